@@ -1,0 +1,34 @@
+// @ts-check
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+/** Layers that must stay pure: no Node APIs, no drivers (sim, control, cli). */
+const pureLayerRestrictions = {
+  patterns: [
+    { group: ['node:*', 'fs', 'path', 'os', 'child_process', 'worker_threads'], message: 'goodput/ and policy/ are pure: no I/O or Node APIs.' },
+    { group: ['**/sim/**', '**/control/**', '**/cli/**', '**/store/**', '**/api/**', '**/doctor/**'], message: 'goodput/ and policy/ must not depend on drivers.' },
+  ],
+};
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'python/**', 'data/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    rules: {
+      '@typescript-eslint/consistent-type-imports': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-restricted-syntax': ['error', { selector: 'ExportDefaultDeclaration', message: 'Use named exports.' }],
+    },
+  },
+  {
+    files: ['src/goodput/**/*.ts', 'src/policy/**/*.ts', 'src/core/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: { 'no-restricted-imports': ['error', pureLayerRestrictions] },
+  },
+  {
+    files: ['scripts/**/*.mjs'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
+  },
+);

@@ -1,0 +1,39 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { usageError } from '../core/errors.js';
+
+/** One `goodput <name>` subcommand. `run` returns the process exit status. */
+export interface CliCommand {
+  readonly name: string;
+  /** One line for `goodput --help`. */
+  readonly summary: string;
+  /** Full text for `goodput <name> --help`. */
+  readonly help: string;
+  run(argv: readonly string[]): Promise<number>;
+}
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/**
+ * Parses flags strictly; an unknown flag or a missing value becomes a usage error that names the
+ * command, instead of a Node stack trace.
+ */
+export function parseFlags<T extends Options>(command: string, argv: readonly string[], options: T, allowPositionals = true) {
+  try {
+    return parseArgs({ args: [...argv], options, allowPositionals, strict: true });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw usageError(`${command}: ${message.replace(/\. To specify .*$/s, '')}. See 'goodput ${command} --help'.`);
+  }
+}
+
+/** Parses a numeric flag value, rejecting garbage with a message naming the flag. */
+export function numberFlag(command: string, flag: string, value: string | undefined, fallback: number, opts: { integer?: boolean; min?: number } = {}): number {
+  if (value === undefined) return fallback;
+  const parsed = Number(value);
+  if (value.trim() === '' || !Number.isFinite(parsed) || (opts.integer && !Number.isInteger(parsed)) || (opts.min !== undefined && parsed < opts.min)) {
+    const kind = opts.integer ? 'an integer' : 'a number';
+    const bound = opts.min !== undefined ? ` >= ${opts.min}` : '';
+    throw usageError(`${command}: --${flag} must be ${kind}${bound}, got '${value}'.`);
+  }
+  return parsed;
+}

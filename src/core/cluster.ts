@@ -1,0 +1,67 @@
+/**
+ * Plain shared types of the scheduling domain. The simulator and the control plane both build
+ * these; policies read them. Nothing here performs I/O.
+ */
+import type { GoodputModel } from '../goodput/types.js';
+
+/** A machine with identical GPUs. `index` is its position in `ClusterSnapshot.nodes`. */
+export interface NodeInfo {
+  index: number;
+  name: string;
+  gpus: number;
+  /** Whether the node may disappear (spot/preemptible capacity). */
+  preemptible: boolean;
+}
+
+/**
+ * A job's allocation: one node index per replica, e.g. [0, 0, 3] = two replicas on node 0 and
+ * one on node 3. Order matters (a changed list is a restart). An empty list means no GPUs.
+ */
+export type Allocation = readonly number[];
+
+/** What a policy knows about one active job. */
+export interface PolicyJob {
+  id: string;
+  /** Submission time (s, same clock as `ClusterSnapshot.now_s`). */
+  submitted_at_s: number;
+  /** GPU-seconds of service received so far (restart windows included). */
+  attained_service_gpu_s: number;
+  /** Replicas the job must have to run at all (0 = may be suspended). */
+  min_replicas: number;
+  /** Hard cap on replicas from the user or the driver. */
+  max_replicas: number;
+  /** Largest replica count the job has run at (for Pollux's doubling rule); 0 if never run. */
+  max_profiled_replicas: number;
+  /** Restarts (re-allocations) so far, not counting the first start. */
+  restarts: number;
+  /** False: once placed, the job keeps its allocation until it finishes. */
+  preemptible: boolean;
+  /** Larger runs first where a policy honours priority. Default 0. */
+  priority: number;
+  /** Fixed total batch size (no adaptive batch size), if any. */
+  fixed_batch_size?: number;
+  /** Cap on adaptive batch-size growth set by the user, if any. */
+  batch_size_cap?: number;
+  /**
+   * The fitted goodput model; absent until the job has been profiled. `limits` is always known.
+   */
+  model?: GoodputModel;
+  limits: GoodputModel['limits'];
+  /**
+   * Estimates for policies that reason about remaining work with a fixed batch size (Optimus):
+   * optimizer steps left and seconds per step for r = 1..max_replicas replicas (index r - 1).
+   */
+  remaining_steps?: number;
+  step_time_s_by_replicas?: readonly number[];
+}
+
+/** One immutable view of the cluster handed to a policy for one scheduling round. */
+export interface ClusterSnapshot {
+  /** Current time (s). Policies never read a clock themselves. */
+  now_s: number;
+  nodes: readonly NodeInfo[];
+  /** Active jobs (submitted, not finished), in submission order. */
+  jobs: readonly PolicyJob[];
+  /** Allocations currently in force, by job id; jobs without GPUs may be absent. */
+  allocations: Readonly<Record<string, Allocation>>;
+}

@@ -1,0 +1,46 @@
+import type { Allocation, ClusterSnapshot } from '../core/cluster.js';
+
+/**
+ * Why a job got fewer GPUs than it asked for, so "why is my job not running?" always has an
+ * answer. `code` is stable; `message` is for people.
+ */
+export interface Rejection {
+  code: string;
+  message: string;
+}
+
+/** A policy's answer for one round. */
+export interface PolicyDecision {
+  /** New allocation for every job that should hold GPUs; jobs absent here get none. */
+  allocations: Record<string, Allocation>;
+  /** Optional reasons for jobs left without (enough) GPUs. */
+  rejections?: Record<string, Rejection>;
+}
+
+/**
+ * A scheduling policy. Contract (checked by the policy conformance suite):
+ * - deterministic for the same snapshot sequence and seed; reads no clock, does no I/O;
+ * - never over-commits a node, never exceeds a job's max_replicas, never gives a job fewer than
+ *   its min_replicas unless it gives it none;
+ * - keeps non-preemptible jobs' current allocations unchanged.
+ * A policy may keep state across rounds (queues, warm starts); create one instance per cluster.
+ */
+export interface Policy {
+  readonly name: string;
+  decide(snapshot: ClusterSnapshot): PolicyDecision;
+}
+
+/** Options every policy factory accepts. */
+export interface PolicyOptions {
+  /** Seed of the policy's random generator (ignored by deterministic policies). */
+  seed: number;
+  /** Whether distributed jobs are kept off each other's nodes (Pollux repair step 1). */
+  avoid_interference?: boolean;
+}
+
+/** A named policy constructor, registered in the policy registry. */
+export interface PolicyFactory {
+  readonly name: string;
+  readonly description: string;
+  create(options: PolicyOptions): Policy;
+}
