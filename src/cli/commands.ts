@@ -1,4 +1,15 @@
 import type { CliCommand } from './command.js';
+import { compareCommand } from './commands/compare.js';
+import { doctorCommand } from './commands/doctor.js';
+import { simCommand } from './commands/sim.js';
+import { cancelCommand } from './commands/cancel.js';
+import { logsCommand } from './commands/logs.js';
+import { lsCommand } from './commands/ls.js';
+import { nodesCommand } from './commands/nodes.js';
+import { runCommand } from './commands/run.js';
+import { showCommand } from './commands/show.js';
+import { submitCommand } from './commands/submit.js';
+import { upCommand } from './commands/up.js';
 
 /** Every `goodput` subcommand, in the order `goodput --help` lists them. */
-export const commands: readonly CliCommand[] = [];
+export const commands: readonly CliCommand[] = [upCommand, submitCommand, lsCommand, showCommand, logsCommand, cancelCommand, nodesCommand, runCommand, simCommand, compareCommand, doctorCommand];

@@ -53,6 +53,11 @@ export interface PolicyJob {
    */
   remaining_steps?: number;
   step_time_s_by_replicas?: readonly number[];
+  /**
+   * Training still to do, in samples at the reference batch size B0 (progress-equivalent), when
+   * the job declares its length (e.g. its epoch count); absent when unknown.
+   */
+  remaining_samples?: number;
 }
 
 /** One immutable view of the cluster handed to a policy for one scheduling round. */

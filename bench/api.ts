@@ -1,0 +1,124 @@
+/**
+ * `npm run bench:api`: report throughput and latency of the control plane on loopback.
+ * Starts a real `goodput up` (separate process, temp data dir, 1 CPU slot), creates jobs that
+ * stay queued (min_replicas above the slots, so no process runs), then drives
+ * POST /v1/jobs/{id}/reports with a bounded closed loop (fixed concurrency, fixed duration)
+ * against 127.0.0.1 only. Prints reports/s and p50/p99 latency next to the target, and the
+ * GET /v1/health figure of the same run as the HTTP baseline (no auth, no store).
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GoodputClient } from '../src/client/client.js';
+import { jobToken } from '../src/control/tokens.js';
+import { packagePath } from '../src/util/package-root.js';
+
+const TARGET_RPS = 2000;
+const TARGET_P99_MS = 20;
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
+const JOBS = 8;
+
+interface Result {
+  rps: number;
+  p50_ms: number;
+  p99_ms: number;
+  errors: number;
+  count: number;
+}
+
+const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+
+function post(url: URL, path: string, token: string | undefined, body: string | undefined): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string | number> = {};
+    if (token) headers.authorization = `Bearer ${token}`;
+    if (body) {
+      headers['content-type'] = 'application/json';
+      headers['content-length'] = Buffer.byteLength(body);
+    }
+    const req = request({ host: url.hostname, port: url.port, path, method: body ? 'POST' : 'GET', headers, agent }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function load(url: URL, next: (i: number) => { path: string; token?: string; body?: string }, warmup_s: number): Promise<Result> {
+  const latencies: number[] = [];
+  let errors = 0;
+  let i = 0;
+  const start = performance.now();
+  const measureFrom = start + warmup_s * 1000;
+  const end = measureFrom + DURATION_S * 1000;
+  const worker = async () => {
+    while (performance.now() < end) {
+      const r = next(i++);
+      const t0 = performance.now();
+      const status = await post(url, r.path, r.token, r.body).catch(() => 0);
+      const t1 = performance.now();
+      if (t0 < measureFrom) continue;
+      if (status !== 200) errors++;
+      latencies.push(t1 - t0);
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  latencies.sort((a, b) => a - b);
+  const q = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? NaN;
+  return { rps: latencies.length / DURATION_S, p50_ms: q(0.5), p99_ms: q(0.99), errors, count: latencies.length };
+}
+
+async function main(): Promise<void> {
+  const data_dir = mkdtempSync(join(tmpdir(), 'goodput-bench-'));
+  const cli = packagePath('dist', 'src', 'cli', 'main.js');
+  const server = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), cli, 'up', '--data-dir', data_dir, '--port', '0', '--cpu-slots', '1', '--interval-s', '60', '--policy', 'fifo'], { stdio: 'ignore', detached: true });
+  try {
+    const info = join(data_dir, 'server.json');
+    for (let k = 0; k < 200 && !existsSync(info); k++) await new Promise((r) => setTimeout(r, 50));
+    const { url } = JSON.parse(readFileSync(info, 'utf8')) as { url: string };
+    const client = new GoodputClient(url, readFileSync(join(data_dir, 'admin-token'), 'utf8').trim());
+    const secret = readFileSync(join(data_dir, 'secret'), 'utf8').trim();
+    const jobs: { id: string; token: string }[] = [];
+    for (let j = 0; j < JOBS; j++) {
+      const job = await client.submit({ name: `bench-${j}`, command: ['true'], workdir: data_dir, min_replicas: 2, max_replicas: 2 });
+      jobs.push({ id: job.id, token: jobToken(secret, job.id) });
+    }
+    const limits = { init_batch_size: 128, max_batch_size: 4096, min_local_bsz: 32, max_local_bsz: 512, accumulation: true };
+    const bodies = jobs.map((job, j) =>
+      [1, 2, 3, 4].flatMap((replicas) =>
+        [32, 64, 128].map((bsz) => JSON.stringify({
+          attempt: 0,
+          limits,
+          reports: [{ time_s: 1.7e9, step: j, epoch: 1, num_nodes: 1, num_replicas: replicas, local_bsz: bsz, accum_steps: 0, step_time_s: 0.02 + bsz * 0.001, sync_time_s: 0.005 * replicas, grad_sqr: 0.5, grad_var: 2.0, samples: 1000, loss: 0.9, breakdown: { data_wait_s: 0.001, forward_backward_s: 0.015, sync_s: 0.005, optimizer_s: 0.002 } }],
+        }))).map((body) => ({ path: `/v1/jobs/${job.id}/reports`, token: job.token, body })));
+    const u = new URL(url);
+    const health = await load(u, () => ({ path: '/v1/health' }), 0.5);
+    const reports = await load(u, (i) => {
+      const perJob = bodies[i % JOBS]!;
+      return perJob[Math.floor(i / JOBS) % perJob.length]!;
+    }, 1);
+    const ok = reports.rps >= TARGET_RPS && reports.p99_ms <= TARGET_P99_MS && reports.errors === 0;
+    const f = (x: number) => x.toFixed(2);
+    console.log(`bench:api  loopback ${url}, ${CONCURRENCY} concurrent connections, ${DURATION_S}s measured after 1s warm-up, ${JOBS} jobs`);
+    console.log(`  reports       ${reports.rps.toFixed(0).padStart(6)} reports/s   p50 ${f(reports.p50_ms)} ms   p99 ${f(reports.p99_ms)} ms   errors ${reports.errors}/${reports.count}   target >= ${TARGET_RPS}/s at p99 <= ${TARGET_P99_MS} ms: ${ok ? 'MET' : 'NOT MET'}`);
+    console.log(`  baseline      ${health.rps.toFixed(0).padStart(6)} requests/s  p50 ${f(health.p50_ms)} ms   p99 ${f(health.p99_ms)} ms   (GET /v1/health: HTTP only, no auth, no store)`);
+    const metrics = await client.metrics();
+    const stored = /^goodput_reports_total (\d+)$/m.exec(metrics)?.[1];
+    console.log(`  server counted ${stored} stored measurements`);
+  } finally {
+    try {
+      process.kill(-server.pid!, 'SIGTERM');
+    } catch {
+      // already gone
+    }
+    agent.destroy();
+    await new Promise((r) => setTimeout(r, 300));
+    rmSync(data_dir, { recursive: true, force: true });
+  }
+}
+
+await main();

@@ -1,0 +1,51 @@
+"""Goodput SDK for PyTorch.
+
+    import goodput.torch as gt
+    gt.init()
+    model = gt.AdaptiveDataParallel(net, optimizer, scheduler)
+    loader = gt.AdaptiveDataLoader(dataset, batch_size=128, shuffle=True, max_batch_size=1024)
+    for epoch in gt.remaining_epochs(10):
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = loss_fn(model(x.to(gt.device())), y.to(gt.device()))
+            loss.backward()
+            optimizer.step()
+
+See docs/sdk.md for the full guide and docs/contract.md for the control-plane contract.
+"""
+
+import torch as _torch
+
+from .data import AdaptiveDataLoader
+from .env import EXIT_CHECKPOINTED
+from .epochs import remaining_epochs
+from .parallel import AdaptiveDataParallel
+from .session import current, init, is_initialized
+
+
+def device() -> _torch.device:
+    """The device this replica trains on (cuda:N or cpu)."""
+    return current().device
+
+
+def rank() -> int:
+    return current().rank
+
+
+def world_size() -> int:
+    return current().world_size
+
+
+def checkpoint() -> None:
+    """Collective checkpoint now (every rank must call it at the same point)."""
+    current().checkpoint()
+
+
+def request_stop() -> None:
+    """Behave as if SIGTERM arrived: checkpoint at the next step boundary and exit 143."""
+    current().sigterm.set()
+
+
+__all__ = ["AdaptiveDataLoader", "AdaptiveDataParallel", "EXIT_CHECKPOINTED", "checkpoint",
+           "current", "device", "init", "is_initialized", "rank", "remaining_epochs",
+           "request_stop", "world_size"]

@@ -1,0 +1,61 @@
+"""Per-replica batch configuration and the limits a job declares (docs/contract.md `limits`)."""
+
+import math
+from dataclasses import dataclass
+from typing import Any, Dict, Optional
+
+
+@dataclass(frozen=True)
+class BatchLimits:
+    """What the user allows. Invariant: min_local_bsz <= max_local_bsz, init <= max_batch_size."""
+    init_batch_size: int
+    max_batch_size: int
+    min_local_bsz: int
+    max_local_bsz: Optional[int]
+    accumulation: bool
+
+    def __post_init__(self) -> None:
+        if self.init_batch_size < 1:
+            raise ValueError("goodput: batch_size must be >= 1")
+        if self.max_batch_size < self.init_batch_size:
+            raise ValueError(f"goodput: max_batch_size={self.max_batch_size} is smaller than "
+                             f"batch_size={self.init_batch_size}")
+        if self.min_local_bsz < 1 or (self.max_local_bsz is not None and
+                                      self.max_local_bsz < self.min_local_bsz):
+            raise ValueError(f"goodput: invalid local_bsz_bounds=({self.min_local_bsz}, "
+                             f"{self.max_local_bsz})")
+
+    @property
+    def adaptive(self) -> bool:
+        return self.max_batch_size > self.init_batch_size
+
+    def to_report(self) -> Dict[str, Any]:
+        return {"init_batch_size": self.init_batch_size, "max_batch_size": self.max_batch_size,
+                "min_local_bsz": self.min_local_bsz,
+                "max_local_bsz": self.max_local_bsz if self.max_local_bsz is not None
+                else self.max_batch_size,
+                "accumulation": self.accumulation}
+
+
+@dataclass(frozen=True)
+class BatchConfig:
+    """Per-replica micro-batch and extra micro-steps per optimizer step (0 = no accumulation)."""
+    local_bsz: int
+    accum_steps: int
+
+    def total_batch_size(self, world_size: int) -> int:
+        return self.local_bsz * world_size * (self.accum_steps + 1)
+
+
+def derive_batch_config(global_batch_size: int, world_size: int, limits: BatchLimits) -> BatchConfig:
+    """Splits a global batch over `world_size` replicas, accumulating when one replica's share
+    exceeds max_local_bsz (if allowed). Used until the control plane sends a configuration."""
+    local = max(1, math.ceil(global_batch_size / world_size))
+    accum = 0
+    if limits.max_local_bsz is not None and local > limits.max_local_bsz:
+        if limits.accumulation:
+            accum = math.ceil(local / limits.max_local_bsz) - 1
+            local = math.ceil(local / (accum + 1))
+        else:
+            local = limits.max_local_bsz
+    return BatchConfig(max(local, limits.min_local_bsz), accum)

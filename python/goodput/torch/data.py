@@ -1,0 +1,178 @@
+"""AdaptiveDataLoader: a DataLoader whose per-replica batch may change between optimizer steps
+and which resumes in the middle of an epoch after a restart (see epoch_plan.py)."""
+
+import math
+import time
+from typing import Any, Iterator, List, Optional, Tuple
+
+import torch
+from torch.utils.data import DataLoader, Dataset, Sampler
+
+from .batch_config import BatchConfig, BatchLimits, derive_batch_config
+from .epoch_plan import EpochPlan
+from .runtime import MicroStep, Runtime
+from .session import current
+
+DEFAULT_GPU_WORKERS = 2
+
+
+class _RankBatchSampler(Sampler):
+    """Yields this rank's index lists from `start` on; re-created state per DataLoader iterator."""
+
+    def __init__(self, plan: EpochPlan, start: int, local_bsz: int, world_size: int, rank: int):
+        self.plan, self.start, self.local_bsz = plan, start, local_bsz
+        self.world_size, self.rank = world_size, rank
+
+    def __iter__(self) -> Iterator[List[int]]:
+        position = self.start
+        while position < self.plan.dataset_len:
+            indices, count = self.plan.micro_batch(position, self.local_bsz, self.world_size,
+                                                   self.rank)
+            position += count
+            yield indices
+
+    def __len__(self) -> int:
+        remaining = self.plan.dataset_len - self.start
+        return max(0, math.ceil(remaining / (self.local_bsz * self.world_size)))
+
+
+class AdaptiveDataLoader:
+    """Drop-in for DataLoader(dataset, batch_size=..., shuffle=...) in data-parallel jobs.
+
+    batch_size is the global batch B0 of one optimizer step at the start (split over replicas);
+    the LR the user configured is the LR for B0. max_batch_size > batch_size lets the control
+    plane grow the batch (adaptive); local_bsz_bounds=(min, max) bounds the per-replica batch;
+    gradient_accumulation allows micro-steps. The first loader with train=True drives the
+    optimizer steps (accumulation, SIGTERM checkpoints, reporting); evaluation loaders pass
+    train=False and read a fixed, evenly split batch.
+
+    Iterating yields micro-batches; a micro-batch's position is committed when it is yielded.
+    On GPU, pin_memory, persistent workers and prefetching are on by default.
+    """
+
+    def __init__(self, dataset: Dataset, batch_size: int = 1, shuffle: bool = False, *,
+                 max_batch_size: Optional[int] = None,
+                 local_bsz_bounds: Tuple[Optional[int], Optional[int]] = (None, None),
+                 gradient_accumulation: bool = False, train: bool = True, seed: int = 0,
+                 name: Optional[str] = None, num_workers: Optional[int] = None,
+                 pin_memory: Optional[bool] = None, persistent_workers: Optional[bool] = None,
+                 prefetch_factor: Optional[int] = None, **dataloader_kwargs: Any):
+        self.runtime: Runtime = current()
+        self.dataset = dataset
+        self.dataset_len = len(dataset)  # type: ignore[arg-type]
+        self.shuffle = shuffle
+        self.seed = seed
+        self.train = train
+        on_gpu = self.runtime.device.type == "cuda"
+        workers = num_workers if num_workers is not None else (DEFAULT_GPU_WORKERS if on_gpu else 0)
+        kwargs = dict(dataloader_kwargs)
+        kwargs["num_workers"] = workers
+        kwargs["pin_memory"] = on_gpu if pin_memory is None else pin_memory
+        if workers > 0:
+            kwargs["persistent_workers"] = on_gpu if persistent_workers is None \
+                else persistent_workers
+            kwargs["prefetch_factor"] = prefetch_factor or 2
+        self._dataloader_kwargs = kwargs
+        min_local, max_local = local_bsz_bounds
+        self.limits = BatchLimits(batch_size, max_batch_size or batch_size, min_local or 1,
+                                  max_local, gradient_accumulation)
+        self.epoch_position: Tuple[int, int] = (-1, 0)  # (epoch, samples consumed in it)
+        self.passes = 0
+        self._saved_global_batch: Optional[int] = None
+        self._dataloader: Optional[DataLoader] = None
+        self._sampler: Optional[_RankBatchSampler] = None
+        world = self.runtime.world_size
+        restored = self.runtime.register(name or ("train_loader" if train else f"loader_{id(self)}"),
+                                         self) if train else False
+        global_batch = self._saved_global_batch if restored and self._saved_global_batch \
+            else batch_size
+        initial = derive_batch_config(global_batch, world, self.limits)
+        if train:
+            self.runtime.set_training_loader(self.limits, initial)
+        self._fixed_batch = initial
+
+    # ---- state ---------------------------------------------------------------------------
+
+    def state_dict(self) -> dict:
+        batch = self.runtime.batch or self._fixed_batch
+        return {"epoch_position": self.epoch_position, "passes": self.passes, "seed": self.seed,
+                "global_batch": batch.total_batch_size(self.runtime.world_size),
+                "dataset_len": self.dataset_len}
+
+    def load_state_dict(self, state: dict) -> None:
+        if state["dataset_len"] != self.dataset_len:
+            raise ValueError(f"goodput: the checkpoint's data set has {state['dataset_len']} "
+                             f"samples, this one {self.dataset_len}; refusing to resume")
+        self.epoch_position = tuple(state["epoch_position"])
+        self.passes = state["passes"]
+        self.seed = state["seed"]
+        self._saved_global_batch = state["global_batch"]
+
+    @property
+    def current_batch(self) -> BatchConfig:
+        return (self.runtime.batch if self.train else None) or self._fixed_batch
+
+    @property
+    def current_local_bsz(self) -> int:
+        return self.current_batch.local_bsz
+
+    def __len__(self) -> int:
+        """Micro-batches in one full epoch at the current configuration (an estimate if the
+        configuration changes during the epoch)."""
+        return math.ceil(self.dataset_len / (self.current_local_bsz * self.runtime.world_size))
+
+    # ---- iteration -----------------------------------------------------------------------
+
+    def _epoch_number(self) -> int:
+        return self.runtime.epoch if (self.train and self.runtime.epoch is not None) \
+            else self.passes
+
+    def _inner_iterator(self, plan: EpochPlan, position: int, local_bsz: int) -> Iterator[Any]:
+        # One DataLoader for the loader's lifetime (persistent workers survive); its batch
+        # sampler is re-pointed before each iter(), which re-reads it.
+        if self._dataloader is None:
+            self._sampler = _RankBatchSampler(plan, position, local_bsz,
+                                              self.runtime.world_size, self.runtime.rank)
+            self._dataloader = DataLoader(self.dataset, batch_sampler=self._sampler,
+                                          **self._dataloader_kwargs)
+        else:
+            self._sampler.plan, self._sampler.start = plan, position
+            self._sampler.local_bsz = local_bsz
+        return iter(self._dataloader)
+
+    def __iter__(self) -> Iterator[Any]:
+        runtime = self.runtime
+        epoch = self._epoch_number()
+        saved_epoch, position = self.epoch_position
+        if saved_epoch != epoch or not self.train:
+            position = 0
+        self.epoch_position = (epoch, position)
+        plan = EpochPlan(self.dataset_len, epoch, self.seed, self.shuffle)
+        inner: Optional[Iterator[Any]] = None
+        inner_bsz = -1
+        micro_index = 0
+        while position < self.dataset_len:
+            if self.train and micro_index == 0:
+                runtime.begin_step()  # may checkpoint and exit, or change the batch config
+            batch = self.current_batch
+            if inner is None or batch.local_bsz != inner_bsz:
+                # Why a new iterator: batches prefetched with the old size are discarded; the
+                # position is committed only when a micro-batch is yielded, so nothing is lost.
+                inner = self._inner_iterator(plan, position, batch.local_bsz)
+                inner_bsz = batch.local_bsz
+            wait_start_s = time.perf_counter()
+            data = next(inner)
+            if self.train:
+                runtime.add_data_wait(time.perf_counter() - wait_start_s)
+            global_count = min(runtime.world_size * batch.local_bsz, self.dataset_len - position)
+            position += global_count
+            self.epoch_position = (epoch, position)
+            last_of_step = micro_index >= batch.accum_steps or position >= self.dataset_len
+            if self.train:
+                runtime.note_micro_batch(MicroStep(micro_index, last_of_step, batch.local_bsz,
+                                                   global_count))
+            micro_index = 0 if last_of_step else micro_index + 1
+            yield data
+        if self.train:
+            runtime.micro = None
+        self.passes += 1

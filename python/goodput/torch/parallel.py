@@ -1,0 +1,323 @@
+"""AdaptiveDataParallel: DistributedDataParallel plus accumulation, gradient-noise measurement,
+per-step learning-rate scaling, optional mixed precision, and checkpointing.
+
+Cost model (why it is cheap): the gradient-noise statistics need |g_local|^2 before the
+all-reduce and |g_bar|^2 after it. Both come from the DDP communication hook, one dot product
+per gradient bucket (a few buckets per model), instead of per-parameter autograd hooks on every
+micro-step. Accumulation micro-steps run under DDP's no_sync (require_backward_grad_sync=False),
+so they cost nothing extra; the hook divides the summed gradient by replicas x micro-steps.
+The replicas' agreement (noise statistics, stop, config) rides on one tiny asynchronous
+all-reduce per step, read a step later (control_channel.py).
+"""
+
+import time
+from typing import Any, List, Optional, Union
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel
+
+from . import compat
+from .grad_noise import GradientNoiseEstimator
+from .runtime import NoiseSample, Runtime, StepTiming
+from .scaling_rules import ScalingRule, resolve_rule
+from .session import current
+
+
+class AdaptiveDataParallel(torch.nn.Module):
+    """Wraps `module` (moved to the job's device) and patches `optimizer.step`/`zero_grad`.
+
+    The training loop stays the plain PyTorch one; `optimizer.step()` is a no-op on accumulation
+    micro-steps and `zero_grad()` is a no-op while gradients are being accumulated. With
+    amp=True on CUDA, call `model.backward(loss)` (it applies the GradScaler); on CPU, amp means
+    bf16 autocast and plain `loss.backward()` works too.
+
+    lr_scaling: None (AdaScale for SGD-like, its square root for Adam/AdamW), "adascale",
+    "adamscale", "linear", "sqrt", "none" or a callable (scale, noise_estimator) -> factor.
+    Model, optimizer, LR scheduler, loss scaler and noise statistics are restored from the
+    latest checkpoint at construction.
+    """
+
+    def __init__(self, module: torch.nn.Module, optimizer: torch.optim.Optimizer,
+                 lr_scheduler: Optional[Any] = None, *,
+                 lr_scaling: Union[str, ScalingRule, None] = None, amp: bool = False,
+                 name: str = "model", **ddp_kwargs: Any):
+        super().__init__()
+        runtime: Runtime = current()
+        self._runtime = runtime
+        self.module = module.to(runtime.device)
+        self.optimizer = optimizer
+        self.lr_scheduler = lr_scheduler
+        self.amp = amp
+        self._device_type = runtime.device.type
+        self.scaler = compat.grad_scaler(amp and self._device_type == "cuda")
+        self._rule = resolve_rule(lr_scaling, optimizer)
+        self.noise: Optional[GradientNoiseEstimator] = None
+        self._noise_state: Optional[dict] = None
+        self._micro_count = 0
+        self._in_step = False
+        self._measuring = False
+        self._grads_pending = False
+        self._scaled_backward = False
+        self._first_micro_sqr: Optional[torch.Tensor] = None
+        self._prev_flat_grad: Optional[torch.Tensor] = None
+        self._local_sqr_parts: List[torch.Tensor] = []
+        self._global_sqr_parts: List[torch.Tensor] = []
+        self._sync_launch_s = 0.0
+        self._sync_done_s = 0.0
+        self.last_lr_factor = 1.0
+        self._last_loss: Optional[torch.Tensor] = None
+        self.last_noise_sample: Optional[NoiseSample] = None
+        runtime.register(name, _TrainingState(self))  # restores module/optimizer/scheduler before DDP broadcasts
+        runtime.restore_rng_once()
+        if runtime.distributed:
+            device_ids = [runtime.device.index] if self._device_type == "cuda" else None
+            ddp = DistributedDataParallel(self.module, device_ids=device_ids, **ddp_kwargs)
+            ddp.register_comm_hook(None, self._comm_hook)
+            object.__setattr__(self, "_ddp", ddp)  # not a submodule: keeps state_dict keys
+        else:
+            object.__setattr__(self, "_ddp", self.module)
+        runtime.set_noise_sink(self._update_noise)
+        runtime.noise_values_provider = self._noise_report_values
+        self._original_step = optimizer.step
+        self._original_zero_grad = optimizer.zero_grad
+        optimizer.step = _marked_as_scheduler_aware(self._step)  # type: ignore[assignment]
+        optimizer.zero_grad = self._zero_grad  # type: ignore[assignment]
+
+    # ---- checkpoint state (registered with the runtime through _TrainingState) ----------
+
+    def training_state(self) -> dict:
+        state = {"module": self.module.state_dict(), "optimizer": self.optimizer.state_dict(),
+                 "noise": self.noise.state_dict() if self.noise else self._noise_state}
+        if self.lr_scheduler is not None:
+            state["lr_scheduler"] = self.lr_scheduler.state_dict()
+        if self.scaler is not None:
+            state["scaler"] = self.scaler.state_dict()
+        return state
+
+    def load_training_state(self, state: dict) -> None:
+        self.module.load_state_dict(state["module"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        if self.lr_scheduler is not None and "lr_scheduler" in state:
+            self.lr_scheduler.load_state_dict(state["lr_scheduler"])
+        if self.scaler is not None and "scaler" in state:
+            self.scaler.load_state_dict(state["scaler"])
+        self._noise_state = state.get("noise")
+
+    # ---- forward / backward ----------------------------------------------------------------
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        if self.training and torch.is_grad_enabled():
+            self._before_training_forward()
+        if not self.amp:
+            return self._ddp(*args, **kwargs)
+        with compat.autocast(self._device_type, True):
+            return self._ddp(*args, **kwargs)
+
+    def backward(self, loss: torch.Tensor) -> None:
+        """loss.backward() through the GradScaler when amp is on CUDA; records the loss."""
+        self._last_loss = loss.detach()
+        if self.scaler is not None:
+            self._scaled_backward = True
+            self.scaler.scale(loss).backward()
+        else:
+            loss.backward()
+
+    def _before_training_forward(self) -> None:
+        micro = self._runtime.micro
+        sync = micro.sync if micro is not None else True
+        if self._runtime.distributed:
+            self._ddp.require_backward_grad_sync = sync  # what DDP.no_sync() toggles
+        self._micro_count += 1
+        self._grads_pending = True
+        # Decided once per step, identically on every rank (round steps only).
+        self._measuring = sync and self._wants_noise() and self._runtime.is_round_step()
+        if not self._runtime.distributed and self._micro_count == 2 and self._wants_noise():
+            # Gradients now hold micro-batch 1 alone: one small sample for the estimator.
+            self._first_micro_sqr = compat.sum_of_squares(
+                compat.grads_of(self.module.parameters())).detach()
+
+    def _comm_hook(self, state: object,
+                   bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
+        buffer = compat.bucket_buffer(bucket)
+        micro_count = max(self._micro_count, 1)
+        measure = self._measuring
+        if measure:  # |local mean gradient|^2 = |sum over micro-steps|^2 / micro_count^2
+            wide = buffer if buffer.dtype in (torch.float32, torch.float64) else buffer.float()
+            self._local_sqr_parts.append(torch.dot(wide, wide).float() / (micro_count ** 2))
+        buffer.div_(self._runtime.world_size * micro_count)
+        self._sync_launch_s = time.perf_counter()
+        future = dist.all_reduce(buffer, async_op=True).get_future()
+
+        def finish(done: torch.futures.Future[torch.Tensor]) -> torch.Tensor:
+            reduced = done.value()[0]
+            if measure:
+                wide = reduced if reduced.dtype in (torch.float32, torch.float64) \
+                    else reduced.float()
+                self._global_sqr_parts.append(torch.dot(wide, wide).float())
+            self._sync_done_s = time.perf_counter()
+            return reduced
+
+        return future.then(finish)
+
+    # ---- optimizer step ------------------------------------------------------------------
+
+    def _zero_grad(self, *args: Any, **kwargs: Any) -> None:
+        if self._grads_pending:
+            return  # accumulating micro-steps of the current optimizer step
+        self._original_zero_grad(*args, **kwargs)
+
+    def _wants_noise(self) -> bool:
+        return self._runtime.init_batch_size is not None
+
+    def _step(self, *args: Any, **kwargs: Any) -> Any:
+        if self._in_step:
+            # GradScaler.step(optimizer) calls optimizer.step() itself: that is the real step.
+            return self._original_step(*args, **kwargs)
+        micro = self._runtime.micro
+        if micro is not None and not micro.sync and self._micro_count > 0:
+            return None  # accumulation micro-step: the real step comes with the last one
+        if self.scaler is not None and not self._scaled_backward and self._micro_count > 0:
+            raise RuntimeError("goodput: amp=True on CUDA needs model.backward(loss) instead of "
+                               "loss.backward() so the GradScaler can scale the loss")
+        start_s = time.perf_counter()
+        sync_s = max(0.0, self._sync_done_s - self._sync_launch_s) \
+            if self._runtime.distributed else 0.0
+        if not self._runtime.distributed and self._micro_count > 1:
+            # DDP's hook does this division when distributed: sum of micro-batch means -> mean
+            compat.divide_(compat.grads_of(self.module.parameters()), self._micro_count)
+        noise = self._measure_noise(micro)
+        gain = self._gain()
+        factor = self._lr_factor()
+        self.last_lr_factor = factor
+        saved_lrs = [group["lr"] for group in self.optimizer.param_groups]
+        for group in self.optimizer.param_groups:
+            group["lr"] = group["lr"] * factor
+        self._in_step = True
+        try:
+            if self.scaler is not None:
+                result = self.scaler.step(self.optimizer)
+                self.scaler.update()
+            else:
+                result = self._original_step(*args, **kwargs)
+        finally:
+            self._in_step = False
+            for group, lr in zip(self.optimizer.param_groups, saved_lrs):
+                group["lr"] = lr
+        self._micro_count = 0
+        self._grads_pending = False
+        self._scaled_backward = False
+        self._local_sqr_parts.clear()
+        self._global_sqr_parts.clear()
+        self._first_micro_sqr = None
+        self._record_loss()
+        self._runtime.progress += gain
+        self.last_noise_sample = noise
+        self._runtime.end_step(StepTiming(start_s, time.perf_counter(), sync_s), noise)
+        return result
+
+    def _record_loss(self) -> None:
+        loss, self._last_loss = self._last_loss, None
+        if loss is None:
+            return
+        # Why only sometimes on GPU: .item() waits for the GPU; on CPU it is free.
+        if loss.device.type == "cpu" or self._runtime.steps_done % 100 == 0:
+            self._runtime.last_loss = float(loss.float().mean())
+
+    def _gain(self) -> float:
+        """AdaScale gain of this step: the scale-invariant progress it makes."""
+        init_batch = self._runtime.init_batch_size
+        total_batch = self._runtime.total_batch_size()
+        if not init_batch or not total_batch:
+            return 1.0
+        return self._estimator().gain(total_batch / init_batch)
+
+    def _lr_factor(self) -> float:
+        init_batch = self._runtime.init_batch_size
+        total_batch = self._runtime.total_batch_size()
+        if not init_batch or not total_batch:
+            return 1.0
+        return float(self._rule(total_batch / init_batch, self._estimator()))
+
+    def _estimator(self) -> GradientNoiseEstimator:
+        if self.noise is None:
+            self.noise = GradientNoiseEstimator(self._runtime.init_batch_size or 1)
+            if self._noise_state:
+                self.noise.load_state_dict(self._noise_state)
+        return self.noise
+
+    def _loss_scale_sqr(self) -> Optional[torch.Tensor]:
+        if self.scaler is None:
+            return None
+        scale = compat.scaler_scale_tensor(self.scaler)
+        return None if scale is None else scale.float() ** 2
+
+    def _measure_noise(self, micro: Optional[Any]) -> Optional[NoiseSample]:
+        runtime = self._runtime
+        if not self._wants_noise() or self._micro_count == 0 or runtime.batch is None:
+            return None
+        local_bsz = runtime.batch.local_bsz
+        uniform = micro is None or micro.global_count == local_bsz * runtime.world_size
+        scale_sqr = self._loss_scale_sqr()
+        if runtime.distributed:
+            if not uniform or not self._local_sqr_parts or not self._global_sqr_parts:
+                return None
+            small = torch.stack(self._local_sqr_parts).sum()
+            total = torch.stack(self._global_sqr_parts).sum()
+            small_batch = local_bsz * self._micro_count
+            sample = NoiseSample(small, total, small_batch, small_batch * runtime.world_size)
+        else:
+            grads = compat.grads_of(self.module.parameters())
+            if self._micro_count > 1:
+                if self._first_micro_sqr is None or not uniform:
+                    return None
+                sample = NoiseSample(self._first_micro_sqr, compat.sum_of_squares(grads),
+                                     local_bsz, local_bsz * self._micro_count)
+            else:
+                if not runtime.limits or not runtime.limits.adaptive:
+                    return None  # fixed batch: the previous-gradient fallback is not worth a copy
+                flat = torch.cat([g.reshape(-1).float() for g in grads])
+                previous, self._prev_flat_grad = self._prev_flat_grad, flat
+                if previous is None or previous.shape != flat.shape or not uniform:
+                    return None
+                mean = (flat + previous) / 2
+                sample = NoiseSample((torch.dot(flat, flat) + torch.dot(previous, previous)) / 2,
+                                     torch.dot(mean, mean), local_bsz, 2 * local_bsz, biased=True)
+        if scale_sqr is not None:
+            sample.small_sqr = sample.small_sqr / scale_sqr
+            sample.total_sqr = sample.total_sqr / scale_sqr
+        return sample
+
+    def _update_noise(self, small_sqr: float, total_sqr: float, small_batch: int,
+                      total_batch: int, biased: bool, steps: int) -> None:
+        self._estimator().update(small_sqr, small_batch, total_sqr, total_batch, biased, steps)
+
+    def _noise_report_values(self):
+        return self.noise.report_values() if self.noise else (None, None)
+
+
+class _TrainingState:
+    """Adapter that checkpoints the wrapper's training state (the module's own state_dict()
+    stays the standard nn.Module one)."""
+
+    def __init__(self, model: AdaptiveDataParallel):
+        self._model = model
+
+    def state_dict(self) -> dict:
+        return self._model.training_state()
+
+    def load_state_dict(self, state: dict) -> None:
+        self._model.load_training_state(state)
+
+
+def _marked_as_scheduler_aware(step: Any) -> Any:
+    """LR schedulers wrap optimizer.step to count calls and warn when someone replaces it. The
+    original (counting) step is still called inside ours, so mark the replacement as wrapped:
+    `_with_counter` is torch 1.x's marker, `_wrapped_by_lr_sched` torch 2.x's."""
+
+    def step_with_markers(*args: Any, **kwargs: Any) -> Any:
+        return step(*args, **kwargs)
+
+    step_with_markers._with_counter = True  # type: ignore[attr-defined]
+    step_with_markers._wrapped_by_lr_sched = True  # type: ignore[attr-defined]
+    return step_with_markers

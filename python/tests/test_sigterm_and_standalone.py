@@ -1,0 +1,93 @@
+"""Real SIGTERM -> checkpoint at a step boundary -> exit 143 -> resume; standalone and torchrun
+launches checkpoint and resume too; the step-breakdown log has the doctor's format."""
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import PYTHON, PYTHON_DIR, REPO_ROOT, replica_env, free_port
+from goodput.torch.env import EXIT_CHECKPOINTED
+
+DIGITS = os.path.join(REPO_ROOT, "examples", "digits", "train.py")
+
+
+def _epochs_printed(output: str):
+    return [int(m) for m in re.findall(r"^epoch=(\d+) ", output, re.M)]
+
+
+def test_sigterm_checkpoints_exits_143_and_resumes_on_fewer_replicas(tmp_path):
+    ckpt = str(tmp_path / "ckpt")
+    step_log = str(tmp_path / "steps-{rank}.json")
+    port = free_port()
+    procs = [subprocess.Popen([PYTHON, DIGITS, "--epochs", "40"], cwd=REPO_ROOT, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              env=replica_env(r, 2, port, {"GOODPUT_CHECKPOINT_DIR": ckpt,
+                                                           "GOODPUT_STEP_LOG": step_log}))
+             for r in range(2)]
+    try:
+        lines = []
+        for line in procs[0].stdout:  # wait until training is under way, then SIGTERM both
+            lines.append(line)
+            if line.startswith("epoch=3 "):
+                break
+        for proc in procs:
+            proc.send_signal(signal.SIGTERM)
+        rest = [proc.communicate(timeout=60)[0] for proc in procs]
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    first_output = "".join(lines) + rest[0]
+    assert [p.returncode for p in procs] == [EXIT_CHECKPOINTED] * 2, first_output + rest[1]
+    assert not re.search(r"^accuracy=", first_output, re.M)
+    stopped_after = max(_epochs_printed(first_output))
+    assert 3 <= stopped_after < 39
+
+    for rank in (0, 1):  # the doctor's step-breakdown format, one file per rank
+        log = json.load(open(str(tmp_path / f"steps-{rank}.json")))
+        assert log["kind"] == "goodput.step_breakdown" and log["job"] == "local"
+        assert len(log["steps"]) > 50
+        step = log["steps"][-1]
+        assert set(step) == {"rank", "step", "data_wait_s", "forward_backward_s", "sync_s",
+                             "optimizer_s"} and step["rank"] == rank
+        assert all(step[k] >= 0 for k in step)
+        assert sum(s["sync_s"] for s in log["steps"]) > 0  # two replicas: real all-reduce time
+
+    # Relaunch alone (the control plane shrank the job): it resumes mid-training, not at 0.
+    resumed = subprocess.run([PYTHON, DIGITS, "--epochs", "40"], cwd=REPO_ROOT, text=True,
+                             capture_output=True, timeout=120,
+                             env=replica_env(0, 1, free_port(), {"GOODPUT_CHECKPOINT_DIR": ckpt}))
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    epochs = _epochs_printed(resumed.stdout)
+    assert epochs[0] in (stopped_after, stopped_after + 1) and epochs[-1] == 39, epochs
+    accuracy = float(re.findall(r"^accuracy=([0-9.]+)$", resumed.stdout, re.M)[-1])
+    assert accuracy >= 0.95
+
+
+@pytest.mark.skipif(shutil.which("torchrun") is None, reason="torchrun is not installed")
+def test_torchrun_then_plain_python_resume_with_fixed_batch(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GOODPUT_")}
+    env.update(GOODPUT_CHECKPOINT_DIR=str(tmp_path), OMP_NUM_THREADS="1",
+               PYTHONPATH=PYTHON_DIR)
+    port = str(free_port())
+    # --redirects/--tee: Debian's torch 1.13 under Python 3.11 crashes on their default "0"
+    # (Std.NONE is no longer iterable in 3.11's Flag enums); 1 = stdout is a valid value.
+    first = subprocess.run(["torchrun", "--nproc_per_node=2", "--master_port", port,
+                            "--redirects", "1", "--tee", "1", DIGITS,
+                            "--epochs", "3"], cwd=REPO_ROOT, env=env, text=True,
+                           capture_output=True, timeout=120)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert _epochs_printed(re.sub(r"^\[[^\]]*\]:", "", first.stdout, flags=re.M)) == [0, 1, 2]
+    assert "replicas=2 local_bsz=32" in first.stdout  # fixed batch 64 split over 2
+    second = subprocess.run([PYTHON, DIGITS, "--epochs", "5"], cwd=REPO_ROOT, env=env, text=True,
+                            capture_output=True, timeout=120)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert _epochs_printed(second.stdout) == [3, 4]  # continued where torchrun's run stopped
+    assert "replicas=1 local_bsz=64" in second.stdout

@@ -1,0 +1,159 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { cpuSlots } from '../backends/local/devices.js';
+import { LocalBackend } from '../backends/local/local-backend.js';
+import { Controller } from '../control/controller.js';
+import { hashToken, jobToken } from '../control/tokens.js';
+import { findPolicy, policyNames } from '../policy/registry.js';
+import { SqliteStore } from '../store/sqlite/sqlite-store.js';
+import { createApp } from './app.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'goodput-api-'));
+const secret = 'test-secret';
+const store = new SqliteStore(join(dir, 'db.sqlite'));
+const backend = new LocalBackend({ devices: cpuSlots(2) });
+const policy = (findPolicy('fifo') ?? findPolicy(policyNames()[0]!)!).create({ seed: 0 });
+// Not started: no rounds run, so nothing is launched; the API and the store are what is tested.
+const controller = new Controller({ store, backend, policy, data_dir: dir, secret, api_url: '', interval_s: 60, grace_s: 1 });
+const app = createApp({ store, controller, secret, version: 'test' });
+const ADMIN = 'gpa_admin';
+
+after(async () => {
+  await controller.stop();
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function call(method: string, path: string, token?: string, body?: unknown) {
+  const headers: Record<string, string> = {};
+  if (token) headers.authorization = `Bearer ${token}`;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const res = await app.request(path, { method, headers, ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}) });
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = text;
+  }
+  return { status: res.status, json: json as Record<string, any>, text }; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+const limits = { init_batch_size: 128, max_batch_size: 4096, min_local_bsz: 32, max_local_bsz: 512, accumulation: true };
+const measurement = (step: number, replicas: number, local_bsz: number, step_time_s: number) => ({
+  time_s: 1e9 + step, step, epoch: 0, num_nodes: 1, num_replicas: replicas, local_bsz, accum_steps: 0,
+  step_time_s, sync_time_s: 0.01 * (replicas - 1), grad_sqr: 1, grad_var: 20, samples: step * local_bsz * replicas, loss: 1,
+});
+
+describe('HTTP API (in-process)', () => {
+  let alice = '';
+  let bob = '';
+  let aliceJob = '';
+  let bobJob = '';
+
+  before(async () => {
+    await store.putToken({ hash: hashToken(ADMIN), user: 'admin', admin: true, created_at_ms: 0 });
+  });
+
+  it('serves health and the OpenAPI document without a token; everything else needs one (401)', async () => {
+    assert.equal((await call('GET', '/v1/health')).status, 200);
+    const doc = await call('GET', '/v1/openapi.json');
+    assert.equal(doc.status, 200);
+    assert.equal(doc.json.openapi, '3.1.0');
+    assert.ok(doc.json.paths['/v1/jobs/{id}/reports'].post);
+    assert.ok(doc.json.components.schemas.JobSpec.properties.command);
+    for (const path of ['/v1/jobs', '/v1/nodes']) {
+      const r = await call('GET', path);
+      assert.equal(r.status, 401);
+      assert.equal(r.json.error.code, 'E_UNAUTHORIZED');
+    }
+    assert.equal((await call('GET', '/v1/jobs', 'gpu_wrong')).status, 401);
+    assert.equal((await call('GET', '/v1/jobs', jobToken('other-secret', 'abc'))).status, 401, 'a job token signed with another secret');
+  });
+
+  it('lets the admin create user tokens, and only the admin', async () => {
+    const a = await call('POST', '/v1/tokens', ADMIN, { user: 'alice' });
+    assert.equal(a.status, 201);
+    alice = a.json.token;
+    bob = (await call('POST', '/v1/tokens', ADMIN, { user: 'bob' })).json.token;
+    assert.equal((await call('POST', '/v1/tokens', alice, { user: 'eve' })).status, 403);
+  });
+
+  it('refuses a bad spec naming every bad field', async () => {
+    const r = await call('POST', '/v1/jobs', alice, { name: 'bad name!', command: [], max_replicas: 0, min_replicas: -1, priority: 1.5, colour: 'red', env: { RANK: '3' } });
+    assert.equal(r.status, 400);
+    assert.equal(r.json.error.code, 'E_SPEC');
+    for (const field of ['name', 'command', 'max_replicas', 'min_replicas', 'priority', 'colour', 'env.RANK']) assert.match(r.json.error.message, new RegExp(field.replace('.', '\\.')), field);
+    assert.equal((await call('POST', '/v1/jobs', alice, '{not json')).status, 400);
+    const wd = await call('POST', '/v1/jobs', alice, { name: 'x', command: ['true'], workdir: join(dir, 'nope') });
+    assert.equal(wd.status, 400);
+    assert.match(wd.json.error.message, /workdir/);
+  });
+
+  it('makes users own their jobs', async () => {
+    const a = await call('POST', '/v1/jobs', alice, { name: 'a-job', command: ['true'], workdir: dir, max_replicas: 2 });
+    assert.equal(a.status, 201);
+    assert.equal(a.json.user, 'alice');
+    assert.equal(a.json.state, 'queued');
+    aliceJob = a.json.id;
+    bobJob = (await call('POST', '/v1/jobs', bob, { name: 'b-job', command: ['true'], workdir: dir })).json.id;
+    assert.equal((await call('POST', '/v1/jobs', bob, { name: 'x', command: ['true'], workdir: dir, user: 'alice' })).status, 403, 'bob cannot submit as alice');
+    assert.deepEqual((await call('GET', '/v1/jobs', bob)).json.map((j: { id: string }) => j.id), [bobJob]);
+    assert.equal((await call('GET', '/v1/jobs', ADMIN)).json.length, 2);
+    assert.equal((await call('GET', `/v1/jobs/${aliceJob}`, bob)).status, 403);
+    assert.equal((await call('GET', '/v1/jobs/a-job', alice)).json.id, aliceJob, 'a job can be named by its name');
+    const denied = await call('POST', `/v1/jobs/${aliceJob}/cancel`, bob);
+    assert.equal(denied.status, 403);
+    assert.equal(denied.json.error.code, 'E_FORBIDDEN');
+    assert.equal((await store.getJob(aliceJob))!.state, 'queued', "bob's cancel changed nothing");
+  });
+
+  it('accepts reports only with the job own token and answers a configuration', async () => {
+    const token = jobToken(secret, aliceJob);
+    const body = { attempt: 0, limits, reports: [measurement(1, 1, 64, 0.1), measurement(2, 1, 64, 0.1)] };
+    assert.equal((await call('POST', `/v1/jobs/${aliceJob}/reports`, undefined, body)).status, 401);
+    assert.equal((await call('POST', `/v1/jobs/${bobJob}/reports`, token, body)).status, 403, 'token of another job');
+    assert.equal((await call('POST', `/v1/jobs/${aliceJob}/reports`, alice, body)).status, 403, 'user tokens do not report');
+    assert.equal((await call('POST', '/v1/jobs/ffffffff/reports', jobToken(secret, 'ffffffff'), body)).status, 404);
+    const bad = await call('POST', `/v1/jobs/${aliceJob}/reports`, token, { attempt: 0, reports: [{ step: 'x' }] });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.json.error.code, 'E_BAD_REQUEST');
+    assert.equal((await call('GET', '/v1/jobs', token)).status, 403, 'a job token cannot list jobs');
+    const ok = await call('POST', `/v1/jobs/${aliceJob}/reports`, token, body);
+    assert.equal(ok.status, 200);
+    const two = await call('POST', `/v1/jobs/${aliceJob}/reports`, token, { attempt: 1, reports: [measurement(3, 2, 64, 0.11), measurement(4, 2, 128, 0.2)] });
+    const config = two.json.config as { local_bsz: number; accum_steps: number; batch_size: number; lr_scale: number };
+    assert.equal(config.batch_size, config.local_bsz * 2 * (config.accum_steps + 1));
+    assert.ok(config.local_bsz >= limits.min_local_bsz && config.local_bsz <= limits.max_local_bsz);
+    assert.ok(config.batch_size >= limits.init_batch_size && config.batch_size <= limits.max_batch_size);
+    assert.ok(config.lr_scale >= 1 && config.lr_scale <= config.batch_size / limits.init_batch_size + 1e-9);
+    const job = (await call('GET', `/v1/jobs/${aliceJob}`, alice)).json;
+    assert.equal(job.step, 4);
+    assert.ok(job.perf && job.perf.beta_c > 0, 'the perf model was fitted');
+    assert.deepEqual(job.limits, limits);
+    assert.equal((await call('GET', `/v1/jobs/${aliceJob}/reports`, alice)).json.length, 4);
+  });
+
+  it('cancels the owner job; reads logs only by replica number; exposes metrics', async () => {
+    const r = await call('POST', `/v1/jobs/${aliceJob}/cancel`, alice);
+    assert.equal(r.status, 200);
+    assert.equal(r.json.state, 'cancelled');
+    assert.equal((await call('POST', `/v1/jobs/${aliceJob}/cancel`, alice)).status, 409, 'cancel of a finished job');
+    assert.equal((await call('GET', `/v1/jobs/${aliceJob}/logs?replica=../../secret`, alice)).status, 400);
+    const logs = await call('GET', `/v1/jobs/${aliceJob}/logs?replica=0`, alice);
+    assert.equal(logs.status, 200);
+    assert.equal(logs.text, '');
+    const events = (await call('GET', `/v1/jobs/${aliceJob}/events`, alice)).json as { kind: string; actor: string }[];
+    assert.deepEqual(events.map((e) => `${e.kind}/${e.actor}`), ['submitted/alice', 'cancelled/alice']);
+    const metrics = await call('GET', '/metrics');
+    assert.match(metrics.text, /^goodput_jobs\{state="cancelled"\} 1$/m);
+    assert.match(metrics.text, /^goodput_jobs\{state="queued"\} 1$/m);
+    assert.match(metrics.text, /^goodput_reports_total 4$/m);
+    assert.match(metrics.text, /^goodput_gpus_total 2$/m);
+    const nodes = await call('GET', '/v1/nodes', bob);
+    assert.equal(nodes.json[0].devices.length, 2);
+  });
+});

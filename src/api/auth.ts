@@ -1,0 +1,48 @@
+/** Bearer-token authentication: who is calling (admin, a user, or a job). */
+import type { MiddlewareHandler } from 'hono';
+import type { Store } from '../store/store.js';
+import { hashToken, jobTokenClaim, verifyJobToken } from '../control/tokens.js';
+import { forbidden, unauthorized } from './http-error.js';
+
+/** The authenticated caller. A job principal may only report for its own job. */
+export type Principal = { kind: 'user'; user: string; admin: boolean } | { kind: 'job'; job_id: string };
+
+/** Hono environment of the API: the principal set by `authenticate`. */
+export interface ApiEnv {
+  Variables: { principal: Principal };
+}
+
+/**
+ * Middleware factory: resolves the bearer token to a principal or answers 401. Job tokens are
+ * checked by HMAC without a store lookup (the report endpoint is the hot path).
+ */
+export function authenticate(store: Store, secret: string): MiddlewareHandler<ApiEnv> {
+  return async function authenticateBearer(c, next) {
+    const header = c.req.header('authorization') ?? '';
+    const match = /^Bearer\s+(\S+)$/i.exec(header);
+    if (!match) throw unauthorized();
+    const token = match[1]!;
+    const claim = jobTokenClaim(token);
+    if (claim !== undefined) {
+      if (!verifyJobToken(secret, claim, token)) throw unauthorized();
+      c.set('principal', { kind: 'job', job_id: claim });
+    } else {
+      const found = await store.findToken(hashToken(token));
+      if (!found) throw unauthorized();
+      c.set('principal', { kind: 'user', user: found.user, admin: found.admin });
+    }
+    await next();
+  };
+}
+
+/** The calling user; a job token is refused (403) outside the report endpoint. */
+export function requireUser(principal: Principal): { user: string; admin: boolean } {
+  if (principal.kind !== 'user') throw forbidden('a job token may only post reports for its own job');
+  return principal;
+}
+
+/** Whether `principal` may see and change a job owned by `owner`. */
+export function mayAccess(principal: Principal, owner: string, job_id: string): boolean {
+  if (principal.kind === 'job') return principal.job_id === job_id;
+  return principal.admin || principal.user === owner;
+}

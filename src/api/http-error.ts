@@ -1,0 +1,29 @@
+/** Mapping of domain error codes to HTTP statuses, in one place. */
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { GoodputError } from '../core/errors.js';
+
+const STATUS: Record<string, ContentfulStatusCode> = {
+  E_UNAUTHORIZED: 401,
+  E_FORBIDDEN: 403,
+  E_NOT_FOUND: 404,
+  E_CONFLICT: 409,
+  E_SPEC: 400,
+  E_INPUT: 400,
+  E_BAD_REQUEST: 400,
+  E_USAGE: 400,
+};
+
+/** HTTP status of a domain error code (500 for unknown codes). */
+export function statusOf(code: string): ContentfulStatusCode {
+  return STATUS[code] ?? 500;
+}
+
+/** The body every error response has: `{"error": {"code", "message"}}`. */
+export function errorBody(error: unknown): { error: { code: string; message: string } } {
+  if (error instanceof GoodputError) return { error: { code: error.code, message: error.message } };
+  return { error: { code: 'E_INTERNAL', message: error instanceof Error ? error.message : String(error) } };
+}
+
+export const unauthorized = (message = 'missing or invalid bearer token') => new GoodputError('E_UNAUTHORIZED', message);
+export const forbidden = (message: string) => new GoodputError('E_FORBIDDEN', message);
+export const badRequest = (message: string) => new GoodputError('E_BAD_REQUEST', message);

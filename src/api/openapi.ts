@@ -1,0 +1,59 @@
+/** The OpenAPI 3.1 document served at /v1/openapi.json (request schemas generated from zod). */
+import { z } from 'zod';
+import { jobSpecSchema } from '../control/job-spec.js';
+import { reportBodySchema, tokenBodySchema } from './schemas.js';
+
+const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
+const error = { description: 'error', ...json({ $ref: '#/components/schemas/Error' }) };
+const errors = { 400: error, 401: error, 403: error, 404: error };
+const idParam = [{ name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'job id (or name, latest job of that name)' }];
+const ok = (description: string, schema: unknown = { type: 'object' }) => ({ description, ...json(schema) });
+
+let cached: Record<string, unknown> | undefined;
+
+/** The document (built once per process). */
+export function openApiDocument(version: string): Record<string, unknown> {
+  cached ??= {
+    openapi: '3.1.0',
+    info: { title: 'Goodput control plane', version, description: 'Jobs, reports (docs/contract.md), nodes. Bearer-token auth on every /v1 route except health and this document.' },
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      schemas: {
+        Error: { type: 'object', properties: { error: { type: 'object', properties: { code: { type: 'string' }, message: { type: 'string' } }, required: ['code', 'message'] } } },
+        JobSpec: z.toJSONSchema(jobSpecSchema, { io: 'input', unrepresentable: 'any' }),
+        ReportBody: z.toJSONSchema(reportBodySchema, { io: 'input', unrepresentable: 'any' }),
+        TokenRequest: z.toJSONSchema(tokenBodySchema, { io: 'input', unrepresentable: 'any' }),
+        ReportResponse: {
+          type: 'object',
+          properties: { config: { type: 'object', properties: { local_bsz: { type: 'integer' }, accum_steps: { type: 'integer' }, batch_size: { type: 'integer' }, lr_scale: { type: 'number' } } } },
+        },
+      },
+    },
+    security: [{ bearer: [] }],
+    paths: {
+      '/v1/health': { get: { summary: 'Liveness', security: [], responses: { 200: ok('server is up') } } },
+      '/v1/jobs': {
+        get: { summary: "List jobs (own jobs; admin: all, or ?user=)", responses: { 200: ok('jobs', { type: 'array', items: { type: 'object' } }), ...errors } },
+        post: { summary: 'Submit a job', requestBody: json({ $ref: '#/components/schemas/JobSpec' }), responses: { 201: ok('the job'), ...errors } },
+      },
+      '/v1/jobs/{id}': { get: { summary: 'A job with its current replicas', parameters: idParam, responses: { 200: ok('job detail'), ...errors } } },
+      '/v1/jobs/{id}/events': { get: { summary: "A job's event history (who, when, why)", parameters: idParam, responses: { 200: ok('events', { type: 'array' }), ...errors } } },
+      '/v1/jobs/{id}/reports': {
+        get: { summary: "A job's latest measurements", parameters: idParam, responses: { 200: ok('measurements', { type: 'array' }), ...errors } },
+        post: { summary: 'Report measurements (job token); answers the configuration to use', parameters: idParam, requestBody: json({ $ref: '#/components/schemas/ReportBody' }), responses: { 200: ok('configuration', { $ref: '#/components/schemas/ReportResponse' }), ...errors } },
+      },
+      '/v1/jobs/{id}/logs': {
+        get: {
+          summary: 'A chunk of a replica log from a byte offset; x-next-offset tells where to continue',
+          parameters: [...idParam, { name: 'replica', in: 'query', schema: { type: 'integer' } }, { name: 'offset', in: 'query', schema: { type: 'integer' } }],
+          responses: { 200: { description: 'log text', content: { 'text/plain': { schema: { type: 'string' } } } }, ...errors },
+        },
+      },
+      '/v1/jobs/{id}/cancel': { post: { summary: 'Cancel a job (SIGTERM, then SIGKILL after the grace period)', parameters: idParam, responses: { 200: ok('the job'), ...errors } } },
+      '/v1/nodes': { get: { summary: 'Nodes and their devices with the job holding each', responses: { 200: ok('nodes', { type: 'array' }), ...errors } } },
+      '/v1/tokens': { post: { summary: 'Create a user token (admin)', requestBody: json({ $ref: '#/components/schemas/TokenRequest' }), responses: { 201: ok('token'), ...errors } } },
+      '/metrics': { get: { summary: 'Prometheus metrics', security: [], responses: { 200: { description: 'text exposition' } } } },
+    },
+  };
+  return cached;
+}

@@ -1,0 +1,40 @@
+/** Schemas of request bodies (validated at the boundary; also published in the OpenAPI doc). */
+import { z } from 'zod';
+
+export const limitsSchema = z.object({
+  init_batch_size: z.number().int().min(1),
+  max_batch_size: z.number().int().min(1),
+  min_local_bsz: z.number().int().min(1),
+  max_local_bsz: z.number().int().min(1),
+  accumulation: z.boolean(),
+}).refine((l) => l.min_local_bsz <= l.max_local_bsz && l.init_batch_size <= l.max_batch_size, 'need min_local_bsz <= max_local_bsz and init_batch_size <= max_batch_size');
+
+const finite = z.number().finite();
+const nonNegative = finite.min(0);
+
+export const measurementSchema = z.object({
+  time_s: finite,
+  step: z.number().int().min(0),
+  epoch: nonNegative.optional(),
+  num_nodes: z.number().int().min(1),
+  num_replicas: z.number().int().min(1),
+  local_bsz: z.number().int().min(1),
+  accum_steps: z.number().int().min(0),
+  step_time_s: nonNegative,
+  sync_time_s: nonNegative,
+  grad_sqr: finite.nullable().optional(),
+  grad_var: finite.nullable().optional(),
+  samples: nonNegative.optional(),
+  loss: finite.nullable().optional(),
+  breakdown: z.record(z.string(), finite).optional(),
+});
+
+/** Body of `POST /v1/jobs/{id}/reports` (docs/contract.md). */
+export const reportBodySchema = z.object({
+  attempt: z.number().int().min(0),
+  limits: limitsSchema.optional(),
+  reports: z.array(measurementSchema).min(1).max(1000),
+});
+
+/** Body of `POST /v1/tokens`. */
+export const tokenBodySchema = z.object({ user: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/) }).strict();

@@ -1,0 +1,134 @@
+/**
+ * Composition root of the control-plane server: data directory, store, secrets, backend,
+ * policy, controller and the HTTP listener. Used by `goodput up` and `goodput run`.
+ */
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { serve, type ServerType } from '@hono/node-server';
+import type { DeviceInfo } from '../backends/backend.js';
+import { LocalBackend } from '../backends/local/local-backend.js';
+import { isAlive } from '../backends/local/process-info.js';
+import { Controller } from '../control/controller.js';
+import { hashToken, newSecret, newToken } from '../control/tokens.js';
+import { GoodputError } from '../core/errors.js';
+import type { Policy } from '../policy/policy.js';
+import { findPolicy, policyNames } from '../policy/registry.js';
+import { SqliteStore } from '../store/sqlite/sqlite-store.js';
+import { createApp } from './app.js';
+
+/** Version reported by /v1/health and the OpenAPI document. */
+export const SERVER_VERSION = '0.1.0';
+
+export interface ServerOptions {
+  data_dir: string;
+  host: string;
+  /** 0 = any free port. */
+  port: number;
+  devices: readonly DeviceInfo[];
+  policy: string;
+  interval_s: number;
+  grace_s: number;
+  restart_backoff_s?: number;
+  log: (line: string) => void;
+}
+
+/** A running server. `close` stops it; replicas keep running (they are re-adopted at restart). */
+export interface RunningServer {
+  url: string;
+  controller: Controller;
+  store: SqliteStore;
+  policy: string;
+  close(): Promise<void>;
+}
+
+/** Paths of the files in a data directory. */
+export function dataFiles(data_dir: string) {
+  return {
+    db: join(data_dir, 'goodput.sqlite'),
+    secret: join(data_dir, 'secret'),
+    adminToken: join(data_dir, 'admin-token'),
+    server: join(data_dir, 'server.json'),
+    lock: join(data_dir, 'server.pid'),
+  };
+}
+
+/** Reads a 0600 file, creating it with `make()` on first use. */
+function privateFile(path: string, make: () => string): string {
+  if (existsSync(path)) return readFileSync(path, 'utf8').trim();
+  const value = make();
+  writeFileSync(path, value + '\n', { mode: 0o600, flag: 'wx' });
+  chmodSync(path, 0o600);
+  return value;
+}
+
+/** The policy to run: `name`, or the first registered one (with a warning) when it is missing. */
+export function choosePolicy(name: string, log: (line: string) => void): Policy {
+  const factory = findPolicy(name);
+  if (factory) return factory.create({ seed: 0 });
+  const names = policyNames();
+  const fallback = names[0] !== undefined ? findPolicy(names[0]) : undefined;
+  if (!fallback) throw new GoodputError('E_POLICY', `no scheduling policy is registered (asked for '${name}')`);
+  log(`warning: policy '${name}' is not available; using '${fallback.name}' (registered: ${names.join(', ')})`);
+  return fallback.create({ seed: 0 });
+}
+
+/** Starts the server; refuses (E_RUNNING) when another live server owns the data directory. */
+export async function startServer(o: ServerOptions): Promise<RunningServer> {
+  mkdirSync(o.data_dir, { recursive: true, mode: 0o700 });
+  const files = dataFiles(o.data_dir);
+  if (existsSync(files.lock)) {
+    const pid = Number(readFileSync(files.lock, 'utf8').trim());
+    if (Number.isInteger(pid) && pid !== process.pid && isAlive(pid, '')) {
+      throw new GoodputError('E_RUNNING', `a goodput server (pid ${pid}) already uses ${o.data_dir}; stop it first or pass another --data-dir`);
+    }
+  }
+  writeFileSync(files.lock, `${process.pid}\n`, { mode: 0o600 });
+  const secret = privateFile(files.secret, newSecret);
+  const store = new SqliteStore(files.db);
+  const adminToken = privateFile(files.adminToken, () => newToken('gpa'));
+  await store.putToken({ hash: hashToken(adminToken), user: 'admin', admin: true, created_at_ms: Date.now() });
+  const policy = choosePolicy(o.policy, o.log);
+  const backend = new LocalBackend({ devices: o.devices });
+  let controller: Controller | undefined;
+  let server: ServerType | undefined;
+  try {
+    const apiUrl = { value: '' };
+    controller = new Controller({
+      store, backend, policy, secret, data_dir: o.data_dir, api_url: '', interval_s: o.interval_s, grace_s: o.grace_s, log: o.log,
+      ...(o.restart_backoff_s !== undefined ? { restart_backoff_s: o.restart_backoff_s } : {}),
+    });
+    const app = createApp({ store, controller, secret, version: SERVER_VERSION });
+    server = await new Promise<ServerType>((resolve, reject) => {
+      const s = serve({ fetch: app.fetch, hostname: o.host, port: o.port }, () => resolve(s));
+      s.once('error', (error: NodeJS.ErrnoException) =>
+        reject(new GoodputError('E_LISTEN', error.code === 'EADDRINUSE' ? `port ${o.port} on ${o.host} is in use; pass --port` : error.message)));
+    });
+    const port = (server.address() as AddressInfo).port;
+    apiUrl.value = `http://${o.host === '0.0.0.0' ? '127.0.0.1' : o.host}:${port}`;
+    controller.setApiUrl(apiUrl.value);
+    await controller.start();
+    writeFileSync(files.server, JSON.stringify({ url: apiUrl.value, pid: process.pid, policy: policy.name }) + '\n', { mode: 0o600 });
+    const running = server;
+    const ctl = controller;
+    return {
+      url: apiUrl.value,
+      controller: ctl,
+      store,
+      policy: policy.name,
+      async close() {
+        await ctl.stop();
+        await new Promise<void>((resolve) => running.close(() => resolve()));
+        await store.close();
+        rmSync(files.lock, { force: true });
+        rmSync(files.server, { force: true });
+      },
+    };
+  } catch (error) {
+    await controller?.stop();
+    server?.close();
+    await store.close();
+    rmSync(files.lock, { force: true });
+    throw error;
+  }
+}

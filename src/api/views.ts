@@ -1,0 +1,93 @@
+/** JSON shapes the API returns (shared with the typed client). */
+import type { Rejection } from '../policy/policy.js';
+import type { JobEvent, JobRecord, JobSpec, JobState, ReplicaRecord } from '../store/types.js';
+
+/** A job as the API shows it. Times are ISO-8601 strings or null. */
+export interface JobView {
+  id: string;
+  name: string;
+  user: string;
+  state: JobState;
+  /** Replicas allocated now (or targeted while starting/rescaling). */
+  replicas: number;
+  devices: number[];
+  /** Relaunches after the first start (rescales and failure restarts). */
+  restarts: number;
+  failures: number;
+  attempt: number | null;
+  submitted_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  step: number;
+  samples: number;
+  attained_service_gpu_s: number;
+  reason: string;
+  spec: JobSpec;
+}
+
+/** `GET /v1/jobs/{id}`: the job, its current replicas and why it waits, if it does. */
+export interface JobDetail extends JobView {
+  current_replicas: ReplicaView[];
+  rejection: Rejection | null;
+  perf: JobRecord['perf'];
+  grad: JobRecord['grad'];
+  limits: JobRecord['limits'];
+}
+
+export interface ReplicaView {
+  attempt: number;
+  rank: number;
+  device: number | null;
+  pid: number;
+  exit_code: number | null;
+  started_at: string;
+  exited_at: string | null;
+}
+
+export type EventView = Omit<JobEvent, 'at_ms'> & { at: string };
+
+/** One device of a node with the job holding it, if any. */
+export interface DeviceView {
+  index: number;
+  kind: 'gpu' | 'cpu';
+  name: string;
+  job: string | null;
+}
+
+export interface NodeView {
+  name: string;
+  devices: DeviceView[];
+}
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+export function jobView(job: JobRecord): JobView {
+  return {
+    id: job.id,
+    name: job.name,
+    user: job.user,
+    state: job.state,
+    replicas: job.allocation.length,
+    devices: job.devices,
+    restarts: Math.max(0, job.launches - 1),
+    failures: job.failures,
+    attempt: job.launches > 0 ? job.launches - 1 : null,
+    submitted_at: new Date(job.submitted_at_ms).toISOString(),
+    started_at: iso(job.started_at_ms),
+    finished_at: iso(job.finished_at_ms),
+    step: job.step,
+    samples: job.samples,
+    attained_service_gpu_s: Math.round(job.attained_service_gpu_s * 1000) / 1000,
+    reason: job.reason,
+    spec: job.spec,
+  };
+}
+
+export function replicaView(r: ReplicaRecord): ReplicaView {
+  return { attempt: r.attempt, rank: r.rank, device: r.device, pid: r.pid, exit_code: r.exit_code, started_at: new Date(r.started_at_ms).toISOString(), exited_at: iso(r.exited_at_ms) };
+}
+
+export function eventView(e: JobEvent): EventView {
+  const { at_ms, ...rest } = e;
+  return { ...rest, at: new Date(at_ms).toISOString() };
+}

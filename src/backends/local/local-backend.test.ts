@@ -1,0 +1,142 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import type { LaunchRequest, ReplicaExit } from '../backend.js';
+import { cpuSlots, parseGpuSelection, parseNvidiaSmi, resolveDevices } from './devices.js';
+import { jobDirs, LocalBackend } from './local-backend.js';
+import { isAlive, killGroup } from './process-info.js';
+
+const root = mkdtempSync(join(tmpdir(), 'goodput-backend-'));
+const backends: LocalBackend[] = [];
+const pids: number[] = [];
+// Replica processes are unref'd by design (they outlive the server); keep this test's loop alive.
+const keepAlive = setInterval(() => {}, 1000);
+after(() => {
+  clearInterval(keepAlive);
+  for (const pid of pids) killGroup(pid, 'SIGKILL');
+  for (const b of backends) b.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+function backend(): { b: LocalBackend; exits: ReplicaExit[]; next: () => Promise<ReplicaExit> } {
+  const b = new LocalBackend({ devices: cpuSlots(4), poll_ms: 50 });
+  backends.push(b);
+  const exits: ReplicaExit[] = [];
+  const waiters: ((e: ReplicaExit) => void)[] = [];
+  b.onExit((e) => {
+    const w = waiters.shift();
+    if (w) w(e);
+    else exits.push(e);
+  });
+  const next = () => (exits.length > 0 ? Promise.resolve(exits.shift()!) : new Promise<ReplicaExit>((r) => waiters.push(r)));
+  return { b, exits, next };
+}
+
+let n = 0;
+function request(command: string[], devices = [0]): LaunchRequest {
+  return { job_id: `job${n}`, attempt: 0, command, workdir: root, env: { USER_VAR: 'x' }, devices, num_nodes: 1, api_url: 'http://127.0.0.1:1', token: 'tok', job_dir: join(root, `job${n++}`) };
+}
+
+const node = process.execPath;
+
+describe('LocalBackend', () => {
+  it('passes arguments literally (no shell) and sets the contract environment per rank', async () => {
+    const { b, next } = backend();
+    const script = "console.log(JSON.stringify({argv: process.argv.slice(1), env: Object.fromEntries(Object.entries(process.env).filter(([k]) => /^(RANK|WORLD_SIZE|LOCAL_RANK|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|CUDA_VISIBLE_DEVICES|USER_VAR)$|^GOODPUT_/.test(k)))}))";
+    const evil = ['$(touch pwned)', '; rm -rf /', '`id`', 'a b', '*', '"q"', "'s'", '$HOME'];
+    const req = request([node, '-e', script, '--', ...evil], [1, 3]);
+    const launched = await b.launch(req);
+    launched.forEach((r) => pids.push(r.pid));
+    assert.deepEqual(launched.map((r) => [r.rank, r.device]), [[0, 1], [1, 3]]);
+    const codes = [await next(), await next()].map((e) => e.exit_code);
+    assert.deepEqual(codes, [0, 0]);
+    for (const rank of [0, 1]) {
+      const text = readFileSync(join(jobDirs(req.job_dir).logs, `replica-${rank}.log`), 'utf8');
+      const out = JSON.parse(text.split('\n')[1]!) as { argv: string[]; env: Record<string, string> };
+      assert.deepEqual(out.argv, evil, 'node drops its own -- separator; the rest arrives verbatim');
+      assert.equal(out.env.RANK, String(rank));
+      assert.equal(out.env.LOCAL_RANK, String(rank));
+      assert.equal(out.env.WORLD_SIZE, '2');
+      assert.equal(out.env.LOCAL_WORLD_SIZE, '2');
+      assert.equal(out.env.MASTER_ADDR, '127.0.0.1');
+      assert.match(out.env.MASTER_PORT!, /^\d+$/);
+      assert.equal(out.env.CUDA_VISIBLE_DEVICES, undefined, 'CPU slots get no CUDA_VISIBLE_DEVICES');
+      assert.equal(out.env.GOODPUT_JOB_ID, req.job_id);
+      assert.equal(out.env.GOODPUT_TOKEN, 'tok');
+      assert.equal(out.env.GOODPUT_ATTEMPT, '0');
+      assert.equal(out.env.GOODPUT_NUM_NODES, '1');
+      assert.equal(out.env.GOODPUT_CHECKPOINT_DIR, jobDirs(req.job_dir).checkpoint);
+      assert.equal(out.env.USER_VAR, 'x');
+    }
+    assert.equal(existsSync(join(root, 'pwned')), false);
+  });
+
+  it('maps exits: code, SIGTERM-checkpoint 143, SIGKILL 137; kills the whole process group', async () => {
+    const { b, next } = backend();
+    const [r1] = await b.launch(request([node, '-e', 'process.exit(7)']));
+    pids.push(r1!.pid);
+    assert.equal((await next()).exit_code, 7);
+    const ckpt = "process.on('SIGTERM', () => { console.log('saving'); process.exit(143); }); setInterval(() => {}, 1000); console.log('ready')";
+    const req = request([node, '-e', ckpt]);
+    const [r2] = await b.launch(req);
+    pids.push(r2!.pid);
+    await waitFile(join(jobDirs(req.job_dir).logs, 'replica-0.log'), 'ready');
+    b.signal({ ...req, rank: 0, pid: r2!.pid, proc_start: r2!.proc_start }, 'SIGTERM');
+    assert.equal((await next()).exit_code, 143);
+    // A replica that spawns a grandchild: SIGKILL to the group takes both.
+    const req3 = request(['/bin/sh', '-c', 'sleep 30 & echo $! > "$0"; wait', join(root, 'grandchild.pid')]);
+    const [r3] = await b.launch(req3);
+    pids.push(r3!.pid);
+    await waitFile(join(root, 'grandchild.pid'), '');
+    const grandchild = Number(readFileSync(join(root, 'grandchild.pid'), 'utf8'));
+    b.signal({ ...req3, rank: 0, pid: r3!.pid, proc_start: r3!.proc_start }, 'SIGKILL');
+    assert.equal((await next()).exit_code, 137);
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(isAlive(grandchild, ''), false, 'grandchild was killed with its group');
+  });
+
+  it('adopts a replica started by another backend and reports its recorded exit code', async () => {
+    const first = backend();
+    const req = request([node, '-e', "setTimeout(() => process.exit(5), 600)"]);
+    const [r] = await first.b.launch(req);
+    pids.push(r!.pid);
+    first.b.close();
+    const second = backend();
+    assert.equal(second.b.adopt({ ...req, rank: 0, pid: r!.pid, proc_start: r!.proc_start }), 'alive');
+    assert.deepEqual(await second.next(), { job_id: req.job_id, attempt: 0, rank: 0, exit_code: 5 });
+    // Already gone: the exit file answers at once; a wrong start time means "not ours".
+    assert.equal(second.b.adopt({ ...req, rank: 0, pid: r!.pid, proc_start: r!.proc_start }), 5);
+  });
+
+  it('fails a launch whose working directory does not exist with E_LAUNCH', async () => {
+    const { b } = backend();
+    await assert.rejects(b.launch({ ...request([node, '-e', '0']), workdir: join(root, 'missing') }), (e: unknown) => (e as { code?: string }).code === 'E_LAUNCH');
+  });
+});
+
+describe('device discovery', () => {
+  it('parses nvidia-smi csv and selections', () => {
+    const text = '0, GPU-aaaa, NVIDIA H100 80GB HBM3, 81559\n1, GPU-bbbb, NVIDIA H100 80GB HBM3, 81559\n';
+    const gpus = parseNvidiaSmi(text);
+    assert.deepEqual(gpus[1], { index: 1, kind: 'gpu', uuid: 'GPU-bbbb', name: 'NVIDIA H100 80GB HBM3', memory_mib: 81559 });
+    assert.deepEqual(parseGpuSelection('0,1'), [0, 1]);
+    assert.equal(parseGpuSelection('2'), 2);
+    assert.throws(() => parseGpuSelection('x'), /--gpus/);
+    assert.deepEqual(resolveDevices([1], undefined, () => {}, () => gpus).map((g) => g.uuid), ['GPU-bbbb']);
+    assert.throws(() => resolveDevices(3, undefined, () => {}, () => gpus), /only 2/);
+    const warnings: string[] = [];
+    assert.deepEqual(resolveDevices('auto', undefined, (w) => warnings.push(w), () => []).map((d) => d.kind), ['cpu']);
+    assert.equal(warnings.length, 1);
+    assert.equal(resolveDevices('auto', 3, () => {}, () => gpus).length, 3);
+  });
+});
+
+async function waitFile(path: string, text: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (existsSync(path) && readFileSync(path, 'utf8').includes(text) && readFileSync(path, 'utf8').length > 0) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`timed out waiting for ${path}`);
+}

@@ -1,0 +1,184 @@
+import { spawn } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { GoodputError } from '../../core/errors.js';
+import type { Backend, DeviceInfo, LaunchedReplica, LaunchRequest, ReplicaExit, ReplicaRef } from '../backend.js';
+import { freePort, isAlive, killGroup, procStart } from './process-info.js';
+
+/**
+ * The replica wrapper, a constant script (arguments are positional parameters, never parsed by
+ * the shell): records its pid, runs the command in the foreground, writes the exit status to a
+ * file atomically, exits with it. The trap makes the shell survive SIGTERM sent to the group
+ * until the command has ended (POSIX defers traps while a foreground command runs); a caught
+ * signal is reset to default in the command, so the job sees SIGTERM normally. The exit file
+ * lets a restarted server learn the exit code of a replica it did not start.
+ */
+const WRAPPER = 'p=$1; shift; echo $$ > "$p.pid"; trap : TERM INT HUP; "$@"; c=$?; echo $c > "$p.exit.tmp" && mv -f "$p.exit.tmp" "$p.exit"; exit $c';
+
+/** Exit code of a replica that vanished without a recorded status (as if SIGKILLed). */
+export const EXIT_LOST = 137;
+
+/** Options of the local backend. */
+export interface LocalBackendOptions {
+  devices: readonly DeviceInfo[];
+  /** How often adopted replicas are polled (ms). Default 500. */
+  poll_ms?: number;
+}
+
+/** Runs each replica as a local process in its own process group, logs appended per rank. */
+export class LocalBackend implements Backend {
+  readonly name = 'local';
+  private readonly deviceList: readonly DeviceInfo[];
+  private listener: (exit: ReplicaExit) => void = () => {};
+  private readonly adopted = new Map<string, ReplicaRef>();
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(options: LocalBackendOptions) {
+    this.deviceList = options.devices;
+    this.timer = setInterval(() => this.pollAdopted(), options.poll_ms ?? 500);
+    this.timer.unref();
+  }
+
+  devices(): readonly DeviceInfo[] {
+    return this.deviceList;
+  }
+
+  onExit(listener: (exit: ReplicaExit) => void): void {
+    this.listener = listener;
+  }
+
+  async launch(req: LaunchRequest): Promise<LaunchedReplica[]> {
+    const dirs = jobDirs(req.job_dir);
+    for (const d of [dirs.checkpoint, dirs.logs, dirs.run]) mkdirSync(d, { recursive: true, mode: 0o700 });
+    const port = await freePort();
+    const world = req.devices.length;
+    const launched: LaunchedReplica[] = [];
+    try {
+      for (let rank = 0; rank < world; rank++) {
+        const device = req.devices[rank]!;
+        const kind = this.deviceList.find((d) => d.index === device)?.kind ?? 'cpu';
+        const env: Record<string, string> = { ...inheritedEnv(), ...req.env };
+        Object.assign(env, {
+          RANK: String(rank),
+          WORLD_SIZE: String(world),
+          LOCAL_RANK: String(rank),
+          LOCAL_WORLD_SIZE: String(world),
+          MASTER_ADDR: '127.0.0.1',
+          MASTER_PORT: String(port),
+          GOODPUT_API: req.api_url,
+          GOODPUT_JOB_ID: req.job_id,
+          GOODPUT_TOKEN: req.token,
+          GOODPUT_CHECKPOINT_DIR: dirs.checkpoint,
+          GOODPUT_ATTEMPT: String(req.attempt),
+          GOODPUT_NUM_NODES: String(req.num_nodes),
+        });
+        if (kind === 'gpu') env.CUDA_VISIBLE_DEVICES = String(device);
+        const log_path = join(dirs.logs, `replica-${rank}.log`);
+        const base = join(dirs.run, `attempt-${req.attempt}-rank-${rank}`);
+        for (const suffix of ['.pid', '.exit', '.exit.tmp']) rmSync(base + suffix, { force: true });
+        const fd = openSync(log_path, 'a', 0o600);
+        writeSync(fd, `--- goodput: attempt ${req.attempt}, rank ${rank}/${world}, device ${device}, ${new Date().toISOString()} ---\n`);
+        const started_at_ms = Date.now();
+        const child = await new Promise<ReturnType<typeof spawn>>((ok, fail) => {
+          const c = spawn('/bin/sh', ['-c', WRAPPER, 'goodput-replica', base, ...req.command], {
+            cwd: req.workdir,
+            env,
+            detached: true,
+            stdio: ['ignore', fd, fd],
+          });
+          c.once('spawn', () => ok(c));
+          c.once('error', fail);
+        }).finally(() => closeSync(fd));
+        const pid = child.pid!;
+        const ref: ReplicaRef = { job_id: req.job_id, attempt: req.attempt, rank, pid, proc_start: procStart(pid), job_dir: req.job_dir };
+        child.once('exit', (code, signal) => this.finish(ref, code, signal));
+        child.unref();
+        launched.push({ rank, device, pid, proc_start: ref.proc_start, log_path, started_at_ms });
+      }
+    } catch (error) {
+      for (const r of launched) killGroup(r.pid, 'SIGKILL');
+      throw new GoodputError('E_LAUNCH', `cannot start ${req.command[0]} in ${req.workdir}: ${(error as Error).message}`);
+    }
+    return launched;
+  }
+
+  adopt(ref: ReplicaRef): 'alive' | number {
+    if (isAlive(ref.pid, ref.proc_start)) {
+      this.adopted.set(key(ref), ref);
+      return 'alive';
+    }
+    killGroup(ref.pid, 'SIGKILL');
+    return readExit(ref) ?? EXIT_LOST;
+  }
+
+  signal(ref: ReplicaRef, signal: 'SIGTERM' | 'SIGKILL'): void {
+    if (ref.proc_start !== '' && !isAlive(ref.pid, ref.proc_start)) return;
+    killGroup(ref.pid, signal);
+  }
+
+  abandon(job_dir: string, attempt: number): void {
+    const run = jobDirs(job_dir).run;
+    if (!existsSync(run)) return;
+    for (const name of readdirSync(run)) {
+      if (!name.startsWith(`attempt-${attempt}-rank-`) || !name.endsWith('.pid')) continue;
+      const pid = Number(readFileSync(join(run, name), 'utf8').trim());
+      if (Number.isInteger(pid) && pid > 1) killGroup(pid, 'SIGKILL');
+    }
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+    this.adopted.clear();
+    this.listener = () => {};
+  }
+
+  private finish(ref: ReplicaRef, code: number | null, signal: NodeJS.Signals | null): void {
+    // Children the replica left behind in its group must not outlive it.
+    killGroup(ref.pid, 'SIGKILL');
+    const recorded = readExit(ref);
+    const exit_code = recorded ?? code ?? (signal ? 128 + signalNumber(signal) : EXIT_LOST);
+    this.listener({ job_id: ref.job_id, attempt: ref.attempt, rank: ref.rank, exit_code });
+  }
+
+  private pollAdopted(): void {
+    for (const [k, ref] of this.adopted) {
+      if (isAlive(ref.pid, ref.proc_start)) continue;
+      this.adopted.delete(k);
+      killGroup(ref.pid, 'SIGKILL');
+      this.listener({ job_id: ref.job_id, attempt: ref.attempt, rank: ref.rank, exit_code: readExit(ref) ?? EXIT_LOST });
+    }
+  }
+}
+
+/** Directories of a job under its job_dir. */
+export function jobDirs(job_dir: string): { checkpoint: string; logs: string; run: string } {
+  return { checkpoint: join(job_dir, 'checkpoint'), logs: join(job_dir, 'logs'), run: join(job_dir, 'run') };
+}
+
+function key(ref: ReplicaRef): string {
+  return `${ref.job_id}/${ref.attempt}/${ref.rank}`;
+}
+
+function readExit(ref: ReplicaRef): number | undefined {
+  try {
+    const value = Number(readFileSync(join(jobDirs(ref.job_dir).run, `attempt-${ref.attempt}-rank-${ref.rank}.exit`), 'utf8').trim());
+    return Number.isInteger(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The server's environment minus what the contract sets per replica. */
+function inheritedEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v === undefined || k.startsWith('GOODPUT_') || k === 'CUDA_VISIBLE_DEVICES') continue;
+    env[k] = v;
+  }
+  return env;
+}
+
+const SIGNALS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGABRT: 6, SIGKILL: 9, SIGSEGV: 11, SIGPIPE: 13, SIGTERM: 15 };
+function signalNumber(signal: NodeJS.Signals): number {
+  return SIGNALS[signal] ?? 9;
+}

@@ -1,0 +1,62 @@
+/** Small Linux process helpers (/proc), with portable fallbacks. */
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+
+/**
+ * Start time of a process (field 22 of /proc/<pid>/stat, clock ticks since boot), or '' when
+ * unknown. Together with the pid it identifies a process across pid reuse.
+ */
+export function procStart(pid: number): string {
+  const stat = procStat(pid);
+  return stat ? (stat[19] ?? '') : '';
+}
+
+/** Fields of /proc/<pid>/stat after the command name (index 0 = state), or undefined. */
+function procStat(pid: number): string[] | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return text.slice(text.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether the process `pid` runs and is the one that started at `start` ('' = do not check).
+ * A zombie counts as gone.
+ */
+export function isAlive(pid: number, start: string): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  const stat = procStat(pid);
+  if (!stat) return process.platform !== 'linux';
+  if (stat[0] === 'Z' || stat[0] === 'X') return false;
+  return start === '' || stat[19] === start;
+}
+
+/** Sends `signal` to the process group `pgid`; false when there is none. */
+export function killGroup(pgid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A TCP port free on 127.0.0.1 right now (the OS picks it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolvePort(port));
+    });
+  });
+}

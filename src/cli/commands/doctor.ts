@@ -1,0 +1,55 @@
+import { writeFile } from 'node:fs/promises';
+import { GoodputError, usageError } from '../../core/errors.js';
+import { renderHtml } from '../../doctor/report/html.js';
+import { toJson } from '../../doctor/report/json.js';
+import { renderText } from '../../doctor/report/text.js';
+import { runDoctor } from '../../doctor/run-doctor.js';
+import type { CliCommand } from '../command.js';
+import { parseFlags } from '../command.js';
+
+const HELP = `Usage: goodput doctor [--json] [--html report.html] <files or directories...>
+
+Reads what a training run left behind and prints a diagnosis: which resource limits the run
+(GPU compute, GPU memory, input pipeline / CPU, host-device copies, communication), the evidence
+in numbers and the concrete fix. Inputs are recognised by content:
+  - PyTorch profiler (Kineto) traces, .json or .json.gz, one per rank (a directory = one run)
+  - nvidia-smi: --query-gpu CSV, -q, -q -x, topo -m, dmon/pmon, whole captures
+  - NCCL_DEBUG=INFO logs (also prefixed by mpirun/torchrun) and nccl-tests output
+  - Horovod timelines; goodput step-time breakdown exports (JSON)
+
+Options:
+  --json            print one JSON object instead of the text report
+  --html <file>     also write a self-contained HTML report with charts
+  -h, --help        show this help
+
+Exit status: 0 on success (even with findings), 1 when no input could be analysed, 2 on usage errors.`;
+
+/** `goodput doctor`: the thin shell around runDoctor (flags, output files, exit status). */
+export const doctorCommand: CliCommand = {
+  name: 'doctor',
+  summary: 'Diagnose what limits a training run from traces, nvidia-smi, NCCL and Horovod logs',
+  help: HELP,
+  async run(argv) {
+    const { values, positionals } = parseFlags('doctor', argv, {
+      json: { type: 'boolean' },
+      html: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    });
+    if (values.help) {
+      process.stdout.write(HELP + '\n');
+      return 0;
+    }
+    if (positionals.length === 0) throw usageError("doctor: give at least one file or directory. See 'goodput doctor --help'.");
+    const report = await runDoctor(positionals);
+    for (const w of report.warnings) process.stderr.write(`goodput doctor: warning: ${w}\n`);
+    if (values.html) {
+      try {
+        await writeFile(values.html, renderHtml(report));
+      } catch (error) {
+        throw new GoodputError('E_OUTPUT', `doctor: cannot write ${values.html}: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+    process.stdout.write(values.json ? JSON.stringify(toJson(report), null, 2) + '\n' : renderText(report));
+    return report.inputs.length === 0 ? 1 : 0;
+  },
+};

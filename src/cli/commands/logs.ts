@@ -1,0 +1,28 @@
+import { connect, connectionFlags } from '../../client/connect.js';
+import { usageError } from '../../core/errors.js';
+import { numberFlag, parseFlags, type CliCommand } from '../command.js';
+
+const FINAL = new Set(['succeeded', 'failed', 'cancelled']);
+
+export const logsCommand: CliCommand = {
+  name: 'logs',
+  summary: "Print a replica's log (-f to follow)",
+  help: `Usage: goodput logs <job> [-f] [--replica N] [--data-dir DIR | --server URL] [--token T]
+
+Prints the log of replica N (default 0) over all attempts. -f follows it until the job ends.`,
+  async run(argv) {
+    const { values, positionals } = parseFlags('logs', argv, { ...connectionFlags, follow: { type: 'boolean', short: 'f' }, replica: { type: 'string' } });
+    if (positionals.length !== 1) throw usageError("logs: expected one job id or name. See 'goodput logs --help'.");
+    const replica = numberFlag('logs', 'replica', values.replica, 0, { integer: true, min: 0 });
+    const client = connect(values);
+    let offset = 0;
+    for (;;) {
+      const chunk = await client.logs(positionals[0]!, replica, offset);
+      if (chunk.text) process.stdout.write(chunk.text);
+      offset = chunk.next_offset;
+      if (!values.follow) return 0;
+      if (!chunk.text && FINAL.has(chunk.state)) return 0;
+      if (!chunk.text) await new Promise((r) => setTimeout(r, 500));
+    }
+  },
+};

@@ -1,0 +1,20 @@
+import { connect, connectionFlags } from '../../client/connect.js';
+import { formatTable } from '../../client/table.js';
+import { parseFlags, type CliCommand } from '../command.js';
+
+export const nodesCommand: CliCommand = {
+  name: 'nodes',
+  summary: 'List nodes and devices with the job holding each',
+  help: `Usage: goodput nodes [--json] [--data-dir DIR | --server URL] [--token T]`,
+  async run(argv) {
+    const { values } = parseFlags('nodes', argv, { ...connectionFlags, json: { type: 'boolean' } }, false);
+    const nodes = await connect(values).nodes();
+    if (values.json) {
+      console.log(JSON.stringify(nodes, null, 2));
+      return 0;
+    }
+    const rows = nodes.flatMap((n) => n.devices.map((d) => [n.name, String(d.index), d.kind, d.name, d.job ?? '-']));
+    console.log(formatTable(['node', 'device', 'kind', 'name', 'job'], rows));
+    return 0;
+  },
+};

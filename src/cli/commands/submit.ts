@@ -1,0 +1,101 @@
+import { basename, resolve } from 'node:path';
+import { connect, connectionFlags } from '../../client/connect.js';
+import { readJobSpecFile, validateJobSpec } from '../../control/job-spec.js';
+import { usageError } from '../../core/errors.js';
+import type { JobSpec } from '../../store/types.js';
+import { numberFlag, parseFlags, type CliCommand } from '../command.js';
+
+/** Flags that describe a job (shared by `submit` and `run`). */
+export const jobFlags = {
+  name: { type: 'string' },
+  'min-replicas': { type: 'string' },
+  'max-replicas': { type: 'string' },
+  'max-restarts': { type: 'string' },
+  priority: { type: 'string' },
+  workdir: { type: 'string' },
+  env: { type: 'string', multiple: true },
+  user: { type: 'string' },
+  'not-preemptible': { type: 'boolean' },
+  'batch-size': { type: 'string' },
+  'batch-size-cap': { type: 'string' },
+} as const;
+
+type JobFlagValues = { [K in keyof typeof jobFlags]?: (typeof jobFlags)[K] extends { multiple: true } ? string[] : (typeof jobFlags)[K]['type'] extends 'boolean' ? boolean : string };
+
+/** Splits argv at the first `--`: [flags, command]. */
+export function splitCommand(argv: readonly string[]): [string[], string[] | undefined] {
+  const i = argv.indexOf('--');
+  return i === -1 ? [[...argv], undefined] : [argv.slice(0, i), argv.slice(i + 1)];
+}
+
+/** The spec from a file and/or flags (flags win), validated; every bad field is named. */
+export function specFromFlags(cmd: string, values: JobFlagValues, file: string | undefined, command: string[] | undefined): JobSpec {
+  const cwd = process.cwd();
+  const base: Record<string, unknown> = file ? { ...readJobSpecFile(file, cwd) } : {};
+  if (command) base.command = command;
+  if (!base.command) throw usageError(`${cmd}: give a spec file or a command after '--'. See 'goodput ${cmd} --help'.`);
+  if (values.name !== undefined) base.name = values.name;
+  base.name ??= sanitizeName(basename((base.command as string[])[0] ?? 'job'));
+  const num = (flag: keyof JobFlagValues, key: string, min: number) => {
+    const v = values[flag];
+    if (typeof v === 'string') base[key] = numberFlag(cmd, flag, v, 0, { integer: true, min });
+  };
+  num('min-replicas', 'min_replicas', 0);
+  num('max-replicas', 'max_replicas', 1);
+  num('max-restarts', 'max_restarts', 0);
+  num('priority', 'priority', -1000);
+  num('batch-size', 'fixed_batch_size', 1);
+  num('batch-size-cap', 'batch_size_cap', 1);
+  if (values.workdir !== undefined) base.workdir = resolve(values.workdir);
+  if (values.user !== undefined) base.user = values.user;
+  if (values['not-preemptible']) base.preemptible = false;
+  if (values.env) {
+    const env: Record<string, string> = { ...((base.env as Record<string, string> | undefined) ?? {}) };
+    for (const kv of values.env) {
+      const eq = kv.indexOf('=');
+      if (eq <= 0) throw usageError(`${cmd}: --env expects NAME=VALUE, got '${kv}'`);
+      env[kv.slice(0, eq)] = kv.slice(eq + 1);
+    }
+    base.env = env;
+  }
+  return validateJobSpec(base, cwd, file ?? 'job spec');
+}
+
+function sanitizeName(s: string): string {
+  const cleaned = s.replace(/[^A-Za-z0-9._-]/g, '-').replace(/^[^A-Za-z0-9]+/, '');
+  return cleaned.slice(0, 63) || 'job';
+}
+
+export const submitCommand: CliCommand = {
+  name: 'submit',
+  summary: 'Submit a job to the goodput server',
+  help: `Usage: goodput submit <spec.yaml|spec.json> [options]
+       goodput submit [options] -- <command> [args...]
+
+Job options (override the spec file):
+  --name N               job name (default: the program's name)
+  --min-replicas N       replicas the job needs to run at all (default 0)
+  --max-replicas N       most replicas (GPUs) the job may get (default 1)
+  --max-restarts N       restarts after replica failures (default 3)
+  --priority N           larger runs first where the policy honours it (default 0)
+  --workdir DIR          working directory (default: current directory)
+  --env NAME=VALUE       environment variable (repeatable)
+  --user U               owner (admin token only)
+  --not-preemptible      keep its GPUs once placed
+  --batch-size B         fixed total batch size (no adaptive batch size)
+  --batch-size-cap B     cap on adaptive batch-size growth
+Other:
+  --json                 print the job as JSON
+  --data-dir DIR | --server URL, --token T   which server (default: ~/.goodput)
+
+The command is an argv array: arguments are passed literally, never through a shell.`,
+  async run(argv) {
+    const [flagArgs, command] = splitCommand(argv);
+    const { values, positionals } = parseFlags('submit', flagArgs, { ...connectionFlags, ...jobFlags, json: { type: 'boolean' } });
+    if (positionals.length > 1) throw usageError("submit: expected at most one spec file (put the command after '--').");
+    const spec = specFromFlags('submit', values, positionals[0], command);
+    const job = await connect(values).submit(spec);
+    console.log(values.json ? JSON.stringify(job, null, 2) : `submitted job ${job.id} (${job.name})`);
+    return 0;
+  },
+};

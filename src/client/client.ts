@@ -1,0 +1,120 @@
+/**
+ * The one typed HTTP client of the control plane, used by the CLI, the tests and the bench.
+ * Every non-2xx answer becomes a GoodputError carrying the server's code and message.
+ */
+import type { DeviceView, EventView, JobDetail, JobView, NodeView } from '../api/views.js';
+import type { JobConfig } from '../control/batch-config.js';
+import { GoodputError } from '../core/errors.js';
+import type { BatchLimits } from '../goodput/types.js';
+import type { JobSpec, Measurement, ReportRecord } from '../store/types.js';
+
+export type { DeviceView, EventView, JobDetail, JobView, NodeView };
+
+/** Body of a report (docs/contract.md). */
+export interface ReportBody {
+  attempt: number;
+  limits?: BatchLimits;
+  reports: Measurement[];
+}
+
+/** A chunk of a replica log. */
+export interface LogChunk {
+  text: string;
+  next_offset: number;
+  state: string;
+}
+
+/** What `submit` accepts: a spec with the optional fields optional. */
+export type SubmitSpec = Partial<JobSpec> & Pick<JobSpec, 'name' | 'command'>;
+
+export class GoodputClient {
+  readonly base_url: string;
+  private readonly token: string | undefined;
+
+  constructor(base_url: string, token?: string) {
+    this.base_url = base_url.replace(/\/+$/, '');
+    this.token = token;
+  }
+
+  health(): Promise<{ ok: boolean; version: string }> {
+    return this.json('GET', '/v1/health');
+  }
+  submit(spec: SubmitSpec): Promise<JobView> {
+    return this.json('POST', '/v1/jobs', spec);
+  }
+  listJobs(): Promise<JobView[]> {
+    return this.json('GET', '/v1/jobs');
+  }
+  getJob(ref: string): Promise<JobDetail> {
+    return this.json('GET', `/v1/jobs/${encodeURIComponent(ref)}`);
+  }
+  events(ref: string): Promise<EventView[]> {
+    return this.json('GET', `/v1/jobs/${encodeURIComponent(ref)}/events`);
+  }
+  reports(ref: string, limit = 1000): Promise<ReportRecord[]> {
+    return this.json('GET', `/v1/jobs/${encodeURIComponent(ref)}/reports?limit=${limit}`);
+  }
+  cancel(ref: string): Promise<JobView> {
+    return this.json('POST', `/v1/jobs/${encodeURIComponent(ref)}/cancel`);
+  }
+  nodes(): Promise<NodeView[]> {
+    return this.json('GET', '/v1/nodes');
+  }
+  createToken(user: string): Promise<{ user: string; token: string }> {
+    return this.json('POST', '/v1/tokens', { user });
+  }
+  report(job_id: string, body: ReportBody): Promise<{ config: JobConfig }> {
+    return this.json('POST', `/v1/jobs/${encodeURIComponent(job_id)}/reports`, body);
+  }
+
+  async logs(ref: string, replica: number, offset: number): Promise<LogChunk> {
+    const res = await this.request('GET', `/v1/jobs/${encodeURIComponent(ref)}/logs?replica=${replica}&offset=${offset}`);
+    const text = await res.text();
+    if (!res.ok) throw toError(res.status, text);
+    return { text, next_offset: Number(res.headers.get('x-next-offset') ?? offset), state: res.headers.get('x-job-state') ?? '' };
+  }
+
+  /** Raw metrics text. */
+  async metrics(): Promise<string> {
+    const res = await this.request('GET', '/metrics');
+    return res.text();
+  }
+
+  private async json<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const res = await this.request(method, path, body);
+    const text = await res.text();
+    if (!res.ok) throw toError(res.status, text);
+    return JSON.parse(text) as T;
+  }
+
+  private async request(method: string, path: string, body?: unknown): Promise<Response> {
+    const headers: Record<string, string> = {};
+    if (this.token) headers.authorization = `Bearer ${this.token}`;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    try {
+      return await fetch(this.base_url + path, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+    } catch (error) {
+      const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message;
+      throw new GoodputError('E_SERVER_DOWN', `cannot reach the goodput server at ${this.base_url} (${cause}); start it with 'goodput up'`);
+    }
+  }
+}
+
+/** HTTP status of the last error, for callers that branch on it (tests). */
+export class HttpError extends GoodputError {
+  readonly status: number;
+  constructor(status: number, code: string, message: string) {
+    super(code, message);
+    this.status = status;
+  }
+}
+
+function toError(status: number, text: string): HttpError {
+  try {
+    const body = JSON.parse(text) as { error?: { code?: string; message?: string } };
+    if (body.error?.code) return new HttpError(status, body.error.code, body.error.message ?? `HTTP ${status}`);
+  } catch {
+    // not JSON: fall through
+  }
+  return new HttpError(status, 'E_HTTP', `HTTP ${status}: ${text.slice(0, 200)}`);
+}

@@ -1,0 +1,39 @@
+/** The configuration the report endpoint answers with (docs/contract.md). */
+import { adascaleGain } from '../goodput/efficiency.js';
+import { fixedBatchChoice, optimizeBatch } from '../goodput/optimize.js';
+import type { JobRecord, Measurement } from '../store/types.js';
+import { limitsOf, modelOf } from './snapshot.js';
+
+/** Body of the report response's `config`. */
+export interface JobConfig {
+  local_bsz: number;
+  accum_steps: number;
+  batch_size: number;
+  lr_scale: number;
+}
+
+/**
+ * Best configuration for the job's current placement (taken from its latest measurement):
+ * goodput-optimal when the model is fitted, the fixed batch when the spec sets one, otherwise
+ * the job's own current configuration. Pure.
+ */
+export function configFor(job: JobRecord, latest: Measurement): JobConfig {
+  const replicas = Math.max(1, latest.num_replicas);
+  const nodes = Math.max(1, Math.min(latest.num_nodes, replicas));
+  const limits = limitsOf(job);
+  const model = modelOf(job);
+  let local_bsz = latest.local_bsz;
+  let accum_steps = latest.accum_steps;
+  if (model && job.spec.fixed_batch_size !== undefined) {
+    ({ local_bsz, accum_steps } = fixedBatchChoice(model, nodes, replicas, job.spec.fixed_batch_size));
+  } else if (model) {
+    const choice = optimizeBatch(model, nodes, replicas, job.spec.batch_size_cap);
+    if (choice.goodput > 0) ({ local_bsz, accum_steps } = choice);
+  } else if (job.spec.fixed_batch_size !== undefined) {
+    local_bsz = Math.max(1, Math.ceil(job.spec.fixed_batch_size / replicas));
+    accum_steps = 0;
+  }
+  const batch_size = local_bsz * replicas * (accum_steps + 1);
+  const lr_scale = job.grad ? adascaleGain(job.grad, batch_size / limits.init_batch_size) : 1;
+  return { local_bsz, accum_steps, batch_size, lr_scale };
+}

@@ -1,0 +1,56 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { GoodputError } from '../core/errors.js';
+import { readJobSpecFile, validateJobSpec } from './job-spec.js';
+import { jobToken, jobTokenClaim, verifyJobToken } from './tokens.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'goodput-spec-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('job spec', () => {
+  it('applies defaults', () => {
+    const spec = validateJobSpec({ name: 'mnist', command: ['python', 'train.py'] }, '/work');
+    assert.deepEqual(spec, { name: 'mnist', command: ['python', 'train.py'], workdir: '/work', env: {}, min_replicas: 0, max_replicas: 1, max_restarts: 3, preemptible: true, priority: 0 });
+  });
+
+  it('names every bad field', () => {
+    try {
+      validateJobSpec({ name: '', command: 'python train.py', max_replicas: 2, min_replicas: 5, workdir: 'rel', fixed_batch_size: 0, env: { GOODPUT_TOKEN: 'x', 'BAD-NAME': 'y' }, extra: 1 }, '/');
+      assert.fail('should throw');
+    } catch (error) {
+      assert.ok(error instanceof GoodputError);
+      assert.equal(error.code, 'E_SPEC');
+      for (const f of ['name:', 'command:', 'fixed_batch_size:', 'env.GOODPUT_TOKEN:', 'env.BAD-NAME:', 'extra: unknown field']) assert.ok(error.message.includes(f), `${f} in ${error.message}`);
+    }
+    assert.throws(() => validateJobSpec({ name: 'a', command: ['x'], max_replicas: 2, min_replicas: 5 }, '/'), /min_replicas: must be <= max_replicas \(2\)/);
+    assert.throws(() => validateJobSpec({ name: 'a', command: ['x'], workdir: 'rel' }, '/'), /workdir: must be an absolute path/);
+  });
+
+  it('reads YAML and JSON files; a relative workdir is relative to the file', () => {
+    const yaml = join(dir, 'job.yaml');
+    writeFileSync(yaml, 'name: y\ncommand: [python, "-c", "print(1); echo $(id)"]\nworkdir: sub\nmax_replicas: 4\n');
+    const spec = readJobSpecFile(yaml, '/elsewhere');
+    assert.deepEqual(spec.command, ['python', '-c', 'print(1); echo $(id)']);
+    assert.equal(spec.workdir, join(dir, 'sub'));
+    const json = join(dir, 'job.json');
+    writeFileSync(json, JSON.stringify({ name: 'j', command: ['x'], priority: 3 }));
+    assert.equal(readJobSpecFile(json, dir).priority, 3);
+    writeFileSync(join(dir, 'broken.yaml'), 'name: [unclosed');
+    assert.throws(() => readJobSpecFile(join(dir, 'broken.yaml'), dir), /E_SPEC|not valid YAML/);
+    assert.throws(() => readJobSpecFile(join(dir, 'missing.yaml'), dir), /cannot read job spec/);
+  });
+});
+
+describe('job tokens', () => {
+  it('are bound to one job and one secret', () => {
+    const t = jobToken('s1', 'abc123');
+    assert.equal(jobTokenClaim(t), 'abc123');
+    assert.equal(verifyJobToken('s1', 'abc123', t), true);
+    assert.equal(verifyJobToken('s1', 'abc124', t), false);
+    assert.equal(verifyJobToken('s2', 'abc123', t), false);
+    assert.equal(jobTokenClaim('gpu_xyz'), undefined);
+  });
+});

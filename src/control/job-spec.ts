@@ -1,0 +1,90 @@
+/**
+ * The job specification a user writes (YAML/JSON file or CLI flags), its schema and defaults.
+ * Stages: `JobSpecInput` (what the user writes, optional fields) -> `JobSpec` (validated,
+ * defaults applied, workdir absolute).
+ */
+import { readFileSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { GoodputError } from '../core/errors.js';
+import type { JobSpec } from '../store/types.js';
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** Variables the contract sets; a spec may not override them. */
+const RESERVED_ENV = /^(RANK|WORLD_SIZE|LOCAL_RANK|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|CUDA_VISIBLE_DEVICES|GOODPUT_.*)$/;
+
+/** Schema of a job spec as accepted from users (HTTP body or file). */
+export const jobSpecSchema = z
+  .object({
+    name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'letters, digits, ".", "_" or "-", at most 63, starting with a letter or digit'),
+    command: z.array(z.string().refine((s) => !s.includes('\0'), 'must not contain NUL')).min(1, 'needs at least the program'),
+    workdir: z.string().min(1).optional(),
+    env: z
+      .record(z.string().regex(ENV_NAME, 'invalid variable name').refine((k) => !RESERVED_ENV.test(k), 'is set by goodput (see docs/contract.md)'), z.string())
+      .default({}),
+    min_replicas: z.number().int().min(0).max(1024).default(0),
+    max_replicas: z.number().int().min(1).max(1024).default(1),
+    max_restarts: z.number().int().min(0).max(1000).default(3),
+    preemptible: z.boolean().default(true),
+    priority: z.number().int().min(-1000).max(1000).default(0),
+    user: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/).optional(),
+    fixed_batch_size: z.number().int().min(1).optional(),
+    batch_size_cap: z.number().int().min(1).optional(),
+  })
+  .strict()
+  .superRefine((s, ctx) => {
+    if (s.min_replicas > s.max_replicas) ctx.addIssue({ code: 'custom', path: ['min_replicas'], message: `must be <= max_replicas (${s.max_replicas})` });
+    if (s.fixed_batch_size !== undefined && s.batch_size_cap !== undefined) ctx.addIssue({ code: 'custom', path: ['batch_size_cap'], message: 'cannot be combined with fixed_batch_size' });
+    if (s.workdir !== undefined && !isAbsolute(s.workdir)) ctx.addIssue({ code: 'custom', path: ['workdir'], message: 'must be an absolute path' });
+  });
+
+/** What a user writes; every field but name and command is optional. */
+export type JobSpecInput = z.input<typeof jobSpecSchema>;
+
+/** Formats every issue of a failed parse as `field: message`, one per line. */
+export function formatIssues(error: z.ZodError): string {
+  return error.issues
+    .flatMap((i) => {
+      const at = i.path.map(String);
+      if (i.code === 'unrecognized_keys') return i.keys.map((k) => `${[...at, k].join('.')}: unknown field`);
+      return [`${at.length ? at.join('.') : '(spec)'}: ${i.message}`];
+    })
+    .join('; ');
+}
+
+/**
+ * Validates a spec; `workdir` defaults to `default_workdir`. Throws E_SPEC naming every bad
+ * field. Pure apart from nothing: does not check that the directory exists.
+ */
+export function validateJobSpec(input: unknown, default_workdir: string, source = 'job spec'): JobSpec {
+  const parsed = jobSpecSchema.safeParse(input);
+  if (!parsed.success) throw new GoodputError('E_SPEC', `${source} is invalid: ${formatIssues(parsed.error)}`);
+  const s = parsed.data;
+  const spec: JobSpec = { ...s, workdir: s.workdir ?? default_workdir };
+  if (spec.user === undefined) delete spec.user;
+  return spec;
+}
+
+/**
+ * Reads a spec file (YAML or JSON; JSON is YAML) and validates it. A relative `workdir` in the
+ * file is resolved against the file's directory; the default workdir is the caller's cwd.
+ */
+export function readJobSpecFile(path: string, cwd: string): JobSpec {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new GoodputError('E_INPUT', `cannot read job spec ${path}: ${(error as Error).message}`);
+  }
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch (error) {
+    throw new GoodputError('E_SPEC', `${path}: not valid YAML/JSON: ${(error as Error).message}`);
+  }
+  if (doc && typeof doc === 'object' && 'workdir' in doc && typeof doc.workdir === 'string' && !isAbsolute(doc.workdir)) {
+    doc = { ...doc, workdir: resolve(resolve(cwd, path, '..'), doc.workdir) };
+  }
+  return validateJobSpec(doc, cwd, path);
+}

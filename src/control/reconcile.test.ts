@@ -1,0 +1,85 @@
+/**
+ * Reconciliation after a server crash at awkward moments, in-process with real processes:
+ * a crash mid-launch (processes exist, launch not recorded) and a crash right after a cancel
+ * was recorded (replicas still alive).
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { cpuSlots } from '../backends/local/devices.js';
+import { LocalBackend } from '../backends/local/local-backend.js';
+import { isAlive, killGroup } from '../backends/local/process-info.js';
+import { findPolicy } from '../policy/registry.js';
+import { SqliteStore } from '../store/sqlite/sqlite-store.js';
+import type { JobSpec } from '../store/types.js';
+import { Controller } from './controller.js';
+import { waitFor } from './testing/harness.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'goodput-reconcile-'));
+const pids: number[] = [];
+const keepAlive = setInterval(() => {}, 1000);
+after(() => {
+  clearInterval(keepAlive);
+  for (const pid of pids) killGroup(pid, 'SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const script = "process.on('SIGTERM', () => process.exit(143)); setInterval(() => {}, 1000)";
+const spec: JobSpec = { name: 's', command: [process.execPath, '-e', script], workdir: dir, env: {}, min_replicas: 0, max_replicas: 1, max_restarts: 0, preemptible: true, priority: 0 };
+
+function controller(store: SqliteStore, data_dir: string): Controller {
+  const backend = new LocalBackend({ devices: cpuSlots(1), poll_ms: 50 });
+  return new Controller({ store, backend, policy: findPolicy('fifo')!.create({ seed: 0 }), data_dir, secret: 's', api_url: 'http://127.0.0.1:1', interval_s: 60, grace_s: 1, tick_ms: 50 });
+}
+
+describe('reconciliation', () => {
+  it('kills the processes of a launch that was never recorded, then launches once', async () => {
+    const data_dir = join(dir, 'a');
+    const store = new SqliteStore(':memory:');
+    await store.createJob({ id: 'j1', name: 's', user: 'u', spec }, 'u');
+    await store.assignJob('j1', { allocation: [0], devices: [0] }, 0, 'scheduler', 'test');
+    // The old server spawned the replica and died before recording the launch.
+    const old = new LocalBackend({ devices: cpuSlots(1) });
+    const [orphan] = await old.launch({ job_id: 'j1', attempt: 0, command: spec.command, workdir: dir, env: {}, devices: [0], num_nodes: 1, api_url: '', token: '', job_dir: join(data_dir, 'jobs', 'j1') });
+    old.close();
+    pids.push(orphan!.pid);
+    const c = controller(store, data_dir);
+    await c.start();
+    const job = await waitFor('the job to run again', 10_000, async () => {
+      const j = await store.getJob('j1');
+      return j?.state === 'running' ? j : undefined;
+    });
+    const live = await store.listLiveReplicas();
+    pids.push(...live.map((r) => r.pid));
+    assert.equal(live.length, 1);
+    assert.notEqual(live[0]!.pid, orphan!.pid);
+    assert.equal(job.launches, 1);
+    await waitFor('the orphan to be gone', 5_000, async () => !isAlive(orphan!.pid, orphan!.proc_start));
+    await c.cancel('j1', 'test');
+    await waitFor('the replica to exit', 5_000, async () => (await store.listLiveReplicas()).length === 0);
+    await c.stop();
+    await store.close();
+  });
+
+  it('stops the live replicas of a job that was cancelled just before the crash', async () => {
+    const data_dir = join(dir, 'b');
+    const store = new SqliteStore(':memory:');
+    await store.createJob({ id: 'j2', name: 's', user: 'u', spec }, 'u');
+    await store.assignJob('j2', { allocation: [0], devices: [0] }, 0, 'scheduler', 'test');
+    const old = new LocalBackend({ devices: cpuSlots(1) });
+    const launched = await old.launch({ job_id: 'j2', attempt: 0, command: spec.command, workdir: dir, env: {}, devices: [0], num_nodes: 1, api_url: '', token: '', job_dir: join(data_dir, 'jobs', 'j2') });
+    old.close();
+    pids.push(launched[0]!.pid);
+    await store.launchJob('j2', launched, 'backend', 'test');
+    await store.finishJob('j2', 'cancelled', 'u', 'cancelled by u');
+    const c = controller(store, data_dir);
+    await c.start();
+    await waitFor('the exit to be recorded', 5_000, async () => (await store.listReplicas('j2'))[0]!.exit_code === 143);
+    assert.equal(isAlive(launched[0]!.pid, launched[0]!.proc_start), false);
+    assert.equal((await store.getJob('j2'))!.state, 'cancelled');
+    await c.stop();
+    await store.close();
+  });
+});

@@ -1,0 +1,59 @@
+/** Builds the policy's view of the cluster from stored jobs (pure over its inputs). */
+import type { ClusterSnapshot, NodeInfo, PolicyJob } from '../core/cluster.js';
+import type { BatchLimits, GoodputModel } from '../goodput/types.js';
+import type { JobRecord, JobSpec } from '../store/types.js';
+
+/**
+ * Batch limits assumed before a job has reported its own: the fixed batch (or 32) as B0, no
+ * growth beyond the cap, no accumulation.
+ */
+export function defaultLimits(spec: JobSpec): BatchLimits {
+  const init = spec.fixed_batch_size ?? 32;
+  const max = Math.max(init, spec.fixed_batch_size ?? spec.batch_size_cap ?? init);
+  return { init_batch_size: init, max_batch_size: max, min_local_bsz: 1, max_local_bsz: max, accumulation: false };
+}
+
+/** The job's limits: reported ones, else the defaults. */
+export function limitsOf(job: JobRecord): BatchLimits {
+  return job.limits ?? defaultLimits(job.spec);
+}
+
+/** The fitted model once the job has reported times and gradient statistics. */
+export function modelOf(job: JobRecord): GoodputModel | undefined {
+  if (!job.perf || !job.grad) return undefined;
+  return { perf: job.perf, grad: job.grad, limits: limitsOf(job) };
+}
+
+/** Holds devices right now (its allocation is in force or about to be). */
+export function holdsDevices(job: JobRecord): boolean {
+  return (job.state === 'starting' || job.state === 'running' || job.state === 'rescaling') && job.allocation.length > 0;
+}
+
+/** One policy job from a stored job, at time `now_ms`. */
+export function toPolicyJob(job: JobRecord, now_ms: number): PolicyJob {
+  const running_s = job.launched_at_ms !== null ? Math.max(0, now_ms - job.launched_at_ms) / 1000 : 0;
+  const model = modelOf(job);
+  const pj: PolicyJob = {
+    id: job.id,
+    submitted_at_s: job.submitted_at_ms / 1000,
+    attained_service_gpu_s: job.attained_service_gpu_s + running_s * job.allocation.length,
+    min_replicas: job.spec.min_replicas,
+    max_replicas: job.spec.max_replicas,
+    max_profiled_replicas: job.max_profiled_replicas,
+    restarts: Math.max(0, job.launches - 1),
+    preemptible: job.spec.preemptible,
+    priority: job.spec.priority,
+    limits: limitsOf(job),
+  };
+  if (job.spec.fixed_batch_size !== undefined) pj.fixed_batch_size = job.spec.fixed_batch_size;
+  if (job.spec.batch_size_cap !== undefined) pj.batch_size_cap = job.spec.batch_size_cap;
+  if (model) pj.model = model;
+  return pj;
+}
+
+/** The snapshot of one scheduling round over `jobs` (active jobs, submission order). */
+export function buildSnapshot(nodes: readonly NodeInfo[], jobs: readonly JobRecord[], now_ms: number): ClusterSnapshot {
+  const allocations: Record<string, readonly number[]> = {};
+  for (const job of jobs) if (holdsDevices(job)) allocations[job.id] = job.allocation;
+  return { now_s: now_ms / 1000, nodes, jobs: jobs.map((j) => toPolicyJob(j, now_ms)), allocations };
+}

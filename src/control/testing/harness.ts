@@ -1,0 +1,118 @@
+/**
+ * Helpers for end-to-end tests: a real `goodput up` process on a free loopback port with a temp
+ * data directory, the compiled CLI, and cleanup that kills every process group the test made.
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GoodputClient } from '../../client/client.js';
+import { packagePath } from '../../util/package-root.js';
+
+/** The compiled CLI entry point. */
+export const CLI = packagePath('dist', 'src', 'cli', 'main.js');
+/** The compiled synthetic trainer. */
+export const TRAINER = packagePath('dist', 'src', 'control', 'testing', 'synthetic-trainer.js');
+
+export interface ServerProcess {
+  pid: number;
+  url: string;
+  data_dir: string;
+  client: GoodputClient;
+  child: ChildProcess;
+}
+
+/** A fresh temp data directory. */
+export function tempDataDir(prefix = 'goodput-e2e-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** Starts `goodput up --data-dir DIR --port 0 ...args` in its own process group; resolves once it serves. */
+export async function startServerProcess(data_dir: string, args: readonly string[]): Promise<ServerProcess> {
+  const fd = openSync(join(data_dir, 'up.log'), 'a');
+  const child = spawn(process.execPath, [CLI, 'up', '--data-dir', data_dir, '--port', '0', ...args], { detached: true, stdio: ['ignore', fd, fd] });
+  const pid = child.pid!;
+  const file = join(data_dir, 'server.json');
+  for (let i = 0; i < 300; i++) {
+    if (child.exitCode !== null) break;
+    if (existsSync(file)) {
+      const info = JSON.parse(readFileSync(file, 'utf8')) as { url: string; pid: number };
+      if (info.pid === pid) {
+        const token = readFileSync(join(data_dir, 'admin-token'), 'utf8').trim();
+        return { pid, url: info.url, data_dir, client: new GoodputClient(info.url, token), child };
+      }
+    }
+    await sleep(50);
+  }
+  throw new Error(`goodput up did not start:\n${readFileSync(join(data_dir, 'up.log'), 'utf8')}`);
+}
+
+/** Runs the compiled CLI; never throws on a non-zero status. */
+export function runCli(args: readonly string[], env: Record<string, string> = {}): Promise<{ status: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, timeout: 30_000 }, (error, stdout, stderr) => {
+      const status = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+      resolve({ status, stdout, stderr });
+    });
+  });
+}
+
+/** SIGKILLs every replica process group recorded under the data dir, then the server; removes the dir. */
+export function cleanup(data_dir: string, servers: readonly { pid: number }[] = []): void {
+  for (const s of servers) killGroup(s.pid);
+  const jobs = join(data_dir, 'jobs');
+  if (existsSync(jobs)) {
+    for (const job of readdirSync(jobs)) {
+      const run = join(jobs, job, 'run');
+      if (!existsSync(run)) continue;
+      for (const f of readdirSync(run)) if (f.endsWith('.pid')) killGroup(Number(readFileSync(join(run, f), 'utf8')));
+    }
+  }
+  rmSync(data_dir, { recursive: true, force: true });
+}
+
+/** SIGKILL to a process group (no error if gone). */
+export function killGroup(pgid: number): void {
+  try {
+    process.kill(-pgid, 'SIGKILL');
+  } catch {
+    // gone already
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** Polls `check` until it returns a value other than undefined/false, or throws after `timeout_ms`. */
+export async function waitFor<T>(what: string, timeout_ms: number, check: () => Promise<T | undefined | false>): Promise<T> {
+  const deadline = Date.now() + timeout_ms;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await check();
+      if (value !== undefined && value !== false) return value;
+    } catch (error) {
+      last = error;
+    }
+    await sleep(150);
+  }
+  throw new Error(`timed out after ${timeout_ms} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
+}
+
+/** Parsed `synthetic:` lines of a replica log. */
+export interface TrainerLine {
+  kind: 'resumed' | 'checkpointed' | 'done' | 'failing';
+  step: number;
+  samples: number;
+  attempt: number;
+}
+
+/** The synthetic trainer's progress lines in a log. */
+export function trainerLines(log: string): TrainerLine[] {
+  const out: TrainerLine[] = [];
+  for (const m of log.matchAll(/^synthetic: (resumed|checkpointed|done|failing)[^\n]*?step=(\d+)(?: samples=(\d+))?(?: attempt=(\d+))?/gm)) {
+    out.push({ kind: m[1] as TrainerLine['kind'], step: Number(m[2]), samples: Number(m[3] ?? 0), attempt: Number(m[4] ?? -1) });
+  }
+  return out;
+}

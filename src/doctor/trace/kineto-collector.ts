@@ -1,0 +1,102 @@
+import { NumberColumn, StringTable } from './columns.js';
+import { KIND_CODE, kernelKind } from './kernel-kind.js';
+
+/** A `ProfilerStep#N` annotation on the host. Times in integer microseconds (HTA rounding). */
+export interface ProfilerStepMark {
+  readonly iteration: number;
+  readonly ts_us: number;
+  readonly end_us: number;
+}
+
+/** Everything the analyses need from one rank's Kineto trace, in compact columns. */
+export interface KinetoRank {
+  readonly file: string;
+  rank: number;
+  readonly names: StringTable;
+  /** GPU activities (kernels, memcpy, memset) in file order. */
+  readonly gpu: {
+    readonly ts: NumberColumn; readonly end: NumberColumn; readonly stream: NumberColumn;
+    readonly correlation: NumberColumn; readonly name: NumberColumn; readonly kind: NumberColumn;
+  };
+  /** Host events that carry a correlation id (CUDA/HIP runtime and driver calls), in file order. */
+  readonly host: { readonly ts: NumberColumn; readonly end: NumberColumn; readonly correlation: NumberColumn; readonly name: NumberColumn };
+  readonly steps: ProfilerStepMark[];
+  /** Distinct `ProfilerStep...` names seen (HTA counts names, not events). */
+  readonly stepNames: Set<string>;
+  /** Host spans of `enumerate(DataLoader)...` ops: the training loop waiting for its next batch. */
+  readonly dataLoader: { readonly ts: NumberColumn; readonly end: NumberColumn };
+  deviceName?: string;
+  deviceComputeMajor?: number;
+  deviceMemoryBytes?: number;
+  worldSize?: number;
+  /** True when `distributedInfo.rank` was present (else the rank came from the file name, or 0). */
+  rankFromMetadata: boolean;
+  eventCount: number;
+}
+
+interface RawEvent {
+  ph?: unknown; cat?: unknown; name?: unknown; ts?: unknown; dur?: unknown; args?: unknown;
+}
+
+const STEP_RE = /^ProfilerStep\s*#\s*(\d+)/;
+const HOST_ONLY_CATS = new Set(['cuda_runtime', 'cuda_driver', 'cpu_op', 'user_annotation', 'python_function', 'gpu_user_annotation']);
+
+/** Creates an empty rank record for `file`; `rank` defaults to 0 until metadata says otherwise. */
+export function newKinetoRank(file: string): KinetoRank {
+  const c = () => new NumberColumn();
+  return {
+    file, rank: 0, names: new StringTable(),
+    gpu: { ts: c(), end: c(), stream: c(), correlation: c(), name: c(), kind: c() },
+    host: { ts: c(), end: c(), correlation: c(), name: c() },
+    steps: [], stepNames: new Set(), dataLoader: { ts: c(), end: c() }, eventCount: 0, rankFromMetadata: false,
+  };
+}
+
+/**
+ * Adds one trace event. Follows HTA's parser: events without `dur` or `cat`, and `Trace` spans, are
+ * dropped; fractional (ns-resolution) times are rounded inward, `ts = ceil(ts)`, `end = floor(ts + dur)`,
+ * which HTA does to avoid false overlaps (pytorch/pytorch#122425).
+ */
+export function addKinetoEvent(r: KinetoRank, ev: unknown): void {
+  if (ev === null || typeof ev !== 'object') return;
+  const e = ev as RawEvent;
+  r.eventCount++;
+  if (typeof e.cat !== 'string' || typeof e.dur !== 'number' || typeof e.ts !== 'number' || e.cat === 'Trace') return;
+  const name = typeof e.name === 'string' ? e.name : String(e.name ?? '');
+  const ts = Math.ceil(e.ts);
+  const end = Math.floor(e.ts + e.dur);
+  const args = (e.args !== null && typeof e.args === 'object' ? e.args : {}) as Record<string, unknown>;
+  const stream = args['stream'];
+  const correlation = typeof args['correlation'] === 'number' ? (args['correlation'] as number) : -1;
+  if (typeof stream === 'number' && stream >= 0 && !HOST_ONLY_CATS.has(e.cat)) {
+    r.gpu.ts.push(ts); r.gpu.end.push(end); r.gpu.stream.push(stream);
+    r.gpu.correlation.push(correlation); r.gpu.name.push(r.names.id(name));
+    r.gpu.kind.push(KIND_CODE[kernelKind(name)]);
+    return;
+  }
+  if (correlation >= 0) {
+    r.host.ts.push(ts); r.host.end.push(end); r.host.correlation.push(correlation); r.host.name.push(r.names.id(name));
+  }
+  if (name.startsWith('ProfilerStep')) {
+    r.stepNames.add(name);
+    const m = STEP_RE.exec(name);
+    if (m) r.steps.push({ iteration: Number(m[1]), ts_us: ts, end_us: end });
+  } else if (e.cat === 'cpu_op' && name.startsWith('enumerate(DataLoader)')) {
+    r.dataLoader.ts.push(ts);
+    r.dataLoader.end.push(end);
+  }
+}
+
+/** Applies a top-level trace member (`distributedInfo`, `deviceProperties`) to the rank record. */
+export function addKinetoMember(r: KinetoRank, key: string, value: unknown): void {
+  if (key === 'distributedInfo' && value && typeof value === 'object') {
+    const d = value as Record<string, unknown>;
+    if (typeof d['rank'] === 'number') { r.rank = d['rank']; r.rankFromMetadata = true; }
+    if (typeof d['world_size'] === 'number') r.worldSize = d['world_size'];
+  } else if (key === 'deviceProperties' && Array.isArray(value) && value.length > 0) {
+    const d = value[0] as Record<string, unknown>;
+    if (typeof d['name'] === 'string') r.deviceName = d['name'];
+    if (typeof d['computeMajor'] === 'number') r.deviceComputeMajor = d['computeMajor'];
+    if (typeof d['totalGlobalMem'] === 'number') r.deviceMemoryBytes = d['totalGlobalMem'];
+  }
+}

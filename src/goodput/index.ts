@@ -1,0 +1,17 @@
+/** Public API of the goodput model (pure; pollux-spec §3-4.1). */
+export type { BatchChoice, BatchLimits, GoodputModel, GradParams, PerfParams, ProfilePoint } from './types.js';
+export {
+  accumStepTime_s,
+  logOverlap,
+  networkTime_s,
+  optimStepTime_s,
+  stepTime_s,
+  throughput,
+} from './throughput.js';
+export { adascaleGain, efficiency } from './efficiency.js';
+export { fitPerfParams } from './fit.js';
+export { minimizeBounded } from './lbfgsb.js';
+export type { MinimizeOptions, MinimizeResult, ObjectiveWithGradient } from './lbfgsb.js';
+export { NUM_BATCH_CANDIDATES, fixedBatchChoice, geomspace, goodputOf, optimizeBatch } from './optimize.js';
+export { bestGoodput, goodputSpeedupFn, linearSpeedupFn } from './speedup.js';
+export type { BatchPolicy, SpeedupFn } from './speedup.js';

@@ -1,0 +1,68 @@
+/**
+ * Speedup functions (pollux-spec §4.1): how much faster a job progresses on (n nodes, r
+ * replicas) than on its base configuration, measured in goodput.
+ */
+import { fixedBatchChoice, optimizeBatch } from './optimize.js';
+import type { GoodputModel } from './types.js';
+
+/** Speedup of a job on `num_nodes` nodes with `num_replicas` replicas; 0 for (0, 0). */
+export type SpeedupFn = (num_nodes: number, num_replicas: number) => number;
+
+/** How a job's batch size is chosen when predicting its goodput. */
+export interface BatchPolicy {
+  /** Fixed total batch size: no batch-size optimization (pollux-spec §1.6 fixed rule). */
+  fixed_batch_size?: number;
+  /** Cap on the total batch size the optimizer may choose (default: the model's limit). */
+  max_batch_size?: number;
+}
+
+/**
+ * Best predicted goodput at (num_nodes, num_replicas): the §3.4 optimization, or the goodput of
+ * the fixed-batch configuration when `batch.fixed_batch_size` is set. 0 for no replicas.
+ */
+export function bestGoodput(
+  model: GoodputModel,
+  num_nodes: number,
+  num_replicas: number,
+  batch: BatchPolicy = {},
+): number {
+  if (num_replicas <= 0) return 0;
+  if (batch.fixed_batch_size !== undefined) {
+    return fixedBatchChoice(model, num_nodes, num_replicas, batch.fixed_batch_size).goodput;
+  }
+  return optimizeBatch(model, num_nodes, num_replicas, batch.max_batch_size).goodput;
+}
+
+/**
+ * Goodput-based speedup: bestGoodput(n, r) / base_goodput, memoized per instance (so build a
+ * fresh one whenever the model changes). `base_goodput` defaults to the best goodput at
+ * (1 node, 1 replica), as in the artifact's SpeedupFunction; the Pollux policy passes the
+ * fair-share goodput instead. Requires base_goodput > 0. speedup(0, 0) = 0.
+ */
+export function goodputSpeedupFn(
+  model: GoodputModel,
+  base_goodput?: number,
+  batch: BatchPolicy = {},
+): SpeedupFn {
+  const base = base_goodput ?? bestGoodput(model, 1, 1, batch);
+  const memo = new Map<number, number>();
+  return (num_nodes: number, num_replicas: number): number => {
+    if (num_replicas <= 0) return 0;
+    const key = num_nodes * 65536 + num_replicas;
+    let value = memo.get(key);
+    if (value === undefined) {
+      value = bestGoodput(model, num_nodes, num_replicas, batch) / base;
+      memo.set(key, value);
+    }
+    return value;
+  };
+}
+
+/**
+ * Fallback for jobs without a fitted model: perfect linear scaling relative to
+ * `base_replicas` replicas, r / base_replicas (the artifact uses r before rebasing and
+ * r / r_fair inside the Pollux policy).
+ */
+export function linearSpeedupFn(base_replicas = 1): SpeedupFn {
+  return (_num_nodes: number, num_replicas: number): number => num_replicas / base_replicas;
+}

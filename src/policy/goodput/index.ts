@@ -1,0 +1,49 @@
+import type { Allocation, ClusterSnapshot } from '../../core/cluster.js';
+import type { Policy, PolicyDecision, PolicyFactory, PolicyOptions } from '../policy.js';
+import { buildJobViews, defaultGoodputPolicyParams, type GoodputPolicyParams } from './job-view.js';
+import { placeJobs, usageAfter } from './placement.js';
+import { chooseReplicaCounts } from './sizing.js';
+
+/**
+ * Goodput's own policy (docs/policy.md): every round, size jobs by their goodput speedup,
+ * weighted towards jobs that have received little service (shorter expected completion), price
+ * every reallocation by its restart delay, and place replicas so that distributed jobs do not
+ * share nodes. Deterministic: it uses no randomness at all. Non-preemptible jobs keep their
+ * allocation once placed.
+ */
+export class GoodputPolicy implements Policy {
+  readonly name = 'goodput';
+  private readonly params: GoodputPolicyParams;
+
+  constructor(params: Partial<GoodputPolicyParams> = {}) {
+    this.params = { ...defaultGoodputPolicyParams, ...params };
+  }
+
+  decide(snapshot: ClusterSnapshot): PolicyDecision {
+    const allViews = buildJobViews(snapshot, this.params);
+    const pinned = allViews.filter((v) => !v.job.preemptible && v.current_replicas > 0);
+    const views = allViews.filter((v) => v.job.preemptible || v.current_replicas === 0);
+    const usage = usageAfter(snapshot.nodes, pinned.map((v) => v.current));
+    const free = usage.free.reduce((sum, f) => sum + Math.max(0, f), 0);
+    const gpusPerNode = Math.max(1, ...snapshot.nodes.map((n) => n.gpus));
+    const counts = chooseReplicaCounts(views, free, gpusPerNode);
+    const allocations: Record<string, Allocation> = placeJobs(views, counts, usage);
+    for (const view of pinned) allocations[view.job.id] = view.current;
+    const rejections: PolicyDecision['rejections'] = {};
+    views.forEach((view) => {
+      if (!allocations[view.job.id]) {
+        rejections[view.job.id] = view.max_replicas === 0
+          ? { code: 'NO_FEASIBLE_SIZE', message: 'the job cannot run on any replica count within its limits' }
+          : { code: 'WAITING_FOR_GPUS', message: 'all GPUs are used by jobs with higher priority (less attained service)' };
+      }
+    });
+    return { allocations, rejections };
+  }
+}
+
+/** Registry entry of the goodput policy. */
+export const goodputPolicy: PolicyFactory = {
+  name: 'goodput',
+  description: "Goodput's policy: goodput-sized, service-weighted, restart-aware, interference-free placement",
+  create: (_options: PolicyOptions) => new GoodputPolicy(),
+};

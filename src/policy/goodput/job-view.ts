@@ -1,0 +1,164 @@
+import type { Allocation, ClusterSnapshot, PolicyJob } from '../../core/cluster.js';
+import { bestGoodput, goodputSpeedupFn, linearSpeedupFn, type BatchPolicy, type SpeedupFn } from '../../goodput/speedup.js';
+
+/** What the goodput policy derives from one job for one round. */
+export interface JobView {
+  job: PolicyJob;
+  /** Index in the snapshot's job list (submission order). */
+  order: number;
+  current: Allocation;
+  /** Replica count in force now (0 when the job holds no GPUs). */
+  current_replicas: number;
+  min_replicas: number;
+  /** Largest replica count this round may give: user cap, exploration limit, batch limit. */
+  max_replicas: number;
+  /** Speedup over one GPU, for r replicas packed on as few nodes as possible; memoized. */
+  speedup(replicas: number): number;
+  /** Relative priority weight (> 0): larger for jobs that have received little service. */
+  weight: number;
+  /** Fraction of a change's benefit left after paying the restart delay (in (0, 1]). */
+  restart_keep: number;
+  /** Exponent p of the utility of speedup (see GoodputPolicyParams.utility_power). */
+  utility_power: number;
+  /** Estimate of the remaining work (1-GPU seconds, or attained GPU-seconds when unknown). */
+  remaining_estimate: number;
+}
+
+/** Tunable knobs of the goodput policy. Defaults were chosen by measurement (docs/policy.md). */
+export interface GoodputPolicyParams {
+  /** Attained service (GPU-seconds) at which a job's weight halves. */
+  service_half_weight_gpu_s: number;
+  /** Exponent of the weight decay with attained service. */
+  service_weight_power: number;
+  /** Seconds of zero progress a reallocation costs (checkpoint-restart). */
+  restart_delay_s: number;
+  /** Floor of the remaining-time estimate used to price a restart (s). */
+  min_horizon_s: number;
+  /**
+   * Diminishing returns of speedup: a job's value is U(S) = S^(1-p)/(1-p) (log S for p = 1).
+   * p = 0 maximizes total speedup; larger p equalizes speedups across jobs (p = 2 is Pollux's
+   * harmonic mean).
+   */
+  utility_power: number;
+  /**
+   * Charge past restarts too: keep = max(horizon - delay x restarts, 0) / (horizon + delay), so a
+   * job that has already spent much of its life restarting is left alone (as Pollux does).
+   */
+  restart_budget: boolean;
+  /**
+   * Use the job's declared remaining work when known: weight = 1 / (seconds the remaining work
+   * takes on one GPU), so the policy maximizes the rate at which jobs complete (shortest
+   * remaining work first, sized by goodput). Jobs of unknown length fall back to attained service.
+   */
+  use_remaining_work: boolean;
+  /** Largest replica count for a job that has never run (its model is unknown). */
+  initial_replicas: number;
+  /** A job may grow to this multiple of the largest replica count it has run at. */
+  explore_factor: number;
+  /**
+   * When > 0, weights come from the rank of each job's remaining work instead of its size: with
+   * n jobs ranked from the largest (i = 1) to the smallest (i = n), w_i = (i/n)^e - ((i-1)/n)^e
+   * (heSRPT's optimal shares for speedup k^(1 - 1/e)); with log utility these are the shares.
+   */
+  rank_exponent: number;
+}
+
+export const defaultGoodputPolicyParams: GoodputPolicyParams = {
+  service_half_weight_gpu_s: 3600,
+  service_weight_power: 1,
+  restart_delay_s: 30,
+  min_horizon_s: 300,
+  utility_power: 0,
+  restart_budget: false,
+  use_remaining_work: false,
+  initial_replicas: 1,
+  explore_factor: 2,
+  rank_exponent: 0,
+};
+
+/**
+ * Builds the per-round view of every preemptible active job. Pure. Replica limits follow the
+ * exploration rule of Pollux (a job may at most double the largest size it has run at, since its
+ * model is unreliable beyond what it has measured) and the batch-size limits.
+ */
+export function buildJobViews(snapshot: ClusterSnapshot, params: GoodputPolicyParams): JobView[] {
+  const views = buildViews(snapshot, params);
+  if (params.rank_exponent > 0) applyRankWeights(views, params.rank_exponent);
+  return views;
+}
+
+/** Replaces weights by heSRPT shares by rank of remaining work (ties: later submission larger). */
+function applyRankWeights(views: JobView[], exponent: number): void {
+  const n = views.length;
+  const order = views.map((_, i) => i).sort((a, b) => (views[b] as JobView).remaining_estimate - (views[a] as JobView).remaining_estimate || b - a);
+  order.forEach((index, rank) => {
+    const i = rank + 1;
+    (views[index] as JobView).weight = n * (Math.pow(i / n, exponent) - Math.pow((i - 1) / n, exponent));
+  });
+}
+
+function buildViews(snapshot: ClusterSnapshot, params: GoodputPolicyParams): JobView[] {
+  const gpusPerNode = Math.max(1, ...snapshot.nodes.map((n) => n.gpus));
+  const totalGpus = snapshot.nodes.reduce((sum, n) => sum + n.gpus, 0);
+  return snapshot.jobs.map((job, order) => {
+    const current = snapshot.allocations[job.id] ?? [];
+    const limits = job.limits;
+    const batchCap = job.fixed_batch_size ?? Math.min(limits.max_batch_size, job.batch_size_cap ?? Infinity);
+    const byBatch = Math.max(1, Math.floor(batchCap / Math.max(1, limits.min_local_bsz)));
+    const explore = Math.max(params.explore_factor * job.max_profiled_replicas, params.initial_replicas);
+    // Exploration never cuts below the job's minimum; a minimum above the hard limits is infeasible.
+    const hardMax = Math.min(job.max_replicas, byBatch, totalGpus);
+    const max_replicas = job.min_replicas > hardMax ? 0 : Math.max(job.min_replicas, Math.min(hardMax, explore));
+    const speedupFn = jobSpeedup(job);
+    const memo: number[] = [0];
+    const speedup = (replicas: number): number => {
+      let value = memo[replicas];
+      if (value === undefined) {
+        value = speedupFn(Math.ceil(replicas / gpusPerNode), replicas);
+        memo[replicas] = value;
+      }
+      return value;
+    };
+    const remaining_1gpu_s = remainingOneGpu_s(job, params);
+    const weight = remaining_1gpu_s !== undefined
+      ? params.service_half_weight_gpu_s / Math.max(remaining_1gpu_s, 1)
+      : 1 / Math.pow(1 + job.attained_service_gpu_s / params.service_half_weight_gpu_s, params.service_weight_power);
+    const age_s = Math.max(0, snapshot.now_s - job.submitted_at_s);
+    // Price a restart against the time the job has left: known from its remaining work, else
+    // estimated from its age (jobs that have run long tend to run long).
+    const left_s = remaining_1gpu_s !== undefined ? remaining_1gpu_s / Math.max(1, speedup(current.length)) : age_s;
+    const horizon_s = Math.max(left_s, params.min_horizon_s);
+    const spent_s = params.restart_budget ? params.restart_delay_s * job.restarts : 0;
+    const restart_keep = Math.max(horizon_s - spent_s, 0) / (horizon_s + params.restart_delay_s);
+    return {
+      job,
+      order,
+      current,
+      current_replicas: current.length,
+      min_replicas: max_replicas === 0 ? 0 : job.min_replicas,
+      max_replicas,
+      speedup,
+      weight,
+      restart_keep,
+      utility_power: params.utility_power,
+      remaining_estimate: remaining_1gpu_s ?? job.attained_service_gpu_s,
+    };
+  });
+}
+
+/** Seconds the job's remaining work would take on one GPU, when both are known. */
+function remainingOneGpu_s(job: PolicyJob, params: GoodputPolicyParams): number | undefined {
+  if (!params.use_remaining_work || !job.model || job.remaining_samples === undefined) return undefined;
+  const oneGpu = bestGoodput(job.model, 1, 1, batchPolicy(job));
+  return oneGpu > 0 ? job.remaining_samples / oneGpu : undefined;
+}
+
+function batchPolicy(job: PolicyJob): BatchPolicy {
+  if (job.fixed_batch_size !== undefined) return { fixed_batch_size: job.fixed_batch_size };
+  return job.batch_size_cap !== undefined ? { max_batch_size: job.batch_size_cap } : {};
+}
+
+function jobSpeedup(job: PolicyJob): SpeedupFn {
+  if (!job.model) return linearSpeedupFn(1);
+  return goodputSpeedupFn(job.model, undefined, batchPolicy(job));
+}

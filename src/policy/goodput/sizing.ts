@@ -1,0 +1,131 @@
+import type { JobView } from './job-view.js';
+
+/** One candidate growth step of a job: k more replicas for a value gain of `gain` per replica. */
+interface Step {
+  view: number;
+  replicas: number;
+  gain_per_replica: number;
+}
+
+/**
+ * Value of running a job at r replicas this round: priority weight x speedup, discounted by the
+ * restart delay when r differs from what the job runs at now (a change costs a checkpoint-restart).
+ */
+export function allocationValue(view: JobView, replicas: number): number {
+  const keep = replicas === view.current_replicas ? 1 : view.restart_keep;
+  const speedup = replicas <= 0 ? 0 : view.speedup(replicas) * keep;
+  return view.weight * utility(speedup + SPEEDUP_FLOOR, view.utility_power);
+}
+
+/** Keeps the utility of an idle job finite (as Pollux's +0.001). */
+const SPEEDUP_FLOOR = 1e-3;
+
+function utility(speedup: number, power: number): number {
+  if (power === 0) return speedup;
+  if (power === 1) return Math.log(speedup);
+  return Math.pow(speedup, 1 - power) / (1 - power);
+}
+
+/**
+ * Chooses a replica count per job that maximizes the total value within `free_gpus`: greedy by
+ * marginal value per GPU, looking ahead over several GPUs so that non-concave steps (crossing a
+ * node boundary, reaching the current size) are found. Jobs with min_replicas get them first, in
+ * priority order, or nothing. Deterministic: ties go to the earlier-submitted job.
+ * Returns counts indexed like `views`; their sum never exceeds `free_gpus`.
+ */
+export function chooseReplicaCounts(views: readonly JobView[], free_gpus: number, lookahead: number): number[] {
+  const counts = views.map(() => 0);
+  let free = free_gpus;
+  const byPriority = views.map((_, i) => i).sort((a, b) => compareViews(views, a, b));
+  for (const i of byPriority) {
+    const view = views[i] as JobView;
+    if (view.min_replicas > 0 && view.min_replicas <= free) {
+      counts[i] = view.min_replicas;
+      free -= view.min_replicas;
+    }
+  }
+  const heap = new StepHeap();
+  const push = (i: number): void => {
+    const step = bestStep(views[i] as JobView, i, counts[i] as number, free, lookahead);
+    if (step) heap.push(step);
+  };
+  for (let i = 0; i < views.length; i++) {
+    const view = views[i] as JobView;
+    if (view.min_replicas === 0 || (counts[i] as number) > 0) push(i);
+  }
+  while (free > 0) {
+    const step = heap.pop();
+    if (!step) break;
+    const i = step.view;
+    if (step.replicas > free) {
+      push(i); // fewer GPUs are left than this step wanted: re-plan it with what is left
+      continue;
+    }
+    counts[i] = (counts[i] as number) + step.replicas;
+    free -= step.replicas;
+    push(i);
+  }
+  return counts;
+}
+
+function compareViews(views: readonly JobView[], a: number, b: number): number {
+  const va = views[a] as JobView;
+  const vb = views[b] as JobView;
+  return vb.weight - va.weight || va.order - vb.order;
+}
+
+function bestStep(view: JobView, index: number, replicas: number, free: number, lookahead: number): Step | undefined {
+  const room = Math.min(view.max_replicas - replicas, free, Math.max(lookahead, view.current_replicas - replicas));
+  if (room <= 0) return undefined;
+  const base = allocationValue(view, replicas);
+  let best: Step | undefined;
+  for (let k = 1; k <= room; k++) {
+    const gain = (allocationValue(view, replicas + k) - base) / k;
+    if (gain > 1e-12 && (!best || gain > best.gain_per_replica + 1e-12)) {
+      best = { view: index, replicas: k, gain_per_replica: gain };
+    }
+  }
+  return best;
+}
+
+/** Binary max-heap of steps by gain per replica; ties prefer the lower job index. */
+class StepHeap {
+  private readonly items: Step[] = [];
+
+  push(step: Step): void {
+    const items = this.items;
+    items.push(step);
+    let i = items.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!before(items[i] as Step, items[parent] as Step)) break;
+      [items[i], items[parent]] = [items[parent] as Step, items[i] as Step];
+      i = parent;
+    }
+  }
+
+  pop(): Step | undefined {
+    const items = this.items;
+    const top = items[0];
+    const last = items.pop();
+    if (items.length > 0 && last) {
+      items[0] = last;
+      let i = 0;
+      for (;;) {
+        const left = 2 * i + 1;
+        const right = left + 1;
+        let best = i;
+        if (left < items.length && before(items[left] as Step, items[best] as Step)) best = left;
+        if (right < items.length && before(items[right] as Step, items[best] as Step)) best = right;
+        if (best === i) break;
+        [items[i], items[best]] = [items[best] as Step, items[i] as Step];
+        i = best;
+      }
+    }
+    return top;
+  }
+}
+
+function before(a: Step, b: Step): boolean {
+  return a.gain_per_replica > b.gain_per_replica || (a.gain_per_replica === b.gain_per_replica && a.view < b.view);
+}

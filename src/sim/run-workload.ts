@@ -1,0 +1,109 @@
+import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { GoodputError } from '../core/errors.js';
+import type { PolicyFactory } from '../policy/policy.js';
+import { findPolicy, policyNames } from '../policy/registry.js';
+import { FairShareEstimator } from './fairness.js';
+import { summarize, type WorkloadMetrics } from './metrics.js';
+import { resolveSimOptions, simulate, type RoundProgress, type SimOptions } from './simulator.js';
+import { loadWorkload } from './workload.js';
+
+/** Everything needed to run one policy on one workload file (serializable for workers). */
+export interface RunSettings {
+  policy: string;
+  seed: number;
+  interval_s?: number;
+  interference?: number;
+  nodes?: number;
+  gpus_per_node?: number;
+  /** Directory for the interval log DIR/<workload>.jsonl, if any. */
+  out_dir?: string;
+  /** Compute finish-time fairness (default true; benchmarks skip it). */
+  fairness?: boolean;
+}
+
+/** Result of one workload under one policy, as printed by `goodput sim --json`. */
+export interface WorkloadReport extends WorkloadMetrics {
+  workload: string;
+  policy: string;
+  rounds: number;
+  wall_ms: number;
+  /** JCT (s) per job name, in workload order. */
+  jobs: Record<string, number>;
+  /** Worst finish-time-fairness ratio (JCT / JCT alone on the fair share); see fairness.ts. */
+  ftf_worst: number;
+  /** Share of jobs whose finish-time-fairness ratio exceeds 1. */
+  ftf_unfair_share: number;
+  /** Finish-time-fairness ratio per job. */
+  ftf: Record<string, number>;
+}
+
+/** Workload name as reported: the file name without `.csv`. */
+export function workloadName(file: string): string {
+  return basename(file).replace(/\.csv$/i, '');
+}
+
+/** The registered policy factory, or a usage error listing the valid names. */
+export function requirePolicy(name: string): PolicyFactory {
+  const factory = findPolicy(name);
+  if (!factory) throw new GoodputError('E_UNKNOWN_POLICY', `unknown policy '${name}'; valid policies: ${policyNames().join(', ')}.`, 2);
+  return factory;
+}
+
+/**
+ * Loads `file`, simulates it under `settings.policy` and summarizes it (metrics, per-job JCTs,
+ * finish-time fairness). Writes the interval log when `out_dir` is set. Throws GoodputError on
+ * bad input.
+ */
+export function runWorkload(file: string, settings: RunSettings, onRound?: (p: RoundProgress) => void): WorkloadReport {
+  const factory = requirePolicy(settings.policy);
+  const workload = loadWorkload(file);
+  const name = workloadName(file);
+  const options: SimOptions = {
+    interval_s: settings.interval_s,
+    interference: settings.interference,
+    nodes: settings.nodes,
+    gpus_per_node: settings.gpus_per_node,
+    onRound,
+  };
+  const resolved = resolveSimOptions(options);
+  let fd: number | undefined;
+  if (settings.out_dir) {
+    mkdirSync(settings.out_dir, { recursive: true });
+    fd = openSync(join(settings.out_dir, `${name}.jsonl`), 'w');
+    const out = fd;
+    options.onInterval = (record) => writeSync(out, JSON.stringify(record) + '\n');
+  }
+  const started = performance.now();
+  let result;
+  try {
+    result = simulate(workload, settings.policy, factory.create({ seed: settings.seed }), options);
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+  const wall_ms = performance.now() - started;
+  const fairness = new FairShareEstimator(result.mode, resolved, result.total_gpus);
+  const jobs: Record<string, number> = {};
+  const ftf: Record<string, number> = {};
+  let worst = 0;
+  let unfair = 0;
+  result.jobs.forEach((outcome, i) => {
+    jobs[outcome.name] = outcome.jct_s;
+    if (settings.fairness === false) return;
+    const ratio = fairness.ratio(workload.jobs[i]!, outcome);
+    ftf[outcome.name] = ratio;
+    worst = Math.max(worst, ratio);
+    if (ratio > 1) unfair++;
+  });
+  return {
+    workload: name,
+    policy: settings.policy,
+    ...summarize(result),
+    rounds: result.rounds,
+    wall_ms,
+    jobs,
+    ftf_worst: settings.fairness === false ? NaN : worst,
+    ftf_unfair_share: settings.fairness === false ? NaN : unfair / result.jobs.length,
+    ftf,
+  };
+}

@@ -1,0 +1,321 @@
+import type { Allocation, ClusterSnapshot, NodeInfo, PolicyJob } from '../core/cluster.js';
+import { GoodputError } from '../core/errors.js';
+import type { Policy } from '../policy/policy.js';
+import { packedPlacement, splitFixedBatch } from './batch-config.js';
+import { jobModeFor, polluxHooks, type JobMode } from './job-modes.js';
+import { SimJob } from './sim-job.js';
+import type { Workload, WorkloadJob } from './workload.js';
+
+/** Cluster and clock settings of one simulation. Defaults are the artifact's. */
+export interface SimOptions {
+  /** Scheduling interval (s); default 60. */
+  interval_s?: number;
+  /** Progress slowdown in [0, 1) of multi-node jobs sharing a node; default 0. */
+  interference?: number;
+  /** Default 16. */
+  nodes?: number;
+  /** 1..4 (the traces stop at 4 GPUs per node); default 4. */
+  gpus_per_node?: number;
+  /** Called after every round (cheap; throttle in the caller). */
+  onRound?: (progress: RoundProgress) => void;
+  /** Called with the log record of every interval (§1.9), for --out. */
+  onInterval?: (record: IntervalRecord) => void;
+}
+
+/** Progress of a running simulation. */
+export interface RoundProgress {
+  now_s: number;
+  last_arrival_s: number;
+  completed: number;
+  total: number;
+}
+
+/** One job in an interval log record. */
+export interface IntervalJobRecord {
+  name: string;
+  epoch: number;
+  progress: number;
+  restarts: number;
+  allocation: Allocation;
+  placement: readonly number[];
+  batch_size: number;
+  accum_steps: number;
+  submission_time: number;
+  completion_time: number | null;
+  grad_params: readonly [number, number] | null;
+}
+
+/** The state at the end of one interval: jobs active during it (completed ones included). */
+export interface IntervalRecord {
+  timestamp: number;
+  num_nodes: number;
+  jobs: IntervalJobRecord[];
+}
+
+/** Outcome of one job. */
+export interface JobOutcome {
+  name: string;
+  application: string;
+  submit_s: number;
+  jct_s: number;
+  restarts: number;
+  attained_gpu_s: number;
+  /** Time-average number of active jobs over the rounds this job was active (>= 1). */
+  avg_active_jobs: number;
+}
+
+/** Outcome of a whole simulation. */
+export interface SimResult {
+  policy: string;
+  mode: JobMode;
+  total_gpus: number;
+  jobs: JobOutcome[];
+  /** Number of scheduling rounds simulated. */
+  rounds: number;
+}
+
+/** Resolved options, shared with the fairness estimate. */
+export interface ResolvedSimOptions {
+  interval_s: number;
+  interference: number;
+  nodes: number;
+  gpus_per_node: number;
+}
+
+/** Applies defaults and validates ranges (usage errors name the flag). */
+export function resolveSimOptions(options: SimOptions): ResolvedSimOptions {
+  const o = { interval_s: options.interval_s ?? 60, interference: options.interference ?? 0, nodes: options.nodes ?? 16, gpus_per_node: options.gpus_per_node ?? 4 };
+  const bad = (msg: string) => new GoodputError('E_USAGE', msg, 2);
+  if (!Number.isInteger(o.interval_s) || o.interval_s < 1) throw bad(`--interval must be a positive integer number of seconds, got ${o.interval_s}`);
+  if (!(o.interference >= 0 && o.interference < 1)) throw bad(`--interference must be in [0, 1), got ${o.interference}`);
+  if (!Number.isInteger(o.nodes) || o.nodes < 1) throw bad(`--nodes must be a positive integer, got ${o.nodes}`);
+  if (!Number.isInteger(o.gpus_per_node) || o.gpus_per_node < 1 || o.gpus_per_node > 4) throw bad(`--gpus-per-node must be 1..4 (the traces cover up to 4 GPUs per node), got ${o.gpus_per_node}`);
+  return o;
+}
+
+/** Smallest GPU count a job needs under `mode` (gang size for gang policies, else 1). */
+export function minimumGpus(job: WorkloadJob, mode: JobMode): number {
+  return mode === 'gang' ? job.num_replicas : 1;
+}
+
+/** Builds the simulated job for `mode` (which batch rule it follows). */
+export function makeSimJob(w: WorkloadJob, mode: JobMode): SimJob {
+  const isNcf = w.application.name === 'ncf';
+  const target = mode === 'adaptive' ? (isNcf ? 32768 : undefined) : w.batch_size;
+  return new SimJob({ name: w.name, application: w.application, submit_s: w.submit_s, target_batch_size: target, hooks: mode === 'adaptive' ? polluxHooks : undefined });
+}
+
+/**
+ * Runs `policy` over `workload` with the fixed-interval loop of pollux-spec §1.2 until every job
+ * completes. Deterministic for a deterministic policy. Throws E_CLUSTER_TOO_SMALL when a job's
+ * minimum cannot fit the cluster, E_POLICY when the policy over-commits a node.
+ */
+export function simulate(workload: Workload, policyName: string, policy: Policy, options: SimOptions = {}): SimResult {
+  const o = resolveSimOptions(options);
+  const mode = jobModeFor(policyName);
+  const totalGpus = o.nodes * o.gpus_per_node;
+  for (const w of workload.jobs) {
+    const need = minimumGpus(w, mode);
+    if (need > totalGpus) {
+      throw new GoodputError('E_CLUSTER_TOO_SMALL', `${workload.file}:${w.line}: job ${w.name} needs ${need} GPUs under ${policyName} but the cluster has ${totalGpus} (${o.nodes} nodes x ${o.gpus_per_node} GPUs); use a larger --nodes or --gpus-per-node.`);
+    }
+  }
+  const nodes: NodeInfo[] = Array.from({ length: o.nodes }, (_, i) => ({ index: i, name: `node-${i}`, gpus: o.gpus_per_node, preemptible: false }));
+  const jobs = workload.jobs.map((w) => makeSimJob(w, mode));
+  const oracle = new OracleCache(o.gpus_per_node, totalGpus);
+  const activeSum = new Float64Array(jobs.length);
+  const activeRounds = new Float64Array(jobs.length);
+  const lastArrival = Math.max(...jobs.map((j) => j.submit_s));
+  let allocations = new Map<string, Allocation>();
+  let now = 0;
+  let rounds = 0;
+  let completed = 0;
+  const stallLimit = lastArrival + 365 * 86400;
+  while (completed < jobs.length) {
+    const interfering = o.interference > 0 ? interferingNodes(allocations) : undefined;
+    for (const job of jobs) {
+      let x = 0;
+      if (interfering) {
+        const alloc = allocations.get(job.name);
+        if (alloc && new Set(alloc).size > 1 && alloc.some((n) => interfering.has(n))) x = o.interference;
+      }
+      const wasDone = job.completion_s !== null;
+      job.step(o.interval_s, x);
+      if (!wasDone && job.completion_s !== null) completed++;
+    }
+    now += o.interval_s;
+    rounds++;
+    const active: number[] = [];
+    for (let i = 0; i < jobs.length; i++) if (jobs[i]!.submit_s <= now && jobs[i]!.completion_s === null) active.push(i);
+    for (const i of active) {
+      activeSum[i]! += active.length;
+      activeRounds[i]! += 1;
+    }
+    const logged = options.onInterval ? jobs.filter((j) => j.submit_s <= now && (j.completion_s === null || j.completion_s > now - o.interval_s)) : [];
+    if (active.length > 0) {
+      const kept = new Map<string, Allocation>();
+      for (const i of active) {
+        const a = allocations.get(jobs[i]!.name);
+        if (a) kept.set(jobs[i]!.name, a);
+      }
+      const snapshot: ClusterSnapshot = {
+        now_s: now,
+        nodes,
+        jobs: active.map((i) => policyJob(jobs[i]!, workload.jobs[i]!, mode, totalGpus, oracle)),
+        allocations: Object.fromEntries(kept),
+      };
+      const decision = policy.decide(snapshot);
+      const next = new Map<string, Allocation>();
+      const used = new Array<number>(o.nodes).fill(0);
+      for (const i of active) {
+        const name = jobs[i]!.name;
+        const a = decision.allocations[name];
+        if (a && a.length > 0) {
+          for (const n of a) {
+            if (!Number.isInteger(n) || n < 0 || n >= o.nodes) throw new GoodputError('E_POLICY', `policy ${policyName} allocated job ${name} to unknown node ${n}`);
+            used[n]! += 1;
+          }
+          next.set(name, [...a]);
+        }
+      }
+      used.forEach((u, n) => {
+        if (u > o.gpus_per_node) throw new GoodputError('E_POLICY', `policy ${policyName} over-committed node ${n} (${u} > ${o.gpus_per_node} GPUs) at t=${now}s`);
+      });
+      for (const i of active) {
+        const job = jobs[i]!;
+        const before = kept.get(job.name);
+        const after = next.get(job.name);
+        if (!sameAllocation(before, after)) job.reallocate(after ? groupConsecutive(after) : []);
+      }
+      allocations = next;
+    }
+    if (options.onInterval) options.onInterval(intervalRecord(now, o.nodes, logged, allocations));
+    options.onRound?.({ now_s: now, last_arrival_s: lastArrival, completed, total: jobs.length });
+    if (now > stallLimit) throw new GoodputError('E_SIM_STALLED', `policy ${policyName} left ${jobs.length - completed} job(s) unfinished a year after the last arrival; it never allocates them.`);
+  }
+  return {
+    policy: policyName,
+    mode,
+    total_gpus: totalGpus,
+    rounds,
+    jobs: jobs.map((j, i) => ({
+      name: j.name,
+      application: j.app.name,
+      submit_s: j.submit_s,
+      jct_s: j.completion_s! - j.submit_s,
+      restarts: j.restarts ?? 0,
+      attained_gpu_s: j.attained_gpu_s,
+      avg_active_jobs: activeRounds[i]! > 0 ? activeSum[i]! / activeRounds[i]! : 1,
+    })),
+  };
+}
+
+/** Optimus' oracle step times per (application, fixed batch), computed once per run (§5.1). */
+class OracleCache {
+  private readonly memo = new Map<string, number[]>();
+  constructor(
+    private readonly gpusPerNode: number,
+    private readonly totalGpus: number,
+  ) {}
+
+  stepTimes(w: WorkloadJob, max_replicas: number): number[] {
+    const key = `${w.application.name}:${w.batch_size}`;
+    let times = this.memo.get(key);
+    if (!times) {
+      times = [];
+      const limit = Math.min(max_replicas, this.totalGpus);
+      for (let r = 1; r <= limit; r++) {
+        const c = splitFixedBatch(w.application.limits, w.batch_size, r, true);
+        const [step, sync] = w.application.throughput(packedPlacement(r, this.gpusPerNode), c.local_bsz);
+        times.push(step + (step - sync) * c.accum_steps);
+      }
+      this.memo.set(key, times);
+    }
+    return times;
+  }
+}
+
+function policyJob(job: SimJob, w: WorkloadJob, mode: JobMode, totalGpus: number, oracle: OracleCache): PolicyJob {
+  const app = job.app;
+  const isNcf = app.name === 'ncf';
+  const base = {
+    id: job.name,
+    submitted_at_s: job.submit_s,
+    attained_service_gpu_s: job.attained_gpu_s,
+    restarts: job.restarts ?? 0,
+    max_profiled_replicas: job.max_profiled_replicas,
+    preemptible: true,
+    priority: 0,
+    limits: app.limits,
+  };
+  if (mode === 'gang') {
+    return { ...base, min_replicas: w.num_replicas, max_replicas: w.num_replicas, fixed_batch_size: w.batch_size };
+  }
+  if (mode === 'fixed-oracle') {
+    const max_replicas = isNcf ? 1 : Math.floor(w.batch_size / app.min_local_bsz);
+    const done = app.completion_epoch <= job.epoch;
+    const remaining_steps = done ? 1 : app.iteration(w.batch_size, app.completion_epoch) - app.iteration(w.batch_size, job.epoch);
+    return { ...base, min_replicas: 0, max_replicas, fixed_batch_size: w.batch_size, remaining_steps, step_time_s_by_replicas: oracle.stepTimes(w, max_replicas) };
+  }
+  const max_replicas = isNcf ? 1 : Math.min(totalGpus, Math.floor(app.max_batch_size / app.min_local_bsz));
+  // Jobs declare their length (epochs), so the remaining work is known as it would be from the SDK.
+  const remaining_samples = Math.max(0, app.target_progress - job.progress) * app.limits.init_batch_size;
+  const pj: PolicyJob = { ...base, min_replicas: 0, max_replicas, fixed_batch_size: job.target_batch_size, remaining_samples };
+  if (pj.fixed_batch_size === undefined) delete pj.fixed_batch_size;
+  // The fit is the expensive part of a round: only run it if the policy reads the model.
+  if (job.profiled) {
+    let cached: PolicyJob['model'] | null = null;
+    Object.defineProperty(pj, 'model', {
+      enumerable: true,
+      configurable: true,
+      get: () => (cached ??= job.model()),
+    });
+  }
+  return pj;
+}
+
+/** Nodes hosting replicas of at least two multi-node jobs (§1.2 step 1). */
+function interferingNodes(allocations: ReadonlyMap<string, Allocation>): Set<number> {
+  const count = new Map<number, number>();
+  for (const alloc of allocations.values()) {
+    const distinct = new Set(alloc);
+    if (distinct.size <= 1) continue;
+    for (const n of distinct) count.set(n, (count.get(n) ?? 0) + 1);
+  }
+  return new Set([...count].filter(([, c]) => c > 1).map(([n]) => n));
+}
+
+function sameAllocation(a: Allocation | undefined, b: Allocation | undefined): boolean {
+  if (!a || !b) return a === b;
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+/** Allocation list -> placement: runs of equal consecutive node ids (§1.2 step 5). */
+export function groupConsecutive(alloc: Allocation): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < alloc.length; i++) {
+    if (i === 0 || alloc[i] !== alloc[i - 1]) out.push(1);
+    else out[out.length - 1]! += 1;
+  }
+  return out;
+}
+
+function intervalRecord(now: number, numNodes: number, jobs: readonly SimJob[], allocations: ReadonlyMap<string, Allocation>): IntervalRecord {
+  return {
+    timestamp: now,
+    num_nodes: numNodes,
+    jobs: jobs.map((j) => ({
+      name: j.name,
+      epoch: j.epoch,
+      progress: j.progress,
+      restarts: j.restarts ?? 0,
+      allocation: allocations.get(j.name) ?? [],
+      placement: j.placement,
+      batch_size: j.batch_size,
+      accum_steps: j.accum_steps,
+      submission_time: j.submit_s,
+      completion_time: j.completion_s,
+      grad_params: j.grad,
+    })),
+  };
+}

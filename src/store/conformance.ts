@@ -1,0 +1,174 @@
+/**
+ * The conformance suite every `Store` implementation must pass. Each case gets a fresh store
+ * from `open` (its own namespace/database) and a controllable clock.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { GoodputError } from '../core/errors.js';
+import type { Store } from './store.js';
+import type { JobSpec } from './types.js';
+
+/** A fresh store using the given clock (epoch ms). */
+export type OpenStore = (now_ms: () => number) => Promise<Store>;
+
+const spec: JobSpec = {
+  name: 'mnist',
+  command: ['python', 'train.py', '--lr', '0.1'],
+  workdir: '/tmp',
+  env: { A: '1' },
+  min_replicas: 0,
+  max_replicas: 4,
+  max_restarts: 2,
+  preemptible: true,
+  priority: 0,
+};
+
+function isCode(code: string) {
+  return (error: unknown) => error instanceof GoodputError && error.code === code;
+}
+
+/** Registers the suite under `describe(name)`. */
+export function storeConformance(name: string, open: OpenStore): void {
+  describe(`Store conformance: ${name}`, () => {
+    let clock = 1_000_000;
+    const now = () => clock;
+    const fresh = async () => {
+      clock = 1_000_000;
+      return open(now);
+    };
+
+    it('creates, reads and lists jobs in submission order with a submitted event', async () => {
+      const s = await fresh();
+      const a = await s.createJob({ id: 'a', name: 'one', user: 'alice', spec }, 'alice');
+      clock += 5;
+      await s.createJob({ id: 'b', name: 'two', user: 'bob', spec: { ...spec, name: 'two' } }, 'bob');
+      assert.equal(a.state, 'queued');
+      assert.equal(a.submitted_at_ms, 1_000_000);
+      assert.deepEqual(a.spec, spec);
+      assert.deepEqual((await s.listJobs()).map((j) => j.id), ['a', 'b']);
+      assert.deepEqual((await s.listJobs({ user: 'bob' })).map((j) => j.id), ['b']);
+      assert.deepEqual((await s.listJobs({ states: ['running'] })).map((j) => j.id), []);
+      assert.equal(await s.getJob('zzz'), undefined);
+      await assert.rejects(s.createJob({ id: 'a', name: 'x', user: 'alice', spec }, 'alice'), isCode('E_CONFLICT'));
+      const events = await s.listEvents('a');
+      assert.deepEqual(events.map((e) => [e.kind, e.from_state, e.to_state, e.actor]), [['submitted', null, 'queued', 'alice']]);
+      await s.close();
+    });
+
+    it('walks the lifecycle: assign, launch, rescale, relaunch, finish; each step one event', async () => {
+      const s = await fresh();
+      await s.createJob({ id: 'j', name: 'j', user: 'u', spec }, 'u');
+      let job = await s.assignJob('j', { allocation: [0], devices: [2] }, 0, 'scheduler', 'pollux: 1 replica');
+      assert.equal(job.state, 'starting');
+      assert.deepEqual(job.devices, [2]);
+      clock += 1000;
+      job = await s.launchJob('j', [{ rank: 0, device: 2, pid: 4242, proc_start: '77', log_path: '/l', started_at_ms: clock }], 'backend', 'launched');
+      assert.equal(job.state, 'running');
+      assert.equal(job.launches, 1);
+      assert.equal(job.started_at_ms, clock);
+      assert.equal(job.max_profiled_replicas, 1);
+      assert.deepEqual((await s.listLiveReplicas()).map((r) => [r.job_id, r.attempt, r.rank, r.pid]), [['j', 0, 0, 4242]]);
+      clock += 10_000;
+      job = await s.stopJob('j', { allocation: [0, 0], devices: [2, 3] }, false, 'scheduler', 'grow to 2');
+      assert.equal(job.state, 'rescaling');
+      assert.equal(job.attained_service_gpu_s, 10);
+      assert.equal(job.stop_requested_at_ms, clock);
+      assert.equal(await s.recordReplicaExit('j', 0, 0, 143, 'backend'), true);
+      assert.equal(await s.recordReplicaExit('j', 0, 0, 1, 'backend'), false, 'second exit record is ignored');
+      assert.equal((await s.listReplicas('j', 0))[0]!.exit_code, 143);
+      job = await s.relaunchJob('j', 0, 'controller', 'checkpointed');
+      assert.equal(job.state, 'starting');
+      job = await s.launchJob('j', [0, 1].map((rank) => ({ rank, device: 2 + rank, pid: 5000 + rank, proc_start: '', log_path: '/l', started_at_ms: clock })), 'backend', 'launched');
+      assert.equal(job.launches, 2);
+      assert.equal(job.max_profiled_replicas, 2);
+      assert.equal((await s.listReplicas('j', 1)).length, 2);
+      clock += 3000;
+      job = await s.finishJob('j', 'succeeded', 'backend', 'all replicas exited 0');
+      assert.equal(job.state, 'succeeded');
+      assert.equal(job.finished_at_ms, clock);
+      assert.equal(job.attained_service_gpu_s, 16);
+      assert.deepEqual(job.allocation, []);
+      const kinds = (await s.listEvents('j')).map((e) => `${e.kind}:${e.from_state}->${e.to_state}`);
+      assert.deepEqual(kinds, [
+        'submitted:null->queued', 'assigned:queued->starting', 'launched:starting->running', 'rescale:running->rescaling',
+        'replica-exited:rescaling->rescaling', 'relaunch:rescaling->starting', 'launched:starting->running', 'succeeded:running->succeeded',
+      ]);
+      await s.close();
+    });
+
+    it('refuses transitions from the wrong state and changes nothing', async () => {
+      const s = await fresh();
+      await s.createJob({ id: 'j', name: 'j', user: 'u', spec }, 'u');
+      await assert.rejects(s.launchJob('j', [], 'x', 'y'), isCode('E_CONFLICT'));
+      await assert.rejects(s.stopJob('j', { allocation: [], devices: [] }, false, 'x', 'y'), isCode('E_CONFLICT'));
+      await assert.rejects(s.relaunchJob('j', 0, 'x', 'y'), isCode('E_CONFLICT'));
+      await assert.rejects(s.assignJob('nope', { allocation: [0], devices: [0] }, 0, 'x', 'y'), isCode('E_NOT_FOUND'));
+      await s.finishJob('j', 'cancelled', 'u', 'cancelled by u');
+      await assert.rejects(s.finishJob('j', 'succeeded', 'x', 'y'), isCode('E_CONFLICT'));
+      await assert.rejects(s.assignJob('j', { allocation: [0], devices: [0] }, 0, 'x', 'y'), isCode('E_CONFLICT'));
+      const job = await s.getJob('j');
+      assert.equal(job!.state, 'cancelled');
+      assert.equal((await s.listEvents('j')).length, 2);
+      await s.close();
+    });
+
+    it('requeues to queued before the first launch and to preempted after', async () => {
+      const s = await fresh();
+      await s.createJob({ id: 'j', name: 'j', user: 'u', spec }, 'u');
+      await s.assignJob('j', { allocation: [0], devices: [0] }, 0, 's', 'r');
+      assert.equal((await s.requeueJob('j', 's', 'devices taken')).state, 'queued');
+      await s.assignJob('j', { allocation: [0], devices: [0] }, 0, 's', 'r');
+      await s.launchJob('j', [{ rank: 0, device: 0, pid: 1, proc_start: '', log_path: '', started_at_ms: 0 }], 'b', 'r');
+      await s.stopJob('j', { allocation: [], devices: [] }, true, 's', 'replica failed');
+      const job = await s.requeueJob('j', 's', 'no devices');
+      assert.equal(job.state, 'preempted');
+      assert.equal(job.failures, 1);
+      assert.deepEqual(job.allocation, []);
+      await s.close();
+    });
+
+    it('stores reports, aggregates the profile per configuration and keeps the latest stats', async () => {
+      const s = await fresh();
+      await s.createJob({ id: 'j', name: 'j', user: 'u', spec }, 'u');
+      const limits = { init_batch_size: 128, max_batch_size: 4096, min_local_bsz: 32, max_local_bsz: 1024, accumulation: true };
+      const m = { time_s: 1, num_nodes: 1, num_replicas: 2, local_bsz: 64, accum_steps: 0, sync_time_s: 0.05, grad_sqr: 0.5, grad_var: 1.5 };
+      let added = await s.addReports('j', 0, limits, [{ ...m, step: 1, step_time_s: 0.25, samples: 128 }, { ...m, step: 2, step_time_s: 0.35, samples: 256, grad_sqr: null, grad_var: null }]);
+      assert.equal(added.new_configuration, true);
+      assert.equal(added.job.step, 2);
+      assert.equal(added.job.samples, 256);
+      assert.deepEqual(added.job.grad, { sqr: 0.5, var: 1.5 });
+      assert.deepEqual(added.job.limits, limits);
+      added = await s.addReports('j', 0, undefined, [{ ...m, step: 3, step_time_s: 0.3, accum_steps: 1, samples: 512 }]);
+      assert.equal(added.new_configuration, false);
+      assert.deepEqual(added.job.limits, limits, 'limits kept when omitted');
+      const [row] = await s.getProfile('j');
+      assert.equal(row!.count, 3);
+      // accum = (step - sync) / (a + 1): 0.2, 0.3, 0.125 -> mean 0.208333; optim = step - a * accum: 0.25, 0.35, 0.175
+      assert.ok(Math.abs(row!.accum_step_time_s - 0.625 / 3) < 1e-12);
+      assert.ok(Math.abs(row!.optim_step_time_s - 0.775 / 3) < 1e-12);
+      assert.deepEqual((await s.listReports('j')).map((r) => r.step), [1, 2, 3]);
+      assert.deepEqual((await s.listReports('j', 2)).map((r) => r.step), [2, 3]);
+      await assert.rejects(s.addReports('nope', 0, undefined, [{ ...m, step: 1, step_time_s: 1 }]), isCode('E_NOT_FOUND'));
+      const batch = await s.addReportBatches([
+        { job_id: 'nope', attempt: 0, limits: undefined, reports: [{ ...m, step: 9, step_time_s: 1 }] },
+        { job_id: 'j', attempt: 1, limits: undefined, reports: [{ ...m, step: 4, step_time_s: 0.3, num_replicas: 3 }] },
+      ]);
+      assert.ok(isCode('E_NOT_FOUND')(batch[0]), 'an unknown job is an error value');
+      assert.equal((batch[1] as { job: { step: number } }).job.step, 4, 'and does not affect other batches');
+      assert.equal((batch[1] as { new_configuration: boolean }).new_configuration, true);
+      assert.equal((await s.listReports('j')).length, 4);
+      await s.savePerf('j', { alpha_c: 0.1, beta_c: 0.01, alpha_n: 1e-8, beta_n: 1e-8, alpha_r: 0.01, beta_r: 0.001, gamma: 1.5 });
+      assert.equal((await s.getJob('j'))!.perf!.gamma, 1.5);
+      await s.close();
+    });
+
+    it('stores tokens by hash', async () => {
+      const s = await fresh();
+      await s.putToken({ hash: 'h1', user: 'alice', admin: false, created_at_ms: 5 });
+      await s.putToken({ hash: 'h1', user: 'mallory', admin: true, created_at_ms: 6 });
+      assert.deepEqual(await s.findToken('h1'), { hash: 'h1', user: 'alice', admin: false, created_at_ms: 5 });
+      assert.equal(await s.findToken('h2'), undefined);
+      await s.close();
+    });
+  });
+}

@@ -1,0 +1,87 @@
+/**
+ * Versioned schema of the SQLite store. Migration `i` brings the database from version `i` to
+ * `i + 1` (PRAGMA user_version); never edit a released migration, append a new one.
+ */
+export const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE jobs (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    user TEXT NOT NULL,
+    spec TEXT NOT NULL,
+    state TEXT NOT NULL,
+    submitted_at_ms INTEGER NOT NULL,
+    started_at_ms INTEGER,
+    finished_at_ms INTEGER,
+    launches INTEGER NOT NULL DEFAULT 0,
+    failures INTEGER NOT NULL DEFAULT 0,
+    allocation TEXT NOT NULL DEFAULT '[]',
+    devices TEXT NOT NULL DEFAULT '[]',
+    not_before_ms INTEGER NOT NULL DEFAULT 0,
+    launched_at_ms INTEGER,
+    stop_requested_at_ms INTEGER,
+    attained_service_gpu_s REAL NOT NULL DEFAULT 0,
+    max_profiled_replicas INTEGER NOT NULL DEFAULT 0,
+    limits TEXT,
+    perf TEXT,
+    grad TEXT,
+    step INTEGER NOT NULL DEFAULT 0,
+    samples REAL NOT NULL DEFAULT 0,
+    last_report_at_ms INTEGER,
+    reason TEXT NOT NULL DEFAULT ''
+  );
+  CREATE INDEX jobs_state ON jobs(state);
+  CREATE INDEX jobs_user ON jobs(user, submitted_at_ms);
+  CREATE TABLE replicas (
+    job_id TEXT NOT NULL REFERENCES jobs(id),
+    attempt INTEGER NOT NULL,
+    rank INTEGER NOT NULL,
+    device INTEGER,
+    pid INTEGER NOT NULL,
+    proc_start TEXT NOT NULL,
+    log_path TEXT NOT NULL,
+    started_at_ms INTEGER NOT NULL,
+    exit_code INTEGER,
+    exited_at_ms INTEGER,
+    PRIMARY KEY (job_id, attempt, rank)
+  );
+  CREATE INDEX replicas_live ON replicas(exit_code) WHERE exit_code IS NULL;
+  CREATE TABLE events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    job_id TEXT NOT NULL,
+    at_ms INTEGER NOT NULL,
+    actor TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    from_state TEXT,
+    to_state TEXT,
+    reason TEXT NOT NULL,
+    data TEXT NOT NULL DEFAULT '{}'
+  );
+  CREATE INDEX events_job ON events(job_id, id);
+  CREATE TABLE reports (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    job_id TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    received_at_ms INTEGER NOT NULL,
+    step INTEGER NOT NULL,
+    body TEXT NOT NULL
+  );
+  CREATE INDEX reports_job ON reports(job_id, id);
+  CREATE TABLE profiles (
+    job_id TEXT NOT NULL,
+    num_nodes INTEGER NOT NULL,
+    num_replicas INTEGER NOT NULL,
+    local_bsz INTEGER NOT NULL,
+    count INTEGER NOT NULL,
+    sum_accum_step_time_s REAL NOT NULL,
+    sum_optim_step_time_s REAL NOT NULL,
+    PRIMARY KEY (job_id, num_nodes, num_replicas, local_bsz)
+  );
+  CREATE TABLE tokens (
+    hash TEXT PRIMARY KEY,
+    user TEXT NOT NULL,
+    admin INTEGER NOT NULL,
+    created_at_ms INTEGER NOT NULL
+  );
+  `,
+];

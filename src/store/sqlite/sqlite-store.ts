@@ -1,0 +1,371 @@
+import Database from 'better-sqlite3';
+import { GoodputError } from '../../core/errors.js';
+import type { BatchLimits, GradParams, PerfParams } from '../../goodput/types.js';
+import type { JobQuery, NewJob, NewReplica, Placement, ReportBatch, ReportsAdded, Store } from '../store.js';
+import { isTerminal, type JobEvent, type JobRecord, type JobState, type Measurement, type ProfileRow, type ReplicaRecord, type ReportRecord, type TokenRecord } from '../types.js';
+import { MIGRATIONS } from './migrations.js';
+
+type Row = Record<string, unknown>;
+
+/** Options of the SQLite store. */
+export interface SqliteStoreOptions {
+  /** Clock in epoch milliseconds (injectable for tests). Default Date.now. */
+  now_ms?: () => number;
+}
+
+const ALL_ACTIVE: readonly JobState[] = ['queued', 'starting', 'running', 'rescaling', 'preempted'];
+
+/**
+ * The embedded store: one SQLite file (WAL mode, synchronous=NORMAL: a committed transaction
+ * survives a process crash, and an OS crash loses at most the last few). Methods run
+ * synchronously inside better-sqlite3 transactions, so each named operation is atomic.
+ * Use `:memory:` for an in-memory database.
+ */
+export class SqliteStore implements Store {
+  private readonly db: Database.Database;
+  private readonly now_ms: () => number;
+  private readonly stmts: Record<'getJob' | 'event' | 'report' | 'profile' | 'jobProgress', Database.Statement>;
+  private readonly reportTx: (batches: readonly ReportBatch[], now: number) => (ReportsAdded | GoodputError)[];
+
+  constructor(path: string, options: SqliteStoreOptions = {}) {
+    this.now_ms = options.now_ms ?? Date.now;
+    this.db = new Database(path);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('busy_timeout = 5000');
+    this.db.pragma('foreign_keys = ON');
+    migrate(this.db);
+    this.stmts = {
+      getJob: this.db.prepare('SELECT * FROM jobs WHERE id = ?'),
+      event: this.db.prepare('INSERT INTO events (job_id, at_ms, actor, kind, from_state, to_state, reason, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
+      report: this.db.prepare('INSERT INTO reports (job_id, attempt, received_at_ms, step, body) VALUES (?, ?, ?, ?, ?)'),
+      profile: this.db.prepare(`INSERT INTO profiles (job_id, num_nodes, num_replicas, local_bsz, count, sum_accum_step_time_s, sum_optim_step_time_s)
+        VALUES (?, ?, ?, ?, 1, ?, ?) ON CONFLICT DO UPDATE SET count = count + 1,
+        sum_accum_step_time_s = sum_accum_step_time_s + excluded.sum_accum_step_time_s,
+        sum_optim_step_time_s = sum_optim_step_time_s + excluded.sum_optim_step_time_s RETURNING count`),
+      jobProgress: this.db.prepare('UPDATE jobs SET step = ?, samples = ?, grad = ?, limits = ?, last_report_at_ms = ? WHERE id = ?'),
+    };
+    this.reportTx = this.db.transaction((batches: readonly ReportBatch[], now: number) => batches.map((b) => this.reportBatch(b, now)));
+  }
+
+  /** Schema version of the open database (number of applied migrations). */
+  schemaVersion(): number {
+    return this.db.pragma('user_version', { simple: true }) as number;
+  }
+
+  async createJob(job: NewJob, actor: string): Promise<JobRecord> {
+    const now = this.now_ms();
+    this.db.transaction(() => {
+      if (this.stmts.getJob.get(job.id)) throw new GoodputError('E_CONFLICT', `job ${job.id} already exists`);
+      this.db
+        .prepare('INSERT INTO jobs (id, name, user, spec, state, submitted_at_ms, reason) VALUES (?, ?, ?, ?, ?, ?, ?)')
+        .run(job.id, job.name, job.user, JSON.stringify(job.spec), 'queued', now, 'submitted');
+      this.stmts.event.run(job.id, now, actor, 'submitted', null, 'queued', 'submitted', JSON.stringify({ spec: job.spec }));
+    })();
+    return this.mustGet(job.id);
+  }
+
+  async getJob(id: string): Promise<JobRecord | undefined> {
+    const row = this.stmts.getJob.get(id) as Row | undefined;
+    return row ? toJob(row) : undefined;
+  }
+
+  async listJobs(query: JobQuery = {}): Promise<JobRecord[]> {
+    const where: string[] = [];
+    const args: unknown[] = [];
+    if (query.user !== undefined) {
+      where.push('user = ?');
+      args.push(query.user);
+    }
+    if (query.states) {
+      where.push(`state IN (${query.states.map(() => '?').join(', ') || "''"})`);
+      args.push(...query.states);
+    }
+    const sql = `SELECT * FROM jobs ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY submitted_at_ms, rowid`;
+    return (this.db.prepare(sql).all(...args) as Row[]).map(toJob);
+  }
+
+  async assignJob(id: string, placement: Placement, not_before_ms: number, actor: string, reason: string): Promise<JobRecord> {
+    return this.transition(id, ['queued', 'preempted'], 'starting', actor, 'assigned', reason, () => ({
+      allocation: JSON.stringify(placement.allocation),
+      devices: JSON.stringify(placement.devices),
+      not_before_ms,
+    }), { placement });
+  }
+
+  async retargetJob(id: string, placement: Placement, actor: string, reason: string): Promise<JobRecord> {
+    return this.transition(id, ['starting', 'rescaling'], null, actor, 'retargeted', reason, () => ({
+      allocation: JSON.stringify(placement.allocation),
+      devices: JSON.stringify(placement.devices),
+    }), { placement });
+  }
+
+  async launchJob(id: string, replicas: readonly NewReplica[], actor: string, reason: string): Promise<JobRecord> {
+    const now = this.now_ms();
+    return this.transition(id, ['starting'], 'running', actor, 'launched', reason, (job) => {
+      const insert = this.db.prepare(
+        'INSERT OR REPLACE INTO replicas (job_id, attempt, rank, device, pid, proc_start, log_path, started_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      );
+      for (const r of replicas) insert.run(id, job.launches, r.rank, r.device, r.pid, r.proc_start, r.log_path, r.started_at_ms);
+      return {
+        launches: job.launches + 1,
+        launched_at_ms: now,
+        started_at_ms: job.started_at_ms ?? now,
+        stop_requested_at_ms: null,
+        max_profiled_replicas: Math.max(job.max_profiled_replicas, replicas.length),
+      };
+    }, (job) => ({ attempt: job.launches, replicas: replicas.map((r) => ({ rank: r.rank, device: r.device, pid: r.pid })) }));
+  }
+
+  async stopJob(id: string, placement: Placement, failure: boolean, actor: string, reason: string): Promise<JobRecord> {
+    const now = this.now_ms();
+    return this.transition(id, ['running'], 'rescaling', actor, failure ? 'failed-replica' : 'rescale', reason, (job) => ({
+      allocation: JSON.stringify(placement.allocation),
+      devices: JSON.stringify(placement.devices),
+      stop_requested_at_ms: now,
+      failures: job.failures + (failure ? 1 : 0),
+      attained_service_gpu_s: job.attained_service_gpu_s + serviceOf(job, now),
+      launched_at_ms: null,
+    }), { placement, failure });
+  }
+
+  async relaunchJob(id: string, not_before_ms: number, actor: string, reason: string): Promise<JobRecord> {
+    return this.transition(id, ['rescaling'], 'starting', actor, 'relaunch', reason, () => ({ not_before_ms, stop_requested_at_ms: null }), { not_before_ms });
+  }
+
+  async requeueJob(id: string, actor: string, reason: string): Promise<JobRecord> {
+    const job = await this.mustGet(id);
+    const to: JobState = job.launches === 0 ? 'queued' : 'preempted';
+    return this.transition(id, ['starting', 'rescaling'], to, actor, 'requeued', reason, () => ({
+      allocation: '[]',
+      devices: '[]',
+      stop_requested_at_ms: null,
+    }));
+  }
+
+  async finishJob(id: string, to: 'succeeded' | 'failed' | 'cancelled', actor: string, reason: string): Promise<JobRecord> {
+    const now = this.now_ms();
+    const from = ALL_ACTIVE;
+    return this.transition(id, from, to, actor, to, reason, (job) => ({
+      allocation: '[]',
+      devices: '[]',
+      finished_at_ms: now,
+      attained_service_gpu_s: job.attained_service_gpu_s + serviceOf(job, now),
+      launched_at_ms: null,
+    }));
+  }
+
+  async listReplicas(job_id: string, attempt?: number): Promise<ReplicaRecord[]> {
+    const rows = attempt === undefined
+      ? this.db.prepare('SELECT * FROM replicas WHERE job_id = ? ORDER BY attempt, rank').all(job_id)
+      : this.db.prepare('SELECT * FROM replicas WHERE job_id = ? AND attempt = ? ORDER BY rank').all(job_id, attempt);
+    return (rows as Row[]).map(toReplica);
+  }
+
+  async listLiveReplicas(): Promise<ReplicaRecord[]> {
+    return (this.db.prepare('SELECT * FROM replicas WHERE exit_code IS NULL ORDER BY job_id, attempt, rank').all() as Row[]).map(toReplica);
+  }
+
+  async recordReplicaExit(job_id: string, attempt: number, rank: number, exit_code: number, actor: string): Promise<boolean> {
+    const now = this.now_ms();
+    return this.db.transaction(() => {
+      const changed = this.db
+        .prepare('UPDATE replicas SET exit_code = ?, exited_at_ms = ? WHERE job_id = ? AND attempt = ? AND rank = ? AND exit_code IS NULL')
+        .run(exit_code, now, job_id, attempt, rank).changes;
+      if (changed === 0) return false;
+      const state = (this.stmts.getJob.get(job_id) as Row | undefined)?.state as JobState | undefined;
+      this.stmts.event.run(job_id, now, actor, 'replica-exited', state ?? null, state ?? null, `replica ${rank} of attempt ${attempt} exited with ${exit_code}`, JSON.stringify({ attempt, rank, exit_code }));
+      return true;
+    })();
+  }
+
+  async addReports(job_id: string, attempt: number, limits: BatchLimits | undefined, reports: readonly Measurement[]): Promise<ReportsAdded> {
+    const [result] = this.reportTx([{ job_id, attempt, limits, reports }], this.now_ms());
+    if (result instanceof GoodputError) throw result;
+    return result!;
+  }
+
+  async addReportBatches(batches: readonly ReportBatch[]): Promise<(ReportsAdded | GoodputError)[]> {
+    return this.reportTx(batches, this.now_ms());
+  }
+
+  /** The hot path of the report endpoint: per batch one read, inserts, one update; one transaction. */
+  private reportBatch(b: ReportBatch, now: number): ReportsAdded | GoodputError {
+    const row = this.stmts.getJob.get(b.job_id) as Row | undefined;
+    if (!row) return new GoodputError('E_NOT_FOUND', `no job ${b.job_id}`);
+    const job = toJob(row);
+    let fresh = false;
+    for (const m of b.reports) {
+      this.stmts.report.run(b.job_id, b.attempt, now, m.step, JSON.stringify(m));
+      const accum_s = Math.max(m.step_time_s - m.sync_time_s, 0) / (m.accum_steps + 1);
+      const optim_s = Math.max(m.step_time_s - m.accum_steps * accum_s, 0);
+      const counted = this.stmts.profile.get(b.job_id, m.num_nodes, m.num_replicas, m.local_bsz, accum_s, optim_s) as { count: number };
+      if (counted.count === 1) fresh = true;
+      job.step = m.step;
+      if (m.samples !== undefined) job.samples = m.samples;
+      if (typeof m.grad_sqr === 'number' && typeof m.grad_var === 'number') job.grad = { sqr: m.grad_sqr, var: m.grad_var };
+    }
+    if (b.limits) job.limits = b.limits;
+    job.last_report_at_ms = now;
+    this.stmts.jobProgress.run(job.step, job.samples, job.grad ? JSON.stringify(job.grad) : null, job.limits ? JSON.stringify(job.limits) : null, now, b.job_id);
+    return { job, new_configuration: fresh };
+  }
+
+  async listReports(job_id: string, limit = 1000): Promise<ReportRecord[]> {
+    const rows = this.db
+      .prepare('SELECT * FROM (SELECT * FROM reports WHERE job_id = ? ORDER BY id DESC LIMIT ?) ORDER BY id')
+      .all(job_id, limit) as Row[];
+    return rows.map((r) => ({ ...(JSON.parse(r.body as string) as Measurement), job_id, attempt: r.attempt as number, received_at_ms: r.received_at_ms as number }));
+  }
+
+  async getProfile(job_id: string): Promise<ProfileRow[]> {
+    const rows = this.db.prepare('SELECT * FROM profiles WHERE job_id = ? ORDER BY num_nodes, num_replicas, local_bsz').all(job_id) as Row[];
+    return rows.map((r) => {
+      const count = r.count as number;
+      return {
+        num_nodes: r.num_nodes as number,
+        num_replicas: r.num_replicas as number,
+        local_bsz: r.local_bsz as number,
+        count,
+        accum_step_time_s: (r.sum_accum_step_time_s as number) / count,
+        optim_step_time_s: (r.sum_optim_step_time_s as number) / count,
+      };
+    });
+  }
+
+  async savePerf(job_id: string, perf: PerfParams): Promise<void> {
+    this.db.prepare('UPDATE jobs SET perf = ? WHERE id = ?').run(JSON.stringify(perf), job_id);
+  }
+
+  async listEvents(job_id: string): Promise<JobEvent[]> {
+    const rows = this.db.prepare('SELECT * FROM events WHERE job_id = ? ORDER BY id').all(job_id) as Row[];
+    return rows.map((r) => ({
+      id: r.id as number,
+      job_id: r.job_id as string,
+      at_ms: r.at_ms as number,
+      actor: r.actor as string,
+      kind: r.kind as string,
+      from_state: (r.from_state as JobState | null) ?? null,
+      to_state: (r.to_state as JobState | null) ?? null,
+      reason: r.reason as string,
+      data: JSON.parse(r.data as string) as Record<string, unknown>,
+    }));
+  }
+
+  async putToken(token: TokenRecord): Promise<void> {
+    this.db.prepare('INSERT OR IGNORE INTO tokens (hash, user, admin, created_at_ms) VALUES (?, ?, ?, ?)').run(token.hash, token.user, token.admin ? 1 : 0, token.created_at_ms);
+  }
+
+  async findToken(hash: string): Promise<TokenRecord | undefined> {
+    const r = this.db.prepare('SELECT * FROM tokens WHERE hash = ?').get(hash) as Row | undefined;
+    return r ? { hash: r.hash as string, user: r.user as string, admin: r.admin === 1, created_at_ms: r.created_at_ms as number } : undefined;
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+
+  private async mustGet(id: string): Promise<JobRecord> {
+    const job = await this.getJob(id);
+    if (!job) throw new GoodputError('E_NOT_FOUND', `no job ${id}`);
+    return job;
+  }
+
+  /**
+   * The one way a job row changes state: checks `from`, applies `patch` (column -> value),
+   * writes the event, all in one transaction. `to = null` keeps the state.
+   */
+  private transition(
+    id: string,
+    from: readonly JobState[],
+    to: JobState | null,
+    actor: string,
+    kind: string,
+    reason: string,
+    patch: (job: JobRecord) => Record<string, string | number | null>,
+    data: Record<string, unknown> | ((job: JobRecord) => Record<string, unknown>) = {},
+  ): Promise<JobRecord> {
+    const now = this.now_ms();
+    this.db.transaction(() => {
+      const row = this.stmts.getJob.get(id) as Row | undefined;
+      if (!row) throw new GoodputError('E_NOT_FOUND', `no job ${id}`);
+      const job = toJob(row);
+      if (!from.includes(job.state)) {
+        const what = isTerminal(job.state) ? 'it already finished' : `expected ${from.join(' or ')}`;
+        throw new GoodputError('E_CONFLICT', `job ${id} is ${job.state}; cannot ${kind} (${what})`);
+      }
+      const values = { ...patch(job), state: to ?? job.state, reason };
+      const columns = Object.keys(values);
+      this.db.prepare(`UPDATE jobs SET ${columns.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`).run(...Object.values(values), id);
+      const payload = typeof data === 'function' ? data(job) : data;
+      this.stmts.event.run(id, now, actor, kind, job.state, to ?? job.state, reason, JSON.stringify(payload));
+    })();
+    return this.mustGet(id);
+  }
+}
+
+function serviceOf(job: JobRecord, now_ms: number): number {
+  if (job.launched_at_ms === null) return 0;
+  return (job.allocation.length * Math.max(0, now_ms - job.launched_at_ms)) / 1000;
+}
+
+function migrate(db: Database.Database): void {
+  const version = db.pragma('user_version', { simple: true }) as number;
+  if (version > MIGRATIONS.length) {
+    throw new GoodputError('E_STORE_VERSION', `database schema version ${version} is newer than this goodput (${MIGRATIONS.length}); upgrade goodput`);
+  }
+  for (let v = version; v < MIGRATIONS.length; v++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[v]!);
+      db.pragma(`user_version = ${v + 1}`);
+    })();
+  }
+}
+
+function parse<T>(value: unknown): T | null {
+  return typeof value === 'string' ? (JSON.parse(value) as T) : null;
+}
+
+function toJob(r: Row): JobRecord {
+  return {
+    id: r.id as string,
+    name: r.name as string,
+    user: r.user as string,
+    spec: JSON.parse(r.spec as string) as JobRecord['spec'],
+    state: r.state as JobState,
+    submitted_at_ms: r.submitted_at_ms as number,
+    started_at_ms: (r.started_at_ms as number | null) ?? null,
+    finished_at_ms: (r.finished_at_ms as number | null) ?? null,
+    launches: r.launches as number,
+    failures: r.failures as number,
+    allocation: JSON.parse(r.allocation as string) as number[],
+    devices: JSON.parse(r.devices as string) as number[],
+    not_before_ms: r.not_before_ms as number,
+    launched_at_ms: (r.launched_at_ms as number | null) ?? null,
+    stop_requested_at_ms: (r.stop_requested_at_ms as number | null) ?? null,
+    attained_service_gpu_s: r.attained_service_gpu_s as number,
+    max_profiled_replicas: r.max_profiled_replicas as number,
+    limits: parse<BatchLimits>(r.limits),
+    perf: parse<PerfParams>(r.perf),
+    grad: parse<GradParams>(r.grad),
+    step: r.step as number,
+    samples: r.samples as number,
+    last_report_at_ms: (r.last_report_at_ms as number | null) ?? null,
+    reason: r.reason as string,
+  };
+}
+
+function toReplica(r: Row): ReplicaRecord {
+  return {
+    job_id: r.job_id as string,
+    attempt: r.attempt as number,
+    rank: r.rank as number,
+    device: (r.device as number | null) ?? null,
+    pid: r.pid as number,
+    proc_start: r.proc_start as string,
+    log_path: r.log_path as string,
+    started_at_ms: r.started_at_ms as number,
+    exit_code: (r.exit_code as number | null) ?? null,
+    exited_at_ms: (r.exited_at_ms as number | null) ?? null,
+  };
+}
