@@ -29,6 +29,17 @@ interface Result {
   count: number;
 }
 
+/** CPU seconds (user + system) a process has used, from /proc; NaN where unavailable. */
+function cpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
 const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
 
 function post(url: URL, path: string, token: string | undefined, body: string | undefined): Promise<number> {
@@ -96,16 +107,24 @@ async function main(): Promise<void> {
           reports: [{ time_s: 1.7e9, step: j, epoch: 1, num_nodes: 1, num_replicas: replicas, local_bsz: bsz, accum_steps: 0, step_time_s: 0.02 + bsz * 0.001, sync_time_s: 0.005 * replicas, grad_sqr: 0.5, grad_var: 2.0, samples: 1000, loss: 0.9, breakdown: { data_wait_s: 0.001, forward_backward_s: 0.015, sync_s: 0.005, optimizer_s: 0.002 } }],
         }))).map((body) => ({ path: `/v1/jobs/${job.id}/reports`, token: job.token, body })));
     const u = new URL(url);
+    const cpu0 = cpuSeconds(server.pid!);
     const health = await load(u, () => ({ path: '/v1/health' }), 0.5);
+    const cpu1 = cpuSeconds(server.pid!);
     const reports = await load(u, (i) => {
       const perJob = bodies[i % JOBS]!;
       return perJob[Math.floor(i / JOBS) % perJob.length]!;
     }, 1);
+    const cpu2 = cpuSeconds(server.pid!);
     const ok = reports.rps >= TARGET_RPS && reports.p99_ms <= TARGET_P99_MS && reports.errors === 0;
     const f = (x: number) => x.toFixed(2);
     console.log(`bench:api  loopback ${url}, ${CONCURRENCY} concurrent connections, ${DURATION_S}s measured after 1s warm-up, ${JOBS} jobs`);
     console.log(`  reports       ${reports.rps.toFixed(0).padStart(6)} reports/s   p50 ${f(reports.p50_ms)} ms   p99 ${f(reports.p99_ms)} ms   errors ${reports.errors}/${reports.count}   target >= ${TARGET_RPS}/s at p99 <= ${TARGET_P99_MS} ms: ${ok ? 'MET' : 'NOT MET'}`);
     console.log(`  baseline      ${health.rps.toFixed(0).padStart(6)} requests/s  p50 ${f(health.p50_ms)} ms   p99 ${f(health.p99_ms)} ms   (GET /v1/health: HTTP only, no auth, no store)`);
+    // Server CPU per request (includes the warm-up requests): a figure that stays meaningful when
+    // other processes compete for the cores; 1e6 / us = what one fully available core sustains.
+    const perReport_us = ((cpu2 - cpu1) * 1e6) / (reports.count * (1 + 1 / DURATION_S));
+    const perHealth_us = ((cpu1 - cpu0) * 1e6) / (health.count * (1 + 0.5 / DURATION_S));
+    console.log(`  server CPU    ${perReport_us.toFixed(0)} us per report (one free core: ~${(1e6 / perReport_us).toFixed(0)} reports/s); ${perHealth_us.toFixed(0)} us per health request`);
     const metrics = await client.metrics();
     const stored = /^goodput_reports_total (\d+)$/m.exec(metrics)?.[1];
     console.log(`  server counted ${stored} stored measurements`);

@@ -86,19 +86,21 @@ function profile(count: number): ProfilePoint[] {
   return points;
 }
 
-console.log(`policy decide() on 16 nodes x 4 GPUs, median CPU ms over ${ROUNDS} rounds (target <= ${TARGET_DECIDE_MS} ms)`);
+console.log(`fitPerfParams, mean CPU ms per fit (target < ${TARGET_FIT_MS} ms)`);
+for (const count of [1, 4, 15, 30]) {
+  const points = profile(count);
+  const reps = 1000;
+  for (let i = 0; i < 1000; i++) fitPerfParams(points); // JIT warm-up
+  const ms = cpuMs(() => {
+    for (let i = 0; i < reps; i++) fitPerfParams(points);
+  });
+  console.log(`${String(count).padStart(3)} points: ${(ms / reps).toFixed(3)} ms`);
+}
+
+console.log(`\npolicy decide() on 16 nodes x 4 GPUs, median CPU ms over ${ROUNDS} rounds (target <= ${TARGET_DECIDE_MS} ms)`);
 console.log('jobs  pollux  tiresias(baseline)');
 for (const count of [4, 12, 20]) {
   const pollux = benchDecide('pollux', count);
   const tiresias = benchDecide('tiresias', count);
   console.log(`${String(count).padStart(4)}  ${pollux.toFixed(1).padStart(6)}  ${tiresias.toFixed(2).padStart(8)}`);
-}
-console.log(`\nfitPerfParams, mean CPU ms per fit (target < ${TARGET_FIT_MS} ms)`);
-for (const count of [1, 4, 15, 30]) {
-  const points = profile(count);
-  const reps = 200;
-  const ms = cpuMs(() => {
-    for (let i = 0; i < reps; i++) fitPerfParams(points);
-  });
-  console.log(`${String(count).padStart(3)} points: ${(ms / reps).toFixed(3)} ms`);
 }

@@ -45,11 +45,17 @@ for (const load of loads) {
 }
 const started = performance.now();
 let done = 0;
-const reports = await runParallel(tasks, (p) => {
-  if (!p.done) return;
-  done++;
-  process.stderr.write(`\r${done}/${tasks.length} runs done (${((performance.now() - started) / 1000).toFixed(0)} s)`);
-}, Number(values.concurrency));
+let reports;
+try {
+  reports = await runParallel(tasks, (p) => {
+    if (!p.done) return;
+    done++;
+    process.stderr.write(`\r${done}/${tasks.length} runs done (${((performance.now() - started) / 1000).toFixed(0)} s)`);
+  }, Number(values.concurrency));
+} catch (error) {
+  console.error(`\nfidelity run failed: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+}
 process.stderr.write('\n');
 
 const pct = (ours: number, theirs: number) => (100 * (ours - theirs)) / theirs;

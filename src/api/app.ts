@@ -1,6 +1,7 @@
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import type { z } from 'zod';
 import type { Controller } from '../control/controller.js';
 import { formatIssues, validateJobSpec } from '../control/job-spec.js';
@@ -22,6 +23,9 @@ export interface AppOptions {
   secret: string;
   version: string;
 }
+
+/** Largest request body accepted (a report of 1000 measurements is about 400 KB). */
+const MAX_BODY_BYTES = 4 << 20;
 
 /** Max bytes of log one `GET .../logs` returns. */
 const LOG_CHUNK_BYTES = 1 << 20;
@@ -45,6 +49,7 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
   app.get('/metrics', async (c) => c.text(await metricsText(store, controller), 200, { 'content-type': 'text/plain; version=0.0.4' }));
 
   app.use('/v1/*', authenticate(store, o.secret));
+  app.use('/v1/*', bodyLimit({ maxSize: MAX_BODY_BYTES, onError: () => { throw new GoodputError('E_BAD_REQUEST', `request body larger than ${MAX_BODY_BYTES} bytes`); } }));
 
   const findJob = async (c: Context<ApiEnv>, ref: string): Promise<JobRecord> => {
     const principal = c.get('principal');

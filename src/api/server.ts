@@ -17,6 +17,9 @@ import { findPolicy, policyNames } from '../policy/registry.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { createApp } from './app.js';
 
+/** The policy `goodput up` and `goodput run` use unless told otherwise. */
+export const DEFAULT_POLICY = 'pollux';
+
 /** Version reported by /v1/health and the OpenAPI document. */
 export const SERVER_VERSION = '0.1.0';
 
@@ -62,11 +65,15 @@ function privateFile(path: string, make: () => string): string {
   return value;
 }
 
-/** The policy to run: `name`, or the first registered one (with a warning) when it is missing. */
+/**
+ * The policy to run: `name`; when the default (`pollux`) is not registered, the first registered
+ * policy with a warning. Any other unknown name is a usage error.
+ */
 export function choosePolicy(name: string, log: (line: string) => void): Policy {
   const factory = findPolicy(name);
   if (factory) return factory.create({ seed: 0 });
   const names = policyNames();
+  if (name !== DEFAULT_POLICY) throw new GoodputError('E_USAGE', `unknown policy '${name}'; registered: ${names.join(', ') || 'none'}`, 2);
   const fallback = names[0] !== undefined ? findPolicy(names[0]) : undefined;
   if (!fallback) throw new GoodputError('E_POLICY', `no scheduling policy is registered (asked for '${name}')`);
   log(`warning: policy '${name}' is not available; using '${fallback.name}' (registered: ${names.join(', ')})`);
@@ -75,6 +82,7 @@ export function choosePolicy(name: string, log: (line: string) => void): Policy 
 
 /** Starts the server; refuses (E_RUNNING) when another live server owns the data directory. */
 export async function startServer(o: ServerOptions): Promise<RunningServer> {
+  const policy = choosePolicy(o.policy, o.log);
   mkdirSync(o.data_dir, { recursive: true, mode: 0o700 });
   const files = dataFiles(o.data_dir);
   if (existsSync(files.lock)) {
@@ -88,7 +96,6 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   const store = new SqliteStore(files.db);
   const adminToken = privateFile(files.adminToken, () => newToken('gpa'));
   await store.putToken({ hash: hashToken(adminToken), user: 'admin', admin: true, created_at_ms: Date.now() });
-  const policy = choosePolicy(o.policy, o.log);
   const backend = new LocalBackend({ devices: o.devices });
   let controller: Controller | undefined;
   let server: ServerType | undefined;

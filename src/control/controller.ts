@@ -64,6 +64,8 @@ export class Controller {
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly killAt = new Map<string, number>();
   private readonly lastFit = new Map<string, number>();
+  private readonly refitsDue = new Set<string>();
+  private readonly background = new Set<Promise<void>>();
   private stopped = false;
   private pendingReports: { batch: ReportBatch; resolve: (r: ReportsAdded) => void; reject: (e: unknown) => void }[] = [];
   private started = false;
@@ -100,8 +102,9 @@ export class Controller {
   async start(): Promise<void> {
     await this.serial(() => this.reconcile());
     this.started = true;
-    this.timers.push(setInterval(() => this.requestRound(), this.o.interval_s * 1000));
-    this.timers.push(setInterval(() => void this.serial(() => this.pump()), this.o.tick_ms ?? 250));
+    // Unref'd: the HTTP server (or `goodput run`'s wait loop) is what keeps the process alive.
+    this.timers.push(setInterval(() => this.requestRound(), this.o.interval_s * 1000).unref());
+    this.timers.push(setInterval(() => void this.serial(() => this.pump()), this.o.tick_ms ?? 250).unref());
     this.requestRound();
   }
 
@@ -110,6 +113,7 @@ export class Controller {
     this.stopped = true;
     for (const t of this.timers) clearInterval(t);
     await this.chain.catch(() => {});
+    await Promise.allSettled([...this.background]);
     this.o.backend.close();
   }
 
@@ -148,19 +152,41 @@ export class Controller {
     const last = this.lastFit.get(job_id);
     if (new_configuration || last === undefined || now - last >= (this.o.refit_interval_s ?? 5) * 1000) {
       this.lastFit.set(job_id, now);
-      const points = (await this.o.store.getProfile(job_id)).map((p) => ({
+      // The first fit is awaited so the first answer already uses a model; later refits run
+      // after this response, off the request's latency (the next report sees the new model).
+      if (!job.perf) await this.refit(job);
+      else if (!this.refitsDue.has(job_id)) {
+        this.refitsDue.add(job_id);
+        const later = new Promise<void>((done) => setImmediate(done))
+          .then(async () => {
+            this.refitsDue.delete(job_id);
+            const fresh = this.stopped ? undefined : await this.o.store.getJob(job_id);
+            if (fresh) await this.refit(fresh);
+          })
+          .catch((error: unknown) => this.log(`refit of job ${job_id} failed: ${(error as Error).message}`));
+        this.background.add(later);
+        void later.finally(() => this.background.delete(later));
+      }
+    }
+    return configFor(job, reports[reports.length - 1]!);
+  }
+
+  /** Refits the job's throughput model from its profile; a failure keeps the previous model. */
+  private async refit(job: JobRecord): Promise<void> {
+    try {
+      const points = (await this.o.store.getProfile(job.id)).map((p) => ({
         num_nodes: p.num_nodes,
         num_replicas: p.num_replicas,
         local_bsz: p.local_bsz,
         accum_step_time_s: p.accum_step_time_s,
         optim_step_time_s: p.optim_step_time_s,
       }));
-      if (points.length > 0) {
-        job.perf = fitPerfParams(points);
-        await this.o.store.savePerf(job_id, job.perf);
-      }
+      if (points.length === 0) return;
+      job.perf = fitPerfParams(points);
+      await this.o.store.savePerf(job.id, job.perf);
+    } catch (error) {
+      this.log(`refit of job ${job.id} failed: ${(error as Error).message}`);
     }
-    return configFor(job, reports[reports.length - 1]!);
   }
 
   /**
@@ -202,6 +228,7 @@ export class Controller {
   }
 
   private async round(): Promise<void> {
+    if (this.stopped) return;
     const t0 = performance.now();
     const jobs = await this.o.store.listJobs({ states: ACTIVE_STATES });
     if (jobs.length > 0) {

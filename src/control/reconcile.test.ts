@@ -76,9 +76,45 @@ describe('reconciliation', () => {
     await store.finishJob('j2', 'cancelled', 'u', 'cancelled by u');
     const c = controller(store, data_dir);
     await c.start();
-    await waitFor('the exit to be recorded', 5_000, async () => (await store.listReplicas('j2'))[0]!.exit_code === 143);
+    await waitFor('the exit to be recorded', 5_000, async () => (await store.listReplicas('j2'))[0]!.exit_code !== null).catch(async (e: unknown) => {
+      console.error(JSON.stringify(await store.listReplicas('j2')), JSON.stringify(await store.listEvents('j2')));
+      throw e;
+    });
+    assert.equal((await store.listReplicas('j2'))[0]!.exit_code, 143);
     assert.equal(isAlive(launched[0]!.pid, launched[0]!.proc_start), false);
     assert.equal((await store.getJob('j2'))!.state, 'cancelled');
+    await c.stop();
+    await store.close();
+  });
+
+  it('finishes a rescale whose replicas checkpointed while the server was down', async () => {
+    const data_dir = join(dir, 'c');
+    const store = new SqliteStore(':memory:');
+    await store.createJob({ id: 'j3', name: 's', user: 'u', spec }, 'u');
+    await store.assignJob('j3', { allocation: [0], devices: [0] }, 0, 'scheduler', 'test');
+    const old = new LocalBackend({ devices: cpuSlots(1) });
+    const req = { job_id: 'j3', attempt: 0, command: spec.command, workdir: dir, env: {}, devices: [0], num_nodes: 1, api_url: '', token: '', job_dir: join(data_dir, 'jobs', 'j3') };
+    const launched = await old.launch(req);
+    pids.push(launched[0]!.pid);
+    await store.launchJob('j3', launched, 'backend', 'test');
+    await store.stopJob('j3', { allocation: [0], devices: [0] }, false, 'scheduler', 'rescale');
+    await new Promise((r) => setTimeout(r, 300)); // let the replica install its SIGTERM handler
+    old.signal({ ...req, rank: 0, pid: launched[0]!.pid, proc_start: launched[0]!.proc_start }, 'SIGTERM');
+    old.close(); // the server dies; the replica checkpoints and exits 143 on its own
+    await waitFor('the replica to exit', 5_000, async () => !isAlive(launched[0]!.pid, launched[0]!.proc_start));
+    const c = controller(store, data_dir);
+    await c.start();
+    const job = await waitFor('the relaunch', 10_000, async () => {
+      const j = await store.getJob('j3');
+      return j?.state === 'running' && j.launches === 2 ? j : undefined;
+    });
+    pids.push(...(await store.listLiveReplicas()).map((r) => r.pid));
+    assert.equal((await store.listReplicas('j3', 0))[0]!.exit_code, 143);
+    assert.equal(job.failures, 0);
+    const events = (await store.listEvents('j3')).map((e) => `${e.actor}:${e.kind}`);
+    assert.deepEqual(events.slice(-3), ['reconciler:replica-exited', 'controller:relaunch', 'backend:launched']);
+    await c.cancel('j3', 'test');
+    await waitFor('the replica to exit', 5_000, async () => (await store.listLiveReplicas()).length === 0);
     await c.stop();
     await store.close();
   });

@@ -61,7 +61,6 @@ export function fitPerfParams(points: readonly ProfilePoint[]): PerfParams {
     logOpt[i] = Math.log(Math.max(p.optim_step_time_s, MIN_TIME_S));
     sumAcc += p.accum_step_time_s;
   }
-  // `singleBsz` is true when every point has the same local batch size (one distinct value).
   if (N > 0 && singleBsz) pin(0, sumAcc / N / 2);
   if (!anyMultiNode) {
     pin(2, LOWER);
@@ -113,7 +112,7 @@ function lossAndGradient(
   grad.fill(0);
   let sum1 = 0;
   let sum2 = 0;
-  // First pass: residuals (kept in the gradient loop below by recomputation-free caching).
+  // First pass: residuals, with the per-point terms the gradient pass reuses.
   const cache = scratch(N);
   for (let i = 0; i < N; i++) {
     const b = bsz[i] as number;

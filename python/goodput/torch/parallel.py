@@ -61,6 +61,7 @@ class AdaptiveDataParallel(torch.nn.Module):
         self._scaled_backward = False
         self._first_micro_sqr: Optional[torch.Tensor] = None
         self._prev_flat_grad: Optional[torch.Tensor] = None
+        self._prev_flat_step = -1
         self._local_sqr_parts: List[torch.Tensor] = []
         self._global_sqr_parts: List[torch.Tensor] = []
         self._sync_launch_s = 0.0
@@ -132,7 +133,8 @@ class AdaptiveDataParallel(torch.nn.Module):
         self._grads_pending = True
         # Decided once per step, identically on every rank (round steps only).
         self._measuring = sync and self._wants_noise() and self._runtime.is_round_step()
-        if not self._runtime.distributed and self._micro_count == 2 and self._wants_noise():
+        if not self._runtime.distributed and self._micro_count == 2 and self._wants_noise() \
+                and self._runtime.is_round_step():
             # Gradients now hold micro-batch 1 alone: one small sample for the estimator.
             self._first_micro_sqr = compat.sum_of_squares(
                 compat.grads_of(self.module.parameters())).detach()
@@ -267,18 +269,29 @@ class AdaptiveDataParallel(torch.nn.Module):
             small_batch = local_bsz * self._micro_count
             sample = NoiseSample(small, total, small_batch, small_batch * runtime.world_size)
         else:
-            grads = compat.grads_of(self.module.parameters())
             if self._micro_count > 1:
                 if self._first_micro_sqr is None or not uniform:
                     return None
+                grads = compat.grads_of(self.module.parameters())
                 sample = NoiseSample(self._first_micro_sqr, compat.sum_of_squares(grads),
                                      local_bsz, local_bsz * self._micro_count)
             else:
                 if not runtime.limits or not runtime.limits.adaptive:
                     return None  # fixed batch: the previous-gradient fallback is not worth a copy
+                # Spec's K = 1 fallback: this step's gradient and the previous step's. Copies
+                # are taken only on the step before a round step, measured on the round step.
+                step = runtime.steps_done
+                round_step = runtime.is_round_step()
+                before_round = (step + 1) % runtime.round_every == 0
+                if not (round_step or before_round):
+                    return None
+                grads = compat.grads_of(self.module.parameters())
                 flat = torch.cat([g.reshape(-1).float() for g in grads])
-                previous, self._prev_flat_grad = self._prev_flat_grad, flat
-                if previous is None or previous.shape != flat.shape or not uniform:
+                previous, previous_step = self._prev_flat_grad, self._prev_flat_step
+                self._prev_flat_grad, self._prev_flat_step = (flat, step) if before_round \
+                    else (None, -1)
+                if not round_step or previous is None or previous_step != step - 1 \
+                        or previous.shape != flat.shape or not uniform:
                     return None
                 mean = (flat + previous) / 2
                 sample = NoiseSample((torch.dot(flat, flat) + torch.dot(previous, previous)) / 2,

@@ -107,6 +107,13 @@ class Runtime:
         self._checkpoint_requested = False
         self._rng_restored = False
         self._shut_down = False
+        #: set by the model wrapper: () -> (grad_sqr, grad_var) for reports, None until known
+        self.noise_values_provider: Optional[
+            Callable[[], Tuple[Optional[float], Optional[float]]]] = None
+        if self.restored_path and self.rank == 0:
+            print(f"goodput: resuming from {self.restored_path} (step {self.steps_done}, "
+                  f"epoch {self.epoch}, attempt {env.attempt}, {env.world_size} replica(s))",
+                  file=sys.stderr, flush=True)
         atexit.register(self.shutdown)  # a normal exit still sends the last measurements
 
     # ---- registration and restore -------------------------------------------------------
@@ -212,9 +219,12 @@ class Runtime:
         if self.distributed:
             if round_step:
                 self._launch_control(noise)
-        elif noise is not None and self._noise_sink is not None:
-            self._noise_sink(float(noise.small_sqr), float(noise.total_sqr), noise.small_batch,
-                             noise.total_batch, noise.biased, 1)
+        else:
+            if noise is not None and self._noise_sink is not None:
+                self._noise_sink(float(noise.small_sqr), float(noise.total_sqr),
+                                 noise.small_batch, noise.total_batch, noise.biased,
+                                 self.round_every)
+            self.round_every = self._proposed_round_every()  # alone: no agreement needed
 
     def end_epoch(self) -> None:
         """Blocking agreement between epochs: stop or checkpoint if any rank asks for it."""
@@ -223,7 +233,8 @@ class Runtime:
             while self._pending:
                 stop |= self._apply_control(*self._pending.popleft())
             flags = self._control_flags()
-            values = self._control.launch(flags, [torch.zeros(()), torch.zeros(())]).result()
+            placeholders = [torch.zeros((), device=self.device) for _ in range(2)]
+            values = self._control.launch(flags, placeholders).result()
             stop |= values[_STOP] > 0
             self._apply_version(values)
             checkpoint = values[_CHECKPOINT] > 0
@@ -263,7 +274,8 @@ class Runtime:
         flags = self._control_flags()
         # Fixed length on every rank and step, whatever the measurement: a collective whose
         # size differed between ranks would hang.
-        tensors: List[torch.Tensor] = [torch.zeros(()), torch.zeros(())]
+        tensors: List[torch.Tensor] = [torch.zeros((), device=self.device),
+                                       torch.zeros((), device=self.device)]
         meta = None
         if noise is not None and self._noise_sink is not None:
             flags[_NOISE_VALID] = 1.0
@@ -319,8 +331,6 @@ class Runtime:
                           "sync_s": sync_s, "optimizer_s": optimizer_s},
         }
 
-    noise_values_provider: Optional[Callable[[], Tuple[Optional[float], Optional[float]]]] = None
-
     def _noise_values(self) -> Tuple[Optional[float], Optional[float]]:
         return self.noise_values_provider() if self.noise_values_provider else (None, None)
 
@@ -359,7 +369,10 @@ class Runtime:
         return path
 
     def exit_checkpointed(self) -> None:
-        self.checkpoint()
+        path = self.checkpoint()
+        if self.rank == 0:
+            print(f"goodput: stop requested (SIGTERM); checkpointed step {self.steps_done} to "
+                  f"{path}; exiting {EXIT_CHECKPOINTED}", file=sys.stderr, flush=True)
         self.shutdown()
         sys.stdout.flush()
         sys.exit(EXIT_CHECKPOINTED)

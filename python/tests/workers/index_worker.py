@@ -11,7 +11,7 @@ from torch.utils.data import Dataset
 
 import goodput.torch as gt
 
-DATASET_LEN = 600
+DATASET_LEN = 1200
 
 
 class IndexedDataset(Dataset):

@@ -11,9 +11,11 @@ import { freePort, isAlive, killGroup, procStart } from './process-info.js';
  * file atomically, exits with it. The trap makes the shell survive SIGTERM sent to the group
  * until the command has ended (POSIX defers traps while a foreground command runs); a caught
  * signal is reset to default in the command, so the job sees SIGTERM normally. The exit file
- * lets a restarted server learn the exit code of a replica it did not start.
+ * lets a restarted server learn the exit code of a replica it did not start. The pid file is
+ * written after the trap is set; `launch` waits for it, so a SIGTERM sent right after a launch
+ * never kills the wrapper before it can record the exit status.
  */
-const WRAPPER = 'p=$1; shift; echo $$ > "$p.pid"; trap : TERM INT HUP; "$@"; c=$?; echo $c > "$p.exit.tmp" && mv -f "$p.exit.tmp" "$p.exit"; exit $c';
+const WRAPPER = 'p=$1; shift; trap : TERM INT HUP; echo $$ > "$p.pid.tmp" && mv -f "$p.pid.tmp" "$p.pid"; "$@"; c=$?; echo $c > "$p.exit.tmp" && mv -f "$p.exit.tmp" "$p.exit"; exit $c';
 
 /** Exit code of a replica that vanished without a recorded status (as if SIGKILLed). */
 export const EXIT_LOST = 137;
@@ -75,7 +77,7 @@ export class LocalBackend implements Backend {
         if (kind === 'gpu') env.CUDA_VISIBLE_DEVICES = String(device);
         const log_path = join(dirs.logs, `replica-${rank}.log`);
         const base = join(dirs.run, `attempt-${req.attempt}-rank-${rank}`);
-        for (const suffix of ['.pid', '.exit', '.exit.tmp']) rmSync(base + suffix, { force: true });
+        for (const suffix of ['.pid', '.pid.tmp', '.exit', '.exit.tmp']) rmSync(base + suffix, { force: true });
         const fd = openSync(log_path, 'a', 0o600);
         writeSync(fd, `--- goodput: attempt ${req.attempt}, rank ${rank}/${world}, device ${device}, ${new Date().toISOString()} ---\n`);
         const started_at_ms = Date.now();
@@ -90,6 +92,7 @@ export class LocalBackend implements Backend {
           c.once('error', fail);
         }).finally(() => closeSync(fd));
         const pid = child.pid!;
+        await waitForFile(base + '.pid', () => child.exitCode !== null || child.signalCode !== null);
         const ref: ReplicaRef = { job_id: req.job_id, attempt: req.attempt, rank, pid, proc_start: procStart(pid), job_dir: req.job_dir };
         child.once('exit', (code, signal) => this.finish(ref, code, signal));
         child.unref();
@@ -153,6 +156,11 @@ export class LocalBackend implements Backend {
 /** Directories of a job under its job_dir. */
 export function jobDirs(job_dir: string): { checkpoint: string; logs: string; run: string } {
   return { checkpoint: join(job_dir, 'checkpoint'), logs: join(job_dir, 'logs'), run: join(job_dir, 'run') };
+}
+
+/** Waits (at most 5 s) until `path` exists or `gone()` says the process already ended. */
+async function waitForFile(path: string, gone: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000 && !existsSync(path) && !gone(); i++) await new Promise((r) => setTimeout(r, 5));
 }
 
 function key(ref: ReplicaRef): string {

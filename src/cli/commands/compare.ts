@@ -3,7 +3,7 @@ import { parseFlags } from '../command.js';
 import { usageError } from '../../core/errors.js';
 import { findPolicy, policyNames } from '../../policy/registry.js';
 import { runParallel, type SimTask } from '../../sim/parallel.js';
-import { requirePolicy, type WorkloadReport } from '../../sim/run-workload.js';
+import { requirePolicy, workloadName, type WorkloadReport } from '../../sim/run-workload.js';
 import { clusterFlags, clusterSettings, workloadFiles } from './sim-inputs.js';
 import { meanMetrics, metricCells, metricHeader, renderTable } from './sim-format.js';
 import { ProgressBar } from './sim-progress.js';
@@ -59,7 +59,7 @@ export const compareCommand: CliCommand = {
       for (const { policy, reports: rs } of byPolicy) {
         out[policy] = { ...meanMetrics(rs), workloads: Object.fromEntries(rs.map(({ workload, policy: _p, ...rest }) => [workload, rest])) };
       }
-      console.log(JSON.stringify({ workloads: files.map((f) => reports.find((r) => f.endsWith(`${r.workload}.csv`))?.workload ?? f), policies: out }));
+      console.log(JSON.stringify({ workloads: files.map(workloadName), policies: out }));
       return 0;
     }
     const rows = byPolicy.map(({ policy, reports: rs }) => [policy, ...metricCells(meanMetrics(rs))]);

@@ -1,7 +1,7 @@
 import { closeSync, existsSync, mkdtempSync, openSync, readSync, statSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
-import { startServer } from '../../api/server.js';
+import { DEFAULT_POLICY, startServer } from '../../api/server.js';
 import { parseGpuSelection, resolveDevices } from '../../backends/local/devices.js';
 import { killGroup } from '../../backends/local/process-info.js';
 import { usageError } from '../../core/errors.js';
@@ -49,7 +49,7 @@ succeeds, 1 when it fails, 130 when interrupted (Ctrl-C cancels the job).
     const devices = resolveDevices(parseGpuSelection(values.gpus ?? 'auto'), cpu, log);
     const grace_s = numberFlag('run', 'grace-s', values['grace-s'], 30, { min: 0 });
     const server = await startServer({
-      data_dir, host: '127.0.0.1', port: 0, devices, policy: values.policy ?? 'pollux',
+      data_dir, host: '127.0.0.1', port: 0, devices, policy: values.policy ?? DEFAULT_POLICY,
       interval_s: numberFlag('run', 'interval-s', values['interval-s'], 30, { min: 0.1 }), grace_s, log,
     });
     const user = safeUser();

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { dataFiles, startServer } from '../../api/server.js';
+import { DEFAULT_POLICY, dataFiles, startServer } from '../../api/server.js';
 import { parseGpuSelection, resolveDevices } from '../../backends/local/devices.js';
 import { defaultDataDir } from '../../client/connect.js';
 import { GoodputError } from '../../core/errors.js';
@@ -48,7 +48,7 @@ leaves running jobs alone; the next 'goodput up' re-adopts them.`,
     if (values.detach) return detach(argv, data_dir);
     const log = (line: string) => console.error(`${new Date().toISOString()} ${line}`);
     const devices = resolveDevices(selection, cpu, log);
-    const server = await startServer({ data_dir, host: values.host ?? '127.0.0.1', port, devices, policy: values.policy ?? 'pollux', interval_s, grace_s, log });
+    const server = await startServer({ data_dir, host: values.host ?? '127.0.0.1', port, devices, policy: values.policy ?? DEFAULT_POLICY, interval_s, grace_s, log });
     log(`goodput server on ${server.url}: policy ${server.policy}, ${devices.length} ${devices[0]?.kind === 'gpu' ? 'GPU(s)' : 'CPU slot(s)'}, data in ${data_dir}`);
     log(`admin token: ${dataFiles(data_dir).adminToken}`);
     await new Promise<void>((done) => {

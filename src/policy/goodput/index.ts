@@ -26,7 +26,7 @@ export class GoodputPolicy implements Policy {
     const usage = usageAfter(snapshot.nodes, pinned.map((v) => v.current));
     const free = usage.free.reduce((sum, f) => sum + Math.max(0, f), 0);
     const gpusPerNode = Math.max(1, ...snapshot.nodes.map((n) => n.gpus));
-    const counts = chooseReplicaCounts(views, free, gpusPerNode);
+    const counts = chooseReplicaCounts(views, free, gpusPerNode, this.params.min_marginal_speedup);
     const allocations: Record<string, Allocation> = placeJobs(views, counts, usage);
     for (const view of pinned) allocations[view.job.id] = view.current;
     const rejections: PolicyDecision['rejections'] = {};

@@ -35,6 +35,11 @@ export interface GoodputPolicyParams {
   /** Floor of the remaining-time estimate used to price a restart (s). */
   min_horizon_s: number;
   /**
+   * Cap of that estimate (s): a new allocation is only held until the next change, which for a
+   * long job that absorbs the cluster's churn comes within minutes, not at its completion.
+   */
+  max_horizon_s: number;
+  /**
    * Diminishing returns of speedup: a job's value is U(S) = S^(1-p)/(1-p) (log S for p = 1).
    * p = 0 maximizes total speedup; larger p equalizes speedups across jobs (p = 2 is Pollux's
    * harmonic mean).
@@ -61,6 +66,12 @@ export interface GoodputPolicyParams {
    * (heSRPT's optimal shares for speedup k^(1 - 1/e)); with log utility these are the shares.
    */
   rank_exponent: number;
+  /**
+   * GPUs are first handed out only in steps whose added speedup per GPU is at least this (1 =
+   * linear scaling); GPUs left over after that go to whichever job still gains from them. Keeps
+   * a loaded cluster efficient without leaving GPUs idle.
+   */
+  min_marginal_speedup: number;
 }
 
 export const defaultGoodputPolicyParams: GoodputPolicyParams = {
@@ -68,12 +79,14 @@ export const defaultGoodputPolicyParams: GoodputPolicyParams = {
   service_weight_power: 1,
   restart_delay_s: 30,
   min_horizon_s: 300,
-  utility_power: 0,
-  restart_budget: false,
-  use_remaining_work: false,
+  max_horizon_s: Infinity,
+  utility_power: 1,
+  restart_budget: true,
+  use_remaining_work: true,
   initial_replicas: 1,
-  explore_factor: 2,
-  rank_exponent: 0,
+  explore_factor: 4,
+  rank_exponent: 4,
+  min_marginal_speedup: 0,
 };
 
 /**
@@ -127,7 +140,7 @@ function buildViews(snapshot: ClusterSnapshot, params: GoodputPolicyParams): Job
     // Price a restart against the time the job has left: known from its remaining work, else
     // estimated from its age (jobs that have run long tend to run long).
     const left_s = remaining_1gpu_s !== undefined ? remaining_1gpu_s / Math.max(1, speedup(current.length)) : age_s;
-    const horizon_s = Math.max(left_s, params.min_horizon_s);
+    const horizon_s = Math.min(Math.max(left_s, params.min_horizon_s), Math.max(params.max_horizon_s, params.min_horizon_s));
     const spent_s = params.restart_budget ? params.restart_delay_s * job.restarts : 0;
     const restart_keep = Math.max(horizon_s - spent_s, 0) / (horizon_s + params.restart_delay_s);
     return {

@@ -33,7 +33,7 @@ function utility(speedup: number, power: number): number {
  * priority order, or nothing. Deterministic: ties go to the earlier-submitted job.
  * Returns counts indexed like `views`; their sum never exceeds `free_gpus`.
  */
-export function chooseReplicaCounts(views: readonly JobView[], free_gpus: number, lookahead: number): number[] {
+export function chooseReplicaCounts(views: readonly JobView[], free_gpus: number, lookahead: number, min_marginal_speedup = 0): number[] {
   const counts = views.map(() => 0);
   let free = free_gpus;
   const byPriority = views.map((_, i) => i).sort((a, b) => compareViews(views, a, b));
@@ -44,9 +44,19 @@ export function chooseReplicaCounts(views: readonly JobView[], free_gpus: number
       free -= view.min_replicas;
     }
   }
+  // Efficient steps first; then, so that no GPU idles, any step that still gains.
+  for (const floor of min_marginal_speedup > 0 ? [min_marginal_speedup, 0] : [0]) {
+    free = grow(views, counts, free, lookahead, floor);
+  }
+  return counts;
+}
+
+/** Greedy growth of `counts` (mutated) by best value per GPU; returns the GPUs left. */
+function grow(views: readonly JobView[], counts: number[], free_gpus: number, lookahead: number, floor: number): number {
+  let free = free_gpus;
   const heap = new StepHeap();
   const push = (i: number): void => {
-    const step = bestStep(views[i] as JobView, i, counts[i] as number, free, lookahead);
+    const step = bestStep(views[i] as JobView, i, counts[i] as number, free, lookahead, floor);
     if (step) heap.push(step);
   };
   for (let i = 0; i < views.length; i++) {
@@ -65,7 +75,7 @@ export function chooseReplicaCounts(views: readonly JobView[], free_gpus: number
     free -= step.replicas;
     push(i);
   }
-  return counts;
+  return free;
 }
 
 function compareViews(views: readonly JobView[], a: number, b: number): number {
@@ -74,12 +84,13 @@ function compareViews(views: readonly JobView[], a: number, b: number): number {
   return vb.weight - va.weight || va.order - vb.order;
 }
 
-function bestStep(view: JobView, index: number, replicas: number, free: number, lookahead: number): Step | undefined {
+function bestStep(view: JobView, index: number, replicas: number, free: number, lookahead: number, floor: number): Step | undefined {
   const room = Math.min(view.max_replicas - replicas, free, Math.max(lookahead, view.current_replicas - replicas));
   if (room <= 0) return undefined;
   const base = allocationValue(view, replicas);
   let best: Step | undefined;
   for (let k = 1; k <= room; k++) {
+    if (replicas > 0 && floor > 0 && (view.speedup(replicas + k) - view.speedup(replicas)) / k < floor) continue;
     const gain = (allocationValue(view, replicas + k) - base) / k;
     if (gain > 1e-12 && (!best || gain > best.gain_per_replica + 1e-12)) {
       best = { view: index, replicas: k, gain_per_replica: gain };

@@ -6,22 +6,11 @@
  * the Random passed in.
  */
 import type { Random } from '../../core/random.js';
+import { FrontSorter, crowding } from './fronts.js';
+import type { GeneticProblem } from './genetic-problem.js';
+import { Pool } from './state-pool.js';
 
-/** The operations the search needs from a problem; states are slices of Int32Arrays. */
-export interface GeneticProblem {
-  readonly size: number;
-  /** Writes the two objectives (to maximize) of X[off..off+size) into out[0], out[1]. */
-  evaluate(X: Int32Array, off: number, out: Float64Array): void;
-  /**
-   * Makes the state feasible. Must be idempotent on states it returned (no RNG use then).
-   * The search evaluates a child right after repairing it.
-   */
-  repair(X: Int32Array, off: number, rng: Random): void;
-  /** Mutates in place; returns whether any cell changed. */
-  mutate(X: Int32Array, off: number, rng: Random): boolean;
-  /** Recombines two states in place; returns whether either changed. */
-  crossover(A: Int32Array, aOff: number, B: Int32Array, bOff: number, rng: Random): boolean;
-}
+export type { GeneticProblem } from './genetic-problem.js';
 
 export interface Nsga2Options {
   /** Population size (default 100). */
@@ -41,83 +30,6 @@ export interface Nsga2Result {
   objectives: Float64Array[];
   /** Generations actually run (the search stops early when no new offspring can be found). */
   generations: number;
-}
-
-/**
- * States live in one pool of slots (no copying on survival); populations are lists of slot ids.
- * F1, F2 are the minimized objectives (negated maximized ones).
- */
-class Pool {
-  readonly X: Int32Array;
-  readonly F1: Float64Array;
-  readonly F2: Float64Array;
-  readonly hash: Uint32Array;
-  readonly crowd: Float64Array;
-  readonly rank: Int32Array;
-  private readonly freeSlots: Int32Array;
-  private freeCount: number;
-
-  constructor(slots: number, readonly L: number) {
-    this.X = new Int32Array(slots * L);
-    this.F1 = new Float64Array(slots);
-    this.F2 = new Float64Array(slots);
-    this.hash = new Uint32Array(slots);
-    this.crowd = new Float64Array(slots);
-    this.rank = new Int32Array(slots);
-    this.freeSlots = new Int32Array(slots);
-    for (let i = 0; i < slots; i++) this.freeSlots[i] = slots - 1 - i;
-    this.freeCount = slots;
-  }
-
-  alloc(): number {
-    return this.freeSlots[--this.freeCount] as number;
-  }
-
-  release(slot: number): void {
-    this.freeSlots[this.freeCount++] = slot;
-  }
-
-  /** Copies state `from` into slot `to`. */
-  copy(from: number, to: number): void {
-    const L = this.L;
-    this.X.copyWithin(to * L, from * L, from * L + L);
-  }
-
-  same(a: number, b: number): boolean {
-    const X = this.X;
-    const L = this.L;
-    const ao = a * L;
-    const bo = b * L;
-    for (let i = 0; i < L; i++) if (X[ao + i] !== X[bo + i]) return false;
-    return true;
-  }
-
-  computeHash(slot: number): void {
-    const X = this.X;
-    const o = slot * this.L;
-    let h = 0x811c9dc5;
-    for (let i = 0; i < this.L; i++) {
-      h ^= X[o + i] as number;
-      h = Math.imul(h, 0x01000193);
-    }
-    this.hash[slot] = h >>> 0;
-  }
-
-  /** Whether `slot` duplicates one of ids[0..count). */
-  isDuplicate(slot: number, ids: Int32Array, count: number): boolean {
-    const h = this.hash[slot];
-    for (let i = 0; i < count; i++) {
-      const other = ids[i] as number;
-      if (this.hash[other] === h && this.same(other, slot)) return true;
-    }
-    return false;
-  }
-
-  evaluate(problem: GeneticProblem, slot: number, out: Float64Array): void {
-    problem.evaluate(this.X, slot * this.L, out);
-    this.F1[slot] = -(out[0] as number);
-    this.F2[slot] = -(out[1] as number);
-  }
 }
 
 /**
@@ -158,10 +70,11 @@ export function runNsga2(
     X.set(state.subarray(0, L), slot * L);
     problem.repair(X, slot * L, rng);
     pool.computeHash(slot);
-    if (pool.isDuplicate(slot, pop, popCount)) {
+    if (pool.hasSeen(slot)) {
       pool.release(slot);
       continue;
     }
+    pool.addSeen(slot);
     pool.evaluate(problem, slot, out);
     pop[popCount++] = slot;
   }
@@ -171,7 +84,10 @@ export function runNsga2(
 
   let gen = 1;
   for (; gen < generations; gen++) {
-    // Mating until popSize unique offspring (or the retry budget is spent).
+    // Mating until popSize unique offspring (or the retry budget is spent). Duplicates are
+    // looked up among the population, the accepted offspring and earlier children.
+    pool.clearSeen();
+    for (let i = 0; i < popCount; i++) pool.addSeen(pop[i] as number);
     let offCount = 0;
     for (let round = 0; offCount < popSize; ) {
       const remaining = popSize - offCount;
@@ -199,24 +115,29 @@ export function runNsga2(
         if (keep) {
           problem.repair(X, o, rng);
           pool.computeHash(slot);
-          keep =
-            !pool.isDuplicate(slot, pop, popCount) &&
-            !pool.isDuplicate(slot, off, offCount) &&
-            !pool.isDuplicate(slot, uniq, nUniq);
+          keep = !pool.hasSeen(slot);
         }
         if (keep) {
+          pool.addSeen(slot);
           // Evaluated right after its repair (cheaper); evaluation draws no random numbers.
           pool.evaluate(problem, slot, out);
           uniq[nUniq++] = slot;
         } else pool.release(slot);
       }
-      if (nUniq > remaining) {
+      const overshoot = nUniq > remaining;
+      if (overshoot) {
         // Keep a random subset, as pymoo does when a round overshoots.
         rng.shuffle(uniq.subarray(0, nUniq));
         for (let u = remaining; u < nUniq; u++) pool.release(uniq[u] as number);
         nUniq = remaining;
       }
       for (let u = 0; u < nUniq; u++) off[offCount++] = uniq[u] as number;
+      if (overshoot) {
+        // Released slots must leave the duplicate set before they are reused.
+        pool.clearSeen();
+        for (let i = 0; i < popCount; i++) pool.addSeen(pop[i] as number);
+        for (let i = 0; i < offCount; i++) pool.addSeen(off[i] as number);
+      }
       round++;
       if (round > maxRounds) break;
     }
@@ -321,113 +242,4 @@ function survive(
     }
   }
   return kept;
-}
-/**
- * Crowding distance of one front (pymoo 0.4.2): fronts of <= 2 points are all infinite;
- * points whose objective vector repeats an earlier one get 0; otherwise, per objective,
- * (next - previous) / (max - min) over the unique points (boundaries infinite, a zero range
- * contributes 0), averaged over the two objectives.
- */
-function crowding(front: readonly number[], F1: Float64Array, F2: Float64Array, crowd: Float64Array): void {
-  const n = front.length;
-  if (n <= 2) {
-    for (const i of front) crowd[i] = Infinity;
-    return;
-  }
-  const unique: number[] = [];
-  for (const i of front) {
-    let dup = false;
-    for (const u of unique) {
-      if (F1[u] === F1[i] && F2[u] === F2[i]) {
-        dup = true;
-        break;
-      }
-    }
-    crowd[i] = 0;
-    if (!dup) unique.push(i);
-  }
-  for (const F of [F1, F2]) {
-    const sorted = unique.slice().sort((a, b) => (F[a] as number) - (F[b] as number));
-    const m = sorted.length;
-    const norm = (F[sorted[m - 1] as number] as number) - (F[sorted[0] as number] as number);
-    if (!(norm > 0)) continue;
-    for (let p = 0; p < m; p++) {
-      const i = sorted[p] as number;
-      const prev = p === 0 ? Infinity : (F[i] as number) - (F[sorted[p - 1] as number] as number);
-      const nextGap = p === m - 1 ? Infinity : (F[sorted[p + 1] as number] as number) - (F[i] as number);
-      crowd[i] = (crowd[i] as number) + prev / norm + nextGap / norm;
-    }
-  }
-  for (const i of unique) crowd[i] = (crowd[i] as number) / 2;
-}
-
-/** Non-dominated sorting for two minimized objectives (sweep over points sorted by F1, F2). */
-class FrontSorter {
-  private readonly idx: Int32Array;
-  private readonly tmp: Int32Array;
-  constructor(capacity: number) {
-    this.idx = new Int32Array(capacity);
-    this.tmp = new Int32Array(capacity);
-  }
-
-  /** Fronts (lists of slot ids) of the slots ids[0..count), best first. */
-  sort(F1: Float64Array, F2: Float64Array, ids: Int32Array, count: number): number[][] {
-    const idx = this.idx;
-    idx.set(ids.subarray(0, count));
-    mergeSort(idx, this.tmp, count, F1, F2);
-    const fronts: number[][] = [];
-    const last1: number[] = [];
-    const last2: number[] = [];
-    for (let q = 0; q < count; q++) {
-      const p = idx[q] as number;
-      const p1 = F1[p] as number;
-      const p2 = F2[p] as number;
-      let k = 0;
-      // First front whose last member (smallest F2 so far) does not dominate p.
-      for (; k < fronts.length; k++) {
-        const l2 = last2[k] as number;
-        if (p2 < l2 || (p1 === last1[k] && p2 === l2)) break;
-      }
-      if (k === fronts.length) fronts.push([]);
-      (fronts[k] as number[]).push(p);
-      last1[k] = p1;
-      last2[k] = p2;
-    }
-    return fronts;
-  }
-}
-
-/** Stable bottom-up merge sort of a[0..n) by (F1, F2, slot id) ascending. */
-function mergeSort(a: Int32Array, tmp: Int32Array, n: number, F1: Float64Array, F2: Float64Array): void {
-  let src = a;
-  let dst = tmp;
-  for (let width = 1; width < n; width *= 2) {
-    for (let lo = 0; lo < n; lo += 2 * width) {
-      const mid = Math.min(lo + width, n);
-      const hi = Math.min(lo + 2 * width, n);
-      let i = lo;
-      let j = mid;
-      let k = lo;
-      while (i < mid && j < hi) {
-        const x = src[i] as number;
-        const y = src[j] as number;
-        const x1 = F1[x] as number;
-        const y1 = F1[y] as number;
-        const takeRight = y1 < x1 || (y1 === x1 && ((F2[y] as number) < (F2[x] as number) || (F2[y] === F2[x] && y < x)));
-        if (takeRight) {
-          dst[k++] = y;
-          j++;
-        } else {
-          dst[k++] = x;
-          i++;
-        }
-      }
-      while (i < mid) dst[k++] = src[i++] as number;
-      while (j < hi) dst[k++] = src[j++] as number;
-    }
-    const t = src;
-    src = dst;
-    dst = t;
-  }
-  if (src !== a) a.set(src.subarray(0, n));
 }

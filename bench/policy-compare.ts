@@ -1,0 +1,123 @@
+/**
+ * `npm run bench:policy-compare`: the acceptance table of the goodput policy (docs/policy.md).
+ * Runs `goodput` and `pollux` on workloads 1-4 at loads 0.5/1.0/1.5/2.0 in the simulator and
+ * prints, per (load, workload): goodput's average JCT and its ratio to Pollux's published average
+ * (target <= 0.80), p99 JCT and makespan of goodput beside our pollux run (target: no worse), and
+ * the worst finish-time-fairness ratio and share of jobs with a ratio above 1 for both.
+ *
+ * Pollux is slow (about a minute per workload at load 1.0, more at 2.0, per seed), so its figures
+ * can be saved once and reused:
+ *   npm run bench:policy-compare -- --save-pollux bench-pollux.json      # runs both, saves pollux
+ *   npm run bench:policy-compare -- --pollux-json bench-pollux.json      # runs goodput only
+ *   npm run bench:policy-compare -- --no-pollux --loads 1.0              # goodput only, no p99 check
+ * Other flags: --workloads 1,2,3,4  --pollux-seeds 1  --concurrency 2
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { runParallel, type SimTask } from '../src/sim/parallel.js';
+import type { WorkloadReport } from '../src/sim/run-workload.js';
+import { packagePath } from '../src/util/package-root.js';
+
+const TARGET_RATIO = 0.8;
+
+interface Row {
+  load: string;
+  k: number;
+  avg_jct_s: number;
+  p99_jct_s: number;
+  makespan_s: number;
+  ftf_worst: number;
+  ftf_unfair_share: number;
+  restarts: number;
+  gpu_hours: number;
+}
+
+const { values } = parseArgs({
+  options: {
+    loads: { type: 'string', default: '0.5,1.0,1.5,2.0' },
+    workloads: { type: 'string', default: '1,2,3,4' },
+    'pollux-seeds': { type: 'string', default: '1' },
+    'pollux-json': { type: 'string' },
+    'save-pollux': { type: 'string' },
+    'no-pollux': { type: 'boolean', default: false },
+    concurrency: { type: 'string', default: '2' },
+  },
+});
+const loads = values.loads.split(',');
+const workloads = values.workloads.split(',').map(Number);
+const polluxSeeds = Number(values['pollux-seeds']);
+const published = (JSON.parse(readFileSync(packagePath('data', 'pollux', 'published-results.json'), 'utf8')) as {
+  jobload: Record<string, { avg_jct_s: Record<string, number> }>;
+}).jobload;
+
+const fileOf = (load: string, k: number): string => packagePath('data', 'pollux', load === '1.0' ? 'workloads' : `workloads-${load}`, `workload-${k}.csv`);
+const key = (load: string, k: number): string => `${load}/${k}`;
+
+type Task = SimTask & { load: string; k: number; policy: string };
+const tasks: Task[] = [];
+const runPollux = !values['no-pollux'] && values['pollux-json'] === undefined;
+for (const load of loads) {
+  for (const k of workloads) {
+    tasks.push({ file: fileOf(load, k), settings: { policy: 'goodput', seed: 1 }, load, k, policy: 'goodput' });
+    if (runPollux) {
+      for (let seed = 1; seed <= polluxSeeds; seed++) tasks.push({ file: fileOf(load, k), settings: { policy: 'pollux', seed }, load, k, policy: 'pollux' });
+    }
+  }
+}
+
+const started = performance.now();
+let done = 0;
+const reports = await runParallel(tasks, (p) => {
+  if (!p.done) return;
+  done++;
+  process.stderr.write(`\r${done}/${tasks.length} runs done (${((performance.now() - started) / 1000).toFixed(0)} s)`);
+}, Number(values.concurrency));
+process.stderr.write('\n');
+
+/** Mean over seeds of the figures of one policy on one (load, workload). */
+function rowOf(policy: string, load: string, k: number): Row | undefined {
+  const runs: WorkloadReport[] = reports.filter((_, i) => tasks[i]!.policy === policy && tasks[i]!.load === load && tasks[i]!.k === k);
+  if (runs.length === 0) return undefined;
+  const mean = (f: (r: WorkloadReport) => number): number => runs.reduce((s, r) => s + f(r), 0) / runs.length;
+  return {
+    load, k,
+    avg_jct_s: mean((r) => r.avg_jct_s), p99_jct_s: mean((r) => r.p99_jct_s), makespan_s: mean((r) => r.makespan_s),
+    ftf_worst: mean((r) => r.ftf_worst), ftf_unfair_share: mean((r) => r.ftf_unfair_share),
+    restarts: mean((r) => r.restarts), gpu_hours: mean((r) => r.gpu_hours),
+  };
+}
+
+const pollux = new Map<string, Row>();
+if (values['pollux-json'] !== undefined) {
+  for (const row of JSON.parse(readFileSync(values['pollux-json'], 'utf8')) as Row[]) pollux.set(key(row.load, row.k), row);
+}
+for (const load of loads) for (const k of workloads) {
+  const row = rowOf('pollux', load, k);
+  if (row) pollux.set(key(load, k), row);
+}
+if (values['save-pollux'] !== undefined) writeFileSync(values['save-pollux'], `${JSON.stringify([...pollux.values()], null, 1)}\n`);
+
+const f0 = (x: number | undefined): string => (x === undefined ? 'n/a' : x.toFixed(0));
+const f2 = (x: number | undefined): string => (x === undefined ? 'n/a' : x.toFixed(2));
+console.log(`goodput vs pollux (pollux: ${runPollux ? `${polluxSeeds} seed(s) run now` : values['pollux-json'] ?? 'not run'}), ${((performance.now() - started) / 1000).toFixed(0)} s wall`);
+console.log('load w  goodput avg  published pollux  ratio(<=0.80)  p99 goodput/pollux  makespan goodput/pollux  FTF worst g/p  FTF>1 share g/p  restarts g/p');
+let met = 0;
+let checked = 0;
+for (const load of loads) {
+  for (const k of workloads) {
+    const g = rowOf('goodput', load, k)!;
+    const p = pollux.get(key(load, k));
+    const pub = published[`pollux-${load}`]?.avg_jct_s[`workload-${k}`];
+    const ratio = pub !== undefined ? g.avg_jct_s / pub : NaN;
+    const ok = ratio <= TARGET_RATIO && (!p || (g.p99_jct_s <= p.p99_jct_s && g.makespan_s <= p.makespan_s));
+    checked++;
+    if (ok) met++;
+    console.log([
+      load.padEnd(4), String(k).padEnd(2), f0(g.avg_jct_s).padStart(11), f0(pub).padStart(17), `${f2(ratio)}${ratio <= TARGET_RATIO ? ' ok' : ' NO'}`.padStart(14),
+      `${f0(g.p99_jct_s)}/${f0(p?.p99_jct_s)}`.padStart(19), `${f0(g.makespan_s)}/${f0(p?.makespan_s)}`.padStart(24),
+      `${f2(g.ftf_worst)}/${f2(p?.ftf_worst)}`.padStart(14), `${f2(g.ftf_unfair_share)}/${f2(p?.ftf_unfair_share)}`.padStart(16),
+      `${f0(g.restarts)}/${f0(p?.restarts)}`.padStart(13),
+    ].join(' '));
+  }
+}
+console.log(`${met}/${checked} (load, workload) pairs meet avg <= ${TARGET_RATIO} x published Pollux${pollux.size > 0 ? ' and p99/makespan <= our pollux' : ''}`);

@@ -1,0 +1,69 @@
+"""Pure pieces: environment parsing, batch limits and splits, and the epoch sampling plan."""
+
+import pytest
+
+from goodput.torch.batch_config import BatchConfig, BatchLimits, derive_batch_config
+from goodput.torch.env import read_job_env
+from goodput.torch.epoch_plan import EpochPlan
+
+
+def test_env_defaults_are_a_valid_standalone_run():
+    env = read_job_env({})
+    assert (env.rank, env.world_size, env.attempt, env.num_nodes) == (0, 1, 0, 1)
+    assert not env.has_control_plane and env.checkpoint_dir.endswith("checkpoint")
+    full = read_job_env({"RANK": "2", "WORLD_SIZE": "3", "GOODPUT_API": "http://h:1/",
+                         "GOODPUT_JOB_ID": "j", "GOODPUT_ATTEMPT": "4",
+                         "GOODPUT_CHECKPOINT_DIR": "/c"})
+    assert full.api_url == "http://h:1" and full.has_control_plane and full.attempt == 4
+    assert read_job_env({"GOODPUT_CHECKPOINT_DIR": "/c"}, checkpoint_dir="/x").checkpoint_dir == "/x"
+
+
+def test_env_errors_name_the_variable():
+    with pytest.raises(ValueError, match="RANK=3 is not in"):
+        read_job_env({"RANK": "3", "WORLD_SIZE": "2"})
+    with pytest.raises(ValueError, match="GOODPUT_ATTEMPT='x' is not an integer"):
+        read_job_env({"GOODPUT_ATTEMPT": "x"})
+
+
+def test_limits_validation_and_report_shape():
+    with pytest.raises(ValueError, match="max_batch_size=32 is smaller"):
+        BatchLimits(64, 32, 1, None, False)
+    with pytest.raises(ValueError, match="local_bsz_bounds"):
+        BatchLimits(64, 64, 16, 8, False)
+    limits = BatchLimits(64, 512, 8, None, True)
+    assert limits.adaptive and limits.to_report() == {
+        "init_batch_size": 64, "max_batch_size": 512, "min_local_bsz": 8, "max_local_bsz": 512,
+        "accumulation": True}
+
+
+def test_derive_batch_config_splits_and_accumulates():
+    assert derive_batch_config(64, 2, BatchLimits(64, 64, 1, None, False)) == BatchConfig(32, 0)
+    assert derive_batch_config(64, 3, BatchLimits(64, 64, 1, None, False)) == BatchConfig(22, 0)
+    with_accum = BatchLimits(64, 1024, 1, 16, True)
+    assert derive_batch_config(256, 2, with_accum) == BatchConfig(16, 7)
+    no_accum = BatchLimits(64, 1024, 1, 16, False)
+    assert derive_batch_config(256, 2, no_accum) == BatchConfig(16, 0)
+    assert BatchConfig(16, 7).total_batch_size(2) == 256
+
+
+@pytest.mark.parametrize("world_sizes", [(1,), (2, 1, 3), (3, 2), (4,)])
+def test_plan_covers_each_sample_once_whatever_the_replica_changes(world_sizes):
+    plan = EpochPlan(103, epoch=5, seed=9, shuffle=True)
+    assert sorted(plan.order) == list(range(103))
+    assert plan.order == EpochPlan(103, epoch=5, seed=9, shuffle=True).order
+    assert plan.order != EpochPlan(103, epoch=6, seed=9, shuffle=True).order
+    seen, position, step = [], 0, 0
+    while position < 103:
+        world = world_sizes[min(step // 3, len(world_sizes) - 1)]  # rescale every 3 steps
+        counts = set()
+        for rank in range(world):
+            indices, count = plan.micro_batch(position, 7, world, rank)
+            seen += indices
+            counts.add(count)
+            assert indices  # never an empty micro-batch
+        assert len(counts) == 1  # every rank advances the position identically
+        position += counts.pop()
+        step += 1
+    extra = len(seen) - 103
+    assert sorted(set(seen)) == list(range(103))
+    assert 0 <= extra < max(world_sizes)  # only a tail smaller than the replicas re-reads
