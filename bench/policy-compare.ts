@@ -10,6 +10,7 @@
  *   npm run bench:policy-compare -- --save-pollux bench-pollux.json      # runs both, saves pollux
  *   npm run bench:policy-compare -- --pollux-json bench-pollux.json      # runs goodput only
  *   npm run bench:policy-compare -- --no-pollux --loads 1.0              # goodput only, no p99 check
+ * Same for goodput: --save-goodput FILE / --goodput-json FILE (e.g. to run loads in batches).
  * Other flags: --workloads 1,2,3,4  --pollux-seeds 1  --concurrency 2
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -39,6 +40,8 @@ const { values } = parseArgs({
     'pollux-seeds': { type: 'string', default: '1' },
     'pollux-json': { type: 'string' },
     'save-pollux': { type: 'string' },
+    'goodput-json': { type: 'string' },
+    'save-goodput': { type: 'string' },
     'no-pollux': { type: 'boolean', default: false },
     concurrency: { type: 'string', default: '2' },
   },
@@ -58,7 +61,7 @@ const tasks: Task[] = [];
 const runPollux = !values['no-pollux'] && values['pollux-json'] === undefined;
 for (const load of loads) {
   for (const k of workloads) {
-    tasks.push({ file: fileOf(load, k), settings: { policy: 'goodput', seed: 1 }, load, k, policy: 'goodput' });
+    if (values['goodput-json'] === undefined) tasks.push({ file: fileOf(load, k), settings: { policy: 'goodput', seed: 1 }, load, k, policy: 'goodput' });
     if (runPollux) {
       for (let seed = 1; seed <= polluxSeeds; seed++) tasks.push({ file: fileOf(load, k), settings: { policy: 'pollux', seed }, load, k, policy: 'pollux' });
     }
@@ -96,6 +99,15 @@ for (const load of loads) for (const k of workloads) {
   if (row) pollux.set(key(load, k), row);
 }
 if (values['save-pollux'] !== undefined) writeFileSync(values['save-pollux'], `${JSON.stringify([...pollux.values()], null, 1)}\n`);
+const goodput = new Map<string, Row>();
+if (values['goodput-json'] !== undefined) {
+  for (const row of JSON.parse(readFileSync(values['goodput-json'], 'utf8')) as Row[]) goodput.set(key(row.load, row.k), row);
+}
+for (const load of loads) for (const k of workloads) {
+  const row = rowOf('goodput', load, k);
+  if (row) goodput.set(key(load, k), row);
+}
+if (values['save-goodput'] !== undefined) writeFileSync(values['save-goodput'], `${JSON.stringify([...goodput.values()], null, 1)}\n`);
 
 const f0 = (x: number | undefined): string => (x === undefined ? 'n/a' : x.toFixed(0));
 const f2 = (x: number | undefined): string => (x === undefined ? 'n/a' : x.toFixed(2));
@@ -105,7 +117,8 @@ let met = 0;
 let checked = 0;
 for (const load of loads) {
   for (const k of workloads) {
-    const g = rowOf('goodput', load, k)!;
+    const g = goodput.get(key(load, k));
+    if (!g) continue;
     const p = pollux.get(key(load, k));
     const pub = published[`pollux-${load}`]?.avg_jct_s[`workload-${k}`];
     const ratio = pub !== undefined ? g.avg_jct_s / pub : NaN;

@@ -122,9 +122,14 @@ describe('HTTP API (in-process)', () => {
     assert.equal(bad.status, 400);
     assert.equal(bad.json.error.code, 'E_BAD_REQUEST');
     assert.equal((await call('GET', '/v1/jobs', token)).status, 403, 'a job token cannot list jobs');
-    const huge = await call('POST', `/v1/jobs/${aliceJob}/reports`, token, JSON.stringify({ attempt: 0, reports: [], pad: 'x'.repeat(5 << 20) }));
+    const hugeBody = JSON.stringify({ attempt: 0, reports: [], pad: 'x'.repeat(5 << 20) });
+    const huge = await app.request(`/v1/jobs/${aliceJob}/reports`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': String(hugeBody.length) },
+      body: hugeBody,
+    });
     assert.equal(huge.status, 400);
-    assert.match(huge.json.error.message, /larger than/);
+    assert.match(((await huge.json()) as { error: { message: string } }).error.message, /larger than/);
     const ok = await call('POST', `/v1/jobs/${aliceJob}/reports`, token, body);
     assert.equal(ok.status, 200);
     const two = await call('POST', `/v1/jobs/${aliceJob}/reports`, token, { attempt: 1, reports: [measurement(3, 2, 64, 0.11), measurement(4, 2, 128, 0.2)] });

@@ -1,7 +1,7 @@
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Hono, type Context } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
+import type { MiddlewareHandler } from 'hono';
 import type { z } from 'zod';
 import type { Controller } from '../control/controller.js';
 import { formatIssues, validateJobSpec } from '../control/job-spec.js';
@@ -49,7 +49,7 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
   app.get('/metrics', async (c) => c.text(await metricsText(store, controller), 200, { 'content-type': 'text/plain; version=0.0.4' }));
 
   app.use('/v1/*', authenticate(store, o.secret));
-  app.use('/v1/*', bodyLimit({ maxSize: MAX_BODY_BYTES, onError: () => { throw new GoodputError('E_BAD_REQUEST', `request body larger than ${MAX_BODY_BYTES} bytes`); } }));
+  app.use('/v1/*', limitBody(MAX_BODY_BYTES));
 
   const findJob = async (c: Context<ApiEnv>, ref: string): Promise<JobRecord> => {
     const principal = c.get('principal');
@@ -160,6 +160,19 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
   });
 
   return app;
+}
+
+/**
+ * Refuses bodies whose Content-Length exceeds `max_bytes` (400). Reads only the header: hono's
+ * bodyLimit touches `req.raw.body`, which makes @hono/node-server build a web stream for every
+ * request. Bodies without Content-Length (chunked) are not limited here.
+ */
+function limitBody(max_bytes: number): MiddlewareHandler<ApiEnv> {
+  return async function limitBodyByLength(c, next) {
+    const length = Number(c.req.header('content-length') ?? 0);
+    if (length > max_bytes) throw badRequest(`request body larger than ${max_bytes} bytes`);
+    await next();
+  };
 }
 
 async function jsonBody(c: Context<ApiEnv>): Promise<unknown> {

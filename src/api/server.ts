@@ -2,7 +2,7 @@
  * Composition root of the control-plane server: data directory, store, secrets, backend,
  * policy, controller and the HTTP listener. Used by `goodput up` and `goodput run`.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
@@ -18,7 +18,7 @@ import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { createApp } from './app.js';
 
 /** The policy `goodput up` and `goodput run` use unless told otherwise. */
-export const DEFAULT_POLICY = 'pollux';
+export const DEFAULT_POLICY = 'goodput';
 
 /** Version reported by /v1/health and the OpenAPI document. */
 export const SERVER_VERSION = '0.1.0';
@@ -65,24 +65,16 @@ function privateFile(path: string, make: () => string): string {
   return value;
 }
 
-/**
- * The policy to run: `name`; when the default (`pollux`) is not registered, the first registered
- * policy with a warning. Any other unknown name is a usage error.
- */
-export function choosePolicy(name: string, log: (line: string) => void): Policy {
+/** The registered policy called `name`; an unknown name is a usage error listing the valid ones. */
+export function choosePolicy(name: string): Policy {
   const factory = findPolicy(name);
-  if (factory) return factory.create({ seed: 0 });
-  const names = policyNames();
-  if (name !== DEFAULT_POLICY) throw new GoodputError('E_USAGE', `unknown policy '${name}'; registered: ${names.join(', ') || 'none'}`, 2);
-  const fallback = names[0] !== undefined ? findPolicy(names[0]) : undefined;
-  if (!fallback) throw new GoodputError('E_POLICY', `no scheduling policy is registered (asked for '${name}')`);
-  log(`warning: policy '${name}' is not available; using '${fallback.name}' (registered: ${names.join(', ')})`);
-  return fallback.create({ seed: 0 });
+  if (!factory) throw new GoodputError('E_USAGE', `unknown policy '${name}'; registered: ${policyNames().join(', ')}`, 2);
+  return factory.create({ seed: 0 });
 }
 
 /** Starts the server; refuses (E_RUNNING) when another live server owns the data directory. */
 export async function startServer(o: ServerOptions): Promise<RunningServer> {
-  const policy = choosePolicy(o.policy, o.log);
+  const policy = choosePolicy(o.policy);
   mkdirSync(o.data_dir, { recursive: true, mode: 0o700 });
   const files = dataFiles(o.data_dir);
   if (existsSync(files.lock)) {
@@ -115,7 +107,9 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     apiUrl.value = `http://${o.host === '0.0.0.0' ? '127.0.0.1' : o.host}:${port}`;
     controller.setApiUrl(apiUrl.value);
     await controller.start();
-    writeFileSync(files.server, JSON.stringify({ url: apiUrl.value, pid: process.pid, policy: policy.name }) + '\n', { mode: 0o600 });
+    // Atomic (write + rename): the CLI and tests poll this file while the server starts.
+    writeFileSync(files.server + '.tmp', JSON.stringify({ url: apiUrl.value, pid: process.pid, policy: policy.name }) + '\n', { mode: 0o600 });
+    renameSync(files.server + '.tmp', files.server);
     const running = server;
     const ctl = controller;
     return {

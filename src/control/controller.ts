@@ -303,8 +303,9 @@ export class Controller {
       }
     }
     if (job.state !== 'rescaling' || live.length > 0) return;
-    if (exited.every((r) => r.exit_code === 0)) {
-      await this.o.store.finishJob(job_id, 'succeeded', 'controller', 'every replica exited 0');
+    // A replica that exited 0 finished training; peers stopped by the same rescale (143) are fine.
+    if (exited.some((r) => r.exit_code === 0) && exited.every((r) => r.exit_code === 0 || r.exit_code === 143)) {
+      await this.o.store.finishJob(job_id, 'succeeded', 'controller', 'training finished (replicas exited 0, or 143 when stopped at the end)');
     } else {
       const failed = exited.some((r) => r.exit_code !== 0 && r.exit_code !== 143) && (await this.lastStopWasFailure(job_id));
       if (failed && job.failures > job.spec.max_restarts) {

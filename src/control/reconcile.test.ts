@@ -31,7 +31,7 @@ const spec: JobSpec = { name: 's', command: [process.execPath, '-e', script], wo
 
 function controller(store: SqliteStore, data_dir: string): Controller {
   const backend = new LocalBackend({ devices: cpuSlots(1), poll_ms: 50 });
-  return new Controller({ store, backend, policy: findPolicy('fifo')!.create({ seed: 0 }), data_dir, secret: 's', api_url: 'http://127.0.0.1:1', interval_s: 60, grace_s: 1, tick_ms: 50 });
+  return new Controller({ store, backend, policy: findPolicy('fifo')!.create({ seed: 0 }), data_dir, secret: 's', api_url: 'http://127.0.0.1:1', interval_s: 60, grace_s: 5, tick_ms: 50 });
 }
 
 describe('reconciliation', () => {
@@ -76,11 +76,11 @@ describe('reconciliation', () => {
     await store.finishJob('j2', 'cancelled', 'u', 'cancelled by u');
     const c = controller(store, data_dir);
     await c.start();
-    await waitFor('the exit to be recorded', 5_000, async () => (await store.listReplicas('j2'))[0]!.exit_code !== null).catch(async (e: unknown) => {
+    await waitFor('the exit to be recorded', 8_000, async () => (await store.listReplicas('j2'))[0]!.exit_code !== null).catch(async (e: unknown) => {
       console.error(JSON.stringify(await store.listReplicas('j2')), JSON.stringify(await store.listEvents('j2')));
       throw e;
     });
-    assert.equal((await store.listReplicas('j2'))[0]!.exit_code, 143);
+    assert.equal((await store.listReplicas('j2'))[0]!.exit_code, 143, JSON.stringify(await store.listEvents('j2')));
     assert.equal(isAlive(launched[0]!.pid, launched[0]!.proc_start), false);
     assert.equal((await store.getJob('j2'))!.state, 'cancelled');
     await c.stop();

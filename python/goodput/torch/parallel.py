@@ -57,6 +57,7 @@ class AdaptiveDataParallel(torch.nn.Module):
         self._micro_count = 0
         self._in_step = False
         self._measuring = False
+        self._measure_cost_s = 0.0
         self._grads_pending = False
         self._scaled_backward = False
         self._first_micro_sqr: Optional[torch.Tensor] = None
@@ -145,8 +146,10 @@ class AdaptiveDataParallel(torch.nn.Module):
         micro_count = max(self._micro_count, 1)
         measure = self._measuring
         if measure:  # |local mean gradient|^2 = |sum over micro-steps|^2 / micro_count^2
+            start_s = time.perf_counter()
             wide = buffer if buffer.dtype in (torch.float32, torch.float64) else buffer.float()
             self._local_sqr_parts.append(torch.dot(wide, wide).float() / (micro_count ** 2))
+            self._measure_cost_s += time.perf_counter() - start_s
         buffer.div_(self._runtime.world_size * micro_count)
         self._sync_launch_s = time.perf_counter()
         future = dist.all_reduce(buffer, async_op=True).get_future()
@@ -154,9 +157,11 @@ class AdaptiveDataParallel(torch.nn.Module):
         def finish(done: torch.futures.Future[torch.Tensor]) -> torch.Tensor:
             reduced = done.value()[0]
             if measure:
+                start_s = time.perf_counter()
                 wide = reduced if reduced.dtype in (torch.float32, torch.float64) \
                     else reduced.float()
                 self._global_sqr_parts.append(torch.dot(wide, wide).float())
+                self._measure_cost_s += time.perf_counter() - start_s
             self._sync_done_s = time.perf_counter()
             return reduced
 
@@ -188,7 +193,9 @@ class AdaptiveDataParallel(torch.nn.Module):
         if not self._runtime.distributed and self._micro_count > 1:
             # DDP's hook does this division when distributed: sum of micro-batch means -> mean
             compat.divide_(compat.grads_of(self.module.parameters()), self._micro_count)
+        measure_start_s = time.perf_counter()
         noise = self._measure_noise(micro)
+        self._measure_cost_s += time.perf_counter() - measure_start_s
         gain = self._gain()
         factor = self._lr_factor()
         self.last_lr_factor = factor
@@ -215,6 +222,11 @@ class AdaptiveDataParallel(torch.nn.Module):
         self._record_loss()
         self._runtime.progress += gain
         self.last_noise_sample = noise
+        if noise is not None:
+            # Host-side cost of measuring (on CUDA kernels are async, so this stays small and
+            # big models are measured every step, which their step time easily absorbs).
+            self._runtime.add_measure_cost(self._measure_cost_s)
+        self._measure_cost_s = 0.0
         self._runtime.end_step(StepTiming(start_s, time.perf_counter(), sync_s), noise)
         return result
 

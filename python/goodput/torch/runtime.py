@@ -12,6 +12,7 @@ LR scheduler agree with each other.
 """
 
 import atexit
+import math
 import sys
 import time
 from collections import deque
@@ -34,10 +35,12 @@ from .step_log import StepLog
 _STOP, _CHECKPOINT, _VERSION, _LOCAL_BSZ, _ACCUM, _NOISE_VALID, _ROUND_EVERY = range(7)
 _HEAD_LEN = 7
 # Control rounds (and gradient-noise measurements) happen every `round_every` steps, chosen by
-# rank 0 so that rounds are at least ROUND_SPACING_S apart: for fast steps this amortizes their
-# cost; for slow steps it is every step.
-ROUND_SPACING_S = 0.1
-MAX_ROUND_EVERY = 8
+# rank 0 so that measuring costs at most MEASURE_BUDGET of the training time, while rounds stay
+# at most MAX_ROUND_SPACING_S (and MAX_ROUND_EVERY steps) apart, which bounds how late a stop or
+# a new configuration takes effect. Slow steps (big models) are measured every step.
+MEASURE_BUDGET = 0.01
+MAX_ROUND_SPACING_S = 0.5
+MAX_ROUND_EVERY = 16
 
 
 @dataclass
@@ -100,6 +103,7 @@ class Runtime:
         self._applied_version = 0
         self.round_every = 1
         self._step_time_ema_s: Optional[float] = None
+        self._measure_cost_ema_s: Optional[float] = None
         self._report_skip_steps = 1
         self._step_start_s: Optional[float] = None
         self._step_data_wait_s = 0.0
@@ -265,10 +269,18 @@ class Runtime:
                 flags[_ACCUM] = float(config.accum_steps)
         return flags
 
+    def add_measure_cost(self, seconds: float) -> None:
+        """Host time one measured step spent measuring (norms, control round launch)."""
+        self._measure_cost_ema_s = seconds if self._measure_cost_ema_s is None \
+            else 0.8 * self._measure_cost_ema_s + 0.2 * seconds
+
     def _proposed_round_every(self) -> int:
-        if not self._step_time_ema_s or self._step_time_ema_s <= 0:
+        step_s = self._step_time_ema_s
+        if not step_s or step_s <= 0 or not self._measure_cost_ema_s:
             return 1
-        return max(1, min(MAX_ROUND_EVERY, int(ROUND_SPACING_S / self._step_time_ema_s)))
+        by_cost = math.ceil(self._measure_cost_ema_s / (MEASURE_BUDGET * step_s))
+        by_latency = max(1, int(MAX_ROUND_SPACING_S / step_s))
+        return max(1, min(MAX_ROUND_EVERY, by_cost, by_latency))
 
     def _launch_control(self, noise: Optional[NoiseSample]) -> None:
         flags = self._control_flags()
@@ -369,6 +381,8 @@ class Runtime:
         return path
 
     def exit_checkpointed(self) -> None:
+        if self.distributed:
+            self._drain_pending()
         path = self.checkpoint()
         if self.rank == 0:
             print(f"goodput: stop requested (SIGTERM); checkpointed step {self.steps_done} to "
@@ -377,12 +391,26 @@ class Runtime:
         sys.stdout.flush()
         sys.exit(EXIT_CHECKPOINTED)
 
+    def _drain_pending(self) -> None:
+        """Waits for the control rounds still in flight. Every rank launched the same rounds, so
+        they complete; a process that exits with gloo work in flight aborts in C++ instead."""
+        while self._pending:
+            pending, _ = self._pending.popleft()
+            pending.result()
+
     def shutdown(self) -> None:
-        """Best-effort, bounded (about 2 s at most), idempotent: last report flush, step log."""
+        """Best-effort, idempotent: last report flush (at most 2 s), step log, in-flight control
+        rounds, process group."""
         if self._shut_down:
             return
         self._shut_down = True
         if self.reporter is not None:
             self.reporter.close(timeout_s=2.0)
         self.step_log.write()
+        if self.distributed and dist.is_initialized():
+            try:
+                self._drain_pending()
+                dist.destroy_process_group()
+            except Exception as error:  # a peer that already died: nothing left to agree on
+                print(f"goodput: process group shutdown: {error}", file=sys.stderr)
 

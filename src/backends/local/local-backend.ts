@@ -7,15 +7,21 @@ import { freePort, isAlive, killGroup, procStart } from './process-info.js';
 
 /**
  * The replica wrapper, a constant script (arguments are positional parameters, never parsed by
- * the shell): records its pid, runs the command in the foreground, writes the exit status to a
- * file atomically, exits with it. The trap makes the shell survive SIGTERM sent to the group
- * until the command has ended (POSIX defers traps while a foreground command runs); a caught
- * signal is reset to default in the command, so the job sees SIGTERM normally. The exit file
- * lets a restarted server learn the exit code of a replica it did not start. The pid file is
- * written after the trap is set; `launch` waits for it, so a SIGTERM sent right after a launch
- * never kills the wrapper before it can record the exit status.
+ * the shell). It starts the command, then records its own pid and the command's (`launch` waits
+ * until the command has exec'd: a signal that hits the forked shell before exec would be
+ * swallowed by the inherited trap), waits for the
+ * command and writes its exit status to a file atomically, then exits with it. The trap keeps
+ * the shell alive through SIGTERM/SIGINT/HUP sent to the group; `wait` interrupted by a trapped
+ * signal is repeated until the command really ended (a zombie still answers `kill -0`). The exit
+ * file lets a restarted server learn the exit code of a replica it did not start.
  */
-const WRAPPER = 'p=$1; shift; trap : TERM INT HUP; echo $$ > "$p.pid.tmp" && mv -f "$p.pid.tmp" "$p.pid"; "$@"; c=$?; echo $c > "$p.exit.tmp" && mv -f "$p.exit.tmp" "$p.exit"; exit $c';
+const WRAPPER = [
+  'p=$1; shift; trap : TERM INT HUP',
+  '"$@" & c=$!',
+  'echo "$$ $c" > "$p.pid.tmp" && mv -f "$p.pid.tmp" "$p.pid"',
+  'while :; do wait $c; r=$?; kill -0 $c 2>/dev/null || break; done',
+  'echo $r > "$p.exit.tmp" && mv -f "$p.exit.tmp" "$p.exit"; exit $r',
+].join('\n');
 
 /** Exit code of a replica that vanished without a recorded status (as if SIGKILLed). */
 export const EXIT_LOST = 137;
@@ -92,7 +98,7 @@ export class LocalBackend implements Backend {
           c.once('error', fail);
         }).finally(() => closeSync(fd));
         const pid = child.pid!;
-        await waitForFile(base + '.pid', () => child.exitCode !== null || child.signalCode !== null);
+        await waitForExec(base + '.pid', () => child.exitCode !== null || child.signalCode !== null);
         const ref: ReplicaRef = { job_id: req.job_id, attempt: req.attempt, rank, pid, proc_start: procStart(pid), job_dir: req.job_dir };
         child.once('exit', (code, signal) => this.finish(ref, code, signal));
         child.unref();
@@ -124,7 +130,7 @@ export class LocalBackend implements Backend {
     if (!existsSync(run)) return;
     for (const name of readdirSync(run)) {
       if (!name.startsWith(`attempt-${attempt}-rank-`) || !name.endsWith('.pid')) continue;
-      const pid = Number(readFileSync(join(run, name), 'utf8').trim());
+      const pid = Number(readFileSync(join(run, name), 'utf8').trim().split(' ')[0]);
       if (Number.isInteger(pid) && pid > 1) killGroup(pid, 'SIGKILL');
     }
   }
@@ -158,9 +164,28 @@ export function jobDirs(job_dir: string): { checkpoint: string; logs: string; ru
   return { checkpoint: join(job_dir, 'checkpoint'), logs: join(job_dir, 'logs'), run: join(job_dir, 'run') };
 }
 
-/** Waits (at most 5 s) until `path` exists or `gone()` says the process already ended. */
-async function waitForFile(path: string, gone: () => boolean): Promise<void> {
-  for (let i = 0; i < 1000 && !existsSync(path) && !gone(); i++) await new Promise((r) => setTimeout(r, 5));
+/**
+ * Waits (at most 5 s) until the wrapper's pid file exists and the command's process has exec'd
+ * (its cmdline differs from the wrapper's), or `gone()` says the wrapper already ended.
+ */
+async function waitForExec(pidFile: string, gone: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000 && !gone(); i++) {
+    if (existsSync(pidFile)) {
+      const [shell, command] = readFileSync(pidFile, 'utf8').trim().split(' ');
+      const a = cmdline(Number(shell));
+      const b = cmdline(Number(command));
+      if (a === undefined || b === undefined || a !== b) return;
+    }
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+function cmdline(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'latin1');
+  } catch {
+    return undefined;
+  }
 }
 
 function key(ref: ReplicaRef): string {

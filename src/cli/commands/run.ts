@@ -32,7 +32,7 @@ succeeds, 1 when it fails, 130 when interrupted (Ctrl-C cancels the job).
 
   --max-replicas R   most replicas (GPUs) to use (default 1); other job flags as 'goodput submit'
   --gpus SEL         auto | N | 0,1,...        --cpu-slots N   CPU slots instead of GPUs
-  --policy NAME      scheduling policy (default pollux)
+  --policy NAME      scheduling policy (default goodput)
   --interval-s S     seconds between scheduling rounds (default 30)
   --grace-s S        seconds to checkpoint after SIGTERM (default 30)
   --data-dir DIR     where checkpoints and logs go (default: a new temp directory)

@@ -29,7 +29,7 @@ export const upCommand: CliCommand = {
   --host H           listen address (default 127.0.0.1)
   --gpus SEL         auto (default: every GPU nvidia-smi lists), N (the first N) or 0,1,...
   --cpu-slots N      use N CPU slots instead of GPUs (machines without GPUs, CI, demos)
-  --policy NAME      scheduling policy (default pollux)
+  --policy NAME      scheduling policy (default goodput)
   --interval-s S     seconds between scheduling rounds (default 60; rounds also run on
                      submit and when a job ends)
   --grace-s S        seconds replicas get to checkpoint after SIGTERM (default 30)
@@ -76,7 +76,7 @@ async function detach(argv: readonly string[], data_dir: string): Promise<number
   while (Date.now() < deadline) {
     if (child.exitCode !== null) break;
     if (existsSync(file)) {
-      const info = JSON.parse(readFileSync(file, 'utf8')) as { url: string; pid: number };
+      const info = JSON.parse(readFileSync(file, 'utf8')) as { url: string; pid: number }; // written atomically
       if (info.pid === child.pid) {
         console.log(`goodput server started in the background (pid ${child.pid}) on ${info.url}; log: ${logPath}`);
         return 0;

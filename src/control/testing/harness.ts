@@ -33,17 +33,20 @@ export async function startServerProcess(data_dir: string, args: readonly string
   const child = spawn(process.execPath, [CLI, 'up', '--data-dir', data_dir, '--port', '0', ...args], { detached: true, stdio: ['ignore', fd, fd] });
   const pid = child.pid!;
   const file = join(data_dir, 'server.json');
-  for (let i = 0; i < 300; i++) {
+  for (let i = 0; i < 600; i++) {
     if (child.exitCode !== null) break;
-    if (existsSync(file)) {
+    try {
       const info = JSON.parse(readFileSync(file, 'utf8')) as { url: string; pid: number };
       if (info.pid === pid) {
         const token = readFileSync(join(data_dir, 'admin-token'), 'utf8').trim();
         return { pid, url: info.url, data_dir, client: new GoodputClient(info.url, token), child };
       }
+    } catch {
+      // not there yet (or from the previous server)
     }
     await sleep(50);
   }
+  killGroup(pid);
   throw new Error(`goodput up did not start:\n${readFileSync(join(data_dir, 'up.log'), 'utf8')}`);
 }
 
@@ -65,7 +68,7 @@ export function cleanup(data_dir: string, servers: readonly { pid: number }[] = 
     for (const job of readdirSync(jobs)) {
       const run = join(jobs, job, 'run');
       if (!existsSync(run)) continue;
-      for (const f of readdirSync(run)) if (f.endsWith('.pid')) killGroup(Number(readFileSync(join(run, f), 'utf8')));
+      for (const f of readdirSync(run)) if (f.endsWith('.pid')) killGroup(Number(readFileSync(join(run, f), 'utf8').trim().split(' ')[0]));
     }
   }
   rmSync(data_dir, { recursive: true, force: true });

@@ -3,6 +3,8 @@ import { test } from 'node:test';
 import type { ClusterSnapshot, NodeInfo, PolicyJob } from '../../core/cluster.js';
 import { runPolicyConformance } from '../conformance.js';
 import { GoodputPolicy, goodputPolicy } from './index.js';
+import type { JobView } from './job-view.js';
+import { chooseReplicaCounts } from './sizing.js';
 
 runPolicyConformance(goodputPolicy);
 
@@ -73,4 +75,52 @@ test('a batch-size cap limits the replicas a job can use', () => {
   const capped = job('c', { max_profiled_replicas: 16, batch_size_cap: 128, model: { perf, grad: { sqr: 0.01, var: 10 }, limits } });
   const decision = new GoodputPolicy().decide(snapshot([capped], 4));
   assert.ok((decision.allocations.c ?? []).length <= 4, 'at most 128 / 32 = 4 replicas');
+});
+
+test('a non-preemptible running job keeps its GPUs even when shorter jobs wait', () => {
+  const pinned = job('pinned', { preemptible: false, max_replicas: 4, remaining_samples: 1e9, model: { perf, grad: { sqr: 0.05, var: 5 }, limits }, max_profiled_replicas: 4 });
+  const short = ['s1', 's2'].map((id) => job(id, { remaining_samples: 1e3, model: { perf, grad: { sqr: 0.05, var: 5 }, limits }, max_profiled_replicas: 4 }));
+  const decision = new GoodputPolicy().decide(snapshot([pinned, ...short], 1, { pinned: [0, 0, 0, 0] }));
+  assert.deepEqual(decision.allocations.pinned, [0, 0, 0, 0]);
+  assert.equal(decision.allocations.s1, undefined);
+  assert.equal(decision.rejections?.s1?.code, 'WAITING_FOR_GPUS');
+});
+
+test('with declared remaining work, the job with the most work left waits (SRPT order)', () => {
+  const model = { perf, grad: { sqr: 0.05, var: 5 }, limits };
+  // Five one-GPU jobs on four GPUs; attained service would favour j4, remaining work favours the others.
+  const jobs = [0, 1, 2, 3, 4].map((i) => job(`j${i}`, { max_replicas: 1, max_profiled_replicas: 1, model, remaining_samples: (i + 1) * 1e6, attained_service_gpu_s: (4 - i) * 1000 }));
+  const decision = new GoodputPolicy().decide(snapshot(jobs, 1));
+  assert.deepEqual(Object.keys(decision.allocations).sort(), ['j0', 'j1', 'j2', 'j3']);
+});
+
+test('exploration: a job grows to at most explore_factor x the largest size it has run at', () => {
+  const model = { perf, grad: { sqr: 0.01, var: 10 }, limits };
+  const explored = job('e', { max_profiled_replicas: 2, model });
+  assert.equal(new GoodputPolicy().decide(snapshot([explored], 8)).allocations.e?.length, 8);
+  assert.equal(new GoodputPolicy({ explore_factor: 2 }).decide(snapshot([explored], 8)).allocations.e?.length, 4);
+});
+
+test('a fixed batch size bounds the replicas by batch / min_local_bsz', () => {
+  const fixed = job('f', { max_profiled_replicas: 16, fixed_batch_size: 64, model: { perf, grad: { sqr: 0.01, var: 10 }, limits } });
+  assert.ok((new GoodputPolicy().decide(snapshot([fixed], 4)).allocations.f ?? []).length <= 2);
+});
+
+test('decisions are deterministic', () => {
+  const model = { perf, grad: { sqr: 0.05, var: 5 }, limits };
+  const jobs = [0, 1, 2, 3, 4, 5, 6].map((i) => job(`j${i}`, { max_profiled_replicas: 1 + i, model, remaining_samples: 1e5 * (1 + (i % 3)) }));
+  const a = new GoodputPolicy().decide(snapshot(jobs, 3));
+  const b = new GoodputPolicy().decide(snapshot(jobs, 3));
+  assert.deepEqual(a, b);
+});
+
+test('whole-node sizing: multi-node sizes are built from whole nodes before leftovers are spread', () => {
+  const view = (id: string, order: number, max_replicas: number, speedup: (r: number) => number): JobView => ({
+    job: job(id), order, current: [], current_replicas: 0, min_replicas: 0, max_replicas, speedup, weight: 1, restart_keep: 1, utility_power: 1, remaining_estimate: 1,
+  });
+  // A scales linearly, B uses one GPU, C gains 10% from a second GPU; 7 free GPUs, 4 per node.
+  const views = [view('a', 0, 64, (r) => r), view('b', 1, 1, (r) => Math.min(r, 1)), view('c', 2, 2, (r) => (r <= 0 ? 0 : 1 + 0.1 * (r - 1)))];
+  // Freely, A's fifth GPU (+25%) beats C's second (+10%); in whole nodes A stops at one node.
+  assert.deepEqual(chooseReplicaCounts(views, 7, 4, 0, false), [5, 1, 1]);
+  assert.deepEqual(chooseReplicaCounts(views, 7, 4, 0, true), [4, 1, 2]);
 });

@@ -1,6 +1,6 @@
 import type { Allocation, ClusterSnapshot } from '../../core/cluster.js';
 import type { Policy, PolicyDecision, PolicyFactory, PolicyOptions } from '../policy.js';
-import { buildJobViews, defaultGoodputPolicyParams, type GoodputPolicyParams } from './job-view.js';
+import { buildJobViews, defaultGoodputPolicyParams, type GoodputPolicyParams, type SpeedupCache } from './job-view.js';
 import { placeJobs, usageAfter } from './placement.js';
 import { chooseReplicaCounts } from './sizing.js';
 
@@ -14,19 +14,21 @@ import { chooseReplicaCounts } from './sizing.js';
 export class GoodputPolicy implements Policy {
   readonly name = 'goodput';
   private readonly params: GoodputPolicyParams;
+  /** Memo of pure speedup evaluations per model object; never changes a decision. */
+  private readonly speedups: SpeedupCache = new WeakMap();
 
   constructor(params: Partial<GoodputPolicyParams> = {}) {
     this.params = { ...defaultGoodputPolicyParams, ...params };
   }
 
   decide(snapshot: ClusterSnapshot): PolicyDecision {
-    const allViews = buildJobViews(snapshot, this.params);
+    const allViews = buildJobViews(snapshot, this.params, this.speedups);
     const pinned = allViews.filter((v) => !v.job.preemptible && v.current_replicas > 0);
     const views = allViews.filter((v) => v.job.preemptible || v.current_replicas === 0);
     const usage = usageAfter(snapshot.nodes, pinned.map((v) => v.current));
     const free = usage.free.reduce((sum, f) => sum + Math.max(0, f), 0);
     const gpusPerNode = Math.max(1, ...snapshot.nodes.map((n) => n.gpus));
-    const counts = chooseReplicaCounts(views, free, gpusPerNode, this.params.min_marginal_speedup);
+    const counts = chooseReplicaCounts(views, free, gpusPerNode, this.params.min_marginal_speedup, this.params.whole_nodes);
     const allocations: Record<string, Allocation> = placeJobs(views, counts, usage);
     for (const view of pinned) allocations[view.job.id] = view.current;
     const rejections: PolicyDecision['rejections'] = {};

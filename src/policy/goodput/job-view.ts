@@ -1,4 +1,5 @@
 import type { Allocation, ClusterSnapshot, PolicyJob } from '../../core/cluster.js';
+import type { GoodputModel } from '../../goodput/types.js';
 import { bestGoodput, goodputSpeedupFn, linearSpeedupFn, type BatchPolicy, type SpeedupFn } from '../../goodput/speedup.js';
 
 /** What the goodput policy derives from one job for one round. */
@@ -46,8 +47,9 @@ export interface GoodputPolicyParams {
    */
   utility_power: number;
   /**
-   * Charge past restarts too: keep = max(horizon - delay x restarts, 0) / (horizon + delay), so a
-   * job that has already spent much of its life restarting is left alone (as Pollux does).
+   * Charge past restarts too: keep = budget x hold / (hold + delay) with budget =
+   * max(horizon - delay x restarts, 0.05 horizon) / horizon and hold = min(horizon, max_horizon_s),
+   * so a job that has already spent much of its life restarting is left alone (as Pollux does).
    */
   restart_budget: boolean;
   /**
@@ -72,6 +74,11 @@ export interface GoodputPolicyParams {
    * a loaded cluster efficient without leaving GPUs idle.
    */
   min_marginal_speedup: number;
+  /**
+   * Multi-node jobs are first sized in whole nodes (GPUs left over after that go to any size),
+   * so that distributed jobs do not leave partial nodes that fragment the cluster.
+   */
+  whole_nodes: boolean;
 }
 
 export const defaultGoodputPolicyParams: GoodputPolicyParams = {
@@ -87,15 +94,16 @@ export const defaultGoodputPolicyParams: GoodputPolicyParams = {
   explore_factor: 4,
   rank_exponent: 4,
   min_marginal_speedup: 0,
+  whole_nodes: true,
 };
 
 /**
  * Builds the per-round view of every preemptible active job. Pure. Replica limits follow the
- * exploration rule of Pollux (a job may at most double the largest size it has run at, since its
- * model is unreliable beyond what it has measured) and the batch-size limits.
+ * exploration rule of Pollux, relaxed (a job may grow to explore_factor x the largest size it has
+ * run at, since its model is unreliable beyond what it has measured) and the batch-size limits.
  */
-export function buildJobViews(snapshot: ClusterSnapshot, params: GoodputPolicyParams): JobView[] {
-  const views = buildViews(snapshot, params);
+export function buildJobViews(snapshot: ClusterSnapshot, params: GoodputPolicyParams, cache?: SpeedupCache): JobView[] {
+  const views = buildViews(snapshot, params, cache);
   if (params.rank_exponent > 0) applyRankWeights(views, params.rank_exponent);
   return views;
 }
@@ -110,7 +118,31 @@ function applyRankWeights(views: JobView[], exponent: number): void {
   });
 }
 
-function buildViews(snapshot: ClusterSnapshot, params: GoodputPolicyParams): JobView[] {
+/** Smallest restart budget share: keeps a job that has restarted a lot restartable. */
+const MIN_RESTART_BUDGET = 0.05;
+
+/**
+ * Speedup functions by model object and batch policy, kept across rounds by the policy instance:
+ * a model that was not refitted is the same object, and its speedups are pure functions of it.
+ */
+export type SpeedupCache = WeakMap<GoodputModel, Map<string, { one_gpu: number; fn: SpeedupFn }>>;
+
+function modelSpeedup(model: GoodputModel, batch: BatchPolicy, cache: SpeedupCache | undefined): { one_gpu: number; fn: SpeedupFn } {
+  const key = `${batch.fixed_batch_size ?? ''}/${batch.max_batch_size ?? ''}`;
+  let byBatch = cache?.get(model);
+  let entry = byBatch?.get(key);
+  if (!entry) {
+    const one_gpu = bestGoodput(model, 1, 1, batch);
+    entry = { one_gpu, fn: one_gpu > 0 ? goodputSpeedupFn(model, one_gpu, batch) : linearSpeedupFn(1) };
+    if (cache) {
+      if (!byBatch) cache.set(model, (byBatch = new Map()));
+      byBatch.set(key, entry);
+    }
+  }
+  return entry;
+}
+
+function buildViews(snapshot: ClusterSnapshot, params: GoodputPolicyParams, cache: SpeedupCache | undefined): JobView[] {
   const gpusPerNode = Math.max(1, ...snapshot.nodes.map((n) => n.gpus));
   const totalGpus = snapshot.nodes.reduce((sum, n) => sum + n.gpus, 0);
   return snapshot.jobs.map((job, order) => {
@@ -122,7 +154,11 @@ function buildViews(snapshot: ClusterSnapshot, params: GoodputPolicyParams): Job
     // Exploration never cuts below the job's minimum; a minimum above the hard limits is infeasible.
     const hardMax = Math.min(job.max_replicas, byBatch, totalGpus);
     const max_replicas = job.min_replicas > hardMax ? 0 : Math.max(job.min_replicas, Math.min(hardMax, explore));
-    const speedupFn = jobSpeedup(job);
+    // Goodput on one GPU: the speedup's base and the rate of the remaining-work estimate.
+    const model = job.model;
+    const modelled = model ? modelSpeedup(model, batchPolicy(job), cache) : undefined;
+    const oneGpu = modelled?.one_gpu ?? 0;
+    const speedupFn = modelled?.fn ?? linearSpeedupFn(1);
     const memo: number[] = [0];
     const speedup = (replicas: number): number => {
       let value = memo[replicas];
@@ -132,7 +168,7 @@ function buildViews(snapshot: ClusterSnapshot, params: GoodputPolicyParams): Job
       }
       return value;
     };
-    const remaining_1gpu_s = remainingOneGpu_s(job, params);
+    const remaining_1gpu_s = params.use_remaining_work && oneGpu > 0 && job.remaining_samples !== undefined ? job.remaining_samples / oneGpu : undefined;
     const weight = remaining_1gpu_s !== undefined
       ? params.service_half_weight_gpu_s / Math.max(remaining_1gpu_s, 1)
       : 1 / Math.pow(1 + job.attained_service_gpu_s / params.service_half_weight_gpu_s, params.service_weight_power);
@@ -140,9 +176,13 @@ function buildViews(snapshot: ClusterSnapshot, params: GoodputPolicyParams): Job
     // Price a restart against the time the job has left: known from its remaining work, else
     // estimated from its age (jobs that have run long tend to run long).
     const left_s = remaining_1gpu_s !== undefined ? remaining_1gpu_s / Math.max(1, speedup(current.length)) : age_s;
-    const horizon_s = Math.min(Math.max(left_s, params.min_horizon_s), Math.max(params.max_horizon_s, params.min_horizon_s));
+    const horizon_s = Math.max(left_s, params.min_horizon_s);
+    const hold_s = Math.min(horizon_s, Math.max(params.max_horizon_s, params.min_horizon_s));
     const spent_s = params.restart_budget ? params.restart_delay_s * job.restarts : 0;
-    const restart_keep = Math.max(horizon_s - spent_s, 0) / (horizon_s + params.restart_delay_s);
+    // Budget: the share of the job's remaining time not yet spent restarting (floored, so that a
+    // preempted job can always restart); delay: the restart's share of the allocation's hold time.
+    const budget = Math.max(horizon_s - spent_s, MIN_RESTART_BUDGET * horizon_s) / horizon_s;
+    const restart_keep = budget * hold_s / (hold_s + params.restart_delay_s);
     return {
       job,
       order,
@@ -159,19 +199,7 @@ function buildViews(snapshot: ClusterSnapshot, params: GoodputPolicyParams): Job
   });
 }
 
-/** Seconds the job's remaining work would take on one GPU, when both are known. */
-function remainingOneGpu_s(job: PolicyJob, params: GoodputPolicyParams): number | undefined {
-  if (!params.use_remaining_work || !job.model || job.remaining_samples === undefined) return undefined;
-  const oneGpu = bestGoodput(job.model, 1, 1, batchPolicy(job));
-  return oneGpu > 0 ? job.remaining_samples / oneGpu : undefined;
-}
-
 function batchPolicy(job: PolicyJob): BatchPolicy {
   if (job.fixed_batch_size !== undefined) return { fixed_batch_size: job.fixed_batch_size };
   return job.batch_size_cap !== undefined ? { max_batch_size: job.batch_size_cap } : {};
-}
-
-function jobSpeedup(job: PolicyJob): SpeedupFn {
-  if (!job.model) return linearSpeedupFn(1);
-  return goodputSpeedupFn(job.model, undefined, batchPolicy(job));
 }

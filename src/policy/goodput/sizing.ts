@@ -33,7 +33,7 @@ function utility(speedup: number, power: number): number {
  * priority order, or nothing. Deterministic: ties go to the earlier-submitted job.
  * Returns counts indexed like `views`; their sum never exceeds `free_gpus`.
  */
-export function chooseReplicaCounts(views: readonly JobView[], free_gpus: number, lookahead: number, min_marginal_speedup = 0): number[] {
+export function chooseReplicaCounts(views: readonly JobView[], free_gpus: number, lookahead: number, min_marginal_speedup = 0, whole_nodes = false): number[] {
   const counts = views.map(() => 0);
   let free = free_gpus;
   const byPriority = views.map((_, i) => i).sort((a, b) => compareViews(views, a, b));
@@ -45,18 +45,23 @@ export function chooseReplicaCounts(views: readonly JobView[], free_gpus: number
     }
   }
   // Efficient steps first; then, so that no GPU idles, any step that still gains.
-  for (const floor of min_marginal_speedup > 0 ? [min_marginal_speedup, 0] : [0]) {
-    free = grow(views, counts, free, lookahead, floor);
+  // With whole_nodes, a first pass only builds multi-node sizes from whole nodes (lookahead is
+  // the node size); the last pass may fill the GPUs left over with any size.
+  const passes: [number, boolean][] = [];
+  if (min_marginal_speedup > 0 || whole_nodes) passes.push([min_marginal_speedup, whole_nodes]);
+  passes.push([0, false]);
+  for (const [floor, whole] of passes) {
+    free = grow(views, counts, free, lookahead, floor, whole);
   }
   return counts;
 }
 
 /** Greedy growth of `counts` (mutated) by best value per GPU; returns the GPUs left. */
-function grow(views: readonly JobView[], counts: number[], free_gpus: number, lookahead: number, floor: number): number {
+function grow(views: readonly JobView[], counts: number[], free_gpus: number, lookahead: number, floor: number, whole: boolean): number {
   let free = free_gpus;
   const heap = new StepHeap();
   const push = (i: number): void => {
-    const step = bestStep(views[i] as JobView, i, counts[i] as number, free, lookahead, floor);
+    const step = bestStep(views[i] as JobView, i, counts[i] as number, free, lookahead, floor, whole);
     if (step) heap.push(step);
   };
   for (let i = 0; i < views.length; i++) {
@@ -84,13 +89,15 @@ function compareViews(views: readonly JobView[], a: number, b: number): number {
   return vb.weight - va.weight || va.order - vb.order;
 }
 
-function bestStep(view: JobView, index: number, replicas: number, free: number, lookahead: number, floor: number): Step | undefined {
+function bestStep(view: JobView, index: number, replicas: number, free: number, lookahead: number, floor: number, whole: boolean): Step | undefined {
   const room = Math.min(view.max_replicas - replicas, free, Math.max(lookahead, view.current_replicas - replicas));
   if (room <= 0) return undefined;
   const base = allocationValue(view, replicas);
   let best: Step | undefined;
   for (let k = 1; k <= room; k++) {
     if (replicas > 0 && floor > 0 && (view.speedup(replicas + k) - view.speedup(replicas)) / k < floor) continue;
+    const total = replicas + k;
+    if (whole && total > lookahead && total % lookahead !== 0 && total !== view.current_replicas && total !== view.max_replicas) continue;
     const gain = (allocationValue(view, replicas + k) - base) / k;
     if (gain > 1e-12 && (!best || gain > best.gain_per_replica + 1e-12)) {
       best = { view: index, replicas: k, gain_per_replica: gain };

@@ -1,3 +1,6 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { GoodputError } from '../../core/errors.js';
 import type { BatchLimits, GradParams, PerfParams } from '../../goodput/types.js';
@@ -11,6 +14,12 @@ type Row = Record<string, unknown>;
 export interface SqliteStoreOptions {
   /** Clock in epoch milliseconds (injectable for tests). Default Date.now. */
   now_ms?: () => number;
+  /**
+   * Checkpoint the WAL from a worker thread every this many ms instead of inside commits
+   * (keeps fsync off the event loop). Default 1000; 0 = SQLite's automatic checkpoints.
+   * Ignored for `:memory:`.
+   */
+  background_checkpoint_ms?: number;
 }
 
 const ALL_ACTIVE: readonly JobState[] = ['queued', 'starting', 'running', 'rescaling', 'preempted'];
@@ -25,6 +34,7 @@ export class SqliteStore implements Store {
   private readonly db: Database.Database;
   private readonly now_ms: () => number;
   private readonly stmts: Record<'getJob' | 'event' | 'report' | 'profile' | 'jobProgress', Database.Statement>;
+  private checkpointer: Worker | undefined;
   private readonly reportTx: (batches: readonly ReportBatch[], now: number) => (ReportsAdded | GoodputError)[];
 
   constructor(path: string, options: SqliteStoreOptions = {}) {
@@ -35,6 +45,8 @@ export class SqliteStore implements Store {
     this.db.pragma('busy_timeout = 5000');
     this.db.pragma('foreign_keys = ON');
     migrate(this.db);
+    const every_ms = options.background_checkpoint_ms ?? 1000;
+    if (path !== ':memory:' && every_ms > 0) this.checkpointer = startCheckpointer(this.db, path, every_ms);
     this.stmts = {
       getJob: this.db.prepare('SELECT * FROM jobs WHERE id = ?'),
       event: this.db.prepare('INSERT INTO events (job_id, at_ms, actor, kind, from_state, to_state, reason, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
@@ -261,7 +273,16 @@ export class SqliteStore implements Store {
     return r ? { hash: r.hash as string, user: r.user as string, admin: r.admin === 1, created_at_ms: r.created_at_ms as number } : undefined;
   }
 
+  /** Closes the database (and the checkpoint worker). Idempotent. */
   async close(): Promise<void> {
+    const worker = this.checkpointer;
+    this.checkpointer = undefined;
+    if (worker) {
+      const exited = new Promise((resolve) => worker.once('exit', resolve));
+      worker.ref(); // keep the loop alive until the worker has closed its connection
+      worker.postMessage('stop');
+      await exited;
+    }
     if (this.db.open) this.db.close();
   }
 
@@ -307,6 +328,20 @@ export class SqliteStore implements Store {
 function serviceOf(job: JobRecord, now_ms: number): number {
   if (job.launched_at_ms === null) return 0;
   return (job.allocation.length * Math.max(0, now_ms - job.launched_at_ms)) / 1000;
+}
+
+/**
+ * Starts the checkpoint worker and turns off checkpoints inside commits; when the worker cannot
+ * start (e.g. running from TypeScript sources), SQLite's automatic checkpoints stay on.
+ */
+function startCheckpointer(db: Database.Database, path: string, interval_ms: number): Worker | undefined {
+  const script = new URL('./checkpoint-worker.js', import.meta.url);
+  if (!existsSync(fileURLToPath(script))) return undefined;
+  const worker = new Worker(script, { workerData: { path, interval_ms } });
+  worker.unref();
+  worker.on('error', () => db.open && db.pragma('wal_autocheckpoint = 1000'));
+  db.pragma('wal_autocheckpoint = 0');
+  return worker;
 }
 
 function migrate(db: Database.Database): void {
