@@ -79,6 +79,11 @@ export interface GoodputPolicyParams {
    * so that distributed jobs do not leave partial nodes that fragment the cluster.
    */
   whole_nodes: boolean;
+  /**
+   * Starvation floor: no weight is below this fraction of the mean weight (heSRPT's shares for
+   * the largest job fall like n^(1-e)). 0 disables it.
+   */
+  min_weight_share: number;
 }
 
 export const defaultGoodputPolicyParams: GoodputPolicyParams = {
@@ -95,6 +100,7 @@ export const defaultGoodputPolicyParams: GoodputPolicyParams = {
   rank_exponent: 4,
   min_marginal_speedup: 0,
   whole_nodes: true,
+  min_weight_share: 0,
 };
 
 /**
@@ -105,6 +111,10 @@ export const defaultGoodputPolicyParams: GoodputPolicyParams = {
 export function buildJobViews(snapshot: ClusterSnapshot, params: GoodputPolicyParams, cache?: SpeedupCache): JobView[] {
   const views = buildViews(snapshot, params, cache);
   if (params.rank_exponent > 0) applyRankWeights(views, params.rank_exponent);
+  if (params.min_weight_share > 0 && views.length > 0) {
+    const floor = params.min_weight_share * views.reduce((sum, v) => sum + v.weight, 0) / views.length;
+    for (const view of views) view.weight = Math.max(view.weight, floor);
+  }
   return views;
 }
 
