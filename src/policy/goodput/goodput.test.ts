@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import type { ClusterSnapshot, NodeInfo, PolicyJob } from '../../core/cluster.js';
 import { runPolicyConformance } from '../conformance.js';
 import { GoodputPolicy, goodputPolicy } from './index.js';
-import type { JobView } from './job-view.js';
+import { buildJobViews, defaultGoodputPolicyParams, type JobView } from './job-view.js';
 import { chooseReplicaCounts } from './sizing.js';
 
 runPolicyConformance(goodputPolicy);
@@ -123,4 +123,15 @@ test('whole-node sizing: multi-node sizes are built from whole nodes before left
   // Freely, A's fifth GPU (+25%) beats C's second (+10%); in whole nodes A stops at one node.
   assert.deepEqual(chooseReplicaCounts(views, 7, 4, 0, false), [5, 1, 1]);
   assert.deepEqual(chooseReplicaCounts(views, 7, 4, 0, true), [4, 1, 2]);
+});
+
+test('min_weight_share floors every weight at that share of the mean weight', () => {
+  const model = { perf, grad: { sqr: 0.05, var: 5 }, limits };
+  const jobs = [0, 1, 2, 3, 4, 5, 6, 7].map((i) => job(`j${i}`, { max_profiled_replicas: 1, model, remaining_samples: 1e5 * (i + 1) }));
+  const plain = buildJobViews(snapshot(jobs, 2), defaultGoodputPolicyParams).map((v) => v.weight);
+  const floored = buildJobViews(snapshot(jobs, 2), { ...defaultGoodputPolicyParams, min_weight_share: 0.5 }).map((v) => v.weight);
+  const mean = plain.reduce((s, w) => s + w, 0) / plain.length;
+  // heSRPT shares with e = 4: the job with the most work left gets n * (1/n)^4 = 8^-3.
+  assert.ok(Math.abs((plain[7] as number) - 1 / 512) < 1e-12);
+  floored.forEach((w, i) => assert.equal(w, Math.max(plain[i] as number, 0.5 * mean)));
 });
