@@ -16,6 +16,7 @@
  */
 import { parseArgs } from 'node:util';
 import type { Allocation, ClusterSnapshot, NodeInfo, PolicyJob } from '../src/core/cluster.js';
+import { Random } from '../src/core/random.js';
 import { fitPerfParams } from '../src/goodput/fit.js';
 import type { GoodputModel, ProfilePoint } from '../src/goodput/types.js';
 import { GoodputPolicy } from '../src/policy/goodput/index.js';
@@ -65,17 +66,6 @@ console.log(`(a) workload-1 replay (16 x 4 GPUs), simulation ${((performance.now
 report('    goodput decide()', replayPolicy, TARGET_P99_64_MS);
 
 // (b) Generated 512 x 4-GPU cluster with 5000 jobs.
-/** mulberry32: small deterministic generator, so the generated cluster is the same every run. */
-function generator(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Throughput model of an application fitted on trace profiles up to 4 nodes x 4 GPUs. */
 function fittedModel(app: TraceApplication, epoch: number): GoodputModel {
@@ -100,7 +90,8 @@ function stepOf(app: TraceApplication, placement: readonly number[], local_bsz: 
 const NODES = 512;
 const GPUS_PER_NODE = 4;
 const JOBS = 5000;
-const random = generator(42);
+const generator = new Random(42);
+const random = (): number => generator.next();
 const apps = applicationNames.map((name) => getApplication(name, defaultTracesDir())).filter((a): a is TraceApplication => a !== undefined);
 const models = new Map(apps.map((app) => [app.name, [0, 1, 2].map((e) => fittedModel(app, Math.min(e * 10, app.completion_epoch)))] as const));
 const nodes: NodeInfo[] = Array.from({ length: NODES }, (_, index) => ({ index, name: `n${index}`, gpus: GPUS_PER_NODE, preemptible: false }));

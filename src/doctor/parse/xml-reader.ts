@@ -61,3 +61,12 @@ export function textAt(el: XmlElement | undefined, path: string): string | undef
   if (t === undefined || t === '' || /^\[?(N\/A|Not Supported|Unknown Error|Requested functionality has been deprecated)\]?$/i.test(t)) return undefined;
   return t;
 }
+
+/** The first present value among alternative `paths` (schemas rename fields across versions). */
+export function firstTextAt(el: XmlElement, paths: readonly string[]): string | undefined {
+  for (const p of paths) {
+    const t = textAt(el, p);
+    if (t !== undefined) return t;
+  }
+  return undefined;
+}

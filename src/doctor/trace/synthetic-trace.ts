@@ -1,3 +1,5 @@
+import { Random } from '../../core/random.js';
+
 /** Shape of a generated Kineto trace (for benchmarks and memory tests). */
 export interface SyntheticTraceOptions {
   readonly rank: number;
@@ -12,17 +14,6 @@ export interface SyntheticTraceOptions {
   readonly dataLoaderUs?: number;
 }
 
-/** Small deterministic PRNG (mulberry32) so generated traces are identical run to run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const KERNELS = [
   'void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)',
@@ -37,7 +28,8 @@ const KERNELS = [
  * holding it whole (so a 500 MB trace can be written or streamed with constant memory). Pure.
  */
 export function* syntheticTraceChunks(o: SyntheticTraceOptions, chunkChars = 1 << 20): Generator<string> {
-  const rand = rng(o.seed + o.rank);
+  const generator = new Random(o.seed + o.rank);
+  const rand = (): number => generator.next();
   let buf = `{"schemaVersion": 1, "distributedInfo": {"backend": "nccl", "rank": ${o.rank}, "world_size": ${o.worldSize}},\n` +
     `"deviceProperties": [{"id": 0, "name": "NVIDIA A100-SXM4-80GB", "totalGlobalMem": 85899345920, "computeMajor": 8, "computeMinor": 0}],\n"traceEvents": [\n`;
   let ts = 1_700_000_000_000 + o.rank * 13;

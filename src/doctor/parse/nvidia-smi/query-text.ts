@@ -1,5 +1,5 @@
 import type { XmlElement } from '../xml-reader.js';
-import { child, textAt } from '../xml-reader.js';
+import { child, firstTextAt, textAt } from '../xml-reader.js';
 import type { GpuSample } from './gpu-sample.js';
 import { compact, parseBytes, parseFlag, parseNumber } from './gpu-sample.js';
 
@@ -33,13 +33,6 @@ function toTree(lines: readonly string[]): XmlElement {
   return root;
 }
 
-function first(el: XmlElement, paths: readonly string[]): string | undefined {
-  for (const p of paths) {
-    const t = textAt(el, p);
-    if (t !== undefined) return t;
-  }
-  return undefined;
-}
 
 function activeReasons(el: XmlElement | undefined): string[] | undefined {
   if (!el) return undefined;
@@ -80,13 +73,13 @@ export function parseNvidiaSmiQueryText(text: string, source = '-q'): NvidiaSmiQ
       utilization_memory_pct: parseNumber(textAt(node, 'utilization/memory')),
       memory_used_bytes: parseBytes(textAt(node, 'fb_memory_usage/used')),
       memory_total_bytes: parseBytes(textAt(node, 'fb_memory_usage/total')),
-      power_draw_w: parseNumber(first(node, [
+      power_draw_w: parseNumber(firstTextAt(node, [
         'gpu_power_readings/average_power_draw', 'gpu_power_readings/power_draw', 'power_readings/power_draw', 'gpu_power_readings/instantaneous_power_draw',
       ])),
-      power_limit_w: parseNumber(first(node, [
+      power_limit_w: parseNumber(firstTextAt(node, [
         'gpu_power_readings/current_power_limit', 'power_readings/enforced_power_limit', 'power_readings/power_limit',
       ])),
-      temperature_gpu_c: parseNumber(first(node, ['temperature/gpu_current_temp', 'temperature/gpu'])),
+      temperature_gpu_c: parseNumber(firstTextAt(node, ['temperature/gpu_current_temp', 'temperature/gpu'])),
       clocks_sm_mhz: parseNumber(textAt(node, 'clocks/sm')),
       clocks_max_sm_mhz: parseNumber(textAt(node, 'max_clocks/sm')),
       clocks_mem_mhz: parseNumber(textAt(node, 'clocks/memory')),
@@ -96,10 +89,10 @@ export function parseNvidiaSmiQueryText(text: string, source = '-q'): NvidiaSmiQ
       ecc_uncorrected_volatile: ecc,
       retired_pages: retiredSingle === undefined && retiredDouble === undefined ? undefined : (retiredSingle ?? 0) + (retiredDouble ?? 0),
       mig_enabled: parseFlag(textAt(node, 'mig_mode/current')),
-      pcie_gen_current: parseNumber(first(node, ['pci/gpu_link_info/pcie_generation/current'])),
-      pcie_gen_max: parseNumber(first(node, ['pci/gpu_link_info/pcie_generation/max'])),
-      pcie_width_current: parseNumber(first(node, ['pci/gpu_link_info/link_width/current'])),
-      pcie_width_max: parseNumber(first(node, ['pci/gpu_link_info/link_width/max'])),
+      pcie_gen_current: parseNumber(firstTextAt(node, ['pci/gpu_link_info/pcie_generation/current'])),
+      pcie_gen_max: parseNumber(firstTextAt(node, ['pci/gpu_link_info/pcie_generation/max'])),
+      pcie_width_current: parseNumber(firstTextAt(node, ['pci/gpu_link_info/link_width/current'])),
+      pcie_width_max: parseNumber(firstTextAt(node, ['pci/gpu_link_info/link_width/max'])),
     }));
   }
   return { driver_version: textAt(tree, 'driver_version'), cuda_version: textAt(tree, 'cuda_version'), gpus };

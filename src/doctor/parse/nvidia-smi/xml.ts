@@ -1,5 +1,5 @@
 import type { XmlElement } from '../xml-reader.js';
-import { child, parseXml, textAt } from '../xml-reader.js';
+import { child, firstTextAt, parseXml, textAt } from '../xml-reader.js';
 import type { GpuSample } from './gpu-sample.js';
 import { compact, parseBytes, parseFlag, parseNumber } from './gpu-sample.js';
 
@@ -11,13 +11,6 @@ export interface NvidiaSmiXml {
   readonly gpus: GpuSample[];
 }
 
-function firstText(el: XmlElement, paths: readonly string[]): string | undefined {
-  for (const p of paths) {
-    const t = textAt(el, p);
-    if (t !== undefined) return t;
-  }
-  return undefined;
-}
 
 function activeReasons(el: XmlElement | undefined): string[] | undefined {
   if (!el) return undefined;
@@ -68,8 +61,8 @@ export function parseNvidiaSmiXml(text: string, source = '-q -x'): NvidiaSmiXml 
       utilization_memory_pct: parseNumber(textAt(g, 'utilization/memory_util')),
       memory_used_bytes: parseBytes(textAt(g, 'fb_memory_usage/used')),
       memory_total_bytes: memTotal,
-      power_draw_w: parseNumber(firstText(g, ['gpu_power_readings/power_draw', 'power_readings/power_draw', 'gpu_power_readings/instant_power_draw'])),
-      power_limit_w: parseNumber(firstText(g, [
+      power_draw_w: parseNumber(firstTextAt(g, ['gpu_power_readings/power_draw', 'power_readings/power_draw', 'gpu_power_readings/instant_power_draw'])),
+      power_limit_w: parseNumber(firstTextAt(g, [
         'gpu_power_readings/current_power_limit', 'power_readings/enforced_power_limit', 'power_readings/power_limit', 'gpu_power_readings/enforced_power_limit',
       ])),
       temperature_gpu_c: parseNumber(textAt(g, 'temperature/gpu_temp')),
