@@ -1,6 +1,7 @@
 import type { Allocation, ClusterSnapshot, PolicyJob } from '../../core/cluster.js';
 import type { GoodputModel } from '../../goodput/types.js';
 import { bestGoodput, goodputSpeedupFn, linearSpeedupFn, type BatchPolicy, type SpeedupFn } from '../../goodput/speedup.js';
+import { jobBatchPolicy } from '../job-batch.js';
 
 /** What the goodput policy derives from one job for one round. */
 export interface JobView {
@@ -166,7 +167,7 @@ function buildViews(snapshot: ClusterSnapshot, params: GoodputPolicyParams, cach
     const max_replicas = job.min_replicas > hardMax ? 0 : Math.max(job.min_replicas, Math.min(hardMax, explore));
     // Goodput on one GPU: the speedup's base and the rate of the remaining-work estimate.
     const model = job.model;
-    const modelled = model ? modelSpeedup(model, batchPolicy(job), cache) : undefined;
+    const modelled = model ? modelSpeedup(model, jobBatchPolicy(job), cache) : undefined;
     const oneGpu = modelled?.one_gpu ?? 0;
     const speedupFn = modelled?.fn ?? linearSpeedupFn(1);
     const memo: number[] = [0];
@@ -207,9 +208,4 @@ function buildViews(snapshot: ClusterSnapshot, params: GoodputPolicyParams, cach
       remaining_estimate: remaining_1gpu_s ?? job.attained_service_gpu_s,
     };
   });
-}
-
-function batchPolicy(job: PolicyJob): BatchPolicy {
-  if (job.fixed_batch_size !== undefined) return { fixed_batch_size: job.fixed_batch_size };
-  return job.batch_size_cap !== undefined ? { max_batch_size: job.batch_size_cap } : {};
 }

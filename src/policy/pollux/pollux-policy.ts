@@ -8,7 +8,8 @@
 import type { Allocation, ClusterSnapshot, NodeInfo, PolicyJob } from '../../core/cluster.js';
 import { Random } from '../../core/random.js';
 import { bestGoodput, goodputSpeedupFn, linearSpeedupFn } from '../../goodput/speedup.js';
-import type { BatchPolicy, SpeedupFn } from '../../goodput/speedup.js';
+import type { SpeedupFn } from '../../goodput/speedup.js';
+import { jobBatchPolicy } from '../job-batch.js';
 import type { Policy, PolicyDecision, PolicyFactory, PolicyOptions, Rejection } from '../policy.js';
 import { runNsga2 } from './nsga2.js';
 import type { Nsga2Options } from './nsga2.js';
@@ -30,13 +31,6 @@ interface WarmStart {
 /** A job is pinned when it is non-preemptible and already holds GPUs (pollux-spec §7). */
 function isPinned(job: PolicyJob, snapshot: ClusterSnapshot): boolean {
   return !job.preemptible && (snapshot.allocations[job.id]?.length ?? 0) > 0;
-}
-
-/** The batch rule the job's speedup uses: fixed total batch, or optimized up to the cap. */
-function batchPolicyOf(job: PolicyJob): BatchPolicy {
-  if (job.fixed_batch_size !== undefined) return { fixed_batch_size: job.fixed_batch_size };
-  if (job.batch_size_cap !== undefined) return { max_batch_size: job.batch_size_cap };
-  return {};
 }
 
 /**
@@ -166,7 +160,7 @@ class PolluxPolicy implements Policy {
  */
 function fairShareSpeedup(job: PolicyJob, fairNodes: number, fairReplicas: number): SpeedupFn {
   if (job.model) {
-    const batch = batchPolicyOf(job);
+    const batch = jobBatchPolicy(job);
     const base = bestGoodput(job.model, fairNodes, fairReplicas, batch);
     if (base > 0 && Number.isFinite(base)) return goodputSpeedupFn(job.model, base, batch);
   }
