@@ -56,6 +56,10 @@ const published = (JSON.parse(readFileSync(packagePath('data', 'pollux', 'publis
 const fileOf = (load: string, k: number): string => packagePath('data', 'pollux', load === '1.0' ? 'workloads' : `workloads-${load}`, `workload-${k}.csv`);
 const key = (load: string, k: number): string => `${load}/${k}`;
 
+// Read saved results before the (long) runs, so that a bad file fails at once.
+const savedPollux = values['pollux-json'] === undefined ? [] : readSavedRows(values['pollux-json']);
+const savedGoodput = values['goodput-json'] === undefined ? [] : readSavedRows(values['goodput-json']);
+
 type Task = SimTask & { load: string; k: number; policy: string };
 const tasks: Task[] = [];
 const runPollux = !values['no-pollux'] && values['pollux-json'] === undefined;
@@ -90,19 +94,27 @@ function rowOf(policy: string, load: string, k: number): Row | undefined {
   };
 }
 
-const pollux = new Map<string, Row>();
-if (values['pollux-json'] !== undefined) {
-  for (const row of JSON.parse(readFileSync(values['pollux-json'], 'utf8')) as Row[]) pollux.set(key(row.load, row.k), row);
+/** Rows saved by --save-pollux / --save-goodput; exits with a one-line message when unreadable. */
+function readSavedRows(file: string): Row[] {
+  try {
+    const rows: unknown = JSON.parse(readFileSync(file, 'utf8'));
+    if (!Array.isArray(rows)) throw new Error('not a JSON array of rows');
+    return rows as Row[];
+  } catch (error) {
+    console.error(`error: ${file}: cannot read saved results (${(error as Error).message}); write it with --save-pollux or --save-goodput.`);
+    process.exit(2);
+  }
 }
+
+const pollux = new Map<string, Row>();
+for (const row of savedPollux) pollux.set(key(row.load, row.k), row);
 for (const load of loads) for (const k of workloads) {
   const row = rowOf('pollux', load, k);
   if (row) pollux.set(key(load, k), row);
 }
 if (values['save-pollux'] !== undefined) writeFileSync(values['save-pollux'], `${JSON.stringify([...pollux.values()], null, 1)}\n`);
 const goodput = new Map<string, Row>();
-if (values['goodput-json'] !== undefined) {
-  for (const row of JSON.parse(readFileSync(values['goodput-json'], 'utf8')) as Row[]) goodput.set(key(row.load, row.k), row);
-}
+for (const row of savedGoodput) goodput.set(key(row.load, row.k), row);
 for (const load of loads) for (const k of workloads) {
   const row = rowOf('goodput', load, k);
   if (row) goodput.set(key(load, k), row);

@@ -116,7 +116,7 @@ test('decisions are deterministic', () => {
 
 test('whole-node sizing: multi-node sizes are built from whole nodes before leftovers are spread', () => {
   const view = (id: string, order: number, max_replicas: number, speedup: (r: number) => number): JobView => ({
-    job: job(id), order, current: [], current_replicas: 0, min_replicas: 0, max_replicas, speedup, weight: 1, restart_keep: 1, utility_power: 1, remaining_estimate: 1,
+    job: job(id), order, current: [], current_replicas: 0, min_replicas: 0, max_replicas, speedup, weight: 1, restart_keep: 1, idle_restart_keep: 1, utility_power: 1, remaining_estimate: 1,
   });
   // A scales linearly, B uses one GPU, C gains 10% from a second GPU; 7 free GPUs, 4 per node.
   const views = [view('a', 0, 64, (r) => r), view('b', 1, 1, (r) => Math.min(r, 1)), view('c', 2, 2, (r) => (r <= 0 ? 0 : 1 + 0.1 * (r - 1)))];
@@ -134,4 +134,32 @@ test('min_weight_share floors every weight at that share of the mean weight', ()
   // heSRPT shares with e = 4: the job with the most work left gets n * (1/n)^4 = 8^-3.
   assert.ok(Math.abs((plain[7] as number) - 1 / 512) < 1e-12);
   floored.forEach((w, i) => assert.equal(w, Math.max(plain[i] as number, 0.5 * mean)));
+});
+
+function bareView(id: string, fields: Partial<JobView>): JobView {
+  return { job: job(id), order: 0, current: [], current_replicas: 0, min_replicas: 0, max_replicas: 64, speedup: (r) => r, weight: 1, restart_keep: 1, idle_restart_keep: 1, utility_power: 1, remaining_estimate: 1, ...fields };
+}
+
+test('sizing looks past a dip in the speedup curve (2 nodes slower than 1, 4 nodes faster)', () => {
+  const dip = (r: number): number => (r <= 4 ? r : r <= 8 ? 3 : 0.6 * r);
+  // Step by step from 4 GPUs every size up to 8 loses; 16 GPUs (speedup 9.6) is the best.
+  assert.deepEqual(chooseReplicaCounts([bareView('d', { speedup: dip, max_replicas: 16 })], 16, 4), [16]);
+});
+
+test('GPUs that would idle go to a job whose restart budget is spent', () => {
+  const tired = bareView('t', { current: [0, 0, 0, 0], current_replicas: 4, restart_keep: 0.05, idle_restart_keep: 0.9, max_replicas: 12 });
+  assert.deepEqual(chooseReplicaCounts([tired], 8 + 4, 4), [12]);
+  // With no budget-free price the job stays where it is.
+  assert.deepEqual(chooseReplicaCounts([{ ...tired, idle_restart_keep: 0.05 }], 12, 4), [4]);
+});
+
+test('hold from history: a job reallocated often prices a resize against its short holds', () => {
+  const model = { perf, grad: { sqr: 0.05, var: 5 }, limits };
+  // Submitted 3000 s ago, 9 restarts: its allocations lasted 300 s on average.
+  const churned = job('c', { max_profiled_replicas: 4, model, remaining_samples: 1e9, restarts: 9, submitted_at_s: 0 });
+  const snap = { ...snapshot([churned], 2), now_s: 3000 };
+  const [withHistory] = buildJobViews(snap, defaultGoodputPolicyParams);
+  const [without] = buildJobViews(snap, { ...defaultGoodputPolicyParams, hold_from_history: false });
+  assert.ok(Math.abs((withHistory as JobView).idle_restart_keep - 300 / 330) < 1e-9);
+  assert.ok((without as JobView).idle_restart_keep > 0.99);
 });

@@ -20,6 +20,8 @@ export interface JobView {
   weight: number;
   /** Fraction of a change's benefit left after paying the restart delay (in (0, 1]). */
   restart_keep: number;
+  /** The same without the restart budget: used only to hand out GPUs that would otherwise idle. */
+  idle_restart_keep: number;
   /** Exponent p of the utility of speedup (see GoodputPolicyParams.utility_power). */
   utility_power: number;
   /** Estimate of the remaining work (1-GPU seconds, or attained GPU-seconds when unknown). */
@@ -59,6 +61,12 @@ export interface GoodputPolicyParams {
    * remaining work first, sized by goodput). Jobs of unknown length fall back to attained service.
    */
   use_remaining_work: boolean;
+  /**
+   * Cap the hold time by the job's history too: age / (restarts + 1), the average time its
+   * allocations have lasted. In a busy cluster a long job is resized on most arrivals and
+   * departures, so pricing a resize against its whole remaining time makes it churn.
+   */
+  hold_from_history: boolean;
   /** Largest replica count for a job that has never run (its model is unknown). */
   initial_replicas: number;
   /** A job may grow to this multiple of the largest replica count it has run at. */
@@ -96,6 +104,7 @@ export const defaultGoodputPolicyParams: GoodputPolicyParams = {
   utility_power: 1,
   restart_budget: true,
   use_remaining_work: true,
+  hold_from_history: true,
   initial_replicas: 1,
   explore_factor: 4,
   rank_exponent: 4,
@@ -128,6 +137,9 @@ function applyRankWeights(views: JobView[], exponent: number): void {
     (views[index] as JobView).weight = n * (Math.pow(i / n, exponent) - Math.pow((i - 1) / n, exponent));
   });
 }
+
+/** Floor of the hold estimated from a job's history: one scheduling round of the simulator. */
+const MIN_OBSERVED_HOLD_S = 60;
 
 /** Smallest restart budget share: keeps a job that has restarted a lot restartable. */
 const MIN_RESTART_BUDGET = 0.05;
@@ -188,7 +200,10 @@ function buildViews(snapshot: ClusterSnapshot, params: GoodputPolicyParams, cach
     // estimated from its age (jobs that have run long tend to run long).
     const left_s = remaining_1gpu_s !== undefined ? remaining_1gpu_s / Math.max(1, speedup(current.length)) : age_s;
     const horizon_s = Math.max(left_s, params.min_horizon_s);
-    const hold_s = Math.min(horizon_s, Math.max(params.max_horizon_s, params.min_horizon_s));
+    // How long a new allocation will last: at most the job's remaining time, and, once the job has
+    // been reallocated, about as long as its allocations have lasted so far.
+    const observed_hold_s = params.hold_from_history && job.restarts > 0 ? Math.max(age_s / (job.restarts + 1), MIN_OBSERVED_HOLD_S) : Infinity;
+    const hold_s = Math.min(horizon_s, Math.max(params.max_horizon_s, params.min_horizon_s), observed_hold_s);
     const spent_s = params.restart_budget ? params.restart_delay_s * job.restarts : 0;
     // Budget: the share of the job's remaining time not yet spent restarting (floored, so that a
     // preempted job can always restart); delay: the restart's share of the allocation's hold time.
@@ -204,6 +219,7 @@ function buildViews(snapshot: ClusterSnapshot, params: GoodputPolicyParams, cach
       speedup,
       weight,
       restart_keep,
+      idle_restart_keep: hold_s / (hold_s + params.restart_delay_s),
       utility_power: params.utility_power,
       remaining_estimate: remaining_1gpu_s ?? job.attained_service_gpu_s,
     };

@@ -11,8 +11,8 @@ interface Step {
  * Value of running a job at r replicas this round: priority weight x speedup, discounted by the
  * restart delay when r differs from what the job runs at now (a change costs a checkpoint-restart).
  */
-export function allocationValue(view: JobView, replicas: number): number {
-  const keep = replicas === view.current_replicas ? 1 : view.restart_keep;
+export function allocationValue(view: JobView, replicas: number, idle = false): number {
+  const keep = replicas === view.current_replicas ? 1 : idle ? view.idle_restart_keep : view.restart_keep;
   const speedup = replicas <= 0 ? 0 : view.speedup(replicas) * keep;
   return view.weight * utility(speedup + SPEEDUP_FLOOR, view.utility_power);
 }
@@ -44,24 +44,26 @@ export function chooseReplicaCounts(views: readonly JobView[], free_gpus: number
       free -= view.min_replicas;
     }
   }
-  // Efficient steps first; then, so that no GPU idles, any step that still gains.
-  // With whole_nodes, a first pass only builds multi-node sizes from whole nodes (lookahead is
-  // the node size); the last pass may fill the GPUs left over with any size.
-  const passes: [number, boolean][] = [];
-  if (min_marginal_speedup > 0 || whole_nodes) passes.push([min_marginal_speedup, whole_nodes]);
-  passes.push([0, false]);
-  for (const [floor, whole] of passes) {
-    free = grow(views, counts, free, lookahead, floor, whole);
+  // Efficient steps first; then any step that still gains; then, so that no GPU idles, any step
+  // that gains when the restart budget is ignored (a job that has restarted a lot is otherwise
+  // left small next to idle GPUs). With whole_nodes, the first pass only builds multi-node sizes
+  // from whole nodes (lookahead is the node size).
+  const passes: [number, boolean, boolean][] = [];
+  if (min_marginal_speedup > 0 || whole_nodes) passes.push([min_marginal_speedup, whole_nodes, false]);
+  passes.push([0, false, false]);
+  passes.push([0, false, true]);
+  for (const [floor, whole, idle] of passes) {
+    free = grow(views, counts, free, lookahead, floor, whole, idle);
   }
   return counts;
 }
 
 /** Greedy growth of `counts` (mutated) by best value per GPU; returns the GPUs left. */
-function grow(views: readonly JobView[], counts: number[], free_gpus: number, lookahead: number, floor: number, whole: boolean): number {
+function grow(views: readonly JobView[], counts: number[], free_gpus: number, lookahead: number, floor: number, whole: boolean, idle: boolean): number {
   let free = free_gpus;
   const heap = new StepHeap();
   const push = (i: number): void => {
-    const step = bestStep(views[i] as JobView, i, counts[i] as number, free, lookahead, floor, whole);
+    const step = bestStep(views[i] as JobView, i, counts[i] as number, free, lookahead, floor, whole, idle);
     if (step) heap.push(step);
   };
   for (let i = 0; i < views.length; i++) {
@@ -89,21 +91,39 @@ function compareViews(views: readonly JobView[], a: number, b: number): number {
   return vb.weight - va.weight || va.order - vb.order;
 }
 
-function bestStep(view: JobView, index: number, replicas: number, free: number, lookahead: number, floor: number, whole: boolean): Step | undefined {
+function bestStep(view: JobView, index: number, replicas: number, free: number, lookahead: number, floor: number, whole: boolean, idle: boolean): Step | undefined {
   const room = Math.min(view.max_replicas - replicas, free, Math.max(lookahead, view.current_replicas - replicas));
   if (room <= 0) return undefined;
-  const base = allocationValue(view, replicas);
+  const base = allocationValue(view, replicas, idle);
   let best: Step | undefined;
-  for (let k = 1; k <= room; k++) {
+  for (const k of candidateSteps(replicas, room, Math.min(view.max_replicas - replicas, free), lookahead)) {
     if (replicas > 0 && floor > 0 && (view.speedup(replicas + k) - view.speedup(replicas)) / k < floor) continue;
     const total = replicas + k;
     if (whole && total > lookahead && total % lookahead !== 0 && total !== view.current_replicas && total !== view.max_replicas) continue;
-    const gain = (allocationValue(view, replicas + k) - base) / k;
+    const gain = (allocationValue(view, replicas + k, idle) - base) / k;
     if (gain > 1e-12 && (!best || gain > best.gain_per_replica + 1e-12)) {
       best = { view: index, replicas: k, gain_per_replica: gain };
     }
   }
   return best;
+}
+
+/**
+ * Step sizes worth evaluating: every size up to `room`, then whole-node totals spaced by about
+ * 1.5x up to `far`, and `far` itself. The far sizes let a job jump over a dip in its speedup
+ * curve (a fitted model often predicts 2 nodes slower than 1 but 4 nodes much faster) at a cost
+ * logarithmic in the cluster size.
+ */
+function candidateSteps(replicas: number, room: number, far: number, node_gpus: number): number[] {
+  const steps: number[] = [];
+  for (let k = 1; k <= room; k++) steps.push(k);
+  let total = Math.ceil((replicas + room + 1) / node_gpus) * node_gpus;
+  while (total - replicas <= far) {
+    steps.push(total - replicas);
+    total = Math.max(total + node_gpus, Math.ceil((total * 1.5) / node_gpus) * node_gpus);
+  }
+  if (far > room && steps[steps.length - 1] !== far) steps.push(far);
+  return steps;
 }
 
 /** Binary max-heap of steps by gain per replica; ties prefer the lower job index. */

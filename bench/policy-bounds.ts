@@ -1,0 +1,93 @@
+/**
+ * How much room the acceptance target leaves: per (load, workload), the average JCT if every job
+ * ran alone on the empty 64-GPU cluster, two ways, beside 0.80 x Pollux's published average.
+ * Run: npm run bench:policy-bounds.
+ *
+ * - oracle: each epoch at the best (GPUs, per-GPU batch, accumulation) by the true traces, plus
+ *   the one 30 s start-up delay; no exploration, no other restart, no wait for a round. A true
+ *   lower bound of any policy's JCT for the job in this simulator.
+ * - alone: the job simulated alone under `goodput` (exploration from 1 GPU, fitted models,
+ *   restarts, 60 s rounds): what the policy achieves with no contention at all.
+ * Both are per application (every job of an application is the same job in these traces).
+ */
+import { GoodputPolicy } from '../src/policy/goodput/index.js';
+import { applicationNames, getApplication, type TraceApplication } from '../src/sim/application.js';
+import { RESTART_DELAY_S } from '../src/sim/sim-job.js';
+import { simulate } from '../src/sim/simulator.js';
+import { defaultTracesDir, loadWorkload, type WorkloadJob } from '../src/sim/workload.js';
+import { packagePath } from '../src/util/package-root.js';
+import { readFileSync } from 'node:fs';
+
+const TARGET_RATIO = 0.8;
+const MAX_ACCUM_STEPS = 20;
+const BATCH_GRID_POINTS = 100;
+
+/** Best progress rate (B0-iterations/s) of `app` during `epoch` on up to `maxGpus` GPUs. */
+function bestRate(app: TraceApplication, epoch: number, maxGpus: number, fixedBatch: number | undefined): number {
+  let best = 0;
+  const batchStep = Math.max(1, Math.floor((app.max_local_bsz - app.min_local_bsz) / BATCH_GRID_POINTS));
+  for (let r = 1; r <= maxGpus; r++) {
+    const placement = Array.from({ length: Math.ceil(r / 4) }, (_, i) => Math.min(4, r - 4 * i));
+    const locals: number[] = [];
+    for (let b = app.min_local_bsz; b <= app.max_local_bsz; b += batchStep) locals.push(b);
+    if (fixedBatch !== undefined) locals.push(...Array.from({ length: MAX_ACCUM_STEPS + 1 }, (_, a) => fixedBatch / (r * (a + 1))));
+    for (const b of locals) {
+      if (b < app.min_local_bsz || b > app.max_local_bsz) continue;
+      let stepSync: readonly [number, number];
+      try {
+        stepSync = app.throughput(placement, b);
+      } catch {
+        continue; // outside the measured batch range of this placement
+      }
+      const [step, sync] = stepSync;
+      for (let a = 0; a <= MAX_ACCUM_STEPS; a++) {
+        const batch = r * b * (a + 1);
+        if (batch > app.max_batch_size) break;
+        if (batch < app.init_batch_size || (fixedBatch !== undefined && Math.abs(batch - fixedBatch) > 1e-6)) continue;
+        const [sqr, variance] = app.gradStats(batch, epoch);
+        const gain = (variance + sqr) / (variance / (batch / app.init_batch_size) + sqr);
+        best = Math.max(best, gain / (step + (step - sync) * a));
+      }
+    }
+  }
+  return best;
+}
+
+function oracleJct(app: TraceApplication): number {
+  // ncf runs at a fixed 32768 on one GPU, as in the acceptance runs.
+  const [maxGpus, fixed] = app.name === 'ncf' ? [1, 32768] : [64, undefined];
+  let total_s = RESTART_DELAY_S;
+  for (let epoch = 0; epoch <= app.completion_epoch; epoch++) {
+    total_s += (app.progressAt(epoch + 1) - app.progressAt(epoch)) / bestRate(app, epoch, maxGpus, fixed);
+  }
+  return total_s;
+}
+
+function aloneJct(job: WorkloadJob): number {
+  return simulate({ file: 'alone', jobs: [{ ...job, submit_s: 0 }] }, 'goodput', new GoodputPolicy()).jobs[0]!.jct_s;
+}
+
+const published = (JSON.parse(readFileSync(packagePath('data', 'pollux', 'published-results.json'), 'utf8')) as {
+  jobload: Record<string, { avg_jct_s: Record<string, number> }>;
+}).jobload;
+const oracle = new Map(applicationNames.map((name) => [name, oracleJct(getApplication(name, defaultTracesDir())!)]));
+const alone = new Map<string, number>();
+console.log(`per job, s: ${applicationNames.map((a) => `${a} oracle ${oracle.get(a)!.toFixed(0)}`).join(', ')}`);
+console.log('load  w  oracle avg  alone avg  0.80 x published  target above alone?');
+for (const load of ['0.5', '1.0', '1.5', '2.0']) {
+  for (const k of [1, 2, 3, 4]) {
+    const workload = loadWorkload(packagePath('data', 'pollux', load === '1.0' ? 'workloads' : `workloads-${load}`, `workload-${k}.csv`));
+    let oracleSum = 0;
+    let aloneSum = 0;
+    for (const job of workload.jobs) {
+      const app = job.application.name;
+      if (!alone.has(app)) alone.set(app, aloneJct(job));
+      oracleSum += oracle.get(app)!;
+      aloneSum += alone.get(app)!;
+    }
+    const n = workload.jobs.length;
+    const target = TARGET_RATIO * published[`pollux-${load}`]!.avg_jct_s[`workload-${k}`]!;
+    console.log(`${load}  ${k}  ${(oracleSum / n).toFixed(0).padStart(10)}  ${(aloneSum / n).toFixed(0).padStart(9)}  ${target.toFixed(0).padStart(16)}  ${target > aloneSum / n ? 'yes' : 'NO'}`);
+  }
+}
+console.log(`per job alone under goodput, s: ${[...alone].map(([a, t]) => `${a} ${t}`).join(', ')}`);
