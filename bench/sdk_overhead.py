@@ -101,7 +101,7 @@ def worker(args: argparse.Namespace) -> None:
               f"{min(sdk_s) / args.block_steps * 1000:.4f} "
               f"{(statistics.median(ratios) - 1) * 100:.4f} "
               f"{sum(plain_cpu_s) / steps * 1000:.4f} {sum(sdk_cpu_s) / steps * 1000:.4f} "
-              f"{gt.current().round_every}", flush=True)
+              f"{gt.current().measure_every}", flush=True)
 
 
 def free_port() -> int:
@@ -135,7 +135,7 @@ def main() -> None:
         raise SystemExit("benchmark failed:\n" + "\n".join(outputs))
     line = next(l for l in outputs[0].splitlines() if l.startswith("RESULT"))
     plain_ms, sdk_ms, plain_best_ms, sdk_best_ms, median_ratio_pct, plain_cpu_ms, sdk_cpu_ms, \
-        round_every = (float(v) for v in line.split()[1:])
+        measure_every = (float(v) for v in line.split()[1:])
     load = os.getloadavg()[0]
     print(f"setup: 2 processes, CPU/gloo, 1 thread each, MLP 784-1024-1024-10, local batch "
           f"{args.local_bsz}, {args.blocks} alternating blocks of {args.block_steps} steps")
@@ -144,7 +144,7 @@ def main() -> None:
     print(f"CPU time:    plain {plain_cpu_ms:.2f} ms/step, SDK {sdk_cpu_ms:.2f} ms/step "
           f"({(sdk_cpu_ms / plain_cpu_ms - 1) * 100:+.2f}%; rank 0 process, gloo threads "
           f"included; robust to other load on the machine, 1-min load average {load:.1f})")
-    print(f"SDK measured gradient noise every {round_every:.0f} step(s) at the end (1% budget)")
+    print(f"SDK measured gradient noise every {measure_every:.0f} step(s) at the end (1% budget)")
     print(f"overhead:    {(sdk_ms / plain_ms - 1) * 100:+.2f}% (means), "
           f"{(sdk_best_ms / plain_best_ms - 1) * 100:+.2f}% (best blocks), "
           f"{median_ratio_pct:+.2f}% (median paired block ratio); target <= 3%")

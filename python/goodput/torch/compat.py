@@ -32,12 +32,6 @@ def scaler_scale_tensor(scaler: object) -> Optional[torch.Tensor]:
     return getattr(scaler, "_scale", None)
 
 
-def bucket_buffer(bucket: object) -> torch.Tensor:
-    """GradBucket.buffer() (torch >= 1.10) or get_tensor() (older)."""
-    buffer = getattr(bucket, "buffer", None)
-    return buffer() if buffer is not None else bucket.get_tensor()  # type: ignore[attr-defined]
-
-
 def grads_of(params: Iterable[torch.nn.Parameter]) -> List[torch.Tensor]:
     return [p.grad for p in params if p.grad is not None]
 
@@ -63,3 +57,9 @@ def divide_(tensors: List[torch.Tensor], divisor: float) -> None:
     else:
         for tensor in tensors:
             tensor.div_(divisor)
+
+
+def queue_backward_callback(callback) -> None:
+    """Runs `callback` once the current backward pass has finished (call it from inside the
+    backward, e.g. from a tensor hook). DDP relies on the same engine method in 1.x and 2.x."""
+    torch.autograd.Variable._execution_engine.queue_callback(callback)  # type: ignore[attr-defined]

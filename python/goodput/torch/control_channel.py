@@ -1,10 +1,11 @@
-"""One small all-reduce per optimizer step that keeps replicas in agreement.
+"""One small all-reduce per control round (every few optimizer steps) that keeps replicas in
+agreement.
 
-Every rank contributes a float64 vector (stop flag, checkpoint flag, rank 0's configuration,
-gradient-noise measurements); the SUM is identical on every rank. The collective is launched
-asynchronously at the end of step s and read one step later, so its latency is hidden behind a
-whole step of compute; because every rank reads the same results at the same step, decisions
-(stop, checkpoint, new batch size, LR scale) are taken at the same step everywhere.
+Every rank contributes a float64 vector (stop flag, checkpoint flag, rank 0's configuration and
+spacing, gradient-noise measurements); the SUM is identical on every rank. The collective is
+launched asynchronously at the end of a round step and read two rounds later, so its latency is
+hidden behind steps of compute; because every rank reads the same results at the same step,
+decisions (stop, checkpoint, new batch size, LR scale) are taken at the same step everywhere.
 
 On CUDA the reduced vector is copied to pinned host memory behind an event, so reading it waits
 only for that step's work, never for the steps queued after it.

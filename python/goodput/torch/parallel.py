@@ -1,24 +1,34 @@
 """AdaptiveDataParallel: DistributedDataParallel plus accumulation, gradient-noise measurement,
 per-step learning-rate scaling, optional mixed precision, and checkpointing.
 
-Cost model (why it is cheap): the gradient-noise statistics need |g_local|^2 before the
-all-reduce and |g_bar|^2 after it. Both come from the DDP communication hook, one dot product
-per gradient bucket (a few buckets per model), instead of per-parameter autograd hooks on every
-micro-step. Accumulation micro-steps run under DDP's no_sync (require_backward_grad_sync=False),
-so they cost nothing extra; the hook divides the summed gradient by replicas x micro-steps.
+Cost model (why it is cheap): ordinary steps are plain DDP, no Python on the gradient path and
+no communication hook: DDP's C++ reducer overlaps the all-reduce with backward and averages over
+replicas while copying into its buckets. Accumulation micro-steps run under DDP's no_sync
+(require_backward_grad_sync=False); after the last one, the replica-averaged sum is divided by
+the number of micro-steps once (one multi-tensor division).
+The gradient-noise statistics need |g_local|^2 before the all-reduce and |g_bar|^2 after it, so
+on measuring steps (every `measure_every` steps, the same steps on every rank, spaced so that
+measuring costs at most 1% of the training time) the last micro-step also runs under no_sync
+and `measured_sync.GradientSync` all-reduces the gradients itself in a few flat chunks, with one
+dot product per chunk before and after.
+Both the division and GradientSync run when backward ends: a tensor hook on the model output
+queues an autograd-engine callback (the division one more callback later, after DDP's own
+end-of-backward copy-back). Gradients are therefore the global mean when `loss.backward()`
+returns, as with DDP alone (gradient clipping between backward and step sees it); a model output
+without tensors falls back to doing both in `optimizer.step()`.
 The replicas' agreement (noise statistics, stop, config) rides on one tiny asynchronous
-all-reduce per step, read a step later (control_channel.py).
+all-reduce per control round, read two rounds later (control_channel.py).
 """
 
 import time
-from typing import Any, List, Optional, Union
+from typing import Any, Iterator, List, Optional, Tuple, Union
 
 import torch
-import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
 from . import compat
 from .grad_noise import GradientNoiseEstimator
+from .measured_sync import DEFAULT_CHUNK_BYTES, GradientSync
 from .runtime import NoiseSample, Runtime, StepTiming
 from .scaling_rules import ScalingRule, resolve_rule
 from .session import current
@@ -56,17 +66,16 @@ class AdaptiveDataParallel(torch.nn.Module):
         self._noise_state: Optional[dict] = None
         self._micro_count = 0
         self._in_step = False
-        self._measuring = False
         self._measure_cost_s = 0.0
         self._grads_pending = False
         self._scaled_backward = False
         self._first_micro_sqr: Optional[torch.Tensor] = None
         self._prev_flat_grad: Optional[torch.Tensor] = None
         self._prev_flat_step = -1
-        self._local_sqr_parts: List[torch.Tensor] = []
-        self._global_sqr_parts: List[torch.Tensor] = []
-        self._sync_launch_s = 0.0
-        self._sync_done_s = 0.0
+        self._sync_due = False  # DDP skipped this step's all-reduce: GradientSync owes it
+        self._divide_due = False  # DDP averaged a sum over micro-steps: divide it once
+        self._measured_sqr: Optional[Tuple[torch.Tensor, torch.Tensor]] = None
+        self._measured_sync_s: Optional[float] = None
         self.last_lr_factor = 1.0
         self._last_loss: Optional[torch.Tensor] = None
         self.last_noise_sample: Optional[NoiseSample] = None
@@ -75,10 +84,14 @@ class AdaptiveDataParallel(torch.nn.Module):
         if runtime.distributed:
             device_ids = [runtime.device.index] if self._device_type == "cuda" else None
             ddp = DistributedDataParallel(self.module, device_ids=device_ids, **ddp_kwargs)
-            ddp.register_comm_hook(None, self._comm_hook)
             object.__setattr__(self, "_ddp", ddp)  # not a submodule: keeps state_dict keys
+            self._grad_sync: Optional[GradientSync] = GradientSync(
+                _parameters_ddp_syncs(self.module), runtime.world_size,
+                getattr(ddp, "bucket_bytes_cap", DEFAULT_CHUNK_BYTES),
+                track_unused=bool(getattr(ddp, "find_unused_parameters", False)))
         else:
             object.__setattr__(self, "_ddp", self.module)
+            self._grad_sync = None
         runtime.set_noise_sink(self._update_noise)
         runtime.noise_values_provider = self._noise_report_values
         self._original_step = optimizer.step
@@ -109,12 +122,17 @@ class AdaptiveDataParallel(torch.nn.Module):
     # ---- forward / backward ----------------------------------------------------------------
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
+        finish_in_backward = False
         if self.training and torch.is_grad_enabled():
-            self._before_training_forward()
+            finish_in_backward = self._before_training_forward()
         if not self.amp:
-            return self._ddp(*args, **kwargs)
-        with compat.autocast(self._device_type, True):
-            return self._ddp(*args, **kwargs)
+            output = self._ddp(*args, **kwargs)
+        else:
+            with compat.autocast(self._device_type, True):
+                output = self._ddp(*args, **kwargs)
+        if finish_in_backward:
+            self._call_when_backward_ends(output, self._finish_gradients)
+        return output
 
     def backward(self, loss: torch.Tensor) -> None:
         """loss.backward() through the GradScaler when amp is on CUDA; records the loss."""
@@ -125,47 +143,66 @@ class AdaptiveDataParallel(torch.nn.Module):
         else:
             loss.backward()
 
-    def _before_training_forward(self) -> None:
-        micro = self._runtime.micro
-        sync = micro.sync if micro is not None else True
-        if self._runtime.distributed:
-            self._ddp.require_backward_grad_sync = sync  # what DDP.no_sync() toggles
+    def _before_training_forward(self) -> bool:
+        """Bookkeeping of one training micro-step; True if its backward must end with our own
+        measured all-reduce or with the division of an accumulated sum."""
+        runtime = self._runtime
+        micro = runtime.micro
+        last = micro.sync if micro is not None else True
         self._micro_count += 1
         self._grads_pending = True
-        # Decided once per step, identically on every rank (round steps only).
-        self._measuring = sync and self._wants_noise() and self._runtime.is_round_step()
-        if not self._runtime.distributed and self._micro_count == 2 and self._wants_noise() \
-                and self._runtime.is_round_step():
+        # Decided identically on every rank: the loader's micro-steps and the measure steps are.
+        measure = last and self._wants_noise() and runtime.is_measure_step()
+        if runtime.distributed:
+            self._ddp.require_backward_grad_sync = last and not measure  # what no_sync() toggles
+            self._sync_due = measure
+            self._divide_due = last and not measure and self._micro_count > 1
+            return self._sync_due or self._divide_due
+        if self._micro_count == 2 and self._wants_noise() and runtime.is_measure_step():
             # Gradients now hold micro-batch 1 alone: one small sample for the estimator.
             self._first_micro_sqr = compat.sum_of_squares(
                 compat.grads_of(self.module.parameters())).detach()
+        return False
 
-    def _comm_hook(self, state: object,
-                   bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
-        buffer = compat.bucket_buffer(bucket)
-        micro_count = max(self._micro_count, 1)
-        measure = self._measuring
-        if measure:  # |local mean gradient|^2 = |sum over micro-steps|^2 / micro_count^2
-            start_s = time.perf_counter()
-            wide = buffer if buffer.dtype in (torch.float32, torch.float64) else buffer.float()
-            self._local_sqr_parts.append(torch.dot(wide, wide).float() / (micro_count ** 2))
-            self._measure_cost_s += time.perf_counter() - start_s
-        buffer.div_(self._runtime.world_size * micro_count)
-        self._sync_launch_s = time.perf_counter()
-        future = dist.all_reduce(buffer, async_op=True).get_future()
+    @staticmethod
+    def _call_when_backward_ends(output: Any, callback: Any) -> None:
+        """Runs `callback` once at the end of the backward pass through `output`."""
+        queued = False
 
-        def finish(done: torch.futures.Future[torch.Tensor]) -> torch.Tensor:
-            reduced = done.value()[0]
-            if measure:
-                start_s = time.perf_counter()
-                wide = reduced if reduced.dtype in (torch.float32, torch.float64) \
-                    else reduced.float()
-                self._global_sqr_parts.append(torch.dot(wide, wide).float())
-                self._measure_cost_s += time.perf_counter() - start_s
-            self._sync_done_s = time.perf_counter()
-            return reduced
+        def on_output_grad(grad: torch.Tensor) -> None:
+            nonlocal queued
+            if not queued:  # several outputs, one backward: one callback
+                queued = True
+                compat.queue_backward_callback(callback)
 
-        return future.then(finish)
+        for tensor in _tensors_in(output):
+            if tensor.requires_grad:
+                tensor.register_hook(on_output_grad)
+
+    def _finish_gradients(self) -> None:
+        """End of the last micro-step's backward (an autograd-engine callback)."""
+        if self._sync_due:
+            self._sync_measured()
+        elif self._divide_due:
+            # DDP copies its averaged buckets back into .grad in its own end-of-backward
+            # callback, queued after this one; a callback queued now runs after it.
+            compat.queue_backward_callback(self._divide_accumulated)
+
+    def _divide_accumulated(self) -> None:
+        """Replica mean of the sum over micro-steps -> mean over all samples."""
+        if not self._divide_due:
+            return
+        self._divide_due = False
+        compat.divide_(compat.grads_of(self.module.parameters()), self._micro_count)
+
+    def _sync_measured(self) -> None:
+        """The all-reduce DDP skipped on a measuring step, with the two square norms."""
+        if not self._sync_due:
+            return
+        self._sync_due = False
+        start_s = time.perf_counter()
+        self._measured_sqr = self._grad_sync.run(self._micro_count)
+        self._measured_sync_s = time.perf_counter() - start_s
 
     # ---- optimizer step ------------------------------------------------------------------
 
@@ -187,11 +224,11 @@ class AdaptiveDataParallel(torch.nn.Module):
         if self.scaler is not None and not self._scaled_backward and self._micro_count > 0:
             raise RuntimeError("goodput: amp=True on CUDA needs model.backward(loss) instead of "
                                "loss.backward() so the GradScaler can scale the loss")
+        self._sync_measured()  # in case backward did not (no output tensor needed a grad)
         start_s = time.perf_counter()
-        sync_s = max(0.0, self._sync_done_s - self._sync_launch_s) \
-            if self._runtime.distributed else 0.0
+        self._divide_accumulated()  # ditto
         if not self._runtime.distributed and self._micro_count > 1:
-            # DDP's hook does this division when distributed: sum of micro-batch means -> mean
+            # sum of micro-batch means -> mean (no DDP, no backward callback)
             compat.divide_(compat.grads_of(self.module.parameters()), self._micro_count)
         measure_start_s = time.perf_counter()
         noise = self._measure_noise(micro)
@@ -213,22 +250,28 @@ class AdaptiveDataParallel(torch.nn.Module):
             self._in_step = False
             for group, lr in zip(self.optimizer.param_groups, saved_lrs):
                 group["lr"] = lr
+        self._runtime.progress += gain
+        self.last_noise_sample = noise
+        sync_s = self._measured_sync_s if self._runtime.distributed else 0.0
+        if noise is not None or self._measured_sync_s is not None:
+            # Host-side cost of measuring; on CUDA kernels are async, so the host times are
+            # only indicative there.
+            self._runtime.add_measure_cost(self._measure_cost_s + (self._measured_sync_s or 0.0))
+        self._reset_step_state()
+        self._record_loss()
+        self._runtime.end_step(StepTiming(start_s, time.perf_counter(), sync_s), noise)
+        return result
+
+    def _reset_step_state(self) -> None:
         self._micro_count = 0
         self._grads_pending = False
         self._scaled_backward = False
-        self._local_sqr_parts.clear()
-        self._global_sqr_parts.clear()
         self._first_micro_sqr = None
-        self._record_loss()
-        self._runtime.progress += gain
-        self.last_noise_sample = noise
-        if noise is not None:
-            # Host-side cost of measuring (on CUDA kernels are async, so this stays small and
-            # big models are measured every step, which their step time easily absorbs).
-            self._runtime.add_measure_cost(self._measure_cost_s)
+        self._sync_due = False
+        self._divide_due = False
+        self._measured_sqr = None
+        self._measured_sync_s = None
         self._measure_cost_s = 0.0
-        self._runtime.end_step(StepTiming(start_s, time.perf_counter(), sync_s), noise)
-        return result
 
     def _record_loss(self) -> None:
         loss, self._last_loss = self._last_loss, None
@@ -274,10 +317,11 @@ class AdaptiveDataParallel(torch.nn.Module):
         uniform = micro is None or micro.global_count == local_bsz * runtime.world_size
         scale_sqr = self._loss_scale_sqr()
         if runtime.distributed:
-            if not uniform or not self._local_sqr_parts or not self._global_sqr_parts:
+            if not uniform or self._measured_sqr is None:
                 return None
-            small = torch.stack(self._local_sqr_parts).sum()
-            total = torch.stack(self._global_sqr_parts).sum()
+            local_sum_sqr, total = self._measured_sqr
+            # |local mean gradient|^2 = |sum over micro-steps|^2 / micro_count^2
+            small = local_sum_sqr / (self._micro_count ** 2)
             small_batch = local_bsz * self._micro_count
             sample = NoiseSample(small, total, small_batch, small_batch * runtime.world_size)
         else:
@@ -291,18 +335,18 @@ class AdaptiveDataParallel(torch.nn.Module):
                 if not runtime.limits or not runtime.limits.adaptive:
                     return None  # fixed batch: the previous-gradient fallback is not worth a copy
                 # Spec's K = 1 fallback: this step's gradient and the previous step's. Copies
-                # are taken only on the step before a round step, measured on the round step.
+                # are taken only on the step before a measure step, measured on the measure step.
                 step = runtime.steps_done
-                round_step = runtime.is_round_step()
-                before_round = (step + 1) % runtime.round_every == 0
-                if not (round_step or before_round):
+                measure_step = runtime.is_measure_step()
+                before_measure = (step + 1) % runtime.measure_every == 0
+                if not (measure_step or before_measure):
                     return None
                 grads = compat.grads_of(self.module.parameters())
                 flat = torch.cat([g.reshape(-1).float() for g in grads])
                 previous, previous_step = self._prev_flat_grad, self._prev_flat_step
-                self._prev_flat_grad, self._prev_flat_step = (flat, step) if before_round \
+                self._prev_flat_grad, self._prev_flat_step = (flat, step) if before_measure \
                     else (None, -1)
-                if not round_step or previous is None or previous_step != step - 1 \
+                if not measure_step or previous is None or previous_step != step - 1 \
                         or previous.shape != flat.shape or not uniform:
                     return None
                 mean = (flat + previous) / 2
@@ -319,6 +363,25 @@ class AdaptiveDataParallel(torch.nn.Module):
 
     def _noise_report_values(self):
         return self.noise.report_values() if self.noise else (None, None)
+
+
+def _parameters_ddp_syncs(module: torch.nn.Module) -> List[torch.nn.Parameter]:
+    """The parameters DDP all-reduces: all but those excluded with DDP's (private) ignore list;
+    GradientSync skips the ones without requires_grad, as DDP does."""
+    ignored = set(getattr(module, "_ddp_params_and_buffers_to_ignore", ()))
+    return [param for name, param in module.named_parameters() if name not in ignored]
+
+
+def _tensors_in(output: Any) -> Iterator[torch.Tensor]:
+    """The tensors in a forward output made of tensors, lists, tuples and dicts."""
+    if isinstance(output, torch.Tensor):
+        yield output
+    elif isinstance(output, (list, tuple)):
+        for item in output:
+            yield from _tensors_in(item)
+    elif isinstance(output, dict):
+        for item in output.values():
+            yield from _tensors_in(item)
 
 
 class _TrainingState:

@@ -5,7 +5,7 @@ Step protocol (all ranks execute it in the same order, which is what keeps them 
     it reads the control all-reduce launched two rounds earlier and acts on it (stop =
     checkpoint + exit 143, periodic checkpoint, new batch configuration, noise update);
   * the model wrapper calls `end_step()` after every real optimizer step: it records the timing,
-    hands it to the report thread, and launches this step's control all-reduce;
+    hands it to the report thread, and on round steps launches the control all-reduce;
   * `remaining_epochs()` calls `end_epoch()` between epochs: a blocking agreement round.
 Checkpoints are taken only at these boundaries, so the saved loader position, optimizer state and
 LR scheduler agree with each other.
@@ -30,17 +30,24 @@ from .report_client import ReportClient
 from .rng_state import capture_rng, reseed_for_new_rank, restore_rng
 from .sigterm import SigtermFlag
 from .step_log import StepLog
+from .sync_estimate import SyncTimeEstimate
 
 # Layout of the control vector (see control_channel.py).
-_STOP, _CHECKPOINT, _VERSION, _LOCAL_BSZ, _ACCUM, _NOISE_VALID, _ROUND_EVERY = range(7)
-_HEAD_LEN = 7
-# Control rounds (and gradient-noise measurements) happen every `round_every` steps, chosen by
-# rank 0 so that measuring costs at most MEASURE_BUDGET of the training time, while rounds stay
-# at most MAX_ROUND_SPACING_S (and MAX_ROUND_EVERY steps) apart, which bounds how late a stop or
-# a new configuration takes effect. Slow steps (big models) are measured every step.
+_STOP, _CHECKPOINT, _VERSION, _LOCAL_BSZ, _ACCUM, _NOISE_VALID, _ROUND_EVERY, \
+    _MEASURE_EVERY = range(8)
+_HEAD_LEN = 8
+# Control rounds happen every `round_every` steps and gradient-noise measurements every
+# `measure_every` steps (a multiple of round_every, so a measurement always rides on a round),
+# both chosen by rank 0 from host-timed costs. Launching a round costs little, so rounds stay at
+# most MAX_ROUND_SPACING_S (and MAX_ROUND_EVERY steps) apart, which bounds how late a stop or a
+# new configuration takes effect. A measuring step gives up DDP's overlap of all-reduce and
+# backward (measured_sync.py), so measurements are spaced to cost at most MEASURE_BUDGET of the
+# training time, however slow the steps.
 MEASURE_BUDGET = 0.01
+ROUND_BUDGET = 0.005
 MAX_ROUND_SPACING_S = 0.5
 MAX_ROUND_EVERY = 16
+MAX_MEASURE_EVERY = 64
 
 
 @dataclass
@@ -66,7 +73,7 @@ class NoiseSample:
 class StepTiming:
     optimizer_start_s: float
     optimizer_end_s: float
-    sync_s: float
+    sync_s: Optional[float]  # None: the all-reduce ran inside backward, untimed (estimated)
 
 
 class Runtime:
@@ -102,8 +109,11 @@ class Runtime:
         self._pending: Deque[Tuple[PendingReduce, Optional[Tuple[int, int, int]]]] = deque()
         self._applied_version = 0
         self.round_every = 1
+        self.measure_every = 1
         self._step_time_ema_s: Optional[float] = None
         self._measure_cost_ema_s: Optional[float] = None
+        self._round_cost_ema_s: Optional[float] = None
+        self._sync_estimate = SyncTimeEstimate()
         self._report_skip_steps = 1
         self._step_start_s: Optional[float] = None
         self._step_data_wait_s = 0.0
@@ -194,9 +204,14 @@ class Runtime:
         self.samples_done += micro.global_count
 
     def is_round_step(self) -> bool:
-        """True during a step (before end_step) whose end launches a control round and whose
-        gradients are measured. Identical on every rank."""
+        """True during a step (before end_step) whose end launches a control round. Identical on
+        every rank."""
         return self.steps_done % self.round_every == 0
+
+    def is_measure_step(self) -> bool:
+        """True during a step whose gradients are measured (always a round step). Identical on
+        every rank."""
+        return self.steps_done % self.measure_every == 0
 
     def end_step(self, timing: StepTiming, noise: Optional[NoiseSample]) -> None:
         """Called by the model wrapper after each real optimizer step."""
@@ -206,29 +221,46 @@ class Runtime:
         step_time_s = timing.optimizer_end_s - start_s
         optimizer_s = timing.optimizer_end_s - timing.optimizer_start_s
         data_wait_s = self._step_data_wait_s
-        forward_backward_s = max(0.0, step_time_s - data_wait_s - optimizer_s - timing.sync_s)
+        forward_backward_and_sync_s = max(0.0, step_time_s - data_wait_s - optimizer_s)
+        sync_s = self._sync_time(timing.sync_s, forward_backward_and_sync_s)
+        forward_backward_s = max(0.0, forward_backward_and_sync_s - sync_s)
         self._step_start_s = timing.optimizer_end_s  # used when no loader drives the steps
         self._step_data_wait_s = 0.0
         if self.step_log.enabled:
-            self.step_log.append(self.steps_done, data_wait_s, forward_backward_s, timing.sync_s,
+            self.step_log.append(self.steps_done, data_wait_s, forward_backward_s, sync_s,
                                  optimizer_s)
         if self.reporter is not None:
             if self._report_skip_steps > 0:
                 self._report_skip_steps -= 1  # warm-up step after a (re)configuration
             else:
-                self.reporter.submit(self._report_record(step_time_s, timing.sync_s, data_wait_s,
+                self.reporter.submit(self._report_record(step_time_s, sync_s, data_wait_s,
                                                          forward_backward_s, optimizer_s))
         self._step_time_ema_s = step_time_s if self._step_time_ema_s is None \
             else 0.9 * self._step_time_ema_s + 0.1 * step_time_s
         if self.distributed:
             if round_step:
+                launch_start_s = time.perf_counter()
                 self._launch_control(noise)
+                self._round_cost_ema_s = _smooth(self._round_cost_ema_s,
+                                                 time.perf_counter() - launch_start_s)
         else:
             if noise is not None and self._noise_sink is not None:
                 self._noise_sink(float(noise.small_sqr), float(noise.total_sqr),
                                  noise.small_batch, noise.total_batch, noise.biased,
-                                 self.round_every)
-            self.round_every = self._proposed_round_every()  # alone: no agreement needed
+                                 self.measure_every)
+            # alone: no agreement needed, and no rounds
+            self.measure_every = self._proposed_spacing()[1]
+
+    def _sync_time(self, measured_s: Optional[float], forward_backward_and_sync_s: float) -> float:
+        """This step's gradient-sync time: measured on measuring steps, estimated on the others
+        (see sync_estimate.py); 0 with one replica."""
+        if not self.distributed:
+            return measured_s or 0.0
+        if measured_s is not None:
+            self._sync_estimate.measured(max(0.0, forward_backward_and_sync_s - measured_s),
+                                         measured_s)
+            return measured_s
+        return self._sync_estimate.overlapped(forward_backward_and_sync_s)
 
     def end_epoch(self) -> None:
         """Blocking agreement between epochs: stop or checkpoint if any rank asks for it."""
@@ -261,7 +293,7 @@ class Runtime:
         flags[_STOP] = 1.0 if self.sigterm.is_set() else 0.0
         if self.rank == 0:
             flags[_CHECKPOINT] = 1.0 if self._checkpoint_due() else 0.0
-            flags[_ROUND_EVERY] = float(self._proposed_round_every())
+            flags[_ROUND_EVERY], flags[_MEASURE_EVERY] = map(float, self._proposed_spacing())
             config = self.reporter.latest_config if self.reporter else None
             if config is not None:
                 flags[_VERSION] = float(config.version)
@@ -270,17 +302,22 @@ class Runtime:
         return flags
 
     def add_measure_cost(self, seconds: float) -> None:
-        """Host time one measured step spent measuring (norms, control round launch)."""
-        self._measure_cost_ema_s = seconds if self._measure_cost_ema_s is None \
-            else 0.8 * self._measure_cost_ema_s + 0.2 * seconds
+        """Host time one measuring step spent measuring: its whole stand-alone all-reduce (an
+        upper bound on what measuring adds, since an ordinary step hides part of the all-reduce
+        behind backward), the norms, and the copies in and out of the flat buffers."""
+        self._measure_cost_ema_s = _smooth(self._measure_cost_ema_s, seconds)
 
-    def _proposed_round_every(self) -> int:
+    def _proposed_spacing(self) -> Tuple[int, int]:
+        """(round_every, measure_every) that keep rounds and measurements within budget."""
         step_s = self._step_time_ema_s
-        if not step_s or step_s <= 0 or not self._measure_cost_ema_s:
-            return 1
-        by_cost = math.ceil(self._measure_cost_ema_s / (MEASURE_BUDGET * step_s))
+        if not step_s or step_s <= 0:
+            return 1, 1
         by_latency = max(1, int(MAX_ROUND_SPACING_S / step_s))
-        return max(1, min(MAX_ROUND_EVERY, by_cost, by_latency))
+        round_every = max(1, min(MAX_ROUND_EVERY, by_latency,
+                                 _steps_within(self._round_cost_ema_s, ROUND_BUDGET, step_s)))
+        rounds = math.ceil(_steps_within(self._measure_cost_ema_s, MEASURE_BUDGET, step_s)
+                           / round_every)
+        return round_every, round_every * max(1, min(rounds, MAX_MEASURE_EVERY // round_every))
 
     def _launch_control(self, noise: Optional[NoiseSample]) -> None:
         flags = self._control_flags()
@@ -293,7 +330,7 @@ class Runtime:
             flags[_NOISE_VALID] = 1.0
             tensors = [torch.as_tensor(noise.small_sqr), torch.as_tensor(noise.total_sqr)
                        / self.world_size]
-            meta = (noise.small_batch, noise.total_batch, self.round_every)
+            meta = (noise.small_batch, noise.total_batch, self.measure_every)
         self._pending.append((self._control.launch(flags, tensors), meta))
 
     def _apply_control(self, pending: PendingReduce,
@@ -310,8 +347,9 @@ class Runtime:
         return stop
 
     def _apply_version(self, values: List[float]) -> None:
-        if values[_ROUND_EVERY] >= 1:
+        if values[_ROUND_EVERY] >= 1 and values[_MEASURE_EVERY] >= 1:
             self.round_every = int(values[_ROUND_EVERY])
+            self.measure_every = int(values[_MEASURE_EVERY])
         version = int(values[_VERSION])
         if version > self._applied_version and values[_LOCAL_BSZ] >= 1:
             self._applied_version = version
@@ -327,6 +365,7 @@ class Runtime:
         if batch != self.batch:
             self.batch = batch
             self._report_skip_steps = 1
+            self._sync_estimate.reset()  # compute time changes with the batch
 
     def _report_record(self, step_time_s: float, sync_s: float, data_wait_s: float,
                        forward_backward_s: float, optimizer_s: float) -> Dict[str, Any]:
@@ -414,3 +453,14 @@ class Runtime:
             except Exception as error:  # a peer that already died: nothing left to agree on
                 print(f"goodput: process group shutdown: {error}", file=sys.stderr)
 
+
+def _smooth(average: Optional[float], sample: float) -> float:
+    return sample if average is None else 0.8 * average + 0.2 * sample
+
+
+def _steps_within(cost_s: Optional[float], budget: float, step_s: float) -> int:
+    """Fewest steps between two occurrences of something costing cost_s that keep it within
+    `budget` of the training time."""
+    if not cost_s or cost_s <= 0:
+        return 1
+    return max(1, math.ceil(cost_s / (budget * step_s)))
