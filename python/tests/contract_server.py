@@ -34,6 +34,11 @@ def validate_body(body: Any) -> Optional[str]:
             return f"breakdown fields {sorted(report['breakdown'])}"
         if not report["step_time_s"] > 0:
             return "step_time_s must be positive"
+        remaining = report.get("remaining_samples")  # optional; null = unknown
+        if remaining is not None and (isinstance(remaining, bool) or
+                                      not isinstance(remaining, (int, float)) or
+                                      not 0 <= remaining < float("inf")):
+            return "remaining_samples must be a finite number >= 0 or null"
     times = [r["time_s"] for r in reports]
     if times != sorted(times):
         return "reports must be oldest first"

@@ -65,6 +65,7 @@ describe('HTTP API (in-process)', () => {
     assert.equal(doc.json.openapi, '3.1.0');
     assert.ok(doc.json.paths['/v1/jobs/{id}/reports'].post);
     assert.ok(doc.json.components.schemas.JobSpec.properties.command);
+    assert.match(doc.json.components.schemas.ReportBody.properties.reports.items.properties.remaining_samples.description, /training samples/);
     for (const path of ['/v1/jobs', '/v1/nodes']) {
       const r = await call('GET', path);
       assert.equal(r.status, 401);
@@ -132,7 +133,16 @@ describe('HTTP API (in-process)', () => {
     assert.match(((await huge.json()) as { error: { message: string } }).error.message, /larger than/);
     const ok = await call('POST', `/v1/jobs/${aliceJob}/reports`, token, body);
     assert.equal(ok.status, 200);
-    const two = await call('POST', `/v1/jobs/${aliceJob}/reports`, token, { attempt: 1, reports: [measurement(3, 2, 64, 0.11), measurement(4, 2, 128, 0.2)] });
+    // Raw JSON: 1e999 parses to Infinity, which JSON.stringify cannot produce.
+    const template = JSON.stringify({ attempt: 1, reports: [{ ...measurement(3, 2, 64, 0.11), remaining_samples: '@' }] });
+    for (const value of ['-1', '1e999', '"many"']) {
+      const rejected = await call('POST', `/v1/jobs/${aliceJob}/reports`, token, template.replace('"@"', value));
+      assert.equal(rejected.status, 400, `remaining_samples ${value} is refused`);
+      assert.equal(rejected.json.error.code, 'E_BAD_REQUEST');
+      assert.match(rejected.json.error.message, /remaining_samples/);
+    }
+    assert.equal((await store.getJob(aliceJob))!.remaining_samples, null, 'not reported yet');
+    const two = await call('POST', `/v1/jobs/${aliceJob}/reports`, token, { attempt: 1, reports: [{ ...measurement(3, 2, 64, 0.11), remaining_samples: 9000 }, { ...measurement(4, 2, 128, 0.2), remaining_samples: 8744 }] });
     const config = two.json.config as { local_bsz: number; accum_steps: number; batch_size: number; lr_scale: number };
     assert.equal(config.batch_size, config.local_bsz * 2 * (config.accum_steps + 1));
     assert.ok(config.local_bsz >= limits.min_local_bsz && config.local_bsz <= limits.max_local_bsz);
@@ -142,6 +152,8 @@ describe('HTTP API (in-process)', () => {
     assert.equal(job.step, 4);
     assert.ok(job.perf && job.perf.beta_c > 0, 'the perf model was fitted');
     assert.deepEqual(job.limits, limits);
+    assert.equal(job.remaining_samples, 8744, 'the newest entry wins');
+    assert.equal((await store.getJob(aliceJob))!.remaining_samples, 8744);
     assert.equal((await call('GET', `/v1/jobs/${aliceJob}/reports`, alice)).json.length, 4);
   });
 

@@ -26,6 +26,8 @@ export const measurementSchema = z.object({
   grad_var: finite.nullable().optional(),
   samples: nonNegative.optional(),
   loss: finite.nullable().optional(),
+  remaining_samples: nonNegative.nullable().optional()
+    .describe('Raw training samples the job still has to process (all epochs not yet finished minus the samples done in the current one); null or absent when unknown. See docs/contract.md.'),
   breakdown: z.record(z.string(), finite).optional(),
 });
 

@@ -32,6 +32,8 @@ export interface JobDetail extends JobView {
   perf: JobRecord['perf'];
   grad: JobRecord['grad'];
   limits: JobRecord['limits'];
+  /** Raw training samples left at the newest report that knew it; null when unknown. */
+  remaining_samples: JobRecord['remaining_samples'];
 }
 
 export interface ReplicaView {

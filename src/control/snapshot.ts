@@ -48,6 +48,9 @@ export function toPolicyJob(job: JobRecord, now_ms: number): PolicyJob {
   if (job.spec.fixed_batch_size !== undefined) pj.fixed_batch_size = job.spec.fixed_batch_size;
   if (job.spec.batch_size_cap !== undefined) pj.batch_size_cap = job.spec.batch_size_cap;
   if (model) pj.model = model;
+  // Known only when the SDK knows the epoch count (docs/contract.md); else the policy falls back
+  // to attained service.
+  if (job.remaining_samples !== null) pj.remaining_samples = job.remaining_samples;
   return pj;
 }
 

@@ -54,8 +54,10 @@ export interface PolicyJob {
   remaining_steps?: number;
   step_time_s_by_replicas?: readonly number[];
   /**
-   * Training still to do, in samples at the reference batch size B0 (progress-equivalent), when
-   * the job declares its length (e.g. its epoch count); absent when unknown.
+   * Training still to do, in samples, when the job declares its length (e.g. its epoch count);
+   * absent when unknown. The simulator passes samples at the reference batch size B0
+   * (progress-equivalent); the control plane passes the raw samples the SDK reports its epoch
+   * loop has left, which is what an epoch-bounded job processes whatever its batch size.
    */
   remaining_samples?: number;
 }

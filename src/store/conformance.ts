@@ -162,6 +162,28 @@ export function storeConformance(name: string, open: OpenStore): void {
       await s.close();
     });
 
+    it('keeps the remaining samples of the newest report entry that has them', async () => {
+      const s = await fresh();
+      const created = await s.createJob({ id: 'j', name: 'j', user: 'u', spec }, 'u');
+      assert.equal(created.remaining_samples, null, 'unknown until reported');
+      const m = { time_s: 1, num_nodes: 1, num_replicas: 1, local_bsz: 32, accum_steps: 0, step_time_s: 0.1, sync_time_s: 0 };
+      let added = await s.addReports('j', 0, undefined, [{ ...m, step: 1 }]);
+      assert.equal(added.job.remaining_samples, null, 'entries without it leave it unknown');
+      added = await s.addReports('j', 0, undefined, [
+        { ...m, step: 2, remaining_samples: 1000.5 },
+        { ...m, step: 3, remaining_samples: 968 },
+        { ...m, step: 4 },
+      ]);
+      assert.equal(added.job.remaining_samples, 968, 'newest entry that has it');
+      assert.equal((await s.getJob('j'))!.remaining_samples, 968, 'persisted');
+      await s.addReports('j', 0, undefined, [{ ...m, step: 5, remaining_samples: null }]);
+      assert.equal((await s.getJob('j'))!.remaining_samples, 968, 'null (unknown) keeps the last known value');
+      await s.addReports('j', 1, undefined, [{ ...m, step: 6, remaining_samples: 0 }]);
+      assert.equal((await s.getJob('j'))!.remaining_samples, 0, 'zero is a value');
+      assert.deepEqual((await s.listReports('j')).map((r) => r.remaining_samples), [undefined, 1000.5, 968, undefined, null, 0]);
+      await s.close();
+    });
+
     it('stores tokens by hash', async () => {
       const s = await fresh();
       await s.putToken({ hash: 'h1', user: 'alice', admin: false, created_at_ms: 5 });

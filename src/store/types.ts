@@ -74,6 +74,11 @@ export interface JobRecord {
   grad: GradParams | null;
   step: number;
   samples: number;
+  /**
+   * Raw training samples the job still had to process at its newest report that knew it
+   * (docs/contract.md); null while the job has never reported it (e.g. no epoch count).
+   */
+  remaining_samples: number | null;
   last_report_at_ms: number | null;
   /** Why the job is in its state (last transition's reason). */
   reason: string;
@@ -123,6 +128,8 @@ export interface Measurement {
   grad_var?: number | null;
   samples?: number;
   loss?: number | null;
+  /** Raw training samples still to process; null or absent when the job does not know. */
+  remaining_samples?: number | null;
   breakdown?: Record<string, number>;
 }
 

@@ -88,7 +88,7 @@ class AdaptiveDataLoader:
             else batch_size
         initial = derive_batch_config(global_batch, world, self.limits)
         if train:
-            self.runtime.set_training_loader(self.limits, initial)
+            self.runtime.set_training_loader(self.limits, initial, self.dataset_len)
         self._fixed_batch = initial
 
     # ---- state ---------------------------------------------------------------------------
@@ -170,7 +170,7 @@ class AdaptiveDataLoader:
             last_of_step = micro_index >= batch.accum_steps or position >= self.dataset_len
             if self.train:
                 runtime.note_micro_batch(MicroStep(micro_index, last_of_step, batch.local_bsz,
-                                                   global_count))
+                                                   global_count), epoch, position)
             micro_index = 0 if last_of_step else micro_index + 1
             yield data
         if self.train:

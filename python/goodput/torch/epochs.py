@@ -14,6 +14,7 @@ def remaining_epochs(num_epochs: int) -> Iterator[int]:
     An interrupted epoch is resumed, not restarted: the training loader continues its position.
     """
     runtime = current()
+    runtime.total_epochs = num_epochs  # the job's length, reported as remaining_samples
     start = runtime.epoch if runtime.epoch is not None else 0
     for epoch in range(start, num_epochs):
         runtime.epoch = epoch

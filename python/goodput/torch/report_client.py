@@ -49,6 +49,8 @@ def aggregate_steps(records: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
         last = group[-1]
         entry: Dict[str, Any] = {k: last[k] for k in _LAST_FIELDS}
         entry.update({k: last[k] for k in _GROUP_FIELDS})
+        if last.get("remaining_samples") is not None:  # optional: only when the SDK knows it
+            entry["remaining_samples"] = last["remaining_samples"]
         for key in _MEAN_FIELDS:
             entry[key] = sum(r[key] for r in group) / len(group)
         losses = [r["loss"] for r in group if r.get("loss") is not None]

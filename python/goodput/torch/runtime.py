@@ -97,6 +97,12 @@ class Runtime:
         self.samples_done: int = sdk.get("samples_done", 0)
         self.epoch: Optional[int] = sdk.get("epoch")
         self.progress: float = sdk.get("progress", 0.0)
+        #: epoch count of the job, set by remaining_epochs(); None: unknown length
+        self.total_epochs: Optional[int] = None
+        #: samples in one epoch (the training loader's data set); None without a training loader
+        self.epoch_size: Optional[int] = None
+        # (epoch, samples of it consumed over all ranks) after the last training micro-batch
+        self._epoch_position: Tuple[int, int] = (-1, 0)
         self.limits: Optional[BatchLimits] = None
         self.batch: Optional[BatchConfig] = None
         self.micro: Optional[MicroStep] = None
@@ -160,12 +166,14 @@ class Runtime:
             raise ValueError("goodput: only one AdaptiveDataParallel per job is supported")
         self._noise_sink = sink
 
-    def set_training_loader(self, limits: BatchLimits, batch: BatchConfig) -> None:
+    def set_training_loader(self, limits: BatchLimits, batch: BatchConfig,
+                            epoch_size: Optional[int] = None) -> None:
         if self.limits is not None:
             raise ValueError("goodput: only one training AdaptiveDataLoader per job is supported; "
                              "pass train=False for evaluation loaders")
         self.limits = limits
         self.batch = batch
+        self.epoch_size = epoch_size
         if self.env.has_control_plane and self.rank == 0:
             self.reporter = ReportClient(self.env.api_url, self.env.job_id, self.env.token,
                                          self.env.attempt, limits.to_report(),
@@ -199,9 +207,22 @@ class Runtime:
     def add_data_wait(self, seconds: float) -> None:
         self._step_data_wait_s += seconds
 
-    def note_micro_batch(self, micro: MicroStep) -> None:
+    def note_micro_batch(self, micro: MicroStep, epoch: int = -1, position: int = 0) -> None:
+        """Records a training micro-batch; `position` counts the samples of `epoch` consumed once
+        it is done (over all ranks)."""
         self.micro = micro
         self.samples_done += micro.global_count
+        self._epoch_position = (epoch, position)
+
+    def remaining_samples(self) -> Optional[int]:
+        """Training samples the job still has to process: a full epoch for every epoch not yet
+        finished, less what the current one has consumed. None while the epoch count
+        (remaining_epochs) or the epoch size (training AdaptiveDataLoader) is unknown."""
+        if self.total_epochs is None or self.epoch_size is None or self.epoch is None:
+            return None
+        epoch, position = self._epoch_position
+        done_in_epoch = position if epoch == self.epoch else 0  # not started: nothing done yet
+        return max(0, (self.total_epochs - self.epoch) * self.epoch_size - done_in_epoch)
 
     def is_round_step(self) -> bool:
         """True during a step (before end_step) whose end launches a control round. Identical on
@@ -370,7 +391,7 @@ class Runtime:
     def _report_record(self, step_time_s: float, sync_s: float, data_wait_s: float,
                        forward_backward_s: float, optimizer_s: float) -> Dict[str, Any]:
         grad_sqr, grad_var = self._noise_values()
-        return {
+        record: Dict[str, Any] = {
             "time_s": time.time(), "step": self.steps_done, "epoch": self.epoch or 0,
             "num_nodes": self.env.num_nodes, "num_replicas": self.world_size,
             "local_bsz": self.batch.local_bsz if self.batch else None,
@@ -381,6 +402,10 @@ class Runtime:
             "breakdown": {"data_wait_s": data_wait_s, "forward_backward_s": forward_backward_s,
                           "sync_s": sync_s, "optimizer_s": optimizer_s},
         }
+        remaining = self.remaining_samples()
+        if remaining is not None:  # unknown: omitted (the contract's field is optional)
+            record["remaining_samples"] = remaining
+        return record
 
     def _noise_values(self) -> Tuple[Optional[float], Optional[float]]:
         return self.noise_values_provider() if self.noise_values_provider else (None, None)

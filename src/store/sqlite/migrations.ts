@@ -84,4 +84,8 @@ export const MIGRATIONS: readonly string[] = [
     created_at_ms INTEGER NOT NULL
   );
   `,
+  // 1 -> 2: the job's remaining work as last reported by the SDK (null = unknown).
+  `
+  ALTER TABLE jobs ADD COLUMN remaining_samples REAL;
+  `,
 ];

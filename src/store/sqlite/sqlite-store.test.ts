@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
 import { storeConformance } from '../conformance.js';
 import { MIGRATIONS } from './migrations.js';
 import { SqliteStore } from './sqlite-store.js';
@@ -23,5 +24,24 @@ describe('SqliteStore specifics', () => {
     const s2 = new SqliteStore(path);
     assert.equal((await s2.getJob('x'))?.state, 'queued');
     await s2.close();
+  });
+
+  it('migrates a version-1 database to remaining_samples, keeping its jobs and reports', async () => {
+    const path = join(dir, 'v1.sqlite');
+    const v1 = new Database(path);
+    v1.exec(MIGRATIONS[0]!);
+    v1.pragma('user_version = 1');
+    v1.prepare("INSERT INTO jobs (id, name, user, spec, state, submitted_at_ms, step, samples, grad, reason) VALUES ('old', 'old', 'u', ?, 'running', 5, 7, 448, ?, 'launched')")
+      .run(JSON.stringify({ name: 'old', command: ['true'], workdir: '/', env: {}, min_replicas: 0, max_replicas: 1, max_restarts: 0, preemptible: true, priority: 0 }), JSON.stringify({ sqr: 0.5, var: 1.5 }));
+    v1.prepare("INSERT INTO reports (job_id, attempt, received_at_ms, step, body) VALUES ('old', 0, 5, 7, ?)").run(JSON.stringify({ step: 7 }));
+    v1.close();
+    const s = new SqliteStore(path);
+    assert.equal(s.schemaVersion(), MIGRATIONS.length);
+    const old = (await s.getJob('old'))!;
+    assert.deepEqual([old.state, old.step, old.samples, old.grad, old.remaining_samples], ['running', 7, 448, { sqr: 0.5, var: 1.5 }, null]);
+    assert.deepEqual((await s.listReports('old')).map((r) => r.step), [7]);
+    const m = { time_s: 1, step: 8, num_nodes: 1, num_replicas: 1, local_bsz: 64, accum_steps: 0, step_time_s: 0.1, sync_time_s: 0, remaining_samples: 512 };
+    assert.equal((await s.addReports('old', 0, undefined, [m])).job.remaining_samples, 512);
+    await s.close();
   });
 });

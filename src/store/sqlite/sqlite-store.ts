@@ -55,7 +55,7 @@ export class SqliteStore implements Store {
         VALUES (?, ?, ?, ?, 1, ?, ?) ON CONFLICT DO UPDATE SET count = count + 1,
         sum_accum_step_time_s = sum_accum_step_time_s + excluded.sum_accum_step_time_s,
         sum_optim_step_time_s = sum_optim_step_time_s + excluded.sum_optim_step_time_s RETURNING count`),
-      jobProgress: this.db.prepare('UPDATE jobs SET step = ?, samples = ?, grad = ?, limits = ?, last_report_at_ms = ? WHERE id = ?'),
+      jobProgress: this.db.prepare('UPDATE jobs SET step = ?, samples = ?, remaining_samples = ?, grad = ?, limits = ?, last_report_at_ms = ? WHERE id = ?'),
     };
     this.reportTx = this.db.transaction((batches: readonly ReportBatch[], now: number) => batches.map((b) => this.reportBatch(b, now)));
   }
@@ -215,11 +215,13 @@ export class SqliteStore implements Store {
       if (counted.count === 1) fresh = true;
       job.step = m.step;
       if (m.samples !== undefined) job.samples = m.samples;
+      // An entry that does not know it keeps the last known value (oldest first: newest wins).
+      if (typeof m.remaining_samples === 'number') job.remaining_samples = m.remaining_samples;
       if (typeof m.grad_sqr === 'number' && typeof m.grad_var === 'number') job.grad = { sqr: m.grad_sqr, var: m.grad_var };
     }
     if (b.limits) job.limits = b.limits;
     job.last_report_at_ms = now;
-    this.stmts.jobProgress.run(job.step, job.samples, job.grad ? JSON.stringify(job.grad) : null, job.limits ? JSON.stringify(job.limits) : null, now, b.job_id);
+    this.stmts.jobProgress.run(job.step, job.samples, job.remaining_samples, job.grad ? JSON.stringify(job.grad) : null, job.limits ? JSON.stringify(job.limits) : null, now, b.job_id);
     return { job, new_configuration: fresh };
   }
 
@@ -385,6 +387,7 @@ function toJob(r: Row): JobRecord {
     grad: parse<GradParams>(r.grad),
     step: r.step as number,
     samples: r.samples as number,
+    remaining_samples: (r.remaining_samples as number | null) ?? null,
     last_report_at_ms: (r.last_report_at_ms as number | null) ?? null,
     reason: r.reason as string,
   };
