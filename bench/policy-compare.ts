@@ -106,20 +106,20 @@ function readSavedRows(file: string): Row[] {
   }
 }
 
-const pollux = new Map<string, Row>();
-for (const row of savedPollux) pollux.set(key(row.load, row.k), row);
-for (const load of loads) for (const k of workloads) {
-  const row = rowOf('pollux', load, k);
-  if (row) pollux.set(key(load, k), row);
+/** Saved rows of `policy`, overridden by this run's; written to `saveFile` when given. */
+function rowsFor(policy: string, saved: readonly Row[], saveFile: string | undefined): Map<string, Row> {
+  const rows = new Map<string, Row>();
+  for (const row of saved) rows.set(key(row.load, row.k), row);
+  for (const load of loads) for (const k of workloads) {
+    const row = rowOf(policy, load, k);
+    if (row) rows.set(key(load, k), row);
+  }
+  if (saveFile !== undefined) writeFileSync(saveFile, `${JSON.stringify([...rows.values()], null, 1)}\n`);
+  return rows;
 }
-if (values['save-pollux'] !== undefined) writeFileSync(values['save-pollux'], `${JSON.stringify([...pollux.values()], null, 1)}\n`);
-const goodput = new Map<string, Row>();
-for (const row of savedGoodput) goodput.set(key(row.load, row.k), row);
-for (const load of loads) for (const k of workloads) {
-  const row = rowOf('goodput', load, k);
-  if (row) goodput.set(key(load, k), row);
-}
-if (values['save-goodput'] !== undefined) writeFileSync(values['save-goodput'], `${JSON.stringify([...goodput.values()], null, 1)}\n`);
+
+const pollux = rowsFor('pollux', savedPollux, values['save-pollux']);
+const goodput = rowsFor('goodput', savedGoodput, values['save-goodput']);
 
 const f0 = (x: number | undefined): string => (x === undefined ? 'n/a' : x.toFixed(0));
 const f2 = (x: number | undefined): string => (x === undefined ? 'n/a' : x.toFixed(2));

@@ -208,7 +208,8 @@ function buildViews(snapshot: ClusterSnapshot, params: GoodputPolicyParams, cach
     // Budget: the share of the job's remaining time not yet spent restarting (floored, so that a
     // preempted job can always restart); delay: the restart's share of the allocation's hold time.
     const budget = Math.max(horizon_s - spent_s, MIN_RESTART_BUDGET * horizon_s) / horizon_s;
-    const restart_keep = budget * hold_s / (hold_s + params.restart_delay_s);
+    const idle_restart_keep = hold_s / (hold_s + params.restart_delay_s);
+    const restart_keep = budget * idle_restart_keep;
     return {
       job,
       order,
@@ -219,7 +220,7 @@ function buildViews(snapshot: ClusterSnapshot, params: GoodputPolicyParams, cach
       speedup,
       weight,
       restart_keep,
-      idle_restart_keep: hold_s / (hold_s + params.restart_delay_s),
+      idle_restart_keep,
       utility_power: params.utility_power,
       remaining_estimate: remaining_1gpu_s ?? job.attained_service_gpu_s,
     };
