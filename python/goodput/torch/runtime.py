@@ -12,7 +12,6 @@ LR scheduler agree with each other.
 """
 
 import atexit
-import math
 import sys
 import time
 from collections import deque
@@ -30,24 +29,14 @@ from .report_client import ReportClient
 from .rng_state import capture_rng, reseed_for_new_rank, restore_rng
 from .sigterm import SigtermFlag
 from .step_log import StepLog
+from .step_spacing import StepSpacing
 from .sync_estimate import SyncTimeEstimate
 
 # Layout of the control vector (see control_channel.py).
 _STOP, _CHECKPOINT, _VERSION, _LOCAL_BSZ, _ACCUM, _NOISE_VALID, _ROUND_EVERY, \
     _MEASURE_EVERY = range(8)
 _HEAD_LEN = 8
-# Control rounds happen every `round_every` steps and gradient-noise measurements every
-# `measure_every` steps (a multiple of round_every, so a measurement always rides on a round),
-# both chosen by rank 0 from host-timed costs. Launching a round costs little, so rounds stay at
-# most MAX_ROUND_SPACING_S (and MAX_ROUND_EVERY steps) apart, which bounds how late a stop or a
-# new configuration takes effect. A measuring step gives up DDP's overlap of all-reduce and
-# backward (measured_sync.py), so measurements are spaced to cost at most MEASURE_BUDGET of the
-# training time, however slow the steps.
-MEASURE_BUDGET = 0.01
-ROUND_BUDGET = 0.005
-MAX_ROUND_SPACING_S = 0.5
-MAX_ROUND_EVERY = 16
-MAX_MEASURE_EVERY = 64
+# Spacing of control rounds and gradient-noise measurements: step_spacing.py.
 
 
 @dataclass
@@ -116,9 +105,7 @@ class Runtime:
         self._applied_version = 0
         self.round_every = 1
         self.measure_every = 1
-        self._step_time_ema_s: Optional[float] = None
-        self._measure_cost_ema_s: Optional[float] = None
-        self._round_cost_ema_s: Optional[float] = None
+        self._spacing = StepSpacing()
         self._sync_estimate = SyncTimeEstimate()
         self._report_skip_steps = 1
         self._step_start_s: Optional[float] = None
@@ -256,14 +243,12 @@ class Runtime:
             else:
                 self.reporter.submit(self._report_record(step_time_s, sync_s, data_wait_s,
                                                          forward_backward_s, optimizer_s))
-        self._step_time_ema_s = step_time_s if self._step_time_ema_s is None \
-            else 0.9 * self._step_time_ema_s + 0.1 * step_time_s
+        self._spacing.observe_step(step_time_s)
         if self.distributed:
             if round_step:
                 launch_start_s = time.perf_counter()
                 self._launch_control(noise)
-                self._round_cost_ema_s = _smooth(self._round_cost_ema_s,
-                                                 time.perf_counter() - launch_start_s)
+                self._spacing.observe_round_cost(time.perf_counter() - launch_start_s)
         else:
             if noise is not None and self._noise_sink is not None:
                 self._noise_sink(float(noise.small_sqr), float(noise.total_sqr),
@@ -326,19 +311,11 @@ class Runtime:
         """Host time one measuring step spent measuring: its whole stand-alone all-reduce (an
         upper bound on what measuring adds, since an ordinary step hides part of the all-reduce
         behind backward), the norms, and the copies in and out of the flat buffers."""
-        self._measure_cost_ema_s = _smooth(self._measure_cost_ema_s, seconds)
+        self._spacing.observe_measure_cost(seconds)
 
     def _proposed_spacing(self) -> Tuple[int, int]:
         """(round_every, measure_every) that keep rounds and measurements within budget."""
-        step_s = self._step_time_ema_s
-        if not step_s or step_s <= 0:
-            return 1, 1
-        by_latency = max(1, int(MAX_ROUND_SPACING_S / step_s))
-        round_every = max(1, min(MAX_ROUND_EVERY, by_latency,
-                                 _steps_within(self._round_cost_ema_s, ROUND_BUDGET, step_s)))
-        rounds = math.ceil(_steps_within(self._measure_cost_ema_s, MEASURE_BUDGET, step_s)
-                           / round_every)
-        return round_every, round_every * max(1, min(rounds, MAX_MEASURE_EVERY // round_every))
+        return self._spacing.propose()
 
     def _launch_control(self, noise: Optional[NoiseSample]) -> None:
         flags = self._control_flags()
@@ -478,14 +455,3 @@ class Runtime:
             except Exception as error:  # a peer that already died: nothing left to agree on
                 print(f"goodput: process group shutdown: {error}", file=sys.stderr)
 
-
-def _smooth(average: Optional[float], sample: float) -> float:
-    return sample if average is None else 0.8 * average + 0.2 * sample
-
-
-def _steps_within(cost_s: Optional[float], budget: float, step_s: float) -> int:
-    """Fewest steps between two occurrences of something costing cost_s that keep it within
-    `budget` of the training time."""
-    if not cost_s or cost_s <= 0:
-        return 1
-    return max(1, math.ceil(cost_s / (budget * step_s)))

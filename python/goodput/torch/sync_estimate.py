@@ -2,8 +2,9 @@
 
 On ordinary steps DDP's C++ reducer overlaps the all-reduce with backward: the host sees one
 forward+backward span and cannot tell computing from waiting for the network. Measuring steps
-(every few steps, see runtime.py) run backward without the all-reduce and then the all-reduce on
-its own, so their forward+backward is the compute alone and their sync time is measured.
+(every few steps, see step_spacing.py) run backward without the all-reduce and then the
+all-reduce on its own, so their forward+backward is the compute alone and their sync time is
+measured.
 
 At each measuring step, its forward+backward is compared with the recent average of ordinary
 steps' forward+backward (all-reduce inside); the difference is how much longer a step takes
@@ -19,6 +20,8 @@ it, and the first step of each kind after a (re)start is skipped: it carries one
 """
 
 from typing import Optional
+
+from .step_spacing import smooth
 
 RECENT_WEIGHT = 0.2      # ordinary steps: the average covers the last few steps
 DIFFERENCE_WEIGHT = 0.3  # measuring steps are rare: the newest difference weighs more
@@ -39,7 +42,7 @@ class SyncTimeEstimate:
         """A measuring step: backward alone took forward_backward_s, the all-reduce sync_s."""
         self._last_measured_s = sync_s
         if self._warm_measured and self._recent_with_sync_s is not None:
-            self._difference_s = _smooth(self._difference_s,
+            self._difference_s = smooth(self._difference_s,
                                          self._recent_with_sync_s - forward_backward_s,
                                          DIFFERENCE_WEIGHT)
         self._warm_measured = True
@@ -47,12 +50,9 @@ class SyncTimeEstimate:
     def overlapped(self, forward_backward_and_sync_s: float) -> float:
         """An ordinary step's forward+backward with the all-reduce inside; returns its sync."""
         if self._warm_overlapped:
-            self._recent_with_sync_s = _smooth(self._recent_with_sync_s,
+            self._recent_with_sync_s = smooth(self._recent_with_sync_s,
                                                forward_backward_and_sync_s, RECENT_WEIGHT)
         self._warm_overlapped = True
         sync_s = self._last_measured_s if self._difference_s is None else self._difference_s
         return max(0.0, min(sync_s, forward_backward_and_sync_s))
 
-
-def _smooth(average: Optional[float], sample: float, weight: float) -> float:
-    return sample if average is None else (1 - weight) * average + weight * sample
