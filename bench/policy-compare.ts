@@ -12,9 +12,13 @@
  *   npm run bench:policy-compare -- --no-pollux --loads 1.0              # goodput only, no p99 check
  * Same for goodput: --save-goodput FILE / --goodput-json FILE (e.g. to run loads in batches).
  * Other flags: --workloads 1,2,3,4  --pollux-seeds 1  --concurrency 2
+ *   --goodput-param NAME=VALUE (repeatable): a variant of goodput's knobs, e.g. rank_exponent=3
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { goodputPolicy } from '../src/policy/goodput/index.js';
+import type { PolicyParamValue } from '../src/policy/policy.js';
+import { parsePolicyParams } from '../src/policy/policy-params.js';
 import { runParallel, type SimTask } from '../src/sim/parallel.js';
 import type { WorkloadReport } from '../src/sim/run-workload.js';
 import { packagePath } from '../src/util/package-root.js';
@@ -44,6 +48,7 @@ const { values } = parseArgs({
     'save-goodput': { type: 'string' },
     'no-pollux': { type: 'boolean', default: false },
     concurrency: { type: 'string', default: '2' },
+    'goodput-param': { type: 'string', multiple: true },
   },
 });
 const loads = values.loads.split(',');
@@ -56,6 +61,8 @@ const published = (JSON.parse(readFileSync(packagePath('data', 'pollux', 'publis
 const fileOf = (load: string, k: number): string => packagePath('data', 'pollux', load === '1.0' ? 'workloads' : `workloads-${load}`, `workload-${k}.csv`);
 const key = (load: string, k: number): string => `${load}/${k}`;
 
+const goodputParams = parseGoodputParams(values['goodput-param'] ?? []);
+
 // Read saved results before the (long) runs, so that a bad file fails at once.
 const savedPollux = values['pollux-json'] === undefined ? [] : readSavedRows(values['pollux-json']);
 const savedGoodput = values['goodput-json'] === undefined ? [] : readSavedRows(values['goodput-json']);
@@ -65,7 +72,7 @@ const tasks: Task[] = [];
 const runPollux = !values['no-pollux'] && values['pollux-json'] === undefined;
 for (const load of loads) {
   for (const k of workloads) {
-    if (values['goodput-json'] === undefined) tasks.push({ file: fileOf(load, k), settings: { policy: 'goodput', seed: 1 }, load, k, policy: 'goodput' });
+    if (values['goodput-json'] === undefined) tasks.push({ file: fileOf(load, k), settings: { policy: 'goodput', seed: 1, policy_params: goodputParams }, load, k, policy: 'goodput' });
     if (runPollux) {
       for (let seed = 1; seed <= polluxSeeds; seed++) tasks.push({ file: fileOf(load, k), settings: { policy: 'pollux', seed }, load, k, policy: 'pollux' });
     }
@@ -92,6 +99,16 @@ function rowOf(policy: string, load: string, k: number): Row | undefined {
     ftf_worst: mean((r) => r.ftf_worst), ftf_unfair_share: mean((r) => r.ftf_unfair_share),
     restarts: mean((r) => r.restarts), gpu_hours: mean((r) => r.gpu_hours),
   };
+}
+
+/** The --goodput-param overrides; exits with a one-line message when one is invalid. */
+function parseGoodputParams(assignments: readonly string[]): Record<string, PolicyParamValue> {
+  try {
+    return parsePolicyParams(goodputPolicy, assignments, '--goodput-param');
+  } catch (error) {
+    console.error(`error: ${(error as Error).message}`);
+    process.exit(2);
+  }
 }
 
 /** Rows saved by --save-pollux / --save-goodput; exits with a one-line message when unreadable. */
@@ -123,7 +140,8 @@ const goodput = rowsFor('goodput', savedGoodput, values['save-goodput']);
 
 const f0 = (x: number | undefined): string => (x === undefined ? 'n/a' : x.toFixed(0));
 const f2 = (x: number | undefined): string => (x === undefined ? 'n/a' : x.toFixed(2));
-console.log(`goodput vs pollux (pollux: ${runPollux ? `${polluxSeeds} seed(s) run now` : values['pollux-json'] ?? 'not run'}), ${((performance.now() - started) / 1000).toFixed(0)} s wall`);
+const variant = Object.keys(goodputParams).length > 0 ? `, goodput params ${JSON.stringify(goodputParams)}` : '';
+console.log(`goodput vs pollux (pollux: ${runPollux ? `${polluxSeeds} seed(s) run now` : values['pollux-json'] ?? 'not run'}${variant}), ${((performance.now() - started) / 1000).toFixed(0)} s wall`);
 console.log('load w  goodput avg  published pollux  ratio(<=0.80)  p99 goodput/pollux  makespan goodput/pollux  FTF worst g/p  FTF>1 share g/p  restarts g/p');
 let met = 0;
 let checked = 0;

@@ -13,6 +13,7 @@ import { Controller } from '../control/controller.js';
 import { hashToken, newSecret, newToken } from '../control/tokens.js';
 import { GoodputError } from '../core/errors.js';
 import type { Policy } from '../policy/policy.js';
+import { parsePolicyParams } from '../policy/policy-params.js';
 import { findPolicy, policyNames } from '../policy/registry.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { createApp } from './app.js';
@@ -30,6 +31,8 @@ export interface ServerOptions {
   port: number;
   devices: readonly DeviceInfo[];
   policy: string;
+  /** NAME=VALUE overrides of the policy's knobs (`--policy-param`), validated at start. */
+  policy_params?: readonly string[];
   interval_s: number;
   grace_s: number;
   restart_backoff_s?: number;
@@ -65,16 +68,19 @@ function privateFile(path: string, make: () => string): string {
   return value;
 }
 
-/** The registered policy called `name`; an unknown name is a usage error listing the valid ones. */
-export function choosePolicy(name: string): Policy {
+/**
+ * The registered policy called `name` with its knobs set by `param_assignments` (NAME=VALUE); an
+ * unknown name is a usage error listing the valid ones, a bad knob an E_BAD_POLICY_PARAM error.
+ */
+export function choosePolicy(name: string, param_assignments: readonly string[] = []): Policy {
   const factory = findPolicy(name);
   if (!factory) throw new GoodputError('E_USAGE', `unknown policy '${name}'; registered: ${policyNames().join(', ')}`, 2);
-  return factory.create({ seed: 0 });
+  return factory.create({ seed: 0, params: parsePolicyParams(factory, param_assignments) });
 }
 
 /** Starts the server; refuses (E_RUNNING) when another live server owns the data directory. */
 export async function startServer(o: ServerOptions): Promise<RunningServer> {
-  const policy = choosePolicy(o.policy);
+  const policy = choosePolicy(o.policy, o.policy_params);
   mkdirSync(o.data_dir, { recursive: true, mode: 0o700 });
   const files = dataFiles(o.data_dir);
   if (existsSync(files.lock)) {

@@ -88,6 +88,15 @@ describe('goodput CLI against a live server', () => {
     assert.equal(noCommand.status, 2);
   });
 
+  it('up refuses a bad policy knob before creating anything', async () => {
+    const fresh = join(data_dir, 'never-created');
+    const r = await runCli(['up', '--data-dir', fresh, '--cpu-slots', '1', '--port', '0', '--policy-param', 'bogus=1']);
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /^goodput: error\[E_BAD_POLICY_PARAM\]: --policy-param bogus=1: 'bogus' is not a parameter of policy 'goodput'; valid: .*rank_exponent/);
+    assert.doesNotMatch(r.stderr, /\n\s+at /);
+    assert.equal(existsSync(fresh), false);
+  });
+
   it('enforces auth: no or bad token is refused, users cannot cancel each other', async () => {
     const url = server.url;
     const none = await runCli(['ls', '--server', url, '--token', 'gpu_nope', '--data-dir', join(data_dir, 'empty')]);

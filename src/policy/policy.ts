@@ -30,17 +30,27 @@ export interface Policy {
   decide(snapshot: ClusterSnapshot): PolicyDecision;
 }
 
+/** Value of one tunable knob of a policy. */
+export type PolicyParamValue = number | boolean;
+
 /** Options every policy factory accepts. */
 export interface PolicyOptions {
   /** Seed of the policy's random generator (ignored by deterministic policies). */
   seed: number;
   /** Whether distributed jobs are kept off each other's nodes (Pollux repair step 1). */
   avoid_interference?: boolean;
+  /**
+   * Overrides of the factory's tunable knobs (`PolicyFactory.params`), already validated: only
+   * names the factory lists, each with the type of its default (see policy-params.ts).
+   */
+  params?: Readonly<Record<string, PolicyParamValue>>;
 }
 
 /** A named policy constructor, registered in the policy registry. */
 export interface PolicyFactory {
   readonly name: string;
   readonly description: string;
+  /** Tunable knobs that `create` accepts in `options.params`, with their defaults; absent: none. */
+  readonly params?: Readonly<Record<string, PolicyParamValue>>;
   create(options: PolicyOptions): Policy;
 }

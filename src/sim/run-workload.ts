@@ -1,7 +1,7 @@
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { GoodputError } from '../core/errors.js';
-import type { PolicyFactory } from '../policy/policy.js';
+import type { PolicyFactory, PolicyParamValue } from '../policy/policy.js';
 import { findPolicy, policyNames } from '../policy/registry.js';
 import { FairShareEstimator } from './fairness.js';
 import { summarize, type WorkloadMetrics } from './metrics.js';
@@ -12,6 +12,8 @@ import { loadWorkload } from './workload.js';
 export interface RunSettings {
   policy: string;
   seed: number;
+  /** Overrides of the policy's knobs, validated by parsePolicyParams. */
+  policy_params?: Readonly<Record<string, PolicyParamValue>>;
   interval_s?: number;
   interference?: number;
   nodes?: number;
@@ -77,7 +79,7 @@ export function runWorkload(file: string, settings: RunSettings, onRound?: (p: R
   const started = performance.now();
   let result;
   try {
-    result = simulate(workload, settings.policy, factory.create({ seed: settings.seed }), options);
+    result = simulate(workload, settings.policy, factory.create({ seed: settings.seed, params: settings.policy_params }), options);
   } finally {
     if (fd !== undefined) closeSync(fd);
   }

@@ -80,6 +80,22 @@ describe('goodput sim (end to end)', () => {
     assert.match(r.stdout, /\ntiresias\s+1946\.8\s/);
   });
 
+  it('--policy-param reaches the policy, in one process and in worker threads', () => {
+    const dir = join(tmp, 'knobs');
+    mkdirSync(dir);
+    const csv = file('knobs/one-bert.csv', 'name,time,application,num_replicas,batch_size\nb,0,bert,1,12\n');
+    const jct = (...extra: string[]) => {
+      const r = run('sim', '--policy', 'goodput', '--json', ...extra);
+      assert.equal(r.status, 0, r.stderr);
+      return (JSON.parse(r.stdout) as { workloads: Record<string, { jobs: Record<string, number> }> }).workloads['one-bert']!.jobs.b!;
+    };
+    const free = jct('--workload', csv);
+    // explore_factor=1: the job may never grow past the single GPU it starts on.
+    const pinned = jct('--workload', csv, '--policy-param', 'explore_factor=1');
+    assert.ok(pinned > 5 * free, `${pinned} vs ${free}`);
+    assert.equal(jct('--workload', dir, '--policy-param', 'explore_factor=1'), pinned);
+  });
+
   const errorCases: [string, string[], RegExp, string][] = [
     ['unknown policy', ['--policy', 'lottery', '--workload', workload('1.0', 1)], /^goodput: error\[E_UNKNOWN_POLICY\]: unknown policy 'lottery'; valid policies: fifo, tiresias, optimus/, ''],
     ['missing file', ['--policy', 'fifo', '--workload', join(tmp, 'absent.csv')], /^goodput: error\[E_NOT_FOUND\]: --workload .*absent\.csv: no such file or directory/, ''],
@@ -88,6 +104,7 @@ describe('goodput sim (end to end)', () => {
     ['unknown application', ['--policy', 'fifo'], /^goodput: error\[E_INPUT\]: .*app\.csv:2: unknown application 'alexnet'/, 'name,time,application,num_replicas,batch_size\na,0,alexnet,1,128\n'],
     ['cluster too small', ['--policy', 'tiresias', '--nodes', '2'], /^goodput: error\[E_CLUSTER_TOO_SMALL\]: .*small\.csv:2: job big needs 12 GPUs under tiresias but the cluster has 8/, 'name,time,application,num_replicas,batch_size\nbig,0,cifar10,12,4096\n'],
     ['bad flag value', ['--policy', 'fifo', '--gpus-per-node', '8', '--workload', workload('1.0', 1)], /^goodput: error\[E_USAGE\]: sim: --gpus-per-node must be 1\.\.4/, ''],
+    ['unknown policy knob', ['--policy', 'goodput', '--policy-param', 'rank_exp=3', '--workload', workload('1.0', 1)], /^goodput: error\[E_BAD_POLICY_PARAM\]: --policy-param rank_exp=3: 'rank_exp' is not a parameter of policy 'goodput'; valid: /, ''],
   ];
   const names: Record<string, string> = { 'missing column': 'nocol.csv', 'malformed number': 'bad.csv', 'unknown application': 'app.csv', 'cluster too small': 'small.csv' };
   for (const [label, args, pattern, content] of errorCases) {

@@ -1,6 +1,7 @@
 import type { CliCommand } from '../command.js';
 import { parseFlags } from '../command.js';
 import { usageError } from '../../core/errors.js';
+import { parsePolicyParams } from '../../policy/policy-params.js';
 import { policyNames } from '../../policy/registry.js';
 import { runParallel } from '../../sim/parallel.js';
 import { requirePolicy, runWorkload, type WorkloadReport } from '../../sim/run-workload.js';
@@ -22,6 +23,8 @@ Options:
   --nodes <n>             nodes in the cluster (default 16)
   --gpus-per-node <g>     GPUs per node, 1..4 (default 4)
   --seed <n>              seed of randomized policies (default 0)
+  --policy-param <k=v>    set a tunable knob of the policy (repeatable), e.g. rank_exponent=3;
+                          goodput's knobs are listed in docs/policy.md
   --json                  print one JSON object on stdout instead of the table
   --out <dir>             write one JSON line per interval to <dir>/<workload>.jsonl
 
@@ -59,12 +62,13 @@ export const simCommand: CliCommand = {
       workload: { type: 'string' },
       json: { type: 'boolean' },
       out: { type: 'string' },
+      'policy-param': { type: 'string', multiple: true },
       ...clusterFlags,
     });
     if (positionals.length > 0) throw usageError(`sim: unexpected argument '${positionals[0]}'. See 'goodput sim --help'.`);
     if (!values.policy) throw usageError(`sim: --policy is required; valid policies: ${policyNames().join(', ')}.`);
-    requirePolicy(values.policy);
-    const settings = { ...clusterSettings('sim', values, values.policy), out_dir: values.out };
+    const policy_params = parsePolicyParams(requirePolicy(values.policy), values['policy-param'] ?? []);
+    const settings = { ...clusterSettings('sim', values, values.policy), out_dir: values.out, policy_params };
     const files = workloadFiles('sim', values.workload);
     const bar = new ProgressBar(`sim ${values.policy}`, files.length);
     let reports: WorkloadReport[];

@@ -14,6 +14,7 @@ const flags = {
   gpus: { type: 'string' },
   'cpu-slots': { type: 'string' },
   policy: { type: 'string' },
+  'policy-param': { type: 'string', multiple: true },
   'interval-s': { type: 'string' },
   'grace-s': { type: 'string' },
   detach: { type: 'boolean' },
@@ -30,6 +31,8 @@ export const upCommand: CliCommand = {
   --gpus SEL         auto (default: every GPU nvidia-smi lists), N (the first N) or 0,1,...
   --cpu-slots N      use N CPU slots instead of GPUs (machines without GPUs, CI, demos)
   --policy NAME      scheduling policy (default goodput)
+  --policy-param K=V set a tunable knob of the policy (repeatable; goodput's knobs are listed
+                     in docs/policy.md), e.g. --policy-param rank_exponent=3
   --interval-s S     seconds between scheduling rounds (default 60; rounds also run on
                      submit and when a job ends)
   --grace-s S        seconds replicas get to checkpoint after SIGTERM (default 30)
@@ -48,7 +51,7 @@ leaves running jobs alone; the next 'goodput up' re-adopts them.`,
     if (values.detach) return detach(argv, data_dir);
     const log = (line: string) => console.error(`${new Date().toISOString()} ${line}`);
     const devices = resolveDevices(selection, cpu, log);
-    const server = await startServer({ data_dir, host: values.host ?? '127.0.0.1', port, devices, policy: values.policy ?? DEFAULT_POLICY, interval_s, grace_s, log });
+    const server = await startServer({ data_dir, host: values.host ?? '127.0.0.1', port, devices, policy: values.policy ?? DEFAULT_POLICY, policy_params: values['policy-param'], interval_s, grace_s, log });
     log(`goodput server on ${server.url}: policy ${server.policy}, ${devices.length} ${devices[0]?.kind === 'gpu' ? 'GPU(s)' : 'CPU slot(s)'}, data in ${data_dir}`);
     log(`admin token: ${dataFiles(data_dir).adminToken}`);
     await new Promise<void>((done) => {

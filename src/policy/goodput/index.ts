@@ -1,5 +1,5 @@
 import type { Allocation, ClusterSnapshot } from '../../core/cluster.js';
-import type { Policy, PolicyDecision, PolicyFactory, PolicyOptions } from '../policy.js';
+import type { Policy, PolicyDecision, PolicyFactory, PolicyOptions, PolicyParamValue } from '../policy.js';
 import { buildJobViews, defaultGoodputPolicyParams, type GoodputPolicyParams, type SpeedupCache } from './job-view.js';
 import { placeJobs, usageAfter } from './placement.js';
 import { chooseReplicaCounts } from './sizing.js';
@@ -47,5 +47,7 @@ export class GoodputPolicy implements Policy {
 export const goodputPolicy: PolicyFactory = {
   name: 'goodput',
   description: "Goodput's policy: goodput-sized, service-weighted, restart-aware, interference-free placement",
-  create: (_options: PolicyOptions) => new GoodputPolicy(),
+  params: { ...defaultGoodputPolicyParams } satisfies Record<string, PolicyParamValue>,
+  // options.params holds only knobs listed above, each with its default's type (policy-params.ts).
+  create: (options: PolicyOptions) => new GoodputPolicy(options.params as Partial<GoodputPolicyParams> | undefined),
 };

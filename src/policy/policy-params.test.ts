@@ -1,0 +1,55 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { GoodputError } from '../core/errors.js';
+import { goodputPolicy } from './goodput/index.js';
+import { fifoPolicy } from './fifo.js';
+import { parsePolicyParams } from './policy-params.js';
+
+function rejection(fn: () => unknown): GoodputError {
+  try {
+    fn();
+  } catch (error) {
+    assert.ok(error instanceof GoodputError);
+    return error;
+  }
+  assert.fail('expected a GoodputError');
+}
+
+describe('parsePolicyParams', () => {
+  it('parses numbers, infinity and booleans by the type of each default', () => {
+    const params = parsePolicyParams(goodputPolicy, ['rank_exponent=3', 'max_horizon_s=inf', 'whole_nodes=false', 'explore_factor= 2.5']);
+    assert.deepEqual(params, { rank_exponent: 3, max_horizon_s: Infinity, whole_nodes: false, explore_factor: 2.5 });
+    assert.deepEqual(parsePolicyParams(goodputPolicy, []), {});
+  });
+
+  it('the last assignment of a knob wins', () => {
+    assert.deepEqual(parsePolicyParams(goodputPolicy, ['rank_exponent=3', 'rank_exponent=5']), { rank_exponent: 5 });
+  });
+
+  it('rejects unknown knobs, naming the valid ones', () => {
+    const error = rejection(() => parsePolicyParams(goodputPolicy, ['rank_exp=3']));
+    assert.equal(error.code, 'E_BAD_POLICY_PARAM');
+    assert.equal(error.exitCode, 2);
+    assert.match(error.message, /'rank_exp' is not a parameter of policy 'goodput'; valid: .*rank_exponent/);
+    // Inherited object members are not knobs.
+    assert.match(rejection(() => parsePolicyParams(goodputPolicy, ['toString=1'])).message, /not a parameter/);
+  });
+
+  it('rejects bad values with the expected form', () => {
+    assert.match(rejection(() => parsePolicyParams(goodputPolicy, ['rank_exponent'])).message, /expected rank_exponent=VALUE \(default 4\)/);
+    assert.match(rejection(() => parsePolicyParams(goodputPolicy, ['rank_exponent='])).message, /expected rank_exponent=VALUE/);
+    assert.match(rejection(() => parsePolicyParams(goodputPolicy, ['rank_exponent=-1'])).message, /non-negative number/);
+    assert.match(rejection(() => parsePolicyParams(goodputPolicy, ['rank_exponent=abc'])).message, /non-negative number/);
+    assert.match(rejection(() => parsePolicyParams(goodputPolicy, ['whole_nodes=yes'])).message, /true or false/);
+  });
+
+  it('a policy without knobs accepts none, and says so', () => {
+    assert.deepEqual(parsePolicyParams(fifoPolicy, []), {});
+    assert.match(rejection(() => parsePolicyParams(fifoPolicy, ['a=1'], '--goodput-param')).message, /^--goodput-param a=1: policy 'fifo' has no tunable parameters/);
+  });
+
+  it('every goodput knob default round-trips', () => {
+    const assignments = Object.entries(goodputPolicy.params ?? {}).map(([name, value]) => `${name}=${String(value)}`);
+    assert.deepEqual(parsePolicyParams(goodputPolicy, assignments), goodputPolicy.params);
+  });
+});
