@@ -41,6 +41,12 @@ describe('parsePolicyParams', () => {
     assert.match(rejection(() => parsePolicyParams(goodputPolicy, ['rank_exponent=-1'])).message, /non-negative number/);
     assert.match(rejection(() => parsePolicyParams(goodputPolicy, ['rank_exponent=abc'])).message, /non-negative number/);
     assert.match(rejection(() => parsePolicyParams(goodputPolicy, ['whole_nodes=yes'])).message, /true or false/);
+    // Knobs with their own bounds: a job must be able to start, and to keep what it has run at.
+    assert.match(rejection(() => parsePolicyParams(goodputPolicy, ['initial_replicas=0'])).message, /initial_replicas must be an integer >= 1 \(default 1\)/);
+    assert.match(rejection(() => parsePolicyParams(goodputPolicy, ['initial_replicas=1.5'])).message, /must be an integer >= 1/);
+    assert.match(rejection(() => parsePolicyParams(goodputPolicy, ['initial_replicas=inf'])).message, /must be an integer >= 1/);
+    assert.match(rejection(() => parsePolicyParams(goodputPolicy, ['explore_factor=0.5'])).message, /explore_factor must be a number >= 1 \(default 4\)/);
+    assert.deepEqual(parsePolicyParams(goodputPolicy, ['initial_replicas=4', 'explore_factor=1']), { initial_replicas: 4, explore_factor: 1 });
   });
 
   it('a policy without knobs accepts none, and says so', () => {

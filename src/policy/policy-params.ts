@@ -3,7 +3,8 @@ import type { PolicyFactory, PolicyParamValue } from './policy.js';
 
 /**
  * Parses `NAME=VALUE` assignments (given as `flag`, `--policy-param` by default) into overrides of `factory`'s knobs.
- * A knob whose default is a number takes a non-negative number (`inf` and `Infinity` allowed);
+ * A knob whose default is a number takes a number >= 0, or >= its `param_bounds` minimum (`inf`
+ * and `Infinity` allowed unless it must be an integer);
  * one whose default is a boolean takes `true` or `false`. Throws E_BAD_POLICY_PARAM (exit 2)
  * naming the assignment and the valid knobs; never returns a knob the factory does not list.
  */
@@ -25,7 +26,11 @@ export function parsePolicyParams(factory: PolicyFactory, assignments: readonly 
       params[name] = text === 'true';
     } else {
       const value = /^[+]?inf(inity)?$/i.test(text) ? Infinity : Number(text);
-      if (Number.isNaN(value) || value < 0) throw fail(`${flag} ${assignment}: ${name} must be a non-negative number (default ${String(fallback)}).`);
+      const bound = factory.param_bounds?.[name] ?? { min: 0 };
+      if (Number.isNaN(value) || value < bound.min || (bound.integer === true && !Number.isInteger(value))) {
+        const kind = bound.integer === true ? 'an integer' : bound.min === 0 ? 'a non-negative number' : 'a number';
+        throw fail(`${flag} ${assignment}: ${name} must be ${kind}${bound.min > 0 ? ` >= ${bound.min}` : ''} (default ${String(fallback)}).`);
+      }
       params[name] = value;
     }
   }

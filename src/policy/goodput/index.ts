@@ -48,6 +48,11 @@ export const goodputPolicy: PolicyFactory = {
   name: 'goodput',
   description: "Goodput's policy: goodput-sized, service-weighted, restart-aware, interference-free placement",
   params: { ...defaultGoodputPolicyParams } satisfies Record<string, PolicyParamValue>,
+  param_bounds: {
+    initial_replicas: { min: 1, integer: true },
+    explore_factor: { min: 1 },
+    service_half_weight_gpu_s: { min: 1 },
+  },
   // options.params holds only knobs listed above, each with its default's type (policy-params.ts).
   create: (options: PolicyOptions) => new GoodputPolicy(options.params as Partial<GoodputPolicyParams> | undefined),
 };
