@@ -4,7 +4,7 @@
  * (data/pollux/traces/<app>/placements.csv, scaled by --time-scale), reports measurements to
  * the control plane (rank 0), applies the configuration it gets back, checkpoints atomically on
  * SIGTERM and exits 143, and resumes from its checkpoint. Progress is counted in samples, so
- * more replicas finish sooner.
+ * more replicas finish sooner; every report carries the samples left (`remaining_samples`).
  *
  *   node synthetic-trainer.js [--app cifar10] [--samples N] [--time-scale F]
  *        [--fail-at-step K] [--report-every-s S]
@@ -143,6 +143,7 @@ async function main(): Promise<number> {
     pending.push({
       time_s: Date.now() / 1000, step: state.step, num_nodes: nodes, num_replicas: world, local_bsz, accum_steps,
       step_time_s, sync_time_s: t.sync, grad_sqr: 1.0, grad_var: 4.0, samples: state.samples,
+      remaining_samples: Math.max(0, target - state.samples),
     });
     if (Date.now() - lastReport >= reportEvery_ms) {
       lastReport = Date.now();

@@ -1,0 +1,49 @@
+/**
+ * End to end: the control plane's default policy (goodput) ranks jobs by the remaining work
+ * their trainers report. A short job that has already run a while keeps most of the slots when a
+ * long job arrives; ranking by attained service instead would favour the newcomer.
+ */
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { cleanup, sleep, startServerProcess, tempDataDir, TRAINER, waitFor, type ServerProcess } from './testing/harness.js';
+
+const data_dir = tempDataDir();
+const servers: ServerProcess[] = [];
+after(() => cleanup(data_dir, servers));
+
+describe('remaining work reaches the default policy', () => {
+  it('a short job keeps its head start when a long job arrives', { timeout: 90_000 }, async () => {
+    const server = await startServerProcess(data_dir, ['--cpu-slots', '4', '--interval-s', '1', '--grace-s', '2']);
+    servers.push(server);
+    const { client } = server;
+    const submit = (name: string, samples: number) => client.submit({ name, command: [process.execPath, TRAINER, '--samples', String(samples), '--time-scale', '0.5'], workdir: data_dir, max_replicas: 4 });
+    const short = await submit('short', 400_000);
+    await waitFor('the short job to run and report its remaining work', 20_000, async () => {
+      const j = await client.getJob(short.id);
+      return j.state === 'running' && j.remaining_samples !== null && j.step > 5;
+    });
+    const long = await submit('long', 50_000_000);
+    // Once the long job has reported (a fitted model and its remaining work), it may grow past its
+    // first slot; the short job must stay ahead of it.
+    await waitFor('the long job to report its remaining work', 30_000, async () => {
+      const j = await client.getJob(long.id);
+      return j.state === 'running' && j.remaining_samples !== null && j.perf !== null ? j : undefined;
+    });
+    const seen: string[] = [];
+    const steady = await waitFor('the short job to hold most slots', 30_000, async () => {
+      const [s, l] = [await client.getJob(short.id), await client.getJob(long.id)];
+      seen.push(`${s.replicas}/${l.replicas}`);
+      return s.state === 'running' && l.state === 'running' && s.replicas >= 3 && l.replicas >= 1 ? [s, l] : undefined;
+    });
+    assert.ok(steady[0].remaining_samples! < steady[1].remaining_samples!, 'the short job has less work left');
+    // It stays so for several scheduling rounds while both run.
+    for (let i = 0; i < 6; i++) {
+      await sleep(1000);
+      const [s, l] = [await client.getJob(short.id), await client.getJob(long.id)];
+      if (s.state !== 'running') break;
+      seen.push(`${s.replicas}/${l.replicas}`);
+      assert.ok(s.replicas > l.replicas, `short/long replicas over time: ${seen.join(' ')}`);
+    }
+    await client.cancel(long.id);
+  });
+});
