@@ -1,3 +1,6 @@
+import type Database from 'better-sqlite3';
+import { GoodputError } from '../../core/errors.js';
+
 /**
  * Versioned schema of the SQLite store. Migration `i` brings the database from version `i` to
  * `i + 1` (PRAGMA user_version); never edit a released migration, append a new one.
@@ -89,3 +92,17 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE jobs ADD COLUMN remaining_samples REAL;
   `,
 ];
+
+/** Brings `db` to the newest schema version; refuses (E_STORE_VERSION) a database newer than this code. */
+export function migrate(db: Database.Database): void {
+  const version = db.pragma('user_version', { simple: true }) as number;
+  if (version > MIGRATIONS.length) {
+    throw new GoodputError('E_STORE_VERSION', `database schema version ${version} is newer than this goodput (${MIGRATIONS.length}); upgrade goodput`);
+  }
+  for (let v = version; v < MIGRATIONS.length; v++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[v]!);
+      db.pragma(`user_version = ${v + 1}`);
+    })();
+  }
+}

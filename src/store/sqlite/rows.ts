@@ -1,0 +1,56 @@
+import type { BatchLimits, GradParams, PerfParams } from '../../goodput/types.js';
+import type { JobRecord, JobState, ReplicaRecord } from '../types.js';
+
+/** One row as better-sqlite3 returns it: column name to value. */
+export type Row = Record<string, unknown>;
+
+function parse<T>(value: unknown): T | null {
+  return typeof value === 'string' ? (JSON.parse(value) as T) : null;
+}
+
+/** A `jobs` row as a JobRecord (JSON columns parsed; NULL columns as null). */
+export function toJob(r: Row): JobRecord {
+  return {
+    id: r.id as string,
+    name: r.name as string,
+    user: r.user as string,
+    spec: JSON.parse(r.spec as string) as JobRecord['spec'],
+    state: r.state as JobState,
+    submitted_at_ms: r.submitted_at_ms as number,
+    started_at_ms: (r.started_at_ms as number | null) ?? null,
+    finished_at_ms: (r.finished_at_ms as number | null) ?? null,
+    launches: r.launches as number,
+    failures: r.failures as number,
+    allocation: JSON.parse(r.allocation as string) as number[],
+    devices: JSON.parse(r.devices as string) as number[],
+    not_before_ms: r.not_before_ms as number,
+    launched_at_ms: (r.launched_at_ms as number | null) ?? null,
+    stop_requested_at_ms: (r.stop_requested_at_ms as number | null) ?? null,
+    attained_service_gpu_s: r.attained_service_gpu_s as number,
+    max_profiled_replicas: r.max_profiled_replicas as number,
+    limits: parse<BatchLimits>(r.limits),
+    perf: parse<PerfParams>(r.perf),
+    grad: parse<GradParams>(r.grad),
+    step: r.step as number,
+    samples: r.samples as number,
+    remaining_samples: (r.remaining_samples as number | null) ?? null,
+    last_report_at_ms: (r.last_report_at_ms as number | null) ?? null,
+    reason: r.reason as string,
+  };
+}
+
+/** A `replicas` row as a ReplicaRecord. */
+export function toReplica(r: Row): ReplicaRecord {
+  return {
+    job_id: r.job_id as string,
+    attempt: r.attempt as number,
+    rank: r.rank as number,
+    device: (r.device as number | null) ?? null,
+    pid: r.pid as number,
+    proc_start: r.proc_start as string,
+    log_path: r.log_path as string,
+    started_at_ms: r.started_at_ms as number,
+    exit_code: (r.exit_code as number | null) ?? null,
+    exited_at_ms: (r.exited_at_ms as number | null) ?? null,
+  };
+}
