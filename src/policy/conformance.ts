@@ -174,6 +174,13 @@ export function runPolicyConformance(factory: PolicyFactory): void {
       assert.deepEqual(second, first);
     });
 
+    it('gives GPUs to some job when GPUs are free', () => {
+      const decisions = runScenario(factory, 3, [4, 4], 3);
+      const last = decisions[decisions.length - 1] as PolicyDecision;
+      const used = Object.values(last.allocations).reduce((n, a) => n + a.length, 0);
+      assert.ok(used > 0, 'no GPU was allocated on an idle cluster');
+    });
+
     it('handles a cluster without nodes', () => {
       const decisions = runScenario(factory, 5, [], 2);
       for (const d of decisions) {
