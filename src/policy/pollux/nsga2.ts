@@ -86,8 +86,7 @@ export function runNsga2(
   for (; gen < generations; gen++) {
     // Mating until popSize unique offspring (or the retry budget is spent). Duplicates are
     // looked up among the population, the accepted offspring and earlier children.
-    pool.clearSeen();
-    for (let i = 0; i < popCount; i++) pool.addSeen(pop[i] as number);
+    pool.resetSeen([pop, popCount]);
     let offCount = 0;
     for (let round = 0; offCount < popSize; ) {
       const remaining = popSize - offCount;
@@ -134,9 +133,7 @@ export function runNsga2(
       for (let u = 0; u < nUniq; u++) off[offCount++] = uniq[u] as number;
       if (overshoot) {
         // Released slots must leave the duplicate set before they are reused.
-        pool.clearSeen();
-        for (let i = 0; i < popCount; i++) pool.addSeen(pop[i] as number);
-        for (let i = 0; i < offCount; i++) pool.addSeen(off[i] as number);
+        pool.resetSeen([pop, popCount], [off, offCount]);
       }
       round++;
       if (round > maxRounds) break;

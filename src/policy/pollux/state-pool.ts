@@ -70,9 +70,10 @@ export class Pool {
     this.hash[slot] = h >>> 0;
   }
 
-  /** Forgets every state registered for duplicate detection. */
-  clearSeen(): void {
+  /** Registers exactly the states in the first `count` slots of each (ids, count) pair. */
+  resetSeen(...groups: readonly (readonly [Int32Array, number])[]): void {
     this.seen.fill(0);
+    for (const [ids, count] of groups) for (let i = 0; i < count; i++) this.addSeen(ids[i] as number);
   }
 
   /** Registers the state in `slot` (its hash must be computed) for duplicate detection. */
