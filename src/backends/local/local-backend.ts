@@ -130,8 +130,8 @@ export class LocalBackend implements Backend {
     if (!existsSync(run)) return;
     for (const name of readdirSync(run)) {
       if (!name.startsWith(`attempt-${attempt}-rank-`) || !name.endsWith('.pid')) continue;
-      const pid = Number(readFileSync(join(run, name), 'utf8').trim().split(' ')[0]);
-      if (Number.isInteger(pid) && pid > 1) killGroup(pid, 'SIGKILL');
+      const pid = readWrapperPids(join(run, name))?.shell;
+      if (pid !== undefined && Number.isInteger(pid) && pid > 1) killGroup(pid, 'SIGKILL');
     }
   }
 
@@ -165,15 +165,30 @@ export function jobDirs(job_dir: string): { checkpoint: string; logs: string; ru
 }
 
 /**
+ * The pids in a wrapper's `.pid` file (written atomically by WRAPPER): the wrapper shell's, which
+ * is also its process group, and the command's (NaN if absent); undefined while there is no file.
+ */
+export function readWrapperPids(pidFile: string): { shell: number; command: number } | undefined {
+  let text: string;
+  try {
+    text = readFileSync(pidFile, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const [shell, command] = text.trim().split(' ');
+  return { shell: Number(shell), command: Number(command) };
+}
+
+/**
  * Waits (at most 5 s) until the wrapper's pid file exists and the command's process has exec'd
  * (its cmdline differs from the wrapper's), or `gone()` says the wrapper already ended.
  */
 async function waitForExec(pidFile: string, gone: () => boolean): Promise<void> {
   for (let i = 0; i < 1000 && !gone(); i++) {
-    if (existsSync(pidFile)) {
-      const [shell, command] = readFileSync(pidFile, 'utf8').trim().split(' ');
-      const a = cmdline(Number(shell));
-      const b = cmdline(Number(command));
+    const pids = readWrapperPids(pidFile);
+    if (pids) {
+      const a = cmdline(pids.shell);
+      const b = cmdline(pids.command);
       if (a === undefined || b === undefined || a !== b) return;
     }
     await new Promise((r) => setTimeout(r, 2));

@@ -6,6 +6,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { readWrapperPids } from '../../backends/local/local-backend.js';
 import { GoodputClient } from '../../client/client.js';
 import { packagePath } from '../../util/package-root.js';
 
@@ -68,7 +69,10 @@ export function cleanup(data_dir: string, servers: readonly { pid: number }[] = 
     for (const job of readdirSync(jobs)) {
       const run = join(jobs, job, 'run');
       if (!existsSync(run)) continue;
-      for (const f of readdirSync(run)) if (f.endsWith('.pid')) killGroup(Number(readFileSync(join(run, f), 'utf8').trim().split(' ')[0]));
+      for (const f of readdirSync(run)) {
+        const pgid = f.endsWith('.pid') ? readWrapperPids(join(run, f))?.shell : undefined;
+        if (pgid !== undefined) killGroup(pgid);
+      }
     }
   }
   rmSync(data_dir, { recursive: true, force: true });
