@@ -11,6 +11,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { procCpu_s } from '../src/backends/local/process-info.js';
 import { GoodputClient } from '../src/client/client.js';
 import { jobToken } from '../src/control/tokens.js';
 import { packagePath } from '../src/util/package-root.js';
@@ -31,13 +32,7 @@ interface Result {
 
 /** CPU seconds (user + system) a process has used, from /proc; NaN where unavailable. */
 function cpuSeconds(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) / 100;
-  } catch {
-    return NaN;
-  }
+  return procCpu_s(pid) ?? NaN;
 }
 
 const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });

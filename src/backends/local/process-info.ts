@@ -11,6 +11,12 @@ export function procStart(pid: number): string {
   return stat ? (stat[19] ?? '') : '';
 }
 
+/** CPU seconds (user + system, at 100 clock ticks per second) the process has used, or undefined. */
+export function procCpu_s(pid: number): number | undefined {
+  const stat = procStat(pid);
+  return stat ? (Number(stat[11]) + Number(stat[12])) / 100 : undefined;
+}
+
 /** Fields of /proc/<pid>/stat after the command name (index 0 = state), or undefined. */
 function procStat(pid: number): string[] | undefined {
   try {
