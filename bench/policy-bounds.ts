@@ -15,8 +15,7 @@ import { applicationNames, getApplication, type TraceApplication } from '../src/
 import { RESTART_DELAY_S } from '../src/sim/sim-job.js';
 import { simulate } from '../src/sim/simulator.js';
 import { defaultTracesDir, loadWorkload, type WorkloadJob } from '../src/sim/workload.js';
-import { packagePath } from '../src/util/package-root.js';
-import { readFileSync } from 'node:fs';
+import { publishedResults, workloadFile } from './pollux-data.js';
 
 const TARGET_RATIO = 0.8;
 const MAX_ACCUM_STEPS = 20;
@@ -67,16 +66,14 @@ function aloneJct(job: WorkloadJob): number {
   return simulate({ file: 'alone', jobs: [{ ...job, submit_s: 0 }] }, 'goodput', new GoodputPolicy()).jobs[0]!.jct_s;
 }
 
-const published = (JSON.parse(readFileSync(packagePath('data', 'pollux', 'published-results.json'), 'utf8')) as {
-  jobload: Record<string, { avg_jct_s: Record<string, number> }>;
-}).jobload;
+const published = publishedResults();
 const oracle = new Map(applicationNames.map((name) => [name, oracleJct(getApplication(name, defaultTracesDir())!)]));
 const alone = new Map<string, number>();
 console.log(`per job, s: ${applicationNames.map((a) => `${a} oracle ${oracle.get(a)!.toFixed(0)}`).join(', ')}`);
 console.log('load  w  oracle avg  alone avg  0.80 x published  target above alone?');
 for (const load of ['0.5', '1.0', '1.5', '2.0']) {
   for (const k of [1, 2, 3, 4]) {
-    const workload = loadWorkload(packagePath('data', 'pollux', load === '1.0' ? 'workloads' : `workloads-${load}`, `workload-${k}.csv`));
+    const workload = loadWorkload(workloadFile(load, k));
     let oracleSum = 0;
     let aloneSum = 0;
     for (const job of workload.jobs) {

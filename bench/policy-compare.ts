@@ -22,8 +22,8 @@ import { parsePolicyParams } from '../src/policy/policy-params.js';
 import { percentile } from '../src/sim/metrics.js';
 import { runParallel, type SimTask } from '../src/sim/parallel.js';
 import type { WorkloadReport } from '../src/sim/run-workload.js';
-import { packagePath } from '../src/util/package-root.js';
 import { loadWorkload } from '../src/sim/workload.js';
+import { publishedResults, workloadFile } from './pollux-data.js';
 
 const TARGET_RATIO = 0.8;
 
@@ -56,11 +56,7 @@ const { values } = parseArgs({
 const loads = values.loads.split(',');
 const workloads = values.workloads.split(',').map(Number);
 const polluxSeeds = Number(values['pollux-seeds']);
-const published = (JSON.parse(readFileSync(packagePath('data', 'pollux', 'published-results.json'), 'utf8')) as {
-  jobload: Record<string, { avg_jct_s: Record<string, number>; job_jct_s?: Record<string, Record<string, number>> }>;
-}).jobload;
-
-const fileOf = (load: string, k: number): string => packagePath('data', 'pollux', load === '1.0' ? 'workloads' : `workloads-${load}`, `workload-${k}.csv`);
+const published = publishedResults();
 const key = (load: string, k: number): string => `${load}/${k}`;
 
 const goodputParams = parseGoodputParams(values['goodput-param'] ?? []);
@@ -74,9 +70,9 @@ const tasks: Task[] = [];
 const runPollux = !values['no-pollux'] && values['pollux-json'] === undefined;
 for (const load of loads) {
   for (const k of workloads) {
-    if (values['goodput-json'] === undefined) tasks.push({ file: fileOf(load, k), settings: { policy: 'goodput', seed: 1, policy_params: goodputParams }, load, k, policy: 'goodput' });
+    if (values['goodput-json'] === undefined) tasks.push({ file: workloadFile(load, k), settings: { policy: 'goodput', seed: 1, policy_params: goodputParams }, load, k, policy: 'goodput' });
     if (runPollux) {
-      for (let seed = 1; seed <= polluxSeeds; seed++) tasks.push({ file: fileOf(load, k), settings: { policy: 'pollux', seed }, load, k, policy: 'pollux' });
+      for (let seed = 1; seed <= polluxSeeds; seed++) tasks.push({ file: workloadFile(load, k), settings: { policy: 'pollux', seed }, load, k, policy: 'pollux' });
     }
   }
 }
@@ -175,9 +171,9 @@ if (pollux.size > 0) {
   for (const load of loads) {
     for (const k of workloads) {
       const p = pollux.get(key(load, k));
-      const jobs = published[`pollux-${load}`]?.job_jct_s?.[`workload-${k}`];
+      const jobs = published[`pollux-${load}`]?.job_jct_s[`workload-${k}`];
       if (!p || !jobs) continue;
-      const submitted = new Map(loadWorkload(fileOf(load, k)).jobs.map((j) => [j.name, j.submit_s]));
+      const submitted = new Map(loadWorkload(workloadFile(load, k)).jobs.map((j) => [j.name, j.submit_s]));
       const makespan = Math.max(...Object.entries(jobs).map(([name, jct]) => (submitted.get(name) ?? NaN) + jct));
       const p99 = percentile(Object.values(jobs), 99);
       console.log(`${load.padEnd(4)} ${String(k).padEnd(2)} ${`${f0(p.p99_jct_s)}/${f0(p99)} (${f2(p.p99_jct_s / p99)})`.padStart(25)} ${`${f0(p.makespan_s)}/${f0(makespan)} (${f2(p.makespan_s / makespan)})`.padStart(28)}`);

@@ -8,15 +8,9 @@
  * Usage: npm run bench:fidelity -- [--policy pollux] [--seeds 3] [--loads 0.5,1.0,1.5,2.0]
  *        [--workloads 1,2,3,4] [--concurrency 2]
  */
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { runParallel, type SimTask } from '../src/sim/parallel.js';
-import { packagePath } from '../src/util/package-root.js';
-
-interface PublishedLoad {
-  avg_jct_s: Record<string, number>;
-  job_jct_s: Record<string, Record<string, number>>;
-}
+import { publishedResults, workloadFile } from './pollux-data.js';
 
 const { values } = parseArgs({
   options: {
@@ -32,14 +26,13 @@ const deterministic = policy === 'tiresias' || policy === 'optimus' || policy ==
 const seeds = Number(values.seeds ?? (deterministic ? 1 : 3));
 const loads = values.loads.split(',');
 const workloads = values.workloads.split(',').map(Number);
-const published = (JSON.parse(readFileSync(packagePath('data', 'pollux', 'published-results.json'), 'utf8')) as { jobload: Record<string, PublishedLoad> }).jobload;
+const published = publishedResults();
 
 const tasks: (SimTask & { load: string; k: number; seed: number })[] = [];
 for (const load of loads) {
   for (const k of workloads) {
     for (let seed = 1; seed <= seeds; seed++) {
-      const file = packagePath('data', 'pollux', load === '1.0' ? 'workloads' : `workloads-${load}`, `workload-${k}.csv`);
-      tasks.push({ file, settings: { policy, seed, fairness: false }, load, k, seed });
+      tasks.push({ file: workloadFile(load, k), settings: { policy, seed, fairness: false }, load, k, seed });
     }
   }
 }
