@@ -2,11 +2,11 @@ import { GoodputError } from '../core/errors.js';
 import type { PolicyFactory, PolicyParamValue } from './policy.js';
 
 /**
- * Parses `NAME=VALUE` assignments (given as `flag`, `--policy-param` by default) into overrides of `factory`'s knobs.
- * A knob whose default is a number takes a number >= 0, or >= its `param_bounds` minimum (`inf`
- * and `Infinity` allowed unless it must be an integer);
- * one whose default is a boolean takes `true` or `false`. Throws E_BAD_POLICY_PARAM (exit 2)
- * naming the assignment and the valid knobs; never returns a knob the factory does not list.
+ * Parses `NAME=VALUE` assignments (given as `flag`, `--policy-param` by default) into overrides
+ * of `factory`'s knobs. A knob whose default is a number takes a number >= 0, or >= its
+ * `param_bounds` minimum (`inf` and `Infinity` allowed unless it must be an integer); one whose
+ * default is a boolean takes `true` or `false`. Throws E_BAD_POLICY_PARAM (exit 2) naming the
+ * assignment and the valid knobs; never returns a knob the factory does not list.
  */
 export function parsePolicyParams(factory: PolicyFactory, assignments: readonly string[], flag = '--policy-param'): Record<string, PolicyParamValue> {
   const knobs = factory.params ?? {};
