@@ -14,7 +14,7 @@
  * Other flags: --workloads 1,2,3,4  --pollux-seeds 1  --concurrency 2
  *   --goodput-param NAME=VALUE (repeatable): a variant of goodput's knobs, e.g. rank_exponent=3
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { goodputPolicy } from '../src/policy/goodput/index.js';
 import type { PolicyParamValue } from '../src/policy/policy.js';
@@ -23,21 +23,11 @@ import { percentile } from '../src/sim/metrics.js';
 import { runParallel, type SimTask } from '../src/sim/parallel.js';
 import type { WorkloadReport } from '../src/sim/run-workload.js';
 import { loadWorkload } from '../src/sim/workload.js';
+import { meanRow, pairKey as key, readSavedRows, type ComparisonRow as Row } from './comparison-rows.js';
 import { publishedResults, workloadFile } from './pollux-data.js';
 
 const TARGET_RATIO = 0.8;
 
-interface Row {
-  load: string;
-  k: number;
-  avg_jct_s: number;
-  p99_jct_s: number;
-  makespan_s: number;
-  ftf_worst: number;
-  ftf_unfair_share: number;
-  restarts: number;
-  gpu_hours: number;
-}
 
 const { values } = parseArgs({
   options: {
@@ -57,7 +47,6 @@ const loads = values.loads.split(',');
 const workloads = values.workloads.split(',').map(Number);
 const polluxSeeds = Number(values['pollux-seeds']);
 const published = publishedResults();
-const key = (load: string, k: number): string => `${load}/${k}`;
 
 const goodputParams = parseGoodputParams(values['goodput-param'] ?? []);
 
@@ -89,14 +78,7 @@ process.stderr.write('\n');
 /** Mean over seeds of the figures of one policy on one (load, workload). */
 function rowOf(policy: string, load: string, k: number): Row | undefined {
   const runs: WorkloadReport[] = reports.filter((_, i) => tasks[i]!.policy === policy && tasks[i]!.load === load && tasks[i]!.k === k);
-  if (runs.length === 0) return undefined;
-  const mean = (f: (r: WorkloadReport) => number): number => runs.reduce((s, r) => s + f(r), 0) / runs.length;
-  return {
-    load, k,
-    avg_jct_s: mean((r) => r.avg_jct_s), p99_jct_s: mean((r) => r.p99_jct_s), makespan_s: mean((r) => r.makespan_s),
-    ftf_worst: mean((r) => r.ftf_worst), ftf_unfair_share: mean((r) => r.ftf_unfair_share),
-    restarts: mean((r) => r.restarts), gpu_hours: mean((r) => r.gpu_hours),
-  };
+  return runs.length === 0 ? undefined : meanRow(load, k, runs);
 }
 
 /** The --goodput-param overrides; exits with a one-line message when one is invalid. */
@@ -105,18 +87,6 @@ function parseGoodputParams(assignments: readonly string[]): Record<string, Poli
     return parsePolicyParams(goodputPolicy, assignments, '--goodput-param');
   } catch (error) {
     console.error(`error: ${(error as Error).message}`);
-    process.exit(2);
-  }
-}
-
-/** Rows saved by --save-pollux / --save-goodput; exits with a one-line message when unreadable. */
-function readSavedRows(file: string): Row[] {
-  try {
-    const rows: unknown = JSON.parse(readFileSync(file, 'utf8'));
-    if (!Array.isArray(rows)) throw new Error('not a JSON array of rows');
-    return rows as Row[];
-  } catch (error) {
-    console.error(`error: ${file}: cannot read saved results (${(error as Error).message}); write it with --save-pollux or --save-goodput.`);
     process.exit(2);
   }
 }
