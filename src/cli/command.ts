@@ -22,7 +22,12 @@ export function parseFlags<T extends Options>(command: string, argv: readonly st
     return parseArgs({ args: [...argv], options, allowPositionals, strict: true });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    throw usageError(`${command}: ${message.replace(/\. To specify .*$/s, '')}. See 'goodput ${command} --help'.`);
+    // Node words a value that starts with '-' (e.g. `--seed -1`) as an ambiguous option over 3 lines.
+    const ambiguous = /^Option '([^']+)' argument is ambiguous/.exec(message);
+    const why = ambiguous
+      ? `option '${ambiguous[1]}' got a value starting with '-'; write it as ${ambiguous[1]}=VALUE`
+      : message.replace(/\. To specify .*$/s, '').replace(/\s*\n\s*/g, ' ');
+    throw usageError(`${command}: ${why}. See 'goodput ${command} --help'.`);
   }
 }
 

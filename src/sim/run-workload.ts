@@ -6,7 +6,7 @@ import { findPolicy, policyNames } from '../policy/registry.js';
 import { FairShareEstimator } from './fairness.js';
 import { summarize, type WorkloadMetrics } from './metrics.js';
 import { resolveSimOptions, simulate, type RoundProgress, type SimOptions } from './simulator.js';
-import { loadWorkload } from './workload.js';
+import { jitterSubmissions, loadWorkload } from './workload.js';
 
 /** Everything needed to run one policy on one workload file (serializable for workers). */
 export interface RunSettings {
@@ -22,6 +22,8 @@ export interface RunSettings {
   out_dir?: string;
   /** Compute finish-time fairness (default true; benchmarks skip it). */
   fairness?: boolean;
+  /** Move every submission by up to +-half this many seconds, drawn from `seed` (0: as written). */
+  submit_jitter_s?: number;
 }
 
 /** Result of one workload under one policy, as printed by `goodput sim --json`. */
@@ -59,7 +61,7 @@ export function requirePolicy(name: string): PolicyFactory {
  */
 export function runWorkload(file: string, settings: RunSettings, onRound?: (p: RoundProgress) => void): WorkloadReport {
   const factory = requirePolicy(settings.policy);
-  const workload = loadWorkload(file);
+  const workload = jitterSubmissions(loadWorkload(file), settings.submit_jitter_s ?? 0, settings.seed);
   const name = workloadName(file);
   const options: SimOptions = {
     interval_s: settings.interval_s,

@@ -7,7 +7,7 @@ import { GoodputError } from '../core/errors.js';
 import { tiresiasPolicy } from '../policy/tiresias.js';
 import { packagePath } from '../util/package-root.js';
 import { simulate } from './simulator.js';
-import { loadWorkload } from './workload.js';
+import { jitterSubmissions, loadWorkload } from './workload.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'goodput-workload-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -53,6 +53,23 @@ describe('workload loader', () => {
     const badBatch = csv('batch.csv', 'name,time,application,num_replicas,batch_size\na,1,cifar10,1,99999\n');
     rejects(() => loadWorkload(badBatch), 'E_INPUT', /batch\.csv:2: batch_size 99999 of cifar10 is outside/);
     rejects(() => loadWorkload(join(dir, 'nope.csv')), 'E_NOT_FOUND', /nope\.csv: cannot read workload \(no such file\)/);
+  });
+
+  it('jitters submissions deterministically within +-spread/2, never before 0', () => {
+    const w = loadWorkload(packagePath('data', 'pollux', 'workloads', 'workload-1.csv'));
+    assert.equal(jitterSubmissions(w, 0, 1), w);
+    const a = jitterSubmissions(w, 240, 1);
+    assert.deepEqual(jitterSubmissions(w, 240, 1), a);
+    assert.notDeepEqual(jitterSubmissions(w, 240, 2).jobs.map((j) => j.submit_s), a.jobs.map((j) => j.submit_s));
+    assert.deepEqual(a.jobs.map((j) => j.name), w.jobs.map((j) => j.name));
+    let moved = 0;
+    a.jobs.forEach((job, i) => {
+      const before = w.jobs[i]!.submit_s;
+      assert.ok(Number.isInteger(job.submit_s) && job.submit_s >= 0, String(job.submit_s));
+      assert.ok(Math.abs(job.submit_s - before) <= 120 || job.submit_s === 0, `${before} -> ${job.submit_s}`);
+      if (job.submit_s !== before) moved++;
+    });
+    assert.ok(moved > w.jobs.length / 2, `only ${moved} jobs moved`);
   });
 
   it('refuses a cluster smaller than a job gang, naming the job and its line', () => {

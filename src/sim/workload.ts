@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { GoodputError, inputError } from '../core/errors.js';
+import { Random } from '../core/random.js';
 import { packagePath } from '../util/package-root.js';
 import { applicationNames, getApplication, type TraceApplication } from './application.js';
 import { numberCell, parseCsv } from './csv.js';
@@ -66,4 +67,19 @@ export function loadWorkload(file: string, tracesDir = defaultTracesDir()): Work
     return { name, submit_s, application, num_replicas, batch_size, line: row.line };
   });
   return { file, jobs };
+}
+
+/**
+ * `workload` with every submission moved by a uniform offset in [-spread_s / 2, spread_s / 2]
+ * (whole seconds, floored at 0), drawn from `seed`. Pure: the same seed gives the same copy.
+ * For judging a policy over perturbed copies of a workload: the simulator is chaotic (one job
+ * finishing a round earlier or later moves a workload's average JCT by a few percent).
+ */
+export function jitterSubmissions(workload: Workload, spread_s: number, seed: number): Workload {
+  if (spread_s <= 0) return workload;
+  const random = new Random(seed);
+  return {
+    file: workload.file,
+    jobs: workload.jobs.map((job) => ({ ...job, submit_s: Math.max(0, Math.round(job.submit_s + (random.next() - 0.5) * spread_s)) })),
+  };
 }

@@ -23,7 +23,8 @@ Runs several scheduling policies on the same workload(s) and prints one comparis
 Options:
   --workload <path>       workload CSV file or directory of them
   --policies <a,b,...>    policies to compare (default: ${DEFAULT_COMPARE_POLICIES.join(',')}, those registered)
-  --interval, --interference, --nodes, --gpus-per-node, --seed   as for 'goodput sim'
+  --interval, --interference, --nodes, --gpus-per-node, --seed, --submit-jitter
+                          as for 'goodput sim'
   --json                  print one JSON object on stdout instead of the table
 
 Registered policies: ${policyNames().join(', ')}.

@@ -29,6 +29,7 @@ export const clusterFlags = {
   nodes: { type: 'string' },
   'gpus-per-node': { type: 'string' },
   seed: { type: 'string' },
+  'submit-jitter': { type: 'string' },
 } as const;
 
 /** Parses the shared cluster/clock flags into run settings for `policy`. */
@@ -44,5 +45,6 @@ export function clusterSettings(command: string, values: Partial<Record<keyof ty
     interference,
     nodes: numberFlag(command, 'nodes', values.nodes, 16, { integer: true, min: 1 }),
     gpus_per_node,
+    submit_jitter_s: numberFlag(command, 'submit-jitter', values['submit-jitter'], 0, { min: 0 }),
   };
 }

@@ -96,6 +96,19 @@ describe('goodput sim (end to end)', () => {
     assert.equal(jct('--workload', dir, '--policy-param', 'explore_factor=1'), pinned);
   });
 
+  it('--submit-jitter runs a perturbed copy of the workload, the same for the same --seed', () => {
+    const avg = (...extra: string[]) => {
+      const r = run('sim', '--policy', 'tiresias', '--workload', workload('0.5', 1), '--json', ...extra);
+      assert.equal(r.status, 0, r.stderr);
+      return (JSON.parse(r.stdout) as { mean_avg_jct_s: number }).mean_avg_jct_s;
+    };
+    const asWritten = avg();
+    const jittered = avg('--submit-jitter', '120', '--seed', '3');
+    assert.notEqual(jittered, asWritten);
+    assert.equal(avg('--submit-jitter', '120', '--seed', '3'), jittered);
+    assert.notEqual(avg('--submit-jitter', '120', '--seed', '4'), jittered);
+  });
+
   const errorCases: [string, string[], RegExp, string][] = [
     ['unknown policy', ['--policy', 'lottery', '--workload', workload('1.0', 1)], /^goodput: error\[E_UNKNOWN_POLICY\]: unknown policy 'lottery'; valid policies: fifo, tiresias, optimus/, ''],
     ['missing file', ['--policy', 'fifo', '--workload', join(tmp, 'absent.csv')], /^goodput: error\[E_NOT_FOUND\]: --workload .*absent\.csv: no such file or directory/, ''],
@@ -104,6 +117,8 @@ describe('goodput sim (end to end)', () => {
     ['unknown application', ['--policy', 'fifo'], /^goodput: error\[E_INPUT\]: .*app\.csv:2: unknown application 'alexnet'/, 'name,time,application,num_replicas,batch_size\na,0,alexnet,1,128\n'],
     ['cluster too small', ['--policy', 'tiresias', '--nodes', '2'], /^goodput: error\[E_CLUSTER_TOO_SMALL\]: .*small\.csv:2: job big needs 12 GPUs under tiresias but the cluster has 8/, 'name,time,application,num_replicas,batch_size\nbig,0,cifar10,12,4096\n'],
     ['bad flag value', ['--policy', 'fifo', '--gpus-per-node', '8', '--workload', workload('1.0', 1)], /^goodput: error\[E_USAGE\]: sim: --gpus-per-node must be 1\.\.4/, ''],
+    ['negative jitter', ['--policy', 'fifo', '--submit-jitter=-5', '--workload', workload('1.0', 1)], /^goodput: error\[E_USAGE\]: sim: --submit-jitter must be a number >= 0, got '-5'/, ''],
+    ['a value starting with a dash', ['--policy', 'fifo', '--seed', '-1', '--workload', workload('1.0', 1)], /^goodput: error\[E_USAGE\]: sim: option '--seed' got a value starting with '-'; write it as --seed=VALUE\. See 'goodput sim --help'\.$/m, ''],
     ['unknown policy knob', ['--policy', 'goodput', '--policy-param', 'rank_exp=3', '--workload', workload('1.0', 1)], /^goodput: error\[E_BAD_POLICY_PARAM\]: --policy-param rank_exp=3: 'rank_exp' is not a parameter of policy 'goodput'; valid: /, ''],
   ];
   const names: Record<string, string> = { 'missing column': 'nocol.csv', 'malformed number': 'bad.csv', 'unknown application': 'app.csv', 'cluster too small': 'small.csv' };

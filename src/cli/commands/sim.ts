@@ -22,7 +22,10 @@ Options:
   --interference <x>      slowdown in [0,1) of multi-node jobs sharing a node (default 0)
   --nodes <n>             nodes in the cluster (default 16)
   --gpus-per-node <g>     GPUs per node, 1..4 (default 4)
-  --seed <n>              seed of randomized policies (default 0)
+  --seed <n>              seed of randomized policies and of --submit-jitter (default 0)
+  --submit-jitter <s>     move every job's submission by a random offset within +-s/2
+                          seconds, drawn from --seed (default 0: as written); runs over
+                          several seeds show how much of a difference is chance
   --policy-param <k=v>    set a tunable knob of the policy (repeatable), e.g. rank_exponent=3;
                           goodput's knobs are listed in docs/policy.md
   --json                  print one JSON object on stdout instead of the table
