@@ -3,8 +3,8 @@ import type { PolicyFactory, PolicyParamValue } from './policy.js';
 
 /**
  * Parses `NAME=VALUE` assignments (given as `flag`, `--policy-param` by default) into overrides
- * of `factory`'s knobs. A knob whose default is a number takes a number >= 0, or >= its
- * `param_bounds` minimum (`inf` and `Infinity` allowed unless it must be an integer); one whose
+ * of `factory`'s knobs. A knob whose default is a number takes a number >= 0, or within its
+ * `param_bounds` (`inf` and `Infinity` allowed unless it must be an integer or has a max); one whose
  * default is a boolean takes `true` or `false`. Throws E_BAD_POLICY_PARAM (exit 2) naming the
  * assignment and the valid knobs; never returns a knob the factory does not list.
  */
@@ -27,9 +27,11 @@ export function parsePolicyParams(factory: PolicyFactory, assignments: readonly 
     } else {
       const value = /^[+]?inf(inity)?$/i.test(text) ? Infinity : Number(text);
       const bound = factory.param_bounds?.[name] ?? { min: 0 };
-      if (Number.isNaN(value) || value < bound.min || (bound.integer === true && !Number.isInteger(value))) {
-        const kind = bound.integer === true ? 'an integer' : bound.min === 0 ? 'a non-negative number' : 'a number';
-        throw fail(`${flag} ${assignment}: ${name} must be ${kind}${bound.min > 0 ? ` >= ${bound.min}` : ''} (default ${String(fallback)}).`);
+      const max = bound.max ?? Infinity;
+      if (Number.isNaN(value) || value < bound.min || value > max || (bound.integer === true && !Number.isInteger(value))) {
+        const kind = bound.integer === true ? 'an integer' : bound.min === 0 && max === Infinity ? 'a non-negative number' : 'a number';
+        const range = max < Infinity ? ` from ${bound.min} to ${max}` : bound.min > 0 ? ` >= ${bound.min}` : '';
+        throw fail(`${flag} ${assignment}: ${name} must be ${kind}${range} (default ${String(fallback)}).`);
       }
       params[name] = value;
     }

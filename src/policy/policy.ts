@@ -52,7 +52,10 @@ export interface PolicyFactory {
   readonly description: string;
   /** Tunable knobs that `create` accepts in `options.params`, with their defaults; absent: none. */
   readonly params?: Readonly<Record<string, PolicyParamValue>>;
-  /** Smallest accepted value of numeric knobs that must not go down to 0; `integer`: whole numbers only. */
-  readonly param_bounds?: Readonly<Record<string, { min: number; integer?: boolean }>>;
+  /**
+   * Accepted range of numeric knobs where it is not [0, inf): smallest value, largest value
+   * (`max`, inclusive), `integer`: whole numbers only.
+   */
+  readonly param_bounds?: Readonly<Record<string, { min: number; max?: number; integer?: boolean }>>;
   create(options: PolicyOptions): Policy;
 }

@@ -63,12 +63,31 @@ test('two distributed jobs never share a node', () => {
 test('a running job moves to more GPUs only when the gain pays for the restart', () => {
   // Speedups 1, 1.10, 1.23, 1.27 for 1..4 GPUs on one node: +16% from 2 to 4 GPUs.
   const model = { perf: { ...perf, alpha_r: 0.05, beta_r: 0.005 }, grad: { sqr: 1, var: 0.1 }, limits };
-  const running = job('r', { max_profiled_replicas: 2, model, submitted_at_s: 3500 });
+  // It has run on 4 GPUs before, so the model's speedup at 4 is a measured one.
+  const running = job('r', { max_profiled_replicas: 4, model, submitted_at_s: 3500 });
   const state = snapshot([running], 1, { r: [0, 0] });
   // Default pricing: a 30 s restart over a >= 300 s horizon costs ~9%, less than the 16% gain.
   assert.deepEqual(new GoodputPolicy().decide(state).allocations.r, [0, 0, 0, 0]);
   // A short horizon (restart costs ~50% of the remaining time): stay put.
   assert.deepEqual(new GoodputPolicy({ min_horizon_s: 30 }).decide(state).allocations.r, [0, 0]);
+});
+
+test('a predicted gain at sizes never run is believed only in part (unmeasured_gain_share)', () => {
+  // The same job, measured only up to 2 GPUs: the +16% the model predicts for 4 GPUs is a guess.
+  const model = { perf: { ...perf, alpha_r: 0.05, beta_r: 0.005 }, grad: { sqr: 1, var: 0.1 }, limits };
+  const running = job('r', { max_profiled_replicas: 2, model, submitted_at_s: 3500 });
+  const state = snapshot([running], 1, { r: [0, 0] });
+  // Fully believed, the gain pays for the ~9% restart; half of it (the default) does not.
+  assert.deepEqual(new GoodputPolicy({ unmeasured_gain_share: 1 }).decide(state).allocations.r, [0, 0, 0, 0]);
+  assert.deepEqual(new GoodputPolicy().decide(state).allocations.r, [0, 0]);
+  // The discount applies to gains only: the speedup at measured sizes is the model's.
+  const views = buildJobViews(state, defaultGoodputPolicyParams);
+  const full = buildJobViews(state, { ...defaultGoodputPolicyParams, unmeasured_gain_share: 1 });
+  const [half, whole] = [views[0] as JobView, full[0] as JobView];
+  assert.equal(half.speedup(2), whole.speedup(2));
+  assert.ok(Math.abs(half.speedup(4) - (whole.speedup(2) + (whole.speedup(4) - whole.speedup(2)) / 2)) < 1e-12);
+  // 0: a modelled job never grows past what it has measured, even on an idle cluster.
+  assert.deepEqual(new GoodputPolicy({ unmeasured_gain_share: 0 }).decide(snapshot([running], 4, { r: [0, 0] })).allocations.r, [0, 0]);
 });
 
 test('a batch-size cap limits the replicas a job can use', () => {

@@ -51,6 +51,7 @@ export const goodputPolicy: PolicyFactory = {
   param_bounds: {
     initial_replicas: { min: 1, integer: true },
     explore_factor: { min: 1 },
+    unmeasured_gain_share: { min: 0, max: 1 },
     service_half_weight_gpu_s: { min: 1 },
   },
   // options.params holds only knobs listed above, each with its default's type (policy-params.ts).

@@ -72,6 +72,13 @@ export interface GoodputPolicyParams {
   /** A job may grow to this multiple of the largest replica count it has run at. */
   explore_factor: number;
   /**
+   * Share of the predicted speedup gain beyond the largest replica count a job has run at that
+   * the policy believes, in [0, 1]: S'(r) = S(m) + share x (S(r) - S(m)) for r > m. A model fitted
+   * on one node mispredicts multi-node sizes, and a wrong guess costs a restart to find out and
+   * another to undo; 1 trusts the model fully, 0 never grows a job past what it has measured.
+   */
+  unmeasured_gain_share: number;
+  /**
    * When > 0, weights come from the rank of each job's remaining work instead of its size: with
    * n jobs ranked from the largest (i = 1) to the smallest (i = n), w_i = (i/n)^e - ((i-1)/n)^e
    * (heSRPT's optimal shares for speedup k^(1 - 1/e)); with log utility these are the shares.
@@ -107,6 +114,7 @@ export const defaultGoodputPolicyParams: GoodputPolicyParams = {
   hold_from_history: true,
   initial_replicas: 1,
   explore_factor: 4,
+  unmeasured_gain_share: 0.5,
   rank_exponent: 4,
   min_marginal_speedup: 0,
   whole_nodes: true,
@@ -183,10 +191,16 @@ function buildViews(snapshot: ClusterSnapshot, params: GoodputPolicyParams, cach
     const oneGpu = modelled?.one_gpu ?? 0;
     const speedupFn = modelled?.fn ?? linearSpeedupFn(1);
     const memo: number[] = [0];
+    const predicted = (replicas: number): number => speedupFn(Math.ceil(replicas / gpusPerNode), replicas);
+    const measured = job.max_profiled_replicas;
     const speedup = (replicas: number): number => {
       let value = memo[replicas];
       if (value === undefined) {
-        value = speedupFn(Math.ceil(replicas / gpusPerNode), replicas);
+        value = predicted(replicas);
+        if (model && measured > 0 && replicas > measured) {
+          const atMeasured = speedup(measured);
+          if (value > atMeasured) value = atMeasured + params.unmeasured_gain_share * (value - atMeasured);
+        }
         memo[replicas] = value;
       }
       return value;
