@@ -12,7 +12,11 @@
  * bench/results/pollux-seed1.json), so the run takes about 40 s per variant on 2 cores.
  * Flags: --variant 'NAME=VALUE,NAME=VALUE' (repeatable; replaces the built-in list; 'default' is
  * the unchanged policy), --pollux-json FILE, --loads 0.5,1.0,1.5,2.0, --workloads 1,2,3,4,
- * --concurrency 2.
+ * --concurrency 2, --jitter-seeds N (default 0): instead of the workloads as written, N copies of
+ * each with every submission moved by up to +-jitter-s/2 seconds (--jitter-s, default 240), and
+ * the figures averaged over the copies. The simulator is chaotic: one job finishing a round
+ * earlier moves a pair's ratio by a few hundredths, so a difference between variants counts only
+ * if it holds over such copies (they are still compared with pollux's runs as written).
  */
 import { parseArgs } from 'node:util';
 import { goodputPolicy } from '../src/policy/goodput/index.js';
@@ -32,6 +36,7 @@ const BUSY = 0.9;
 /** Built-in variants: the default and the knobs that move it along the trade-off (docs/policy.md). */
 const BUILT_IN_VARIANTS = [
   'default',
+  'unmeasured_gain_share=1',
   'rank_exponent=3',
   'rank_exponent=2',
   'rank_exponent=1',
@@ -48,8 +53,15 @@ const { values } = parseArgs({
     loads: { type: 'string', default: '0.5,1.0,1.5,2.0' },
     workloads: { type: 'string', default: '1,2,3,4' },
     concurrency: { type: 'string', default: '2' },
+    'jitter-seeds': { type: 'string', default: '0' },
+    'jitter-s': { type: 'string', default: '240' },
   },
 });
+const jitterSeeds = Number(values['jitter-seeds']);
+const jitter_s = Number(values['jitter-s']);
+if (!Number.isInteger(jitterSeeds) || jitterSeeds < 0) fail(`--jitter-seeds must be a whole number >= 0, got '${values['jitter-seeds']}'.`);
+if (!(jitter_s > 0)) fail(`--jitter-s must be a number of seconds > 0, got '${values['jitter-s']}'.`);
+const seeds = jitterSeeds > 0 ? Array.from({ length: jitterSeeds }, (_, i) => i + 1) : [1];
 const loads = values.loads.split(',');
 const workloads = values.workloads.split(',').map(Number);
 const variants = (values.variant ?? BUILT_IN_VARIANTS).map((spec) => ({ spec, params: parseVariant(spec) }));
@@ -62,9 +74,11 @@ for (const { load, k } of pairs) {
 }
 
 type Task = SimTask & { variant: number; load: string; k: number };
-const tasks: Task[] = variants.flatMap((v, variant) => pairs.map(({ load, k }) => ({
-  file: workloadFile(load, k), settings: { policy: 'goodput', seed: 1, policy_params: v.params, fairness: false }, variant, load, k,
-})));
+const tasks: Task[] = variants.flatMap((v, variant) => pairs.flatMap(({ load, k }) => seeds.map((seed) => ({
+  file: workloadFile(load, k),
+  settings: { policy: 'goodput', seed, policy_params: v.params, fairness: false, submit_jitter_s: jitterSeeds > 0 ? jitter_s : 0 },
+  variant, load, k,
+}))));
 const started = performance.now();
 let done = 0;
 const reports = await runParallel(tasks, (p) => {
@@ -74,13 +88,15 @@ const reports = await runParallel(tasks, (p) => {
 }, Number(values.concurrency));
 process.stderr.write('\n');
 
-const rowsOf = (variant: number): ComparisonRow[] =>
-  tasks.flatMap((t, i) => (t.variant === variant ? [meanRow(t.load, t.k, [reports[i]!])] : []));
+/** One row per pair for `variant`, averaged over the jittered copies when there are any. */
+const rowsOf = (variant: number): ComparisonRow[] => pairs.map(({ load, k }) =>
+  meanRow(load, k, reports.filter((_, i) => tasks[i]!.variant === variant && tasks[i]!.load === load && tasks[i]!.k === k)));
 const polluxOf = (row: ComparisonRow): ComparisonRow => pollux.get(pairKey(row.load, row.k))!;
 const publishedAvg = (row: ComparisonRow): number => published[`pollux-${row.load}`]!.avg_jct_s[`workload-${row.k}`]!;
 const sum = (xs: readonly number[]): number => xs.reduce((s, x) => s + x, 0);
 
-console.log(`goodput variants vs pollux (${values['pollux-json']}), ${pairs.length} (load, workload) pairs, ${((performance.now() - started) / 1000).toFixed(0)} s wall`);
+const copies = jitterSeeds > 0 ? `, each the mean of ${jitterSeeds} copies with submissions moved by up to +-${jitter_s / 2} s` : '';
+console.log(`goodput variants vs pollux (${values['pollux-json']}), ${pairs.length} (load, workload) pairs${copies}, ${((performance.now() - started) / 1000).toFixed(0)} s wall`);
 console.log(`${'variant'.padEnd(34)} avg<=${TARGET_RATIO}  mean  worst  GPU-h/pollux  makespan/pollux (pairs <=1)  p99<=pollux  all three`);
 variants.forEach((v, variant) => {
   const rows = rowsOf(variant);
