@@ -1,5 +1,6 @@
-/** Per-(load, workload) figures of one policy, as bench:policy-compare saves and reads them. */
+/** Per-(load, workload) figures of one policy as the policy benchmarks run, save and read them. */
 import { readFileSync } from 'node:fs';
+import { runParallel, type SimTask } from '../src/sim/parallel.js';
 import type { WorkloadReport } from '../src/sim/run-workload.js';
 
 /** Figures of one policy on one (load, workload), averaged over the runs (seeds) behind it. */
@@ -42,4 +43,17 @@ export function readSavedRows(file: string): ComparisonRow[] {
     console.error(`error: ${file}: cannot read saved results (${(error as Error).message}); write it with bench:policy-compare --save-pollux or --save-goodput.`);
     process.exit(2);
   }
+}
+
+/** Runs `tasks` in worker threads (runParallel), counting finished runs on stderr. */
+export async function runWithProgress(tasks: readonly SimTask[], concurrency: number): Promise<WorkloadReport[]> {
+  const started = performance.now();
+  let done = 0;
+  const reports = await runParallel(tasks, (p) => {
+    if (!p.done) return;
+    done++;
+    process.stderr.write(`\r${done}/${tasks.length} runs done (${((performance.now() - started) / 1000).toFixed(0)} s)`);
+  }, concurrency);
+  process.stderr.write('\n');
+  return reports;
 }

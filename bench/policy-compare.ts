@@ -20,10 +20,10 @@ import { goodputPolicy } from '../src/policy/goodput/index.js';
 import type { PolicyParamValue } from '../src/policy/policy.js';
 import { parsePolicyParams } from '../src/policy/policy-params.js';
 import { percentile } from '../src/sim/metrics.js';
-import { runParallel, type SimTask } from '../src/sim/parallel.js';
+import type { SimTask } from '../src/sim/parallel.js';
 import type { WorkloadReport } from '../src/sim/run-workload.js';
 import { loadWorkload } from '../src/sim/workload.js';
-import { meanRow, pairKey as key, readSavedRows, type ComparisonRow as Row } from './comparison-rows.js';
+import { meanRow, pairKey as key, readSavedRows, runWithProgress, type ComparisonRow as Row } from './comparison-rows.js';
 import { publishedResults, workloadFile } from './pollux-data.js';
 
 const TARGET_RATIO = 0.8;
@@ -67,13 +67,7 @@ for (const load of loads) {
 }
 
 const started = performance.now();
-let done = 0;
-const reports = await runParallel(tasks, (p) => {
-  if (!p.done) return;
-  done++;
-  process.stderr.write(`\r${done}/${tasks.length} runs done (${((performance.now() - started) / 1000).toFixed(0)} s)`);
-}, Number(values.concurrency));
-process.stderr.write('\n');
+const reports = await runWithProgress(tasks, Number(values.concurrency));
 
 /** Mean over seeds of the figures of one policy on one (load, workload). */
 function rowOf(policy: string, load: string, k: number): Row | undefined {

@@ -22,9 +22,9 @@ import { parseArgs } from 'node:util';
 import { goodputPolicy } from '../src/policy/goodput/index.js';
 import type { PolicyParamValue } from '../src/policy/policy.js';
 import { parsePolicyParams } from '../src/policy/policy-params.js';
-import { runParallel, type SimTask } from '../src/sim/parallel.js';
+import type { SimTask } from '../src/sim/parallel.js';
 import { packagePath } from '../src/util/package-root.js';
-import { meanRow, pairKey, readSavedRows, type ComparisonRow } from './comparison-rows.js';
+import { meanRow, pairKey, readSavedRows, runWithProgress, type ComparisonRow } from './comparison-rows.js';
 import { publishedResults, workloadFile } from './pollux-data.js';
 
 const TARGET_RATIO = 0.8;
@@ -80,13 +80,7 @@ const tasks: Task[] = variants.flatMap((v, variant) => pairs.flatMap(({ load, k 
   variant, load, k,
 }))));
 const started = performance.now();
-let done = 0;
-const reports = await runParallel(tasks, (p) => {
-  if (!p.done) return;
-  done++;
-  process.stderr.write(`\r${done}/${tasks.length} runs done (${((performance.now() - started) / 1000).toFixed(0)} s)`);
-}, Number(values.concurrency));
-process.stderr.write('\n');
+const reports = await runWithProgress(tasks, Number(values.concurrency));
 
 /** One row per pair for `variant`, averaged over the jittered copies when there are any. */
 const rowsOf = (variant: number): ComparisonRow[] => pairs.map(({ load, k }) =>
