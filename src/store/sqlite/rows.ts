@@ -1,5 +1,5 @@
 import type { BatchLimits, GradParams, PerfParams } from '../../goodput/types.js';
-import type { JobRecord, JobState, ReplicaRecord } from '../types.js';
+import type { JobEvent, JobRecord, JobState, ReplicaRecord } from '../types.js';
 
 /** One row as better-sqlite3 returns it: column name to value. */
 export type Row = Record<string, unknown>;
@@ -52,5 +52,20 @@ export function toReplica(r: Row): ReplicaRecord {
     started_at_ms: r.started_at_ms as number,
     exit_code: (r.exit_code as number | null) ?? null,
     exited_at_ms: (r.exited_at_ms as number | null) ?? null,
+  };
+}
+
+/** An `events` row as a JobEvent (its `data` JSON parsed). */
+export function toEvent(r: Row): JobEvent {
+  return {
+    id: r.id as number,
+    job_id: r.job_id as string,
+    at_ms: r.at_ms as number,
+    actor: r.actor as string,
+    kind: r.kind as string,
+    from_state: (r.from_state as JobState | null) ?? null,
+    to_state: (r.to_state as JobState | null) ?? null,
+    reason: r.reason as string,
+    data: JSON.parse(r.data as string) as Record<string, unknown>,
   };
 }

@@ -7,7 +7,7 @@ import type { BatchLimits, PerfParams } from '../../goodput/types.js';
 import type { JobQuery, NewJob, NewReplica, Placement, ReportBatch, ReportsAdded, Store } from '../store.js';
 import { isTerminal, type JobEvent, type JobRecord, type JobState, type Measurement, type ProfileRow, type ReplicaRecord, type ReportRecord, type TokenRecord } from '../types.js';
 import { migrate } from './migrations.js';
-import { toJob, toReplica, type Row } from './rows.js';
+import { toEvent, toJob, toReplica, type Row } from './rows.js';
 
 /** Options of the SQLite store. */
 export interface SqliteStoreOptions {
@@ -252,17 +252,7 @@ export class SqliteStore implements Store {
 
   async listEvents(job_id: string): Promise<JobEvent[]> {
     const rows = this.db.prepare('SELECT * FROM events WHERE job_id = ? ORDER BY id').all(job_id) as Row[];
-    return rows.map((r) => ({
-      id: r.id as number,
-      job_id: r.job_id as string,
-      at_ms: r.at_ms as number,
-      actor: r.actor as string,
-      kind: r.kind as string,
-      from_state: (r.from_state as JobState | null) ?? null,
-      to_state: (r.to_state as JobState | null) ?? null,
-      reason: r.reason as string,
-      data: JSON.parse(r.data as string) as Record<string, unknown>,
-    }));
+    return rows.map(toEvent);
   }
 
   async putToken(token: TokenRecord): Promise<void> {
