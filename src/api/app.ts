@@ -133,7 +133,7 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     if (principal.kind === 'job' && principal.job_id !== id) throw forbidden(`this token belongs to job ${principal.job_id}, not ${id}`);
     if (principal.kind === 'user' && !principal.admin) throw forbidden('reports are posted with the job token (GOODPUT_TOKEN)');
     const body = parse(reportBodySchema, await jsonBody(c), 'report');
-    const config = await controller.report(id, body.attempt, body.limits, body.reports);
+    const config = await controller.report(id, body.attempt, body.limits, body.reports, body.checkpoint_on_stop);
     return c.json({ config });
   });
 

@@ -28,6 +28,8 @@ export const measurementSchema = z.object({
   loss: finite.nullable().optional(),
   remaining_samples: nonNegative.nullable().optional()
     .describe('Raw training samples the job still has to process (all epochs not yet finished minus the samples done in the current one); null or absent when unknown. See docs/contract.md.'),
+  checkpoint_time_s: finite.nullable().optional()
+    .describe('Wall time (epoch s) when the newest checkpoint the job would resume from became durable; null or absent when it has none. See docs/contract.md.'),
   breakdown: z.record(z.string(), finite).optional(),
 });
 
@@ -36,6 +38,8 @@ export const reportBodySchema = z.object({
   attempt: z.number().int().min(0),
   limits: limitsSchema.optional(),
   reports: z.array(measurementSchema).min(1).max(1000),
+  checkpoint_on_stop: z.boolean().optional()
+    .describe('true: the job checkpoints when sent SIGTERM and exits 143, so stopping it loses no progress (the SDK sends true). See docs/contract.md.'),
 });
 
 /** Body of `POST /v1/tokens`. */

@@ -145,8 +145,10 @@ export class Controller {
    * Stores a job's measurements, refits its throughput model when it saw a new configuration
    * (or every refit interval), and returns the configuration it should use.
    */
-  async report(job_id: string, attempt: number, limits: BatchLimits | undefined, reports: readonly Measurement[]): Promise<JobConfig> {
-    const { job, new_configuration } = await this.enqueueReports({ job_id, attempt, limits, reports });
+  async report(job_id: string, attempt: number, limits: BatchLimits | undefined, reports: readonly Measurement[], checkpoint_on_stop?: boolean): Promise<JobConfig> {
+    const batch: ReportBatch = { job_id, attempt, limits, reports };
+    if (checkpoint_on_stop !== undefined) batch.checkpoint_on_stop = checkpoint_on_stop;
+    const { job, new_configuration } = await this.enqueueReports(batch);
     this.stats.reports_total += reports.length;
     const now = this.now();
     const last = this.lastFit.get(job_id);
@@ -154,14 +156,19 @@ export class Controller {
       this.lastFit.set(job_id, now);
       // The first fit is awaited so the first answer already uses a model; later refits run
       // after this response, off the request's latency (the next report sees the new model).
-      if (!job.perf) await this.refit(job);
-      else if (!this.refitsDue.has(job_id)) {
+      // A measurement at a new size is evidence the policy acts on at once, not a round later:
+      // a job grows only once measured, and a growth that measured slower is undone quickly.
+      if (!job.perf) {
+        await this.refit(job);
+        this.requestRound();
+      } else if (!this.refitsDue.has(job_id)) {
         this.refitsDue.add(job_id);
         const later = new Promise<void>((done) => setImmediate(done))
           .then(async () => {
             this.refitsDue.delete(job_id);
             const fresh = this.stopped ? undefined : await this.o.store.getJob(job_id);
             if (fresh) await this.refit(fresh);
+            if (new_configuration) this.requestRound();
           })
           .catch((error: unknown) => this.log(`refit of job ${job_id} failed: ${(error as Error).message}`));
         this.background.add(later);

@@ -26,7 +26,7 @@ export const jobSpecSchema = z
     min_replicas: z.number().int().min(0).max(1024).default(0),
     max_replicas: z.number().int().min(1).max(1024).default(1),
     max_restarts: z.number().int().min(0).max(1000).default(3),
-    preemptible: z.boolean().default(true),
+    preemptible: z.boolean().optional(),
     priority: z.number().int().min(-1000).max(1000).default(0),
     user: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/).optional(),
     fixed_batch_size: z.number().int().min(1).optional(),
@@ -63,6 +63,7 @@ export function validateJobSpec(input: unknown, default_workdir: string, source 
   const s = parsed.data;
   const spec: JobSpec = { ...s, workdir: s.workdir ?? default_workdir };
   if (spec.user === undefined) delete spec.user;
+  if (spec.preemptible === undefined) delete spec.preemptible;
   return spec;
 }
 

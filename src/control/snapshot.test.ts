@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { JobRecord } from '../store/types.js';
-import { buildSnapshot, toPolicyJob } from './snapshot.js';
+import { buildSnapshot, stopProtection, toPolicyJob } from './snapshot.js';
 
 /** A stored job that has reported once (limits, model) and runs on 2 devices since t = 10 s. */
 function reported(extra: Partial<JobRecord> = {}): JobRecord {
@@ -14,7 +14,7 @@ function reported(extra: Partial<JobRecord> = {}): JobRecord {
     limits: { init_batch_size: 64, max_batch_size: 512, min_local_bsz: 8, max_local_bsz: 256, accumulation: true },
     perf: { alpha_c: 0.1, beta_c: 0.01, alpha_n: 1e-8, beta_n: 1e-8, alpha_r: 0.01, beta_r: 0.001, gamma: 1.5 },
     grad: { sqr: 0.5, var: 1.5 },
-    step: 100, samples: 6400, remaining_samples: null, last_report_at_ms: 20_000, reason: '',
+    step: 100, samples: 6400, remaining_samples: null, last_report_at_ms: 20_000, checkpoint_at_ms: null, checkpoint_on_stop: true, reason: '',
     ...extra,
   };
 }
@@ -40,5 +40,53 @@ describe('toPolicyJob', () => {
   it('carries it through buildSnapshot', () => {
     const snapshot = buildSnapshot([{ index: 0, name: 'local', gpus: 4, preemptible: false }], [reported({ remaining_samples: 640 }), reported({ id: 'k' })], 20_000);
     assert.deepEqual(snapshot.jobs.map((j) => j.remaining_samples), [640, undefined]);
+  });
+});
+
+describe('what a preemption costs (toPolicyJob)', () => {
+  const plain = (extra: Partial<JobRecord> = {}): JobRecord => {
+    const base = reported({ checkpoint_on_stop: false, last_report_at_ms: null, perf: null, grad: null, limits: null, max_profiled_replicas: 0, ...extra });
+    const { preemptible: _, ...spec } = base.spec;
+    return { ...base, spec: { ...spec, ...(extra.spec ?? {}) } };
+  };
+
+  it('a plain running job that never checkpointed is kept, with a reason, and all its progress is at risk', () => {
+    const job = plain();
+    const pj = toPolicyJob(job, 25_000);
+    assert.equal(pj.preemptible, false, 'every policy sees it as non-preemptible');
+    assert.equal(pj.progress_at_risk_s, 15, 'everything since its launch at 10 s');
+    assert.equal(pj.allocated_since_s, 10);
+    assert.match(stopProtection(job) ?? '', /no checkpoint yet.*preemptible: true/);
+  });
+
+  it('preemptible: true lets the policy stop it, priced by all the work it would lose', () => {
+    const job = plain({ spec: { ...reported().spec, preemptible: true } });
+    const pj = toPolicyJob(job, 25_000);
+    assert.equal(pj.preemptible, true);
+    assert.equal(pj.progress_at_risk_s, 15);
+    assert.equal(stopProtection(job), undefined);
+  });
+
+  it('preemptible: false pins it whatever its checkpoints', () => {
+    assert.equal(toPolicyJob(reported({ spec: { ...reported().spec, preemptible: false } }), 25_000).preemptible, false);
+  });
+
+  it('a reported checkpoint lifts the protection; only the work since it is at risk', () => {
+    const pj = toPolicyJob(plain({ checkpoint_at_ms: 21_000 }), 25_000);
+    assert.equal(pj.preemptible, true);
+    assert.equal(pj.progress_at_risk_s, 4);
+  });
+
+  it('a job that checkpoints when stopped (the SDK) loses nothing: no cost beyond the restart delay', () => {
+    const pj = toPolicyJob(plain({ checkpoint_on_stop: true }), 25_000);
+    assert.equal(pj.preemptible, true);
+    assert.ok(!('progress_at_risk_s' in pj));
+  });
+
+  it('a queued job has nothing at risk and no protection', () => {
+    const job = plain({ state: 'queued', allocation: [], devices: [], launched_at_ms: null });
+    const pj = toPolicyJob(job, 25_000);
+    assert.equal(pj.preemptible, true);
+    assert.ok(!('progress_at_risk_s' in pj) && !('allocated_since_s' in pj));
   });
 });

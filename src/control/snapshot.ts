@@ -29,6 +29,28 @@ export function holdsDevices(job: JobRecord): boolean {
   return (job.state === 'starting' || job.state === 'running' || job.state === 'rescaling') && job.allocation.length > 0;
 }
 
+/**
+ * Why a running job keeps its devices although its spec did not pin it, or undefined when it
+ * does not: it has never checkpointed and does not checkpoint when stopped (a plain job without
+ * the SDK), so a stop would lose all its progress, and its spec does not say `preemptible: true`.
+ * Every policy sees such a job as non-preemptible.
+ */
+export function stopProtection(job: JobRecord): string | undefined {
+  if (job.state !== 'running' || job.spec.preemptible !== undefined) return undefined;
+  if (job.checkpoint_on_stop || job.checkpoint_at_ms !== null) return undefined;
+  return 'not preempted or resized: no checkpoint yet, so a stop would lose all its progress; set preemptible: true to allow';
+}
+
+/**
+ * Seconds of progress a stop of the job now would lose: the time its running attempt has run
+ * since the later of its launch and its newest reported checkpoint; 0 when it is not running or
+ * checkpoints when stopped (docs/contract.md).
+ */
+export function progressAtRisk_s(job: JobRecord, now_ms: number): number {
+  if (job.state !== 'running' || job.launched_at_ms === null || job.checkpoint_on_stop) return 0;
+  return Math.max(0, now_ms - Math.max(job.launched_at_ms, job.checkpoint_at_ms ?? 0)) / 1000;
+}
+
 /** One policy job from a stored job, at time `now_ms`. */
 export function toPolicyJob(job: JobRecord, now_ms: number): PolicyJob {
   const running_s = job.launched_at_ms !== null ? Math.max(0, now_ms - job.launched_at_ms) / 1000 : 0;
@@ -41,7 +63,7 @@ export function toPolicyJob(job: JobRecord, now_ms: number): PolicyJob {
     max_replicas: job.spec.max_replicas,
     max_profiled_replicas: job.max_profiled_replicas,
     restarts: Math.max(0, job.launches - 1),
-    preemptible: job.spec.preemptible,
+    preemptible: job.spec.preemptible !== false && stopProtection(job) === undefined,
     priority: job.spec.priority,
     limits: limitsOf(job),
   };
@@ -51,6 +73,9 @@ export function toPolicyJob(job: JobRecord, now_ms: number): PolicyJob {
   // Known only when the SDK knows the epoch count (docs/contract.md); else the policy falls back
   // to attained service.
   if (job.remaining_samples !== null) pj.remaining_samples = job.remaining_samples;
+  const at_risk_s = progressAtRisk_s(job, now_ms);
+  if (at_risk_s > 0) pj.progress_at_risk_s = at_risk_s;
+  if (job.state === 'running' && job.launched_at_ms !== null) pj.allocated_since_s = job.launched_at_ms / 1000;
   return pj;
 }
 

@@ -30,7 +30,10 @@ export interface PolicyJob {
   min_replicas: number;
   /** Hard cap on replicas from the user or the driver. */
   max_replicas: number;
-  /** Largest replica count the job has run at (for Pollux's doubling rule); 0 if never run. */
+  /**
+   * Largest replica count the job has been measured at (for Pollux's doubling rule); 0 before its
+   * first throughput measurement (policies do not grow a job without one).
+   */
   max_profiled_replicas: number;
   /** Restarts (re-allocations) so far, not counting the first start. */
   restarts: number;
@@ -60,6 +63,19 @@ export interface PolicyJob {
    * loop has left, which is what an epoch-bounded job processes whatever its batch size.
    */
   remaining_samples?: number;
+  /**
+   * Seconds of the job's progress that stopping it now would throw away: the time it has run
+   * since its last completed checkpoint, for a job that does not checkpoint when stopped.
+   * Absent or 0: a stop saves the job's progress (the simulator's jobs, and jobs using the SDK,
+   * checkpoint on SIGTERM), so a stop costs only the restart delay.
+   */
+  progress_at_risk_s?: number;
+  /**
+   * When the allocation in force started (s, clock of `ClusterSnapshot.now_s`): the launch of
+   * the running attempt. Absent when the job holds no devices or the caller does not track it;
+   * policies then apply no minimum time slice.
+   */
+  allocated_since_s?: number;
 }
 
 /** One immutable view of the cluster handed to a policy for one scheduling round. */

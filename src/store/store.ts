@@ -39,6 +39,8 @@ export interface ReportBatch {
   attempt: number;
   limits: BatchLimits | undefined;
   reports: readonly Measurement[];
+  /** The job checkpoints when stopped (docs/contract.md); absent: unknown, left as stored. */
+  checkpoint_on_stop?: boolean;
 }
 
 /** Result of `addReports`. */
@@ -61,8 +63,8 @@ export interface Store {
   retargetJob(id: string, placement: Placement, actor: string, reason: string): Promise<JobRecord>;
   /**
    * `starting -> running`: records the replicas of attempt `launches`, then increments
-   * `launches`, sets `launched_at_ms` (and `started_at_ms` the first time) and raises
-   * `max_profiled_replicas`.
+   * `launches`, sets `launched_at_ms` (and `started_at_ms` the first time). Reports, not
+   * launches, raise `max_profiled_replicas` (a size counts once it was measured).
    */
   launchJob(id: string, replicas: readonly NewReplica[], actor: string, reason: string): Promise<JobRecord>;
   /**

@@ -36,7 +36,13 @@ export interface JobSpec {
   min_replicas: number;
   max_replicas: number;
   max_restarts: number;
-  preemptible: boolean;
+  /**
+   * false: once placed, never stopped until it ends. true: may be stopped at any time, even
+   * before it can save its progress. Absent (the default): may be stopped once stopping it
+   * loses nothing, i.e. once it checkpoints (docs/contract.md); a running job that has never
+   * checkpointed keeps its devices.
+   */
+  preemptible?: boolean;
   priority: number;
   user?: string;
   fixed_batch_size?: number;
@@ -80,6 +86,10 @@ export interface JobRecord {
    */
   remaining_samples: number | null;
   last_report_at_ms: number | null;
+  /** When the job's newest checkpoint became durable, as last reported; null: none reported. */
+  checkpoint_at_ms: number | null;
+  /** The job declared that it checkpoints when stopped (SIGTERM, exit 143; docs/contract.md). */
+  checkpoint_on_stop: boolean;
   /** Why the job is in its state (last transition's reason). */
   reason: string;
 }
@@ -130,6 +140,8 @@ export interface Measurement {
   loss?: number | null;
   /** Raw training samples still to process; null or absent when the job does not know. */
   remaining_samples?: number | null;
+  /** Wall time (epoch s) when the newest checkpoint the job would resume from became durable. */
+  checkpoint_time_s?: number | null;
   breakdown?: Record<string, number>;
 }
 

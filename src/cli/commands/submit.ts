@@ -16,6 +16,7 @@ export const jobFlags = {
   env: { type: 'string', multiple: true },
   user: { type: 'string' },
   'not-preemptible': { type: 'boolean' },
+  preemptible: { type: 'boolean' },
   'batch-size': { type: 'string' },
   'batch-size-cap': { type: 'string' },
 } as const;
@@ -48,7 +49,9 @@ export function specFromFlags(cmd: string, values: JobFlagValues, file: string |
   num('batch-size-cap', 'batch_size_cap', 1);
   if (values.workdir !== undefined) base.workdir = resolve(values.workdir);
   if (values.user !== undefined) base.user = values.user;
+  if (values['not-preemptible'] && values.preemptible) throw usageError(`${cmd}: --preemptible and --not-preemptible contradict each other`);
   if (values['not-preemptible']) base.preemptible = false;
+  if (values.preemptible) base.preemptible = true;
   if (values.env) {
     const env: Record<string, string> = { ...((base.env as Record<string, string> | undefined) ?? {}) };
     for (const kv of values.env) {
@@ -82,6 +85,9 @@ Job options (override the spec file):
   --env NAME=VALUE       environment variable (repeatable)
   --user U               owner (admin token only)
   --not-preemptible      keep its GPUs once placed
+  --preemptible          may be stopped even before it can save its progress (by default a
+                         running job that has never checkpointed keeps its GPUs: a stop would
+                         lose all its work; see docs/contract.md)
   --batch-size B         fixed total batch size (no adaptive batch size)
   --batch-size-cap B     cap on adaptive batch-size growth
 Other:

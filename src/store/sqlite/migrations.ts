@@ -91,6 +91,12 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE jobs ADD COLUMN remaining_samples REAL;
   `,
+  // 2 -> 3: what a preemption would cost: the newest reported checkpoint and whether the job
+  // checkpoints when stopped (docs/contract.md).
+  `
+  ALTER TABLE jobs ADD COLUMN checkpoint_at_ms INTEGER;
+  ALTER TABLE jobs ADD COLUMN checkpoint_on_stop INTEGER NOT NULL DEFAULT 0;
+  `,
 ];
 
 /** Brings `db` to the newest schema version; refuses (E_STORE_VERSION) a database newer than this code. */

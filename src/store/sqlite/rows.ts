@@ -35,6 +35,8 @@ export function toJob(r: Row): JobRecord {
     samples: r.samples as number,
     remaining_samples: (r.remaining_samples as number | null) ?? null,
     last_report_at_ms: (r.last_report_at_ms as number | null) ?? null,
+    checkpoint_at_ms: (r.checkpoint_at_ms as number | null) ?? null,
+    checkpoint_on_stop: r.checkpoint_on_stop === 1,
     reason: r.reason as string,
   };
 }
