@@ -5,6 +5,7 @@ import type { MiddlewareHandler } from 'hono';
 import type { z } from 'zod';
 import type { Controller } from '../control/controller.js';
 import { formatIssues, validateJobSpec } from '../control/job-spec.js';
+import { stopProtection } from '../control/snapshot.js';
 import { hashToken, newToken } from '../control/tokens.js';
 import { GoodputError } from '../core/errors.js';
 import type { Store } from '../store/store.js';
@@ -14,7 +15,7 @@ import { badRequest, errorBody, forbidden, statusOf } from './http-error.js';
 import { metricsText } from './metrics.js';
 import { openApiDocument } from './openapi.js';
 import { reportBodySchema, tokenBodySchema } from './schemas.js';
-import { eventView, jobView, replicaView, type JobDetail, type NodeView } from './views.js';
+import { eventView, iso, jobView, replicaView, type JobDetail, type NodeView } from './views.js';
 
 /** What the API needs from the server. */
 export interface AppOptions {
@@ -88,7 +89,7 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     requireUser(c.get('principal'));
     const job = await findJob(c, c.req.param('id'));
     const replicas = job.launches > 0 ? await store.listReplicas(job.id, job.launches - 1) : [];
-    const detail: JobDetail = { ...jobView(job), current_replicas: replicas.map(replicaView), rejection: controller.rejections.get(job.id) ?? null, perf: job.perf, grad: job.grad, limits: job.limits, remaining_samples: job.remaining_samples };
+    const detail: JobDetail = { ...jobView(job), current_replicas: replicas.map(replicaView), rejection: controller.rejections.get(job.id) ?? null, kept: stopProtection(job) ?? null, checkpoint_at: iso(job.checkpoint_at_ms), perf: job.perf, grad: job.grad, limits: job.limits, remaining_samples: job.remaining_samples };
     return c.json(detail);
   });
 

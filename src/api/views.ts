@@ -29,6 +29,10 @@ export interface JobView {
 export interface JobDetail extends JobView {
   current_replicas: ReplicaView[];
   rejection: Rejection | null;
+  /** Why the running job is not preempted or resized although its spec allows it; null: it may be. */
+  kept: string | null;
+  /** When its newest reported checkpoint became durable (ISO); null: none reported. */
+  checkpoint_at: string | null;
   perf: JobRecord['perf'];
   grad: JobRecord['grad'];
   limits: JobRecord['limits'];
@@ -61,7 +65,7 @@ export interface NodeView {
   devices: DeviceView[];
 }
 
-const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+export const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
 export function jobView(job: JobRecord): JobView {
   return {

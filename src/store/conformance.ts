@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { GoodputError } from '../core/errors.js';
-import type { Store } from './store.js';
+import type { ReportsAdded, Store } from './store.js';
 import type { JobSpec } from './types.js';
 
 /** A fresh store using the given clock (epoch ms). */
@@ -66,7 +66,7 @@ export function storeConformance(name: string, open: OpenStore): void {
       assert.equal(job.state, 'running');
       assert.equal(job.launches, 1);
       assert.equal(job.started_at_ms, clock);
-      assert.equal(job.max_profiled_replicas, 1);
+      assert.equal(job.max_profiled_replicas, 0, 'a size counts as profiled once measured, not when launched');
       assert.deepEqual((await s.listLiveReplicas()).map((r) => [r.job_id, r.attempt, r.rank, r.pid]), [['j', 0, 0, 4242]]);
       clock += 10_000;
       job = await s.stopJob('j', { allocation: [0, 0], devices: [2, 3] }, false, 'scheduler', 'grow to 2');
@@ -80,7 +80,7 @@ export function storeConformance(name: string, open: OpenStore): void {
       assert.equal(job.state, 'starting');
       job = await s.launchJob('j', [0, 1].map((rank) => ({ rank, device: 2 + rank, pid: 5000 + rank, proc_start: '', log_path: '/l', started_at_ms: clock })), 'backend', 'launched');
       assert.equal(job.launches, 2);
-      assert.equal(job.max_profiled_replicas, 2);
+      assert.equal(job.max_profiled_replicas, 0);
       assert.equal((await s.listReplicas('j', 1)).length, 2);
       clock += 3000;
       job = await s.finishJob('j', 'succeeded', 'backend', 'all replicas exited 0');
@@ -181,6 +181,22 @@ export function storeConformance(name: string, open: OpenStore): void {
       await s.addReports('j', 1, undefined, [{ ...m, step: 6, remaining_samples: 0 }]);
       assert.equal((await s.getJob('j'))!.remaining_samples, 0, 'zero is a value');
       assert.deepEqual((await s.listReports('j')).map((r) => r.remaining_samples), [undefined, 1000.5, 968, undefined, null, 0]);
+      await s.close();
+    });
+
+    it('keeps what a preemption would cost: the newest checkpoint, whether the job checkpoints when stopped, the largest measured size', async () => {
+      const s = await fresh();
+      const created = await s.createJob({ id: 'j', name: 'j', user: 'u', spec }, 'u');
+      assert.deepEqual([created.checkpoint_at_ms, created.checkpoint_on_stop, created.max_profiled_replicas], [null, false, 0]);
+      const m = { time_s: 1, num_nodes: 1, num_replicas: 2, local_bsz: 32, accum_steps: 0, step_time_s: 0.1, sync_time_s: 0 };
+      let added = await s.addReports('j', 0, undefined, [{ ...m, step: 1, checkpoint_time_s: 1000.25 }, { ...m, step: 2, num_replicas: 1 }]);
+      assert.deepEqual([added.job.checkpoint_at_ms, added.job.checkpoint_on_stop, added.job.max_profiled_replicas], [1_000_250, false, 2]);
+      [added] = await s.addReportBatches([{ job_id: 'j', attempt: 0, limits: undefined, reports: [{ ...m, step: 3, checkpoint_time_s: null }], checkpoint_on_stop: true }]) as [ReportsAdded];
+      assert.deepEqual([added.job.checkpoint_at_ms, added.job.checkpoint_on_stop], [1_000_250, true], 'null keeps the last checkpoint');
+      const job = (await s.getJob('j'))!;
+      assert.deepEqual([job.checkpoint_at_ms, job.checkpoint_on_stop, job.max_profiled_replicas], [1_000_250, true, 2], 'persisted');
+      await s.addReports('j', 0, undefined, [{ ...m, step: 4 }]);
+      assert.equal((await s.getJob('j'))!.checkpoint_on_stop, true, 'a batch without the flag leaves it');
       await s.close();
     });
 

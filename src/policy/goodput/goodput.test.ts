@@ -1,38 +1,21 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { ClusterSnapshot, NodeInfo, PolicyJob } from '../../core/cluster.js';
 import { runPolicyConformance } from '../conformance.js';
 import { GoodputPolicy, goodputPolicy } from './index.js';
 import { buildJobViews, defaultGoodputPolicyParams, type JobView } from './job-view.js';
 import { chooseReplicaCounts } from './sizing.js';
+import { job, limits, perf, snapshot } from './test-jobs.js';
 
 runPolicyConformance(goodputPolicy);
-
-const limits: PolicyJob['limits'] = { init_batch_size: 128, max_batch_size: 4096, min_local_bsz: 32, max_local_bsz: 1024, accumulation: true };
-const perf = { alpha_c: 0.0032, beta_c: 0.00078, alpha_n: 0.0265, beta_n: 0.0028, alpha_r: 0.0114, beta_r: 0.0004, gamma: 1.16 };
-
-function nodes(count: number, gpus = 4): NodeInfo[] {
-  return Array.from({ length: count }, (_, index) => ({ index, name: `n${index}`, gpus, preemptible: false }));
-}
-
-function job(id: string, fields: Partial<PolicyJob> = {}): PolicyJob {
-  return {
-    id, submitted_at_s: 0, attained_service_gpu_s: 0, min_replicas: 0, max_replicas: 64, max_profiled_replicas: 0,
-    restarts: 0, preemptible: true, priority: 0, limits, ...fields,
-  };
-}
-
-function snapshot(jobs: PolicyJob[], nodeCount: number, allocations: ClusterSnapshot['allocations'] = {}): ClusterSnapshot {
-  return { now_s: 3600, nodes: nodes(nodeCount), jobs, allocations };
-}
 
 test('a new job without a model starts on one GPU (exploration rule)', () => {
   const decision = new GoodputPolicy().decide(snapshot([job('a')], 2));
   assert.deepEqual(decision.allocations, { a: [0] });
 });
 
-test('when jobs outnumber GPUs, the jobs with the least attained service run', () => {
-  const jobs = [0, 1, 2, 3, 4, 5].map((i) => job(`j${i}`, { attained_service_gpu_s: (5 - i) * 1000 }));
+test('when jobs of unknown length outnumber GPUs, those in the queues of least attained service run', () => {
+  // Queues start at 0, 600 and 6000 GPU-s: j4 and j5 are in the first, j2 and j3 in the second.
+  const jobs = [0, 1, 2, 3, 4, 5].map((i) => job(`j${i}`, { attained_service_gpu_s: [9000, 8000, 3000, 2000, 500, 100][i] as number, submitted_at_s: 3000 }));
   const decision = new GoodputPolicy().decide(snapshot(jobs, 1));
   assert.deepEqual(Object.keys(decision.allocations).sort(), ['j2', 'j3', 'j4', 'j5']);
   assert.equal(decision.rejections?.j0?.code, 'WAITING_FOR_GPUS');

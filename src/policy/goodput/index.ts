@@ -1,6 +1,6 @@
 import type { Allocation, ClusterSnapshot } from '../../core/cluster.js';
 import type { Policy, PolicyDecision, PolicyFactory, PolicyOptions, PolicyParamValue } from '../policy.js';
-import { buildJobViews, defaultGoodputPolicyParams, type GoodputPolicyParams, type SpeedupCache } from './job-view.js';
+import { buildJobViews, defaultGoodputPolicyParams, type GoodputPolicyParams, type JobView, type SpeedupCache } from './job-view.js';
 import { placeJobs, usageAfter } from './placement.js';
 import { chooseReplicaCounts } from './sizing.js';
 
@@ -23,8 +23,9 @@ export class GoodputPolicy implements Policy {
 
   decide(snapshot: ClusterSnapshot): PolicyDecision {
     const allViews = buildJobViews(snapshot, this.params, this.speedups);
-    const pinned = allViews.filter((v) => !v.job.preemptible && v.current_replicas > 0);
-    const views = allViews.filter((v) => v.job.preemptible || v.current_replicas === 0);
+    const isPinned = (v: JobView): boolean => v.current_replicas > 0 && (!v.job.preemptible || v.hold !== undefined);
+    const pinned = allViews.filter(isPinned);
+    const views = allViews.filter((v) => !isPinned(v));
     const usage = usageAfter(snapshot.nodes, pinned.map((v) => v.current));
     const free = usage.free.reduce((sum, f) => sum + Math.max(0, f), 0);
     const gpusPerNode = Math.max(1, ...snapshot.nodes.map((n) => n.gpus));
@@ -32,11 +33,15 @@ export class GoodputPolicy implements Policy {
     const allocations: Record<string, Allocation> = placeJobs(views, counts, usage);
     for (const view of pinned) allocations[view.job.id] = view.current;
     const rejections: PolicyDecision['rejections'] = {};
+    const kept = pinned.reduce((sum, v) => sum + v.current_replicas, 0);
+    const busy = kept > 0
+      ? `all GPUs are in use (${kept} held by jobs that are not stopped now: not preemptible, no checkpoint yet, or within their minimum time slice)`
+      : 'all GPUs are used by jobs with higher priority (less remaining work or attained service)';
     views.forEach((view) => {
       if (!allocations[view.job.id]) {
         rejections[view.job.id] = view.max_replicas === 0
           ? { code: 'NO_FEASIBLE_SIZE', message: 'the job cannot run on any replica count within its limits' }
-          : { code: 'WAITING_FOR_GPUS', message: 'all GPUs are used by jobs with higher priority (less attained service)' };
+          : { code: 'WAITING_FOR_GPUS', message: busy };
       }
     });
     return { allocations, rejections };
@@ -53,6 +58,10 @@ export const goodputPolicy: PolicyFactory = {
     explore_factor: { min: 1 },
     unmeasured_gain_share: { min: 0, max: 1 },
     service_half_weight_gpu_s: { min: 1 },
+    queue_base_gpu_s: { min: 1e-3 },
+    queue_factor: { min: 1 },
+    queue_count: { min: 1, integer: true },
+    max_preemptions: { min: 0, integer: true },
   },
   // options.params holds only knobs listed above, each with its default's type (policy-params.ts).
   create: (options: PolicyOptions) => new GoodputPolicy(options.params as Partial<GoodputPolicyParams> | undefined),

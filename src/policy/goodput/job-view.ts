@@ -2,6 +2,7 @@ import type { Allocation, ClusterSnapshot, PolicyJob } from '../../core/cluster.
 import type { GoodputModel } from '../../goodput/types.js';
 import { bestGoodput, goodputSpeedupFn, linearSpeedupFn, type BatchPolicy, type SpeedupFn } from '../../goodput/speedup.js';
 import { jobBatchPolicy } from '../job-batch.js';
+import { holdReason, queueFloor_gpu_s, serviceQueue, unknownLength, type HoldReason, type HysteresisParams } from './hysteresis.js';
 
 /** What the goodput policy derives from one job for one round. */
 export interface JobView {
@@ -24,12 +25,17 @@ export interface JobView {
   idle_restart_keep: number;
   /** Exponent p of the utility of speedup (see GoodputPolicyParams.utility_power). */
   utility_power: number;
-  /** Estimate of the remaining work (1-GPU seconds, or attained GPU-seconds when unknown). */
+  /**
+   * Estimate of the remaining work (1-GPU seconds), or for ranking jobs of unknown length their
+   * attained GPU-seconds (for jobs without remaining_samples, the floor of their service queue).
+   */
   remaining_estimate: number;
+  /** Set when the job must keep its current allocation this round (hysteresis.ts). */
+  hold?: HoldReason;
 }
 
 /** Tunable knobs of the goodput policy. Defaults were chosen by measurement (docs/policy.md). */
-export interface GoodputPolicyParams {
+export interface GoodputPolicyParams extends HysteresisParams {
   /** Attained service (GPU-seconds) at which a job's weight halves. */
   service_half_weight_gpu_s: number;
   /** Exponent of the weight decay with attained service. */
@@ -119,6 +125,12 @@ export const defaultGoodputPolicyParams: GoodputPolicyParams = {
   min_marginal_speedup: 0,
   whole_nodes: true,
   min_weight_share: 0,
+  queue_base_gpu_s: 600,
+  queue_factor: 10,
+  queue_count: 3,
+  min_slice_restarts: 4,
+  starvation_factor: 8,
+  max_preemptions: 5,
 };
 
 /**
@@ -178,6 +190,10 @@ function buildViews(snapshot: ClusterSnapshot, params: GoodputPolicyParams, cach
   const totalGpus = snapshot.nodes.reduce((sum, n) => sum + n.gpus, 0);
   return snapshot.jobs.map((job, order) => {
     const current = snapshot.allocations[job.id] ?? [];
+    // Jobs of unknown length are ranked by attained service discretized into queues (hysteresis).
+    const service_gpu_s = unknownLength(job)
+      ? queueFloor_gpu_s(serviceQueue(job, current.length === 0, snapshot.now_s, params, params.restart_delay_s), params)
+      : job.attained_service_gpu_s;
     const limits = job.limits;
     const batchCap = job.fixed_batch_size ?? Math.min(limits.max_batch_size, job.batch_size_cap ?? Infinity);
     const byBatch = Math.max(1, Math.floor(batchCap / Math.max(1, limits.min_local_bsz)));
@@ -208,7 +224,7 @@ function buildViews(snapshot: ClusterSnapshot, params: GoodputPolicyParams, cach
     const remaining_1gpu_s = params.use_remaining_work && oneGpu > 0 && job.remaining_samples !== undefined ? job.remaining_samples / oneGpu : undefined;
     const weight = remaining_1gpu_s !== undefined
       ? params.service_half_weight_gpu_s / Math.max(remaining_1gpu_s, 1)
-      : 1 / Math.pow(1 + job.attained_service_gpu_s / params.service_half_weight_gpu_s, params.service_weight_power);
+      : 1 / Math.pow(1 + service_gpu_s / params.service_half_weight_gpu_s, params.service_weight_power);
     const age_s = Math.max(0, snapshot.now_s - job.submitted_at_s);
     // Price a restart against the time the job has left: known from its remaining work, else
     // estimated from its age (jobs that have run long tend to run long).
@@ -222,9 +238,13 @@ function buildViews(snapshot: ClusterSnapshot, params: GoodputPolicyParams, cach
     // Budget: the share of the job's remaining time not yet spent restarting (floored, so that a
     // preempted job can always restart); delay: the restart's share of the allocation's hold time.
     const budget = Math.max(horizon_s - spent_s, MIN_RESTART_BUDGET * horizon_s) / horizon_s;
-    const idle_restart_keep = hold_s / (hold_s + params.restart_delay_s);
+    // A stop loses the restart delay plus the progress since the job's last checkpoint (0 for
+    // jobs that checkpoint when stopped, as every simulated job does).
+    const idle_restart_keep = hold_s / (hold_s + params.restart_delay_s + (job.progress_at_risk_s ?? 0));
     const restart_keep = budget * idle_restart_keep;
+    const hold = current.length > 0 ? holdReason(job, snapshot.now_s, params, params.restart_delay_s) : undefined;
     return {
+      ...(hold ? { hold } : {}),
       job,
       order,
       current,
@@ -236,7 +256,7 @@ function buildViews(snapshot: ClusterSnapshot, params: GoodputPolicyParams, cach
       restart_keep,
       idle_restart_keep,
       utility_power: params.utility_power,
-      remaining_estimate: remaining_1gpu_s ?? job.attained_service_gpu_s,
+      remaining_estimate: remaining_1gpu_s ?? service_gpu_s,
     };
   });
 }
