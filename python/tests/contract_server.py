@@ -23,6 +23,8 @@ def validate_body(body: Any) -> Optional[str]:
         return "attempt must be an integer"
     if "limits" in body and set(body["limits"]) != LIMIT_FIELDS:
         return f"limits fields {sorted(body['limits'])}"
+    if not isinstance(body.get("checkpoint_on_stop", False), bool):
+        return "checkpoint_on_stop must be a boolean"
     reports = body.get("reports")
     if not isinstance(reports, list) or not reports:
         return "reports must be a non-empty list"
@@ -39,6 +41,10 @@ def validate_body(body: Any) -> Optional[str]:
                                       not isinstance(remaining, (int, float)) or
                                       not 0 <= remaining < float("inf")):
             return "remaining_samples must be a finite number >= 0 or null"
+        checkpoint = report.get("checkpoint_time_s")  # optional; null = none yet
+        if checkpoint is not None and (isinstance(checkpoint, bool) or
+                                       not isinstance(checkpoint, (int, float))):
+            return "checkpoint_time_s must be a number or null"
     times = [r["time_s"] for r in reports]
     if times != sorted(times):
         return "reports must be oldest first"

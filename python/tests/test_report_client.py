@@ -41,6 +41,14 @@ def test_aggregation_groups_consecutive_configs():
     assert entries[0]["breakdown"]["sync_s"] == (0.025 + 0.075) / 2
 
 
+def test_aggregation_keeps_the_newest_checkpoint_time_when_known():
+    records = [record(1), dict(record(2), checkpoint_time_s=1001.5), record(3, 64),
+               dict(record(4, 64), checkpoint_time_s=1003.5)]
+    entries = aggregate_steps(records)
+    assert [e.get("checkpoint_time_s") for e in entries] == [1001.5, 1003.5]
+    assert "checkpoint_time_s" not in aggregate_steps([record(1)])[0]
+
+
 def test_reports_are_batched_and_config_is_picked_up():
     with ContractServer(policy=lambda s, b: {"local_bsz": 48, "accum_steps": 2, "batch_size": 288,
                                              "lr_scale": 2.0}) as server:
@@ -55,6 +63,7 @@ def test_reports_are_batched_and_config_is_picked_up():
     config = client.latest_config
     assert (config.local_bsz, config.accum_steps, config.batch_size) == (48, 2, 288)
     assert server.bodies[0]["attempt"] == 3 and server.bodies[0]["limits"] == LIMITS
+    assert all(body["checkpoint_on_stop"] is True for body in server.bodies)
     assert all("limits" not in body for body in server.bodies[1:])
     assert len(server.reports()) < 50  # batched: several steps per entry
     assert not server.errors

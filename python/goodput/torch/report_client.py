@@ -26,6 +26,7 @@ MAX_BACKOFF_S = 60.0
 _MEAN_FIELDS = ("step_time_s", "sync_time_s")
 _LAST_FIELDS = ("time_s", "step", "epoch", "num_nodes", "samples", "grad_sqr", "grad_var")
 _GROUP_FIELDS = ("num_replicas", "local_bsz", "accum_steps")
+_OPTIONAL_LAST_FIELDS = ("remaining_samples", "checkpoint_time_s")
 
 
 @dataclass(frozen=True)
@@ -49,8 +50,9 @@ def aggregate_steps(records: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
         last = group[-1]
         entry: Dict[str, Any] = {k: last[k] for k in _LAST_FIELDS}
         entry.update({k: last[k] for k in _GROUP_FIELDS})
-        if last.get("remaining_samples") is not None:  # optional: only when the SDK knows it
-            entry["remaining_samples"] = last["remaining_samples"]
+        for key in _OPTIONAL_LAST_FIELDS:  # only when the SDK knows them
+            if last.get(key) is not None:
+                entry[key] = last[key]
         for key in _MEAN_FIELDS:
             entry[key] = sum(r[key] for r in group) / len(group)
         losses = [r["loss"] for r in group if r.get("loss") is not None]
@@ -145,7 +147,9 @@ class ReportClient:
         if not self._pending:
             return
         self._first_flush_done = True
-        body: Dict[str, Any] = {"attempt": self._attempt, "reports": list(self._pending)}
+        # The SDK checkpoints when stopped (SIGTERM -> checkpoint -> exit 143): a stop loses nothing.
+        body: Dict[str, Any] = {"attempt": self._attempt, "reports": list(self._pending),
+                                "checkpoint_on_stop": True}
         if not self._limits_acknowledged:
             body["limits"] = self._limits
         response = self._post(body)

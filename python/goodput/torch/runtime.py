@@ -111,6 +111,9 @@ class Runtime:
         self._step_start_s: Optional[float] = None
         self._step_data_wait_s = 0.0
         self._last_checkpoint_s = time.monotonic()
+        #: wall time when the newest checkpoint this attempt would resume from became durable
+        #: (the one restored at start counts from then); None until there is one
+        self.checkpoint_time_s: Optional[float] = time.time() if self.restored_path else None
         self._checkpoint_requested = False
         self._rng_restored = False
         self._shut_down = False
@@ -382,6 +385,8 @@ class Runtime:
         remaining = self.remaining_samples()
         if remaining is not None:  # unknown: omitted (the contract's field is optional)
             record["remaining_samples"] = remaining
+        if self.checkpoint_time_s is not None:
+            record["checkpoint_time_s"] = self.checkpoint_time_s
         return record
 
     def _noise_values(self) -> Tuple[Optional[float], Optional[float]]:
@@ -417,6 +422,7 @@ class Runtime:
         if self.distributed:
             dist.barrier()  # nobody may exit before the checkpoint is durable
         self._last_checkpoint_s = time.monotonic()
+        self.checkpoint_time_s = time.time()
         self._checkpoint_requested = False
         self.step_log.write()
         return path

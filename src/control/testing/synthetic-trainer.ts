@@ -4,10 +4,12 @@
  * (data/pollux/traces/<app>/placements.csv, scaled by --time-scale), reports measurements to
  * the control plane (rank 0), applies the configuration it gets back, checkpoints atomically on
  * SIGTERM and exits 143, and resumes from its checkpoint. Progress is counted in samples, so
- * more replicas finish sooner; every report carries the samples left (`remaining_samples`).
+ * more replicas finish sooner; every report carries the samples left (`remaining_samples`,
+ * unless `--unknown-length`) and the time of its newest checkpoint (`checkpoint_time_s`, it
+ * checkpoints before every report), and says that it checkpoints when stopped.
  *
  *   node synthetic-trainer.js [--app cifar10] [--samples N] [--time-scale F]
- *        [--fail-at-step K] [--report-every-s S]
+ *        [--fail-at-step K] [--report-every-s S] [--unknown-length]
  *
  * Log lines the tests parse: `synthetic: resumed step=S samples=N attempt=A world=W`,
  * `synthetic: checkpointed step=S samples=N attempt=A`, `synthetic: done step=S samples=N`.
@@ -29,6 +31,7 @@ const { values } = parseArgs({
     'time-scale': { type: 'string', default: '1' },
     'fail-at-step': { type: 'string' },
     'report-every-s': { type: 'string', default: '0.3' },
+    'unknown-length': { type: 'boolean', default: false },
   },
   strict: true,
 });
@@ -77,12 +80,15 @@ let stopping = false;
 let pending: Record<string, unknown>[] = [];
 let lastReport = Date.now();
 let sentLimits = false;
+/** When the newest checkpoint this attempt can resume from became durable (epoch s). */
+let checkpoint_time_s: number | null = existsSync(ckptPath) ? Date.now() / 1000 : null;
 
 function saveCheckpoint(): void {
   if (rank !== 0) return;
   const tmp = ckptPath + '.tmp';
   writeFileSync(tmp, JSON.stringify(state));
   renameSync(tmp, ckptPath);
+  checkpoint_time_s = Date.now() / 1000;
 }
 
 process.on('SIGTERM', () => {
@@ -91,7 +97,7 @@ process.on('SIGTERM', () => {
 
 async function report(): Promise<void> {
   if (rank !== 0 || pending.length === 0 || !env.GOODPUT_API) return;
-  const body = { attempt, ...(sentLimits ? {} : { limits }), reports: pending };
+  const body = { attempt, ...(sentLimits ? {} : { limits }), reports: pending, checkpoint_on_stop: true };
   pending = [];
   try {
     const res = await fetch(`${env.GOODPUT_API}/v1/jobs/${env.GOODPUT_JOB_ID}/reports`, {
@@ -143,11 +149,12 @@ async function main(): Promise<number> {
     pending.push({
       time_s: Date.now() / 1000, step: state.step, num_nodes: nodes, num_replicas: world, local_bsz, accum_steps,
       step_time_s, sync_time_s: t.sync, grad_sqr: 1.0, grad_var: 4.0, samples: state.samples,
-      remaining_samples: Math.max(0, target - state.samples),
+      ...(values['unknown-length'] ? {} : { remaining_samples: Math.max(0, target - state.samples) }),
     });
     if (Date.now() - lastReport >= reportEvery_ms) {
       lastReport = Date.now();
       saveCheckpoint();
+      for (const entry of pending) entry.checkpoint_time_s = checkpoint_time_s;
       await report();
     }
   }
