@@ -9,7 +9,10 @@
  * checkpoints before every report), and says that it checkpoints when stopped.
  *
  *   node synthetic-trainer.js [--app cifar10] [--samples N] [--time-scale F]
- *        [--fail-at-step K] [--report-every-s S] [--unknown-length]
+ *        [--fail-at-step K] [--report-every-s S] [--unknown-length] [--multi-replica-slowdown F]
+ *
+ * `--multi-replica-slowdown F` makes every step F times slower on more than one replica (a job
+ * that scales badly, whatever its model predicted from one replica).
  *
  * Log lines the tests parse: `synthetic: resumed step=S samples=N attempt=A world=W`,
  * `synthetic: checkpointed step=S samples=N attempt=A`, `synthetic: done step=S samples=N`.
@@ -32,6 +35,7 @@ const { values } = parseArgs({
     'fail-at-step': { type: 'string' },
     'report-every-s': { type: 'string', default: '0.3' },
     'unknown-length': { type: 'boolean', default: false },
+    'multi-replica-slowdown': { type: 'string', default: '1' },
   },
   strict: true,
 });
@@ -48,6 +52,7 @@ const target = Number(values.samples);
 const timeScale = Number(values['time-scale']);
 const failAt = values['fail-at-step'] === undefined ? undefined : Number(values['fail-at-step']);
 const reportEvery_ms = Number(values['report-every-s']) * 1000;
+const slowdown = world > 1 ? Number(values['multi-replica-slowdown']) : 1;
 
 /** Step and sync time by local batch for this world size (single node: placement = "W"). */
 function loadTrace(app: string, replicas: number): { bsz: number; step: number; sync: number }[] {
@@ -137,7 +142,7 @@ async function main(): Promise<number> {
       return 0;
     }
     const t = timesFor(local_bsz);
-    const step_time_s = t.step * (accum_steps + 1) - t.sync * accum_steps;
+    const step_time_s = (t.step * (accum_steps + 1) - t.sync * accum_steps) * slowdown;
     await new Promise((r) => setTimeout(r, step_time_s * timeScale * 1000));
     if (stopping) continue;
     state.step += 1;

@@ -1,0 +1,74 @@
+/**
+ * End to end (real `goodput up`, synthetic trainers): no growth before evidence. A job is grown
+ * only after its first throughput measurement, and a growth that measured slower is undone at
+ * once: with 60 s rounds, only the round a new measurement triggers can undo it within seconds.
+ */
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import type { EventView } from '../client/client.js';
+import { cleanup, sleep, startServerProcess, tempDataDir, TRAINER, waitFor, type ServerProcess } from './testing/harness.js';
+
+const servers: ServerProcess[] = [];
+const dirs: string[] = [];
+after(() => {
+  for (const d of dirs) cleanup(d, servers);
+});
+
+/** A fresh `goodput up` on 4 CPU slots with rounds every `interval_s`. */
+async function server(interval_s: number): Promise<{ server: ServerProcess; data_dir: string }> {
+  const data_dir = tempDataDir();
+  dirs.push(data_dir);
+  const started = await startServerProcess(data_dir, ['--cpu-slots', '4', '--interval-s', String(interval_s), '--grace-s', '3', '--policy-param', 'restart_delay_s=1']);
+  servers.push(started);
+  return { server: started, data_dir };
+}
+
+const replicasOf = (e: EventView): number | undefined => {
+  const m = /-> (\d+) replicas/.exec(e.reason);
+  return m ? Number(m[1]) : undefined;
+};
+
+describe('no growth before evidence', () => {
+  it('grows a job only after its first report', { timeout: 90_000 }, async () => {
+    const { server: { client }, data_dir } = await server(1);
+    // The first report comes 3 s after the start; rounds run every second meanwhile.
+    const command = [process.execPath, TRAINER, '--samples', '10000000', '--report-every-s', '3'];
+    const job = await client.submit({ name: 'grow', command, workdir: data_dir, max_replicas: 4 });
+    const grown = await waitFor('the job to grow', 45_000, async () => {
+      const events = await client.events(job.id);
+      return events.find((e) => e.kind === 'rescale' && (replicasOf(e) ?? 0) > 1);
+    });
+    const first = (await client.reports(job.id, 1000))[0];
+    assert.ok(first, 'it has reported');
+    assert.ok(Date.parse(grown.at) >= first.received_at_ms, `grown at ${grown.at}, first report at ${new Date(first.received_at_ms).toISOString()}`);
+    await client.cancel(job.id);
+  });
+
+  it('never grows a job that reports no measurement, even one that may be stopped at any time', { timeout: 60_000 }, async () => {
+    const { server: { client }, data_dir } = await server(1);
+    const job = await client.submit({ name: 'plain', command: ['sleep', '30'], workdir: data_dir, max_replicas: 4, preemptible: true });
+    await waitFor('the job to run', 15_000, async () => (await client.getJob(job.id)).state === 'running');
+    // Rounds every second, 3 idle slots, and its minimum slice (4 s) long over.
+    await sleep(12_000);
+    const now = await client.getJob(job.id);
+    assert.equal(now.replicas, 1);
+    assert.deepEqual((await client.events(job.id)).filter((e) => e.kind === 'rescale'), []);
+    await client.cancel(job.id);
+  });
+
+  it('undoes a growth that measured slower within seconds, not at the next 60 s round', { timeout: 90_000 }, async () => {
+    const { server: { client }, data_dir } = await server(60);
+    const command = [process.execPath, TRAINER, '--samples', '10000000', '--multi-replica-slowdown', '6'];
+    const job = await client.submit({ name: 'slow-growth', command, workdir: data_dir, max_replicas: 4 });
+    const events = await waitFor('a growth, then a shrink back', 60_000, async () => {
+      const all = await client.events(job.id);
+      const grow = all.findIndex((e) => e.kind === 'rescale' && (replicasOf(e) ?? 0) > 1);
+      return grow >= 0 && all.slice(grow + 1).some((e) => e.kind === 'rescale') ? all : undefined;
+    });
+    const grow = events.find((e) => e.kind === 'rescale' && (replicasOf(e) ?? 0) > 1)!;
+    const shrink = events.filter((e) => e.kind === 'rescale').find((e) => Date.parse(e.at) > Date.parse(grow.at))!;
+    assert.ok((replicasOf(shrink) ?? 99) < (replicasOf(grow) ?? 0), `${grow.reason}; then ${shrink.reason}`);
+    assert.ok(Date.parse(shrink.at) - Date.parse(grow.at) < 45_000, `before the next 60 s round: ${events.map((e) => `${e.at} ${e.kind} ${e.reason}`).join('\n')}`);
+    await client.cancel(job.id);
+  });
+});
