@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import type { EventView } from '../client/client.js';
+import type { EventView, GoodputClient } from '../client/client.js';
 import { cleanup, sleep, startServerProcess, tempDataDir, TRAINER, waitFor, type ServerProcess } from './testing/harness.js';
 
 const servers: ServerProcess[] = [];
@@ -27,17 +27,17 @@ const replicasOf = (e: EventView): number | undefined => {
   const m = /-> (\d+) replicas/.exec(e.reason);
   return m ? Number(m[1]) : undefined;
 };
+const isGrowth = (e: EventView): boolean => e.kind === 'rescale' && (replicasOf(e) ?? 0) > 1;
+/** A long synthetic job that may use all 4 slots. */
+const submitTrainer = (client: GoodputClient, data_dir: string, name: string, ...extra: string[]) =>
+  client.submit({ name, command: [process.execPath, TRAINER, '--samples', '10000000', ...extra], workdir: data_dir, max_replicas: 4 });
 
 describe('no growth before evidence', () => {
   it('grows a job only after its first report', { timeout: 90_000 }, async () => {
     const { server: { client }, data_dir } = await server(1);
     // The first report comes 3 s after the start; rounds run every second meanwhile.
-    const command = [process.execPath, TRAINER, '--samples', '10000000', '--report-every-s', '3'];
-    const job = await client.submit({ name: 'grow', command, workdir: data_dir, max_replicas: 4 });
-    const grown = await waitFor('the job to grow', 45_000, async () => {
-      const events = await client.events(job.id);
-      return events.find((e) => e.kind === 'rescale' && (replicasOf(e) ?? 0) > 1);
-    });
+    const job = await submitTrainer(client, data_dir, 'grow', '--report-every-s', '3');
+    const grown = await waitFor('the job to grow', 45_000, async () => (await client.events(job.id)).find(isGrowth));
     const first = (await client.reports(job.id, 1000))[0];
     assert.ok(first, 'it has reported');
     assert.ok(Date.parse(grown.at) >= first.received_at_ms, `grown at ${grown.at}, first report at ${new Date(first.received_at_ms).toISOString()}`);
@@ -58,14 +58,13 @@ describe('no growth before evidence', () => {
 
   it('undoes a growth that measured slower within seconds, not at the next 60 s round', { timeout: 90_000 }, async () => {
     const { server: { client }, data_dir } = await server(60);
-    const command = [process.execPath, TRAINER, '--samples', '10000000', '--multi-replica-slowdown', '6'];
-    const job = await client.submit({ name: 'slow-growth', command, workdir: data_dir, max_replicas: 4 });
+    const job = await submitTrainer(client, data_dir, 'slow-growth', '--multi-replica-slowdown', '6');
     const events = await waitFor('a growth, then a shrink back', 60_000, async () => {
       const all = await client.events(job.id);
-      const grow = all.findIndex((e) => e.kind === 'rescale' && (replicasOf(e) ?? 0) > 1);
+      const grow = all.findIndex(isGrowth);
       return grow >= 0 && all.slice(grow + 1).some((e) => e.kind === 'rescale') ? all : undefined;
     });
-    const grow = events.find((e) => e.kind === 'rescale' && (replicasOf(e) ?? 0) > 1)!;
+    const grow = events.find(isGrowth)!;
     const shrink = events.filter((e) => e.kind === 'rescale').find((e) => Date.parse(e.at) > Date.parse(grow.at))!;
     assert.ok((replicasOf(shrink) ?? 99) < (replicasOf(grow) ?? 0), `${grow.reason}; then ${shrink.reason}`);
     assert.ok(Date.parse(shrink.at) - Date.parse(grow.at) < 45_000, `before the next 60 s round: ${events.map((e) => `${e.at} ${e.kind} ${e.reason}`).join('\n')}`);
