@@ -38,7 +38,13 @@ export class TimelineBuilder {
     this.t.end_ms.push(end_ms);
   }
 
-  build(): Timeline {
+  /** The timeline; `zoom` starts it at its first band (a window of hours with minutes of history would be empty). */
+  build(zoom = false): Timeline {
+    if (zoom && this.t.start_ms.length > 0) {
+      let first = Infinity;
+      for (const start of this.t.start_ms) first = Math.min(first, start);
+      this.t.from_ms = Math.max(this.t.from_ms, first - (this.t.to_ms - first) * 0.02);
+    }
     return this.t;
   }
 }
@@ -79,5 +85,5 @@ export async function liveTimeline(store: Store, jobs: readonly JobRecord[], nod
       builder.add(row, shown ? job.id : '', shown ? job.name : '', shown ? job.id : '', Math.max(r.started_at_ms, from_ms), end);
     }
   }
-  return builder.build();
+  return builder.build(true);
 }
