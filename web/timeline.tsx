@@ -75,9 +75,10 @@ export function TimelineView(p: TimelineProps) {
     const ticks = 6;
     for (let k = 0; k <= ticks; k++) {
       const ms = t.from_ms + (span * k) / ticks;
-      const label = p.relative ? `${(ms / 3_600_000).toFixed(1)} h` : new Date(ms).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', hour12: false });
+      const clock: Intl.DateTimeFormatOptions = span < 900_000 ? { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false } : { hour: '2-digit', minute: '2-digit', hour12: false };
+      const label = p.relative ? `${(ms / 3_600_000).toFixed(1)} h` : new Date(ms).toLocaleTimeString([], clock);
       const x = xOf(ms);
-      g.fillText(label, Math.min(Math.max(LABEL_W, x - 15), width - 40), y + 3);
+      g.fillText(label, Math.min(Math.max(LABEL_W, x - 15), width - 52), y + 3);
     }
   }, [t, width, height, rowH]);
 

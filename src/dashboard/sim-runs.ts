@@ -127,5 +127,9 @@ function inferGpusPerNode(records: readonly IntervalLine[]): number {
 /** Reads and summarizes every file, labelled as `runLabels` names them. */
 export function loadSimRuns(files: readonly string[]): SimRunView[] {
   const labels = runLabels(files);
-  return files.map((f, i) => simRunView(labels[i]!, readIntervalLog(f)));
+  const runs = files.map((f, i) => simRunView(labels[i]!, readIntervalLog(f)));
+  // One time axis for all runs, so their timelines compare side by side.
+  const end_ms = Math.max(...runs.map((r) => r.timeline.to_ms));
+  for (const r of runs) r.timeline.to_ms = end_ms;
+  return runs;
 }

@@ -21,8 +21,8 @@ export function ClusterPage() {
       <div class="summary">
         <span><b>{devices.length}</b> devices on <b>{data.nodes.length}</b> node(s)</span>
         <span class="legend free">free {count('free')}</span>
-        <span class="legend job">your jobs {count('job')}</span>
-        <span class="legend other">other users {count('other')}</span>
+        <span class="legend job">jobs {count('job')}</span>
+        <span class="legend other">other users' jobs {count('other')}</span>
         <span class="legend foreign">foreign {count('foreign')}</span>
       </div>
       <div class={`nodes ${devices.length > 64 ? 'compact' : ''}`} id="cluster-grid">
