@@ -152,7 +152,7 @@ export function simulate(workload: Workload, policyName: string, policy: Policy,
       activeSum[i]! += active.length;
       activeRounds[i]! += 1;
     }
-    const logged = options.onInterval ? jobs.filter((j) => j.submit_s <= now && (j.completion_s === null || j.completion_s > now - o.interval_s)) : [];
+    const logged = options.onInterval ? jobs.filter((j) => j.submit_s <= now && (j.completion_s === null || j.completion_s >= now - o.interval_s)) : [];
     if (active.length > 0) {
       const kept = new Map<string, Allocation>();
       for (const i of active) {
