@@ -14,7 +14,6 @@ export interface TimelineProps {
   maxHeight?: number;
 }
 
-const LABEL_W = 64;
 const AXIS_H = 18;
 
 export function TimelineView(p: TimelineProps) {
@@ -22,6 +21,7 @@ export function TimelineView(p: TimelineProps) {
   const [width, setWidth] = useState(800);
   const [hover, setHover] = useState<{ x: number; y: number; text: string } | null>(null);
   const t = p.timeline;
+  const LABEL_W = useMemo(() => 12 + 6.5 * t.rows.reduce((m, r) => Math.max(m, r.length), 4), [t.rows]);
   const rowH = Math.max(2, Math.min(16, Math.floor((p.maxHeight ?? 520) / Math.max(1, t.rows.length))));
   const height = t.rows.length * rowH + AXIS_H;
   const byRow = useMemo(() => {
