@@ -8,11 +8,10 @@
  * and the drawn timeline (cluster), assets and data included; median of BENCH_RUNS (default 5)
  * fresh page loads. With GOODPUT_SCREENSHOT_DIR set, the first load of each page is saved there.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gzipSync } from 'node:zlib';
-import { ASSET_DIR } from '../src/dashboard/assets.js';
+import { loadAssets } from '../src/dashboard/assets.js';
 import { startDashboard, type RunningDashboard } from '../src/dashboard/server.js';
 import { launchBrowser, screenshotDir, type Browser } from '../src/dashboard/testing/browser.js';
 import { buildFixture, type Fixture } from './dashboard-fixture.js';
@@ -82,14 +81,12 @@ async function main(): Promise<void> {
   }
   let raw = 0;
   let gz = 0;
-  const parts = readdirSync(ASSET_DIR).map((name) => {
-    const body = readFileSync(join(ASSET_DIR, name));
-    const z = gzipSync(body).length;
-    raw += statSync(join(ASSET_DIR, name)).size;
-    gz += z;
-    return `${name} ${(body.length / 1024).toFixed(1)} KiB (${(z / 1024).toFixed(1)} KiB gzip)`;
+  const parts = [...loadAssets()].map(([path, a]) => {
+    raw += a.body.length;
+    gz += a.gzip.length;
+    return `${path.slice(1)} ${(a.body.length / 1024).toFixed(1)} KiB (${(a.gzip.length / 1024).toFixed(1)} KiB gzip)`;
   });
-  console.log(`shipped assets (dist/web): ${(raw / 1024).toFixed(1)} KiB, ${(gz / 1024).toFixed(1)} KiB gzip — ${parts.join('; ')}`);
+  console.log(`served assets (dist/web): ${(raw / 1024).toFixed(1)} KiB, ${(gz / 1024).toFixed(1)} KiB gzip — ${parts.join('; ')}`);
 }
 
 await main();

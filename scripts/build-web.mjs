@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Bundles the dashboard (web/) into dist/web with esbuild: one JS and one CSS file, minified,
 // no CDN (clusters are often offline). Run by `npm run build` after tsc.
-import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { build } from 'esbuild';
 
 const out = 'dist/web';
@@ -20,3 +20,6 @@ await build({
   logLevel: 'warning',
 });
 copyFileSync('web/index.html', `${out}/index.html`);
+// The bundle contains preact and uPlot (both MIT): their licences ship beside it.
+const licences = ['preact', 'uplot'].map((name) => `${name}\n${'='.repeat(name.length)}\n${readFileSync(`node_modules/${name}/LICENSE`, 'utf8')}`);
+writeFileSync(`${out}/THIRD-PARTY-LICENSES.txt`, licences.join('\n'));

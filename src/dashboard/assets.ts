@@ -22,7 +22,7 @@ export interface Asset {
 }
 
 /** Folder of the built assets. */
-export const ASSET_DIR = packagePath('dist', 'web');
+const ASSET_DIR = packagePath('dist', 'web');
 
 /** Every built asset by URL path ('/index.html', '/app.js', ...); empty when the build has not run. */
 export function loadAssets(dir = ASSET_DIR): Map<string, Asset> {
