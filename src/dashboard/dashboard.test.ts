@@ -22,7 +22,8 @@ const jobs: Record<string, string> = {};
 const shots = screenshotDir();
 
 const trainerJob = (name: string) => ({ name, command: [process.execPath, TRAINER, '--samples', '3000000', '--time-scale', '0.5'], workdir: data_dir, max_replicas: 4 });
-const shot = (name: string) => page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
+/** The app's content (header and page, not the empty viewport below). */
+const shot = (name: string) => page.locator('#app').screenshot({ path: join(shots, `${name}.png`) });
 
 /** Logs out whoever is logged in (the button), then logs in with `token` and opens `route`. */
 async function login(token: string, route = '#/jobs'): Promise<void> {
@@ -45,7 +46,7 @@ before(async () => {
     const client = new GoodputClient(server.url, tokens[user]);
     jobs[user] = (await client.submit(trainerJob(`${user}-train`))).id;
   }
-  await waitFor('both jobs to run and report', 30_000, async () => {
+  await waitFor('both jobs to run and report', 60_000, async () => {
     const all = await server.client.listJobs();
     return all.every((j) => j.state === 'running' && j.step > 20);
   });
@@ -59,7 +60,7 @@ after(async () => {
   cleanup(data_dir, servers);
 });
 
-describe('dashboard in chromium', { timeout: 120_000 }, () => {
+describe('dashboard in chromium', { timeout: 240_000 }, () => {
   it('refuses a bad token on the login form', async (t) => {
     t.diagnostic(`screenshots in ${shots}`);
     await page.goto(`${dashboard}/`);
@@ -122,12 +123,12 @@ describe('dashboard in chromium', { timeout: 120_000 }, () => {
   it('admin sees every job; screenshots of the cluster and job pages', async () => {
     // The policy grows alice's job onto bob's devices, then shares them with a third job.
     const admin = new GoodputClient(servers[0]!.url, tokens.admin);
-    await waitFor("alice's job rescaled to 4 replicas", 30_000, async () => {
+    await waitFor("alice's job rescaled to 4 replicas", 60_000, async () => {
       const j = await admin.getJob(jobs.alice!);
       return j.state === 'running' && j.replicas === 4;
     });
     const carol = await admin.submit({ ...trainerJob('carol-finetune'), user: 'carol' });
-    await waitFor("carol's job to run", 30_000, async () => (await admin.getJob(carol.id)).state === 'running');
+    await waitFor("carol's job to run", 60_000, async () => (await admin.getJob(carol.id)).state === 'running');
     await login(tokens.admin!, '#/jobs');
     for (const id of [jobs.alice, jobs.bob, carol.id]) await page.locator(`[data-job-id="${id}"]`).waitFor();
     await page.goto(`${dashboard}/#/cluster`);
@@ -135,7 +136,10 @@ describe('dashboard in chromium', { timeout: 120_000 }, () => {
     await page.waitForTimeout(3500); // reports of the new attempts arrive
     await shot('cluster');
     await page.goto(`${dashboard}/#/job/${jobs.alice}`);
-    await page.waitForSelector('.chart[data-title^="Goodput"]');
+    await page.waitForSelector('#events li[data-kind="rescale"]');
+    // Each rescale decision is marked on the charts and listed with its reason.
+    await waitFor('rescales marked on the charts', 10_000, async () => Number(await page.locator('.chart[data-title="Replicas"]').getAttribute('data-marks')) >= 2);
+    assert.match(await page.locator('#events li[data-kind="rescale"]').first().innerText(), /optimus: \d -> \d replicas/);
     await page.waitForTimeout(500);
     await shot('job');
   });

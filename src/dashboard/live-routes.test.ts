@@ -20,7 +20,8 @@ const store = new SqliteStore(join(dir, 'db.sqlite'));
 const secret = 'test-secret';
 const spec: JobSpec = { name: 'x', command: ['true'], workdir: dir, env: {}, min_replicas: 0, max_replicas: 4, max_restarts: 1, preemptible: true, priority: 0 };
 const nodes: NodeView[] = [{ name: 'local', devices: [0, 1, 2].map((index) => ({ index, kind: 'gpu' as const, name: 'GPU', job: index === 0 ? 'a1' : index === 1 ? 'b1' : null })) }];
-const app = dashboardApp({ live: { api_url: 'http://127.0.0.1:9', store, secret, nodes: async () => nodes } });
+const rejection = (id: string) => (id === 'q1' ? { code: 'E_NO_CAPACITY', message: 'goodput: no free GPU for its min_replicas' } : undefined);
+const app = dashboardApp({ live: { api_url: 'http://127.0.0.1:9', store, secret, nodes: async () => nodes, rejection } });
 const get = (path: string, token?: string) => app.request(path, { headers: token ? { authorization: `Bearer ${token}` } : {} });
 
 before(async () => {
@@ -30,6 +31,7 @@ before(async () => {
     await store.assignJob(id, { allocation: [0], devices: [device] }, 0, 'scheduler', 'test');
     await store.launchJob(id, [{ rank: 0, device, pid: 1, proc_start: '', log_path: '', started_at_ms: Date.now() - 1000 }], 'backend', 'test');
   }
+  await store.createJob({ id: 'q1', name: 'alice-waits', user: 'alice', spec }, 'alice');
   const limits = { init_batch_size: 64, max_batch_size: 1024, min_local_bsz: 16, max_local_bsz: 256, accumulation: true };
   await store.addReports('a1', 0, limits, [{ time_s: Date.now() / 1000, step: 10, num_nodes: 1, num_replicas: 1, local_bsz: 64, accum_steps: 1, step_time_s: 0.5, sync_time_s: 0, grad_sqr: 1, grad_var: 1, samples: 1280, remaining_samples: 3840 }]);
 });
@@ -48,7 +50,8 @@ describe('dashboard /dash endpoints', () => {
 
   it("lists a user's own jobs with batch, goodput and progress; an admin sees all", async () => {
     const mine = (await (await get('/dash/jobs', 'tok-alice')).json()) as JobsResponse;
-    assert.deepEqual(mine.rows.map((r) => r.id), ['a1']);
+    assert.deepEqual(mine.rows.map((r) => r.id), ['a1', 'q1']);
+    assert.equal(mine.rows[1]!.reason, 'goodput: no free GPU for its min_replicas', "a waiting job shows the policy's reason");
     const a = mine.rows[0]!;
     // batch 64 x (1 + 1) x 1 = 128 in 0.5 s: 256 samples/s; efficiency at twice B0 with sqr = var: 2/1.5/2.
     assert.equal(a.batch_size, 128);
@@ -57,7 +60,7 @@ describe('dashboard /dash endpoints', () => {
     assert.equal(a.progress, 0.25);
     assert.ok(a.eta_ms! > mine.now_ms);
     const all = (await (await get('/dash/jobs', 'tok-root')).json()) as JobsResponse;
-    assert.deepEqual(all.rows.map((r) => r.id).sort(), ['a1', 'b1']);
+    assert.deepEqual(all.rows.map((r) => r.id).sort(), ['a1', 'b1', 'q1']);
   });
 
   it("refuses another user's series and serves the owner's", async () => {

@@ -25,7 +25,7 @@ export function ClusterPage() {
         <span class="legend other">other users' jobs {count('other')}</span>
         <span class="legend foreign">foreign {count('foreign')}</span>
       </div>
-      <div class={`nodes ${devices.length > 64 ? 'compact' : ''}`} id="cluster-grid">
+      <div class={`nodes ${devices.length > 64 ? 'compact' : devices.length <= 16 ? 'wide' : ''}`} id="cluster-grid">
         {data.nodes.map((n) => (
           <div class="node" key={n.name}>
             <div class="node-name">{n.name}</div>
@@ -59,6 +59,19 @@ export function ClusterPage() {
         </select>
       </h3>
       <TimelineView timeline={data.timeline} onOpen={(id) => go(`/job/${id}`)} />
+      <div class="job-legend" id="timeline-legend">
+        {data.timeline.labels.map((label, j) =>
+          data.timeline.ids[j] ? (
+            <a key={data.timeline.ids[j]} href={`#/job/${data.timeline.ids[j]}`}>
+              <span class="swatch" style={{ background: jobColor(data.timeline.ids[j]!) }} /> {label}
+            </a>
+          ) : (
+            <span key="other">
+              <span class="swatch" style={{ background: jobColor('') }} /> other users' jobs
+            </span>
+          ),
+        )}
+      </div>
     </div>
   );
 }

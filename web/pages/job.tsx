@@ -47,7 +47,7 @@ export function JobPage(p: { id: string; me: WhoAmI }) {
         <Fact label="submitted" value={fmtTime(Date.parse(j.submitted_at))} />
         <Fact label="reason" value={j.rejection ? `${j.rejection.message} (${j.rejection.code})` : j.reason} />
       </div>
-      <Charts series={series.data} />
+      <Charts series={series.data} marks={decisionTimes(events.data ?? [])} />
       <div class="two">
         <section>
           <h3>Events</h3>
@@ -71,18 +71,25 @@ function Fact(p: { label: string; value: string }) {
   );
 }
 
-function Charts(p: { series: JobSeries | undefined }) {
+/** Decisions that change a job's configuration, marked on every chart (seconds). */
+const MARKED = new Set(['rescale', 'failed-replica', 'requeued']);
+function decisionTimes(events: readonly EventView[]): number[] {
+  return events.filter((e) => MARKED.has(e.kind)).map((e) => Date.parse(e.at) / 1000);
+}
+
+function Charts(p: { series: JobSeries | undefined; marks: number[] }) {
   const s = p.series;
   if (!s) return <div class="muted">loading charts…</div>;
   if (s.t_ms.length === 0) return <div class="muted">no reports yet: charts appear once the job reports (docs/contract.md)</div>;
   const x = s.t_ms.map((t) => t / 1000);
   return (
     <div class="charts">
-      <Chart title="Replicas" time x={x} series={[{ label: 'replicas', values: s.replicas, color: '#1a73e8', stepped: true }]} />
+      <Chart title="Replicas" time x={x} marks={p.marks} series={[{ label: 'replicas', values: s.replicas, color: '#1a73e8', stepped: true }]} />
       <Chart
         title="Batch size (local x accumulation x replicas)"
         time
         log
+        marks={p.marks}
         x={x}
         series={[
           { label: 'global', values: s.batch_size, color: '#d93025', stepped: true },
@@ -90,9 +97,9 @@ function Charts(p: { series: JobSeries | undefined }) {
           { label: 'accumulation', values: s.accum_steps.map((a) => a + 1), color: '#f9ab00', stepped: true },
         ]}
       />
-      <Chart title="Throughput (samples/s)" time x={x} series={[{ label: 'throughput', values: s.throughput, color: '#1a73e8' }]} />
-      <Chart title="Statistical efficiency" time x={x} series={[{ label: 'efficiency', values: s.efficiency, color: '#9334e6' }]} />
-      <Chart title="Goodput (B0-equivalent samples/s)" time x={x} series={[{ label: 'goodput', values: s.goodput, color: '#e8710a' }]} />
+      <Chart title="Throughput (samples/s)" time x={x} marks={p.marks} series={[{ label: 'throughput', values: s.throughput, color: '#1a73e8' }]} />
+      <Chart title="Statistical efficiency" time x={x} marks={p.marks} series={[{ label: 'efficiency', values: s.efficiency, color: '#9334e6' }]} />
+      <Chart title="Goodput (B0-equivalent samples/s)" time x={x} marks={p.marks} series={[{ label: 'goodput', values: s.goodput, color: '#e8710a' }]} />
     </div>
   );
 }
