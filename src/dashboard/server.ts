@@ -6,8 +6,9 @@
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { Hono } from 'hono';
+import { compress } from 'hono/compress';
 import type { ApiEnv } from '../api/auth.js';
-import { errorBody, statusOf } from '../api/http-error.js';
+import { badRequest, errorBody, statusOf } from '../api/http-error.js';
 import { GoodputError } from '../core/errors.js';
 import { loadAssets, type Asset } from './assets.js';
 import { liveRoutes, type LiveSources } from './live-routes.js';
@@ -38,6 +39,8 @@ export function dashboardApp(o: Omit<DashboardOptions, 'host' | 'port'>): Hono<A
     const body = errorBody(error);
     return c.json(body, statusOf(body.error.code));
   });
+  // Answers for thousands of jobs are a megabyte of JSON every few seconds: gzip them (an SSH tunnel is slow).
+  app.use('/dash/*', compress());
   app.get('/dash/config', (c) => c.json<DashboardConfig>({ mode: o.live ? 'live' : 'sim' }));
   if (o.live) {
     app.route('/', liveRoutes(o.live));
@@ -69,12 +72,18 @@ function send(asset: Asset, acceptEncoding: string): Response {
 
 const HOP_HEADERS = ['host', 'connection', 'keep-alive', 'transfer-encoding', 'content-length', 'content-encoding'];
 
+/** Largest request body forwarded (the API's own limit); the browser app sends none. */
+const MAX_FORWARD_BYTES = 4 << 20;
+
 /** Forwards an API request to the API server unchanged (token included); the answer likewise. */
 async function forward(api_url: string, req: Request): Promise<Response> {
   const url = new URL(req.url);
   const headers = new Headers(req.headers);
-  for (const h of HOP_HEADERS) headers.delete(h);
   const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
+  // Bodies are buffered before forwarding, so only a declared, bounded length is accepted.
+  const length = Number(headers.get('content-length') ?? (headers.has('transfer-encoding') ? NaN : 0));
+  if (hasBody && !(length <= MAX_FORWARD_BYTES)) throw badRequest(`request body without a Content-Length, or larger than ${MAX_FORWARD_BYTES} bytes`);
+  for (const h of HOP_HEADERS) headers.delete(h);
   let res: Response;
   try {
     res = await fetch(api_url + url.pathname + url.search, { method: req.method, headers, body: hasBody ? await req.arrayBuffer() : undefined });
