@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { GoodputClient } from '../client/client.js';
 import { cleanup, startServerProcess, tempDataDir, TRAINER, waitFor, type ServerProcess } from '../control/testing/harness.js';
+import { dashboardFile } from './live.js';
 import { launchBrowser, screenshotDir, type Browser } from './testing/browser.js';
 
 const data_dir = tempDataDir('goodput-dashboard-');
@@ -39,7 +40,7 @@ async function login(token: string, route = '#/jobs'): Promise<void> {
 before(async () => {
   const server = await startServerProcess(data_dir, ['--cpu-slots', '4', '--interval-s', '1', '--grace-s', '5', '--policy', 'optimus']);
   servers.push(server);
-  dashboard = await waitFor('dashboard.json', 10_000, async () => (JSON.parse(readFileSync(join(data_dir, 'dashboard.json'), 'utf8')) as { url: string }).url);
+  dashboard = await waitFor('dashboard.json', 10_000, async () => (JSON.parse(readFileSync(dashboardFile(data_dir), 'utf8')) as { url: string }).url);
   tokens.admin = readFileSync(join(data_dir, 'admin-token'), 'utf8').trim();
   for (const user of ['alice', 'bob']) {
     tokens[user] = (await server.client.createToken(user)).token;
