@@ -22,7 +22,7 @@ export function LoginPage(p: { onLogin: (me: WhoAmI) => void }) {
       <p class="muted">
         Paste your API token: an admin's is in the server's data directory (<code>admin-token</code>); an admin creates user tokens with <code>POST /v1/tokens</code>.
       </p>
-      <input type="password" name="token" placeholder="gpu_… or gpa_…" value={token} onInput={(e) => setValue((e.target as HTMLInputElement).value)} autoFocus />
+      <input type="password" name="token" autoComplete="off" placeholder="gpu_… or gpa_…" value={token} onInput={(e) => setValue((e.target as HTMLInputElement).value)} autoFocus />
       <button type="submit">Log in</button>
       {error && <div class="error" role="alert">{error}</div>}
     </form>
