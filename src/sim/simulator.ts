@@ -49,6 +49,7 @@ export interface IntervalJobRecord {
 export interface IntervalRecord {
   timestamp: number;
   num_nodes: number;
+  gpus_per_node: number;
   jobs: IntervalJobRecord[];
 }
 
@@ -151,7 +152,7 @@ export function simulate(workload: Workload, policyName: string, policy: Policy,
       activeSum[i]! += active.length;
       activeRounds[i]! += 1;
     }
-    const logged = options.onInterval ? jobs.filter((j) => j.submit_s <= now && (j.completion_s === null || j.completion_s > now - o.interval_s)) : [];
+    const logged = options.onInterval ? jobs.filter((j) => j.submit_s <= now && (j.completion_s === null || j.completion_s >= now - o.interval_s)) : [];
     if (active.length > 0) {
       const kept = new Map<string, Allocation>();
       for (const i of active) {
@@ -189,7 +190,7 @@ export function simulate(workload: Workload, policyName: string, policy: Policy,
       }
       allocations = next;
     }
-    if (options.onInterval) options.onInterval(intervalRecord(now, o.nodes, logged, allocations));
+    if (options.onInterval) options.onInterval(intervalRecord(now, o.nodes, o.gpus_per_node, logged, allocations));
     options.onRound?.({ now_s: now, last_arrival_s: lastArrival, completed, total: jobs.length });
     if (now > stallLimit) throw new GoodputError('E_SIM_STALLED', `policy ${policyName} left ${jobs.length - completed} job(s) unfinished a year after the last arrival; it never allocates them.`);
   }
@@ -300,10 +301,11 @@ export function groupConsecutive(alloc: Allocation): number[] {
   return out;
 }
 
-function intervalRecord(now: number, numNodes: number, jobs: readonly SimJob[], allocations: ReadonlyMap<string, Allocation>): IntervalRecord {
+function intervalRecord(now: number, numNodes: number, gpusPerNode: number, jobs: readonly SimJob[], allocations: ReadonlyMap<string, Allocation>): IntervalRecord {
   return {
     timestamp: now,
     num_nodes: numNodes,
+    gpus_per_node: gpusPerNode,
     jobs: jobs.map((j) => ({
       name: j.name,
       epoch: j.epoch,

@@ -5,12 +5,14 @@ import { DEFAULT_POLICY, dataFiles, startServer } from '../../api/server.js';
 import { parseGpuSelection, resolveDevices } from '../../backends/local/devices.js';
 import { defaultDataDir } from '../../client/connect.js';
 import { GoodputError } from '../../core/errors.js';
+import { startLiveDashboard } from '../../dashboard/live.js';
 import { numberFlag, parseFlags, type CliCommand } from '../command.js';
 
 const flags = {
   'data-dir': { type: 'string' },
   host: { type: 'string' },
   port: { type: 'string' },
+  'dashboard-port': { type: 'string' },
   gpus: { type: 'string' },
   'cpu-slots': { type: 'string' },
   policy: { type: 'string' },
@@ -28,6 +30,9 @@ export const upCommand: CliCommand = {
   --data-dir DIR     store, logs and checkpoints (default: $GOODPUT_DATA_DIR or ~/.goodput)
   --port N           HTTP port on --host (default 7878; 0 = any free port)
   --host H           listen address (default 127.0.0.1)
+  --dashboard-port N web dashboard port on --host (default 7879, or any free port when --port
+                     is 0; 0 = any free port; off = no dashboard); its URL is written to
+                     DIR/dashboard.json; see docs/dashboard.md
   --gpus SEL         auto (default: every GPU nvidia-smi lists), N (the first N) or 0,1,...
   --cpu-slots N      use N CPU slots instead of GPUs (machines without GPUs, CI, demos)
   --policy NAME      scheduling policy (default goodput)
@@ -44,6 +49,7 @@ leaves running jobs alone; the next 'goodput up' re-adopts them.`,
     const { values } = parseFlags('up', argv, flags, false);
     const data_dir = resolve(values['data-dir'] ?? defaultDataDir());
     const port = numberFlag('up', 'port', values.port, 7878, { integer: true, min: 0 });
+    const dashboardPort = values['dashboard-port'] === 'off' ? undefined : numberFlag('up', 'dashboard-port', values['dashboard-port'], port === 0 ? 0 : 7879, { integer: true, min: 0 });
     const interval_s = numberFlag('up', 'interval-s', values['interval-s'], 60, { min: 0.1 });
     const grace_s = numberFlag('up', 'grace-s', values['grace-s'], 30, { min: 0 });
     const cpu = values['cpu-slots'] === undefined ? undefined : numberFlag('up', 'cpu-slots', values['cpu-slots'], 1, { integer: true, min: 1 });
@@ -54,10 +60,15 @@ leaves running jobs alone; the next 'goodput up' re-adopts them.`,
     const server = await startServer({ data_dir, host: values.host ?? '127.0.0.1', port, devices, policy: values.policy ?? DEFAULT_POLICY, policy_params: values['policy-param'], interval_s, grace_s, log });
     log(`goodput server on ${server.url}: policy ${server.policy}, ${devices.length} ${devices[0]?.kind === 'gpu' ? 'GPU(s)' : 'CPU slot(s)'}, data in ${data_dir}`);
     log(`admin token: ${dataFiles(data_dir).adminToken}`);
+    const dashboard = dashboardPort === undefined ? undefined : await startLiveDashboard(server, data_dir, values.host ?? '127.0.0.1', dashboardPort).catch(async (error: unknown) => {
+      await server.close();
+      throw error;
+    });
+    if (dashboard) log(`dashboard on ${dashboard.url} (log in with a user token; docs/dashboard.md)`);
     await new Promise<void>((done) => {
       const stop = (signal: string) => {
         log(`${signal}: stopping the server; running jobs keep running and are re-adopted by the next 'goodput up'`);
-        void server.close().then(done, done);
+        void Promise.resolve(dashboard?.close()).then(() => server.close()).then(done, done);
       };
       process.once('SIGINT', () => stop('SIGINT'));
       process.once('SIGTERM', () => stop('SIGTERM'));

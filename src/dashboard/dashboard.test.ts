@@ -1,0 +1,147 @@
+/**
+ * The dashboard in a real browser (Debian's chromium via playwright-core) against a real
+ * `goodput up` with real synthetic trainers: what a person checks on each page, with
+ * screenshots (folder printed as a test diagnostic; docs/img has two of them).
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Page } from 'playwright-core';
+import { GoodputClient } from '../client/client.js';
+import { cleanup, startServerProcess, tempDataDir, TRAINER, waitFor, type ServerProcess } from '../control/testing/harness.js';
+import { dashboardFile } from './live.js';
+import { launchBrowser, screenshotDir, type Browser } from './testing/browser.js';
+
+const data_dir = tempDataDir('goodput-dashboard-');
+const servers: ServerProcess[] = [];
+let browser: Browser | undefined;
+let page: Page;
+let dashboard = '';
+const tokens: Record<string, string> = {};
+const jobs: Record<string, string> = {};
+const shots = screenshotDir();
+
+const trainerJob = (name: string) => ({ name, command: [process.execPath, TRAINER, '--samples', '3000000', '--time-scale', '0.5'], workdir: data_dir, max_replicas: 4 });
+/** The app's content (header and page, not the empty viewport below). */
+const shot = (name: string) => page.locator('#app').screenshot({ path: join(shots, `${name}.png`) });
+
+/** Logs out whoever is logged in (the button), then logs in with `token` and opens `route`. */
+async function login(token: string, route = '#/jobs'): Promise<void> {
+  await page.goto(`${dashboard}/`);
+  await page.locator('#who, input[name=token]').first().waitFor();
+  if (await page.locator('#who').count()) await page.locator('button', { hasText: 'Log out' }).click();
+  await page.fill('input[name=token]', token);
+  await page.click('button[type=submit]');
+  await page.waitForSelector('#who');
+  await page.goto(`${dashboard}/${route}`);
+}
+
+before(async () => {
+  const server = await startServerProcess(data_dir, ['--cpu-slots', '4', '--interval-s', '1', '--grace-s', '5', '--policy', 'optimus']);
+  servers.push(server);
+  dashboard = await waitFor('dashboard.json', 10_000, async () => (JSON.parse(readFileSync(dashboardFile(data_dir), 'utf8')) as { url: string }).url);
+  tokens.admin = readFileSync(join(data_dir, 'admin-token'), 'utf8').trim();
+  for (const user of ['alice', 'bob']) {
+    tokens[user] = (await server.client.createToken(user)).token;
+    const client = new GoodputClient(server.url, tokens[user]);
+    jobs[user] = (await client.submit(trainerJob(`${user}-train`))).id;
+  }
+  await waitFor('both jobs to run and report', 60_000, async () => {
+    const all = await server.client.listJobs();
+    return all.every((j) => j.state === 'running' && j.step > 20);
+  });
+  browser = await launchBrowser();
+  page = await browser.context.newPage();
+  page.on('dialog', (d) => void d.accept());
+});
+
+after(async () => {
+  await browser?.close();
+  cleanup(data_dir, servers);
+});
+
+describe('dashboard in chromium', { timeout: 240_000 }, () => {
+  it('refuses a bad token on the login form', async (t) => {
+    t.diagnostic(`screenshots in ${shots}`);
+    await page.goto(`${dashboard}/`);
+    await page.fill('input[name=token]', 'gpu_not-a-token');
+    await page.click('button[type=submit]');
+    assert.match(await page.locator('[role=alert]').innerText(), /invalid bearer token/);
+  });
+
+  it("jobs page: alice sees her running job with its goodput, not bob's", async () => {
+    await login(tokens.alice!);
+    const row = page.locator(`[data-job-id="${jobs.alice}"]`);
+    await row.waitFor();
+    assert.equal(await page.locator(`[data-job-id="${jobs.bob}"]`).count(), 0);
+    assert.equal((await page.locator('#who').innerText()).trim(), 'alice');
+    const text = await row.innerText();
+    assert.match(text, /alice-train/);
+    assert.match(text, /running/);
+    await waitFor('goodput and progress in the row', 15_000, async () => /\d+%/.test(await row.innerText()));
+    await page.fill('input[type=search]', 'no-such-job');
+    await page.waitForSelector(`[data-job-id="${jobs.alice}"]`, { state: 'detached' });
+    assert.match(await page.locator('#job-count').innerText(), /^0 of 1 jobs/);
+    await page.fill('input[type=search]', 'alice');
+    await row.waitFor();
+    await shot('jobs');
+  });
+
+  it("cluster page: alice's job on its devices, bob's shown as another user's", async () => {
+    await page.goto(`${dashboard}/#/cluster`);
+    await page.waitForSelector('#cluster-grid .cell');
+    const detail = await new GoodputClient(servers[0]!.url, tokens.admin).getJob(jobs.alice!);
+    const mine = page.locator(`#cluster-grid .cell[data-job="${jobs.alice}"]`);
+    await waitFor("alice's devices in the grid", 10_000, async () => (await mine.count()) === detail.devices.length);
+    assert.equal(await page.locator(`#cluster-grid .cell[data-job="${jobs.bob}"]`).count(), 0);
+    assert.ok((await page.locator('#cluster-grid .cell.other').count()) >= 1, "bob's devices are shown as another user's");
+    assert.ok(Number(await page.locator('.timeline canvas').getAttribute('data-bands')) >= 1, 'timeline has bands');
+    await shot('cluster-alice');
+  });
+
+  it('job page: charts have the reported points, events and the log tail', async () => {
+    await page.goto(`${dashboard}/#/job/${jobs.alice}`);
+    const goodput = page.locator('.chart[data-title^="Goodput"]');
+    await goodput.waitFor();
+    await waitFor('goodput chart points', 15_000, async () => Number(await goodput.getAttribute('data-points')) >= 3);
+    assert.ok(Number(await page.locator('.chart[data-title="Replicas"]').getAttribute('data-points')) >= 3);
+    await page.waitForSelector('#events li[data-kind="launched"]');
+    await waitFor('log tail', 10_000, async () => (await page.locator('#log').innerText()).includes('synthetic: resumed'));
+    assert.equal(await page.locator('#cancel').count(), 1, 'the owner may cancel');
+  });
+
+  it("bob cannot open alice's job page, and cancels his own job", async () => {
+    await login(tokens.bob!, `#/job/${jobs.alice}`);
+    await waitFor('forbidden message', 10_000, async () => /belongs to alice/.test(await page.locator('[role=alert]').innerText()));
+    await page.goto(`${dashboard}/#/job/${jobs.bob}`);
+    await page.locator('#cancel').click();
+    await waitFor('state cancelled on the page', 20_000, async () => (await page.locator('#job-state').innerText()) === 'cancelled');
+    assert.equal((await new GoodputClient(servers[0]!.url, tokens.admin).getJob(jobs.bob!)).state, 'cancelled');
+    assert.equal(await page.locator('#cancel').count(), 0, 'no cancel button on a finished job');
+  });
+
+  it('admin sees every job; screenshots of the cluster and job pages', async () => {
+    // The policy grows alice's job onto bob's devices, then shares them with a third job.
+    const admin = new GoodputClient(servers[0]!.url, tokens.admin);
+    await waitFor("alice's job rescaled to 4 replicas", 60_000, async () => {
+      const j = await admin.getJob(jobs.alice!);
+      return j.state === 'running' && j.replicas === 4;
+    });
+    const carol = await admin.submit({ ...trainerJob('carol-finetune'), user: 'carol' });
+    await waitFor("carol's job to run", 60_000, async () => (await admin.getJob(carol.id)).state === 'running');
+    await login(tokens.admin!, '#/jobs');
+    for (const id of [jobs.alice, jobs.bob, carol.id]) await page.locator(`[data-job-id="${id}"]`).waitFor();
+    await page.goto(`${dashboard}/#/cluster`);
+    await page.waitForSelector(`#cluster-grid .cell[data-job="${carol.id}"]`);
+    await page.waitForTimeout(3500); // reports of the new attempts arrive
+    await shot('cluster');
+    await page.goto(`${dashboard}/#/job/${jobs.alice}`);
+    await page.waitForSelector('#events li[data-kind="rescale"]');
+    // Each rescale decision is marked on the charts and listed with its reason.
+    await waitFor('rescales marked on the charts', 10_000, async () => Number(await page.locator('.chart[data-title="Replicas"]').getAttribute('data-marks')) >= 2);
+    assert.match(await page.locator('#events li[data-kind="rescale"]').first().innerText(), /optimus: \d -> \d replicas/);
+    await page.waitForTimeout(500);
+    await shot('job');
+  });
+});

@@ -1,0 +1,87 @@
+/**
+ * What the dashboard shows of a job, computed from its record and reports with the same goodput
+ * model the scheduler uses (goodput/): measured throughput x statistical efficiency.
+ */
+import { efficiency } from '../goodput/efficiency.js';
+import { bestGoodput } from '../goodput/speedup.js';
+import type { Rejection } from '../policy/policy.js';
+import type { JobRecord, Measurement } from '../store/types.js';
+import type { JobRow, JobSeries } from './types.js';
+
+/** Measured rates of one report entry. */
+export interface MeasuredRates {
+  batch_size: number;
+  /** Samples per second. */
+  throughput: number;
+  efficiency: number | null;
+  goodput: number | null;
+}
+
+/**
+ * Rates of one measurement: the global batch is local_bsz x (accum_steps + 1) x replicas, one
+ * optimizer step takes `step_time_s`; efficiency needs the gradient statistics and the job's
+ * reference batch (`init_batch_size`), so it is null until both are known.
+ */
+export function measuredRates(m: Measurement, init_batch_size: number | undefined): MeasuredRates {
+  const batch_size = m.local_bsz * (m.accum_steps + 1) * m.num_replicas;
+  const throughput = m.step_time_s > 0 ? batch_size / m.step_time_s : 0;
+  const known = init_batch_size !== undefined && m.grad_sqr != null && m.grad_var != null;
+  const eff = known ? efficiency({ sqr: m.grad_sqr!, var: m.grad_var! }, init_batch_size, batch_size) : null;
+  return { batch_size, throughput, efficiency: eff, goodput: eff === null ? null : throughput * eff };
+}
+
+/** Predicted best goodput on the job's current replicas over that on one (null without a fitted model). */
+export function currentSpeedup(job: JobRecord): number | null {
+  const replicas = job.allocation.length;
+  if (!job.perf || !job.grad || !job.limits || replicas === 0) return null;
+  const model = { perf: job.perf, grad: job.grad, limits: job.limits };
+  const batch = job.spec.fixed_batch_size !== undefined ? { fixed_batch_size: job.spec.fixed_batch_size } : { max_batch_size: job.spec.batch_size_cap };
+  const base = bestGoodput(model, 1, 1, batch);
+  if (!(base > 0)) return null;
+  const nodes = new Set(job.allocation).size;
+  return bestGoodput(model, nodes, replicas, batch) / base;
+}
+
+const WAITING = new Set(['queued', 'preempted', 'starting']);
+
+/** One row of the jobs table; `latest` is the job's newest report entry, if any. */
+export function jobRow(job: JobRecord, latest: Measurement | undefined, rejection: Rejection | undefined, now_ms: number): JobRow {
+  const rates = latest ? measuredRates(latest, job.limits?.init_batch_size) : undefined;
+  const remaining = job.remaining_samples;
+  const progress = remaining === null ? null : job.samples + remaining > 0 ? job.samples / (job.samples + remaining) : 1;
+  const running = job.state === 'running';
+  const eta_ms = running && remaining !== null && rates && rates.throughput > 0 ? now_ms + (remaining / rates.throughput) * 1000 : null;
+  return {
+    id: job.id,
+    name: job.name,
+    user: job.user,
+    state: job.state,
+    replicas: job.allocation.length,
+    batch_size: rates?.batch_size ?? null,
+    goodput: rates?.goodput ?? null,
+    throughput: rates?.throughput ?? null,
+    speedup: running ? currentSpeedup(job) : null,
+    progress: job.state === 'succeeded' ? 1 : progress,
+    eta_ms,
+    restarts: Math.max(0, job.launches - 1),
+    reason: WAITING.has(job.state) && rejection ? rejection.message : job.reason,
+    submitted_ms: job.submitted_at_ms,
+  };
+}
+
+/** Time series of a job's reports (oldest first), columnar. */
+export function jobSeries(reports: readonly Measurement[], init_batch_size: number | undefined): JobSeries {
+  const s: JobSeries = { t_ms: [], replicas: [], local_bsz: [], accum_steps: [], batch_size: [], throughput: [], efficiency: [], goodput: [] };
+  for (const m of reports) {
+    const r = measuredRates(m, init_batch_size);
+    s.t_ms.push(Math.round(m.time_s * 1000));
+    s.replicas.push(m.num_replicas);
+    s.local_bsz.push(m.local_bsz);
+    s.accum_steps.push(m.accum_steps);
+    s.batch_size.push(r.batch_size);
+    s.throughput.push(r.throughput);
+    s.efficiency.push(r.efficiency);
+    s.goodput.push(r.goodput);
+  }
+  return s;
+}

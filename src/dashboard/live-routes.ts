@@ -1,0 +1,93 @@
+/**
+ * The dashboard's own read endpoints on a live control plane (`/dash/...`): the views the API
+ * has no single call for (a jobs table with goodput, a job's time series, the cluster with its
+ * allocation timeline). Authenticated by the API's own middleware and tokens; users see only
+ * their jobs (admins all), exactly as under /v1.
+ */
+import { Hono } from 'hono';
+import { authenticate, mayAccess, requireUser, type ApiEnv } from '../api/auth.js';
+import { badRequest, forbidden } from '../api/http-error.js';
+import type { NodeView } from '../api/views.js';
+import { GoodputError } from '../core/errors.js';
+import type { Rejection } from '../policy/policy.js';
+import type { Store } from '../store/store.js';
+import type { JobRecord } from '../store/types.js';
+import { jobRow, jobSeries } from './job-metrics.js';
+import { liveTimeline } from './timeline.js';
+import type { ClusterNode, ClusterResponse, JobsResponse, WhoAmI } from './types.js';
+
+/** What the live endpoints read. */
+export interface LiveSources {
+  store: Store;
+  /** Server secret (job tokens are checked by HMAC, as in the API). */
+  secret: string;
+  /** The devices and their holders, as `GET /v1/nodes` answers the caller (`authorization` header). */
+  nodes: (authorization: string) => Promise<NodeView[]>;
+  /** The policy's latest refusal for a waiting job, if any. */
+  rejection?: (job_id: string) => Rejection | undefined;
+  now?: () => number;
+}
+
+const HOUR_MS = 3_600_000;
+
+/** Routes under /dash for a live server. */
+export function liveRoutes(s: LiveSources): Hono<ApiEnv> {
+  const app = new Hono<ApiEnv>();
+  const now = s.now ?? Date.now;
+  app.use('/dash/*', authenticate(s.store, s.secret));
+
+  app.get('/dash/me', (c) => {
+    const p = requireUser(c.get('principal'));
+    return c.json<WhoAmI>({ user: p.user, admin: p.admin });
+  });
+
+  app.get('/dash/jobs', async (c) => {
+    const p = requireUser(c.get('principal'));
+    const jobs = await s.store.listJobs(p.admin ? {} : { user: p.user });
+    const now_ms = now();
+    const rows = [];
+    for (const job of jobs) {
+      const latest = job.last_report_at_ms === null ? undefined : (await s.store.listReports(job.id, 1))[0];
+      rows.push(jobRow(job, latest, s.rejection?.(job.id), now_ms));
+    }
+    return c.json<JobsResponse>({ now_ms, rows });
+  });
+
+  app.get('/dash/jobs/:id/series', async (c) => {
+    const principal = c.get('principal');
+    requireUser(principal);
+    const job = await s.store.getJob(c.req.param('id'));
+    if (!job) throw new GoodputError('E_NOT_FOUND', `no job '${c.req.param('id')}'`);
+    if (!mayAccess(principal, job.user, job.id)) throw forbidden(`job ${job.id} belongs to ${job.user}`);
+    const limit = Number(c.req.query('limit') ?? 5000);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100_000) throw badRequest('limit must be an integer in [1, 100000]');
+    return c.json(jobSeries(await s.store.listReports(job.id, limit), job.limits?.init_batch_size));
+  });
+
+  app.get('/dash/cluster', async (c) => {
+    const principal = c.get('principal');
+    const p = requireUser(principal);
+    const hours = Number(c.req.query('hours') ?? 3);
+    if (!(hours > 0 && hours <= 24 * 14)) throw badRequest('hours must be a number in (0, 336]');
+    const now_ms = now();
+    const [views, jobs] = await Promise.all([s.nodes(c.req.header('authorization') ?? ''), s.store.listJobs()]);
+    const byId = new Map(jobs.map((j) => [j.id, j]));
+    const visible = (j: JobRecord) => p.admin || j.user === p.user;
+    const holders: ClusterResponse['holders'] = {};
+    const nodes: ClusterNode[] = views.map((n) => ({
+      name: n.name,
+      devices: n.devices.map((d) => {
+        const job = d.job === null ? undefined : byId.get(d.job);
+        if (d.job === null) return { index: d.index, kind: d.kind, name: d.name, use: 'free' as const, job: null };
+        if (!job) return { index: d.index, kind: d.kind, name: d.name, use: 'foreign' as const, job: null };
+        if (!visible(job)) return { index: d.index, kind: d.kind, name: d.name, use: 'other' as const, job: null };
+        holders[job.id] = { name: job.name, user: job.user, state: job.state };
+        return { index: d.index, kind: d.kind, name: d.name, use: 'job' as const, job: job.id };
+      }),
+    }));
+    const timeline = await liveTimeline(s.store, jobs, nodes, visible, now_ms - hours * HOUR_MS, now_ms);
+    return c.json<ClusterResponse>({ now_ms, nodes, holders, timeline });
+  });
+
+  return app;
+}

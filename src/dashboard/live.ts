@@ -1,0 +1,61 @@
+/**
+ * The dashboard of a running control plane (`goodput up --dashboard-port N`): same process, same
+ * store and tokens; /v1 is forwarded to the API server. Its URL is written to
+ * DIR/dashboard.json so scripts and tests find it when the port was chosen by the OS.
+ */
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { NodeView } from '../api/views.js';
+import { GoodputError } from '../core/errors.js';
+import type { Rejection } from '../policy/policy.js';
+import type { Store } from '../store/store.js';
+import { startDashboard, type RunningDashboard } from './server.js';
+
+/** What the dashboard needs of the running server (a structural subset of it). */
+export interface ServedControlPlane {
+  url: string;
+  store: Store;
+  controller: { readonly rejections: ReadonlyMap<string, Rejection> };
+}
+
+/** Where a running server's dashboard URL is written, in its data directory. */
+export function dashboardFile(data_dir: string): string {
+  return join(data_dir, 'dashboard.json');
+}
+
+/** Starts the dashboard beside `server`; closing it removes DIR/dashboard.json. */
+export async function startLiveDashboard(server: ServedControlPlane, data_dir: string, host: string, port: number): Promise<RunningDashboard> {
+  const secret = readFileSync(join(data_dir, 'secret'), 'utf8').trim();
+  const dashboard = await startDashboard({
+    host,
+    port,
+    live: {
+      api_url: server.url,
+      store: server.store,
+      secret,
+      nodes: (authorization) => apiNodes(server.url, authorization),
+      rejection: (id) => server.controller.rejections.get(id),
+    },
+  });
+  const file = dashboardFile(data_dir);
+  writeFileSync(file + '.tmp', JSON.stringify({ url: dashboard.url, pid: process.pid }) + '\n', { mode: 0o600 });
+  renameSync(file + '.tmp', file);
+  return {
+    url: dashboard.url,
+    async close() {
+      await dashboard.close();
+      rmSync(file, { force: true });
+    },
+  };
+}
+
+/** `GET /v1/nodes` as the caller sees it. */
+async function apiNodes(api_url: string, authorization: string): Promise<NodeView[]> {
+  const res = await fetch(`${api_url}/v1/nodes`, { headers: { authorization } });
+  const body = (await res.json()) as NodeView[] | { error: { code: string; message: string } };
+  if (!res.ok || !Array.isArray(body)) {
+    const e = Array.isArray(body) ? { code: 'E_INTERNAL', message: `HTTP ${res.status}` } : body.error;
+    throw new GoodputError(e.code, e.message);
+  }
+  return body;
+}

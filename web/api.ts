@@ -1,0 +1,55 @@
+/** The browser's side of the API: the user's token (kept in localStorage) and JSON requests. */
+const TOKEN_KEY = 'goodput-token';
+
+export function getToken(): string | null {
+  return localStorage.getItem(TOKEN_KEY);
+}
+
+export function setToken(token: string | null): void {
+  if (token === null) localStorage.removeItem(TOKEN_KEY);
+  else localStorage.setItem(TOKEN_KEY, token);
+}
+
+/** An error answer of the API (`{"error": {"code", "message"}}`). */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: string;
+  constructor(status: number, code: string, message: string) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/** Called when the server refuses the token (401): the app shows the login form again. */
+let onUnauthorized: () => void = () => {};
+export function whenUnauthorized(f: () => void): void {
+  onUnauthorized = f;
+}
+
+/** One request with the bearer token; throws ApiError on an error answer. */
+export async function request(method: string, path: string): Promise<Response> {
+  const token = getToken();
+  const res = await fetch(path, { method, headers: token ? { authorization: `Bearer ${token}` } : {} });
+  if (!res.ok) {
+    let code = 'E_HTTP';
+    let message = `HTTP ${res.status}`;
+    try {
+      const body = (await res.json()) as { error?: { code: string; message: string } };
+      if (body.error) ({ code, message } = body.error);
+    } catch {
+      // not JSON: keep the status
+    }
+    if (res.status === 401) onUnauthorized();
+    throw new ApiError(res.status, code, message);
+  }
+  return res;
+}
+
+export async function getJson<T>(path: string): Promise<T> {
+  return (await (await request('GET', path)).json()) as T;
+}
+
+export async function postJson<T>(path: string): Promise<T> {
+  return (await (await request('POST', path)).json()) as T;
+}

@@ -1,0 +1,2 @@
+/** CSS files are bundled by esbuild (scripts/build-web.mjs). */
+declare module '*.css';

@@ -1,0 +1,77 @@
+/** Cluster page: nodes x devices with the job holding each, and the allocation timeline. */
+import { useState } from 'preact/hooks';
+import type { ClusterResponse } from '../../src/dashboard/types.js';
+import { getJson } from '../api.js';
+import { jobColor } from '../format.js';
+import { usePoll } from '../poll.js';
+import { TimelineView } from '../timeline.js';
+import { ErrorLine, go } from '../shell.js';
+
+const HOURS = [1, 3, 12, 24];
+
+export function ClusterPage() {
+  const [hours, setHours] = useState(3);
+  const { data, error } = usePoll(() => getJson<ClusterResponse>(`/dash/cluster?hours=${hours}`), 3000, `cluster-${hours}`);
+  if (!data) return <ErrorLine error={error} loading />;
+  const devices = data.nodes.flatMap((n) => n.devices);
+  const count = (use: string) => devices.filter((d) => d.use === use).length;
+  return (
+    <div class="page">
+      <ErrorLine error={error} />
+      <div class="summary">
+        <span><b>{devices.length}</b> devices on <b>{data.nodes.length}</b> node(s)</span>
+        <span class="legend free">free {count('free')}</span>
+        <span class="legend job">jobs {count('job')}</span>
+        <span class="legend other">other users' jobs {count('other')}</span>
+        <span class="legend foreign">foreign {count('foreign')}</span>
+      </div>
+      <div class={`nodes ${devices.length > 64 ? 'compact' : devices.length <= 16 ? 'wide' : ''}`} id="cluster-grid">
+        {data.nodes.map((n) => (
+          <div class="node" key={n.name}>
+            <div class="node-name">{n.name}</div>
+            <div class="cells">
+              {n.devices.map((d) => {
+                const holder = d.job ? data.holders[d.job] : undefined;
+                const title = `${n.name} ${d.kind}${d.index} ${d.name}: ${holder ? `${holder.name} (${d.job}, ${holder.user}, ${holder.state})` : d.use === 'other' ? "another user's job" : d.use}`;
+                return (
+                  <div
+                    key={d.index}
+                    class={`cell ${d.use}`}
+                    title={title}
+                    data-device={d.index}
+                    data-job={d.job ?? ''}
+                    style={d.job ? { background: jobColor(d.job) } : undefined}
+                    onClick={() => d.job && go(`/job/${d.job}`)}
+                  >
+                    <span class="idx">{d.index}</span>
+                    {holder && <span class="holder">{holder.name}</span>}
+                  </div>
+                );
+              })}
+            </div>
+          </div>
+        ))}
+      </div>
+      <h3>
+        Allocation timeline, last{' '}
+        <select value={hours} onChange={(e) => setHours(Number((e.target as HTMLSelectElement).value))}>
+          {HOURS.map((h) => <option value={h}>{h} h</option>)}
+        </select>
+      </h3>
+      <TimelineView timeline={data.timeline} onOpen={(id) => go(`/job/${id}`)} />
+      <div class="job-legend" id="timeline-legend">
+        {data.timeline.labels.map((label, j) =>
+          data.timeline.ids[j] ? (
+            <a key={data.timeline.ids[j]} href={`#/job/${data.timeline.ids[j]}`}>
+              <span class="swatch" style={{ background: jobColor(data.timeline.ids[j]!) }} /> {label}
+            </a>
+          ) : (
+            <span key="other">
+              <span class="swatch" style={{ background: jobColor('') }} /> other users' jobs
+            </span>
+          ),
+        )}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,167 @@
+/** Job page: its state, charts over time, the events with each decision's reason, the log tail, cancel. */
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { EventView, JobDetail } from '../../src/api/views.js';
+import type { JobSeries, WhoAmI } from '../../src/dashboard/types.js';
+import { getJson, postJson, request } from '../api.js';
+import { Chart } from '../chart.js';
+import { fmtNumber, fmtTime } from '../format.js';
+import { usePoll } from '../poll.js';
+import { ErrorLine } from '../shell.js';
+
+const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
+const LOG_KEEP = 64 * 1024;
+
+export function JobPage(p: { id: string; me: WhoAmI }) {
+  const base = `/v1/jobs/${encodeURIComponent(p.id)}`;
+  const job = usePoll(() => getJson<JobDetail>(base), 2000, `job-${p.id}`);
+  const series = usePoll(() => getJson<JobSeries>(`/dash/jobs/${encodeURIComponent(p.id)}/series`), 3000, `series-${p.id}`);
+  const events = usePoll(() => getJson<EventView[]>(`${base}/events`), 3000, `events-${p.id}`);
+  const [cancelError, setCancelError] = useState<Error | undefined>();
+  const j = job.data;
+  if (!j) return <ErrorLine error={job.error} loading />;
+  const mayCancel = !TERMINAL.has(j.state) && (p.me.admin || p.me.user === j.user);
+  const cancel = async () => {
+    if (!confirm(`Cancel job ${j.name} (${j.id})?`)) return;
+    try {
+      await postJson(`${base}/cancel`);
+      setCancelError(undefined);
+    } catch (error) {
+      setCancelError(error as Error);
+    }
+  };
+  return (
+    <div class="page">
+      <div class="job-head">
+        <h2>{j.name} <span class="muted">{j.id}</span></h2>
+        <span class={`badge state-${j.state}`} id="job-state">{j.state}</span>
+        {mayCancel && <button class="danger" id="cancel" onClick={() => void cancel()}>Cancel job</button>}
+      </div>
+      <ErrorLine error={job.error ?? cancelError} />
+      <div class="facts">
+        <Fact label="user" value={j.user} />
+        <Fact label="replicas" value={`${j.replicas} (${j.spec.min_replicas}–${j.spec.max_replicas})`} />
+        <Fact label="devices" value={j.devices.join(', ') || '–'} />
+        <Fact label="step" value={fmtNumber(j.step)} />
+        <Fact label="samples" value={fmtNumber(j.samples)} />
+        <Fact label="restarts" value={String(j.restarts)} />
+        <Fact label="submitted" value={fmtTime(Date.parse(j.submitted_at))} />
+        <Fact label="reason" value={j.rejection ? `${j.rejection.message} (${j.rejection.code})` : j.reason} />
+      </div>
+      <Charts series={series.data} marks={decisionTimes(events.data ?? [])} />
+      <div class="two">
+        <section>
+          <h3>Events</h3>
+          <Events events={events.data ?? []} />
+        </section>
+        <section>
+          <h3>Log</h3>
+          <LogTail base={base} replicas={Math.max(1, j.current_replicas.length)} live={!TERMINAL.has(j.state)} />
+        </section>
+      </div>
+    </div>
+  );
+}
+
+function Fact(p: { label: string; value: string }) {
+  return (
+    <div class="fact">
+      <div class="muted">{p.label}</div>
+      <div>{p.value}</div>
+    </div>
+  );
+}
+
+/** Decisions that change a job's configuration, marked on every chart (seconds). */
+const MARKED = new Set(['rescale', 'failed-replica', 'requeued']);
+function decisionTimes(events: readonly EventView[]): number[] {
+  return events.filter((e) => MARKED.has(e.kind)).map((e) => Date.parse(e.at) / 1000);
+}
+
+function Charts(p: { series: JobSeries | undefined; marks: number[] }) {
+  const s = p.series;
+  if (!s) return <div class="muted">loading charts…</div>;
+  if (s.t_ms.length === 0) return <div class="muted">no reports yet: charts appear once the job reports (docs/contract.md)</div>;
+  const x = s.t_ms.map((t) => t / 1000);
+  return (
+    <div class="charts">
+      <Chart title="Replicas" time x={x} marks={p.marks} series={[{ label: 'replicas', values: s.replicas, color: '#1a73e8', stepped: true }]} />
+      <Chart
+        title="Batch size (local x accumulation x replicas)"
+        time
+        log
+        marks={p.marks}
+        x={x}
+        series={[
+          { label: 'global', values: s.batch_size, color: '#d93025', stepped: true },
+          { label: 'local', values: s.local_bsz, color: '#188038', stepped: true },
+          { label: 'accumulation', values: s.accum_steps.map((a) => a + 1), color: '#f9ab00', stepped: true },
+        ]}
+      />
+      <Chart title="Throughput (samples/s)" time x={x} marks={p.marks} series={[{ label: 'throughput', values: s.throughput, color: '#1a73e8' }]} />
+      <Chart title="Statistical efficiency" time x={x} marks={p.marks} series={[{ label: 'efficiency', values: s.efficiency, color: '#9334e6' }]} />
+      <Chart title="Goodput (B0-equivalent samples/s)" time x={x} marks={p.marks} series={[{ label: 'goodput', values: s.goodput, color: '#e8710a' }]} />
+    </div>
+  );
+}
+
+function Events(p: { events: EventView[] }) {
+  return (
+    <ol class="events" id="events">
+      {[...p.events].reverse().map((e) => (
+        <li key={e.id} data-kind={e.kind}>
+          <span class="muted">{fmtTime(Date.parse(e.at))}</span> <b>{e.kind}</b>
+          {e.from_state && e.to_state && e.from_state !== e.to_state ? <span class="muted"> {e.from_state} → {e.to_state}</span> : null}
+          <span class="muted"> by {e.actor}</span>
+          {e.reason && <div class="reason">{e.reason}</div>}
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+/** The end of one replica's log, followed by offset (`x-next-offset`) while the job runs. */
+function LogTail(p: { base: string; replicas: number; live: boolean }) {
+  const [replica, setReplica] = useState(0);
+  const [text, setText] = useState('');
+  const offset = useRef(0);
+  const pre = useRef<HTMLPreElement>(null);
+  useEffect(() => {
+    offset.current = 0;
+    setText('');
+    let stopped = false;
+    let timer: number | undefined;
+    const tick = async () => {
+      try {
+        for (let i = 0; i < 64 && !stopped; i++) {
+          const res = await request('GET', `${p.base}/logs?replica=${replica}&offset=${offset.current}`);
+          const chunk = await res.text();
+          const next = Number(res.headers.get('x-next-offset') ?? offset.current);
+          if (chunk) setText((t) => (t + chunk).slice(-LOG_KEEP));
+          const advanced = next > offset.current;
+          offset.current = next;
+          if (!advanced) break;
+        }
+      } catch {
+        // shown by the job's own polling
+      }
+      if (!stopped && p.live) timer = window.setTimeout(() => void tick(), 2000);
+    };
+    void tick();
+    return () => {
+      stopped = true;
+      window.clearTimeout(timer);
+    };
+  }, [p.base, replica, p.live]);
+  useEffect(() => {
+    const el = pre.current;
+    if (el) el.scrollTop = el.scrollHeight;
+  }, [text]);
+  return (
+    <div>
+      <select value={replica} onChange={(e) => setReplica(Number((e.target as HTMLSelectElement).value))} aria-label="replica">
+        {Array.from({ length: p.replicas }, (_, r) => <option value={r}>replica {r}</option>)}
+      </select>
+      <pre class="log" id="log" ref={pre}>{text || '(empty)'}</pre>
+    </div>
+  );
+}
