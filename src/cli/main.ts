@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { GoodputError } from '../core/errors.js';
 import { commands } from './commands.js';
+import { didYouMean } from './suggest.js';
 
 const version = '0.1.0';
 
@@ -32,7 +33,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   const command = commands.find((c) => c.name === name);
   if (!command) {
-    console.error(`goodput: error[E_USAGE]: unknown command '${name}'. Run 'goodput --help' for the list.`);
+    const hint = didYouMean(name, commands.map((c) => c.name));
+    console.error(`goodput: error[E_USAGE]: unknown command '${name}'.${hint} Run 'goodput --help' for the list.`);
     return 2;
   }
   if (rest.includes('--help') || rest.includes('-h')) {

@@ -369,6 +369,7 @@ export class Controller {
         command: job.spec.command,
         workdir: job.spec.workdir,
         env: job.spec.env,
+        environment: job.spec,
         devices: job.devices,
         num_nodes: new Set(job.allocation).size,
         api_url: this.o.api_url,
