@@ -8,7 +8,7 @@ import { formatIssues, validateJobSpec } from '../control/job-spec.js';
 import { hashToken, newToken } from '../control/tokens.js';
 import { GoodputError } from '../core/errors.js';
 import type { Store } from '../store/store.js';
-import type { JobRecord } from '../store/types.js';
+import { isTerminal, type JobRecord } from '../store/types.js';
 import { authenticate, mayAccess, requireUser, type ApiEnv, type Principal } from './auth.js';
 import { badRequest, errorBody, forbidden, statusOf } from './http-error.js';
 import { metricsText } from './metrics.js';
@@ -124,6 +124,9 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
   app.post('/v1/jobs/:id/cancel', async (c) => {
     const principal = requireUser(c.get('principal'));
     const job = await findJob(c, c.req.param('id'));
+    if (isTerminal(job.state)) {
+      throw new GoodputError('E_CONFLICT', `job ${job.id} (${job.name}) already ${job.state} at ${new Date(job.finished_at_ms ?? Date.now()).toISOString()}; there is nothing to cancel`);
+    }
     return c.json(jobView(await controller.cancel(job.id, principal.user)));
   });
 

@@ -9,6 +9,8 @@ export interface CliCommand {
   readonly summary: string;
   /** Full text for `goodput <name> --help`. */
   readonly help: string;
+  /** Its flags, where declared (shell completion also reads the flags its help lists). */
+  readonly options?: Options;
   run(argv: readonly string[]): Promise<number>;
 }
 

@@ -23,6 +23,7 @@ const flags = {
 
 export const runCommand: CliCommand = {
   name: 'run',
+  options: flags,
   summary: 'Supervise one elastic job on this machine (no separate server)',
   help: `Usage: goodput run [options] -- <command> [args...]
 

@@ -80,8 +80,11 @@ function sanitizeName(s: string): string {
   return cleaned.slice(0, 63) || 'job';
 }
 
+const options = { ...connectionFlags, ...jobFlags, json: { type: 'boolean' } } as const;
+
 export const submitCommand: CliCommand = {
   name: 'submit',
+  options,
   summary: 'Submit a job to the goodput server',
   help: `Usage: goodput submit <spec.yaml|spec.json> [options]
        goodput submit [options] -- <command> [args...]
@@ -111,7 +114,6 @@ The command is an argv array: arguments are passed literally, never through a sh
 'python3' runs is the environment's (--venv/--conda), else the first on the server's PATH.`,
   async run(argv) {
     const [flagArgs, command] = splitCommand(argv);
-    const options = { ...connectionFlags, ...jobFlags, json: { type: 'boolean' } } as const;
     checkMissingDashDash('submit', flagArgs, options, true);
     const { values, positionals } = parseFlags('submit', flagArgs, options);
     if (positionals.length > 1) throw usageError("submit: expected at most one spec file (put the command after '--').");
