@@ -66,6 +66,8 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     return job;
   };
 
+  const latestReport = async (job_id: string) => (await store.listReports(job_id, 1))[0];
+
   app.post('/v1/jobs', async (c) => {
     const principal = requireUser(c.get('principal'));
     const body = await jsonBody(c);
@@ -81,14 +83,14 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     const principal = requireUser(c.get('principal'));
     const jobs = await store.listJobs(principal.admin && c.req.query('user') === undefined ? {} : { user: c.req.query('user') ?? principal.user });
     if (!principal.admin && c.req.query('user') !== undefined && c.req.query('user') !== principal.user) throw forbidden('only an admin may list other users\' jobs');
-    return c.json(jobs.map(jobView));
+    return c.json(await Promise.all(jobs.map(async (j) => jobView(j, await latestReport(j.id)))));
   });
 
   app.get('/v1/jobs/:id', async (c) => {
     requireUser(c.get('principal'));
     const job = await findJob(c, c.req.param('id'));
     const replicas = job.launches > 0 ? await store.listReplicas(job.id, job.launches - 1) : [];
-    const detail: JobDetail = { ...jobView(job), current_replicas: replicas.map(replicaView), rejection: controller.rejections.get(job.id) ?? null, perf: job.perf, grad: job.grad, limits: job.limits, remaining_samples: job.remaining_samples };
+    const detail: JobDetail = { ...jobView(job, await latestReport(job.id)), device_kind: controller.devices()[0]?.kind ?? 'cpu', current_replicas: replicas.map(replicaView), rejection: controller.rejections.get(job.id) ?? null, perf: job.perf, grad: job.grad, limits: job.limits, remaining_samples: job.remaining_samples };
     return c.json(detail);
   });
 

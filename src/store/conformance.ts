@@ -184,6 +184,18 @@ export function storeConformance(name: string, open: OpenStore): void {
       await s.close();
     });
 
+    it('records an event without a transition, in the current state; unknown job: E_NOT_FOUND', async () => {
+      const s = await fresh();
+      await s.createJob({ id: 'j', name: 'mnist', user: 'alice', spec }, 'alice');
+      clock += 5;
+      await s.recordEvent('j', 'batch-size', 'scheduler', 'batch size grew 32 -> 64', { to: 64 });
+      const events = await s.listEvents('j');
+      assert.deepEqual(events.map((e) => [e.kind, e.from_state, e.to_state, e.reason, e.at_ms, e.data]).slice(1), [['batch-size', 'queued', 'queued', 'batch size grew 32 -> 64', 1_000_005, { to: 64 }]]);
+      assert.equal((await s.getJob('j'))!.state, 'queued');
+      await assert.rejects(s.recordEvent('nope', 'batch-size', 'scheduler', 'x', {}), isCode('E_NOT_FOUND'));
+      await s.close();
+    });
+
     it('stores tokens by hash', async () => {
       const s = await fresh();
       await s.putToken({ hash: 'h1', user: 'alice', admin: false, created_at_ms: 5 });
