@@ -44,6 +44,17 @@ describe('job spec', () => {
   });
 });
 
+describe('job environment fields', () => {
+  it('resolves a relative venv or conda prefix against the workdir and refuses both at once', () => {
+    const spec = validateJobSpec({ name: 'a', command: ['python3'], workdir: '/w', venv: '.venv', env_setup: 'make venv' }, '/cwd');
+    assert.equal(spec.venv, '/w/.venv');
+    assert.equal(spec.env_setup, 'make venv');
+    assert.equal(validateJobSpec({ name: 'a', command: ['x'], conda: '/opt/env' }, '/cwd').conda, '/opt/env');
+    assert.equal('venv' in validateJobSpec({ name: 'a', command: ['x'] }, '/cwd'), false);
+    assert.throws(() => validateJobSpec({ name: 'a', command: ['x'], venv: '/a', conda: '/b' }, '/cwd'), /conda: cannot be combined with venv/);
+  });
+});
+
 describe('job tokens', () => {
   it('are bound to one job and one secret', () => {
     const t = jobToken('s1', 'abc123');
