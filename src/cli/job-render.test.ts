@@ -1,20 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { jobView, type JobDetail } from '../api/views.js';
-import type { JobRecord } from '../store/types.js';
+import { jobRecordFixture } from '../store/job-fixture.js';
 import { renderJob, renderJobList } from './job-render.js';
 
-const record: JobRecord = {
-  id: 'ab12', name: 'digits', user: 'u', state: 'running',
+const record = jobRecordFixture({
+  id: 'ab12', name: 'digits', allocation: [0, 0], devices: [0, 1], launches: 2, attained_service_gpu_s: 12.5, max_profiled_replicas: 2,
   spec: { name: 'digits', command: ['python3', 'train.py'], workdir: '/w', env: {}, min_replicas: 0, max_replicas: 3, max_restarts: 1, preemptible: true, priority: 0, venv: '/w/.venv' },
-  submitted_at_ms: 0, started_at_ms: 0, finished_at_ms: null, launches: 2, failures: 0,
-  allocation: [0, 0], devices: [0, 1], not_before_ms: 0, launched_at_ms: 0, stop_requested_at_ms: null,
-  attained_service_gpu_s: 12.5, max_profiled_replicas: 2,
-  limits: { init_batch_size: 64, max_batch_size: 1024, min_local_bsz: 8, max_local_bsz: 256, accumulation: true },
-  perf: { alpha_c: 0.01, beta_c: 0.001, alpha_n: 1e-8, beta_n: 1e-8, alpha_r: 0.001, beta_r: 0.0001, gamma: 1.5 },
-  grad: { sqr: 0.5, var: 5 },
-  step: 10, samples: 640, remaining_samples: null, last_report_at_ms: 0, reason: 'grew 1 -> 2 (goodput: predicted goodput x1.8, 2 CPU slots idle); checkpoint-restart',
-};
+  reason: 'grew 1 -> 2 (goodput: predicted goodput x1.8, 2 CPU slots idle); checkpoint-restart',
+});
 const latest = { time_s: 1, step: 10, num_nodes: 1, num_replicas: 2, local_bsz: 64, accum_steps: 1, step_time_s: 0.5, sync_time_s: 0 };
 
 function detail(device_kind: 'gpu' | 'cpu'): JobDetail {

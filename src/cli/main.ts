@@ -16,7 +16,8 @@ function topLevelHelp(): string {
     'Commands:',
     ...lines,
     '',
-    "Run 'goodput <command> --help' for a command's options.",
+    'Options: -h, --help   this text;  -V, --version   the version',
+    "Run 'goodput <command> --help' for a command's options; 'goodput completion bash|zsh' for shell completion.",
   ].join('\n');
 }
 

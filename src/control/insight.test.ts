@@ -1,25 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { bestGoodput } from '../goodput/speedup.js';
-import type { JobRecord, Measurement } from '../store/types.js';
+import { jobRecordFixture } from '../store/job-fixture.js';
+import type { Measurement } from '../store/types.js';
 import { BatchDecisions, batchChange, jobInsight, resizeReason } from './insight.js';
 import { modelOf } from './snapshot.js';
 
-/** A job with a fitted model whose sync cost is small: growing pays off. */
-function job(extra: Partial<JobRecord> = {}): JobRecord {
-  return {
-    id: 'j', name: 'j', user: 'u', state: 'running',
-    spec: { name: 'j', command: ['x'], workdir: '/', env: {}, min_replicas: 0, max_replicas: 4, max_restarts: 1, preemptible: true, priority: 0 },
-    submitted_at_ms: 0, started_at_ms: 0, finished_at_ms: null, launches: 1, failures: 0,
-    allocation: [0], devices: [0], not_before_ms: 0, launched_at_ms: 0, stop_requested_at_ms: null,
-    attained_service_gpu_s: 0, max_profiled_replicas: 1,
-    limits: { init_batch_size: 64, max_batch_size: 1024, min_local_bsz: 8, max_local_bsz: 256, accumulation: true },
-    perf: { alpha_c: 0.01, beta_c: 0.001, alpha_n: 1e-8, beta_n: 1e-8, alpha_r: 0.001, beta_r: 0.0001, gamma: 1.5 },
-    grad: { sqr: 0.5, var: 5 },
-    step: 10, samples: 640, remaining_samples: null, last_report_at_ms: 0, reason: '',
-    ...extra,
-  };
-}
+const job = jobRecordFixture;
 
 const measured = (local_bsz: number, accum_steps: number, replicas: number, step_time_s: number): Measurement => ({
   time_s: 1, step: 10, num_nodes: 1, num_replicas: replicas, local_bsz, accum_steps, step_time_s, sync_time_s: 0,

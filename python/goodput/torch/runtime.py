@@ -32,7 +32,7 @@ from .sigterm import SigtermFlag
 from .step_log import StepLog
 from .step_spacing import StepSpacing
 from .sync_estimate import SyncTimeEstimate
-from .trackers import ScalarPublisher, step_scalars
+from .trackers import ScalarPublisher
 
 # Layout of the control vector (see control_channel.py).
 _STOP, _CHECKPOINT, _VERSION, _LOCAL_BSZ, _ACCUM, _NOISE_VALID, _ROUND_EVERY, \
@@ -232,14 +232,7 @@ class Runtime:
         and learning-rate scale)."""
         round_step = self.is_round_step()
         self.steps_done += 1
-        elapsed_s = self.scalars.due(self.samples_done)
-        if elapsed_s is not None and self.batch is not None:
-            grad_sqr, grad_var = self._noise_values()
-            self.scalars.publish(self.steps_done, self.samples_done, step_scalars(
-                samples=self.samples_done - self.scalars.last_samples, elapsed_s=elapsed_s,
-                local_bsz=self.batch.local_bsz, accum_steps=self.batch.accum_steps,
-                replicas=self.world_size, init_batch_size=self.init_batch_size, gain=gain,
-                lr_scale=lr_scale, grad_sqr=grad_sqr, grad_var=grad_var, progress=self.progress))
+        self.scalars.after_step(self, gain, lr_scale)
         start_s = self._step_start_s if self._step_start_s is not None else timing.optimizer_start_s
         step_time_s = timing.optimizer_end_s - start_s
         optimizer_s = timing.optimizer_end_s - timing.optimizer_start_s

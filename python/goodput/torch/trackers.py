@@ -130,6 +130,19 @@ class ScalarPublisher:
     def last_samples(self) -> int:
         return self._last_samples
 
+    def after_step(self, rt: Any, gain: float, lr_scale: float) -> None:
+        """Publishes the scalars of the Runtime `rt` after a step, when due."""
+        elapsed_s = self.due(rt.samples_done)
+        if elapsed_s is None or rt.batch is None:
+            return
+        provider = rt.noise_values_provider
+        grad_sqr, grad_var = provider() if provider else (None, None)
+        self.publish(rt.steps_done, rt.samples_done, step_scalars(
+            samples=rt.samples_done - self._last_samples, elapsed_s=elapsed_s,
+            local_bsz=rt.batch.local_bsz, accum_steps=rt.batch.accum_steps,
+            replicas=rt.world_size, init_batch_size=rt.init_batch_size, gain=gain,
+            lr_scale=lr_scale, grad_sqr=grad_sqr, grad_var=grad_var, progress=rt.progress))
+
     def close(self) -> None:
         for tracker in self._trackers:
             close = getattr(tracker, "close", None)

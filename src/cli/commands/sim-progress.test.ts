@@ -26,7 +26,7 @@ describe('progress of long commands', () => {
     const bar = new ProgressBar('sim', 1, { isTTY: true, write: (s) => out.push(s) }, () => 0);
     bar.update(step(0, true));
     bar.finish();
-    assert.match(out[0]!, /^\rsim \[#+\] 100% t=10 min, 5\/10 jobs\u001b\[K$/);
+    assert.equal(out[0], `\rsim [${'#'.repeat(30)}] 100% t=10 min, 5/10 jobs\u001b[K`);
     assert.equal(out[1], '\r\u001b[K');
   });
 });
