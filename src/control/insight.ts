@@ -34,9 +34,12 @@ export interface JobInsight {
   goodput: number | null;
   /** Predicted goodput now relative to the best on one replica. */
   speedup: number | null;
-  /** The best replica count up to max_replicas by the model, its speedup and batch. */
+  /** The best replica count up to max_replicas (at most 64) by the model, its speedup and batch. */
   predicted: { replicas: number; speedup: number; batch_size: number } | null;
 }
+
+/** Largest replica count `predicted` considers. */
+const MAX_PREDICTED_REPLICAS = 64;
 
 const total = (local_bsz: number, accum_steps: number, replicas: number) => local_bsz * (accum_steps + 1) * replicas;
 
@@ -61,7 +64,8 @@ export function jobInsight(job: JobRecord, latest: Measurement | undefined): Job
     if (base > 0) {
       if (insight.goodput !== null) insight.speedup = insight.goodput / base;
       let best = { replicas: 1, speedup: 1, batch_size: 0 };
-      for (let r = 1; r <= job.spec.max_replicas; r++) {
+      // Bounded: the view is computed per listed job; a larger job's best size is past 64 rarely.
+      for (let r = 1; r <= Math.min(job.spec.max_replicas, MAX_PREDICTED_REPLICAS); r++) {
         const choice = optimizeBatch(model, 1, r, job.spec.fixed_batch_size ?? job.spec.batch_size_cap);
         if (choice.goodput / base > best.speedup + 1e-9 || r === 1) best = { replicas: r, speedup: choice.goodput / base, batch_size: total(choice.local_bsz, choice.accum_steps, r) };
       }

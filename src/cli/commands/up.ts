@@ -82,7 +82,7 @@ async function detach(argv: readonly string[], data_dir: string): Promise<number
     if (existsSync(file)) {
       const info = JSON.parse(readFileSync(file, 'utf8')) as { url: string; pid: number }; // written atomically
       if (info.pid === child.pid) {
-        console.log(`goodput server started in the background (pid ${child.pid}) on ${info.url}; log: ${logPath}`);
+        console.log(`goodput server started in the background (pid ${child.pid}) on ${info.url}; log: ${logPath}; stop it with 'goodput down'`);
         return 0;
       }
     }
