@@ -37,6 +37,8 @@ describe('CLI conventions', () => {
     assert.equal(r.status, 2);
     assert.match(r.stderr, /'python3' is not a job spec file .*did you mean `goodput submit -J digits -- python3 train.py --epochs 3`\?/);
     assert.doesNotMatch(r.stderr, /YAML/);
+    const both = await runCli(['submit', 'job.yaml', 'python3', 'train.py']);
+    assert.match(both.stderr, /'python3' is not an option\. .*did you mean `goodput submit job\.yaml -- python3 train\.py`\?/);
     const script = await runCli(['submit', 'train.py']);
     assert.match(script.stderr, /did you mean `goodput submit -- train.py`\?/);
     const run = await runCli(['run', '-n', '2', 'python3', 'x.py']);

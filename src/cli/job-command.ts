@@ -14,19 +14,21 @@ const SPEC_FILE = /\.(ya?ml|json)$/i;
 /**
  * Throws a usage error with the corrected command line when the words before `--` hold a
  * program rather than a spec file (`goodput submit python3 train.py`): the first positional
- * that is not a .yaml/.yml/.json file starts the command. Unknown flags after it (the program's
+ * that is not the one .yaml/.yml/.json spec file starts the command. Unknown flags after it (the program's
  * own, e.g. `--epochs`) do not hide the hint; an unknown flag before it is left to the strict
  * parse (it says "did you mean").
  */
 export function checkMissingDashDash(cmd: string, flagArgs: readonly string[], options: Options, specAllowed: boolean): void {
   const { tokens } = parseArgs({ args: [...flagArgs], options, strict: false, allowPositionals: true, tokens: true });
-  const first = tokens.find((t) => t.kind === 'positional');
+  const positionals = tokens.filter((t) => t.kind === 'positional');
+  const specFirst = specAllowed && positionals[0] !== undefined && SPEC_FILE.test(positionals[0].value);
+  const first = specFirst ? positionals[1] : positionals[0];
   // An unknown flag before it (a typo, `--max-replica 3`) is reported by the strict parse instead.
   const typo = tokens.some((t) => t.kind === 'option' && !(t.name in options) && (!first || t.index < first.index));
-  if (!first || typo || (specAllowed && SPEC_FILE.test(first.value) && tokens.filter((t) => t.kind === 'positional').length === 1)) return;
+  if (!first || typo) return;
   const before = flagArgs.slice(0, first.index);
   const suggestion = ['goodput', cmd, ...before, '--', ...flagArgs.slice(first.index)].map(shellWord).join(' ');
-  const what = specAllowed ? 'is not a job spec file (.yaml, .yml or .json)' : 'is not an option';
+  const what = specAllowed && !specFirst ? 'is not a job spec file (.yaml, .yml or .json)' : 'is not an option';
   throw usageError(`${cmd}: '${first.value}' ${what}. A command to run goes after '--'; did you mean \`${suggestion}\`?`);
 }
 
