@@ -5,7 +5,7 @@
  * changes in words. Pure over its inputs (the goodput model, the latest measurement).
  */
 import { adascaleGain, efficiency } from '../goodput/efficiency.js';
-import { goodputOf, optimizeBatch } from '../goodput/optimize.js';
+import { fixedBatchChoice, goodputOf, optimizeBatch } from '../goodput/optimize.js';
 import { bestGoodput } from '../goodput/speedup.js';
 import type { GoodputModel } from '../goodput/types.js';
 import type { JobRecord, Measurement } from '../store/types.js';
@@ -63,13 +63,12 @@ export function jobInsight(job: JobRecord, latest: Measurement | undefined): Job
     const base = bestGoodput(model, 1, 1, batchPolicy(job));
     if (base > 0) {
       if (insight.goodput !== null) insight.speedup = insight.goodput / base;
-      let best = { replicas: 1, speedup: 1, batch_size: 0 };
       // Bounded: the view is computed per listed job; a larger job's best size is past 64 rarely.
       for (let r = 1; r <= Math.min(job.spec.max_replicas, MAX_PREDICTED_REPLICAS); r++) {
-        const choice = optimizeBatch(model, 1, r, job.spec.fixed_batch_size ?? job.spec.batch_size_cap);
-        if (choice.goodput / base > best.speedup + 1e-9 || r === 1) best = { replicas: r, speedup: choice.goodput / base, batch_size: total(choice.local_bsz, choice.accum_steps, r) };
+        const choice = job.spec.fixed_batch_size !== undefined ? fixedBatchChoice(model, 1, r, job.spec.fixed_batch_size) : optimizeBatch(model, 1, r, job.spec.batch_size_cap);
+        const candidate = { replicas: r, speedup: choice.goodput / base, batch_size: total(choice.local_bsz, choice.accum_steps, r) };
+        if (insight.predicted === null || candidate.speedup > insight.predicted.speedup + 1e-9) insight.predicted = candidate;
       }
-      insight.predicted = best;
     }
   }
   return insight;
@@ -99,8 +98,9 @@ export interface ResizeContext {
 const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? '' : 's'}`;
 
 /**
- * Why a job goes from `from` to `to` replicas, in words with the model's prediction when it has
- * one: "grew 1 -> 3: predicted goodput x2.4, 3 CPU slots idle". Pure.
+ * Why a job goes from `from` to `to` replicas, in words with the model's prediction (on one
+ * node, as placed by the local backend) when it has one: "grew 1 -> 3 (goodput: predicted
+ * goodput x2.4, 3 CPU slots idle)". Pure.
  */
 export function resizeReason(job: JobRecord, from: number, to: number, ctx: ResizeContext): string {
   const model = modelOf(job);
@@ -109,7 +109,7 @@ export function resizeReason(job: JobRecord, from: number, to: number, ctx: Resi
   const idle = `${plural(ctx.idle, ctx.unit)} idle`;
   if (from === 0 && to > 0) {
     const why = job.launches === 0 ? 'first start' : 'resumes from its checkpoint';
-    const basis = model ? `predicted speedup ${times(bestGoodput(model, 1, to) / Math.max(1e-12, bestGoodput(model, 1, 1)))} over 1 replica` : 'no throughput measured yet';
+    const basis = model ? `predicted speedup ${times(bestGoodput(model, 1, to, batchPolicy(job)) / Math.max(1e-12, bestGoodput(model, 1, 1, batchPolicy(job))))} over 1 replica` : 'no throughput measured yet';
     return `${why} on ${plural(to, ctx.unit)} (${ctx.policy}: ${basis}, ${idle})`;
   }
   if (to === 0) return `preempted ${from} -> 0 (${ctx.policy}: its ${plural(from, ctx.unit)} go to other jobs; resumes from its checkpoint)`;
@@ -137,6 +137,7 @@ export interface BatchChange {
  */
 export function batchChange(job: JobRecord, latest: Measurement, config: JobConfig): BatchChange | undefined {
   const replicas = Math.max(1, latest.num_replicas);
+  const nodes = Math.max(1, Math.min(latest.num_nodes, replicas));
   if (latest.local_bsz === config.local_bsz && latest.accum_steps === config.accum_steps) return undefined;
   const from: BatchView = { local_bsz: latest.local_bsz, accum_steps: latest.accum_steps, replicas, total: total(latest.local_bsz, latest.accum_steps, replicas) };
   const to: BatchView = { local_bsz: config.local_bsz, accum_steps: config.accum_steps, replicas, total: config.batch_size };
@@ -144,8 +145,8 @@ export function batchChange(job: JobRecord, latest: Measurement, config: JobConf
   const shape = (b: BatchView) => `${b.local_bsz} x ${b.accum_steps + 1} x ${b.replicas}`;
   const parts: string[] = [];
   if (model) {
-    const g0 = goodputOf(model, 1, from.replicas, from.local_bsz, from.accum_steps);
-    const g1 = goodputOf(model, 1, to.replicas, to.local_bsz, to.accum_steps);
+    const g0 = goodputOf(model, nodes, from.replicas, from.local_bsz, from.accum_steps);
+    const g1 = goodputOf(model, nodes, to.replicas, to.local_bsz, to.accum_steps);
     if (g0 > 0) parts.push(`predicted goodput ${times(g1 / g0)}`);
     parts.push(`statistical efficiency ${efficiency(model.grad, model.limits.init_batch_size, to.total).toFixed(2)}`);
   } else {
