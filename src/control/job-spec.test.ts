@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { GoodputError } from '../core/errors.js';
+import { packagePath } from '../util/package-root.js';
 import { readJobSpecFile, validateJobSpec } from './job-spec.js';
 import { jobToken, jobTokenClaim, verifyJobToken } from './tokens.js';
 
@@ -52,6 +53,14 @@ describe('job environment fields', () => {
     assert.equal(validateJobSpec({ name: 'a', command: ['x'], conda: '/opt/env' }, '/cwd').conda, '/opt/env');
     assert.equal('venv' in validateJobSpec({ name: 'a', command: ['x'] }, '/cwd'), false);
     assert.throws(() => validateJobSpec({ name: 'a', command: ['x'], venv: '/a', conda: '/b' }, '/cwd'), /conda: cannot be combined with venv/);
+  });
+
+  it('reads examples/digits/job.yaml: workdir from the file, venv from the workdir, a setup step', () => {
+    const spec = readJobSpecFile(packagePath('examples', 'digits', 'job.yaml'), '/elsewhere');
+    assert.equal(spec.workdir, packagePath());
+    assert.equal(spec.venv, packagePath('.venv'));
+    assert.match(spec.env_setup!, /\/usr\/bin\/python3 -m venv --system-site-packages \.venv/);
+    assert.deepEqual(spec.command.slice(0, 2), ['python3', 'examples/digits/train.py']);
   });
 });
 
