@@ -5,7 +5,7 @@
  * zsh (zsh driven through a pseudo-terminal, as a user presses TAB).
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -77,6 +77,22 @@ describe('CLI conventions', () => {
     const again = await runCli(['down', '--data-dir', data_dir]);
     assert.equal(again.status, 0);
     assert.match(again.stdout, /no goodput server is running/);
+  });
+
+  it('down leaves alone a process that took over the pid of a server killed with -9', async () => {
+    const stale = join(root, 'stale');
+    mkdirSync(stale);
+    const other = spawn('sleep', ['30'], { stdio: 'ignore' });
+    try {
+      writeFileSync(join(stale, 'server.json'), JSON.stringify({ url: 'http://127.0.0.1:1', pid: other.pid }));
+      writeFileSync(join(stale, 'server.pid'), `${other.pid}\n`);
+      const down = await runCli(['down', '--data-dir', stale]);
+      assert.equal(down.status, 0, down.stderr);
+      assert.match(down.stdout, /no goodput server is running/);
+      assert.equal(isAlive(other.pid!, ''), true);
+    } finally {
+      other.kill('SIGKILL');
+    }
   });
 
   it('completes commands and flags in bash', async () => {

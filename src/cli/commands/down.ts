@@ -6,13 +6,19 @@ import { defaultDataDir } from '../../client/connect.js';
 import { GoodputError } from '../../core/errors.js';
 import { numberFlag, parseFlags, type CliCommand } from '../command.js';
 
-/** The pid of the live server owning `data_dir` (server.json and the lock agree), if any. */
+/**
+ * The pid of the live server owning `data_dir`, if any: server.json and the lock agree and the
+ * process is a `goodput up` (a pid left by a server killed with -9 may belong to another
+ * process by now; where /proc is missing, the files are trusted).
+ */
 function livePid(data_dir: string): number | undefined {
   const files = dataFiles(data_dir);
   try {
     const info = JSON.parse(readFileSync(files.server, 'utf8')) as { pid?: unknown };
     const lock = Number(readFileSync(files.lock, 'utf8').trim());
-    return typeof info.pid === 'number' && info.pid === lock && isAlive(lock, '') ? lock : undefined;
+    if (typeof info.pid !== 'number' || info.pid !== lock || !isAlive(lock, '')) return undefined;
+    const argv = existsSync(`/proc/${lock}/cmdline`) ? readFileSync(`/proc/${lock}/cmdline`, 'utf8').split('\0') : ['up'];
+    return argv.includes('up') ? lock : undefined;
   } catch {
     return undefined;
   }
