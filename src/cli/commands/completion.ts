@@ -1,6 +1,7 @@
 import { usageError } from '../../core/errors.js';
 import { flagNames, parseFlags, type CliCommand } from '../command.js';
 import { completionScript, type CompletionCommand } from '../completion-script.js';
+import { didYouMean } from '../suggest.js';
 
 /** Flags a command accepts: its declared options, else those its help text lists. */
 function flagsOf(c: CliCommand): string[] {
@@ -22,7 +23,9 @@ Prints a script that completes goodput's commands and flags (files after '--').
     async run(argv) {
       const { positionals } = parseFlags('completion', argv, {});
       const shell = positionals[0];
-      if (positionals.length !== 1 || (shell !== 'bash' && shell !== 'zsh')) throw usageError("completion: expected 'bash' or 'zsh'. See 'goodput completion --help'.");
+      if (positionals.length !== 1 || (shell !== 'bash' && shell !== 'zsh')) {
+        throw usageError(`completion: expected 'bash' or 'zsh'.${shell === undefined ? '' : didYouMean(shell, ['bash', 'zsh'])} See 'goodput completion --help'.`);
+      }
       const commands: CompletionCommand[] = all().map((c) => ({ name: c.name, summary: c.summary, flags: flagsOf(c) }));
       process.stdout.write(completionScript(shell, commands));
       return 0;
