@@ -4,7 +4,7 @@ import { jobInsight, type JobInsight } from '../control/insight.js';
 import type { Store } from '../store/store.js';
 import { ACTIVE_STATES, TERMINAL_STATES, type JobRecord } from '../store/types.js';
 
-/** Per-job gauges: name, help, value (undefined: not known yet, the sample is left out). */
+/** Per-job gauges: name, help, value (null: not known yet, the sample is left out). */
 const JOB_SERIES: readonly [string, string, (j: JobRecord, i: JobInsight) => number | null][] = [
   ['goodput_job_replicas', 'Replicas allocated to the job (targeted while starting or rescaling).', (j) => j.allocation.length],
   ['goodput_job_batch_size', 'Total batch size of the latest measurement (local x accumulation x replicas).', (_, i) => i.batch?.total ?? null],

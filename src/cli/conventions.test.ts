@@ -121,7 +121,7 @@ describe('CLI conventions', () => {
         const driver = [
           'zmodload zsh/zpty',
           "zpty -b z 'zsh -f -i'",
-          `zpty -w z 'PS1="%% "; ${load}; function goodput { }'`,
+          `zpty -w z 'PS1="%% "; bindkey -e; ${load}; function goodput { }'`, // emacs keys: $EDITOR=vi (npm sets it) would pick vi's
           `zpty -w -n z $'${typed}\\t'`,
           'sleep 2',
           "zpty -w z $'\\x01echo \\x05 END'",
