@@ -52,8 +52,9 @@ export function renderJob(job: JobDetail, events: readonly EventView[]): string 
   return out.join('\n\n');
 }
 
-/** `goodput ls` as a table. */
+/** `goodput ls` as a table (or a line saying there are none). */
 export function renderJobList(jobs: readonly JobView[], now_ms = Date.now()): string {
+  if (jobs.length === 0) return "no jobs yet; submit one with 'goodput submit [options] -- <command>' (see 'goodput submit --help')";
   const rows = jobs.map((j) => {
     const i = j.insight;
     const batch = i.batch ? `${i.batch.total} (${i.batch.local_bsz}x${i.batch.accum_steps + 1}x${i.batch.replicas})` : '-';
