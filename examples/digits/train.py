@@ -3,7 +3,7 @@ scikit-learn) trained with the Goodput SDK.
 
     python examples/digits/train.py                          # standalone, fixed batch size
     torchrun --nproc_per_node=2 examples/digits/train.py     # 2 replicas, still resumable
-    goodput submit ... -- python examples/digits/train.py    # elastic, under the control plane
+    goodput submit examples/digits/job.yaml                  # elastic, under the control plane
 
 The last line printed (rank 0) is `accuracy=<test accuracy>`.
 """

@@ -155,19 +155,39 @@ describe('HTTP API (in-process)', () => {
     assert.equal(job.remaining_samples, 8744, 'the newest entry wins');
     assert.equal((await store.getJob(aliceJob))!.remaining_samples, 8744);
     assert.equal((await call('GET', `/v1/jobs/${aliceJob}/reports`, alice)).json.length, 4);
+    // The latest measurement in the user's terms, in the job view and in /metrics.
+    assert.deepEqual(job.insight.batch, { local_bsz: 128, accum_steps: 0, replicas: 2, total: 256 });
+    assert.equal(job.insight.throughput_samples_s, 256 / 0.2);
+    assert.ok(job.insight.efficiency > 0 && job.insight.efficiency <= 1);
+    assert.ok(Math.abs(job.insight.goodput - job.insight.throughput_samples_s * job.insight.efficiency) < 1e-6);
+    assert.ok(job.insight.predicted.replicas >= 1 && job.insight.predicted.speedup >= 1);
+    const metrics = (await call('GET', '/metrics')).text;
+    const labels = `job="${aliceJob}",name="a-job",user="alice"`;
+    assert.match(metrics, new RegExp(`^goodput_job_batch_size\\{${labels}\\} 256$`, 'm'));
+    assert.match(metrics, new RegExp(`^goodput_job_throughput_samples_per_second\\{${labels}\\} 1280$`, 'm'));
+    assert.match(metrics, new RegExp(`^goodput_job_replicas\\{${labels}\\} 0$`, 'm'));
+    assert.match(metrics, new RegExp(`^goodput_job_goodput\\{${labels}\\} ${job.insight.goodput}$`, 'm'));
+    assert.match(metrics, /^# TYPE goodput_job_statistical_efficiency gauge$/m);
+    assert.doesNotMatch(metrics, new RegExp(`goodput_job_batch_size\\{job="${bobJob}"`), 'no series before a report');
+    // Each new batch decision is one event, with its reason in words.
+    const batchEvents = ((await call('GET', `/v1/jobs/${aliceJob}/events`, alice)).json as { kind: string; reason: string }[]).filter((e) => e.kind === 'batch-size');
+    assert.ok(batchEvents.length >= 1, 'the answered configuration differs from the measured one');
+    assert.match(batchEvents.at(-1)!.reason, /^batch size (grew|shrank|reshaped) \d+ -> \d+ \(\d+ x \d+ x \d+, local x accumulation x replicas\), learning rate x[\d.]+: predicted goodput x[\d.]+, statistical efficiency [\d.]+$/);
   });
 
   it('cancels the owner job; reads logs only by replica number; exposes metrics', async () => {
     const r = await call('POST', `/v1/jobs/${aliceJob}/cancel`, alice);
     assert.equal(r.status, 200);
     assert.equal(r.json.state, 'cancelled');
-    assert.equal((await call('POST', `/v1/jobs/${aliceJob}/cancel`, alice)).status, 409, 'cancel of a finished job');
+    const again = await call('POST', `/v1/jobs/${aliceJob}/cancel`, alice);
+    assert.equal(again.status, 409, 'cancel of a finished job');
+    assert.match(again.json.error.message, /already cancelled at .*; there is nothing to cancel/);
     assert.equal((await call('GET', `/v1/jobs/${aliceJob}/logs?replica=../../secret`, alice)).status, 400);
     const logs = await call('GET', `/v1/jobs/${aliceJob}/logs?replica=0`, alice);
     assert.equal(logs.status, 200);
     assert.equal(logs.text, '');
     const events = (await call('GET', `/v1/jobs/${aliceJob}/events`, alice)).json as { kind: string; actor: string }[];
-    assert.deepEqual(events.map((e) => `${e.kind}/${e.actor}`), ['submitted/alice', 'cancelled/alice']);
+    assert.deepEqual(events.filter((e) => e.kind !== 'batch-size').map((e) => `${e.kind}/${e.actor}`), ['submitted/alice', 'cancelled/alice']);
     const metrics = await call('GET', '/metrics');
     assert.match(metrics.text, /^goodput_jobs\{state="cancelled"\} 1$/m);
     assert.match(metrics.text, /^goodput_jobs\{state="queued"\} 1$/m);

@@ -9,7 +9,7 @@ import { stopProtection } from '../control/snapshot.js';
 import { hashToken, newToken } from '../control/tokens.js';
 import { GoodputError } from '../core/errors.js';
 import type { Store } from '../store/store.js';
-import type { JobRecord } from '../store/types.js';
+import { isTerminal, type JobRecord } from '../store/types.js';
 import { authenticate, mayAccess, requireUser, type ApiEnv, type Principal } from './auth.js';
 import { badRequest, errorBody, forbidden, statusOf } from './http-error.js';
 import { metricsText } from './metrics.js';
@@ -67,6 +67,8 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     return job;
   };
 
+  const latestReport = async (job_id: string) => (await store.listReports(job_id, 1))[0];
+
   app.post('/v1/jobs', async (c) => {
     const principal = requireUser(c.get('principal'));
     const body = await jsonBody(c);
@@ -82,14 +84,14 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     const principal = requireUser(c.get('principal'));
     const jobs = await store.listJobs(principal.admin && c.req.query('user') === undefined ? {} : { user: c.req.query('user') ?? principal.user });
     if (!principal.admin && c.req.query('user') !== undefined && c.req.query('user') !== principal.user) throw forbidden('only an admin may list other users\' jobs');
-    return c.json(jobs.map(jobView));
+    return c.json(await Promise.all(jobs.map(async (j) => jobView(j, await latestReport(j.id)))));
   });
 
   app.get('/v1/jobs/:id', async (c) => {
     requireUser(c.get('principal'));
     const job = await findJob(c, c.req.param('id'));
     const replicas = job.launches > 0 ? await store.listReplicas(job.id, job.launches - 1) : [];
-    const detail: JobDetail = { ...jobView(job), current_replicas: replicas.map(replicaView), rejection: controller.rejections.get(job.id) ?? null, kept: stopProtection(job) ?? null, checkpoint_at: iso(job.checkpoint_at_ms), perf: job.perf, grad: job.grad, limits: job.limits, remaining_samples: job.remaining_samples };
+    const detail: JobDetail = { ...jobView(job, await latestReport(job.id)), device_kind: controller.devices()[0]?.kind ?? 'cpu', current_replicas: replicas.map(replicaView), rejection: controller.rejections.get(job.id) ?? null, kept: stopProtection(job) ?? null, checkpoint_at: iso(job.checkpoint_at_ms), perf: job.perf, grad: job.grad, limits: job.limits, remaining_samples: job.remaining_samples };
     return c.json(detail);
   });
 
@@ -125,6 +127,9 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
   app.post('/v1/jobs/:id/cancel', async (c) => {
     const principal = requireUser(c.get('principal'));
     const job = await findJob(c, c.req.param('id'));
+    if (isTerminal(job.state)) {
+      throw new GoodputError('E_CONFLICT', `job ${job.id} (${job.name}) already ${job.state} at ${new Date(job.finished_at_ms ?? Date.now()).toISOString()}; there is nothing to cancel`);
+    }
     return c.json(jobView(await controller.cancel(job.id, principal.user)));
   });
 

@@ -1,9 +1,36 @@
 /** Prometheus text exposition of the control plane's state (format 0.0.4). */
 import type { Controller } from '../control/controller.js';
+import { jobInsight, type JobInsight } from '../control/insight.js';
 import type { Store } from '../store/store.js';
-import { ACTIVE_STATES, TERMINAL_STATES } from '../store/types.js';
+import { ACTIVE_STATES, TERMINAL_STATES, type JobRecord } from '../store/types.js';
 
-/** Renders /metrics: jobs by state, devices total/allocated, reports, scheduling rounds. */
+/** Per-job gauges: name, help, value (null: not known yet, the sample is left out). */
+const JOB_SERIES: readonly [string, string, (j: JobRecord, i: JobInsight) => number | null][] = [
+  ['goodput_job_replicas', 'Replicas allocated to the job (targeted while starting or rescaling).', (j) => j.allocation.length],
+  ['goodput_job_batch_size', 'Total batch size of the latest measurement (local x accumulation x replicas).', (_, i) => i.batch?.total ?? null],
+  ['goodput_job_throughput_samples_per_second', 'Measured training samples per second (latest measurement).', (_, i) => i.throughput_samples_s],
+  ['goodput_job_statistical_efficiency', 'Progress per sample relative to the initial batch size, in (0, 1].', (_, i) => i.efficiency],
+  ['goodput_job_goodput', 'Goodput: throughput x statistical efficiency (initial-batch-equivalent samples per second).', (_, i) => i.goodput],
+  ['goodput_job_lr_scale', 'Learning-rate multiplier (AdaScale gain) at the current batch size.', (_, i) => i.lr_scale],
+];
+
+const label = (v: string) => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+
+/** Per-job series of the active jobs, labelled job (id), name and user. */
+async function jobSeries(store: Store, jobs: readonly JobRecord[]): Promise<string[]> {
+  const active = jobs.filter((j) => ACTIVE_STATES.includes(j.state));
+  const insights = await Promise.all(active.map(async (j) => jobInsight(j, (await store.listReports(j.id, 1))[0])));
+  return JOB_SERIES.flatMap(([name, help, value]) => [
+    `# HELP ${name} ${help}`,
+    `# TYPE ${name} gauge`,
+    ...active.flatMap((j, k) => {
+      const v = value(j, insights[k]!);
+      return v === null ? [] : [`${name}{job="${label(j.id)}",name="${label(j.name)}",user="${label(j.user)}"} ${v}`];
+    }),
+  ]);
+}
+
+/** Renders /metrics: jobs by state, devices total/allocated, reports, scheduling rounds, per-job series. */
 export async function metricsText(store: Store, controller: Controller): Promise<string> {
   const jobs = await store.listJobs();
   const lines: string[] = ['# HELP goodput_jobs Jobs by state.', '# TYPE goodput_jobs gauge'];
@@ -29,6 +56,7 @@ export async function metricsText(store: Store, controller: Controller): Promise
     '# HELP goodput_scheduler_last_round_duration_seconds Duration of the latest scheduling round.',
     '# TYPE goodput_scheduler_last_round_duration_seconds gauge',
     `goodput_scheduler_last_round_duration_seconds ${s.last_round_s}`,
+    ...(await jobSeries(store, jobs)),
   );
   return lines.join('\n') + '\n';
 }

@@ -1,6 +1,7 @@
 /** JSON shapes the API returns (shared with the typed client). */
+import { jobInsight, type JobInsight } from '../control/insight.js';
 import type { Rejection } from '../policy/policy.js';
-import type { JobEvent, JobRecord, JobSpec, JobState, ReplicaRecord } from '../store/types.js';
+import type { JobEvent, JobRecord, JobSpec, JobState, Measurement, ReplicaRecord } from '../store/types.js';
 
 /** A job as the API shows it. Times are ISO-8601 strings or null. */
 export interface JobView {
@@ -23,6 +24,8 @@ export interface JobView {
   attained_service_gpu_s: number;
   reason: string;
   spec: JobSpec;
+  /** Batch, learning-rate scale, throughput, efficiency, goodput and speedups (control/insight.ts). */
+  insight: JobInsight;
 }
 
 /** `GET /v1/jobs/{id}`: the job, its current replicas and why it waits, if it does. */
@@ -38,6 +41,8 @@ export interface JobDetail extends JobView {
   limits: JobRecord['limits'];
   /** Raw training samples left at the newest report that knew it; null when unknown. */
   remaining_samples: JobRecord['remaining_samples'];
+  /** Kind of the devices of this server: GPUs or CPU slots (attained service is in device-s). */
+  device_kind: 'gpu' | 'cpu';
 }
 
 export interface ReplicaView {
@@ -67,7 +72,8 @@ export interface NodeView {
 
 export const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
-export function jobView(job: JobRecord): JobView {
+/** The API view of a job; `latest` is its newest measurement, if any (for the insight). */
+export function jobView(job: JobRecord, latest?: Measurement): JobView {
   return {
     id: job.id,
     name: job.name,
@@ -86,6 +92,7 @@ export function jobView(job: JobRecord): JobView {
     attained_service_gpu_s: Math.round(job.attained_service_gpu_s * 1000) / 1000,
     reason: job.reason,
     spec: job.spec,
+    insight: jobInsight(job, latest),
   };
 }
 

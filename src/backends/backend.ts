@@ -4,6 +4,8 @@
  * per watch. Implementations: local/local-backend.ts (one process per replica on this machine).
  */
 
+import type { JobEnvironment } from './job-env.js';
+
 /** One device a replica can hold: a GPU, or a CPU slot that behaves like one. */
 export interface DeviceInfo {
   index: number;
@@ -22,6 +24,8 @@ export interface LaunchRequest {
   workdir: string;
   /** The user's variables; the contract's variables are added on top. */
   env: Readonly<Record<string, string>>;
+  /** The job's venv/conda prefix and setup step (job-env.ts); absent: run the command as is. */
+  environment?: JobEnvironment;
   /** Device index per replica (its length is the world size). */
   devices: readonly number[];
   num_nodes: number;

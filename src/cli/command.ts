@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { usageError } from '../core/errors.js';
+import { didYouMean } from './suggest.js';
 
 /** One `goodput <name>` subcommand. `run` returns the process exit status. */
 export interface CliCommand {
@@ -8,6 +9,8 @@ export interface CliCommand {
   readonly summary: string;
   /** Full text for `goodput <name> --help`. */
   readonly help: string;
+  /** Its flags, where declared (shell completion also reads the flags its help lists). */
+  readonly options?: Options;
   run(argv: readonly string[]): Promise<number>;
 }
 
@@ -24,11 +27,18 @@ export function parseFlags<T extends Options>(command: string, argv: readonly st
     const message = error instanceof Error ? error.message : String(error);
     // Node words a value that starts with '-' (e.g. `--seed -1`) as an ambiguous option over 3 lines.
     const ambiguous = /^Option '([^']+)' argument is ambiguous/.exec(message);
+    const unknown = /^Unknown option '([^']+)'/.exec(message);
     const why = ambiguous
       ? `option '${ambiguous[1]}' got a value starting with '-'; write it as ${ambiguous[1]}=VALUE`
       : message.replace(/\. To specify .*$/s, '').replace(/\s*\n\s*/g, ' ');
-    throw usageError(`${command}: ${why}. See 'goodput ${command} --help'.`);
+    const hint = unknown ? didYouMean(unknown[1]!, flagNames(options)) : '';
+    throw usageError(`${command}: ${why}.${hint} See 'goodput ${command} --help'.`);
   }
+}
+
+/** Every spelling of the flags in `options`: `--long` and `-s`. */
+export function flagNames(options: Options): string[] {
+  return Object.entries(options).flatMap(([long, o]) => [`--${long}`, ...(o.short ? [`-${o.short}`] : [])]);
 }
 
 /** Parses a numeric flag value, rejecting garbage with a message naming the flag. */

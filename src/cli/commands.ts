@@ -11,6 +11,8 @@ import { showCommand } from './commands/show.js';
 import { submitCommand } from './commands/submit.js';
 import { upCommand } from './commands/up.js';
 import { viewCommand } from './commands/view.js';
+import { downCommand } from './commands/down.js';
+import { makeCompletionCommand } from './commands/completion.js';
 
 /** Every `goodput` subcommand, in the order `goodput --help` lists them. */
-export const commands: readonly CliCommand[] = [upCommand, submitCommand, lsCommand, showCommand, logsCommand, cancelCommand, nodesCommand, runCommand, simCommand, compareCommand, viewCommand, doctorCommand];
+export const commands: readonly CliCommand[] = [upCommand, downCommand, submitCommand, lsCommand, showCommand, logsCommand, cancelCommand, nodesCommand, runCommand, simCommand, compareCommand, viewCommand, doctorCommand, makeCompletionCommand(() => commands)];

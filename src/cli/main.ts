@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { GoodputError } from '../core/errors.js';
 import { commands } from './commands.js';
+import { didYouMean } from './suggest.js';
 
 const version = '0.1.0';
 
@@ -15,7 +16,8 @@ function topLevelHelp(): string {
     'Commands:',
     ...lines,
     '',
-    "Run 'goodput <command> --help' for a command's options.",
+    'Options: -h, --help   this text;  -V, --version   the version',
+    "Run 'goodput <command> --help' for a command's options; 'goodput completion bash|zsh' for shell completion.",
   ].join('\n');
 }
 
@@ -32,7 +34,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   const command = commands.find((c) => c.name === name);
   if (!command) {
-    console.error(`goodput: error[E_USAGE]: unknown command '${name}'. Run 'goodput --help' for the list.`);
+    const hint = didYouMean(name, commands.map((c) => c.name));
+    console.error(`goodput: error[E_USAGE]: unknown command '${name}'.${hint} Run 'goodput --help' for the list.`);
     return 2;
   }
   if (rest.includes('--help') || rest.includes('-h')) {

@@ -10,7 +10,8 @@ import type { Placement, ReportBatch, ReportsAdded, Store } from '../store/store
 import { ACTIVE_STATES, isTerminal, type JobRecord, type JobSpec, type Measurement, type ReplicaRecord } from '../store/types.js';
 import { configFor, type JobConfig } from './batch-config.js';
 import { assignDevices, sameAllocation } from './placement.js';
-import { buildSnapshot } from './snapshot.js';
+import { BatchDecisions, deviceUnit, resizeReason } from './insight.js';
+import { buildSnapshot, holdsDevices } from './snapshot.js';
 import { jobToken } from './tokens.js';
 
 /** Options of the controller; times in seconds unless named otherwise. */
@@ -65,6 +66,7 @@ export class Controller {
   private readonly killAt = new Map<string, number>();
   private readonly lastFit = new Map<string, number>();
   private readonly refitsDue = new Set<string>();
+  private readonly batchDecisions = new BatchDecisions();
   private readonly background = new Set<Promise<void>>();
   private stopped = false;
   private pendingReports: { batch: ReportBatch; resolve: (r: ReportsAdded) => void; reject: (e: unknown) => void }[] = [];
@@ -175,7 +177,11 @@ export class Controller {
         void later.finally(() => this.background.delete(later));
       }
     }
-    return configFor(job, reports[reports.length - 1]!);
+    const latest = reports[reports.length - 1]!;
+    const config = configFor(job, latest);
+    const change = this.batchDecisions.observe(job, latest, config);
+    if (change) await this.o.store.recordEvent(job_id, 'batch-size', 'scheduler', change.reason, change.data);
+    return config;
   }
 
   /** Refits the job's throughput model from its profile; a failure keeps the previous model. */
@@ -259,12 +265,12 @@ export class Controller {
       this.log(`scheduler: ignoring decision of ${this.o.policy.name}: ${assigned.reason}`);
       return;
     }
-    const name = this.o.policy.name;
+    const context = { policy: this.o.policy.name, idle: devices.length - jobs.filter(holdsDevices).reduce((n, j) => n + j.allocation.length, 0), unit: deviceUnit(this.o.backend.devices()) };
     for (const job of jobs) {
       const allocation = [...(allocations[job.id] ?? [])];
       if (sameAllocation(allocation, job.allocation)) continue;
       const placement: Placement = { allocation, devices: assigned.devices.get(job.id) ?? [] };
-      const why = `${name}: ${job.allocation.length} -> ${allocation.length} replicas`;
+      const why = resizeReason(job, job.allocation.length, allocation.length, context);
       switch (job.state) {
         case 'queued':
         case 'preempted':
@@ -275,7 +281,7 @@ export class Controller {
           else await this.o.store.retargetJob(job.id, placement, 'scheduler', why);
           break;
         case 'running':
-          await this.o.store.stopJob(job.id, placement, false, 'scheduler', `rescale (checkpoint-restart) ${why}`);
+          await this.o.store.stopJob(job.id, placement, false, 'scheduler', `${why}; checkpoint-restart`);
           for (const r of await this.liveReplicas(job.id)) this.o.backend.signal(this.ref(r), 'SIGTERM');
           break;
         case 'rescaling':
@@ -376,6 +382,7 @@ export class Controller {
         command: job.spec.command,
         workdir: job.spec.workdir,
         env: job.spec.env,
+        environment: job.spec,
         devices: job.devices,
         num_nodes: new Set(job.allocation).size,
         api_url: this.o.api_url,

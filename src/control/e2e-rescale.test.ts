@@ -41,7 +41,7 @@ describe('elastic rescaling on --cpu-slots 4', () => {
     const eventsA: EventView[] = await client.events(a.id);
     const rescales = eventsA.filter((e) => e.kind === 'rescale');
     assert.ok(rescales.length >= 1, `job a was rescaled (events: ${eventsA.map((e) => e.kind).join(',')})`);
-    assert.match(rescales[0]!.reason, /optimus: 4 -> 2 replicas/);
+    assert.match(rescales[0]!.reason, /^shrank 4 -> 2 \(optimus: .*frees 2 CPU slots for other jobs.*checkpoint-restart$/);
     assert.equal(rescales[0]!.actor, 'scheduler');
     // After each rescale, every replica of the old attempt exited 143 (checkpointed), then the job was relaunched.
     const afterFirst = eventsA.slice(eventsA.indexOf(rescales[0]!));

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { GoodputError } from '../core/errors.js';
+import { packagePath } from '../util/package-root.js';
 import { readJobSpecFile, validateJobSpec } from './job-spec.js';
 import { jobToken, jobTokenClaim, verifyJobToken } from './tokens.js';
 
@@ -43,6 +44,25 @@ describe('job spec', () => {
     writeFileSync(join(dir, 'broken.yaml'), 'name: [unclosed');
     assert.throws(() => readJobSpecFile(join(dir, 'broken.yaml'), dir), /E_SPEC|not valid YAML/);
     assert.throws(() => readJobSpecFile(join(dir, 'missing.yaml'), dir), /cannot read job spec/);
+  });
+});
+
+describe('job environment fields', () => {
+  it('resolves a relative venv or conda prefix against the workdir and refuses both at once', () => {
+    const spec = validateJobSpec({ name: 'a', command: ['python3'], workdir: '/w', venv: '.venv', env_setup: 'make venv' }, '/cwd');
+    assert.equal(spec.venv, '/w/.venv');
+    assert.equal(spec.env_setup, 'make venv');
+    assert.equal(validateJobSpec({ name: 'a', command: ['x'], conda: '/opt/env' }, '/cwd').conda, '/opt/env');
+    assert.equal('venv' in validateJobSpec({ name: 'a', command: ['x'] }, '/cwd'), false);
+    assert.throws(() => validateJobSpec({ name: 'a', command: ['x'], venv: '/a', conda: '/b' }, '/cwd'), /conda: cannot be combined with venv/);
+  });
+
+  it('reads examples/digits/job.yaml: workdir from the file, venv from the workdir, a setup step', () => {
+    const spec = readJobSpecFile(packagePath('examples', 'digits', 'job.yaml'), '/elsewhere');
+    assert.equal(spec.workdir, packagePath());
+    assert.equal(spec.venv, packagePath('.venv'));
+    assert.match(spec.env_setup!, /\/usr\/bin\/python3 -m venv --system-site-packages \.venv/);
+    assert.deepEqual(spec.command.slice(0, 2), ['python3', 'examples/digits/train.py']);
   });
 });
 

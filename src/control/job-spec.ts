@@ -31,12 +31,16 @@ export const jobSpecSchema = z
     user: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/).optional(),
     fixed_batch_size: z.number().int().min(1).optional(),
     batch_size_cap: z.number().int().min(1).optional(),
+    venv: z.string().min(1).optional(),
+    conda: z.string().min(1).optional(),
+    env_setup: z.string().min(1).max(65536).optional(),
   })
   .strict()
   .superRefine((s, ctx) => {
     if (s.min_replicas > s.max_replicas) ctx.addIssue({ code: 'custom', path: ['min_replicas'], message: `must be <= max_replicas (${s.max_replicas})` });
     if (s.fixed_batch_size !== undefined && s.batch_size_cap !== undefined) ctx.addIssue({ code: 'custom', path: ['batch_size_cap'], message: 'cannot be combined with fixed_batch_size' });
     if (s.workdir !== undefined && !isAbsolute(s.workdir)) ctx.addIssue({ code: 'custom', path: ['workdir'], message: 'must be an absolute path' });
+    if (s.venv !== undefined && s.conda !== undefined) ctx.addIssue({ code: 'custom', path: ['conda'], message: 'cannot be combined with venv (a job runs in one environment)' });
   });
 
 /** What a user writes; every field but name and command is optional. */
@@ -54,8 +58,9 @@ export function formatIssues(error: z.ZodError): string {
 }
 
 /**
- * Validates a spec; `workdir` defaults to `default_workdir`. Throws E_SPEC naming every bad
- * field. Pure apart from nothing: does not check that the directory exists.
+ * Validates a spec; `workdir` defaults to `default_workdir`, a relative `venv` or `conda` prefix
+ * is resolved against the workdir. Throws E_SPEC naming every bad field. Does not check that
+ * the directories exist (they may be made by `env_setup`, or exist only where replicas run).
  */
 export function validateJobSpec(input: unknown, default_workdir: string, source = 'job spec'): JobSpec {
   const parsed = jobSpecSchema.safeParse(input);
@@ -64,6 +69,12 @@ export function validateJobSpec(input: unknown, default_workdir: string, source 
   const spec: JobSpec = { ...s, workdir: s.workdir ?? default_workdir };
   if (spec.user === undefined) delete spec.user;
   if (spec.preemptible === undefined) delete spec.preemptible;
+  for (const key of ['venv', 'conda'] as const) {
+    const prefix = spec[key];
+    if (prefix === undefined) delete spec[key];
+    else spec[key] = resolve(spec.workdir, prefix);
+  }
+  if (spec.env_setup === undefined) delete spec.env_setup;
   return spec;
 }
 

@@ -197,6 +197,17 @@ export function storeConformance(name: string, open: OpenStore): void {
       assert.deepEqual([job.checkpoint_at_ms, job.checkpoint_on_stop, job.max_profiled_replicas], [1_000_250, true, 2], 'persisted');
       await s.addReports('j', 0, undefined, [{ ...m, step: 4 }]);
       assert.equal((await s.getJob('j'))!.checkpoint_on_stop, true, 'a batch without the flag leaves it');
+    });
+
+    it('records an event without a transition, in the current state; unknown job: E_NOT_FOUND', async () => {
+      const s = await fresh();
+      await s.createJob({ id: 'j', name: 'mnist', user: 'alice', spec }, 'alice');
+      clock += 5;
+      await s.recordEvent('j', 'batch-size', 'scheduler', 'batch size grew 32 -> 64', { to: 64 });
+      const events = await s.listEvents('j');
+      assert.deepEqual(events.map((e) => [e.kind, e.from_state, e.to_state, e.reason, e.at_ms, e.data]).slice(1), [['batch-size', 'queued', 'queued', 'batch size grew 32 -> 64', 1_000_005, { to: 64 }]]);
+      assert.equal((await s.getJob('j'))!.state, 'queued');
+      await assert.rejects(s.recordEvent('nope', 'batch-size', 'scheduler', 'x', {}), isCode('E_NOT_FOUND'));
       await s.close();
     });
 

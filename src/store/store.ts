@@ -108,6 +108,11 @@ export interface Store {
 
   /** Events of a job, oldest first. */
   listEvents(job_id: string): Promise<JobEvent[]>;
+  /**
+   * Appends an event that is no state transition (e.g. `batch-size`: the job was told a new
+   * batch configuration); from/to are the job's current state. E_NOT_FOUND for an unknown job.
+   */
+  recordEvent(job_id: string, kind: string, actor: string, reason: string, data: Record<string, unknown>): Promise<void>;
 
   /** Stores a token (hash only). Idempotent for the same hash. */
   putToken(token: TokenRecord): Promise<void>;

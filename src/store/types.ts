@@ -47,6 +47,12 @@ export interface JobSpec {
   user?: string;
   fixed_batch_size?: number;
   batch_size_cap?: number;
+  /** Absolute prefix of the Python venv the replicas run in (backends/job-env.ts). */
+  venv?: string;
+  /** Absolute prefix of the conda environment the replicas run in. */
+  conda?: string;
+  /** Shell script run once per job and node before the replicas there start. */
+  env_setup?: string;
 }
 
 /** A job as stored. */

@@ -21,6 +21,7 @@ from .env import EXIT_CHECKPOINTED
 from .epochs import remaining_epochs
 from .parallel import AdaptiveDataParallel
 from .session import current, init, is_initialized
+from .trackers import Scalars, TensorBoardTracker, Tracker
 
 
 def device() -> _torch.device:
@@ -41,11 +42,18 @@ def checkpoint() -> None:
     current().checkpoint()
 
 
+def add_tracker(tracker: Tracker):
+    """Registers `tracker(step, scalars)`, called on rank 0 with the SDK's scalars (goodput,
+    batch size, learning-rate scale, gradient noise, throughput; see goodput.torch.trackers)
+    every GOODPUT_SCALARS_INTERVAL_S seconds. Returns a function that unregisters it."""
+    return current().scalars.add(tracker)
+
+
 def request_stop() -> None:
     """Behave as if SIGTERM arrived: checkpoint at the next step boundary and exit 143."""
     current().sigterm.set()
 
 
-__all__ = ["AdaptiveDataLoader", "AdaptiveDataParallel", "EXIT_CHECKPOINTED", "checkpoint",
-           "current", "device", "init", "is_initialized", "rank", "remaining_epochs",
-           "request_stop", "world_size"]
+__all__ = ["AdaptiveDataLoader", "AdaptiveDataParallel", "EXIT_CHECKPOINTED", "Scalars",
+           "TensorBoardTracker", "Tracker", "add_tracker", "checkpoint", "current", "device",
+           "init", "is_initialized", "rank", "remaining_epochs", "request_stop", "world_size"]

@@ -259,7 +259,8 @@ class AdaptiveDataParallel(torch.nn.Module):
             self._runtime.add_measure_cost(self._measure_cost_s + (self._measured_sync_s or 0.0))
         self._reset_step_state()
         self._record_loss()
-        self._runtime.end_step(StepTiming(start_s, time.perf_counter(), sync_s), noise)
+        self._runtime.end_step(StepTiming(start_s, time.perf_counter(), sync_s), noise, gain,
+                               factor)
         return result
 
     def _reset_step_state(self) -> None:

@@ -12,6 +12,7 @@ LR scheduler agree with each other.
 """
 
 import atexit
+import os
 import sys
 import time
 from collections import deque
@@ -31,6 +32,7 @@ from .sigterm import SigtermFlag
 from .step_log import StepLog
 from .step_spacing import StepSpacing
 from .sync_estimate import SyncTimeEstimate
+from .trackers import ScalarPublisher
 
 # Layout of the control vector (see control_channel.py).
 _STOP, _CHECKPOINT, _VERSION, _LOCAL_BSZ, _ACCUM, _NOISE_VALID, _ROUND_EVERY, \
@@ -97,6 +99,9 @@ class Runtime:
         self.micro: Optional[MicroStep] = None
         self.reporter: Optional[ReportClient] = None
         self.step_log = StepLog(env.step_log_path, env.job_id or "local", env.rank)
+        #: trackers of the SDK's scalars (trackers.py); TensorBoard added when importable
+        self.scalars = ScalarPublisher.for_job(os.environ, env.rank, env.checkpoint_dir,
+                                               env.has_control_plane)
         self.last_loss: Optional[float] = None
         self._objects: Dict[str, Any] = {}
         self._noise_sink: Optional[Callable[[float, float, int, int, bool, int], None]] = None
@@ -224,10 +229,13 @@ class Runtime:
         every rank."""
         return self.steps_done % self.measure_every == 0
 
-    def end_step(self, timing: StepTiming, noise: Optional[NoiseSample]) -> None:
-        """Called by the model wrapper after each real optimizer step."""
+    def end_step(self, timing: StepTiming, noise: Optional[NoiseSample], gain: float = 1.0,
+                 lr_scale: float = 1.0) -> None:
+        """Called by the model wrapper after each real optimizer step (with its AdaScale gain
+        and learning-rate scale)."""
         round_step = self.is_round_step()
         self.steps_done += 1
+        self.scalars.after_step(self, gain, lr_scale)
         start_s = self._step_start_s if self._step_start_s is not None else timing.optimizer_start_s
         step_time_s = timing.optimizer_end_s - start_s
         optimizer_s = timing.optimizer_end_s - timing.optimizer_start_s
@@ -453,6 +461,7 @@ class Runtime:
         self._shut_down = True
         if self.reporter is not None:
             self.reporter.close(timeout_s=2.0)
+        self.scalars.close()
         self.step_log.write()
         if self.distributed and dist.is_initialized():
             try:

@@ -3,6 +3,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, 
 import { join } from 'node:path';
 import { GoodputError } from '../../core/errors.js';
 import type { Backend, DeviceInfo, LaunchedReplica, LaunchRequest, ReplicaExit, ReplicaRef } from '../backend.js';
+import { execPlan } from '../job-env.js';
 import { freePort, isAlive, killGroup, procStart } from './process-info.js';
 
 /**
@@ -81,6 +82,7 @@ export class LocalBackend implements Backend {
           GOODPUT_NUM_NODES: String(req.num_nodes),
         });
         if (kind === 'gpu') env.CUDA_VISIBLE_DEVICES = String(device);
+        const plan = execPlan(req.environment ?? {}, req.command, env, { state_dir: dirs.run, attempt: req.attempt });
         const log_path = join(dirs.logs, `replica-${rank}.log`);
         const base = join(dirs.run, `attempt-${req.attempt}-rank-${rank}`);
         for (const suffix of ['.pid', '.pid.tmp', '.exit', '.exit.tmp']) rmSync(base + suffix, { force: true });
@@ -88,9 +90,9 @@ export class LocalBackend implements Backend {
         writeSync(fd, `--- goodput: attempt ${req.attempt}, rank ${rank}/${world}, device ${device}, ${new Date().toISOString()} ---\n`);
         const started_at_ms = Date.now();
         const child = await new Promise<ReturnType<typeof spawn>>((ok, fail) => {
-          const c = spawn('/bin/sh', ['-c', WRAPPER, 'goodput-replica', base, ...req.command], {
+          const c = spawn('/bin/sh', ['-c', WRAPPER, 'goodput-replica', base, ...plan.command], {
             cwd: req.workdir,
-            env,
+            env: plan.env,
             detached: true,
             stdio: ['ignore', fd, fd],
           });

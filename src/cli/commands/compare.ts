@@ -5,7 +5,7 @@ import { findPolicy, policyNames } from '../../policy/registry.js';
 import { runParallel, type SimTask } from '../../sim/parallel.js';
 import { requirePolicy, workloadName, type WorkloadReport } from '../../sim/run-workload.js';
 import { clusterFlags, clusterSettings, workloadFiles } from './sim-inputs.js';
-import { meanMetrics, metricCells, metricHeader, renderTable } from './sim-format.js';
+import { meanMetrics, metricCells, metricHeader, metricLegend, renderTable } from './sim-format.js';
 import { ProgressBar } from './sim-progress.js';
 
 /** Policies compared when --policies is not given (those of them that are registered). */
@@ -18,7 +18,13 @@ function defaultPolicies(): string[] {
 const help = `Usage: goodput compare --workload <csv file | directory> [options]
 
 Runs several scheduling policies on the same workload(s) and prints one comparison table
-(metrics averaged over the workloads when a directory is given). Runs in parallel worker threads.
+(metrics averaged over the workloads when a directory is given). Runs in parallel worker threads;
+progress goes to stderr (a bar on a terminal, a plain line every 5 s when piped).
+
+Columns: JCT = job completion time (submission to finish); makespan = until the last job
+finished; GPU-h = GPU time charged to jobs; FTF = finish-time fairness, a job's JCT / its JCT
+alone on a fair share of the cluster (worst FTF: the largest); FTF>1 = share of jobs that
+finished later than on their fair share.
 
 Options:
   --workload <path>       workload CSV file or directory of them
@@ -65,7 +71,7 @@ export const compareCommand: CliCommand = {
     }
     const rows = byPolicy.map(({ policy, reports: rs }) => [policy, ...metricCells(meanMetrics(rs))]);
     const scope = files.length === 1 ? reports[0]!.workload : `mean over ${files.length} workloads`;
-    console.log(`${scope}\n${renderTable(['policy', ...metricHeader], rows)}`);
+    console.log(`${scope}\n${renderTable(['policy', ...metricHeader], rows)}\n\n${metricLegend}`);
     return 0;
   },
 };

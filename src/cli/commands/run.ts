@@ -7,6 +7,7 @@ import { killGroup } from '../../backends/local/process-info.js';
 import { usageError } from '../../core/errors.js';
 import { isTerminal, type JobRecord } from '../../store/types.js';
 import { numberFlag, parseFlags, type CliCommand } from '../command.js';
+import { checkMissingDashDash } from '../job-command.js';
 import { jobFlags, specFromFlags, splitCommand } from './submit.js';
 
 const flags = {
@@ -22,6 +23,7 @@ const flags = {
 
 export const runCommand: CliCommand = {
   name: 'run',
+  options: flags,
   summary: 'Supervise one elastic job on this machine (no separate server)',
   help: `Usage: goodput run [options] -- <command> [args...]
 
@@ -39,6 +41,7 @@ succeeds, 1 when it fails, 130 when interrupted (Ctrl-C cancels the job).
   -q, --quiet        do not stream the log`,
   async run(argv) {
     const [flagArgs, command] = splitCommand(argv);
+    checkMissingDashDash('run', flagArgs, flags, false);
     const { values, positionals } = parseFlags('run', flagArgs, flags);
     if (!command || command.length === 0) throw usageError("run: give the command after '--'. See 'goodput run --help'.");
     if (positionals.length > 0) throw usageError(`run: unexpected argument '${positionals[0]}' (put the command after '--').`);

@@ -1,14 +1,17 @@
 import { connect, connectionFlags } from '../../client/connect.js';
-import { formatTable } from '../../client/table.js';
 import { usageError } from '../../core/errors.js';
 import { parseFlags, type CliCommand } from '../command.js';
+import { renderJob } from '../job-render.js';
 
 export const showCommand: CliCommand = {
   name: 'show',
-  summary: 'Show a job: state, placement, replicas, model and recent events',
+  summary: 'Show a job: state, batch, goodput and speedup, replicas, and recent events with their reasons',
   help: `Usage: goodput show <job> [--json] [--data-dir DIR | --server URL] [--token T]
 
-<job> is a job id or name. --json prints the job with its replicas and full event history.`,
+<job> is a job id or name. Shows the batch size (local x accumulation x replicas) and
+learning-rate scale, throughput x statistical efficiency = goodput, the speedup now and the
+best one the model predicts, and why each size and batch-size change happened.
+--json prints the job with its replicas, model parameters and full event history.`,
   async run(argv) {
     const { values, positionals } = parseFlags('show', argv, { ...connectionFlags, json: { type: 'boolean' } });
     if (positionals.length !== 1) throw usageError("show: expected one job id or name. See 'goodput show --help'.");
@@ -19,25 +22,7 @@ export const showCommand: CliCommand = {
       console.log(JSON.stringify({ ...job, events }, null, 2));
       return 0;
     }
-    const lines = [
-      `job        ${job.id} (${job.name}) of ${job.user}`,
-      `state      ${job.state}: ${job.reason}`,
-      `command    ${JSON.stringify(job.spec.command)} in ${job.spec.workdir}`,
-      `replicas   ${job.replicas} (min ${job.spec.min_replicas}, max ${job.spec.max_replicas}) on device(s) ${job.devices.join(',') || '-'}`,
-      `restarts   ${job.restarts} (failures ${job.failures} of max ${job.spec.max_restarts})`,
-      `progress   step ${job.step}, ${job.samples} samples, ${job.attained_service_gpu_s} GPU-s`,
-      `times      submitted ${job.submitted_at}, started ${job.started_at ?? '-'}, finished ${job.finished_at ?? '-'}`,
-    ];
-    if (job.rejection) lines.push(`waiting    ${job.rejection.code}: ${job.rejection.message}`);
-    if (job.kept) lines.push(`kept       ${job.kept}`);
-    if (job.checkpoint_at) lines.push(`checkpoint ${job.checkpoint_at}`);
-    if (job.perf) lines.push(`perf       ${Object.entries(job.perf).map(([k, v]) => `${k}=${v.toPrecision(3)}`).join(' ')}`);
-    if (job.grad) lines.push(`grad       sqr=${job.grad.sqr.toPrecision(3)} var=${job.grad.var.toPrecision(3)}`);
-    console.log(lines.join('\n'));
-    if (job.current_replicas.length > 0) {
-      console.log('\n' + formatTable(['attempt', 'rank', 'device', 'pid', 'exit'], job.current_replicas.map((r) => [String(r.attempt), String(r.rank), String(r.device ?? '-'), String(r.pid), r.exit_code === null ? 'running' : String(r.exit_code)])));
-    }
-    console.log('\n' + formatTable(['time', 'actor', 'event', 'state', 'reason'], events.slice(-15).map((e) => [e.at, e.actor, e.kind, `${e.from_state ?? ''}->${e.to_state ?? ''}`, e.reason])));
+    console.log(renderJob(job, events));
     return 0;
   },
 };

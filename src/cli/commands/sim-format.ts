@@ -12,6 +12,14 @@ export function secs(x: number): string {
   return Number.isInteger(x) ? String(x) : x.toFixed(1);
 }
 
+/** What the metric columns mean, printed under the tables of `sim` and `compare`. */
+export const metricLegend = [
+  'JCT: job completion time, from submission to finish (avg, median p50, p99; lower is better). makespan: until the last job finished.',
+  'GPU-h: GPU time charged to jobs. restarts: re-allocations after the first start. GPU util: GPU-h / (GPUs x makespan).',
+  "FTF: finish-time fairness, a job's JCT divided by its JCT alone on a fair share of the cluster (1 = as fast as its share;",
+  'worst FTF: the largest ratio). FTF>1: share of jobs that finished later than on their fair share (lower is fairer).',
+].join('\n');
+
 /** The metric columns shared by `sim` and `compare`. */
 export const metricHeader = ['avg JCT s', 'p50 JCT s', 'p99 JCT s', 'makespan s', 'GPU-h', 'restarts', 'GPU util', 'worst FTF', 'FTF>1'];
 

@@ -78,6 +78,9 @@ describe('goodput sim (end to end)', () => {
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /\nfifo\s+\d/);
     assert.match(r.stdout, /\ntiresias\s+1946\.8\s/);
+    assert.match(r.stdout, /^JCT: job completion time, from submission to finish/m);
+    assert.match(r.stdout, /^FTF: finish-time fairness, a job's JCT divided by its JCT alone on a fair share/m);
+    assert.match(r.stdout, /FTF>1: share of jobs that finished later than on their fair share/);
   });
 
   it('--policy-param reaches the policy, in one process and in worker threads', () => {

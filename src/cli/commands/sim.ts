@@ -6,7 +6,7 @@ import { policyNames } from '../../policy/registry.js';
 import { runParallel } from '../../sim/parallel.js';
 import { requirePolicy, runWorkload, type WorkloadReport } from '../../sim/run-workload.js';
 import { clusterFlags, clusterSettings, workloadFiles } from './sim-inputs.js';
-import { meanMetrics, metricCells, metricHeader, renderTable, secs } from './sim-format.js';
+import { meanMetrics, metricCells, metricHeader, metricLegend, renderTable, secs } from './sim-format.js';
 import { ProgressBar } from './sim-progress.js';
 
 const help = `Usage: goodput sim --policy <name> --workload <csv file | directory> [options]
@@ -52,7 +52,7 @@ export function formatSimReports(policy: string, reports: readonly WorkloadRepor
   const rows = reports.map((r) => [r.workload, String(r.num_jobs), ...metricCells(r)]);
   if (reports.length > 1) rows.push(['mean', secs(reports.reduce((s, r) => s + r.num_jobs, 0) / reports.length), ...metricCells(meanMetrics(reports))]);
   const wall = reports.reduce((s, r) => s + r.wall_ms, 0) / 1000;
-  return `policy ${policy}\n${renderTable(['workload', 'jobs', ...metricHeader], rows)}\n(simulation time ${wall.toFixed(1)} s in total)`;
+  return `policy ${policy}\n${renderTable(['workload', 'jobs', ...metricHeader], rows)}\n(simulation time ${wall.toFixed(1)} s in total)\n\n${metricLegend}`;
 }
 
 export const simCommand: CliCommand = {

@@ -1,19 +1,24 @@
+import { existsSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { connect, connectionFlags } from '../../client/connect.js';
 import { readJobSpecFile, validateJobSpec } from '../../control/job-spec.js';
 import { usageError } from '../../core/errors.js';
 import type { JobSpec } from '../../store/types.js';
 import { numberFlag, parseFlags, type CliCommand } from '../command.js';
+import { checkMissingDashDash, checkQuotedCommand } from '../job-command.js';
 
 /** Flags that describe a job (shared by `submit` and `run`). */
 export const jobFlags = {
-  name: { type: 'string' },
+  name: { type: 'string', short: 'J' },
   'min-replicas': { type: 'string' },
-  'max-replicas': { type: 'string' },
+  'max-replicas': { type: 'string', short: 'n' },
   'max-restarts': { type: 'string' },
   priority: { type: 'string' },
   workdir: { type: 'string' },
-  env: { type: 'string', multiple: true },
+  env: { type: 'string', multiple: true, short: 'e' },
+  venv: { type: 'string' },
+  conda: { type: 'string' },
+  'env-setup': { type: 'string' },
   user: { type: 'string' },
   'not-preemptible': { type: 'boolean' },
   preemptible: { type: 'boolean' },
@@ -48,6 +53,9 @@ export function specFromFlags(cmd: string, values: JobFlagValues, file: string |
   num('batch-size', 'fixed_batch_size', 1);
   num('batch-size-cap', 'batch_size_cap', 1);
   if (values.workdir !== undefined) base.workdir = resolve(values.workdir);
+  if (values.venv !== undefined) base.venv = resolve(values.venv);
+  if (values.conda !== undefined) base.conda = resolve(values.conda);
+  if (values['env-setup'] !== undefined) base.env_setup = values['env-setup'];
   if (values.user !== undefined) base.user = values.user;
   if (values['not-preemptible'] && values.preemptible) throw usageError(`${cmd}: --preemptible and --not-preemptible contradict each other`);
   if (values['not-preemptible']) base.preemptible = false;
@@ -61,7 +69,13 @@ export function specFromFlags(cmd: string, values: JobFlagValues, file: string |
     }
     base.env = env;
   }
-  return validateJobSpec(base, cwd, file ?? 'job spec');
+  const spec = validateJobSpec(base, cwd, file ?? 'job spec');
+  checkQuotedCommand(cmd, spec.command, spec.workdir);
+  const prefix = spec.venv ?? spec.conda;
+  if (prefix !== undefined && spec.env_setup === undefined && !existsSync(prefix)) {
+    console.error(`goodput: warning: ${spec.venv ? 'venv' : 'conda environment'} ${prefix} does not exist on this machine; replicas will fail unless it exists where they run (or give --env-setup to create it)`);
+  }
+  return spec;
 }
 
 function sanitizeName(s: string): string {
@@ -69,20 +83,28 @@ function sanitizeName(s: string): string {
   return cleaned.slice(0, 63) || 'job';
 }
 
+const options = { ...connectionFlags, ...jobFlags, json: { type: 'boolean' } } as const;
+
 export const submitCommand: CliCommand = {
   name: 'submit',
+  options,
   summary: 'Submit a job to the goodput server',
   help: `Usage: goodput submit <spec.yaml|spec.json> [options]
        goodput submit [options] -- <command> [args...]
 
 Job options (override the spec file):
-  --name N               job name (default: the program's name)
+  -J, --name N           job name (default: the program's name)
   --min-replicas N       replicas the job needs to run at all (default 0)
-  --max-replicas N       most replicas (GPUs) the job may get (default 1)
+  -n, --max-replicas N   most replicas (GPUs) the job may get (default 1)
   --max-restarts N       restarts after replica failures (default 3)
   --priority N           larger runs first where the policy honours it (default 0)
   --workdir DIR          working directory (default: current directory)
-  --env NAME=VALUE       environment variable (repeatable)
+  -e, --env NAME=VALUE   environment variable (repeatable)
+  --venv DIR             run in this Python venv: DIR/bin first on PATH, VIRTUAL_ENV set
+                         (e.g. one made by /usr/bin/python3 -m venv --system-site-packages DIR)
+  --conda DIR            run in this conda environment prefix (CONDA_PREFIX, DIR/bin on PATH)
+  --env-setup SCRIPT     shell script run once per job and node, in the workdir, before the
+                         replicas there start (e.g. creating the venv); spec field env_setup
   --user U               owner (admin token only)
   --not-preemptible      keep its GPUs once placed
   --preemptible          may be stopped even before it can save its progress (by default a
@@ -94,10 +116,12 @@ Other:
   --json                 print the job as JSON
   --data-dir DIR | --server URL, --token T   which server (default: ~/.goodput)
 
-The command is an argv array: arguments are passed literally, never through a shell.`,
+The command is an argv array: arguments are passed literally, never through a shell. Which
+'python3' runs is the environment's (--venv/--conda), else the first on the server's PATH.`,
   async run(argv) {
     const [flagArgs, command] = splitCommand(argv);
-    const { values, positionals } = parseFlags('submit', flagArgs, { ...connectionFlags, ...jobFlags, json: { type: 'boolean' } });
+    checkMissingDashDash('submit', flagArgs, options, true);
+    const { values, positionals } = parseFlags('submit', flagArgs, options);
     if (positionals.length > 1) throw usageError("submit: expected at most one spec file (put the command after '--').");
     const spec = specFromFlags('submit', values, positionals[0], command);
     const job = await connect(values).submit(spec);

@@ -19,7 +19,7 @@ const flags = {
   'policy-param': { type: 'string', multiple: true },
   'interval-s': { type: 'string' },
   'grace-s': { type: 'string' },
-  detach: { type: 'boolean' },
+  detach: { type: 'boolean', short: 'd' },
 } as const;
 
 export const upCommand: CliCommand = {
@@ -28,7 +28,7 @@ export const upCommand: CliCommand = {
   help: `Usage: goodput up [options]
 
   --data-dir DIR     store, logs and checkpoints (default: $GOODPUT_DATA_DIR or ~/.goodput)
-  --port N           HTTP port on --host (default 7878; 0 = any free port)
+  --port N           HTTP port on --host (default $GOODPUT_PORT or 7878; 0 = any free port)
   --host H           listen address (default 127.0.0.1)
   --dashboard-port N web dashboard port on --host (default 7879, or any free port when --port
                      is 0; 0 = any free port; off = no dashboard); its URL is written to
@@ -41,14 +41,15 @@ export const upCommand: CliCommand = {
   --interval-s S     seconds between scheduling rounds (default 60; rounds also run on
                      submit and when a job ends)
   --grace-s S        seconds replicas get to checkpoint after SIGTERM (default 30)
-  --detach           run in the background (log in DIR/server.log) and return
+  -d, --detach       run in the background (log in DIR/server.log) and return;
+                     'goodput down' stops it
 
 The admin token is written to DIR/admin-token (mode 0600) at first start. Stopping the server
 leaves running jobs alone; the next 'goodput up' re-adopts them.`,
   async run(argv) {
     const { values } = parseFlags('up', argv, flags, false);
     const data_dir = resolve(values['data-dir'] ?? defaultDataDir());
-    const port = numberFlag('up', 'port', values.port, 7878, { integer: true, min: 0 });
+    const port = numberFlag('up', 'port', values.port ?? process.env.GOODPUT_PORT, 7878, { integer: true, min: 0 });
     const dashboardPort = values['dashboard-port'] === 'off' ? undefined : numberFlag('up', 'dashboard-port', values['dashboard-port'], port === 0 ? 0 : 7879, { integer: true, min: 0 });
     const interval_s = numberFlag('up', 'interval-s', values['interval-s'], 60, { min: 0.1 });
     const grace_s = numberFlag('up', 'grace-s', values['grace-s'], 30, { min: 0 });
@@ -82,7 +83,7 @@ async function detach(argv: readonly string[], data_dir: string): Promise<number
   mkdirSync(data_dir, { recursive: true, mode: 0o700 });
   const logPath = join(data_dir, 'server.log');
   const fd = openSync(logPath, 'a', 0o600);
-  const args = argv.filter((a) => a !== '--detach');
+  const args = argv.filter((a) => a !== '--detach' && a !== '-d');
   const child = spawn(process.execPath, [process.argv[1]!, 'up', ...args], { detached: true, stdio: ['ignore', fd, fd] });
   child.unref();
   const file = dataFiles(data_dir).server;
@@ -92,7 +93,7 @@ async function detach(argv: readonly string[], data_dir: string): Promise<number
     if (existsSync(file)) {
       const info = JSON.parse(readFileSync(file, 'utf8')) as { url: string; pid: number }; // written atomically
       if (info.pid === child.pid) {
-        console.log(`goodput server started in the background (pid ${child.pid}) on ${info.url}; log: ${logPath}`);
+        console.log(`goodput server started in the background (pid ${child.pid}) on ${info.url}; log: ${logPath}; stop it with 'goodput down'`);
         return 0;
       }
     }

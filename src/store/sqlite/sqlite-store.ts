@@ -255,6 +255,15 @@ export class SqliteStore implements Store {
     this.db.prepare('UPDATE jobs SET perf = ? WHERE id = ?').run(JSON.stringify(perf), job_id);
   }
 
+  async recordEvent(job_id: string, kind: string, actor: string, reason: string, data: Record<string, unknown>): Promise<void> {
+    const now = this.now_ms();
+    this.db.transaction(() => {
+      const state = (this.stmts.getJob.get(job_id) as Row | undefined)?.state as JobState | undefined;
+      if (state === undefined) throw new GoodputError('E_NOT_FOUND', `no job ${job_id}`);
+      this.stmts.event.run(job_id, now, actor, kind, state, state, reason, JSON.stringify(data));
+    })();
+  }
+
   async listEvents(job_id: string): Promise<JobEvent[]> {
     const rows = this.db.prepare('SELECT * FROM events WHERE job_id = ? ORDER BY id').all(job_id) as Row[];
     return rows.map(toEvent);

@@ -1,0 +1,34 @@
+import { usageError } from '../../core/errors.js';
+import { flagNames, parseFlags, type CliCommand } from '../command.js';
+import { completionScript, type CompletionCommand } from '../completion-script.js';
+import { didYouMean } from '../suggest.js';
+
+/** Flags a command accepts: its declared options, else those its help text lists. */
+function flagsOf(c: CliCommand): string[] {
+  const listed = [...c.help.matchAll(/(?<![\w-])(--[a-z][a-z0-9-]*|-[A-Za-z])(?=[\s,=\]|]|$)/g)].map((m) => m[1]!);
+  return [...new Set([...(c.options ? flagNames(c.options) : []), ...listed, '--help'])].sort();
+}
+
+/** `goodput completion` needs the command list, which imports this module: it is handed in. */
+export function makeCompletionCommand(all: () => readonly CliCommand[]): CliCommand {
+  return {
+    name: 'completion',
+    summary: 'Print a shell completion script (bash or zsh)',
+    help: `Usage: goodput completion bash|zsh
+
+Prints a script that completes goodput's commands and flags (files after '--').
+  bash:  source <(goodput completion bash)        # or save it under /etc/bash_completion.d/
+  zsh:   source <(goodput completion zsh)         # after compinit; or save it as _goodput
+                                                  # in a directory of $fpath`,
+    async run(argv) {
+      const { positionals } = parseFlags('completion', argv, {});
+      const shell = positionals[0];
+      if (positionals.length !== 1 || (shell !== 'bash' && shell !== 'zsh')) {
+        throw usageError(`completion: expected 'bash' or 'zsh'.${shell === undefined ? '' : didYouMean(shell, ['bash', 'zsh'])} See 'goodput completion --help'.`);
+      }
+      const commands: CompletionCommand[] = all().map((c) => ({ name: c.name, summary: c.summary, flags: flagsOf(c) }));
+      process.stdout.write(completionScript(shell, commands));
+      return 0;
+    },
+  };
+}

@@ -1,0 +1,37 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { jobView, type JobDetail } from '../api/views.js';
+import { jobRecordFixture } from '../store/job-fixture.js';
+import { renderJob, renderJobList } from './job-render.js';
+
+const record = jobRecordFixture({
+  id: 'ab12', name: 'digits', allocation: [0, 0], devices: [0, 1], launches: 2, attained_service_gpu_s: 12.5, max_profiled_replicas: 2,
+  spec: { name: 'digits', command: ['python3', 'train.py'], workdir: '/w', env: {}, min_replicas: 0, max_replicas: 3, max_restarts: 1, preemptible: true, priority: 0, venv: '/w/.venv' },
+  reason: 'grew 1 -> 2 (goodput: predicted goodput x1.8, 2 CPU slots idle); checkpoint-restart',
+});
+const latest = { time_s: 1, step: 10, num_nodes: 1, num_replicas: 2, local_bsz: 64, accum_steps: 1, step_time_s: 0.5, sync_time_s: 0 };
+
+function detail(device_kind: 'gpu' | 'cpu'): JobDetail {
+  return { ...jobView(record, latest), device_kind, current_replicas: [], rejection: null, kept: null, checkpoint_at: null, perf: record.perf, grad: record.grad, limits: record.limits, remaining_samples: null };
+}
+
+describe('goodput show / ls in plain words', () => {
+  it('shows batch shape, learning rate, goodput, speedups, the environment and device-s in the right unit', () => {
+    const text = renderJob(detail('cpu'), [{ id: 1, job_id: 'ab12', at: '2026-01-01T10:00:00.000Z', actor: 'scheduler', kind: 'rescale', from_state: 'running', to_state: 'rescaling', reason: record.reason, data: {} }]);
+    assert.match(text, /^batch\s+256 = 64 local x 2 accumulation steps x 2 replicas; learning rate x\d\.\d\d \(AdaScale\)$/m);
+    assert.match(text, /^goodput\s+throughput 512 samples\/s x statistical efficiency 0\.\d\d = goodput \d+ \(initial-batch samples\/s\)$/m);
+    assert.match(text, /^speedup\s+x\d\.\d\d now over 1 replica; predicted best x\d\.\d\d on \d replicas? \(batch \d+\)$/m);
+    assert.match(text, /^command .* \(venv \/w\/\.venv\)$/m);
+    assert.match(text, /12\.5 slot-s used/);
+    assert.doesNotMatch(text, /GPU-s|alpha_c|sqr=/);
+    assert.match(text, /10:00:00\s+scheduler\s+rescale\s+running->rescaling\s+grew 1 -> 2/);
+    assert.match(renderJob(detail('gpu'), []), /12\.5 GPU-s used/);
+  });
+
+  it('lists batch, goodput and speedup per job', () => {
+    const table = renderJobList([detail('cpu')], 0);
+    assert.match(table, /^ID\s+NAME\s+USER\s+STATE\s+REPLICAS\s+RESTARTS\s+BATCH\s+GOODPUT\s+SPEEDUP\s+STEP\s+SUBMITTED$/m);
+    assert.match(renderJobList([], 0), /^no jobs yet; submit one with 'goodput submit/);
+    assert.match(table, /^ab12\s+digits\s+u\s+running\s+2\s+1\s+256 \(64x2x2\)\s+\d+\/s\s+x\d\.\d\d \(best x\d\.\d\d on \d\)\s+10\s+0s ago$/m);
+  });
+});

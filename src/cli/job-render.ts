@@ -1,0 +1,67 @@
+/** `goodput show` and `goodput ls` in plain words: batch, efficiency, goodput, speedup, reasons. Pure. */
+import type { EventView, JobDetail, JobView } from '../client/client.js';
+import { age, formatTable } from '../client/table.js';
+import type { BatchView, JobInsight } from '../control/insight.js';
+
+const num = (x: number) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toPrecision(3));
+const times = (x: number) => `x${x.toFixed(x >= 10 ? 0 : 2)}`;
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** "192 = 64 local x 1 accumulation step x 3 replicas". */
+export function batchWords(b: BatchView): string {
+  return `${b.total} = ${b.local_bsz} local x ${plural(b.accum_steps + 1, 'accumulation step')} x ${plural(b.replicas, 'replica')}`;
+}
+
+/** The insight lines of `goodput show` (none while nothing is known). */
+export function insightLines(i: JobInsight): string[] {
+  const lines: string[] = [];
+  if (i.batch) lines.push(`batch      ${batchWords(i.batch)}${i.lr_scale !== null ? `; learning rate x${i.lr_scale.toFixed(2)} (AdaScale)` : ''}`);
+  if (i.throughput_samples_s !== null) {
+    const eff = i.efficiency !== null && i.goodput !== null ? ` x statistical efficiency ${i.efficiency.toFixed(2)} = goodput ${num(i.goodput)} (initial-batch samples/s)` : ' (no gradient statistics yet: goodput unknown)';
+    lines.push(`goodput    throughput ${num(i.throughput_samples_s)} samples/s${eff}`);
+  }
+  if (i.predicted) {
+    const now = i.speedup !== null ? `${times(i.speedup)} now` : 'now unknown';
+    lines.push(`speedup    ${now} over 1 replica; predicted best ${times(i.predicted.speedup)} on ${plural(i.predicted.replicas, 'replica')} (batch ${i.predicted.batch_size})`);
+  } else {
+    lines.push('speedup    not predicted yet (no throughput model: the job has not reported step times and gradient statistics)');
+  }
+  return lines;
+}
+
+/** Full text of `goodput show` (the job, its current replicas and its latest events). */
+export function renderJob(job: JobDetail, events: readonly EventView[]): string {
+  const unit = job.device_kind === 'gpu' ? 'GPU' : 'CPU slot';
+  const envs = [job.spec.venv && `venv ${job.spec.venv}`, job.spec.conda && `conda ${job.spec.conda}`, job.spec.env_setup && 'env_setup'].filter(Boolean);
+  const lines = [
+    `job        ${job.id} (${job.name}) of ${job.user}`,
+    `state      ${job.state}: ${job.reason}`,
+    `command    ${JSON.stringify(job.spec.command)} in ${job.spec.workdir}${envs.length ? ` (${envs.join(', ')})` : ''}`,
+    `replicas   ${job.replicas} (min ${job.spec.min_replicas}, max ${job.spec.max_replicas}) on ${unit}(s) ${job.devices.join(',') || '-'}`,
+    ...insightLines(job.insight),
+    `restarts   ${job.restarts} (failures ${job.failures} of max ${job.spec.max_restarts})`,
+    `progress   step ${job.step}, ${job.samples} samples, ${num(job.attained_service_gpu_s)} ${job.device_kind === 'gpu' ? 'GPU-s' : 'slot-s'} used`,
+    `times      submitted ${job.submitted_at}, started ${job.started_at ?? '-'}, finished ${job.finished_at ?? '-'}`,
+  ];
+  if (job.rejection) lines.push(`waiting    ${job.rejection.code}: ${job.rejection.message}`);
+  if (job.kept) lines.push(`kept       ${job.kept}`);
+  if (job.checkpoint_at) lines.push(`checkpoint ${job.checkpoint_at}`);
+  const out = [lines.join('\n')];
+  if (job.current_replicas.length > 0) {
+    out.push(formatTable(['attempt', 'rank', unit === 'GPU' ? 'gpu' : 'slot', 'pid', 'exit'], job.current_replicas.map((r) => [String(r.attempt), String(r.rank), String(r.device ?? '-'), String(r.pid), r.exit_code === null ? 'running' : String(r.exit_code)])));
+  }
+  out.push(formatTable(['time', 'actor', 'event', 'state', 'reason'], events.slice(-15).map((e) => [e.at.slice(11, 19), e.actor, e.kind, `${e.from_state ?? ''}->${e.to_state ?? ''}`, e.reason])));
+  return out.join('\n\n');
+}
+
+/** `goodput ls` as a table (or a line saying there are none). */
+export function renderJobList(jobs: readonly JobView[], now_ms = Date.now()): string {
+  if (jobs.length === 0) return "no jobs yet; submit one with 'goodput submit [options] -- <command>' (see 'goodput submit --help')";
+  const rows = jobs.map((j) => {
+    const i = j.insight;
+    const batch = i.batch ? `${i.batch.total} (${i.batch.local_bsz}x${i.batch.accum_steps + 1}x${i.batch.replicas})` : '-';
+    const speedup = i.predicted ? `${i.speedup !== null ? times(i.speedup) : '?'} (best ${times(i.predicted.speedup)} on ${i.predicted.replicas})` : '-';
+    return [j.id, j.name, j.user, j.state, String(j.replicas), String(j.restarts), batch, i.goodput !== null ? `${num(i.goodput)}/s` : '-', speedup, String(j.step), age(j.submitted_at, now_ms)];
+  });
+  return formatTable(['id', 'name', 'user', 'state', 'replicas', 'restarts', 'batch', 'goodput', 'speedup', 'step', 'submitted'], rows);
+}

@@ -1,0 +1,178 @@
+/**
+ * What the scheduler knows about a job, in the user's terms: its batch (local x accumulation x
+ * replicas), learning-rate scale, measured throughput, statistical efficiency, goodput, the
+ * speedup it has now and the one predicted for its best size, and reasons for size and batch
+ * changes in words. Pure over its inputs (the goodput model, the latest measurement).
+ */
+import { adascaleGain, efficiency } from '../goodput/efficiency.js';
+import { fixedBatchChoice, goodputOf, optimizeBatch } from '../goodput/optimize.js';
+import { bestGoodput } from '../goodput/speedup.js';
+import type { GoodputModel } from '../goodput/types.js';
+import type { JobRecord, Measurement } from '../store/types.js';
+import type { JobConfig } from './batch-config.js';
+import { limitsOf, modelOf } from './snapshot.js';
+
+/** A batch configuration: total = local_bsz x (accum_steps + 1) x replicas. */
+export interface BatchView {
+  local_bsz: number;
+  accum_steps: number;
+  replicas: number;
+  total: number;
+}
+
+/** A job's state in goodput terms; a field is null while it is unknown (no report, no model). */
+export interface JobInsight {
+  /** The configuration of the job's latest measurement. */
+  batch: BatchView | null;
+  /** AdaScale learning-rate multiplier at that batch (1 at the initial batch size). */
+  lr_scale: number | null;
+  /** Measured samples per second (total batch / step time of the latest measurement). */
+  throughput_samples_s: number | null;
+  /** Progress per sample relative to the initial batch size, in (0, 1]. */
+  efficiency: number | null;
+  /** throughput x efficiency: initial-batch-equivalent samples per second. */
+  goodput: number | null;
+  /** Predicted goodput now relative to the best on one replica. */
+  speedup: number | null;
+  /** The best replica count up to max_replicas (at most 64) by the model, its speedup and batch. */
+  predicted: { replicas: number; speedup: number; batch_size: number } | null;
+}
+
+/** Largest replica count `predicted` considers. */
+const MAX_PREDICTED_REPLICAS = 64;
+
+const total = (local_bsz: number, accum_steps: number, replicas: number) => local_bsz * (accum_steps + 1) * replicas;
+
+/** The job's insight from its record and its latest measurement (if any). */
+export function jobInsight(job: JobRecord, latest: Measurement | undefined): JobInsight {
+  const model = modelOf(job);
+  const B0 = limitsOf(job).init_batch_size;
+  const insight: JobInsight = { batch: null, lr_scale: null, throughput_samples_s: null, efficiency: null, goodput: null, speedup: null, predicted: null };
+  if (latest) {
+    const replicas = Math.max(1, latest.num_replicas);
+    const batch = total(latest.local_bsz, latest.accum_steps, replicas);
+    insight.batch = { local_bsz: latest.local_bsz, accum_steps: latest.accum_steps, replicas, total: batch };
+    if (latest.step_time_s > 0) insight.throughput_samples_s = batch / latest.step_time_s;
+    if (job.grad) {
+      insight.lr_scale = adascaleGain(job.grad, batch / B0);
+      insight.efficiency = efficiency(job.grad, B0, batch);
+      if (insight.throughput_samples_s !== null) insight.goodput = insight.throughput_samples_s * insight.efficiency;
+    }
+  }
+  if (model) {
+    const base = bestGoodput(model, 1, 1, batchPolicy(job));
+    if (base > 0) {
+      if (insight.goodput !== null) insight.speedup = insight.goodput / base;
+      // Bounded: the view is computed per listed job; a larger job's best size is past 64 rarely.
+      for (let r = 1; r <= Math.min(job.spec.max_replicas, MAX_PREDICTED_REPLICAS); r++) {
+        const choice = job.spec.fixed_batch_size !== undefined ? fixedBatchChoice(model, 1, r, job.spec.fixed_batch_size) : optimizeBatch(model, 1, r, job.spec.batch_size_cap);
+        const candidate = { replicas: r, speedup: choice.goodput / base, batch_size: total(choice.local_bsz, choice.accum_steps, r) };
+        if (insight.predicted === null || candidate.speedup > insight.predicted.speedup + 1e-9) insight.predicted = candidate;
+      }
+    }
+  }
+  return insight;
+}
+
+function batchPolicy(job: JobRecord) {
+  return job.spec.fixed_batch_size !== undefined ? { fixed_batch_size: job.spec.fixed_batch_size } : job.spec.batch_size_cap !== undefined ? { max_batch_size: job.spec.batch_size_cap } : {};
+}
+
+/** `x2.4` style ratio. */
+const times = (x: number) => `x${x >= 10 ? x.toFixed(0) : x.toFixed(x >= 1 ? 1 : 2)}`;
+
+/** How devices are named in reasons: 'GPU' or 'CPU slot'. */
+export function deviceUnit(devices: readonly { kind: 'gpu' | 'cpu' }[]): string {
+  return devices[0]?.kind === 'gpu' ? 'GPU' : 'CPU slot';
+}
+
+/** Context of a size decision, for its reason. */
+export interface ResizeContext {
+  policy: string;
+  /** Devices no job held before this round. */
+  idle: number;
+  /** 'GPU' or 'CPU slot', for the words. */
+  unit: string;
+}
+
+const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? '' : 's'}`;
+
+/**
+ * Why a job goes from `from` to `to` replicas, in words with the model's prediction (on one
+ * node, as placed by the local backend) when it has one: "grew 1 -> 3 (goodput: predicted
+ * goodput x2.4, 3 CPU slots idle)". Pure.
+ */
+export function resizeReason(job: JobRecord, from: number, to: number, ctx: ResizeContext): string {
+  const model = modelOf(job);
+  const predicted = model && from > 0 && to > 0 ? predictedRatio(model, job, from, to) : undefined;
+  const gain = predicted !== undefined ? `predicted goodput ${times(predicted)}` : undefined;
+  const idle = `${plural(ctx.idle, ctx.unit)} idle`;
+  if (from === 0 && to > 0) {
+    const why = job.launches === 0 ? 'first start' : 'resumes from its checkpoint';
+    const basis = model ? `predicted speedup ${times(bestGoodput(model, 1, to, batchPolicy(job)) / Math.max(1e-12, bestGoodput(model, 1, 1, batchPolicy(job))))} over 1 replica` : 'no throughput measured yet';
+    return `${why} on ${plural(to, ctx.unit)} (${ctx.policy}: ${basis}, ${idle})`;
+  }
+  if (to === 0) return `preempted ${from} -> 0 (${ctx.policy}: its ${plural(from, ctx.unit)} go to other jobs; resumes from its checkpoint)`;
+  const verb = to > from ? 'grew' : 'shrank';
+  const parts = [gain ?? 'no throughput model yet', ...(to > from ? [idle] : [`frees ${plural(from - to, ctx.unit)} for other jobs`])];
+  if (to > from && job.max_profiled_replicas < to && predicted === undefined) parts.push('exploring a size not measured yet');
+  return `${verb} ${from} -> ${to} (${ctx.policy}: ${parts.join(', ')})`;
+}
+
+function predictedRatio(model: GoodputModel, job: JobRecord, from: number, to: number): number {
+  const policy = batchPolicy(job);
+  const before = bestGoodput(model, 1, from, policy);
+  return before > 0 ? bestGoodput(model, 1, to, policy) / before : 1;
+}
+
+/** A batch-size decision worth an event: the reason and its data. */
+export interface BatchChange {
+  reason: string;
+  data: { from: BatchView; to: BatchView; lr_scale: number };
+}
+
+/**
+ * The change from the configuration a job measured (`latest`) to the one it is told to use
+ * (`config`), in words, or undefined when they are equal. Pure.
+ */
+export function batchChange(job: JobRecord, latest: Measurement, config: JobConfig): BatchChange | undefined {
+  const replicas = Math.max(1, latest.num_replicas);
+  const nodes = Math.max(1, Math.min(latest.num_nodes, replicas));
+  if (latest.local_bsz === config.local_bsz && latest.accum_steps === config.accum_steps) return undefined;
+  const from: BatchView = { local_bsz: latest.local_bsz, accum_steps: latest.accum_steps, replicas, total: total(latest.local_bsz, latest.accum_steps, replicas) };
+  const to: BatchView = { local_bsz: config.local_bsz, accum_steps: config.accum_steps, replicas, total: config.batch_size };
+  const model = modelOf(job);
+  const shape = (b: BatchView) => `${b.local_bsz} x ${b.accum_steps + 1} x ${b.replicas}`;
+  const parts: string[] = [];
+  if (model) {
+    const g0 = goodputOf(model, nodes, from.replicas, from.local_bsz, from.accum_steps);
+    const g1 = goodputOf(model, nodes, to.replicas, to.local_bsz, to.accum_steps);
+    if (g0 > 0) parts.push(`predicted goodput ${times(g1 / g0)}`);
+    parts.push(`statistical efficiency ${efficiency(model.grad, model.limits.init_batch_size, to.total).toFixed(2)}`);
+  } else {
+    parts.push(job.spec.fixed_batch_size !== undefined ? `fixed batch size ${job.spec.fixed_batch_size}` : 'no throughput model yet');
+  }
+  const verb = to.total > from.total ? 'grew' : to.total < from.total ? 'shrank' : 'reshaped';
+  return {
+    reason: `batch size ${verb} ${from.total} -> ${to.total} (${shape(to)}, local x accumulation x replicas), learning rate x${config.lr_scale.toFixed(2)}: ${parts.join(', ')}`,
+    data: { from, to, lr_scale: config.lr_scale },
+  };
+}
+
+/**
+ * Batch-size decisions per job, so that each decision is one event: a job applies a new
+ * configuration at its next step, and the reports it sends meanwhile still show the old one.
+ */
+export class BatchDecisions {
+  private readonly last = new Map<string, string>();
+
+  /** The change to record for this answer, or undefined (none, or already recorded). */
+  observe(job: JobRecord, latest: Measurement, config: JobConfig): BatchChange | undefined {
+    const change = batchChange(job, latest, config);
+    if (!change) return undefined;
+    const key = `${change.data.to.local_bsz}/${change.data.to.accum_steps}/${change.data.to.replicas}`;
+    if (this.last.get(job.id) === key) return undefined;
+    this.last.set(job.id, key);
+    return change;
+  }
+}

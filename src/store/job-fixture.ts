@@ -1,0 +1,21 @@
+/** A stored job for tests of the layers above the store (control, api, cli). */
+import type { JobRecord } from './types.js';
+
+/**
+ * A running job on one device that has reported: limits, a fitted model whose synchronization
+ * is cheap (growing pays off) and gradient statistics. `extra` overrides any field.
+ */
+export function jobRecordFixture(extra: Partial<JobRecord> = {}): JobRecord {
+  return {
+    id: 'j', name: 'j', user: 'u', state: 'running',
+    spec: { name: 'j', command: ['x'], workdir: '/', env: {}, min_replicas: 0, max_replicas: 4, max_restarts: 1, preemptible: true, priority: 0 },
+    submitted_at_ms: 0, started_at_ms: 0, finished_at_ms: null, launches: 1, failures: 0,
+    allocation: [0], devices: [0], not_before_ms: 0, launched_at_ms: 0, stop_requested_at_ms: null,
+    attained_service_gpu_s: 0, max_profiled_replicas: 1,
+    limits: { init_batch_size: 64, max_batch_size: 1024, min_local_bsz: 8, max_local_bsz: 256, accumulation: true },
+    perf: { alpha_c: 0.01, beta_c: 0.001, alpha_n: 1e-8, beta_n: 1e-8, alpha_r: 0.001, beta_r: 0.0001, gamma: 1.5 },
+    grad: { sqr: 0.5, var: 5 },
+    step: 10, samples: 640, remaining_samples: null, last_report_at_ms: 0, checkpoint_at_ms: null, checkpoint_on_stop: false, reason: '',
+    ...extra,
+  };
+}
