@@ -8,12 +8,13 @@ import { formatIssues, validateJobSpec } from '../control/job-spec.js';
 import { hashToken, newToken } from '../control/tokens.js';
 import { GoodputError } from '../core/errors.js';
 import type { Store } from '../store/store.js';
+import { isTerminal, PLACED_STATES } from '../store/lifecycle.js';
 import type { JobRecord } from '../store/types.js';
 import { authenticate, mayAccess, requireUser, type ApiEnv, type Principal } from './auth.js';
 import { badRequest, errorBody, forbidden, statusOf } from './http-error.js';
 import { metricsText } from './metrics.js';
 import { openApiDocument } from './openapi.js';
-import { reportBodySchema, tokenBodySchema } from './schemas.js';
+import { reportBodySchema, reportIssues, tokenBodySchema } from './schemas.js';
 import { eventView, jobView, replicaView, type JobDetail, type NodeView } from './views.js';
 
 /** What the API needs from the server. */
@@ -133,15 +134,23 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     if (principal.kind === 'job' && principal.job_id !== id) throw forbidden(`this token belongs to job ${principal.job_id}, not ${id}`);
     if (principal.kind === 'user' && !principal.admin) throw forbidden('reports are posted with the job token (GOODPUT_TOKEN)');
     const body = parse(reportBodySchema, await jsonBody(c), 'report');
+    const job = await store.getJob(id);
+    if (!job) throw new GoodputError('E_NOT_FOUND', `no job '${id}'`);
+    // The store re-checks this inside its transaction (the job may end meanwhile).
+    if (isTerminal(job.state)) throw new GoodputError('E_CONFLICT', `job ${id} is ${job.state}; its reports are no longer accepted`);
+    const issues = reportIssues(body, job);
+    if (issues.length > 0) throw badRequest(`report is invalid: ${issues.join('; ')}`);
     const config = await controller.report(id, body.attempt, body.limits, body.reports);
     return c.json({ config });
   });
 
   app.get('/v1/nodes', (c) => {
     requireUser(c.get('principal'));
-    return store.listJobs({ states: ['starting', 'running', 'rescaling'] }).then((jobs) => {
+    return Promise.all([store.listJobs({ states: PLACED_STATES }), store.listLiveReplicas()]).then(([jobs, live]) => {
       const holder = new Map<number, string>();
       for (const j of jobs) for (const d of j.devices) holder.set(d, j.id);
+      // A device is held until the process on it is gone, even when its job has ended.
+      for (const r of live) if (r.device !== null) holder.set(r.device, r.job_id);
       const nodes: NodeView[] = controller.nodes().map((n) => ({
         name: n.name,
         devices: controller.devices().map((d) => ({ index: d.index, kind: d.kind, name: d.name, job: holder.get(d.index) ?? null })),

@@ -1,7 +1,7 @@
 /** Prometheus text exposition of the control plane's state (format 0.0.4). */
 import type { Controller } from '../control/controller.js';
 import type { Store } from '../store/store.js';
-import { ACTIVE_STATES, TERMINAL_STATES } from '../store/types.js';
+import { ACTIVE_STATES, PLACED_STATES, TERMINAL_STATES } from '../store/lifecycle.js';
 
 /** Renders /metrics: jobs by state, devices total/allocated, reports, scheduling rounds. */
 export async function metricsText(store: Store, controller: Controller): Promise<string> {
@@ -10,7 +10,7 @@ export async function metricsText(store: Store, controller: Controller): Promise
   for (const state of [...ACTIVE_STATES, ...TERMINAL_STATES]) {
     lines.push(`goodput_jobs{state="${state}"} ${jobs.filter((j) => j.state === state).length}`);
   }
-  const allocated = jobs.filter((j) => j.state === 'running' || j.state === 'rescaling' || j.state === 'starting').reduce((n, j) => n + j.devices.length, 0);
+  const allocated = jobs.filter((j) => PLACED_STATES.includes(j.state)).reduce((n, j) => n + j.devices.length, 0);
   const s = controller.stats;
   lines.push(
     '# HELP goodput_gpus_total Devices (GPUs or CPU slots) managed by this server.',

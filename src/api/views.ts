@@ -22,6 +22,8 @@ export interface JobView {
   samples: number;
   attained_service_gpu_s: number;
   reason: string;
+  /** The latest health finding (why it was found hung), or null. */
+  health: string | null;
   spec: JobSpec;
 }
 
@@ -81,6 +83,7 @@ export function jobView(job: JobRecord): JobView {
     samples: job.samples,
     attained_service_gpu_s: Math.round(job.attained_service_gpu_s * 1000) / 1000,
     reason: job.reason,
+    health: job.health,
     spec: job.spec,
   };
 }

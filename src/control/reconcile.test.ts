@@ -97,7 +97,7 @@ describe('reconciliation', () => {
     const launched = await old.launch(req);
     pids.push(launched[0]!.pid);
     await store.launchJob('j3', launched, 'backend', 'test');
-    await store.stopJob('j3', { allocation: [0], devices: [0] }, false, 'scheduler', 'rescale');
+    await store.stopJob('j3', { allocation: [0], devices: [0] }, 'rescale', 'scheduler', 'rescale');
     await new Promise((r) => setTimeout(r, 300)); // let the replica install its SIGTERM handler
     old.signal({ ...req, rank: 0, pid: launched[0]!.pid, proc_start: launched[0]!.proc_start }, 'SIGTERM');
     old.close(); // the server dies; the replica checkpoints and exits 143 on its own

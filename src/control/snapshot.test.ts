@@ -14,7 +14,7 @@ function reported(extra: Partial<JobRecord> = {}): JobRecord {
     limits: { init_batch_size: 64, max_batch_size: 512, min_local_bsz: 8, max_local_bsz: 256, accumulation: true },
     perf: { alpha_c: 0.1, beta_c: 0.01, alpha_n: 1e-8, beta_n: 1e-8, alpha_r: 0.01, beta_r: 0.001, gamma: 1.5 },
     grad: { sqr: 0.5, var: 1.5 },
-    step: 100, samples: 6400, remaining_samples: null, last_report_at_ms: 20_000, reason: '',
+    step: 100, samples: 6400, remaining_samples: null, last_report_at_ms: 20_000, last_step_time_s: null, stop_kind: null, last_failure: null, health: null, reason: '',
     ...extra,
   };
 }

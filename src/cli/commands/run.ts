@@ -5,7 +5,8 @@ import { DEFAULT_POLICY, startServer } from '../../api/server.js';
 import { parseGpuSelection, resolveDevices } from '../../backends/local/devices.js';
 import { killGroup } from '../../backends/local/process-info.js';
 import { usageError } from '../../core/errors.js';
-import { isTerminal, type JobRecord } from '../../store/types.js';
+import { isTerminal } from '../../store/lifecycle.js';
+import type { JobRecord } from '../../store/types.js';
 import { numberFlag, parseFlags, type CliCommand } from '../command.js';
 import { jobFlags, specFromFlags, splitCommand } from './submit.js';
 

@@ -29,12 +29,15 @@ export const showCommand: CliCommand = {
       `times      submitted ${job.submitted_at}, started ${job.started_at ?? '-'}, finished ${job.finished_at ?? '-'}`,
     ];
     if (job.rejection) lines.push(`waiting    ${job.rejection.code}: ${job.rejection.message}`);
+    if (job.health) lines.push(`health     ${job.health}`);
     if (job.perf) lines.push(`perf       ${Object.entries(job.perf).map(([k, v]) => `${k}=${v.toPrecision(3)}`).join(' ')}`);
     if (job.grad) lines.push(`grad       sqr=${job.grad.sqr.toPrecision(3)} var=${job.grad.var.toPrecision(3)}`);
     console.log(lines.join('\n'));
     if (job.current_replicas.length > 0) {
       console.log('\n' + formatTable(['attempt', 'rank', 'device', 'pid', 'exit'], job.current_replicas.map((r) => [String(r.attempt), String(r.rank), String(r.device ?? '-'), String(r.pid), r.exit_code === null ? 'running' : String(r.exit_code)])));
     }
+    const tail = job.state === 'failed' ? [...events].reverse().find((e) => typeof e.data.log_tail === 'string' && e.data.log_tail !== '') : undefined;
+    if (tail) console.log(`\nlast lines of replica ${String(tail.data.log_rank ?? 0)}'s log:\n${String(tail.data.log_tail).replace(/^/gm, '  ')}`);
     console.log('\n' + formatTable(['time', 'actor', 'event', 'state', 'reason'], events.slice(-15).map((e) => [e.at, e.actor, e.kind, `${e.from_state ?? ''}->${e.to_state ?? ''}`, e.reason])));
     return 0;
   },

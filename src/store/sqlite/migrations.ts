@@ -91,6 +91,14 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE jobs ADD COLUMN remaining_samples REAL;
   `,
+  // 2 -> 3: failure handling (store/lifecycle.ts): why the replicas were stopped, the last
+  // failure, the latest health finding, and the newest step time (hung detection).
+  `
+  ALTER TABLE jobs ADD COLUMN stop_kind TEXT;
+  ALTER TABLE jobs ADD COLUMN last_failure TEXT;
+  ALTER TABLE jobs ADD COLUMN health TEXT;
+  ALTER TABLE jobs ADD COLUMN last_step_time_s REAL;
+  `,
 ];
 
 /** Brings `db` to the newest schema version; refuses (E_STORE_VERSION) a database newer than this code. */
