@@ -69,7 +69,8 @@ export type ReportBody = z.infer<typeof reportBodySchema>;
  */
 export function reportIssues(body: ReportBody, job: Pick<JobRecord, 'launches' | 'spec' | 'limits'>): string[] {
   const issues: string[] = [];
-  if (body.attempt >= job.launches) issues.push(`attempt: ${body.attempt} was never launched (latest attempt: ${job.launches - 1})`);
+  const latest = Math.max(0, job.launches - 1);
+  if (body.attempt > latest) issues.push(`attempt: ${body.attempt} was never launched (latest attempt: ${latest})`);
   const limits: BatchLimits | null = body.limits ?? job.limits;
   body.reports.forEach((m, i) => {
     if (m.num_replicas > job.spec.max_replicas) issues.push(`reports.${i}.num_replicas: ${m.num_replicas} is more than the job's max_replicas (${job.spec.max_replicas})`);
