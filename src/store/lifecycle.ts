@@ -151,7 +151,8 @@ export function settle(job: SettleJob, exits: readonly { rank: number; exit_code
   }
   const failed = job.stop_kind === 'hung' || (job.stop_kind === 'failure' && exited.some((r) => isFailureExit(r.exit_code)));
   if (failed && job.failures > job.max_restarts) {
-    return { do: 'finish', to: 'failed', reason: `${job.failures} failures, more than max_restarts (${job.max_restarts})` };
+    const last = job.stop_kind === 'hung' ? 'it hung' : job.last_failure ? `replica ${job.last_failure.rank} failed with exit code ${job.last_failure.exit_code}` : undefined;
+    return { do: 'finish', to: 'failed', reason: `${job.failures} failures, more than max_restarts (${job.max_restarts})${last ? `; last: ${last}` : ''}` };
   }
   if (!job.has_target) return { do: 'requeue', reason: 'checkpointed; waiting for devices' };
   if (!failed) return { do: 'relaunch', not_before_ms: o.now_ms, reason: 'checkpointed; relaunching on the new placement' };
