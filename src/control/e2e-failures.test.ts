@@ -39,6 +39,7 @@ describe('failure handling against a live server', () => {
     assert.ok(Date.now() - t0 < 20_000, `failed after ${Date.now() - t0} ms`);
     assert.match(done.reason, /exit code 127/);
     assert.ok(done.restarts <= 1, `not retried blindly (restarts ${done.restarts})`);
+    assert.equal(done.failures, done.restarts + 1, 'every failed attempt counts');
     const show = await runCli(['show', job.id, ...dd()]);
     assert.equal(show.status, 0, show.stderr);
     assert.match(show.stdout, /state\s+failed: .*exit code 127/);

@@ -209,6 +209,7 @@ export function storeConformance(name: string, open: OpenStore): void {
       job = await s.finishJob('j', 'failed', 'c', 'gave up', { failure: { ...failure, attempt: 1 }, data: { log_tail: 'x' } });
       assert.equal(job.stop_kind, null);
       assert.equal(job.last_failure!.attempt, 1);
+      assert.equal(job.failures, 3, 'the failure that ended it counts');
       const events = await s.listEvents('j');
       assert.deepEqual(events.filter((e) => e.kind === 'failed-replica' || e.kind === 'hung' || e.kind === 'failed').map((e) => e.kind), ['failed-replica', 'hung', 'failed']);
       assert.equal(events.find((e) => e.kind === 'failed-replica')!.data.log_tail, 'not found');

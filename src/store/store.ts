@@ -86,7 +86,8 @@ export interface Store {
   requeueJob(id: string, actor: string, reason: string): Promise<JobRecord>;
   /**
    * Any non-terminal state -> `to` (terminal); placement cleared, `finished_at_ms` set;
-   * `detail.failure` becomes `last_failure`, `detail.data` the event's data.
+   * `detail.failure` (the failure that ended it) becomes `last_failure` and counts in
+   * `failures`; `detail.data` is the event's data.
    */
   finishJob(id: string, to: 'succeeded' | 'failed' | 'cancelled', actor: string, reason: string, detail?: TransitionDetail): Promise<JobRecord>;
 

@@ -166,7 +166,7 @@ export class SqliteStore implements Store {
       attained_service_gpu_s: job.attained_service_gpu_s + serviceOf(job, now),
       launched_at_ms: null,
       stop_kind: null,
-      ...(detail.failure ? { last_failure: JSON.stringify(detail.failure) } : {}),
+      ...(detail.failure ? { last_failure: JSON.stringify(detail.failure), failures: job.failures + 1 } : {}),
     }), { ...detail.data, ...(detail.failure ? { last_failure: detail.failure } : {}) });
   }
 
