@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
-  ACTIVE_STATES, EXIT_CHECKPOINTED, hungReason, isFailureExit, isTerminal, refusal, restartBackoff_s, settle, stopEventKind,
+  ACTIVE_STATES, EXIT_CHECKPOINTED, hungReason, isFailureExit, isTerminal, refusal, restartBackoff_s, settle, STOP_EVENT,
   TERMINAL_STATES, TRANSITIONS, type JobState, type SettleAction, type SettleJob,
 } from './lifecycle.js';
 
@@ -35,7 +35,7 @@ describe('lifecycle table', () => {
     assert.equal(isFailureExit(0), false);
     assert.equal(isFailureExit(EXIT_CHECKPOINTED), false);
     assert.equal(isFailureExit(137), true);
-    assert.deepEqual((['rescale', 'failure', 'hung'] as const).map(stopEventKind), ['rescale', 'failed-replica', 'hung']);
+    assert.deepEqual(Object.values(STOP_EVENT), ['rescale', 'failed-replica', 'hung']);
     assert.deepEqual([1, 2, 3, 7, 8].map((f) => restartBackoff_s(f, 1)), [1, 2, 4, 60, 60]);
   });
 });

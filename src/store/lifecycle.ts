@@ -64,10 +64,8 @@ export const TRANSITIONS: Readonly<Record<Operation, { from: readonly JobState[]
   finish: { from: ACTIVE_STATES, to: TERMINAL_STATES },
 };
 
-/** The event kind a stop records. */
-export function stopEventKind(kind: StopKind): EventKind {
-  return kind === 'rescale' ? 'rescale' : kind === 'failure' ? 'failed-replica' : 'hung';
-}
+/** The event kind each kind of stop records. */
+export const STOP_EVENT: Readonly<Record<StopKind, EventKind>> = { rescale: 'rescale', failure: 'failed-replica', hung: 'hung' };
 
 /** Why `op` may not run on a job in `state`, or undefined when it may. */
 export function refusal(op: Operation, state: JobState): string | undefined {

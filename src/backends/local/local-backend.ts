@@ -24,7 +24,6 @@ const WRAPPER = [
   'echo $r > "$p.exit.tmp" && mv -f "$p.exit.tmp" "$p.exit"; exit $r',
 ].join('\n');
 
-
 /** Options of the local backend. */
 export interface LocalBackendOptions {
   devices: readonly DeviceInfo[];
@@ -86,7 +85,7 @@ export class LocalBackend implements Backend {
         const fd = openSync(log_path, 'a', 0o600);
         writeSync(fd, `--- goodput: attempt ${req.attempt}, rank ${rank}/${world}, device ${device}, ${new Date().toISOString()} ---\n`);
         const started_at_ms = Date.now();
-        const child = await new Promise<ReturnType<typeof spawn>>((ok, fail) => {
+        const { child, ref } = await new Promise<{ child: ReturnType<typeof spawn>; ref: ReplicaRef }>((ok, fail) => {
           const c = spawn('/bin/sh', ['-c', WRAPPER, 'goodput-replica', base, ...req.command], {
             cwd: req.workdir,
             env,
@@ -96,17 +95,15 @@ export class LocalBackend implements Backend {
           c.once('spawn', () => {
             // The exit listener is in place before anything awaits: a replica that ends while
             // `launch` still waits for its exec (exit 127 at once) is heard too.
-            const ref: ReplicaRef = { job_id: req.job_id, attempt: req.attempt, rank, pid: c.pid!, proc_start: procStart(c.pid!), job_dir: req.job_dir };
-            c.once('exit', (code, signal) => this.finish(ref, code, signal));
-            ok(c);
+            const r: ReplicaRef = { job_id: req.job_id, attempt: req.attempt, rank, pid: c.pid!, proc_start: procStart(c.pid!), job_dir: req.job_dir };
+            c.once('exit', (code, signal) => this.finish(r, code, signal));
+            ok({ child: c, ref: r });
           });
           c.once('error', fail);
         }).finally(() => closeSync(fd));
-        const pid = child.pid!;
-        const proc_start = procStart(pid);
         await waitForExec(base + '.pid', () => child.exitCode !== null || child.signalCode !== null);
         child.unref();
-        launched.push({ rank, device, pid, proc_start, log_path, started_at_ms });
+        launched.push({ rank, device, pid: ref.pid, proc_start: ref.proc_start, log_path, started_at_ms });
       }
     } catch (error) {
       for (const r of launched) killGroup(r.pid, 'SIGKILL');

@@ -4,7 +4,7 @@ import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { GoodputError } from '../../core/errors.js';
 import type { BatchLimits, PerfParams } from '../../goodput/types.js';
-import { isTerminal, refusal, stopEventKind, type EventKind, type Operation, type StopKind } from '../lifecycle.js';
+import { isTerminal, refusal, STOP_EVENT, type EventKind, type Operation, type StopKind } from '../lifecycle.js';
 import type { JobQuery, NewJob, NewReplica, Placement, ReportBatch, ReportsAdded, Store, TransitionDetail } from '../store.js';
 import type { JobEvent, JobRecord, JobState, Measurement, ProfileRow, ReplicaRecord, ReportRecord, TokenRecord } from '../types.js';
 import { migrate } from './migrations.js';
@@ -129,7 +129,7 @@ export class SqliteStore implements Store {
 
   async stopJob(id: string, placement: Placement, kind: StopKind, actor: string, reason: string, detail: TransitionDetail = {}): Promise<JobRecord> {
     const now = this.now_ms();
-    return this.transition(id, 'stop', 'rescaling', actor, stopEventKind(kind), reason, (job) => ({
+    return this.transition(id, 'stop', 'rescaling', actor, STOP_EVENT[kind], reason, (job) => ({
       allocation: JSON.stringify(placement.allocation),
       devices: JSON.stringify(placement.devices),
       stop_requested_at_ms: now,
