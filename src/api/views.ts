@@ -31,6 +31,8 @@ export interface JobView {
 export interface JobDetail extends JobView {
   current_replicas: ReplicaView[];
   rejection: Rejection | null;
+  /** Why a `starting` job is not launched yet (restart backoff, devices still held), or null. */
+  launch_wait: string | null;
   perf: JobRecord['perf'];
   grad: JobRecord['grad'];
   limits: JobRecord['limits'];

@@ -64,6 +64,8 @@ export class Controller {
   private readonly rounds = { rounds_total: 0, round_seconds_sum: 0, last_round_s: 0 };
   /** Latest reason, per job, why the policy gave it fewer devices than it wanted. */
   readonly rejections = new Map<string, Rejection>();
+  /** Why a `starting` job is not launched yet (restart backoff, devices still held). */
+  readonly launchWaits = new Map<string, string>();
   private readonly o: ControllerOptions & { api_url: string };
   private readonly now: () => number;
   private readonly log: (line: string) => void;
@@ -318,11 +320,16 @@ export class Controller {
       this.killAt.delete(job_id);
       for (const r of live) if (r.job_id === job_id) this.o.backend.signal(this.ref(r), 'SIGKILL');
     }
+    for (const id of this.launchWaits.keys()) if (!jobs.some((j) => j.id === id && j.state === 'starting')) this.launchWaits.delete(id);
     for (const job of jobs) {
-      if (job.state !== 'starting' || now < job.not_before_ms) continue;
-      if (job.devices.some((d) => busy.has(d) && busy.get(d) !== job.id)) continue;
-      if (live.some((r) => r.job_id === job.id)) continue;
-      await this.launch(job);
+      if (job.state !== 'starting') continue;
+      const held = [...new Set(job.devices.filter((d) => busy.has(d) && busy.get(d) !== job.id))];
+      if (now < job.not_before_ms) this.launchWaits.set(job.id, `restart backoff until ${new Date(job.not_before_ms).toISOString()}`);
+      else if (held.length > 0) this.launchWaits.set(job.id, `device(s) ${held.join(',')} still held by the exiting replicas of job ${busy.get(held[0]!)}`);
+      else if (!live.some((r) => r.job_id === job.id)) {
+        this.launchWaits.delete(job.id);
+        await this.launch(job);
+      }
     }
   }
 

@@ -29,6 +29,7 @@ export const showCommand: CliCommand = {
       `times      submitted ${job.submitted_at}, started ${job.started_at ?? '-'}, finished ${job.finished_at ?? '-'}`,
     ];
     if (job.rejection) lines.push(`waiting    ${job.rejection.code}: ${job.rejection.message}`);
+    if (job.launch_wait) lines.push(`launch     waits: ${job.launch_wait}`);
     if (job.health) lines.push(`health     ${job.health}`);
     if (job.perf) lines.push(`perf       ${Object.entries(job.perf).map(([k, v]) => `${k}=${v.toPrecision(3)}`).join(' ')}`);
     if (job.grad) lines.push(`grad       sqr=${job.grad.sqr.toPrecision(3)} var=${job.grad.var.toPrecision(3)}`);
