@@ -3,11 +3,10 @@ import { join } from 'node:path';
 import type { Backend, DeviceInfo, ReplicaRef } from '../backends/backend.js';
 import type { NodeInfo } from '../core/cluster.js';
 import { GoodputError } from '../core/errors.js';
-import type { BatchLimits } from '../goodput/types.js';
 import type { Policy, Rejection } from '../policy/policy.js';
 import { ACTIVE_STATES, hungReason, isTerminal, settle } from '../store/lifecycle.js';
-import type { Placement, Store, TransitionDetail } from '../store/store.js';
-import type { JobRecord, JobSpec, Measurement, ReplicaRecord } from '../store/types.js';
+import type { Placement, ReportBatch, Store, TransitionDetail } from '../store/store.js';
+import type { JobRecord, JobSpec, ReplicaRecord } from '../store/types.js';
 import type { JobConfig } from './batch-config.js';
 import { logTail } from './log-tail.js';
 import { assignDevices, sameAllocation } from './placement.js';
@@ -165,8 +164,8 @@ export class Controller {
   }
 
   /** Stores a job's measurements and answers its configuration (see ReportIngest). */
-  report(job_id: string, attempt: number, limits: BatchLimits | undefined, reports: readonly Measurement[]): Promise<JobConfig> {
-    return this.reports.report(job_id, attempt, limits, reports);
+  report(batch: ReportBatch): Promise<JobConfig> {
+    return this.reports.report(batch);
   }
 
   /** Asks for a scheduling round soon (coalesces bursts of requests into one round). */

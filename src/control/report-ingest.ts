@@ -1,8 +1,7 @@
 import { GoodputError } from '../core/errors.js';
 import { fitPerfParams } from '../goodput/fit.js';
-import type { BatchLimits } from '../goodput/types.js';
 import type { ReportBatch, ReportsAdded, Store } from '../store/store.js';
-import type { JobRecord, Measurement } from '../store/types.js';
+import type { JobRecord } from '../store/types.js';
 import { configFor, type JobConfig } from './batch-config.js';
 
 /** Options of the report path. */
@@ -33,10 +32,11 @@ export class ReportIngest {
   /**
    * Stores a job's measurements, refits its throughput model when it saw a new configuration
    * (or every refit interval), and returns the configuration it should use. E_CONFLICT when the
-   * job has ended (nothing stored).
+   * job has ended, or the error `batch.admit` returned (nothing stored either way).
    */
-  async report(job_id: string, attempt: number, limits: BatchLimits | undefined, reports: readonly Measurement[]): Promise<JobConfig> {
-    const { job, new_configuration } = await this.enqueue({ job_id, attempt, limits, reports });
+  async report(batch: ReportBatch): Promise<JobConfig> {
+    const { job_id, reports } = batch;
+    const { job, new_configuration } = await this.enqueue(batch);
     this.reports_total += reports.length;
     const now = this.opts.now_ms();
     const last = this.lastFit.get(job_id);

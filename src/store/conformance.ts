@@ -224,14 +224,23 @@ export function storeConformance(name: string, open: OpenStore): void {
       const added = await s.addReports('j', 0, undefined, [{ ...m, step: 1, step_time_s: 0.5 }, { ...m, step: 2, step_time_s: 0.25 }]);
       assert.equal(added.job.last_step_time_s, 0.25);
       assert.equal((await s.getJob('j'))!.last_step_time_s, 0.25);
+      const seen: string[] = [];
+      const [refused, other] = await s.addReportBatches([
+        { job_id: 'j', attempt: 0, limits: undefined, reports: [{ ...m, step: 5, step_time_s: 1 }], admit: (job) => (seen.push(job.state), new GoodputError('E_BAD_REQUEST', 'out of bounds')) },
+        { job_id: 'j', attempt: 0, limits: undefined, reports: [{ ...m, step: 6, step_time_s: 0.25 }], admit: () => undefined },
+      ]);
+      assert.deepEqual(seen, ['queued'], 'admit sees the stored job');
+      assert.ok(isCode('E_BAD_REQUEST')(refused), 'what admit returns refuses the batch');
+      assert.equal((other as { job: { step: number } }).job.step, 6, 'and no other');
+      assert.deepEqual((await s.listReports('j')).map((r) => r.step), [1, 2, 6], 'nothing of the refused batch stored');
       await s.finishJob('j', 'cancelled', 'u', 'cancelled by u');
       const before = await s.getJob('j');
       await assert.rejects(s.addReports('j', 0, undefined, [{ ...m, step: 3, step_time_s: 9 }]), isCode('E_CONFLICT'));
       const [result] = await s.addReportBatches([{ job_id: 'j', attempt: 0, limits: undefined, reports: [{ ...m, step: 4, step_time_s: 9 }] }]);
       assert.ok(isCode('E_CONFLICT')(result));
       assert.deepEqual(await s.getJob('j'), before);
-      assert.equal((await s.listReports('j')).length, 2);
-      assert.equal((await s.getProfile('j'))[0]!.count, 2);
+      assert.equal((await s.listReports('j')).length, 3);
+      assert.equal((await s.getProfile('j'))[0]!.count, 3);
       await s.close();
     });
 

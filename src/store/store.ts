@@ -46,6 +46,11 @@ export interface ReportBatch {
   attempt: number;
   limits: BatchLimits | undefined;
   reports: readonly Measurement[];
+  /**
+   * Called inside the transaction with the stored (active) job, before anything is written: an
+   * error value refuses the batch and nothing of it is stored (e.g. values out of the job's bounds).
+   */
+  admit?: (job: JobRecord) => GoodputError | undefined;
 }
 
 /** Result of `addReports`. */
@@ -109,8 +114,8 @@ export interface Store {
   addReports(job_id: string, attempt: number, limits: BatchLimits | undefined, reports: readonly Measurement[]): Promise<ReportsAdded>;
   /**
    * `addReports` for many batches in one transaction (group commit for the report endpoint).
-   * Per batch: its result, or a GoodputError value (E_NOT_FOUND, E_CONFLICT for an ended job)
-   * that affects no other batch.
+   * Per batch: its result, or a GoodputError value (E_NOT_FOUND, E_CONFLICT for an ended job,
+   * or what `admit` returned) that affects no other batch.
    */
   addReportBatches(batches: readonly ReportBatch[]): Promise<(ReportsAdded | GoodputError)[]>;
   /** Latest measurements of a job, oldest first (at most `limit`, default 1000). */

@@ -210,6 +210,8 @@ export class SqliteStore implements Store {
     if (!row) return new GoodputError('E_NOT_FOUND', `no job ${b.job_id}`);
     const job = toJob(row);
     if (isTerminal(job.state)) return new GoodputError('E_CONFLICT', `job ${b.job_id} is ${job.state}; its reports are no longer accepted`);
+    const refused = b.admit?.(job);
+    if (refused) return refused;
     let fresh = false;
     for (const m of b.reports) {
       this.stmts.report.run(b.job_id, b.attempt, now, m.step, JSON.stringify(m));
