@@ -1,7 +1,6 @@
 import { connect, connectionFlags } from '../../client/connect.js';
 import { usageError } from '../../core/errors.js';
-import type { JobState } from '../../store/lifecycle.js';
-import { isTerminal } from '../../store/lifecycle.js';
+import { isTerminal, type JobState } from '../../store/lifecycle.js';
 import { numberFlag, parseFlags, type CliCommand } from '../command.js';
 
 export const logsCommand: CliCommand = {
