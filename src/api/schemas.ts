@@ -48,7 +48,8 @@ export const measurementSchema = z.object({
   loss: finite.nullable().optional(),
   remaining_samples: nonNegative.max(REPORT_LIMITS.samples).nullable().optional()
     .describe('Raw training samples the job still has to process (all epochs not yet finished minus the samples done in the current one); null or absent when unknown. See docs/contract.md.'),
-  breakdown: z.record(z.string().max(64), seconds).optional()
+  // Diagnostic only: bounded, but a slightly negative estimate does not cost the whole report.
+  breakdown: z.record(z.string().max(64), finite.min(-REPORT_LIMITS.time_s).max(REPORT_LIMITS.time_s)).optional()
     .refine((b) => b === undefined || Object.keys(b).length <= REPORT_LIMITS.breakdown_keys, `at most ${REPORT_LIMITS.breakdown_keys} breakdown entries`),
 }).refine((m) => m.num_nodes <= m.num_replicas, { message: 'num_nodes must be <= num_replicas', path: ['num_nodes'] });
 
