@@ -49,7 +49,7 @@ describe('failure handling against a live server', () => {
     assert.match(follow.stderr, /failed/);
   });
 
-  it('sees every exit: 50 instant failures in a row leave no device held and no job stuck', { timeout: 180_000 }, async () => {
+  it('sees every exit: 50 instant failures in a row leave no device held and no job stuck', { timeout: 240_000 }, async () => {
     // Submitted all at once: the server is busy answering while replicas start and exit, which
     // is when an exit that ends before its listener is attached would be lost.
     const submitted = await Promise.all(Array.from({ length: 50 }, (_, i) =>
