@@ -137,6 +137,7 @@ describe('LocalBackend', () => {
     assert.equal(b.probe(ref), 6, 'the exit file answers');
     assert.equal(b.probe(ref), 6, 'idempotent');
     assert.equal(b.probe({ ...ref, attempt: 9 }), 137, 'no exit file: lost');
+    assert.equal(b.probe({ ...ref, attempt: 9, pid: 0, proc_start: '' }), 137, 'a bogus pid is lost, and never signals our own group');
   });
 
   it('fails a launch whose working directory does not exist with E_LAUNCH', async () => {
