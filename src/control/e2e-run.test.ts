@@ -31,6 +31,12 @@ describe('goodput run', () => {
     assert.match(r.stderr, /failed: replica 0 failed with exit code 3 again \(attempt 0 failed the same way\); not retried/);
   });
 
+  it('refuses a job that needs more replicas than the machine has, and exits', { timeout: 30_000 }, async () => {
+    const r = await runCli(['run', '--cpu-slots', '1', '--min-replicas', '2', '--max-replicas', '2', '--data-dir', join(dir, 'infeasible'), '--', process.execPath, '-e', '0']);
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /error\[E_INFEASIBLE\]: job needs at least 2 replicas .* 1 CPU slot/);
+  });
+
   it('cancels the job on SIGINT and exits 130, leaving no process behind', { timeout: 30_000 }, async () => {
     const script = "console.log('ready ' + process.pid); process.on('SIGTERM', () => process.exit(143)); setInterval(() => {}, 1000)";
     const child = spawn(process.execPath, [CLI, 'run', '--cpu-slots', '1', '--grace-s', '2', '--data-dir', join(dir, 'int'), '--', process.execPath, '-e', script], { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
