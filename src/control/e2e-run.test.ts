@@ -32,9 +32,11 @@ describe('goodput run', () => {
   });
 
   it('refuses a job that needs more replicas than the machine has, and exits', { timeout: 30_000 }, async () => {
+    const t0 = Date.now();
     const r = await runCli(['run', '--cpu-slots', '1', '--min-replicas', '2', '--max-replicas', '2', '--data-dir', join(dir, 'infeasible'), '--', process.execPath, '-e', '0']);
     assert.equal(r.status, 1);
     assert.match(r.stderr, /error\[E_INFEASIBLE\]: job needs at least 2 replicas .* 1 CPU slot/);
+    assert.ok(Date.now() - t0 < 20_000, 'it exits instead of waiting forever');
   });
 
   it('cancels the job on SIGINT and exits 130, leaving no process behind', { timeout: 30_000 }, async () => {
