@@ -81,16 +81,19 @@ async function load(url: URL, next: (i: number) => { path: string; token?: strin
 async function main(): Promise<void> {
   const data_dir = mkdtempSync(join(tmpdir(), 'goodput-bench-'));
   const cli = packagePath('dist', 'src', 'cli', 'main.js');
+  const jobs: { id: string; token: string }[] = [];
+  let client: GoodputClient | undefined;
   const server = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), cli, 'up', '--data-dir', data_dir, '--port', '0', '--cpu-slots', '1', '--interval-s', '60', '--policy', 'fifo'], { stdio: 'ignore', detached: true });
   try {
     const info = join(data_dir, 'server.json');
     for (let k = 0; k < 200 && !existsSync(info); k++) await new Promise((r) => setTimeout(r, 50));
     const { url } = JSON.parse(readFileSync(info, 'utf8')) as { url: string };
-    const client = new GoodputClient(url, readFileSync(join(data_dir, 'admin-token'), 'utf8').trim());
+    client = new GoodputClient(url, readFileSync(join(data_dir, 'admin-token'), 'utf8').trim());
     const secret = readFileSync(join(data_dir, 'secret'), 'utf8').trim();
-    const jobs: { id: string; token: string }[] = [];
     for (let j = 0; j < JOBS; j++) {
-      const job = await client.submit({ name: `bench-${j}`, command: ['true'], workdir: data_dir, min_replicas: 2, max_replicas: 2 });
+      // One slot: the first job runs (a sleep), the others stay queued; every job is active, so its
+      // reports are accepted (an ended job's are refused), and max_replicas 4 admits every report.
+      const job = await client.submit({ name: `bench-${j}`, command: ['sleep', '600'], workdir: data_dir, max_replicas: 4 });
       jobs.push({ id: job.id, token: jobToken(secret, job.id) });
     }
     const limits = { init_batch_size: 128, max_batch_size: 4096, min_local_bsz: 32, max_local_bsz: 512, accumulation: true };
@@ -124,6 +127,8 @@ async function main(): Promise<void> {
     const stored = /^goodput_reports_total (\d+)$/m.exec(metrics)?.[1];
     console.log(`  server counted ${stored} stored measurements`);
   } finally {
+    // The running job's replica outlives the server by design: cancel every job first.
+    for (const job of jobs) await client?.cancel(job.id).catch(() => undefined);
     try {
       process.kill(-server.pid!, 'SIGTERM');
     } catch {

@@ -131,6 +131,20 @@ describe('HTTP API (in-process)', () => {
     });
     assert.equal(huge.status, 400);
     assert.match(((await huge.json()) as { error: { message: string } }).error.message, /larger than/);
+    const outOfBounds: [string, unknown, RegExp][] = [
+      ['a local batch above max_local_bsz', { ...body, reports: [measurement(1, 1, 1024, 0.1)] }, /local_bsz: 1024 is more than max_local_bsz \(512\)/],
+      ['more replicas than max_replicas', { ...body, reports: [measurement(1, 9, 64, 0.1)] }, /num_replicas: 9 is more than the job's max_replicas/],
+      ['an attempt never launched', { ...body, attempt: 5 }, /attempt: 5 was never launched/],
+      ['a step time over a day', { ...body, reports: [measurement(1, 1, 64, 1e6)] }, /step_time_s/],
+      ['a local batch past the sane limit', { ...body, reports: [measurement(1, 1, 2 ** 30, 0.1)] }, /local_bsz/],
+      ['more nodes than replicas', { ...body, reports: [{ ...measurement(1, 1, 64, 0.1), num_nodes: 2 }] }, /num_nodes/],
+    ];
+    for (const [what, wrong, message] of outOfBounds) {
+      const refused = await call('POST', `/v1/jobs/${aliceJob}/reports`, token, wrong);
+      assert.equal(refused.status, 400, what);
+      assert.match(refused.json.error.message, message, what);
+    }
+    assert.equal((await store.getJob(aliceJob))!.step, 0, 'refused reports change nothing');
     const ok = await call('POST', `/v1/jobs/${aliceJob}/reports`, token, body);
     assert.equal(ok.status, 200);
     // Raw JSON: 1e999 parses to Infinity, which JSON.stringify cannot produce.
@@ -142,7 +156,7 @@ describe('HTTP API (in-process)', () => {
       assert.match(rejected.json.error.message, /remaining_samples/);
     }
     assert.equal((await store.getJob(aliceJob))!.remaining_samples, null, 'not reported yet');
-    const two = await call('POST', `/v1/jobs/${aliceJob}/reports`, token, { attempt: 1, reports: [{ ...measurement(3, 2, 64, 0.11), remaining_samples: 9000 }, { ...measurement(4, 2, 128, 0.2), remaining_samples: 8744 }] });
+    const two = await call('POST', `/v1/jobs/${aliceJob}/reports`, token, { attempt: 0, reports: [{ ...measurement(3, 2, 64, 0.11), remaining_samples: 9000 }, { ...measurement(4, 2, 128, 0.2), remaining_samples: 8744 }] });
     const config = two.json.config as { local_bsz: number; accum_steps: number; batch_size: number; lr_scale: number };
     assert.equal(config.batch_size, config.local_bsz * 2 * (config.accum_steps + 1));
     assert.ok(config.local_bsz >= limits.min_local_bsz && config.local_bsz <= limits.max_local_bsz);
@@ -182,6 +196,14 @@ describe('HTTP API (in-process)', () => {
     const again = await call('POST', `/v1/jobs/${aliceJob}/cancel`, alice);
     assert.equal(again.status, 409, 'cancel of a finished job');
     assert.match(again.json.error.message, /already cancelled at .*; there is nothing to cancel/);
+    const late = await call('POST', `/v1/jobs/${aliceJob}/reports`, jobToken(secret, aliceJob), { attempt: 0, reports: [measurement(9, 1, 64, 0.1)] });
+    assert.equal(late.status, 409, 'a report for an ended job');
+    assert.equal(late.json.error.code, 'E_CONFLICT');
+    assert.equal((await store.getJob(aliceJob))!.step, 4, 'and it changed nothing');
+    const infeasible = await call('POST', '/v1/jobs', alice, { name: 'big', command: ['true'], workdir: dir, min_replicas: 3, max_replicas: 3 });
+    assert.equal(infeasible.status, 422);
+    assert.equal(infeasible.json.error.code, 'E_INFEASIBLE');
+    assert.match(infeasible.json.error.message, /at least 3 replicas .* this cluster has 2 CPU slot\(s\)/);
     assert.equal((await call('GET', `/v1/jobs/${aliceJob}/logs?replica=../../secret`, alice)).status, 400);
     const logs = await call('GET', `/v1/jobs/${aliceJob}/logs?replica=0`, alice);
     assert.equal(logs.status, 200);

@@ -9,12 +9,13 @@ import { stopProtection } from '../control/snapshot.js';
 import { hashToken, newToken } from '../control/tokens.js';
 import { GoodputError } from '../core/errors.js';
 import type { Store } from '../store/store.js';
-import { isTerminal, type JobRecord } from '../store/types.js';
+import { isTerminal, PLACED_STATES } from '../store/lifecycle.js';
+import type { JobRecord } from '../store/types.js';
 import { authenticate, mayAccess, requireUser, type ApiEnv, type Principal } from './auth.js';
 import { badRequest, errorBody, forbidden, statusOf } from './http-error.js';
 import { metricsText } from './metrics.js';
 import { openApiDocument } from './openapi.js';
-import { reportBodySchema, tokenBodySchema } from './schemas.js';
+import { reportBodySchema, reportIssues, tokenBodySchema } from './schemas.js';
 import { eventView, iso, jobView, replicaView, type JobDetail, type NodeView } from './views.js';
 
 /** What the API needs from the server. */
@@ -91,7 +92,7 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     requireUser(c.get('principal'));
     const job = await findJob(c, c.req.param('id'));
     const replicas = job.launches > 0 ? await store.listReplicas(job.id, job.launches - 1) : [];
-    const detail: JobDetail = { ...jobView(job, await latestReport(job.id)), device_kind: controller.devices()[0]?.kind ?? 'cpu', current_replicas: replicas.map(replicaView), rejection: controller.rejections.get(job.id) ?? null, kept: stopProtection(job) ?? null, checkpoint_at: iso(job.checkpoint_at_ms), perf: job.perf, grad: job.grad, limits: job.limits, remaining_samples: job.remaining_samples };
+    const detail: JobDetail = { ...jobView(job, await latestReport(job.id)), device_kind: controller.devices()[0]?.kind ?? 'cpu', current_replicas: replicas.map(replicaView), rejection: controller.rejections.get(job.id) ?? null, launch_wait: controller.launchWaits.get(job.id) ?? null, kept: stopProtection(job) ?? null, checkpoint_at: iso(job.checkpoint_at_ms), perf: job.perf, grad: job.grad, limits: job.limits, remaining_samples: job.remaining_samples };
     return c.json(detail);
   });
 
@@ -139,15 +140,22 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     if (principal.kind === 'job' && principal.job_id !== id) throw forbidden(`this token belongs to job ${principal.job_id}, not ${id}`);
     if (principal.kind === 'user' && !principal.admin) throw forbidden('reports are posted with the job token (GOODPUT_TOKEN)');
     const body = parse(reportBodySchema, await jsonBody(c), 'report');
-    const config = await controller.report(id, body.attempt, body.limits, body.reports, body.checkpoint_on_stop);
+    // Checked against the job inside the store's transaction; an ended job's reports get 409.
+    const admit = (job: JobRecord) => {
+      const issues = reportIssues(body, job);
+      return issues.length > 0 ? badRequest(`report is invalid: ${issues.join('; ')}`) : undefined;
+    };
+    const config = await controller.report({ job_id: id, attempt: body.attempt, limits: body.limits, reports: body.reports, checkpoint_on_stop: body.checkpoint_on_stop, admit });
     return c.json({ config });
   });
 
   app.get('/v1/nodes', (c) => {
     requireUser(c.get('principal'));
-    return store.listJobs({ states: ['starting', 'running', 'rescaling'] }).then((jobs) => {
+    return Promise.all([store.listJobs({ states: PLACED_STATES }), store.listLiveReplicas()]).then(([jobs, live]) => {
       const holder = new Map<number, string>();
       for (const j of jobs) for (const d of j.devices) holder.set(d, j.id);
+      // A device is held until the process on it is gone, even when its job has ended.
+      for (const r of live) if (r.device !== null) holder.set(r.device, r.job_id);
       const nodes: NodeView[] = controller.nodes().map((n) => ({
         name: n.name,
         devices: controller.devices().map((d) => ({ index: d.index, kind: d.kind, name: d.name, job: holder.get(d.index) ?? null })),

@@ -2,7 +2,8 @@
 import type { Controller } from '../control/controller.js';
 import { jobInsight, type JobInsight } from '../control/insight.js';
 import type { Store } from '../store/store.js';
-import { ACTIVE_STATES, TERMINAL_STATES, type JobRecord } from '../store/types.js';
+import type { JobRecord } from '../store/types.js';
+import { ACTIVE_STATES, PLACED_STATES, TERMINAL_STATES } from '../store/lifecycle.js';
 
 /** Per-job gauges: name, help, value (null: not known yet, the sample is left out). */
 const JOB_SERIES: readonly [string, string, (j: JobRecord, i: JobInsight) => number | null][] = [
@@ -37,7 +38,7 @@ export async function metricsText(store: Store, controller: Controller): Promise
   for (const state of [...ACTIVE_STATES, ...TERMINAL_STATES]) {
     lines.push(`goodput_jobs{state="${state}"} ${jobs.filter((j) => j.state === state).length}`);
   }
-  const allocated = jobs.filter((j) => j.state === 'running' || j.state === 'rescaling' || j.state === 'starting').reduce((n, j) => n + j.devices.length, 0);
+  const allocated = jobs.filter((j) => PLACED_STATES.includes(j.state)).reduce((n, j) => n + j.devices.length, 0);
   const s = controller.stats;
   lines.push(
     '# HELP goodput_gpus_total Devices (GPUs or CPU slots) managed by this server.',

@@ -34,13 +34,13 @@ export function openApiDocument(version: string): Record<string, unknown> {
       '/v1/health': { get: { summary: 'Liveness', security: [], responses: { 200: ok('server is up') } } },
       '/v1/jobs': {
         get: { summary: "List jobs (own jobs; admin: all, or ?user=)", responses: { 200: ok('jobs', { type: 'array', items: { type: 'object' } }), ...errors } },
-        post: { summary: 'Submit a job', requestBody: json({ $ref: '#/components/schemas/JobSpec' }), responses: { 201: ok('the job'), ...errors } },
+        post: { summary: 'Submit a job (422 E_INFEASIBLE: min_replicas exceeds the cluster)', requestBody: json({ $ref: '#/components/schemas/JobSpec' }), responses: { 201: ok('the job'), ...errors, 422: error } },
       },
       '/v1/jobs/{id}': { get: { summary: 'A job with its current replicas', parameters: idParam, responses: { 200: ok('job detail'), ...errors } } },
       '/v1/jobs/{id}/events': { get: { summary: "A job's event history (who, when, why)", parameters: idParam, responses: { 200: ok('events', { type: 'array' }), ...errors } } },
       '/v1/jobs/{id}/reports': {
         get: { summary: "A job's latest measurements", parameters: idParam, responses: { 200: ok('measurements', { type: 'array' }), ...errors } },
-        post: { summary: 'Report measurements (job token); answers the configuration to use', parameters: idParam, requestBody: json({ $ref: '#/components/schemas/ReportBody' }), responses: { 200: ok('configuration', { $ref: '#/components/schemas/ReportResponse' }), ...errors } },
+        post: { summary: 'Report measurements (job token); answers the configuration to use (409: the job has ended)', parameters: idParam, requestBody: json({ $ref: '#/components/schemas/ReportBody' }), responses: { 200: ok('configuration', { $ref: '#/components/schemas/ReportResponse' }), ...errors, 409: error } },
       },
       '/v1/jobs/{id}/logs': {
         get: {

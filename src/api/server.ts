@@ -36,6 +36,8 @@ export interface ServerOptions {
   interval_s: number;
   grace_s: number;
   restart_backoff_s?: number;
+  /** See ControllerOptions.hung_timeout_s. */
+  hung_timeout_s?: number;
   log: (line: string) => void;
 }
 
@@ -102,6 +104,7 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     controller = new Controller({
       store, backend, policy, secret, data_dir: o.data_dir, api_url: '', interval_s: o.interval_s, grace_s: o.grace_s, log: o.log,
       ...(o.restart_backoff_s !== undefined ? { restart_backoff_s: o.restart_backoff_s } : {}),
+      ...(o.hung_timeout_s !== undefined ? { hung_timeout_s: o.hung_timeout_s } : {}),
     });
     const app = createApp({ store, controller, secret, version: SERVER_VERSION });
     server = await new Promise<ServerType>((resolve, reject) => {

@@ -23,6 +23,8 @@ export interface JobView {
   samples: number;
   attained_service_gpu_s: number;
   reason: string;
+  /** The latest health finding (why it was found hung), or null. */
+  health: string | null;
   spec: JobSpec;
   /** Batch, learning-rate scale, throughput, efficiency, goodput and speedups (control/insight.ts). */
   insight: JobInsight;
@@ -36,6 +38,8 @@ export interface JobDetail extends JobView {
   kept: string | null;
   /** When its newest reported checkpoint became durable (ISO); null: none reported. */
   checkpoint_at: string | null;
+  /** Why a `starting` job is not launched yet (restart backoff, devices still held), or null. */
+  launch_wait: string | null;
   perf: JobRecord['perf'];
   grad: JobRecord['grad'];
   limits: JobRecord['limits'];
@@ -91,6 +95,7 @@ export function jobView(job: JobRecord, latest?: Measurement): JobView {
     samples: job.samples,
     attained_service_gpu_s: Math.round(job.attained_service_gpu_s * 1000) / 1000,
     reason: job.reason,
+    health: job.health,
     spec: job.spec,
     insight: jobInsight(job, latest),
   };

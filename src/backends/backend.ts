@@ -79,6 +79,13 @@ export interface Backend {
    * one, else 137 = lost).
    */
   adopt(ref: ReplicaRef): 'alive' | number;
+  /**
+   * Checks a replica without watching it: 'alive' while its process runs, else its exit code
+   * (the recorded one, else 137 = lost); what is left of an ended replica's process group is
+   * killed. Idempotent. The controller calls it periodically, so an exit the listener missed is
+   * still recorded.
+   */
+  probe(ref: ReplicaRef): 'alive' | number;
   /** Signals the replica's whole process group. No-op when it is gone. */
   signal(ref: ReplicaRef, signal: 'SIGTERM' | 'SIGKILL'): void;
   /** Kills processes left by an attempt whose launch was never recorded (crash mid-launch). */

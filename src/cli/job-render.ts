@@ -44,24 +44,34 @@ export function renderJob(job: JobDetail, events: readonly EventView[]): string 
     `times      submitted ${job.submitted_at}, started ${job.started_at ?? '-'}, finished ${job.finished_at ?? '-'}`,
   ];
   if (job.rejection) lines.push(`waiting    ${job.rejection.code}: ${job.rejection.message}`);
+  if (job.launch_wait) lines.push(`launch     waits: ${job.launch_wait}`);
+  if (job.health) lines.push(`health     ${job.health}`);
   if (job.kept) lines.push(`kept       ${job.kept}`);
   if (job.checkpoint_at) lines.push(`checkpoint ${job.checkpoint_at}`);
   const out = [lines.join('\n')];
   if (job.current_replicas.length > 0) {
     out.push(formatTable(['attempt', 'rank', unit === 'GPU' ? 'gpu' : 'slot', 'pid', 'exit'], job.current_replicas.map((r) => [String(r.attempt), String(r.rank), String(r.device ?? '-'), String(r.pid), r.exit_code === null ? 'running' : String(r.exit_code)])));
   }
+  const tail = job.state === 'failed' ? [...events].reverse().find((e) => typeof e.data.log_tail === 'string' && e.data.log_tail !== '') : undefined;
+  if (tail) out.push(`last lines of replica ${String(tail.data.log_rank ?? 0)}'s log:\n${String(tail.data.log_tail).replace(/^/gm, '  ')}`);
   out.push(formatTable(['time', 'actor', 'event', 'state', 'reason'], events.slice(-15).map((e) => [e.at.slice(11, 19), e.actor, e.kind, `${e.from_state ?? ''}->${e.to_state ?? ''}`, e.reason])));
   return out.join('\n\n');
 }
 
 /** `goodput ls` as a table (or a line saying there are none). */
+/** What a user should notice about a job in `goodput ls`: why it failed, or that it was found hung. */
+function note(j: JobView): string {
+  const text = j.state === 'failed' ? j.reason : (j.health ?? '');
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
 export function renderJobList(jobs: readonly JobView[], now_ms = Date.now()): string {
   if (jobs.length === 0) return "no jobs yet; submit one with 'goodput submit [options] -- <command>' (see 'goodput submit --help')";
   const rows = jobs.map((j) => {
     const i = j.insight;
     const batch = i.batch ? `${i.batch.total} (${i.batch.local_bsz}x${i.batch.accum_steps + 1}x${i.batch.replicas})` : '-';
     const speedup = i.predicted ? `${i.speedup !== null ? times(i.speedup) : '?'} (best ${times(i.predicted.speedup)} on ${i.predicted.replicas})` : '-';
-    return [j.id, j.name, j.user, j.state, String(j.replicas), String(j.restarts), batch, i.goodput !== null ? `${num(i.goodput)}/s` : '-', speedup, String(j.step), age(j.submitted_at, now_ms)];
+    return [j.id, j.name, j.user, j.state, String(j.replicas), String(j.restarts), batch, i.goodput !== null ? `${num(i.goodput)}/s` : '-', speedup, String(j.step), age(j.submitted_at, now_ms), note(j)];
   });
-  return formatTable(['id', 'name', 'user', 'state', 'replicas', 'restarts', 'batch', 'goodput', 'speedup', 'step', 'submitted'], rows);
+  return formatTable(['id', 'name', 'user', 'state', 'replicas', 'restarts', 'batch', 'goodput', 'speedup', 'step', 'submitted', 'note'], rows);
 }

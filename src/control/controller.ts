@@ -3,14 +3,15 @@ import { join } from 'node:path';
 import type { Backend, DeviceInfo, ReplicaRef } from '../backends/backend.js';
 import type { NodeInfo } from '../core/cluster.js';
 import { GoodputError } from '../core/errors.js';
-import { fitPerfParams } from '../goodput/fit.js';
-import type { BatchLimits } from '../goodput/types.js';
 import type { Policy, Rejection } from '../policy/policy.js';
-import type { Placement, ReportBatch, ReportsAdded, Store } from '../store/store.js';
-import { ACTIVE_STATES, isTerminal, type JobRecord, type JobSpec, type Measurement, type ReplicaRecord } from '../store/types.js';
-import { configFor, type JobConfig } from './batch-config.js';
+import { ACTIVE_STATES, hungReason, isTerminal, settle } from '../store/lifecycle.js';
+import type { Placement, ReportBatch, Store, TransitionDetail } from '../store/store.js';
+import type { JobRecord, JobSpec, ReplicaRecord } from '../store/types.js';
+import type { JobConfig } from './batch-config.js';
+import { logTail } from './log-tail.js';
 import { assignDevices, sameAllocation } from './placement.js';
-import { BatchDecisions, deviceUnit, resizeReason } from './insight.js';
+import { deviceUnit, resizeReason } from './insight.js';
+import { ReportIngest } from './report-ingest.js';
 import { buildSnapshot, holdsDevices } from './snapshot.js';
 import { jobToken } from './tokens.js';
 
@@ -30,6 +31,12 @@ export interface ControllerOptions {
   grace_s: number;
   /** Restart backoff after a failure: base * 2^(failures - 1), at most 60 s. Default 1. */
   restart_backoff_s?: number;
+  /** A failure this soon after a launch is early (a second one in a row fails the job). Default 10. */
+  early_failure_s?: number;
+  /** A reporting job silent for max(this, 10 step times) is hung: killed and restarted. Default 300. */
+  hung_timeout_s?: number;
+  /** Period of the check of this server's replicas (exits missed, hung jobs). Default 2. */
+  watch_interval_s?: number;
   /** Minimum time between refits of a job's throughput model. Default 5. */
   refit_interval_s?: number;
   log?: (line: string) => void;
@@ -54,9 +61,11 @@ export interface ControllerStats {
  * a named store operation with its event.
  */
 export class Controller {
-  readonly stats: ControllerStats = { reports_total: 0, rounds_total: 0, round_seconds_sum: 0, last_round_s: 0 };
+  private readonly rounds = { rounds_total: 0, round_seconds_sum: 0, last_round_s: 0 };
   /** Latest reason, per job, why the policy gave it fewer devices than it wanted. */
   readonly rejections = new Map<string, Rejection>();
+  /** Why a `starting` job is not launched yet (restart backoff, devices still held). */
+  readonly launchWaits = new Map<string, string>();
   private readonly o: ControllerOptions & { api_url: string };
   private readonly now: () => number;
   private readonly log: (line: string) => void;
@@ -64,18 +73,18 @@ export class Controller {
   private roundPending = false;
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly killAt = new Map<string, number>();
-  private readonly lastFit = new Map<string, number>();
-  private readonly refitsDue = new Set<string>();
-  private readonly batchDecisions = new BatchDecisions();
-  private readonly background = new Set<Promise<void>>();
+  private readonly reports: ReportIngest;
   private stopped = false;
-  private pendingReports: { batch: ReportBatch; resolve: (r: ReportsAdded) => void; reject: (e: unknown) => void }[] = [];
   private started = false;
+  /** When this controller started watching replicas (hung detection counts from here at most). */
+  private watchingSince_ms = 0;
+  private lastWatch_ms = 0;
 
   constructor(options: ControllerOptions) {
     this.o = { ...options };
     this.now = options.now_ms ?? Date.now;
     this.log = options.log ?? (() => {});
+    this.reports = new ReportIngest({ store: options.store, refit_interval_s: options.refit_interval_s ?? 5, now_ms: this.now, log: this.log, request_round: () => this.requestRound() });
     options.backend.onExit((exit) => {
       void this.serial(async () => {
         await this.o.store.recordReplicaExit(exit.job_id, exit.attempt, exit.rank, exit.exit_code, 'backend');
@@ -100,10 +109,16 @@ export class Controller {
     return this.o.backend.devices();
   }
 
+  /** Counters for /metrics. */
+  get stats(): ControllerStats {
+    return { ...this.rounds, reports_total: this.reports.reports_total };
+  }
+
   /** Reconciles with running processes, then starts the round timer and the pump. */
   async start(): Promise<void> {
     await this.serial(() => this.reconcile());
     this.started = true;
+    this.watchingSince_ms = this.now();
     // Unref'd: the HTTP server (or `goodput run`'s wait loop) is what keeps the process alive.
     this.timers.push(setInterval(() => this.requestRound(), this.o.interval_s * 1000).unref());
     this.timers.push(setInterval(() => void this.serial(() => this.pump()), this.o.tick_ms ?? 250).unref());
@@ -115,7 +130,7 @@ export class Controller {
     this.stopped = true;
     for (const t of this.timers) clearInterval(t);
     await this.chain.catch(() => {});
-    await Promise.allSettled([...this.background]);
+    await this.reports.stop();
     this.o.backend.close();
   }
 
@@ -124,8 +139,16 @@ export class Controller {
     return join(this.o.data_dir, 'jobs', job_id);
   }
 
-  /** Stores a new job (state queued) and triggers a round. */
+  /**
+   * Stores a new job (state queued) and triggers a round. Refuses (E_INFEASIBLE, nothing stored)
+   * a job whose `min_replicas` exceeds the devices of the cluster: it could never run.
+   */
   async submit(spec: JobSpec, user: string, actor: string): Promise<JobRecord> {
+    const devices = this.o.backend.devices();
+    if (spec.min_replicas > devices.length) {
+      const kind = devices[0]?.kind === 'gpu' ? 'GPU(s)' : 'CPU slot(s)';
+      throw new GoodputError('E_INFEASIBLE', `job needs at least ${spec.min_replicas} replicas (min_replicas) but this cluster has ${devices.length} ${kind}; submit it with --min-replicas ${devices.length} or less`);
+    }
     const job = await this.o.store.createJob({ id: randomBytes(4).toString('hex'), name: spec.name, user, spec }, actor);
     this.requestRound();
     return job;
@@ -135,93 +158,15 @@ export class Controller {
   async cancel(job_id: string, actor: string): Promise<JobRecord> {
     return this.serial(async () => {
       const job = await this.o.store.finishJob(job_id, 'cancelled', actor, `cancelled by ${actor}`);
-      const live = await this.liveReplicas(job_id);
-      for (const r of live) this.o.backend.signal(this.ref(r), 'SIGTERM');
-      if (live.length > 0) this.killAt.set(job_id, this.now() + this.o.grace_s * 1000);
+      this.terminate(job_id, await this.liveReplicas(job_id));
       this.requestRound();
       return job;
     });
   }
 
-  /**
-   * Stores a job's measurements, refits its throughput model when it saw a new configuration
-   * (or every refit interval), and returns the configuration it should use.
-   */
-  async report(job_id: string, attempt: number, limits: BatchLimits | undefined, reports: readonly Measurement[], checkpoint_on_stop?: boolean): Promise<JobConfig> {
-    const batch: ReportBatch = { job_id, attempt, limits, reports };
-    if (checkpoint_on_stop !== undefined) batch.checkpoint_on_stop = checkpoint_on_stop;
-    const { job, new_configuration } = await this.enqueueReports(batch);
-    this.stats.reports_total += reports.length;
-    const now = this.now();
-    const last = this.lastFit.get(job_id);
-    if (new_configuration || last === undefined || now - last >= (this.o.refit_interval_s ?? 5) * 1000) {
-      this.lastFit.set(job_id, now);
-      // The first fit is awaited so the first answer already uses a model; later refits run
-      // after this response, off the request's latency (the next report sees the new model).
-      // A measurement at a new size is evidence the policy acts on at once, not a round later:
-      // a job grows only once measured, and a growth that measured slower is undone quickly.
-      if (!job.perf) {
-        await this.refit(job);
-        this.requestRound();
-      } else if (!this.refitsDue.has(job_id)) {
-        this.refitsDue.add(job_id);
-        const later = new Promise<void>((done) => setImmediate(done))
-          .then(async () => {
-            this.refitsDue.delete(job_id);
-            const fresh = this.stopped ? undefined : await this.o.store.getJob(job_id);
-            if (fresh) await this.refit(fresh);
-            if (new_configuration) this.requestRound();
-          })
-          .catch((error: unknown) => this.log(`refit of job ${job_id} failed: ${(error as Error).message}`));
-        this.background.add(later);
-        void later.finally(() => this.background.delete(later));
-      }
-    }
-    const latest = reports[reports.length - 1]!;
-    const config = configFor(job, latest);
-    const change = this.batchDecisions.observe(job, latest, config);
-    if (change) await this.o.store.recordEvent(job_id, 'batch-size', 'scheduler', change.reason, change.data);
-    return config;
-  }
-
-  /** Refits the job's throughput model from its profile; a failure keeps the previous model. */
-  private async refit(job: JobRecord): Promise<void> {
-    try {
-      const points = (await this.o.store.getProfile(job.id)).map((p) => ({
-        num_nodes: p.num_nodes,
-        num_replicas: p.num_replicas,
-        local_bsz: p.local_bsz,
-        accum_step_time_s: p.accum_step_time_s,
-        optim_step_time_s: p.optim_step_time_s,
-      }));
-      if (points.length === 0) return;
-      job.perf = fitPerfParams(points);
-      await this.o.store.savePerf(job.id, job.perf);
-    } catch (error) {
-      this.log(`refit of job ${job.id} failed: ${(error as Error).message}`);
-    }
-  }
-
-  /**
-   * Group commit: batches posted in the same event-loop turn are stored in one transaction
-   * (each request still answers only after its measurements are committed).
-   */
-  private enqueueReports(batch: ReportBatch): Promise<ReportsAdded> {
-    return new Promise((resolve, reject) => {
-      this.pendingReports.push({ batch, resolve, reject });
-      if (this.pendingReports.length === 1) setImmediate(() => void this.flushReports());
-    });
-  }
-
-  private async flushReports(): Promise<void> {
-    const items = this.pendingReports;
-    this.pendingReports = [];
-    try {
-      const results = await this.o.store.addReportBatches(items.map((i) => i.batch));
-      results.forEach((r, k) => (r instanceof GoodputError ? items[k]!.reject(r) : items[k]!.resolve(r)));
-    } catch (error) {
-      for (const i of items) i.reject(error);
-    }
+  /** Stores a job's measurements and answers its configuration (see ReportIngest). */
+  report(batch: ReportBatch): Promise<JobConfig> {
+    return this.reports.report(batch);
   }
 
   /** Asks for a scheduling round soon (coalesces bursts of requests into one round). */
@@ -253,9 +198,9 @@ export class Controller {
       await this.pump();
     }
     const took_s = (performance.now() - t0) / 1000;
-    this.stats.rounds_total += 1;
-    this.stats.round_seconds_sum += took_s;
-    this.stats.last_round_s = took_s;
+    this.rounds.rounds_total += 1;
+    this.rounds.round_seconds_sum += took_s;
+    this.rounds.last_round_s = took_s;
   }
 
   private async apply(jobs: readonly JobRecord[], allocations: Record<string, readonly number[]>): Promise<void> {
@@ -281,7 +226,7 @@ export class Controller {
           else await this.o.store.retargetJob(job.id, placement, 'scheduler', why);
           break;
         case 'running':
-          await this.o.store.stopJob(job.id, placement, false, 'scheduler', `${why}; checkpoint-restart`);
+          await this.o.store.stopJob(job.id, placement, 'rescale', 'scheduler', `${why}; checkpoint-restart`);
           for (const r of await this.liveReplicas(job.id)) this.o.backend.signal(this.ref(r), 'SIGTERM');
           break;
         case 'rescaling':
@@ -293,61 +238,74 @@ export class Controller {
     }
   }
 
-  /** Decides what a running or rescaling job does next from its replicas' exits. */
+  /** Does what the lifecycle decides for a running or rescaling job after its replicas' exits. */
   private async settle(job_id: string): Promise<void> {
-    let job = await this.o.store.getJob(job_id);
+    const job = await this.o.store.getJob(job_id);
     if (!job || (job.state !== 'running' && job.state !== 'rescaling')) return;
     const replicas = await this.o.store.listReplicas(job_id, job.launches - 1);
+    const action = settle(
+      { ...job, attempt: job.launches - 1, max_restarts: job.spec.max_restarts, has_target: job.allocation.length > 0 },
+      replicas,
+      { now_ms: this.now(), early_failure_s: this.o.early_failure_s ?? 10, backoff_base_s: this.o.restart_backoff_s ?? 1 },
+    );
     const live = replicas.filter((r) => r.exit_code === null);
-    const exited = replicas.filter((r) => r.exit_code !== null);
-    if (job.state === 'running') {
-      const bad = exited.find((r) => r.exit_code !== 0 && r.exit_code !== 143);
-      const checkpointed = exited.find((r) => r.exit_code === 143);
-      if (bad || checkpointed) {
-        const reason = bad
-          ? `replica ${bad.rank} failed with exit code ${bad.exit_code}; restarting from the last checkpoint`
-          : `replica ${checkpointed!.rank} checkpointed (exit 143) without a rescale request; relaunching`;
-        job = await this.o.store.stopJob(job_id, { allocation: job.allocation, devices: job.devices }, bad !== undefined, 'controller', reason);
-        for (const r of live) this.o.backend.signal(this.ref(r), 'SIGTERM');
-      } else if (live.length === 0) {
-        await this.o.store.finishJob(job_id, 'succeeded', 'controller', 'every replica exited 0');
-        this.requestRound();
+    const placement: Placement = { allocation: job.allocation, devices: job.devices };
+    const failed = (rank: number): TransitionDetail['data'] => ({ log_tail: logTail(replicas.find((r) => r.rank === rank)?.log_path), log_rank: rank });
+    switch (action.do) {
+      case 'wait':
         return;
-      }
-    }
-    if (job.state !== 'rescaling' || live.length > 0) return;
-    // A replica that exited 0 finished training; peers stopped by the same rescale (143) are fine.
-    if (exited.some((r) => r.exit_code === 0) && exited.every((r) => r.exit_code === 0 || r.exit_code === 143)) {
-      await this.o.store.finishJob(job_id, 'succeeded', 'controller', 'training finished (replicas exited 0, or 143 when stopped at the end)');
-    } else {
-      const failed = exited.some((r) => r.exit_code !== 0 && r.exit_code !== 143) && (await this.lastStopWasFailure(job_id));
-      if (failed && job.failures > job.spec.max_restarts) {
-        await this.o.store.finishJob(job_id, 'failed', 'controller', `${job.failures} failures, more than max_restarts (${job.spec.max_restarts})`);
-      } else if (job.allocation.length === 0) {
-        await this.o.store.requeueJob(job_id, 'controller', 'checkpointed; waiting for devices');
-      } else {
-        const backoff_s = failed ? Math.min(60, (this.o.restart_backoff_s ?? 1) * 2 ** (job.failures - 1)) : 0;
-        const why = failed ? `restart ${job.failures}/${job.spec.max_restarts} after ${backoff_s}s backoff` : 'checkpointed; relaunching on the new placement';
-        await this.o.store.relaunchJob(job_id, this.now() + backoff_s * 1000, 'controller', why);
-      }
+      case 'stop':
+        await this.o.store.stopJob(job_id, placement, action.kind, 'controller', action.reason, action.failure ? { failure: action.failure, data: failed(action.failure.rank) } : {});
+        for (const r of live) this.o.backend.signal(this.ref(r), 'SIGTERM');
+        return this.settle(job_id);
+      case 'fail':
+        await this.o.store.finishJob(job_id, 'failed', 'controller', action.reason, { failure: action.failure, data: failed(action.failure.rank) });
+        this.terminate(job_id, live);
+        break;
+      case 'finish':
+        await this.o.store.finishJob(job_id, action.to, 'controller', action.reason, action.to === 'failed' ? { data: failed(job.last_failure?.rank ?? 0) } : {});
+        break;
+      case 'requeue':
+        await this.o.store.requeueJob(job_id, 'controller', action.reason);
+        break;
+      case 'relaunch':
+        await this.o.store.relaunchJob(job_id, action.not_before_ms, 'controller', action.reason);
+        break;
     }
     this.requestRound();
   }
 
-  private async lastStopWasFailure(job_id: string): Promise<boolean> {
-    const events = await this.o.store.listEvents(job_id);
-    for (let i = events.length - 1; i >= 0; i--) {
-      const kind = events[i]!.kind;
-      if (kind === 'failed-replica') return true;
-      if (kind === 'rescale') return false;
+  /** SIGTERM to the live replicas of an ended job, SIGKILL after the grace period. */
+  private terminate(job_id: string, live: readonly ReplicaRecord[]): void {
+    for (const r of live) this.o.backend.signal(this.ref(r), 'SIGTERM');
+    if (live.length > 0) this.killAt.set(job_id, this.now() + this.o.grace_s * 1000);
+  }
+
+  /**
+   * Every watch interval: records the exits of this server's replicas that ended unheard (the
+   * devices are free once their processes are gone), then kills and restarts hung jobs.
+   */
+  private async watch(live: readonly ReplicaRecord[], now: number): Promise<void> {
+    this.lastWatch_ms = now;
+    for (const r of live) {
+      const status = this.o.backend.probe(this.ref(r));
+      if (status === 'alive') continue;
+      if (await this.o.store.recordReplicaExit(r.job_id, r.attempt, r.rank, status, 'reconciler')) await this.settle(r.job_id);
     }
-    return false;
+    for (const job of await this.o.store.listJobs({ states: ['running'] })) {
+      const reason = hungReason(job, now, this.watchingSince_ms, this.o.hung_timeout_s ?? 300);
+      if (reason === undefined) continue;
+      await this.o.store.stopJob(job.id, { allocation: job.allocation, devices: job.devices }, 'hung', 'controller', reason);
+      // SIGKILL: a stopped (SIGSTOP) or wedged replica would never act on SIGTERM.
+      for (const r of live) if (r.job_id === job.id) this.o.backend.signal(this.ref(r), 'SIGKILL');
+    }
   }
 
   /** Launches startable jobs and enforces SIGKILL deadlines. Cheap; runs every tick. */
   private async pump(): Promise<void> {
     if (this.stopped) return;
     const now = this.now();
+    if (now - this.lastWatch_ms >= (this.o.watch_interval_s ?? 2) * 1000) await this.watch(await this.o.store.listLiveReplicas(), now);
     const live = await this.o.store.listLiveReplicas();
     const busy = new Map<number, string>();
     for (const r of live) if (r.device !== null) busy.set(r.device, r.job_id);
@@ -362,11 +320,16 @@ export class Controller {
       this.killAt.delete(job_id);
       for (const r of live) if (r.job_id === job_id) this.o.backend.signal(this.ref(r), 'SIGKILL');
     }
+    for (const id of this.launchWaits.keys()) if (!jobs.some((j) => j.id === id && j.state === 'starting')) this.launchWaits.delete(id);
     for (const job of jobs) {
-      if (job.state !== 'starting' || now < job.not_before_ms) continue;
-      if (job.devices.some((d) => busy.has(d) && busy.get(d) !== job.id)) continue;
-      if (live.some((r) => r.job_id === job.id)) continue;
-      await this.launch(job);
+      if (job.state !== 'starting') continue;
+      const held = [...new Set(job.devices.filter((d) => busy.has(d) && busy.get(d) !== job.id))];
+      if (now < job.not_before_ms) this.launchWaits.set(job.id, `restart backoff until ${new Date(job.not_before_ms).toISOString()}`);
+      else if (held.length > 0) this.launchWaits.set(job.id, `device(s) ${held.join(',')} still held by the exiting replicas of job ${busy.get(held[0]!)}`);
+      else if (!live.some((r) => r.job_id === job.id)) {
+        this.launchWaits.delete(job.id);
+        await this.launch(job);
+      }
     }
   }
 

@@ -24,11 +24,19 @@ describe('goodput run', () => {
     assert.match(r.stderr, /job [0-9a-f]+ succeeded/);
   });
 
-  it('exits 1 when the job fails past max_restarts', { timeout: 30_000 }, async () => {
+  it('exits 1 when the job fails the same way twice', { timeout: 30_000 }, async () => {
     const r = await runCli(['run', '--cpu-slots', '1', '--max-restarts', '1', '--interval-s', '1', '--data-dir', join(dir, 'fail'), '--', process.execPath, '-e', 'console.log("try"); process.exit(3)']);
     assert.equal(r.status, 1);
     assert.equal(r.stdout.match(/^try$/gm)?.length, 2, 'first run plus one restart');
-    assert.match(r.stderr, /failed: 2 failures, more than max_restarts \(1\)/);
+    assert.match(r.stderr, /failed: replica 0 failed with exit code 3 again \(attempt 0 failed the same way\); not retried/);
+  });
+
+  it('refuses a job that needs more replicas than the machine has, and exits', { timeout: 30_000 }, async () => {
+    const t0 = Date.now();
+    const r = await runCli(['run', '--cpu-slots', '1', '--min-replicas', '2', '--max-replicas', '2', '--data-dir', join(dir, 'infeasible'), '--', process.execPath, '-e', '0']);
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /error\[E_INFEASIBLE\]: job needs at least 2 replicas .* 1 CPU slot/);
+    assert.ok(Date.now() - t0 < 20_000, 'it exits instead of waiting forever');
   });
 
   it('cancels the job on SIGINT and exits 130, leaving no process behind', { timeout: 30_000 }, async () => {

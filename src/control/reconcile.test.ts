@@ -1,7 +1,9 @@
 /**
  * Reconciliation after a server crash at awkward moments, in-process with real processes:
  * a crash mid-launch (processes exist, launch not recorded) and a crash right after a cancel
- * was recorded (replicas still alive).
+ * was recorded (replicas still alive); and, while the server runs, exits its listener never
+ * heard (the periodic probe records them) and a cancelled job's device held until its process
+ * is gone.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -13,9 +15,10 @@ import { LocalBackend } from '../backends/local/local-backend.js';
 import { isAlive, killGroup } from '../backends/local/process-info.js';
 import { findPolicy } from '../policy/registry.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
+import type { ReplicaExit } from '../backends/backend.js';
 import type { JobSpec } from '../store/types.js';
 import { Controller } from './controller.js';
-import { waitFor } from './testing/harness.js';
+import { sleep, waitFor } from './testing/harness.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'goodput-reconcile-'));
 const pids: number[] = [];
@@ -29,9 +32,15 @@ after(() => {
 const script = "process.on('SIGTERM', () => process.exit(143)); setInterval(() => {}, 1000)";
 const spec: JobSpec = { name: 's', command: [process.execPath, '-e', script], workdir: dir, env: {}, min_replicas: 0, max_replicas: 1, max_restarts: 0, preemptible: true, priority: 0 };
 
-function controller(store: SqliteStore, data_dir: string): Controller {
-  const backend = new LocalBackend({ devices: cpuSlots(1), poll_ms: 50 });
-  return new Controller({ store, backend, policy: findPolicy('fifo')!.create({ seed: 0 }), data_dir, secret: 's', api_url: 'http://127.0.0.1:1', interval_s: 60, grace_s: 5, tick_ms: 50 });
+/** A real local backend whose exit listener is never called: every exit is "lost". */
+class DeafBackend extends LocalBackend {
+  override onExit(listener: (exit: ReplicaExit) => void): void {
+    void listener;
+  }
+}
+
+function controller(store: SqliteStore, data_dir: string, backend = new LocalBackend({ devices: cpuSlots(1), poll_ms: 50 }), grace_s = 5): Controller {
+  return new Controller({ store, backend, policy: findPolicy('fifo')!.create({ seed: 0 }), data_dir, secret: 's', api_url: 'http://127.0.0.1:1', interval_s: 60, grace_s, tick_ms: 50, watch_interval_s: 0.2 });
 }
 
 describe('reconciliation', () => {
@@ -97,7 +106,7 @@ describe('reconciliation', () => {
     const launched = await old.launch(req);
     pids.push(launched[0]!.pid);
     await store.launchJob('j3', launched, 'backend', 'test');
-    await store.stopJob('j3', { allocation: [0], devices: [0] }, false, 'scheduler', 'rescale');
+    await store.stopJob('j3', { allocation: [0], devices: [0] }, 'rescale', 'scheduler', 'rescale');
     await new Promise((r) => setTimeout(r, 300)); // let the replica install its SIGTERM handler
     old.signal({ ...req, rank: 0, pid: launched[0]!.pid, proc_start: launched[0]!.proc_start }, 'SIGTERM');
     old.close(); // the server dies; the replica checkpoints and exits 143 on its own
@@ -115,6 +124,54 @@ describe('reconciliation', () => {
     assert.deepEqual(events.slice(-3), ['reconciler:replica-exited', 'controller:relaunch', 'backend:launched']);
     await c.cancel('j3', 'test');
     await waitFor('the replica to exit', 5_000, async () => (await store.listLiveReplicas()).length === 0);
+    await c.stop();
+    await store.close();
+  });
+
+  it('records exits its listener never heard (periodic probe): the job ends and its device is free', async () => {
+    const store = new SqliteStore(':memory:');
+    const c = controller(store, join(dir, 'd'), new DeafBackend({ devices: cpuSlots(1), poll_ms: 50 }));
+    await c.start();
+    const quick = await c.submit({ ...spec, command: [process.execPath, '-e', 'process.exit(0)'] }, 'u', 'u');
+    await waitFor('the unheard exit 0 to finish the job', 10_000, async () => (await store.getJob(quick.id))!.state === 'succeeded');
+    const missing = await c.submit({ ...spec, command: ['./nonexistent.sh'] }, 'u', 'u');
+    const failed = await waitFor('the unheard exit 127 to fail the job', 10_000, async () => {
+      const j = await store.getJob(missing.id);
+      return j?.state === 'failed' ? j : undefined;
+    });
+    assert.match(failed.reason, /exit code 127/);
+    assert.deepEqual((await store.listReplicas(missing.id)).map((r) => [r.exit_code, (r.exit_code ?? 0) > 0]), [[127, true]]);
+    assert.deepEqual(await store.listLiveReplicas(), [], 'no device held');
+    await c.stop();
+    await store.close();
+  });
+
+  it("holds a cancelled job's device until its process is gone, then starts the next job at once", async () => {
+    const store = new SqliteStore(':memory:');
+    const c = controller(store, join(dir, 'e'), undefined, 3);
+    await c.start();
+    // Ignores SIGTERM: only the SIGKILL after the grace period ends it.
+    const stubborn = await c.submit({ ...spec, command: [process.execPath, '-e', "process.on('SIGTERM', () => {}); console.log('up'); setInterval(() => {}, 1000)"] }, 'u', 'u');
+    const [replica] = await waitFor('the stubborn job to run', 10_000, async () => {
+      const live = await store.listLiveReplicas();
+      return live.length === 1 ? live : undefined;
+    });
+    pids.push(replica!.pid);
+    await sleep(300); // let it install its SIGTERM handler
+    const next = await c.submit({ ...spec, command: [process.execPath, '-e', 'process.exit(0)'] }, 'u', 'u');
+    await c.cancel(stubborn.id, 'u');
+    const wait = await waitFor('the next job to wait for the device, saying why', 2_500, async () => c.launchWaits.get(next.id));
+    assert.equal(wait, `device(s) 0 still held by the exiting replicas of job ${stubborn.id}`);
+    const done = await waitFor('the next job to run once the device is free', 10_000, async () => {
+      const j = await store.getJob(next.id);
+      return j?.state === 'succeeded' ? j : undefined;
+    });
+    const [exit] = await store.listReplicas(stubborn.id);
+    assert.equal(exit!.exit_code, 137, 'SIGKILLed after the grace period');
+    const launched = (await store.listEvents(next.id)).find((e) => e.kind === 'launched')!;
+    assert.ok(launched.at_ms >= exit!.exited_at_ms!, 'not launched while the cancelled process still held the device');
+    assert.ok(launched.at_ms - exit!.exited_at_ms! < 3000, `launched ${launched.at_ms - exit!.exited_at_ms!} ms after the device was freed`);
+    assert.equal(done.launches, 1);
     await c.stop();
     await store.close();
   });

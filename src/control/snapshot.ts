@@ -1,6 +1,7 @@
 /** Builds the policy's view of the cluster from stored jobs (pure over its inputs). */
 import type { ClusterSnapshot, NodeInfo, PolicyJob } from '../core/cluster.js';
 import type { BatchLimits, GoodputModel } from '../goodput/types.js';
+import { PLACED_STATES } from '../store/lifecycle.js';
 import type { JobRecord, JobSpec } from '../store/types.js';
 
 /**
@@ -26,7 +27,7 @@ export function modelOf(job: JobRecord): GoodputModel | undefined {
 
 /** Holds devices right now (its allocation is in force or about to be). */
 export function holdsDevices(job: JobRecord): boolean {
-  return (job.state === 'starting' || job.state === 'running' || job.state === 'rescaling') && job.allocation.length > 0;
+  return PLACED_STATES.includes(job.state) && job.allocation.length > 0;
 }
 
 /**

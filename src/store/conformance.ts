@@ -69,7 +69,7 @@ export function storeConformance(name: string, open: OpenStore): void {
       assert.equal(job.max_profiled_replicas, 0, 'a size counts as profiled once measured, not when launched');
       assert.deepEqual((await s.listLiveReplicas()).map((r) => [r.job_id, r.attempt, r.rank, r.pid]), [['j', 0, 0, 4242]]);
       clock += 10_000;
-      job = await s.stopJob('j', { allocation: [0, 0], devices: [2, 3] }, false, 'scheduler', 'grow to 2');
+      job = await s.stopJob('j', { allocation: [0, 0], devices: [2, 3] }, 'rescale', 'scheduler', 'grow to 2');
       assert.equal(job.state, 'rescaling');
       assert.equal(job.attained_service_gpu_s, 10);
       assert.equal(job.stop_requested_at_ms, clock);
@@ -100,7 +100,7 @@ export function storeConformance(name: string, open: OpenStore): void {
       const s = await fresh();
       await s.createJob({ id: 'j', name: 'j', user: 'u', spec }, 'u');
       await assert.rejects(s.launchJob('j', [], 'x', 'y'), isCode('E_CONFLICT'));
-      await assert.rejects(s.stopJob('j', { allocation: [], devices: [] }, false, 'x', 'y'), isCode('E_CONFLICT'));
+      await assert.rejects(s.stopJob('j', { allocation: [], devices: [] }, 'rescale', 'x', 'y'), isCode('E_CONFLICT'));
       await assert.rejects(s.relaunchJob('j', 0, 'x', 'y'), isCode('E_CONFLICT'));
       await assert.rejects(s.assignJob('nope', { allocation: [0], devices: [0] }, 0, 'x', 'y'), isCode('E_NOT_FOUND'));
       await s.finishJob('j', 'cancelled', 'u', 'cancelled by u');
@@ -119,7 +119,7 @@ export function storeConformance(name: string, open: OpenStore): void {
       assert.equal((await s.requeueJob('j', 's', 'devices taken')).state, 'queued');
       await s.assignJob('j', { allocation: [0], devices: [0] }, 0, 's', 'r');
       await s.launchJob('j', [{ rank: 0, device: 0, pid: 1, proc_start: '', log_path: '', started_at_ms: 0 }], 'b', 'r');
-      await s.stopJob('j', { allocation: [], devices: [] }, true, 's', 'replica failed');
+      await s.stopJob('j', { allocation: [], devices: [] }, 'failure', 's', 'replica failed');
       const job = await s.requeueJob('j', 's', 'no devices');
       assert.equal(job.state, 'preempted');
       assert.equal(job.failures, 1);
@@ -208,6 +208,66 @@ export function storeConformance(name: string, open: OpenStore): void {
       assert.deepEqual(events.map((e) => [e.kind, e.from_state, e.to_state, e.reason, e.at_ms, e.data]).slice(1), [['batch-size', 'queued', 'queued', 'batch size grew 32 -> 64', 1_000_005, { to: 64 }]]);
       assert.equal((await s.getJob('j'))!.state, 'queued');
       await assert.rejects(s.recordEvent('nope', 'batch-size', 'scheduler', 'x', {}), isCode('E_NOT_FOUND'));
+      await s.close();
+    });
+
+    it('records why replicas stopped, the last failure and a hang; clears the stop kind on relaunch', async () => {
+      const s = await fresh();
+      await s.createJob({ id: 'j', name: 'j', user: 'u', spec }, 'u');
+      const launch = async () => {
+        await s.assignJob('j', { allocation: [0], devices: [0] }, 0, 's', 'r');
+        await s.launchJob('j', [{ rank: 0, device: 0, pid: 1, proc_start: '', log_path: '', started_at_ms: 0 }], 'b', 'r');
+      };
+      await launch();
+      const failure = { attempt: 0, rank: 0, exit_code: 127, early: true };
+      let job = await s.stopJob('j', { allocation: [0], devices: [0] }, 'failure', 'c', 'replica 0 failed', { failure, data: { log_tail: 'not found' } });
+      assert.equal(job.stop_kind, 'failure');
+      assert.deepEqual(job.last_failure, failure);
+      assert.equal(job.failures, 1);
+      assert.equal(job.health, null);
+      job = await s.relaunchJob('j', 0, 'c', 'restart');
+      assert.equal(job.stop_kind, null);
+      assert.deepEqual(job.last_failure, failure, 'kept to recognise a repeat');
+      await s.launchJob('j', [{ rank: 0, device: 0, pid: 2, proc_start: '', log_path: '', started_at_ms: 0 }], 'b', 'r');
+      job = await s.stopJob('j', { allocation: [0], devices: [0] }, 'hung', 'c', 'hung: no report for 400s');
+      assert.equal(job.stop_kind, 'hung');
+      assert.equal(job.failures, 2, 'a hang counts as a failure');
+      assert.equal(job.health, 'hung: no report for 400s');
+      job = await s.finishJob('j', 'failed', 'c', 'gave up', { failure: { ...failure, attempt: 1 }, data: { log_tail: 'x' } });
+      assert.equal(job.stop_kind, null);
+      assert.equal(job.last_failure!.attempt, 1);
+      assert.equal(job.failures, 3, 'the failure that ended it counts');
+      const events = await s.listEvents('j');
+      assert.deepEqual(events.filter((e) => e.kind === 'failed-replica' || e.kind === 'hung' || e.kind === 'failed').map((e) => e.kind), ['failed-replica', 'hung', 'failed']);
+      assert.equal(events.find((e) => e.kind === 'failed-replica')!.data.log_tail, 'not found');
+      assert.equal(events[events.length - 1]!.data.log_tail, 'x');
+      await s.close();
+    });
+
+    it('refuses (E_CONFLICT, changing nothing) reports for a job that has ended; keeps the newest step time', async () => {
+      const s = await fresh();
+      await s.createJob({ id: 'j', name: 'j', user: 'u', spec }, 'u');
+      const m = { time_s: 1, num_nodes: 1, num_replicas: 1, local_bsz: 32, accum_steps: 0, sync_time_s: 0 };
+      const added = await s.addReports('j', 0, undefined, [{ ...m, step: 1, step_time_s: 0.5 }, { ...m, step: 2, step_time_s: 0.25 }]);
+      assert.equal(added.job.last_step_time_s, 0.25);
+      assert.equal((await s.getJob('j'))!.last_step_time_s, 0.25);
+      const seen: string[] = [];
+      const [refused, other] = await s.addReportBatches([
+        { job_id: 'j', attempt: 0, limits: undefined, reports: [{ ...m, step: 5, step_time_s: 1 }], admit: (job) => (seen.push(job.state), new GoodputError('E_BAD_REQUEST', 'out of bounds')) },
+        { job_id: 'j', attempt: 0, limits: undefined, reports: [{ ...m, step: 6, step_time_s: 0.25 }], admit: () => undefined },
+      ]);
+      assert.deepEqual(seen, ['queued'], 'admit sees the stored job');
+      assert.ok(isCode('E_BAD_REQUEST')(refused), 'what admit returns refuses the batch');
+      assert.equal((other as { job: { step: number } }).job.step, 6, 'and no other');
+      assert.deepEqual((await s.listReports('j')).map((r) => r.step), [1, 2, 6], 'nothing of the refused batch stored');
+      await s.finishJob('j', 'cancelled', 'u', 'cancelled by u');
+      const before = await s.getJob('j');
+      await assert.rejects(s.addReports('j', 0, undefined, [{ ...m, step: 3, step_time_s: 9 }]), isCode('E_CONFLICT'));
+      const [result] = await s.addReportBatches([{ job_id: 'j', attempt: 0, limits: undefined, reports: [{ ...m, step: 4, step_time_s: 9 }] }]);
+      assert.ok(isCode('E_CONFLICT')(result));
+      assert.deepEqual(await s.getJob('j'), before);
+      assert.equal((await s.listReports('j')).length, 3);
+      assert.equal((await s.getProfile('j'))[0]!.count, 3);
       await s.close();
     });
 

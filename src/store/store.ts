@@ -8,6 +8,7 @@
  */
 import type { GoodputError } from '../core/errors.js';
 import type { BatchLimits, PerfParams } from '../goodput/types.js';
+import type { FailureRecord, StopKind } from './lifecycle.js';
 import type { JobEvent, JobRecord, JobSpec, JobState, Measurement, ProfileRow, ReplicaRecord, ReportRecord, TokenRecord } from './types.js';
 
 /** Input of `createJob`. */
@@ -27,6 +28,12 @@ export interface Placement {
 /** A launched replica, as recorded by `launchJob`. */
 export type NewReplica = Omit<ReplicaRecord, 'job_id' | 'attempt' | 'exit_code' | 'exited_at_ms'>;
 
+/** Extra facts a stop or finish records: the failure that caused it, event data (e.g. a log tail). */
+export interface TransitionDetail {
+  failure?: FailureRecord;
+  data?: Record<string, unknown>;
+}
+
 /** Filter of `listJobs`. */
 export interface JobQuery {
   user?: string;
@@ -41,6 +48,11 @@ export interface ReportBatch {
   reports: readonly Measurement[];
   /** The job checkpoints when stopped (docs/contract.md); absent: unknown, left as stored. */
   checkpoint_on_stop?: boolean;
+  /**
+   * Called inside the transaction with the stored (active) job, before anything is written: an
+   * error value refuses the batch and nothing of it is stored (e.g. values out of the job's bounds).
+   */
+  admit?: (job: JobRecord) => GoodputError | undefined;
 }
 
 /** Result of `addReports`. */
@@ -68,17 +80,23 @@ export interface Store {
    */
   launchJob(id: string, replicas: readonly NewReplica[], actor: string, reason: string): Promise<JobRecord>;
   /**
-   * `running -> rescaling`: the replicas are being stopped (SIGTERM sent); `placement` is where
-   * the job goes next (empty: nowhere). Adds the attempt's GPU time to attained service;
-   * `failure` increments `failures`.
+   * `running -> rescaling`: the replicas are being stopped (signal sent); `placement` is where
+   * the job goes next (empty: nowhere). Adds the attempt's GPU time to attained service; records
+   * `kind` as `stop_kind` (event `rescale`, `failed-replica` or `hung`); a failure or a hang
+   * increments `failures`; `detail.failure` becomes `last_failure`; a hang sets `health` to the
+   * reason.
    */
-  stopJob(id: string, placement: Placement, failure: boolean, actor: string, reason: string): Promise<JobRecord>;
+  stopJob(id: string, placement: Placement, kind: StopKind, actor: string, reason: string, detail?: TransitionDetail): Promise<JobRecord>;
   /** `rescaling -> starting` (relaunch on the target placement, not before `not_before_ms`). */
   relaunchJob(id: string, not_before_ms: number, actor: string, reason: string): Promise<JobRecord>;
   /** `starting | rescaling -> preempted` (or `queued` if it never launched); placement cleared. */
   requeueJob(id: string, actor: string, reason: string): Promise<JobRecord>;
-  /** Any non-terminal state -> `to` (terminal); placement cleared, `finished_at_ms` set. */
-  finishJob(id: string, to: 'succeeded' | 'failed' | 'cancelled', actor: string, reason: string): Promise<JobRecord>;
+  /**
+   * Any non-terminal state -> `to` (terminal); placement cleared, `finished_at_ms` set;
+   * `detail.failure` (the failure that ended it) becomes `last_failure` and counts in
+   * `failures`; `detail.data` is the event's data.
+   */
+  finishJob(id: string, to: 'succeeded' | 'failed' | 'cancelled', actor: string, reason: string, detail?: TransitionDetail): Promise<JobRecord>;
 
   /** Replicas of a job, of one attempt or all, by attempt then rank. */
   listReplicas(job_id: string, attempt?: number): Promise<ReplicaRecord[]>;
@@ -92,12 +110,14 @@ export interface Store {
 
   /**
    * Stores measurements of one attempt (oldest first), folds them into the job's profile,
-   * updates limits (when given), latest gradient statistics, step and samples. Atomic.
+   * updates limits (when given), latest gradient statistics, step, samples and step time.
+   * Atomic. E_CONFLICT (changing nothing) when the job has ended.
    */
   addReports(job_id: string, attempt: number, limits: BatchLimits | undefined, reports: readonly Measurement[]): Promise<ReportsAdded>;
   /**
    * `addReports` for many batches in one transaction (group commit for the report endpoint).
-   * Per batch: its result, or a GoodputError value (E_NOT_FOUND) that affects no other batch.
+   * Per batch: its result, or a GoodputError value (E_NOT_FOUND, E_CONFLICT for an ended job,
+   * or what `admit` returned) that affects no other batch.
    */
   addReportBatches(batches: readonly ReportBatch[]): Promise<(ReportsAdded | GoodputError)[]>;
   /** Latest measurements of a job, oldest first (at most `limit`, default 1000). */

@@ -3,27 +3,9 @@
  * exactly these shapes; times are epoch milliseconds (`_ms`) unless the name says otherwise.
  */
 import type { BatchLimits, GradParams, PerfParams } from '../goodput/types.js';
+import type { EventKind, FailureRecord, JobState, StopKind } from './lifecycle.js';
 
-/**
- * Lifecycle of a job: `queued -> starting -> running <-> rescaling -> succeeded | failed |
- * cancelled`, plus `preempted` (ran before, now waiting for devices).
- * - `starting`: devices assigned, replicas not yet launched (waiting for the devices to be
- *   released by other jobs, or for a restart backoff);
- * - `running`: replicas of the current attempt launched;
- * - `rescaling`: every replica was sent SIGTERM; relaunched on the target placement (or
- *   preempted when the target is empty) once all have exited.
- */
-export type JobState = 'queued' | 'starting' | 'running' | 'rescaling' | 'preempted' | 'succeeded' | 'failed' | 'cancelled';
-
-/** States a job never leaves. */
-export const TERMINAL_STATES: readonly JobState[] = ['succeeded', 'failed', 'cancelled'];
-/** States in which the scheduler considers a job. */
-export const ACTIVE_STATES: readonly JobState[] = ['queued', 'starting', 'running', 'rescaling', 'preempted'];
-
-/** Whether `state` is terminal. */
-export function isTerminal(state: JobState): boolean {
-  return TERMINAL_STATES.includes(state);
-}
+export type { JobState } from './lifecycle.js';
 
 /** A validated job specification (see control/job-spec.ts for the schema and defaults). */
 export interface JobSpec {
@@ -67,7 +49,7 @@ export interface JobRecord {
   finished_at_ms: number | null;
   /** Launches so far; the attempt number of the next launch (GOODPUT_ATTEMPT). */
   launches: number;
-  /** Failures (replica exits other than 0 / 143) so far; compared with `spec.max_restarts`. */
+  /** Failures (replica exits other than 0 / 143, and hangs) so far; compared with `spec.max_restarts`. */
   failures: number;
   /** Target (or current) allocation: node index per replica; empty = none. */
   allocation: number[];
@@ -96,6 +78,14 @@ export interface JobRecord {
   checkpoint_at_ms: number | null;
   /** The job declared that it checkpoints when stopped (SIGTERM, exit 143; docs/contract.md). */
   checkpoint_on_stop: boolean;
+  /** Step time of the newest report (s); null before the first report. Scales hung detection. */
+  last_step_time_s: number | null;
+  /** Why the replicas of a `rescaling` job were stopped; null in other states. */
+  stop_kind: StopKind | null;
+  /** The most recent replica failure (to recognise one that repeats); null if none. */
+  last_failure: FailureRecord | null;
+  /** The latest health finding (e.g. why it was found hung); null while none. */
+  health: string | null;
   /** Why the job is in its state (last transition's reason). */
   reason: string;
 }
@@ -122,7 +112,7 @@ export interface JobEvent {
   job_id: string;
   at_ms: number;
   actor: string;
-  kind: string;
+  kind: EventKind;
   from_state: JobState | null;
   to_state: JobState | null;
   reason: string;

@@ -110,6 +110,36 @@ describe('LocalBackend', () => {
     assert.equal(second.b.adopt({ ...req, rank: 0, pid: r!.pid, proc_start: r!.proc_start }), 5);
   });
 
+  it('hears every replica that exits while launch still waits for its exec (exit 127 at once)', { timeout: 60_000 }, async () => {
+    const { b, next } = backend();
+    // The listener is attached before launch awaits anything; before the fix a share of these
+    // exits (those that ended during the wait for exec) were never reported.
+    const n = 40;
+    for (let i = 0; i < n; i++) {
+      const [r] = await b.launch(request(['./nonexistent.sh']));
+      pids.push(r!.pid);
+    }
+    const codes: number[] = [];
+    for (let i = 0; i < n; i++) {
+      codes.push(await Promise.race([next().then((e) => e.exit_code), new Promise<number>((r) => setTimeout(() => r(-1), 10_000))]));
+    }
+    assert.deepEqual(codes, Array(n).fill(127));
+  });
+
+  it('probes a replica without watching it: alive, then its recorded exit code', async () => {
+    const { b, next } = backend();
+    const req = request([node, '-e', 'setTimeout(() => process.exit(6), 400)']);
+    const [r] = await b.launch(req);
+    pids.push(r!.pid);
+    const ref = { ...req, rank: 0, pid: r!.pid, proc_start: r!.proc_start };
+    assert.equal(b.probe(ref), 'alive');
+    assert.equal((await next()).exit_code, 6);
+    assert.equal(b.probe(ref), 6, 'the exit file answers');
+    assert.equal(b.probe(ref), 6, 'idempotent');
+    assert.equal(b.probe({ ...ref, attempt: 9 }), 137, 'no exit file: lost');
+    assert.equal(b.probe({ ...ref, attempt: 9, pid: 0, proc_start: '' }), 137, 'a bogus pid is lost, and never signals our own group');
+  });
+
   it('fails a launch whose working directory does not exist with E_LAUNCH', async () => {
     const { b } = backend();
     await assert.rejects(b.launch({ ...request([node, '-e', '0']), workdir: join(root, 'missing') }), (e: unknown) => (e as { code?: string }).code === 'E_LAUNCH');

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { GoodputError } from '../../core/errors.js';
+import { EXIT_LOST } from '../../store/lifecycle.js';
 import type { Backend, DeviceInfo, LaunchedReplica, LaunchRequest, ReplicaExit, ReplicaRef } from '../backend.js';
 import { execPlan } from '../job-env.js';
 import { freePort, isAlive, killGroup, procStart } from './process-info.js';
@@ -23,9 +24,6 @@ const WRAPPER = [
   'while :; do wait $c; r=$?; kill -0 $c 2>/dev/null || break; done',
   'echo $r > "$p.exit.tmp" && mv -f "$p.exit.tmp" "$p.exit"; exit $r',
 ].join('\n');
-
-/** Exit code of a replica that vanished without a recorded status (as if SIGKILLed). */
-export const EXIT_LOST = 137;
 
 /** Options of the local backend. */
 export interface LocalBackendOptions {
@@ -89,22 +87,25 @@ export class LocalBackend implements Backend {
         const fd = openSync(log_path, 'a', 0o600);
         writeSync(fd, `--- goodput: attempt ${req.attempt}, rank ${rank}/${world}, device ${device}, ${new Date().toISOString()} ---\n`);
         const started_at_ms = Date.now();
-        const child = await new Promise<ReturnType<typeof spawn>>((ok, fail) => {
+        const { child, ref } = await new Promise<{ child: ReturnType<typeof spawn>; ref: ReplicaRef }>((ok, fail) => {
           const c = spawn('/bin/sh', ['-c', WRAPPER, 'goodput-replica', base, ...plan.command], {
             cwd: req.workdir,
             env: plan.env,
             detached: true,
             stdio: ['ignore', fd, fd],
           });
-          c.once('spawn', () => ok(c));
+          c.once('spawn', () => {
+            // The exit listener is in place before anything awaits: a replica that ends while
+            // `launch` still waits for its exec (exit 127 at once) is heard too.
+            const r: ReplicaRef = { job_id: req.job_id, attempt: req.attempt, rank, pid: c.pid!, proc_start: procStart(c.pid!), job_dir: req.job_dir };
+            c.once('exit', (code, signal) => this.finish(r, code, signal));
+            ok({ child: c, ref: r });
+          });
           c.once('error', fail);
         }).finally(() => closeSync(fd));
-        const pid = child.pid!;
         await waitForExec(base + '.pid', () => child.exitCode !== null || child.signalCode !== null);
-        const ref: ReplicaRef = { job_id: req.job_id, attempt: req.attempt, rank, pid, proc_start: procStart(pid), job_dir: req.job_dir };
-        child.once('exit', (code, signal) => this.finish(ref, code, signal));
         child.unref();
-        launched.push({ rank, device, pid, proc_start: ref.proc_start, log_path, started_at_ms });
+        launched.push({ rank, device, pid: ref.pid, proc_start: ref.proc_start, log_path, started_at_ms });
       }
     } catch (error) {
       for (const r of launched) killGroup(r.pid, 'SIGKILL');
@@ -114,10 +115,13 @@ export class LocalBackend implements Backend {
   }
 
   adopt(ref: ReplicaRef): 'alive' | number {
-    if (isAlive(ref.pid, ref.proc_start)) {
-      this.adopted.set(key(ref), ref);
-      return 'alive';
-    }
+    const status = this.probe(ref);
+    if (status === 'alive') this.adopted.set(key(ref), ref);
+    return status;
+  }
+
+  probe(ref: ReplicaRef): 'alive' | number {
+    if (isAlive(ref.pid, ref.proc_start)) return 'alive';
     killGroup(ref.pid, 'SIGKILL');
     return readExit(ref) ?? EXIT_LOST;
   }

@@ -43,8 +43,12 @@ export function isAlive(pid: number, start: string): boolean {
   return start === '' || stat[19] === start;
 }
 
-/** Sends `signal` to the process group `pgid`; false when there is none. */
+/**
+ * Sends `signal` to the process group `pgid`; false when there is none. Refuses pgid <= 1: -0
+ * would be the caller's own group and -1 every process it may signal.
+ */
 export function killGroup(pgid: number, signal: NodeJS.Signals): boolean {
+  if (!Number.isInteger(pgid) || pgid <= 1) return false;
   try {
     process.kill(-pgid, signal);
     return true;

@@ -1,15 +1,15 @@
 import { connect, connectionFlags } from '../../client/connect.js';
 import { usageError } from '../../core/errors.js';
+import { isTerminal, type JobState } from '../../store/lifecycle.js';
 import { numberFlag, parseFlags, type CliCommand } from '../command.js';
-
-const FINAL = new Set(['succeeded', 'failed', 'cancelled']);
 
 export const logsCommand: CliCommand = {
   name: 'logs',
   summary: "Print a replica's log (-f to follow)",
   help: `Usage: goodput logs <job> [-f] [--replica N] [--data-dir DIR | --server URL] [--token T]
 
-Prints the log of replica N (default 0) over all attempts. -f follows it until the job ends.`,
+Prints the log of replica N (default 0) over all attempts. -f follows it until the job ends,
+then exits 1 when the job failed (0 otherwise), so scripts can wait on a job with it.`,
   async run(argv) {
     const { values, positionals } = parseFlags('logs', argv, { ...connectionFlags, follow: { type: 'boolean', short: 'f' }, replica: { type: 'string' } });
     if (positionals.length !== 1) throw usageError("logs: expected one job id or name. See 'goodput logs --help'.");
@@ -21,7 +21,12 @@ Prints the log of replica N (default 0) over all attempts. -f follows it until t
       if (chunk.text) process.stdout.write(chunk.text);
       offset = chunk.next_offset;
       if (!values.follow) return 0;
-      if (!chunk.text && FINAL.has(chunk.state)) return 0;
+      if (!chunk.text && isTerminal(chunk.state as JobState)) {
+        if (chunk.state !== 'failed') return 0;
+        const job = await client.getJob(positionals[0]!);
+        console.error(`goodput: job ${job.id} failed: ${job.reason}`);
+        return 1;
+      }
       if (!chunk.text) await new Promise((r) => setTimeout(r, 500));
     }
   },

@@ -5,7 +5,8 @@ import { DEFAULT_POLICY, startServer } from '../../api/server.js';
 import { parseGpuSelection, resolveDevices } from '../../backends/local/devices.js';
 import { killGroup } from '../../backends/local/process-info.js';
 import { usageError } from '../../core/errors.js';
-import { isTerminal, type JobRecord } from '../../store/types.js';
+import { isTerminal } from '../../store/lifecycle.js';
+import type { JobRecord } from '../../store/types.js';
 import { numberFlag, parseFlags, type CliCommand } from '../command.js';
 import { checkMissingDashDash } from '../job-command.js';
 import { jobFlags, specFromFlags, splitCommand } from './submit.js';
@@ -56,7 +57,10 @@ succeeds, 1 when it fails, 130 when interrupted (Ctrl-C cancels the job).
       interval_s: numberFlag('run', 'interval-s', values['interval-s'], 30, { min: 0.1 }), grace_s, log,
     });
     const user = safeUser();
-    const job = await server.controller.submit({ ...spec, user }, user, user);
+    const job = await server.controller.submit({ ...spec, user }, user, user).catch(async (error: unknown) => {
+      await server.close(); // e.g. E_INFEASIBLE: nothing to supervise
+      throw error;
+    });
     log(`job ${job.id} (${job.name}) on ${devices.length} device(s), policy ${server.policy}; data in ${data_dir}`);
     let interrupted = false;
     const onSignal = () => {

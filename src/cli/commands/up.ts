@@ -19,6 +19,7 @@ const flags = {
   'policy-param': { type: 'string', multiple: true },
   'interval-s': { type: 'string' },
   'grace-s': { type: 'string' },
+  'hung-timeout-s': { type: 'string' },
   detach: { type: 'boolean', short: 'd' },
 } as const;
 
@@ -41,6 +42,9 @@ export const upCommand: CliCommand = {
   --interval-s S     seconds between scheduling rounds (default 60; rounds also run on
                      submit and when a job ends)
   --grace-s S        seconds replicas get to checkpoint after SIGTERM (default 30)
+  --hung-timeout-s S a job that has reported (SDK) and then sends nothing for
+                     max(S, 10 step times) is hung: its replicas are killed and it restarts
+                     from its last checkpoint (default 300; plain jobs are never judged)
   -d, --detach       run in the background (log in DIR/server.log) and return;
                      'goodput down' stops it
 
@@ -53,12 +57,13 @@ leaves running jobs alone; the next 'goodput up' re-adopts them.`,
     const dashboardPort = values['dashboard-port'] === 'off' ? undefined : numberFlag('up', 'dashboard-port', values['dashboard-port'], port === 0 ? 0 : 7879, { integer: true, min: 0 });
     const interval_s = numberFlag('up', 'interval-s', values['interval-s'], 60, { min: 0.1 });
     const grace_s = numberFlag('up', 'grace-s', values['grace-s'], 30, { min: 0 });
+    const hung_timeout_s = numberFlag('up', 'hung-timeout-s', values['hung-timeout-s'], 300, { min: 1 });
     const cpu = values['cpu-slots'] === undefined ? undefined : numberFlag('up', 'cpu-slots', values['cpu-slots'], 1, { integer: true, min: 1 });
     const selection = parseGpuSelection(values.gpus ?? 'auto');
     if (values.detach) return detach(argv, data_dir);
     const log = (line: string) => console.error(`${new Date().toISOString()} ${line}`);
     const devices = resolveDevices(selection, cpu, log);
-    const server = await startServer({ data_dir, host: values.host ?? '127.0.0.1', port, devices, policy: values.policy ?? DEFAULT_POLICY, policy_params: values['policy-param'], interval_s, grace_s, log });
+    const server = await startServer({ data_dir, host: values.host ?? '127.0.0.1', port, devices, policy: values.policy ?? DEFAULT_POLICY, policy_params: values['policy-param'], interval_s, grace_s, hung_timeout_s, log });
     log(`goodput server on ${server.url}: policy ${server.policy}, ${devices.length} ${devices[0]?.kind === 'gpu' ? 'GPU(s)' : 'CPU slot(s)'}, data in ${data_dir}`);
     log(`admin token: ${dataFiles(data_dir).adminToken}`);
     const dashboard = dashboardPort === undefined ? undefined : await startLiveDashboard(server, data_dir, values.host ?? '127.0.0.1', dashboardPort).catch(async (error: unknown) => {

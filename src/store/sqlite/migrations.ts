@@ -91,11 +91,17 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE jobs ADD COLUMN remaining_samples REAL;
   `,
-  // 2 -> 3: what a preemption would cost: the newest reported checkpoint and whether the job
-  // checkpoints when stopped (docs/contract.md).
+  // 2 -> 3: what a preemption would cost (the newest reported checkpoint and whether the job
+  // checkpoints when stopped, docs/contract.md) and failure handling (store/lifecycle.ts): why
+  // the replicas were stopped, the last failure, the latest health finding, and the newest step
+  // time (hung detection).
   `
   ALTER TABLE jobs ADD COLUMN checkpoint_at_ms INTEGER;
   ALTER TABLE jobs ADD COLUMN checkpoint_on_stop INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE jobs ADD COLUMN stop_kind TEXT;
+  ALTER TABLE jobs ADD COLUMN last_failure TEXT;
+  ALTER TABLE jobs ADD COLUMN health TEXT;
+  ALTER TABLE jobs ADD COLUMN last_step_time_s REAL;
   `,
 ];
 

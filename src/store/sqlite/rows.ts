@@ -1,4 +1,5 @@
 import type { BatchLimits, GradParams, PerfParams } from '../../goodput/types.js';
+import type { EventKind, FailureRecord, StopKind } from '../lifecycle.js';
 import type { JobEvent, JobRecord, JobState, ReplicaRecord } from '../types.js';
 
 /** One row as better-sqlite3 returns it: column name to value. */
@@ -37,6 +38,10 @@ export function toJob(r: Row): JobRecord {
     last_report_at_ms: (r.last_report_at_ms as number | null) ?? null,
     checkpoint_at_ms: (r.checkpoint_at_ms as number | null) ?? null,
     checkpoint_on_stop: r.checkpoint_on_stop === 1,
+    last_step_time_s: (r.last_step_time_s as number | null) ?? null,
+    stop_kind: (r.stop_kind as StopKind | null) ?? null,
+    last_failure: parse<FailureRecord>(r.last_failure),
+    health: (r.health as string | null) ?? null,
     reason: r.reason as string,
   };
 }
@@ -64,7 +69,7 @@ export function toEvent(r: Row): JobEvent {
     job_id: r.job_id as string,
     at_ms: r.at_ms as number,
     actor: r.actor as string,
-    kind: r.kind as string,
+    kind: r.kind as EventKind,
     from_state: (r.from_state as JobState | null) ?? null,
     to_state: (r.to_state as JobState | null) ?? null,
     reason: r.reason as string,

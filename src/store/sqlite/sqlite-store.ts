@@ -4,8 +4,9 @@ import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { GoodputError } from '../../core/errors.js';
 import type { BatchLimits, PerfParams } from '../../goodput/types.js';
-import type { JobQuery, NewJob, NewReplica, Placement, ReportBatch, ReportsAdded, Store } from '../store.js';
-import { isTerminal, type JobEvent, type JobRecord, type JobState, type Measurement, type ProfileRow, type ReplicaRecord, type ReportRecord, type TokenRecord } from '../types.js';
+import { isTerminal, refusal, STOP_EVENT, type EventKind, type Operation, type StopKind } from '../lifecycle.js';
+import type { JobQuery, NewJob, NewReplica, Placement, ReportBatch, ReportsAdded, Store, TransitionDetail } from '../store.js';
+import type { JobEvent, JobRecord, JobState, Measurement, ProfileRow, ReplicaRecord, ReportRecord, TokenRecord } from '../types.js';
 import { migrate } from './migrations.js';
 import { toEvent, toJob, toReplica, type Row } from './rows.js';
 
@@ -20,8 +21,6 @@ export interface SqliteStoreOptions {
    */
   background_checkpoint_ms?: number;
 }
-
-const ALL_ACTIVE: readonly JobState[] = ['queued', 'starting', 'running', 'rescaling', 'preempted'];
 
 /**
  * The embedded store: one SQLite file (WAL mode, synchronous=NORMAL: a committed transaction
@@ -54,7 +53,7 @@ export class SqliteStore implements Store {
         VALUES (?, ?, ?, ?, 1, ?, ?) ON CONFLICT DO UPDATE SET count = count + 1,
         sum_accum_step_time_s = sum_accum_step_time_s + excluded.sum_accum_step_time_s,
         sum_optim_step_time_s = sum_optim_step_time_s + excluded.sum_optim_step_time_s RETURNING count`),
-      jobProgress: this.db.prepare('UPDATE jobs SET step = ?, samples = ?, remaining_samples = ?, grad = ?, limits = ?, last_report_at_ms = ?, max_profiled_replicas = ?, checkpoint_at_ms = ?, checkpoint_on_stop = ? WHERE id = ?'),
+      jobProgress: this.db.prepare('UPDATE jobs SET step = ?, samples = ?, remaining_samples = ?, grad = ?, limits = ?, last_report_at_ms = ?, last_step_time_s = ?, max_profiled_replicas = ?, checkpoint_at_ms = ?, checkpoint_on_stop = ? WHERE id = ?'),
     };
     this.reportTx = this.db.transaction((batches: readonly ReportBatch[], now: number) => batches.map((b) => this.reportBatch(b, now)));
   }
@@ -97,7 +96,7 @@ export class SqliteStore implements Store {
   }
 
   async assignJob(id: string, placement: Placement, not_before_ms: number, actor: string, reason: string): Promise<JobRecord> {
-    return this.transition(id, ['queued', 'preempted'], 'starting', actor, 'assigned', reason, () => ({
+    return this.transition(id, 'assign', 'starting', actor, 'assigned', reason, () => ({
       allocation: JSON.stringify(placement.allocation),
       devices: JSON.stringify(placement.devices),
       not_before_ms,
@@ -105,7 +104,7 @@ export class SqliteStore implements Store {
   }
 
   async retargetJob(id: string, placement: Placement, actor: string, reason: string): Promise<JobRecord> {
-    return this.transition(id, ['starting', 'rescaling'], null, actor, 'retargeted', reason, () => ({
+    return this.transition(id, 'retarget', null, actor, 'retargeted', reason, () => ({
       allocation: JSON.stringify(placement.allocation),
       devices: JSON.stringify(placement.devices),
     }), { placement });
@@ -113,7 +112,7 @@ export class SqliteStore implements Store {
 
   async launchJob(id: string, replicas: readonly NewReplica[], actor: string, reason: string): Promise<JobRecord> {
     const now = this.now_ms();
-    return this.transition(id, ['starting'], 'running', actor, 'launched', reason, (job) => {
+    return this.transition(id, 'launch', 'running', actor, 'launched', reason, (job) => {
       const insert = this.db.prepare(
         'INSERT OR REPLACE INTO replicas (job_id, attempt, rank, device, pid, proc_start, log_path, started_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       );
@@ -127,42 +126,47 @@ export class SqliteStore implements Store {
     }, (job) => ({ attempt: job.launches, replicas: replicas.map((r) => ({ rank: r.rank, device: r.device, pid: r.pid })) }));
   }
 
-  async stopJob(id: string, placement: Placement, failure: boolean, actor: string, reason: string): Promise<JobRecord> {
+  async stopJob(id: string, placement: Placement, kind: StopKind, actor: string, reason: string, detail: TransitionDetail = {}): Promise<JobRecord> {
     const now = this.now_ms();
-    return this.transition(id, ['running'], 'rescaling', actor, failure ? 'failed-replica' : 'rescale', reason, (job) => ({
+    return this.transition(id, 'stop', 'rescaling', actor, STOP_EVENT[kind], reason, (job) => ({
       allocation: JSON.stringify(placement.allocation),
       devices: JSON.stringify(placement.devices),
       stop_requested_at_ms: now,
-      failures: job.failures + (failure ? 1 : 0),
+      stop_kind: kind,
+      failures: job.failures + (kind === 'rescale' ? 0 : 1),
       attained_service_gpu_s: job.attained_service_gpu_s + serviceOf(job, now),
       launched_at_ms: null,
-    }), { placement, failure });
+      ...(detail.failure ? { last_failure: JSON.stringify(detail.failure) } : {}),
+      ...(kind === 'hung' ? { health: reason } : {}),
+    }), { placement, failure: kind !== 'rescale', ...detail.data, ...(detail.failure ? { last_failure: detail.failure } : {}) });
   }
 
   async relaunchJob(id: string, not_before_ms: number, actor: string, reason: string): Promise<JobRecord> {
-    return this.transition(id, ['rescaling'], 'starting', actor, 'relaunch', reason, () => ({ not_before_ms, stop_requested_at_ms: null }), { not_before_ms });
+    return this.transition(id, 'relaunch', 'starting', actor, 'relaunch', reason, () => ({ not_before_ms, stop_requested_at_ms: null, stop_kind: null }), { not_before_ms });
   }
 
   async requeueJob(id: string, actor: string, reason: string): Promise<JobRecord> {
     const job = await this.mustGet(id);
     const to: JobState = job.launches === 0 ? 'queued' : 'preempted';
-    return this.transition(id, ['starting', 'rescaling'], to, actor, 'requeued', reason, () => ({
+    return this.transition(id, 'requeue', to, actor, 'requeued', reason, () => ({
       allocation: '[]',
       devices: '[]',
       stop_requested_at_ms: null,
+      stop_kind: null,
     }));
   }
 
-  async finishJob(id: string, to: 'succeeded' | 'failed' | 'cancelled', actor: string, reason: string): Promise<JobRecord> {
+  async finishJob(id: string, to: 'succeeded' | 'failed' | 'cancelled', actor: string, reason: string, detail: TransitionDetail = {}): Promise<JobRecord> {
     const now = this.now_ms();
-    const from = ALL_ACTIVE;
-    return this.transition(id, from, to, actor, to, reason, (job) => ({
+    return this.transition(id, 'finish', to, actor, to, reason, (job) => ({
       allocation: '[]',
       devices: '[]',
       finished_at_ms: now,
       attained_service_gpu_s: job.attained_service_gpu_s + serviceOf(job, now),
       launched_at_ms: null,
-    }));
+      stop_kind: null,
+      ...(detail.failure ? { last_failure: JSON.stringify(detail.failure), failures: job.failures + 1 } : {}),
+    }), { ...detail.data, ...(detail.failure ? { last_failure: detail.failure } : {}) });
   }
 
   async listReplicas(job_id: string, attempt?: number): Promise<ReplicaRecord[]> {
@@ -204,6 +208,9 @@ export class SqliteStore implements Store {
     const row = this.stmts.getJob.get(b.job_id) as Row | undefined;
     if (!row) return new GoodputError('E_NOT_FOUND', `no job ${b.job_id}`);
     const job = toJob(row);
+    if (isTerminal(job.state)) return new GoodputError('E_CONFLICT', `job ${b.job_id} is ${job.state}; its reports are no longer accepted`);
+    const refused = b.admit?.(job);
+    if (refused) return refused;
     let fresh = false;
     for (const m of b.reports) {
       this.stmts.report.run(b.job_id, b.attempt, now, m.step, JSON.stringify(m));
@@ -212,6 +219,7 @@ export class SqliteStore implements Store {
       const counted = this.stmts.profile.get(b.job_id, m.num_nodes, m.num_replicas, m.local_bsz, accum_s, optim_s) as { count: number };
       if (counted.count === 1) fresh = true;
       job.step = m.step;
+      job.last_step_time_s = m.step_time_s;
       if (m.samples !== undefined) job.samples = m.samples;
       // An entry that does not know it keeps the last known value (oldest first: newest wins).
       if (typeof m.remaining_samples === 'number') job.remaining_samples = m.remaining_samples;
@@ -224,7 +232,7 @@ export class SqliteStore implements Store {
     job.last_report_at_ms = now;
     this.stmts.jobProgress.run(
       job.step, job.samples, job.remaining_samples, job.grad ? JSON.stringify(job.grad) : null, job.limits ? JSON.stringify(job.limits) : null, now,
-      job.max_profiled_replicas, job.checkpoint_at_ms, job.checkpoint_on_stop ? 1 : 0, b.job_id,
+      job.last_step_time_s, job.max_profiled_replicas, job.checkpoint_at_ms, job.checkpoint_on_stop ? 1 : 0, b.job_id,
     );
     return { job, new_configuration: fresh };
   }
@@ -298,15 +306,16 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * The one way a job row changes state: checks `from`, applies `patch` (column -> value),
-   * writes the event, all in one transaction. `to = null` keeps the state.
+   * The one way a job row changes state: checks that `op` may run in the job's state
+   * (lifecycle.ts), applies `patch` (column -> value), writes the event, all in one transaction.
+   * `to = null` keeps the state.
    */
   private transition(
     id: string,
-    from: readonly JobState[],
+    op: Operation,
     to: JobState | null,
     actor: string,
-    kind: string,
+    kind: EventKind,
     reason: string,
     patch: (job: JobRecord) => Record<string, string | number | null>,
     data: Record<string, unknown> | ((job: JobRecord) => Record<string, unknown>) = {},
@@ -316,10 +325,8 @@ export class SqliteStore implements Store {
       const row = this.stmts.getJob.get(id) as Row | undefined;
       if (!row) throw new GoodputError('E_NOT_FOUND', `no job ${id}`);
       const job = toJob(row);
-      if (!from.includes(job.state)) {
-        const what = isTerminal(job.state) ? 'it already finished' : `expected ${from.join(' or ')}`;
-        throw new GoodputError('E_CONFLICT', `job ${id} is ${job.state}; cannot ${kind} (${what})`);
-      }
+      const refused = refusal(op, job.state);
+      if (refused !== undefined) throw new GoodputError('E_CONFLICT', `job ${id} is ${job.state}; cannot ${op} (${refused})`);
       const values = { ...patch(job), state: to ?? job.state, reason };
       const columns = Object.keys(values);
       this.db.prepare(`UPDATE jobs SET ${columns.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`).run(...Object.values(values), id);

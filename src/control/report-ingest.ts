@@ -1,0 +1,118 @@
+import { GoodputError } from '../core/errors.js';
+import { fitPerfParams } from '../goodput/fit.js';
+import type { ReportBatch, ReportsAdded, Store } from '../store/store.js';
+import type { JobRecord } from '../store/types.js';
+import { configFor, type JobConfig } from './batch-config.js';
+import { BatchDecisions } from './insight.js';
+
+/** Options of the report path. */
+export interface ReportIngestOptions {
+  store: Store;
+  /** Minimum time between refits of a job's throughput model (s). */
+  refit_interval_s: number;
+  now_ms: () => number;
+  log: (line: string) => void;
+  /** Asks for a scheduling round now: a measurement at a new size is evidence to act on. */
+  request_round: () => void;
+}
+
+/**
+ * The report endpoint's work: group commit of measurements, refits of the throughput model and
+ * the configuration answer. Reports posted in the same event-loop turn are stored in one
+ * transaction; each request still answers only after its own measurements are committed.
+ */
+export class ReportIngest {
+  /** Measurements stored so far (for /metrics). */
+  reports_total = 0;
+  private readonly lastFit = new Map<string, number>();
+  private readonly refitsDue = new Set<string>();
+  private readonly background = new Set<Promise<void>>();
+  private readonly batchDecisions = new BatchDecisions();
+  private pending: { batch: ReportBatch; resolve: (r: ReportsAdded) => void; reject: (e: unknown) => void }[] = [];
+  private stopped = false;
+
+  constructor(private readonly opts: ReportIngestOptions) {}
+
+  /**
+   * Stores a job's measurements, refits its throughput model when it saw a new configuration
+   * (or every refit interval), and returns the configuration it should use. E_CONFLICT when the
+   * job has ended, or the error `batch.admit` returned (nothing stored either way).
+   */
+  async report(batch: ReportBatch): Promise<JobConfig> {
+    const { job_id, reports } = batch;
+    const { job, new_configuration } = await this.enqueue(batch);
+    this.reports_total += reports.length;
+    const now = this.opts.now_ms();
+    const last = this.lastFit.get(job_id);
+    if (new_configuration || last === undefined || now - last >= this.opts.refit_interval_s * 1000) {
+      this.lastFit.set(job_id, now);
+      // The first fit is awaited so the first answer already uses a model; later refits run
+      // after this response, off the request's latency (the next report sees the new model).
+      // A measurement at a new size is evidence the policy acts on at once, not a round later:
+      // a job grows only once measured, and a growth that measured slower is undone quickly.
+      if (!job.perf) {
+        await this.refit(job);
+        this.opts.request_round();
+      } else if (!this.refitsDue.has(job_id)) {
+        this.refitsDue.add(job_id);
+        const later = new Promise<void>((done) => setImmediate(done))
+          .then(async () => {
+            this.refitsDue.delete(job_id);
+            const fresh = this.stopped ? undefined : await this.opts.store.getJob(job_id);
+            if (fresh) await this.refit(fresh);
+            if (new_configuration) this.opts.request_round();
+          })
+          .catch((error: unknown) => this.opts.log(`refit of job ${job_id} failed: ${(error as Error).message}`));
+        this.background.add(later);
+        void later.finally(() => this.background.delete(later));
+      }
+    }
+    const latest = reports[reports.length - 1]!;
+    const config = configFor(job, latest);
+    const change = this.batchDecisions.observe(job, latest, config);
+    if (change) await this.opts.store.recordEvent(job_id, 'batch-size', 'scheduler', change.reason, change.data);
+    return config;
+  }
+
+  /** Stops background refits and waits for those under way. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.allSettled([...this.background]);
+  }
+
+  /** Refits the job's throughput model from its profile; a failure keeps the previous model. */
+  private async refit(job: JobRecord): Promise<void> {
+    try {
+      const points = (await this.opts.store.getProfile(job.id)).map((p) => ({
+        num_nodes: p.num_nodes,
+        num_replicas: p.num_replicas,
+        local_bsz: p.local_bsz,
+        accum_step_time_s: p.accum_step_time_s,
+        optim_step_time_s: p.optim_step_time_s,
+      }));
+      if (points.length === 0) return;
+      job.perf = fitPerfParams(points);
+      await this.opts.store.savePerf(job.id, job.perf);
+    } catch (error) {
+      this.opts.log(`refit of job ${job.id} failed: ${(error as Error).message}`);
+    }
+  }
+
+  private enqueue(batch: ReportBatch): Promise<ReportsAdded> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ batch, resolve, reject });
+      if (this.pending.length === 1) setImmediate(() => void this.flush());
+    });
+  }
+
+  private async flush(): Promise<void> {
+    const items = this.pending;
+    this.pending = [];
+    try {
+      const results = await this.opts.store.addReportBatches(items.map((i) => i.batch));
+      results.forEach((r, k) => (r instanceof GoodputError ? items[k]!.reject(r) : items[k]!.resolve(r)));
+    } catch (error) {
+      for (const i of items) i.reject(error);
+    }
+  }
+}
