@@ -30,7 +30,7 @@ describe('goodput show / ls in plain words', () => {
 
   it('lists batch, goodput and speedup per job', () => {
     const table = renderJobList([detail('cpu')], 0);
-    assert.match(table, /^ID\s+NAME\s+USER\s+STATE\s+REPLICAS\s+RESTARTS\s+BATCH\s+GOODPUT\s+SPEEDUP\s+STEP\s+SUBMITTED$/m);
+    assert.match(table, /^ID\s+NAME\s+USER\s+STATE\s+REPLICAS\s+RESTARTS\s+BATCH\s+GOODPUT\s+SPEEDUP\s+STEP\s+SUBMITTED\s+NOTE$/m);
     assert.match(renderJobList([], 0), /^no jobs yet; submit one with 'goodput submit/);
     assert.match(table, /^ab12\s+digits\s+u\s+running\s+2\s+1\s+256 \(64x2x2\)\s+\d+\/s\s+x\d\.\d\d \(best x\d\.\d\d on \d\)\s+10\s+0s ago$/m);
   });
