@@ -1,7 +1,6 @@
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Hono, type Context } from 'hono';
-import type { MiddlewareHandler } from 'hono';
 import type { z } from 'zod';
 import type { Controller } from '../control/controller.js';
 import { formatIssues, validateJobSpec } from '../control/job-spec.js';
@@ -9,6 +8,7 @@ import { hashToken, newToken } from '../control/tokens.js';
 import { GoodputError } from '../core/errors.js';
 import type { Store } from '../store/store.js';
 import type { JobRecord } from '../store/types.js';
+import { limitBody } from './body-limit.js';
 import { authenticate, mayAccess, requireUser, type ApiEnv, type Principal } from './auth.js';
 import { badRequest, errorBody, forbidden, statusOf } from './http-error.js';
 import { metricsText } from './metrics.js';
@@ -44,12 +44,12 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
   });
   app.notFound((c) => c.json({ error: { code: 'E_NOT_FOUND', message: `no route ${c.req.method} ${c.req.path}` } }, 404));
 
+  app.use('*', limitBody(MAX_BODY_BYTES));
   app.get('/v1/health', (c) => c.json({ ok: true, version: o.version }));
   app.get('/v1/openapi.json', (c) => c.json(openApiDocument(o.version)));
   app.get('/metrics', async (c) => c.text(await metricsText(store, controller), 200, { 'content-type': 'text/plain; version=0.0.4' }));
 
   app.use('/v1/*', authenticate(store, o.secret));
-  app.use('/v1/*', limitBody(MAX_BODY_BYTES));
 
   const findJob = async (c: Context<ApiEnv>, ref: string): Promise<JobRecord> => {
     const principal = c.get('principal');
@@ -61,7 +61,7 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     if (!job) throw new GoodputError('E_NOT_FOUND', `no job '${ref}'`);
     if (!mayAccess(principal, job.user, job.id)) {
       if (principal.kind === 'job') throw forbidden(`this token belongs to job ${principal.job_id}, not ${job.id}`);
-      throw forbidden(`job ${job.id} belongs to ${job.user}`);
+      throw forbidden(`job ${job.id} belongs to another user`);
     }
     return job;
   };
@@ -138,13 +138,15 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
   });
 
   app.get('/v1/nodes', (c) => {
-    requireUser(c.get('principal'));
+    const principal = c.get('principal');
+    requireUser(principal);
     return store.listJobs({ states: ['starting', 'running', 'rescaling'] }).then((jobs) => {
-      const holder = new Map<number, string>();
-      for (const j of jobs) for (const d of j.devices) holder.set(d, j.id);
+      // Other users' job ids are theirs to share: a non-admin sees only that a device is taken.
+      const holder = new Map<number, string | null>();
+      for (const j of jobs) for (const d of j.devices) holder.set(d, mayAccess(principal, j.user, j.id) ? j.id : null);
       const nodes: NodeView[] = controller.nodes().map((n) => ({
         name: n.name,
-        devices: controller.devices().map((d) => ({ index: d.index, kind: d.kind, name: d.name, job: holder.get(d.index) ?? null })),
+        devices: controller.devices().map((d) => ({ index: d.index, kind: d.kind, name: d.name, job: holder.get(d.index) ?? null, busy: holder.has(d.index) })),
       }));
       return c.json(nodes);
     });
@@ -160,19 +162,6 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
   });
 
   return app;
-}
-
-/**
- * Refuses bodies whose Content-Length exceeds `max_bytes` (400). Reads only the header: hono's
- * bodyLimit touches `req.raw.body`, which makes @hono/node-server build a web stream for every
- * request. Bodies without Content-Length (chunked) are not limited here.
- */
-function limitBody(max_bytes: number): MiddlewareHandler<ApiEnv> {
-  return async function limitBodyByLength(c, next) {
-    const length = Number(c.req.header('content-length') ?? 0);
-    if (length > max_bytes) throw badRequest(`request body larger than ${max_bytes} bytes`);
-    await next();
-  };
 }
 
 async function jsonBody(c: Context<ApiEnv>): Promise<unknown> {

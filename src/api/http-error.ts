@@ -7,6 +7,7 @@ const STATUS: Record<string, ContentfulStatusCode> = {
   E_FORBIDDEN: 403,
   E_NOT_FOUND: 404,
   E_CONFLICT: 409,
+  E_TOO_LARGE: 413,
   E_SPEC: 400,
   E_INPUT: 400,
   E_BAD_REQUEST: 400,

@@ -10,6 +10,9 @@ export const limitsSchema = z.object({
 }).refine((l) => l.min_local_bsz <= l.max_local_bsz && l.init_batch_size <= l.max_batch_size, 'need min_local_bsz <= max_local_bsz and init_batch_size <= max_batch_size');
 
 const finite = z.number().finite();
+/** Keys of one measurement's `breakdown` (docs/contract.md), and characters per key. */
+export const BREAKDOWN_KEYS = 32;
+export const BREAKDOWN_KEY_CHARS = 64;
 const nonNegative = finite.min(0);
 
 export const measurementSchema = z.object({
@@ -28,7 +31,10 @@ export const measurementSchema = z.object({
   loss: finite.nullable().optional(),
   remaining_samples: nonNegative.nullable().optional()
     .describe('Raw training samples the job still has to process (all epochs not yet finished minus the samples done in the current one); null or absent when unknown. See docs/contract.md.'),
-  breakdown: z.record(z.string(), finite).optional(),
+  breakdown: z
+    .record(z.string().min(1).max(BREAKDOWN_KEY_CHARS, `key longer than ${BREAKDOWN_KEY_CHARS} characters`), finite)
+    .refine((b) => Object.keys(b).length <= BREAKDOWN_KEYS, `more than ${BREAKDOWN_KEYS} keys`)
+    .optional(),
 });
 
 /** Body of `POST /v1/jobs/{id}/reports` (docs/contract.md). */
