@@ -110,6 +110,14 @@ export interface Store {
   /** Stores a token (hash only). Idempotent for the same hash. */
   putToken(token: TokenRecord): Promise<void>;
   findToken(hash: string): Promise<TokenRecord | undefined>;
+  /** Tokens (of one user, or all), oldest first, revoked and expired ones included. */
+  listTokens(user?: string): Promise<TokenRecord[]>;
+  /** Marks a token revoked at `at_ms`. Returns false (and changes nothing) if unknown or already revoked. */
+  revokeToken(hash: string, at_ms: number): Promise<boolean>;
+  /** Sets the Unix account `user`'s jobs run as in multi-user mode (replaces a previous one). */
+  setUnixUser(user: string, unix_user: string): Promise<void>;
+  /** The Unix account of `user`, if one was set. */
+  getUnixUser(user: string): Promise<string | undefined>;
 
   /** Releases the database. */
   close(): Promise<void>;

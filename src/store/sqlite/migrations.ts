@@ -91,6 +91,15 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE jobs ADD COLUMN remaining_samples REAL;
   `,
+  // 2 -> 3: token expiry and revocation; the Unix account each user's jobs run as (--run-as-owner).
+  `
+  ALTER TABLE tokens ADD COLUMN expires_at_ms INTEGER;
+  ALTER TABLE tokens ADD COLUMN revoked_at_ms INTEGER;
+  CREATE TABLE users (
+    user TEXT PRIMARY KEY,
+    unix_user TEXT NOT NULL
+  );
+  `,
 ];
 
 /** Brings `db` to the newest schema version; refuses (E_STORE_VERSION) a database newer than this code. */

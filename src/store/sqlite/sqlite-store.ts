@@ -7,7 +7,7 @@ import type { BatchLimits, PerfParams } from '../../goodput/types.js';
 import type { JobQuery, NewJob, NewReplica, Placement, ReportBatch, ReportsAdded, Store } from '../store.js';
 import { isTerminal, type JobEvent, type JobRecord, type JobState, type Measurement, type ProfileRow, type ReplicaRecord, type ReportRecord, type TokenRecord } from '../types.js';
 import { migrate } from './migrations.js';
-import { toEvent, toJob, toReplica, type Row } from './rows.js';
+import { toEvent, toJob, toReplica, toToken, type Row } from './rows.js';
 
 /** Options of the SQLite store. */
 export interface SqliteStoreOptions {
@@ -256,12 +256,33 @@ export class SqliteStore implements Store {
   }
 
   async putToken(token: TokenRecord): Promise<void> {
-    this.db.prepare('INSERT OR IGNORE INTO tokens (hash, user, admin, created_at_ms) VALUES (?, ?, ?, ?)').run(token.hash, token.user, token.admin ? 1 : 0, token.created_at_ms);
+    this.db
+      .prepare('INSERT OR IGNORE INTO tokens (hash, user, admin, created_at_ms, expires_at_ms) VALUES (?, ?, ?, ?, ?)')
+      .run(token.hash, token.user, token.admin ? 1 : 0, token.created_at_ms, token.expires_at_ms ?? null);
   }
 
   async findToken(hash: string): Promise<TokenRecord | undefined> {
     const r = this.db.prepare('SELECT * FROM tokens WHERE hash = ?').get(hash) as Row | undefined;
-    return r ? { hash: r.hash as string, user: r.user as string, admin: r.admin === 1, created_at_ms: r.created_at_ms as number } : undefined;
+    return r ? toToken(r) : undefined;
+  }
+
+  async listTokens(user?: string): Promise<TokenRecord[]> {
+    const rows = user === undefined
+      ? this.db.prepare('SELECT * FROM tokens ORDER BY created_at_ms, rowid').all()
+      : this.db.prepare('SELECT * FROM tokens WHERE user = ? ORDER BY created_at_ms, rowid').all(user);
+    return (rows as Row[]).map(toToken);
+  }
+
+  async revokeToken(hash: string, at_ms: number): Promise<boolean> {
+    return this.db.prepare('UPDATE tokens SET revoked_at_ms = ? WHERE hash = ? AND revoked_at_ms IS NULL').run(at_ms, hash).changes > 0;
+  }
+
+  async setUnixUser(user: string, unix_user: string): Promise<void> {
+    this.db.prepare('INSERT INTO users (user, unix_user) VALUES (?, ?) ON CONFLICT DO UPDATE SET unix_user = excluded.unix_user').run(user, unix_user);
+  }
+
+  async getUnixUser(user: string): Promise<string | undefined> {
+    return (this.db.prepare('SELECT unix_user FROM users WHERE user = ?').get(user) as { unix_user: string } | undefined)?.unix_user;
   }
 
   /** Closes the database (and the checkpoint worker). Idempotent. */
