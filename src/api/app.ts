@@ -1,10 +1,8 @@
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Hono, type Context } from 'hono';
-import type { z } from 'zod';
 import type { Controller } from '../control/controller.js';
-import { formatIssues, validateJobSpec } from '../control/job-spec.js';
-import { hashToken, newToken } from '../control/tokens.js';
+import { validateJobSpec } from '../control/job-spec.js';
 import { GoodputError } from '../core/errors.js';
 import type { Store } from '../store/store.js';
 import type { JobRecord } from '../store/types.js';
@@ -13,7 +11,10 @@ import { authenticate, mayAccess, requireUser, type ApiEnv, type Principal } fro
 import { badRequest, errorBody, forbidden, statusOf } from './http-error.js';
 import { metricsText } from './metrics.js';
 import { openApiDocument } from './openapi.js';
-import { reportBodySchema, tokenBodySchema } from './schemas.js';
+import { jsonBody, parse } from './parse-body.js';
+import { reportBodySchema } from './schemas.js';
+import { checkLaunchable } from './submit-checks.js';
+import { registerTokenRoutes } from './token-routes.js';
 import { eventView, jobView, replicaView, type JobDetail, type NodeView } from './views.js';
 
 /** What the API needs from the server. */
@@ -22,6 +23,8 @@ export interface AppOptions {
   controller: Controller;
   secret: string;
   version: string;
+  /** Multi-user mode: jobs run as their owner's Unix account (checked at submit). */
+  run_as_owner?: boolean;
 }
 
 /** Largest request body accepted (a report of 1000 measurements is about 400 KB). */
@@ -71,8 +74,8 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     const body = await jsonBody(c);
     const spec = validateJobSpec(body, process.cwd(), 'job spec');
     if (spec.user !== undefined && spec.user !== principal.user && !principal.admin) throw forbidden(`user ${principal.user} cannot submit jobs as ${spec.user}`);
-    if (!existsSync(spec.workdir) || !statSync(spec.workdir).isDirectory()) throw new GoodputError('E_SPEC', `job spec is invalid: workdir: ${spec.workdir} is not a directory on the server`);
     const user = principal.admin ? (spec.user ?? principal.user) : principal.user;
+    await checkLaunchable(store, spec, user, o.run_as_owner === true);
     const job = await controller.submit({ ...spec, user }, user, principal.user);
     return c.json(jobView(job), 201);
   });
@@ -152,30 +155,9 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     });
   });
 
-  app.post('/v1/tokens', async (c) => {
-    const principal = requireUser(c.get('principal'));
-    if (!principal.admin) throw forbidden('only an admin may create tokens');
-    const body = parse(tokenBodySchema, await jsonBody(c), 'token request');
-    const token = newToken('gpu');
-    await store.putToken({ hash: hashToken(token), user: body.user, admin: false, created_at_ms: Date.now() });
-    return c.json({ user: body.user, token }, 201);
-  });
+  registerTokenRoutes(app, store);
 
   return app;
-}
-
-async function jsonBody(c: Context<ApiEnv>): Promise<unknown> {
-  try {
-    return await c.req.json();
-  } catch {
-    throw badRequest('body must be JSON');
-  }
-}
-
-function parse<T extends z.ZodType>(schema: T, value: unknown, what: string): z.infer<T> {
-  const result = schema.safeParse(value);
-  if (!result.success) throw badRequest(`${what} is invalid: ${formatIssues(result.error)}`);
-  return result.data;
 }
 
 function readRange(path: string, start: number, end: number): Promise<string> {

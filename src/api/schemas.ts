@@ -44,5 +44,9 @@ export const reportBodySchema = z.object({
   reports: z.array(measurementSchema).min(1).max(1000),
 });
 
-/** Body of `POST /v1/tokens`. */
-export const tokenBodySchema = z.object({ user: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/) }).strict();
+/** Body of `POST /v1/tokens`: a user token (a user for themself; an admin for anyone). */
+export const tokenBodySchema = z.object({
+  user: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/).optional().describe('Whose token; default the caller. Only an admin names another user.'),
+  expires_in_s: z.number().int().min(1).max(10 * 365 * 86400).optional().describe('Lifetime; default: never expires (admin), the caller\'s own token\'s expiry (user).'),
+  unix_user: z.string().regex(/^[a-z_][a-z0-9_-]{0,31}$/).optional().describe('Admin only: the Unix account this user\'s jobs run as (goodput up --run-as-owner).'),
+}).strict();

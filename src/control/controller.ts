@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import type { Backend, DeviceInfo, ReplicaRef } from '../backends/backend.js';
+import type { Backend, DeviceInfo, ReplicaRef, RunAs } from '../backends/backend.js';
 import type { NodeInfo } from '../core/cluster.js';
 import { GoodputError } from '../core/errors.js';
 import { fitPerfParams } from '../goodput/fit.js';
@@ -35,6 +35,8 @@ export interface ControllerOptions {
   now_ms?: () => number;
   /** Period of the launch/deadline pump (ms). Default 250. */
   tick_ms?: number;
+  /** Multi-user mode: the Unix account a job owner's replicas run as (throws when it has none). */
+  run_as?: (owner: string) => Promise<RunAs>;
 }
 
 /** Counters for /metrics. */
@@ -363,6 +365,7 @@ export class Controller {
     this.o.backend.abandon(job_dir, attempt);
     let launched;
     try {
+      const run_as = await this.o.run_as?.(job.user);
       launched = await this.o.backend.launch({
         job_id: job.id,
         attempt,
@@ -374,6 +377,7 @@ export class Controller {
         api_url: this.o.api_url,
         token: jobToken(this.o.secret, job.id),
         job_dir,
+        ...(run_as ? { run_as } : {}),
       });
     } catch (error) {
       const message = error instanceof GoodputError ? error.message : String(error);

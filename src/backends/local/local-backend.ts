@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fchownSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { GoodputError } from '../../core/errors.js';
 import type { Backend, DeviceInfo, LaunchedReplica, LaunchRequest, ReplicaExit, ReplicaRef } from '../backend.js';
 import { freePort, isAlive, killGroup, procStart } from './process-info.js';
+import { asOwner, ownerBaseEnv, prepareOwnerDirs } from './run-as.js';
 
 /**
  * The replica wrapper, a constant script (arguments are positional parameters, never parsed by
@@ -58,6 +59,9 @@ export class LocalBackend implements Backend {
   async launch(req: LaunchRequest): Promise<LaunchedReplica[]> {
     const dirs = jobDirs(req.job_dir);
     for (const d of [dirs.checkpoint, dirs.logs, dirs.run]) mkdirSync(d, { recursive: true, mode: 0o700 });
+    const owner = req.run_as;
+    if (owner) prepareOwnerDirs(req.job_dir, dirs, owner);
+    const command = owner ? asOwner(owner, req.command) : req.command;
     const port = await freePort();
     const world = req.devices.length;
     const launched: LaunchedReplica[] = [];
@@ -65,7 +69,7 @@ export class LocalBackend implements Backend {
       for (let rank = 0; rank < world; rank++) {
         const device = req.devices[rank]!;
         const kind = this.deviceList.find((d) => d.index === device)?.kind ?? 'cpu';
-        const env: Record<string, string> = { ...inheritedEnv(), ...req.env };
+        const env: Record<string, string> = { ...(owner ? ownerBaseEnv(owner) : inheritedEnv()), ...req.env };
         Object.assign(env, {
           RANK: String(rank),
           WORLD_SIZE: String(world),
@@ -85,10 +89,11 @@ export class LocalBackend implements Backend {
         const base = join(dirs.run, `attempt-${req.attempt}-rank-${rank}`);
         for (const suffix of ['.pid', '.pid.tmp', '.exit', '.exit.tmp']) rmSync(base + suffix, { force: true });
         const fd = openSync(log_path, 'a', 0o600);
+        if (owner) fchownSync(fd, owner.uid, owner.gid);
         writeSync(fd, `--- goodput: attempt ${req.attempt}, rank ${rank}/${world}, device ${device}, ${new Date().toISOString()} ---\n`);
         const started_at_ms = Date.now();
         const child = await new Promise<ReturnType<typeof spawn>>((ok, fail) => {
-          const c = spawn('/bin/sh', ['-c', WRAPPER, 'goodput-replica', base, ...req.command], {
+          const c = spawn('/bin/sh', ['-c', WRAPPER, 'goodput-replica', base, ...command], {
             cwd: req.workdir,
             env,
             detached: true,

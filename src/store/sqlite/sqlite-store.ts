@@ -6,6 +6,7 @@ import { GoodputError } from '../../core/errors.js';
 import type { BatchLimits, PerfParams } from '../../goodput/types.js';
 import type { JobQuery, NewJob, NewReplica, Placement, ReportBatch, ReportsAdded, Store } from '../store.js';
 import { isTerminal, type JobEvent, type JobRecord, type JobState, type Measurement, type ProfileRow, type ReplicaRecord, type ReportRecord, type TokenRecord } from '../types.js';
+import { newestEventId, quickCheck, readHighWater, writeHighWater } from './durability.js';
 import { migrate } from './migrations.js';
 import { toEvent, toJob, toReplica, toToken, type Row } from './rows.js';
 
@@ -19,7 +20,15 @@ export interface SqliteStoreOptions {
    * Ignored for `:memory:`.
    */
   background_checkpoint_ms?: number;
+  /**
+   * Keep the high-water mark (durability.ts) in this file after every write that adds events.
+   * Default: none (tests, `:memory:`); the server uses `<db>.seq`.
+   */
+  high_water_file?: string;
 }
+
+/** Largest WAL kept between checkpoints (bytes); the checkpoint worker truncates past a quarter of it. */
+export const WAL_LIMIT_BYTES = 64 << 20;
 
 const ALL_ACTIVE: readonly JobState[] = ['queued', 'starting', 'running', 'rescaling', 'preempted'];
 
@@ -35,6 +44,7 @@ export class SqliteStore implements Store {
   private readonly stmts: Record<'getJob' | 'event' | 'report' | 'profile' | 'jobProgress', Database.Statement>;
   private checkpointer: Worker | undefined;
   private readonly reportTx: (batches: readonly ReportBatch[], now: number) => (ReportsAdded | GoodputError)[];
+  private readonly highWater: { file: string; value: number } | undefined;
 
   constructor(path: string, options: SqliteStoreOptions = {}) {
     this.now_ms = options.now_ms ?? Date.now;
@@ -43,9 +53,11 @@ export class SqliteStore implements Store {
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('busy_timeout = 5000');
     this.db.pragma('foreign_keys = ON');
+    this.db.pragma(`journal_size_limit = ${WAL_LIMIT_BYTES}`);
     migrate(this.db);
     const every_ms = options.background_checkpoint_ms ?? 1000;
     if (path !== ':memory:' && every_ms > 0) this.checkpointer = startCheckpointer(this.db, path, every_ms);
+    if (options.high_water_file !== undefined) this.highWater = { file: options.high_water_file, value: readHighWater(options.high_water_file) ?? 0 };
     this.stmts = {
       getJob: this.db.prepare('SELECT * FROM jobs WHERE id = ?'),
       event: this.db.prepare('INSERT INTO events (job_id, at_ms, actor, kind, from_state, to_state, reason, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
@@ -57,6 +69,33 @@ export class SqliteStore implements Store {
       jobProgress: this.db.prepare('UPDATE jobs SET step = ?, samples = ?, remaining_samples = ?, grad = ?, limits = ?, last_report_at_ms = ? WHERE id = ?'),
     };
     this.reportTx = this.db.transaction((batches: readonly ReportBatch[], now: number) => batches.map((b) => this.reportBatch(b, now)));
+  }
+
+  /** Problems PRAGMA quick_check finds in the database file (empty when consistent). */
+  integrityProblems(): string[] {
+    return quickCheck(this.db);
+  }
+
+  /** Newest event id in the database: compared with the high-water mark at start. */
+  newestEventId(): number {
+    return newestEventId(this.db);
+  }
+
+  /** Sets the high-water mark to the database's newest event (after a loss was accepted, or a restore). */
+  resetHighWater(): void {
+    if (!this.highWater) return;
+    this.highWater.value = newestEventId(this.db);
+    writeHighWater(this.highWater.file, this.highWater.value);
+  }
+
+  /** A cheap read that fails when the store cannot serve (for /v1/health). */
+  probe(): void {
+    this.db.prepare('SELECT count(*) FROM jobs').get();
+  }
+
+  /** Online copy of the database to `dest` (SQLite's backup API); the store keeps serving. */
+  async backup(dest: string): Promise<void> {
+    await this.db.backup(dest);
   }
 
   /** Schema version of the open database (number of applied migrations). */
@@ -73,6 +112,7 @@ export class SqliteStore implements Store {
         .run(job.id, job.name, job.user, JSON.stringify(job.spec), 'queued', now, 'submitted');
       this.stmts.event.run(job.id, now, actor, 'submitted', null, 'queued', 'submitted', JSON.stringify({ spec: job.spec }));
     })();
+    this.advanceHighWater();
     return this.mustGet(job.id);
   }
 
@@ -187,7 +227,7 @@ export class SqliteStore implements Store {
       const state = (this.stmts.getJob.get(job_id) as Row | undefined)?.state as JobState | undefined;
       this.stmts.event.run(job_id, now, actor, 'replica-exited', state ?? null, state ?? null, `replica ${rank} of attempt ${attempt} exited with ${exit_code}`, JSON.stringify({ attempt, rank, exit_code }));
       return true;
-    })();
+    })() && this.advanceHighWater();
   }
 
   async addReports(job_id: string, attempt: number, limits: BatchLimits | undefined, reports: readonly Measurement[]): Promise<ReportsAdded> {
@@ -298,6 +338,18 @@ export class SqliteStore implements Store {
     if (this.db.open) this.db.close();
   }
 
+  /** Moves the high-water mark to the newest event just committed. Returns true (for chaining). */
+  private advanceHighWater(): true {
+    if (this.highWater) {
+      const newest = newestEventId(this.db);
+      if (newest > this.highWater.value) {
+        this.highWater.value = newest;
+        writeHighWater(this.highWater.file, newest);
+      }
+    }
+    return true;
+  }
+
   private async mustGet(id: string): Promise<JobRecord> {
     const job = await this.getJob(id);
     if (!job) throw new GoodputError('E_NOT_FOUND', `no job ${id}`);
@@ -333,6 +385,7 @@ export class SqliteStore implements Store {
       const payload = typeof data === 'function' ? data(job) : data;
       this.stmts.event.run(id, now, actor, kind, job.state, to ?? job.state, reason, JSON.stringify(payload));
     })();
+    this.advanceHighWater();
     return this.mustGet(id);
   }
 }
@@ -349,7 +402,7 @@ function serviceOf(job: JobRecord, now_ms: number): number {
 function startCheckpointer(db: Database.Database, path: string, interval_ms: number): Worker | undefined {
   const script = new URL('./checkpoint-worker.js', import.meta.url);
   if (!existsSync(fileURLToPath(script))) return undefined;
-  const worker = new Worker(script, { workerData: { path, interval_ms } });
+  const worker = new Worker(script, { workerData: { path, interval_ms, truncate_bytes: WAL_LIMIT_BYTES / 4 } });
   worker.unref();
   worker.on('error', () => db.open && db.pragma('wal_autocheckpoint = 1000'));
   db.pragma('wal_autocheckpoint = 0');

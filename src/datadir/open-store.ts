@@ -1,0 +1,50 @@
+/**
+ * Opening the server's store, refusing to serve from one that is damaged or lost acknowledged
+ * work. The checks and the restore procedure are documented in docs/control-plane.md
+ * ("Store integrity, backup and restore").
+ */
+import { GoodputError } from '../core/errors.js';
+import { highWaterPath, readHighWater } from '../store/sqlite/durability.js';
+import { SqliteStore } from '../store/sqlite/sqlite-store.js';
+import { createPrivateFile } from './secure.js';
+
+export interface OpenStoreOptions {
+  /** Start even though the high-water mark shows lost work (then the mark is reset). */
+  accept_store_loss?: boolean;
+  log: (line: string) => void;
+}
+
+const RESTORE = "stop the server and restore the newest backup with 'goodput restore FILE' (docs/control-plane.md, Store integrity, backup and restore)";
+
+/**
+ * Opens `db_path` (created 0600, so that its -wal and -shm are 0600 too), runs PRAGMA
+ * quick_check and compares the newest event with the high-water mark. Throws E_STORE_DAMAGED or
+ * E_STORE_LOST (the store closed) instead of serving from such a store.
+ */
+export async function openCheckedStore(db_path: string, o: OpenStoreOptions): Promise<SqliteStore> {
+  createPrivateFile(db_path);
+  const markFile = highWaterPath(db_path);
+  let store: SqliteStore;
+  try {
+    store = new SqliteStore(db_path, { high_water_file: markFile });
+  } catch (error) {
+    throw new GoodputError('E_STORE_DAMAGED', `cannot open the store ${db_path}: ${(error as Error).message}; ${RESTORE}`);
+  }
+  const problems = store.integrityProblems();
+  if (problems.length > 0) {
+    await store.close();
+    throw new GoodputError('E_STORE_DAMAGED', `the store ${db_path} is damaged (quick_check: ${problems.slice(0, 3).join('; ')}); refusing to serve from it: ${RESTORE}`);
+  }
+  const mark = readHighWater(markFile);
+  const newest = store.newestEventId();
+  if (mark !== undefined && newest < mark) {
+    const what = `the store ${db_path} lost acknowledged work: its newest event is #${newest}, but #${mark} had been committed (its WAL ${db_path}-wal was deleted or damaged, or an older copy replaced it)`;
+    if (!o.accept_store_loss) {
+      await store.close();
+      throw new GoodputError('E_STORE_LOST', `${what}; ${RESTORE}, or start with --accept-store-loss to serve from it as it is`);
+    }
+    o.log(`WARNING: ${what}; serving from it anyway (--accept-store-loss)`);
+  }
+  store.resetHighWater();
+  return store;
+}
