@@ -129,7 +129,7 @@ describe('HTTP API (in-process)', () => {
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': String(hugeBody.length) },
       body: hugeBody,
     });
-    assert.equal(huge.status, 400);
+    assert.equal(huge.status, 413);
     assert.match(((await huge.json()) as { error: { message: string } }).error.message, /larger than/);
     const ok = await call('POST', `/v1/jobs/${aliceJob}/reports`, token, body);
     assert.equal(ok.status, 200);

@@ -13,6 +13,7 @@ import { metricsText } from './metrics.js';
 import { openApiDocument } from './openapi.js';
 import { jsonBody, parse } from './parse-body.js';
 import { reportBodySchema } from './schemas.js';
+import { StoreHealth } from './store-health.js';
 import { checkLaunchable } from './submit-checks.js';
 import { registerTokenRoutes } from './token-routes.js';
 import { eventView, jobView, replicaView, type JobDetail, type NodeView } from './views.js';
@@ -41,14 +42,18 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
   const { store, controller } = o;
 
+  const health = new StoreHealth(store);
   app.onError((error, c) => {
-    const body = errorBody(error);
+    const body = errorBody(health.note(error));
     return c.json(body, statusOf(body.error.code));
   });
   app.notFound((c) => c.json({ error: { code: 'E_NOT_FOUND', message: `no route ${c.req.method} ${c.req.path}` } }, 404));
 
   app.use('*', limitBody(MAX_BODY_BYTES));
-  app.get('/v1/health', (c) => c.json({ ok: true, version: o.version }));
+  app.get('/v1/health', async (c) => {
+    const state = await health.state();
+    return c.json({ ok: state.state === 'ok', version: o.version, store: state }, state.state === 'ok' ? 200 : 503);
+  });
   app.get('/v1/openapi.json', (c) => c.json(openApiDocument(o.version)));
   app.get('/metrics', async (c) => c.text(await metricsText(store, controller), 200, { 'content-type': 'text/plain; version=0.0.4' }));
 

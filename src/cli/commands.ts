@@ -10,6 +10,8 @@ import { runCommand } from './commands/run.js';
 import { showCommand } from './commands/show.js';
 import { submitCommand } from './commands/submit.js';
 import { upCommand } from './commands/up.js';
+import { backupCommand, restoreCommand } from './commands/backup.js';
+import { tokenCommand } from './commands/token.js';
 
 /** Every `goodput` subcommand, in the order `goodput --help` lists them. */
-export const commands: readonly CliCommand[] = [upCommand, submitCommand, lsCommand, showCommand, logsCommand, cancelCommand, nodesCommand, runCommand, simCommand, compareCommand, doctorCommand];
+export const commands: readonly CliCommand[] = [upCommand, submitCommand, lsCommand, showCommand, logsCommand, cancelCommand, nodesCommand, tokenCommand, backupCommand, restoreCommand, runCommand, simCommand, compareCommand, doctorCommand];

@@ -119,6 +119,9 @@ export interface Store {
   /** The Unix account of `user`, if one was set. */
   getUnixUser(user: string): Promise<string | undefined>;
 
+  /** A cheap read that throws when the store cannot serve (health checks). */
+  probe(): Promise<void>;
+
   /** Releases the database. */
   close(): Promise<void>;
 }

@@ -88,8 +88,7 @@ export class SqliteStore implements Store {
     writeHighWater(this.highWater.file, this.highWater.value);
   }
 
-  /** A cheap read that fails when the store cannot serve (for /v1/health). */
-  probe(): void {
+  async probe(): Promise<void> {
     this.db.prepare('SELECT count(*) FROM jobs').get();
   }
 
