@@ -26,6 +26,8 @@ export interface AppOptions {
   version: string;
   /** Multi-user mode: jobs run as their owner's Unix account (checked at submit). */
   run_as_owner?: boolean;
+  /** Clock for token expiry (tests). Default Date.now. */
+  now_ms?: () => number;
 }
 
 /** Largest request body accepted (a report of 1000 measurements is about 400 KB). */
@@ -57,7 +59,7 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
   app.get('/v1/openapi.json', (c) => c.json(openApiDocument(o.version)));
   app.get('/metrics', async (c) => c.text(await metricsText(store, controller), 200, { 'content-type': 'text/plain; version=0.0.4' }));
 
-  app.use('/v1/*', authenticate(store, o.secret));
+  app.use('/v1/*', authenticate(store, o.secret, o.now_ms));
 
   const findJob = async (c: Context<ApiEnv>, ref: string): Promise<JobRecord> => {
     const principal = c.get('principal');
@@ -160,7 +162,7 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     });
   });
 
-  registerTokenRoutes(app, store);
+  registerTokenRoutes(app, store, o.now_ms);
 
   return app;
 }

@@ -1,0 +1,50 @@
+/** In-process API for tests: a real SQLite store, a controller that never starts, and `call`. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { cpuSlots } from '../../backends/local/devices.js';
+import { LocalBackend } from '../../backends/local/local-backend.js';
+import { Controller } from '../../control/controller.js';
+import { hashToken } from '../../control/tokens.js';
+import { findPolicy } from '../../policy/registry.js';
+import { SqliteStore } from '../../store/sqlite/sqlite-store.js';
+import { createApp } from '../app.js';
+
+/** A response as tests read it: status, parsed JSON (or the text) and the raw text. */
+export interface Called {
+  status: number;
+  json: Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  text: string;
+}
+
+/** An API over a fresh store in a temp dir; the admin token is `admin`. */
+export async function inProcessApi(options: { now_ms?: () => number } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'goodput-api-'));
+  const secret = 'test-secret';
+  const store = new SqliteStore(join(dir, 'db.sqlite'), options.now_ms ? { now_ms: options.now_ms } : {});
+  const policy = findPolicy('fifo')!.create({ seed: 0 });
+  const controller = new Controller({ store, backend: new LocalBackend({ devices: cpuSlots(2) }), policy, data_dir: dir, secret, api_url: '', interval_s: 60, grace_s: 1 });
+  const app = createApp({ store, controller, secret, version: 'test', ...(options.now_ms ? { now_ms: options.now_ms } : {}) });
+  const admin = 'gpa_admin';
+  await store.putToken({ hash: hashToken(admin), user: 'admin', admin: true, created_at_ms: 0 });
+  const call = async (method: string, path: string, token?: string, body?: unknown): Promise<Called> => {
+    const headers: Record<string, string> = {};
+    if (token) headers.authorization = `Bearer ${token}`;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const res = await app.request(path, { method, headers, ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}) });
+    const text = await res.text();
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = text;
+    }
+    return { status: res.status, json: json as Called['json'], text };
+  };
+  const close = async () => {
+    await controller.stop();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return { dir, secret, store, controller, app, admin, call, close };
+}
