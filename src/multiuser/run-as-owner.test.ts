@@ -11,7 +11,8 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { GoodputClient, HttpError } from '../client/client.js';
+import type { HttpError } from '../client/client.js';
+import { GoodputClient } from '../client/client.js';
 import { cleanup, startServerProcess, tempDataDir, waitFor, type ServerProcess } from '../control/testing/harness.js';
 import { lookupAccount } from './accounts.js';
 
