@@ -1,5 +1,5 @@
 /** In-process API for tests: a real SQLite store, a controller that never starts, and `call`. */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cpuSlots } from '../../backends/local/devices.js';
@@ -17,10 +17,14 @@ export interface Called {
   text: string;
 }
 
-/** An API over a fresh store in a temp dir; the admin token is `admin`. */
-export async function inProcessApi(options: { now_ms?: () => number } = {}) {
+/**
+ * An API over a store in a temp dir (fresh, or the file `db_file` copied there); the admin token
+ * is `admin`.
+ */
+export async function inProcessApi(options: { now_ms?: () => number; db_file?: string } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'goodput-api-'));
   const secret = 'test-secret';
+  if (options.db_file) copyFileSync(options.db_file, join(dir, 'db.sqlite'));
   const store = new SqliteStore(join(dir, 'db.sqlite'), options.now_ms ? { now_ms: options.now_ms } : {});
   const policy = findPolicy('fifo')!.create({ seed: 0 });
   const controller = new Controller({ store, backend: new LocalBackend({ devices: cpuSlots(2) }), policy, data_dir: dir, secret, api_url: '', interval_s: 60, grace_s: 1 });
