@@ -25,6 +25,8 @@ export interface SqliteStoreOptions {
    * Default: none (tests, `:memory:`); the server uses `<db>.seq`.
    */
   high_water_file?: string;
+  /** WAL size past which the checkpoint worker truncates it. Default WAL_LIMIT_BYTES / 4. */
+  wal_truncate_bytes?: number;
 }
 
 /** Largest WAL kept between checkpoints (bytes); the checkpoint worker truncates past a quarter of it. */
@@ -34,7 +36,9 @@ const ALL_ACTIVE: readonly JobState[] = ['queued', 'starting', 'running', 'resca
 
 /**
  * The embedded store: one SQLite file (WAL mode, synchronous=NORMAL: a committed transaction
- * survives a process crash, and an OS crash loses at most the last few). Methods run
+ * survives a process crash, and an OS crash loses at most the last few). Every transaction is
+ * BEGIN IMMEDIATE: it waits (busy_timeout) for the checkpoint worker's truncating checkpoint
+ * instead of failing with SQLITE_BUSY when a deferred read would upgrade to a write. Methods run
  * synchronously inside better-sqlite3 transactions, so each named operation is atomic.
  * Use `:memory:` for an in-memory database.
  */
@@ -43,7 +47,7 @@ export class SqliteStore implements Store {
   private readonly now_ms: () => number;
   private readonly stmts: Record<'getJob' | 'event' | 'report' | 'profile' | 'jobProgress', Database.Statement>;
   private checkpointer: Worker | undefined;
-  private readonly reportTx: (batches: readonly ReportBatch[], now: number) => (ReportsAdded | GoodputError)[];
+  private readonly reportTx: Database.Transaction<(batches: readonly ReportBatch[], now: number) => (ReportsAdded | GoodputError)[]>;
   private readonly highWater: { file: string; value: number } | undefined;
 
   constructor(path: string, options: SqliteStoreOptions = {}) {
@@ -56,7 +60,7 @@ export class SqliteStore implements Store {
     this.db.pragma(`journal_size_limit = ${WAL_LIMIT_BYTES}`);
     migrate(this.db);
     const every_ms = options.background_checkpoint_ms ?? 1000;
-    if (path !== ':memory:' && every_ms > 0) this.checkpointer = startCheckpointer(this.db, path, every_ms);
+    if (path !== ':memory:' && every_ms > 0) this.checkpointer = startCheckpointer(this.db, path, every_ms, options.wal_truncate_bytes ?? WAL_LIMIT_BYTES / 4);
     if (options.high_water_file !== undefined) this.highWater = { file: options.high_water_file, value: readHighWater(options.high_water_file) ?? 0 };
     this.stmts = {
       getJob: this.db.prepare('SELECT * FROM jobs WHERE id = ?'),
@@ -110,7 +114,7 @@ export class SqliteStore implements Store {
         .prepare('INSERT INTO jobs (id, name, user, spec, state, submitted_at_ms, reason) VALUES (?, ?, ?, ?, ?, ?, ?)')
         .run(job.id, job.name, job.user, JSON.stringify(job.spec), 'queued', now, 'submitted');
       this.stmts.event.run(job.id, now, actor, 'submitted', null, 'queued', 'submitted', JSON.stringify({ spec: job.spec }));
-    })();
+    }).immediate();
     this.advanceHighWater();
     return this.mustGet(job.id);
   }
@@ -226,17 +230,17 @@ export class SqliteStore implements Store {
       const state = (this.stmts.getJob.get(job_id) as Row | undefined)?.state as JobState | undefined;
       this.stmts.event.run(job_id, now, actor, 'replica-exited', state ?? null, state ?? null, `replica ${rank} of attempt ${attempt} exited with ${exit_code}`, JSON.stringify({ attempt, rank, exit_code }));
       return true;
-    })() && this.advanceHighWater();
+    }).immediate() && this.advanceHighWater();
   }
 
   async addReports(job_id: string, attempt: number, limits: BatchLimits | undefined, reports: readonly Measurement[]): Promise<ReportsAdded> {
-    const [result] = this.reportTx([{ job_id, attempt, limits, reports }], this.now_ms());
+    const [result] = this.reportTx.immediate([{ job_id, attempt, limits, reports }], this.now_ms());
     if (result instanceof GoodputError) throw result;
     return result!;
   }
 
   async addReportBatches(batches: readonly ReportBatch[]): Promise<(ReportsAdded | GoodputError)[]> {
-    return this.reportTx(batches, this.now_ms());
+    return this.reportTx.immediate(batches, this.now_ms());
   }
 
   /** The hot path of the report endpoint: per batch one read, inserts, one update; one transaction. */
@@ -383,7 +387,7 @@ export class SqliteStore implements Store {
       this.db.prepare(`UPDATE jobs SET ${columns.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`).run(...Object.values(values), id);
       const payload = typeof data === 'function' ? data(job) : data;
       this.stmts.event.run(id, now, actor, kind, job.state, to ?? job.state, reason, JSON.stringify(payload));
-    })();
+    }).immediate();
     this.advanceHighWater();
     return this.mustGet(id);
   }
@@ -398,10 +402,10 @@ function serviceOf(job: JobRecord, now_ms: number): number {
  * Starts the checkpoint worker and turns off checkpoints inside commits; when the worker cannot
  * start (e.g. running from TypeScript sources), SQLite's automatic checkpoints stay on.
  */
-function startCheckpointer(db: Database.Database, path: string, interval_ms: number): Worker | undefined {
+function startCheckpointer(db: Database.Database, path: string, interval_ms: number, truncate_bytes: number): Worker | undefined {
   const script = new URL('./checkpoint-worker.js', import.meta.url);
   if (!existsSync(fileURLToPath(script))) return undefined;
-  const worker = new Worker(script, { workerData: { path, interval_ms, truncate_bytes: WAL_LIMIT_BYTES / 4 } });
+  const worker = new Worker(script, { workerData: { path, interval_ms, truncate_bytes } });
   worker.unref();
   worker.on('error', () => db.open && db.pragma('wal_autocheckpoint = 1000'));
   db.pragma('wal_autocheckpoint = 0');
