@@ -28,6 +28,7 @@ export async function openCheckedStore(db_path: string, o: OpenStoreOptions): Pr
   try {
     store = new SqliteStore(db_path, { high_water_file: markFile });
   } catch (error) {
+    if (error instanceof GoodputError) throw error; // e.g. E_STORE_VERSION
     throw new GoodputError('E_STORE_DAMAGED', `cannot open the store ${db_path}: ${(error as Error).message}; ${RESTORE}`);
   }
   const problems = store.integrityProblems();
