@@ -68,7 +68,7 @@ describe('multi-user mode: jobs run as their owner (needs root)', { skip: root ?
     await assert.rejects(alice.submit({ name: 'x', command: ['true'], workdir: closed }), (e: HttpError) => e.status === 400 && /workdir: Unix account/.test(e.message));
     rmSync(closed, { recursive: true });
 
-    const bobJob = await bob.submit({ name: 'bob', command: ['/bin/sh', '-c', 'echo bob-weights > "$GOODPUT_CHECKPOINT_DIR/ckpt"; echo started; sleep 60'], workdir, env: { HF_TOKEN: 'hf_bob_secret' } });
+    const bobJob = await bob.submit({ name: 'bob', command: ['/bin/sh', '-c', 'echo bob-weights > "$GOODPUT_CHECKPOINT_DIR/ckpt"; echo started; sleep 60'], workdir, env: { HF_TOKEN: 'hf_bob_secret', LD_LIBRARY_PATH: '/nonexistent-goodput' } });
     const bobDir = join(data_dir, 'jobs', bobJob.id);
     const bobPid = await waitFor('bob\'s job to run', 20_000, async () => {
       const j = await bob.getJob(bobJob.id);
@@ -81,6 +81,12 @@ describe('multi-user mode: jobs run as their owner (needs root)', { skip: root ?
       ...children.map((pid) => `/proc/${pid}/environ`),
     ];
     assert.ok(children.length > 0, 'bob\'s command runs under the wrapper');
+    // The wrapper runs as root: the spec's variables (LD_LIBRARY_PATH would load bob's code into
+    // it) reach it only under hidden names; bob's command has them under their own.
+    const environ = (pid: number | string) => readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+    assert.ok(!environ(bobPid).some((e) => e.startsWith('LD_LIBRARY_PATH=') || e.startsWith('HF_TOKEN=')), 'nothing of the spec in root\'s wrapper');
+    assert.ok(environ(children[0]!).includes('LD_LIBRARY_PATH=/nonexistent-goodput'));
+    assert.ok(environ(children[0]!).includes('HF_TOKEN=hf_bob_secret'));
     const aliceJob = await alice.submit({ name: 'alice', command: probe(targets), workdir });
     await waitFor('alice\'s job to finish', 20_000, async () => ['succeeded', 'failed'].includes((await alice.getJob(aliceJob.id)).state));
     const out = (await alice.logs(aliceJob.id, 0, 0)).text;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { GoodputError } from '../../core/errors.js';
 import type { Backend, DeviceInfo, LaunchedReplica, LaunchRequest, ReplicaExit, ReplicaRef } from '../backend.js';
 import { freePort, isAlive, killGroup, procStart } from './process-info.js';
-import { asOwner, ownerBaseEnv, prepareOwnerDirs } from './run-as.js';
+import { asOwner, prepareOwnerDirs } from './run-as.js';
 
 /**
  * The replica wrapper, a constant script (arguments are positional parameters, never parsed by
@@ -61,7 +61,7 @@ export class LocalBackend implements Backend {
     for (const d of [dirs.checkpoint, dirs.logs, dirs.run]) mkdirSync(d, { recursive: true, mode: 0o700 });
     const owner = req.run_as;
     if (owner) prepareOwnerDirs(req.job_dir, dirs, owner);
-    const command = owner ? asOwner(owner, req.command) : req.command;
+    const owned = owner ? asOwner(owner, req.command, req.env) : undefined;
     const port = await freePort();
     const world = req.devices.length;
     const launched: LaunchedReplica[] = [];
@@ -69,7 +69,7 @@ export class LocalBackend implements Backend {
       for (let rank = 0; rank < world; rank++) {
         const device = req.devices[rank]!;
         const kind = this.deviceList.find((d) => d.index === device)?.kind ?? 'cpu';
-        const env: Record<string, string> = { ...(owner ? ownerBaseEnv(owner) : inheritedEnv()), ...req.env };
+        const env: Record<string, string> = { ...(owned?.env ?? { ...inheritedEnv(), ...req.env }) };
         Object.assign(env, {
           RANK: String(rank),
           WORLD_SIZE: String(world),
@@ -93,7 +93,7 @@ export class LocalBackend implements Backend {
         writeSync(fd, `--- goodput: attempt ${req.attempt}, rank ${rank}/${world}, device ${device}, ${new Date().toISOString()} ---\n`);
         const started_at_ms = Date.now();
         const child = await new Promise<ReturnType<typeof spawn>>((ok, fail) => {
-          const c = spawn('/bin/sh', ['-c', WRAPPER, 'goodput-replica', base, ...command], {
+          const c = spawn('/bin/sh', ['-c', WRAPPER, 'goodput-replica', base, ...(owned?.argv ?? req.command)], {
             cwd: req.workdir,
             env,
             detached: true,
