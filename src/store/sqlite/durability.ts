@@ -14,8 +14,9 @@ export function quickCheck(db: Database.Database, max = 10): string[] {
   return rows.map((r) => r.quick_check).filter((line) => line !== 'ok');
 }
 
-/** Newest event id in the database (0 when none). */
+/** Newest event id in the database (0 when none, or before the schema exists). */
 export function newestEventId(db: Database.Database): number {
+  if (!db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'events'").get()) return 0;
   return (db.prepare('SELECT coalesce(max(id), 0) AS id FROM events').get() as { id: number }).id;
 }
 

@@ -6,7 +6,7 @@ import { GoodputError } from '../../core/errors.js';
 import type { BatchLimits, PerfParams } from '../../goodput/types.js';
 import type { JobQuery, NewJob, NewReplica, Placement, ReportBatch, ReportsAdded, Store } from '../store.js';
 import { isTerminal, type JobEvent, type JobRecord, type JobState, type Measurement, type ProfileRow, type ReplicaRecord, type ReportRecord, type TokenRecord } from '../types.js';
-import { newestEventId, quickCheck, readHighWater, writeHighWater } from './durability.js';
+import { newestEventId, readHighWater, writeHighWater } from './durability.js';
 import { migrate } from './migrations.js';
 import { toEvent, toJob, toReplica, toToken, type Row } from './rows.js';
 
@@ -75,30 +75,8 @@ export class SqliteStore implements Store {
     this.reportTx = this.db.transaction((batches: readonly ReportBatch[], now: number) => batches.map((b) => this.reportBatch(b, now)));
   }
 
-  /** Problems PRAGMA quick_check finds in the database file (empty when consistent). */
-  integrityProblems(): string[] {
-    return quickCheck(this.db);
-  }
-
-  /** Newest event id in the database: compared with the high-water mark at start. */
-  newestEventId(): number {
-    return newestEventId(this.db);
-  }
-
-  /** Sets the high-water mark to the database's newest event (after a loss was accepted, or a restore). */
-  resetHighWater(): void {
-    if (!this.highWater) return;
-    this.highWater.value = newestEventId(this.db);
-    writeHighWater(this.highWater.file, this.highWater.value);
-  }
-
   async probe(): Promise<void> {
     this.db.prepare('SELECT count(*) FROM jobs').get();
-  }
-
-  /** Online copy of the database to `dest` (SQLite's backup API); the store keeps serving. */
-  async backup(dest: string): Promise<void> {
-    await this.db.backup(dest);
   }
 
   /** Schema version of the open database (number of applied migrations). */
