@@ -3,8 +3,8 @@
  * work. The checks and the restore procedure are documented in docs/control-plane.md
  * ("Store integrity, backup and restore").
  */
-import { GoodputError } from '../core/errors.js';
 import Database from 'better-sqlite3';
+import { GoodputError } from '../core/errors.js';
 import { highWaterPath, newestEventId, quickCheck, readHighWater, writeHighWater } from '../store/sqlite/durability.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { createPrivateFile } from './secure.js';
