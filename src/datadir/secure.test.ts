@@ -35,7 +35,9 @@ describe('private data directory', () => {
     const s = await startServerProcess(data_dir, ['--cpu-slots', '1', '--interval-s', '60']);
     servers.push(s);
     await s.client.submit({ name: 'again', command: ['true'], workdir: data_dir, min_replicas: 2, max_replicas: 2 });
-    assert.match(readFileSync(join(data_dir, 'up.log'), 'utf8'), new RegExp(`fixed the mode of ${data_dir}: 0755 -> 0700`));
+    const log = readFileSync(join(data_dir, 'up.log'), 'utf8');
+    assert.match(log, new RegExp(`fixed the mode of ${data_dir}: 0755 -> 0700`));
+    assert.match(log, /single-user mode: every job runs as the server's own Unix account/, 'the start says which mode');
     assert.equal(mode(data_dir), 0o700);
     assert.equal(mode(join(data_dir, 'jobs')), 0o700);
     const files = privateFiles();

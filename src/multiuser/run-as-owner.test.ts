@@ -6,14 +6,14 @@
  * environment, the admin token, the secret or the store.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { HttpError } from '../client/client.js';
 import { GoodputClient } from '../client/client.js';
-import { cleanup, startServerProcess, tempDataDir, waitFor, type ServerProcess } from '../control/testing/harness.js';
+import { CLI, cleanup, startServerProcess, tempDataDir, waitFor, type ServerProcess } from '../control/testing/harness.js';
 import { lookupAccount } from './accounts.js';
 
 const root = process.getuid?.() === 0;
@@ -51,6 +51,19 @@ const probe = (paths: readonly string[]) => [
 ];
 
 describe('multi-user mode: jobs run as their owner (needs root)', { skip: root ? false : 'needs root to create Unix users and start jobs as them' }, () => {
+  it('refuses --run-as-owner to a server that is not root', () => {
+    const nobody = lookupAccount('nobody')!;
+    const dir = mkdtempSync(join(tmpdir(), 'goodput-mu-nobody-'));
+    try {
+      execFileSync('chown', [String(nobody.uid), dir]);
+      const r = spawnSync(process.execPath, [CLI, 'up', '--run-as-owner', '--data-dir', dir, '--port', '0', '--cpu-slots', '1'], { uid: nobody.uid, gid: nobody.gid, encoding: 'utf8', timeout: 30_000 });
+      assert.equal(r.status, 2, r.stderr);
+      assert.match(r.stderr, /E_USAGE.*--run-as-owner needs the server to run as root/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('says it is in multi-user mode; refuses at submit a user without a Unix account, and root as an account', async () => {
     server = await startServerProcess(data_dir, ['--cpu-slots', '2', '--interval-s', '1', '--run-as-owner']);
     const log = readFileSync(join(data_dir, 'up.log'), 'utf8');
