@@ -25,6 +25,12 @@ describe('private data directory', () => {
     process.umask(0); // inherited by the server
     const first = await startServerProcess(data_dir, ['--cpu-slots', '1', '--interval-s', '60']);
     await first.client.submit({ name: 'with-secret', command: ['true'], workdir: data_dir, env: { HF_TOKEN: 'hf_secret' }, min_replicas: 2, max_replicas: 2 });
+    const ran = await first.client.submit({ name: 'ran', command: ['true'], workdir: data_dir });
+    await waitFor('the job to finish', 20_000, async () => (await first.client.getJob(ran.id)).state === 'succeeded');
+    const jobDir = join(data_dir, 'jobs', ran.id);
+    for (const f of readdirSync(join(jobDir, 'run'))) assert.equal(mode(join(jobDir, 'run', f)), 0o600, `run/${f}`);
+    assert.equal(mode(join(jobDir, 'logs', 'replica-0.log')), 0o600);
+    for (const d of ['', 'run', 'logs', 'checkpoint']) assert.equal(mode(join(jobDir, d)), 0o700, `jobs/<id>/${d}`);
     const privateFiles = () => readdirSync(data_dir).filter((f) => statSync(join(data_dir, f)).isFile() && f !== 'up.log'); // up.log is the test's
     for (const f of privateFiles()) assert.equal(mode(join(data_dir, f)), 0o600, `${f} at the first start`);
     process.kill(first.pid, 'SIGTERM');

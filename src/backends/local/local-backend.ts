@@ -14,11 +14,13 @@ import { asOwner, prepareOwnerDirs } from './run-as.js';
  * command and writes its exit status to a file atomically, then exits with it. The trap keeps
  * the shell alive through SIGTERM/SIGINT/HUP sent to the group; `wait` interrupted by a trapped
  * signal is repeated until the command really ended (a zombie still answers `kill -0`). The exit
- * file lets a restarted server learn the exit code of a replica it did not start.
+ * file lets a restarted server learn the exit code of a replica it did not start. The umask is
+ * narrowed only after the command started (its own umask stays the server's), so the run files
+ * are 0600 whatever the umask.
  */
 const WRAPPER = [
   'p=$1; shift; trap : TERM INT HUP',
-  '"$@" & c=$!',
+  '"$@" & c=$!; umask 077',
   'echo "$$ $c" > "$p.pid.tmp" && mv -f "$p.pid.tmp" "$p.pid"',
   'while :; do wait $c; r=$?; kill -0 $c 2>/dev/null || break; done',
   'echo $r > "$p.exit.tmp" && mv -f "$p.exit.tmp" "$p.exit"; exit $r',
