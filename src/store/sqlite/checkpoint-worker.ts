@@ -21,14 +21,18 @@ const walBytes = () => {
     return 0;
   }
 };
+// The size is watched four times per interval, so that a fast writer cannot outgrow the limit
+// between two checkpoints, and a TRUNCATE that found the database busy is retried soon.
+let tick = 0;
 const timer = setInterval(() => {
   try {
-    db.pragma('wal_checkpoint(PASSIVE)');
-    if (walBytes() > truncate_bytes) db.pragma('wal_checkpoint(TRUNCATE)');
+    const over = walBytes() > truncate_bytes;
+    if (over || tick++ % 4 === 0) db.pragma('wal_checkpoint(PASSIVE)');
+    if (over) db.pragma('wal_checkpoint(TRUNCATE)');
   } catch {
     // Busy or closing: the next tick (or SQLite's own checkpoint at close) catches up.
   }
-}, interval_ms);
+}, Math.max(1, interval_ms / 4));
 parentPort?.on('message', (message) => {
   if (message === 'stop') {
     clearInterval(timer);
