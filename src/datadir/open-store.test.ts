@@ -76,10 +76,8 @@ describe('store integrity', () => {
     }
   });
 
-  it('goodput up refuses a store whose WAL was deleted after a crash (acknowledged jobs lost), unless told to accept it', { timeout: 60_000 }, async () => {
-    const d = dataDir();
-    const db = join(d, 'goodput.sqlite');
-    // A server-like writer that dies (SIGKILL) with its commits still in the WAL.
+  /** Runs a server-like writer that commits 3 jobs and dies (SIGKILL) with them still in the WAL. */
+  const crashWithJobsInWal = (db: string) => {
     const store = pathToFileURL(packagePath('dist', 'src', 'store', 'sqlite', 'sqlite-store.js')).href;
     const script = `const { SqliteStore } = await import(${JSON.stringify(store)});
       const s = new SqliteStore(${JSON.stringify(db)}, { background_checkpoint_ms: 0, high_water_file: ${JSON.stringify(db + '.seq')} });
@@ -92,6 +90,25 @@ describe('store integrity', () => {
       // killed, as intended
     }
     assert.ok(statSync(`${db}-wal`).size > 0, 'the jobs are in the WAL');
+  };
+
+  it('goodput up refuses a store whose WAL was damaged after a crash (acknowledged jobs lost)', { timeout: 60_000 }, async () => {
+    const d = dataDir();
+    const db = join(d, 'goodput.sqlite');
+    crashWithJobsInWal(db);
+    // Garbage over the frames after the first: SQLite drops frames whose checksums fail, silently.
+    const fd = openSync(`${db}-wal`, 'r+');
+    writeSync(fd, Buffer.alloc(4096, 0x5a), 0, 4096, 32 + 24 + 4096 + 24 + 1000);
+    closeSync(fd);
+    const r = await runCli(['up', '--data-dir', d, '--port', '0', '--cpu-slots', '1']);
+    assert.notEqual(r.status, 0);
+    assert.match(r.stderr, /E_STORE_LOST.*lost acknowledged work/s);
+  });
+
+  it('goodput up refuses a store whose WAL was deleted after a crash, unless told to accept it', { timeout: 60_000 }, async () => {
+    const d = dataDir();
+    const db = join(d, 'goodput.sqlite');
+    crashWithJobsInWal(db);
     rmSync(`${db}-wal`);
     const r = await runCli(['up', '--data-dir', d, '--port', '0', '--cpu-slots', '1']);
     assert.notEqual(r.status, 0);
