@@ -11,7 +11,7 @@ import { GoodputError } from '../core/errors.js';
 import type { ApiEnv } from './auth.js';
 
 /** The error a too large body gets (413). */
-export function tooLarge(max_bytes: number): GoodputError {
+function tooLarge(max_bytes: number): GoodputError {
   return new GoodputError('E_TOO_LARGE', `request body larger than ${max_bytes} bytes; see the limits in docs/control-plane.md`);
 }
 

@@ -1,5 +1,6 @@
 /** Schemas of request bodies (validated at the boundary; also published in the OpenAPI doc). */
 import { z } from 'zod';
+import { UNIX_USER } from '../multiuser/accounts.js';
 
 export const limitsSchema = z.object({
   init_batch_size: z.number().int().min(1),
@@ -11,8 +12,8 @@ export const limitsSchema = z.object({
 
 const finite = z.number().finite();
 /** Keys of one measurement's `breakdown` (docs/contract.md), and characters per key. */
-export const BREAKDOWN_KEYS = 32;
-export const BREAKDOWN_KEY_CHARS = 64;
+const BREAKDOWN_KEYS = 32;
+const BREAKDOWN_KEY_CHARS = 64;
 const nonNegative = finite.min(0);
 
 export const measurementSchema = z.object({
@@ -48,5 +49,5 @@ export const reportBodySchema = z.object({
 export const tokenBodySchema = z.object({
   user: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/).optional().describe('Whose token; default the caller. Only an admin names another user.'),
   expires_in_s: z.number().int().min(1).max(10 * 365 * 86400).optional().describe('Lifetime; default: never expires (admin), the caller\'s own token\'s expiry (user).'),
-  unix_user: z.string().regex(/^[a-z_][a-z0-9_-]{0,31}$/).optional().describe('Admin only: the Unix account this user\'s jobs run as (goodput up --run-as-owner).'),
+  unix_user: z.string().regex(UNIX_USER).optional().describe('Admin only: the Unix account this user\'s jobs run as (goodput up --run-as-owner).'),
 }).strict();

@@ -27,7 +27,7 @@ export interface TokenView {
 /** Characters of a token's hash that name it. */
 const ID_CHARS = 12;
 
-export function tokenView(t: TokenRecord): TokenView {
+function tokenView(t: TokenRecord): TokenView {
   const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
   return { id: t.hash.slice(0, ID_CHARS), user: t.user, admin: t.admin, created_at: new Date(t.created_at_ms).toISOString(), expires_at: iso(t.expires_at_ms), revoked_at: iso(t.revoked_at_ms) };
 }

@@ -19,7 +19,7 @@ const RESERVED_ENV = /^(RANK|WORLD_SIZE|LOCAL_RANK|LOCAL_WORLD_SIZE|MASTER_ADDR|
  * one string over 128 KiB, and argv + environment over the system's ARG_MAX, with E2BIG).
  * Documented in docs/control-plane.md.
  */
-export const SPEC_LIMITS = {
+const SPEC_LIMITS = {
   /** Bytes (UTF-8) of one argument of `command`. */
   arg_bytes: 64 << 10,
   /** Arguments in `command`. */
