@@ -26,7 +26,7 @@ export function authenticate(store: Store, secret: string, now_ms: () => number 
     const claim = jobTokenClaim(token);
     if (claim !== undefined) {
       if (!verifyJobToken(secret, claim, token)) throw unauthorized();
-      const state = (await store.getJob(claim))?.state;
+      const state = await store.getJobState(claim);
       if (state !== undefined && isTerminal(state)) throw unauthorized(`job ${claim} has ended (${state}); its token is no longer valid`);
       c.set('principal', { kind: 'job', job_id: claim });
     } else {

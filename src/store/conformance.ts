@@ -43,6 +43,8 @@ export function storeConformance(name: string, open: OpenStore): void {
       clock += 5;
       await s.createJob({ id: 'b', name: 'two', user: 'bob', spec: { ...spec, name: 'two' } }, 'bob');
       assert.equal(a.state, 'queued');
+      assert.equal(await s.getJobState('a'), 'queued');
+      assert.equal(await s.getJobState('nope'), undefined);
       assert.equal(a.submitted_at_ms, 1_000_000);
       assert.deepEqual(a.spec, spec);
       assert.deepEqual((await s.listJobs()).map((j) => j.id), ['a', 'b']);

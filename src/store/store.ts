@@ -52,6 +52,8 @@ export interface Store {
   /** Inserts a job in state `queued` with event `submitted`. Throws E_CONFLICT on a duplicate id. */
   createJob(job: NewJob, actor: string): Promise<JobRecord>;
   getJob(id: string): Promise<JobRecord | undefined>;
+  /** Just the state of a job (cheap: no record is built; the job-token check's hot path). */
+  getJobState(id: string): Promise<JobState | undefined>;
   /** Jobs in submission order (oldest first). */
   listJobs(query?: JobQuery): Promise<JobRecord[]>;
 

@@ -45,7 +45,7 @@ const ALL_ACTIVE: readonly JobState[] = ['queued', 'starting', 'running', 'resca
 export class SqliteStore implements Store {
   private readonly db: Database.Database;
   private readonly now_ms: () => number;
-  private readonly stmts: Record<'getJob' | 'event' | 'report' | 'profile' | 'jobProgress', Database.Statement>;
+  private readonly stmts: Record<'getJob' | 'jobState' | 'event' | 'report' | 'profile' | 'jobProgress', Database.Statement>;
   private checkpointer: Worker | undefined;
   private readonly reportTx: Database.Transaction<(batches: readonly ReportBatch[], now: number) => (ReportsAdded | GoodputError)[]>;
   private readonly highWater: { file: string; value: number } | undefined;
@@ -64,6 +64,7 @@ export class SqliteStore implements Store {
     if (options.high_water_file !== undefined) this.highWater = { file: options.high_water_file, value: readHighWater(options.high_water_file) ?? 0 };
     this.stmts = {
       getJob: this.db.prepare('SELECT * FROM jobs WHERE id = ?'),
+      jobState: this.db.prepare('SELECT state FROM jobs WHERE id = ?').pluck(),
       event: this.db.prepare('INSERT INTO events (job_id, at_ms, actor, kind, from_state, to_state, reason, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
       report: this.db.prepare('INSERT INTO reports (job_id, attempt, received_at_ms, step, body) VALUES (?, ?, ?, ?, ?)'),
       profile: this.db.prepare(`INSERT INTO profiles (job_id, num_nodes, num_replicas, local_bsz, count, sum_accum_step_time_s, sum_optim_step_time_s)
@@ -100,6 +101,10 @@ export class SqliteStore implements Store {
   async getJob(id: string): Promise<JobRecord | undefined> {
     const row = this.stmts.getJob.get(id) as Row | undefined;
     return row ? toJob(row) : undefined;
+  }
+
+  async getJobState(id: string): Promise<JobState | undefined> {
+    return this.stmts.jobState.get(id) as JobState | undefined;
   }
 
   async listJobs(query: JobQuery = {}): Promise<JobRecord[]> {
