@@ -24,6 +24,7 @@ describe('private data directory', () => {
   it('makes every file 0600 and the directory 0700 whatever the umask and the modes before', { timeout: 60_000 }, async () => {
     process.umask(0); // inherited by the server
     const first = await startServerProcess(data_dir, ['--cpu-slots', '1', '--interval-s', '60']);
+    servers.push(first); // killed by cleanup if an assertion fails before it is stopped
     await first.client.submit({ name: 'with-secret', command: ['true'], workdir: data_dir, env: { HF_TOKEN: 'hf_secret' }, min_replicas: 2, max_replicas: 2 });
     const ran = await first.client.submit({ name: 'ran', command: ['true'], workdir: data_dir });
     await waitFor('the job to finish', 20_000, async () => (await first.client.getJob(ran.id)).state === 'succeeded');
