@@ -7,7 +7,7 @@
  * GET /v1/health figure of the same run as the HTTP baseline (no auth, no store).
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +21,17 @@ const TARGET_P99_MS = 20;
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
 const JOBS = 8;
+/** Largest WAL tolerated next to the store (SqliteStore keeps it bounded). */
+const TARGET_WAL_MB = 64;
+
+/** Size of a file in MiB; 0 when absent. */
+function sizeMiB(path: string): number {
+  try {
+    return statSync(path).size / 2 ** 20;
+  } catch {
+    return 0;
+  }
+}
 
 interface Result {
   rps: number;
@@ -105,6 +116,9 @@ async function main(): Promise<void> {
           reports: [{ time_s: 1.7e9, step: j, epoch: 1, num_nodes: 1, num_replicas: replicas, local_bsz: bsz, accum_steps: 0, step_time_s: 0.02 + bsz * 0.001, sync_time_s: 0.005 * replicas, grad_sqr: 0.5, grad_var: 2.0, samples: 1000, loss: 0.9, breakdown: { data_wait_s: 0.001, forward_backward_s: 0.015, sync_s: 0.005, optimizer_s: 0.002 } }],
         }))).map((body) => ({ path: `/v1/jobs/${job.id}/reports`, token: job.token, body })));
     const u = new URL(url);
+    const wal = join(data_dir, 'goodput.sqlite-wal');
+    let walPeak_mb = 0;
+    const walTimer = setInterval(() => (walPeak_mb = Math.max(walPeak_mb, sizeMiB(wal))), 100);
     const cpu0 = cpuSeconds(server.pid!);
     const health = await load(u, () => ({ path: '/v1/health' }), 0.5);
     const cpu1 = cpuSeconds(server.pid!);
@@ -113,6 +127,9 @@ async function main(): Promise<void> {
       return perJob[Math.floor(i / JOBS) % perJob.length]!;
     }, 1);
     const cpu2 = cpuSeconds(server.pid!);
+    clearInterval(walTimer);
+    const walEnd_mb = sizeMiB(wal);
+    walPeak_mb = Math.max(walPeak_mb, walEnd_mb);
     const ok = reports.rps >= TARGET_RPS && reports.p99_ms <= TARGET_P99_MS && reports.errors === 0;
     const f = (x: number) => x.toFixed(2);
     console.log(`bench:api  loopback ${url}, ${CONCURRENCY} concurrent connections, ${DURATION_S}s measured after 1s warm-up, ${JOBS} jobs`);
@@ -126,6 +143,8 @@ async function main(): Promise<void> {
     const metrics = await client.metrics();
     const stored = /^goodput_reports_total (\d+)$/m.exec(metrics)?.[1];
     console.log(`  server counted ${stored} stored measurements`);
+    const walOk = walPeak_mb < TARGET_WAL_MB;
+    console.log(`  WAL           ${walEnd_mb.toFixed(1)} MiB at the end, ${walPeak_mb.toFixed(1)} MiB at most (sampled every 0.1 s); database ${sizeMiB(join(data_dir, 'goodput.sqlite')).toFixed(1)} MiB   target < ${TARGET_WAL_MB} MiB: ${walOk ? 'MET' : 'NOT MET'}`);
   } finally {
     // The running job's replica outlives the server by design: cancel every job first.
     for (const job of jobs) await client?.cancel(job.id).catch(() => undefined);

@@ -60,7 +60,7 @@ export async function buildFixture(path: string, jobs: number, num_nodes: number
   }
   const nodes: NodeView[] = Array.from({ length: num_nodes }, (_, n) => ({
     name: `node-${String(n).padStart(2, '0')}`,
-    devices: Array.from({ length: gpus_per_node }, (_, g) => ({ index: g, kind: 'gpu' as const, name: 'NVIDIA H100', job: holder.get(`${n}:${g}`) ?? null })),
+    devices: Array.from({ length: gpus_per_node }, (_, g) => ({ index: g, kind: 'gpu' as const, name: 'NVIDIA H100', job: holder.get(`${n}:${g}`) ?? null, busy: holder.has(`${n}:${g}`) })),
   }));
   clock = end_ms;
   return { store, nodes, token };

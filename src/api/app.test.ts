@@ -10,6 +10,7 @@ import { hashToken, jobToken } from '../control/tokens.js';
 import { findPolicy, policyNames } from '../policy/registry.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { createApp } from './app.js';
+import { callApp } from './testing/in-process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'goodput-api-'));
 const secret = 'test-secret';
@@ -27,20 +28,7 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function call(method: string, path: string, token?: string, body?: unknown) {
-  const headers: Record<string, string> = {};
-  if (token) headers.authorization = `Bearer ${token}`;
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await app.request(path, { method, headers, ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}) });
-  const text = await res.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = text;
-  }
-  return { status: res.status, json: json as Record<string, any>, text }; // eslint-disable-line @typescript-eslint/no-explicit-any
-}
+const call = (method: string, path: string, token?: string, body?: unknown) => callApp(app, method, path, token, body);
 
 const limits = { init_batch_size: 128, max_batch_size: 4096, min_local_bsz: 32, max_local_bsz: 512, accumulation: true };
 const measurement = (step: number, replicas: number, local_bsz: number, step_time_s: number) => ({
@@ -129,7 +117,7 @@ describe('HTTP API (in-process)', () => {
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': String(hugeBody.length) },
       body: hugeBody,
     });
-    assert.equal(huge.status, 400);
+    assert.equal(huge.status, 413);
     assert.match(((await huge.json()) as { error: { message: string } }).error.message, /larger than/);
     const outOfBounds: [string, unknown, RegExp][] = [
       ['a local batch above max_local_bsz', { ...body, reports: [measurement(1, 1, 1024, 0.1)] }, /local_bsz: 1024 is more than max_local_bsz \(512\)/],

@@ -1,21 +1,23 @@
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Hono, type Context } from 'hono';
-import type { MiddlewareHandler } from 'hono';
-import type { z } from 'zod';
 import type { Controller } from '../control/controller.js';
-import { formatIssues, validateJobSpec } from '../control/job-spec.js';
+import { validateJobSpec } from '../control/job-spec.js';
 import { stopProtection } from '../control/snapshot.js';
-import { hashToken, newToken } from '../control/tokens.js';
 import { GoodputError } from '../core/errors.js';
 import type { Store } from '../store/store.js';
 import { isTerminal, PLACED_STATES } from '../store/lifecycle.js';
 import type { JobRecord } from '../store/types.js';
+import { limitBody } from './body-limit.js';
 import { authenticate, mayAccess, requireUser, type ApiEnv, type Principal } from './auth.js';
 import { badRequest, errorBody, forbidden, statusOf } from './http-error.js';
 import { metricsText } from './metrics.js';
 import { openApiDocument } from './openapi.js';
-import { reportBodySchema, reportIssues, tokenBodySchema } from './schemas.js';
+import { jsonBody, parse } from './parse-body.js';
+import { reportBodySchema, reportIssues } from './schemas.js';
+import { StoreHealth } from './store-health.js';
+import { checkLaunchable } from './submit-checks.js';
+import { registerTokenRoutes } from './token-routes.js';
 import { eventView, iso, jobView, replicaView, type JobDetail, type NodeView } from './views.js';
 
 /** What the API needs from the server. */
@@ -24,6 +26,10 @@ export interface AppOptions {
   controller: Controller;
   secret: string;
   version: string;
+  /** Multi-user mode: jobs run as their owner's Unix account (checked at submit). */
+  run_as_owner?: boolean;
+  /** Clock for token expiry (tests). Default Date.now. */
+  now_ms?: () => number;
 }
 
 /** Largest request body accepted (a report of 1000 measurements is about 400 KB). */
@@ -40,18 +46,22 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
   const { store, controller } = o;
 
+  const health = new StoreHealth(store);
   app.onError((error, c) => {
-    const body = errorBody(error);
+    const body = errorBody(health.note(error));
     return c.json(body, statusOf(body.error.code));
   });
   app.notFound((c) => c.json({ error: { code: 'E_NOT_FOUND', message: `no route ${c.req.method} ${c.req.path}` } }, 404));
 
-  app.get('/v1/health', (c) => c.json({ ok: true, version: o.version }));
+  app.use('*', limitBody(MAX_BODY_BYTES));
+  app.get('/v1/health', async (c) => {
+    const state = await health.state();
+    return c.json({ ok: state.state === 'ok', version: o.version, store: state }, state.state === 'ok' ? 200 : 503);
+  });
   app.get('/v1/openapi.json', (c) => c.json(openApiDocument(o.version)));
   app.get('/metrics', async (c) => c.text(await metricsText(store, controller), 200, { 'content-type': 'text/plain; version=0.0.4' }));
 
-  app.use('/v1/*', authenticate(store, o.secret));
-  app.use('/v1/*', limitBody(MAX_BODY_BYTES));
+  app.use('/v1/*', authenticate(store, o.secret, o.now_ms));
 
   const findJob = async (c: Context<ApiEnv>, ref: string): Promise<JobRecord> => {
     const principal = c.get('principal');
@@ -63,7 +73,7 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     if (!job) throw new GoodputError('E_NOT_FOUND', `no job '${ref}'`);
     if (!mayAccess(principal, job.user, job.id)) {
       if (principal.kind === 'job') throw forbidden(`this token belongs to job ${principal.job_id}, not ${job.id}`);
-      throw forbidden(`job ${job.id} belongs to ${job.user}`);
+      throw forbidden(`job ${job.id} belongs to another user`);
     }
     return job;
   };
@@ -75,8 +85,8 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     const body = await jsonBody(c);
     const spec = validateJobSpec(body, process.cwd(), 'job spec');
     if (spec.user !== undefined && spec.user !== principal.user && !principal.admin) throw forbidden(`user ${principal.user} cannot submit jobs as ${spec.user}`);
-    if (!existsSync(spec.workdir) || !statSync(spec.workdir).isDirectory()) throw new GoodputError('E_SPEC', `job spec is invalid: workdir: ${spec.workdir} is not a directory on the server`);
     const user = principal.admin ? (spec.user ?? principal.user) : principal.user;
+    await checkLaunchable(store, spec, user, o.run_as_owner === true);
     const job = await controller.submit({ ...spec, user }, user, principal.user);
     return c.json(jobView(job), 201);
   });
@@ -150,57 +160,28 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
   });
 
   app.get('/v1/nodes', (c) => {
-    requireUser(c.get('principal'));
-    return Promise.all([store.listJobs({ states: PLACED_STATES }), store.listLiveReplicas()]).then(([jobs, live]) => {
+    const principal = c.get('principal');
+    requireUser(principal);
+    return Promise.all([store.listJobs({ states: PLACED_STATES }), store.listLiveReplicas()]).then(async ([jobs, live]) => {
       const holder = new Map<number, string>();
       for (const j of jobs) for (const d of j.devices) holder.set(d, j.id);
       // A device is held until the process on it is gone, even when its job has ended.
       for (const r of live) if (r.device !== null) holder.set(r.device, r.job_id);
+      const owner = new Map(jobs.map((j) => [j.id, j.user]));
+      for (const id of new Set(holder.values())) if (!owner.has(id)) owner.set(id, (await store.getJob(id))?.user ?? '');
+      // Other users' job ids are theirs to share: a non-admin sees only that a device is taken.
+      const shown = (id: string | undefined) => (id !== undefined && mayAccess(principal, owner.get(id)!, id) ? id : null);
       const nodes: NodeView[] = controller.nodes().map((n) => ({
         name: n.name,
-        devices: controller.devices().map((d) => ({ index: d.index, kind: d.kind, name: d.name, job: holder.get(d.index) ?? null })),
+        devices: controller.devices().map((d) => ({ index: d.index, kind: d.kind, name: d.name, job: shown(holder.get(d.index)), busy: holder.has(d.index) })),
       }));
       return c.json(nodes);
     });
   });
 
-  app.post('/v1/tokens', async (c) => {
-    const principal = requireUser(c.get('principal'));
-    if (!principal.admin) throw forbidden('only an admin may create tokens');
-    const body = parse(tokenBodySchema, await jsonBody(c), 'token request');
-    const token = newToken('gpu');
-    await store.putToken({ hash: hashToken(token), user: body.user, admin: false, created_at_ms: Date.now() });
-    return c.json({ user: body.user, token }, 201);
-  });
+  registerTokenRoutes(app, store, o.now_ms);
 
   return app;
-}
-
-/**
- * Refuses bodies whose Content-Length exceeds `max_bytes` (400). Reads only the header: hono's
- * bodyLimit touches `req.raw.body`, which makes @hono/node-server build a web stream for every
- * request. Bodies without Content-Length (chunked) are not limited here.
- */
-function limitBody(max_bytes: number): MiddlewareHandler<ApiEnv> {
-  return async function limitBodyByLength(c, next) {
-    const length = Number(c.req.header('content-length') ?? 0);
-    if (length > max_bytes) throw badRequest(`request body larger than ${max_bytes} bytes`);
-    await next();
-  };
-}
-
-async function jsonBody(c: Context<ApiEnv>): Promise<unknown> {
-  try {
-    return await c.req.json();
-  } catch {
-    throw badRequest('body must be JSON');
-  }
-}
-
-function parse<T extends z.ZodType>(schema: T, value: unknown, what: string): z.infer<T> {
-  const result = schema.safeParse(value);
-  if (!result.success) throw badRequest(`${what} is invalid: ${formatIssues(result.error)}`);
-  return result.data;
 }
 
 function readRange(path: string, start: number, end: number): Promise<string> {

@@ -3,9 +3,10 @@ import type { MiddlewareHandler } from 'hono';
 import type { Store } from '../store/store.js';
 import { hashToken, jobTokenClaim, verifyJobToken } from '../control/tokens.js';
 import { forbidden, unauthorized } from './http-error.js';
+import { isTerminal } from '../store/lifecycle.js';
 
 /** The authenticated caller. A job principal may only report for its own job. */
-export type Principal = { kind: 'user'; user: string; admin: boolean } | { kind: 'job'; job_id: string };
+export type Principal = { kind: 'user'; user: string; admin: boolean; expires_at_ms?: number } | { kind: 'job'; job_id: string };
 
 /** Hono environment of the API: the principal set by `authenticate`. */
 export interface ApiEnv {
@@ -13,10 +14,10 @@ export interface ApiEnv {
 }
 
 /**
- * Middleware factory: resolves the bearer token to a principal or answers 401. Job tokens are
- * checked by HMAC without a store lookup (the report endpoint is the hot path).
+ * Middleware factory: resolves the bearer token to a principal or answers 401. A user token is
+ * refused once expired or revoked; a job token (checked by HMAC) once its job has ended.
  */
-export function authenticate(store: Store, secret: string): MiddlewareHandler<ApiEnv> {
+export function authenticate(store: Store, secret: string, now_ms: () => number = Date.now): MiddlewareHandler<ApiEnv> {
   return async function authenticateBearer(c, next) {
     const header = c.req.header('authorization') ?? '';
     const match = /^Bearer\s+(\S+)$/i.exec(header);
@@ -25,18 +26,22 @@ export function authenticate(store: Store, secret: string): MiddlewareHandler<Ap
     const claim = jobTokenClaim(token);
     if (claim !== undefined) {
       if (!verifyJobToken(secret, claim, token)) throw unauthorized();
+      const state = await store.getJobState(claim);
+      if (state !== undefined && isTerminal(state)) throw unauthorized(`job ${claim} has ended (${state}); its token is no longer valid`);
       c.set('principal', { kind: 'job', job_id: claim });
     } else {
       const found = await store.findToken(hashToken(token));
       if (!found) throw unauthorized();
-      c.set('principal', { kind: 'user', user: found.user, admin: found.admin });
+      if (found.revoked_at_ms !== undefined) throw unauthorized('this token was revoked; ask for a new one (goodput token create)');
+      if (found.expires_at_ms !== undefined && now_ms() >= found.expires_at_ms) throw unauthorized('this token has expired; ask for a new one (goodput token create)');
+      c.set('principal', { kind: 'user', user: found.user, admin: found.admin, ...(found.expires_at_ms !== undefined ? { expires_at_ms: found.expires_at_ms } : {}) });
     }
     await next();
   };
 }
 
 /** The calling user; a job token is refused (403) outside the report endpoint. */
-export function requireUser(principal: Principal): { user: string; admin: boolean } {
+export function requireUser(principal: Principal): { user: string; admin: boolean; expires_at_ms?: number } {
   if (principal.kind !== 'user') throw forbidden('a job token may only post reports for its own job');
   return principal;
 }

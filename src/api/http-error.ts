@@ -8,6 +8,8 @@ const STATUS: Record<string, ContentfulStatusCode> = {
   E_NOT_FOUND: 404,
   E_CONFLICT: 409,
   E_INFEASIBLE: 422,
+  E_TOO_LARGE: 413,
+  E_STORE_DAMAGED: 503,
   E_SPEC: 400,
   E_INPUT: 400,
   E_BAD_REQUEST: 400,

@@ -31,7 +31,7 @@ export function openApiDocument(version: string): Record<string, unknown> {
     },
     security: [{ bearer: [] }],
     paths: {
-      '/v1/health': { get: { summary: 'Liveness', security: [], responses: { 200: ok('server is up') } } },
+      '/v1/health': { get: { summary: "Liveness and the store's state (store.state: ok, damaged or failing)", security: [], responses: { 200: ok('server and store are up'), 503: { description: 'the store is damaged or failing (store.detail says why)' } } } },
       '/v1/jobs': {
         get: { summary: "List jobs (own jobs; admin: all, or ?user=)", responses: { 200: ok('jobs', { type: 'array', items: { type: 'object' } }), ...errors } },
         post: { summary: 'Submit a job (422 E_INFEASIBLE: min_replicas exceeds the cluster)', requestBody: json({ $ref: '#/components/schemas/JobSpec' }), responses: { 201: ok('the job'), ...errors, 422: error } },
@@ -51,7 +51,11 @@ export function openApiDocument(version: string): Record<string, unknown> {
       },
       '/v1/jobs/{id}/cancel': { post: { summary: 'Cancel a job (SIGTERM, then SIGKILL after the grace period)', parameters: idParam, responses: { 200: ok('the job'), ...errors } } },
       '/v1/nodes': { get: { summary: 'Nodes and their devices with the job holding each', responses: { 200: ok('nodes', { type: 'array' }), ...errors } } },
-      '/v1/tokens': { post: { summary: 'Create a user token (admin)', requestBody: json({ $ref: '#/components/schemas/TokenRequest' }), responses: { 201: ok('token'), ...errors } } },
+      '/v1/tokens': {
+        post: { summary: 'Create a user token (a user for themself; an admin for anyone, optionally with the Unix account)', requestBody: json({ $ref: '#/components/schemas/TokenRequest' }), responses: { 201: ok('the token, shown once, and its id'), ...errors } },
+        get: { summary: 'Tokens by id, never the tokens (own; admin: all or ?user=)', responses: { 200: ok('tokens', { type: 'array' }), ...errors } },
+      },
+      '/v1/tokens/{id}': { delete: { summary: 'Revoke a token (own; admin: any user token); an id prefix of 6+ characters', parameters: idParam, responses: { 200: ok('the revoked token'), ...errors } } },
       '/metrics': { get: { summary: 'Prometheus metrics', security: [], responses: { 200: { description: 'text exposition' } } } },
     },
   };

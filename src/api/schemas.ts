@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import type { BatchLimits } from '../goodput/types.js';
 import type { JobRecord } from '../store/types.js';
+import { UNIX_USER } from '../multiuser/accounts.js';
 
 /** Upper bounds no real training job reaches; a value past one is a bug or an attack. */
 export const REPORT_LIMITS = {
@@ -16,7 +17,9 @@ export const REPORT_LIMITS = {
   /** A day per optimizer step. */
   time_s: 86_400,
   samples: 1e18,
+  /** Keys of one measurement's `breakdown` (docs/contract.md), and characters per key. */
   breakdown_keys: 32,
+  breakdown_key_chars: 64,
 } as const;
 
 const finite = z.number().finite();
@@ -51,8 +54,10 @@ export const measurementSchema = z.object({
   checkpoint_time_s: finite.nullable().optional()
     .describe('Wall time (epoch s) when the newest checkpoint the job would resume from became durable; null or absent when it has none. See docs/contract.md.'),
   // Diagnostic only: bounded, but a slightly negative estimate does not cost the whole report.
-  breakdown: z.record(z.string().max(64), finite.min(-REPORT_LIMITS.time_s).max(REPORT_LIMITS.time_s)).optional()
-    .refine((b) => b === undefined || Object.keys(b).length <= REPORT_LIMITS.breakdown_keys, `at most ${REPORT_LIMITS.breakdown_keys} breakdown entries`),
+  breakdown: z
+    .record(z.string().min(1).max(REPORT_LIMITS.breakdown_key_chars, `key longer than ${REPORT_LIMITS.breakdown_key_chars} characters`), finite.min(-REPORT_LIMITS.time_s).max(REPORT_LIMITS.time_s))
+    .refine((b) => Object.keys(b).length <= REPORT_LIMITS.breakdown_keys, `more than ${REPORT_LIMITS.breakdown_keys} keys`)
+    .optional(),
 }).refine((m) => m.num_nodes <= m.num_replicas, { message: 'num_nodes must be <= num_replicas', path: ['num_nodes'] });
 
 /** Body of `POST /v1/jobs/{id}/reports` (docs/contract.md). */
@@ -84,5 +89,9 @@ export function reportIssues(body: ReportBody, job: Pick<JobRecord, 'launches' |
   return issues;
 }
 
-/** Body of `POST /v1/tokens`. */
-export const tokenBodySchema = z.object({ user: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/) }).strict();
+/** Body of `POST /v1/tokens`: a user token (a user for themself; an admin for anyone). */
+export const tokenBodySchema = z.object({
+  user: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/).optional().describe('Whose token; default the caller. Only an admin names another user.'),
+  expires_in_s: z.number().int().min(1).max(10 * 365 * 86400).optional().describe('Lifetime; default: never expires (admin), the caller\'s own token\'s expiry (user).'),
+  unix_user: z.string().regex(UNIX_USER).optional().describe('Admin only: the Unix account this user\'s jobs run as (goodput up --run-as-owner).'),
+}).strict();

@@ -2,12 +2,13 @@
  * Composition root of the control-plane server: data directory, store, secrets, backend,
  * policy, controller and the HTTP listener. Used by `goodput up` and `goodput run`.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
 import type { DeviceInfo } from '../backends/backend.js';
 import { LocalBackend } from '../backends/local/local-backend.js';
+import { setprivPath } from '../backends/local/run-as.js';
 import { isAlive } from '../backends/local/process-info.js';
 import { Controller } from '../control/controller.js';
 import { hashToken, newSecret, newToken } from '../control/tokens.js';
@@ -15,7 +16,11 @@ import { GoodputError } from '../core/errors.js';
 import type { Policy } from '../policy/policy.js';
 import { parsePolicyParams } from '../policy/policy-params.js';
 import { findPolicy, policyNames } from '../policy/registry.js';
-import { SqliteStore } from '../store/sqlite/sqlite-store.js';
+import { openCheckedStore } from '../datadir/open-store.js';
+import { listenPort, readReplicaUrl, writeReplicaUrl } from '../datadir/replica-url.js';
+import { secureDataDir } from '../datadir/secure.js';
+import { ownerAccount } from '../multiuser/accounts.js';
+import type { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { createApp } from './app.js';
 
 /** The policy `goodput up` and `goodput run` use unless told otherwise. */
@@ -38,6 +43,10 @@ export interface ServerOptions {
   restart_backoff_s?: number;
   /** See ControllerOptions.hung_timeout_s. */
   hung_timeout_s?: number;
+  /** Multi-user mode: jobs run as their owner's Unix account (needs root). */
+  run_as_owner?: boolean;
+  /** Serve from a store that lost acknowledged work (see datadir/open-store.ts). */
+  accept_store_loss?: boolean;
   log: (line: string) => void;
 }
 
@@ -58,6 +67,7 @@ export function dataFiles(data_dir: string) {
     adminToken: join(data_dir, 'admin-token'),
     server: join(data_dir, 'server.json'),
     lock: join(data_dir, 'server.pid'),
+    replicaUrl: join(data_dir, 'replica-url'),
   };
 }
 
@@ -80,10 +90,38 @@ export function choosePolicy(name: string, param_assignments: readonly string[] 
   return factory.create({ seed: 0, params: parsePolicyParams(factory, param_assignments) });
 }
 
+/**
+ * Multi-user mode needs root (to start replicas as other users); a root server without it runs
+ * every job as root. Either way the start says which mode it is in.
+ */
+function checkUserMode(multi_user: boolean, log: (line: string) => void): void {
+  const uid = process.getuid?.();
+  if (multi_user) {
+    if (uid !== 0) throw new GoodputError('E_USAGE', '--run-as-owner needs the server to run as root (it starts each job as its owner\'s Unix account)', 2);
+    if (!setprivPath()) throw new GoodputError('E_USAGE', '--run-as-owner needs setpriv (util-linux)', 2);
+    log('multi-user mode: each job runs as its owner\'s Unix account; the data directory\'s secrets are closed to jobs');
+  } else {
+    log(`single-user mode: every job runs as the server's own Unix account (uid ${uid ?? '?'}) and can read the data directory, tokens included; use --run-as-owner (as root) to separate users`);
+  }
+}
+
+/** Keeps exactly one admin token valid: the one in `admin-token` (deleting the file rotates it). */
+async function rotateAdminToken(store: SqliteStore, hash: string): Promise<void> {
+  const now = Date.now();
+  await store.putToken({ hash, user: 'admin', admin: true, created_at_ms: now });
+  for (const t of await store.listTokens('admin')) if (t.admin && t.hash !== hash) await store.revokeToken(t.hash, now);
+}
+
+async function countLiveReplicas(store: SqliteStore): Promise<number> {
+  return (await store.listLiveReplicas()).filter((r) => isAlive(r.pid, r.proc_start)).length;
+}
+
 /** Starts the server; refuses (E_RUNNING) when another live server owns the data directory. */
 export async function startServer(o: ServerOptions): Promise<RunningServer> {
   const policy = choosePolicy(o.policy, o.policy_params);
-  mkdirSync(o.data_dir, { recursive: true, mode: 0o700 });
+  const multi_user = o.run_as_owner === true;
+  checkUserMode(multi_user, o.log);
+  for (const line of secureDataDir(o.data_dir, multi_user)) o.log(line);
   const files = dataFiles(o.data_dir);
   if (existsSync(files.lock)) {
     const pid = Number(readFileSync(files.lock, 'utf8').trim());
@@ -93,9 +131,15 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   }
   writeFileSync(files.lock, `${process.pid}\n`, { mode: 0o600 });
   const secret = privateFile(files.secret, newSecret);
-  const store = new SqliteStore(files.db);
+  let store: SqliteStore;
+  try {
+    store = await openCheckedStore(files.db, { accept_store_loss: o.accept_store_loss === true, log: o.log });
+  } catch (error) {
+    rmSync(files.lock, { force: true });
+    throw error;
+  }
   const adminToken = privateFile(files.adminToken, () => newToken('gpa'));
-  await store.putToken({ hash: hashToken(adminToken), user: 'admin', admin: true, created_at_ms: Date.now() });
+  await rotateAdminToken(store, hashToken(adminToken));
   const backend = new LocalBackend({ devices: o.devices });
   let controller: Controller | undefined;
   let server: ServerType | undefined;
@@ -105,15 +149,18 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
       store, backend, policy, secret, data_dir: o.data_dir, api_url: '', interval_s: o.interval_s, grace_s: o.grace_s, log: o.log,
       ...(o.restart_backoff_s !== undefined ? { restart_backoff_s: o.restart_backoff_s } : {}),
       ...(o.hung_timeout_s !== undefined ? { hung_timeout_s: o.hung_timeout_s } : {}),
+      ...(multi_user ? { run_as: (owner: string) => ownerAccount(store, owner) } : {}),
     });
-    const app = createApp({ store, controller, secret, version: SERVER_VERSION });
+    const app = createApp({ store, controller, secret, version: SERVER_VERSION, run_as_owner: multi_user });
+    const reportedHost = o.host === '0.0.0.0' ? '127.0.0.1' : o.host;
+    const port = listenPort(o.port, reportedHost, readReplicaUrl(files.replicaUrl), await countLiveReplicas(store));
     server = await new Promise<ServerType>((resolve, reject) => {
-      const s = serve({ fetch: app.fetch, hostname: o.host, port: o.port }, () => resolve(s));
+      const s = serve({ fetch: app.fetch, hostname: o.host, port }, () => resolve(s));
       s.once('error', (error: NodeJS.ErrnoException) =>
-        reject(new GoodputError('E_LISTEN', error.code === 'EADDRINUSE' ? `port ${o.port} on ${o.host} is in use; pass --port` : error.message)));
+        reject(new GoodputError('E_LISTEN', error.code === 'EADDRINUSE' ? `port ${port} on ${o.host} is in use; pass --port` : error.message)));
     });
-    const port = (server.address() as AddressInfo).port;
-    apiUrl.value = `http://${o.host === '0.0.0.0' ? '127.0.0.1' : o.host}:${port}`;
+    apiUrl.value = `http://${reportedHost}:${(server.address() as AddressInfo).port}`;
+    writeReplicaUrl(files.replicaUrl, apiUrl.value);
     controller.setApiUrl(apiUrl.value);
     await controller.start();
     // Atomic (write + rename): the CLI and tests poll this file while the server starts.

@@ -66,7 +66,10 @@ export interface DeviceView {
   index: number;
   kind: 'gpu' | 'cpu';
   name: string;
+  /** The holding job's id; null when free or held by another user's job (non-admin callers). */
   job: string | null;
+  /** Whether a job holds the device (whoever owns it). */
+  busy: boolean;
 }
 
 export interface NodeView {

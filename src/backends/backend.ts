@@ -15,6 +15,14 @@ export interface DeviceInfo {
   memory_mib?: number;
 }
 
+/** The Unix account a job's replicas run as (multi-user mode); absent: the server's own. */
+export interface RunAs {
+  user: string;
+  uid: number;
+  gid: number;
+  home: string;
+}
+
 /** Everything needed to start the replicas of one attempt of a job. */
 export interface LaunchRequest {
   job_id: string;
@@ -33,6 +41,8 @@ export interface LaunchRequest {
   token: string;
   /** Job-private directory: checkpoint/, logs/, run/ live under it. */
   job_dir: string;
+  /** Run the replicas as this account (never root); their checkpoint directory becomes theirs. */
+  run_as?: RunAs;
 }
 
 /** A started replica, as the store records it. */

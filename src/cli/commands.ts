@@ -13,6 +13,8 @@ import { upCommand } from './commands/up.js';
 import { viewCommand } from './commands/view.js';
 import { downCommand } from './commands/down.js';
 import { makeCompletionCommand } from './commands/completion.js';
+import { backupCommand, restoreCommand } from './commands/backup.js';
+import { tokenCommand } from './commands/token.js';
 
 /** Every `goodput` subcommand, in the order `goodput --help` lists them. */
-export const commands: readonly CliCommand[] = [upCommand, downCommand, submitCommand, lsCommand, showCommand, logsCommand, cancelCommand, nodesCommand, runCommand, simCommand, compareCommand, viewCommand, doctorCommand, makeCompletionCommand(() => commands)];
+export const commands: readonly CliCommand[] = [upCommand, downCommand, submitCommand, lsCommand, showCommand, logsCommand, cancelCommand, nodesCommand, tokenCommand, backupCommand, restoreCommand, runCommand, simCommand, compareCommand, viewCommand, doctorCommand, makeCompletionCommand(() => commands)];

@@ -2,13 +2,14 @@
  * The one typed HTTP client of the control plane, used by the CLI, the tests and the bench.
  * Every non-2xx answer becomes a GoodputError carrying the server's code and message.
  */
+import type { TokenView } from '../api/token-routes.js';
 import type { DeviceView, EventView, JobDetail, JobView, NodeView } from '../api/views.js';
 import type { JobConfig } from '../control/batch-config.js';
 import { GoodputError } from '../core/errors.js';
 import type { BatchLimits } from '../goodput/types.js';
 import type { JobSpec, Measurement, ReportRecord } from '../store/types.js';
 
-export type { DeviceView, EventView, JobDetail, JobView, NodeView };
+export type { DeviceView, EventView, JobDetail, JobView, NodeView, TokenView };
 
 /** Body of a report (docs/contract.md). */
 export interface ReportBody {
@@ -36,7 +37,7 @@ export class GoodputClient {
     this.token = token;
   }
 
-  health(): Promise<{ ok: boolean; version: string }> {
+  health(): Promise<{ ok: boolean; version: string; store: { state: string; detail?: string } }> {
     return this.json('GET', '/v1/health');
   }
   submit(spec: SubmitSpec): Promise<JobView> {
@@ -60,8 +61,15 @@ export class GoodputClient {
   nodes(): Promise<NodeView[]> {
     return this.json('GET', '/v1/nodes');
   }
-  createToken(user: string): Promise<{ user: string; token: string }> {
-    return this.json('POST', '/v1/tokens', { user });
+  /** A new user token (shown once). `user` default: the caller; `unix_user`: admin only. */
+  createToken(user?: string, options: { expires_in_s?: number; unix_user?: string } = {}): Promise<TokenView & { token: string }> {
+    return this.json('POST', '/v1/tokens', { ...(user !== undefined ? { user } : {}), ...options });
+  }
+  listTokens(user?: string): Promise<TokenView[]> {
+    return this.json('GET', `/v1/tokens${user !== undefined ? `?user=${encodeURIComponent(user)}` : ''}`);
+  }
+  revokeToken(id: string): Promise<TokenView> {
+    return this.json('DELETE', `/v1/tokens/${encodeURIComponent(id)}`);
   }
   report(job_id: string, body: ReportBody): Promise<{ config: JobConfig }> {
     return this.json('POST', `/v1/jobs/${encodeURIComponent(job_id)}/reports`, body);

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import type { Backend, DeviceInfo, ReplicaRef } from '../backends/backend.js';
+import type { Backend, DeviceInfo, ReplicaRef, RunAs } from '../backends/backend.js';
 import type { NodeInfo } from '../core/cluster.js';
 import { GoodputError } from '../core/errors.js';
 import type { Policy, Rejection } from '../policy/policy.js';
@@ -43,6 +43,8 @@ export interface ControllerOptions {
   now_ms?: () => number;
   /** Period of the launch/deadline pump (ms). Default 250. */
   tick_ms?: number;
+  /** Multi-user mode: the Unix account a job owner's replicas run as (throws when it has none). */
+  run_as?: (owner: string) => Promise<RunAs>;
 }
 
 /** Counters for /metrics. */
@@ -339,6 +341,7 @@ export class Controller {
     this.o.backend.abandon(job_dir, attempt);
     let launched;
     try {
+      const run_as = await this.o.run_as?.(job.user);
       launched = await this.o.backend.launch({
         job_id: job.id,
         attempt,
@@ -351,6 +354,7 @@ export class Controller {
         api_url: this.o.api_url,
         token: jobToken(this.o.secret, job.id),
         job_dir,
+        ...(run_as ? { run_as } : {}),
       });
     } catch (error) {
       const message = error instanceof GoodputError ? error.message : String(error);

@@ -19,7 +19,7 @@ const dir = mkdtempSync(join(tmpdir(), 'goodput-dash-routes-'));
 const store = new SqliteStore(join(dir, 'db.sqlite'));
 const secret = 'test-secret';
 const spec: JobSpec = { name: 'x', command: ['true'], workdir: dir, env: {}, min_replicas: 0, max_replicas: 4, max_restarts: 1, preemptible: true, priority: 0 };
-const nodes: NodeView[] = [{ name: 'local', devices: [0, 1, 2].map((index) => ({ index, kind: 'gpu' as const, name: 'GPU', job: index === 0 ? 'a1' : index === 1 ? 'b1' : null })) }];
+const nodes: NodeView[] = [{ name: 'local', devices: [0, 1, 2].map((index) => ({ index, kind: 'gpu' as const, name: 'GPU', job: index === 0 ? 'a1' : index === 1 ? 'b1' : null, busy: index < 2 })) }];
 const rejection = (id: string) => (id === 'q1' ? { code: 'E_NO_CAPACITY', message: 'goodput: no free GPU for its min_replicas' } : undefined);
 const app = dashboardApp({ live: { api_url: 'http://127.0.0.1:9', store, secret, nodes: async () => nodes, rejection } });
 const get = (path: string, token?: string) => app.request(path, { headers: token ? { authorization: `Bearer ${token}` } : {} });

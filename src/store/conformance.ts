@@ -43,6 +43,8 @@ export function storeConformance(name: string, open: OpenStore): void {
       clock += 5;
       await s.createJob({ id: 'b', name: 'two', user: 'bob', spec: { ...spec, name: 'two' } }, 'bob');
       assert.equal(a.state, 'queued');
+      assert.equal(await s.getJobState('a'), 'queued');
+      assert.equal(await s.getJobState('nope'), undefined);
       assert.equal(a.submitted_at_ms, 1_000_000);
       assert.deepEqual(a.spec, spec);
       assert.deepEqual((await s.listJobs()).map((j) => j.id), ['a', 'b']);
@@ -277,6 +279,28 @@ export function storeConformance(name: string, open: OpenStore): void {
       await s.putToken({ hash: 'h1', user: 'mallory', admin: true, created_at_ms: 6 });
       assert.deepEqual(await s.findToken('h1'), { hash: 'h1', user: 'alice', admin: false, created_at_ms: 5 });
       assert.equal(await s.findToken('h2'), undefined);
+      await s.close();
+    });
+
+    it('lists, expires and revokes tokens; revoking twice changes nothing', async () => {
+      const s = await fresh();
+      await s.putToken({ hash: 'h1', user: 'alice', admin: false, created_at_ms: 5, expires_at_ms: 100 });
+      await s.putToken({ hash: 'h2', user: 'bob', admin: false, created_at_ms: 6 });
+      assert.deepEqual((await s.listTokens()).map((t) => t.hash), ['h1', 'h2']);
+      assert.deepEqual((await s.listTokens('alice')).map((t) => [t.hash, t.expires_at_ms]), [['h1', 100]]);
+      assert.equal(await s.revokeToken('h2', 50), true);
+      assert.equal(await s.revokeToken('h2', 60), false);
+      assert.equal(await s.revokeToken('nope', 60), false);
+      assert.equal((await s.findToken('h2'))!.revoked_at_ms, 50);
+      await s.close();
+    });
+
+    it('maps users to Unix accounts', async () => {
+      const s = await fresh();
+      assert.equal(await s.getUnixUser('alice'), undefined);
+      await s.setUnixUser('alice', 'al');
+      await s.setUnixUser('alice', 'alice2');
+      assert.equal(await s.getUnixUser('alice'), 'alice2');
       await s.close();
     });
   });

@@ -66,6 +66,8 @@ export interface Store {
   /** Inserts a job in state `queued` with event `submitted`. Throws E_CONFLICT on a duplicate id. */
   createJob(job: NewJob, actor: string): Promise<JobRecord>;
   getJob(id: string): Promise<JobRecord | undefined>;
+  /** Just the state of a job (cheap: no record is built; the job-token check's hot path). */
+  getJobState(id: string): Promise<JobState | undefined>;
   /** Jobs in submission order (oldest first). */
   listJobs(query?: JobQuery): Promise<JobRecord[]>;
 
@@ -137,6 +139,17 @@ export interface Store {
   /** Stores a token (hash only). Idempotent for the same hash. */
   putToken(token: TokenRecord): Promise<void>;
   findToken(hash: string): Promise<TokenRecord | undefined>;
+  /** Tokens (of one user, or all), oldest first, revoked and expired ones included. */
+  listTokens(user?: string): Promise<TokenRecord[]>;
+  /** Marks a token revoked at `at_ms`. Returns false (and changes nothing) if unknown or already revoked. */
+  revokeToken(hash: string, at_ms: number): Promise<boolean>;
+  /** Sets the Unix account `user`'s jobs run as in multi-user mode (replaces a previous one). */
+  setUnixUser(user: string, unix_user: string): Promise<void>;
+  /** The Unix account of `user`, if one was set. */
+  getUnixUser(user: string): Promise<string | undefined>;
+
+  /** A cheap read that throws when the store cannot serve (health checks). */
+  probe(): Promise<void>;
 
   /** Releases the database. */
   close(): Promise<void>;

@@ -160,10 +160,14 @@ export interface ProfileRow {
   optim_step_time_s: number;
 }
 
-/** A user's API token (stored hashed). */
+/** A user's API token (stored hashed). Its public id is the first 12 characters of the hash. */
 export interface TokenRecord {
   hash: string;
   user: string;
   admin: boolean;
   created_at_ms: number;
+  /** The token is refused from this time on; absent: never expires. */
+  expires_at_ms?: number;
+  /** When it was revoked; absent while it is not. */
+  revoked_at_ms?: number;
 }

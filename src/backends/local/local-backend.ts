@@ -1,11 +1,12 @@
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fchownSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { GoodputError } from '../../core/errors.js';
 import { EXIT_LOST } from '../../store/lifecycle.js';
 import type { Backend, DeviceInfo, LaunchedReplica, LaunchRequest, ReplicaExit, ReplicaRef } from '../backend.js';
 import { execPlan } from '../job-env.js';
 import { freePort, isAlive, killGroup, procStart } from './process-info.js';
+import { asOwner, prepareOwnerDirs } from './run-as.js';
 
 /**
  * The replica wrapper, a constant script (arguments are positional parameters, never parsed by
@@ -15,11 +16,13 @@ import { freePort, isAlive, killGroup, procStart } from './process-info.js';
  * command and writes its exit status to a file atomically, then exits with it. The trap keeps
  * the shell alive through SIGTERM/SIGINT/HUP sent to the group; `wait` interrupted by a trapped
  * signal is repeated until the command really ended (a zombie still answers `kill -0`). The exit
- * file lets a restarted server learn the exit code of a replica it did not start.
+ * file lets a restarted server learn the exit code of a replica it did not start. The umask is
+ * narrowed only after the command started (its own umask stays the server's), so the run files
+ * are 0600 whatever the umask.
  */
 const WRAPPER = [
   'p=$1; shift; trap : TERM INT HUP',
-  '"$@" & c=$!',
+  '"$@" & c=$!; umask 077',
   'echo "$$ $c" > "$p.pid.tmp" && mv -f "$p.pid.tmp" "$p.pid"',
   'while :; do wait $c; r=$?; kill -0 $c 2>/dev/null || break; done',
   'echo $r > "$p.exit.tmp" && mv -f "$p.exit.tmp" "$p.exit"; exit $r',
@@ -57,6 +60,8 @@ export class LocalBackend implements Backend {
   async launch(req: LaunchRequest): Promise<LaunchedReplica[]> {
     const dirs = jobDirs(req.job_dir);
     for (const d of [dirs.checkpoint, dirs.logs, dirs.run]) mkdirSync(d, { recursive: true, mode: 0o700 });
+    const owner = req.run_as;
+    if (owner) prepareOwnerDirs(req.job_dir, dirs, owner);
     const port = await freePort();
     const world = req.devices.length;
     const launched: LaunchedReplica[] = [];
@@ -64,8 +69,7 @@ export class LocalBackend implements Backend {
       for (let rank = 0; rank < world; rank++) {
         const device = req.devices[rank]!;
         const kind = this.deviceList.find((d) => d.index === device)?.kind ?? 'cpu';
-        const env: Record<string, string> = { ...inheritedEnv(), ...req.env };
-        Object.assign(env, {
+        const contract: Record<string, string> = {
           RANK: String(rank),
           WORLD_SIZE: String(world),
           LOCAL_RANK: String(rank),
@@ -78,13 +82,14 @@ export class LocalBackend implements Backend {
           GOODPUT_CHECKPOINT_DIR: dirs.checkpoint,
           GOODPUT_ATTEMPT: String(req.attempt),
           GOODPUT_NUM_NODES: String(req.num_nodes),
-        });
-        if (kind === 'gpu') env.CUDA_VISIBLE_DEVICES = String(device);
-        const plan = execPlan(req.environment ?? {}, req.command, env, { state_dir: dirs.run, attempt: req.attempt });
+        };
+        if (kind === 'gpu') contract.CUDA_VISIBLE_DEVICES = String(device);
+        const plan = replicaExec(req, dirs, contract);
         const log_path = join(dirs.logs, `replica-${rank}.log`);
         const base = join(dirs.run, `attempt-${req.attempt}-rank-${rank}`);
         for (const suffix of ['.pid', '.pid.tmp', '.exit', '.exit.tmp']) rmSync(base + suffix, { force: true });
         const fd = openSync(log_path, 'a', 0o600);
+        if (owner) fchownSync(fd, owner.uid, owner.gid);
         writeSync(fd, `--- goodput: attempt ${req.attempt}, rank ${rank}/${world}, device ${device}, ${new Date().toISOString()} ---\n`);
         const started_at_ms = Date.now();
         const { child, ref } = await new Promise<{ child: ReturnType<typeof spawn>; ref: ReplicaRef }>((ok, fail) => {
@@ -235,4 +240,18 @@ function inheritedEnv(): Record<string, string> {
 const SIGNALS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGABRT: 6, SIGKILL: 9, SIGSEGV: 11, SIGPIPE: 13, SIGTERM: 15 };
 function signalNumber(signal: NodeJS.Signals): number {
   return SIGNALS[signal] ?? 9;
+}
+
+/**
+ * The argv and variables of one replica: the job's environment (venv/conda/env_setup) around its
+ * command, and the contract's variables. As another owner, the job's own variables (PATH of a
+ * venv included) travel hidden through the root wrapper (`asOwner`), and env_setup keeps its
+ * markers in the owner's checkpoint directory, the one job directory the owner may write.
+ */
+function replicaExec(req: LaunchRequest, dirs: ReturnType<typeof jobDirs>, contract: Readonly<Record<string, string>>): { command: string[]; env: Record<string, string> } {
+  const environment = req.environment ?? {};
+  if (!req.run_as) return execPlan(environment, req.command, { ...inheritedEnv(), ...req.env, ...contract }, { state_dir: dirs.run, attempt: req.attempt });
+  const plan = execPlan(environment, req.command, req.env, { state_dir: dirs.checkpoint, attempt: req.attempt });
+  const owned = asOwner(req.run_as, plan.command, plan.env);
+  return { command: owned.argv, env: { ...owned.env, ...contract } };
 }

@@ -13,7 +13,7 @@ export const nodesCommand: CliCommand = {
       console.log(JSON.stringify(nodes, null, 2));
       return 0;
     }
-    const rows = nodes.flatMap((n) => n.devices.map((d) => [n.name, String(d.index), d.kind, d.name, d.job ?? '-']));
+    const rows = nodes.flatMap((n) => n.devices.map((d) => [n.name, String(d.index), d.kind, d.name, d.job ?? (d.busy ? '(another user)' : '-')]));
     console.log(formatTable(['node', 'device', 'kind', 'name', 'job'], rows));
     return 0;
   },

@@ -21,6 +21,8 @@ const flags = {
   'grace-s': { type: 'string' },
   'hung-timeout-s': { type: 'string' },
   detach: { type: 'boolean', short: 'd' },
+  'run-as-owner': { type: 'boolean' },
+  'accept-store-loss': { type: 'boolean' },
 } as const;
 
 export const upCommand: CliCommand = {
@@ -47,9 +49,15 @@ export const upCommand: CliCommand = {
                      from its last checkpoint (default 300; plain jobs are never judged)
   -d, --detach       run in the background (log in DIR/server.log) and return;
                      'goodput down' stops it
+  --run-as-owner     multi-user mode (the server runs as root): each job runs as its owner's
+                     Unix account, set with 'goodput token create --user U --unix-user ACCOUNT'
+  --accept-store-loss  serve even though the store lost acknowledged work (see
+                     docs/control-plane.md, Store integrity, backup and restore)
 
 The admin token is written to DIR/admin-token (mode 0600) at first start. Stopping the server
-leaves running jobs alone; the next 'goodput up' re-adopts them.`,
+leaves running jobs alone; the next 'goodput up' re-adopts them (on the same host and port:
+while they run, a start on another --port is refused, and --port 0 reuses the previous one).
+Without --run-as-owner the server is single-user: every job runs as the server's account.`,
   async run(argv) {
     const { values } = parseFlags('up', argv, flags, false);
     const data_dir = resolve(values['data-dir'] ?? defaultDataDir());
@@ -63,7 +71,8 @@ leaves running jobs alone; the next 'goodput up' re-adopts them.`,
     if (values.detach) return detach(argv, data_dir);
     const log = (line: string) => console.error(`${new Date().toISOString()} ${line}`);
     const devices = resolveDevices(selection, cpu, log);
-    const server = await startServer({ data_dir, host: values.host ?? '127.0.0.1', port, devices, policy: values.policy ?? DEFAULT_POLICY, policy_params: values['policy-param'], interval_s, grace_s, hung_timeout_s, log });
+    const server = await startServer({ data_dir, host: values.host ?? '127.0.0.1', port, devices, policy: values.policy ?? DEFAULT_POLICY, policy_params: values['policy-param'], interval_s, grace_s, hung_timeout_s, log,
+      run_as_owner: values['run-as-owner'] === true, accept_store_loss: values['accept-store-loss'] === true });
     log(`goodput server on ${server.url}: policy ${server.policy}, ${devices.length} ${devices[0]?.kind === 'gpu' ? 'GPU(s)' : 'CPU slot(s)'}, data in ${data_dir}`);
     log(`admin token: ${dataFiles(data_dir).adminToken}`);
     const dashboard = dashboardPort === undefined ? undefined : await startLiveDashboard(server, data_dir, values.host ?? '127.0.0.1', dashboardPort).catch(async (error: unknown) => {

@@ -94,7 +94,8 @@ export const MIGRATIONS: readonly string[] = [
   // 2 -> 3: what a preemption would cost (the newest reported checkpoint and whether the job
   // checkpoints when stopped, docs/contract.md) and failure handling (store/lifecycle.ts): why
   // the replicas were stopped, the last failure, the latest health finding, and the newest step
-  // time (hung detection).
+  // time (hung detection); token expiry and revocation; the Unix account each user's jobs run
+  // as (--run-as-owner).
   `
   ALTER TABLE jobs ADD COLUMN checkpoint_at_ms INTEGER;
   ALTER TABLE jobs ADD COLUMN checkpoint_on_stop INTEGER NOT NULL DEFAULT 0;
@@ -102,6 +103,12 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE jobs ADD COLUMN last_failure TEXT;
   ALTER TABLE jobs ADD COLUMN health TEXT;
   ALTER TABLE jobs ADD COLUMN last_step_time_s REAL;
+  ALTER TABLE tokens ADD COLUMN expires_at_ms INTEGER;
+  ALTER TABLE tokens ADD COLUMN revoked_at_ms INTEGER;
+  CREATE TABLE users (
+    user TEXT PRIMARY KEY,
+    unix_user TEXT NOT NULL
+  );
   `,
 ];
 

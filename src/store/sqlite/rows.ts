@@ -1,6 +1,6 @@
 import type { BatchLimits, GradParams, PerfParams } from '../../goodput/types.js';
 import type { EventKind, FailureRecord, StopKind } from '../lifecycle.js';
-import type { JobEvent, JobRecord, JobState, ReplicaRecord } from '../types.js';
+import type { JobEvent, JobRecord, JobState, ReplicaRecord, TokenRecord } from '../types.js';
 
 /** One row as better-sqlite3 returns it: column name to value. */
 export type Row = Record<string, unknown>;
@@ -75,4 +75,12 @@ export function toEvent(r: Row): JobEvent {
     reason: r.reason as string,
     data: JSON.parse(r.data as string) as Record<string, unknown>,
   };
+}
+
+/** A `tokens` row as a TokenRecord (expiry and revocation only when set). */
+export function toToken(r: Row): TokenRecord {
+  const token: TokenRecord = { hash: r.hash as string, user: r.user as string, admin: r.admin === 1, created_at_ms: r.created_at_ms as number };
+  if (typeof r.expires_at_ms === 'number') token.expires_at_ms = r.expires_at_ms;
+  if (typeof r.revoked_at_ms === 'number') token.revoked_at_ms = r.revoked_at_ms;
+  return token;
 }

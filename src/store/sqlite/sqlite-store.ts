@@ -7,8 +7,9 @@ import type { BatchLimits, PerfParams } from '../../goodput/types.js';
 import { isTerminal, refusal, STOP_EVENT, type EventKind, type Operation, type StopKind } from '../lifecycle.js';
 import type { JobQuery, NewJob, NewReplica, Placement, ReportBatch, ReportsAdded, Store, TransitionDetail } from '../store.js';
 import type { JobEvent, JobRecord, JobState, Measurement, ProfileRow, ReplicaRecord, ReportRecord, TokenRecord } from '../types.js';
+import { newestEventId, readHighWater, writeHighWater } from './durability.js';
 import { migrate } from './migrations.js';
-import { toEvent, toJob, toReplica, type Row } from './rows.js';
+import { toEvent, toJob, toReplica, toToken, type Row } from './rows.js';
 
 /** Options of the SQLite store. */
 export interface SqliteStoreOptions {
@@ -20,20 +21,33 @@ export interface SqliteStoreOptions {
    * Ignored for `:memory:`.
    */
   background_checkpoint_ms?: number;
+  /**
+   * Keep the high-water mark (durability.ts) in this file after every write that adds events.
+   * Default: none (tests, `:memory:`); the server uses `<db>.seq`.
+   */
+  high_water_file?: string;
+  /** WAL size past which the checkpoint worker truncates it. Default WAL_LIMIT_BYTES / 4. */
+  wal_truncate_bytes?: number;
 }
+
+/** Largest WAL kept between checkpoints (bytes); the checkpoint worker truncates past a quarter of it. */
+export const WAL_LIMIT_BYTES = 64 << 20;
 
 /**
  * The embedded store: one SQLite file (WAL mode, synchronous=NORMAL: a committed transaction
- * survives a process crash, and an OS crash loses at most the last few). Methods run
+ * survives a process crash, and an OS crash loses at most the last few). Every transaction is
+ * BEGIN IMMEDIATE: it waits (busy_timeout) for the checkpoint worker's truncating checkpoint
+ * instead of failing with SQLITE_BUSY when a deferred read would upgrade to a write. Methods run
  * synchronously inside better-sqlite3 transactions, so each named operation is atomic.
  * Use `:memory:` for an in-memory database.
  */
 export class SqliteStore implements Store {
   private readonly db: Database.Database;
   private readonly now_ms: () => number;
-  private readonly stmts: Record<'getJob' | 'event' | 'report' | 'profile' | 'jobProgress', Database.Statement>;
+  private readonly stmts: Record<'getJob' | 'jobState' | 'event' | 'report' | 'profile' | 'jobProgress', Database.Statement>;
   private checkpointer: Worker | undefined;
-  private readonly reportTx: (batches: readonly ReportBatch[], now: number) => (ReportsAdded | GoodputError)[];
+  private readonly reportTx: Database.Transaction<(batches: readonly ReportBatch[], now: number) => (ReportsAdded | GoodputError)[]>;
+  private readonly highWater: { file: string; value: number } | undefined;
 
   constructor(path: string, options: SqliteStoreOptions = {}) {
     this.now_ms = options.now_ms ?? Date.now;
@@ -42,11 +56,14 @@ export class SqliteStore implements Store {
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('busy_timeout = 5000');
     this.db.pragma('foreign_keys = ON');
+    this.db.pragma(`journal_size_limit = ${WAL_LIMIT_BYTES}`);
     migrate(this.db);
     const every_ms = options.background_checkpoint_ms ?? 1000;
-    if (path !== ':memory:' && every_ms > 0) this.checkpointer = startCheckpointer(this.db, path, every_ms);
+    if (path !== ':memory:' && every_ms > 0) this.checkpointer = startCheckpointer(this.db, path, every_ms, options.wal_truncate_bytes ?? WAL_LIMIT_BYTES / 4);
+    if (options.high_water_file !== undefined) this.highWater = { file: options.high_water_file, value: readHighWater(options.high_water_file) ?? 0 };
     this.stmts = {
       getJob: this.db.prepare('SELECT * FROM jobs WHERE id = ?'),
+      jobState: this.db.prepare('SELECT state FROM jobs WHERE id = ?').pluck(),
       event: this.db.prepare('INSERT INTO events (job_id, at_ms, actor, kind, from_state, to_state, reason, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
       report: this.db.prepare('INSERT INTO reports (job_id, attempt, received_at_ms, step, body) VALUES (?, ?, ?, ?, ?)'),
       profile: this.db.prepare(`INSERT INTO profiles (job_id, num_nodes, num_replicas, local_bsz, count, sum_accum_step_time_s, sum_optim_step_time_s)
@@ -56,6 +73,10 @@ export class SqliteStore implements Store {
       jobProgress: this.db.prepare('UPDATE jobs SET step = ?, samples = ?, remaining_samples = ?, grad = ?, limits = ?, last_report_at_ms = ?, last_step_time_s = ?, max_profiled_replicas = ?, checkpoint_at_ms = ?, checkpoint_on_stop = ? WHERE id = ?'),
     };
     this.reportTx = this.db.transaction((batches: readonly ReportBatch[], now: number) => batches.map((b) => this.reportBatch(b, now)));
+  }
+
+  async probe(): Promise<void> {
+    this.db.prepare('SELECT count(*) FROM jobs').get();
   }
 
   /** Schema version of the open database (number of applied migrations). */
@@ -71,13 +92,18 @@ export class SqliteStore implements Store {
         .prepare('INSERT INTO jobs (id, name, user, spec, state, submitted_at_ms, reason) VALUES (?, ?, ?, ?, ?, ?, ?)')
         .run(job.id, job.name, job.user, JSON.stringify(job.spec), 'queued', now, 'submitted');
       this.stmts.event.run(job.id, now, actor, 'submitted', null, 'queued', 'submitted', JSON.stringify({ spec: job.spec }));
-    })();
+    }).immediate();
+    this.advanceHighWater();
     return this.mustGet(job.id);
   }
 
   async getJob(id: string): Promise<JobRecord | undefined> {
     const row = this.stmts.getJob.get(id) as Row | undefined;
     return row ? toJob(row) : undefined;
+  }
+
+  async getJobState(id: string): Promise<JobState | undefined> {
+    return this.stmts.jobState.get(id) as JobState | undefined;
   }
 
   async listJobs(query: JobQuery = {}): Promise<JobRecord[]> {
@@ -190,17 +216,17 @@ export class SqliteStore implements Store {
       const state = (this.stmts.getJob.get(job_id) as Row | undefined)?.state as JobState | undefined;
       this.stmts.event.run(job_id, now, actor, 'replica-exited', state ?? null, state ?? null, `replica ${rank} of attempt ${attempt} exited with ${exit_code}`, JSON.stringify({ attempt, rank, exit_code }));
       return true;
-    })();
+    }).immediate() && this.advanceHighWater();
   }
 
   async addReports(job_id: string, attempt: number, limits: BatchLimits | undefined, reports: readonly Measurement[]): Promise<ReportsAdded> {
-    const [result] = this.reportTx([{ job_id, attempt, limits, reports }], this.now_ms());
+    const [result] = this.reportTx.immediate([{ job_id, attempt, limits, reports }], this.now_ms());
     if (result instanceof GoodputError) throw result;
     return result!;
   }
 
   async addReportBatches(batches: readonly ReportBatch[]): Promise<(ReportsAdded | GoodputError)[]> {
-    return this.reportTx(batches, this.now_ms());
+    return this.reportTx.immediate(batches, this.now_ms());
   }
 
   /** The hot path of the report endpoint: per batch one read, inserts, one update; one transaction. */
@@ -278,12 +304,33 @@ export class SqliteStore implements Store {
   }
 
   async putToken(token: TokenRecord): Promise<void> {
-    this.db.prepare('INSERT OR IGNORE INTO tokens (hash, user, admin, created_at_ms) VALUES (?, ?, ?, ?)').run(token.hash, token.user, token.admin ? 1 : 0, token.created_at_ms);
+    this.db
+      .prepare('INSERT OR IGNORE INTO tokens (hash, user, admin, created_at_ms, expires_at_ms) VALUES (?, ?, ?, ?, ?)')
+      .run(token.hash, token.user, token.admin ? 1 : 0, token.created_at_ms, token.expires_at_ms ?? null);
   }
 
   async findToken(hash: string): Promise<TokenRecord | undefined> {
     const r = this.db.prepare('SELECT * FROM tokens WHERE hash = ?').get(hash) as Row | undefined;
-    return r ? { hash: r.hash as string, user: r.user as string, admin: r.admin === 1, created_at_ms: r.created_at_ms as number } : undefined;
+    return r ? toToken(r) : undefined;
+  }
+
+  async listTokens(user?: string): Promise<TokenRecord[]> {
+    const rows = user === undefined
+      ? this.db.prepare('SELECT * FROM tokens ORDER BY created_at_ms, rowid').all()
+      : this.db.prepare('SELECT * FROM tokens WHERE user = ? ORDER BY created_at_ms, rowid').all(user);
+    return (rows as Row[]).map(toToken);
+  }
+
+  async revokeToken(hash: string, at_ms: number): Promise<boolean> {
+    return this.db.prepare('UPDATE tokens SET revoked_at_ms = ? WHERE hash = ? AND revoked_at_ms IS NULL').run(at_ms, hash).changes > 0;
+  }
+
+  async setUnixUser(user: string, unix_user: string): Promise<void> {
+    this.db.prepare('INSERT INTO users (user, unix_user) VALUES (?, ?) ON CONFLICT DO UPDATE SET unix_user = excluded.unix_user').run(user, unix_user);
+  }
+
+  async getUnixUser(user: string): Promise<string | undefined> {
+    return (this.db.prepare('SELECT unix_user FROM users WHERE user = ?').get(user) as { unix_user: string } | undefined)?.unix_user;
   }
 
   /** Closes the database (and the checkpoint worker). Idempotent. */
@@ -297,6 +344,18 @@ export class SqliteStore implements Store {
       await exited;
     }
     if (this.db.open) this.db.close();
+  }
+
+  /** Moves the high-water mark to the newest event just committed. Returns true (for chaining). */
+  private advanceHighWater(): true {
+    if (this.highWater) {
+      const newest = newestEventId(this.db);
+      if (newest > this.highWater.value) {
+        this.highWater.value = newest;
+        writeHighWater(this.highWater.file, newest);
+      }
+    }
+    return true;
   }
 
   private async mustGet(id: string): Promise<JobRecord> {
@@ -332,7 +391,8 @@ export class SqliteStore implements Store {
       this.db.prepare(`UPDATE jobs SET ${columns.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`).run(...Object.values(values), id);
       const payload = typeof data === 'function' ? data(job) : data;
       this.stmts.event.run(id, now, actor, kind, job.state, to ?? job.state, reason, JSON.stringify(payload));
-    })();
+    }).immediate();
+    this.advanceHighWater();
     return this.mustGet(id);
   }
 }
@@ -346,10 +406,10 @@ function serviceOf(job: JobRecord, now_ms: number): number {
  * Starts the checkpoint worker and turns off checkpoints inside commits; when the worker cannot
  * start (e.g. running from TypeScript sources), SQLite's automatic checkpoints stay on.
  */
-function startCheckpointer(db: Database.Database, path: string, interval_ms: number): Worker | undefined {
+function startCheckpointer(db: Database.Database, path: string, interval_ms: number, truncate_bytes: number): Worker | undefined {
   const script = new URL('./checkpoint-worker.js', import.meta.url);
   if (!existsSync(fileURLToPath(script))) return undefined;
-  const worker = new Worker(script, { workerData: { path, interval_ms } });
+  const worker = new Worker(script, { workerData: { path, interval_ms, truncate_bytes } });
   worker.unref();
   worker.on('error', () => db.open && db.pragma('wal_autocheckpoint = 1000'));
   db.pragma('wal_autocheckpoint = 0');
