@@ -140,11 +140,13 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
   app.get('/v1/nodes', (c) => {
     requireUser(c.get('principal'));
     return store.listJobs({ states: ['starting', 'running', 'rescaling'] }).then((jobs) => {
-      const holder = new Map<number, string>();
-      for (const j of jobs) for (const d of j.devices) holder.set(d, j.id);
-      const nodes: NodeView[] = controller.nodes().map((n) => ({
+      const holder = new Map<string, string>();
+      for (const j of jobs) j.devices.forEach((d, i) => holder.set(`${j.allocation[i]}/${d}`, j.id));
+      const nodes: NodeView[] = controller.inventory().map((n, index) => ({
         name: n.name,
-        devices: controller.devices().map((d) => ({ index: d.index, kind: d.kind, name: d.name, job: holder.get(d.index) ?? null })),
+        usable: n.usable,
+        note: n.note,
+        devices: n.devices.map((d) => ({ index: d.index, kind: d.kind, name: d.name, job: holder.get(`${index}/${d.index}`) ?? null })),
       }));
       return c.json(nodes);
     });

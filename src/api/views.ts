@@ -58,6 +58,10 @@ export interface DeviceView {
 
 export interface NodeView {
   name: string;
+  /** Devices Goodput may use now (0 on a drained or down node). */
+  usable: number;
+  /** Why fewer than all devices are usable ('' when all are). */
+  note: string;
   devices: DeviceView[];
 }
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import type { Backend, DeviceInfo, ReplicaRef } from '../backends/backend.js';
+import type { Backend, BackendNode, ReplicaRef } from '../backends/backend.js';
 import type { NodeInfo } from '../core/cluster.js';
 import { GoodputError } from '../core/errors.js';
 import { fitPerfParams } from '../goodput/fit.js';
@@ -9,6 +9,7 @@ import type { Policy, Rejection } from '../policy/policy.js';
 import type { Placement, ReportBatch, ReportsAdded, Store } from '../store/store.js';
 import { ACTIVE_STATES, isTerminal, type JobRecord, type JobSpec, type Measurement, type ReplicaRecord } from '../store/types.js';
 import { configFor, type JobConfig } from './batch-config.js';
+import { nodeProblems } from './node-problems.js';
 import { assignDevices, sameAllocation } from './placement.js';
 import { buildSnapshot } from './snapshot.js';
 import { jobToken } from './tokens.js';
@@ -69,6 +70,8 @@ export class Controller {
   private stopped = false;
   private pendingReports: { batch: ReportBatch; resolve: (r: ReportsAdded) => void; reject: (e: unknown) => void }[] = [];
   private started = false;
+  /** Facts already recorded as events (node problems, an unavailable backend), to record each once. */
+  private readonly noted = new Set<string>();
 
   constructor(options: ControllerOptions) {
     this.o = { ...options };
@@ -76,16 +79,16 @@ export class Controller {
     this.log = options.log ?? (() => {});
     options.backend.onExit((exit) => {
       void this.serial(async () => {
-        await this.o.store.recordReplicaExit(exit.job_id, exit.attempt, exit.rank, exit.exit_code, 'backend');
+        await this.o.store.recordReplicaExit(exit.job_id, exit.attempt, exit.rank, exit.exit_code, 'backend', exit.detail);
         await this.settle(exit.job_id);
         await this.pump();
       });
     });
   }
 
-  /** The nodes of this cluster (local mode: one node holding every device). */
+  /** The nodes of this cluster as the policy sees them: the devices Goodput may use on each. */
   nodes(): NodeInfo[] {
-    return [{ index: 0, name: 'local', gpus: this.o.backend.devices().length, preemptible: false }];
+    return this.o.backend.nodes().map((n, index) => ({ index, name: n.name, gpus: n.usable, preemptible: false }));
   }
 
   /** Sets the URL replicas report to (known once the HTTP server listens). */
@@ -93,13 +96,14 @@ export class Controller {
     this.o.api_url = url;
   }
 
-  /** Devices replicas are placed on. */
-  devices(): readonly DeviceInfo[] {
-    return this.o.backend.devices();
+  /** The backend's inventory (nodes with all their devices). */
+  inventory(): readonly BackendNode[] {
+    return this.o.backend.nodes();
   }
 
-  /** Reconciles with running processes, then starts the round timer and the pump. */
+  /** Reads the inventory, reconciles with running replicas, then starts the round timer and the pump. */
   async start(): Promise<void> {
+    await this.o.backend.refresh();
     await this.serial(() => this.reconcile());
     this.started = true;
     // Unref'd: the HTTP server (or `goodput run`'s wait loop) is what keeps the process alive.
@@ -230,7 +234,13 @@ export class Controller {
   private async round(): Promise<void> {
     if (this.stopped) return;
     const t0 = performance.now();
+    try {
+      await this.o.backend.refresh();
+    } catch (error) {
+      this.log(`inventory: ${(error as Error).message}; using the last one`);
+    }
     const jobs = await this.o.store.listJobs({ states: ACTIVE_STATES });
+    for (const p of nodeProblems(jobs, this.o.backend.nodes())) await this.noteOnce(p.job_id, p.key, 'node-unavailable', p.reason);
     if (jobs.length > 0) {
       const snapshot = buildSnapshot(this.nodes(), jobs, this.now());
       const decision = this.o.policy.decide(snapshot);
@@ -246,8 +256,8 @@ export class Controller {
   }
 
   private async apply(jobs: readonly JobRecord[], allocations: Record<string, readonly number[]>): Promise<void> {
-    const devices = this.o.backend.devices().map((d) => d.index);
-    const assigned = assignDevices(jobs, allocations, devices);
+    const nodeDevices = this.o.backend.nodes().map((n) => n.devices.slice(0, n.usable).map((d) => d.index));
+    const assigned = assignDevices(jobs, allocations, nodeDevices);
     if (!assigned.ok) {
       this.log(`scheduler: ignoring decision of ${this.o.policy.name}: ${assigned.reason}`);
       return;
@@ -336,8 +346,9 @@ export class Controller {
     if (this.stopped) return;
     const now = this.now();
     const live = await this.o.store.listLiveReplicas();
-    const busy = new Map<number, string>();
-    for (const r of live) if (r.device !== null) busy.set(r.device, r.job_id);
+    const busy = new Map<string, string>();
+    for (const r of live) if (r.device !== null) busy.set(`${r.node}/${r.device}`, r.job_id);
+    const names = this.o.backend.nodes().map((n) => n.name);
     const jobs = await this.o.store.listJobs({ states: ['starting', 'rescaling'] });
     for (const job of jobs) {
       if (job.state === 'rescaling' && job.stop_requested_at_ms !== null && now >= job.stop_requested_at_ms + this.o.grace_s * 1000) {
@@ -351,7 +362,7 @@ export class Controller {
     }
     for (const job of jobs) {
       if (job.state !== 'starting' || now < job.not_before_ms) continue;
-      if (job.devices.some((d) => busy.has(d) && busy.get(d) !== job.id)) continue;
+      if (job.devices.some((d, i) => (busy.get(`${names[job.allocation[i]!]}/${d}`) ?? job.id) !== job.id)) continue;
       if (live.some((r) => r.job_id === job.id)) continue;
       await this.launch(job);
     }
@@ -360,7 +371,7 @@ export class Controller {
   private async launch(job: JobRecord): Promise<void> {
     const attempt = job.launches;
     const job_dir = this.jobDir(job.id);
-    this.o.backend.abandon(job_dir, attempt);
+    await this.o.backend.abandon(job.id, job_dir, attempt);
     let launched;
     try {
       launched = await this.o.backend.launch({
@@ -370,6 +381,7 @@ export class Controller {
         workdir: job.spec.workdir,
         env: job.spec.env,
         devices: job.devices,
+        nodes: job.allocation,
         num_nodes: new Set(job.allocation).size,
         api_url: this.o.api_url,
         token: jobToken(this.o.secret, job.id),
@@ -377,11 +389,19 @@ export class Controller {
       });
     } catch (error) {
       const message = error instanceof GoodputError ? error.message : String(error);
+      if (error instanceof GoodputError && error.code === 'E_BACKEND_UNAVAILABLE') {
+        // Not the job's fault: it stays `starting` and the pump retries.
+        await this.noteOnce(job.id, 'unavailable', 'backend-unavailable', `cannot launch now: ${message}`);
+        return;
+      }
       await this.o.store.finishJob(job.id, 'failed', 'backend', `launch failed: ${message}`);
       this.requestRound();
       return;
     }
-    await this.o.store.launchJob(job.id, launched, 'backend', `attempt ${attempt} on device(s) ${job.devices.join(',')}`);
+    this.noted.delete(`${job.id}/unavailable`);
+    const where = [...new Set(launched.map((r) => r.node))].join(',');
+    const id = launched[0]?.launch_id ? ` (${this.o.backend.name} job ${launched[0].launch_id})` : '';
+    await this.o.store.launchJob(job.id, launched, 'backend', `attempt ${attempt} on node(s) ${where}, device(s) ${job.devices.join(',')}${id}`);
   }
 
   /** After a restart: adopt live replicas, record the exits that happened while down, settle. */
@@ -389,7 +409,7 @@ export class Controller {
     const adopted: string[] = [];
     for (const r of await this.o.store.listLiveReplicas()) {
       const job = await this.o.store.getJob(r.job_id);
-      const status = this.o.backend.adopt(this.ref(r));
+      const status = await this.o.backend.adopt(this.ref(r));
       if (status !== 'alive') {
         await this.o.store.recordReplicaExit(r.job_id, r.attempt, r.rank, status, 'reconciler');
         continue;
@@ -401,7 +421,7 @@ export class Controller {
       }
     }
     if (adopted.length > 0) this.log(`reconcile: re-adopted ${adopted.length} running replica(s): ${adopted.join(' ')}`);
-    for (const job of await this.o.store.listJobs({ states: ['starting'] })) this.o.backend.abandon(this.jobDir(job.id), job.launches);
+    for (const job of await this.o.store.listJobs({ states: ['starting'] })) await this.o.backend.abandon(job.id, this.jobDir(job.id), job.launches);
     for (const job of await this.o.store.listJobs({ states: ['running', 'rescaling'] })) await this.settle(job.id);
   }
 
@@ -410,6 +430,14 @@ export class Controller {
   }
 
   private ref(r: ReplicaRecord): ReplicaRef {
-    return { job_id: r.job_id, attempt: r.attempt, rank: r.rank, pid: r.pid, proc_start: r.proc_start, job_dir: this.jobDir(r.job_id) };
+    return { job_id: r.job_id, attempt: r.attempt, rank: r.rank, node: r.node, launch_id: r.launch_id, pid: r.pid, proc_start: r.proc_start, job_dir: this.jobDir(r.job_id) };
+  }
+
+  /** Records an event for a fact about a job once per `key` (a node problem, an outage). */
+  private async noteOnce(job_id: string, key: string, kind: string, reason: string): Promise<void> {
+    if (this.noted.has(`${job_id}/${key}`)) return;
+    this.noted.add(`${job_id}/${key}`);
+    this.log(`job ${job_id}: ${reason}`);
+    await this.o.store.noteJob(job_id, kind, this.o.backend.name, reason);
   }
 }

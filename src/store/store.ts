@@ -83,10 +83,15 @@ export interface Store {
   /** Every replica without a recorded exit, over all jobs. */
   listLiveReplicas(): Promise<ReplicaRecord[]>;
   /**
-   * Records a replica's exit code with event `replica-exited`. Idempotent: returns false and
-   * changes nothing if the exit was already recorded.
+   * Records a replica's exit code with event `replica-exited` (its reason ends with `detail`
+   * when given). Idempotent: returns false and changes nothing if the exit was already recorded.
    */
-  recordReplicaExit(job_id: string, attempt: number, rank: number, exit_code: number, actor: string): Promise<boolean>;
+  recordReplicaExit(job_id: string, attempt: number, rank: number, exit_code: number, actor: string, detail?: string): Promise<boolean>;
+  /**
+   * Appends an event of `kind` that changes no state (a fact about the job, e.g. its node was
+   * drained). E_NOT_FOUND when the job does not exist.
+   */
+  noteJob(job_id: string, kind: string, actor: string, reason: string): Promise<void>;
 
   /**
    * Stores measurements of one attempt (oldest first), folds them into the job's profile,

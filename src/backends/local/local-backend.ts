@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { GoodputError } from '../../core/errors.js';
-import type { Backend, DeviceInfo, LaunchedReplica, LaunchRequest, ReplicaExit, ReplicaRef } from '../backend.js';
+import { EXIT_LOST, type Backend, type BackendNode, type DeviceInfo, type LaunchedReplica, type LaunchRequest, type ReplicaExit, type ReplicaRef } from '../backend.js';
 import { freePort, isAlive, killGroup, procStart } from './process-info.js';
 
 /**
@@ -23,8 +23,10 @@ const WRAPPER = [
   'echo $r > "$p.exit.tmp" && mv -f "$p.exit.tmp" "$p.exit"; exit $r',
 ].join('\n');
 
-/** Exit code of a replica that vanished without a recorded status (as if SIGKILLed). */
-export const EXIT_LOST = 137;
+export { EXIT_LOST } from '../backend.js';
+
+/** Name of the local backend's one node. */
+export const LOCAL_NODE = 'local';
 
 /** Options of the local backend. */
 export interface LocalBackendOptions {
@@ -47,9 +49,12 @@ export class LocalBackend implements Backend {
     this.timer.unref();
   }
 
-  devices(): readonly DeviceInfo[] {
-    return this.deviceList;
+  nodes(): readonly BackendNode[] {
+    return [{ name: LOCAL_NODE, address: '127.0.0.1', devices: this.deviceList, usable: this.deviceList.length, note: '' }];
   }
+
+  /** The local inventory is fixed at construction. */
+  async refresh(): Promise<void> {}
 
   onExit(listener: (exit: ReplicaExit) => void): void {
     this.listener = listener;
@@ -99,10 +104,10 @@ export class LocalBackend implements Backend {
         }).finally(() => closeSync(fd));
         const pid = child.pid!;
         await waitForExec(base + '.pid', () => child.exitCode !== null || child.signalCode !== null);
-        const ref: ReplicaRef = { job_id: req.job_id, attempt: req.attempt, rank, pid, proc_start: procStart(pid), job_dir: req.job_dir };
+        const ref: ReplicaRef = { job_id: req.job_id, attempt: req.attempt, rank, node: LOCAL_NODE, launch_id: '', pid, proc_start: procStart(pid), job_dir: req.job_dir };
         child.once('exit', (code, signal) => this.finish(ref, code, signal));
         child.unref();
-        launched.push({ rank, device, pid, proc_start: ref.proc_start, log_path, started_at_ms });
+        launched.push({ rank, device, node: LOCAL_NODE, launch_id: '', pid, proc_start: ref.proc_start, log_path, started_at_ms });
       }
     } catch (error) {
       for (const r of launched) killGroup(r.pid, 'SIGKILL');
@@ -111,7 +116,7 @@ export class LocalBackend implements Backend {
     return launched;
   }
 
-  adopt(ref: ReplicaRef): 'alive' | number {
+  async adopt(ref: ReplicaRef): Promise<'alive' | number> {
     if (isAlive(ref.pid, ref.proc_start)) {
       this.adopted.set(key(ref), ref);
       return 'alive';
@@ -125,7 +130,7 @@ export class LocalBackend implements Backend {
     killGroup(ref.pid, signal);
   }
 
-  abandon(job_dir: string, attempt: number): void {
+  async abandon(_job_id: string, job_dir: string, attempt: number): Promise<void> {
     const run = jobDirs(job_dir).run;
     if (!existsSync(run)) return;
     for (const name of readdirSync(run)) {

@@ -91,6 +91,12 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE jobs ADD COLUMN remaining_samples REAL;
   `,
+  // 2 -> 3: multi-node backends: the node a replica runs on, and the backend's id of its
+  // attempt (the Slurm job id; '' for local processes).
+  `
+  ALTER TABLE replicas ADD COLUMN node TEXT NOT NULL DEFAULT 'local';
+  ALTER TABLE replicas ADD COLUMN launch_id TEXT NOT NULL DEFAULT '';
+  `,
 ];
 
 /** Brings `db` to the newest schema version; refuses (E_STORE_VERSION) a database newer than this code. */
