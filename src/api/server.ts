@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
 import type { DeviceInfo } from '../backends/backend.js';
 import { LocalBackend } from '../backends/local/local-backend.js';
+import { slurmBackend, type SlurmSettings } from '../backends/slurm/compose.js';
 import { isAlive } from '../backends/local/process-info.js';
 import { Controller } from '../control/controller.js';
 import { hashToken, newSecret, newToken } from '../control/tokens.js';
@@ -30,6 +31,8 @@ export interface ServerOptions {
   /** 0 = any free port. */
   port: number;
   devices: readonly DeviceInfo[];
+  /** Run replicas through Slurm instead of on this machine (`devices` is then ignored). */
+  slurm?: SlurmSettings;
   policy: string;
   /** NAME=VALUE overrides of the policy's knobs (`--policy-param`), validated at start. */
   policy_params?: readonly string[];
@@ -94,7 +97,7 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   const store = new SqliteStore(files.db);
   const adminToken = privateFile(files.adminToken, () => newToken('gpa'));
   await store.putToken({ hash: hashToken(adminToken), user: 'admin', admin: true, created_at_ms: Date.now() });
-  const backend = new LocalBackend({ devices: o.devices });
+  const backend = o.slurm ? await slurmBackend(o.slurm, o.data_dir, o.log) : new LocalBackend({ devices: o.devices });
   let controller: Controller | undefined;
   let server: ServerType | undefined;
   try {
