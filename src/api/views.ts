@@ -40,6 +40,10 @@ export interface ReplicaView {
   attempt: number;
   rank: number;
   device: number | null;
+  /** Node the replica runs on. */
+  node: string;
+  /** Backend's id of the attempt (the Slurm job id); '' for local processes. */
+  launch_id: string;
   pid: number;
   exit_code: number | null;
   started_at: string;
@@ -90,7 +94,7 @@ export function jobView(job: JobRecord): JobView {
 }
 
 export function replicaView(r: ReplicaRecord): ReplicaView {
-  return { attempt: r.attempt, rank: r.rank, device: r.device, pid: r.pid, exit_code: r.exit_code, started_at: new Date(r.started_at_ms).toISOString(), exited_at: iso(r.exited_at_ms) };
+  return { attempt: r.attempt, rank: r.rank, device: r.device, node: r.node, launch_id: r.launch_id, pid: r.pid, exit_code: r.exit_code, started_at: new Date(r.started_at_ms).toISOString(), exited_at: iso(r.exited_at_ms) };
 }
 
 export function eventView(e: JobEvent): EventView {

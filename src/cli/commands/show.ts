@@ -33,7 +33,7 @@ export const showCommand: CliCommand = {
     if (job.grad) lines.push(`grad       sqr=${job.grad.sqr.toPrecision(3)} var=${job.grad.var.toPrecision(3)}`);
     console.log(lines.join('\n'));
     if (job.current_replicas.length > 0) {
-      console.log('\n' + formatTable(['attempt', 'rank', 'device', 'pid', 'exit'], job.current_replicas.map((r) => [String(r.attempt), String(r.rank), String(r.device ?? '-'), String(r.pid), r.exit_code === null ? 'running' : String(r.exit_code)])));
+      console.log('\n' + formatTable(['attempt', 'rank', 'node', 'device', 'pid/job', 'exit'], job.current_replicas.map((r) => [String(r.attempt), String(r.rank), r.node, String(r.device ?? '-'), r.launch_id ? `slurm ${r.launch_id}` : String(r.pid), r.exit_code === null ? 'running' : String(r.exit_code)])));
     }
     console.log('\n' + formatTable(['time', 'actor', 'event', 'state', 'reason'], events.slice(-15).map((e) => [e.at, e.actor, e.kind, `${e.from_state ?? ''}->${e.to_state ?? ''}`, e.reason])));
     return 0;
