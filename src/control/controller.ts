@@ -371,9 +371,9 @@ export class Controller {
   private async launch(job: JobRecord): Promise<void> {
     const attempt = job.launches;
     const job_dir = this.jobDir(job.id);
-    await this.o.backend.abandon(job.id, job_dir, attempt);
     let launched;
     try {
+      await this.o.backend.abandon(job.id, job_dir, attempt);
       launched = await this.o.backend.launch({
         job_id: job.id,
         attempt,

@@ -3,7 +3,10 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, 
 import { join } from 'node:path';
 import { GoodputError } from '../../core/errors.js';
 import { EXIT_LOST, type Backend, type BackendNode, type DeviceInfo, type LaunchedReplica, type LaunchRequest, type ReplicaExit, type ReplicaRef } from '../backend.js';
+import { jobDirs, readExitFile } from '../run-files.js';
 import { freePort, isAlive, killGroup, procStart } from './process-info.js';
+
+export { jobDirs } from '../run-files.js';
 
 /**
  * The replica wrapper, a constant script (arguments are positional parameters, never parsed by
@@ -164,10 +167,6 @@ export class LocalBackend implements Backend {
   }
 }
 
-/** Directories of a job under its job_dir. */
-export function jobDirs(job_dir: string): { checkpoint: string; logs: string; run: string } {
-  return { checkpoint: join(job_dir, 'checkpoint'), logs: join(job_dir, 'logs'), run: join(job_dir, 'run') };
-}
 
 /**
  * The pids in a wrapper's `.pid` file (written atomically by WRAPPER): the wrapper shell's, which
@@ -213,12 +212,7 @@ function key(ref: ReplicaRef): string {
 }
 
 function readExit(ref: ReplicaRef): number | undefined {
-  try {
-    const value = Number(readFileSync(join(jobDirs(ref.job_dir).run, `attempt-${ref.attempt}-rank-${ref.rank}.exit`), 'utf8').trim());
-    return Number.isInteger(value) ? value : undefined;
-  } catch {
-    return undefined;
-  }
+  return readExitFile(ref.job_dir, ref.attempt, ref.rank);
 }
 
 /** The server's environment minus what the contract sets per replica. */

@@ -2,6 +2,7 @@
  * Parsing Slurm's machine-readable output (22.05: `sinfo --json`, `squeue --json`) into the
  * backend's inventory. Pure: no commands run here.
  */
+import { GoodputError } from '../../core/errors.js';
 import type { BackendNode, DeviceInfo } from '../backend.js';
 import { expandHostlist } from './hostlist.js';
 
@@ -56,11 +57,25 @@ export function parseGres(gres: string): { count: number; type: string } {
   return { count, type };
 }
 
-/** Nodes of `sinfo --json`; throws on output that is not the expected JSON. */
+/**
+ * The answer's list `key`. sinfo and squeue exit 0 with an empty list and an `errors` entry when
+ * slurmctld cannot be reached: that is E_BACKEND_UNAVAILABLE, never "no nodes" or "no jobs".
+ */
+function listOf(command: string, text: string, key: 'nodes' | 'jobs'): Json[] {
+  const data = JSON.parse(text) as Record<string, unknown>;
+  const errors = (data.errors as Json[] | undefined) ?? [];
+  if (errors.length > 0) {
+    const what = errors.map((e) => [e.description, e.error, e.source].filter(Boolean).join(': ')).join('; ');
+    throw new GoodputError('E_BACKEND_UNAVAILABLE', `${command} --json failed (${what}); check that slurmctld is up and reachable ('sinfo' works here)`);
+  }
+  const list = data[key];
+  if (!Array.isArray(list)) throw new GoodputError('E_BACKEND_UNAVAILABLE', `${command} --json: no "${key}" list (Slurm 22.05 or newer is needed)`);
+  return list as Json[];
+}
+
+/** Nodes of `sinfo --json`; throws E_BACKEND_UNAVAILABLE on an error answer. */
 export function parseSinfo(text: string): SlurmNode[] {
-  const data = JSON.parse(text) as { nodes?: Json[] };
-  if (!Array.isArray(data.nodes)) throw new Error('sinfo --json: no "nodes" list');
-  return data.nodes.map((n) => {
+  return listOf('sinfo', text, 'nodes').map((n) => {
     const gres = parseGres(String(n.gres ?? ''));
     const state = n.state;
     return {
@@ -77,11 +92,9 @@ export function parseSinfo(text: string): SlurmNode[] {
   });
 }
 
-/** Jobs of `squeue --json`; throws on output that is not the expected JSON. */
+/** Jobs of `squeue --json`; throws E_BACKEND_UNAVAILABLE on an error answer. */
 export function parseSqueue(text: string): SlurmJob[] {
-  const data = JSON.parse(text) as { jobs?: Json[] };
-  if (!Array.isArray(data.jobs)) throw new Error('squeue --json: no "jobs" list');
-  return data.jobs.map((j) => {
+  return listOf('squeue', text, 'jobs').map((j) => {
     const nodes = expandHostlist(String(j.nodes ?? ''));
     const detail = ((j.gres_detail as unknown[] | undefined) ?? []).map((g) => parseGres(String(g)).count);
     const state = j.job_state;

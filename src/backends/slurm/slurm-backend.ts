@@ -1,8 +1,8 @@
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { GoodputError } from '../../core/errors.js';
 import { EXIT_LOST, type Backend, type BackendNode, type LaunchedReplica, type LaunchRequest, type ReplicaExit, type ReplicaRef } from '../backend.js';
-import { jobDirs } from '../local/local-backend.js';
+import { jobDirs, readExitFile, runFileBase } from '../run-files.js';
 import { freePort } from '../local/process-info.js';
 import { batchScript, localWorldSizes, type NodeShare } from './batch-script.js';
 import { ACTIVE_JOB_STATES, buildInventory, parseSinfo, parseSqueue, type SlurmJob } from './inventory.js';
@@ -88,7 +88,7 @@ export class SlurmBackend implements Backend {
     for (const d of [dirs.checkpoint, dirs.logs, dirs.run]) mkdirSync(d, { recursive: true, mode: 0o700 });
     const shares = sharesOf(req, this.inventory);
     const world = req.devices.length;
-    for (let rank = 0; rank < world; rank++) for (const s of ['.pid', '.pid.tmp', '.exit', '.exit.tmp']) rmSync(join(dirs.run, `attempt-${req.attempt}-rank-${rank}${s}`), { force: true });
+    for (let rank = 0; rank < world; rank++) for (const s of ['.pid', '.pid.tmp', '.exit', '.exit.tmp']) rmSync(runFileBase(req.job_dir, req.attempt, rank) + s, { force: true });
     const master = this.inventory.find((n) => n.name === shares[0]!.node)!;
     const env: Record<string, string> = {
       ...inheritedEnv(),
@@ -128,7 +128,7 @@ export class SlurmBackend implements Backend {
   }
 
   async adopt(ref: ReplicaRef): Promise<'alive' | number> {
-    const recorded = readExit(ref.job_dir, ref.attempt, ref.rank);
+    const recorded = readExitFile(ref.job_dir, ref.attempt, ref.rank);
     if (recorded !== undefined) return recorded;
     let jobs: SlurmJob[] | undefined;
     try {
@@ -136,7 +136,7 @@ export class SlurmBackend implements Backend {
     } catch (error) {
       this.log(`slurm: cannot check job ${ref.launch_id} now (${(error as Error).message}); watching it`);
     }
-    if (jobs && !isActive(jobs, ref.launch_id)) return readExit(ref.job_dir, ref.attempt, ref.rank) ?? EXIT_LOST;
+    if (jobs && !isActive(jobs, ref.launch_id)) return readExitFile(ref.job_dir, ref.attempt, ref.rank) ?? EXIT_LOST;
     const w = this.watched.get(ref.launch_id) ?? { job_id: ref.job_id, attempt: ref.attempt, job_dir: ref.job_dir, ranks: new Set<number>() };
     w.ranks.add(ref.rank);
     this.watched.set(ref.launch_id, w);
@@ -156,6 +156,7 @@ export class SlurmBackend implements Backend {
   }
 
   async abandon(job_id: string, _job_dir: string, attempt: number): Promise<void> {
+    if (this.unavailable) throw new GoodputError('E_BACKEND_UNAVAILABLE', this.unavailable);
     const name = this.jobName(job_id, attempt);
     for (let i = 0; i < 240; i++) {
       const left = (await this.queue(false)).filter((j) => j.name === name && ACTIVE_JOB_STATES.has(j.state));
@@ -213,7 +214,7 @@ export class SlurmBackend implements Backend {
         if (ended && w.ended_at_ms === undefined) w.ended_at_ms = Date.now();
         const late = w.ended_at_ms !== undefined && Date.now() - w.ended_at_ms >= EXIT_FILE_WAIT_MS;
         for (const rank of [...w.ranks]) {
-          let code = readExit(w.job_dir, w.attempt, rank);
+          let code = readExitFile(w.job_dir, w.attempt, rank);
           if (code === undefined && late) code = w.stop && !started(w.job_dir, w.attempt, rank) ? 143 : EXIT_LOST;
           if (code === undefined) continue;
           w.ranks.delete(rank);
@@ -248,23 +249,10 @@ function isActive(jobs: readonly SlurmJob[], id: string): boolean {
   return jobs.some((j) => (String(j.job_id) === id || String(j.het_job_id) === id) && ACTIVE_JOB_STATES.has(j.state));
 }
 
-function readExit(job_dir: string, attempt: number, rank: number): number | undefined {
-  try {
-    const value = Number(readFileSync(join(jobDirs(job_dir).run, `attempt-${attempt}-rank-${rank}.exit`), 'utf8').trim());
-    return Number.isInteger(value) ? value : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 /** Whether the rank's program was started (the wrapper wrote its .pid file). */
 function started(job_dir: string, attempt: number, rank: number): boolean {
-  try {
-    readFileSync(join(jobDirs(job_dir).run, `attempt-${attempt}-rank-${rank}.pid`));
-    return true;
-  } catch {
-    return false;
-  }
+  return existsSync(runFileBase(job_dir, attempt, rank) + '.pid');
 }
 
 /** The server's environment minus what the contract sets and what Slurm sets inside a job. */
