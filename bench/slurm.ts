@@ -46,6 +46,8 @@ async function main(): Promise<void> {
   const launch: number[] = [];
   const rescale: number[] = [];
   const baseline: number[] = [];
+  /** Per rescale: decision -> last old rank's exit recorded, -> new Slurm job submitted, -> all new ranks running. */
+  const parts: [number, number, number][] = [];
   try {
     const server = await startServerProcess(data_dir, ['--backend', 'slurm', '--interval-s', '1', '--grace-s', '30', '--policy', 'optimus']);
     servers.push(server);
@@ -76,10 +78,16 @@ async function main(): Promise<void> {
       await waitFor('4 ranks to run', 120_000, async () => ranksRunning_ms(brun, 0, 4));
       await cluster.cmd('scancel', [foreign]);
       const grownAt = await waitFor('8 ranks of the next attempt to run', 180_000, async () => ranksRunning_ms(brun, 1, 8));
-      rescale.push(grownAt - (await eventAt(client, b.id, 'rescale')));
+      const decided = await eventAt(client, b.id, 'rescale');
+      rescale.push(grownAt - decided);
+      const events = await client.events(b.id);
+      const lastExit = Math.max(...events.filter((e) => e.kind === 'replica-exited').map((e) => Date.parse(e.at)));
+      const submitted = await eventAt(client, b.id, 'launched', 1);
+      parts.push([lastExit - decided, submitted - lastExit, grownAt - submitted]);
       await client.cancel(b.id);
       await waitFor('the Slurm job to end', 60_000, async () => (await cluster.cmd('squeue', ['-h'])).trim() === '');
-      console.log(`run ${i + 1}/${REPEAT}: launch ${fmt(launch[i]!)}, rescale 4->8 ${fmt(rescale[i]!)}, bare sbatch baseline ${fmt(baseline[i]!)}`);
+      const [stop, gap, start] = parts[i]!;
+      console.log(`run ${i + 1}/${REPEAT}: launch ${fmt(launch[i]!)}, rescale 4->8 ${fmt(rescale[i]!)} (stop ${fmt(stop)} + relaunch ${fmt(gap)} + start ${fmt(start)}), bare sbatch baseline ${fmt(baseline[i]!)}`);
     }
     console.log(`\nSlurm backend on the local test cluster (2 nodes x 4 fake GPUs, ${REPEAT} runs, medians):`);
     console.log(`  policy decision -> all 8 ranks running:      ${fmt(median(launch))}`);
