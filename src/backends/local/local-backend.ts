@@ -167,7 +167,6 @@ export class LocalBackend implements Backend {
   }
 }
 
-
 /**
  * The pids in a wrapper's `.pid` file (written atomically by WRAPPER): the wrapper shell's, which
  * is also its process group, and the command's (NaN if absent); undefined while there is no file.

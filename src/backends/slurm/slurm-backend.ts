@@ -28,6 +28,8 @@ interface Watched {
   attempt: number;
   job_dir: string;
   ranks: Set<number>;
+  /** When the watch began: only a job list read after it can tell that the job ended. */
+  since_ms: number;
   /** Strongest stop Goodput asked for. */
   stop?: 'SIGTERM' | 'SIGKILL';
   /** When the poll first saw the Slurm job ended (exit files may land just after). */
@@ -111,14 +113,13 @@ export class SlurmBackend implements Backend {
     });
     let id: string;
     try {
-      const out = await slurmRun('sbatch', ['--parsable'], env, script);
-      id = out.stdout.trim().split(';')[0]!;
+      id = (await this.slurm('sbatch', ['--parsable'], env, script)).trim().split(';')[0]!;
     } catch (error) {
       if (error instanceof GoodputError && error.code === 'E_BACKEND_UNAVAILABLE') throw error;
       throw new GoodputError('E_LAUNCH', `sbatch rejected the job: ${(error as Error).message}`);
     }
     if (!/^\d+$/.test(id)) throw new GoodputError('E_LAUNCH', `sbatch answered '${id}' instead of a job id`);
-    this.watched.set(id, { job_id: req.job_id, attempt: req.attempt, job_dir: req.job_dir, ranks: new Set(Array.from({ length: world }, (_, r) => r)) });
+    this.watched.set(id, { job_id: req.job_id, attempt: req.attempt, job_dir: req.job_dir, ranks: new Set(Array.from({ length: world }, (_, r) => r)), since_ms: Date.now() });
     this.jobsAt_ms = 0;
     const started_at_ms = Date.now();
     let rank = 0;
@@ -137,7 +138,7 @@ export class SlurmBackend implements Backend {
       this.log(`slurm: cannot check job ${ref.launch_id} now (${(error as Error).message}); watching it`);
     }
     if (jobs && !isActive(jobs, ref.launch_id)) return readExitFile(ref.job_dir, ref.attempt, ref.rank) ?? EXIT_LOST;
-    const w = this.watched.get(ref.launch_id) ?? { job_id: ref.job_id, attempt: ref.attempt, job_dir: ref.job_dir, ranks: new Set<number>() };
+    const w = this.watched.get(ref.launch_id) ?? { job_id: ref.job_id, attempt: ref.attempt, job_dir: ref.job_dir, ranks: new Set<number>(), since_ms: Date.now() };
     w.ranks.add(ref.rank);
     this.watched.set(ref.launch_id, w);
     return 'alive';
@@ -149,7 +150,7 @@ export class SlurmBackend implements Backend {
     w.stop = signal;
     const pending = this.jobs.find((j) => String(j.job_id) === ref.launch_id)?.state === 'PENDING';
     const args = signal === 'SIGKILL' || pending ? [ref.launch_id] : ['--signal=TERM', ref.launch_id];
-    slurmRun('scancel', args, this.o.env ?? {}).catch((error: unknown) => {
+    this.slurm('scancel', args).catch((error: unknown) => {
       w.stop = undefined; // try again at the next request
       this.log(`slurm: scancel ${args.join(' ')}: ${(error as Error).message}`);
     });
@@ -181,15 +182,25 @@ export class SlurmBackend implements Backend {
     return `${this.o.name_prefix}-${job_id}-${attempt}`;
   }
 
-  private async slurm(command: string, args: readonly string[]): Promise<string> {
-    return (await slurmRun(command, args, this.o.env ?? {})).stdout;
+  /**
+   * Runs a Slurm command. Unreachability marks the backend unavailable until the next successful
+   * `refresh` (launches then fail fast instead of waiting on slurmctld at every tick).
+   */
+  private async slurm(command: string, args: readonly string[], env: Readonly<Record<string, string>> = this.o.env ?? {}, input?: string): Promise<string> {
+    try {
+      return (await slurmRun(command, args, env, input)).stdout;
+    } catch (error) {
+      if (error instanceof GoodputError && error.code === 'E_BACKEND_UNAVAILABLE') this.unavailable = error.message;
+      throw error;
+    }
   }
 
-  /** Slurm's job list, at most 0.5 s old unless `fresh`. */
+  /** Slurm's job list, at most 0.5 s old unless `fresh`; `jobsAt_ms` is when its request began. */
   private async queue(fresh: boolean): Promise<SlurmJob[]> {
     if (fresh || Date.now() - this.jobsAt_ms > 500) {
+      const asked_ms = Date.now();
       this.jobs = parseSqueue(await this.slurm('squeue', ['--json']));
-      this.jobsAt_ms = Date.now();
+      this.jobsAt_ms = asked_ms;
     }
     return this.jobs;
   }
@@ -205,9 +216,11 @@ export class SlurmBackend implements Backend {
       } catch (error) {
         this.log(`slurm: ${(error as Error).message}`);
       }
+      const listed_ms = this.jobsAt_ms;
       for (const [id, w] of this.watched) {
         const entries = jobs?.filter((j) => String(j.job_id) === id || String(j.het_job_id) === id) ?? [];
-        const ended = jobs !== undefined && !entries.some((j) => ACTIVE_JOB_STATES.has(j.state));
+        // A list read before the job was submitted (a launch during the read) does not show it yet.
+        const ended = jobs !== undefined && listed_ms > w.since_ms && !entries.some((j) => ACTIVE_JOB_STATES.has(j.state));
         const state = entries[0]?.state ?? 'gone';
         const outside = !w.stop && (ended || state === 'CANCELLED') && state !== 'COMPLETED' && state !== 'gone';
         const detail = outside ? `Slurm job ${id} ended ${state}${entries[0]?.reason && entries[0].reason !== 'None' ? ` (${entries[0].reason})` : ''}, not requested by Goodput` : undefined;
