@@ -66,7 +66,9 @@ export function localWorldSizes(shares: readonly NodeShare[]): string {
  */
 export function batchScript(i: BatchScriptInput): string {
   const even = i.shares.every((s) => s.count === i.shares[0]!.count);
-  const job = [`--job-name=${i.job_name}`, `--output=${i.run_dir}/attempt-${i.attempt}.slurm.out`, '--open-mode=append', `--chdir=${i.workdir}`, '--export=ALL'];
+  // --no-requeue: after a node failure Goodput relaunches from the checkpoint as a new attempt;
+  // Slurm's own requeue would run the same attempt a second time behind its back.
+  const job = [`--job-name=${i.job_name}`, `--output=${i.run_dir}/attempt-${i.attempt}.slurm.out`, '--open-mode=append', `--chdir=${i.workdir}`, '--export=ALL', '--no-requeue'];
   // Every component of a heterogeneous job needs its own partition, account and QOS.
   const where = [...(i.partition ? [`--partition=${i.partition}`] : []), ...(i.account ? [`--account=${i.account}`] : []), ...(i.qos ? [`--qos=${i.qos}`] : [])];
   const header: string[] = [...job, ...where].map((o) => `#SBATCH ${o}`);

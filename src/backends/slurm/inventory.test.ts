@@ -61,6 +61,7 @@ describe('batch script', () => {
     assert.match(s, /^#SBATCH --nodes=2 --nodelist=gp1,gp2 --ntasks-per-node=4 --gpus-per-task=1$/m);
     assert.match(s, /^#SBATCH --partition=gpu$/m);
     assert.match(s, /^#SBATCH --account=ml$/m);
+    assert.match(s, /^#SBATCH --no-requeue$/m, 'a node failure must not make Slurm rerun the attempt');
     assert.doesNotMatch(s, /hetjob/);
     assert.match(s, /^srun --kill-on-bad-exit=0 \/bin\/sh -c '.*' goodput-replica '\/d\/run' '\/d\/logs' 'python3' 'it'\\''s' '\$\(x\)'$/ms);
   });
