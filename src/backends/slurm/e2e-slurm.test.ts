@@ -4,11 +4,12 @@
  * message when Slurm is not installed (CI installs slurm-wlm, scripts/test-packages.txt).
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { GoodputClient, JobDetail } from '../../client/client.js';
 import { cleanup, killGroup, runCli, sleep, startServerProcess, tempDataDir, TRAINER, waitFor, type ServerProcess } from '../../control/testing/harness.js';
+import { SlurmBackend } from './slurm-backend.js';
 import { slurmMissing, startSlurmCluster, type SlurmCluster } from './testing/slurm-cluster.js';
 
 /** Dumps the contract's variables, then meets every rank over TCP at MASTER_ADDR:MASTER_PORT. */
@@ -168,6 +169,35 @@ describe('goodput up --backend slurm (real slurmctld and slurmd)', { skip }, () 
     const exits = (await s.client.events(job.id)).filter((e) => e.kind === 'replica-exited' && e.data.attempt === moved.current_replicas[0]!.attempt);
     assert.ok(exits.length > 0 && exits.every((e) => /not requested by Goodput/.test(e.reason)), exits.map((e) => e.reason).join('; '));
     assert.equal(restarted.state, 'running');
+
+    // A node that goes down under the job: Slurm ends the job (NodeDown); Goodput restarts it
+    // from its checkpoint. (ReturnToService=2 brings the emulated node back at once.)
+    const spanning = await waitFor('the job to run on both nodes again', 120_000, async () => {
+      const j = await s.client.getJob(job.id);
+      const live = j.current_replicas.filter((r) => r.exit_code === null);
+      const run = join(s.data_dir, 'jobs', job.id, 'run');
+      const started = live.every((r) => existsSync(join(run, `attempt-${r.attempt}-rank-${r.rank}.pid`)));
+      return j.state === 'running' && new Set(live.map((r) => r.node)).size === 2 && started ? j : undefined;
+    });
+    const downed = spanning.current_replicas[0]!.launch_id;
+    await cluster.cmd('scontrol', ['update', 'nodename=gp2', 'state=down', 'reason=power']);
+    await waitFor('the job to run again after the node failure', 120_000, async () => {
+      const j = await s.client.getJob(job.id);
+      return j.state === 'running' && j.current_replicas.some((r) => r.launch_id !== downed && r.exit_code === null);
+    });
+    const lost = (await s.client.events(job.id)).filter((e) => e.kind === 'replica-exited' && e.data.attempt === spanning.current_replicas[0]!.attempt);
+    assert.ok(lost.length > 0 && lost.every((e) => new RegExp(`Slurm job ${downed} ended .*not requested by Goodput`).test(e.reason)), (await s.client.events(job.id)).map((e) => `${e.at} ${e.kind}: ${e.reason}`).join('\n'));
     await s.client.cancel(job.id);
+  });
+
+  it('an sbatch rejection fails the launch with Slurm\'s reason (E_LAUNCH)', { timeout: 60_000 }, async () => {
+    const b = new SlurmBackend({ name_prefix: 'goodput-reject', env: cluster.env });
+    await b.refresh();
+    const dir = tempDataDir('goodput-slurm-reject-');
+    dirs.push(dir);
+    // Five tasks with one GPU each on a node that has four: Slurm refuses at submission.
+    const request = { job_id: 'j', attempt: 0, command: ['true'], workdir: dir, env: {}, devices: [0, 1, 2, 3, 4], nodes: [0, 0, 0, 0, 0], num_nodes: 1, api_url: '', token: '', job_dir: join(dir, 'j') };
+    await assert.rejects(b.launch(request), (e: unknown) => (e as { code?: string }).code === 'E_LAUNCH' && /sbatch rejected the job: .*Requested node configuration is not available/.test((e as Error).message));
+    b.close();
   });
 });

@@ -210,9 +210,22 @@ export class SlurmBackend implements Backend {
     if (this.polling || this.watched.size === 0) return;
     this.polling = true;
     try {
+      // Exit files first: Slurm changes a job's state before it signals the tasks, so a list read
+      // after an unrequested exit shows why the job ended (an admin's scancel, a node down).
+      const found = new Map<string, Map<number, number>>();
+      let unrequested = false;
+      for (const [id, w] of this.watched) {
+        const codes = new Map<number, number>();
+        for (const rank of w.ranks) {
+          const code = readExitFile(w.job_dir, w.attempt, rank);
+          if (code !== undefined) codes.set(rank, code);
+        }
+        found.set(id, codes);
+        unrequested ||= codes.size > 0 && !w.stop;
+      }
       let jobs: SlurmJob[] | undefined;
       try {
-        jobs = await this.queue(false);
+        jobs = await this.queue(unrequested);
       } catch (error) {
         this.log(`slurm: ${(error as Error).message}`);
       }
@@ -221,13 +234,11 @@ export class SlurmBackend implements Backend {
         const entries = jobs?.filter((j) => String(j.job_id) === id || String(j.het_job_id) === id) ?? [];
         // A list read before the job was submitted (a launch during the read) does not show it yet.
         const ended = jobs !== undefined && listed_ms > w.since_ms && !entries.some((j) => ACTIVE_JOB_STATES.has(j.state));
-        const state = entries[0]?.state ?? 'gone';
-        const outside = !w.stop && (ended || state === 'CANCELLED') && state !== 'COMPLETED' && state !== 'gone';
-        const detail = outside ? `Slurm job ${id} ended ${state}${entries[0]?.reason && entries[0].reason !== 'None' ? ` (${entries[0].reason})` : ''}, not requested by Goodput` : undefined;
+        const detail = outsideEnd(id, entries[0], w.stop !== undefined);
         if (ended && w.ended_at_ms === undefined) w.ended_at_ms = Date.now();
         const late = w.ended_at_ms !== undefined && Date.now() - w.ended_at_ms >= EXIT_FILE_WAIT_MS;
         for (const rank of [...w.ranks]) {
-          let code = readExitFile(w.job_dir, w.attempt, rank);
+          let code = found.get(id)?.get(rank) ?? (late ? readExitFile(w.job_dir, w.attempt, rank) : undefined);
           if (code === undefined && late) code = w.stop && !started(w.job_dir, w.attempt, rank) ? 143 : EXIT_LOST;
           if (code === undefined) continue;
           w.ranks.delete(rank);
@@ -256,6 +267,21 @@ function sharesOf(req: LaunchRequest, inventory: readonly BackendNode[]): NodeSh
   }
   if (shares.length === 0) throw new GoodputError('E_LAUNCH', 'a launch needs at least one replica');
   return shares;
+}
+
+/** Job ends that came from outside the job and outside Goodput (an operator, Slurm itself). */
+const OUTSIDE_END_STATES: ReadonlySet<string> = new Set(['CANCELLED', 'NODE_FAIL', 'TIMEOUT', 'PREEMPTED', 'BOOT_FAIL', 'DEADLINE', 'OUT_OF_MEMORY']);
+
+/**
+ * How a Slurm job is ending when something outside the job and outside Goodput ends it (an
+ * operator's `scancel`, a node down, a time limit ...); undefined for a job that runs or ends by
+ * itself. After Goodput's own stop (`stopped`), CANCELLED is Goodput's doing, a node failure not.
+ */
+function outsideEnd(id: string, job: SlurmJob | undefined, stopped: boolean): string | undefined {
+  if (!job || (stopped && job.state === 'CANCELLED')) return undefined;
+  const reason = ['None', '', 'NonZeroExitCode'].includes(job.reason) ? '' : job.reason;
+  if (!OUTSIDE_END_STATES.has(job.state) && !(job.state === 'COMPLETING' && reason)) return undefined;
+  return `Slurm job ${id} ended ${job.state}${reason ? ` (${reason})` : ''}, not requested by Goodput`;
 }
 
 function isActive(jobs: readonly SlurmJob[], id: string): boolean {
