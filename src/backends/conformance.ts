@@ -100,7 +100,8 @@ export function runBackendConformance(name: string, setup: () => Promise<Backend
       const { b, exits } = await open();
       const evil = ['$(touch pwned)', "'s'", 'a b', '*', '$HOME'];
       const req = request(DUMP, { EXIT_1: '7' }, evil);
-      const launched = await b.launch(req);
+      process.env.GOODPUT_SERVER_ONLY = 'not for replicas';
+      const launched = await b.launch(req).finally(() => delete process.env.GOODPUT_SERVER_ONLY);
       assert.deepEqual(launched.map((r) => r.rank), [0, 1]);
       assert.deepEqual(await codes(exits, req.job_id, 2), [0, 7]);
       await new Promise((r) => setTimeout(r, 1500));
@@ -123,6 +124,7 @@ export function runBackendConformance(name: string, setup: () => Promise<Backend
         assert.equal(e.GOODPUT_NUM_NODES, String(new Set(fx.two_nodes).size));
         assert.equal(e.GOODPUT_CHECKPOINT_DIR, join(req.job_dir, 'checkpoint'));
         assert.equal(e.USER_VAR, 'x');
+        assert.equal(e.GOODPUT_SERVER_ONLY, undefined, "the server's own GOODPUT_* variables do not reach replicas");
         const kind = b.nodes()[fx.two_nodes[rank]!]!.devices[0]!.kind;
         if (kind === 'cpu') assert.equal(e.CUDA_VISIBLE_DEVICES, undefined);
         else assert.match(e.CUDA_VISIBLE_DEVICES!, /^\d+$/, 'one GPU per rank');

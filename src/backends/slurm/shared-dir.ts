@@ -38,7 +38,7 @@ export async function checkSharedDir(c: SharedDirCheck): Promise<SharedDirResult
     ];
     let out: string;
     try {
-      out = (await slurmRun('srun', args, c.env ?? {})).stdout;
+      out = (await slurmRun('srun', args, { env: c.env ?? {} })).stdout;
     } catch (error) {
       return { verified: false, reason: (error as Error).message };
     }

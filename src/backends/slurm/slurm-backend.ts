@@ -6,7 +6,7 @@ import { jobDirs, readExitFile, runFileBase } from '../run-files.js';
 import { freePort } from '../local/process-info.js';
 import { batchScript, localWorldSizes, type NodeShare } from './batch-script.js';
 import { ACTIVE_JOB_STATES, buildInventory, parseSinfo, parseSqueue, type SlurmJob } from './inventory.js';
-import { slurmRun } from './slurm-cli.js';
+import { slurmRun, type SlurmRunOptions } from './slurm-cli.js';
 
 /** Options of the Slurm backend. */
 export interface SlurmBackendOptions {
@@ -113,7 +113,7 @@ export class SlurmBackend implements Backend {
     });
     let id: string;
     try {
-      id = (await this.slurm('sbatch', ['--parsable'], env, script)).trim().split(';')[0]!;
+      id = (await this.slurm('sbatch', ['--parsable'], { exact_env: env, input: script })).trim().split(';')[0]!;
     } catch (error) {
       if (error instanceof GoodputError && error.code === 'E_BACKEND_UNAVAILABLE') throw error;
       throw new GoodputError('E_LAUNCH', `sbatch rejected the job: ${(error as Error).message}`);
@@ -150,10 +150,13 @@ export class SlurmBackend implements Backend {
     w.stop = signal;
     const pending = this.jobs.find((j) => String(j.job_id) === ref.launch_id)?.state === 'PENDING';
     const args = signal === 'SIGKILL' || pending ? [ref.launch_id] : ['--signal=TERM', ref.launch_id];
-    this.slurm('scancel', args).catch((error: unknown) => {
-      w.stop = undefined; // try again at the next request
-      this.log(`slurm: scancel ${args.join(' ')}: ${(error as Error).message}`);
-    });
+    this.slurm('scancel', args)
+      // A job that was still pending has no process to signal: cancel it (nothing ran, nothing to save).
+      .catch((error: unknown) => (/pending/i.test((error as Error).message) ? this.slurm('scancel', [ref.launch_id]) : Promise.reject(error)))
+      .catch((error: unknown) => {
+        w.stop = undefined; // try again at the next request
+        this.log(`slurm: scancel ${args.join(' ')}: ${(error as Error).message}`);
+      });
   }
 
   async abandon(job_id: string, _job_dir: string, attempt: number): Promise<void> {
@@ -186,9 +189,9 @@ export class SlurmBackend implements Backend {
    * Runs a Slurm command. Unreachability marks the backend unavailable until the next successful
    * `refresh` (launches then fail fast instead of waiting on slurmctld at every tick).
    */
-  private async slurm(command: string, args: readonly string[], env: Readonly<Record<string, string>> = this.o.env ?? {}, input?: string): Promise<string> {
+  private async slurm(command: string, args: readonly string[], o: SlurmRunOptions = {}): Promise<string> {
     try {
-      return (await slurmRun(command, args, env, input)).stdout;
+      return (await slurmRun(command, args, { env: this.o.env ?? {}, ...o })).stdout;
     } catch (error) {
       if (error instanceof GoodputError && error.code === 'E_BACKEND_UNAVAILABLE') this.unavailable = error.message;
       throw error;

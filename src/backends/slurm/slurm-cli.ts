@@ -10,14 +10,24 @@ export interface SlurmOutput {
 
 const UNREACHABLE = /Unable to contact slurm controller|Socket timed out|Connection refused|Zero Bytes were transmitted|slurm_load_|Communication connection failure|Invalid user for SlurmUser|Unable to establish/i;
 
+/** How to run one command. */
+export interface SlurmRunOptions {
+  /** Added to this process's environment (SLURM_CONF in tests). */
+  env?: Readonly<Record<string, string>>;
+  /** The whole environment instead (sbatch: the job's environment is the command's). */
+  exact_env?: Readonly<Record<string, string>>;
+  input?: string;
+  timeout_ms?: number;
+}
+
 /**
- * Runs `command args` with `env` added to this process's environment (SLURM_CONF in tests), and
- * `input` on stdin. Throws E_BACKEND_UNAVAILABLE when the command is missing or slurmctld cannot
- * be reached, E_SLURM (with Slurm's own message) for any other failure.
+ * Runs `command args`. Throws E_BACKEND_UNAVAILABLE when the command is missing or slurmctld
+ * cannot be reached, E_SLURM (with Slurm's own message) for any other failure.
  */
-export function slurmRun(command: string, args: readonly string[], env: Readonly<Record<string, string>>, input?: string, timeout_ms = 60_000): Promise<SlurmOutput> {
+export function slurmRun(command: string, args: readonly string[], o: SlurmRunOptions = {}): Promise<SlurmOutput> {
   return new Promise((resolve, reject) => {
-    const child = execFile(command, [...args], { env: { ...process.env, ...env }, timeout: timeout_ms, maxBuffer: 256 * 1024 * 1024 }, (error, stdout, stderr) => {
+    const env = o.exact_env ?? { ...process.env, ...o.env };
+    const child = execFile(command, [...args], { env, timeout: o.timeout_ms ?? 60_000, maxBuffer: 256 * 1024 * 1024 }, (error, stdout, stderr) => {
       if (!error) return resolve({ stdout, stderr });
       const code = (error as NodeJS.ErrnoException).code;
       const text = (stderr || error.message).trim().split('\n').slice(-3).join(' ');
@@ -25,6 +35,6 @@ export function slurmRun(command: string, args: readonly string[], env: Readonly
       if (UNREACHABLE.test(text) || error.killed) return reject(new GoodputError('E_BACKEND_UNAVAILABLE', `slurmctld unreachable (${command}: ${text}); check that 'sinfo' works here (SLURM_CONF, network, slurmctld)`));
       reject(new GoodputError('E_SLURM', `${command} ${args.join(' ')}: ${text}`));
     });
-    if (input !== undefined) child.stdin?.end(input);
+    if (o.input !== undefined) child.stdin?.end(o.input);
   });
 }
