@@ -97,10 +97,10 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   const store = new SqliteStore(files.db);
   const adminToken = privateFile(files.adminToken, () => newToken('gpa'));
   await store.putToken({ hash: hashToken(adminToken), user: 'admin', admin: true, created_at_ms: Date.now() });
-  const backend = o.slurm ? await slurmBackend(o.slurm, o.data_dir, o.log) : new LocalBackend({ devices: o.devices });
   let controller: Controller | undefined;
   let server: ServerType | undefined;
   try {
+    const backend = o.slurm ? await slurmBackend(o.slurm, o.data_dir, o.log) : new LocalBackend({ devices: o.devices });
     const apiUrl = { value: '' };
     controller = new Controller({
       store, backend, policy, secret, data_dir: o.data_dir, api_url: '', interval_s: o.interval_s, grace_s: o.grace_s, log: o.log,
