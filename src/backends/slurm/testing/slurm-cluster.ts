@@ -28,6 +28,12 @@ export interface SlurmClusterOptions {
   cpus_per_node?: number;
   /** Partition name. Default 'gpu'. */
   partition?: string;
+  /**
+   * A directory this node does not share with the others: its slurmd (and every task it starts)
+   * runs in a private mount namespace with an empty tmpfs over `dir`, as on a cluster whose
+   * nodes do not mount the server's file system.
+   */
+  unshared?: { node: string; dir: string };
 }
 
 /** A running test cluster. */
@@ -116,7 +122,14 @@ export async function startSlurmCluster(options: SlurmClusterOptions = {}): Prom
   };
   try {
     await run('/usr/sbin/slurmctld', ['-f', conf], { env: { ...process.env, ...env } });
-    for (const n of nodes) await run('/usr/sbin/slurmd', ['-f', conf, '-N', n], { env: { ...process.env, ...env } });
+    for (const n of nodes) {
+      const slurmd = ['/usr/sbin/slurmd', '-f', conf, '-N', n];
+      if (options.unshared?.node === n) {
+        await run('unshare', ['-m', '--propagation', 'private', 'sh', '-c', 'mount -t tmpfs none "$1" && shift && exec "$@"', 'sh', options.unshared.dir, ...slurmd], { env: { ...process.env, ...env } });
+      } else {
+        await run(slurmd[0]!, slurmd.slice(1), { env: { ...process.env, ...env } });
+      }
+    }
     for (let i = 0; ; i++) {
       const out = await cmd('sinfo', ['-h', '-N', '-o', '%N %t']).catch(() => '');
       const idle = out.split('\n').filter((l) => / idle$/.test(l.trim())).length;
