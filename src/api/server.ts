@@ -4,6 +4,7 @@
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
 import type { DeviceInfo } from '../backends/backend.js';
@@ -113,7 +114,8 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
         reject(new GoodputError('E_LISTEN', error.code === 'EADDRINUSE' ? `port ${o.port} on ${o.host} is in use; pass --port` : error.message)));
     });
     const port = (server.address() as AddressInfo).port;
-    apiUrl.value = `http://${o.host === '0.0.0.0' ? '127.0.0.1' : o.host}:${port}`;
+    // Replicas on other nodes (Slurm) reach a server listening everywhere by its host name.
+    apiUrl.value = `http://${o.host === '0.0.0.0' ? (o.slurm ? hostname() : '127.0.0.1') : o.host}:${port}`;
     controller.setApiUrl(apiUrl.value);
     await controller.start();
     // Atomic (write + rename): the CLI and tests poll this file while the server starts.

@@ -90,16 +90,13 @@ export interface ReplicaExit {
   attempt: number;
   rank: number;
   exit_code: number;
-  /** What the backend learnt about the end beyond the code (e.g. "Slurm job 12 cancelled by an administrator"). */
+  /** What the backend learnt about the end beyond the code (e.g. "Slurm job 12 ended NODE_FAIL (NodeDown), not requested by Goodput"). */
   detail?: string;
 }
 
 export interface Backend {
   readonly name: string;
-  /**
-   * The inventory as last refreshed (stable order, see BackendNode). Never empty after `refresh`
-   * succeeded once.
-   */
+  /** The inventory as last refreshed (stable order, see BackendNode). */
   nodes(): readonly BackendNode[];
   /**
    * Re-reads the inventory (called before every scheduling round). On failure keeps the last

@@ -14,6 +14,9 @@ describe('goodput up --backend', () => {
     const stray = await runCli(['up', '--data-dir', data_dir, '--partition', 'gpu']);
     assert.equal(stray.status, 2);
     assert.match(stray.stderr, /--partition needs --backend slurm/);
+    const gpus = await runCli(['up', '--data-dir', data_dir, '--backend', 'slurm', '--gpus', '2']);
+    assert.equal(gpus.status, 2);
+    assert.match(gpus.stderr, /--gpus and --cpu-slots are for the local backend/);
     const help = await runCli(['up', '--help']);
     assert.match(help.stdout + help.stderr, /--backend B/);
   });

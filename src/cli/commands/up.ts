@@ -59,6 +59,7 @@ leaves running jobs alone; the next 'goodput up' re-adopts them.`,
     const cpu = values['cpu-slots'] === undefined ? undefined : numberFlag('up', 'cpu-slots', values['cpu-slots'], 1, { integer: true, min: 1 });
     const selection = parseGpuSelection(values.gpus ?? 'auto');
     const slurm = slurmFlags(values);
+    if (slurm && (values.gpus !== undefined || values['cpu-slots'] !== undefined)) throw usageError('up: --gpus and --cpu-slots are for the local backend; with --backend slurm the GPUs come from Slurm');
     if (values.detach) return detach(argv, data_dir);
     const log = (line: string) => console.error(`${new Date().toISOString()} ${line}`);
     const devices = slurm ? [] : resolveDevices(selection, cpu, log);
@@ -67,6 +68,7 @@ leaves running jobs alone; the next 'goodput up' re-adopts them.`,
     const count = nodes.reduce((k, n) => k + n.devices.length, 0);
     log(`goodput server on ${server.url}: policy ${server.policy}, ${slurm ? 'slurm' : 'local'} backend, ${count} ${nodes[0]?.devices[0]?.kind === 'gpu' ? 'GPU(s)' : 'CPU slot(s)'} on ${nodes.length} node(s), data in ${data_dir}`);
     log(`admin token: ${dataFiles(data_dir).adminToken}`);
+    if (slurm && /^(127\.|localhost$|::1$)/.test(values.host ?? '127.0.0.1')) log(`warning: replicas on other nodes cannot report to ${server.url}; pass --host 0.0.0.0 or an address the compute nodes reach`);
     await new Promise<void>((done) => {
       const stop = (signal: string) => {
         log(`${signal}: stopping the server; running jobs keep running and are re-adopted by the next 'goodput up'`);
