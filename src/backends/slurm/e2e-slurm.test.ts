@@ -41,6 +41,9 @@ describe('goodput up --backend slurm (real slurmctld and slurmd)', { skip }, () 
     await cluster?.stop();
   });
   const up = async (...args: string[]) => {
+    // Slurm jobs of the previous test may still be completing (their batch step ends ~3 s after
+    // the tasks): to this test's server they would be other users' jobs holding GPUs.
+    await waitFor('the cluster to be idle', 60_000, async () => (await cluster.cmd('squeue', ['-h'])).trim() === '');
     const data_dir = tempDataDir('goodput-slurm-e2e-');
     dirs.push(data_dir);
     const server = await startServerProcess(data_dir, ['--backend', 'slurm', '--interval-s', '2', '--grace-s', '10', '--policy', 'optimus', ...args]);
