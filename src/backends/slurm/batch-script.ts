@@ -4,6 +4,7 @@
  * uneven ones are a heterogeneous job with one component per node, since a plain job cannot
  * ask for different GPU counts per node.
  */
+import { GoodputError } from '../../core/errors.js';
 
 /** GPUs (= tasks) per node, in rank order: the first entry holds ranks 0..count-1. */
 export interface NodeShare {
@@ -53,6 +54,15 @@ export function shellQuote(s: string): string {
   return `'${s.replaceAll("'", `'\\''`)}'`;
 }
 
+/**
+ * A value on an `#SBATCH` line: double-quoted (sbatch splits these lines at blanks but honours
+ * double quotes). Throws E_LAUNCH for what such a line cannot carry.
+ */
+export function sbatchValue(value: string): string {
+  if (/["\n\r]/.test(value)) throw new GoodputError('E_LAUNCH', `cannot pass ${JSON.stringify(value)} to sbatch: it contains a double quote or a line break`);
+  return `"${value}"`;
+}
+
 /** Local world size of each rank, comma-separated (GOODPUT_LOCAL_WORLD_SIZES). */
 export function localWorldSizes(shares: readonly NodeShare[]): string {
   return shares.flatMap((s) => Array.from({ length: s.count }, () => String(s.count))).join(',');
@@ -68,9 +78,9 @@ export function batchScript(i: BatchScriptInput): string {
   const even = i.shares.every((s) => s.count === i.shares[0]!.count);
   // --no-requeue: after a node failure Goodput relaunches from the checkpoint as a new attempt;
   // Slurm's own requeue would run the same attempt a second time behind its back.
-  const job = [`--job-name=${i.job_name}`, `--output=${i.run_dir}/attempt-${i.attempt}.slurm.out`, '--open-mode=append', `--chdir=${i.workdir}`, '--export=ALL', '--no-requeue'];
+  const job = [`--job-name=${i.job_name}`, `--output=${sbatchValue(`${i.run_dir}/attempt-${i.attempt}.slurm.out`)}`, '--open-mode=append', `--chdir=${sbatchValue(i.workdir)}`, '--export=ALL', '--no-requeue'];
   // Every component of a heterogeneous job needs its own partition, account and QOS.
-  const where = [...(i.partition ? [`--partition=${i.partition}`] : []), ...(i.account ? [`--account=${i.account}`] : []), ...(i.qos ? [`--qos=${i.qos}`] : [])];
+  const where = [...(i.partition ? [`--partition=${sbatchValue(i.partition)}`] : []), ...(i.account ? [`--account=${sbatchValue(i.account)}`] : []), ...(i.qos ? [`--qos=${sbatchValue(i.qos)}`] : [])];
   const header: string[] = [...job, ...where].map((o) => `#SBATCH ${o}`);
   if (even) {
     header.push(`#SBATCH --nodes=${i.shares.length} --nodelist=${i.shares.map((s) => s.node).join(',')} --ntasks-per-node=${i.shares[0]!.count} --gpus-per-task=1`);

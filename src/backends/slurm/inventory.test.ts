@@ -59,8 +59,9 @@ describe('batch script', () => {
   it('asks for exactly the chosen nodes, one task per GPU; even layouts are one plain job', () => {
     const s = batchScript({ ...base, shares: [{ node: 'gp1', count: 4 }, { node: 'gp2', count: 4 }], partition: 'gpu', account: 'ml' });
     assert.match(s, /^#SBATCH --nodes=2 --nodelist=gp1,gp2 --ntasks-per-node=4 --gpus-per-task=1$/m);
-    assert.match(s, /^#SBATCH --partition=gpu$/m);
-    assert.match(s, /^#SBATCH --account=ml$/m);
+    assert.match(s, /^#SBATCH --partition="gpu"$/m);
+    assert.match(s, /^#SBATCH --account="ml"$/m);
+    assert.match(s, /^#SBATCH --chdir="\/w"$/m);
     assert.match(s, /^#SBATCH --no-requeue$/m, 'a node failure must not make Slurm rerun the attempt');
     assert.doesNotMatch(s, /hetjob/);
     assert.match(s, /^srun --kill-on-bad-exit=0 \/bin\/sh -c '.*' goodput-replica '\/d\/run' '\/d\/logs' 'python3' 'it'\\''s' '\$\(x\)'$/ms);
@@ -68,13 +69,15 @@ describe('batch script', () => {
   it('uses a heterogeneous job for uneven layouts, partition per component', () => {
     const s = batchScript({ ...base, shares: [{ node: 'gp1', count: 3 }, { node: 'gp2', count: 1 }], partition: 'gpu' });
     assert.deepEqual(s.split('\n').filter((l) => /--nodes|hetjob|partition/.test(l)), [
-      '#SBATCH --partition=gpu', '#SBATCH --nodes=1 --nodelist=gp1 --ntasks=3 --gpus-per-task=1',
-      '#SBATCH hetjob', '#SBATCH --partition=gpu', '#SBATCH --nodes=1 --nodelist=gp2 --ntasks=1 --gpus-per-task=1',
+      '#SBATCH --partition="gpu"', '#SBATCH --nodes=1 --nodelist=gp1 --ntasks=3 --gpus-per-task=1',
+      '#SBATCH hetjob', '#SBATCH --partition="gpu"', '#SBATCH --nodes=1 --nodelist=gp2 --ntasks=1 --gpus-per-task=1',
     ]);
     assert.match(s, /srun --kill-on-bad-exit=0 --het-group=0-1 /);
     assert.equal(localWorldSizes([{ node: 'gp1', count: 3 }, { node: 'gp2', count: 1 }]), '3,3,3,1');
   });
-  it('quotes any string as one literal shell word', () => {
+  it('quotes any string as one literal shell word; #SBATCH values keep their blanks', () => {
     assert.equal(shellQuote("a'b"), `'a'\\''b'`);
+    assert.match(batchScript({ ...base, workdir: '/my projects/x', shares: [{ node: 'gp1', count: 1 }] }), /^#SBATCH --chdir="\/my projects\/x"$/m);
+    assert.throws(() => batchScript({ ...base, workdir: '/a"b', shares: [{ node: 'gp1', count: 1 }] }), /double quote/);
   });
 });
