@@ -36,7 +36,7 @@ interface Watched {
   ended_at_ms?: number;
 }
 
-/** Seconds a rank's exit file gets to appear after its Slurm job ended. */
+/** How long (ms) a rank's exit file gets to appear after its Slurm job ended. */
 const EXIT_FILE_WAIT_MS = 3000;
 
 /**
