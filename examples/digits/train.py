@@ -30,6 +30,10 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--lr", type=float, default=0.05)
     parser.add_argument("--hidden", type=int, default=128)
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads per replica")
+    parser.add_argument("--seen-dir", default=None,
+                        help="append the training sample indices each rank reads to "
+                             "DIR/seen-a<attempt>-r<rank>.txt (tests check none is skipped or "
+                             "read twice across restarts)")
     return parser.parse_args()
 
 
@@ -39,7 +43,7 @@ def digits_splits():
     y = torch.tensor(digits.target, dtype=torch.long)
     x_train, x_test, y_train, y_test = train_test_split(x, y, test_size=0.2, random_state=0,
                                                         stratify=y)
-    return TensorDataset(x_train, y_train), TensorDataset(x_test, y_test)
+    return TensorDataset(x_train, y_train, torch.arange(len(y_train))), TensorDataset(x_test, y_test)
 
 
 def evaluate(model: torch.nn.Module, dataset: TensorDataset) -> float:
@@ -54,7 +58,7 @@ def evaluate(model: torch.nn.Module, dataset: TensorDataset) -> float:
 def main() -> None:
     args = parse_args()
     torch.set_num_threads(args.threads)
-    gt.init()
+    runtime = gt.init()
     torch.manual_seed(0)
     train_set, test_set = digits_splits()
     net = torch.nn.Sequential(torch.nn.Linear(64, args.hidden), torch.nn.ReLU(),
@@ -65,8 +69,14 @@ def main() -> None:
     loader = gt.AdaptiveDataLoader(train_set, batch_size=args.batch_size, shuffle=True,
                                    max_batch_size=args.max_batch_size, local_bsz_bounds=(8, 256),
                                    gradient_accumulation=True)
+    seen = None
+    if args.seen_dir:
+        seen = open(os.path.join(args.seen_dir, f"seen-a{runtime.env.attempt}-r{gt.rank()}.txt"), "a")
     for epoch in gt.remaining_epochs(args.epochs):
-        for x, y in loader:
+        for x, y, index in loader:
+            if seen:
+                seen.write(f"{epoch} " + " ".join(str(i) for i in index.tolist()) + "\n")
+                seen.flush()
             optimizer.zero_grad()
             loss = F.cross_entropy(model(x.to(gt.device())), y.to(gt.device()))
             model.backward(loss)

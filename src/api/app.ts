@@ -102,7 +102,7 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     requireUser(c.get('principal'));
     const job = await findJob(c, c.req.param('id'));
     const replicas = job.launches > 0 ? await store.listReplicas(job.id, job.launches - 1) : [];
-    const detail: JobDetail = { ...jobView(job, await latestReport(job.id)), device_kind: controller.devices()[0]?.kind ?? 'cpu', current_replicas: replicas.map(replicaView), rejection: controller.rejections.get(job.id) ?? null, launch_wait: controller.launchWaits.get(job.id) ?? null, kept: stopProtection(job) ?? null, checkpoint_at: iso(job.checkpoint_at_ms), perf: job.perf, grad: job.grad, limits: job.limits, remaining_samples: job.remaining_samples };
+    const detail: JobDetail = { ...jobView(job, await latestReport(job.id)), device_kind: controller.inventory()[0]?.devices[0]?.kind ?? 'cpu', current_replicas: replicas.map(replicaView), rejection: controller.rejections.get(job.id) ?? null, launch_wait: controller.launchWaits.get(job.id) ?? null, kept: stopProtection(job) ?? null, checkpoint_at: iso(job.checkpoint_at_ms), perf: job.perf, grad: job.grad, limits: job.limits, remaining_samples: job.remaining_samples };
     return c.json(detail);
   });
 
@@ -163,17 +163,23 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     const principal = c.get('principal');
     requireUser(principal);
     return Promise.all([store.listJobs({ states: PLACED_STATES }), store.listLiveReplicas()]).then(async ([jobs, live]) => {
-      const holder = new Map<number, string>();
-      for (const j of jobs) for (const d of j.devices) holder.set(d, j.id);
+      const inventory = controller.inventory();
+      const holder = new Map<string, string>();
+      for (const j of jobs) j.devices.forEach((d, i) => holder.set(`${inventory[j.allocation[i]!]?.name}/${d}`, j.id));
       // A device is held until the process on it is gone, even when its job has ended.
-      for (const r of live) if (r.device !== null) holder.set(r.device, r.job_id);
+      for (const r of live) if (r.device !== null) holder.set(`${r.node}/${r.device}`, r.job_id);
       const owner = new Map(jobs.map((j) => [j.id, j.user]));
       for (const id of new Set(holder.values())) if (!owner.has(id)) owner.set(id, (await store.getJob(id))?.user ?? '');
       // Other users' job ids are theirs to share: a non-admin sees only that a device is taken.
       const shown = (id: string | undefined) => (id !== undefined && mayAccess(principal, owner.get(id)!, id) ? id : null);
-      const nodes: NodeView[] = controller.nodes().map((n) => ({
+      const nodes: NodeView[] = inventory.map((n) => ({
         name: n.name,
-        devices: controller.devices().map((d) => ({ index: d.index, kind: d.kind, name: d.name, job: shown(holder.get(d.index)), busy: holder.has(d.index) })),
+        usable: n.usable,
+        note: n.note,
+        devices: n.devices.map((d) => {
+          const id = holder.get(`${n.name}/${d.index}`);
+          return { index: d.index, kind: d.kind, name: d.name, job: shown(id), busy: id !== undefined };
+        }),
       }));
       return c.json(nodes);
     });

@@ -43,7 +43,7 @@ export async function metricsText(store: Store, controller: Controller): Promise
   lines.push(
     '# HELP goodput_gpus_total Devices (GPUs or CPU slots) managed by this server.',
     '# TYPE goodput_gpus_total gauge',
-    `goodput_gpus_total ${controller.devices().length}`,
+    `goodput_gpus_total ${controller.inventory().reduce((n, node) => n + node.devices.length, 0)}`,
     '# HELP goodput_gpus_allocated Devices allocated to jobs (running, starting or rescaling).',
     '# TYPE goodput_gpus_allocated gauge',
     `goodput_gpus_allocated ${allocated}`,

@@ -4,11 +4,13 @@
  */
 import { chmodSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
 import type { DeviceInfo } from '../backends/backend.js';
 import { LocalBackend } from '../backends/local/local-backend.js';
 import { setprivPath } from '../backends/local/run-as.js';
+import { slurmBackend, type SlurmSettings } from '../backends/slurm/compose.js';
 import { isAlive } from '../backends/local/process-info.js';
 import { Controller } from '../control/controller.js';
 import { hashToken, newSecret, newToken } from '../control/tokens.js';
@@ -35,6 +37,8 @@ export interface ServerOptions {
   /** 0 = any free port. */
   port: number;
   devices: readonly DeviceInfo[];
+  /** Run replicas through Slurm instead of on this machine (`devices` is then ignored). */
+  slurm?: SlurmSettings;
   policy: string;
   /** NAME=VALUE overrides of the policy's knobs (`--policy-param`), validated at start. */
   policy_params?: readonly string[];
@@ -140,10 +144,10 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   }
   const adminToken = privateFile(files.adminToken, () => newToken('gpa'));
   await rotateAdminToken(store, hashToken(adminToken));
-  const backend = new LocalBackend({ devices: o.devices });
   let controller: Controller | undefined;
   let server: ServerType | undefined;
   try {
+    const backend = o.slurm ? await slurmBackend(o.slurm, o.data_dir, o.log) : new LocalBackend({ devices: o.devices });
     const apiUrl = { value: '' };
     controller = new Controller({
       store, backend, policy, secret, data_dir: o.data_dir, api_url: '', interval_s: o.interval_s, grace_s: o.grace_s, log: o.log,
@@ -152,7 +156,8 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
       ...(multi_user ? { run_as: (owner: string) => ownerAccount(store, owner) } : {}),
     });
     const app = createApp({ store, controller, secret, version: SERVER_VERSION, run_as_owner: multi_user });
-    const reportedHost = o.host === '0.0.0.0' ? '127.0.0.1' : o.host;
+    // Replicas on other nodes (Slurm) reach a server listening everywhere by its host name.
+    const reportedHost = o.host === '0.0.0.0' ? (o.slurm ? hostname() : '127.0.0.1') : o.host;
     const port = listenPort(o.port, reportedHost, readReplicaUrl(files.replicaUrl), await countLiveReplicas(store));
     server = await new Promise<ServerType>((resolve, reject) => {
       const s = serve({ fetch: app.fetch, hostname: o.host, port }, () => resolve(s));

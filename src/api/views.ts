@@ -53,6 +53,10 @@ export interface ReplicaView {
   attempt: number;
   rank: number;
   device: number | null;
+  /** Node the replica runs on. */
+  node: string;
+  /** Backend's id of the attempt (the Slurm job id); '' for local processes. */
+  launch_id: string;
   pid: number;
   exit_code: number | null;
   started_at: string;
@@ -74,6 +78,10 @@ export interface DeviceView {
 
 export interface NodeView {
   name: string;
+  /** Devices Goodput may use now (0 on a drained or down node). */
+  usable: number;
+  /** Why fewer than all devices are usable ('' when all are). */
+  note: string;
   devices: DeviceView[];
 }
 
@@ -105,7 +113,7 @@ export function jobView(job: JobRecord, latest?: Measurement): JobView {
 }
 
 export function replicaView(r: ReplicaRecord): ReplicaView {
-  return { attempt: r.attempt, rank: r.rank, device: r.device, pid: r.pid, exit_code: r.exit_code, started_at: new Date(r.started_at_ms).toISOString(), exited_at: iso(r.exited_at_ms) };
+  return { attempt: r.attempt, rank: r.rank, device: r.device, node: r.node, launch_id: r.launch_id, pid: r.pid, exit_code: r.exit_code, started_at: new Date(r.started_at_ms).toISOString(), exited_at: iso(r.exited_at_ms) };
 }
 
 export function eventView(e: JobEvent): EventView {

@@ -1,13 +1,17 @@
 /**
- * How the control plane runs replicas. A backend starts the processes of one attempt with the
- * environment of docs/contract.md, signals them, and reports each replica's exit exactly once
- * per watch. Implementations: local/local-backend.ts (one process per replica on this machine).
+ * How the control plane runs replicas on a cluster of nodes with GPUs. A backend reports its
+ * nodes (the inventory), starts the processes of one attempt with the environment of
+ * docs/contract.md, signals them, and reports each replica's exit exactly once per watch.
+ * Implementations: local/local-backend.ts (one node: this machine, one process per replica) and
+ * slurm/slurm-backend.ts (one Slurm job per attempt, one task per GPU). Both pass
+ * conformance.ts.
  */
 
 import type { JobEnvironment } from './job-env.js';
 
 /** One device a replica can hold: a GPU, or a CPU slot that behaves like one. */
 export interface DeviceInfo {
+  /** Index on its node (a GPU index as CUDA numbers them there, or a slot number). */
   index: number;
   kind: 'gpu' | 'cpu';
   name: string;
@@ -23,6 +27,25 @@ export interface RunAs {
   home: string;
 }
 
+/**
+ * One node of the inventory. A backend keeps the order of its nodes stable for its lifetime and
+ * across restarts on the same cluster (node index = position), since stored allocations name
+ * nodes by index.
+ */
+export interface BackendNode {
+  name: string;
+  /** Address other nodes reach this node at (MASTER_ADDR when it hosts rank 0). */
+  address: string;
+  devices: readonly DeviceInfo[];
+  /**
+   * How many of `devices` Goodput may hold now: 0 on a drained or down node, fewer than all when
+   * work Goodput did not launch holds some.
+   */
+  usable: number;
+  /** Why fewer than all devices are usable ('' when all are). */
+  note: string;
+}
+
 /** Everything needed to start the replicas of one attempt of a job. */
 export interface LaunchRequest {
   job_id: string;
@@ -34,8 +57,10 @@ export interface LaunchRequest {
   env: Readonly<Record<string, string>>;
   /** The job's venv/conda prefix and setup step (job-env.ts); absent: run the command as is. */
   environment?: JobEnvironment;
-  /** Device index per replica (its length is the world size). */
+  /** Device index (on its node) per replica; its length is the world size. */
   devices: readonly number[];
+  /** Node index (position in `nodes()`) per replica, parallel to `devices`. */
+  nodes: readonly number[];
   num_nodes: number;
   api_url: string;
   token: string;
@@ -49,6 +74,11 @@ export interface LaunchRequest {
 export interface LaunchedReplica {
   rank: number;
   device: number;
+  /** Name of the node it runs on. */
+  node: string;
+  /** Backend's id of the attempt (the Slurm job id); '' when the backend has none. */
+  launch_id: string;
+  /** Process id on the server's machine; 0 when the replica runs elsewhere. */
   pid: number;
   /** Start time read from /proc/<pid>/stat, to tell a re-used pid apart; '' if unknown. */
   proc_start: string;
@@ -56,11 +86,13 @@ export interface LaunchedReplica {
   started_at_ms: number;
 }
 
-/** Identifies a replica process for signals and adoption. */
+/** Identifies a replica for signals and adoption. */
 export interface ReplicaRef {
   job_id: string;
   attempt: number;
   rank: number;
+  node: string;
+  launch_id: string;
   pid: number;
   proc_start: string;
   job_dir: string;
@@ -72,15 +104,23 @@ export interface ReplicaExit {
   attempt: number;
   rank: number;
   exit_code: number;
+  /** What the backend learnt about the end beyond the code (e.g. "Slurm job 12 ended NODE_FAIL (NodeDown), not requested by Goodput"). */
+  detail?: string;
 }
 
 export interface Backend {
   readonly name: string;
-  /** Devices this backend places replicas on (stable for the backend's lifetime). */
-  devices(): readonly DeviceInfo[];
+  /** The inventory as last refreshed (stable order, see BackendNode). */
+  nodes(): readonly BackendNode[];
   /**
-   * Starts every replica of one attempt, each in its own process group. All or nothing: if one
-   * fails to start, the others are killed and the call throws GoodputError('E_LAUNCH').
+   * Re-reads the inventory (called before every scheduling round). On failure keeps the last
+   * inventory and throws GoodputError('E_BACKEND_UNAVAILABLE') with what to check.
+   */
+  refresh(): Promise<void>;
+  /**
+   * Starts every replica of one attempt. All or nothing: if one fails to start, the others are
+   * killed and the call throws GoodputError('E_LAUNCH') (a rejection, e.g. by the cluster's
+   * scheduler) or GoodputError('E_BACKEND_UNAVAILABLE') (retry later).
    */
   launch(request: LaunchRequest): Promise<LaunchedReplica[]>;
   /**
@@ -88,20 +128,25 @@ export interface Backend {
    * it runs (its exit will be reported through `onExit`), or its exit code now (the recorded
    * one, else 137 = lost).
    */
-  adopt(ref: ReplicaRef): 'alive' | number;
+  adopt(ref: ReplicaRef): Promise<'alive' | number>;
   /**
-   * Checks a replica without watching it: 'alive' while its process runs, else its exit code
-   * (the recorded one, else 137 = lost); what is left of an ended replica's process group is
-   * killed. Idempotent. The controller calls it periodically, so an exit the listener missed is
-   * still recorded.
+   * Checks a replica without watching it: 'alive' while it runs, else its exit code (the
+   * recorded one, else 137 = lost); what is left of an ended replica's processes is killed.
+   * Idempotent. The controller calls it periodically, so an exit the listener missed is still
+   * recorded.
    */
   probe(ref: ReplicaRef): 'alive' | number;
-  /** Signals the replica's whole process group. No-op when it is gone. */
+  /** Signals the replica (the whole process group). No-op when it is gone. */
   signal(ref: ReplicaRef, signal: 'SIGTERM' | 'SIGKILL'): void;
-  /** Kills processes left by an attempt whose launch was never recorded (crash mid-launch). */
-  abandon(job_dir: string, attempt: number): void;
+  /**
+   * Ends what an attempt whose launch was never recorded left running (crash mid-launch) and
+   * resolves once it is gone, so a relaunch never runs beside it.
+   */
+  abandon(job_id: string, job_dir: string, attempt: number): Promise<void>;
   /** Registers the exit listener (one; replaces the previous). */
   onExit(listener: (exit: ReplicaExit) => void): void;
   /** Stops watching; never kills replicas (they survive a server restart by design). */
   close(): void;
 }
+
+export { EXIT_LOST } from '../store/lifecycle.js';

@@ -41,7 +41,7 @@ async function attempt(job: string, n: number, command: string[], environment: J
   const job_dir = join(root, job);
   const req: LaunchRequest = {
     job_id: job, attempt: n, command, workdir: root, env: { PATH: `${fakeBin}:${process.env.PATH ?? '/usr/bin:/bin'}` }, environment,
-    devices: Array.from({ length: world }, (_, r) => r), num_nodes: 1, api_url: 'http://127.0.0.1:1', token: 't', job_dir,
+    devices: Array.from({ length: world }, (_, r) => r), nodes: Array.from({ length: world }, () => 0), num_nodes: 1, api_url: 'http://127.0.0.1:1', token: 't', job_dir,
   };
   const done = Array.from({ length: world }, (_, rank) => new Promise<ReplicaExit>((r) => exits.set(`${job}/${n}/${rank}`, r)));
   (await backend.launch(req)).forEach((r) => pids.push(r.pid));

@@ -50,7 +50,7 @@ export function renderJob(job: JobDetail, events: readonly EventView[]): string 
   if (job.checkpoint_at) lines.push(`checkpoint ${job.checkpoint_at}`);
   const out = [lines.join('\n')];
   if (job.current_replicas.length > 0) {
-    out.push(formatTable(['attempt', 'rank', unit === 'GPU' ? 'gpu' : 'slot', 'pid', 'exit'], job.current_replicas.map((r) => [String(r.attempt), String(r.rank), String(r.device ?? '-'), String(r.pid), r.exit_code === null ? 'running' : String(r.exit_code)])));
+    out.push(formatTable(['attempt', 'rank', 'node', unit === 'GPU' ? 'gpu' : 'slot', 'pid/job', 'exit'], job.current_replicas.map((r) => [String(r.attempt), String(r.rank), r.node, String(r.device ?? '-'), r.launch_id ? `slurm ${r.launch_id}` : String(r.pid), r.exit_code === null ? 'running' : String(r.exit_code)])));
   }
   const tail = job.state === 'failed' ? [...events].reverse().find((e) => typeof e.data.log_tail === 'string' && e.data.log_tail !== '') : undefined;
   if (tail) out.push(`last lines of replica ${String(tail.data.log_rank ?? 0)}'s log:\n${String(tail.data.log_tail).replace(/^/gm, '  ')}`);

@@ -1,14 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import type { Backend, DeviceInfo, ReplicaRef, RunAs } from '../backends/backend.js';
+import type { Backend, BackendNode, ReplicaRef, RunAs } from '../backends/backend.js';
 import type { NodeInfo } from '../core/cluster.js';
 import { GoodputError } from '../core/errors.js';
 import type { Policy, Rejection } from '../policy/policy.js';
-import { ACTIVE_STATES, hungReason, isTerminal, settle } from '../store/lifecycle.js';
+import { ACTIVE_STATES, hungReason, isTerminal, settle, type EventKind } from '../store/lifecycle.js';
 import type { Placement, ReportBatch, Store, TransitionDetail } from '../store/store.js';
 import type { JobRecord, JobSpec, ReplicaRecord } from '../store/types.js';
 import type { JobConfig } from './batch-config.js';
 import { logTail } from './log-tail.js';
+import { nodeProblems } from './node-problems.js';
 import { assignDevices, sameAllocation } from './placement.js';
 import { deviceUnit, resizeReason } from './insight.js';
 import { ReportIngest } from './report-ingest.js';
@@ -81,6 +82,8 @@ export class Controller {
   /** When this controller started watching replicas (hung detection counts from here at most). */
   private watchingSince_ms = 0;
   private lastWatch_ms = 0;
+  /** Facts already recorded as events (node problems, an unavailable backend), to record each once. */
+  private readonly noted = new Set<string>();
 
   constructor(options: ControllerOptions) {
     this.o = { ...options };
@@ -89,16 +92,16 @@ export class Controller {
     this.reports = new ReportIngest({ store: options.store, refit_interval_s: options.refit_interval_s ?? 5, now_ms: this.now, log: this.log, request_round: () => this.requestRound() });
     options.backend.onExit((exit) => {
       void this.serial(async () => {
-        await this.o.store.recordReplicaExit(exit.job_id, exit.attempt, exit.rank, exit.exit_code, 'backend');
+        await this.o.store.recordReplicaExit(exit.job_id, exit.attempt, exit.rank, exit.exit_code, 'backend', exit.detail);
         await this.settle(exit.job_id);
         await this.pump();
       });
     });
   }
 
-  /** The nodes of this cluster (local mode: one node holding every device). */
+  /** The nodes of this cluster as the policy sees them: the devices Goodput may use on each. */
   nodes(): NodeInfo[] {
-    return [{ index: 0, name: 'local', gpus: this.o.backend.devices().length, preemptible: false }];
+    return this.o.backend.nodes().map((n, index) => ({ index, name: n.name, gpus: n.usable, preemptible: false }));
   }
 
   /** Sets the URL replicas report to (known once the HTTP server listens). */
@@ -106,9 +109,9 @@ export class Controller {
     this.o.api_url = url;
   }
 
-  /** Devices replicas are placed on. */
-  devices(): readonly DeviceInfo[] {
-    return this.o.backend.devices();
+  /** The backend's inventory (nodes with all their devices). */
+  inventory(): readonly BackendNode[] {
+    return this.o.backend.nodes();
   }
 
   /** Counters for /metrics. */
@@ -116,8 +119,9 @@ export class Controller {
     return { ...this.rounds, reports_total: this.reports.reports_total };
   }
 
-  /** Reconciles with running processes, then starts the round timer and the pump. */
+  /** Reads the inventory, reconciles with running replicas, then starts the round timer and the pump. */
   async start(): Promise<void> {
+    await this.o.backend.refresh();
     await this.serial(() => this.reconcile());
     this.started = true;
     this.watchingSince_ms = this.now();
@@ -146,7 +150,7 @@ export class Controller {
    * a job whose `min_replicas` exceeds the devices of the cluster: it could never run.
    */
   async submit(spec: JobSpec, user: string, actor: string): Promise<JobRecord> {
-    const devices = this.o.backend.devices();
+    const devices = this.o.backend.nodes().flatMap((n) => n.devices);
     if (spec.min_replicas > devices.length) {
       const kind = devices[0]?.kind === 'gpu' ? 'GPU(s)' : 'CPU slot(s)';
       throw new GoodputError('E_INFEASIBLE', `job needs at least ${spec.min_replicas} replicas (min_replicas) but this cluster has ${devices.length} ${kind}; submit it with --min-replicas ${devices.length} or less`);
@@ -190,7 +194,13 @@ export class Controller {
   private async round(): Promise<void> {
     if (this.stopped) return;
     const t0 = performance.now();
+    try {
+      await this.o.backend.refresh();
+    } catch (error) {
+      this.log(`inventory: ${(error as Error).message}; using the last one`);
+    }
     const jobs = await this.o.store.listJobs({ states: ACTIVE_STATES });
+    for (const p of nodeProblems(jobs, this.o.backend.nodes())) await this.noteOnce(p.job_id, p.key, 'node-unavailable', p.reason);
     if (jobs.length > 0) {
       const snapshot = buildSnapshot(this.nodes(), jobs, this.now());
       const decision = this.o.policy.decide(snapshot);
@@ -206,13 +216,15 @@ export class Controller {
   }
 
   private async apply(jobs: readonly JobRecord[], allocations: Record<string, readonly number[]>): Promise<void> {
-    const devices = this.o.backend.devices().map((d) => d.index);
-    const assigned = assignDevices(jobs, allocations, devices);
+    const nodeDevices = this.o.backend.nodes().map((n) => n.devices.slice(0, n.usable).map((d) => d.index));
+    const assigned = assignDevices(jobs, allocations, nodeDevices);
     if (!assigned.ok) {
       this.log(`scheduler: ignoring decision of ${this.o.policy.name}: ${assigned.reason}`);
       return;
     }
-    const context = { policy: this.o.policy.name, idle: devices.length - jobs.filter(holdsDevices).reduce((n, j) => n + j.allocation.length, 0), unit: deviceUnit(this.o.backend.devices()) };
+    const usable = nodeDevices.reduce((n, d) => n + d.length, 0);
+    const unit = deviceUnit(this.o.backend.nodes().flatMap((n) => n.devices));
+    const context = { policy: this.o.policy.name, idle: usable - jobs.filter(holdsDevices).reduce((n, j) => n + j.allocation.length, 0), unit };
     for (const job of jobs) {
       const allocation = [...(allocations[job.id] ?? [])];
       if (sameAllocation(allocation, job.allocation)) continue;
@@ -309,8 +321,9 @@ export class Controller {
     const now = this.now();
     if (now - this.lastWatch_ms >= (this.o.watch_interval_s ?? 2) * 1000) await this.watch(await this.o.store.listLiveReplicas(), now);
     const live = await this.o.store.listLiveReplicas();
-    const busy = new Map<number, string>();
-    for (const r of live) if (r.device !== null) busy.set(r.device, r.job_id);
+    const busy = new Map<string, string>();
+    for (const r of live) if (r.device !== null) busy.set(`${r.node}/${r.device}`, r.job_id);
+    const names = this.o.backend.nodes().map((n) => n.name);
     const jobs = await this.o.store.listJobs({ states: ['starting', 'rescaling'] });
     for (const job of jobs) {
       if (job.state === 'rescaling' && job.stop_requested_at_ms !== null && now >= job.stop_requested_at_ms + this.o.grace_s * 1000) {
@@ -325,7 +338,8 @@ export class Controller {
     for (const id of this.launchWaits.keys()) if (!jobs.some((j) => j.id === id && j.state === 'starting')) this.launchWaits.delete(id);
     for (const job of jobs) {
       if (job.state !== 'starting') continue;
-      const held = [...new Set(job.devices.filter((d) => busy.has(d) && busy.get(d) !== job.id))];
+      const keys = job.devices.map((d, i) => `${names[job.allocation[i]!]}/${d}`);
+      const held = [...new Set(keys.filter((k) => busy.has(k) && busy.get(k) !== job.id))];
       if (now < job.not_before_ms) this.launchWaits.set(job.id, `restart backoff until ${new Date(job.not_before_ms).toISOString()}`);
       else if (held.length > 0) this.launchWaits.set(job.id, `device(s) ${held.join(',')} still held by the exiting replicas of job ${busy.get(held[0]!)}`);
       else if (!live.some((r) => r.job_id === job.id)) {
@@ -338,10 +352,10 @@ export class Controller {
   private async launch(job: JobRecord): Promise<void> {
     const attempt = job.launches;
     const job_dir = this.jobDir(job.id);
-    this.o.backend.abandon(job_dir, attempt);
     let launched;
     try {
       const run_as = await this.o.run_as?.(job.user);
+      await this.o.backend.abandon(job.id, job_dir, attempt);
       launched = await this.o.backend.launch({
         job_id: job.id,
         attempt,
@@ -350,6 +364,7 @@ export class Controller {
         env: job.spec.env,
         environment: job.spec,
         devices: job.devices,
+        nodes: job.allocation,
         num_nodes: new Set(job.allocation).size,
         api_url: this.o.api_url,
         token: jobToken(this.o.secret, job.id),
@@ -358,11 +373,19 @@ export class Controller {
       });
     } catch (error) {
       const message = error instanceof GoodputError ? error.message : String(error);
+      if (error instanceof GoodputError && error.code === 'E_BACKEND_UNAVAILABLE') {
+        // Not the job's fault: it stays `starting` and the pump retries.
+        await this.noteOnce(job.id, 'unavailable', 'backend-unavailable', `cannot launch now: ${message}`);
+        return;
+      }
       await this.o.store.finishJob(job.id, 'failed', 'backend', `launch failed: ${message}`);
       this.requestRound();
       return;
     }
-    await this.o.store.launchJob(job.id, launched, 'backend', `attempt ${attempt} on device(s) ${job.devices.join(',')}`);
+    this.noted.delete(`${job.id}/unavailable`);
+    const where = [...new Set(launched.map((r) => r.node))].join(',');
+    const id = launched[0]?.launch_id ? ` (${this.o.backend.name} job ${launched[0].launch_id})` : '';
+    await this.o.store.launchJob(job.id, launched, 'backend', `attempt ${attempt} on node(s) ${where}, device(s) ${job.devices.join(',')}${id}`);
   }
 
   /** After a restart: adopt live replicas, record the exits that happened while down, settle. */
@@ -370,7 +393,7 @@ export class Controller {
     const adopted: string[] = [];
     for (const r of await this.o.store.listLiveReplicas()) {
       const job = await this.o.store.getJob(r.job_id);
-      const status = this.o.backend.adopt(this.ref(r));
+      const status = await this.o.backend.adopt(this.ref(r));
       if (status !== 'alive') {
         await this.o.store.recordReplicaExit(r.job_id, r.attempt, r.rank, status, 'reconciler');
         continue;
@@ -382,7 +405,7 @@ export class Controller {
       }
     }
     if (adopted.length > 0) this.log(`reconcile: re-adopted ${adopted.length} running replica(s): ${adopted.join(' ')}`);
-    for (const job of await this.o.store.listJobs({ states: ['starting'] })) this.o.backend.abandon(this.jobDir(job.id), job.launches);
+    for (const job of await this.o.store.listJobs({ states: ['starting'] })) await this.o.backend.abandon(job.id, this.jobDir(job.id), job.launches);
     for (const job of await this.o.store.listJobs({ states: ['running', 'rescaling'] })) await this.settle(job.id);
   }
 
@@ -391,6 +414,14 @@ export class Controller {
   }
 
   private ref(r: ReplicaRecord): ReplicaRef {
-    return { job_id: r.job_id, attempt: r.attempt, rank: r.rank, pid: r.pid, proc_start: r.proc_start, job_dir: this.jobDir(r.job_id) };
+    return { job_id: r.job_id, attempt: r.attempt, rank: r.rank, node: r.node, launch_id: r.launch_id, pid: r.pid, proc_start: r.proc_start, job_dir: this.jobDir(r.job_id) };
+  }
+
+  /** Records an event for a fact about a job once per `key` (a node problem, an outage). */
+  private async noteOnce(job_id: string, key: string, kind: EventKind, reason: string): Promise<void> {
+    if (this.noted.has(`${job_id}/${key}`)) return;
+    this.noted.add(`${job_id}/${key}`);
+    this.log(`job ${job_id}: ${reason}`);
+    await this.o.store.recordEvent(job_id, kind, this.o.backend.name, reason, {});
   }
 }

@@ -26,7 +26,7 @@ describe('assignDevices', () => {
   ];
   for (const c of cases) {
     it(c.name, () => {
-      const got = assignDevices(c.jobs, c.alloc, [0, 1, 2, 3]);
+      const got = assignDevices(c.jobs, c.alloc, [[0, 1, 2, 3]]);
       if (typeof c.want === 'string') {
         assert.deepEqual(got, { ok: false, reason: c.want });
       } else {
@@ -35,6 +35,13 @@ describe('assignDevices', () => {
       }
     });
   }
+  it('places replicas per node: keeps held devices on the same node, fills free ones there', () => {
+    const a = job('a', 'running', [1, 2], { allocation: [1, 1] });
+    const got = assignDevices([a, job('b', 'queued')], { a: [0, 1, 1], b: [1, 0] }, [[0, 1], [0, 1, 2, 3]]);
+    assert.ok(got.ok);
+    assert.deepEqual(Object.fromEntries(got.devices), { a: [0, 1, 2], b: [0, 1] });
+    assert.deepEqual(assignDevices([job('c', 'queued')], { c: [1, 1, 1] }, [[0], [0, 1]]), { ok: false, reason: 'allocations need 3 devices on node 1, it has 2' });
+  });
   it('compares allocations by value and order', () => {
     assert.equal(sameAllocation([0, 0], [0, 0]), true);
     assert.equal(sameAllocation([0, 1], [1, 0]), false);

@@ -11,40 +11,49 @@ export function sameAllocation(a: readonly number[], b: readonly number[]): bool
 export type DeviceAssignment = { ok: true; devices: Map<string, number[]> } | { ok: false; reason: string };
 
 /**
- * Assigns device indices (single node) so that jobs keep the devices they hold as far as their
- * new replica count allows, and growing jobs take free devices in index order. Never gives a
- * device to two jobs; refuses allocations that over-commit the node. Pure.
+ * Assigns a device index on its node to every replica (`nodeDevices[n]`: the usable device
+ * indices of node n) so that jobs keep the devices they hold on a node as far as their new
+ * replica count there allows, and growing jobs take free devices in index order. Never gives a
+ * device to two jobs; refuses allocations that over-commit a node. Pure.
  */
-export function assignDevices(jobs: readonly JobRecord[], allocations: Record<string, readonly number[]>, devices: readonly number[]): DeviceAssignment {
-  const wanted = new Map<string, number>();
-  let total = 0;
-  for (const job of jobs) {
-    const n = allocations[job.id]?.length ?? 0;
-    if (n > 0) wanted.set(job.id, n);
-    total += n;
+export function assignDevices(jobs: readonly JobRecord[], allocations: Record<string, readonly number[]>, nodeDevices: readonly (readonly number[])[]): DeviceAssignment {
+  const wanted = new Map<number, number>();
+  for (const job of jobs) for (const n of allocations[job.id] ?? []) wanted.set(n, (wanted.get(n) ?? 0) + 1);
+  for (const [n, count] of wanted) {
+    const has = nodeDevices[n]?.length ?? 0;
+    if (count > has) return { ok: false, reason: nodeDevices.length === 1 ? `allocations need ${count} devices, the node has ${has}` : `allocations need ${count} devices on node ${n}, it has ${has}` };
   }
-  if (total > devices.length) return { ok: false, reason: `allocations need ${total} devices, the node has ${devices.length}` };
-  const valid = new Set(devices);
-  const taken = new Set<number>();
+  const taken = nodeDevices.map(() => new Set<number>());
+  // Per job and node: the devices it keeps (first pass) and then gets (second pass).
+  const lists = new Map<string, Map<number, number[]>>();
+  for (const job of jobs) {
+    const allocation = allocations[job.id] ?? [];
+    if (allocation.length === 0) continue;
+    const perNode = new Map<number, number[]>();
+    lists.set(job.id, perNode);
+    for (const n of new Set(allocation)) {
+      const need = allocation.filter((x) => x === n).length;
+      const valid = new Set(nodeDevices[n]);
+      const held = holdsDevices(job) ? job.devices.filter((d, i) => job.allocation[i] === n && valid.has(d) && !taken[n]!.has(d)) : [];
+      const keep = held.slice(0, need);
+      for (const d of keep) taken[n]!.add(d);
+      perNode.set(n, keep);
+    }
+  }
   const out = new Map<string, number[]>();
-  for (const job of jobs) {
-    const n = wanted.get(job.id);
-    if (n === undefined) continue;
-    const keep = holdsDevices(job) ? job.devices.filter((d) => valid.has(d) && !taken.has(d)).slice(0, n) : [];
-    for (const d of keep) taken.add(d);
-    out.set(job.id, keep);
-  }
-  for (const job of jobs) {
-    const n = wanted.get(job.id);
-    if (n === undefined) continue;
-    const list = out.get(job.id)!;
-    for (const d of devices) {
-      if (list.length >= n) break;
-      if (!taken.has(d)) {
-        taken.add(d);
-        list.push(d);
+  for (const [id, perNode] of lists) {
+    for (const [n, list] of perNode) {
+      const need = allocations[id]!.filter((x) => x === n).length;
+      for (const d of nodeDevices[n]!) {
+        if (list.length >= need) break;
+        if (!taken[n]!.has(d)) {
+          taken[n]!.add(d);
+          list.push(d);
+        }
       }
     }
+    const next = new Map([...perNode].map(([n, list]) => [n, [...list]]));
+    out.set(id, allocations[id]!.map((n) => next.get(n)!.shift()!));
   }
   return { ok: true, devices: out };
 }

@@ -51,7 +51,7 @@ describe('reconciliation', () => {
     await store.assignJob('j1', { allocation: [0], devices: [0] }, 0, 'scheduler', 'test');
     // The old server spawned the replica and died before recording the launch.
     const old = new LocalBackend({ devices: cpuSlots(1) });
-    const [orphan] = await old.launch({ job_id: 'j1', attempt: 0, command: spec.command, workdir: dir, env: {}, devices: [0], num_nodes: 1, api_url: '', token: '', job_dir: join(data_dir, 'jobs', 'j1') });
+    const [orphan] = await old.launch({ job_id: 'j1', attempt: 0, command: spec.command, workdir: dir, env: {}, devices: [0], nodes: [0], num_nodes: 1, api_url: '', token: '', job_dir: join(data_dir, 'jobs', 'j1') });
     old.close();
     pids.push(orphan!.pid);
     const c = controller(store, data_dir);
@@ -78,7 +78,7 @@ describe('reconciliation', () => {
     await store.createJob({ id: 'j2', name: 's', user: 'u', spec }, 'u');
     await store.assignJob('j2', { allocation: [0], devices: [0] }, 0, 'scheduler', 'test');
     const old = new LocalBackend({ devices: cpuSlots(1) });
-    const launched = await old.launch({ job_id: 'j2', attempt: 0, command: spec.command, workdir: dir, env: {}, devices: [0], num_nodes: 1, api_url: '', token: '', job_dir: join(data_dir, 'jobs', 'j2') });
+    const launched = await old.launch({ job_id: 'j2', attempt: 0, command: spec.command, workdir: dir, env: {}, devices: [0], nodes: [0], num_nodes: 1, api_url: '', token: '', job_dir: join(data_dir, 'jobs', 'j2') });
     old.close();
     pids.push(launched[0]!.pid);
     await store.launchJob('j2', launched, 'backend', 'test');
@@ -102,13 +102,13 @@ describe('reconciliation', () => {
     await store.createJob({ id: 'j3', name: 's', user: 'u', spec }, 'u');
     await store.assignJob('j3', { allocation: [0], devices: [0] }, 0, 'scheduler', 'test');
     const old = new LocalBackend({ devices: cpuSlots(1) });
-    const req = { job_id: 'j3', attempt: 0, command: spec.command, workdir: dir, env: {}, devices: [0], num_nodes: 1, api_url: '', token: '', job_dir: join(data_dir, 'jobs', 'j3') };
+    const req = { job_id: 'j3', attempt: 0, command: spec.command, workdir: dir, env: {}, devices: [0], nodes: [0], num_nodes: 1, api_url: '', token: '', job_dir: join(data_dir, 'jobs', 'j3') };
     const launched = await old.launch(req);
     pids.push(launched[0]!.pid);
     await store.launchJob('j3', launched, 'backend', 'test');
     await store.stopJob('j3', { allocation: [0], devices: [0] }, 'rescale', 'scheduler', 'rescale');
     await new Promise((r) => setTimeout(r, 300)); // let the replica install its SIGTERM handler
-    old.signal({ ...req, rank: 0, pid: launched[0]!.pid, proc_start: launched[0]!.proc_start }, 'SIGTERM');
+    old.signal({ ...req, rank: 0, node: 'local', launch_id: '', pid: launched[0]!.pid, proc_start: launched[0]!.proc_start }, 'SIGTERM');
     old.close(); // the server dies; the replica checkpoints and exits 143 on its own
     await waitFor('the replica to exit', 5_000, async () => !isAlive(launched[0]!.pid, launched[0]!.proc_start));
     const c = controller(store, data_dir);

@@ -19,7 +19,7 @@ const dir = mkdtempSync(join(tmpdir(), 'goodput-dash-routes-'));
 const store = new SqliteStore(join(dir, 'db.sqlite'));
 const secret = 'test-secret';
 const spec: JobSpec = { name: 'x', command: ['true'], workdir: dir, env: {}, min_replicas: 0, max_replicas: 4, max_restarts: 1, preemptible: true, priority: 0 };
-const nodes: NodeView[] = [{ name: 'local', devices: [0, 1, 2].map((index) => ({ index, kind: 'gpu' as const, name: 'GPU', job: index === 0 ? 'a1' : index === 1 ? 'b1' : null, busy: index < 2 })) }];
+const nodes: NodeView[] = [{ name: 'local', usable: 3, note: '', devices: [0, 1, 2].map((index) => ({ index, kind: 'gpu' as const, name: 'GPU', job: index === 0 ? 'a1' : index === 1 ? 'b1' : null, busy: index < 2 })) }];
 const rejection = (id: string) => (id === 'q1' ? { code: 'E_NO_CAPACITY', message: 'goodput: no free GPU for its min_replicas' } : undefined);
 const app = dashboardApp({ live: { api_url: 'http://127.0.0.1:9', store, secret, nodes: async () => nodes, rejection } });
 const get = (path: string, token?: string) => app.request(path, { headers: token ? { authorization: `Bearer ${token}` } : {} });
@@ -29,7 +29,7 @@ before(async () => {
   for (const [id, user, device] of [['a1', 'alice', 0], ['b1', 'bob', 1]] as const) {
     await store.createJob({ id, name: `${user}-job`, user, spec }, user);
     await store.assignJob(id, { allocation: [0], devices: [device] }, 0, 'scheduler', 'test');
-    await store.launchJob(id, [{ rank: 0, device, pid: 1, proc_start: '', log_path: '', started_at_ms: Date.now() - 1000 }], 'backend', 'test');
+    await store.launchJob(id, [{ rank: 0, device, node: 'local', launch_id: '', pid: 1, proc_start: '', log_path: '', started_at_ms: Date.now() - 1000 }], 'backend', 'test');
   }
   await store.createJob({ id: 'q1', name: 'alice-waits', user: 'alice', spec }, 'alice');
   const limits = { init_batch_size: 64, max_batch_size: 1024, min_local_bsz: 16, max_local_bsz: 256, accumulation: true };

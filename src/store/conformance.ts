@@ -64,12 +64,12 @@ export function storeConformance(name: string, open: OpenStore): void {
       assert.equal(job.state, 'starting');
       assert.deepEqual(job.devices, [2]);
       clock += 1000;
-      job = await s.launchJob('j', [{ rank: 0, device: 2, pid: 4242, proc_start: '77', log_path: '/l', started_at_ms: clock }], 'backend', 'launched');
+      job = await s.launchJob('j', [{ rank: 0, device: 2, node: 'local', launch_id: '', pid: 4242, proc_start: '77', log_path: '/l', started_at_ms: clock }], 'backend', 'launched');
       assert.equal(job.state, 'running');
       assert.equal(job.launches, 1);
       assert.equal(job.started_at_ms, clock);
       assert.equal(job.max_profiled_replicas, 0, 'a size counts as profiled once measured, not when launched');
-      assert.deepEqual((await s.listLiveReplicas()).map((r) => [r.job_id, r.attempt, r.rank, r.pid]), [['j', 0, 0, 4242]]);
+      assert.deepEqual((await s.listLiveReplicas()).map((r) => [r.job_id, r.attempt, r.rank, r.node, r.pid]), [['j', 0, 0, 'local', 4242]]);
       clock += 10_000;
       job = await s.stopJob('j', { allocation: [0, 0], devices: [2, 3] }, 'rescale', 'scheduler', 'grow to 2');
       assert.equal(job.state, 'rescaling');
@@ -80,10 +80,11 @@ export function storeConformance(name: string, open: OpenStore): void {
       assert.equal((await s.listReplicas('j', 0))[0]!.exit_code, 143);
       job = await s.relaunchJob('j', 0, 'controller', 'checkpointed');
       assert.equal(job.state, 'starting');
-      job = await s.launchJob('j', [0, 1].map((rank) => ({ rank, device: 2 + rank, pid: 5000 + rank, proc_start: '', log_path: '/l', started_at_ms: clock })), 'backend', 'launched');
+      job = await s.launchJob('j', [0, 1].map((rank) => ({ rank, device: 2 + rank, node: `n${rank}`, launch_id: '77', pid: 0, proc_start: '', log_path: '/l', started_at_ms: clock })), 'backend', 'launched');
       assert.equal(job.launches, 2);
       assert.equal(job.max_profiled_replicas, 0);
-      assert.equal((await s.listReplicas('j', 1)).length, 2);
+      assert.deepEqual((await s.listReplicas('j', 1)).map((r) => [r.node, r.launch_id]), [['n0', '77'], ['n1', '77']], 'multi-node replicas keep their node and launch id');
+      await s.recordEvent('j', 'node-unavailable', 'backend', 'node n1 drained', {});
       clock += 3000;
       job = await s.finishJob('j', 'succeeded', 'backend', 'all replicas exited 0');
       assert.equal(job.state, 'succeeded');
@@ -93,7 +94,8 @@ export function storeConformance(name: string, open: OpenStore): void {
       const kinds = (await s.listEvents('j')).map((e) => `${e.kind}:${e.from_state}->${e.to_state}`);
       assert.deepEqual(kinds, [
         'submitted:null->queued', 'assigned:queued->starting', 'launched:starting->running', 'rescale:running->rescaling',
-        'replica-exited:rescaling->rescaling', 'relaunch:rescaling->starting', 'launched:starting->running', 'succeeded:running->succeeded',
+        'replica-exited:rescaling->rescaling', 'relaunch:rescaling->starting', 'launched:starting->running', 'node-unavailable:running->running',
+        'succeeded:running->succeeded',
       ]);
       await s.close();
     });
@@ -120,7 +122,7 @@ export function storeConformance(name: string, open: OpenStore): void {
       await s.assignJob('j', { allocation: [0], devices: [0] }, 0, 's', 'r');
       assert.equal((await s.requeueJob('j', 's', 'devices taken')).state, 'queued');
       await s.assignJob('j', { allocation: [0], devices: [0] }, 0, 's', 'r');
-      await s.launchJob('j', [{ rank: 0, device: 0, pid: 1, proc_start: '', log_path: '', started_at_ms: 0 }], 'b', 'r');
+      await s.launchJob('j', [{ rank: 0, device: 0, node: 'local', launch_id: '', pid: 1, proc_start: '', log_path: '', started_at_ms: 0 }], 'b', 'r');
       await s.stopJob('j', { allocation: [], devices: [] }, 'failure', 's', 'replica failed');
       const job = await s.requeueJob('j', 's', 'no devices');
       assert.equal(job.state, 'preempted');
@@ -218,7 +220,7 @@ export function storeConformance(name: string, open: OpenStore): void {
       await s.createJob({ id: 'j', name: 'j', user: 'u', spec }, 'u');
       const launch = async () => {
         await s.assignJob('j', { allocation: [0], devices: [0] }, 0, 's', 'r');
-        await s.launchJob('j', [{ rank: 0, device: 0, pid: 1, proc_start: '', log_path: '', started_at_ms: 0 }], 'b', 'r');
+        await s.launchJob('j', [{ rank: 0, device: 0, node: 'local', launch_id: '', pid: 1, proc_start: '', log_path: '', started_at_ms: 0 }], 'b', 'r');
       };
       await launch();
       const failure = { attempt: 0, rank: 0, exit_code: 127, early: true };
@@ -230,7 +232,7 @@ export function storeConformance(name: string, open: OpenStore): void {
       job = await s.relaunchJob('j', 0, 'c', 'restart');
       assert.equal(job.stop_kind, null);
       assert.deepEqual(job.last_failure, failure, 'kept to recognise a repeat');
-      await s.launchJob('j', [{ rank: 0, device: 0, pid: 2, proc_start: '', log_path: '', started_at_ms: 0 }], 'b', 'r');
+      await s.launchJob('j', [{ rank: 0, device: 0, node: 'local', launch_id: '', pid: 2, proc_start: '', log_path: '', started_at_ms: 0 }], 'b', 'r');
       job = await s.stopJob('j', { allocation: [0], devices: [0] }, 'hung', 'c', 'hung: no report for 400s');
       assert.equal(job.stop_kind, 'hung');
       assert.equal(job.failures, 2, 'a hang counts as a failure');

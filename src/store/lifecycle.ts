@@ -48,7 +48,9 @@ export type StopKind = 'rescale' | 'failure' | 'hung';
 /** Every kind of event the store records. */
 export type EventKind =
   | 'submitted' | 'assigned' | 'retargeted' | 'launched' | 'rescale' | 'failed-replica' | 'hung'
-  | 'relaunch' | 'requeued' | 'succeeded' | 'failed' | 'cancelled' | 'replica-exited';
+  | 'relaunch' | 'requeued' | 'succeeded' | 'failed' | 'cancelled' | 'replica-exited'
+  // Facts that change no state (Store.recordEvent).
+  | 'batch-size' | 'node-unavailable' | 'backend-unavailable';
 
 /** The named store operations that change a job's state (or target). */
 export type Operation = 'assign' | 'retarget' | 'launch' | 'stop' | 'relaunch' | 'requeue' | 'finish';

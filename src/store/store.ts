@@ -8,7 +8,7 @@
  */
 import type { GoodputError } from '../core/errors.js';
 import type { BatchLimits, PerfParams } from '../goodput/types.js';
-import type { FailureRecord, StopKind } from './lifecycle.js';
+import type { EventKind, FailureRecord, StopKind } from './lifecycle.js';
 import type { JobEvent, JobRecord, JobSpec, JobState, Measurement, ProfileRow, ReplicaRecord, ReportRecord, TokenRecord } from './types.js';
 
 /** Input of `createJob`. */
@@ -105,11 +105,10 @@ export interface Store {
   /** Every replica without a recorded exit, over all jobs. */
   listLiveReplicas(): Promise<ReplicaRecord[]>;
   /**
-   * Records a replica's exit code with event `replica-exited`. Idempotent: returns false and
-   * changes nothing if the exit was already recorded.
+   * Records a replica's exit code with event `replica-exited` (its reason ends with `detail`
+   * when given). Idempotent: returns false and changes nothing if the exit was already recorded.
    */
-  recordReplicaExit(job_id: string, attempt: number, rank: number, exit_code: number, actor: string): Promise<boolean>;
-
+  recordReplicaExit(job_id: string, attempt: number, rank: number, exit_code: number, actor: string, detail?: string): Promise<boolean>;
   /**
    * Stores measurements of one attempt (oldest first), folds them into the job's profile,
    * updates limits (when given), latest gradient statistics, step, samples and step time.
@@ -134,7 +133,7 @@ export interface Store {
    * Appends an event that is no state transition (e.g. `batch-size`: the job was told a new
    * batch configuration); from/to are the job's current state. E_NOT_FOUND for an unknown job.
    */
-  recordEvent(job_id: string, kind: string, actor: string, reason: string, data: Record<string, unknown>): Promise<void>;
+  recordEvent(job_id: string, kind: EventKind, actor: string, reason: string, data: Record<string, unknown>): Promise<void>;
 
   /** Stores a token (hash only). Idempotent for the same hash. */
   putToken(token: TokenRecord): Promise<void>;

@@ -97,6 +97,11 @@ export interface ReplicaRecord {
   rank: number;
   /** Device index (GPU index or CPU slot); null only for placeholder rows. */
   device: number | null;
+  /** Name of the node it runs on ('local' for the local backend). */
+  node: string;
+  /** Backend's id of the attempt (the Slurm job id); '' for local processes. */
+  launch_id: string;
+  /** Process id on the server's machine; 0 for replicas that run elsewhere (Slurm). */
   pid: number;
   /** Process start time as read from /proc (guards against PID reuse); '' when unknown. */
   proc_start: string;

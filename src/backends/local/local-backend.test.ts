@@ -36,7 +36,7 @@ function backend(): { b: LocalBackend; exits: ReplicaExit[]; next: () => Promise
 
 let n = 0;
 function request(command: string[], devices = [0]): LaunchRequest {
-  return { job_id: `job${n}`, attempt: 0, command, workdir: root, env: { USER_VAR: 'x' }, devices, num_nodes: 1, api_url: 'http://127.0.0.1:1', token: 'tok', job_dir: join(root, `job${n++}`) };
+  return { job_id: `job${n}`, attempt: 0, command, workdir: root, env: { USER_VAR: 'x' }, devices, nodes: devices.map(() => 0), num_nodes: 1, api_url: 'http://127.0.0.1:1', token: 'tok', job_dir: join(root, `job${n++}`) };
 }
 
 const node = process.execPath;
@@ -83,7 +83,7 @@ describe('LocalBackend', () => {
     const [r2] = await b.launch(req);
     pids.push(r2!.pid);
     await waitFile(join(jobDirs(req.job_dir).logs, 'replica-0.log'), 'ready');
-    b.signal({ ...req, rank: 0, pid: r2!.pid, proc_start: r2!.proc_start }, 'SIGTERM');
+    b.signal({ ...req, rank: 0, node: 'local', launch_id: '', pid: r2!.pid, proc_start: r2!.proc_start }, 'SIGTERM');
     assert.equal((await next()).exit_code, 143);
     // A replica that spawns a grandchild: SIGKILL to the group takes both.
     const req3 = request(['/bin/sh', '-c', 'sleep 30 & echo $! > "$0"; wait', join(root, 'grandchild.pid')]);
@@ -91,7 +91,7 @@ describe('LocalBackend', () => {
     pids.push(r3!.pid);
     await waitFile(join(root, 'grandchild.pid'), '');
     const grandchild = Number(readFileSync(join(root, 'grandchild.pid'), 'utf8'));
-    b.signal({ ...req3, rank: 0, pid: r3!.pid, proc_start: r3!.proc_start }, 'SIGKILL');
+    b.signal({ ...req3, rank: 0, node: 'local', launch_id: '', pid: r3!.pid, proc_start: r3!.proc_start }, 'SIGKILL');
     assert.equal((await next()).exit_code, 137);
     await new Promise((r) => setTimeout(r, 100));
     assert.equal(isAlive(grandchild, ''), false, 'grandchild was killed with its group');
@@ -104,10 +104,10 @@ describe('LocalBackend', () => {
     pids.push(r!.pid);
     first.b.close();
     const second = backend();
-    assert.equal(second.b.adopt({ ...req, rank: 0, pid: r!.pid, proc_start: r!.proc_start }), 'alive');
+    assert.equal(await second.b.adopt({ ...req, rank: 0, node: 'local', launch_id: '', pid: r!.pid, proc_start: r!.proc_start }), 'alive');
     assert.deepEqual(await second.next(), { job_id: req.job_id, attempt: 0, rank: 0, exit_code: 5 });
     // Already gone: the exit file answers at once; a wrong start time means "not ours".
-    assert.equal(second.b.adopt({ ...req, rank: 0, pid: r!.pid, proc_start: r!.proc_start }), 5);
+    assert.equal(await second.b.adopt({ ...req, rank: 0, node: 'local', launch_id: '', pid: r!.pid, proc_start: r!.proc_start }), 5);
   });
 
   it('hears every replica that exits while launch still waits for its exec (exit 127 at once)', { timeout: 60_000 }, async () => {
@@ -131,7 +131,7 @@ describe('LocalBackend', () => {
     const req = request([node, '-e', 'setTimeout(() => process.exit(6), 400)']);
     const [r] = await b.launch(req);
     pids.push(r!.pid);
-    const ref = { ...req, rank: 0, pid: r!.pid, proc_start: r!.proc_start };
+    const ref = { ...req, rank: 0, node: r!.node, launch_id: r!.launch_id, pid: r!.pid, proc_start: r!.proc_start };
     assert.equal(b.probe(ref), 'alive');
     assert.equal((await next()).exit_code, 6);
     assert.equal(b.probe(ref), 6, 'the exit file answers');

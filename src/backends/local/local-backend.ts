@@ -2,11 +2,13 @@ import { spawn } from 'node:child_process';
 import { closeSync, existsSync, fchownSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { GoodputError } from '../../core/errors.js';
-import { EXIT_LOST } from '../../store/lifecycle.js';
-import type { Backend, DeviceInfo, LaunchedReplica, LaunchRequest, ReplicaExit, ReplicaRef } from '../backend.js';
+import { EXIT_LOST, type Backend, type BackendNode, type DeviceInfo, type LaunchedReplica, type LaunchRequest, type ReplicaExit, type ReplicaRef } from '../backend.js';
 import { execPlan } from '../job-env.js';
+import { jobDirs, readExitFile } from '../run-files.js';
 import { freePort, isAlive, killGroup, procStart } from './process-info.js';
 import { asOwner, prepareOwnerDirs } from './run-as.js';
+
+export { jobDirs } from '../run-files.js';
 
 /**
  * The replica wrapper, a constant script (arguments are positional parameters, never parsed by
@@ -27,6 +29,11 @@ const WRAPPER = [
   'while :; do wait $c; r=$?; kill -0 $c 2>/dev/null || break; done',
   'echo $r > "$p.exit.tmp" && mv -f "$p.exit.tmp" "$p.exit"; exit $r',
 ].join('\n');
+
+export { EXIT_LOST } from '../backend.js';
+
+/** Name of the local backend's one node. */
+export const LOCAL_NODE = 'local';
 
 /** Options of the local backend. */
 export interface LocalBackendOptions {
@@ -49,9 +56,12 @@ export class LocalBackend implements Backend {
     this.timer.unref();
   }
 
-  devices(): readonly DeviceInfo[] {
-    return this.deviceList;
+  nodes(): readonly BackendNode[] {
+    return [{ name: LOCAL_NODE, address: '127.0.0.1', devices: this.deviceList, usable: this.deviceList.length, note: '' }];
   }
+
+  /** The local inventory is fixed at construction. */
+  async refresh(): Promise<void> {}
 
   onExit(listener: (exit: ReplicaExit) => void): void {
     this.listener = listener;
@@ -102,7 +112,7 @@ export class LocalBackend implements Backend {
           c.once('spawn', () => {
             // The exit listener is in place before anything awaits: a replica that ends while
             // `launch` still waits for its exec (exit 127 at once) is heard too.
-            const r: ReplicaRef = { job_id: req.job_id, attempt: req.attempt, rank, pid: c.pid!, proc_start: procStart(c.pid!), job_dir: req.job_dir };
+            const r: ReplicaRef = { job_id: req.job_id, attempt: req.attempt, rank, node: LOCAL_NODE, launch_id: '', pid: c.pid!, proc_start: procStart(c.pid!), job_dir: req.job_dir };
             c.once('exit', (code, signal) => this.finish(r, code, signal));
             ok({ child: c, ref: r });
           });
@@ -110,7 +120,7 @@ export class LocalBackend implements Backend {
         }).finally(() => closeSync(fd));
         await waitForExec(base + '.pid', () => child.exitCode !== null || child.signalCode !== null);
         child.unref();
-        launched.push({ rank, device, pid: ref.pid, proc_start: ref.proc_start, log_path, started_at_ms });
+        launched.push({ rank, device, node: LOCAL_NODE, launch_id: '', pid: ref.pid, proc_start: ref.proc_start, log_path, started_at_ms });
       }
     } catch (error) {
       for (const r of launched) killGroup(r.pid, 'SIGKILL');
@@ -119,7 +129,7 @@ export class LocalBackend implements Backend {
     return launched;
   }
 
-  adopt(ref: ReplicaRef): 'alive' | number {
+  async adopt(ref: ReplicaRef): Promise<'alive' | number> {
     const status = this.probe(ref);
     if (status === 'alive') this.adopted.set(key(ref), ref);
     return status;
@@ -136,7 +146,7 @@ export class LocalBackend implements Backend {
     killGroup(ref.pid, signal);
   }
 
-  abandon(job_dir: string, attempt: number): void {
+  async abandon(_job_id: string, job_dir: string, attempt: number): Promise<void> {
     const run = jobDirs(job_dir).run;
     if (!existsSync(run)) return;
     for (const name of readdirSync(run)) {
@@ -168,11 +178,6 @@ export class LocalBackend implements Backend {
       this.listener({ job_id: ref.job_id, attempt: ref.attempt, rank: ref.rank, exit_code: readExit(ref) ?? EXIT_LOST });
     }
   }
-}
-
-/** Directories of a job under its job_dir. */
-export function jobDirs(job_dir: string): { checkpoint: string; logs: string; run: string } {
-  return { checkpoint: join(job_dir, 'checkpoint'), logs: join(job_dir, 'logs'), run: join(job_dir, 'run') };
 }
 
 /**
@@ -219,12 +224,7 @@ function key(ref: ReplicaRef): string {
 }
 
 function readExit(ref: ReplicaRef): number | undefined {
-  try {
-    const value = Number(readFileSync(join(jobDirs(ref.job_dir).run, `attempt-${ref.attempt}-rank-${ref.rank}.exit`), 'utf8').trim());
-    return Number.isInteger(value) ? value : undefined;
-  } catch {
-    return undefined;
-  }
+  return readExitFile(ref.job_dir, ref.attempt, ref.rank);
 }
 
 /** The server's environment minus what the contract sets per replica. */

@@ -15,6 +15,9 @@ export const nodesCommand: CliCommand = {
     }
     const rows = nodes.flatMap((n) => n.devices.map((d) => [n.name, String(d.index), d.kind, d.name, d.job ?? (d.busy ? '(another user)' : '-')]));
     console.log(formatTable(['node', 'device', 'kind', 'name', 'job'], rows));
+    const gpus = nodes.reduce((k, n) => k + n.devices.length, 0);
+    console.log(`${gpus} device(s) on ${nodes.length} node(s)`);
+    for (const n of nodes) if (n.note) console.log(`${n.name}: ${n.usable}/${n.devices.length} usable (${n.note})`);
     return 0;
   },
 };

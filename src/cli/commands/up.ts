@@ -4,7 +4,8 @@ import { join, resolve } from 'node:path';
 import { DEFAULT_POLICY, dataFiles, startServer } from '../../api/server.js';
 import { parseGpuSelection, resolveDevices } from '../../backends/local/devices.js';
 import { defaultDataDir } from '../../client/connect.js';
-import { GoodputError } from '../../core/errors.js';
+import type { SlurmSettings } from '../../backends/slurm/compose.js';
+import { GoodputError, usageError } from '../../core/errors.js';
 import { startLiveDashboard } from '../../dashboard/live.js';
 import { numberFlag, parseFlags, type CliCommand } from '../command.js';
 
@@ -23,6 +24,10 @@ const flags = {
   detach: { type: 'boolean', short: 'd' },
   'run-as-owner': { type: 'boolean' },
   'accept-store-loss': { type: 'boolean' },
+  backend: { type: 'string' },
+  partition: { type: 'string' },
+  account: { type: 'string' },
+  qos: { type: 'string' },
 } as const;
 
 export const upCommand: CliCommand = {
@@ -53,6 +58,11 @@ export const upCommand: CliCommand = {
                      Unix account, set with 'goodput token create --user U --unix-user ACCOUNT'
   --accept-store-loss  serve even though the store lost acknowledged work (see
                      docs/control-plane.md, Store integrity, backup and restore)
+  --backend B        local (default: replicas run on this machine) or slurm (one Slurm job
+                     per attempt on the nodes and GPUs the policy chose; see docs/slurm.md)
+  --partition P      slurm: the partition to use (default: every node with GPUs)
+  --account A        slurm: the account jobs are charged to
+  --qos Q            slurm: the quality of service of the jobs
 
 The admin token is written to DIR/admin-token (mode 0600) at first start. Stopping the server
 leaves running jobs alone; the next 'goodput up' re-adopts them (on the same host and port:
@@ -68,13 +78,18 @@ Without --run-as-owner the server is single-user: every job runs as the server's
     const hung_timeout_s = numberFlag('up', 'hung-timeout-s', values['hung-timeout-s'], 300, { min: 1 });
     const cpu = values['cpu-slots'] === undefined ? undefined : numberFlag('up', 'cpu-slots', values['cpu-slots'], 1, { integer: true, min: 1 });
     const selection = parseGpuSelection(values.gpus ?? 'auto');
+    const slurm = slurmFlags(values);
+    if (slurm && (values.gpus !== undefined || values['cpu-slots'] !== undefined)) throw usageError('up: --gpus and --cpu-slots are for the local backend; with --backend slurm the GPUs come from Slurm');
     if (values.detach) return detach(argv, data_dir);
     const log = (line: string) => console.error(`${new Date().toISOString()} ${line}`);
-    const devices = resolveDevices(selection, cpu, log);
-    const server = await startServer({ data_dir, host: values.host ?? '127.0.0.1', port, devices, policy: values.policy ?? DEFAULT_POLICY, policy_params: values['policy-param'], interval_s, grace_s, hung_timeout_s, log,
+    const devices = slurm ? [] : resolveDevices(selection, cpu, log);
+    const server = await startServer({ data_dir, host: values.host ?? '127.0.0.1', port, devices, ...(slurm ? { slurm } : {}), policy: values.policy ?? DEFAULT_POLICY, policy_params: values['policy-param'], interval_s, grace_s, hung_timeout_s, log,
       run_as_owner: values['run-as-owner'] === true, accept_store_loss: values['accept-store-loss'] === true });
-    log(`goodput server on ${server.url}: policy ${server.policy}, ${devices.length} ${devices[0]?.kind === 'gpu' ? 'GPU(s)' : 'CPU slot(s)'}, data in ${data_dir}`);
+    const nodes = server.controller.inventory();
+    const count = nodes.reduce((k, n) => k + n.devices.length, 0);
+    log(`goodput server on ${server.url}: policy ${server.policy}, ${slurm ? 'slurm' : 'local'} backend, ${count} ${nodes[0]?.devices[0]?.kind === 'gpu' ? 'GPU(s)' : 'CPU slot(s)'} on ${nodes.length} node(s), data in ${data_dir}`);
     log(`admin token: ${dataFiles(data_dir).adminToken}`);
+    if (slurm && /^(127\.|localhost$|::1$)/.test(values.host ?? '127.0.0.1')) log(`warning: replicas on other nodes cannot report to ${server.url}; pass --host 0.0.0.0 or an address the compute nodes reach`);
     const dashboard = dashboardPort === undefined ? undefined : await startLiveDashboard(server, data_dir, values.host ?? '127.0.0.1', dashboardPort).catch(async (error: unknown) => {
       await server.close();
       throw error;
@@ -91,6 +106,18 @@ Without --run-as-owner the server is single-user: every job runs as the server's
     return 0;
   },
 };
+
+/** The Slurm settings of `--backend slurm`, undefined for the local backend; refuses Slurm flags without it. */
+function slurmFlags(values: { backend?: string; partition?: string; account?: string; qos?: string }): SlurmSettings | undefined {
+  const backend = values.backend ?? 'local';
+  if (backend !== 'local' && backend !== 'slurm') throw usageError(`up: --backend must be 'local' or 'slurm', got '${backend}'`);
+  const given = (['partition', 'account', 'qos'] as const).filter((k) => values[k] !== undefined);
+  if (backend === 'local') {
+    if (given.length > 0) throw usageError(`up: --${given[0]} needs --backend slurm`);
+    return undefined;
+  }
+  return Object.fromEntries(given.map((k) => [k, values[k]!])) as SlurmSettings;
+}
 
 /** Starts `goodput up` (same flags, without --detach) in the background and waits until it serves. */
 async function detach(argv: readonly string[], data_dir: string): Promise<number> {

@@ -95,7 +95,8 @@ export const MIGRATIONS: readonly string[] = [
   // checkpoints when stopped, docs/contract.md) and failure handling (store/lifecycle.ts): why
   // the replicas were stopped, the last failure, the latest health finding, and the newest step
   // time (hung detection); token expiry and revocation; the Unix account each user's jobs run
-  // as (--run-as-owner).
+  // as (--run-as-owner); multi-node backends: the node a replica runs on, and the backend's id of
+  // its attempt (the Slurm job id; '' for local processes).
   `
   ALTER TABLE jobs ADD COLUMN checkpoint_at_ms INTEGER;
   ALTER TABLE jobs ADD COLUMN checkpoint_on_stop INTEGER NOT NULL DEFAULT 0;
@@ -109,6 +110,8 @@ export const MIGRATIONS: readonly string[] = [
     user TEXT PRIMARY KEY,
     unix_user TEXT NOT NULL
   );
+  ALTER TABLE replicas ADD COLUMN node TEXT NOT NULL DEFAULT 'local';
+  ALTER TABLE replicas ADD COLUMN launch_id TEXT NOT NULL DEFAULT '';
   `,
 ];
 

@@ -53,6 +53,8 @@ export function toReplica(r: Row): ReplicaRecord {
     attempt: r.attempt as number,
     rank: r.rank as number,
     device: (r.device as number | null) ?? null,
+    node: r.node as string,
+    launch_id: r.launch_id as string,
     pid: r.pid as number,
     proc_start: r.proc_start as string,
     log_path: r.log_path as string,

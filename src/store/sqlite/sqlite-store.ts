@@ -140,16 +140,16 @@ export class SqliteStore implements Store {
     const now = this.now_ms();
     return this.transition(id, 'launch', 'running', actor, 'launched', reason, (job) => {
       const insert = this.db.prepare(
-        'INSERT OR REPLACE INTO replicas (job_id, attempt, rank, device, pid, proc_start, log_path, started_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+        'INSERT OR REPLACE INTO replicas (job_id, attempt, rank, device, node, launch_id, pid, proc_start, log_path, started_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
       );
-      for (const r of replicas) insert.run(id, job.launches, r.rank, r.device, r.pid, r.proc_start, r.log_path, r.started_at_ms);
+      for (const r of replicas) insert.run(id, job.launches, r.rank, r.device, r.node, r.launch_id, r.pid, r.proc_start, r.log_path, r.started_at_ms);
       return {
         launches: job.launches + 1,
         launched_at_ms: now,
         started_at_ms: job.started_at_ms ?? now,
         stop_requested_at_ms: null,
       };
-    }, (job) => ({ attempt: job.launches, replicas: replicas.map((r) => ({ rank: r.rank, device: r.device, pid: r.pid })) }));
+    }, (job) => ({ attempt: job.launches, replicas: replicas.map((r) => ({ rank: r.rank, node: r.node, device: r.device, pid: r.pid, ...(r.launch_id ? { launch_id: r.launch_id } : {}) })) }));
   }
 
   async stopJob(id: string, placement: Placement, kind: StopKind, actor: string, reason: string, detail: TransitionDetail = {}): Promise<JobRecord> {
@@ -206,7 +206,7 @@ export class SqliteStore implements Store {
     return (this.db.prepare('SELECT * FROM replicas WHERE exit_code IS NULL ORDER BY job_id, attempt, rank').all() as Row[]).map(toReplica);
   }
 
-  async recordReplicaExit(job_id: string, attempt: number, rank: number, exit_code: number, actor: string): Promise<boolean> {
+  async recordReplicaExit(job_id: string, attempt: number, rank: number, exit_code: number, actor: string, detail?: string): Promise<boolean> {
     const now = this.now_ms();
     return this.db.transaction(() => {
       const changed = this.db
@@ -214,7 +214,7 @@ export class SqliteStore implements Store {
         .run(exit_code, now, job_id, attempt, rank).changes;
       if (changed === 0) return false;
       const state = (this.stmts.getJob.get(job_id) as Row | undefined)?.state as JobState | undefined;
-      this.stmts.event.run(job_id, now, actor, 'replica-exited', state ?? null, state ?? null, `replica ${rank} of attempt ${attempt} exited with ${exit_code}`, JSON.stringify({ attempt, rank, exit_code }));
+      this.stmts.event.run(job_id, now, actor, 'replica-exited', state ?? null, state ?? null, `replica ${rank} of attempt ${attempt} exited with ${exit_code}${detail ? ` (${detail})` : ''}`, JSON.stringify({ attempt, rank, exit_code }));
       return true;
     }).immediate() && this.advanceHighWater();
   }
@@ -289,7 +289,7 @@ export class SqliteStore implements Store {
     this.db.prepare('UPDATE jobs SET perf = ? WHERE id = ?').run(JSON.stringify(perf), job_id);
   }
 
-  async recordEvent(job_id: string, kind: string, actor: string, reason: string, data: Record<string, unknown>): Promise<void> {
+  async recordEvent(job_id: string, kind: EventKind, actor: string, reason: string, data: Record<string, unknown>): Promise<void> {
     const now = this.now_ms();
     this.db.transaction(() => {
       const state = (this.stmts.getJob.get(job_id) as Row | undefined)?.state as JobState | undefined;

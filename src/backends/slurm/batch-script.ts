@@ -1,0 +1,102 @@
+/**
+ * The batch script of one attempt: one Slurm job on exactly the chosen nodes, one task per GPU.
+ * Pure (text in, text out). Even layouts (the same GPU count on every node) are one plain job;
+ * uneven ones are a heterogeneous job with one component per node, since a plain job cannot
+ * ask for different GPU counts per node.
+ */
+import { GoodputError } from '../../core/errors.js';
+
+/** GPUs (= tasks) per node, in rank order: the first entry holds ranks 0..count-1. */
+export interface NodeShare {
+  node: string;
+  count: number;
+}
+
+/** What the script needs. */
+export interface BatchScriptInput {
+  job_name: string;
+  shares: readonly NodeShare[];
+  /** Directory of the wrapper's run files (.pid, .exit) and Slurm's own output. */
+  run_dir: string;
+  logs_dir: string;
+  attempt: number;
+  workdir: string;
+  command: readonly string[];
+  partition?: string;
+  account?: string;
+  qos?: string;
+}
+
+/**
+ * Runs in every task. Arguments are positional (never parsed by a shell): run dir, logs dir,
+ * argv. It derives the contract's per-rank variables from Slurm's, appends the program's output
+ * to the rank's log, records `<node> <pid>` in `.pid` once the program started, and writes its
+ * exit status atomically to `.exit` (the server reads exit codes there: there is no sacct
+ * without slurmdbd). The trap keeps the wrapper alive through the SIGTERM of a rescale so it
+ * can record the program's 143.
+ */
+export const TASK_WRAPPER = [
+  'run=$1 logs=$2; shift 2; trap : TERM INT HUP',
+  'export RANK=$SLURM_PROCID LOCAL_RANK=$SLURM_LOCALID',
+  'LOCAL_WORLD_SIZE=$(echo "$GOODPUT_LOCAL_WORLD_SIZES" | cut -d, -f$((SLURM_PROCID + 1))); export LOCAL_WORLD_SIZE',
+  'unset GOODPUT_LOCAL_WORLD_SIZES',
+  'p=$run/attempt-$GOODPUT_ATTEMPT-rank-$RANK',
+  'exec >>"$logs/replica-$RANK.log" 2>&1',
+  'echo "--- goodput: attempt $GOODPUT_ATTEMPT, rank $RANK/$WORLD_SIZE, node $SLURMD_NODENAME, GPU $CUDA_VISIBLE_DEVICES, Slurm job $SLURM_JOB_ID, $(date -u +%Y-%m-%dT%H:%M:%SZ) ---"',
+  '"$@" & c=$!',
+  'echo "$SLURMD_NODENAME $c" > "$p.pid.tmp" && mv -f "$p.pid.tmp" "$p.pid"',
+  'while :; do wait $c; r=$?; kill -0 $c 2>/dev/null || break; done',
+  'echo $r > "$p.exit.tmp" && mv -f "$p.exit.tmp" "$p.exit"; exit $r',
+].join('\n');
+
+/** `s` as one single-quoted shell word (no expansion of any kind inside). */
+export function shellQuote(s: string): string {
+  return `'${s.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * A value on an `#SBATCH` line: double-quoted (sbatch splits these lines at blanks but honours
+ * double quotes). Throws E_LAUNCH for what such a line cannot carry.
+ */
+export function sbatchValue(value: string): string {
+  if (/["\n\r]/.test(value)) throw new GoodputError('E_LAUNCH', `cannot pass ${JSON.stringify(value)} to sbatch: it contains a double quote or a line break`);
+  return `"${value}"`;
+}
+
+/** Local world size of each rank, comma-separated (GOODPUT_LOCAL_WORLD_SIZES). */
+export function localWorldSizes(shares: readonly NodeShare[]): string {
+  return shares.flatMap((s) => Array.from({ length: s.count }, () => String(s.count))).join(',');
+}
+
+/**
+ * The sbatch script. A rescale signals the step only (`scancel --signal=TERM`, no `--full`):
+ * srun treats a SIGTERM of its own as "kill the step now", which would cut the checkpoint short.
+ * The batch shell ignores a SIGTERM sent to it (`--full` by someone else) so srun keeps waiting
+ * for the tasks; one that arrived before the step started ends the job with 143 without it.
+ */
+export function batchScript(i: BatchScriptInput): string {
+  const even = i.shares.every((s) => s.count === i.shares[0]!.count);
+  // --no-requeue: after a node failure Goodput relaunches from the checkpoint as a new attempt;
+  // Slurm's own requeue would run the same attempt a second time behind its back.
+  const job = [`--job-name=${i.job_name}`, `--output=${sbatchValue(`${i.run_dir}/attempt-${i.attempt}.slurm.out`)}`, '--open-mode=append', `--chdir=${sbatchValue(i.workdir)}`, '--export=ALL', '--no-requeue'];
+  // Every component of a heterogeneous job needs its own partition, account and QOS.
+  const where = [...(i.partition ? [`--partition=${sbatchValue(i.partition)}`] : []), ...(i.account ? [`--account=${sbatchValue(i.account)}`] : []), ...(i.qos ? [`--qos=${sbatchValue(i.qos)}`] : [])];
+  const header: string[] = [...job, ...where].map((o) => `#SBATCH ${o}`);
+  if (even) {
+    header.push(`#SBATCH --nodes=${i.shares.length} --nodelist=${i.shares.map((s) => s.node).join(',')} --ntasks-per-node=${i.shares[0]!.count} --gpus-per-task=1`);
+  } else {
+    i.shares.forEach((s, k) => {
+      if (k > 0) header.push('#SBATCH hetjob', ...where.map((o) => `#SBATCH ${o}`));
+      header.push(`#SBATCH --nodes=1 --nodelist=${s.node} --ntasks=${s.count} --gpus-per-task=1`);
+    });
+  }
+  const het = even ? '' : ` --het-group=0-${i.shares.length - 1}`;
+  return [
+    '#!/bin/sh',
+    ...header,
+    'stop=; trap stop=1 TERM',
+    '[ -n "$stop" ] && exit 143',
+    `srun --kill-on-bad-exit=0${het} /bin/sh -c ${shellQuote(TASK_WRAPPER)} goodput-replica ${shellQuote(i.run_dir)} ${shellQuote(i.logs_dir)} ${i.command.map(shellQuote).join(' ')}`,
+    '',
+  ].join('\n');
+}

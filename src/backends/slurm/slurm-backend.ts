@@ -1,0 +1,316 @@
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { GoodputError } from '../../core/errors.js';
+import { EXIT_LOST, type Backend, type BackendNode, type LaunchedReplica, type LaunchRequest, type ReplicaExit, type ReplicaRef } from '../backend.js';
+import { jobDirs, readExitFile, runFileBase } from '../run-files.js';
+import { freePort } from '../local/process-info.js';
+import { batchScript, localWorldSizes, type NodeShare } from './batch-script.js';
+import { ACTIVE_JOB_STATES, buildInventory, parseSinfo, parseSqueue, type SlurmJob } from './inventory.js';
+import { slurmRun, type SlurmRunOptions } from './slurm-cli.js';
+
+/** Options of the Slurm backend. */
+export interface SlurmBackendOptions {
+  partition?: string;
+  account?: string;
+  qos?: string;
+  /** Prefix of this server's Slurm job names (`<prefix>-<job>-<attempt>`); tells its jobs from others'. */
+  name_prefix: string;
+  /** Added to the environment of every Slurm command (e.g. SLURM_CONF). */
+  env?: Readonly<Record<string, string>>;
+  /** How often running jobs are polled for exits (ms). Default 1000. */
+  poll_ms?: number;
+  log?: (line: string) => void;
+}
+
+/** A Slurm job of an attempt this backend watches, with the ranks whose exit is still unreported. */
+interface Watched {
+  job_id: string;
+  attempt: number;
+  job_dir: string;
+  ranks: Set<number>;
+  /** When the watch began: only a job list read after it can tell that the job ended. */
+  since_ms: number;
+  /** Strongest stop Goodput asked for. */
+  stop?: 'SIGTERM' | 'SIGKILL';
+  /** When the poll first saw the Slurm job ended (exit files may land just after). */
+  ended_at_ms?: number;
+}
+
+/** How long (ms) a rank's exit file gets to appear after its Slurm job ended. */
+const EXIT_FILE_WAIT_MS = 3000;
+
+/**
+ * Runs each attempt as one Slurm job (sbatch) on the nodes the policy chose, one task per GPU;
+ * the inventory comes from `sinfo --json`/`squeue --json`, exit codes from the task wrapper's
+ * exit files on the shared job directory. Replicas outlive the server (they are Slurm's).
+ */
+export class SlurmBackend implements Backend {
+  readonly name = 'slurm';
+  private order: string[] = [];
+  private inventory: BackendNode[] = [];
+  private jobs: SlurmJob[] = [];
+  private jobsAt_ms = 0;
+  private unavailable = '';
+  private listener: (exit: ReplicaExit) => void = () => {};
+  private readonly watched = new Map<string, Watched>();
+  private readonly timer: NodeJS.Timeout;
+  private polling = false;
+  private readonly log: (line: string) => void;
+
+  constructor(private readonly o: SlurmBackendOptions) {
+    this.log = o.log ?? (() => {});
+    this.timer = setInterval(() => void this.poll(), o.poll_ms ?? 1000);
+    this.timer.unref();
+  }
+
+  nodes(): readonly BackendNode[] {
+    return this.inventory;
+  }
+
+  async refresh(): Promise<void> {
+    try {
+      const [sinfo, jobs] = await Promise.all([this.slurm('sinfo', ['--json']), this.queue(true)]);
+      const inv = buildInventory(this.order, parseSinfo(sinfo), jobs, (name) => name.startsWith(`${this.o.name_prefix}-`), this.o.partition);
+      this.order = inv.order;
+      this.inventory = inv.nodes;
+      this.unavailable = '';
+    } catch (error) {
+      this.unavailable = (error as Error).message;
+      throw error instanceof GoodputError ? error : new GoodputError('E_BACKEND_UNAVAILABLE', `cannot read Slurm's inventory: ${(error as Error).message}`);
+    }
+  }
+
+  onExit(listener: (exit: ReplicaExit) => void): void {
+    this.listener = listener;
+  }
+
+  async launch(req: LaunchRequest): Promise<LaunchedReplica[]> {
+    if (this.unavailable) throw new GoodputError('E_BACKEND_UNAVAILABLE', this.unavailable);
+    const dirs = jobDirs(req.job_dir);
+    for (const d of [dirs.checkpoint, dirs.logs, dirs.run]) mkdirSync(d, { recursive: true, mode: 0o700 });
+    const shares = sharesOf(req, this.inventory);
+    const world = req.devices.length;
+    for (let rank = 0; rank < world; rank++) for (const s of ['.pid', '.pid.tmp', '.exit', '.exit.tmp']) rmSync(runFileBase(req.job_dir, req.attempt, rank) + s, { force: true });
+    const master = this.inventory.find((n) => n.name === shares[0]!.node)!;
+    const env: Record<string, string> = {
+      ...inheritedEnv(),
+      ...this.o.env,
+      ...req.env,
+      WORLD_SIZE: String(world),
+      MASTER_ADDR: master.address,
+      MASTER_PORT: String(await freePort()),
+      GOODPUT_API: req.api_url,
+      GOODPUT_JOB_ID: req.job_id,
+      GOODPUT_TOKEN: req.token,
+      GOODPUT_CHECKPOINT_DIR: dirs.checkpoint,
+      GOODPUT_ATTEMPT: String(req.attempt),
+      GOODPUT_NUM_NODES: String(shares.length),
+      GOODPUT_LOCAL_WORLD_SIZES: localWorldSizes(shares),
+    };
+    const script = batchScript({
+      job_name: this.jobName(req.job_id, req.attempt), shares, run_dir: dirs.run, logs_dir: dirs.logs, attempt: req.attempt, workdir: req.workdir, command: req.command,
+      ...(this.o.partition ? { partition: this.o.partition } : {}), ...(this.o.account ? { account: this.o.account } : {}), ...(this.o.qos ? { qos: this.o.qos } : {}),
+    });
+    let id: string;
+    try {
+      id = (await this.slurm('sbatch', ['--parsable'], { exact_env: env, input: script })).trim().split(';')[0]!;
+    } catch (error) {
+      if (error instanceof GoodputError && error.code === 'E_BACKEND_UNAVAILABLE') throw error;
+      throw new GoodputError('E_LAUNCH', `sbatch rejected the job: ${(error as Error).message}`);
+    }
+    if (!/^\d+$/.test(id)) throw new GoodputError('E_LAUNCH', `sbatch answered '${id}' instead of a job id`);
+    this.watched.set(id, { job_id: req.job_id, attempt: req.attempt, job_dir: req.job_dir, ranks: new Set(Array.from({ length: world }, (_, r) => r)), since_ms: Date.now() });
+    this.jobsAt_ms = 0;
+    const started_at_ms = Date.now();
+    let rank = 0;
+    return shares.flatMap((s) => req.devices.filter((_, i) => this.inventory[req.nodes[i]!]?.name === s.node).map((device) => ({
+      rank: rank++, device, node: s.node, launch_id: id, pid: 0, proc_start: '', log_path: join(dirs.logs, `replica-${rank - 1}.log`), started_at_ms,
+    })));
+  }
+
+  async adopt(ref: ReplicaRef): Promise<'alive' | number> {
+    const recorded = readExitFile(ref.job_dir, ref.attempt, ref.rank);
+    if (recorded !== undefined) return recorded;
+    let jobs: SlurmJob[] | undefined;
+    try {
+      jobs = await this.queue(false);
+    } catch (error) {
+      this.log(`slurm: cannot check job ${ref.launch_id} now (${(error as Error).message}); watching it`);
+    }
+    if (jobs && !isActive(jobs, ref.launch_id)) return readExitFile(ref.job_dir, ref.attempt, ref.rank) ?? EXIT_LOST;
+    const w = this.watched.get(ref.launch_id) ?? { job_id: ref.job_id, attempt: ref.attempt, job_dir: ref.job_dir, ranks: new Set<number>(), since_ms: Date.now() };
+    w.ranks.add(ref.rank);
+    this.watched.set(ref.launch_id, w);
+    return 'alive';
+  }
+
+  /**
+   * The exit file when the task wrapper wrote one, else 'alive': Slurm ends the processes of an
+   * ended job itself, and `poll` reports the exits of jobs that end without exit files.
+   */
+  probe(ref: ReplicaRef): 'alive' | number {
+    return readExitFile(ref.job_dir, ref.attempt, ref.rank) ?? 'alive';
+  }
+
+  signal(ref: ReplicaRef, signal: 'SIGTERM' | 'SIGKILL'): void {
+    const w = this.watched.get(ref.launch_id);
+    if (!w || w.stop === signal || w.stop === 'SIGKILL') return; // one scancel per Slurm job, not per rank
+    w.stop = signal;
+    const pending = this.jobs.find((j) => String(j.job_id) === ref.launch_id)?.state === 'PENDING';
+    const args = signal === 'SIGKILL' || pending ? [ref.launch_id] : ['--signal=TERM', ref.launch_id];
+    this.slurm('scancel', args)
+      // A job that was still pending has no process to signal: cancel it (nothing ran, nothing to save).
+      .catch((error: unknown) => (/pending/i.test((error as Error).message) ? this.slurm('scancel', [ref.launch_id]) : Promise.reject(error)))
+      .catch((error: unknown) => {
+        w.stop = undefined; // try again at the next request
+        this.log(`slurm: scancel ${args.join(' ')}: ${(error as Error).message}`);
+      });
+  }
+
+  async abandon(job_id: string, _job_dir: string, attempt: number): Promise<void> {
+    if (this.unavailable) throw new GoodputError('E_BACKEND_UNAVAILABLE', this.unavailable);
+    const name = this.jobName(job_id, attempt);
+    for (let i = 0; i < 240; i++) {
+      const left = (await this.queue(false)).filter((j) => j.name === name && ACTIVE_JOB_STATES.has(j.state));
+      if (left.length === 0) return;
+      if (i === 0) {
+        this.log(`slurm: cancelling Slurm job(s) ${left.map((j) => j.job_id).join(',')} left by an unrecorded launch of ${job_id} attempt ${attempt}`);
+        await this.slurm('scancel', [...new Set(left.map((j) => String(j.het_job_id || j.job_id)))]);
+      }
+      await new Promise((r) => setTimeout(r, 250));
+      this.jobsAt_ms = 0;
+    }
+    throw new GoodputError('E_BACKEND_UNAVAILABLE', `Slurm job ${name} did not end after scancel`);
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+    this.watched.clear();
+    this.listener = () => {};
+  }
+
+  private jobName(job_id: string, attempt: number): string {
+    return `${this.o.name_prefix}-${job_id}-${attempt}`;
+  }
+
+  /**
+   * Runs a Slurm command. Unreachability marks the backend unavailable until the next successful
+   * `refresh` (launches then fail fast instead of waiting on slurmctld at every tick).
+   */
+  private async slurm(command: string, args: readonly string[], o: SlurmRunOptions = {}): Promise<string> {
+    try {
+      return (await slurmRun(command, args, { env: this.o.env ?? {}, ...o })).stdout;
+    } catch (error) {
+      if (error instanceof GoodputError && error.code === 'E_BACKEND_UNAVAILABLE') this.unavailable = error.message;
+      throw error;
+    }
+  }
+
+  /** Slurm's job list, at most 0.5 s old unless `fresh`; `jobsAt_ms` is when its request began. */
+  private async queue(fresh: boolean): Promise<SlurmJob[]> {
+    if (fresh || Date.now() - this.jobsAt_ms > 500) {
+      const asked_ms = Date.now();
+      this.jobs = parseSqueue(await this.slurm('squeue', ['--json']));
+      this.jobsAt_ms = asked_ms;
+    }
+    return this.jobs;
+  }
+
+  /** Reports exits: from exit files as they appear, and for ranks of Slurm jobs that ended without one. */
+  private async poll(): Promise<void> {
+    if (this.polling || this.watched.size === 0) return;
+    this.polling = true;
+    try {
+      // Exit files first: Slurm changes a job's state before it signals the tasks, so a list read
+      // after an unrequested exit shows why the job ended (an admin's scancel, a node down).
+      const found = new Map<string, Map<number, number>>();
+      let unrequested = false;
+      for (const [id, w] of this.watched) {
+        const codes = new Map<number, number>();
+        for (const rank of w.ranks) {
+          const code = readExitFile(w.job_dir, w.attempt, rank);
+          if (code !== undefined) codes.set(rank, code);
+        }
+        found.set(id, codes);
+        unrequested ||= codes.size > 0 && !w.stop;
+      }
+      let jobs: SlurmJob[] | undefined;
+      try {
+        jobs = await this.queue(unrequested);
+      } catch (error) {
+        this.log(`slurm: ${(error as Error).message}`);
+      }
+      const listed_ms = this.jobsAt_ms;
+      for (const [id, w] of this.watched) {
+        const entries = jobs?.filter((j) => String(j.job_id) === id || String(j.het_job_id) === id) ?? [];
+        // A list read before the job was submitted (a launch during the read) does not show it yet.
+        const ended = jobs !== undefined && listed_ms > w.since_ms && !entries.some((j) => ACTIVE_JOB_STATES.has(j.state));
+        const detail = outsideEnd(id, entries[0], w.stop !== undefined);
+        if (ended && w.ended_at_ms === undefined) w.ended_at_ms = Date.now();
+        const late = w.ended_at_ms !== undefined && Date.now() - w.ended_at_ms >= EXIT_FILE_WAIT_MS;
+        for (const rank of [...w.ranks]) {
+          let code = found.get(id)?.get(rank) ?? (late ? readExitFile(w.job_dir, w.attempt, rank) : undefined);
+          if (code === undefined && late) code = w.stop && !started(w.job_dir, w.attempt, rank) ? 143 : EXIT_LOST;
+          if (code === undefined) continue;
+          w.ranks.delete(rank);
+          this.listener({ job_id: w.job_id, attempt: w.attempt, rank, exit_code: code, ...(detail ? { detail } : {}) });
+        }
+        if (w.ranks.size === 0) this.watched.delete(id);
+      }
+    } finally {
+      this.polling = false;
+    }
+  }
+}
+
+/**
+ * Tasks per node in rank order: nodes in the order they first appear in the request, so ranks
+ * are contiguous per node (as torchrun numbers them) and rank 0 sits on the first node.
+ */
+function sharesOf(req: LaunchRequest, inventory: readonly BackendNode[]): NodeShare[] {
+  const shares: NodeShare[] = [];
+  for (const n of req.nodes) {
+    const node = inventory[n];
+    if (!node) throw new GoodputError('E_LAUNCH', `node index ${n} is not in the inventory (${inventory.length} nodes)`);
+    const s = shares.find((x) => x.node === node.name);
+    if (s) s.count += 1;
+    else shares.push({ node: node.name, count: 1 });
+  }
+  if (shares.length === 0) throw new GoodputError('E_LAUNCH', 'a launch needs at least one replica');
+  return shares;
+}
+
+/** Job ends that came from outside the job and outside Goodput (an operator, Slurm itself). */
+const OUTSIDE_END_STATES: ReadonlySet<string> = new Set(['CANCELLED', 'NODE_FAIL', 'TIMEOUT', 'PREEMPTED', 'BOOT_FAIL', 'DEADLINE', 'OUT_OF_MEMORY']);
+
+/**
+ * How a Slurm job is ending when something outside the job and outside Goodput ends it (an
+ * operator's `scancel`, a node down, a time limit ...); undefined for a job that runs or ends by
+ * itself. After Goodput's own stop (`stopped`), CANCELLED is Goodput's doing, a node failure not.
+ */
+function outsideEnd(id: string, job: SlurmJob | undefined, stopped: boolean): string | undefined {
+  if (!job || (stopped && job.state === 'CANCELLED')) return undefined;
+  const reason = ['None', '', 'NonZeroExitCode'].includes(job.reason) ? '' : job.reason;
+  if (!OUTSIDE_END_STATES.has(job.state) && !(job.state === 'COMPLETING' && reason)) return undefined;
+  return `Slurm job ${id} ended ${job.state}${reason ? ` (${reason})` : ''}, not requested by Goodput`;
+}
+
+function isActive(jobs: readonly SlurmJob[], id: string): boolean {
+  return jobs.some((j) => (String(j.job_id) === id || String(j.het_job_id) === id) && ACTIVE_JOB_STATES.has(j.state));
+}
+
+
+/** Whether the rank's program was started (the wrapper wrote its .pid file). */
+function started(job_dir: string, attempt: number, rank: number): boolean {
+  return existsSync(runFileBase(job_dir, attempt, rank) + '.pid');
+}
+
+/** The server's environment minus what the contract sets and what Slurm sets inside a job. */
+function inheritedEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v === undefined || k.startsWith('GOODPUT_') || k === 'CUDA_VISIBLE_DEVICES' || (k.startsWith('SLURM_') && k !== 'SLURM_CONF')) continue;
+    env[k] = v;
+  }
+  return env;
+}

@@ -1,0 +1,176 @@
+/**
+ * Test support (never imported by shipped code): a real Slurm cluster on this host, one
+ * slurmctld and one slurmd per emulated node, each node with fake GPUs (character devices made
+ * with mknod, which is all Slurm checks), configured in a temp directory on free ports.
+ * Recipe and pitfalls: shared/docs/slurm-testing.md. Needs root (mknod, SlurmUser=root).
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { freePort } from '../../local/process-info.js';
+
+const run = promisify(execFile);
+
+/** Why Slurm tests cannot run here, or undefined when they can. */
+export function slurmMissing(): string | undefined {
+  const found = ['/usr/sbin/slurmctld', '/usr/sbin/slurmd', '/usr/bin/sbatch'].every((p) => existsSync(p));
+  if (!found) return 'slurmctld/slurmd are not installed (apt-get install slurm-wlm; scripts/test-packages.txt lists it)';
+  if (process.getuid?.() !== 0) return 'the test Slurm cluster needs root (mknod of fake GPUs, SlurmUser=root)';
+  return undefined;
+}
+
+/** Shape of the emulated cluster. */
+export interface SlurmClusterOptions {
+  nodes?: number;
+  gpus_per_node?: number;
+  cpus_per_node?: number;
+  /** Partition name. Default 'gpu'. */
+  partition?: string;
+  /**
+   * A directory this node does not share with the others: its slurmd (and every task it starts)
+   * runs in a private mount namespace with an empty tmpfs over `dir`, as on a cluster whose
+   * nodes do not mount the server's file system.
+   */
+  unshared?: { node: string; dir: string };
+}
+
+/** A running test cluster. */
+export interface SlurmCluster {
+  dir: string;
+  /** Environment for every Slurm client command (SLURM_CONF). */
+  env: Record<string, string>;
+  nodes: string[];
+  partition: string;
+  /** Runs a Slurm client command against this cluster; resolves with stdout. */
+  cmd(command: string, args: readonly string[]): Promise<string>;
+  /** Cancels every job, stops the daemons and removes the directory. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts slurmctld and `nodes` slurmd instances (names gp1, gp2, ...), `gpus_per_node` fake
+ * GPUs of type `fakegpu` each, and resolves once `sinfo` shows every node idle (60 s at most).
+ */
+export async function startSlurmCluster(options: SlurmClusterOptions = {}): Promise<SlurmCluster> {
+  const count = options.nodes ?? 2;
+  const gpus = options.gpus_per_node ?? 4;
+  const cpus = options.cpus_per_node ?? 8;
+  const partition = options.partition ?? 'gpu';
+  const dir = mkdtempSync(join(tmpdir(), 'goodput-slurm-'));
+  const nodes = Array.from({ length: count }, (_, i) => `gp${i + 1}`);
+  for (const sub of ['state', 'log', 'dev', ...nodes.map((n) => `spool/${n}`)]) mkdirSync(join(dir, sub), { recursive: true });
+  const ports = await Promise.all(Array.from({ length: count + 1 }, () => freePort()));
+  const host = hostname().split('.')[0]!;
+  for (let g = 0; g < count * gpus; g++) await run('mknod', [join(dir, 'dev', `gpu${g}`), 'c', '195', String(g)]);
+  const conf = join(dir, 'slurm.conf');
+  writeFileSync(conf, [
+    'ClusterName=goodputtest',
+    `SlurmctldHost=${host}(127.0.0.1)`,
+    `SlurmctldPort=${ports[0]}`,
+    `SlurmdPort=${ports[1]}`,
+    'AuthType=auth/none',
+    'CredType=cred/none',
+    'SlurmUser=root',
+    'SlurmdUser=root',
+    `StateSaveLocation=${dir}/state`,
+    `SlurmdSpoolDir=${dir}/spool/%n`,
+    `SlurmctldPidFile=${dir}/slurmctld.pid`,
+    `SlurmdPidFile=${dir}/slurmd-%n.pid`,
+    `SlurmctldLogFile=${dir}/log/slurmctld.log`,
+    `SlurmdLogFile=${dir}/log/slurmd-%n.log`,
+    'ProctrackType=proctrack/pgid',
+    'TaskPlugin=task/none',
+    'SelectType=select/cons_tres',
+    'SelectTypeParameters=CR_Core',
+    'GresTypes=gpu',
+    'SlurmdParameters=config_overrides',
+    'ReturnToService=2',
+    'SchedulerType=sched/backfill',
+    // Heterogeneous jobs (uneven GPUs per node) start only in backfill passes: run them often.
+    'SchedulerParameters=bf_interval=1',
+    'MinJobAge=600',
+    'KillWait=5',
+    'JobAcctGatherType=jobacct_gather/none',
+    'AccountingStorageType=accounting_storage/none',
+    ...nodes.map((n, i) => `NodeName=${n} NodeHostname=${host} NodeAddr=127.0.0.1 Port=${ports[i + 1]} CPUs=${cpus} RealMemory=4000 Gres=gpu:fakegpu:${gpus}`),
+    `PartitionName=${partition} Nodes=${nodes.join(',')} Default=YES MaxTime=INFINITE State=UP`,
+    '',
+  ].join('\n'));
+  writeFileSync(join(dir, 'gres.conf'), nodes.map((n, i) => `NodeName=${n} Name=gpu Type=fakegpu File=${dir}/dev/gpu[${i * gpus}-${(i + 1) * gpus - 1}]\n`).join(''));
+  const env = { SLURM_CONF: conf };
+  const cmd = async (command: string, args: readonly string[]) => (await run(command, [...args], { env: { ...process.env, ...env }, timeout: 30_000 })).stdout;
+  let stopped = false;
+  const cluster: SlurmCluster = {
+    dir, env, nodes, partition, cmd,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await cmd('scancel', ['--full', `--partition=${partition}`]).catch(() => '');
+      for (let i = 0; i < 60; i++) {
+        const left = await cmd('squeue', ['-h', '-t', 'all', '-o', '%T']).catch(() => '');
+        if (!/RUNNING|COMPLETING|PENDING|CONFIGURING/.test(left)) break;
+        await sleep(250);
+      }
+      const pids = ['slurmctld.pid', ...nodes.map((n) => `slurmd-${n}.pid`)].map((f) => Number(readIf(join(dir, f))));
+      for (const pid of pids) signal(pid, 'SIGTERM');
+      for (let i = 0; i < 40 && pids.some(alive); i++) await sleep(100);
+      for (const pid of pids) signal(pid, 'SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  try {
+    await run('/usr/sbin/slurmctld', ['-f', conf], { env: { ...process.env, ...env } });
+    for (const n of nodes) {
+      const slurmd = ['/usr/sbin/slurmd', '-f', conf, '-N', n];
+      if (options.unshared?.node === n) {
+        await run('unshare', ['-m', '--propagation', 'private', 'sh', '-c', 'mount -t tmpfs none "$1" && shift && exec "$@"', 'sh', options.unshared.dir, ...slurmd], { env: { ...process.env, ...env } });
+      } else {
+        await run(slurmd[0]!, slurmd.slice(1), { env: { ...process.env, ...env } });
+      }
+    }
+    for (let i = 0; ; i++) {
+      const out = await cmd('sinfo', ['-h', '-N', '-o', '%N %t']).catch(() => '');
+      const idle = out.split('\n').filter((l) => / idle$/.test(l.trim())).length;
+      if (idle === count) break;
+      if (i > 240) throw new Error(`the test Slurm cluster did not come up; sinfo: ${out}\n${readIf(join(dir, 'log', 'slurmctld.log')).slice(-2000)}`);
+      await sleep(250);
+    }
+  } catch (error) {
+    await cluster.stop();
+    throw error;
+  }
+  return cluster;
+}
+
+function readIf(path: string): string {
+  try {
+    return readFileSync(path, 'utf8').trim();
+  } catch {
+    return '';
+  }
+}
+
+function signal(pid: number, sig: NodeJS.Signals): void {
+  if (!Number.isInteger(pid) || pid <= 1) return;
+  try {
+    process.kill(pid, sig);
+  } catch {
+    // already gone
+  }
+}
+
+function alive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 1) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
