@@ -24,7 +24,7 @@ async function server(interval_s: number): Promise<{ server: ServerProcess; data
 }
 
 const replicasOf = (e: EventView): number | undefined => {
-  const m = /-> (\d+) replicas/.exec(e.reason);
+  const m = /\b\d+ -> (\d+)\b/.exec(e.reason);
   return m ? Number(m[1]) : undefined;
 };
 const isGrowth = (e: EventView): boolean => e.kind === 'rescale' && (replicasOf(e) ?? 0) > 1;
