@@ -6,7 +6,7 @@
  * from a `*.test.ts` file; it registers node:test cases. Test support, never shipped code.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -159,6 +159,23 @@ export function runBackendConformance(name: string, setup: () => Promise<Backend
       assert.deepEqual(await codes(second.exits, req.job_id, 2), [5, 5]);
       const third = await open();
       assert.equal(await third.b.adopt(refOf(req, launched[0]!)), 5, 'an ended replica answers its recorded code at once');
+    });
+
+    it("runs every rank in the job's environment: its venv first on PATH, env_setup once per host", async () => {
+      const { b, exits } = await open();
+      // A stand-in venv whose python3 says where it runs from (a real one needs no more: bin/ first on PATH).
+      const venv = join(root, `venv${n}`);
+      mkdirSync(join(venv, 'bin'), { recursive: true });
+      writeFileSync(join(venv, 'bin', 'python3'), '#!/bin/sh\necho "venv python3 $VIRTUAL_ENV" > "$GOODPUT_CHECKPOINT_DIR/python-$RANK"\n');
+      chmodSync(join(venv, 'bin', 'python3'), 0o755);
+      const setups = join(root, `setups${n}`);
+      mkdirSync(setups);
+      const req = { ...request(''), command: ['python3'], environment: { venv, env_setup: `mktemp -p ${setups} ran.XXXXXX` } };
+      await b.launch(req);
+      assert.deepEqual(await codes(exits, req.job_id, 2), [0, 0]);
+      for (const rank of [0, 1]) assert.equal(readFileSync(join(req.job_dir, 'checkpoint', `python-${rank}`), 'utf8'), `venv python3 ${venv}\n`);
+      const hosts = new Set(fx.two_nodes.map((i) => b.nodes()[i]!.address)).size;
+      assert.ok(readdirSync(setups).length >= 1 && readdirSync(setups).length <= hosts, `env_setup ran ${readdirSync(setups).length} time(s) for 2 ranks on ${hosts} host(s)`);
     });
 
     it('abandon ends what an unrecorded launch left running', async () => {

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { GoodputError } from '../../core/errors.js';
 import { EXIT_LOST, type Backend, type BackendNode, type LaunchedReplica, type LaunchRequest, type ReplicaExit, type ReplicaRef } from '../backend.js';
+import { execPlan } from '../job-env.js';
 import { jobDirs, readExitFile, runFileBase } from '../run-files.js';
 import { freePort } from '../local/process-info.js';
 import { batchScript, localWorldSizes, type NodeShare } from './batch-script.js';
@@ -107,13 +108,15 @@ export class SlurmBackend implements Backend {
       GOODPUT_NUM_NODES: String(shares.length),
       GOODPUT_LOCAL_WORLD_SIZES: localWorldSizes(shares),
     };
+    // The job's venv/conda/env_setup, as on the local backend (setup markers are per host name).
+    const plan = execPlan(req.environment ?? {}, req.command, env, { state_dir: dirs.run, attempt: req.attempt });
     const script = batchScript({
-      job_name: this.jobName(req.job_id, req.attempt), shares, run_dir: dirs.run, logs_dir: dirs.logs, attempt: req.attempt, workdir: req.workdir, command: req.command,
+      job_name: this.jobName(req.job_id, req.attempt), shares, run_dir: dirs.run, logs_dir: dirs.logs, attempt: req.attempt, workdir: req.workdir, command: plan.command,
       ...(this.o.partition ? { partition: this.o.partition } : {}), ...(this.o.account ? { account: this.o.account } : {}), ...(this.o.qos ? { qos: this.o.qos } : {}),
     });
     let id: string;
     try {
-      id = (await this.slurm('sbatch', ['--parsable'], { exact_env: env, input: script })).trim().split(';')[0]!;
+      id = (await this.slurm('sbatch', ['--parsable'], { exact_env: plan.env, input: script })).trim().split(';')[0]!;
     } catch (error) {
       if (error instanceof GoodputError && error.code === 'E_BACKEND_UNAVAILABLE') throw error;
       throw new GoodputError('E_LAUNCH', `sbatch rejected the job: ${(error as Error).message}`);
