@@ -3,6 +3,7 @@ import type { MiddlewareHandler } from 'hono';
 import type { Store } from '../store/store.js';
 import { hashToken, jobTokenClaim, verifyJobToken } from '../control/tokens.js';
 import { forbidden, unauthorized } from './http-error.js';
+import { GoodputError } from '../core/errors.js';
 import { isTerminal } from '../store/lifecycle.js';
 
 /** The authenticated caller. A job principal may only report for its own job. */
@@ -15,7 +16,8 @@ export interface ApiEnv {
 
 /**
  * Middleware factory: resolves the bearer token to a principal or answers 401. A user token is
- * refused once expired or revoked; a job token (checked by HMAC) once its job has ended.
+ * refused once expired or revoked; a job token (checked by HMAC) once its job has ended (its
+ * report endpoint then answers 409).
  */
 export function authenticate(store: Store, secret: string, now_ms: () => number = Date.now): MiddlewareHandler<ApiEnv> {
   return async function authenticateBearer(c, next) {
@@ -27,7 +29,12 @@ export function authenticate(store: Store, secret: string, now_ms: () => number 
     if (claim !== undefined) {
       if (!verifyJobToken(secret, claim, token)) throw unauthorized();
       const state = await store.getJobState(claim);
-      if (state !== undefined && isTerminal(state)) throw unauthorized(`job ${claim} has ended (${state}); its token is no longer valid`);
+      if (state !== undefined && isTerminal(state)) {
+        // A replica still reporting after its job ended learns why (409, nothing stored); the
+        // token opens nothing else any more.
+        if (c.req.method === 'POST' && c.req.path === `/v1/jobs/${claim}/reports`) throw new GoodputError('E_CONFLICT', `job ${claim} is ${state}; its reports are no longer accepted`);
+        throw unauthorized(`job ${claim} has ended (${state}); its token is no longer valid`);
+      }
       c.set('principal', { kind: 'job', job_id: claim });
     } else {
       const found = await store.findToken(hashToken(token));

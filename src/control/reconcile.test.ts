@@ -161,7 +161,7 @@ describe('reconciliation', () => {
     const next = await c.submit({ ...spec, command: [process.execPath, '-e', 'process.exit(0)'] }, 'u', 'u');
     await c.cancel(stubborn.id, 'u');
     const wait = await waitFor('the next job to wait for the device, saying why', 2_500, async () => c.launchWaits.get(next.id));
-    assert.equal(wait, `device(s) 0 still held by the exiting replicas of job ${stubborn.id}`);
+    assert.equal(wait, `device(s) local/0 still held by the exiting replicas of job ${stubborn.id}`);
     const done = await waitFor('the next job to run once the device is free', 10_000, async () => {
       const j = await store.getJob(next.id);
       return j?.state === 'succeeded' ? j : undefined;

@@ -58,7 +58,7 @@ export function liveRoutes(s: LiveSources): Hono<ApiEnv> {
     requireUser(principal);
     const job = await s.store.getJob(c.req.param('id'));
     if (!job) throw new GoodputError('E_NOT_FOUND', `no job '${c.req.param('id')}'`);
-    if (!mayAccess(principal, job.user, job.id)) throw forbidden(`job ${job.id} belongs to ${job.user}`);
+    if (!mayAccess(principal, job.user, job.id)) throw forbidden(`job ${job.id} belongs to another user`);
     const limit = Number(c.req.query('limit') ?? 5000);
     if (!Number.isInteger(limit) || limit < 1 || limit > 100_000) throw badRequest('limit must be an integer in [1, 100000]');
     return c.json(jobSeries(await s.store.listReports(job.id, limit), job.limits?.init_batch_size));
@@ -78,7 +78,7 @@ export function liveRoutes(s: LiveSources): Hono<ApiEnv> {
       name: n.name,
       devices: n.devices.map((d) => {
         const job = d.job === null ? undefined : byId.get(d.job);
-        if (d.job === null) return { index: d.index, kind: d.kind, name: d.name, use: 'free' as const, job: null };
+        if (d.job === null) return { index: d.index, kind: d.kind, name: d.name, use: d.busy ? ('other' as const) : ('free' as const), job: null };
         if (!job) return { index: d.index, kind: d.kind, name: d.name, use: 'foreign' as const, job: null };
         if (!visible(job)) return { index: d.index, kind: d.kind, name: d.name, use: 'other' as const, job: null };
         holders[job.id] = { name: job.name, user: job.user, state: job.state };

@@ -123,13 +123,13 @@ describe('store integrity', () => {
     const d = dataDir();
     const s = await startServerProcess(d, ['--cpu-slots', '1', '--interval-s', '60']);
     servers.push(s);
-    const kept = await s.client.submit({ name: 'kept', command: ['true'], workdir: d, min_replicas: 2, max_replicas: 2 });
+    const kept = await s.client.submit({ name: 'kept', command: ['true'], workdir: d, max_replicas: 1 });
     const file = join(d, 'backup.sqlite');
     const b = await runCli(['backup', file, '--data-dir', d, '--json']);
     assert.equal(b.status, 0, b.stderr);
     assert.equal(JSON.parse(b.stdout).jobs, 1);
     assert.equal(statSync(file).mode & 0o777, 0o600);
-    await s.client.submit({ name: 'after-backup', command: ['true'], workdir: d, min_replicas: 2, max_replicas: 2 });
+    await s.client.submit({ name: 'after-backup', command: ['true'], workdir: d, max_replicas: 1 });
     const refused = await runCli(['restore', file, '--data-dir', d]);
     assert.match(refused.stderr, /E_RUNNING/);
     process.kill(s.pid, 'SIGTERM');

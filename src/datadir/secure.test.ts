@@ -25,7 +25,7 @@ describe('private data directory', () => {
     process.umask(0); // inherited by the server
     const first = await startServerProcess(data_dir, ['--cpu-slots', '1', '--interval-s', '60']);
     servers.push(first); // killed by cleanup if an assertion fails before it is stopped
-    await first.client.submit({ name: 'with-secret', command: ['true'], workdir: data_dir, env: { HF_TOKEN: 'hf_secret' }, min_replicas: 2, max_replicas: 2 });
+    await first.client.submit({ name: 'with-secret', command: ['true'], workdir: data_dir, env: { HF_TOKEN: 'hf_secret' }, max_replicas: 1 });
     const ran = await first.client.submit({ name: 'ran', command: ['true'], workdir: data_dir });
     await waitFor('the job to finish', 20_000, async () => (await first.client.getJob(ran.id)).state === 'succeeded');
     const jobDir = join(data_dir, 'jobs', ran.id);
@@ -41,7 +41,7 @@ describe('private data directory', () => {
 
     const s = await startServerProcess(data_dir, ['--cpu-slots', '1', '--interval-s', '60']);
     servers.push(s);
-    await s.client.submit({ name: 'again', command: ['true'], workdir: data_dir, min_replicas: 2, max_replicas: 2 });
+    await s.client.submit({ name: 'again', command: ['true'], workdir: data_dir, max_replicas: 1 });
     const log = readFileSync(join(data_dir, 'up.log'), 'utf8');
     assert.match(log, new RegExp(`fixed the mode of ${data_dir}: 0755 -> 0700`));
     assert.match(log, /single-user mode: every job runs as the server's own Unix account/, 'the start says which mode');
