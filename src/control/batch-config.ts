@@ -1,5 +1,6 @@
 /** The configuration the report endpoint answers with (docs/contract.md). */
 import { adascaleGain } from '../goodput/efficiency.js';
+import { splitFixedBatch } from '../goodput/batch-split.js';
 import { fixedBatchChoice, optimizeBatch } from '../goodput/optimize.js';
 import type { JobRecord, Measurement } from '../store/types.js';
 import { limitsOf, modelOf } from './snapshot.js';
@@ -30,8 +31,8 @@ export function configFor(job: JobRecord, latest: Measurement): JobConfig {
     const choice = optimizeBatch(model, nodes, replicas, job.spec.batch_size_cap);
     if (choice.goodput > 0) ({ local_bsz, accum_steps } = choice);
   } else if (job.spec.fixed_batch_size !== undefined) {
-    local_bsz = Math.max(1, Math.ceil(job.spec.fixed_batch_size / replicas));
-    accum_steps = 0;
+    ({ local_bsz, accum_steps } = splitFixedBatch(limits, job.spec.fixed_batch_size, replicas));
+    local_bsz = Math.max(1, local_bsz);
   }
   const batch_size = local_bsz * replicas * (accum_steps + 1);
   const lr_scale = job.grad ? adascaleGain(job.grad, batch_size / limits.init_batch_size) : 1;

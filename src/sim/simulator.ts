@@ -1,7 +1,8 @@
 import type { Allocation, ClusterSnapshot, NodeInfo, PolicyJob } from '../core/cluster.js';
 import { GoodputError } from '../core/errors.js';
 import type { Policy } from '../policy/policy.js';
-import { packedPlacement, splitFixedBatch } from './batch-config.js';
+import { splitFixedBatch } from '../goodput/batch-split.js';
+import { packedPlacement } from './batch-config.js';
 import { jobModeFor, polluxHooks, type JobMode } from './job-modes.js';
 import { SimJob } from './sim-job.js';
 import type { Workload, WorkloadJob } from './workload.js';
