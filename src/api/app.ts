@@ -7,13 +7,13 @@ import type { Controller } from '../control/controller.js';
 import { formatIssues, validateJobSpec } from '../control/job-spec.js';
 import { hashToken, newToken } from '../control/tokens.js';
 import { GoodputError } from '../core/errors.js';
+import { reportBodySchema, tokenBodySchema } from '../core/wire.js';
 import type { Store } from '../store/store.js';
 import type { JobRecord } from '../store/types.js';
 import { authenticate, mayAccess, requireUser, type ApiEnv, type Principal } from './auth.js';
 import { badRequest, errorBody, forbidden, statusOf } from './http-error.js';
 import { metricsText } from './metrics.js';
 import { openApiDocument } from './openapi.js';
-import { reportBodySchema, tokenBodySchema } from './schemas.js';
 import { eventView, jobView, replicaView, type JobDetail, type NodeView } from './views.js';
 
 /** What the API needs from the server. */

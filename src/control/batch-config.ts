@@ -2,16 +2,11 @@
 import { adascaleGain } from '../goodput/efficiency.js';
 import { splitFixedBatch } from '../goodput/batch-split.js';
 import { fixedBatchChoice, optimizeBatch } from '../goodput/optimize.js';
-import type { JobRecord, Measurement } from '../store/types.js';
+import type { JobConfig, Measurement } from '../core/wire.js';
+import type { JobRecord } from '../store/types.js';
 import { limitsOf, modelOf } from './snapshot.js';
 
-/** Body of the report response's `config`. */
-export interface JobConfig {
-  local_bsz: number;
-  accum_steps: number;
-  batch_size: number;
-  lr_scale: number;
-}
+export type { JobConfig };
 
 /**
  * Best configuration for the job's current placement (taken from its latest measurement):

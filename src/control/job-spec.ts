@@ -1,46 +1,13 @@
 /**
- * The job specification a user writes (YAML/JSON file or CLI flags), its schema and defaults.
- * Stages: `JobSpecInput` (what the user writes, optional fields) -> `JobSpec` (validated,
- * defaults applied, workdir absolute).
+ * Reading and validating the job specification a user writes (YAML/JSON file or CLI flags); the
+ * schema and its types live in core/wire.ts.
  */
 import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { GoodputError } from '../core/errors.js';
-import type { JobSpec } from '../store/types.js';
-
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-/** Variables the contract sets; a spec may not override them. */
-const RESERVED_ENV = /^(RANK|WORLD_SIZE|LOCAL_RANK|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|CUDA_VISIBLE_DEVICES|GOODPUT_.*)$/;
-
-/** Schema of a job spec as accepted from users (HTTP body or file). */
-export const jobSpecSchema = z
-  .object({
-    name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'letters, digits, ".", "_" or "-", at most 63, starting with a letter or digit'),
-    command: z.array(z.string().refine((s) => !s.includes('\0'), 'must not contain NUL')).min(1, 'needs at least the program'),
-    workdir: z.string().min(1).optional(),
-    env: z
-      .record(z.string().regex(ENV_NAME, 'invalid variable name').refine((k) => !RESERVED_ENV.test(k), 'is set by goodput (see docs/contract.md)'), z.string())
-      .default({}),
-    min_replicas: z.number().int().min(0).max(1024).default(0),
-    max_replicas: z.number().int().min(1).max(1024).default(1),
-    max_restarts: z.number().int().min(0).max(1000).default(3),
-    preemptible: z.boolean().default(true),
-    priority: z.number().int().min(-1000).max(1000).default(0),
-    user: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/).optional(),
-    fixed_batch_size: z.number().int().min(1).optional(),
-    batch_size_cap: z.number().int().min(1).optional(),
-  })
-  .strict()
-  .superRefine((s, ctx) => {
-    if (s.min_replicas > s.max_replicas) ctx.addIssue({ code: 'custom', path: ['min_replicas'], message: `must be <= max_replicas (${s.max_replicas})` });
-    if (s.fixed_batch_size !== undefined && s.batch_size_cap !== undefined) ctx.addIssue({ code: 'custom', path: ['batch_size_cap'], message: 'cannot be combined with fixed_batch_size' });
-    if (s.workdir !== undefined && !isAbsolute(s.workdir)) ctx.addIssue({ code: 'custom', path: ['workdir'], message: 'must be an absolute path' });
-  });
-
-/** What a user writes; every field but name and command is optional. */
-export type JobSpecInput = z.input<typeof jobSpecSchema>;
+import { jobSpecSchema, type JobSpec } from '../core/wire.js';
 
 /** Formats every issue of a failed parse as `field: message`, one per line. */
 export function formatIssues(error: z.ZodError): string {

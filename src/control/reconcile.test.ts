@@ -15,7 +15,7 @@ import { findPolicy } from '../policy/registry.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { JobSpec } from '../store/types.js';
 import { Controller } from './controller.js';
-import { waitFor } from './testing/harness.js';
+import { waitFor } from '../../test-support/control/harness.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'goodput-reconcile-'));
 const pids: number[] = [];

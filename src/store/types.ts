@@ -2,7 +2,11 @@
  * Plain records of the control plane's persistent state. Every store implementation returns
  * exactly these shapes; times are epoch milliseconds (`_ms`) unless the name says otherwise.
  */
+import type { JobSpec, Measurement } from '../core/wire.js';
 import type { BatchLimits, GradParams, PerfParams } from '../goodput/types.js';
+
+/** The wire types the store keeps as they are (declared once, in core/wire.ts). */
+export type { JobSpec, Measurement };
 
 /**
  * Lifecycle of a job: `queued -> starting -> running <-> rescaling -> succeeded | failed |
@@ -23,24 +27,6 @@ export const ACTIVE_STATES: readonly JobState[] = ['queued', 'starting', 'runnin
 /** Whether `state` is terminal. */
 export function isTerminal(state: JobState): boolean {
   return TERMINAL_STATES.includes(state);
-}
-
-/** A validated job specification (see control/job-spec.ts for the schema and defaults). */
-export interface JobSpec {
-  name: string;
-  /** argv; never interpolated into a shell. */
-  command: string[];
-  /** Absolute working directory of every replica. */
-  workdir: string;
-  env: Record<string, string>;
-  min_replicas: number;
-  max_replicas: number;
-  max_restarts: number;
-  preemptible: boolean;
-  priority: number;
-  user?: string;
-  fixed_batch_size?: number;
-  batch_size_cap?: number;
 }
 
 /** A job as stored. */
@@ -111,26 +97,6 @@ export interface JobEvent {
   to_state: JobState | null;
   reason: string;
   data: Record<string, unknown>;
-}
-
-/** One measurement of the report endpoint (docs/contract.md). */
-export interface Measurement {
-  time_s: number;
-  step: number;
-  epoch?: number;
-  num_nodes: number;
-  num_replicas: number;
-  local_bsz: number;
-  accum_steps: number;
-  step_time_s: number;
-  sync_time_s: number;
-  grad_sqr?: number | null;
-  grad_var?: number | null;
-  samples?: number;
-  loss?: number | null;
-  /** Raw training samples still to process; null or absent when the job does not know. */
-  remaining_samples?: number | null;
-  breakdown?: Record<string, number>;
 }
 
 /** A stored measurement with its job and attempt. */

@@ -1,7 +1,7 @@
 import { closeSync, existsSync, mkdtempSync, openSync, readSync, statSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
-import { DEFAULT_POLICY, startServer } from '../../api/server.js';
+import { DEFAULT_POLICY, startServer } from '../../server/server.js';
 import { parseGpuSelection, resolveDevices } from '../../backends/local/devices.js';
 import { killGroup } from '../../backends/local/process-info.js';
 import { usageError } from '../../core/errors.js';

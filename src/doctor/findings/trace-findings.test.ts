@@ -3,8 +3,8 @@ import { describe, it } from 'node:test';
 import { analyzeTraceRank } from '../analyze/trace-rank.js';
 import { prepareRank } from '../analyze/hta/prepare.js';
 import { TopLevelSplitter } from '../json/top-level-splitter.js';
-import type { SyntheticTraceOptions } from '../trace/synthetic-trace.js';
-import { syntheticTraceChunks } from '../trace/synthetic-trace.js';
+import type { SyntheticTraceOptions } from '../../../test-support/doctor/synthetic-trace.js';
+import { syntheticTraceChunks } from '../../../test-support/doctor/synthetic-trace.js';
 import { addKinetoEvent, addKinetoMember, newKinetoRank } from '../trace/kineto-collector.js';
 import { traceRankFindings } from './trace-findings.js';
 

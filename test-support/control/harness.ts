@@ -6,14 +6,14 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readWrapperPids } from '../../backends/local/local-backend.js';
-import { GoodputClient } from '../../client/client.js';
-import { packagePath } from '../../util/package-root.js';
+import { readWrapperPids } from '../../src/backends/local/local-backend.js';
+import { GoodputClient } from '../../src/client/client.js';
+import { packagePath } from '../../src/util/package-root.js';
 
 /** The compiled CLI entry point. */
 export const CLI = packagePath('dist', 'src', 'cli', 'main.js');
 /** The compiled synthetic trainer. */
-export const TRAINER = packagePath('dist', 'src', 'control', 'testing', 'synthetic-trainer.js');
+export const TRAINER = packagePath('dist', 'test-support', 'control', 'synthetic-trainer.js');
 
 export interface ServerProcess {
   pid: number;

@@ -16,7 +16,7 @@ import type { Policy } from '../policy/policy.js';
 import { parsePolicyParams } from '../policy/policy-params.js';
 import { findPolicy, policyNames } from '../policy/registry.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
-import { createApp } from './app.js';
+import { createApp } from '../api/app.js';
 
 /** The policy `goodput up` and `goodput run` use unless told otherwise. */
 export const DEFAULT_POLICY = 'goodput';
