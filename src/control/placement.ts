@@ -1,4 +1,5 @@
 /** Turning a policy's allocations (node index per replica) into concrete device indices. */
+import { validateDecision } from '../policy/validate-decision.js';
 import type { JobRecord } from '../store/types.js';
 import { holdsDevices } from './snapshot.js';
 
@@ -13,17 +14,17 @@ export type DeviceAssignment = { ok: true; devices: Map<string, number[]> } | { 
 /**
  * Assigns device indices (single node) so that jobs keep the devices they hold as far as their
  * new replica count allows, and growing jobs take free devices in index order. Never gives a
- * device to two jobs; refuses allocations that over-commit the node. Pure.
+ * device to two jobs; refuses a decision that fails validateDecision (a job not in `jobs`, a node
+ * other than 0, over-commit of the node's `devices`). Pure.
  */
 export function assignDevices(jobs: readonly JobRecord[], allocations: Record<string, readonly number[]>, devices: readonly number[]): DeviceAssignment {
+  const check = validateDecision({ nodes: [{ gpus: devices.length }], jobs }, allocations);
+  if (!check.ok) return check;
   const wanted = new Map<string, number>();
-  let total = 0;
   for (const job of jobs) {
     const n = allocations[job.id]?.length ?? 0;
     if (n > 0) wanted.set(job.id, n);
-    total += n;
   }
-  if (total > devices.length) return { ok: false, reason: `allocations need ${total} devices, the node has ${devices.length}` };
   const valid = new Set(devices);
   const taken = new Set<number>();
   const out = new Map<string, number[]>();

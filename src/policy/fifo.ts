@@ -52,6 +52,7 @@ export class FifoPolicy implements Policy {
 /** Registry entry of FIFO (deterministic: the seed is ignored). */
 export const fifoPolicy: PolicyFactory = {
   name: 'fifo',
+  job_mode: 'gang',
   description: 'FIFO: strict first-come first-served, all-or-nothing gangs of the requested size, no preemption',
   create: (_options: PolicyOptions) => new FifoPolicy(),
 };

@@ -104,6 +104,7 @@ export class OptimusPolicy implements Policy {
 /** Registry entry of Optimus (deterministic: the seed is ignored). */
 export const optimusPolicy: PolicyFactory = {
   name: 'optimus',
+  job_mode: 'fixed-oracle',
   description: 'Optimus (+oracle): greedy GPU-by-GPU allocation by marginal reduction of remaining time, fixed batch size',
   create: (_options: PolicyOptions) => new OptimusPolicy(),
 };

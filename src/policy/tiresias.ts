@@ -111,6 +111,7 @@ export class TiresiasPolicy implements Policy {
 /** Registry entry of Tiresias (deterministic: the seed is ignored). */
 export const tiresiasPolicy: PolicyFactory = {
   name: 'tiresias',
+  job_mode: 'gang',
   description: 'Tiresias: two-queue least-attained-service, all-or-nothing gangs of the requested size (16 GPU-h threshold)',
   create: (_options: PolicyOptions) => new TiresiasPolicy(),
 };

@@ -46,6 +46,7 @@ export class GoodputPolicy implements Policy {
 /** Registry entry of the goodput policy. */
 export const goodputPolicy: PolicyFactory = {
   name: 'goodput',
+  job_mode: 'adaptive',
   description: "Goodput's policy: goodput-sized, service-weighted, restart-aware, interference-free placement",
   params: { ...defaultGoodputPolicyParams } satisfies Record<string, PolicyParamValue>,
   param_bounds: {

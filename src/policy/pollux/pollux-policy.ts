@@ -210,6 +210,7 @@ export function createPolluxPolicy(options: PolicyOptions, tuning: PolluxTuning 
 /** Pollux (OSDI'21 artifact): goodput-driven NSGA-II allocation with fair-share speedups. */
 export const polluxPolicy: PolicyFactory = {
   name: 'pollux',
+  job_mode: 'adaptive',
   description: 'Pollux (OSDI 2021): co-adaptive goodput scheduling via a genetic search over allocations',
   create: (options: PolicyOptions): Policy => createPolluxPolicy(options),
 };
