@@ -4,6 +4,7 @@ import type { Backend, DeviceInfo, ReplicaRef } from '../backends/backend.js';
 import type { NodeInfo } from '../core/cluster.js';
 import { GoodputError } from '../core/errors.js';
 import { fitPerfParams } from '../goodput/fit.js';
+import { profilePoint } from '../goodput/profile.js';
 import type { BatchLimits } from '../goodput/types.js';
 import type { Policy, Rejection } from '../policy/policy.js';
 import type { Placement, ReportBatch, ReportsAdded, Store } from '../store/store.js';
@@ -146,7 +147,7 @@ export class Controller {
    * (or every refit interval), and returns the configuration it should use.
    */
   async report(job_id: string, attempt: number, limits: BatchLimits | undefined, reports: readonly Measurement[]): Promise<JobConfig> {
-    const { job, new_configuration } = await this.enqueueReports({ job_id, attempt, limits, reports });
+    const { job, new_configuration } = await this.enqueueReports({ job_id, attempt, limits, reports, profile: reports.map(profilePoint) });
     this.stats.reports_total += reports.length;
     const now = this.now();
     const last = this.lastFit.get(job_id);

@@ -10,6 +10,8 @@ export {
 } from './throughput.js';
 export { adascaleGain, efficiency } from './efficiency.js';
 export { fitPerfParams } from './fit.js';
+export { profilePoint } from './profile.js';
+export type { MeasuredStep } from './profile.js';
 export { minimizeBounded } from './lbfgsb.js';
 export type { MinimizeOptions, MinimizeResult, ObjectiveWithGradient } from './lbfgsb.js';
 export { SPLIT_EPS, capLocalBatch, splitBatch, splitFixedBatch } from './batch-split.js';

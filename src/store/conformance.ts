@@ -5,8 +5,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { GoodputError } from '../core/errors.js';
-import type { Store } from './store.js';
-import type { JobSpec } from './types.js';
+import type { BatchLimits } from '../goodput/types.js';
+import { profilePoint } from '../goodput/profile.js';
+import type { ReportBatch, Store } from './store.js';
+import type { JobSpec, Measurement } from './types.js';
+
+/** A report batch as the controller builds it: each measurement with its profile point. */
+function reportBatch(job_id: string, attempt: number, limits: BatchLimits | undefined, reports: Measurement[]): ReportBatch {
+  return { job_id, attempt, limits, reports, profile: reports.map(profilePoint) };
+}
 
 /** A fresh store using the given clock (epoch ms). */
 export type OpenStore = (now_ms: () => number) => Promise<Store>;
@@ -132,13 +139,13 @@ export function storeConformance(name: string, open: OpenStore): void {
       await s.createJob({ id: 'j', name: 'j', user: 'u', spec }, 'u');
       const limits = { init_batch_size: 128, max_batch_size: 4096, min_local_bsz: 32, max_local_bsz: 1024, accumulation: true };
       const m = { time_s: 1, num_nodes: 1, num_replicas: 2, local_bsz: 64, accum_steps: 0, sync_time_s: 0.05, grad_sqr: 0.5, grad_var: 1.5 };
-      let added = await s.addReports('j', 0, limits, [{ ...m, step: 1, step_time_s: 0.25, samples: 128 }, { ...m, step: 2, step_time_s: 0.35, samples: 256, grad_sqr: null, grad_var: null }]);
+      let added = await s.addReports(reportBatch('j', 0, limits, [{ ...m, step: 1, step_time_s: 0.25, samples: 128 }, { ...m, step: 2, step_time_s: 0.35, samples: 256, grad_sqr: null, grad_var: null }]));
       assert.equal(added.new_configuration, true);
       assert.equal(added.job.step, 2);
       assert.equal(added.job.samples, 256);
       assert.deepEqual(added.job.grad, { sqr: 0.5, var: 1.5 });
       assert.deepEqual(added.job.limits, limits);
-      added = await s.addReports('j', 0, undefined, [{ ...m, step: 3, step_time_s: 0.3, accum_steps: 1, samples: 512 }]);
+      added = await s.addReports(reportBatch('j', 0, undefined, [{ ...m, step: 3, step_time_s: 0.3, accum_steps: 1, samples: 512 }]));
       assert.equal(added.new_configuration, false);
       assert.deepEqual(added.job.limits, limits, 'limits kept when omitted');
       const [row] = await s.getProfile('j');
@@ -148,10 +155,10 @@ export function storeConformance(name: string, open: OpenStore): void {
       assert.ok(Math.abs(row!.optim_step_time_s - 0.775 / 3) < 1e-12);
       assert.deepEqual((await s.listReports('j')).map((r) => r.step), [1, 2, 3]);
       assert.deepEqual((await s.listReports('j', 2)).map((r) => r.step), [2, 3]);
-      await assert.rejects(s.addReports('nope', 0, undefined, [{ ...m, step: 1, step_time_s: 1 }]), isCode('E_NOT_FOUND'));
+      await assert.rejects(s.addReports(reportBatch('nope', 0, undefined, [{ ...m, step: 1, step_time_s: 1 }])), isCode('E_NOT_FOUND'));
       const batch = await s.addReportBatches([
-        { job_id: 'nope', attempt: 0, limits: undefined, reports: [{ ...m, step: 9, step_time_s: 1 }] },
-        { job_id: 'j', attempt: 1, limits: undefined, reports: [{ ...m, step: 4, step_time_s: 0.3, num_replicas: 3 }] },
+        reportBatch('nope', 0, undefined, [{ ...m, step: 9, step_time_s: 1 }]),
+        reportBatch('j', 1, undefined, [{ ...m, step: 4, step_time_s: 0.3, num_replicas: 3 }]),
       ]);
       assert.ok(isCode('E_NOT_FOUND')(batch[0]), 'an unknown job is an error value');
       assert.equal((batch[1] as { job: { step: number } }).job.step, 4, 'and does not affect other batches');
@@ -167,18 +174,18 @@ export function storeConformance(name: string, open: OpenStore): void {
       const created = await s.createJob({ id: 'j', name: 'j', user: 'u', spec }, 'u');
       assert.equal(created.remaining_samples, null, 'unknown until reported');
       const m = { time_s: 1, num_nodes: 1, num_replicas: 1, local_bsz: 32, accum_steps: 0, step_time_s: 0.1, sync_time_s: 0 };
-      let added = await s.addReports('j', 0, undefined, [{ ...m, step: 1 }]);
+      let added = await s.addReports(reportBatch('j', 0, undefined, [{ ...m, step: 1 }]));
       assert.equal(added.job.remaining_samples, null, 'entries without it leave it unknown');
-      added = await s.addReports('j', 0, undefined, [
+      added = await s.addReports(reportBatch('j', 0, undefined, [
         { ...m, step: 2, remaining_samples: 1000.5 },
         { ...m, step: 3, remaining_samples: 968 },
         { ...m, step: 4 },
-      ]);
+      ]));
       assert.equal(added.job.remaining_samples, 968, 'newest entry that has it');
       assert.equal((await s.getJob('j'))!.remaining_samples, 968, 'persisted');
-      await s.addReports('j', 0, undefined, [{ ...m, step: 5, remaining_samples: null }]);
+      await s.addReports(reportBatch('j', 0, undefined, [{ ...m, step: 5, remaining_samples: null }]));
       assert.equal((await s.getJob('j'))!.remaining_samples, 968, 'null (unknown) keeps the last known value');
-      await s.addReports('j', 1, undefined, [{ ...m, step: 6, remaining_samples: 0 }]);
+      await s.addReports(reportBatch('j', 1, undefined, [{ ...m, step: 6, remaining_samples: 0 }]));
       assert.equal((await s.getJob('j'))!.remaining_samples, 0, 'zero is a value');
       assert.deepEqual((await s.listReports('j')).map((r) => r.remaining_samples), [undefined, 1000.5, 968, undefined, null, 0]);
       await s.close();

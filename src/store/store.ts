@@ -7,7 +7,7 @@
  * conformance.ts.
  */
 import type { GoodputError } from '../core/errors.js';
-import type { BatchLimits, PerfParams } from '../goodput/types.js';
+import type { BatchLimits, PerfParams, ProfilePoint } from '../goodput/types.js';
 import type { JobEvent, JobRecord, JobSpec, JobState, Measurement, ProfileRow, ReplicaRecord, ReportRecord, TokenRecord } from './types.js';
 
 /** Input of `createJob`. */
@@ -39,6 +39,11 @@ export interface ReportBatch {
   attempt: number;
   limits: BatchLimits | undefined;
   reports: readonly Measurement[];
+  /**
+   * The goodput model's profile point of each report, same order (goodput/profile.ts
+   * `profilePoint`): the store aggregates them per configuration and does no model maths.
+   */
+  profile: readonly ProfilePoint[];
 }
 
 /** Result of `addReports`. */
@@ -92,7 +97,7 @@ export interface Store {
    * Stores measurements of one attempt (oldest first), folds them into the job's profile,
    * updates limits (when given), latest gradient statistics, step and samples. Atomic.
    */
-  addReports(job_id: string, attempt: number, limits: BatchLimits | undefined, reports: readonly Measurement[]): Promise<ReportsAdded>;
+  addReports(batch: ReportBatch): Promise<ReportsAdded>;
   /**
    * `addReports` for many batches in one transaction (group commit for the report endpoint).
    * Per batch: its result, or a GoodputError value (E_NOT_FOUND) that affects no other batch.

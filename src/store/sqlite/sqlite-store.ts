@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { GoodputError } from '../../core/errors.js';
-import type { BatchLimits, PerfParams } from '../../goodput/types.js';
+import type { PerfParams } from '../../goodput/types.js';
 import type { JobQuery, NewJob, NewReplica, Placement, ReportBatch, ReportsAdded, Store } from '../store.js';
 import { isTerminal, type JobEvent, type JobRecord, type JobState, type Measurement, type ProfileRow, type ReplicaRecord, type ReportRecord, type TokenRecord } from '../types.js';
 import { migrate } from './migrations.js';
@@ -190,8 +190,8 @@ export class SqliteStore implements Store {
     })();
   }
 
-  async addReports(job_id: string, attempt: number, limits: BatchLimits | undefined, reports: readonly Measurement[]): Promise<ReportsAdded> {
-    const [result] = this.reportTx([{ job_id, attempt, limits, reports }], this.now_ms());
+  async addReports(batch: ReportBatch): Promise<ReportsAdded> {
+    const [result] = this.reportTx([batch], this.now_ms());
     if (result instanceof GoodputError) throw result;
     return result!;
   }
@@ -206,18 +206,17 @@ export class SqliteStore implements Store {
     if (!row) return new GoodputError('E_NOT_FOUND', `no job ${b.job_id}`);
     const job = toJob(row);
     let fresh = false;
-    for (const m of b.reports) {
+    b.reports.forEach((m, i) => {
       this.stmts.report.run(b.job_id, b.attempt, now, m.step, JSON.stringify(m));
-      const accum_s = Math.max(m.step_time_s - m.sync_time_s, 0) / (m.accum_steps + 1);
-      const optim_s = Math.max(m.step_time_s - m.accum_steps * accum_s, 0);
-      const counted = this.stmts.profile.get(b.job_id, m.num_nodes, m.num_replicas, m.local_bsz, accum_s, optim_s) as { count: number };
+      const p = b.profile[i]!;
+      const counted = this.stmts.profile.get(b.job_id, p.num_nodes, p.num_replicas, p.local_bsz, p.accum_step_time_s, p.optim_step_time_s) as { count: number };
       if (counted.count === 1) fresh = true;
       job.step = m.step;
       if (m.samples !== undefined) job.samples = m.samples;
       // An entry that does not know it keeps the last known value (oldest first: newest wins).
       if (typeof m.remaining_samples === 'number') job.remaining_samples = m.remaining_samples;
       if (typeof m.grad_sqr === 'number' && typeof m.grad_var === 'number') job.grad = { sqr: m.grad_sqr, var: m.grad_var };
-    }
+    });
     if (b.limits) job.limits = b.limits;
     job.last_report_at_ms = now;
     this.stmts.jobProgress.run(job.step, job.samples, job.remaining_samples, job.grad ? JSON.stringify(job.grad) : null, job.limits ? JSON.stringify(job.limits) : null, now, b.job_id);
