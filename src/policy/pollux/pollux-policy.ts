@@ -13,8 +13,8 @@ import { jobBatchPolicy } from '../job-batch.js';
 import type { Policy, PolicyDecision, PolicyFactory, PolicyOptions, Rejection } from '../policy.js';
 import { runNsga2 } from './nsga2.js';
 import type { Nsga2Options } from './nsga2.js';
-import { PolluxProblem, restartFactor } from './problem.js';
-import type { ProblemJob } from './problem.js';
+import { restartFactor, type ProblemJob } from './problem-job.js';
+import { PolluxProblem } from './problem.js';
 
 /** Tuning knobs beyond PolicyOptions (defaults: the artifact's values). */
 export interface PolluxTuning {
