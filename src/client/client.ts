@@ -4,7 +4,8 @@
  */
 import type { DeviceView, EventView, JobDetail, JobView, NodeView } from '../api/views.js';
 import { GoodputError } from '../core/errors.js';
-import type { JobConfig, JobSpec, ReportBody } from '../core/wire.js';
+import type { JobSpec } from '../core/job-spec.js';
+import type { JobConfig, ReportBody } from '../core/wire.js';
 import type { ReportRecord } from '../store/types.js';
 
 export type { DeviceView, EventView, JobDetail, JobView, NodeView };

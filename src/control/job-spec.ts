@@ -7,7 +7,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { GoodputError } from '../core/errors.js';
-import { jobSpecSchema, type JobSpec } from '../core/wire.js';
+import { jobSpecSchema, type JobSpec } from '../core/job-spec.js';
 
 /** Formats every issue of a failed parse as `field: message`, one per line. */
 export function formatIssues(error: z.ZodError): string {

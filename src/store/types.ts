@@ -2,10 +2,11 @@
  * Plain records of the control plane's persistent state. Every store implementation returns
  * exactly these shapes; times are epoch milliseconds (`_ms`) unless the name says otherwise.
  */
-import type { JobSpec, Measurement } from '../core/wire.js';
+import type { JobSpec } from '../core/job-spec.js';
+import type { Measurement } from '../core/wire.js';
 import type { BatchLimits, GradParams, PerfParams } from '../goodput/types.js';
 
-/** The wire types the store keeps as they are (declared once, in core/wire.ts). */
+/** The wire types the store keeps as they are (declared once, in core/). */
 export type { JobSpec, Measurement };
 
 /**
