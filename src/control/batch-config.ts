@@ -1,17 +1,19 @@
 /** The configuration the report endpoint answers with (docs/contract.md). */
-import { adascaleGain } from '../goodput/efficiency.js';
-import { splitFixedBatch } from '../goodput/batch-split.js';
-import { fixedBatchChoice, optimizeBatch } from '../goodput/optimize.js';
 import type { JobConfig, Measurement } from '../core/wire.js';
+import { splitFixedBatch } from '../goodput/batch-split.js';
+import { adascaleGain } from '../goodput/efficiency.js';
+import { fixedBatchChoice, optimizeBatch } from '../goodput/optimize.js';
 import type { JobRecord } from '../store/types.js';
 import { limitsOf, modelOf } from './snapshot.js';
 
+// Re-exported for the controller, which answers reports with it.
 export type { JobConfig };
 
 /**
  * Best configuration for the job's current placement (taken from its latest measurement):
- * goodput-optimal when the model is fitted, the fixed batch when the spec sets one, otherwise
- * the job's own current configuration. Pure.
+ * goodput-optimal when the model is fitted, the fixed batch when the spec sets one (split by the
+ * one batch rule, goodput/batch-split.ts, also before a model exists), otherwise the job's own
+ * current configuration. Pure.
  */
 export function configFor(job: JobRecord, latest: Measurement): JobConfig {
   const replicas = Math.max(1, latest.num_replicas);

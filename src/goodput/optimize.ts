@@ -47,8 +47,8 @@ export function goodputOf(
  * Best (goodput, per-GPU batch, accumulation steps) for `num_replicas` replicas on `num_nodes`
  * nodes. Candidates run from max(B0, min_local_bsz * r) to the maximum total batch
  * (`max_batch_size` if given, clamped to >= B0, else `model.limits.max_batch_size`), each split
- * by {@link splitBatch} without the cap. Candidates whose b falls outside [min_local, max_local] score 0;
- * ties keep the first (smallest batch). Pure; requires 1 <= num_nodes <= num_replicas.
+ * by {@link splitBatch} (not capped). Candidates whose b falls outside [min_local, max_local]
+ * score 0; ties keep the first (smallest batch). Pure; requires 1 <= num_nodes <= num_replicas.
  */
 export function optimizeBatch(
   model: GoodputModel,

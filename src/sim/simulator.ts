@@ -1,8 +1,8 @@
 import type { Allocation, ClusterSnapshot, NodeInfo, PolicyJob } from '../core/cluster.js';
 import { GoodputError } from '../core/errors.js';
+import { splitFixedBatch } from '../goodput/batch-split.js';
 import type { Policy } from '../policy/policy.js';
 import { validateDecision } from '../policy/validate-decision.js';
-import { splitFixedBatch } from '../goodput/batch-split.js';
 import { packedPlacement } from './batch-config.js';
 import { jobModeFor, polluxHooks, type JobMode } from './job-modes.js';
 import { SimJob } from './sim-job.js';
@@ -110,7 +110,8 @@ export function makeSimJob(w: WorkloadJob, mode: JobMode): SimJob {
 /**
  * Runs `policy` over `workload` with the fixed-interval loop of pollux-spec §1.2 until every job
  * completes. Deterministic for a deterministic policy. Throws E_CLUSTER_TOO_SMALL when a job's
- * minimum cannot fit the cluster, E_POLICY when the policy's decision fails validateDecision (unknown job or node, over-commit).
+ * minimum cannot fit the cluster, E_POLICY when a decision fails validateDecision (unknown job
+ * or node, over-commit).
  */
 export function simulate(workload: Workload, policyName: string, policy: Policy, options: SimOptions = {}): SimResult {
   const o = resolveSimOptions(options);

@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { DEFAULT_POLICY, dataFiles, startServer } from '../../server/server.js';
 import { parseGpuSelection, resolveDevices } from '../../backends/local/devices.js';
 import { defaultDataDir } from '../../client/connect.js';
 import { GoodputError } from '../../core/errors.js';
+import { DEFAULT_POLICY, dataFiles, startServer } from '../../server/server.js';
 import { numberFlag, parseFlags, type CliCommand } from '../command.js';
 
 const flags = {
