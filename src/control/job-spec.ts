@@ -1,6 +1,6 @@
 /**
  * Reading and validating the job specification a user writes (YAML/JSON file or CLI flags); the
- * schema and its types live in core/wire.ts.
+ * schema and its types live in core/job-spec.ts.
  */
 import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
