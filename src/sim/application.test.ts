@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { canonicalPlacementId, getApplication, type TraceApplication } from './application.js';
 import { splitFixedBatch } from '../goodput/batch-split.js';
-import { roundHalfEven } from './batch-config.js';
+import { roundHalfEven } from './artifact-arithmetic.js';
 import { makeSimJob } from './simulator.js';
 import { defaultTracesDir } from './workload.js';
 

@@ -1,7 +1,7 @@
 import { capLocalBatch, splitFixedBatch, type LocalBatch } from '../goodput/batch-split.js';
 import type { GoodputModel, PerfParams, ProfilePoint } from '../goodput/types.js';
 import type { TraceApplication } from './application.js';
-import { roundHalfEven } from './batch-config.js';
+import { roundHalfEven } from './artifact-arithmetic.js';
 import type { StepSync } from './nd-table.js';
 
 /** Restart delay (s) of every allocation change: no progress, GPUs still charged (§1.3). */

@@ -3,7 +3,7 @@ import { GoodputError } from '../core/errors.js';
 import { splitFixedBatch } from '../goodput/batch-split.js';
 import type { Policy } from '../policy/policy.js';
 import { validateDecision } from '../policy/validate-decision.js';
-import { packedPlacement } from './batch-config.js';
+import { packedPlacement } from './artifact-arithmetic.js';
 import { jobModeFor, polluxHooks, type JobMode } from './job-modes.js';
 import { SimJob } from './sim-job.js';
 import type { Workload, WorkloadJob } from './workload.js';

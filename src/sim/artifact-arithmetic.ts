@@ -1,4 +1,5 @@
-/** Simulator-only helpers around the batch rule of goodput/batch-split.ts. */
+/** Small arithmetic of the original (Pollux artifact) simulator that exact reproduction needs. */
+
 /** Packs `num_replicas` GPUs onto as few nodes as possible: (g, g, ..., rest). */
 export function packedPlacement(num_replicas: number, gpus_per_node: number): number[] {
   const out: number[] = [];
