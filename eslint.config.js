@@ -2,11 +2,11 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-/** Layers that must stay pure: no Node APIs, no drivers (sim, control, cli). */
+/** Layers that must stay pure (goodput/, core/, policy/): no Node APIs, no drivers. */
 const pureLayerRestrictions = {
   patterns: [
-    { group: ['node:*', 'fs', 'path', 'os', 'child_process', 'worker_threads'], message: 'goodput/ and policy/ are pure: no I/O or Node APIs.' },
-    { group: ['**/sim/**', '**/control/**', '**/cli/**', '**/store/**', '**/api/**', '**/doctor/**'], message: 'goodput/ and policy/ must not depend on drivers.' },
+    { group: ['node:*', 'fs', 'path', 'os', 'child_process', 'worker_threads'], message: 'goodput/, core/ and policy/ are pure: no I/O or Node APIs.' },
+    { group: ['**/sim/**', '**/control/**', '**/cli/**', '**/store/**', '**/api/**', '**/doctor/**', '**/backends/**', '**/client/**', '**/server/**', '**/util/**'], message: 'goodput/, core/ and policy/ must not depend on drivers.' },
   ],
 };
 

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { textChunks } from '../src/doctor/io/read-files.js';
 import { runDoctor } from '../src/doctor/run-doctor.js';
-import { syntheticTraceChunks } from '../src/doctor/trace/synthetic-trace.js';
+import { syntheticTraceChunks } from '../test-support/doctor/synthetic-trace.js';
 import { packagePath } from '../src/util/package-root.js';
 
 interface ChildResult { mode: string; seconds: number; peak_heap_mb: number; max_rss_mb: number; detail: string }

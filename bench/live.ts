@@ -13,7 +13,7 @@
  */
 import { parseArgs } from 'node:util';
 import type { GoodputClient, JobDetail } from '../src/client/client.js';
-import { cleanup, killGroup, PLAIN_20S, sleep, startServerProcess, tempDataDir, TRAINER, type ServerProcess } from '../src/control/testing/harness.js';
+import { cleanup, killGroup, PLAIN_20S, sleep, startServerProcess, tempDataDir, TRAINER, type ServerProcess } from '../test-support/control/harness.js';
 
 const { values } = parseArgs({
   options: {

@@ -12,7 +12,7 @@
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { GoodputClient } from '../src/client/client.js';
-import { cleanup, startServerProcess, tempDataDir, TRAINER, waitFor, type ServerProcess } from '../src/control/testing/harness.js';
+import { cleanup, startServerProcess, tempDataDir, TRAINER, waitFor, type ServerProcess } from '../test-support/control/harness.js';
 import { slurmMissing, startSlurmCluster } from '../src/backends/slurm/testing/slurm-cluster.js';
 
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 3);

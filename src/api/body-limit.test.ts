@@ -10,7 +10,7 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { jobToken } from '../control/tokens.js';
-import { cleanup, startServerProcess, tempDataDir, type ServerProcess } from '../control/testing/harness.js';
+import { cleanup, startServerProcess, tempDataDir, type ServerProcess } from '../../test-support/control/harness.js';
 
 const data_dir = tempDataDir('goodput-body-');
 let server: ServerProcess;

@@ -1,7 +1,7 @@
 /** The OpenAPI 3.1 document served at /v1/openapi.json (request schemas generated from zod). */
 import { z } from 'zod';
-import { jobSpecSchema } from '../control/job-spec.js';
-import { reportBodySchema, tokenBodySchema } from './schemas.js';
+import { jobSpecSchema } from '../core/job-spec.js';
+import { reportBodySchema, tokenBodySchema } from '../core/wire.js';
 
 const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
 const error = { description: 'error', ...json({ $ref: '#/components/schemas/Error' }) };

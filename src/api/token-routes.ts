@@ -12,7 +12,7 @@ import type { TokenRecord } from '../store/types.js';
 import { requireUser, type ApiEnv } from './auth.js';
 import { forbidden } from './http-error.js';
 import { parseBody } from './parse-body.js';
-import { tokenBodySchema } from './schemas.js';
+import { tokenBodySchema } from '../core/wire.js';
 
 /** A token as listed: never the token itself. */
 export interface TokenView {

@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { isAlive } from '../backends/local/process-info.js';
-import { CLI, cleanup, runCli, tempDataDir, waitFor } from '../control/testing/harness.js';
+import { CLI, cleanup, runCli, tempDataDir, waitFor } from '../../test-support/control/harness.js';
 
 const root = tempDataDir('goodput-cli-');
 const data_dir = join(root, 'data');

@@ -4,19 +4,14 @@
  */
 import type { TokenView } from '../api/token-routes.js';
 import type { DeviceView, EventView, JobDetail, JobView, NodeView } from '../api/views.js';
-import type { JobConfig } from '../control/batch-config.js';
 import { GoodputError } from '../core/errors.js';
-import type { BatchLimits } from '../goodput/types.js';
-import type { JobSpec, Measurement, ReportRecord } from '../store/types.js';
+import type { JobSpec } from '../core/job-spec.js';
+import type { JobConfig, ReportBody } from '../core/wire.js';
+import type { ReportRecord } from '../store/types.js';
 
 export type { DeviceView, EventView, JobDetail, JobView, NodeView, TokenView };
 
-/** Body of a report (docs/contract.md). */
-export interface ReportBody {
-  attempt: number;
-  limits?: BatchLimits;
-  reports: Measurement[];
-}
+export type { ReportBody };
 
 /** A chunk of a replica log. */
 export interface LogChunk {

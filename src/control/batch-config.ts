@@ -1,21 +1,19 @@
 /** The configuration the report endpoint answers with (docs/contract.md). */
+import type { JobConfig, Measurement } from '../core/wire.js';
+import { splitFixedBatch } from '../goodput/batch-split.js';
 import { adascaleGain } from '../goodput/efficiency.js';
 import { fixedBatchChoice, optimizeBatch } from '../goodput/optimize.js';
-import type { JobRecord, Measurement } from '../store/types.js';
+import type { JobRecord } from '../store/types.js';
 import { limitsOf, modelOf } from './snapshot.js';
 
-/** Body of the report response's `config`. */
-export interface JobConfig {
-  local_bsz: number;
-  accum_steps: number;
-  batch_size: number;
-  lr_scale: number;
-}
+// Re-exported for the controller, which answers reports with it.
+export type { JobConfig };
 
 /**
  * Best configuration for the job's current placement (taken from its latest measurement):
- * goodput-optimal when the model is fitted, the fixed batch when the spec sets one, otherwise
- * the job's own current configuration. Pure.
+ * goodput-optimal when the model is fitted, the fixed batch when the spec sets one (split by the
+ * one batch rule, goodput/batch-split.ts, also before a model exists), otherwise the job's own
+ * current configuration. Pure.
  */
 export function configFor(job: JobRecord, latest: Measurement): JobConfig {
   const replicas = Math.max(1, latest.num_replicas);
@@ -30,8 +28,8 @@ export function configFor(job: JobRecord, latest: Measurement): JobConfig {
     const choice = optimizeBatch(model, nodes, replicas, job.spec.batch_size_cap);
     if (choice.goodput > 0) ({ local_bsz, accum_steps } = choice);
   } else if (job.spec.fixed_batch_size !== undefined) {
-    local_bsz = Math.max(1, Math.ceil(job.spec.fixed_batch_size / replicas));
-    accum_steps = 0;
+    ({ local_bsz, accum_steps } = splitFixedBatch(limits, job.spec.fixed_batch_size, replicas));
+    local_bsz = Math.max(1, local_bsz);
   }
   const batch_size = local_bsz * replicas * (accum_steps + 1);
   const lr_scale = job.grad ? adascaleGain(job.grad, batch_size / limits.init_batch_size) : 1;

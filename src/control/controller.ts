@@ -5,14 +5,14 @@ import type { NodeInfo } from '../core/cluster.js';
 import { GoodputError } from '../core/errors.js';
 import type { Policy, Rejection } from '../policy/policy.js';
 import { ACTIVE_STATES, hungReason, isTerminal, settle, type EventKind } from '../store/lifecycle.js';
-import type { Placement, ReportBatch, Store, TransitionDetail } from '../store/store.js';
+import type { Placement, Store, TransitionDetail } from '../store/store.js';
 import type { JobRecord, JobSpec, ReplicaRecord } from '../store/types.js';
 import type { JobConfig } from './batch-config.js';
 import { logTail } from './log-tail.js';
 import { nodeProblems } from './node-problems.js';
 import { assignDevices, sameAllocation } from './placement.js';
 import { deviceUnit, resizeReason } from './insight.js';
-import { ReportIngest } from './report-ingest.js';
+import { ReportIngest, type ReportRequest } from './report-ingest.js';
 import { buildSnapshot, holdsDevices } from './snapshot.js';
 import { jobToken } from './tokens.js';
 
@@ -171,7 +171,7 @@ export class Controller {
   }
 
   /** Stores a job's measurements and answers its configuration (see ReportIngest). */
-  report(batch: ReportBatch): Promise<JobConfig> {
+  report(batch: ReportRequest): Promise<JobConfig> {
     return this.reports.report(batch);
   }
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { cleanup, runCli, startServerProcess, tempDataDir, waitFor, type ServerProcess } from './testing/harness.js';
+import { cleanup, runCli, startServerProcess, tempDataDir, waitFor, type ServerProcess } from '../../test-support/control/harness.js';
 
 const data_dir = tempDataDir();
 const servers: ServerProcess[] = [];

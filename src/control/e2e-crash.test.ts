@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { GoodputClient } from '../client/client.js';
-import { cleanup, killGroup, sleep, startServerProcess, tempDataDir, TRAINER, trainerLines, waitFor, type ServerProcess } from './testing/harness.js';
+import { cleanup, killGroup, sleep, startServerProcess, tempDataDir, TRAINER, trainerLines, waitFor, type ServerProcess } from '../../test-support/control/harness.js';
 
 const data_dir = tempDataDir();
 const servers: ServerProcess[] = [];

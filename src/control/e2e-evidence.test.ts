@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type { EventView, GoodputClient } from '../client/client.js';
-import { cleanup, sleep, startServerProcess, tempDataDir, TRAINER, waitFor, type ServerProcess } from './testing/harness.js';
+import { cleanup, sleep, startServerProcess, tempDataDir, TRAINER, waitFor, type ServerProcess } from '../../test-support/control/harness.js';
 
 const servers: ServerProcess[] = [];
 const dirs: string[] = [];

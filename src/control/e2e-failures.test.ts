@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { HttpError, type GoodputClient, type JobDetail } from '../client/client.js';
 import { jobToken } from './tokens.js';
-import { cleanup, runCli, startServerProcess, tempDataDir, waitFor, type ServerProcess } from './testing/harness.js';
+import { cleanup, runCli, startServerProcess, tempDataDir, waitFor, type ServerProcess } from '../../test-support/control/harness.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 

@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { isAlive } from '../backends/local/process-info.js';
-import { cleanup, runCli, sleep, startServerProcess, tempDataDir, TRAINER, trainerLines, waitFor, type ServerProcess } from './testing/harness.js';
+import { cleanup, runCli, sleep, startServerProcess, tempDataDir, TRAINER, trainerLines, waitFor, type ServerProcess } from '../../test-support/control/harness.js';
 
 const data_dir = tempDataDir();
 const servers: ServerProcess[] = [];

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type { GoodputClient, JobDetail } from '../client/client.js';
 import { defaultGoodputPolicyParams } from '../policy/goodput/job-view.js';
-import { cleanup, killGroup, PLAIN_20S, runCli, sleep, startServerProcess, tempDataDir, TRAINER, waitFor, type ServerProcess } from './testing/harness.js';
+import { cleanup, killGroup, PLAIN_20S, runCli, sleep, startServerProcess, tempDataDir, TRAINER, waitFor, type ServerProcess } from '../../test-support/control/harness.js';
 
 const servers: ServerProcess[] = [];
 const dirs: string[] = [];

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { packagePath } from '../util/package-root.js';
-import { CLI, cleanup, tempDataDir } from './testing/harness.js';
+import { CLI, cleanup, tempDataDir } from '../../test-support/control/harness.js';
 
 /** The lines of the fenced block under `heading` in README.md. */
 export function readmeBlock(heading: string): string[] {

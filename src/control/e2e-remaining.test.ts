@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { cleanup, sleep, startServerProcess, tempDataDir, TRAINER, waitFor, type ServerProcess } from './testing/harness.js';
+import { cleanup, sleep, startServerProcess, tempDataDir, TRAINER, waitFor, type ServerProcess } from '../../test-support/control/harness.js';
 
 const data_dir = tempDataDir();
 const servers: ServerProcess[] = [];

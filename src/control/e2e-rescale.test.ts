@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { EventView, JobView } from '../client/client.js';
-import { cleanup, startServerProcess, tempDataDir, TRAINER, trainerLines, waitFor, type ServerProcess } from './testing/harness.js';
+import { cleanup, startServerProcess, tempDataDir, TRAINER, trainerLines, waitFor, type ServerProcess } from '../../test-support/control/harness.js';
 
 const data_dir = tempDataDir();
 const servers: ServerProcess[] = [];

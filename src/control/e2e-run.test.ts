@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { CLI, killGroup, runCli, tempDataDir, TRAINER, trainerLines, waitFor } from './testing/harness.js';
+import { CLI, killGroup, runCli, tempDataDir, TRAINER, trainerLines, waitFor } from '../../test-support/control/harness.js';
 
 const dir = tempDataDir('goodput-run-');
 const pids: number[] = [];

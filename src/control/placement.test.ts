@@ -22,7 +22,7 @@ describe('assignDevices', () => {
     { name: 'a shrinking job keeps a prefix of its devices; a grower takes the freed ones', jobs: [job('a', 'running', [2, 3, 0, 1]), job('b', 'queued')], alloc: { a: [0, 0], b: [0, 0] }, want: { a: [2, 3], b: [0, 1] } },
     { name: 'a growing job keeps its devices and adds free ones', jobs: [job('a', 'running', [3]), job('b', 'running', [0])], alloc: { a: [0, 0, 0], b: [0] }, want: { a: [3, 1, 2], b: [0] } },
     { name: 'queued jobs do not hold devices', jobs: [job('a', 'preempted', [0]), job('b', 'running', [1])], alloc: { a: [0], b: [0] }, want: { a: [0], b: [1] } },
-    { name: 'over-commit is refused', jobs: [job('a', 'queued'), job('b', 'queued')], alloc: { a: [0, 0, 0], b: [0, 0] }, want: 'allocations need 5 devices, the node has 4' },
+    { name: 'over-commit is refused', jobs: [job('a', 'queued'), job('b', 'queued')], alloc: { a: [0, 0, 0], b: [0, 0] }, want: 'node 0 over-committed (5 > 4 GPUs)' },
   ];
   for (const c of cases) {
     it(c.name, () => {

@@ -1,4 +1,5 @@
 /** Turning a policy's allocations (node index per replica) into concrete device indices. */
+import { validateDecision } from '../policy/validate-decision.js';
 import type { JobRecord } from '../store/types.js';
 import { holdsDevices } from './snapshot.js';
 
@@ -14,15 +15,12 @@ export type DeviceAssignment = { ok: true; devices: Map<string, number[]> } | { 
  * Assigns a device index on its node to every replica (`nodeDevices[n]`: the usable device
  * indices of node n) so that jobs keep the devices they hold on a node as far as their new
  * replica count there allows, and growing jobs take free devices in index order. Never gives a
- * device to two jobs; refuses allocations that over-commit a node. Pure.
+ * device to two jobs; refuses a decision that fails validateDecision (a job not in `jobs`, an
+ * unknown node, over-commit of a node's usable devices). Pure.
  */
 export function assignDevices(jobs: readonly JobRecord[], allocations: Record<string, readonly number[]>, nodeDevices: readonly (readonly number[])[]): DeviceAssignment {
-  const wanted = new Map<number, number>();
-  for (const job of jobs) for (const n of allocations[job.id] ?? []) wanted.set(n, (wanted.get(n) ?? 0) + 1);
-  for (const [n, count] of wanted) {
-    const has = nodeDevices[n]?.length ?? 0;
-    if (count > has) return { ok: false, reason: nodeDevices.length === 1 ? `allocations need ${count} devices, the node has ${has}` : `allocations need ${count} devices on node ${n}, it has ${has}` };
-  }
+  const check = validateDecision({ nodes: nodeDevices.map((d) => ({ gpus: d.length })), jobs }, allocations);
+  if (!check.ok) return check;
   const taken = nodeDevices.map(() => new Set<number>());
   // Per job and node: the devices it keeps (first pass) and then gets (second pass).
   const lists = new Map<string, Map<number, number[]>>();

@@ -18,7 +18,7 @@ import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { ReplicaExit } from '../backends/backend.js';
 import type { JobSpec } from '../store/types.js';
 import { Controller } from './controller.js';
-import { sleep, waitFor } from './testing/harness.js';
+import { sleep, waitFor } from '../../test-support/control/harness.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'goodput-reconcile-'));
 const pids: number[] = [];

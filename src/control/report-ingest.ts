@@ -1,9 +1,13 @@
 import { GoodputError } from '../core/errors.js';
 import { fitPerfParams } from '../goodput/fit.js';
+import { profilePoint } from '../goodput/profile.js';
 import type { ReportBatch, ReportsAdded, Store } from '../store/store.js';
 import type { JobRecord } from '../store/types.js';
 import { configFor, type JobConfig } from './batch-config.js';
 import { BatchDecisions } from './insight.js';
+
+/** A report batch as the API hands it over; the profile points are computed here. */
+export type ReportRequest = Omit<ReportBatch, 'profile'>;
 
 /** Options of the report path. */
 export interface ReportIngestOptions {
@@ -38,9 +42,10 @@ export class ReportIngest {
    * (or every refit interval), and returns the configuration it should use. E_CONFLICT when the
    * job has ended, or the error `batch.admit` returned (nothing stored either way).
    */
-  async report(batch: ReportBatch): Promise<JobConfig> {
-    const { job_id, reports } = batch;
-    const { job, new_configuration } = await this.enqueue(batch);
+  async report(request: ReportRequest): Promise<JobConfig> {
+    const { job_id, reports } = request;
+    // The goodput model's maths (step time -> accumulation and optimizer time) stays out of the store.
+    const { job, new_configuration } = await this.enqueue({ ...request, profile: reports.map(profilePoint) });
     this.reports_total += reports.length;
     const now = this.opts.now_ms();
     const last = this.lastFit.get(job_id);

@@ -1,7 +1,7 @@
 /** Builds the policy's view of the cluster from stored jobs (pure over its inputs). */
 import type { ClusterSnapshot, NodeInfo, PolicyJob } from '../core/cluster.js';
 import type { BatchLimits, GoodputModel } from '../goodput/types.js';
-import { PLACED_STATES } from '../store/lifecycle.js';
+import { PLACED_STATES, serviceSince } from '../store/lifecycle.js';
 import type { JobRecord, JobSpec } from '../store/types.js';
 
 /**
@@ -54,12 +54,11 @@ export function progressAtRisk_s(job: JobRecord, now_ms: number): number {
 
 /** One policy job from a stored job, at time `now_ms`. */
 export function toPolicyJob(job: JobRecord, now_ms: number): PolicyJob {
-  const running_s = job.launched_at_ms !== null ? Math.max(0, now_ms - job.launched_at_ms) / 1000 : 0;
   const model = modelOf(job);
   const pj: PolicyJob = {
     id: job.id,
     submitted_at_s: job.submitted_at_ms / 1000,
-    attained_service_gpu_s: job.attained_service_gpu_s + running_s * job.allocation.length,
+    attained_service_gpu_s: job.attained_service_gpu_s + serviceSince(job, now_ms),
     min_replicas: job.spec.min_replicas,
     max_replicas: job.spec.max_replicas,
     max_profiled_replicas: job.max_profiled_replicas,

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { GoodputClient } from '../client/client.js';
-import { cleanup, startServerProcess, tempDataDir, TRAINER, waitFor, type ServerProcess } from '../control/testing/harness.js';
+import { cleanup, startServerProcess, tempDataDir, TRAINER, waitFor, type ServerProcess } from '../../test-support/control/harness.js';
 import { dashboardFile } from './live.js';
 import { launchBrowser, screenshotDir, type Browser } from './testing/browser.js';
 

@@ -3,6 +3,7 @@
  * rule (users see their own jobs, admins all), the jobs table's goodput columns and the cluster
  * view with another user's devices unnamed.
  */
+import { reportBatch } from '../store/report-batch.js';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,7 +34,7 @@ before(async () => {
   }
   await store.createJob({ id: 'q1', name: 'alice-waits', user: 'alice', spec }, 'alice');
   const limits = { init_batch_size: 64, max_batch_size: 1024, min_local_bsz: 16, max_local_bsz: 256, accumulation: true };
-  await store.addReports('a1', 0, limits, [{ time_s: Date.now() / 1000, step: 10, num_nodes: 1, num_replicas: 1, local_bsz: 64, accum_steps: 1, step_time_s: 0.5, sync_time_s: 0, grad_sqr: 1, grad_var: 1, samples: 1280, remaining_samples: 3840 }]);
+  await store.addReports(reportBatch('a1', 0, limits, [{ time_s: Date.now() / 1000, step: 10, num_nodes: 1, num_replicas: 1, local_bsz: 64, accum_steps: 1, step_time_s: 0.5, sync_time_s: 0, grad_sqr: 1, grad_var: 1, samples: 1280, remaining_samples: 3840 }]));
 });
 after(async () => {
   await store.close();

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { CLI, killGroup, waitFor } from '../control/testing/harness.js';
+import { CLI, killGroup, waitFor } from '../../test-support/control/harness.js';
 import { packagePath } from '../util/package-root.js';
 import { loadSimRuns, runLabels } from './sim-runs.js';
 import { launchBrowser, screenshotDir } from './testing/browser.js';

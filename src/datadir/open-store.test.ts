@@ -4,6 +4,7 @@
  * damaged store and one that lost acknowledged work (the high-water mark), /v1/health answers
  * 503 naming the damage, and `goodput backup` / `goodput restore` bring a store back.
  */
+import { reportBatch } from '../store/report-batch.js';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
@@ -11,7 +12,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { inProcessApi } from '../api/testing/in-process.js';
-import { cleanup, runCli, startServerProcess, tempDataDir, waitFor, type ServerProcess } from '../control/testing/harness.js';
+import { cleanup, runCli, startServerProcess, tempDataDir, waitFor, type ServerProcess } from '../../test-support/control/harness.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { packagePath } from '../util/package-root.js';
 
@@ -34,7 +35,7 @@ async function fillStore(db: string): Promise<string> {
   const store = new SqliteStore(db, { background_checkpoint_ms: 0 });
   const spec = { name: 'j', command: ['true'], workdir: '/', env: {}, min_replicas: 0, max_replicas: 1, max_restarts: 0, preemptible: true, priority: 0 };
   await store.createJob({ id: 'job1', name: 'j', user: 'admin', spec }, 'test');
-  for (let i = 0; i < 40; i++) await store.addReports('job1', 0, undefined, Array.from({ length: 25 }, (_, k) => measurement(i * 25 + k)));
+  for (let i = 0; i < 40; i++) await store.addReports(reportBatch('job1', 0, undefined, Array.from({ length: 25 }, (_, k) => measurement(i * 25 + k))));
   await store.close();
   return 'job1';
 }

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { after, describe, it } from 'node:test';
-import { cleanup, killGroup, runCli, startServerProcess, tempDataDir, waitFor, type ServerProcess } from '../control/testing/harness.js';
+import { cleanup, killGroup, runCli, startServerProcess, tempDataDir, waitFor, type ServerProcess } from '../../test-support/control/harness.js';
 import { listenPort } from './replica-url.js';
 
 const data_dir = tempDataDir('goodput-url-');

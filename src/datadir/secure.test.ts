@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { cleanup, startServerProcess, tempDataDir, waitFor, type ServerProcess } from '../control/testing/harness.js';
+import { cleanup, startServerProcess, tempDataDir, waitFor, type ServerProcess } from '../../test-support/control/harness.js';
 import { lookupAccount } from '../multiuser/accounts.js';
 import { dataDirMode, secureDataDir } from './secure.js';
 

@@ -10,8 +10,12 @@ export {
 } from './throughput.js';
 export { adascaleGain, efficiency } from './efficiency.js';
 export { fitPerfParams } from './fit.js';
+export { profilePoint } from './profile.js';
+export type { MeasuredStep } from './profile.js';
 export { minimizeBounded } from './lbfgsb.js';
 export type { MinimizeOptions, MinimizeResult, ObjectiveWithGradient } from './lbfgsb.js';
+export { SPLIT_EPS, capLocalBatch, splitBatch, splitFixedBatch } from './batch-split.js';
+export type { LocalBatch } from './batch-split.js';
 export { NUM_BATCH_CANDIDATES, fixedBatchChoice, geomspace, goodputOf, optimizeBatch } from './optimize.js';
 export { bestGoodput, goodputSpeedupFn, linearSpeedupFn } from './speedup.js';
 export type { BatchPolicy, SpeedupFn } from './speedup.js';

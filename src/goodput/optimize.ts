@@ -3,15 +3,13 @@
  * 50 geometrically spaced total batch sizes, split into (per-GPU batch, accumulation steps),
  * scored by goodput = throughput x efficiency; the first best wins.
  */
+import { splitBatch, splitFixedBatch } from './batch-split.js';
 import { efficiency } from './efficiency.js';
 import { throughput } from './throughput.js';
-import type { BatchChoice, BatchLimits, GoodputModel } from './types.js';
+import type { BatchChoice, GoodputModel } from './types.js';
 
 /** Number of candidate total batch sizes, as in the artifact. */
 export const NUM_BATCH_CANDIDATES = 50;
-
-/** Tolerance of the artifact's ceil/floor operations. */
-const EPS = 1e-8;
 
 /**
  * numpy `geomspace(start, stop, num)`: 10^(log10(start) + i * step) with the two endpoints
@@ -48,10 +46,9 @@ export function goodputOf(
 /**
  * Best (goodput, per-GPU batch, accumulation steps) for `num_replicas` replicas on `num_nodes`
  * nodes. Candidates run from max(B0, min_local_bsz * r) to the maximum total batch
- * (`max_batch_size` if given, clamped to >= B0, else `model.limits.max_batch_size`). With
- * accumulation, a = ceil(l / max_local - 1e-8) - 1 (at least 1 when r = 1 and l > B0), else 0;
- * b = ceil(l / (a + 1) - 1e-8). Candidates whose b falls outside [min_local, max_local] score 0;
- * ties keep the first (smallest batch). Pure; requires 1 <= num_nodes <= num_replicas.
+ * (`max_batch_size` if given, clamped to >= B0, else `model.limits.max_batch_size`), each split
+ * by {@link splitBatch} (not capped). Candidates whose b falls outside [min_local, max_local]
+ * score 0; ties keep the first (smallest batch). Pure; requires 1 <= num_nodes <= num_replicas.
  */
 export function optimizeBatch(
   model: GoodputModel,
@@ -67,13 +64,7 @@ export function optimizeBatch(
   let best: BatchChoice = { goodput: 0, local_bsz: 0, accum_steps: 0 };
   let bestGoodput = -Infinity;
   for (let i = 0; i < candidates.length; i++) {
-    const local = (candidates[i] as number) / num_replicas;
-    let accum = 0;
-    if (limits.accumulation) {
-      accum = Math.ceil(local / limits.max_local_bsz - EPS) - 1;
-      if (num_replicas === 1 && local > B0 + EPS) accum = Math.max(accum, 1);
-    }
-    const bsz = Math.ceil(local / (accum + 1) - EPS);
+    const { local_bsz: bsz, accum_steps: accum } = splitBatch(limits, candidates[i] as number, num_replicas);
     let goodput = 0;
     if (bsz >= limits.min_local_bsz && bsz <= limits.max_local_bsz) {
       goodput = goodputOf(model, num_nodes, num_replicas, bsz, accum);
@@ -88,9 +79,7 @@ export function optimizeBatch(
 
 /**
  * The configuration for a fixed total batch `batch_size` (pollux-spec §1.6, "fixed target"):
- * l = ceil(B/r - 1e-8), a = ceil(l / max_local - 1e-8) - 1 (at least 1 when r = 1 and B > B0),
- * b = ceil(l / (a + 1) - 1e-8), then b is clamped to floor(max_batch_size / (r (a + 1))).
- * `accumulation: false` forces a = 0. Goodput is 0 when b < 1.
+ * {@link splitFixedBatch}. Goodput is 0 when b < 1.
  */
 export function fixedBatchChoice(
   model: GoodputModel,
@@ -98,15 +87,7 @@ export function fixedBatchChoice(
   num_replicas: number,
   batch_size: number,
 ): BatchChoice {
-  const limits: BatchLimits = model.limits;
-  const local = Math.ceil(batch_size / num_replicas - EPS);
-  let accum = 0;
-  if (limits.accumulation) {
-    accum = Math.ceil(local / limits.max_local_bsz - EPS) - 1;
-    if (num_replicas === 1 && batch_size > limits.init_batch_size) accum = Math.max(1, accum);
-  }
-  let bsz = Math.ceil(local / (accum + 1) - EPS);
-  bsz = Math.min(bsz, Math.floor(limits.max_batch_size / (num_replicas * (accum + 1))));
-  const goodput = bsz >= 1 ? goodputOf(model, num_nodes, num_replicas, bsz, accum) : 0;
-  return { goodput, local_bsz: bsz, accum_steps: accum };
+  const { local_bsz, accum_steps } = splitFixedBatch(model.limits, batch_size, num_replicas);
+  const goodput = local_bsz >= 1 ? goodputOf(model, num_nodes, num_replicas, local_bsz, accum_steps) : 0;
+  return { goodput, local_bsz, accum_steps };
 }

@@ -8,8 +8,9 @@ import type { RunAs } from '../backends/backend.js';
 import { GoodputError } from '../core/errors.js';
 import type { Store } from '../store/store.js';
 
-/** Unix account names goodput accepts (POSIX portable names). */
-export const UNIX_USER = /^[a-z_][a-z0-9_-]{0,31}$/;
+import { UNIX_USER } from '../core/wire.js';
+
+export { UNIX_USER };
 
 /** The account called `name` (uid, gid, home), or undefined when NSS does not know it. */
 export function lookupAccount(name: string): RunAs | undefined {

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { HttpError } from '../client/client.js';
 import { GoodputClient } from '../client/client.js';
-import { CLI, cleanup, startServerProcess, tempDataDir, waitFor, type ServerProcess } from '../control/testing/harness.js';
+import { CLI, cleanup, startServerProcess, tempDataDir, waitFor, type ServerProcess } from '../../test-support/control/harness.js';
 import { lookupAccount } from './accounts.js';
 
 const root = process.getuid?.() === 0;

@@ -12,6 +12,7 @@ import { describe, it } from 'node:test';
 import type { Allocation, ClusterSnapshot, NodeInfo, PolicyJob } from '../core/cluster.js';
 import type { GoodputModel } from '../goodput/types.js';
 import type { PolicyDecision, PolicyFactory } from './policy.js';
+import { validateDecision } from './validate-decision.js';
 
 const ROUND_S = 60;
 
@@ -134,18 +135,8 @@ function sameAllocation(a: Allocation, b: Allocation): boolean {
 
 /** Asserts every promise of the Policy contract for one round. */
 function checkDecision(snapshot: ClusterSnapshot, decision: PolicyDecision): void {
-  const ids = new Set(snapshot.jobs.map((j) => j.id));
-  const used = new Array<number>(snapshot.nodes.length).fill(0);
-  for (const [id, alloc] of Object.entries(decision.allocations)) {
-    assert.ok(ids.has(id), `job ${id} is not in the snapshot but got an allocation`);
-    for (const node of alloc) {
-      assert.ok(Number.isInteger(node) && node >= 0 && node < snapshot.nodes.length, `job ${id}: bad node ${node}`);
-      used[node] = (used[node] as number) + 1;
-    }
-  }
-  snapshot.nodes.forEach((node, i) => {
-    assert.ok((used[i] as number) <= node.gpus, `node ${i} over-committed: ${used[i]} > ${node.gpus} GPUs`);
-  });
+  const check = validateDecision(snapshot, decision.allocations);
+  assert.ok(check.ok, check.ok ? '' : check.reason);
   for (const job of snapshot.jobs) {
     const alloc = decision.allocations[job.id] ?? [];
     const current = snapshot.allocations[job.id] ?? [];

@@ -1,6 +1,6 @@
 import type { Allocation, ClusterSnapshot } from '../core/cluster.js';
 import type { Policy, PolicyDecision, PolicyFactory, PolicyOptions, Rejection } from './policy.js';
-import { freeGpus, placeGreedy, totalGpus, validAllocation } from './greedy-placement.js';
+import { freeGpus, allocateGreedy, totalGpus, validAllocation } from './greedy-allocation.js';
 import { gangSize } from './tiresias.js';
 
 /**
@@ -32,7 +32,7 @@ export class FifoPolicy implements Policy {
     let blocked: string | undefined;
     for (const { job } of waiting) {
       const gang = gangSize(job, clusterGpus);
-      const placed = blocked === undefined && gang <= clusterGpus ? placeGreedy(free, gang) : undefined;
+      const placed = blocked === undefined && gang <= clusterGpus ? allocateGreedy(free, gang) : undefined;
       if (placed) {
         allocations[job.id] = placed;
         continue;
@@ -52,6 +52,7 @@ export class FifoPolicy implements Policy {
 /** Registry entry of FIFO (deterministic: the seed is ignored). */
 export const fifoPolicy: PolicyFactory = {
   name: 'fifo',
+  job_mode: 'gang',
   description: 'FIFO: strict first-come first-served, all-or-nothing gangs of the requested size, no preemption',
   create: (_options: PolicyOptions) => new FifoPolicy(),
 };

@@ -2,7 +2,7 @@ import type { Allocation, ClusterSnapshot, PolicyJob } from '../core/cluster.js'
 import { fixedBatchChoice } from '../goodput/optimize.js';
 import { stepTime_s } from '../goodput/throughput.js';
 import type { Policy, PolicyDecision, PolicyFactory, PolicyOptions, Rejection } from './policy.js';
-import { freeGpus, pinnedAllocations, placeGreedy, totalGpus, validAllocation } from './greedy-placement.js';
+import { freeGpus, pinnedAllocations, allocateGreedy, totalGpus, validAllocation } from './greedy-allocation.js';
 
 /**
  * Seconds per optimizer step of `job` on `r` replicas. Uses the driver's estimates
@@ -93,7 +93,7 @@ export class OptimusPolicy implements Policy {
     const freeByNode = freeGpus(snapshot, kept);
     const toPlace = snapshot.jobs.filter((j) => !pinned.has(j.id)).filter((j) => replicas.get(j.id)! > 0 && !allocations[j.id]).sort((a, b) => replicas.get(a.id)! - replicas.get(b.id)!);
     for (const job of toPlace) {
-      const placed = placeGreedy(freeByNode, replicas.get(job.id)!);
+      const placed = allocateGreedy(freeByNode, replicas.get(job.id)!);
       if (placed) allocations[job.id] = placed;
       else rejections[job.id] = { code: 'NO_ROOM', message: 'no room on the nodes (some nodes are over-committed)' };
     }
@@ -104,6 +104,7 @@ export class OptimusPolicy implements Policy {
 /** Registry entry of Optimus (deterministic: the seed is ignored). */
 export const optimusPolicy: PolicyFactory = {
   name: 'optimus',
+  job_mode: 'fixed-oracle',
   description: 'Optimus (+oracle): greedy GPU-by-GPU allocation by marginal reduction of remaining time, fixed batch size',
   create: (_options: PolicyOptions) => new OptimusPolicy(),
 };

@@ -46,10 +46,23 @@ export interface PolicyOptions {
   params?: Readonly<Record<string, PolicyParamValue>>;
 }
 
+/**
+ * How a policy expects jobs to be sized and batched; the simulator tunes a workload's jobs
+ * accordingly ("TunedJobs", pollux-spec §1.7-1.8):
+ * - `gang`: all-or-nothing on the workload's GPU count with its total batch (Tiresias, FIFO);
+ * - `fixed-oracle`: the workload's total batch, replica count chosen by the policy, with Optimus'
+ *   oracle remaining-steps and step-time estimates computed from the true traces;
+ * - `adaptive`: Pollux-style: batch size chosen from the job's fitted goodput model, models
+ *   exposed to the policy.
+ */
+export type JobMode = 'gang' | 'fixed-oracle' | 'adaptive';
+
 /** A named policy constructor, registered in the policy registry. */
 export interface PolicyFactory {
   readonly name: string;
   readonly description: string;
+  /** How the policy expects jobs to be tuned (the simulator reads it). */
+  readonly job_mode: JobMode;
   /** Tunable knobs that `create` accepts in `options.params`, with their defaults; absent: none. */
   readonly params?: Readonly<Record<string, PolicyParamValue>>;
   /**

@@ -1,6 +1,6 @@
 import type { Allocation, ClusterSnapshot, PolicyJob } from '../core/cluster.js';
 import type { Policy, PolicyDecision, PolicyFactory, PolicyOptions, Rejection } from './policy.js';
-import { freeGpus, pinnedAllocations, placeGreedy, totalGpus, validAllocation } from './greedy-placement.js';
+import { freeGpus, pinnedAllocations, allocateGreedy, totalGpus, validAllocation } from './greedy-allocation.js';
 
 /** Attained GPU-seconds after which a job drops from the first to the second queue (16 GPU-h). */
 export const TIRESIAS_QUEUE_THRESHOLD_GPU_S = 16 * 3600;
@@ -96,7 +96,7 @@ export class TiresiasPolicy implements Policy {
     for (const queue of queues) {
       for (const id of queue) {
         if (this.status.get(id) !== 'RUNNING' || allocations[id]) continue;
-        const placed = placeGreedy(free, gangSize(jobs.get(id)!, clusterGpus));
+        const placed = allocateGreedy(free, gangSize(jobs.get(id)!, clusterGpus));
         if (placed) allocations[id] = placed;
         else {
           this.status.set(id, 'PENDING');
@@ -111,6 +111,7 @@ export class TiresiasPolicy implements Policy {
 /** Registry entry of Tiresias (deterministic: the seed is ignored). */
 export const tiresiasPolicy: PolicyFactory = {
   name: 'tiresias',
+  job_mode: 'gang',
   description: 'Tiresias: two-queue least-attained-service, all-or-nothing gangs of the requested size (16 GPU-h threshold)',
   create: (_options: PolicyOptions) => new TiresiasPolicy(),
 };

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { canonicalPlacementId, getApplication, type TraceApplication } from './application.js';
-import { roundHalfEven, splitFixedBatch } from './batch-config.js';
+import { splitFixedBatch } from '../goodput/batch-split.js';
+import { roundHalfEven } from './artifact-arithmetic.js';
 import { makeSimJob } from './simulator.js';
 import { defaultTracesDir } from './workload.js';
 

@@ -1,4 +1,4 @@
-import { packedPlacement } from './batch-config.js';
+import { packedPlacement } from './artifact-arithmetic.js';
 import type { JobMode } from './job-modes.js';
 import { makeSimJob, type JobOutcome, type ResolvedSimOptions } from './simulator.js';
 import type { WorkloadJob } from './workload.js';

@@ -1,28 +1,17 @@
 import { fitPerfParams } from '../goodput/fit.js';
 import { optimizeBatch } from '../goodput/optimize.js';
+import type { JobMode } from '../policy/policy.js';
+import { findPolicy } from '../policy/registry.js';
 import type { AdaptiveHooks } from './sim-job.js';
 
+export type { JobMode };
+
 /**
- * How the simulator tunes a workload's jobs for a policy ("TunedJobs", pollux-spec §1.7-1.8):
- * - `gang`: all-or-nothing on the CSV GPU count with the CSV total batch (Tiresias, FIFO);
- * - `fixed-oracle`: CSV total batch, replica count chosen by the policy, with Optimus' oracle
- *   remaining-steps and step-time estimates computed from the true traces;
- * - `adaptive`: Pollux-style: batch size chosen from the job's fitted goodput model (ncf keeps a
- *   fixed 32768 on one GPU), models exposed to the policy.
+ * Job mode of a policy: the one its factory declares; unknown (unregistered) policies get the
+ * adaptive, model-driven mode. In adaptive mode ncf keeps a fixed 32768 on one GPU.
  */
-export type JobMode = 'gang' | 'fixed-oracle' | 'adaptive';
-
-const modes: Readonly<Record<string, JobMode>> = {
-  fifo: 'gang',
-  tiresias: 'gang',
-  optimus: 'fixed-oracle',
-  pollux: 'adaptive',
-  goodput: 'adaptive',
-};
-
-/** Job mode for a policy name; unknown (future) policies get the adaptive, model-driven mode. */
 export function jobModeFor(policy: string): JobMode {
-  return modes[policy] ?? 'adaptive';
+  return findPolicy(policy)?.job_mode ?? 'adaptive';
 }
 
 /** Pollux agent emulation over goodput/: refit on all profile points, §3.4 batch choice. */

@@ -1,6 +1,7 @@
+import { capLocalBatch, splitFixedBatch, type LocalBatch } from '../goodput/batch-split.js';
 import type { GoodputModel, PerfParams, ProfilePoint } from '../goodput/types.js';
 import type { TraceApplication } from './application.js';
-import { roundHalfEven, splitFixedBatch, type LocalBatch } from './batch-config.js';
+import { roundHalfEven } from './artifact-arithmetic.js';
 import type { StepSync } from './nd-table.js';
 
 /** Restart delay (s) of every allocation change: no progress, GPUs still charged (§1.3). */
@@ -180,9 +181,7 @@ export class SimJob {
     if (target !== undefined) {
       choice = splitFixedBatch(this.app.limits, target, r);
     } else {
-      const c = this.hooks!.chooseBatch(model!, this.placement.length, r);
-      const count = r * (c.accum_steps + 1);
-      choice = { local_bsz: Math.min(c.local_bsz, Math.trunc(this.app.max_batch_size / count)), accum_steps: c.accum_steps };
+      choice = capLocalBatch(this.app.limits, this.hooks!.chooseBatch(model!, this.placement.length, r), r);
     }
     this.local_bsz = choice.local_bsz;
     this.accum_steps = choice.accum_steps;

@@ -1,7 +1,9 @@
 import type { Allocation, ClusterSnapshot, NodeInfo, PolicyJob } from '../core/cluster.js';
 import { GoodputError } from '../core/errors.js';
+import { splitFixedBatch } from '../goodput/batch-split.js';
 import type { Policy } from '../policy/policy.js';
-import { packedPlacement, splitFixedBatch } from './batch-config.js';
+import { validateDecision } from '../policy/validate-decision.js';
+import { packedPlacement } from './artifact-arithmetic.js';
 import { jobModeFor, polluxHooks, type JobMode } from './job-modes.js';
 import { SimJob } from './sim-job.js';
 import type { Workload, WorkloadJob } from './workload.js';
@@ -109,7 +111,8 @@ export function makeSimJob(w: WorkloadJob, mode: JobMode): SimJob {
 /**
  * Runs `policy` over `workload` with the fixed-interval loop of pollux-spec §1.2 until every job
  * completes. Deterministic for a deterministic policy. Throws E_CLUSTER_TOO_SMALL when a job's
- * minimum cannot fit the cluster, E_POLICY when the policy over-commits a node.
+ * minimum cannot fit the cluster, E_POLICY when a decision fails validateDecision (unknown job
+ * or node, over-commit).
  */
 export function simulate(workload: Workload, policyName: string, policy: Policy, options: SimOptions = {}): SimResult {
   const o = resolveSimOptions(options);
@@ -166,22 +169,14 @@ export function simulate(workload: Workload, policyName: string, policy: Policy,
         allocations: Object.fromEntries(kept),
       };
       const decision = policy.decide(snapshot);
+      const check = validateDecision(snapshot, decision.allocations);
+      if (!check.ok) throw new GoodputError('E_POLICY', `policy ${policyName} made an invalid decision at t=${now}s: ${check.reason}`);
       const next = new Map<string, Allocation>();
-      const used = new Array<number>(o.nodes).fill(0);
       for (const i of active) {
         const name = jobs[i]!.name;
         const a = decision.allocations[name];
-        if (a && a.length > 0) {
-          for (const n of a) {
-            if (!Number.isInteger(n) || n < 0 || n >= o.nodes) throw new GoodputError('E_POLICY', `policy ${policyName} allocated job ${name} to unknown node ${n}`);
-            used[n]! += 1;
-          }
-          next.set(name, [...a]);
-        }
+        if (a && a.length > 0) next.set(name, [...a]);
       }
-      used.forEach((u, n) => {
-        if (u > o.gpus_per_node) throw new GoodputError('E_POLICY', `policy ${policyName} over-committed node ${n} (${u} > ${o.gpus_per_node} GPUs) at t=${now}s`);
-      });
       for (const i of active) {
         const job = jobs[i]!;
         const before = kept.get(job.name);

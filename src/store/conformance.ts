@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { GoodputError } from '../core/errors.js';
+import { reportBatch } from './report-batch.js';
 import type { ReportsAdded, Store } from './store.js';
 import type { JobSpec } from './types.js';
 
@@ -136,13 +137,13 @@ export function storeConformance(name: string, open: OpenStore): void {
       await s.createJob({ id: 'j', name: 'j', user: 'u', spec }, 'u');
       const limits = { init_batch_size: 128, max_batch_size: 4096, min_local_bsz: 32, max_local_bsz: 1024, accumulation: true };
       const m = { time_s: 1, num_nodes: 1, num_replicas: 2, local_bsz: 64, accum_steps: 0, sync_time_s: 0.05, grad_sqr: 0.5, grad_var: 1.5 };
-      let added = await s.addReports('j', 0, limits, [{ ...m, step: 1, step_time_s: 0.25, samples: 128 }, { ...m, step: 2, step_time_s: 0.35, samples: 256, grad_sqr: null, grad_var: null }]);
+      let added = await s.addReports(reportBatch('j', 0, limits, [{ ...m, step: 1, step_time_s: 0.25, samples: 128 }, { ...m, step: 2, step_time_s: 0.35, samples: 256, grad_sqr: null, grad_var: null }]));
       assert.equal(added.new_configuration, true);
       assert.equal(added.job.step, 2);
       assert.equal(added.job.samples, 256);
       assert.deepEqual(added.job.grad, { sqr: 0.5, var: 1.5 });
       assert.deepEqual(added.job.limits, limits);
-      added = await s.addReports('j', 0, undefined, [{ ...m, step: 3, step_time_s: 0.3, accum_steps: 1, samples: 512 }]);
+      added = await s.addReports(reportBatch('j', 0, undefined, [{ ...m, step: 3, step_time_s: 0.3, accum_steps: 1, samples: 512 }]));
       assert.equal(added.new_configuration, false);
       assert.deepEqual(added.job.limits, limits, 'limits kept when omitted');
       const [row] = await s.getProfile('j');
@@ -152,10 +153,10 @@ export function storeConformance(name: string, open: OpenStore): void {
       assert.ok(Math.abs(row!.optim_step_time_s - 0.775 / 3) < 1e-12);
       assert.deepEqual((await s.listReports('j')).map((r) => r.step), [1, 2, 3]);
       assert.deepEqual((await s.listReports('j', 2)).map((r) => r.step), [2, 3]);
-      await assert.rejects(s.addReports('nope', 0, undefined, [{ ...m, step: 1, step_time_s: 1 }]), isCode('E_NOT_FOUND'));
+      await assert.rejects(s.addReports(reportBatch('nope', 0, undefined, [{ ...m, step: 1, step_time_s: 1 }])), isCode('E_NOT_FOUND'));
       const batch = await s.addReportBatches([
-        { job_id: 'nope', attempt: 0, limits: undefined, reports: [{ ...m, step: 9, step_time_s: 1 }] },
-        { job_id: 'j', attempt: 1, limits: undefined, reports: [{ ...m, step: 4, step_time_s: 0.3, num_replicas: 3 }] },
+        reportBatch('nope', 0, undefined, [{ ...m, step: 9, step_time_s: 1 }]),
+        reportBatch('j', 1, undefined, [{ ...m, step: 4, step_time_s: 0.3, num_replicas: 3 }]),
       ]);
       assert.ok(isCode('E_NOT_FOUND')(batch[0]), 'an unknown job is an error value');
       assert.equal((batch[1] as { job: { step: number } }).job.step, 4, 'and does not affect other batches');
@@ -171,18 +172,18 @@ export function storeConformance(name: string, open: OpenStore): void {
       const created = await s.createJob({ id: 'j', name: 'j', user: 'u', spec }, 'u');
       assert.equal(created.remaining_samples, null, 'unknown until reported');
       const m = { time_s: 1, num_nodes: 1, num_replicas: 1, local_bsz: 32, accum_steps: 0, step_time_s: 0.1, sync_time_s: 0 };
-      let added = await s.addReports('j', 0, undefined, [{ ...m, step: 1 }]);
+      let added = await s.addReports(reportBatch('j', 0, undefined, [{ ...m, step: 1 }]));
       assert.equal(added.job.remaining_samples, null, 'entries without it leave it unknown');
-      added = await s.addReports('j', 0, undefined, [
+      added = await s.addReports(reportBatch('j', 0, undefined, [
         { ...m, step: 2, remaining_samples: 1000.5 },
         { ...m, step: 3, remaining_samples: 968 },
         { ...m, step: 4 },
-      ]);
+      ]));
       assert.equal(added.job.remaining_samples, 968, 'newest entry that has it');
       assert.equal((await s.getJob('j'))!.remaining_samples, 968, 'persisted');
-      await s.addReports('j', 0, undefined, [{ ...m, step: 5, remaining_samples: null }]);
+      await s.addReports(reportBatch('j', 0, undefined, [{ ...m, step: 5, remaining_samples: null }]));
       assert.equal((await s.getJob('j'))!.remaining_samples, 968, 'null (unknown) keeps the last known value');
-      await s.addReports('j', 1, undefined, [{ ...m, step: 6, remaining_samples: 0 }]);
+      await s.addReports(reportBatch('j', 1, undefined, [{ ...m, step: 6, remaining_samples: 0 }]));
       assert.equal((await s.getJob('j'))!.remaining_samples, 0, 'zero is a value');
       assert.deepEqual((await s.listReports('j')).map((r) => r.remaining_samples), [undefined, 1000.5, 968, undefined, null, 0]);
       await s.close();
@@ -193,13 +194,13 @@ export function storeConformance(name: string, open: OpenStore): void {
       const created = await s.createJob({ id: 'j', name: 'j', user: 'u', spec }, 'u');
       assert.deepEqual([created.checkpoint_at_ms, created.checkpoint_on_stop, created.max_profiled_replicas], [null, false, 0]);
       const m = { time_s: 1, num_nodes: 1, num_replicas: 2, local_bsz: 32, accum_steps: 0, step_time_s: 0.1, sync_time_s: 0 };
-      let added = await s.addReports('j', 0, undefined, [{ ...m, step: 1, checkpoint_time_s: 1000.25 }, { ...m, step: 2, num_replicas: 1 }]);
+      let added = await s.addReports(reportBatch('j', 0, undefined, [{ ...m, step: 1, checkpoint_time_s: 1000.25 }, { ...m, step: 2, num_replicas: 1 }]));
       assert.deepEqual([added.job.checkpoint_at_ms, added.job.checkpoint_on_stop, added.job.max_profiled_replicas], [1_000_250, false, 2]);
-      [added] = await s.addReportBatches([{ job_id: 'j', attempt: 0, limits: undefined, reports: [{ ...m, step: 3, checkpoint_time_s: null }], checkpoint_on_stop: true }]) as [ReportsAdded];
+      [added] = await s.addReportBatches([{ ...reportBatch('j', 0, undefined, [{ ...m, step: 3, checkpoint_time_s: null }]), checkpoint_on_stop: true }]) as [ReportsAdded];
       assert.deepEqual([added.job.checkpoint_at_ms, added.job.checkpoint_on_stop], [1_000_250, true], 'null keeps the last checkpoint');
       const job = (await s.getJob('j'))!;
       assert.deepEqual([job.checkpoint_at_ms, job.checkpoint_on_stop, job.max_profiled_replicas], [1_000_250, true, 2], 'persisted');
-      await s.addReports('j', 0, undefined, [{ ...m, step: 4 }]);
+      await s.addReports(reportBatch('j', 0, undefined, [{ ...m, step: 4 }]));
       assert.equal((await s.getJob('j'))!.checkpoint_on_stop, true, 'a batch without the flag leaves it');
     });
 
@@ -252,13 +253,13 @@ export function storeConformance(name: string, open: OpenStore): void {
       const s = await fresh();
       await s.createJob({ id: 'j', name: 'j', user: 'u', spec }, 'u');
       const m = { time_s: 1, num_nodes: 1, num_replicas: 1, local_bsz: 32, accum_steps: 0, sync_time_s: 0 };
-      const added = await s.addReports('j', 0, undefined, [{ ...m, step: 1, step_time_s: 0.5 }, { ...m, step: 2, step_time_s: 0.25 }]);
+      const added = await s.addReports(reportBatch('j', 0, undefined, [{ ...m, step: 1, step_time_s: 0.5 }, { ...m, step: 2, step_time_s: 0.25 }]));
       assert.equal(added.job.last_step_time_s, 0.25);
       assert.equal((await s.getJob('j'))!.last_step_time_s, 0.25);
       const seen: string[] = [];
       const [refused, other] = await s.addReportBatches([
-        { job_id: 'j', attempt: 0, limits: undefined, reports: [{ ...m, step: 5, step_time_s: 1 }], admit: (job) => (seen.push(job.state), new GoodputError('E_BAD_REQUEST', 'out of bounds')) },
-        { job_id: 'j', attempt: 0, limits: undefined, reports: [{ ...m, step: 6, step_time_s: 0.25 }], admit: () => undefined },
+        { ...reportBatch('j', 0, undefined, [{ ...m, step: 5, step_time_s: 1 }]), admit: (job) => (seen.push(job.state), new GoodputError('E_BAD_REQUEST', 'out of bounds')) },
+        { ...reportBatch('j', 0, undefined, [{ ...m, step: 6, step_time_s: 0.25 }]), admit: () => undefined },
       ]);
       assert.deepEqual(seen, ['queued'], 'admit sees the stored job');
       assert.ok(isCode('E_BAD_REQUEST')(refused), 'what admit returns refuses the batch');
@@ -266,8 +267,8 @@ export function storeConformance(name: string, open: OpenStore): void {
       assert.deepEqual((await s.listReports('j')).map((r) => r.step), [1, 2, 6], 'nothing of the refused batch stored');
       await s.finishJob('j', 'cancelled', 'u', 'cancelled by u');
       const before = await s.getJob('j');
-      await assert.rejects(s.addReports('j', 0, undefined, [{ ...m, step: 3, step_time_s: 9 }]), isCode('E_CONFLICT'));
-      const [result] = await s.addReportBatches([{ job_id: 'j', attempt: 0, limits: undefined, reports: [{ ...m, step: 4, step_time_s: 9 }] }]);
+      await assert.rejects(s.addReports(reportBatch('j', 0, undefined, [{ ...m, step: 3, step_time_s: 9 }])), isCode('E_CONFLICT'));
+      const [result] = await s.addReportBatches([reportBatch('j', 0, undefined, [{ ...m, step: 4, step_time_s: 9 }])]);
       assert.ok(isCode('E_CONFLICT')(result));
       assert.deepEqual(await s.getJob('j'), before);
       assert.equal((await s.listReports('j')).length, 3);

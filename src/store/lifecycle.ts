@@ -202,3 +202,12 @@ export function hungReason(job: HungJob, now_ms: number, since_ms: number, timeo
   if (silent_s <= limit_s) return undefined;
   return `hung: no report for ${silent_s.toFixed(0)}s (limit ${Number(limit_s.toFixed(1))}s); killing its replicas and restarting from the last checkpoint`;
 }
+
+/**
+ * Device-seconds of service of the allocation in force since its launch (0 before a launch):
+ * what a job's stored `attained_service_gpu_s` lacks until its replicas stop.
+ */
+export function serviceSince(job: { launched_at_ms: number | null; allocation: readonly number[] }, now_ms: number): number {
+  if (job.launched_at_ms === null) return 0;
+  return (job.allocation.length * Math.max(0, now_ms - job.launched_at_ms)) / 1000;
+}

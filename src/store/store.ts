@@ -7,7 +7,7 @@
  * conformance.ts.
  */
 import type { GoodputError } from '../core/errors.js';
-import type { BatchLimits, PerfParams } from '../goodput/types.js';
+import type { BatchLimits, PerfParams, ProfilePoint } from '../goodput/types.js';
 import type { EventKind, FailureRecord, StopKind } from './lifecycle.js';
 import type { JobEvent, JobRecord, JobSpec, JobState, Measurement, ProfileRow, ReplicaRecord, ReportRecord, TokenRecord } from './types.js';
 
@@ -53,6 +53,11 @@ export interface ReportBatch {
    * error value refuses the batch and nothing of it is stored (e.g. values out of the job's bounds).
    */
   admit?: (job: JobRecord) => GoodputError | undefined;
+  /**
+   * The goodput model's profile point of each report, same order (goodput/profile.ts
+   * `profilePoint`): the store aggregates them per configuration and does no model maths.
+   */
+  profile: readonly ProfilePoint[];
 }
 
 /** Result of `addReports`. */
@@ -114,7 +119,7 @@ export interface Store {
    * updates limits (when given), latest gradient statistics, step, samples and step time.
    * Atomic. E_CONFLICT (changing nothing) when the job has ended.
    */
-  addReports(job_id: string, attempt: number, limits: BatchLimits | undefined, reports: readonly Measurement[]): Promise<ReportsAdded>;
+  addReports(batch: ReportBatch): Promise<ReportsAdded>;
   /**
    * `addReports` for many batches in one transaction (group commit for the report endpoint).
    * Per batch: its result, or a GoodputError value (E_NOT_FOUND, E_CONFLICT for an ended job,

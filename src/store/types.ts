@@ -2,40 +2,14 @@
  * Plain records of the control plane's persistent state. Every store implementation returns
  * exactly these shapes; times are epoch milliseconds (`_ms`) unless the name says otherwise.
  */
+import type { JobSpec } from '../core/job-spec.js';
+import type { Measurement } from '../core/wire.js';
 import type { BatchLimits, GradParams, PerfParams } from '../goodput/types.js';
 import type { EventKind, FailureRecord, JobState, StopKind } from './lifecycle.js';
 
 export type { JobState } from './lifecycle.js';
-
-/** A validated job specification (see control/job-spec.ts for the schema and defaults). */
-export interface JobSpec {
-  name: string;
-  /** argv; never interpolated into a shell. */
-  command: string[];
-  /** Absolute working directory of every replica. */
-  workdir: string;
-  env: Record<string, string>;
-  min_replicas: number;
-  max_replicas: number;
-  max_restarts: number;
-  /**
-   * false: once placed, never stopped until it ends. true: may be stopped at any time, even
-   * before it can save its progress. Absent (the default): may be stopped once stopping it
-   * loses nothing, i.e. once it checkpoints (docs/contract.md); a running job that has never
-   * checkpointed keeps its devices.
-   */
-  preemptible?: boolean;
-  priority: number;
-  user?: string;
-  fixed_batch_size?: number;
-  batch_size_cap?: number;
-  /** Absolute prefix of the Python venv the replicas run in (backends/job-env.ts). */
-  venv?: string;
-  /** Absolute prefix of the conda environment the replicas run in. */
-  conda?: string;
-  /** Shell script run once per job and node before the replicas there start. */
-  env_setup?: string;
-}
+/** The wire types the store keeps as they are (declared once, in core/). */
+export type { JobSpec, Measurement };
 
 /** A job as stored. */
 export interface JobRecord {
@@ -122,28 +96,6 @@ export interface JobEvent {
   to_state: JobState | null;
   reason: string;
   data: Record<string, unknown>;
-}
-
-/** One measurement of the report endpoint (docs/contract.md). */
-export interface Measurement {
-  time_s: number;
-  step: number;
-  epoch?: number;
-  num_nodes: number;
-  num_replicas: number;
-  local_bsz: number;
-  accum_steps: number;
-  step_time_s: number;
-  sync_time_s: number;
-  grad_sqr?: number | null;
-  grad_var?: number | null;
-  samples?: number;
-  loss?: number | null;
-  /** Raw training samples still to process; null or absent when the job does not know. */
-  remaining_samples?: number | null;
-  /** Wall time (epoch s) when the newest checkpoint the job would resume from became durable. */
-  checkpoint_time_s?: number | null;
-  breakdown?: Record<string, number>;
 }
 
 /** A stored measurement with its job and attempt. */

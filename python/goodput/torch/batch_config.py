@@ -47,15 +47,31 @@ class BatchConfig:
         return self.local_bsz * world_size * (self.accum_steps + 1)
 
 
-def derive_batch_config(global_batch_size: int, world_size: int, limits: BatchLimits) -> BatchConfig:
-    """Splits a global batch over `world_size` replicas, accumulating when one replica's share
-    exceeds max_local_bsz (if allowed). Used until the control plane sends a configuration."""
-    local = max(1, math.ceil(global_batch_size / world_size))
+# Tolerance of the rule's ceil operations (src/goodput/batch-split.ts SPLIT_EPS).
+SPLIT_EPS = 1e-8
+
+
+def split_batch(limits: BatchLimits, batch_size: float, num_replicas: int,
+                accumulate_on_one: bool = False) -> BatchConfig:
+    """Port of splitBatch in src/goodput/batch-split.ts (checked on the shared cases in
+    fixtures/batch-split/cases.json): the fewest micro-steps that keep the per-replica batch
+    within max_local_bsz, and at least two micro-steps on one replica training above B0."""
+    max_local = limits.to_report()["max_local_bsz"]
+    share = batch_size / num_replicas
     accum = 0
-    if limits.max_local_bsz is not None and local > limits.max_local_bsz:
-        if limits.accumulation:
-            accum = math.ceil(local / limits.max_local_bsz) - 1
-            local = math.ceil(local / (accum + 1))
-        else:
-            local = limits.max_local_bsz
-    return BatchConfig(max(local, limits.min_local_bsz), accum)
+    if limits.accumulation:
+        accum = math.ceil(share / max_local - SPLIT_EPS) - 1
+        if num_replicas == 1 and (accumulate_on_one or batch_size > limits.init_batch_size + SPLIT_EPS):
+            accum = max(1, accum)
+    return BatchConfig(math.ceil(share / (accum + 1) - SPLIT_EPS), accum)
+
+
+def derive_batch_config(global_batch_size: int, world_size: int, limits: BatchLimits) -> BatchConfig:
+    """Splits a global batch over `world_size` replicas by the shared rule (split_batch), within
+    the memory bound when accumulation is off and at least min_local_bsz per replica. Used until
+    the control plane sends a configuration."""
+    config = split_batch(limits, global_batch_size, world_size)
+    local = config.local_bsz
+    if not limits.accumulation:
+        local = min(local, limits.to_report()["max_local_bsz"])
+    return BatchConfig(max(local, limits.min_local_bsz), config.accum_steps)

@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { cleanup, startServerProcess, tempDataDir, waitFor, type ServerProcess } from '../../control/testing/harness.js';
+import { cleanup, startServerProcess, tempDataDir, waitFor, type ServerProcess } from '../../../test-support/control/harness.js';
 import { packagePath } from '../../util/package-root.js';
 import { slurmMissing, startSlurmCluster, type SlurmCluster } from './testing/slurm-cluster.js';
 

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
-import { runCli, tempDataDir } from '../../control/testing/harness.js';
+import { runCli, tempDataDir } from '../../../test-support/control/harness.js';
 import { slurmMissing, startSlurmCluster, type SlurmCluster } from './testing/slurm-cluster.js';
 
 const skip = slurmMissing();

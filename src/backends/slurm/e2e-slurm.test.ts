@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { GoodputClient, JobDetail } from '../../client/client.js';
-import { cleanup, killGroup, runCli, sleep, startServerProcess, tempDataDir, TRAINER, waitFor, type ServerProcess } from '../../control/testing/harness.js';
+import { cleanup, killGroup, runCli, sleep, startServerProcess, tempDataDir, TRAINER, waitFor, type ServerProcess } from '../../../test-support/control/harness.js';
 import { SlurmBackend } from './slurm-backend.js';
 import { slurmMissing, startSlurmCluster, type SlurmCluster } from './testing/slurm-cluster.js';
 

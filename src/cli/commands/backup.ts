@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { dataFiles } from '../../api/server.js';
+import { dataFiles } from '../../server/server.js';
 import { defaultDataDir } from '../../client/connect.js';
 import { usageError } from '../../core/errors.js';
 import { backupStore, restoreStore, type StoreCopy } from '../../datadir/backup.js';

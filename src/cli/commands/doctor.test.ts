@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { syntheticTraceChunks } from '../../doctor/trace/synthetic-trace.js';
+import { syntheticTraceChunks } from '../../../test-support/doctor/synthetic-trace.js';
 import { packagePath } from '../../util/package-root.js';
 
 // End to end: the compiled CLI on the real fixtures (run `npx tsc -p .` first).

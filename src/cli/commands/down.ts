@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { dataFiles } from '../../api/server.js';
+import { dataFiles } from '../../server/server.js';
 import { isAlive } from '../../backends/local/process-info.js';
 import { defaultDataDir } from '../../client/connect.js';
 import { GoodputError } from '../../core/errors.js';

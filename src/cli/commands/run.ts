@@ -1,10 +1,10 @@
 import { closeSync, existsSync, mkdtempSync, openSync, readSync, statSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
-import { DEFAULT_POLICY, startServer } from '../../api/server.js';
 import { parseGpuSelection, resolveDevices } from '../../backends/local/devices.js';
 import { killGroup } from '../../backends/local/process-info.js';
 import { usageError } from '../../core/errors.js';
+import { DEFAULT_POLICY, startServer } from '../../server/server.js';
 import { isTerminal } from '../../store/lifecycle.js';
 import type { JobRecord } from '../../store/types.js';
 import { numberFlag, parseFlags, type CliCommand } from '../command.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
-import { runCli, tempDataDir } from '../../control/testing/harness.js';
+import { runCli, tempDataDir } from '../../../test-support/control/harness.js';
 
 const data_dir = tempDataDir('goodput-up-flags-');
 after(() => rmSync(data_dir, { recursive: true, force: true }));

@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { DEFAULT_POLICY, dataFiles, startServer } from '../../api/server.js';
 import { parseGpuSelection, resolveDevices } from '../../backends/local/devices.js';
 import { defaultDataDir } from '../../client/connect.js';
 import type { SlurmSettings } from '../../backends/slurm/compose.js';
 import { GoodputError, usageError } from '../../core/errors.js';
 import { startLiveDashboard } from '../../dashboard/live.js';
+import { DEFAULT_POLICY, dataFiles, startServer } from '../../server/server.js';
 import { numberFlag, parseFlags, type CliCommand } from '../command.js';
 
 const flags = {

@@ -1,6 +1,6 @@
-import type { KinetoRank } from '../trace/kineto-collector.js';
-import { KIND_BY_CODE } from '../trace/kernel-kind.js';
-import type { KernelKind } from '../trace/kernel-kind.js';
+import type { KinetoRank } from '../parse/kineto/kineto-collector.js';
+import { KIND_BY_CODE } from '../parse/kineto/kernel-kind.js';
+import type { KernelKind } from '../parse/kineto/kernel-kind.js';
 import type { TemporalBreakdown } from './hta/breakdown.js';
 import { commCompOverlapPct, temporalBreakdown } from './hta/breakdown.js';
 import type { LaunchStats, QueueLengthSummary, StreamIdle } from './hta/launch.js';

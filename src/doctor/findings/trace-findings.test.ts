@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { analyzeTraceRank } from '../analyze/trace-rank.js';
 import { prepareRank } from '../analyze/hta/prepare.js';
-import { TopLevelSplitter } from '../json/top-level-splitter.js';
-import type { SyntheticTraceOptions } from '../trace/synthetic-trace.js';
-import { syntheticTraceChunks } from '../trace/synthetic-trace.js';
-import { addKinetoEvent, addKinetoMember, newKinetoRank } from '../trace/kineto-collector.js';
+import { TopLevelSplitter } from '../parse/kineto/top-level-splitter.js';
+import type { SyntheticTraceOptions } from '../../../test-support/doctor/synthetic-trace.js';
+import { syntheticTraceChunks } from '../../../test-support/doctor/synthetic-trace.js';
+import { addKinetoEvent, addKinetoMember, newKinetoRank } from '../parse/kineto/kineto-collector.js';
 import { traceRankFindings } from './trace-findings.js';
 
 function analyse(o: SyntheticTraceOptions) {

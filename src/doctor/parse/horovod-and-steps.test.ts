@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { packagePath } from '../../util/package-root.js';
 import { horovodFindings, stepBreakdownFindings } from '../findings/comm-findings.js';
-import { detectKind } from '../detect.js';
+import { detectKind } from '../inputs/table.js';
 import { parseHorovodTimeline } from './horovod-timeline.js';
 import { parseStepBreakdown, summarizeSteps } from './step-breakdown.js';
 

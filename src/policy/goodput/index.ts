@@ -1,7 +1,7 @@
 import type { Allocation, ClusterSnapshot } from '../../core/cluster.js';
 import type { Policy, PolicyDecision, PolicyFactory, PolicyOptions, PolicyParamValue } from '../policy.js';
 import { buildJobViews, defaultGoodputPolicyParams, type GoodputPolicyParams, type JobView, type SpeedupCache } from './job-view.js';
-import { placeJobs, usageAfter } from './placement.js';
+import { allocateJobs, usageAfter } from './node-allocation.js';
 import { chooseReplicaCounts } from './sizing.js';
 
 /**
@@ -30,7 +30,7 @@ export class GoodputPolicy implements Policy {
     const free = usage.free.reduce((sum, f) => sum + Math.max(0, f), 0);
     const gpusPerNode = Math.max(1, ...snapshot.nodes.map((n) => n.gpus));
     const counts = chooseReplicaCounts(views, free, gpusPerNode, this.params.min_marginal_speedup, this.params.whole_nodes);
-    const allocations: Record<string, Allocation> = placeJobs(views, counts, usage);
+    const allocations: Record<string, Allocation> = allocateJobs(views, counts, usage);
     for (const view of pinned) allocations[view.job.id] = view.current;
     const rejections: PolicyDecision['rejections'] = {};
     const kept = pinned.reduce((sum, v) => sum + v.current_replicas, 0);
@@ -51,6 +51,7 @@ export class GoodputPolicy implements Policy {
 /** Registry entry of the goodput policy. */
 export const goodputPolicy: PolicyFactory = {
   name: 'goodput',
+  job_mode: 'adaptive',
   description: "Goodput's policy: goodput-sized, service-weighted, restart-aware, interference-free placement",
   params: { ...defaultGoodputPolicyParams } satisfies Record<string, PolicyParamValue>,
   param_bounds: {

@@ -3,5 +3,6 @@ export { createPolluxPolicy, polluxMaxReplicas, polluxPolicy } from './pollux-po
 export type { PolluxTuning } from './pollux-policy.js';
 export { runNsga2 } from './nsga2.js';
 export type { GeneticProblem, Nsga2Options, Nsga2Result } from './nsga2.js';
-export { PolluxProblem, restartFactor } from './problem.js';
-export type { ProblemJob } from './problem.js';
+export { PolluxProblem } from './problem.js';
+export { restartFactor } from './problem-job.js';
+export type { ProblemJob } from './problem-job.js';

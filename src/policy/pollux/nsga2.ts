@@ -8,7 +8,7 @@
 import type { Random } from '../../core/random.js';
 import { FrontSorter, crowding } from './fronts.js';
 import type { GeneticProblem } from './genetic-problem.js';
-import { Pool } from './state-pool.js';
+import { StatePool } from './state-pool.js';
 
 export type { GeneticProblem } from './genetic-problem.js';
 
@@ -48,7 +48,7 @@ export function runNsga2(
   const maxRounds = options.maxMatingRounds ?? 100;
   const L = problem.size;
   const capacity = Math.max(popSize, initial.length);
-  const pool = new Pool(capacity + 2 * popSize + 2, L);
+  const pool = new StatePool(capacity + 2 * popSize + 2, L);
   const X = pool.X;
   const out = new Float64Array(2);
 
@@ -159,7 +159,7 @@ export function runNsga2(
 
 /** Picks `count` parents (positions in `pop`) by binary tournaments over random permutations. */
 function tournament(
-  pool: Pool,
+  pool: StatePool,
   pop: Int32Array,
   n: number,
   count: number,
@@ -193,7 +193,7 @@ function tournament(
 }
 
 /** 1 if slot a dominates slot b, -1 if b dominates a, 0 otherwise (minimization). */
-function dominance(pool: Pool, a: number, b: number): number {
+function dominance(pool: StatePool, a: number, b: number): number {
   const a1 = pool.F1[a] as number;
   const a2 = pool.F2[a] as number;
   const b1 = pool.F1[b] as number;
@@ -208,7 +208,7 @@ function dominance(pool: Pool, a: number, b: number): number {
  * their rank and crowding, releases the others. Returns the number kept.
  */
 function survive(
-  pool: Pool,
+  pool: StatePool,
   ids: Int32Array,
   count: number,
   to: Int32Array,

@@ -13,8 +13,8 @@ import { jobBatchPolicy } from '../job-batch.js';
 import type { Policy, PolicyDecision, PolicyFactory, PolicyOptions, Rejection } from '../policy.js';
 import { runNsga2 } from './nsga2.js';
 import type { Nsga2Options } from './nsga2.js';
-import { PolluxProblem, restartFactor } from './problem.js';
-import type { ProblemJob } from './problem.js';
+import { restartFactor, type ProblemJob } from './problem-job.js';
+import { PolluxProblem } from './problem.js';
 
 /** Tuning knobs beyond PolicyOptions (defaults: the artifact's values). */
 export interface PolluxTuning {
@@ -210,6 +210,7 @@ export function createPolluxPolicy(options: PolicyOptions, tuning: PolluxTuning 
 /** Pollux (OSDI'21 artifact): goodput-driven NSGA-II allocation with fair-share speedups. */
 export const polluxPolicy: PolicyFactory = {
   name: 'pollux',
+  job_mode: 'adaptive',
   description: 'Pollux (OSDI 2021): co-adaptive goodput scheduling via a genetic search over allocations',
   create: (options: PolicyOptions): Policy => createPolluxPolicy(options),
 };

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Random } from '../../core/random.js';
-import { PolluxProblem, restartFactor } from './problem.js';
-import type { ProblemJob } from './problem.js';
+import { restartFactor, type ProblemJob } from './problem-job.js';
+import { PolluxProblem } from './problem.js';
 
 const linear = (fair: number) => (_n: number, r: number): number => r / fair;
 

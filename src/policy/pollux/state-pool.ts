@@ -9,7 +9,7 @@ import type { GeneticProblem } from './genetic-problem.js';
  * States live in one pool of slots (no copying on survival); populations are lists of slot ids.
  * F1, F2 are the minimized objectives (negated maximized ones).
  */
-export class Pool {
+export class StatePool {
   readonly X: Int32Array;
   readonly F1: Float64Array;
   readonly F2: Float64Array;

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
+import { profilePoint } from '../../goodput/profile.js';
 import { storeConformance } from '../conformance.js';
 import { MIGRATIONS } from './migrations.js';
 import { SqliteStore } from './sqlite-store.js';
@@ -41,7 +42,7 @@ describe('SqliteStore specifics', () => {
     assert.deepEqual([old.state, old.step, old.samples, old.grad, old.remaining_samples], ['running', 7, 448, { sqr: 0.5, var: 1.5 }, null]);
     assert.deepEqual((await s.listReports('old')).map((r) => r.step), [7]);
     const m = { time_s: 1, step: 8, num_nodes: 1, num_replicas: 1, local_bsz: 64, accum_steps: 0, step_time_s: 0.1, sync_time_s: 0, remaining_samples: 512 };
-    assert.equal((await s.addReports('old', 0, undefined, [m])).job.remaining_samples, 512);
+    assert.equal((await s.addReports({ job_id: 'old', attempt: 0, limits: undefined, reports: [m], profile: [profilePoint(m)] })).job.remaining_samples, 512);
     await s.close();
   });
 });

@@ -1,13 +1,12 @@
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { GoodputError } from '../../core/errors.js';
-import type { BatchLimits, PerfParams } from '../../goodput/types.js';
-import { isTerminal, refusal, STOP_EVENT, type EventKind, type Operation, type StopKind } from '../lifecycle.js';
+import type { PerfParams } from '../../goodput/types.js';
+import { isTerminal, refusal, serviceSince, STOP_EVENT, type EventKind, type Operation, type StopKind } from '../lifecycle.js';
 import type { JobQuery, NewJob, NewReplica, Placement, ReportBatch, ReportsAdded, Store, TransitionDetail } from '../store.js';
 import type { JobEvent, JobRecord, JobState, Measurement, ProfileRow, ReplicaRecord, ReportRecord, TokenRecord } from '../types.js';
 import { newestEventId, readHighWater, writeHighWater } from './durability.js';
+import { startCheckpointer } from './checkpointer.js';
 import { migrate } from './migrations.js';
 import { toEvent, toJob, toReplica, toToken, type Row } from './rows.js';
 
@@ -160,7 +159,7 @@ export class SqliteStore implements Store {
       stop_requested_at_ms: now,
       stop_kind: kind,
       failures: job.failures + (kind === 'rescale' ? 0 : 1),
-      attained_service_gpu_s: job.attained_service_gpu_s + serviceOf(job, now),
+      attained_service_gpu_s: job.attained_service_gpu_s + serviceSince(job, now),
       launched_at_ms: null,
       ...(detail.failure ? { last_failure: JSON.stringify(detail.failure) } : {}),
       ...(kind === 'hung' ? { health: reason } : {}),
@@ -188,7 +187,7 @@ export class SqliteStore implements Store {
       allocation: '[]',
       devices: '[]',
       finished_at_ms: now,
-      attained_service_gpu_s: job.attained_service_gpu_s + serviceOf(job, now),
+      attained_service_gpu_s: job.attained_service_gpu_s + serviceSince(job, now),
       launched_at_ms: null,
       stop_kind: null,
       ...(detail.failure ? { last_failure: JSON.stringify(detail.failure), failures: job.failures + 1 } : {}),
@@ -219,8 +218,8 @@ export class SqliteStore implements Store {
     }).immediate() && this.advanceHighWater();
   }
 
-  async addReports(job_id: string, attempt: number, limits: BatchLimits | undefined, reports: readonly Measurement[]): Promise<ReportsAdded> {
-    const [result] = this.reportTx.immediate([{ job_id, attempt, limits, reports }], this.now_ms());
+  async addReports(batch: ReportBatch): Promise<ReportsAdded> {
+    const [result] = this.reportTx.immediate([batch], this.now_ms());
     if (result instanceof GoodputError) throw result;
     return result!;
   }
@@ -238,11 +237,10 @@ export class SqliteStore implements Store {
     const refused = b.admit?.(job);
     if (refused) return refused;
     let fresh = false;
-    for (const m of b.reports) {
+    b.reports.forEach((m, i) => {
       this.stmts.report.run(b.job_id, b.attempt, now, m.step, JSON.stringify(m));
-      const accum_s = Math.max(m.step_time_s - m.sync_time_s, 0) / (m.accum_steps + 1);
-      const optim_s = Math.max(m.step_time_s - m.accum_steps * accum_s, 0);
-      const counted = this.stmts.profile.get(b.job_id, m.num_nodes, m.num_replicas, m.local_bsz, accum_s, optim_s) as { count: number };
+      const p = b.profile[i]!;
+      const counted = this.stmts.profile.get(b.job_id, p.num_nodes, p.num_replicas, p.local_bsz, p.accum_step_time_s, p.optim_step_time_s) as { count: number };
       if (counted.count === 1) fresh = true;
       job.step = m.step;
       job.last_step_time_s = m.step_time_s;
@@ -252,7 +250,7 @@ export class SqliteStore implements Store {
       if (typeof m.checkpoint_time_s === 'number') job.checkpoint_at_ms = Math.round(m.checkpoint_time_s * 1000);
       job.max_profiled_replicas = Math.max(job.max_profiled_replicas, m.num_replicas);
       if (typeof m.grad_sqr === 'number' && typeof m.grad_var === 'number') job.grad = { sqr: m.grad_sqr, var: m.grad_var };
-    }
+    });
     if (b.limits) job.limits = b.limits;
     if (b.checkpoint_on_stop !== undefined) job.checkpoint_on_stop = b.checkpoint_on_stop;
     job.last_report_at_ms = now;
@@ -395,23 +393,4 @@ export class SqliteStore implements Store {
     this.advanceHighWater();
     return this.mustGet(id);
   }
-}
-
-function serviceOf(job: JobRecord, now_ms: number): number {
-  if (job.launched_at_ms === null) return 0;
-  return (job.allocation.length * Math.max(0, now_ms - job.launched_at_ms)) / 1000;
-}
-
-/**
- * Starts the checkpoint worker and turns off checkpoints inside commits; when the worker cannot
- * start (e.g. running from TypeScript sources), SQLite's automatic checkpoints stay on.
- */
-function startCheckpointer(db: Database.Database, path: string, interval_ms: number, truncate_bytes: number): Worker | undefined {
-  const script = new URL('./checkpoint-worker.js', import.meta.url);
-  if (!existsSync(fileURLToPath(script))) return undefined;
-  const worker = new Worker(script, { workerData: { path, interval_ms, truncate_bytes } });
-  worker.unref();
-  worker.on('error', () => db.open && db.pragma('wal_autocheckpoint = 1000'));
-  db.pragma('wal_autocheckpoint = 0');
-  return worker;
 }

@@ -4,6 +4,7 @@
  * WAL, so SQLite never starts it over. With the truncating checkpoint (threshold lowered to
  * 1 MiB here) the WAL stays near the threshold while many times more is written.
  */
+import { reportBatch } from '../report-batch.js';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -34,7 +35,7 @@ describe('bounded WAL', () => {
     const deadline = Date.now() + 90_000;
     let step = 0;
     while (step < 100_000 && Date.now() < deadline) {
-      await store.addReports('j', 0, undefined, Array.from({ length: 50 }, () => ({ ...m, step: step++ })));
+      await store.addReports(reportBatch('j', 0, undefined, Array.from({ length: 50 }, () => ({ ...m, step: step++ }))));
       peak = Math.max(peak, walBytes(db));
       await new Promise((r) => setTimeout(r, 1)); // the server's report batches come with gaps
     }

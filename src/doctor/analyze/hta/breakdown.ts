@@ -1,4 +1,4 @@
-import { KIND_CODE } from '../../trace/kernel-kind.js';
+import { KIND_CODE } from '../../parse/kineto/kernel-kind.js';
 import type { PreparedRank, MergedIntervals } from './prepare.js';
 import { mergeIntervals, totalLength } from './prepare.js';
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { packagePath } from '../../../util/package-root.js';
-import { loadKinetoTrace } from '../../io/load-trace.js';
-import type { KinetoRank } from '../../trace/kineto-collector.js';
+import { loadKinetoTrace } from '../../parse/kineto/load-trace.js';
+import type { KinetoRank } from '../../parse/kineto/kineto-collector.js';
 import { commCompOverlapPct, kernelTypeTable, kernelTypeTimes, temporalBreakdown } from './breakdown.js';
 import { idleBreakdown, idleRatio, launchStats, queueLength } from './launch.js';
 import type { PreparedRank } from './prepare.js';

@@ -1,4 +1,4 @@
-import type { KinetoRank } from '../../trace/kineto-collector.js';
+import type { KinetoRank } from '../../parse/kineto/kineto-collector.js';
 
 /** One rank after HTA's loading rules, ready for the analyses. */
 export interface PreparedRank {

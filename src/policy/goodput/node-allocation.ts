@@ -31,7 +31,7 @@ function occupy(usage: NodeUsage, allocation: Allocation): void {
  * is shrunk to what fits, and gets nothing if that is below its min_replicas.
  * Mutates `usage`; returns allocations by job id (jobs with 0 replicas are absent).
  */
-export function placeJobs(views: readonly JobView[], counts: readonly number[], usage: NodeUsage): Record<string, Allocation> {
+export function allocateJobs(views: readonly JobView[], counts: readonly number[], usage: NodeUsage): Record<string, Allocation> {
   const result: Record<string, Allocation> = {};
   const toPlace: number[] = [];
   views.forEach((view, i) => {

@@ -1,7 +1,7 @@
-import { TopLevelSplitter } from '../json/top-level-splitter.js';
-import type { KinetoRank } from '../trace/kineto-collector.js';
-import { addKinetoEvent, addKinetoMember, newKinetoRank } from '../trace/kineto-collector.js';
-import { textChunks } from './read-files.js';
+import { TopLevelSplitter } from './top-level-splitter.js';
+import type { KinetoRank } from './kineto-collector.js';
+import { addKinetoEvent, addKinetoMember, newKinetoRank } from './kineto-collector.js';
+import { textChunks } from '../../io/read-files.js';
 
 /** Result of streaming one Kineto trace file. */
 export interface LoadedTrace {

@@ -6,14 +6,14 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readWrapperPids } from '../../backends/local/local-backend.js';
-import { GoodputClient } from '../../client/client.js';
-import { packagePath } from '../../util/package-root.js';
+import { readWrapperPids } from '../../src/backends/local/local-backend.js';
+import { GoodputClient } from '../../src/client/client.js';
+import { packagePath } from '../../src/util/package-root.js';
 
 /** The compiled CLI entry point. */
 export const CLI = packagePath('dist', 'src', 'cli', 'main.js');
 /** The compiled synthetic trainer. */
-export const TRAINER = packagePath('dist', 'src', 'control', 'testing', 'synthetic-trainer.js');
+export const TRAINER = packagePath('dist', 'test-support', 'control', 'synthetic-trainer.js');
 
 /** A job of 20 one-second sleeps that knows nothing of goodput (issue #12's reproduction). */
 export const PLAIN_20S: readonly string[] = ['sh', '-c', 'i=0; while [ $i -lt 20 ]; do i=$((i+1)); sleep 1; done'];

@@ -20,7 +20,7 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { packagePath } from '../../util/package-root.js';
+import { packagePath } from '../../src/util/package-root.js';
 
 interface Checkpoint {
   step: number;

@@ -23,7 +23,7 @@ import { listenPort, readReplicaUrl, writeReplicaUrl } from '../datadir/replica-
 import { secureDataDir } from '../datadir/secure.js';
 import { ownerAccount } from '../multiuser/accounts.js';
 import type { SqliteStore } from '../store/sqlite/sqlite-store.js';
-import { createApp } from './app.js';
+import { createApp } from '../api/app.js';
 
 /** The policy `goodput up` and `goodput run` use unless told otherwise. */
 export const DEFAULT_POLICY = 'goodput';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { syntheticTraceChunks } from '../trace/synthetic-trace.js';
+import { syntheticTraceChunks } from '../../../../test-support/doctor/synthetic-trace.js';
 import { TopLevelSplitter } from './top-level-splitter.js';
 
 function split(text: string, chunk: number): { elements: unknown[]; members: Record<string, unknown>; complete: boolean } {

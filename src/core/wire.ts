@@ -1,12 +1,10 @@
 /**
- * Schemas of request bodies (validated at the boundary; also published in the OpenAPI doc).
- * Report values are bounded twice: absolute sane limits here (zod), and against the job they
- * are posted for (`reportIssues`: its spec, its launched attempts, its batch limits).
+ * The wire types of the control plane (with job-spec.ts), one home for the server, the client
+ * and the CLI: each is a zod schema (validated at the boundary, published in the OpenAPI
+ * document) and its type is derived from it (`z.infer`), never declared a second time. Pure.
  */
 import { z } from 'zod';
 import type { BatchLimits } from '../goodput/types.js';
-import type { JobRecord } from '../store/types.js';
-import { UNIX_USER } from '../multiuser/accounts.js';
 
 /** Upper bounds no real training job reaches; a value past one is a bug or an attack. */
 export const REPORT_LIMITS = {
@@ -35,6 +33,7 @@ export const limitsSchema = z.object({
   accumulation: z.boolean(),
 }).refine((l) => l.min_local_bsz <= l.max_local_bsz && l.init_batch_size <= l.max_batch_size, 'need min_local_bsz <= max_local_bsz and init_batch_size <= max_batch_size');
 
+/** One measurement of the report endpoint (docs/contract.md). */
 export const measurementSchema = z.object({
   time_s: nonNegative,
   step: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
@@ -60,6 +59,9 @@ export const measurementSchema = z.object({
     .optional(),
 }).refine((m) => m.num_nodes <= m.num_replicas, { message: 'num_nodes must be <= num_replicas', path: ['num_nodes'] });
 
+/** One measurement of the report endpoint (docs/contract.md). */
+export type Measurement = z.output<typeof measurementSchema>;
+
 /** Body of `POST /v1/jobs/{id}/reports` (docs/contract.md). */
 export const reportBodySchema = z.object({
   attempt: z.number().int().min(0).max(REPORT_LIMITS.attempt),
@@ -69,25 +71,25 @@ export const reportBodySchema = z.object({
     .describe('true: the job checkpoints when sent SIGTERM and exits 143, so stopping it loses no progress (the SDK sends true). See docs/contract.md.'),
 });
 
-/** A report body as validated by `reportBodySchema`. */
-export type ReportBody = z.infer<typeof reportBodySchema>;
+/** Body of a report as a job sends it. */
+export type ReportBody = z.input<typeof reportBodySchema>;
 
-/**
- * What is wrong with a (schema-valid) report for this job: an attempt it never launched, more
- * replicas than its spec allows, a local batch above its batch limits (those in the body, else
- * the stored ones). Empty when nothing is. Pure.
- */
-export function reportIssues(body: ReportBody, job: Pick<JobRecord, 'launches' | 'spec' | 'limits'>): string[] {
-  const issues: string[] = [];
-  const latest = Math.max(0, job.launches - 1);
-  if (body.attempt > latest) issues.push(`attempt: ${body.attempt} was never launched (latest attempt: ${latest})`);
-  const limits: BatchLimits | null = body.limits ?? job.limits;
-  body.reports.forEach((m, i) => {
-    if (m.num_replicas > job.spec.max_replicas) issues.push(`reports.${i}.num_replicas: ${m.num_replicas} is more than the job's max_replicas (${job.spec.max_replicas})`);
-    if (limits && m.local_bsz > limits.max_local_bsz) issues.push(`reports.${i}.local_bsz: ${m.local_bsz} is more than max_local_bsz (${limits.max_local_bsz})`);
-  });
-  return issues;
-}
+/** `config` of the report response: the configuration the job should use next. */
+export const jobConfigSchema = z.object({
+  local_bsz: z.number().int().min(1),
+  accum_steps: z.number().int().min(0),
+  batch_size: z.number().int().min(1),
+  lr_scale: z.number().finite(),
+});
+
+/** Body of the report response's `config` (docs/contract.md). */
+export type JobConfig = z.output<typeof jobConfigSchema>;
+
+// The limits schema describes the model's BatchLimits exactly (checked at compile time).
+const _limitsAreBatchLimits: (l: z.output<typeof limitsSchema>) => BatchLimits = (l) => l;
+
+/** A Unix account name as `useradd` accepts it by default (the account a user's jobs run as). */
+export const UNIX_USER = /^[a-z_][a-z0-9_-]{0,31}$/;
 
 /** Body of `POST /v1/tokens`: a user token (a user for themself; an admin for anyone). */
 export const tokenBodySchema = z.object({

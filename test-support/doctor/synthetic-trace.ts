@@ -1,4 +1,4 @@
-import { Random } from '../../core/random.js';
+import { Random } from '../../src/core/random.js';
 
 /** Shape of a generated Kineto trace (for benchmarks and memory tests). */
 export interface SyntheticTraceOptions {

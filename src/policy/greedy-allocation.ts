@@ -1,7 +1,8 @@
 import type { Allocation, ClusterSnapshot } from '../core/cluster.js';
 
 /**
- * Shared placement helpers of the queue-based baselines (FIFO, Tiresias, Optimus). Pure.
+ * Shared allocation helpers (node index per replica, core's `Allocation`) of the queue-based
+ * baselines (FIFO, Tiresias, Optimus). Pure.
  */
 
 /** Total GPUs of the cluster. */
@@ -26,7 +27,7 @@ export function freeGpus(snapshot: ClusterSnapshot, kept: Iterable<Allocation>):
  * lowest index), taking as many as fit there. Decrements `free`. Returns undefined (and leaves
  * `free` untouched) when fewer than `count` GPUs are free.
  */
-export function placeGreedy(free: number[], count: number): number[] | undefined {
+export function allocateGreedy(free: number[], count: number): number[] | undefined {
   let available = 0;
   for (const f of free) if (f > 0) available += f;
   if (available < count) return undefined;

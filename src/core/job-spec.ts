@@ -1,0 +1,84 @@
+/** The job specification on the wire: its schema and the types derived from it (pure). */
+import { z } from 'zod';
+
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** Variables the contract sets; a spec may not override them. */
+const RESERVED_ENV = /^(RANK|WORLD_SIZE|LOCAL_RANK|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|CUDA_VISIBLE_DEVICES|GOODPUT_.*)$/;
+
+/**
+ * Size limits of a spec, checked at submit so that nothing fails later at launch (execve refuses
+ * one string over 128 KiB, and argv + environment over the system's ARG_MAX, with E2BIG).
+ * Documented in docs/control-plane.md.
+ */
+export const SPEC_LIMITS = {
+  /** Bytes (UTF-8) of one argument of `command`. */
+  arg_bytes: 64 << 10,
+  /** Arguments in `command`. */
+  args: 4096,
+  /** Variables in `env`. */
+  env_vars: 256,
+  /** Bytes of one variable's value. */
+  env_value_bytes: 64 << 10,
+  /** Bytes of all arguments and variables together (NAME=VALUE, one NUL each). */
+  total_bytes: 512 << 10,
+  /** Bytes of `workdir`. */
+  path_bytes: 4096,
+} as const;
+
+const utf8 = new TextEncoder();
+const bytes = (s: string) => utf8.encode(s).length;
+const noNul = (s: string) => !s.includes('\0');
+
+/**
+ * Schema of a job spec as accepted from users (HTTP body or file; control/job-spec.ts reads
+ * files, applies the default workdir and resolves venv/conda prefixes). Stages: `JobSpecInput`
+ * (what the user writes, optional fields) -> `JobSpec` (validated, defaults applied, workdir
+ * absolute).
+ */
+export const jobSpecSchema = z
+  .object({
+    name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'letters, digits, ".", "_" or "-", at most 63, starting with a letter or digit'),
+    command: z
+      .array(z.string().refine(noNul, 'must not contain a NUL byte').refine((s) => bytes(s) <= SPEC_LIMITS.arg_bytes, `longer than ${SPEC_LIMITS.arg_bytes} bytes`))
+      .min(1, 'needs at least the program')
+      .max(SPEC_LIMITS.args, `more than ${SPEC_LIMITS.args} arguments`),
+    workdir: z.string().min(1).refine(noNul, 'must not contain a NUL byte').refine((s) => bytes(s) <= SPEC_LIMITS.path_bytes, `longer than ${SPEC_LIMITS.path_bytes} bytes`).optional(),
+    env: z
+      .record(
+        z.string().max(128, 'longer than 128 characters').regex(ENV_NAME, 'invalid variable name').refine((k) => !RESERVED_ENV.test(k), 'is set by goodput (see docs/contract.md)'),
+        z.string().refine(noNul, 'must not contain a NUL byte').refine((s) => bytes(s) <= SPEC_LIMITS.env_value_bytes, `longer than ${SPEC_LIMITS.env_value_bytes} bytes`),
+      )
+      .refine((env) => Object.keys(env).length <= SPEC_LIMITS.env_vars, `more than ${SPEC_LIMITS.env_vars} variables`)
+      .default({}),
+    min_replicas: z.number().int().min(0).max(1024).default(0),
+    max_replicas: z.number().int().min(1).max(1024).default(1),
+    max_restarts: z.number().int().min(0).max(1000).default(3),
+    preemptible: z.boolean().optional(),
+    priority: z.number().int().min(-1000).max(1000).default(0),
+    user: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/).optional(),
+    fixed_batch_size: z.number().int().min(1).optional(),
+    batch_size_cap: z.number().int().min(1).optional(),
+    venv: z.string().min(1).optional(),
+    conda: z.string().min(1).optional(),
+    env_setup: z.string().min(1).max(65536).optional(),
+  })
+  .strict()
+  .superRefine((s, ctx) => {
+    if (s.min_replicas > s.max_replicas) ctx.addIssue({ code: 'custom', path: ['min_replicas'], message: `must be <= max_replicas (${s.max_replicas})` });
+    if (s.fixed_batch_size !== undefined && s.batch_size_cap !== undefined) ctx.addIssue({ code: 'custom', path: ['batch_size_cap'], message: 'cannot be combined with fixed_batch_size' });
+    // POSIX absolute path (the control plane runs on Linux); a pure check keeps core/ free of node:path.
+    if (s.workdir !== undefined && !s.workdir.startsWith('/')) ctx.addIssue({ code: 'custom', path: ['workdir'], message: 'must be an absolute path' });
+    if (s.venv !== undefined && s.conda !== undefined) ctx.addIssue({ code: 'custom', path: ['conda'], message: 'cannot be combined with venv (a job runs in one environment)' });
+    const total = s.command.reduce((n, a) => n + bytes(a) + 1, 0) + Object.entries(s.env).reduce((n, [k, v]) => n + bytes(k) + bytes(v) + 2, 0);
+    if (total > SPEC_LIMITS.total_bytes) ctx.addIssue({ code: 'custom', path: ['command'], message: `command and env together take ${total} bytes, more than ${SPEC_LIMITS.total_bytes}` });
+  });
+
+/** What a user writes; every field but name and command is optional. */
+export type JobSpecInput = z.input<typeof jobSpecSchema>;
+
+/**
+ * A validated job specification: defaults applied, `workdir` absolute (required). `command` is
+ * argv, never interpolated into a shell.
+ */
+export type JobSpec = Omit<z.output<typeof jobSpecSchema>, 'workdir'> & { workdir: string };
