@@ -40,7 +40,7 @@ describe('assignDevices', () => {
     const got = assignDevices([a, job('b', 'queued')], { a: [0, 1, 1], b: [1, 0] }, [[0, 1], [0, 1, 2, 3]]);
     assert.ok(got.ok);
     assert.deepEqual(Object.fromEntries(got.devices), { a: [0, 1, 2], b: [0, 1] });
-    assert.deepEqual(assignDevices([job('c', 'queued')], { c: [1, 1, 1] }, [[0], [0, 1]]), { ok: false, reason: 'allocations need 3 devices on node 1, it has 2' });
+    assert.deepEqual(assignDevices([job('c', 'queued')], { c: [1, 1, 1] }, [[0], [0, 1]]), { ok: false, reason: 'node 1 over-committed (3 > 2 GPUs)' });
   });
   it('compares allocations by value and order', () => {
     assert.equal(sameAllocation([0, 0], [0, 0]), true);
