@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import type { Backend, BackendNode, ReplicaRef, RunAs } from '../backends/backend.js';
+import type { BackendNode, ReplicaRef } from '../backends/backend.js';
 import type { NodeInfo } from '../core/cluster.js';
 import { GoodputError } from '../core/errors.js';
-import type { Policy, Rejection } from '../policy/policy.js';
+import type { Rejection } from '../policy/policy.js';
 import { ACTIVE_STATES, hungReason, isTerminal, settle, type EventKind } from '../store/lifecycle.js';
-import type { Placement, Store, TransitionDetail } from '../store/store.js';
+import type { Placement, TransitionDetail } from '../store/store.js';
 import type { JobRecord, JobSpec, ReplicaRecord } from '../store/types.js';
 import type { JobConfig } from './batch-config.js';
 import { logTail } from './log-tail.js';
@@ -15,46 +15,9 @@ import { deviceUnit, resizeReason } from './insight.js';
 import { ReportIngest, type ReportRequest } from './report-ingest.js';
 import { buildSnapshot, holdsDevices } from './snapshot.js';
 import { jobToken } from './tokens.js';
+import type { ControllerOptions, ControllerStats } from './controller-options.js';
 
-/** Options of the controller; times in seconds unless named otherwise. */
-export interface ControllerOptions {
-  store: Store;
-  backend: Backend;
-  policy: Policy;
-  data_dir: string;
-  /** Secret that job tokens derive from. */
-  secret: string;
-  /** Base URL replicas report to (GOODPUT_API). */
-  api_url: string;
-  /** Period of scheduling rounds. Rounds also run on submit and when a job ends. */
-  interval_s: number;
-  /** Time replicas get between SIGTERM and SIGKILL. */
-  grace_s: number;
-  /** Restart backoff after a failure: base * 2^(failures - 1), at most 60 s. Default 1. */
-  restart_backoff_s?: number;
-  /** A failure this soon after a launch is early (a second one in a row fails the job). Default 10. */
-  early_failure_s?: number;
-  /** A reporting job silent for max(this, 10 step times) is hung: killed and restarted. Default 300. */
-  hung_timeout_s?: number;
-  /** Period of the check of this server's replicas (exits missed, hung jobs). Default 2. */
-  watch_interval_s?: number;
-  /** Minimum time between refits of a job's throughput model. Default 5. */
-  refit_interval_s?: number;
-  log?: (line: string) => void;
-  now_ms?: () => number;
-  /** Period of the launch/deadline pump (ms). Default 250. */
-  tick_ms?: number;
-  /** Multi-user mode: the Unix account a job owner's replicas run as (throws when it has none). */
-  run_as?: (owner: string) => Promise<RunAs>;
-}
-
-/** Counters for /metrics. */
-export interface ControllerStats {
-  reports_total: number;
-  rounds_total: number;
-  round_seconds_sum: number;
-  last_round_s: number;
-}
+export type { ControllerOptions, ControllerStats } from './controller-options.js';
 
 /**
  * The control loop of one cluster: scheduling rounds (snapshot -> policy -> decisions),
@@ -69,7 +32,7 @@ export class Controller {
   readonly rejections = new Map<string, Rejection>();
   /** Why a `starting` job is not launched yet (restart backoff, devices still held). */
   readonly launchWaits = new Map<string, string>();
-  private readonly o: ControllerOptions & { api_url: string };
+  private readonly options: ControllerOptions & { api_url: string };
   private readonly now: () => number;
   private readonly log: (line: string) => void;
   private chain: Promise<unknown> = Promise.resolve();
@@ -86,13 +49,13 @@ export class Controller {
   private readonly noted = new Set<string>();
 
   constructor(options: ControllerOptions) {
-    this.o = { ...options };
+    this.options = { ...options };
     this.now = options.now_ms ?? Date.now;
     this.log = options.log ?? (() => {});
     this.reports = new ReportIngest({ store: options.store, refit_interval_s: options.refit_interval_s ?? 5, now_ms: this.now, log: this.log, request_round: () => this.requestRound() });
     options.backend.onExit((exit) => {
       void this.serial(async () => {
-        await this.o.store.recordReplicaExit(exit.job_id, exit.attempt, exit.rank, exit.exit_code, 'backend', exit.detail);
+        await this.options.store.recordReplicaExit(exit.job_id, exit.attempt, exit.rank, exit.exit_code, 'backend', exit.detail);
         await this.settle(exit.job_id);
         await this.pump();
       });
@@ -101,17 +64,17 @@ export class Controller {
 
   /** The nodes of this cluster as the policy sees them: the devices Goodput may use on each. */
   nodes(): NodeInfo[] {
-    return this.o.backend.nodes().map((n, index) => ({ index, name: n.name, gpus: n.usable, preemptible: false }));
+    return this.options.backend.nodes().map((n, index) => ({ index, name: n.name, gpus: n.usable, preemptible: false }));
   }
 
   /** Sets the URL replicas report to (known once the HTTP server listens). */
   setApiUrl(url: string): void {
-    this.o.api_url = url;
+    this.options.api_url = url;
   }
 
   /** The backend's inventory (nodes with all their devices). */
   inventory(): readonly BackendNode[] {
-    return this.o.backend.nodes();
+    return this.options.backend.nodes();
   }
 
   /** Counters for /metrics. */
@@ -121,13 +84,13 @@ export class Controller {
 
   /** Reads the inventory, reconciles with running replicas, then starts the round timer and the pump. */
   async start(): Promise<void> {
-    await this.o.backend.refresh();
+    await this.options.backend.refresh();
     await this.serial(() => this.reconcile());
     this.started = true;
     this.watchingSince_ms = this.now();
     // Unref'd: the HTTP server (or `goodput run`'s wait loop) is what keeps the process alive.
-    this.timers.push(setInterval(() => this.requestRound(), this.o.interval_s * 1000).unref());
-    this.timers.push(setInterval(() => void this.serial(() => this.pump()), this.o.tick_ms ?? 250).unref());
+    this.timers.push(setInterval(() => this.requestRound(), this.options.interval_s * 1000).unref());
+    this.timers.push(setInterval(() => void this.serial(() => this.pump()), this.options.tick_ms ?? 250).unref());
     this.requestRound();
   }
 
@@ -137,12 +100,12 @@ export class Controller {
     for (const t of this.timers) clearInterval(t);
     await this.chain.catch(() => {});
     await this.reports.stop();
-    this.o.backend.close();
+    this.options.backend.close();
   }
 
   /** Directory of a job's checkpoints, logs and run files. */
   jobDir(job_id: string): string {
-    return join(this.o.data_dir, 'jobs', job_id);
+    return join(this.options.data_dir, 'jobs', job_id);
   }
 
   /**
@@ -150,12 +113,12 @@ export class Controller {
    * a job whose `min_replicas` exceeds the devices of the cluster: it could never run.
    */
   async submit(spec: JobSpec, user: string, actor: string): Promise<JobRecord> {
-    const devices = this.o.backend.nodes().flatMap((n) => n.devices);
+    const devices = this.options.backend.nodes().flatMap((n) => n.devices);
     if (spec.min_replicas > devices.length) {
       const kind = devices[0]?.kind === 'gpu' ? 'GPU(s)' : 'CPU slot(s)';
       throw new GoodputError('E_INFEASIBLE', `job needs at least ${spec.min_replicas} replicas (min_replicas) but this cluster has ${devices.length} ${kind}; submit it with --min-replicas ${devices.length} or less`);
     }
-    const job = await this.o.store.createJob({ id: randomBytes(4).toString('hex'), name: spec.name, user, spec }, actor);
+    const job = await this.options.store.createJob({ id: randomBytes(4).toString('hex'), name: spec.name, user, spec }, actor);
     this.requestRound();
     return job;
   }
@@ -163,7 +126,7 @@ export class Controller {
   /** Cancels a job: terminal at once, replicas get SIGTERM then SIGKILL after the grace period. */
   async cancel(job_id: string, actor: string): Promise<JobRecord> {
     return this.serial(async () => {
-      const job = await this.o.store.finishJob(job_id, 'cancelled', actor, `cancelled by ${actor}`);
+      const job = await this.options.store.finishJob(job_id, 'cancelled', actor, `cancelled by ${actor}`);
       this.terminate(job_id, await this.liveReplicas(job_id));
       this.requestRound();
       return job;
@@ -195,15 +158,15 @@ export class Controller {
     if (this.stopped) return;
     const t0 = performance.now();
     try {
-      await this.o.backend.refresh();
+      await this.options.backend.refresh();
     } catch (error) {
       this.log(`inventory: ${(error as Error).message}; using the last one`);
     }
-    const jobs = await this.o.store.listJobs({ states: ACTIVE_STATES });
-    for (const p of nodeProblems(jobs, this.o.backend.nodes())) await this.noteOnce(p.job_id, p.key, 'node-unavailable', p.reason);
+    const jobs = await this.options.store.listJobs({ states: ACTIVE_STATES });
+    for (const p of nodeProblems(jobs, this.options.backend.nodes())) await this.noteOnce(p.job_id, p.key, 'node-unavailable', p.reason);
     if (jobs.length > 0) {
       const snapshot = buildSnapshot(this.nodes(), jobs, this.now());
-      const decision = this.o.policy.decide(snapshot);
+      const decision = this.options.policy.decide(snapshot);
       this.rejections.clear();
       for (const [id, r] of Object.entries(decision.rejections ?? {})) this.rejections.set(id, r);
       await this.apply(jobs, decision.allocations);
@@ -216,15 +179,15 @@ export class Controller {
   }
 
   private async apply(jobs: readonly JobRecord[], allocations: Record<string, readonly number[]>): Promise<void> {
-    const nodeDevices = this.o.backend.nodes().map((n) => n.devices.slice(0, n.usable).map((d) => d.index));
+    const nodeDevices = this.options.backend.nodes().map((n) => n.devices.slice(0, n.usable).map((d) => d.index));
     const assigned = assignDevices(jobs, allocations, nodeDevices);
     if (!assigned.ok) {
-      this.log(`scheduler: ignoring decision of ${this.o.policy.name}: ${assigned.reason}`);
+      this.log(`scheduler: ignoring decision of ${this.options.policy.name}: ${assigned.reason}`);
       return;
     }
     const usable = nodeDevices.reduce((n, d) => n + d.length, 0);
-    const unit = deviceUnit(this.o.backend.nodes().flatMap((n) => n.devices));
-    const context = { policy: this.o.policy.name, idle: usable - jobs.filter(holdsDevices).reduce((n, j) => n + j.allocation.length, 0), unit };
+    const unit = deviceUnit(this.options.backend.nodes().flatMap((n) => n.devices));
+    const context = { policy: this.options.policy.name, idle: usable - jobs.filter(holdsDevices).reduce((n, j) => n + j.allocation.length, 0), unit };
     for (const job of jobs) {
       const allocation = [...(allocations[job.id] ?? [])];
       if (sameAllocation(allocation, job.allocation)) continue;
@@ -233,18 +196,18 @@ export class Controller {
       switch (job.state) {
         case 'queued':
         case 'preempted':
-          if (allocation.length > 0) await this.o.store.assignJob(job.id, placement, this.now(), 'scheduler', why);
+          if (allocation.length > 0) await this.options.store.assignJob(job.id, placement, this.now(), 'scheduler', why);
           break;
         case 'starting':
-          if (allocation.length === 0) await this.o.store.requeueJob(job.id, 'scheduler', why);
-          else await this.o.store.retargetJob(job.id, placement, 'scheduler', why);
+          if (allocation.length === 0) await this.options.store.requeueJob(job.id, 'scheduler', why);
+          else await this.options.store.retargetJob(job.id, placement, 'scheduler', why);
           break;
         case 'running':
-          await this.o.store.stopJob(job.id, placement, 'rescale', 'scheduler', `${why}; checkpoint-restart`);
-          for (const r of await this.liveReplicas(job.id)) this.o.backend.signal(this.ref(r), 'SIGTERM');
+          await this.options.store.stopJob(job.id, placement, 'rescale', 'scheduler', `${why}; checkpoint-restart`);
+          for (const r of await this.liveReplicas(job.id)) this.options.backend.signal(this.ref(r), 'SIGTERM');
           break;
         case 'rescaling':
-          await this.o.store.retargetJob(job.id, placement, 'scheduler', why);
+          await this.options.store.retargetJob(job.id, placement, 'scheduler', why);
           break;
         default:
           break;
@@ -254,13 +217,13 @@ export class Controller {
 
   /** Does what the lifecycle decides for a running or rescaling job after its replicas' exits. */
   private async settle(job_id: string): Promise<void> {
-    const job = await this.o.store.getJob(job_id);
+    const job = await this.options.store.getJob(job_id);
     if (!job || (job.state !== 'running' && job.state !== 'rescaling')) return;
-    const replicas = await this.o.store.listReplicas(job_id, job.launches - 1);
+    const replicas = await this.options.store.listReplicas(job_id, job.launches - 1);
     const action = settle(
       { ...job, attempt: job.launches - 1, max_restarts: job.spec.max_restarts, has_target: job.allocation.length > 0 },
       replicas,
-      { now_ms: this.now(), early_failure_s: this.o.early_failure_s ?? 10, backoff_base_s: this.o.restart_backoff_s ?? 1 },
+      { now_ms: this.now(), early_failure_s: this.options.early_failure_s ?? 10, backoff_base_s: this.options.restart_backoff_s ?? 1 },
     );
     const live = replicas.filter((r) => r.exit_code === null);
     const placement: Placement = { allocation: job.allocation, devices: job.devices };
@@ -269,21 +232,21 @@ export class Controller {
       case 'wait':
         return;
       case 'stop':
-        await this.o.store.stopJob(job_id, placement, action.kind, 'controller', action.reason, action.failure ? { failure: action.failure, data: failed(action.failure.rank) } : {});
-        for (const r of live) this.o.backend.signal(this.ref(r), 'SIGTERM');
+        await this.options.store.stopJob(job_id, placement, action.kind, 'controller', action.reason, action.failure ? { failure: action.failure, data: failed(action.failure.rank) } : {});
+        for (const r of live) this.options.backend.signal(this.ref(r), 'SIGTERM');
         return this.settle(job_id);
       case 'fail':
-        await this.o.store.finishJob(job_id, 'failed', 'controller', action.reason, { failure: action.failure, data: failed(action.failure.rank) });
+        await this.options.store.finishJob(job_id, 'failed', 'controller', action.reason, { failure: action.failure, data: failed(action.failure.rank) });
         this.terminate(job_id, live);
         break;
       case 'finish':
-        await this.o.store.finishJob(job_id, action.to, 'controller', action.reason, action.to === 'failed' ? { data: failed(job.last_failure?.rank ?? 0) } : {});
+        await this.options.store.finishJob(job_id, action.to, 'controller', action.reason, action.to === 'failed' ? { data: failed(job.last_failure?.rank ?? 0) } : {});
         break;
       case 'requeue':
-        await this.o.store.requeueJob(job_id, 'controller', action.reason);
+        await this.options.store.requeueJob(job_id, 'controller', action.reason);
         break;
       case 'relaunch':
-        await this.o.store.relaunchJob(job_id, action.not_before_ms, 'controller', action.reason);
+        await this.options.store.relaunchJob(job_id, action.not_before_ms, 'controller', action.reason);
         break;
     }
     this.requestRound();
@@ -291,8 +254,8 @@ export class Controller {
 
   /** SIGTERM to the live replicas of an ended job, SIGKILL after the grace period. */
   private terminate(job_id: string, live: readonly ReplicaRecord[]): void {
-    for (const r of live) this.o.backend.signal(this.ref(r), 'SIGTERM');
-    if (live.length > 0) this.killAt.set(job_id, this.now() + this.o.grace_s * 1000);
+    for (const r of live) this.options.backend.signal(this.ref(r), 'SIGTERM');
+    if (live.length > 0) this.killAt.set(job_id, this.now() + this.options.grace_s * 1000);
   }
 
   /**
@@ -302,16 +265,16 @@ export class Controller {
   private async watch(live: readonly ReplicaRecord[], now: number): Promise<void> {
     this.lastWatch_ms = now;
     for (const r of live) {
-      const status = this.o.backend.probe(this.ref(r));
+      const status = this.options.backend.probe(this.ref(r));
       if (status === 'alive') continue;
-      if (await this.o.store.recordReplicaExit(r.job_id, r.attempt, r.rank, status, 'reconciler')) await this.settle(r.job_id);
+      if (await this.options.store.recordReplicaExit(r.job_id, r.attempt, r.rank, status, 'reconciler')) await this.settle(r.job_id);
     }
-    for (const job of await this.o.store.listJobs({ states: ['running'] })) {
-      const reason = hungReason(job, now, this.watchingSince_ms, this.o.hung_timeout_s ?? 300);
+    for (const job of await this.options.store.listJobs({ states: ['running'] })) {
+      const reason = hungReason(job, now, this.watchingSince_ms, this.options.hung_timeout_s ?? 300);
       if (reason === undefined) continue;
-      await this.o.store.stopJob(job.id, { allocation: job.allocation, devices: job.devices }, 'hung', 'controller', reason);
+      await this.options.store.stopJob(job.id, { allocation: job.allocation, devices: job.devices }, 'hung', 'controller', reason);
       // SIGKILL: a stopped (SIGSTOP) or wedged replica would never act on SIGTERM.
-      for (const r of live) if (r.job_id === job.id) this.o.backend.signal(this.ref(r), 'SIGKILL');
+      for (const r of live) if (r.job_id === job.id) this.options.backend.signal(this.ref(r), 'SIGKILL');
     }
   }
 
@@ -319,21 +282,21 @@ export class Controller {
   private async pump(): Promise<void> {
     if (this.stopped) return;
     const now = this.now();
-    if (now - this.lastWatch_ms >= (this.o.watch_interval_s ?? 2) * 1000) await this.watch(await this.o.store.listLiveReplicas(), now);
-    const live = await this.o.store.listLiveReplicas();
+    if (now - this.lastWatch_ms >= (this.options.watch_interval_s ?? 2) * 1000) await this.watch(await this.options.store.listLiveReplicas(), now);
+    const live = await this.options.store.listLiveReplicas();
     const busy = new Map<string, string>();
     for (const r of live) if (r.device !== null) busy.set(`${r.node}/${r.device}`, r.job_id);
-    const names = this.o.backend.nodes().map((n) => n.name);
-    const jobs = await this.o.store.listJobs({ states: ['starting', 'rescaling'] });
+    const names = this.options.backend.nodes().map((n) => n.name);
+    const jobs = await this.options.store.listJobs({ states: ['starting', 'rescaling'] });
     for (const job of jobs) {
-      if (job.state === 'rescaling' && job.stop_requested_at_ms !== null && now >= job.stop_requested_at_ms + this.o.grace_s * 1000) {
-        for (const r of live) if (r.job_id === job.id) this.o.backend.signal(this.ref(r), 'SIGKILL');
+      if (job.state === 'rescaling' && job.stop_requested_at_ms !== null && now >= job.stop_requested_at_ms + this.options.grace_s * 1000) {
+        for (const r of live) if (r.job_id === job.id) this.options.backend.signal(this.ref(r), 'SIGKILL');
       }
     }
     for (const [job_id, deadline] of this.killAt) {
       if (now < deadline) continue;
       this.killAt.delete(job_id);
-      for (const r of live) if (r.job_id === job_id) this.o.backend.signal(this.ref(r), 'SIGKILL');
+      for (const r of live) if (r.job_id === job_id) this.options.backend.signal(this.ref(r), 'SIGKILL');
     }
     for (const id of this.launchWaits.keys()) if (!jobs.some((j) => j.id === id && j.state === 'starting')) this.launchWaits.delete(id);
     for (const job of jobs) {
@@ -354,9 +317,9 @@ export class Controller {
     const job_dir = this.jobDir(job.id);
     let launched;
     try {
-      const run_as = await this.o.run_as?.(job.user);
-      await this.o.backend.abandon(job.id, job_dir, attempt);
-      launched = await this.o.backend.launch({
+      const run_as = await this.options.run_as?.(job.user);
+      await this.options.backend.abandon(job.id, job_dir, attempt);
+      launched = await this.options.backend.launch({
         job_id: job.id,
         attempt,
         command: job.spec.command,
@@ -366,8 +329,8 @@ export class Controller {
         devices: job.devices,
         nodes: job.allocation,
         num_nodes: new Set(job.allocation).size,
-        api_url: this.o.api_url,
-        token: jobToken(this.o.secret, job.id),
+        api_url: this.options.api_url,
+        token: jobToken(this.options.secret, job.id),
         job_dir,
         ...(run_as ? { run_as } : {}),
       });
@@ -378,39 +341,39 @@ export class Controller {
         await this.noteOnce(job.id, 'unavailable', 'backend-unavailable', `cannot launch now: ${message}`);
         return;
       }
-      await this.o.store.finishJob(job.id, 'failed', 'backend', `launch failed: ${message}`);
+      await this.options.store.finishJob(job.id, 'failed', 'backend', `launch failed: ${message}`);
       this.requestRound();
       return;
     }
     this.noted.delete(`${job.id}/unavailable`);
     const where = [...new Set(launched.map((r) => r.node))].join(',');
-    const id = launched[0]?.launch_id ? ` (${this.o.backend.name} job ${launched[0].launch_id})` : '';
-    await this.o.store.launchJob(job.id, launched, 'backend', `attempt ${attempt} on node(s) ${where}, device(s) ${job.devices.join(',')}${id}`);
+    const id = launched[0]?.launch_id ? ` (${this.options.backend.name} job ${launched[0].launch_id})` : '';
+    await this.options.store.launchJob(job.id, launched, 'backend', `attempt ${attempt} on node(s) ${where}, device(s) ${job.devices.join(',')}${id}`);
   }
 
   /** After a restart: adopt live replicas, record the exits that happened while down, settle. */
   private async reconcile(): Promise<void> {
     const adopted: string[] = [];
-    for (const r of await this.o.store.listLiveReplicas()) {
-      const job = await this.o.store.getJob(r.job_id);
-      const status = await this.o.backend.adopt(this.ref(r));
+    for (const r of await this.options.store.listLiveReplicas()) {
+      const job = await this.options.store.getJob(r.job_id);
+      const status = await this.options.backend.adopt(this.ref(r));
       if (status !== 'alive') {
-        await this.o.store.recordReplicaExit(r.job_id, r.attempt, r.rank, status, 'reconciler');
+        await this.options.store.recordReplicaExit(r.job_id, r.attempt, r.rank, status, 'reconciler');
         continue;
       }
       adopted.push(`${r.job_id}/${r.rank}`);
       if (!job || isTerminal(job.state) || r.attempt !== job.launches - 1) {
-        this.o.backend.signal(this.ref(r), 'SIGTERM');
-        this.killAt.set(r.job_id, this.now() + this.o.grace_s * 1000);
+        this.options.backend.signal(this.ref(r), 'SIGTERM');
+        this.killAt.set(r.job_id, this.now() + this.options.grace_s * 1000);
       }
     }
     if (adopted.length > 0) this.log(`reconcile: re-adopted ${adopted.length} running replica(s): ${adopted.join(' ')}`);
-    for (const job of await this.o.store.listJobs({ states: ['starting'] })) await this.o.backend.abandon(job.id, this.jobDir(job.id), job.launches);
-    for (const job of await this.o.store.listJobs({ states: ['running', 'rescaling'] })) await this.settle(job.id);
+    for (const job of await this.options.store.listJobs({ states: ['starting'] })) await this.options.backend.abandon(job.id, this.jobDir(job.id), job.launches);
+    for (const job of await this.options.store.listJobs({ states: ['running', 'rescaling'] })) await this.settle(job.id);
   }
 
   private async liveReplicas(job_id: string): Promise<ReplicaRecord[]> {
-    return (await this.o.store.listReplicas(job_id)).filter((r) => r.exit_code === null);
+    return (await this.options.store.listReplicas(job_id)).filter((r) => r.exit_code === null);
   }
 
   private ref(r: ReplicaRecord): ReplicaRef {
@@ -422,6 +385,6 @@ export class Controller {
     if (this.noted.has(`${job_id}/${key}`)) return;
     this.noted.add(`${job_id}/${key}`);
     this.log(`job ${job_id}: ${reason}`);
-    await this.o.store.recordEvent(job_id, kind, this.o.backend.name, reason, {});
+    await this.options.store.recordEvent(job_id, kind, this.options.backend.name, reason, {});
   }
 }
