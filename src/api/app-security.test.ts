@@ -99,7 +99,10 @@ describe('token lifecycle (defect 6)', () => {
     assert.equal((await call('POST', `/v1/jobs/${job}/reports`, token, body)).status, 200);
     assert.equal((await call('POST', `/v1/jobs/${job}/cancel`, erin)).status, 200);
     const r = await call('POST', `/v1/jobs/${job}/reports`, token, body);
-    assert.equal(r.status, 401);
-    assert.match(r.json.error.message, /ended/);
+    assert.equal(r.status, 409, 'a late report learns that its job ended (issue 12), nothing stored');
+    assert.match(r.json.error.message, /cancelled; its reports are no longer accepted/);
+    const other = await call('GET', `/v1/jobs/${job}`, token);
+    assert.equal(other.status, 401, 'the token opens nothing else');
+    assert.match(other.json.error.message, /ended/);
   });
 });
