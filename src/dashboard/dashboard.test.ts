@@ -140,7 +140,7 @@ describe('dashboard in chromium', { timeout: 240_000 }, () => {
     await page.waitForSelector('#events li[data-kind="rescale"]');
     // Each rescale decision is marked on the charts and listed with its reason.
     await waitFor('rescales marked on the charts', 10_000, async () => Number(await page.locator('.chart[data-title="Replicas"]').getAttribute('data-marks')) >= 2);
-    assert.match(await page.locator('#events li[data-kind="rescale"]').first().innerText(), /optimus: \d -> \d replicas/);
+    assert.match(await page.locator('#events li[data-kind="rescale"]').first().innerText(), /(grew|shrank) \d -> \d \(optimus: /);
     await page.waitForTimeout(500);
     await shot('job');
   });
