@@ -5,12 +5,12 @@ import type { NodeInfo } from '../core/cluster.js';
 import { GoodputError } from '../core/errors.js';
 import type { Rejection } from '../policy/policy.js';
 import { ACTIVE_STATES, hungReason, isTerminal, settle, type EventKind } from '../store/lifecycle.js';
-import type { Placement, TransitionDetail } from '../store/store.js';
+import type { DeviceBinding, TransitionDetail } from '../store/store.js';
 import type { JobRecord, JobSpec, ReplicaRecord } from '../store/types.js';
 import type { JobConfig } from './batch-config.js';
 import { logTail } from './log-tail.js';
 import { nodeProblems } from './node-problems.js';
-import { assignDevices, sameAllocation } from './placement.js';
+import { assignDevices, sameAllocation } from './device-binding.js';
 import { deviceUnit, resizeReason } from './insight.js';
 import { ReportIngest, type ReportRequest } from './report-ingest.js';
 import { buildSnapshot, holdsDevices } from './snapshot.js';
@@ -191,23 +191,23 @@ export class Controller {
     for (const job of jobs) {
       const allocation = [...(allocations[job.id] ?? [])];
       if (sameAllocation(allocation, job.allocation)) continue;
-      const placement: Placement = { allocation, devices: assigned.devices.get(job.id) ?? [] };
+      const binding: DeviceBinding = { allocation, devices: assigned.devices.get(job.id) ?? [] };
       const why = resizeReason(job, job.allocation.length, allocation.length, context);
       switch (job.state) {
         case 'queued':
         case 'preempted':
-          if (allocation.length > 0) await this.options.store.assignJob(job.id, placement, this.now(), 'scheduler', why);
+          if (allocation.length > 0) await this.options.store.assignJob(job.id, binding, this.now(), 'scheduler', why);
           break;
         case 'starting':
           if (allocation.length === 0) await this.options.store.requeueJob(job.id, 'scheduler', why);
-          else await this.options.store.retargetJob(job.id, placement, 'scheduler', why);
+          else await this.options.store.retargetJob(job.id, binding, 'scheduler', why);
           break;
         case 'running':
-          await this.options.store.stopJob(job.id, placement, 'rescale', 'scheduler', `${why}; checkpoint-restart`);
+          await this.options.store.stopJob(job.id, binding, 'rescale', 'scheduler', `${why}; checkpoint-restart`);
           for (const r of await this.liveReplicas(job.id)) this.options.backend.signal(this.ref(r), 'SIGTERM');
           break;
         case 'rescaling':
-          await this.options.store.retargetJob(job.id, placement, 'scheduler', why);
+          await this.options.store.retargetJob(job.id, binding, 'scheduler', why);
           break;
         default:
           break;
@@ -226,13 +226,13 @@ export class Controller {
       { now_ms: this.now(), early_failure_s: this.options.early_failure_s ?? 10, backoff_base_s: this.options.restart_backoff_s ?? 1 },
     );
     const live = replicas.filter((r) => r.exit_code === null);
-    const placement: Placement = { allocation: job.allocation, devices: job.devices };
+    const binding: DeviceBinding = { allocation: job.allocation, devices: job.devices };
     const failed = (rank: number): TransitionDetail['data'] => ({ log_tail: logTail(replicas.find((r) => r.rank === rank)?.log_path), log_rank: rank });
     switch (action.do) {
       case 'wait':
         return;
       case 'stop':
-        await this.options.store.stopJob(job_id, placement, action.kind, 'controller', action.reason, action.failure ? { failure: action.failure, data: failed(action.failure.rank) } : {});
+        await this.options.store.stopJob(job_id, binding, action.kind, 'controller', action.reason, action.failure ? { failure: action.failure, data: failed(action.failure.rank) } : {});
         for (const r of live) this.options.backend.signal(this.ref(r), 'SIGTERM');
         return this.settle(job_id);
       case 'fail':

@@ -19,8 +19,11 @@ export interface NewJob {
   spec: JobSpec;
 }
 
-/** A placement decided for a job: node index and device index per replica. */
-export interface Placement {
+/**
+ * Where a job's replicas are bound: node index (the policy's allocation) and device index on
+ * that node, per replica.
+ */
+export interface DeviceBinding {
   allocation: number[];
   devices: number[];
 }
@@ -76,10 +79,10 @@ export interface Store {
   /** Jobs in submission order (oldest first). */
   listJobs(query?: JobQuery): Promise<JobRecord[]>;
 
-  /** `queued | preempted -> starting` with its placement and earliest launch time. */
-  assignJob(id: string, placement: Placement, not_before_ms: number, actor: string, reason: string): Promise<JobRecord>;
-  /** Changes the target placement of a `starting` or `rescaling` job (state unchanged). */
-  retargetJob(id: string, placement: Placement, actor: string, reason: string): Promise<JobRecord>;
+  /** `queued | preempted -> starting` with its binding and earliest launch time. */
+  assignJob(id: string, binding: DeviceBinding, not_before_ms: number, actor: string, reason: string): Promise<JobRecord>;
+  /** Changes the target binding of a `starting` or `rescaling` job (state unchanged). */
+  retargetJob(id: string, binding: DeviceBinding, actor: string, reason: string): Promise<JobRecord>;
   /**
    * `starting -> running`: records the replicas of attempt `launches`, then increments
    * `launches`, sets `launched_at_ms` (and `started_at_ms` the first time). Reports, not
@@ -87,19 +90,19 @@ export interface Store {
    */
   launchJob(id: string, replicas: readonly NewReplica[], actor: string, reason: string): Promise<JobRecord>;
   /**
-   * `running -> rescaling`: the replicas are being stopped (signal sent); `placement` is where
+   * `running -> rescaling`: the replicas are being stopped (signal sent); `binding` is where
    * the job goes next (empty: nowhere). Adds the attempt's GPU time to attained service; records
    * `kind` as `stop_kind` (event `rescale`, `failed-replica` or `hung`); a failure or a hang
    * increments `failures`; `detail.failure` becomes `last_failure`; a hang sets `health` to the
    * reason.
    */
-  stopJob(id: string, placement: Placement, kind: StopKind, actor: string, reason: string, detail?: TransitionDetail): Promise<JobRecord>;
-  /** `rescaling -> starting` (relaunch on the target placement, not before `not_before_ms`). */
+  stopJob(id: string, binding: DeviceBinding, kind: StopKind, actor: string, reason: string, detail?: TransitionDetail): Promise<JobRecord>;
+  /** `rescaling -> starting` (relaunch on the target binding, not before `not_before_ms`). */
   relaunchJob(id: string, not_before_ms: number, actor: string, reason: string): Promise<JobRecord>;
-  /** `starting | rescaling -> preempted` (or `queued` if it never launched); placement cleared. */
+  /** `starting | rescaling -> preempted` (or `queued` if it never launched); binding cleared. */
   requeueJob(id: string, actor: string, reason: string): Promise<JobRecord>;
   /**
-   * Any non-terminal state -> `to` (terminal); placement cleared, `finished_at_ms` set;
+   * Any non-terminal state -> `to` (terminal); binding cleared, `finished_at_ms` set;
    * `detail.failure` (the failure that ended it) becomes `last_failure` and counts in
    * `failures`; `detail.data` is the event's data.
    */

@@ -3,7 +3,7 @@ import Database from 'better-sqlite3';
 import { GoodputError } from '../../core/errors.js';
 import type { PerfParams } from '../../goodput/types.js';
 import { isTerminal, refusal, serviceSince, STOP_EVENT, type EventKind, type Operation, type StopKind } from '../lifecycle.js';
-import type { JobQuery, NewJob, NewReplica, Placement, ReportBatch, ReportsAdded, Store, TransitionDetail } from '../store.js';
+import type { JobQuery, NewJob, NewReplica, DeviceBinding, ReportBatch, ReportsAdded, Store, TransitionDetail } from '../store.js';
 import type { JobEvent, JobRecord, JobState, Measurement, ProfileRow, ReplicaRecord, ReportRecord, TokenRecord } from '../types.js';
 import { newestEventId, readHighWater, writeHighWater } from './durability.js';
 import { startCheckpointer } from './checkpointer.js';
@@ -120,19 +120,19 @@ export class SqliteStore implements Store {
     return (this.db.prepare(sql).all(...args) as Row[]).map(toJob);
   }
 
-  async assignJob(id: string, placement: Placement, not_before_ms: number, actor: string, reason: string): Promise<JobRecord> {
+  async assignJob(id: string, binding: DeviceBinding, not_before_ms: number, actor: string, reason: string): Promise<JobRecord> {
     return this.transition(id, 'assign', 'starting', actor, 'assigned', reason, () => ({
-      allocation: JSON.stringify(placement.allocation),
-      devices: JSON.stringify(placement.devices),
+      allocation: JSON.stringify(binding.allocation),
+      devices: JSON.stringify(binding.devices),
       not_before_ms,
-    }), { placement });
+    }), { binding });
   }
 
-  async retargetJob(id: string, placement: Placement, actor: string, reason: string): Promise<JobRecord> {
+  async retargetJob(id: string, binding: DeviceBinding, actor: string, reason: string): Promise<JobRecord> {
     return this.transition(id, 'retarget', null, actor, 'retargeted', reason, () => ({
-      allocation: JSON.stringify(placement.allocation),
-      devices: JSON.stringify(placement.devices),
-    }), { placement });
+      allocation: JSON.stringify(binding.allocation),
+      devices: JSON.stringify(binding.devices),
+    }), { binding });
   }
 
   async launchJob(id: string, replicas: readonly NewReplica[], actor: string, reason: string): Promise<JobRecord> {
@@ -151,11 +151,11 @@ export class SqliteStore implements Store {
     }, (job) => ({ attempt: job.launches, replicas: replicas.map((r) => ({ rank: r.rank, node: r.node, device: r.device, pid: r.pid, ...(r.launch_id ? { launch_id: r.launch_id } : {}) })) }));
   }
 
-  async stopJob(id: string, placement: Placement, kind: StopKind, actor: string, reason: string, detail: TransitionDetail = {}): Promise<JobRecord> {
+  async stopJob(id: string, binding: DeviceBinding, kind: StopKind, actor: string, reason: string, detail: TransitionDetail = {}): Promise<JobRecord> {
     const now = this.now_ms();
     return this.transition(id, 'stop', 'rescaling', actor, STOP_EVENT[kind], reason, (job) => ({
-      allocation: JSON.stringify(placement.allocation),
-      devices: JSON.stringify(placement.devices),
+      allocation: JSON.stringify(binding.allocation),
+      devices: JSON.stringify(binding.devices),
       stop_requested_at_ms: now,
       stop_kind: kind,
       failures: job.failures + (kind === 'rescale' ? 0 : 1),
@@ -163,7 +163,7 @@ export class SqliteStore implements Store {
       launched_at_ms: null,
       ...(detail.failure ? { last_failure: JSON.stringify(detail.failure) } : {}),
       ...(kind === 'hung' ? { health: reason } : {}),
-    }), { placement, failure: kind !== 'rescale', ...detail.data, ...(detail.failure ? { last_failure: detail.failure } : {}) });
+    }), { binding, failure: kind !== 'rescale', ...detail.data, ...(detail.failure ? { last_failure: detail.failure } : {}) });
   }
 
   async relaunchJob(id: string, not_before_ms: number, actor: string, reason: string): Promise<JobRecord> {

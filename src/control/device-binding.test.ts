@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { JobRecord, JobState } from '../store/types.js';
-import { assignDevices, sameAllocation } from './placement.js';
+import { assignDevices, sameAllocation } from './device-binding.js';
 import { buildSnapshot, defaultLimits } from './snapshot.js';
 
 /** Fluent-ish builder of stored jobs for table-driven tests. */
