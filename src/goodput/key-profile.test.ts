@@ -1,0 +1,55 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { addToProfile, emptyProfile, gradAt, modelPoints, profileError } from './key-profile.js';
+import { accumStepTime_s, optimStepTime_s } from './throughput.js';
+import type { PerfParams, ProfilePoint } from './types.js';
+
+const perf: PerfParams = { alpha_c: 0.02, beta_c: 0.001, alpha_n: 0.2, beta_n: 0.01, alpha_r: 0.05, beta_r: 0.005, gamma: 1.5 };
+
+function point(num_nodes: number, num_replicas: number, local_bsz: number, scale = 1): ProfilePoint {
+  return {
+    num_nodes,
+    num_replicas,
+    local_bsz,
+    accum_step_time_s: accumStepTime_s(perf, local_bsz) * scale,
+    optim_step_time_s: optimStepTime_s(perf, num_nodes, num_replicas, local_bsz) * scale,
+  };
+}
+
+test('addToProfile keeps one point per configuration, the newest, and counts jobs', () => {
+  let p = addToProfile(emptyProfile('resnet', 'cpu'), [point(1, 1, 32), point(1, 4, 32)], [{ progress: 0, sqr: 1, var: 2 }], true);
+  p = addToProfile(p, [point(1, 4, 32, 2), point(2, 8, 32)], [{ progress: 0.5, sqr: 3, var: 4 }], true);
+  assert.equal(p.jobs, 2);
+  assert.equal(p.points.length, 3);
+  assert.equal(p.max_measured_replicas, 8);
+  assert.equal(p.points.find((q) => q.num_replicas === 4)!.accum_step_time_s, point(1, 4, 32, 2).accum_step_time_s);
+  assert.deepEqual(p.grad.map((g) => g.progress), [0, 0.5]);
+  const again = addToProfile(p, [], [{ progress: 0.5, sqr: 9, var: 9 }], false);
+  assert.equal(again.jobs, 2, 'a report of a job already counted does not count it again');
+  assert.equal(again.grad.find((g) => g.progress === 0.5)!.sqr, 9);
+  assert.equal(p.grad.find((g) => g.progress === 0.5)!.sqr, 3, 'the input profile is unchanged');
+});
+
+test('modelPoints prefers the job\'s own measurement of a configuration', () => {
+  const profile = addToProfile(emptyProfile('k', 'cpu'), [point(1, 1, 32), point(4, 16, 32)], [], true);
+  const own = [point(1, 1, 32, 3)];
+  const pts = modelPoints(own, profile);
+  assert.equal(pts.length, 2);
+  assert.equal(pts[0], own[0]);
+  assert.equal(pts[1]!.num_replicas, 16);
+  assert.deepEqual(modelPoints(own, undefined), own);
+});
+
+test('gradAt interpolates and holds the ends', () => {
+  const p = addToProfile(emptyProfile('k', 'cpu'), [], [{ progress: 0.2, sqr: 1, var: 10 }, { progress: 0.6, sqr: 3, var: 30 }], true);
+  assert.deepEqual(gradAt(p, 0), { sqr: 1, var: 10 });
+  assert.deepEqual(gradAt(p, 0.4), { sqr: 2, var: 20 });
+  assert.deepEqual(gradAt(p, 1), { sqr: 3, var: 30 });
+  assert.equal(gradAt(emptyProfile('k', 'cpu'), 0.5), undefined);
+});
+
+test('profileError is 0 for the profile\'s own model and grows with a slower job', () => {
+  assert.ok(profileError(perf, [point(1, 1, 32), point(2, 8, 64)]) < 1e-12);
+  assert.ok(Math.abs(profileError(perf, [point(1, 1, 32, 2)]) - 0.5) < 1e-9, 'twice as slow: predicted is half the measured');
+  assert.equal(profileError(perf, []), 0);
+});

@@ -1,0 +1,128 @@
+/**
+ * Profiles of a profile key (issue #18): what the jobs of one model (the same application run
+ * again with new seeds, data or hyper-parameters) taught about its scaling, so that a new job of
+ * the key starts from them instead of from nothing. Learned only from what jobs reported
+ * (measured step times and gradient statistics), never from trace tables. Pure: the simulator
+ * and the control plane keep the profiles and call these functions.
+ */
+import { accumStepTime_s, optimStepTime_s } from './throughput.js';
+import type { GradParams, PerfParams, ProfilePoint } from './types.js';
+
+/** Gradient statistics a job reported at one point of its training. */
+export interface GradSample extends GradParams {
+  /** Fraction of the job's training done when measured, in [0, 1]. */
+  progress: number;
+}
+
+/**
+ * What the jobs of one key taught on one GPU type. Invariants: `points` holds at most one point
+ * per configuration (num_nodes, num_replicas, local_bsz), the latest measurement; `grad` is
+ * sorted by `progress`, ascending; `max_measured_replicas` is the largest `num_replicas` of
+ * `points` (0 when empty).
+ */
+export interface KeyProfile {
+  key: string;
+  gpu_type: string;
+  points: readonly ProfilePoint[];
+  grad: readonly GradSample[];
+  /** Jobs whose reports went into this profile. */
+  jobs: number;
+  max_measured_replicas: number;
+}
+
+/** Identity of a profile point's configuration. */
+export function configKey(p: Pick<ProfilePoint, 'num_nodes' | 'num_replicas' | 'local_bsz'>): string {
+  return `${p.num_nodes}:${p.num_replicas}:${p.local_bsz}`;
+}
+
+/** An empty profile for `key` on `gpu_type`. */
+export function emptyProfile(key: string, gpu_type: string): KeyProfile {
+  return { key, gpu_type, points: [], grad: [], jobs: 0, max_measured_replicas: 0 };
+}
+
+/**
+ * Points of `base` with those of `added` merged in; a configuration measured in both keeps the
+ * `added` one (the newer measurement). Order: `base`'s configurations first, then new ones.
+ */
+export function mergePoints(base: readonly ProfilePoint[], added: readonly ProfilePoint[]): ProfilePoint[] {
+  const byConfig = new Map<string, ProfilePoint>();
+  for (const p of base) byConfig.set(configKey(p), p);
+  for (const p of added) byConfig.set(configKey(p), p);
+  return [...byConfig.values()];
+}
+
+/**
+ * The profile after one job's reports: its points merged in, its gradient samples merged by
+ * progress (a sample at the same progress replaces the older one), `jobs` counted once per new
+ * job (`new_job`). Returns a new object; `profile` is not changed.
+ */
+export function addToProfile(
+  profile: KeyProfile,
+  points: readonly ProfilePoint[],
+  grad: readonly GradSample[],
+  new_job: boolean,
+): KeyProfile {
+  const merged = mergePoints(profile.points, points);
+  const byProgress = new Map<number, GradSample>();
+  for (const g of profile.grad) byProgress.set(g.progress, g);
+  for (const g of grad) byProgress.set(Math.min(Math.max(g.progress, 0), 1), { ...g, progress: Math.min(Math.max(g.progress, 0), 1) });
+  return {
+    key: profile.key,
+    gpu_type: profile.gpu_type,
+    points: merged,
+    grad: [...byProgress.values()].sort((a, b) => a.progress - b.progress),
+    jobs: profile.jobs + (new_job ? 1 : 0),
+    max_measured_replicas: merged.reduce((m, p) => Math.max(m, p.num_replicas), 0),
+  };
+}
+
+/**
+ * The points a job's model is fitted on: its own, plus the profile's at configurations the job
+ * has not measured itself (its own measurement of a configuration wins).
+ */
+export function modelPoints(own: readonly ProfilePoint[], profile: KeyProfile | undefined): ProfilePoint[] {
+  if (!profile) return [...own];
+  const mine = new Set(own.map(configKey));
+  return [...own, ...profile.points.filter((p) => !mine.has(configKey(p)))];
+}
+
+/**
+ * Gradient statistics of the profile at `progress` (fraction of training done), linearly
+ * interpolated between the nearest samples and held constant beyond the ends; undefined when
+ * the profile has no sample.
+ */
+export function gradAt(profile: KeyProfile, progress: number): GradParams | undefined {
+  const g = profile.grad;
+  if (g.length === 0) return undefined;
+  const first = g[0]!;
+  const last = g[g.length - 1]!;
+  if (progress <= first.progress) return { sqr: first.sqr, var: first.var };
+  if (progress >= last.progress) return { sqr: last.sqr, var: last.var };
+  let hi = 1;
+  while (g[hi]!.progress < progress) hi++;
+  const a = g[hi - 1]!;
+  const b = g[hi]!;
+  const t = (progress - a.progress) / (b.progress - a.progress);
+  return { sqr: a.sqr + t * (b.sqr - a.sqr), var: a.var + t * (b.var - a.var) };
+}
+
+/**
+ * How far a job's own measurements are from what `perf` (fitted on its key's profile)
+ * predicts: the largest relative error |predicted - measured| / measured of the accumulation
+ * and the optimizer-step time over `own`. 0 when `own` is empty. A job whose error exceeds
+ * the caller's tolerance is not the profile's model (other data, other model size, another
+ * GPU): its model is then fitted on its own points only.
+ */
+export function profileError(perf: PerfParams, own: readonly ProfilePoint[]): number {
+  let worst = 0;
+  for (const p of own) {
+    const accum = accumStepTime_s(perf, p.local_bsz);
+    const optim = optimStepTime_s(perf, p.num_nodes, p.num_replicas, p.local_bsz);
+    if (p.accum_step_time_s > 0) worst = Math.max(worst, Math.abs(accum - p.accum_step_time_s) / p.accum_step_time_s);
+    if (p.optim_step_time_s > 0) worst = Math.max(worst, Math.abs(optim - p.optim_step_time_s) / p.optim_step_time_s);
+  }
+  return worst;
+}
+
+/** Default tolerance of `profileError` above which a profile is discarded for a job. */
+export const PROFILE_ERROR_TOLERANCE = 0.25;
