@@ -35,6 +35,17 @@ export interface PolicyJob {
    * first throughput measurement (policies do not grow a job without one).
    */
   max_profiled_replicas: number;
+  /**
+   * Profile key of the job (issue #18): the model it trains, shared by its reruns. The simulator
+   * passes the application name; the control plane the spec's `profile` or its default.
+   */
+  profile_key?: string;
+  /**
+   * Whether `model` and `max_profiled_replicas` include what earlier jobs of `profile_key`
+   * measured (goodput/key-profile.ts `modelPoints`), not only the job's own reports. Absent:
+   * the job's own only.
+   */
+  model_from_profile?: boolean;
   /** Restarts (re-allocations) so far, not counting the first start. */
   restarts: number;
   /** False: once placed, the job keeps its allocation until it finishes. */
