@@ -1,8 +1,10 @@
 import { capLocalBatch, splitFixedBatch, type LocalBatch } from '../goodput/batch-split.js';
+import { gradAt, measuredError, modelPoints, MEASURED_ERROR_TOLERANCE, type KeyProfile } from '../goodput/key-profile.js';
 import type { GoodputModel, PerfParams, ProfilePoint } from '../goodput/types.js';
 import type { TraceApplication } from './application.js';
 import { roundHalfEven } from './artifact-arithmetic.js';
 import type { StepSync } from './nd-table.js';
+import { PROGRESS_STEP, type SimProfileStore } from './profile-store.js';
 
 /** Restart delay (s) of every allocation change: no progress, GPUs still charged (§1.3). */
 export const RESTART_DELAY_S = 30;
@@ -25,6 +27,14 @@ export interface SimJobConfig {
   /** Fixed total batch; undefined = adaptive (needs hooks). */
   target_batch_size?: number;
   hooks?: AdaptiveHooks;
+  /** The job's profile key and the run's store, for policies that use profiles (issue #18). */
+  profile?: ProfileLink;
+}
+
+/** A job's link to its key's profile in the simulator's profile store. */
+export interface ProfileLink {
+  key: string;
+  store: SimProfileStore;
 }
 
 /**
@@ -58,6 +68,16 @@ export class SimJob {
   private perf: PerfParams | undefined;
   private perfStale = false;
   private tputCache = new Map<number, StepSync>();
+  private readonly link: ProfileLink | undefined;
+  /** Set once the job's own measurements disagreed with its key's profile. */
+  private discarded = false;
+  /** Whether this job's reports are in its key's profile. */
+  private contributed = false;
+  /** Own points not yet reported to the profile. */
+  private pending: ProfilePoint[] = [];
+  private reportedBucket = -1;
+  /** Shape version of the profile `perf` was fitted with (-1: own points only). */
+  private perfShape = -1;
 
   constructor(config: SimJobConfig) {
     this.name = config.name;
@@ -65,6 +85,7 @@ export class SimJob {
     this.submit_s = config.submit_s;
     this.target_batch_size = config.target_batch_size;
     this.hooks = config.hooks;
+    this.link = config.hooks ? config.profile : undefined;
     if (this.target_batch_size === undefined && !this.hooks) throw new Error(`job ${this.name}: adaptive batch size needs goodput hooks`);
   }
 
@@ -79,26 +100,93 @@ export class SimJob {
     return this.num_replicas * this.local_bsz * (this.accum_steps + 1);
   }
 
-  /** Whether any profile point exists (the job then has a fitted model). */
+  /** Whether any profile point exists, own or of the key's profile (the job then has a fitted model). */
   get profiled(): boolean {
-    return this.profile.size > 0;
+    return this.profile.size > 0 || this.sharedProfile() !== undefined;
   }
 
-  /** Fitted throughput parameters over every profiled configuration; refit lazily. */
+  /** The job's profile key, when the run keeps profiles. */
+  get profileKey(): string | undefined {
+    return this.link?.key;
+  }
+
+  /** Whether the model includes what other jobs of the key measured. */
+  get modelFromProfile(): boolean {
+    return this.sharedProfile() !== undefined;
+  }
+
+  /** Whether the key's profile was discarded for this job (its measurements disagreed). */
+  get profileDiscarded(): boolean {
+    return this.discarded;
+  }
+
+  /** Largest replica count measured: the job's own, or its key's profile's while in use. */
+  get measuredReplicas(): number {
+    return Math.max(this.max_profiled_replicas, this.sharedProfile()?.max_measured_replicas ?? 0);
+  }
+
+  /**
+   * Fitted throughput parameters over every profiled configuration, own and (while in use) the
+   * key's profile's at configurations the job has not measured; refit lazily, and on a profile
+   * only when it gained a placement shape (a refit per new local batch would cost a fit per
+   * job and round).
+   */
   perfParams(): PerfParams | undefined {
-    if (this.profile.size === 0 || !this.hooks) return undefined;
-    if (this.perfStale || !this.perf) {
+    if (!this.hooks) return undefined;
+    const shared = this.sharedProfile();
+    if (shared) {
+      const shape = this.link!.store.shapeVersion(this.link!.key);
+      if (this.perfStale || !this.perf || this.perfShape !== shape) {
+        this.perf = this.profile.size === 0 ? this.link!.store.profileFit(this.link!.key) : this.hooks.fit(modelPoints([...this.profile.values()], shared));
+        this.perfShape = shape;
+        this.perfStale = false;
+      }
+      return this.perf;
+    }
+    if (this.profile.size === 0) return undefined;
+    if (this.perfStale || !this.perf || this.perfShape !== -1) {
       this.perf = this.hooks.fit([...this.profile.values()]);
+      this.perfShape = -1;
       this.perfStale = false;
     }
     return this.perf;
   }
 
-  /** The job's goodput model as Pollux sees it, once profiled. */
+  /**
+   * The job's goodput model as Pollux sees it, once profiled; before its own first gradient
+   * measurement, with its key's gradient statistics at the start of training.
+   */
   model(): GoodputModel | undefined {
     const perf = this.perfParams();
-    if (!perf || !this.grad) return undefined;
-    return { perf, grad: { sqr: this.grad[0], var: this.grad[1] }, limits: this.app.limits };
+    if (!perf) return undefined;
+    const shared = this.grad ? undefined : this.sharedProfile();
+    const grad = this.grad ? { sqr: this.grad[0], var: this.grad[1] } : shared ? gradAt(shared, 0) : undefined;
+    if (!grad) return undefined;
+    return { perf, grad, limits: this.app.limits };
+  }
+
+  /**
+   * Hands the measurements made since the last call to the key's profile (the simulator calls
+   * it once per round): new profile points and the gradient statistics, at most one sample per
+   * PROGRESS_STEP of training. A job whose profile was discarded reports nothing.
+   */
+  reportProfile(): void {
+    const link = this.link;
+    if (!link || this.discarded) return;
+    const bucket = Math.floor(Math.min(1, this.progress / this.app.target_progress) / PROGRESS_STEP);
+    const grad = this.grad && bucket !== this.reportedBucket ? [{ progress: bucket * PROGRESS_STEP, sqr: this.grad[0], var: this.grad[1] }] : [];
+    if (this.pending.length === 0 && grad.length === 0) return;
+    link.store.report(link.key, this.pending, grad, !this.contributed);
+    this.contributed = true;
+    this.pending = [];
+    if (grad.length > 0) this.reportedBucket = bucket;
+  }
+
+  /** The key's profile while it holds other jobs' measurements and agrees with this job's. */
+  private sharedProfile(): KeyProfile | undefined {
+    if (!this.link || this.discarded) return undefined;
+    const p = this.link.store.get(this.link.key);
+    return p && p.points.length > 0 && p.jobs > (this.contributed ? 1 : 0) ? p : undefined;
   }
 
   /** Applies a new allocation (§1.3): [] frees the GPUs; anything else costs a restart. */
@@ -165,9 +253,23 @@ export class SimJob {
     this.grad = [sqr, variance];
     const key = Number.isInteger(b) && b < 65536 ? (n * 1000 + r) * 65536 + b : `${n}:${r}:${b}`;
     if (this.profile.has(key)) return;
-    this.profile.set(key, { num_nodes: n, num_replicas: r, local_bsz: b, accum_step_time_s: step - sync, optim_step_time_s: step });
+    const point: ProfilePoint = { num_nodes: n, num_replicas: r, local_bsz: b, accum_step_time_s: step - sync, optim_step_time_s: step };
+    this.profile.set(key, point);
     if (r > this.max_profiled_replicas) this.max_profiled_replicas = r;
     this.perfStale = true;
+    if (this.link) this.checkProfile(point);
+  }
+
+  /** Discards the key's profile for this job at the first own point it fails to predict. */
+  private checkProfile(point: ProfilePoint): void {
+    const shared = this.sharedProfile();
+    const perf = shared ? this.link!.store.profileFit(this.link!.key) : undefined;
+    if (shared && perf && measuredError(perf, shared, [point]) > MEASURED_ERROR_TOLERANCE) {
+      this.discarded = true;
+      this.pending = [];
+    } else {
+      this.pending.push(point);
+    }
   }
 
   /** Batch configuration for the current placement (§1.6). */

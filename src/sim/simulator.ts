@@ -5,6 +5,7 @@ import type { Policy } from '../policy/policy.js';
 import { validateDecision } from '../policy/validate-decision.js';
 import { packedPlacement } from './artifact-arithmetic.js';
 import { jobModeFor, polluxHooks, type JobMode } from './job-modes.js';
+import { SimProfileStore } from './profile-store.js';
 import { SimJob } from './sim-job.js';
 import type { Workload, WorkloadJob } from './workload.js';
 
@@ -101,11 +102,16 @@ export function minimumGpus(job: WorkloadJob, mode: JobMode): number {
   return mode === 'gang' ? job.num_replicas : 1;
 }
 
-/** Builds the simulated job for `mode` (which batch rule it follows). */
-export function makeSimJob(w: WorkloadJob, mode: JobMode): SimJob {
+/**
+ * Builds the simulated job for `mode` (which batch rule it follows). With `profiles` (adaptive
+ * mode only), the job's profile key is its application's name, as a user would tag it.
+ */
+export function makeSimJob(w: WorkloadJob, mode: JobMode, profiles?: SimProfileStore): SimJob {
   const isNcf = w.application.name === 'ncf';
-  const target = mode === 'adaptive' ? (isNcf ? 32768 : undefined) : w.batch_size;
-  return new SimJob({ name: w.name, application: w.application, submit_s: w.submit_s, target_batch_size: target, hooks: mode === 'adaptive' ? polluxHooks : undefined });
+  const adaptive = mode === 'adaptive';
+  const target = adaptive ? (isNcf ? 32768 : undefined) : w.batch_size;
+  const profile = adaptive && profiles ? { profile: { key: w.application.name, store: profiles } } : {};
+  return new SimJob({ name: w.name, application: w.application, submit_s: w.submit_s, target_batch_size: target, hooks: adaptive ? polluxHooks : undefined, ...profile });
 }
 
 /**
@@ -125,7 +131,9 @@ export function simulate(workload: Workload, policyName: string, policy: Policy,
     }
   }
   const nodes: NodeInfo[] = Array.from({ length: o.nodes }, (_, i) => ({ index: i, name: `node-${i}`, gpus: o.gpus_per_node, preemptible: false }));
-  const jobs = workload.jobs.map((w) => makeSimJob(w, mode));
+  // Profiles are a capability the policy declares (issue #18); other policies run as before.
+  const profiles = mode === 'adaptive' && policy.uses_profiles === true ? new SimProfileStore(polluxHooks.fit) : undefined;
+  const jobs = workload.jobs.map((w) => makeSimJob(w, mode, profiles));
   const oracle = new OracleCache(o.gpus_per_node, totalGpus);
   const activeSum = new Float64Array(jobs.length);
   const activeRounds = new Float64Array(jobs.length);
@@ -149,6 +157,7 @@ export function simulate(workload: Workload, policyName: string, policy: Policy,
     }
     now += o.interval_s;
     rounds++;
+    if (profiles) for (const job of jobs) if (job.submit_s <= now) job.reportProfile();
     const active: number[] = [];
     for (let i = 0; i < jobs.length; i++) if (jobs[i]!.submit_s <= now && jobs[i]!.completion_s === null) active.push(i);
     for (const i of active) {
@@ -239,7 +248,7 @@ function policyJob(job: SimJob, w: WorkloadJob, mode: JobMode, totalGpus: number
     submitted_at_s: job.submit_s,
     attained_service_gpu_s: job.attained_gpu_s,
     restarts: job.restarts ?? 0,
-    max_profiled_replicas: job.max_profiled_replicas,
+    max_profiled_replicas: job.measuredReplicas,
     preemptible: true,
     priority: 0,
     limits: app.limits,
@@ -258,6 +267,11 @@ function policyJob(job: SimJob, w: WorkloadJob, mode: JobMode, totalGpus: number
   const remaining_samples = Math.max(0, app.target_progress - job.progress) * app.limits.init_batch_size;
   const pj: PolicyJob = { ...base, min_replicas: 0, max_replicas, fixed_batch_size: job.target_batch_size, remaining_samples };
   if (pj.fixed_batch_size === undefined) delete pj.fixed_batch_size;
+  const profile_key = job.profileKey;
+  if (profile_key !== undefined) {
+    pj.profile_key = profile_key;
+    pj.model_from_profile = job.modelFromProfile;
+  }
   // The fit is the expensive part of a round: only run it if the policy reads the model.
   if (job.profiled) {
     let cached: PolicyJob['model'] | null = null;

@@ -13,12 +13,15 @@ import { chooseReplicaCounts } from './sizing.js';
  */
 export class GoodputPolicy implements Policy {
   readonly name = 'goodput';
+  /** From the `profiles` knob (default true): start jobs from their key's profile. */
+  readonly uses_profiles: boolean;
   private readonly params: GoodputPolicyParams;
   /** Memo of pure speedup evaluations per model object; never changes a decision. */
   private readonly speedups: SpeedupCache = new WeakMap();
 
   constructor(params: Partial<GoodputPolicyParams> = {}) {
     this.params = { ...defaultGoodputPolicyParams, ...params };
+    this.uses_profiles = this.params.profiles;
   }
 
   decide(snapshot: ClusterSnapshot): PolicyDecision {

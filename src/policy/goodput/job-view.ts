@@ -106,6 +106,11 @@ export interface GoodputPolicyParams extends HysteresisParams {
    * the largest job fall like n^(1-e)). 0 disables it.
    */
   min_weight_share: number;
+  /**
+   * Start each job's model from its profile key's profile (issue #18): what earlier jobs of the
+   * same model measured. Read by the simulator and the control plane (Policy.uses_profiles).
+   */
+  profiles: boolean;
 }
 
 export const defaultGoodputPolicyParams: GoodputPolicyParams = {
@@ -125,6 +130,7 @@ export const defaultGoodputPolicyParams: GoodputPolicyParams = {
   min_marginal_speedup: 0,
   whole_nodes: true,
   min_weight_share: 0,
+  profiles: true,
   queue_base_gpu_s: 600,
   queue_factor: 10,
   queue_count: 3,
