@@ -41,6 +41,10 @@ class TimedPolicy implements Policy {
   get name(): string {
     return this.inner.name;
   }
+  /** Forwarded, so that the replay keeps profiles as the wrapped policy asks (issue #18). */
+  get uses_profiles(): boolean | undefined {
+    return this.inner.uses_profiles;
+  }
   decide(snapshot: ClusterSnapshot): PolicyDecision {
     const start = performance.now();
     const cpu = process.cpuUsage();

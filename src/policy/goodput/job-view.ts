@@ -203,6 +203,8 @@ function buildViews(snapshot: ClusterSnapshot, params: GoodputPolicyParams, cach
     const limits = job.limits;
     const batchCap = job.fixed_batch_size ?? Math.min(limits.max_batch_size, job.batch_size_cap ?? Infinity);
     const byBatch = Math.max(1, Math.floor(batchCap / Math.max(1, limits.min_local_bsz)));
+    // Measured sizes include those of earlier jobs of the job's profile key (model_from_profile),
+    // so such a job starts at its efficient size and is discounted only beyond them (issue #18).
     const explore = Math.max(params.explore_factor * job.max_profiled_replicas, params.initial_replicas);
     // Exploration never cuts below the job's minimum; a minimum above the hard limits is infeasible.
     const hardMax = Math.min(job.max_replicas, byBatch, totalGpus);
