@@ -8,6 +8,8 @@
  *   lower bound of any policy's JCT for the job in this simulator.
  * - alone: the job simulated alone under `goodput` (exploration from 1 GPU, fitted models,
  *   restarts, 60 s rounds): what the policy achieves with no contention at all.
+ * - alone with profile: the same for the third job of its application run alone after two
+ *   earlier ones, starting from the profile they left (issue #18).
  * Both are per application (every job of an application is the same job in these traces).
  */
 import { GoodputPolicy } from '../src/policy/goodput/index.js';
@@ -62,29 +64,45 @@ function oracleJct(app: TraceApplication): number {
   return total_s;
 }
 
-function aloneJct(job: WorkloadJob): number {
-  return simulate({ file: 'alone', jobs: [{ ...job, submit_s: 0 }] }, 'goodput', new GoodputPolicy()).jobs[0]!.jct_s;
+/** Far enough apart that each job of a sequence runs alone. */
+const SEQUENCE_GAP_S = 1_000_000;
+
+/**
+ * JCTs of three jobs of `job`'s application run one after the other on the empty cluster under
+ * goodput: the first starts from nothing; the later ones start from the profile their key's
+ * earlier jobs left (issue #18), or from nothing as well with profiles=false.
+ */
+function aloneJcts(job: WorkloadJob, profiles: boolean): number[] {
+  const jobs = [0, 1, 2].map((i) => ({ ...job, name: `${job.name}-${i}`, submit_s: i * SEQUENCE_GAP_S }));
+  return simulate({ file: 'alone', jobs }, 'goodput', new GoodputPolicy({ profiles })).jobs.map((j) => j.jct_s);
 }
 
 const published = publishedResults();
 const oracle = new Map(applicationNames.map((name) => [name, oracleJct(getApplication(name, defaultTracesDir())!)]));
 const alone = new Map<string, number>();
+const aloneProfiled = new Map<string, number>();
 console.log(`per job, s: ${applicationNames.map((a) => `${a} oracle ${oracle.get(a)!.toFixed(0)}`).join(', ')}`);
-console.log('load  w  oracle avg  alone avg  0.80 x published  target above alone?');
+console.log('load  w  oracle avg  alone avg  alone with profile avg  0.80 x published  target above alone?');
 for (const load of ['0.5', '1.0', '1.5', '2.0']) {
   for (const k of [1, 2, 3, 4]) {
     const workload = loadWorkload(workloadFile(load, k));
     let oracleSum = 0;
     let aloneSum = 0;
+    let profiledSum = 0;
     for (const job of workload.jobs) {
       const app = job.application.name;
-      if (!alone.has(app)) alone.set(app, aloneJct(job));
+      if (!alone.has(app)) {
+        alone.set(app, aloneJcts(job, false)[0]!);
+        aloneProfiled.set(app, aloneJcts(job, true)[2]!);
+      }
       oracleSum += oracle.get(app)!;
       aloneSum += alone.get(app)!;
+      profiledSum += aloneProfiled.get(app)!;
     }
     const n = workload.jobs.length;
     const target = TARGET_RATIO * published[`pollux-${load}`]!.avg_jct_s[`workload-${k}`]!;
-    console.log(`${load}  ${k}  ${(oracleSum / n).toFixed(0).padStart(10)}  ${(aloneSum / n).toFixed(0).padStart(9)}  ${target.toFixed(0).padStart(16)}  ${target > aloneSum / n ? 'yes' : 'NO'}`);
+    console.log(`${load}  ${k}  ${(oracleSum / n).toFixed(0).padStart(10)}  ${(aloneSum / n).toFixed(0).padStart(9)}  ${(profiledSum / n).toFixed(0).padStart(22)}  ${target.toFixed(0).padStart(16)}  ${target > aloneSum / n ? 'yes' : 'NO'}`);
   }
 }
 console.log(`per job alone under goodput, s: ${[...alone].map(([a, t]) => `${a} ${t}`).join(', ')}`);
+console.log(`the same, third job of its key (profile from two earlier jobs), s: ${[...aloneProfiled].map(([a, t]) => `${a} ${t}`).join(', ')}`);
