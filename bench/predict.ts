@@ -1,0 +1,167 @@
+/**
+ * How well multi-node throughput is predicted for a job measured on at most one node (issue #18).
+ * Run: npm run bench:predict [-- --json] [-- --partial].
+ *
+ * For each application of the Pollux traces, the job's profile is its measurements on one node
+ * (1-4 GPUs at every per-GPU batch of its grid, as sim-job.ts observe() would record them).
+ * - baseline: today's fit of those points (fitPerfParams), which extrapolates the intra-node
+ *   parameters to the network;
+ * - network model: the same fit with the inter-node terms of the cluster network model
+ *   (src/goodput/network-model.ts), fitted leave-one-application-out on what the OTHER
+ *   applications reported: their one-node points and their points on whole nodes at the
+ *   reported node counts (default 2 and 4 nodes, i.e. a cluster whose jobs have grown to 8 and
+ *   16 GPUs).
+ * Both predict throughput (r b / step time) on 2-16 whole nodes of 4 GPUs at every per-GPU batch
+ * the trace measured there, compared with the trace's measured step time (placements.csv for 2-4
+ * nodes, scalability.csv for 6-16; never the interpolated table). Deterministic.
+ */
+import { fitPerfParams } from '../src/goodput/fit.js';
+import { fitNetworkModel, withNetworkModel, type NetworkParams, type SizeProxy } from '../src/goodput/network-model.js';
+import { stepTime_s } from '../src/goodput/throughput.js';
+import type { PerfParams } from '../src/goodput/types.js';
+import { applicationNames, getApplication, type TraceApplication } from '../src/sim/application.js';
+import { defaultTracesDir } from '../src/sim/workload.js';
+import { localBatchGrid, multiNodeMeasurements, oneNodeMeasurements, toPoint, type Measured } from './predict-data.js';
+
+const TARGET = 0.15;
+const EVAL_NODES = [2, 3, 4, 6, 8, 12, 16];
+const DEFAULT_REPORTED = [2, 4];
+const DEFAULT_PROXY: SizeProxy = 'fixed_compute';
+
+interface AppData {
+  name: string;
+  oneNode: Measured[];
+  /** Whole-node (or, with --partial, all) multi-node measurements at every evaluated node count. */
+  multi: Measured[];
+  oneNodePerf: PerfParams;
+}
+
+interface Errors {
+  median: number;
+  max: number;
+  count: number;
+}
+
+function median(xs: readonly number[]): number {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 === 1 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
+}
+
+function summarize(errors: readonly number[]): Errors {
+  return { median: median(errors), max: errors.length ? Math.max(...errors) : NaN, count: errors.length };
+}
+
+/** |predicted / measured - 1| of throughput, i.e. measured step / predicted step - 1. */
+function relativeErrors(perf: PerfParams, measured: readonly Measured[]): number[] {
+  return measured.map((m) => Math.abs(m.step_time_s / stepTime_s(perf, m.num_nodes, m.num_replicas, m.local_bsz, 0) - 1));
+}
+
+function loadApps(partial: boolean): AppData[] {
+  const dir = defaultTracesDir();
+  return applicationNames.map((name) => {
+    const app = getApplication(name, dir) as TraceApplication;
+    const grid = localBatchGrid(app, dir);
+    const oneNode = oneNodeMeasurements(app, grid);
+    const multi = multiNodeMeasurements(app, dir, grid, EVAL_NODES, partial);
+    return { name, oneNode, multi, oneNodePerf: fitPerfParams(oneNode.map(toPoint)) };
+  });
+}
+
+/** The network model fitted on every application but `heldOut`, from the reported node counts. */
+function leaveOneOut(apps: readonly AppData[], heldOut: string, reported: readonly number[], proxy: SizeProxy): NetworkParams | undefined {
+  const dir = defaultTracesDir();
+  const jobs = apps
+    .filter((a) => a.name !== heldOut)
+    .map((a) => {
+      const app = getApplication(a.name, dir) as TraceApplication;
+      const multi = multiNodeMeasurements(app, dir, localBatchGrid(app, dir), reported);
+      return { points: [...a.oneNode, ...multi].map(toPoint) };
+    });
+  return fitNetworkModel(jobs, { proxy });
+}
+
+interface AppResult {
+  application: string;
+  points: number;
+  baseline: Errors;
+  network: Errors;
+  by_nodes: { num_nodes: number; baseline: number; network: number }[];
+  model: NetworkParams | undefined;
+}
+
+function evaluate(apps: readonly AppData[], reported: readonly number[], proxy: SizeProxy): AppResult[] {
+  return apps.map((a) => {
+    const model = leaveOneOut(apps, a.name, reported, proxy);
+    const predicted = withNetworkModel(a.oneNodePerf, model);
+    const base = relativeErrors(a.oneNodePerf, a.multi);
+    const mine = relativeErrors(predicted, a.multi);
+    const by_nodes = EVAL_NODES.flatMap((n) => {
+      const idx = a.multi.flatMap((m, i) => (m.num_nodes === n ? [i] : []));
+      if (idx.length === 0) return [];
+      return [{ num_nodes: n, baseline: median(idx.map((i) => base[i] as number)), network: median(idx.map((i) => mine[i] as number)) }];
+    });
+    return { application: a.name, points: a.multi.length, baseline: summarize(base), network: summarize(mine), by_nodes, model };
+  });
+}
+
+const pct = (x: number): string => (Number.isFinite(x) ? `${(100 * x).toFixed(1)}%` : '-');
+
+function printMain(results: readonly AppResult[], reported: readonly number[], proxy: SizeProxy): void {
+  console.log(`Predicted multi-node throughput from one-node measurements (2-16 nodes x 4 GPUs), |predicted/measured - 1|`);
+  console.log(`network model: proxy ${proxy}, fitted leave-one-application-out on the other applications' reports from ${reported.join(', ')} nodes`);
+  console.log('');
+  console.log('| application | points | baseline median | baseline max | network median | network max | < 15% |');
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | --- |');
+  for (const r of results) {
+    console.log(`| ${r.application} | ${r.points} | ${pct(r.baseline.median)} | ${pct(r.baseline.max)} | ${pct(r.network.median)} | ${pct(r.network.max)} | ${r.network.median < TARGET ? 'yes' : 'NO'} |`);
+  }
+  const all = (k: 'baseline' | 'network'): number => median(results.map((r) => r[k].median));
+  console.log(`| median of the applications | | ${pct(all('baseline'))} | | ${pct(all('network'))} | | |`);
+  console.log('');
+  console.log(`Median error per node count, baseline / network model:`);
+  console.log(`| application | ${EVAL_NODES.map((n) => `${n} nodes`).join(' | ')} |`);
+  console.log(`| --- | ${EVAL_NODES.map(() => '---:').join(' | ')} |`);
+  for (const r of results) {
+    const cells = EVAL_NODES.map((n) => {
+      const c = r.by_nodes.find((b) => b.num_nodes === n);
+      return c ? `${pct(c.baseline)} / ${pct(c.network)}` : '-';
+    });
+    console.log(`| ${r.application} | ${cells.join(' | ')} |`);
+  }
+  console.log('');
+  console.log('Fitted cluster parameters (leave-one-out, per held-out application):');
+  for (const r of results) {
+    const m = r.model;
+    if (!m) continue;
+    console.log(`  without ${r.application}: offset ${m.offset_s.toFixed(4)} s, per proxy ${m.per_proxy.toFixed(3)}, per replica ${m.per_replica.toFixed(4)}, gamma ${m.gamma.toFixed(2)} (${m.num_jobs} jobs, ${m.num_points} points)`);
+  }
+}
+
+const args = process.argv.slice(2);
+const json = args.includes('--json');
+const partial = args.includes('--partial');
+const apps = loadApps(partial);
+const main = evaluate(apps, DEFAULT_REPORTED, DEFAULT_PROXY);
+const variants: { reported: number[]; proxy: SizeProxy }[] = [
+  { reported: [2], proxy: DEFAULT_PROXY },
+  { reported: [2, 4, 8, 16], proxy: DEFAULT_PROXY },
+  { reported: DEFAULT_REPORTED, proxy: 'intra_sync' },
+  { reported: DEFAULT_REPORTED, proxy: 'constant' },
+];
+const sensitivity = variants.map((v) => ({ ...v, results: evaluate(apps, v.reported, v.proxy) }));
+if (json) {
+  console.log(JSON.stringify({ evaluated_nodes: EVAL_NODES, partial, reported_nodes: DEFAULT_REPORTED, proxy: DEFAULT_PROXY, results: main, sensitivity }, null, 2));
+} else {
+  printMain(main, DEFAULT_REPORTED, DEFAULT_PROXY);
+  console.log('');
+  console.log('Sensitivity: median error per application, network model variants (baseline does not change)');
+  console.log(`| variant | ${main.map((r) => r.application).join(' | ')} | median |`);
+  console.log(`| --- | ${main.map(() => '---:').join(' | ')} | ---: |`);
+  const row = (label: string, rs: readonly AppResult[], k: 'baseline' | 'network'): void =>
+    console.log(`| ${label} | ${rs.map((r) => pct(r[k].median)).join(' | ')} | ${pct(median(rs.map((r) => r[k].median)))} |`);
+  row('baseline (fitPerfParams)', main, 'baseline');
+  row(`default: ${DEFAULT_PROXY}, reports from ${DEFAULT_REPORTED.join(',')} nodes`, main, 'network');
+  for (const v of sensitivity) row(`${v.proxy}, reports from ${v.reported.join(',')} nodes`, v.results, 'network');
+}
