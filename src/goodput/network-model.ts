@@ -22,8 +22,7 @@
  * Pure and deterministic: no I/O, no clock, no randomness.
  */
 import { fitPerfParams } from './fit.js';
-import { minimizeBounded } from './lbfgsb.js';
-import { logOverlap } from './throughput.js';
+import { fitSyncPhysics } from './sync-physics.js';
 import type { PerfParams, ProfilePoint } from './types.js';
 
 /**
@@ -40,21 +39,26 @@ export type SizeProxy = 'fixed_compute' | 'intra_sync' | 'constant';
 export interface NetworkModelOptions {
   /** Default `fixed_compute`. */
   proxy?: SizeProxy;
+  /**
+   * How the bandwidth term follows the proxy: `ratio` (default), N = k x proxy (sync time
+   * proportional to the model size); `power`, N = k x proxy^p with p fitted (log-log least
+   * squares over the jobs, clamped to [0.25, 3]; `ratio` when fewer than 2 distinct proxies).
+   */
+  mapping?: 'ratio' | 'power';
 }
 
 /**
  * Cluster network parameters fitted by {@link fitNetworkModel}.
- * Invariants: offset_s >= 0, per_proxy >= 0, offset_s + per_proxy > 0, per_replica >= 0,
- * gamma in [1, 10]; num_jobs >= 1.
+ * Invariants: sync_per_proxy > 0, latency_per_replica_s >= 0, gamma in [1, 10], num_jobs >= 1.
  */
 export interface NetworkParams {
   proxy: SizeProxy;
-  /** Sync time independent of the job (s): latency of the collective. */
-  offset_s: number;
-  /** Sync time per unit of the job's size proxy (s per proxy unit; s/s for time proxies). */
-  per_proxy: number;
-  /** Relative growth of the sync time per replica beyond 2. */
-  per_replica: number;
+  /** Bandwidth part of the cross-node sync time: sync_per_proxy x proxy^proxy_exponent (s). */
+  sync_per_proxy: number;
+  /** 1 for the `ratio` mapping. */
+  proxy_exponent: number;
+  /** Latency part: sync time added by each replica beyond 2, the same for every job (s). */
+  latency_per_replica_s: number;
   /** Compute/communication overlap exponent on several nodes (pollux-spec §3.1). */
   gamma: number;
   /** Jobs whose multi-node points were fitted. */
@@ -64,7 +68,6 @@ export interface NetworkParams {
 }
 
 const MIN_PARAM = 1e-8;
-const MIN_TIME_S = 1e-12;
 
 /** The points on at most one node (what a job knows before it spans several). */
 export function oneNodePoints(points: readonly ProfilePoint[]): ProfilePoint[] {
@@ -82,20 +85,25 @@ export function sizeProxy(perf: PerfParams, proxy: SizeProxy): number {
 }
 
 /**
- * Predicted cross-node sync time (s) of a job with size proxy `proxy_value` on several nodes
- * with `num_replicas` replicas: (offset_s + per_proxy x proxy) (1 + per_replica max(r - 2, 0)).
- * Positive, non-decreasing in the replicas and in the proxy.
+ * Predicted cross-node sync time (s) of a job with size proxy `proxy_value` on several nodes with
+ * `num_replicas` replicas: sync_per_proxy x proxy^proxy_exponent + latency_per_replica_s x max(r - 2, 0), the
+ * bandwidth term of a ring all-reduce (about constant in r) plus its per-hop latency.
+ * Positive; non-decreasing in the replicas and in the proxy.
  */
 export function crossNodeSyncTime_s(net: NetworkParams, proxy_value: number, num_replicas: number): number {
-  const base = Math.max(net.offset_s + net.per_proxy * proxy_value, MIN_PARAM);
-  return base * (1 + net.per_replica * Math.max(num_replicas - 2, 0));
+  return bandwidthTerm_s(net, proxy_value) + net.latency_per_replica_s * Math.max(num_replicas - 2, 0);
+}
+
+function bandwidthTerm_s(net: NetworkParams, proxy_value: number): number {
+  return Math.max(net.sync_per_proxy * proxy_value ** net.proxy_exponent, MIN_PARAM);
 }
 
 /**
  * A job's PerfParams with the inter-node terms predicted by the cluster network model:
- * alpha_n and beta_n from {@link crossNodeSyncTime_s} and gamma from the cluster. `perf` should be
- * the job's fit on its points on at most one node; its compute and intra-node terms are kept.
- * Returns `perf` itself when `net` is undefined (no cluster data: today's behaviour).
+ * alpha_n = sync_per_proxy x proxy^proxy_exponent, beta_n = latency_per_replica_s (so that
+ * networkTime_s() = {@link crossNodeSyncTime_s} on several nodes), gamma from the cluster. `perf`
+ * should be the job's fit on its points on at most one node; its compute and intra-node terms
+ * are kept. Returns `perf` itself when `net` is undefined (no cluster data: today's behaviour).
  *
  * Replacing gamma also changes the predicted one-node optim step (r > 1), where the job's own
  * gamma had been fitted; callers that have multi-node points of the job should keep its own fit
@@ -103,45 +111,42 @@ export function crossNodeSyncTime_s(net: NetworkParams, proxy_value: number, num
  */
 export function withNetworkModel(perf: PerfParams, net: NetworkParams | undefined): PerfParams {
   if (!net) return perf;
-  const alpha_n = crossNodeSyncTime_s(net, sizeProxy(perf, net.proxy), 2);
   return {
     ...perf,
-    alpha_n,
-    beta_n: Math.max(alpha_n * net.per_replica, MIN_PARAM),
+    alpha_n: bandwidthTerm_s(net, sizeProxy(perf, net.proxy)),
+    beta_n: Math.max(net.latency_per_replica_s, MIN_PARAM),
     gamma: net.gamma,
   };
 }
 
 /**
- * The PerfParams a consumer should use for a job with profile `points`: its own fit when it has
- * run on several nodes (or when there is no network model), else its one-node fit with the
- * inter-node terms of the network model. Pure; `fit` defaults to fitPerfParams.
+ * The PerfParams a consumer should use for a job with profile `points` (the integration point):
+ * - its own fit (fitPerfParams) when it has run on several nodes or when `net` is undefined
+ *   (today's behaviour);
+ * - else the fit of its points with gamma pinned to the cluster's, so that its one-node
+ *   predictions stay fitted under the overlap the network model assumes, with the inter-node
+ *   terms of {@link withNetworkModel} (the proxy from its unpinned fit, as in fitNetworkModel).
+ * Pure and deterministic.
  */
-export function predictPerfParams(
-  points: readonly ProfilePoint[],
-  net: NetworkParams | undefined,
-  fit: (points: readonly ProfilePoint[]) => PerfParams = fitPerfParams,
-): PerfParams {
-  const own = fit(points);
+export function predictPerfParams(points: readonly ProfilePoint[], net: NetworkParams | undefined): PerfParams {
+  const own = fitPerfParams(points);
   if (!net || points.some((p) => p.num_nodes > 1)) return own;
-  return withNetworkModel(own, net);
-}
-
-interface FitRow {
-  job: number;
-  proxy: number;
-  retro: number;
-  logAcc: number;
-  logOpt: number;
+  const predicted = withNetworkModel(own, net);
+  const pinned = fitPerfParams(points, { gamma: net.gamma });
+  return { ...pinned, alpha_n: predicted.alpha_n, beta_n: predicted.beta_n, gamma: net.gamma };
 }
 
 /**
- * Fits the cluster network parameters to the multi-node points of `jobs` (each job's points on
- * at most one node give its size proxy; jobs without any are skipped). Minimizes the mean over
- * jobs of the mean squared error of log t_opt over the job's multi-node points, where t_opt
- * overlaps the point's own measured accum time with the predicted sync time. Returns undefined
- * when no job has both one-node and multi-node points (callers keep today's behaviour).
- * Pure and deterministic; `fit` defaults to fitPerfParams.
+ * Fits the cluster network parameters to the multi-node points of `jobs`, in two stages.
+ * 1. The physics, from the multi-node points alone: each job's own bandwidth term N_j, one
+ *    latency per replica and one overlap gamma, minimizing the mean over jobs of the mean squared
+ *    error of log t_opt, where t_opt overlaps each point's measured accum time with
+ *    N_j + latency x (r - 2).
+ * 2. The map from one-node measurements to N_j (each job's proxy from the fit of its points on
+ *    at most one node): `ratio`, sync_per_proxy = geometric mean over jobs of N_j / proxy_j;
+ *    `power`, log N_j = log sync_per_proxy + p log proxy_j by least squares.
+ * Jobs with no multi-node point or no one-node point are skipped. Returns undefined when none is
+ * left (callers keep today's behaviour). Pure and deterministic; `fit` defaults to fitPerfParams.
  */
 export function fitNetworkModel(
   jobs: readonly { readonly points: readonly ProfilePoint[] }[],
@@ -149,74 +154,45 @@ export function fitNetworkModel(
   fit: (points: readonly ProfilePoint[]) => PerfParams = fitPerfParams,
 ): NetworkParams | undefined {
   const proxyKind = options.proxy ?? 'fixed_compute';
-  const rows: FitRow[] = [];
-  const perJob: number[] = [];
+  const proxies: number[] = [];
+  const multi: ProfilePoint[][] = [];
   for (const job of jobs) {
-    const multi = job.points.filter((p) => p.num_nodes > 1);
+    const many = job.points.filter((p) => p.num_nodes > 1);
     const single = oneNodePoints(job.points);
-    if (multi.length === 0 || single.length === 0) continue;
-    const proxy = sizeProxy(fit(single), proxyKind);
-    const index = perJob.length;
-    perJob.push(multi.length);
-    for (const p of multi) {
-      rows.push({
-        job: index,
-        proxy,
-        retro: Math.max(p.num_replicas - 2, 0),
-        logAcc: Math.log(Math.max(p.accum_step_time_s, MIN_TIME_S)),
-        logOpt: Math.log(Math.max(p.optim_step_time_s, MIN_TIME_S)),
-      });
-    }
+    if (many.length === 0 || single.length === 0) continue;
+    proxies.push(sizeProxy(fit(single), proxyKind));
+    multi.push(many);
   }
-  if (rows.length === 0) return undefined;
-  const weights = rows.map((row) => 1 / ((perJob[row.job] as number) * perJob.length));
-  // Parameters: log offset, log per_proxy, per_replica, gamma. Logs keep the scales positive and
-  // comparable; the constant proxy has no separate offset.
-  const loss = (x: ArrayLike<number>): number => {
-    const offset = proxyKind === 'constant' ? 0 : Math.exp(x[0] as number);
-    const perProxy = Math.exp(x[1] as number);
-    const perReplica = x[2] as number;
-    const gamma = x[3] as number;
-    let total = 0;
-    for (let i = 0; i < rows.length; i++) {
-      const row = rows[i] as FitRow;
-      const net = (offset + perProxy * row.proxy) * (1 + perReplica * row.retro);
-      const residual = logOverlap(Math.exp(row.logAcc), Math.max(net, MIN_PARAM), gamma) - row.logOpt;
-      total += (weights[i] as number) * residual * residual;
-    }
-    return total;
-  };
-  const objective = (x: Float64Array, grad: Float64Array): number => {
-    const f = loss(x);
-    const probe = Float64Array.from(x);
-    for (let k = 0; k < x.length; k++) {
-      const h = 1e-6 * Math.max(1, Math.abs(x[k] as number));
-      probe[k] = (x[k] as number) + h;
-      const up = loss(probe);
-      probe[k] = (x[k] as number) - h;
-      const down = loss(probe);
-      probe[k] = x[k] as number;
-      grad[k] = (up - down) / (2 * h);
-    }
-    return f;
-  };
-  const meanProxy = rows.reduce((s, r) => s + r.proxy, 0) / rows.length;
-  const meanSync = rows.reduce((s, r) => s + Math.max(Math.exp(r.logOpt) - Math.exp(r.logAcc), 1e-6), 0) / rows.length;
-  const x0 = [Math.log(meanSync / 2), Math.log(meanSync / meanProxy / 2), 0.001, 1.5];
-  const lower = [Math.log(1e-9), Math.log(1e-9), 0, 1];
-  const upper = [Math.log(1e3), Math.log(1e6), 1, 10];
-  if (proxyKind === 'constant') {
-    lower[0] = x0[0] as number;
-    upper[0] = x0[0] as number;
-  }
-  const x = minimizeBounded(objective, x0, lower, upper).x;
+  if (multi.length === 0) return undefined;
+  const physics = fitSyncPhysics(multi);
+  const map = proxyMap(proxies, physics.bandwidth_s, options.mapping ?? 'ratio');
   return {
     proxy: proxyKind,
-    offset_s: proxyKind === 'constant' ? 0 : Math.exp(x[0] as number),
-    per_proxy: Math.exp(x[1] as number),
-    per_replica: x[2] as number,
-    gamma: x[3] as number,
-    num_jobs: perJob.length,
-    num_points: rows.length,
+    sync_per_proxy: map.scale,
+    proxy_exponent: map.exponent,
+    latency_per_replica_s: physics.latency_per_replica_s,
+    gamma: physics.gamma,
+    num_jobs: multi.length,
+    num_points: multi.reduce((s, m) => s + m.length, 0),
   };
+}
+
+const MIN_EXPONENT = 0.25;
+const MAX_EXPONENT = 3;
+
+/** Stage 2: bandwidth = scale x proxy^exponent over the jobs, in logs (see fitNetworkModel). */
+function proxyMap(proxies: readonly number[], bandwidth_s: readonly number[], mapping: 'ratio' | 'power'): { scale: number; exponent: number } {
+  const J = proxies.length;
+  const lx = proxies.map((p) => Math.log(p));
+  const ly = bandwidth_s.map((b) => Math.log(b));
+  const mx = lx.reduce((s, v) => s + v, 0) / J;
+  const my = ly.reduce((s, v) => s + v, 0) / J;
+  let sxx = 0;
+  let sxy = 0;
+  for (let j = 0; j < J; j++) {
+    sxx += ((lx[j] as number) - mx) ** 2;
+    sxy += ((lx[j] as number) - mx) * ((ly[j] as number) - my);
+  }
+  const exponent = mapping === 'power' && sxx > 1e-12 ? Math.min(MAX_EXPONENT, Math.max(MIN_EXPONENT, sxy / sxx)) : 1;
+  return { scale: Math.exp(my - exponent * mx), exponent };
 }
