@@ -97,7 +97,7 @@ export function multiNodeMeasurements(app: TraceApplication, tracesDir: string, 
   const inGrid = new Set(grid);
   for (const n of nodes) {
     if (n < 2 || n > 4) continue;
-    const counts = partial ? Array.from({ length: 3 * n }, (_, i) => n + i + 1).filter((r) => r <= GPUS_PER_NODE * n) : [GPUS_PER_NODE * n];
+    const counts = partial ? Array.from({ length: (GPUS_PER_NODE - 1) * n + 1 }, (_, i) => n + i) : [GPUS_PER_NODE * n];
     for (const r of counts) {
       const placement = Array.from({ length: n }, (_, i) => Math.min(GPUS_PER_NODE, Math.max(1, r - GPUS_PER_NODE * i - (n - i - 1))));
       for (const b of grid) {
