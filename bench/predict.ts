@@ -1,9 +1,12 @@
 /**
  * How well multi-node throughput is predicted for a job measured on at most one node (issue #18).
- * Run: npm run bench:predict [-- --json] [-- --partial].
+ * Run: npm run bench:predict [-- --json] [-- --partial] [-- --sparse].
  *
  * For each application of the Pollux traces, the job's profile is its measurements on one node
- * (1-4 GPUs at every per-GPU batch of its grid, as sim-job.ts observe() would record them).
+ * (1-4 GPUs at every per-GPU batch of its grid, as sim-job.ts observe() would record them;
+ * `--sparse`: only 1 and 4 GPUs at every third batch of the grid, closer to a job that went
+ * 1 -> 4 GPUs with a few batch sizes). `--partial` also evaluates every measured replica count
+ * below 4 per node.
  * - baseline: today's fit of those points (fitPerfParams), which extrapolates the intra-node
  *   parameters to the network;
  * - network model: the same fit with the inter-node terms of the cluster network model
@@ -74,12 +77,12 @@ function relativeErrors(perf: PerfParams, measured: readonly Measured[]): number
   return measured.map((m) => Math.abs(m.step_time_s / stepTime_s(perf, m.num_nodes, m.num_replicas, m.local_bsz, 0) - 1));
 }
 
-function loadApps(partial: boolean): AppData[] {
+function loadApps(partial: boolean, sparse: boolean): AppData[] {
   const dir = defaultTracesDir();
   return applicationNames.map((name) => {
     const app = getApplication(name, dir) as TraceApplication;
     const grid = localBatchGrid(app, dir);
-    const oneNode = oneNodeMeasurements(app, grid);
+    const oneNode = sparse ? oneNodeMeasurements(app, grid, [1, 4], 3) : oneNodeMeasurements(app, grid);
     const multi = multiNodeMeasurements(app, dir, grid, EVAL_NODES, partial);
     return { name, oneNode, multi, oneNodePerf: fitPerfParams(oneNode.map(toPoint)) };
   });
@@ -149,6 +152,7 @@ const pct = (x: number): string => (Number.isFinite(x) ? `${(100 * x).toFixed(1)
 function printMain(results: readonly AppResult[]): void {
   console.log(`Predicted multi-node throughput from one-node measurements (2-16 nodes x 4 GPUs), |predicted/measured - 1|`);
   console.log(`network model: ${label(DEFAULT)}, fitted leave-one-application-out on the other applications`);
+  console.log(`profile of each job: ${sparse ? '1 and 4 GPUs, every third per-GPU batch (--sparse)' : '1-4 GPUs on one node at every per-GPU batch'}; evaluated: ${partial ? 'every measured replica count (--partial)' : 'whole nodes'}`);
   console.log('');
   console.log('| application | points | baseline median | baseline max | network median | network max | < 15% | one node: baseline / network |');
   console.log('| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |');
@@ -181,11 +185,12 @@ function printMain(results: readonly AppResult[]): void {
 const args = process.argv.slice(2);
 const json = args.includes('--json');
 const partial = args.includes('--partial');
-const apps = loadApps(partial);
+const sparse = args.includes('--sparse');
+const apps = loadApps(partial, sparse);
 const main = evaluate(apps, DEFAULT);
 const sensitivity = VARIANTS.map((v) => ({ ...v, results: evaluate(apps, v) }));
 if (json) {
-  console.log(JSON.stringify({ evaluated_nodes: EVAL_NODES, partial, default: DEFAULT, results: main, sensitivity }, null, 2));
+  console.log(JSON.stringify({ evaluated_nodes: EVAL_NODES, partial, sparse, default: DEFAULT, results: main, sensitivity }, null, 2));
 } else {
   printMain(main);
   console.log('');
