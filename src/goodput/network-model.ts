@@ -12,12 +12,16 @@
  * size (see {@link SizeProxy}); the cluster's reports fix the map from proxy to sync time.
  *
  * The model, for job j on n > 1 nodes with r replicas (times in seconds):
- *   t_net(j, r) = (offset_s + per_proxy x proxy_j) x (1 + per_replica x max(r - 2, 0))
+ *   t_net(j, r) = sync_per_proxy x proxy_j^proxy_exponent + latency_per_replica_s x max(r - 2, 0)
  *   t_opt       = (t_acc^gamma + t_net^gamma)^(1/gamma)           (pollux-spec §3.1 overlap)
- * which is exactly PerfParams' inter-node form: alpha_n = offset_s + per_proxy x proxy_j,
- * beta_n = per_replica x alpha_n. The cluster parameters (offset_s, per_proxy, per_replica,
- * gamma) are fitted to every multi-node point that the cluster's jobs reported, each job
- * weighted equally, with the job's proxy taken from its own points on at most one node.
+ * which is exactly PerfParams' inter-node form: alpha_n = sync_per_proxy x proxy_j^exponent,
+ * beta_n = latency_per_replica_s, gamma the cluster's. The cluster parameters are fitted to the
+ * multi-node points the cluster's jobs reported, each job weighted equally (fitNetworkModel),
+ * with each job's proxy taken from its own points on at most one node.
+ *
+ * Use: `net = fitNetworkModel(all jobs' profiles)` when profiles change, then
+ * `predictPerfParams(job points, net)` wherever fitPerfParams(job points) was used. Measured
+ * against the traces by `npm run bench:predict` (docs/policy.md, "Predicting sizes not yet run").
  *
  * Pure and deterministic: no I/O, no clock, no randomness.
  */
