@@ -45,6 +45,9 @@ class TimedPolicy implements Policy {
   get uses_profiles(): boolean | undefined {
     return this.inner.uses_profiles;
   }
+  get uses_network_model(): boolean | undefined {
+    return this.inner.uses_network_model;
+  }
   decide(snapshot: ClusterSnapshot): PolicyDecision {
     const start = performance.now();
     const cpu = process.cpuUsage();

@@ -36,7 +36,7 @@ describe('parsePolicyParams', () => {
   });
 
   it('rejects bad values with the expected form', () => {
-    assert.match(rejection(() => parsePolicyParams(goodputPolicy, ['rank_exponent'])).message, /expected rank_exponent=VALUE \(default 4\)/);
+    assert.match(rejection(() => parsePolicyParams(goodputPolicy, ['rank_exponent'])).message, /expected rank_exponent=VALUE \(default 3\)/);
     assert.match(rejection(() => parsePolicyParams(goodputPolicy, ['rank_exponent='])).message, /expected rank_exponent=VALUE/);
     assert.match(rejection(() => parsePolicyParams(goodputPolicy, ['rank_exponent=-1'])).message, /non-negative number/);
     assert.match(rejection(() => parsePolicyParams(goodputPolicy, ['rank_exponent=abc'])).message, /non-negative number/);

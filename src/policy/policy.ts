@@ -33,6 +33,12 @@ export interface Policy {
    * model_from_profile). Absent or false: every job's model is its own reports only.
    */
   readonly uses_profiles?: boolean;
+  /**
+   * With uses_profiles: whether a job with no profile to start from (the first of its key) gets
+   * its cross-node step time from the cluster network model (goodput/network-model.ts) while it
+   * has run on one node only. Absent or false: from its own one-node fit.
+   */
+  readonly uses_network_model?: boolean;
   decide(snapshot: ClusterSnapshot): PolicyDecision;
 }
 

@@ -97,4 +97,24 @@ describe('SimProfileStore', () => {
     assert.notEqual(store.profileFit('a'), fit1);
     assert.deepEqual([store.get('a')!.jobs, store.get('a')!.points.length, store.shapeVersion('a'), store.size], [2, 3, 2, 1]);
   });
+
+  it('with the network model, a job measured on one node borrows cross-node terms from other keys', () => {
+    const bert = getApplication('bert', defaultTracesDir())!;
+    const point = (app: TraceApplication, placement: number[], local_bsz: number) => {
+      const [step, sync] = app.throughput(placement, local_bsz);
+      const num_replicas = placement.reduce((a, b) => a + b, 0);
+      return { num_nodes: placement.length, num_replicas, local_bsz, accum_step_time_s: step - sync, optim_step_time_s: step };
+    };
+    const oneNode = [point(cifar10, [1], 64), point(cifar10, [2], 64), point(cifar10, [4], 64), point(cifar10, [4], 128)];
+    const bertPoints = [point(bert, [1], 8), point(bert, [4], 8), point(bert, [4, 4], 8), point(bert, [4, 4, 4, 4], 8), point(bert, [4, 4, 4, 4], 12)];
+    for (const network of [false, true]) {
+      const store = new SimProfileStore(fitPerfParams, network);
+      store.report('bert', bertPoints, [], true);
+      const own = store.fitJob(oneNode, true);
+      const plain = fitPerfParams(oneNode);
+      if (network) assert.notDeepEqual(own, plain, 'cross-node terms from the cluster');
+      else assert.deepEqual(own, plain);
+      assert.deepEqual(store.fitJob(oneNode), plain, 'a job with a profile keeps the plain fit');
+    }
+  });
 });

@@ -1,4 +1,5 @@
 import { addToProfile, emptyProfile, type GradSample, type KeyProfile } from '../goodput/key-profile.js';
+import { fitNetworkModel, predictPerfParams, type NetworkParams } from '../goodput/network-model.js';
 import type { PerfParams, ProfilePoint } from '../goodput/types.js';
 
 /** GPU type of the simulated cluster (the traces are of one GPU type). */
@@ -15,7 +16,7 @@ interface Entry {
   /** Bumped when a new placement shape (num_nodes, num_replicas) is merged in. */
   shape_version: number;
   shapes: Set<string>;
-  fit?: { shape_version: number; perf: PerfParams };
+  fit?: { version: number; perf: PerfParams };
 }
 
 /**
@@ -27,8 +28,45 @@ interface Entry {
  */
 export class SimProfileStore {
   private readonly entries = new Map<string, Entry>();
+  /** Multi-node placement shapes measured over all keys: the network model's input changed. */
+  private multiNodeShapes = 0;
+  private net: { shapes: number; params: NetworkParams | undefined } | undefined;
 
-  constructor(private readonly fit: (points: readonly ProfilePoint[]) => PerfParams) {}
+  /**
+   * `fit` fits a job's throughput parameters; with `network`, jobs whose points span one node
+   * only get their cross-node terms from the cluster network model (goodput/network-model.ts)
+   * fitted on every key's profile, instead of from their own one-node fit.
+   */
+  constructor(
+    private readonly fit: (points: readonly ProfilePoint[]) => PerfParams,
+    private readonly network = false,
+  ) {}
+
+  /**
+   * Changes whenever a job's model of `key` should be refitted: its key's profile gained a
+   * placement shape, or (with the network model) any key gained a multi-node shape.
+   */
+  modelVersion(key: string): number {
+    return (this.entries.get(key)?.shape_version ?? 0) + (this.network ? this.multiNodeShapes : 0);
+  }
+
+  /**
+   * Throughput parameters of a job fitted on `points`; `own_only`: the job has no profile to
+   * start from (the first of its key, or one whose profile was discarded), so with the network
+   * model its cross-node terms come from the cluster's reports while it spans one node only.
+   */
+  fitJob(points: readonly ProfilePoint[], own_only = false): PerfParams {
+    if (!own_only || !this.network || points.some((p) => p.num_nodes > 1)) return this.fit(points);
+    return predictPerfParams(points, this.networkParams());
+  }
+
+  /** The cluster network model over every key's profile, refitted when a multi-node shape was added. */
+  private networkParams(): NetworkParams | undefined {
+    if (!this.net || this.net.shapes !== this.multiNodeShapes) {
+      this.net = { shapes: this.multiNodeShapes, params: fitNetworkModel([...this.entries.values()].map((e) => e.profile), {}, this.fit) };
+    }
+    return this.net.params;
+  }
 
   /** The profile of `key`, if any job reported to it. */
   get(key: string): KeyProfile | undefined {
@@ -46,15 +84,14 @@ export class SimProfileStore {
   }
 
   /**
-   * Throughput parameters fitted on the profile's points alone, refitted lazily when a new
-   * shape was measured (new local batches at a known shape refine it at the next new shape).
+   * Throughput parameters fitted on the profile's points alone (fitJob), refitted lazily when
+   * modelVersion changes (new local batches at a known shape refine it at the next new shape).
    */
   profileFit(key: string): PerfParams | undefined {
     const entry = this.entries.get(key);
     if (!entry || entry.profile.points.length === 0) return undefined;
-    if (!entry.fit || entry.fit.shape_version !== entry.shape_version) {
-      entry.fit = { shape_version: entry.shape_version, perf: this.fit(entry.profile.points) };
-    }
+    const version = this.modelVersion(key);
+    if (!entry.fit || entry.fit.version !== version) entry.fit = { version, perf: this.fitJob(entry.profile.points) };
     return entry.fit.perf;
   }
 
@@ -68,6 +105,7 @@ export class SimProfileStore {
       if (!entry.shapes.has(shape)) {
         entry.shapes.add(shape);
         entry.shape_version++;
+        if (p.num_nodes > 1) this.multiNodeShapes++;
       }
     }
   }

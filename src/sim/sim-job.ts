@@ -76,8 +76,8 @@ export class SimJob {
   /** Own points not yet reported to the profile. */
   private pending: ProfilePoint[] = [];
   private reportedBucket = -1;
-  /** Shape version of the profile `perf` was fitted with (-1: own points only). */
-  private perfShape = -1;
+  /** Store model version (and whether the profile was used) `perf` was fitted with. */
+  private perfVersion = -1;
 
   constructor(config: SimJobConfig) {
     this.name = config.name;
@@ -128,25 +128,30 @@ export class SimJob {
   /**
    * Fitted throughput parameters over every profiled configuration, own and (while in use) the
    * key's profile's at configurations the job has not measured; refit lazily, and on a profile
-   * only when it gained a placement shape (a refit per new local batch would cost a fit per
-   * job and round).
+   * only when the store's model version changes (a new placement shape; a refit per new local
+   * batch would cost a fit per job and round).
    */
   perfParams(): PerfParams | undefined {
     if (!this.hooks) return undefined;
-    const shared = this.sharedProfile();
-    if (shared) {
-      const shape = this.link!.store.shapeVersion(this.link!.key);
-      if (this.perfStale || !this.perf || this.perfShape !== shape) {
-        this.perf = this.profile.size === 0 ? this.link!.store.profileFit(this.link!.key) : this.hooks.fit(modelPoints([...this.profile.values()], shared));
-        this.perfShape = shape;
-        this.perfStale = false;
-      }
-      return this.perf;
-    }
+    const link = this.link;
+    if (link) return this.linkedPerfParams(link);
     if (this.profile.size === 0) return undefined;
-    if (this.perfStale || !this.perf || this.perfShape !== -1) {
+    if (this.perfStale || !this.perf) {
       this.perf = this.hooks.fit([...this.profile.values()]);
-      this.perfShape = -1;
+      this.perfStale = false;
+    }
+    return this.perf;
+  }
+
+  /** perfParams of a job linked to a profile store: fitted by the store, refitted on its versions. */
+  private linkedPerfParams(link: ProfileLink): PerfParams | undefined {
+    const shared = this.sharedProfile();
+    if (!shared && this.profile.size === 0) return undefined;
+    const version = 2 * link.store.modelVersion(link.key) + (shared ? 1 : 0);
+    if (this.perfStale || !this.perf || this.perfVersion !== version) {
+      const own = [...this.profile.values()];
+      this.perf = !shared ? link.store.fitJob(own, true) : own.length === 0 ? link.store.profileFit(link.key) : link.store.fitJob(modelPoints(own, shared));
+      this.perfVersion = version;
       this.perfStale = false;
     }
     return this.perf;

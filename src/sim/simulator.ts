@@ -132,7 +132,7 @@ export function simulate(workload: Workload, policyName: string, policy: Policy,
   }
   const nodes: NodeInfo[] = Array.from({ length: o.nodes }, (_, i) => ({ index: i, name: `node-${i}`, gpus: o.gpus_per_node, preemptible: false }));
   // Profiles are a capability the policy declares (issue #18); other policies run as before.
-  const profiles = mode === 'adaptive' && policy.uses_profiles === true ? new SimProfileStore(polluxHooks.fit) : undefined;
+  const profiles = mode === 'adaptive' && policy.uses_profiles === true ? new SimProfileStore(polluxHooks.fit, policy.uses_network_model === true) : undefined;
   const jobs = workload.jobs.map((w) => makeSimJob(w, mode, profiles));
   const oracle = new OracleCache(o.gpus_per_node, totalGpus);
   const activeSum = new Float64Array(jobs.length);

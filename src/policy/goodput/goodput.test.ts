@@ -130,8 +130,9 @@ test('whole-node sizing: multi-node sizes are built from whole nodes before left
 test('min_weight_share floors every weight at that share of the mean weight', () => {
   const model = { perf, grad: { sqr: 0.05, var: 5 }, limits };
   const jobs = [0, 1, 2, 3, 4, 5, 6, 7].map((i) => job(`j${i}`, { max_profiled_replicas: 1, model, remaining_samples: 1e5 * (i + 1) }));
-  const plain = buildJobViews(snapshot(jobs, 2), defaultGoodputPolicyParams).map((v) => v.weight);
-  const floored = buildJobViews(snapshot(jobs, 2), { ...defaultGoodputPolicyParams, min_weight_share: 0.5 }).map((v) => v.weight);
+  const e4 = { ...defaultGoodputPolicyParams, rank_exponent: 4 };
+  const plain = buildJobViews(snapshot(jobs, 2), e4).map((v) => v.weight);
+  const floored = buildJobViews(snapshot(jobs, 2), { ...e4, min_weight_share: 0.5 }).map((v) => v.weight);
   const mean = plain.reduce((s, w) => s + w, 0) / plain.length;
   // heSRPT shares with e = 4: the job with the most work left gets n * (1/n)^4 = 8^-3.
   assert.ok(Math.abs((plain[7] as number) - 1 / 512) < 1e-12);

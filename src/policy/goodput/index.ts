@@ -15,6 +15,8 @@ export class GoodputPolicy implements Policy {
   readonly name = 'goodput';
   /** From the `profiles` knob (default true): start jobs from their key's profile. */
   readonly uses_profiles: boolean;
+  /** From the `network_model` knob (default false): see Policy.uses_network_model. */
+  readonly uses_network_model: boolean;
   private readonly params: GoodputPolicyParams;
   /** Memo of pure speedup evaluations per model object; never changes a decision. */
   private readonly speedups: SpeedupCache = new WeakMap();
@@ -22,6 +24,7 @@ export class GoodputPolicy implements Policy {
   constructor(params: Partial<GoodputPolicyParams> = {}) {
     this.params = { ...defaultGoodputPolicyParams, ...params };
     this.uses_profiles = this.params.profiles;
+    this.uses_network_model = this.params.network_model;
   }
 
   decide(snapshot: ClusterSnapshot): PolicyDecision {

@@ -111,6 +111,12 @@ export interface GoodputPolicyParams extends HysteresisParams {
    * same model measured. Read by the simulator and the control plane (Policy.uses_profiles).
    */
   profiles: boolean;
+  /**
+   * With profiles: predict the cross-node step time of a job with no profile to start from by
+   * the cluster network model fitted on every key's profile (issue #18). Measured worse in the
+   * simulator (docs/policy.md, fifth round), so off.
+   */
+  network_model: boolean;
 }
 
 export const defaultGoodputPolicyParams: GoodputPolicyParams = {
@@ -119,18 +125,19 @@ export const defaultGoodputPolicyParams: GoodputPolicyParams = {
   restart_delay_s: 30,
   min_horizon_s: 300,
   max_horizon_s: Infinity,
-  utility_power: 1,
+  utility_power: 0.8,
   restart_budget: true,
   use_remaining_work: true,
   hold_from_history: true,
   initial_replicas: 1,
   explore_factor: 4,
   unmeasured_gain_share: 0.5,
-  rank_exponent: 4,
+  rank_exponent: 3,
   min_marginal_speedup: 0,
   whole_nodes: true,
   min_weight_share: 0,
   profiles: true,
+  network_model: false,
   queue_base_gpu_s: 600,
   queue_factor: 10,
   queue_count: 3,

@@ -29,4 +29,6 @@ test('profiles is a knob of the goodput policy, on by default', () => {
   assert.equal(new GoodputPolicy().uses_profiles, true);
   assert.equal(new GoodputPolicy({ profiles: false }).uses_profiles, false);
   assert.equal(goodputPolicy.params?.profiles, true);
+  assert.equal(new GoodputPolicy().uses_network_model, false);
+  assert.equal(new GoodputPolicy({ network_model: true }).uses_network_model, true);
 });
