@@ -8,7 +8,8 @@
  * fairness criteria; then the per-pair figures of the first variant.
  *
  * Pollux's figures come from a file saved by bench:policy-compare (default: the committed
- * bench/results/pollux-seed1.json), so the run takes about 40 s per variant on 2 cores.
+ * bench/results/pollux-seed1.json), so the run takes about 35 s per variant on 2 cores (about
+ * 100 s with --jitter-seeds 3).
  * Flags: --variant 'NAME=VALUE,NAME=VALUE' (repeatable; replaces the built-in list; 'default' is
  * the unchanged policy), --pollux-json FILE, --loads 0.5,1.0,1.5,2.0, --workloads 1,2,3,4,
  * --concurrency 2, --jitter-seeds N (default 0): instead of the workloads as written, N copies of
