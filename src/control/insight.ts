@@ -8,7 +8,7 @@ import { adascaleGain, efficiency } from '../goodput/efficiency.js';
 import { fixedBatchChoice, goodputOf, optimizeBatch } from '../goodput/optimize.js';
 import { bestGoodput } from '../goodput/speedup.js';
 import type { GoodputModel } from '../goodput/types.js';
-import type { JobRecord, Measurement } from '../store/types.js';
+import type { JobRecord, Measurement, StoredKeyProfile } from '../store/types.js';
 import type { JobConfig } from './batch-config.js';
 import { limitsOf, modelOf } from './snapshot.js';
 
@@ -93,6 +93,8 @@ export interface ResizeContext {
   idle: number;
   /** 'GPU' or 'CPU slot', for the words. */
   unit: string;
+  /** By job id, the profile each job's model starts from (control/profile-book.ts). */
+  profiles?: ReadonlyMap<string, StoredKeyProfile>;
 }
 
 const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? '' : 's'}`;
@@ -103,13 +105,15 @@ const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? '' : 's'}`;
  * goodput x2.4, 3 CPU slots idle)". Pure.
  */
 export function resizeReason(job: JobRecord, from: number, to: number, ctx: ResizeContext): string {
-  const model = modelOf(job);
+  const fromProfile = ctx.profiles?.get(job.id);
+  const model = modelOf(job, fromProfile);
   const predicted = model && from > 0 && to > 0 ? predictedRatio(model, job, from, to) : undefined;
   const gain = predicted !== undefined ? `predicted goodput ${times(predicted)}` : undefined;
   const idle = `${plural(ctx.idle, ctx.unit)} idle`;
   if (from === 0 && to > 0) {
     const why = job.launches === 0 ? 'first start' : 'resumes from its checkpoint';
-    const basis = model ? `predicted speedup ${times(bestGoodput(model, 1, to, batchPolicy(job)) / Math.max(1e-12, bestGoodput(model, 1, 1, batchPolicy(job))))} over 1 replica` : 'no throughput measured yet';
+    const by = fromProfile && job.perf === null ? ` by the profile of '${fromProfile.key}'` : '';
+    const basis = model ? `predicted speedup ${times(bestGoodput(model, 1, to, batchPolicy(job)) / Math.max(1e-12, bestGoodput(model, 1, 1, batchPolicy(job))))} over 1 replica${by}` : 'no throughput measured yet';
     return `${why} on ${plural(to, ctx.unit)} (${ctx.policy}: ${basis}, ${idle})`;
   }
   if (to === 0) return `preempted ${from} -> 0 (${ctx.policy}: its ${plural(from, ctx.unit)} go to other jobs; resumes from its checkpoint)`;
