@@ -18,6 +18,7 @@ import { jsonBody, parse } from './parse-body.js';
 import { reportIssues } from './report-issues.js';
 import { StoreHealth } from './store-health.js';
 import { checkLaunchable } from './submit-checks.js';
+import { registerProfileRoutes } from './profile-routes.js';
 import { registerTokenRoutes } from './token-routes.js';
 import { eventView, iso, jobView, replicaView, type JobDetail, type NodeView } from './views.js';
 
@@ -187,6 +188,7 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
   });
 
   registerTokenRoutes(app, store, o.now_ms);
+  registerProfileRoutes(app, store);
 
   return app;
 }

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { BackendNode, ReplicaRef } from '../backends/backend.js';
 import type { NodeInfo } from '../core/cluster.js';
 import { GoodputError } from '../core/errors.js';
+import { profileKeyOf } from '../core/profile-key.js';
 import type { Rejection } from '../policy/policy.js';
 import { ACTIVE_STATES, hungReason, isTerminal, settle, type EventKind } from '../store/lifecycle.js';
 import type { DeviceBinding, TransitionDetail } from '../store/store.js';
@@ -112,8 +113,9 @@ export class Controller {
   }
 
   /**
-   * Stores a new job (state queued) and triggers a round. Refuses (E_INFEASIBLE, nothing stored)
-   * a job whose `min_replicas` exceeds the devices of the cluster: it could never run.
+   * Stores a new job (state queued; `profile` defaults to its command's, core/profile-key.ts)
+   * and triggers a round. Refuses (E_INFEASIBLE, nothing stored) a job whose `min_replicas`
+   * exceeds the devices of the cluster: it could never run.
    */
   async submit(spec: JobSpec, user: string, actor: string): Promise<JobRecord> {
     const devices = this.options.backend.nodes().flatMap((n) => n.devices);
@@ -121,7 +123,7 @@ export class Controller {
       const kind = devices[0]?.kind === 'gpu' ? 'GPU(s)' : 'CPU slot(s)';
       throw new GoodputError('E_INFEASIBLE', `job needs at least ${spec.min_replicas} replicas (min_replicas) but this cluster has ${devices.length} ${kind}; submit it with --min-replicas ${devices.length} or less`);
     }
-    const job = await this.options.store.createJob({ id: randomBytes(4).toString('hex'), name: spec.name, user, spec }, actor);
+    const job = await this.options.store.createJob({ id: randomBytes(4).toString('hex'), name: spec.name, user, spec: { ...spec, profile: profileKeyOf(spec) } }, actor);
     this.requestRound();
     return job;
   }

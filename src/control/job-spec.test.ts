@@ -15,7 +15,7 @@ describe('job spec', () => {
   it('applies defaults', () => {
     const spec = validateJobSpec({ name: 'mnist', command: ['python', 'train.py'] }, '/work');
     // preemptible stays absent: stopped only once stopping it loses nothing (docs/contract.md).
-    assert.deepEqual(spec, { name: 'mnist', command: ['python', 'train.py'], workdir: '/work', env: {}, min_replicas: 0, max_replicas: 1, max_restarts: 3, priority: 0, profile: 'train' });
+    assert.deepEqual(spec, { name: 'mnist', command: ['python', 'train.py'], workdir: '/work', env: {}, min_replicas: 0, max_replicas: 1, max_restarts: 3, priority: 0 });
     assert.equal(validateJobSpec({ name: 'm', command: ['x'], preemptible: true }, '/work').preemptible, true, 'an explicit true is kept');
   });
 

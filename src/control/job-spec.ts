@@ -8,7 +8,6 @@ import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { GoodputError } from '../core/errors.js';
 import { jobSpecSchema, type JobSpec } from '../core/job-spec.js';
-import { defaultProfileKey } from '../core/profile-key.js';
 
 /** Formats every issue of a failed parse as `field: message`, one per line. */
 export function formatIssues(error: z.ZodError): string {
@@ -23,7 +22,8 @@ export function formatIssues(error: z.ZodError): string {
 
 /**
  * Validates a spec; `workdir` defaults to `default_workdir`, a relative `venv` or `conda` prefix
- * is resolved against the workdir, `profile` defaults to the command's (core/profile-key.ts). Throws E_SPEC naming every bad field. Does not check that
+ * is resolved against the workdir. `profile` stays absent when not given: Controller.submit
+ * stores the command's default (a command given on the command line may replace the file's). Throws E_SPEC naming every bad field. Does not check that
  * the directories exist (they may be made by `env_setup`, or exist only where replicas run).
  */
 export function validateJobSpec(input: unknown, default_workdir: string, source = 'job spec'): JobSpec {
@@ -39,7 +39,6 @@ export function validateJobSpec(input: unknown, default_workdir: string, source 
     else spec[key] = resolve(spec.workdir, prefix);
   }
   if (spec.env_setup === undefined) delete spec.env_setup;
-  spec.profile ??= defaultProfileKey(spec.command);
   return spec;
 }
 
