@@ -2,7 +2,7 @@
 import { jobInsight, type JobInsight } from '../control/insight.js';
 import type { Rejection } from '../policy/policy.js';
 import { profileKeyOf } from '../core/profile-key.js';
-import type { JobEvent, JobRecord, JobSpec, JobState, Measurement, ProfileUse, ReplicaRecord } from '../store/types.js';
+import type { JobEvent, JobRecord, JobSpec, JobState, Measurement, ProfileUse, ReplicaRecord, StoredKeyProfile } from '../store/types.js';
 
 /** A job as the API shows it. Times are ISO-8601 strings or null. */
 export interface JobView {
@@ -95,8 +95,11 @@ export interface NodeView {
 
 export const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
-/** The API view of a job; `latest` is its newest measurement, if any (for the insight). */
-export function jobView(job: JobRecord, latest?: Measurement): JobView {
+/**
+ * The API view of a job; `latest` is its newest measurement, if any, and `profile` the profile
+ * its model starts from (both for the insight).
+ */
+export function jobView(job: JobRecord, latest?: Measurement, profile?: StoredKeyProfile): JobView {
   return {
     id: job.id,
     name: job.name,
@@ -118,7 +121,7 @@ export function jobView(job: JobRecord, latest?: Measurement): JobView {
     spec: job.spec,
     profile_key: profileKeyOf(job.spec),
     profile_use: job.profile_use,
-    insight: jobInsight(job, latest),
+    insight: jobInsight(job, latest, profile),
   };
 }
 

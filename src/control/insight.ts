@@ -43,10 +43,13 @@ const MAX_PREDICTED_REPLICAS = 64;
 
 const total = (local_bsz: number, accum_steps: number, replicas: number) => local_bsz * (accum_steps + 1) * replicas;
 
-/** The job's insight from its record and its latest measurement (if any). */
-export function jobInsight(job: JobRecord, latest: Measurement | undefined): JobInsight {
-  const model = modelOf(job);
-  const B0 = limitsOf(job).init_batch_size;
+/**
+ * The job's insight from its record and its latest measurement (if any); `profile`: the profile
+ * its model starts from (control/profile-book.ts), for a prediction before its own reports.
+ */
+export function jobInsight(job: JobRecord, latest: Measurement | undefined, profile?: StoredKeyProfile): JobInsight {
+  const model = modelOf(job, profile);
+  const B0 = limitsOf(job, profile).init_batch_size;
   const insight: JobInsight = { batch: null, lr_scale: null, throughput_samples_s: null, efficiency: null, goodput: null, speedup: null, predicted: null };
   if (latest) {
     const replicas = Math.max(1, latest.num_replicas);

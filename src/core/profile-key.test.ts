@@ -22,6 +22,7 @@ describe('default profile key', () => {
     [['python3'], 'python3'],
     [['python', '-c', 'print(1)'], 'python-c-' + defaultProfileKey(['python', '-c', 'print(1)']).slice(-8)],
     [['python3', 'my script (v2).py'], 'my-script-v2-'],
+    [['node', '-e', 'console.log(process.argv)', 'x'], 'node-e-' + defaultProfileKey(['node', '-e', 'console.log(process.argv)']).slice(-8)],
     [['...'], 'job'],
   ];
   for (const [command, key] of cases) {

@@ -23,6 +23,9 @@ const LAUNCHER_MODULES = new Set(['torch.distributed.run', 'torch.distributed.la
 /** Interpreter options that take a value as the next argument. */
 const INTERPRETER_VALUE_OPTIONS = new Set(['-W', '-X', '--require', '-r', '--import', '--loader']);
 
+/** Interpreter options whose value is the program itself (python -c, node -e/--eval/-p/--print). */
+const INLINE_CODE = new Set(['-c', '-e', '--eval', '-p', '--print']);
+
 /** Launcher options that take no value (every other `--opt` without `=` takes the next argument). */
 const LAUNCHER_FLAGS = new Set(['--standalone', '--no-python', '--no_python', '--run-path', '--run_path', '-m', '--module', '--use_env', '--use-env', '-i', '--ignore-environment', '--oversubscribe', '--allow-run-as-root']);
 
@@ -58,7 +61,7 @@ function fnv1a(s: string): string {
  * - `python3.11 -u train.py --lr 0.1` -> `train`; `python -m pkg.train` -> `pkg.train`;
  * - `torchrun --nproc_per_node 4 train.py`, `python -m torch.distributed.run ... train.py`,
  *   `accelerate launch train.py`, `env A=1 python train.py` -> `train`;
- * - `python -c CODE` -> `python-c-<hash of CODE>`;
+ * - `python -c CODE` -> `python-c-<hash of CODE>` (`node -e CODE` -> `node-e-<hash>`);
  * - anything else: the program's file name (`./train.sh --x` -> `train`, `/opt/bin/trainer` -> `trainer`).
  * The result always matches PROFILE_KEY (`job` when nothing usable is left). Pure, deterministic.
  */
@@ -80,7 +83,7 @@ export function defaultProfileKey(command: readonly string[]): string {
           launcher = true;
           break;
         }
-        if (opt === '-c') return `${asKey(prog) ?? 'python'}-c-${fnv1a(command[i + 1] ?? '')}`;
+        if (INLINE_CODE.has(opt)) return `${asKey(prog) ?? 'python'}${opt.replace(/^-+/, '-')}-${fnv1a(command[i + 1] ?? '')}`;
         i += INTERPRETER_VALUE_OPTIONS.has(opt) ? 2 : 1;
       }
       if (launcher) continue;
