@@ -20,7 +20,7 @@ const dirs: string[] = [];
 const servers: ServerProcess[] = [];
 after(() => {
   for (const s of servers) cleanup(s.data_dir, [s]);
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  for (const d of dirs) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 const dataDir = () => {
   const d = tempDataDir('goodput-store-');

@@ -25,9 +25,11 @@ const enum Link {
  * no point spans several nodes; alpha_r, beta_r := 1e-8 if no single-node multi-replica point;
  * beta_n, beta_r := 1e-8 if no point has more than 2 replicas. After the fit, without
  * multi-node points, alpha_n >= 1.1 alpha_r and beta_n >= 1.1 beta_r. Pure and deterministic;
- * with no points it returns the start values (with the same rules applied).
+ * with no points it returns the start values (with the same rules applied). `options.gamma`
+ * pins gamma to that value (in [1, 10]; used by the network model, network-model.ts); without
+ * it the fit is the artifact's.
  */
-export function fitPerfParams(points: readonly ProfilePoint[]): PerfParams {
+export function fitPerfParams(points: readonly ProfilePoint[], options: { gamma?: number } = {}): PerfParams {
   const N = points.length;
   const lower = [LOWER, LOWER, LOWER, LOWER, LOWER, LOWER, 1];
   const upper = [Infinity, Infinity, Infinity, Infinity, Infinity, Infinity, 10];
@@ -74,6 +76,7 @@ export function fitPerfParams(points: readonly ProfilePoint[]): PerfParams {
     pin(3, LOWER);
     pin(5, LOWER);
   }
+  if (options.gamma !== undefined) pin(6, Math.min(10, Math.max(1, options.gamma)));
 
   let x: ArrayLike<number> = x0;
   if (N > 0) {

@@ -10,6 +10,17 @@ export {
 } from './throughput.js';
 export { adascaleGain, efficiency } from './efficiency.js';
 export { fitPerfParams } from './fit.js';
+export {
+  crossNodeSyncTime_s,
+  fitNetworkModel,
+  oneNodePoints,
+  predictPerfParams,
+  sizeProxy,
+  withNetworkModel,
+} from './network-model.js';
+export type { NetworkModelOptions, NetworkParams, SizeProxy } from './network-model.js';
+export { fitSyncPhysics } from './sync-physics.js';
+export type { SyncPhysics } from './sync-physics.js';
 export { profilePoint } from './profile.js';
 export type { MeasuredStep } from './profile.js';
 export { minimizeBounded } from './lbfgsb.js';

@@ -78,7 +78,8 @@ export function cleanup(data_dir: string, servers: readonly { pid: number }[] = 
       }
     }
   }
-  rmSync(data_dir, { recursive: true, force: true });
+  // A killed process group may still be closing files in the directory for a moment: retry.
+  rmSync(data_dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 }
 
 /** SIGKILL to a process group (no error if gone). */

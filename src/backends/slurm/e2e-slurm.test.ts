@@ -161,8 +161,9 @@ describe('goodput up --backend slurm (real slurmctld and slurmd)', { skip }, () 
     });
     const drained = (await s.client.events(job.id)).find((e) => e.kind === 'node-unavailable');
     assert.match(drained?.reason ?? '', /node gp2 is drain.*maintenance/);
-    await cluster.cmd('scontrol', ['update', 'nodename=gp2', 'state=resume']);
 
+    // gp2 stays drained until the manual scancel is handled: resumed earlier, Goodput may grow
+    // the job back onto it (a restart it requests) at the moment the test cancels the attempt.
     const slurmJob = moved.current_replicas[0]!.launch_id;
     await cluster.cmd('scancel', [slurmJob]);
     const restarted = await waitFor('the job to run again after the manual scancel', 120_000, async () => {
@@ -172,6 +173,7 @@ describe('goodput up --backend slurm (real slurmctld and slurmd)', { skip }, () 
     const exits = (await s.client.events(job.id)).filter((e) => e.kind === 'replica-exited' && e.data.attempt === moved.current_replicas[0]!.attempt);
     assert.ok(exits.length > 0 && exits.every((e) => /not requested by Goodput/.test(e.reason)), exits.map((e) => e.reason).join('; '));
     assert.equal(restarted.state, 'running');
+    await cluster.cmd('scontrol', ['update', 'nodename=gp2', 'state=resume']);
 
     // A node that goes down under the job: Slurm ends the job (NodeDown); Goodput restarts it
     // from its checkpoint. (ReturnToService=2 brings the emulated node back at once.)

@@ -1,0 +1,153 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { fitPerfParams } from './fit.js';
+import {
+  crossNodeSyncTime_s,
+  fitNetworkModel,
+  predictPerfParams,
+  sizeProxy,
+  withNetworkModel,
+  type NetworkParams,
+} from './network-model.js';
+import { fitSyncPhysics } from './sync-physics.js';
+import { logOverlap, stepTime_s } from './throughput.js';
+import type { PerfParams, ProfilePoint } from './types.js';
+
+const BATCHES = [8, 16, 32, 64, 128];
+
+/** A job's true compute and intra-node terms (gamma unused by the synthetic points). */
+function perfOf(alpha_c: number): PerfParams {
+  return { alpha_c, beta_c: alpha_c / 20, alpha_n: 1e-8, beta_n: 1e-8, alpha_r: alpha_c / 5, beta_r: alpha_c / 50, gamma: 2 };
+}
+
+/** Multi-node points of a job whose cross-node sync is `bandwidth_s + latency_s (r - 2)`, overlapped with exponent gamma. */
+function multiNodePoints(perf: PerfParams, bandwidth_s: number, latency_s: number, gamma: number, nodes: readonly number[]): ProfilePoint[] {
+  return nodes.flatMap((n) =>
+    BATCHES.map((b) => {
+      const r = 4 * n;
+      const acc = perf.alpha_c + perf.beta_c * b;
+      const net = bandwidth_s + latency_s * (r - 2);
+      return { num_nodes: n, num_replicas: r, local_bsz: b, accum_step_time_s: acc, optim_step_time_s: Math.exp(logOverlap(acc, net, gamma)) };
+    }),
+  );
+}
+
+/** One-node points of a job: 1, 2 and 4 GPUs under its own overlap. */
+function oneNodePoints(perf: PerfParams): ProfilePoint[] {
+  return [1, 2, 4].flatMap((r) =>
+    BATCHES.map((b) => ({
+      num_nodes: 1,
+      num_replicas: r,
+      local_bsz: b,
+      accum_step_time_s: perf.alpha_c + perf.beta_c * b,
+      optim_step_time_s: stepTime_s(perf, 1, r, b, 0),
+    })),
+  );
+}
+
+function assertRel(actual: number, expected: number, tol: number, what: string): void {
+  assert.ok(Math.abs(actual / expected - 1) <= tol, `${what}: ${actual} vs ${expected}`);
+}
+
+const NET: NetworkParams = { proxy: 'fixed_compute', sync_per_proxy: 4, proxy_exponent: 1, latency_per_replica_s: 0.002, gamma: 2.5, num_jobs: 3, num_points: 30 };
+
+test('fitSyncPhysics recovers each job bandwidth term, the latency and gamma from exact points', () => {
+  const truth = [0.05, 0.4, 1.5];
+  const jobs = truth.map((bw, j) => multiNodePoints(perfOf([0.02, 0.1, 0.3][j] as number), bw, 0.003, 2.5, [2, 4, 8]));
+  const fit = fitSyncPhysics(jobs);
+  assertRel(fit.gamma, 2.5, 1e-3, 'gamma');
+  assertRel(fit.latency_per_replica_s, 0.003, 1e-2, 'latency');
+  truth.forEach((bw, j) => assertRel(fit.bandwidth_s[j] as number, bw, 1e-2, `bandwidth of job ${j}`));
+});
+
+test('fitNetworkModel recovers sync per unit of alpha_c when the sync is proportional to it', () => {
+  const alphas = [0.02, 0.1, 0.3];
+  // The one-node fit is injected, so the proxy is exactly alpha_c.
+  const byPoints = new Map<ProfilePoint, PerfParams>();
+  const jobs = alphas.map((a) => {
+    const perf = perfOf(a);
+    const one = oneNodePoints(perf);
+    byPoints.set(one[0] as ProfilePoint, perf);
+    return { points: [...one, ...multiNodePoints(perf, 6 * a, 0.004, 2, [2, 4, 16])] };
+  });
+  const fit = (points: readonly ProfilePoint[]): PerfParams => byPoints.get(points[0] as ProfilePoint) as PerfParams;
+  const net = fitNetworkModel(jobs, {}, fit);
+  assert.ok(net);
+  assertRel(net.sync_per_proxy, 6, 2e-2, 'sync per proxy');
+  assert.equal(net.proxy_exponent, 1);
+  assertRel(net.latency_per_replica_s, 0.004, 5e-2, 'latency');
+  assertRel(net.gamma, 2, 1e-2, 'gamma');
+  assert.equal(net.num_jobs, 3);
+  assert.equal(net.num_points, 3 * 3 * BATCHES.length);
+  // The power mapping finds the exponent of a sync that grows like alpha_c^1.5.
+  const powerJobs = alphas.map((a, j) => ({ points: [...(jobs[j] as { points: ProfilePoint[] }).points.filter((p) => p.num_nodes === 1), ...multiNodePoints(perfOf(a), 20 * a ** 1.5, 0.001, 2, [2, 4])] }));
+  const power = fitNetworkModel(powerJobs, { mapping: 'power' }, fit);
+  assert.ok(power);
+  assertRel(power.proxy_exponent, 1.5, 2e-2, 'exponent');
+  assertRel(power.sync_per_proxy, 20, 5e-2, 'scale');
+});
+
+test('no multi-node points anywhere: no model, and predictions keep today\'s fit', () => {
+  const points = oneNodePoints(perfOf(0.1));
+  assert.equal(fitNetworkModel([{ points }, { points: [] }]), undefined);
+  assert.equal(fitNetworkModel([]), undefined);
+  const own = fitPerfParams(points);
+  assert.equal(withNetworkModel(own, undefined), own);
+  assert.deepEqual(predictPerfParams(points, undefined), own);
+});
+
+test('a job that has run on several nodes keeps its own fit', () => {
+  const perf = perfOf(0.1);
+  const points = [...oneNodePoints(perf), ...multiNodePoints(perf, 0.5, 0.001, 2, [2])];
+  assert.deepEqual(predictPerfParams(points, NET), fitPerfParams(points));
+});
+
+test('withNetworkModel sets the inter-node terms and gamma and keeps the rest', () => {
+  const perf = perfOf(0.1);
+  const out = withNetworkModel(perf, NET);
+  assert.equal(out.alpha_n, 4 * 0.1);
+  assert.equal(out.beta_n, 0.002);
+  assert.equal(out.gamma, 2.5);
+  assert.equal(out.alpha_c, perf.alpha_c);
+  assert.equal(out.beta_c, perf.beta_c);
+  assert.equal(out.alpha_r, perf.alpha_r);
+  assert.equal(out.beta_r, perf.beta_r);
+  // The throughput model's network time on several nodes is the network model's sync time.
+  for (const r of [5, 8, 16, 64]) {
+    const expected = crossNodeSyncTime_s(NET, sizeProxy(perf, 'fixed_compute'), r);
+    assertRel(stepTime_s(out, 2, r, 1e-9, 0) ** 2.5 - (perf.alpha_c + perf.beta_c * 1e-9) ** 2.5, expected ** 2.5, 1e-9, `r=${r}`);
+  }
+});
+
+test('predicted multi-node step times are positive, above compute, and non-decreasing in the nodes', () => {
+  const truth = perfOf(0.05);
+  const predicted = predictPerfParams(oneNodePoints(truth), NET);
+  assert.equal(predicted.gamma, NET.gamma);
+  for (const b of BATCHES) {
+    let last = 0;
+    for (let n = 2; n <= 16; n++) {
+      const t = stepTime_s(predicted, n, 4 * n, b, 0);
+      assert.ok(Number.isFinite(t) && t > 0);
+      assert.ok(t >= predicted.alpha_c + predicted.beta_c * b);
+      assert.ok(t >= last, `b=${b}: ${n} nodes ${t} < ${last}`);
+      last = t;
+    }
+  }
+  // On one GPU nothing changes but the fit under the pinned gamma: compute within 1% of the truth.
+  for (const b of BATCHES) assertRel(stepTime_s(predicted, 1, 1, b, 0), truth.alpha_c + truth.beta_c * b, 1e-2, `1 GPU b=${b}`);
+});
+
+test('cross-node sync time grows with the proxy and the replicas; proxies are positive', () => {
+  assert.ok(crossNodeSyncTime_s(NET, 0.2, 8) > crossNodeSyncTime_s(NET, 0.1, 8));
+  assert.ok(crossNodeSyncTime_s(NET, 0.1, 64) > crossNodeSyncTime_s(NET, 0.1, 8));
+  assert.ok(crossNodeSyncTime_s({ ...NET, sync_per_proxy: 0, latency_per_replica_s: 0 }, 0.1, 8) > 0);
+  const zero: PerfParams = { alpha_c: 0, beta_c: 0, alpha_n: 0, beta_n: 0, alpha_r: 0, beta_r: 0, gamma: 1 };
+  for (const kind of ['fixed_compute', 'intra_sync', 'constant'] as const) assert.ok(sizeProxy(zero, kind) > 0);
+  assert.equal(sizeProxy(perfOf(0.1), 'intra_sync'), 0.1 / 5 + 2 * (0.1 / 50));
+});
+
+test('fitPerfParams pins gamma only when asked', () => {
+  const points = oneNodePoints(perfOf(0.1));
+  assert.equal(fitPerfParams(points, { gamma: 3 }).gamma, 3);
+  assert.deepEqual(fitPerfParams(points, {}), fitPerfParams(points));
+});

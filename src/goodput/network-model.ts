@@ -1,0 +1,202 @@
+/**
+ * A cluster-wide model of cross-node gradient synchronization, for predicting the multi-node
+ * step time of a job that has been measured on at most one node (issue #18).
+ *
+ * Why: a job's own fit (fit.ts) has no inter-node data until it has run on several nodes, so it
+ * extrapolates its intra-node parameters (alpha_n >= 1.1 alpha_r). Intra-node sync says little
+ * about the network: cifar10 fitted on 4 GPUs predicts 3.7x on 64 GPUs where the trace says 0.6x.
+ * Jobs that did run on several nodes, though, all crossed the same network. Ring all-reduce
+ * moves about 2 (r-1)/r x gradient bytes through each node's link, almost independent of the node
+ * count, so a job's cross-node sync time is its gradient size over the cluster's bandwidth plus
+ * a latency. The gradient size is unknown, but one-node measurements carry a proxy of the model
+ * size (see {@link SizeProxy}); the cluster's reports fix the map from proxy to sync time.
+ *
+ * The model, for job j on n > 1 nodes with r replicas (times in seconds):
+ *   t_net(j, r) = sync_per_proxy x proxy_j^proxy_exponent + latency_per_replica_s x max(r - 2, 0)
+ *   t_opt       = (t_acc^gamma + t_net^gamma)^(1/gamma)           (pollux-spec §3.1 overlap)
+ * which is exactly PerfParams' inter-node form: alpha_n = sync_per_proxy x proxy_j^exponent,
+ * beta_n = latency_per_replica_s, gamma the cluster's. The cluster parameters are fitted to the
+ * multi-node points the cluster's jobs reported, each job weighted equally (fitNetworkModel),
+ * with each job's proxy taken from its own points on at most one node.
+ *
+ * Use: `net = fitNetworkModel(all jobs' profiles)` when profiles change, then
+ * `predictPerfParams(job points, net)` wherever fitPerfParams(job points) was used. Measured
+ * against the traces by `npm run bench:predict` (docs/policy.md, "Predicting sizes not yet run").
+ *
+ * Pure and deterministic: no I/O, no clock, no randomness.
+ */
+import { fitPerfParams } from './fit.js';
+import { fitSyncPhysics } from './sync-physics.js';
+import type { PerfParams, ProfilePoint } from './types.js';
+
+/**
+ * Which one-node quantity stands for a job's gradient size:
+ * - `fixed_compute`: alpha_c of the job's one-node fit, the batch-independent part of a
+ *   micro-step (weight update, per-layer kernel launches), which grows with the parameter count;
+ * - `intra_sync`: the fit's intra-node sync time on 4 GPUs, alpha_r + 2 beta_r (what overlap
+ *   left visible of an all-reduce over NVLink/PCIe);
+ * - `constant`: 1 for every job (one sync time for the whole cluster).
+ */
+export type SizeProxy = 'fixed_compute' | 'intra_sync' | 'constant';
+
+/** Options of {@link fitNetworkModel}. */
+export interface NetworkModelOptions {
+  /** Default `fixed_compute`. */
+  proxy?: SizeProxy;
+  /**
+   * How the bandwidth term follows the proxy: `ratio` (default), N = k x proxy (sync time
+   * proportional to the model size); `power`, N = k x proxy^p with p fitted (log-log least
+   * squares over the jobs, clamped to [0.25, 3]; `ratio` when fewer than 2 distinct proxies).
+   */
+  mapping?: 'ratio' | 'power';
+}
+
+/**
+ * Cluster network parameters fitted by {@link fitNetworkModel}.
+ * Invariants: sync_per_proxy > 0, latency_per_replica_s >= 0, gamma in [1, 10], num_jobs >= 1.
+ */
+export interface NetworkParams {
+  proxy: SizeProxy;
+  /** Bandwidth part of the cross-node sync time: sync_per_proxy x proxy^proxy_exponent (s). */
+  sync_per_proxy: number;
+  /** 1 for the `ratio` mapping. */
+  proxy_exponent: number;
+  /** Latency part: sync time added by each replica beyond 2, the same for every job (s). */
+  latency_per_replica_s: number;
+  /** Compute/communication overlap exponent on several nodes (pollux-spec §3.1). */
+  gamma: number;
+  /** Jobs whose multi-node points were fitted. */
+  num_jobs: number;
+  /** Multi-node points fitted. */
+  num_points: number;
+}
+
+const MIN_PARAM = 1e-8;
+
+/** The points on at most one node (what a job knows before it spans several). */
+export function oneNodePoints(points: readonly ProfilePoint[]): ProfilePoint[] {
+  return points.filter((p) => p.num_nodes <= 1);
+}
+
+/**
+ * The size proxy of a job from its PerfParams fitted on at most one node (see {@link SizeProxy}).
+ * Always > 0 (floored at 1e-8).
+ */
+export function sizeProxy(perf: PerfParams, proxy: SizeProxy): number {
+  if (proxy === 'constant') return 1;
+  const value = proxy === 'fixed_compute' ? perf.alpha_c : perf.alpha_r + 2 * perf.beta_r;
+  return Math.max(value, MIN_PARAM);
+}
+
+/**
+ * Predicted cross-node sync time (s) of a job with size proxy `proxy_value` on several nodes with
+ * `num_replicas` replicas: sync_per_proxy x proxy^proxy_exponent + latency_per_replica_s x max(r - 2, 0), the
+ * bandwidth term of a ring all-reduce (about constant in r) plus its per-hop latency.
+ * Positive; non-decreasing in the replicas and in the proxy.
+ */
+export function crossNodeSyncTime_s(net: NetworkParams, proxy_value: number, num_replicas: number): number {
+  return bandwidthTerm_s(net, proxy_value) + net.latency_per_replica_s * Math.max(num_replicas - 2, 0);
+}
+
+function bandwidthTerm_s(net: NetworkParams, proxy_value: number): number {
+  return Math.max(net.sync_per_proxy * proxy_value ** net.proxy_exponent, MIN_PARAM);
+}
+
+/**
+ * A job's PerfParams with the inter-node terms predicted by the cluster network model:
+ * alpha_n = sync_per_proxy x proxy^proxy_exponent, beta_n = latency_per_replica_s (so that
+ * networkTime_s() = {@link crossNodeSyncTime_s} on several nodes), gamma from the cluster. `perf`
+ * should be the job's fit on its points on at most one node; its compute and intra-node terms
+ * are kept. Returns `perf` itself when `net` is undefined (no cluster data: today's behaviour).
+ *
+ * Replacing gamma also changes the predicted one-node optim step (r > 1), where the job's own
+ * gamma had been fitted; callers that have multi-node points of the job should keep its own fit
+ * (see {@link predictPerfParams}).
+ */
+export function withNetworkModel(perf: PerfParams, net: NetworkParams | undefined): PerfParams {
+  if (!net) return perf;
+  return {
+    ...perf,
+    alpha_n: bandwidthTerm_s(net, sizeProxy(perf, net.proxy)),
+    beta_n: Math.max(net.latency_per_replica_s, MIN_PARAM),
+    gamma: net.gamma,
+  };
+}
+
+/**
+ * The PerfParams a consumer should use for a job with profile `points` (the integration point):
+ * - its own fit (fitPerfParams) when it has run on several nodes or when `net` is undefined
+ *   (today's behaviour);
+ * - else the fit of its points with gamma pinned to the cluster's, so that its one-node
+ *   predictions stay fitted under the overlap the network model assumes, with the inter-node
+ *   terms of {@link withNetworkModel} (the proxy from its unpinned fit, as in fitNetworkModel).
+ * Pure and deterministic.
+ */
+export function predictPerfParams(points: readonly ProfilePoint[], net: NetworkParams | undefined): PerfParams {
+  const own = fitPerfParams(points);
+  if (!net || points.some((p) => p.num_nodes > 1)) return own;
+  const predicted = withNetworkModel(own, net);
+  const pinned = fitPerfParams(points, { gamma: net.gamma });
+  return { ...pinned, alpha_n: predicted.alpha_n, beta_n: predicted.beta_n, gamma: net.gamma };
+}
+
+/**
+ * Fits the cluster network parameters to the multi-node points of `jobs`, in two stages.
+ * 1. The physics, from the multi-node points alone: each job's own bandwidth term N_j, one
+ *    latency per replica and one overlap gamma, minimizing the mean over jobs of the mean squared
+ *    error of log t_opt, where t_opt overlaps each point's measured accum time with
+ *    N_j + latency x (r - 2).
+ * 2. The map from one-node measurements to N_j (each job's proxy from the fit of its points on
+ *    at most one node): `ratio`, sync_per_proxy = geometric mean over jobs of N_j / proxy_j;
+ *    `power`, log N_j = log sync_per_proxy + p log proxy_j by least squares.
+ * Jobs with no multi-node point or no one-node point are skipped. Returns undefined when none is
+ * left (callers keep today's behaviour). Pure and deterministic; `fit` defaults to fitPerfParams.
+ */
+export function fitNetworkModel(
+  jobs: readonly { readonly points: readonly ProfilePoint[] }[],
+  options: NetworkModelOptions = {},
+  fit: (points: readonly ProfilePoint[]) => PerfParams = fitPerfParams,
+): NetworkParams | undefined {
+  const proxyKind = options.proxy ?? 'fixed_compute';
+  const proxies: number[] = [];
+  const multi: ProfilePoint[][] = [];
+  for (const job of jobs) {
+    const many = job.points.filter((p) => p.num_nodes > 1);
+    const single = oneNodePoints(job.points);
+    if (many.length === 0 || single.length === 0) continue;
+    proxies.push(sizeProxy(fit(single), proxyKind));
+    multi.push(many);
+  }
+  if (multi.length === 0) return undefined;
+  const physics = fitSyncPhysics(multi);
+  const map = proxyMap(proxies, physics.bandwidth_s, options.mapping ?? 'ratio');
+  return {
+    proxy: proxyKind,
+    sync_per_proxy: map.scale,
+    proxy_exponent: map.exponent,
+    latency_per_replica_s: physics.latency_per_replica_s,
+    gamma: physics.gamma,
+    num_jobs: multi.length,
+    num_points: multi.reduce((s, m) => s + m.length, 0),
+  };
+}
+
+const MIN_EXPONENT = 0.25;
+const MAX_EXPONENT = 3;
+
+/** Stage 2: bandwidth = scale x proxy^exponent over the jobs, in logs (see fitNetworkModel). */
+function proxyMap(proxies: readonly number[], bandwidth_s: readonly number[], mapping: 'ratio' | 'power'): { scale: number; exponent: number } {
+  const J = proxies.length;
+  const lx = proxies.map((p) => Math.log(p));
+  const ly = bandwidth_s.map((b) => Math.log(b));
+  const mx = lx.reduce((s, v) => s + v, 0) / J;
+  const my = ly.reduce((s, v) => s + v, 0) / J;
+  let sxx = 0;
+  let sxy = 0;
+  for (let j = 0; j < J; j++) {
+    sxx += ((lx[j] as number) - mx) ** 2;
+    sxy += ((lx[j] as number) - mx) * ((ly[j] as number) - my);
+  }
+  const exponent = mapping === 'power' && sxx > 1e-12 ? Math.min(MAX_EXPONENT, Math.max(MIN_EXPONENT, sxy / sxx)) : 1;
+  return { scale: Math.exp(my - exponent * mx), exponent };
+}
