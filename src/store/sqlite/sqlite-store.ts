@@ -297,7 +297,7 @@ export class SqliteStore implements Store {
       const state = (this.stmts.getJob.get(job_id) as Row | undefined)?.state as JobState | undefined;
       if (state === undefined) throw new GoodputError('E_NOT_FOUND', `no job ${job_id}`);
       this.stmts.event.run(job_id, now, actor, kind, state, state, reason, JSON.stringify(data));
-    })();
+    }).immediate();
   }
 
   async listEvents(job_id: string): Promise<JobEvent[]> {
