@@ -38,6 +38,8 @@ interface Result {
   p50_ms: number;
   p99_ms: number;
   errors: number;
+  /** Status and body of the first failed request, if any. */
+  first_error?: string;
   count: number;
 }
 
@@ -48,7 +50,13 @@ function cpuSeconds(pid: number): number {
 
 const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
 
-function post(url: URL, path: string, token: string | undefined, body: string | undefined): Promise<number> {
+/** Status of one request, and the response body when it is not 200 (to name what failed). */
+interface Answer {
+  status: number;
+  error_body?: string;
+}
+
+function post(url: URL, path: string, token: string | undefined, body: string | undefined): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string | number> = {};
     if (token) headers.authorization = `Bearer ${token}`;
@@ -57,8 +65,11 @@ function post(url: URL, path: string, token: string | undefined, body: string | 
       headers['content-length'] = Buffer.byteLength(body);
     }
     const req = request({ host: url.hostname, port: url.port, path, method: body ? 'POST' : 'GET', headers, agent }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
+      const status = res.statusCode ?? 0;
+      let text = '';
+      if (status === 200) res.resume();
+      else res.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+      res.on('end', () => resolve(status === 200 ? { status } : { status, error_body: text }));
     });
     req.on('error', reject);
     req.end(body);
@@ -68,6 +79,7 @@ function post(url: URL, path: string, token: string | undefined, body: string | 
 async function load(url: URL, next: (i: number) => { path: string; token?: string; body?: string }, warmup_s: number): Promise<Result> {
   const latencies: number[] = [];
   let errors = 0;
+  let first_error: string | undefined;
   let i = 0;
   const start = performance.now();
   const measureFrom = start + warmup_s * 1000;
@@ -76,17 +88,20 @@ async function load(url: URL, next: (i: number) => { path: string; token?: strin
     while (performance.now() < end) {
       const r = next(i++);
       const t0 = performance.now();
-      const status = await post(url, r.path, r.token, r.body).catch(() => 0);
+      const answer = await post(url, r.path, r.token, r.body).catch((e: unknown): Answer => ({ status: 0, error_body: (e as Error).message }));
       const t1 = performance.now();
       if (t0 < measureFrom) continue;
-      if (status !== 200) errors++;
+      if (answer.status !== 200) {
+        errors++;
+        first_error ??= `${answer.status} ${answer.error_body ?? ''}`.trim();
+      }
       latencies.push(t1 - t0);
     }
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
   latencies.sort((a, b) => a - b);
   const q = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? NaN;
-  return { rps: latencies.length / DURATION_S, p50_ms: q(0.5), p99_ms: q(0.99), errors, count: latencies.length };
+  return { rps: latencies.length / DURATION_S, p50_ms: q(0.5), p99_ms: q(0.99), errors, ...(first_error === undefined ? {} : { first_error }), count: latencies.length };
 }
 
 async function main(): Promise<void> {
@@ -134,6 +149,7 @@ async function main(): Promise<void> {
     const f = (x: number) => x.toFixed(2);
     console.log(`bench:api  loopback ${url}, ${CONCURRENCY} concurrent connections, ${DURATION_S}s measured after 1s warm-up, ${JOBS} jobs`);
     console.log(`  reports       ${reports.rps.toFixed(0).padStart(6)} reports/s   p50 ${f(reports.p50_ms)} ms   p99 ${f(reports.p99_ms)} ms   errors ${reports.errors}/${reports.count}   target >= ${TARGET_RPS}/s at p99 <= ${TARGET_P99_MS} ms: ${ok ? 'MET' : 'NOT MET'}`);
+    if (reports.first_error !== undefined) console.log(`  first error   ${reports.first_error.slice(0, 300)}`);
     console.log(`  baseline      ${health.rps.toFixed(0).padStart(6)} requests/s  p50 ${f(health.p50_ms)} ms   p99 ${f(health.p99_ms)} ms   (GET /v1/health: HTTP only, no auth, no store)`);
     // Server CPU per request (includes the warm-up requests): a figure that stays meaningful when
     // other processes compete for the cores; 1e6 / us = what one fully available core sustains.

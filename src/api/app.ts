@@ -3,8 +3,10 @@ import { join } from 'node:path';
 import { Hono, type Context } from 'hono';
 import type { Controller } from '../control/controller.js';
 import { validateJobSpec } from '../control/job-spec.js';
+import { gpuTypeOf } from '../control/profile-book.js';
 import { stopProtection } from '../control/snapshot.js';
 import { GoodputError } from '../core/errors.js';
+import { profileKeyOf } from '../core/profile-key.js';
 import { reportBodySchema } from '../core/wire.js';
 import type { Store } from '../store/store.js';
 import { isTerminal, PLACED_STATES } from '../store/lifecycle.js';
@@ -18,6 +20,7 @@ import { jsonBody, parse } from './parse-body.js';
 import { reportIssues } from './report-issues.js';
 import { StoreHealth } from './store-health.js';
 import { checkLaunchable } from './submit-checks.js';
+import { registerProfileRoutes } from './profile-routes.js';
 import { registerTokenRoutes } from './token-routes.js';
 import { eventView, iso, jobView, replicaView, type JobDetail, type NodeView } from './views.js';
 
@@ -103,7 +106,9 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     requireUser(c.get('principal'));
     const job = await findJob(c, c.req.param('id'));
     const replicas = job.launches > 0 ? await store.listReplicas(job.id, job.launches - 1) : [];
-    const detail: JobDetail = { ...jobView(job, await latestReport(job.id)), device_kind: controller.inventory()[0]?.devices[0]?.kind ?? 'cpu', current_replicas: replicas.map(replicaView), rejection: controller.rejections.get(job.id) ?? null, launch_wait: controller.launchWaits.get(job.id) ?? null, kept: stopProtection(job) ?? null, checkpoint_at: iso(job.checkpoint_at_ms), perf: job.perf, grad: job.grad, limits: job.limits, remaining_samples: job.remaining_samples };
+    // Before its own reports, a job started from its key's profile is predicted from it.
+    const profile = job.profile_use === 'used' ? await store.getKeyProfile(profileKeyOf(job.spec), gpuTypeOf(job, controller.inventory())) : undefined;
+    const detail: JobDetail = { ...jobView(job, await latestReport(job.id), profile), device_kind: controller.inventory()[0]?.devices[0]?.kind ?? 'cpu', current_replicas: replicas.map(replicaView), rejection: controller.rejections.get(job.id) ?? null, launch_wait: controller.launchWaits.get(job.id) ?? null, kept: stopProtection(job) ?? null, checkpoint_at: iso(job.checkpoint_at_ms), perf: job.perf, grad: job.grad, limits: job.limits, remaining_samples: job.remaining_samples };
     return c.json(detail);
   });
 
@@ -187,6 +192,7 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
   });
 
   registerTokenRoutes(app, store, o.now_ms);
+  registerProfileRoutes(app, store);
 
   return app;
 }

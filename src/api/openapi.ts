@@ -15,7 +15,7 @@ let cached: Record<string, unknown> | undefined;
 export function openApiDocument(version: string): Record<string, unknown> {
   cached ??= {
     openapi: '3.1.0',
-    info: { title: 'Goodput control plane', version, description: 'Jobs, reports (docs/contract.md), nodes. Bearer-token auth on every /v1 route except health and this document.' },
+    info: { title: 'Goodput control plane', version, description: 'Jobs, reports (docs/contract.md), nodes, profiles. Bearer-token auth on every /v1 route except health and this document.' },
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
       schemas: {
@@ -56,6 +56,14 @@ export function openApiDocument(version: string): Record<string, unknown> {
         get: { summary: 'Tokens by id, never the tokens (own; admin: all or ?user=)', responses: { 200: ok('tokens', { type: 'array' }), ...errors } },
       },
       '/v1/tokens/{id}': { delete: { summary: 'Revoke a token (own; admin: any user token); an id prefix of 6+ characters', parameters: idParam, responses: { 200: ok('the revoked token'), ...errors } } },
+      '/v1/profiles': { get: { summary: "Profiles of profile keys: per key and GPU type the jobs, measured sizes and fitted throughput (keys of the caller's jobs; admin: all)", responses: { 200: ok('profiles', { type: 'array', items: { type: 'object' } }), ...errors } } },
+      '/v1/profiles/{key}': {
+        get: {
+          summary: 'One profile key, per GPU type: its points, fitted throughput parameters, gradient trajectory and limits (404 E_NOT_FOUND: no job of the caller uses it, or none has reported)',
+          parameters: [{ name: 'key', in: 'path', required: true, schema: { type: 'string' }, description: 'profile key (spec profile or its default)' }],
+          responses: { 200: ok('the profile per GPU type', { type: 'array', items: { type: 'object' } }), ...errors },
+        },
+      },
       '/metrics': { get: { summary: 'Prometheus metrics', security: [], responses: { 200: { description: 'text exposition' } } } },
     },
   };

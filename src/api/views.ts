@@ -1,7 +1,8 @@
 /** JSON shapes the API returns (shared with the typed client). */
 import { jobInsight, type JobInsight } from '../control/insight.js';
 import type { Rejection } from '../policy/policy.js';
-import type { JobEvent, JobRecord, JobSpec, JobState, Measurement, ReplicaRecord } from '../store/types.js';
+import { profileKeyOf } from '../core/profile-key.js';
+import type { JobEvent, JobRecord, JobSpec, JobState, Measurement, ProfileUse, ReplicaRecord, StoredKeyProfile } from '../store/types.js';
 
 /** A job as the API shows it. Times are ISO-8601 strings or null. */
 export interface JobView {
@@ -26,6 +27,13 @@ export interface JobView {
   /** The latest health finding (why it was found hung), or null. */
   health: string | null;
   spec: JobSpec;
+  /** Its profile key: the spec's `profile`, or the default of its command (docs/control-plane.md). */
+  profile_key: string;
+  /**
+   * How its model uses the key's profile: `used` (it started from what earlier jobs measured),
+   * `discarded` (its own measurements disagreed; the event says when and why), null (neither).
+   */
+  profile_use: ProfileUse | null;
   /** Batch, learning-rate scale, throughput, efficiency, goodput and speedups (control/insight.ts). */
   insight: JobInsight;
 }
@@ -87,8 +95,11 @@ export interface NodeView {
 
 export const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
-/** The API view of a job; `latest` is its newest measurement, if any (for the insight). */
-export function jobView(job: JobRecord, latest?: Measurement): JobView {
+/**
+ * The API view of a job; `latest` is its newest measurement, if any, and `profile` the profile
+ * its model starts from (both for the insight).
+ */
+export function jobView(job: JobRecord, latest?: Measurement, profile?: StoredKeyProfile): JobView {
   return {
     id: job.id,
     name: job.name,
@@ -108,7 +119,9 @@ export function jobView(job: JobRecord, latest?: Measurement): JobView {
     reason: job.reason,
     health: job.health,
     spec: job.spec,
-    insight: jobInsight(job, latest),
+    profile_key: profileKeyOf(job.spec),
+    profile_use: job.profile_use,
+    insight: jobInsight(job, latest, profile),
   };
 }
 

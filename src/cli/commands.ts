@@ -15,6 +15,7 @@ import { downCommand } from './commands/down.js';
 import { makeCompletionCommand } from './commands/completion.js';
 import { backupCommand, restoreCommand } from './commands/backup.js';
 import { tokenCommand } from './commands/token.js';
+import { profilesCommand } from './commands/profiles.js';
 
 /** Every `goodput` subcommand, in the order `goodput --help` lists them. */
-export const commands: readonly CliCommand[] = [upCommand, downCommand, submitCommand, lsCommand, showCommand, logsCommand, cancelCommand, nodesCommand, tokenCommand, backupCommand, restoreCommand, runCommand, simCommand, compareCommand, viewCommand, doctorCommand, makeCompletionCommand(() => commands)];
+export const commands: readonly CliCommand[] = [upCommand, downCommand, submitCommand, lsCommand, showCommand, logsCommand, cancelCommand, nodesCommand, profilesCommand, tokenCommand, backupCommand, restoreCommand, runCommand, simCommand, compareCommand, viewCommand, doctorCommand, makeCompletionCommand(() => commands)];

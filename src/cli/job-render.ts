@@ -2,6 +2,7 @@
 import type { EventView, JobDetail, JobView } from '../client/client.js';
 import { age, formatTable } from '../client/table.js';
 import type { BatchView, JobInsight } from '../control/insight.js';
+import { profileLine } from './profile-render.js';
 
 const num = (x: number) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toPrecision(3));
 const times = (x: number) => `x${x.toFixed(x >= 10 ? 0 : 2)}`;
@@ -39,6 +40,7 @@ export function renderJob(job: JobDetail, events: readonly EventView[]): string 
     `command    ${JSON.stringify(job.spec.command)} in ${job.spec.workdir}${envs.length ? ` (${envs.join(', ')})` : ''}`,
     `replicas   ${job.replicas} (min ${job.spec.min_replicas}, max ${job.spec.max_replicas}) on ${unit}(s) ${job.devices.join(',') || '-'}`,
     ...insightLines(job.insight),
+    profileLine(job, events),
     `restarts   ${job.restarts} (failures ${job.failures} of max ${job.spec.max_restarts})`,
     `progress   step ${job.step}, ${job.samples} samples, ${num(job.attained_service_gpu_s)} ${job.device_kind === 'gpu' ? 'GPU-s' : 'slot-s'} used`,
     `times      submitted ${job.submitted_at}, started ${job.started_at ?? '-'}, finished ${job.finished_at ?? '-'}`,

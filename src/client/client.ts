@@ -2,6 +2,7 @@
  * The one typed HTTP client of the control plane, used by the CLI, the tests and the bench.
  * Every non-2xx answer becomes a GoodputError carrying the server's code and message.
  */
+import type { ProfileSummaryView, ProfileView } from '../api/profile-routes.js';
 import type { TokenView } from '../api/token-routes.js';
 import type { DeviceView, EventView, JobDetail, JobView, NodeView } from '../api/views.js';
 import { GoodputError } from '../core/errors.js';
@@ -9,7 +10,7 @@ import type { JobSpec } from '../core/job-spec.js';
 import type { JobConfig, ReportBody } from '../core/wire.js';
 import type { ReportRecord } from '../store/types.js';
 
-export type { DeviceView, EventView, JobDetail, JobView, NodeView, TokenView };
+export type { DeviceView, EventView, JobDetail, JobView, NodeView, ProfileSummaryView, ProfileView, TokenView };
 
 export type { ReportBody };
 
@@ -65,6 +66,14 @@ export class GoodputClient {
   }
   revokeToken(id: string): Promise<TokenView> {
     return this.json('DELETE', `/v1/tokens/${encodeURIComponent(id)}`);
+  }
+  /** Profiles of profile keys (those of the caller's jobs; admin: all). */
+  profiles(): Promise<ProfileSummaryView[]> {
+    return this.json('GET', '/v1/profiles');
+  }
+  /** One profile key, one entry per GPU type. */
+  profile(key: string): Promise<ProfileView[]> {
+    return this.json('GET', `/v1/profiles/${encodeURIComponent(key)}`);
   }
   report(job_id: string, body: ReportBody): Promise<{ config: JobConfig }> {
     return this.json('POST', `/v1/jobs/${encodeURIComponent(job_id)}/reports`, body);

@@ -3,15 +3,17 @@ import { join } from 'node:path';
 import type { BackendNode, ReplicaRef } from '../backends/backend.js';
 import type { NodeInfo } from '../core/cluster.js';
 import { GoodputError } from '../core/errors.js';
+import { profileKeyOf } from '../core/profile-key.js';
 import type { Rejection } from '../policy/policy.js';
 import { ACTIVE_STATES, hungReason, isTerminal, settle, type EventKind } from '../store/lifecycle.js';
 import type { DeviceBinding, TransitionDetail } from '../store/store.js';
-import type { JobRecord, JobSpec, ReplicaRecord } from '../store/types.js';
+import type { JobRecord, JobSpec, ReplicaRecord, StoredKeyProfile } from '../store/types.js';
 import type { JobConfig } from './batch-config.js';
 import { logTail } from './log-tail.js';
 import { nodeProblems } from './node-problems.js';
 import { assignDevices, sameAllocation } from './device-binding.js';
 import { deviceUnit, resizeReason } from './insight.js';
+import { ProfileBook } from './profile-book.js';
 import { ReportIngest, type ReportRequest } from './report-ingest.js';
 import { buildSnapshot, holdsDevices } from './snapshot.js';
 import { jobToken } from './tokens.js';
@@ -40,6 +42,7 @@ export class Controller {
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly killAt = new Map<string, number>();
   private readonly reports: ReportIngest;
+  private readonly profiles: ProfileBook;
   private stopped = false;
   private started = false;
   /** When this controller started watching replicas (hung detection counts from here at most). */
@@ -52,7 +55,8 @@ export class Controller {
     this.options = { ...options };
     this.now = options.now_ms ?? Date.now;
     this.log = options.log ?? (() => {});
-    this.reports = new ReportIngest({ store: options.store, refit_interval_s: options.refit_interval_s ?? 5, now_ms: this.now, log: this.log, request_round: () => this.requestRound() });
+    this.profiles = new ProfileBook(options.store, () => options.backend.nodes(), this.log);
+    this.reports = new ReportIngest({ store: options.store, refit_interval_s: options.refit_interval_s ?? 5, now_ms: this.now, log: this.log, request_round: () => this.requestRound(), profiles: this.profiles });
     options.backend.onExit((exit) => {
       void this.serial(async () => {
         await this.options.store.recordReplicaExit(exit.job_id, exit.attempt, exit.rank, exit.exit_code, 'backend', exit.detail);
@@ -109,8 +113,9 @@ export class Controller {
   }
 
   /**
-   * Stores a new job (state queued) and triggers a round. Refuses (E_INFEASIBLE, nothing stored)
-   * a job whose `min_replicas` exceeds the devices of the cluster: it could never run.
+   * Stores a new job (state queued; `profile` defaults to its command's, core/profile-key.ts)
+   * and triggers a round. Refuses (E_INFEASIBLE, nothing stored) a job whose `min_replicas`
+   * exceeds the devices of the cluster: it could never run.
    */
   async submit(spec: JobSpec, user: string, actor: string): Promise<JobRecord> {
     const devices = this.options.backend.nodes().flatMap((n) => n.devices);
@@ -118,7 +123,7 @@ export class Controller {
       const kind = devices[0]?.kind === 'gpu' ? 'GPU(s)' : 'CPU slot(s)';
       throw new GoodputError('E_INFEASIBLE', `job needs at least ${spec.min_replicas} replicas (min_replicas) but this cluster has ${devices.length} ${kind}; submit it with --min-replicas ${devices.length} or less`);
     }
-    const job = await this.options.store.createJob({ id: randomBytes(4).toString('hex'), name: spec.name, user, spec }, actor);
+    const job = await this.options.store.createJob({ id: randomBytes(4).toString('hex'), name: spec.name, user, spec: { ...spec, profile: profileKeyOf(spec) } }, actor);
     this.requestRound();
     return job;
   }
@@ -165,11 +170,11 @@ export class Controller {
     const jobs = await this.options.store.listJobs({ states: ACTIVE_STATES });
     for (const p of nodeProblems(jobs, this.options.backend.nodes())) await this.noteOnce(p.job_id, p.key, 'node-unavailable', p.reason);
     if (jobs.length > 0) {
-      const snapshot = buildSnapshot(this.nodes(), jobs, this.now());
-      const decision = this.options.policy.decide(snapshot);
+      const profiles = await this.profiles.forRound(jobs);
+      const decision = this.options.policy.decide(buildSnapshot(this.nodes(), jobs, this.now(), profiles));
       this.rejections.clear();
       for (const [id, r] of Object.entries(decision.rejections ?? {})) this.rejections.set(id, r);
-      await this.apply(jobs, decision.allocations);
+      await this.apply(jobs, decision.allocations, profiles);
       await this.pump();
     }
     const took_s = (performance.now() - t0) / 1000;
@@ -178,7 +183,7 @@ export class Controller {
     this.rounds.last_round_s = took_s;
   }
 
-  private async apply(jobs: readonly JobRecord[], allocations: Record<string, readonly number[]>): Promise<void> {
+  private async apply(jobs: readonly JobRecord[], allocations: Record<string, readonly number[]>, profiles: ReadonlyMap<string, StoredKeyProfile>): Promise<void> {
     const nodeDevices = this.options.backend.nodes().map((n) => n.devices.slice(0, n.usable).map((d) => d.index));
     const assigned = assignDevices(jobs, allocations, nodeDevices);
     if (!assigned.ok) {
@@ -187,7 +192,7 @@ export class Controller {
     }
     const usable = nodeDevices.reduce((n, d) => n + d.length, 0);
     const unit = deviceUnit(this.options.backend.nodes().flatMap((n) => n.devices));
-    const context = { policy: this.options.policy.name, idle: usable - jobs.filter(holdsDevices).reduce((n, j) => n + j.allocation.length, 0), unit };
+    const context = { policy: this.options.policy.name, idle: usable - jobs.filter(holdsDevices).reduce((n, j) => n + j.allocation.length, 0), unit, profiles };
     for (const job of jobs) {
       const allocation = [...(allocations[job.id] ?? [])];
       if (sameAllocation(allocation, job.allocation)) continue;

@@ -8,7 +8,7 @@ import { adascaleGain, efficiency } from '../goodput/efficiency.js';
 import { fixedBatchChoice, goodputOf, optimizeBatch } from '../goodput/optimize.js';
 import { bestGoodput } from '../goodput/speedup.js';
 import type { GoodputModel } from '../goodput/types.js';
-import type { JobRecord, Measurement } from '../store/types.js';
+import type { JobRecord, Measurement, StoredKeyProfile } from '../store/types.js';
 import type { JobConfig } from './batch-config.js';
 import { limitsOf, modelOf } from './snapshot.js';
 
@@ -43,10 +43,13 @@ const MAX_PREDICTED_REPLICAS = 64;
 
 const total = (local_bsz: number, accum_steps: number, replicas: number) => local_bsz * (accum_steps + 1) * replicas;
 
-/** The job's insight from its record and its latest measurement (if any). */
-export function jobInsight(job: JobRecord, latest: Measurement | undefined): JobInsight {
-  const model = modelOf(job);
-  const B0 = limitsOf(job).init_batch_size;
+/**
+ * The job's insight from its record and its latest measurement (if any); `profile`: the profile
+ * its model starts from (control/profile-book.ts), for a prediction before its own reports.
+ */
+export function jobInsight(job: JobRecord, latest: Measurement | undefined, profile?: StoredKeyProfile): JobInsight {
+  const model = modelOf(job, profile);
+  const B0 = limitsOf(job, profile).init_batch_size;
   const insight: JobInsight = { batch: null, lr_scale: null, throughput_samples_s: null, efficiency: null, goodput: null, speedup: null, predicted: null };
   if (latest) {
     const replicas = Math.max(1, latest.num_replicas);
@@ -93,6 +96,8 @@ export interface ResizeContext {
   idle: number;
   /** 'GPU' or 'CPU slot', for the words. */
   unit: string;
+  /** By job id, the profile each job's model starts from (control/profile-book.ts). */
+  profiles?: ReadonlyMap<string, StoredKeyProfile>;
 }
 
 const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? '' : 's'}`;
@@ -103,13 +108,15 @@ const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? '' : 's'}`;
  * goodput x2.4, 3 CPU slots idle)". Pure.
  */
 export function resizeReason(job: JobRecord, from: number, to: number, ctx: ResizeContext): string {
-  const model = modelOf(job);
+  const fromProfile = ctx.profiles?.get(job.id);
+  const model = modelOf(job, fromProfile);
   const predicted = model && from > 0 && to > 0 ? predictedRatio(model, job, from, to) : undefined;
   const gain = predicted !== undefined ? `predicted goodput ${times(predicted)}` : undefined;
   const idle = `${plural(ctx.idle, ctx.unit)} idle`;
   if (from === 0 && to > 0) {
     const why = job.launches === 0 ? 'first start' : 'resumes from its checkpoint';
-    const basis = model ? `predicted speedup ${times(bestGoodput(model, 1, to, batchPolicy(job)) / Math.max(1e-12, bestGoodput(model, 1, 1, batchPolicy(job))))} over 1 replica` : 'no throughput measured yet';
+    const by = fromProfile && job.perf === null ? ` by the profile of '${fromProfile.key}'` : '';
+    const basis = model ? `predicted speedup ${times(bestGoodput(model, 1, to, batchPolicy(job)) / Math.max(1e-12, bestGoodput(model, 1, 1, batchPolicy(job))))} over 1 replica${by}` : 'no throughput measured yet';
     return `${why} on ${plural(to, ctx.unit)} (${ctx.policy}: ${basis}, ${idle})`;
   }
   if (to === 0) return `preempted ${from} -> 0 (${ctx.policy}: its ${plural(from, ctx.unit)} go to other jobs; resumes from its checkpoint)`;

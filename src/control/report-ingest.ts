@@ -1,10 +1,12 @@
 import { GoodputError } from '../core/errors.js';
 import { fitPerfParams } from '../goodput/fit.js';
+import { modelPoints } from '../goodput/key-profile.js';
 import { profilePoint } from '../goodput/profile.js';
 import type { ReportBatch, ReportsAdded, Store } from '../store/store.js';
 import type { JobRecord } from '../store/types.js';
 import { configFor, type JobConfig } from './batch-config.js';
 import { BatchDecisions } from './insight.js';
+import type { ProfileBook } from './profile-book.js';
 
 /** A report batch as the API hands it over; the profile points are computed here. */
 export type ReportRequest = Omit<ReportBatch, 'profile'>;
@@ -18,6 +20,8 @@ export interface ReportIngestOptions {
   log: (line: string) => void;
   /** Asks for a scheduling round now: a measurement at a new size is evidence to act on. */
   request_round: () => void;
+  /** Profiles of profile keys: each refit judges the job's points against its key's profile and merges them in. */
+  profiles?: ProfileBook;
 }
 
 /**
@@ -85,7 +89,10 @@ export class ReportIngest {
     await Promise.allSettled([...this.background]);
   }
 
-  /** Refits the job's throughput model from its profile; a failure keeps the previous model. */
+  /**
+   * Refits the job's throughput model from its own points and, unless discarded, its key's
+   * profile (ProfileBook.learn); a failure keeps the previous model.
+   */
   private async refit(job: JobRecord): Promise<void> {
     try {
       const points = (await this.opts.store.getProfile(job.id)).map((p) => ({
@@ -96,7 +103,11 @@ export class ReportIngest {
         optim_step_time_s: p.optim_step_time_s,
       }));
       if (points.length === 0) return;
-      job.perf = fitPerfParams(points);
+      const profile = await this.opts.profiles?.learn(job, points).catch((error: unknown) => {
+        this.opts.log(`profile of job ${job.id} not updated: ${(error as Error).message}`);
+        return undefined;
+      });
+      job.perf = fitPerfParams(modelPoints(points, profile));
       await this.opts.store.savePerf(job.id, job.perf);
     } catch (error) {
       this.opts.log(`refit of job ${job.id} failed: ${(error as Error).message}`);

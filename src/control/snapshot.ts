@@ -1,8 +1,10 @@
 /** Builds the policy's view of the cluster from stored jobs (pure over its inputs). */
 import type { ClusterSnapshot, NodeInfo, PolicyJob } from '../core/cluster.js';
+import { profileKeyOf } from '../core/profile-key.js';
+import { gradAt } from '../goodput/key-profile.js';
 import type { BatchLimits, GoodputModel } from '../goodput/types.js';
 import { PLACED_STATES, serviceSince } from '../store/lifecycle.js';
-import type { JobRecord, JobSpec } from '../store/types.js';
+import type { JobRecord, JobSpec, StoredKeyProfile } from '../store/types.js';
 
 /**
  * Batch limits assumed before a job has reported its own: the fixed batch (or 32) as B0, no
@@ -14,15 +16,27 @@ export function defaultLimits(spec: JobSpec): BatchLimits {
   return { init_batch_size: init, max_batch_size: max, min_local_bsz: 1, max_local_bsz: max, accumulation: false };
 }
 
-/** The job's limits: reported ones, else the defaults. */
-export function limitsOf(job: JobRecord): BatchLimits {
-  return job.limits ?? defaultLimits(job.spec);
+/**
+ * The job's limits: reported ones, else (an adaptive batch) those the newest job of its profile
+ * reported, else the defaults.
+ */
+export function limitsOf(job: JobRecord, profile?: StoredKeyProfile): BatchLimits {
+  if (job.limits) return job.limits;
+  if (profile?.limits && job.spec.fixed_batch_size === undefined) return profile.limits;
+  return defaultLimits(job.spec);
 }
 
-/** The fitted model once the job has reported times and gradient statistics. */
-export function modelOf(job: JobRecord): GoodputModel | undefined {
-  if (!job.perf || !job.grad) return undefined;
-  return { perf: job.perf, grad: job.grad, limits: limitsOf(job) };
+/**
+ * The fitted model once the job has reported times and gradient statistics. With the profile
+ * of its key (control/profile-book.ts: not discarded, measured by other jobs), a job that has
+ * not reported yet takes the profile's fitted parameters and its gradient statistics at the
+ * start of training (`gradAt(profile, 0)`); its own refits already include the profile's points.
+ */
+export function modelOf(job: JobRecord, profile?: StoredKeyProfile): GoodputModel | undefined {
+  const perf = job.perf ?? profile?.perf;
+  const grad = job.grad ?? (profile ? gradAt(profile, 0) : undefined);
+  if (!perf || !grad) return undefined;
+  return { perf, grad, limits: limitsOf(job, profile) };
 }
 
 /** Holds devices right now (its allocation is in force or about to be). */
@@ -52,20 +66,25 @@ export function progressAtRisk_s(job: JobRecord, now_ms: number): number {
   return Math.max(0, now_ms - Math.max(job.launched_at_ms, job.checkpoint_at_ms ?? 0)) / 1000;
 }
 
-/** One policy job from a stored job, at time `now_ms`. */
-export function toPolicyJob(job: JobRecord, now_ms: number): PolicyJob {
-  const model = modelOf(job);
+/**
+ * One policy job from a stored job, at time `now_ms`; `profile`: the profile of its key its
+ * model starts from (ProfileBook.forRound), which also counts as measured sizes.
+ */
+export function toPolicyJob(job: JobRecord, now_ms: number, profile?: StoredKeyProfile): PolicyJob {
+  const model = modelOf(job, profile);
   const pj: PolicyJob = {
     id: job.id,
     submitted_at_s: job.submitted_at_ms / 1000,
     attained_service_gpu_s: job.attained_service_gpu_s + serviceSince(job, now_ms),
     min_replicas: job.spec.min_replicas,
     max_replicas: job.spec.max_replicas,
-    max_profiled_replicas: job.max_profiled_replicas,
+    max_profiled_replicas: Math.max(job.max_profiled_replicas, profile?.max_measured_replicas ?? 0),
+    profile_key: profileKeyOf(job.spec),
+    model_from_profile: profile !== undefined,
     restarts: Math.max(0, job.launches - 1),
     preemptible: job.spec.preemptible !== false && stopProtection(job) === undefined,
     priority: job.spec.priority,
-    limits: limitsOf(job),
+    limits: limitsOf(job, profile),
   };
   if (job.spec.fixed_batch_size !== undefined) pj.fixed_batch_size = job.spec.fixed_batch_size;
   if (job.spec.batch_size_cap !== undefined) pj.batch_size_cap = job.spec.batch_size_cap;
@@ -79,9 +98,12 @@ export function toPolicyJob(job: JobRecord, now_ms: number): PolicyJob {
   return pj;
 }
 
-/** The snapshot of one scheduling round over `jobs` (active jobs, submission order). */
-export function buildSnapshot(nodes: readonly NodeInfo[], jobs: readonly JobRecord[], now_ms: number): ClusterSnapshot {
+/**
+ * The snapshot of one scheduling round over `jobs` (active jobs, submission order); `profiles`:
+ * by job id, the profile each job's model starts from.
+ */
+export function buildSnapshot(nodes: readonly NodeInfo[], jobs: readonly JobRecord[], now_ms: number, profiles?: ReadonlyMap<string, StoredKeyProfile>): ClusterSnapshot {
   const allocations: Record<string, readonly number[]> = {};
   for (const job of jobs) if (holdsDevices(job)) allocations[job.id] = job.allocation;
-  return { now_s: now_ms / 1000, nodes, jobs: jobs.map((j) => toPolicyJob(j, now_ms)), allocations };
+  return { now_s: now_ms / 1000, nodes, jobs: jobs.map((j) => toPolicyJob(j, now_ms, profiles?.get(j.id))), allocations };
 }

@@ -1,6 +1,6 @@
 /** The job specification on the wire: its schema and the types derived from it (pure). */
 import { z } from 'zod';
-
+import { PROFILE_KEY, PROFILE_KEY_RULE } from './profile-key.js';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Variables the contract sets; a spec may not override them. */
@@ -62,6 +62,8 @@ export const jobSpecSchema = z
     venv: z.string().min(1).optional(),
     conda: z.string().min(1).optional(),
     env_setup: z.string().min(1).max(65536).optional(),
+    profile: z.string().regex(PROFILE_KEY, PROFILE_KEY_RULE).optional()
+      .describe('Profile key: jobs of one key share what they measured, so a rerun starts at its efficient size. Default: derived from command (the script or module name; see docs/control-plane.md).'),
   })
   .strict()
   .superRefine((s, ctx) => {

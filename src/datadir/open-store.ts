@@ -46,7 +46,7 @@ function inspect(db_path: string): { problems: string[]; newest: number } {
     db = new Database(db_path, { fileMustExist: true });
     return { problems: quickCheck(db), newest: newestEventId(db) };
   } catch (error) {
-    throw new GoodputError('E_STORE_DAMAGED', `cannot read the store ${db_path}: ${(error as Error).message}; ${RESTORE}`);
+    throw new GoodputError('E_STORE_DAMAGED', `the store ${db_path} is damaged: cannot read it (${(error as Error).message}); refusing to serve from it: ${RESTORE}`);
   } finally {
     db?.close();
   }

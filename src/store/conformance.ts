@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { GoodputError } from '../core/errors.js';
+import { profileConformance } from './conformance-profiles.js';
 import { reportBatch } from './report-batch.js';
 import type { ReportsAdded, Store } from './store.js';
 import type { JobSpec } from './types.js';
@@ -297,6 +298,8 @@ export function storeConformance(name: string, open: OpenStore): void {
       assert.equal((await s.findToken('h2'))!.revoked_at_ms, 50);
       await s.close();
     });
+
+    profileConformance(fresh, (ms) => (clock += ms));
 
     it('maps users to Unix accounts', async () => {
       const s = await fresh();

@@ -50,7 +50,9 @@ export type EventKind =
   | 'submitted' | 'assigned' | 'retargeted' | 'launched' | 'rescale' | 'failed-replica' | 'hung'
   | 'relaunch' | 'requeued' | 'succeeded' | 'failed' | 'cancelled' | 'replica-exited'
   // Facts that change no state (Store.recordEvent).
-  | 'batch-size' | 'node-unavailable' | 'backend-unavailable';
+  | 'batch-size' | 'node-unavailable' | 'backend-unavailable'
+  // How the job uses its profile key's profile (Store.setProfileUse).
+  | 'profile-used' | 'profile-discarded';
 
 /** The named store operations that change a job's state (or target). */
 export type Operation = 'assign' | 'retarget' | 'launch' | 'stop' | 'relaunch' | 'requeue' | 'finish';

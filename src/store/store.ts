@@ -7,9 +7,10 @@
  * conformance.ts.
  */
 import type { GoodputError } from '../core/errors.js';
+import type { GradSample } from '../goodput/key-profile.js';
 import type { BatchLimits, PerfParams, ProfilePoint } from '../goodput/types.js';
 import type { EventKind, FailureRecord, StopKind } from './lifecycle.js';
-import type { JobEvent, JobRecord, JobSpec, JobState, Measurement, ProfileRow, ReplicaRecord, ReportRecord, TokenRecord } from './types.js';
+import type { JobEvent, JobRecord, JobSpec, JobState, Measurement, ProfileRow, ProfileUse, ReplicaRecord, ReportRecord, StoredKeyProfile, TokenRecord } from './types.js';
 
 /** Input of `createJob`. */
 export interface NewJob {
@@ -68,6 +69,19 @@ export interface ReportsAdded {
   job: JobRecord;
   /** A configuration (nodes, replicas, local batch) was seen for the first time. */
   new_configuration: boolean;
+}
+
+/** Input of `mergeKeyProfile`: what one job measured so far, for its key's profile. */
+export interface KeyProfileUpdate {
+  key: string;
+  gpu_type: string;
+  job_id: string;
+  /** The job's profile points (one per configuration; a configuration already in the profile is replaced). */
+  points: readonly ProfilePoint[];
+  /** Gradient samples (a sample at a progress already in the profile replaces it). */
+  grad: readonly GradSample[];
+  /** The job's batch limits; null leaves the profile's. */
+  limits: BatchLimits | null;
 }
 
 export interface Store {
@@ -134,6 +148,27 @@ export interface Store {
   getProfile(job_id: string): Promise<ProfileRow[]>;
   /** Stores the job's fitted throughput parameters. */
   savePerf(job_id: string, perf: PerfParams): Promise<void>;
+
+  /**
+   * Merges one job's measurements into the profile of (`key`, `gpu_type`) with
+   * goodput/key-profile.ts `addToProfile` semantics (the profile is created when absent; `jobs`
+   * counts each job once, running ones included) and returns the merged profile. Atomic. Does
+   * not check that the job exists (the profile outlives its jobs). The fitted `perf` is kept
+   * until `saveKeyProfilePerf` replaces it.
+   */
+  mergeKeyProfile(update: KeyProfileUpdate): Promise<StoredKeyProfile>;
+  /** Stores the throughput parameters fitted on a profile's points; false (nothing changed) when there is no such profile. */
+  saveKeyProfilePerf(key: string, gpu_type: string, perf: PerfParams): Promise<boolean>;
+  getKeyProfile(key: string, gpu_type: string): Promise<StoredKeyProfile | undefined>;
+  /** Profiles (of one key, or all), by key then GPU type. */
+  listKeyProfiles(key?: string): Promise<StoredKeyProfile[]>;
+  /**
+   * Sets how the job uses its key's profile and records the event (`profile-used` or
+   * `profile-discarded`, with `reason` and `data`) in one transaction. Idempotent: returns false
+   * and records nothing when the job already has `use`; a `discarded` job stays discarded (false).
+   * E_NOT_FOUND for an unknown job.
+   */
+  setProfileUse(job_id: string, use: ProfileUse, actor: string, reason: string, data: Record<string, unknown>): Promise<boolean>;
 
   /** Events of a job, oldest first. */
   listEvents(job_id: string): Promise<JobEvent[]>;

@@ -4,6 +4,7 @@
  */
 import type { JobSpec } from '../core/job-spec.js';
 import type { Measurement } from '../core/wire.js';
+import type { KeyProfile } from '../goodput/key-profile.js';
 import type { BatchLimits, GradParams, PerfParams } from '../goodput/types.js';
 import type { EventKind, FailureRecord, JobState, StopKind } from './lifecycle.js';
 
@@ -62,6 +63,32 @@ export interface JobRecord {
   health: string | null;
   /** Why the job is in its state (last transition's reason). */
   reason: string;
+  /**
+   * How the job uses its profile key's profile (docs/control-plane.md, "Profiles"): `used` once
+   * its model included what earlier jobs of the key measured, `discarded` once its own
+   * measurements disagreed with the profile (its model is then its own points only); null before
+   * either.
+   */
+  profile_use: ProfileUse | null;
+}
+
+/** See `JobRecord.profile_use`. */
+export type ProfileUse = 'used' | 'discarded';
+
+/**
+ * What the jobs of one profile key measured on one GPU type, as stored: the pure profile
+ * (goodput/key-profile.ts; points and gradient trajectory merged with `addToProfile`) plus what
+ * the control plane derived from it.
+ */
+export interface StoredKeyProfile extends KeyProfile {
+  /** Throughput parameters fitted on `points`; null until the first fit. */
+  perf: PerfParams | null;
+  /** Batch limits the newest contributing job reported; null when none did. */
+  limits: BatchLimits | null;
+  /** Ids of the jobs whose reports went into the profile, oldest first (`jobs` of them). */
+  job_ids: readonly string[];
+  /** Last change (epoch ms). */
+  updated_at_ms: number;
 }
 
 /** One replica process of one attempt. */

@@ -34,6 +34,9 @@ from its checkpoint after failures, and streams rank 0's log. Exit status: 0 whe
 succeeds, 1 when it fails, 130 when interrupted (Ctrl-C cancels the job).
 
   --max-replicas R   most replicas (GPUs) to use (default 1); other job flags as 'goodput submit'
+  --profile KEY      profile key (default: the script or module name, see 'goodput submit
+                     --help'); a rerun with the same --data-dir starts from what earlier runs
+                     of the key measured
   --gpus SEL         auto | N | 0,1,...        --cpu-slots N   CPU slots instead of GPUs
   --policy NAME      scheduling policy (default goodput)
   --interval-s S     seconds between scheduling rounds (default 30)

@@ -10,7 +10,9 @@ export const showCommand: CliCommand = {
 
 <job> is a job id or name. Shows the batch size (local x accumulation x replicas) and
 learning-rate scale, throughput x statistical efficiency = goodput, the speedup now and the
-best one the model predicts, and why each size and batch-size change happened.
+best one the model predicts, its profile key and whether its model came from the key's
+profile (or when and why its own measurements discarded it; 'goodput profiles'), and why each
+size and batch-size change happened.
 --json prints the job with its replicas, model parameters and full event history.`,
   async run(argv) {
     const { values, positionals } = parseFlags('show', argv, { ...connectionFlags, json: { type: 'boolean' } });

@@ -24,6 +24,7 @@ export const jobFlags = {
   preemptible: { type: 'boolean' },
   'batch-size': { type: 'string' },
   'batch-size-cap': { type: 'string' },
+  profile: { type: 'string' },
 } as const;
 
 type JobFlagValues = { [K in keyof typeof jobFlags]?: (typeof jobFlags)[K] extends { multiple: true } ? string[] : (typeof jobFlags)[K]['type'] extends 'boolean' ? boolean : string };
@@ -57,6 +58,7 @@ export function specFromFlags(cmd: string, values: JobFlagValues, file: string |
   if (values.conda !== undefined) base.conda = resolve(values.conda);
   if (values['env-setup'] !== undefined) base.env_setup = values['env-setup'];
   if (values.user !== undefined) base.user = values.user;
+  if (values.profile !== undefined) base.profile = values.profile;
   if (values['not-preemptible'] && values.preemptible) throw usageError(`${cmd}: --preemptible and --not-preemptible contradict each other`);
   if (values['not-preemptible']) base.preemptible = false;
   if (values.preemptible) base.preemptible = true;
@@ -112,6 +114,11 @@ Job options (override the spec file):
                          lose all its work; see docs/contract.md)
   --batch-size B         fixed total batch size (no adaptive batch size)
   --batch-size-cap B     cap on adaptive batch-size growth
+  --profile KEY          profile key (spec field profile): jobs of one key share what they
+                         measured, so a rerun starts at its efficient size. Default: the
+                         script or module name, arguments ignored (python3 train.py --seed 1
+                         -> train; python -m pkg.train -> pkg.train; torchrun/accelerate/env
+                         and interpreter options skipped); 'goodput profiles' lists them
 Other:
   --json                 print the job as JSON
   --data-dir DIR | --server URL, --token T   which server (default: ~/.goodput)

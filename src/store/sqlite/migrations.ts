@@ -113,6 +113,45 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE replicas ADD COLUMN node TEXT NOT NULL DEFAULT 'local';
   ALTER TABLE replicas ADD COLUMN launch_id TEXT NOT NULL DEFAULT '';
   `,
+  // 3 -> 4: profiles of profile keys (issue #18): per (key, GPU type) the merged profile points
+  // (one per configuration, in first-seen order: rowid), the gradient trajectory by progress, the
+  // jobs that contributed, the fitted throughput parameters and the newest limits; per job, how
+  // it uses its key's profile.
+  `
+  ALTER TABLE jobs ADD COLUMN profile_use TEXT;
+  CREATE TABLE key_profiles (
+    key TEXT NOT NULL,
+    gpu_type TEXT NOT NULL,
+    perf TEXT,
+    limits TEXT,
+    updated_at_ms INTEGER NOT NULL,
+    PRIMARY KEY (key, gpu_type)
+  );
+  CREATE TABLE key_profile_points (
+    key TEXT NOT NULL,
+    gpu_type TEXT NOT NULL,
+    num_nodes INTEGER NOT NULL,
+    num_replicas INTEGER NOT NULL,
+    local_bsz INTEGER NOT NULL,
+    accum_step_time_s REAL NOT NULL,
+    optim_step_time_s REAL NOT NULL,
+    UNIQUE (key, gpu_type, num_nodes, num_replicas, local_bsz)
+  );
+  CREATE TABLE key_profile_grad (
+    key TEXT NOT NULL,
+    gpu_type TEXT NOT NULL,
+    progress REAL NOT NULL,
+    sqr REAL NOT NULL,
+    var REAL NOT NULL,
+    PRIMARY KEY (key, gpu_type, progress)
+  );
+  CREATE TABLE key_profile_jobs (
+    key TEXT NOT NULL,
+    gpu_type TEXT NOT NULL,
+    job_id TEXT NOT NULL,
+    PRIMARY KEY (key, gpu_type, job_id)
+  );
+  `,
 ];
 
 /** Brings `db` to the newest schema version; refuses (E_STORE_VERSION) a database newer than this code. */

@@ -1,6 +1,6 @@
 import type { BatchLimits, GradParams, PerfParams } from '../../goodput/types.js';
 import type { EventKind, FailureRecord, StopKind } from '../lifecycle.js';
-import type { JobEvent, JobRecord, JobState, ReplicaRecord, TokenRecord } from '../types.js';
+import type { JobEvent, JobRecord, JobState, ProfileUse, ReplicaRecord, TokenRecord } from '../types.js';
 
 /** One row as better-sqlite3 returns it: column name to value. */
 export type Row = Record<string, unknown>;
@@ -43,6 +43,7 @@ export function toJob(r: Row): JobRecord {
     last_failure: parse<FailureRecord>(r.last_failure),
     health: (r.health as string | null) ?? null,
     reason: r.reason as string,
+    profile_use: (r.profile_use as ProfileUse | null) ?? null,
   };
 }
 

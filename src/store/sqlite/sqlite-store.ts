@@ -3,12 +3,14 @@ import Database from 'better-sqlite3';
 import { GoodputError } from '../../core/errors.js';
 import type { PerfParams } from '../../goodput/types.js';
 import { isTerminal, refusal, serviceSince, STOP_EVENT, type EventKind, type Operation, type StopKind } from '../lifecycle.js';
-import type { JobQuery, NewJob, NewReplica, DeviceBinding, ReportBatch, ReportsAdded, Store, TransitionDetail } from '../store.js';
-import type { JobEvent, JobRecord, JobState, Measurement, ProfileRow, ReplicaRecord, ReportRecord, TokenRecord } from '../types.js';
+import type { JobQuery, KeyProfileUpdate, NewJob, NewReplica, DeviceBinding, ReportBatch, ReportsAdded, Store, TransitionDetail } from '../store.js';
+import type { JobEvent, JobRecord, JobState, Measurement, ProfileRow, ProfileUse, ReplicaRecord, ReportRecord, StoredKeyProfile, TokenRecord } from '../types.js';
 import { newestEventId, readHighWater, writeHighWater } from './durability.js';
 import { startCheckpointer } from './checkpointer.js';
+import { SqliteKeyProfiles } from './key-profiles.js';
 import { migrate } from './migrations.js';
-import { toEvent, toJob, toReplica, toToken, type Row } from './rows.js';
+import { toEvent, toJob, toReplica, type Row } from './rows.js';
+import * as tokens from './tokens.js';
 
 /** Options of the SQLite store. */
 export interface SqliteStoreOptions {
@@ -47,6 +49,7 @@ export class SqliteStore implements Store {
   private checkpointer: Worker | undefined;
   private readonly reportTx: Database.Transaction<(batches: readonly ReportBatch[], now: number) => (ReportsAdded | GoodputError)[]>;
   private readonly highWater: { file: string; value: number } | undefined;
+  private readonly keyProfiles: SqliteKeyProfiles;
 
   constructor(path: string, options: SqliteStoreOptions = {}) {
     this.now_ms = options.now_ms ?? Date.now;
@@ -71,6 +74,7 @@ export class SqliteStore implements Store {
         sum_optim_step_time_s = sum_optim_step_time_s + excluded.sum_optim_step_time_s RETURNING count`),
       jobProgress: this.db.prepare('UPDATE jobs SET step = ?, samples = ?, remaining_samples = ?, grad = ?, limits = ?, last_report_at_ms = ?, last_step_time_s = ?, max_profiled_replicas = ?, checkpoint_at_ms = ?, checkpoint_on_stop = ? WHERE id = ?'),
     };
+    this.keyProfiles = new SqliteKeyProfiles(this.db, this.now_ms);
     this.reportTx = this.db.transaction((batches: readonly ReportBatch[], now: number) => batches.map((b) => this.reportBatch(b, now)));
   }
 
@@ -293,7 +297,7 @@ export class SqliteStore implements Store {
       const state = (this.stmts.getJob.get(job_id) as Row | undefined)?.state as JobState | undefined;
       if (state === undefined) throw new GoodputError('E_NOT_FOUND', `no job ${job_id}`);
       this.stmts.event.run(job_id, now, actor, kind, state, state, reason, JSON.stringify(data));
-    })();
+    }).immediate();
   }
 
   async listEvents(job_id: string): Promise<JobEvent[]> {
@@ -301,34 +305,28 @@ export class SqliteStore implements Store {
     return rows.map(toEvent);
   }
 
-  async putToken(token: TokenRecord): Promise<void> {
-    this.db
-      .prepare('INSERT OR IGNORE INTO tokens (hash, user, admin, created_at_ms, expires_at_ms) VALUES (?, ?, ?, ?, ?)')
-      .run(token.hash, token.user, token.admin ? 1 : 0, token.created_at_ms, token.expires_at_ms ?? null);
-  }
+  async putToken(token: TokenRecord): Promise<void> { tokens.put(this.db, token); }
+  async findToken(hash: string): Promise<TokenRecord | undefined> { return tokens.find(this.db, hash); }
+  async listTokens(user?: string): Promise<TokenRecord[]> { return tokens.list(this.db, user); }
+  async revokeToken(hash: string, at_ms: number): Promise<boolean> { return tokens.revoke(this.db, hash, at_ms); }
+  async setUnixUser(user: string, unix_user: string): Promise<void> { tokens.setUnixUser(this.db, user, unix_user); }
+  async getUnixUser(user: string): Promise<string | undefined> { return tokens.getUnixUser(this.db, user); }
 
-  async findToken(hash: string): Promise<TokenRecord | undefined> {
-    const r = this.db.prepare('SELECT * FROM tokens WHERE hash = ?').get(hash) as Row | undefined;
-    return r ? toToken(r) : undefined;
-  }
+  async mergeKeyProfile(update: KeyProfileUpdate): Promise<StoredKeyProfile> { return this.keyProfiles.merge(update); }
+  async saveKeyProfilePerf(key: string, gpu_type: string, perf: PerfParams): Promise<boolean> { return this.keyProfiles.savePerf(key, gpu_type, perf); }
+  async getKeyProfile(key: string, gpu_type: string): Promise<StoredKeyProfile | undefined> { return this.keyProfiles.get(key, gpu_type); }
+  async listKeyProfiles(key?: string): Promise<StoredKeyProfile[]> { return this.keyProfiles.list(key); }
 
-  async listTokens(user?: string): Promise<TokenRecord[]> {
-    const rows = user === undefined
-      ? this.db.prepare('SELECT * FROM tokens ORDER BY created_at_ms, rowid').all()
-      : this.db.prepare('SELECT * FROM tokens WHERE user = ? ORDER BY created_at_ms, rowid').all(user);
-    return (rows as Row[]).map(toToken);
-  }
-
-  async revokeToken(hash: string, at_ms: number): Promise<boolean> {
-    return this.db.prepare('UPDATE tokens SET revoked_at_ms = ? WHERE hash = ? AND revoked_at_ms IS NULL').run(at_ms, hash).changes > 0;
-  }
-
-  async setUnixUser(user: string, unix_user: string): Promise<void> {
-    this.db.prepare('INSERT INTO users (user, unix_user) VALUES (?, ?) ON CONFLICT DO UPDATE SET unix_user = excluded.unix_user').run(user, unix_user);
-  }
-
-  async getUnixUser(user: string): Promise<string | undefined> {
-    return (this.db.prepare('SELECT unix_user FROM users WHERE user = ?').get(user) as { unix_user: string } | undefined)?.unix_user;
+  async setProfileUse(job_id: string, use: ProfileUse, actor: string, reason: string, data: Record<string, unknown>): Promise<boolean> {
+    const now = this.now_ms();
+    return this.db.transaction(() => {
+      const row = this.stmts.getJob.get(job_id) as Row | undefined;
+      if (!row) throw new GoodputError('E_NOT_FOUND', `no job ${job_id}`);
+      if (row.profile_use === use || row.profile_use === 'discarded') return false;
+      this.db.prepare('UPDATE jobs SET profile_use = ? WHERE id = ?').run(use, job_id);
+      this.stmts.event.run(job_id, now, actor, use === 'used' ? 'profile-used' : 'profile-discarded', row.state, row.state, reason, JSON.stringify(data));
+      return true;
+    }).immediate() && this.advanceHighWater();
   }
 
   /** Closes the database (and the checkpoint worker). Idempotent. */

@@ -1,0 +1,66 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { hashToken, jobToken } from '../control/tokens.js';
+import { inProcessApi } from './testing/in-process.js';
+
+const api = await inProcessApi();
+after(() => api.close());
+const { call, admin, store, secret } = api;
+
+const limits = { init_batch_size: 128, max_batch_size: 4096, min_local_bsz: 32, max_local_bsz: 512, accumulation: true };
+const measurement = (step: number, replicas: number, step_time_s: number) => ({
+  time_s: 1e9 + step, step, num_nodes: 1, num_replicas: replicas, local_bsz: 64, accum_steps: 0,
+  step_time_s, sync_time_s: 0.01, grad_sqr: 1, grad_var: 20, samples: step * 64, remaining_samples: 6400 - step * 64,
+});
+
+describe('profiles in the API', () => {
+  before(async () => {
+    await store.putToken({ hash: hashToken('gpu_alice'), user: 'alice', admin: false, created_at_ms: 0 });
+    await store.putToken({ hash: hashToken('gpu_bob'), user: 'bob', admin: false, created_at_ms: 0 });
+  });
+
+  it('shows a job\'s profile key (the spec\'s, or the default of its command) in its views', async () => {
+    const a = await call('POST', '/v1/jobs', 'gpu_alice', { name: 'a', command: ['python3', 'train.py', '--seed', '1'] });
+    assert.equal(a.status, 201);
+    assert.deepEqual([a.json.profile_key, a.json.spec.profile, a.json.profile_use], ['train', 'train', null]);
+    const b = await call('POST', '/v1/jobs', 'gpu_bob', { name: 'b', command: ['python3', 'train.py'], profile: 'bert-large' });
+    assert.equal((await call('GET', `/v1/jobs/${b.json.id}`, 'gpu_bob')).json.profile_key, 'bert-large');
+    const bad = await call('POST', '/v1/jobs', 'gpu_bob', { name: 'c', command: ['x'], profile: '../etc' });
+    assert.equal(bad.status, 400);
+    assert.match(bad.json.error.message, /profile: letters, digits/);
+  });
+
+  it('lists and shows the profiles of the caller\'s keys (admin: all); others read as not found', async () => {
+    const job = (await store.listJobs({ user: 'alice' }))[0]!;
+    const token = jobToken(secret, job.id);
+    const reported = await call('POST', `/v1/jobs/${job.id}/reports`, token, { attempt: 0, limits, reports: [measurement(1, 1, 0.1), measurement(2, 1, 0.1)] });
+    assert.equal(reported.status, 200);
+    const mine = await call('GET', '/v1/profiles', 'gpu_alice');
+    assert.equal(mine.status, 200);
+    assert.equal(mine.json.length, 1);
+    const summary = mine.json[0];
+    assert.deepEqual([summary.key, summary.gpu_type, summary.jobs, summary.measured_replicas], ['train', 'cpu', 1, [1]]);
+    assert.equal(summary.throughput.length, 1);
+    assert.ok(summary.throughput[0].samples_per_s > 100, JSON.stringify(summary));
+    assert.deepEqual((await call('GET', '/v1/profiles', 'gpu_bob')).json, [], 'bob has no job of key train');
+    assert.equal((await call('GET', '/v1/profiles', admin)).json.length, 1);
+    const full = await call('GET', '/v1/profiles/train', 'gpu_alice');
+    assert.equal(full.status, 200);
+    assert.deepEqual(full.json[0].points.map((p: { num_replicas: number }) => p.num_replicas), [1]);
+    assert.ok(full.json[0].perf.alpha_c >= 0);
+    assert.deepEqual(full.json[0].grad, [{ progress: 0.02, sqr: 1, var: 20 }]);
+    assert.deepEqual(full.json[0].limits, limits);
+    assert.equal('job_ids' in full.json[0], false, 'no job ids: they may be other users\'');
+    const hidden = await call('GET', '/v1/profiles/train', 'gpu_bob');
+    assert.deepEqual([hidden.status, hidden.json.error.code], [404, 'E_NOT_FOUND']);
+    assert.match(hidden.json.error.message, /goodput profiles ls/);
+    assert.equal((await call('GET', '/v1/profiles/bert-large', 'gpu_bob')).status, 404, 'a key without reports has no profile');
+    const wrong = await call('GET', '/v1/profiles/a%20b', 'gpu_alice');
+    assert.deepEqual([wrong.status, wrong.json.error.code], [400, 'E_BAD_REQUEST']);
+    assert.equal((await call('GET', '/v1/profiles', token)).status, 403, 'a job token reads no profile');
+    assert.equal((await call('GET', '/v1/profiles')).status, 401);
+    const doc = await call('GET', '/v1/openapi.json');
+    assert.ok(doc.json.paths['/v1/profiles/{key}'].get);
+    assert.match(doc.json.components.schemas.JobSpec.properties.profile.description, /Profile key/);
+  });
+});

@@ -1,0 +1,88 @@
+/**
+ * Profiles of profile keys under /v1/profiles (issue #18): what the jobs of each key measured
+ * per GPU type, the throughput model fitted on it and the gradient-noise trajectory. Read-only.
+ * A user sees the profiles of keys their own jobs use (a profile holds other users' step times);
+ * an admin sees all; a job token none.
+ */
+import type { Hono } from 'hono';
+import { profileKeyOf, PROFILE_KEY, PROFILE_KEY_RULE } from '../core/profile-key.js';
+import { GoodputError } from '../core/errors.js';
+import type { GradSample } from '../goodput/key-profile.js';
+import { throughput } from '../goodput/throughput.js';
+import type { BatchLimits, PerfParams, ProfilePoint } from '../goodput/types.js';
+import type { Store } from '../store/store.js';
+import type { StoredKeyProfile } from '../store/types.js';
+import { requireUser, type ApiEnv } from './auth.js';
+import { badRequest } from './http-error.js';
+
+/** One profile in the list: its identity, its jobs, its sizes and the fitted throughput at each. */
+export interface ProfileSummaryView {
+  key: string;
+  gpu_type: string;
+  /** Jobs whose reports went into it (finished and running). */
+  jobs: number;
+  /** Replica counts measured, ascending. */
+  measured_replicas: number[];
+  /**
+   * Per measured replica count, the samples/s the fitted model predicts at the best measured
+   * local batch there (no accumulation); empty until fitted.
+   */
+  throughput: { replicas: number; samples_per_s: number }[];
+  updated_at: string;
+}
+
+/** `GET /v1/profiles/{key}`: one profile per GPU type, in full. */
+export interface ProfileView extends ProfileSummaryView {
+  points: ProfilePoint[];
+  /** Throughput parameters fitted on `points` (goodput/fit.ts); null until fitted. */
+  perf: PerfParams | null;
+  /** Gradient statistics by fraction of training done, ascending. */
+  grad: GradSample[];
+  /** Batch limits of the newest job that reported them. */
+  limits: BatchLimits | null;
+}
+
+/** The list view of a stored profile. Pure. */
+export function profileSummaryView(p: StoredKeyProfile): ProfileSummaryView {
+  const sizes = [...new Set(p.points.map((q) => q.num_replicas))].sort((a, b) => a - b);
+  const perf = p.perf;
+  const best = (r: number) => Math.max(...p.points.filter((q) => q.num_replicas === r).map((q) => (perf ? throughput(perf, q.num_nodes, r, q.local_bsz, 0) : 0)));
+  return {
+    key: p.key,
+    gpu_type: p.gpu_type,
+    jobs: p.jobs,
+    measured_replicas: sizes,
+    throughput: perf ? sizes.map((r) => ({ replicas: r, samples_per_s: Math.round(best(r) * 1000) / 1000 })) : [],
+    updated_at: new Date(p.updated_at_ms).toISOString(),
+  };
+}
+
+/** The full view of a stored profile (never the ids of its jobs: they may be other users'). Pure. */
+export function profileView(p: StoredKeyProfile): ProfileView {
+  return { ...profileSummaryView(p), points: [...p.points], perf: p.perf, grad: [...p.grad], limits: p.limits };
+}
+
+/** Registers the profile routes on `app` (behind authentication). */
+export function registerProfileRoutes(app: Hono<ApiEnv>, store: Store): void {
+  /** Keys the caller may read: all (admin), else those of the caller's own jobs. */
+  const visibleKeys = async (user: string, admin: boolean): Promise<Set<string> | undefined> =>
+    admin ? undefined : new Set((await store.listJobs({ user })).map((j) => profileKeyOf(j.spec)));
+
+  app.get('/v1/profiles', async (c) => {
+    const principal = requireUser(c.get('principal'));
+    const keys = await visibleKeys(principal.user, principal.admin);
+    const all = await store.listKeyProfiles();
+    return c.json(all.filter((p) => keys === undefined || keys.has(p.key)).map(profileSummaryView));
+  });
+
+  app.get('/v1/profiles/:key', async (c) => {
+    const principal = requireUser(c.get('principal'));
+    const key = c.req.param('key');
+    if (!PROFILE_KEY.test(key)) throw badRequest(`'${key.slice(0, 140)}' is not a profile key (${PROFILE_KEY_RULE})`);
+    const keys = await visibleKeys(principal.user, principal.admin);
+    const found = keys === undefined || keys.has(key) ? await store.listKeyProfiles(key) : [];
+    // Another user's key reads like an unknown one: its existence is theirs to share.
+    if (found.length === 0) throw new GoodputError('E_NOT_FOUND', `no profile '${key}'${principal.admin ? '' : ' among your jobs\' keys'}; 'goodput profiles ls' lists them (a key gets a profile once a job of it has reported)`);
+    return c.json(found.map(profileView));
+  });
+}

@@ -1,0 +1,90 @@
+/**
+ * End to end (compiled CLI, real `goodput up` with the default goodput policy, synthetic
+ * trainers on 4 CPU slots): profile keys (issue #18). A first job of a key starts at 1 replica,
+ * reports, grows and reports again; a second job of the same key (other arguments) then starts
+ * directly at the efficient size its key's profile predicts, while a job of an unknown key
+ * starts at 1. A job of the key that measures far from the profile discards it at its first reports.
+ */
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import type { EventView, GoodputClient } from '../client/client.js';
+import { cleanup, runCli, startServerProcess, tempDataDir, TRAINER, waitFor, type ServerProcess } from '../../test-support/control/harness.js';
+
+const data_dir = tempDataDir();
+const servers: ServerProcess[] = [];
+after(() => cleanup(data_dir, servers));
+const dd = ['--data-dir', data_dir];
+
+/** Submits a long synthetic trainer through the CLI; `extra` goes to the trainer, `flags` to submit. */
+async function submit(name: string, flags: readonly string[], extra: readonly string[]): Promise<string> {
+  const r = await runCli(['submit', '--json', '-J', name, '-n', '4', '--workdir', data_dir, ...flags, ...dd, '--', process.execPath, TRAINER, '--samples', '100000000', ...extra]);
+  assert.equal(r.status, 0, r.stderr);
+  return (JSON.parse(r.stdout) as { id: string }).id;
+}
+
+/** Replica count of the job's first launch. */
+async function firstLaunch(client: GoodputClient, id: string): Promise<{ replicas: number; events: EventView[] }> {
+  return waitFor(`job ${id} to launch`, 30_000, async () => {
+    const events = await client.events(id);
+    const launched = events.find((e) => e.kind === 'launched');
+    return launched ? { replicas: (launched.data.replicas as unknown[]).length, events } : undefined;
+  });
+}
+
+describe('profiles: a second job of a known key starts at its efficient size', () => {
+  it('learns from the first job, starts the second from its key\'s profile, an unknown key at 1', { timeout: 150_000 }, async () => {
+    const server = await startServerProcess(data_dir, ['--cpu-slots', '4', '--interval-s', '1', '--grace-s', '3', ...['restart_delay_s=1', 'queue_base_gpu_s=4', 'min_slice_restarts=3'].flatMap((p) => ['--policy-param', p])]);
+    servers.push(server);
+    const { client } = server;
+
+    // 1. The first job of the key (default key of the command: the trainer's script name).
+    const first = await submit('first', [], ['--app', 'cifar10']);
+    assert.equal((await firstLaunch(client, first)).replicas, 1, 'nothing known: one replica');
+    assert.equal((await client.getJob(first)).profile_key, 'synthetic-trainer');
+    const profile = await waitFor('the key\'s profile to hold a size above 1', 60_000, async () => {
+      const [p] = await client.profiles();
+      return p && p.measured_replicas.some((r) => r > 1) ? p : undefined;
+    });
+    assert.deepEqual([profile.key, profile.gpu_type, profile.jobs], ['synthetic-trainer', 'cpu', 1]);
+    await client.cancel(first);
+
+    // 2. Another run of the same model (other arguments): starts from the profile.
+    const second = await submit('second', [], ['--app', 'cifar10', '--report-every-s', '0.5']);
+    const { replicas, events } = await firstLaunch(client, second);
+    const detail = await client.getJob(second);
+    const used = events.find((e) => e.kind === 'profile-used');
+    assert.ok(used, events.map((e) => `${e.kind}: ${e.reason}`).join('\n'));
+    assert.ok(events.indexOf(used) < events.findIndex((e) => e.kind === 'assigned'), 'decided before its first assignment');
+    assert.equal(detail.restarts, 0, 'no restart to get there');
+    assert.ok(replicas > 1 && replicas <= detail.spec.max_replicas, `first launch on ${replicas} replicas: ${events.map((e) => `${e.kind}: ${e.reason}`).join('\n')}`);
+    assert.equal(replicas, Math.max(...profile.measured_replicas), 'the efficient size the first job settled at');
+    assert.match(events.find((e) => e.kind === 'assigned')!.reason, /first start on \d CPU slots \(goodput: predicted speedup x[\d.]+ over 1 replica by the profile of 'synthetic-trainer'/);
+    const shown = await runCli(['show', second, ...dd]);
+    assert.match(shown.stdout, /^profile\s+'synthetic-trainer': model from the profile on cpu/m, shown.stdout);
+    assert.match(shown.stdout, /^speedup\s+.*predicted best x[\d.]+ on \d replicas/m, 'predicted from the profile before its own reports');
+    const listed = await runCli(['profiles', ...dd]);
+    assert.match(listed.stdout, /^synthetic-trainer\s+cpu\s+[12]\s+1,/m, listed.stdout);
+    await client.cancel(second);
+
+    // 3. A job of the key that is not the model the profile describes (6x slower on more than one
+    // replica): starts from the profile, and its first reports discard it.
+    const before = (await client.profile('synthetic-trainer'))[0]!.jobs;
+    const slow = await submit('slow', [], ['--app', 'cifar10', '--multi-replica-slowdown', '6']);
+    assert.ok((await firstLaunch(client, slow)).replicas > 1);
+    const discarded = await waitFor('the profile to be discarded', 30_000, async () => (await client.events(slow)).find((e) => e.kind === 'profile-discarded'));
+    assert.match(discarded.reason, /^profile of 'synthetic-trainer' on cpu discarded: an optimizer step at \d replicas .* took [\d.]+ s where the profile predicts [\d.]+ s/);
+    const report = (await client.reports(slow, 1000))[0]!;
+    assert.ok(Date.parse(discarded.at) - report.received_at_ms < 20_000, 'at its first reports');
+    assert.equal((await client.getJob(slow)).profile_use, 'discarded');
+    assert.equal((await client.profile('synthetic-trainer'))[0]!.jobs, before, 'it adds nothing to the profile');
+    assert.match((await runCli(['show', slow, ...dd])).stdout, /^profile\s+'synthetic-trainer': discarded at \S+: an optimizer step/m);
+    await client.cancel(slow);
+
+    // 4. A job of a key nothing has measured starts at 1 replica.
+    const fresh = await submit('fresh', ['--profile', 'fresh-model'], ['--app', 'cifar10']);
+    const unknown = await firstLaunch(client, fresh);
+    assert.equal(unknown.replicas, 1, unknown.events.map((e) => `${e.kind}: ${e.reason}`).join('\n'));
+    assert.equal(unknown.events.some((e) => e.kind === 'profile-used'), false);
+    await client.cancel(fresh);
+  });
+});

@@ -1,0 +1,131 @@
+/**
+ * The control plane's side of profile keys (issue #18, docs/control-plane.md "Profiles"): which
+ * profile a job starts from, when its own measurements discard it, and what it adds to it. The
+ * pure rules are goodput/key-profile.ts; the profiles live in the store.
+ */
+import type { BackendNode, DeviceInfo } from '../backends/backend.js';
+import { profileKeyOf } from '../core/profile-key.js';
+import { fitPerfParams } from '../goodput/fit.js';
+import { PROFILE_ERROR_TOLERANCE, profileError, type GradSample } from '../goodput/key-profile.js';
+import { optimStepTime_s } from '../goodput/throughput.js';
+import type { PerfParams, ProfilePoint } from '../goodput/types.js';
+import type { Store } from '../store/store.js';
+import type { JobRecord, StoredKeyProfile } from '../store/types.js';
+
+/** The GPU type of a device: a GPU's model name (nvidia-smi, Slurm's gres type), `cpu` for CPU slots. */
+export function deviceType(device: DeviceInfo | undefined): string {
+  if (!device || device.kind === 'cpu') return 'cpu';
+  return device.name.trim() || 'gpu';
+}
+
+/**
+ * The GPU type a job runs on: that of the first device of its binding, else (not placed) that of
+ * the first device of the first usable node, else `cpu`.
+ */
+export function gpuTypeOf(job: Pick<JobRecord, 'allocation' | 'devices'>, nodes: readonly BackendNode[]): string {
+  const node = job.allocation.length > 0 ? nodes[job.allocation[0]!] : undefined;
+  if (node) return deviceType(node.devices.find((d) => d.index === job.devices[0]) ?? node.devices[0]);
+  return deviceType((nodes.find((n) => n.usable > 0) ?? nodes[0])?.devices[0]);
+}
+
+/**
+ * Fraction of its training a job has done, from its newest report (samples done and left),
+ * rounded to hundredths so that a profile keeps at most 101 gradient samples; undefined when the
+ * job has not said how much it has left.
+ */
+export function progressOf(job: Pick<JobRecord, 'samples' | 'remaining_samples'>): number | undefined {
+  if (job.remaining_samples === null) return undefined;
+  const all = job.samples + job.remaining_samples;
+  return all > 0 ? Math.round((job.samples / all) * 100) / 100 : 0;
+}
+
+/** Whether the profile holds what jobs other than `job_id` measured (a job's own profile teaches it nothing new). */
+export function fromOthers(profile: StoredKeyProfile, job_id: string): boolean {
+  return profile.points.length > 0 && profile.job_ids.some((id) => id !== job_id);
+}
+
+const shape = (p: Pick<ProfilePoint, 'num_nodes' | 'num_replicas'>) => `${p.num_nodes}:${p.num_replicas}`;
+const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+
+/** The job's measurement that disagrees most with `perf`, in words. */
+function disagreement(perf: PerfParams, own: readonly ProfilePoint[]): string {
+  let worst = own[0]!;
+  for (const p of own) if (profileError(perf, [p]) > profileError(perf, [worst])) worst = p;
+  const predicted_s = optimStepTime_s(perf, worst.num_nodes, worst.num_replicas, worst.local_bsz);
+  return `an optimizer step at ${plural(worst.num_replicas, 'replica')} and local batch ${worst.local_bsz} took ${worst.optim_step_time_s.toPrecision(3)} s where the profile predicts ${predicted_s.toPrecision(3)} s`;
+}
+
+/**
+ * Profiles for the scheduler and the report path. `forRound` gives each job the profile its
+ * model starts from; `learn` (after a job's refit) judges the job's measurements against its
+ * profile and merges them in. A job's measurements are judged once per server start, at the
+ * first refit where it measured a placement shape (nodes, replicas) the profile knows.
+ */
+export class ProfileBook {
+  private readonly judged = new Set<string>();
+
+  constructor(private readonly store: Store, private readonly nodes: () => readonly BackendNode[], private readonly log: (line: string) => void) {}
+
+  /**
+   * The profile each job's model uses this round (jobs without one, or whose profile was
+   * discarded, are absent); records `profile-used` the first time a job's model includes what
+   * other jobs of its key measured.
+   */
+  async forRound(jobs: readonly JobRecord[]): Promise<Map<string, StoredKeyProfile>> {
+    const byKey = new Map<string, StoredKeyProfile | undefined>();
+    const out = new Map<string, StoredKeyProfile>();
+    for (const job of jobs) {
+      if (job.profile_use === 'discarded') continue;
+      const key = profileKeyOf(job.spec);
+      const gpu_type = gpuTypeOf(job, this.nodes());
+      const id = `${gpu_type}\n${key}`;
+      if (!byKey.has(id)) byKey.set(id, await this.store.getKeyProfile(key, gpu_type));
+      const profile = byKey.get(id);
+      if (!profile || !profile.perf || !fromOthers(profile, job.id)) continue;
+      out.set(job.id, profile);
+      if (job.profile_use === null) {
+        const sizes = [...new Set(profile.points.map((p) => p.num_replicas))].sort((a, b) => a - b);
+        const others = profile.job_ids.filter((j) => j !== job.id).length;
+        const reason = `model from the profile of '${key}' on ${gpu_type}: ${plural(others, 'earlier job')} measured it at ${sizes.join(', ')} replica(s), so it may start at its efficient size instead of 1; its own reports refine it`;
+        await this.store.setProfileUse(job.id, 'used', 'scheduler', reason, { key, gpu_type, jobs: others, sizes });
+      }
+    }
+    return out;
+  }
+
+  /**
+   * After the job's refit from its own points `own`: judges them against its key's profile (a
+   * profile fitted on other jobs that mispredicts them by more than PROFILE_ERROR_TOLERANCE is
+   * discarded for this job, with event `profile-discarded`, and the job adds nothing to it), else
+   * merges them and the job's gradient sample into the profile and refits the profile's model.
+   * Returns the profile the job's model is to be fitted with (goodput/key-profile.ts
+   * `modelPoints`), or undefined.
+   */
+  async learn(job: JobRecord, own: readonly ProfilePoint[]): Promise<StoredKeyProfile | undefined> {
+    if (job.profile_use === 'discarded' || own.length === 0) return undefined;
+    const key = profileKeyOf(job.spec);
+    const gpu_type = gpuTypeOf(job, this.nodes());
+    const before = await this.store.getKeyProfile(key, gpu_type);
+    if (before?.perf && !this.judged.has(job.id) && fromOthers(before, job.id)) {
+      const shapes = new Set(before.points.map(shape));
+      const comparable = own.filter((p) => shapes.has(shape(p)));
+      if (comparable.length > 0) {
+        this.judged.add(job.id);
+        const error = profileError(before.perf, comparable);
+        if (error > PROFILE_ERROR_TOLERANCE) {
+          const reason = `profile of '${key}' on ${gpu_type} discarded: ${disagreement(before.perf, comparable)} (off by ${Math.round(error * 100)}% of the measurement, tolerance ${Math.round(PROFILE_ERROR_TOLERANCE * 100)}%), so this job is not the model the profile describes; its model now uses its own measurements only and it adds nothing to the profile`;
+          await this.store.setProfileUse(job.id, 'discarded', 'scheduler', reason, { key, gpu_type, error });
+          job.profile_use = 'discarded';
+          this.log(`job ${job.id}: ${reason}`);
+          return undefined;
+        }
+      }
+    }
+    const progress = progressOf(job);
+    const grad: GradSample[] = progress !== undefined && job.grad ? [{ progress, ...job.grad }] : [];
+    const merged = await this.store.mergeKeyProfile({ key, gpu_type, job_id: job.id, points: own, grad, limits: job.limits });
+    const perf = fitPerfParams(merged.points);
+    await this.store.saveKeyProfilePerf(key, gpu_type, perf);
+    return { ...merged, perf };
+  }
+}

@@ -1,0 +1,55 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { jobSpecSchema } from './job-spec.js';
+import { defaultProfileKey, PROFILE_KEY, profileKeyOf } from './profile-key.js';
+
+describe('default profile key', () => {
+  const cases: [string[], string][] = [
+    [['python', 'train.py'], 'train'],
+    [['python3', 'train.py', '--seed', '1', '--lr', '0.1'], 'train'],
+    [['/usr/bin/python3.11', '-u', '-W', 'ignore', 'examples/digits/train.py', '--epochs', '3'], 'train'],
+    [['python3', '-m', 'pkg.train', '--seed', '2'], 'pkg.train'],
+    [['python3', '-mpkg.train'], 'pkg.train'],
+    [['torchrun', '--nproc_per_node', '4', '--standalone', 'bert.py', '--lr', '3e-5'], 'bert'],
+    [['torchrun', '--nproc-per-node=4', '-m', 'models.bert'], 'models.bert'],
+    [['python', '-m', 'torch.distributed.run', '--nnodes', '1', 'resnet.py', '--seed', '3'], 'resnet'],
+    [['accelerate', 'launch', '--num_processes', '2', 'finetune.py'], 'finetune'],
+    [['env', 'A=1', 'B=2', 'python3', 'train.py'], 'train'],
+    [['mpirun', '-np', '4', 'python', 'train.py'], 'train'],
+    [['node', '/x/dist/test-support/control/synthetic-trainer.js', '--samples', '9'], 'synthetic-trainer'],
+    [['./train.sh', '--x'], 'train'],
+    [['/opt/bin/trainer'], 'trainer'],
+    [['python3'], 'python3'],
+    [['python', '-c', 'print(1)'], 'python-c-' + defaultProfileKey(['python', '-c', 'print(1)']).slice(-8)],
+    [['python3', 'my script (v2).py'], 'my-script-v2-'],
+    [['node', '-e', 'console.log(process.argv)', 'x'], 'node-e-' + defaultProfileKey(['node', '-e', 'console.log(process.argv)']).slice(-8)],
+    [['...'], 'job'],
+  ];
+  for (const [command, key] of cases) {
+    it(`${command.join(' ')} -> ${key}`, () => {
+      const got = defaultProfileKey(command);
+      assert.equal(got, key);
+      assert.match(got, PROFILE_KEY);
+    });
+  }
+
+  it('ignores arguments, so reruns with other seeds and hyper-parameters share a key', () => {
+    assert.equal(defaultProfileKey(['python3', 'train.py', '--seed', '1']), defaultProfileKey(['python3', 'train.py', '--seed', '2', '--lr', '1']));
+    assert.notEqual(defaultProfileKey(['python', '-c', 'a()']), defaultProfileKey(['python', '-c', 'b()']));
+  });
+
+  it('takes the spec\'s profile first', () => {
+    assert.equal(profileKeyOf({ profile: 'bert-large', command: ['python', 'train.py'] }), 'bert-large');
+    assert.equal(profileKeyOf({ command: ['python', 'train.py'] }), 'train');
+  });
+
+  it('validates a spec\'s profile', () => {
+    const base = { name: 'a', command: ['x'] };
+    assert.equal(jobSpecSchema.safeParse({ ...base, profile: 'bert_large-1.0' }).success, true);
+    for (const bad of ['', '-x', 'a/b', 'a b', 'x'.repeat(129), 'é']) {
+      const r = jobSpecSchema.safeParse({ ...base, profile: bad });
+      assert.equal(r.success, false, bad);
+      assert.match(r.error!.issues[0]!.message, /letters, digits/);
+    }
+  });
+});

@@ -1,0 +1,60 @@
+/** The part of the Store conformance suite about profile keys (issue #18); run by `storeConformance`. */
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { GoodputError } from '../core/errors.js';
+import type { Store } from './store.js';
+import type { JobSpec } from './types.js';
+
+const spec: JobSpec = { name: 'p', command: ['python3', 'train.py'], workdir: '/tmp', env: {}, min_replicas: 0, max_replicas: 4, max_restarts: 0, preemptible: true, priority: 0, profile: 'train' };
+const point = (num_replicas: number, accum: number, optim: number) => ({ num_nodes: 1, num_replicas, local_bsz: 64, accum_step_time_s: accum, optim_step_time_s: optim });
+const limits = { init_batch_size: 64, max_batch_size: 1024, min_local_bsz: 16, max_local_bsz: 256, accumulation: true };
+const perf = { alpha_c: 0.01, beta_c: 0.001, alpha_n: 1e-8, beta_n: 1e-8, alpha_r: 0.001, beta_r: 0.0001, gamma: 1.5 };
+
+/** Registers the profile cases; `fresh` opens an empty store with the suite's clock at 1_000_000. */
+export function profileConformance(fresh: () => Promise<Store>, tick: (ms: number) => void): void {
+  it('merges jobs into key profiles: newest point per configuration, grad by progress, jobs counted once', async () => {
+    const s = await fresh();
+    assert.equal(await s.getKeyProfile('train', 'cpu'), undefined);
+    assert.deepEqual(await s.listKeyProfiles(), []);
+    let p = await s.mergeKeyProfile({ key: 'train', gpu_type: 'cpu', job_id: 'a', points: [point(1, 0.1, 0.12)], grad: [{ progress: 0, sqr: 1, var: 4 }], limits });
+    assert.deepEqual([p.jobs, p.max_measured_replicas, p.perf, p.limits, p.job_ids, p.updated_at_ms], [1, 1, null, limits, ['a'], 1_000_000]);
+    tick(10);
+    p = await s.mergeKeyProfile({ key: 'train', gpu_type: 'cpu', job_id: 'a', points: [point(1, 0.11, 0.13), point(4, 0.1, 0.2)], grad: [{ progress: 0.5, sqr: 0.5, var: 5 }, { progress: 1.5, sqr: 0.25, var: 6 }], limits: null });
+    assert.equal(p.jobs, 1, 'the same job counts once');
+    assert.deepEqual(p.points, [point(1, 0.11, 0.13), point(4, 0.1, 0.2)], 'first-seen order, newest values');
+    assert.deepEqual(p.grad, [{ progress: 0, sqr: 1, var: 4 }, { progress: 0.5, sqr: 0.5, var: 5 }, { progress: 1, sqr: 0.25, var: 6 }], 'sorted, clamped to [0, 1]');
+    assert.deepEqual(p.limits, limits, 'null keeps the limits');
+    assert.equal(p.max_measured_replicas, 4);
+    p = await s.mergeKeyProfile({ key: 'train', gpu_type: 'cpu', job_id: 'b', points: [point(4, 0.2, 0.3)], grad: [{ progress: 0, sqr: 2, var: 2 }], limits: null });
+    assert.deepEqual([p.jobs, p.job_ids, p.points.length, p.points[1], p.grad[0]], [2, ['a', 'b'], 2, point(4, 0.2, 0.3), { progress: 0, sqr: 2, var: 2 }]);
+    await s.mergeKeyProfile({ key: 'train', gpu_type: 'NVIDIA H100 80GB HBM3', job_id: 'c', points: [point(2, 0.01, 0.02)], grad: [], limits: null });
+    await s.mergeKeyProfile({ key: 'bert', gpu_type: 'cpu', job_id: 'd', points: [], grad: [], limits: null });
+    assert.deepEqual((await s.listKeyProfiles()).map((k) => [k.key, k.gpu_type, k.jobs]), [['bert', 'cpu', 1], ['train', 'NVIDIA H100 80GB HBM3', 1], ['train', 'cpu', 2]]);
+    assert.deepEqual((await s.listKeyProfiles('train')).map((k) => k.gpu_type), ['NVIDIA H100 80GB HBM3', 'cpu']);
+    assert.equal(await s.saveKeyProfilePerf('train', 'cpu', perf), true);
+    assert.equal(await s.saveKeyProfilePerf('nope', 'cpu', perf), false);
+    assert.deepEqual((await s.getKeyProfile('train', 'cpu'))!.perf, perf);
+    p = await s.mergeKeyProfile({ key: 'train', gpu_type: 'cpu', job_id: 'b', points: [point(2, 0.1, 0.1)], grad: [], limits: null });
+    assert.deepEqual(p.perf, perf, 'a merge keeps the fitted parameters until the next fit');
+    await s.close();
+  });
+
+  it('records how a job uses its profile once, with its event; a discarded profile stays discarded', async () => {
+    const s = await fresh();
+    const created = await s.createJob({ id: 'j', name: 'j', user: 'u', spec }, 'u');
+    assert.equal(created.profile_use, null);
+    assert.equal(await s.setProfileUse('j', 'used', 'scheduler', 'starts from the profile of train', { jobs: 1 }), true);
+    assert.equal(await s.setProfileUse('j', 'used', 'scheduler', 'again', {}), false);
+    assert.equal((await s.getJob('j'))!.profile_use, 'used');
+    assert.equal(await s.setProfileUse('j', 'discarded', 'scheduler', 'measured 2x slower than the profile predicts', { error: 1 }), true);
+    assert.equal(await s.setProfileUse('j', 'used', 'scheduler', 'no way back', {}), false);
+    assert.equal((await s.getJob('j'))!.profile_use, 'discarded');
+    const events = (await s.listEvents('j')).slice(1);
+    assert.deepEqual(events.map((e) => [e.kind, e.from_state, e.to_state, e.reason, e.data]), [
+      ['profile-used', 'queued', 'queued', 'starts from the profile of train', { jobs: 1 }],
+      ['profile-discarded', 'queued', 'queued', 'measured 2x slower than the profile predicts', { error: 1 }],
+    ]);
+    await assert.rejects(s.setProfileUse('nope', 'used', 'x', 'y', {}), (e: unknown) => e instanceof GoodputError && e.code === 'E_NOT_FOUND');
+    await s.close();
+  });
+}
