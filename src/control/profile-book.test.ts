@@ -98,7 +98,7 @@ describe('ProfileBook', () => {
     assert.equal(await bad.book.learn(w, [point(2, 3)]), undefined, 'three times slower at a measured shape');
     assert.equal(w.profile_use, 'discarded');
     const event = (await bad.store.listEvents('w')).find((e) => e.kind === 'profile-discarded')!;
-    assert.match(event.reason, /profile of 'train' on cpu discarded: an optimizer step at 2 replicas and local batch 32 took [\d.]+ s where the profile predicts [\d.]+ s \(off by 6\d% of the measurement, tolerance 25%\)/);
+    assert.match(event.reason, /profile of 'train' on cpu discarded: an optimizer step at 2 replicas and local batch 32 took [\d.]+ s where the profile predicts [\d.]+ s \(off by 6\d% of the measurement, tolerance 40%\)/);
     assert.match(event.reason, /its own measurements only/);
     assert.equal(bad.lines.length, 1);
     const profile = (await bad.store.getKeyProfile('train', 'cpu'))!;

@@ -6,7 +6,7 @@
 import type { BackendNode, DeviceInfo } from '../backends/backend.js';
 import { profileKeyOf } from '../core/profile-key.js';
 import { fitPerfParams } from '../goodput/fit.js';
-import { PROFILE_ERROR_TOLERANCE, profileError, type GradSample } from '../goodput/key-profile.js';
+import { MEASURED_ERROR_TOLERANCE, measuredError, type GradSample, type KeyProfile } from '../goodput/key-profile.js';
 import { optimStepTime_s } from '../goodput/throughput.js';
 import type { PerfParams, ProfilePoint } from '../goodput/types.js';
 import type { Store } from '../store/store.js';
@@ -48,9 +48,9 @@ const shape = (p: Pick<ProfilePoint, 'num_nodes' | 'num_replicas'>) => `${p.num_
 const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
 
 /** The job's measurement that disagrees most with `perf`, in words. */
-function disagreement(perf: PerfParams, own: readonly ProfilePoint[]): string {
+function disagreement(perf: PerfParams, profile: KeyProfile, own: readonly ProfilePoint[]): string {
   let worst = own[0]!;
-  for (const p of own) if (profileError(perf, [p]) > profileError(perf, [worst])) worst = p;
+  for (const p of own) if (measuredError(perf, profile, [p]) > measuredError(perf, profile, [worst])) worst = p;
   const predicted_s = optimStepTime_s(perf, worst.num_nodes, worst.num_replicas, worst.local_bsz);
   return `an optimizer step at ${plural(worst.num_replicas, 'replica')} and local batch ${worst.local_bsz} took ${worst.optim_step_time_s.toPrecision(3)} s where the profile predicts ${predicted_s.toPrecision(3)} s`;
 }
@@ -95,7 +95,8 @@ export class ProfileBook {
 
   /**
    * After the job's refit from its own points `own`: judges them against its key's profile (a
-   * profile fitted on other jobs that mispredicts them by more than PROFILE_ERROR_TOLERANCE is
+   * profile whose measurements, corrected by its fit for the local batch, are off from them by
+   * more than MEASURED_ERROR_TOLERANCE (goodput/key-profile.ts `measuredError`) is
    * discarded for this job, with event `profile-discarded`, and the job adds nothing to it), else
    * merges them and the job's gradient sample into the profile and refits the profile's model.
    * Returns the profile the job's model is to be fitted with (goodput/key-profile.ts
@@ -111,9 +112,9 @@ export class ProfileBook {
       const comparable = own.filter((p) => shapes.has(shape(p)));
       if (comparable.length > 0) {
         this.judged.add(job.id);
-        const error = profileError(before.perf, comparable);
-        if (error > PROFILE_ERROR_TOLERANCE) {
-          const reason = `profile of '${key}' on ${gpu_type} discarded: ${disagreement(before.perf, comparable)} (off by ${Math.round(error * 100)}% of the measurement, tolerance ${Math.round(PROFILE_ERROR_TOLERANCE * 100)}%), so this job is not the model the profile describes; its model now uses its own measurements only and it adds nothing to the profile`;
+        const error = measuredError(before.perf, before, comparable);
+        if (error > MEASURED_ERROR_TOLERANCE) {
+          const reason = `profile of '${key}' on ${gpu_type} discarded: ${disagreement(before.perf, before, comparable)} (off by ${Math.round(error * 100)}% of the measurement, tolerance ${Math.round(MEASURED_ERROR_TOLERANCE * 100)}%), so this job is not the model the profile describes; its model now uses its own measurements only and it adds nothing to the profile`;
           await this.store.setProfileUse(job.id, 'discarded', 'scheduler', reason, { key, gpu_type, error });
           job.profile_use = 'discarded';
           this.log(`job ${job.id}: ${reason}`);
