@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { addToProfile, emptyProfile, gradAt, measuredError, modelPoints, profileError } from './key-profile.js';
+import { addToProfile, emptyProfile, gradAt, measuredError, modelPoints } from './key-profile.js';
 import { accumStepTime_s, optimStepTime_s } from './throughput.js';
 import type { PerfParams, ProfilePoint } from './types.js';
 
@@ -48,18 +48,12 @@ test('gradAt interpolates and holds the ends', () => {
   assert.equal(gradAt(emptyProfile('k', 'cpu'), 0.5), undefined);
 });
 
-test('profileError is 0 for the profile\'s own model and grows with a slower job', () => {
-  assert.ok(profileError(perf, [point(1, 1, 32), point(2, 8, 64)]) < 1e-12);
-  assert.ok(Math.abs(profileError(perf, [point(1, 1, 32, 2)]) - 0.5) < 1e-9, 'twice as slow: predicted is half the measured');
-  assert.equal(profileError(perf, []), 0);
-});
-
 test('measuredError anchors on the profile\'s measurement of the same shape', () => {
-  // A model that is 30% off everywhere: profileError would discard a job of the same model.
+  // A model that is 30% off everywhere: judged by the fitted model alone, a job of the same model would be discarded.
   const off: PerfParams = { ...perf, alpha_c: perf.alpha_c * 1.3, beta_c: perf.beta_c * 1.3 };
   const profile = addToProfile(emptyProfile('k', 'cpu'), [point(1, 1, 32), point(2, 8, 32)], [], true);
   const same = [point(1, 1, 40), point(2, 8, 32)];
-  assert.ok(profileError(off, same) > 0.25, 'the fitted model alone disagrees');
+  assert.ok(Math.abs(accumStepTime_s(off, 40) - same[0]!.accum_step_time_s) / same[0]!.accum_step_time_s > 0.25, 'the fitted model alone disagrees');
   assert.ok(measuredError(off, profile, same) < 0.05, 'anchored on measurements, the same model agrees');
   assert.ok(measuredError(off, profile, [point(1, 1, 32, 2)]) > 0.45, 'a job twice as slow disagrees');
   assert.ok(measuredError(off, profile, [point(4, 16, 48)]) < 0.05, 'an unmeasured shape of the same model agrees');

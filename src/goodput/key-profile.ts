@@ -51,6 +51,11 @@ export function mergePoints(base: readonly ProfilePoint[], added: readonly Profi
   return [...byConfig.values()];
 }
 
+/** A reported progress as a profile keeps it: clamped to [0, 1]. */
+export function clampProgress(progress: number): number {
+  return Math.min(Math.max(progress, 0), 1);
+}
+
 /**
  * The profile after one job's reports: its points merged in, its gradient samples merged by
  * progress (a sample at the same progress replaces the older one), `jobs` counted once per new
@@ -65,7 +70,10 @@ export function addToProfile(
   const merged = mergePoints(profile.points, points);
   const byProgress = new Map<number, GradSample>();
   for (const g of profile.grad) byProgress.set(g.progress, g);
-  for (const g of grad) byProgress.set(Math.min(Math.max(g.progress, 0), 1), { ...g, progress: Math.min(Math.max(g.progress, 0), 1) });
+  for (const g of grad) {
+    const progress = clampProgress(g.progress);
+    byProgress.set(progress, { ...g, progress });
+  }
   return {
     key: profile.key,
     gpu_type: profile.gpu_type,
@@ -107,29 +115,11 @@ export function gradAt(profile: KeyProfile, progress: number): GradParams | unde
 }
 
 /**
- * How far a job's own measurements are from what `perf` (fitted on its key's profile)
- * predicts: the largest relative error |predicted - measured| / measured of the accumulation
- * and the optimizer-step time over `own`. 0 when `own` is empty. A job whose error exceeds
- * the caller's tolerance is not the profile's model (other data, other model size, another
- * GPU): its model is then fitted on its own points only.
- */
-export function profileError(perf: PerfParams, own: readonly ProfilePoint[]): number {
-  let worst = 0;
-  for (const p of own) {
-    const accum = accumStepTime_s(perf, p.local_bsz);
-    const optim = optimStepTime_s(perf, p.num_nodes, p.num_replicas, p.local_bsz);
-    if (p.accum_step_time_s > 0) worst = Math.max(worst, Math.abs(accum - p.accum_step_time_s) / p.accum_step_time_s);
-    if (p.optim_step_time_s > 0) worst = Math.max(worst, Math.abs(optim - p.optim_step_time_s) / p.optim_step_time_s);
-  }
-  return worst;
-}
-
-/** Default tolerance of `profileError` above which a profile is discarded for a job. */
-export const PROFILE_ERROR_TOLERANCE = 0.25;
-
-/**
- * Like `profileError`, but anchored on the profile's measurements, so that a job of the
- * profile's model agrees even where the fitted model `perf` is off. Each own point is compared
+ * How far a job's own measurements `own` are from its key's profile, anchored on the profile's
+ * measurements rather than on its fitted model `perf` alone, so that a job of the profile's model
+ * agrees even where `perf` is off. A job whose error exceeds the caller's tolerance is not the
+ * profile's model (other data, other model size, another GPU): its model is then fitted on its
+ * own points only. Each own point is compared
  * with the profile's point nearest in local batch (on a log scale, at most 1.5x apart; without
  * one the point is not judged), `perf` correcting only for the difference in local batch: the optimizer-step time with a point of the same shape
  * (num_nodes, num_replicas), when the profile measured that shape; the accumulation-step time
@@ -157,9 +147,9 @@ export function measuredError(perf: PerfParams, profile: KeyProfile, own: readon
 }
 
 /**
- * Default tolerance of `measuredError`. Wider than PROFILE_ERROR_TOLERANCE: step - sync time is
- * not quite placement-free, and the fit's correction between local batches is a model; jobs of
- * one model stay below ~0.32 in the simulator's traces, while a job 2x slower scores 0.5.
+ * Default tolerance of `measuredError`, with room because step - sync time is not quite
+ * placement-free and the fit's correction between local batches is a model: jobs of one model
+ * stay below ~0.32 in the simulator's traces, while a job 2x slower scores 0.5.
  */
 export const MEASURED_ERROR_TOLERANCE = 0.4;
 

@@ -95,7 +95,7 @@ describe('SimProfileStore', () => {
     assert.equal(store.profileFit('a'), fit1, 'a new local batch at a known shape does not refit');
     store.report('a', [point(1, 4, 32)], [], true);
     assert.notEqual(store.profileFit('a'), fit1);
-    assert.deepEqual([store.get('a')!.jobs, store.get('a')!.points.length, store.shapeVersion('a'), store.size], [2, 3, 2, 1]);
+    assert.deepEqual([store.get('a')!.jobs, store.get('a')!.points.length, store.modelVersion('a'), store.size], [2, 3, 2, 1]);
   });
 
   it('with the network model, a job measured on one node borrows cross-node terms from other keys', () => {

@@ -73,11 +73,6 @@ export class SimProfileStore {
     return this.entries.get(key)?.profile;
   }
 
-  /** Changes when a new placement shape of `key` is measured; 0 before any. */
-  shapeVersion(key: string): number {
-    return this.entries.get(key)?.shape_version ?? 0;
-  }
-
   /** Number of profiles (keys) reported to. */
   get size(): number {
     return this.entries.size;

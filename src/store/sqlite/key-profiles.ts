@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { addToProfile, emptyProfile, type GradSample, type KeyProfile } from '../../goodput/key-profile.js';
+import { addToProfile, clampProgress, emptyProfile, type GradSample, type KeyProfile } from '../../goodput/key-profile.js';
 import type { BatchLimits, PerfParams, ProfilePoint } from '../../goodput/types.js';
 import type { KeyProfileUpdate } from '../store.js';
 import type { StoredKeyProfile } from '../types.js';
@@ -78,7 +78,7 @@ export class SqliteKeyProfiles {
       const merged = addToProfile(before, u.points, u.grad, new_job);
       this.stmts.upsertHead.run(u.key, u.gpu_type, u.limits ? JSON.stringify(u.limits) : null, this.now_ms());
       for (const p of u.points) this.stmts.upsertPoint.run(u.key, u.gpu_type, p.num_nodes, p.num_replicas, p.local_bsz, p.accum_step_time_s, p.optim_step_time_s);
-      const added = new Set(u.grad.map((g) => Math.min(Math.max(g.progress, 0), 1)));
+      const added = new Set(u.grad.map((g) => clampProgress(g.progress)));
       for (const g of merged.grad) if (added.has(g.progress)) this.stmts.upsertGrad.run(u.key, u.gpu_type, g.progress, g.sqr, g.var);
       return this.get(u.key, u.gpu_type)!;
     }).immediate();
