@@ -42,7 +42,8 @@ export class Controller {
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly killAt = new Map<string, number>();
   private readonly reports: ReportIngest;
-  private readonly profiles: ProfileBook;
+  /** Absent when the policy does not use profiles (Policy.uses_profiles): jobs then start from nothing, as in the simulator. */
+  private readonly profiles: ProfileBook | undefined;
   private stopped = false;
   private started = false;
   /** When this controller started watching replicas (hung detection counts from here at most). */
@@ -55,8 +56,8 @@ export class Controller {
     this.options = { ...options };
     this.now = options.now_ms ?? Date.now;
     this.log = options.log ?? (() => {});
-    this.profiles = new ProfileBook(options.store, () => options.backend.nodes(), this.log);
-    this.reports = new ReportIngest({ store: options.store, refit_interval_s: options.refit_interval_s ?? 5, now_ms: this.now, log: this.log, request_round: () => this.requestRound(), profiles: this.profiles });
+    this.profiles = options.policy.uses_profiles === true ? new ProfileBook(options.store, () => options.backend.nodes(), this.log) : undefined;
+    this.reports = new ReportIngest({ store: options.store, refit_interval_s: options.refit_interval_s ?? 5, now_ms: this.now, log: this.log, request_round: () => this.requestRound(), ...(this.profiles ? { profiles: this.profiles } : {}) });
     options.backend.onExit((exit) => {
       void this.serial(async () => {
         await this.options.store.recordReplicaExit(exit.job_id, exit.attempt, exit.rank, exit.exit_code, 'backend', exit.detail);
@@ -170,7 +171,7 @@ export class Controller {
     const jobs = await this.options.store.listJobs({ states: ACTIVE_STATES });
     for (const p of nodeProblems(jobs, this.options.backend.nodes())) await this.noteOnce(p.job_id, p.key, 'node-unavailable', p.reason);
     if (jobs.length > 0) {
-      const profiles = await this.profiles.forRound(jobs);
+      const profiles = (await this.profiles?.forRound(jobs)) ?? new Map<string, StoredKeyProfile>();
       const decision = this.options.policy.decide(buildSnapshot(this.nodes(), jobs, this.now(), profiles));
       this.rejections.clear();
       for (const [id, r] of Object.entries(decision.rejections ?? {})) this.rejections.set(id, r);

@@ -4,11 +4,12 @@
  * reports, grows and reports again; a second job of the same key (other arguments) then starts
  * directly at the efficient size its key's profile predicts, while a job of an unknown key
  * starts at 1. A job of the key that measures far from the profile discards it at its first reports.
+ * With the policy's `profiles=false` a job of the known key starts at 1 and teaches the profile nothing.
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type { EventView, GoodputClient } from '../client/client.js';
-import { cleanup, runCli, startServerProcess, tempDataDir, TRAINER, waitFor, type ServerProcess } from '../../test-support/control/harness.js';
+import { cleanup, runCli, sleep, startServerProcess, tempDataDir, TRAINER, waitFor, type ServerProcess } from '../../test-support/control/harness.js';
 
 const data_dir = tempDataDir();
 const servers: ServerProcess[] = [];
@@ -86,5 +87,22 @@ describe('profiles: a second job of a known key starts at its efficient size', (
     assert.equal(unknown.replicas, 1, unknown.events.map((e) => `${e.kind}: ${e.reason}`).join('\n'));
     assert.equal(unknown.events.some((e) => e.kind === 'profile-used'), false);
     await client.cancel(fresh);
+
+    // 5. Profiles off (`--policy-param profiles=false`, as in the simulator): a job of the known
+    // key starts at 1 and adds nothing to the profile.
+    await waitFor('the jobs to end', 30_000, async () => (await client.listJobs()).every((j) => ['cancelled', 'succeeded', 'failed'].includes(j.state)));
+    process.kill(server.pid, 'SIGTERM');
+    await new Promise((resolve) => server.child.once('exit', resolve));
+    const off = await startServerProcess(data_dir, ['--cpu-slots', '4', '--interval-s', '1', '--grace-s', '3', ...['restart_delay_s=1', 'queue_base_gpu_s=4', 'min_slice_restarts=3', 'profiles=false'].flatMap((p) => ['--policy-param', p])]);
+    servers.push(off);
+    const known = (await off.client.profile('synthetic-trainer'))[0]!;
+    const plain = await submit('plain', [], ['--app', 'cifar10', '--report-every-s', '0.5']);
+    const start = await firstLaunch(off.client, plain);
+    assert.equal(start.replicas, 1, start.events.map((e) => `${e.kind}: ${e.reason}`).join('\n'));
+    await waitFor('its first reports', 30_000, async () => (await off.client.reports(plain, 10)).length > 0);
+    await sleep(2000);
+    assert.equal((await off.client.events(plain)).some((e) => e.kind === 'profile-used'), false);
+    assert.deepEqual((await off.client.profile('synthetic-trainer'))[0], known, 'it adds nothing to the profile');
+    await off.client.cancel(plain);
   });
 });

@@ -74,6 +74,9 @@ export class ProfileBook {
   async forRound(jobs: readonly JobRecord[]): Promise<Map<string, StoredKeyProfile>> {
     const byKey = new Map<string, StoredKeyProfile | undefined>();
     const out = new Map<string, StoredKeyProfile>();
+    // A job that left the active set is never judged again: forget it, so the set stays bounded.
+    const active = new Set(jobs.map((j) => j.id));
+    for (const id of this.judged) if (!active.has(id)) this.judged.delete(id);
     for (const job of jobs) {
       if (job.profile_use === 'discarded') continue;
       const key = profileKeyOf(job.spec);

@@ -35,6 +35,11 @@ interface Watched {
   stop?: 'SIGTERM' | 'SIGKILL';
   /** When the poll first saw the Slurm job ended (exit files may land just after). */
   ended_at_ms?: number;
+  /**
+   * Why the Slurm job ended from outside, once a poll saw it: kept for the ranks whose exits land
+   * later, after Goodput's own stop of the rest of the attempt (then CANCELLED is all squeue says).
+   */
+  outside?: string;
 }
 
 /** How long (ms) a rank's exit file gets to appear after its Slurm job ended. */
@@ -248,7 +253,8 @@ export class SlurmBackend implements Backend {
         const entries = jobs?.filter((j) => String(j.job_id) === id || String(j.het_job_id) === id) ?? [];
         // A list read before the job was submitted (a launch during the read) does not show it yet.
         const ended = jobs !== undefined && listed_ms > w.since_ms && !entries.some((j) => ACTIVE_JOB_STATES.has(j.state));
-        const detail = outsideEnd(id, entries[0], w.stop !== undefined);
+        w.outside ??= outsideEnd(id, entries[0], w.stop !== undefined);
+        const detail = w.outside;
         if (ended && w.ended_at_ms === undefined) w.ended_at_ms = Date.now();
         const late = w.ended_at_ms !== undefined && Date.now() - w.ended_at_ms >= EXIT_FILE_WAIT_MS;
         for (const rank of [...w.ranks]) {
