@@ -15,6 +15,12 @@ import { procCpu_s } from '../src/backends/local/process-info.js';
 import { GoodputClient } from '../src/client/client.js';
 import { jobToken } from '../src/control/tokens.js';
 import { packagePath } from '../src/util/package-root.js';
+import { benchArgs } from './bench-args.js';
+
+benchArgs(`
+usage: npm run bench:api
+Report throughput and latency of a real 'goodput up' on loopback (target >= 2000 reports/s at p99 <= 20 ms).
+`, {});
 
 const TARGET_RPS = 2000;
 const TARGET_P99_MS = 20;

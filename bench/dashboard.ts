@@ -15,6 +15,12 @@ import { loadAssets } from '../src/dashboard/assets.js';
 import { startDashboard, type RunningDashboard } from '../src/dashboard/server.js';
 import { launchBrowser, screenshotDir, type Browser } from '../src/dashboard/testing/browser.js';
 import { buildFixture, type Fixture } from './dashboard-fixture.js';
+import { benchArgs } from './bench-args.js';
+
+benchArgs(`
+usage: npm run bench:dashboard
+Time to first render of the dashboard's jobs page (5,000 jobs) and cluster page (512 GPUs) in Debian's chromium.
+`, {});
 
 const TARGET_MS = 1000;
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);

@@ -14,6 +14,7 @@ import { textChunks } from '../src/doctor/io/read-files.js';
 import { runDoctor } from '../src/doctor/run-doctor.js';
 import { syntheticTraceChunks } from '../test-support/doctor/synthetic-trace.js';
 import { packagePath } from '../src/util/package-root.js';
+import { benchArgs } from './bench-args.js';
 
 interface ChildResult { mode: string; seconds: number; peak_heap_mb: number; max_rss_mb: number; detail: string }
 
@@ -87,4 +88,10 @@ async function main(): Promise<void> {
 
 const argv = process.argv.slice(2);
 if (argv[0] === '--child') await child(argv[1]!, argv.slice(2));
-else await main();
+else {
+  benchArgs(`
+usage: npm run bench:doctor
+Seconds and peak memory of goodput doctor on the largest fixture and on a generated 500 MB trace.
+`, {});
+  await main();
+}

@@ -11,16 +11,18 @@
  *
  *   node dist/bench/live.js [--interval-s 5] [--baseline-limit-s 120] [--skip-baseline]
  */
-import { parseArgs } from 'node:util';
 import type { GoodputClient, JobDetail } from '../src/client/client.js';
 import { cleanup, killGroup, PLAIN_20S, sleep, startServerProcess, tempDataDir, TRAINER, type ServerProcess } from '../test-support/control/harness.js';
+import { benchArgs } from './bench-args.js';
 
-const { values } = parseArgs({
-  options: {
-    'interval-s': { type: 'string', default: '5' },
-    'baseline-limit-s': { type: 'string', default: '120' },
-    'skip-baseline': { type: 'boolean', default: false },
-  },
+const USAGE = `
+usage: node dist/bench/live.js [--interval-s 5] [--baseline-limit-s 120] [--skip-baseline]
+The first-minutes scenarios of issue #12 against a real 'goodput up' (npm run bench:live).
+`;
+const values = benchArgs(USAGE, {
+  'interval-s': { type: 'string', default: '5' },
+  'baseline-limit-s': { type: 'string', default: '120' },
+  'skip-baseline': { type: 'boolean', default: false },
 });
 const interval = values['interval-s'];
 const baseArgs = ['--cpu-slots', '2', '--interval-s', interval, '--grace-s', '3'];

@@ -18,6 +18,12 @@ import { RESTART_DELAY_S } from '../src/sim/sim-job.js';
 import { simulate } from '../src/sim/simulator.js';
 import { defaultTracesDir, loadWorkload, type WorkloadJob } from '../src/sim/workload.js';
 import { publishedResults, workloadFile } from './pollux-data.js';
+import { benchArgs } from './bench-args.js';
+
+benchArgs(`
+usage: npm run bench:policy-bounds
+Average JCT per (load, workload) if every job ran alone on the empty cluster, beside 0.80 x Pollux's published average.
+`, {});
 
 const TARGET_RATIO = 0.8;
 const MAX_ACCUM_STEPS = 20;

@@ -17,7 +17,6 @@
  *   --goodput-param NAME=VALUE (repeatable): a variant of goodput's knobs, e.g. rank_exponent=3
  */
 import { writeFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { goodputPolicy } from '../src/policy/goodput/index.js';
 import type { PolicyParamValue } from '../src/policy/policy.js';
 import { parsePolicyParams } from '../src/policy/policy-params.js';
@@ -27,6 +26,7 @@ import type { WorkloadReport } from '../src/sim/run-workload.js';
 import { loadWorkload } from '../src/sim/workload.js';
 import { meanRow, pairKey as key, readSavedRows, runWithProgress, type ComparisonRow as Row } from './comparison-rows.js';
 import { publishedResults, workloadFile } from './pollux-data.js';
+import { benchArgs } from './bench-args.js';
 
 /** Acceptance of issue #18: mean over the pairs of avg JCT / published Pollux avg ... */
 const TARGET_MEAN_RATIO = 0.8;
@@ -36,19 +36,24 @@ const MAX_PAIR_RATIO = 0.9;
 const P99_FACTOR = 1.1;
 
 
-const { values } = parseArgs({
-  options: {
-    loads: { type: 'string', default: '0.5,1.0,1.5,2.0' },
-    workloads: { type: 'string', default: '1,2,3,4' },
-    'pollux-seeds': { type: 'string', default: '1' },
-    'pollux-json': { type: 'string' },
-    'save-pollux': { type: 'string' },
-    'goodput-json': { type: 'string' },
-    'save-goodput': { type: 'string' },
-    'no-pollux': { type: 'boolean', default: false },
-    concurrency: { type: 'string', default: '2' },
-    'goodput-param': { type: 'string', multiple: true },
-  },
+const USAGE = `
+usage: npm run bench:policy-compare -- [--loads 0.5,1.0,1.5,2.0] [--workloads 1,2,3,4]
+         [--pollux-seeds 1] [--pollux-json FILE | --save-pollux FILE | --no-pollux]
+         [--goodput-json FILE | --save-goodput FILE] [--goodput-param K=V ...] [--concurrency 2]
+goodput against pollux on workloads 1-4 at each load: average JCT / Pollux's published one,
+p99, makespan, GPU-hours and finish-time fairness (docs/policy.md).
+`;
+const values = benchArgs(USAGE, {
+  loads: { type: 'string', default: '0.5,1.0,1.5,2.0' },
+  workloads: { type: 'string', default: '1,2,3,4' },
+  'pollux-seeds': { type: 'string', default: '1' },
+  'pollux-json': { type: 'string' },
+  'save-pollux': { type: 'string' },
+  'goodput-json': { type: 'string' },
+  'save-goodput': { type: 'string' },
+  'no-pollux': { type: 'boolean', default: false },
+  concurrency: { type: 'string', default: '2' },
+  'goodput-param': { type: 'string', multiple: true },
 });
 const loads = values.loads.split(',');
 const workloads = values.workloads.split(',').map(Number);

@@ -18,7 +18,6 @@
  * earlier moves a pair's ratio by a few hundredths, so a difference between variants counts only
  * if it holds over such copies (they are still compared with pollux's runs as written).
  */
-import { parseArgs } from 'node:util';
 import { goodputPolicy } from '../src/policy/goodput/index.js';
 import type { PolicyParamValue } from '../src/policy/policy.js';
 import { parsePolicyParams } from '../src/policy/policy-params.js';
@@ -26,6 +25,7 @@ import type { SimTask } from '../src/sim/parallel.js';
 import { packagePath } from '../src/util/package-root.js';
 import { meanRow, pairKey, readSavedRows, runWithProgress, type ComparisonRow } from './comparison-rows.js';
 import { publishedResults, workloadFile } from './pollux-data.js';
+import { benchArgs } from './bench-args.js';
 
 /** Acceptance of issue #18: mean over the pairs of avg JCT / published Pollux avg. */
 const TARGET_MEAN_RATIO = 0.8;
@@ -44,16 +44,21 @@ const BUILT_IN_VARIANTS = [
   'min_marginal_speedup=0.3',
 ];
 
-const { values } = parseArgs({
-  options: {
-    variant: { type: 'string', multiple: true },
-    'pollux-json': { type: 'string', default: packagePath('bench', 'results', 'pollux-seed1.json') },
-    loads: { type: 'string', default: '0.5,1.0,1.5,2.0' },
-    workloads: { type: 'string', default: '1,2,3,4' },
-    concurrency: { type: 'string', default: '2' },
-    'jitter-seeds': { type: 'string', default: '0' },
-    'jitter-s': { type: 'string', default: '240' },
-  },
+const USAGE = `
+usage: npm run bench:policy-frontier -- [--variant 'K=V,K=V' ...] [--pollux-json FILE]
+         [--loads 0.5,1.0,1.5,2.0] [--workloads 1,2,3,4] [--concurrency 2]
+         [--jitter-seeds N] [--jitter-s 240]
+Where variants of the goodput policy sit against issue #18's acceptance ('default' is the
+unchanged policy); per-pair figures of the first variant (docs/policy.md).
+`;
+const values = benchArgs(USAGE, {
+  variant: { type: 'string', multiple: true },
+  'pollux-json': { type: 'string', default: packagePath('bench', 'results', 'pollux-seed1.json') },
+  loads: { type: 'string', default: '0.5,1.0,1.5,2.0' },
+  workloads: { type: 'string', default: '1,2,3,4' },
+  concurrency: { type: 'string', default: '2' },
+  'jitter-seeds': { type: 'string', default: '0' },
+  'jitter-s': { type: 'string', default: '240' },
 });
 const jitterSeeds = Number(values['jitter-seeds']);
 const jitter_s = Number(values['jitter-s']);

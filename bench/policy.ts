@@ -14,7 +14,6 @@
  * the targets (<= 50 ms p99 at 64 GPUs, <= 1 s p99 at 2048 GPUs). Deterministic inputs (seeded
  * generator). Flags: --rounds N (generated rounds, 8).
  */
-import { parseArgs } from 'node:util';
 import type { Allocation, ClusterSnapshot, NodeInfo, PolicyJob } from '../src/core/cluster.js';
 import { Random } from '../src/core/random.js';
 import { fitPerfParams } from '../src/goodput/fit.js';
@@ -26,11 +25,17 @@ import { applicationNames, getApplication, type TraceApplication } from '../src/
 import { simulate } from '../src/sim/simulator.js';
 import { defaultTracesDir, loadWorkload } from '../src/sim/workload.js';
 import { packagePath } from '../src/util/package-root.js';
+import { benchArgs } from './bench-args.js';
 
 const TARGET_P99_64_MS = 50;
 const TARGET_P99_2048_MS = 1000;
 
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '8' } } });
+const USAGE = `
+usage: npm run bench:policy -- [--rounds 8]
+Decision time of the goodput policy per round: workload-1 replayed (64 GPUs) and a generated
+cluster of 2048 GPUs with 5000 jobs (targets: p99 <= 50 ms and <= 1 s).
+`;
+const values = benchArgs(USAGE, { rounds: { type: 'string', default: '8' } });
 
 /** Records the wall-clock time of every decide() of the wrapped policy. */
 class TimedPolicy implements Policy {

@@ -10,6 +10,12 @@ import { fitPerfParams } from '../src/goodput/fit.js';
 import { accumStepTime_s, optimStepTime_s } from '../src/goodput/throughput.js';
 import type { GoodputModel, PerfParams, ProfilePoint } from '../src/goodput/types.js';
 import { findPolicy } from '../src/policy/registry.js';
+import { benchArgs } from './bench-args.js';
+
+benchArgs(`
+usage: npm run bench:pollux-cost
+CPU cost of the Pollux policy's decide() and of the throughput fit.
+`, {});
 
 const TARGET_DECIDE_MS = 30;
 const TARGET_FIT_MS = 1;

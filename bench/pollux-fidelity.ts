@@ -8,18 +8,21 @@
  * Usage: npm run bench:fidelity -- [--policy pollux] [--seeds 3] [--loads 0.5,1.0,1.5,2.0]
  *        [--workloads 1,2,3,4] [--concurrency 2]
  */
-import { parseArgs } from 'node:util';
 import { runParallel, type SimTask } from '../src/sim/parallel.js';
 import { publishedResults, workloadFile } from './pollux-data.js';
+import { benchArgs } from './bench-args.js';
 
-const { values } = parseArgs({
-  options: {
-    policy: { type: 'string', default: 'pollux' },
-    seeds: { type: 'string' },
-    loads: { type: 'string', default: '0.5,1.0,1.5,2.0' },
-    workloads: { type: 'string', default: '1,2,3,4' },
-    concurrency: { type: 'string', default: '2' },
-  },
+const USAGE = `
+usage: npm run bench:fidelity -- [--policy pollux] [--seeds 3] [--loads 0.5,1.0,1.5,2.0]
+         [--workloads 1,2,3,4] [--concurrency 2]
+Our simulator's average JCT beside the published Pollux artifact's, per workload and load.
+`;
+const values = benchArgs(USAGE, {
+  policy: { type: 'string', default: 'pollux' },
+  seeds: { type: 'string' },
+  loads: { type: 'string', default: '0.5,1.0,1.5,2.0' },
+  workloads: { type: 'string', default: '1,2,3,4' },
+  concurrency: { type: 'string', default: '2' },
 });
 const policy = values.policy;
 const deterministic = policy === 'tiresias' || policy === 'optimus' || policy === 'fifo';

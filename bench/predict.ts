@@ -27,6 +27,7 @@ import type { PerfParams, ProfilePoint } from '../src/goodput/types.js';
 import { applicationNames, getApplication, type TraceApplication } from '../src/sim/application.js';
 import { defaultTracesDir } from '../src/sim/workload.js';
 import { localBatchGrid, multiNodeMeasurements, oneNodeMeasurements, toPoint, type Measured } from './predict-data.js';
+import { benchArgs } from './bench-args.js';
 
 const TARGET = 0.15;
 const EVAL_NODES = [2, 3, 4, 6, 8, 12, 16];
@@ -182,10 +183,13 @@ function printMain(results: readonly AppResult[]): void {
   }
 }
 
-const args = process.argv.slice(2);
-const json = args.includes('--json');
-const partial = args.includes('--partial');
-const sparse = args.includes('--sparse');
+const USAGE = `
+usage: npm run bench:predict -- [--json] [--partial] [--sparse]
+Error of multi-node throughput predicted from one-node measurements, per application of the
+Pollux traces: today's fit (baseline) beside the cluster network model (docs/policy.md).
+`;
+const values = benchArgs(USAGE, { json: { type: 'boolean', default: false }, partial: { type: 'boolean', default: false }, sparse: { type: 'boolean', default: false } });
+const { json, partial, sparse } = values;
 const apps = loadApps(partial, sparse);
 const main = evaluate(apps, DEFAULT);
 const sensitivity = VARIANTS.map((v) => ({ ...v, results: evaluate(apps, v) }));

@@ -10,6 +10,12 @@ import { ndInterpTable } from '../src/sim/nd-table.js';
 import { simulate } from '../src/sim/simulator.js';
 import { defaultTracesDir, loadWorkload } from '../src/sim/workload.js';
 import { packagePath } from '../src/util/package-root.js';
+import { benchArgs } from './bench-args.js';
+
+benchArgs(`
+usage: npm run bench:sim
+Wall time to simulate workload-1 at load 1.0 per policy (pollux <= 60 s, others <= 5 s).
+`, {});
 
 const file = packagePath('data', 'pollux', 'workloads', 'workload-1.csv');
 const targets: Record<string, number> = { pollux: 60, goodput: 60 };

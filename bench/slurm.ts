@@ -14,6 +14,12 @@ import { join } from 'node:path';
 import type { GoodputClient } from '../src/client/client.js';
 import { cleanup, startServerProcess, tempDataDir, TRAINER, waitFor, type ServerProcess } from '../test-support/control/harness.js';
 import { slurmMissing, startSlurmCluster } from '../src/backends/slurm/testing/slurm-cluster.js';
+import { benchArgs } from './bench-args.js';
+
+benchArgs(`
+usage: npm run bench:slurm
+Latency of the Slurm backend on a local test cluster (needs root and slurm-wlm).
+`, {});
 
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 3);
 

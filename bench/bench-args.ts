@@ -1,0 +1,22 @@
+/**
+ * Flags of a benchmark script: `--help` prints its usage, a bad flag prints what is wrong and the
+ * usage (exit 2) instead of a stack trace.
+ */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/** The parsed flags of `options`; exits the process on `--help` (0) or a bad flag (2). */
+export function benchArgs<const O extends Options>(usage: string, options: O): ReturnType<typeof parseArgs<{ options: O; strict: true }>>['values'] {
+  const text = usage.trim();
+  if (process.argv.slice(2).some((a) => a === '--help' || a === '-h')) {
+    console.log(text);
+    process.exit(0);
+  }
+  try {
+    return parseArgs({ options, strict: true }).values;
+  } catch (error) {
+    console.error(`error: ${(error as Error).message}\n\n${text}`);
+    process.exit(2);
+  }
+}
