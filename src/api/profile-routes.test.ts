@@ -3,7 +3,8 @@ import { after, before, describe, it } from 'node:test';
 import { hashToken, jobToken } from '../control/tokens.js';
 import { inProcessApi } from './testing/in-process.js';
 
-const api = await inProcessApi();
+// goodput: the control plane keeps profiles only for a policy that uses them.
+const api = await inProcessApi({ policy: 'goodput' });
 after(() => api.close());
 const { call, admin, store, secret } = api;
 

@@ -37,14 +37,14 @@ export async function callApp(app: Hono<ApiEnv>, method: string, path: string, t
 
 /**
  * An API over a store in a temp dir (fresh, or the file `db_file` copied there); the admin token
- * is `admin`.
+ * is `admin`. `policy`: the controller's (default fifo; goodput where profiles are kept).
  */
-export async function inProcessApi(options: { now_ms?: () => number; db_file?: string } = {}) {
+export async function inProcessApi(options: { now_ms?: () => number; db_file?: string; policy?: string } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'goodput-api-'));
   const secret = 'test-secret';
   if (options.db_file) copyFileSync(options.db_file, join(dir, 'db.sqlite'));
   const store = new SqliteStore(join(dir, 'db.sqlite'), options.now_ms ? { now_ms: options.now_ms } : {});
-  const policy = findPolicy('fifo')!.create({ seed: 0 });
+  const policy = findPolicy(options.policy ?? 'fifo')!.create({ seed: 0 });
   const controller = new Controller({ store, backend: new LocalBackend({ devices: cpuSlots(2) }), policy, data_dir: dir, secret, api_url: '', interval_s: 60, grace_s: 1 });
   const app = createApp({ store, controller, secret, version: 'test', ...(options.now_ms ? { now_ms: options.now_ms } : {}) });
   const admin = 'gpa_admin';
