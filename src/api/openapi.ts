@@ -63,6 +63,11 @@ export function openApiDocument(version: string): Record<string, unknown> {
           parameters: [{ name: 'key', in: 'path', required: true, schema: { type: 'string' }, description: 'profile key (spec profile or its default)' }],
           responses: { 200: ok('the profile per GPU type', { type: 'array', items: { type: 'object' } }), ...errors },
         },
+        delete: {
+          summary: "Remove a key's profile (all GPU types, or ?gpu_type=): jobs of the key then start from nothing until one reports again. A user removes only profiles that hold their own jobs' measurements alone (403 E_FORBIDDEN otherwise); admin: any",
+          parameters: [{ name: 'key', in: 'path', required: true, schema: { type: 'string' } }, { name: 'gpu_type', in: 'query', schema: { type: 'string' } }],
+          responses: { 200: ok('the removed profiles (summaries)', { type: 'array', items: { type: 'object' } }), ...errors },
+        },
       },
       '/metrics': { get: { summary: 'Prometheus metrics', security: [], responses: { 200: { description: 'text exposition' } } } },
     },

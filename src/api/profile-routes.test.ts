@@ -63,5 +63,35 @@ describe('profiles in the API', () => {
     const doc = await call('GET', '/v1/openapi.json');
     assert.ok(doc.json.paths['/v1/profiles/{key}'].get);
     assert.match(doc.json.components.schemas.JobSpec.properties.profile.description, /Profile key/);
+    assert.ok(doc.json.paths['/v1/profiles/{key}'].delete);
+  });
+
+  it('removes a profile: the owner of all its jobs or an admin; others read it as not found or are refused', async () => {
+    const report = async (user: string, name: string, profile?: string) => {
+      const created = await call('POST', '/v1/jobs', `gpu_${user}`, { name, command: ['python3', 'train.py'], ...(profile ? { profile } : {}) });
+      const r = await call('POST', `/v1/jobs/${created.json.id}/reports`, jobToken(secret, created.json.id), { attempt: 0, limits, reports: [measurement(1, 1, 0.1), measurement(2, 1, 0.1)] });
+      assert.equal(r.status, 200);
+    };
+    assert.equal((await call('DELETE', '/v1/profiles/train', 'gpu_bob')).status, 404, 'bob has no job of key train');
+    const noType = await call('DELETE', '/v1/profiles/train?gpu_type=H100', 'gpu_alice');
+    assert.deepEqual([noType.status, noType.json.error.code], [404, 'E_NOT_FOUND']);
+    assert.match(noType.json.error.message, /has no GPU type 'H100'/);
+
+    await report('bob', 'bob-train');
+    const shared = await call('DELETE', '/v1/profiles/train', 'gpu_alice');
+    assert.deepEqual([shared.status, shared.json.error.code], [403, 'E_FORBIDDEN']);
+    assert.match(shared.json.error.message, /other users' jobs; ask an admin/);
+    assert.equal((await call('GET', '/v1/profiles/train', 'gpu_alice')).json[0].jobs, 2, 'refused: nothing removed');
+    const removed = await call('DELETE', '/v1/profiles/train', admin);
+    assert.equal(removed.status, 200);
+    assert.deepEqual(removed.json.map((p: { key: string; gpu_type: string; jobs: number }) => [p.key, p.gpu_type, p.jobs]), [['train', 'cpu', 2]]);
+    assert.equal((await call('GET', '/v1/profiles/train', admin)).status, 404);
+
+    await report('alice', 'solo-1', 'solo');
+    const own = await call('DELETE', '/v1/profiles/solo?gpu_type=cpu', 'gpu_alice');
+    assert.deepEqual([own.status, own.json.length], [200, 1], 'only her own jobs measured it');
+    assert.deepEqual(await store.listKeyProfiles('solo'), []);
+    const job = (await store.listJobs({ user: 'alice' }))[0]!;
+    assert.equal((await call('DELETE', '/v1/profiles/solo', jobToken(secret, job.id))).status, 403, 'a job token removes nothing');
   });
 });

@@ -1,8 +1,9 @@
 /**
  * Profiles of profile keys under /v1/profiles (issue #18): what the jobs of each key measured
- * per GPU type, the throughput model fitted on it and the gradient-noise trajectory. Read-only.
- * A user sees the profiles of keys their own jobs use (a profile holds other users' step times);
- * an admin sees all; a job token none.
+ * per GPU type, the throughput model fitted on it and the gradient-noise trajectory, and their
+ * removal. A user sees the profiles of keys their own jobs use (a profile holds other users' step
+ * times) and removes those that hold only their own jobs' measurements; an admin sees and removes
+ * all; a job token none.
  */
 import type { Hono } from 'hono';
 import { profileKeyOf, PROFILE_KEY, PROFILE_KEY_RULE } from '../core/profile-key.js';
@@ -13,7 +14,7 @@ import type { BatchLimits, PerfParams, ProfilePoint } from '../goodput/types.js'
 import type { Store } from '../store/store.js';
 import type { StoredKeyProfile } from '../store/types.js';
 import { requireUser, type ApiEnv } from './auth.js';
-import { badRequest } from './http-error.js';
+import { badRequest, forbidden } from './http-error.js';
 
 /** One profile in the list: its identity, its jobs, its sizes and the fitted throughput at each. */
 export interface ProfileSummaryView {
@@ -75,14 +76,36 @@ export function registerProfileRoutes(app: Hono<ApiEnv>, store: Store): void {
     return c.json(all.filter((p) => keys === undefined || keys.has(p.key)).map(profileSummaryView));
   });
 
-  app.get('/v1/profiles/:key', async (c) => {
-    const principal = requireUser(c.get('principal'));
-    const key = c.req.param('key');
+  /** The profiles of the key in the path the caller may read (E_NOT_FOUND when none). */
+  const readable = async (key: string, user: string, admin: boolean): Promise<StoredKeyProfile[]> => {
     if (!PROFILE_KEY.test(key)) throw badRequest(`'${key.slice(0, 140)}' is not a profile key (${PROFILE_KEY_RULE})`);
-    const keys = await visibleKeys(principal.user, principal.admin);
+    const keys = await visibleKeys(user, admin);
     const found = keys === undefined || keys.has(key) ? await store.listKeyProfiles(key) : [];
     // Another user's key reads like an unknown one: its existence is theirs to share.
-    if (found.length === 0) throw new GoodputError('E_NOT_FOUND', `no profile '${key}'${principal.admin ? '' : ' among your jobs\' keys'}; 'goodput profiles ls' lists them (a key gets a profile once a job of it has reported)`);
-    return c.json(found.map(profileView));
+    if (found.length === 0) throw new GoodputError('E_NOT_FOUND', `no profile '${key}'${admin ? '' : ' among your jobs\' keys'}; 'goodput profiles ls' lists them (a key gets a profile once a job of it has reported)`);
+    return found;
+  };
+
+  app.get('/v1/profiles/:key', async (c) => {
+    const principal = requireUser(c.get('principal'));
+    return c.json((await readable(c.req.param('key'), principal.user, principal.admin)).map(profileView));
+  });
+
+  // A stale profile (new code or data under an old key) would otherwise be escaped only by a new
+  // key. Removing one that holds other users' measurements is theirs too: admin only then.
+  app.delete('/v1/profiles/:key', async (c) => {
+    const principal = requireUser(c.get('principal'));
+    const key = c.req.param('key');
+    const gpu_type = c.req.query('gpu_type');
+    const found = (await readable(key, principal.user, principal.admin)).filter((p) => gpu_type === undefined || p.gpu_type === gpu_type);
+    if (found.length === 0) throw new GoodputError('E_NOT_FOUND', `profile '${key}' has no GPU type '${gpu_type}'; 'goodput profiles show ${key}' lists its GPU types`);
+    if (!principal.admin) {
+      const mine = new Set((await store.listJobs({ user: principal.user })).map((j) => j.id));
+      const shared = found.find((p) => p.job_ids.some((id) => !mine.has(id)));
+      if (shared) throw forbidden(`the profile of '${key}' on ${shared.gpu_type} holds measurements of other users' jobs; ask an admin to remove it`);
+    }
+    const removed: ProfileSummaryView[] = [];
+    for (const p of found) if (await store.deleteKeyProfile(p.key, p.gpu_type)) removed.push(profileSummaryView(p));
+    return c.json(removed);
   });
 }

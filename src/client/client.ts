@@ -75,6 +75,10 @@ export class GoodputClient {
   profile(key: string): Promise<ProfileView[]> {
     return this.json('GET', `/v1/profiles/${encodeURIComponent(key)}`);
   }
+  /** Removes a key's profile (all GPU types, or one); answers the removed ones. */
+  deleteProfile(key: string, gpu_type?: string): Promise<ProfileSummaryView[]> {
+    return this.json('DELETE', `/v1/profiles/${encodeURIComponent(key)}${gpu_type !== undefined ? `?gpu_type=${encodeURIComponent(gpu_type)}` : ''}`);
+  }
   report(job_id: string, body: ReportBody): Promise<{ config: JobConfig }> {
     return this.json('POST', `/v1/jobs/${encodeURIComponent(job_id)}/reports`, body);
   }

@@ -4,7 +4,8 @@
  * reports, grows and reports again; a second job of the same key (other arguments) then starts
  * directly at the efficient size its key's profile predicts, while a job of an unknown key
  * starts at 1. A job of the key that measures far from the profile discards it at its first reports.
- * With the policy's `profiles=false` a job of the known key starts at 1 and teaches the profile nothing.
+ * With the policy's `profiles=false` a job of the known key starts at 1 and teaches the profile nothing;
+ * `goodput profiles rm` forgets the key's profile.
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
@@ -104,5 +105,18 @@ describe('profiles: a second job of a known key starts at its efficient size', (
     assert.equal((await off.client.events(plain)).some((e) => e.kind === 'profile-used'), false);
     assert.deepEqual((await off.client.profile('synthetic-trainer'))[0], known, 'it adds nothing to the profile');
     await off.client.cancel(plain);
+
+    // 6. `goodput profiles rm`: the key's profile is gone; bad input is a message, not a trace.
+    const rm = await runCli(['profiles', 'rm', 'synthetic-trainer', ...dd]);
+    assert.equal(rm.status, 0, rm.stderr);
+    assert.match(rm.stdout, /^removed the profile of 'synthetic-trainer' on cpu \(\d+ job\(s\), replicas [\d, ]+\)$/m);
+    assert.doesNotMatch((await runCli(['profiles', ...dd])).stdout, /synthetic-trainer/);
+    const again = await runCli(['profiles', 'rm', 'synthetic-trainer', ...dd]);
+    assert.equal(again.status, 1);
+    assert.match(again.stderr, /no profile 'synthetic-trainer'/);
+    assert.doesNotMatch(again.stderr, /^\s+at /m);
+    const misuse = await runCli(['profiles', 'ls', '--gpu-type', 'cpu', ...dd]);
+    assert.equal(misuse.status, 2);
+    assert.match(misuse.stderr, /--gpu-type goes with 'rm'/);
   });
 });

@@ -36,6 +36,13 @@ export function profileConformance(fresh: () => Promise<Store>, tick: (ms: numbe
     assert.deepEqual((await s.getKeyProfile('train', 'cpu'))!.perf, perf);
     p = await s.mergeKeyProfile({ key: 'train', gpu_type: 'cpu', job_id: 'b', points: [point(2, 0.1, 0.1)], grad: [], limits: null });
     assert.deepEqual(p.perf, perf, 'a merge keeps the fitted parameters until the next fit');
+
+    assert.equal(await s.deleteKeyProfile('train', 'cpu'), true);
+    assert.equal(await s.deleteKeyProfile('train', 'cpu'), false, 'gone');
+    assert.equal(await s.getKeyProfile('train', 'cpu'), undefined);
+    assert.deepEqual((await s.listKeyProfiles()).map((k) => [k.key, k.gpu_type]), [['bert', 'cpu'], ['train', 'NVIDIA H100 80GB HBM3']], 'other GPU types and keys stay');
+    p = await s.mergeKeyProfile({ key: 'train', gpu_type: 'cpu', job_id: 'a', points: [point(8, 0.3, 0.4)], grad: [], limits: null });
+    assert.deepEqual([p.jobs, p.job_ids, p.points, p.grad, p.perf, p.limits, p.max_measured_replicas], [1, ['a'], [point(8, 0.3, 0.4)], [], null, null, 8], 'the next merge starts anew: nothing of the removed profile is left');
     await s.close();
   });
 

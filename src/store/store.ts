@@ -163,6 +163,12 @@ export interface Store {
   /** Profiles (of one key, or all), by key then GPU type. */
   listKeyProfiles(key?: string): Promise<StoredKeyProfile[]>;
   /**
+   * Removes the profile of (`key`, `gpu_type`) whole (points, gradient samples, jobs, fit) in one
+   * transaction; false when there is none. Jobs keep their own measurements and `profile_use`;
+   * the next merge of a job of the key starts a new profile.
+   */
+  deleteKeyProfile(key: string, gpu_type: string): Promise<boolean>;
+  /**
    * Sets how the job uses its key's profile and records the event (`profile-used` or
    * `profile-discarded`, with `reason` and `data`) in one transaction. Idempotent: returns false
    * and records nothing when the job already has `use`; a `discarded` job stays discarded (false).

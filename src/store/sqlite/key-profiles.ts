@@ -32,6 +32,8 @@ export class SqliteKeyProfiles {
       perf: db.prepare('UPDATE key_profiles SET perf = ? WHERE key = ? AND gpu_type = ?'),
       list: db.prepare('SELECT key, gpu_type FROM key_profiles ORDER BY key, gpu_type'),
       listKey: db.prepare('SELECT key, gpu_type FROM key_profiles WHERE key = ? ORDER BY gpu_type'),
+      removeParts: ['key_profile_points', 'key_profile_grad', 'key_profile_jobs'].map((t) => db.prepare(`DELETE FROM ${t} WHERE key = ? AND gpu_type = ?`)),
+      removeHead: db.prepare('DELETE FROM key_profiles WHERE key = ? AND gpu_type = ?'),
     };
   }
 
@@ -81,6 +83,14 @@ export class SqliteKeyProfiles {
       const added = new Set(u.grad.map((g) => clampProgress(g.progress)));
       for (const g of merged.grad) if (added.has(g.progress)) this.stmts.upsertGrad.run(u.key, u.gpu_type, g.progress, g.sqr, g.var);
       return this.get(u.key, u.gpu_type)!;
+    }).immediate();
+  }
+
+  /** See Store.deleteKeyProfile: one transaction. */
+  remove(key: string, gpu_type: string): boolean {
+    return this.db.transaction(() => {
+      for (const part of this.stmts.removeParts) part.run(key, gpu_type);
+      return this.stmts.removeHead.run(key, gpu_type).changes > 0;
     }).immediate();
   }
 

@@ -316,6 +316,7 @@ export class SqliteStore implements Store {
   async saveKeyProfilePerf(key: string, gpu_type: string, perf: PerfParams): Promise<boolean> { return this.keyProfiles.savePerf(key, gpu_type, perf); }
   async getKeyProfile(key: string, gpu_type: string): Promise<StoredKeyProfile | undefined> { return this.keyProfiles.get(key, gpu_type); }
   async listKeyProfiles(key?: string): Promise<StoredKeyProfile[]> { return this.keyProfiles.list(key); }
+  async deleteKeyProfile(key: string, gpu_type: string): Promise<boolean> { return this.keyProfiles.remove(key, gpu_type); }
 
   async setProfileUse(job_id: string, use: ProfileUse, actor: string, reason: string, data: Record<string, unknown>): Promise<boolean> {
     const now = this.now_ms();
