@@ -63,9 +63,9 @@ export class SlurmBackend implements Backend {
   private polling = false;
   private readonly log: (line: string) => void;
 
-  constructor(private readonly o: SlurmBackendOptions) {
-    this.log = o.log ?? (() => {});
-    this.timer = setInterval(() => void this.poll(), o.poll_ms ?? 1000);
+  constructor(private readonly options: SlurmBackendOptions) {
+    this.log = options.log ?? (() => {});
+    this.timer = setInterval(() => void this.poll(), options.poll_ms ?? 1000);
     this.timer.unref();
   }
 
@@ -76,7 +76,7 @@ export class SlurmBackend implements Backend {
   async refresh(): Promise<void> {
     try {
       const [sinfo, jobs] = await Promise.all([this.slurm('sinfo', ['--json']), this.queue(true)]);
-      const inv = buildInventory(this.order, parseSinfo(sinfo), jobs, (name) => name.startsWith(`${this.o.name_prefix}-`), this.o.partition);
+      const inv = buildInventory(this.order, parseSinfo(sinfo), jobs, (name) => name.startsWith(`${this.options.name_prefix}-`), this.options.partition);
       this.order = inv.order;
       this.inventory = inv.nodes;
       this.unavailable = '';
@@ -100,7 +100,7 @@ export class SlurmBackend implements Backend {
     const master = this.inventory.find((n) => n.name === shares[0]!.node)!;
     const env: Record<string, string> = {
       ...inheritedEnv(),
-      ...this.o.env,
+      ...this.options.env,
       ...req.env,
       WORLD_SIZE: String(world),
       MASTER_ADDR: master.address,
@@ -117,7 +117,7 @@ export class SlurmBackend implements Backend {
     const plan = execPlan(req.environment ?? {}, req.command, env, { state_dir: dirs.run, attempt: req.attempt });
     const script = batchScript({
       job_name: this.jobName(req.job_id, req.attempt), shares, run_dir: dirs.run, logs_dir: dirs.logs, attempt: req.attempt, workdir: req.workdir, command: plan.command,
-      ...(this.o.partition ? { partition: this.o.partition } : {}), ...(this.o.account ? { account: this.o.account } : {}), ...(this.o.qos ? { qos: this.o.qos } : {}),
+      ...(this.options.partition ? { partition: this.options.partition } : {}), ...(this.options.account ? { account: this.options.account } : {}), ...(this.options.qos ? { qos: this.options.qos } : {}),
     });
     let id: string;
     try {
@@ -198,7 +198,7 @@ export class SlurmBackend implements Backend {
   }
 
   private jobName(job_id: string, attempt: number): string {
-    return `${this.o.name_prefix}-${job_id}-${attempt}`;
+    return `${this.options.name_prefix}-${job_id}-${attempt}`;
   }
 
   /**
@@ -207,7 +207,7 @@ export class SlurmBackend implements Backend {
    */
   private async slurm(command: string, args: readonly string[], o: SlurmRunOptions = {}): Promise<string> {
     try {
-      return (await slurmRun(command, args, { env: this.o.env ?? {}, ...o })).stdout;
+      return (await slurmRun(command, args, { env: this.options.env ?? {}, ...o })).stdout;
     } catch (error) {
       if (error instanceof GoodputError && error.code === 'E_BACKEND_UNAVAILABLE') this.unavailable = error.message;
       throw error;
