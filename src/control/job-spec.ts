@@ -23,8 +23,9 @@ export function formatIssues(error: z.ZodError): string {
 /**
  * Validates a spec; `workdir` defaults to `default_workdir`, a relative `venv` or `conda` prefix
  * is resolved against the workdir. `profile` stays absent when not given: Controller.submit
- * stores the command's default (a command given on the command line may replace the file's). Throws E_SPEC naming every bad field. Does not check that
- * the directories exist (they may be made by `env_setup`, or exist only where replicas run).
+ * stores the command's default (a command given on the command line may replace the file's).
+ * Throws E_SPEC naming every bad field. Does not check that the directories exist (they may be
+ * made by `env_setup`, or exist only where replicas run).
  */
 export function validateJobSpec(input: unknown, default_workdir: string, source = 'job spec'): JobSpec {
   const parsed = jobSpecSchema.safeParse(input);

@@ -6,7 +6,7 @@
 import type { BackendNode, DeviceInfo } from '../backends/backend.js';
 import { profileKeyOf } from '../core/profile-key.js';
 import { fitPerfParams } from '../goodput/fit.js';
-import { MEASURED_ERROR_TOLERANCE, measuredError, type GradSample, type KeyProfile } from '../goodput/key-profile.js';
+import { MEASURED_ERROR_TOLERANCE, measuredError, shapeKey, type GradSample, type KeyProfile } from '../goodput/key-profile.js';
 import { optimStepTime_s } from '../goodput/throughput.js';
 import type { PerfParams, ProfilePoint } from '../goodput/types.js';
 import type { Store } from '../store/store.js';
@@ -44,13 +44,16 @@ export function fromOthers(profile: StoredKeyProfile, job_id: string): boolean {
   return profile.points.length > 0 && profile.job_ids.some((id) => id !== job_id);
 }
 
-const shape = (p: Pick<ProfilePoint, 'num_nodes' | 'num_replicas'>) => `${p.num_nodes}:${p.num_replicas}`;
 const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
 
 /** The job's measurement that disagrees most with `perf`, in words. */
 function disagreement(perf: PerfParams, profile: KeyProfile, own: readonly ProfilePoint[]): string {
   let worst = own[0]!;
-  for (const p of own) if (measuredError(perf, profile, [p]) > measuredError(perf, profile, [worst])) worst = p;
+  let worstError = -1;
+  for (const p of own) {
+    const error = measuredError(perf, profile, [p]);
+    if (error > worstError) [worst, worstError] = [p, error];
+  }
   const predicted_s = optimStepTime_s(perf, worst.num_nodes, worst.num_replicas, worst.local_bsz);
   return `an optimizer step at ${plural(worst.num_replicas, 'replica')} and local batch ${worst.local_bsz} took ${worst.optim_step_time_s.toPrecision(3)} s where the profile predicts ${predicted_s.toPrecision(3)} s`;
 }
@@ -111,8 +114,8 @@ export class ProfileBook {
     const gpu_type = gpuTypeOf(job, this.nodes());
     const before = await this.store.getKeyProfile(key, gpu_type);
     if (before?.perf && !this.judged.has(job.id) && fromOthers(before, job.id)) {
-      const shapes = new Set(before.points.map(shape));
-      const comparable = own.filter((p) => shapes.has(shape(p)));
+      const shapes = new Set(before.points.map(shapeKey));
+      const comparable = own.filter((p) => shapes.has(shapeKey(p)));
       if (comparable.length > 0) {
         this.judged.add(job.id);
         const error = measuredError(before.perf, before, comparable);

@@ -30,5 +30,5 @@ export type { LocalBatch } from './batch-split.js';
 export { NUM_BATCH_CANDIDATES, fixedBatchChoice, geomspace, goodputOf, optimizeBatch } from './optimize.js';
 export { bestGoodput, goodputSpeedupFn, linearSpeedupFn } from './speedup.js';
 export type { BatchPolicy, SpeedupFn } from './speedup.js';
-export { MEASURED_ERROR_TOLERANCE, addToProfile, clampProgress, configKey, emptyProfile, gradAt, measuredError, mergePoints, modelPoints } from './key-profile.js';
+export { MEASURED_ERROR_TOLERANCE, addToProfile, clampProgress, configKey, emptyProfile, gradAt, measuredError, mergePoints, modelPoints, shapeKey } from './key-profile.js';
 export type { GradSample, KeyProfile } from './key-profile.js';

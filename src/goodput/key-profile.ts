@@ -35,6 +35,11 @@ export function configKey(p: Pick<ProfilePoint, 'num_nodes' | 'num_replicas' | '
   return `${p.num_nodes}:${p.num_replicas}:${p.local_bsz}`;
 }
 
+/** Identity of a profile point's placement shape (nodes, replicas), whatever its local batch. */
+export function shapeKey(p: Pick<ProfilePoint, 'num_nodes' | 'num_replicas'>): string {
+  return `${p.num_nodes}:${p.num_replicas}`;
+}
+
 /** An empty profile for `key` on `gpu_type`. */
 export function emptyProfile(key: string, gpu_type: string): KeyProfile {
   return { key, gpu_type, points: [], grad: [], jobs: 0, max_measured_replicas: 0 };
@@ -119,9 +124,9 @@ export function gradAt(profile: KeyProfile, progress: number): GradParams | unde
  * measurements rather than on its fitted model `perf` alone, so that a job of the profile's model
  * agrees even where `perf` is off. A job whose error exceeds the caller's tolerance is not the
  * profile's model (other data, other model size, another GPU): its model is then fitted on its
- * own points only. Each own point is compared
- * with the profile's point nearest in local batch (on a log scale, at most 1.5x apart; without
- * one the point is not judged), `perf` correcting only for the difference in local batch: the optimizer-step time with a point of the same shape
+ * own points only. Each own point is compared with the profile's point nearest in local batch
+ * (on a log scale, at most 1.5x apart; without one the point is not judged), `perf` correcting
+ * only for the difference in local batch: the optimizer-step time with a point of the same shape
  * (num_nodes, num_replicas), when the profile measured that shape; the accumulation-step time
  * (the computation, which does not depend on the placement) with a point of the same shape or
  * else of any shape. So a job that computes or synchronizes at another speed is caught at its

@@ -1,4 +1,4 @@
-import { addToProfile, emptyProfile, type GradSample, type KeyProfile } from '../goodput/key-profile.js';
+import { addToProfile, emptyProfile, shapeKey, type GradSample, type KeyProfile } from '../goodput/key-profile.js';
 import { fitNetworkModel, predictPerfParams, type NetworkParams } from '../goodput/network-model.js';
 import type { PerfParams, ProfilePoint } from '../goodput/types.js';
 
@@ -96,7 +96,7 @@ export class SimProfileStore {
     if (!entry) this.entries.set(key, (entry = { profile: emptyProfile(key, SIM_GPU_TYPE), shape_version: 0, shapes: new Set() }));
     entry.profile = addToProfile(entry.profile, points, grad, new_job);
     for (const p of points) {
-      const shape = `${p.num_nodes}:${p.num_replicas}`;
+      const shape = shapeKey(p);
       if (!entry.shapes.has(shape)) {
         entry.shapes.add(shape);
         entry.shape_version++;
