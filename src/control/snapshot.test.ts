@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { jobRecordFixture } from '../store/job-fixture.js';
-import type { JobRecord } from '../store/types.js';
+import { emptyProfile } from '../goodput/key-profile.js';
+import { goodputOf } from '../goodput/optimize.js';
+import { optimStepTime_s } from '../goodput/throughput.js';
+import type { JobRecord, StoredKeyProfile } from '../store/types.js';
 import { buildSnapshot, stopProtection, toPolicyJob } from './snapshot.js';
 
 /** A stored job that has reported once (limits, model) and runs on 2 devices since t = 10 s. */
@@ -86,5 +89,22 @@ describe('what a preemption costs (toPolicyJob)', () => {
     const pj = toPolicyJob(job, 25_000);
     assert.equal(pj.preemptible, true);
     assert.ok(!('progress_at_risk_s' in pj) && !('allocated_since_s' in pj));
+  });
+});
+
+describe('a model started from its key profile (toPolicyJob)', () => {
+  const perf = reported().perf!;
+  // Measured twice as slow as `perf` predicts on 2 nodes x 8 replicas: the fit errs there.
+  const slow = { num_nodes: 2, num_replicas: 8, local_bsz: 32, accum_step_time_s: 0.1 + 0.01 * 32, optim_step_time_s: 2 * optimStepTime_s(perf, 2, 8, 32) };
+  const profile: StoredKeyProfile = { ...emptyProfile('resnet', 'cpu'), points: [slow], jobs: 1, job_ids: ['other'], perf, limits: reported().limits, updated_at_ms: 0 };
+
+  it('is corrected by the measurements of the key at the shapes they cover, and only with a profile', () => {
+    const job = reported({ spec: { ...reported().spec, profile: 'resnet' } });
+    const withProfile = toPolicyJob(job, 20_000, profile).model!;
+    const alone = toPolicyJob(job, 20_000).model!;
+    assert.equal(alone.correction, undefined);
+    const ratio = goodputOf(alone, 2, 8, 32, 0) / goodputOf(withProfile, 2, 8, 32, 0);
+    assert.ok(Math.abs(ratio - 2) < 1e-9, `measured 2x slower, predicted ${ratio}x`);
+    assert.equal(goodputOf(withProfile, 1, 2, 32, 0), goodputOf(alone, 1, 2, 32, 0), 'one-node shapes borrow nothing from multi-node measurements');
   });
 });

@@ -2,6 +2,7 @@
 import type { ClusterSnapshot, NodeInfo, PolicyJob } from '../core/cluster.js';
 import { profileKeyOf } from '../core/profile-key.js';
 import { gradAt } from '../goodput/key-profile.js';
+import { stepCorrection } from '../goodput/step-correction.js';
 import type { BatchLimits, GoodputModel } from '../goodput/types.js';
 import { PLACED_STATES, serviceSince } from '../store/lifecycle.js';
 import type { JobRecord, JobSpec, StoredKeyProfile } from '../store/types.js';
@@ -31,12 +32,16 @@ export function limitsOf(job: JobRecord, profile?: StoredKeyProfile): BatchLimit
  * of its key (control/profile-book.ts: not discarded, measured by other jobs), a job that has
  * not reported yet takes the profile's fitted parameters and its gradient statistics at the
  * start of training (`gradAt(profile, 0)`); its own refits already include the profile's points.
+ * The profile's measurements also correct the fit at the shapes they cover (step-correction.ts),
+ * as the simulator does.
  */
 export function modelOf(job: JobRecord, profile?: StoredKeyProfile): GoodputModel | undefined {
   const perf = job.perf ?? profile?.perf;
   const grad = job.grad ?? (profile ? gradAt(profile, 0) : undefined);
   if (!perf || !grad) return undefined;
-  return { perf, grad, limits: limitsOf(job, profile) };
+  const model: GoodputModel = { perf, grad, limits: limitsOf(job, profile) };
+  if (profile && profile.points.length > 0) model.correction = stepCorrection(perf, profile.points);
+  return model;
 }
 
 /** Holds devices right now (its allocation is in force or about to be). */

@@ -65,9 +65,28 @@ export interface BatchChoice {
   accum_steps: number;
 }
 
+/** Measured over predicted optimizer-step time at one measured shape. */
+export interface ShapeFactor {
+  num_nodes: number;
+  num_replicas: number;
+  factor: number;
+}
+
+/**
+ * Ratios of measured to predicted step times. Invariant: every factor is > 0; `shapes` is sorted
+ * by (num_replicas, num_nodes) and holds each measured shape once.
+ */
+export interface StepCorrection {
+  /** Geometric mean of measured / predicted micro-step (compute) time over every point. */
+  compute: number;
+  shapes: readonly ShapeFactor[];
+}
+
 /** Everything needed to predict a job's goodput for any placement. */
 export interface GoodputModel {
   perf: PerfParams;
   grad: GradParams;
   limits: BatchLimits;
+  /** Measured corrections of `perf`'s step times (goodput/step-correction.ts); absent: none. */
+  correction?: StepCorrection;
 }

@@ -56,6 +56,9 @@ describe('simulator profile store (issue #18)', () => {
     assert.ok(second.model !== undefined, 'a model before its own first measurement');
     assert.ok(second.max_profiled_replicas > 1, `profile sizes count as measured, got ${second.max_profiled_replicas}`);
     assert.ok(seen.get('second')!.every((j) => j.model_from_profile === true), 'a job of the same model keeps its profile');
+    assert.ok((second.model?.correction?.shapes.length ?? 0) > 1, 'the key\'s measured shapes correct the fit');
+    const alone = seen.get('first')!.filter((j) => j.model_from_profile === false && j.model !== undefined);
+    assert.ok(alone.length > 0 && alone.every((j) => j.model!.correction === undefined), 'a job with no profile of other jobs keeps the plain fit');
   });
 
   it('drops the profile for a job whose measurements disagree', () => {

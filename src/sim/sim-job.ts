@@ -1,6 +1,7 @@
 import { capLocalBatch, splitFixedBatch, type LocalBatch } from '../goodput/batch-split.js';
 import { gradAt, measuredError, modelPoints, MEASURED_ERROR_TOLERANCE, type KeyProfile } from '../goodput/key-profile.js';
-import type { GoodputModel, PerfParams, ProfilePoint } from '../goodput/types.js';
+import type { GoodputModel, PerfParams, ProfilePoint, StepCorrection } from '../goodput/types.js';
+import { stepCorrection } from '../goodput/step-correction.js';
 import type { TraceApplication } from './application.js';
 import { roundHalfEven } from './artifact-arithmetic.js';
 import type { StepSync } from './nd-table.js';
@@ -76,6 +77,7 @@ export class SimJob {
   /** Own points not yet reported to the profile. */
   private pending: ProfilePoint[] = [];
   private reportedBucket = -1;
+  private correction: StepCorrection | undefined;
   /** Store model version (and whether the profile was used) `perf` was fitted with. */
   private perfVersion = -1;
 
@@ -150,7 +152,10 @@ export class SimJob {
     const version = 2 * link.store.modelVersion(link.key) + (shared ? 1 : 0);
     if (this.perfStale || !this.perf || this.perfVersion !== version) {
       const own = [...this.profile.values()];
-      this.perf = !shared ? link.store.fitJob(own, true) : own.length === 0 ? link.store.profileFit(link.key) : link.store.fitJob(modelPoints(own, shared));
+      const points = shared ? modelPoints(own, shared) : own;
+      this.perf = !shared ? link.store.fitJob(own, true) : own.length === 0 ? link.store.profileFit(link.key) : link.store.fitJob(points);
+      // The key's measurements correct the fit where it errs (issue #18), as in the control plane.
+      this.correction = this.perf && shared ? stepCorrection(this.perf, points) : undefined;
       this.perfVersion = version;
       this.perfStale = false;
     }
@@ -167,7 +172,7 @@ export class SimJob {
     const shared = this.grad ? undefined : this.sharedProfile();
     const grad = this.grad ? { sqr: this.grad[0], var: this.grad[1] } : shared ? gradAt(shared, 0) : undefined;
     if (!grad) return undefined;
-    return { perf, grad, limits: this.app.limits };
+    return { perf, grad, limits: this.app.limits, ...(this.correction ? { correction: this.correction } : {}) };
   }
 
   /**
