@@ -3,7 +3,9 @@ import { describe, it } from 'node:test';
 import type { Measurement } from '../core/wire.js';
 import type { BatchLimits } from '../goodput/types.js';
 import { jobRecordFixture } from '../store/job-fixture.js';
-import type { JobRecord } from '../store/types.js';
+import { emptyProfile } from '../goodput/key-profile.js';
+import { optimStepTime_s } from '../goodput/throughput.js';
+import type { JobRecord, StoredKeyProfile } from '../store/types.js';
 import { configFor } from './batch-config.js';
 
 function job(fixed_batch_size: number | undefined, limits: BatchLimits | null): JobRecord {
@@ -23,5 +25,21 @@ describe('configFor before the job has a model', () => {
   });
   it('keeps the job own configuration without a fixed batch', () => {
     assert.deepEqual(configFor(job(undefined, limits), latest), { local_bsz: 40, accum_steps: 0, batch_size: 80, lr_scale: 1 });
+  });
+});
+
+describe('configFor with the profile of its key', () => {
+  const perf = { alpha_c: 0.01, beta_c: 0.001, alpha_n: 0.02, beta_n: 0.001, alpha_r: 0.01, beta_r: 0.001, gamma: 1.5 };
+  const fitted: JobRecord = { ...job(undefined, { ...limits, max_local_bsz: 64 }), perf, grad: { sqr: 1, var: 20 } };
+  const onTwoNodes: Measurement = { ...latest, num_nodes: 2, num_replicas: 8, local_bsz: 8 };
+  // The key measured 2 nodes x 8 replicas 10x slower to synchronize than the fit predicts.
+  const slowSync = { num_nodes: 2, num_replicas: 8, local_bsz: 8, accum_step_time_s: 0.01 + 0.001 * 8, optim_step_time_s: 10 * optimStepTime_s(perf, 2, 8, 8) };
+  const profile: StoredKeyProfile = { ...emptyProfile('train', 'cpu'), points: [slowSync], jobs: 1, job_ids: ['earlier'], perf, limits: null, updated_at_ms: 0 };
+
+  it('chooses the batch by the corrected model, as the scheduling round predicts', () => {
+    const plain = configFor(fitted, onTwoNodes);
+    const corrected = configFor(fitted, onTwoNodes, profile);
+    // A slow synchronization is amortized over more samples per optimizer step.
+    assert.ok(corrected.batch_size > plain.batch_size, `${corrected.batch_size} vs ${plain.batch_size}`);
   });
 });

@@ -3,7 +3,7 @@ import type { JobConfig, Measurement } from '../core/wire.js';
 import { splitFixedBatch } from '../goodput/batch-split.js';
 import { adascaleGain } from '../goodput/efficiency.js';
 import { fixedBatchChoice, optimizeBatch } from '../goodput/optimize.js';
-import type { JobRecord } from '../store/types.js';
+import type { JobRecord, StoredKeyProfile } from '../store/types.js';
 import { limitsOf, modelOf } from './snapshot.js';
 
 // Re-exported for the controller, which answers reports with it.
@@ -13,13 +13,14 @@ export type { JobConfig };
  * Best configuration for the job's current placement (taken from its latest measurement):
  * goodput-optimal when the model is fitted, the fixed batch when the spec sets one (split by the
  * one batch rule, goodput/batch-split.ts, also before a model exists), otherwise the job's own
- * current configuration. Pure.
+ * current configuration. `profile`: the key's profile the job's model uses (corrections, as in
+ * the scheduling round). Pure.
  */
-export function configFor(job: JobRecord, latest: Measurement): JobConfig {
+export function configFor(job: JobRecord, latest: Measurement, profile?: StoredKeyProfile): JobConfig {
   const replicas = Math.max(1, latest.num_replicas);
   const nodes = Math.max(1, Math.min(latest.num_nodes, replicas));
-  const limits = limitsOf(job);
-  const model = modelOf(job);
+  const limits = limitsOf(job, profile);
+  const model = job.perf ? modelOf(job, profile) : undefined;
   let local_bsz = latest.local_bsz;
   let accum_steps = latest.accum_steps;
   if (model && job.spec.fixed_batch_size !== undefined) {

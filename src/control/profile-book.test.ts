@@ -78,9 +78,16 @@ describe('ProfileBook', () => {
     const plain = toPolicyJob(other, 1000);
     assert.deepEqual([plain.profile_key, plain.model_from_profile, plain.max_profiled_replicas, plain.model], ['bert', false, 0, undefined]);
 
+    // The report path sees the same profile without reading the store; the first job does not.
+    assert.deepEqual(book.latestFor(second)?.perf, profiles.get('b')!.perf);
+    assert.equal(book.latestFor((await store.getJob('a'))!), undefined, 'only its own measurements');
+    assert.equal(book.latestFor(other), undefined);
+
     // Its own measurements agree: it stays on the profile and adds to it.
     const merged = await book.learn((await store.getJob('b'))!, [point(4, 1.1)]);
     assert.deepEqual([merged!.jobs, (await store.getJob('b'))!.profile_use], [2, 'used']);
+    assert.equal(book.latestFor((await store.getJob('b'))!), merged, 'the newest profile once merged');
+    assert.ok(book.latestFor((await store.getJob('a'))!), 'the first job now has another job\'s measurements too');
     await store.close();
   });
 

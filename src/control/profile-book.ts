@@ -66,6 +66,8 @@ function disagreement(perf: PerfParams, profile: KeyProfile, own: readonly Profi
  */
 export class ProfileBook {
   private readonly judged = new Set<string>();
+  /** The newest profile read or written per (GPU type, key): one entry per key, so bounded. */
+  private readonly newest = new Map<string, StoredKeyProfile>();
 
   constructor(private readonly store: Store, private readonly nodes: () => readonly BackendNode[], private readonly log: (line: string) => void) {}
 
@@ -85,7 +87,7 @@ export class ProfileBook {
       const key = profileKeyOf(job.spec);
       const gpu_type = gpuTypeOf(job, this.nodes());
       const id = `${gpu_type}\n${key}`;
-      if (!byKey.has(id)) byKey.set(id, await this.store.getKeyProfile(key, gpu_type));
+      if (!byKey.has(id)) byKey.set(id, await this.remember(id, await this.store.getKeyProfile(key, gpu_type)));
       const profile = byKey.get(id);
       if (!profile || !profile.perf || !fromOthers(profile, job.id)) continue;
       out.set(job.id, profile);
@@ -133,6 +135,22 @@ export class ProfileBook {
     const merged = await this.store.mergeKeyProfile({ key, gpu_type, job_id: job.id, points: own, grad, limits: job.limits });
     const perf = fitPerfParams(merged.points);
     await this.store.saveKeyProfilePerf(key, gpu_type, perf);
-    return { ...merged, perf };
+    return this.remember(`${gpu_type}\n${key}`, { ...merged, perf });
+  }
+
+  /**
+   * The profile `forRound` would give the job, as last read or written (no store access): for
+   * the report path, whose batch choice then uses the same corrected model as the policy.
+   */
+  latestFor(job: JobRecord): StoredKeyProfile | undefined {
+    if (job.profile_use === 'discarded') return undefined;
+    const profile = this.newest.get(`${gpuTypeOf(job, this.nodes())}\n${profileKeyOf(job.spec)}`);
+    return profile?.perf && fromOthers(profile, job.id) ? profile : undefined;
+  }
+
+  private remember<T extends StoredKeyProfile | undefined>(id: string, profile: T): T {
+    if (profile) this.newest.set(id, profile);
+    else this.newest.delete(id);
+    return profile;
   }
 }

@@ -77,7 +77,7 @@ export class ReportIngest {
       }
     }
     const latest = reports[reports.length - 1]!;
-    const config = configFor(job, latest);
+    const config = configFor(job, latest, this.opts.profiles?.latestFor(job));
     const change = this.batchDecisions.observe(job, latest, config);
     if (change) await this.opts.store.recordEvent(job_id, 'batch-size', 'scheduler', change.reason, change.data);
     return config;
