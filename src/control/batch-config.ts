@@ -20,6 +20,7 @@ export function configFor(job: JobRecord, latest: Measurement, profile?: StoredK
   const replicas = Math.max(1, latest.num_replicas);
   const nodes = Math.max(1, Math.min(latest.num_nodes, replicas));
   const limits = limitsOf(job, profile);
+  // Until its own first fit the job keeps its configuration (the profile only corrects a fit).
   const model = job.perf ? modelOf(job, profile) : undefined;
   let local_bsz = latest.local_bsz;
   let accum_steps = latest.accum_steps;

@@ -44,6 +44,8 @@ export function fromOthers(profile: StoredKeyProfile, job_id: string): boolean {
   return profile.points.length > 0 && profile.job_ids.some((id) => id !== job_id);
 }
 
+const profileId = (gpu_type: string, key: string): string => `${gpu_type}\n${key}`;
+
 const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
 
 /** The job's measurement that disagrees most with `perf`, in words. */
@@ -86,7 +88,7 @@ export class ProfileBook {
       if (job.profile_use === 'discarded') continue;
       const key = profileKeyOf(job.spec);
       const gpu_type = gpuTypeOf(job, this.nodes());
-      const id = `${gpu_type}\n${key}`;
+      const id = profileId(gpu_type, key);
       if (!byKey.has(id)) byKey.set(id, await this.remember(id, await this.store.getKeyProfile(key, gpu_type)));
       const profile = byKey.get(id);
       if (!profile || !profile.perf || !fromOthers(profile, job.id)) continue;
@@ -135,7 +137,7 @@ export class ProfileBook {
     const merged = await this.store.mergeKeyProfile({ key, gpu_type, job_id: job.id, points: own, grad, limits: job.limits });
     const perf = fitPerfParams(merged.points);
     await this.store.saveKeyProfilePerf(key, gpu_type, perf);
-    return this.remember(`${gpu_type}\n${key}`, { ...merged, perf });
+    return this.remember(profileId(gpu_type, key), { ...merged, perf });
   }
 
   /**
@@ -144,7 +146,7 @@ export class ProfileBook {
    */
   latestFor(job: JobRecord): StoredKeyProfile | undefined {
     if (job.profile_use === 'discarded') return undefined;
-    const profile = this.newest.get(`${gpuTypeOf(job, this.nodes())}\n${profileKeyOf(job.spec)}`);
+    const profile = this.newest.get(profileId(gpuTypeOf(job, this.nodes()), profileKeyOf(job.spec)));
     return profile?.perf && fromOthers(profile, job.id) ? profile : undefined;
   }
 

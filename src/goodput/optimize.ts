@@ -5,8 +5,8 @@
  */
 import { splitBatch, splitFixedBatch } from './batch-split.js';
 import { efficiency } from './efficiency.js';
-import { optimFactor } from './step-correction.js';
-import { accumStepTime_s, optimStepTime_s, throughput } from './throughput.js';
+import { correctedThroughput } from './step-correction.js';
+import { throughput } from './throughput.js';
 import type { BatchChoice, GoodputModel } from './types.js';
 
 /** Number of candidate total batch sizes, as in the artifact. */
@@ -38,9 +38,8 @@ export function goodputOf(
   accum_steps: number,
 ): number {
   const batch = num_replicas * local_bsz * (accum_steps + 1);
-  const correction = model.correction;
-  const samples_per_s = correction
-    ? batch / (accum_steps * accumStepTime_s(model.perf, local_bsz) * correction.compute + optimStepTime_s(model.perf, num_nodes, num_replicas, local_bsz) * optimFactor(correction, num_nodes, num_replicas))
+  const samples_per_s = model.correction
+    ? correctedThroughput(model.perf, model.correction, num_nodes, num_replicas, local_bsz, accum_steps)
     : throughput(model.perf, num_nodes, num_replicas, local_bsz, accum_steps);
   return samples_per_s * efficiency(model.grad, model.limits.init_batch_size, batch);
 }

@@ -56,3 +56,10 @@ export function optimFactor(correction: StepCorrection, num_nodes: number, num_r
   const t = Math.log(num_replicas / below.num_replicas) / Math.log(above.num_replicas / below.num_replicas);
   return Math.exp((1 - t) * Math.log(below.factor) + t * Math.log(above.factor));
 }
+
+/** Samples per second of a configuration with the fitted step times scaled by `correction`. */
+export function correctedThroughput(perf: PerfParams, correction: StepCorrection, num_nodes: number, num_replicas: number, local_bsz: number, accum_steps: number): number {
+  const accum_s = accumStepTime_s(perf, local_bsz) * correction.compute;
+  const optim_s = optimStepTime_s(perf, num_nodes, num_replicas, local_bsz) * optimFactor(correction, num_nodes, num_replicas);
+  return (num_replicas * local_bsz * (accum_steps + 1)) / (accum_steps * accum_s + optim_s);
+}
