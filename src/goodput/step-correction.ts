@@ -5,6 +5,7 @@
  * the error. Where a shape (nodes, replicas) was measured, the measurement is the better
  * prediction; the model only carries it across local batch sizes. Pure.
  */
+import { shapeKey } from './key-profile.js';
 import { accumStepTime_s, optimStepTime_s } from './throughput.js';
 import type { PerfParams, ProfilePoint, ShapeFactor, StepCorrection } from './types.js';
 
@@ -24,7 +25,7 @@ export function stepCorrection(perf: PerfParams, points: readonly ProfilePoint[]
     }
     const opt = optimStepTime_s(perf, p.num_nodes, p.num_replicas, p.local_bsz);
     if (!(p.optim_step_time_s > 0 && opt > 0)) continue;
-    const key = `${p.num_nodes}:${p.num_replicas}`;
+    const key = shapeKey(p);
     let entry = byShape.get(key);
     if (!entry) byShape.set(key, (entry = { num_nodes: p.num_nodes, num_replicas: p.num_replicas, log: 0, count: 0 }));
     entry.log += Math.log(p.optim_step_time_s / opt);
