@@ -20,7 +20,7 @@ describe('goodput show / ls in plain words', () => {
     const text = renderJob(detail('cpu'), [{ id: 1, job_id: 'ab12', at: '2026-01-01T10:00:00.000Z', actor: 'scheduler', kind: 'rescale', from_state: 'running', to_state: 'rescaling', reason: record.reason, data: {} }]);
     assert.match(text, /^batch\s+256 = 64 local x 2 accumulation steps x 2 replicas; learning rate x\d\.\d\d \(AdaScale\)$/m);
     assert.match(text, /^goodput\s+throughput 512 samples\/s x statistical efficiency 0\.\d\d = goodput \d+ \(initial-batch samples\/s\)$/m);
-    assert.match(text, /^speedup\s+x\d\.\d\d now over 1 replica; predicted best x\d\.\d\d on \d replicas? \(batch \d+\)$/m);
+    assert.match(text, /^speedup\s+predicted x\d\.\d\d now over 1 replica, best x\d\.\d\d on \d replicas? \(batch \d+\)$/m);
     assert.match(text, /^command .* \(venv \/w\/\.venv\)$/m);
     assert.match(text, /12\.5 slot-s used/);
     assert.doesNotMatch(text, /GPU-s|alpha_c|sqr=/);

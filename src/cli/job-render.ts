@@ -22,8 +22,8 @@ export function insightLines(i: JobInsight): string[] {
     lines.push(`goodput    throughput ${num(i.throughput_samples_s)} samples/s${eff}`);
   }
   if (i.predicted) {
-    const now = i.speedup !== null ? `${times(i.speedup)} now` : 'now unknown';
-    lines.push(`speedup    ${now} over 1 replica; predicted best ${times(i.predicted.speedup)} on ${plural(i.predicted.replicas, 'replica')} (batch ${i.predicted.batch_size})`);
+    const now = i.speedup !== null ? `${times(i.speedup)} now over 1 replica, ` : '';
+    lines.push(`speedup    predicted ${now}best ${times(i.predicted.speedup)} on ${plural(i.predicted.replicas, 'replica')} (batch ${i.predicted.batch_size})`);
   } else {
     lines.push('speedup    not predicted yet (no throughput model: the job has not reported step times and gradient statistics)');
   }

@@ -63,7 +63,7 @@ describe('profiles: a second job of a known key starts at its efficient size', (
     assert.match(events.find((e) => e.kind === 'assigned')!.reason, /first start on \d CPU slots \(goodput: predicted speedup x[\d.]+ over 1 replica by the profile of 'synthetic-trainer'/);
     const shown = await runCli(['show', second, ...dd]);
     assert.match(shown.stdout, /^profile\s+'synthetic-trainer': model from the profile on cpu/m, shown.stdout);
-    assert.match(shown.stdout, /^speedup\s+.*predicted best x[\d.]+ on \d replicas/m, 'predicted from the profile before its own reports');
+    assert.match(shown.stdout, /^speedup\s+predicted x[\d.]+ now over 1 replica, best x[\d.]+ on \d replicas/m, 'predicted from the profile before its own reports');
     const listed = await runCli(['profiles', ...dd]);
     assert.match(listed.stdout, /^synthetic-trainer\s+cpu\s+[12]\s+1,/m, listed.stdout);
     await client.cancel(second);

@@ -54,6 +54,15 @@ describe('batchChange and BatchDecisions', () => {
 });
 
 describe('jobInsight', () => {
+  it('never shows a speedup now above the predicted best, however fast the measurement', () => {
+    for (const step_time_s of [0.0001, 0.5, 50]) {
+      for (const replicas of [1, 2, 3]) {
+        const i = jobInsight(job({ allocation: Array(replicas).fill(0), devices: [...Array(replicas).keys()] }), measured(64, 0, replicas, step_time_s));
+        assert.ok(i.speedup! <= i.predicted!.speedup + 1e-9, `${i.speedup} now vs best ${i.predicted!.speedup} (${replicas} replicas, step ${step_time_s} s)`);
+      }
+    }
+  });
+
   it('gives batch, throughput, efficiency, goodput and speedups; nulls while unknown', () => {
     const i = jobInsight(job(), measured(64, 1, 2, 0.5));
     assert.deepEqual(i.batch, { local_bsz: 64, accum_steps: 1, replicas: 2, total: 256 });
@@ -62,6 +71,10 @@ describe('jobInsight', () => {
     assert.equal(i.goodput, 512 * i.efficiency!);
     assert.ok(i.lr_scale! > 1 && i.lr_scale! < 4);
     assert.ok(i.predicted!.replicas > 1 && i.predicted!.speedup > 1);
+    const ratio = (r: number) => bestGoodput(modelOf(job())!, 1, r) / bestGoodput(modelOf(job())!, 1, 1);
+    assert.equal(i.speedup, ratio(1), 'the model at the job\'s allocation now (1 replica)');
+    const stopped = jobInsight(job({ allocation: [], devices: [] }), measured(64, 1, 2, 0.5));
+    assert.equal(stopped.speedup, ratio(2), 'without devices: the model at the latest measurement\'s 2 replicas');
     const none = jobInsight(job({ perf: null, grad: null }), undefined);
     assert.deepEqual(none, { batch: null, lr_scale: null, throughput_samples_s: null, efficiency: null, goodput: null, speedup: null, predicted: null });
   });
