@@ -65,20 +65,28 @@ export interface BatchChoice {
   accum_steps: number;
 }
 
-/** Measured over predicted optimizer-step time at one measured shape. */
+/** Measured over predicted step time at one measured local batch size. Invariant: factor > 0. */
+export interface BatchFactor {
+  local_bsz: number;
+  factor: number;
+}
+
+/** Measured over predicted optimizer-step time at one measured shape, per local batch measured there. */
 export interface ShapeFactor {
   num_nodes: number;
   num_replicas: number;
-  factor: number;
+  /** Sorted by local_bsz, each measured local batch once; never empty. */
+  by_batch: readonly BatchFactor[];
 }
 
 /**
  * Ratios of measured to predicted step times. Invariant: every factor is > 0; `shapes` is sorted
- * by (num_replicas, num_nodes) and holds each measured shape once.
+ * by (num_replicas, num_nodes) and holds each measured shape once; `compute` is sorted by
+ * local_bsz and holds each measured local batch once.
  */
 export interface StepCorrection {
-  /** Geometric mean of measured / predicted micro-step (compute) time over every point. */
-  compute: number;
+  /** Measured / predicted micro-step (compute) time per local batch, over every shape. */
+  compute: readonly BatchFactor[];
   shapes: readonly ShapeFactor[];
 }
 
