@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { addToProfile, emptyProfile, gradAt, measuredError, modelPoints } from './key-profile.js';
+import { addToProfile, emptyProfile, gradAt, measuredError, MIN_JUDGED_STEP_S, modelPoints } from './key-profile.js';
 import { accumStepTime_s, optimStepTime_s } from './throughput.js';
 import type { PerfParams, ProfilePoint } from './types.js';
 
@@ -59,4 +59,18 @@ test('measuredError anchors on the profile\'s measurement of the same shape', ()
   assert.ok(measuredError(off, profile, [point(4, 16, 48)]) < 0.05, 'an unmeasured shape of the same model agrees');
   assert.ok(measuredError(off, profile, [point(4, 16, 32, 2)]) > 0.45, 'an unmeasured shape is checked on its computation');
   assert.equal(measuredError(off, profile, []), 0);
+});
+
+test('measuredError does not judge steps too short to time, and judges any step longer than that', () => {
+  const fast: PerfParams = { alpha_c: 0.0005, beta_c: 0.00001, alpha_n: 0.001, beta_n: 0.0001, alpha_r: 0.0002, beta_r: 0.00001, gamma: 1.5 };
+  const at = (scale: number, p = fast): ProfilePoint => ({
+    num_nodes: 1, num_replicas: 1, local_bsz: 64,
+    accum_step_time_s: accumStepTime_s(p, 64) * scale,
+    optim_step_time_s: optimStepTime_s(p, 1, 1, 64) * scale,
+  });
+  assert.ok(optimStepTime_s(fast, 1, 1, 64) * 2.2 < MIN_JUDGED_STEP_S, 'the fixture is a sub-millisecond step');
+  const profile = addToProfile(emptyProfile('digits', 'cpu'), [at(2.2)], [], true);
+  assert.equal(measuredError(fast, profile, [at(1)]), 0, 'identical jobs 2.2x apart in milliseconds: timing noise');
+  const slow = addToProfile(emptyProfile('big', 'cpu'), [{ ...at(1), accum_step_time_s: 0.02, optim_step_time_s: 0.02 }], [], true);
+  assert.ok(measuredError(fast, slow, [at(1)]) > 1, 'a job of milliseconds against a profile of 20 ms steps is judged');
 });

@@ -130,12 +130,14 @@ export function gradAt(profile: KeyProfile, progress: number): GradParams | unde
  * (num_nodes, num_replicas), when the profile measured that shape; the accumulation-step time
  * (the computation, which does not depend on the placement) with a point of the same shape or
  * else of any shape. So a job that computes or synchronizes at another speed is caught at its
- * first point, and one at a shape the profile never measured by its computation alone. 0 when
- * `own` or the profile's points are empty. Pure.
+ * first point, and one at a shape the profile never measured by its computation alone. Times
+ * that are both below MIN_JUDGED_STEP_S are not compared. 0 when `own` or the profile's points
+ * are empty. Pure.
  */
 export function measuredError(perf: PerfParams, profile: KeyProfile, own: readonly ProfilePoint[]): number {
   let worst = 0;
-  const relative = (predicted: number, measured: number): number => (measured > 0 ? Math.abs(predicted - measured) / measured : 0);
+  const relative = (predicted: number, measured: number): number =>
+    measured > 0 && Math.max(predicted, measured) >= MIN_JUDGED_STEP_S ? Math.abs(predicted - measured) / measured : 0;
   for (const p of own) {
     const sameShape = nearestBatch(profile.points.filter((q) => q.num_nodes === p.num_nodes && q.num_replicas === p.num_replicas), p.local_bsz);
     const anyShape = sameShape ?? nearestBatch(profile.points, p.local_bsz);
@@ -157,6 +159,15 @@ export function measuredError(perf: PerfParams, profile: KeyProfile, own: readon
  * stay below ~0.32 in the simulator's traces, while a job 2x slower scores 0.5.
  */
 export const MEASURED_ERROR_TOLERANCE = 0.4;
+
+/**
+ * Step times both below this (s) are not compared by `measuredError`: timing noise alone exceeds
+ * the tolerance there. Two identical runs of the CPU digits example (examples/digits, 1 replica,
+ * local batch 64) measured 2.77 ms and 1.28 ms per step on a 2-core machine, and the second
+ * discarded the first's profile. Training steps on a GPU, and every configuration of the
+ * simulator's traces (7 ms and more), are longer.
+ */
+export const MIN_JUDGED_STEP_S = 0.005;
 
 /** Largest ratio of local batches between an own point and the profile point it is judged by. */
 const MAX_ANCHOR_BATCH_RATIO = 1.5;
