@@ -34,9 +34,10 @@ export interface JobInsight {
   goodput: number | null;
   /**
    * The model's best goodput at the job's placement (nodes, replicas) now, or at its latest
-   * measurement's when it holds no devices, relative to its best on one replica. Predicted like `predicted`, so it never exceeds `predicted.speedup`
-   * where the placement is one node: a measured goodput over a predicted base mixed the two and
-   * showed, for a job its model underestimates, "x3.3 now" beside "best x2.0".
+   * measurement's when it holds no devices, relative to its best on one replica. Predicted like
+   * `predicted`, so it never exceeds `predicted.speedup` where the placement is one node (a
+   * measured goodput over a predicted base mixed the two and showed, for a job its model
+   * underestimates, "x3.3 now" beside "best x2.0").
    */
   speedup: number | null;
   /** The best replica count up to max_replicas (at most 64) by the model, its speedup and batch. */
