@@ -50,9 +50,17 @@ function factors(sums: LogSums): BatchFactor[] {
 }
 
 /**
- * Interpolates `at(item)` in log(position) between the items nearest `x` on each side; the
- * nearest one's value beyond them; `none` when `items` (sorted by position) is empty.
+ * Interpolates `at` in log(position) between `below` and `above`, the items nearest `x` on each
+ * side; the one present when only one is; `none` when neither is.
  */
+function between<T>(below: T | undefined, above: T | undefined, position: (item: T) => number, at: (item: T) => number, x: number, none: number): number {
+  if (below === undefined) return above === undefined ? none : at(above);
+  if (above === undefined || position(below) === x) return at(below);
+  const t = Math.log(x / position(below)) / Math.log(position(above) / position(below));
+  return Math.exp((1 - t) * Math.log(at(below)) + t * Math.log(at(above)));
+}
+
+/** {@link between} the items of `items` (sorted by position) nearest `x`. */
 function interpolateLog<T>(items: readonly T[], position: (item: T) => number, at: (item: T) => number, x: number, none: number): number {
   let below: T | undefined;
   let above: T | undefined;
@@ -60,14 +68,12 @@ function interpolateLog<T>(items: readonly T[], position: (item: T) => number, a
     if (position(item) <= x) below = item;
     else if (above === undefined) above = item;
   }
-  if (below === undefined) return above === undefined ? none : at(above);
-  if (above === undefined || position(below) === x) return at(below);
-  const t = Math.log(x / position(below)) / Math.log(position(above) / position(below));
-  return Math.exp((1 - t) * Math.log(at(below)) + t * Math.log(at(above)));
+  return between(below, above, position, at, x, none);
 }
 
 const batchOf = (f: BatchFactor): number => f.local_bsz;
 const factorOf = (f: BatchFactor): number => f.factor;
+const replicasOf = (s: ShapeFactor): number => s.num_replicas;
 
 /** Factor of the micro-step time at `local_bsz`: interpolated in log(local batch), 1 when nothing was measured. */
 export function computeFactor(correction: StepCorrection, local_bsz: number): number {
@@ -84,10 +90,16 @@ export function computeFactor(correction: StepCorrection, local_bsz: number): nu
 export function optimFactor(correction: StepCorrection, num_nodes: number, num_replicas: number, local_bsz: number): number {
   const multi = num_nodes > 1;
   const atBatch = (s: ShapeFactor): number => interpolateLog(s.by_batch, batchOf, factorOf, local_bsz, 1);
-  const kind = correction.shapes.filter((s) => s.num_nodes > 1 === multi);
-  const same = kind.find((s) => s.num_replicas === num_replicas && s.num_nodes === num_nodes);
-  if (same) return atBatch(same);
-  return interpolateLog(kind, (s) => s.num_replicas, atBatch, num_replicas, 1);
+  // One pass that builds no array: this runs for every configuration the batch optimizer tries.
+  let below: ShapeFactor | undefined;
+  let above: ShapeFactor | undefined;
+  for (const s of correction.shapes) {
+    if (s.num_nodes > 1 !== multi) continue;
+    if (s.num_replicas === num_replicas && s.num_nodes === num_nodes) return atBatch(s);
+    if (s.num_replicas <= num_replicas) below = s;
+    else if (above === undefined) above = s;
+  }
+  return between(below, above, replicasOf, atBatch, num_replicas, 1);
 }
 
 /** Samples per second of a configuration with the fitted step times scaled by `correction`. */
