@@ -7,6 +7,7 @@
 import { adascaleGain, efficiency } from '../goodput/efficiency.js';
 import { fixedBatchChoice, goodputOf, optimizeBatch } from '../goodput/optimize.js';
 import { bestGoodput } from '../goodput/speedup.js';
+import { jobBatchPolicy } from '../policy/job-batch.js';
 import type { GoodputModel } from '../goodput/types.js';
 import type { JobRecord, Measurement, StoredKeyProfile } from '../store/types.js';
 import type { JobConfig } from './batch-config.js';
@@ -69,10 +70,10 @@ export function jobInsight(job: JobRecord, latest: Measurement | undefined, prof
     }
   }
   if (model) {
-    const base = bestGoodput(model, 1, 1, batchPolicy(job));
+    const base = bestGoodput(model, 1, 1, jobBatchPolicy(job.spec));
     if (base > 0) {
       const at = placementNow(job, latest);
-      if (at) insight.speedup = bestGoodput(model, at.nodes, at.replicas, batchPolicy(job)) / base;
+      if (at) insight.speedup = bestGoodput(model, at.nodes, at.replicas, jobBatchPolicy(job.spec)) / base;
       // Bounded: the view is computed per listed job; a larger job's best size is past 64 rarely.
       for (let r = 1; r <= Math.min(job.spec.max_replicas, MAX_PREDICTED_REPLICAS); r++) {
         const choice = job.spec.fixed_batch_size !== undefined ? fixedBatchChoice(model, 1, r, job.spec.fixed_batch_size) : optimizeBatch(model, 1, r, job.spec.batch_size_cap);
@@ -88,10 +89,6 @@ export function jobInsight(job: JobRecord, latest: Measurement | undefined, prof
 function placementNow(job: JobRecord, latest: Measurement | undefined): { nodes: number; replicas: number } | undefined {
   if (job.allocation.length > 0) return { nodes: new Set(job.allocation).size, replicas: job.allocation.length };
   return latest ? { nodes: Math.max(1, latest.num_nodes), replicas: Math.max(1, latest.num_replicas) } : undefined;
-}
-
-function batchPolicy(job: JobRecord) {
-  return job.spec.fixed_batch_size !== undefined ? { fixed_batch_size: job.spec.fixed_batch_size } : job.spec.batch_size_cap !== undefined ? { max_batch_size: job.spec.batch_size_cap } : {};
 }
 
 /** `x2.4` style ratio. */
@@ -129,7 +126,7 @@ export function resizeReason(job: JobRecord, from: number, to: number, ctx: Resi
   if (from === 0 && to > 0) {
     const why = job.launches === 0 ? 'first start' : 'resumes from its checkpoint';
     const by = fromProfile && job.perf === null ? ` by the profile of '${fromProfile.key}'` : '';
-    const basis = model ? `predicted speedup ${times(bestGoodput(model, 1, to, batchPolicy(job)) / Math.max(1e-12, bestGoodput(model, 1, 1, batchPolicy(job))))} over 1 replica${by}` : 'no throughput measured yet';
+    const basis = model ? `predicted speedup ${times(bestGoodput(model, 1, to, jobBatchPolicy(job.spec)) / Math.max(1e-12, bestGoodput(model, 1, 1, jobBatchPolicy(job.spec))))} over 1 replica${by}` : 'no throughput measured yet';
     return `${why} on ${plural(to, ctx.unit)} (${ctx.policy}: ${basis}, ${idle})`;
   }
   if (to === 0) return `preempted ${from} -> 0 (${ctx.policy}: its ${plural(from, ctx.unit)} go to other jobs; resumes from its checkpoint)`;
@@ -140,7 +137,7 @@ export function resizeReason(job: JobRecord, from: number, to: number, ctx: Resi
 }
 
 function predictedRatio(model: GoodputModel, job: JobRecord, from: number, to: number): number {
-  const policy = batchPolicy(job);
+  const policy = jobBatchPolicy(job.spec);
   const before = bestGoodput(model, 1, from, policy);
   return before > 0 ? bestGoodput(model, 1, to, policy) / before : 1;
 }

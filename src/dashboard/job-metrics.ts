@@ -4,6 +4,7 @@
  */
 import { efficiency } from '../goodput/efficiency.js';
 import { bestGoodput } from '../goodput/speedup.js';
+import { jobBatchPolicy } from '../policy/job-batch.js';
 import type { Rejection } from '../policy/policy.js';
 import type { JobRecord, Measurement } from '../store/types.js';
 import type { JobRow, JobSeries } from './types.js';
@@ -35,7 +36,7 @@ export function currentSpeedup(job: JobRecord): number | null {
   const replicas = job.allocation.length;
   if (!job.perf || !job.grad || !job.limits || replicas === 0) return null;
   const model = { perf: job.perf, grad: job.grad, limits: job.limits };
-  const batch = job.spec.fixed_batch_size !== undefined ? { fixed_batch_size: job.spec.fixed_batch_size } : { max_batch_size: job.spec.batch_size_cap };
+  const batch = jobBatchPolicy(job.spec);
   const base = bestGoodput(model, 1, 1, batch);
   if (!(base > 0)) return null;
   const nodes = new Set(job.allocation).size;
