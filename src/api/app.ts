@@ -3,10 +3,8 @@ import { join } from 'node:path';
 import { Hono, type Context } from 'hono';
 import type { Controller } from '../control/controller.js';
 import { validateJobSpec } from '../control/job-spec.js';
-import { gpuTypeOf } from '../control/profile-book.js';
 import { stopProtection } from '../control/snapshot.js';
 import { GoodputError } from '../core/errors.js';
-import { profileKeyOf } from '../core/profile-key.js';
 import { reportBodySchema } from '../core/wire.js';
 import type { Store } from '../store/store.js';
 import { isTerminal, PLACED_STATES } from '../store/lifecycle.js';
@@ -99,15 +97,16 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     const principal = requireUser(c.get('principal'));
     const jobs = await store.listJobs(principal.admin && c.req.query('user') === undefined ? {} : { user: c.req.query('user') ?? principal.user });
     if (!principal.admin && c.req.query('user') !== undefined && c.req.query('user') !== principal.user) throw forbidden('only an admin may list other users\' jobs');
-    return c.json(await Promise.all(jobs.map(async (j) => jobView(j, await latestReport(j.id)))));
+    // Insights with the profile each model starts from, as the scheduler sizes the jobs.
+    const profiles = await controller.profilesFor(jobs);
+    return c.json(await Promise.all(jobs.map(async (j) => jobView(j, await latestReport(j.id), profiles.get(j.id)))));
   });
 
   app.get('/v1/jobs/:id', async (c) => {
     requireUser(c.get('principal'));
     const job = await findJob(c, c.req.param('id'));
     const replicas = job.launches > 0 ? await store.listReplicas(job.id, job.launches - 1) : [];
-    // Before its own reports, a job started from its key's profile is predicted from it.
-    const profile = job.profile_use === 'used' ? await store.getKeyProfile(profileKeyOf(job.spec), gpuTypeOf(job, controller.inventory())) : undefined;
+    const profile = (await controller.profilesFor([job])).get(job.id);
     const detail: JobDetail = { ...jobView(job, await latestReport(job.id), profile), device_kind: controller.inventory()[0]?.devices[0]?.kind ?? 'cpu', current_replicas: replicas.map(replicaView), rejection: controller.rejections.get(job.id) ?? null, launch_wait: controller.launchWaits.get(job.id) ?? null, kept: stopProtection(job) ?? null, checkpoint_at: iso(job.checkpoint_at_ms), perf: job.perf, grad: job.grad, limits: job.limits, remaining_samples: job.remaining_samples };
     return c.json(detail);
   });

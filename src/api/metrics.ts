@@ -18,9 +18,10 @@ const JOB_SERIES: readonly [string, string, (j: JobRecord, i: JobInsight) => num
 const label = (v: string) => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 
 /** Per-job series of the active jobs, labelled job (id), name and user. */
-async function jobSeries(store: Store, jobs: readonly JobRecord[]): Promise<string[]> {
+async function jobSeries(store: Store, controller: Controller, jobs: readonly JobRecord[]): Promise<string[]> {
   const active = jobs.filter((j) => ACTIVE_STATES.includes(j.state));
-  const insights = await Promise.all(active.map(async (j) => jobInsight(j, (await store.listReports(j.id, 1))[0])));
+  const profiles = await controller.profilesFor(active);
+  const insights = await Promise.all(active.map(async (j) => jobInsight(j, (await store.listReports(j.id, 1))[0], profiles.get(j.id))));
   return JOB_SERIES.flatMap(([name, help, value]) => [
     `# HELP ${name} ${help}`,
     `# TYPE ${name} gauge`,
@@ -57,7 +58,7 @@ export async function metricsText(store: Store, controller: Controller): Promise
     '# HELP goodput_scheduler_last_round_duration_seconds Duration of the latest scheduling round.',
     '# TYPE goodput_scheduler_last_round_duration_seconds gauge',
     `goodput_scheduler_last_round_duration_seconds ${s.last_round_s}`,
-    ...(await jobSeries(store, jobs)),
+    ...(await jobSeries(store, controller, jobs)),
   );
   return lines.join('\n') + '\n';
 }

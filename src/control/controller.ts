@@ -82,6 +82,9 @@ export class Controller {
     return this.options.backend.nodes();
   }
 
+  /** By job id, the profile each model starts from by the round's rule (none without profiles): for insights. */
+  profilesFor = async (jobs: readonly JobRecord[]): Promise<ReadonlyMap<string, StoredKeyProfile>> => this.profiles?.lookup(jobs) ?? new Map();
+
   /** Counters for /metrics. */
   get stats(): ControllerStats {
     return { ...this.rounds, reports_total: this.reports.reports_total };

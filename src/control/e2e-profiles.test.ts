@@ -64,6 +64,13 @@ describe('profiles: a second job of a known key starts at its efficient size', (
     const shown = await runCli(['show', second, ...dd]);
     assert.match(shown.stdout, /^profile\s+'synthetic-trainer': model from the profile on cpu/m, shown.stdout);
     assert.match(shown.stdout, /^speedup\s+predicted x[\d.]+ now over 1 replica, best x[\d.]+ on \d replicas/m, 'predicted from the profile before its own reports');
+    // The listing (`goodput ls`, the dashboard) shows the insight `show` does: the model the
+    // profile corrects, as the scheduler sized the job with.
+    await waitFor('the listing to agree with the detail', 15_000, async () => {
+      const inList = (await client.listJobs()).find((j) => j.id === second)!.insight;
+      const inDetail = (await client.getJob(second)).insight;
+      return inList.speedup !== null && JSON.stringify(inList) === JSON.stringify(inDetail) ? true : undefined;
+    });
     const listed = await runCli(['profiles', ...dd]);
     assert.match(listed.stdout, /^synthetic-trainer\s+cpu\s+[12]\s+1,/m, listed.stdout);
     await client.cancel(second);

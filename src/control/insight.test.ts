@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { emptyProfile } from '../goodput/key-profile.js';
 import { bestGoodput } from '../goodput/speedup.js';
+import { optimStepTime_s } from '../goodput/throughput.js';
 import { jobRecordFixture } from '../store/job-fixture.js';
-import type { Measurement } from '../store/types.js';
-import { BatchDecisions, batchChange, jobInsight, resizeReason } from './insight.js';
+import type { Measurement, StoredKeyProfile } from '../store/types.js';
+import { BatchDecisions, batchChange, currentSpeedup, jobInsight, resizeReason } from './insight.js';
 import { modelOf } from './snapshot.js';
 
 const job = jobRecordFixture;
@@ -77,5 +79,22 @@ describe('jobInsight', () => {
     assert.equal(stopped.speedup, ratio(2), 'without devices: the model at the latest measurement\'s 2 replicas');
     const none = jobInsight(job({ perf: null, grad: null }), undefined);
     assert.deepEqual(none, { batch: null, lr_scale: null, throughput_samples_s: null, efficiency: null, goodput: null, speedup: null, predicted: null });
+  });
+});
+
+describe('currentSpeedup', () => {
+  it('is the insight\'s speedup now, corrected by the profile the job\'s model starts from', () => {
+    const perf = job().perf!;
+    // Earlier jobs of the key measured 2 replicas twice as slow as the job's fit predicts.
+    const slow = { num_nodes: 1, num_replicas: 2, local_bsz: 64, accum_step_time_s: 0.1, optim_step_time_s: 2 * optimStepTime_s(perf, 1, 2, 64) };
+    const profile: StoredKeyProfile = { ...emptyProfile('train', 'cpu'), points: [slow], jobs: 1, job_ids: ['earlier'], perf, limits: null, updated_at_ms: 0 };
+    const onTwo = job({ allocation: [0, 0], devices: [0, 1] });
+    const latest = measured(64, 0, 2, 0.5);
+    const corrected = currentSpeedup(onTwo, latest, profile)!;
+    assert.equal(corrected, jobInsight(onTwo, latest, profile).speedup);
+    assert.equal(currentSpeedup(onTwo, latest), jobInsight(onTwo, latest).speedup);
+    assert.ok(corrected < currentSpeedup(onTwo, latest)! - 0.1, `the profile's slower measurement lowers it: ${corrected} vs ${currentSpeedup(onTwo, latest)}`);
+    assert.equal(currentSpeedup(job({ perf: null, grad: null }), latest), null, 'no model');
+    assert.equal(currentSpeedup(job({ allocation: [], devices: [] }), undefined), null, 'no placement');
   });
 });

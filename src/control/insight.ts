@@ -72,8 +72,7 @@ export function jobInsight(job: JobRecord, latest: Measurement | undefined, prof
   if (model) {
     const base = bestGoodput(model, 1, 1, jobBatchPolicy(job.spec));
     if (base > 0) {
-      const at = placementNow(job, latest);
-      if (at) insight.speedup = bestGoodput(model, at.nodes, at.replicas, jobBatchPolicy(job.spec)) / base;
+      insight.speedup = speedupAt(model, job, placementNow(job, latest), base);
       // Bounded: the view is computed per listed job; a larger job's best size is past 64 rarely.
       for (let r = 1; r <= Math.min(job.spec.max_replicas, MAX_PREDICTED_REPLICAS); r++) {
         const choice = job.spec.fixed_batch_size !== undefined ? fixedBatchChoice(model, 1, r, job.spec.fixed_batch_size) : optimizeBatch(model, 1, r, job.spec.batch_size_cap);
@@ -83,6 +82,20 @@ export function jobInsight(job: JobRecord, latest: Measurement | undefined, prof
     }
   }
   return insight;
+}
+
+/**
+ * `JobInsight.speedup` alone (the dashboard's jobs table): the model's best goodput at the job's
+ * placement now over its best on one replica, with the profile its model starts from; null
+ * without a model or a placement.
+ */
+export function currentSpeedup(job: JobRecord, latest: Measurement | undefined, profile?: StoredKeyProfile): number | null {
+  const model = modelOf(job, profile);
+  return model ? speedupAt(model, job, placementNow(job, latest), bestGoodput(model, 1, 1, jobBatchPolicy(job.spec))) : null;
+}
+
+function speedupAt(model: GoodputModel, job: JobRecord, at: { nodes: number; replicas: number } | undefined, base: number): number | null {
+  return at && base > 0 ? bestGoodput(model, at.nodes, at.replicas, jobBatchPolicy(job.spec)) / base : null;
 }
 
 /** The job's placement now (its allocation while it holds devices), else that of its latest measurement. */

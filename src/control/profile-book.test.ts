@@ -64,7 +64,15 @@ describe('ProfileBook', () => {
 
     const second = await job(store, 'b', 'train');
     const other = await job(store, 'c', 'bert');
+    // What the API shows a job with: the round's rule, and nothing recorded or remembered.
+    const looked = await book.lookup([second, other]);
+    assert.deepEqual([...looked.keys()], ['b']);
+    assert.equal((await store.listEvents('b')).some((e) => e.kind === 'profile-used'), false, 'a lookup records nothing');
+    const restarted = new ProfileBook(store, () => [cpuNode('local')], () => {});
+    assert.deepEqual([...(await restarted.lookup([second])).keys()], ['b']);
+    assert.equal(restarted.latestFor(second), undefined, 'nor does it change what the report path uses');
     const profiles = await book.forRound([second, other]);
+    assert.deepEqual(profiles.get('b'), looked.get('b'));
     assert.deepEqual([...profiles.keys()], ['b']);
     const used = (await store.listEvents('b')).find((e) => e.kind === 'profile-used')!;
     assert.match(used.reason, /model from the profile of 'train' on cpu: 1 earlier job measured it at 1, 4 replica\(s\)/);

@@ -79,26 +79,47 @@ export class ProfileBook {
    * other jobs of its key measured.
    */
   async forRound(jobs: readonly JobRecord[]): Promise<Map<string, StoredKeyProfile>> {
-    const byKey = new Map<string, StoredKeyProfile | undefined>();
-    const out = new Map<string, StoredKeyProfile>();
     // A job that left the active set is never judged again: forget it, so the set stays bounded.
     const active = new Set(jobs.map((j) => j.id));
     for (const id of this.judged) if (!active.has(id)) this.judged.delete(id);
+    const out = await this.read(jobs, true);
+    for (const job of jobs) {
+      const profile = out.get(job.id);
+      if (!profile || job.profile_use !== null) continue;
+      const key = profileKeyOf(job.spec);
+      const gpu_type = gpuTypeOf(job, this.nodes());
+      const sizes = [...new Set(profile.points.map((p) => p.num_replicas))].sort((a, b) => a - b);
+      const others = profile.job_ids.filter((j) => j !== job.id).length;
+      const reason = `model from the profile of '${key}' on ${gpu_type}: ${plural(others, 'earlier job')} measured it at ${sizes.join(', ')} replica(s), so it may start at its efficient size instead of 1; its own reports refine it`;
+      await this.store.setProfileUse(job.id, 'used', 'scheduler', reason, { key, gpu_type, jobs: others, sizes });
+    }
+    return out;
+  }
+
+  /**
+   * The profile each job's model uses by the rule of `forRound`, read from the store and changing
+   * nothing: what the API and the dashboard show a job's speedup with, so that they agree with
+   * the scheduler.
+   */
+  lookup(jobs: readonly JobRecord[]): Promise<Map<string, StoredKeyProfile>> {
+    return this.read(jobs, false);
+  }
+
+  /** One store read per (GPU type, key); `remember`: keep what was read as the newest (the round's path only). */
+  private async read(jobs: readonly JobRecord[], remember: boolean): Promise<Map<string, StoredKeyProfile>> {
+    const byKey = new Map<string, StoredKeyProfile | undefined>();
+    const out = new Map<string, StoredKeyProfile>();
     for (const job of jobs) {
       if (job.profile_use === 'discarded') continue;
       const key = profileKeyOf(job.spec);
       const gpu_type = gpuTypeOf(job, this.nodes());
       const id = profileId(gpu_type, key);
-      if (!byKey.has(id)) byKey.set(id, await this.remember(id, await this.store.getKeyProfile(key, gpu_type)));
-      const profile = byKey.get(id);
-      if (!profile || !profile.perf || !fromOthers(profile, job.id)) continue;
-      out.set(job.id, profile);
-      if (job.profile_use === null) {
-        const sizes = [...new Set(profile.points.map((p) => p.num_replicas))].sort((a, b) => a - b);
-        const others = profile.job_ids.filter((j) => j !== job.id).length;
-        const reason = `model from the profile of '${key}' on ${gpu_type}: ${plural(others, 'earlier job')} measured it at ${sizes.join(', ')} replica(s), so it may start at its efficient size instead of 1; its own reports refine it`;
-        await this.store.setProfileUse(job.id, 'used', 'scheduler', reason, { key, gpu_type, jobs: others, sizes });
+      if (!byKey.has(id)) {
+        const stored = await this.store.getKeyProfile(key, gpu_type);
+        byKey.set(id, remember ? this.remember(id, stored) : stored);
       }
+      const profile = byKey.get(id);
+      if (profile?.perf && fromOthers(profile, job.id)) out.set(job.id, profile);
     }
     return out;
   }

@@ -3,10 +3,9 @@
  * model the scheduler uses (goodput/): measured throughput x statistical efficiency.
  */
 import { efficiency } from '../goodput/efficiency.js';
-import { bestGoodput } from '../goodput/speedup.js';
-import { jobBatchPolicy } from '../policy/job-batch.js';
+import { currentSpeedup } from '../control/insight.js';
 import type { Rejection } from '../policy/policy.js';
-import type { JobRecord, Measurement } from '../store/types.js';
+import type { JobRecord, Measurement, StoredKeyProfile } from '../store/types.js';
 import type { JobRow, JobSeries } from './types.js';
 
 /** Measured rates of one report entry. */
@@ -31,22 +30,14 @@ export function measuredRates(m: Measurement, init_batch_size: number | undefine
   return { batch_size, throughput, efficiency: eff, goodput: eff === null ? null : throughput * eff };
 }
 
-/** Predicted best goodput on the job's current replicas over that on one (null without a fitted model). */
-export function currentSpeedup(job: JobRecord): number | null {
-  const replicas = job.allocation.length;
-  if (!job.perf || !job.grad || !job.limits || replicas === 0) return null;
-  const model = { perf: job.perf, grad: job.grad, limits: job.limits };
-  const batch = jobBatchPolicy(job.spec);
-  const base = bestGoodput(model, 1, 1, batch);
-  if (!(base > 0)) return null;
-  const nodes = new Set(job.allocation).size;
-  return bestGoodput(model, nodes, replicas, batch) / base;
-}
-
 const WAITING = new Set(['queued', 'preempted', 'starting']);
 
-/** One row of the jobs table; `latest` is the job's newest report entry, if any. */
-export function jobRow(job: JobRecord, latest: Measurement | undefined, rejection: Rejection | undefined, now_ms: number): JobRow {
+/**
+ * One row of the jobs table; `latest` is the job's newest report entry, if any, and `profile` the
+ * profile its model starts from (Controller.profilesFor), so that its speedup is the one the
+ * scheduler and `goodput ls` see.
+ */
+export function jobRow(job: JobRecord, latest: Measurement | undefined, rejection: Rejection | undefined, now_ms: number, profile?: StoredKeyProfile): JobRow {
   const rates = latest ? measuredRates(latest, job.limits?.init_batch_size) : undefined;
   const remaining = job.remaining_samples;
   const progress = remaining === null ? null : job.samples + remaining > 0 ? job.samples / (job.samples + remaining) : 1;
@@ -61,7 +52,7 @@ export function jobRow(job: JobRecord, latest: Measurement | undefined, rejectio
     batch_size: rates?.batch_size ?? null,
     goodput: rates?.goodput ?? null,
     throughput: rates?.throughput ?? null,
-    speedup: running ? currentSpeedup(job) : null,
+    speedup: running ? currentSpeedup(job, latest, profile) : null,
     progress: job.state === 'succeeded' ? 1 : progress,
     eta_ms,
     restarts: Math.max(0, job.launches - 1),

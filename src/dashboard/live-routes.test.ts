@@ -12,7 +12,8 @@ import { after, before, describe, it } from 'node:test';
 import type { NodeView } from '../api/views.js';
 import { hashToken, jobToken } from '../control/tokens.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
-import type { JobSpec } from '../store/types.js';
+import { emptyProfile } from '../goodput/key-profile.js';
+import type { JobRecord, JobSpec, StoredKeyProfile } from '../store/types.js';
 import { dashboardApp } from './server.js';
 import type { ClusterResponse, JobSeries, JobsResponse } from './types.js';
 
@@ -22,11 +23,15 @@ const secret = 'test-secret';
 const spec: JobSpec = { name: 'x', command: ['true'], workdir: dir, env: {}, min_replicas: 0, max_replicas: 4, max_restarts: 1, preemptible: true, priority: 0 };
 const nodes: NodeView[] = [{ name: 'local', usable: 3, note: '', devices: [0, 1, 2].map((index) => ({ index, kind: 'gpu' as const, name: 'GPU', job: index === 0 ? 'a1' : index === 1 ? 'b1' : null, busy: index < 2 })) }];
 const rejection = (id: string) => (id === 'q1' ? { code: 'E_NO_CAPACITY', message: 'goodput: no free GPU for its min_replicas' } : undefined);
-const app = dashboardApp({ live: { api_url: 'http://127.0.0.1:9', store, secret, nodes: async () => nodes, rejection } });
+// Carol's job c1 starts from its key's profile (Controller.profilesFor), as the scheduler sees it.
+const perf = { alpha_c: 0.02, beta_c: 0.001, alpha_n: 0.2, beta_n: 0.01, alpha_r: 0.05, beta_r: 0.005, gamma: 1.5 };
+const profile: StoredKeyProfile = { ...emptyProfile('x', 'GPU'), grad: [{ progress: 0, sqr: 1, var: 1 }], jobs: 1, job_ids: ['earlier'], perf, limits: null, updated_at_ms: 0 };
+const profiles = async (jobs: readonly JobRecord[]) => new Map(jobs.filter((j) => j.id === 'c1').map((j) => [j.id, profile]));
+const app = dashboardApp({ live: { api_url: 'http://127.0.0.1:9', store, secret, nodes: async () => nodes, rejection, profiles } });
 const get = (path: string, token?: string) => app.request(path, { headers: token ? { authorization: `Bearer ${token}` } : {} });
 
 before(async () => {
-  for (const user of ['alice', 'bob', 'root']) await store.putToken({ hash: hashToken(`tok-${user}`), user, admin: user === 'root', created_at_ms: 0 });
+  for (const user of ['alice', 'bob', 'carol', 'root']) await store.putToken({ hash: hashToken(`tok-${user}`), user, admin: user === 'root', created_at_ms: 0 });
   for (const [id, user, device] of [['a1', 'alice', 0], ['b1', 'bob', 1]] as const) {
     await store.createJob({ id, name: `${user}-job`, user, spec }, user);
     await store.assignJob(id, { allocation: [0], devices: [device] }, 0, 'scheduler', 'test');
@@ -80,5 +85,16 @@ describe('dashboard /dash endpoints', () => {
     assert.ok(!c.timeline.ids.includes('b1'));
     assert.equal(c.timeline.row.length, 2);
     assert.equal((await get('/dash/cluster?hours=-1', 'tok-alice')).status, 400);
+  });
+
+  it('computes a running job\'s speedup with the profile its model starts from', async () => {
+    await store.createJob({ id: 'c1', name: 'carol-job', user: 'carol', spec }, 'carol');
+    await store.assignJob('c1', { allocation: [0], devices: [2] }, 0, 'scheduler', 'test');
+    await store.launchJob('c1', [{ rank: 0, device: 2, node: 'local', launch_id: '', pid: 1, proc_start: '', log_path: '', started_at_ms: Date.now() }], 'backend', 'test');
+    const [row] = ((await (await get('/dash/jobs', 'tok-carol')).json()) as JobsResponse).rows;
+    assert.equal(row!.state, 'running');
+    assert.equal(row!.speedup, 1, 'no report of its own yet: the profile\'s model, on its one replica');
+    const plain = (await (await get('/dash/jobs', 'tok-alice')).json()) as JobsResponse;
+    assert.equal(plain.rows[0]!.speedup, null, 'a job with no model and no profile has none');
   });
 });

@@ -11,7 +11,7 @@ import type { NodeView } from '../api/views.js';
 import { GoodputError } from '../core/errors.js';
 import type { Rejection } from '../policy/policy.js';
 import type { Store } from '../store/store.js';
-import type { JobRecord } from '../store/types.js';
+import type { JobRecord, StoredKeyProfile } from '../store/types.js';
 import { jobRow, jobSeries } from './job-metrics.js';
 import { liveTimeline } from './timeline.js';
 import type { ClusterNode, ClusterResponse, JobsResponse, WhoAmI } from './types.js';
@@ -23,6 +23,8 @@ export interface LiveSources {
   secret: string;
   /** The devices and their holders, as `GET /v1/nodes` answers the caller (`authorization` header). */
   nodes: (authorization: string) => Promise<NodeView[]>;
+  /** The profile each job's model starts from (Controller.profilesFor); none when absent. */
+  profiles?: (jobs: readonly JobRecord[]) => Promise<ReadonlyMap<string, StoredKeyProfile>>;
   /** The policy's latest refusal for a waiting job, if any. */
   rejection?: (job_id: string) => Rejection | undefined;
   now?: () => number;
@@ -45,10 +47,11 @@ export function liveRoutes(s: LiveSources): Hono<ApiEnv> {
     const p = requireUser(c.get('principal'));
     const jobs = await s.store.listJobs(p.admin ? {} : { user: p.user });
     const now_ms = now();
+    const profiles = (await s.profiles?.(jobs.filter((j) => j.state === 'running'))) ?? new Map<string, StoredKeyProfile>();
     const rows = [];
     for (const job of jobs) {
       const latest = job.last_report_at_ms === null ? undefined : (await s.store.listReports(job.id, 1))[0];
-      rows.push(jobRow(job, latest, s.rejection?.(job.id), now_ms));
+      rows.push(jobRow(job, latest, s.rejection?.(job.id), now_ms, profiles.get(job.id)));
     }
     return c.json<JobsResponse>({ now_ms, rows });
   });

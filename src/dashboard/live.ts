@@ -7,7 +7,7 @@ import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { NodeView } from '../api/views.js';
 import { GoodputError } from '../core/errors.js';
-import type { Rejection } from '../policy/policy.js';
+import type { Controller } from '../control/controller.js';
 import type { Store } from '../store/store.js';
 import { startDashboard, type RunningDashboard } from './server.js';
 
@@ -15,7 +15,7 @@ import { startDashboard, type RunningDashboard } from './server.js';
 export interface ServedControlPlane {
   url: string;
   store: Store;
-  controller: { readonly rejections: ReadonlyMap<string, Rejection> };
+  controller: Pick<Controller, 'rejections' | 'profilesFor'>;
 }
 
 /** Where a running server's dashboard URL is written, in its data directory. */
@@ -35,6 +35,7 @@ export async function startLiveDashboard(server: ServedControlPlane, data_dir: s
       secret,
       nodes: (authorization) => apiNodes(server.url, authorization),
       rejection: (id) => server.controller.rejections.get(id),
+      profiles: (jobs) => server.controller.profilesFor(jobs),
     },
   });
   const file = dashboardFile(data_dir);
