@@ -20,13 +20,16 @@ function perfOf(alpha_c: number): PerfParams {
   return { alpha_c, beta_c: alpha_c / 20, alpha_n: 1e-8, beta_n: 1e-8, alpha_r: alpha_c / 5, beta_r: alpha_c / 50, gamma: 2 };
 }
 
-/** Multi-node points of a job whose cross-node sync is `bandwidth_s + latency_s (r - 2)`, overlapped with exponent gamma. */
-function multiNodePoints(perf: PerfParams, bandwidth_s: number, latency_s: number, gamma: number, nodes: readonly number[]): ProfilePoint[] {
+/**
+ * Multi-node points of a job whose cross-node sync is `bandwidth_s + latency_s (r - 2)` (or, with
+ * `growth`, `bandwidth_s (1 + growth (r - 2))`), overlapped with exponent gamma.
+ */
+function multiNodePoints(perf: PerfParams, bandwidth_s: number, latency_s: number, gamma: number, nodes: readonly number[], growth = 0): ProfilePoint[] {
   return nodes.flatMap((n) =>
     BATCHES.map((b) => {
       const r = 4 * n;
       const acc = perf.alpha_c + perf.beta_c * b;
-      const net = bandwidth_s + latency_s * (r - 2);
+      const net = bandwidth_s * (1 + growth * (r - 2)) + latency_s * (r - 2);
       return { num_nodes: n, num_replicas: r, local_bsz: b, accum_step_time_s: acc, optim_step_time_s: Math.exp(logOverlap(acc, net, gamma)) };
     }),
   );
@@ -49,7 +52,7 @@ function assertRel(actual: number, expected: number, tol: number, what: string):
   assert.ok(Math.abs(actual / expected - 1) <= tol, `${what}: ${actual} vs ${expected}`);
 }
 
-const NET: NetworkParams = { proxy: 'fixed_compute', sync_per_proxy: 4, proxy_exponent: 1, latency_per_replica_s: 0.002, gamma: 2.5, num_jobs: 3, num_points: 30 };
+const NET: NetworkParams = { proxy: 'fixed_compute', sync_per_proxy: 4, proxy_exponent: 1, latency_per_replica_s: 0.002, growth_per_replica: 0, gamma: 2.5, num_jobs: 3, num_points: 30 };
 
 test('fitSyncPhysics recovers each job bandwidth term, the latency and gamma from exact points', () => {
   const truth = [0.05, 0.4, 1.5];
@@ -58,6 +61,27 @@ test('fitSyncPhysics recovers each job bandwidth term, the latency and gamma fro
   assertRel(fit.gamma, 2.5, 1e-3, 'gamma');
   assertRel(fit.latency_per_replica_s, 0.003, 1e-2, 'latency');
   truth.forEach((bw, j) => assertRel(fit.bandwidth_s[j] as number, bw, 1e-2, `bandwidth of job ${j}`));
+});
+
+test('fitSyncPhysics with proportional growth recovers the growth per replica, the bandwidth terms and gamma', () => {
+  const truth = [0.05, 0.4, 1.5];
+  const jobs = truth.map((bw, j) => multiNodePoints(perfOf([0.02, 0.1, 0.3][j] as number), bw, 0, 2.5, [2, 4, 8], 0.01));
+  const fit = fitSyncPhysics(jobs, 'proportional');
+  assertRel(fit.gamma, 2.5, 1e-3, 'gamma');
+  assertRel(fit.growth_per_replica, 0.01, 1e-2, 'growth');
+  assert.equal(fit.latency_per_replica_s, 0);
+  truth.forEach((bw, j) => assertRel(fit.bandwidth_s[j] as number, bw, 1e-2, `bandwidth of job ${j}`));
+  // The latency form cannot express it: a small job's sync grows far less than a large one's.
+  assert.equal(fitSyncPhysics(jobs).growth_per_replica, 0);
+});
+
+test('a proportional network model predicts beta_n from each job\'s own bandwidth term', () => {
+  const net: NetworkParams = { ...NET, latency_per_replica_s: 0, growth_per_replica: 0.01 };
+  const small = withNetworkModel(perfOf(0.01), net);
+  const large = withNetworkModel(perfOf(0.3), net);
+  assertRel(small.beta_n, 0.01 * 4 * 0.01, 1e-12, 'small job');
+  assertRel(large.beta_n, 0.01 * 4 * 0.3, 1e-12, 'large job');
+  assertRel(crossNodeSyncTime_s(net, 0.3, 66), 4 * 0.3 * (1 + 0.01 * 64), 1e-12, 'sync on 66 replicas');
 });
 
 test('fitNetworkModel recovers sync per unit of alpha_c when the sync is proportional to it', () => {

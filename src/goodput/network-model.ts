@@ -12,10 +12,12 @@
  * size (see {@link SizeProxy}); the cluster's reports fix the map from proxy to sync time.
  *
  * The model, for job j on n > 1 nodes with r replicas (times in seconds):
- *   t_net(j, r) = sync_per_proxy x proxy_j^proxy_exponent + latency_per_replica_s x max(r - 2, 0)
+ *   N_j         = sync_per_proxy x proxy_j^proxy_exponent
+ *   t_net(j, r) = N_j + (latency_per_replica_s + growth_per_replica x N_j) x max(r - 2, 0)
  *   t_opt       = (t_acc^gamma + t_net^gamma)^(1/gamma)           (pollux-spec §3.1 overlap)
- * which is exactly PerfParams' inter-node form: alpha_n = sync_per_proxy x proxy_j^exponent,
- * beta_n = latency_per_replica_s, gamma the cluster's. The cluster parameters are fitted to the
+ * (one of latency and growth is fitted, the other is 0: NetworkModelOptions.growth), which is
+ * exactly PerfParams' inter-node form: alpha_n = N_j, beta_n = latency + growth x N_j, gamma the
+ * cluster's. The cluster parameters are fitted to the
  * multi-node points the cluster's jobs reported, each job weighted equally (fitNetworkModel),
  * with each job's proxy taken from its own points on at most one node.
  *
@@ -26,7 +28,7 @@
  * Pure and deterministic: no I/O, no clock, no randomness.
  */
 import { fitPerfParams } from './fit.js';
-import { fitSyncPhysics } from './sync-physics.js';
+import { fitSyncPhysics, type SyncGrowth } from './sync-physics.js';
 import type { PerfParams, ProfilePoint } from './types.js';
 
 /**
@@ -49,11 +51,14 @@ export interface NetworkModelOptions {
    * squares over the jobs, clamped to [0.25, 3]; `ratio` when fewer than 2 distinct proxies).
    */
   mapping?: 'ratio' | 'power';
+  /** How the sync time grows with the replicas (sync-physics.ts SyncGrowth); default `latency`. */
+  growth?: SyncGrowth;
 }
 
 /**
  * Cluster network parameters fitted by {@link fitNetworkModel}.
- * Invariants: sync_per_proxy > 0, latency_per_replica_s >= 0, gamma in [1, 10], num_jobs >= 1.
+ * Invariants: sync_per_proxy > 0, latency_per_replica_s >= 0, growth_per_replica >= 0, gamma in
+ * [1, 10], num_jobs >= 1.
  */
 export interface NetworkParams {
   proxy: SizeProxy;
@@ -63,6 +68,11 @@ export interface NetworkParams {
   proxy_exponent: number;
   /** Latency part: sync time added by each replica beyond 2, the same for every job (s). */
   latency_per_replica_s: number;
+  /**
+   * Growth part: fraction of the job's bandwidth term added by each replica beyond 2 (0 unless
+   * fitted with growth `proportional`).
+   */
+  growth_per_replica: number;
   /** Compute/communication overlap exponent on several nodes (pollux-spec §3.1). */
   gamma: number;
   /** Jobs whose multi-node points were fitted. */
@@ -90,12 +100,18 @@ export function sizeProxy(perf: PerfParams, proxy: SizeProxy): number {
 
 /**
  * Predicted cross-node sync time (s) of a job with size proxy `proxy_value` on several nodes with
- * `num_replicas` replicas: sync_per_proxy x proxy^proxy_exponent + latency_per_replica_s x max(r - 2, 0), the
- * bandwidth term of a ring all-reduce (about constant in r) plus its per-hop latency.
- * Positive; non-decreasing in the replicas and in the proxy.
+ * `num_replicas` replicas: N + (latency_per_replica_s + growth_per_replica x N) x max(r - 2, 0)
+ * with N = sync_per_proxy x proxy^proxy_exponent, the bandwidth term of a ring all-reduce (about
+ * constant in r) plus what each further hop adds. Positive; non-decreasing in the replicas and in
+ * the proxy.
  */
 export function crossNodeSyncTime_s(net: NetworkParams, proxy_value: number, num_replicas: number): number {
-  return bandwidthTerm_s(net, proxy_value) + net.latency_per_replica_s * Math.max(num_replicas - 2, 0);
+  const bandwidth = bandwidthTerm_s(net, proxy_value);
+  return bandwidth + perReplicaTerm_s(net, bandwidth) * Math.max(num_replicas - 2, 0);
+}
+
+function perReplicaTerm_s(net: NetworkParams, bandwidth_s: number): number {
+  return net.latency_per_replica_s + net.growth_per_replica * bandwidth_s;
 }
 
 function bandwidthTerm_s(net: NetworkParams, proxy_value: number): number {
@@ -104,8 +120,9 @@ function bandwidthTerm_s(net: NetworkParams, proxy_value: number): number {
 
 /**
  * A job's PerfParams with the inter-node terms predicted by the cluster network model:
- * alpha_n = sync_per_proxy x proxy^proxy_exponent, beta_n = latency_per_replica_s (so that
- * networkTime_s() = {@link crossNodeSyncTime_s} on several nodes), gamma from the cluster. `perf`
+ * alpha_n = sync_per_proxy x proxy^proxy_exponent, beta_n = latency_per_replica_s +
+ * growth_per_replica x alpha_n (so that networkTime_s() = {@link crossNodeSyncTime_s} on several
+ * nodes), gamma from the cluster. `perf`
  * should be the job's fit on its points on at most one node; its compute and intra-node terms
  * are kept. Returns `perf` itself when `net` is undefined (no cluster data: today's behaviour).
  *
@@ -115,12 +132,8 @@ function bandwidthTerm_s(net: NetworkParams, proxy_value: number): number {
  */
 export function withNetworkModel(perf: PerfParams, net: NetworkParams | undefined): PerfParams {
   if (!net) return perf;
-  return {
-    ...perf,
-    alpha_n: bandwidthTerm_s(net, sizeProxy(perf, net.proxy)),
-    beta_n: Math.max(net.latency_per_replica_s, MIN_PARAM),
-    gamma: net.gamma,
-  };
+  const alpha_n = bandwidthTerm_s(net, sizeProxy(perf, net.proxy));
+  return { ...perf, alpha_n, beta_n: Math.max(perReplicaTerm_s(net, alpha_n), MIN_PARAM), gamma: net.gamma };
 }
 
 /**
@@ -168,13 +181,14 @@ export function fitNetworkModel(
     multi.push(many);
   }
   if (multi.length === 0) return undefined;
-  const physics = fitSyncPhysics(multi);
+  const physics = fitSyncPhysics(multi, options.growth);
   const map = proxyMap(proxies, physics.bandwidth_s, options.mapping ?? 'ratio');
   return {
     proxy: proxyKind,
     sync_per_proxy: map.scale,
     proxy_exponent: map.exponent,
     latency_per_replica_s: physics.latency_per_replica_s,
+    growth_per_replica: physics.growth_per_replica,
     gamma: physics.gamma,
     num_jobs: multi.length,
     num_points: multi.reduce((s, m) => s + m.length, 0),
