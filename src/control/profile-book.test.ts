@@ -73,6 +73,9 @@ describe('ProfileBook', () => {
     assert.equal(restarted.latestFor(second), undefined, 'nor does it change what the report path uses');
     const profiles = await book.forRound([second, other]);
     assert.deepEqual(profiles.get('b'), looked.get('b'));
+    const ended = { ...(await job(store, 'd', 'train')), state: 'failed' as const };
+    assert.equal((await book.lookup([ended])).size, 0, 'a job that ended before using the profile is not predicted by it');
+    assert.equal((await book.lookup([{ ...(await store.getJob('b'))!, state: 'succeeded' }])).size, 1, 'one whose model used it is');
     assert.deepEqual([...profiles.keys()], ['b']);
     const used = (await store.listEvents('b')).find((e) => e.kind === 'profile-used')!;
     assert.match(used.reason, /model from the profile of 'train' on cpu: 1 earlier job measured it at 1, 4 replica\(s\)/);

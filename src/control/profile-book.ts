@@ -9,6 +9,7 @@ import { fitPerfParams } from '../goodput/fit.js';
 import { MEASURED_ERROR_TOLERANCE, measuredError, shapeKey, type GradSample, type KeyProfile } from '../goodput/key-profile.js';
 import { optimStepTime_s } from '../goodput/throughput.js';
 import type { PerfParams, ProfilePoint } from '../goodput/types.js';
+import { isTerminal } from '../store/lifecycle.js';
 import type { Store } from '../store/store.js';
 import type { JobRecord, StoredKeyProfile } from '../store/types.js';
 
@@ -99,10 +100,11 @@ export class ProfileBook {
   /**
    * The profile each job's model uses by the rule of `forRound`, read from the store and changing
    * nothing: what the API and the dashboard show a job's speedup with, so that they agree with
-   * the scheduler.
+   * the scheduler. A job that has ended gets one only if its model used it (`profile_use`
+   * `used`): one that ended before the scheduler sized it by the profile is not predicted by it.
    */
   lookup(jobs: readonly JobRecord[]): Promise<Map<string, StoredKeyProfile>> {
-    return this.read(jobs, false);
+    return this.read(jobs.filter((j) => !isTerminal(j.state) || j.profile_use === 'used'), false);
   }
 
   /** One store read per (GPU type, key); `remember`: keep what was read as the newest (the round's path only). */
