@@ -53,6 +53,9 @@ const label = (v: Variant): string => `${v.proxy}, ${v.mapping}, ${v.growth} gro
 
 interface AppData {
   name: string;
+  app: TraceApplication;
+  /** The per-GPU batches measured on one GPU (localBatchGrid). */
+  grid: number[];
   oneNode: Measured[];
   /** Whole-node (or, with --partial, all) multi-node measurements at every evaluated node count. */
   multi: Measured[];
@@ -88,20 +91,20 @@ function loadApps(partial: boolean, sparse: boolean): AppData[] {
     const grid = localBatchGrid(app, dir);
     const oneNode = sparse ? oneNodeMeasurements(app, grid, [1, 4], 3) : oneNodeMeasurements(app, grid);
     const multi = multiNodeMeasurements(app, dir, grid, EVAL_NODES, partial);
-    return { name, oneNode, multi, oneNodePerf: fitPerfParams(oneNode.map(toPoint)) };
+    return { name, app, grid, oneNode, multi, oneNodePerf: fitPerfParams(oneNode.map(toPoint)) };
   });
+}
+
+/** What `a` reports once it has run on whole nodes at the node counts `nodes`, as profile points. */
+function reportedPoints(a: AppData, nodes: readonly number[]): ProfilePoint[] {
+  return multiNodeMeasurements(a.app, defaultTracesDir(), a.grid, nodes).map(toPoint);
 }
 
 /** The network model fitted on every application but `heldOut`, from the reported node counts. */
 function leaveOneOut(apps: readonly AppData[], heldOut: string, variant: Variant): NetworkParams | undefined {
-  const dir = defaultTracesDir();
   const jobs = apps
     .filter((a) => a.name !== heldOut)
-    .map((a) => {
-      const app = getApplication(a.name, dir) as TraceApplication;
-      const multi = multiNodeMeasurements(app, dir, localBatchGrid(app, dir), variant.reported);
-      return { points: [...a.oneNode, ...multi].map(toPoint) };
-    });
+    .map((a) => ({ points: [...a.oneNode.map(toPoint), ...reportedPoints(a, variant.reported)] }));
   return fitNetworkModel(jobs, { proxy: variant.proxy, mapping: variant.mapping, growth: variant.growth });
 }
 
@@ -122,14 +125,9 @@ interface AppResult {
  * when the one-node proxy is perfect.
  */
 function oracleErrors(apps: readonly AppData[], variant: Variant): number[] {
-  const dir = defaultTracesDir();
-  const reportedPoints = (a: AppData): ProfilePoint[] => {
-    const app = getApplication(a.name, dir) as TraceApplication;
-    return multiNodeMeasurements(app, dir, localBatchGrid(app, dir), variant.reported).map(toPoint);
-  };
   return apps.map((a) => {
-    const others = apps.filter((o) => o.name !== a.name).map(reportedPoints);
-    const physics = fitSyncPhysics([...others, reportedPoints(a)]);
+    const others = apps.filter((o) => o.name !== a.name).map((o) => reportedPoints(o, variant.reported));
+    const physics = fitSyncPhysics([...others, reportedPoints(a, variant.reported)]);
     const perf: PerfParams = { ...a.oneNodePerf, alpha_n: physics.bandwidth_s[others.length] as number, beta_n: Math.max(physics.latency_per_replica_s, 1e-8), gamma: physics.gamma };
     return median(relativeErrors(perf, a.multi));
   });
@@ -147,11 +145,7 @@ type SizeTerms = 'parameters' | 'parameters + alpha_c';
  * under the cluster's gamma keeps its compute and intra-node terms.
  */
 function reportedSizeErrors(apps: readonly AppData[], growth: SyncGrowth, terms: SizeTerms, nodes: readonly number[]): number[] {
-  const dir = defaultTracesDir();
-  const reported = new Map(apps.map((a) => {
-    const app = getApplication(a.name, dir) as TraceApplication;
-    return [a.name, multiNodeMeasurements(app, dir, localBatchGrid(app, dir), nodes).map(toPoint)];
-  }));
+  const reported = new Map(apps.map((a) => [a.name, reportedPoints(a, nodes)]));
   const size = (a: AppData): number => MODEL_PARAMETERS_M[a.name] as number;
   return apps.map((a) => {
     const others = apps.filter((o) => o.name !== a.name);
