@@ -17,9 +17,9 @@
  *   t_opt       = (t_acc^gamma + t_net^gamma)^(1/gamma)           (pollux-spec §3.1 overlap)
  * (one of latency and growth is fitted, the other is 0: NetworkModelOptions.growth), which is
  * exactly PerfParams' inter-node form: alpha_n = N_j, beta_n = latency + growth x N_j, gamma the
- * cluster's. The cluster parameters are fitted to the
- * multi-node points the cluster's jobs reported, each job weighted equally (fitNetworkModel),
- * with each job's proxy taken from its own points on at most one node.
+ * cluster's. The cluster parameters are fitted to the multi-node points the cluster's jobs
+ * reported, each job weighted equally (fitNetworkModel), with each job's proxy taken from its own
+ * points on at most one node.
  *
  * Use: `net = fitNetworkModel(all jobs' profiles)` when profiles change, then
  * `predictPerfParams(job points, net)` wherever fitPerfParams(job points) was used. Measured
@@ -122,9 +122,8 @@ function bandwidthTerm_s(net: NetworkParams, proxy_value: number): number {
  * A job's PerfParams with the inter-node terms predicted by the cluster network model:
  * alpha_n = sync_per_proxy x proxy^proxy_exponent, beta_n = latency_per_replica_s +
  * growth_per_replica x alpha_n (so that networkTime_s() = {@link crossNodeSyncTime_s} on several
- * nodes), gamma from the cluster. `perf`
- * should be the job's fit on its points on at most one node; its compute and intra-node terms
- * are kept. Returns `perf` itself when `net` is undefined (no cluster data: today's behaviour).
+ * nodes), gamma from the cluster. `perf` should be the job's fit on its points on at most one
+ * node; its compute and intra-node terms are kept. Returns `perf` itself when `net` is undefined (no cluster data: today's behaviour).
  *
  * Replacing gamma also changes the predicted one-node optim step (r > 1), where the job's own
  * gamma had been fitted; callers that have multi-node points of the job should keep its own fit
