@@ -196,6 +196,10 @@ describe('HTTP API (in-process)', () => {
     const logs = await call('GET', `/v1/jobs/${aliceJob}/logs?replica=0`, alice);
     assert.equal(logs.status, 200);
     assert.equal(logs.text, '');
+    const beyond = await call('GET', `/v1/jobs/${aliceJob}/logs?replica=${(await store.getJob(aliceJob))!.spec.max_replicas}`, alice);
+    assert.equal(beyond.status, 404, 'a replica rank the job can never run');
+    assert.equal(beyond.json.error.code, 'E_NOT_FOUND');
+    assert.match(beyond.json.error.message, /runs at most \d+ replica\(s\), ranks 0\.\.\d+; there is no replica \d+/);
     const events = (await call('GET', `/v1/jobs/${aliceJob}/events`, alice)).json as { kind: string; actor: string }[];
     assert.deepEqual(events.filter((e) => e.kind !== 'batch-size').map((e) => `${e.kind}/${e.actor}`), ['submitted/alice', 'cancelled/alice']);
     const metrics = await call('GET', '/metrics');

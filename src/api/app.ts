@@ -132,6 +132,9 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     const offset = Number(c.req.query('offset') ?? 0);
     if (!Number.isInteger(replica) || replica < 0 || replica > 4096) throw badRequest('replica must be a replica rank (integer >= 0)');
     if (!Number.isInteger(offset) || offset < 0) throw badRequest('offset must be an integer >= 0');
+    // Ranks the job may still reach have no log yet (empty); one it can never run is a mistake.
+    const ranks = job.spec.max_replicas;
+    if (replica >= ranks) throw new GoodputError('E_NOT_FOUND', `job ${job.id} (${job.name}) runs at most ${ranks} replica(s), ranks 0..${ranks - 1}; there is no replica ${replica}`);
     // The path is built from the job id and an integer only, so it cannot leave the job's directory.
     const path = join(controller.jobDir(job.id), 'logs', `replica-${replica}.log`);
     const size = existsSync(path) ? statSync(path).size : 0;

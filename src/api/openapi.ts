@@ -44,7 +44,7 @@ export function openApiDocument(version: string): Record<string, unknown> {
       },
       '/v1/jobs/{id}/logs': {
         get: {
-          summary: 'A chunk of a replica log from a byte offset; x-next-offset tells where to continue',
+          summary: 'A chunk of a replica log from a byte offset; x-next-offset tells where to continue (404 for a rank at or above the spec\'s max_replicas)',
           parameters: [...idParam, { name: 'replica', in: 'query', schema: { type: 'integer' } }, { name: 'offset', in: 'query', schema: { type: 'integer' } }],
           responses: { 200: { description: 'log text', content: { 'text/plain': { schema: { type: 'string' } } } }, ...errors },
         },

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { jobView, type JobDetail } from '../api/views.js';
+import { jobView, type EventView, type JobDetail } from '../api/views.js';
 import { jobRecordFixture } from '../store/job-fixture.js';
 import { renderJob, renderJobList } from './job-render.js';
 
@@ -26,6 +26,15 @@ describe('goodput show / ls in plain words', () => {
     assert.doesNotMatch(text, /GPU-s|alpha_c|sqr=/);
     assert.match(text, /10:00:00\s+scheduler\s+rescale\s+running->rescaling\s+grew 1 -> 2/);
     assert.match(renderJob(detail('gpu'), []), /12\.5 GPU-s used/);
+  });
+
+  it('shows the 15 newest events and says how many earlier ones --json has', () => {
+    const event = (id: number): EventView => ({ id, job_id: 'ab12', at: `2026-01-01T10:00:${String(id).padStart(2, '0')}.000Z`, actor: 'scheduler', kind: 'rescale', from_state: 'running', to_state: 'rescaling', reason: `change ${id}`, data: {} });
+    const text = renderJob(detail('cpu'), Array.from({ length: 22 }, (_, i) => event(i)));
+    assert.doesNotMatch(text, /change 6\b/);
+    assert.match(text, /change 7\b[\s\S]*change 21\b/);
+    assert.match(text, /\(7 earlier events not shown; 'goodput show digits --json' has them all\)/);
+    assert.doesNotMatch(renderJob(detail('cpu'), [event(1)]), /earlier events/);
   });
 
   it('lists batch, goodput and speedup per job', () => {

@@ -56,9 +56,13 @@ export function renderJob(job: JobDetail, events: readonly EventView[]): string 
   }
   const tail = job.state === 'failed' ? [...events].reverse().find((e) => typeof e.data.log_tail === 'string' && e.data.log_tail !== '') : undefined;
   if (tail) out.push(`last lines of replica ${String(tail.data.log_rank ?? 0)}'s log:\n${String(tail.data.log_tail).replace(/^/gm, '  ')}`);
-  out.push(formatTable(['time', 'actor', 'event', 'state', 'reason'], events.slice(-15).map((e) => [e.at.slice(11, 19), e.actor, e.kind, `${e.from_state ?? ''}->${e.to_state ?? ''}`, e.reason])));
+  out.push(formatTable(['time', 'actor', 'event', 'state', 'reason'], events.slice(-SHOWN_EVENTS).map((e) => [e.at.slice(11, 19), e.actor, e.kind, `${e.from_state ?? ''}->${e.to_state ?? ''}`, e.reason])));
+  if (events.length > SHOWN_EVENTS) out.push(`(${events.length - SHOWN_EVENTS} earlier events not shown; 'goodput show ${job.name} --json' has them all)`);
   return out.join('\n\n');
 }
+
+/** The most recent events `goodput show` prints (--json has every one). */
+const SHOWN_EVENTS = 15;
 
 /** `goodput ls` as a table (or a line saying there are none). */
 /** What a user should notice about a job in `goodput ls`: why it failed, or that it was found hung. */

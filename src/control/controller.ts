@@ -258,6 +258,7 @@ export class Controller {
         await this.options.store.relaunchJob(job_id, action.not_before_ms, 'controller', action.reason);
         break;
     }
+    if (action.do === 'fail' || action.do === 'finish') await this.reports.finalRefit(job_id);
     this.requestRound();
   }
 

@@ -83,6 +83,17 @@ export class ReportIngest {
     return config;
   }
 
+  /**
+   * Refits an ended job once more, so that its key's profile gets the measurements it made since
+   * its last refit (refits run at most every refit interval, and a short job's last seconds, or a
+   * whole short run after a slow start, would otherwise never reach the profile).
+   */
+  async finalRefit(job_id: string): Promise<void> {
+    const job = await this.opts.store.getJob(job_id);
+    if (job) await this.refit(job);
+    this.lastFit.delete(job_id);
+  }
+
   /** Stops background refits and waits for those under way. */
   async stop(): Promise<void> {
     this.stopped = true;

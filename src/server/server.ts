@@ -120,6 +120,19 @@ async function countLiveReplicas(store: SqliteStore): Promise<number> {
   return (await store.listLiveReplicas()).filter((r) => isAlive(r.pid, r.proc_start)).length;
 }
 
+/**
+ * Throws E_RUNNING when a live server other than this process owns `data_dir` (its lock file
+ * names a running pid); returns quietly otherwise, also for a stale lock left by a killed server.
+ */
+export function refuseIfRunning(data_dir: string): void {
+  const lock = dataFiles(data_dir).lock;
+  if (!existsSync(lock)) return;
+  const pid = Number(readFileSync(lock, 'utf8').trim());
+  if (Number.isInteger(pid) && pid !== process.pid && isAlive(pid, '')) {
+    throw new GoodputError('E_RUNNING', `a goodput server (pid ${pid}) already uses ${data_dir}; stop it first or pass another --data-dir`);
+  }
+}
+
 /** Starts the server; refuses (E_RUNNING) when another live server owns the data directory. */
 export async function startServer(o: ServerOptions): Promise<RunningServer> {
   const policy = choosePolicy(o.policy, o.policy_params);
@@ -127,12 +140,7 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   checkUserMode(multi_user, o.log);
   for (const line of secureDataDir(o.data_dir, multi_user)) o.log(line);
   const files = dataFiles(o.data_dir);
-  if (existsSync(files.lock)) {
-    const pid = Number(readFileSync(files.lock, 'utf8').trim());
-    if (Number.isInteger(pid) && pid !== process.pid && isAlive(pid, '')) {
-      throw new GoodputError('E_RUNNING', `a goodput server (pid ${pid}) already uses ${o.data_dir}; stop it first or pass another --data-dir`);
-    }
-  }
+  refuseIfRunning(o.data_dir);
   writeFileSync(files.lock, `${process.pid}\n`, { mode: 0o600 });
   const secret = privateFile(files.secret, newSecret);
   let store: SqliteStore;
@@ -162,7 +170,7 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     server = await new Promise<ServerType>((resolve, reject) => {
       const s = serve({ fetch: app.fetch, hostname: o.host, port }, () => resolve(s));
       s.once('error', (error: NodeJS.ErrnoException) =>
-        reject(new GoodputError('E_LISTEN', error.code === 'EADDRINUSE' ? `port ${port} on ${o.host} is in use; pass --port` : error.message)));
+        reject(new GoodputError('E_LISTEN', error.code === 'EADDRINUSE' ? `port ${port} on ${o.host} is in use; pass another --port` : error.message)));
     });
     apiUrl.value = `http://${reportedHost}:${(server.address() as AddressInfo).port}`;
     writeReplicaUrl(files.replicaUrl, apiUrl.value);

@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseGpuSelection, resolveDevices } from '../../backends/local/devices.js';
 import { defaultDataDir } from '../../client/connect.js';
 import type { SlurmSettings } from '../../backends/slurm/compose.js';
 import { GoodputError, usageError } from '../../core/errors.js';
 import { startLiveDashboard } from '../../dashboard/live.js';
-import { DEFAULT_POLICY, dataFiles, startServer } from '../../server/server.js';
+import { DEFAULT_POLICY, dataFiles, refuseIfRunning, startServer } from '../../server/server.js';
 import { numberFlag, parseFlags, type CliCommand } from '../command.js';
 
 const flags = {
@@ -121,9 +121,12 @@ function slurmFlags(values: { backend?: string; partition?: string; account?: st
 
 /** Starts `goodput up` (same flags, without --detach) in the background and waits until it serves. */
 async function detach(argv: readonly string[], data_dir: string): Promise<number> {
+  // Refused here, not by the child: its error would go into the running server's log.
+  refuseIfRunning(data_dir);
   mkdirSync(data_dir, { recursive: true, mode: 0o700 });
   const logPath = join(data_dir, 'server.log');
   const fd = openSync(logPath, 'a', 0o600);
+  const logStart = statSync(logPath).size;
   const args = argv.filter((a) => a !== '--detach' && a !== '-d');
   const child = spawn(process.execPath, [process.argv[1]!, 'up', ...args], { detached: true, stdio: ['ignore', fd, fd] });
   child.unref();
@@ -140,5 +143,7 @@ async function detach(argv: readonly string[], data_dir: string): Promise<number
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new GoodputError('E_START', `the server did not start; see ${logPath}`);
+  // The child's own error says what to do (a port in use, a bad flag): repeat it here.
+  const why = readFileSync(logPath, 'utf8').slice(logStart).split('\n').map((line) => /error\[(E_\w+)\]:\s*(.*)/.exec(line)).filter((m) => m !== null).pop();
+  throw new GoodputError('E_START', `the server did not start${why ? ` (${why[1]}: ${why[2]})` : ''}; see ${logPath}`);
 }

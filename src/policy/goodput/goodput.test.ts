@@ -4,7 +4,7 @@ import { runPolicyConformance } from '../conformance.js';
 import { GoodputPolicy, goodputPolicy } from './index.js';
 import { buildJobViews, defaultGoodputPolicyParams, type JobView } from './job-view.js';
 import { chooseReplicaCounts } from './sizing.js';
-import { job, limits, perf, snapshot } from './test-jobs.js';
+import { job, limits, nodes, perf, snapshot } from './test-jobs.js';
 
 runPolicyConformance(goodputPolicy);
 
@@ -94,6 +94,19 @@ test('with declared remaining work, the job with the most work left waits (SRPT 
   const jobs = [0, 1, 2, 3, 4].map((i) => job(`j${i}`, { max_replicas: 1, max_profiled_replicas: 1, model, remaining_samples: (i + 1) * 1e6, attained_service_gpu_s: (4 - i) * 1000 }));
   const decision = new GoodputPolicy().decide(snapshot(jobs, 1));
   assert.deepEqual(Object.keys(decision.allocations).sort(), ['j0', 'j1', 'j2', 'j3']);
+});
+
+test('a job of unknown length just submitted does not preempt jobs whose known remaining work is short, but does long ones', () => {
+  const model = { perf, grad: { sqr: 0.05, var: 5 }, limits };
+  const running = (id: string, remaining_samples: number) => job(id, { max_replicas: 1, max_profiled_replicas: 1, model, remaining_samples, attained_service_gpu_s: 20, allocated_since_s: 3580 });
+  // Two SDK jobs before their first report (no length, no model yet) arrive at two busy slots.
+  const fresh = [job('u1', { max_replicas: 1, submitted_at_s: 3595 }), job('u2', { max_replicas: 1, submitted_at_s: 3596 })];
+  const decide = (remaining_samples: number) => new GoodputPolicy().decide({ ...snapshot([running('r1', remaining_samples), running('r2', remaining_samples), ...fresh], 1, { r1: [0], r2: [0] }), nodes: nodes(1, 2) });
+  const short = decide(5_000); // seconds of work left
+  assert.deepEqual(Object.keys(short.allocations).sort(), ['r1', 'r2'], 'the short jobs finish first');
+  assert.equal(short.rejections?.u1?.code, 'WAITING_FOR_GPUS');
+  const long = decide(5e9); // days of work left: least attained service lets the new jobs run
+  assert.deepEqual(Object.keys(long.allocations).sort(), ['u1', 'u2']);
 });
 
 test('exploration: a job grows to at most explore_factor x the largest size it has run at', () => {

@@ -36,6 +36,15 @@ export function queueFloor_gpu_s(q: number, p: HysteresisParams): number {
   return q <= 0 ? 0 : p.queue_base_gpu_s * Math.pow(p.queue_factor, q - 1);
 }
 
+/**
+ * Attained service (GPU-s) at which a job leaves queue `q`: the next queue's floor, and for the
+ * last queue, which has no end, its floor times `queue_factor` (at least `queue_base_gpu_s`).
+ */
+export function queueEnd_gpu_s(q: number, p: HysteresisParams): number {
+  if (q + 1 < p.queue_count) return queueFloor_gpu_s(q + 1, p);
+  return Math.max(queueFloor_gpu_s(q, p) * p.queue_factor, p.queue_base_gpu_s);
+}
+
 /** Minimum time (s) a job keeps a new allocation. */
 export function minSlice_s(p: HysteresisParams, restart_delay_s: number): number {
   return p.min_slice_restarts * restart_delay_s;

@@ -2,7 +2,7 @@ import type { Allocation, ClusterSnapshot, PolicyJob } from '../../core/cluster.
 import type { GoodputModel } from '../../goodput/types.js';
 import { bestGoodput, goodputSpeedupFn, linearSpeedupFn, type BatchPolicy, type SpeedupFn } from '../../goodput/speedup.js';
 import { jobBatchPolicy } from '../job-batch.js';
-import { holdReason, queueFloor_gpu_s, serviceQueue, unknownLength, type HoldReason, type HysteresisParams } from './hysteresis.js';
+import { holdReason, queueEnd_gpu_s, queueFloor_gpu_s, serviceQueue, unknownLength, type HoldReason, type HysteresisParams } from './hysteresis.js';
 
 /** What the goodput policy derives from one job for one round. */
 export interface JobView {
@@ -204,9 +204,8 @@ function buildViews(snapshot: ClusterSnapshot, params: GoodputPolicyParams, cach
   return snapshot.jobs.map((job, order) => {
     const current = snapshot.allocations[job.id] ?? [];
     // Jobs of unknown length are ranked by attained service discretized into queues (hysteresis).
-    const service_gpu_s = unknownLength(job)
-      ? queueFloor_gpu_s(serviceQueue(job, current.length === 0, snapshot.now_s, params, params.restart_delay_s), params)
-      : job.attained_service_gpu_s;
+    const queue = unknownLength(job) ? serviceQueue(job, current.length === 0, snapshot.now_s, params, params.restart_delay_s) : undefined;
+    const service_gpu_s = queue !== undefined ? queueFloor_gpu_s(queue, params) : job.attained_service_gpu_s;
     const limits = job.limits;
     const batchCap = job.fixed_batch_size ?? Math.min(limits.max_batch_size, job.batch_size_cap ?? Infinity);
     const byBatch = Math.max(1, Math.floor(batchCap / Math.max(1, limits.min_local_bsz)));
@@ -271,7 +270,11 @@ function buildViews(snapshot: ClusterSnapshot, params: GoodputPolicyParams, cach
       restart_keep,
       idle_restart_keep,
       utility_power: params.utility_power,
-      remaining_estimate: remaining_1gpu_s ?? service_gpu_s,
+      // A job of unknown length is ranked as if it ran at least to the end of its service queue:
+      // ranked by the queue's floor, a job just submitted (0) outranked every job whose remaining
+      // work is known, however short, and an SDK job that reports its length within seconds
+      // preempted them only to be preempted back once it did.
+      remaining_estimate: remaining_1gpu_s ?? (queue !== undefined ? queueEnd_gpu_s(queue, params) : service_gpu_s),
     };
   });
 }
