@@ -235,6 +235,7 @@ export class Controller {
       { now_ms: this.now(), early_failure_s: this.options.early_failure_s ?? 10, backoff_base_s: this.options.restart_backoff_s ?? 1 },
     );
     const live = replicas.filter((r) => r.exit_code === null);
+    if (action.do === 'fail' || action.do === 'finish') await this.reports.finalRefit(job, action.do === 'finish' && action.to === 'succeeded');
     const binding: DeviceBinding = { allocation: job.allocation, devices: job.devices };
     const failed = (rank: number): TransitionDetail['data'] => ({ log_tail: logTail(replicas.find((r) => r.rank === rank)?.log_path), log_rank: rank });
     switch (action.do) {
@@ -258,7 +259,6 @@ export class Controller {
         await this.options.store.relaunchJob(job_id, action.not_before_ms, 'controller', action.reason);
         break;
     }
-    if (action.do === 'fail' || action.do === 'finish') await this.reports.finalRefit(job_id);
     this.requestRound();
   }
 

@@ -155,6 +155,34 @@ export class ProfileBook {
         }
       }
     }
+    return this.merge(job, key, gpu_type, own);
+  }
+
+  /**
+   * After a job that discarded its key's profile ended successfully: a profile that holds only
+   * one other job's measurements (no later job ever agreed with them) is replaced by this job's,
+   * `own`, with event `profile-replaced`; returns the new profile, else undefined. One job's
+   * measurements can be off (its first steps on a loaded machine), and kept, every later job of
+   * the key would discard them and start from nothing. A profile that two jobs agreed on stays: a
+   * stale one is removed with `goodput profiles rm`.
+   */
+  async replaceUnconfirmed(job: JobRecord, own: readonly ProfilePoint[]): Promise<StoredKeyProfile | undefined> {
+    if (job.profile_use !== 'discarded' || own.length === 0) return undefined;
+    const key = profileKeyOf(job.spec);
+    const gpu_type = gpuTypeOf(job, this.nodes());
+    const before = await this.store.getKeyProfile(key, gpu_type);
+    const only = before?.job_ids.length === 1 ? before.job_ids[0] : undefined;
+    if (only === undefined || only === job.id) return undefined;
+    await this.store.deleteKeyProfile(key, gpu_type);
+    const replaced = await this.merge(job, key, gpu_type, own);
+    const reason = `profile of '${key}' on ${gpu_type} replaced by this job's measurements: it held only those of job ${only}, which this job's disagreed with; later jobs of the key start from this job's`;
+    await this.store.recordEvent(job.id, 'profile-replaced', 'scheduler', reason, { key, gpu_type, replaced_job: only });
+    this.log(`job ${job.id}: ${reason}`);
+    return replaced;
+  }
+
+  /** Merges the job's points and gradient sample into its key's profile and refits the profile's model. */
+  private async merge(job: JobRecord, key: string, gpu_type: string, own: readonly ProfilePoint[]): Promise<StoredKeyProfile> {
     const progress = progressOf(job);
     const grad: GradSample[] = progress !== undefined && job.grad ? [{ progress, ...job.grad }] : [];
     const merged = await this.store.mergeKeyProfile({ key, gpu_type, job_id: job.id, points: own, grad, limits: job.limits });

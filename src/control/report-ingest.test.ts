@@ -29,8 +29,41 @@ describe('ReportIngest', () => {
     await ingest.report({ job_id: 'a', attempt: 0, limits, reports: Array.from({ length: 19 }, (_, i) => measurement(i + 2, 0.0008)) });
     await ingest.stop();
     assert.equal(await profileStep_s(), 0.02);
-    await ingest.finalRefit('a');
+    await ingest.finalRefit((await store.getJob('a'))!, true);
     const mean_s = (0.02 + 19 * 0.0008) / 20;
     assert.ok(Math.abs(await profileStep_s() - mean_s) < 1e-9, `the profile holds the job's mean over all its reports, ${mean_s} s`);
+  });
+
+  it('a job that discarded a profile only one job measured replaces it when it succeeds; one that failed does not', async () => {
+    const store = new SqliteStore(':memory:');
+    const lines: string[] = [];
+    const profiles = new ProfileBook(store, () => [node], (line) => lines.push(line));
+    const ingest = new ReportIngest({ store, refit_interval_s: 5, now_ms: () => 0, log: () => {}, request_round: () => {}, profiles });
+    const run = async (id: string, step_time_s: number) => {
+      await store.createJob({ id, name: id, user: 'u', spec }, 'u');
+      await ingest.report({ job_id: id, attempt: 0, limits, reports: [measurement(1, step_time_s), measurement(2, step_time_s)] });
+      await ingest.stop();
+      return (await store.getJob(id))!;
+    };
+    await run('slow', 0.02); // the key's only job, measured 25x slower than the model really runs
+    const failed = await run('f', 0.0008);
+    assert.equal(failed.profile_use, 'discarded');
+    await ingest.finalRefit(failed, false);
+    assert.deepEqual((await store.getKeyProfile('train', 'cpu'))!.job_ids, ['slow'], 'a failed job replaces nothing');
+    const good = await run('g', 0.0008);
+    assert.equal(good.profile_use, 'discarded');
+    await ingest.finalRefit(good, true);
+    const replaced = (await store.getKeyProfile('train', 'cpu'))!;
+    assert.deepEqual([replaced.job_ids, replaced.points[0]!.optim_step_time_s], [['g'], 0.0008]);
+    const event = (await store.listEvents('g')).find((e) => e.kind === 'profile-replaced')!;
+    assert.match(event.reason, /profile of 'train' on cpu replaced by this job's measurements: it held only those of job slow, which this job's disagreed with/);
+    assert.equal(lines.filter((l) => /replaced/.test(l)).length, 1);
+    // The next job of the key agrees with it and confirms it; a later outlier replaces nothing.
+    assert.equal((await run('h', 0.0009)).profile_use, null);
+    assert.deepEqual((await store.getKeyProfile('train', 'cpu'))!.job_ids, ['g', 'h']);
+    const outlier = await run('o', 0.03);
+    assert.equal(outlier.profile_use, 'discarded');
+    await ingest.finalRefit(outlier, true);
+    assert.deepEqual((await store.getKeyProfile('train', 'cpu'))!.job_ids, ['g', 'h'], 'a profile two jobs agreed on stays');
   });
 });

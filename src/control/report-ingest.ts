@@ -3,6 +3,7 @@ import { fitPerfParams } from '../goodput/fit.js';
 import { modelPoints } from '../goodput/key-profile.js';
 import { profilePoint } from '../goodput/profile.js';
 import type { ReportBatch, ReportsAdded, Store } from '../store/store.js';
+import type { ProfilePoint } from '../goodput/types.js';
 import type { JobRecord } from '../store/types.js';
 import { configFor, type JobConfig } from './batch-config.js';
 import { BatchDecisions } from './insight.js';
@@ -84,14 +85,20 @@ export class ReportIngest {
   }
 
   /**
-   * Refits an ended job once more, so that its key's profile gets the measurements it made since
-   * its last refit (refits run at most every refit interval, and a short job's last seconds, or a
-   * whole short run after a slow start, would otherwise never reach the profile).
+   * Refits a job whose replicas have all exited, before it is marked ended (`job` still holds its
+   * placement, hence its GPU type), so that its key's profile gets the measurements it made since
+   * its last refit: refits run at most every refit interval, and a short job's last seconds, or a
+   * whole short run after a slow start, would otherwise never reach the profile. A job that
+   * `succeeded` after discarding its key's profile replaces a profile no second job confirmed
+   * (ProfileBook.replaceUnconfirmed).
    */
-  async finalRefit(job_id: string): Promise<void> {
-    const job = await this.opts.store.getJob(job_id);
-    if (job) await this.refit(job);
-    this.lastFit.delete(job_id);
+  async finalRefit(job: JobRecord, succeeded: boolean): Promise<void> {
+    this.lastFit.delete(job.id);
+    const points = await this.ownPoints(job.id);
+    await this.refit(job, points);
+    if (succeeded) {
+      await this.opts.profiles?.replaceUnconfirmed(job, points).catch((error: unknown) => this.opts.log(`profile of job ${job.id} not replaced: ${(error as Error).message}`));
+    }
   }
 
   /** Stops background refits and waits for those under way. */
@@ -104,15 +111,9 @@ export class ReportIngest {
    * Refits the job's throughput model from its own points and, unless discarded, its key's
    * profile (ProfileBook.learn); a failure keeps the previous model.
    */
-  private async refit(job: JobRecord): Promise<void> {
+  private async refit(job: JobRecord, known?: readonly ProfilePoint[]): Promise<void> {
     try {
-      const points = (await this.opts.store.getProfile(job.id)).map((p) => ({
-        num_nodes: p.num_nodes,
-        num_replicas: p.num_replicas,
-        local_bsz: p.local_bsz,
-        accum_step_time_s: p.accum_step_time_s,
-        optim_step_time_s: p.optim_step_time_s,
-      }));
+      const points = known ?? (await this.ownPoints(job.id));
       if (points.length === 0) return;
       const profile = await this.opts.profiles?.learn(job, points).catch((error: unknown) => {
         this.opts.log(`profile of job ${job.id} not updated: ${(error as Error).message}`);
@@ -123,6 +124,17 @@ export class ReportIngest {
     } catch (error) {
       this.opts.log(`refit of job ${job.id} failed: ${(error as Error).message}`);
     }
+  }
+
+  /** The job's own profile points: per configuration, the mean of its reports there. */
+  private async ownPoints(job_id: string): Promise<ProfilePoint[]> {
+    return (await this.opts.store.getProfile(job_id)).map((p) => ({
+      num_nodes: p.num_nodes,
+      num_replicas: p.num_replicas,
+      local_bsz: p.local_bsz,
+      accum_step_time_s: p.accum_step_time_s,
+      optim_step_time_s: p.optim_step_time_s,
+    }));
   }
 
   private enqueue(batch: ReportBatch): Promise<ReportsAdded> {

@@ -51,8 +51,8 @@ export type EventKind =
   | 'relaunch' | 'requeued' | 'succeeded' | 'failed' | 'cancelled' | 'replica-exited'
   // Facts that change no state (Store.recordEvent).
   | 'batch-size' | 'node-unavailable' | 'backend-unavailable'
-  // How the job uses its profile key's profile (Store.setProfileUse).
-  | 'profile-used' | 'profile-discarded';
+  // How the job uses its profile key's profile (Store.setProfileUse; profile-replaced: recordEvent).
+  | 'profile-used' | 'profile-discarded' | 'profile-replaced';
 
 /** The named store operations that change a job's state (or target). */
 export type Operation = 'assign' | 'retarget' | 'launch' | 'stop' | 'relaunch' | 'requeue' | 'finish';
