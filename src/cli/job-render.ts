@@ -30,6 +30,9 @@ export function insightLines(i: JobInsight): string[] {
   return lines;
 }
 
+/** The most recent events `goodput show` prints (--json has every one). */
+const SHOWN_EVENTS = 15;
+
 /** Full text of `goodput show` (the job, its current replicas and its latest events). */
 export function renderJob(job: JobDetail, events: readonly EventView[]): string {
   const unit = job.device_kind === 'gpu' ? 'GPU' : 'CPU slot';
@@ -61,16 +64,13 @@ export function renderJob(job: JobDetail, events: readonly EventView[]): string 
   return out.join('\n\n');
 }
 
-/** The most recent events `goodput show` prints (--json has every one). */
-const SHOWN_EVENTS = 15;
-
-/** `goodput ls` as a table (or a line saying there are none). */
 /** What a user should notice about a job in `goodput ls`: why it failed, or that it was found hung. */
 function note(j: JobView): string {
   const text = j.state === 'failed' ? j.reason : (j.health ?? '');
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 
+/** `goodput ls` as a table (or a line saying there are none). */
 export function renderJobList(jobs: readonly JobView[], now_ms = Date.now()): string {
   if (jobs.length === 0) return "no jobs yet; submit one with 'goodput submit [options] -- <command>' (see 'goodput submit --help')";
   const rows = jobs.map((j) => {
