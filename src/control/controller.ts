@@ -13,6 +13,7 @@ import { logTail } from './log-tail.js';
 import { nodeProblems } from './node-problems.js';
 import { assignDevices, sameAllocation } from './device-binding.js';
 import { deviceUnit, resizeReason } from './insight.js';
+import { KillDeadlines } from './kill-deadlines.js';
 import { ProfileBook } from './profile-book.js';
 import { ReportIngest, type ReportRequest } from './report-ingest.js';
 import { buildSnapshot, holdsDevices } from './snapshot.js';
@@ -40,7 +41,7 @@ export class Controller {
   private chain: Promise<unknown> = Promise.resolve();
   private roundPending = false;
   private readonly timers: NodeJS.Timeout[] = [];
-  private readonly killAt = new Map<string, number>();
+  private readonly killAt = new KillDeadlines();
   private readonly reports: ReportIngest;
   /** Absent when the policy does not use profiles (Policy.uses_profiles): jobs then start from nothing, as in the simulator. */
   private readonly profiles: ProfileBook | undefined;
@@ -303,11 +304,7 @@ export class Controller {
         for (const r of live) if (r.job_id === job.id) this.options.backend.signal(this.ref(r), 'SIGKILL');
       }
     }
-    for (const [job_id, deadline] of this.killAt) {
-      if (now < deadline) continue;
-      this.killAt.delete(job_id);
-      for (const r of live) if (r.job_id === job_id) this.options.backend.signal(this.ref(r), 'SIGKILL');
-    }
+    for (const r of this.killAt.due(now, live)) this.options.backend.signal(this.ref(r), 'SIGKILL');
     for (const id of this.launchWaits.keys()) if (!jobs.some((j) => j.id === id && j.state === 'starting')) this.launchWaits.delete(id);
     for (const job of jobs) {
       if (job.state !== 'starting') continue;

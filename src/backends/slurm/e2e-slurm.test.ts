@@ -204,6 +204,29 @@ describe('goodput up --backend slurm (real slurmctld and slurmd)', { skip }, () 
     await s.client.cancel(job.id);
   });
 
+  it('a cancel while slurmctld is down reaches Slurm once it is back: the Slurm job ends and its GPUs are free', { timeout: 240_000 }, async () => {
+    const s = await up();
+    const job = await s.client.submit({ name: 'orphan', command: [process.execPath, '-e', 'setTimeout(() => {}, 600000)'], workdir: s.data_dir, min_replicas: 2, max_replicas: 2 });
+    const running = await waitFor('the job to run', 120_000, async () => {
+      const j = await s.client.getJob(job.id);
+      return j.state === 'running' && j.current_replicas.length === 2 ? j : undefined;
+    });
+    const slurmJob = running.current_replicas[0]!.launch_id;
+    await cluster.stopController();
+    try {
+      assert.equal((await s.client.cancel(job.id)).state, 'cancelled');
+      // Past the 10 s grace and Slurm's client retries: neither SIGTERM nor SIGKILL reaches Slurm.
+      await sleep(40_000);
+    } finally {
+      await cluster.startController();
+    }
+    const listed = async () => (await cluster.cmd('squeue', ['-h', '-o', '%i'])).split('\n').some((id) => id.trim().split('+')[0] === slurmJob);
+    await waitFor(`Slurm job ${slurmJob} to end`, 90_000, async () => !(await listed()));
+    await waitFor('every replica of the cancelled job to have exited', 60_000, async () => (await s.client.getJob(job.id)).current_replicas.every((r) => r.exit_code !== null));
+    const nodes = await s.client.nodes();
+    assert.ok(nodes.every((n) => n.devices.every((d) => !d.busy)), JSON.stringify(nodes));
+  });
+
   it('an sbatch rejection fails the launch with Slurm\'s reason (E_LAUNCH)', { timeout: 60_000 }, async () => {
     const b = new SlurmBackend({ name_prefix: 'goodput-reject', env: cluster.env });
     await b.refresh();

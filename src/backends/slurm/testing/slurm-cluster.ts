@@ -45,6 +45,10 @@ export interface SlurmCluster {
   partition: string;
   /** Runs a Slurm client command against this cluster; resolves with stdout. */
   cmd(command: string, args: readonly string[]): Promise<string>;
+  /** Stops slurmctld alone (an outage: jobs keep running on the nodes, client commands fail). */
+  stopController(): Promise<void>;
+  /** Starts slurmctld again; resolves once it answers, with its jobs recovered from its state. */
+  startController(): Promise<void>;
   /** Cancels every job, stops the daemons and removes the directory. Idempotent. */
   stop(): Promise<void>;
 }
@@ -102,8 +106,22 @@ export async function startSlurmCluster(options: SlurmClusterOptions = {}): Prom
   const env = { SLURM_CONF: conf };
   const cmd = async (command: string, args: readonly string[]) => (await run(command, [...args], { env: { ...process.env, ...env }, timeout: 30_000 })).stdout;
   let stopped = false;
+  const controllerPid = () => Number(readIf(join(dir, 'slurmctld.pid')));
   const cluster: SlurmCluster = {
     dir, env, nodes, partition, cmd,
+    async stopController() {
+      const pid = controllerPid();
+      signal(pid, 'SIGTERM');
+      for (let i = 0; i < 100 && alive(pid); i++) await sleep(100);
+    },
+    async startController() {
+      await run('/usr/sbin/slurmctld', ['-f', conf], { env: { ...process.env, ...env } });
+      for (let i = 0; ; i++) {
+        if ((await cmd('squeue', ['-h']).then(() => true, () => false))) return;
+        if (i > 240) throw new Error(`slurmctld did not come back: ${readIf(join(dir, 'log', 'slurmctld.log')).slice(-2000)}`);
+        await sleep(250);
+      }
+    },
     async stop() {
       if (stopped) return;
       stopped = true;
