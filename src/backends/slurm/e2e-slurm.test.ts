@@ -227,6 +227,14 @@ describe('goodput up --backend slurm (real slurmctld and slurmd)', { skip }, () 
     assert.ok(nodes.every((n) => n.devices.every((d) => !d.busy)), JSON.stringify(nodes));
   });
 
+  it('up refuses a partition the cluster does not have, naming those it has (E_SLURM_PARTITION)', { timeout: 60_000 }, async () => {
+    const data_dir = tempDataDir('goodput-slurm-partition-');
+    dirs.push(data_dir);
+    const r = await runCli(['up', '--data-dir', data_dir, '--port', '0', '--backend', 'slurm', '--partition', 'nosuch']);
+    assert.equal(r.status, 1, r.stderr);
+    assert.match(r.stderr, /error\[E_SLURM_PARTITION\]: Slurm has no partition 'nosuch' \(its partitions: gpu\); pass one of them with --partition/);
+  });
+
   it('an sbatch rejection fails the launch with Slurm\'s reason (E_LAUNCH)', { timeout: 60_000 }, async () => {
     const b = new SlurmBackend({ name_prefix: 'goodput-reject', env: cluster.env });
     await b.refresh();

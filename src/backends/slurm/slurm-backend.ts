@@ -54,6 +54,8 @@ export class SlurmBackend implements Backend {
   readonly name = 'slurm';
   private order: string[] = [];
   private inventory: BackendNode[] = [];
+  /** Partitions of the nodes sinfo listed at the last refresh, sorted. */
+  private partitionNames: string[] = [];
   private jobs: SlurmJob[] = [];
   private jobsAt_ms = 0;
   private unavailable = '';
@@ -76,7 +78,9 @@ export class SlurmBackend implements Backend {
   async refresh(): Promise<void> {
     try {
       const [sinfo, jobs] = await Promise.all([this.slurm('sinfo', ['--json']), this.queue(true)]);
-      const inv = buildInventory(this.order, parseSinfo(sinfo), jobs, (name) => name.startsWith(`${this.options.name_prefix}-`), this.options.partition);
+      const listed = parseSinfo(sinfo);
+      const inv = buildInventory(this.order, listed, jobs, (name) => name.startsWith(`${this.options.name_prefix}-`), this.options.partition);
+      this.partitionNames = [...new Set(listed.flatMap((n) => n.partitions))].sort();
       this.order = inv.order;
       this.inventory = inv.nodes;
       this.unavailable = '';
@@ -84,6 +88,11 @@ export class SlurmBackend implements Backend {
       this.unavailable = (error as Error).message;
       throw error instanceof GoodputError ? error : new GoodputError('E_BACKEND_UNAVAILABLE', `cannot read Slurm's inventory: ${(error as Error).message}`);
     }
+  }
+
+  /** The cluster's partitions as of the last refresh (for a start-up check of --partition). */
+  partitions(): readonly string[] {
+    return this.partitionNames;
   }
 
   onExit(listener: (exit: ReplicaExit) => void): void {
