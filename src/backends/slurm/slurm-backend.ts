@@ -179,8 +179,11 @@ export class SlurmBackend implements Backend {
       // A job that was still pending has no process to signal: cancel it (nothing ran, nothing to save).
       .catch((error: unknown) => (/pending/i.test((error as Error).message) ? this.slurm('scancel', [ref.launch_id]) : Promise.reject(error)))
       .catch((error: unknown) => {
+        const message = (error as Error).message;
+        if (/Invalid job id/i.test(message)) return; // already gone: nothing to stop
         w.stop = undefined; // try again at the next request
-        this.log(`slurm: scancel ${args.join(' ')}: ${(error as Error).message}`);
+        // E_SLURM's message starts with the command line; an unreachable slurmctld's does not.
+        this.log(`slurm: ${message.startsWith('scancel ') ? message : `scancel ${args.join(' ')}: ${message}`}`);
       });
   }
 
