@@ -5,12 +5,12 @@
  * the store (dropping the old WAL) and sets the high-water mark to the copy's newest event, so
  * the next start accepts it.
  */
-import { copyFileSync, existsSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { isAlive } from '../backends/local/process-info.js';
 import { GoodputError } from '../core/errors.js';
 import { highWaterPath, newestEventId, quickCheck, writeHighWater } from '../store/sqlite/durability.js';
 import { createPrivateFile } from './secure.js';
+import { serverLockHolder } from './server-lock.js';
 
 /** What a backup or restore did. */
 export interface StoreCopy {
@@ -39,8 +39,8 @@ export async function backupStore(db_path: string, dest: string): Promise<StoreC
 
 /** Puts the backup `src` in place of the store at `db_path`; `server_lock` is the server's pid file. */
 export function restoreStore(db_path: string, src: string, server_lock: string): StoreCopy {
-  const pid = existsSync(server_lock) ? Number(readFileSync(server_lock, 'utf8').trim()) : NaN;
-  if (Number.isInteger(pid) && isAlive(pid, '')) throw new GoodputError('E_RUNNING', `a goodput server (pid ${pid}) uses this data directory; stop it before a restore`);
+  const pid = serverLockHolder(server_lock);
+  if (pid !== undefined) throw new GoodputError('E_RUNNING', `a goodput server (pid ${pid}) uses this data directory; stop it before a restore`);
   if (!existsSync(src)) throw new GoodputError('E_INPUT', `no backup at ${src}`);
   const tmp = `${db_path}.restore`;
   createPrivateFile(tmp);

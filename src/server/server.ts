@@ -21,6 +21,7 @@ import { findPolicy, policyNames } from '../policy/registry.js';
 import { openCheckedStore } from '../datadir/open-store.js';
 import { listenPort, readReplicaUrl, writeReplicaUrl } from '../datadir/replica-url.js';
 import { secureDataDir } from '../datadir/secure.js';
+import { serverLockHolder } from '../datadir/server-lock.js';
 import { ownerAccount } from '../multiuser/accounts.js';
 import type { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { createApp } from '../api/app.js';
@@ -125,12 +126,8 @@ async function countLiveReplicas(store: SqliteStore): Promise<number> {
  * names a running pid); returns quietly otherwise, also for a stale lock left by a killed server.
  */
 export function refuseIfRunning(data_dir: string): void {
-  const lock = dataFiles(data_dir).lock;
-  if (!existsSync(lock)) return;
-  const pid = Number(readFileSync(lock, 'utf8').trim());
-  if (Number.isInteger(pid) && pid !== process.pid && isAlive(pid, '')) {
-    throw new GoodputError('E_RUNNING', `a goodput server (pid ${pid}) already uses ${data_dir}; stop it first or pass another --data-dir`);
-  }
+  const pid = serverLockHolder(dataFiles(data_dir).lock);
+  if (pid !== undefined) throw new GoodputError('E_RUNNING', `a goodput server (pid ${pid}) already uses ${data_dir}; stop it first or pass another --data-dir`);
 }
 
 /** Starts the server; refuses (E_RUNNING) when another live server owns the data directory. */
