@@ -47,7 +47,7 @@ export interface SlurmCluster {
   cmd(command: string, args: readonly string[]): Promise<string>;
   /** Stops slurmctld alone (an outage: jobs keep running on the nodes, client commands fail). */
   stopController(): Promise<void>;
-  /** Starts slurmctld again; resolves once it answers, with its jobs recovered from its state. */
+  /** Starts slurmctld again; resolves once every node has registered with it (jobs recovered from its state). */
   startController(): Promise<void>;
   /** Cancels every job, stops the daemons and removes the directory. Idempotent. */
   stop(): Promise<void>;
@@ -116,9 +116,12 @@ export async function startSlurmCluster(options: SlurmClusterOptions = {}): Prom
     },
     async startController() {
       await run('/usr/sbin/slurmctld', ['-f', conf], { env: { ...process.env, ...env } });
+      // Until every node has registered again: before, sbatch cannot check a request against the
+      // nodes' GRES and queues what it would reject.
       for (let i = 0; ; i++) {
-        if ((await cmd('squeue', ['-h']).then(() => true, () => false))) return;
-        if (i > 240) throw new Error(`slurmctld did not come back: ${readIf(join(dir, 'log', 'slurmctld.log')).slice(-2000)}`);
+        const out = await cmd('sinfo', ['-h', '-N', '-o', '%N %t']).catch(() => '');
+        if (out.split('\n').filter((l) => / (idle|alloc|mix|comp)$/.test(l.trim())).length === count) return;
+        if (i > 240) throw new Error(`slurmctld did not come back; sinfo: ${out}\n${readIf(join(dir, 'log', 'slurmctld.log')).slice(-2000)}`);
         await sleep(250);
       }
     },
