@@ -9,14 +9,6 @@ import type { ProfilePoint } from '../src/goodput/types.js';
 import type { TraceApplication } from '../src/sim/application.js';
 import { numberCell, parseCsv } from '../src/sim/csv.js';
 
-/**
- * Parameters (millions) of each application's model: what a job could report of its gradient
- * size. Counted by instantiating the benchmark models of the Pollux artifact (petuum/adaptdl,
- * branch osdi21-artifact, benchmark/models: bert-base with a QA head, ResNet18, NeuMF on ml-1m,
- * ResNet-50, 5 x GRU 800, yolov3) with the CPU build of PyTorch (docs/policy.md, "Seventh round").
- */
-export const MODEL_PARAMETERS_M: Readonly<Record<string, number>> = { bert: 109.5, cifar10: 11.2, ncf: 1.6, imagenet: 25.6, deepspeech2: 41.2, yolov3: 61.6 };
-
 /** GPUs per node of the clusters of the workloads (16 nodes x 4 GPUs). */
 export const GPUS_PER_NODE = 4;
 

@@ -22,34 +22,52 @@
 import { fitPerfParams } from '../src/goodput/fit.js';
 import { fitNetworkModel, predictPerfParams, type NetworkParams, type SizeProxy } from '../src/goodput/network-model.js';
 import { stepTime_s } from '../src/goodput/throughput.js';
-import { minimizeBounded } from '../src/goodput/lbfgsb.js';
 import { fitSyncPhysics, type SyncGrowth } from '../src/goodput/sync-physics.js';
 import type { PerfParams, ProfilePoint } from '../src/goodput/types.js';
 import { applicationNames, getApplication, type TraceApplication } from '../src/sim/application.js';
 import { defaultTracesDir } from '../src/sim/workload.js';
-import { localBatchGrid, MODEL_PARAMETERS_M, multiNodeMeasurements, oneNodeMeasurements, toPoint, type Measured } from './predict-data.js';
+import { localBatchGrid, multiNodeMeasurements, oneNodeMeasurements, toPoint, type Measured } from './predict-data.js';
 import { benchArgs } from './bench-args.js';
 
 const TARGET = 0.15;
 const EVAL_NODES = [2, 3, 4, 6, 8, 12, 16];
-/** One way of fitting the network model: the node counts reported by the other jobs, the proxy, the mapping, the growth. */
+/**
+ * One way of fitting the network model: the node counts reported by the other jobs, whether jobs
+ * report their parameter count, the proxy, the mapping, the growth (undefined: the model's
+ * default, proportional with parameter counts, latency without).
+ */
 interface Variant {
   reported: readonly number[];
+  parameters: boolean;
   proxy: SizeProxy;
   mapping: 'ratio' | 'power';
-  growth: SyncGrowth;
+  growth: SyncGrowth | undefined;
 }
-const DEFAULT: Variant = { reported: [4, 16], proxy: 'fixed_compute', mapping: 'ratio', growth: 'latency' };
+const DEFAULT: Variant = { reported: [4, 16], parameters: true, proxy: 'fixed_compute', mapping: 'ratio', growth: undefined };
+/** The default before jobs reported their parameter count (2026-11-24). */
+const NO_PARAMETERS: Variant = { ...DEFAULT, parameters: false };
 const VARIANTS: readonly Variant[] = [
   { ...DEFAULT, reported: [2] },
   { ...DEFAULT, reported: [2, 4] },
+  { ...DEFAULT, reported: [4, 8, 16] },
   { ...DEFAULT, reported: [2, 4, 8, 16] },
-  { ...DEFAULT, mapping: 'power' },
-  { ...DEFAULT, proxy: 'intra_sync' },
-  { ...DEFAULT, proxy: 'constant' },
-  { ...DEFAULT, growth: 'proportional' },
+  { ...DEFAULT, growth: 'latency' },
+  NO_PARAMETERS,
+  { ...NO_PARAMETERS, reported: [2] },
+  { ...NO_PARAMETERS, reported: [2, 4] },
+  { ...NO_PARAMETERS, reported: [2, 4, 8, 16] },
+  { ...NO_PARAMETERS, mapping: 'power' },
+  { ...NO_PARAMETERS, proxy: 'intra_sync' },
+  { ...NO_PARAMETERS, proxy: 'constant' },
+  { ...NO_PARAMETERS, growth: 'proportional' },
 ];
-const label = (v: Variant): string => `${v.proxy}, ${v.mapping}, ${v.growth} growth, reports from ${v.reported.join(',')} nodes`;
+/** The growth the network model fits for `v` (its default when unset: proportional with parameter counts). */
+const growthOf = (v: Variant): SyncGrowth => v.growth ?? (v.parameters ? 'proportional' : 'latency');
+const label = (v: Variant): string =>
+  `${v.parameters ? 'parameter count + ' : ''}${v.proxy}, ${v.mapping}, ${growthOf(v)} growth, reports from ${v.reported.join(',')} nodes`;
+
+/** The parameter count a job of `a` reports under `variant`. */
+const reportedParameters = (a: AppData, variant: Variant): number | undefined => (variant.parameters ? a.app.model_parameters : undefined);
 
 interface AppData {
   name: string;
@@ -104,8 +122,8 @@ function reportedPoints(a: AppData, nodes: readonly number[]): ProfilePoint[] {
 function leaveOneOut(apps: readonly AppData[], heldOut: string, variant: Variant): NetworkParams | undefined {
   const jobs = apps
     .filter((a) => a.name !== heldOut)
-    .map((a) => ({ points: [...a.oneNode.map(toPoint), ...reportedPoints(a, variant.reported)] }));
-  return fitNetworkModel(jobs, { proxy: variant.proxy, mapping: variant.mapping, growth: variant.growth });
+    .map((a) => ({ points: [...a.oneNode.map(toPoint), ...reportedPoints(a, variant.reported)], model_parameters: reportedParameters(a, variant) }));
+  return fitNetworkModel(jobs, { proxy: variant.proxy, mapping: variant.mapping, growth: growthOf(variant) });
 }
 
 interface AppResult {
@@ -127,68 +145,18 @@ interface AppResult {
 function oracleErrors(apps: readonly AppData[], variant: Variant): number[] {
   return apps.map((a) => {
     const others = apps.filter((o) => o.name !== a.name).map((o) => reportedPoints(o, variant.reported));
-    const physics = fitSyncPhysics([...others, reportedPoints(a, variant.reported)]);
-    const perf: PerfParams = { ...a.oneNodePerf, alpha_n: physics.bandwidth_s[others.length] as number, beta_n: Math.max(physics.latency_per_replica_s, 1e-8), gamma: physics.gamma };
+    const physics = fitSyncPhysics([...others, reportedPoints(a, variant.reported)], growthOf(variant));
+    const alpha_n = physics.bandwidth_s[others.length] as number;
+    const beta_n = Math.max(physics.latency_per_replica_s + physics.growth_per_replica * alpha_n, 1e-8);
+    const perf: PerfParams = { ...a.oneNodePerf, alpha_n, beta_n, gamma: physics.gamma };
     return median(relativeErrors(perf, a.multi));
   });
-}
-
-/** How a reported gradient size maps to the bandwidth term: N = k P, or N = a P + b alpha_c (a, b >= 0). */
-type SizeTerms = 'parameters' | 'parameters + alpha_c';
-
-/**
- * Diagnostic: the network model if each job reported its parameter count P (MODEL_PARAMETERS_M),
- * leave-one-application-out like the default. The cluster's physics is fitted as the model does
- * (fitSyncPhysics, with `growth`) on the other applications' reports on `nodes`; their bandwidth terms N_j are mapped from P_j by the geometric mean of N_j / P_j
- * (`parameters`), or by a P + b alpha_c (bytes over bandwidth plus a per-step cost that grows
- * with the layer count; a, b >= 0 by least squares in logs); the held-out job's one-node fit
- * under the cluster's gamma keeps its compute and intra-node terms.
- */
-function reportedSizeErrors(apps: readonly AppData[], growth: SyncGrowth, terms: SizeTerms, nodes: readonly number[]): number[] {
-  const reported = new Map(apps.map((a) => [a.name, reportedPoints(a, nodes)]));
-  const size = (a: AppData): number => MODEL_PARAMETERS_M[a.name] as number;
-  return apps.map((a) => {
-    const others = apps.filter((o) => o.name !== a.name);
-    const physics = fitSyncPhysics(others.map((o) => reported.get(o.name) as ProfilePoint[]), growth);
-    const N = physics.bandwidth_s;
-    let bandwidth_s: number;
-    if (terms === 'parameters') {
-      const logK = others.reduce((s, o, j) => s + Math.log((N[j] as number) / size(o)), 0) / others.length;
-      bandwidth_s = Math.exp(logK) * size(a);
-    } else {
-      const [perParam, perAlpha] = twoTermMap(others.map(size), others.map((o) => o.oneNodePerf.alpha_c), N);
-      bandwidth_s = perParam * size(a) + perAlpha * a.oneNodePerf.alpha_c;
-    }
-    const pinned = fitPerfParams(a.oneNode.map(toPoint), { gamma: physics.gamma });
-    const beta_n = Math.max(physics.latency_per_replica_s + physics.growth_per_replica * bandwidth_s, 1e-8);
-    return median(relativeErrors({ ...pinned, alpha_n: bandwidth_s, beta_n, gamma: physics.gamma }, a.multi));
-  });
-}
-
-/** a, b >= 0 minimizing sum_j (log(a x_j + b y_j) - log n_j)^2 (fitted in log a, log b). */
-function twoTermMap(x: readonly number[], y: readonly number[], n: readonly number[]): [number, number] {
-  const objective = (v: Float64Array, grad: Float64Array): number => {
-    const a = Math.exp(v[0] as number);
-    const b = Math.exp(v[1] as number);
-    grad.fill(0);
-    let loss = 0;
-    for (let j = 0; j < x.length; j++) {
-      const predicted = a * (x[j] as number) + b * (y[j] as number);
-      const r = Math.log(predicted) - Math.log(n[j] as number);
-      loss += r * r;
-      grad[0] = (grad[0] as number) + (2 * r * a * (x[j] as number)) / predicted;
-      grad[1] = (grad[1] as number) + (2 * r * b * (y[j] as number)) / predicted;
-    }
-    return loss;
-  };
-  const v = minimizeBounded(objective, [Math.log(1e-2), 0], [-30, -30], [10, 10]).x;
-  return [Math.exp(v[0] as number), Math.exp(v[1] as number)];
 }
 
 function evaluate(apps: readonly AppData[], variant: Variant): AppResult[] {
   return apps.map((a) => {
     const model = leaveOneOut(apps, a.name, variant);
-    const predicted = predictPerfParams(a.oneNode.map(toPoint), model);
+    const predicted = predictPerfParams(a.oneNode.map(toPoint), model, reportedParameters(a, variant));
     const base = relativeErrors(a.oneNodePerf, a.multi);
     const mine = relativeErrors(predicted, a.multi);
     const by_nodes = EVAL_NODES.flatMap((n) => {
@@ -261,16 +229,4 @@ if (json) {
   for (const v of sensitivity) row(label(v), v.results, 'network');
   const oracle = oracleErrors(apps, DEFAULT);
   console.log(`| diagnostic: the default's form with the held-out job's own bandwidth term (a perfect proxy) | ${oracle.map(pct).join(' | ')} | ${pct(median(oracle))} |`);
-  const sized: [SyncGrowth, SizeTerms, readonly number[]][] = [
-    ['latency', 'parameters', DEFAULT.reported],
-    ['latency', 'parameters + alpha_c', DEFAULT.reported],
-    ['proportional', 'parameters', DEFAULT.reported],
-    ['proportional', 'parameters + alpha_c', DEFAULT.reported],
-    ['proportional', 'parameters + alpha_c', [4, 8, 16]],
-    ['proportional', 'parameters + alpha_c', [2, 4, 8, 16]],
-  ];
-  for (const [growth, terms, nodes] of sized) {
-    const errors = reportedSizeErrors(apps, growth, terms, nodes);
-    console.log(`| diagnostic: each job reports its parameter count P; N = ${terms === 'parameters' ? 'k P' : 'a P + b alpha_c'}, ${growth} growth, reports from ${nodes.join(',')} nodes | ${errors.map(pct).join(' | ')} | ${pct(median(errors))} |`);
-  }
 }

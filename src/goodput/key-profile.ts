@@ -28,6 +28,11 @@ export interface KeyProfile {
   /** Jobs whose reports went into this profile. */
   jobs: number;
   max_measured_replicas: number;
+  /**
+   * Parameters of the key's model, as its latest job reported them (> 0; absent when no job
+   * did): the gradient size the cluster network model predicts cross-node sync from.
+   */
+  model_parameters?: number;
 }
 
 /** Identity of a profile point's configuration. */
@@ -64,13 +69,15 @@ export function clampProgress(progress: number): number {
 /**
  * The profile after one job's reports: its points merged in, its gradient samples merged by
  * progress (a sample at the same progress replaces the older one), `jobs` counted once per new
- * job (`new_job`). Returns a new object; `profile` is not changed.
+ * job (`new_job`), the reported parameter count when > 0 (else the profile's). Returns a new
+ * object; `profile` is not changed.
  */
 export function addToProfile(
   profile: KeyProfile,
   points: readonly ProfilePoint[],
   grad: readonly GradSample[],
   new_job: boolean,
+  model_parameters?: number,
 ): KeyProfile {
   const merged = mergePoints(profile.points, points);
   const byProgress = new Map<number, GradSample>();
@@ -86,8 +93,12 @@ export function addToProfile(
     grad: [...byProgress.values()].sort((a, b) => a.progress - b.progress),
     jobs: profile.jobs + (new_job ? 1 : 0),
     max_measured_replicas: merged.reduce((m, p) => Math.max(m, p.num_replicas), 0),
+    ...withParameters(model_parameters !== undefined && model_parameters > 0 ? model_parameters : profile.model_parameters),
   };
 }
+
+const withParameters = (model_parameters: number | undefined): { model_parameters?: number } =>
+  model_parameters === undefined ? {} : { model_parameters };
 
 /**
  * The points a job's model is fitted on: its own, plus the profile's at configurations the job

@@ -12,7 +12,9 @@
  * size (see {@link SizeProxy}); the cluster's reports fix the map from proxy to sync time.
  *
  * The model, for job j on n > 1 nodes with r replicas (times in seconds):
- *   N_j         = sync_per_proxy x proxy_j^proxy_exponent
+ *   N_j         = sync_per_proxy x proxy_j^proxy_exponent, or, when jobs report their parameter
+ *                 count P_j (the gradient's size), N_j = sync_per_parameter_s x P_j +
+ *                 sync_per_proxy_s x proxy_j (bytes over bandwidth plus a per-step cost)
  *   t_net(j, r) = N_j + (latency_per_replica_s + growth_per_replica x N_j) x max(r - 2, 0)
  *   t_opt       = (t_acc^gamma + t_net^gamma)^(1/gamma)           (pollux-spec §3.1 overlap)
  * (one of latency and growth is fitted, the other is 0: NetworkModelOptions.growth), which is
@@ -28,6 +30,7 @@
  * Pure and deterministic: no I/O, no clock, no randomness.
  */
 import { fitPerfParams } from './fit.js';
+import { minimizeBounded } from './lbfgsb.js';
 import { fitSyncPhysics, type SyncGrowth } from './sync-physics.js';
 import type { PerfParams, ProfilePoint } from './types.js';
 
@@ -51,8 +54,28 @@ export interface NetworkModelOptions {
    * squares over the jobs, clamped to [0.25, 3]; `ratio` when fewer than 2 distinct proxies).
    */
   mapping?: 'ratio' | 'power';
-  /** How the sync time grows with the replicas (sync-physics.ts SyncGrowth); default `latency`. */
+  /**
+   * How the sync time grows with the replicas (sync-physics.ts SyncGrowth); default
+   * `proportional` when the parameter map is fitted, else `latency` (each measured best by
+   * bench:predict, docs/policy.md).
+   */
   growth?: SyncGrowth;
+}
+
+/** A job as the network model sees it: its profile points and, if it reported it, its parameter count. */
+export interface NetworkJob {
+  readonly points: readonly ProfilePoint[];
+  /** Parameters of the job's model (what its gradient all-reduce moves), when reported; > 0. */
+  readonly model_parameters?: number | undefined;
+}
+
+/**
+ * The two-term map from a job's reported parameter count and its one-node proxy to its
+ * bandwidth term: N = sync_per_parameter_s x P + sync_per_proxy_s x proxy. Both >= 0, not both 0.
+ */
+export interface ParameterMap {
+  sync_per_parameter_s: number;
+  sync_per_proxy_s: number;
 }
 
 /**
@@ -66,6 +89,11 @@ export interface NetworkParams {
   sync_per_proxy: number;
   /** 1 for the `ratio` mapping. */
   proxy_exponent: number;
+  /**
+   * Fitted when at least MIN_PARAMETER_JOBS of the fitted jobs reported their parameter count:
+   * the bandwidth term of a job that reported its own (the proxy map serves the others).
+   */
+  parameter_map?: ParameterMap;
   /** Latency part: sync time added by each replica beyond 2, the same for every job (s). */
   latency_per_replica_s: number;
   /**
@@ -105,8 +133,8 @@ export function sizeProxy(perf: PerfParams, proxy: SizeProxy): number {
  * constant in r) plus what each further hop adds. Positive; non-decreasing in the replicas and in
  * the proxy.
  */
-export function crossNodeSyncTime_s(net: NetworkParams, proxy_value: number, num_replicas: number): number {
-  const bandwidth = bandwidthTerm_s(net, proxy_value);
+export function crossNodeSyncTime_s(net: NetworkParams, proxy_value: number, num_replicas: number, model_parameters?: number): number {
+  const bandwidth = bandwidthTerm_s(net, proxy_value, model_parameters);
   return bandwidth + perReplicaTerm_s(net, bandwidth) * Math.max(num_replicas - 2, 0);
 }
 
@@ -114,7 +142,11 @@ function perReplicaTerm_s(net: NetworkParams, bandwidth_s: number): number {
   return net.latency_per_replica_s + net.growth_per_replica * bandwidth_s;
 }
 
-function bandwidthTerm_s(net: NetworkParams, proxy_value: number): number {
+function bandwidthTerm_s(net: NetworkParams, proxy_value: number, model_parameters: number | undefined): number {
+  const map = net.parameter_map;
+  if (map && model_parameters !== undefined && model_parameters > 0) {
+    return Math.max(map.sync_per_parameter_s * model_parameters + map.sync_per_proxy_s * proxy_value, MIN_PARAM);
+  }
   return Math.max(net.sync_per_proxy * proxy_value ** net.proxy_exponent, MIN_PARAM);
 }
 
@@ -129,9 +161,9 @@ function bandwidthTerm_s(net: NetworkParams, proxy_value: number): number {
  * gamma had been fitted; callers that have multi-node points of the job should keep its own fit
  * (see {@link predictPerfParams}).
  */
-export function withNetworkModel(perf: PerfParams, net: NetworkParams | undefined): PerfParams {
+export function withNetworkModel(perf: PerfParams, net: NetworkParams | undefined, model_parameters?: number): PerfParams {
   if (!net) return perf;
-  const alpha_n = bandwidthTerm_s(net, sizeProxy(perf, net.proxy));
+  const alpha_n = bandwidthTerm_s(net, sizeProxy(perf, net.proxy), model_parameters);
   return { ...perf, alpha_n, beta_n: Math.max(perReplicaTerm_s(net, alpha_n), MIN_PARAM), gamma: net.gamma };
 }
 
@@ -141,13 +173,14 @@ export function withNetworkModel(perf: PerfParams, net: NetworkParams | undefine
  *   (today's behaviour);
  * - else the fit of its points with gamma pinned to the cluster's, so that its one-node
  *   predictions stay fitted under the overlap the network model assumes, with the inter-node
- *   terms of {@link withNetworkModel} (the proxy from its unpinned fit, as in fitNetworkModel).
+ *   terms of {@link withNetworkModel} (the proxy from its unpinned fit, as in fitNetworkModel;
+ *   the job's `model_parameters` when it reported them).
  * Pure and deterministic.
  */
-export function predictPerfParams(points: readonly ProfilePoint[], net: NetworkParams | undefined): PerfParams {
+export function predictPerfParams(points: readonly ProfilePoint[], net: NetworkParams | undefined, model_parameters?: number): PerfParams {
   const own = fitPerfParams(points);
   if (!net || points.some((p) => p.num_nodes > 1)) return own;
-  const predicted = withNetworkModel(own, net);
+  const predicted = withNetworkModel(own, net, model_parameters);
   const pinned = fitPerfParams(points, { gamma: net.gamma });
   return { ...pinned, alpha_n: predicted.alpha_n, beta_n: predicted.beta_n, gamma: net.gamma };
 }
@@ -160,38 +193,76 @@ export function predictPerfParams(points: readonly ProfilePoint[], net: NetworkP
  *    N_j + latency x (r - 2).
  * 2. The map from one-node measurements to N_j (each job's proxy from the fit of its points on
  *    at most one node): `ratio`, sync_per_proxy = geometric mean over jobs of N_j / proxy_j;
- *    `power`, log N_j = log sync_per_proxy + p log proxy_j by least squares.
+ *    `power`, log N_j = log sync_per_proxy + p log proxy_j by least squares. And, when at least
+ *    MIN_PARAMETER_JOBS jobs reported their parameter count, the two-term map N_j = a P_j +
+ *    b proxy_j over those jobs (a, b >= 0, least squares in logs; {@link ParameterMap}).
  * Jobs with no multi-node point or no one-node point are skipped. Returns undefined when none is
  * left (callers keep today's behaviour). Pure and deterministic; `fit` defaults to fitPerfParams.
  */
 export function fitNetworkModel(
-  jobs: readonly { readonly points: readonly ProfilePoint[] }[],
+  jobs: readonly NetworkJob[],
   options: NetworkModelOptions = {},
   fit: (points: readonly ProfilePoint[]) => PerfParams = fitPerfParams,
 ): NetworkParams | undefined {
   const proxyKind = options.proxy ?? 'fixed_compute';
   const proxies: number[] = [];
+  const parameters: (number | undefined)[] = [];
   const multi: ProfilePoint[][] = [];
   for (const job of jobs) {
     const many = job.points.filter((p) => p.num_nodes > 1);
     const single = oneNodePoints(job.points);
     if (many.length === 0 || single.length === 0) continue;
     proxies.push(sizeProxy(fit(single), proxyKind));
+    parameters.push(job.model_parameters !== undefined && job.model_parameters > 0 ? job.model_parameters : undefined);
     multi.push(many);
   }
   if (multi.length === 0) return undefined;
-  const physics = fitSyncPhysics(multi, options.growth);
+  const reported = parameters.flatMap((p, j) => (p === undefined ? [] : [j]));
+  const withParameters = reported.length >= MIN_PARAMETER_JOBS;
+  const physics = fitSyncPhysics(multi, options.growth ?? (withParameters ? 'proportional' : 'latency'));
   const map = proxyMap(proxies, physics.bandwidth_s, options.mapping ?? 'ratio');
+  const pick = (xs: readonly (number | undefined)[]): number[] => reported.map((j) => xs[j] as number);
   return {
     proxy: proxyKind,
     sync_per_proxy: map.scale,
     proxy_exponent: map.exponent,
+    ...(withParameters ? { parameter_map: parameterMap(pick(parameters), pick(proxies), pick(physics.bandwidth_s)) } : {}),
     latency_per_replica_s: physics.latency_per_replica_s,
     growth_per_replica: physics.growth_per_replica,
     gamma: physics.gamma,
     num_jobs: multi.length,
     num_points: multi.reduce((s, m) => s + m.length, 0),
   };
+}
+
+/** Jobs with a reported parameter count needed to fit the two-term map (two unknowns). */
+export const MIN_PARAMETER_JOBS = 2;
+
+/** Parameter counts are fitted in millions, where the coefficients are of the proxy's order. */
+const PARAMETERS_PER_UNIT = 1e6;
+
+/**
+ * a, b >= 0 minimizing sum_j (log(a P_j + b proxy_j) - log N_j)^2, fitted in log a and log b
+ * (a zero coefficient is approached as exp(-30)).
+ */
+function parameterMap(parameters: readonly number[], proxies: readonly number[], bandwidth_s: readonly number[]): ParameterMap {
+  const x = parameters.map((p) => p / PARAMETERS_PER_UNIT);
+  const objective = (v: Float64Array, grad: Float64Array): number => {
+    const a = Math.exp(v[0] as number);
+    const b = Math.exp(v[1] as number);
+    grad.fill(0);
+    let loss = 0;
+    for (let j = 0; j < x.length; j++) {
+      const predicted = a * (x[j] as number) + b * (proxies[j] as number);
+      const r = Math.log(predicted) - Math.log(bandwidth_s[j] as number);
+      loss += r * r;
+      grad[0] = (grad[0] as number) + (2 * r * a * (x[j] as number)) / predicted;
+      grad[1] = (grad[1] as number) + (2 * r * b * (proxies[j] as number)) / predicted;
+    }
+    return loss;
+  };
+  const v = minimizeBounded(objective, [Math.log(1e-2), 0], [-30, -30], [10, 10]).x;
+  return { sync_per_parameter_s: Math.exp(v[0] as number) / PARAMETERS_PER_UNIT, sync_per_proxy_s: Math.exp(v[1] as number) };
 }
 
 const MIN_EXPONENT = 0.25;

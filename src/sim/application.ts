@@ -9,6 +9,8 @@ import { ndInterpTable, ndKey, type StepSync } from './nd-table.js';
 export interface AppOverrides {
   max_epochs?: number;
   max_local_bsz?: number;
+  /** Parameters of the application's model: what its jobs report of their gradient size. */
+  model_parameters?: number;
 }
 
 interface PlacementRows {
@@ -38,6 +40,12 @@ export class TraceApplication {
   readonly min_local_bsz: number;
   readonly max_local_bsz: number;
   readonly max_epochs: number;
+  /**
+   * Parameters of the model (what its gradient all-reduce moves), when known: reported by the
+   * simulated jobs as the SDK reports a real model's (issue #18). Not a trace table: counted from
+   * the model definitions (see `overrides`).
+   */
+  readonly model_parameters: number | undefined;
   /** Validated total batch sizes, ascending. */
   readonly validated_batch_sizes: readonly number[];
   private readonly placements = new Map<number, PlacementRows>();
@@ -48,6 +56,7 @@ export class TraceApplication {
 
   constructor(name: string, dir: string, overrides: AppOverrides = {}) {
     this.name = name;
+    this.model_parameters = overrides.model_parameters;
     const placementsFile = join(dir, 'placements.csv');
     const table = parseCsv(readFileSync(placementsFile, 'utf8'), placementsFile, ['placement', 'local_bsz', 'step_time', 'sync_time']);
     let minLocal = Infinity;
@@ -241,13 +250,20 @@ export function canonicalPlacementId(groups: readonly number[]): number {
   return id;
 }
 
+/**
+ * Per application: the epochs and per-GPU batch limit of the Pollux artifact's runs, and the
+ * parameter count of its model, counted by instantiating the benchmark models of the Pollux
+ * artifact (petuum/adaptdl, branch osdi21-artifact, benchmark/models: bert-base with a QA head,
+ * ResNet18, NeuMF on ml-1m, ResNet-50, 5 x GRU 800, yolov3) with the CPU build of PyTorch
+ * (docs/policy.md, "Seventh round").
+ */
 const overrides: Readonly<Record<string, AppOverrides>> = {
-  bert: { max_epochs: 2 },
-  cifar10: { max_epochs: 100 },
-  ncf: { max_epochs: 10 },
-  imagenet: { max_epochs: 90 },
-  deepspeech2: { max_epochs: 80 },
-  yolov3: { max_epochs: 50, max_local_bsz: 8 },
+  bert: { max_epochs: 2, model_parameters: 109.5e6 },
+  cifar10: { max_epochs: 100, model_parameters: 11.2e6 },
+  ncf: { max_epochs: 10, model_parameters: 1.6e6 },
+  imagenet: { max_epochs: 90, model_parameters: 25.6e6 },
+  deepspeech2: { max_epochs: 80, model_parameters: 41.2e6 },
+  yolov3: { max_epochs: 50, max_local_bsz: 8, model_parameters: 61.6e6 },
 };
 
 /** Names of the applications with shipped traces. */

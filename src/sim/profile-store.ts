@@ -55,9 +55,9 @@ export class SimProfileStore {
    * start from (the first of its key, or one whose profile was discarded), so with the network
    * model its cross-node terms come from the cluster's reports while it spans one node only.
    */
-  fitJob(points: readonly ProfilePoint[], own_only = false): PerfParams {
+  fitJob(points: readonly ProfilePoint[], own_only = false, model_parameters?: number): PerfParams {
     if (!own_only || !this.network || points.some((p) => p.num_nodes > 1)) return this.fit(points);
-    return predictPerfParams(points, this.networkParams());
+    return predictPerfParams(points, this.networkParams(), model_parameters);
   }
 
   /** The cluster network model over every key's profile, refitted when a multi-node shape was added. */
@@ -90,11 +90,14 @@ export class SimProfileStore {
     return entry.fit.perf;
   }
 
-  /** Merges one job's new reports into `key`'s profile; `new_job` counts the job once. */
-  report(key: string, points: readonly ProfilePoint[], grad: readonly GradSample[], new_job: boolean): void {
+  /**
+   * Merges one job's new reports into `key`'s profile; `new_job` counts the job once;
+   * `model_parameters`: its model's parameter count, when it reports one.
+   */
+  report(key: string, points: readonly ProfilePoint[], grad: readonly GradSample[], new_job: boolean, model_parameters?: number): void {
     let entry = this.entries.get(key);
     if (!entry) this.entries.set(key, (entry = { profile: emptyProfile(key, SIM_GPU_TYPE), shape_version: 0, shapes: new Set() }));
-    entry.profile = addToProfile(entry.profile, points, grad, new_job);
+    entry.profile = addToProfile(entry.profile, points, grad, new_job, model_parameters);
     for (const p of points) {
       const shape = shapeKey(p);
       if (!entry.shapes.has(shape)) {

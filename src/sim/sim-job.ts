@@ -153,7 +153,7 @@ export class SimJob {
     if (this.perfStale || !this.perf || this.perfVersion !== version) {
       const own = [...this.profile.values()];
       const points = shared ? modelPoints(own, shared) : own;
-      this.perf = !shared ? link.store.fitJob(own, true) : own.length === 0 ? link.store.profileFit(link.key) : link.store.fitJob(points);
+      this.perf = !shared ? link.store.fitJob(own, true, this.app.model_parameters) : own.length === 0 ? link.store.profileFit(link.key) : link.store.fitJob(points);
       // The key's measurements correct the fit where it errs (issue #18), as in the control plane.
       this.correction = this.perf && shared ? stepCorrection(this.perf, points) : undefined;
       this.perfVersion = version;
@@ -186,7 +186,7 @@ export class SimJob {
     const bucket = Math.floor(Math.min(1, this.progress / this.app.target_progress) / PROGRESS_STEP);
     const grad = this.grad && bucket !== this.reportedBucket ? [{ progress: bucket * PROGRESS_STEP, sqr: this.grad[0], var: this.grad[1] }] : [];
     if (this.pending.length === 0 && grad.length === 0) return;
-    link.store.report(link.key, this.pending, grad, !this.contributed);
+    link.store.report(link.key, this.pending, grad, !this.contributed, this.app.model_parameters);
     this.contributed = true;
     this.pending = [];
     if (grad.length > 0) this.reportedBucket = bucket;
