@@ -200,7 +200,9 @@ function printMain(results: readonly AppResult[]): void {
   for (const r of results) {
     const m = r.model;
     if (!m) continue;
-    console.log(`  without ${r.application}: sync per proxy ${m.sync_per_proxy.toFixed(3)}, exponent ${m.proxy_exponent.toFixed(2)}, latency per replica ${(1000 * m.latency_per_replica_s).toFixed(2)} ms, gamma ${m.gamma.toFixed(2)} (${m.num_jobs} jobs, ${m.num_points} points)`);
+    const map = m.parameter_map;
+    const byParameters = map ? `N = ${(1e9 * map.sync_per_parameter_s).toFixed(2)} ms per million parameters + ${map.sync_per_proxy_s.toFixed(3)} x alpha_c; ` : '';
+    console.log(`  without ${r.application}: ${byParameters}sync per proxy ${m.sync_per_proxy.toFixed(3)}, exponent ${m.proxy_exponent.toFixed(2)}, latency per replica ${(1000 * m.latency_per_replica_s).toFixed(2)} ms, growth per replica ${(100 * m.growth_per_replica).toFixed(2)}%, gamma ${m.gamma.toFixed(2)} (${m.num_jobs} jobs, ${m.num_points} points)`);
   }
 }
 

@@ -30,6 +30,16 @@ test('addToProfile keeps one point per configuration, the newest, and counts job
   assert.equal(p.grad.find((g) => g.progress === 0.5)!.sqr, 3, 'the input profile is unchanged');
 });
 
+test('addToProfile keeps the latest reported parameter count', () => {
+  const empty = emptyProfile('resnet', 'cpu');
+  assert.equal('model_parameters' in addToProfile(empty, [point(1, 1, 32)], [], true), false, 'absent until a job reports it');
+  const reported = addToProfile(empty, [point(1, 1, 32)], [], true, 11_200_000);
+  assert.equal(reported.model_parameters, 11_200_000);
+  assert.equal(addToProfile(reported, [point(1, 2, 32)], [], false).model_parameters, 11_200_000, 'a report without it keeps it');
+  assert.equal(addToProfile(reported, [], [], true, 0).model_parameters, 11_200_000, 'a count <= 0 is not a count');
+  assert.equal(addToProfile(reported, [], [], true, 25_600_000).model_parameters, 25_600_000, 'a newer count replaces it');
+});
+
 test('modelPoints prefers the job\'s own measurement of a configuration', () => {
   const profile = addToProfile(emptyProfile('k', 'cpu'), [point(1, 1, 32), point(4, 16, 32)], [], true);
   const own = [point(1, 1, 32, 3)];

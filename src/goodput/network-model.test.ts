@@ -111,6 +111,40 @@ test('fitNetworkModel recovers sync per unit of alpha_c when the sync is proport
   assertRel(power.sync_per_proxy, 20, 5e-2, 'scale');
 });
 
+test('with reported parameter counts, fitNetworkModel recovers N = a P + b alpha_c and proportional growth', () => {
+  const jobs = [
+    { alpha_c: 0.02, P: 100e6 },
+    { alpha_c: 0.1, P: 10e6 },
+    { alpha_c: 0.3, P: 50e6 },
+    { alpha_c: 0.05, P: 2e6 },
+  ];
+  const bandwidth = (j: { alpha_c: number; P: number }): number => 8e-9 * j.P + 2 * j.alpha_c;
+  const byPoints = new Map<ProfilePoint, PerfParams>();
+  const reported = jobs.map((j) => {
+    const perf = perfOf(j.alpha_c);
+    const one = oneNodePoints(perf);
+    byPoints.set(one[0] as ProfilePoint, perf);
+    return { points: [...one, ...multiNodePoints(perf, bandwidth(j), 0, 2, [2, 4, 16], 0.01)], model_parameters: j.P };
+  });
+  const fit = (points: readonly ProfilePoint[]): PerfParams => byPoints.get(points[0] as ProfilePoint) as PerfParams;
+  const net = fitNetworkModel(reported, {}, fit);
+  assert.ok(net?.parameter_map);
+  assertRel(net.parameter_map.sync_per_parameter_s, 8e-9, 5e-2, 'sync per parameter');
+  assertRel(net.parameter_map.sync_per_proxy_s, 2, 5e-2, 'sync per unit of alpha_c');
+  assertRel(net.growth_per_replica, 0.01, 5e-2, 'growth');
+  assert.equal(net.latency_per_replica_s, 0);
+  // A new job that reports its count is predicted by the map; one that does not, by alpha_c alone.
+  const fresh = { alpha_c: 0.04, P: 30e6 };
+  assertRel(withNetworkModel(perfOf(fresh.alpha_c), net, fresh.P).alpha_n, bandwidth(fresh), 5e-2, 'new job with P');
+  assertRel(crossNodeSyncTime_s(net, fresh.alpha_c, 10, fresh.P), bandwidth(fresh) * (1 + 0.01 * 8), 6e-2, 'sync on 10 replicas');
+  assertRel(withNetworkModel(perfOf(fresh.alpha_c), net).alpha_n, net.sync_per_proxy * fresh.alpha_c, 1e-12, 'new job without P');
+  // One job with a count is not enough for two coefficients: no map, and the latency form.
+  const one = fitNetworkModel(reported.map((j, i) => (i === 0 ? j : { points: j.points })), {}, fit);
+  assert.ok(one);
+  assert.equal(one.parameter_map, undefined);
+  assert.equal(one.growth_per_replica, 0);
+});
+
 test('no multi-node points anywhere: no model, and predictions keep today\'s fit', () => {
   const points = oneNodePoints(perfOf(0.1));
   assert.equal(fitNetworkModel([{ points }, { points: [] }]), undefined);

@@ -119,5 +119,16 @@ describe('SimProfileStore', () => {
       else assert.deepEqual(own, plain);
       assert.deepEqual(store.fitJob(oneNode), plain, 'a job with a profile keeps the plain fit');
     }
+    // Keys whose jobs reported their parameter count give a job that reports its own the
+    // two-term map (network-model.ts ParameterMap), which a job without one does not use.
+    const imagenet = getApplication('imagenet', defaultTracesDir())!;
+    const imagenetPoints = [point(imagenet, [1], 64), point(imagenet, [4], 64), point(imagenet, [4], 128), point(imagenet, [4, 4, 4, 4], 64), point(imagenet, [4, 4, 4, 4], 100)];
+    const store = new SimProfileStore(fitPerfParams, true);
+    store.report('bert', bertPoints, [], true, bert.model_parameters);
+    store.report('imagenet', imagenetPoints, [], true, imagenet.model_parameters);
+    assert.equal(store.get('bert')!.model_parameters, 109.5e6, 'the reported count is kept in the key\'s profile');
+    const withCount = store.fitJob(oneNode, true, cifar10.model_parameters);
+    const withoutCount = store.fitJob(oneNode, true);
+    assert.notEqual(withCount.alpha_n, withoutCount.alpha_n);
   });
 });
