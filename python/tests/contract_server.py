@@ -45,6 +45,10 @@ def validate_body(body: Any) -> Optional[str]:
         if checkpoint is not None and (isinstance(checkpoint, bool) or
                                        not isinstance(checkpoint, (int, float))):
             return "checkpoint_time_s must be a number or null"
+        parameters = report.get("model_parameters")  # optional; null = unknown
+        if parameters is not None and (isinstance(parameters, bool) or
+                                       not isinstance(parameters, int) or parameters < 1):
+            return "model_parameters must be a positive integer or null"
     times = [r["time_s"] for r in reports]
     if times != sorted(times):
         return "reports must be oldest first"

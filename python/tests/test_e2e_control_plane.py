@@ -1,6 +1,7 @@
 """End to end with the real control plane: `goodput up --cpu-slots 4`, submit the digits example
 with at most 3 replicas; the scheduler rescales it (checkpoint-restart) at least once and it
-finishes with accuracy >= 0.95. Skipped only while the CLI has no `up` command."""
+finishes with accuracy >= 0.95; the parameter count the SDK reported is in its key's profile.
+Skipped only while the CLI has no `up` command."""
 
 import json
 import os
@@ -77,6 +78,10 @@ def test_digits_is_rescaled_and_reaches_95_percent(tmp_path):
         assert 143 in exits, exits  # the SDK checkpointed on SIGTERM
         accuracy = float(re.findall(r"^accuracy=([0-9.]+)$", log, re.M)[-1])
         assert accuracy >= 0.95, log[-3000:]
+        # The SDK reported the model's size, and it reached the profile of the job's key.
+        [profile] = json.loads(_cli(data_dir, port, "profiles", "show", job["profile_key"],
+                                    "--json"))
+        assert profile["model_parameters"] == (64 * 512 + 512) + (512 * 10 + 10), profile
     finally:
         if job_id is not None and server.poll() is None:
             subprocess.run(["node", CLI, "cancel", job_id, "--data-dir", data_dir, "--server",

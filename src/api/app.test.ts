@@ -210,4 +210,24 @@ describe('HTTP API (in-process)', () => {
     const nodes = await call('GET', '/v1/nodes', bob);
     assert.equal(nodes.json[0].devices.length, 2);
   });
+
+  it('accepts the model parameter count as a positive integer and refuses anything else (E_BAD_REQUEST)', async () => {
+    const token = jobToken(secret, bobJob);
+    const template = JSON.stringify({ attempt: 0, reports: [{ ...measurement(5, 1, 64, 0.1), model_parameters: '@' }] });
+    for (const value of ['0', '-5', '1.5', '"11M"', 'true', '1e999', '1e16']) {
+      const rejected = await call('POST', `/v1/jobs/${bobJob}/reports`, token, template.replace('"@"', value));
+      assert.equal(rejected.status, 400, `model_parameters ${value} is refused`);
+      assert.equal(rejected.json.error.code, 'E_BAD_REQUEST');
+      assert.match(rejected.json.error.message, /reports\.0\.model_parameters: expected (a positive integer|at most)/, value);
+    }
+    assert.equal((await store.getJob(bobJob))!.model_parameters, null, 'refused reports change nothing');
+    const ok = await call('POST', `/v1/jobs/${bobJob}/reports`, token, JSON.parse(template.replace('"@"', '11181642')));
+    assert.equal(ok.status, 200);
+    assert.equal((await store.getJob(bobJob))!.model_parameters, 11181642);
+    assert.equal((await call('POST', `/v1/jobs/${bobJob}/reports`, token, JSON.parse(template.replace('"@"', 'null')))).status, 200, 'null: unknown');
+    assert.equal((await store.getJob(bobJob))!.model_parameters, 11181642, 'unknown keeps the last known count');
+    assert.equal((await call('GET', `/v1/jobs/${bobJob}/reports`, bob)).json.at(-2).model_parameters, 11181642, 'stored with the report');
+    const doc = (await call('GET', '/v1/openapi.json')).json;
+    assert.match(doc.components.schemas.ReportBody.properties.reports.items.properties.model_parameters.description, /Parameter count/, 'published in the OpenAPI document');
+  });
 });

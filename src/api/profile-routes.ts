@@ -24,6 +24,8 @@ export interface ProfileSummaryView {
   jobs: number;
   /** Replica counts measured, ascending. */
   measured_replicas: number[];
+  /** Parameter count of the key's model as its latest job reported it (docs/contract.md); null when no job did. */
+  model_parameters: number | null;
   /**
    * Per measured replica count, the samples/s the fitted model predicts at the best measured
    * local batch there (no accumulation); empty until fitted.
@@ -53,6 +55,7 @@ export function profileSummaryView(p: StoredKeyProfile): ProfileSummaryView {
     gpu_type: p.gpu_type,
     jobs: p.jobs,
     measured_replicas: sizes,
+    model_parameters: p.model_parameters ?? null,
     throughput: perf ? sizes.map((r) => ({ replicas: r, samples_per_s: Math.round(best(r) * 1000) / 1000 })) : [],
     updated_at: new Date(p.updated_at_ms).toISOString(),
   };

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { profileSummaryView, profileView } from '../api/profile-routes.js';
 import type { EventView } from '../client/client.js';
 import type { StoredKeyProfile } from '../store/types.js';
-import { profileLine, renderProfile, renderProfileList } from './profile-render.js';
+import { parameterCount, profileLine, renderProfile, renderProfileList } from './profile-render.js';
 
 const stored: StoredKeyProfile = {
   key: 'train', gpu_type: 'cpu', jobs: 2, max_measured_replicas: 4, job_ids: ['a', 'b'], updated_at_ms: 0,
@@ -24,13 +24,24 @@ describe('goodput profiles / the profile line of goodput show', () => {
 
   it('lists keys with jobs, sizes and fitted throughput; shows one in full', () => {
     const list = renderProfileList([profileSummaryView(stored)], 0);
-    assert.match(list, /^KEY\s+GPU TYPE\s+JOBS\s+REPLICAS\s+SAMPLES\/S \(FITTED\)\s+UPDATED$/m);
-    assert.match(list, /^train\s+cpu\s+2\s+1,4\s+1:\S+ 4:\S+\s+0s ago$/m);
+    assert.match(list, /^KEY\s+GPU TYPE\s+JOBS\s+REPLICAS\s+PARAMETERS\s+SAMPLES\/S \(FITTED\)\s+UPDATED$/m);
+    assert.match(list, /^train\s+cpu\s+2\s+1,4\s+-\s+1:\S+ 4:\S+\s+0s ago$/m, 'no parameter count reported');
     assert.match(renderProfileList([]), /^no profiles yet/);
     const text = renderProfile([profileView(stored)]);
     assert.match(text, /^profile\s+'train' on cpu: 2 jobs/m);
     assert.match(text, /^fitted\s+alpha_c=0\.0100 /m);
     assert.match(text, /^gradient\s+0%: sqr 1\.00 var 4\.00; 50%: sqr 0\.500 var 5\.00$/m);
     assert.match(text, /^1\s+4\s+64\s+0\.100\s+0\.140$/m);
+    assert.match(text, /^model\s+parameters unknown/m);
+    assert.equal(profileView(stored).model_parameters, null);
+  });
+
+  it('shows the model\'s parameter count when a job reported it: in words, and raw in JSON', () => {
+    const known = { ...stored, model_parameters: 11_181_642 };
+    assert.equal(profileSummaryView(known).model_parameters, 11_181_642);
+    assert.equal(JSON.parse(JSON.stringify(profileView(known))).model_parameters, 11_181_642);
+    assert.match(renderProfileList([profileSummaryView(known)], 0), /^train\s+cpu\s+2\s+1,4\s+11\.2 M\s+1:/m);
+    assert.match(renderProfile([profileView(known)]), /^model\s+11\.2 M parameters \(11181642, as the key's latest job reported them\)$/m);
+    assert.deepEqual([850, 1_600_000, 25_557_032, 109_482_240, 7e9].map(parameterCount), ['850', '1.6 M', '25.6 M', '109 M', '7 B']);
   });
 });

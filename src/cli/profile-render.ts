@@ -4,6 +4,12 @@ import { age, formatTable } from '../client/table.js';
 
 const num = (x: number) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toPrecision(3));
 
+/** A parameter count in words: 11181642 -> "11.2 M", 7e9 -> "7 B", 850 -> "850". */
+export function parameterCount(n: number): string {
+  const [scale, unit] = n >= 1e9 ? [1e9, ' B'] : n >= 1e6 ? [1e6, ' M'] : n >= 1e3 ? [1e3, ' k'] : [1, ''];
+  return `${Number((n / scale).toPrecision(3))}${unit}`;
+}
+
 /** The `profile` line of `goodput show`: the key and whether the job's model came from its profile. */
 export function profileLine(job: Pick<JobView, 'profile_key' | 'profile_use'>, events: readonly EventView[]): string {
   const head = `profile    '${job.profile_key}'`;
@@ -27,17 +33,19 @@ export function renderProfileList(profiles: readonly ProfileSummaryView[], now_m
     p.gpu_type,
     String(p.jobs),
     p.measured_replicas.join(',') || '-',
+    p.model_parameters !== null ? parameterCount(p.model_parameters) : '-',
     p.throughput.map((t) => `${t.replicas}:${num(t.samples_per_s)}`).join(' ') || '-',
     age(p.updated_at, now_ms),
   ]);
-  return formatTable(['key', 'gpu type', 'jobs', 'replicas', 'samples/s (fitted)', 'updated'], rows);
+  return formatTable(['key', 'gpu type', 'jobs', 'replicas', 'parameters', 'samples/s (fitted)', 'updated'], rows);
 }
 
-/** `goodput profiles show KEY`: per GPU type, the points, the fitted parameters and the gradient trajectory. */
+/** `goodput profiles show KEY`: per GPU type, the model's parameter count, the points, the fitted parameters and the gradient trajectory. */
 export function renderProfile(views: readonly ProfileView[]): string {
   return views.map((p) => {
     const lines = [
       `profile    '${p.key}' on ${p.gpu_type}: ${p.jobs} job${p.jobs === 1 ? '' : 's'}, updated ${p.updated_at}`,
+      `model      ${p.model_parameters !== null ? `${parameterCount(p.model_parameters)} parameters (${p.model_parameters}, as the key's latest job reported them)` : 'parameters unknown (no job of the key reported model_parameters)'}`,
       `fitted     ${p.perf ? Object.entries(p.perf).map(([k, v]) => `${k}=${v.toPrecision(3)}`).join(' ') : 'not yet'}`,
       `throughput ${p.throughput.map((t) => `${num(t.samples_per_s)} samples/s on ${t.replicas}`).join(', ') || '-'}`,
       `limits     ${p.limits ? `initial batch ${p.limits.init_batch_size}, max ${p.limits.max_batch_size}, local ${p.limits.min_local_bsz}-${p.limits.max_local_bsz}${p.limits.accumulation ? ', accumulation' : ''}` : '-'}`,

@@ -131,7 +131,8 @@ export class ProfileBook {
    * profile whose measurements, corrected by its fit for the local batch, are off from them by
    * more than MEASURED_ERROR_TOLERANCE (goodput/key-profile.ts `measuredError`) is
    * discarded for this job, with event `profile-discarded`, and the job adds nothing to it), else
-   * merges them and the job's gradient sample into the profile and refits the profile's model.
+   * merges them, the job's gradient sample and its model's parameter count into the profile and
+   * refits the profile's model.
    * Returns the profile the job's model is to be fitted with (goodput/key-profile.ts
    * `modelPoints`), or undefined.
    */
@@ -181,11 +182,14 @@ export class ProfileBook {
     return replaced;
   }
 
-  /** Merges the job's points and gradient sample into its key's profile and refits the profile's model. */
+  /**
+   * Merges the job's points, gradient sample and model parameter count (as it last reported it)
+   * into its key's profile and refits the profile's model.
+   */
   private async merge(job: JobRecord, key: string, gpu_type: string, own: readonly ProfilePoint[]): Promise<StoredKeyProfile> {
     const progress = progressOf(job);
     const grad: GradSample[] = progress !== undefined && job.grad ? [{ progress, ...job.grad }] : [];
-    const merged = await this.store.mergeKeyProfile({ key, gpu_type, job_id: job.id, points: own, grad, limits: job.limits });
+    const merged = await this.store.mergeKeyProfile({ key, gpu_type, job_id: job.id, points: own, grad, limits: job.limits, model_parameters: job.model_parameters ?? undefined });
     const perf = fitPerfParams(merged.points);
     await this.store.saveKeyProfilePerf(key, gpu_type, perf);
     return this.remember(profileId(gpu_type, key), { ...merged, perf });

@@ -66,4 +66,26 @@ describe('ReportIngest', () => {
     await ingest.finalRefit(outlier, true);
     assert.deepEqual((await store.getKeyProfile('train', 'cpu'))!.job_ids, ['g', 'h'], 'a profile two jobs agreed on stays');
   });
+
+  it('the model parameter count a job reports reaches its key\'s profile; the newest job\'s count wins', async () => {
+    const store = new SqliteStore(':memory:');
+    const profiles = new ProfileBook(store, () => [node], () => {});
+    const ingest = new ReportIngest({ store, refit_interval_s: 5, now_ms: () => 0, log: () => {}, request_round: () => {}, profiles });
+    const parameters = async () => (await store.getKeyProfile('train', 'cpu'))!.model_parameters;
+    const run = async (id: string, model_parameters?: number) => {
+      await store.createJob({ id, name: id, user: 'u', spec }, 'u');
+      const reports = [measurement(1, 0.01), measurement(2, 0.01)].map((m) => (model_parameters === undefined ? m : { ...m, model_parameters }));
+      await ingest.report({ job_id: id, attempt: 0, limits, reports });
+      await ingest.stop();
+      await ingest.finalRefit((await store.getJob(id))!, true);
+    };
+    await run('a', 11_181_642);
+    assert.equal((await store.getJob('a'))!.model_parameters, 11_181_642, 'kept with the job');
+    assert.equal(await parameters(), 11_181_642, 'merged into its key\'s profile');
+    await run('b');
+    assert.equal(await parameters(), 11_181_642, 'a job that does not report it keeps the profile\'s');
+    await run('c', 23_520_842);
+    assert.equal(await parameters(), 23_520_842, 'a newer count replaces it');
+    assert.deepEqual((await store.getKeyProfile('train', 'cpu'))!.job_ids, ['a', 'b', 'c']);
+  });
 });

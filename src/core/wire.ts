@@ -15,6 +15,8 @@ export const REPORT_LIMITS = {
   /** A day per optimizer step. */
   time_s: 86_400,
   samples: 1e18,
+  /** Parameters of one model: a thousand times the largest trained today. */
+  model_parameters: 1e15,
   /** Keys of one measurement's `breakdown` (docs/contract.md), and characters per key. */
   breakdown_keys: 32,
   breakdown_key_chars: 64,
@@ -24,6 +26,9 @@ const finite = z.number().finite();
 const nonNegative = finite.min(0);
 const seconds = nonNegative.max(REPORT_LIMITS.time_s);
 const batch = z.number().int().min(1).max(REPORT_LIMITS.batch);
+const PARAMETER_COUNT = 'expected a positive integer: the number of elements of the parameters whose gradients are all-reduced';
+const parameterCount = z.number({ error: PARAMETER_COUNT }).int(PARAMETER_COUNT).min(1, PARAMETER_COUNT)
+  .max(REPORT_LIMITS.model_parameters, `expected at most ${REPORT_LIMITS.model_parameters} parameters`);
 
 export const limitsSchema = z.object({
   init_batch_size: batch,
@@ -50,6 +55,8 @@ export const measurementSchema = z.object({
   loss: finite.nullable().optional(),
   remaining_samples: nonNegative.max(REPORT_LIMITS.samples).nullable().optional()
     .describe('Raw training samples the job still has to process (all epochs not yet finished minus the samples done in the current one); null or absent when unknown. See docs/contract.md.'),
+  model_parameters: parameterCount.nullable().optional()
+    .describe('Parameter count of the job\'s model: elements of the parameters whose gradients are all-reduced (requires_grad); null or absent when unknown. Kept in the profile of the job\'s profile key. See docs/contract.md.'),
   checkpoint_time_s: finite.nullable().optional()
     .describe('Wall time (epoch s) when the newest checkpoint the job would resume from became durable; null or absent when it has none. See docs/contract.md.'),
   // Diagnostic only: bounded, but a slightly negative estimate does not cost the whole report.

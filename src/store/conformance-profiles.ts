@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { GoodputError } from '../core/errors.js';
+import { reportBatch } from './report-batch.js';
 import type { Store } from './store.js';
 import type { JobSpec } from './types.js';
 
@@ -43,6 +44,34 @@ export function profileConformance(fresh: () => Promise<Store>, tick: (ms: numbe
     assert.deepEqual((await s.listKeyProfiles()).map((k) => [k.key, k.gpu_type]), [['bert', 'cpu'], ['train', 'NVIDIA H100 80GB HBM3']], 'other GPU types and keys stay');
     p = await s.mergeKeyProfile({ key: 'train', gpu_type: 'cpu', job_id: 'a', points: [point(8, 0.3, 0.4)], grad: [], limits: null });
     assert.deepEqual([p.jobs, p.job_ids, p.points, p.grad, p.perf, p.limits, p.max_measured_replicas], [1, ['a'], [point(8, 0.3, 0.4)], [], null, null, 8], 'the next merge starts anew: nothing of the removed profile is left');
+    await s.close();
+  });
+
+  it('keeps the model parameter count: a job\'s newest reported one, a profile\'s newest merged one', async () => {
+    const s = await fresh();
+    assert.equal((await s.createJob({ id: 'j', name: 'j', user: 'u', spec }, 'u')).model_parameters, null, 'unknown until reported');
+    const m = { time_s: 1, num_nodes: 1, num_replicas: 1, local_bsz: 32, accum_steps: 0, step_time_s: 0.1, sync_time_s: 0 };
+    let added = await s.addReports(reportBatch('j', 0, undefined, [{ ...m, step: 1 }]));
+    assert.equal(added.job.model_parameters, null, 'entries without it leave it unknown');
+    added = await s.addReports(reportBatch('j', 0, undefined, [{ ...m, step: 2, model_parameters: 11_200_000 }, { ...m, step: 3 }, { ...m, step: 4, model_parameters: null }]));
+    assert.equal(added.job.model_parameters, 11_200_000, 'newest entry that has it');
+    assert.equal((await s.getJob('j'))!.model_parameters, 11_200_000, 'persisted');
+
+    let p = await s.mergeKeyProfile({ key: 'train', gpu_type: 'cpu', job_id: 'a', points: [point(1, 0.1, 0.12)], grad: [], limits: null });
+    assert.equal('model_parameters' in p, false, 'absent until a merge has it');
+    p = await s.mergeKeyProfile({ key: 'train', gpu_type: 'cpu', job_id: 'a', points: [point(1, 0.1, 0.12)], grad: [], limits: null, model_parameters: 11_200_000 });
+    assert.equal(p.model_parameters, 11_200_000, 'a merge with it stores it');
+    p = await s.mergeKeyProfile({ key: 'train', gpu_type: 'cpu', job_id: 'b', points: [point(2, 0.1, 0.15)], grad: [], limits: null });
+    assert.equal(p.model_parameters, 11_200_000, 'a merge without it keeps it');
+    p = await s.mergeKeyProfile({ key: 'train', gpu_type: 'cpu', job_id: 'b', points: [point(2, 0.1, 0.15)], grad: [], limits: null, model_parameters: 0 });
+    assert.equal(p.model_parameters, 11_200_000, 'nor does a count <= 0 replace it');
+    p = await s.mergeKeyProfile({ key: 'train', gpu_type: 'cpu', job_id: 'c', points: [], grad: [], limits: null, model_parameters: 25_600_000 });
+    assert.equal(p.model_parameters, 25_600_000, 'the newest count replaces it');
+    assert.equal((await s.getKeyProfile('train', 'cpu'))!.model_parameters, 25_600_000, 'persisted');
+    assert.equal((await s.listKeyProfiles())[0]!.model_parameters, 25_600_000);
+    await s.deleteKeyProfile('train', 'cpu');
+    p = await s.mergeKeyProfile({ key: 'train', gpu_type: 'cpu', job_id: 'd', points: [], grad: [], limits: null });
+    assert.equal(p.model_parameters, undefined, 'a removed profile\'s count is gone with it');
     await s.close();
   });
 

@@ -82,6 +82,8 @@ export interface KeyProfileUpdate {
   grad: readonly GradSample[];
   /** The job's batch limits; null leaves the profile's. */
   limits: BatchLimits | null;
+  /** Parameter count of the job's model as it last reported it; absent (or <= 0) leaves the profile's. */
+  model_parameters?: number;
 }
 
 export interface Store {

@@ -48,6 +48,11 @@ export interface JobRecord {
    * (docs/contract.md); null while the job has never reported it (e.g. no epoch count).
    */
   remaining_samples: number | null;
+  /**
+   * Parameter count of the job's model at its newest report that had it (docs/contract.md
+   * `model_parameters`); null while the job has never reported it. Goes into its key's profile.
+   */
+  model_parameters: number | null;
   last_report_at_ms: number | null;
   /** When the job's newest checkpoint became durable, as last reported; null: none reported. */
   checkpoint_at_ms: number | null;

@@ -80,6 +80,8 @@ class AdaptiveDataParallel(torch.nn.Module):
         self._last_loss: Optional[torch.Tensor] = None
         self.last_noise_sample: Optional[NoiseSample] = None
         runtime.register(name, _TrainingState(self))  # restores module/optimizer/scheduler before DDP broadcasts
+        trained = sum(p.numel() for p in _parameters_ddp_syncs(self.module) if p.requires_grad)
+        runtime.model_parameters = trained or None  # reported: the size of each gradient all-reduce
         runtime.restore_rng_once()
         if runtime.distributed:
             device_ids = [runtime.device.index] if self._device_type == "cuda" else None

@@ -92,6 +92,9 @@ class Runtime:
         self.total_epochs: Optional[int] = None
         #: samples in one epoch (the training loader's data set); None without a training loader
         self.epoch_size: Optional[int] = None
+        #: elements of the parameters whose gradients are all-reduced, set by the model wrapper;
+        #: None without one (then omitted from the reports)
+        self.model_parameters: Optional[int] = None
         # (epoch, samples of it consumed over all ranks) after the last training micro-batch
         self._epoch_position: Tuple[int, int] = (-1, 0)
         self.limits: Optional[BatchLimits] = None
@@ -395,6 +398,8 @@ class Runtime:
             record["remaining_samples"] = remaining
         if self.checkpoint_time_s is not None:
             record["checkpoint_time_s"] = self.checkpoint_time_s
+        if self.model_parameters is not None:
+            record["model_parameters"] = self.model_parameters
         return record
 
     def _noise_values(self) -> Tuple[Optional[float], Optional[float]]:

@@ -14,12 +14,13 @@ export const profilesCommand: CliCommand = {
 A job's profile key is its spec's 'profile', by default the name of its script or module
 (python3 train.py --seed 1 -> 'train'; see docs/control-plane.md). Per key and GPU type the
 server keeps what the key's jobs reported: step times per configuration, the throughput model
-fitted on them and the gradient-noise trajectory. A new job of a known key starts from them
+fitted on them, the gradient-noise trajectory and the model's parameter count. A new job of a known key starts from them
 (at its efficient size instead of 1 replica); one whose own measurements disagree discards them.
 
-ls     keys of your jobs (admin: all) with GPU type, jobs, measured replica counts and the fitted
-       samples/s at each.
-show   one key in full: measured points, fitted parameters, batch limits, gradient trajectory.
+ls     keys of your jobs (admin: all) with GPU type, jobs, measured replica counts, the model's
+       parameter count (when a job reported it) and the fitted samples/s at each.
+show   one key in full: the model's parameter count, measured points, fitted parameters, batch
+       limits, gradient trajectory.
 rm     forget a key's profile (all GPU types, or --gpu-type), e.g. after the model's code or data
        changed under the same key: new jobs of the key start from nothing again, and running ones
        start a new profile at their next reports. Yours alone to remove when only your jobs

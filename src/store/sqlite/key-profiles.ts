@@ -8,9 +8,10 @@ import type { Row } from './rows.js';
 const parse = <T>(v: unknown): T | null => (typeof v === 'string' ? (JSON.parse(v) as T) : null);
 
 /**
- * The profiles of profile keys in SQLite (tables of migration 4): reads build the pure
- * `KeyProfile` of goodput/key-profile.ts, merges follow its `addToProfile`. Synchronous; the
- * caller (SqliteStore) owns the connection. Not on the report path: merges come from refits.
+ * The profiles of profile keys in SQLite (tables of migration 4, `model_parameters` of 5): reads
+ * build the pure `KeyProfile` of goodput/key-profile.ts, merges follow its `addToProfile`.
+ * Synchronous; the caller (SqliteStore) owns the connection. Not on the report path: merges come
+ * from refits.
  */
 export class SqliteKeyProfiles {
   private readonly stmts;
@@ -21,8 +22,9 @@ export class SqliteKeyProfiles {
       points: db.prepare('SELECT * FROM key_profile_points WHERE key = ? AND gpu_type = ? ORDER BY rowid'),
       grad: db.prepare('SELECT progress, sqr, var FROM key_profile_grad WHERE key = ? AND gpu_type = ? ORDER BY progress'),
       jobs: db.prepare('SELECT job_id FROM key_profile_jobs WHERE key = ? AND gpu_type = ? ORDER BY rowid').pluck(),
-      upsertHead: db.prepare(`INSERT INTO key_profiles (key, gpu_type, limits, updated_at_ms) VALUES (?, ?, ?, ?)
-        ON CONFLICT (key, gpu_type) DO UPDATE SET limits = coalesce(excluded.limits, limits), updated_at_ms = excluded.updated_at_ms`),
+      upsertHead: db.prepare(`INSERT INTO key_profiles (key, gpu_type, limits, model_parameters, updated_at_ms) VALUES (?, ?, ?, ?, ?)
+        ON CONFLICT (key, gpu_type) DO UPDATE SET limits = coalesce(excluded.limits, limits), model_parameters = excluded.model_parameters,
+        updated_at_ms = excluded.updated_at_ms`),
       upsertPoint: db.prepare(`INSERT INTO key_profile_points (key, gpu_type, num_nodes, num_replicas, local_bsz, accum_step_time_s, optim_step_time_s)
         VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key, gpu_type, num_nodes, num_replicas, local_bsz) DO UPDATE SET
         accum_step_time_s = excluded.accum_step_time_s, optim_step_time_s = excluded.optim_step_time_s`),
@@ -50,6 +52,7 @@ export class SqliteKeyProfiles {
     }));
     const grad = this.stmts.grad.all(key, gpu_type) as GradSample[];
     const job_ids = this.stmts.jobs.all(key, gpu_type) as string[];
+    const model_parameters = head.model_parameters as number | null;
     return {
       key,
       gpu_type,
@@ -57,6 +60,7 @@ export class SqliteKeyProfiles {
       grad: grad.map((g) => ({ progress: g.progress, sqr: g.sqr, var: g.var })),
       jobs: job_ids.length,
       max_measured_replicas: points.reduce((m, p) => Math.max(m, p.num_replicas), 0),
+      ...(model_parameters !== null && model_parameters > 0 ? { model_parameters } : {}),
       perf: parse<PerfParams>(head.perf),
       limits: parse<BatchLimits>(head.limits),
       job_ids,
@@ -77,8 +81,8 @@ export class SqliteKeyProfiles {
       const new_job = this.stmts.addJob.run(u.key, u.gpu_type, u.job_id).changes > 0;
       // The pure merge decides (replacement per configuration and progress, clamping); the
       // tables then hold its result.
-      const merged = addToProfile(before, u.points, u.grad, new_job);
-      this.stmts.upsertHead.run(u.key, u.gpu_type, u.limits ? JSON.stringify(u.limits) : null, this.now_ms());
+      const merged = addToProfile(before, u.points, u.grad, new_job, u.model_parameters);
+      this.stmts.upsertHead.run(u.key, u.gpu_type, u.limits ? JSON.stringify(u.limits) : null, merged.model_parameters ?? null, this.now_ms());
       for (const p of u.points) this.stmts.upsertPoint.run(u.key, u.gpu_type, p.num_nodes, p.num_replicas, p.local_bsz, p.accum_step_time_s, p.optim_step_time_s);
       const added = new Set(u.grad.map((g) => clampProgress(g.progress)));
       for (const g of merged.grad) if (added.has(g.progress)) this.stmts.upsertGrad.run(u.key, u.gpu_type, g.progress, g.sqr, g.var);

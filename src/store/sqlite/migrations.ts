@@ -152,6 +152,13 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (key, gpu_type, job_id)
   );
   `,
+  // 4 -> 5: the parameter count of the job's model as it last reported it (docs/contract.md
+  // `model_parameters`; null = never reported), and that of a profile key's model as its latest
+  // job reported it (the gradient size of the cluster network model, goodput/network-model.ts).
+  `
+  ALTER TABLE jobs ADD COLUMN model_parameters INTEGER;
+  ALTER TABLE key_profiles ADD COLUMN model_parameters INTEGER;
+  `,
 ];
 
 /** Brings `db` to the newest schema version; refuses (E_STORE_VERSION) a database newer than this code. */

@@ -35,6 +35,7 @@ export function toJob(r: Row): JobRecord {
     step: r.step as number,
     samples: r.samples as number,
     remaining_samples: (r.remaining_samples as number | null) ?? null,
+    model_parameters: (r.model_parameters as number | null) ?? null,
     last_report_at_ms: (r.last_report_at_ms as number | null) ?? null,
     checkpoint_at_ms: (r.checkpoint_at_ms as number | null) ?? null,
     checkpoint_on_stop: r.checkpoint_on_stop === 1,

@@ -72,7 +72,7 @@ export class SqliteStore implements Store {
         VALUES (?, ?, ?, ?, 1, ?, ?) ON CONFLICT DO UPDATE SET count = count + 1,
         sum_accum_step_time_s = sum_accum_step_time_s + excluded.sum_accum_step_time_s,
         sum_optim_step_time_s = sum_optim_step_time_s + excluded.sum_optim_step_time_s RETURNING count`),
-      jobProgress: this.db.prepare('UPDATE jobs SET step = ?, samples = ?, remaining_samples = ?, grad = ?, limits = ?, last_report_at_ms = ?, last_step_time_s = ?, max_profiled_replicas = ?, checkpoint_at_ms = ?, checkpoint_on_stop = ? WHERE id = ?'),
+      jobProgress: this.db.prepare('UPDATE jobs SET step = ?, samples = ?, remaining_samples = ?, model_parameters = ?, grad = ?, limits = ?, last_report_at_ms = ?, last_step_time_s = ?, max_profiled_replicas = ?, checkpoint_at_ms = ?, checkpoint_on_stop = ? WHERE id = ?'),
     };
     this.keyProfiles = new SqliteKeyProfiles(this.db, this.now_ms);
     this.reportTx = this.db.transaction((batches: readonly ReportBatch[], now: number) => batches.map((b) => this.reportBatch(b, now)));
@@ -251,6 +251,7 @@ export class SqliteStore implements Store {
       if (m.samples !== undefined) job.samples = m.samples;
       // An entry that does not know it keeps the last known value (oldest first: newest wins).
       if (typeof m.remaining_samples === 'number') job.remaining_samples = m.remaining_samples;
+      if (typeof m.model_parameters === 'number') job.model_parameters = m.model_parameters;
       if (typeof m.checkpoint_time_s === 'number') job.checkpoint_at_ms = Math.round(m.checkpoint_time_s * 1000);
       job.max_profiled_replicas = Math.max(job.max_profiled_replicas, m.num_replicas);
       if (typeof m.grad_sqr === 'number' && typeof m.grad_var === 'number') job.grad = { sqr: m.grad_sqr, var: m.grad_var };
@@ -259,7 +260,7 @@ export class SqliteStore implements Store {
     if (b.checkpoint_on_stop !== undefined) job.checkpoint_on_stop = b.checkpoint_on_stop;
     job.last_report_at_ms = now;
     this.stmts.jobProgress.run(
-      job.step, job.samples, job.remaining_samples, job.grad ? JSON.stringify(job.grad) : null, job.limits ? JSON.stringify(job.limits) : null, now,
+      job.step, job.samples, job.remaining_samples, job.model_parameters, job.grad ? JSON.stringify(job.grad) : null, job.limits ? JSON.stringify(job.limits) : null, now,
       job.last_step_time_s, job.max_profiled_replicas, job.checkpoint_at_ms, job.checkpoint_on_stop ? 1 : 0, b.job_id,
     );
     return { job, new_configuration: fresh };
