@@ -80,3 +80,14 @@ def launch():
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+def step_record(**fields):
+    """One step's report record as the Runtime builds it (1 replica, batch 32), with `fields` set."""
+    record = {"time_s": 1.0, "step": 1, "epoch": 0, "num_nodes": 1, "num_replicas": 1,
+              "local_bsz": 32, "accum_steps": 0, "step_time_s": 0.1, "sync_time_s": 0.0,
+              "grad_sqr": None, "grad_var": None, "samples": 32,
+              "breakdown": {"data_wait_s": 0.0, "forward_backward_s": 0.1, "sync_s": 0.0,
+                            "optimizer_s": 0.0}}
+    record.update(fields)
+    return record

@@ -5,7 +5,7 @@ value that is not a positive integer as the control plane does."""
 
 import os
 
-from conftest import WORKERS_DIR
+from conftest import WORKERS_DIR, step_record
 from contract_server import ContractServer, validate_body
 from goodput.torch.report_client import aggregate_steps
 
@@ -26,11 +26,7 @@ def test_every_report_carries_the_trained_parameter_count(launch, tmp_path):
 
 
 def test_aggregation_keeps_the_parameter_count_and_omits_it_when_unknown():
-    base = {"time_s": 1.0, "step": 1, "epoch": 0, "num_nodes": 1, "num_replicas": 1,
-            "local_bsz": 32, "accum_steps": 0, "step_time_s": 0.1, "sync_time_s": 0.0,
-            "grad_sqr": None, "grad_var": None, "samples": 32,
-            "breakdown": {"data_wait_s": 0.0, "forward_backward_s": 0.1, "sync_s": 0.0,
-                          "optimizer_s": 0.0}}
+    base = step_record()
     [entry] = aggregate_steps([dict(base, model_parameters=27), dict(base, step=2,
                                                                      model_parameters=27)])
     assert entry["model_parameters"] == 27

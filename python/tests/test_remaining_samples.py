@@ -6,7 +6,7 @@ import os
 import signal
 import time
 
-from conftest import WORKERS_DIR
+from conftest import WORKERS_DIR, step_record
 from contract_server import ContractServer
 from goodput.torch.report_client import aggregate_steps
 
@@ -82,11 +82,7 @@ def test_remaining_samples_omitted_without_an_epoch_count(launch, tmp_path):
 
 
 def test_aggregation_keeps_the_last_known_remaining_samples():
-    base = {"time_s": 1.0, "step": 1, "epoch": 0, "num_nodes": 1, "num_replicas": 1,
-            "local_bsz": 32, "accum_steps": 0, "step_time_s": 0.1, "sync_time_s": 0.0,
-            "grad_sqr": None, "grad_var": None, "samples": 32,
-            "breakdown": {"data_wait_s": 0.0, "forward_backward_s": 0.1, "sync_s": 0.0,
-                          "optimizer_s": 0.0}}
+    base = step_record()
     known = [dict(base, step=1, remaining_samples=96), dict(base, step=2, remaining_samples=64)]
     [entry] = aggregate_steps(known)
     assert entry["remaining_samples"] == 64  # like samples: the entry's last step
