@@ -5,6 +5,7 @@
  * (measured step times and gradient statistics), never from trace tables. Pure: the simulator
  * and the control plane keep the profiles and call these functions.
  */
+import { knownParameterCount } from './network-model.js';
 import { accumStepTime_s, optimStepTime_s } from './throughput.js';
 import type { GradParams, PerfParams, ProfilePoint } from './types.js';
 
@@ -93,7 +94,7 @@ export function addToProfile(
     grad: [...byProgress.values()].sort((a, b) => a.progress - b.progress),
     jobs: profile.jobs + (new_job ? 1 : 0),
     max_measured_replicas: merged.reduce((m, p) => Math.max(m, p.num_replicas), 0),
-    ...withParameters(model_parameters !== undefined && model_parameters > 0 ? model_parameters : profile.model_parameters),
+    ...withParameters(knownParameterCount(model_parameters) ?? profile.model_parameters),
   };
 }
 

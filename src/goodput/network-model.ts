@@ -62,6 +62,14 @@ export interface NetworkModelOptions {
   growth?: SyncGrowth;
 }
 
+/**
+ * `model_parameters` when it is a parameter count (> 0), else undefined: how reports, profiles and
+ * the model read an optional count.
+ */
+export function knownParameterCount(model_parameters: number | undefined): number | undefined {
+  return model_parameters !== undefined && model_parameters > 0 ? model_parameters : undefined;
+}
+
 /** A job as the network model sees it: its profile points and, if it reported it, its parameter count. */
 export interface NetworkJob {
   readonly points: readonly ProfilePoint[];
@@ -144,9 +152,8 @@ function perReplicaTerm_s(net: NetworkParams, bandwidth_s: number): number {
 
 function bandwidthTerm_s(net: NetworkParams, proxy_value: number, model_parameters: number | undefined): number {
   const map = net.parameter_map;
-  if (map && model_parameters !== undefined && model_parameters > 0) {
-    return Math.max(map.sync_per_parameter_s * model_parameters + map.sync_per_proxy_s * proxy_value, MIN_PARAM);
-  }
+  const count = knownParameterCount(model_parameters);
+  if (map && count !== undefined) return Math.max(map.sync_per_parameter_s * count + map.sync_per_proxy_s * proxy_value, MIN_PARAM);
   return Math.max(net.sync_per_proxy * proxy_value ** net.proxy_exponent, MIN_PARAM);
 }
 
@@ -213,7 +220,7 @@ export function fitNetworkModel(
     const single = oneNodePoints(job.points);
     if (many.length === 0 || single.length === 0) continue;
     proxies.push(sizeProxy(fit(single), proxyKind));
-    parameters.push(job.model_parameters !== undefined && job.model_parameters > 0 ? job.model_parameters : undefined);
+    parameters.push(knownParameterCount(job.model_parameters));
     multi.push(many);
   }
   if (multi.length === 0) return undefined;
@@ -236,7 +243,7 @@ export function fitNetworkModel(
 }
 
 /** Jobs with a reported parameter count needed to fit the two-term map (two unknowns). */
-export const MIN_PARAMETER_JOBS = 2;
+const MIN_PARAMETER_JOBS = 2;
 
 /** Parameter counts are fitted in millions, where the coefficients are of the proxy's order. */
 const PARAMETERS_PER_UNIT = 1e6;
