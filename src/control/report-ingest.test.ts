@@ -3,8 +3,11 @@ import { describe, it } from 'node:test';
 import type { BackendNode } from '../backends/backend.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { JobSpec } from '../store/types.js';
+import { optimFactor, stepCorrection } from '../goodput/step-correction.js';
+import { optimStepTime_s } from '../goodput/throughput.js';
 import { ProfileBook } from './profile-book.js';
 import { ReportIngest } from './report-ingest.js';
+import { modelOf } from './snapshot.js';
 
 const node: BackendNode = { name: 'local', address: '127.0.0.1', usable: 2, note: '', devices: [0, 1].map((index) => ({ index, kind: 'cpu' as const, name: `cpu-slot-${index}` })) };
 const spec: JobSpec = { name: 'j', command: ['python3', 'train.py'], workdir: '/', env: {}, min_replicas: 0, max_replicas: 2, max_restarts: 0, preemptible: true, priority: 0, profile: 'train' };
@@ -88,4 +91,27 @@ describe('ReportIngest', () => {
     assert.equal(await parameters(), 23_520_842, 'a newer count replaces it');
     assert.deepEqual((await store.getKeyProfile('train', 'cpu'))!.job_ids, ['a', 'b', 'c']);
   });
+
+  it('a refit saves the correction of the fit by the measurements it was made on, and the model of a job with no profile uses it', async () => {
+    const store = new SqliteStore(':memory:');
+    const ingest = new ReportIngest({ store, refit_interval_s: 5, now_ms: () => 0, log: () => {}, request_round: () => {} });
+    await store.createJob({ id: 'a', name: 'a', user: 'u', spec }, 'u');
+    // Two replicas on one node, at two local batches: the measured times are not on the seven-parameter curve.
+    const at = (step: number, local_bsz: number, step_time_s: number) => ({ ...measurement(step, step_time_s), num_replicas: 2, local_bsz, sync_time_s: step_time_s / 2 });
+    await ingest.report({ job_id: 'a', attempt: 0, limits, reports: [measurement(1, 0.01), at(2, 64, 0.05), at(3, 128, 0.03)] });
+    await ingest.stop();
+    const job = (await store.getJob('a'))!;
+    assert.ok(job.perf && job.correction, 'saved with the fit');
+    assert.deepEqual(job.correction, stepCorrection(job.perf, await ownPoints(store, 'a')));
+    const model = modelOf(job)!;
+    assert.deepEqual(model.correction, job.correction, 'no profile: the job\'s own measurements correct its model');
+    const tput = (local_bsz: number) => (2 * local_bsz) / (optimStepTime_s(model.perf, 1, 2, local_bsz) * optimFactor(model.correction!, 1, 2, local_bsz));
+    for (const [local_bsz, step_time_s] of [[64, 0.05], [128, 0.03]] as const) {
+      assert.ok(Math.abs(tput(local_bsz) - (2 * local_bsz) / step_time_s) < 1e-6 * tput(local_bsz), `2 replicas at local batch ${local_bsz} predicted as measured`);
+    }
+  });
 });
+
+async function ownPoints(store: SqliteStore, job_id: string) {
+  return (await store.getProfile(job_id)).map(({ count: _count, ...point }) => point);
+}

@@ -2,6 +2,7 @@ import { GoodputError } from '../core/errors.js';
 import { fitPerfParams } from '../goodput/fit.js';
 import { modelPoints } from '../goodput/key-profile.js';
 import { profilePoint } from '../goodput/profile.js';
+import { stepCorrection } from '../goodput/step-correction.js';
 import type { ProfilePoint } from '../goodput/types.js';
 import type { ReportBatch, ReportsAdded, Store } from '../store/store.js';
 import type { JobRecord } from '../store/types.js';
@@ -119,8 +120,12 @@ export class ReportIngest {
         this.opts.log(`profile of job ${job.id} not updated: ${(error as Error).message}`);
         return undefined;
       });
-      job.perf = fitPerfParams(modelPoints(points, profile));
-      await this.opts.store.savePerf(job.id, job.perf);
+      const fitted = modelPoints(points, profile);
+      job.perf = fitPerfParams(fitted);
+      // What the fit errs by where it was measured: the model of a job with no profile of
+      // other jobs is corrected by it (snapshot.ts `modelOf`), as the simulator's is.
+      job.correction = stepCorrection(job.perf, fitted);
+      await this.opts.store.savePerf(job.id, job.perf, job.correction);
     } catch (error) {
       this.opts.log(`refit of job ${job.id} failed: ${(error as Error).message}`);
     }

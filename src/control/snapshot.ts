@@ -33,7 +33,8 @@ export function limitsOf(job: JobRecord, profile?: StoredKeyProfile): BatchLimit
  * not reported yet takes the profile's fitted parameters and its gradient statistics at the
  * start of training (`gradAt(profile, 0)`); its own refits already include the profile's points.
  * The profile's measurements also correct the fit at the shapes they cover (step-correction.ts),
- * as the simulator does.
+ * as the simulator does; without a profile, the job's own measurements do (JobRecord.correction,
+ * saved with its fit).
  */
 export function modelOf(job: JobRecord, profile?: StoredKeyProfile): GoodputModel | undefined {
   const perf = job.perf ?? profile?.perf;
@@ -41,6 +42,7 @@ export function modelOf(job: JobRecord, profile?: StoredKeyProfile): GoodputMode
   if (!perf || !grad) return undefined;
   const model: GoodputModel = { perf, grad, limits: limitsOf(job, profile) };
   if (profile && profile.points.length > 0) model.correction = stepCorrection(perf, profile.points);
+  else if (job.perf && job.correction) model.correction = job.correction;
   return model;
 }
 

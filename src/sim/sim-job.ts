@@ -154,8 +154,9 @@ export class SimJob {
       const own = [...this.profile.values()];
       const points = shared ? modelPoints(own, shared) : own;
       this.perf = !shared ? link.store.fitJob(own, true, this.app.model_parameters) : own.length === 0 ? link.store.profileFit(link.key) : link.store.fitJob(points);
-      // The key's measurements correct the fit where it errs (issue #18), as in the control plane.
-      this.correction = this.perf && shared ? stepCorrection(this.perf, points) : undefined;
+      // The measurements the fit was made on correct it where it errs (issue #18), as in the
+      // control plane: the key's and the job's own, or the job's own while it has no profile.
+      this.correction = this.perf ? stepCorrection(this.perf, points) : undefined;
       this.perfVersion = version;
       this.perfStale = false;
     }

@@ -135,7 +135,7 @@ export function storeConformance(name: string, open: OpenStore): void {
 
     it('stores reports, aggregates the profile per configuration and keeps the latest stats', async () => {
       const s = await fresh();
-      await s.createJob({ id: 'j', name: 'j', user: 'u', spec }, 'u');
+      const created = await s.createJob({ id: 'j', name: 'j', user: 'u', spec }, 'u');
       const limits = { init_batch_size: 128, max_batch_size: 4096, min_local_bsz: 32, max_local_bsz: 1024, accumulation: true };
       const m = { time_s: 1, num_nodes: 1, num_replicas: 2, local_bsz: 64, accum_steps: 0, sync_time_s: 0.05, grad_sqr: 0.5, grad_var: 1.5 };
       let added = await s.addReports(reportBatch('j', 0, limits, [{ ...m, step: 1, step_time_s: 0.25, samples: 128 }, { ...m, step: 2, step_time_s: 0.35, samples: 256, grad_sqr: null, grad_var: null }]));
@@ -163,8 +163,14 @@ export function storeConformance(name: string, open: OpenStore): void {
       assert.equal((batch[1] as { job: { step: number } }).job.step, 4, 'and does not affect other batches');
       assert.equal((batch[1] as { new_configuration: boolean }).new_configuration, true);
       assert.equal((await s.listReports('j')).length, 4);
-      await s.savePerf('j', { alpha_c: 0.1, beta_c: 0.01, alpha_n: 1e-8, beta_n: 1e-8, alpha_r: 0.01, beta_r: 0.001, gamma: 1.5 });
+      const perf = { alpha_c: 0.1, beta_c: 0.01, alpha_n: 1e-8, beta_n: 1e-8, alpha_r: 0.01, beta_r: 0.001, gamma: 1.5 };
+      const correction = { compute: [{ local_bsz: 32, factor: 1.1 }], shapes: [{ num_nodes: 1, num_replicas: 3, by_batch: [{ local_bsz: 32, factor: 0.8 }] }] };
+      assert.equal(created.correction, null, 'no correction before the first fit');
+      await s.savePerf('j', perf, correction);
       assert.equal((await s.getJob('j'))!.perf!.gamma, 1.5);
+      assert.deepEqual((await s.getJob('j'))!.correction, correction, 'the correction is kept with the fit');
+      await s.savePerf('j', perf, null);
+      assert.equal((await s.getJob('j'))!.correction, null, 'and replaced with it');
       await s.close();
     });
 

@@ -15,7 +15,7 @@ export function jobRecordFixture(extra: Partial<JobRecord> = {}): JobRecord {
     limits: { init_batch_size: 64, max_batch_size: 1024, min_local_bsz: 8, max_local_bsz: 256, accumulation: true },
     perf: { alpha_c: 0.01, beta_c: 0.001, alpha_n: 1e-8, beta_n: 1e-8, alpha_r: 0.001, beta_r: 0.0001, gamma: 1.5 },
     grad: { sqr: 0.5, var: 5 },
-    step: 10, samples: 640, remaining_samples: null, model_parameters: null, last_report_at_ms: 0, checkpoint_at_ms: null, checkpoint_on_stop: false,
+    step: 10, samples: 640, remaining_samples: null, model_parameters: null, correction: null, last_report_at_ms: 0, checkpoint_at_ms: null, checkpoint_on_stop: false,
     last_step_time_s: null, stop_kind: null, last_failure: null, health: null, reason: '', profile_use: null,
     ...extra,
   };

@@ -8,7 +8,7 @@
  */
 import type { GoodputError } from '../core/errors.js';
 import type { GradSample } from '../goodput/key-profile.js';
-import type { BatchLimits, PerfParams, ProfilePoint } from '../goodput/types.js';
+import type { BatchLimits, PerfParams, ProfilePoint, StepCorrection } from '../goodput/types.js';
 import type { EventKind, FailureRecord, StopKind } from './lifecycle.js';
 import type { JobEvent, JobRecord, JobSpec, JobState, Measurement, ProfileRow, ProfileUse, ReplicaRecord, ReportRecord, StoredKeyProfile, TokenRecord } from './types.js';
 
@@ -148,8 +148,8 @@ export interface Store {
   /** Latest measurements of a job, oldest first (at most `limit`, default 1000). */
   listReports(job_id: string, limit?: number): Promise<ReportRecord[]>;
   getProfile(job_id: string): Promise<ProfileRow[]>;
-  /** Stores the job's fitted throughput parameters. */
-  savePerf(job_id: string, perf: PerfParams): Promise<void>;
+  /** Stores the job's fitted throughput parameters and their measured correction (JobRecord.correction). */
+  savePerf(job_id: string, perf: PerfParams, correction: StepCorrection | null): Promise<void>;
 
   /**
    * Merges one job's measurements into the profile of (`key`, `gpu_type`) with

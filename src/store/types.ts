@@ -5,7 +5,7 @@
 import type { JobSpec } from '../core/job-spec.js';
 import type { Measurement } from '../core/wire.js';
 import type { KeyProfile } from '../goodput/key-profile.js';
-import type { BatchLimits, GradParams, PerfParams } from '../goodput/types.js';
+import type { BatchLimits, GradParams, PerfParams, StepCorrection } from '../goodput/types.js';
 import type { EventKind, FailureRecord, JobState, StopKind } from './lifecycle.js';
 
 export type { JobState } from './lifecycle.js';
@@ -40,6 +40,12 @@ export interface JobRecord {
   max_profiled_replicas: number;
   limits: BatchLimits | null;
   perf: PerfParams | null;
+  /**
+   * Measured over predicted step times of `perf` on the points it was fitted on (the job's own
+   * and its key profile's), saved with it; null until the job's first refit. What corrects the
+   * model of a job that has no profile of other jobs (control/snapshot.ts `modelOf`).
+   */
+  correction: StepCorrection | null;
   grad: GradParams | null;
   step: number;
   samples: number;

@@ -159,6 +159,11 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE jobs ADD COLUMN model_parameters INTEGER;
   ALTER TABLE key_profiles ADD COLUMN model_parameters INTEGER;
   `,
+  // 5 -> 6: the measured correction of the job's fitted throughput model (goodput/step-correction.ts),
+  // over the points it was fitted on, saved with `perf` (null until its first refit).
+  `
+  ALTER TABLE jobs ADD COLUMN correction TEXT;
+  `,
 ];
 
 /** Brings `db` to the newest schema version; refuses (E_STORE_VERSION) a database newer than this code. */

@@ -1,4 +1,4 @@
-import type { BatchLimits, GradParams, PerfParams } from '../../goodput/types.js';
+import type { BatchLimits, GradParams, PerfParams, StepCorrection } from '../../goodput/types.js';
 import type { EventKind, FailureRecord, StopKind } from '../lifecycle.js';
 import type { JobEvent, JobRecord, JobState, ProfileUse, ReplicaRecord, TokenRecord } from '../types.js';
 
@@ -31,6 +31,7 @@ export function toJob(r: Row): JobRecord {
     max_profiled_replicas: r.max_profiled_replicas as number,
     limits: parse<BatchLimits>(r.limits),
     perf: parse<PerfParams>(r.perf),
+    correction: parse<StepCorrection>(r.correction),
     grad: parse<GradParams>(r.grad),
     step: r.step as number,
     samples: r.samples as number,

@@ -1,7 +1,7 @@
 import type { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { GoodputError } from '../../core/errors.js';
-import type { PerfParams } from '../../goodput/types.js';
+import type { PerfParams, StepCorrection } from '../../goodput/types.js';
 import { isTerminal, refusal, serviceSince, STOP_EVENT, type EventKind, type Operation, type StopKind } from '../lifecycle.js';
 import type { JobQuery, KeyProfileUpdate, NewJob, NewReplica, DeviceBinding, ReportBatch, ReportsAdded, Store, TransitionDetail } from '../store.js';
 import type { JobEvent, JobRecord, JobState, Measurement, ProfileRow, ProfileUse, ReplicaRecord, ReportRecord, StoredKeyProfile, TokenRecord } from '../types.js';
@@ -288,8 +288,8 @@ export class SqliteStore implements Store {
     });
   }
 
-  async savePerf(job_id: string, perf: PerfParams): Promise<void> {
-    this.db.prepare('UPDATE jobs SET perf = ? WHERE id = ?').run(JSON.stringify(perf), job_id);
+  async savePerf(job_id: string, perf: PerfParams, correction: StepCorrection | null): Promise<void> {
+    this.db.prepare('UPDATE jobs SET perf = ?, correction = ? WHERE id = ?').run(JSON.stringify(perf), correction ? JSON.stringify(correction) : null, job_id);
   }
 
   async recordEvent(job_id: string, kind: EventKind, actor: string, reason: string, data: Record<string, unknown>): Promise<void> {
