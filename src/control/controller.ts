@@ -14,6 +14,7 @@ import { nodeProblems } from './node-problems.js';
 import { assignDevices, sameAllocation } from './device-binding.js';
 import { deviceUnit, resizeReason } from './insight.js';
 import { KillDeadlines } from './kill-deadlines.js';
+import { NetworkBook } from './network-book.js';
 import { ProfileBook } from './profile-book.js';
 import { ReportIngest, type ReportRequest } from './report-ingest.js';
 import { buildSnapshot, holdsDevices } from './snapshot.js';
@@ -58,7 +59,8 @@ export class Controller {
     this.now = options.now_ms ?? Date.now;
     this.log = options.log ?? (() => {});
     this.profiles = options.policy.uses_profiles === true ? new ProfileBook(options.store, () => options.backend.nodes(), this.log) : undefined;
-    this.reports = new ReportIngest({ store: options.store, refit_interval_s: options.refit_interval_s ?? 5, now_ms: this.now, log: this.log, request_round: () => this.requestRound(), ...(this.profiles ? { profiles: this.profiles } : {}) });
+    const network = this.profiles && options.policy.uses_network_model === true ? new NetworkBook(options.store, () => options.backend.nodes()) : undefined;
+    this.reports = new ReportIngest({ store: options.store, refit_interval_s: options.refit_interval_s ?? 5, now_ms: this.now, log: this.log, request_round: () => this.requestRound(), ...(this.profiles ? { profiles: this.profiles } : {}), ...(network ? { network } : {}) });
     options.backend.onExit((exit) => {
       void this.serial(async () => {
         await this.options.store.recordReplicaExit(exit.job_id, exit.attempt, exit.rank, exit.exit_code, 'backend', exit.detail);

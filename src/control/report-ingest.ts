@@ -1,14 +1,16 @@
 import { GoodputError } from '../core/errors.js';
 import { fitPerfParams } from '../goodput/fit.js';
 import { modelPoints } from '../goodput/key-profile.js';
+import { predictPerfParams } from '../goodput/network-model.js';
 import { profilePoint } from '../goodput/profile.js';
 import { stepCorrection } from '../goodput/step-correction.js';
-import type { ProfilePoint } from '../goodput/types.js';
+import type { PerfParams, ProfilePoint } from '../goodput/types.js';
 import type { ReportBatch, ReportsAdded, Store } from '../store/store.js';
 import type { JobRecord } from '../store/types.js';
 import { configFor, type JobConfig } from './batch-config.js';
 import { BatchDecisions } from './insight.js';
-import type { ProfileBook } from './profile-book.js';
+import type { NetworkBook } from './network-book.js';
+import { fromOthers, type ProfileBook } from './profile-book.js';
 
 /** A report batch as the API hands it over; the profile points are computed here. */
 export type ReportRequest = Omit<ReportBatch, 'profile'>;
@@ -24,6 +26,11 @@ export interface ReportIngestOptions {
   request_round: () => void;
   /** Profiles of profile keys: each refit judges the job's points against its key's profile and merges them in. */
   profiles?: ProfileBook;
+  /**
+   * With `profiles`, the policy's network model (Policy.uses_network_model): a job with no
+   * profile of other jobs, measured on one node only, gets its cross-node terms from it.
+   */
+  network?: NetworkBook;
 }
 
 /**
@@ -110,7 +117,8 @@ export class ReportIngest {
 
   /**
    * Refits the job's throughput model from its own points and, unless discarded, its key's
-   * profile (ProfileBook.learn); a failure keeps the previous model.
+   * profile (ProfileBook.learn), or with the network model (`networkFit`); a failure keeps the
+   * previous model.
    */
   private async refit(job: JobRecord, known?: readonly ProfilePoint[]): Promise<void> {
     try {
@@ -121,7 +129,8 @@ export class ReportIngest {
         return undefined;
       });
       const fitted = modelPoints(points, profile);
-      job.perf = fitPerfParams(fitted);
+      const fromProfile = profile !== undefined && fromOthers(profile, job.id);
+      job.perf = (fromProfile ? undefined : await this.networkFit(job, points)) ?? fitPerfParams(fitted);
       // What the fit errs by where it was measured: the model of a job with no profile of
       // other jobs is corrected by it (snapshot.ts `modelOf`), as the simulator's is.
       job.correction = stepCorrection(job.perf, fitted);
@@ -129,6 +138,23 @@ export class ReportIngest {
     } catch (error) {
       this.opts.log(`refit of job ${job.id} failed: ${(error as Error).message}`);
     }
+  }
+
+  /**
+   * With the network model, the model of a job with no profile of other jobs to start from: by
+   * predictPerfParams while its points are all on one node, as in the simulator
+   * (SimProfileStore.fitJob). Undefined (its own fit is used) without the network model, when it
+   * has multi-node points, when no profile of its GPU type has any, or when the store fails.
+   */
+  private async networkFit(job: JobRecord, points: readonly ProfilePoint[]): Promise<PerfParams | undefined> {
+    const network = this.opts.network;
+    // predictPerfParams keeps a multi-node job's own fit anyway: skip the store read.
+    if (!network || points.some((p) => p.num_nodes > 1)) return undefined;
+    const net = await network.paramsFor(job).catch((error: unknown) => {
+      this.opts.log(`network model for job ${job.id} not read, its own fit is used: ${(error as Error).message}`);
+      return undefined;
+    });
+    return net && predictPerfParams(points, net, job.model_parameters ?? undefined);
   }
 
   /** The job's own profile points: per configuration, the mean of its reports there. */
