@@ -92,15 +92,21 @@ describe('ReportIngest', () => {
     assert.deepEqual((await store.getKeyProfile('train', 'cpu'))!.job_ids, ['a', 'b', 'c']);
   });
 
-  it('a refit saves the correction of the fit by the measurements it was made on, and the model of a job with no profile uses it', async () => {
+  it('with profiles, a refit saves the correction of the fit by the measurements it was made on, and the model of a job with no profile uses it', async () => {
     const store = new SqliteStore(':memory:');
-    const ingest = new ReportIngest({ store, refit_interval_s: 5, now_ms: () => 0, log: () => {}, request_round: () => {} });
-    await store.createJob({ id: 'a', name: 'a', user: 'u', spec }, 'u');
+    const profiles = new ProfileBook(store, () => [node], () => {});
     // Two replicas on one node, at two local batches: the measured times are not on the seven-parameter curve.
     const at = (step: number, local_bsz: number, step_time_s: number) => ({ ...measurement(step, step_time_s), num_replicas: 2, local_bsz, sync_time_s: step_time_s / 2 });
-    await ingest.report({ job_id: 'a', attempt: 0, limits, reports: [measurement(1, 0.01), at(2, 64, 0.05), at(3, 128, 0.03)] });
-    await ingest.stop();
-    const job = (await store.getJob('a'))!;
+    const run = async (id: string, book?: ProfileBook) => {
+      const ingest = new ReportIngest({ store, refit_interval_s: 5, now_ms: () => 0, log: () => {}, request_round: () => {}, ...(book ? { profiles: book } : {}) });
+      await store.createJob({ id, name: id, user: 'u', spec: { ...spec, profile: id } }, 'u');
+      await ingest.report({ job_id: id, attempt: 0, limits, reports: [measurement(1, 0.01), at(2, 64, 0.05), at(3, 128, 0.03)] });
+      await ingest.stop();
+      return (await store.getJob(id))!;
+    };
+    const plain = await run('pollux-like');
+    assert.ok(plain.perf && plain.correction === null, 'a policy without profiles keeps the plain fit, as in the simulator');
+    const job = await run('a', profiles);
     assert.ok(job.perf && job.correction, 'saved with the fit');
     assert.deepEqual(job.correction, stepCorrection(job.perf, await ownPoints(store, 'a')));
     const model = modelOf(job)!;

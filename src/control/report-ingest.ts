@@ -132,8 +132,9 @@ export class ReportIngest {
       const fromProfile = profile !== undefined && fromOthers(profile, job.id);
       job.perf = (fromProfile ? undefined : await this.networkFit(job, points)) ?? fitPerfParams(fitted);
       // What the fit errs by where it was measured: the model of a job with no profile of
-      // other jobs is corrected by it (snapshot.ts `modelOf`), as the simulator's is.
-      job.correction = stepCorrection(job.perf, fitted);
+      // other jobs is corrected by it (snapshot.ts `modelOf`), as the simulator's is. Only for a
+      // policy that keeps profiles: the others (pollux) use the plain fit, as in the simulator.
+      job.correction = this.opts.profiles ? stepCorrection(job.perf, fitted) : null;
       await this.opts.store.savePerf(job.id, job.perf, job.correction);
     } catch (error) {
       this.opts.log(`refit of job ${job.id} failed: ${(error as Error).message}`);

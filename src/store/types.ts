@@ -42,8 +42,9 @@ export interface JobRecord {
   perf: PerfParams | null;
   /**
    * Measured over predicted step times of `perf` on the points it was fitted on (the job's own
-   * and its key profile's), saved with it; null until the job's first refit. What corrects the
-   * model of a job that has no profile of other jobs (control/snapshot.ts `modelOf`).
+   * and its key profile's), saved with it by each refit under a policy that keeps profiles; null
+   * before the first such refit, and set to null by a refit under a policy without profiles.
+   * What corrects the model of a job that has no profile of other jobs (control/snapshot.ts `modelOf`).
    */
   correction: StepCorrection | null;
   grad: GradParams | null;
