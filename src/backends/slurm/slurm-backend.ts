@@ -40,10 +40,22 @@ interface Watched {
    * later, after Goodput's own stop of the rest of the attempt (then CANCELLED is all squeue says).
    */
   outside?: string;
+  /** When a poll first found a rank killed by a signal Goodput did not send, the Slurm job still listed as running. */
+  signalled_at_ms?: number;
 }
 
 /** How long (ms) a rank's exit file gets to appear after its Slurm job ended. */
 const EXIT_FILE_WAIT_MS = 3000;
+
+/**
+ * How long (ms) the exits of an attempt are held, once a rank was killed by a signal Goodput did
+ * not send (exit 137 or 143) while Slurm still lists the job as running, for the list to say why.
+ * slurmctld signals the tasks of a job it ends (a node set down, an scancel) and a list read at
+ * that moment can still show the old state; reported at once, such an end read as the program's
+ * own checkpointed stop. A rank killed on its node by hand is reported after this wait.
+ */
+const OUTSIDE_REASON_WAIT_MS = 5000;
+const SIGNAL_EXIT_CODES: ReadonlySet<number> = new Set([137, 143]);
 
 /**
  * Runs each attempt as one Slurm job (sbatch) on the nodes the policy chose, one task per GPU;
@@ -269,10 +281,13 @@ export class SlurmBackend implements Backend {
         const detail = w.outside;
         if (ended && w.ended_at_ms === undefined) w.ended_at_ms = Date.now();
         const late = w.ended_at_ms !== undefined && Date.now() - w.ended_at_ms >= EXIT_FILE_WAIT_MS;
+        const signalled = w.stop === undefined && detail === undefined && !ended && [...(found.get(id)?.values() ?? [])].some((c) => SIGNAL_EXIT_CODES.has(c));
+        if (signalled) w.signalled_at_ms ??= Date.now();
+        const holding = signalled && Date.now() - w.signalled_at_ms! < OUTSIDE_REASON_WAIT_MS;
         for (const rank of [...w.ranks]) {
           let code = found.get(id)?.get(rank) ?? (late ? readExitFile(w.job_dir, w.attempt, rank) : undefined);
           if (code === undefined && late) code = w.stop && !started(w.job_dir, w.attempt, rank) ? 143 : EXIT_LOST;
-          if (code === undefined) continue;
+          if (code === undefined || holding) continue;
           w.ranks.delete(rank);
           this.listener({ job_id: w.job_id, attempt: w.attempt, rank, exit_code: code, ...(detail ? { detail } : {}) });
         }
