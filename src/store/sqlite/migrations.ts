@@ -160,7 +160,7 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE key_profiles ADD COLUMN model_parameters INTEGER;
   `,
   // 5 -> 6: the measured correction of the job's fitted throughput model (goodput/step-correction.ts),
-  // over the points it was fitted on, saved with `perf` (null until its first refit).
+  // over the points it was fitted on, saved with `perf` by refits under a policy that keeps profiles.
   `
   ALTER TABLE jobs ADD COLUMN correction TEXT;
   `,
