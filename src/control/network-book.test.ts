@@ -14,7 +14,7 @@ import type { JobSpec, StoredKeyProfile } from '../store/types.js';
 import { Controller } from './controller.js';
 import { multiNodeSignature, NetworkBook } from './network-book.js';
 import { ProfileBook } from './profile-book.js';
-import { ReportIngest } from './report-ingest.js';
+import { ownProfilePoints, ReportIngest } from './report-ingest.js';
 
 const H100 = 'NVIDIA H100 80GB HBM3';
 const cpuNode: BackendNode = { name: 'local', address: '127.0.0.1', usable: 4, note: '', devices: cpuSlots(4) };
@@ -62,8 +62,7 @@ function open(network: boolean, lines: string[] = []) {
 async function run(store: SqliteStore, report: (id: string) => Promise<unknown>, id: string, key: string) {
   await store.createJob({ id, name: id, user: 'u', spec: spec(key) }, 'u');
   await report(id);
-  const points: ProfilePoint[] = (await store.getProfile(id)).map(({ num_nodes, num_replicas, local_bsz, accum_step_time_s, optim_step_time_s }) => ({ num_nodes, num_replicas, local_bsz, accum_step_time_s, optim_step_time_s }));
-  return { perf: (await store.getJob(id))!.perf!, points };
+  return { perf: (await store.getJob(id))!.perf!, points: await ownProfilePoints(store, id) };
 }
 
 const ofType = async (store: SqliteStore, gpu_type: string): Promise<StoredKeyProfile[]> => (await store.listKeyProfiles()).filter((p) => p.gpu_type === gpu_type);

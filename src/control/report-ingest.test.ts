@@ -6,7 +6,7 @@ import type { JobSpec } from '../store/types.js';
 import { optimFactor, stepCorrection } from '../goodput/step-correction.js';
 import { optimStepTime_s } from '../goodput/throughput.js';
 import { ProfileBook } from './profile-book.js';
-import { ReportIngest } from './report-ingest.js';
+import { ownProfilePoints, ReportIngest } from './report-ingest.js';
 import { modelOf } from './snapshot.js';
 
 const node: BackendNode = { name: 'local', address: '127.0.0.1', usable: 2, note: '', devices: [0, 1].map((index) => ({ index, kind: 'cpu' as const, name: `cpu-slot-${index}` })) };
@@ -108,7 +108,7 @@ describe('ReportIngest', () => {
     assert.ok(plain.perf && plain.correction === null, 'a policy without profiles keeps the plain fit, as in the simulator');
     const job = await run('a', profiles);
     assert.ok(job.perf && job.correction, 'saved with the fit');
-    assert.deepEqual(job.correction, stepCorrection(job.perf, await ownPoints(store, 'a')));
+    assert.deepEqual(job.correction, stepCorrection(job.perf, await ownProfilePoints(store, 'a')));
     const model = modelOf(job)!;
     assert.deepEqual(model.correction, job.correction, 'no profile: the job\'s own measurements correct its model');
     const tput = (local_bsz: number) => (2 * local_bsz) / (optimStepTime_s(model.perf, 1, 2, local_bsz) * optimFactor(model.correction!, 1, 2, local_bsz));
@@ -117,7 +117,3 @@ describe('ReportIngest', () => {
     }
   });
 });
-
-async function ownPoints(store: SqliteStore, job_id: string) {
-  return (await store.getProfile(job_id)).map(({ count: _count, ...point }) => point);
-}

@@ -158,15 +158,8 @@ export class ReportIngest {
     return net && predictPerfParams(points, net, job.model_parameters ?? undefined);
   }
 
-  /** The job's own profile points: per configuration, the mean of its reports there. */
-  private async ownPoints(job_id: string): Promise<ProfilePoint[]> {
-    return (await this.opts.store.getProfile(job_id)).map((p) => ({
-      num_nodes: p.num_nodes,
-      num_replicas: p.num_replicas,
-      local_bsz: p.local_bsz,
-      accum_step_time_s: p.accum_step_time_s,
-      optim_step_time_s: p.optim_step_time_s,
-    }));
+  private ownPoints(job_id: string): Promise<ProfilePoint[]> {
+    return ownProfilePoints(this.opts.store, job_id);
   }
 
   private enqueue(batch: ReportBatch): Promise<ReportsAdded> {
@@ -186,4 +179,15 @@ export class ReportIngest {
       for (const i of items) i.reject(error);
     }
   }
+}
+
+/** A job's own profile points as the store keeps them: per configuration, the mean of its reports there. */
+export async function ownProfilePoints(store: Store, job_id: string): Promise<ProfilePoint[]> {
+  return (await store.getProfile(job_id)).map((p) => ({
+    num_nodes: p.num_nodes,
+    num_replicas: p.num_replicas,
+    local_bsz: p.local_bsz,
+    accum_step_time_s: p.accum_step_time_s,
+    optim_step_time_s: p.optim_step_time_s,
+  }));
 }

@@ -42,7 +42,7 @@ export function modelOf(job: JobRecord, profile?: StoredKeyProfile): GoodputMode
   if (!perf || !grad) return undefined;
   const model: GoodputModel = { perf, grad, limits: limitsOf(job, profile) };
   if (profile && profile.points.length > 0) model.correction = stepCorrection(perf, profile.points);
-  else if (job.perf && job.correction) model.correction = job.correction;
+  else if (job.correction) model.correction = job.correction;
   return model;
 }
 
