@@ -175,9 +175,13 @@ export class SlurmBackend implements Backend {
 
   /**
    * The exit file when the task wrapper wrote one, else 'alive': Slurm ends the processes of an
-   * ended job itself, and `poll` reports the exits of jobs that end without exit files.
+   * ended job itself, and `poll` reports the exits of jobs that end without exit files. A rank
+   * this backend watches stays 'alive' until `poll` reports it through the listener: only the poll
+   * tells (and may wait to learn, OUTSIDE_REASON_WAIT_MS) why Slurm ended the job, which an exit
+   * recorded from here would lose.
    */
   probe(ref: ReplicaRef): 'alive' | number {
+    if (this.watched.get(ref.launch_id)?.ranks.has(ref.rank)) return 'alive';
     return readExitFile(ref.job_dir, ref.attempt, ref.rank) ?? 'alive';
   }
 

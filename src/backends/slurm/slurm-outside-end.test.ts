@@ -4,7 +4,8 @@
  * down). The backend holds the attempt's exits a few seconds for the list to say it, so the end is
  * not read as the program's own checkpointed stop, and reports them anyway once the wait is over.
  * The race is made deterministic here by killing one rank's program by hand: Slurm still lists
- * the job as running, exactly as in the window before it ends a job itself.
+ * the job as running, exactly as in the window before it ends a job itself. The controller's
+ * periodic `probe` must not record such an exit first either (it has no reason to give).
  */
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -71,6 +72,8 @@ describe('Slurm backend: a rank killed by a signal Goodput did not send', { skip
     // The backend polls every 250 ms: it sees rank 1's exit file while Slurm still lists the job running.
     await new Promise((r) => setTimeout(r, 1000));
     assert.deepEqual(of('cancelled'), [], 'held while Slurm does not say why');
+    const rank1 = { job_id: 'cancelled', attempt: 0, rank: 1, node: 'gp1', launch_id: slurm_id, pid: 0, proc_start: '', job_dir: req.job_dir };
+    assert.equal(backend.probe(rank1), 'alive', 'the controller\'s periodic probe does not record it either (it would without the reason)');
     await cluster.cmd('scancel', [slurm_id]);
     await until('both exits', () => (of('cancelled').length === 2 ? true : undefined));
     for (const e of of('cancelled')) {
