@@ -38,7 +38,8 @@ const P99_FACTOR = 1.1;
 const BUILT_IN_VARIANTS = [
   'default',
   'profiles=false',
-  'rank_exponent=3',
+  'gpu_price=0',
+  'gpu_price=0.01',
   'rank_exponent=2',
   'min_marginal_speedup=0.15',
   'min_marginal_speedup=0.3',

@@ -136,8 +136,8 @@ test('whole-node sizing: multi-node sizes are built from whole nodes before left
   // A scales linearly, B uses one GPU, C gains 10% from a second GPU; 7 free GPUs, 4 per node.
   const views = [view('a', 0, 64, (r) => r), view('b', 1, 1, (r) => Math.min(r, 1)), view('c', 2, 2, (r) => (r <= 0 ? 0 : 1 + 0.1 * (r - 1)))];
   // Freely, A's fifth GPU (+25%) beats C's second (+10%); in whole nodes A stops at one node.
-  assert.deepEqual(chooseReplicaCounts(views, 7, 4, 0, false), [5, 1, 1]);
-  assert.deepEqual(chooseReplicaCounts(views, 7, 4, 0, true), [4, 1, 2]);
+  assert.deepEqual(chooseReplicaCounts(views, 7, 4, { whole_nodes: false }), [5, 1, 1]);
+  assert.deepEqual(chooseReplicaCounts(views, 7, 4, { whole_nodes: true }), [4, 1, 2]);
 });
 
 test('min_weight_share floors every weight at that share of the mean weight', () => {
@@ -160,6 +160,19 @@ test('sizing looks past a dip in the speedup curve (2 nodes slower than 1, 4 nod
   const dip = (r: number): number => (r <= 4 ? r : r <= 8 ? 3 : 0.6 * r);
   // Step by step from 4 GPUs every size up to 8 loses; 16 GPUs (speedup 9.6) is the best.
   assert.deepEqual(chooseReplicaCounts([bareView('d', { speedup: dip, max_replicas: 16 })], 16, 4), [16]);
+});
+
+test('gpu_price: a running job does not grow onto the flat part of its speedup curve, and GPUs idle', () => {
+  // Speedup 8 on 8 GPUs, 8.1 on 12, 8.15 on 16. From 8 to 12: 1/8 - 1/8.1 = 0.0015 s saved per
+  // 1-GPU second of work against 12/8.1 - 1 = 0.48 GPU-s added, 0.0032 s per GPU-s; from 12 to
+  // 16, 0.0016 s per GPU-s.
+  const flat = (r: number): number => (r <= 8 ? r : r < 12 ? 8 : r < 16 ? 8.1 : 8.15);
+  const running = bareView('f', { speedup: flat, current: [0, 0, 1, 1], current_replicas: 8, max_replicas: 16 });
+  assert.deepEqual(chooseReplicaCounts([running], 16, 4), [16]);
+  assert.deepEqual(chooseReplicaCounts([running], 16, 4, { gpu_price: 0.003 }), [12]);
+  assert.deepEqual(chooseReplicaCounts([running], 16, 4, { gpu_price: 0.004 }), [8]);
+  // A job that is not running may always start.
+  assert.deepEqual(chooseReplicaCounts([bareView('w', { speedup: (r) => Math.min(r, 1) + 1e-6 * r })], 4, 4, { gpu_price: 1 }), [1]);
 });
 
 test('GPUs that would idle go to a job whose restart budget is spent', () => {

@@ -35,7 +35,7 @@ export class GoodputPolicy implements Policy {
     const usage = usageAfter(snapshot.nodes, pinned.map((v) => v.current));
     const free = usage.free.reduce((sum, f) => sum + Math.max(0, f), 0);
     const gpusPerNode = Math.max(1, ...snapshot.nodes.map((n) => n.gpus));
-    const counts = chooseReplicaCounts(views, free, gpusPerNode, this.params.min_marginal_speedup, this.params.whole_nodes);
+    const counts = chooseReplicaCounts(views, free, gpusPerNode, this.params);
     const allocations: Record<string, Allocation> = allocateJobs(views, counts, usage);
     for (const view of pinned) allocations[view.job.id] = view.current;
     const rejections: PolicyDecision['rejections'] = {};
@@ -64,6 +64,7 @@ export const goodputPolicy: PolicyFactory = {
     initial_replicas: { min: 1, integer: true },
     explore_factor: { min: 1 },
     unmeasured_gain_share: { min: 0, max: 1 },
+    gpu_price: { min: 0 },
     service_half_weight_gpu_s: { min: 1 },
     queue_base_gpu_s: { min: 1e-3 },
     queue_factor: { min: 1 },

@@ -97,6 +97,13 @@ export interface GoodputPolicyParams extends HysteresisParams {
    */
   min_marginal_speedup: number;
   /**
+   * Price of GPU time in seconds of completion time per GPU-second: a job grows past its first step
+   * (from 0 GPUs, never priced) only by steps that save it at least this much time per GPU-second they add to its remaining work, in
+   * every pass, so GPUs may idle. Cuts the GPUs spent on the flat part of speedup curves (issue
+   * #18's GPU-hours; docs/policy.md, twelfth round). 0 disables it.
+   */
+  gpu_price: number;
+  /**
    * Multi-node jobs are first sized in whole nodes (GPUs left over after that go to any size),
    * so that distributed jobs do not leave partial nodes that fragment the cluster.
    */
@@ -134,6 +141,7 @@ export const defaultGoodputPolicyParams: GoodputPolicyParams = {
   unmeasured_gain_share: 0.5,
   rank_exponent: 3,
   min_marginal_speedup: 0,
+  gpu_price: 0.003,
   whole_nodes: true,
   min_weight_share: 0,
   profiles: true,

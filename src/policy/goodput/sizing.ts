@@ -26,14 +26,28 @@ function utility(speedup: number, power: number): number {
   return Math.pow(speedup, 1 - power) / (1 - power);
 }
 
+/** Rules of `chooseReplicaCounts` beyond the values (GoodputPolicyParams has their meaning). */
+export interface SizingRules {
+  /** First pass: only steps adding at least this speedup per GPU. */
+  min_marginal_speedup: number;
+  /** First pass: multi-node sizes in whole nodes only. */
+  whole_nodes: boolean;
+  /** Every pass: a job grows past its first step only by steps that save this many seconds per GPU-second. */
+  gpu_price: number;
+}
+
+const NO_RULES: SizingRules = { min_marginal_speedup: 0, whole_nodes: false, gpu_price: 0 };
+
 /**
  * Chooses a replica count per job that maximizes the total value within `free_gpus`: greedy by
  * marginal value per GPU, looking ahead over several GPUs so that non-concave steps (crossing a
  * node boundary, reaching the current size) are found. Jobs with min_replicas get them first, in
  * priority order, or nothing. Deterministic: ties go to the earlier-submitted job.
- * Returns counts indexed like `views`; their sum never exceeds `free_gpus`.
+ * Returns counts indexed like `views`; their sum never exceeds `free_gpus`. With a `gpu_price`
+ * GPUs may be left over although some job would gain from them.
  */
-export function chooseReplicaCounts(views: readonly JobView[], free_gpus: number, lookahead: number, min_marginal_speedup = 0, whole_nodes = false): number[] {
+export function chooseReplicaCounts(views: readonly JobView[], free_gpus: number, lookahead: number, rules: Partial<SizingRules> = {}): number[] {
+  const { min_marginal_speedup, whole_nodes, gpu_price } = { ...NO_RULES, ...rules };
   const counts = views.map(() => 0);
   let free = free_gpus;
   const byPriority = views.map((_, i) => i).sort((a, b) => compareViews(views, a, b));
@@ -48,22 +62,29 @@ export function chooseReplicaCounts(views: readonly JobView[], free_gpus: number
   // that gains when the restart budget is ignored (a job that has restarted a lot is otherwise
   // left small next to idle GPUs). With whole_nodes, the first pass only builds multi-node sizes
   // from whole nodes (lookahead is the node size).
-  const passes: [number, boolean, boolean][] = [];
-  if (min_marginal_speedup > 0 || whole_nodes) passes.push([min_marginal_speedup, whole_nodes, false]);
-  passes.push([0, false, false]);
-  passes.push([0, false, true]);
-  for (const [floor, whole, idle] of passes) {
-    free = grow(views, counts, free, lookahead, floor, whole, idle);
-  }
+  const passes: PassRules[] = [];
+  if (min_marginal_speedup > 0 || whole_nodes) passes.push({ floor: min_marginal_speedup, whole: whole_nodes, idle: false, price: gpu_price });
+  passes.push({ floor: 0, whole: false, idle: false, price: gpu_price });
+  passes.push({ floor: 0, whole: false, idle: true, price: gpu_price });
+  for (const pass of passes) free = grow(views, counts, free, lookahead, pass);
   return counts;
 }
 
+/** One greedy pass: its speedup floor per GPU, whole-node rule, restart price and GPU price. */
+interface PassRules {
+  floor: number;
+  whole: boolean;
+  /** Price restarts by the idle-GPU keep (the restart budget ignored). */
+  idle: boolean;
+  price: number;
+}
+
 /** Greedy growth of `counts` (mutated) by best value per GPU; returns the GPUs left. */
-function grow(views: readonly JobView[], counts: number[], free_gpus: number, lookahead: number, floor: number, whole: boolean, idle: boolean): number {
+function grow(views: readonly JobView[], counts: number[], free_gpus: number, lookahead: number, pass: PassRules): number {
   let free = free_gpus;
   const heap = new StepHeap();
   const push = (i: number): void => {
-    const step = bestStep(views[i] as JobView, i, counts[i] as number, free, lookahead, floor, whole, idle);
+    const step = bestStep(views[i] as JobView, i, counts[i] as number, free, lookahead, pass);
     if (step) heap.push(step);
   };
   for (let i = 0; i < views.length; i++) {
@@ -91,7 +112,8 @@ function compareViews(views: readonly JobView[], a: number, b: number): number {
   return vb.weight - va.weight || va.order - vb.order;
 }
 
-function bestStep(view: JobView, index: number, replicas: number, free: number, lookahead: number, floor: number, whole: boolean, idle: boolean): Step | undefined {
+function bestStep(view: JobView, index: number, replicas: number, free: number, lookahead: number, pass: PassRules): Step | undefined {
+  const { floor, whole, idle, price } = pass;
   const room = Math.min(view.max_replicas - replicas, free, Math.max(lookahead, view.current_replicas - replicas));
   if (room <= 0) return undefined;
   const base = allocationValue(view, replicas, idle);
@@ -99,6 +121,7 @@ function bestStep(view: JobView, index: number, replicas: number, free: number, 
   for (const k of candidateSteps(replicas, room, Math.min(view.max_replicas - replicas, free), lookahead)) {
     if (replicas > 0 && floor > 0 && (view.speedup(replicas + k) - view.speedup(replicas)) / k < floor) continue;
     const total = replicas + k;
+    if (price > 0 && replicas > 0 && !worthItsGpus(view, replicas, total, price)) continue;
     if (whole && total > lookahead && total % lookahead !== 0 && total !== view.current_replicas && total !== view.max_replicas) continue;
     const gain = (allocationValue(view, replicas + k, idle) - base) / k;
     if (gain > 1e-12 && (!best || gain > best.gain_per_replica + 1e-12)) {
@@ -106,6 +129,20 @@ function bestStep(view: JobView, index: number, replicas: number, free: number, 
     }
   }
   return best;
+}
+
+/**
+ * Whether growing a job from `from` (> 0) to `to` replicas saves at least `price` seconds of its
+ * completion time per GPU-second it adds: with W its remaining work in 1-GPU seconds, the step
+ * saves W (1/S(from) - 1/S(to)) seconds and costs W (to/S(to) - from/S(from)) GPU-seconds, so W
+ * cancels. Only steps on the flat part of a speedup curve fail (at price 0.003, a GPU that adds
+ * less than about 0.3% to the job's speed).
+ */
+function worthItsGpus(view: JobView, from: number, to: number, price: number): boolean {
+  const before = view.speedup(from);
+  const after = view.speedup(to);
+  const addedGpuTime = to / after - from / before;
+  return addedGpuTime <= 0 || 1 / before - 1 / after >= price * addedGpuTime;
 }
 
 /**
