@@ -162,17 +162,21 @@ test('sizing looks past a dip in the speedup curve (2 nodes slower than 1, 4 nod
   assert.deepEqual(chooseReplicaCounts([bareView('d', { speedup: dip, max_replicas: 16 })], 16, 4), [16]);
 });
 
-test('gpu_price: a running job does not grow onto the flat part of its speedup curve, and GPUs idle', () => {
+test('gpu_price: a running job with a corrected model does not grow onto the flat part of its speedup curve, and GPUs idle', () => {
   // Speedup 8 on 8 GPUs, 8.1 on 12, 8.15 on 16. From 8 to 12: 1/8 - 1/8.1 = 0.0015 s saved per
   // 1-GPU second of work against 12/8.1 - 1 = 0.48 GPU-s added, 0.0032 s per GPU-s; from 12 to
   // 16, 0.0016 s per GPU-s.
   const flat = (r: number): number => (r <= 8 ? r : r < 12 ? 8 : r < 16 ? 8.1 : 8.15);
-  const running = bareView('f', { speedup: flat, current: [0, 0, 1, 1], current_replicas: 8, max_replicas: 16 });
+  // The price is asked only of a model corrected by measured step times (here: by none of them).
+  const corrected = { perf, grad: { sqr: 0.05, var: 5 }, limits, correction: { compute: [], shapes: [] } };
+  const running = bareView('f', { job: job('f', { model: corrected }), speedup: flat, current: [0, 0, 1, 1], current_replicas: 8, max_replicas: 16 });
   assert.deepEqual(chooseReplicaCounts([running], 16, 4), [16]);
   assert.deepEqual(chooseReplicaCounts([running], 16, 4, { gpu_price: 0.003 }), [12]);
   assert.deepEqual(chooseReplicaCounts([running], 16, 4, { gpu_price: 0.004 }), [8]);
+  const plainFit = { ...running, job: job('f', { model: { ...corrected, correction: undefined } }) };
+  assert.deepEqual(chooseReplicaCounts([plainFit], 16, 4, { gpu_price: 0.004 }), [16]);
   // A job that is not running may always start.
-  assert.deepEqual(chooseReplicaCounts([bareView('w', { speedup: (r) => Math.min(r, 1) + 1e-6 * r })], 4, 4, { gpu_price: 1 }), [1]);
+  assert.deepEqual(chooseReplicaCounts([bareView('w', { job: job('w', { model: corrected }), speedup: (r) => Math.min(r, 1) + 1e-6 * r })], 4, 4, { gpu_price: 1 }), [1]);
 });
 
 test('GPUs that would idle go to a job whose restart budget is spent', () => {
