@@ -167,7 +167,8 @@ test('gpu_price: a running job with a corrected model does not grow onto the fla
   // 1-GPU second of work against 12/8.1 - 1 = 0.48 GPU-s added, 0.0032 s per GPU-s; from 12 to
   // 16, 0.0016 s per GPU-s.
   const flat = (r: number): number => (r <= 8 ? r : r < 12 ? 8 : r < 16 ? 8.1 : 8.15);
-  // The price is asked only of a model corrected by measured step times (here: by none of them).
+  // The price is asked only of a model that carries a correction by measured step times (here an
+  // empty one: every factor 1).
   const corrected = { perf, grad: { sqr: 0.05, var: 5 }, limits, correction: { compute: [], shapes: [] } };
   const running = bareView('f', { job: job('f', { model: corrected }), speedup: flat, current: [0, 0, 1, 1], current_replicas: 8, max_replicas: 16 });
   assert.deepEqual(chooseReplicaCounts([running], 16, 4), [16]);

@@ -97,11 +97,12 @@ export interface GoodputPolicyParams extends HysteresisParams {
    */
   min_marginal_speedup: number;
   /**
-   * Price of GPU time in seconds of completion time per GPU-second: a job grows past its first step
-   * (from 0 GPUs, never priced) only by steps that save it at least this much time per GPU-second they add to its remaining work, in
-   * every pass, so GPUs may idle. Asked only of jobs whose model is corrected by measured step
-   * times (with `profiles`, every job with a fit). Cuts the GPUs spent on the flat part of speedup
-   * curves (issue #18's GPU-hours; docs/policy.md, twelfth round). 0 disables it.
+   * Price of GPU time in seconds of completion time per GPU-second: a job grows past its first
+   * step (from 0 GPUs, never priced) only by steps that save it at least this much time per
+   * GPU-second they add to its remaining work, in every pass, so GPUs may idle. Asked only of jobs
+   * whose model is corrected by measured step times (with `profiles`, every job with a fit). Cuts
+   * the GPUs spent on the flat part of speedup curves (issue #18's GPU-hours; docs/policy.md,
+   * twelfth round). 0 disables it.
    */
   gpu_price: number;
   /**

@@ -32,7 +32,7 @@ export interface SizingRules {
   min_marginal_speedup: number;
   /** First pass: multi-node sizes in whole nodes only. */
   whole_nodes: boolean;
-  /** Every pass: a job grows past its first step only by steps that save this many seconds per GPU-second. */
+  /** Every pass: a job with a corrected model grows past its first step only by steps that save this many seconds per GPU-second. */
   gpu_price: number;
 }
 
