@@ -102,7 +102,7 @@ export class ReportIngest {
    */
   async finalRefit(job: JobRecord, succeeded: boolean): Promise<void> {
     this.lastFit.delete(job.id);
-    const points = await this.ownPoints(job.id);
+    const points = await ownProfilePoints(this.opts.store, job.id);
     await this.refit(job, points);
     if (succeeded) {
       await this.opts.profiles?.replaceUnconfirmed(job, points).catch((error: unknown) => this.opts.log(`profile of job ${job.id} not replaced: ${(error as Error).message}`));
@@ -122,7 +122,7 @@ export class ReportIngest {
    */
   private async refit(job: JobRecord, known?: readonly ProfilePoint[]): Promise<void> {
     try {
-      const points = known ?? (await this.ownPoints(job.id));
+      const points = known ?? (await ownProfilePoints(this.opts.store, job.id));
       if (points.length === 0) return;
       const profile = await this.opts.profiles?.learn(job, points).catch((error: unknown) => {
         this.opts.log(`profile of job ${job.id} not updated: ${(error as Error).message}`);
@@ -156,10 +156,6 @@ export class ReportIngest {
       return undefined;
     });
     return net && predictPerfParams(points, net, job.model_parameters ?? undefined);
-  }
-
-  private ownPoints(job_id: string): Promise<ProfilePoint[]> {
-    return ownProfilePoints(this.opts.store, job_id);
   }
 
   private enqueue(batch: ReportBatch): Promise<ReportsAdded> {

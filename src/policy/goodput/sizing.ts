@@ -62,11 +62,11 @@ export function chooseReplicaCounts(views: readonly JobView[], free_gpus: number
   // that gains when the restart budget is ignored (a job that has restarted a lot is otherwise
   // left small next to idle GPUs). With whole_nodes, the first pass only builds multi-node sizes
   // from whole nodes (lookahead is the node size).
-  const passes: PassRules[] = [];
-  if (min_marginal_speedup > 0 || whole_nodes) passes.push({ floor: min_marginal_speedup, whole: whole_nodes, idle: false, price: gpu_price });
-  passes.push({ floor: 0, whole: false, idle: false, price: gpu_price });
-  passes.push({ floor: 0, whole: false, idle: true, price: gpu_price });
-  for (const pass of passes) free = grow(views, counts, free, lookahead, pass);
+  const passes: Omit<PassRules, 'price'>[] = [];
+  if (min_marginal_speedup > 0 || whole_nodes) passes.push({ floor: min_marginal_speedup, whole: whole_nodes, idle: false });
+  passes.push({ floor: 0, whole: false, idle: false });
+  passes.push({ floor: 0, whole: false, idle: true });
+  for (const pass of passes) free = grow(views, counts, free, lookahead, { ...pass, price: gpu_price });
   return counts;
 }
 
@@ -117,11 +117,12 @@ function bestStep(view: JobView, index: number, replicas: number, free: number, 
   const room = Math.min(view.max_replicas - replicas, free, Math.max(lookahead, view.current_replicas - replicas));
   if (room <= 0) return undefined;
   const base = allocationValue(view, replicas, idle);
+  const priced = price > 0 && replicas > 0 && view.job.model?.correction !== undefined;
   let best: Step | undefined;
   for (const k of candidateSteps(replicas, room, Math.min(view.max_replicas - replicas, free), lookahead)) {
     if (replicas > 0 && floor > 0 && (view.speedup(replicas + k) - view.speedup(replicas)) / k < floor) continue;
     const total = replicas + k;
-    if (price > 0 && replicas > 0 && view.job.model?.correction && !worthItsGpus(view, replicas, total, price)) continue;
+    if (priced && !worthItsGpus(view, replicas, total, price)) continue;
     if (whole && total > lookahead && total % lookahead !== 0 && total !== view.current_replicas && total !== view.max_replicas) continue;
     const gain = (allocationValue(view, replicas + k, idle) - base) / k;
     if (gain > 1e-12 && (!best || gain > best.gain_per_replica + 1e-12)) {
