@@ -40,6 +40,7 @@ const BUILT_IN_VARIANTS = [
   'profiles=false',
   'gpu_price=0',
   'gpu_price=0.01',
+  'own_costates=true',
   'rank_exponent=2',
   'min_marginal_speedup=0.15',
   'min_marginal_speedup=0.3',

@@ -12,13 +12,16 @@
  * round, so (a) has no such memo.
  * Prints p50/p99 wall-clock milliseconds (and CPU milliseconds, robust to other processes) and
  * the targets (<= 50 ms p99 at 64 GPUs, <= 1 s p99 at 2048 GPUs). Deterministic inputs (seeded
- * generator). Flags: --rounds N (generated rounds, 8).
+ * generator). Flags: --rounds N (generated rounds, 8); --policy-param K=V (repeatable), a knob of
+ * the policy timed, as in `goodput sim` (e.g. own_costates=true).
  */
 import type { Allocation, ClusterSnapshot, NodeInfo, PolicyJob } from '../src/core/cluster.js';
 import { Random } from '../src/core/random.js';
 import { fitPerfParams } from '../src/goodput/fit.js';
 import type { GoodputModel, ProfilePoint } from '../src/goodput/types.js';
-import { GoodputPolicy } from '../src/policy/goodput/index.js';
+import { GoodputPolicy, goodputPolicy } from '../src/policy/goodput/index.js';
+import { parsePolicyParams } from '../src/policy/policy-params.js';
+import type { GoodputPolicyParams } from '../src/policy/goodput/job-view.js';
 import type { Policy, PolicyDecision } from '../src/policy/policy.js';
 import { percentile } from '../src/sim/metrics.js';
 import { applicationNames, getApplication, type TraceApplication } from '../src/sim/application.js';
@@ -31,11 +34,12 @@ const TARGET_P99_64_MS = 50;
 const TARGET_P99_2048_MS = 1000;
 
 const USAGE = `
-usage: npm run bench:policy -- [--rounds 8]
+usage: npm run bench:policy -- [--rounds 8] [--policy-param K=V ...]
 Decision time of the goodput policy per round: workload-1 replayed (64 GPUs) and a generated
 cluster of 2048 GPUs with 5000 jobs (targets: p99 <= 50 ms and <= 1 s).
 `;
-const values = benchArgs(USAGE, { rounds: { type: 'string', default: '8' } });
+const values = benchArgs(USAGE, { rounds: { type: 'string', default: '8' }, 'policy-param': { type: 'string', multiple: true } });
+const params = policyParams(values['policy-param'] ?? []);
 
 /** Records the wall-clock time of every decide() of the wrapped policy. */
 class TimedPolicy implements Policy {
@@ -71,7 +75,7 @@ function report(label: string, policy: TimedPolicy, target_ms: number): void {
 }
 
 // (a) Replay of workload-1 on 64 GPUs.
-const replayPolicy = new TimedPolicy(new GoodputPolicy());
+const replayPolicy = new TimedPolicy(new GoodputPolicy(params));
 const replayStart = performance.now();
 simulate(loadWorkload(packagePath('data', 'pollux', 'workloads', 'workload-1.csv')), 'goodput', replayPolicy);
 console.log(`(a) workload-1 replay (16 x 4 GPUs), simulation ${((performance.now() - replayStart) / 1000).toFixed(1)} s wall`);
@@ -143,7 +147,7 @@ let allocations: Record<string, Allocation> = {};
     if (allocation.length > 0) allocations[job.id] = allocation;
   }
 }
-const generated = new TimedPolicy(new GoodputPolicy());
+const generated = new TimedPolicy(new GoodputPolicy(params));
 const rounds = Number(values.rounds);
 for (let round = 0; round < rounds; round++) {
   const snapshot: ClusterSnapshot = { now_s: now0_s + round * 60, nodes, jobs, allocations };
@@ -160,3 +164,13 @@ for (let round = 0; round < rounds; round++) {
 const used = Object.values(allocations).reduce((s, a) => s + a.length, 0);
 console.log(`(b) generated cluster ${NODES} x ${GPUS_PER_NODE} GPUs, ${JOBS} jobs (${apps.map((a) => a.name).join(', ')}), ${Object.keys(allocations).length} jobs running on ${used} GPUs after the last round`);
 report('    goodput decide()', generated, TARGET_P99_2048_MS);
+
+/** The --policy-param knobs, validated as `goodput sim` does; exits 2 on a bad one. */
+function policyParams(specs: string[]): Partial<GoodputPolicyParams> {
+  try {
+    return parsePolicyParams(goodputPolicy, specs, '--policy-param') as Partial<GoodputPolicyParams>;
+  } catch (error) {
+    console.error(`error: ${(error as Error).message}`);
+    process.exit(2);
+  }
+}

@@ -65,6 +65,7 @@ export const goodputPolicy: PolicyFactory = {
     explore_factor: { min: 1 },
     unmeasured_gain_share: { min: 0, max: 1 },
     gpu_price: { min: 0 },
+    costate_count_power: { min: 0 },
     service_half_weight_gpu_s: { min: 1 },
     queue_base_gpu_s: { min: 1e-3 },
     queue_factor: { min: 1 },

@@ -2,6 +2,7 @@ import type { Allocation, ClusterSnapshot, PolicyJob } from '../../core/cluster.
 import type { GoodputModel } from '../../goodput/types.js';
 import { bestGoodput, goodputSpeedupFn, linearSpeedupFn, type BatchPolicy, type SpeedupFn } from '../../goodput/speedup.js';
 import { jobBatchPolicy } from '../job-batch.js';
+import { applyOwnCostates } from './costates.js';
 import { holdReason, queueEnd_gpu_s, queueFloor_gpu_s, serviceQueue, unknownLength, type HoldReason, type HysteresisParams } from './hysteresis.js';
 
 /** What the goodput policy derives from one job for one round. */
@@ -106,6 +107,19 @@ export interface GoodputPolicyParams extends HysteresisParams {
    */
   gpu_price: number;
   /**
+   * Weights are each job's costate computed from its own speedup curve (costates.ts) instead of
+   * heSRPT's shares by rank (`rank_exponent`), which are optimal only when every job has the same
+   * curve; the value of a job's speedup is then linear (`utility_power` is not used). Spends fewer
+   * GPU-hours for a slightly longer average JCT (docs/policy.md, thirteenth round), so off.
+   */
+  own_costates: boolean;
+  /**
+   * With own_costates: a round in which k jobs run costs k^this per second; 1 is the sum of
+   * completion times without arrivals, larger values favour the shortest jobs more (1.25 measured
+   * best, docs/policy.md).
+   */
+  costate_count_power: number;
+  /**
    * Multi-node jobs are first sized in whole nodes (GPUs left over after that go to any size),
    * so that distributed jobs do not leave partial nodes that fragment the cluster.
    */
@@ -144,6 +158,8 @@ export const defaultGoodputPolicyParams: GoodputPolicyParams = {
   rank_exponent: 3,
   min_marginal_speedup: 0,
   gpu_price: 0.003,
+  own_costates: false,
+  costate_count_power: 1.25,
   whole_nodes: true,
   min_weight_share: 0,
   profiles: true,
@@ -163,7 +179,10 @@ export const defaultGoodputPolicyParams: GoodputPolicyParams = {
  */
 export function buildJobViews(snapshot: ClusterSnapshot, params: GoodputPolicyParams, cache?: SpeedupCache): JobView[] {
   const views = buildViews(snapshot, params, cache);
-  if (params.rank_exponent > 0) applyRankWeights(views, params.rank_exponent);
+  if (params.own_costates) {
+    const gpus = snapshot.nodes.reduce((sum, n) => sum + n.gpus, 0);
+    applyOwnCostates(views, gpus, Math.max(1, ...snapshot.nodes.map((n) => n.gpus)), params.costate_count_power);
+  } else if (params.rank_exponent > 0) applyRankWeights(views, params.rank_exponent);
   if (params.min_weight_share > 0 && views.length > 0) {
     const floor = params.min_weight_share * views.reduce((sum, v) => sum + v.weight, 0) / views.length;
     for (const view of views) view.weight = Math.max(view.weight, floor);
@@ -279,7 +298,8 @@ function buildViews(snapshot: ClusterSnapshot, params: GoodputPolicyParams, cach
       weight,
       restart_keep,
       idle_restart_keep,
-      utility_power: params.utility_power,
+      // Costates are marginal values of progress already: the allocation they ask for is linear.
+      utility_power: params.own_costates ? 0 : params.utility_power,
       // A job of unknown length is ranked as if it ran at least to the end of its service queue:
       // ranked by the queue's floor, a job just submitted (0) outranked every job whose remaining
       // work is known, however short, and an SDK job that reports its length within seconds
