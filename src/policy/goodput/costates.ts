@@ -1,3 +1,5 @@
+import { candidateSteps } from './step-sizes.js';
+
 /** What the costates read of a job (a JobView has it); `weight` is written. */
 export interface CostateJob {
   /** Remaining work (1-GPU seconds, or a ranking stand-in): sets the order of completion. */
@@ -45,12 +47,12 @@ export function applyOwnCostates(views: CostateJob[], gpus: number, gpus_per_nod
     });
     // A job that gains nothing at any size (or whose curve is degenerate) gets a token weight.
     view.weight = Number.isFinite(costate) && costate > 0 ? costate : Number.MIN_VALUE;
-    const values = speedups.map((s) => view.weight * s);
+    const worth = speedups.map((s) => view.weight * s);
     const next = Float64Array.from(value);
     for (let g = 1; g <= gpus; g++) {
       let best = next[g] as number;
       for (let j = 0; j < sizes.length && (sizes[j] as number) <= g; j++) {
-        const candidate = (value[g - (sizes[j] as number)] as number) + (values[j] as number);
+        const candidate = (value[g - (sizes[j] as number)] as number) + (worth[j] as number);
         if (candidate > best) best = candidate;
       }
       next[g] = best;
@@ -59,15 +61,8 @@ export function applyOwnCostates(views: CostateJob[], gpus: number, gpus_per_nod
   });
 }
 
-/** Replica counts evaluated for a job, ascending, within `gpus` and its largest size this round. */
+/** Replica counts evaluated for a job, ascending: every count up to two nodes, then whole nodes 1.25x apart. */
 function sizesOf(view: CostateJob, gpus: number, gpus_per_node: number): number[] {
   const largest = Math.min(gpus, Math.max(view.max_replicas, 1));
-  const sizes: number[] = [];
-  for (let m = 1; m <= Math.min(largest, 2 * gpus_per_node); m++) sizes.push(m);
-  let m = 2 * gpus_per_node;
-  while (m < largest) {
-    m = Math.min(largest, Math.max(m + gpus_per_node, Math.ceil((m * 1.25) / gpus_per_node) * gpus_per_node));
-    sizes.push(m);
-  }
-  return sizes;
+  return candidateSteps(0, Math.min(largest, 2 * gpus_per_node), largest, gpus_per_node, 1.25);
 }

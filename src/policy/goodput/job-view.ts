@@ -178,11 +178,11 @@ export const defaultGoodputPolicyParams: GoodputPolicyParams = {
  * run at, since its model is unreliable beyond what it has measured) and the batch-size limits.
  */
 export function buildJobViews(snapshot: ClusterSnapshot, params: GoodputPolicyParams, cache?: SpeedupCache): JobView[] {
-  const views = buildViews(snapshot, params, cache);
-  if (params.own_costates) {
-    const gpus = snapshot.nodes.reduce((sum, n) => sum + n.gpus, 0);
-    applyOwnCostates(views, gpus, Math.max(1, ...snapshot.nodes.map((n) => n.gpus)), params.costate_count_power);
-  } else if (params.rank_exponent > 0) applyRankWeights(views, params.rank_exponent);
+  const gpusPerNode = Math.max(1, ...snapshot.nodes.map((n) => n.gpus));
+  const totalGpus = snapshot.nodes.reduce((sum, n) => sum + n.gpus, 0);
+  const views = buildViews(snapshot, params, cache, gpusPerNode, totalGpus);
+  if (params.own_costates) applyOwnCostates(views, totalGpus, gpusPerNode, params.costate_count_power);
+  else if (params.rank_exponent > 0) applyRankWeights(views, params.rank_exponent);
   if (params.min_weight_share > 0 && views.length > 0) {
     const floor = params.min_weight_share * views.reduce((sum, v) => sum + v.weight, 0) / views.length;
     for (const view of views) view.weight = Math.max(view.weight, floor);
@@ -227,9 +227,7 @@ function modelSpeedup(model: GoodputModel, batch: BatchPolicy, cache: SpeedupCac
   return entry;
 }
 
-function buildViews(snapshot: ClusterSnapshot, params: GoodputPolicyParams, cache: SpeedupCache | undefined): JobView[] {
-  const gpusPerNode = Math.max(1, ...snapshot.nodes.map((n) => n.gpus));
-  const totalGpus = snapshot.nodes.reduce((sum, n) => sum + n.gpus, 0);
+function buildViews(snapshot: ClusterSnapshot, params: GoodputPolicyParams, cache: SpeedupCache | undefined, gpusPerNode: number, totalGpus: number): JobView[] {
   return snapshot.jobs.map((job, order) => {
     const current = snapshot.allocations[job.id] ?? [];
     // Jobs of unknown length are ranked by attained service discretized into queues (hysteresis).

@@ -1,4 +1,5 @@
 import type { JobView } from './job-view.js';
+import { candidateSteps } from './step-sizes.js';
 
 /** One candidate growth step of a job: k more replicas for a value gain of `gain` per replica. */
 interface Step {
@@ -147,24 +148,6 @@ function worthItsGpus(view: JobView, from: number, to: number, price: number): b
   const after = view.speedup(to);
   const addedGpuTime = to / after - from / before;
   return addedGpuTime <= 0 || 1 / before - 1 / after >= price * addedGpuTime;
-}
-
-/**
- * Step sizes worth evaluating: every size up to `room`, then whole-node totals spaced by about
- * 1.5x up to `far`, and `far` itself. The far sizes let a job jump over a dip in its speedup
- * curve (a fitted model often predicts 2 nodes slower than 1 but 4 nodes much faster) at a cost
- * logarithmic in the cluster size.
- */
-function candidateSteps(replicas: number, room: number, far: number, node_gpus: number): number[] {
-  const steps: number[] = [];
-  for (let k = 1; k <= room; k++) steps.push(k);
-  let total = Math.ceil((replicas + room + 1) / node_gpus) * node_gpus;
-  while (total - replicas <= far) {
-    steps.push(total - replicas);
-    total = Math.max(total + node_gpus, Math.ceil((total * 1.5) / node_gpus) * node_gpus);
-  }
-  if (far > room && steps[steps.length - 1] !== far) steps.push(far);
-  return steps;
 }
 
 /** Binary max-heap of steps by gain per replica; ties prefer the lower job index. */
