@@ -14,13 +14,15 @@
  *   applications reported: their one-node points and their points on whole nodes at the
  *   reported node counts. Default 4 and 16 nodes: the sizes the goodput policy explores
  *   (explore_factor 4 from 1 GPU: 4, 16, 64 GPUs), so what the cluster's other jobs have
- *   reported once they have grown. Other report sets and proxies are printed as sensitivity.
+ *   reported once they have grown. Other report sets and proxies, and the parameter map with
+ *   each job's own intra-node sync (fourteenth round, not the default), are printed as
+ *   sensitivity, with two diagnostics (a perfect proxy; each job's own multi-node fit).
  * Both predict throughput (r b / step time) on 2-16 whole nodes of 4 GPUs at every per-GPU batch
  * the trace measured there, compared with the trace's measured step time (placements.csv for 2-4
  * nodes, scalability.csv for 6-16; never the interpolated table). Deterministic.
  */
 import { fitPerfParams } from '../src/goodput/fit.js';
-import { fitNetworkModel, predictPerfParams, type NetworkParams, type SizeProxy } from '../src/goodput/network-model.js';
+import { fitNetworkModel, INTRA_SYNC_WEIGHT, predictPerfParams, type NetworkParams, type SizeProxy } from '../src/goodput/network-model.js';
 import { stepTime_s } from '../src/goodput/throughput.js';
 import { fitSyncPhysics, type SyncGrowth } from '../src/goodput/sync-physics.js';
 import type { PerfParams, ProfilePoint } from '../src/goodput/types.js';
@@ -34,7 +36,8 @@ const EVAL_NODES = [2, 3, 4, 6, 8, 12, 16];
 /**
  * One way of fitting the network model: the node counts reported by the other jobs, whether jobs
  * report their parameter count, the proxy, the mapping, the growth (undefined: the model's
- * default, proportional with parameter counts, latency without).
+ * default, proportional with parameter counts, latency without), the weight of each job's own
+ * intra-node sync in the parameter map (NetworkModelOptions.intra_sync_weight).
  */
 interface Variant {
   reported: readonly number[];
@@ -42,8 +45,11 @@ interface Variant {
   proxy: SizeProxy;
   mapping: 'ratio' | 'power';
   growth: SyncGrowth | undefined;
+  intra_sync_weight: number | 'fitted';
 }
-const DEFAULT: Variant = { reported: [4, 16], parameters: true, proxy: 'fixed_compute', mapping: 'ratio', growth: undefined };
+const DEFAULT: Variant = { reported: [4, 16], parameters: true, proxy: 'fixed_compute', mapping: 'ratio', growth: undefined, intra_sync_weight: INTRA_SYNC_WEIGHT };
+/** The parameter map with each job's whole intra-node sync added (2026-11-26; not the default, docs/policy.md). */
+const INTRA: Variant = { ...DEFAULT, intra_sync_weight: 1 };
 /** The default before jobs reported their parameter count (2026-11-24). */
 const NO_PARAMETERS: Variant = { ...DEFAULT, parameters: false };
 const VARIANTS: readonly Variant[] = [
@@ -52,6 +58,15 @@ const VARIANTS: readonly Variant[] = [
   { ...DEFAULT, reported: [4, 8, 16] },
   { ...DEFAULT, reported: [2, 4, 8, 16] },
   { ...DEFAULT, growth: 'latency' },
+  INTRA,
+  { ...INTRA, reported: [2] },
+  { ...INTRA, reported: [2, 4] },
+  { ...INTRA, reported: [4, 8, 16] },
+  { ...INTRA, reported: [2, 4, 8, 16] },
+  { ...INTRA, growth: 'latency' },
+  { ...DEFAULT, intra_sync_weight: 0.5 },
+  { ...DEFAULT, intra_sync_weight: 2 },
+  { ...DEFAULT, intra_sync_weight: 'fitted' },
   NO_PARAMETERS,
   { ...NO_PARAMETERS, reported: [2] },
   { ...NO_PARAMETERS, reported: [2, 4] },
@@ -63,8 +78,14 @@ const VARIANTS: readonly Variant[] = [
 ];
 /** The growth the network model fits for `v` (its default when unset: proportional with parameter counts). */
 const growthOf = (v: Variant): SyncGrowth => v.growth ?? (v.parameters ? 'proportional' : 'latency');
+/** The intra-node sync term of `v`'s label: none without a parameter count or at weight 0 (the default's label as before). */
+function intraLabel(v: Variant): string {
+  if (!v.parameters || v.intra_sync_weight === 0) return '';
+  if (v.intra_sync_weight === 1) return 'intra-node sync + ';
+  return v.intra_sync_weight === 'fitted' ? 'fitted weight x intra-node sync + ' : `${v.intra_sync_weight} x intra-node sync + `;
+}
 const label = (v: Variant): string =>
-  `${v.parameters ? 'parameter count + ' : ''}${v.proxy}, ${v.mapping}, ${growthOf(v)} growth, reports from ${v.reported.join(',')} nodes`;
+  `${intraLabel(v)}${v.parameters ? 'parameter count + ' : ''}${v.proxy}, ${v.mapping}, ${growthOf(v)} growth, reports from ${v.reported.join(',')} nodes`;
 
 /** The parameter count a job of `a` reports under `variant`. */
 const reportedParameters = (a: AppData, variant: Variant): number | undefined => (variant.parameters ? a.app.model_parameters : undefined);
@@ -123,7 +144,7 @@ function leaveOneOut(apps: readonly AppData[], heldOut: string, variant: Variant
   const jobs = apps
     .filter((a) => a.name !== heldOut)
     .map((a) => ({ points: [...a.oneNode.map(toPoint), ...reportedPoints(a, variant.reported)], model_parameters: reportedParameters(a, variant) }));
-  return fitNetworkModel(jobs, { proxy: variant.proxy, mapping: variant.mapping, growth: growthOf(variant) });
+  return fitNetworkModel(jobs, { proxy: variant.proxy, mapping: variant.mapping, growth: growthOf(variant), intra_sync_weight: variant.intra_sync_weight });
 }
 
 interface AppResult {
@@ -149,6 +170,21 @@ function oracleErrors(apps: readonly AppData[], variant: Variant): number[] {
     const alpha_n = physics.bandwidth_s[others.length] as number;
     const beta_n = Math.max(physics.latency_per_replica_s + physics.growth_per_replica * alpha_n, 1e-8);
     const perf: PerfParams = { ...a.oneNodePerf, alpha_n, beta_n, gamma: physics.gamma };
+    return median(relativeErrors(perf, a.multi));
+  });
+}
+
+/**
+ * Diagnostic, not a predictor: each job's own fit of the model's form (bandwidth term, growth and
+ * gamma its own) on its points at the reported node counts, evaluated on all its multi-node
+ * points: what the form leaves when the cluster is no help at all.
+ */
+function ownFitErrors(apps: readonly AppData[], variant: Variant): number[] {
+  return apps.map((a) => {
+    const physics = fitSyncPhysics([reportedPoints(a, variant.reported)], growthOf(variant));
+    const alpha_n = physics.bandwidth_s[0] as number;
+    const beta_n = Math.max(physics.latency_per_replica_s + physics.growth_per_replica * alpha_n, 1e-8);
+    const perf: PerfParams = { ...fitPerfParams(a.oneNode.map(toPoint), { gamma: physics.gamma }), alpha_n, beta_n, gamma: physics.gamma };
     return median(relativeErrors(perf, a.multi));
   });
 }
@@ -201,7 +237,9 @@ function printMain(results: readonly AppResult[]): void {
     const m = r.model;
     if (!m) continue;
     const map = m.parameter_map;
-    const byParameters = map ? `N = ${(1e9 * map.sync_per_parameter_s).toFixed(2)} ms per million parameters + ${map.sync_per_proxy_s.toFixed(3)} x alpha_c; ` : '';
+    const byParameters = map
+      ? `N = ${map.intra_sync_weight > 0 ? `${map.intra_sync_weight.toFixed(2)} x intra-node sync + ` : ''}${(1e9 * map.sync_per_parameter_s).toFixed(2)} ms per million parameters + ${map.sync_per_proxy_s.toFixed(3)} x alpha_c; `
+      : '';
     console.log(`  without ${r.application}: ${byParameters}sync per proxy ${m.sync_per_proxy.toFixed(3)}, exponent ${m.proxy_exponent.toFixed(2)}, latency per replica ${(1000 * m.latency_per_replica_s).toFixed(2)} ms, growth per replica ${(100 * m.growth_per_replica).toFixed(2)}%, gamma ${m.gamma.toFixed(2)} (${m.num_jobs} jobs, ${m.num_points} points)`);
   }
 }
@@ -231,4 +269,6 @@ if (json) {
   for (const v of sensitivity) row(label(v), v.results, 'network');
   const oracle = oracleErrors(apps, DEFAULT);
   console.log(`| diagnostic: the default's form with the held-out job's own bandwidth term (a perfect proxy) | ${oracle.map(pct).join(' | ')} | ${pct(median(oracle))} |`);
+  const own = ownFitErrors(apps, DEFAULT);
+  console.log(`| diagnostic: each job's own fit of the form on its reported points (bandwidth, growth, gamma its own) | ${own.map(pct).join(' | ')} | ${pct(median(own))} |`);
 }

@@ -14,7 +14,8 @@
  * The model, for job j on n > 1 nodes with r replicas (times in seconds):
  *   N_j         = sync_per_proxy x proxy_j^proxy_exponent, or, when jobs report their parameter
  *                 count P_j (the gradient's size), N_j = sync_per_parameter_s x P_j +
- *                 sync_per_proxy_s x proxy_j (bytes over bandwidth plus a per-step cost)
+ *                 sync_per_proxy_s x proxy_j (bytes over bandwidth plus a per-step cost; an
+ *                 option adds the job's own intra-node sync time, network-maps.ts ParameterMap)
  *   t_net(j, r) = N_j + (latency_per_replica_s + growth_per_replica x N_j) x max(r - 2, 0)
  *   t_opt       = (t_acc^gamma + t_net^gamma)^(1/gamma)           (pollux-spec §3.1 overlap)
  * (one of latency and growth is fitted, the other is 0: NetworkModelOptions.growth), which is
@@ -30,7 +31,7 @@
  * Pure and deterministic: no I/O, no clock, no randomness.
  */
 import { fitPerfParams } from './fit.js';
-import { minimizeBounded } from './lbfgsb.js';
+import { fitParameterMap, fitProxyMap, parameterMapTerm_s, type ParameterMap } from './network-maps.js';
 import { fitSyncPhysics, type SyncGrowth } from './sync-physics.js';
 import type { PerfParams, ProfilePoint } from './types.js';
 
@@ -60,7 +61,21 @@ export interface NetworkModelOptions {
    * bench:predict, docs/policy.md).
    */
   growth?: SyncGrowth;
+  /**
+   * With parameter counts: the weight of each job's own intra-node sync time in its bandwidth
+   * term (ParameterMap.intra_sync_weight), >= 0, or 'fitted' over the jobs. Default
+   * {@link INTRA_SYNC_WEIGHT}.
+   */
+  intra_sync_weight?: number | 'fitted';
 }
+
+/**
+ * Default {@link NetworkModelOptions.intra_sync_weight}: 0, the two-term map. Weight 1 brings
+ * every application of bench:predict under 15%, but by cancelling errors rather than by fitting
+ * the data (fitted, the weight is 0 without deepspeech2; as a fixed part of the multi-node
+ * physics it wrecks the fit; errors on 12-16 nodes double): docs/policy.md, fourteenth round.
+ */
+export const INTRA_SYNC_WEIGHT = 0;
 
 /**
  * `model_parameters` when it is a parameter count (> 0), else undefined: how reports, profiles and
@@ -77,14 +92,7 @@ export interface NetworkJob {
   readonly model_parameters?: number | undefined;
 }
 
-/**
- * The two-term map from a job's reported parameter count and its one-node proxy to its
- * bandwidth term: N = sync_per_parameter_s x P + sync_per_proxy_s x proxy. Both >= 0, not both 0.
- */
-export interface ParameterMap {
-  sync_per_parameter_s: number;
-  sync_per_proxy_s: number;
-}
+export type { ParameterMap } from './network-maps.js';
 
 /**
  * Cluster network parameters fitted by {@link fitNetworkModel}.
@@ -130,19 +138,19 @@ export function oneNodePoints(points: readonly ProfilePoint[]): ProfilePoint[] {
  */
 export function sizeProxy(perf: PerfParams, proxy: SizeProxy): number {
   if (proxy === 'constant') return 1;
-  const value = proxy === 'fixed_compute' ? perf.alpha_c : perf.alpha_r + 2 * perf.beta_r;
+  const value = proxy === 'fixed_compute' ? perf.alpha_c : intraSyncTime_s(perf);
   return Math.max(value, MIN_PARAM);
 }
 
 /**
- * Predicted cross-node sync time (s) of a job with size proxy `proxy_value` on several nodes with
- * `num_replicas` replicas: N + (latency_per_replica_s + growth_per_replica x N) x max(r - 2, 0)
- * with N = sync_per_proxy x proxy^proxy_exponent, the bandwidth term of a ring all-reduce (about
- * constant in r) plus what each further hop adds. Positive; non-decreasing in the replicas and in
- * the proxy.
+ * Predicted cross-node sync time (s) on several nodes with `num_replicas` replicas of a job whose
+ * fit on at most one node is `perf`: N + (latency_per_replica_s + growth_per_replica x N) x
+ * max(r - 2, 0), with N the bandwidth term of a ring all-reduce (about constant in r; from the
+ * job's proxy, and with `model_parameters` from the parameter map) plus what each further hop
+ * adds. Positive; non-decreasing in the replicas, the proxy and the job's intra-node sync time.
  */
-export function crossNodeSyncTime_s(net: NetworkParams, proxy_value: number, num_replicas: number, model_parameters?: number): number {
-  const bandwidth = bandwidthTerm_s(net, proxy_value, model_parameters);
+export function crossNodeSyncTime_s(net: NetworkParams, perf: PerfParams, num_replicas: number, model_parameters?: number): number {
+  const bandwidth = bandwidthTerm_s(net, perf, model_parameters);
   return bandwidth + perReplicaTerm_s(net, bandwidth) * Math.max(num_replicas - 2, 0);
 }
 
@@ -150,19 +158,32 @@ function perReplicaTerm_s(net: NetworkParams, bandwidth_s: number): number {
   return net.latency_per_replica_s + net.growth_per_replica * bandwidth_s;
 }
 
-function bandwidthTerm_s(net: NetworkParams, proxy_value: number, model_parameters: number | undefined): number {
+/** N of a job whose one-node fit is `perf`: the parameter map's when it has one and a count, else the proxy map's. */
+function bandwidthTerm_s(net: NetworkParams, perf: PerfParams, model_parameters: number | undefined): number {
   const map = net.parameter_map;
   const count = knownParameterCount(model_parameters);
-  if (map && count !== undefined) return Math.max(map.sync_per_parameter_s * count + map.sync_per_proxy_s * proxy_value, MIN_PARAM);
-  return Math.max(net.sync_per_proxy * proxy_value ** net.proxy_exponent, MIN_PARAM);
+  const proxy = sizeProxy(perf, net.proxy);
+  if (map && count !== undefined) return Math.max(parameterMapTerm_s(map, count, proxy, intraSyncTime_s(perf)), MIN_PARAM);
+  return Math.max(net.sync_per_proxy * proxy ** net.proxy_exponent, MIN_PARAM);
+}
+
+/**
+ * A job's intra-node sync time on a full node of 4 GPUs, alpha_r + 2 beta_r of its one-node fit
+ * (before overlap; ~0 when it never ran on several GPUs, whose alpha_r and beta_r the fit pins).
+ */
+function intraSyncTime_s(perf: PerfParams): number {
+  return perf.alpha_r + 2 * perf.beta_r;
 }
 
 /**
  * A job's PerfParams with the inter-node terms predicted by the cluster network model:
- * alpha_n = sync_per_proxy x proxy^proxy_exponent, beta_n = latency_per_replica_s +
+ * alpha_n = the bandwidth term N (the parameter map's with `model_parameters`, else
+ * sync_per_proxy x proxy^proxy_exponent), beta_n = latency_per_replica_s +
  * growth_per_replica x alpha_n (so that networkTime_s() = {@link crossNodeSyncTime_s} on several
  * nodes), gamma from the cluster. `perf` should be the job's fit on its points on at most one
- * node; its compute and intra-node terms are kept. Returns `perf` itself when `net` is undefined (no cluster data: today's behaviour).
+ * node (the proxy and the intra-node sync time are read from it); its compute and intra-node
+ * terms are kept. Returns `perf` itself when `net` is undefined (no cluster data: today's
+ * behaviour).
  *
  * Replacing gamma also changes the predicted one-node optim step (r > 1), where the job's own
  * gamma had been fitted; callers that have multi-node points of the job should keep its own fit
@@ -170,7 +191,7 @@ function bandwidthTerm_s(net: NetworkParams, proxy_value: number, model_paramete
  */
 export function withNetworkModel(perf: PerfParams, net: NetworkParams | undefined, model_parameters?: number): PerfParams {
   if (!net) return perf;
-  const alpha_n = bandwidthTerm_s(net, sizeProxy(perf, net.proxy), model_parameters);
+  const alpha_n = bandwidthTerm_s(net, perf, model_parameters);
   return { ...perf, alpha_n, beta_n: Math.max(perReplicaTerm_s(net, alpha_n), MIN_PARAM), gamma: net.gamma };
 }
 
@@ -180,8 +201,8 @@ export function withNetworkModel(perf: PerfParams, net: NetworkParams | undefine
  *   (today's behaviour);
  * - else the fit of its points with gamma pinned to the cluster's, so that its one-node
  *   predictions stay fitted under the overlap the network model assumes, with the inter-node
- *   terms of {@link withNetworkModel} (the proxy from its unpinned fit, as in fitNetworkModel;
- *   the job's `model_parameters` when it reported them).
+ *   terms of {@link withNetworkModel} (the proxy and the intra-node sync time from its unpinned
+ *   fit, as in fitNetworkModel; the job's `model_parameters` when it reported them).
  * Pure and deterministic.
  */
 export function predictPerfParams(points: readonly ProfilePoint[], net: NetworkParams | undefined, model_parameters?: number): PerfParams {
@@ -199,10 +220,11 @@ export function predictPerfParams(points: readonly ProfilePoint[], net: NetworkP
  *    error of log t_opt, where t_opt overlaps each point's measured accum time with
  *    N_j + latency x (r - 2).
  * 2. The map from one-node measurements to N_j (each job's proxy from the fit of its points on
- *    at most one node): `ratio`, sync_per_proxy = geometric mean over jobs of N_j / proxy_j;
- *    `power`, log N_j = log sync_per_proxy + p log proxy_j by least squares. And, when at least
- *    MIN_PARAMETER_JOBS jobs reported their parameter count, the two-term map N_j = a P_j +
- *    b proxy_j over those jobs (a, b >= 0, least squares in logs; {@link ParameterMap}).
+ *    at most one node; network-maps.ts): `ratio`, sync_per_proxy = geometric mean over jobs of
+ *    N_j / proxy_j; `power`, log N_j = log sync_per_proxy + p log proxy_j by least squares. And,
+ *    when at least MIN_PARAMETER_JOBS jobs reported their parameter count, the map N_j = w S_j +
+ *    a P_j + b proxy_j over those jobs (S_j the job's one-node intra-node sync time, w the option
+ *    intra_sync_weight; a, b >= 0, least squares in logs; {@link ParameterMap}).
  * Jobs with no multi-node point or no one-node point are skipped. Returns undefined when none is
  * left (callers keep today's behaviour). Pure and deterministic; `fit` defaults to fitPerfParams.
  */
@@ -213,13 +235,16 @@ export function fitNetworkModel(
 ): NetworkParams | undefined {
   const proxyKind = options.proxy ?? 'fixed_compute';
   const proxies: number[] = [];
+  const intraSyncs: number[] = [];
   const parameters: (number | undefined)[] = [];
   const multi: ProfilePoint[][] = [];
   for (const job of jobs) {
     const many = job.points.filter((p) => p.num_nodes > 1);
     const single = oneNodePoints(job.points);
     if (many.length === 0 || single.length === 0) continue;
-    proxies.push(sizeProxy(fit(single), proxyKind));
+    const perf = fit(single);
+    proxies.push(sizeProxy(perf, proxyKind));
+    intraSyncs.push(intraSyncTime_s(perf));
     parameters.push(knownParameterCount(job.model_parameters));
     multi.push(many);
   }
@@ -227,13 +252,14 @@ export function fitNetworkModel(
   const reported = parameters.flatMap((p, j) => (p === undefined ? [] : [j]));
   const withParameters = reported.length >= MIN_PARAMETER_JOBS;
   const physics = fitSyncPhysics(multi, options.growth ?? (withParameters ? 'proportional' : 'latency'));
-  const map = proxyMap(proxies, physics.bandwidth_s, options.mapping ?? 'ratio');
+  const map = fitProxyMap(proxies, physics.bandwidth_s, options.mapping ?? 'ratio');
+  const weight = options.intra_sync_weight ?? INTRA_SYNC_WEIGHT;
   const pick = (xs: readonly (number | undefined)[]): number[] => reported.map((j) => xs[j] as number);
   return {
     proxy: proxyKind,
     sync_per_proxy: map.scale,
     proxy_exponent: map.exponent,
-    ...(withParameters ? { parameter_map: parameterMap(pick(parameters), pick(proxies), pick(physics.bandwidth_s)) } : {}),
+    ...(withParameters ? { parameter_map: fitParameterMap(pick(parameters), pick(proxies), pick(intraSyncs), pick(physics.bandwidth_s), weight) } : {}),
     latency_per_replica_s: physics.latency_per_replica_s,
     growth_per_replica: physics.growth_per_replica,
     gamma: physics.gamma,
@@ -242,52 +268,5 @@ export function fitNetworkModel(
   };
 }
 
-/** Jobs with a reported parameter count needed to fit the two-term map (two unknowns). */
+/** Jobs with a reported parameter count needed to fit the parameter map (two unknowns, a and b). */
 const MIN_PARAMETER_JOBS = 2;
-
-/** Parameter counts are fitted in millions, where the coefficients are of the proxy's order. */
-const PARAMETERS_PER_UNIT = 1e6;
-
-/**
- * a, b >= 0 minimizing sum_j (log(a P_j + b proxy_j) - log N_j)^2, fitted in log a and log b
- * (a zero coefficient is approached as exp(-30)).
- */
-function parameterMap(parameters: readonly number[], proxies: readonly number[], bandwidth_s: readonly number[]): ParameterMap {
-  const x = parameters.map((p) => p / PARAMETERS_PER_UNIT);
-  const objective = (v: Float64Array, grad: Float64Array): number => {
-    const a = Math.exp(v[0] as number);
-    const b = Math.exp(v[1] as number);
-    grad.fill(0);
-    let loss = 0;
-    for (let j = 0; j < x.length; j++) {
-      const predicted = a * (x[j] as number) + b * (proxies[j] as number);
-      const r = Math.log(predicted) - Math.log(bandwidth_s[j] as number);
-      loss += r * r;
-      grad[0] = (grad[0] as number) + (2 * r * a * (x[j] as number)) / predicted;
-      grad[1] = (grad[1] as number) + (2 * r * b * (proxies[j] as number)) / predicted;
-    }
-    return loss;
-  };
-  const v = minimizeBounded(objective, [Math.log(1e-2), 0], [-30, -30], [10, 10]).x;
-  return { sync_per_parameter_s: Math.exp(v[0] as number) / PARAMETERS_PER_UNIT, sync_per_proxy_s: Math.exp(v[1] as number) };
-}
-
-const MIN_EXPONENT = 0.25;
-const MAX_EXPONENT = 3;
-
-/** Stage 2: bandwidth = scale x proxy^exponent over the jobs, in logs (see fitNetworkModel). */
-function proxyMap(proxies: readonly number[], bandwidth_s: readonly number[], mapping: 'ratio' | 'power'): { scale: number; exponent: number } {
-  const J = proxies.length;
-  const lx = proxies.map((p) => Math.log(p));
-  const ly = bandwidth_s.map((b) => Math.log(b));
-  const mx = lx.reduce((s, v) => s + v, 0) / J;
-  const my = ly.reduce((s, v) => s + v, 0) / J;
-  let sxx = 0;
-  let sxy = 0;
-  for (let j = 0; j < J; j++) {
-    sxx += ((lx[j] as number) - mx) ** 2;
-    sxy += ((lx[j] as number) - mx) * ((ly[j] as number) - my);
-  }
-  const exponent = mapping === 'power' && sxx > 1e-12 ? Math.min(MAX_EXPONENT, Math.max(MIN_EXPONENT, sxy / sxx)) : 1;
-  return { scale: Math.exp(my - exponent * mx), exponent };
-}
