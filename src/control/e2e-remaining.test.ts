@@ -1,7 +1,11 @@
 /**
  * End to end: the control plane's default policy (goodput) ranks jobs by the remaining work
  * their trainers report. A short job that has already run a while keeps most of the slots when a
- * long job arrives; ranking by attained service instead would favour the newcomer.
+ * long job arrives; ranking by attained service instead would favour the newcomer. Six slots for
+ * two jobs of at most four replicas each: the long job gets a slot whatever the ranking (the
+ * default may leave a job with the most work left waiting when the others can use every slot, as
+ * shortest-remaining-first does), so it runs and reports, and the split shows the ranking: 4/2
+ * with the short job first, 2/4 with the long one.
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
@@ -13,7 +17,7 @@ after(() => cleanup(data_dir, servers));
 
 describe('remaining work reaches the default policy', () => {
   it('a short job keeps its head start when a long job arrives', { timeout: 90_000 }, async () => {
-    const server = await startServerProcess(data_dir, ['--cpu-slots', '4', '--interval-s', '1', '--grace-s', '2']);
+    const server = await startServerProcess(data_dir, ['--cpu-slots', '6', '--interval-s', '1', '--grace-s', '2']);
     servers.push(server);
     const { client } = server;
     const submit = (name: string, samples: number) => client.submit({ name, command: [process.execPath, TRAINER, '--samples', String(samples), '--time-scale', '0.5'], workdir: data_dir, max_replicas: 4 });
@@ -33,7 +37,7 @@ describe('remaining work reaches the default policy', () => {
     const steady = await waitFor('the short job to hold most slots', 30_000, async () => {
       const [s, l] = [await client.getJob(short.id), await client.getJob(long.id)];
       seen.push(`${s.replicas}/${l.replicas}`);
-      return s.state === 'running' && l.state === 'running' && s.replicas >= 3 && l.replicas >= 1 ? [s, l] : undefined;
+      return s.state === 'running' && l.state === 'running' && s.replicas >= 4 && l.replicas >= 1 ? [s, l] : undefined;
     });
     assert.ok(steady[0].remaining_samples! < steady[1].remaining_samples!, 'the short job has less work left');
     // It stays so for several scheduling rounds while both run.

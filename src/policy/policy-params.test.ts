@@ -48,7 +48,7 @@ describe('parsePolicyParams', () => {
     assert.match(rejection(() => parsePolicyParams(goodputPolicy, ['explore_factor=0.5'])).message, /explore_factor must be a number >= 1 \(default 4\)/);
     assert.deepEqual(parsePolicyParams(goodputPolicy, ['initial_replicas=4', 'explore_factor=1']), { initial_replicas: 4, explore_factor: 1 });
     // A share: both ends included, nothing beyond.
-    assert.match(rejection(() => parsePolicyParams(goodputPolicy, ['unmeasured_gain_share=1.5'])).message, /unmeasured_gain_share must be a number from 0 to 1 \(default 0.5\)/);
+    assert.match(rejection(() => parsePolicyParams(goodputPolicy, ['unmeasured_gain_share=1.5'])).message, /unmeasured_gain_share must be a number from 0 to 1 \(default 0.75\)/);
     assert.match(rejection(() => parsePolicyParams(goodputPolicy, ['unmeasured_gain_share=inf'])).message, /from 0 to 1/);
     assert.deepEqual(parsePolicyParams(goodputPolicy, ['unmeasured_gain_share=0', 'unmeasured_gain_share=1']), { unmeasured_gain_share: 1 });
   });

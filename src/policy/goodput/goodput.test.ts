@@ -60,11 +60,11 @@ test('a predicted gain at sizes never run is believed only in part (unmeasured_g
   const model = { perf: { ...perf, alpha_r: 0.05, beta_r: 0.005 }, grad: { sqr: 1, var: 0.1 }, limits };
   const running = job('r', { max_profiled_replicas: 2, model, submitted_at_s: 3500 });
   const state = snapshot([running], 1, { r: [0, 0] });
-  // Fully believed, the gain pays for the ~9% restart; half of it (the default) does not.
+  // Fully believed, the gain pays for the ~9% restart; half of it does not.
   assert.deepEqual(new GoodputPolicy({ unmeasured_gain_share: 1 }).decide(state).allocations.r, [0, 0, 0, 0]);
-  assert.deepEqual(new GoodputPolicy().decide(state).allocations.r, [0, 0]);
+  assert.deepEqual(new GoodputPolicy({ unmeasured_gain_share: 0.5 }).decide(state).allocations.r, [0, 0]);
   // The discount applies to gains only: the speedup at measured sizes is the model's.
-  const views = buildJobViews(state, defaultGoodputPolicyParams);
+  const views = buildJobViews(state, { ...defaultGoodputPolicyParams, unmeasured_gain_share: 0.5 });
   const full = buildJobViews(state, { ...defaultGoodputPolicyParams, unmeasured_gain_share: 1 });
   const [half, whole] = [views[0] as JobView, full[0] as JobView];
   assert.equal(half.speedup(2), whole.speedup(2));
