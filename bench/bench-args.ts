@@ -3,6 +3,9 @@
  * usage (exit 2) instead of a stack trace.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { goodputPolicy } from '../src/policy/goodput/index.js';
+import { parsePolicyParams } from '../src/policy/policy-params.js';
+import type { PolicyParamValue } from '../src/policy/policy.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
@@ -17,6 +20,19 @@ export function benchArgs<const O extends Options>(usage: string, options: O): R
     return parseArgs({ options, strict: true }).values;
   } catch (error) {
     console.error(`error: ${(error as Error).message}\n\n${text}`);
+    process.exit(2);
+  }
+}
+
+/**
+ * The goodput policy's knobs from `assignments` (`NAME=VALUE`), validated as `goodput sim
+ * --policy-param` does; a bad one prints one line naming `flag` and exits 2.
+ */
+export function goodputParamsOrExit(assignments: readonly string[], flag: string): Record<string, PolicyParamValue> {
+  try {
+    return parsePolicyParams(goodputPolicy, assignments, flag);
+  } catch (error) {
+    console.error(`error: ${(error as Error).message}`);
     process.exit(2);
   }
 }

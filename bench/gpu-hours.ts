@@ -8,12 +8,11 @@
  * Deterministic for a pollux seed.
  */
 import { findPolicy } from '../src/policy/registry.js';
-import { parsePolicyParams } from '../src/policy/policy-params.js';
 import type { PolicyParamValue } from '../src/policy/policy.js';
 import { simulate, type IntervalRecord, type SimResult } from '../src/sim/simulator.js';
 import { loadWorkload } from '../src/sim/workload.js';
 import { workloadFile } from './pollux-data.js';
-import { benchArgs } from './bench-args.js';
+import { benchArgs, goodputParamsOrExit } from './bench-args.js';
 
 const USAGE = `
 usage: npm run bench:gpu-hours -- [--load 1.0] [--workload 2] [--pollux-seed 1]
@@ -53,13 +52,7 @@ function run(policyName: string, seed: number, params: Record<string, PolicyPara
   return { result, byActive };
 }
 
-let goodputParams: Record<string, PolicyParamValue>;
-try {
-  goodputParams = parsePolicyParams(findPolicy('goodput')!, values['goodput-param'] ?? [], '--goodput-param');
-} catch (error) {
-  console.error(`error: ${(error as Error).message}`);
-  process.exit(2);
-}
+const goodputParams = goodputParamsOrExit(values['goodput-param'] ?? [], '--goodput-param');
 console.error(`simulating workload-${values.workload} at load ${values.load} under goodput and pollux (about a minute) ...`);
 const g = run('goodput', 1, goodputParams);
 const p = run('pollux', Number(values['pollux-seed']), {});

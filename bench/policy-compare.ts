@@ -17,16 +17,13 @@
  *   --goodput-param NAME=VALUE (repeatable): a variant of goodput's knobs, e.g. rank_exponent=3
  */
 import { writeFileSync } from 'node:fs';
-import { goodputPolicy } from '../src/policy/goodput/index.js';
-import type { PolicyParamValue } from '../src/policy/policy.js';
-import { parsePolicyParams } from '../src/policy/policy-params.js';
 import { percentile } from '../src/sim/metrics.js';
 import type { SimTask } from '../src/sim/parallel.js';
 import type { WorkloadReport } from '../src/sim/run-workload.js';
 import { loadWorkload } from '../src/sim/workload.js';
 import { meanRow, pairKey as key, readSavedRows, runWithProgress, type ComparisonRow as Row } from './comparison-rows.js';
 import { publishedResults, workloadFile } from './pollux-data.js';
-import { benchArgs } from './bench-args.js';
+import { benchArgs, goodputParamsOrExit } from './bench-args.js';
 
 /** Acceptance of issue #18: mean over the pairs of avg JCT / published Pollux avg ... */
 const TARGET_MEAN_RATIO = 0.8;
@@ -60,7 +57,7 @@ const workloads = values.workloads.split(',').map(Number);
 const polluxSeeds = Number(values['pollux-seeds']);
 const published = publishedResults();
 
-const goodputParams = parseGoodputParams(values['goodput-param'] ?? []);
+const goodputParams = goodputParamsOrExit(values['goodput-param'] ?? [], '--goodput-param');
 
 // Read saved results before the (long) runs, so that a bad file fails at once.
 const savedPollux = values['pollux-json'] === undefined ? [] : readSavedRows(values['pollux-json']);
@@ -87,15 +84,6 @@ function rowOf(policy: string, load: string, k: number): Row | undefined {
   return runs.length === 0 ? undefined : meanRow(load, k, runs);
 }
 
-/** The --goodput-param overrides; exits with a one-line message when one is invalid. */
-function parseGoodputParams(assignments: readonly string[]): Record<string, PolicyParamValue> {
-  try {
-    return parsePolicyParams(goodputPolicy, assignments, '--goodput-param');
-  } catch (error) {
-    console.error(`error: ${(error as Error).message}`);
-    process.exit(2);
-  }
-}
 
 /** Saved rows of `policy`, overridden by this run's; written to `saveFile` when given. */
 function rowsFor(policy: string, saved: readonly Row[], saveFile: string | undefined): Map<string, Row> {

@@ -18,14 +18,12 @@
  * earlier moves a pair's ratio by a few hundredths, so a difference between variants counts only
  * if it holds over such copies (they are still compared with pollux's runs as written).
  */
-import { goodputPolicy } from '../src/policy/goodput/index.js';
 import type { PolicyParamValue } from '../src/policy/policy.js';
-import { parsePolicyParams } from '../src/policy/policy-params.js';
 import type { SimTask } from '../src/sim/parallel.js';
 import { packagePath } from '../src/util/package-root.js';
 import { meanRow, pairKey, readSavedRows, runWithProgress, type ComparisonRow } from './comparison-rows.js';
 import { publishedResults, workloadFile } from './pollux-data.js';
-import { benchArgs } from './bench-args.js';
+import { benchArgs, goodputParamsOrExit } from './bench-args.js';
 
 /** Acceptance of issue #18: mean over the pairs of avg JCT / published Pollux avg. */
 const TARGET_MEAN_RATIO = 0.8;
@@ -121,12 +119,7 @@ for (const r of rowsOf(0)) {
 
 /** `NAME=VALUE,NAME=VALUE` (or `default`) as validated goodput knobs; exits 2 on a bad one. */
 function parseVariant(spec: string): Record<string, PolicyParamValue> {
-  if (spec === 'default') return {};
-  try {
-    return parsePolicyParams(goodputPolicy, spec.split(','), '--variant');
-  } catch (error) {
-    fail((error as Error).message);
-  }
+  return spec === 'default' ? {} : goodputParamsOrExit(spec.split(','), '--variant');
 }
 
 function fail(message: string): never {

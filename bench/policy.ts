@@ -19,8 +19,7 @@ import type { Allocation, ClusterSnapshot, NodeInfo, PolicyJob } from '../src/co
 import { Random } from '../src/core/random.js';
 import { fitPerfParams } from '../src/goodput/fit.js';
 import type { GoodputModel, ProfilePoint } from '../src/goodput/types.js';
-import { GoodputPolicy, goodputPolicy } from '../src/policy/goodput/index.js';
-import { parsePolicyParams } from '../src/policy/policy-params.js';
+import { GoodputPolicy } from '../src/policy/goodput/index.js';
 import type { GoodputPolicyParams } from '../src/policy/goodput/job-view.js';
 import type { Policy, PolicyDecision } from '../src/policy/policy.js';
 import { percentile } from '../src/sim/metrics.js';
@@ -28,7 +27,7 @@ import { applicationNames, getApplication, type TraceApplication } from '../src/
 import { simulate } from '../src/sim/simulator.js';
 import { defaultTracesDir, loadWorkload } from '../src/sim/workload.js';
 import { packagePath } from '../src/util/package-root.js';
-import { benchArgs } from './bench-args.js';
+import { benchArgs, goodputParamsOrExit } from './bench-args.js';
 
 const TARGET_P99_64_MS = 50;
 const TARGET_P99_2048_MS = 1000;
@@ -39,7 +38,7 @@ Decision time of the goodput policy per round: workload-1 replayed (64 GPUs) and
 cluster of 2048 GPUs with 5000 jobs (targets: p99 <= 50 ms and <= 1 s).
 `;
 const values = benchArgs(USAGE, { rounds: { type: 'string', default: '8' }, 'policy-param': { type: 'string', multiple: true } });
-const params = policyParams(values['policy-param'] ?? []);
+const params = goodputParamsOrExit(values['policy-param'] ?? [], '--policy-param') as Partial<GoodputPolicyParams>;
 
 /** Records the wall-clock time of every decide() of the wrapped policy. */
 class TimedPolicy implements Policy {
@@ -164,13 +163,3 @@ for (let round = 0; round < rounds; round++) {
 const used = Object.values(allocations).reduce((s, a) => s + a.length, 0);
 console.log(`(b) generated cluster ${NODES} x ${GPUS_PER_NODE} GPUs, ${JOBS} jobs (${apps.map((a) => a.name).join(', ')}), ${Object.keys(allocations).length} jobs running on ${used} GPUs after the last round`);
 report('    goodput decide()', generated, TARGET_P99_2048_MS);
-
-/** The --policy-param knobs, validated as `goodput sim` does; exits 2 on a bad one. */
-function policyParams(specs: string[]): Partial<GoodputPolicyParams> {
-  try {
-    return parsePolicyParams(goodputPolicy, specs, '--policy-param') as Partial<GoodputPolicyParams>;
-  } catch (error) {
-    console.error(`error: ${(error as Error).message}`);
-    process.exit(2);
-  }
-}
