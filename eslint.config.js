@@ -23,7 +23,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/goodput/**/*.ts', 'src/policy/**/*.ts', 'src/core/**/*.ts'],
+    files: ['src/goodput/**/*.ts', 'src/policy/**/*.ts', 'src/core/**/*.ts', 'src/model/**/*.ts'],
     ignores: ['**/*.test.ts'],
     rules: { 'no-restricted-imports': ['error', pureLayerRestrictions] },
   },

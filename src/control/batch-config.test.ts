@@ -6,6 +6,8 @@ import { jobRecordFixture } from '../store/job-fixture.js';
 import { emptyProfile } from '../goodput/key-profile.js';
 import { optimStepTime_s } from '../goodput/throughput.js';
 import type { JobRecord, StoredKeyProfile } from '../store/types.js';
+import { fitPerfParams } from '../goodput/fit.js';
+import { fitJob } from '../model/job-fit.js';
 import { configFor } from './batch-config.js';
 
 function job(fixed_batch_size: number | undefined, limits: BatchLimits | null): JobRecord {
@@ -38,7 +40,9 @@ describe('configFor with the profile of its key', () => {
 
   it('chooses the batch by the corrected model, as the scheduling round predicts', () => {
     const plain = configFor(fitted, onTwoNodes);
-    const corrected = configFor(fitted, onTwoNodes, profile);
+    // The job's refit (model/job-fit.ts) on the profile's points saves their correction with the fit.
+    const refit = fitJob({ own: [], profile, profile_perf: perf, corrected: true, fit: fitPerfParams })!;
+    const corrected = configFor({ ...fitted, correction: refit.correction }, onTwoNodes, profile);
     // A slow synchronization is amortized over more samples per optimizer step.
     assert.ok(corrected.batch_size > plain.batch_size, `${corrected.batch_size} vs ${plain.batch_size}`);
   });

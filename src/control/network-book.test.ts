@@ -12,7 +12,8 @@ import { GoodputPolicy } from '../policy/goodput/index.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { JobSpec, StoredKeyProfile } from '../store/types.js';
 import { Controller } from './controller.js';
-import { multiNodeSignature, NetworkBook } from './network-book.js';
+import { multiNodeSignature } from '../model/network.js';
+import { NetworkBook } from './network-book.js';
 import { ProfileBook } from './profile-book.js';
 import { ownProfilePoints, ReportIngest } from './report-ingest.js';
 

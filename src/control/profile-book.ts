@@ -1,14 +1,17 @@
 /**
- * The control plane's side of profile keys (issue #18, docs/control-plane.md "Profiles"): which
- * profile a job starts from, when its own measurements discard it, and what it adds to it. The
- * pure rules are goodput/key-profile.ts; the profiles live in the store.
+ * The control plane's side of profile keys (docs/control-plane.md "Profiles"): which profile a
+ * job starts from, when its own measurements discard it, and what it adds to it. The pure rules
+ * are model/ (discard.ts, progress.ts) and goodput/key-profile.ts, shared with the simulator;
+ * the profiles live in the store.
  */
 import type { BackendNode, DeviceInfo } from '../backends/backend.js';
 import { profileKeyOf } from '../core/profile-key.js';
 import { fitPerfParams } from '../goodput/fit.js';
-import { MEASURED_ERROR_TOLERANCE, measuredError, shapeKey, type GradSample, type KeyProfile } from '../goodput/key-profile.js';
+import { MEASURED_ERROR_TOLERANCE, measuredError, type GradSample, type KeyProfile } from '../goodput/key-profile.js';
 import { optimStepTime_s } from '../goodput/throughput.js';
 import type { PerfParams, ProfilePoint } from '../goodput/types.js';
+import { judgeAgainstProfile } from '../model/discard.js';
+import { progressOfWork } from '../model/progress.js';
 import { isTerminal } from '../store/lifecycle.js';
 import type { Store } from '../store/store.js';
 import type { JobRecord, StoredKeyProfile } from '../store/types.js';
@@ -30,14 +33,13 @@ export function gpuTypeOf(job: Pick<JobRecord, 'allocation' | 'devices'>, nodes:
 }
 
 /**
- * Fraction of its training a job has done, from its newest report (samples done and left),
- * rounded to hundredths so that a profile keeps at most 101 gradient samples; undefined when the
- * job has not said how much it has left.
+ * Fraction of its training a job has done, from its newest report (samples done and left), as
+ * the progress bucket of its gradient sample (model/progress.ts); undefined when the job has not
+ * said how much it has left.
  */
 export function progressOf(job: Pick<JobRecord, 'samples' | 'remaining_samples'>): number | undefined {
   if (job.remaining_samples === null) return undefined;
-  const all = job.samples + job.remaining_samples;
-  return all > 0 ? Math.round((job.samples / all) * 100) / 100 : 0;
+  return progressOfWork(job.samples, job.remaining_samples);
 }
 
 /** Whether the profile holds what jobs other than `job_id` measured (a job's own profile teaches it nothing new). */
@@ -142,18 +144,14 @@ export class ProfileBook {
     const gpu_type = gpuTypeOf(job, this.nodes());
     const before = await this.store.getKeyProfile(key, gpu_type);
     if (before?.perf && !this.judged.has(job.id) && fromOthers(before, job.id)) {
-      const shapes = new Set(before.points.map(shapeKey));
-      const comparable = own.filter((p) => shapes.has(shapeKey(p)));
-      if (comparable.length > 0) {
-        this.judged.add(job.id);
-        const error = measuredError(before.perf, before, comparable);
-        if (error > MEASURED_ERROR_TOLERANCE) {
-          const reason = `profile of '${key}' on ${gpu_type} discarded: ${disagreement(before.perf, before, comparable)} (off by ${Math.round(error * 100)}% of the measurement, tolerance ${Math.round(MEASURED_ERROR_TOLERANCE * 100)}%), so this job is not the model the profile describes; its model now uses its own measurements only and it adds nothing to the profile`;
-          await this.store.setProfileUse(job.id, 'discarded', 'scheduler', reason, { key, gpu_type, error });
-          job.profile_use = 'discarded';
-          this.log(`job ${job.id}: ${reason}`);
-          return undefined;
-        }
+      const { verdict, error, comparable } = judgeAgainstProfile(before.perf, before, own);
+      if (verdict !== 'unjudged') this.judged.add(job.id);
+      if (verdict === 'discard') {
+        const reason = `profile of '${key}' on ${gpu_type} discarded: ${disagreement(before.perf, before, comparable)} (off by ${Math.round(error * 100)}% of the measurement, tolerance ${Math.round(MEASURED_ERROR_TOLERANCE * 100)}%), so this job is not the model the profile describes; its model now uses its own measurements only and it adds nothing to the profile`;
+        await this.store.setProfileUse(job.id, 'discarded', 'scheduler', reason, { key, gpu_type, error });
+        job.profile_use = 'discarded';
+        this.log(`job ${job.id}: ${reason}`);
+        return undefined;
       }
     }
     return this.merge(job, key, gpu_type, own);

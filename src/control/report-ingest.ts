@@ -1,10 +1,9 @@
 import { GoodputError } from '../core/errors.js';
 import { fitPerfParams } from '../goodput/fit.js';
-import { modelPoints } from '../goodput/key-profile.js';
-import { predictPerfParams } from '../goodput/network-model.js';
+import type { NetworkParams } from '../goodput/network-model.js';
 import { profilePoint } from '../goodput/profile.js';
-import { stepCorrection } from '../goodput/step-correction.js';
-import type { PerfParams, ProfilePoint } from '../goodput/types.js';
+import type { ProfilePoint } from '../goodput/types.js';
+import { fitJob } from '../model/job-fit.js';
 import type { ReportBatch, ReportsAdded, Store } from '../store/store.js';
 import type { JobRecord } from '../store/types.js';
 import { configFor, type JobConfig } from './batch-config.js';
@@ -117,24 +116,31 @@ export class ReportIngest {
 
   /**
    * Refits the job's throughput model from its own points and, unless discarded, its key's
-   * profile (ProfileBook.learn), or with the network model (`networkFit`); a failure keeps the
-   * previous model.
+   * profile (ProfileBook.learn), or with the network model, by the rule the simulator uses
+   * (model/job-fit.ts `fitJob`); a failure keeps the previous model.
    */
   private async refit(job: JobRecord, known?: readonly ProfilePoint[]): Promise<void> {
     try {
       const points = known ?? (await ownProfilePoints(this.opts.store, job.id));
       if (points.length === 0) return;
-      const profile = await this.opts.profiles?.learn(job, points).catch((error: unknown) => {
+      const learned = await this.opts.profiles?.learn(job, points).catch((error: unknown) => {
         this.opts.log(`profile of job ${job.id} not updated: ${(error as Error).message}`);
         return undefined;
       });
-      const fitted = modelPoints(points, profile);
-      const fromProfile = profile !== undefined && fromOthers(profile, job.id);
-      job.perf = (fromProfile ? undefined : await this.networkFit(job, points)) ?? fitPerfParams(fitted);
-      // What the fit errs by where it was measured: the model of a job with no profile of
-      // other jobs is corrected by it (snapshot.ts `modelOf`), as the simulator's is. Only for a
-      // policy that keeps profiles: the others (pollux) use the plain fit, as in the simulator.
-      job.correction = this.opts.profiles ? stepCorrection(job.perf, fitted) : null;
+      const profile = learned !== undefined && fromOthers(learned, job.id) ? learned : undefined;
+      const net = profile ? undefined : await this.networkParams(job, points);
+      // Only a policy that keeps profiles corrects the fit by its measurements (snapshot.ts
+      // `modelOf`); the others (pollux) use the plain fit, as in the simulator.
+      const fit = fitJob({
+        own: points,
+        ...(profile ? { profile } : {}),
+        ...(net ? { network: () => net } : {}),
+        ...(job.model_parameters !== null ? { model_parameters: job.model_parameters } : {}),
+        corrected: this.opts.profiles !== undefined,
+        fit: fitPerfParams,
+      })!;
+      job.perf = fit.perf;
+      job.correction = fit.correction;
       await this.opts.store.savePerf(job.id, job.perf, job.correction);
     } catch (error) {
       this.opts.log(`refit of job ${job.id} failed: ${(error as Error).message}`);
@@ -142,20 +148,19 @@ export class ReportIngest {
   }
 
   /**
-   * With the network model, the model of a job with no profile of other jobs to start from: by
-   * predictPerfParams while its points are all on one node, as in the simulator
-   * (SimProfileStore.fitJob). Undefined (its own fit is used) without the network model, when it
-   * has multi-node points, when no profile of its GPU type has any, or when the store fails.
+   * With the network model, the cluster's network parameters for a job with no profile of other
+   * jobs, measured on one node only. Undefined without the network model, when it has
+   * multi-node points (its own fit is used), when no profile of its GPU type has any, or when the
+   * store fails.
    */
-  private async networkFit(job: JobRecord, points: readonly ProfilePoint[]): Promise<PerfParams | undefined> {
+  private async networkParams(job: JobRecord, points: readonly ProfilePoint[]): Promise<NetworkParams | undefined> {
     const network = this.opts.network;
-    // predictPerfParams keeps a multi-node job's own fit anyway: skip the store read.
+    // A multi-node job keeps its own fit anyway: skip the store read.
     if (!network || points.some((p) => p.num_nodes > 1)) return undefined;
-    const net = await network.paramsFor(job).catch((error: unknown) => {
+    return network.paramsFor(job).catch((error: unknown) => {
       this.opts.log(`network model for job ${job.id} not read, its own fit is used: ${(error as Error).message}`);
       return undefined;
     });
-    return net && predictPerfParams(points, net, job.model_parameters ?? undefined);
   }
 
   private enqueue(batch: ReportBatch): Promise<ReportsAdded> {

@@ -99,15 +99,18 @@ describe('a model started from its key profile (toPolicyJob)', () => {
   const slow = { num_nodes: 2, num_replicas: 8, local_bsz: 32, accum_step_time_s: 0.1 + 0.01 * 32, optim_step_time_s: 2 * optimStepTime_s(perf, 2, 8, 32) };
   const profile: StoredKeyProfile = { ...emptyProfile('resnet', 'cpu'), points: [slow], jobs: 1, job_ids: ['other'], perf, limits: reported().limits, updated_at_ms: 0 };
 
-  it('is corrected by the measurements of the key at the shapes they cover; without a profile, by the job\'s own', () => {
+  it('is corrected by the measurements its fit was made on: the key\'s before its own fit; without a profile, by the job\'s own', () => {
     const job = reported({ spec: { ...reported().spec, profile: 'resnet' } });
-    const withProfile = toPolicyJob(job, 20_000, profile).model!;
     const alone = toPolicyJob(job, 20_000).model!;
     assert.equal(alone.correction, undefined, 'nothing measured, nothing corrected');
+    // Before its own refit the job's model is the profile's fit, corrected by the profile's points.
+    const withProfile = toPolicyJob({ ...job, perf: null }, 20_000, profile).model!;
+    assert.deepEqual(withProfile.correction, stepCorrection(perf, profile.points));
+    // After it, the correction saved with its fit (its points and the profile's, report-ingest.ts).
     const own = stepCorrection(perf, [{ ...slow, optim_step_time_s: 3 * optimStepTime_s(perf, 2, 8, 32) }]);
     const corrected = { ...job, correction: own };
     assert.deepEqual(toPolicyJob(corrected, 20_000).model!.correction, own, 'no profile: its own measurements');
-    assert.deepEqual(toPolicyJob(corrected, 20_000, profile).model!.correction, withProfile.correction, 'with a profile: the key\'s, which hold its own');
+    assert.deepEqual(toPolicyJob(corrected, 20_000, profile).model!.correction, own, 'with a profile: those its fit was made on');
     const ratio = goodputOf(alone, 2, 8, 32, 0) / goodputOf(withProfile, 2, 8, 32, 0);
     assert.ok(Math.abs(ratio - 2) < 1e-9, `measured 2x slower, predicted ${ratio}x`);
     assert.equal(goodputOf(withProfile, 1, 2, 32, 0), goodputOf(alone, 1, 2, 32, 0), 'one-node shapes borrow nothing from multi-node measurements');

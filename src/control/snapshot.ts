@@ -1,9 +1,9 @@
 /** Builds the policy's view of the cluster from stored jobs (pure over its inputs). */
 import type { ClusterSnapshot, NodeInfo, PolicyJob } from '../core/cluster.js';
 import { profileKeyOf } from '../core/profile-key.js';
-import { gradAt } from '../goodput/key-profile.js';
-import { stepCorrection } from '../goodput/step-correction.js';
 import type { BatchLimits, GoodputModel } from '../goodput/types.js';
+import { jobModel } from '../model/job-fit.js';
+import { buildPolicyJob } from '../model/policy-job.js';
 import { PLACED_STATES, serviceSince } from '../store/lifecycle.js';
 import type { JobRecord, JobSpec, StoredKeyProfile } from '../store/types.js';
 
@@ -28,22 +28,22 @@ export function limitsOf(job: JobRecord, profile?: StoredKeyProfile): BatchLimit
 }
 
 /**
- * The fitted model once the job has reported times and gradient statistics. With the profile
- * of its key (control/profile-book.ts: not discarded, measured by other jobs), a job that has
- * not reported yet takes the profile's fitted parameters and its gradient statistics at the
- * start of training (`gradAt(profile, 0)`); its own refits already include the profile's points.
- * The profile's measurements also correct the fit at the shapes they cover (step-correction.ts),
- * as the simulator does; without a profile, the job's own measurements do (JobRecord.correction,
- * saved with its fit).
+ * The fitted model once the job has reported times and gradient statistics, by the rule the
+ * simulator uses (model/job-fit.ts `jobModel`). With the profile of its key
+ * (control/profile-book.ts: not discarded, measured by other jobs), a job that has not reported
+ * yet takes the profile's fitted parameters, corrected by the profile's measurements, and its
+ * gradient statistics at the start of training; its own refits already include the profile's
+ * points, and their correction (JobRecord.correction) is saved with the fit.
  */
 export function modelOf(job: JobRecord, profile?: StoredKeyProfile): GoodputModel | undefined {
-  const perf = job.perf ?? profile?.perf;
-  const grad = job.grad ?? (profile ? gradAt(profile, 0) : undefined);
-  if (!perf || !grad) return undefined;
-  const model: GoodputModel = { perf, grad, limits: limitsOf(job, profile) };
-  if (profile && profile.points.length > 0) model.correction = stepCorrection(perf, profile.points);
-  else if (job.correction) model.correction = job.correction;
-  return model;
+  return jobModel({
+    fit: job.perf ? { perf: job.perf, correction: job.correction } : null,
+    grad: job.grad,
+    ...(profile ? { profile } : {}),
+    ...(profile?.perf ? { profile_perf: profile.perf } : {}),
+    corrected: profile !== undefined,
+    limits: limitsOf(job, profile),
+  });
 }
 
 /** Holds devices right now (its allocation is in force or about to be). */
@@ -79,30 +79,29 @@ export function progressAtRisk_s(job: JobRecord, now_ms: number): number {
  */
 export function toPolicyJob(job: JobRecord, now_ms: number, profile?: StoredKeyProfile): PolicyJob {
   const model = modelOf(job, profile);
-  const pj: PolicyJob = {
+  return buildPolicyJob({
     id: job.id,
     submitted_at_s: job.submitted_at_ms / 1000,
     attained_service_gpu_s: job.attained_service_gpu_s + serviceSince(job, now_ms),
     min_replicas: job.spec.min_replicas,
     max_replicas: job.spec.max_replicas,
-    max_profiled_replicas: Math.max(job.max_profiled_replicas, profile?.max_measured_replicas ?? 0),
+    own_max_replicas: job.max_profiled_replicas,
+    ...(profile ? { profile_max_replicas: profile.max_measured_replicas } : {}),
     profile_key: profileKeyOf(job.spec),
     model_from_profile: profile !== undefined,
     restarts: Math.max(0, job.launches - 1),
     preemptible: job.spec.preemptible !== false && stopProtection(job) === undefined,
     priority: job.spec.priority,
     limits: limitsOf(job, profile),
-  };
-  if (job.spec.fixed_batch_size !== undefined) pj.fixed_batch_size = job.spec.fixed_batch_size;
-  if (job.spec.batch_size_cap !== undefined) pj.batch_size_cap = job.spec.batch_size_cap;
-  if (model) pj.model = model;
-  // Known only when the SDK knows the epoch count (docs/contract.md); else the policy falls back
-  // to attained service.
-  if (job.remaining_samples !== null) pj.remaining_samples = job.remaining_samples;
-  const at_risk_s = progressAtRisk_s(job, now_ms);
-  if (at_risk_s > 0) pj.progress_at_risk_s = at_risk_s;
-  if (job.state === 'running' && job.launched_at_ms !== null) pj.allocated_since_s = job.launched_at_ms / 1000;
-  return pj;
+    ...(job.spec.fixed_batch_size !== undefined ? { fixed_batch_size: job.spec.fixed_batch_size } : {}),
+    ...(job.spec.batch_size_cap !== undefined ? { batch_size_cap: job.spec.batch_size_cap } : {}),
+    ...(model ? { model } : {}),
+    // Known only when the SDK knows the epoch count (docs/contract.md); else the policy falls
+    // back to attained service.
+    ...(job.remaining_samples !== null ? { remaining_samples: job.remaining_samples } : {}),
+    progress_at_risk_s: progressAtRisk_s(job, now_ms),
+    ...(job.state === 'running' && job.launched_at_ms !== null ? { allocated_since_s: job.launched_at_ms / 1000 } : {}),
+  });
 }
 
 /**

@@ -2,6 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { PolicyJob } from '../core/cluster.js';
 import { fitPerfParams } from '../goodput/fit.js';
+import type { KeyProfile } from '../goodput/key-profile.js';
+import type { ProfilePoint } from '../goodput/types.js';
+import { fitJob } from '../model/job-fit.js';
 import { GoodputPolicy } from '../policy/goodput/index.js';
 import type { Policy } from '../policy/policy.js';
 import { findPolicy } from '../policy/registry.js';
@@ -102,6 +105,10 @@ describe('SimProfileStore', () => {
     assert.deepEqual([store.get('a')!.jobs, store.get('a')!.points.length, store.modelVersion('a'), store.size], [2, 3, 2, 1]);
   });
 
+  /** A job's fit by the one rule (model/job-fit.ts) with the store's network model. */
+  const fitWith = (store: SimProfileStore, own: readonly ProfilePoint[], model_parameters?: number, profile?: KeyProfile) =>
+    fitJob({ own, ...(profile ? { profile } : {}), ...(store.usesNetworkModel ? { network: () => store.networkParams() } : {}), ...(model_parameters !== undefined ? { model_parameters } : {}), corrected: false, fit: fitPerfParams })!.perf;
+
   it('with the network model, a job measured on one node borrows cross-node terms from other keys', () => {
     const bert = getApplication('bert', defaultTracesDir())!;
     const point = (app: TraceApplication, placement: number[], local_bsz: number) => {
@@ -114,11 +121,12 @@ describe('SimProfileStore', () => {
     for (const network of [false, true]) {
       const store = new SimProfileStore(fitPerfParams, network);
       store.report('bert', bertPoints, [], true);
-      const own = store.fitJob(oneNode, true);
+      const own = fitWith(store, oneNode);
       const plain = fitPerfParams(oneNode);
       if (network) assert.notDeepEqual(own, plain, 'cross-node terms from the cluster');
       else assert.deepEqual(own, plain);
-      assert.deepEqual(store.fitJob(oneNode), plain, 'a job with a profile keeps the plain fit');
+      store.report('cifar10', oneNode, [], true);
+      assert.deepEqual(fitWith(store, oneNode, undefined, store.get('cifar10')), plain, 'a job with a profile keeps the plain fit');
     }
     // Keys whose jobs reported their parameter count give a job that reports its own the
     // two-term map (network-model.ts ParameterMap), which a job without one does not use.
@@ -128,8 +136,8 @@ describe('SimProfileStore', () => {
     store.report('bert', bertPoints, [], true, bert.model_parameters);
     store.report('imagenet', imagenetPoints, [], true, imagenet.model_parameters);
     assert.equal(store.get('bert')!.model_parameters, 109.5e6, 'the reported count is kept in the key\'s profile');
-    const withCount = store.fitJob(oneNode, true, cifar10.model_parameters);
-    const withoutCount = store.fitJob(oneNode, true);
+    const withCount = fitWith(store, oneNode, cifar10.model_parameters);
+    const withoutCount = fitWith(store, oneNode);
     assert.notEqual(withCount.alpha_n, withoutCount.alpha_n);
   });
 });

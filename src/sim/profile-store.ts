@@ -1,15 +1,10 @@
 import { addToProfile, emptyProfile, shapeKey, type GradSample, type KeyProfile } from '../goodput/key-profile.js';
-import { fitNetworkModel, predictPerfParams, type NetworkParams } from '../goodput/network-model.js';
+import type { NetworkParams } from '../goodput/network-model.js';
 import type { PerfParams, ProfilePoint } from '../goodput/types.js';
+import { NetworkModelCache } from '../model/network.js';
 
 /** GPU type of the simulated cluster (the traces are of one GPU type). */
 export const SIM_GPU_TYPE = 'sim';
-
-/**
- * Gradient samples are kept at this resolution of training progress (fraction done), so a
- * profile holds at most 1 / PROGRESS_STEP + 1 of them whatever the number of jobs.
- */
-export const PROGRESS_STEP = 0.02;
 
 interface Entry {
   profile: KeyProfile;
@@ -30,7 +25,7 @@ export class SimProfileStore {
   private readonly entries = new Map<string, Entry>();
   /** Multi-node placement shapes measured over all keys: the network model's input changed. */
   private multiNodeShapes = 0;
-  private net: { shapes: number; params: NetworkParams | undefined } | undefined;
+  private readonly net: NetworkModelCache;
 
   /**
    * `fit` fits a job's throughput parameters; with `network`, jobs whose points span one node
@@ -40,7 +35,9 @@ export class SimProfileStore {
   constructor(
     private readonly fit: (points: readonly ProfilePoint[]) => PerfParams,
     private readonly network = false,
-  ) {}
+  ) {
+    this.net = new NetworkModelCache(fit);
+  }
 
   /**
    * Changes whenever a job's model of `key` should be refitted: its key's profile gained a
@@ -50,22 +47,24 @@ export class SimProfileStore {
     return (this.entries.get(key)?.shape_version ?? 0) + (this.network ? this.multiNodeShapes : 0);
   }
 
-  /**
-   * Throughput parameters of a job fitted on `points`; `own_only`: the job has no profile to
-   * start from (the first of its key, or one whose profile was discarded), so with the network
-   * model its cross-node terms come from the cluster's reports while it spans one node only.
-   */
-  fitJob(points: readonly ProfilePoint[], own_only = false, model_parameters?: number): PerfParams {
-    if (!own_only || !this.network || points.some((p) => p.num_nodes > 1)) return this.fit(points);
-    return predictPerfParams(points, this.networkParams(), model_parameters);
+  /** The profile's fitter (model/job-fit.ts `fitJob` takes it). */
+  get fitter(): (points: readonly ProfilePoint[]) => PerfParams {
+    return this.fit;
   }
 
-  /** The cluster network model over every key's profile, refitted when a multi-node shape was added. */
-  private networkParams(): NetworkParams | undefined {
-    if (!this.net || this.net.shapes !== this.multiNodeShapes) {
-      this.net = { shapes: this.multiNodeShapes, params: fitNetworkModel([...this.entries.values()].map((e) => e.profile), {}, this.fit) };
-    }
-    return this.net.params;
+  /**
+   * The cluster network model over every key's profile, for model/job-fit.ts `fitJob`;
+   * undefined without the network model. Profiles here only grow, so the count of multi-node
+   * shapes is their signature (model/network.ts).
+   */
+  networkParams(): NetworkParams | undefined {
+    if (!this.network) return undefined;
+    return this.net.paramsFor(SIM_GPU_TYPE, () => [...this.entries.values()].map((e) => e.profile), String(this.multiNodeShapes));
+  }
+
+  /** Whether jobs without a profile take their cross-node terms from the network model. */
+  get usesNetworkModel(): boolean {
+    return this.network;
   }
 
   /** The profile of `key`, if any job reported to it. */
@@ -79,14 +78,14 @@ export class SimProfileStore {
   }
 
   /**
-   * Throughput parameters fitted on the profile's points alone (fitJob), refitted lazily when
+   * Throughput parameters fitted on the profile's points alone, refitted lazily when
    * modelVersion changes (new local batches at a known shape refine it at the next new shape).
    */
   profileFit(key: string): PerfParams | undefined {
     const entry = this.entries.get(key);
     if (!entry || entry.profile.points.length === 0) return undefined;
     const version = this.modelVersion(key);
-    if (!entry.fit || entry.fit.version !== version) entry.fit = { version, perf: this.fitJob(entry.profile.points) };
+    if (!entry.fit || entry.fit.version !== version) entry.fit = { version, perf: this.fit(entry.profile.points) };
     return entry.fit.perf;
   }
 

@@ -1,11 +1,13 @@
 import { capLocalBatch, splitFixedBatch, type LocalBatch } from '../goodput/batch-split.js';
-import { gradAt, measuredError, modelPoints, MEASURED_ERROR_TOLERANCE, type KeyProfile } from '../goodput/key-profile.js';
-import type { GoodputModel, PerfParams, ProfilePoint, StepCorrection } from '../goodput/types.js';
-import { stepCorrection } from '../goodput/step-correction.js';
+import type { KeyProfile } from '../goodput/key-profile.js';
+import type { GoodputModel, PerfParams, ProfilePoint } from '../goodput/types.js';
+import { judgeAgainstProfile } from '../model/discard.js';
+import { fitJob, jobModel, type JobFit } from '../model/job-fit.js';
+import { progressBucket } from '../model/progress.js';
 import type { TraceApplication } from './application.js';
 import { roundHalfEven } from './artifact-arithmetic.js';
 import type { StepSync } from './nd-table.js';
-import { PROGRESS_STEP, type SimProfileStore } from './profile-store.js';
+import type { SimProfileStore } from './profile-store.js';
 
 /** Restart delay (s) of every allocation change: no progress, GPUs still charged (§1.3). */
 export const RESTART_DELAY_S = 30;
@@ -28,7 +30,7 @@ export interface SimJobConfig {
   /** Fixed total batch; undefined = adaptive (needs hooks). */
   target_batch_size?: number;
   hooks?: AdaptiveHooks;
-  /** The job's profile key and the run's store, for policies that use profiles (issue #18). */
+  /** The job's profile key and the run's store, for policies that use profiles. */
   profile?: ProfileLink;
 }
 
@@ -66,18 +68,21 @@ export class SimJob {
   grad: readonly [number, number] | null = null;
   max_profiled_replicas = 0;
   private readonly profile = new Map<number | string, ProfilePoint>();
-  private perf: PerfParams | undefined;
+  private fitted: JobFit | undefined;
   private perfStale = false;
   private tputCache = new Map<number, StepSync>();
   private readonly link: ProfileLink | undefined;
   /** Set once the job's own measurements disagreed with its key's profile. */
   private discarded = false;
+  /** Set once the job's measurements were judged against its key's profile and kept it. */
+  private judged = false;
   /** Whether this job's reports are in its key's profile. */
   private contributed = false;
   /** Own points not yet reported to the profile. */
   private pending: ProfilePoint[] = [];
   private reportedBucket = -1;
-  private correction: StepCorrection | undefined;
+  /** When the allocation in force started (s), while the job holds one. */
+  allocated_at_s: number | undefined;
   /** Store model version (and whether the profile was used) `perf` was fitted with. */
   private perfVersion = -1;
 
@@ -129,63 +134,77 @@ export class SimJob {
 
   /**
    * Fitted throughput parameters over every profiled configuration, own and (while in use) the
-   * key's profile's at configurations the job has not measured; refit lazily, and on a profile
-   * only when the store's model version changes (a new placement shape; a refit per new local
-   * batch would cost a fit per job and round).
+   * key's profile's at configurations the job has not measured (model/job-fit.ts `fitJob`);
+   * refit lazily, and on a profile only when the store's model version changes (a new placement
+   * shape; a refit per new local batch would cost a fit per job and round).
    */
   perfParams(): PerfParams | undefined {
-    if (!this.hooks) return undefined;
-    const link = this.link;
-    if (link) return this.linkedPerfParams(link);
-    if (this.profile.size === 0) return undefined;
-    if (this.perfStale || !this.perf) {
-      this.perf = this.hooks.fit([...this.profile.values()]);
-      this.perfStale = false;
-    }
-    return this.perf;
+    return this.currentFit()?.perf;
   }
 
-  /** perfParams of a job linked to a profile store: fitted by the store, refitted on its versions. */
-  private linkedPerfParams(link: ProfileLink): PerfParams | undefined {
+  private currentFit(): JobFit | undefined {
+    const hooks = this.hooks;
+    if (!hooks) return undefined;
+    const link = this.link;
     const shared = this.sharedProfile();
-    if (!shared && this.profile.size === 0) return undefined;
-    const version = 2 * link.store.modelVersion(link.key) + (shared ? 1 : 0);
-    if (this.perfStale || !this.perf || this.perfVersion !== version) {
+    const version = link ? 2 * link.store.modelVersion(link.key) + (shared ? 1 : 0) : 0;
+    if (this.perfStale || !this.fitted || this.perfVersion !== version) {
       const own = [...this.profile.values()];
-      const points = shared ? modelPoints(own, shared) : own;
-      this.perf = !shared ? link.store.fitJob(own, true, this.app.model_parameters) : own.length === 0 ? link.store.profileFit(link.key) : link.store.fitJob(points);
-      // The measurements the fit was made on correct it where it errs (issue #18), as in the
-      // control plane: the key's and the job's own, or the job's own while it has no profile.
-      this.correction = this.perf ? stepCorrection(this.perf, points) : undefined;
+      this.fitted = fitJob({
+        own,
+        ...(shared ? { profile: shared, profile_perf: link!.store.profileFit(link!.key) } : {}),
+        ...(link?.store.usesNetworkModel ? { network: () => link.store.networkParams() } : {}),
+        ...(this.app.model_parameters !== undefined ? { model_parameters: this.app.model_parameters } : {}),
+        corrected: link !== undefined,
+        fit: hooks.fit,
+      });
       this.perfVersion = version;
       this.perfStale = false;
     }
-    return this.perf;
+    return this.fitted;
   }
 
   /**
-   * The job's goodput model as Pollux sees it, once profiled; before its own first gradient
-   * measurement, with its key's gradient statistics at the start of training.
+   * The job's goodput model as Pollux sees it, once profiled (model/job-fit.ts `jobModel`);
+   * before its own first gradient measurement, with its key's gradient statistics at the start
+   * of training.
    */
   model(): GoodputModel | undefined {
-    const perf = this.perfParams();
-    if (!perf) return undefined;
-    const shared = this.grad ? undefined : this.sharedProfile();
-    const grad = this.grad ? { sqr: this.grad[0], var: this.grad[1] } : shared ? gradAt(shared, 0) : undefined;
-    if (!grad) return undefined;
-    return { perf, grad, limits: this.app.limits, ...(this.correction ? { correction: this.correction } : {}) };
+    const fit = this.currentFit();
+    if (!fit) return undefined;
+    const shared = this.sharedProfile();
+    return jobModel({
+      fit,
+      grad: this.grad ? { sqr: this.grad[0], var: this.grad[1] } : null,
+      ...(shared ? { profile: shared } : {}),
+      corrected: this.link !== undefined,
+      limits: this.app.limits,
+    });
   }
 
   /**
    * Hands the measurements made since the last call to the key's profile (the simulator calls
-   * it once per round): new profile points and the gradient statistics, at most one sample per
-   * PROGRESS_STEP of training. A job whose profile was discarded reports nothing.
+   * it once per round, as the control plane refits): first judges the job's points against the
+   * profile until they are comparable (model/discard.ts); then new profile points and the
+   * gradient statistics, at most one sample per progress bucket (model/progress.ts). A job whose
+   * profile was discarded reports nothing.
    */
   reportProfile(): void {
     const link = this.link;
     if (!link || this.discarded) return;
-    const bucket = Math.floor(Math.min(1, this.progress / this.app.target_progress) / PROGRESS_STEP);
-    const grad = this.grad && bucket !== this.reportedBucket ? [{ progress: bucket * PROGRESS_STEP, sqr: this.grad[0], var: this.grad[1] }] : [];
+    if (!this.judged && this.pending.length > 0) {
+      const shared = this.sharedProfile();
+      const perf = shared ? link.store.profileFit(link.key) : undefined;
+      const verdict = shared && perf ? judgeAgainstProfile(perf, shared, [...this.profile.values()]).verdict : 'unjudged';
+      if (verdict === 'discard') {
+        this.discarded = true;
+        this.pending = [];
+        return;
+      }
+      if (verdict === 'keep') this.judged = true;
+    }
+    const bucket = progressBucket(this.progress / this.app.target_progress);
+    const grad = this.grad && bucket !== this.reportedBucket ? [{ progress: bucket, sqr: this.grad[0], var: this.grad[1] }] : [];
     if (this.pending.length === 0 && grad.length === 0) return;
     link.store.report(link.key, this.pending, grad, !this.contributed, this.app.model_parameters);
     this.contributed = true;
@@ -200,15 +219,20 @@ export class SimJob {
     return p && p.points.length > 0 && p.jobs > (this.contributed ? 1 : 0) ? p : undefined;
   }
 
-  /** Applies a new allocation (§1.3): [] frees the GPUs; anything else costs a restart. */
-  reallocate(placement: readonly number[]): void {
+  /**
+   * Applies a new allocation (§1.3) at time `now_s`: [] frees the GPUs; anything else costs a
+   * restart.
+   */
+  reallocate(placement: readonly number[], now_s = this.current_s): void {
     this.tputCache = new Map();
     if (placement.length > 0) {
+      this.allocated_at_s = now_s;
       this.placement = placement;
       this.updateLocalBatch();
       this.rescale_s = RESTART_DELAY_S;
       this.restarts = this.restarts === null ? 0 : this.restarts + 1;
     } else {
+      this.allocated_at_s = undefined;
       this.placement = [];
       this.local_bsz = 0;
     }
@@ -260,7 +284,12 @@ export class SimJob {
     this.current_s += seconds;
   }
 
-  private observe(n: number, r: number, b: number, step: number, sync: number, sqr: number, variance: number): void {
+  /**
+   * Records one measured step: placement (n nodes, r replicas), local batch b, step and sync
+   * time (s), and the true gradient statistics. Public so that a test can feed the same
+   * measurements to the simulator and the control plane (model/parity.test.ts).
+   */
+  observe(n: number, r: number, b: number, step: number, sync: number, sqr: number, variance: number): void {
     this.grad = [sqr, variance];
     const key = Number.isInteger(b) && b < 65536 ? (n * 1000 + r) * 65536 + b : `${n}:${r}:${b}`;
     if (this.profile.has(key)) return;
@@ -268,19 +297,7 @@ export class SimJob {
     this.profile.set(key, point);
     if (r > this.max_profiled_replicas) this.max_profiled_replicas = r;
     this.perfStale = true;
-    if (this.link) this.checkProfile(point);
-  }
-
-  /** Discards the key's profile for this job at the first own point it fails to predict. */
-  private checkProfile(point: ProfilePoint): void {
-    const shared = this.sharedProfile();
-    const perf = shared ? this.link!.store.profileFit(this.link!.key) : undefined;
-    if (shared && perf && measuredError(perf, shared, [point]) > MEASURED_ERROR_TOLERANCE) {
-      this.discarded = true;
-      this.pending = [];
-    } else {
-      this.pending.push(point);
-    }
+    if (this.link) this.pending.push(point);
   }
 
   /** Batch configuration for the current placement (§1.6). */

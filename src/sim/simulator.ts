@@ -3,6 +3,7 @@ import { GoodputError } from '../core/errors.js';
 import { splitFixedBatch } from '../goodput/batch-split.js';
 import type { Policy } from '../policy/policy.js';
 import { validateDecision } from '../policy/validate-decision.js';
+import { buildPolicyJob, type PolicyJobFacts } from '../model/policy-job.js';
 import { packedPlacement } from './artifact-arithmetic.js';
 import { jobModeFor, polluxHooks, type JobMode } from './job-modes.js';
 import { SimProfileStore } from './profile-store.js';
@@ -131,7 +132,7 @@ export function simulate(workload: Workload, policyName: string, policy: Policy,
     }
   }
   const nodes: NodeInfo[] = Array.from({ length: o.nodes }, (_, i) => ({ index: i, name: `node-${i}`, gpus: o.gpus_per_node, preemptible: false }));
-  // Profiles are a capability the policy declares (issue #18); other policies run as before.
+  // Profiles are a capability the policy declares; other policies keep their published behaviour.
   const profiles = mode === 'adaptive' && policy.uses_profiles === true ? new SimProfileStore(polluxHooks.fit, policy.uses_network_model === true) : undefined;
   const jobs = workload.jobs.map((w) => makeSimJob(w, mode, profiles));
   const oracle = new OracleCache(o.gpus_per_node, totalGpus);
@@ -190,7 +191,7 @@ export function simulate(workload: Workload, policyName: string, policy: Policy,
         const job = jobs[i]!;
         const before = kept.get(job.name);
         const after = next.get(job.name);
-        if (!sameAllocation(before, after)) job.reallocate(after ? groupConsecutive(after) : []);
+        if (!sameAllocation(before, after)) job.reallocate(after ? groupConsecutive(after) : [], now);
       }
       allocations = next;
     }
@@ -243,45 +244,57 @@ class OracleCache {
 function policyJob(job: SimJob, w: WorkloadJob, mode: JobMode, totalGpus: number, oracle: OracleCache): PolicyJob {
   const app = job.app;
   const isNcf = app.name === 'ncf';
-  const base = {
-    id: job.name,
-    submitted_at_s: job.submit_s,
-    attained_service_gpu_s: job.attained_gpu_s,
-    restarts: job.restarts ?? 0,
-    max_profiled_replicas: job.measuredReplicas,
-    preemptible: true,
-    priority: 0,
-    limits: app.limits,
-  };
+  const base = baseFacts(job);
   if (mode === 'gang') {
-    return { ...base, min_replicas: w.num_replicas, max_replicas: w.num_replicas, fixed_batch_size: w.batch_size };
+    return buildPolicyJob({ ...base, min_replicas: w.num_replicas, max_replicas: w.num_replicas, fixed_batch_size: w.batch_size });
   }
   if (mode === 'fixed-oracle') {
     const max_replicas = isNcf ? 1 : Math.floor(w.batch_size / app.min_local_bsz);
     const done = app.completion_epoch <= job.epoch;
     const remaining_steps = done ? 1 : app.iteration(w.batch_size, app.completion_epoch) - app.iteration(w.batch_size, job.epoch);
-    return { ...base, min_replicas: 0, max_replicas, fixed_batch_size: w.batch_size, remaining_steps, step_time_s_by_replicas: oracle.stepTimes(w, max_replicas) };
+    return buildPolicyJob({ ...base, min_replicas: 0, max_replicas, fixed_batch_size: w.batch_size, remaining_steps, step_time_s_by_replicas: oracle.stepTimes(w, max_replicas) });
   }
-  const max_replicas = isNcf ? 1 : Math.min(totalGpus, Math.floor(app.max_batch_size / app.min_local_bsz));
+  return adaptivePolicyJob(job, totalGpus);
+}
+
+/**
+ * The policy's view of a job in adaptive mode on a cluster of `totalGpus` (model/policy-job.ts
+ * builds it, as for the control plane). Simulated jobs checkpoint when stopped: nothing at risk.
+ */
+export function adaptivePolicyJob(job: SimJob, totalGpus: number): PolicyJob {
+  const app = job.app;
+  const base = baseFacts(job);
+  const max_replicas = app.name === 'ncf' ? 1 : Math.min(totalGpus, Math.floor(app.max_batch_size / app.min_local_bsz));
   // Jobs declare their length (epochs), so the remaining work is known as it would be from the SDK.
   const remaining_samples = Math.max(0, app.target_progress - job.progress) * app.limits.init_batch_size;
-  const pj: PolicyJob = { ...base, min_replicas: 0, max_replicas, fixed_batch_size: job.target_batch_size, remaining_samples };
-  if (pj.fixed_batch_size === undefined) delete pj.fixed_batch_size;
-  const profile_key = job.profileKey;
-  if (profile_key !== undefined) {
-    pj.profile_key = profile_key;
-    pj.model_from_profile = job.modelFromProfile;
-  }
-  // The fit is the expensive part of a round: only run it if the policy reads the model.
-  if (job.profiled) {
-    let cached: PolicyJob['model'] | null = null;
-    Object.defineProperty(pj, 'model', {
-      enumerable: true,
-      configurable: true,
-      get: () => (cached ??= job.model()),
-    });
-  }
-  return pj;
+  return buildPolicyJob({
+    ...base,
+    min_replicas: 0,
+    max_replicas,
+    ...(job.target_batch_size !== undefined ? { fixed_batch_size: job.target_batch_size } : {}),
+    remaining_samples,
+    profile_max_replicas: job.measuredReplicas,
+    ...(job.profileKey !== undefined ? { profile_key: job.profileKey, model_from_profile: job.modelFromProfile } : {}),
+    // The fit is the expensive part of a round: only run it if the policy reads the model.
+    ...(job.profiled ? { model: () => job.model() } : {}),
+  });
+}
+
+/** What every mode's policy job says of a simulated job. */
+function baseFacts(job: SimJob): Omit<PolicyJobFacts, 'min_replicas' | 'max_replicas'> {
+  return {
+    id: job.name,
+    submitted_at_s: job.submit_s,
+    attained_service_gpu_s: job.attained_gpu_s,
+    restarts: job.restarts ?? 0,
+    own_max_replicas: job.max_profiled_replicas,
+    preemptible: true,
+    priority: 0,
+    limits: job.app.limits,
+    // Simulated jobs checkpoint when stopped, so a stop loses no progress (only the restart delay).
+    progress_at_risk_s: 0,
+    ...(job.allocated_at_s !== undefined ? { allocated_since_s: job.allocated_at_s } : {}),
+  };
 }
 
 /** Nodes hosting replicas of at least two multi-node jobs (§1.2 step 1). */
