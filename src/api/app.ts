@@ -1,7 +1,7 @@
 import { createReadStream, existsSync, statSync } from 'node:fs';
-import { join } from 'node:path';
 import { Hono, type Context } from 'hono';
 import type { Controller } from '../control/controller.js';
+import { replicaLogPath } from '../backends/run-files.js';
 import { validateJobSpec } from '../control/job-spec.js';
 import { stopProtection } from '../control/snapshot.js';
 import { GoodputError } from '../core/errors.js';
@@ -136,7 +136,7 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     const ranks = job.spec.max_replicas;
     if (replica >= ranks) throw new GoodputError('E_NOT_FOUND', `job ${job.id} (${job.name}) runs at most ${ranks} replica(s), ranks 0..${ranks - 1}; there is no replica ${replica}`);
     // The path is built from the job id and an integer only, so it cannot leave the job's directory.
-    const path = join(controller.jobDir(job.id), 'logs', `replica-${replica}.log`);
+    const path = replicaLogPath(controller.jobDir(job.id), replica);
     const size = existsSync(path) ? statSync(path).size : 0;
     const end = Math.min(size, offset + LOG_CHUNK_BYTES);
     const text = end > offset ? await readRange(path, offset, end) : '';

@@ -1,8 +1,8 @@
 /** Mapping of domain error codes to HTTP statuses, in one place. */
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { GoodputError } from '../core/errors.js';
+import { GoodputError, type ErrorCode } from '../core/errors.js';
 
-const STATUS: Record<string, ContentfulStatusCode> = {
+const STATUS: Partial<Record<ErrorCode, ContentfulStatusCode>> = {
   E_UNAUTHORIZED: 401,
   E_FORBIDDEN: 403,
   E_NOT_FOUND: 404,
@@ -17,12 +17,12 @@ const STATUS: Record<string, ContentfulStatusCode> = {
 };
 
 /** HTTP status of a domain error code (500 for unknown codes). */
-export function statusOf(code: string): ContentfulStatusCode {
+export function statusOf(code: ErrorCode): ContentfulStatusCode {
   return STATUS[code] ?? 500;
 }
 
 /** The body every error response has: `{"error": {"code", "message"}}`. */
-export function errorBody(error: unknown): { error: { code: string; message: string } } {
+export function errorBody(error: unknown): { error: { code: ErrorCode; message: string } } {
   if (error instanceof GoodputError) return { error: { code: error.code, message: error.message } };
   return { error: { code: 'E_INTERNAL', message: error instanceof Error ? error.message : String(error) } };
 }

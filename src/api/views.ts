@@ -5,7 +5,7 @@ import { profileKeyOf } from '../core/profile-key.js';
 import type { JobEvent, JobRecord, JobSpec, JobState, Measurement, ProfileUse, ReplicaRecord, StoredKeyProfile } from '../store/types.js';
 
 /** A job as the API shows it. Times are ISO-8601 strings or null. */
-export interface JobView {
+export interface JobSummary {
   id: string;
   name: string;
   user: string;
@@ -39,7 +39,7 @@ export interface JobView {
 }
 
 /** `GET /v1/jobs/{id}`: the job, its current replicas and why it waits, if it does. */
-export interface JobDetail extends JobView {
+export interface JobDetail extends JobSummary {
   current_replicas: ReplicaView[];
   rejection: Rejection | null;
   /** Why the running job is not preempted or resized although its spec allows it; null: it may be. */
@@ -99,7 +99,7 @@ export const iso = (ms: number | null): string | null => (ms === null ? null : n
  * The API view of a job; `latest` is its newest measurement, if any, and `profile` the profile
  * its model starts from (both for the insight).
  */
-export function jobView(job: JobRecord, latest?: Measurement, profile?: StoredKeyProfile): JobView {
+export function jobView(job: JobRecord, latest?: Measurement, profile?: StoredKeyProfile): JobSummary {
   return {
     id: job.id,
     name: job.name,

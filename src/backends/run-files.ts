@@ -11,6 +11,16 @@ export function jobDirs(job_dir: string): { checkpoint: string; logs: string; ru
   return { checkpoint: join(job_dir, 'checkpoint'), logs: join(job_dir, 'logs'), run: join(job_dir, 'run') };
 }
 
+/** Name of a replica's log file in logs/; `rank` may be a shell variable (`$RANK`) in a wrapper script. */
+export function replicaLogName(rank: number | string): string {
+  return `replica-${rank}.log`;
+}
+
+/** Path of a replica's log: appended to by every attempt, read by `goodput logs` and the API. */
+export function replicaLogPath(job_dir: string, rank: number): string {
+  return join(jobDirs(job_dir).logs, replicaLogName(rank));
+}
+
 /** Path of a replica's run file without its suffix (`.pid`, `.exit`). */
 export function runFileBase(job_dir: string, attempt: number, rank: number): string {
   return join(jobDirs(job_dir).run, `attempt-${attempt}-rank-${rank}`);

@@ -1,5 +1,5 @@
 /** `goodput show` and `goodput ls` in plain words: batch, efficiency, goodput, speedup, reasons. Pure. */
-import type { EventView, JobDetail, JobView } from '../client/client.js';
+import type { EventView, JobDetail, JobSummary } from '../client/client.js';
 import { age, formatTable } from '../client/table.js';
 import type { BatchView, JobInsight } from '../control/insight.js';
 import { profileLine } from './profile-render.js';
@@ -65,13 +65,13 @@ export function renderJob(job: JobDetail, events: readonly EventView[]): string 
 }
 
 /** What a user should notice about a job in `goodput ls`: why it failed, or that it was found hung. */
-function note(j: JobView): string {
+function note(j: JobSummary): string {
   const text = j.state === 'failed' ? j.reason : (j.health ?? '');
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 
 /** `goodput ls` as a table (or a line saying there are none). */
-export function renderJobList(jobs: readonly JobView[], now_ms = Date.now()): string {
+export function renderJobList(jobs: readonly JobSummary[], now_ms = Date.now()): string {
   if (jobs.length === 0) return "no jobs yet; submit one with 'goodput submit [options] -- <command>' (see 'goodput submit --help')";
   const rows = jobs.map((j) => {
     const i = j.insight;

@@ -1,5 +1,5 @@
 /** `goodput profiles` and the profile line of `goodput show`, in plain words. Pure. */
-import type { EventView, JobView, ProfileSummaryView, ProfileView } from '../client/client.js';
+import type { EventView, JobSummary, ProfileSummaryView, ProfileView } from '../client/client.js';
 import { age, formatTable } from '../client/table.js';
 
 const num = (x: number) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toPrecision(3));
@@ -11,7 +11,7 @@ export function parameterCount(n: number): string {
 }
 
 /** The `profile` line of `goodput show`: the key and whether the job's model came from its profile. */
-export function profileLine(job: Pick<JobView, 'profile_key' | 'profile_use'>, events: readonly EventView[]): string {
+export function profileLine(job: Pick<JobSummary, 'profile_key' | 'profile_use'>, events: readonly EventView[]): string {
   const head = `profile    '${job.profile_key}'`;
   if (job.profile_use === 'discarded') {
     const e = [...events].reverse().find((x) => x.kind === 'profile-discarded');

@@ -4,13 +4,13 @@
  */
 import type { ProfileSummaryView, ProfileView } from '../api/profile-routes.js';
 import type { TokenView } from '../api/token-routes.js';
-import type { DeviceView, EventView, JobDetail, JobView, NodeView } from '../api/views.js';
-import { GoodputError } from '../core/errors.js';
-import type { JobSpec } from '../core/job-spec.js';
+import type { DeviceView, EventView, JobDetail, JobSummary, NodeView } from '../api/views.js';
+import { GoodputError, toErrorCode, type ErrorCode } from '../core/errors.js';
+import type { JobSpecInput } from '../core/job-spec.js';
 import type { JobConfig, ReportBody } from '../core/wire.js';
 import type { ReportRecord } from '../store/types.js';
 
-export type { DeviceView, EventView, JobDetail, JobView, NodeView, ProfileSummaryView, ProfileView, TokenView };
+export type { DeviceView, EventView, JobDetail, JobSummary, NodeView, ProfileSummaryView, ProfileView, TokenView };
 
 export type { ReportBody };
 
@@ -21,8 +21,8 @@ export interface LogChunk {
   state: string;
 }
 
-/** What `submit` accepts: a spec with the optional fields optional. */
-export type SubmitSpec = Partial<JobSpec> & Pick<JobSpec, 'name' | 'command'>;
+/** What `submit` accepts: the spec as a user writes it (core/job-spec.ts), defaults applied by the server. */
+export type { JobSpecInput };
 
 export class GoodputClient {
   readonly base_url: string;
@@ -36,10 +36,10 @@ export class GoodputClient {
   health(): Promise<{ ok: boolean; version: string; store: { state: string; detail?: string } }> {
     return this.json('GET', '/v1/health');
   }
-  submit(spec: SubmitSpec): Promise<JobView> {
+  submit(spec: JobSpecInput): Promise<JobSummary> {
     return this.json('POST', '/v1/jobs', spec);
   }
-  listJobs(): Promise<JobView[]> {
+  listJobs(): Promise<JobSummary[]> {
     return this.json('GET', '/v1/jobs');
   }
   getJob(ref: string): Promise<JobDetail> {
@@ -51,7 +51,7 @@ export class GoodputClient {
   reports(ref: string, limit = 1000): Promise<ReportRecord[]> {
     return this.json('GET', `/v1/jobs/${encodeURIComponent(ref)}/reports?limit=${limit}`);
   }
-  cancel(ref: string): Promise<JobView> {
+  cancel(ref: string): Promise<JobSummary> {
     return this.json('POST', `/v1/jobs/${encodeURIComponent(ref)}/cancel`);
   }
   nodes(): Promise<NodeView[]> {
@@ -119,7 +119,7 @@ export class GoodputClient {
 /** HTTP status of the last error, for callers that branch on it (tests). */
 export class HttpError extends GoodputError {
   readonly status: number;
-  constructor(status: number, code: string, message: string) {
+  constructor(status: number, code: ErrorCode, message: string) {
     super(code, message);
     this.status = status;
   }
@@ -128,7 +128,7 @@ export class HttpError extends GoodputError {
 function toError(status: number, text: string): HttpError {
   try {
     const body = JSON.parse(text) as { error?: { code?: string; message?: string } };
-    if (body.error?.code) return new HttpError(status, body.error.code, body.error.message ?? `HTTP ${status}`);
+    if (body.error?.code) return new HttpError(status, toErrorCode(body.error.code, 'E_HTTP'), body.error.message ?? `HTTP ${status}`);
   } catch {
     // not JSON: fall through
   }

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import type { EventView, JobView } from '../client/client.js';
+import type { EventView, JobSummary } from '../client/client.js';
 import { cleanup, startServerProcess, tempDataDir, TRAINER, trainerLines, waitFor, type ServerProcess } from '../../test-support/control/harness.js';
 
 const data_dir = tempDataDir();
@@ -36,7 +36,7 @@ describe('elastic rescaling on --cpu-slots 4', () => {
       const jobs = (await client.listJobs()).filter((j) => ids.includes(j.id));
       return jobs.every((j) => j.state === 'succeeded' || j.state === 'failed') ? jobs : undefined;
     });
-    assert.deepEqual(done.map((j: JobView) => j.state), ['succeeded', 'succeeded', 'succeeded']);
+    assert.deepEqual(done.map((j: JobSummary) => j.state), ['succeeded', 'succeeded', 'succeeded']);
 
     const eventsA: EventView[] = await client.events(a.id);
     const rescales = eventsA.filter((e) => e.kind === 'rescale');

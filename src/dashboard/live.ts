@@ -6,7 +6,7 @@
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { NodeView } from '../api/views.js';
-import { GoodputError } from '../core/errors.js';
+import { GoodputError, toErrorCode } from '../core/errors.js';
 import type { Controller } from '../control/controller.js';
 import type { Store } from '../store/store.js';
 import { startDashboard, type RunningDashboard } from './server.js';
@@ -56,7 +56,7 @@ async function apiNodes(api_url: string, authorization: string): Promise<NodeVie
   const body = (await res.json()) as NodeView[] | { error: { code: string; message: string } };
   if (!res.ok || !Array.isArray(body)) {
     const e = Array.isArray(body) ? { code: 'E_INTERNAL', message: `HTTP ${res.status}` } : body.error;
-    throw new GoodputError(e.code, e.message);
+    throw new GoodputError(toErrorCode(e.code, 'E_INTERNAL'), e.message);
   }
   return body;
 }

@@ -1,12 +1,12 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { GoodputError } from '../core/errors.js';
+import { GoodputError, type ErrorCode } from '../core/errors.js';
 import { runWorkload, type RunSettings } from './run-workload.js';
 
 /** Message a simulation worker posts to its parent. */
 export type WorkerMessage =
   | { type: 'progress'; now_s: number; last_arrival_s: number; completed: number; total: number }
   | { type: 'done'; report: ReturnType<typeof runWorkload> }
-  | { type: 'error'; code: string; message: string; exitCode: number; internal: boolean };
+  | { type: 'error'; code: ErrorCode; message: string; exitCode: number; internal: boolean };
 
 interface WorkerInput {
   file: string;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { GoodputError } from '../../core/errors.js';
 import { EXIT_LOST, type Backend, type BackendNode, type DeviceInfo, type LaunchedReplica, type LaunchRequest, type ReplicaExit, type ReplicaRef } from '../backend.js';
 import { execPlan } from '../job-env.js';
-import { jobDirs, readExitFile } from '../run-files.js';
+import { jobDirs, readExitFile, replicaLogName } from '../run-files.js';
 import { freePort, isAlive, killGroup, procStart } from './process-info.js';
 import { asOwner, prepareOwnerDirs } from './run-as.js';
 
@@ -95,7 +95,7 @@ export class LocalBackend implements Backend {
         };
         if (kind === 'gpu') contract.CUDA_VISIBLE_DEVICES = String(device);
         const plan = replicaExec(req, dirs, contract);
-        const log_path = join(dirs.logs, `replica-${rank}.log`);
+        const log_path = join(dirs.logs, replicaLogName(rank));
         const base = join(dirs.run, `attempt-${req.attempt}-rank-${rank}`);
         for (const suffix of ['.pid', '.pid.tmp', '.exit', '.exit.tmp']) rmSync(base + suffix, { force: true });
         const fd = openSync(log_path, 'a', 0o600);

@@ -5,6 +5,7 @@
  * ask for different GPU counts per node.
  */
 import { GoodputError } from '../../core/errors.js';
+import { replicaLogName } from '../run-files.js';
 
 /** GPUs (= tasks) per node, in rank order: the first entry holds ranks 0..count-1. */
 export interface NodeShare {
@@ -41,7 +42,7 @@ export const TASK_WRAPPER = [
   'LOCAL_WORLD_SIZE=$(echo "$GOODPUT_LOCAL_WORLD_SIZES" | cut -d, -f$((SLURM_PROCID + 1))); export LOCAL_WORLD_SIZE',
   'unset GOODPUT_LOCAL_WORLD_SIZES',
   'p=$run/attempt-$GOODPUT_ATTEMPT-rank-$RANK',
-  'exec >>"$logs/replica-$RANK.log" 2>&1',
+  `exec >>"$logs/${replicaLogName('$RANK')}" 2>&1`,
   'echo "--- goodput: attempt $GOODPUT_ATTEMPT, rank $RANK/$WORLD_SIZE, node $SLURMD_NODENAME, GPU $CUDA_VISIBLE_DEVICES, Slurm job $SLURM_JOB_ID, $(date -u +%Y-%m-%dT%H:%M:%SZ) ---"',
   '"$@" & c=$!',
   'echo "$SLURMD_NODENAME $c" > "$p.pid.tmp" && mv -f "$p.pid.tmp" "$p.pid"',

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { GoodputError } from '../../core/errors.js';
 import { EXIT_LOST, type Backend, type BackendNode, type LaunchedReplica, type LaunchRequest, type ReplicaExit, type ReplicaRef } from '../backend.js';
 import { execPlan } from '../job-env.js';
-import { jobDirs, readExitFile, runFileBase } from '../run-files.js';
+import { jobDirs, readExitFile, replicaLogName, runFileBase } from '../run-files.js';
 import { freePort } from '../local/process-info.js';
 import { batchScript, localWorldSizes, type NodeShare } from './batch-script.js';
 import { ACTIVE_JOB_STATES, buildInventory, parseSinfo, parseSqueue, type SlurmJob } from './inventory.js';
@@ -153,7 +153,7 @@ export class SlurmBackend implements Backend {
     const started_at_ms = Date.now();
     let rank = 0;
     return shares.flatMap((s) => req.devices.filter((_, i) => this.inventory[req.nodes[i]!]?.name === s.node).map((device) => ({
-      rank: rank++, device, node: s.node, launch_id: id, pid: 0, proc_start: '', log_path: join(dirs.logs, `replica-${rank - 1}.log`), started_at_ms,
+      rank: rank++, device, node: s.node, launch_id: id, pid: 0, proc_start: '', log_path: join(dirs.logs, replicaLogName(rank - 1)), started_at_ms,
     })));
   }
 

@@ -3,6 +3,7 @@ import { tmpdir, userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseGpuSelection, resolveDevices } from '../../backends/local/devices.js';
 import { killGroup } from '../../backends/local/process-info.js';
+import { replicaLogPath } from '../../backends/run-files.js';
 import { usageError } from '../../core/errors.js';
 import { DEFAULT_POLICY, startServer } from '../../server/server.js';
 import { isTerminal } from '../../store/lifecycle.js';
@@ -74,7 +75,7 @@ succeeds, 1 when it fails, 130 when interrupted (Ctrl-C cancels the job).
     };
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
-    const logPath = join(server.controller.jobDir(job.id), 'logs', 'replica-0.log');
+    const logPath = replicaLogPath(server.controller.jobDir(job.id), 0);
     let offset = 0;
     let final: JobRecord | undefined;
     try {

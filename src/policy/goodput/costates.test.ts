@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { applyOwnCostates, type CostateJob } from './costates.js';
-import { buildJobViews, defaultGoodputPolicyParams, type JobView } from './job-view.js';
+import { buildRoundJobs, defaultGoodputPolicyParams, type RoundJob } from './job-view.js';
 import { job, limits, perf, snapshot } from './test-jobs.js';
 
 /** A job with `remaining` 1-GPU seconds of work and the curve `speedup`. */
@@ -45,11 +45,11 @@ test('own_costates: the policy weighs jobs by their costates and values speedup 
   const model = { perf, grad: { sqr: 0.05, var: 5 }, limits };
   const jobs = [1, 2, 3, 4].map((i) => job(`j${i}`, { max_profiled_replicas: 4, model, remaining_samples: 1e6 * i }));
   const snap = snapshot(jobs, 2);
-  const costated = buildJobViews(snap, { ...defaultGoodputPolicyParams, own_costates: true });
-  const expected = buildJobViews(snap, defaultGoodputPolicyParams);
+  const costated = buildRoundJobs(snap, { ...defaultGoodputPolicyParams, own_costates: true });
+  const expected = buildRoundJobs(snap, defaultGoodputPolicyParams);
   applyOwnCostates(expected, 8, 4, defaultGoodputPolicyParams.costate_count_power);
   assert.deepEqual(costated.map((v) => v.weight), expected.map((v) => v.weight));
   assert.ok(costated.every((v) => v.utility_power === 0));
   // Shorter jobs are worth more per unit of work.
-  costated.slice(1).forEach((v, i) => assert.ok(v.weight < (costated[i] as JobView).weight));
+  costated.slice(1).forEach((v, i) => assert.ok(v.weight < (costated[i] as RoundJob).weight));
 });

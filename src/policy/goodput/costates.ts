@@ -1,6 +1,6 @@
 import { candidateSteps } from './step-sizes.js';
 
-/** What the costates read of a job (a JobView has it); `weight` is written. */
+/** What the costates read of a job (a RoundJob has it); `weight` is written. */
 export interface CostateJob {
   /** Remaining work (1-GPU seconds, or a ranking stand-in): sets the order of completion. */
   readonly remaining_estimate: number;

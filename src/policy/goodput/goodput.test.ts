@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { runPolicyConformance } from '../conformance.js';
 import { GoodputPolicy, goodputPolicy } from './index.js';
-import { buildJobViews, defaultGoodputPolicyParams, type JobView } from './job-view.js';
+import { buildRoundJobs, defaultGoodputPolicyParams, type RoundJob } from './job-view.js';
 import { chooseReplicaCounts } from './sizing.js';
 import { job, limits, nodes, perf, snapshot } from './test-jobs.js';
 
@@ -64,9 +64,9 @@ test('a predicted gain at sizes never run is believed only in part (unmeasured_g
   assert.deepEqual(new GoodputPolicy({ unmeasured_gain_share: 1 }).decide(state).allocations.r, [0, 0, 0, 0]);
   assert.deepEqual(new GoodputPolicy({ unmeasured_gain_share: 0.5 }).decide(state).allocations.r, [0, 0]);
   // The discount applies to gains only: the speedup at measured sizes is the model's.
-  const views = buildJobViews(state, { ...defaultGoodputPolicyParams, unmeasured_gain_share: 0.5 });
-  const full = buildJobViews(state, { ...defaultGoodputPolicyParams, unmeasured_gain_share: 1 });
-  const [half, whole] = [views[0] as JobView, full[0] as JobView];
+  const views = buildRoundJobs(state, { ...defaultGoodputPolicyParams, unmeasured_gain_share: 0.5 });
+  const full = buildRoundJobs(state, { ...defaultGoodputPolicyParams, unmeasured_gain_share: 1 });
+  const [half, whole] = [views[0] as RoundJob, full[0] as RoundJob];
   assert.equal(half.speedup(2), whole.speedup(2));
   assert.ok(Math.abs(half.speedup(4) - (whole.speedup(2) + (whole.speedup(4) - whole.speedup(2)) / 2)) < 1e-12);
   // 0: a modelled job never grows past what it has measured, even on an idle cluster.
@@ -130,7 +130,7 @@ test('decisions are deterministic', () => {
 });
 
 test('whole-node sizing: multi-node sizes are built from whole nodes before leftovers are spread', () => {
-  const view = (id: string, order: number, max_replicas: number, speedup: (r: number) => number): JobView => ({
+  const view = (id: string, order: number, max_replicas: number, speedup: (r: number) => number): RoundJob => ({
     job: job(id), order, current: [], current_replicas: 0, min_replicas: 0, max_replicas, speedup, weight: 1, restart_keep: 1, idle_restart_keep: 1, utility_power: 1, remaining_estimate: 1,
   });
   // A scales linearly, B uses one GPU, C gains 10% from a second GPU; 7 free GPUs, 4 per node.
@@ -144,15 +144,15 @@ test('min_weight_share floors every weight at that share of the mean weight', ()
   const model = { perf, grad: { sqr: 0.05, var: 5 }, limits };
   const jobs = [0, 1, 2, 3, 4, 5, 6, 7].map((i) => job(`j${i}`, { max_profiled_replicas: 1, model, remaining_samples: 1e5 * (i + 1) }));
   const e4 = { ...defaultGoodputPolicyParams, rank_exponent: 4 };
-  const plain = buildJobViews(snapshot(jobs, 2), e4).map((v) => v.weight);
-  const floored = buildJobViews(snapshot(jobs, 2), { ...e4, min_weight_share: 0.5 }).map((v) => v.weight);
+  const plain = buildRoundJobs(snapshot(jobs, 2), e4).map((v) => v.weight);
+  const floored = buildRoundJobs(snapshot(jobs, 2), { ...e4, min_weight_share: 0.5 }).map((v) => v.weight);
   const mean = plain.reduce((s, w) => s + w, 0) / plain.length;
   // heSRPT shares with e = 4: the job with the most work left gets n * (1/n)^4 = 8^-3.
   assert.ok(Math.abs((plain[7] as number) - 1 / 512) < 1e-12);
   floored.forEach((w, i) => assert.equal(w, Math.max(plain[i] as number, 0.5 * mean)));
 });
 
-function bareView(id: string, fields: Partial<JobView>): JobView {
+function bareView(id: string, fields: Partial<RoundJob>): RoundJob {
   return { job: job(id), order: 0, current: [], current_replicas: 0, min_replicas: 0, max_replicas: 64, speedup: (r) => r, weight: 1, restart_keep: 1, idle_restart_keep: 1, utility_power: 1, remaining_estimate: 1, ...fields };
 }
 
@@ -192,8 +192,8 @@ test('hold from history: a job reallocated often prices a resize against its sho
   // Submitted 3000 s ago, 9 restarts: its allocations lasted 300 s on average.
   const churned = job('c', { max_profiled_replicas: 4, model, remaining_samples: 1e9, restarts: 9, submitted_at_s: 0 });
   const snap = { ...snapshot([churned], 2), now_s: 3000 };
-  const [withHistory] = buildJobViews(snap, defaultGoodputPolicyParams);
-  const [without] = buildJobViews(snap, { ...defaultGoodputPolicyParams, hold_from_history: false });
-  assert.ok(Math.abs((withHistory as JobView).idle_restart_keep - 300 / 330) < 1e-9);
-  assert.ok((without as JobView).idle_restart_keep > 0.99);
+  const [withHistory] = buildRoundJobs(snap, defaultGoodputPolicyParams);
+  const [without] = buildRoundJobs(snap, { ...defaultGoodputPolicyParams, hold_from_history: false });
+  assert.ok(Math.abs((withHistory as RoundJob).idle_restart_keep - 300 / 330) < 1e-9);
+  assert.ok((without as RoundJob).idle_restart_keep > 0.99);
 });

@@ -1,6 +1,6 @@
 import type { Allocation, ClusterSnapshot } from '../../core/cluster.js';
 import type { Policy, PolicyDecision, PolicyFactory, PolicyOptions, PolicyParamValue } from '../policy.js';
-import { buildJobViews, defaultGoodputPolicyParams, type GoodputPolicyParams, type JobView, type SpeedupCache } from './job-view.js';
+import { buildRoundJobs, defaultGoodputPolicyParams, type GoodputPolicyParams, type RoundJob, type SpeedupCache } from './job-view.js';
 import { allocateJobs, usageAfter } from './node-allocation.js';
 import { chooseReplicaCounts } from './sizing.js';
 
@@ -28,8 +28,8 @@ export class GoodputPolicy implements Policy {
   }
 
   decide(snapshot: ClusterSnapshot): PolicyDecision {
-    const allViews = buildJobViews(snapshot, this.params, this.speedups);
-    const isPinned = (v: JobView): boolean => v.current_replicas > 0 && (!v.job.preemptible || v.hold !== undefined);
+    const allViews = buildRoundJobs(snapshot, this.params, this.speedups);
+    const isPinned = (v: RoundJob): boolean => v.current_replicas > 0 && (!v.job.preemptible || v.hold !== undefined);
     const pinned = allViews.filter(isPinned);
     const views = allViews.filter((v) => !isPinned(v));
     const usage = usageAfter(snapshot.nodes, pinned.map((v) => v.current));

@@ -6,7 +6,7 @@ import { applyOwnCostates } from './costates.js';
 import { holdReason, queueEnd_gpu_s, queueFloor_gpu_s, serviceQueue, unknownLength, type HoldReason, type HysteresisParams } from './hysteresis.js';
 
 /** What the goodput policy derives from one job for one round. */
-export interface JobView {
+export interface RoundJob {
   job: PolicyJob;
   /** Index in the snapshot's job list (submission order). */
   order: number;
@@ -177,7 +177,7 @@ export const defaultGoodputPolicyParams: GoodputPolicyParams = {
  * exploration rule of Pollux, relaxed (a job may grow to explore_factor x the largest size it has
  * run at, since its model is unreliable beyond what it has measured) and the batch-size limits.
  */
-export function buildJobViews(snapshot: ClusterSnapshot, params: GoodputPolicyParams, cache?: SpeedupCache): JobView[] {
+export function buildRoundJobs(snapshot: ClusterSnapshot, params: GoodputPolicyParams, cache?: SpeedupCache): RoundJob[] {
   const gpusPerNode = Math.max(1, ...snapshot.nodes.map((n) => n.gpus));
   const totalGpus = snapshot.nodes.reduce((sum, n) => sum + n.gpus, 0);
   const views = buildViews(snapshot, params, cache, gpusPerNode, totalGpus);
@@ -191,12 +191,12 @@ export function buildJobViews(snapshot: ClusterSnapshot, params: GoodputPolicyPa
 }
 
 /** Replaces weights by heSRPT shares by rank of remaining work (ties: later submission larger). */
-function applyRankWeights(views: JobView[], exponent: number): void {
+function applyRankWeights(views: RoundJob[], exponent: number): void {
   const n = views.length;
-  const order = views.map((_, i) => i).sort((a, b) => (views[b] as JobView).remaining_estimate - (views[a] as JobView).remaining_estimate || b - a);
+  const order = views.map((_, i) => i).sort((a, b) => (views[b] as RoundJob).remaining_estimate - (views[a] as RoundJob).remaining_estimate || b - a);
   order.forEach((index, rank) => {
     const i = rank + 1;
-    (views[index] as JobView).weight = n * (Math.pow(i / n, exponent) - Math.pow((i - 1) / n, exponent));
+    (views[index] as RoundJob).weight = n * (Math.pow(i / n, exponent) - Math.pow((i - 1) / n, exponent));
   });
 }
 
@@ -227,7 +227,7 @@ function modelSpeedup(model: GoodputModel, batch: BatchPolicy, cache: SpeedupCac
   return entry;
 }
 
-function buildViews(snapshot: ClusterSnapshot, params: GoodputPolicyParams, cache: SpeedupCache | undefined, gpusPerNode: number, totalGpus: number): JobView[] {
+function buildViews(snapshot: ClusterSnapshot, params: GoodputPolicyParams, cache: SpeedupCache | undefined, gpusPerNode: number, totalGpus: number): RoundJob[] {
   return snapshot.jobs.map((job, order) => {
     const current = snapshot.allocations[job.id] ?? [];
     // Jobs of unknown length are ranked by attained service discretized into queues (hysteresis).

@@ -1,5 +1,5 @@
 import type { Allocation, NodeInfo } from '../../core/cluster.js';
-import type { JobView } from './job-view.js';
+import type { RoundJob } from './job-view.js';
 
 /** Free GPUs per node and which nodes already host a job that spans several nodes. */
 export interface NodeUsage {
@@ -31,7 +31,7 @@ function occupy(usage: NodeUsage, allocation: Allocation): void {
  * is shrunk to what fits, and gets nothing if that is below its min_replicas.
  * Mutates `usage`; returns allocations by job id (jobs with 0 replicas are absent).
  */
-export function allocateJobs(views: readonly JobView[], counts: readonly number[], usage: NodeUsage): Record<string, Allocation> {
+export function allocateJobs(views: readonly RoundJob[], counts: readonly number[], usage: NodeUsage): Record<string, Allocation> {
   const result: Record<string, Allocation> = {};
   const toPlace: number[] = [];
   views.forEach((view, i) => {
@@ -44,9 +44,9 @@ export function allocateJobs(views: readonly JobView[], counts: readonly number[
       toPlace.push(i);
     }
   });
-  toPlace.sort((a, b) => (counts[b] as number) - (counts[a] as number) || (views[b] as JobView).weight - (views[a] as JobView).weight || a - b);
+  toPlace.sort((a, b) => (counts[b] as number) - (counts[a] as number) || (views[b] as RoundJob).weight - (views[a] as RoundJob).weight || a - b);
   for (const i of toPlace) {
-    const view = views[i] as JobView;
+    const view = views[i] as RoundJob;
     const allocation = placeOne(usage, counts[i] as number, view.min_replicas);
     if (allocation.length > 0) {
       occupy(usage, allocation);

@@ -1,4 +1,4 @@
-import type { JobView } from './job-view.js';
+import type { RoundJob } from './job-view.js';
 import { candidateSteps } from './step-sizes.js';
 
 /** One candidate growth step of a job: k more replicas for a value gain of `gain` per replica. */
@@ -12,7 +12,7 @@ interface Step {
  * Value of running a job at r replicas this round: priority weight x speedup, discounted by the
  * restart delay when r differs from what the job runs at now (a change costs a checkpoint-restart).
  */
-export function allocationValue(view: JobView, replicas: number, idle = false): number {
+export function allocationValue(view: RoundJob, replicas: number, idle = false): number {
   const keep = replicas === view.current_replicas ? 1 : idle ? view.idle_restart_keep : view.restart_keep;
   const speedup = replicas <= 0 ? 0 : view.speedup(replicas) * keep;
   return view.weight * utility(speedup + SPEEDUP_FLOOR, view.utility_power);
@@ -47,13 +47,13 @@ const NO_RULES: SizingRules = { min_marginal_speedup: 0, whole_nodes: false, gpu
  * Returns counts indexed like `views`; their sum never exceeds `free_gpus`. With a `gpu_price`
  * GPUs may be left over although some job would gain from them.
  */
-export function chooseReplicaCounts(views: readonly JobView[], free_gpus: number, lookahead: number, rules: Partial<SizingRules> = {}): number[] {
+export function chooseReplicaCounts(views: readonly RoundJob[], free_gpus: number, lookahead: number, rules: Partial<SizingRules> = {}): number[] {
   const { min_marginal_speedup, whole_nodes, gpu_price } = { ...NO_RULES, ...rules };
   const counts = views.map(() => 0);
   let free = free_gpus;
   const byPriority = views.map((_, i) => i).sort((a, b) => compareViews(views, a, b));
   for (const i of byPriority) {
-    const view = views[i] as JobView;
+    const view = views[i] as RoundJob;
     if (view.min_replicas > 0 && view.min_replicas <= free) {
       counts[i] = view.min_replicas;
       free -= view.min_replicas;
@@ -81,15 +81,15 @@ interface PassRules {
 }
 
 /** Greedy growth of `counts` (mutated) by best value per GPU; returns the GPUs left. */
-function grow(views: readonly JobView[], counts: number[], free_gpus: number, lookahead: number, pass: PassRules): number {
+function grow(views: readonly RoundJob[], counts: number[], free_gpus: number, lookahead: number, pass: PassRules): number {
   let free = free_gpus;
   const heap = new StepHeap();
   const push = (i: number): void => {
-    const step = bestStep(views[i] as JobView, i, counts[i] as number, free, lookahead, pass);
+    const step = bestStep(views[i] as RoundJob, i, counts[i] as number, free, lookahead, pass);
     if (step) heap.push(step);
   };
   for (let i = 0; i < views.length; i++) {
-    const view = views[i] as JobView;
+    const view = views[i] as RoundJob;
     if (view.min_replicas === 0 || (counts[i] as number) > 0) push(i);
   }
   while (free > 0) {
@@ -107,13 +107,13 @@ function grow(views: readonly JobView[], counts: number[], free_gpus: number, lo
   return free;
 }
 
-function compareViews(views: readonly JobView[], a: number, b: number): number {
-  const va = views[a] as JobView;
-  const vb = views[b] as JobView;
+function compareViews(views: readonly RoundJob[], a: number, b: number): number {
+  const va = views[a] as RoundJob;
+  const vb = views[b] as RoundJob;
   return vb.weight - va.weight || va.order - vb.order;
 }
 
-function bestStep(view: JobView, index: number, replicas: number, free: number, lookahead: number, pass: PassRules): Step | undefined {
+function bestStep(view: RoundJob, index: number, replicas: number, free: number, lookahead: number, pass: PassRules): Step | undefined {
   const { floor, whole, idle, price } = pass;
   const room = Math.min(view.max_replicas - replicas, free, Math.max(lookahead, view.current_replicas - replicas));
   if (room <= 0) return undefined;
@@ -143,7 +143,7 @@ function bestStep(view: JobView, index: number, replicas: number, free: number, 
  * almost no gain past 36 GPUs, where the simulated job runs 1.37x faster on 64), and the price
  * would hold the job there.
  */
-function worthItsGpus(view: JobView, from: number, to: number, price: number): boolean {
+function worthItsGpus(view: RoundJob, from: number, to: number, price: number): boolean {
   const before = view.speedup(from);
   const after = view.speedup(to);
   const addedGpuTime = to / after - from / before;
