@@ -37,8 +37,16 @@ process.on('SIGTERM', () => { fs.writeFileSync(beat + '.term', 'x'); process.exi
 setInterval(() => fs.writeFileSync(beat, String(Date.now())), 100);
 setTimeout(() => process.exit(Number(process.env.EXIT_LATER ?? 0)), Number(process.env.RUN_MS ?? 600000));`;
 
+/**
+ * What a backend does not support, each with the reason: its case is skipped with it.
+ * `environment`: job environments (venv/conda, env_setup), which need real processes.
+ */
+export interface Unsupported {
+  environment?: string;
+}
+
 /** Registers the suite for `name`. `skip` (a reason) skips it with that message. */
-export function runBackendConformance(name: string, setup: () => Promise<BackendFixture>, skip?: string): void {
+export function runBackendConformance(name: string, setup: () => Promise<BackendFixture>, skip?: string, unsupported: Unsupported = {}): void {
   describe(`Backend conformance: ${name}`, { skip }, () => {
     let fx: BackendFixture;
     let root: string;
@@ -161,7 +169,7 @@ export function runBackendConformance(name: string, setup: () => Promise<Backend
       assert.equal(await third.b.adopt(refOf(req, launched[0]!)), 5, 'an ended replica answers its recorded code at once');
     });
 
-    it("runs every rank in the job's environment: its venv first on PATH, env_setup once per host", async () => {
+    it("runs every rank in the job's environment: its venv first on PATH, env_setup once per host", { skip: unsupported.environment }, async () => {
       const { b, exits } = await open();
       // A stand-in venv whose python3 says where it runs from (a real one needs no more: bin/ first on PATH).
       const venv = join(root, `venv${n}`);
