@@ -2,7 +2,12 @@
 import type { Backend, RunAs } from '../backends/backend.js';
 import type { Policy } from '../policy/policy.js';
 import type { Store } from '../store/store.js';
+import { systemClock, type Clock } from '../util/clock.js';
 
+/**
+ * What the server (or a test) passes: the first stage of the controller's configuration; every
+ * optional field has its default in CONTROLLER_DEFAULTS, applied once by resolveControllerOptions.
+ */
 export interface ControllerOptions {
   store: Store;
   backend: Backend;
@@ -27,11 +32,53 @@ export interface ControllerOptions {
   /** Minimum time between refits of a job's throughput model. Default 5. */
   refit_interval_s?: number;
   log?: (line: string) => void;
+  /** The clock only (timers stay the system's); `clock` wins when both are given. */
   now_ms?: () => number;
+  /** Time and timers (util/clock.ts): a FakeClock runs the controller in test time. */
+  clock?: Clock;
   /** Period of the launch/deadline pump (ms). Default 250. */
   tick_ms?: number;
   /** Multi-user mode: the Unix account a job owner's replicas run as (throws when it has none). */
   run_as?: (owner: string) => Promise<RunAs>;
+}
+
+/** Defaults of the optional numbers of ControllerOptions, in one place. */
+export const CONTROLLER_DEFAULTS = {
+  restart_backoff_s: 1,
+  early_failure_s: 10,
+  hung_timeout_s: 300,
+  watch_interval_s: 2,
+  refit_interval_s: 5,
+  tick_ms: 250,
+} as const;
+
+/** The second stage: every option resolved (defaults applied, one clock for time and timers). */
+export interface ControllerConfig extends Omit<ControllerOptions, keyof typeof CONTROLLER_DEFAULTS | 'log' | 'now_ms' | 'clock'> {
+  restart_backoff_s: number;
+  early_failure_s: number;
+  hung_timeout_s: number;
+  watch_interval_s: number;
+  refit_interval_s: number;
+  tick_ms: number;
+  log: (line: string) => void;
+  clock: Clock;
+}
+
+/** Applies CONTROLLER_DEFAULTS and picks the clock; the result is a new object (`options` is not changed). */
+export function resolveControllerOptions(options: ControllerOptions): ControllerConfig {
+  const { now_ms, clock, log, ...rest } = options;
+  const d = CONTROLLER_DEFAULTS;
+  return {
+    ...rest,
+    restart_backoff_s: options.restart_backoff_s ?? d.restart_backoff_s,
+    early_failure_s: options.early_failure_s ?? d.early_failure_s,
+    hung_timeout_s: options.hung_timeout_s ?? d.hung_timeout_s,
+    watch_interval_s: options.watch_interval_s ?? d.watch_interval_s,
+    refit_interval_s: options.refit_interval_s ?? d.refit_interval_s,
+    tick_ms: options.tick_ms ?? d.tick_ms,
+    log: log ?? (() => {}),
+    clock: clock ?? (now_ms ? { ...systemClock, now_ms } : systemClock),
+  };
 }
 
 /** Counters for /metrics. */
