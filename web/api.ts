@@ -1,4 +1,6 @@
 /** The browser's side of the API: the user's token (kept in localStorage) and JSON requests. */
+import { routeRequest, type ApiResponse, type ApiRoute } from '../src/api/contract.js';
+
 const TOKEN_KEY = 'goodput-token';
 
 export function getToken(): string | null {
@@ -52,4 +54,10 @@ export async function getJson<T>(path: string): Promise<T> {
 
 export async function postJson<T>(path: string): Promise<T> {
   return (await (await request('POST', path)).json()) as T;
+}
+
+/** A body-less route of the API contract (src/api/contract.ts), typed by it: the same contract as the CLI's client. */
+export async function callApi<R extends ApiRoute>(route: R, params: Readonly<Record<string, string>> = {}): Promise<ApiResponse<R>> {
+  const { method, path } = routeRequest(route, params);
+  return (await (await request(method, path)).json()) as ApiResponse<R>;
 }

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { jobSpecSchema } from '../core/job-spec.js';
 import { reportBodySchema, tokenBodySchema } from '../core/wire.js';
+import { reportResponseSchema } from './response-schemas.js';
 
 const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
 const error = { description: 'error', ...json({ $ref: '#/components/schemas/Error' }) };
@@ -23,10 +24,7 @@ export function openApiDocument(version: string): Record<string, unknown> {
         JobSpec: z.toJSONSchema(jobSpecSchema, { io: 'input', unrepresentable: 'any' }),
         ReportBody: z.toJSONSchema(reportBodySchema, { io: 'input', unrepresentable: 'any' }),
         TokenRequest: z.toJSONSchema(tokenBodySchema, { io: 'input', unrepresentable: 'any' }),
-        ReportResponse: {
-          type: 'object',
-          properties: { config: { type: 'object', properties: { local_bsz: { type: 'integer' }, accum_steps: { type: 'integer' }, batch_size: { type: 'integer' }, lr_scale: { type: 'number' } } } },
-        },
+        ReportResponse: z.toJSONSchema(reportResponseSchema),
       },
     },
     security: [{ bearer: [] }],

@@ -8,42 +8,15 @@
 import type { Hono } from 'hono';
 import { profileKeyOf, PROFILE_KEY, PROFILE_KEY_RULE } from '../core/profile-key.js';
 import { GoodputError } from '../core/errors.js';
-import type { GradSample } from '../goodput/key-profile.js';
 import { throughput } from '../goodput/throughput.js';
-import type { BatchLimits, PerfParams, ProfilePoint } from '../goodput/types.js';
 import type { Store } from '../store/store.js';
 import type { StoredKeyProfile } from '../store/types.js';
 import { requireUser, type ApiEnv } from './auth.js';
 import { badRequest, forbidden } from './http-error.js';
 
-/** One profile in the list: its identity, its jobs, its sizes and the fitted throughput at each. */
-export interface ProfileSummaryView {
-  key: string;
-  gpu_type: string;
-  /** Jobs whose reports went into it (finished and running). */
-  jobs: number;
-  /** Replica counts measured, ascending. */
-  measured_replicas: number[];
-  /** Parameter count of the key's model as its latest job reported it (docs/contract.md); null when no job did. */
-  model_parameters: number | null;
-  /**
-   * Per measured replica count, the samples/s the fitted model predicts at the best measured
-   * local batch there (no accumulation); empty until fitted.
-   */
-  throughput: { replicas: number; samples_per_s: number }[];
-  updated_at: string;
-}
+import type { ProfileSummaryView, ProfileView } from './views.js';
 
-/** `GET /v1/profiles/{key}`: one profile per GPU type, in full. */
-export interface ProfileView extends ProfileSummaryView {
-  points: ProfilePoint[];
-  /** Throughput parameters fitted on `points` (goodput/fit.ts); null until fitted. */
-  perf: PerfParams | null;
-  /** Gradient statistics by fraction of training done, ascending. */
-  grad: GradSample[];
-  /** Batch limits of the newest job that reported them. */
-  limits: BatchLimits | null;
-}
+export type { ProfileSummaryView, ProfileView };
 
 /** The list view of a stored profile. Pure. */
 export function profileSummaryView(p: StoredKeyProfile): ProfileSummaryView {

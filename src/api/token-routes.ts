@@ -14,15 +14,9 @@ import { forbidden } from './http-error.js';
 import { parseBody } from './parse-body.js';
 import { tokenBodySchema } from '../core/wire.js';
 
-/** A token as listed: never the token itself. */
-export interface TokenView {
-  id: string;
-  user: string;
-  admin: boolean;
-  created_at: string;
-  expires_at: string | null;
-  revoked_at: string | null;
-}
+import type { TokenView } from './views.js';
+
+export type { TokenView };
 
 /** Characters of a token's hash that name it. */
 const ID_CHARS = 12;

@@ -2,6 +2,8 @@
 import { jobInsight, type JobInsight } from '../control/insight.js';
 import type { Rejection } from '../policy/policy.js';
 import { profileKeyOf } from '../core/profile-key.js';
+import type { GradSample } from '../goodput/key-profile.js';
+import type { BatchLimits, PerfParams, ProfilePoint } from '../goodput/types.js';
 import type { JobEvent, JobRecord, JobSpec, JobState, Measurement, ProfileUse, ReplicaRecord, StoredKeyProfile } from '../store/types.js';
 
 /** A job as the API shows it. Times are ISO-8601 strings or null. */
@@ -91,6 +93,45 @@ export interface NodeView {
   /** Why fewer than all devices are usable ('' when all are). */
   note: string;
   devices: DeviceView[];
+}
+
+/** One profile in the list: its identity, its jobs, its sizes and the fitted throughput at each. */
+export interface ProfileSummaryView {
+  key: string;
+  gpu_type: string;
+  /** Jobs whose reports went into it (finished and running). */
+  jobs: number;
+  /** Replica counts measured, ascending. */
+  measured_replicas: number[];
+  /** Parameter count of the key's model as its latest job reported it (docs/contract.md); null when no job did. */
+  model_parameters: number | null;
+  /**
+   * Per measured replica count, the samples/s the fitted model predicts at the best measured
+   * local batch there (no accumulation); empty until fitted.
+   */
+  throughput: { replicas: number; samples_per_s: number }[];
+  updated_at: string;
+}
+
+/** `GET /v1/profiles/{key}`: one profile per GPU type, in full. */
+export interface ProfileView extends ProfileSummaryView {
+  points: ProfilePoint[];
+  /** Throughput parameters fitted on `points` (goodput/fit.ts); null until fitted. */
+  perf: PerfParams | null;
+  /** Gradient statistics by fraction of training done, ascending. */
+  grad: GradSample[];
+  /** Batch limits of the newest job that reported them. */
+  limits: BatchLimits | null;
+}
+
+/** A token as listed: never the token itself. */
+export interface TokenView {
+  id: string;
+  user: string;
+  admin: boolean;
+  created_at: string;
+  expires_at: string | null;
+  revoked_at: string | null;
 }
 
 export const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());

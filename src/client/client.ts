@@ -4,6 +4,8 @@
  */
 import type { ProfileSummaryView, ProfileView } from '../api/profile-routes.js';
 import type { TokenView } from '../api/token-routes.js';
+import { routeRequest, type ApiBody, type ApiResponse, type ApiRoute } from '../api/contract.js';
+import { RESPONSE_SCHEMAS } from '../api/response-schemas.js';
 import type { DeviceView, EventView, JobDetail, JobSummary, NodeView } from '../api/views.js';
 import { GoodputError, toErrorCode, type ErrorCode } from '../core/errors.js';
 import type { JobSpecInput } from '../core/job-spec.js';
@@ -33,54 +35,72 @@ export class GoodputClient {
     this.token = token;
   }
 
-  health(): Promise<{ ok: boolean; version: string; store: { state: string; detail?: string } }> {
-    return this.json('GET', '/v1/health');
+  health(): Promise<ApiResponse<'GET /v1/health'>> {
+    return this.call('GET /v1/health');
   }
   submit(spec: JobSpecInput): Promise<JobSummary> {
-    return this.json('POST', '/v1/jobs', spec);
+    return this.call('POST /v1/jobs', {}, {}, spec);
   }
   listJobs(): Promise<JobSummary[]> {
-    return this.json('GET', '/v1/jobs');
+    return this.call('GET /v1/jobs');
   }
   getJob(ref: string): Promise<JobDetail> {
-    return this.json('GET', `/v1/jobs/${encodeURIComponent(ref)}`);
+    return this.call('GET /v1/jobs/{id}', { id: ref });
   }
   events(ref: string): Promise<EventView[]> {
-    return this.json('GET', `/v1/jobs/${encodeURIComponent(ref)}/events`);
+    return this.call('GET /v1/jobs/{id}/events', { id: ref });
   }
   reports(ref: string, limit = 1000): Promise<ReportRecord[]> {
-    return this.json('GET', `/v1/jobs/${encodeURIComponent(ref)}/reports?limit=${limit}`);
+    return this.call('GET /v1/jobs/{id}/reports', { id: ref }, { limit });
   }
   cancel(ref: string): Promise<JobSummary> {
-    return this.json('POST', `/v1/jobs/${encodeURIComponent(ref)}/cancel`);
+    return this.call('POST /v1/jobs/{id}/cancel', { id: ref });
   }
   nodes(): Promise<NodeView[]> {
-    return this.json('GET', '/v1/nodes');
+    return this.call('GET /v1/nodes');
   }
   /** A new user token (shown once). `user` default: the caller; `unix_user`: admin only. */
   createToken(user?: string, options: { expires_in_s?: number; unix_user?: string } = {}): Promise<TokenView & { token: string }> {
-    return this.json('POST', '/v1/tokens', { ...(user !== undefined ? { user } : {}), ...options });
+    return this.call('POST /v1/tokens', {}, {}, { ...(user !== undefined ? { user } : {}), ...options });
   }
   listTokens(user?: string): Promise<TokenView[]> {
-    return this.json('GET', `/v1/tokens${user !== undefined ? `?user=${encodeURIComponent(user)}` : ''}`);
+    return this.call('GET /v1/tokens', {}, { user });
   }
   revokeToken(id: string): Promise<TokenView> {
-    return this.json('DELETE', `/v1/tokens/${encodeURIComponent(id)}`);
+    return this.call('DELETE /v1/tokens/{id}', { id });
   }
   /** Profiles of profile keys (those of the caller's jobs; admin: all). */
   profiles(): Promise<ProfileSummaryView[]> {
-    return this.json('GET', '/v1/profiles');
+    return this.call('GET /v1/profiles');
   }
   /** One profile key, one entry per GPU type. */
   profile(key: string): Promise<ProfileView[]> {
-    return this.json('GET', `/v1/profiles/${encodeURIComponent(key)}`);
+    return this.call('GET /v1/profiles/{key}', { key });
   }
   /** Removes a key's profile (all GPU types, or one); answers the removed ones. */
   deleteProfile(key: string, gpu_type?: string): Promise<ProfileSummaryView[]> {
-    return this.json('DELETE', `/v1/profiles/${encodeURIComponent(key)}${gpu_type !== undefined ? `?gpu_type=${encodeURIComponent(gpu_type)}` : ''}`);
+    return this.call('DELETE /v1/profiles/{key}', { key }, { gpu_type });
   }
   report(job_id: string, body: ReportBody): Promise<{ config: JobConfig }> {
-    return this.json('POST', `/v1/jobs/${encodeURIComponent(job_id)}/reports`, body);
+    return this.call('POST /v1/jobs/{id}/reports', { id: job_id }, {}, body);
+  }
+
+  /**
+   * One route of the API contract (api/contract.ts): its answer as the contract types it,
+   * checked against the route's zod schema where it has one (api/response-schemas.ts).
+   */
+  async call<R extends ApiRoute>(route: R, params: Readonly<Record<string, string>> = {}, query: Readonly<Record<string, string | number | undefined>> = {}, body?: ApiBody<R>): Promise<ApiResponse<R>> {
+    const { method, path } = routeRequest(route, params, query);
+    const res = await this.request(method, path, body);
+    const text = await res.text();
+    if (!res.ok) throw toError(res.status, text);
+    const value: unknown = JSON.parse(text);
+    const schema = RESPONSE_SCHEMAS[route];
+    if (schema) {
+      const checked = schema.safeParse(value);
+      if (!checked.success) throw new GoodputError('E_HTTP', `${route}: the server's answer does not match the API contract: ${checked.error.message}`);
+    }
+    return value as ApiResponse<R>;
   }
 
   async logs(ref: string, replica: number, offset: number): Promise<LogChunk> {
@@ -94,13 +114,6 @@ export class GoodputClient {
   async metrics(): Promise<string> {
     const res = await this.request('GET', '/metrics');
     return res.text();
-  }
-
-  private async json<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const res = await this.request(method, path, body);
-    const text = await res.text();
-    if (!res.ok) throw toError(res.status, text);
-    return JSON.parse(text) as T;
   }
 
   private async request(method: string, path: string, body?: unknown): Promise<Response> {

@@ -1,8 +1,8 @@
 /** Job page: its state, charts over time, the events with each decision's reason, the log tail, cancel. */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { EventView, JobDetail } from '../../src/api/views.js';
+import type { EventView } from '../../src/api/views.js';
 import type { JobSeries, WhoAmI } from '../../src/dashboard/types.js';
-import { getJson, postJson, request } from '../api.js';
+import { callApi, getJson, request } from '../api.js';
 import { Chart } from '../chart.js';
 import { fmtNumber, fmtTime } from '../format.js';
 import { usePoll } from '../poll.js';
@@ -13,9 +13,9 @@ const LOG_KEEP = 64 * 1024;
 
 export function JobPage(p: { id: string; me: WhoAmI }) {
   const base = `/v1/jobs/${encodeURIComponent(p.id)}`;
-  const job = usePoll(() => getJson<JobDetail>(base), 2000, `job-${p.id}`);
+  const job = usePoll(() => callApi('GET /v1/jobs/{id}', { id: p.id }), 2000, `job-${p.id}`);
   const series = usePoll(() => getJson<JobSeries>(`/dash/jobs/${encodeURIComponent(p.id)}/series`), 3000, `series-${p.id}`);
-  const events = usePoll(() => getJson<EventView[]>(`${base}/events`), 3000, `events-${p.id}`);
+  const events = usePoll(() => callApi('GET /v1/jobs/{id}/events', { id: p.id }), 3000, `events-${p.id}`);
   const [cancelError, setCancelError] = useState<Error | undefined>();
   const j = job.data;
   if (!j) return <ErrorLine error={job.error} loading />;
@@ -23,7 +23,7 @@ export function JobPage(p: { id: string; me: WhoAmI }) {
   const cancel = async () => {
     if (!confirm(`Cancel job ${j.name} (${j.id})?`)) return;
     try {
-      await postJson(`${base}/cancel`);
+      await callApi('POST /v1/jobs/{id}/cancel', { id: p.id });
       setCancelError(undefined);
     } catch (error) {
       setCancelError(error as Error);
