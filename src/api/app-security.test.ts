@@ -1,6 +1,7 @@
 /**
- * Issue 15, in process: defects 6 (token lifecycle) and 7 (late validation, a 403 naming the
- * owner, /v1/nodes showing other users' job ids) each tried as an attacker would.
+ * The API's security, in process: the token lifecycle, and validation before anything is
+ * stored (a 403 named the owner; /v1/nodes showed other users' job ids), each tried as an
+ * attacker would.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -14,7 +15,7 @@ after(() => api.close());
 
 const measurement = { time_s: 1, step: 1, num_nodes: 1, num_replicas: 1, local_bsz: 32, accum_steps: 0, step_time_s: 0.1, sync_time_s: 0 };
 
-describe('late validation (defect 7): refused at submit with the field named', () => {
+describe('late validation: refused at submit with the field named', () => {
   let alice = '';
   before(async () => {
     alice = (await call('POST', '/v1/tokens', admin, { user: 'alice' })).json.token;
@@ -48,7 +49,7 @@ describe('late validation (defect 7): refused at submit with the field named', (
   });
 });
 
-describe('other users stay anonymous (defect 7)', () => {
+describe('other users stay anonymous', () => {
   it('a 403 does not name the owner, and /v1/nodes hides other users\' job ids', async () => {
     const bob = (await call('POST', '/v1/tokens', admin, { user: 'bob' })).json.token as string;
     const carol = (await call('POST', '/v1/tokens', admin, { user: 'carol' })).json.token as string;
@@ -64,7 +65,7 @@ describe('other users stay anonymous (defect 7)', () => {
   });
 });
 
-describe('token lifecycle (defect 6)', () => {
+describe('token lifecycle', () => {
   it('expires tokens; a user makes and revokes their own only; a revoked token is refused', async () => {
     const dave = await call('POST', '/v1/tokens', admin, { user: 'dave', expires_in_s: 60 });
     assert.equal(dave.status, 201);
@@ -99,7 +100,7 @@ describe('token lifecycle (defect 6)', () => {
     assert.equal((await call('POST', `/v1/jobs/${job}/reports`, token, body)).status, 200);
     assert.equal((await call('POST', `/v1/jobs/${job}/cancel`, erin)).status, 200);
     const r = await call('POST', `/v1/jobs/${job}/reports`, token, body);
-    assert.equal(r.status, 409, 'a late report learns that its job ended (issue 12), nothing stored');
+    assert.equal(r.status, 409, 'a late report learns that its job ended, nothing stored');
     assert.match(r.json.error.message, /cancelled; its reports are no longer accepted/);
     const other = await call('GET', `/v1/jobs/${job}`, token);
     assert.equal(other.status, 401, 'the token opens nothing else');

@@ -1,5 +1,5 @@
 /**
- * Defect 1 of issue 15: a chunked body (no Content-Length) bypassed the 4 MiB limit; a 50 MB
+ * Every body is limited, however it is sent: a chunked body (no Content-Length) bypassed the 4 MiB limit; a 50 MB
  * job spec got 201 and grew the server to 625 MB. Against a real `goodput up` process: chunked
  * bodies over the limit get 413 on every route, and the server's resident memory (read from
  * /proc) stays under 150 MB.

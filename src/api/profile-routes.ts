@@ -1,5 +1,5 @@
 /**
- * Profiles of profile keys under /v1/profiles (issue #18): what the jobs of each key measured
+ * Profiles of profile keys under /v1/profiles: what the jobs of each key measured
  * per GPU type, the throughput model fitted on it and the gradient-noise trajectory, and their
  * removal. A user sees the profiles of keys their own jobs use (a profile holds other users' step
  * times) and removes those that hold only their own jobs' measurements; an admin sees and removes

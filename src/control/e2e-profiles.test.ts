@@ -1,6 +1,6 @@
 /**
  * End to end (compiled CLI, real `goodput up` with the default goodput policy, synthetic
- * trainers on 4 CPU slots): profile keys (issue #18). A first job of a key starts at 1 replica,
+ * trainers on 4 CPU slots): profile keys. A first job of a key starts at 1 replica,
  * reports, grows and reports again; a second job of the same key (other arguments) then starts
  * directly at the efficient size its key's profile predicts, while a job of an unknown key
  * starts at 1. A job of the key that measures far from the profile discards it at its first reports.

@@ -52,7 +52,7 @@ describe('README quick start: a local cluster', () => {
     const bin = join(root, 'bin');
     mkdirSync(bin);
     writeFileSync(join(bin, 'goodput'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} "$@"\n`);
-    writeFileSync(join(bin, 'python3'), '#!/bin/sh\necho "python3 without torch (first on PATH, as on the machine of issue 16)" >&2\nexit 1\n');
+    writeFileSync(join(bin, 'python3'), '#!/bin/sh\necho "python3 without torch (first on PATH, as on a machine with pyenv)" >&2\nexit 1\n');
     for (const f of ['goodput', 'python3']) chmodSync(join(bin, f), 0o755);
     // A checkout without .venv: the README's relative paths (examples/, .venv) resolve here.
     const cwd = join(root, 'checkout');

@@ -36,7 +36,7 @@ export interface PolicyJob {
    */
   max_profiled_replicas: number;
   /**
-   * Profile key of the job (issue #18): the model it trains, shared by its reruns. The simulator
+   * Profile key of the job: the model it trains, shared by its reruns. The simulator
    * passes the application name; the control plane the spec's `profile` or its default.
    */
   profile_key?: string;

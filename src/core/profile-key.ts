@@ -1,5 +1,5 @@
 /**
- * Profile keys of jobs (issue #18): the name under which the control plane keeps what the jobs
+ * Profile keys of jobs: the name under which the control plane keeps what the jobs
  * of one model taught about its scaling. A spec may name its key (`profile`); the default is
  * derived from the command so that the same model rerun with other seeds, data or
  * hyper-parameters gets the same key. Pure.

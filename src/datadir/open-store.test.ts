@@ -1,5 +1,5 @@
 /**
- * Issue 15, defect 5: a damaged table page made every call answer 500 while /v1/health said
+ * A damaged or truncated store must be refused, not served: a damaged table page made every call answer 500 while /v1/health said
  * 200, and a deleted WAL lost acknowledged jobs without a word. Now `goodput up` refuses a
  * damaged store and one that lost acknowledged work (the high-water mark), /v1/health answers
  * 503 naming the damage, and `goodput backup` / `goodput restore` bring a store back.

@@ -1,5 +1,5 @@
 /**
- * Issue 15, defect 6 (last part): after a restart on another port, replicas sent their job token
+ * Job tokens must reach only this server: after a restart on another port, replicas sent their job token
  * to whatever listened on the old one. Now a restart while replicas run keeps their URL: a new
  * explicit port is refused, --port 0 reuses the previous one.
  */

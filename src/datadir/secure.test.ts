@@ -1,5 +1,5 @@
 /**
- * Issue 15, defect 3: goodput.sqlite, -wal and -shm were 0644, and in a data directory that
+ * The store's files must not be readable by other users: goodput.sqlite, -wal and -shm were 0644, and in a data directory that
  * already existed with mode 0755 another Unix user read a job's HF_TOKEN from the database.
  * With umask 000 and an existing 0755 directory of 0644 files, every file of a real server is
  * 0600 and every directory 0700 after start, the start says what it fixed, and another Unix

@@ -1,5 +1,5 @@
 /**
- * Profiles of a profile key (issue #18): what the jobs of one model (the same application run
+ * Profiles of a profile key: what the jobs of one model (the same application run
  * again with new seeds, data or hyper-parameters) taught about its scaling, so that a new job of
  * the key starts from them instead of from nothing. Learned only from what jobs reported
  * (measured step times and gradient statistics), never from trace tables. Pure: the simulator

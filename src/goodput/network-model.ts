@@ -1,6 +1,7 @@
 /**
  * A cluster-wide model of cross-node gradient synchronization, for predicting the multi-node
- * step time of a job that has been measured on at most one node (issue #18).
+ * step time of a job that has been measured on at most one node, so that it need not run on
+ * several nodes before the policy can size it across them.
  *
  * Why: a job's own fit (fit.ts) has no inter-node data until it has run on several nodes, so it
  * extrapolates its intra-node parameters (alpha_n >= 1.1 alpha_r). Intra-node sync says little
@@ -73,7 +74,8 @@ export interface NetworkModelOptions {
  * Default {@link NetworkModelOptions.intra_sync_weight}: 0, the two-term map. Weight 1 brings
  * every application of bench:predict under 15%, but by cancelling errors rather than by fitting
  * the data (fitted, the weight is 0 without deepspeech2; as a fixed part of the multi-node
- * physics it wrecks the fit; errors on 12-16 nodes double): docs/policy.md, fourteenth round.
+ * physics it wrecks the fit; errors on 12-16 nodes double): measured by bench:predict
+ * (docs/policy.md).
  */
 export const INTRA_SYNC_WEIGHT = 0;
 

@@ -1,5 +1,5 @@
 /**
- * Measured corrections of the throughput model (issue #18). The seven-parameter model of
+ * Measured corrections of the throughput model. The seven-parameter model of
  * pollux-spec §3.1 does not fit the measured step times closely: fitted on every configuration a
  * key's jobs ran, it still errs by tens of percent on some shapes, and within one shape by up to
  * about 10% (standard deviation) from one local batch to another. The policy then sizes jobs, and

@@ -1,5 +1,5 @@
 /**
- * Issue 15, defect 2: jobs ran as the server's Unix user and could read the admin token, the
+ * A job must not run with the server's rights: jobs ran as the server's Unix user and could read the admin token, the
  * secret, the store and other users' files. With `goodput up --run-as-owner` (server as root),
  * against real Unix accounts made for the test (useradd; removed after): alice's job runs as
  * alice, owns its checkpoint directory (0700), and can read none of bob's files, bob's

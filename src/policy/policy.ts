@@ -28,8 +28,8 @@ export interface PolicyDecision {
 export interface Policy {
   readonly name: string;
   /**
-   * Whether the policy wants jobs' models started from their profile key's profile (issue #18:
-   * the simulator then keeps a profile store and fills PolicyJob.profile_key and
+   * Whether the policy wants jobs' models started from their profile key's profile (the
+   * simulator then keeps a profile store and fills PolicyJob.profile_key and
    * model_from_profile). Absent or false: every job's model is its own reports only.
    */
   readonly uses_profiles?: boolean;

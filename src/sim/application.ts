@@ -42,7 +42,8 @@ export class TraceApplication {
   readonly max_epochs: number;
   /**
    * Parameters of the model (what its gradient all-reduce moves), when known: reported by the
-   * simulated jobs as the SDK reports a real model's (issue #18). Not a trace table: counted from
+   * simulated jobs as the SDK reports a real model's, for the cluster network model. Not a
+   * trace table: counted from
    * the model definitions (see `overrides`).
    */
   readonly model_parameters: number | undefined;
@@ -255,7 +256,7 @@ export function canonicalPlacementId(groups: readonly number[]): number {
  * parameter count of its model, counted by instantiating the benchmark models of the Pollux
  * artifact (petuum/adaptdl, branch osdi21-artifact, benchmark/models: bert-base with a QA head,
  * ResNet18, NeuMF on ml-1m, ResNet-50, 5 x GRU 800, yolov3) with the CPU build of PyTorch
- * (docs/policy.md, "Seventh round").
+ * (how: docs/policy.md).
  */
 const overrides: Readonly<Record<string, AppOverrides>> = {
   bert: { max_epochs: 2, model_parameters: 109.5e6 },

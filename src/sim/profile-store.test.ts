@@ -47,7 +47,7 @@ function record(jobs: WorkloadJob[], policyName: string, policy: Policy): Map<st
 // Two cifar10 jobs, the second submitted while the first runs (it has measured several sizes).
 const twoJobs = (second: TraceApplication = cifar10): WorkloadJob[] => [workloadJob('first', 0), workloadJob('second', 300, second)];
 
-describe('simulator profile store (issue #18)', () => {
+describe('simulator profile store', () => {
   it('starts a second job of an application from the first one\'s profile', () => {
     const seen = record(twoJobs(), 'goodput', new GoodputPolicy());
     const first = seen.get('first')![0]!;

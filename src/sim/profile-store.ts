@@ -15,7 +15,7 @@ interface Entry {
 }
 
 /**
- * The simulator's profile store (issue #18): one per simulation run, keyed by profile key (the
+ * The simulator's profile store: one per simulation run, keyed by profile key (the
  * application name) on the cluster's single GPU type. It learns only from what simulated jobs
  * report (profile points of the configurations they ran, gradient statistics with the fraction
  * of training done), never from the trace tables. Deterministic: the simulator feeds it in job

@@ -1,4 +1,4 @@
-/** The part of the Store conformance suite about profile keys (issue #18); run by `storeConformance`. */
+/** The part of the Store conformance suite about profile keys; run by `storeConformance`. */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { GoodputError } from '../core/errors.js';

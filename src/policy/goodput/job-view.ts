@@ -102,15 +102,15 @@ export interface GoodputPolicyParams extends HysteresisParams {
    * step (from 0 GPUs, never priced) only by steps that save it at least this much time per
    * GPU-second they add to its remaining work, in every pass, so GPUs may idle. Asked only of jobs
    * whose model is corrected by measured step times (with `profiles`, every job with a fit). Cuts
-   * the GPUs spent on the flat part of speedup curves (issue #18's GPU-hours; docs/policy.md,
-   * twelfth round). 0 disables it.
+   * the GPUs spent on the flat part of speedup curves, where a GPU buys little time (GPU-hours;
+   * measured in docs/policy.md). 0 disables it.
    */
   gpu_price: number;
   /**
    * Weights are each job's costate computed from its own speedup curve (costates.ts) instead of
    * heSRPT's shares by rank (`rank_exponent`), which are optimal only when every job has the same
    * curve; the value of a job's speedup is then linear (`utility_power` is not used). Spends fewer
-   * GPU-hours for a slightly longer average JCT (docs/policy.md, thirteenth round), so off.
+   * GPU-hours for a slightly longer average JCT (measured in docs/policy.md), so off.
    */
   own_costates: boolean;
   /**
@@ -130,14 +130,14 @@ export interface GoodputPolicyParams extends HysteresisParams {
    */
   min_weight_share: number;
   /**
-   * Start each job's model from its profile key's profile (issue #18): what earlier jobs of the
+   * Start each job's model from its profile key's profile: what earlier jobs of the
    * same model measured. Read by the simulator and the control plane (Policy.uses_profiles).
    */
   profiles: boolean;
   /**
    * With profiles: predict the cross-node step time of a job with no profile to start from by
-   * the cluster network model fitted on every key's profile (issue #18). Measured worse in the
-   * simulator (docs/policy.md, fifth round), so off.
+   * the cluster network model fitted on every key's profile. Measured worse in the simulator
+   * (docs/policy.md), so off.
    */
   network_model: boolean;
 }
@@ -237,7 +237,7 @@ function buildViews(snapshot: ClusterSnapshot, params: GoodputPolicyParams, cach
     const batchCap = job.fixed_batch_size ?? Math.min(limits.max_batch_size, job.batch_size_cap ?? Infinity);
     const byBatch = Math.max(1, Math.floor(batchCap / Math.max(1, limits.min_local_bsz)));
     // Measured sizes include those of earlier jobs of the job's profile key (model_from_profile),
-    // so such a job starts at its efficient size and is discounted only beyond them (issue #18).
+    // so such a job starts at its efficient size and is discounted only beyond them.
     const explore = Math.max(params.explore_factor * job.max_profiled_replicas, params.initial_replicas);
     // Exploration never cuts below the job's minimum; a minimum above the hard limits is infeasible.
     const hardMax = Math.min(job.max_replicas, byBatch, totalGpus);

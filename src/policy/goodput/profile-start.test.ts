@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { GoodputPolicy, goodputPolicy } from './index.js';
 import { job, limits, perf, snapshot } from './test-jobs.js';
 
-// Jobs whose model comes from their key's profile (issue #18).
+// Jobs whose model comes from their key's profile.
 
 test('a new job whose model comes from its key\'s profile starts at its efficient size', () => {
   const model = { perf, grad: { sqr: 0.01, var: 10 }, limits };

@@ -113,7 +113,7 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE replicas ADD COLUMN node TEXT NOT NULL DEFAULT 'local';
   ALTER TABLE replicas ADD COLUMN launch_id TEXT NOT NULL DEFAULT '';
   `,
-  // 3 -> 4: profiles of profile keys (issue #18): per (key, GPU type) the merged profile points
+  // 3 -> 4: profiles of profile keys: per (key, GPU type) the merged profile points
   // (one per configuration, in first-seen order: rowid), the gradient trajectory by progress, the
   // jobs that contributed, the fitted throughput parameters and the newest limits; per job, how
   // it uses its key's profile.

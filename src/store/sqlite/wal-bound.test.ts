@@ -1,5 +1,5 @@
 /**
- * Issue 15, defect 4: the WAL grew without bound (319 MB next to a 22 MB database after 80k
+ * The WAL must stay bounded: it grew without bound (319 MB next to a 22 MB database after 80k
  * reports): under a steady stream of commits the PASSIVE checkpoints never reach the end of the
  * WAL, so SQLite never starts it over. With the truncating checkpoint (threshold lowered to
  * 1 MiB here) the WAL stays near the threshold while many times more is written.
