@@ -15,7 +15,6 @@ import { badRequest, errorBody, forbidden, statusOf } from './http-error.js';
 import { metricsText } from './metrics.js';
 import { openApiDocument } from './openapi.js';
 import { jsonBody, parse } from './parse-body.js';
-import { reportIssues } from './report-issues.js';
 import { StoreHealth } from './store-health.js';
 import { checkLaunchable } from './submit-checks.js';
 import { registerProfileRoutes } from './profile-routes.js';
@@ -158,12 +157,9 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     if (principal.kind === 'job' && principal.job_id !== id) throw forbidden(`this token belongs to job ${principal.job_id}, not ${id}`);
     if (principal.kind === 'user' && !principal.admin) throw forbidden('reports are posted with the job token (GOODPUT_TOKEN)');
     const body = parse(reportBodySchema, await jsonBody(c), 'report');
-    // Checked against the job inside the store's transaction; an ended job's reports get 409.
-    const admit = (job: JobRecord) => {
-      const issues = reportIssues(body, job);
-      return issues.length > 0 ? badRequest(`report is invalid: ${issues.join('; ')}`) : undefined;
-    };
-    const config = await controller.report({ job_id: id, attempt: body.attempt, limits: body.limits, reports: body.reports, checkpoint_on_stop: body.checkpoint_on_stop, admit });
+    // The store checks the report against the job in its transaction (core/report-issues.ts): an
+    // invalid one gets 400, an ended job's 409.
+    const config = await controller.report({ job_id: id, attempt: body.attempt, limits: body.limits, reports: body.reports, checkpoint_on_stop: body.checkpoint_on_stop });
     return c.json({ config });
   });
 

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { emptyProfile } from '../goodput/key-profile.js';
 import { bestGoodput } from '../goodput/speedup.js';
+import { stepCorrection } from '../goodput/step-correction.js';
 import { optimStepTime_s } from '../goodput/throughput.js';
 import { jobRecordFixture } from '../store/job-fixture.js';
 import type { Measurement, StoredKeyProfile } from '../store/types.js';
@@ -88,12 +89,14 @@ describe('currentSpeedup', () => {
     // Earlier jobs of the key measured 2 replicas twice as slow as the job's fit predicts.
     const slow = { num_nodes: 1, num_replicas: 2, local_bsz: 64, accum_step_time_s: 0.1, optim_step_time_s: 2 * optimStepTime_s(perf, 1, 2, 64) };
     const profile: StoredKeyProfile = { ...emptyProfile('train', 'cpu'), points: [slow], jobs: 1, job_ids: ['earlier'], perf, limits: null, updated_at_ms: 0 };
-    const onTwo = job({ allocation: [0, 0], devices: [0, 1] });
+    // Its refit on its points and the profile's saved their correction with the fit (model/job-fit.ts).
+    const onTwo = job({ allocation: [0, 0], devices: [0, 1], correction: stepCorrection(perf, profile.points) });
+    const alone = job({ allocation: [0, 0], devices: [0, 1] });
     const latest = measured(64, 0, 2, 0.5);
     const corrected = currentSpeedup(onTwo, latest, profile)!;
     assert.equal(corrected, jobInsight(onTwo, latest, profile).speedup);
-    assert.equal(currentSpeedup(onTwo, latest), jobInsight(onTwo, latest).speedup);
-    assert.ok(corrected < currentSpeedup(onTwo, latest)! - 0.1, `the profile's slower measurement lowers it: ${corrected} vs ${currentSpeedup(onTwo, latest)}`);
+    assert.equal(currentSpeedup(alone, latest), jobInsight(alone, latest).speedup);
+    assert.ok(corrected < currentSpeedup(alone, latest)! - 0.1, `the profile's slower measurement lowers it: ${corrected} vs ${currentSpeedup(alone, latest)}`);
     assert.equal(currentSpeedup(job({ perf: null, grad: null }), latest), null, 'no model');
     assert.equal(currentSpeedup(job({ allocation: [], devices: [] }), undefined), null, 'no placement');
   });

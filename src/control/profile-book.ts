@@ -134,11 +134,12 @@ export class ProfileBook {
    * more than MEASURED_ERROR_TOLERANCE (goodput/key-profile.ts `measuredError`) is
    * discarded for this job, with event `profile-discarded`, and the job adds nothing to it), else
    * merges them, the job's gradient sample and its model's parameter count into the profile and
-   * refits the profile's model.
+   * fits the profile's model; with `fit` false the caller fits the merged points and saves that
+   * fit as the profile's (`saveFit`), so that a refit fits them once.
    * Returns the profile the job's model is to be fitted with (goodput/key-profile.ts
    * `modelPoints`), or undefined.
    */
-  async learn(job: JobRecord, own: readonly ProfilePoint[]): Promise<StoredKeyProfile | undefined> {
+  async learn(job: JobRecord, own: readonly ProfilePoint[], fit = true): Promise<StoredKeyProfile | undefined> {
     if (job.profile_use === 'discarded' || own.length === 0) return undefined;
     const key = profileKeyOf(job.spec);
     const gpu_type = gpuTypeOf(job, this.nodes());
@@ -154,7 +155,7 @@ export class ProfileBook {
         return undefined;
       }
     }
-    return this.merge(job, key, gpu_type, own);
+    return this.merge(job, key, gpu_type, own, fit);
   }
 
   /**
@@ -184,13 +185,20 @@ export class ProfileBook {
    * Merges the job's points, gradient sample and model parameter count (as it last reported it)
    * into its key's profile and refits the profile's model.
    */
-  private async merge(job: JobRecord, key: string, gpu_type: string, own: readonly ProfilePoint[]): Promise<StoredKeyProfile> {
+  private async merge(job: JobRecord, key: string, gpu_type: string, own: readonly ProfilePoint[], fit = true): Promise<StoredKeyProfile> {
     const progress = progressOf(job);
     const grad: GradSample[] = progress !== undefined && job.grad ? [{ progress, ...job.grad }] : [];
     const merged = await this.store.mergeKeyProfile({ key, gpu_type, job_id: job.id, points: own, grad, limits: job.limits, model_parameters: job.model_parameters ?? undefined });
-    const perf = fitPerfParams(merged.points);
-    await this.store.saveKeyProfilePerf(key, gpu_type, perf);
-    return this.remember(profileId(gpu_type, key), { ...merged, perf });
+    return fit ? this.saveFit(job, merged, fitPerfParams(merged.points)) : merged;
+  }
+
+  /**
+   * Saves `perf`, fitted on exactly the points of `profile` (as `learn` returned it), as the
+   * profile's fit: the job's refit fits those points once (ReportIngest) and the profile reuses it.
+   */
+  async saveFit(job: JobRecord, profile: StoredKeyProfile, perf: PerfParams): Promise<StoredKeyProfile> {
+    await this.store.saveKeyProfilePerf(profile.key, profile.gpu_type, perf);
+    return this.remember(profileId(profile.gpu_type, profile.key), { ...profile, perf });
   }
 
   /**

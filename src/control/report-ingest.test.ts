@@ -116,4 +116,23 @@ describe('ReportIngest', () => {
       assert.ok(Math.abs(tput(local_bsz) - (2 * local_bsz) / step_time_s) < 1e-6 * tput(local_bsz), `2 replicas at local batch ${local_bsz} predicted as measured`);
     }
   });
+
+  it('a refit fits the points once: the key\'s profile keeps the fit of the job that merged into it', async () => {
+    const store = new SqliteStore(':memory:');
+    const profiles = new ProfileBook(store, () => [node], () => {});
+    const ingest = new ReportIngest({ store, refit_interval_s: 5, now_ms: () => 0, log: () => {}, request_round: () => {}, profiles });
+    const at = (step: number, replicas: number, local_bsz: number, step_time_s: number) => ({ ...measurement(step, step_time_s), num_replicas: replicas, local_bsz, sync_time_s: step_time_s / 4 });
+    const run = async (id: string, reports: ReturnType<typeof at>[]) => {
+      await store.createJob({ id, name: id, user: 'u', spec }, 'u');
+      await ingest.report({ job_id: id, attempt: 0, limits, reports });
+      await ingest.stop();
+      return (await store.getJob(id))!;
+    };
+    await run('a', [at(1, 1, 64, 0.02), at(2, 2, 64, 0.025)]);
+    // Its own points first, the profile's after them: the order the profile keeps them in differs.
+    const b = await run('b', [at(1, 2, 128, 0.04), at(2, 1, 128, 0.035)]);
+    const profile = (await store.getKeyProfile('train', 'cpu'))!;
+    assert.deepEqual(profile.job_ids, ['a', 'b']);
+    assert.deepEqual(profile.perf, b.perf, 'one fit of the merged points, the job\'s and the profile\'s');
+  });
 });

@@ -52,7 +52,8 @@ export class ReportIngest {
   /**
    * Stores a job's measurements, refits its throughput model when it saw a new configuration
    * (or every refit interval), and returns the configuration it should use. E_CONFLICT when the
-   * job has ended, or the error `batch.admit` returned (nothing stored either way).
+   * job has ended, E_BAD_REQUEST when the report does not fit the job (core/report-issues.ts;
+   * nothing stored either way).
    */
   async report(request: ReportRequest): Promise<JobConfig> {
     const { job_id, reports } = request;
@@ -123,7 +124,7 @@ export class ReportIngest {
     try {
       const points = known ?? (await ownProfilePoints(this.opts.store, job.id));
       if (points.length === 0) return;
-      const learned = await this.opts.profiles?.learn(job, points).catch((error: unknown) => {
+      const learned = await this.opts.profiles?.learn(job, points, false).catch((error: unknown) => {
         this.opts.log(`profile of job ${job.id} not updated: ${(error as Error).message}`);
         return undefined;
       });
@@ -142,6 +143,10 @@ export class ReportIngest {
       job.perf = fit.perf;
       job.correction = fit.correction;
       await this.opts.store.savePerf(job.id, job.perf, job.correction);
+      // The merged profile's points are the ones the job was fitted on (its own, and the
+      // profile's at configurations it has not measured): its fit is the profile's, fitted once.
+      // A prediction by the network model is not a fit of them.
+      if (learned) await this.opts.profiles!.saveFit(job, learned, net ? fitPerfParams(learned.points) : fit.perf);
     } catch (error) {
       this.opts.log(`refit of job ${job.id} failed: ${(error as Error).message}`);
     }

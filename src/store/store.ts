@@ -53,11 +53,6 @@ export interface ReportBatch {
   /** The job checkpoints when stopped (docs/contract.md); absent: unknown, left as stored. */
   checkpoint_on_stop?: boolean;
   /**
-   * Called inside the transaction with the stored (active) job, before anything is written: an
-   * error value refuses the batch and nothing of it is stored (e.g. values out of the job's bounds).
-   */
-  admit?: (job: JobRecord) => GoodputError | undefined;
-  /**
    * The goodput model's profile point of each report, same order (goodput/profile.ts
    * `profilePoint`): the store aggregates them per configuration and does no model maths.
    */
@@ -142,7 +137,8 @@ export interface Store {
   /**
    * `addReports` for many batches in one transaction (group commit for the report endpoint).
    * Per batch: its result, or a GoodputError value (E_NOT_FOUND, E_CONFLICT for an ended job,
-   * or what `admit` returned) that affects no other batch.
+   * or E_BAD_REQUEST when core/report-issues.ts finds the batch invalid for the stored job) that
+   * affects no other batch.
    */
   addReportBatches(batches: readonly ReportBatch[]): Promise<(ReportsAdded | GoodputError)[]>;
   /** Latest measurements of a job, oldest first (at most `limit`, default 1000). */

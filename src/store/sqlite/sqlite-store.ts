@@ -1,6 +1,7 @@
 import type { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { GoodputError } from '../../core/errors.js';
+import { reportIssues } from '../../core/report-issues.js';
 import type { PerfParams, StepCorrection } from '../../goodput/types.js';
 import { isTerminal, refusal, serviceSince, STOP_EVENT, type EventKind, type Operation, type StopKind } from '../lifecycle.js';
 import type { JobQuery, KeyProfileUpdate, NewJob, NewReplica, DeviceBinding, ReportBatch, ReportsAdded, Store, TransitionDetail } from '../store.js';
@@ -238,8 +239,10 @@ export class SqliteStore implements Store {
     if (!row) return new GoodputError('E_NOT_FOUND', `no job ${b.job_id}`);
     const job = toJob(row);
     if (isTerminal(job.state)) return new GoodputError('E_CONFLICT', `job ${b.job_id} is ${job.state}; its reports are no longer accepted`);
-    const refused = b.admit?.(job);
-    if (refused) return refused;
+    // The one check of a report against its job (an attempt never launched, values out of its
+    // bounds), here because only the transaction sees the job as the batch will change it.
+    const issues = reportIssues(b, job);
+    if (issues.length > 0) return new GoodputError('E_BAD_REQUEST', `report is invalid: ${issues.join('; ')}`);
     let fresh = false;
     b.reports.forEach((m, i) => {
       this.stmts.report.run(b.job_id, b.attempt, now, m.step, JSON.stringify(m));

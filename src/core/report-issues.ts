@@ -1,17 +1,32 @@
+/**
+ * The one check of a report against the job it is for, a pure rule over plain data: the store
+ * applies it inside the transaction that stores the report (it reads the job there), so no
+ * caller hands the store a callback.
+ */
 import type { BatchLimits } from '../goodput/types.js';
-import type { z } from 'zod';
-import type { reportBodySchema } from '../core/wire.js';
-import type { JobRecord } from '../store/types.js';
+import type { JobSpec } from './job-spec.js';
+import type { Measurement } from './wire.js';
 
-/** A report body as validated by `reportBodySchema`. */
-type ReportBodyParsed = z.output<typeof reportBodySchema>;
+/** What of a report the check reads (a validated body or the store's ReportBatch). */
+export interface ReportToCheck {
+  attempt: number;
+  limits?: BatchLimits | undefined;
+  reports: readonly Pick<Measurement, 'num_replicas' | 'local_bsz'>[];
+}
+
+/** What of the job the check reads. */
+export interface JobToCheck {
+  launches: number;
+  spec: Pick<JobSpec, 'max_replicas'>;
+  limits: BatchLimits | null;
+}
 
 /**
  * What is wrong with a (schema-valid) report for this job: an attempt it never launched, more
  * replicas than its spec allows, a local batch above its batch limits (those in the body, else
  * the stored ones). Empty when nothing is. Pure.
  */
-export function reportIssues(body: ReportBodyParsed, job: Pick<JobRecord, 'launches' | 'spec' | 'limits'>): string[] {
+export function reportIssues(body: ReportToCheck, job: JobToCheck): string[] {
   const issues: string[] = [];
   const latest = Math.max(0, job.launches - 1);
   if (body.attempt > latest) issues.push(`attempt: ${body.attempt} was never launched (latest attempt: ${latest})`);
