@@ -19,7 +19,8 @@ import { ProfileBook } from './profile-book.js';
 import { ReportIngest, type ReportRequest } from './report-ingest.js';
 import { buildSnapshot, holdsDevices } from './snapshot.js';
 import { jobToken } from './tokens.js';
-import type { ControllerOptions, ControllerStats } from './controller-options.js';
+import { resolveControllerOptions, type ControllerConfig, type ControllerOptions, type ControllerStats } from './controller-options.js';
+import type { TimerId } from '../util/clock.js';
 
 export type { ControllerOptions, ControllerStats } from './controller-options.js';
 
@@ -36,12 +37,12 @@ export class Controller {
   readonly rejections = new Map<string, Rejection>();
   /** Why a `starting` job is not launched yet (restart backoff, devices still held). */
   readonly launchWaits = new Map<string, string>();
-  private readonly options: ControllerOptions & { api_url: string };
+  private readonly options: ControllerConfig;
   private readonly now: () => number;
   private readonly log: (line: string) => void;
   private chain: Promise<unknown> = Promise.resolve();
   private roundPending = false;
-  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly timers: TimerId[] = [];
   private readonly killAt = new KillDeadlines();
   private readonly reports: ReportIngest;
   /** Absent when the policy does not use profiles (Policy.uses_profiles): jobs then start from nothing, as in the simulator. */
@@ -55,12 +56,12 @@ export class Controller {
   private readonly noted = new Set<string>();
 
   constructor(options: ControllerOptions) {
-    this.options = { ...options };
-    this.now = options.now_ms ?? Date.now;
-    this.log = options.log ?? (() => {});
+    this.options = resolveControllerOptions(options);
+    this.now = () => this.options.clock.now_ms();
+    this.log = this.options.log;
     this.profiles = options.policy.uses_profiles === true ? new ProfileBook(options.store, () => options.backend.nodes(), this.log) : undefined;
     const network = this.profiles && options.policy.uses_network_model === true ? new NetworkBook(options.store, () => options.backend.nodes()) : undefined;
-    this.reports = new ReportIngest({ store: options.store, refit_interval_s: options.refit_interval_s ?? 5, now_ms: this.now, log: this.log, request_round: () => this.requestRound(), ...(this.profiles ? { profiles: this.profiles } : {}), ...(network ? { network } : {}) });
+    this.reports = new ReportIngest({ store: options.store, refit_interval_s: this.options.refit_interval_s, now_ms: this.now, log: this.log, request_round: () => this.requestRound(), ...(this.profiles ? { profiles: this.profiles } : {}), ...(network ? { network } : {}) });
     options.backend.onExit((exit) => {
       void this.serial(async () => {
         await this.options.store.recordReplicaExit(exit.job_id, exit.attempt, exit.rank, exit.exit_code, 'backend', exit.detail);
@@ -100,15 +101,15 @@ export class Controller {
     this.started = true;
     this.watchingSince_ms = this.now();
     // Unref'd: the HTTP server (or `goodput run`'s wait loop) is what keeps the process alive.
-    this.timers.push(setInterval(() => this.requestRound(), this.options.interval_s * 1000).unref());
-    this.timers.push(setInterval(() => void this.serial(() => this.pump()), this.options.tick_ms ?? 250).unref());
+    this.timers.push(this.options.clock.setInterval(() => this.requestRound(), this.options.interval_s * 1000));
+    this.timers.push(this.options.clock.setInterval(() => void this.serial(() => this.pump()), this.options.tick_ms));
     this.requestRound();
   }
 
   /** Stops timers and stops watching replicas; running replicas are left alone (by design). */
   async stop(): Promise<void> {
     this.stopped = true;
-    for (const t of this.timers) clearInterval(t);
+    for (const t of this.timers) this.options.clock.clear(t);
     await this.chain.catch(() => {});
     await this.reports.stop();
     this.options.backend.close();
@@ -154,10 +155,10 @@ export class Controller {
   requestRound(): void {
     if (this.roundPending || this.stopped || !this.started) return;
     this.roundPending = true;
-    setTimeout(() => {
+    this.options.clock.setTimeout(() => {
       this.roundPending = false;
       void this.serial(() => this.round());
-    }, 20).unref();
+    }, 20);
   }
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {
@@ -235,7 +236,7 @@ export class Controller {
     const action = settle(
       { ...job, attempt: job.launches - 1, max_restarts: job.spec.max_restarts, has_target: job.allocation.length > 0 },
       replicas,
-      { now_ms: this.now(), early_failure_s: this.options.early_failure_s ?? 10, backoff_base_s: this.options.restart_backoff_s ?? 1 },
+      { now_ms: this.now(), early_failure_s: this.options.early_failure_s, backoff_base_s: this.options.restart_backoff_s },
     );
     const live = replicas.filter((r) => r.exit_code === null);
     if (action.do === 'fail' || action.do === 'finish') await this.reports.finalRefit(job, action.do === 'finish' && action.to === 'succeeded');
@@ -283,7 +284,7 @@ export class Controller {
       if (await this.options.store.recordReplicaExit(r.job_id, r.attempt, r.rank, status, 'reconciler')) await this.settle(r.job_id);
     }
     for (const job of await this.options.store.listJobs({ states: ['running'] })) {
-      const reason = hungReason(job, now, this.watchingSince_ms, this.options.hung_timeout_s ?? 300);
+      const reason = hungReason(job, now, this.watchingSince_ms, this.options.hung_timeout_s);
       if (reason === undefined) continue;
       await this.options.store.stopJob(job.id, { allocation: job.allocation, devices: job.devices }, 'hung', 'controller', reason);
       // SIGKILL: a stopped (SIGSTOP) or wedged replica would never act on SIGTERM.
@@ -295,7 +296,7 @@ export class Controller {
   private async pump(): Promise<void> {
     if (this.stopped) return;
     const now = this.now();
-    if (now - this.lastWatch_ms >= (this.options.watch_interval_s ?? 2) * 1000) await this.watch(await this.options.store.listLiveReplicas(), now);
+    if (now - this.lastWatch_ms >= this.options.watch_interval_s * 1000) await this.watch(await this.options.store.listLiveReplicas(), now);
     const live = await this.options.store.listLiveReplicas();
     const busy = new Map<string, string>();
     for (const r of live) if (r.device !== null) busy.set(`${r.node}/${r.device}`, r.job_id);

@@ -1,0 +1,84 @@
+/**
+ * The controller's lifecycle on the fake backend (backends/fake-backend.ts) and a fake clock
+ * (util/clock.ts): jobs that run for minutes, restart backoffs and kill deadlines take
+ * milliseconds of wall time. Real SQLite store; the replicas are small programs run by the fake.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { FakeBackend, FakeCluster, fakeNode } from '../backends/fake-backend.js';
+import { findPolicy } from '../policy/registry.js';
+import { SqliteStore } from '../store/sqlite/sqlite-store.js';
+import type { JobSpec, JobState } from '../store/types.js';
+import { FakeClock } from '../util/clock.js';
+import { Controller } from './controller.js';
+
+const root = mkdtempSync(join(tmpdir(), 'goodput-controller-'));
+after(() => rmSync(root, { recursive: true, force: true }));
+
+/** A cluster of one node with two slots, its store and a started controller, all on one fake clock. */
+async function cluster(options: { grace_s?: number } = {}) {
+  const clock = new FakeClock(1_700_000_000_000);
+  const store = new SqliteStore(':memory:', { now_ms: () => clock.now_ms() });
+  const backend = new FakeBackend(new FakeCluster([fakeNode('n0', 2)], clock));
+  const policy = findPolicy('fifo')!.create({ seed: 0 });
+  const data_dir = mkdtempSync(join(root, 'data-'));
+  const controller = new Controller({ store, backend, policy, data_dir, secret: 's', api_url: 'http://127.0.0.1:1', interval_s: 60, grace_s: options.grace_s ?? 10, clock });
+  await controller.start();
+  const state = async (id: string): Promise<JobState> => (await store.getJob(id))!.state;
+  const until = (id: string, want: JobState, limit_ms: number) => clock.until(async () => (await state(id)) === want, limit_ms);
+  const close = async () => {
+    await controller.stop();
+    await store.close();
+  };
+  return { clock, store, backend, controller, state, until, close };
+}
+
+const spec = (script: string, extra: Partial<JobSpec> = {}): JobSpec => ({
+  name: 'j', command: [process.execPath, '-e', script], workdir: root, env: {}, min_replicas: 1, max_replicas: 2, max_restarts: 0, preemptible: true, priority: 0, ...extra,
+});
+
+describe('Controller on the fake backend and clock', () => {
+  it('a ten-minute job runs to success in fake time: queued, starting, running, succeeded', async () => {
+    const c = await cluster();
+    const started = Date.now();
+    const job = await c.controller.submit(spec('setTimeout(() => process.exit(0), 600_000);'), 'u', 'u');
+    await c.until(job.id, 'running', 10_000);
+    const running = (await c.store.getJob(job.id))!;
+    assert.equal(running.allocation.length, 2, 'fifo gives it both slots');
+    await c.clock.advance(590_000);
+    assert.equal(await c.state(job.id), 'running');
+    await c.until(job.id, 'succeeded', 30_000);
+    assert.deepEqual((await c.store.listEvents(job.id)).map((e) => e.to_state).filter((s, i, all) => s !== all[i - 1]), ['queued', 'starting', 'running', 'succeeded']);
+    assert.ok(Date.now() - started < 5_000, `ten minutes of training in ${Date.now() - started} ms of wall time`);
+    await c.close();
+  });
+
+  it('a failing job is restarted up to max_restarts, then fails', async () => {
+    const c = await cluster();
+    // Fails after a minute (not an early failure), each attempt with another code (the same
+    // failure twice in a row is not retried: store/lifecycle.ts).
+    const job = await c.controller.submit(spec('setTimeout(() => process.exit(3 + Number(process.env.GOODPUT_ATTEMPT)), 60_000);', { max_restarts: 2 }), 'u', 'u');
+    await c.until(job.id, 'failed', 600_000);
+    const done = (await c.store.getJob(job.id))!;
+    assert.equal(done.launches, 3, 'the first launch and two restarts');
+    assert.equal(done.last_failure?.exit_code, 5);
+    const relaunches = (await c.store.listEvents(job.id)).filter((e) => e.kind === 'relaunch').map((e) => e.reason);
+    assert.deepEqual(relaunches, ['restart 1/2 after 1s backoff', 'restart 2/2 after 2s backoff'], 'backoff doubles');
+    await c.close();
+  });
+
+  it('cancel: SIGTERM, and SIGKILL after the grace period for a replica that ignores it', async () => {
+    const c = await cluster({ grace_s: 30 });
+    const job = await c.controller.submit(spec("process.on('SIGTERM', () => {}); setInterval(() => {}, 1000);"), 'u', 'u');
+    await c.until(job.id, 'running', 10_000);
+    await c.controller.cancel(job.id, 'u');
+    await c.clock.advance(20_000);
+    assert.ok((await c.store.listReplicas(job.id)).every((r) => r.exit_code === null), 'still running within the grace period');
+    await c.clock.until(async () => (await c.store.listReplicas(job.id)).every((r) => r.exit_code === 137), 30_000);
+    assert.equal(await c.state(job.id), 'cancelled');
+    await c.close();
+  });
+});
