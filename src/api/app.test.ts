@@ -174,7 +174,7 @@ describe('HTTP API (in-process)', () => {
     // Each new batch decision is one event, with its reason in words.
     const batchEvents = ((await call('GET', `/v1/jobs/${aliceJob}/events`, alice)).json as { kind: string; reason: string }[]).filter((e) => e.kind === 'batch-size');
     assert.ok(batchEvents.length >= 1, 'the answered configuration differs from the measured one');
-    assert.match(batchEvents.at(-1)!.reason, /^batch size (grew|shrank|reshaped) \d+ -> \d+ \(\d+ x \d+ x \d+, local x accumulation x replicas\), learning rate x[\d.]+: predicted goodput x[\d.]+, statistical efficiency [\d.]+$/);
+    assert.match(batchEvents.at(-1)!.reason, /^batch size (grew|shrank|reshaped) \d+ -> \d+ \(\d+ x \d+ x \d+, local x accumulation x replicas\), learning rate x[\d.]+: predicted goodput x[\d.]+ relative to batch \d+ \(\d+ x \d+ x \d+\) in force, statistical efficiency [\d.]+$/);
   });
 
   it('cancels the owner job; reads logs only by replica number; exposes metrics', async () => {

@@ -7,8 +7,8 @@ import { stepCorrection } from '../goodput/step-correction.js';
 import type { PerfParams, ProfilePoint } from '../goodput/types.js';
 import type { ReportBatch, ReportsAdded, Store } from '../store/store.js';
 import type { JobRecord } from '../store/types.js';
-import { configFor, type JobConfig } from './batch-config.js';
-import { BatchDecisions } from './insight.js';
+import type { JobConfig } from './batch-config.js';
+import { BatchDecisions } from './batch-decisions.js';
 import type { NetworkBook } from './network-book.js';
 import { fromOthers, type ProfileBook } from './profile-book.js';
 
@@ -86,8 +86,7 @@ export class ReportIngest {
       }
     }
     const latest = reports[reports.length - 1]!;
-    const config = configFor(job, latest, this.opts.profiles?.latestFor(job));
-    const change = this.batchDecisions.observe(job, latest, config);
+    const { config, change } = this.batchDecisions.decide(job, request.attempt, latest, this.opts.profiles?.latestFor(job));
     if (change) await this.opts.store.recordEvent(job_id, 'batch-size', 'scheduler', change.reason, change.data);
     return config;
   }
@@ -102,6 +101,7 @@ export class ReportIngest {
    */
   async finalRefit(job: JobRecord, succeeded: boolean): Promise<void> {
     this.lastFit.delete(job.id);
+    this.batchDecisions.forget(job.id);
     const points = await ownProfilePoints(this.opts.store, job.id);
     await this.refit(job, points);
     if (succeeded) {
