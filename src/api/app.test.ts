@@ -18,7 +18,8 @@ const store = new SqliteStore(join(dir, 'db.sqlite'));
 const backend = new LocalBackend({ devices: cpuSlots(2) });
 const policy = (findPolicy('fifo') ?? findPolicy(policyNames()[0]!)!).create({ seed: 0 });
 // Not started: no rounds run, so nothing is launched; the API and the store are what is tested.
-const controller = new Controller({ store, backend, policy, data_dir: dir, secret, api_url: '', interval_s: 60, grace_s: 1 });
+// refit_interval_s 0: every report refits the model, and a predicted batch gain needs no time to persist.
+const controller = new Controller({ store, backend, policy, data_dir: dir, secret, api_url: '', interval_s: 60, grace_s: 1, refit_interval_s: 0 });
 const app = createApp({ store, controller, secret, version: 'test' });
 const ADMIN = 'gpa_admin';
 

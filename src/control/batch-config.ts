@@ -3,7 +3,7 @@ import type { JobConfig, Measurement } from '../core/wire.js';
 import { splitFixedBatch, type LocalBatch } from '../goodput/batch-split.js';
 import { adascaleGain } from '../goodput/efficiency.js';
 import { fixedBatchChoice, goodputOf, optimizeBatch } from '../goodput/optimize.js';
-import type { BatchLimits, GoodputModel } from '../goodput/types.js';
+import type { BatchLimits } from '../goodput/types.js';
 import type { JobRecord, StoredKeyProfile } from '../store/types.js';
 import { limitsOf, modelOf } from './snapshot.js';
 
@@ -39,37 +39,54 @@ export function batchCapOf(job: JobRecord, limits: BatchLimits): number {
  * predicted to gain at least {@link BATCH_MIN_GAIN} over it. Pure.
  */
 export function configFor(job: JobRecord, latest: Measurement, profile?: StoredKeyProfile, inForce?: LocalBatch): JobConfig {
+  return chooseConfig(job, latest, profile, inForce).config;
+}
+
+/** {@link configFor}'s answer, and whether it changes the configuration in force only for a predicted gain. */
+export interface ConfigChoice {
+  config: JobConfig;
+  /**
+   * True when the configuration in force could stay (the job has a model, no fixed batch, and
+   * the configuration in force is within its limits and cap): a change is then only for a
+   * predicted gain, which the caller may ask to persist (control/batch-decisions.ts).
+   */
+  optional: boolean;
+}
+
+/** {@link configFor} with whether its change is optional. Pure. */
+export function chooseConfig(job: JobRecord, latest: Measurement, profile?: StoredKeyProfile, inForce?: LocalBatch): ConfigChoice {
   const replicas = Math.max(1, latest.num_replicas);
   const nodes = Math.max(1, Math.min(latest.num_nodes, replicas));
   const limits = limitsOf(job, profile);
   const current: LocalBatch = inForce ?? { local_bsz: latest.local_bsz, accum_steps: latest.accum_steps };
   // Until its own first fit the job keeps its configuration (the profile only corrects a fit).
   const model = job.perf ? modelOf(job, profile) : undefined;
-  let { local_bsz, accum_steps } = current;
+  let chosen = current;
+  let optional = false;
   if (model && job.spec.fixed_batch_size !== undefined) {
-    ({ local_bsz, accum_steps } = fixedBatchChoice(model, nodes, replicas, job.spec.fixed_batch_size));
+    chosen = fixedBatchChoice(model, nodes, replicas, job.spec.fixed_batch_size);
   } else if (model) {
-    const choice = optimizeBatch(model, nodes, replicas, batchCapOf(job, limits), true);
-    if (choice.goodput > 0 && !keeps(model, job, nodes, replicas, current, choice.goodput)) ({ local_bsz, accum_steps } = choice);
+    const best = optimizeBatch(model, nodes, replicas, batchCapOf(job, limits), true);
+    const now = allowed(job, limits, replicas, current) ? goodputOf(model, nodes, replicas, current.local_bsz, current.accum_steps) : 0;
+    optional = now > 0;
+    if (best.goodput > 0 && !(now > 0 && best.goodput < now * (1 + BATCH_MIN_GAIN))) chosen = best;
   } else if (job.spec.fixed_batch_size !== undefined) {
-    ({ local_bsz, accum_steps } = splitFixedBatch(limits, job.spec.fixed_batch_size, replicas));
-    local_bsz = Math.max(1, local_bsz);
+    const split = splitFixedBatch(limits, job.spec.fixed_batch_size, replicas);
+    chosen = { local_bsz: Math.max(1, split.local_bsz), accum_steps: split.accum_steps };
   }
-  const batch_size = local_bsz * replicas * (accum_steps + 1);
-  const lr_scale = job.grad ? adascaleGain(job.grad, batch_size / limits.init_batch_size) : 1;
-  return { local_bsz, accum_steps, batch_size, lr_scale };
+  return { config: batchConfig(job, limits, chosen, replicas), optional };
 }
 
-/**
- * Whether the configuration in force stays: it is allowed (micro-batch within the limits, total
- * within the cap) and the best one's predicted goodput `best` is less than
- * (1 + BATCH_MIN_GAIN) times its own.
- */
-function keeps(model: GoodputModel, job: JobRecord, nodes: number, replicas: number, current: LocalBatch, best: number): boolean {
-  const limits = model.limits;
-  const total = current.local_bsz * replicas * (current.accum_steps + 1);
-  if (current.local_bsz < limits.min_local_bsz || current.local_bsz > limits.max_local_bsz || total > batchCapOf(job, limits)) return false;
-  if (!limits.accumulation && current.accum_steps > 0) return false;
-  const now = goodputOf(model, nodes, replicas, current.local_bsz, current.accum_steps);
-  return now > 0 && best < now * (1 + BATCH_MIN_GAIN);
+/** The answer for `batch` on `replicas` replicas: its total and its AdaScale learning-rate scale. */
+export function batchConfig(job: JobRecord, limits: BatchLimits, batch: LocalBatch, replicas: number): JobConfig {
+  const batch_size = batch.local_bsz * replicas * (batch.accum_steps + 1);
+  const lr_scale = job.grad ? adascaleGain(job.grad, batch_size / limits.init_batch_size) : 1;
+  return { local_bsz: batch.local_bsz, accum_steps: batch.accum_steps, batch_size, lr_scale };
+}
+
+/** Whether a configuration is within the job's limits (micro-batch, accumulation) and cap. */
+function allowed(job: JobRecord, limits: BatchLimits, replicas: number, batch: LocalBatch): boolean {
+  if (batch.local_bsz < limits.min_local_bsz || batch.local_bsz > limits.max_local_bsz) return false;
+  if (!limits.accumulation && batch.accum_steps > 0) return false;
+  return batch.local_bsz * replicas * (batch.accum_steps + 1) <= batchCapOf(job, limits);
 }

@@ -43,12 +43,12 @@ describe('BatchDecisions: batch sizes that hold still', () => {
     const gain = goodputOf(modelOf(b)!, 1, 1, cb.local_bsz, cb.accum_steps) / goodputOf(modelOf(b)!, 1, 1, ca.local_bsz, ca.accum_steps);
     assert.ok(gain < 1 + BATCH_MIN_GAIN, `the move gains ${gain}`);
 
-    const d = new BatchDecisions();
+    const d = new BatchDecisions(0);
     let latest = measured(32, 1, 1);
     const events: string[] = [];
     const told: number[] = [];
     for (let report = 0; report < 20; report++) {
-      const { config, change } = d.decide(report % 2 === 0 ? a : b, 0, latest);
+      const { config, change } = d.decide(report % 2 === 0 ? a : b, 0, latest, report * 1000);
       told.push(config.batch_size);
       if (change) events.push(change.reason);
       // The job applies an answer one report later: the report after next shows it.
@@ -60,8 +60,8 @@ describe('BatchDecisions: batch sizes that hold still', () => {
 
   it('changes the batch in force for a gain of at least BATCH_MIN_GAIN, saying relative to what', () => {
     const j = digits();
-    const d = new BatchDecisions();
-    const { config, change } = d.decide(j, 0, measured(32, 1, 1));
+    const d = new BatchDecisions(0);
+    const { config, change } = d.decide(j, 0, measured(32, 1, 1), 0);
     assert.ok(change, 'from 64 the best batch gains more than 5%');
     const model = modelOf(j)!;
     const ratio = goodputOf(model, 1, 1, config.local_bsz, config.accum_steps) / goodputOf(model, 1, 1, 32, 1);
@@ -71,17 +71,50 @@ describe('BatchDecisions: batch sizes that hold still', () => {
     assert.equal(change.data.lr_scale, config.lr_scale);
   });
 
+  it('acts on a predicted gain only once it persists for confirm_ms, as refits swing both ways', () => {
+    // Refits every 5 s alternate between a model that wants a batch of 64 and one that wants 322
+    // (each by more than BATCH_MIN_GAIN), as noisy step times on shared CPUs make them do.
+    const small = digits({ grad: { sqr: 1, var: 4 } });
+    const large = digits({ grad: { sqr: 1, var: 40 } });
+    assert.equal(configFor(small, measured(161, 1, 1)).batch_size, 64);
+    assert.equal(configFor(large, measured(32, 1, 1)).batch_size, 322);
+    const d = new BatchDecisions(15_000);
+    let latest = measured(64, 0, 1);
+    const changes: number[] = [];
+    for (let t_ms = 0; t_ms < 60_000; t_ms += 500) {
+      const model = Math.floor(t_ms / 5000) % 2 === 0 ? large : small;
+      const { config, change } = d.decide(model, 0, latest, t_ms);
+      if (change) changes.push(t_ms);
+      latest = measured(config.local_bsz, config.accum_steps, 1);
+    }
+    assert.deepEqual(changes, [], 'no gain lasted 15 s');
+    // A gain that persists (the gradient noise grew: a larger batch is efficient now) is acted on once it has for 15 s.
+    const persisted: number[] = [];
+    for (let t_ms = 60_000; t_ms < 100_000; t_ms += 500) {
+      const { config, change } = d.decide(large, 0, latest, t_ms);
+      if (change) persisted.push(t_ms);
+      latest = measured(config.local_bsz, config.accum_steps, 1);
+    }
+    assert.deepEqual(persisted, [75_000]);
+  });
+
+  it('changes a configuration beyond the cap at once, whatever the confirmation time', () => {
+    const d = new BatchDecisions(60_000);
+    const { config, change } = d.decide(digits(), 0, measured(171, 0, 3), 0);
+    assert.ok(change && config.batch_size <= 512, `${config.batch_size}`);
+  });
+
   it('takes each event\'s from as the configuration in force, not the stale report', () => {
-    const d = new BatchDecisions();
+    const d = new BatchDecisions(0);
     const j = digits();
-    const first = d.decide(j, 0, measured(32, 1, 1));
+    const first = d.decide(j, 0, measured(32, 1, 1), 0);
     // Before the job applies it, a refit with less gradient noise makes a much smaller batch best.
     const later = digits({ grad: { sqr: 1, var: 4 } });
-    const second = d.decide(later, 0, measured(32, 1, 1));
+    const second = d.decide(later, 0, measured(32, 1, 1), 1000);
     assert.ok(second.change, 'a second decision');
     assert.equal(second.change.data.from.total, first.config.batch_size, 'from = the batch told last, which the job is switching to');
     // A new attempt or replica count starts from what the job measured.
-    const restarted = d.decide(later, 1, measured(20, 0, 2));
+    const restarted = d.decide(later, 1, measured(20, 0, 2), 2000);
     assert.equal(restarted.change?.data.from.total ?? 40, 40);
   });
 

@@ -1,6 +1,7 @@
 /**
  * Batch-size decisions of running jobs: which configuration is in force, what each report is
- * answered with, and the event that records a change, in words. The configuration in force is the
+ * answered with (a change needs a predicted gain that persists), and the event that records a
+ * change, in words. The configuration in force is the
  * one the job was last told at its current attempt and replica count (a job applies an answer at
  * its next step, so its reports meanwhile still show the old one), else the one it measured.
  */
@@ -8,9 +9,9 @@ import type { LocalBatch } from '../goodput/batch-split.js';
 import { efficiency } from '../goodput/efficiency.js';
 import { goodputOf } from '../goodput/optimize.js';
 import type { JobRecord, Measurement, StoredKeyProfile } from '../store/types.js';
-import { configFor, type JobConfig } from './batch-config.js';
+import { batchConfig, chooseConfig, type JobConfig } from './batch-config.js';
 import type { BatchView } from './insight.js';
-import { modelOf } from './snapshot.js';
+import { limitsOf, modelOf } from './snapshot.js';
 
 /** A batch-size decision worth an event: the reason and its data. */
 export interface BatchChange {
@@ -62,28 +63,49 @@ export interface BatchAnswer {
   change?: BatchChange;
 }
 
-/** The configuration a job was last told, and at which attempt and replica count. */
+/** The configuration a job was last told, at which attempt and replica count, and since when a better one is predicted. */
 interface Told {
   attempt: number;
   replicas: number;
   batch: LocalBatch;
+  /** Since when (ms) every answer found a configuration predicted to gain BATCH_MIN_GAIN over `batch`. */
+  better_since_ms?: number;
 }
 
 /**
  * Per job, the configuration in force; answers each report by configFor from it, so that a
  * change needs a real predicted gain over what the job runs (BATCH_MIN_GAIN), and each change is
- * one event whose `from` is the configuration in force.
+ * one event whose `from` is the configuration in force. A change that is only for a gain must
+ * also persist for `confirm_ms`: the model is refitted every few seconds from step times that are
+ * noisy (on shared CPUs by tens of percent), and a job measured at a new batch for the first time
+ * is often found slower than predicted there; a gain that one refit shows and the next one undoes
+ * is not acted on. A fixed batch, or a configuration in force beyond the job's limits or cap,
+ * changes at once.
  */
 export class BatchDecisions {
   private readonly told = new Map<string, Told>();
 
-  /** The answer to a report of `attempt` whose newest measurement is `latest`. */
-  decide(job: JobRecord, attempt: number, latest: Measurement, profile?: StoredKeyProfile): BatchAnswer {
+  /** `confirm_ms`: how long a predicted gain must persist before the batch changes for it. */
+  constructor(private readonly confirm_ms: number) {}
+
+  /** The answer at `now_ms` to a report of `attempt` whose newest measurement is `latest`. */
+  decide(job: JobRecord, attempt: number, latest: Measurement, now_ms: number, profile?: StoredKeyProfile): BatchAnswer {
     const replicas = Math.max(1, latest.num_replicas);
     const last = this.told.get(job.id);
-    const inForce = last && last.attempt === attempt && last.replicas === replicas ? last.batch : { local_bsz: latest.local_bsz, accum_steps: latest.accum_steps };
-    const config = configFor(job, latest, profile, inForce);
-    this.told.set(job.id, { attempt, replicas, batch: { local_bsz: config.local_bsz, accum_steps: config.accum_steps } });
+    const same = last !== undefined && last.attempt === attempt && last.replicas === replicas;
+    const inForce = same ? last.batch : { local_bsz: latest.local_bsz, accum_steps: latest.accum_steps };
+    const choice = chooseConfig(job, latest, profile, inForce);
+    let config = choice.config;
+    const told: Told = { attempt, replicas, batch: inForce };
+    if (!sameBatch(config, inForce) && choice.optional) {
+      told.better_since_ms = same && last.better_since_ms !== undefined ? last.better_since_ms : now_ms;
+      if (now_ms - told.better_since_ms < this.confirm_ms) config = batchConfig(job, limitsOf(job, profile), inForce, replicas);
+    }
+    if (!sameBatch(config, inForce)) {
+      told.batch = { local_bsz: config.local_bsz, accum_steps: config.accum_steps };
+      delete told.better_since_ms;
+    }
+    this.told.set(job.id, told);
     const change = batchChange(job, latest, inForce, config, profile);
     return change ? { config, change } : { config };
   }
@@ -93,3 +115,5 @@ export class BatchDecisions {
     this.told.delete(job_id);
   }
 }
+
+const sameBatch = (a: LocalBatch, b: LocalBatch): boolean => a.local_bsz === b.local_bsz && a.accum_steps === b.accum_steps;

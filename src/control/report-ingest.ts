@@ -44,11 +44,14 @@ export class ReportIngest {
   private readonly lastFit = new Map<string, number>();
   private readonly refitsDue = new Set<string>();
   private readonly background = new Set<Promise<void>>();
-  private readonly batchDecisions = new BatchDecisions();
+  private readonly batchDecisions: BatchDecisions;
   private pending: { batch: ReportBatch; resolve: (r: ReportsAdded) => void; reject: (e: unknown) => void }[] = [];
   private stopped = false;
 
-  constructor(private readonly opts: ReportIngestOptions) {}
+  constructor(private readonly opts: ReportIngestOptions) {
+    // A predicted batch gain must hold over three refits of the job's model to be acted on.
+    this.batchDecisions = new BatchDecisions(3 * opts.refit_interval_s * 1000);
+  }
 
   /**
    * Stores a job's measurements, refits its throughput model when it saw a new configuration
@@ -86,7 +89,7 @@ export class ReportIngest {
       }
     }
     const latest = reports[reports.length - 1]!;
-    const { config, change } = this.batchDecisions.decide(job, request.attempt, latest, this.opts.profiles?.latestFor(job));
+    const { config, change } = this.batchDecisions.decide(job, request.attempt, latest, now, this.opts.profiles?.latestFor(job));
     if (change) await this.opts.store.recordEvent(job_id, 'batch-size', 'scheduler', change.reason, change.data);
     return config;
   }
