@@ -38,7 +38,8 @@ def test_limits_validation_and_report_shape():
 
 def test_derive_batch_config_splits_and_accumulates():
     assert derive_batch_config(64, 2, BatchLimits(64, 64, 1, None, False)) == BatchConfig(32, 0)
-    assert derive_batch_config(64, 3, BatchLimits(64, 64, 1, None, False)) == BatchConfig(22, 0)
+    # 22 x 3 = 66 would pass max_batch_size 64.
+    assert derive_batch_config(64, 3, BatchLimits(64, 64, 1, None, False)) == BatchConfig(21, 0)
     with_accum = BatchLimits(64, 1024, 1, 16, True)
     assert derive_batch_config(256, 2, with_accum) == BatchConfig(16, 7)
     no_accum = BatchLimits(64, 1024, 1, 16, False)

@@ -3,6 +3,7 @@ import { Hono, type Context } from 'hono';
 import type { Controller } from '../control/controller.js';
 import { replicaLogPath } from '../backends/run-files.js';
 import { validateJobSpec } from '../control/job-spec.js';
+import { batchDecisionInForce } from '../control/insight.js';
 import { stopProtection } from '../control/snapshot.js';
 import { GoodputError } from '../core/errors.js';
 import { reportBodySchema } from '../core/wire.js';
@@ -106,7 +107,8 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     const job = await findJob(c, c.req.param('id'));
     const replicas = job.launches > 0 ? await store.listReplicas(job.id, job.launches - 1) : [];
     const profile = (await controller.profilesFor([job])).get(job.id);
-    const detail: JobDetail = { ...jobView(job, await latestReport(job.id), profile), device_kind: controller.inventory()[0]?.devices[0]?.kind ?? 'cpu', current_replicas: replicas.map(replicaView), rejection: controller.rejections.get(job.id) ?? null, launch_wait: controller.launchWaits.get(job.id) ?? null, kept: stopProtection(job) ?? null, checkpoint_at: iso(job.checkpoint_at_ms), perf: job.perf, grad: job.grad, limits: job.limits, remaining_samples: job.remaining_samples };
+    const decision = batchDecisionInForce(job, await store.listEvents(job.id));
+    const detail: JobDetail = { ...jobView(job, await latestReport(job.id), profile, decision), device_kind: controller.inventory()[0]?.devices[0]?.kind ?? 'cpu', current_replicas: replicas.map(replicaView), rejection: controller.rejections.get(job.id) ?? null, launch_wait: controller.launchWaits.get(job.id) ?? null, kept: stopProtection(job) ?? null, checkpoint_at: iso(job.checkpoint_at_ms), perf: job.perf, grad: job.grad, limits: job.limits, remaining_samples: job.remaining_samples };
     return c.json(detail);
   });
 

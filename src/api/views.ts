@@ -1,5 +1,5 @@
 /** JSON shapes the API returns (shared with the typed client). */
-import { jobInsight, type JobInsight } from '../control/insight.js';
+import { jobInsight, type BatchDecisionView, type JobInsight } from '../control/insight.js';
 import type { Rejection } from '../policy/policy.js';
 import { profileKeyOf } from '../core/profile-key.js';
 import type { GradSample } from '../goodput/key-profile.js';
@@ -137,10 +137,10 @@ export interface TokenView {
 export const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
 /**
- * The API view of a job; `latest` is its newest measurement, if any, and `profile` the profile
- * its model starts from (both for the insight).
+ * The API view of a job; `latest` is its newest measurement, if any, `profile` the profile
+ * its model starts from and `decision` its batch-size decision in force (all for the insight).
  */
-export function jobView(job: JobRecord, latest?: Measurement, profile?: StoredKeyProfile): JobSummary {
+export function jobView(job: JobRecord, latest?: Measurement, profile?: StoredKeyProfile, decision?: BatchDecisionView): JobSummary {
   return {
     id: job.id,
     name: job.name,
@@ -162,7 +162,7 @@ export function jobView(job: JobRecord, latest?: Measurement, profile?: StoredKe
     spec: job.spec,
     profile_key: profileKeyOf(job.spec),
     profile_use: job.profile_use,
-    insight: jobInsight(job, latest, profile),
+    insight: jobInsight(job, latest, profile, decision),
   };
 }
 

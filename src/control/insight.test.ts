@@ -5,8 +5,8 @@ import { bestGoodput } from '../goodput/speedup.js';
 import { stepCorrection } from '../goodput/step-correction.js';
 import { optimStepTime_s } from '../goodput/throughput.js';
 import { jobRecordFixture } from '../store/job-fixture.js';
-import type { Measurement, StoredKeyProfile } from '../store/types.js';
-import { BatchDecisions, batchChange, currentSpeedup, jobInsight, resizeReason } from './insight.js';
+import type { JobEvent, Measurement, StoredKeyProfile } from '../store/types.js';
+import { batchDecisionInForce, currentSpeedup, jobInsight, resizeReason } from './insight.js';
 import { modelOf } from './snapshot.js';
 
 const job = jobRecordFixture;
@@ -21,38 +21,18 @@ describe('resizeReason', () => {
   it('says grew with the predicted goodput ratio and the idle devices', () => {
     const j = job();
     const ratio = bestGoodput(modelOf(j)!, 1, 3) / bestGoodput(modelOf(j)!, 1, 1);
-    assert.equal(resizeReason(j, 1, 3, ctx), `grew 1 -> 3 (goodput: predicted goodput x${ratio.toFixed(1)}, 3 CPU slots idle)`);
+    assert.equal(resizeReason(j, 1, 3, ctx), `grew 1 -> 3 (goodput: predicted goodput on 3 x${ratio.toFixed(1)} relative to its current 1 CPU slot, each at its best batch; 3 CPU slots idle)`);
   });
 
   it('says shrank and what it frees; without a model, that it explores', () => {
-    assert.match(resizeReason(job(), 3, 1, ctx), /^shrank 3 -> 1 \(goodput: predicted goodput x0\.\d\d, frees 2 CPU slots for other jobs\)$/);
-    assert.equal(resizeReason(job({ perf: null }), 1, 2, { ...ctx, idle: 1 }), 'grew 1 -> 2 (goodput: no throughput model yet, 1 CPU slot idle, exploring a size not measured yet)');
+    assert.match(resizeReason(job(), 3, 1, ctx), /^shrank 3 -> 1 \(goodput: predicted goodput on 1 x0\.\d\d relative to its current 3 CPU slots, each at its best batch; frees 2 CPU slots for other jobs\)$/);
+    assert.equal(resizeReason(job({ perf: null }), 1, 2, { ...ctx, idle: 1 }), 'grew 1 -> 2 (goodput: no throughput model yet; 1 CPU slot idle; exploring a size not measured yet)');
   });
 
   it('says first start, resume and preemption', () => {
     assert.equal(resizeReason(job({ launches: 0, perf: null }), 0, 1, { ...ctx, unit: 'GPU' }), 'first start on 1 GPU (goodput: no throughput measured yet, 3 GPUs idle)');
     assert.match(resizeReason(job(), 0, 2, ctx), /^resumes from its checkpoint on 2 CPU slots \(goodput: predicted speedup x[\d.]+ over 1 replica, 3 CPU slots idle\)$/);
     assert.equal(resizeReason(job(), 2, 0, ctx), 'preempted 2 -> 0 (goodput: its 2 CPU slots go to other jobs; resumes from its checkpoint)');
-  });
-});
-
-describe('batchChange and BatchDecisions', () => {
-  it('words a batch-size change with its shape, learning rate and prediction; none when equal', () => {
-    const j = job();
-    const change = batchChange(j, measured(64, 0, 1, 0.08), { local_bsz: 128, accum_steps: 1, batch_size: 256, lr_scale: 2.5 });
-    assert.match(change!.reason, /^batch size grew 64 -> 256 \(128 x 2 x 1, local x accumulation x replicas\), learning rate x2\.50: predicted goodput x[\d.]+, statistical efficiency 0\.\d\d$/);
-    assert.deepEqual(change!.data.to, { local_bsz: 128, accum_steps: 1, replicas: 1, total: 256 });
-    assert.equal(batchChange(j, measured(64, 0, 1, 0.08), { local_bsz: 64, accum_steps: 0, batch_size: 64, lr_scale: 1 }), undefined);
-  });
-
-  it('records one event per decision, not one per report until the job applies it', () => {
-    const d = new BatchDecisions();
-    const j = job();
-    const to = { local_bsz: 128, accum_steps: 0, batch_size: 128, lr_scale: 1.5 };
-    assert.ok(d.observe(j, measured(64, 0, 1, 0.08), to));
-    assert.equal(d.observe(j, measured(64, 0, 1, 0.08), to), undefined, 'same decision again');
-    assert.equal(d.observe(j, measured(128, 0, 1, 0.14), to), undefined, 'applied');
-    assert.ok(d.observe(j, measured(128, 0, 1, 0.14), { ...to, local_bsz: 64, batch_size: 64 }), 'a new decision');
   });
 });
 
@@ -80,6 +60,39 @@ describe('jobInsight', () => {
     assert.equal(stopped.speedup, ratio(2), 'without devices: the model at the latest measurement\'s 2 replicas');
     const none = jobInsight(job({ perf: null, grad: null }), undefined);
     assert.deepEqual(none, { batch: null, lr_scale: null, throughput_samples_s: null, efficiency: null, goodput: null, speedup: null, predicted: null });
+  });
+});
+
+describe('batchDecisionInForce and the insight of a job told a new batch', () => {
+  const event = (at_ms: number, kind: JobEvent['kind'], data: Record<string, unknown>): JobEvent => ({ id: at_ms, job_id: 'j', at_ms, actor: 'scheduler', kind, from_state: 'running', to_state: 'running', reason: '', data });
+  const to = { local_bsz: 58, accum_steps: 1, replicas: 1, total: 116 };
+  const told = event(200, 'batch-size', { from: { local_bsz: 40, accum_steps: 1, replicas: 1, total: 80 }, to, lr_scale: 1.37 });
+
+  it('is the newest batch-size event since the latest launch', () => {
+    assert.deepEqual(batchDecisionInForce(job({ launched_at_ms: 100 }), [event(50, 'batch-size', { to: { ...to, total: 64 }, lr_scale: 1 }), told, event(300, 'profile-used', {})]), { to, lr_scale: 1.37 });
+    assert.equal(batchDecisionInForce(job({ launched_at_ms: 250 }), [told]), undefined, 'told before the running attempt was launched');
+    assert.equal(batchDecisionInForce(job({ launched_at_ms: null }), [told]), undefined, 'not running');
+  });
+
+  it('shows the batch and learning-rate scale of the decision, as its event states them', () => {
+    const j = job({ launched_at_ms: 100 });
+    const decision = batchDecisionInForce(j, [told])!;
+    // The job has not applied it yet: its latest report still shows 80.
+    const i = jobInsight(j, measured(40, 1, 1, 0.1), undefined, decision);
+    assert.deepEqual(i.batch, to);
+    assert.equal(i.lr_scale, 1.37);
+    assert.equal(i.throughput_samples_s, 800, 'measured at the batch it ran');
+    const rescaled = jobInsight(j, measured(40, 0, 2, 0.1), undefined, decision);
+    assert.equal(rescaled.batch!.total, 80, 'a decision for another replica count is not in force');
+  });
+
+  it('never predicts a best batch above the job cap (rounding up the micro-batch)', () => {
+    // Noisy gradients: the best batch on 3 replicas is the largest, 512 = 3 x 170.7.
+    const base = job({ allocation: [0, 0, 0], devices: [0, 1, 2], grad: { sqr: 1, var: 1e5 }, limits: { init_batch_size: 64, max_batch_size: 512, min_local_bsz: 8, max_local_bsz: 256, accumulation: true } });
+    const j = { ...base, spec: { ...base.spec, max_replicas: 3 } };
+    const i = jobInsight(j, measured(40, 0, 3, 0.1));
+    assert.equal(i.predicted!.replicas, 3);
+    assert.equal(i.predicted!.batch_size, 510);
   });
 });
 

@@ -5,12 +5,12 @@
  * changes in words. Pure over its inputs (the goodput model, the latest measurement).
  */
 import { adascaleGain, efficiency } from '../goodput/efficiency.js';
-import { fixedBatchChoice, goodputOf, optimizeBatch } from '../goodput/optimize.js';
+import { fixedBatchChoice, optimizeBatch } from '../goodput/optimize.js';
 import { bestGoodput } from '../goodput/speedup.js';
 import { jobBatchPolicy } from '../policy/job-batch.js';
 import type { GoodputModel } from '../goodput/types.js';
-import type { JobRecord, Measurement, StoredKeyProfile } from '../store/types.js';
-import type { JobConfig } from './batch-config.js';
+import type { JobEvent, JobRecord, Measurement, StoredKeyProfile } from '../store/types.js';
+import { batchCapOf } from './batch-config.js';
 import { limitsOf, modelOf } from './snapshot.js';
 
 /** A batch configuration: total = local_bsz x (accum_steps + 1) x replicas. */
@@ -50,11 +50,38 @@ const MAX_PREDICTED_REPLICAS = 64;
 
 const total = (local_bsz: number, accum_steps: number, replicas: number) => local_bsz * (accum_steps + 1) * replicas;
 
+/** A batch-size decision as its event records it (control/batch-decisions.ts). */
+export interface BatchDecisionView {
+  to: BatchView;
+  lr_scale: number;
+}
+
+/**
+ * The batch-size decision in force: the newest `batch-size` event recorded since the job's latest
+ * launch (a restart or rescale starts from the batch the job resumes with), if any.
+ */
+export function batchDecisionInForce(job: JobRecord, events: readonly JobEvent[]): BatchDecisionView | undefined {
+  if (job.launched_at_ms === null) return undefined;
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i] as JobEvent;
+    if (e.at_ms < job.launched_at_ms) return undefined;
+    if (e.kind !== 'batch-size') continue;
+    const to = e.data.to as Partial<BatchView> | undefined;
+    const lr_scale = e.data.lr_scale;
+    const ok = to && [to.local_bsz, to.accum_steps, to.replicas, to.total].every((x) => typeof x === 'number') && typeof lr_scale === 'number';
+    return ok ? { to: to as BatchView, lr_scale } : undefined;
+  }
+  return undefined;
+}
+
 /**
  * The job's insight from its record and its latest measurement (if any); `profile`: the profile
  * its model starts from (control/profile-book.ts), for a prediction before its own reports.
+ * `decision`: the batch-size decision in force ({@link batchDecisionInForce}); the batch and
+ * learning-rate scale shown are then its own, as its event states them (the job applies it from
+ * its next step), while throughput, efficiency and goodput stay those measured.
  */
-export function jobInsight(job: JobRecord, latest: Measurement | undefined, profile?: StoredKeyProfile): JobInsight {
+export function jobInsight(job: JobRecord, latest: Measurement | undefined, profile?: StoredKeyProfile, decision?: BatchDecisionView): JobInsight {
   const model = modelOf(job, profile);
   const B0 = limitsOf(job, profile).init_batch_size;
   const insight: JobInsight = { batch: null, lr_scale: null, throughput_samples_s: null, efficiency: null, goodput: null, speedup: null, predicted: null };
@@ -63,8 +90,12 @@ export function jobInsight(job: JobRecord, latest: Measurement | undefined, prof
     const batch = total(latest.local_bsz, latest.accum_steps, replicas);
     insight.batch = { local_bsz: latest.local_bsz, accum_steps: latest.accum_steps, replicas, total: batch };
     if (latest.step_time_s > 0) insight.throughput_samples_s = batch / latest.step_time_s;
+    if (decision && decision.to.replicas === replicas) {
+      insight.batch = { ...decision.to };
+      insight.lr_scale = decision.lr_scale;
+    }
     if (job.grad) {
-      insight.lr_scale = adascaleGain(job.grad, batch / B0);
+      if (insight.lr_scale === null) insight.lr_scale = adascaleGain(job.grad, batch / B0);
       insight.efficiency = efficiency(job.grad, B0, batch);
       if (insight.throughput_samples_s !== null) insight.goodput = insight.throughput_samples_s * insight.efficiency;
     }
@@ -75,7 +106,7 @@ export function jobInsight(job: JobRecord, latest: Measurement | undefined, prof
       insight.speedup = speedupAt(model, job, placementNow(job, latest), base);
       // Bounded: the view is computed per listed job; a larger job's best size is past 64 rarely.
       for (let r = 1; r <= Math.min(job.spec.max_replicas, MAX_PREDICTED_REPLICAS); r++) {
-        const choice = job.spec.fixed_batch_size !== undefined ? fixedBatchChoice(model, 1, r, job.spec.fixed_batch_size) : optimizeBatch(model, 1, r, job.spec.batch_size_cap);
+        const choice = job.spec.fixed_batch_size !== undefined ? fixedBatchChoice(model, 1, r, job.spec.fixed_batch_size) : optimizeBatch(model, 1, r, batchCapOf(job, model.limits), true);
         const candidate = { replicas: r, speedup: choice.goodput / base, batch_size: total(choice.local_bsz, choice.accum_steps, r) };
         if (insight.predicted === null || candidate.speedup > insight.predicted.speedup + 1e-9) insight.predicted = candidate;
       }
@@ -128,13 +159,16 @@ const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? '' : 's'}`;
 /**
  * Why a job goes from `from` to `to` replicas, in words with the model's prediction (on one
  * node, as placed by the local backend) when it has one: "grew 1 -> 3 (goodput: predicted
- * goodput x2.4, 3 CPU slots idle)". Pure.
+ * goodput on 3 x2.4 relative to its current 1 CPU slot, each at its best batch; 3 CPU slots
+ * idle)". Pure.
  */
 export function resizeReason(job: JobRecord, from: number, to: number, ctx: ResizeContext): string {
   const fromProfile = ctx.profiles?.get(job.id);
   const model = modelOf(job, fromProfile);
   const predicted = model && from > 0 && to > 0 ? predictedRatio(model, job, from, to) : undefined;
-  const gain = predicted !== undefined ? `predicted goodput ${times(predicted)}` : undefined;
+  // Relative to the size it runs at now, both at their best batch, so that a shrink that reads
+  // "x13" says what the 13 is relative to.
+  const gain = predicted !== undefined ? `predicted goodput on ${to} ${times(predicted)} relative to its current ${plural(from, ctx.unit)}, each at its best batch` : undefined;
   const idle = `${plural(ctx.idle, ctx.unit)} idle`;
   if (from === 0 && to > 0) {
     const why = job.launches === 0 ? 'first start' : 'resumes from its checkpoint';
@@ -146,63 +180,11 @@ export function resizeReason(job: JobRecord, from: number, to: number, ctx: Resi
   const verb = to > from ? 'grew' : 'shrank';
   const parts = [gain ?? 'no throughput model yet', ...(to > from ? [idle] : [`frees ${plural(from - to, ctx.unit)} for other jobs`])];
   if (to > from && job.max_profiled_replicas < to && predicted === undefined) parts.push('exploring a size not measured yet');
-  return `${verb} ${from} -> ${to} (${ctx.policy}: ${parts.join(', ')})`;
+  return `${verb} ${from} -> ${to} (${ctx.policy}: ${parts.join('; ')})`;
 }
 
 function predictedRatio(model: GoodputModel, job: JobRecord, from: number, to: number): number {
   const policy = jobBatchPolicy(job.spec);
   const before = bestGoodput(model, 1, from, policy);
   return before > 0 ? bestGoodput(model, 1, to, policy) / before : 1;
-}
-
-/** A batch-size decision worth an event: the reason and its data. */
-export interface BatchChange {
-  reason: string;
-  data: { from: BatchView; to: BatchView; lr_scale: number };
-}
-
-/**
- * The change from the configuration a job measured (`latest`) to the one it is told to use
- * (`config`), in words, or undefined when they are equal. Pure.
- */
-export function batchChange(job: JobRecord, latest: Measurement, config: JobConfig): BatchChange | undefined {
-  const replicas = Math.max(1, latest.num_replicas);
-  const nodes = Math.max(1, Math.min(latest.num_nodes, replicas));
-  if (latest.local_bsz === config.local_bsz && latest.accum_steps === config.accum_steps) return undefined;
-  const from: BatchView = { local_bsz: latest.local_bsz, accum_steps: latest.accum_steps, replicas, total: total(latest.local_bsz, latest.accum_steps, replicas) };
-  const to: BatchView = { local_bsz: config.local_bsz, accum_steps: config.accum_steps, replicas, total: config.batch_size };
-  const model = modelOf(job);
-  const shape = (b: BatchView) => `${b.local_bsz} x ${b.accum_steps + 1} x ${b.replicas}`;
-  const parts: string[] = [];
-  if (model) {
-    const g0 = goodputOf(model, nodes, from.replicas, from.local_bsz, from.accum_steps);
-    const g1 = goodputOf(model, nodes, to.replicas, to.local_bsz, to.accum_steps);
-    if (g0 > 0) parts.push(`predicted goodput ${times(g1 / g0)}`);
-    parts.push(`statistical efficiency ${efficiency(model.grad, model.limits.init_batch_size, to.total).toFixed(2)}`);
-  } else {
-    parts.push(job.spec.fixed_batch_size !== undefined ? `fixed batch size ${job.spec.fixed_batch_size}` : 'no throughput model yet');
-  }
-  const verb = to.total > from.total ? 'grew' : to.total < from.total ? 'shrank' : 'reshaped';
-  return {
-    reason: `batch size ${verb} ${from.total} -> ${to.total} (${shape(to)}, local x accumulation x replicas), learning rate x${config.lr_scale.toFixed(2)}: ${parts.join(', ')}`,
-    data: { from, to, lr_scale: config.lr_scale },
-  };
-}
-
-/**
- * Batch-size decisions per job, so that each decision is one event: a job applies a new
- * configuration at its next step, and the reports it sends meanwhile still show the old one.
- */
-export class BatchDecisions {
-  private readonly last = new Map<string, string>();
-
-  /** The change to record for this answer, or undefined (none, or already recorded). */
-  observe(job: JobRecord, latest: Measurement, config: JobConfig): BatchChange | undefined {
-    const change = batchChange(job, latest, config);
-    if (!change) return undefined;
-    const key = `${change.data.to.local_bsz}/${change.data.to.accum_steps}/${change.data.to.replicas}`;
-    if (this.last.get(job.id) === key) return undefined;
-    this.last.set(job.id, key);
-    return change;
-  }
 }

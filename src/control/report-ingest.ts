@@ -6,8 +6,8 @@ import type { ProfilePoint } from '../goodput/types.js';
 import { fitJob } from '../model/job-fit.js';
 import type { ReportBatch, ReportsAdded, Store } from '../store/store.js';
 import type { JobRecord } from '../store/types.js';
-import { configFor, type JobConfig } from './batch-config.js';
-import { BatchDecisions } from './insight.js';
+import type { JobConfig } from './batch-config.js';
+import { BatchDecisions } from './batch-decisions.js';
 import type { NetworkBook } from './network-book.js';
 import { fromOthers, type ProfileBook } from './profile-book.js';
 
@@ -43,11 +43,14 @@ export class ReportIngest {
   private readonly lastFit = new Map<string, number>();
   private readonly refitsDue = new Set<string>();
   private readonly background = new Set<Promise<void>>();
-  private readonly batchDecisions = new BatchDecisions();
+  private readonly batchDecisions: BatchDecisions;
   private pending: { batch: ReportBatch; resolve: (r: ReportsAdded) => void; reject: (e: unknown) => void }[] = [];
   private stopped = false;
 
-  constructor(private readonly opts: ReportIngestOptions) {}
+  constructor(private readonly opts: ReportIngestOptions) {
+    // A predicted batch gain must hold over three refits of the job's model to be acted on.
+    this.batchDecisions = new BatchDecisions(3 * opts.refit_interval_s * 1000);
+  }
 
   /**
    * Stores a job's measurements, refits its throughput model when it saw a new configuration
@@ -86,8 +89,7 @@ export class ReportIngest {
       }
     }
     const latest = reports[reports.length - 1]!;
-    const config = configFor(job, latest, this.opts.profiles?.latestFor(job));
-    const change = this.batchDecisions.observe(job, latest, config);
+    const { config, change } = this.batchDecisions.decide(job, request.attempt, latest, now, this.opts.profiles?.latestFor(job));
     if (change) await this.opts.store.recordEvent(job_id, 'batch-size', 'scheduler', change.reason, change.data);
     return config;
   }
@@ -102,6 +104,7 @@ export class ReportIngest {
    */
   async finalRefit(job: JobRecord, succeeded: boolean): Promise<void> {
     this.lastFit.delete(job.id);
+    this.batchDecisions.forget(job.id);
     const points = await ownProfilePoints(this.opts.store, job.id);
     await this.refit(job, points);
     if (succeeded) {

@@ -107,6 +107,12 @@ describe('dashboard in chromium', { timeout: 240_000 }, () => {
     await waitFor('goodput chart points', 15_000, async () => Number(await goodput.getAttribute('data-points')) >= 3);
     assert.ok(Number(await page.locator('.chart[data-title="Replicas"]').getAttribute('data-points')) >= 3);
     await page.waitForSelector('#events li[data-kind="launched"]');
+    // The header's batch and learning-rate scale are the job view's (those goodput show prints).
+    await waitFor('the batch in force in the header', 15_000, async () => {
+      const { batch: b, lr_scale } = (await servers[0]!.client.getJob(jobs.alice!)).insight;
+      const text = await page.locator('#job-batch').innerText().catch(() => '');
+      return b !== null && lr_scale !== null && text.includes(`${b.total} = ${b.local_bsz} x ${b.accum_steps + 1} x ${b.replicas}, learning rate x${lr_scale.toFixed(2)}`);
+    });
     await waitFor('log tail', 10_000, async () => (await page.locator('#log').innerText()).includes('synthetic: resumed'));
     assert.equal(await page.locator('#cancel').count(), 1, 'the owner may cancel');
   });

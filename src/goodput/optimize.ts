@@ -3,7 +3,7 @@
  * 50 geometrically spaced total batch sizes, split into (per-GPU batch, accumulation steps),
  * scored by goodput = throughput x efficiency; the first best wins.
  */
-import { splitBatch, splitFixedBatch } from './batch-split.js';
+import { SPLIT_EPS, splitBatch, splitFixedBatch } from './batch-split.js';
 import { efficiency } from './efficiency.js';
 import { correctedThroughput } from './step-correction.js';
 import { throughput } from './throughput.js';
@@ -48,14 +48,18 @@ export function goodputOf(
  * Best (goodput, per-GPU batch, accumulation steps) for `num_replicas` replicas on `num_nodes`
  * nodes. Candidates run from max(B0, min_local_bsz * r) to the maximum total batch
  * (`max_batch_size` if given, clamped to >= B0, else `model.limits.max_batch_size`), each split
- * by {@link splitBatch} (not capped). Candidates whose b falls outside [min_local, max_local]
- * score 0; ties keep the first (smallest batch). Pure; requires 1 <= num_nodes <= num_replicas.
+ * by {@link splitBatch} (not capped: the split rounds the micro-batch up, so the total may pass the
+ * maximum by up to num_replicas - 1 samples, as in the artifact). With `within_max` (what a live
+ * job is told) the micro-batch is rounded down where that keeps the total within the maximum, as
+ * capLocalBatch (batch-split.ts) does. Candidates whose b falls outside [min_local, max_local] score 0;
+ * ties keep the first (smallest batch). Pure; requires 1 <= num_nodes <= num_replicas.
  */
 export function optimizeBatch(
   model: GoodputModel,
   num_nodes: number,
   num_replicas: number,
   max_batch_size?: number,
+  within_max = false,
 ): BatchChoice {
   const limits = model.limits;
   const B0 = limits.init_batch_size;
@@ -65,7 +69,9 @@ export function optimizeBatch(
   let best: BatchChoice = { goodput: 0, local_bsz: 0, accum_steps: 0 };
   let bestGoodput = -Infinity;
   for (let i = 0; i < candidates.length; i++) {
-    const { local_bsz: bsz, accum_steps: accum } = splitBatch(limits, candidates[i] as number, num_replicas);
+    const split = splitBatch(limits, candidates[i] as number, num_replicas);
+    const accum = split.accum_steps;
+    const bsz = within_max ? Math.min(split.local_bsz, Math.floor(maxB / (num_replicas * (accum + 1)) + SPLIT_EPS)) : split.local_bsz;
     let goodput = 0;
     if (bsz >= limits.min_local_bsz && bsz <= limits.max_local_bsz) {
       goodput = goodputOf(model, num_nodes, num_replicas, bsz, accum);

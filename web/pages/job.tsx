@@ -41,6 +41,7 @@ export function JobPage(p: { id: string; me: WhoAmI }) {
         <Fact label="user" value={j.user} />
         <Fact label="replicas" value={`${j.replicas} (${j.spec.min_replicas}–${j.spec.max_replicas})`} />
         <Fact label="devices" value={j.devices.join(', ') || '–'} />
+        {j.insight.batch && <Fact id="job-batch" label="batch (local x accumulation x replicas)" value={batchText(j.insight.batch, j.insight.lr_scale)} />}
         <Fact label="step" value={fmtNumber(j.step)} />
         <Fact label="samples" value={fmtNumber(j.samples)} />
         <Fact label="restarts" value={String(j.restarts)} />
@@ -62,9 +63,18 @@ export function JobPage(p: { id: string; me: WhoAmI }) {
   );
 }
 
-function Fact(p: { label: string; value: string }) {
+/**
+ * The batch in force and its learning-rate scale, as `goodput show` prints them: those of the
+ * newest batch-size event when it is in force (control/insight.ts), so header and events agree.
+ */
+function batchText(b: NonNullable<JobDetail['insight']['batch']>, lr_scale: number | null): string {
+  const lr = lr_scale === null ? '' : `, learning rate x${lr_scale.toFixed(2)}`;
+  return `${b.total} = ${b.local_bsz} x ${b.accum_steps + 1} x ${b.replicas}${lr}`;
+}
+
+function Fact(p: { label: string; value: string; id?: string }) {
   return (
-    <div class="fact">
+    <div class="fact" id={p.id}>
       <div class="muted">{p.label}</div>
       <div>{p.value}</div>
     </div>

@@ -66,12 +66,22 @@ def split_batch(limits: BatchLimits, batch_size: float, num_replicas: int,
     return BatchConfig(math.ceil(share / (accum + 1) - SPLIT_EPS), accum)
 
 
-def derive_batch_config(global_batch_size: int, world_size: int, limits: BatchLimits) -> BatchConfig:
-    """Splits a global batch over `world_size` replicas by the shared rule (split_batch), within
-    the memory bound when accumulation is off and at least min_local_bsz per replica. Used until
-    the control plane sends a configuration."""
-    config = split_batch(limits, global_batch_size, world_size)
-    local = config.local_bsz
+def split_fixed_batch(limits: BatchLimits, batch_size: float, num_replicas: int) -> BatchConfig:
+    """Port of splitFixedBatch in src/goodput/batch-split.ts (the shared cases' `fixed` half):
+    split_batch, then the micro-batch rounded down where rounding up would take the total past
+    max_batch_size, and within max_local_bsz when accumulation is off."""
+    config = split_batch(limits, batch_size, num_replicas)
+    local = min(config.local_bsz,
+                limits.max_batch_size // (num_replicas * (config.accum_steps + 1)))
     if not limits.accumulation:
         local = min(local, limits.to_report()["max_local_bsz"])
-    return BatchConfig(max(local, limits.min_local_bsz), config.accum_steps)
+    return BatchConfig(local, config.accum_steps)
+
+
+def derive_batch_config(global_batch_size: int, world_size: int, limits: BatchLimits) -> BatchConfig:
+    """Splits a global batch over `world_size` replicas by the shared rule (split_fixed_batch):
+    never past max_batch_size (512 over 3 replicas is 170 x 3, not 171 x 3), within the memory
+    bound when accumulation is off, and at least min_local_bsz per replica. Used until the
+    control plane sends a configuration."""
+    config = split_fixed_batch(limits, global_batch_size, world_size)
+    return BatchConfig(max(config.local_bsz, limits.min_local_bsz), config.accum_steps)
