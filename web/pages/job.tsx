@@ -1,6 +1,6 @@
 /** Job page: its state, charts over time, the events with each decision's reason, the log tail, cancel. */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { EventView } from '../../src/api/views.js';
+import type { EventView, JobDetail } from '../../src/api/views.js';
 import type { JobSeries, WhoAmI } from '../../src/dashboard/types.js';
 import { callApi, getJson, request } from '../api.js';
 import { Chart } from '../chart.js';
