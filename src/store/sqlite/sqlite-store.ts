@@ -3,11 +3,12 @@ import Database from 'better-sqlite3';
 import { GoodputError } from '../../core/errors.js';
 import type { PerfParams, StepCorrection } from '../../goodput/types.js';
 import { isTerminal, refusal, serviceSince, STOP_EVENT, type EventKind, type Operation, type StopKind } from '../lifecycle.js';
-import type { JobQuery, KeyProfileUpdate, NewJob, NewReplica, DeviceBinding, ReportBatch, ReportsAdded, Store, TransitionDetail } from '../store.js';
+import type { JobPage, JobPageQuery, JobQuery, KeyProfileUpdate, NewJob, NewReplica, DeviceBinding, ReportBatch, ReportsAdded, Store, TransitionDetail } from '../store.js';
 import type { JobEvent, JobRecord, JobState, Measurement, ProfileRow, ProfileUse, ReplicaRecord, ReportRecord, StoredKeyProfile, TokenRecord } from '../types.js';
 import { newestEventId, readHighWater, writeHighWater } from './durability.js';
 import { startCheckpointer } from './checkpointer.js';
 import { SqliteKeyProfiles } from './key-profiles.js';
+import { countByState, jobPage } from './job-page.js';
 import { migrate } from './migrations.js';
 import { toEvent, toJob, toReplica, type Row } from './rows.js';
 import * as tokens from './tokens.js';
@@ -123,6 +124,9 @@ export class SqliteStore implements Store {
     const sql = `SELECT * FROM jobs ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY submitted_at_ms, rowid`;
     return (this.db.prepare(sql).all(...args) as Row[]).map(toJob);
   }
+
+  async listJobsPage(query: JobPageQuery): Promise<JobPage> { return jobPage(this.db, query); }
+  async countJobsByState(): Promise<Map<JobState, number>> { return countByState(this.db); }
 
   async assignJob(id: string, binding: DeviceBinding, not_before_ms: number, actor: string, reason: string): Promise<JobRecord> {
     return this.transition(id, 'assign', 'starting', actor, 'assigned', reason, () => ({
