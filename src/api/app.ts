@@ -148,7 +148,7 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     const principal = requireUser(c.get('principal'));
     const job = await findJob(c, c.req.param('id'));
     if (isTerminal(job.state)) {
-      throw new GoodputError('E_CONFLICT', `job ${job.id} (${job.name}) already ${job.state} at ${new Date(job.finished_at_ms ?? Date.now()).toISOString()}; there is nothing to cancel`);
+      throw new GoodputError('E_CONFLICT', `job ${job.id} (${job.name}) already ${job.state} at ${iso(job.finished_at_ms) ?? 'an unknown time'}; there is nothing to cancel`);
     }
     return c.json(jobView(await controller.cancel(job.id, principal.user)));
   });

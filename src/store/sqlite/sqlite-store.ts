@@ -256,7 +256,7 @@ export class SqliteStore implements Store {
       // An entry that does not know it keeps the last known value (oldest first: newest wins).
       if (typeof m.remaining_samples === 'number') job.remaining_samples = m.remaining_samples;
       if (typeof m.model_parameters === 'number') job.model_parameters = m.model_parameters;
-      if (typeof m.checkpoint_time_s === 'number') job.checkpoint_at_ms = Math.round(m.checkpoint_time_s * 1000);
+      if (typeof m.checkpoint_time_s === 'number' && Number.isFinite(m.checkpoint_time_s * 1000)) job.checkpoint_at_ms = Math.round(m.checkpoint_time_s * 1000);
       job.max_profiled_replicas = Math.max(job.max_profiled_replicas, m.num_replicas);
       if (typeof m.grad_sqr === 'number' && typeof m.grad_var === 'number') job.grad = { sqr: m.grad_sqr, var: m.grad_var };
     });
