@@ -31,6 +31,8 @@ export interface AppOptions {
   version: string;
   /** Multi-user mode: jobs run as their owner's Unix account (checked at submit). */
   run_as_owner?: boolean;
+  /** Why the store's disk cannot take writes now (datadir/disk-space.ts diskFullNote); default: never full. */
+  disk_full?: () => string | undefined;
   /** Clock for token expiry (tests). Default Date.now. */
   now_ms?: () => number;
 }
@@ -49,7 +51,7 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
   const { store, controller } = o;
 
-  const health = new StoreHealth(store);
+  const health = new StoreHealth(store, Date.now, o.disk_full);
   app.onError((error, c) => {
     const body = errorBody(health.note(error));
     return c.json(body, statusOf(body.error.code));

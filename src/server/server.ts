@@ -18,6 +18,7 @@ import { GoodputError } from '../core/errors.js';
 import type { Policy } from '../policy/policy.js';
 import { parsePolicyParams } from '../policy/policy-params.js';
 import { findPolicy, policyNames } from '../policy/registry.js';
+import { diskFullError, diskFullNote, isDiskFull } from '../datadir/disk-space.js';
 import { openCheckedStore } from '../datadir/open-store.js';
 import { listenPort, readReplicaUrl, writeReplicaUrl } from '../datadir/replica-url.js';
 import { secureDataDir } from '../datadir/secure.js';
@@ -130,8 +131,20 @@ export function refuseIfRunning(data_dir: string): void {
   if (pid !== undefined) throw new GoodputError('E_RUNNING', `a goodput server (pid ${pid}) already uses ${data_dir}; stop it first or pass another --data-dir`);
 }
 
-/** Starts the server; refuses (E_RUNNING) when another live server owns the data directory. */
+/**
+ * Starts the server; refuses (E_RUNNING) when another live server owns the data directory, and
+ * (E_DISK_FULL, saying what to free) when the data directory's disk has no room to start.
+ */
 export async function startServer(o: ServerOptions): Promise<RunningServer> {
+  try {
+    return await start(o);
+  } catch (error) {
+    if (isDiskFull(error) && !(error instanceof GoodputError && error.code === 'E_DISK_FULL')) throw diskFullError(o.data_dir, error);
+    throw error;
+  }
+}
+
+async function start(o: ServerOptions): Promise<RunningServer> {
   const policy = choosePolicy(o.policy, o.policy_params);
   const multi_user = o.run_as_owner === true;
   checkUserMode(multi_user, o.log);
@@ -160,7 +173,7 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
       ...(o.hung_timeout_s !== undefined ? { hung_timeout_s: o.hung_timeout_s } : {}),
       ...(multi_user ? { run_as: (owner: string) => ownerAccount(store, owner) } : {}),
     });
-    const app = createApp({ store, controller, secret, version: SERVER_VERSION, run_as_owner: multi_user });
+    const app = createApp({ store, controller, secret, version: SERVER_VERSION, run_as_owner: multi_user, disk_full: () => diskFullNote(o.data_dir) });
     // Replicas on other nodes (Slurm) reach a server listening everywhere by its host name.
     const reportedHost = o.host === '0.0.0.0' ? (o.slurm ? hostname() : '127.0.0.1') : o.host;
     const port = listenPort(o.port, reportedHost, readReplicaUrl(files.replicaUrl), await countLiveReplicas(store));

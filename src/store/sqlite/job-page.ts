@@ -5,7 +5,8 @@
  */
 import type Database from 'better-sqlite3';
 import { GoodputError } from '../../core/errors.js';
-import type { JobPage, JobPageQuery } from '../store.js';
+import type { JobPage, JobPageQuery, JobQuery } from '../store.js';
+import type { JobRecord } from '../types.js';
 import type { JobState } from '../types.js';
 import { toJob, type Row } from './rows.js';
 
@@ -62,4 +63,20 @@ export function jobPage(db: Database.Database, q: JobPageQuery): JobPage {
 export function countByState(db: Database.Database): Map<JobState, number> {
   const rows = db.prepare('SELECT state, count(*) AS n FROM jobs GROUP BY state').all() as { state: JobState; n: number }[];
   return new Map(rows.map((r) => [r.state, r.n]));
+}
+
+/** Jobs matching `query` in submission order (oldest first). */
+export function listJobs(db: Database.Database, query: JobQuery): JobRecord[] {
+  const where: string[] = [];
+  const args: unknown[] = [];
+  if (query.user !== undefined) {
+    where.push('user = ?');
+    args.push(query.user);
+  }
+  if (query.states) {
+    where.push(`state IN (${query.states.map(() => '?').join(', ') || "''"})`);
+    args.push(...query.states);
+  }
+  const sql = `SELECT * FROM jobs ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY submitted_at_ms, rowid`;
+  return (db.prepare(sql).all(...args) as Row[]).map(toJob);
 }

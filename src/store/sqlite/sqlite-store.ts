@@ -5,10 +5,10 @@ import type { PerfParams, StepCorrection } from '../../goodput/types.js';
 import { isTerminal, refusal, serviceSince, STOP_EVENT, type EventKind, type Operation, type StopKind } from '../lifecycle.js';
 import type { JobPage, JobPageQuery, JobQuery, KeyProfileUpdate, NewJob, NewReplica, DeviceBinding, ReportBatch, ReportsAdded, Store, TransitionDetail } from '../store.js';
 import type { JobEvent, JobRecord, JobState, Measurement, ProfileRow, ProfileUse, ReplicaRecord, ReportRecord, StoredKeyProfile, TokenRecord } from '../types.js';
-import { newestEventId, readHighWater, writeHighWater } from './durability.js';
+import { advanceMark, readHighWater } from './durability.js';
 import { startCheckpointer } from './checkpointer.js';
 import { SqliteKeyProfiles } from './key-profiles.js';
-import { countByState, jobPage } from './job-page.js';
+import { countByState, jobPage, listJobs } from './job-page.js';
 import { migrate } from './migrations.js';
 import { toEvent, toJob, toReplica, type Row } from './rows.js';
 import * as tokens from './tokens.js';
@@ -110,21 +110,7 @@ export class SqliteStore implements Store {
     return this.stmts.jobState.get(id) as JobState | undefined;
   }
 
-  async listJobs(query: JobQuery = {}): Promise<JobRecord[]> {
-    const where: string[] = [];
-    const args: unknown[] = [];
-    if (query.user !== undefined) {
-      where.push('user = ?');
-      args.push(query.user);
-    }
-    if (query.states) {
-      where.push(`state IN (${query.states.map(() => '?').join(', ') || "''"})`);
-      args.push(...query.states);
-    }
-    const sql = `SELECT * FROM jobs ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY submitted_at_ms, rowid`;
-    return (this.db.prepare(sql).all(...args) as Row[]).map(toJob);
-  }
-
+  async listJobs(query: JobQuery = {}): Promise<JobRecord[]> { return listJobs(this.db, query); }
   async listJobsPage(query: JobPageQuery): Promise<JobPage> { return jobPage(this.db, query); }
   async countJobsByState(): Promise<Map<JobState, number>> { return countByState(this.db); }
 
@@ -348,15 +334,9 @@ export class SqliteStore implements Store {
     if (this.db.open) this.db.close();
   }
 
-  /** Moves the high-water mark to the newest event just committed. Returns true (for chaining). */
+  /** Moves the high-water mark to the newest event just committed (durability.ts `advanceMark`). Returns true (for chaining). */
   private advanceHighWater(): true {
-    if (this.highWater) {
-      const newest = newestEventId(this.db);
-      if (newest > this.highWater.value) {
-        this.highWater.value = newest;
-        writeHighWater(this.highWater.file, newest);
-      }
-    }
+    if (this.highWater) advanceMark(this.db, this.highWater);
     return true;
   }
 
