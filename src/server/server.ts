@@ -20,12 +20,19 @@ import { parsePolicyParams } from '../policy/policy-params.js';
 import { findPolicy, policyNames } from '../policy/registry.js';
 import { diskFullError, diskFullNote, isDiskFull } from '../datadir/disk-space.js';
 import { openCheckedStore } from '../datadir/open-store.js';
+import { sweepRetention, type RetentionOptions } from '../datadir/retention.js';
 import { listenPort, readReplicaUrl, writeReplicaUrl } from '../datadir/replica-url.js';
 import { secureDataDir } from '../datadir/secure.js';
 import { serverLockHolder } from '../datadir/server-lock.js';
 import { ownerAccount } from '../multiuser/accounts.js';
 import type { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { createApp } from '../api/app.js';
+
+/** Retention unless told otherwise: logs capped at 100 MiB per replica, checkpoints kept 7 days after the job ended. */
+export const DEFAULT_RETENTION: RetentionOptions = { log_limit_bytes: 100 << 20, checkpoint_retention_ms: 7 * 86_400_000 };
+
+/** How often retention runs. */
+const RETENTION_EVERY_MS = 30_000;
 
 /** The policy `goodput up` and `goodput run` use unless told otherwise. */
 export const DEFAULT_POLICY = 'goodput';
@@ -51,6 +58,8 @@ export interface ServerOptions {
   hung_timeout_s?: number;
   /** Multi-user mode: jobs run as their owner's Unix account (needs root). */
   run_as_owner?: boolean;
+  /** Log cap and checkpoint retention (datadir/retention.ts); default: DEFAULT_RETENTION. */
+  retention?: RetentionOptions;
   /** Serve from a store that lost acknowledged work (see datadir/open-store.ts). */
   accept_store_loss?: boolean;
   log: (line: string) => void;
@@ -191,12 +200,19 @@ async function start(o: ServerOptions): Promise<RunningServer> {
     renameSync(files.server + '.tmp', files.server);
     const running = server;
     const ctl = controller;
+    const retention = o.retention ?? DEFAULT_RETENTION;
+    const sweep = () => void sweepRetention(join(o.data_dir, 'jobs'), store, retention, Date.now()).then((d) => {
+      if (d.logs_trimmed + d.checkpoints_removed > 0) o.log(`retention: ${d.logs_trimmed} log(s) cut to their newest part, ${d.checkpoints_removed} ended job(s)' checkpoints removed`);
+    }, (error: unknown) => o.log(`retention: ${(error as Error).message}`));
+    const retentionTimer = setInterval(sweep, RETENTION_EVERY_MS).unref();
+    sweep();
     return {
       url: apiUrl.value,
       controller: ctl,
       store,
       policy: policy.name,
       async close() {
+        clearInterval(retentionTimer);
         await ctl.stop();
         await new Promise<void>((resolve) => running.close(() => resolve()));
         await store.close();
