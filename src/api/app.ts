@@ -16,7 +16,7 @@ import { badRequest, errorBody, forbidden, statusOf } from './http-error.js';
 import { metricsText } from './metrics.js';
 import { openApiDocument } from './openapi.js';
 import { jsonBody, parse } from './parse-body.js';
-import { reportIssues } from './report-issues.js';
+import { attemptShape, reportIssues } from './report-issues.js';
 import { StoreHealth } from './store-health.js';
 import { checkLaunchable } from './submit-checks.js';
 import { registerProfileRoutes } from './profile-routes.js';
@@ -161,9 +161,11 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     if (principal.kind === 'job' && principal.job_id !== id) throw forbidden(`this token belongs to job ${principal.job_id}, not ${id}`);
     if (principal.kind === 'user' && !principal.admin) throw forbidden('reports are posted with the job token (GOODPUT_TOKEN)');
     const body = parse(reportBodySchema, await jsonBody(c), 'report');
+    // The attempt's real shape (its launched replicas): a report measured elsewhere is refused.
+    const shape = attemptShape(await store.listReplicas(id, body.attempt));
     // Checked against the job inside the store's transaction; an ended job's reports get 409.
     const admit = (job: JobRecord) => {
-      const issues = reportIssues(body, job);
+      const issues = reportIssues(body, job, shape);
       return issues.length > 0 ? badRequest(`report is invalid: ${issues.join('; ')}`) : undefined;
     };
     const config = await controller.report({ job_id: id, attempt: body.attempt, limits: body.limits, reports: body.reports, checkpoint_on_stop: body.checkpoint_on_stop, admit });
