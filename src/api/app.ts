@@ -11,6 +11,7 @@ import type { Store } from '../store/store.js';
 import { isTerminal, PLACED_STATES } from '../store/lifecycle.js';
 import type { JobRecord } from '../store/types.js';
 import { limitBody } from './body-limit.js';
+import { jobListQuery } from './job-list.js';
 import { authenticate, mayAccess, requireUser, type ApiEnv, type Principal } from './auth.js';
 import { badRequest, errorBody, forbidden, statusOf } from './http-error.js';
 import { metricsText } from './metrics.js';
@@ -30,6 +31,8 @@ export interface AppOptions {
   version: string;
   /** Multi-user mode: jobs run as their owner's Unix account (checked at submit). */
   run_as_owner?: boolean;
+  /** Why the store's disk cannot take writes now (datadir/disk-space.ts diskFullNote); default: never full. */
+  disk_full?: () => string | undefined;
   /** Clock for token expiry (tests). Default Date.now. */
   now_ms?: () => number;
 }
@@ -48,7 +51,7 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
   const { store, controller } = o;
 
-  const health = new StoreHealth(store);
+  const health = new StoreHealth(store, Date.now, o.disk_full);
   app.onError((error, c) => {
     const body = errorBody(health.note(error));
     return c.json(body, statusOf(body.error.code));
@@ -69,8 +72,7 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     const principal = c.get('principal');
     let job = await store.getJob(ref);
     if (!job && principal.kind === 'user') {
-      const named = (await store.listJobs(principal.admin ? {} : { user: principal.user })).filter((j) => j.name === ref);
-      job = named[named.length - 1];
+      job = (await store.listJobsPage({ name: ref, limit: 1, ...(principal.admin ? {} : { user: principal.user }) })).jobs[0];
     }
     if (!job) throw new GoodputError('E_NOT_FOUND', `no job '${ref}'`);
     if (!mayAccess(principal, job.user, job.id)) {
@@ -95,11 +97,12 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
 
   app.get('/v1/jobs', async (c) => {
     const principal = requireUser(c.get('principal'));
-    const jobs = await store.listJobs(principal.admin && c.req.query('user') === undefined ? {} : { user: c.req.query('user') ?? principal.user });
-    if (!principal.admin && c.req.query('user') !== undefined && c.req.query('user') !== principal.user) throw forbidden('only an admin may list other users\' jobs');
+    const page = await store.listJobsPage(jobListQuery((k) => c.req.query(k), principal, (o.now_ms ?? Date.now)()));
     // Insights with the profile each model starts from, as the scheduler sizes the jobs.
-    const profiles = await controller.profilesFor(jobs);
-    return c.json(await Promise.all(jobs.map(async (j) => jobView(j, await latestReport(j.id), profiles.get(j.id)))));
+    const profiles = await controller.profilesFor(page.jobs);
+    const views = await Promise.all(page.jobs.map(async (j) => jobView(j, j.last_report_at_ms === null ? undefined : await latestReport(j.id), profiles.get(j.id))));
+    if (page.next_cursor !== null) c.header('x-next-cursor', page.next_cursor);
+    return c.json(views);
   });
 
   app.get('/v1/jobs/:id', async (c) => {
@@ -148,7 +151,7 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     const principal = requireUser(c.get('principal'));
     const job = await findJob(c, c.req.param('id'));
     if (isTerminal(job.state)) {
-      throw new GoodputError('E_CONFLICT', `job ${job.id} (${job.name}) already ${job.state} at ${new Date(job.finished_at_ms ?? Date.now()).toISOString()}; there is nothing to cancel`);
+      throw new GoodputError('E_CONFLICT', `job ${job.id} (${job.name}) already ${job.state} at ${iso(job.finished_at_ms) ?? 'an unknown time'}; there is nothing to cancel`);
     }
     return c.json(jobView(await controller.cancel(job.id, principal.user)));
   });

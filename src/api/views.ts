@@ -134,7 +134,14 @@ export interface TokenView {
   revoked_at: string | null;
 }
 
-export const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+/**
+ * An epoch-ms time as ISO-8601; null when absent or when the stored value is no representable
+ * time (a view never fails on stored data: such a time shows as unknown).
+ */
+export const iso = (ms: number | null): string | null => {
+  if (ms === null || !Number.isFinite(ms) || Math.abs(ms) > 8.64e15) return null;
+  return new Date(ms).toISOString();
+};
 
 /**
  * The API view of a job; `latest` is its newest measurement, if any, `profile` the profile
@@ -151,7 +158,7 @@ export function jobView(job: JobRecord, latest?: Measurement, profile?: StoredKe
     restarts: Math.max(0, job.launches - 1),
     failures: job.failures,
     attempt: job.launches > 0 ? job.launches - 1 : null,
-    submitted_at: new Date(job.submitted_at_ms).toISOString(),
+    submitted_at: iso(job.submitted_at_ms) ?? '',
     started_at: iso(job.started_at_ms),
     finished_at: iso(job.finished_at_ms),
     step: job.step,
@@ -167,10 +174,10 @@ export function jobView(job: JobRecord, latest?: Measurement, profile?: StoredKe
 }
 
 export function replicaView(r: ReplicaRecord): ReplicaView {
-  return { attempt: r.attempt, rank: r.rank, device: r.device, node: r.node, launch_id: r.launch_id, pid: r.pid, exit_code: r.exit_code, started_at: new Date(r.started_at_ms).toISOString(), exited_at: iso(r.exited_at_ms) };
+  return { attempt: r.attempt, rank: r.rank, device: r.device, node: r.node, launch_id: r.launch_id, pid: r.pid, exit_code: r.exit_code, started_at: iso(r.started_at_ms) ?? '', exited_at: iso(r.exited_at_ms) };
 }
 
 export function eventView(e: JobEvent): EventView {
   const { at_ms, ...rest } = e;
-  return { ...rest, at: new Date(at_ms).toISOString() };
+  return { ...rest, at: iso(at_ms) ?? '' };
 }

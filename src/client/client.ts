@@ -16,6 +16,14 @@ export type { DeviceView, EventView, JobDetail, JobSummary, NodeView, ProfileSum
 
 export type { ReportBody };
 
+/** Filters of `GET /v1/jobs` (docs/control-plane.md): states or groups comma-separated, `since` an ISO time or an age (24h). */
+export interface JobFilter {
+  state?: string;
+  user?: string;
+  name?: string;
+  since?: string;
+}
+
 /** A chunk of a replica log. */
 export interface LogChunk {
   text: string;
@@ -41,8 +49,26 @@ export class GoodputClient {
   submit(spec: JobSpecInput): Promise<JobSummary> {
     return this.call('POST /v1/jobs', {}, {}, spec);
   }
-  listJobs(): Promise<JobSummary[]> {
-    return this.call('GET /v1/jobs');
+  /** Every job matching `filter`, oldest first (follows the pages). */
+  async listJobs(filter: JobFilter = {}): Promise<JobSummary[]> {
+    const jobs: JobSummary[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.listJobsPage({ ...filter, order: 'asc', limit: 1000, ...(cursor !== undefined ? { cursor } : {}) });
+      jobs.push(...page.jobs);
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor !== undefined);
+    return jobs;
+  }
+  /** One page of `GET /v1/jobs` (newest first unless `order: 'asc'`). */
+  async listJobsPage(filter: JobFilter & { limit?: number; cursor?: string; order?: 'asc' | 'desc' } = {}): Promise<{ jobs: JobSummary[]; next_cursor: string | null }> {
+    const params = new URLSearchParams();
+    for (const [k, v] of Object.entries(filter)) if (v !== undefined) params.set(k, String(v));
+    const query = params.toString();
+    const res = await this.request('GET', `/v1/jobs${query ? `?${query}` : ''}`);
+    const text = await res.text();
+    if (!res.ok) throw toError(res.status, text);
+    return { jobs: JSON.parse(text) as JobSummary[], next_cursor: res.headers.get('x-next-cursor') };
   }
   getJob(ref: string): Promise<JobDetail> {
     return this.call('GET /v1/jobs/{id}', { id: ref });

@@ -14,6 +14,7 @@ import { nodeProblems } from './node-problems.js';
 import { assignDevices, sameAllocation } from './device-binding.js';
 import { deviceUnit, resizeReason } from './insight.js';
 import { KillDeadlines } from './kill-deadlines.js';
+import { launchWait } from './launch-wait.js';
 import { NetworkBook } from './network-book.js';
 import { ProfileBook } from './profile-book.js';
 import { ReportIngest, type ReportRequest } from './report-ingest.js';
@@ -186,9 +187,7 @@ export class Controller {
       await this.pump();
     }
     const took_s = (performance.now() - t0) / 1000;
-    this.rounds.rounds_total += 1;
-    this.rounds.round_seconds_sum += took_s;
-    this.rounds.last_round_s = took_s;
+    Object.assign(this.rounds, { rounds_total: this.rounds.rounds_total + 1, round_seconds_sum: this.rounds.round_seconds_sum + took_s, last_round_s: took_s });
   }
 
   private async apply(jobs: readonly JobRecord[], allocations: Record<string, readonly number[]>, profiles: ReadonlyMap<string, StoredKeyProfile>): Promise<void> {
@@ -283,8 +282,10 @@ export class Controller {
       if (status === 'alive') continue;
       if (await this.options.store.recordReplicaExit(r.job_id, r.attempt, r.rank, status, 'reconciler')) await this.settle(r.job_id);
     }
-    for (const job of await this.options.store.listJobs({ states: ['running'] })) {
-      const reason = hungReason(job, now, this.watchingSince_ms, this.options.hung_timeout_s);
+    for (const job of await this.options.store.listJobs({ states: ['running', 'rescaling'] })) {
+      // An exit recorded but not acted on (e.g. on a full disk) is acted on now: no job stays placed with no process.
+      if (!live.some((r) => r.job_id === job.id && r.attempt === job.launches - 1)) await this.settle(job.id);
+      const reason = job.state === 'running' ? hungReason(job, now, this.watchingSince_ms, this.options.hung_timeout_s) : undefined;
       if (reason === undefined) continue;
       await this.options.store.stopJob(job.id, { allocation: job.allocation, devices: job.devices }, 'hung', 'controller', reason);
       // SIGKILL: a stopped (SIGSTOP) or wedged replica would never act on SIGTERM.
@@ -346,16 +347,16 @@ export class Controller {
       });
     } catch (error) {
       const message = error instanceof GoodputError ? error.message : String(error);
-      if (error instanceof GoodputError && error.code === 'E_BACKEND_UNAVAILABLE') {
-        // Not the job's fault: it stays `starting` and the pump retries.
-        await this.noteOnce(job.id, 'unavailable', 'backend-unavailable', `cannot launch now: ${message}`);
-        return;
+      const wait = launchWait(error, message);
+      if (wait) {
+        this.launchWaits.set(job.id, wait.reason);
+        return void (await this.noteOnce(job.id, wait.key, 'backend-unavailable', `cannot launch now: ${wait.reason}`).catch(() => undefined));
       }
       await this.options.store.finishJob(job.id, 'failed', 'backend', `launch failed: ${message}`);
       this.requestRound();
       return;
     }
-    this.noted.delete(`${job.id}/unavailable`);
+    for (const key of ['unavailable', 'disk-full']) this.noted.delete(`${job.id}/${key}`);
     const where = [...new Set(launched.map((r) => r.node))].join(',');
     const id = launched[0]?.launch_id ? ` (${this.options.backend.name} job ${launched[0].launch_id})` : '';
     await this.options.store.launchJob(job.id, launched, 'backend', `attempt ${attempt} on node(s) ${where}, device(s) ${job.devices.join(',')}${id}`);

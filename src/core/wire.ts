@@ -18,6 +18,10 @@ export const REPORT_LIMITS = {
   /** Parameters of one model: a thousand times the largest trained today. */
   model_parameters: 1e15,
   /** Keys of one measurement's `breakdown` (docs/contract.md), and characters per key. */
+  /** Wall times (epoch s): the year 2286; past it a clock or a unit is wrong (ms sent as s). */
+  epoch_s: 1e10,
+  /** Gradient statistics and loss: far past any real value, far below where products overflow. */
+  statistic: 1e30,
   breakdown_keys: 32,
   breakdown_key_chars: 64,
 } as const;
@@ -25,6 +29,8 @@ export const REPORT_LIMITS = {
 const finite = z.number().finite();
 const nonNegative = finite.min(0);
 const seconds = nonNegative.max(REPORT_LIMITS.time_s);
+const epochSeconds = nonNegative.max(REPORT_LIMITS.epoch_s, `expected a wall time in epoch seconds (at most ${REPORT_LIMITS.epoch_s})`);
+const statistic = finite.min(-REPORT_LIMITS.statistic).max(REPORT_LIMITS.statistic);
 const batch = z.number().int().min(1).max(REPORT_LIMITS.batch);
 const PARAMETER_COUNT = 'expected a positive integer: the number of elements of the parameters whose gradients are all-reduced';
 const parameterCount = z.number({ error: PARAMETER_COUNT }).int(PARAMETER_COUNT).min(1, PARAMETER_COUNT)
@@ -40,7 +46,7 @@ export const limitsSchema = z.object({
 
 /** One measurement of the report endpoint (docs/contract.md). */
 export const measurementSchema = z.object({
-  time_s: nonNegative,
+  time_s: epochSeconds,
   step: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
   epoch: nonNegative.max(1e9).optional(),
   num_nodes: z.number().int().min(1).max(REPORT_LIMITS.replicas),
@@ -49,15 +55,15 @@ export const measurementSchema = z.object({
   accum_steps: z.number().int().min(0).max(REPORT_LIMITS.accum_steps),
   step_time_s: seconds,
   sync_time_s: seconds,
-  grad_sqr: finite.nullable().optional(),
-  grad_var: finite.nullable().optional(),
+  grad_sqr: statistic.nullable().optional(),
+  grad_var: statistic.nullable().optional(),
   samples: nonNegative.max(REPORT_LIMITS.samples).optional(),
-  loss: finite.nullable().optional(),
+  loss: statistic.nullable().optional(),
   remaining_samples: nonNegative.max(REPORT_LIMITS.samples).nullable().optional()
     .describe('Raw training samples the job still has to process (all epochs not yet finished minus the samples done in the current one); null or absent when unknown. See docs/contract.md.'),
   model_parameters: parameterCount.nullable().optional()
     .describe('Parameter count of the job\'s model: elements of the parameters whose gradients are all-reduced (requires_grad); null or absent when unknown. Kept in the profile of the job\'s profile key. See docs/contract.md.'),
-  checkpoint_time_s: finite.nullable().optional()
+  checkpoint_time_s: epochSeconds.nullable().optional()
     .describe('Wall time (epoch s) when the newest checkpoint the job would resume from became durable; null or absent when it has none. See docs/contract.md.'),
   // Diagnostic only: bounded, but a slightly negative estimate does not cost the whole report.
   breakdown: z

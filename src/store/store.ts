@@ -44,6 +44,27 @@ export interface JobQuery {
   states?: readonly JobState[];
 }
 
+/** Filter and position of `listJobsPage`. */
+export interface JobPageQuery extends JobQuery {
+  /** Exact job name. */
+  name?: string;
+  /** Submitted at or after this time (epoch ms). */
+  since_ms?: number;
+  /** Most jobs of the page (>= 1). */
+  limit: number;
+  /** `next_cursor` of the previous page; absent: the first page. */
+  cursor?: string;
+  /** Submission order: newest first (default) or oldest first. */
+  order?: 'asc' | 'desc';
+}
+
+/** One page of `listJobsPage`. */
+export interface JobPage {
+  jobs: JobRecord[];
+  /** Where the next page starts; null on the last page. */
+  next_cursor: string | null;
+}
+
 /** Measurements of one job and attempt, as posted in one report request. */
 export interface ReportBatch {
   job_id: string;
@@ -89,6 +110,13 @@ export interface Store {
   getJobState(id: string): Promise<JobState | undefined>;
   /** Jobs in submission order (oldest first). */
   listJobs(query?: JobQuery): Promise<JobRecord[]>;
+  /**
+   * One page of jobs by submission time (keyset paging: a page costs the same whatever the
+   * store's size). E_BAD_REQUEST for a cursor this store did not return.
+   */
+  listJobsPage(query: JobPageQuery): Promise<JobPage>;
+  /** Number of jobs per state (states without jobs are absent). */
+  countJobsByState(): Promise<Map<JobState, number>>;
 
   /** `queued | preempted -> starting` with its binding and earliest launch time. */
   assignJob(id: string, binding: DeviceBinding, not_before_ms: number, actor: string, reason: string): Promise<JobRecord>;

@@ -17,6 +17,7 @@ export interface Called {
   status: number;
   json: Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
   text: string;
+  headers: Headers;
 }
 
 /** One request to an in-process app; a string body is sent as is, anything else as JSON. */
@@ -32,7 +33,7 @@ export async function callApp(app: Hono<ApiEnv>, method: string, path: string, t
   } catch {
     json = text;
   }
-  return { status: res.status, json: json as Called['json'], text };
+  return { status: res.status, json: json as Called['json'], text, headers: res.headers };
 }
 
 /**

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { sweepMarked } from './containment.js';
 import { closeSync, existsSync, fchownSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { GoodputError } from '../../core/errors.js';
@@ -138,6 +139,7 @@ export class LocalBackend implements Backend {
   probe(ref: ReplicaRef): 'alive' | number {
     if (isAlive(ref.pid, ref.proc_start)) return 'alive';
     killGroup(ref.pid, 'SIGKILL');
+    sweepMarked(ref.job_id, ref.attempt, ref.rank);
     return readExit(ref) ?? EXIT_LOST;
   }
 
@@ -154,6 +156,7 @@ export class LocalBackend implements Backend {
       const pid = readWrapperPids(join(run, name))?.shell;
       if (pid !== undefined && Number.isInteger(pid) && pid > 1) killGroup(pid, 'SIGKILL');
     }
+    sweepMarked(_job_id, attempt);
   }
 
   close(): void {
@@ -163,8 +166,9 @@ export class LocalBackend implements Backend {
   }
 
   private finish(ref: ReplicaRef, code: number | null, signal: NodeJS.Signals | null): void {
-    // Children the replica left behind in its group must not outlive it.
+    // Children the replica left behind, in its group or not (containment.ts), must not outlive it.
     killGroup(ref.pid, 'SIGKILL');
+    sweepMarked(ref.job_id, ref.attempt, ref.rank);
     const recorded = readExit(ref);
     const exit_code = recorded ?? code ?? (signal ? 128 + signalNumber(signal) : EXIT_LOST);
     this.listener({ job_id: ref.job_id, attempt: ref.attempt, rank: ref.rank, exit_code });
@@ -175,6 +179,7 @@ export class LocalBackend implements Backend {
       if (isAlive(ref.pid, ref.proc_start)) continue;
       this.adopted.delete(k);
       killGroup(ref.pid, 'SIGKILL');
+      sweepMarked(ref.job_id, ref.attempt, ref.rank);
       this.listener({ job_id: ref.job_id, attempt: ref.attempt, rank: ref.rank, exit_code: readExit(ref) ?? EXIT_LOST });
     }
   }

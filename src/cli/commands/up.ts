@@ -21,6 +21,8 @@ const flags = {
   'interval-s': { type: 'string' },
   'grace-s': { type: 'string' },
   'hung-timeout-s': { type: 'string' },
+  'log-limit-mb': { type: 'string' },
+  'checkpoint-retention-h': { type: 'string' },
   detach: { type: 'boolean', short: 'd' },
   'run-as-owner': { type: 'boolean' },
   'accept-store-loss': { type: 'boolean' },
@@ -52,6 +54,10 @@ export const upCommand: CliCommand = {
   --hung-timeout-s S a job that has reported (SDK) and then sends nothing for
                      max(S, 10 step times) is hung: its replicas are killed and it restarts
                      from its last checkpoint (default 300; plain jobs are never judged)
+  --log-limit-mb N   cap of each replica log; past it the oldest half is dropped (default
+                     100; 0 = no cap)
+  --checkpoint-retention-h H  checkpoints of a job that ended are removed H hours after
+                     it ended (default 168 = 7 days; 'never' keeps them)
   -d, --detach       run in the background (log in DIR/server.log) and return;
                      'goodput down' stops it
   --run-as-owner     multi-user mode (the server runs as root): each job runs as its owner's
@@ -76,6 +82,9 @@ Without --run-as-owner the server is single-user: every job runs as the server's
     const interval_s = numberFlag('up', 'interval-s', values['interval-s'], 60, { min: 0.1 });
     const grace_s = numberFlag('up', 'grace-s', values['grace-s'], 30, { min: 0 });
     const hung_timeout_s = numberFlag('up', 'hung-timeout-s', values['hung-timeout-s'], 300, { min: 1 });
+    const log_limit_mb = numberFlag('up', 'log-limit-mb', values['log-limit-mb'], 100, { min: 0 });
+    const retention_h = values['checkpoint-retention-h'] === 'never' ? Infinity : numberFlag('up', 'checkpoint-retention-h', values['checkpoint-retention-h'], 168, { min: 0 });
+    const retention = { log_limit_bytes: Math.round(log_limit_mb * 2 ** 20), checkpoint_retention_ms: retention_h * 3_600_000 };
     const cpu = values['cpu-slots'] === undefined ? undefined : numberFlag('up', 'cpu-slots', values['cpu-slots'], 1, { integer: true, min: 1 });
     const selection = parseGpuSelection(values.gpus ?? 'auto');
     const slurm = slurmFlags(values);
@@ -83,7 +92,7 @@ Without --run-as-owner the server is single-user: every job runs as the server's
     if (values.detach) return detach(argv, data_dir);
     const log = (line: string) => console.error(`${new Date().toISOString()} ${line}`);
     const devices = slurm ? [] : resolveDevices(selection, cpu, log);
-    const server = await startServer({ data_dir, host: values.host ?? '127.0.0.1', port, devices, ...(slurm ? { slurm } : {}), policy: values.policy ?? DEFAULT_POLICY, policy_params: values['policy-param'], interval_s, grace_s, hung_timeout_s, log,
+    const server = await startServer({ data_dir, host: values.host ?? '127.0.0.1', port, devices, ...(slurm ? { slurm } : {}), policy: values.policy ?? DEFAULT_POLICY, policy_params: values['policy-param'], interval_s, grace_s, hung_timeout_s, log, retention,
       run_as_owner: values['run-as-owner'] === true, accept_store_loss: values['accept-store-loss'] === true });
     const nodes = server.controller.inventory();
     const count = nodes.reduce((k, n) => k + n.devices.length, 0);

@@ -5,7 +5,7 @@
  * database whose newest event is older than the mark lost acknowledged work: its WAL was deleted
  * or damaged, or an older copy of the file was put in its place.
  */
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import type Database from 'better-sqlite3';
 
 /** Problems `PRAGMA quick_check` finds (empty: the file is consistent). At most `max` lines. */
@@ -35,8 +35,44 @@ export function readHighWater(path: string): number | undefined {
   }
 }
 
-/** Records the mark atomically (0600). Not fsynced: it is as durable as the commits it follows. */
+/** Width of the mark in its file: every mark is written over the same bytes. */
+const MARK_CHARS = 20;
+
+/**
+ * Records the mark (0600). Not fsynced: it is as durable as the commits it follows. The first
+ * write creates the file (write + rename); later ones overwrite its fixed-width content in place
+ * (one small write within the first block), so they need no new disk space and go on working on
+ * a full disk.
+ */
 export function writeHighWater(path: string, value: number): void {
-  writeFileSync(`${path}.tmp`, `${value}\n`, { mode: 0o600 });
-  renameSync(`${path}.tmp`, path);
+  const text = `${String(value).padStart(MARK_CHARS)}\n`;
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, 'r+');
+  } catch {
+    writeFileSync(`${path}.tmp`, text, { mode: 0o600 });
+    renameSync(`${path}.tmp`, path);
+    return;
+  }
+  try {
+    writeSync(fd, text, 0);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Moves `mark` to the newest event in `db`. Best effort: it runs after a commit, so a failed
+ * write of the mark (a full disk) must not make the operation look failed; the mark stays lower
+ * (it then detects less, never more) and the next commit writes it again.
+ */
+export function advanceMark(db: Database.Database, mark: { file: string; value: number }): void {
+  const newest = newestEventId(db);
+  if (newest <= mark.value) return;
+  try {
+    writeHighWater(mark.file, newest);
+    mark.value = newest;
+  } catch {
+    // Retried by the next commit.
+  }
 }

@@ -164,6 +164,13 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE jobs ADD COLUMN correction TEXT;
   `,
+  // 6 -> 7: paged, filtered listing (job-page.ts): every filter walks an index in submission
+  // order (rowid, the tie-break, is part of every index).
+  `
+  CREATE INDEX jobs_submitted ON jobs(submitted_at_ms);
+  CREATE INDEX jobs_state_submitted ON jobs(state, submitted_at_ms);
+  CREATE INDEX jobs_name_submitted ON jobs(name, submitted_at_ms);
+  `,
 ];
 
 /** Brings `db` to the newest schema version; refuses (E_STORE_VERSION) a database newer than this code. */

@@ -1,14 +1,15 @@
 import type { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { GoodputError } from '../../core/errors.js';
-import { reportIssues } from '../../core/report-issues.js';
+import { attemptShape, reportIssues } from '../../core/report-issues.js';
 import type { PerfParams, StepCorrection } from '../../goodput/types.js';
 import { isTerminal, refusal, serviceSince, STOP_EVENT, type EventKind, type Operation, type StopKind } from '../lifecycle.js';
-import type { JobQuery, KeyProfileUpdate, NewJob, NewReplica, DeviceBinding, ReportBatch, ReportsAdded, Store, TransitionDetail } from '../store.js';
+import type { JobPage, JobPageQuery, JobQuery, KeyProfileUpdate, NewJob, NewReplica, DeviceBinding, ReportBatch, ReportsAdded, Store, TransitionDetail } from '../store.js';
 import type { JobEvent, JobRecord, JobState, Measurement, ProfileRow, ProfileUse, ReplicaRecord, ReportRecord, StoredKeyProfile, TokenRecord } from '../types.js';
-import { newestEventId, readHighWater, writeHighWater } from './durability.js';
+import { advanceMark, readHighWater } from './durability.js';
 import { startCheckpointer } from './checkpointer.js';
 import { SqliteKeyProfiles } from './key-profiles.js';
+import { countByState, jobPage, listJobs } from './job-page.js';
 import { migrate } from './migrations.js';
 import { toEvent, toJob, toReplica, type Row } from './rows.js';
 import * as tokens from './tokens.js';
@@ -46,7 +47,7 @@ export const WAL_LIMIT_BYTES = 64 << 20;
 export class SqliteStore implements Store {
   private readonly db: Database.Database;
   private readonly now_ms: () => number;
-  private readonly stmts: Record<'getJob' | 'jobState' | 'event' | 'report' | 'profile' | 'jobProgress', Database.Statement>;
+  private readonly stmts: Record<'getJob' | 'jobState' | 'event' | 'attemptNodes' | 'report' | 'profile' | 'jobProgress', Database.Statement>;
   private checkpointer: Worker | undefined;
   private readonly reportTx: Database.Transaction<(batches: readonly ReportBatch[], now: number) => (ReportsAdded | GoodputError)[]>;
   private readonly highWater: { file: string; value: number } | undefined;
@@ -68,6 +69,7 @@ export class SqliteStore implements Store {
       getJob: this.db.prepare('SELECT * FROM jobs WHERE id = ?'),
       jobState: this.db.prepare('SELECT state FROM jobs WHERE id = ?').pluck(),
       event: this.db.prepare('INSERT INTO events (job_id, at_ms, actor, kind, from_state, to_state, reason, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
+      attemptNodes: this.db.prepare('SELECT node FROM replicas WHERE job_id = ? AND attempt = ?'),
       report: this.db.prepare('INSERT INTO reports (job_id, attempt, received_at_ms, step, body) VALUES (?, ?, ?, ?, ?)'),
       profile: this.db.prepare(`INSERT INTO profiles (job_id, num_nodes, num_replicas, local_bsz, count, sum_accum_step_time_s, sum_optim_step_time_s)
         VALUES (?, ?, ?, ?, 1, ?, ?) ON CONFLICT DO UPDATE SET count = count + 1,
@@ -110,20 +112,9 @@ export class SqliteStore implements Store {
     return this.stmts.jobState.get(id) as JobState | undefined;
   }
 
-  async listJobs(query: JobQuery = {}): Promise<JobRecord[]> {
-    const where: string[] = [];
-    const args: unknown[] = [];
-    if (query.user !== undefined) {
-      where.push('user = ?');
-      args.push(query.user);
-    }
-    if (query.states) {
-      where.push(`state IN (${query.states.map(() => '?').join(', ') || "''"})`);
-      args.push(...query.states);
-    }
-    const sql = `SELECT * FROM jobs ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY submitted_at_ms, rowid`;
-    return (this.db.prepare(sql).all(...args) as Row[]).map(toJob);
-  }
+  async listJobs(query: JobQuery = {}): Promise<JobRecord[]> { return listJobs(this.db, query); }
+  async listJobsPage(query: JobPageQuery): Promise<JobPage> { return jobPage(this.db, query); }
+  async countJobsByState(): Promise<Map<JobState, number>> { return countByState(this.db); }
 
   async assignJob(id: string, binding: DeviceBinding, not_before_ms: number, actor: string, reason: string): Promise<JobRecord> {
     return this.transition(id, 'assign', 'starting', actor, 'assigned', reason, () => ({
@@ -241,7 +232,10 @@ export class SqliteStore implements Store {
     if (isTerminal(job.state)) return new GoodputError('E_CONFLICT', `job ${b.job_id} is ${job.state}; its reports are no longer accepted`);
     // The one check of a report against its job (an attempt never launched, values out of its
     // bounds), here because only the transaction sees the job as the batch will change it.
-    const issues = reportIssues(b, job);
+    // Only measurements of the shape the attempt was launched with (its recorded replicas) reach
+    // the job's model and its key's profile.
+    const shape = attemptShape(this.stmts.attemptNodes.all(b.job_id, b.attempt) as { node: string }[]);
+    const issues = reportIssues(b, job, shape);
     if (issues.length > 0) return new GoodputError('E_BAD_REQUEST', `report is invalid: ${issues.join('; ')}`);
     let fresh = false;
     b.reports.forEach((m, i) => {
@@ -255,7 +249,7 @@ export class SqliteStore implements Store {
       // An entry that does not know it keeps the last known value (oldest first: newest wins).
       if (typeof m.remaining_samples === 'number') job.remaining_samples = m.remaining_samples;
       if (typeof m.model_parameters === 'number') job.model_parameters = m.model_parameters;
-      if (typeof m.checkpoint_time_s === 'number') job.checkpoint_at_ms = Math.round(m.checkpoint_time_s * 1000);
+      if (typeof m.checkpoint_time_s === 'number' && Number.isFinite(m.checkpoint_time_s * 1000)) job.checkpoint_at_ms = Math.round(m.checkpoint_time_s * 1000);
       job.max_profiled_replicas = Math.max(job.max_profiled_replicas, m.num_replicas);
       if (typeof m.grad_sqr === 'number' && typeof m.grad_var === 'number') job.grad = { sqr: m.grad_sqr, var: m.grad_var };
     });
@@ -347,15 +341,9 @@ export class SqliteStore implements Store {
     if (this.db.open) this.db.close();
   }
 
-  /** Moves the high-water mark to the newest event just committed. Returns true (for chaining). */
+  /** Moves the high-water mark to the newest event just committed (durability.ts `advanceMark`). Returns true (for chaining). */
   private advanceHighWater(): true {
-    if (this.highWater) {
-      const newest = newestEventId(this.db);
-      if (newest > this.highWater.value) {
-        this.highWater.value = newest;
-        writeHighWater(this.highWater.file, newest);
-      }
-    }
+    if (this.highWater) advanceMark(this.db, this.highWater);
     return true;
   }
 
