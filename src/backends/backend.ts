@@ -136,7 +136,11 @@ export interface Backend {
    * recorded.
    */
   probe(ref: ReplicaRef): 'alive' | number;
-  /** Signals the replica (the whole process group). No-op when it is gone. */
+  /**
+   * Signals the replica. SIGTERM reaches its main process only (the program the command started,
+   * not the helpers it forked); SIGKILL ends every process of the replica. Once the main process
+   * exits, the backend kills what is left of the replica. No-op when it is gone. docs/contract.md, "Stops".
+   */
   signal(ref: ReplicaRef, signal: 'SIGTERM' | 'SIGKILL'): void;
   /**
    * Ends what an attempt whose launch was never recorded left running (crash mid-launch) and

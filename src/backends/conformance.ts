@@ -37,6 +37,22 @@ process.on('SIGTERM', () => { fs.writeFileSync(beat + '.term', 'x'); process.exi
 setInterval(() => fs.writeFileSync(beat, String(Date.now())), 100);
 setTimeout(() => process.exit(Number(process.env.EXIT_LATER ?? 0)), Number(process.env.RUN_MS ?? 600000));`;
 
+/**
+ * Forks a helper process (as a DataLoader worker is forked) that heart-beats and records a
+ * SIGTERM of its own; on SIGTERM the main process waits, records whether the helper is still
+ * alive and untouched, and exits 143.
+ */
+const FAMILY = `const fs = require('fs'); const { spawn } = require('child_process');
+const base = process.env.GOODPUT_CHECKPOINT_DIR + '/family-' + process.env.RANK;
+const helper = "const fs = require('fs'); process.on('SIGTERM', () => { fs.writeFileSync(process.argv[1] + '.helper-term', 'x'); process.exit(1); }); setInterval(() => fs.writeFileSync(process.argv[1] + '.helper-beat', String(Date.now())), 100);";
+const child = spawn(process.execPath, ['-e', helper, base], { stdio: 'ignore' });
+process.on('SIGTERM', () => setTimeout(() => {
+  let alive = true; try { process.kill(child.pid, 0); } catch { alive = false; }
+  fs.writeFileSync(base + '.main', JSON.stringify({ helper_alive: alive, helper_term: fs.existsSync(base + '.helper-term') }));
+  process.exit(143);
+}, 800));
+setInterval(() => fs.writeFileSync(base + '.beat', 'x'), 100);`;
+
 /** Registers the suite for `name`. `skip` (a reason) skips it with that message. */
 export function runBackendConformance(name: string, setup: () => Promise<BackendFixture>, skip?: string): void {
   describe(`Backend conformance: ${name}`, { skip }, () => {
@@ -147,6 +163,25 @@ export function runBackendConformance(name: string, setup: () => Promise<Backend
       for (const r of l2) b.signal(refOf(req2, r), 'SIGKILL');
       const killed = await codes(exits, req2.job_id, 2);
       assert.ok(killed.every((c) => c !== 0 && c !== 143), `killed replicas end with a failure code, got ${killed.join(',')}`);
+    });
+
+    it('stops: SIGTERM reaches the main process alone, the rest of the replica is killed once it exited', async () => {
+      const { b, exits } = await open();
+      const req = request(FAMILY);
+      const launched = await b.launch(req);
+      const file = (rank: number, suffix: string) => join(req.job_dir, 'checkpoint', `family-${rank}.${suffix}`);
+      await until('the replicas and their helpers to run', () => ([0, 1].every((r) => existsSync(file(r, 'beat')) && existsSync(file(r, 'helper-beat'))) ? true : undefined));
+      for (const r of launched) b.signal(refOf(req, r), 'SIGTERM');
+      assert.deepEqual(await codes(exits, req.job_id, 2), [143, 143]);
+      for (const rank of [0, 1]) {
+        const seen = JSON.parse(readFileSync(file(rank, 'main'), 'utf8')) as { helper_alive: boolean; helper_term: boolean };
+        assert.deepEqual(seen, { helper_alive: true, helper_term: false }, `rank ${rank}: the helper neither got SIGTERM nor died while the main process saved`);
+      }
+      // The helper outlives nothing: once the main process exited, the replica's rest is killed.
+      await until('the helpers to stop', () => {
+        const t = [0, 1].map((r) => statSync(file(r, 'helper-beat')).mtimeMs);
+        return t.every((ms) => Date.now() - ms > 1500) ? true : undefined;
+      });
     });
 
     it('lets a new instance adopt running replicas and report their recorded exits', async () => {

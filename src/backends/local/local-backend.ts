@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { GoodputError } from '../../core/errors.js';
 import { EXIT_LOST, type Backend, type BackendNode, type DeviceInfo, type LaunchedReplica, type LaunchRequest, type ReplicaExit, type ReplicaRef } from '../backend.js';
 import { execPlan } from '../job-env.js';
-import { jobDirs, readExitFile } from '../run-files.js';
-import { freePort, isAlive, killGroup, procStart } from './process-info.js';
+import { jobDirs, readExitFile, runFileBase } from '../run-files.js';
+import { freePort, isAlive, killGroup, procGroup, procStart } from './process-info.js';
 import { asOwner, prepareOwnerDirs } from './run-as.js';
 
 export { jobDirs } from '../run-files.js';
@@ -141,8 +141,27 @@ export class LocalBackend implements Backend {
     return readExit(ref) ?? EXIT_LOST;
   }
 
+  /**
+   * SIGTERM goes to the program's main process alone (the command the wrapper started), so that
+   * its helpers (DataLoader workers, pin-memory threads' processes, a shell's children) keep
+   * running while it checkpoints; the rest of the group is killed once the wrapper ends
+   * (`finish`) or by the SIGKILL of the grace period. SIGKILL goes to the whole group. Without a
+   * main process to signal (not yet exec'd, already gone) SIGTERM falls back to the group.
+   */
   signal(ref: ReplicaRef, signal: 'SIGTERM' | 'SIGKILL'): void {
     if (ref.proc_start !== '' && !isAlive(ref.pid, ref.proc_start)) return;
+    if (signal === 'SIGTERM') {
+      const main = readWrapperPids(runFileBase(ref.job_dir, ref.attempt, ref.rank) + '.pid')?.command;
+      // The group check tells the program from an unrelated process that re-used its pid.
+      if (main !== undefined && Number.isInteger(main) && main > 1 && isAlive(main, '') && procGroup(main) === ref.pid) {
+        try {
+          process.kill(main, 'SIGTERM');
+          return;
+        } catch {
+          // gone meanwhile: the group gets it
+        }
+      }
+    }
     killGroup(ref.pid, signal);
   }
 

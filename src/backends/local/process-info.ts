@@ -27,6 +27,12 @@ function procStat(pid: number): string[] | undefined {
   }
 }
 
+/** Process group of a process (field 5 of /proc/<pid>/stat), or undefined when unknown. */
+export function procGroup(pid: number): number | undefined {
+  const stat = procStat(pid);
+  return stat ? Number(stat[2]) : undefined;
+}
+
 /**
  * Whether the process `pid` runs and is the one that started at `start` ('' = do not check).
  * A zombie counts as gone.

@@ -5,7 +5,7 @@ import { EXIT_LOST, type Backend, type BackendNode, type LaunchedReplica, type L
 import { execPlan } from '../job-env.js';
 import { jobDirs, readExitFile, runFileBase } from '../run-files.js';
 import { freePort } from '../local/process-info.js';
-import { batchScript, localWorldSizes, type NodeShare } from './batch-script.js';
+import { batchScript, localWorldSizes, STOP_SIGNAL, type NodeShare } from './batch-script.js';
 import { ACTIVE_JOB_STATES, buildInventory, parseSinfo, parseSqueue, type SlurmJob } from './inventory.js';
 import { slurmRun, type SlurmRunOptions } from './slurm-cli.js';
 
@@ -190,7 +190,8 @@ export class SlurmBackend implements Backend {
     if (!w || w.stop === signal || w.stop === 'SIGKILL') return; // one scancel per Slurm job, not per rank
     w.stop = signal;
     const pending = this.jobs.find((j) => String(j.job_id) === ref.launch_id)?.state === 'PENDING';
-    const args = signal === 'SIGKILL' || pending ? [ref.launch_id] : ['--signal=TERM', ref.launch_id];
+    // A stop reaches the program's main process alone (TASK_WRAPPER forwards STOP_SIGNAL as SIGTERM).
+    const args = signal === 'SIGKILL' || pending ? [ref.launch_id] : [`--signal=${STOP_SIGNAL}`, ref.launch_id];
     this.slurm('scancel', args)
       // A job that was still pending has no process to signal: cancel it (nothing ran, nothing to save).
       .catch((error: unknown) => (/pending/i.test((error as Error).message) ? this.slurm('scancel', [ref.launch_id]) : Promise.reject(error)))
