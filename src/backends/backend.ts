@@ -7,6 +7,7 @@
  * conformance.ts.
  */
 
+import type { PortRange } from './contract-env.js';
 import type { JobEnvironment } from './job-env.js';
 
 /** One device a replica can hold: a GPU, or a CPU slot that behaves like one. */
@@ -68,6 +69,11 @@ export interface LaunchRequest {
   job_dir: string;
   /** Run the replicas as this account (never root); their checkpoint directory becomes theirs. */
   run_as?: RunAs;
+  /** Ports MASTER_PORT may take (`goodput up --port-range`); absent: any free port. */
+  port_range?: PortRange;
+  /** Restarts after failures so far and the most allowed (TORCHELASTIC_RESTART_COUNT / _MAX_RESTARTS); default 0. */
+  restarts?: number;
+  max_restarts?: number;
 }
 
 /** A started replica, as the store records it. */

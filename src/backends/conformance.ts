@@ -28,7 +28,7 @@ export interface BackendFixture {
 
 /** Prints argv and the contract's variables as JSON into the checkpoint dir, then exits with $EXIT_CODE. */
 const DUMP = `const fs = require('fs');
-const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => /^(RANK|WORLD_SIZE|LOCAL_RANK|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|CUDA_VISIBLE_DEVICES|USER_VAR)$|^GOODPUT_/.test(k)));
+const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => /^(RANK|WORLD_SIZE|LOCAL_RANK|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|CUDA_VISIBLE_DEVICES|USER_VAR|GROUP_RANK|ROLE_RANK|ROLE_WORLD_SIZE|OMP_NUM_THREADS)$|^GOODPUT_|^TORCHELASTIC_/.test(k)));
 fs.writeFileSync(process.env.GOODPUT_CHECKPOINT_DIR + '/env-' + process.env.RANK + '.json', JSON.stringify({ argv: process.argv.slice(1), env }));
 process.exit(Number(process.env['EXIT_' + process.env.RANK] ?? 0));`;
 /** Waits for SIGTERM, then exits 143 like a checkpointing trainer; touches a heartbeat file meanwhile. */
@@ -132,6 +132,15 @@ export function runBackendConformance(name: string, setup: () => Promise<Backend
         const local = new Set(fx.two_nodes).size === 2 ? 0 : rank;
         assert.equal(e.LOCAL_RANK, String(local));
         assert.equal(e.LOCAL_WORLD_SIZE, new Set(fx.two_nodes).size === 2 ? '1' : '2');
+        // As torchrun sets them (docs/contract.md).
+        assert.equal(e.GROUP_RANK, new Set(fx.two_nodes).size === 2 ? String(rank) : '0');
+        assert.equal(e.ROLE_RANK, String(rank));
+        assert.equal(e.ROLE_WORLD_SIZE, '2');
+        assert.equal(e.TORCHELASTIC_RUN_ID, req.job_id);
+        assert.equal(e.TORCHELASTIC_RESTART_COUNT, '0');
+        assert.equal(e.TORCHELASTIC_USE_AGENT_STORE, 'False');
+        if (process.env.OMP_NUM_THREADS === undefined) assert.equal(e.OMP_NUM_THREADS, new Set(fx.two_nodes).size === 2 ? undefined : '1');
+        assert.equal(Object.keys(e).some((k) => k.startsWith('GOODPUT_RANKS')), false, 'no helper variables are left');
         assert.equal(e.MASTER_ADDR, b.nodes()[fx.two_nodes[0]!]!.address);
         ports.add(e.MASTER_PORT!);
         assert.equal(e.GOODPUT_JOB_ID, req.job_id);

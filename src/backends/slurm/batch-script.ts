@@ -5,6 +5,7 @@
  * ask for different GPU counts per node.
  */
 import { GoodputError } from '../../core/errors.js';
+import { PICK_RANK_ENV } from '../contract-env.js';
 
 /** GPUs (= tasks) per node, in rank order: the first entry holds ranks 0..count-1. */
 export interface NodeShare {
@@ -37,7 +38,7 @@ export const STOP_SIGNAL = '28';
 
 /**
  * Runs in every task. Arguments are positional (never parsed by a shell): run dir, logs dir,
- * argv. It derives the contract's per-rank variables from Slurm's, appends the program's output
+ * argv. It picks the contract's per-rank variables (contract-env.ts) by Slurm's task rank, appends the program's output
  * to the rank's log, records `<node> <pid>` in `.pid` once the program started, and writes its
  * exit status atomically to `.exit` (the server reads exit codes there: there is no sacct
  * without slurmdbd). A stop arrives as STOP_SIGNAL, which Slurm delivers to every process of the
@@ -50,9 +51,8 @@ export const STOP_SIGNAL = '28';
 export const TASK_WRAPPER = [
   'run=$1 logs=$2; shift 2; c= stop=; trap : TERM INT HUP',
   `trap 'stop=1; [ -n "$c" ] && kill -TERM "$c" 2>/dev/null' WINCH`,
-  'export RANK=$SLURM_PROCID LOCAL_RANK=$SLURM_LOCALID',
-  'LOCAL_WORLD_SIZE=$(echo "$GOODPUT_LOCAL_WORLD_SIZES" | cut -d, -f$((SLURM_PROCID + 1))); export LOCAL_WORLD_SIZE',
-  'unset GOODPUT_LOCAL_WORLD_SIZES',
+  'idx=$SLURM_PROCID',
+  PICK_RANK_ENV,
   'p=$run/attempt-$GOODPUT_ATTEMPT-rank-$RANK',
   'exec >>"$logs/replica-$RANK.log" 2>&1',
   'echo "--- goodput: attempt $GOODPUT_ATTEMPT, rank $RANK/$WORLD_SIZE, node $SLURMD_NODENAME, GPU $CUDA_VISIBLE_DEVICES, Slurm job $SLURM_JOB_ID, $(date -u +%Y-%m-%dT%H:%M:%SZ) ---"',
@@ -79,9 +79,9 @@ export function sbatchValue(value: string): string {
   return `"${value}"`;
 }
 
-/** Local world size of each rank, comma-separated (GOODPUT_LOCAL_WORLD_SIZES). */
-export function localWorldSizes(shares: readonly NodeShare[]): string {
-  return shares.flatMap((s) => Array.from({ length: s.count }, () => String(s.count))).join(',');
+/** The node of each rank, in rank order (ranks contiguous per node, as srun numbers the tasks). */
+export function rankNodes(shares: readonly NodeShare[]): string[] {
+  return shares.flatMap((s) => Array.from({ length: s.count }, () => s.node));
 }
 
 /**
