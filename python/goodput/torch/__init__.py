@@ -51,7 +51,7 @@ def add_tracker(tracker: Tracker):
 
 def request_stop() -> None:
     """Behave as if SIGTERM arrived: checkpoint at the next step boundary and exit 143."""
-    current().sigterm.set()
+    current().stop_signal.set()
 
 
 __all__ = ["AdaptiveDataLoader", "AdaptiveDataParallel", "EXIT_CHECKPOINTED", "Scalars",

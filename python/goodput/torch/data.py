@@ -12,6 +12,7 @@ from .batch_config import BatchConfig, BatchLimits, derive_batch_config
 from .epoch_plan import EpochPlan
 from .runtime import MicroStep, Runtime
 from .session import current
+from .worker_signals import WorkerInit, stop_signals_blocked
 
 DEFAULT_GPU_WORKERS = 2
 
@@ -72,6 +73,9 @@ class AdaptiveDataLoader:
             kwargs["persistent_workers"] = on_gpu if persistent_workers is None \
                 else persistent_workers
             kwargs["prefetch_factor"] = prefetch_factor or 2
+            # Workers ignore the stop signals: the main process checkpoints and exits 143
+            # (worker_signals.py).
+            kwargs["worker_init_fn"] = WorkerInit(kwargs.get("worker_init_fn"))
         self._dataloader_kwargs = kwargs
         min_local, max_local = local_bsz_bounds
         self.limits = BatchLimits(batch_size, max_batch_size or batch_size, min_local or 1,
@@ -138,7 +142,10 @@ class AdaptiveDataLoader:
         else:
             self._sampler.plan, self._sampler.start = plan, position
             self._sampler.local_bsz = local_bsz
-        return iter(self._dataloader)
+        if self._dataloader_kwargs["num_workers"] == 0:
+            return iter(self._dataloader)
+        with stop_signals_blocked():  # workers start with the stop signals blocked
+            return iter(self._dataloader)
 
     def __iter__(self) -> Iterator[Any]:
         runtime = self.runtime

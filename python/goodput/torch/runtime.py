@@ -28,11 +28,12 @@ from .control_channel import ControlChannel, PendingReduce
 from .env import EXIT_CHECKPOINTED, JobEnv
 from .report_client import ReportClient
 from .rng_state import capture_rng, reseed_for_new_rank, restore_rng
-from .sigterm import SigtermFlag
+from .stop_signal import StopSignal
 from .step_log import StepLog
 from .step_spacing import StepSpacing
 from .sync_estimate import SyncTimeEstimate
 from .trackers import ScalarPublisher
+from .worker_signals import TorchWorkerGuard
 
 # Layout of the control vector (see control_channel.py).
 _STOP, _CHECKPOINT, _VERSION, _LOCAL_BSZ, _ACCUM, _NOISE_VALID, _ROUND_EVERY, \
@@ -78,8 +79,9 @@ class Runtime:
         self.checkpoint_interval_s = checkpoint_interval_s
         self.checkpoint_every_epoch = checkpoint_every_epoch
         self.store = CheckpointStore(env.checkpoint_dir)
-        self.sigterm = SigtermFlag()
-        self.sigterm.install()
+        #: SIGTERM -> stop flag; installed by install_process_hooks(), not here
+        self.stop_signal = StopSignal()
+        self._worker_guard = TorchWorkerGuard()
         loaded = self.store.load_latest()
         self.restored: Optional[Dict[str, Any]] = loaded[0] if loaded else None
         self.restored_path: Optional[str] = loaded[1] if loaded else None
@@ -132,7 +134,20 @@ class Runtime:
             print(f"goodput: resuming from {self.restored_path} (step {self.steps_done}, "
                   f"epoch {self.epoch}, attempt {env.attempt}, {env.world_size} replica(s))",
                   file=sys.stderr, flush=True)
-        atexit.register(self.shutdown)  # a normal exit still sends the last measurements
+
+    def install_process_hooks(self) -> None:
+        """Process-wide hooks, installed by init() (never by the constructor, so that a test can
+        build a Runtime and undo everything): the SIGTERM handler, the DataLoader workers' stop
+        signal guard (worker_signals.py) and the exit hook that sends the last measurements."""
+        self.stop_signal.install()
+        self._worker_guard.install()
+        atexit.register(self.shutdown)
+
+    def remove_process_hooks(self) -> None:
+        """Undoes install_process_hooks() (previous handlers restored)."""
+        self.stop_signal.uninstall()
+        self._worker_guard.uninstall()
+        atexit.unregister(self.shutdown)
 
     # ---- registration and restore -------------------------------------------------------
 
@@ -193,7 +208,7 @@ class Runtime:
             while len(self._pending) >= 2:
                 stop |= self._apply_control(*self._pending.popleft())
         else:
-            stop = self.sigterm.is_set()
+            stop = self.stop_signal.is_set()
             self._apply_remote_config_locally()
             if self._checkpoint_due():
                 self.checkpoint()
@@ -295,7 +310,7 @@ class Runtime:
             self._apply_version(values)
             checkpoint = values[_CHECKPOINT] > 0
         else:
-            stop = self.sigterm.is_set()
+            stop = self.stop_signal.is_set()
             self._apply_remote_config_locally()
             checkpoint = self._checkpoint_due()
         if stop:
@@ -310,7 +325,7 @@ class Runtime:
 
     def _control_flags(self) -> List[float]:
         flags = [0.0] * _HEAD_LEN
-        flags[_STOP] = 1.0 if self.sigterm.is_set() else 0.0
+        flags[_STOP] = 1.0 if self.stop_signal.is_set() else 0.0
         if self.rank == 0:
             flags[_CHECKPOINT] = 1.0 if self._checkpoint_due() else 0.0
             flags[_ROUND_EVERY], flags[_MEASURE_EVERY] = map(float, self._proposed_spacing())

@@ -45,6 +45,7 @@ def init(backend: Optional[str] = None, checkpoint_dir: Optional[str] = None,
                                 init_method="env://", rank=env.rank, world_size=env.world_size,
                                 timeout=datetime.timedelta(seconds=timeout_s))
     _RUNTIME = Runtime(env, device, checkpoint_interval_s, checkpoint_every_epoch)
+    _RUNTIME.install_process_hooks()
     return _RUNTIME
 
 

@@ -1,0 +1,59 @@
+"""The stop signal of a replica's main process: SIGTERM -> a flag polled at step boundaries.
+
+The checkpoint happens at a step boundary, never in the handler, because a signal can arrive in
+the middle of an optimizer step or a collective. The handler is installed explicitly (by
+`init()`) and can be removed again, restoring whatever handler was there before.
+
+A process forked from the main one (a DataLoader worker, before it sets its own handlers)
+inherits this handler; there it does nothing, so a SIGTERM sent to the whole process group
+cannot make a worker pose as the replica or kill it during that window (worker_signals.py).
+"""
+
+import os
+import signal
+import threading
+from typing import Any, Optional
+
+
+class StopSignal:
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._owner_pid: Optional[int] = None
+        self._previous: Any = None
+        self.installed = False
+
+    def install(self) -> bool:
+        """Installs the SIGTERM handler; only possible from the main thread (elsewhere SIGTERM
+        keeps its previous behaviour and this returns False)."""
+        if self.installed:
+            return True
+        if threading.current_thread() is not threading.main_thread():
+            return False
+        self._owner_pid = os.getpid()
+        self._previous = signal.signal(signal.SIGTERM, self._handle)
+        self.installed = True
+        return True
+
+    def uninstall(self) -> None:
+        """Restores the handler that was installed before `install()`."""
+        if not self.installed or threading.current_thread() is not threading.main_thread():
+            return
+        if signal.getsignal(signal.SIGTERM) == self._handle:
+            signal.signal(signal.SIGTERM, self._previous if self._previous is not None
+                          else signal.SIG_DFL)
+        self.installed = False
+
+    def _handle(self, signum: int, frame: object) -> None:
+        if os.getpid() != self._owner_pid:
+            return  # a forked child (DataLoader worker): the stop belongs to the main process
+        self._event.set()
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
+
+    def set(self) -> None:
+        """Requests a checkpoint-and-exit as if SIGTERM had arrived (for tools and tests)."""
+        self._event.set()
+
+    def clear(self) -> None:
+        self._event.clear()
