@@ -24,7 +24,7 @@ function node(nodeFlags: string[], ...args: string[]) {
 interface JsonReport {
   verdict: string;
   traces: { rank: number; file: string; temporal: { idle_pct: number; compute_pct: number; non_compute_pct: number; kernel_time_us: number } | null; comm_comp_overlap_pct: number | null }[];
-  gpus: { name: string; utilization_gpu_pct: number; memory_used_bytes: number; memory_total_bytes: number; power_draw_w: number }[];
+  gpus: { name: string; source: string; utilization_gpu_pct: number; memory_used_bytes: number; memory_total_bytes: number; power_draw_w: number }[];
   nccl: { transports: Record<string, number>; avg_bus_bandwidth_gbps: number } | null;
   findings: { id: string; severity: string; title: string; evidence: string[]; fix: string[] }[];
   kernel_types: { run: string; ranks: number[]; rows: { kernel_type: string; time_us: number; pct: number }[] }[];
@@ -45,14 +45,14 @@ describe('goodput doctor (CLI, end to end)', () => {
     assert.equal(rank('v100-ddp1', 0).temporal!.compute_pct, 96.75);
     assert.equal(rank('a100-2rank-nccl', 0).temporal!.idle_pct, 77.78);
     assert.equal(rank('cpu-only', 34).temporal, null);
-    const h100 = j.gpus.find((g) => g.name === 'NVIDIA H100 80GB HBM3')!;
+    const h100 = j.gpus.find((g) => g.name === 'NVIDIA H100 80GB HBM3' && g.source.includes('590.48.01.txt'))!;
     assert.deepEqual([h100.utilization_gpu_pct, h100.memory_used_bytes, h100.memory_total_bytes, h100.power_draw_w], [100, 20780679168, 85520809984, 631.95]);
     const t4 = j.gpus.find((g) => g.name === 'Tesla T4')!;
     assert.deepEqual([t4.utilization_gpu_pct, t4.memory_used_bytes, t4.power_draw_w], [0, 1032 * 2 ** 20, 26.78]);
     assert.deepEqual(j.nccl!.transports, { 'NET/AWS Libfabric': 64, 'P2P/IPC': 256 });
     assert.equal(j.nccl!.avg_bus_bandwidth_gbps, 11.2432);
     const ids = j.findings.map((f) => f.id);
-    for (const id of ['trace.gpu-waits-for-host', 'trace.fp32-matmul-on-tensor-core-gpu', 'trace.unoverlapped-communication', 'trace.pageable-memcpy', 'trace.gpu-bound', 'trace.straggler-rank', 'horovod.straggler-rank', 'smi.low-gpu-utilization', 'topo.gpu-pairs-cross-host-bridge', 'nccl.bus-bandwidth']) {
+    for (const id of ['trace.launch-overhead', 'trace.input-pipeline', 'trace.sync-points', 'trace.fp32-matmul-on-tensor-core-gpu', 'trace.unoverlapped-communication', 'trace.pageable-memcpy', 'trace.compute-bound', 'trace.straggler-rank', 'horovod.straggler-rank', 'smi.low-gpu-utilization', 'topo.gpu-pairs-cross-host-bridge', 'nccl.bus-bandwidth', 'steps.data-wait', 'steps.optimizer-heavy', 'steps.compute-bound']) {
       assert.ok(ids.includes(id), `missing ${id}`);
     }
     for (const f of j.findings) assert.ok(f.severity && f.title && f.evidence.length > 0 && f.fix.length > 0, f.id);
@@ -97,7 +97,7 @@ describe('goodput doctor (CLI, end to end)', () => {
     assert.match(html, /GPU utilization over time/);
     assert.match(html, /rank 0 \(nccl_data\.json\.gz\)/);
     assert.match(html, /COMPUTATION overlapping COMMUNICATION/);
-    assert.match(html, /GPU idle 77\.8% of the time waiting for the CPU/);
+    assert.match(html, /Host-side launch \/ per-step overhead: 77\.8% of GPU time/);
     assert.doesNotMatch(html, /<script|https?:\/\/(?!www\.w3)/);
   });
 
