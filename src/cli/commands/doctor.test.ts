@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync, copyFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -115,6 +115,33 @@ describe('goodput doctor (CLI, end to end)', () => {
     const j = JSON.parse(r.stdout) as JsonReport & { traces: { gpu_events: number; iterations: number[] }[] };
     assert.equal(j.traces[0]!.gpu_events, 3 * 9000);
     assert.deepEqual(j.traces[0]!.iterations, [1, 2, 3]);
+  });
+
+  it('a missing path is "no usable input" with a non-zero exit, not a diagnosis', () => {
+    const r = doctor(join(tmp, 'no-such-run'));
+    assert.equal(r.status, 1);
+    assert.match(r.stdout, /no usable input/);
+    assert.doesNotMatch(r.stdout, /nothing stands out|Limiting resource/);
+    assert.match(r.stderr, /no-such-run: no such file or directory/);
+  });
+
+  it('a directory of unrelated runs: one verdict per run, counts that match the numbered list, findings merged per GPU', () => {
+    const dir = join(tmp, 'runs');
+    mkdirSync(dir);
+    for (const f of ['cpu-slow-getitem.trace.json.gz', 'cpu-healthy.trace.json.gz', 'cpu-batch-size-1.steps.json']) copyFileSync(join(fixtures, 'faults', f), join(dir, f));
+    for (const f of ['tesla-t4.xml', 'a10g.xml', 'rtx-3060-v12.xml']) copyFileSync(join(fixtures, 'nvidia-smi', 'xml', f), join(dir, f));
+    const j = JSON.parse(doctor('--json', dir).stdout) as JsonReport & { runs: { run: string; verdict: string; first_finding: string }[] };
+    const verdict = (name: string) => j.runs.find((r) => r.run.endsWith(name))!.verdict;
+    assert.equal(verdict('cpu-slow-getitem.trace.json.gz'), 'input-pipeline');
+    assert.equal(verdict('cpu-healthy.trace.json.gz'), 'cpu-compute');
+    assert.equal(verdict('cpu-batch-size-1.steps.json'), 'host-overhead');
+    assert.equal(j.runs.length, 6);
+    const persistence = j.findings.filter((f) => f.id === 'smi.persistence-mode-off');
+    assert.ok(persistence.length <= 1, `${persistence.length} persistence findings`);
+    const text = doctor(dir).stdout;
+    const issues = Number(/\((\d+) issue\(s\) to fix/.exec(text)![1]);
+    assert.equal((text.match(/^\d+\. \[/gm) ?? []).length, issues);
+    assert.match(text, /Runs \(6\), each with its own verdict/);
   });
 
   it('exits 2 with a usage error and no stack when no input is given', () => {
