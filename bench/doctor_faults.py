@@ -9,7 +9,7 @@ breakdown, GOODPUT_STEP_LOG). Each case injects one cause that dominates the ste
   slow-getitem      Dataset.__getitem__ blocks 1.5 ms per sample (a slow disk or remote read)
   heavy-transform   per-sample NumPy augmentation (FFT blur of a 3x128x128 image), num_workers=0
   batch-size-1      batch size 1: fixed per-step costs (optimizer, Python, dispatch) dominate
-  item-sync         loss.item() every step (a blocking host sync on CUDA; free on a CPU)
+  item-sync         the healthy run plus loss.item() every step (a blocking host sync on CUDA; free on a CPU)
   oversubscribed    torch.set_num_threads(16) on a machine with fewer cores
   healthy           large batch, large matrices, fast in-memory data: compute-bound
 
@@ -74,7 +74,8 @@ def settings(case: str, cuda: bool) -> dict:
     elif case == "batch-size-1":
         s.update(batch=1, dim=32, hidden=64)
     elif case == "item-sync":
-        s.update(sync_work=1)
+        # The healthy run plus the sync: on a CPU the injected line must not change the verdict.
+        s.update(dim=1024, hidden=2048, batch=256, sync_work=1)
     elif case == "oversubscribed":
         s.update(threads=16, hidden=1024, batch=128)
     elif case == "healthy":
