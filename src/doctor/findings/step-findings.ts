@@ -3,8 +3,8 @@
  * attributed to causes (data wait: input pipeline; sync: waiting on peers; optimizer: a per-step
  * fixed cost; forward+backward: compute) whose shares add up to 100%.
  */
-import type { StepBreakdown } from '../parse/step-breakdown.js';
-import { summarizeSteps } from '../parse/step-breakdown.js';
+import type { StepBreakdown } from '../parse/step-summary.js';
+import { summarizeSteps } from '../parse/step-summary.js';
 import { CAUSE_FIX, severityOf } from './attribution-findings.js';
 import type { Finding } from './finding.js';
 import { fmtPct } from './finding.js';

@@ -1,5 +1,9 @@
 import { z } from 'zod';
 
+import type { StepBreakdown } from './step-summary.js';
+
+export type { StepBreakdown } from './step-summary.js';
+
 /** One training step of one rank, as the Goodput SDK exports it (seconds). */
 export const StepRecordSchema = z.object({
   rank: z.number().int().min(0),
@@ -17,12 +21,6 @@ export const StepBreakdownSchema = z.object({
   job: z.string().optional(),
   steps: z.array(StepRecordSchema).min(1),
 });
-
-/** A validated export. */
-export interface StepBreakdown {
-  readonly job?: string;
-  readonly steps: readonly StepRecord[];
-}
 
 /** True when a parsed JSON value has the shape of a step-breakdown export (object or bare array). */
 export function looksLikeStepBreakdown(value: unknown): boolean {
@@ -46,27 +44,4 @@ export function parseStepBreakdown(value: unknown): StepBreakdown {
   return { job: data.job, steps: data.steps };
 }
 
-/** Mean phase times per rank and the share of each phase in the step (0..1). */
-export interface RankStepSummary {
-  readonly rank: number;
-  readonly steps: number;
-  readonly step_time_s: number;
-  readonly data_wait_s: number;
-  readonly forward_backward_s: number;
-  readonly sync_s: number;
-  readonly optimizer_s: number;
-}
-
-/** Pure; ranks sorted ascending. */
-export function summarizeSteps(b: StepBreakdown): RankStepSummary[] {
-  const acc = new Map<number, { n: number; d: number; f: number; s: number; o: number }>();
-  for (const r of b.steps) {
-    const a = acc.get(r.rank) ?? { n: 0, d: 0, f: 0, s: 0, o: 0 };
-    a.n++; a.d += r.data_wait_s; a.f += r.forward_backward_s; a.s += r.sync_s; a.o += r.optimizer_s;
-    acc.set(r.rank, a);
-  }
-  return [...acc.entries()].sort((x, y) => x[0] - y[0]).map(([rank, a]) => ({
-    rank, steps: a.n, step_time_s: (a.d + a.f + a.s + a.o) / a.n,
-    data_wait_s: a.d / a.n, forward_backward_s: a.f / a.n, sync_s: a.s / a.n, optimizer_s: a.o / a.n,
-  }));
-}
+export { summarizeSteps, type RankStepSummary } from './step-summary.js';
