@@ -88,16 +88,31 @@ describe('goodput doctor (CLI, end to end)', () => {
     assert.match(r.stdout, /Tesla T4/);
   });
 
-  it('writes a self-contained HTML report with three charts and the findings', () => {
+  it('writes a self-contained HTML report: time axes, one colour per cause, a link per finding to its evidence', () => {
     const out = join(tmp, 'report.html');
-    const r = doctor('--html', out, join(fixtures, 'pytorch-traces', 'a100-2rank-nccl'), join(fixtures, 'nvidia-smi', 'captures'));
+    const r = doctor('--html', out, join(fixtures, 'pytorch-traces', 'a100-2rank-nccl'), join(fixtures, 'nvidia-smi', 'captures'), join(fixtures, 'faults', 'cpu-slow-getitem.steps.json'), join(fixtures, 'faults', 'cpu-slow-getitem.trace.json.gz'));
     assert.equal(r.status, 0, r.stderr);
     const html = readFileSync(out, 'utf8');
-    assert.equal(html.match(/<svg /g)?.length, 3);
+    assert.equal(html.match(/<svg /g)?.length, 4);
     assert.match(html, /GPU utilization over time/);
     assert.match(html, /rank 0 \(nccl_data\.json\.gz\)/);
     assert.match(html, /COMPUTATION overlapping COMMUNICATION/);
     assert.match(html, /Host-side launch \/ per-step overhead: 77\.8% of GPU time/);
+    // both charts over time have time axes (seconds, milliseconds), not sample numbers
+    assert.equal(html.match(/data-x-axis="time"/g)?.length, 2);
+    assert.match(html, />\d+ s<\/text>/);
+    assert.match(html, />\d+ ms<\/text>/);
+    assert.doesNotMatch(html, /sample \(input order\)/);
+    // every finding links to an element that exists
+    const links = [...html.matchAll(/class="evidence-link" href="#([^"]+)"/g)].map((m) => m[1]!);
+    const findings = html.match(/<section class="finding /g)!.length;
+    assert.equal(links.length, findings);
+    for (const id of links) assert.match(html, new RegExp(`id="${id}"`), id);
+    // the input-pipeline colour is the same in the time chart, its legend and the step table
+    const orange = '#f28e2b';
+    assert.match(html, new RegExp(`fill="${orange}"><title>waiting for input data`));
+    assert.match(html, new RegExp(`color:${orange}">&#9632;</span> waiting for input data`));
+    assert.match(html, new RegExp(`<td><span style="color:${orange}">&#9632;</span>`));
     assert.doesNotMatch(html, /<script|https?:\/\/(?!www\.w3)/);
   });
 
