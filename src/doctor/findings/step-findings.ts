@@ -12,6 +12,26 @@ import { fmtPct } from './finding.js';
 /** Thresholds in percent of step time; docs/doctor.md says where each comes from. */
 export const STEP_THRESHOLD_PCT = { data_wait: 5, sync: 10, optimizer: 25, optimizer_vs_compute: 0.3, straggler_excess: 10 } as const;
 
+/**
+ * More runnable CPU threads than cores: each thread gets cores/threads of a core, so up to
+ * 1 - cores/threads of the compute time is waiting for a core (SageMaker Debugger's Dataloader
+ * rule likewise compares processes with available cores, flagging above 200%).
+ */
+function oversubscription(b: StepBreakdown): Omit<Finding, 'source'> | null {
+  const h = b.host;
+  if (!h) return null;
+  const threads = h.torch_threads * (h.local_processes ?? 1) + (h.dataloader_workers ?? 0);
+  if (threads <= h.cpu_count) return null;
+  const waiting = 100 * (1 - h.cpu_count / threads);
+  return {
+    id: 'steps.cpu-oversubscribed', severity: severityOf(waiting), bottleneck: 'cpu-contention',
+    title: `CPU threads oversubscribed: ${threads} busy threads on ${h.cpu_count} cores`,
+    evidence: [`torch threads ${h.torch_threads} x ${h.local_processes ?? 1} process(es) + ${h.dataloader_workers ?? 0} DataLoader worker(s) = ${threads} threads for ${h.cpu_count} cores: each gets ${(h.cpu_count / threads).toFixed(2)} of a core`],
+    fix: [`torch.set_num_threads(${Math.max(1, Math.floor((h.cpu_count - (h.dataloader_workers ?? 0)) / (h.local_processes ?? 1)))}) (or OMP_NUM_THREADS) so threads x processes + workers <= cores`, 'torchrun sets OMP_NUM_THREADS=1 per process by default: raise it only up to cores / processes'],
+    impact_pct: waiting,
+  };
+}
+
 /** Findings from the SDK's step-time breakdown export. Pure. */
 export function stepBreakdownFindings(b: StepBreakdown, src: string): Finding[] {
   const out: Finding[] = [];
@@ -48,7 +68,9 @@ export function stepBreakdownFindings(b: StepBreakdown, src: string): Finding[] 
       fix: ['Check that rank\'s GPU (clocks, throttling, other processes: nvidia-smi) and its data shard size', 'Bind processes to the CPU socket of their GPU (numactl / mpirun --map-by socket)'],
       impact_pct: (100 * (slow.forward_backward_s - median)) / slow.step_time_s, source: src });
   }
-  if (!perStepBound && share.f >= Math.max(share.d, share.s, share.o)) {
+  const over = oversubscription(b);
+  if (over) out.push({ ...over, evidence: [...over.evidence, ...evidence], source: src });
+  if (!perStepBound && !over && share.f >= Math.max(share.d, share.s, share.o)) {
     out.push({ id: 'steps.compute-bound', severity: 'info', bottleneck: 'compute',
       title: `Compute-bound: forward+backward is ${fmtPct(share.f)} of each step, the largest share`, evidence, fix: CAUSE_FIX.compute, impact_pct: share.f, source: src });
   }

@@ -19,6 +19,13 @@ export type StepRecord = z.infer<typeof StepRecordSchema>;
 export const StepBreakdownSchema = z.object({
   kind: z.literal('goodput.step_breakdown'),
   job: z.string().optional(),
+  /** Optional: the process's CPU threads, which make thread oversubscription visible. */
+  host: z.object({
+    cpu_count: z.number().int().min(1),
+    torch_threads: z.number().int().min(1),
+    local_processes: z.number().int().min(1).optional(),
+    dataloader_workers: z.number().int().min(0).optional(),
+  }).optional(),
   steps: z.array(StepRecordSchema).min(1),
 });
 
@@ -41,7 +48,7 @@ export function parseStepBreakdown(value: unknown): StepBreakdown {
   }
   if (Array.isArray(result.data)) return { steps: result.data };
   const data = result.data as z.infer<typeof StepBreakdownSchema>;
-  return { job: data.job, steps: data.steps };
+  return { job: data.job, steps: data.steps, ...(data.host ? { host: data.host } : {}) };
 }
 
 export { summarizeSteps, type RankStepSummary } from './step-summary.js';

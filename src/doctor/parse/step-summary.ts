@@ -10,9 +10,18 @@ export interface StepPhases {
   readonly optimizer_s: number;
 }
 
+/** CPU threads of the training processes on one host, when the export carries them. */
+export interface HostThreads {
+  readonly cpu_count: number;
+  readonly torch_threads: number;
+  readonly local_processes?: number;
+  readonly dataloader_workers?: number;
+}
+
 /** A validated export. */
 export interface StepBreakdown {
   readonly job?: string;
+  readonly host?: HostThreads;
   readonly steps: readonly StepPhases[];
 }
 
