@@ -16,7 +16,7 @@ import { packagePath } from '../src/util/package-root.js';
 import { CPU_CASES, GPU_REPLAYS, judge, type FaultCase, type Judgement } from '../test-support/doctor/fault-cases.js';
 import { benchArgs } from './bench-args.js';
 
-const USAGE = `Usage: node dist/bench/doctor-faults.js [--steps N] [--cases a,b] [--keep DIR] [--python PATH]
+const USAGE = `usage: npm run bench:doctor-faults [-- --steps N] [--cases a,b] [--keep DIR] [--python PATH]
 
 Records one real PyTorch CPU run per injected bottleneck (${CPU_CASES.map((c) => c.name).join(', ')}),
 diagnoses each through its profiler trace and its SDK step log, prints whether the doctor's first
