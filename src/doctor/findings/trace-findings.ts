@@ -1,7 +1,7 @@
 import type { TraceRankAnalysis } from '../analyze/trace-rank.js';
 import { hasTensorCores } from '../analyze/gemm-precision.js';
 import type { Cause } from '../analyze/attribution.js';
-import { attributionFindings } from './attribution-findings.js';
+import { attributionFindings, severityOf } from './attribution-findings.js';
 import type { Finding } from './finding.js';
 import { fmtPct, fmtUs } from './finding.js';
 
@@ -53,7 +53,7 @@ function copyFinding(r: TraceRankAnalysis, out: Finding[]): void {
   if (!t || c.htod_pageable_count + c.dtoh_pageable_count === 0) return;
   const us = c.htod_pageable_us + c.dtoh_pageable_us;
   out.push({
-    id: 'trace.pageable-memcpy', severity: 'warning', bottleneck: 'host-device-copy',
+    id: 'trace.pageable-memcpy', severity: severityOf((100 * us) / t.kernel_time_us), bottleneck: 'host-device-copy',
     title: `Host-device copies from pageable memory (${c.htod_pageable_count} HtoD, ${c.dtoh_pageable_count} DtoH): synchronous and slower than pinned`,
     evidence: [
       `rank ${r.rank}: Memcpy HtoD (Pageable -> Device) ${fmtUs(c.htod_pageable_us)} in ${c.htod_pageable_count} copies; pinned HtoD ${fmtUs(c.htod_pinned_us)}`,
@@ -64,7 +64,7 @@ function copyFinding(r: TraceRankAnalysis, out: Finding[]): void {
       'For tensors built by hand: x = x.pin_memory(); x_gpu = x.to("cuda", non_blocking=True)',
       'Avoid per-step .item()/.cpu()/.numpy() on CUDA tensors (each is a pageable DtoH copy and a sync); accumulate metrics on the GPU and read them every N steps',
     ],
-    impact_pct: Math.max(1, (100 * us) / t.kernel_time_us), source: r.file,
+    impact_pct: (100 * us) / t.kernel_time_us, source: r.file,
   });
 }
 
