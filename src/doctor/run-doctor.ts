@@ -86,7 +86,7 @@ export async function runDoctor(paths: readonly string[]): Promise<DoctorReport>
       continue;
     }
     if (!row) {
-      warnings.push(`${file.path}: not a recognised input (PyTorch trace, nvidia-smi output, NCCL log, Horovod timeline or step breakdown); skipped`);
+      warnings.push(`${file.path}: not a recognised input (PyTorch trace, nvidia-smi output, GPU exporter metrics, NCCL log, Horovod timeline or step breakdown); skipped`);
       continue;
     }
     try {
