@@ -14,15 +14,21 @@ import type { DoctorReport, InputKind, RunKernelTypes, RunVerdict } from './repo
 import { verdictOf } from './report/model.js';
 
 /**
- * A directory is one multi-rank run, unless its traces repeat a rank (then they are unrelated
- * single-rank traces and each is analysed on its own).
+ * A directory is one multi-rank run, unless its traces say otherwise: traces that name different
+ * world sizes belong to different runs, and a rank seen twice means unrelated single-rank traces
+ * (each is then analysed on its own).
  */
 function splitRuns(groups: ReadonlyMap<string, KinetoRank[]>): { run: string; ranks: KinetoRank[] }[] {
   const runs: { run: string; ranks: KinetoRank[] }[] = [];
-  for (const [group, ranks] of groups) {
-    const distinct = new Set(ranks.map((r) => r.rank)).size === ranks.length;
-    if (distinct) runs.push({ run: group, ranks });
-    else for (const r of ranks) runs.push({ run: r.file, ranks: [r] });
+  for (const [group, all] of groups) {
+    const byWorld = new Map<number | undefined, KinetoRank[]>();
+    for (const r of all) byWorld.set(r.worldSize, [...(byWorld.get(r.worldSize) ?? []), r]);
+    for (const [world, ranks] of byWorld) {
+      const distinct = new Set(ranks.map((r) => r.rank)).size === ranks.length;
+      const name = byWorld.size > 1 ? `${group} (world size ${world ?? '?'})` : group;
+      if (distinct) runs.push({ run: name, ranks });
+      else for (const r of ranks) runs.push({ run: r.file, ranks: [r] });
+    }
   }
   return runs;
 }

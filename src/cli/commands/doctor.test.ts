@@ -157,6 +157,14 @@ describe('goodput doctor (CLI, end to end)', () => {
     const issues = Number(/\((\d+) issue\(s\) to fix/.exec(text)![1]);
     assert.equal((text.match(/^\d+\. \[/gm) ?? []).length, issues);
     assert.match(text, /Runs \(6\), each with its own verdict/);
+    // ranks 0 and 1 of two different jobs (world sizes 2 and 128) are two runs, not one
+    const mixed = join(tmp, 'mixed');
+    mkdirSync(mixed);
+    copyFileSync(join(fixtures, 'pytorch-traces', 'a100-2rank-nccl', 'nccl_data.json.gz'), join(mixed, 'a.json.gz'));
+    copyFileSync(join(fixtures, 'pytorch-traces', 'recsys-128rank-sampled', 'rank-1.json.gz'), join(mixed, 'b.json.gz'));
+    const m = JSON.parse(doctor('--json', mixed).stdout) as { runs: { run: string }[]; kernel_types: unknown[] };
+    assert.equal(m.runs.length, 2);
+    assert.equal(m.kernel_types.length, 2);
   });
 
   it('exits 2 with a usage error and no stack when no input is given', () => {
