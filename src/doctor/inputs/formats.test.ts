@@ -6,6 +6,7 @@ import { after, describe, it } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import { readHead } from '../io/read-files.js';
 import { loadKinetoTrace } from '../parse/kineto/load-trace.js';
+import { splitCapture } from '../parse/nvidia-smi/capture.js';
 import { packagePath } from '../../util/package-root.js';
 import { detectKind } from './table.js';
 
@@ -52,6 +53,16 @@ describe('content sniffing never mistakes one format for another', () => {
     assert.ok(a.data.steps.length >= 5, `${a.data.steps.length} steps`);
     assert.ok(a.data.dataLoader.ts.length >= 5);
     assert.equal(b.data.steps.length, a.data.steps.length);
+  });
+
+  it('each command of a real capture, saved alone, is recognised as that command\'s output', () => {
+    const sections = splitCapture(readFileSync(fx('nvidia-smi', 'captures', 'linux-x86_64__nvidia-l40s__595.80.txt'), 'utf8'));
+    const body = (command: RegExp) => sections.find((x) => command.test(x.command))!.body;
+    assert.equal(detectKind(body(/^nvidia-smi -q$/)), 'nvidia-smi-query');
+    assert.equal(detectKind(body(/^nvidia-smi --query-gpu=/)), 'nvidia-smi-csv');
+    assert.equal(detectKind(body(/^nvidia-smi dmon/)), 'nvidia-smi-monitor');
+    assert.equal(detectKind(body(/^nvidia-smi pmon/)), 'nvidia-smi-monitor');
+    assert.equal(detectKind(body(/^nvidia-smi topo -m$/)), 'nvidia-smi-topo');
   });
 
   it('each real file is claimed by exactly its own row, and near-misses are not claimed', async () => {
