@@ -55,8 +55,8 @@ function hostSpans(r: KinetoRank, cls: number, tid?: number): Interval[] {
  * GPU time by cause. Busy time: computation kernels are compute; communication kernels not
  * overlapped by computation are collectives; memcpy/memset alone are memory copies (HTA's
  * compute / non-compute split). Each idle gap of the merged GPU timeline is explained by what the
- * host did: a synchronising call returned in the gap (sync point: the host waited for the GPU to
- * drain, then had to launch again); the training loop was fetching its next batch (input
+ * host did, in this order: a recent blocking call made the host wait for the GPU to drain (sync
+ * point, up to the time it waited); the training loop was fetching its next batch (input
  * pipeline); the next kernel was launched only after the GPU ran dry or the gap is shorter than
  * HTA's 30 µs launch delay (host-side launch overhead); else the kernel was queued but waited
  * (collectives / peers when the rank communicates, else launch overhead). Pure.
