@@ -43,4 +43,11 @@ describe('goodput show / ls in plain words', () => {
     assert.match(renderJobList([], 0), /^no jobs yet; submit one with 'goodput submit/);
     assert.match(table, /^ab12\s+digits\s+u\s+running\s+2\s+1\s+256 \(64x2x2\)\s+\d+\/s\s+x\d\.\d\d \(best x\d\.\d\d on \d\)\s+10\s+0s ago$/m);
   });
+
+  it('says the doctor\'s verdict from the job\'s own step breakdowns', () => {
+    const report = (step: number, data_wait_s: number) => ({ step, breakdown: { data_wait_s, forward_backward_s: 0.06, sync_s: 0, optimizer_s: 0.01 } });
+    const text = renderJob(detail('cpu'), [], [report(1, 0.05), report(2, 0.05)]);
+    assert.match(text, /^doctor\s+this job waits on data 41\.7% of each step \(last 2 reported steps\): raise DataLoader num_workers/m);
+    assert.match(renderJob(detail('cpu'), []), /^doctor\s+no step breakdown reported yet/m);
+  });
 });

@@ -2,6 +2,7 @@
 import type { EventView, JobDetail, JobSummary } from '../client/client.js';
 import { age, formatTable } from '../client/table.js';
 import type { BatchView, JobInsight } from '../control/insight.js';
+import { liveVerdict, type LiveReport } from '../doctor/live.js';
 import { profileLine } from './profile-render.js';
 
 const num = (x: number) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toPrecision(3));
@@ -33,8 +34,8 @@ export function insightLines(i: JobInsight): string[] {
 /** The most recent events `goodput show` prints (--json has every one). */
 const SHOWN_EVENTS = 15;
 
-/** Full text of `goodput show` (the job, its current replicas and its latest events). */
-export function renderJob(job: JobDetail, events: readonly EventView[]): string {
+/** Full text of `goodput show` (the job, its current replicas and its latest events; the doctor's verdict from its reports). */
+export function renderJob(job: JobDetail, events: readonly EventView[], reports: readonly LiveReport[] = []): string {
   const unit = job.device_kind === 'gpu' ? 'GPU' : 'CPU slot';
   const envs = [job.spec.venv && `venv ${job.spec.venv}`, job.spec.conda && `conda ${job.spec.conda}`, job.spec.env_setup && 'env_setup'].filter(Boolean);
   const lines = [
@@ -44,6 +45,7 @@ export function renderJob(job: JobDetail, events: readonly EventView[]): string 
     `replicas   ${job.replicas} (min ${job.spec.min_replicas}, max ${job.spec.max_replicas}) on ${unit}(s) ${job.devices.join(',') || '-'}`,
     ...insightLines(job.insight),
     profileLine(job, events),
+    `doctor     ${liveVerdict(reports)?.line ?? 'no step breakdown reported yet (the SDK reports one per step)'}`,
     `restarts   ${job.restarts} (failures ${job.failures} of max ${job.spec.max_restarts})`,
     `progress   step ${job.step}, ${job.samples} samples, ${num(job.attained_service_gpu_s)} ${job.device_kind === 'gpu' ? 'GPU-s' : 'slot-s'} used`,
     `times      submitted ${job.submitted_at}, started ${job.started_at ?? '-'}, finished ${job.finished_at ?? '-'}`,

@@ -2,7 +2,7 @@ import { groupByGpu } from './findings/smi-findings.js';
 import type { GpuSample } from './parse/nvidia-smi/gpu-sample.js';
 import type { GpuSummary } from './report/model.js';
 
-const SOURCE_PRIORITY = ['query-gpu csv', '-q -x', '-q', 'dmon'];
+const SOURCE_PRIORITY = ['query-gpu csv', '-q -x', '-q', 'dcgm-exporter', 'nvidia_gpu_exporter', 'dmon'];
 
 /** nvidia-smi timestamps look like "2024/01/31 12:00:01.250"; returns ms since the epoch (UTC) or NaN. */
 function parseTimestamp(t: string | undefined): number {

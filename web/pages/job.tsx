@@ -2,6 +2,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { EventView, JobDetail } from '../../src/api/views.js';
 import type { JobSeries, WhoAmI } from '../../src/dashboard/types.js';
+import { liveVerdict, type LiveReport } from '../../src/doctor/live.js';
 import { callApi, getJson, request } from '../api.js';
 import { Chart } from '../chart.js';
 import { fmtNumber, fmtTime } from '../format.js';
@@ -16,6 +17,8 @@ export function JobPage(p: { id: string; me: WhoAmI }) {
   const job = usePoll(() => callApi('GET /v1/jobs/{id}', { id: p.id }), 2000, `job-${p.id}`);
   const series = usePoll(() => getJson<JobSeries>(`/dash/jobs/${encodeURIComponent(p.id)}/series`), 3000, `series-${p.id}`);
   const events = usePoll(() => callApi('GET /v1/jobs/{id}/events', { id: p.id }), 3000, `events-${p.id}`);
+  const reports = usePoll(() => getJson<LiveReport[]>(`${base}/reports?limit=200`), 5000, `reports-${p.id}`);
+  const doctor = liveVerdict(reports.data ?? []);
   const [cancelError, setCancelError] = useState<Error | undefined>();
   const j = job.data;
   if (!j) return <ErrorLine error={job.error} loading />;
@@ -47,6 +50,10 @@ export function JobPage(p: { id: string; me: WhoAmI }) {
         <Fact label="restarts" value={String(j.restarts)} />
         <Fact label="submitted" value={fmtTime(Date.parse(j.submitted_at))} />
         <Fact label="reason" value={j.rejection ? `${j.rejection.message} (${j.rejection.code})` : j.reason} />
+      </div>
+      <div class="fact" id="doctor" data-verdict={doctor?.verdict ?? ''}>
+        <div class="muted">doctor (from this job's step breakdowns, updated as it runs)</div>
+        <div>{doctor ? doctor.line : 'no step breakdown reported yet'}</div>
       </div>
       <Charts series={series.data} marks={decisionTimes(events.data ?? [])} />
       <div class="two">

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync, copyFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -24,7 +24,7 @@ function node(nodeFlags: string[], ...args: string[]) {
 interface JsonReport {
   verdict: string;
   traces: { rank: number; file: string; temporal: { idle_pct: number; compute_pct: number; non_compute_pct: number; kernel_time_us: number } | null; comm_comp_overlap_pct: number | null }[];
-  gpus: { name: string; utilization_gpu_pct: number; memory_used_bytes: number; memory_total_bytes: number; power_draw_w: number }[];
+  gpus: { name: string; source: string; utilization_gpu_pct: number; memory_used_bytes: number; memory_total_bytes: number; power_draw_w: number }[];
   nccl: { transports: Record<string, number>; avg_bus_bandwidth_gbps: number } | null;
   findings: { id: string; severity: string; title: string; evidence: string[]; fix: string[] }[];
   kernel_types: { run: string; ranks: number[]; rows: { kernel_type: string; time_us: number; pct: number }[] }[];
@@ -45,14 +45,14 @@ describe('goodput doctor (CLI, end to end)', () => {
     assert.equal(rank('v100-ddp1', 0).temporal!.compute_pct, 96.75);
     assert.equal(rank('a100-2rank-nccl', 0).temporal!.idle_pct, 77.78);
     assert.equal(rank('cpu-only', 34).temporal, null);
-    const h100 = j.gpus.find((g) => g.name === 'NVIDIA H100 80GB HBM3')!;
+    const h100 = j.gpus.find((g) => g.name === 'NVIDIA H100 80GB HBM3' && g.source.includes('590.48.01.txt'))!;
     assert.deepEqual([h100.utilization_gpu_pct, h100.memory_used_bytes, h100.memory_total_bytes, h100.power_draw_w], [100, 20780679168, 85520809984, 631.95]);
     const t4 = j.gpus.find((g) => g.name === 'Tesla T4')!;
     assert.deepEqual([t4.utilization_gpu_pct, t4.memory_used_bytes, t4.power_draw_w], [0, 1032 * 2 ** 20, 26.78]);
     assert.deepEqual(j.nccl!.transports, { 'NET/AWS Libfabric': 64, 'P2P/IPC': 256 });
     assert.equal(j.nccl!.avg_bus_bandwidth_gbps, 11.2432);
     const ids = j.findings.map((f) => f.id);
-    for (const id of ['trace.gpu-waits-for-host', 'trace.fp32-matmul-on-tensor-core-gpu', 'trace.unoverlapped-communication', 'trace.pageable-memcpy', 'trace.gpu-bound', 'trace.straggler-rank', 'horovod.straggler-rank', 'smi.low-gpu-utilization', 'topo.gpu-pairs-cross-host-bridge', 'nccl.bus-bandwidth']) {
+    for (const id of ['trace.launch-overhead', 'trace.input-pipeline', 'trace.sync-points', 'trace.fp32-matmul-on-tensor-core-gpu', 'trace.unoverlapped-communication', 'trace.pageable-memcpy', 'trace.compute-bound', 'trace.straggler-rank', 'horovod.straggler-rank', 'smi.low-gpu-utilization', 'topo.gpu-pairs-cross-host-bridge', 'nccl.bus-bandwidth', 'steps.data-wait', 'steps.optimizer-heavy', 'steps.compute-bound']) {
       assert.ok(ids.includes(id), `missing ${id}`);
     }
     for (const f of j.findings) assert.ok(f.severity && f.title && f.evidence.length > 0 && f.fix.length > 0, f.id);
@@ -88,16 +88,31 @@ describe('goodput doctor (CLI, end to end)', () => {
     assert.match(r.stdout, /Tesla T4/);
   });
 
-  it('writes a self-contained HTML report with three charts and the findings', () => {
+  it('writes a self-contained HTML report: time axes, one colour per cause, a link per finding to its evidence', () => {
     const out = join(tmp, 'report.html');
-    const r = doctor('--html', out, join(fixtures, 'pytorch-traces', 'a100-2rank-nccl'), join(fixtures, 'nvidia-smi', 'captures'));
+    const r = doctor('--html', out, join(fixtures, 'pytorch-traces', 'a100-2rank-nccl'), join(fixtures, 'nvidia-smi', 'captures'), join(fixtures, 'faults', 'cpu-slow-getitem.steps.json'), join(fixtures, 'faults', 'cpu-slow-getitem.trace.json.gz'));
     assert.equal(r.status, 0, r.stderr);
     const html = readFileSync(out, 'utf8');
-    assert.equal(html.match(/<svg /g)?.length, 3);
+    assert.equal(html.match(/<svg /g)?.length, 4);
     assert.match(html, /GPU utilization over time/);
     assert.match(html, /rank 0 \(nccl_data\.json\.gz\)/);
     assert.match(html, /COMPUTATION overlapping COMMUNICATION/);
-    assert.match(html, /GPU idle 77\.8% of the time waiting for the CPU/);
+    assert.match(html, /Host-side launch \/ per-step overhead: 77\.8% of GPU time/);
+    // both charts over time have time axes (seconds, milliseconds), not sample numbers
+    assert.equal(html.match(/data-x-axis="time"/g)?.length, 2);
+    assert.match(html, />\d+ s<\/text>/);
+    assert.match(html, />\d+ ms<\/text>/);
+    assert.doesNotMatch(html, /sample \(input order\)/);
+    // every finding links to an element that exists
+    const links = [...html.matchAll(/class="evidence-link" href="#([^"]+)"/g)].map((m) => m[1]!);
+    const findings = html.match(/<section class="finding /g)!.length;
+    assert.equal(links.length, findings);
+    for (const id of links) assert.match(html, new RegExp(`id="${id}"`), id);
+    // the input-pipeline colour is the same in the time chart, its legend and the step table
+    const orange = '#f28e2b';
+    assert.match(html, new RegExp(`fill="${orange}"><title>waiting for input data`));
+    assert.match(html, new RegExp(`color:${orange}">&#9632;</span> waiting for input data`));
+    assert.match(html, new RegExp(`<td><span style="color:${orange}">&#9632;</span>`));
     assert.doesNotMatch(html, /<script|https?:\/\/(?!www\.w3)/);
   });
 
@@ -115,6 +130,41 @@ describe('goodput doctor (CLI, end to end)', () => {
     const j = JSON.parse(r.stdout) as JsonReport & { traces: { gpu_events: number; iterations: number[] }[] };
     assert.equal(j.traces[0]!.gpu_events, 3 * 9000);
     assert.deepEqual(j.traces[0]!.iterations, [1, 2, 3]);
+  });
+
+  it('a missing path is "no usable input" with a non-zero exit, not a diagnosis', () => {
+    const r = doctor(join(tmp, 'no-such-run'));
+    assert.equal(r.status, 1);
+    assert.match(r.stdout, /no usable input/);
+    assert.doesNotMatch(r.stdout, /nothing stands out|Limiting resource/);
+    assert.match(r.stderr, /no-such-run: no such file or directory/);
+  });
+
+  it('a directory of unrelated runs: one verdict per run, counts that match the numbered list, findings merged per GPU', () => {
+    const dir = join(tmp, 'runs');
+    mkdirSync(dir);
+    for (const f of ['cpu-slow-getitem.trace.json.gz', 'cpu-healthy.trace.json.gz', 'cpu-batch-size-1.steps.json']) copyFileSync(join(fixtures, 'faults', f), join(dir, f));
+    for (const f of ['tesla-t4.xml', 'a10g.xml', 'rtx-3060-v12.xml']) copyFileSync(join(fixtures, 'nvidia-smi', 'xml', f), join(dir, f));
+    const j = JSON.parse(doctor('--json', dir).stdout) as JsonReport & { runs: { run: string; verdict: string; first_finding: string }[] };
+    const verdict = (name: string) => j.runs.find((r) => r.run.endsWith(name))!.verdict;
+    assert.equal(verdict('cpu-slow-getitem.trace.json.gz'), 'input-pipeline');
+    assert.equal(verdict('cpu-healthy.trace.json.gz'), 'cpu-compute');
+    assert.equal(verdict('cpu-batch-size-1.steps.json'), 'host-overhead');
+    assert.equal(j.runs.length, 6);
+    const persistence = j.findings.filter((f) => f.id === 'smi.persistence-mode-off');
+    assert.ok(persistence.length <= 1, `${persistence.length} persistence findings`);
+    const text = doctor(dir).stdout;
+    const issues = Number(/\((\d+) issue\(s\) to fix/.exec(text)![1]);
+    assert.equal((text.match(/^\d+\. \[/gm) ?? []).length, issues);
+    assert.match(text, /Runs \(6\), each with its own verdict/);
+    // ranks 0 and 1 of two different jobs (world sizes 2 and 128) are two runs, not one
+    const mixed = join(tmp, 'mixed');
+    mkdirSync(mixed);
+    copyFileSync(join(fixtures, 'pytorch-traces', 'a100-2rank-nccl', 'nccl_data.json.gz'), join(mixed, 'a.json.gz'));
+    copyFileSync(join(fixtures, 'pytorch-traces', 'recsys-128rank-sampled', 'rank-1.json.gz'), join(mixed, 'b.json.gz'));
+    const m = JSON.parse(doctor('--json', mixed).stdout) as { runs: { run: string }[]; kernel_types: unknown[] };
+    assert.equal(m.runs.length, 2);
+    assert.equal(m.kernel_types.length, 2);
   });
 
   it('exits 2 with a usage error and no stack when no input is given', () => {

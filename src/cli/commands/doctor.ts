@@ -9,20 +9,25 @@ import { parseFlags } from '../command.js';
 
 const HELP = `Usage: goodput doctor [--json] [--html report.html] <files or directories...>
 
-Reads what a training run left behind and prints a diagnosis: which resource limits the run
-(GPU compute, GPU memory, input pipeline / CPU, host-device copies, communication), the evidence
-in numbers and the concrete fix. Inputs are recognised by content:
-  - PyTorch profiler (Kineto) traces, .json or .json.gz, one per rank (a directory = one run)
+Reads what a training run left behind and prints a diagnosis: where every percent of GPU (or, on
+CPU runs, step) time goes (input pipeline, host-side overhead, sync points, collectives, memory
+copies, compute), what limits the run, the evidence in numbers and the fix for the largest cause
+first. Inputs are recognised by content:
+  - PyTorch profiler traces, .json or .json.gz, one per rank (a directory = one run): Kineto
+    objects and the legacy bare-array chrome traces of torch 1.x, GPU or CPU-only
   - nvidia-smi: --query-gpu CSV, -q, -q -x, topo -m, dmon/pmon, whole captures
+  - Prometheus files of nvidia_gpu_exporter and dcgm-exporter (.metrics, .prom, ...)
   - NCCL_DEBUG=INFO logs (also prefixed by mpirun/torchrun) and nccl-tests output
-  - Horovod timelines; goodput step-time breakdown exports (JSON)
+  - Horovod timelines; goodput SDK step logs (GOODPUT_STEP_LOG)
+Unrelated runs given together each get their own verdict.
 
 Options:
   --json            print one JSON object instead of the text report
   --html <file>     also write a self-contained HTML report with charts
   -h, --help        show this help
 
-Exit status: 0 on success (even with findings), 1 when no input could be analysed, 2 on usage errors.`;
+Exit status: 0 on success (even with findings), 1 when no input could be analysed ("no usable
+input"), 2 on usage errors.`;
 
 /** `goodput doctor`: the thin shell around runDoctor (flags, output files, exit status). */
 export const doctorCommand: CliCommand = {

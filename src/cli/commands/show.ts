@@ -24,7 +24,7 @@ size and batch-size change happened.
       console.log(JSON.stringify({ ...job, events }, null, 2));
       return 0;
     }
-    console.log(renderJob(job, events));
+    console.log(renderJob(job, events, await client.reports(job.id, 200)));
     return 0;
   },
 };

@@ -7,6 +7,8 @@ import type { LaunchStats, QueueLengthSummary, StreamIdle } from './hta/launch.j
 import { idleBreakdown, launchStats, queueLength } from './hta/launch.js';
 import type { PreparedRank } from './hta/prepare.js';
 import { gemmPrecision } from './gemm-precision.js';
+import type { TimeAttribution } from './attribution.js';
+import { attributeCpuSteps, attributeGpuTime } from './attribution.js';
 import type { GemmPrecision } from './gemm-precision.js';
 
 /** Host-device copy totals by direction and host memory kind (µs and counts). */
@@ -57,6 +59,8 @@ export interface TraceRankAnalysis {
   readonly step_timing?: StepTiming;
   /** Total µs of communication kernels (merged per stream, not across streams). */
   readonly comm_kernel_us: number;
+  /** GPU time (or, without GPU activity, step time) by cause; shares add up to 100%. */
+  readonly attribution?: TimeAttribution;
 }
 
 function copyStats(p: PreparedRank, totals: Map<number, { time: number; count: number }>): CopyStats {
@@ -140,5 +144,6 @@ export function analyzeTraceRank(p: PreparedRank): TraceRankAnalysis {
     temporal: temporalBreakdown(p), comm_comp_overlap_pct: commCompOverlapPct(p),
     idle_by_stream: idleBreakdown(p), launch: launchStats(p), queue_length: queueLength(p),
     copies: copyStats(p, totals), gemm: gemmPrecision(named), top_kernels: top, step_timing: stepTiming(p), comm_kernel_us: comm,
+    attribution: attributeGpuTime(p) ?? attributeCpuSteps(p.source),
   };
 }

@@ -1,7 +1,5 @@
 import type { HorovodTimeline } from '../parse/horovod-timeline.js';
 import type { NcclLog } from '../parse/nccl-log.js';
-import type { StepBreakdown } from '../parse/step-breakdown.js';
-import { summarizeSteps } from '../parse/step-breakdown.js';
 import type { Finding } from './finding.js';
 import { fmtPct, fmtUs } from './finding.js';
 
@@ -129,40 +127,6 @@ export function horovodFindings(t: HorovodTimeline, src: string): Finding[] {
       fix: ['Long NEGOTIATE_*: ranks reach the all-reduce at different times (stragglers); long WAIT_FOR_DATA: the backward pass or input pipeline is slow; long MEMCPY_*_FUSION_BUFFER: raise HOROVOD_FUSION_THRESHOLD or use fewer, larger tensors'],
       impact_pct: 0, source: src,
     });
-  }
-  return out;
-}
-
-/** Findings from the SDK's step-time breakdown export. Pure. */
-export function stepBreakdownFindings(b: StepBreakdown, src: string): Finding[] {
-  const out: Finding[] = [];
-  const ranks = summarizeSteps(b);
-  const all = ranks.reduce((acc, r) => ({ d: acc.d + r.data_wait_s * r.steps, f: acc.f + r.forward_backward_s * r.steps, s: acc.s + r.sync_s * r.steps, o: acc.o + r.optimizer_s * r.steps }), { d: 0, f: 0, s: 0, o: 0 });
-  const total = all.d + all.f + all.s + all.o;
-  if (total <= 0) return out;
-  const share = { d: (100 * all.d) / total, s: (100 * all.s) / total, o: (100 * all.o) / total, f: (100 * all.f) / total };
-  const evidence = [`${b.steps.length} steps from ${ranks.length} rank(s)${b.job ? ` of job ${b.job}` : ''}: data wait ${fmtPct(share.d)}, forward+backward ${fmtPct(share.f)}, sync ${fmtPct(share.s)}, optimizer ${fmtPct(share.o)}`];
-  if (share.d >= 10) {
-    out.push({ id: 'steps.data-wait', severity: share.d >= 25 ? 'critical' : 'warning', bottleneck: 'input-pipeline', title: `Training waits for data ${fmtPct(share.d)} of each step`, evidence,
-      fix: ['DataLoader(num_workers=<cores per GPU>, pin_memory=True, persistent_workers=True, prefetch_factor=2); batch.to("cuda", non_blocking=True)', 'Cache or pre-decode the dataset on local NVMe; DALI for image/video decoding'], impact_pct: share.d, source: src });
-  }
-  if (share.s >= 15) {
-    out.push({ id: 'steps.sync-heavy', severity: share.s >= 30 ? 'critical' : 'warning', bottleneck: 'communication', title: `Gradient synchronisation takes ${fmtPct(share.s)} of each step`, evidence,
-      fix: ['Overlap all-reduce with backward (DDP buckets: bucket_cap_mb, gradient_as_bucket_view=True)', 'Gradient accumulation with model.no_sync() to synchronise every N micro-batches', 'Check the NCCL transport (NCCL_DEBUG=INFO) and fabric: RDMA/InfiniBand over TCP'], impact_pct: share.s * 0.7, source: src });
-  }
-  if (share.o >= 15) {
-    out.push({ id: 'steps.optimizer-heavy', severity: 'warning', bottleneck: 'gpu-compute', title: `The optimizer step takes ${fmtPct(share.o)} of each step`, evidence,
-      fix: ['Use fused/foreach optimizers: torch.optim.AdamW(params, fused=True)', 'Shard optimizer state (ZeRO/FSDP) only if memory requires it: it adds communication'], impact_pct: share.o * 0.5, source: src });
-  }
-  const times = ranks.map((r) => r.forward_backward_s).sort((a, b) => a - b);
-  const median = times[Math.floor((times.length - 1) / 2)]!;
-  const slow = [...ranks].sort((a, b) => b.forward_backward_s - a.forward_backward_s)[0]!;
-  if (ranks.length >= 2 && median > 0 && slow.forward_backward_s > 1.1 * median) {
-    out.push({ id: 'steps.straggler-rank', severity: 'warning', bottleneck: 'communication',
-      title: `Rank ${slow.rank} computes ${fmtPct((100 * (slow.forward_backward_s - median)) / median)} longer than the median rank; the others wait in sync`,
-      evidence: ranks.map((r) => `rank ${r.rank}: step ${r.step_time_s.toFixed(3)} s (data ${r.data_wait_s.toFixed(3)}, fwd+bwd ${r.forward_backward_s.toFixed(3)}, sync ${r.sync_s.toFixed(3)}, opt ${r.optimizer_s.toFixed(3)})`),
-      fix: ['Check that rank\'s GPU (clocks, throttling, other processes: nvidia-smi) and its data shard size', 'Bind processes to the CPU socket of their GPU (numactl / mpirun --map-by socket)'],
-      impact_pct: (100 * (slow.forward_backward_s - median)) / slow.step_time_s, source: src });
   }
   return out;
 }

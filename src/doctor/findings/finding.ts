@@ -1,5 +1,7 @@
 /** The resource a finding says limits the run. */
-export type Bottleneck = 'gpu-compute' | 'gpu-memory' | 'input-pipeline' | 'host-device-copy' | 'communication' | 'system' | 'healthy';
+export type Bottleneck =
+  | 'gpu-compute' | 'cpu-compute' | 'compute' | 'gpu-memory' | 'input-pipeline' | 'host-overhead' | 'sync-points'
+  | 'host-device-copy' | 'communication' | 'cpu-contention' | 'system' | 'healthy';
 
 export type Severity = 'critical' | 'warning' | 'info';
 
@@ -22,9 +24,14 @@ export interface Finding {
 
 const SEVERITY_RANK: Readonly<Record<Severity, number>> = { critical: 0, warning: 1, info: 2 };
 
-/** Orders findings by estimated impact, then severity, then id (deterministic). Pure. */
+/**
+ * Orders findings: issues (warning, critical) before notes (info), each by estimated impact, then
+ * severity, then id (deterministic). The first finding is therefore the largest measured cause
+ * that has a fix, or, when nothing needs fixing, the largest note (e.g. compute-bound). Pure.
+ */
 export function rankFindings(findings: readonly Finding[]): Finding[] {
-  return [...findings].sort((a, b) => b.impact_pct - a.impact_pct || SEVERITY_RANK[a.severity] - SEVERITY_RANK[b.severity] || a.id.localeCompare(b.id));
+  const note = (f: Finding) => (f.severity === 'info' ? 1 : 0);
+  return [...findings].sort((a, b) => note(a) - note(b) || b.impact_pct - a.impact_pct || SEVERITY_RANK[a.severity] - SEVERITY_RANK[b.severity] || a.id.localeCompare(b.id));
 }
 
 /** Formats a µs quantity for evidence lines. */

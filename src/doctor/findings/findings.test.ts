@@ -74,8 +74,16 @@ describe('ranking', () => {
   const f = (id: string, impact: number, severity: Finding['severity']): Finding =>
     ({ id, impact_pct: impact, severity, bottleneck: 'system', title: id, evidence: ['e'], fix: ['f'], source: 's' });
 
-  it('orders by impact, then severity, then id; verdict is healthy when nothing matters', () => {
-    assert.deepEqual(rankFindings([f('b', 1, 'info'), f('a', 1, 'warning'), f('c', 5, 'info')]).map((x) => x.id), ['c', 'a', 'b']);
+  it('orders issues before notes, each by impact, then severity, then id; verdict is healthy when nothing matters', () => {
+    assert.deepEqual(rankFindings([f('b', 1, 'info'), f('a', 1, 'warning'), f('c', 5, 'info'), f('d', 2, 'critical')]).map((x) => x.id), ['d', 'a', 'c', 'b']);
     assert.equal(verdictOf([f('x', 1, 'warning')]), 'healthy');
+  });
+
+  it('the verdict is the largest issue; a compute-bound note names compute only when nothing needs fixing', () => {
+    const compute: Finding = { ...f('trace.compute-bound', 67, 'info'), bottleneck: 'gpu-compute' };
+    const sync: Finding = { ...f('trace.sync-points', 28, 'critical'), bottleneck: 'sync-points' };
+    assert.equal(verdictOf([compute, sync]), 'sync-points');
+    assert.equal(verdictOf([compute, { ...sync, severity: 'info' }]), 'gpu-compute');
+    assert.deepEqual(rankFindings([compute, sync]).map((x) => x.id), ['trace.sync-points', 'trace.compute-bound']);
   });
 });

@@ -7,6 +7,12 @@ import type { Finding } from './finding.js';
 import { fmtPct } from './finding.js';
 
 const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+/** Mean SM clock shortfall below the maximum over the throttled samples, in percent (0 when clocks are unknown). */
+function clockDeficitPct(samples: readonly GpuSample[]): number {
+  const d = samples.filter((s) => s.clocks_sm_mhz !== undefined && s.clocks_max_sm_mhz).map((s) => 100 * (1 - s.clocks_sm_mhz! / s.clocks_max_sm_mhz!));
+  return d.length ? Math.max(0, mean(d)) : 0;
+}
 const GiB = 1024 ** 3;
 
 function gpuKey(s: GpuSample): string {
@@ -64,7 +70,8 @@ function utilizationFindings(all: readonly GpuSample[], src: string, out: Findin
         'DataLoader(num_workers=<cores per GPU>, pin_memory=True, persistent_workers=True, prefetch_factor=2); tf.data: .map(f, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)',
         'If memory allows, raise the batch size so each kernel does more work',
       ],
-      impact_pct: Math.min(90, 90 - m), source: src,
+      // The GPU idles (100 - mean utilization)% of the sampled time: at most that much could be removed.
+      impact_pct: 100 - m, source: src,
     });
   }
   if (total && used.length && m >= 50) {
@@ -75,7 +82,7 @@ function utilizationFindings(all: readonly GpuSample[], src: string, out: Findin
         title: `${label(all)}: only ${fmtPct(100 * frac)} of GPU memory used while busy; room for a larger batch`,
         evidence: [`peak memory used ${(Math.max(...used) / GiB).toFixed(1)} of ${(total / GiB).toFixed(1)} GiB at ${m.toFixed(0)}% utilization`],
         fix: ['Raise the per-GPU batch size until memory is nearly full (scale the learning rate with warm-up, or let goodput pick the batch size)'],
-        impact_pct: 2, source: src,
+        impact_pct: 0, source: src,
       });
     } else if (frac > 0.95) {
       out.push({
@@ -83,7 +90,7 @@ function utilizationFindings(all: readonly GpuSample[], src: string, out: Findin
         title: `${label(all)}: GPU memory ${fmtPct(100 * frac)} full: close to out-of-memory`,
         evidence: [`peak memory used ${(Math.max(...used) / GiB).toFixed(1)} of ${(total / GiB).toFixed(1)} GiB`],
         fix: ['Mixed precision (BF16/FP16) halves activation memory', 'Activation checkpointing: torch.utils.checkpoint.checkpoint(block, x)', 'Shard states with FSDP or DeepSpeed ZeRO', 'Gradient accumulation: smaller micro-batches with the same effective batch'],
-        impact_pct: 3, source: src,
+        impact_pct: 0, source: src,
       });
     }
   }
@@ -105,7 +112,7 @@ function healthFindings(all: readonly GpuSample[], src: string, out: Finding[]):
         ];
       })(),
       fix: ['Thermal: check airflow and fan/cooling; nvidia-smi -q -d TEMPERATURE,PERFORMANCE', 'Power cap: check the limit (nvidia-smi -q -d POWER) and restore the default with sudo nvidia-smi -pl <default W>', 'On dedicated servers pin application clocks: sudo nvidia-smi -ac <mem,graphics>'],
-      impact_pct: 10, source: src,
+      impact_pct: clockDeficitPct(all.filter((x) => x.throttle_reasons?.length)), source: src,
     });
   }
   const powerCapped = all.filter((s) => s.state !== 'idle' && s.power_draw_w !== undefined && s.power_limit_w && s.power_draw_w >= 0.97 * s.power_limit_w);
@@ -116,7 +123,7 @@ function healthFindings(all: readonly GpuSample[], src: string, out: Finding[]):
       title: `${name}: drawing ${s.power_draw_w} W of a ${s.power_limit_w} W limit`,
       evidence: [`${powerCapped.length} sample(s) at or above 97% of the power limit`],
       fix: ['Fine while fully busy; if the limit was lowered, restore it: sudo nvidia-smi -pl <default W>'],
-      impact_pct: 1, source: src,
+      impact_pct: 0, source: src,
     });
   }
   if (all.some((s) => s.persistence_mode === false)) {
@@ -124,7 +131,8 @@ function healthFindings(all: readonly GpuSample[], src: string, out: Finding[]):
       id: 'smi.persistence-mode-off', severity: 'info', bottleneck: 'system', title: `${name}: persistence mode is off`,
       evidence: ['persistence_mode = Disabled: the driver is torn down when no process uses the GPU, adding start-up latency and clock swings'],
       fix: ['sudo nvidia-smi -pm 1 (or enable the nvidia-persistenced service) on dedicated training servers'],
-      impact_pct: 0.5, source: src,
+      // Costs start-up time only, not training throughput: nothing measured to remove.
+      impact_pct: 0, source: src,
     });
   }
   const ecc = Math.max(0, ...all.map((s) => s.ecc_uncorrected_volatile ?? 0));
@@ -134,7 +142,8 @@ function healthFindings(all: readonly GpuSample[], src: string, out: Finding[]):
       id: 'smi.memory-errors', severity: 'critical', bottleneck: 'system', title: `${name}: ${ecc} uncorrectable ECC errors, ${retired} retired pages`,
       evidence: [`volatile uncorrectable ECC errors ${ecc}; retired pages ${retired}`],
       fix: ['Drain the node and reset the GPU (nvidia-smi -r) after jobs stop; replace the board if errors recur', 'Check nvidia-smi -q -d PAGE_RETIREMENT,ROW_REMAPPER'],
-      impact_pct: 20, source: src,
+      // A risk of crashes and silent corruption, not a measured slowdown: ranked by severity instead.
+      impact_pct: 0, source: src,
     });
   }
   const slowLink = all.find((s) => (s.state === 'load' || (s.utilization_gpu_pct ?? 0) >= 50) &&
@@ -146,7 +155,8 @@ function healthFindings(all: readonly GpuSample[], src: string, out: Finding[]):
       title: `${name}: PCIe link below its maximum while busy (gen ${slowLink.pcie_gen_current}/${slowLink.pcie_gen_max}, x${slowLink.pcie_width_current}/x${slowLink.pcie_width_max})`,
       evidence: [`${slowLink.source}${slowLink.state ? ` (${slowLink.state})` : ''}: utilization ${slowLink.utilization_gpu_pct ?? '?'}%`],
       fix: ['Reseat the card or check the slot/riser; verify BIOS PCIe settings', 'Host-device copies and GPUDirect traffic run at the degraded link speed'],
-      impact_pct: 3, source: src,
+      // Only copies slow down; nvidia-smi does not say how much of the run they take (a trace does).
+      impact_pct: 0, source: src,
     });
   }
   if (all.some((s) => s.mig_enabled)) {
@@ -155,26 +165,32 @@ function healthFindings(all: readonly GpuSample[], src: string, out: Finding[]):
       id: 'smi.mig-enabled', severity: 'info', bottleneck: 'system', title: `${name}: MIG enabled with ${n} instance(s)`,
       evidence: ['Each MIG instance has a fraction of the SMs and memory; per-GPU utilization is not reported in MIG mode'],
       fix: ['For large training jobs disable MIG (sudo nvidia-smi -i <id> -mig 0) or request whole GPUs'],
-      impact_pct: 0.5, source: src,
+      impact_pct: 0, source: src,
     });
   }
 }
 
 function processFindings(processes: readonly ProcessSample[], src: string, out: Finding[]): void {
   const byGpu = new Map<number, Set<string>>();
+  const smByProc = new Map<string, number[]>();
   for (const p of processes) {
     if (p.type !== 'C') continue; // C+G are desktop compositors, not training jobs
     const set = byGpu.get(p.gpu) ?? new Set<string>();
-    set.add(`${p.pid} ${p.command}`);
+    const key = `${p.pid} ${p.command}`;
+    set.add(key);
     byGpu.set(p.gpu, set);
+    if (p.sm_pct !== undefined) smByProc.set(`${p.gpu}/${key}`, [...(smByProc.get(`${p.gpu}/${key}`) ?? []), p.sm_pct]);
   }
   for (const [gpu, procs] of byGpu) {
     if (procs.size < 2) continue;
+    // The SM share the other processes take from the busiest one is the time it loses.
+    const meanSm = [...procs].map((k) => ({ k, sm: mean(smByProc.get(`${gpu}/${k}`) ?? [0]) })).sort((a, b) => b.sm - a.sm);
+    const others = meanSm.slice(1).reduce((acc, x) => acc + x.sm, 0);
     out.push({
       id: 'smi.shared-gpu', severity: 'warning', bottleneck: 'gpu-compute', title: `GPU ${gpu}: ${procs.size} compute processes share the GPU`,
       evidence: [`pmon: ${[...procs].join('; ')}`],
       fix: ['Run one training process per GPU (torchrun --nproc_per_node=<GPUs>); processes on one GPU time-slice its SMs', 'Pin jobs to GPUs with CUDA_VISIBLE_DEVICES or the Kubernetes device plugin'],
-      impact_pct: 5, source: src,
+      impact_pct: Math.min(100, others), source: src,
     });
   }
 }
@@ -201,7 +217,7 @@ export function topologyFindings(t: Topology, src: string): Finding[] {
         'Give a job GPUs from one NVLink island / one NUMA node, e.g. CUDA_VISIBLE_DEVICES=0,1,2,3 when 0-3 are fully NVLink-connected',
         'Let NCCL route rings over NVLink (default); do not set NCCL_P2P_DISABLE=1; NCCL_P2P_LEVEL=NVL keeps P2P to NVLink pairs',
       ],
-      impact_pct: slow.length > 0 ? 2 : 0, source: src,
+      impact_pct: 0, source: src,
     });
   }
   if (affinity.length > 0) {
@@ -218,7 +234,7 @@ export function topologyFindings(t: Topology, src: string): Finding[] {
         ...affinity.slice(0, 2).map((g) => `numactl --physcpubind=${g.cpu_affinity}${g.numa_affinity && /^\d+$/.test(g.numa_affinity) ? ` --membind=${g.numa_affinity}` : ''} python train.py  # process using ${g.name}`),
         'mpirun --map-by socket --bind-to socket -np <GPUs> ... ; with torchrun, wrap the script in numactl per local rank',
       ],
-      impact_pct: 0.5, source: src,
+      impact_pct: 0, source: src,
     });
   }
   const nicLinks = t.links.filter((l) => t.nics.includes(l.a) || t.nics.includes(l.b));
@@ -231,7 +247,7 @@ export function topologyFindings(t: Topology, src: string): Finding[] {
       id: 'topo.gpu-nic-affinity', severity: 'info', bottleneck: 'communication', title: `NICs nearest each GPU (same PCIe switch: GPUDirect RDMA capable)`,
       evidence: best,
       fix: [`Expose all NICs to NCCL: NCCL_IB_HCA=${t.nics.join(',')}; keep NCCL_NET_GDR_LEVEL at its default (or PIX) so each GPU uses the NIC on its switch`],
-      impact_pct: 0.2, source: src,
+      impact_pct: 0, source: src,
     });
   }
   return out;

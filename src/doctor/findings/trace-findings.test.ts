@@ -17,20 +17,22 @@ function analyse(o: SyntheticTraceOptions) {
 }
 
 describe('trace findings on generated traces', () => {
-  it('a slow data loader shows as a gap before each step and as GPU waiting for the host', () => {
+  it('a slow data loader: the GPU idle time is attributed to the input pipeline, which comes first', () => {
     const a = analyse({ rank: 0, worldSize: 1, steps: 4, kernelsPerStep: 200, seed: 3, dataLoaderUs: 20_000 });
     assert.equal(a.step_timing!.steps, 3);
     assert.equal(a.step_timing!.mean_data_loader_us, 20_000);
-    const ids = traceRankFindings(a).map((f) => f.id);
-    assert.ok(ids.includes('trace.step-start-gap'), ids.join(', '));
-    assert.ok(ids.includes('trace.gpu-waits-for-host'), ids.join(', '));
-    assert.ok(ids.includes('trace.pageable-memcpy'), ids.join(', '));
+    const total = a.attribution!.causes.reduce((s, c) => s + c.pct, 0);
+    assert.equal(total.toFixed(2), '100.00');
+    const f = traceRankFindings(a).sort((x, y) => y.impact_pct - x.impact_pct);
+    assert.equal(f[0]!.id, 'trace.input-pipeline', f.map((x) => x.id).join(', '));
+    assert.equal(f[0]!.impact_pct, a.attribution!.causes.find((c) => c.cause === 'input-pipeline')!.pct);
+    assert.ok(f[0]!.fix[0]!.includes('num_workers'));
   });
 
   it('a fast loader raises no input-pipeline finding', () => {
     const a = analyse({ rank: 0, worldSize: 1, steps: 4, kernelsPerStep: 200, seed: 3, dataLoaderUs: 10 });
     const ids = traceRankFindings(a).map((f) => f.id);
-    assert.ok(!ids.includes('trace.step-start-gap'), ids.join(', '));
+    assert.ok(!ids.includes('trace.input-pipeline'), ids.join(', '));
     assert.equal(a.device, 'NVIDIA A100-SXM4-80GB');
     assert.ok(a.gemm.fp32_simt_us > 0 && a.gemm.tf32_tensor_core_us > 0);
   });

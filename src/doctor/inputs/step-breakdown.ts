@@ -1,5 +1,5 @@
 /** Step breakdowns exported by the Goodput SDK (JSON object, or a bare array of steps). */
-import { stepBreakdownFindings } from '../findings/comm-findings.js';
+import { stepBreakdownFindings } from '../findings/step-findings.js';
 import { looksLikeHorovodTimeline } from '../parse/horovod-timeline.js';
 import { parseStepBreakdown, type StepBreakdown } from '../parse/step-breakdown.js';
 import { inputRow, readTextInput } from './handler.js';

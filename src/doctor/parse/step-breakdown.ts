@@ -1,5 +1,9 @@
 import { z } from 'zod';
 
+import type { StepBreakdown } from './step-summary.js';
+
+export type { StepBreakdown } from './step-summary.js';
+
 /** One training step of one rank, as the Goodput SDK exports it (seconds). */
 export const StepRecordSchema = z.object({
   rank: z.number().int().min(0),
@@ -15,14 +19,15 @@ export type StepRecord = z.infer<typeof StepRecordSchema>;
 export const StepBreakdownSchema = z.object({
   kind: z.literal('goodput.step_breakdown'),
   job: z.string().optional(),
+  /** Optional: the process's CPU threads, which make thread oversubscription visible. */
+  host: z.object({
+    cpu_count: z.number().int().min(1),
+    torch_threads: z.number().int().min(1),
+    local_processes: z.number().int().min(1).optional(),
+    dataloader_workers: z.number().int().min(0).optional(),
+  }).optional(),
   steps: z.array(StepRecordSchema).min(1),
 });
-
-/** A validated export. */
-export interface StepBreakdown {
-  readonly job?: string;
-  readonly steps: readonly StepRecord[];
-}
 
 /** True when a parsed JSON value has the shape of a step-breakdown export (object or bare array). */
 export function looksLikeStepBreakdown(value: unknown): boolean {
@@ -43,30 +48,7 @@ export function parseStepBreakdown(value: unknown): StepBreakdown {
   }
   if (Array.isArray(result.data)) return { steps: result.data };
   const data = result.data as z.infer<typeof StepBreakdownSchema>;
-  return { job: data.job, steps: data.steps };
+  return { job: data.job, steps: data.steps, ...(data.host ? { host: data.host } : {}) };
 }
 
-/** Mean phase times per rank and the share of each phase in the step (0..1). */
-export interface RankStepSummary {
-  readonly rank: number;
-  readonly steps: number;
-  readonly step_time_s: number;
-  readonly data_wait_s: number;
-  readonly forward_backward_s: number;
-  readonly sync_s: number;
-  readonly optimizer_s: number;
-}
-
-/** Pure; ranks sorted ascending. */
-export function summarizeSteps(b: StepBreakdown): RankStepSummary[] {
-  const acc = new Map<number, { n: number; d: number; f: number; s: number; o: number }>();
-  for (const r of b.steps) {
-    const a = acc.get(r.rank) ?? { n: 0, d: 0, f: 0, s: 0, o: 0 };
-    a.n++; a.d += r.data_wait_s; a.f += r.forward_backward_s; a.s += r.sync_s; a.o += r.optimizer_s;
-    acc.set(r.rank, a);
-  }
-  return [...acc.entries()].sort((x, y) => x[0] - y[0]).map(([rank, a]) => ({
-    rank, steps: a.n, step_time_s: (a.d + a.f + a.s + a.o) / a.n,
-    data_wait_s: a.d / a.n, forward_backward_s: a.f / a.n, sync_s: a.s / a.n, optimizer_s: a.o / a.n,
-  }));
-}
+export { summarizeSteps, type RankStepSummary } from './step-summary.js';

@@ -7,7 +7,7 @@ function finite(x: number): number | null {
 }
 
 /**
- * The `--json` document: one object with `verdict`, `traces` (per rank), `kernel_types`, `gpus`,
+ * The `--json` document: one object with `verdict`, `runs` (a verdict per run), `traces` (per rank), `kernel_types`, `gpus`,
  * `topology`, `nccl` (null without a log), `horovod`, `steps`, `findings`, `inputs`, `warnings`.
  * Pure; field names carry units.
  */
@@ -17,6 +17,7 @@ export function toJson(r: DoctorReport): Record<string, unknown> {
   const withTable = [...r.nccl].reverse().find((n) => n.avg_bus_bandwidth_gbps !== null);
   return {
     verdict: r.verdict,
+    runs: r.runs,
     inputs: r.inputs,
     warnings: r.warnings,
     traces: r.traces.map((t) => ({
@@ -43,6 +44,7 @@ export function toJson(r: DoctorReport): Record<string, unknown> {
       copies: t.copies,
       gemm: t.gemm,
       step_timing: t.step_timing ?? null,
+      attribution: t.attribution ?? null,
       top_kernels: t.top_kernels,
     })),
     kernel_types: r.kernel_types,

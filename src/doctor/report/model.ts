@@ -9,7 +9,7 @@ import type { RankStepSummary } from '../parse/step-breakdown.js';
 /** The kinds of input the doctor recognises by content. */
 export type InputKind =
   | 'pytorch-trace' | 'nvidia-smi-csv' | 'nvidia-smi-xml' | 'nvidia-smi-query' | 'nvidia-smi-topo' | 'nvidia-smi-monitor'
-  | 'nvidia-smi-capture' | 'nccl-log' | 'horovod-timeline' | 'step-breakdown';
+  | 'nvidia-smi-capture' | 'prometheus-metrics' | 'nccl-log' | 'horovod-timeline' | 'step-breakdown';
 
 /** One GPU seen in nvidia-smi data, summarised (latest reading, plus series for charts). */
 export interface GpuSummary {
@@ -57,6 +57,19 @@ export interface RunKernelTypes {
   readonly rows: KernelTypeRow[];
 }
 
+/**
+ * One run's own verdict: a trace run (a directory of distinct ranks, or one trace) or any other
+ * input file (a step log, an nvidia-smi or exporter file, a log). Unrelated runs given together
+ * each get theirs.
+ */
+export interface RunVerdict {
+  readonly run: string;
+  readonly inputs: readonly string[];
+  readonly verdict: Bottleneck;
+  /** Id of the run's first (highest-impact) finding. */
+  readonly first_finding: string | null;
+}
+
 /** The whole diagnosis; `--json` prints it (with `traces` flattened per rank). */
 export interface DoctorReport {
   readonly inputs: { path: string; kind: InputKind }[];
@@ -73,23 +86,35 @@ export interface DoctorReport {
   readonly findings: Finding[];
   /** The resource that limits the run most, by summed estimated impact; "healthy" when nothing stands out. */
   readonly verdict: Bottleneck;
+  /** Verdict per run (see RunVerdict), in input order. */
+  readonly runs: readonly RunVerdict[];
 }
 
-/** Picks the limiting resource from ranked findings. Pure. */
+/**
+ * Picks the limiting resource: the bottleneck with the largest summed impact over the issues
+ * (warnings, critical) when that reaches 5%; else the compute-bound note's (compute is the largest
+ * share and nothing needs fixing); else "healthy". Pure.
+ */
 export function verdictOf(findings: readonly Finding[]): Bottleneck {
   const byKind = new Map<Bottleneck, number>();
   for (const f of findings) if (f.severity !== 'info') byKind.set(f.bottleneck, (byKind.get(f.bottleneck) ?? 0) + f.impact_pct);
   const best = [...byKind.entries()].sort((a, b) => b[1] - a[1])[0];
   if (best && best[1] >= 5) return best[0];
-  return findings.some((f) => f.id === 'trace.gpu-bound') ? 'gpu-compute' : 'healthy';
+  const compute = [...findings].filter((f) => f.id.endsWith('.compute-bound')).sort((a, b) => b.impact_pct - a.impact_pct)[0];
+  return compute ? compute.bottleneck : 'healthy';
 }
 
 /** Plain words for each bottleneck. */
 export const BOTTLENECK_TEXT: Readonly<Record<Bottleneck, string>> = {
-  'gpu-compute': 'GPU compute',
+  'gpu-compute': 'GPU compute (compute-bound)',
+  'cpu-compute': 'CPU compute (compute-bound)',
+  compute: 'compute (compute-bound)',
   'gpu-memory': 'GPU memory',
   'input-pipeline': 'input pipeline / CPU',
+  'host-overhead': 'host-side launch / per-step overhead',
+  'sync-points': 'synchronisation points',
   'host-device-copy': 'host-device copies',
+  'cpu-contention': 'CPU contention (thread oversubscription)',
   communication: 'communication / network',
   system: 'system configuration',
   healthy: 'nothing stands out',

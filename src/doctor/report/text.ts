@@ -11,17 +11,38 @@ function fixed(x: number | null | undefined, digits = 1): string {
 /** The terminal report: verdict, findings ranked by estimated impact (evidence + fix), then the measured tables. Pure. */
 export function renderText(r: DoctorReport): string {
   const out: string[] = [];
-  const actionable = r.findings.filter((f) => f.severity !== 'info');
+  if (r.inputs.length === 0) {
+    out.push('goodput doctor: no usable input (nothing could be analysed; see the warnings above)');
+    return out.join('\n') + '\n';
+  }
+  const issues = r.findings.filter((f) => f.severity !== 'info');
+  const notes = r.findings.filter((f) => f.severity === 'info');
   out.push(`goodput doctor: ${r.inputs.length} input(s) analysed`);
-  out.push(`Limiting resource: ${BOTTLENECK_TEXT[r.verdict]}${actionable.length ? ` (${actionable.length} issue(s) to fix, ranked by estimated impact)` : ''}`);
+  out.push(`Limiting resource: ${BOTTLENECK_TEXT[r.verdict]} (${issues.length} issue(s) to fix, ranked by estimated impact; ${notes.length} note(s))`);
+  if (r.runs.length > 1) {
+    out.push('', `Runs (${r.runs.length}), each with its own verdict:`);
+    for (const run of r.runs) out.push(`  ${run.run}: ${BOTTLENECK_TEXT[run.verdict]}${run.first_finding ? ` (first finding: ${run.first_finding})` : ''}`);
+  }
   out.push('');
-  r.findings.forEach((f, i) => {
-    out.push(`${i + 1}. [${f.severity.toUpperCase()}] ${f.title}`);
+  const finding = (f: DoctorReport['findings'][number], label: string): void => {
+    out.push(`${label} [${f.severity.toUpperCase()}] ${f.title}`);
     out.push(`   id: ${f.id}   area: ${BOTTLENECK_TEXT[f.bottleneck]}   est. impact: ${f.impact_pct.toFixed(1)}% of run time   from: ${f.source}`);
     for (const e of f.evidence) out.push(`   evidence: ${e}`);
     for (const x of f.fix) out.push(`   fix: ${x}`);
     out.push('');
-  });
+  };
+  issues.forEach((f, i) => finding(f, `${i + 1}.`));
+  if (notes.length) out.push(`Notes (${notes.length}):`, '');
+  notes.forEach((f) => finding(f, '-'));
+  const attributed = r.traces.filter((t) => t.attribution);
+  if (attributed.length) {
+    out.push('Time by cause (shares add up to 100%)');
+    for (const t of attributed) {
+      const a = t.attribution!;
+      out.push(`  rank ${t.rank} (${a.basis === 'gpu-time' ? 'GPU time' : 'step time'} ${fmtUs(a.total_us)}): ${a.causes.map((c) => `${c.cause} ${c.pct.toFixed(2)}%`).join(', ')}`);
+    }
+    out.push('');
+  }
   if (r.traces.length) {
     out.push('PyTorch traces (HTA definitions; times in µs)');
     out.push('  rank  kernel_time     idle%  compute%  non-compute%  comm/comp overlap%  steps');

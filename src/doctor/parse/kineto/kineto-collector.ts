@@ -25,6 +25,12 @@ export interface KinetoRank {
   readonly stepNames: Set<string>;
   /** Host spans of `enumerate(DataLoader)...` ops: the training loop waiting for its next batch. */
   readonly dataLoader: { readonly ts: NumberColumn; readonly end: NumberColumn };
+  /** Host operator spans (`cpu_op`, `user_annotation`), with their thread and class (CPU_CLASS), for step-time attribution. */
+  readonly cpu: { readonly ts: NumberColumn; readonly end: NumberColumn; readonly tid: NumberColumn; readonly cls: NumberColumn };
+  /** Thread ids as they appear in the trace (numbers or strings), interned. */
+  readonly tids: StringTable;
+  /** True for the legacy chrome-trace form (a bare event array, events without `cat`), as torch 1.x writes it. */
+  legacy: boolean;
   deviceName?: string;
   deviceComputeMajor?: number;
   deviceMemoryBytes?: number;
@@ -35,10 +41,29 @@ export interface KinetoRank {
 }
 
 interface RawEvent {
-  ph?: unknown; cat?: unknown; name?: unknown; ts?: unknown; dur?: unknown; args?: unknown;
+  ph?: unknown; cat?: unknown; name?: unknown; ts?: unknown; dur?: unknown; args?: unknown; tid?: unknown; pid?: unknown;
 }
 
 const STEP_RE = /^ProfilerStep\s*#\s*(\d+)/;
+
+/** What a host operator is, for step-time attribution. */
+export const CPU_CLASS = { op: 0, dataLoader: 1, sync: 2, collective: 3, optimizer: 4, backward: 5, step: 6 } as const;
+
+/** Host calls that block until the device (or a peer) has caught up. */
+export const SYNC_OP_RE = /^(aten::item|aten::_local_scalar_dense|cuda(Stream|Device|Event)Synchronize|hip(Stream|Device|Event)Synchronize|cudaMemcpy$|hipMemcpy$)/;
+/** Collectives and point-to-point communication issued from the host. */
+export const COLLECTIVE_OP_RE = /^(c10d::|gloo:|nccl:|record_param_comms)|all_?reduce|all_?gather|reduce_?scatter|broadcast|barrier|all_to_all/i;
+
+/** Pure; the class of a host operator name. */
+export function cpuClass(name: string): number {
+  if (name.startsWith('ProfilerStep')) return CPU_CLASS.step;
+  if (name.startsWith('enumerate(DataLoader)')) return CPU_CLASS.dataLoader;
+  if (SYNC_OP_RE.test(name)) return CPU_CLASS.sync;
+  if (COLLECTIVE_OP_RE.test(name)) return CPU_CLASS.collective;
+  if (name.startsWith('Optimizer.')) return CPU_CLASS.optimizer;
+  if (name.startsWith('autograd::engine::evaluate_function')) return CPU_CLASS.backward;
+  return CPU_CLASS.op;
+}
 const HOST_ONLY_CATS = new Set(['cuda_runtime', 'cuda_driver', 'cpu_op', 'user_annotation', 'python_function', 'gpu_user_annotation']);
 
 /** Creates an empty rank record for `file`; `rank` defaults to 0 until metadata says otherwise. */
@@ -49,6 +74,7 @@ export function newKinetoRank(file: string): KinetoRank {
     gpu: { ts: c(), end: c(), stream: c(), correlation: c(), name: c(), kind: c() },
     host: { ts: c(), end: c(), correlation: c(), name: c() },
     steps: [], stepNames: new Set(), dataLoader: { ts: c(), end: c() }, eventCount: 0, rankFromMetadata: false,
+    cpu: { ts: c(), end: c(), tid: c(), cls: c() }, tids: new StringTable(), legacy: false,
   };
 }
 
@@ -61,14 +87,18 @@ export function addKinetoEvent(r: KinetoRank, ev: unknown): void {
   if (ev === null || typeof ev !== 'object') return;
   const e = ev as RawEvent;
   r.eventCount++;
-  if (typeof e.cat !== 'string' || typeof e.dur !== 'number' || typeof e.ts !== 'number' || e.cat === 'Trace') return;
+  // The legacy (torch 1.x) chrome trace has no categories: its complete events are host operators
+  // (process "CPU functions"), also when someone wrapped the array in {"traceEvents": ...}.
+  if (e.cat === undefined && e.pid === 'CPU functions') r.legacy = true;
+  const cat = typeof e.cat === 'string' ? e.cat : r.legacy && e.ph === 'X' ? 'cpu_op' : undefined;
+  if (cat === undefined || typeof e.dur !== 'number' || typeof e.ts !== 'number' || cat === 'Trace') return;
   const name = typeof e.name === 'string' ? e.name : String(e.name ?? '');
   const ts = Math.ceil(e.ts);
   const end = Math.floor(e.ts + e.dur);
   const args = (e.args !== null && typeof e.args === 'object' ? e.args : {}) as Record<string, unknown>;
   const stream = args['stream'];
   const correlation = typeof args['correlation'] === 'number' ? (args['correlation'] as number) : -1;
-  if (typeof stream === 'number' && stream >= 0 && !HOST_ONLY_CATS.has(e.cat)) {
+  if (typeof stream === 'number' && stream >= 0 && !HOST_ONLY_CATS.has(cat)) {
     r.gpu.ts.push(ts); r.gpu.end.push(end); r.gpu.stream.push(stream);
     r.gpu.correlation.push(correlation); r.gpu.name.push(r.names.id(name));
     r.gpu.kind.push(KIND_CODE[kernelKind(name)]);
@@ -77,11 +107,14 @@ export function addKinetoEvent(r: KinetoRank, ev: unknown): void {
   if (correlation >= 0) {
     r.host.ts.push(ts); r.host.end.push(end); r.host.correlation.push(correlation); r.host.name.push(r.names.id(name));
   }
+  if (cat === 'cpu_op' || cat === 'user_annotation' || (cat === 'cuda_runtime' && SYNC_OP_RE.test(name))) {
+    r.cpu.ts.push(ts); r.cpu.end.push(end); r.cpu.tid.push(r.tids.id(String(e.tid ?? ''))); r.cpu.cls.push(cpuClass(name));
+  }
   if (name.startsWith('ProfilerStep')) {
     r.stepNames.add(name);
     const m = STEP_RE.exec(name);
     if (m) r.steps.push({ iteration: Number(m[1]), ts_us: ts, end_us: end });
-  } else if (e.cat === 'cpu_op' && name.startsWith('enumerate(DataLoader)')) {
+  } else if ((cat === 'cpu_op' || cat === 'user_annotation') && name.startsWith('enumerate(DataLoader)')) {
     r.dataLoader.ts.push(ts);
     r.dataLoader.end.push(end);
   }

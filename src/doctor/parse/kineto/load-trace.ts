@@ -11,14 +11,17 @@ export interface LoadedTrace {
 }
 
 /**
- * Streams a PyTorch profiler (Kineto) trace, `.json` or gzip, event by event: memory grows with the
+ * Streams a PyTorch profiler trace (Kineto object or legacy bare array), `.json` or gzip, event by event: memory grows with the
  * number of GPU activities and runtime calls kept in compact columns, never with the file size.
  * Throws SyntaxError on malformed JSON.
  */
 export async function loadKinetoTrace(path: string): Promise<LoadedTrace> {
   const data = newKinetoRank(path);
-  const splitter = new TopLevelSplitter({
-    onElement: (ev) => addKinetoEvent(data, ev),
+  const splitter: TopLevelSplitter = new TopLevelSplitter({
+    onElement: (ev) => {
+      data.legacy ||= splitter.bareArray;
+      addKinetoEvent(data, ev);
+    },
     onMember: (key, value) => addKinetoMember(data, key, value),
   });
   for await (const chunk of textChunks(path)) splitter.feed(chunk);

@@ -35,8 +35,16 @@ describe('TopLevelSplitter', () => {
     assert.equal(got.complete, false);
   });
 
-  it('rejects a document that is not an object', () => {
-    assert.throws(() => split('[1,2]', 3), SyntaxError);
+  it('splits a bare array (legacy chrome trace) at every chunk size, and rejects other documents', () => {
+    const arr = JSON.stringify([{ name: 'a]', ts: 1 }, { name: 'b', args: { x: [1, 2] } }, 3]);
+    for (const chunk of [1, 4, arr.length]) {
+      const got = split(arr, chunk);
+      assert.deepEqual(got.elements, JSON.parse(arr));
+      assert.equal(got.complete, true);
+    }
+    assert.equal(split(arr.slice(0, -1), 3).complete, false);
+    assert.throws(() => split('"text"', 3), SyntaxError);
+    assert.throws(() => split('12', 3), SyntaxError);
   });
 
   it('streams a generated multi-MB trace with bounded heap', () => {

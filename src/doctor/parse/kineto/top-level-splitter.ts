@@ -1,5 +1,6 @@
 /**
- * Incremental splitter for one large JSON object of the shape `{"k": v, ..., "traceEvents": [e, ...], ...}`.
+ * Incremental splitter for one large JSON object of the shape `{"k": v, ..., "traceEvents": [e, ...], ...}`,
+ * or for a bare array `[e, ...]` (the legacy chrome-trace form written by torch 1.x's profiler).
  *
  * It never holds the whole document: each element of the streamed array and each other top-level
  * value is cut out as text and handed to `JSON.parse` (native, fast) one at a time, so memory is
@@ -69,7 +70,8 @@ export class TopLevelSplitter {
       if (c === 32 || c === 10 || c === 13 || c === 9) { this.pos++; continue; }
       switch (this.mode) {
         case 'start':
-          if (c !== 123) throw new SyntaxError('expected a JSON object');
+          if (c === 91) { this.bareArray = true; this.mode = 'array'; this.pos++; break; }
+          if (c !== 123) throw new SyntaxError('expected a JSON object or array');
           this.mode = 'key'; this.pos++; break;
         case 'key':
           if (c === 125) { this.mode = 'done'; this.pos++; break; }
@@ -87,11 +89,11 @@ export class TopLevelSplitter {
           if (c === 125) { this.mode = 'done'; this.pos++; break; }
           throw new SyntaxError('expected "," or "}"');
         case 'array':
-          if (c === 93) { this.mode = 'comma'; this.pos++; break; }
+          if (c === 93) { this.mode = this.bareArray ? 'done' : 'comma'; this.pos++; break; }
           this.beginValue(true); break;
         case 'array-comma':
           if (c === 44) { this.mode = 'array'; this.pos++; break; }
-          if (c === 93) { this.mode = 'comma'; this.pos++; break; }
+          if (c === 93) { this.mode = this.bareArray ? 'done' : 'comma'; this.pos++; break; }
           throw new SyntaxError('expected "," or "]" in the event array');
         case 'done':
           this.pos = s.length; return;
@@ -100,6 +102,8 @@ export class TopLevelSplitter {
   }
 
   private inArray = false;
+  /** True when the document is a bare array of events rather than an object holding one. */
+  bareArray = false;
 
   private beginValue(inArray: boolean): void {
     const c = this.buf.charCodeAt(this.pos);

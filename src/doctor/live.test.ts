@@ -1,0 +1,33 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, it } from 'node:test';
+import { packagePath } from '../util/package-root.js';
+import { liveVerdict } from './live.js';
+
+/** The SDK's reports carry the same breakdown as its step log: replay the recorded step logs as reports. */
+function reportsOf(file: string) {
+  const log = JSON.parse(readFileSync(packagePath('fixtures', 'doctor', 'faults', file), 'utf8')) as { steps: { step: number; data_wait_s: number; forward_backward_s: number; sync_s: number; optimizer_s: number }[] };
+  return log.steps.map(({ step, ...b }) => ({ step, breakdown: { ...b, rank: 0 } }));
+}
+
+describe('live verdict from a job\'s own reports', () => {
+  it('an input-bound job: waits on data, raise num_workers', () => {
+    const v = liveVerdict(reportsOf('cpu-slow-getitem.steps.json'))!;
+    assert.equal(v.verdict, 'input-pipeline');
+    assert.match(v.line, /^this job waits on data \d+\.\d% of each step \(last \d+ reported steps\): raise DataLoader num_workers/);
+  });
+
+  it('a compute-bound job says so; batch size 1 is per-step overhead', () => {
+    assert.equal(liveVerdict(reportsOf('cpu-healthy.steps.json'))!.verdict, 'compute');
+    assert.match(liveVerdict(reportsOf('cpu-healthy.steps.json'))!.line, /^compute-bound/);
+    assert.equal(liveVerdict(reportsOf('cpu-batch-size-1.steps.json'))!.verdict, 'host-overhead');
+  });
+
+  it('uses only the newest window of reports, and nothing without a breakdown', () => {
+    const slow = reportsOf('cpu-slow-getitem.steps.json');
+    const healthy = reportsOf('cpu-healthy.steps.json');
+    assert.equal(liveVerdict([...slow, ...healthy], healthy.length)!.verdict, 'compute');
+    assert.equal(liveVerdict([{ step: 1 }, { step: 2, breakdown: { forward_s: 1 } }]), null);
+    assert.equal(liveVerdict([]), null);
+  });
+});

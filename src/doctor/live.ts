@@ -1,0 +1,60 @@
+/**
+ * The doctor's verdict on a running job from its own reports: each SDK report carries the step's
+ * breakdown (data wait, forward+backward, sync, optimizer). Used by `goodput show` and the
+ * dashboard's job page, which poll the reports as the job runs. Pure; no schema library, so the
+ * dashboard can bundle it.
+ */
+import type { Bottleneck } from './findings/finding.js';
+import { rankFindings } from './findings/finding.js';
+import { stepBreakdownFindings } from './findings/step-findings.js';
+import type { StepPhases } from './parse/step-summary.js';
+
+/** What the doctor needs of one report (a subset of the API's report record). */
+export interface LiveReport {
+  readonly step?: number;
+  readonly breakdown?: Readonly<Record<string, number>> | null;
+}
+
+/** The verdict and one line of plain words with the fix. */
+export interface LiveVerdict {
+  readonly verdict: Bottleneck;
+  /** e.g. "waits on data 40.2% of each step (last 120 steps): raise num_workers ...". */
+  readonly line: string;
+  readonly steps: number;
+  readonly finding_id: string;
+}
+
+const PHASES = ['data_wait_s', 'forward_backward_s', 'sync_s', 'optimizer_s'] as const;
+
+/** Short fix per verdict, for one line. */
+const SHORT_FIX: Partial<Record<Bottleneck, string>> = {
+  'input-pipeline': 'raise DataLoader num_workers, pin_memory=True, persistent_workers=True; move heavy transforms out of __getitem__',
+  communication: 'overlap all-reduce with backward (DDP bucket_cap_mb), accumulate with no_sync(), check the NCCL transport',
+  'host-overhead': 'raise the batch size or accumulate micro-batches; fused optimizer; torch.compile / CUDA graphs',
+};
+
+/**
+ * Verdict over the newest `window` reports that carry a full breakdown; null when none does
+ * (the job has not reported, or not through the SDK). Pure.
+ */
+export function liveVerdict(reports: readonly LiveReport[], window = 200): LiveVerdict | null {
+  const steps: StepPhases[] = [];
+  for (const r of reports.slice(-window)) {
+    const b = r.breakdown;
+    if (!b || !PHASES.every((k) => typeof b[k] === 'number' && Number.isFinite(b[k]) && b[k]! >= 0)) continue;
+    steps.push({ rank: 0, step: r.step ?? steps.length, data_wait_s: b['data_wait_s']!, forward_backward_s: b['forward_backward_s']!, sync_s: b['sync_s']!, optimizer_s: b['optimizer_s']! });
+  }
+  if (steps.length === 0) return null;
+  const ranked = rankFindings(stepBreakdownFindings({ steps }, 'reports'));
+  const first = ranked.find((f) => f.id !== 'steps.straggler-rank');
+  if (!first) return null;
+  const over = `(last ${steps.length} reported step${steps.length === 1 ? '' : 's'})`;
+  if (first.id === 'steps.compute-bound') {
+    return { verdict: 'compute', line: `compute-bound: forward+backward is ${first.impact_pct.toFixed(1)}% of each step ${over}; nothing to fix in the input or sync; faster kernels next (mixed precision, torch.compile)`, steps: steps.length, finding_id: first.id };
+  }
+  const what = first.id === 'steps.data-wait' ? `this job waits on data ${first.impact_pct.toFixed(1)}% of each step`
+    : first.id === 'steps.sync-heavy' ? `this job waits on peers (gradient sync) ${first.impact_pct.toFixed(1)}% of each step`
+      : first.id === 'steps.optimizer-heavy' ? `per-step overhead: the optimizer takes ${first.impact_pct.toFixed(1)}% of each step`
+        : first.title;
+  return { verdict: first.bottleneck, line: `${what} ${over}: ${SHORT_FIX[first.bottleneck] ?? first.fix[0]}`, steps: steps.length, finding_id: first.id };
+}

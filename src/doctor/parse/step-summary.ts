@@ -1,0 +1,51 @@
+/** Step breakdowns after validation, and their per-rank summary (no schema library: the dashboard bundles this). */
+
+/** One training step of one rank, as the Goodput SDK exports it (seconds). */
+export interface StepPhases {
+  readonly rank: number;
+  readonly step: number;
+  readonly data_wait_s: number;
+  readonly forward_backward_s: number;
+  readonly sync_s: number;
+  readonly optimizer_s: number;
+}
+
+/** CPU threads of the training processes on one host, when the export carries them. */
+export interface HostThreads {
+  readonly cpu_count: number;
+  readonly torch_threads: number;
+  readonly local_processes?: number;
+  readonly dataloader_workers?: number;
+}
+
+/** A validated export. */
+export interface StepBreakdown {
+  readonly job?: string;
+  readonly host?: HostThreads;
+  readonly steps: readonly StepPhases[];
+}
+
+/** Mean phase times per rank and the share of each phase in the step (0..1). */
+export interface RankStepSummary {
+  readonly rank: number;
+  readonly steps: number;
+  readonly step_time_s: number;
+  readonly data_wait_s: number;
+  readonly forward_backward_s: number;
+  readonly sync_s: number;
+  readonly optimizer_s: number;
+}
+
+/** Pure; ranks sorted ascending. */
+export function summarizeSteps(b: StepBreakdown): RankStepSummary[] {
+  const acc = new Map<number, { n: number; d: number; f: number; s: number; o: number }>();
+  for (const r of b.steps) {
+    const a = acc.get(r.rank) ?? { n: 0, d: 0, f: 0, s: 0, o: 0 };
+    a.n++; a.d += r.data_wait_s; a.f += r.forward_backward_s; a.s += r.sync_s; a.o += r.optimizer_s;
+    acc.set(r.rank, a);
+  }
+  return [...acc.entries()].sort((x, y) => x[0] - y[0]).map(([rank, a]) => ({
+    rank, steps: a.n, step_time_s: (a.d + a.f + a.s + a.o) / a.n,
+    data_wait_s: a.d / a.n, forward_backward_s: a.f / a.n, sync_s: a.s / a.n, optimizer_s: a.o / a.n,
+  }));
+}
