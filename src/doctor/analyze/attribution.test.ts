@@ -75,6 +75,11 @@ describe('every idle percent is attributed (real traces)', () => {
     });
   }
 
+  it('nested operators are folded into their top-level span: memory follows top-level operators', async () => {
+    const { data } = await loadKinetoTrace(fx('faults', 'cpu-healthy.trace.json.gz'));
+    assert.ok(data.cpu.ts.length * 3 < data.eventCount, `${data.cpu.ts.length} spans kept of ${data.eventCount} events`);
+  });
+
   it('a CPU-only Kineto trace whose step waits on gloo all-reduce threads: waiting on peers', async () => {
     const a = (await analyse(fx('pytorch-traces', 'cpu-only.json.gz'))).attribution!;
     assert.equal(largest(a), 'collectives');

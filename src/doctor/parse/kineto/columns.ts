@@ -24,6 +24,11 @@ export class NumberColumn {
     return this.data[index] as number;
   }
 
+  /** Overwrites a filled entry. */
+  set(index: number, value: number): void {
+    if (index < this.size) this.data[index] = value;
+  }
+
   /** A view over the filled part (no copy); valid until the next push. */
   view(): Float64Array {
     return this.data.subarray(0, this.size);

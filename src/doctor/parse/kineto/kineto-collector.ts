@@ -107,9 +107,7 @@ export function addKinetoEvent(r: KinetoRank, ev: unknown): void {
   if (correlation >= 0) {
     r.host.ts.push(ts); r.host.end.push(end); r.host.correlation.push(correlation); r.host.name.push(r.names.id(name));
   }
-  if (cat === 'cpu_op' || cat === 'user_annotation' || (cat === 'cuda_runtime' && SYNC_OP_RE.test(name))) {
-    r.cpu.ts.push(ts); r.cpu.end.push(end); r.cpu.tid.push(r.tids.id(String(e.tid ?? ''))); r.cpu.cls.push(cpuClass(name));
-  }
+  if (cat === 'cpu_op' || cat === 'user_annotation' || (cat === 'cuda_runtime' && SYNC_OP_RE.test(name))) addCpuSpan(r, ts, end, r.tids.id(String(e.tid ?? '')), cpuClass(name));
   if (name.startsWith('ProfilerStep')) {
     r.stepNames.add(name);
     const m = STEP_RE.exec(name);
@@ -118,6 +116,28 @@ export function addKinetoEvent(r: KinetoRank, ev: unknown): void {
     r.dataLoader.ts.push(ts);
     r.dataLoader.end.push(end);
   }
+}
+
+/** Index of the last plain-operator span per thread, to fold nested operators into it. */
+const lastOpByRank = new WeakMap<KinetoRank, Map<number, number>>();
+
+/**
+ * Keeps a host span. Plain operators nested in (or touching) the thread's previous plain operator
+ * only extend it: the attribution needs their union, and memory then grows with top-level
+ * operators, not with every nested aten call.
+ */
+function addCpuSpan(r: KinetoRank, ts: number, end: number, tid: number, cls: number): void {
+  let last = lastOpByRank.get(r);
+  if (!last) lastOpByRank.set(r, (last = new Map()));
+  if (cls === CPU_CLASS.op) {
+    const i = last.get(tid);
+    if (i !== undefined && ts >= r.cpu.ts.get(i) && ts <= r.cpu.end.get(i)) {
+      if (end > r.cpu.end.get(i)) r.cpu.end.set(i, end);
+      return;
+    }
+    last.set(tid, r.cpu.ts.length);
+  }
+  r.cpu.ts.push(ts); r.cpu.end.push(end); r.cpu.tid.push(tid); r.cpu.cls.push(cls);
 }
 
 /** Applies a top-level trace member (`distributedInfo`, `deviceProperties`) to the rank record. */
