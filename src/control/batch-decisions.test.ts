@@ -102,6 +102,7 @@ describe('BatchDecisions: batch sizes that hold still', () => {
     const d = new BatchDecisions(60_000);
     const { config, change } = d.decide(digits(), 0, measured(171, 0, 3), 0);
     assert.ok(change && config.batch_size <= 512, `${config.batch_size}`);
+    assert.match(change.reason, /: batch 513 in force is above the job's cap 512, predicted goodput x[\d.]+ relative to batch 513 \(171 x 1 x 3\) in force/);
   });
 
   it('takes each event\'s from as the configuration in force, not the stale report', () => {

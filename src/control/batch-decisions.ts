@@ -9,7 +9,7 @@ import type { LocalBatch } from '../goodput/batch-split.js';
 import { efficiency } from '../goodput/efficiency.js';
 import { goodputOf } from '../goodput/optimize.js';
 import type { JobRecord, Measurement, StoredKeyProfile } from '../store/types.js';
-import { batchConfig, chooseConfig, type JobConfig } from './batch-config.js';
+import { batchCapOf, batchConfig, chooseConfig, type JobConfig } from './batch-config.js';
 import type { BatchView } from './insight.js';
 import { limitsOf, modelOf } from './snapshot.js';
 
@@ -41,6 +41,8 @@ export function batchChange(job: JobRecord, latest: Measurement, from: LocalBatc
   const model = job.perf ? modelOf(job, profile) : undefined;
   const shape = (b: BatchView): string => `${b.local_bsz} x ${b.accum_steps + 1} x ${b.replicas}`;
   const parts: string[] = [];
+  const cap = batchCapOf(job, limitsOf(job, profile));
+  if (was.total > cap) parts.push(`batch ${was.total} in force is above the job's cap ${cap}`);
   if (job.spec.fixed_batch_size !== undefined) parts.push(`fixed batch size ${job.spec.fixed_batch_size}`);
   if (model) {
     const g0 = goodputOf(model, nodes, replicas, was.local_bsz, was.accum_steps);
