@@ -123,6 +123,7 @@ describe('plain scripts under goodput up', { skip }, () => {
     });
     const text = log(job.id, 0);
     assert.equal(done.state, 'succeeded', text);
+    assert.match(text, /\[rank 0\] started: world 2/, 'with the slots free it starts with all of its -n');
     const [before, after] = text.split(/resuming from snapshot at epoch /);
     assert.ok(after !== undefined, `rank 0 resumed from its snapshot:\n${text}`);
     const lastBefore = Math.max(...[...before!.matchAll(/epoch (\d+) done/g)].map((m) => Number(m[1])));

@@ -1,5 +1,5 @@
 /** Builds the policy's view of the cluster from stored jobs (pure over its inputs). */
-import { isGang } from './gang.js';
+import { isGang, resumableReach } from './gang.js';
 import type { ClusterSnapshot, NodeInfo, PolicyJob } from '../core/cluster.js';
 import { profileKeyOf } from '../core/profile-key.js';
 import { gradAt } from '../goodput/key-profile.js';
@@ -87,7 +87,7 @@ export function toPolicyJob(job: JobRecord, now_ms: number, profile?: StoredKeyP
     // A plain script's gang starts whole or not at all, and is never shrunk (plain-script.ts).
     min_replicas: isGang(job) ? job.spec.max_replicas : job.spec.min_replicas,
     max_replicas: job.spec.max_replicas,
-    max_profiled_replicas: Math.max(job.max_profiled_replicas, profile?.max_measured_replicas ?? 0),
+    max_profiled_replicas: Math.max(job.max_profiled_replicas, profile?.max_measured_replicas ?? 0, resumableReach(job)),
     profile_key: profileKeyOf(job.spec),
     model_from_profile: profile !== undefined,
     restarts: Math.max(0, job.launches - 1),
