@@ -69,7 +69,9 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     let job = await store.getJob(ref);
     if (!job && principal.kind === 'user') {
       const named = (await store.listJobs(principal.admin ? {} : { user: principal.user })).filter((j) => j.name === ref);
-      job = named[named.length - 1];
+      // Never a silent pick among jobs that share the name: the caller chooses by id.
+      if (named.length > 1) throw new GoodputError('E_AMBIGUOUS', `${named.length} jobs are named '${ref}': ${named.map((j) => `${j.id} (${j.state})`).reverse().join(', ')}; give the job's id instead`);
+      job = named[0];
     }
     if (!job) throw new GoodputError('E_NOT_FOUND', `no job '${ref}'`);
     if (!mayAccess(principal, job.user, job.id)) {

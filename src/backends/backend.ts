@@ -7,6 +7,7 @@
  * conformance.ts.
  */
 
+import type { PortRange } from './contract-env.js';
 import type { JobEnvironment } from './job-env.js';
 
 /** One device a replica can hold: a GPU, or a CPU slot that behaves like one. */
@@ -68,6 +69,11 @@ export interface LaunchRequest {
   job_dir: string;
   /** Run the replicas as this account (never root); their checkpoint directory becomes theirs. */
   run_as?: RunAs;
+  /** Ports MASTER_PORT may take (`goodput up --port-range`); absent: any free port. */
+  port_range?: PortRange;
+  /** Restarts after failures so far and the most allowed (TORCHELASTIC_RESTART_COUNT / _MAX_RESTARTS); default 0. */
+  restarts?: number;
+  max_restarts?: number;
 }
 
 /** A started replica, as the store records it. */
@@ -136,7 +142,11 @@ export interface Backend {
    * recorded.
    */
   probe(ref: ReplicaRef): 'alive' | number;
-  /** Signals the replica (the whole process group). No-op when it is gone. */
+  /**
+   * Signals the replica. SIGTERM reaches its main process only (the program the command started,
+   * not the helpers it forked); SIGKILL ends every process of the replica. Once the main process
+   * exits, the backend kills what is left of the replica. No-op when it is gone. docs/contract.md, "Stops".
+   */
   signal(ref: ReplicaRef, signal: 'SIGTERM' | 'SIGKILL'): void;
   /**
    * Ends what an attempt whose launch was never recorded left running (crash mid-launch) and

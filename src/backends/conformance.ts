@@ -28,7 +28,7 @@ export interface BackendFixture {
 
 /** Prints argv and the contract's variables as JSON into the checkpoint dir, then exits with $EXIT_CODE. */
 const DUMP = `const fs = require('fs');
-const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => /^(RANK|WORLD_SIZE|LOCAL_RANK|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|CUDA_VISIBLE_DEVICES|USER_VAR)$|^GOODPUT_/.test(k)));
+const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => /^(RANK|WORLD_SIZE|LOCAL_RANK|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|CUDA_VISIBLE_DEVICES|USER_VAR|GROUP_RANK|ROLE_RANK|ROLE_WORLD_SIZE|OMP_NUM_THREADS)$|^GOODPUT_|^TORCHELASTIC_/.test(k)));
 fs.writeFileSync(process.env.GOODPUT_CHECKPOINT_DIR + '/env-' + process.env.RANK + '.json', JSON.stringify({ argv: process.argv.slice(1), env }));
 process.exit(Number(process.env['EXIT_' + process.env.RANK] ?? 0));`;
 /** Waits for SIGTERM, then exits 143 like a checkpointing trainer; touches a heartbeat file meanwhile. */
@@ -39,11 +39,29 @@ setTimeout(() => process.exit(Number(process.env.EXIT_LATER ?? 0)), Number(proce
 
 /**
  * What a backend does not support, each with the reason: its case is skipped with it.
- * `environment`: job environments (venv/conda, env_setup), which need real processes.
+ * `environment`: job environments (venv/conda, env_setup), which need real processes;
+ * `subprocesses`: programs that fork processes of their own (the 'stops' case).
  */
 export interface Unsupported {
   environment?: string;
+  subprocesses?: string;
 }
+
+/**
+ * Forks a helper process (as a DataLoader worker is forked) that heart-beats and records a
+ * SIGTERM of its own; on SIGTERM the main process waits, records whether the helper is still
+ * alive and untouched, and exits 143.
+ */
+const FAMILY = `const fs = require('fs'); const { spawn } = require('child_process');
+const base = process.env.GOODPUT_CHECKPOINT_DIR + '/family-' + process.env.RANK;
+const helper = "const fs = require('fs'); process.on('SIGTERM', () => { fs.writeFileSync(process.argv[1] + '.helper-term', 'x'); process.exit(1); }); setInterval(() => fs.writeFileSync(process.argv[1] + '.helper-beat', String(Date.now())), 100);";
+const child = spawn(process.execPath, ['-e', helper, base], { stdio: 'ignore' });
+process.on('SIGTERM', () => setTimeout(() => {
+  let alive = true; try { process.kill(child.pid, 0); } catch { alive = false; }
+  fs.writeFileSync(base + '.main', JSON.stringify({ helper_alive: alive, helper_term: fs.existsSync(base + '.helper-term') }));
+  process.exit(143);
+}, 800));
+setInterval(() => fs.writeFileSync(base + '.beat', 'x'), 100);`;
 
 /** Registers the suite for `name`. `skip` (a reason) skips it with that message. */
 export function runBackendConformance(name: string, setup: () => Promise<BackendFixture>, skip?: string, unsupported: Unsupported = {}): void {
@@ -124,6 +142,15 @@ export function runBackendConformance(name: string, setup: () => Promise<Backend
         const local = new Set(fx.two_nodes).size === 2 ? 0 : rank;
         assert.equal(e.LOCAL_RANK, String(local));
         assert.equal(e.LOCAL_WORLD_SIZE, new Set(fx.two_nodes).size === 2 ? '1' : '2');
+        // As torchrun sets them (docs/contract.md).
+        assert.equal(e.GROUP_RANK, new Set(fx.two_nodes).size === 2 ? String(rank) : '0');
+        assert.equal(e.ROLE_RANK, String(rank));
+        assert.equal(e.ROLE_WORLD_SIZE, '2');
+        assert.equal(e.TORCHELASTIC_RUN_ID, req.job_id);
+        assert.equal(e.TORCHELASTIC_RESTART_COUNT, '0');
+        assert.equal(e.TORCHELASTIC_USE_AGENT_STORE, 'False');
+        if (process.env.OMP_NUM_THREADS === undefined) assert.equal(e.OMP_NUM_THREADS, new Set(fx.two_nodes).size === 2 ? undefined : '1');
+        assert.equal(Object.keys(e).some((k) => k.startsWith('GOODPUT_RANKS')), false, 'no helper variables are left');
         assert.equal(e.MASTER_ADDR, b.nodes()[fx.two_nodes[0]!]!.address);
         ports.add(e.MASTER_PORT!);
         assert.equal(e.GOODPUT_JOB_ID, req.job_id);
@@ -155,6 +182,25 @@ export function runBackendConformance(name: string, setup: () => Promise<Backend
       for (const r of l2) b.signal(refOf(req2, r), 'SIGKILL');
       const killed = await codes(exits, req2.job_id, 2);
       assert.ok(killed.every((c) => c !== 0 && c !== 143), `killed replicas end with a failure code, got ${killed.join(',')}`);
+    });
+
+    it('stops: SIGTERM reaches the main process alone, the rest of the replica is killed once it exited', { skip: unsupported.subprocesses }, async () => {
+      const { b, exits } = await open();
+      const req = request(FAMILY);
+      const launched = await b.launch(req);
+      const file = (rank: number, suffix: string) => join(req.job_dir, 'checkpoint', `family-${rank}.${suffix}`);
+      await until('the replicas and their helpers to run', () => ([0, 1].every((r) => existsSync(file(r, 'beat')) && existsSync(file(r, 'helper-beat'))) ? true : undefined));
+      for (const r of launched) b.signal(refOf(req, r), 'SIGTERM');
+      assert.deepEqual(await codes(exits, req.job_id, 2), [143, 143]);
+      for (const rank of [0, 1]) {
+        const seen = JSON.parse(readFileSync(file(rank, 'main'), 'utf8')) as { helper_alive: boolean; helper_term: boolean };
+        assert.deepEqual(seen, { helper_alive: true, helper_term: false }, `rank ${rank}: the helper neither got SIGTERM nor died while the main process saved`);
+      }
+      // The helper outlives nothing: once the main process exited, the replica's rest is killed.
+      await until('the helpers to stop', () => {
+        const t = [0, 1].map((r) => statSync(file(r, 'helper-beat')).mtimeMs);
+        return t.every((ms) => Date.now() - ms > 1500) ? true : undefined;
+      });
     });
 
     it('lets a new instance adopt running replicas and report their recorded exits', async () => {

@@ -15,6 +15,7 @@ import { createContext, runInContext } from 'node:vm';
 import { GoodputError } from '../core/errors.js';
 import { systemClock, type Clock, type TimerId } from '../util/clock.js';
 import type { Backend, BackendNode, LaunchedReplica, LaunchRequest, ReplicaExit, ReplicaRef } from './backend.js';
+import { contractEnv } from './contract-env.js';
 import { EXIT_LOST } from './backend.js';
 import { jobDirs, replicaLogPath } from './run-files.js';
 
@@ -112,25 +113,15 @@ export class FakeBackend implements Backend {
     const world = req.devices.length;
     const started_at_ms = this.cluster.clock.now_ms();
     const launched: LaunchedReplica[] = [];
+    // The contract's variables, as every backend builds them (contract-env.ts).
+    const vars = contractEnv({
+      job_id: req.job_id, attempt: req.attempt, rank_nodes: req.nodes, master_addr: nodes[0]!.address, master_port: port, api_url: req.api_url,
+      token: req.token, checkpoint_dir: dirs.checkpoint, restarts: req.restarts ?? 0, max_restarts: req.max_restarts ?? 0, omp_set: req.env.OMP_NUM_THREADS !== undefined,
+    });
     for (let rank = 0; rank < world; rank++) {
       const node = nodes[rank]!;
-      const onNode = req.nodes.map((n, r) => ({ n, r })).filter((x) => x.n === req.nodes[rank]);
       const device = req.devices[rank]!;
-      const env: Record<string, string> = {
-        ...req.env,
-        RANK: String(rank),
-        WORLD_SIZE: String(world),
-        LOCAL_RANK: String(onNode.findIndex((x) => x.r === rank)),
-        LOCAL_WORLD_SIZE: String(onNode.length),
-        MASTER_ADDR: nodes[0]!.address,
-        MASTER_PORT: String(port),
-        GOODPUT_API: req.api_url,
-        GOODPUT_JOB_ID: req.job_id,
-        GOODPUT_TOKEN: req.token,
-        GOODPUT_CHECKPOINT_DIR: dirs.checkpoint,
-        GOODPUT_ATTEMPT: String(req.attempt),
-        GOODPUT_NUM_NODES: String(req.num_nodes),
-      };
+      const env: Record<string, string> = { ...req.env, ...vars.common, ...vars.ranks[rank] };
       if (node.devices.find((d) => d.index === device)?.kind === 'gpu') env.CUDA_VISIBLE_DEVICES = String(device);
       const log_path = replicaLogPath(req.job_dir, rank);
       appendFileSync(log_path, `--- goodput: attempt ${req.attempt}, rank ${rank}/${world}, node ${node.name}, device ${device} (fake backend) ---\n`);

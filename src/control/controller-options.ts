@@ -1,5 +1,6 @@
 /** Options and counters of the Controller (controller.ts). */
 import type { Backend, RunAs } from '../backends/backend.js';
+import type { PortRange } from '../backends/contract-env.js';
 import type { Policy } from '../policy/policy.js';
 import type { Store } from '../store/store.js';
 import { systemClock, type Clock } from '../util/clock.js';
@@ -21,6 +22,8 @@ export interface ControllerOptions {
   interval_s: number;
   /** Time replicas get between SIGTERM and SIGKILL. */
   grace_s: number;
+  /** Ports MASTER_PORT is drawn from (`goodput up --port-range`); absent: any free port. */
+  port_range?: PortRange;
   /** Restart backoff after a failure: base * 2^(failures - 1), at most 60 s. Default 1. */
   restart_backoff_s?: number;
   /** A failure this soon after a launch is early (a second one in a row fails the job). Default 10. */

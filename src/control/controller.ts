@@ -3,9 +3,8 @@ import { join } from 'node:path';
 import type { BackendNode, ReplicaRef } from '../backends/backend.js';
 import type { NodeInfo } from '../core/cluster.js';
 import { GoodputError } from '../core/errors.js';
-import { profileKeyOf } from '../core/profile-key.js';
 import type { Rejection } from '../policy/policy.js';
-import { ACTIVE_STATES, hungReason, isTerminal, settle, type EventKind } from '../store/lifecycle.js';
+import { ACTIVE_STATES, hungReason, isTerminal, keepsWork, settle, stopOutcome, type EventKind } from '../store/lifecycle.js';
 import type { DeviceBinding, TransitionDetail } from '../store/store.js';
 import type { JobRecord, JobSpec, ReplicaRecord, StoredKeyProfile } from '../store/types.js';
 import type { JobConfig } from './batch-config.js';
@@ -15,6 +14,8 @@ import { assignDevices, sameAllocation } from './device-binding.js';
 import { deviceUnit, resizeReason } from './insight.js';
 import { KillDeadlines } from './kill-deadlines.js';
 import { NetworkBook } from './network-book.js';
+import { gangWaits } from './gang.js';
+import { specToStore } from './plain-script.js';
 import { ProfileBook } from './profile-book.js';
 import { ReportIngest, type ReportRequest } from './report-ingest.js';
 import { buildSnapshot, holdsDevices } from './snapshot.js';
@@ -121,17 +122,12 @@ export class Controller {
   }
 
   /**
-   * Stores a new job (state queued; `profile` defaults to its command's, core/profile-key.ts)
-   * and triggers a round. Refuses (E_INFEASIBLE, nothing stored) a job whose `min_replicas`
-   * exceeds the devices of the cluster: it could never run.
+   * Stores a new job (state queued; its spec completed by specToStore, which refuses with
+   * E_INFEASIBLE, nothing stored, a job that could never run here) and triggers a round.
    */
   async submit(spec: JobSpec, user: string, actor: string): Promise<JobRecord> {
-    const devices = this.options.backend.nodes().flatMap((n) => n.devices);
-    if (spec.min_replicas > devices.length) {
-      const kind = devices[0]?.kind === 'gpu' ? 'GPU(s)' : 'CPU slot(s)';
-      throw new GoodputError('E_INFEASIBLE', `job needs at least ${spec.min_replicas} replicas (min_replicas) but this cluster has ${devices.length} ${kind}; submit it with --min-replicas ${devices.length} or less`);
-    }
-    const job = await this.options.store.createJob({ id: randomBytes(4).toString('hex'), name: spec.name, user, spec: { ...spec, profile: profileKeyOf(spec) } }, actor);
+    const stored = specToStore(spec, this.options.backend.nodes().flatMap((n) => n.devices));
+    const job = await this.options.store.createJob({ id: randomBytes(4).toString('hex'), name: spec.name, user, spec: stored }, actor);
     this.requestRound();
     return job;
   }
@@ -182,6 +178,8 @@ export class Controller {
       const decision = this.options.policy.decide(buildSnapshot(this.nodes(), jobs, this.now(), profiles));
       this.rejections.clear();
       for (const [id, r] of Object.entries(decision.rejections ?? {})) this.rejections.set(id, r);
+      const unit = `${deviceUnit(this.options.backend.nodes().flatMap((n) => n.devices))}(s)`;
+      for (const w of gangWaits(jobs, decision.allocations, this.nodes().reduce((k, n) => k + n.gpus, 0), unit)) await this.noteOnce(w.job_id, w.key, 'waiting', w.reason);
       await this.apply(jobs, decision.allocations, profiles);
       await this.pump();
     }
@@ -216,7 +214,7 @@ export class Controller {
           else await this.options.store.retargetJob(job.id, binding, 'scheduler', why);
           break;
         case 'running':
-          await this.options.store.stopJob(job.id, binding, 'rescale', 'scheduler', `${why}; checkpoint-restart`);
+          await this.options.store.stopJob(job.id, binding, 'rescale', 'scheduler', `${why}; ${keepsWork(job) ? 'checkpoint-restart' : stopOutcome(job, this.now())}`);
           for (const r of await this.liveReplicas(job.id)) this.options.backend.signal(this.ref(r), 'SIGTERM');
           break;
         case 'rescaling':
@@ -234,7 +232,7 @@ export class Controller {
     if (!job || (job.state !== 'running' && job.state !== 'rescaling')) return;
     const replicas = await this.options.store.listReplicas(job_id, job.launches - 1);
     const action = settle(
-      { ...job, attempt: job.launches - 1, max_restarts: job.spec.max_restarts, has_target: job.allocation.length > 0 },
+      { ...job, attempt: job.launches - 1, max_restarts: job.spec.max_restarts, has_target: job.allocation.length > 0, evidence: job },
       replicas,
       { now_ms: this.now(), early_failure_s: this.options.early_failure_s, backoff_base_s: this.options.restart_backoff_s },
     );
@@ -342,6 +340,9 @@ export class Controller {
         api_url: this.options.api_url,
         token: jobToken(this.options.secret, job.id),
         job_dir,
+        restarts: job.failures,
+        max_restarts: job.spec.max_restarts,
+        ...(this.options.port_range ? { port_range: this.options.port_range } : {}),
         ...(run_as ? { run_as } : {}),
       });
     } catch (error) {

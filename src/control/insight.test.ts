@@ -31,8 +31,10 @@ describe('resizeReason', () => {
 
   it('says first start, resume and preemption', () => {
     assert.equal(resizeReason(job({ launches: 0, perf: null }), 0, 1, { ...ctx, unit: 'GPU' }), 'first start on 1 GPU (goodput: no throughput measured yet, 3 GPUs idle)');
-    assert.match(resizeReason(job(), 0, 2, ctx), /^resumes from its checkpoint on 2 CPU slots \(goodput: predicted speedup x[\d.]+ over 1 replica, 3 CPU slots idle\)$/);
-    assert.equal(resizeReason(job(), 2, 0, ctx), 'preempted 2 -> 0 (goodput: its 2 CPU slots go to other jobs; resumes from its checkpoint)');
+    assert.match(resizeReason(job({ checkpoint_on_stop: true }), 0, 2, ctx), /^resumes from its checkpoint on 2 CPU slots \(goodput: predicted speedup x[\d.]+ over 1 replica, 3 CPU slots idle\)$/);
+    assert.equal(resizeReason(job({ checkpoint_on_stop: true }), 2, 0, ctx), 'preempted 2 -> 0 (goodput: its 2 CPU slots go to other jobs; resumes from its checkpoint)');
+    // Without proof of a checkpoint the words say what the stop costs.
+    assert.equal(resizeReason(job({ checkpoint_on_stop: false, checkpoint_at_ms: null }), 2, 0, ctx), 'preempted 2 -> 0 (goodput: its 2 CPU slots go to other jobs; restarts from its beginning (no checkpoint the control plane knows of))');
   });
 });
 

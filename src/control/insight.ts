@@ -4,6 +4,7 @@
  * speedup it has now and the one predicted for its best size, and reasons for size and batch
  * changes in words. Pure over its inputs (the goodput model, the latest measurement).
  */
+import { resumeWords } from '../store/lifecycle.js';
 import { adascaleGain, efficiency } from '../goodput/efficiency.js';
 import { fixedBatchChoice, goodputOf, optimizeBatch } from '../goodput/optimize.js';
 import { bestGoodput } from '../goodput/speedup.js';
@@ -137,12 +138,12 @@ export function resizeReason(job: JobRecord, from: number, to: number, ctx: Resi
   const gain = predicted !== undefined ? `predicted goodput ${times(predicted)}` : undefined;
   const idle = `${plural(ctx.idle, ctx.unit)} idle`;
   if (from === 0 && to > 0) {
-    const why = job.launches === 0 ? 'first start' : 'resumes from its checkpoint';
+    const why = job.launches === 0 ? 'first start' : resumeWords(job);
     const by = fromProfile && job.perf === null ? ` by the profile of '${fromProfile.key}'` : '';
     const basis = model ? `predicted speedup ${times(bestGoodput(model, 1, to, jobBatchPolicy(job.spec)) / Math.max(1e-12, bestGoodput(model, 1, 1, jobBatchPolicy(job.spec))))} over 1 replica${by}` : 'no throughput measured yet';
     return `${why} on ${plural(to, ctx.unit)} (${ctx.policy}: ${basis}, ${idle})`;
   }
-  if (to === 0) return `preempted ${from} -> 0 (${ctx.policy}: its ${plural(from, ctx.unit)} go to other jobs; resumes from its checkpoint)`;
+  if (to === 0) return `preempted ${from} -> 0 (${ctx.policy}: its ${plural(from, ctx.unit)} go to other jobs; ${resumeWords(job)})`;
   const verb = to > from ? 'grew' : 'shrank';
   const parts = [gain ?? 'no throughput model yet', ...(to > from ? [idle] : [`frees ${plural(from - to, ctx.unit)} for other jobs`])];
   if (to > from && job.max_profiled_replicas < to && predicted === undefined) parts.push('exploring a size not measured yet');

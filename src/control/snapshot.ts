@@ -1,4 +1,5 @@
 /** Builds the policy's view of the cluster from stored jobs (pure over its inputs). */
+import { isGang, resumableReach } from './gang.js';
 import type { ClusterSnapshot, NodeInfo, PolicyJob } from '../core/cluster.js';
 import { profileKeyOf } from '../core/profile-key.js';
 import type { BatchLimits, GoodputModel } from '../goodput/types.js';
@@ -59,7 +60,7 @@ export function holdsDevices(job: JobRecord): boolean {
  */
 export function stopProtection(job: JobRecord): string | undefined {
   if (job.state !== 'running' || job.spec.preemptible !== undefined) return undefined;
-  if (job.checkpoint_on_stop || job.checkpoint_at_ms !== null) return undefined;
+  if (job.checkpoint_on_stop || job.checkpoint_at_ms !== null || job.spec.resumable === true) return undefined;
   return 'not preempted or resized: no checkpoint yet, so a stop would lose all its progress; set preemptible: true to allow';
 }
 
@@ -69,7 +70,7 @@ export function stopProtection(job: JobRecord): string | undefined {
  * checkpoints when stopped (docs/contract.md).
  */
 export function progressAtRisk_s(job: JobRecord, now_ms: number): number {
-  if (job.state !== 'running' || job.launched_at_ms === null || job.checkpoint_on_stop) return 0;
+  if (job.state !== 'running' || job.launched_at_ms === null || job.checkpoint_on_stop || job.spec.resumable === true) return 0;
   return Math.max(0, now_ms - Math.max(job.launched_at_ms, job.checkpoint_at_ms ?? 0)) / 1000;
 }
 
@@ -83,9 +84,11 @@ export function toPolicyJob(job: JobRecord, now_ms: number, profile?: StoredKeyP
     id: job.id,
     submitted_at_s: job.submitted_at_ms / 1000,
     attained_service_gpu_s: job.attained_service_gpu_s + serviceSince(job, now_ms),
-    min_replicas: job.spec.min_replicas,
+    // A plain script's gang starts whole or not at all, and is never shrunk (plain-script.ts).
+    min_replicas: isGang(job) ? job.spec.max_replicas : job.spec.min_replicas,
     max_replicas: job.spec.max_replicas,
-    own_max_replicas: job.max_profiled_replicas,
+    // A resumable plain script never reports: its reach counts as measured (gang.ts).
+    own_max_replicas: Math.max(job.max_profiled_replicas, resumableReach(job)),
     ...(profile ? { profile_max_replicas: profile.max_measured_replicas } : {}),
     profile_key: profileKeyOf(job.spec),
     model_from_profile: profile !== undefined,

@@ -4,7 +4,7 @@ import { PROFILE_KEY, PROFILE_KEY_RULE } from './profile-key.js';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Variables the contract sets; a spec may not override them. */
-const RESERVED_ENV = /^(RANK|WORLD_SIZE|LOCAL_RANK|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|CUDA_VISIBLE_DEVICES|GOODPUT_.*)$/;
+const RESERVED_ENV = /^(RANK|WORLD_SIZE|LOCAL_RANK|LOCAL_WORLD_SIZE|GROUP_RANK|GROUP_WORLD_SIZE|ROLE_RANK|ROLE_NAME|ROLE_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|CUDA_VISIBLE_DEVICES|TORCHELASTIC_.*|GOODPUT_.*)$/;
 
 /**
  * Size limits of a spec, checked at submit so that nothing fails later at launch (execve refuses
@@ -55,6 +55,12 @@ export const jobSpecSchema = z
     max_replicas: z.number().int().min(1).max(1024).default(1),
     max_restarts: z.number().int().min(0).max(1000).default(3),
     preemptible: z.boolean().optional(),
+    sdk: z.boolean().optional()
+      .describe('Whether the job reports through the Goodput SDK. false: a plain script, run as a gang of max_replicas processes (docs/contract.md, "Plain scripts"). Default: decided at submit (a Python script that imports goodput: true; one that does not: false; anything else: unknown, treated as SDK-like).'),
+    check_script: z.boolean().optional()
+      .describe('false: do not check at submit that the Python script of command exists in workdir on the server (for a script that exists only on the compute nodes).'),
+    resumable: z.boolean().optional()
+      .describe('A plain script that resumes from its own snapshot (a torchrun-elastic script): it may be resized and preempted between min_replicas and max_replicas, and a stop loses only the work since its snapshot.'),
     priority: z.number().int().min(-1000).max(1000).default(0),
     user: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/).optional(),
     fixed_batch_size: z.number().int().min(1).optional(),

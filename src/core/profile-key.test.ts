@@ -1,13 +1,17 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { jobSpecSchema } from './job-spec.js';
-import { defaultProfileKey, PROFILE_KEY, profileKeyOf } from './profile-key.js';
+import { defaultProfileKey, PROFILE_KEY, profileKeyOf, pythonScript } from './profile-key.js';
 
 describe('default profile key', () => {
   const cases: [string[], string][] = [
     [['python', 'train.py'], 'train'],
     [['python3', 'train.py', '--seed', '1', '--lr', '0.1'], 'train'],
-    [['/usr/bin/python3.11', '-u', '-W', 'ignore', 'examples/digits/train.py', '--epochs', '3'], 'train'],
+    [['/usr/bin/python3.11', '-u', '-W', 'ignore', 'examples/digits/train.py', '--epochs', '3'], 'digits.train'],
+    [['python3', 'a/main.py'], 'a.main'],
+    [['python3', 'b/main.py'], 'b.main'],
+    [['python3', './main.py'], 'main'],
+    [['python3', 'models/resnet50.py'], 'resnet50'],
     [['python3', '-m', 'pkg.train', '--seed', '2'], 'pkg.train'],
     [['python3', '-mpkg.train'], 'pkg.train'],
     [['torchrun', '--nproc_per_node', '4', '--standalone', 'bert.py', '--lr', '3e-5'], 'bert'],
@@ -32,6 +36,20 @@ describe('default profile key', () => {
       assert.match(got, PROFILE_KEY);
     });
   }
+
+  it('tells a/main.py from b/main.py (generic script names take their directory)', () => {
+    assert.notEqual(defaultProfileKey(['python3', 'a/main.py']), defaultProfileKey(['python3', 'b/main.py']));
+  });
+
+  it('finds the Python script a command runs', () => {
+    assert.equal(pythonScript(['python3', '-u', 'a/train.py', '--cfg', 'x.py']), 'a/train.py');
+    assert.equal(pythonScript(['torchrun', '--nproc_per_node', '2', 'ddp.py']), 'ddp.py');
+    assert.equal(pythonScript(['env', 'A=1', 'python3', 'main.py']), 'main.py');
+    assert.equal(pythonScript(['./run.py', '--x']), './run.py');
+    assert.equal(pythonScript(['python3', '-m', 'pkg.train', 'x.py']), undefined);
+    assert.equal(pythonScript(['python3', '-c', 'import x', 'x.py']), undefined);
+    assert.equal(pythonScript(['sh', 'x.py']), undefined);
+  });
 
   it('ignores arguments, so reruns with other seeds and hyper-parameters share a key', () => {
     assert.equal(defaultProfileKey(['python3', 'train.py', '--seed', '1']), defaultProfileKey(['python3', 'train.py', '--seed', '2', '--lr', '1']));

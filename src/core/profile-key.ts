@@ -37,11 +37,25 @@ function asKey(s: string): string | undefined {
   return key === '' ? undefined : key;
 }
 
-/** A script's key: its file name without directory and extension (`examples/digits/train.py` -> `train`). */
+/**
+ * Script names that say nothing about the model: for these the key is `<parent dir>.<name>` when
+ * the path of a script (a name with an extension) names a directory, so `a/main.py` and
+ * `b/main.py` do not pool their profiles.
+ */
+const GENERIC_STEMS = new Set(['main', 'train', 'run', 'trainer', 'training', 'script', 'app', 'model', 'launch', 'start', '__main__', 'ddp', 'multigpu', 'dist', 'distributed']);
+
+/**
+ * A script's key: its file name without directory and extension (`models/resnet50.py` ->
+ * `resnet50`); for a generic name (GENERIC_STEMS) its parent directory comes first
+ * (`examples/digits/train.py` -> `digits.train`; a bare `train.py` stays `train`).
+ */
 function scriptKey(arg: string): string | undefined {
   const name = base(arg);
   const dot = name.lastIndexOf('.');
-  return asKey(dot > 0 ? name.slice(0, dot) : name);
+  const stem = dot > 0 ? name.slice(0, dot) : name;
+  const parent = base(arg.slice(0, Math.max(0, arg.lastIndexOf('/'))));
+  if (dot > 0 && GENERIC_STEMS.has(stem) && parent !== '' && parent !== '.' && parent !== '..') return asKey(`${parent}.${stem}`);
+  return asKey(stem);
 }
 
 /** 32-bit FNV-1a of `s` as 8 hex digits (names inline code without node:crypto). */
@@ -59,6 +73,7 @@ function fnv1a(s: string): string {
  * learning rates, data paths change between runs of one model); interpreters and launchers are
  * skipped, with their options:
  * - `python3.11 -u train.py --lr 0.1` -> `train`; `python -m pkg.train` -> `pkg.train`;
+ *   `python a/main.py` -> `a.main` (generic script names take their directory, see scriptKey);
  * - `torchrun --nproc_per_node 4 train.py`, `python -m torch.distributed.run ... train.py`,
  *   `accelerate launch train.py`, `env A=1 python train.py` -> `train`;
  * - `python -c CODE` -> `python-c-<hash of CODE>` (`node -e CODE` -> `node-e-<hash>`);
@@ -122,4 +137,23 @@ export function defaultProfileKey(command: readonly string[]): string {
 /** The profile key of a spec: its `profile`, else the default of its command. */
 export function profileKeyOf(spec: { profile?: string | undefined; command: readonly string[] }): string {
   return spec.profile ?? defaultProfileKey(spec.command);
+}
+
+/**
+ * The Python script a command runs, as written (relative to the workdir unless absolute), or
+ * undefined when it runs none that way (`python -m pkg`, `python -c CODE`, a binary): the first
+ * argument ending in `.py` when the program itself is that script or an interpreter or launcher
+ * that comes before it (`python3 -u train.py`, `torchrun --nproc_per_node 2 train.py`,
+ * `env A=1 python3 a/main.py`). Pure.
+ */
+export function pythonScript(command: readonly string[]): string | undefined {
+  const first = command[0];
+  if (first === undefined) return undefined;
+  if (first.endsWith('.py')) return first;
+  if (!INTERPRETER.test(base(first)) && !LAUNCHERS.has(base(first))) return undefined;
+  for (const arg of command.slice(1)) {
+    if (arg === '-m' || arg === '--module' || (arg.startsWith('-m') && !arg.startsWith('--')) || INLINE_CODE.has(arg)) return undefined;
+    if (arg.endsWith('.py') && !arg.startsWith('-') && !arg.includes('=')) return arg;
+  }
+  return undefined;
 }

@@ -2,6 +2,7 @@
  * Composition root of the control-plane server: data directory, store, secrets, backend,
  * policy, controller and the HTTP listener. Used by `goodput up` and `goodput run`.
  */
+import type { PortRange } from '../backends/contract-env.js';
 import { chmodSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
@@ -45,6 +46,8 @@ export interface ServerOptions {
   policy_params?: readonly string[];
   interval_s: number;
   grace_s: number;
+  /** See ControllerOptions.port_range. */
+  port_range?: PortRange;
   restart_backoff_s?: number;
   /** See ControllerOptions.hung_timeout_s. */
   hung_timeout_s?: number;
@@ -158,6 +161,7 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
       store, backend, policy, secret, data_dir: o.data_dir, api_url: '', interval_s: o.interval_s, grace_s: o.grace_s, log: o.log,
       ...(o.restart_backoff_s !== undefined ? { restart_backoff_s: o.restart_backoff_s } : {}),
       ...(o.hung_timeout_s !== undefined ? { hung_timeout_s: o.hung_timeout_s } : {}),
+      ...(o.port_range ? { port_range: o.port_range } : {}),
       ...(multi_user ? { run_as: (owner: string) => ownerAccount(store, owner) } : {}),
     });
     const app = createApp({ store, controller, secret, version: SERVER_VERSION, run_as_owner: multi_user });

@@ -101,3 +101,24 @@ describe('hungReason', () => {
     assert.match(hungReason({ ...running, last_step_time_s: 30 }, 311_000, 0, 60)!, /limit 300s/);
   });
 });
+
+describe('honest stop events', () => {
+  const plain = { checkpoint_on_stop: false, checkpoint_at_ms: null, launched_at_ms: 40_000, stop_requested_at_ms: 100_000, spec: {} };
+  it('says "checkpointed" only with proof; otherwise what the stop loses', () => {
+    const requeued = settle(job({ state: 'rescaling', stop_kind: 'rescale', has_target: false, evidence: plain }), exits(143, 143), o);
+    assert.deepEqual(requeued, { do: 'requeue', reason: 'stopped after 60 s of work; it has no checkpoint the control plane knows of, so it restarts from its beginning; waiting for devices' });
+    const sdk = settle(job({ state: 'rescaling', stop_kind: 'rescale', has_target: false, evidence: { ...plain, checkpoint_on_stop: true } }), exits(143), o);
+    assert.equal((sdk as { reason: string }).reason, 'checkpointed; waiting for devices');
+    const resumable = settle(job({ state: 'rescaling', stop_kind: 'rescale', evidence: { ...plain, spec: { resumable: true } } }), exits(143), o);
+    assert.equal((resumable as { reason: string }).reason, 'stopped; it resumes from its own snapshot (declared resumable); relaunching on the new placement');
+    const periodic = settle(job({ state: 'rescaling', stop_kind: 'rescale', evidence: { ...plain, checkpoint_at_ms: 70_000 } }), exits(143), o);
+    assert.equal((periodic as { reason: string }).reason, 'stopped; it loses the 30 s of work since its last checkpoint; relaunching on the new placement');
+  });
+
+  it('does not read an unrequested exit 143 of a plain script as a checkpoint', () => {
+    const a = settle(job({ evidence: plain }), exits(143, null), o) as { do: string; reason: string };
+    assert.equal(a.do, 'stop');
+    assert.doesNotMatch(a.reason, /checkpointed/);
+    assert.match(a.reason, /exit 143 alone is no checkpoint/);
+  });
+});

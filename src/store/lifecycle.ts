@@ -50,7 +50,7 @@ export type EventKind =
   | 'submitted' | 'assigned' | 'retargeted' | 'launched' | 'rescale' | 'failed-replica' | 'hung'
   | 'relaunch' | 'requeued' | 'succeeded' | 'failed' | 'cancelled' | 'replica-exited'
   // Facts that change no state (Store.recordEvent).
-  | 'batch-size' | 'node-unavailable' | 'backend-unavailable'
+  | 'batch-size' | 'node-unavailable' | 'backend-unavailable' | 'waiting'
   // How the job uses its profile key's profile (Store.setProfileUse; profile-replaced: recordEvent).
   | 'profile-used' | 'profile-discarded' | 'profile-replaced';
 
@@ -92,6 +92,54 @@ export interface FailureRecord {
   early: boolean;
 }
 
+/**
+ * What a job proved about keeping its work across a stop (a structural subset of the stored
+ * job): an SDK promise to checkpoint when stopped, an SDK checkpoint report, or a spec that
+ * declares the script resumes from its own snapshot. An exit 143 proves nothing by itself.
+ */
+export interface StopEvidence {
+  checkpoint_on_stop: boolean;
+  checkpoint_at_ms: number | null;
+  launched_at_ms: number | null;
+  stop_requested_at_ms?: number | null;
+  spec: { resumable?: boolean | undefined };
+}
+
+/** Whether a stop keeps the job's work (SDK checkpoint on stop, or a declared resumable script). */
+export function keepsWork(e: StopEvidence): boolean {
+  return e.checkpoint_on_stop || e.spec.resumable === true;
+}
+
+/** `12 min`, `40 s`, `2.5 h`: a duration in words. */
+function span(ms: number): string {
+  const s = Math.max(0, ms) / 1000;
+  if (s < 120) return `${Math.round(s)} s`;
+  if (s < 7200) return `${Math.round(s / 60)} min`;
+  return `${(s / 3600).toFixed(1)} h`;
+}
+
+/**
+ * What a stop did to the job's work, in words for its events: "checkpointed" only with proof;
+ * otherwise that it was stopped and what it loses (the work since its last reported checkpoint,
+ * or since its launch when it has none).
+ */
+export function stopOutcome(e: StopEvidence, now_ms: number): string {
+  if (e.checkpoint_on_stop) return 'checkpointed';
+  if (e.spec.resumable === true) return 'stopped; it resumes from its own snapshot (declared resumable)';
+  const at = e.stop_requested_at_ms ?? now_ms;
+  const work = span(at - Math.max(e.launched_at_ms ?? at, e.checkpoint_at_ms ?? 0));
+  if (e.checkpoint_at_ms !== null) return `stopped; it loses the ${work} of work since its last checkpoint`;
+  return `stopped after ${work} of work; it has no checkpoint the control plane knows of, so it restarts from its beginning`;
+}
+
+/** How the job continues after a stop, in words ("resumes from its checkpoint" only with proof). */
+export function resumeWords(e: StopEvidence): string {
+  if (e.checkpoint_on_stop) return 'resumes from its checkpoint';
+  if (e.spec.resumable === true) return 'resumes from its own snapshot';
+  if (e.checkpoint_at_ms !== null) return 'resumes from its last checkpoint';
+  return 'restarts from its beginning (no checkpoint the control plane knows of)';
+}
+
 /** What `settle` needs to know about the job (a structural subset of the stored job). */
 export interface SettleJob {
   state: JobState;
@@ -104,6 +152,8 @@ export interface SettleJob {
   /** Whether the job has a target placement to relaunch on. */
   has_target: boolean;
   launched_at_ms: number | null;
+  /** What the job proved about keeping its work; absent: a checkpoint on stop (the SDK's promise). */
+  evidence?: StopEvidence;
 }
 
 /** Tunables of `settle`. */
@@ -143,7 +193,8 @@ export function settle(job: SettleJob, exits: readonly { rank: number; exit_code
     const bad = exited.find((r) => isFailureExit(r.exit_code));
     if (bad) return classify(job, bad, o);
     const checkpointed = exited.find((r) => r.exit_code === EXIT_CHECKPOINTED);
-    if (checkpointed) return { do: 'stop', kind: 'rescale', reason: `replica ${checkpointed.rank} checkpointed (exit 143) without a rescale request; relaunching` };
+    if (checkpointed && (!job.evidence || keepsWork(job.evidence))) return { do: 'stop', kind: 'rescale', reason: `replica ${checkpointed.rank} checkpointed (exit 143) without a rescale request; relaunching` };
+    if (checkpointed) return { do: 'stop', kind: 'rescale', reason: `replica ${checkpointed.rank} exited 143 (terminated) without a rescale request; relaunching (exit 143 alone is no checkpoint the control plane knows of)` };
     if (live.length === 0 && exited.length > 0) return { do: 'finish', to: 'succeeded', reason: 'every replica exited 0' };
     return { do: 'wait' };
   }
@@ -156,8 +207,9 @@ export function settle(job: SettleJob, exits: readonly { rank: number; exit_code
     const last = job.stop_kind === 'hung' ? 'it hung' : job.last_failure ? `replica ${job.last_failure.rank} failed with exit code ${job.last_failure.exit_code}` : undefined;
     return { do: 'finish', to: 'failed', reason: `${job.failures} failures, more than max_restarts (${job.max_restarts})${last ? `; last: ${last}` : ''}` };
   }
-  if (!job.has_target) return { do: 'requeue', reason: 'checkpointed; waiting for devices' };
-  if (!failed) return { do: 'relaunch', not_before_ms: o.now_ms, reason: 'checkpointed; relaunching on the new placement' };
+  const outcome = job.evidence ? stopOutcome(job.evidence, o.now_ms) : 'checkpointed';
+  if (!job.has_target) return { do: 'requeue', reason: `${outcome}; waiting for devices` };
+  if (!failed) return { do: 'relaunch', not_before_ms: o.now_ms, reason: `${outcome}; relaunching on the new placement` };
   const backoff_s = restartBackoff_s(job.failures, o.backoff_base_s);
   return { do: 'relaunch', not_before_ms: o.now_ms + backoff_s * 1000, reason: `restart ${job.failures}/${job.max_restarts} after ${backoff_s}s backoff` };
 }

@@ -140,6 +140,15 @@ describe('LocalBackend', () => {
     assert.equal(b.probe({ ...ref, attempt: 9, pid: 0, proc_start: '' }), 137, 'a bogus pid is lost, and never signals our own group');
   });
 
+  it('draws MASTER_PORT from the port range when one is set', async () => {
+    const { b, next } = backend();
+    const req = { ...request([node, '-e', 'console.log("port=" + process.env.MASTER_PORT)']), port_range: { first: 29650, last: 29659 } };
+    await b.launch(req);
+    assert.equal((await next()).exit_code, 0);
+    const port = Number(/port=(\d+)/.exec(readFileSync(join(jobDirs(req.job_dir).logs, 'replica-0.log'), 'utf8'))?.[1]);
+    assert.ok(port >= 29650 && port <= 29659, `MASTER_PORT ${port} in 29650-29659`);
+  });
+
   it('fails a launch whose working directory does not exist with E_LAUNCH', async () => {
     const { b } = backend();
     await assert.rejects(b.launch({ ...request([node, '-e', '0']), workdir: join(root, 'missing') }), (e: unknown) => (e as { code?: string }).code === 'E_LAUNCH');

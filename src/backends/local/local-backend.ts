@@ -3,9 +3,10 @@ import { closeSync, existsSync, fchownSync, mkdirSync, openSync, readFileSync, r
 import { join } from 'node:path';
 import { GoodputError } from '../../core/errors.js';
 import { EXIT_LOST, type Backend, type BackendNode, type DeviceInfo, type LaunchedReplica, type LaunchRequest, type ReplicaExit, type ReplicaRef } from '../backend.js';
+import { contractEnv } from '../contract-env.js';
 import { execPlan } from '../job-env.js';
-import { jobDirs, readExitFile, replicaLogName } from '../run-files.js';
-import { freePort, isAlive, killGroup, procStart } from './process-info.js';
+import { jobDirs, readExitFile, replicaLogName, runFileBase } from '../run-files.js';
+import { freePort, isAlive, killGroup, procGroup, procStart } from './process-info.js';
 import { asOwner, prepareOwnerDirs } from './run-as.js';
 
 export { jobDirs } from '../run-files.js';
@@ -72,27 +73,19 @@ export class LocalBackend implements Backend {
     for (const d of [dirs.checkpoint, dirs.logs, dirs.run]) mkdirSync(d, { recursive: true, mode: 0o700 });
     const owner = req.run_as;
     if (owner) prepareOwnerDirs(req.job_dir, dirs, owner);
-    const port = await freePort();
+    const port = await freePort(req.port_range);
     const world = req.devices.length;
+    const vars = contractEnv({
+      job_id: req.job_id, attempt: req.attempt, rank_nodes: req.devices.map(() => LOCAL_NODE), master_addr: '127.0.0.1', master_port: port, api_url: req.api_url,
+      token: req.token, checkpoint_dir: dirs.checkpoint, restarts: req.restarts ?? 0, max_restarts: req.max_restarts ?? 0,
+      omp_set: req.env.OMP_NUM_THREADS !== undefined || (!req.run_as && process.env.OMP_NUM_THREADS !== undefined),
+    });
     const launched: LaunchedReplica[] = [];
     try {
       for (let rank = 0; rank < world; rank++) {
         const device = req.devices[rank]!;
         const kind = this.deviceList.find((d) => d.index === device)?.kind ?? 'cpu';
-        const contract: Record<string, string> = {
-          RANK: String(rank),
-          WORLD_SIZE: String(world),
-          LOCAL_RANK: String(rank),
-          LOCAL_WORLD_SIZE: String(world),
-          MASTER_ADDR: '127.0.0.1',
-          MASTER_PORT: String(port),
-          GOODPUT_API: req.api_url,
-          GOODPUT_JOB_ID: req.job_id,
-          GOODPUT_TOKEN: req.token,
-          GOODPUT_CHECKPOINT_DIR: dirs.checkpoint,
-          GOODPUT_ATTEMPT: String(req.attempt),
-          GOODPUT_NUM_NODES: String(req.num_nodes),
-        };
+        const contract: Record<string, string> = { ...vars.common, ...vars.ranks[rank] };
         if (kind === 'gpu') contract.CUDA_VISIBLE_DEVICES = String(device);
         const plan = replicaExec(req, dirs, contract);
         const log_path = join(dirs.logs, replicaLogName(rank));
@@ -141,8 +134,27 @@ export class LocalBackend implements Backend {
     return readExit(ref) ?? EXIT_LOST;
   }
 
+  /**
+   * SIGTERM goes to the program's main process alone (the command the wrapper started), so that
+   * its helpers (DataLoader workers, pin-memory threads' processes, a shell's children) keep
+   * running while it checkpoints; the rest of the group is killed once the wrapper ends
+   * (`finish`) or by the SIGKILL of the grace period. SIGKILL goes to the whole group. Without a
+   * main process to signal (not yet exec'd, already gone) SIGTERM falls back to the group.
+   */
   signal(ref: ReplicaRef, signal: 'SIGTERM' | 'SIGKILL'): void {
     if (ref.proc_start !== '' && !isAlive(ref.pid, ref.proc_start)) return;
+    if (signal === 'SIGTERM') {
+      const main = readWrapperPids(runFileBase(ref.job_dir, ref.attempt, ref.rank) + '.pid')?.command;
+      // The group check tells the program from an unrelated process that re-used its pid.
+      if (main !== undefined && Number.isInteger(main) && main > 1 && isAlive(main, '') && procGroup(main) === ref.pid) {
+        try {
+          process.kill(main, 'SIGTERM');
+          return;
+        } catch {
+          // gone meanwhile: the group gets it
+        }
+      }
+    }
     killGroup(ref.pid, signal);
   }
 

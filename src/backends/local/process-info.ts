@@ -1,6 +1,8 @@
 /** Small Linux process helpers (/proc), with portable fallbacks. */
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { GoodputError } from '../../core/errors.js';
+import type { PortRange } from '../contract-env.js';
 
 /**
  * Start time of a process (field 22 of /proc/<pid>/stat, clock ticks since boot), or '' when
@@ -25,6 +27,12 @@ function procStat(pid: number): string[] | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Process group of a process (field 5 of /proc/<pid>/stat), or undefined when unknown. */
+export function procGroup(pid: number): number | undefined {
+  const stat = procStat(pid);
+  return stat ? Number(stat[2]) : undefined;
 }
 
 /**
@@ -57,13 +65,30 @@ export function killGroup(pgid: number, signal: NodeJS.Signals): boolean {
   }
 }
 
-/** A TCP port free on 127.0.0.1 right now (the OS picks it). */
-export function freePort(): Promise<number> {
+/**
+ * A TCP port free on 127.0.0.1 right now: one the OS picks, or within `range` (tried from a random
+ * start, at most 256 ports). Throws E_BACKEND_UNAVAILABLE when none of the range is free.
+ */
+export async function freePort(range?: PortRange): Promise<number> {
+  if (!range) return listenOnce(0);
+  const n = range.last - range.first + 1;
+  const start = Math.floor(Math.random() * n);
+  for (let k = 0; k < Math.min(n, 256); k++) {
+    try {
+      return await listenOnce(range.first + ((start + k) % n));
+    } catch {
+      // taken: try the next one
+    }
+  }
+  throw new GoodputError('E_BACKEND_UNAVAILABLE', `no free port for MASTER_PORT in ${range.first}-${range.last} (goodput up --port-range); retrying later`);
+}
+
+function listenOnce(port: number): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const server = createServer();
     server.unref();
     server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(port, '127.0.0.1', () => {
       const address = server.address();
       const port = typeof address === 'object' && address ? address.port : 0;
       server.close(() => resolvePort(port));

@@ -6,6 +6,7 @@
  */
 import { GoodputError } from '../../core/errors.js';
 import { replicaLogName } from '../run-files.js';
+import { PICK_RANK_ENV } from '../contract-env.js';
 
 /** GPUs (= tasks) per node, in rank order: the first entry holds ranks 0..count-1. */
 export interface NodeShare {
@@ -29,24 +30,39 @@ export interface BatchScriptInput {
 }
 
 /**
+ * The signal a stop sends through `scancel --signal` (SIGWINCH, by number: scancel knows no name
+ * for it): Slurm signals every process of the step's tasks, and only the task wrapper acts on
+ * this one (the default action is to ignore it), so SIGTERM reaches the program's main process
+ * alone, as on the local backend.
+ */
+export const STOP_SIGNAL = '28';
+
+/**
  * Runs in every task. Arguments are positional (never parsed by a shell): run dir, logs dir,
- * argv. It derives the contract's per-rank variables from Slurm's, appends the program's output
+ * argv. It picks the contract's per-rank variables (contract-env.ts) by Slurm's task rank, appends the program's output
  * to the rank's log, records `<node> <pid>` in `.pid` once the program started, and writes its
  * exit status atomically to `.exit` (the server reads exit codes there: there is no sacct
- * without slurmdbd). The trap keeps the wrapper alive through the SIGTERM of a rescale so it
- * can record the program's 143.
+ * without slurmdbd). A stop arrives as STOP_SIGNAL, which Slurm delivers to every process of the
+ * task and which they ignore by default; the wrapper alone turns it into a SIGTERM of the
+ * program's main process (remembered when it arrives before the program started), so the
+ * program's helpers (DataLoader workers) run on while it checkpoints. Slurm kills what is left
+ * of the task once the wrapper exits. The TERM trap keeps the wrapper alive through a SIGTERM
+ * Slurm itself sends (time limit, an operator's scancel) so it can record the program's code.
  */
 export const TASK_WRAPPER = [
-  'run=$1 logs=$2; shift 2; trap : TERM INT HUP',
-  'export RANK=$SLURM_PROCID LOCAL_RANK=$SLURM_LOCALID',
-  'LOCAL_WORLD_SIZE=$(echo "$GOODPUT_LOCAL_WORLD_SIZES" | cut -d, -f$((SLURM_PROCID + 1))); export LOCAL_WORLD_SIZE',
-  'unset GOODPUT_LOCAL_WORLD_SIZES',
+  'run=$1 logs=$2; shift 2; c= stop=; trap : TERM INT HUP',
+  `trap 'stop=1; [ -n "$c" ] && kill -TERM "$c" 2>/dev/null' WINCH`,
+  'idx=$SLURM_PROCID',
+  PICK_RANK_ENV,
   'p=$run/attempt-$GOODPUT_ATTEMPT-rank-$RANK',
   `exec >>"$logs/${replicaLogName('$RANK')}" 2>&1`,
   'echo "--- goodput: attempt $GOODPUT_ATTEMPT, rank $RANK/$WORLD_SIZE, node $SLURMD_NODENAME, GPU $CUDA_VISIBLE_DEVICES, Slurm job $SLURM_JOB_ID, $(date -u +%Y-%m-%dT%H:%M:%SZ) ---"',
   '"$@" & c=$!',
   'echo "$SLURMD_NODENAME $c" > "$p.pid.tmp" && mv -f "$p.pid.tmp" "$p.pid"',
+  '[ -n "$stop" ] && kill -TERM "$c" 2>/dev/null',
   'while :; do wait $c; r=$?; kill -0 $c 2>/dev/null || break; done',
+  // A trap that ran while the program was exiting leaves 128 + its number in r: ask again.
+  '[ "$r" -gt 128 ] && { wait $c; r=$?; }',
   'echo $r > "$p.exit.tmp" && mv -f "$p.exit.tmp" "$p.exit"; exit $r',
 ].join('\n');
 
@@ -64,14 +80,15 @@ export function sbatchValue(value: string): string {
   return `"${value}"`;
 }
 
-/** Local world size of each rank, comma-separated (GOODPUT_LOCAL_WORLD_SIZES). */
-export function localWorldSizes(shares: readonly NodeShare[]): string {
-  return shares.flatMap((s) => Array.from({ length: s.count }, () => String(s.count))).join(',');
+/** The node of each rank, in rank order (ranks contiguous per node, as srun numbers the tasks). */
+export function rankNodes(shares: readonly NodeShare[]): string[] {
+  return shares.flatMap((s) => Array.from({ length: s.count }, () => s.node));
 }
 
 /**
- * The sbatch script. A rescale signals the step only (`scancel --signal=TERM`, no `--full`):
- * srun treats a SIGTERM of its own as "kill the step now", which would cut the checkpoint short.
+ * The sbatch script. A rescale signals the step only (`scancel --signal=28` (WINCH), no `--full`;
+ * TASK_WRAPPER forwards it as SIGTERM to the program): srun treats a SIGTERM of its own as "kill
+ * the step now", which would cut the checkpoint short.
  * The batch shell ignores a SIGTERM sent to it (`--full` by someone else) so srun keeps waiting
  * for the tasks; one that arrived before the step started ends the job with 143 without it.
  */

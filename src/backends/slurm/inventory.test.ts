@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { batchScript, localWorldSizes, shellQuote } from './batch-script.js';
+import { batchScript, rankNodes, shellQuote } from './batch-script.js';
 import { expandHostlist } from './hostlist.js';
 import { buildInventory, parseGres, parseSinfo, parseSqueue, type SlurmNode } from './inventory.js';
 
@@ -73,7 +73,7 @@ describe('batch script', () => {
       '#SBATCH hetjob', '#SBATCH --partition="gpu"', '#SBATCH --nodes=1 --nodelist=gp2 --ntasks=1 --gpus-per-task=1',
     ]);
     assert.match(s, /srun --kill-on-bad-exit=0 --het-group=0-1 /);
-    assert.equal(localWorldSizes([{ node: 'gp1', count: 3 }, { node: 'gp2', count: 1 }]), '3,3,3,1');
+    assert.deepEqual(rankNodes([{ node: 'gp1', count: 3 }, { node: 'gp2', count: 1 }]), ['gp1', 'gp1', 'gp1', 'gp2']);
   });
   it('quotes any string as one literal shell word; #SBATCH values keep their blanks', () => {
     assert.equal(shellQuote("a'b"), `'a'\\''b'`);

@@ -2,10 +2,11 @@ import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { GoodputError } from '../../core/errors.js';
 import { EXIT_LOST, type Backend, type BackendNode, type LaunchedReplica, type LaunchRequest, type ReplicaExit, type ReplicaRef } from '../backend.js';
+import { contractEnv, perRankLists } from '../contract-env.js';
 import { execPlan } from '../job-env.js';
 import { jobDirs, readExitFile, replicaLogName, runFileBase } from '../run-files.js';
 import { freePort } from '../local/process-info.js';
-import { batchScript, localWorldSizes, type NodeShare } from './batch-script.js';
+import { batchScript, rankNodes, STOP_SIGNAL, type NodeShare } from './batch-script.js';
 import { ACTIVE_JOB_STATES, buildInventory, parseSinfo, parseSqueue, type SlurmJob } from './inventory.js';
 import { slurmRun, type SlurmRunOptions } from './slurm-cli.js';
 
@@ -119,21 +120,13 @@ export class SlurmBackend implements Backend {
     const world = req.devices.length;
     for (let rank = 0; rank < world; rank++) for (const s of ['.pid', '.pid.tmp', '.exit', '.exit.tmp']) rmSync(runFileBase(req.job_dir, req.attempt, rank) + s, { force: true });
     const master = this.inventory.find((n) => n.name === shares[0]!.node)!;
-    const env: Record<string, string> = {
-      ...inheritedEnv(),
-      ...this.options.env,
-      ...req.env,
-      WORLD_SIZE: String(world),
-      MASTER_ADDR: master.address,
-      MASTER_PORT: String(await freePort()),
-      GOODPUT_API: req.api_url,
-      GOODPUT_JOB_ID: req.job_id,
-      GOODPUT_TOKEN: req.token,
-      GOODPUT_CHECKPOINT_DIR: dirs.checkpoint,
-      GOODPUT_ATTEMPT: String(req.attempt),
-      GOODPUT_NUM_NODES: String(shares.length),
-      GOODPUT_LOCAL_WORLD_SIZES: localWorldSizes(shares),
-    };
+    const base = { ...inheritedEnv(), ...this.options.env, ...req.env };
+    const vars = contractEnv({
+      job_id: req.job_id, attempt: req.attempt, rank_nodes: rankNodes(shares), master_addr: master.address, master_port: await freePort(req.port_range), api_url: req.api_url,
+      token: req.token, checkpoint_dir: dirs.checkpoint, restarts: req.restarts ?? 0, max_restarts: req.max_restarts ?? 0, omp_set: base.OMP_NUM_THREADS !== undefined,
+    });
+    // Each task picks its rank's variables from the lists (TASK_WRAPPER).
+    const env: Record<string, string> = { ...base, ...vars.common, ...perRankLists(vars.ranks) };
     // The job's venv/conda/env_setup, as on the local backend (setup markers are per host name).
     const plan = execPlan(req.environment ?? {}, req.command, env, { state_dir: dirs.run, attempt: req.attempt });
     const script = batchScript({
@@ -190,7 +183,8 @@ export class SlurmBackend implements Backend {
     if (!w || w.stop === signal || w.stop === 'SIGKILL') return; // one scancel per Slurm job, not per rank
     w.stop = signal;
     const pending = this.jobs.find((j) => String(j.job_id) === ref.launch_id)?.state === 'PENDING';
-    const args = signal === 'SIGKILL' || pending ? [ref.launch_id] : ['--signal=TERM', ref.launch_id];
+    // A stop reaches the program's main process alone (TASK_WRAPPER forwards STOP_SIGNAL as SIGTERM).
+    const args = signal === 'SIGKILL' || pending ? [ref.launch_id] : [`--signal=${STOP_SIGNAL}`, ref.launch_id];
     this.slurm('scancel', args)
       // A job that was still pending has no process to signal: cancel it (nothing ran, nothing to save).
       .catch((error: unknown) => (/pending/i.test((error as Error).message) ? this.slurm('scancel', [ref.launch_id]) : Promise.reject(error)))

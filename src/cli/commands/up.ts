@@ -1,3 +1,4 @@
+import { parsePortRange, type PortRange } from '../../backends/contract-env.js';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -20,6 +21,7 @@ const flags = {
   'policy-param': { type: 'string', multiple: true },
   'interval-s': { type: 'string' },
   'grace-s': { type: 'string' },
+  'port-range': { type: 'string' },
   'hung-timeout-s': { type: 'string' },
   detach: { type: 'boolean', short: 'd' },
   'run-as-owner': { type: 'boolean' },
@@ -49,6 +51,8 @@ export const upCommand: CliCommand = {
   --interval-s S     seconds between scheduling rounds (default 60; rounds also run on
                      submit and when a job ends)
   --grace-s S        seconds replicas get to checkpoint after SIGTERM (default 30)
+  --port-range A-B   draw each job's rendezvous port (MASTER_PORT) from A..B, e.g. 29500-29999
+                     (default: any free port); for firewalls that open only a range
   --hung-timeout-s S a job that has reported (SDK) and then sends nothing for
                      max(S, 10 step times) is hung: its replicas are killed and it restarts
                      from its last checkpoint (default 300; plain jobs are never judged)
@@ -75,6 +79,12 @@ Without --run-as-owner the server is single-user: every job runs as the server's
     const dashboardPort = values['dashboard-port'] === 'off' ? undefined : numberFlag('up', 'dashboard-port', values['dashboard-port'], port === 0 ? 0 : 7879, { integer: true, min: 0 });
     const interval_s = numberFlag('up', 'interval-s', values['interval-s'], 60, { min: 0.1 });
     const grace_s = numberFlag('up', 'grace-s', values['grace-s'], 30, { min: 0 });
+    let port_range: PortRange | undefined;
+    try {
+      if (values['port-range'] !== undefined) port_range = parsePortRange(values['port-range']);
+    } catch (error) {
+      throw usageError(`up: --port-range: ${(error as Error).message}`);
+    }
     const hung_timeout_s = numberFlag('up', 'hung-timeout-s', values['hung-timeout-s'], 300, { min: 1 });
     const cpu = values['cpu-slots'] === undefined ? undefined : numberFlag('up', 'cpu-slots', values['cpu-slots'], 1, { integer: true, min: 1 });
     const selection = parseGpuSelection(values.gpus ?? 'auto');
@@ -83,7 +93,7 @@ Without --run-as-owner the server is single-user: every job runs as the server's
     if (values.detach) return detach(argv, data_dir);
     const log = (line: string) => console.error(`${new Date().toISOString()} ${line}`);
     const devices = slurm ? [] : resolveDevices(selection, cpu, log);
-    const server = await startServer({ data_dir, host: values.host ?? '127.0.0.1', port, devices, ...(slurm ? { slurm } : {}), policy: values.policy ?? DEFAULT_POLICY, policy_params: values['policy-param'], interval_s, grace_s, hung_timeout_s, log,
+    const server = await startServer({ data_dir, host: values.host ?? '127.0.0.1', port, devices, ...(slurm ? { slurm } : {}), policy: values.policy ?? DEFAULT_POLICY, policy_params: values['policy-param'], interval_s, grace_s, hung_timeout_s, log, ...(port_range ? { port_range } : {}),
       run_as_owner: values['run-as-owner'] === true, accept_store_loss: values['accept-store-loss'] === true });
     const nodes = server.controller.inventory();
     const count = nodes.reduce((k, n) => k + n.devices.length, 0);

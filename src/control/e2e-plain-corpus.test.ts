@@ -1,0 +1,136 @@
+/**
+ * End to end under a real `goodput up` (CPU slots) with real PyTorch (gloo): scripts written the
+ * way people write them without Goodput (test-support/corpus/). A torchrun-style DDP script with
+ * -n 2 runs as 2 ranks, waits (with an event saying why) until 2 slots are free, and never runs
+ * smaller; declared --resumable, it resumes from its own snapshot after a stop without losing an
+ * epoch; a plain MNIST-style script that is stopped gets an event that says what it lost, never
+ * "checkpointed". Skipped with a message when no Python with torch is found.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { cleanup, runCli, startServerProcess, tempDataDir, waitFor, type ServerProcess } from '../../test-support/control/harness.js';
+import { packagePath } from '../util/package-root.js';
+
+/** The first interpreter that imports torch: $GOODPUT_TEST_PYTHON, Debian's, then PATH's. */
+function torchPython(): string | undefined {
+  const candidates = [process.env.GOODPUT_TEST_PYTHON, '/usr/bin/python3', 'python3'].filter((c): c is string => !!c);
+  return candidates.find((c) => spawnSync(c, ['-c', 'import torch'], { stdio: 'ignore', timeout: 120_000 }).status === 0);
+}
+
+const python = torchPython();
+const skip = python ? undefined : 'no Python with torch (apt-get install python3-torch, or set GOODPUT_TEST_PYTHON)';
+const corpus = packagePath('test-support', 'corpus');
+
+describe('plain scripts under goodput up', { skip }, () => {
+  let data_dir: string;
+  let server: ServerProcess;
+  before(async () => {
+    data_dir = tempDataDir('goodput-corpus-');
+    server = await startServerProcess(data_dir, ['--cpu-slots', '3', '--interval-s', '1', '--grace-s', '10']);
+  });
+  after(() => cleanup(data_dir, server ? [server] : []));
+
+  const log = (id: string, rank: number) => {
+    try {
+      return readFileSync(join(data_dir, 'jobs', id, 'logs', `replica-${rank}.log`), 'utf8');
+    } catch {
+      return '';
+    }
+  };
+  /** SIGTERM to the main process of a rank, as a stop from outside the script would send. */
+  const terminate = (id: string, attempt: number, rank: number) => {
+    const main = Number(readFileSync(join(data_dir, 'jobs', id, 'run', `attempt-${attempt}-rank-${rank}.pid`), 'utf8').trim().split(' ')[1]);
+    process.kill(main, 'SIGTERM');
+  };
+
+  it('answers at submit: a missing script, a gang beyond the cluster, -n beyond it, shared names', { timeout: 120_000 }, async () => {
+    const dd = ['--data-dir', data_dir];
+    const missing = await runCli(['submit', ...dd, '--workdir', corpus, '--', python!, 'nope/train.py']);
+    assert.notEqual(missing.status, 0);
+    assert.match(missing.stderr, /E_NO_SCRIPT|script .*nope\/train\.py does not exist .*--no-script-check/);
+    const unchecked = await runCli(['submit', ...dd, '--no-script-check', '--name', 'unchecked', '--workdir', corpus, '--', python!, 'nope/train.py']);
+    assert.equal(unchecked.status, 0, unchecked.stderr);
+    const big = await runCli(['submit', ...dd, '-n', '5', '--workdir', corpus, '--', python!, 'ddp_snapshot.py']);
+    assert.notEqual(big.status, 0);
+    assert.match(big.stderr, /gang of -n 5 processes .* this cluster has 3 CPU slot\(s\); submit it with -n 3 or less/);
+    const gang = await runCli(['submit', ...dd, '-n', '2', '--name', 'twin', '--workdir', corpus, '--', python!, 'ddp_snapshot.py', '--epochs', '1000', '--epoch-sleep-s', '1']);
+    assert.equal(gang.status, 0, gang.stderr);
+    assert.match(gang.stderr, /ddp_snapshot\.py does not import goodput, so it runs as a plain script: a gang of 2 processes started together/);
+    const elastic = await runCli(['submit', ...dd, '-n', '5', '--resumable', '--name', 'twin', '--workdir', corpus, '--', python!, 'ddp_snapshot.py', '--epochs', '1000', '--epoch-sleep-s', '1']);
+    assert.equal(elastic.status, 0, elastic.stderr);
+    assert.match(elastic.stderr, /warning: -n 5 is more than the cluster's 3 CPU slot\(s\); the job gets at most 3/);
+    assert.match(elastic.stderr, /warning: 1 other active job\(s\) are named 'twin'/);
+    const logs = await runCli(['logs', 'twin', ...dd]);
+    assert.notEqual(logs.status, 0);
+    assert.match(logs.stderr, /2 jobs are named 'twin': \w+ \(\w+\), \w+ \(\w+\); give the job's id instead/);
+    for (const j of await server.client.listJobs()) if (j.state !== 'succeeded' && j.state !== 'failed' && j.state !== 'cancelled') await server.client.cancel(j.id);
+    await waitFor('the slots to be free', 60_000, async () => (await server.client.listJobs()).every((j) => ['cancelled', 'failed', 'succeeded'].includes(j.state)) && (await server.client.getJob('unchecked').catch(() => undefined))?.current_replicas.every((r) => r.exit_code !== null) !== false);
+  });
+
+  it('DDP with -n 2: two ranks, queued until two slots are free, never fewer', { timeout: 300_000 }, async () => {
+    const { client } = server;
+    const blocker = await client.submit({ name: 'blocker', workdir: corpus, max_replicas: 2, command: [python!, 'mnist_plain.py', '--epochs', '100000', '--epoch-sleep-s', '0.2'] });
+    await waitFor('the blocker to run 2 processes', 120_000, async () => {
+      const j = await client.getJob(blocker.id);
+      return j.state === 'running' && j.current_replicas.length === 2;
+    });
+    const ddp = await client.submit({ name: 'ddp', workdir: corpus, max_replicas: 2, command: [python!, 'ddp_snapshot.py', '--epochs', '4', '--snapshot', join(data_dir, 'ddp-snapshot.pt')] });
+    const wait = await waitFor('the gang to say why it waits', 60_000, async () => (await client.events(ddp.id)).find((e) => e.kind === 'waiting'));
+    assert.match(wait.reason, /waiting for 2 CPU slot\(s\) at once: a plain script .* gang of 2 processes/);
+    assert.equal((await client.getJob(ddp.id)).state, 'queued', 'one free slot does not start it');
+    await client.cancel(blocker.id);
+    const done = await waitFor('the DDP job to finish', 240_000, async () => {
+      const j = await client.getJob(ddp.id);
+      return ['succeeded', 'failed', 'cancelled'].includes(j.state) ? j : undefined;
+    });
+    assert.equal(done.state, 'succeeded', log(ddp.id, 0));
+    for (const rank of [0, 1]) {
+      assert.match(log(ddp.id, rank), new RegExp(`\\[rank ${rank}\\] started: world 2, local rank ${rank}, group rank 0, OMP_NUM_THREADS 1`));
+      assert.match(log(ddp.id, rank), new RegExp(`\\[rank ${rank}\\] epoch 3 done, world 2`));
+    }
+    const launched = (await client.events(ddp.id)).filter((e) => e.kind === 'launched');
+    assert.equal(launched.length, 1, 'started once, as a whole');
+    assert.doesNotMatch(log(ddp.id, 0), /world 1/);
+  });
+
+  it('an MNIST script without a checkpoint: the stop event says what it loses', { timeout: 300_000 }, async () => {
+    const { client } = server;
+    const job = await client.submit({ name: 'mnist', workdir: corpus, max_replicas: 1, command: [python!, 'mnist_plain.py', '--epochs', '100000', '--epoch-sleep-s', '0.2'] });
+    await waitFor('two epochs', 120_000, async () => /epoch 2 /.test(log(job.id, 0)));
+    terminate(job.id, 0, 0);
+    const events = await waitFor('the relaunch', 60_000, async () => {
+      const e = await client.events(job.id);
+      return e.some((x) => x.kind === 'relaunch') ? e : undefined;
+    });
+    const texts = events.map((e) => `${e.kind}: ${e.reason}`).join('\n');
+    assert.doesNotMatch(texts, /checkpointed/, texts);
+    assert.match(texts, /exited 143 \(terminated\) without a rescale request/);
+    assert.match(texts, /relaunch: stopped after \d+ (s|min) of work; it has no checkpoint the control plane knows of, so it restarts from its beginning/);
+    await client.cancel(job.id);
+  });
+
+  it('DDP --resumable: resumes from its own snapshot after a stop, no epoch lost', { timeout: 300_000 }, async () => {
+    const { client } = server;
+    const job = await client.submit({ name: 'ddp-resumable', workdir: corpus, max_replicas: 2, resumable: true, command: [python!, 'ddp_snapshot.py', '--epochs', '10', '--epoch-sleep-s', '0.3', '--snapshot', join(data_dir, 'resumable-snapshot.pt')] });
+    await waitFor('three epochs', 120_000, async () => /epoch 2 done/.test(log(job.id, 0)));
+    terminate(job.id, 0, 0);
+    const done = await waitFor('the job to finish', 240_000, async () => {
+      const j = await client.getJob(job.id);
+      return ['succeeded', 'failed', 'cancelled'].includes(j.state) ? j : undefined;
+    });
+    const text = log(job.id, 0);
+    assert.equal(done.state, 'succeeded', text);
+    assert.match(text, /\[rank 0\] started: world 2/, 'with the slots free it starts with all of its -n');
+    const [before, after] = text.split(/resuming from snapshot at epoch /);
+    assert.ok(after !== undefined, `rank 0 resumed from its snapshot:\n${text}`);
+    const lastBefore = Math.max(...[...before!.matchAll(/epoch (\d+) done/g)].map((m) => Number(m[1])));
+    const resumedAt = Number(/^\d+/.exec(after)![0]);
+    assert.ok(resumedAt >= lastBefore + 1, `resumed at epoch ${resumedAt} after epoch ${lastBefore} was done: no epoch lost`);
+    assert.match(after, /epoch 9 done/);
+    const texts = (await client.events(job.id)).map((e) => e.reason).join('\n');
+    assert.doesNotMatch(texts, /restarts from its beginning/);
+  });
+});
