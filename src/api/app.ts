@@ -72,7 +72,10 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     const principal = c.get('principal');
     let job = await store.getJob(ref);
     if (!job && principal.kind === 'user') {
-      job = (await store.listJobsPage({ name: ref, limit: 1, ...(principal.admin ? {} : { user: principal.user }) })).jobs[0];
+      const named = (await store.listJobsPage({ name: ref, limit: 20, ...(principal.admin ? {} : { user: principal.user }) })).jobs;
+      // Never a silent pick among jobs that share the name: the caller chooses by id.
+      if (named.length > 1) throw new GoodputError('E_AMBIGUOUS', `${named.length === 20 ? 'at least 20' : named.length} jobs are named '${ref}': ${named.map((j) => `${j.id} (${j.state})`).join(', ')}; give the job's id instead`);
+      job = named[0];
     }
     if (!job) throw new GoodputError('E_NOT_FOUND', `no job '${ref}'`);
     if (!mayAccess(principal, job.user, job.id)) {

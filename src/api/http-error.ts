@@ -7,6 +7,8 @@ const STATUS: Partial<Record<ErrorCode, ContentfulStatusCode>> = {
   E_FORBIDDEN: 403,
   E_NOT_FOUND: 404,
   E_CONFLICT: 409,
+  E_AMBIGUOUS: 409,
+  E_NO_SCRIPT: 400,
   E_INFEASIBLE: 422,
   E_TOO_LARGE: 413,
   E_STORE_DAMAGED: 503,

@@ -13,7 +13,7 @@ const m = (replicas: number, nodes: number) => ({
 
 describe('reports are vouched for by where the attempt runs', () => {
   it('refuses measurements of another shape than the launched attempt (400 naming the field); nothing reaches the profiles', async () => {
-    const job = (await api.call('POST', '/v1/jobs', api.admin, { name: 'train', command: ['python3', 'train.py'], workdir: api.dir, max_replicas: 4 })).json;
+    const job = (await api.call('POST', '/v1/jobs', api.admin, { name: 'train', command: ['python3', 'train.py'], workdir: api.dir, max_replicas: 4, check_script: false })).json;
     await api.store.assignJob(job.id, { allocation: [0], devices: [0] }, 0, 'test', 'one slot');
     await api.store.launchJob(job.id, [{ rank: 0, device: 0, node: 'local', launch_id: '', pid: 1, proc_start: '', log_path: '/dev/null', started_at_ms: 0 }], 'test', 'launched');
     const token = jobToken(api.secret, job.id);

@@ -1,10 +1,14 @@
 /**
  * What would make a launch fail, checked at submit so that the error names the field: the
- * workdir must be a directory on the server and, in multi-user mode, the owner must have a Unix
+ * workdir must be a directory on the server, the Python script the command runs must exist
+ * there (E_NO_SCRIPT; spec `check_script: false` skips this for scripts that exist only on the
+ * compute nodes) and, in multi-user mode, the owner must have a Unix
  * account (not root) that can enter it. (Sizes and NUL bytes are checked by the spec schema.)
  */
 import { existsSync, statSync } from 'node:fs';
 import { GoodputError } from '../core/errors.js';
+import { pythonScript } from '../core/profile-key.js';
+import { scriptPath } from '../control/plain-script.js';
 import { canEnter, ownerAccount } from '../multiuser/accounts.js';
 import type { Store } from '../store/store.js';
 import type { JobSpec } from '../store/types.js';
@@ -13,6 +17,10 @@ import type { JobSpec } from '../store/types.js';
 export async function checkLaunchable(store: Store, spec: JobSpec, owner: string, run_as_owner: boolean): Promise<void> {
   if (!existsSync(spec.workdir) || !statSync(spec.workdir).isDirectory()) {
     throw new GoodputError('E_SPEC', `job spec is invalid: workdir: ${spec.workdir} is not a directory on the server`);
+  }
+  const script = spec.check_script === false ? undefined : scriptPath(spec);
+  if (script !== undefined && !existsSync(script)) {
+    throw new GoodputError('E_NO_SCRIPT', `the job's script ${script} does not exist (its command runs ${pythonScript(spec.command)} in the workdir ${spec.workdir}): check the path and --workdir; if the script exists only where the replicas run (a file system this server does not see), submit with --no-script-check`);
   }
   if (!run_as_owner) return;
   const account = await ownerAccount(store, owner);

@@ -38,6 +38,16 @@ setInterval(() => fs.writeFileSync(beat, String(Date.now())), 100);
 setTimeout(() => process.exit(Number(process.env.EXIT_LATER ?? 0)), Number(process.env.RUN_MS ?? 600000));`;
 
 /**
+ * What a backend does not support, each with the reason: its case is skipped with it.
+ * `environment`: job environments (venv/conda, env_setup), which need real processes;
+ * `subprocesses`: programs that fork processes of their own (the 'stops' case).
+ */
+export interface Unsupported {
+  environment?: string;
+  subprocesses?: string;
+}
+
+/**
  * Forks a helper process (as a DataLoader worker is forked) that heart-beats and records a
  * SIGTERM of its own; on SIGTERM the main process waits, records whether the helper is still
  * alive and untouched, and exits 143.
@@ -52,16 +62,6 @@ process.on('SIGTERM', () => setTimeout(() => {
   process.exit(143);
 }, 800));
 setInterval(() => fs.writeFileSync(base + '.beat', 'x'), 100);`;
-
-/**
- * What a backend does not support, each with the reason: its case is skipped with it.
- * `environment`: job environments (venv/conda, env_setup), which need real processes;
- * `processes`: a replica that starts processes of its own (the stop case's helper).
- */
-export interface Unsupported {
-  environment?: string;
-  processes?: string;
-}
 
 /** Registers the suite for `name`. `skip` (a reason) skips it with that message. */
 export function runBackendConformance(name: string, setup: () => Promise<BackendFixture>, skip?: string, unsupported: Unsupported = {}): void {
@@ -184,7 +184,7 @@ export function runBackendConformance(name: string, setup: () => Promise<Backend
       assert.ok(killed.every((c) => c !== 0 && c !== 143), `killed replicas end with a failure code, got ${killed.join(',')}`);
     });
 
-    it('stops: SIGTERM reaches the main process alone, the rest of the replica is killed once it exited', { skip: unsupported.processes }, async () => {
+    it('stops: SIGTERM reaches the main process alone, the rest of the replica is killed once it exited', { skip: unsupported.subprocesses }, async () => {
       const { b, exits } = await open();
       const req = request(FAMILY);
       const launched = await b.launch(req);

@@ -12,10 +12,10 @@ import { appendFileSync, mkdirSync } from 'node:fs';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createContext, runInContext } from 'node:vm';
-import { contractEnv } from './contract-env.js';
 import { GoodputError } from '../core/errors.js';
 import { systemClock, type Clock, type TimerId } from '../util/clock.js';
 import type { Backend, BackendNode, LaunchedReplica, LaunchRequest, ReplicaExit, ReplicaRef } from './backend.js';
+import { contractEnv } from './contract-env.js';
 import { EXIT_LOST } from './backend.js';
 import { jobDirs, replicaLogPath } from './run-files.js';
 
@@ -112,11 +112,12 @@ export class FakeBackend implements Backend {
     const port = this.cluster.port();
     const world = req.devices.length;
     const started_at_ms = this.cluster.clock.now_ms();
+    const launched: LaunchedReplica[] = [];
+    // The contract's variables, as every backend builds them (contract-env.ts).
     const vars = contractEnv({
       job_id: req.job_id, attempt: req.attempt, rank_nodes: req.nodes, master_addr: nodes[0]!.address, master_port: port, api_url: req.api_url,
       token: req.token, checkpoint_dir: dirs.checkpoint, restarts: req.restarts ?? 0, max_restarts: req.max_restarts ?? 0, omp_set: req.env.OMP_NUM_THREADS !== undefined,
     });
-    const launched: LaunchedReplica[] = [];
     for (let rank = 0; rank < world; rank++) {
       const node = nodes[rank]!;
       const device = req.devices[rank]!;

@@ -11,7 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { cleanup, startServerProcess, tempDataDir, waitFor, type ServerProcess } from '../../test-support/control/harness.js';
+import { cleanup, runCli, startServerProcess, tempDataDir, waitFor, type ServerProcess } from '../../test-support/control/harness.js';
 import { packagePath } from '../util/package-root.js';
 
 /** The first interpreter that imports torch: $GOODPUT_TEST_PYTHON, Debian's, then PATH's. */
@@ -45,6 +45,30 @@ describe('plain scripts under goodput up', { skip }, () => {
     const main = Number(readFileSync(join(data_dir, 'jobs', id, 'run', `attempt-${attempt}-rank-${rank}.pid`), 'utf8').trim().split(' ')[1]);
     process.kill(main, 'SIGTERM');
   };
+
+  it('answers at submit: a missing script, a gang beyond the cluster, -n beyond it, shared names', { timeout: 120_000 }, async () => {
+    const dd = ['--data-dir', data_dir];
+    const missing = await runCli(['submit', ...dd, '--workdir', corpus, '--', python!, 'nope/train.py']);
+    assert.notEqual(missing.status, 0);
+    assert.match(missing.stderr, /E_NO_SCRIPT|script .*nope\/train\.py does not exist .*--no-script-check/);
+    const unchecked = await runCli(['submit', ...dd, '--no-script-check', '--name', 'unchecked', '--workdir', corpus, '--', python!, 'nope/train.py']);
+    assert.equal(unchecked.status, 0, unchecked.stderr);
+    const big = await runCli(['submit', ...dd, '-n', '5', '--workdir', corpus, '--', python!, 'ddp_snapshot.py']);
+    assert.notEqual(big.status, 0);
+    assert.match(big.stderr, /gang of -n 5 processes .* this cluster has 3 CPU slot\(s\); submit it with -n 3 or less/);
+    const gang = await runCli(['submit', ...dd, '-n', '2', '--name', 'twin', '--workdir', corpus, '--', python!, 'ddp_snapshot.py', '--epochs', '1000', '--epoch-sleep-s', '1']);
+    assert.equal(gang.status, 0, gang.stderr);
+    assert.match(gang.stderr, /ddp_snapshot\.py does not import goodput, so it runs as a plain script: a gang of 2 processes started together/);
+    const elastic = await runCli(['submit', ...dd, '-n', '5', '--resumable', '--name', 'twin', '--workdir', corpus, '--', python!, 'ddp_snapshot.py', '--epochs', '1000', '--epoch-sleep-s', '1']);
+    assert.equal(elastic.status, 0, elastic.stderr);
+    assert.match(elastic.stderr, /warning: -n 5 is more than the cluster's 3 CPU slot\(s\); the job gets at most 3/);
+    assert.match(elastic.stderr, /warning: 1 other active job\(s\) are named 'twin'/);
+    const logs = await runCli(['logs', 'twin', ...dd]);
+    assert.notEqual(logs.status, 0);
+    assert.match(logs.stderr, /2 jobs are named 'twin': \w+ \(\w+\), \w+ \(\w+\); give the job's id instead/);
+    for (const j of await server.client.listJobs()) if (j.state !== 'succeeded' && j.state !== 'failed' && j.state !== 'cancelled') await server.client.cancel(j.id);
+    await waitFor('the slots to be free', 60_000, async () => (await server.client.listJobs()).every((j) => ['cancelled', 'failed', 'succeeded'].includes(j.state)) && (await server.client.getJob('unchecked').catch(() => undefined))?.current_replicas.every((r) => r.exit_code !== null) !== false);
+  });
 
   it('DDP with -n 2: two ranks, queued until two slots are free, never fewer', { timeout: 300_000 }, async () => {
     const { client } = server;
@@ -99,6 +123,7 @@ describe('plain scripts under goodput up', { skip }, () => {
     });
     const text = log(job.id, 0);
     assert.equal(done.state, 'succeeded', text);
+    assert.match(text, /\[rank 0\] started: world 2/, 'with the slots free it starts with all of its -n');
     const [before, after] = text.split(/resuming from snapshot at epoch /);
     assert.ok(after !== undefined, `rank 0 resumed from its snapshot:\n${text}`);
     const lastBefore = Math.max(...[...before!.matchAll(/epoch (\d+) done/g)].map((m) => Number(m[1])));

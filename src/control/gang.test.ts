@@ -32,6 +32,7 @@ describe('plain scripts', () => {
     assert.equal(isGang(job), true);
     assert.equal(toPolicyJob(job, 0).min_replicas, 2);
     assert.equal(toPolicyJob({ ...job, spec: { ...stored, resumable: true } }, 0).min_replicas, 0, 'a resumable script is elastic');
+    assert.equal(toPolicyJob({ ...job, spec: { ...stored, resumable: true } }, 0).max_profiled_replicas, 2, 'and may be given all of its -n without exploring');
     assert.equal(toPolicyJob({ ...job, last_report_at_ms: 1 }, 0).min_replicas, 0, 'a job that reports uses the SDK');
     const waits = gangWaits([job], {}, 4, 'CPU slot(s)');
     assert.equal(waits.length, 1);

@@ -12,6 +12,15 @@ export function isGang(job: Pick<JobRecord, 'spec' | 'last_report_at_ms' | 'chec
   return job.spec.sdk === false && job.spec.resumable !== true && job.last_report_at_ms === null && !job.checkpoint_on_stop;
 }
 
+/**
+ * Sizes a resumable plain script may be given without exploring: all of its -n. It never reports,
+ * so no measurement would ever let a policy grow it past its exploration size; as a torchrun
+ * user expects, it gets up to -n when devices are free (fewer when they are not). 0 otherwise.
+ */
+export function resumableReach(job: Pick<JobRecord, 'spec' | 'last_report_at_ms' | 'checkpoint_on_stop'>): number {
+  return job.spec.sdk === false && job.spec.resumable === true && job.last_report_at_ms === null && !job.checkpoint_on_stop ? job.spec.max_replicas : 0;
+}
+
 /** Why a gang job waits, for its event (`unit`: "CPU slot(s)" or "GPU(s)"). */
 export function gangWaitReason(n: number, free: number, unit: string): string {
   return `waiting for ${n} ${unit} at once: a plain script (it does not report through the Goodput SDK) runs as a gang of ${n} processes started together, as torchrun starts them, never fewer; ${Math.max(0, free)} free now. Submit with --resumable if it resumes from its own snapshot (then it may start smaller), or with a smaller -n`;

@@ -1,5 +1,5 @@
 /** Builds the policy's view of the cluster from stored jobs (pure over its inputs). */
-import { isGang } from './gang.js';
+import { isGang, resumableReach } from './gang.js';
 import type { ClusterSnapshot, NodeInfo, PolicyJob } from '../core/cluster.js';
 import { profileKeyOf } from '../core/profile-key.js';
 import type { BatchLimits, GoodputModel } from '../goodput/types.js';
@@ -87,7 +87,8 @@ export function toPolicyJob(job: JobRecord, now_ms: number, profile?: StoredKeyP
     // A plain script's gang starts whole or not at all, and is never shrunk (plain-script.ts).
     min_replicas: isGang(job) ? job.spec.max_replicas : job.spec.min_replicas,
     max_replicas: job.spec.max_replicas,
-    own_max_replicas: job.max_profiled_replicas,
+    // A resumable plain script never reports: its reach counts as measured (gang.ts).
+    own_max_replicas: Math.max(job.max_profiled_replicas, resumableReach(job)),
     ...(profile ? { profile_max_replicas: profile.max_measured_replicas } : {}),
     profile_key: profileKeyOf(job.spec),
     model_from_profile: profile !== undefined,

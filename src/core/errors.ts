@@ -9,7 +9,7 @@ export const ERROR_CODES = [
   // Access.
   'E_UNAUTHORIZED', 'E_FORBIDDEN',
   // State of jobs and resources.
-  'E_NOT_FOUND', 'E_CONFLICT', 'E_INFEASIBLE', 'E_NO_CAPACITY', 'E_CLUSTER_TOO_SMALL', 'E_DEVICES', 'E_RUNNING',
+  'E_NOT_FOUND', 'E_AMBIGUOUS', 'E_NO_SCRIPT', 'E_CONFLICT', 'E_INFEASIBLE', 'E_NO_CAPACITY', 'E_CLUSTER_TOO_SMALL', 'E_DEVICES', 'E_RUNNING',
   // Simulation and policies.
   'E_POLICY', 'E_SIM_STALLED',
   // Backends and launching.

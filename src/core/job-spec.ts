@@ -57,6 +57,8 @@ export const jobSpecSchema = z
     preemptible: z.boolean().optional(),
     sdk: z.boolean().optional()
       .describe('Whether the job reports through the Goodput SDK. false: a plain script, run as a gang of max_replicas processes (docs/contract.md, "Plain scripts"). Default: decided at submit (a Python script that imports goodput: true; one that does not: false; anything else: unknown, treated as SDK-like).'),
+    check_script: z.boolean().optional()
+      .describe('false: do not check at submit that the Python script of command exists in workdir on the server (for a script that exists only on the compute nodes).'),
     resumable: z.boolean().optional()
       .describe('A plain script that resumes from its own snapshot (a torchrun-elastic script): it may be resized and preempted between min_replicas and max_replicas, and a stop loses only the work since its snapshot.'),
     priority: z.number().int().min(-1000).max(1000).default(0),

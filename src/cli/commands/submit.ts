@@ -6,6 +6,7 @@ import { usageError } from '../../core/errors.js';
 import type { JobSpec } from '../../store/types.js';
 import { numberFlag, parseFlags, type CliCommand } from '../command.js';
 import { checkMissingDashDash, checkQuotedCommand } from '../job-command.js';
+import { submitNotes } from './submit-notes.js';
 
 /** Flags that describe a job (shared by `submit` and `run`). */
 export const jobFlags = {
@@ -25,6 +26,10 @@ export const jobFlags = {
   'batch-size': { type: 'string' },
   'batch-size-cap': { type: 'string' },
   profile: { type: 'string' },
+  resumable: { type: 'boolean' },
+  sdk: { type: 'boolean' },
+  'no-sdk': { type: 'boolean' },
+  'no-script-check': { type: 'boolean' },
 } as const;
 
 type JobFlagValues = { [K in keyof typeof jobFlags]?: (typeof jobFlags)[K] extends { multiple: true } ? string[] : (typeof jobFlags)[K]['type'] extends 'boolean' ? boolean : string };
@@ -62,6 +67,11 @@ export function specFromFlags(cmd: string, values: JobFlagValues, file: string |
   if (values['not-preemptible'] && values.preemptible) throw usageError(`${cmd}: --preemptible and --not-preemptible contradict each other`);
   if (values['not-preemptible']) base.preemptible = false;
   if (values.preemptible) base.preemptible = true;
+  if (values.sdk && values['no-sdk']) throw usageError(`${cmd}: --sdk and --no-sdk contradict each other`);
+  if (values.sdk) base.sdk = true;
+  if (values['no-sdk']) base.sdk = false;
+  if (values.resumable) base.resumable = true;
+  if (values['no-script-check']) base.check_script = false;
   if (values.env) {
     const env: Record<string, string> = { ...((base.env as Record<string, string> | undefined) ?? {}) };
     for (const kv of values.env) {
@@ -97,7 +107,8 @@ export const submitCommand: CliCommand = {
 Job options (override the spec file):
   -J, --name N           job name (default: the program's name)
   --min-replicas N       replicas the job needs to run at all (default 0)
-  -n, --max-replicas N   most replicas (GPUs) the job may get (default 1)
+  -n, --max-replicas N   most replicas (GPUs) the job may get (default 1); for a plain
+                         script, exactly N processes (see --sdk)
   --max-restarts N       restarts after replica failures (default 3)
   --priority N           larger runs first where the policy honours it (default 0)
   --workdir DIR          working directory (default: current directory)
@@ -112,6 +123,15 @@ Job options (override the spec file):
   --preemptible          may be stopped even before it can save its progress (by default a
                          running job that has never checkpointed keeps its GPUs: a stop would
                          lose all its work; see docs/contract.md)
+  --resumable            a plain script that resumes from its own snapshot (torchrun-elastic
+                         style): it may be resized between --min-replicas and -n and
+                         preempted; spec field resumable
+  --sdk / --no-sdk       the script reports (or not) through the Goodput SDK; default: a Python
+                         script that imports goodput does. A plain script (no SDK) runs as a
+                         gang: -n N starts N processes together, as torchrun --nproc_per_node N,
+                         queued until N devices are free and never resized (docs/contract.md)
+  --no-script-check      do not check that the Python script exists in the workdir on the
+                         server (a script that exists only on the compute nodes)
   --batch-size B         fixed total batch size (no adaptive batch size)
   --batch-size-cap B     cap on adaptive batch-size growth
   --profile KEY          profile key (spec field profile): jobs of one key share what they
@@ -131,8 +151,10 @@ The command is an argv array: arguments are passed literally, never through a sh
     const { values, positionals } = parseFlags('submit', flagArgs, options);
     if (positionals.length > 1) throw usageError("submit: expected at most one spec file (put the command after '--').");
     const spec = specFromFlags('submit', values, positionals[0], command);
-    const job = await connect(values).submit(spec);
+    const client = connect(values);
+    const job = await client.submit(spec);
     console.log(values.json ? JSON.stringify(job, null, 2) : `submitted job ${job.id} (${job.name})`);
+    for (const line of await submitNotes(client, job)) console.error(`goodput: ${line}`);
     return 0;
   },
 };

@@ -1,0 +1,37 @@
+/**
+ * What `goodput submit` tells the user about a job it just submitted, on stderr: how a plain
+ * script is run (a gang of -n processes), an -n beyond the cluster for a job that may run
+ * smaller, and other jobs of the same name (commands that take a name then ask for the id).
+ */
+import type { GoodputClient } from '../../client/client.js';
+import type { JobSummary } from '../../api/views.js';
+import { pythonScript } from '../../core/profile-key.js';
+import { isTerminal } from '../../store/lifecycle.js';
+
+/** The notes for `job` (never throws: a note that cannot be computed is left out). */
+export async function submitNotes(client: Pick<GoodputClient, 'nodes' | 'listJobs'>, job: JobSummary): Promise<string[]> {
+  const notes: string[] = [];
+  const spec = job.spec;
+  const script = pythonScript(spec.command) ?? spec.command[0];
+  if (spec.sdk === false && spec.resumable !== true && spec.max_replicas > 1) {
+    notes.push(`${script} does not import goodput, so it runs as a plain script: a gang of ${spec.max_replicas} processes started together (RANK 0..${spec.max_replicas - 1}, as torchrun --nproc_per_node ${spec.max_replicas} starts them), queued until ${spec.max_replicas} devices are free and never resized. Pass --resumable if it resumes from its own snapshot, --sdk if it reports through the Goodput SDK.`);
+  }
+  if (spec.sdk === false && spec.resumable !== true && spec.preemptible === true) {
+    notes.push(`${script} is --preemptible without a checkpoint the control plane knows of: a preemption restarts it from its beginning.`);
+  }
+  try {
+    const nodes = await client.nodes();
+    const total = nodes.reduce((k, n) => k + n.devices.length, 0);
+    const unit = nodes[0]?.devices[0]?.kind === 'gpu' ? 'GPU(s)' : 'CPU slot(s)';
+    if (spec.max_replicas > total) notes.push(`warning: -n ${spec.max_replicas} is more than the cluster's ${total} ${unit}; the job gets at most ${total}.`);
+  } catch {
+    // the note is a courtesy
+  }
+  try {
+    const same = (await client.listJobs()).filter((j) => j.name === job.name && j.id !== job.id && !isTerminal(j.state));
+    if (same.length > 0) notes.push(`warning: ${same.length} other active job(s) are named '${job.name}' (${same.map((j) => j.id).join(', ')}); commands that take a name will ask for the id (give this one as ${job.id}), or submit with --name to tell them apart.`);
+  } catch {
+    // the note is a courtesy
+  }
+  return notes;
+}
