@@ -10,7 +10,7 @@ import type { Store } from '../store/store.js';
 import { isTerminal, PLACED_STATES } from '../store/lifecycle.js';
 import type { JobRecord } from '../store/types.js';
 import { limitBody } from './body-limit.js';
-import { jobListQuery } from './job-list.js';
+import { jobListQuery, readPage } from './job-list.js';
 import { authenticate, mayAccess, requireUser, type ApiEnv, type Principal } from './auth.js';
 import { badRequest, errorBody, forbidden, statusOf } from './http-error.js';
 import { metricsText } from './metrics.js';
@@ -97,11 +97,13 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
 
   app.get('/v1/jobs', async (c) => {
     const principal = requireUser(c.get('principal'));
-    const page = await store.listJobsPage(jobListQuery((k) => c.req.query(k), principal, (o.now_ms ?? Date.now)()));
-    // Insights with the profile each model starts from, as the scheduler sizes the jobs.
-    const profiles = await controller.profilesFor(page.jobs);
-    const views = await Promise.all(page.jobs.map(async (j) => jobView(j, j.last_report_at_ms === null ? undefined : await latestReport(j.id), profiles.get(j.id))));
-    if (page.next_cursor !== null) c.header('x-next-cursor', page.next_cursor);
+    const query = jobListQuery((k) => c.req.query(k), principal, (o.now_ms ?? Date.now)());
+    const { views, next_cursor } = await readPage(store, query, async (jobs) => {
+      // Insights with the profile each model starts from, as the scheduler sizes the jobs.
+      const profiles = await controller.profilesFor(jobs);
+      return Promise.all(jobs.map(async (j) => jobView(j, j.last_report_at_ms === null ? undefined : await latestReport(j.id), profiles.get(j.id))));
+    });
+    if (next_cursor !== null) c.header('x-next-cursor', next_cursor);
     return c.json(views);
   });
 
