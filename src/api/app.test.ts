@@ -92,11 +92,11 @@ describe('HTTP API (in-process)', () => {
     assert.equal((await call('POST', '/v1/jobs', bob, { name: 'x', command: ['true'], workdir: dir, user: 'alice' })).status, 403, 'bob cannot submit as alice');
     assert.deepEqual((await call('GET', '/v1/jobs', bob)).json.map((j: { id: string }) => j.id), [bobJob]);
     assert.equal((await call('GET', '/v1/jobs', ADMIN)).json.length, 2);
-    assert.equal((await call('GET', `/v1/jobs/${aliceJob}`, bob)).status, 403);
+    assert.equal((await call('GET', `/v1/jobs/${aliceJob}`, bob)).status, 404, "another user's job is not found");
     assert.equal((await call('GET', '/v1/jobs/a-job', alice)).json.id, aliceJob, 'a job can be named by its name');
     const denied = await call('POST', `/v1/jobs/${aliceJob}/cancel`, bob);
-    assert.equal(denied.status, 403);
-    assert.equal(denied.json.error.code, 'E_FORBIDDEN');
+    assert.equal(denied.status, 404);
+    assert.equal(denied.json.error.code, 'E_NOT_FOUND');
     assert.equal((await store.getJob(aliceJob))!.state, 'queued', "bob's cancel changed nothing");
   });
 

@@ -77,7 +77,8 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     if (!job) throw new GoodputError('E_NOT_FOUND', `no job '${ref}'`);
     if (!mayAccess(principal, job.user, job.id)) {
       if (principal.kind === 'job') throw forbidden(`this token belongs to job ${principal.job_id}, not ${job.id}`);
-      throw forbidden(`job ${job.id} belongs to another user`);
+      // As if it did not exist: another user's job ids are theirs to share.
+      throw new GoodputError('E_NOT_FOUND', `no job '${ref}'`);
     }
     return job;
   };

@@ -6,7 +6,7 @@
  */
 import { Hono } from 'hono';
 import { authenticate, mayAccess, requireUser, type ApiEnv } from '../api/auth.js';
-import { badRequest, forbidden } from '../api/http-error.js';
+import { badRequest } from '../api/http-error.js';
 import { jobListQuery, readPage } from '../api/job-list.js';
 import type { NodeView } from '../api/views.js';
 import { GoodputError } from '../core/errors.js';
@@ -65,7 +65,7 @@ export function liveRoutes(s: LiveSources): Hono<ApiEnv> {
     requireUser(principal);
     const job = await s.store.getJob(c.req.param('id'));
     if (!job) throw new GoodputError('E_NOT_FOUND', `no job '${c.req.param('id')}'`);
-    if (!mayAccess(principal, job.user, job.id)) throw forbidden(`job ${job.id} belongs to another user`);
+    if (!mayAccess(principal, job.user, job.id)) throw new GoodputError('E_NOT_FOUND', `no job '${c.req.param('id')}'`);
     const limit = Number(c.req.query('limit') ?? 5000);
     if (!Number.isInteger(limit) || limit < 1 || limit > 100_000) throw badRequest('limit must be an integer in [1, 100000]');
     return c.json(jobSeries(await s.store.listReports(job.id, limit), job.limits?.init_batch_size));
