@@ -163,7 +163,9 @@ describe('HTTP API (in-process)', () => {
     assert.ok(job.insight.efficiency > 0 && job.insight.efficiency <= 1);
     assert.ok(Math.abs(job.insight.goodput - job.insight.throughput_samples_s * job.insight.efficiency) < 1e-6);
     assert.ok(job.insight.predicted.replicas >= 1 && job.insight.predicted.speedup >= 1);
-    const metrics = (await call('GET', '/metrics')).text;
+    assert.doesNotMatch((await call('GET', '/metrics')).text, /job="|user="|name="/, 'without the admin token: no job, name or user');
+    assert.doesNotMatch((await call('GET', '/metrics', alice)).text, /job="/, 'a user token is not enough');
+    const metrics = (await call('GET', '/metrics', ADMIN)).text;
     const labels = `job="${aliceJob}",name="a-job",user="alice"`;
     assert.match(metrics, new RegExp(`^goodput_job_batch_size\\{${labels}\\} 256$`, 'm'));
     assert.match(metrics, new RegExp(`^goodput_job_throughput_samples_per_second\\{${labels}\\} 1280$`, 'm'));

@@ -11,7 +11,7 @@ import { isTerminal, PLACED_STATES } from '../store/lifecycle.js';
 import type { JobRecord } from '../store/types.js';
 import { limitBody } from './body-limit.js';
 import { jobListQuery, readPage } from './job-list.js';
-import { authenticate, mayAccess, requireUser, type ApiEnv, type Principal } from './auth.js';
+import { authenticate, isAdminBearer, mayAccess, requireUser, type ApiEnv, type Principal } from './auth.js';
 import { badRequest, errorBody, forbidden, statusOf } from './http-error.js';
 import { metricsText } from './metrics.js';
 import { openApiDocument } from './openapi.js';
@@ -64,7 +64,8 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     return c.json({ ok: state.state === 'ok', version: o.version, store: state }, state.state === 'ok' ? 200 : 503);
   });
   app.get('/v1/openapi.json', (c) => c.json(openApiDocument(o.version)));
-  app.get('/metrics', async (c) => c.text(await metricsText(store, controller), 200, { 'content-type': 'text/plain; version=0.0.4' }));
+  // Open for the aggregate gauges; the per-job series (job ids, names, users) need the admin token.
+  app.get('/metrics', async (c) => c.text(await metricsText(store, controller, await isAdminBearer(store, c.req.header('authorization'), o.now_ms)), 200, { 'content-type': 'text/plain; version=0.0.4' }));
 
   app.use('/v1/*', authenticate(store, o.secret, o.now_ms));
 
