@@ -92,8 +92,13 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     const spec = validateJobSpec(body, process.cwd(), 'job spec');
     if (spec.user !== undefined && spec.user !== principal.user && !principal.admin) throw forbidden(`user ${principal.user} cannot submit jobs as ${spec.user}`);
     const user = principal.admin ? (spec.user ?? principal.user) : principal.user;
+    // A retried submit (same Idempotency-Key) gets the job its first attempt created.
+    const key = c.req.header('idempotency-key');
+    if (key !== undefined && !/^[A-Za-z0-9._:-]{1,128}$/.test(key)) throw badRequest('the Idempotency-Key header must be 1-128 letters, digits, ., _, : or -');
+    const earlier = key === undefined ? undefined : await store.jobForSubmitKey(user, key);
+    if (earlier) return c.json(jobView(earlier), 200, { 'idempotent-replayed': 'true' });
     await checkLaunchable(store, spec, user, o.run_as_owner === true);
-    const job = await controller.submit({ ...spec, user }, user, principal.user);
+    const job = await controller.submit({ ...spec, user }, user, principal.user, key);
     return c.json(jobView(job), 201);
   });
 

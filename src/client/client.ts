@@ -44,8 +44,9 @@ export class GoodputClient {
   health(): Promise<{ ok: boolean; version: string; store: { state: string; detail?: string } }> {
     return this.json('GET', '/v1/health');
   }
-  submit(spec: SubmitSpec): Promise<JobView> {
-    return this.json('POST', '/v1/jobs', spec);
+  /** Submits a job; with `idempotency_key`, a retry of the same submit returns the job its first attempt created. */
+  submit(spec: SubmitSpec, options: { idempotency_key?: string } = {}): Promise<JobView> {
+    return this.json('POST', '/v1/jobs', spec, options.idempotency_key === undefined ? {} : { 'idempotency-key': options.idempotency_key });
   }
   /** Every job matching `filter`, oldest first (follows the pages). */
   async listJobs(filter: JobFilter = {}): Promise<JobView[]> {
@@ -122,15 +123,15 @@ export class GoodputClient {
     return res.text();
   }
 
-  private async json<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const res = await this.request(method, path, body);
+  private async json<T>(method: string, path: string, body?: unknown, extra: Record<string, string> = {}): Promise<T> {
+    const res = await this.request(method, path, body, extra);
     const text = await res.text();
     if (!res.ok) throw toError(res.status, text);
     return JSON.parse(text) as T;
   }
 
-  private async request(method: string, path: string, body?: unknown): Promise<Response> {
-    const headers: Record<string, string> = {};
+  private async request(method: string, path: string, body?: unknown, extra: Record<string, string> = {}): Promise<Response> {
+    const headers: Record<string, string> = { ...extra };
     if (this.token) headers.authorization = `Bearer ${this.token}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
     try {

@@ -125,13 +125,13 @@ export class Controller {
    * and triggers a round. Refuses (E_INFEASIBLE, nothing stored) a job whose `min_replicas`
    * exceeds the devices of the cluster: it could never run.
    */
-  async submit(spec: JobSpec, user: string, actor: string): Promise<JobRecord> {
+  async submit(spec: JobSpec, user: string, actor: string, idempotency_key?: string): Promise<JobRecord> {
     const devices = this.options.backend.nodes().flatMap((n) => n.devices);
     if (spec.min_replicas > devices.length) {
       const kind = devices[0]?.kind === 'gpu' ? 'GPU(s)' : 'CPU slot(s)';
       throw new GoodputError('E_INFEASIBLE', `job needs at least ${spec.min_replicas} replicas (min_replicas) but this cluster has ${devices.length} ${kind}; submit it with --min-replicas ${devices.length} or less`);
     }
-    const job = await this.options.store.createJob({ id: randomBytes(4).toString('hex'), name: spec.name, user, spec: { ...spec, profile: profileKeyOf(spec) } }, actor);
+    const job = await this.options.store.createJob({ id: randomBytes(4).toString('hex'), name: spec.name, user, spec: { ...spec, profile: profileKeyOf(spec) }, ...(idempotency_key !== undefined ? { idempotency_key } : {}) }, actor);
     this.requestRound();
     return job;
   }

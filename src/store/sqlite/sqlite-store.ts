@@ -90,15 +90,29 @@ export class SqliteStore implements Store {
 
   async createJob(job: NewJob, actor: string): Promise<JobRecord> {
     const now = this.now_ms();
-    this.db.transaction(() => {
+    const existing = this.db.transaction(() => {
+      const earlier = job.idempotency_key === undefined ? undefined : this.submitKey(job.user, job.idempotency_key);
+      if (earlier !== undefined) return earlier;
       if (this.stmts.getJob.get(job.id)) throw new GoodputError('E_CONFLICT', `job ${job.id} already exists`);
+      if (job.idempotency_key !== undefined) this.db.prepare('INSERT INTO submit_keys (user, key, job_id, created_at_ms) VALUES (?, ?, ?, ?)').run(job.user, job.idempotency_key, job.id, now);
       this.db
         .prepare('INSERT INTO jobs (id, name, user, spec, state, submitted_at_ms, reason) VALUES (?, ?, ?, ?, ?, ?, ?)')
         .run(job.id, job.name, job.user, JSON.stringify(job.spec), 'queued', now, 'submitted');
       this.stmts.event.run(job.id, now, actor, 'submitted', null, 'queued', 'submitted', JSON.stringify({ spec: job.spec }));
+      return undefined;
     }).immediate();
+    if (existing !== undefined) return this.mustGet(existing);
     this.advanceHighWater();
     return this.mustGet(job.id);
+  }
+
+  async jobForSubmitKey(user: string, key: string): Promise<JobRecord | undefined> {
+    const id = this.submitKey(user, key);
+    return id === undefined ? undefined : this.getJob(id);
+  }
+
+  private submitKey(user: string, key: string): string | undefined {
+    return this.db.prepare('SELECT job_id FROM submit_keys WHERE user = ? AND key = ?').pluck().get(user, key) as string | undefined;
   }
 
   async getJob(id: string): Promise<JobRecord | undefined> {
