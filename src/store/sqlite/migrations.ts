@@ -182,6 +182,12 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (user, key)
   );
   `,
+  // 8 -> 9: a checksum of each event's text (rows.ts eventCrc): a byte flipped on disk in an
+  // event's reason or data is shown as altered instead of served as true (quick_check sees only
+  // the file's structure). Events from before have none.
+  `
+  ALTER TABLE events ADD COLUMN crc INTEGER;
+  `,
 ];
 
 /** Brings `db` to the newest schema version; refuses (E_STORE_VERSION) a database newer than this code. */

@@ -10,7 +10,7 @@ import { startCheckpointer } from './checkpointer.js';
 import { SqliteKeyProfiles } from './key-profiles.js';
 import { countByState, jobPage, listJobs } from './job-page.js';
 import { migrate } from './migrations.js';
-import { toEvent, toJob, toReplica, type Row } from './rows.js';
+import { eventCrc, toEvent, toJob, toReplica, type Row } from './rows.js';
 import * as tokens from './tokens.js';
 
 /** Options of the SQLite store. */
@@ -67,7 +67,7 @@ export class SqliteStore implements Store {
     this.stmts = {
       getJob: this.db.prepare('SELECT * FROM jobs WHERE id = ?'),
       jobState: this.db.prepare('SELECT state FROM jobs WHERE id = ?').pluck(),
-      event: this.db.prepare('INSERT INTO events (job_id, at_ms, actor, kind, from_state, to_state, reason, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
+      event: this.db.prepare('INSERT INTO events (job_id, at_ms, actor, kind, from_state, to_state, reason, data, crc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)'),
       report: this.db.prepare('INSERT INTO reports (job_id, attempt, received_at_ms, step, body) VALUES (?, ?, ?, ?, ?)'),
       profile: this.db.prepare(`INSERT INTO profiles (job_id, num_nodes, num_replicas, local_bsz, count, sum_accum_step_time_s, sum_optim_step_time_s)
         VALUES (?, ?, ?, ?, 1, ?, ?) ON CONFLICT DO UPDATE SET count = count + 1,
@@ -98,7 +98,7 @@ export class SqliteStore implements Store {
       this.db
         .prepare('INSERT INTO jobs (id, name, user, spec, state, submitted_at_ms, reason) VALUES (?, ?, ?, ?, ?, ?, ?)')
         .run(job.id, job.name, job.user, JSON.stringify(job.spec), 'queued', now, 'submitted');
-      this.stmts.event.run(job.id, now, actor, 'submitted', null, 'queued', 'submitted', JSON.stringify({ spec: job.spec }));
+      this.event(job.id, now, actor, 'submitted', null, 'queued', 'submitted', JSON.stringify({ spec: job.spec }));
       return undefined;
     }).immediate();
     if (existing !== undefined) return this.mustGet(existing);
@@ -221,7 +221,7 @@ export class SqliteStore implements Store {
         .run(exit_code, now, job_id, attempt, rank).changes;
       if (changed === 0) return false;
       const state = (this.stmts.getJob.get(job_id) as Row | undefined)?.state as JobState | undefined;
-      this.stmts.event.run(job_id, now, actor, 'replica-exited', state ?? null, state ?? null, `replica ${rank} of attempt ${attempt} exited with ${exit_code}${detail ? ` (${detail})` : ''}`, JSON.stringify({ attempt, rank, exit_code }));
+      this.event(job_id, now, actor, 'replica-exited', state ?? null, state ?? null, `replica ${rank} of attempt ${attempt} exited with ${exit_code}${detail ? ` (${detail})` : ''}`, JSON.stringify({ attempt, rank, exit_code }));
       return true;
     }).immediate() && this.advanceHighWater();
   }
@@ -301,7 +301,7 @@ export class SqliteStore implements Store {
     this.db.transaction(() => {
       const state = (this.stmts.getJob.get(job_id) as Row | undefined)?.state as JobState | undefined;
       if (state === undefined) throw new GoodputError('E_NOT_FOUND', `no job ${job_id}`);
-      this.stmts.event.run(job_id, now, actor, kind, state, state, reason, JSON.stringify(data));
+      this.event(job_id, now, actor, kind, state, state, reason, JSON.stringify(data));
     }).immediate();
   }
 
@@ -330,7 +330,7 @@ export class SqliteStore implements Store {
       if (!row) throw new GoodputError('E_NOT_FOUND', `no job ${job_id}`);
       if (row.profile_use === use || row.profile_use === 'discarded') return false;
       this.db.prepare('UPDATE jobs SET profile_use = ? WHERE id = ?').run(use, job_id);
-      this.stmts.event.run(job_id, now, actor, use === 'used' ? 'profile-used' : 'profile-discarded', row.state, row.state, reason, JSON.stringify(data));
+      this.event(job_id, now, actor, use === 'used' ? 'profile-used' : 'profile-discarded', row.state as string, row.state as string, reason, JSON.stringify(data));
       return true;
     }).immediate() && this.advanceHighWater();
   }
@@ -346,6 +346,11 @@ export class SqliteStore implements Store {
       await exited;
     }
     if (this.db.open) this.db.close();
+  }
+
+  /** Appends an event with the checksum of its text (rows.ts `eventCrc`, checked when read). */
+  private event(job_id: string, at_ms: number, actor: string, kind: string, from: string | null, to: string | null, reason: string, data: string): void {
+    this.stmts.event.run(job_id, at_ms, actor, kind, from, to, reason, data, eventCrc(actor, kind, reason, data));
   }
 
   /** Moves the high-water mark to the newest event just committed (durability.ts `advanceMark`). Returns true (for chaining). */
@@ -386,7 +391,7 @@ export class SqliteStore implements Store {
       const columns = Object.keys(values);
       this.db.prepare(`UPDATE jobs SET ${columns.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`).run(...Object.values(values), id);
       const payload = typeof data === 'function' ? data(job) : data;
-      this.stmts.event.run(id, now, actor, kind, job.state, to ?? job.state, reason, JSON.stringify(payload));
+      this.event(id, now, actor, kind, job.state, to ?? job.state, reason, JSON.stringify(payload));
     }).immediate();
     this.advanceHighWater();
     return this.mustGet(id);
