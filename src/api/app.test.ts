@@ -93,11 +93,11 @@ describe('HTTP API (in-process)', () => {
     assert.equal((await call('POST', '/v1/jobs', bob, { name: 'x', command: ['true'], workdir: dir, user: 'alice' })).status, 403, 'bob cannot submit as alice');
     assert.deepEqual((await call('GET', '/v1/jobs', bob)).json.map((j: { id: string }) => j.id), [bobJob]);
     assert.equal((await call('GET', '/v1/jobs', ADMIN)).json.length, 2);
-    assert.equal((await call('GET', `/v1/jobs/${aliceJob}`, bob)).status, 403);
+    assert.equal((await call('GET', `/v1/jobs/${aliceJob}`, bob)).status, 404, "another user's job is not found");
     assert.equal((await call('GET', '/v1/jobs/a-job', alice)).json.id, aliceJob, 'a job can be named by its name');
     const denied = await call('POST', `/v1/jobs/${aliceJob}/cancel`, bob);
-    assert.equal(denied.status, 403);
-    assert.equal(denied.json.error.code, 'E_FORBIDDEN');
+    assert.equal(denied.status, 404);
+    assert.equal(denied.json.error.code, 'E_NOT_FOUND');
     assert.equal((await store.getJob(aliceJob))!.state, 'queued', "bob's cancel changed nothing");
   });
 
@@ -164,7 +164,9 @@ describe('HTTP API (in-process)', () => {
     assert.ok(job.insight.efficiency > 0 && job.insight.efficiency <= 1);
     assert.ok(Math.abs(job.insight.goodput - job.insight.throughput_samples_s * job.insight.efficiency) < 1e-6);
     assert.ok(job.insight.predicted.replicas >= 1 && job.insight.predicted.speedup >= 1);
-    const metrics = (await call('GET', '/metrics')).text;
+    assert.doesNotMatch((await call('GET', '/metrics')).text, /job="|user="|name="/, 'without the admin token: no job, name or user');
+    assert.doesNotMatch((await call('GET', '/metrics', alice)).text, /job="/, 'a user token is not enough');
+    const metrics = (await call('GET', '/metrics', ADMIN)).text;
     const labels = `job="${aliceJob}",name="a-job",user="alice"`;
     assert.match(metrics, new RegExp(`^goodput_job_batch_size\\{${labels}\\} 256$`, 'm'));
     assert.match(metrics, new RegExp(`^goodput_job_throughput_samples_per_second\\{${labels}\\} 1280$`, 'm'));

@@ -11,8 +11,8 @@ import type { Store } from '../store/store.js';
 import { isTerminal, PLACED_STATES } from '../store/lifecycle.js';
 import type { JobRecord } from '../store/types.js';
 import { limitBody } from './body-limit.js';
-import { jobListQuery } from './job-list.js';
-import { authenticate, mayAccess, requireUser, type ApiEnv, type Principal } from './auth.js';
+import { jobListQuery, readPage } from './job-list.js';
+import { authenticate, isAdminBearer, mayAccess, requireUser, type ApiEnv, type Principal } from './auth.js';
 import { badRequest, errorBody, forbidden, statusOf } from './http-error.js';
 import { metricsText } from './metrics.js';
 import { openApiDocument } from './openapi.js';
@@ -64,7 +64,8 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     return c.json({ ok: state.state === 'ok', version: o.version, store: state }, state.state === 'ok' ? 200 : 503);
   });
   app.get('/v1/openapi.json', (c) => c.json(openApiDocument(o.version)));
-  app.get('/metrics', async (c) => c.text(await metricsText(store, controller), 200, { 'content-type': 'text/plain; version=0.0.4' }));
+  // Open for the aggregate gauges; the per-job series (job ids, names, users) need the admin token.
+  app.get('/metrics', async (c) => c.text(await metricsText(store, controller, await isAdminBearer(store, c.req.header('authorization'), o.now_ms)), 200, { 'content-type': 'text/plain; version=0.0.4' }));
 
   app.use('/v1/*', authenticate(store, o.secret, o.now_ms));
 
@@ -80,7 +81,8 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     if (!job) throw new GoodputError('E_NOT_FOUND', `no job '${ref}'`);
     if (!mayAccess(principal, job.user, job.id)) {
       if (principal.kind === 'job') throw forbidden(`this token belongs to job ${principal.job_id}, not ${job.id}`);
-      throw forbidden(`job ${job.id} belongs to another user`);
+      // As if it did not exist: another user's job ids are theirs to share.
+      throw new GoodputError('E_NOT_FOUND', `no job '${ref}'`);
     }
     return job;
   };
@@ -93,18 +95,25 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     const spec = validateJobSpec(body, process.cwd(), 'job spec');
     if (spec.user !== undefined && spec.user !== principal.user && !principal.admin) throw forbidden(`user ${principal.user} cannot submit jobs as ${spec.user}`);
     const user = principal.admin ? (spec.user ?? principal.user) : principal.user;
+    // A retried submit (same Idempotency-Key) gets the job its first attempt created.
+    const key = c.req.header('idempotency-key');
+    if (key !== undefined && !/^[A-Za-z0-9._:-]{1,128}$/.test(key)) throw badRequest('the Idempotency-Key header must be 1-128 letters, digits, ., _, : or -');
+    const earlier = key === undefined ? undefined : await store.jobForSubmitKey(user, key);
+    if (earlier) return c.json(jobView(earlier), 200, { 'idempotent-replayed': 'true' });
     await checkLaunchable(store, spec, user, o.run_as_owner === true);
-    const job = await controller.submit({ ...spec, user }, user, principal.user);
+    const job = await controller.submit({ ...spec, user }, user, principal.user, key);
     return c.json(jobView(job), 201);
   });
 
   app.get('/v1/jobs', async (c) => {
     const principal = requireUser(c.get('principal'));
-    const page = await store.listJobsPage(jobListQuery((k) => c.req.query(k), principal, (o.now_ms ?? Date.now)()));
-    // Insights with the profile each model starts from, as the scheduler sizes the jobs.
-    const profiles = await controller.profilesFor(page.jobs);
-    const views = await Promise.all(page.jobs.map(async (j) => jobView(j, j.last_report_at_ms === null ? undefined : await latestReport(j.id), profiles.get(j.id))));
-    if (page.next_cursor !== null) c.header('x-next-cursor', page.next_cursor);
+    const query = jobListQuery((k) => c.req.query(k), principal, (o.now_ms ?? Date.now)());
+    const { views, next_cursor } = await readPage(store, query, async (jobs) => {
+      // Insights with the profile each model starts from, as the scheduler sizes the jobs.
+      const profiles = await controller.profilesFor(jobs);
+      return Promise.all(jobs.map(async (j) => jobView(j, j.last_report_at_ms === null ? undefined : await latestReport(j.id), profiles.get(j.id))));
+    });
+    if (next_cursor !== null) c.header('x-next-cursor', next_cursor);
     return c.json(views);
   });
 

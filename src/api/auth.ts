@@ -58,3 +58,11 @@ export function mayAccess(principal: Principal, owner: string, job_id: string): 
   if (principal.kind === 'job') return principal.job_id === job_id;
   return principal.admin || principal.user === owner;
 }
+
+/** Whether `authorization` carries a valid (not revoked, not expired) admin token. */
+export async function isAdminBearer(store: Store, authorization: string | undefined, now_ms: () => number = Date.now): Promise<boolean> {
+  const match = /^Bearer\s+(\S+)$/i.exec(authorization ?? '');
+  if (!match || jobTokenClaim(match[1]!) !== undefined) return false;
+  const found = await store.findToken(hashToken(match[1]!));
+  return found !== undefined && found.admin && found.revoked_at_ms === undefined && (found.expires_at_ms === undefined || now_ms() < found.expires_at_ms);
+}

@@ -15,16 +15,34 @@ function tooLarge(max_bytes: number): GoodputError {
   return new GoodputError('E_TOO_LARGE', `request body larger than ${max_bytes} bytes; see the limits in docs/control-plane.md`);
 }
 
-/** Middleware factory: refuses (413 E_TOO_LARGE) a request whose body exceeds `max_bytes`. */
-export function limitBody(max_bytes: number): MiddlewareHandler<ApiEnv> {
+/** Bodies up to this size are not counted against the in-flight budget (reports, small specs). */
+const SMALL_BODY_BYTES = 64 << 10;
+
+/**
+ * Middleware factory: refuses (413 E_TOO_LARGE) a request whose body exceeds `max_bytes`, and
+ * (503 E_BUSY, Retry-After 1) a large body while large bodies in flight already hold
+ * `in_flight_bytes`: memory for request bodies stays bounded whatever the number of clients.
+ */
+export function limitBody(max_bytes: number, in_flight_bytes = 8 * max_bytes): MiddlewareHandler<ApiEnv> {
   const counted = bodyLimit({ maxSize: max_bytes, onError: () => { throw tooLarge(max_bytes); } });
+  let held = 0;
   return async function limitBodyBytes(c, next) {
     const length = c.req.header('content-length');
-    if (length !== undefined && c.req.header('transfer-encoding') === undefined) {
-      if (Number(length) > max_bytes) throw tooLarge(max_bytes);
-      return next();
-    }
+    const sized = length !== undefined && c.req.header('transfer-encoding') === undefined;
+    if (sized && Number(length) > max_bytes) throw tooLarge(max_bytes);
     if (c.req.method === 'GET' || c.req.method === 'HEAD') return next();
-    return counted(c, next);
+    // A body of unknown size may grow to the limit: it holds the limit.
+    const size = sized ? Number(length) : max_bytes;
+    if (size <= SMALL_BODY_BYTES) return sized ? next() : counted(c, next);
+    if (held + size > in_flight_bytes) {
+      c.header('retry-after', '1');
+      throw new GoodputError('E_BUSY', `too many large request bodies in flight (${in_flight_bytes} bytes); retry in a second`);
+    }
+    held += size;
+    try {
+      return await (sized ? next() : counted(c, next));
+    } finally {
+      held -= size;
+    }
   };
 }

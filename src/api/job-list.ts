@@ -3,8 +3,8 @@
  * the API and the dashboard, so both page the same way.
  */
 import { ACTIVE_STATES, TERMINAL_STATES } from '../store/lifecycle.js';
-import type { JobPageQuery } from '../store/store.js';
-import type { JobState } from '../store/types.js';
+import type { JobPageQuery, Store } from '../store/store.js';
+import type { JobRecord, JobState } from '../store/types.js';
 import { badRequest, forbidden } from './http-error.js';
 
 /** Jobs of one page unless `limit` says otherwise. */
@@ -64,4 +64,26 @@ export function jobListQuery(q: (name: string) => string | undefined, who: Liste
   const cursor = q('cursor');
   if (cursor !== undefined && cursor !== '') query.cursor = cursor;
   return query;
+}
+
+/** Rows read (and views built) between two yields to the event loop. */
+const CHUNK_JOBS = 50;
+
+/**
+ * One page of `query`, read as keyset sub-pages of CHUNK_JOBS with a yield to the event loop
+ * between them (and `view` applied per sub-page), so a page of any size holds the loop for a few
+ * milliseconds at a time and reports are served in between. Returns the views and the page's
+ * next cursor.
+ */
+export async function readPage<V>(store: Pick<Store, 'listJobsPage'>, query: JobPageQuery, view: (jobs: JobRecord[]) => Promise<V[]>): Promise<{ views: V[]; next_cursor: string | null }> {
+  const views: V[] = [];
+  let cursor = query.cursor;
+  for (;;) {
+    const want = Math.min(CHUNK_JOBS, query.limit - views.length);
+    const chunk = await store.listJobsPage({ ...query, limit: want, ...(cursor !== undefined ? { cursor } : {}) });
+    views.push(...(await view(chunk.jobs)));
+    if (chunk.next_cursor === null || views.length >= query.limit) return { views, next_cursor: chunk.next_cursor };
+    cursor = chunk.next_cursor;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
 }

@@ -32,8 +32,11 @@ async function jobSeries(store: Store, controller: Controller, jobs: readonly Jo
   ]);
 }
 
-/** Renders /metrics: jobs by state, devices total/allocated, reports, scheduling rounds, per-job series. */
-export async function metricsText(store: Store, controller: Controller): Promise<string> {
+/**
+ * Renders /metrics: jobs by state, devices total/allocated, reports, scheduling rounds, and (only
+ * with `per_job`: they name jobs and users) the per-job series.
+ */
+export async function metricsText(store: Store, controller: Controller, per_job = true): Promise<string> {
   // Counted in the store and only active jobs read: the cost does not grow with finished jobs.
   const [counts, jobs] = await Promise.all([store.countJobsByState(), store.listJobs({ states: ACTIVE_STATES })]);
   const lines: string[] = ['# HELP goodput_jobs Jobs by state.', '# TYPE goodput_jobs gauge'];
@@ -57,7 +60,7 @@ export async function metricsText(store: Store, controller: Controller): Promise
     '# HELP goodput_scheduler_last_round_duration_seconds Duration of the latest scheduling round.',
     '# TYPE goodput_scheduler_last_round_duration_seconds gauge',
     `goodput_scheduler_last_round_duration_seconds ${s.last_round_s}`,
-    ...(await jobSeries(store, controller, jobs)),
+    ...(per_job ? await jobSeries(store, controller, jobs) : []),
   );
   return lines.join('\n') + '\n';
 }

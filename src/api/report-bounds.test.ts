@@ -43,3 +43,11 @@ describe('reports with non-finite or absurd values; views of bad stored data', (
     assert.equal((await api.call('GET', `/v1/jobs/${job.id}/events`, api.admin)).status, 200);
   });
 });
+
+describe('an env variable named __proto__', () => {
+  it('is refused with a message naming it, not dropped silently', async () => {
+    const r = await api.call('POST', '/v1/jobs', api.admin, '{"name":"p","command":["true"],"workdir":"/tmp","env":{"__proto__":"x","A":"1"}}');
+    assert.equal(r.status, 400, r.text);
+    assert.match(r.json.error.message, /env\.__proto__/);
+  });
+});

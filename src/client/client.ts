@@ -46,8 +46,9 @@ export class GoodputClient {
   health(): Promise<ApiResponse<'GET /v1/health'>> {
     return this.call('GET /v1/health');
   }
-  submit(spec: JobSpecInput): Promise<JobSummary> {
-    return this.call('POST /v1/jobs', {}, {}, spec);
+  /** Submits a job; with `idempotency_key`, a retry of the same submit returns the job its first attempt created. */
+  submit(spec: JobSpecInput, options: { idempotency_key?: string } = {}): Promise<JobSummary> {
+    return this.call('POST /v1/jobs', {}, {}, spec, options.idempotency_key === undefined ? {} : { 'idempotency-key': options.idempotency_key });
   }
   /** Every job matching `filter`, oldest first (follows the pages). */
   async listJobs(filter: JobFilter = {}): Promise<JobSummary[]> {
@@ -115,9 +116,9 @@ export class GoodputClient {
    * One route of the API contract (api/contract.ts): its answer as the contract types it,
    * checked against the route's zod schema where it has one (api/response-schemas.ts).
    */
-  async call<R extends ApiRoute>(route: R, params: Readonly<Record<string, string>> = {}, query: Readonly<Record<string, string | number | undefined>> = {}, body?: ApiBody<R>): Promise<ApiResponse<R>> {
+  async call<R extends ApiRoute>(route: R, params: Readonly<Record<string, string>> = {}, query: Readonly<Record<string, string | number | undefined>> = {}, body?: ApiBody<R>, headers: Readonly<Record<string, string>> = {}): Promise<ApiResponse<R>> {
     const { method, path } = routeRequest(route, params, query);
-    const res = await this.request(method, path, body);
+    const res = await this.request(method, path, body, headers);
     const text = await res.text();
     if (!res.ok) throw toError(res.status, text);
     const value: unknown = JSON.parse(text);
@@ -142,8 +143,8 @@ export class GoodputClient {
     return res.text();
   }
 
-  private async request(method: string, path: string, body?: unknown): Promise<Response> {
-    const headers: Record<string, string> = {};
+  private async request(method: string, path: string, body?: unknown, extra: Readonly<Record<string, string>> = {}): Promise<Response> {
+    const headers: Record<string, string> = { ...extra };
     if (this.token) headers.authorization = `Bearer ${this.token}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
     try {

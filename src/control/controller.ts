@@ -125,9 +125,9 @@ export class Controller {
    * Stores a new job (state queued; its spec completed by specToStore, which refuses with
    * E_INFEASIBLE, nothing stored, a job that could never run here) and triggers a round.
    */
-  async submit(spec: JobSpec, user: string, actor: string): Promise<JobRecord> {
+  async submit(spec: JobSpec, user: string, actor: string, idempotency_key?: string): Promise<JobRecord> {
     const stored = specToStore(spec, this.options.backend.nodes().flatMap((n) => n.devices));
-    const job = await this.options.store.createJob({ id: randomBytes(4).toString('hex'), name: spec.name, user, spec: stored }, actor);
+    const job = await this.options.store.createJob({ id: randomBytes(4).toString('hex'), name: spec.name, user, spec: stored, ...(idempotency_key !== undefined ? { idempotency_key } : {}) }, actor);
     this.requestRound();
     return job;
   }

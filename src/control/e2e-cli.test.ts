@@ -110,7 +110,7 @@ describe('goodput CLI against a live server', () => {
     const id = (JSON.parse(sub.stdout) as { id: string; user: string }).id;
     const denied = await runCli(['cancel', id, '--server', url, '--token', bob]);
     assert.equal(denied.status, 1);
-    assert.match(denied.stderr, /error\[E_FORBIDDEN\]: job [0-9a-f]+ belongs to another user/, "a 403 does not name the owner");
+    assert.match(denied.stderr, /error\[E_NOT_FOUND\]: no job '[0-9a-f]+'/, "another user's job is not found");
     const bobLs = JSON.parse((await runCli(['ls', '--json', '--server', url, '--token', bob])).stdout) as unknown[];
     assert.equal(bobLs.length, 0);
     const ok = await runCli(['cancel', id, '--server', url, '--token', alice]);

@@ -45,11 +45,17 @@ export const jobSpecSchema = z
       .max(SPEC_LIMITS.args, `more than ${SPEC_LIMITS.args} arguments`),
     workdir: z.string().min(1).refine(noNul, 'must not contain a NUL byte').refine((s) => bytes(s) <= SPEC_LIMITS.path_bytes, `longer than ${SPEC_LIMITS.path_bytes} bytes`).optional(),
     env: z
-      .record(
+      .preprocess((env, ctx) => {
+        // A key `__proto__` would be dropped silently (it is an object's prototype): refuse it by name.
+        if (env !== null && typeof env === 'object' && Object.prototype.hasOwnProperty.call(env, '__proto__')) {
+          ctx.addIssue({ code: 'custom', path: ['__proto__'], message: 'this variable name cannot be passed (JavaScript objects keep their prototype under it); rename the variable' });
+        }
+        return env;
+      }, z.record(
         z.string().max(128, 'longer than 128 characters').regex(ENV_NAME, 'invalid variable name').refine((k) => !RESERVED_ENV.test(k), 'is set by goodput (see docs/contract.md)'),
         z.string().refine(noNul, 'must not contain a NUL byte').refine((s) => bytes(s) <= SPEC_LIMITS.env_value_bytes, `longer than ${SPEC_LIMITS.env_value_bytes} bytes`),
       )
-      .refine((env) => Object.keys(env).length <= SPEC_LIMITS.env_vars, `more than ${SPEC_LIMITS.env_vars} variables`)
+      .refine((env) => Object.keys(env).length <= SPEC_LIMITS.env_vars, `more than ${SPEC_LIMITS.env_vars} variables`))
       .default({}),
     min_replicas: z.number().int().min(0).max(1024).default(0),
     max_replicas: z.number().int().min(1).max(1024).default(1),

@@ -119,7 +119,7 @@ describe('dashboard in chromium', { timeout: 240_000 }, () => {
 
   it("bob cannot open alice's job page, and cancels his own job", async () => {
     await login(tokens.bob!, `#/job/${jobs.alice}`);
-    await waitFor('forbidden message', 10_000, async () => /belongs to another user/.test(await page.locator('[role=alert]').innerText()));
+    await waitFor('not-found message', 10_000, async () => /no job/.test(await page.locator('[role=alert]').innerText()));
     await page.goto(`${dashboard}/#/job/${jobs.bob}`);
     await page.locator('#cancel').click();
     await waitFor('state cancelled on the page', 20_000, async () => (await page.locator('#job-state').innerText()) === 'cancelled');

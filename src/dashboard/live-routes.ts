@@ -6,8 +6,8 @@
  */
 import { Hono } from 'hono';
 import { authenticate, mayAccess, requireUser, type ApiEnv } from '../api/auth.js';
-import { badRequest, forbidden } from '../api/http-error.js';
-import { jobListQuery } from '../api/job-list.js';
+import { badRequest } from '../api/http-error.js';
+import { jobListQuery, readPage } from '../api/job-list.js';
 import type { NodeView } from '../api/views.js';
 import { GoodputError } from '../core/errors.js';
 import type { Rejection } from '../policy/policy.js';
@@ -48,15 +48,16 @@ export function liveRoutes(s: LiveSources): Hono<ApiEnv> {
     const p = requireUser(c.get('principal'));
     const now_ms = now();
     // One page, as GET /v1/jobs pages (newest first): the table stays cheap whatever the store holds.
-    const page = await s.store.listJobsPage(jobListQuery((k) => c.req.query(k), p, now_ms));
-    const jobs = page.jobs;
-    const profiles = (await s.profiles?.(jobs.filter((j) => j.state === 'running'))) ?? new Map<string, StoredKeyProfile>();
-    const rows = [];
-    for (const job of jobs) {
-      const latest = job.last_report_at_ms === null ? undefined : (await s.store.listReports(job.id, 1))[0];
-      rows.push(jobRow(job, latest, s.rejection?.(job.id), now_ms, profiles.get(job.id)));
-    }
-    return c.json<JobsResponse>({ now_ms, rows, next_cursor: page.next_cursor });
+    const page = await readPage(s.store, jobListQuery((k) => c.req.query(k), p, now_ms), async (jobs) => {
+      const profiles = (await s.profiles?.(jobs.filter((j) => j.state === 'running'))) ?? new Map<string, StoredKeyProfile>();
+      const rows = [];
+      for (const job of jobs) {
+        const latest = job.last_report_at_ms === null ? undefined : (await s.store.listReports(job.id, 1))[0];
+        rows.push(jobRow(job, latest, s.rejection?.(job.id), now_ms, profiles.get(job.id)));
+      }
+      return rows;
+    });
+    return c.json<JobsResponse>({ now_ms, rows: page.views, next_cursor: page.next_cursor });
   });
 
   app.get('/dash/jobs/:id/series', async (c) => {
@@ -64,7 +65,7 @@ export function liveRoutes(s: LiveSources): Hono<ApiEnv> {
     requireUser(principal);
     const job = await s.store.getJob(c.req.param('id'));
     if (!job) throw new GoodputError('E_NOT_FOUND', `no job '${c.req.param('id')}'`);
-    if (!mayAccess(principal, job.user, job.id)) throw forbidden(`job ${job.id} belongs to another user`);
+    if (!mayAccess(principal, job.user, job.id)) throw new GoodputError('E_NOT_FOUND', `no job '${c.req.param('id')}'`);
     const limit = Number(c.req.query('limit') ?? 5000);
     if (!Number.isInteger(limit) || limit < 1 || limit > 100_000) throw badRequest('limit must be an integer in [1, 100000]');
     return c.json(jobSeries(await s.store.listReports(job.id, limit), job.limits?.init_batch_size));

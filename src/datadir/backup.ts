@@ -6,6 +6,7 @@
  * the next start accepts it.
  */
 import { copyFileSync, existsSync, renameSync, rmSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { GoodputError } from '../core/errors.js';
 import { highWaterPath, newestEventId, quickCheck, writeHighWater } from '../store/sqlite/durability.js';
@@ -20,32 +21,63 @@ export interface StoreCopy {
   newest_event: number;
 }
 
-/** Copies the store at `db_path` to `dest` (replaced atomically). Works while a server runs. */
-export async function backupStore(db_path: string, dest: string): Promise<StoreCopy> {
-  if (!existsSync(db_path)) throw new GoodputError('E_INPUT', `no store at ${db_path}; pass --data-dir`);
-  const db = new Database(db_path, { fileMustExist: true });
-  const tmp = `${dest}.tmp`;
-  try {
-    db.pragma('busy_timeout = 5000');
-    createPrivateFile(tmp);
-    await db.backup(tmp);
-  } finally {
-    db.close();
-  }
-  const copy = describe(tmp);
-  renameSync(tmp, dest);
-  return { ...copy, path: dest };
+/** Removes a scratch copy with the WAL and shared-memory files SQLite may have made beside it. */
+function removeCopy(path: string): void {
+  for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(path + suffix, { force: true });
 }
 
-/** Puts the backup `src` in place of the store at `db_path`; `server_lock` is the server's pid file. */
+/** Where a backup named `dest` goes: into it when it is a directory (a dated file name), else `dest`. */
+export function backupTarget(dest: string, now_ms = Date.now()): string {
+  const isDir = dest.endsWith('/') || (existsSync(dest) && statSync(dest).isDirectory());
+  return isDir ? join(dest, `goodput-${new Date(now_ms).toISOString().replace(/[:.]/g, '-')}.sqlite`) : dest;
+}
+
+/**
+ * Copies the store at `db_path` to `dest` (a file, or a directory to write a dated file into),
+ * atomically; refuses (E_EXISTS) to replace an existing file unless `force`. Works while a
+ * server runs. Nothing is left behind when it fails.
+ */
+export async function backupStore(db_path: string, dest: string, options: { force?: boolean } = {}): Promise<StoreCopy> {
+  if (!existsSync(db_path)) throw new GoodputError('E_INPUT', `no store at ${db_path}; pass --data-dir`);
+  const target = backupTarget(dest);
+  if (existsSync(target) && options.force !== true) throw new GoodputError('E_EXISTS', `${target} exists; pass --force to replace it, or name another file`);
+  if (!existsSync(dirname(target))) throw new GoodputError('E_INPUT', `no directory ${dirname(target)} to write the backup into`);
+  const db = new Database(db_path, { fileMustExist: true });
+  const tmp = `${target}.tmp`;
+  try {
+    try {
+      db.pragma('busy_timeout = 5000');
+      createPrivateFile(tmp);
+      await db.backup(tmp);
+    } finally {
+      db.close();
+    }
+    const copy = describe(tmp);
+    for (const suffix of ['-wal', '-shm']) rmSync(tmp + suffix, { force: true });
+    renameSync(tmp, target);
+    return { ...copy, path: target };
+  } catch (error) {
+    removeCopy(tmp);
+    throw error;
+  }
+}
+
+/** Puts the backup `src` in place of the store at `db_path`; `server_lock` is the server's pid file. Nothing is left behind when refused. */
 export function restoreStore(db_path: string, src: string, server_lock: string): StoreCopy {
   const pid = serverLockHolder(server_lock);
   if (pid !== undefined) throw new GoodputError('E_RUNNING', `a goodput server (pid ${pid}) uses this data directory; stop it before a restore`);
   if (!existsSync(src)) throw new GoodputError('E_INPUT', `no backup at ${src}`);
   const tmp = `${db_path}.restore`;
-  createPrivateFile(tmp);
-  copyFileSync(src, tmp);
-  const copy = describe(tmp);
+  let copy: StoreCopy;
+  try {
+    createPrivateFile(tmp);
+    copyFileSync(src, tmp);
+    copy = describe(tmp);
+    for (const suffix of ['-wal', '-shm']) rmSync(tmp + suffix, { force: true });
+  } catch (error) {
+    removeCopy(tmp);
+    throw error;
+  }
   for (const suffix of ['-wal', '-shm']) rmSync(db_path + suffix, { force: true });
   renameSync(tmp, db_path);
   writeHighWater(highWaterPath(db_path), copy.newest_event);

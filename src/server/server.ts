@@ -63,6 +63,11 @@ export interface ServerOptions {
   run_as_owner?: boolean;
   /** Log cap and checkpoint retention (datadir/retention.ts); default: DEFAULT_RETENTION. */
   retention?: RetentionOptions;
+  /**
+   * Single-user mode on a non-loopback --host: accepted only with this (every job can read the
+   * admin token and secret, and the API is then reachable from other machines).
+   */
+  single_user_network?: boolean;
   /** Serve from a store that lost acknowledged work (see datadir/open-store.ts). */
   accept_store_loss?: boolean;
   log: (line: string) => void;
@@ -123,6 +128,24 @@ function checkUserMode(multi_user: boolean, log: (line: string) => void): void {
   }
 }
 
+/** Whether `host` is a loopback address (the API is then reachable from this machine only). */
+export function isLoopback(host: string): boolean {
+  return /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|localhost)$/.test(host);
+}
+
+/**
+ * Secure by default: a single-user server (every job runs as its account and can read the data
+ * directory's `admin-token` and `secret`) listens on loopback only, unless its admin accepts that
+ * any job can act as admin (`--single-user-network`).
+ */
+function checkExposure(o: ServerOptions): void {
+  if (isLoopback(o.host) || o.run_as_owner === true) return;
+  if (o.single_user_network !== true) {
+    throw new GoodputError('E_USAGE', `--host ${o.host} makes the API reachable from other machines, but in single-user mode every job runs as the server's own account and can read the admin token and secret in ${o.data_dir}; start with --run-as-owner (as root: jobs run as their owners' accounts and cannot read them), or pass --single-user-network to accept that any job can act as admin`, 2);
+  }
+  o.log(`warning: single-user mode on --host ${o.host}: the API is reachable from other machines and every job can read the admin token and secret in ${o.data_dir} (--single-user-network)`);
+}
+
 /** Keeps exactly one admin token valid: the one in `admin-token` (deleting the file rotates it). */
 async function rotateAdminToken(store: SqliteStore, hash: string): Promise<void> {
   const now = Date.now();
@@ -160,6 +183,7 @@ async function start(o: ServerOptions): Promise<RunningServer> {
   const policy = choosePolicy(o.policy, o.policy_params);
   const multi_user = o.run_as_owner === true;
   checkUserMode(multi_user, o.log);
+  checkExposure(o);
   for (const line of secureDataDir(o.data_dir, multi_user)) o.log(line);
   const files = dataFiles(o.data_dir);
   refuseIfRunning(o.data_dir);
@@ -195,7 +219,9 @@ async function start(o: ServerOptions): Promise<RunningServer> {
       s.once('error', (error: NodeJS.ErrnoException) =>
         reject(new GoodputError('E_LISTEN', error.code === 'EADDRINUSE' ? `port ${port} on ${o.host} is in use; pass another --port` : error.message)));
     });
-    apiUrl.value = `http://${reportedHost}:${(server.address() as AddressInfo).port}`;
+    const bound = server.address() as AddressInfo;
+    apiUrl.value = `http://${reportedHost}:${bound.port}`;
+    o.log(`listening on ${bound.address.includes(':') ? `[${bound.address}]` : bound.address}:${bound.port}${isLoopback(bound.address) ? ' (loopback only)' : bound.address === '0.0.0.0' || bound.address === '::' ? ' (every network interface)' : ''}; replicas report to ${apiUrl.value}`);
     writeReplicaUrl(files.replicaUrl, apiUrl.value);
     controller.setApiUrl(apiUrl.value);
     await controller.start();

@@ -57,6 +57,10 @@ describe('settle', () => {
       job: job({ launched_at_ms: 99_500, last_failure: { attempt: 1, rank: 0, exit_code: 2, early: true } }), exits: exits(1), want: { do: 'fail' }, reason: /within 10s of its start, as attempt 1 did/,
     },
     {
+      name: 'running, a second early kill -9 (137, from outside the program): restart, restarts left',
+      job: job({ launched_at_ms: 99_500, last_failure: { attempt: 1, rank: 0, exit_code: 137, early: true } }), exits: exits(137), want: { do: 'stop', kind: 'failure' },
+    },
+    {
       name: 'running, same code but two attempts ago: restart',
       job: job({ last_failure: { attempt: 0, rank: 0, exit_code: 3, early: true } }), exits: exits(3), want: { do: 'stop', kind: 'failure' },
     },

@@ -219,7 +219,10 @@ function classify(job: SettleJob, bad: { rank: number; exit_code: number }, o: S
   const ran_s = job.launched_at_ms === null ? Infinity : (o.now_ms - job.launched_at_ms) / 1000;
   const failure: FailureRecord = { attempt: job.attempt, rank: bad.rank, exit_code: bad.exit_code, early: ran_s < o.early_failure_s };
   const what = `replica ${bad.rank} failed with exit code ${bad.exit_code}`;
-  const previous = job.last_failure !== null && job.last_failure.attempt === job.attempt - 1 ? job.last_failure : undefined;
+  // A SIGKILL (137: the OOM killer, an operator, a vanished process) comes from outside the
+  // program: repeating it says nothing about the program, so it is never judged deterministic.
+  const external = bad.exit_code === EXIT_LOST;
+  const previous = !external && job.last_failure !== null && job.last_failure.attempt === job.attempt - 1 ? job.last_failure : undefined;
   if (previous && previous.exit_code === bad.exit_code) {
     return { do: 'fail', failure, reason: `${what} again (attempt ${job.attempt - 1} failed the same way); not retried` };
   }

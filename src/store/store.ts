@@ -18,6 +18,8 @@ export interface NewJob {
   name: string;
   user: string;
   spec: JobSpec;
+  /** The submit's idempotency key: a second job with the same user and key is not created (see `createJob`). */
+  idempotency_key?: string;
 }
 
 /**
@@ -103,8 +105,14 @@ export interface KeyProfileUpdate {
 }
 
 export interface Store {
-  /** Inserts a job in state `queued` with event `submitted`. Throws E_CONFLICT on a duplicate id. */
+  /**
+   * Inserts a job in state `queued` with event `submitted`. Throws E_CONFLICT on a duplicate id.
+   * With `idempotency_key`: when the user already created a job with that key, returns that job
+   * and creates nothing (in the same transaction).
+   */
   createJob(job: NewJob, actor: string): Promise<JobRecord>;
+  /** The job `user` created with idempotency key `key`, if any. */
+  jobForSubmitKey(user: string, key: string): Promise<JobRecord | undefined>;
   getJob(id: string): Promise<JobRecord | undefined>;
   /** Just the state of a job (cheap: no record is built; the job-token check's hot path). */
   getJobState(id: string): Promise<JobState | undefined>;

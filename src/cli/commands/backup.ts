@@ -6,6 +6,7 @@ import { backupStore, restoreStore, type StoreCopy } from '../../datadir/backup.
 import { parseFlags, type CliCommand } from '../command.js';
 
 const flags = { 'data-dir': { type: 'string' }, json: { type: 'boolean' } } as const;
+const backupFlags = { ...flags, force: { type: 'boolean' } } as const;
 
 function show(copy: StoreCopy, json: boolean | undefined, what: string): void {
   console.log(json ? JSON.stringify(copy, null, 2) : `${what} ${copy.path}: ${copy.jobs} job(s), ${copy.bytes} bytes, newest event #${copy.newest_event}`);
@@ -14,16 +15,19 @@ function show(copy: StoreCopy, json: boolean | undefined, what: string): void {
 export const backupCommand: CliCommand = {
   name: 'backup',
   summary: "Copy the server's store to a file (online: the server keeps serving)",
-  help: `Usage: goodput backup <file> [--data-dir DIR] [--json]
+  help: `Usage: goodput backup <file | directory/> [--force] [--data-dir DIR] [--json]
 
 Writes a consistent copy of DIR/goodput.sqlite to <file> (mode 0600) through SQLite's backup
-API, while the server runs or not, and checks it (quick_check). Restore it with
+API, while the server runs or not, and checks it (quick_check). Given a directory, it writes
+goodput-<time>.sqlite into it. An existing file is replaced only with --force. Restore it with
 'goodput restore <file>'. Run it as the server's Unix account (root in multi-user mode).`,
   async run(argv) {
-    const { values, positionals } = parseFlags('backup', argv, flags);
+    const { values, positionals } = parseFlags('backup', argv, backupFlags);
     if (positionals.length !== 1) throw usageError("backup: expected one output file. See 'goodput backup --help'.");
     const data_dir = resolve(values['data-dir'] ?? defaultDataDir());
-    show(await backupStore(dataFiles(data_dir).db, resolve(positionals[0]!)), values.json, 'backup written to');
+    // resolve() drops a trailing '/', which says "a directory": keep it.
+    const dest = resolve(positionals[0]!) + (positionals[0]!.endsWith('/') ? '/' : '');
+    show(await backupStore(dataFiles(data_dir).db, dest, { force: values.force === true }), values.json, 'backup written to');
     return 0;
   },
 };

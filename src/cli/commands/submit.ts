@@ -1,8 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
+import type { GoodputClient, JobSummary, JobSpecInput } from '../../client/client.js';
 import { connect, connectionFlags } from '../../client/connect.js';
 import { readJobSpecFile, validateJobSpec } from '../../control/job-spec.js';
-import { usageError } from '../../core/errors.js';
+import { GoodputError, usageError } from '../../core/errors.js';
 import type { JobSpec } from '../../store/types.js';
 import { numberFlag, parseFlags, type CliCommand } from '../command.js';
 import { checkMissingDashDash, checkQuotedCommand } from '../job-command.js';
@@ -152,9 +154,30 @@ The command is an argv array: arguments are passed literally, never through a sh
     if (positionals.length > 1) throw usageError("submit: expected at most one spec file (put the command after '--').");
     const spec = specFromFlags('submit', values, positionals[0], command);
     const client = connect(values);
-    const job = await client.submit(spec);
+    const job = await submitWithRetries(client, spec);
     console.log(values.json ? JSON.stringify(job, null, 2) : `submitted job ${job.id} (${job.name})`);
     for (const line of await submitNotes(client, job)) console.error(`goodput: ${line}`);
     return 0;
   },
 };
+
+/** Attempts of a submit whose answer was lost (the server unreachable or restarting). */
+const SUBMIT_ATTEMPTS = 4;
+
+/**
+ * Submits with one idempotency key for every attempt, so a retry after a lost answer returns the
+ * job the first attempt created instead of a second one.
+ */
+async function submitWithRetries(client: GoodputClient, spec: JobSpecInput): Promise<JobSummary> {
+  const idempotency_key = randomUUID();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await client.submit(spec, { idempotency_key });
+    } catch (error) {
+      const retriable = error instanceof GoodputError && (error.code === 'E_SERVER_DOWN' || error.code === 'E_STORE_DAMAGED' || error.code === 'E_INTERNAL');
+      if (!retriable || attempt >= SUBMIT_ATTEMPTS) throw error;
+      console.error(`goodput: submit failed (${error.message}); retrying (${attempt}/${SUBMIT_ATTEMPTS - 1})`);
+      await new Promise((r) => setTimeout(r, 500 * attempt));
+    }
+  }
+}

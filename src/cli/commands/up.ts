@@ -27,6 +27,7 @@ const flags = {
   'checkpoint-retention-h': { type: 'string' },
   detach: { type: 'boolean', short: 'd' },
   'run-as-owner': { type: 'boolean' },
+  'single-user-network': { type: 'boolean' },
   'accept-store-loss': { type: 'boolean' },
   backend: { type: 'string' },
   partition: { type: 'string' },
@@ -41,7 +42,8 @@ export const upCommand: CliCommand = {
 
   --data-dir DIR     store, logs and checkpoints (default: $GOODPUT_DATA_DIR or ~/.goodput)
   --port N           HTTP port on --host (default $GOODPUT_PORT or 7878; 0 = any free port)
-  --host H           listen address (default 127.0.0.1)
+  --host H           listen address (default 127.0.0.1); an address other than loopback needs
+                     --run-as-owner, or --single-user-network (see below)
   --dashboard-port N web dashboard port on --host (default 7879, or any free port when --port
                      is 0; 0 = any free port; off = no dashboard); its URL is written to
                      DIR/dashboard.json; see docs/dashboard.md
@@ -66,6 +68,8 @@ export const upCommand: CliCommand = {
                      'goodput down' stops it
   --run-as-owner     multi-user mode (the server runs as root): each job runs as its owner's
                      Unix account, set with 'goodput token create --user U --unix-user ACCOUNT'
+  --single-user-network  listen beyond loopback in single-user mode although every job can
+                     read the admin token and secret (any job can act as admin)
   --accept-store-loss  serve even though the store lost acknowledged work (see
                      docs/control-plane.md, Store integrity, backup and restore)
   --backend B        local (default: replicas run on this machine) or slurm (one Slurm job
@@ -103,7 +107,7 @@ Without --run-as-owner the server is single-user: every job runs as the server's
     const log = (line: string) => console.error(`${new Date().toISOString()} ${line}`);
     const devices = slurm ? [] : resolveDevices(selection, cpu, log);
     const server = await startServer({ data_dir, host: values.host ?? '127.0.0.1', port, devices, ...(slurm ? { slurm } : {}), policy: values.policy ?? DEFAULT_POLICY, policy_params: values['policy-param'], interval_s, grace_s, hung_timeout_s, log, retention, ...(port_range ? { port_range } : {}),
-      run_as_owner: values['run-as-owner'] === true, accept_store_loss: values['accept-store-loss'] === true });
+      run_as_owner: values['run-as-owner'] === true, single_user_network: values['single-user-network'] === true, accept_store_loss: values['accept-store-loss'] === true });
     const nodes = server.controller.inventory();
     const count = nodes.reduce((k, n) => k + n.devices.length, 0);
     log(`goodput server on ${server.url}: policy ${server.policy}, ${slurm ? 'slurm' : 'local'} backend, ${count} ${nodes[0]?.devices[0]?.kind === 'gpu' ? 'GPU(s)' : 'CPU slot(s)'} on ${nodes.length} node(s), data in ${data_dir}`);

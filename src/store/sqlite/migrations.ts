@@ -171,6 +171,23 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX jobs_state_submitted ON jobs(state, submitted_at_ms);
   CREATE INDEX jobs_name_submitted ON jobs(name, submitted_at_ms);
   `,
+  // 7 -> 8: idempotency keys of submits (the Idempotency-Key header): a retried submit gets the
+  // job its first attempt created.
+  `
+  CREATE TABLE submit_keys (
+    user TEXT NOT NULL,
+    key TEXT NOT NULL,
+    job_id TEXT NOT NULL,
+    created_at_ms INTEGER NOT NULL,
+    PRIMARY KEY (user, key)
+  );
+  `,
+  // 8 -> 9: a checksum of each event's text (rows.ts eventCrc): a byte flipped on disk in an
+  // event's reason or data is shown as altered instead of served as true (quick_check sees only
+  // the file's structure). Events from before have none.
+  `
+  ALTER TABLE events ADD COLUMN crc INTEGER;
+  `,
 ];
 
 /** Brings `db` to the newest schema version; refuses (E_STORE_VERSION) a database newer than this code. */

@@ -1,3 +1,4 @@
+import { crc32 } from 'node:zlib';
 import type { BatchLimits, GradParams, PerfParams, StepCorrection } from '../../goodput/types.js';
 import type { EventKind, FailureRecord, StopKind } from '../lifecycle.js';
 import type { JobEvent, JobRecord, JobState, ProfileUse, ReplicaRecord, TokenRecord } from '../types.js';
@@ -67,8 +68,24 @@ export function toReplica(r: Row): ReplicaRecord {
   };
 }
 
-/** An `events` row as a JobEvent (its `data` JSON parsed). */
+/** Checksum of an event's text (actor, kind, reason, data as stored), kept beside it. */
+export function eventCrc(actor: string, kind: string, reason: string, data: string): number {
+  return crc32([actor, kind, reason, data].join('\u0000'));
+}
+
+/**
+ * An `events` row as a JobEvent (its `data` JSON parsed). A row whose text no longer matches
+ * its checksum (altered on disk, which quick_check does not see) is shown as such: its reason
+ * says so and its data is `{ integrity: 'altered' }`. Rows from before checksums are shown as stored.
+ */
 export function toEvent(r: Row): JobEvent {
+  if (typeof r.crc === 'number' && r.crc !== eventCrc(r.actor as string, r.kind as string, r.reason as string, r.data as string)) {
+    return {
+      id: r.id as number, job_id: r.job_id as string, at_ms: r.at_ms as number, actor: r.actor as string, kind: r.kind as EventKind,
+      from_state: (r.from_state as JobState | null) ?? null, to_state: (r.to_state as JobState | null) ?? null,
+      reason: `[this event was altered in the store: its checksum does not match] ${r.reason as string}`, data: { integrity: 'altered' },
+    };
+  }
   return {
     id: r.id as number,
     job_id: r.job_id as string,

@@ -1,17 +1,17 @@
 import type { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { GoodputError } from '../../core/errors.js';
-import { attemptShape, reportIssues } from '../../core/report-issues.js';
 import type { PerfParams, StepCorrection } from '../../goodput/types.js';
-import { isTerminal, refusal, serviceSince, STOP_EVENT, type EventKind, type Operation, type StopKind } from '../lifecycle.js';
+import { refusal, serviceSince, STOP_EVENT, type EventKind, type Operation, type StopKind } from '../lifecycle.js';
 import type { JobPage, JobPageQuery, JobQuery, KeyProfileUpdate, NewJob, NewReplica, DeviceBinding, ReportBatch, ReportsAdded, Store, TransitionDetail } from '../store.js';
 import type { JobEvent, JobRecord, JobState, Measurement, ProfileRow, ProfileUse, ReplicaRecord, ReportRecord, StoredKeyProfile, TokenRecord } from '../types.js';
 import { advanceMark, readHighWater } from './durability.js';
 import { startCheckpointer } from './checkpointer.js';
 import { SqliteKeyProfiles } from './key-profiles.js';
 import { countByState, jobPage, listJobs } from './job-page.js';
+import { addReportBatch, reportStatements } from './report-tx.js';
 import { migrate } from './migrations.js';
-import { toEvent, toJob, toReplica, type Row } from './rows.js';
+import { eventCrc, toEvent, toJob, toReplica, type Row } from './rows.js';
 import * as tokens from './tokens.js';
 
 /** Options of the SQLite store. */
@@ -47,7 +47,7 @@ export const WAL_LIMIT_BYTES = 64 << 20;
 export class SqliteStore implements Store {
   private readonly db: Database.Database;
   private readonly now_ms: () => number;
-  private readonly stmts: Record<'getJob' | 'jobState' | 'event' | 'attemptNodes' | 'report' | 'profile' | 'jobProgress', Database.Statement>;
+  private readonly stmts: Record<'getJob' | 'jobState' | 'event', Database.Statement>;
   private checkpointer: Worker | undefined;
   private readonly reportTx: Database.Transaction<(batches: readonly ReportBatch[], now: number) => (ReportsAdded | GoodputError)[]>;
   private readonly highWater: { file: string; value: number } | undefined;
@@ -68,17 +68,11 @@ export class SqliteStore implements Store {
     this.stmts = {
       getJob: this.db.prepare('SELECT * FROM jobs WHERE id = ?'),
       jobState: this.db.prepare('SELECT state FROM jobs WHERE id = ?').pluck(),
-      event: this.db.prepare('INSERT INTO events (job_id, at_ms, actor, kind, from_state, to_state, reason, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
-      attemptNodes: this.db.prepare('SELECT node FROM replicas WHERE job_id = ? AND attempt = ?'),
-      report: this.db.prepare('INSERT INTO reports (job_id, attempt, received_at_ms, step, body) VALUES (?, ?, ?, ?, ?)'),
-      profile: this.db.prepare(`INSERT INTO profiles (job_id, num_nodes, num_replicas, local_bsz, count, sum_accum_step_time_s, sum_optim_step_time_s)
-        VALUES (?, ?, ?, ?, 1, ?, ?) ON CONFLICT DO UPDATE SET count = count + 1,
-        sum_accum_step_time_s = sum_accum_step_time_s + excluded.sum_accum_step_time_s,
-        sum_optim_step_time_s = sum_optim_step_time_s + excluded.sum_optim_step_time_s RETURNING count`),
-      jobProgress: this.db.prepare('UPDATE jobs SET step = ?, samples = ?, remaining_samples = ?, model_parameters = ?, grad = ?, limits = ?, last_report_at_ms = ?, last_step_time_s = ?, max_profiled_replicas = ?, checkpoint_at_ms = ?, checkpoint_on_stop = ? WHERE id = ?'),
+      event: this.db.prepare('INSERT INTO events (job_id, at_ms, actor, kind, from_state, to_state, reason, data, crc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)'),
     };
     this.keyProfiles = new SqliteKeyProfiles(this.db, this.now_ms);
-    this.reportTx = this.db.transaction((batches: readonly ReportBatch[], now: number) => batches.map((b) => this.reportBatch(b, now)));
+    const reports = reportStatements(this.db);
+    this.reportTx = this.db.transaction((batches: readonly ReportBatch[], now: number) => batches.map((b) => addReportBatch(reports, b, now)));
   }
 
   async probe(): Promise<void> {
@@ -92,15 +86,29 @@ export class SqliteStore implements Store {
 
   async createJob(job: NewJob, actor: string): Promise<JobRecord> {
     const now = this.now_ms();
-    this.db.transaction(() => {
+    const existing = this.db.transaction(() => {
+      const earlier = job.idempotency_key === undefined ? undefined : this.submitKey(job.user, job.idempotency_key);
+      if (earlier !== undefined) return earlier;
       if (this.stmts.getJob.get(job.id)) throw new GoodputError('E_CONFLICT', `job ${job.id} already exists`);
+      if (job.idempotency_key !== undefined) this.db.prepare('INSERT INTO submit_keys (user, key, job_id, created_at_ms) VALUES (?, ?, ?, ?)').run(job.user, job.idempotency_key, job.id, now);
       this.db
         .prepare('INSERT INTO jobs (id, name, user, spec, state, submitted_at_ms, reason) VALUES (?, ?, ?, ?, ?, ?, ?)')
         .run(job.id, job.name, job.user, JSON.stringify(job.spec), 'queued', now, 'submitted');
-      this.stmts.event.run(job.id, now, actor, 'submitted', null, 'queued', 'submitted', JSON.stringify({ spec: job.spec }));
+      this.event(job.id, now, actor, 'submitted', null, 'queued', 'submitted', JSON.stringify({ spec: job.spec }));
+      return undefined;
     }).immediate();
+    if (existing !== undefined) return this.mustGet(existing);
     this.advanceHighWater();
     return this.mustGet(job.id);
+  }
+
+  async jobForSubmitKey(user: string, key: string): Promise<JobRecord | undefined> {
+    const id = this.submitKey(user, key);
+    return id === undefined ? undefined : this.getJob(id);
+  }
+
+  private submitKey(user: string, key: string): string | undefined {
+    return this.db.prepare('SELECT job_id FROM submit_keys WHERE user = ? AND key = ?').pluck().get(user, key) as string | undefined;
   }
 
   async getJob(id: string): Promise<JobRecord | undefined> {
@@ -209,7 +217,7 @@ export class SqliteStore implements Store {
         .run(exit_code, now, job_id, attempt, rank).changes;
       if (changed === 0) return false;
       const state = (this.stmts.getJob.get(job_id) as Row | undefined)?.state as JobState | undefined;
-      this.stmts.event.run(job_id, now, actor, 'replica-exited', state ?? null, state ?? null, `replica ${rank} of attempt ${attempt} exited with ${exit_code}${detail ? ` (${detail})` : ''}`, JSON.stringify({ attempt, rank, exit_code }));
+      this.event(job_id, now, actor, 'replica-exited', state ?? null, state ?? null, `replica ${rank} of attempt ${attempt} exited with ${exit_code}${detail ? ` (${detail})` : ''}`, JSON.stringify({ attempt, rank, exit_code }));
       return true;
     }).immediate() && this.advanceHighWater();
   }
@@ -222,45 +230,6 @@ export class SqliteStore implements Store {
 
   async addReportBatches(batches: readonly ReportBatch[]): Promise<(ReportsAdded | GoodputError)[]> {
     return this.reportTx.immediate(batches, this.now_ms());
-  }
-
-  /** The hot path of the report endpoint: per batch one read, inserts, one update; one transaction. */
-  private reportBatch(b: ReportBatch, now: number): ReportsAdded | GoodputError {
-    const row = this.stmts.getJob.get(b.job_id) as Row | undefined;
-    if (!row) return new GoodputError('E_NOT_FOUND', `no job ${b.job_id}`);
-    const job = toJob(row);
-    if (isTerminal(job.state)) return new GoodputError('E_CONFLICT', `job ${b.job_id} is ${job.state}; its reports are no longer accepted`);
-    // The one check of a report against its job (an attempt never launched, values out of its
-    // bounds), here because only the transaction sees the job as the batch will change it.
-    // Only measurements of the shape the attempt was launched with (its recorded replicas) reach
-    // the job's model and its key's profile.
-    const shape = attemptShape(this.stmts.attemptNodes.all(b.job_id, b.attempt) as { node: string }[]);
-    const issues = reportIssues(b, job, shape);
-    if (issues.length > 0) return new GoodputError('E_BAD_REQUEST', `report is invalid: ${issues.join('; ')}`);
-    let fresh = false;
-    b.reports.forEach((m, i) => {
-      this.stmts.report.run(b.job_id, b.attempt, now, m.step, JSON.stringify(m));
-      const p = b.profile[i]!;
-      const counted = this.stmts.profile.get(b.job_id, p.num_nodes, p.num_replicas, p.local_bsz, p.accum_step_time_s, p.optim_step_time_s) as { count: number };
-      if (counted.count === 1) fresh = true;
-      job.step = m.step;
-      job.last_step_time_s = m.step_time_s;
-      if (m.samples !== undefined) job.samples = m.samples;
-      // An entry that does not know it keeps the last known value (oldest first: newest wins).
-      if (typeof m.remaining_samples === 'number') job.remaining_samples = m.remaining_samples;
-      if (typeof m.model_parameters === 'number') job.model_parameters = m.model_parameters;
-      if (typeof m.checkpoint_time_s === 'number' && Number.isFinite(m.checkpoint_time_s * 1000)) job.checkpoint_at_ms = Math.round(m.checkpoint_time_s * 1000);
-      job.max_profiled_replicas = Math.max(job.max_profiled_replicas, m.num_replicas);
-      if (typeof m.grad_sqr === 'number' && typeof m.grad_var === 'number') job.grad = { sqr: m.grad_sqr, var: m.grad_var };
-    });
-    if (b.limits) job.limits = b.limits;
-    if (b.checkpoint_on_stop !== undefined) job.checkpoint_on_stop = b.checkpoint_on_stop;
-    job.last_report_at_ms = now;
-    this.stmts.jobProgress.run(
-      job.step, job.samples, job.remaining_samples, job.model_parameters, job.grad ? JSON.stringify(job.grad) : null, job.limits ? JSON.stringify(job.limits) : null, now,
-      job.last_step_time_s, job.max_profiled_replicas, job.checkpoint_at_ms, job.checkpoint_on_stop ? 1 : 0, b.job_id,
-    );
-    return { job, new_configuration: fresh };
   }
 
   async listReports(job_id: string, limit = 1000): Promise<ReportRecord[]> {
@@ -294,7 +263,7 @@ export class SqliteStore implements Store {
     this.db.transaction(() => {
       const state = (this.stmts.getJob.get(job_id) as Row | undefined)?.state as JobState | undefined;
       if (state === undefined) throw new GoodputError('E_NOT_FOUND', `no job ${job_id}`);
-      this.stmts.event.run(job_id, now, actor, kind, state, state, reason, JSON.stringify(data));
+      this.event(job_id, now, actor, kind, state, state, reason, JSON.stringify(data));
     }).immediate();
   }
 
@@ -323,7 +292,7 @@ export class SqliteStore implements Store {
       if (!row) throw new GoodputError('E_NOT_FOUND', `no job ${job_id}`);
       if (row.profile_use === use || row.profile_use === 'discarded') return false;
       this.db.prepare('UPDATE jobs SET profile_use = ? WHERE id = ?').run(use, job_id);
-      this.stmts.event.run(job_id, now, actor, use === 'used' ? 'profile-used' : 'profile-discarded', row.state, row.state, reason, JSON.stringify(data));
+      this.event(job_id, now, actor, use === 'used' ? 'profile-used' : 'profile-discarded', row.state as string, row.state as string, reason, JSON.stringify(data));
       return true;
     }).immediate() && this.advanceHighWater();
   }
@@ -339,6 +308,11 @@ export class SqliteStore implements Store {
       await exited;
     }
     if (this.db.open) this.db.close();
+  }
+
+  /** Appends an event with the checksum of its text (rows.ts `eventCrc`, checked when read). */
+  private event(job_id: string, at_ms: number, actor: string, kind: string, from: string | null, to: string | null, reason: string, data: string): void {
+    this.stmts.event.run(job_id, at_ms, actor, kind, from, to, reason, data, eventCrc(actor, kind, reason, data));
   }
 
   /** Moves the high-water mark to the newest event just committed (durability.ts `advanceMark`). Returns true (for chaining). */
@@ -379,7 +353,7 @@ export class SqliteStore implements Store {
       const columns = Object.keys(values);
       this.db.prepare(`UPDATE jobs SET ${columns.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`).run(...Object.values(values), id);
       const payload = typeof data === 'function' ? data(job) : data;
-      this.stmts.event.run(id, now, actor, kind, job.state, to ?? job.state, reason, JSON.stringify(payload));
+      this.event(id, now, actor, kind, job.state, to ?? job.state, reason, JSON.stringify(payload));
     }).immediate();
     this.advanceHighWater();
     return this.mustGet(id);
