@@ -62,6 +62,7 @@ def test_reports_are_batched_and_config_is_picked_up():
         client.close()
     config = client.latest_config
     assert (config.local_bsz, config.accum_steps, config.batch_size) == (48, 2, 288)
+    assert not hasattr(config, "lr_scale")  # the SDK's own rule sets the LR (RemoteConfig)
     assert server.bodies[0]["attempt"] == 3 and server.bodies[0]["limits"] == LIMITS
     assert all(body["checkpoint_on_stop"] is True for body in server.bodies)
     assert all("limits" not in body for body in server.bodies[1:])

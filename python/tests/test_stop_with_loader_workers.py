@@ -137,3 +137,21 @@ def test_stop_signal_and_worker_guard_are_installed_explicitly_and_restorable():
         assert signal_handling._set_worker_signal_handlers is original_setup
     finally:
         signal.signal(signal.SIGTERM, old)
+
+
+def test_a_runtime_changes_no_process_state_until_its_hooks_are_installed(tmp_path):
+    import torch
+
+    from goodput.torch.env import read_job_env
+    from goodput.torch.runtime import Runtime
+
+    before = signal.getsignal(signal.SIGTERM)
+    runtime = Runtime(read_job_env({}, checkpoint_dir=str(tmp_path)), torch.device("cpu"),
+                      checkpoint_interval_s=600, checkpoint_every_epoch=True)
+    assert signal.getsignal(signal.SIGTERM) is before
+    runtime.install_process_hooks()
+    try:
+        assert signal.getsignal(signal.SIGTERM) is not before
+    finally:
+        runtime.remove_process_hooks()
+    assert signal.getsignal(signal.SIGTERM) is before

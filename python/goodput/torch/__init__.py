@@ -16,8 +16,12 @@ See docs/sdk.md for the full guide and docs/contract.md for the control-plane co
 
 import torch as _torch
 
+import os as _os
+from typing import Optional as _Optional
+
+from .accumulator import Accumulator
 from .data import AdaptiveDataLoader
-from .env import EXIT_CHECKPOINTED
+from .env import EXIT_CHECKPOINTED, share_dir as _share_dir
 from .epochs import remaining_epochs
 from .parallel import AdaptiveDataParallel
 from .session import current, init, is_initialized
@@ -37,6 +41,20 @@ def world_size() -> int:
     return current().world_size
 
 
+def job_id() -> _Optional[str]:
+    """The job's id under the control plane (GOODPUT_JOB_ID); None when running alone."""
+    return current().env.job_id
+
+
+def share_path() -> str:
+    """A directory shared by the job's replicas and kept across its restarts, for the job's own
+    files (downloaded data, artefacts); created if missing. GOODPUT_SHARE_DIR when set, else
+    `share` next to the checkpoint directory (`<job dir>/share` under the control plane)."""
+    path = _share_dir(checkpoint_dir=current().env.checkpoint_dir)
+    _os.makedirs(path, exist_ok=True)
+    return path
+
+
 def checkpoint() -> None:
     """Collective checkpoint now (every rank must call it at the same point)."""
     current().checkpoint()
@@ -54,6 +72,7 @@ def request_stop() -> None:
     current().stop_signal.set()
 
 
-__all__ = ["AdaptiveDataLoader", "AdaptiveDataParallel", "EXIT_CHECKPOINTED", "Scalars",
-           "TensorBoardTracker", "Tracker", "add_tracker", "checkpoint", "current", "device",
-           "init", "is_initialized", "rank", "remaining_epochs", "request_stop", "world_size"]
+__all__ = ["Accumulator", "AdaptiveDataLoader", "AdaptiveDataParallel", "EXIT_CHECKPOINTED",
+           "Scalars", "TensorBoardTracker", "Tracker", "add_tracker", "checkpoint", "current",
+           "device", "init", "is_initialized", "job_id", "rank", "remaining_epochs",
+           "request_stop", "share_path", "world_size"]

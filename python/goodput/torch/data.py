@@ -10,7 +10,8 @@ from torch.utils.data import DataLoader, Dataset, Sampler
 
 from .batch_config import BatchConfig, BatchLimits, derive_batch_config
 from .epoch_plan import EpochPlan
-from .runtime import MicroStep, Runtime
+from .runtime import Runtime
+from .step_types import MicroStep
 from .session import current
 from .worker_signals import WorkerInit, stop_signals_blocked
 
@@ -57,8 +58,16 @@ class AdaptiveDataLoader:
                  gradient_accumulation: bool = False, train: bool = True, seed: int = 0,
                  name: Optional[str] = None, num_workers: Optional[int] = None,
                  pin_memory: Optional[bool] = None, persistent_workers: Optional[bool] = None,
-                 prefetch_factor: Optional[int] = None, **dataloader_kwargs: Any):
+                 prefetch_factor: Optional[int] = None, drop_last: bool = False,
+                 **dataloader_kwargs: Any):
+        for option in ("batch_sampler", "sampler"):
+            if dataloader_kwargs.get(option) is not None:
+                raise ValueError(f"goodput: AdaptiveDataLoader chooses the samples itself "
+                                 f"(deterministic, resumable, split over the replicas); "
+                                 f"{option}= is not supported (use shuffle= and seed=)")
         self.runtime: Runtime = current()
+        #: the last micro-step of an epoch is dropped when it is smaller than the others
+        self.drop_last = drop_last
         self.dataset = dataset
         self.dataset_len = len(dataset)  # type: ignore[arg-type]
         self.shuffle = shuffle
@@ -123,7 +132,10 @@ class AdaptiveDataLoader:
     def __len__(self) -> int:
         """Micro-batches in one full epoch at the current configuration (an estimate if the
         configuration changes during the epoch)."""
-        return math.ceil(self.dataset_len / (self.current_local_bsz * self.runtime.world_size))
+        per_micro = self.current_local_bsz * self.runtime.world_size
+        if self.drop_last:
+            return self.dataset_len // per_micro
+        return math.ceil(self.dataset_len / per_micro)
 
     # ---- iteration -----------------------------------------------------------------------
 
@@ -147,6 +159,13 @@ class AdaptiveDataLoader:
         with stop_signals_blocked():  # workers start with the stop signals blocked
             return iter(self._dataloader)
 
+    def _has_micro_batch(self, position: int, local_bsz: int) -> bool:
+        """True if the epoch has a next micro-batch from `position` on: any sample left, or with
+        drop_last a full micro-batch over all replicas."""
+        if self.drop_last:
+            return self.dataset_len - position >= local_bsz * self.runtime.world_size
+        return position < self.dataset_len
+
     def __iter__(self) -> Iterator[Any]:
         runtime = self.runtime
         epoch = self._epoch_number()
@@ -158,10 +177,12 @@ class AdaptiveDataLoader:
         inner: Optional[Iterator[Any]] = None
         inner_bsz = -1
         micro_index = 0
-        while position < self.dataset_len:
+        while self._has_micro_batch(position, self.current_batch.local_bsz):
             if self.train and micro_index == 0:
                 runtime.begin_step()  # may checkpoint and exit, or change the batch config
             batch = self.current_batch
+            if not self._has_micro_batch(position, batch.local_bsz):
+                break  # drop_last, and the new configuration's micro-batch no longer fits
             if inner is None or batch.local_bsz != inner_bsz:
                 # Why a new iterator: batches prefetched with the old size are discarded; the
                 # position is committed only when a micro-batch is yielded, so nothing is lost.
@@ -174,7 +195,8 @@ class AdaptiveDataLoader:
             global_count = min(runtime.world_size * batch.local_bsz, self.dataset_len - position)
             position += global_count
             self.epoch_position = (epoch, position)
-            last_of_step = micro_index >= batch.accum_steps or position >= self.dataset_len
+            last_of_step = micro_index >= batch.accum_steps or \
+                not self._has_micro_batch(position, batch.local_bsz)
             if self.train:
                 runtime.note_micro_batch(MicroStep(micro_index, last_of_step, batch.local_bsz,
                                                    global_count), epoch, position)

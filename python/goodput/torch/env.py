@@ -86,3 +86,17 @@ def read_job_env(environ: Optional[Mapping[str, str]] = None,
         report_interval_s=_float(env, "GOODPUT_REPORT_INTERVAL_S", DEFAULT_REPORT_INTERVAL_S),
         step_log_path=env.get("GOODPUT_STEP_LOG") or None,
     )
+
+
+def share_dir(environ: Optional[Mapping[str, str]] = None,
+              checkpoint_dir: Optional[str] = None) -> str:
+    """A directory for the job's own files shared by its replicas and kept across restarts
+    (data sets it downloads, artefacts): GOODPUT_SHARE_DIR when set, else `share` next to the
+    checkpoint directory (under the control plane `<job dir>/share`, on the file system the
+    checkpoints already live on; alone `.goodput/share`)."""
+    env = os.environ if environ is None else environ
+    explicit = env.get("GOODPUT_SHARE_DIR")
+    if explicit:
+        return explicit
+    checkpoints = checkpoint_dir or env.get("GOODPUT_CHECKPOINT_DIR") or DEFAULT_CHECKPOINT_DIR
+    return os.path.join(os.path.dirname(os.path.abspath(checkpoints)), "share")

@@ -18,6 +18,8 @@ def remaining_epochs(num_epochs: int) -> Iterator[int]:
     start = runtime.epoch if runtime.epoch is not None else 0
     for epoch in range(start, num_epochs):
         runtime.epoch = epoch
+        runtime.active_epoch = epoch
         yield epoch
+        runtime.active_epoch = None
         runtime.epoch = epoch + 1  # a checkpoint from here on resumes at the next epoch
         runtime.end_epoch()

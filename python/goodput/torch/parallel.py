@@ -29,8 +29,10 @@ from torch.nn.parallel import DistributedDataParallel
 from . import compat
 from .grad_noise import GradientNoiseEstimator
 from .measured_sync import DEFAULT_CHUNK_BYTES, GradientSync
-from .runtime import NoiseSample, Runtime, StepTiming
+from .noise_measurement import NoiseMeasurement
+from .runtime import Runtime
 from .scaling_rules import ScalingRule, resolve_rule
+from .step_types import NoiseSample, StepTiming
 from .session import current
 
 
@@ -49,9 +51,10 @@ class AdaptiveDataParallel(torch.nn.Module):
     """
 
     def __init__(self, module: torch.nn.Module, optimizer: torch.optim.Optimizer,
-                 lr_scheduler: Optional[Any] = None, *,
+                 lr_scheduler: Optional[Any] = None, *positional: Any,
                  lr_scaling: Union[str, ScalingRule, None] = None, amp: bool = False,
                  name: str = "model", **ddp_kwargs: Any):
+        _refuse_adaptdl_arguments(positional, ddp_kwargs)
         super().__init__()
         runtime: Runtime = current()
         self._runtime = runtime
@@ -62,16 +65,12 @@ class AdaptiveDataParallel(torch.nn.Module):
         self._device_type = runtime.device.type
         self.scaler = compat.grad_scaler(amp and self._device_type == "cuda")
         self._rule = resolve_rule(lr_scaling, optimizer)
-        self.noise: Optional[GradientNoiseEstimator] = None
-        self._noise_state: Optional[dict] = None
+        self._noise = NoiseMeasurement(runtime, self.module, self.scaler, self._rule)
         self._micro_count = 0
         self._in_step = False
         self._measure_cost_s = 0.0
         self._grads_pending = False
         self._scaled_backward = False
-        self._first_micro_sqr: Optional[torch.Tensor] = None
-        self._prev_flat_grad: Optional[torch.Tensor] = None
-        self._prev_flat_step = -1
         self._sync_due = False  # DDP skipped this step's all-reduce: GradientSync owes it
         self._divide_due = False  # DDP averaged a sum over micro-steps: divide it once
         self._measured_sqr: Optional[Tuple[torch.Tensor, torch.Tensor]] = None
@@ -94,18 +93,23 @@ class AdaptiveDataParallel(torch.nn.Module):
         else:
             object.__setattr__(self, "_ddp", self.module)
             self._grad_sync = None
-        runtime.set_noise_sink(self._update_noise)
-        runtime.noise_values_provider = self._noise_report_values
+        runtime.set_noise_sink(self._noise.update)
+        runtime.noise_values_provider = self._noise.report_values
         self._original_step = optimizer.step
         self._original_zero_grad = optimizer.zero_grad
         optimizer.step = _marked_as_scheduler_aware(self._step)  # type: ignore[assignment]
         optimizer.zero_grad = self._zero_grad  # type: ignore[assignment]
 
+    @property
+    def noise(self) -> Optional[GradientNoiseEstimator]:
+        """The gradient-noise estimator (None until the first measurement)."""
+        return self._noise.noise
+
     # ---- checkpoint state (registered with the runtime through _TrainingState) ----------
 
     def training_state(self) -> dict:
         state = {"module": self.module.state_dict(), "optimizer": self.optimizer.state_dict(),
-                 "noise": self.noise.state_dict() if self.noise else self._noise_state}
+                 "noise": self._noise.state_dict()}
         if self.lr_scheduler is not None:
             state["lr_scheduler"] = self.lr_scheduler.state_dict()
         if self.scaler is not None:
@@ -119,7 +123,7 @@ class AdaptiveDataParallel(torch.nn.Module):
             self.lr_scheduler.load_state_dict(state["lr_scheduler"])
         if self.scaler is not None and "scaler" in state:
             self.scaler.load_state_dict(state["scaler"])
-        self._noise_state = state.get("noise")
+        self._noise.saved_state = state.get("noise")
 
     # ---- forward / backward ----------------------------------------------------------------
 
@@ -154,16 +158,14 @@ class AdaptiveDataParallel(torch.nn.Module):
         self._micro_count += 1
         self._grads_pending = True
         # Decided identically on every rank: the loader's micro-steps and the measure steps are.
-        measure = last and self._wants_noise() and runtime.is_measure_step()
+        measure = last and self._noise.wanted() and runtime.is_measure_step()
         if runtime.distributed:
             self._ddp.require_backward_grad_sync = last and not measure  # what no_sync() toggles
             self._sync_due = measure
             self._divide_due = last and not measure and self._micro_count > 1
             return self._sync_due or self._divide_due
-        if self._micro_count == 2 and self._wants_noise() and runtime.is_measure_step():
-            # Gradients now hold micro-batch 1 alone: one small sample for the estimator.
-            self._first_micro_sqr = compat.sum_of_squares(
-                compat.grads_of(self.module.parameters())).detach()
+        if self._micro_count == 2 and self._noise.wanted() and runtime.is_measure_step():
+            self._noise.note_first_micro_batch()
         return False
 
     @staticmethod
@@ -213,9 +215,6 @@ class AdaptiveDataParallel(torch.nn.Module):
             return  # accumulating micro-steps of the current optimizer step
         self._original_zero_grad(*args, **kwargs)
 
-    def _wants_noise(self) -> bool:
-        return self._runtime.init_batch_size is not None
-
     def _step(self, *args: Any, **kwargs: Any) -> Any:
         if self._in_step:
             # GradScaler.step(optimizer) calls optimizer.step() itself: that is the real step.
@@ -233,10 +232,10 @@ class AdaptiveDataParallel(torch.nn.Module):
             # sum of micro-batch means -> mean (no DDP, no backward callback)
             compat.divide_(compat.grads_of(self.module.parameters()), self._micro_count)
         measure_start_s = time.perf_counter()
-        noise = self._measure_noise(micro)
+        noise = self._noise.sample(micro, self._micro_count, self._measured_sqr)
         self._measure_cost_s += time.perf_counter() - measure_start_s
-        gain = self._gain()
-        factor = self._lr_factor()
+        gain = self._noise.gain()
+        factor = self._noise.lr_factor()
         self.last_lr_factor = factor
         saved_lrs = [group["lr"] for group in self.optimizer.param_groups]
         for group in self.optimizer.param_groups:
@@ -269,7 +268,7 @@ class AdaptiveDataParallel(torch.nn.Module):
         self._micro_count = 0
         self._grads_pending = False
         self._scaled_backward = False
-        self._first_micro_sqr = None
+        self._noise.first_micro_sqr = None
         self._sync_due = False
         self._divide_due = False
         self._measured_sqr = None
@@ -284,88 +283,24 @@ class AdaptiveDataParallel(torch.nn.Module):
         if loss.device.type == "cpu" or self._runtime.steps_done % 100 == 0:
             self._runtime.last_loss = float(loss.float().mean())
 
-    def _gain(self) -> float:
-        """AdaScale gain of this step: the scale-invariant progress it makes."""
-        init_batch = self._runtime.init_batch_size
-        total_batch = self._runtime.total_batch_size()
-        if not init_batch or not total_batch:
-            return 1.0
-        return self._estimator().gain(total_batch / init_batch)
-
-    def _lr_factor(self) -> float:
-        init_batch = self._runtime.init_batch_size
-        total_batch = self._runtime.total_batch_size()
-        if not init_batch or not total_batch:
-            return 1.0
-        return float(self._rule(total_batch / init_batch, self._estimator()))
-
-    def _estimator(self) -> GradientNoiseEstimator:
-        if self.noise is None:
-            self.noise = GradientNoiseEstimator(self._runtime.init_batch_size or 1)
-            if self._noise_state:
-                self.noise.load_state_dict(self._noise_state)
-        return self.noise
-
-    def _loss_scale_sqr(self) -> Optional[torch.Tensor]:
-        if self.scaler is None:
-            return None
-        scale = compat.scaler_scale_tensor(self.scaler)
-        return None if scale is None else scale.float() ** 2
-
-    def _measure_noise(self, micro: Optional[Any]) -> Optional[NoiseSample]:
-        runtime = self._runtime
-        if not self._wants_noise() or self._micro_count == 0 or runtime.batch is None:
-            return None
-        local_bsz = runtime.batch.local_bsz
-        uniform = micro is None or micro.global_count == local_bsz * runtime.world_size
-        scale_sqr = self._loss_scale_sqr()
-        if runtime.distributed:
-            if not uniform or self._measured_sqr is None:
-                return None
-            local_sum_sqr, total = self._measured_sqr
-            # |local mean gradient|^2 = |sum over micro-steps|^2 / micro_count^2
-            small = local_sum_sqr / (self._micro_count ** 2)
-            small_batch = local_bsz * self._micro_count
-            sample = NoiseSample(small, total, small_batch, small_batch * runtime.world_size)
-        else:
-            if self._micro_count > 1:
-                if self._first_micro_sqr is None or not uniform:
-                    return None
-                grads = compat.grads_of(self.module.parameters())
-                sample = NoiseSample(self._first_micro_sqr, compat.sum_of_squares(grads),
-                                     local_bsz, local_bsz * self._micro_count)
-            else:
-                if not runtime.limits or not runtime.limits.adaptive:
-                    return None  # fixed batch: the previous-gradient fallback is not worth a copy
-                # Spec's K = 1 fallback: this step's gradient and the previous step's. Copies
-                # are taken only on the step before a measure step, measured on the measure step.
-                step = runtime.steps_done
-                measure_step = runtime.is_measure_step()
-                before_measure = (step + 1) % runtime.measure_every == 0
-                if not (measure_step or before_measure):
-                    return None
-                grads = compat.grads_of(self.module.parameters())
-                flat = torch.cat([g.reshape(-1).float() for g in grads])
-                previous, previous_step = self._prev_flat_grad, self._prev_flat_step
-                self._prev_flat_grad, self._prev_flat_step = (flat, step) if before_measure \
-                    else (None, -1)
-                if not measure_step or previous is None or previous_step != step - 1 \
-                        or previous.shape != flat.shape or not uniform:
-                    return None
-                mean = (flat + previous) / 2
-                sample = NoiseSample((torch.dot(flat, flat) + torch.dot(previous, previous)) / 2,
-                                     torch.dot(mean, mean), local_bsz, 2 * local_bsz, biased=True)
-        if scale_sqr is not None:
-            sample.small_sqr = sample.small_sqr / scale_sqr
-            sample.total_sqr = sample.total_sqr / scale_sqr
-        return sample
-
-    def _update_noise(self, small_sqr: float, total_sqr: float, small_batch: int,
-                      total_batch: int, biased: bool, steps: int) -> None:
-        self._estimator().update(small_sqr, small_batch, total_sqr, total_batch, biased, steps)
-
-    def _noise_report_values(self):
-        return self.noise.report_values() if self.noise else (None, None)
+def _refuse_adaptdl_arguments(positional: Tuple[Any, ...], ddp_kwargs: dict) -> None:
+    """AdaptDL's signature differs after (model, optimizer, lr_scheduler): its 4th positional
+    argument is the GradScaler and `scaling_rule=` takes its own classes. Passed here they would
+    silently mean something else, so they are refused with what to write instead."""
+    if positional:
+        raise TypeError(
+            f"goodput: AdaptiveDataParallel takes 3 positional arguments (module, optimizer, "
+            f"lr_scheduler); {len(positional)} more given. The rest are keyword-only: amp=, "
+            f"lr_scaling=, name=, DDP options. Porting from AdaptDL? Its 4th positional "
+            f"argument is the GradScaler (mp_scaler): drop it and pass amp=True (the SDK "
+            f"creates, applies and checkpoints the GradScaler; call model.backward(loss)).")
+    if "mp_scaler" in ddp_kwargs:
+        raise TypeError("goodput: AdaptiveDataParallel has no mp_scaler= (AdaptDL's GradScaler "
+                        "argument); pass amp=True and the SDK manages the GradScaler")
+    if "scaling_rule" in ddp_kwargs:
+        raise TypeError("goodput: AdaptiveDataParallel takes lr_scaling= (\"adascale\", "
+                        "\"adamscale\", \"linear\", \"sqrt\", \"none\" or a callable), not "
+                        "AdaptDL's scaling_rule= objects")
 
 
 def _parameters_ddp_syncs(module: torch.nn.Module) -> List[torch.nn.Parameter]:

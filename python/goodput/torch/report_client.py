@@ -31,11 +31,16 @@ _OPTIONAL_LAST_FIELDS = ("remaining_samples", "checkpoint_time_s", "model_parame
 
 @dataclass(frozen=True)
 class RemoteConfig:
-    """The configuration returned by the control plane; `version` increases on every change."""
+    """The configuration returned by the control plane; `version` increases on every change.
+
+    The answer's `lr_scale` is deliberately not read: the learning-rate factor is the SDK's own
+    (scaling_rules.py), computed at every optimizer step from the batch in force and the
+    noise statistics of that step, with the rule the script chose (AdaScale, its square root for
+    Adam, linear, ...). The control plane's figure is its prediction for display; using it would
+    apply a stale value computed with a rule the optimizer may not follow."""
     local_bsz: int
     accum_steps: int
     batch_size: Optional[int]
-    lr_scale: Optional[float]
     version: int
 
 
@@ -82,10 +87,8 @@ def parse_config(body: bytes, version: int) -> Optional[RemoteConfig]:
     if local_bsz < 1 or accum_steps < 0:
         return None
     batch_size = config.get("batch_size")
-    lr_scale = config.get("lr_scale")
     return RemoteConfig(local_bsz, accum_steps,
-                        int(batch_size) if isinstance(batch_size, (int, float)) else None,
-                        float(lr_scale) if isinstance(lr_scale, (int, float)) else None, version)
+                        int(batch_size) if isinstance(batch_size, (int, float)) else None, version)
 
 
 class ReportClient:

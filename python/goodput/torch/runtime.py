@@ -9,63 +9,38 @@ Step protocol (all ranks execute it in the same order, which is what keeps them 
   * `remaining_epochs()` calls `end_epoch()` between epochs: a blocking agreement round.
 Checkpoints are taken only at these boundaries, so the saved loader position, optimizer state and
 LR scheduler agree with each other.
+
+The concerns live in their own modules: checkpoints (checkpointing.py), the control rounds
+(control_channel.py), step timing and reports (step_reporting.py), the stop signal
+(stop_signal.py, worker_signals.py). Constructing a Runtime touches no process-wide state;
+`install_process_hooks()` (called by init()) does, and `remove_process_hooks()` undoes it.
 """
 
 import atexit
 import os
 import sys
 import time
-from collections import deque
-from dataclasses import dataclass
-from typing import Any, Callable, Deque, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 
 import torch
 import torch.distributed as dist
 
 from .batch_config import BatchConfig, BatchLimits
-from .checkpoint_store import CheckpointStore
-from .control_channel import ControlChannel, PendingReduce
+from .checkpointing import Checkpointing
+from .control_channel import ControlRounds, RoundDecision, RoundProposal
 from .env import EXIT_CHECKPOINTED, JobEnv
 from .report_client import ReportClient
-from .rng_state import capture_rng, reseed_for_new_rank, restore_rng
-from .stop_signal import StopSignal
 from .step_log import StepLog
+from .step_reporting import StepReporting
 from .step_spacing import StepSpacing
-from .sync_estimate import SyncTimeEstimate
+from .step_types import MicroStep, NoiseSample, StepTiming
+from .stop_signal import StopSignal
 from .trackers import ScalarPublisher
 from .worker_signals import TorchWorkerGuard
 
-# Layout of the control vector (see control_channel.py).
-_STOP, _CHECKPOINT, _VERSION, _LOCAL_BSZ, _ACCUM, _NOISE_VALID, _ROUND_EVERY, \
-    _MEASURE_EVERY = range(8)
-_HEAD_LEN = 8
-# Spacing of control rounds and gradient-noise measurements: step_spacing.py.
+__all__ = ["MicroStep", "NoiseSample", "Runtime", "StepTiming"]
 
-
-@dataclass
-class MicroStep:
-    """Where the current micro-batch sits in its optimizer step."""
-    index: int
-    sync: bool          # last micro-batch of the optimizer step: all-reduce and step now
-    local_bsz: int      # this rank's micro-batch size
-    global_count: int   # samples in this micro-step over all ranks
-
-
-@dataclass
-class NoiseSample:
-    """One step's gradient-noise measurement of the model (see grad_noise.py)."""
-    small_sqr: Any      # float or 0-d tensor: this rank's |g_local|^2 (mean over its samples)
-    total_sqr: Any      # float or 0-d tensor: |g_bar|^2 after all-reduce
-    small_batch: int
-    total_batch: int
-    biased: bool = False
-
-
-@dataclass
-class StepTiming:
-    optimizer_start_s: float
-    optimizer_end_s: float
-    sync_s: Optional[float]  # None: the all-reduce ran inside backward, untimed (estimated)
+NoiseSink = Callable[[float, float, int, int, bool, int], None]
 
 
 class Runtime:
@@ -76,20 +51,16 @@ class Runtime:
         self.rank = env.rank
         self.world_size = env.world_size
         self.distributed = env.world_size > 1
-        self.checkpoint_interval_s = checkpoint_interval_s
         self.checkpoint_every_epoch = checkpoint_every_epoch
-        self.store = CheckpointStore(env.checkpoint_dir)
-        #: SIGTERM -> stop flag; installed by install_process_hooks(), not here
-        self.stop_signal = StopSignal()
-        self._worker_guard = TorchWorkerGuard()
-        loaded = self.store.load_latest()
-        self.restored: Optional[Dict[str, Any]] = loaded[0] if loaded else None
-        self.restored_path: Optional[str] = loaded[1] if loaded else None
-        sdk = self.restored["sdk"] if self.restored else {}
+        self.checkpoints = Checkpointing(env.checkpoint_dir, env.rank, env.world_size,
+                                         checkpoint_interval_s)
+        sdk = self.checkpoints.restored_sdk_state
         self.steps_done: int = sdk.get("steps_done", 0)
         self.samples_done: int = sdk.get("samples_done", 0)
         self.epoch: Optional[int] = sdk.get("epoch")
         self.progress: float = sdk.get("progress", 0.0)
+        #: the epoch whose body remaining_epochs() is running; None outside its loop body
+        self.active_epoch: Optional[int] = None
         #: epoch count of the job, set by remaining_epochs(); None: unknown length
         self.total_epochs: Optional[int] = None
         #: samples in one epoch (the training loader's data set); None without a training loader
@@ -102,38 +73,26 @@ class Runtime:
         self.limits: Optional[BatchLimits] = None
         self.batch: Optional[BatchConfig] = None
         self.micro: Optional[MicroStep] = None
-        self.reporter: Optional[ReportClient] = None
-        self.step_log = StepLog(env.step_log_path, env.job_id or "local", env.rank)
+        self.reporting = StepReporting(StepLog(env.step_log_path, env.job_id or "local", env.rank),
+                                       self.distributed)
         #: trackers of the SDK's scalars (trackers.py); TensorBoard added when importable
         self.scalars = ScalarPublisher.for_job(os.environ, env.rank, env.checkpoint_dir,
                                                env.has_control_plane)
         self.last_loss: Optional[float] = None
-        self._objects: Dict[str, Any] = {}
-        self._noise_sink: Optional[Callable[[float, float, int, int, bool, int], None]] = None
-        self._control = ControlChannel(device) if self.distributed else None
-        self._pending: Deque[Tuple[PendingReduce, Optional[Tuple[int, int, int]]]] = deque()
+        #: SIGTERM -> stop flag; installed by install_process_hooks(), not here
+        self.stop_signal = StopSignal()
+        self._worker_guard = TorchWorkerGuard()
+        self._noise_sink: Optional[NoiseSink] = None
+        self._rounds = ControlRounds(device, env.world_size) if self.distributed else None
         self._applied_version = 0
         self.round_every = 1
         self.measure_every = 1
         self._spacing = StepSpacing()
-        self._sync_estimate = SyncTimeEstimate()
-        self._report_skip_steps = 1
-        self._step_start_s: Optional[float] = None
-        self._step_data_wait_s = 0.0
-        self._last_checkpoint_s = time.monotonic()
-        #: wall time when the newest checkpoint this attempt would resume from became durable
-        #: (the one restored at start counts from then); None until there is one
-        self.checkpoint_time_s: Optional[float] = time.time() if self.restored_path else None
-        self._checkpoint_requested = False
-        self._rng_restored = False
         self._shut_down = False
         #: set by the model wrapper: () -> (grad_sqr, grad_var) for reports, None until known
         self.noise_values_provider: Optional[
             Callable[[], Tuple[Optional[float], Optional[float]]]] = None
-        if self.restored_path and self.rank == 0:
-            print(f"goodput: resuming from {self.restored_path} (step {self.steps_done}, "
-                  f"epoch {self.epoch}, attempt {env.attempt}, {env.world_size} replica(s))",
-                  file=sys.stderr, flush=True)
+        self.checkpoints.announce_resume(self.steps_done, self.epoch, env.attempt)
 
     def install_process_hooks(self) -> None:
         """Process-wide hooks, installed by init() (never by the constructor, so that a test can
@@ -149,32 +108,38 @@ class Runtime:
         self._worker_guard.uninstall()
         atexit.unregister(self.shutdown)
 
+    # ---- views kept for the modules and tests that read them ------------------------------
+
+    @property
+    def reporter(self) -> Optional[ReportClient]:
+        return self.reporting.reporter
+
+    @property
+    def step_log(self) -> StepLog:
+        return self.reporting.step_log
+
+    @property
+    def restored(self) -> Optional[Dict[str, Any]]:
+        return self.checkpoints.restored
+
+    @property
+    def restored_path(self) -> Optional[str]:
+        return self.checkpoints.restored_path
+
+    @property
+    def checkpoint_time_s(self) -> Optional[float]:
+        return self.checkpoints.checkpoint_time_s
+
     # ---- registration and restore -------------------------------------------------------
 
     def register(self, name: str, obj: Any) -> bool:
-        """Adds a checkpointed object (state_dict/load_state_dict); restores it if the loaded
-        checkpoint has it. Returns True if it was restored."""
-        if name in self._objects:
-            raise ValueError(f"goodput: two checkpointed objects are named {name!r}; pass name=")
-        self._objects[name] = obj
-        saved = (self.restored or {}).get("objects", {}).get(name)
-        if saved is not None:
-            obj.load_state_dict(saved)
-            return True
-        return False
+        """Adds a checkpointed object; restores it from the loaded checkpoint if it is there."""
+        return self.checkpoints.register(name, obj)
 
     def restore_rng_once(self) -> None:
-        """Restores this rank's RNG streams from the checkpoint (once, after model creation)."""
-        if self._rng_restored or not self.restored:
-            return
-        self._rng_restored = True
-        states = self.restored.get("rng") or []
-        if self.rank < len(states):
-            restore_rng(states[self.rank])
-        elif states:
-            reseed_for_new_rank(states[0], self.rank)
+        self.checkpoints.restore_rng_once()
 
-    def set_noise_sink(self, sink: Callable[[float, float, int, int, bool, int], None]) -> None:
+    def set_noise_sink(self, sink: NoiseSink) -> None:
         if self._noise_sink is not None:
             raise ValueError("goodput: only one AdaptiveDataParallel per job is supported")
         self._noise_sink = sink
@@ -188,9 +153,9 @@ class Runtime:
         self.batch = batch
         self.epoch_size = epoch_size
         if self.env.has_control_plane and self.rank == 0:
-            self.reporter = ReportClient(self.env.api_url, self.env.job_id, self.env.token,
-                                         self.env.attempt, limits.to_report(),
-                                         interval_s=self.env.report_interval_s)
+            self.reporting.reporter = ReportClient(
+                self.env.api_url, self.env.job_id, self.env.token, self.env.attempt,
+                limits.to_report(), interval_s=self.env.report_interval_s)
 
     @property
     def init_batch_size(self) -> Optional[int]:
@@ -204,21 +169,20 @@ class Runtime:
     def begin_step(self) -> None:
         """Called by the training loader before an optimizer step's first micro-batch."""
         stop = False
-        if self.distributed:
-            while len(self._pending) >= 2:
-                stop |= self._apply_control(*self._pending.popleft())
+        if self._rounds is not None:
+            for decision in self._rounds.due(keep=2):
+                stop |= self._apply(decision)
         else:
             stop = self.stop_signal.is_set()
             self._apply_remote_config_locally()
-            if self._checkpoint_due():
+            if self.checkpoints.due():
                 self.checkpoint()
         if stop:
             self.exit_checkpointed()
-        self._step_start_s = time.perf_counter()
-        self._step_data_wait_s = 0.0
+        self.reporting.begin_step()
 
     def add_data_wait(self, seconds: float) -> None:
-        self._step_data_wait_s += seconds
+        self.reporting.add_data_wait(seconds)
 
     def note_micro_batch(self, micro: MicroStep, epoch: int = -1, position: int = 0) -> None:
         """Records a training micro-batch; `position` counts the samples of `epoch` consumed once
@@ -254,29 +218,16 @@ class Runtime:
         round_step = self.is_round_step()
         self.steps_done += 1
         self.scalars.after_step(self, gain, lr_scale)
-        start_s = self._step_start_s if self._step_start_s is not None else timing.optimizer_start_s
-        step_time_s = timing.optimizer_end_s - start_s
-        optimizer_s = timing.optimizer_end_s - timing.optimizer_start_s
-        data_wait_s = self._step_data_wait_s
-        forward_backward_and_sync_s = max(0.0, step_time_s - data_wait_s - optimizer_s)
-        sync_s = self._sync_time(timing.sync_s, forward_backward_and_sync_s)
-        forward_backward_s = max(0.0, forward_backward_and_sync_s - sync_s)
-        self._step_start_s = timing.optimizer_end_s  # used when no loader drives the steps
-        self._step_data_wait_s = 0.0
-        if self.step_log.enabled:
-            self.step_log.append(self.steps_done, data_wait_s, forward_backward_s, sync_s,
-                                 optimizer_s)
-        if self.reporter is not None:
-            if self._report_skip_steps > 0:
-                self._report_skip_steps -= 1  # warm-up step after a (re)configuration
-            else:
-                self.reporter.submit(self._report_record(step_time_s, sync_s, data_wait_s,
-                                                         forward_backward_s, optimizer_s))
+        step_time_s = self.reporting.end_step(self, timing)
         self._spacing.observe_step(step_time_s)
-        if self.distributed:
+        if self._rounds is not None:
             if round_step:
                 launch_start_s = time.perf_counter()
-                self._launch_control(noise)
+                measured = None
+                if noise is not None and self._noise_sink is not None:
+                    measured = (noise.small_sqr, noise.total_sqr, noise.small_batch,
+                                noise.total_batch, self.measure_every)
+                self._rounds.launch(self._proposal(), measured)
                 self._spacing.observe_round_cost(time.perf_counter() - launch_start_s)
         else:
             if noise is not None and self._noise_sink is not None:
@@ -286,55 +237,24 @@ class Runtime:
             # alone: no agreement needed, and no rounds
             self.measure_every = self._proposed_spacing()[1]
 
-    def _sync_time(self, measured_s: Optional[float], forward_backward_and_sync_s: float) -> float:
-        """This step's gradient-sync time: measured on measuring steps, estimated on the others
-        (see sync_estimate.py); 0 with one replica."""
-        if not self.distributed:
-            return measured_s or 0.0
-        if measured_s is not None:
-            self._sync_estimate.measured(max(0.0, forward_backward_and_sync_s - measured_s),
-                                         measured_s)
-            return measured_s
-        return self._sync_estimate.overlapped(forward_backward_and_sync_s)
-
     def end_epoch(self) -> None:
         """Blocking agreement between epochs: stop or checkpoint if any rank asks for it."""
-        stop = False
-        if self.distributed:
-            while self._pending:
-                stop |= self._apply_control(*self._pending.popleft())
-            flags = self._control_flags()
-            placeholders = [torch.zeros((), device=self.device) for _ in range(2)]
-            values = self._control.launch(flags, placeholders).result()
-            stop |= values[_STOP] > 0
-            self._apply_version(values)
-            checkpoint = values[_CHECKPOINT] > 0
+        if self._rounds is not None:
+            stop = False
+            for decision in self._rounds.due(keep=0):
+                stop |= self._apply(decision)
+            decision = self._rounds.blocking(self._proposal())
+            stop |= decision.stop
+            self._apply_spacing_and_config(decision)
+            checkpoint = decision.checkpoint
         else:
             stop = self.stop_signal.is_set()
             self._apply_remote_config_locally()
-            checkpoint = self._checkpoint_due()
+            checkpoint = self.checkpoints.due()
         if stop:
             self.exit_checkpointed()
         if checkpoint or self.checkpoint_every_epoch:
             self.checkpoint()
-
-    def _checkpoint_due(self) -> bool:
-        due = self._checkpoint_requested or \
-            time.monotonic() - self._last_checkpoint_s >= self.checkpoint_interval_s
-        return due
-
-    def _control_flags(self) -> List[float]:
-        flags = [0.0] * _HEAD_LEN
-        flags[_STOP] = 1.0 if self.stop_signal.is_set() else 0.0
-        if self.rank == 0:
-            flags[_CHECKPOINT] = 1.0 if self._checkpoint_due() else 0.0
-            flags[_ROUND_EVERY], flags[_MEASURE_EVERY] = map(float, self._proposed_spacing())
-            config = self.reporter.latest_config if self.reporter else None
-            if config is not None:
-                flags[_VERSION] = float(config.version)
-                flags[_LOCAL_BSZ] = float(config.local_bsz)
-                flags[_ACCUM] = float(config.accum_steps)
-        return flags
 
     def add_measure_cost(self, seconds: float) -> None:
         """Host time one measuring step spent measuring: its whole stand-alone all-reduce (an
@@ -346,41 +266,32 @@ class Runtime:
         """(round_every, measure_every) that keep rounds and measurements within budget."""
         return self._spacing.propose()
 
-    def _launch_control(self, noise: Optional[NoiseSample]) -> None:
-        flags = self._control_flags()
-        # Fixed length on every rank and step, whatever the measurement: a collective whose
-        # size differed between ranks would hang.
-        tensors: List[torch.Tensor] = [torch.zeros((), device=self.device),
-                                       torch.zeros((), device=self.device)]
-        meta = None
-        if noise is not None and self._noise_sink is not None:
-            flags[_NOISE_VALID] = 1.0
-            tensors = [torch.as_tensor(noise.small_sqr), torch.as_tensor(noise.total_sqr)
-                       / self.world_size]
-            meta = (noise.small_batch, noise.total_batch, self.measure_every)
-        self._pending.append((self._control.launch(flags, tensors), meta))
+    def _proposal(self) -> RoundProposal:
+        if self.rank != 0:
+            return RoundProposal(stop=self.stop_signal.is_set())
+        remote = self.reporter.latest_config if self.reporter else None
+        config = (remote.version, remote.local_bsz, remote.accum_steps) if remote else None
+        return RoundProposal(self.stop_signal.is_set(), self.checkpoints.due(),
+                             self._proposed_spacing(), config)
 
-    def _apply_control(self, pending: PendingReduce,
-                       meta: Optional[Tuple[int, int, int]]) -> bool:
-        values = pending.result()
-        self._apply_version(values)
-        stop = values[_STOP] > 0
-        if values[_CHECKPOINT] > 0 and not stop:
+    def _apply(self, decision: RoundDecision) -> bool:
+        """Acts on a round read back at a step boundary; True if the job must stop."""
+        self._apply_spacing_and_config(decision)
+        if decision.checkpoint and not decision.stop:
             self.checkpoint()
-        if meta is not None and values[_NOISE_VALID] == self.world_size and self._noise_sink:
-            small_sqr = values[_HEAD_LEN] / self.world_size
-            total_sqr = values[_HEAD_LEN + 1]
-            self._noise_sink(small_sqr, total_sqr, meta[0], meta[1], False, meta[2])
-        return stop
+        if decision.noise is not None and self._noise_sink is not None:
+            small_sqr, total_sqr, small_batch, total_batch, steps = decision.noise
+            self._noise_sink(small_sqr, total_sqr, small_batch, total_batch, False, steps)
+        return decision.stop
 
-    def _apply_version(self, values: List[float]) -> None:
-        if values[_ROUND_EVERY] >= 1 and values[_MEASURE_EVERY] >= 1:
-            self.round_every = int(values[_ROUND_EVERY])
-            self.measure_every = int(values[_MEASURE_EVERY])
-        version = int(values[_VERSION])
-        if version > self._applied_version and values[_LOCAL_BSZ] >= 1:
-            self._applied_version = version
-            self._set_batch(BatchConfig(int(values[_LOCAL_BSZ]), int(values[_ACCUM])))
+    def _apply_spacing_and_config(self, decision: RoundDecision) -> None:
+        if decision.spacing is not None:
+            self.round_every, self.measure_every = decision.spacing
+        if decision.config is not None:
+            version, local_bsz, accum_steps = decision.config
+            if version > self._applied_version:
+                self._applied_version = version
+                self._set_batch(BatchConfig(local_bsz, accum_steps))
 
     def _apply_remote_config_locally(self) -> None:
         config = self.reporter.latest_config if self.reporter else None
@@ -391,40 +302,13 @@ class Runtime:
     def _set_batch(self, batch: BatchConfig) -> None:
         if batch != self.batch:
             self.batch = batch
-            self._report_skip_steps = 1
-            self._sync_estimate.reset()  # compute time changes with the batch
-
-    def _report_record(self, step_time_s: float, sync_s: float, data_wait_s: float,
-                       forward_backward_s: float, optimizer_s: float) -> Dict[str, Any]:
-        grad_sqr, grad_var = self._noise_values()
-        record: Dict[str, Any] = {
-            "time_s": time.time(), "step": self.steps_done, "epoch": self.epoch or 0,
-            "num_nodes": self.env.num_nodes, "num_replicas": self.world_size,
-            "local_bsz": self.batch.local_bsz if self.batch else None,
-            "accum_steps": self.batch.accum_steps if self.batch else 0,
-            "step_time_s": step_time_s, "sync_time_s": sync_s,
-            "grad_sqr": grad_sqr, "grad_var": grad_var,
-            "samples": self.samples_done, "loss": self.last_loss,
-            "breakdown": {"data_wait_s": data_wait_s, "forward_backward_s": forward_backward_s,
-                          "sync_s": sync_s, "optimizer_s": optimizer_s},
-        }
-        remaining = self.remaining_samples()
-        if remaining is not None:  # unknown: omitted (the contract's field is optional)
-            record["remaining_samples"] = remaining
-        if self.checkpoint_time_s is not None:
-            record["checkpoint_time_s"] = self.checkpoint_time_s
-        if self.model_parameters is not None:
-            record["model_parameters"] = self.model_parameters
-        return record
-
-    def _noise_values(self) -> Tuple[Optional[float], Optional[float]]:
-        return self.noise_values_provider() if self.noise_values_provider else (None, None)
+            self.reporting.configuration_changed()
 
     # ---- checkpoint and exit ------------------------------------------------------------
 
     def request_checkpoint(self) -> None:
         """Asks for a checkpoint at the next step boundary (every rank agrees on which)."""
-        self._checkpoint_requested = True
+        self.checkpoints.request()
 
     def state_dict(self) -> Dict[str, Any]:
         return {"steps_done": self.steps_done, "samples_done": self.samples_done,
@@ -435,29 +319,13 @@ class Runtime:
     def checkpoint(self) -> Optional[str]:
         """Collective: every rank must call it at the same boundary. Rank 0 writes the file;
         returns its path on rank 0."""
-        rng = capture_rng()
-        if self.distributed:
-            all_rng: List[Any] = [None] * self.world_size
-            dist.all_gather_object(all_rng, rng)
-        else:
-            all_rng = [rng]
-        path = None
-        if self.rank == 0:
-            payload = {"sdk": self.state_dict(),
-                       "objects": {name: obj.state_dict() for name, obj in self._objects.items()},
-                       "rng": all_rng}
-            path = self.store.save(payload)
-        if self.distributed:
-            dist.barrier()  # nobody may exit before the checkpoint is durable
-        self._last_checkpoint_s = time.monotonic()
-        self.checkpoint_time_s = time.time()
-        self._checkpoint_requested = False
+        path = self.checkpoints.save(self.state_dict())
         self.step_log.write()
         return path
 
     def exit_checkpointed(self) -> None:
-        if self.distributed:
-            self._drain_pending()
+        if self._rounds is not None:
+            self._rounds.drain()
         path = self.checkpoint()
         if self.rank == 0:
             print(f"goodput: stop requested (SIGTERM); checkpointed step {self.steps_done} to "
@@ -466,26 +334,17 @@ class Runtime:
         sys.stdout.flush()
         sys.exit(EXIT_CHECKPOINTED)
 
-    def _drain_pending(self) -> None:
-        """Waits for the control rounds still in flight. Every rank launched the same rounds, so
-        they complete; a process that exits with gloo work in flight aborts in C++ instead."""
-        while self._pending:
-            pending, _ = self._pending.popleft()
-            pending.result()
-
     def shutdown(self) -> None:
         """Best-effort, idempotent: last report flush (at most 2 s), step log, in-flight control
         rounds, process group."""
         if self._shut_down:
             return
         self._shut_down = True
-        if self.reporter is not None:
-            self.reporter.close(timeout_s=2.0)
+        self.reporting.close()
         self.scalars.close()
-        self.step_log.write()
-        if self.distributed and dist.is_initialized():
+        if self._rounds is not None and dist.is_initialized():
             try:
-                self._drain_pending()
+                self._rounds.drain()
                 dist.destroy_process_group()
             except Exception as error:  # a peer that already died: nothing left to agree on
                 print(f"goodput: process group shutdown: {error}", file=sys.stderr)
