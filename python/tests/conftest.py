@@ -15,7 +15,10 @@ WORKERS_DIR = os.path.join(PYTHON_DIR, "tests", "workers")
 sys.path.insert(0, PYTHON_DIR)
 sys.path.insert(0, os.path.join(PYTHON_DIR, "tests"))
 
-PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+# The interpreter that runs the replicas: the one running these tests (it has torch, or no test
+# here could import it), unless GOODPUT_TEST_PYTHON names another. A fixed /usr/bin/python3 is
+# wrong wherever torch lives elsewhere (a venv, conda, a CUDA image's /opt/... python).
+PYTHON = os.environ.get("GOODPUT_TEST_PYTHON") or sys.executable
 
 
 def free_port() -> int:

@@ -73,3 +73,21 @@ def test_keeps_exactly_latest_and_previous(tmp_path):
     assert sorted(os.listdir(str(tmp_path))) == ["ckpt-000000003.pt", "ckpt-000000004.pt"]
     assert store.load_latest()[0]["step"] == 4
     assert CheckpointStore(str(tmp_path / "missing")).load_latest() is None
+
+
+def test_checkpoints_with_numpy_rng_state_load_where_torch_defaults_to_weights_only(tmp_path, monkeypatch):
+    """torch >= 2.6 loads with weights_only=True unless told otherwise; a checkpoint holding
+    numpy RNG state (as every SDK checkpoint does) must still load, or the job restarts at 0."""
+    import numpy as np
+
+    store = CheckpointStore(str(tmp_path))
+    store.save({"step": 7, "numpy_rng": np.random.get_state()})
+    real_load = torch.load
+
+    def strict_by_default(path, map_location=None, weights_only=True, **kwargs):
+        return real_load(path, map_location=map_location, weights_only=weights_only, **kwargs)
+
+    monkeypatch.setattr(torch, "load", strict_by_default)
+    loaded = store.load_latest()
+    assert loaded is not None, "the SDK's own checkpoint was skipped as unreadable"
+    assert loaded[0]["step"] == 7

@@ -70,7 +70,7 @@ class CheckpointStore:
         for seq in reversed(self._sequence_numbers()):
             path = self._path(seq)
             try:
-                record = torch.load(path, map_location="cpu")
+                record = _load_trusted(path)
             except Exception as error:  # a torn or foreign file: fall back to the previous one
                 print(f"goodput: skipping unreadable checkpoint {path}: {error}", file=sys.stderr)
                 continue
@@ -94,3 +94,14 @@ class CheckpointStore:
                     os.unlink(os.path.join(self.directory, name))
                 except FileNotFoundError:
                     pass
+
+
+def _load_trusted(path: str) -> Any:
+    """Loads a checkpoint this job wrote itself, with every object it holds.
+
+    torch >= 2.6 loads with weights_only=True by default, which refuses the numpy RNG states and
+    optimizer objects a checkpoint holds: every checkpoint would read as unreadable and the job
+    would silently restart from step 0. These files come from the job's own checkpoint
+    directory, so unpickling them is as trusted as the training script itself.
+    """
+    return torch.load(path, map_location="cpu", weights_only=False)
