@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -51,7 +51,7 @@ async function startUp(data_dir: string) {
 
 describe('full disk under the data directory', { skip: root ? false : 'needs root to mount a tmpfs' }, () => {
   before(() => {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=24m', 'tmpfs', mount]);
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=48m', 'tmpfs', mount]);
     mounted = true;
   });
   after(() => {
@@ -68,7 +68,10 @@ describe('full disk under the data directory', { skip: root ? false : 'needs roo
       const c = server.client;
       const early = await c.submit({ name: 'early', command: ['sh', '-c', 'sleep 4'], workdir: '/tmp' });
       await waitFor('early to run', 20_000, async () => (await c.getJob(early.id)).state === 'running');
+      await waitFor('the recovery reserve to be taken', 10_000, async () => existsSync(join(data_dir, 'reserve')));
       const ballast = fill(mount);
+      // Given up within a second of the disk filling: the store has room to record what happens.
+      await waitFor('the reserve to be released', 10_000, async () => !existsSync(join(data_dir, 'reserve')));
       const health = await fetch(`${server.url}/v1/health`);
       assert.equal(health.status, 503);
       assert.equal(((await health.json()) as { store: { state: string } }).store.state, 'full');
@@ -93,6 +96,7 @@ describe('full disk under the data directory', { skip: root ? false : 'needs roo
       const names = new Set((await c.listJobs()).map((j) => j.name));
       for (const a of answered) assert.equal(names.has(a.name), a.created, `${a.name}: answered ${a.created ? 'created' : 'failed'}`);
       assert.equal((await fetch(`${server.url}/v1/health`)).status, 200);
+      await waitFor('the reserve to be taken back', 10_000, async () => existsSync(join(data_dir, 'reserve')));
     } finally {
       cleanup(join(mount, 'nothing'), [server]);
       killGroup(server.pid);

@@ -21,6 +21,7 @@ import { parsePolicyParams } from '../policy/policy-params.js';
 import { findPolicy, policyNames } from '../policy/registry.js';
 import { diskFullError, diskFullNote, isDiskFull } from '../datadir/disk-space.js';
 import { openCheckedStore } from '../datadir/open-store.js';
+import { keepReserve, RESERVE_BYTES } from '../datadir/reserve.js';
 import { sweepRetention, type RetentionOptions } from '../datadir/retention.js';
 import { listenPort, readReplicaUrl, writeReplicaUrl } from '../datadir/replica-url.js';
 import { secureDataDir } from '../datadir/secure.js';
@@ -236,6 +237,14 @@ async function start(o: ServerOptions): Promise<RunningServer> {
     }, (error: unknown) => o.log(`retention: ${(error as Error).message}`));
     const retentionTimer = setInterval(sweep, RETENTION_EVERY_MS).unref();
     sweep();
+    // The recovery reserve (datadir/reserve.ts) is given up within a second of the disk filling.
+    const guard = () => {
+      const did = keepReserve(o.data_dir);
+      if (did === 'released') o.log(`${diskFullNote(o.data_dir) ?? 'the disk is full'}: released the ${RESERVE_BYTES >> 20} MiB reserve so that the store can record exits and state changes`);
+      else if (did === 'taken') o.log(`space has freed: took the ${RESERVE_BYTES >> 20} MiB reserve back`);
+    };
+    const reserveTimer = setInterval(guard, 1000).unref();
+    guard();
     return {
       url: apiUrl.value,
       controller: ctl,
@@ -243,6 +252,7 @@ async function start(o: ServerOptions): Promise<RunningServer> {
       policy: policy.name,
       async close() {
         clearInterval(retentionTimer);
+        clearInterval(reserveTimer);
         await ctl.stop();
         await new Promise<void>((resolve) => running.close(() => resolve()));
         await store.close();
