@@ -1,0 +1,120 @@
+/**
+ * How well a job's multi-GPU throughput on a GPU type is predicted before it runs there (the
+ * planner's transferred predictions, docs/planner.md). Run:
+ *   npm run bench:plan -- --traces DIR [--reference aws] [--json]
+ * over a directory in the Sia trace format (<app>/placements-<type>.csv, scalability-<type>.csv).
+ *
+ * For every application A and every type T other than the reference, A's multi-GPU throughput
+ * on T is predicted from A's full profile on the reference type, A's one-GPU rows on T, and the
+ * other applications' measurements on T (leave one application out: what the cluster has learned
+ * of T from other jobs), never A's own multi-GPU rows on T; then compared with those rows
+ * (throughput = replicas x local batch / step time). Sia's one-GPU-ratio rule is the baseline,
+ * on the rows where the placement exists on both types. Applications without reference rows are
+ * listed and skipped. Deterministic.
+ */
+import { GoodputError } from '../src/core/errors.js';
+import type { TypeMeasurement } from '../src/goodput/type-measurement.js';
+import { learnTypeFactors, oneGpuRatioStep_s, transferPredictor } from '../src/goodput/type-transfer.js';
+import { readSiaTraces, type SiaApplication } from '../src/sim/sia-traces.js';
+import { benchArgs } from './bench-args.js';
+
+const USAGE = `
+usage: npm run bench:plan -- --traces DIR [--reference TYPE] [--json]
+Error of multi-GPU throughput predicted on a GPU type from the job's profile on the reference type
+(default aws), its one-GPU rows there and the other applications' measurements there, per type and
+application, beside Sia's one-GPU-ratio rule. DIR: a Sia-format trace directory, e.g.
+../shared/data/sia/traces. --json prints {"per_type": {type: {app: {"median_abs_pct_error": e}}},
+"overall": {"median_abs_pct_error": e, "worst_app_abs_pct_error": w}} (percent).
+`;
+
+interface AppResult {
+  application: string;
+  rows: number;
+  /** Median |predicted / measured - 1| of throughput over the rows, fraction. */
+  model: number;
+  /** The same for Sia's rule over the rows it can predict; NaN with none. */
+  baseline: number;
+  baseline_rows: number;
+}
+
+const values = benchArgs(USAGE, {
+  traces: { type: 'string' },
+  reference: { type: 'string', default: 'aws' },
+  json: { type: 'boolean', default: false },
+});
+if (values.traces === undefined) {
+  console.error(`error: --traces DIR is required\n\n${USAGE.trim()}`);
+  process.exit(2);
+}
+
+/** |predicted / measured - 1| of throughput: the measured step over the predicted step, minus 1. */
+const absError = (measuredStep_s: number, predictedStep_s: number): number => Math.abs(measuredStep_s / predictedStep_s - 1);
+
+function evaluate(apps: readonly SiaApplication[], type: string, reference: string): AppResult[] {
+  const withBoth = apps.filter((a) => a.byType.has(reference) && a.byType.has(type));
+  return withBoth.map((a) => {
+    const target = a.byType.get(type) as readonly TypeMeasurement[];
+    const referenceRows = a.byType.get(reference) as readonly TypeMeasurement[];
+    const others = withBoth.filter((o) => o !== a).map((o) => ({ reference: o.byType.get(reference) as readonly TypeMeasurement[], target: o.byType.get(type) as readonly TypeMeasurement[] }));
+    const oneGpu = target.filter((m) => m.num_replicas === 1);
+    const predict = transferPredictor({ reference: referenceRows, target: oneGpu }, learnTypeFactors(others));
+    const multi = target.filter((m) => m.num_replicas > 1);
+    const model: number[] = [];
+    const baseline: number[] = [];
+    for (const m of multi) {
+      const step = predict?.(m.num_nodes, m.num_replicas, m.local_bsz);
+      model.push(step === undefined ? 1 : absError(m.step_time_s, step));
+      const sia = oneGpuRatioStep_s(m, referenceRows, oneGpu);
+      if (sia !== undefined) baseline.push(absError(m.step_time_s, sia));
+    }
+    return { application: a.name, rows: multi.length, model: median(model), baseline: median(baseline), baseline_rows: baseline.length };
+  });
+}
+
+function median(xs: readonly number[]): number {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 === 1 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
+}
+
+const pct = (x: number): string => (Number.isFinite(x) ? `${(100 * x).toFixed(1)}%` : '-');
+const round2 = (x: number): number => Math.round(10000 * x) / 100;
+
+function main(): void {
+  const { traces: dir, reference, json } = values as { traces: string; reference: string; json: boolean };
+  const traces = readSiaTraces(dir);
+  if (!traces.types.includes(reference)) throw new GoodputError('E_USAGE', `--reference ${reference}: no such type in ${dir} (types: ${traces.types.join(', ')})`, 2);
+  const types = traces.types.filter((t) => t !== reference);
+  const perType = types.map((type) => ({ type, results: evaluate(traces.applications, type, reference) })).filter((t) => t.results.length > 0);
+  const all = perType.flatMap((t) => t.results);
+  const overall = { median_abs_pct_error: round2(median(all.map((r) => r.model))), worst_app_abs_pct_error: round2(Math.max(...all.map((r) => r.model))) };
+  if (json) {
+    const per_type = Object.fromEntries(perType.map((t) => [t.type, Object.fromEntries(t.results.map((r) => [r.application, { median_abs_pct_error: round2(r.model) }]))]));
+    console.log(JSON.stringify({ per_type, overall }, null, 2));
+    return;
+  }
+  console.log(`Multi-GPU throughput on each type predicted from the ${reference} profile, the job's one-GPU rows on the type and the other applications' measurements there (leave one application out)`);
+  console.log(`median |predicted / measured - 1| per application; baseline: Sia's one-GPU-ratio rule where the placement exists on both types`);
+  console.log('');
+  console.log('| type | application | multi-GPU rows | transfer model | Sia ratio rule (rows) |');
+  console.log('| --- | --- | ---: | ---: | ---: |');
+  for (const { type, results } of perType) {
+    for (const r of results) console.log(`| ${type} | ${r.application} | ${r.rows} | ${pct(r.model)} | ${pct(r.baseline)} (${r.baseline_rows}) |`);
+    console.log(`| ${type} | median of applications | | ${pct(median(results.map((r) => r.model)))} | ${pct(median(results.map((r) => r.baseline)))} |`);
+  }
+  const skipped = traces.applications.filter((a) => !a.byType.has(reference)).map((a) => a.name);
+  if (skipped.length > 0) console.log(`\nskipped (no ${reference} profile to transfer from): ${skipped.join(', ')}`);
+  const baselines = all.map((r) => r.baseline).filter(Number.isFinite);
+  console.log('');
+  console.log(`overall: median ${pct(overall.median_abs_pct_error / 100)}, worst application ${pct(overall.worst_app_abs_pct_error / 100)} (target <= 8% and <= 15%)`);
+  console.log(`baseline (Sia's ratio rule): median ${pct(median(baselines))}, worst application ${pct(Math.max(...baselines))}`);
+}
+
+try {
+  main();
+} catch (error) {
+  if (!(error instanceof GoodputError)) throw error;
+  console.error(`error: ${error.message}`);
+  process.exit(error.exitCode);
+}
