@@ -1,20 +1,19 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { TypeMeasurement } from './type-measurement.js';
-import { batchCurve, factorsAt, learnTypeFactors, oneGpuRatioStep_s, transferPredictor, type TransferJob } from './type-transfer.js';
+import { batchCurve, factorAt, fitTypeFactors, learnTypeFactors, oneGpuRatioStep_s, overlapStep_s, transferPredictor, type TransferJob } from './type-transfer.js';
 
 const BATCHES = [4, 8, 16, 32];
 const PLACEMENTS = [[1], [2], [4], [1, 1], [2, 2], [4, 4], [4, 4, 4]];
 
-/** A synthetic job on a synthetic type: compute `compute_s(b)` x the shape's factor, sync = size x the network's time of the shape. */
+/** A synthetic job on a synthetic type: its compute overlapped with size x the network's time of the shape by gamma. */
 interface World {
   /** Micro-step time on one GPU (s). */
   compute_s: (local_bsz: number) => number;
-  /** Multi-GPU compute over one-GPU compute, per shape. */
-  contention: (num_nodes: number, num_replicas: number) => number;
-  /** Sync time of a unit-size gradient (s), per shape. */
+  /** Network time of a unit-size gradient (s), per shape. */
   network_s: (num_nodes: number, num_replicas: number) => number;
   size: number;
+  gamma: number;
 }
 
 function measure(w: World): TypeMeasurement[] {
@@ -22,9 +21,11 @@ function measure(w: World): TypeMeasurement[] {
     BATCHES.map((local_bsz) => {
       const num_nodes = placement.length;
       const num_replicas = placement.reduce((s, g) => s + g, 0);
-      const sync_time_s = w.size * w.network_s(num_nodes, num_replicas);
-      const compute = w.compute_s(local_bsz) * (num_replicas > 1 ? w.contention(num_nodes, num_replicas) : 1);
-      return { placement, num_nodes, num_replicas, local_bsz, step_time_s: compute + sync_time_s, sync_time_s };
+      const compute = w.compute_s(local_bsz);
+      const network = w.size * w.network_s(num_nodes, num_replicas);
+      // One GPU: a small measured sync that is not network time (the traces' one-GPU rows have one too).
+      const step_time_s = num_replicas > 1 ? overlapStep_s(compute, network, w.gamma) : compute + 0.01 * network;
+      return { placement, num_nodes, num_replicas, local_bsz, step_time_s, sync_time_s: step_time_s - compute };
     }),
   );
 }
@@ -32,30 +33,33 @@ function measure(w: World): TypeMeasurement[] {
 /** Six jobs differing in compute speed, batch scaling and gradient size. */
 const JOBS = [0.5, 1, 2, 3, 5, 8].map((k, j) => ({ fixed: 0.01 * k, perSample: 0.002 * (j + 1), size: 0.3 * k + j * 0.05 }));
 /** The reference type: a slow GPU on a slow network. */
-const referenceWorld = (j: (typeof JOBS)[number]): World => ({
+const referenceWorld = (j: (typeof JOBS)[number], gamma: number): World => ({
   compute_s: (b) => j.fixed + j.perSample * b,
-  contention: (n, r) => 1 + 0.02 * (r / n),
   network_s: (n, r) => (n > 1 ? 0.2 + 0.01 * r : 0.02 * r),
   size: j.size,
+  gamma,
 });
-/** The target type: 3x faster compute, a fast network with its own shape dependence, its own contention. */
-const targetWorld = (j: (typeof JOBS)[number]): World => ({
+/** The target type: 3x faster compute, a fast network with its own shape dependence. */
+const targetWorld = (j: (typeof JOBS)[number], gamma: number): World => ({
   compute_s: (b) => (j.fixed + j.perSample * b) / 3,
-  contention: (n, r) => 0.9 + 0.05 * Math.log(r) + 0.03 * n,
   network_s: (n, r) => (n > 1 ? 0.01 + 0.004 * r : 0.001 * r),
   size: j.size,
+  gamma,
 });
 
-const jobsOn = (target: (j: (typeof JOBS)[number]) => World): TransferJob[] => JOBS.map((j) => ({ reference: measure(referenceWorld(j)), target: measure(target(j)) }));
+const jobsOn = (target: (j: (typeof JOBS)[number], gamma: number) => World, gamma: number): TransferJob[] =>
+  JOBS.map((j) => ({ reference: measure(referenceWorld(j, gamma)), target: measure(target(j, gamma)) }));
 const oneGpu = (rows: readonly TypeMeasurement[]): TypeMeasurement[] => rows.filter((m) => m.num_replicas === 1);
 
 describe('cross-type transfer', () => {
-  it('reproduces a synthetic type exactly, leaving each job out, where the ratio rule does not', () => {
-    const jobs = jobsOn(targetWorld);
+  for (const gamma of [1, 2, 3]) {
+    it(`reproduces a synthetic type (overlap ${gamma}) exactly, leaving each job out, where the ratio rule does not`, () => {
+    const jobs = jobsOn(targetWorld, gamma);
     let worstRatioRule = 0;
     for (const [i, job] of jobs.entries()) {
-      const factors = learnTypeFactors(jobs.filter((_, k) => k !== i));
+      const factors = fitTypeFactors(jobs.filter((_, k) => k !== i));
       assert.equal(factors.num_jobs, JOBS.length - 1);
+      assert.equal(factors.gamma, gamma);
       const predict = transferPredictor({ reference: job.reference, target: oneGpu(job.target) }, factors);
       assert.ok(predict);
       for (const m of job.target.filter((r) => r.num_replicas > 1)) {
@@ -66,11 +70,12 @@ describe('cross-type transfer', () => {
       }
     }
     assert.ok(worstRatioRule > 0.3, `ratio rule worst error ${worstRatioRule}`);
-  });
+    });
+  }
 
   it("never reads the predicted job's own multi-GPU rows on the target", () => {
-    const jobs = jobsOn(targetWorld);
-    const factors = learnTypeFactors(jobs.slice(1));
+    const jobs = jobsOn(targetWorld, 2);
+    const factors = fitTypeFactors(jobs.slice(1));
     const first = jobs[0] as TransferJob;
     const withOwn = transferPredictor(first, factors);
     const without = transferPredictor({ reference: first.reference, target: oneGpu(first.target) }, factors);
@@ -78,11 +83,11 @@ describe('cross-type transfer', () => {
   });
 
   it("Sia's rule is exact when the target is the reference slowed down uniformly", () => {
-    const slower = (j: (typeof JOBS)[number]): World => {
-      const ref = referenceWorld(j);
+    const slower = (j: (typeof JOBS)[number], gamma: number): World => {
+      const ref = referenceWorld(j, gamma);
       return { ...ref, compute_s: (b) => 2 * ref.compute_s(b), network_s: (n, r) => 2 * ref.network_s(n, r) };
     };
-    for (const job of jobsOn(slower)) {
+    for (const job of jobsOn(slower, 2)) {
       for (const m of job.target.filter((r) => r.num_replicas > 1)) {
         const sia = oneGpuRatioStep_s(m, job.reference, oneGpu(job.target)) as number;
         assert.ok(Math.abs(sia / m.step_time_s - 1) < 1e-9);
@@ -91,12 +96,13 @@ describe('cross-type transfer', () => {
   });
 
   it('takes the nearest learned shape of the same link for a shape no other job measured', () => {
-    const factors = learnTypeFactors(jobsOn(targetWorld));
-    const at3x12 = factorsAt(factors, { num_nodes: 3, num_replicas: 12 });
-    assert.deepEqual(factorsAt(factors, { num_nodes: 3, num_replicas: 24 }), at3x12);
-    assert.deepEqual(factorsAt(factors, { num_nodes: 4, num_replicas: 16 }), at3x12);
-    assert.deepEqual(factorsAt(factors, { num_nodes: 1, num_replicas: 8 }), factorsAt(factors, { num_nodes: 1, num_replicas: 4 }));
-    assert.deepEqual(factorsAt({ shapes: [], num_jobs: 0 }, { num_nodes: 2, num_replicas: 8 }), { compute: 1, sync: 1 });
+    const factors = learnTypeFactors(jobsOn(targetWorld, 1), 1);
+    const at3x12 = factorAt(factors, { num_nodes: 3, num_replicas: 12 });
+    assert.equal(factorAt(factors, { num_nodes: 3, num_replicas: 24 }), at3x12);
+    assert.equal(factorAt(factors, { num_nodes: 4, num_replicas: 16 }), at3x12);
+    assert.notEqual(factorAt(factors, { num_nodes: 2, num_replicas: 8 }), at3x12);
+    assert.equal(factorAt(factors, { num_nodes: 1, num_replicas: 8 }), factorAt(factors, { num_nodes: 1, num_replicas: 4 }));
+    assert.equal(factorAt({ gamma: 1, shapes: [], num_jobs: 0 }, { num_nodes: 2, num_replicas: 8 }), 1);
   });
 
   it('interpolates a batch curve in log-log, exact on a power law, and never falls beyond its ends', () => {

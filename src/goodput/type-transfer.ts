@@ -6,20 +6,23 @@
  * Why not Sia's rule (thr(N, T) = thr(1, T) / thr(1, ref) x thr(N, ref), {@link oneGpuRatioStep_s}):
  * it scales the whole step by the one-GPU compute ratio, so it carries the reference network's
  * share of the step over to a type whose network and compute differ (A100 nodes with NVLink and
- * InfiniBand beside T4 nodes on Ethernet). Here the two parts of a measured step (step = compute
- * + the synchronization left visible, as the traces measure it) are transferred separately:
- * - compute: the job's own one-GPU micro-step time on the target type at that per-GPU batch
- *   (log-log interpolation between its measured batches), times the target type's compute factor
- *   of the shape (how much slower or faster a micro-step is on that many GPUs and nodes than on
- *   one GPU, as the other jobs measured it on the target);
- * - synchronization: the job's own sync time on the reference type at the nearest measured shape
- *   (what its gradient size costs on a known network), times the target type's sync factor of
- *   the shape (geometric mean over the other jobs of their target / reference sync ratio there).
- * A shape is (nodes, replicas); one the other jobs never measured takes the factors of the
- * nearest learned shape with the same kind of link (several nodes or one), else 1.
+ * InfiniBand beside T4 nodes on Ethernet). Here a step is compute overlapped with network time,
+ * as in pollux-spec §3.1: t = (c^gamma + n^gamma)^(1/gamma), and the two are transferred apart:
+ * - c: the job's own one-GPU micro-step time on the target type at that per-GPU batch (log-log
+ *   interpolation between its measured batches);
+ * - n: the job's network time on the reference type at the nearest measured shape, recovered
+ *   from each reference step and the job's one-GPU compute there by inverting the overlap (what
+ *   its gradient costs on a known network), times the target type's network factor of the shape
+ *   (geometric mean over the other jobs of their target / reference network time there).
+ * gamma is the target type's: of a few candidates, the one that predicts the other jobs best,
+ * each left out in turn (the overlap differs between types: on the traces' RTX nodes steps add
+ * up, gamma 1; on A100 nodes the network hides behind compute, gamma 3-4).
+ * A shape is (nodes, replicas); one the other jobs never measured takes the factor of the nearest
+ * learned shape with the same kind of link (several nodes or one), else 1.
  *
  * Pure and deterministic: no I/O, no clock, no randomness.
  */
+import { logOverlap } from './throughput.js';
 import type { TypeMeasurement } from './type-measurement.js';
 
 /** A job's data on two types: its reference profile and its rows on the target type. */
@@ -35,27 +38,54 @@ export interface Shape {
   num_replicas: number;
 }
 
-/** Factors of one shape on the target type, learned from other jobs. Invariant: both > 0. */
-export interface ShapeFactors extends Shape {
-  /** Multi-GPU micro-step time over one-GPU micro-step time at the same per-GPU batch. */
-  compute: number;
-  /** Sync time on the target over the same job's sync time on the reference at the nearest shape. */
-  sync: number;
+/** The network factor of one shape on the target type, learned from other jobs. Invariant: network > 0. */
+export interface ShapeFactor extends Shape {
+  /** Network time on the target over the same job's network time on the reference at the nearest shape. */
+  network: number;
   /** Jobs that measured this shape. */
   num_jobs: number;
 }
 
-/** What the cluster has learned of a target type: factors per measured shape, sorted by (nodes, replicas). */
+/**
+ * What the cluster has learned of a target type. Invariants: gamma in [1, 10]; `shapes` sorted by
+ * (nodes, replicas), each once.
+ */
 export interface TypeFactors {
-  shapes: readonly ShapeFactors[];
+  /** Compute/network overlap exponent on the target type. */
+  gamma: number;
+  shapes: readonly ShapeFactor[];
   /** Jobs whose target measurements were learned from. */
   num_jobs: number;
 }
 
-/** Step-time predictor of one job on the target type (s); undefined where it cannot predict. */
+/** Step-time predictor of one job on a type (s); undefined where it cannot predict. */
 export type StepPredictor = (num_nodes: number, num_replicas: number, local_bsz: number) => number | undefined;
 
+/** The overlap exponents {@link fitTypeFactors} chooses from. */
+export const GAMMA_CANDIDATES: readonly number[] = [1, 1.5, 2, 3, 4];
+
 const MIN_TIME_S = 1e-6;
+/**
+ * Network time of a step no longer than its compute, as a share of the step: nothing is visible,
+ * but a log ratio needs a positive value (1e-3: a thousandth of the step is below the traces' noise).
+ */
+const HIDDEN_NETWORK_SHARE = 1e-3;
+
+/** Step time (s) of compute `compute_s` overlapped with network time `network_s` by `gamma`. */
+export function overlapStep_s(compute_s: number, network_s: number, gamma: number): number {
+  return Math.exp(logOverlap(compute_s, Math.max(network_s, MIN_TIME_S), gamma));
+}
+
+/**
+ * The network time (s) that, overlapped with `compute_s` by `gamma`, gives `step_s`: the inverse
+ * of {@link overlapStep_s}; a share of the step when the step is not longer than the compute.
+ */
+export function networkBehind_s(step_s: number, compute_s: number, gamma: number): number {
+  const floor = HIDDEN_NETWORK_SHARE * step_s;
+  if (step_s <= compute_s) return floor;
+  // (s^g - c^g)^(1/g) = s (1 - (c/s)^g)^(1/g), computed in this form so large gamma cannot overflow.
+  return Math.max(step_s * Math.pow(1 - Math.pow(compute_s / step_s, gamma), 1 / gamma), floor);
+}
 
 /** Micro-step compute time of a row: the step minus its measured synchronization (s). */
 export function computeTime_s(m: TypeMeasurement): number {
@@ -105,12 +135,12 @@ export function oneGpuComputeCurve(rows: readonly TypeMeasurement[]): ((local_bs
 const shapeKey = (s: Shape): string => `${s.num_nodes}x${s.num_replicas}`;
 
 /**
- * The job's measured sync time (s) on the reference type at the shape nearest to (num_nodes,
- * num_replicas): the same node count if measured, else the nearest in ratio, with the replicas
- * scaled to it and capped at what its nodes held; then the nearest measured replica count;
- * at the batch by {@link batchCurve}. Undefined without multi-GPU rows (or for one replica).
+ * A per-row quantity of a job's multi-GPU rows (on the reference type) at the shape nearest to
+ * (num_nodes, num_replicas): the same node count if measured, else the nearest in ratio, with
+ * the replicas scaled to it and capped at what its nodes held; then the nearest measured replica
+ * count; at the batch by {@link batchCurve}. Undefined without multi-GPU rows (or for one replica).
  */
-export function referenceSyncCurve(rows: readonly TypeMeasurement[]): StepPredictor {
+export function shapeCurve(rows: readonly TypeMeasurement[], quantity: (m: TypeMeasurement) => number): StepPredictor {
   const byShape = new Map<string, { shape: Shape; points: { local_bsz: number; time_s: number }[] }>();
   let gpusPerNode = 1;
   for (const m of rows) {
@@ -118,7 +148,7 @@ export function referenceSyncCurve(rows: readonly TypeMeasurement[]): StepPredic
     gpusPerNode = Math.max(gpusPerNode, m.placement ? Math.max(...m.placement) : Math.ceil(m.num_replicas / m.num_nodes));
     const key = shapeKey(m);
     const entry = byShape.get(key) ?? { shape: { num_nodes: m.num_nodes, num_replicas: m.num_replicas }, points: [] };
-    entry.points.push({ local_bsz: m.local_bsz, time_s: m.sync_time_s });
+    entry.points.push({ local_bsz: m.local_bsz, time_s: quantity(m) });
     byShape.set(key, entry);
   }
   const curves = [...byShape.values()].map(({ shape, points }) => ({ shape, curve: batchCurve(points) as (b: number) => number }));
@@ -151,74 +181,113 @@ function nearestBy<T>(xs: readonly T[], distance: (v: T) => number): T | undefin
   return best;
 }
 
-/**
- * Learns the target type's factors per shape from `jobs` (other jobs, with their multi-GPU rows
- * on the target): per job and shape, the median over its rows of measured compute / its one-GPU
- * compute at that batch, and of log(target sync / its reference sync at the nearest shape); per
- * shape, the median over jobs of the first and the exponential of the mean of the second. Jobs
- * without a one-GPU target row are skipped; jobs without reference multi-GPU rows give compute
- * factors only. Pure and deterministic.
- */
-export function learnTypeFactors(jobs: readonly TransferJob[]): TypeFactors {
-  const compute = new Map<string, number[]>();
-  const sync = new Map<string, number[]>();
-  const shapes = new Map<string, Shape>();
-  let numJobs = 0;
-  for (const job of jobs) {
-    const curve = oneGpuComputeCurve(job.target);
-    if (!curve) continue;
-    const refSync = referenceSyncCurve(job.reference);
-    const jobCompute = new Map<string, number[]>();
-    const jobSync = new Map<string, number[]>();
-    for (const m of job.target) {
-      if (m.num_replicas < 2) continue;
-      const key = shapeKey(m);
-      shapes.set(key, { num_nodes: m.num_nodes, num_replicas: m.num_replicas });
-      push(jobCompute, key, computeTime_s(m) / curve(m.local_bsz));
-      const reference = refSync(m.num_nodes, m.num_replicas, m.local_bsz);
-      if (reference !== undefined) push(jobSync, key, Math.log(Math.max(m.sync_time_s, MIN_TIME_S) / Math.max(reference, MIN_TIME_S)));
-    }
-    if (jobCompute.size === 0) continue;
-    numJobs++;
-    for (const [key, ratios] of jobCompute) push(compute, key, median(ratios));
-    for (const [key, logs] of jobSync) push(sync, key, median(logs));
-  }
-  const learned = [...shapes.entries()].map(([key, shape]): ShapeFactors => {
-    const logs = sync.get(key);
-    const perJob = compute.get(key) as number[];
-    return { ...shape, compute: median(perJob), sync: logs ? Math.exp(mean(logs)) : 1, num_jobs: perJob.length };
-  });
-  learned.sort((a, b) => a.num_nodes - b.num_nodes || a.num_replicas - b.num_replicas);
-  return { shapes: learned, num_jobs: numJobs };
+/** The job's network-time curve on the reference type under `gamma`: each multi-GPU row's step with its one-GPU compute taken out. */
+function referenceNetworkCurve(reference: readonly TypeMeasurement[], gamma: number): StepPredictor | undefined {
+  const compute = oneGpuComputeCurve(reference);
+  if (!compute) return undefined;
+  return shapeCurve(reference, (m) => networkBehind_s(m.step_time_s, compute(m.local_bsz), gamma));
 }
 
 /**
- * The factors for `shape`: learned there, else at the nearest learned shape with the same kind of
- * link (one node or several; nearest in node ratio, then replica ratio), else 1 and 1.
+ * Learns the target type's network factor per shape under overlap exponent `gamma` from `jobs`
+ * (other jobs, with their multi-GPU rows on the target): per job and shape, the median over its
+ * rows of log(target network time / its reference network time at the nearest shape), both
+ * recovered by {@link networkBehind_s} from the step and the job's one-GPU compute on that type;
+ * per shape, the exponential of the mean over jobs. Jobs without one-GPU rows on both types or
+ * without multi-GPU rows on both are skipped. Pure and deterministic.
  */
-export function factorsAt(factors: TypeFactors, shape: Shape): { compute: number; sync: number } {
+export function learnTypeFactors(jobs: readonly TransferJob[], gamma: number): TypeFactors {
+  const logs = new Map<string, number[]>();
+  const shapes = new Map<string, Shape>();
+  let numJobs = 0;
+  for (const job of jobs) {
+    const compute = oneGpuComputeCurve(job.target);
+    const reference = referenceNetworkCurve(job.reference, gamma);
+    if (!compute || !reference) continue;
+    const perShape = new Map<string, number[]>();
+    for (const m of job.target) {
+      if (m.num_replicas < 2) continue;
+      const onReference = reference(m.num_nodes, m.num_replicas, m.local_bsz);
+      if (onReference === undefined) continue;
+      const key = shapeKey(m);
+      shapes.set(key, { num_nodes: m.num_nodes, num_replicas: m.num_replicas });
+      push(perShape, key, Math.log(networkBehind_s(m.step_time_s, compute(m.local_bsz), gamma) / onReference));
+    }
+    if (perShape.size === 0) continue;
+    numJobs++;
+    for (const [key, values] of perShape) push(logs, key, median(values));
+  }
+  const learned = [...shapes.entries()].map(([key, shape]): ShapeFactor => {
+    const perJob = logs.get(key) as number[];
+    return { ...shape, network: Math.exp(mean(perJob)), num_jobs: perJob.length };
+  });
+  learned.sort((a, b) => a.num_nodes - b.num_nodes || a.num_replicas - b.num_replicas);
+  return { gamma, shapes: learned, num_jobs: numJobs };
+}
+
+/**
+ * The target type's factors from `jobs`, with gamma chosen among `candidates`: for each, every
+ * job is predicted from the others ({@link learnTypeFactors}, {@link transferPredictor}) and the
+ * candidate with the lowest mean of the jobs' median errors, the worst job left out (one job whose
+ * compute slows down on many GPUs must not set the type's overlap), wins; ties go to the earlier
+ * candidate. With fewer than 3 usable jobs, gamma 1 (compute and network add up). Pure.
+ */
+export function fitTypeFactors(jobs: readonly TransferJob[], candidates: readonly number[] = GAMMA_CANDIDATES): TypeFactors {
+  const usable = jobs.filter((j) => learnTypeFactors([j], 1).num_jobs === 1);
+  if (usable.length < 3 || candidates.length === 0) return learnTypeFactors(usable, 1);
+  let best = candidates[0] as number;
+  let bestScore = Infinity;
+  for (const gamma of candidates) {
+    const errors = usable.map((job, i) => medianError(job, learnTypeFactors(usable.filter((_, k) => k !== i), gamma)));
+    errors.sort((a, b) => a - b);
+    const score = mean(errors.slice(0, -1));
+    if (score < bestScore) {
+      best = gamma;
+      bestScore = score;
+    }
+  }
+  return learnTypeFactors(usable, best);
+}
+
+/** Median |predicted / measured - 1| of throughput over the job's multi-GPU target rows (a row it cannot predict counts 1). */
+function medianError(job: TransferJob, factors: TypeFactors): number {
+  const predict = transferPredictor({ reference: job.reference, target: job.target.filter((m) => m.num_replicas === 1) }, factors);
+  const errors = job.target
+    .filter((m) => m.num_replicas > 1)
+    .map((m) => {
+      const step = predict?.(m.num_nodes, m.num_replicas, m.local_bsz);
+      return step === undefined ? 1 : Math.abs(m.step_time_s / step - 1);
+    });
+  return median(errors);
+}
+
+/**
+ * The network factor for `shape`: learned there, else at the nearest learned shape with the same
+ * kind of link (one node or several; nearest in node ratio, then replica ratio), else 1.
+ */
+export function factorAt(factors: TypeFactors, shape: Shape): number {
   const multiNode = shape.num_nodes > 1;
   const sameLink = factors.shapes.filter((s) => s.num_nodes > 1 === multiNode);
   const best = nearestBy(sameLink, (s) => 1e3 * Math.abs(Math.log(s.num_nodes / shape.num_nodes)) + Math.abs(Math.log(s.num_replicas / shape.num_replicas)));
-  return best ? { compute: best.compute, sync: best.sync } : { compute: 1, sync: 1 };
+  return best ? best.network : 1;
 }
 
 /**
  * The job's step-time predictor on the target type from its reference profile and its one-GPU
- * target rows (its multi-GPU target rows, if any, are not read): one GPU, its own measured
- * compute; more, compute x the shape's compute factor + its reference sync x the shape's sync
- * factor. Undefined when the job has no one-GPU row on the target. Pure.
+ * target rows (its multi-GPU target rows, if any, are not read): one GPU, its own compute; more,
+ * that compute overlapped by the type's gamma with its reference network time at the nearest
+ * shape times the shape's network factor. Undefined when the job lacks one-GPU rows on either
+ * type or multi-GPU rows on the reference. Pure.
  */
 export function transferPredictor(job: TransferJob, factors: TypeFactors): StepPredictor | undefined {
-  const curve = oneGpuComputeCurve(job.target);
-  if (!curve) return undefined;
-  const refSync = referenceSyncCurve(job.reference);
+  const compute = oneGpuComputeCurve(job.target);
+  const reference = referenceNetworkCurve(job.reference, factors.gamma);
+  if (!compute || !reference) return undefined;
   return (num_nodes, num_replicas, local_bsz) => {
-    if (num_replicas < 2) return curve(local_bsz);
-    const reference = refSync(num_nodes, num_replicas, local_bsz);
-    if (reference === undefined) return undefined;
-    const f = factorsAt(factors, { num_nodes, num_replicas });
-    return curve(local_bsz) * f.compute + reference * f.sync;
+    if (num_replicas < 2) return compute(local_bsz);
+    const onReference = reference(num_nodes, num_replicas, local_bsz);
+    if (onReference === undefined) return undefined;
+    return overlapStep_s(compute(local_bsz), onReference * factorAt(factors, { num_nodes, num_replicas }), factors.gamma);
   };
 }
 
