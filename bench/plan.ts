@@ -14,7 +14,7 @@
  */
 import { GoodputError } from '../src/core/errors.js';
 import type { TypeMeasurement } from '../src/goodput/type-measurement.js';
-import { fitTypeFactors, oneGpuRatioStep_s, transferPredictor } from '../src/goodput/type-transfer.js';
+import { fitTypeFactors, oneGpuRatioStep_s, ruleLabel, transferPredictor } from '../src/goodput/type-transfer.js';
 import { readSiaTraces, type SiaApplication } from '../src/sim/sia-traces.js';
 import { benchArgs } from './bench-args.js';
 
@@ -37,8 +37,8 @@ interface AppResult {
   baseline_rows: number;
   /** The transfer model's median over the baseline's rows only (the like-for-like comparison). */
   model_on_baseline_rows: number;
-  /** The overlap exponent learned from the other applications on the type. */
-  gamma: number;
+  /** The rule learned from the other applications on the type. */
+  rule: string;
 }
 
 const values = benchArgs(USAGE, {
@@ -77,7 +77,7 @@ function evaluate(apps: readonly SiaApplication[], type: string, reference: stri
       baseline.push(absError(m.step_time_s, sia));
       modelOnBaselineRows.push(error);
     }
-    return { application: a.name, rows: multi.length, model: median(model), baseline: median(baseline), baseline_rows: baseline.length, model_on_baseline_rows: median(modelOnBaselineRows), gamma: factors.gamma };
+    return { application: a.name, rows: multi.length, model: median(model), baseline: median(baseline), baseline_rows: baseline.length, model_on_baseline_rows: median(modelOnBaselineRows), rule: ruleLabel(factors.rule) };
   });
 }
 
@@ -107,11 +107,11 @@ function main(): void {
   console.log(`Multi-GPU throughput on each type predicted from the ${reference} profile, the job's one-GPU rows on the type and the other applications' measurements there (leave one application out)`);
   console.log(`median |predicted / measured - 1| per application; baseline: Sia's one-GPU-ratio rule where the placement exists on both types`);
   console.log('');
-  console.log('| type | application | multi-GPU rows | transfer model | gamma learned | rows on both types | Sia ratio rule | transfer model there |');
+  console.log('| type | application | multi-GPU rows | transfer model | rule learned | rows on both types | Sia ratio rule | transfer model there |');
   console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |');
   const medianOf = (rs: readonly AppResult[], k: 'model' | 'baseline' | 'model_on_baseline_rows'): string => pct(median(rs.map((r) => r[k]).filter(Number.isFinite)));
   for (const { type, results } of perType) {
-    for (const r of results) console.log(`| ${type} | ${r.application} | ${r.rows} | ${pct(r.model)} | ${r.gamma} | ${r.baseline_rows} | ${pct(r.baseline)} | ${pct(r.model_on_baseline_rows)} |`);
+    for (const r of results) console.log(`| ${type} | ${r.application} | ${r.rows} | ${pct(r.model)} | ${r.rule} | ${r.baseline_rows} | ${pct(r.baseline)} | ${pct(r.model_on_baseline_rows)} |`);
     console.log(`| ${type} | median of applications | | ${medianOf(results, 'model')} | | | ${medianOf(results, 'baseline')} | ${medianOf(results, 'model_on_baseline_rows')} |`);
   }
   const skipped = traces.applications.filter((a) => !a.byType.has(reference)).map((a) => a.name);

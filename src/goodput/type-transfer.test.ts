@@ -14,6 +14,8 @@ interface World {
   network_s: (num_nodes: number, num_replicas: number) => number;
   size: number;
   gamma: number;
+  /** Multi-GPU micro-step time over one-GPU micro-step time, per shape; absent: 1. */
+  contention?: (num_nodes: number, num_replicas: number) => number;
 }
 
 function measure(w: World): TypeMeasurement[] {
@@ -21,7 +23,7 @@ function measure(w: World): TypeMeasurement[] {
     BATCHES.map((local_bsz) => {
       const num_nodes = placement.length;
       const num_replicas = placement.reduce((s, g) => s + g, 0);
-      const compute = w.compute_s(local_bsz);
+      const compute = w.compute_s(local_bsz) * (num_replicas > 1 && w.contention ? w.contention(num_nodes, num_replicas) : 1);
       const network = w.size * w.network_s(num_nodes, num_replicas);
       // One GPU: a small measured sync that is not network time (the traces' one-GPU rows have one too).
       const step_time_s = num_replicas > 1 ? overlapStep_s(compute, network, w.gamma) : compute + 0.01 * network;
@@ -59,7 +61,7 @@ describe('cross-type transfer', () => {
     for (const [i, job] of jobs.entries()) {
       const factors = fitTypeFactors(jobs.filter((_, k) => k !== i));
       assert.equal(factors.num_jobs, JOBS.length - 1);
-      assert.equal(factors.gamma, gamma);
+      assert.deepEqual(factors.rule, { basis: 'step', gamma });
       const predict = transferPredictor({ reference: job.reference, target: oneGpu(job.target) }, factors);
       assert.ok(predict);
       for (const m of job.target.filter((r) => r.num_replicas > 1)) {
@@ -72,6 +74,20 @@ describe('cross-type transfer', () => {
     assert.ok(worstRatioRule > 0.3, `ratio rule worst error ${worstRatioRule}`);
     });
   }
+
+  it('reads the network from the measured sync when multi-GPU compute slows down with the shape, and is exact', () => {
+    const contended = (j: (typeof JOBS)[number], gamma: number): World => ({ ...targetWorld(j, gamma), contention: (n, r) => 1 + 0.1 * Math.log2(r / n) + 0.05 * n });
+    const jobs = jobsOn(contended, 1);
+    for (const [i, job] of jobs.entries()) {
+      const factors = fitTypeFactors(jobs.filter((_, k) => k !== i));
+      assert.deepEqual(factors.rule, { basis: 'sync' });
+      const predict = transferPredictor({ reference: job.reference, target: oneGpu(job.target) }, factors);
+      for (const m of job.target.filter((r) => r.num_replicas > 1)) {
+        const step = predict?.(m.num_nodes, m.num_replicas, m.local_bsz) as number;
+        assert.ok(Math.abs(step / m.step_time_s - 1) < 1e-9, `${JSON.stringify(m)}: predicted ${step}`);
+      }
+    }
+  });
 
   it("never reads the predicted job's own multi-GPU rows on the target", () => {
     const jobs = jobsOn(targetWorld, 2);
@@ -96,13 +112,13 @@ describe('cross-type transfer', () => {
   });
 
   it('takes the nearest learned shape of the same link for a shape no other job measured', () => {
-    const factors = learnTypeFactors(jobsOn(targetWorld, 1), 1);
+    const factors = learnTypeFactors(jobsOn(targetWorld, 1), { basis: 'step', gamma: 1 });
     const at3x12 = factorAt(factors, { num_nodes: 3, num_replicas: 12 });
-    assert.equal(factorAt(factors, { num_nodes: 3, num_replicas: 24 }), at3x12);
-    assert.equal(factorAt(factors, { num_nodes: 4, num_replicas: 16 }), at3x12);
-    assert.notEqual(factorAt(factors, { num_nodes: 2, num_replicas: 8 }), at3x12);
-    assert.equal(factorAt(factors, { num_nodes: 1, num_replicas: 8 }), factorAt(factors, { num_nodes: 1, num_replicas: 4 }));
-    assert.equal(factorAt({ gamma: 1, shapes: [], num_jobs: 0 }, { num_nodes: 2, num_replicas: 8 }), 1);
+    assert.deepEqual(factorAt(factors, { num_nodes: 3, num_replicas: 24 }), at3x12);
+    assert.deepEqual(factorAt(factors, { num_nodes: 4, num_replicas: 16 }), at3x12);
+    assert.notDeepEqual(factorAt(factors, { num_nodes: 2, num_replicas: 8 }), at3x12);
+    assert.deepEqual(factorAt(factors, { num_nodes: 1, num_replicas: 8 }), factorAt(factors, { num_nodes: 1, num_replicas: 4 }));
+    assert.deepEqual(factorAt({ rule: { basis: 'sync' }, shapes: [], num_jobs: 0 }, { num_nodes: 2, num_replicas: 8 }), { network: 1, compute: 1 });
   });
 
   it('interpolates a batch curve in log-log, exact on a power law, and never falls beyond its ends', () => {

@@ -10,14 +10,16 @@
  * as in pollux-spec §3.1: t = (c^gamma + n^gamma)^(1/gamma), and the two are transferred apart:
  * - c: the job's own one-GPU micro-step time on the target type at that per-GPU batch (log-log
  *   interpolation between its measured batches);
- * - n: the job's network time on the reference type at the nearest measured shape, recovered
- *   from each reference step and the job's one-GPU compute there by inverting the overlap (what
- *   its gradient costs on a known network), times the target type's network factor of the shape
+ * - n: the job's network time on the reference type at the nearest measured shape (what its
+ *   gradient costs on a known network), times the target type's network factor of the shape
  *   (geometric mean over the other jobs of their target / reference network time there).
- * gamma is the target type's: of a few candidates, the one that predicts the other jobs best,
- * each left out in turn (the overlap differs between types: on the traces' RTX nodes steps add
- * up, gamma 1; on A100 nodes the network hides behind compute, gamma 3-4).
- * A shape is (nodes, replicas); one the other jobs never measured takes the factor of the nearest
+ * How a row is split into c and n is the {@link TransferRule}: by default the step over the job's
+ * one-GPU compute under the type's gamma, or the measured sync added to a per-shape compute
+ * factor (better where a reference type's network hides behind its compute, as on A100 nodes).
+ * The rule is the one that predicts the other jobs best, each left out in turn ({@link
+ * fitTypeFactors}): the overlap differs between types (on the traces' RTX nodes steps add up,
+ * gamma 1; on A100 nodes the network hides behind compute, gamma 3-4).
+ * A shape is (nodes, replicas); one the other jobs never measured takes the factors of the nearest
  * learned shape with the same kind of link (several nodes or one), else 1.
  *
  * Pure and deterministic: no I/O, no clock, no randomness.
@@ -38,21 +40,32 @@ export interface Shape {
   num_replicas: number;
 }
 
-/** The network factor of one shape on the target type, learned from other jobs. Invariant: network > 0. */
+/**
+ * How a multi-GPU row is split into compute and network time, and put back together:
+ * - `step`: the network time is what the step shows over the job's one-GPU compute, under the
+ *   overlap exponent `gamma` ({@link networkBehind_s}); a prediction overlaps the job's one-GPU
+ *   compute with the transferred network time;
+ * - `sync`: the network time is the row's measured sync, added to its compute; a prediction adds
+ *   the transferred sync to the job's one-GPU compute times the shape's compute factor.
+ */
+export type TransferRule = { basis: 'step'; gamma: number } | { basis: 'sync' };
+
+/** The rules {@link fitTypeFactors} chooses from: `step` with gamma 1, 1.5, 2, 3, 4, and `sync`. */
+export const RULE_CANDIDATES: readonly TransferRule[] = [...[1, 1.5, 2, 3, 4].map((gamma): TransferRule => ({ basis: 'step', gamma })), { basis: 'sync' }];
+
+/** Factors of one shape on the target type, learned from other jobs. Invariant: both > 0. */
 export interface ShapeFactor extends Shape {
   /** Network time on the target over the same job's network time on the reference at the nearest shape. */
   network: number;
+  /** Multi-GPU micro-step time over one-GPU micro-step time at the same per-GPU batch (used by the `sync` rule). */
+  compute: number;
   /** Jobs that measured this shape. */
   num_jobs: number;
 }
 
-/**
- * What the cluster has learned of a target type. Invariants: gamma in [1, 10]; `shapes` sorted by
- * (nodes, replicas), each once.
- */
+/** What the cluster has learned of a target type. Invariant: `shapes` sorted by (nodes, replicas), each once. */
 export interface TypeFactors {
-  /** Compute/network overlap exponent on the target type. */
-  gamma: number;
+  rule: TransferRule;
   shapes: readonly ShapeFactor[];
   /** Jobs whose target measurements were learned from. */
   num_jobs: number;
@@ -60,9 +73,6 @@ export interface TypeFactors {
 
 /** Step-time predictor of one job on a type (s); undefined where it cannot predict. */
 export type StepPredictor = (num_nodes: number, num_replicas: number, local_bsz: number) => number | undefined;
-
-/** The overlap exponents {@link fitTypeFactors} chooses from. */
-export const GAMMA_CANDIDATES: readonly number[] = [1, 1.5, 2, 3, 4];
 
 const MIN_TIME_S = 1e-6;
 /**
@@ -181,68 +191,80 @@ function nearestBy<T>(xs: readonly T[], distance: (v: T) => number): T | undefin
   return best;
 }
 
-/** The job's network-time curve on the reference type under `gamma`: each multi-GPU row's step with its one-GPU compute taken out. */
-function referenceNetworkCurve(reference: readonly TypeMeasurement[], gamma: number): StepPredictor | undefined {
+/** The network time of a multi-GPU row under `rule`, given the job's one-GPU compute at its batch (s); > 0. */
+function rowNetwork_s(m: TypeMeasurement, oneGpuCompute_s: number, rule: TransferRule): number {
+  if (rule.basis === 'sync') return Math.max(m.sync_time_s, HIDDEN_NETWORK_SHARE * m.step_time_s);
+  return networkBehind_s(m.step_time_s, oneGpuCompute_s, rule.gamma);
+}
+
+/** The job's network-time curve on the reference type under `rule`. */
+function referenceNetworkCurve(reference: readonly TypeMeasurement[], rule: TransferRule): StepPredictor | undefined {
   const compute = oneGpuComputeCurve(reference);
   if (!compute) return undefined;
-  return shapeCurve(reference, (m) => networkBehind_s(m.step_time_s, compute(m.local_bsz), gamma));
+  return shapeCurve(reference, (m) => rowNetwork_s(m, compute(m.local_bsz), rule));
 }
 
 /**
- * Learns the target type's network factor per shape under overlap exponent `gamma` from `jobs`
- * (other jobs, with their multi-GPU rows on the target): per job and shape, the median over its
- * rows of log(target network time / its reference network time at the nearest shape), both
- * recovered by {@link networkBehind_s} from the step and the job's one-GPU compute on that type;
- * per shape, the exponential of the mean over jobs. Jobs without one-GPU rows on both types or
- * without multi-GPU rows on both are skipped. Pure and deterministic.
+ * Learns the target type's factors per shape under `rule` from `jobs` (other jobs, with their
+ * multi-GPU rows on the target): per job and shape, the median over its rows of log(target
+ * network time / its reference network time at the nearest shape) and of its compute over its
+ * one-GPU compute; per shape, the exponential of the mean over jobs of the first, the median of
+ * the second. Jobs without one-GPU rows on both types or without multi-GPU rows on both are
+ * skipped. Pure and deterministic.
  */
-export function learnTypeFactors(jobs: readonly TransferJob[], gamma: number): TypeFactors {
+export function learnTypeFactors(jobs: readonly TransferJob[], rule: TransferRule): TypeFactors {
   const logs = new Map<string, number[]>();
+  const computes = new Map<string, number[]>();
   const shapes = new Map<string, Shape>();
   let numJobs = 0;
   for (const job of jobs) {
     const compute = oneGpuComputeCurve(job.target);
-    const reference = referenceNetworkCurve(job.reference, gamma);
+    const reference = referenceNetworkCurve(job.reference, rule);
     if (!compute || !reference) continue;
     const perShape = new Map<string, number[]>();
+    const computePerShape = new Map<string, number[]>();
     for (const m of job.target) {
       if (m.num_replicas < 2) continue;
       const onReference = reference(m.num_nodes, m.num_replicas, m.local_bsz);
       if (onReference === undefined) continue;
       const key = shapeKey(m);
       shapes.set(key, { num_nodes: m.num_nodes, num_replicas: m.num_replicas });
-      push(perShape, key, Math.log(networkBehind_s(m.step_time_s, compute(m.local_bsz), gamma) / onReference));
+      const oneGpu_s = compute(m.local_bsz);
+      push(perShape, key, Math.log(rowNetwork_s(m, oneGpu_s, rule) / onReference));
+      push(computePerShape, key, computeTime_s(m) / oneGpu_s);
     }
     if (perShape.size === 0) continue;
     numJobs++;
     for (const [key, values] of perShape) push(logs, key, median(values));
+    for (const [key, values] of computePerShape) push(computes, key, median(values));
   }
   const learned = [...shapes.entries()].map(([key, shape]): ShapeFactor => {
     const perJob = logs.get(key) as number[];
-    return { ...shape, network: Math.exp(mean(perJob)), num_jobs: perJob.length };
+    return { ...shape, network: Math.exp(mean(perJob)), compute: median(computes.get(key) as number[]), num_jobs: perJob.length };
   });
   learned.sort((a, b) => a.num_nodes - b.num_nodes || a.num_replicas - b.num_replicas);
-  return { gamma, shapes: learned, num_jobs: numJobs };
+  return { rule, shapes: learned, num_jobs: numJobs };
 }
 
 /**
- * The target type's factors from `jobs`, with gamma chosen among `candidates`: for each, every
+ * The target type's factors from `jobs`, with the rule chosen among `candidates`: for each, every
  * job is predicted from the others ({@link learnTypeFactors}, {@link transferPredictor}) and the
  * candidate with the lowest mean of the jobs' median errors, the worst job left out (one job whose
- * compute slows down on many GPUs must not set the type's overlap), wins; ties go to the earlier
- * candidate. With fewer than 3 usable jobs, gamma 1 (compute and network add up). Pure.
+ * compute slows down on many GPUs must not set the type's rule), wins; ties go to the earlier
+ * candidate. With fewer than 3 usable jobs, the first candidate. Pure and deterministic.
  */
-export function fitTypeFactors(jobs: readonly TransferJob[], candidates: readonly number[] = GAMMA_CANDIDATES): TypeFactors {
-  const usable = jobs.filter((j) => learnTypeFactors([j], 1).num_jobs === 1);
-  if (usable.length < 3 || candidates.length === 0) return learnTypeFactors(usable, 1);
-  let best = candidates[0] as number;
+export function fitTypeFactors(jobs: readonly TransferJob[], candidates: readonly TransferRule[] = RULE_CANDIDATES): TypeFactors {
+  const first = candidates[0] ?? { basis: 'step', gamma: 1 };
+  const usable = jobs.filter((j) => learnTypeFactors([j], first).num_jobs === 1);
+  if (usable.length < 3) return learnTypeFactors(usable, first);
+  let best = first;
   let bestScore = Infinity;
-  for (const gamma of candidates) {
-    const errors = usable.map((job, i) => medianError(job, learnTypeFactors(usable.filter((_, k) => k !== i), gamma)));
+  for (const rule of candidates) {
+    const errors = usable.map((job, i) => medianError(job, learnTypeFactors(usable.filter((_, k) => k !== i), rule)));
     errors.sort((a, b) => a - b);
     const score = mean(errors.slice(0, -1));
     if (score < bestScore) {
-      best = gamma;
+      best = rule;
       bestScore = score;
     }
   }
@@ -262,33 +284,42 @@ function medianError(job: TransferJob, factors: TypeFactors): number {
 }
 
 /**
- * The network factor for `shape`: learned there, else at the nearest learned shape with the same
- * kind of link (one node or several; nearest in node ratio, then replica ratio), else 1.
+ * The factors for `shape`: learned there, else at the nearest learned shape with the same kind of
+ * link (one node or several; nearest in node ratio, then replica ratio), else 1 and 1.
  */
-export function factorAt(factors: TypeFactors, shape: Shape): number {
+export function factorAt(factors: TypeFactors, shape: Shape): { network: number; compute: number } {
   const multiNode = shape.num_nodes > 1;
   const sameLink = factors.shapes.filter((s) => s.num_nodes > 1 === multiNode);
   const best = nearestBy(sameLink, (s) => 1e3 * Math.abs(Math.log(s.num_nodes / shape.num_nodes)) + Math.abs(Math.log(s.num_replicas / shape.num_replicas)));
-  return best ? best.network : 1;
+  return best ? { network: best.network, compute: best.compute } : { network: 1, compute: 1 };
 }
 
 /**
  * The job's step-time predictor on the target type from its reference profile and its one-GPU
  * target rows (its multi-GPU target rows, if any, are not read): one GPU, its own compute; more,
- * that compute overlapped by the type's gamma with its reference network time at the nearest
- * shape times the shape's network factor. Undefined when the job lacks one-GPU rows on either
- * type or multi-GPU rows on the reference. Pure.
+ * its reference network time at the nearest shape times the shape's network factor, overlapped
+ * with that compute by gamma (`step` rule) or added to it times the shape's compute factor (`sync`
+ * rule). Undefined when the job lacks one-GPU rows on either type or multi-GPU rows on the
+ * reference. Pure.
  */
 export function transferPredictor(job: TransferJob, factors: TypeFactors): StepPredictor | undefined {
   const compute = oneGpuComputeCurve(job.target);
-  const reference = referenceNetworkCurve(job.reference, factors.gamma);
+  const reference = referenceNetworkCurve(job.reference, factors.rule);
   if (!compute || !reference) return undefined;
+  const rule = factors.rule;
   return (num_nodes, num_replicas, local_bsz) => {
     if (num_replicas < 2) return compute(local_bsz);
     const onReference = reference(num_nodes, num_replicas, local_bsz);
     if (onReference === undefined) return undefined;
-    return overlapStep_s(compute(local_bsz), onReference * factorAt(factors, { num_nodes, num_replicas }), factors.gamma);
+    const f = factorAt(factors, { num_nodes, num_replicas });
+    const network_s = onReference * f.network;
+    return rule.basis === 'step' ? overlapStep_s(compute(local_bsz), network_s, rule.gamma) : compute(local_bsz) * f.compute + network_s;
   };
+}
+
+/** A rule as text: `overlap gamma G` or `sync + compute factor`. */
+export function ruleLabel(rule: TransferRule): string {
+  return rule.basis === 'step' ? `overlap, gamma ${rule.gamma}` : 'measured sync, added';
 }
 
 /**
