@@ -14,7 +14,7 @@
  */
 import { GoodputError } from '../src/core/errors.js';
 import type { TypeMeasurement } from '../src/goodput/type-measurement.js';
-import { fitTypeFactors, oneGpuRatioStep_s, ruleLabel, transferPredictor } from '../src/goodput/type-transfer.js';
+import { computeTime_s, fitTypeFactors, oneGpuComputeCurve, oneGpuRatioStep_s, ruleLabel, transferPredictor } from '../src/goodput/type-transfer.js';
 import { readSiaTraces, type SiaApplication } from '../src/sim/sia-traces.js';
 import { benchArgs } from './bench-args.js';
 
@@ -120,8 +120,35 @@ function main(): void {
   console.log('');
   console.log(`overall: median ${pct(overall.median_abs_pct_error / 100)}, worst application ${pct(overall.worst_app_abs_pct_error / 100)} (target <= 8% and <= 15%)`);
   const there = all.map((r) => r.model_on_baseline_rows).filter(Number.isFinite);
+  printContention(traces.applications, traces.types);
+  console.log('');
   console.log(`on the rows where the placement exists on both types: Sia's ratio rule median ${pct(median(baselines))}, worst application ${pct(Math.max(...baselines))}; transfer model median ${pct(median(there))}, worst ${pct(Math.max(...there))}`);
 }
+
+/**
+ * Diagnostic: per type and application, the median of a multi-GPU row's micro-step time (step
+ * minus sync) over the job's one-GPU micro-step time at that batch, on one node with `gpus` GPUs.
+ * A job whose compute slows down with its GPUs unlike the other jobs on the type cannot be
+ * predicted from them, nor from a reference type where it does not.
+ */
+function printContention(apps: readonly SiaApplication[], types: readonly string[]): void {
+  const gpus = [2, 4, 8];
+  console.log('');
+  console.log(`Why some applications are hard: multi-GPU micro-step over one-GPU micro-step at the same batch, one node with ${gpus.join(' / ')} GPUs (median)`);
+  console.log(`| type | ${apps.map((a) => a.name).join(' | ')} |`);
+  console.log(`| --- | ${apps.map(() => '---:').join(' | ')} |`);
+  for (const type of types) {
+    const cells = apps.map((a) => {
+      const rows = a.byType.get(type);
+      const curve = rows && oneGpuComputeCurve(rows);
+      if (!rows || !curve) return '-';
+      return gpus.map((g) => pct1(median(rows.filter((m) => m.num_nodes === 1 && m.num_replicas === g).map((m) => computeTime_s(m) / curve(m.local_bsz))))).join(' / ');
+    });
+    console.log(`| ${type} | ${cells.join(' | ')} |`);
+  }
+}
+
+const pct1 = (x: number): string => (Number.isFinite(x) ? x.toFixed(2) : '-');
 
 try {
   main();
