@@ -98,6 +98,7 @@ function main(): void {
   const types = traces.types.filter((t) => t !== reference);
   const perType = types.map((type) => ({ type, results: evaluate(traces.applications, type, reference) })).filter((t) => t.results.length > 0);
   const all = perType.flatMap((t) => t.results);
+  if (all.length === 0) throw new GoodputError('E_INPUT', `${dir}: no application has rows on ${reference} and on another type; nothing to predict`);
   const overall = { median_abs_pct_error: round2(median(all.map((r) => r.model))), worst_app_abs_pct_error: round2(Math.max(...all.map((r) => r.model))) };
   if (json) {
     const per_type = Object.fromEntries(perType.map((t) => [t.type, Object.fromEntries(t.results.map((r) => [r.application, { median_abs_pct_error: round2(r.model) }]))]));
