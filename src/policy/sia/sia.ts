@@ -1,0 +1,183 @@
+/**
+ * Sia (SOSP'23) re-implemented from its paper and artifact's description: every round, an
+ * integer program picks for each job one (GPU type, nodes, GPUs) configuration or none,
+ * minimizing the sum of normalized goodputs raised to p < 0 plus lambda_n per job left without
+ * GPUs. A job's goodput on a type it has not run on is its measured type's goodput scaled by the
+ * ratio of the application's one-GPU throughputs (its bootstrap profile); a job with no model
+ * yet may take one GPU of any type. Allocations other than the job's current one are discounted
+ * by Pollux's re-allocation factor. Pure: the solver is injected.
+ */
+import type { Allocation } from '../../core/cluster.js';
+import { fixedBatchChoice, optimizeBatch } from '../../goodput/optimize.js';
+import type { GoodputModel } from '../../goodput/types.js';
+import { allocationType, typeGroups, type TypeGroup, type TypedJob, type TypedPolicy, type TypedSnapshot } from '../typed.js';
+import { solveAssignment, type MilpSolver } from './assignment.js';
+
+/** Sia's knobs (artifact defaults). */
+export interface SiaParams {
+  p: number;
+  lambda_n: number;
+  /** Normalized goodput^p above this is clipped. */
+  clip: number;
+}
+
+export const SIA_DEFAULTS: SiaParams = { p: -0.5, lambda_n: 1.1, clip: 3000 };
+
+/** Goodput below this counts as "no allocation possible". */
+const ZERO_GAIN = 1e-4;
+
+/** Restart penalty (s) Sia assumes per application when discounting a change. */
+function restartPenalty(key: string): number {
+  const table: Record<string, number> = { deepspeech2: 25, imagenet: 250, cifar10: 30, bert: 120, yolov3: 45 };
+  return table[key] ?? 30;
+}
+
+/** One allocatable configuration: `gpus` GPUs on `nodes` nodes of `type`. */
+export interface SiaConfig {
+  type: string;
+  nodes: number;
+  gpus: number;
+}
+
+/**
+ * Sia's configuration set: on a type with g GPUs per node, 1, 2, 4, ... GPUs below g on one
+ * node, then whole nodes (g, 2g, ...) up to the type's node count.
+ */
+export function siaConfigs(groups: readonly TypeGroup[]): SiaConfig[] {
+  const out: SiaConfig[] = [];
+  for (const g of groups) {
+    for (let r = 1; r < g.gpus_per_node; r *= 2) out.push({ type: g.type, nodes: 1, gpus: r });
+    for (let n = 1; n <= g.nodes.length; n++) out.push({ type: g.type, nodes: n, gpus: n * g.gpus_per_node });
+  }
+  return out;
+}
+
+function goodputOn(model: GoodputModel, job: TypedJob, nodes: number, gpus: number): number {
+  if (job.fixed_batch_size !== undefined) return fixedBatchChoice(model, nodes, gpus, job.fixed_batch_size).goodput;
+  return optimizeBatch(model, nodes, gpus, model.limits.max_batch_size).goodput;
+}
+
+/** The Sia policy over `solver`. */
+export class SiaPolicy implements TypedPolicy {
+  readonly name: string = 'sia';
+  private prevConfig = new Map<string, number>();
+  /** The absolute goodput the last goodputRow normalized by (samples/s). */
+  protected lastMinGoodput = 1;
+
+  constructor(
+    private readonly solver: MilpSolver,
+    private readonly params: SiaParams = SIA_DEFAULTS,
+  ) {}
+
+  /**
+   * Weight of a job's term in the objective, given its normalized goodput per configuration
+   * (Sia: 1 for every job). Subclasses weigh jobs by what they know (e.g. remaining work).
+   */
+  protected jobWeight(_job: TypedJob, _normalized: readonly number[], _configs: readonly SiaConfig[], _now_s: number): number {
+    return 1;
+  }
+
+  decide(s: TypedSnapshot): Record<string, Allocation> {
+    const groups = typeGroups(s.nodes);
+    const configs = siaConfigs(groups);
+    const gpn = new Map(groups.map((g) => [g.type, g.gpus_per_node]));
+    const rows: { id: string; costs: Map<number, number>; forced?: number }[] = [];
+    for (const job of s.jobs) {
+      const gp = this.goodputRow(job, configs, gpn);
+      const weight = this.jobWeight(job, gp, configs, s.now_s);
+      const prev = this.prevConfig.get(job.id);
+      const age = s.now_s - job.submitted_at_s;
+      const pen = restartPenalty(job.key);
+      const realloc = age < pen ? 1 : Math.max(age - job.restarts * pen, 0) / (age + pen);
+      const costs = new Map<number, number>();
+      for (let c = 0; c < configs.length; c++) {
+        let g = gp[c]!;
+        if (prev !== undefined && c !== prev) g *= realloc;
+        g = Math.max(g, ZERO_GAIN);
+        const a = Math.min(Math.round(Math.pow(g, this.params.p) * 100) / 100, this.params.clip);
+        // A configuration costing at least the no-allocation penalty never improves the objective.
+        if (a < this.params.lambda_n || c === prev) costs.set(c, weight * (a - this.params.lambda_n));
+      }
+      const keep = job.restarting && prev !== undefined && s.allocations[job.id] !== undefined;
+      rows.push({ id: job.id, costs, ...(keep ? { forced: prev } : {}) });
+    }
+    const capacity = groups.map((g) => g.total_gpus);
+    const typeIndex = new Map(groups.map((g, i) => [g.type, i]));
+    const chosen = solveAssignment(this.solver, rows, configs.map((c) => ({ group: typeIndex.get(c.type)!, gpus: c.gpus })), capacity);
+    this.prevConfig = new Map();
+    const perType = new Map<string, { id: string; gpus: number }[]>();
+    for (const [id, c] of chosen) {
+      this.prevConfig.set(id, c);
+      const cfg = configs[c]!;
+      const list = perType.get(cfg.type) ?? [];
+      list.push({ id, gpus: cfg.gpus });
+      perType.set(cfg.type, list);
+    }
+    const out: Record<string, Allocation> = {};
+    for (const g of groups) Object.assign(out, placeFast(g, perType.get(g.type) ?? [], s.nodes.map((n) => n.gpus)));
+    return out;
+  }
+
+  /** Normalized goodput of `job` for every configuration (ZERO_GAIN where not allowed). */
+  protected goodputRow(job: TypedJob, configs: readonly SiaConfig[], gpn: ReadonlyMap<string, number>): number[] {
+    const types = [...gpn.keys()];
+    const cap = job.max_replicas === 1 ? 1 : Math.max(...types.map((t) => Math.min(Math.max(2 * (job.max_profiled[t] ?? 0), 1), job.max_replicas)));
+    const models = new Map(types.map((t) => [t, job.model(t)]));
+    const source = types.find((t) => models.get(t) !== undefined);
+    const row = configs.map((c) => {
+      if (c.gpus > cap) return 0;
+      const own = models.get(c.type);
+      if (own) return goodputOn(own, job, c.nodes, c.gpus);
+      if (source === undefined) return c.gpus === 1 ? 1 : 0;
+      const src = models.get(source)!;
+      const ratio = job.one_gpu_samples_per_s[c.type]! / job.one_gpu_samples_per_s[source]!;
+      return goodputOn(src, job, Math.ceil(c.gpus / gpn.get(source)!), c.gpus) * ratio;
+    });
+    const positive = row.filter((g) => g > ZERO_GAIN);
+    const min = positive.length > 0 ? Math.min(...positive) : 1;
+    this.lastMinGoodput = min;
+    return row.map((g) => (g > ZERO_GAIN ? g / min : ZERO_GAIN));
+  }
+}
+
+/**
+ * Sia's fast placement on one type: jobs by GPU count, largest first; whole nodes for the
+ * whole-node part, then the rest on the next nodes with free GPUs, continuing round-robin.
+ */
+function placeFast(group: TypeGroup, jobs: readonly { id: string; gpus: number }[], nodeGpus: readonly number[]): Record<string, Allocation> {
+  const free = group.nodes.map((n) => nodeGpus[n]!);
+  const m = free.length;
+  const g = group.gpus_per_node;
+  const out: Record<string, Allocation> = {};
+  let cursor = 0;
+  for (const job of [...jobs].sort((a, b) => b.gpus - a.gpus)) {
+    let left = job.gpus;
+    let node = cursor;
+    let full = Math.floor(left / g);
+    const placed: number[] = [];
+    for (let checked = 0; checked < m && full > 0; checked++) {
+      if (free[node] === g) {
+        free[node] = 0;
+        left -= g;
+        for (let k = 0; k < g; k++) placed.push(group.nodes[node]!);
+        full--;
+      }
+      node = (node + 1) % m;
+    }
+    for (let guard = 0; left > 0 && guard < 2 * m; guard++) {
+      const take = Math.min(left, free[node]!);
+      if (take > 0) {
+        free[node]! -= take;
+        left -= take;
+        for (let k = 0; k < take; k++) placed.push(group.nodes[node]!);
+      }
+      node = (node + 1) % m;
+    }
+    if (left === 0) out[job.id] = placed;
+    cursor = node;
+  }
+  return out;
+}
+
+/** The type a Sia decision put `id` on, for tests. */
+export { allocationType };
