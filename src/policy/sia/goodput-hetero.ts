@@ -21,6 +21,7 @@ export const GOODPUT_HETERO_DEFAULTS: GoodputHeteroParams = { ...SIA_DEFAULTS, s
 /** The goodput policy for typed clusters. */
 export class GoodputHetero extends SiaPolicy {
   override readonly name = 'goodput';
+  protected override readonly stickyPlacement = true;
 
   constructor(
     solver: MilpSolver,

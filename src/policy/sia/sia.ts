@@ -114,9 +114,19 @@ export class SiaPolicy implements TypedPolicy {
       perType.set(cfg.type, list);
     }
     const out: Record<string, Allocation> = {};
-    for (const g of groups) Object.assign(out, placeFast(g, perType.get(g.type) ?? [], s.nodes.map((n) => n.gpus)));
+    const nodeGpus = s.nodes.map((n) => n.gpus);
+    for (const g of groups) {
+      const list = perType.get(g.type) ?? [];
+      Object.assign(out, this.stickyPlacement ? placeSticky(g, list, nodeGpus, s.allocations) : placeFast(g, list, nodeGpus));
+    }
     return out;
   }
+
+  /**
+   * Whether a job whose type and GPU count are unchanged keeps its nodes (no restart) before
+   * the others are placed. Sia: no (its fast placement re-packs every round).
+   */
+  protected readonly stickyPlacement: boolean = false;
 
   /** Normalized goodput of `job` for every configuration (ZERO_GAIN where not allowed). */
   protected goodputRow(job: TypedJob, configs: readonly SiaConfig[], gpn: ReadonlyMap<string, number>): number[] {
@@ -175,6 +185,59 @@ function placeFast(group: TypeGroup, jobs: readonly { id: string; gpus: number }
     }
     if (left === 0) out[job.id] = placed;
     cursor = node;
+  }
+  return out;
+}
+
+/**
+ * Placement that keeps every job whose GPU count on this type is unchanged on its nodes, then
+ * packs the others: whole free nodes first for multi-node jobs, else the node with the fewest
+ * free GPUs that fits (best fit), else any free GPUs.
+ */
+function placeSticky(group: TypeGroup, jobs: readonly { id: string; gpus: number }[], nodeGpus: readonly number[], current: Readonly<Record<string, Allocation>>): Record<string, Allocation> {
+  const free = new Map(group.nodes.map((n) => [n, nodeGpus[n]!]));
+  const out: Record<string, Allocation> = {};
+  const rest: { id: string; gpus: number }[] = [];
+  for (const job of jobs) {
+    const prev = current[job.id];
+    if (prev && prev.length === job.gpus && prev.every((n) => free.has(n))) {
+      const need = new Map<number, number>();
+      for (const n of prev) need.set(n, (need.get(n) ?? 0) + 1);
+      if ([...need].every(([n, k]) => free.get(n)! >= k)) {
+        for (const [n, k] of need) free.set(n, free.get(n)! - k);
+        out[job.id] = prev;
+        continue;
+      }
+    }
+    rest.push(job);
+  }
+  const g = group.gpus_per_node;
+  for (const job of rest.sort((a, b) => b.gpus - a.gpus)) {
+    const placed: number[] = [];
+    let left = job.gpus;
+    if (left >= g) {
+      for (const n of group.nodes) {
+        if (left < g) break;
+        if (free.get(n) === g) {
+          free.set(n, 0);
+          for (let k = 0; k < g; k++) placed.push(n);
+          left -= g;
+        }
+      }
+    }
+    if (left > 0) {
+      const fit = group.nodes.filter((n) => free.get(n)! >= left).sort((a, b) => free.get(a)! - free.get(b)!)[0];
+      const order = fit !== undefined ? [fit] : [...group.nodes].sort((a, b) => free.get(b)! - free.get(a)!);
+      for (const n of order) {
+        const take = Math.min(left, free.get(n)!);
+        free.set(n, free.get(n)! - take);
+        for (let k = 0; k < take; k++) placed.push(n);
+        left -= take;
+        if (left === 0) break;
+      }
+    }
+    if (left === 0) out[job.id] = placed;
+    else for (const n of placed) free.set(n, free.get(n)! + 1);
   }
   return out;
 }

@@ -90,6 +90,8 @@ export interface HeteroSimResult {
 /** Options of one mixed-cluster run. */
 export interface HeteroSimOptions {
   interval_s?: number;
+  /** Stop after this many rounds (jobs left unfinished are reported with their JCT so far). */
+  max_rounds?: number;
   onRound?: (now_s: number, completed: number, total: number) => void;
 }
 
@@ -117,7 +119,8 @@ export function simulateHetero(workload: readonly HeteroWorkloadJob[], policy: T
   let rounds = 0;
   let completed = 0;
   const lastArrival = Math.max(...jobs.map((j) => j.submit_s));
-  while (completed < jobs.length) {
+  const maxRounds = options.max_rounds ?? Infinity;
+  while (completed < jobs.length && rounds < maxRounds) {
     for (const job of jobs) {
       const was = job.completion_s;
       job.step(interval);
@@ -165,7 +168,7 @@ export function simulateHetero(workload: readonly HeteroWorkloadJob[], policy: T
       name: j.name,
       application: j.app.name,
       submit_s: j.submit_s,
-      jct_s: j.completion_s! - j.submit_s,
+      jct_s: (j.completion_s ?? now) - j.submit_s,
       restarts: j.restarts ?? 0,
       attained_gpu_s: j.attained_gpu_s,
       avg_active_jobs: activeRounds[i]! > 0 ? activeSum[i]! / activeRounds[i]! : 1,
