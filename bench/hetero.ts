@@ -4,6 +4,7 @@
  * policy's decision time at 64 and 2,048 GPUs. Run:
  *   npm run bench:hetero -- [--data DIR] [--sets philly,saturn] [--workloads 1-8] [--policies goodput,sia,pollux] [--json]
  */
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { percentile } from '../src/sim/metrics.js';
 import { clusterNodes, loadHeteroWorkload, parseClusterSpec, simulateHetero, type HeteroWorkloadJob } from '../src/sim/hetero/hetero-sim.js';
@@ -33,7 +34,7 @@ const PUBLISHED: Record<string, Record<string, [number, number, number, number]>
 };
 
 const values = benchArgs(USAGE, {
-  data: { type: 'string', default: '../shared/data/sia' },
+  data: { type: 'string' },
   sets: { type: 'string', default: 'philly,saturn' },
   workloads: { type: 'string' },
   policies: { type: 'string', default: 'goodput,sia,pollux' },
@@ -54,7 +55,13 @@ function numbers(spec: string, max: number): number[] {
   return out;
 }
 
-const traces = join(values.data, 'traces');
+// The shared data sits beside the checkout (../shared) or beside its worktree folder (../../shared).
+const dataDir = values.data ?? (existsSync('../shared/data/sia') ? '../shared/data/sia' : '../../shared/data/sia');
+if (!existsSync(join(dataDir, 'traces'))) {
+  console.error(`error: ${dataDir}/traces: no such directory (give the Sia data directory with --data)`);
+  process.exit(2);
+}
+const traces = join(dataDir, 'traces');
 const policies = values.policies.split(',');
 const sets = values.sets.split(',');
 const h = (s: number) => s / 3600;
@@ -80,7 +87,7 @@ for (const set of sets) {
   for (const policy of policies) {
     const reports: HeteroReport[] = [];
     for (const n of list) {
-      const file = join(values.data, 'workloads', set, `workload-${n}.csv`);
+      const file = join(dataDir, 'workloads', set, `workload-${n}.csv`);
       const t0 = Date.now();
       const r = await runHeteroWorkload(file, { policy, cluster: CLUSTER, traces_dir: traces, seed: 1 });
       reports.push(r);
@@ -106,7 +113,7 @@ for (const set of sets) {
 async function decisionAtScale(policy: string): Promise<number> {
   const parts = parseClusterSpec(CLUSTER_X32);
   const apps = loadHeteroApplications(traces, parts.map((p) => p.type));
-  const base = loadHeteroWorkload(join(values.data, 'workloads', 'philly', 'workload-1.csv'), apps);
+  const base = loadHeteroWorkload(join(dataDir, 'workloads', 'philly', 'workload-1.csv'), apps);
   const jobs: HeteroWorkloadJob[] = [];
   for (let k = 0; k < 32; k++) for (const j of base) jobs.push({ ...j, name: `${j.name}-${k}`, submit_s: Math.floor(j.submit_s / 16) });
   const result = simulateHetero(jobs, await makeTypedPolicy(policy, 1), clusterNodes(parts), { max_rounds: 60 });

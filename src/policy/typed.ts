@@ -27,6 +27,8 @@ export interface TypedJob {
   one_gpu_samples_per_s: Readonly<Record<string, number>>;
   /** Training left in B0-equivalent samples. */
   remaining_samples: number;
+  /** Seconds a restart of the job costs (measured on its earlier restarts, or its key's). */
+  restart_s: number;
   /** Whether a restart is still under way (its allocation should be kept). */
   restarting: boolean;
 }

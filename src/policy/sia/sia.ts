@@ -82,25 +82,30 @@ export class SiaPolicy implements TypedPolicy {
     const configs = siaConfigs(groups);
     const gpn = new Map(groups.map((g) => [g.type, g.gpus_per_node]));
     const rows: { id: string; costs: Map<number, number>; forced?: number }[] = [];
-    for (const job of s.jobs) {
+    const gps = s.jobs.map((job) => {
       const gp = this.goodputRow(job, configs, gpn);
-      const weight = this.jobWeight(job, gp, configs, s.now_s);
+      return { gp, min: this.lastMinGoodput, weight: this.jobWeight(job, gp, configs, s.now_s) };
+    });
+    // Weights relative to the round's median, so that a per-GPU cost has one scale.
+    const sorted = gps.map((g) => g.weight).sort((a, b) => a - b);
+    const median = sorted.length > 0 ? sorted[Math.floor(sorted.length / 2)]! : 1;
+    s.jobs.forEach((job, i) => {
+      const gp = gps[i]!.gp;
+      const weight = gps[i]!.weight / (median > 0 ? median : 1);
       const prev = this.prevConfig.get(job.id);
-      const age = s.now_s - job.submitted_at_s;
-      const pen = restartPenalty(job.key);
-      const realloc = age < pen ? 1 : Math.max(age - job.restarts * pen, 0) / (age + pen);
       const costs = new Map<number, number>();
       for (let c = 0; c < configs.length; c++) {
         let g = gp[c]!;
-        if (prev !== undefined && c !== prev) g *= realloc;
+        if (prev !== undefined && c !== prev) g *= this.changeFactor(job, g * gps[i]!.min, s.now_s);
         g = Math.max(g, ZERO_GAIN);
         const a = Math.min(Math.round(Math.pow(g, this.params.p) * 100) / 100, this.params.clip);
-        // A configuration costing at least the no-allocation penalty never improves the objective.
-        if (a < this.params.lambda_n || c === prev) costs.set(c, weight * (a - this.params.lambda_n));
+        const cost = weight * (a - this.params.lambda_n) + this.perGpuCost * configs[c]!.gpus;
+        // A configuration of non-negative cost never improves the objective.
+        if (cost < 0 || c === prev) costs.set(c, cost);
       }
       const keep = job.restarting && prev !== undefined && s.allocations[job.id] !== undefined;
       rows.push({ id: job.id, costs, ...(keep ? { forced: prev } : {}) });
-    }
+    });
     const capacity = groups.map((g) => g.total_gpus);
     const typeIndex = new Map(groups.map((g, i) => [g.type, i]));
     const chosen = solveAssignment(this.solver, rows, configs.map((c) => ({ group: typeIndex.get(c.type)!, gpus: c.gpus })), capacity);
@@ -128,6 +133,27 @@ export class SiaPolicy implements TypedPolicy {
    */
   protected readonly stickyPlacement: boolean = false;
 
+  /**
+   * Discount of a configuration other than the job's current one, whose goodput is
+   * `goodput` samples/s. Sia: Pollux's re-allocation factor, (age - restarts x penalty) / (age +
+   * penalty), 1 while the job is younger than the penalty.
+   */
+  protected changeFactor(job: TypedJob, _goodput: number, now_s: number): number {
+    const age = now_s - job.submitted_at_s;
+    const pen = restartPenalty(job.key);
+    return age < pen ? 1 : Math.max(age - job.restarts * pen, 0) / (age + pen);
+  }
+
+  /** Goodput of one GPU of `type` for a job without a model on any type (Sia: 1 on every type). */
+  protected unmodelledGoodput(_job: TypedJob, _type: string): number {
+    return 1;
+  }
+
+  /** Objective cost of each GPU a configuration uses, in median-job units (Sia: 0). */
+  protected get perGpuCost(): number {
+    return 0;
+  }
+
   /** Normalized goodput of `job` for every configuration (ZERO_GAIN where not allowed). */
   protected goodputRow(job: TypedJob, configs: readonly SiaConfig[], gpn: ReadonlyMap<string, number>): number[] {
     const types = [...gpn.keys()];
@@ -138,7 +164,7 @@ export class SiaPolicy implements TypedPolicy {
       if (c.gpus > cap) return 0;
       const own = models.get(c.type);
       if (own) return goodputOn(own, job, c.nodes, c.gpus);
-      if (source === undefined) return c.gpus === 1 ? 1 : 0;
+      if (source === undefined) return c.gpus === 1 ? this.unmodelledGoodput(job, c.type) : 0;
       const src = models.get(source)!;
       const ratio = job.one_gpu_samples_per_s[c.type]! / job.one_gpu_samples_per_s[source]!;
       return goodputOn(src, job, Math.ceil(c.gpus / gpn.get(source)!), c.gpus) * ratio;

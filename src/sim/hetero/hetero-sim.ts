@@ -196,6 +196,7 @@ function typedJob(j: HeteroJob, types: readonly string[]): TypedJob {
     limits: (t) => typeLimits(j.app, t),
     one_gpu_samples_per_s: one,
     remaining_samples: j.remaining_samples,
+    restart_s: j.app.rescale_s,
     restarting: j.rescale_s > 0 && j.placement.length > 0,
   };
 }
