@@ -180,7 +180,7 @@ export class SiaPolicy implements TypedPolicy {
  * Sia's fast placement on one type: jobs by GPU count, largest first; whole nodes for the
  * whole-node part, then the rest on the next nodes with free GPUs, continuing round-robin.
  */
-function placeFast(group: TypeGroup, jobs: readonly { id: string; gpus: number }[], nodeGpus: readonly number[]): Record<string, Allocation> {
+export function placeFast(group: TypeGroup, jobs: readonly { id: string; gpus: number }[], nodeGpus: readonly number[]): Record<string, Allocation> {
   const free = group.nodes.map((n) => nodeGpus[n]!);
   const m = free.length;
   const g = group.gpus_per_node;
@@ -220,7 +220,7 @@ function placeFast(group: TypeGroup, jobs: readonly { id: string; gpus: number }
  * packs the others: whole free nodes first for multi-node jobs, else the node with the fewest
  * free GPUs that fits (best fit), else any free GPUs.
  */
-function placeSticky(group: TypeGroup, jobs: readonly { id: string; gpus: number }[], nodeGpus: readonly number[], current: Readonly<Record<string, Allocation>>): Record<string, Allocation> {
+export function placeSticky(group: TypeGroup, jobs: readonly { id: string; gpus: number }[], nodeGpus: readonly number[], current: Readonly<Record<string, Allocation>>): Record<string, Allocation> {
   const free = new Map(group.nodes.map((n) => [n, nodeGpus[n]!]));
   const out: Record<string, Allocation> = {};
   const rest: { id: string; gpus: number }[] = [];
