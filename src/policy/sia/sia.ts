@@ -32,6 +32,31 @@ function restartPenalty(key: string): number {
   return table[key] ?? 30;
 }
 
+/**
+ * Above this many candidate columns (thousands of jobs) each job keeps, per type, only its best
+ * configuration, the one with about half its GPUs, one GPU, and its current one: the program's
+ * size (and HiGHS's time) then grows with the jobs, not with jobs x configurations.
+ */
+const COLUMN_BUDGET = 6000;
+
+function thinRow(costs: Map<number, number>, configs: readonly SiaConfig[], prev: number | undefined): void {
+  const byType = new Map<string, number[]>();
+  for (const c of costs.keys()) {
+    const list = byType.get(configs[c]!.type) ?? [];
+    list.push(c);
+    byType.set(configs[c]!.type, list);
+  }
+  const keep = new Set<number>(prev !== undefined ? [prev] : []);
+  for (const list of byType.values()) {
+    const best = list.reduce((a, b) => (costs.get(b)! < costs.get(a)! ? b : a));
+    keep.add(best);
+    const half = list.filter((c) => configs[c]!.gpus <= configs[best]!.gpus / 2).pop();
+    if (half !== undefined) keep.add(half);
+    keep.add(list.reduce((a, b) => (configs[b]!.gpus < configs[a]!.gpus ? b : a)));
+  }
+  for (const c of [...costs.keys()]) if (!keep.has(c)) costs.delete(c);
+}
+
 /** One allocatable configuration: `gpus` GPUs on `nodes` nodes of `type`. */
 export interface SiaConfig {
   type: string;
@@ -94,18 +119,25 @@ export class SiaPolicy implements TypedPolicy {
       const weight = gps[i]!.weight / (median > 0 ? median : 1);
       const prev = this.prevConfig.get(job.id);
       const costs = new Map<number, number>();
+      // Configurations come type by type, GPUs ascending: one costing no less than a smaller one
+      // of its type is dominated (more GPUs, no better objective) and never needed.
+      let bestOfType = Infinity;
       for (let c = 0; c < configs.length; c++) {
+        if (c === 0 || configs[c]!.type !== configs[c - 1]!.type) bestOfType = Infinity;
         let g = gp[c]!;
         if (prev !== undefined && c !== prev) g *= this.changeFactor(job, g * gps[i]!.min, s.now_s);
         g = Math.max(g, ZERO_GAIN);
         const a = Math.min(Math.round(Math.pow(g, this.params.p) * 100) / 100, this.params.clip);
         const cost = weight * (a - this.params.lambda_n) + this.perGpuCost * configs[c]!.gpus;
-        // A configuration of non-negative cost never improves the objective.
-        if (cost < 0 || c === prev) costs.set(c, cost);
+        // Nor does one of non-negative cost (leaving the job out is no worse).
+        if ((cost < 0 && cost < bestOfType) || c === prev) costs.set(c, cost);
+        bestOfType = Math.min(bestOfType, cost);
       }
       const keep = job.restarting && prev !== undefined && s.allocations[job.id] !== undefined;
       rows.push({ id: job.id, costs, ...(keep ? { forced: prev } : {}) });
     });
+    const columns = rows.reduce((n, r) => n + r.costs.size, 0);
+    if (columns > COLUMN_BUDGET) for (const r of rows) thinRow(r.costs, configs, this.prevConfig.get(r.id));
     const capacity = groups.map((g) => g.total_gpus);
     const typeIndex = new Map(groups.map((g, i) => [g.type, i]));
     const chosen = solveAssignment(this.solver, rows, configs.map((c) => ({ group: typeIndex.get(c.type)!, gpus: c.gpus })), capacity);
