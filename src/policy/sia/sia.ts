@@ -114,16 +114,19 @@ export class SiaPolicy implements TypedPolicy {
     // Weights relative to the round's median, so that a per-GPU cost has one scale.
     const sorted = gps.map((g) => g.weight).sort((a, b) => a - b);
     const median = sorted.length > 0 ? sorted[Math.floor(sorted.length / 2)]! : 1;
+    const large = s.jobs.length * configs.length > COLUMN_BUDGET;
     s.jobs.forEach((job, i) => {
       const gp = gps[i]!.gp;
       const weight = gps[i]!.weight / (median > 0 ? median : 1);
       const prev = this.prevConfig.get(job.id);
       const costs = new Map<number, number>();
       // Configurations come type by type, GPUs ascending: one costing no less than a smaller one
-      // of its type is dominated (more GPUs, no better objective) and never needed.
+      // of its type is dominated (more GPUs, no better objective) and never needed. Dropped only
+      // in large programs: at tens of jobs the full program is the artifact's, whose choice
+      // among equally good solutions the simulation turns out to be sensitive to.
       let bestOfType = Infinity;
       for (let c = 0; c < configs.length; c++) {
-        if (c === 0 || configs[c]!.type !== configs[c - 1]!.type) bestOfType = Infinity;
+        if (c === 0 || configs[c]!.type !== configs[c - 1]!.type || !large) bestOfType = Infinity;
         let g = gp[c]!;
         if (prev !== undefined && c !== prev) g *= this.changeFactor(job, g * gps[i]!.min, s.now_s);
         g = Math.max(g, ZERO_GAIN);
