@@ -47,6 +47,11 @@ export interface TypedPolicy {
   readonly name: string;
   /** Whether jobs keep one model over all types (type-unaware), instead of one per type. */
   readonly pooled_models?: boolean;
+  /**
+   * Whether a job's model on a type includes what the other jobs of its key (application)
+   * measured there, as the control plane's profiles do. Absent: its own measurements only.
+   */
+  readonly uses_profiles?: boolean;
   decide(snapshot: TypedSnapshot): Record<string, Allocation>;
 }
 

@@ -7,7 +7,10 @@
  *   while the power-mean objective and the no-allocation penalty keep long jobs running;
  * - a change is discounted by its restart time over the job's remaining work (hysteresis: a job
  *   about to finish does not move for a small gain), on top of Sia's age-based factor;
- * - each GPU used costs a little (fewer GPU-hours for the same JCT);
+ * - a job's model on a type includes what the other jobs of its application measured there (its
+ *   profile), so a new job starts at a size and batch its profile supports instead of doubling
+ *   from one GPU;
+ * - optionally, each GPU used costs a little (`gpu_cost`: fewer GPU-hours for a higher JCT);
  * - a job keeps its nodes while its type and size are unchanged (no restart for a re-pack);
  * - a job without a model starts on the type of highest one-GPU throughput for its application.
  * Pure.
@@ -29,11 +32,12 @@ export interface GoodputHeteroParams extends SiaParams {
 }
 
 /** Defaults measured on philly and saturn workload-1 (docs/heterogeneous.md). */
-export const GOODPUT_HETERO_DEFAULTS: GoodputHeteroParams = { ...SIA_DEFAULTS, srpt_power: 0.5, gpu_cost: 0.003, restart_aware: 1, bootstrap_ratio: 1 };
+export const GOODPUT_HETERO_DEFAULTS: GoodputHeteroParams = { ...SIA_DEFAULTS, srpt_power: 0.5, gpu_cost: 0, restart_aware: 1, bootstrap_ratio: 1 };
 
 /** The goodput policy for typed clusters. */
 export class GoodputHetero extends SiaPolicy {
   override readonly name = 'goodput';
+  readonly uses_profiles = true;
   protected override readonly stickyPlacement = true;
 
   constructor(

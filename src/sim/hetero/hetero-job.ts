@@ -10,6 +10,7 @@ import { fitPerfParams } from '../../goodput/fit.js';
 import { optimizeBatch } from '../../goodput/optimize.js';
 import type { GoodputModel, PerfParams, ProfilePoint } from '../../goodput/types.js';
 import { roundHalfEven } from '../artifact-arithmetic.js';
+import type { KeyProfiles } from './key-profiles.js';
 import { typeLimits, type HeteroApplication } from './typed-app.js';
 
 /** Profile key of the pooled (type-unaware) model. */
@@ -24,6 +25,8 @@ export interface HeteroJobConfig {
   fixed_batch_size?: number;
   /** One model over every type's measurements (a type-unaware scheduler's job). */
   pooled: boolean;
+  /** The run's shared profiles, for policies that use them (never with `pooled`). */
+  profiles?: KeyProfiles;
 }
 
 /** A simulated job on a mixed cluster. */
@@ -48,6 +51,7 @@ export class HeteroJob {
   grad: readonly [number, number] | null = null;
   private readonly profiles = new Map<string, Map<number, ProfilePoint>>();
   private readonly fits = new Map<string, PerfParams>();
+  private readonly shared: KeyProfiles | undefined;
 
   constructor(config: HeteroJobConfig) {
     this.name = config.name;
@@ -55,6 +59,7 @@ export class HeteroJob {
     this.submit_s = config.submit_s;
     this.fixed_batch_size = config.fixed_batch_size;
     this.pooled = config.pooled;
+    this.shared = config.pooled ? undefined : config.profiles;
   }
 
   get num_replicas(): number {
@@ -64,7 +69,7 @@ export class HeteroJob {
   /** Largest replica count measured on `type` (pooled: on any type). */
   maxProfiled(type: string): number {
     const p = this.profiles.get(this.pooled ? POOLED : type);
-    let max = 0;
+    let max = this.shared ? this.shared.maxReplicas(this.app.name, type) : 0;
     if (p) for (const pt of p.values()) max = Math.max(max, pt.num_replicas);
     return max;
   }
@@ -74,6 +79,12 @@ export class HeteroJob {
    * with the limits of `type`); undefined before it has run there and measured its gradient.
    */
   model(type: string): GoodputModel | undefined {
+    if (this.shared) {
+      // Every own measurement is in the shared profile: its fit is the job's and its key's.
+      const perf = this.shared.perf(this.app.name, type);
+      const grad = this.grad ?? this.shared.grad(this.app.name);
+      return perf && grad ? { perf, grad: { sqr: grad[0], var: grad[1] }, limits: typeLimits(this.app, type) } : undefined;
+    }
     const key = this.pooled ? POOLED : type;
     const points = this.profiles.get(key);
     if (!points || points.size === 0 || !this.grad) return undefined;
@@ -152,8 +163,13 @@ export class HeteroJob {
     if (!points) this.profiles.set(key, (points = new Map()));
     const id = (n * 1000 + r) * 65536 + b;
     if (points.has(id)) return;
-    points.set(id, { num_nodes: n, num_replicas: r, local_bsz: b, accum_step_time_s: step - sync, optim_step_time_s: step });
+    const point = { num_nodes: n, num_replicas: r, local_bsz: b, accum_step_time_s: step - sync, optim_step_time_s: step };
+    points.set(id, point);
     this.fits.delete(key);
+    if (this.shared) {
+      this.shared.add(this.app.name, key, id, point);
+      if (this.epoch === 0) this.shared.setStartGrad(this.app.name, this.grad);
+    }
   }
 
   private updateBatch(): void {

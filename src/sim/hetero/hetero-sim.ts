@@ -11,6 +11,7 @@ import { validateDecision } from '../../policy/validate-decision.js';
 import { numberCell, parseCsv } from '../csv.js';
 import type { JobOutcome } from '../simulator.js';
 import { HeteroJob } from './hetero-job.js';
+import { KeyProfiles } from './key-profiles.js';
 import { typeLimits, type HeteroApplication } from './typed-app.js';
 
 /** One type's share of a mixed cluster: `nodes` machines of `gpus_per_node` GPUs. */
@@ -90,6 +91,12 @@ export interface HeteroSimResult {
 /** Options of one mixed-cluster run. */
 export interface HeteroSimOptions {
   interval_s?: number;
+  /**
+   * Whether moving a job to other nodes with the same GPUs per node restarts it (physically it
+   * does). Default false: the Sia artifact's simulator, whose published results this reproduces,
+   * restarts a job only when its type or placement shape changes.
+   */
+  strict_moves?: boolean;
   /** Stop after this many rounds (jobs left unfinished are reported with their JCT so far). */
   max_rounds?: number;
   onRound?: (now_s: number, completed: number, total: number) => void;
@@ -110,7 +117,8 @@ export function jobMaxReplicas(app: HeteroApplication): number {
 export function simulateHetero(workload: readonly HeteroWorkloadJob[], policy: TypedPolicy, nodes: readonly NodeInfo[], options: HeteroSimOptions = {}): HeteroSimResult {
   const interval = options.interval_s ?? 60;
   const types = [...new Set(nodes.map(gpuTypeOf))];
-  const jobs = workload.map((w) => new HeteroJob({ name: w.name, app: w.app, submit_s: w.submit_s, pooled: policy.pooled_models === true, ...(w.app.name === 'ncf' ? { fixed_batch_size: 32768 } : {}) }));
+  const profiles = policy.uses_profiles === true ? new KeyProfiles() : undefined;
+  const jobs = workload.map((w) => new HeteroJob({ name: w.name, app: w.app, submit_s: w.submit_s, pooled: policy.pooled_models === true, ...(profiles ? { profiles } : {}), ...(w.app.name === 'ncf' ? { fixed_batch_size: 32768 } : {}) }));
   const activeSum = new Float64Array(jobs.length);
   const activeRounds = new Float64Array(jobs.length);
   const decision_ms: number[] = [];
@@ -120,6 +128,7 @@ export function simulateHetero(workload: readonly HeteroWorkloadJob[], policy: T
   let completed = 0;
   const lastArrival = Math.max(...jobs.map((j) => j.submit_s));
   const maxRounds = options.max_rounds ?? Infinity;
+  const strictMoves = options.strict_moves === true;
   while (completed < jobs.length && rounds < maxRounds) {
     for (const job of jobs) {
       const was = job.completion_s;
@@ -150,7 +159,12 @@ export function simulateHetero(workload: readonly HeteroWorkloadJob[], policy: T
         if (a && a.length > 0) next[j.name] = [...a];
         if (!sameAllocation(kept[j.name], next[j.name])) {
           const alloc = next[j.name];
-          j.reallocate(alloc ? gpuTypeOf(nodes[alloc[0]!]!) : null, alloc ? groupConsecutive(alloc) : []);
+          const type = alloc ? gpuTypeOf(nodes[alloc[0]!]!) : null;
+          const placement = alloc ? groupConsecutive(alloc) : [];
+          // The artifact restarts a job only when its type or its GPUs per node change: a move to
+          // other nodes of the same shape is free there (not physically: a real move restarts).
+          const free = !strictMoves && kept[j.name] !== undefined && type === j.type && samePlacement(placement, j.placement);
+          if (!free) j.reallocate(type, placement);
         }
       }
       allocations = next;
@@ -199,6 +213,10 @@ function typedJob(j: HeteroJob, types: readonly string[]): TypedJob {
     restart_s: j.app.rescale_s,
     restarting: j.rescale_s > 0 && j.placement.length > 0,
   };
+}
+
+function samePlacement(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 function sameAllocation(a: Allocation | undefined, b: Allocation | undefined): boolean {
