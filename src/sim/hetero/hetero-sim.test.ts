@@ -9,6 +9,7 @@ import type { TypedPolicy, TypedSnapshot } from '../../policy/typed.js';
 import { packagePath } from '../../util/package-root.js';
 import { parsePlacements } from '../sia-traces.js';
 import { HeteroJob } from './hetero-job.js';
+import { KeyProfiles } from './key-profiles.js';
 import { clusterNodes, loadHeteroWorkload, parseClusterSpec, simulateHetero } from './hetero-sim.js';
 import { loadHighsSolver } from './highs-solver.js';
 import { loadHeteroApplications, TypeThroughput } from './typed-app.js';
@@ -95,5 +96,39 @@ describe('simulateHetero on the Sia traces', { skip }, () => {
       j.step(5);
     }
     assert.ok(Math.abs(raw.progress / calibrated.progress - 1.8) < 1e-9, `ratio ${raw.progress / calibrated.progress}`);
+  });
+
+  /** A policy that moves job 0 between two nodes of the same type every round. */
+  function mover(): TypedPolicy {
+    let flip = false;
+    return {
+      name: 'mover',
+      decide(s: TypedSnapshot): Record<string, Allocation> {
+        flip = !flip;
+        const out: Record<string, Allocation> = {};
+        if (s.jobs[0]) out[s.jobs[0].id] = [flip ? 0 : 1];
+        return out;
+      },
+    };
+  }
+
+  it('a move to other nodes of the same shape restarts only with strict_moves (the artifact does not restart)', () => {
+    const artifact = simulateHetero(firstJobs(1), mover(), clusterNodes(parts), { max_rounds: 20 });
+    const strict = simulateHetero(firstJobs(1), mover(), clusterNodes(parts), { max_rounds: 20, strict_moves: true });
+    assert.equal(artifact.jobs[0]!.restarts, 0);
+    assert.ok(strict.jobs[0]!.restarts >= 18, `restarts ${strict.jobs[0]!.restarts}`);
+  });
+
+  it('with shared profiles, a job has a model on a type before it runs there once another job of its application has', () => {
+    const app = apps().get('cifar10')!;
+    const profiles = new KeyProfiles();
+    const first = new HeteroJob({ name: 'a', app, submit_s: 0, pooled: false, profiles });
+    const second = new HeteroJob({ name: 'b', app, submit_s: 0, pooled: false, profiles });
+    const alone = new HeteroJob({ name: 'c', app, submit_s: 0, pooled: false });
+    first.reallocate('rtx', [2]);
+    first.step(200);
+    assert.ok(second.model('rtx') !== undefined);
+    assert.equal(second.maxProfiled('rtx'), 2);
+    assert.equal(alone.model('rtx'), undefined);
   });
 });
