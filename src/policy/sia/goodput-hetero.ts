@@ -25,7 +25,10 @@ export interface GoodputHeteroParams extends SiaParams {
   srpt_power: number;
   /** Objective cost per GPU used, in units of the median job's term (trades JCT for GPU-hours). */
   gpu_cost: number;
-  /** 1: discount a change by its restart over the remaining work; 0: Sia's re-allocation factor. */
+  /**
+   * How a change is discounted: 0 Sia's re-allocation factor; 1 that times the restart over the
+   * remaining work; 2 the restart over the remaining work only.
+   */
   restart_aware: number;
   /** 1: a job without a model starts on the type of highest one-GPU throughput; 0: any type (Sia). */
   bootstrap_ratio: number;
@@ -53,7 +56,7 @@ export class GoodputHetero extends SiaPolicy {
    * R / G) = G / (1 + restart_s G / R). A job about to finish does not move for a small gain.
    */
   protected override changeFactor(job: TypedJob, goodput: number, now_s: number): number {
-    const age = super.changeFactor(job, goodput, now_s);
+    const age = this.knobs.restart_aware === 2 ? 1 : super.changeFactor(job, goodput, now_s);
     if (this.knobs.restart_aware === 0) return age;
     const R = Math.max(job.remaining_samples, 1);
     return age / (1 + (job.restart_s * goodput) / R);
