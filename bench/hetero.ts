@@ -14,14 +14,15 @@ import { benchArgs } from './bench-args.js';
 
 const USAGE = `
 usage: npm run bench:hetero -- [--data DIR] [--sets philly,saturn] [--workloads LIST]
-                               [--policies goodput,sia,pollux] [--no-scale] [--json]
+                               [--policies goodput,sia,pollux] [--no-scale] [--strict-moves] [--json]
 Per trace set: average JCT, p99 JCT, makespan (h), GPU-hours per job and worst finish-time
 fairness of each policy on the 64-GPU mixed cluster aws:6x4,rtx:3x8,dgx-ext:2x8, averaged over the
 set's workloads, beside Sia's published Table 3; then the decision time p99 (ms) of each typed policy
 at 64 GPUs (the largest p99 over those runs) and at 2,048 GPUs (the cluster x32, philly workload-1
 copied 32 times: the same load per GPU; its first 180 rounds). --data: the Sia data directory (traces/, workloads/), default
 ../shared/data/sia. --workloads: which workload numbers of each set, e.g. 1-3 or 1,4 (default:
-philly 1-8, saturn 1-5). A full run takes about an hour on one core; pollux is the slow one.
+philly 1-8, saturn 1-5). --strict-moves: a move to other nodes restarts the job even with the
+same GPUs per node (the artifact's simulator does not restart it). A full run takes about an hour on one core; pollux is the slow one.
 `;
 
 const CLUSTER = 'aws:6x4,rtx:3x8,dgx-ext:2x8';
@@ -39,6 +40,7 @@ const values = benchArgs(USAGE, {
   workloads: { type: 'string' },
   policies: { type: 'string', default: 'goodput,sia,pollux' },
   'no-scale': { type: 'boolean', default: false },
+  'strict-moves': { type: 'boolean', default: false },
   json: { type: 'boolean', default: false },
 });
 
@@ -89,7 +91,7 @@ for (const set of sets) {
     for (const n of list) {
       const file = join(dataDir, 'workloads', set, `workload-${n}.csv`);
       const t0 = Date.now();
-      const r = await runHeteroWorkload(file, { policy, cluster: CLUSTER, traces_dir: traces, seed: 1 });
+      const r = await runHeteroWorkload(file, { policy, cluster: CLUSTER, traces_dir: traces, seed: 1, strict_moves: values['strict-moves'] });
       reports.push(r);
       (decisions[policy] ??= []).push(r.decision_p99_ms);
       if (!values.json) process.stderr.write(`${set} ${policy} workload-${n}: avg JCT ${h(r.avg_jct_s).toFixed(2)} h (${((Date.now() - t0) / 1000).toFixed(0)} s)\n`);

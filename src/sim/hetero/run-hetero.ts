@@ -24,6 +24,8 @@ export interface HeteroRunSettings {
   cluster: string;
   traces_dir: string;
   seed: number;
+  /** Restart a job on every move, not only on a change of type or shape (default false). */
+  strict_moves?: boolean;
   /** Compute finish-time fairness (default true). */
   fairness?: boolean;
 }
@@ -61,7 +63,7 @@ export async function runHeteroWorkload(file: string, settings: HeteroRunSetting
   const workload = loadHeteroWorkload(file, apps);
   const policy = await makeTypedPolicy(settings.policy, settings.seed);
   const t0 = performance.now();
-  const result = simulateHetero(workload, policy, nodes, onRound ? { onRound } : {});
+  const result = simulateHetero(workload, policy, nodes, { ...(onRound ? { onRound } : {}), strict_moves: settings.strict_moves === true });
   const wall_ms = performance.now() - t0;
   const m = summarize({ policy: result.policy, mode: 'adaptive', total_gpus: result.total_gpus, jobs: result.jobs, rounds: result.rounds });
   const ftf = settings.fairness === false ? NaN : heteroFairness(workload, result, parts);
