@@ -22,7 +22,8 @@ at 64 GPUs (the largest p99 over those runs) and at 2,048 GPUs (the cluster x32,
 copied 32 times: the same load per GPU; its first 180 rounds). --data: the Sia data directory (traces/, workloads/), default
 ../shared/data/sia. --workloads: which workload numbers of each set, e.g. 1-3 or 1,4 (default:
 philly 1-8, saturn 1-5). --strict-moves: a move to other nodes restarts the job even with the
-same GPUs per node (the artifact's simulator does not restart it). A full run takes about an hour on one core; pollux is the slow one.
+same GPUs per node (the artifact's simulator does not restart it). A full run takes about 25
+minutes on one core, pollux most of it.
 `;
 
 const CLUSTER = 'aws:6x4,rtx:3x8,dgx-ext:2x8';
