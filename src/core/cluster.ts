@@ -11,6 +11,20 @@ export interface NodeInfo {
   gpus: number;
   /** Whether the node may disappear (spot/preemptible capacity). */
   preemptible: boolean;
+  /**
+   * GPU type of the node's devices (e.g. `a100`, `t4`; a machine with two kinds of GPU is two
+   * nodes). Absent: the cluster's single default type, so homogeneous clusters need not name one.
+   * A job's replicas are placed on nodes of one type (DEFAULT_GPU_TYPE for absent).
+   */
+  gpu_type?: string;
+}
+
+/** The type of nodes that name none: every homogeneous cluster's only type. */
+export const DEFAULT_GPU_TYPE = 'default';
+
+/** The GPU type of `node`: its own, or DEFAULT_GPU_TYPE. */
+export function gpuTypeOf(node: Pick<NodeInfo, 'gpu_type'>): string {
+  return node.gpu_type ?? DEFAULT_GPU_TYPE;
 }
 
 /**

@@ -17,4 +17,10 @@ describe('validateDecision', () => {
       assert.deepEqual(validateDecision(scope, c.allocations), c.want === null ? { ok: true } : { ok: false, reason: c.want });
     });
   }
+  it('a job on nodes of two GPU types is refused; untyped nodes are one type', () => {
+    const typed = { nodes: [{ gpus: 4, gpu_type: 'a100' }, { gpus: 4, gpu_type: 't4' }, { gpus: 4, gpu_type: 'a100' }], jobs: [{ id: 'a' }] };
+    assert.deepEqual(validateDecision(typed, { a: [0, 1] }), { ok: false, reason: 'job a spans GPU types (a100, t4)' });
+    assert.deepEqual(validateDecision(typed, { a: [0, 2] }), { ok: true });
+    assert.deepEqual(validateDecision(scope, { a: [0, 1] }), { ok: true });
+  });
 });

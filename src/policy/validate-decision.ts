@@ -2,20 +2,21 @@
  * The one check of a policy's output, run by every caller (simulator, control plane, conformance
  * suite) instead of each re-deriving it: the framework validates a plugin's decision once.
  */
-import type { Allocation, NodeInfo, PolicyJob } from '../core/cluster.js';
+import { gpuTypeOf, type Allocation, type NodeInfo, type PolicyJob } from '../core/cluster.js';
 
 /** Outcome of {@link validateDecision}: a rejection is a value with a reason. */
 export type DecisionCheck = { ok: true } | { ok: false; reason: string };
 
 /** What the check needs of a snapshot: node capacities (by index) and the job ids. */
 export interface DecisionScope {
-  nodes: readonly Pick<NodeInfo, 'gpus'>[];
+  nodes: readonly Pick<NodeInfo, 'gpus' | 'gpu_type'>[];
   jobs: readonly Pick<PolicyJob, 'id'>[];
 }
 
 /**
  * Checks the invariants every decision must hold: each allocated job is in the snapshot, each
- * replica is on a known node (integer index in range), and no node gets more replicas than it has
+ * replica is on a known node (integer index in range), a job's replicas are on nodes of one GPU
+ * type (the slowest device would pace every step), and no node gets more replicas than it has
  * GPUs. Reports the first violation found, in allocation order. Pure.
  */
 export function validateDecision(scope: DecisionScope, allocations: Readonly<Record<string, Allocation>>): DecisionCheck {
@@ -26,6 +27,10 @@ export function validateDecision(scope: DecisionScope, allocations: Readonly<Rec
     for (const node of alloc) {
       if (!Number.isInteger(node) || node < 0 || node >= scope.nodes.length) return { ok: false, reason: `job ${id} allocated to unknown node ${node}` };
       used[node]! += 1;
+    }
+    if (alloc.length > 1) {
+      const type = gpuTypeOf(scope.nodes[alloc[0]!]!);
+      if (alloc.some((n) => gpuTypeOf(scope.nodes[n]!) !== type)) return { ok: false, reason: `job ${id} spans GPU types (${[...new Set(alloc.map((n) => gpuTypeOf(scope.nodes[n]!)))].join(', ')})` };
     }
   }
   for (let i = 0; i < used.length; i++) {

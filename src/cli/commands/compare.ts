@@ -5,6 +5,7 @@ import { findPolicy, policyNames } from '../../policy/registry.js';
 import { runParallel, type SimTask } from '../../sim/parallel.js';
 import { requirePolicy, workloadName, type WorkloadReport } from '../../sim/run-workload.js';
 import { clusterFlags, clusterSettings, workloadFiles } from './sim-inputs.js';
+import { heteroFlags, heteroHelp, runHeteroCommand } from './sim-hetero.js';
 import { meanMetrics, metricCells, metricHeader, metricLegend, renderTable } from './sim-format.js';
 import { ProgressBar } from './sim-progress.js';
 
@@ -32,6 +33,8 @@ Options:
   --interval, --interference, --nodes, --gpus-per-node, --seed, --submit-jitter
                           as for 'goodput sim'
   --json                  print one JSON object on stdout instead of the table
+${heteroHelp}
+                          (default policies there: goodput,sia,pollux)
 
 Registered policies: ${policyNames().join(', ')}.
 Example: goodput compare --workload data/pollux/workloads/workload-1.csv`;
@@ -46,10 +49,12 @@ export const compareCommand: CliCommand = {
       policies: { type: 'string' },
       json: { type: 'boolean' },
       ...clusterFlags,
+      ...heteroFlags,
     });
     if (positionals.length > 0) throw usageError(`compare: unexpected argument '${positionals[0]}'. See 'goodput compare --help'.`);
     const policies = values.policies ? values.policies.split(',').map((p) => p.trim()).filter((p) => p !== '') : defaultPolicies();
     if (policies.length === 0) throw usageError('compare: --policies needs at least one policy name.');
+    if (values.cluster !== undefined) return runHeteroCommand('compare', values, values.policies ? policies : ['goodput', 'sia', 'pollux']);
     policies.forEach((p) => requirePolicy(p));
     const files = workloadFiles('compare', values.workload);
     const tasks: SimTask[] = policies.flatMap((policy) => files.map((file) => ({ file, settings: clusterSettings('compare', values, policy) })));

@@ -6,6 +6,7 @@ import { policyNames } from '../../policy/registry.js';
 import { runParallel } from '../../sim/parallel.js';
 import { requirePolicy, runWorkload, type WorkloadReport } from '../../sim/run-workload.js';
 import { clusterFlags, clusterSettings, workloadFiles } from './sim-inputs.js';
+import { heteroFlags, heteroHelp, runHeteroCommand } from './sim-hetero.js';
 import { meanMetrics, metricCells, metricHeader, metricLegend, renderTable, secs } from './sim-format.js';
 import { ProgressBar } from './sim-progress.js';
 
@@ -30,13 +31,16 @@ Options:
                           goodput's knobs are listed in docs/policy.md
   --json                  print one JSON object on stdout instead of the table
   --out <dir>             write one JSON line per interval to <dir>/<workload>.jsonl
+${heteroHelp}
 
 Columns: JCT = job completion time (p50/p99 over jobs); makespan = last completion; GPU-h = GPU
 time held by jobs (30 s restart delays included); GPU util = GPU-h / (GPUs x makespan);
 worst FTF = worst finish-time-fairness ratio, JCT / JCT alone on a fair share of the cluster
 (ceil(GPUs / average active jobs) GPUs); FTF>1 = share of jobs finishing later than that.
 
-Example: goodput sim --policy tiresias --workload data/pollux/workloads/workload-1.csv`;
+Example: goodput sim --policy tiresias --workload data/pollux/workloads/workload-1.csv
+         goodput sim --policy sia --cluster aws:6x4,rtx:3x8,dgx-ext:2x8 --traces DIR/traces --workload DIR/workloads/philly --json
+         (DIR: the Sia artifact's data: traces/ and workloads/)`;
 
 /** Table or JSON of `sim` results. */
 export function formatSimReports(policy: string, reports: readonly WorkloadReport[], json: boolean): string {
@@ -67,9 +71,11 @@ export const simCommand: CliCommand = {
       out: { type: 'string' },
       'policy-param': { type: 'string', multiple: true },
       ...clusterFlags,
+      ...heteroFlags,
     });
     if (positionals.length > 0) throw usageError(`sim: unexpected argument '${positionals[0]}'. See 'goodput sim --help'.`);
     if (!values.policy) throw usageError(`sim: --policy is required; valid policies: ${policyNames().join(', ')}.`);
+    if (values.cluster !== undefined) return runHeteroCommand('sim', values, [values.policy]);
     const policy_params = parsePolicyParams(requirePolicy(values.policy), values['policy-param'] ?? []);
     const settings = { ...clusterSettings('sim', values, values.policy), out_dir: values.out, policy_params };
     const files = workloadFiles('sim', values.workload);

@@ -1,0 +1,95 @@
+import assert from 'node:assert/strict';
+import { before, describe, it } from 'node:test';
+import { gpuTypeOf, type NodeInfo } from '../../core/cluster.js';
+import { loadHighsSolver } from '../../sim/hetero/highs-solver.js';
+import { typeGroups, type TypedJob, type TypedSnapshot } from '../typed.js';
+import { validateDecision } from '../validate-decision.js';
+import type { MilpSolver } from './assignment.js';
+import { solveAssignment } from './assignment.js';
+import { GoodputHetero } from './goodput-hetero.js';
+import { placeFast, placeSticky, SiaPolicy, siaConfigs } from './sia.js';
+
+const nodes: NodeInfo[] = [
+  { index: 0, name: 'slow-0', gpus: 4, preemptible: false, gpu_type: 'slow' },
+  { index: 1, name: 'slow-1', gpus: 4, preemptible: false, gpu_type: 'slow' },
+  { index: 2, name: 'fast-0', gpus: 8, preemptible: false, gpu_type: 'fast' },
+];
+
+function job(id: string, over: Partial<TypedJob> = {}): TypedJob {
+  return {
+    id,
+    key: 'cifar10',
+    submitted_at_s: 0,
+    attained_service_gpu_s: 0,
+    restarts: 0,
+    max_replicas: 16,
+    max_profiled: { slow: 0, fast: 0 },
+    model: () => undefined,
+    limits: () => ({ init_batch_size: 128, max_batch_size: 4096, min_local_bsz: 32, max_local_bsz: 512, accumulation: true }),
+    one_gpu_samples_per_s: { slow: 100, fast: 400 },
+    remaining_samples: 1e6,
+    restart_s: 50,
+    restarting: false,
+    ...over,
+  };
+}
+
+let solver: MilpSolver;
+before(async () => {
+  solver = await loadHighsSolver();
+});
+
+describe('siaConfigs', () => {
+  it('offers powers of two below a node, then whole nodes, per type', () => {
+    const configs = siaConfigs(typeGroups(nodes));
+    assert.deepEqual(configs.filter((c) => c.type === 'slow').map((c) => [c.nodes, c.gpus]), [[1, 1], [1, 2], [1, 4], [2, 8]]);
+    assert.deepEqual(configs.filter((c) => c.type === 'fast').map((c) => [c.nodes, c.gpus]), [[1, 1], [1, 2], [1, 4], [1, 8]]);
+  });
+});
+
+describe('solveAssignment', () => {
+  it('takes the cheapest feasible mix under the GPU bounds (HiGHS)', () => {
+    const rows = [
+      { id: 'a', costs: new Map([[0, -1], [1, -3]]) },
+      { id: 'b', costs: new Map([[1, -2.5]]) },
+    ];
+    // Config 1 uses 2 of the 3 GPUs: only one job may take it; a:0 + b:1 (-3.5) beats a:1 (-3).
+    const chosen = solveAssignment(solver, rows, [{ group: 0, gpus: 1 }, { group: 0, gpus: 2 }], [3]);
+    assert.deepEqual([...chosen].sort(), [['a', 0], ['b', 1]]);
+  });
+});
+
+describe('SiaPolicy', () => {
+  const snapshot = (jobs: TypedJob[], allocations: TypedSnapshot['allocations'] = {}, now_s = 60): TypedSnapshot => ({ now_s, nodes, jobs, allocations });
+
+  it('gives a job without a model one GPU, on one type, and never over-commits', () => {
+    const jobs = Array.from({ length: 20 }, (_, i) => job(`j${i}`));
+    const out = new SiaPolicy(solver).decide(snapshot(jobs));
+    assert.deepEqual(validateDecision({ nodes, jobs }, out), { ok: true });
+    const sizes = Object.values(out).map((a) => a.length);
+    assert.equal(sizes.length, 16, 'every GPU used by a one-GPU job');
+    assert.ok(sizes.every((n) => n === 1));
+  });
+
+  it('keeps a restarting job where it is', () => {
+    const policy = new SiaPolicy(solver);
+    const first = policy.decide(snapshot([job('a')]));
+    const again = policy.decide(snapshot([job('a', { restarting: true }), ...Array.from({ length: 20 }, (_, i) => job(`n${i}`))], first, 120));
+    assert.deepEqual(again['a'], first['a']);
+  });
+});
+
+describe('GoodputHetero', () => {
+  it('starts a job without a model on the type of highest one-GPU throughput', () => {
+    const out = new GoodputHetero(solver).decide({ now_s: 60, nodes, jobs: [job('a')], allocations: {} });
+    assert.equal(gpuTypeOf(nodes[out['a']![0]!]!), 'fast');
+  });
+
+  it('keeps a job on its nodes while its size is unchanged, where Sia re-packs', () => {
+    const slow = typeGroups(nodes)[0]!;
+    const jobs = [{ id: 'a', gpus: 1 }, { id: 'c', gpus: 2 }];
+    const gpus = nodes.map((n) => n.gpus);
+    assert.deepEqual(placeSticky(slow, jobs, gpus, { a: [0] }), { a: [0], c: [0, 0] });
+    assert.deepEqual(placeFast(slow, jobs, gpus), { c: [0, 0], a: [1] });
+  });
+});

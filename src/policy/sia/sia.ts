@@ -1,0 +1,307 @@
+/**
+ * Sia (SOSP'23) re-implemented from its paper and artifact's description: every round, an
+ * integer program picks for each job one (GPU type, nodes, GPUs) configuration or none,
+ * minimizing the sum of normalized goodputs raised to p < 0 plus lambda_n per job left without
+ * GPUs. A job's goodput on a type it has not run on is its measured type's goodput scaled by the
+ * ratio of the application's one-GPU throughputs (its bootstrap profile); a job with no model
+ * yet may take one GPU of any type. Allocations other than the job's current one are discounted
+ * by Pollux's re-allocation factor. Pure: the solver is injected.
+ */
+import type { Allocation } from '../../core/cluster.js';
+import { fixedBatchChoice, optimizeBatch } from '../../goodput/optimize.js';
+import type { GoodputModel } from '../../goodput/types.js';
+import { allocationType, typeGroups, type TypeGroup, type TypedJob, type TypedPolicy, type TypedSnapshot } from '../typed.js';
+import { solveAssignment, type MilpSolver } from './assignment.js';
+
+/** Sia's knobs (artifact defaults). */
+export interface SiaParams {
+  p: number;
+  lambda_n: number;
+  /** Normalized goodput^p above this is clipped. */
+  clip: number;
+}
+
+export const SIA_DEFAULTS: SiaParams = { p: -0.5, lambda_n: 1.1, clip: 3000 };
+
+/** Goodput below this counts as "no allocation possible". */
+const ZERO_GAIN = 1e-4;
+
+/** Restart penalty (s) Sia assumes per application when discounting a change. */
+function restartPenalty(key: string): number {
+  const table: Record<string, number> = { deepspeech2: 25, imagenet: 250, cifar10: 30, bert: 120, yolov3: 45 };
+  return table[key] ?? 30;
+}
+
+/**
+ * Above this many candidate columns (thousands of jobs) each job keeps, per type, only its best
+ * configuration, the one with about half its GPUs, one GPU, and its current one: the program's
+ * size (and HiGHS's time) then grows with the jobs, not with jobs x configurations.
+ */
+const COLUMN_BUDGET = 6000;
+
+function thinRow(costs: Map<number, number>, configs: readonly SiaConfig[], prev: number | undefined): void {
+  const byType = new Map<string, number[]>();
+  for (const c of costs.keys()) {
+    const list = byType.get(configs[c]!.type) ?? [];
+    list.push(c);
+    byType.set(configs[c]!.type, list);
+  }
+  const keep = new Set<number>(prev !== undefined ? [prev] : []);
+  for (const list of byType.values()) {
+    const best = list.reduce((a, b) => (costs.get(b)! < costs.get(a)! ? b : a));
+    keep.add(best);
+    const half = list.filter((c) => configs[c]!.gpus <= configs[best]!.gpus / 2).pop();
+    if (half !== undefined) keep.add(half);
+    keep.add(list.reduce((a, b) => (configs[b]!.gpus < configs[a]!.gpus ? b : a)));
+  }
+  for (const c of [...costs.keys()]) if (!keep.has(c)) costs.delete(c);
+}
+
+/** One allocatable configuration: `gpus` GPUs on `nodes` nodes of `type`. */
+export interface SiaConfig {
+  type: string;
+  nodes: number;
+  gpus: number;
+}
+
+/**
+ * Sia's configuration set: on a type with g GPUs per node, 1, 2, 4, ... GPUs below g on one
+ * node, then whole nodes (g, 2g, ...) up to the type's node count.
+ */
+export function siaConfigs(groups: readonly TypeGroup[]): SiaConfig[] {
+  const out: SiaConfig[] = [];
+  for (const g of groups) {
+    for (let r = 1; r < g.gpus_per_node; r *= 2) out.push({ type: g.type, nodes: 1, gpus: r });
+    for (let n = 1; n <= g.nodes.length; n++) out.push({ type: g.type, nodes: n, gpus: n * g.gpus_per_node });
+  }
+  return out;
+}
+
+function goodputOn(model: GoodputModel, job: TypedJob, nodes: number, gpus: number): number {
+  if (job.fixed_batch_size !== undefined) return fixedBatchChoice(model, nodes, gpus, job.fixed_batch_size).goodput;
+  return optimizeBatch(model, nodes, gpus, model.limits.max_batch_size).goodput;
+}
+
+/** The Sia policy over `solver`. */
+export class SiaPolicy implements TypedPolicy {
+  readonly name: string = 'sia';
+  private prevConfig = new Map<string, number>();
+  /** The absolute goodput the last goodputRow normalized by (samples/s). */
+  protected lastMinGoodput = 1;
+
+  constructor(
+    private readonly solver: MilpSolver,
+    private readonly params: SiaParams = SIA_DEFAULTS,
+  ) {}
+
+  /**
+   * Weight of a job's term in the objective, given its normalized goodput per configuration
+   * (Sia: 1 for every job). Subclasses weigh jobs by what they know (e.g. remaining work).
+   */
+  protected jobWeight(_job: TypedJob, _normalized: readonly number[], _configs: readonly SiaConfig[], _now_s: number): number {
+    return 1;
+  }
+
+  decide(s: TypedSnapshot): Record<string, Allocation> {
+    const groups = typeGroups(s.nodes);
+    const configs = siaConfigs(groups);
+    const gpn = new Map(groups.map((g) => [g.type, g.gpus_per_node]));
+    const rows: { id: string; costs: Map<number, number>; forced?: number }[] = [];
+    const gps = s.jobs.map((job) => {
+      const gp = this.goodputRow(job, configs, gpn);
+      return { gp, min: this.lastMinGoodput, weight: this.jobWeight(job, gp, configs, s.now_s) };
+    });
+    // Weights relative to the round's median, so that a per-GPU cost has one scale.
+    const sorted = gps.map((g) => g.weight).sort((a, b) => a - b);
+    const median = sorted.length > 0 ? sorted[Math.floor(sorted.length / 2)]! : 1;
+    const large = s.jobs.length * configs.length > COLUMN_BUDGET;
+    s.jobs.forEach((job, i) => {
+      const gp = gps[i]!.gp;
+      const weight = gps[i]!.weight / (median > 0 ? median : 1);
+      const prev = this.prevConfig.get(job.id);
+      const costs = new Map<number, number>();
+      // Configurations come type by type, GPUs ascending: one costing no less than a smaller one
+      // of its type is dominated (more GPUs, no better objective) and never needed. Dropped only
+      // in large programs: at tens of jobs the full program is the artifact's, whose choice
+      // among equally good solutions the simulation turns out to be sensitive to.
+      let bestOfType = Infinity;
+      for (let c = 0; c < configs.length; c++) {
+        if (c === 0 || configs[c]!.type !== configs[c - 1]!.type || !large) bestOfType = Infinity;
+        let g = gp[c]!;
+        if (prev !== undefined && c !== prev) g *= this.changeFactor(job, g * gps[i]!.min, s.now_s);
+        g = Math.max(g, ZERO_GAIN);
+        const a = Math.min(Math.round(Math.pow(g, this.params.p) * 100) / 100, this.params.clip);
+        const cost = weight * (a - this.params.lambda_n) + this.perGpuCost * configs[c]!.gpus;
+        // Nor does one of non-negative cost (leaving the job out is no worse).
+        if ((cost < 0 && cost < bestOfType) || c === prev) costs.set(c, cost);
+        bestOfType = Math.min(bestOfType, cost);
+      }
+      const keep = job.restarting && prev !== undefined && s.allocations[job.id] !== undefined;
+      rows.push({ id: job.id, costs, ...(keep ? { forced: prev } : {}) });
+    });
+    const columns = rows.reduce((n, r) => n + r.costs.size, 0);
+    if (columns > COLUMN_BUDGET) for (const r of rows) thinRow(r.costs, configs, this.prevConfig.get(r.id));
+    const capacity = groups.map((g) => g.total_gpus);
+    const typeIndex = new Map(groups.map((g, i) => [g.type, i]));
+    const chosen = solveAssignment(this.solver, rows, configs.map((c) => ({ group: typeIndex.get(c.type)!, gpus: c.gpus })), capacity);
+    this.prevConfig = new Map();
+    const perType = new Map<string, { id: string; gpus: number }[]>();
+    for (const [id, c] of chosen) {
+      this.prevConfig.set(id, c);
+      const cfg = configs[c]!;
+      const list = perType.get(cfg.type) ?? [];
+      list.push({ id, gpus: cfg.gpus });
+      perType.set(cfg.type, list);
+    }
+    const out: Record<string, Allocation> = {};
+    const nodeGpus = s.nodes.map((n) => n.gpus);
+    for (const g of groups) {
+      const list = perType.get(g.type) ?? [];
+      Object.assign(out, this.stickyPlacement ? placeSticky(g, list, nodeGpus, s.allocations) : placeFast(g, list, nodeGpus));
+    }
+    return out;
+  }
+
+  /**
+   * Whether a job whose type and GPU count are unchanged keeps its nodes (no restart) before
+   * the others are placed. Sia: no (its fast placement re-packs every round).
+   */
+  protected readonly stickyPlacement: boolean = false;
+
+  /**
+   * Discount of a configuration other than the job's current one, whose goodput is
+   * `goodput` samples/s. Sia: Pollux's re-allocation factor, (age - restarts x penalty) / (age +
+   * penalty), 1 while the job is younger than the penalty.
+   */
+  protected changeFactor(job: TypedJob, _goodput: number, now_s: number): number {
+    const age = now_s - job.submitted_at_s;
+    const pen = restartPenalty(job.key);
+    return age < pen ? 1 : Math.max(age - job.restarts * pen, 0) / (age + pen);
+  }
+
+  /** Goodput of one GPU of `type` for a job without a model on any type (Sia: 1 on every type). */
+  protected unmodelledGoodput(_job: TypedJob, _type: string): number {
+    return 1;
+  }
+
+  /** Objective cost of each GPU a configuration uses, in median-job units (Sia: 0). */
+  protected get perGpuCost(): number {
+    return 0;
+  }
+
+  /** Normalized goodput of `job` for every configuration (ZERO_GAIN where not allowed). */
+  protected goodputRow(job: TypedJob, configs: readonly SiaConfig[], gpn: ReadonlyMap<string, number>): number[] {
+    const types = [...gpn.keys()];
+    const cap = job.max_replicas === 1 ? 1 : Math.max(...types.map((t) => Math.min(Math.max(2 * (job.max_profiled[t] ?? 0), 1), job.max_replicas)));
+    const models = new Map(types.map((t) => [t, job.model(t)]));
+    const source = types.find((t) => models.get(t) !== undefined);
+    const row = configs.map((c) => {
+      if (c.gpus > cap) return 0;
+      const own = models.get(c.type);
+      if (own) return goodputOn(own, job, c.nodes, c.gpus);
+      if (source === undefined) return c.gpus === 1 ? this.unmodelledGoodput(job, c.type) : 0;
+      const src = models.get(source)!;
+      const ratio = job.one_gpu_samples_per_s[c.type]! / job.one_gpu_samples_per_s[source]!;
+      return goodputOn(src, job, Math.ceil(c.gpus / gpn.get(source)!), c.gpus) * ratio;
+    });
+    const positive = row.filter((g) => g > ZERO_GAIN);
+    const min = positive.length > 0 ? Math.min(...positive) : 1;
+    this.lastMinGoodput = min;
+    return row.map((g) => (g > ZERO_GAIN ? g / min : ZERO_GAIN));
+  }
+}
+
+/**
+ * Sia's fast placement on one type: jobs by GPU count, largest first; whole nodes for the
+ * whole-node part, then the rest on the next nodes with free GPUs, continuing round-robin.
+ */
+export function placeFast(group: TypeGroup, jobs: readonly { id: string; gpus: number }[], nodeGpus: readonly number[]): Record<string, Allocation> {
+  const free = group.nodes.map((n) => nodeGpus[n]!);
+  const m = free.length;
+  const g = group.gpus_per_node;
+  const out: Record<string, Allocation> = {};
+  let cursor = 0;
+  for (const job of [...jobs].sort((a, b) => b.gpus - a.gpus)) {
+    let left = job.gpus;
+    let node = cursor;
+    let full = Math.floor(left / g);
+    const placed: number[] = [];
+    for (let checked = 0; checked < m && full > 0; checked++) {
+      if (free[node] === g) {
+        free[node] = 0;
+        left -= g;
+        for (let k = 0; k < g; k++) placed.push(group.nodes[node]!);
+        full--;
+      }
+      node = (node + 1) % m;
+    }
+    for (let guard = 0; left > 0 && guard < 2 * m; guard++) {
+      const take = Math.min(left, free[node]!);
+      if (take > 0) {
+        free[node]! -= take;
+        left -= take;
+        for (let k = 0; k < take; k++) placed.push(group.nodes[node]!);
+      }
+      node = (node + 1) % m;
+    }
+    if (left === 0) out[job.id] = placed;
+    cursor = node;
+  }
+  return out;
+}
+
+/**
+ * Placement that keeps every job whose GPU count on this type is unchanged on its nodes, then
+ * packs the others: whole free nodes first for multi-node jobs, else the node with the fewest
+ * free GPUs that fits (best fit), else any free GPUs.
+ */
+export function placeSticky(group: TypeGroup, jobs: readonly { id: string; gpus: number }[], nodeGpus: readonly number[], current: Readonly<Record<string, Allocation>>): Record<string, Allocation> {
+  const free = new Map(group.nodes.map((n) => [n, nodeGpus[n]!]));
+  const out: Record<string, Allocation> = {};
+  const rest: { id: string; gpus: number }[] = [];
+  for (const job of jobs) {
+    const prev = current[job.id];
+    if (prev && prev.length === job.gpus && prev.every((n) => free.has(n))) {
+      const need = new Map<number, number>();
+      for (const n of prev) need.set(n, (need.get(n) ?? 0) + 1);
+      if ([...need].every(([n, k]) => free.get(n)! >= k)) {
+        for (const [n, k] of need) free.set(n, free.get(n)! - k);
+        out[job.id] = prev;
+        continue;
+      }
+    }
+    rest.push(job);
+  }
+  const g = group.gpus_per_node;
+  for (const job of rest.sort((a, b) => b.gpus - a.gpus)) {
+    const placed: number[] = [];
+    let left = job.gpus;
+    if (left >= g) {
+      for (const n of group.nodes) {
+        if (left < g) break;
+        if (free.get(n) === g) {
+          free.set(n, 0);
+          for (let k = 0; k < g; k++) placed.push(n);
+          left -= g;
+        }
+      }
+    }
+    if (left > 0) {
+      const fit = group.nodes.filter((n) => free.get(n)! >= left).sort((a, b) => free.get(a)! - free.get(b)!)[0];
+      const order = fit !== undefined ? [fit] : [...group.nodes].sort((a, b) => free.get(b)! - free.get(a)!);
+      for (const n of order) {
+        const take = Math.min(left, free.get(n)!);
+        free.set(n, free.get(n)! - take);
+        for (let k = 0; k < take; k++) placed.push(n);
+        left -= take;
+        if (left === 0) break;
+      }
+    }
+    if (left === 0) out[job.id] = placed;
+    else for (const n of placed) free.set(n, free.get(n)! + 1);
+  }
+  return out;
+}
+
+/** The type a Sia decision put `id` on, for tests. */
+export { allocationType };

@@ -1,0 +1,193 @@
+/**
+ * One job of the mixed-type simulator: runs on one GPU type at a time, learns a throughput model
+ * per type from its own measurements there (or one pooled model, for type-unaware policies),
+ * picks its batch from that model, and pays its application's restart time on every allocation
+ * change. Progress follows the Pollux simulator's rule (AdaScale gain over step time), times the
+ * application's calibration.
+ */
+import { capLocalBatch, splitFixedBatch, type LocalBatch } from '../../goodput/batch-split.js';
+import { fitPerfParams } from '../../goodput/fit.js';
+import { optimizeBatch } from '../../goodput/optimize.js';
+import type { GoodputModel, PerfParams, ProfilePoint } from '../../goodput/types.js';
+import { roundHalfEven } from '../artifact-arithmetic.js';
+import type { KeyProfiles } from './key-profiles.js';
+import { typeLimits, type HeteroApplication } from './typed-app.js';
+
+/** Profile key of the pooled (type-unaware) model. */
+const POOLED = '*';
+
+/** Configuration of one mixed-type job. */
+export interface HeteroJobConfig {
+  name: string;
+  app: HeteroApplication;
+  submit_s: number;
+  /** Fixed total batch (ncf), else adaptive. */
+  fixed_batch_size?: number;
+  /** One model over every type's measurements (a type-unaware scheduler's job). */
+  pooled: boolean;
+  /** The run's shared profiles, for policies that use them (never with `pooled`). */
+  profiles?: KeyProfiles;
+}
+
+/** A simulated job on a mixed cluster. */
+export class HeteroJob {
+  readonly name: string;
+  readonly app: HeteroApplication;
+  readonly submit_s: number;
+  readonly fixed_batch_size: number | undefined;
+  readonly pooled: boolean;
+  type: string | null = null;
+  placement: readonly number[] = [];
+  local_bsz = 0;
+  accum_steps = 0;
+  progress = 0;
+  epoch = 0;
+  current_s = 0;
+  rescale_s = 0;
+  completion_s: number | null = null;
+  /** null before the first start, then the number of re-allocations. */
+  restarts: number | null = null;
+  attained_gpu_s = 0;
+  grad: readonly [number, number] | null = null;
+  private readonly profiles = new Map<string, Map<number, ProfilePoint>>();
+  private readonly fits = new Map<string, PerfParams>();
+  private readonly shared: KeyProfiles | undefined;
+
+  constructor(config: HeteroJobConfig) {
+    this.name = config.name;
+    this.app = config.app;
+    this.submit_s = config.submit_s;
+    this.fixed_batch_size = config.fixed_batch_size;
+    this.pooled = config.pooled;
+    this.shared = config.pooled ? undefined : config.profiles;
+  }
+
+  get num_replicas(): number {
+    return this.placement.reduce((s, g) => s + g, 0);
+  }
+
+  /** Largest replica count measured on `type` (pooled: on any type). */
+  maxProfiled(type: string): number {
+    const p = this.profiles.get(this.pooled ? POOLED : type);
+    let max = this.shared ? this.shared.maxReplicas(this.app.name, type) : 0;
+    if (p) for (const pt of p.values()) max = Math.max(max, pt.num_replicas);
+    return max;
+  }
+
+  /**
+   * The job's goodput model on `type` from its own measurements there (pooled: from all of them,
+   * with the limits of `type`); undefined before it has run there and measured its gradient.
+   */
+  model(type: string): GoodputModel | undefined {
+    if (this.shared) {
+      // Every own measurement is in the shared profile: its fit is the job's and its key's.
+      const perf = this.shared.perf(this.app.name, type);
+      const grad = this.grad ?? this.shared.grad(this.app.name);
+      return perf && grad ? { perf, grad: { sqr: grad[0], var: grad[1] }, limits: typeLimits(this.app, type) } : undefined;
+    }
+    const key = this.pooled ? POOLED : type;
+    const points = this.profiles.get(key);
+    if (!points || points.size === 0 || !this.grad) return undefined;
+    let perf = this.fits.get(key);
+    if (!perf) this.fits.set(key, (perf = fitPerfParams([...points.values()])));
+    return { perf, grad: { sqr: this.grad[0], var: this.grad[1] }, limits: typeLimits(this.app, type) };
+  }
+
+  /** Training left, in B0-equivalent samples. */
+  get remaining_samples(): number {
+    return Math.max(0, this.app.base.target_progress - this.progress) * this.app.base.init_batch_size;
+  }
+
+  /** Applies a new allocation at `now_s`: [] frees the GPUs; anything else costs a restart. */
+  reallocate(type: string | null, placement: readonly number[]): void {
+    if (placement.length === 0 || type === null) {
+      this.placement = [];
+      this.local_bsz = 0;
+      return;
+    }
+    this.type = type;
+    this.placement = placement;
+    this.updateBatch();
+    this.rescale_s = this.app.rescale_s;
+    this.restarts = this.restarts === null ? 0 : this.restarts + 1;
+  }
+
+  /** Advances the job by `seconds`. */
+  step(seconds: number): void {
+    if (this.completion_s !== null) return;
+    if (this.placement.length === 0 || this.type === null) {
+      this.current_s += seconds;
+      return;
+    }
+    const r = this.num_replicas;
+    const delay = Math.min(this.rescale_s, seconds);
+    this.current_s += delay;
+    this.attained_gpu_s += delay * r;
+    this.rescale_s -= delay;
+    seconds -= delay;
+    const base = this.app.base;
+    const tput = this.app.byType.get(this.type)!;
+    while (seconds > 0 && this.completion_s === null) {
+      const b = this.local_bsz;
+      const batch = r * b * (this.accum_steps + 1);
+      const scale = batch / base.init_batch_size;
+      const [step, sync] = tput.throughput(this.placement, b);
+      const [sqr, variance] = base.gradStats(Math.min(Math.max(batch, base.init_batch_size), base.max_batch_size), this.epoch);
+      const gain = (variance + sqr) / (variance / scale + sqr);
+      this.observe(this.placement.length, r, b, step, sync, sqr, variance);
+      const rate = (gain / (step + (step - sync) * this.accum_steps)) * this.app.calibration;
+      const next = base.progressAt(this.epoch + 1);
+      if (this.progress + rate * seconds < next) {
+        this.progress += rate * seconds;
+        this.current_s += seconds;
+        this.attained_gpu_s += seconds * r;
+        seconds = 0;
+      } else {
+        this.epoch += 1;
+        const delta = Math.min(seconds, roundHalfEven((next - this.progress) / rate));
+        if (this.epoch > base.completion_epoch) this.completion_s = this.current_s + delta;
+        this.progress = next;
+        this.current_s += delta;
+        this.attained_gpu_s += delta * r;
+        seconds -= delta;
+      }
+      this.updateBatch();
+    }
+    this.current_s += seconds;
+  }
+
+  private observe(n: number, r: number, b: number, step: number, sync: number, sqr: number, variance: number): void {
+    this.grad = [sqr, variance];
+    const key = this.pooled ? POOLED : this.type!;
+    let points = this.profiles.get(key);
+    if (!points) this.profiles.set(key, (points = new Map()));
+    const id = (n * 1000 + r) * 65536 + b;
+    if (points.has(id)) return;
+    const point = { num_nodes: n, num_replicas: r, local_bsz: b, accum_step_time_s: step - sync, optim_step_time_s: step };
+    points.set(id, point);
+    this.fits.delete(key);
+    if (this.shared) {
+      this.shared.add(this.app.name, key, id, point);
+      if (this.epoch === 0) this.shared.setStartGrad(this.app.name, this.grad);
+    }
+  }
+
+  private updateBatch(): void {
+    const r = this.num_replicas;
+    if (r === 0 || this.type === null) return;
+    const limits = typeLimits(this.app, this.type);
+    const tput = this.app.byType.get(this.type)!;
+    const placementLimits = { ...limits, max_local_bsz: Math.min(limits.max_local_bsz, tput.maxLocalBsz(this.placement)) };
+    let choice: LocalBatch;
+    const model = this.fixed_batch_size === undefined ? this.model(this.type) : undefined;
+    if (this.fixed_batch_size !== undefined || !model) {
+      const target = this.fixed_batch_size ?? Math.max(limits.init_batch_size, limits.min_local_bsz * r);
+      choice = splitFixedBatch(placementLimits, target, r);
+    } else {
+      const c = optimizeBatch({ ...model, limits: placementLimits }, this.placement.length, r, limits.max_batch_size);
+      choice = capLocalBatch(placementLimits, { local_bsz: c.local_bsz, accum_steps: c.accum_steps }, r);
+    }
+    this.local_bsz = Math.max(1, choice.local_bsz);
+    this.accum_steps = choice.accum_steps;
+  }
+}

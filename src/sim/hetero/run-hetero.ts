@@ -1,0 +1,85 @@
+/**
+ * Runs one typed policy over one Sia workload on a mixed cluster and summarizes it, as
+ * `goodput sim --cluster` and bench:hetero report it.
+ */
+import { performance } from 'node:perf_hooks';
+import { GoodputError } from '../../core/errors.js';
+import { GoodputHetero } from '../../policy/sia/goodput-hetero.js';
+import { PolluxUnaware } from '../../policy/sia/pollux-unaware.js';
+import { SiaPolicy } from '../../policy/sia/sia.js';
+import type { TypedPolicy } from '../../policy/typed.js';
+import { percentile, summarize, type WorkloadMetrics } from '../metrics.js';
+import { workloadName } from '../run-workload.js';
+import { heteroFairness } from './hetero-fairness.js';
+import { clusterNodes, loadHeteroWorkload, parseClusterSpec, simulateHetero } from './hetero-sim.js';
+import { loadHighsSolver } from './highs-solver.js';
+import { loadHeteroApplications } from './typed-app.js';
+
+/** Policies that run on a mixed cluster. */
+export const HETERO_POLICIES = ['goodput', 'sia', 'pollux'] as const;
+
+/** One mixed-cluster run's settings. */
+export interface HeteroRunSettings {
+  policy: string;
+  cluster: string;
+  traces_dir: string;
+  seed: number;
+  /** Restart a job on every move, not only on a change of type or shape (default false). */
+  strict_moves?: boolean;
+  /** Compute finish-time fairness (default true). */
+  fairness?: boolean;
+}
+
+/** One workload's result (the JSON of `goodput sim --cluster`). */
+export interface HeteroReport extends WorkloadMetrics {
+  workload: string;
+  policy: string;
+  cluster: string;
+  rounds: number;
+  wall_ms: number;
+  decision_p50_ms: number;
+  decision_p99_ms: number;
+  /** Worst finish-time-fairness ratio (hetero-fairness.ts); NaN when not computed. */
+  ftf_worst: number;
+  /** GPU-hours per job. */
+  gpu_hours_per_job: number;
+  /** Jobs per GPU type they finished on. */
+  jobs: Record<string, number>;
+}
+
+/** A fresh typed policy by name. */
+export async function makeTypedPolicy(name: string, seed: number): Promise<TypedPolicy> {
+  if (name === 'sia') return new SiaPolicy(await loadHighsSolver());
+  if (name === 'goodput') return new GoodputHetero(await loadHighsSolver());
+  if (name === 'pollux') return new PolluxUnaware(seed);
+  throw new GoodputError('E_UNKNOWN_POLICY', `policy '${name}' does not run on a mixed cluster; valid: ${HETERO_POLICIES.join(', ')}`, 2);
+}
+
+/** Simulates `file` under `settings` and summarizes it. */
+export async function runHeteroWorkload(file: string, settings: HeteroRunSettings, onRound?: (now_s: number, done: number, total: number) => void): Promise<HeteroReport> {
+  const parts = parseClusterSpec(settings.cluster);
+  const nodes = clusterNodes(parts);
+  const apps = loadHeteroApplications(settings.traces_dir, parts.map((p) => p.type));
+  const workload = loadHeteroWorkload(file, apps);
+  const policy = await makeTypedPolicy(settings.policy, settings.seed);
+  const t0 = performance.now();
+  const result = simulateHetero(workload, policy, nodes, { ...(onRound ? { onRound } : {}), strict_moves: settings.strict_moves === true });
+  const wall_ms = performance.now() - t0;
+  const m = summarize({ policy: result.policy, mode: 'adaptive', total_gpus: result.total_gpus, jobs: result.jobs, rounds: result.rounds });
+  const ftf = settings.fairness === false ? NaN : heteroFairness(workload, result, parts);
+  const jobsByType: Record<string, number> = {};
+  for (const t of result.final_types) jobsByType[t] = (jobsByType[t] ?? 0) + 1;
+  return {
+    workload: workloadName(file),
+    policy: settings.policy,
+    cluster: settings.cluster,
+    ...m,
+    rounds: result.rounds,
+    wall_ms,
+    decision_p50_ms: result.decision_ms.length ? percentile(result.decision_ms, 50) : 0,
+    decision_p99_ms: result.decision_ms.length ? percentile(result.decision_ms, 99) : 0,
+    ftf_worst: ftf,
+    gpu_hours_per_job: m.gpu_hours / m.num_jobs,
+    jobs: jobsByType,
+  };
+}
