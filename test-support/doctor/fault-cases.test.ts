@@ -8,7 +8,7 @@ import { CPU_CASES, GPU_REPLAYS, judge } from './fault-cases.js';
 const fx = (...p: string[]) => packagePath('fixtures', 'doctor', ...p);
 
 /** Cases the doctor cannot diagnose from these artifacts (docs/doctor.md, Limits). */
-const KNOWN_MISSES = new Set(['oversubscribed via trace', 'oversubscribed via steps', 'H100 item-sync via steps']);
+const KNOWN_MISSES = new Set(['oversubscribed via trace', 'H100 item-sync via steps']);
 
 describe('fault-injection cases on the recorded runs', () => {
   for (const c of CPU_CASES) {
