@@ -26,7 +26,7 @@ finding and verdict name the injected cause, then replays the GPU fixtures; last
   --keep DIR     keep the recordings in DIR (default: a temporary folder, removed)
   --python PATH  Python with torch (default: $GOODPUT_PYTHON or /usr/bin/python3)`;
 
-interface Row { group: string; name: string; via: string; injected: string; note?: string; j: Judgement }
+interface Row { group: string; name: string; via: string; injected: string; note?: string; notJudged?: string; j: Judgement }
 
 function record(python: string, c: FaultCase, dir: string, steps: number): string | null {
   const t0 = performance.now();
@@ -51,16 +51,17 @@ async function main(): Promise<void> {
     const dir = join(root, c.name);
     mkdirSync(dir, { recursive: true });
     const failed = record(python, c, dir, steps);
-    for (const [via, file] of [['profiler trace', 'trace.json'], ['SDK step log', 'steps.json']] as const) {
+    for (const [via, file, key] of [['profiler trace', 'trace.json', 'trace'], ['SDK step log', 'steps.json', 'steps']] as const) {
       const report = await runDoctor([join(dir, file)]);
       const j = failed ? { first_finding: failed, first_bottleneck: null, verdict: report.verdict, issues: 0, match: false } : judge(report, c);
-      rows.push({ group: 'CPU, recorded now', name: c.name, via, injected: c.injected, note: c.note, j });
+      rows.push({ group: 'CPU, recorded now', name: c.name, via, injected: c.injected, note: c.note, notJudged: c.notJudgedVia?.via === key ? c.notJudgedVia.why : undefined, j });
     }
   }
   for (const g of GPU_REPLAYS) {
     for (const f of g.files) {
       const report = await runDoctor([packagePath('fixtures', 'doctor', ...f.split('/'))]);
-      rows.push({ group: 'GPU, replayed fixtures', name: g.name, via: f.endsWith('.steps.json') ? 'SDK step log' : 'profiler trace', injected: g.injected, j: judge(report, g) });
+      const key = f.endsWith('.steps.json') ? 'steps' : 'trace';
+      rows.push({ group: 'GPU, replayed fixtures', name: g.name, via: key === 'steps' ? 'SDK step log' : 'profiler trace', injected: g.injected, notJudged: g.notJudgedVia?.via === key ? g.notJudgedVia.why : undefined, j: judge(report, g) });
     }
   }
   if (!args.keep) rmSync(root, { recursive: true, force: true });
@@ -68,17 +69,26 @@ async function main(): Promise<void> {
   let group = '';
   for (const r of rows) {
     if (r.group !== group) { group = r.group; console.log(`\n== ${group}`); }
-    console.log(`${r.j.match ? 'yes' : 'NO '}  ${r.name} via ${r.via}`);
+    console.log(`${r.notJudged ? 'n/a' : r.j.match ? 'yes' : 'NO '}  ${r.name} via ${r.via}`);
     console.log(`     injected: ${r.injected}`);
     if (r.note) console.log(`     expected: ${r.note}`);
+    if (r.notJudged) console.log(`     not judged: ${r.notJudged}`);
     console.log(`     first finding: ${r.j.first_finding}`);
     console.log(`     verdict: ${r.j.verdict}; issues: ${r.j.issues}; match: ${r.j.match ? 'yes' : 'no'}`);
   }
-  const acc = (list: Row[]) => `${list.filter((r) => r.j.match).length}/${list.length} (${((100 * list.filter((r) => r.j.match).length) / Math.max(1, list.length)).toFixed(1)}%)`;
+  // Accuracy over the judged rows; rows whose artifact carries no evidence of the cause are
+  // counted apart (never as matches) and named, so the figure cannot hide them.
+  const acc = (all: Row[]) => {
+    const list = all.filter((r) => !r.notJudged);
+    const hits = list.filter((r) => r.j.match).length;
+    const apart = all.length - list.length;
+    return `${hits}/${list.length} (${((100 * hits) / Math.max(1, list.length)).toFixed(1)}%)${apart ? `, ${apart} not judged` : ''}`;
+  };
   console.log('');
   for (const via of ['profiler trace', 'SDK step log']) console.log(`accuracy, CPU recorded, via ${via}: ${acc(rows.filter((r) => r.group.startsWith('CPU') && r.via === via))}`);
   console.log(`accuracy, GPU replayed: ${acc(rows.filter((r) => r.group.startsWith('GPU')))}`);
   console.log(`accuracy, all: ${acc(rows)}   (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
+  for (const r of rows.filter((x) => x.notJudged)) console.log(`not judged: ${r.name} via ${r.via} (doctor's first finding there: ${r.j.first_finding})`);
 }
 
 await main();

@@ -10,7 +10,7 @@ breakdown, GOODPUT_STEP_LOG). Each case injects one cause that dominates the ste
   heavy-transform   per-sample NumPy augmentation (FFT blur of a 3x128x128 image), num_workers=0
   batch-size-1      batch size 1: fixed per-step costs (optimizer, Python, dispatch) dominate
   item-sync         the healthy run plus loss.item() every step (a blocking host sync on CUDA; free on a CPU)
-  oversubscribed    torch.set_num_threads(16) on a machine with fewer cores
+  oversubscribed    torch.set_num_threads(8 x the usable cores, at least 16)
   healthy           large batch, large matrices, fast in-memory data: compute-bound
 
 On a CUDA machine (--device cuda) the same cases run on the GPU with CUDA activities profiled.
@@ -77,7 +77,8 @@ def settings(case: str, cuda: bool) -> dict:
         # The healthy run plus the sync: on a CPU the injected line must not change the verdict.
         s.update(dim=1024, hidden=2048, batch=256, sync_work=1)
     elif case == "oversubscribed":
-        s.update(threads=16, hidden=1024, batch=128)
+        # Oversubscribed on any machine: 8 intra-op threads per core this process may use.
+        s.update(threads=max(16, 8 * len(os.sched_getaffinity(0))), hidden=1024, batch=128)
     elif case == "healthy":
         s.update(dim=1024, hidden=2048 if not cuda else 8192, batch=256 if not cuda else 4096)
     return s

@@ -101,6 +101,7 @@ class AdaptiveDataLoader:
             else batch_size
         initial = derive_batch_config(global_batch, world, self.limits)
         if train:
+            self.runtime.step_log.dataloader_workers = workers
             self.runtime.set_training_loader(self.limits, initial, self.dataset_len)
         self._fixed_batch = initial
 

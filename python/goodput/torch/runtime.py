@@ -73,7 +73,8 @@ class Runtime:
         self.limits: Optional[BatchLimits] = None
         self.batch: Optional[BatchConfig] = None
         self.micro: Optional[MicroStep] = None
-        self.reporting = StepReporting(StepLog(env.step_log_path, env.job_id or "local", env.rank),
+        self.reporting = StepReporting(StepLog(env.step_log_path, env.job_id or "local", env.rank,
+                                               env.local_world_size),
                                        self.distributed)
         #: trackers of the SDK's scalars (trackers.py); TensorBoard added when importable
         self.scalars = ScalarPublisher.for_job(os.environ, env.rank, env.checkpoint_dir,

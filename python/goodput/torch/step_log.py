@@ -1,23 +1,59 @@
 """Per-step time breakdowns written as JSON for `goodput doctor` (GOODPUT_STEP_LOG).
 
-Format: {"kind": "goodput.step_breakdown", "job": str, "steps": [{"rank", "step", "data_wait_s",
-"forward_backward_s", "sync_s", "optimizer_s"}, ...]}. Only the newest MAX_STEPS steps are kept.
-A path containing "{rank}" gets one file per rank; otherwise rank 0 alone writes it. Writes are
-atomic (temp file + rename), so the doctor never reads half a file.
+Format: {"kind": "goodput.step_breakdown", "job": str, "host": {...}, "steps": [{"rank", "step",
+"data_wait_s", "forward_backward_s", "sync_s", "optimizer_s"}, ...]}. Only the newest MAX_STEPS
+steps are kept. A path containing "{rank}" gets one file per rank; otherwise rank 0 alone writes
+it. Writes are atomic (temp file + rename), so the doctor never reads half a file.
+
+`host` holds the CPU threads of this host's training processes (read when the file is written,
+so a thread count changed after init() is seen): neither step times nor profiler traces show
+thread oversubscription, these four numbers do (the doctor's `steps.cpu-oversubscribed`).
 """
 
 import json
+import math
 import os
 from collections import deque
 from typing import Deque, Dict, Optional
 
+import torch
+
 MAX_STEPS = 10_000
 
 
+def usable_cpus() -> int:
+    """Cores this process may run on: the affinity mask (taskset, Slurm's cpu binding), bounded
+    by a cgroup v2 CPU quota (containers); os.cpu_count() where neither is readable."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    try:
+        with open("/sys/fs/cgroup/cpu.max") as f:
+            quota, period = f.read().split()[:2]
+        if quota != "max":
+            cpus = min(cpus, max(1, math.ceil(int(quota) / int(period))))
+    except (OSError, ValueError):
+        pass
+    return max(1, cpus)
+
+
+def host_threads(local_processes: int, dataloader_workers: int) -> Dict[str, int]:
+    """The `host` object: cores, intra-op threads of this process, training processes on this
+    host (LOCAL_WORLD_SIZE) and DataLoader worker processes of each (one thread each: PyTorch
+    sets their thread count to 1)."""
+    return {"cpu_count": usable_cpus(), "torch_threads": max(1, torch.get_num_threads()),
+            "local_processes": max(1, local_processes),
+            "dataloader_workers": max(0, dataloader_workers)}
+
+
 class StepLog:
-    def __init__(self, path: Optional[str], job: str, rank: int):
+    def __init__(self, path: Optional[str], job: str, rank: int, local_processes: int = 1):
         self.job = job
         self.rank = rank
+        self.local_processes = local_processes
+        #: num_workers of the training loader, set by AdaptiveDataLoader(train=True)
+        self.dataloader_workers = 0
         self.path: Optional[str] = None
         if path and ("{rank}" in path or rank == 0):
             self.path = path.replace("{rank}", str(rank))
@@ -41,5 +77,6 @@ class StepLog:
         temp = f"{self.path}.tmp-{os.getpid()}"
         with open(temp, "w") as f:
             json.dump({"kind": "goodput.step_breakdown", "job": self.job,
+                       "host": host_threads(self.local_processes, self.dataloader_workers),
                        "steps": list(self._steps)}, f)
         os.replace(temp, self.path)

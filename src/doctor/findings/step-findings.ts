@@ -20,14 +20,17 @@ export const STEP_THRESHOLD_PCT = { data_wait: 5, sync: 10, optimizer: 25, optim
 function oversubscription(b: StepBreakdown): Omit<Finding, 'source'> | null {
   const h = b.host;
   if (!h) return null;
-  const threads = h.torch_threads * (h.local_processes ?? 1) + (h.dataloader_workers ?? 0);
+  // Each training process runs its intra-op threads and its own DataLoader workers (one thread each).
+  const procs = h.local_processes ?? 1;
+  const workers = h.dataloader_workers ?? 0;
+  const threads = procs * (h.torch_threads + workers);
   if (threads <= h.cpu_count) return null;
   const waiting = 100 * (1 - h.cpu_count / threads);
   return {
     id: 'steps.cpu-oversubscribed', severity: severityOf(waiting), bottleneck: 'cpu-contention',
     title: `CPU threads oversubscribed: ${threads} busy threads on ${h.cpu_count} cores`,
-    evidence: [`torch threads ${h.torch_threads} x ${h.local_processes ?? 1} process(es) + ${h.dataloader_workers ?? 0} DataLoader worker(s) = ${threads} threads for ${h.cpu_count} cores: each gets ${(h.cpu_count / threads).toFixed(2)} of a core`],
-    fix: [`torch.set_num_threads(${Math.max(1, Math.floor((h.cpu_count - (h.dataloader_workers ?? 0)) / (h.local_processes ?? 1)))}) (or OMP_NUM_THREADS) so threads x processes + workers <= cores`, 'torchrun sets OMP_NUM_THREADS=1 per process by default: raise it only up to cores / processes'],
+    evidence: [`${procs} process(es) x (${h.torch_threads} torch threads + ${workers} DataLoader worker(s)) = ${threads} threads for ${h.cpu_count} cores: each gets ${(h.cpu_count / threads).toFixed(2)} of a core`],
+    fix: [`torch.set_num_threads(${Math.max(1, Math.floor(h.cpu_count / procs) - workers)}) (or OMP_NUM_THREADS) so processes x (threads + workers) <= cores`, 'torchrun sets OMP_NUM_THREADS=1 per process by default: raise it only up to cores / processes'],
     impact_pct: waiting,
   };
 }
