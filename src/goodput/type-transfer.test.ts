@@ -1,0 +1,134 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { TypeMeasurement } from './type-measurement.js';
+import { batchCurve, factorAt, fitTypeFactors, learnTypeFactors, oneGpuRatioStep_s, overlapStep_s, transferPredictor, type TransferJob } from './type-transfer.js';
+
+const BATCHES = [4, 8, 16, 32];
+const PLACEMENTS = [[1], [2], [4], [1, 1], [2, 2], [4, 4], [4, 4, 4]];
+
+/** A synthetic job on a synthetic type: its compute overlapped with size x the network's time of the shape by gamma. */
+interface World {
+  /** Micro-step time on one GPU (s). */
+  compute_s: (local_bsz: number) => number;
+  /** Network time of a unit-size gradient (s), per shape. */
+  network_s: (num_nodes: number, num_replicas: number) => number;
+  size: number;
+  gamma: number;
+  /** Multi-GPU micro-step time over one-GPU micro-step time, per shape; absent: 1. */
+  contention?: (num_nodes: number, num_replicas: number) => number;
+}
+
+function measure(w: World): TypeMeasurement[] {
+  return PLACEMENTS.flatMap((placement) =>
+    BATCHES.map((local_bsz) => {
+      const num_nodes = placement.length;
+      const num_replicas = placement.reduce((s, g) => s + g, 0);
+      const compute = w.compute_s(local_bsz) * (num_replicas > 1 && w.contention ? w.contention(num_nodes, num_replicas) : 1);
+      const network = w.size * w.network_s(num_nodes, num_replicas);
+      // One GPU: a small measured sync that is not network time (the traces' one-GPU rows have one too).
+      const step_time_s = num_replicas > 1 ? overlapStep_s(compute, network, w.gamma) : compute + 0.01 * network;
+      return { placement, num_nodes, num_replicas, local_bsz, step_time_s, sync_time_s: step_time_s - compute };
+    }),
+  );
+}
+
+/** Six jobs differing in compute speed, batch scaling and gradient size. */
+const JOBS = [0.5, 1, 2, 3, 5, 8].map((k, j) => ({ fixed: 0.01 * k, perSample: 0.002 * (j + 1), size: 0.3 * k + j * 0.05 }));
+/** The reference type: a slow GPU on a slow network. */
+const referenceWorld = (j: (typeof JOBS)[number], gamma: number): World => ({
+  compute_s: (b) => j.fixed + j.perSample * b,
+  network_s: (n, r) => (n > 1 ? 0.2 + 0.01 * r : 0.02 * r),
+  size: j.size,
+  gamma,
+});
+/** The target type: 3x faster compute, a fast network with its own shape dependence. */
+const targetWorld = (j: (typeof JOBS)[number], gamma: number): World => ({
+  compute_s: (b) => (j.fixed + j.perSample * b) / 3,
+  network_s: (n, r) => (n > 1 ? 0.01 + 0.004 * r : 0.001 * r),
+  size: j.size,
+  gamma,
+});
+
+const jobsOn = (target: (j: (typeof JOBS)[number], gamma: number) => World, gamma: number): TransferJob[] =>
+  JOBS.map((j) => ({ reference: measure(referenceWorld(j, gamma)), target: measure(target(j, gamma)) }));
+const oneGpu = (rows: readonly TypeMeasurement[]): TypeMeasurement[] => rows.filter((m) => m.num_replicas === 1);
+
+describe('cross-type transfer', () => {
+  for (const gamma of [1, 2, 3]) {
+    it(`reproduces a synthetic type (overlap ${gamma}) exactly, leaving each job out, where the ratio rule does not`, () => {
+    const jobs = jobsOn(targetWorld, gamma);
+    let worstRatioRule = 0;
+    for (const [i, job] of jobs.entries()) {
+      const factors = fitTypeFactors(jobs.filter((_, k) => k !== i));
+      assert.equal(factors.num_jobs, JOBS.length - 1);
+      assert.deepEqual(factors.rule, { basis: 'step', gamma });
+      const predict = transferPredictor({ reference: job.reference, target: oneGpu(job.target) }, factors);
+      assert.ok(predict);
+      for (const m of job.target.filter((r) => r.num_replicas > 1)) {
+        const step = predict(m.num_nodes, m.num_replicas, m.local_bsz) as number;
+        assert.ok(Math.abs(step / m.step_time_s - 1) < 1e-9, `${JSON.stringify(m)}: predicted ${step}`);
+        const sia = oneGpuRatioStep_s(m, job.reference, oneGpu(job.target)) as number;
+        worstRatioRule = Math.max(worstRatioRule, Math.abs(m.step_time_s / sia - 1));
+      }
+    }
+    assert.ok(worstRatioRule > 0.3, `ratio rule worst error ${worstRatioRule}`);
+    });
+  }
+
+  it('reads the network from the measured sync when multi-GPU compute slows down with the shape, and is exact', () => {
+    const contended = (j: (typeof JOBS)[number], gamma: number): World => ({ ...targetWorld(j, gamma), contention: (n, r) => 1 + 0.1 * Math.log2(r / n) + 0.05 * n });
+    const jobs = jobsOn(contended, 1);
+    for (const [i, job] of jobs.entries()) {
+      const factors = fitTypeFactors(jobs.filter((_, k) => k !== i));
+      assert.deepEqual(factors.rule, { basis: 'sync' });
+      const predict = transferPredictor({ reference: job.reference, target: oneGpu(job.target) }, factors);
+      for (const m of job.target.filter((r) => r.num_replicas > 1)) {
+        const step = predict?.(m.num_nodes, m.num_replicas, m.local_bsz) as number;
+        assert.ok(Math.abs(step / m.step_time_s - 1) < 1e-9, `${JSON.stringify(m)}: predicted ${step}`);
+      }
+    }
+  });
+
+  it("never reads the predicted job's own multi-GPU rows on the target", () => {
+    const jobs = jobsOn(targetWorld, 2);
+    const factors = fitTypeFactors(jobs.slice(1));
+    const first = jobs[0] as TransferJob;
+    const withOwn = transferPredictor(first, factors);
+    const without = transferPredictor({ reference: first.reference, target: oneGpu(first.target) }, factors);
+    for (const [n, r, b] of [[2, 8, 8], [1, 4, 16], [3, 12, 4]] as const) assert.equal(withOwn?.(n, r, b), without?.(n, r, b));
+  });
+
+  it("Sia's rule is exact when the target is the reference slowed down uniformly", () => {
+    const slower = (j: (typeof JOBS)[number], gamma: number): World => {
+      const ref = referenceWorld(j, gamma);
+      return { ...ref, compute_s: (b) => 2 * ref.compute_s(b), network_s: (n, r) => 2 * ref.network_s(n, r) };
+    };
+    for (const job of jobsOn(slower, 2)) {
+      for (const m of job.target.filter((r) => r.num_replicas > 1)) {
+        const sia = oneGpuRatioStep_s(m, job.reference, oneGpu(job.target)) as number;
+        assert.ok(Math.abs(sia / m.step_time_s - 1) < 1e-9);
+      }
+    }
+  });
+
+  it('takes the nearest learned shape of the same link for a shape no other job measured', () => {
+    const factors = learnTypeFactors(jobsOn(targetWorld, 1), { basis: 'step', gamma: 1 });
+    const at3x12 = factorAt(factors, { num_nodes: 3, num_replicas: 12 });
+    assert.deepEqual(factorAt(factors, { num_nodes: 3, num_replicas: 24 }), at3x12);
+    assert.deepEqual(factorAt(factors, { num_nodes: 4, num_replicas: 16 }), at3x12);
+    assert.notDeepEqual(factorAt(factors, { num_nodes: 2, num_replicas: 8 }), at3x12);
+    assert.deepEqual(factorAt(factors, { num_nodes: 1, num_replicas: 8 }), factorAt(factors, { num_nodes: 1, num_replicas: 4 }));
+    assert.deepEqual(factorAt({ rule: { basis: 'sync' }, shapes: [], num_jobs: 0 }, { num_nodes: 2, num_replicas: 8 }), { network: 1, compute: 1 });
+  });
+
+  it('interpolates a batch curve in log-log, exact on a power law, and never falls beyond its ends', () => {
+    const curve = batchCurve([4, 16, 64].map((b) => ({ local_bsz: b, time_s: 0.01 * b ** 0.7 })));
+    assert.ok(curve);
+    for (const b of [4, 8, 30, 64]) assert.ok(Math.abs(curve(b) / (0.01 * b ** 0.7) - 1) < 1e-12);
+    assert.ok(Math.abs(curve(256) / (0.01 * 256 ** 0.7) - 1) < 1e-12);
+    const falling = batchCurve([{ local_bsz: 8, time_s: 2 }, { local_bsz: 16, time_s: 1 }]);
+    assert.equal(falling?.(64), 1);
+    assert.equal(falling?.(2), 2);
+    assert.equal(batchCurve([]), undefined);
+  });
+});

@@ -1,0 +1,357 @@
+/**
+ * Cross-GPU-type throughput prediction: a job's multi-GPU step time on a type where it has run
+ * only on one GPU, from its profile on another (the reference) type and what the cluster has
+ * learned of the target type from other jobs. Measured by `npm run bench:plan` (docs/planner.md).
+ *
+ * Why not Sia's rule (thr(N, T) = thr(1, T) / thr(1, ref) x thr(N, ref), {@link oneGpuRatioStep_s}):
+ * it scales the whole step by the one-GPU compute ratio, so it carries the reference network's
+ * share of the step over to a type whose network and compute differ (A100 nodes with NVLink and
+ * InfiniBand beside T4 nodes on Ethernet). Here a step is compute overlapped with network time,
+ * as in pollux-spec §3.1: t = (c^gamma + n^gamma)^(1/gamma), and the two are transferred apart:
+ * - c: the job's own one-GPU micro-step time on the target type at that per-GPU batch (log-log
+ *   interpolation between its measured batches);
+ * - n: the job's network time on the reference type at the nearest measured shape (what its
+ *   gradient costs on a known network), times the target type's network factor of the shape
+ *   (geometric mean over the other jobs of their target / reference network time there).
+ * How a row is split into c and n is the {@link TransferRule}: by default the step over the job's
+ * one-GPU compute under the type's gamma, or the measured sync added to a per-shape compute
+ * factor (better where a reference type's network hides behind its compute, as on A100 nodes).
+ * The rule is the one that predicts the other jobs best, each left out in turn ({@link
+ * fitTypeFactors}): the overlap differs between types (on the traces' RTX nodes steps add up,
+ * gamma 1; on A100 nodes the network hides behind compute, gamma 3-4).
+ * A shape is (nodes, replicas); one the other jobs never measured takes the factors of the nearest
+ * learned shape with the same kind of link (several nodes or one), else 1.
+ *
+ * Pure and deterministic: no I/O, no clock, no randomness.
+ */
+import { logOverlap } from './throughput.js';
+import type { TypeMeasurement } from './type-measurement.js';
+
+/** A job's data on two types: its reference profile and its rows on the target type. */
+export interface TransferJob {
+  reference: readonly TypeMeasurement[];
+  /** Rows on the target type: one-GPU rows for a job being predicted; all its rows when learning. */
+  target: readonly TypeMeasurement[];
+}
+
+/** A data-parallel shape: replicas over nodes. */
+export interface Shape {
+  num_nodes: number;
+  num_replicas: number;
+}
+
+/**
+ * How a multi-GPU row is split into compute and network time, and put back together:
+ * - `step`: the network time is what the step shows over the job's one-GPU compute, under the
+ *   overlap exponent `gamma` ({@link networkBehind_s}); a prediction overlaps the job's one-GPU
+ *   compute with the transferred network time;
+ * - `sync`: the network time is the row's measured sync, added to its compute; a prediction adds
+ *   the transferred sync to the job's one-GPU compute times the shape's compute factor.
+ */
+export type TransferRule = { basis: 'step'; gamma: number } | { basis: 'sync' };
+
+/** The rules {@link fitTypeFactors} chooses from: `step` with gamma 1, 1.5, 2, 3, 4, and `sync`. */
+export const RULE_CANDIDATES: readonly TransferRule[] = [...[1, 1.5, 2, 3, 4].map((gamma): TransferRule => ({ basis: 'step', gamma })), { basis: 'sync' }];
+
+/** Factors of one shape on the target type, learned from other jobs. Invariant: both > 0. */
+export interface ShapeFactor extends Shape {
+  /** Network time on the target over the same job's network time on the reference at the nearest shape. */
+  network: number;
+  /** Multi-GPU micro-step time over one-GPU micro-step time at the same per-GPU batch (used by the `sync` rule). */
+  compute: number;
+  /** Jobs that measured this shape. */
+  num_jobs: number;
+}
+
+/** What the cluster has learned of a target type. Invariant: `shapes` sorted by (nodes, replicas), each once. */
+export interface TypeFactors {
+  rule: TransferRule;
+  shapes: readonly ShapeFactor[];
+  /** Jobs whose target measurements were learned from. */
+  num_jobs: number;
+}
+
+/** Step-time predictor of one job on a type (s); undefined where it cannot predict. */
+export type StepPredictor = (num_nodes: number, num_replicas: number, local_bsz: number) => number | undefined;
+
+const MIN_TIME_S = 1e-6;
+/**
+ * Network time of a step no longer than its compute, as a share of the step: nothing is visible,
+ * but a log ratio needs a positive value (1e-3: a thousandth of the step is below the traces' noise).
+ */
+const HIDDEN_NETWORK_SHARE = 1e-3;
+
+/** Step time (s) of compute `compute_s` overlapped with network time `network_s` by `gamma`. */
+export function overlapStep_s(compute_s: number, network_s: number, gamma: number): number {
+  return Math.exp(logOverlap(compute_s, Math.max(network_s, MIN_TIME_S), gamma));
+}
+
+/**
+ * The network time (s) that, overlapped with `compute_s` by `gamma`, gives `step_s`: the inverse
+ * of {@link overlapStep_s}; a share of the step when the step is not longer than the compute.
+ */
+export function networkBehind_s(step_s: number, compute_s: number, gamma: number): number {
+  const floor = HIDDEN_NETWORK_SHARE * step_s;
+  if (step_s <= compute_s) return floor;
+  // (s^g - c^g)^(1/g) = s (1 - (c/s)^g)^(1/g), computed in this form so large gamma cannot overflow.
+  return Math.max(step_s * Math.pow(1 - Math.pow(compute_s / step_s, gamma), 1 / gamma), floor);
+}
+
+/** Micro-step compute time of a row: the step minus its measured synchronization (s). */
+export function computeTime_s(m: TypeMeasurement): number {
+  return Math.max(m.step_time_s - m.sync_time_s, MIN_TIME_S);
+}
+
+/**
+ * A batch -> time curve through measured points: piecewise linear in log-log between the
+ * measured batches (median of repeats), extended beyond them with the end segment's slope
+ * clamped to [0, 1] (a step neither shrinks with the batch nor grows faster than it); flat with
+ * one batch. Undefined without points.
+ */
+export function batchCurve(points: readonly { local_bsz: number; time_s: number }[]): ((local_bsz: number) => number) | undefined {
+  const byBatch = new Map<number, number[]>();
+  for (const p of points) {
+    const list = byBatch.get(p.local_bsz) ?? [];
+    list.push(Math.max(p.time_s, MIN_TIME_S));
+    byBatch.set(p.local_bsz, list);
+  }
+  if (byBatch.size === 0) return undefined;
+  const sorted = [...byBatch].sort((a, c) => a[0] - c[0]);
+  const xs = sorted.map(([b]) => Math.log(b));
+  const ys = sorted.map(([, ts]) => Math.log(median(ts)));
+  return (local_bsz: number): number => Math.exp(interpolate(xs, ys, Math.log(local_bsz)));
+}
+
+function interpolate(xs: readonly number[], ys: readonly number[], x: number): number {
+  const n = xs.length;
+  if (n === 1) return ys[0] as number;
+  let i = 0;
+  while (i < n - 2 && x > (xs[i + 1] as number)) i++;
+  const x0 = xs[i] as number;
+  const x1 = xs[i + 1] as number;
+  const y0 = ys[i] as number;
+  const y1 = ys[i + 1] as number;
+  const slope = (y1 - y0) / (x1 - x0);
+  if (x >= x0 && x <= x1) return y0 + slope * (x - x0);
+  const outside = Math.min(Math.max(slope, 0), 1);
+  return x < x0 ? y0 + outside * (x - x0) : y1 + outside * (x - x1);
+}
+
+/** The job's one-GPU compute time (s) on a type as a function of the per-GPU batch; undefined without a one-GPU row. */
+export function oneGpuComputeCurve(rows: readonly TypeMeasurement[]): ((local_bsz: number) => number) | undefined {
+  return batchCurve(rows.filter((m) => m.num_replicas === 1).map((m) => ({ local_bsz: m.local_bsz, time_s: computeTime_s(m) })));
+}
+
+const shapeKey = (s: Shape): string => `${s.num_nodes}x${s.num_replicas}`;
+
+/**
+ * A per-row quantity of a job's multi-GPU rows (on the reference type) at the shape nearest to
+ * (num_nodes, num_replicas): the same node count if measured, else the nearest in ratio, with
+ * the replicas scaled to it and capped at what its nodes held; then the nearest measured replica
+ * count; at the batch by {@link batchCurve}. Undefined without multi-GPU rows (or for one replica).
+ */
+export function shapeCurve(rows: readonly TypeMeasurement[], quantity: (m: TypeMeasurement) => number): StepPredictor {
+  const byShape = new Map<string, { shape: Shape; points: { local_bsz: number; time_s: number }[] }>();
+  let gpusPerNode = 1;
+  for (const m of rows) {
+    if (m.num_replicas < 2) continue;
+    gpusPerNode = Math.max(gpusPerNode, m.placement ? Math.max(...m.placement) : Math.ceil(m.num_replicas / m.num_nodes));
+    const key = shapeKey(m);
+    const entry = byShape.get(key) ?? { shape: { num_nodes: m.num_nodes, num_replicas: m.num_replicas }, points: [] };
+    entry.points.push({ local_bsz: m.local_bsz, time_s: quantity(m) });
+    byShape.set(key, entry);
+  }
+  const curves = [...byShape.values()].map(({ shape, points }) => ({ shape, curve: batchCurve(points) as (b: number) => number }));
+  const nodeCounts = [...new Set(curves.map((c) => c.shape.num_nodes))];
+  return (num_nodes, num_replicas, local_bsz) => {
+    if (num_replicas < 2 || nodeCounts.length === 0) return undefined;
+    const nodes = nearest(nodeCounts, num_nodes, (a, b) => Math.abs(Math.log(a / b)));
+    const replicas = Math.max(Math.min(Math.round((num_replicas * nodes) / num_nodes), nodes * gpusPerNode), nodes === 1 ? 2 : nodes);
+    const candidates = curves.filter((c) => c.shape.num_nodes === nodes);
+    const best = nearestBy(candidates, (c) => Math.abs(Math.log(c.shape.num_replicas / replicas)));
+    return best?.curve(local_bsz);
+  };
+}
+
+/** The element of `xs` nearest to `x` by `distance` (the first on ties). */
+function nearest(xs: readonly number[], x: number, distance: (a: number, b: number) => number): number {
+  return nearestBy(xs, (v) => distance(v, x)) as number;
+}
+
+function nearestBy<T>(xs: readonly T[], distance: (v: T) => number): T | undefined {
+  let best: T | undefined;
+  let bestDistance = Infinity;
+  for (const v of xs) {
+    const d = distance(v);
+    if (d < bestDistance) {
+      best = v;
+      bestDistance = d;
+    }
+  }
+  return best;
+}
+
+/** The network time of a multi-GPU row under `rule`, given the job's one-GPU compute at its batch (s); > 0. */
+function rowNetwork_s(m: TypeMeasurement, oneGpuCompute_s: number, rule: TransferRule): number {
+  if (rule.basis === 'sync') return Math.max(m.sync_time_s, HIDDEN_NETWORK_SHARE * m.step_time_s);
+  return networkBehind_s(m.step_time_s, oneGpuCompute_s, rule.gamma);
+}
+
+/** The job's network-time curve on the reference type under `rule`. */
+function referenceNetworkCurve(reference: readonly TypeMeasurement[], rule: TransferRule): StepPredictor | undefined {
+  const compute = oneGpuComputeCurve(reference);
+  if (!compute) return undefined;
+  return shapeCurve(reference, (m) => rowNetwork_s(m, compute(m.local_bsz), rule));
+}
+
+/**
+ * Learns the target type's factors per shape under `rule` from `jobs` (other jobs, with their
+ * multi-GPU rows on the target): per job and shape, the median over its rows of log(target
+ * network time / its reference network time at the nearest shape) and of its compute over its
+ * one-GPU compute; per shape, the exponential of the mean over jobs of the first, the median of
+ * the second. Jobs without one-GPU rows on both types or without multi-GPU rows on both are
+ * skipped. Pure and deterministic.
+ */
+export function learnTypeFactors(jobs: readonly TransferJob[], rule: TransferRule): TypeFactors {
+  const logs = new Map<string, number[]>();
+  const computes = new Map<string, number[]>();
+  const shapes = new Map<string, Shape>();
+  let numJobs = 0;
+  for (const job of jobs) {
+    const compute = oneGpuComputeCurve(job.target);
+    const reference = referenceNetworkCurve(job.reference, rule);
+    if (!compute || !reference) continue;
+    const perShape = new Map<string, number[]>();
+    const computePerShape = new Map<string, number[]>();
+    for (const m of job.target) {
+      if (m.num_replicas < 2) continue;
+      const onReference = reference(m.num_nodes, m.num_replicas, m.local_bsz);
+      if (onReference === undefined) continue;
+      const key = shapeKey(m);
+      shapes.set(key, { num_nodes: m.num_nodes, num_replicas: m.num_replicas });
+      const oneGpu_s = compute(m.local_bsz);
+      push(perShape, key, Math.log(rowNetwork_s(m, oneGpu_s, rule) / onReference));
+      push(computePerShape, key, computeTime_s(m) / oneGpu_s);
+    }
+    if (perShape.size === 0) continue;
+    numJobs++;
+    for (const [key, values] of perShape) push(logs, key, median(values));
+    for (const [key, values] of computePerShape) push(computes, key, median(values));
+  }
+  const learned = [...shapes.entries()].map(([key, shape]): ShapeFactor => {
+    const perJob = logs.get(key) as number[];
+    return { ...shape, network: Math.exp(mean(perJob)), compute: median(computes.get(key) as number[]), num_jobs: perJob.length };
+  });
+  learned.sort((a, b) => a.num_nodes - b.num_nodes || a.num_replicas - b.num_replicas);
+  return { rule, shapes: learned, num_jobs: numJobs };
+}
+
+/**
+ * The target type's factors from `jobs`, with the rule chosen among `candidates`: for each, every
+ * job is predicted from the others ({@link learnTypeFactors}, {@link transferPredictor}) and the
+ * candidate with the lowest mean of the jobs' median errors, the worst job left out (one job whose
+ * compute slows down on many GPUs must not set the type's rule), wins; ties go to the earlier
+ * candidate. With fewer than 3 usable jobs, the first candidate. Pure and deterministic.
+ */
+export function fitTypeFactors(jobs: readonly TransferJob[], candidates: readonly TransferRule[] = RULE_CANDIDATES): TypeFactors {
+  const first = candidates[0] ?? { basis: 'step', gamma: 1 };
+  const usable = jobs.filter((j) => learnTypeFactors([j], first).num_jobs === 1);
+  if (usable.length < 3) return learnTypeFactors(usable, first);
+  let best = first;
+  let bestScore = Infinity;
+  for (const rule of candidates) {
+    const errors = usable.map((job, i) => medianError(job, learnTypeFactors(usable.filter((_, k) => k !== i), rule)));
+    errors.sort((a, b) => a - b);
+    const score = mean(errors.slice(0, -1));
+    if (score < bestScore) {
+      best = rule;
+      bestScore = score;
+    }
+  }
+  return learnTypeFactors(usable, best);
+}
+
+/** Median |predicted / measured - 1| of throughput over the job's multi-GPU target rows (a row it cannot predict counts 1). */
+function medianError(job: TransferJob, factors: TypeFactors): number {
+  const predict = transferPredictor({ reference: job.reference, target: job.target.filter((m) => m.num_replicas === 1) }, factors);
+  const errors = job.target
+    .filter((m) => m.num_replicas > 1)
+    .map((m) => {
+      const step = predict?.(m.num_nodes, m.num_replicas, m.local_bsz);
+      return step === undefined ? 1 : Math.abs(m.step_time_s / step - 1);
+    });
+  return median(errors);
+}
+
+/**
+ * The factors for `shape`: learned there, else at the nearest learned shape with the same kind of
+ * link (one node or several; nearest in node ratio, then replica ratio), else 1 and 1.
+ */
+export function factorAt(factors: TypeFactors, shape: Shape): { network: number; compute: number } {
+  const multiNode = shape.num_nodes > 1;
+  const sameLink = factors.shapes.filter((s) => s.num_nodes > 1 === multiNode);
+  const best = nearestBy(sameLink, (s) => 1e3 * Math.abs(Math.log(s.num_nodes / shape.num_nodes)) + Math.abs(Math.log(s.num_replicas / shape.num_replicas)));
+  return best ? { network: best.network, compute: best.compute } : { network: 1, compute: 1 };
+}
+
+/**
+ * The job's step-time predictor on the target type from its reference profile and its one-GPU
+ * target rows (its multi-GPU target rows, if any, are not read): one GPU, its own compute; more,
+ * its reference network time at the nearest shape times the shape's network factor, overlapped
+ * with that compute by gamma (`step` rule) or added to it times the shape's compute factor (`sync`
+ * rule). Undefined when the job lacks one-GPU rows on either type or multi-GPU rows on the
+ * reference. Pure.
+ */
+export function transferPredictor(job: TransferJob, factors: TypeFactors): StepPredictor | undefined {
+  const compute = oneGpuComputeCurve(job.target);
+  const reference = referenceNetworkCurve(job.reference, factors.rule);
+  if (!compute || !reference) return undefined;
+  const rule = factors.rule;
+  return (num_nodes, num_replicas, local_bsz) => {
+    if (num_replicas < 2) return compute(local_bsz);
+    const onReference = reference(num_nodes, num_replicas, local_bsz);
+    if (onReference === undefined) return undefined;
+    const f = factorAt(factors, { num_nodes, num_replicas });
+    const network_s = onReference * f.network;
+    return rule.basis === 'step' ? overlapStep_s(compute(local_bsz), network_s, rule.gamma) : compute(local_bsz) * f.compute + network_s;
+  };
+}
+
+/** A rule as text: `overlap gamma G` or `sync + compute factor`. */
+export function ruleLabel(rule: TransferRule): string {
+  return rule.basis === 'step' ? `overlap, gamma ${rule.gamma}` : 'measured sync, added';
+}
+
+/**
+ * Sia's one-GPU-ratio rule (the baseline): the step time of `m` (a target-type configuration)
+ * as thr(N, T) = thr(1, T) / thr(1, ref) x thr(N, ref), from the reference row of the same
+ * placement (or, for rows with counts only, the same counts) and the one-GPU rows of both types,
+ * all at m's per-GPU batch. Undefined where any of the three is not measured.
+ */
+export function oneGpuRatioStep_s(m: TypeMeasurement, reference: readonly TypeMeasurement[], targetOneGpu: readonly TypeMeasurement[]): number | undefined {
+  const sameConfig = (r: TypeMeasurement): boolean =>
+    r.local_bsz === m.local_bsz && (m.placement && r.placement ? r.placement.join(',') === m.placement.join(',') : r.num_nodes === m.num_nodes && r.num_replicas === m.num_replicas);
+  const refN = reference.find(sameConfig);
+  const ref1 = reference.find((r) => r.num_replicas === 1 && r.local_bsz === m.local_bsz);
+  const target1 = targetOneGpu.find((r) => r.num_replicas === 1 && r.local_bsz === m.local_bsz);
+  if (!refN || !ref1 || !target1) return undefined;
+  // Per-replica throughput scales with the one-GPU throughput ratio, i.e. step times scale with the one-GPU step ratio.
+  return (refN.step_time_s * target1.step_time_s) / ref1.step_time_s;
+}
+
+function push(map: Map<string, number[]>, key: string, value: number): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
+function mean(xs: readonly number[]): number {
+  return xs.reduce((s, x) => s + x, 0) / xs.length;
+}
+
+/** Median of a non-empty list. */
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 === 1 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
+}
