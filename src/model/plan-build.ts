@@ -51,7 +51,8 @@ export function planModels(input: PlanInput): PlanModels {
     }
     const others = otherKeys(input.others, reference.gpu_type, p.gpu_type);
     const transferred = maxReplicas(p) === 1 && maxReplicas(reference) > 1 ? transferredModel(reference, p, others, spec) : undefined;
-    byType.set(spec.name, transferred ?? modelOfMeasured(p, spec));
+    const withCount = p.model_parameters === undefined && reference.model_parameters !== undefined ? { ...p, model_parameters: reference.model_parameters } : p;
+    byType.set(spec.name, transferred ?? modelOfMeasured(withCount, spec));
   }
   const wanted = input.types ?? [...byType.keys(), ...input.specs.filter((s) => s.name !== 'cpu').map((s) => s.name)];
   const models: TypeModel[] = [];
