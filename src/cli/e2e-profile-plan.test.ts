@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { packagePath } from '../util/package-root.js';
@@ -95,6 +95,8 @@ describe('goodput profile -> goodput plan (real PyTorch on CPU)', { skip }, () =
     assert.equal(plan.status, 0, plan.stderr);
     const json = JSON.parse(plan.stdout) as PlanJson;
     assert.deepEqual(json.rows.map((r) => `${r.gpu_type}:${r.gpus}:${r.source}`), ['cpu:1:measured', 'cpu:2:measured', 'cpu:8:estimated', 'T4:1:estimated', 'T4:2:estimated', 'T4:8:estimated']);
+    assert.ok(json.notes.some((n) => n.startsWith('cross-node synchronization not measured')), 'the profile\'s notes are kept beside the store');
+    assert.equal(statSync(join(data_dir, 'goodput.sqlite')).mode & 0o777, 0o600, 'the store is private, as the server makes it');
     const text = await cli(['plan', 'train', '--data-dir', data_dir, '--gpus', '1,2', '--gpu-type', 'cpu'], env);
     assert.equal(text.status, 0, text.stderr);
     assert.match(text.stdout, /cpu +2 +1 +measured/);

@@ -2,13 +2,14 @@
  * Where `goodput profile` keeps what it measured and `goodput plan` reads it: a profile file
  * (`--out FILE`), or the data directory's store, the one the control plane learns from (points,
  * gradient samples, limits, parameter count and fit per key and device type), with the memory
- * profile beside it in `planner-memory.json` (the store has no column for it).
+ * profile and the notes beside it in `planner-profiles.json` (the store has no column for them).
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { GoodputError } from '../../core/errors.js';
 import { limitsSchema } from '../../core/wire.js';
+import { createPrivateFile } from '../../datadir/secure.js';
 import { fitPerfParams } from '../../goodput/fit.js';
 import type { DeviceProfile, MemoryProfile } from '../../model/plan-types.js';
 import { SqliteStore } from '../../store/sqlite/sqlite-store.js';
@@ -74,15 +75,17 @@ export function writeProfileFile(path: string, file: ProfileFile): void {
   renameSync(tmp, path);
 }
 
-type MemoryBook = Record<string, Record<string, MemoryProfile>>;
-const memoryPath = (data_dir: string): string => join(data_dir, 'planner-memory.json');
+const sideSchema = z.object({ memory: memorySchema.optional(), notes: z.array(z.string()) });
+/** What the store has no column for, per key and device type: the memory profile and the notes. */
+type SideBook = Record<string, Record<string, { memory?: MemoryProfile; notes: string[] }>>;
+const sidePath = (data_dir: string): string => join(data_dir, 'planner-profiles.json');
 
-function readMemoryBook(data_dir: string): MemoryBook {
-  const path = memoryPath(data_dir);
+function readSideBook(data_dir: string): SideBook {
+  const path = sidePath(data_dir);
   if (!existsSync(path)) return {};
   try {
-    const parsed = z.record(z.string(), z.record(z.string(), memorySchema)).safeParse(JSON.parse(readFileSync(path, 'utf8')));
-    return parsed.success ? parsed.data : {};
+    const parsed = z.record(z.string(), z.record(z.string(), sideSchema)).safeParse(JSON.parse(readFileSync(path, 'utf8')));
+    return parsed.success ? (parsed.data as SideBook) : {};
   } catch {
     return {};
   }
@@ -96,6 +99,7 @@ const storePath = (data_dir: string): string => join(data_dir, 'goodput.sqlite')
  */
 export async function saveToDataDir(data_dir: string, key: string, profile: DeviceProfile, run_id: string): Promise<void> {
   mkdirSync(data_dir, { recursive: true, mode: 0o700 });
+  createPrivateFile(storePath(data_dir)); // as the server creates it: 0600
   const store = new SqliteStore(storePath(data_dir), { background_checkpoint_ms: 0 });
   try {
     const merged = await store.mergeKeyProfile({
@@ -106,13 +110,11 @@ export async function saveToDataDir(data_dir: string, key: string, profile: Devi
   } finally {
     await store.close();
   }
-  if (profile.memory) {
-    const book = readMemoryBook(data_dir);
-    book[key] = { ...(book[key] ?? {}), [profile.gpu_type]: profile.memory };
-    const tmp = `${memoryPath(data_dir)}.tmp-${process.pid}`;
-    writeFileSync(tmp, JSON.stringify(book, null, 2) + '\n', { mode: 0o600 });
-    renameSync(tmp, memoryPath(data_dir));
-  }
+  const book = readSideBook(data_dir);
+  book[key] = { ...(book[key] ?? {}), [profile.gpu_type]: { ...(profile.memory ? { memory: profile.memory } : {}), notes: [...profile.notes] } };
+  const tmp = `${sidePath(data_dir)}.tmp-${process.pid}`;
+  writeFileSync(tmp, JSON.stringify(book, null, 2) + '\n', { mode: 0o600 });
+  renameSync(tmp, sidePath(data_dir));
 }
 
 /** Every key's device profiles in the data directory's store (the planner's cross-type data). */
@@ -120,13 +122,13 @@ export async function loadFromDataDir(data_dir: string): Promise<Map<string, Dev
   const out = new Map<string, DeviceProfile[]>();
   if (!existsSync(storePath(data_dir))) return out;
   const store = new SqliteStore(storePath(data_dir), { background_checkpoint_ms: 0 });
-  const memory = readMemoryBook(data_dir);
+  const side = readSideBook(data_dir);
   try {
     for (const p of await store.listKeyProfiles()) {
-      const device: DeviceProfile = { gpu_type: p.gpu_type, points: p.points, grad: p.grad, limits: p.limits, notes: [] };
+      const extra = side[p.key]?.[p.gpu_type];
+      const device: DeviceProfile = { gpu_type: p.gpu_type, points: p.points, grad: p.grad, limits: p.limits, notes: extra?.notes ?? [] };
       if (p.model_parameters !== undefined) device.model_parameters = p.model_parameters;
-      const mem = memory[p.key]?.[p.gpu_type];
-      if (mem) device.memory = mem;
+      if (extra?.memory) device.memory = extra.memory;
       out.set(p.key, [...(out.get(p.key) ?? []), device]);
     }
   } finally {
