@@ -51,5 +51,6 @@ describe('planner type models', () => {
 
   it('refuses a measured type missing from the GPU table, naming it', () => {
     assert.throws(() => planModels({ profiles: [profile('Z100', points(ON_A, [1]))], others: [], specs: SPECS }), /'Z100' is not in the GPU table/);
+    assert.throws(() => planModels({ profiles: [profile('A', points(ON_A, [1]))], others: [], specs: SPECS, types: ['Z9'] }), /none of the types asked for is in the GPU table \(Z9\); it has A, B, C/);
   });
 });

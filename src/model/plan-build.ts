@@ -65,6 +65,7 @@ export function planModels(input: PlanInput): PlanModels {
     if (models.some((m) => m.spec.name === spec.name)) continue;
     models.push(byType.get(spec.name) ?? estimatedModel(referenceModel, spec, reference.model_parameters));
   }
+  if (models.length === 0) throw new Error(`none of the types asked for is in the GPU table (${wanted.join(', ')}); it has ${input.specs.map((s) => s.name).join(', ')}`);
   if (reference.model_parameters === undefined) notes.push('no parameter count in the profile: sync on other types is carried over as measured, not predicted from the links');
   return { models, grad, limits, notes };
 }

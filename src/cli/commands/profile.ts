@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, resolve } from 'node:path';
 import { cpuSlots, parseGpuSelection, resolveDevices } from '../../backends/local/devices.js';
@@ -66,8 +67,10 @@ what was measured (exit 130). 'goodput plan KEY|FILE' reads it.
     log(`profiling '${key}' on ${devices.length} ${gpu_type} device(s) for at most ${time_s} s`);
     const bar = progressBar();
     let result;
+    const work_dir = workDir(tmpdir());
     try {
-      result = await runProfile({ command, devices, gpu_type, time_s, work_dir: workDir(tmpdir()), signal: controller.signal, progress: bar });
+      result = await runProfile({ command, devices, gpu_type, time_s, work_dir, signal: controller.signal, progress: bar });
+      rmSync(work_dir, { recursive: true, force: true }); // replica logs and checkpoints; kept when the script failed (the error names its log)
     } finally {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
