@@ -58,7 +58,7 @@ describe('goodput profile -> goodput plan (real PyTorch on CPU)', { skip }, () =
 
   it('profiles the digits example into a file that plan reads', async () => {
     const file = join(dir, 'digits.json');
-    const ran = await cli(['profile', '--time-s', '20', '--out', file, '--', PYTHON, DIGITS, '--epochs', '1000'], env);
+    const ran = await cli(['profile', '--time-s', '45', '--out', file, '--', PYTHON, DIGITS, '--epochs', '1000'], env);
     assert.equal(ran.status, 0, ran.stderr);
     assert.match(ran.stderr, /profile +\d+% 1 replica\(s\), local batch \d+/, 'progress on stderr');
     assert.match(ran.stderr, /note: cross-node synchronization not measured/);
@@ -88,7 +88,7 @@ describe('goodput profile -> goodput plan (real PyTorch on CPU)', { skip }, () =
 
   it('profiles the cnn example on 2 CPU slots into the data directory, and plan reads the key', async () => {
     const data_dir = join(dir, 'data');
-    const ran = await cli(['profile', '--cpu-slots', '2', '--time-s', '30', '--data-dir', data_dir, '--', PYTHON, CNN, '--epochs', '50'], env);
+    const ran = await cli(['profile', '--cpu-slots', '2', '--time-s', '60', '--data-dir', data_dir, '--', PYTHON, CNN, '--epochs', '50'], env);
     assert.equal(ran.status, 0, ran.stderr);
     assert.match(ran.stderr, /2 replica\(s\), local batch/);
     const plan = await cli(['plan', 'train', '--data-dir', data_dir, '--json', '--gpus', '1,2,8', '--gpu-type', 'cpu,T4', '--epochs', '2', '--samples-per-epoch', '2000'], env);
