@@ -51,6 +51,23 @@ interface PlanJson {
 const torch = spawnSync(PYTHON, ['-c', 'import torch, sklearn'], { encoding: 'utf8' });
 const skip = torch.status !== 0 ? `no torch/sklearn in ${PYTHON}` : false;
 
+describe('goodput profile through the report contract', () => {
+  it('steers a script through the sweep by its report answers and records its step times exactly', async () => {
+    const dir = tempDataDir('goodput-profile-fake-');
+    try {
+      const file = join(dir, 'fake.json');
+      const ran = await cli(['profile', '--time-s', '60', '--out', file, '--', PYTHON, packagePath('test-support', 'profile', 'fake_sdk.py')], {});
+      assert.equal(ran.status, 0, ran.stderr);
+      const device = (JSON.parse(readFileSync(file, 'utf8')) as { devices: { points: { local_bsz: number; accum_step_time_s: number; optim_step_time_s: number }[]; grad: unknown[] }[] }).devices[0]!;
+      // Local batches 8..64 spaced by 2; the 2-micro-step configuration at 8 gave way to the plain one.
+      assert.deepEqual(device.points.map((p) => [p.local_bsz, +p.accum_step_time_s.toFixed(6), +p.optim_step_time_s.toFixed(6)]), [[8, 0.008, 0.008], [16, 0.016, 0.016], [32, 0.032, 0.032], [64, 0.064, 0.064]]);
+      assert.deepEqual(device.grad, [{ progress: 0, sqr: 1, var: 2 }]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('goodput profile -> goodput plan (real PyTorch on CPU)', { skip }, () => {
   const dir = tempDataDir('goodput-profile-e2e-');
   const env = { GOODPUT_DATA_DIR: join(dir, 'default-data-dir') };
