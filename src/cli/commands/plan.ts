@@ -1,0 +1,143 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { defaultDataDir } from '../../client/connect.js';
+import { GoodputError, usageError } from '../../core/errors.js';
+import { planModels } from '../../model/plan-build.js';
+import { planAnswers, planType, type PlanRequest } from '../../model/plan.js';
+import type { DeviceProfile, GpuSpec } from '../../model/plan-types.js';
+import { packagePath } from '../../util/package-root.js';
+import { numberFlag, parseFlags, type CliCommand } from '../command.js';
+import { renderPlan, renderPlanHtml, typeLines, type PlanReport } from '../plan-render.js';
+import { loadFromDataDir, readProfileFile } from '../profile/profile-file.js';
+
+const flags = {
+  gpus: { type: 'string' },
+  'gpu-type': { type: 'string' },
+  epochs: { type: 'string' },
+  'samples-per-epoch': { type: 'string' },
+  'target-samples': { type: 'string' },
+  deadline: { type: 'string' },
+  budget: { type: 'string' },
+  prices: { type: 'string' },
+  'data-dir': { type: 'string' },
+  json: { type: 'boolean' },
+  html: { type: 'string' },
+} as const;
+
+export const planCommand: CliCommand = {
+  name: 'plan',
+  options: flags,
+  summary: 'Predict time, memory and cost of a profiled job on any GPU count and type',
+  help: `Usage: goodput plan KEY|FILE [options]
+
+Reads the profile that 'goodput profile' stored (a profile key in the data directory, or a
+profile file) and predicts, for each GPU type and count, the throughput, statistical efficiency,
+best batch size and accumulation, memory per GPU, time to the target, GPU-hours and cost, with the
+goodput model the scheduler uses. Types the profile did not measure are transferred from other
+keys' profiles on both types where the store has them, else estimated from the GPU table's specs;
+each row says which (measured / transferred / estimated). Then: the fastest plan within the
+budget, the cheapest within the deadline, the knee of each type, and advice.
+
+  --gpus LIST               GPU counts (default 1,2,4,8,16,32)
+  --gpu-type T,...          types of the GPU table (default: measured types and every GPU)
+  --target-samples N        samples to train (default: one million)
+  --epochs N --samples-per-epoch M   the same as N x M samples
+  --deadline D              e.g. 6h, 90m, 2d, 3600 (seconds)
+  --budget X                in the table's currency
+  --prices FILE             GPU spec and price table (default data/gpus.json, dated, with sources)
+  --data-dir DIR            data directory for KEY (default $GOODPUT_DATA_DIR or ~/.goodput)
+  --json                    the plan as JSON
+  --html FILE               also write a self-contained HTML chart`,
+  async run(argv) {
+    const { values, positionals } = parseFlags('plan', argv, flags);
+    if (positionals.length !== 1) throw usageError("plan: give one profile key or profile file. See 'goodput plan --help'.");
+    const source = positionals[0]!;
+    const gpus = parseList('gpus', values.gpus ?? '1,2,4,8,16,32');
+    const request: PlanRequest = { gpus, target_samples: targetSamples(values) };
+    if (values.deadline !== undefined) request.deadline_s = parseDuration(values.deadline);
+    if (values.budget !== undefined) request.budget = numberFlag('plan', 'budget', values.budget, 0, { min: 0 });
+    const table = readTable(values.prices ?? packagePath('data', 'gpus.json'));
+    let key: string;
+    let profiles: DeviceProfile[];
+    let others: DeviceProfile[][] = [];
+    const notes: string[] = [];
+    if (existsSync(source) && !source.endsWith('/')) {
+      const file = readProfileFile(source);
+      key = file.key;
+      profiles = file.devices;
+      if (!file.complete) notes.push('the profile was interrupted before its sweep ended: fewer configurations were measured');
+    } else {
+      const data_dir = resolve(values['data-dir'] ?? defaultDataDir());
+      const all = await loadFromDataDir(data_dir);
+      key = source;
+      profiles = all.get(source) ?? [];
+      if (profiles.length === 0) throw new GoodputError('E_NOT_FOUND', `plan: no profile '${source}' in ${data_dir} and no such file (run 'goodput profile' first, or see 'goodput profiles ls')`);
+      others = [...all.entries()].filter(([k]) => k !== source).map(([, v]) => v);
+    }
+    const types = values['gpu-type']?.split(',').map((t) => t.trim()).filter((t) => t !== '');
+    let built;
+    try {
+      built = planModels({ profiles, others, specs: table.gpus, ...(types ? { types } : {}) });
+    } catch (error) {
+      throw new GoodputError('E_INPUT', `plan: ${(error as Error).message}`);
+    }
+    const rows = built.models.flatMap((m) => planType(m, built.grad, built.limits, request));
+    const report: PlanReport = {
+      key, target_samples: request.target_samples, deadline_s: request.deadline_s ?? null, budget: request.budget ?? null,
+      currency: table.currency, table: { date: table.date, source: values.prices ? resolve(values.prices) : 'data/gpus.json' },
+      types: typeLines(built.models), rows, answers: planAnswers(rows, request),
+      notes: [...notes, ...new Set(profiles.flatMap((p) => p.notes)), ...built.notes],
+    };
+    if (values.html) writeFileSync(values.html, renderPlanHtml(report));
+    console.log(values.json ? JSON.stringify(report, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v), 2) : renderPlan(report));
+    return 0;
+  },
+};
+
+const specSchema = z.object({
+  name: z.string().min(1), match: z.array(z.string()), fp32_tflops: z.number().positive(), fp16_tflops: z.number().positive(),
+  memory_gib: z.number().positive(), memory_bandwidth_gbs: z.number().positive(), intra_node_gbs: z.number().positive(),
+  inter_node_gbps: z.number().positive(), gpus_per_node: z.number().int().min(1), price_per_gpu_hour: z.number().min(0).nullable(),
+});
+const tableSchema = z.object({ date: z.string(), currency: z.string(), gpus: z.array(specSchema).min(1) });
+
+function readTable(path: string): { date: string; currency: string; gpus: GpuSpec[] } {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new GoodputError('E_INPUT', `--prices ${path}: cannot read a JSON table (${(error as Error).message})`);
+  }
+  const parsed = tableSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new GoodputError('E_INPUT', `--prices ${path}: ${issue ? `${issue.path.join('.')}: ${issue.message}` : 'invalid'} (see data/gpus.json for the format)`);
+  }
+  return parsed.data;
+}
+
+function parseList(flag: string, value: string): number[] {
+  const list = value.split(',').map((v) => numberFlag('plan', flag, v.trim(), 0, { integer: true, min: 1 }));
+  return [...new Set(list)].sort((a, b) => a - b);
+}
+
+function targetSamples(values: { epochs?: string | undefined; 'samples-per-epoch'?: string | undefined; 'target-samples'?: string | undefined }): number {
+  if (values['target-samples'] !== undefined) {
+    if (values.epochs !== undefined) throw usageError('plan: give --target-samples or --epochs, not both.');
+    return numberFlag('plan', 'target-samples', values['target-samples'], 0, { min: 1 });
+  }
+  if (values.epochs !== undefined) {
+    if (values['samples-per-epoch'] === undefined) throw usageError('plan: --epochs needs --samples-per-epoch M (the size of one epoch in samples).');
+    return numberFlag('plan', 'epochs', values.epochs, 0, { min: 0.001 }) * numberFlag('plan', 'samples-per-epoch', values['samples-per-epoch'], 0, { min: 1 });
+  }
+  return 1e6;
+}
+
+/** `6h`, `90m`, `45s`, `2d` or seconds. */
+export function parseDuration(value: string): number {
+  const match = /^(\d+(?:\.\d+)?)\s*([smhd]?)$/.exec(value.trim());
+  if (!match) throw usageError(`plan: --deadline must look like 6h, 90m, 2d or 3600; got '${value}'.`);
+  const unit = { '': 1, s: 1, m: 60, h: 3600, d: 86400 }[match[2] as '' | 's' | 'm' | 'h' | 'd'];
+  return Number(match[1]) * unit;
+}

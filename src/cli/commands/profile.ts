@@ -1,0 +1,119 @@
+import { rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, resolve } from 'node:path';
+import { cpuSlots, parseGpuSelection, resolveDevices } from '../../backends/local/devices.js';
+import { deviceType } from '../../control/profile-book.js';
+import { usageError } from '../../core/errors.js';
+import { defaultDataDir } from '../../client/connect.js';
+import { numberFlag, parseFlags, type CliCommand } from '../command.js';
+import { checkMissingDashDash } from '../job-command.js';
+import { saveToDataDir, writeProfileFile, type ProfileFile } from '../profile/profile-file.js';
+import { runProfile, workDir } from '../profile/runner.js';
+import { defaultProfileKey } from '../../core/profile-key.js';
+
+const flags = {
+  profile: { type: 'string' },
+  'time-s': { type: 'string' },
+  gpus: { type: 'string' },
+  'cpu-slots': { type: 'string' },
+  out: { type: 'string' },
+  'data-dir': { type: 'string' },
+  json: { type: 'boolean' },
+} as const;
+
+export const profileCommand: CliCommand = {
+  name: 'profile',
+  options: flags,
+  summary: 'Measure a training script\'s scaling on the devices at hand, for goodput plan',
+  help: `Usage: goodput profile [options] -- <command> [args...]
+
+Runs the SDK script for a bounded time on this machine's GPUs (or CPU slots), steering its batch
+configuration through the report endpoint: several local batch sizes and accumulation steps at
+1, 2, 4, ... replicas up to the devices given. Records throughput, gradient noise, memory per
+sample (CPU: resident memory of the replicas) and the largest local batch that fits, and stores
+the fitted profile under the job's profile key and device type: in the data directory's store
+(the one the control plane learns from), or in a file with --out. Ctrl-C stops early and keeps
+what was measured (exit 130). 'goodput plan KEY|FILE' reads it.
+
+  --profile KEY      profile key (default: the script or module name, as 'goodput submit')
+  --time-s N         wall-clock budget of the whole sweep (default 60)
+  --gpus SEL         auto | N | 0,1,...        --cpu-slots N   CPU slots instead of GPUs
+  --out FILE         write the profile to FILE instead of the data directory
+  --data-dir DIR     data directory (default $GOODPUT_DATA_DIR or ~/.goodput)
+  --json             print the profile as JSON on stdout`,
+  async run(argv) {
+    const split = argv.indexOf('--');
+    const flagArgs = split < 0 ? argv : argv.slice(0, split);
+    const command = split < 0 ? [] : argv.slice(split + 1);
+    checkMissingDashDash('profile', flagArgs, flags, false);
+    const { values, positionals } = parseFlags('profile', flagArgs, flags);
+    if (command.length === 0) throw usageError("profile: give the command after '--'. See 'goodput profile --help'.");
+    if (positionals.length > 0) throw usageError(`profile: unexpected argument '${positionals[0]}' (put the command after '--').`);
+    const time_s = numberFlag('profile', 'time-s', values['time-s'], 60, { min: 1 });
+    const cpu = values['cpu-slots'] === undefined ? undefined : numberFlag('profile', 'cpu-slots', values['cpu-slots'], 1, { integer: true, min: 1 });
+    const log = (line: string): void => void process.stderr.write(`goodput: ${line}\n`);
+    const devices = cpu === undefined && values.gpus === undefined ? resolveDevices('auto', undefined, log) : cpu !== undefined ? cpuSlots(cpu) : resolveDevices(parseGpuSelection(values.gpus!), undefined, log);
+    const key = values.profile ?? defaultProfileKey(command);
+    const gpu_type = deviceType(devices[0]);
+    const controller = new AbortController();
+    const onSignal = (): void => {
+      if (controller.signal.aborted) return;
+      process.stderr.write('\n');
+      log('interrupted: stopping the replicas and keeping what was measured');
+      controller.abort();
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    log(`profiling '${key}' on ${devices.length} ${gpu_type} device(s) for at most ${time_s} s`);
+    const bar = progressBar();
+    let result;
+    const work_dir = workDir(tmpdir());
+    try {
+      result = await runProfile({ command, devices, gpu_type, time_s, work_dir, signal: controller.signal, progress: bar });
+      rmSync(work_dir, { recursive: true, force: true }); // replica logs and checkpoints; kept when the script failed (the error names its log)
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      bar.end();
+    }
+    const { profile, complete } = result;
+    const file: ProfileFile = { kind: 'goodput.profile', version: 1, key, complete, devices: [profile] };
+    if (profile.points.length === 0) {
+      log('nothing was measured: no profile stored');
+      for (const note of profile.notes) log(`note: ${note}`);
+      return controller.signal.aborted ? 130 : 1;
+    }
+    let where: string;
+    if (values.out) {
+      where = resolve(values.out);
+      writeProfileFile(where, file);
+    } else {
+      const data_dir = resolve(values['data-dir'] ?? defaultDataDir());
+      await saveToDataDir(data_dir, key, profile, `profile-${basename(command[0]!)}-${Date.now()}`);
+      where = `${data_dir} (key '${key}', ${gpu_type})`;
+    }
+    if (values.json) console.log(JSON.stringify(file, null, 2));
+    log(`${complete ? 'profile' : 'partial profile'} of '${key}': ${profile.points.length} configuration(s) at replicas ${[...new Set(profile.points.map((p) => p.num_replicas))].join(', ')}; stored in ${where}`);
+    for (const note of profile.notes) log(`note: ${note}`);
+    log(`next: goodput plan ${values.out ? values.out : key}${values.out || !values['data-dir'] ? '' : ` --data-dir ${values['data-dir']}`}`);
+    return controller.signal.aborted ? 130 : 0;
+  },
+};
+
+/** A progress bar on stderr (a line per step when stderr is not a terminal). */
+function progressBar(): ((fraction: number, what: string) => void) & { end(): void } {
+  const tty = process.stderr.isTTY === true;
+  let drawn = false;
+  const draw = (fraction: number, what: string): void => {
+    const f = Math.min(Math.max(fraction, 0), 1);
+    if (tty) {
+      const width = 24;
+      const full = Math.round(f * width);
+      process.stderr.write(`\r[${'#'.repeat(full)}${'.'.repeat(width - full)}] ${String(Math.round(f * 100)).padStart(3)}% ${what}\x1b[K`);
+      drawn = true;
+    } else {
+      process.stderr.write(`goodput: profile ${String(Math.round(f * 100)).padStart(3)}% ${what}\n`);
+    }
+  };
+  return Object.assign(draw, { end: () => { if (drawn) process.stderr.write('\n'); } });
+}

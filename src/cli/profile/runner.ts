@@ -1,0 +1,238 @@
+/**
+ * `goodput profile`'s measurement: runs the user's SDK script on the devices at hand, one replica
+ * count after another, and steers its batch configuration through the report endpoint's answers
+ * (docs/contract.md) over a sweep of local batch sizes and accumulation steps; each
+ * configuration's reported step and sync times become a profile point, and the replicas'
+ * resident memory at each local batch the memory profile. Stops early, keeping what it measured,
+ * when `signal` aborts.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, openSync, closeSync, readFileSync } from 'node:fs';
+import { totalmem } from 'node:os';
+import { join } from 'node:path';
+import type { DeviceInfo } from '../../backends/backend.js';
+import { freePort, killGroup } from '../../backends/local/process-info.js';
+import { GoodputError } from '../../core/errors.js';
+import type { GradSample } from '../../goodput/key-profile.js';
+import { profilePoint } from '../../goodput/profile.js';
+import type { BatchLimits, ProfilePoint } from '../../goodput/types.js';
+import type { DeviceProfile, MemoryProfile } from '../../model/plan-types.js';
+import { PROFILE_JOB_ID, ReportCollector, RssSampler, type Wanted } from './collector.js';
+
+/** What to measure and how to tell the user. */
+export interface ProfileRun {
+  command: readonly string[];
+  devices: readonly DeviceInfo[];
+  gpu_type: string;
+  /** Wall-clock budget of the whole sweep (s). */
+  time_s: number;
+  work_dir: string;
+  signal: AbortSignal;
+  /** Progress: fraction done in [0, 1] and what is measured now. */
+  progress: (fraction: number, what: string) => void;
+}
+
+/** Entries of one configuration to wait for before moving on. */
+const ENTRIES_PER_CONFIG = 3;
+/** Seconds to wait for a launched script's first report. */
+const FIRST_REPORT_TIMEOUT_S = 90;
+const GRACE_S = 10;
+const LOCAL_BATCHES = 4;
+
+/** Replica counts to measure on `devices` devices: 1, 2, 4, ... and the count itself. */
+export function replicaCounts(devices: number): number[] {
+  const counts: number[] = [];
+  for (let r = 1; r < devices; r *= 2) counts.push(r);
+  counts.push(devices);
+  return counts;
+}
+
+/**
+ * The configurations measured at `replicas` replicas: LOCAL_BATCHES local batches spaced
+ * geometrically over the limits (total batch <= max_batch_size), ascending so that resident
+ * memory grows with them, and, where the job accumulates, one with an extra micro-step first
+ * (on one replica the SDK measures gradient noise only between micro-batches).
+ */
+export function sweepConfigs(limits: BatchLimits, replicas: number): Wanted[] {
+  const lo = limits.min_local_bsz;
+  const hi = Math.max(lo, Math.min(limits.max_local_bsz, Math.floor(limits.max_batch_size / replicas)));
+  const batches = [...new Set(Array.from({ length: LOCAL_BATCHES }, (_, i) => Math.round(lo * (hi / lo) ** (i / (LOCAL_BATCHES - 1)))))];
+  const configs: Wanted[] = batches.map((local_bsz) => ({ local_bsz, accum_steps: 0 }));
+  if (limits.accumulation) configs.unshift({ local_bsz: batches[0]!, accum_steps: 1 });
+  return configs;
+}
+
+/** Least-squares line of peak memory over local batch (slope >= 0). */
+export function fitMemory(samples: readonly { local_bsz: number; peak_bytes: number }[], device_bytes: number, max_local_bsz: number): MemoryProfile {
+  const n = samples.length;
+  const mx = samples.reduce((s, p) => s + p.local_bsz, 0) / n;
+  const my = samples.reduce((s, p) => s + p.peak_bytes, 0) / n;
+  const sxx = samples.reduce((s, p) => s + (p.local_bsz - mx) ** 2, 0);
+  const sxy = samples.reduce((s, p) => s + (p.local_bsz - mx) * (p.peak_bytes - my), 0);
+  const per_sample_bytes = sxx > 0 ? Math.max(sxy / sxx, 0) : 0;
+  const base_bytes = my - per_sample_bytes * mx;
+  const max_local_bsz_fit = per_sample_bytes > 0 ? Math.max(0, Math.floor((device_bytes - base_bytes) / per_sample_bytes)) : max_local_bsz;
+  return { source: 'rss', base_bytes, per_sample_bytes, device_bytes, max_local_bsz_fit, samples: [...samples] };
+}
+
+/** Runs the sweep; returns what was measured (partial when aborted) and whether it finished. */
+export async function runProfile(run: ProfileRun): Promise<{ profile: DeviceProfile; complete: boolean }> {
+  const token = `profile-${process.pid}-${Date.now()}`;
+  const collector = new ReportCollector(token);
+  const api = await collector.start();
+  const children: ChildProcess[] = [];
+  const sampler = new RssSampler(() => children.filter((c) => c.exitCode === null && c.pid !== undefined).map((c) => c.pid!));
+  const points: ProfilePoint[] = [];
+  const memory: { local_bsz: number; peak_bytes: number }[] = [];
+  const notes: string[] = [];
+  const counts = replicaCounts(run.devices.length);
+  const started = Date.now();
+  const deadline = started + run.time_s * 1000;
+  let complete = true;
+  let launches = 0;
+  const aborted = (): boolean => run.signal.aborted;
+  const launch = async (replicas: number): Promise<void> => {
+    const port = await freePort();
+    const log = join(run.work_dir, `replicas-${replicas}-launch-${launches}.log`);
+    const checkpoint = mkdtempSync(join(run.work_dir, 'checkpoint-'));
+    launches++;
+    for (let rank = 0; rank < replicas; rank++) {
+      const fd = openSync(rank === 0 ? log : `${log}.rank${rank}`, 'a');
+      const device = run.devices[rank]!;
+      const env: NodeJS.ProcessEnv = {
+        ...process.env, RANK: String(rank), WORLD_SIZE: String(replicas), LOCAL_RANK: String(rank), LOCAL_WORLD_SIZE: String(replicas),
+        MASTER_ADDR: '127.0.0.1', MASTER_PORT: String(port), GOODPUT_API: api, GOODPUT_JOB_ID: PROFILE_JOB_ID, GOODPUT_TOKEN: token,
+        GOODPUT_CHECKPOINT_DIR: checkpoint, GOODPUT_ATTEMPT: '0', GOODPUT_NUM_NODES: '1', GOODPUT_REPORT_INTERVAL_S: '0.3',
+      };
+      if (device.kind === 'gpu') env.CUDA_VISIBLE_DEVICES = device.uuid ?? String(device.index);
+      else delete env.CUDA_VISIBLE_DEVICES;
+      const child = spawn(run.command[0]!, run.command.slice(1), { detached: true, stdio: ['ignore', fd, fd], env });
+      closeSync(fd);
+      child.on('error', () => {});
+      children.push(child);
+    }
+    lastLog = log;
+  };
+  let lastLog = '';
+  const stopAll = async (): Promise<void> => {
+    const live = children.filter((c) => c.exitCode === null && c.signalCode === null);
+    for (const c of live) killGroup(c.pid!, 'SIGTERM');
+    const until = Date.now() + GRACE_S * 1000;
+    while (Date.now() < until && live.some((c) => c.exitCode === null && c.signalCode === null)) await sleep(100);
+    for (const c of live) if (c.exitCode === null && c.signalCode === null) killGroup(c.pid!, 'SIGKILL');
+    children.length = 0;
+  };
+  const running = (): boolean => children.length > 0 && children.every((c) => c.exitCode === null && c.signalCode === null);
+  const failure = (what: string): GoodputError => new GoodputError('E_LAUNCH', `${what}; the end of its log (${lastLog}):\n${logTail(lastLog)}`);
+  let failed: GoodputError | undefined;
+  try {
+    let done = 0;
+    const total = (limits: BatchLimits): number => counts.reduce((s, r) => s + sweepConfigs(limits, r).length, 0);
+    for (const [i, replicas] of counts.entries()) {
+      if (aborted() || Date.now() >= deadline) break;
+      await launch(replicas);
+      const first = collector.entries.length;
+      const waitUntil = Date.now() + FIRST_REPORT_TIMEOUT_S * 1000;
+      run.progress(done / Math.max(1, collector.limits ? total(collector.limits) : counts.length * LOCAL_BATCHES), `starting ${replicas} replica(s)`);
+      while (!aborted() && collector.entries.length === first) {
+        if (!running()) throw failure(`the script exited (${exitOf(children)}) before its first report`);
+        if (Date.now() > waitUntil) throw failure(`no report from the script within ${FIRST_REPORT_TIMEOUT_S} s: is it an SDK script (goodput.torch AdaptiveDataParallel)?`);
+        await sleep(100);
+      }
+      const limits = collector.limits;
+      if (!limits) throw failure('the script reported without batch limits');
+      const configs = sweepConfigs(limits, replicas);
+      const slice_ms = (deadline - Date.now()) / (counts.length - i);
+      const countEnd = Date.now() + slice_ms;
+      for (const [j, config] of configs.entries()) {
+        if (aborted() || Date.now() >= deadline) break;
+        collector.wanted = config;
+        run.progress(done / total(limits), `${replicas} replica(s), local batch ${config.local_bsz}${config.accum_steps ? `, ${config.accum_steps + 1} micro-steps` : ''}`);
+        const from = collector.entries.length;
+        sampler.reset();
+        const configEnd = Date.now() + (countEnd - Date.now()) / (configs.length - j);
+        let relaunches = 0;
+        const matching = () => collector.entries.slice(from).filter((m) => m.num_replicas === replicas && m.local_bsz === config.local_bsz && m.accum_steps === config.accum_steps);
+        while (!aborted() && Date.now() < configEnd && matching().length < ENTRIES_PER_CONFIG) {
+          if (!running()) {
+            await settle(children);
+            if (children.some((c) => c.exitCode !== 0) || relaunches >= 3) throw failure(`the script exited (${exitOf(children)}) while profiling`);
+            children.length = 0;
+            relaunches++;
+            await launch(replicas); // the script finished its training: run it again for the rest of the sweep
+          }
+          await sleep(100);
+        }
+        const got = matching();
+        if (got.length > 0) {
+          const mean = (f: (m: (typeof got)[number]) => number): number => got.reduce((s, m) => s + f(m), 0) / got.length;
+          const point = profilePoint({ num_nodes: 1, num_replicas: replicas, local_bsz: config.local_bsz, accum_steps: config.accum_steps, step_time_s: mean((m) => m.step_time_s), sync_time_s: mean((m) => m.sync_time_s) });
+          const sameBatch = points.findIndex((p) => p.num_replicas === replicas && p.local_bsz === config.local_bsz);
+          if (sameBatch >= 0 && config.accum_steps === 0) points[sameBatch] = point; // the accumulation-free measurement wins
+          else if (sameBatch < 0) points.push(point);
+          if (config.accum_steps === 0 && replicas === counts[0]) memory.push({ local_bsz: config.local_bsz, peak_bytes: sampler.peak() });
+        } else if (!aborted()) {
+          notes.push(`no measurement at ${replicas} replica(s), local batch ${config.local_bsz} within its share of --time-s`);
+        }
+        done++;
+      }
+      await stopAll();
+    }
+  } catch (error) {
+    if (!(error instanceof GoodputError) || points.length === 0) throw error;
+    failed = error; // keep what was measured before the script failed
+    complete = false;
+  } finally {
+    sampler.stop();
+    await stopAll();
+    await collector.close();
+  }
+  if (aborted()) notes.push('interrupted: the profile holds what was measured before Ctrl-C');
+  if (failed) notes.push(`stopped early: ${failed.message.split('\n')[0]}`);
+  return { profile: buildProfile(run, collector, points, memory, notes), complete: complete && !aborted() };
+}
+
+function buildProfile(run: ProfileRun, collector: ReportCollector, points: ProfilePoint[], memory: { local_bsz: number; peak_bytes: number }[], notes: string[]): DeviceProfile {
+  const withGrad = [...collector.entries].reverse().find((m) => typeof m.grad_sqr === 'number' && typeof m.grad_var === 'number');
+  const grad: GradSample[] = withGrad ? [{ progress: 0, sqr: withGrad.grad_sqr as number, var: withGrad.grad_var as number }] : [];
+  const parameters = [...collector.entries].reverse().find((m) => typeof m.model_parameters === 'number')?.model_parameters ?? undefined;
+  const profile: DeviceProfile = { gpu_type: run.gpu_type, points, grad, limits: collector.limits, notes };
+  if (parameters !== undefined && parameters !== null) profile.model_parameters = parameters;
+  if (!withGrad) notes.push('gradient noise not measured (one replica without accumulation): the planner assumes statistical efficiency 1 at the initial batch size');
+  if (run.devices.length < 2) notes.push('one device: synchronization between replicas not measured (the planner estimates it from the specs and the parameter count)');
+  notes.push('cross-node synchronization not measured (one node): the planner estimates it from the GPU table\'s network bandwidth');
+  if (run.devices[0]?.kind === 'gpu') notes.push('GPU memory not measured (the SDK reports no allocator peak): the planner cannot check that a batch fits');
+  else if (memory.length >= 2 && collector.limits) profile.memory = fitMemory(memory, totalmem() / run.devices.length, collector.limits.max_local_bsz);
+  else notes.push('memory per sample not measured (fewer than two local batch sizes)');
+  return profile;
+}
+
+/** Waits (at most GRACE_S) for every replica to end once one has: the others follow it at the end of training. */
+async function settle(children: readonly ChildProcess[]): Promise<void> {
+  const until = Date.now() + GRACE_S * 1000;
+  while (Date.now() < until && children.some((c) => c.exitCode === null && c.signalCode === null)) await sleep(100);
+}
+
+function exitOf(children: readonly ChildProcess[]): string {
+  const c = children.find((x) => x.exitCode !== 0) ?? children[0];
+  if (!c) return 'no process';
+  return c.signalCode ? `signal ${c.signalCode}` : `exit ${c.exitCode}`;
+}
+
+function logTail(path: string): string {
+  try {
+    return readFileSync(path, 'utf8').split('\n').slice(-15).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** A fresh work directory for one profile run. */
+export function workDir(base: string): string {
+  mkdirSync(base, { recursive: true });
+  return mkdtempSync(join(base, 'goodput-profile-'));
+}
