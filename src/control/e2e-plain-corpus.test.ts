@@ -7,21 +7,15 @@
  * "checkpointed". Skipped with a message when no Python with torch is found.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { cleanup, runCli, startServerProcess, tempDataDir, waitFor, type ServerProcess } from '../../test-support/control/harness.js';
 import { packagePath } from '../util/package-root.js';
+import { noPython, pythonWith } from '../../test-support/control/python.js';
 
-/** The first interpreter that imports torch: $GOODPUT_TEST_PYTHON, Debian's, then PATH's. */
-function torchPython(): string | undefined {
-  const candidates = [process.env.GOODPUT_TEST_PYTHON, '/usr/bin/python3', 'python3'].filter((c): c is string => !!c);
-  return candidates.find((c) => spawnSync(c, ['-c', 'import torch'], { stdio: 'ignore', timeout: 120_000 }).status === 0);
-}
-
-const python = torchPython();
-const skip = python ? undefined : 'no Python with torch (apt-get install python3-torch, or set GOODPUT_TEST_PYTHON)';
+const python = pythonWith(['torch']);
+const skip = python ? undefined : noPython(['torch']);
 const corpus = packagePath('test-support', 'corpus');
 
 describe('plain scripts under goodput up', { skip }, () => {

@@ -8,22 +8,16 @@
  * and both jobs succeed without failures. Skipped, saying why, without a Python that has torch.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { EventView } from '../client/client.js';
 import { cleanup, startServerProcess, tempDataDir, waitFor, type ServerProcess } from '../../test-support/control/harness.js';
 import { packagePath } from '../util/package-root.js';
+import { noPython, pythonWith } from '../../test-support/control/python.js';
 
-/** The first interpreter that imports torch: $GOODPUT_TEST_PYTHON, Debian's, then PATH's. */
-function torchPython(): string | undefined {
-  const candidates = [process.env.GOODPUT_TEST_PYTHON, '/usr/bin/python3', 'python3'].filter((c): c is string => !!c);
-  return candidates.find((c) => spawnSync(c, ['-c', 'import torch'], { stdio: 'ignore', timeout: 120_000 }).status === 0);
-}
-
-const python = torchPython();
-const skip = python ? undefined : 'no Python with torch (apt-get install python3-torch, or set GOODPUT_TEST_PYTHON)';
+const python = pythonWith(['torch']);
+const skip = python ? undefined : noPython(['torch']);
 const CIFAR = packagePath('test-support', 'corpus', 'adaptdl_style_cifar.py');
 const PERSISTENT = packagePath('test-support', 'corpus', 'sdk_persistent_workers.py');
 

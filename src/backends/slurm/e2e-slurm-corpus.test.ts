@@ -7,22 +7,16 @@
  * when Slurm or a Python with torch is missing.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { cleanup, startServerProcess, tempDataDir, waitFor, type ServerProcess } from '../../../test-support/control/harness.js';
 import { packagePath } from '../../util/package-root.js';
 import { slurmMissing, startSlurmCluster, type SlurmCluster } from './testing/slurm-cluster.js';
+import { noPython, pythonWith } from '../../../test-support/control/python.js';
 
-/** The first interpreter that imports torch: $GOODPUT_TEST_PYTHON, Debian's, then PATH's. */
-function torchPython(): string | undefined {
-  const candidates = [process.env.GOODPUT_TEST_PYTHON, '/usr/bin/python3', 'python3'].filter((c): c is string => !!c);
-  return candidates.find((c) => spawnSync(c, ['-c', 'import torch'], { stdio: 'ignore', timeout: 120_000 }).status === 0);
-}
-
-const python = slurmMissing() ? undefined : torchPython();
-const skip = slurmMissing() ?? (python ? undefined : 'no Python with torch (apt-get install python3-torch, or set GOODPUT_TEST_PYTHON)');
+const python = slurmMissing() ? undefined : pythonWith(['torch']);
+const skip = slurmMissing() ?? (python ? undefined : noPython(['torch']));
 const corpus = packagePath('test-support', 'corpus');
 
 describe('a plain DDP script on Slurm', { skip }, () => {

@@ -5,22 +5,16 @@
  * restarts. Skipped with a message when Slurm or a Python with torch and scikit-learn is missing.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { cleanup, startServerProcess, tempDataDir, waitFor, type ServerProcess } from '../../../test-support/control/harness.js';
 import { packagePath } from '../../util/package-root.js';
 import { slurmMissing, startSlurmCluster, type SlurmCluster } from './testing/slurm-cluster.js';
+import { noPython, pythonWith } from '../../../test-support/control/python.js';
 
-/** The first interpreter that imports torch and sklearn: $GOODPUT_TEST_PYTHON, Debian's, then PATH's. */
-function torchPython(): string | undefined {
-  const candidates = [process.env.GOODPUT_TEST_PYTHON, '/usr/bin/python3', 'python3'].filter((c): c is string => !!c);
-  return candidates.find((c) => spawnSync(c, ['-c', 'import torch, sklearn'], { stdio: 'ignore', timeout: 120_000 }).status === 0);
-}
-
-const python = slurmMissing() ? undefined : torchPython();
-const skip = slurmMissing() ?? (python ? undefined : 'no Python with torch and scikit-learn (apt-get install python3-torch python3-sklearn, or set GOODPUT_TEST_PYTHON)');
+const python = slurmMissing() ? undefined : pythonWith(['torch', 'sklearn']);
+const skip = slurmMissing() ?? (python ? undefined : noPython(['torch', 'sklearn']));
 const EPOCHS = 300;
 /** Samples in the example's training split: 1797 digits minus the 20% (360) test split. */
 const TRAIN_SAMPLES = 1437;
