@@ -67,31 +67,46 @@ describe('profiles in the API', () => {
   });
 
   it('removes a profile: the owner of all its jobs or an admin; others read it as not found or are refused', async () => {
-    const report = async (user: string, name: string, profile?: string) => {
-      const created = await call('POST', '/v1/jobs', `gpu_${user}`, { name, command: ['python3', 'train.py'], check_script: false, ...(profile ? { profile } : {}) });
-      const r = await call('POST', `/v1/jobs/${created.json.id}/reports`, jobToken(secret, created.json.id), { attempt: 0, limits, reports: [measurement(1, 1, 0.1), measurement(2, 1, 0.1)] });
-      assert.equal(r.status, 200);
-    };
-    assert.equal((await call('DELETE', '/v1/profiles/train', 'gpu_bob')).status, 404, 'bob has no job of key train');
-    const noType = await call('DELETE', '/v1/profiles/train?gpu_type=H100', 'gpu_alice');
-    assert.deepEqual([noType.status, noType.json.error.code], [404, 'E_NOT_FOUND']);
-    assert.match(noType.json.error.message, /has no GPU type 'H100'/);
-
-    await report('bob', 'bob-train');
-    const shared = await call('DELETE', '/v1/profiles/train', 'gpu_alice');
-    assert.deepEqual([shared.status, shared.json.error.code], [403, 'E_FORBIDDEN']);
-    assert.match(shared.json.error.message, /other users' jobs; ask an admin/);
-    assert.equal((await call('GET', '/v1/profiles/train', 'gpu_alice')).json[0].jobs, 2, 'refused: nothing removed');
-    const removed = await call('DELETE', '/v1/profiles/train', admin);
-    assert.equal(removed.status, 200);
-    assert.deepEqual(removed.json.map((p: { key: string; gpu_type: string; jobs: number }) => [p.key, p.gpu_type, p.jobs]), [['train', 'cpu', 2]]);
-    assert.equal((await call('GET', '/v1/profiles/train', admin)).status, 404);
-
-    await report('alice', 'solo-1', 'solo');
-    const own = await call('DELETE', '/v1/profiles/solo?gpu_type=cpu', 'gpu_alice');
-    assert.deepEqual([own.status, own.json.length], [200, 1], 'only her own jobs measured it');
-    assert.deepEqual(await store.listKeyProfiles('solo'), []);
-    const job = (await store.listJobs({ user: 'alice' }))[0]!;
-    assert.equal((await call('DELETE', '/v1/profiles/solo', jobToken(secret, job.id))).status, 403, 'a job token removes nothing');
+    // Measurements of several users' jobs meet in one profile only when the server shares them.
+    const shared = await inProcessApi({ policy: 'goodput', shared_profiles: true });
+    try {
+      await shared.store.putToken({ hash: hashToken('gpu_alice'), user: 'alice', admin: false, created_at_ms: 0 });
+      await shared.store.putToken({ hash: hashToken('gpu_bob'), user: 'bob', admin: false, created_at_ms: 0 });
+      await removal(shared);
+    } finally {
+      await shared.close();
+    }
   });
 });
+
+/** Removal rules, on a server with shared profiles (`api`). */
+async function removal(api: Awaited<ReturnType<typeof inProcessApi>>): Promise<void> {
+  const { call, admin, store, secret } = api;
+  const report = async (user: string, name: string, profile?: string) => {
+    const created = await call('POST', '/v1/jobs', `gpu_${user}`, { name, command: ['python3', 'train.py'], check_script: false, ...(profile ? { profile } : {}) });
+    const r = await call('POST', `/v1/jobs/${created.json.id}/reports`, jobToken(secret, created.json.id), { attempt: 0, limits, reports: [measurement(1, 1, 0.1), measurement(2, 1, 0.1)] });
+    assert.equal(r.status, 200);
+  };
+  await report('alice', 'alice-train');
+  assert.equal((await call('DELETE', '/v1/profiles/train', 'gpu_bob')).status, 404, 'bob has no job of key train');
+  const noType = await call('DELETE', '/v1/profiles/train?gpu_type=H100', 'gpu_alice');
+  assert.deepEqual([noType.status, noType.json.error.code], [404, 'E_NOT_FOUND']);
+  assert.match(noType.json.error.message, /has no GPU type 'H100'/);
+
+  await report('bob', 'bob-train');
+  const shared = await call('DELETE', '/v1/profiles/train', 'gpu_alice');
+  assert.deepEqual([shared.status, shared.json.error.code], [403, 'E_FORBIDDEN']);
+  assert.match(shared.json.error.message, /other users' jobs; ask an admin/);
+  assert.equal((await call('GET', '/v1/profiles/train', 'gpu_alice')).json[0].jobs, 2, 'refused: nothing removed');
+  const removed = await call('DELETE', '/v1/profiles/train', admin);
+  assert.equal(removed.status, 200);
+  assert.deepEqual(removed.json.map((p: { key: string; gpu_type: string; jobs: number }) => [p.key, p.gpu_type, p.jobs]), [['train', 'cpu', 2]]);
+  assert.equal((await call('GET', '/v1/profiles/train', admin)).status, 404);
+
+  await report('alice', 'solo-1', 'solo');
+  const own = await call('DELETE', '/v1/profiles/solo?gpu_type=cpu', 'gpu_alice');
+  assert.deepEqual([own.status, own.json.length], [200, 1], 'only her own jobs measured it');
+  assert.deepEqual(await store.listKeyProfiles('solo'), []);
+  const job = (await store.listJobs({ user: 'alice' }))[0]!;
+  assert.equal((await call('DELETE', '/v1/profiles/solo', jobToken(secret, job.id))).status, 403, 'a job token removes nothing');
+}

@@ -1,13 +1,15 @@
 /**
  * Profiles of profile keys under /v1/profiles: what the jobs of each key measured
  * per GPU type, the throughput model fitted on it and the gradient-noise trajectory, and their
- * removal. A user sees the profiles of keys their own jobs use (a profile holds other users' step
- * times) and removes those that hold only their own jobs' measurements; an admin sees and removes
- * all; a job token none.
+ * removal. A user sees their own profiles (scope: the user, core/profile-scope.ts) and the shared
+ * profiles of keys their own jobs use (a shared profile holds other users' step times), and
+ * removes those that hold only their own jobs' measurements; an admin sees and removes all; a
+ * job token none.
  */
 import type { Hono } from 'hono';
 import { profileKeyOf, PROFILE_KEY, PROFILE_KEY_RULE } from '../core/profile-key.js';
 import { GoodputError } from '../core/errors.js';
+import { scopedKey, splitScopedKey } from '../core/profile-scope.js';
 import { throughput } from '../goodput/throughput.js';
 import type { Store } from '../store/store.js';
 import type { StoredKeyProfile } from '../store/types.js';
@@ -23,9 +25,11 @@ export function profileSummaryView(p: StoredKeyProfile): ProfileSummaryView {
   const sizes = [...new Set(p.points.map((q) => q.num_replicas))].sort((a, b) => a - b);
   const perf = p.perf;
   const best = (r: number) => Math.max(...p.points.filter((q) => q.num_replicas === r).map((q) => (perf ? throughput(perf, q.num_nodes, r, q.local_bsz, 0) : 0)));
+  const { key, scope } = splitScopedKey(p.key);
   return {
-    key: p.key,
+    key,
     gpu_type: p.gpu_type,
+    scope: scope === '' ? null : scope,
     jobs: p.jobs,
     measured_replicas: sizes,
     model_parameters: p.model_parameters ?? null,
@@ -41,22 +45,36 @@ export function profileView(p: StoredKeyProfile): ProfileView {
 
 /** Registers the profile routes on `app` (behind authentication). */
 export function registerProfileRoutes(app: Hono<ApiEnv>, store: Store): void {
-  /** Keys the caller may read: all (admin), else those of the caller's own jobs. */
-  const visibleKeys = async (user: string, admin: boolean): Promise<Set<string> | undefined> =>
-    admin ? undefined : new Set((await store.listJobs({ user })).map((j) => profileKeyOf(j.spec)));
+  /**
+   * Whether the caller may read the stored profile: an admin all, a user their own and the
+   * shared ones of their own jobs' keys.
+   */
+  const visible = async (user: string, admin: boolean): Promise<(p: StoredKeyProfile) => boolean> => {
+    if (admin) return () => true;
+    const keys = new Set((await store.listJobs({ user })).map((j) => profileKeyOf(j.spec)));
+    return (p) => {
+      const { key, scope } = splitScopedKey(p.key);
+      return scope === user || (scope === '' && keys.has(key));
+    };
+  };
 
   app.get('/v1/profiles', async (c) => {
     const principal = requireUser(c.get('principal'));
-    const keys = await visibleKeys(principal.user, principal.admin);
-    const all = await store.listKeyProfiles();
-    return c.json(all.filter((p) => keys === undefined || keys.has(p.key)).map(profileSummaryView));
+    const may = await visible(principal.user, principal.admin);
+    return c.json((await store.listKeyProfiles()).filter(may).map(profileSummaryView));
   });
+
+  /** The stored profiles of `key` in every scope (admin) or in the shared one and the user's. */
+  const ofKey = async (key: string, user: string, admin: boolean): Promise<StoredKeyProfile[]> =>
+    admin
+      ? (await store.listKeyProfiles()).filter((p) => splitScopedKey(p.key).key === key)
+      : [...(await store.listKeyProfiles(key)), ...(await store.listKeyProfiles(scopedKey(key, user)))];
 
   /** The profiles of the key in the path the caller may read (E_NOT_FOUND when none). */
   const readable = async (key: string, user: string, admin: boolean): Promise<StoredKeyProfile[]> => {
     if (!PROFILE_KEY.test(key)) throw badRequest(`'${key.slice(0, 140)}' is not a profile key (${PROFILE_KEY_RULE})`);
-    const keys = await visibleKeys(user, admin);
-    const found = keys === undefined || keys.has(key) ? await store.listKeyProfiles(key) : [];
+    const may = await visible(user, admin);
+    const found = (await ofKey(key, user, admin)).filter(may);
     // Another user's key reads like an unknown one: its existence is theirs to share.
     if (found.length === 0) throw new GoodputError('E_NOT_FOUND', `no profile '${key}'${admin ? '' : ' among your jobs\' keys'}; 'goodput profiles ls' lists them (a key gets a profile once a job of it has reported)`);
     return found;

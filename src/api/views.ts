@@ -99,6 +99,8 @@ export interface NodeView {
 export interface ProfileSummaryView {
   key: string;
   gpu_type: string;
+  /** The user whose jobs' profile of the key it is (core/profile-scope.ts); null: the shared profile of all users' jobs. */
+  scope: string | null;
   /** Jobs whose reports went into it (finished and running). */
   jobs: number;
   /** Replica counts measured, ascending. */

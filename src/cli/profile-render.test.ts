@@ -24,8 +24,9 @@ describe('goodput profiles / the profile line of goodput show', () => {
 
   it('lists keys with jobs, sizes and fitted throughput; shows one in full', () => {
     const list = renderProfileList([profileSummaryView(stored)], 0);
-    assert.match(list, /^KEY\s+GPU TYPE\s+JOBS\s+REPLICAS\s+PARAMETERS\s+SAMPLES\/S \(FITTED\)\s+UPDATED$/m);
-    assert.match(list, /^train\s+cpu\s+2\s+1,4\s+-\s+1:\S+ 4:\S+\s+0s ago$/m, 'no parameter count reported');
+    assert.match(list, /^KEY\s+GPU TYPE\s+JOBS\s+REPLICAS\s+PARAMETERS\s+SAMPLES\/S \(FITTED\)\s+UPDATED\s+SCOPE$/m);
+    assert.match(list, /^train\s+cpu\s+2\s+1,4\s+-\s+1:\S+ 4:\S+\s+0s ago\s+shared$/m, 'no parameter count reported; a bare key is the shared profile');
+    assert.match(renderProfileList([profileSummaryView({ ...stored, key: 'train~alice' })], 0), /^train\s+cpu\s.*\s0s ago\s+alice$/m, 'a user\'s profile names the user');
     assert.match(renderProfileList([]), /^no profiles yet/);
     const text = renderProfile([profileView(stored)]);
     assert.match(text, /^profile\s+'train' on cpu: 2 jobs/m);

@@ -25,7 +25,7 @@ export function profileLine(job: Pick<JobSummary, 'profile_key' | 'profile_use'>
   return `${head}: its own measurements only (no earlier job of this key had reported)`;
 }
 
-/** `goodput profiles ls` as a table (or a line saying there are none). */
+/** `goodput profiles ls` as a table (or a line saying there are none); `scope`: the user whose profile it is, or `shared`. */
 export function renderProfileList(profiles: readonly ProfileSummaryView[], now_ms = Date.now()): string {
   if (profiles.length === 0) return 'no profiles yet: a profile key gets one once a job of it has reported step times';
   const rows = profiles.map((p) => [
@@ -36,8 +36,9 @@ export function renderProfileList(profiles: readonly ProfileSummaryView[], now_m
     p.model_parameters !== null ? parameterCount(p.model_parameters) : '-',
     p.throughput.map((t) => `${t.replicas}:${num(t.samples_per_s)}`).join(' ') || '-',
     age(p.updated_at, now_ms),
+    p.scope ?? 'shared',
   ]);
-  return formatTable(['key', 'gpu type', 'jobs', 'replicas', 'parameters', 'samples/s (fitted)', 'updated'], rows);
+  return formatTable(['key', 'gpu type', 'jobs', 'replicas', 'parameters', 'samples/s (fitted)', 'updated', 'scope'], rows);
 }
 
 /** `goodput profiles show KEY`: per GPU type, the model's parameter count, the points, the fitted parameters and the gradient trajectory. */

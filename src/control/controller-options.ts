@@ -43,6 +43,11 @@ export interface ControllerOptions {
   tick_ms?: number;
   /** Multi-user mode: the Unix account a job owner's replicas run as (throws when it has none). */
   run_as?: (owner: string) => Promise<RunAs>;
+  /**
+   * One profile per key for all users (`goodput up --shared-profiles`); default false: each
+   * user's jobs start from and feed only that user's profile of their key (ProfileBook).
+   */
+  shared_profiles?: boolean;
 }
 
 /** Defaults of the optional numbers of ControllerOptions, in one place. */

@@ -45,7 +45,7 @@ export class Controller {
     this.options = resolveControllerOptions(options);
     const { store, backend, policy } = this.options;
     const log = (line: string) => this.options.log(line);
-    this.profiles = policy.uses_profiles === true ? new ProfileBook(store, () => backend.nodes(), log) : undefined;
+    this.profiles = policy.uses_profiles === true ? new ProfileBook(store, () => backend.nodes(), log, this.options.shared_profiles === true) : undefined;
     const network = this.profiles && policy.uses_network_model === true ? new NetworkBook(store, () => backend.nodes()) : undefined;
     this.reports = new ReportIngest({ store, refit_interval_s: this.options.refit_interval_s, now_ms: () => this.options.clock.now_ms(), log, request_round: () => this.requestRound(), ...(this.profiles ? { profiles: this.profiles } : {}), ...(network ? { network } : {}) });
     this.ctx = new ControllerContext(this.options, this.reports, () => this.requestRound());

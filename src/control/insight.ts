@@ -4,6 +4,7 @@
  * speedup it has now and the one predicted for its best size, and reasons for size and batch
  * changes in words. Pure over its inputs (the goodput model, the latest measurement).
  */
+import { splitScopedKey } from '../core/profile-scope.js';
 import { resumeWords } from '../store/lifecycle.js';
 import { adascaleGain, efficiency } from '../goodput/efficiency.js';
 import { fixedBatchChoice, optimizeBatch } from '../goodput/optimize.js';
@@ -173,7 +174,7 @@ export function resizeReason(job: JobRecord, from: number, to: number, ctx: Resi
   const idle = `${plural(ctx.idle, ctx.unit)} idle`;
   if (from === 0 && to > 0) {
     const why = job.launches === 0 ? 'first start' : resumeWords(job);
-    const by = fromProfile && job.perf === null ? ` by the profile of '${fromProfile.key}'` : '';
+    const by = fromProfile && job.perf === null ? ` by the profile of '${splitScopedKey(fromProfile.key).key}'` : '';
     const basis = model ? `predicted speedup ${times(bestGoodput(model, 1, to, jobBatchPolicy(job.spec)) / Math.max(1e-12, bestGoodput(model, 1, 1, jobBatchPolicy(job.spec))))} over 1 replica${by}` : 'no throughput measured yet';
     return `${why} on ${plural(to, ctx.unit)} (${ctx.policy}: ${basis}, ${idle})`;
   }

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import type { BackendNode } from '../backends/backend.js';
 import { cpuSlots } from '../backends/local/devices.js';
 import { LocalBackend } from '../backends/local/local-backend.js';
+import { scopedKey } from '../core/profile-scope.js';
 import { fitPerfParams } from '../goodput/fit.js';
 import { modelPoints } from '../goodput/key-profile.js';
 import { fitNetworkModel, predictPerfParams } from '../goodput/network-model.js';
@@ -39,7 +40,7 @@ const profilePoints = (perf: PerfParams) => [...oneNode.map(([r, b]) => point(pe
 
 /** Stores a key profile of other jobs measured on one and several nodes, with the model's parameter count. */
 async function seed(store: SqliteStore, key: string, gpu_type: string, perf: PerfParams, model_parameters: number): Promise<void> {
-  await store.mergeKeyProfile({ key, gpu_type, job_id: `${key}-earlier`, points: profilePoints(perf), grad: [], limits: null, model_parameters });
+  await store.mergeKeyProfile({ key: scopedKey(key, 'u'), gpu_type, job_id: `${key}-earlier`, points: profilePoints(perf), grad: [], limits: null, model_parameters });
 }
 
 /** What a job measured at `configs` (nodes, replicas, local batch) as its reports, from `perf`. */
@@ -102,7 +103,7 @@ describe('the network model in the control plane', () => {
     const spanning = await run(store, post(fresh, [...onOneNode, [2, 4, 64], [2, 8, 64]]), 'spanning', 't5');
     assert.deepEqual(spanning.perf, fitPerfParams(spanning.points));
     const second = await run(store, post(resnet, onOneNode), 'second', 'resnet');
-    const profile = (await store.getKeyProfile('resnet', 'cpu'))!;
+    const profile = (await store.getKeyProfile(scopedKey('resnet', 'u'), 'cpu'))!;
     assert.deepEqual(profile.job_ids, ['resnet-earlier', 'second'], 'it agreed with the profile and started from it');
     assert.deepEqual(second.perf, fitPerfParams(modelPoints(second.points, profile)));
     await ingest.stop();

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import type { BackendNode } from '../backends/backend.js';
 import { accumStepTime_s, optimStepTime_s } from '../goodput/throughput.js';
 import type { PerfParams, ProfilePoint } from '../goodput/types.js';
+import { scopedKey } from '../core/profile-scope.js';
 import { jobRecordFixture } from '../store/job-fixture.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { JobSpec } from '../store/types.js';
@@ -58,7 +59,7 @@ describe('ProfileBook', () => {
     const learned = await book.learn(first, [point(1), point(4)]);
     assert.deepEqual([learned!.jobs, learned!.max_measured_replicas, learned!.grad], [1, 4, [{ progress: 0.1, sqr: 1, var: 4 }]]);
     assert.ok(learned!.perf, 'the profile\'s model is fitted');
-    assert.deepEqual((await store.getKeyProfile('train', 'cpu'))!.perf, learned!.perf);
+    assert.deepEqual((await store.getKeyProfile(scopedKey('train', 'u'), 'cpu'))!.perf, learned!.perf);
     // The first job itself: its profile is only its own, so no "profile-used".
     assert.equal((await book.forRound([(await store.getJob('a'))!])).size, 0);
 
@@ -119,7 +120,7 @@ describe('ProfileBook', () => {
     assert.match(event.reason, /profile of 'train' on cpu discarded: an optimizer step at 2 replicas and local batch 32 took [\d.]+ s where the profile predicts [\d.]+ s \(off by 6\d% of the measurement, tolerance 40%\)/);
     assert.match(event.reason, /its own measurements only/);
     assert.equal(bad.lines.length, 1);
-    const profile = (await bad.store.getKeyProfile('train', 'cpu'))!;
+    const profile = (await bad.store.getKeyProfile(scopedKey('train', 'u'), 'cpu'))!;
     assert.deepEqual([profile.jobs, profile.job_ids], [1, ['a']], 'the discarded job adds nothing');
     assert.equal((await bad.book.forRound([(await bad.store.getJob('w'))!])).size, 0, 'nor does it start from it again');
     assert.equal(await bad.book.learn((await bad.store.getJob('w'))!, [point(2, 3)]), undefined);

@@ -6,6 +6,7 @@
  */
 import type { BackendNode, DeviceInfo } from '../backends/backend.js';
 import { profileKeyOf } from '../core/profile-key.js';
+import { scopedKey } from '../core/profile-scope.js';
 import { fitPerfParams } from '../goodput/fit.js';
 import { MEASURED_ERROR_TOLERANCE, measuredError, type GradSample, type KeyProfile } from '../goodput/key-profile.js';
 import { optimStepTime_s } from '../goodput/throughput.js';
@@ -74,7 +75,17 @@ export class ProfileBook {
   /** The newest profile read or written per (GPU type, key): one entry per key, so bounded. */
   private readonly newest = new Map<string, StoredKeyProfile>();
 
-  constructor(private readonly store: Store, private readonly nodes: () => readonly BackendNode[], private readonly log: (line: string) => void) {}
+  /**
+   * `shared`: one profile per key for all users (`goodput up --shared-profiles`); by default each
+   * user's jobs read and feed only that user's profile of the key (core/profile-scope.ts), so
+   * that one user's reports cannot change how another user's jobs start.
+   */
+  constructor(private readonly store: Store, private readonly nodes: () => readonly BackendNode[], private readonly log: (line: string) => void, private readonly shared = false) {}
+
+  /** The stored key of the profile the job reads and feeds: its user's, or the shared one. */
+  private storedKey(job: Pick<JobRecord, 'spec' | 'user'>): string {
+    return scopedKey(profileKeyOf(job.spec), this.shared ? '' : job.user);
+  }
 
   /**
    * The profile each job's model uses this round (jobs without one, or whose profile was
@@ -115,7 +126,7 @@ export class ProfileBook {
     const out = new Map<string, StoredKeyProfile>();
     for (const job of jobs) {
       if (job.profile_use === 'discarded') continue;
-      const key = profileKeyOf(job.spec);
+      const key = this.storedKey(job);
       const gpu_type = gpuTypeOf(job, this.nodes());
       const id = profileId(gpu_type, key);
       if (!byKey.has(id)) {
@@ -143,7 +154,7 @@ export class ProfileBook {
     if (job.profile_use === 'discarded' || own.length === 0) return undefined;
     const key = profileKeyOf(job.spec);
     const gpu_type = gpuTypeOf(job, this.nodes());
-    const before = await this.store.getKeyProfile(key, gpu_type);
+    const before = await this.store.getKeyProfile(this.storedKey(job), gpu_type);
     if (before?.perf && !this.judged.has(job.id) && fromOthers(before, job.id)) {
       const { verdict, error, comparable } = judgeAgainstProfile(before.perf, before, own);
       if (verdict !== 'unjudged') this.judged.add(job.id);
@@ -155,7 +166,7 @@ export class ProfileBook {
         return undefined;
       }
     }
-    return this.merge(job, key, gpu_type, own, fit);
+    return this.merge(job, gpu_type, own, fit);
   }
 
   /**
@@ -170,11 +181,11 @@ export class ProfileBook {
     if (job.profile_use !== 'discarded' || own.length === 0) return undefined;
     const key = profileKeyOf(job.spec);
     const gpu_type = gpuTypeOf(job, this.nodes());
-    const before = await this.store.getKeyProfile(key, gpu_type);
+    const before = await this.store.getKeyProfile(this.storedKey(job), gpu_type);
     const only = before?.job_ids.length === 1 ? before.job_ids[0] : undefined;
     if (only === undefined || only === job.id) return undefined;
-    await this.store.deleteKeyProfile(key, gpu_type);
-    const replaced = await this.merge(job, key, gpu_type, own);
+    await this.store.deleteKeyProfile(this.storedKey(job), gpu_type);
+    const replaced = await this.merge(job, gpu_type, own);
     const reason = `profile of '${key}' on ${gpu_type} replaced by this job's measurements: it held only those of job ${only}, which this job's disagreed with; later jobs of the key start from this job's`;
     await this.store.recordEvent(job.id, 'profile-replaced', 'scheduler', reason, { key, gpu_type, replaced_job: only });
     this.log(`job ${job.id}: ${reason}`);
@@ -185,7 +196,8 @@ export class ProfileBook {
    * Merges the job's points, gradient sample and model parameter count (as it last reported it)
    * into its key's profile and refits the profile's model.
    */
-  private async merge(job: JobRecord, key: string, gpu_type: string, own: readonly ProfilePoint[], fit = true): Promise<StoredKeyProfile> {
+  private async merge(job: JobRecord, gpu_type: string, own: readonly ProfilePoint[], fit = true): Promise<StoredKeyProfile> {
+    const key = this.storedKey(job);
     const progress = progressOf(job);
     const grad: GradSample[] = progress !== undefined && job.grad ? [{ progress, ...job.grad }] : [];
     const merged = await this.store.mergeKeyProfile({ key, gpu_type, job_id: job.id, points: own, grad, limits: job.limits, model_parameters: job.model_parameters ?? undefined });
@@ -207,7 +219,7 @@ export class ProfileBook {
    */
   latestFor(job: JobRecord): StoredKeyProfile | undefined {
     if (job.profile_use === 'discarded') return undefined;
-    const profile = this.newest.get(profileId(gpuTypeOf(job, this.nodes()), profileKeyOf(job.spec)));
+    const profile = this.newest.get(profileId(gpuTypeOf(job, this.nodes()), this.storedKey(job)));
     return profile?.perf && fromOthers(profile, job.id) ? profile : undefined;
   }
 

@@ -17,11 +17,12 @@ const measurement = (step: number, step_time_s: number) => ({
   step_time_s, sync_time_s: 0, grad_sqr: 1, grad_var: 20, samples: step * 64, remaining_samples: 64_000 - step * 64, loss: 1,
 });
 
+// The key's profiles are read by their stored key: shared (one per key), as with --shared-profiles.
 describe('ReportIngest', () => {
   it('an ended job\'s last measurements reach its key\'s profile: a slow start does not stay the profile', async () => {
     const store = new SqliteStore(':memory:');
     let now_ms = 0;
-    const profiles = new ProfileBook(store, () => [node], () => {});
+    const profiles = new ProfileBook(store, () => [node], () => {}, true);
     const ingest = new ReportIngest({ store, refit_interval_s: 5, now_ms: () => now_ms, log: () => {}, request_round: () => {}, profiles });
     await store.createJob({ id: 'a', name: 'a', user: 'u', spec }, 'u');
     // A first step slowed 25x (a loaded machine, a cold cache), then the job's real speed.
@@ -40,7 +41,7 @@ describe('ReportIngest', () => {
   it('a job that discarded a profile only one job measured replaces it when it succeeds; one that failed does not', async () => {
     const store = new SqliteStore(':memory:');
     const lines: string[] = [];
-    const profiles = new ProfileBook(store, () => [node], (line) => lines.push(line));
+    const profiles = new ProfileBook(store, () => [node], (line) => lines.push(line), true);
     const ingest = new ReportIngest({ store, refit_interval_s: 5, now_ms: () => 0, log: () => {}, request_round: () => {}, profiles });
     const run = async (id: string, step_time_s: number) => {
       await store.createJob({ id, name: id, user: 'u', spec }, 'u');
@@ -72,7 +73,7 @@ describe('ReportIngest', () => {
 
   it('the model parameter count a job reports reaches its key\'s profile; the newest job\'s count wins', async () => {
     const store = new SqliteStore(':memory:');
-    const profiles = new ProfileBook(store, () => [node], () => {});
+    const profiles = new ProfileBook(store, () => [node], () => {}, true);
     const ingest = new ReportIngest({ store, refit_interval_s: 5, now_ms: () => 0, log: () => {}, request_round: () => {}, profiles });
     const parameters = async () => (await store.getKeyProfile('train', 'cpu'))!.model_parameters;
     const run = async (id: string, model_parameters?: number) => {
@@ -94,7 +95,7 @@ describe('ReportIngest', () => {
 
   it('with profiles, a refit saves the correction of the fit by the measurements it was made on, and the model of a job with no profile uses it', async () => {
     const store = new SqliteStore(':memory:');
-    const profiles = new ProfileBook(store, () => [node], () => {});
+    const profiles = new ProfileBook(store, () => [node], () => {}, true);
     // Two replicas on one node, at two local batches: the measured times are not on the seven-parameter curve.
     const at = (step: number, local_bsz: number, step_time_s: number) => ({ ...measurement(step, step_time_s), num_replicas: 2, local_bsz, sync_time_s: step_time_s / 2 });
     const run = async (id: string, book?: ProfileBook) => {
@@ -119,7 +120,7 @@ describe('ReportIngest', () => {
 
   it('a refit fits the points once: the key\'s profile keeps the fit of the job that merged into it', async () => {
     const store = new SqliteStore(':memory:');
-    const profiles = new ProfileBook(store, () => [node], () => {});
+    const profiles = new ProfileBook(store, () => [node], () => {}, true);
     const ingest = new ReportIngest({ store, refit_interval_s: 5, now_ms: () => 0, log: () => {}, request_round: () => {}, profiles });
     const at = (step: number, replicas: number, local_bsz: number, step_time_s: number) => ({ ...measurement(step, step_time_s), num_replicas: replicas, local_bsz, sync_time_s: step_time_s / 4 });
     const run = async (id: string, reports: ReturnType<typeof at>[]) => {

@@ -69,6 +69,8 @@ export interface ServerOptions {
    * admin token and secret, and the API is then reachable from other machines).
    */
   single_user_network?: boolean;
+  /** See ControllerOptions.shared_profiles (`--shared-profiles`). */
+  shared_profiles?: boolean;
   /** Serve from a store that lost acknowledged work (see datadir/open-store.ts). */
   accept_store_loss?: boolean;
   log: (line: string) => void;
@@ -210,6 +212,7 @@ async function start(o: ServerOptions): Promise<RunningServer> {
       ...(o.hung_timeout_s !== undefined ? { hung_timeout_s: o.hung_timeout_s } : {}),
       ...(o.port_range ? { port_range: o.port_range } : {}),
       ...(multi_user ? { run_as: (owner: string) => ownerAccount(store, owner) } : {}),
+      ...(o.shared_profiles === true ? { shared_profiles: true } : {}),
     });
     const app = createApp({ store, controller, secret, version: SERVER_VERSION, run_as_owner: multi_user, disk_full: () => diskFullNote(o.data_dir) });
     // Replicas on other nodes (Slurm) reach a server listening everywhere by its host name.

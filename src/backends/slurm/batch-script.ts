@@ -38,6 +38,22 @@ export interface BatchScriptInput {
 export const STOP_SIGNAL = '28';
 
 /**
+ * Shell text run by the task wrapper once its program ended: SIGKILLs every process on the node
+ * that still carries the rank's `GOODPUT_JOB_ID`, `GOODPUT_ATTEMPT` and `RANK` in its environment
+ * (/proc/PID/environ), as the local backend's containment.ts does. Slurm ends a step's processes
+ * only as far as its process tracking follows them: proctrack/pgid (a common default and the test
+ * cluster's) loses a `setsid` child, and proctrack/linuxproc one re-parented to init; such a
+ * child would otherwise outlive its job with the job's environment (and its GPU). One `grep` over
+ * every process narrows to the job's; the wrapper itself is skipped.
+ */
+export const SWEEP_MARKED = [
+  'for f in $(grep -lzxF "GOODPUT_JOB_ID=$GOODPUT_JOB_ID" /proc/[0-9]*/environ 2>/dev/null); do',
+  '  q=${f#/proc/}; q=${q%/environ}',
+  '  [ "$q" != $$ ] && grep -qzxF "GOODPUT_ATTEMPT=$GOODPUT_ATTEMPT" "$f" 2>/dev/null && grep -qzxF "RANK=$RANK" "$f" 2>/dev/null && kill -KILL "$q" 2>/dev/null',
+  'done',
+].join('\n');
+
+/**
  * Runs in every task. Arguments are positional (never parsed by a shell): run dir, logs dir,
  * argv. It picks the contract's per-rank variables (contract-env.ts) by Slurm's task rank, appends the program's output
  * to the rank's log, records `<node> <pid>` in `.pid` once the program started, and writes its
@@ -45,8 +61,9 @@ export const STOP_SIGNAL = '28';
  * without slurmdbd). A stop arrives as STOP_SIGNAL, which Slurm delivers to every process of the
  * task and which they ignore by default; the wrapper alone turns it into a SIGTERM of the
  * program's main process (remembered when it arrives before the program started), so the
- * program's helpers (DataLoader workers) run on while it checkpoints. Slurm kills what is left
- * of the task once the wrapper exits. The TERM trap keeps the wrapper alive through a SIGTERM
+ * program's helpers (DataLoader workers) run on while it checkpoints. Once the program ended, the
+ * wrapper kills what is left of the rank (SWEEP_MARKED) before it records the exit; Slurm kills
+ * what is left of the task once the wrapper exits. The TERM trap keeps the wrapper alive through a SIGTERM
  * Slurm itself sends (time limit, an operator's scancel) so it can record the program's code.
  */
 export const TASK_WRAPPER = [
@@ -63,6 +80,7 @@ export const TASK_WRAPPER = [
   'while :; do wait $c; r=$?; kill -0 $c 2>/dev/null || break; done',
   // A trap that ran while the program was exiting leaves 128 + its number in r: ask again.
   '[ "$r" -gt 128 ] && { wait $c; r=$?; }',
+  SWEEP_MARKED,
   'echo $r > "$p.exit.tmp" && mv -f "$p.exit.tmp" "$p.exit"; exit $r',
 ].join('\n');
 

@@ -29,6 +29,7 @@ const flags = {
   'run-as-owner': { type: 'boolean' },
   'single-user-network': { type: 'boolean' },
   'accept-store-loss': { type: 'boolean' },
+  'shared-profiles': { type: 'boolean' },
   backend: { type: 'string' },
   partition: { type: 'string' },
   account: { type: 'string' },
@@ -70,6 +71,9 @@ export const upCommand: CliCommand = {
                      Unix account, set with 'goodput token create --user U --unix-user ACCOUNT'
   --single-user-network  listen beyond loopback in single-user mode although every job can
                      read the admin token and secret (any job can act as admin)
+  --shared-profiles  one profile per profile key for all users: any user's jobs start from
+                     what every user's jobs of the key measured (default: per user, so one
+                     user's jobs cannot change how another's start; docs/control-plane.md)
   --accept-store-loss  serve even though the store lost acknowledged work (see
                      docs/control-plane.md, Store integrity, backup and restore)
   --backend B        local (default: replicas run on this machine) or slurm (one Slurm job
@@ -107,7 +111,7 @@ Without --run-as-owner the server is single-user: every job runs as the server's
     const log = (line: string) => console.error(`${new Date().toISOString()} ${line}`);
     const devices = slurm ? [] : resolveDevices(selection, cpu, log);
     const server = await startServer({ data_dir, host: values.host ?? '127.0.0.1', port, devices, ...(slurm ? { slurm } : {}), policy: values.policy ?? DEFAULT_POLICY, policy_params: values['policy-param'], interval_s, grace_s, hung_timeout_s, log, retention, ...(port_range ? { port_range } : {}),
-      run_as_owner: values['run-as-owner'] === true, single_user_network: values['single-user-network'] === true, accept_store_loss: values['accept-store-loss'] === true });
+      run_as_owner: values['run-as-owner'] === true, single_user_network: values['single-user-network'] === true, accept_store_loss: values['accept-store-loss'] === true, shared_profiles: values['shared-profiles'] === true });
     const nodes = server.controller.inventory();
     const count = nodes.reduce((k, n) => k + n.devices.length, 0);
     log(`goodput server on ${server.url}: policy ${server.policy}, ${slurm ? 'slurm' : 'local'} backend, ${count} ${nodes[0]?.devices[0]?.kind === 'gpu' ? 'GPU(s)' : 'CPU slot(s)'} on ${nodes.length} node(s), data in ${data_dir}`);
