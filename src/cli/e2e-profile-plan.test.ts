@@ -80,7 +80,7 @@ describe('goodput profile -> goodput plan (real PyTorch on CPU)', { skip }, () =
     assert.match(ran.stderr, /profile +\d+% 1 replica\(s\), local batch \d+/, 'progress on stderr');
     assert.match(ran.stderr, /note: cross-node synchronization not measured/);
     const profile = JSON.parse(readFileSync(file, 'utf8')) as { key: string; complete: boolean; devices: { gpu_type: string; points: unknown[]; grad: unknown[]; memory?: { samples: unknown[]; per_sample_bytes: number }; model_parameters?: number }[] };
-    assert.equal(profile.key, 'train');
+    assert.equal(profile.key, 'digits.train');
     assert.equal(profile.complete, true);
     const device = profile.devices[0]!;
     assert.equal(device.gpu_type, 'cpu');
@@ -108,13 +108,13 @@ describe('goodput profile -> goodput plan (real PyTorch on CPU)', { skip }, () =
     const ran = await cli(['profile', '--cpu-slots', '2', '--time-s', '60', '--data-dir', data_dir, '--', PYTHON, CNN, '--epochs', '50'], env);
     assert.equal(ran.status, 0, ran.stderr);
     assert.match(ran.stderr, /2 replica\(s\), local batch/);
-    const plan = await cli(['plan', 'train', '--data-dir', data_dir, '--json', '--gpus', '1,2,8', '--gpu-type', 'cpu,T4', '--epochs', '2', '--samples-per-epoch', '2000'], env);
+    const plan = await cli(['plan', 'cnn.train', '--data-dir', data_dir, '--json', '--gpus', '1,2,8', '--gpu-type', 'cpu,T4', '--epochs', '2', '--samples-per-epoch', '2000'], env);
     assert.equal(plan.status, 0, plan.stderr);
     const json = JSON.parse(plan.stdout) as PlanJson;
     assert.deepEqual(json.rows.map((r) => `${r.gpu_type}:${r.gpus}:${r.source}`), ['cpu:1:measured', 'cpu:2:measured', 'cpu:8:estimated', 'T4:1:estimated', 'T4:2:estimated', 'T4:8:estimated']);
     assert.ok(json.notes.some((n) => n.startsWith('cross-node synchronization not measured')), 'the profile\'s notes are kept beside the store');
     assert.equal(statSync(join(data_dir, 'goodput.sqlite')).mode & 0o777, 0o600, 'the store is private, as the server makes it');
-    const text = await cli(['plan', 'train', '--data-dir', data_dir, '--gpus', '1,2', '--gpu-type', 'cpu'], env);
+    const text = await cli(['plan', 'cnn.train', '--data-dir', data_dir, '--gpus', '1,2', '--gpu-type', 'cpu'], env);
     assert.equal(text.status, 0, text.stderr);
     assert.match(text.stdout, /cpu +2 +1 +measured/);
     assert.match(text.stdout, /knee/);
@@ -132,7 +132,7 @@ describe('goodput profile -> goodput plan (real PyTorch on CPU)', { skip }, () =
     });
     assert.ok(sent, ran.stderr);
     assert.equal(ran.status, 130, ran.stderr);
-    assert.match(ran.stderr, /partial profile of 'train'/);
+    assert.match(ran.stderr, /partial profile of 'digits.train'/);
     const profile = JSON.parse(readFileSync(file, 'utf8')) as { complete: boolean; devices: { points: unknown[]; notes: string[] }[] };
     assert.equal(profile.complete, false);
     assert.ok(profile.devices[0]!.points.length >= 1 && profile.devices[0]!.points.length < 4, JSON.stringify(profile.devices[0]!.points));

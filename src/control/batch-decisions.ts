@@ -70,6 +70,8 @@ interface Told {
   attempt: number;
   replicas: number;
   batch: LocalBatch;
+  /** Whether `batch` is a change this attempt was already told (not what it started with). */
+  changed: boolean;
   /** Since when (ms) every answer found a configuration predicted to gain BATCH_MIN_GAIN over `batch`. */
   better_since_ms?: number;
 }
@@ -77,12 +79,13 @@ interface Told {
 /**
  * Per job, the configuration in force; answers each report by configFor from it, so that a
  * change needs a real predicted gain over what the job runs (BATCH_MIN_GAIN), and each change is
- * one event whose `from` is the configuration in force. A change that is only for a gain must
- * also persist for `confirm_ms`: the model is refitted every few seconds from step times that are
- * noisy (on shared CPUs by tens of percent), and a job measured at a new batch for the first time
- * is often found slower than predicted there; a gain that one refit shows and the next one undoes
- * is not acted on. A fixed batch, or a configuration in force beyond the job's limits or cap,
- * changes at once.
+ * one event whose `from` is the configuration in force. The first change of an attempt (from the
+ * batch it started with) needs only that gain; undoing or redoing a change it was already told
+ * also needs the gain to persist for `confirm_ms`: the model is refitted every few seconds from
+ * step times that are noisy (on shared CPUs by tens of percent), and a job measured at a new
+ * batch for the first time is often found slower than predicted there; a gain that one refit
+ * shows and the next one undoes is not acted on. A fixed batch, or a configuration in force
+ * beyond the job's limits or cap, changes at once.
  */
 export class BatchDecisions {
   private readonly told = new Map<string, Told>();
@@ -98,13 +101,14 @@ export class BatchDecisions {
     const inForce = same ? last.batch : { local_bsz: latest.local_bsz, accum_steps: latest.accum_steps };
     const choice = chooseConfig(job, latest, profile, inForce);
     let config = choice.config;
-    const told: Told = { attempt, replicas, batch: inForce };
-    if (!sameBatch(config, inForce) && choice.optional) {
+    const told: Told = { attempt, replicas, batch: inForce, changed: same && last.changed };
+    if (!sameBatch(config, inForce) && choice.optional && told.changed) {
       told.better_since_ms = same && last.better_since_ms !== undefined ? last.better_since_ms : now_ms;
       if (now_ms - told.better_since_ms < this.confirm_ms) config = batchConfig(job, limitsOf(job, profile), inForce, replicas);
     }
     if (!sameBatch(config, inForce)) {
       told.batch = { local_bsz: config.local_bsz, accum_steps: config.accum_steps };
+      told.changed = true;
       delete told.better_since_ms;
     }
     this.told.set(job.id, told);

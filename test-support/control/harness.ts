@@ -15,7 +15,7 @@ export const CLI = packagePath('dist', 'src', 'cli', 'main.js');
 /** The compiled synthetic trainer. */
 export const TRAINER = packagePath('dist', 'test-support', 'control', 'synthetic-trainer.js');
 
-/** A job of 20 one-second sleeps that knows nothing of goodput (issue #12's reproduction). */
+/** A job of 20 one-second sleeps that knows nothing of goodput: a plain script that never reports. */
 export const PLAIN_20S: readonly string[] = ['sh', '-c', 'i=0; while [ $i -lt 20 ]; do i=$((i+1)); sleep 1; done'];
 
 export interface ServerProcess {
