@@ -59,15 +59,16 @@ export async function assertStopsKeptProgress(client: GoodputClient, data_dir: s
     for (const log of logs) assert.doesNotMatch(log, /killed by signal|exited unexpectedly/, `${j.name}: no DataLoader worker died`);
     // No lost progress: each attempt starts at the step its predecessor checkpointed, which
     // is at or after the last step that attempt printed.
-    const story = attempts(replicaLog(data_dir, j.id, 0));
+    const rank0 = replicaLog(data_dir, j.id, 0);
+    const story = attempts(rank0);
     assert.equal(story[0]!.resumed_step, 0);
     for (let i = 1; i < story.length; i++) {
       const before = story[i - 1]!;
-      assert.ok(before.checkpointed_step !== undefined, `${j.name}: attempt ${i - 1} checkpointed before it was stopped`);
+      assert.ok(before.checkpointed_step !== undefined, `${j.name}: attempt ${i - 1} checkpointed before it was stopped:\n${rank0.slice(-4000)}`);
       assert.ok(before.checkpointed_step >= before.last_printed_step, `${j.name}: checkpoint at ${before.checkpointed_step} covers step ${before.last_printed_step}`);
       assert.equal(story[i]!.resumed_step, before.checkpointed_step, `${j.name}: attempt ${i} resumes at the checkpoint`);
     }
-    assert.match(replicaLog(data_dir, j.id, 0), /^done step=\d+$/m);
+    assert.match(rank0, /^done step=\d+$/m);
   }
   assert.ok(stops >= min_stops, `at least one stop of a 2-replica attempt exited 143 on every replica (got ${stops} exits 143)`);
 }

@@ -41,7 +41,7 @@ describe('outside-style SDK scripts with DataLoader workers, rescaled on Slurm',
     const { client } = server;
     await waitFor('2 usable GPUs', 30_000, async () => (await client.nodes()).reduce((k, n) => k + n.usable, 0) === 2);
     const workdir = packagePath();
-    const cifar = await client.submit({ name: 'cifar', command: [python!, CIFAR, '--epochs', '4', '--train-size', '3000'], workdir, max_replicas: 2 });
+    const cifar = await client.submit({ name: 'cifar', command: [python!, CIFAR, '--epochs', '6', '--train-size', '12000'], workdir, max_replicas: 2 });
     await waitFor('cifar to train on 2 replicas', 120_000, async () => {
       const j = await client.getJob(cifar.id);
       return j.state === 'running' && j.replicas === 2 && j.step > 10;
