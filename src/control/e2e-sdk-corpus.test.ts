@@ -11,7 +11,7 @@ import { after, describe, it } from 'node:test';
 import { cleanup, startServerProcess, tempDataDir, waitFor, type ServerProcess } from '../../test-support/control/harness.js';
 import { packagePath } from '../util/package-root.js';
 import { noPython, pythonWith } from '../../test-support/control/python.js';
-import { assertStopsKeptProgress } from '../../test-support/control/sdk-corpus.js';
+import { assertStopsKeptProgress, KNOWN_STOP_HANG } from '../../test-support/control/sdk-corpus.js';
 
 const python = pythonWith(['torch']);
 const skip = python ? undefined : noPython(['torch']);
@@ -23,11 +23,7 @@ describe('outside-style SDK scripts with DataLoader workers, rescaled under good
   const servers: ServerProcess[] = [];
   after(() => cleanup(data_dir, servers));
 
-  // Known defect, open: about one run in two on this 2-core machine, a stop of the 2-replica
-  // attempt hangs until the grace period ends (both replicas SIGKILLed, exit 137). Skipped until
-  // fixed; GOODPUT_RUN_KNOWN_FLAKY=1 runs it.
-  const flaky = process.env.GOODPUT_RUN_KNOWN_FLAKY === '1' ? undefined : 'known defect: a 2-replica stop sometimes hangs until SIGKILL (set GOODPUT_RUN_KNOWN_FLAKY=1 to run)';
-  it('stops with workers running exit 143, resume where they stopped, and both jobs succeed', { timeout: 300_000, skip: flaky }, async () => {
+  it('stops with workers running exit 143, resume where they stopped, and both jobs succeed', { timeout: 300_000, skip: KNOWN_STOP_HANG }, async () => {
     const server = await startServerProcess(data_dir, ['--cpu-slots', '2', '--interval-s', '1', '--grace-s', '30', '--policy', 'optimus']);
     servers.push(server);
     const { client } = server;

@@ -182,9 +182,10 @@ export class SlurmBackend implements Backend {
     const w = this.watched.get(ref.launch_id);
     if (!w || w.stop === signal || w.stop === 'SIGKILL') return; // one scancel per Slurm job, not per rank
     w.stop = signal;
-    const pending = this.jobs.find((j) => String(j.job_id) === ref.launch_id)?.state === 'PENDING';
     // A stop reaches the program's main process alone (TASK_WRAPPER forwards STOP_SIGNAL as SIGTERM).
-    const args = signal === 'SIGKILL' || pending ? [ref.launch_id] : [`--signal=${STOP_SIGNAL}`, ref.launch_id];
+    // Always signalled, never judged 'pending' from the last squeue: a job that started since
+    // would get a plain scancel's SIGTERM on every process (its DataLoader workers too).
+    const args = signal === 'SIGKILL' ? [ref.launch_id] : [`--signal=${STOP_SIGNAL}`, ref.launch_id];
     this.slurm('scancel', args)
       // A job that was still pending has no process to signal: cancel it (nothing ran, nothing to save).
       .catch((error: unknown) => (/pending/i.test((error as Error).message) ? this.slurm('scancel', [ref.launch_id]) : Promise.reject(error)))
