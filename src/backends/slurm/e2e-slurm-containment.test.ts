@@ -14,6 +14,7 @@ import { markedProcesses, sweepMarked } from '../local/containment.js';
 import { runFileBase } from '../run-files.js';
 import { SlurmBackend } from './slurm-backend.js';
 import { slurmMissing, startSlurmCluster, type SlurmCluster } from './testing/slurm-cluster.js';
+import { waitFor } from '../../../test-support/control/harness.js';
 
 /** The command lines of the live processes that carry the markers of `job_id`'s attempt 0. */
 const escaped = (job_id: string): string[] =>
@@ -47,15 +48,6 @@ describe('Slurm backend: a job\'s processes end with it', { skip: slurmMissing()
     if (root) rmSync(root, { recursive: true, force: true });
   });
 
-  const until = async <T>(what: string, f: () => T | undefined, timeout_ms = 60_000): Promise<T> => {
-    const deadline = Date.now() + timeout_ms;
-    for (;;) {
-      const v = f();
-      if (v !== undefined) return v;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  };
   /** One rank on the node running `script` (sh -c) as job `job_id`. */
   const launch = async (job_id: string, script: string): Promise<{ req: LaunchRequest; slurm_id: string }> => {
     const req: LaunchRequest = {
@@ -76,17 +68,17 @@ describe('Slurm backend: a job\'s processes end with it', { skip: slurmMissing()
 
   it('a program that exits by itself leaves no setsid child behind', { timeout: 120_000 }, async () => {
     await launch('exits', `${child(3172)} sleep 1; exit 0`);
-    const exit = await until('the exit', () => exits.find((e) => e.job_id === 'exits'));
+    const exit = await waitFor('the exit', 60_000, async () => exits.find((e) => e.job_id === 'exits'));
     assert.equal(exit.exit_code, 0);
     assert.deepEqual(await settle('exits'), [], 'the setsid child ended with its replica');
   });
 
   it('a cancelled program leaves no setsid child behind', { timeout: 120_000 }, async () => {
     const { req, slurm_id } = await launch('cancelled', `${child(3173)} exec sleep 600`);
-    await until('the program to run', () => (existsSync(runFileBase(req.job_dir, 0, 0) + '.pid') ? true : undefined));
-    await until('the setsid child to run', () => (escaped('cancelled').some((c) => c === 'sleep 3173') ? true : undefined), 10_000);
+    await waitFor('the program to run', 60_000, async () => existsSync(runFileBase(req.job_dir, 0, 0) + '.pid'));
+    await waitFor('the setsid child to run', 10_000, async () => escaped('cancelled').some((c) => c === 'sleep 3173'));
     backend.signal({ job_id: 'cancelled', attempt: 0, rank: 0, node: cluster.nodes[0]!, launch_id: slurm_id, pid: 0, proc_start: '', job_dir: req.job_dir }, 'SIGKILL');
-    await until('the exit', () => exits.find((e) => e.job_id === 'cancelled'));
+    await waitFor('the exit', 60_000, async () => exits.find((e) => e.job_id === 'cancelled'));
     assert.deepEqual(await settle('cancelled'), [], 'the setsid child ended with its replica');
   });
 });
