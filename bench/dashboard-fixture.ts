@@ -55,7 +55,7 @@ export async function buildFixture(path: string, jobs: number, num_nodes: number
     await store.assignJob(id, { allocation: held.map(([n]) => n), devices: held.map(([, g]) => g) }, clock, 'scheduler', `bench: 0 -> ${want} replicas`);
     await store.launchJob(id, held.map(([, g], rank) => ({ rank, device: g, node: `node-${String(held[rank]![0]).padStart(2, '0')}`, launch_id: '', pid: 1, proc_start: '', log_path: '', started_at_ms: clock })), 'backend', 'attempt 0');
     await store.addReports(reportBatch(id, 0, limits, [{ time_s: clock / 1000, step: 100, num_nodes: new Set(held.map(([n]) => n)).size, num_replicas: want, local_bsz: 64, accum_steps: 0, step_time_s: 0.2, sync_time_s: 0.03, grad_sqr: 0.5, grad_var: 1.5, samples: 6400, remaining_samples: 100_000 }]));
-    await store.savePerf(id, perf, null);
+    await store.saveRefit({ job_id: id, perf, correction: null });
     running.push({ id, held });
     for (const [n, g] of held) holder.set(`${n}:${g}`, id);
   }

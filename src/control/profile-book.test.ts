@@ -6,8 +6,9 @@ import type { PerfParams, ProfilePoint } from '../goodput/types.js';
 import { scopedKey } from '../core/profile-scope.js';
 import { jobRecordFixture } from '../store/job-fixture.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
-import type { JobSpec } from '../store/types.js';
+import type { JobRecord, JobSpec } from '../store/types.js';
 import { deviceType, gpuTypeOf, ProfileBook, progressOf } from './profile-book.js';
+import { refitJob } from './refit.js';
 import { toPolicyJob } from './snapshot.js';
 
 const perf: PerfParams = { alpha_c: 0.02, beta_c: 0.001, alpha_n: 0.2, beta_n: 0.01, alpha_r: 0.05, beta_r: 0.005, gamma: 1.5 };
@@ -42,6 +43,8 @@ describe('profile identity', () => {
 });
 
 describe('ProfileBook', () => {
+  // What the report path does with a job's measurements: a refit (refit.ts), saved in one transaction.
+  const learn = (o: { store: SqliteStore; book: ProfileBook }, job: JobRecord, own: ProfilePoint[]) => refitJob({ store: o.store, log: () => {}, profiles: o.book }, job, own);
   const open = async () => {
     const store = new SqliteStore(':memory:');
     const lines: string[] = [];
@@ -55,8 +58,8 @@ describe('ProfileBook', () => {
   it('merges a job into its key\'s profile; the next job of the key starts from it at the measured sizes', async () => {
     const { store, book } = await open();
     const first = { ...(await job(store, 'a', 'train')), grad: { sqr: 1, var: 4 }, samples: 100, remaining_samples: 900, limits: jobRecordFixture().limits };
-    assert.equal(await book.learn(first, []), undefined, 'nothing measured, nothing learned');
-    const learned = await book.learn(first, [point(1), point(4)]);
+    assert.equal(await learn({ store, book }, first, []), undefined, 'nothing measured, nothing learned');
+    const learned = await learn({ store, book }, first, [point(1), point(4)]);
     assert.deepEqual([learned!.jobs, learned!.max_measured_replicas, learned!.grad], [1, 4, [{ progress: 0.1, sqr: 1, var: 4 }]]);
     assert.ok(learned!.perf, 'the profile\'s model is fitted');
     assert.deepEqual((await store.getKeyProfile(scopedKey('train', 'u'), 'cpu'))!.perf, learned!.perf);
@@ -96,7 +99,7 @@ describe('ProfileBook', () => {
     assert.equal(book.latestFor(other), undefined);
 
     // Its own measurements agree: it stays on the profile and adds to it.
-    const merged = await book.learn((await store.getJob('b'))!, [point(4, 1.1)]);
+    const merged = await learn({ store, book }, (await store.getJob('b'))!, [point(4, 1.1)]);
     assert.deepEqual([merged!.jobs, (await store.getJob('b'))!.profile_use], [2, 'used']);
     assert.equal(book.latestFor((await store.getJob('b'))!), merged, 'the newest profile once merged');
     assert.ok(book.latestFor((await store.getJob('a'))!), 'the first job now has another job\'s measurements too');
@@ -105,16 +108,16 @@ describe('ProfileBook', () => {
 
   it('discards a profile that mispredicts the job\'s first measurements, in plain words, and keeps the profile clean', async () => {
     const { store, book, lines } = await open();
-    await book.learn(await job(store, 'a', 'train'), [point(1), point(2)]);
+    await learn({ store, book }, await job(store, 'a', 'train'), [point(1), point(2)]);
     const wrong = await job(store, 'w', 'train');
     assert.equal((await book.forRound([wrong])).size, 1);
     // Measured at a shape the profile does not know: nothing to judge yet, so it is merged.
-    const unknownShape = await book.learn((await store.getJob('w'))!, [point(3, 3)]);
+    const unknownShape = await learn({ store, book }, (await store.getJob('w'))!, [point(3, 3)]);
     assert.equal(unknownShape!.jobs, 2);
     const bad = await open();
-    await bad.book.learn(await job(bad.store, 'a', 'train'), [point(1), point(2)]);
+    await learn(bad, await job(bad.store, 'a', 'train'), [point(1), point(2)]);
     const w = await job(bad.store, 'w', 'train');
-    assert.equal(await bad.book.learn(w, [point(2, 3)]), undefined, 'three times slower at a measured shape');
+    assert.equal(await learn(bad, w, [point(2, 3)]), undefined, 'three times slower at a measured shape');
     assert.equal(w.profile_use, 'discarded');
     const event = (await bad.store.listEvents('w')).find((e) => e.kind === 'profile-discarded')!;
     assert.match(event.reason, /profile of 'train' on cpu discarded: an optimizer step at 2 replicas and local batch 32 took [\d.]+ s where the profile predicts [\d.]+ s \(off by 6\d% of the measurement, tolerance 40%\)/);
@@ -123,7 +126,7 @@ describe('ProfileBook', () => {
     const profile = (await bad.store.getKeyProfile(scopedKey('train', 'u'), 'cpu'))!;
     assert.deepEqual([profile.jobs, profile.job_ids], [1, ['a']], 'the discarded job adds nothing');
     assert.equal((await bad.book.forRound([(await bad.store.getJob('w'))!])).size, 0, 'nor does it start from it again');
-    assert.equal(await bad.book.learn((await bad.store.getJob('w'))!, [point(2, 3)]), undefined);
+    assert.equal(await learn(bad, (await bad.store.getJob('w'))!, [point(2, 3)]), undefined);
     assert.equal(lines.length, 0);
     await store.close();
     await bad.store.close();

@@ -7,14 +7,13 @@
 import type { BackendNode, DeviceInfo } from '../backends/backend.js';
 import { profileKeyOf } from '../core/profile-key.js';
 import { scopedKey } from '../core/profile-scope.js';
-import { fitPerfParams } from '../goodput/fit.js';
-import { MEASURED_ERROR_TOLERANCE, measuredError, type GradSample, type KeyProfile } from '../goodput/key-profile.js';
+import { addToProfile, emptyProfile, MEASURED_ERROR_TOLERANCE, measuredError, type GradSample, type KeyProfile } from '../goodput/key-profile.js';
 import { optimStepTime_s } from '../goodput/throughput.js';
 import type { PerfParams, ProfilePoint } from '../goodput/types.js';
 import { judgeAgainstProfile } from '../model/discard.js';
 import { progressOfWork } from '../model/progress.js';
 import { isTerminal } from '../store/lifecycle.js';
-import type { Store } from '../store/store.js';
+import type { KeyProfileUpdate, Store } from '../store/store.js';
 import type { JobRecord, StoredKeyProfile } from '../store/types.js';
 
 /** The GPU type of a device: a GPU's model name (nvidia-smi, Slurm's gres type), `cpu` for CPU slots. */
@@ -64,11 +63,41 @@ function disagreement(perf: PerfParams, profile: KeyProfile, own: readonly Profi
   return `an optimizer step at ${plural(worst.num_replicas, 'replica')} and local batch ${worst.local_bsz} took ${worst.optim_step_time_s.toPrecision(3)} s where the profile predicts ${predicted_s.toPrecision(3)} s`;
 }
 
+/** What one refit does with the job's key's profile (ProfileBook.plan); empty: nothing. */
+export interface ProfilePlan {
+  /** The job's measurements were judged against the profile (once per server start). */
+  judged?: boolean;
+  /** The job stops using the profile: its measurements disagree with it. */
+  discard?: { reason: string; data: Record<string, unknown> };
+  /** The job's measurements go into the profile; `merged` is the profile as the store will hold it. */
+  merge?: { update: KeyProfileUpdate; merged: StoredKeyProfile; replaced?: { reason: string; data: Record<string, unknown> } };
+}
+
+/**
+ * The job's measurements, gradient sample and model parameter count for its key's profile, and
+ * the profile `before` with them merged as the store merges them (Store.mergeKeyProfile), so the
+ * refit fits the merged points before anything is written.
+ */
+function mergePlan(job: JobRecord, key: string, gpu_type: string, before: StoredKeyProfile | undefined, own: readonly ProfilePoint[]): NonNullable<ProfilePlan['merge']> {
+  const progress = progressOf(job);
+  const grad: GradSample[] = progress !== undefined && job.grad ? [{ progress, ...job.grad }] : [];
+  const update: KeyProfileUpdate = { key, gpu_type, job_id: job.id, points: own, grad, limits: job.limits, model_parameters: job.model_parameters ?? undefined };
+  const base: StoredKeyProfile = before ?? { ...emptyProfile(key, gpu_type), perf: null, limits: null, job_ids: [], updated_at_ms: 0 };
+  const new_job = !base.job_ids.includes(job.id);
+  const merged: StoredKeyProfile = {
+    ...addToProfile(base, own, grad, new_job, update.model_parameters),
+    perf: base.perf,
+    limits: job.limits ?? base.limits,
+    job_ids: new_job ? [...base.job_ids, job.id] : base.job_ids,
+    updated_at_ms: base.updated_at_ms,
+  };
+  return { update, merged };
+}
+
 /**
  * Profiles for the scheduler and the report path. `forRound` gives each job the profile its
- * model starts from; `learn` (after a job's refit) judges the job's measurements against its
- * profile and merges them in. A job's measurements are judged once per server start, at the
- * first refit where it measured a placement shape (nodes, replicas) the profile knows.
+ * model starts from; `plan` (a job's refit) judges the job's measurements against its profile
+ * and merges them in.
  */
 export class ProfileBook {
   private readonly judged = new Set<string>();
@@ -140,77 +169,54 @@ export class ProfileBook {
   }
 
   /**
-   * After the job's refit from its own points `own`: judges them against its key's profile (a
-   * profile whose measurements, corrected by its fit for the local batch, are off from them by
-   * more than MEASURED_ERROR_TOLERANCE (goodput/key-profile.ts `measuredError`) is
-   * discarded for this job, with event `profile-discarded`, and the job adds nothing to it), else
-   * merges them, the job's gradient sample and its model's parameter count into the profile and
-   * fits the profile's model; with `fit` false the caller fits the merged points and saves that
-   * fit as the profile's (`saveFit`), so that a refit fits them once.
-   * Returns the profile the job's model is to be fitted with (goodput/key-profile.ts
-   * `modelPoints`), or undefined.
+   * What a refit of the job from its own points `own` does with its key's profile (reads the
+   * store, writes nothing; the refit saves it with Store.saveRefit, then calls `saved`):
+   * - judges `own` against the profile once per server start, at the first refit where the job
+   *   measured a placement shape the profile knows: a profile whose measurements, corrected by its
+   *   fit for the local batch, are off from them by more than MEASURED_ERROR_TOLERANCE
+   *   (goodput/key-profile.ts `measuredError`) is discarded for this job (`discard`: event
+   *   `profile-discarded`), and the job adds nothing to it;
+   * - else merges `own`, the job's gradient sample and its model's parameter count in (`merge`:
+   *   the profile as the store will hold it, goodput/key-profile.ts `addToProfile`);
+   * - with `ended_successfully`, a job that discarded its key's profile replaces one that holds
+   *   only one other job's measurements (`merge.replaced`: event `profile-replaced`). One job's
+   *   measurements can be off (its first steps on a loaded machine), and kept, every later job of
+   *   the key would discard them and start from nothing. A profile two jobs agreed on stays: a
+   *   stale one is removed with `goodput profiles rm`.
    */
-  async learn(job: JobRecord, own: readonly ProfilePoint[], fit = true): Promise<StoredKeyProfile | undefined> {
-    if (job.profile_use === 'discarded' || own.length === 0) return undefined;
+  async plan(job: JobRecord, own: readonly ProfilePoint[], ended_successfully = false): Promise<ProfilePlan> {
+    if (own.length === 0) return {};
     const key = profileKeyOf(job.spec);
     const gpu_type = gpuTypeOf(job, this.nodes());
-    const before = await this.store.getKeyProfile(this.storedKey(job), gpu_type);
-    if (before?.perf && !this.judged.has(job.id) && fromOthers(before, job.id)) {
+    const stored_key = this.storedKey(job);
+    const before = await this.store.getKeyProfile(stored_key, gpu_type);
+    let discard: ProfilePlan['discard'];
+    let judged = false;
+    if (job.profile_use !== 'discarded' && before?.perf && !this.judged.has(job.id) && fromOthers(before, job.id)) {
       const { verdict, error, comparable } = judgeAgainstProfile(before.perf, before, own);
-      if (verdict !== 'unjudged') this.judged.add(job.id);
+      judged = verdict !== 'unjudged';
       if (verdict === 'discard') {
         const reason = `profile of '${key}' on ${gpu_type} discarded: ${disagreement(before.perf, before, comparable)} (off by ${Math.round(error * 100)}% of the measurement, tolerance ${Math.round(MEASURED_ERROR_TOLERANCE * 100)}%), so this job is not the model the profile describes; its model now uses its own measurements only and it adds nothing to the profile`;
-        await this.store.setProfileUse(job.id, 'discarded', 'scheduler', reason, { key, gpu_type, error });
-        job.profile_use = 'discarded';
-        this.log(`job ${job.id}: ${reason}`);
-        return undefined;
+        discard = { reason, data: { key, gpu_type, error } };
       }
     }
-    return this.merge(job, gpu_type, own, fit);
-  }
-
-  /**
-   * After a job that discarded its key's profile ended successfully: a profile that holds only
-   * one other job's measurements (no later job ever agreed with them) is replaced by this job's,
-   * `own`, with event `profile-replaced`; returns the new profile, else undefined. One job's
-   * measurements can be off (its first steps on a loaded machine), and kept, every later job of
-   * the key would discard them and start from nothing. A profile that two jobs agreed on stays: a
-   * stale one is removed with `goodput profiles rm`.
-   */
-  async replaceUnconfirmed(job: JobRecord, own: readonly ProfilePoint[]): Promise<StoredKeyProfile | undefined> {
-    if (job.profile_use !== 'discarded' || own.length === 0) return undefined;
-    const key = profileKeyOf(job.spec);
-    const gpu_type = gpuTypeOf(job, this.nodes());
-    const before = await this.store.getKeyProfile(this.storedKey(job), gpu_type);
+    if (job.profile_use !== 'discarded' && !discard) return { judged, merge: mergePlan(job, stored_key, gpu_type, before, own) };
     const only = before?.job_ids.length === 1 ? before.job_ids[0] : undefined;
-    if (only === undefined || only === job.id) return undefined;
-    await this.store.deleteKeyProfile(this.storedKey(job), gpu_type);
-    const replaced = await this.merge(job, gpu_type, own);
+    if (!ended_successfully || only === undefined || only === job.id) return { judged, ...(discard ? { discard } : {}) };
     const reason = `profile of '${key}' on ${gpu_type} replaced by this job's measurements: it held only those of job ${only}, which this job's disagreed with; later jobs of the key start from this job's`;
-    await this.store.recordEvent(job.id, 'profile-replaced', 'scheduler', reason, { key, gpu_type, replaced_job: only });
-    this.log(`job ${job.id}: ${reason}`);
-    return replaced;
+    const replaced = { reason, data: { key, gpu_type, replaced_job: only } };
+    return { judged, ...(discard ? { discard } : {}), merge: { ...mergePlan(job, stored_key, gpu_type, undefined, own), replaced } };
   }
 
-  /**
-   * Merges the job's points, gradient sample and model parameter count (as it last reported it)
-   * into its key's profile and refits the profile's model.
-   */
-  private async merge(job: JobRecord, gpu_type: string, own: readonly ProfilePoint[], fit = true): Promise<StoredKeyProfile> {
-    const key = this.storedKey(job);
-    const progress = progressOf(job);
-    const grad: GradSample[] = progress !== undefined && job.grad ? [{ progress, ...job.grad }] : [];
-    const merged = await this.store.mergeKeyProfile({ key, gpu_type, job_id: job.id, points: own, grad, limits: job.limits, model_parameters: job.model_parameters ?? undefined });
-    return fit ? this.saveFit(job, merged, fitPerfParams(merged.points)) : merged;
-  }
-
-  /**
-   * Saves `perf`, fitted on exactly the points of `profile` (as `learn` returned it), as the
-   * profile's fit: the job's refit fits those points once (ReportIngest) and the profile reuses it.
-   */
-  async saveFit(job: JobRecord, profile: StoredKeyProfile, perf: PerfParams): Promise<StoredKeyProfile> {
-    await this.store.saveKeyProfilePerf(profile.key, profile.gpu_type, perf);
-    return this.remember(profileId(profile.gpu_type, profile.key), { ...profile, perf });
+  /** After the store saved the refit `plan` planned: the job, the log and the report path see its outcome (`stored`: the saved profile). */
+  saved(job: JobRecord, plan: ProfilePlan, stored: StoredKeyProfile | undefined): void {
+    if (plan.judged) this.judged.add(job.id);
+    if (plan.discard) {
+      job.profile_use = 'discarded';
+      this.log(`job ${job.id}: ${plan.discard.reason}`);
+    }
+    if (plan.merge?.replaced) this.log(`job ${job.id}: ${plan.merge.replaced.reason}`);
+    if (stored) this.remember(profileId(stored.gpu_type, stored.key), stored);
   }
 
   /**

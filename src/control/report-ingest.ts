@@ -1,15 +1,13 @@
 import { GoodputError } from '../core/errors.js';
-import { fitPerfParams } from '../goodput/fit.js';
-import type { NetworkParams } from '../goodput/network-model.js';
 import { profilePoint } from '../goodput/profile.js';
 import type { ProfilePoint } from '../goodput/types.js';
-import { fitJob } from '../model/job-fit.js';
 import type { ReportBatch, ReportsAdded, Store } from '../store/store.js';
 import type { JobRecord } from '../store/types.js';
 import type { JobConfig } from './batch-config.js';
 import { BatchDecisions } from './batch-decisions.js';
 import type { NetworkBook } from './network-book.js';
-import { fromOthers, type ProfileBook } from './profile-book.js';
+import type { ProfileBook } from './profile-book.js';
+import { refitJob } from './refit.js';
 
 /** A report batch as the API hands it over; the profile points are computed here. */
 export type ReportRequest = Omit<ReportBatch, 'profile'>;
@@ -100,16 +98,12 @@ export class ReportIngest {
    * its last refit: refits run at most every refit interval, and a short job's last seconds, or a
    * whole short run after a slow start, would otherwise never reach the profile. A job that
    * `succeeded` after discarding its key's profile replaces a profile no second job confirmed
-   * (ProfileBook.replaceUnconfirmed).
+   * (ProfileBook.plan).
    */
   async finalRefit(job: JobRecord, succeeded: boolean): Promise<void> {
     this.lastFit.delete(job.id);
     this.batchDecisions.forget(job.id);
-    const points = await ownProfilePoints(this.opts.store, job.id);
-    await this.refit(job, points);
-    if (succeeded) {
-      await this.opts.profiles?.replaceUnconfirmed(job, points).catch((error: unknown) => this.opts.log(`profile of job ${job.id} not replaced: ${(error as Error).message}`));
-    }
+    await this.refit(job, undefined, succeeded);
   }
 
   /** Stops background refits and waits for those under way. */
@@ -118,57 +112,14 @@ export class ReportIngest {
     await Promise.allSettled([...this.background]);
   }
 
-  /**
-   * Refits the job's throughput model from its own points and, unless discarded, its key's
-   * profile (ProfileBook.learn), or with the network model, by the rule the simulator uses
-   * (model/job-fit.ts `fitJob`); a failure keeps the previous model.
-   */
-  private async refit(job: JobRecord, known?: readonly ProfilePoint[]): Promise<void> {
+  /** Refits the job's throughput model (refit.ts); a failure keeps the previous model. */
+  private async refit(job: JobRecord, known?: readonly ProfilePoint[], ended_successfully = false): Promise<void> {
     try {
       const points = known ?? (await ownProfilePoints(this.opts.store, job.id));
-      if (points.length === 0) return;
-      const learned = await this.opts.profiles?.learn(job, points, false).catch((error: unknown) => {
-        this.opts.log(`profile of job ${job.id} not updated: ${(error as Error).message}`);
-        return undefined;
-      });
-      const profile = learned !== undefined && fromOthers(learned, job.id) ? learned : undefined;
-      const net = profile ? undefined : await this.networkParams(job, points);
-      // Only a policy that keeps profiles corrects the fit by its measurements (snapshot.ts
-      // `modelOf`); the others (pollux) use the plain fit, as in the simulator.
-      const fit = fitJob({
-        own: points,
-        ...(profile ? { profile } : {}),
-        ...(net ? { network: () => net } : {}),
-        ...(job.model_parameters !== null ? { model_parameters: job.model_parameters } : {}),
-        corrected: this.opts.profiles !== undefined,
-        fit: fitPerfParams,
-      })!;
-      job.perf = fit.perf;
-      job.correction = fit.correction;
-      await this.opts.store.savePerf(job.id, job.perf, job.correction);
-      // The merged profile's points are the ones the job was fitted on (its own, and the
-      // profile's at configurations it has not measured): its fit is the profile's, fitted once.
-      // A prediction by the network model is not a fit of them.
-      if (learned) await this.opts.profiles!.saveFit(job, learned, net ? fitPerfParams(learned.points) : fit.perf);
+      await refitJob({ store: this.opts.store, log: this.opts.log, ...(this.opts.profiles ? { profiles: this.opts.profiles } : {}), ...(this.opts.network ? { network: this.opts.network } : {}) }, job, points, ended_successfully);
     } catch (error) {
       this.opts.log(`refit of job ${job.id} failed: ${(error as Error).message}`);
     }
-  }
-
-  /**
-   * With the network model, the cluster's network parameters for a job with no profile of other
-   * jobs, measured on one node only. Undefined without the network model, when it has
-   * multi-node points (its own fit is used), when no profile of its GPU type has any, or when the
-   * store fails.
-   */
-  private async networkParams(job: JobRecord, points: readonly ProfilePoint[]): Promise<NetworkParams | undefined> {
-    const network = this.opts.network;
-    // A multi-node job keeps its own fit anyway: skip the store read.
-    if (!network || points.some((p) => p.num_nodes > 1)) return undefined;
-    return network.paramsFor(job).catch((error: unknown) => {
-      this.opts.log(`network model for job ${job.id} not read, its own fit is used: ${(error as Error).message}`);
-      return undefined;
-    });
   }
 
   private enqueue(batch: ReportBatch): Promise<ReportsAdded> {

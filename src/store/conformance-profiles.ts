@@ -93,4 +93,25 @@ export function profileConformance(fresh: () => Promise<Store>, tick: (ms: numbe
     await assert.rejects(s.setProfileUse('nope', 'used', 'x', 'y', {}), (e: unknown) => e instanceof GoodputError && e.code === 'E_NOT_FOUND');
     await s.close();
   });
+  it('saves a refit in one transaction: the job\'s fit, its profile use, the merged (or replaced) profile and its fit', async () => {
+    const s = await fresh();
+    await s.createJob({ id: 'j', name: 'j', user: 'u', spec }, 'u');
+    await s.createJob({ id: 'k', name: 'k', user: 'u', spec }, 'u');
+    const update = (job_id: string, replicas: number) => ({ key: 'train', gpu_type: 'cpu', job_id, points: [point(replicas, 0.1, 0.2)], grad: [], limits });
+    await assert.rejects(s.saveRefit({ job_id: 'nope', perf, correction: null, profile: { update: update('nope', 1), perf } }), (e: unknown) => e instanceof GoodputError && e.code === 'E_NOT_FOUND');
+    assert.equal(await s.getKeyProfile('train', 'cpu'), undefined, 'a refused refit writes nothing, its profile merge included');
+    const merged = await s.saveRefit({ job_id: 'j', perf, correction: null, profile: { update: update('j', 1), perf: { ...perf, gamma: 2 } } });
+    assert.deepEqual([merged!.job_ids, merged!.points.length, merged!.perf!.gamma], [['j'], 1, 2]);
+    assert.deepEqual(await s.getKeyProfile('train', 'cpu'), merged, 'what it returns is what is stored');
+    assert.equal((await s.getJob('j'))!.perf!.gamma, 1.5);
+    const discarded = await s.saveRefit({ job_id: 'k', perf, correction: null, discard: { reason: 'off by 60%', data: { error: 0.6 } } });
+    assert.equal(discarded, undefined);
+    assert.equal((await s.getJob('k'))!.profile_use, 'discarded');
+    await s.saveRefit({ job_id: 'k', perf, correction: null, discard: { reason: 'again', data: {} } });
+    assert.deepEqual((await s.listEvents('k')).filter((e) => e.kind === 'profile-discarded').map((e) => [e.reason, e.data]), [['off by 60%', { error: 0.6 }]], 'recorded once');
+    const replaced = await s.saveRefit({ job_id: 'k', perf, correction: null, profile: { update: update('k', 2), perf, replaced: { reason: 'held only j', data: { replaced_job: 'j' } } } });
+    assert.deepEqual([replaced!.job_ids, replaced!.points.map((q) => q.num_replicas)], [['k'], [2]], 'the old profile is gone whole');
+    assert.deepEqual((await s.listEvents('k')).filter((e) => e.kind === 'profile-replaced').map((e) => e.data), [{ replaced_job: 'j' }]);
+    await s.close();
+  });
 }

@@ -166,10 +166,10 @@ export function storeConformance(name: string, open: OpenStore): void {
       const perf = { alpha_c: 0.1, beta_c: 0.01, alpha_n: 1e-8, beta_n: 1e-8, alpha_r: 0.01, beta_r: 0.001, gamma: 1.5 };
       const correction = { compute: [{ local_bsz: 32, factor: 1.1 }], shapes: [{ num_nodes: 1, num_replicas: 3, by_batch: [{ local_bsz: 32, factor: 0.8 }] }] };
       assert.equal(created.correction, null, 'no correction before the first fit');
-      await s.savePerf('j', perf, correction);
+      assert.equal(await s.saveRefit({ job_id: 'j', perf, correction }), undefined, 'no profile without one');
       assert.equal((await s.getJob('j'))!.perf!.gamma, 1.5);
       assert.deepEqual((await s.getJob('j'))!.correction, correction, 'the correction is kept with the fit');
-      await s.savePerf('j', perf, null);
+      await s.saveRefit({ job_id: 'j', perf, correction: null });
       assert.equal((await s.getJob('j'))!.correction, null, 'and replaced with it');
       await s.close();
     });

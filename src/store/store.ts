@@ -104,6 +104,22 @@ export interface KeyProfileUpdate {
   model_parameters?: number;
 }
 
+/** Input of `saveRefit`: what one refit of a job's model writes. */
+export interface RefitCommit {
+  job_id: string;
+  perf: PerfParams;
+  correction: StepCorrection | null;
+  /** The job stops using its key's profile (its measurements disagreed with it). */
+  discard?: { reason: string; data: Record<string, unknown> };
+  /** The job's measurements for its key's profile, and the fit of the merged profile's points. */
+  profile?: {
+    update: KeyProfileUpdate;
+    perf: PerfParams;
+    /** Replace the profile (see ProfileBook: one no other job confirmed) instead of adding to it. */
+    replaced?: { reason: string; data: Record<string, unknown> };
+  };
+}
+
 export interface Store {
   /**
    * Inserts a job in state `queued` with event `submitted`. Throws E_CONFLICT on a duplicate id.
@@ -180,8 +196,16 @@ export interface Store {
   /** Latest measurements of a job, oldest first (at most `limit`, default 1000). */
   listReports(job_id: string, limit?: number): Promise<ReportRecord[]>;
   getProfile(job_id: string): Promise<ProfileRow[]>;
-  /** Stores the job's fitted throughput parameters and their measured correction (JobRecord.correction). */
-  savePerf(job_id: string, perf: PerfParams, correction: StepCorrection | null): Promise<void>;
+  /**
+   * Everything one refit of a job's model changes, in one transaction: the job's fitted
+   * throughput parameters and their measured correction (JobRecord.correction); with `discard`,
+   * what `setProfileUse(…, 'discarded', …)` does; with `profile`, the job's measurements merged
+   * into its key's profile as `mergeKeyProfile` does (after removing the profile whole, with event
+   * `profile-replaced` on the job, when `replaced`) and `profile.perf` stored as that profile's
+   * fit. Returns the stored profile after the merge (undefined without `profile`). E_NOT_FOUND
+   * (nothing written) for an unknown job.
+   */
+  saveRefit(refit: RefitCommit): Promise<StoredKeyProfile | undefined>;
 
   /**
    * Merges one job's measurements into the profile of (`key`, `gpu_type`) with

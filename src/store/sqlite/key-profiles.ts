@@ -11,7 +11,7 @@ const parse = <T>(v: unknown): T | null => (typeof v === 'string' ? (JSON.parse(
  * The profiles of profile keys in SQLite (tables of migration 4, `model_parameters` of 5): reads
  * build the pure `KeyProfile` of goodput/key-profile.ts, merges follow its `addToProfile`.
  * Synchronous; the caller (SqliteStore) owns the connection. Not on the report path: merges come
- * from refits.
+ * from refits (Store.saveRefit).
  */
 export class SqliteKeyProfiles {
   private readonly stmts;
@@ -76,26 +76,32 @@ export class SqliteKeyProfiles {
 
   /** See Store.mergeKeyProfile: one transaction. */
   merge(u: KeyProfileUpdate): StoredKeyProfile {
-    return this.db.transaction(() => {
-      const before: KeyProfile = this.get(u.key, u.gpu_type) ?? emptyProfile(u.key, u.gpu_type);
-      const new_job = this.stmts.addJob.run(u.key, u.gpu_type, u.job_id).changes > 0;
-      // The pure merge decides (replacement per configuration and progress, clamping); the
-      // tables then hold its result.
-      const merged = addToProfile(before, u.points, u.grad, new_job, u.model_parameters);
-      this.stmts.upsertHead.run(u.key, u.gpu_type, u.limits ? JSON.stringify(u.limits) : null, merged.model_parameters ?? null, this.now_ms());
-      for (const p of u.points) this.stmts.upsertPoint.run(u.key, u.gpu_type, p.num_nodes, p.num_replicas, p.local_bsz, p.accum_step_time_s, p.optim_step_time_s);
-      const added = new Set(u.grad.map((g) => clampProgress(g.progress)));
-      for (const g of merged.grad) if (added.has(g.progress)) this.stmts.upsertGrad.run(u.key, u.gpu_type, g.progress, g.sqr, g.var);
-      return this.get(u.key, u.gpu_type)!;
-    }).immediate();
+    return this.db.transaction(() => this.mergeIn(u)).immediate();
   }
 
   /** See Store.deleteKeyProfile: one transaction. */
   remove(key: string, gpu_type: string): boolean {
-    return this.db.transaction(() => {
-      for (const part of this.stmts.removeParts) part.run(key, gpu_type);
-      return this.stmts.removeHead.run(key, gpu_type).changes > 0;
-    }).immediate();
+    return this.db.transaction(() => this.removeIn(key, gpu_type)).immediate();
+  }
+
+  /** `merge` inside the caller's transaction. */
+  mergeIn(u: KeyProfileUpdate): StoredKeyProfile {
+    const before: KeyProfile = this.get(u.key, u.gpu_type) ?? emptyProfile(u.key, u.gpu_type);
+    const new_job = this.stmts.addJob.run(u.key, u.gpu_type, u.job_id).changes > 0;
+    // The pure merge decides (replacement per configuration and progress, clamping); the
+    // tables then hold its result.
+    const merged = addToProfile(before, u.points, u.grad, new_job, u.model_parameters);
+    this.stmts.upsertHead.run(u.key, u.gpu_type, u.limits ? JSON.stringify(u.limits) : null, merged.model_parameters ?? null, this.now_ms());
+    for (const p of u.points) this.stmts.upsertPoint.run(u.key, u.gpu_type, p.num_nodes, p.num_replicas, p.local_bsz, p.accum_step_time_s, p.optim_step_time_s);
+    const added = new Set(u.grad.map((g) => clampProgress(g.progress)));
+    for (const g of merged.grad) if (added.has(g.progress)) this.stmts.upsertGrad.run(u.key, u.gpu_type, g.progress, g.sqr, g.var);
+    return this.get(u.key, u.gpu_type)!;
+  }
+
+  /** `remove` inside the caller's transaction. */
+  removeIn(key: string, gpu_type: string): boolean {
+    for (const part of this.stmts.removeParts) part.run(key, gpu_type);
+    return this.stmts.removeHead.run(key, gpu_type).changes > 0;
   }
 
   /** See Store.saveKeyProfilePerf. */

@@ -1,9 +1,9 @@
 import type { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { GoodputError } from '../../core/errors.js';
-import type { PerfParams, StepCorrection } from '../../goodput/types.js';
+import type { PerfParams } from '../../goodput/types.js';
 import { refusal, serviceSince, STOP_EVENT, type EventKind, type Operation, type StopKind } from '../lifecycle.js';
-import type { JobPage, JobPageQuery, JobQuery, KeyProfileUpdate, NewJob, NewReplica, DeviceBinding, ReportBatch, ReportsAdded, Store, TransitionDetail } from '../store.js';
+import type { JobPage, JobPageQuery, JobQuery, KeyProfileUpdate, NewJob, NewReplica, DeviceBinding, ReportBatch, RefitCommit, ReportsAdded, Store, TransitionDetail } from '../store.js';
 import type { JobEvent, JobRecord, JobState, Measurement, ProfileRow, ProfileUse, ReplicaRecord, ReportRecord, StoredKeyProfile, TokenRecord } from '../types.js';
 import { advanceMark, readHighWater } from './durability.js';
 import { startCheckpointer } from './checkpointer.js';
@@ -254,8 +254,32 @@ export class SqliteStore implements Store {
     });
   }
 
-  async savePerf(job_id: string, perf: PerfParams, correction: StepCorrection | null): Promise<void> {
-    this.db.prepare('UPDATE jobs SET perf = ?, correction = ? WHERE id = ?').run(JSON.stringify(perf), correction ? JSON.stringify(correction) : null, job_id);
+  async saveRefit(refit: RefitCommit): Promise<StoredKeyProfile | undefined> {
+    const now = this.now_ms();
+    let evented = false;
+    const profile = this.db.transaction(() => {
+      const row = this.stmts.getJob.get(refit.job_id) as Row | undefined;
+      if (!row) throw new GoodputError('E_NOT_FOUND', `no job ${refit.job_id}`);
+      const state = row.state as string;
+      this.db.prepare('UPDATE jobs SET perf = ?, correction = ? WHERE id = ?').run(JSON.stringify(refit.perf), refit.correction ? JSON.stringify(refit.correction) : null, refit.job_id);
+      if (refit.discard && row.profile_use !== 'discarded') {
+        this.db.prepare('UPDATE jobs SET profile_use = ? WHERE id = ?').run('discarded', refit.job_id);
+        this.event(refit.job_id, now, 'scheduler', 'profile-discarded', state, state, refit.discard.reason, JSON.stringify(refit.discard.data));
+        evented = true;
+      }
+      if (!refit.profile) return undefined;
+      const { update, perf, replaced } = refit.profile;
+      if (replaced) {
+        this.keyProfiles.removeIn(update.key, update.gpu_type);
+        this.event(refit.job_id, now, 'scheduler', 'profile-replaced', state, state, replaced.reason, JSON.stringify(replaced.data));
+        evented = true;
+      }
+      this.keyProfiles.mergeIn(update);
+      this.keyProfiles.savePerf(update.key, update.gpu_type, perf);
+      return this.keyProfiles.get(update.key, update.gpu_type);
+    }).immediate();
+    if (evented) this.advanceHighWater();
+    return profile;
   }
 
   async recordEvent(job_id: string, kind: EventKind, actor: string, reason: string, data: Record<string, unknown>): Promise<void> {
