@@ -41,7 +41,7 @@ export const CPU_CASES: readonly FaultCase[] = [
   },
   {
     name: 'oversubscribed', injected: 'torch.set_num_threads(8 x the usable cores, at least 16)', expect: ['cpu-contention'],
-    note: 'through the trace only with the goodput_host member that goodput.torch.trace_handler writes: torch 1.13\'s own CPU trace has no thread or core counts',
+    note: 'the evidence is the thread and core counts: the step log\'s host, the trace\'s goodput_host (written by goodput.torch.trace_handler; torch 1.13\'s own CPU trace has none, and the doctor then says it cannot tell)',
   },
   { name: 'healthy', injected: 'none (large matrices, in-memory data)', expect: COMPUTE, noIssues: true },
 ];
