@@ -2,14 +2,17 @@
 
     /usr/bin/python3 bench/doctor_faults.py --case CASE --out DIR [--steps N]
 
-Writes DIR/trace.json (torch.profiler, exported with export_chrome_trace: on Debian's torch 1.13
-CPU build this is the legacy bare-array chrome trace) and DIR/steps.json (the Goodput SDK's step
-breakdown, GOODPUT_STEP_LOG). Each case injects one cause that dominates the step by design:
+Writes DIR/trace.json (torch.profiler, exported with the SDK's goodput.torch.trace_handler: torch's
+export_chrome_trace, on Debian's torch 1.13 CPU build the legacy chrome-trace event array, plus the
+host's CPU threads as the top-level member `goodput_host`) and DIR/steps.json (the Goodput SDK's
+step breakdown, GOODPUT_STEP_LOG). Each case injects one cause that dominates the step by design:
 
   slow-getitem      Dataset.__getitem__ blocks 1.5 ms per sample (a slow disk or remote read)
   heavy-transform   per-sample NumPy augmentation (FFT blur of a 3x128x128 image), num_workers=0
   batch-size-1      batch size 1: fixed per-step costs (optimizer, Python, dispatch) dominate
   item-sync         the healthy run plus loss.item() every step (a blocking host sync on CUDA; free on a CPU)
+  wait-between-steps  after optimizer.step() the loop waits for the previous step's metrics upload
+                    (a background thread, 20 ms round trip, longer than a step): a host sync point
   oversubscribed    torch.set_num_threads(8 x the usable cores, at least 16)
   healthy           large batch, large matrices, fast in-memory data: compute-bound
 
@@ -17,6 +20,7 @@ On a CUDA machine (--device cuda) the same cases run on the GPU with CUDA activi
 """
 
 import argparse
+import concurrent.futures
 import os
 import sys
 import time
@@ -28,7 +32,13 @@ from torch.utils.data import Dataset
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 
-CASES = ("slow-getitem", "heavy-transform", "batch-size-1", "item-sync", "oversubscribed", "healthy")
+CASES = ("slow-getitem", "heavy-transform", "batch-size-1", "item-sync", "wait-between-steps", "oversubscribed",
+         "healthy")
+
+
+def push_metrics(loss: float, round_trip_s: float) -> None:
+    """Sends one step's metrics to a tracking server; the network round trip is emulated."""
+    time.sleep(round_trip_s)
 
 
 class Vectors(Dataset):
@@ -66,7 +76,7 @@ def mlp(dim: int, hidden: int, classes: int) -> torch.nn.Module:
 
 def settings(case: str, cuda: bool) -> dict:
     s = {"dim": 256, "hidden": 512, "classes": 10, "batch": 64, "workers": 0, "delay_s": 0.0, "transform_iters": 0,
-         "threads": 1, "sync_work": 0}
+         "threads": 1, "sync_work": 0, "upload_s": 0.0}
     if case == "slow-getitem":
         s.update(delay_s=0.0015, workers=1)
     elif case == "heavy-transform":
@@ -76,6 +86,8 @@ def settings(case: str, cuda: bool) -> dict:
     elif case == "item-sync":
         # The healthy run plus the sync: on a CPU the injected line must not change the verdict.
         s.update(dim=1024, hidden=2048, batch=256, sync_work=1)
+    elif case == "wait-between-steps":
+        s.update(upload_s=0.02)
     elif case == "oversubscribed":
         # Oversubscribed on any machine: 8 intra-op threads per core this process may use.
         s.update(threads=max(16, 8 * len(os.sched_getaffinity(0))), hidden=1024, batch=128)
@@ -110,8 +122,10 @@ def main() -> None:
     activities = [torch.profiler.ProfilerActivity.CPU] + ([torch.profiler.ProfilerActivity.CUDA] if cuda else [])
     trace = os.path.join(a.out, "trace.json")
     schedule = torch.profiler.schedule(wait=2, warmup=2, active=a.steps - 4)
+    uploads = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+    pending = None
     with torch.profiler.profile(activities=activities, schedule=schedule,
-                                on_trace_ready=lambda prof: prof.export_chrome_trace(trace)) as prof:
+                                on_trace_ready=gt.trace_handler(trace)) as prof:
         for step, (x, y) in enumerate(loader):
             if step >= a.steps:
                 break
@@ -125,7 +139,14 @@ def main() -> None:
                 # finished, so the GPU runs dry before the next step is launched. A CPU run has no
                 # asynchronous device: the same line costs nothing there (see docs/doctor.md).
                 float(loss.item())
+            if s["upload_s"]:
+                # Metrics go out on a background thread, but the loop waits for the previous
+                # upload before starting the next: the step stalls for the rest of the round trip.
+                if pending is not None:
+                    pending.result()
+                pending = uploads.submit(push_metrics, float(loss), s["upload_s"])
             prof.step()
+    uploads.shutdown()
     print(f"recorded {a.case} to {a.out}", flush=True)
 
 

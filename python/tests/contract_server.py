@@ -11,6 +11,8 @@ REPORT_FIELDS = {"time_s", "step", "epoch", "num_nodes", "num_replicas", "local_
                  "accum_steps", "step_time_s", "sync_time_s", "grad_sqr", "grad_var", "samples",
                  "breakdown"}
 BREAKDOWN_FIELDS = {"data_wait_s", "forward_backward_s", "sync_s", "optimizer_s"}
+OPTIONAL_BREAKDOWN_FIELDS = {"between_steps_s"}
+HOST_FIELDS = {"cpu_count", "torch_threads", "local_processes", "dataloader_workers"}
 LIMIT_FIELDS = {"init_batch_size", "max_batch_size", "min_local_bsz", "max_local_bsz",
                 "accumulation"}
 
@@ -32,8 +34,13 @@ def validate_body(body: Any) -> Optional[str]:
         missing = REPORT_FIELDS - set(report)
         if missing:
             return f"report misses {sorted(missing)}"
-        if set(report["breakdown"]) != BREAKDOWN_FIELDS:
+        if not BREAKDOWN_FIELDS <= set(report["breakdown"]) <= BREAKDOWN_FIELDS | OPTIONAL_BREAKDOWN_FIELDS:
             return f"breakdown fields {sorted(report['breakdown'])}"
+        host = report.get("host")  # optional; null = unknown
+        if host is not None and (not isinstance(host, dict) or not set(host) <= HOST_FIELDS or
+                                 not all(isinstance(v, int) and v >= 0 for v in host.values()) or
+                                 host.get("cpu_count", 0) < 1 or host.get("torch_threads", 0) < 1):
+            return f"host must be an object of counts ({sorted(HOST_FIELDS)}) or null"
         if not report["step_time_s"] > 0:
             return "step_time_s must be positive"
         remaining = report.get("remaining_samples")  # optional; null = unknown

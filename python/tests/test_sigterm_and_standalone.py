@@ -56,7 +56,7 @@ def test_sigterm_checkpoints_exits_143_and_resumes_on_fewer_replicas(tmp_path):
         assert len(log["steps"]) > 50
         step = log["steps"][-1]
         assert set(step) == {"rank", "step", "data_wait_s", "forward_backward_s", "sync_s",
-                             "optimizer_s"} and step["rank"] == rank
+                             "optimizer_s", "between_steps_s"} and step["rank"] == rank
         assert all(step[k] >= 0 for k in step)
         assert sum(s["sync_s"] for s in log["steps"]) > 0  # two replicas: real all-reduce time
 

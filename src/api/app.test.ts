@@ -233,4 +233,15 @@ describe('HTTP API (in-process)', () => {
     const doc = (await call('GET', '/v1/openapi.json')).json;
     assert.match(doc.components.schemas.ReportBody.properties.reports.items.properties.model_parameters.description, /Parameter count/, 'published in the OpenAPI document');
   });
+
+  it('stores the host\'s CPU threads with a report (the live doctor reads them) and refuses malformed ones', async () => {
+    const token = jobToken(secret, bobJob);
+    const host = { cpu_count: 2, torch_threads: 16, local_processes: 1, dataloader_workers: 0 };
+    const ok = await call('POST', `/v1/jobs/${bobJob}/reports`, token, { attempt: 0, reports: [{ ...measurement(9, 1, 64, 0.1), host }] });
+    assert.equal(ok.status, 200);
+    assert.deepEqual((await call('GET', `/v1/jobs/${bobJob}/reports`, bob)).json.at(-1).host, host);
+    const bad = await call('POST', `/v1/jobs/${bobJob}/reports`, token, { attempt: 0, reports: [{ ...measurement(10, 1, 64, 0.1), host: { ...host, cpu_count: 0 } }] });
+    assert.equal(bad.status, 400);
+    assert.match(bad.json.error.message, /reports\.0\.host\.cpu_count/);
+  });
 });

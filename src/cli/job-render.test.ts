@@ -50,4 +50,12 @@ describe('goodput show / ls in plain words', () => {
     assert.match(text, /^doctor\s+this job waits on data 41\.7% of each step \(last 2 reported steps\): raise DataLoader num_workers/m);
     assert.match(renderJob(detail('cpu'), []), /^doctor\s+no step breakdown reported yet/m);
   });
+
+  it('the doctor line reads the reports\' host threads and time between steps', () => {
+    const host = { cpu_count: 2, torch_threads: 16, local_processes: 1, dataloader_workers: 0 };
+    const report = (step: number, between_steps_s: number) => ({ step, host, breakdown: { data_wait_s: 0, forward_backward_s: 0.06, sync_s: 0, optimizer_s: 0.01, between_steps_s } });
+    assert.match(renderJob(detail('cpu'), [], [report(1, 0), report(2, 0)]), /^doctor\s+CPU threads oversubscribed: 1 process\(es\) x \(16 torch threads/m);
+    const sync = (step: number) => ({ step, breakdown: { data_wait_s: 0, forward_backward_s: 0.06, sync_s: 0, optimizer_s: 0.01, between_steps_s: 0.2 } });
+    assert.match(renderJob(detail('cpu'), [], [sync(1), sync(2)]), /^doctor\s+this job spends 74\.1% of each step between steps/m);
+  });
 });

@@ -65,6 +65,13 @@ export const measurementSchema = z.object({
     .describe('Parameter count of the job\'s model: elements of the parameters whose gradients are all-reduced (requires_grad); null or absent when unknown. Kept in the profile of the job\'s profile key. See docs/contract.md.'),
   checkpoint_time_s: epochSeconds.nullable().optional()
     .describe('Wall time (epoch s) when the newest checkpoint the job would resume from became durable; null or absent when it has none. See docs/contract.md.'),
+  host: z.object({
+    cpu_count: z.number().int().min(1).max(1 << 20),
+    torch_threads: z.number().int().min(1).max(1 << 20),
+    local_processes: z.number().int().min(1).max(1 << 20).optional(),
+    dataloader_workers: z.number().int().min(0).max(1 << 20).optional(),
+  }).nullable().optional()
+    .describe('CPU threads of the training processes on the reporting host (cores usable, torch intra-op threads, processes on the host, DataLoader workers each), which the doctor compares for thread oversubscription. See docs/contract.md.'),
   // Diagnostic only: bounded, but a slightly negative estimate does not cost the whole report.
   breakdown: z
     .record(z.string().min(1).max(REPORT_LIMITS.breakdown_key_chars, `key longer than ${REPORT_LIMITS.breakdown_key_chars} characters`), finite.min(-REPORT_LIMITS.time_s).max(REPORT_LIMITS.time_s))

@@ -23,6 +23,22 @@ describe('live verdict from a job\'s own reports', () => {
     assert.equal(liveVerdict(reportsOf('cpu-batch-size-1.steps.json'))!.verdict, 'host-overhead');
   });
 
+  it('time between steps (a host sync after optimizer.step()) is the verdict when it dominates', () => {
+    const reports = reportsOf('cpu-healthy.steps.json').map((r) => ({ ...r, breakdown: { ...r.breakdown, between_steps_s: 2 * r.breakdown.forward_backward_s } }));
+    const v = liveVerdict(reports)!;
+    assert.equal(v.verdict, 'sync-points');
+    assert.equal(v.finding_id, 'steps.between-steps');
+    assert.match(v.line, /^this job spends \d+\.\d% of each step between steps .*: no loss\.item\(\)/);
+  });
+
+  it('reads the host threads the reports carry: 16 threads on 2 cores is cpu-contention', () => {
+    const host = { cpu_count: 2, torch_threads: 16, local_processes: 1, dataloader_workers: 0 };
+    const v = liveVerdict(reportsOf('cpu-healthy.steps.json').map((r) => ({ ...r, host })))!;
+    assert.equal(v.verdict, 'cpu-contention');
+    assert.match(v.line, /^CPU threads oversubscribed: .*16 torch threads.*torch\.set_num_threads\(2\)/);
+    assert.equal(liveVerdict(reportsOf('cpu-healthy.steps.json').map((r) => ({ ...r, host: { ...host, torch_threads: 2 } })))!.verdict, 'compute');
+  });
+
   it('uses only the newest window of reports, and nothing without a breakdown', () => {
     const slow = reportsOf('cpu-slow-getitem.steps.json');
     const healthy = reportsOf('cpu-healthy.steps.json');

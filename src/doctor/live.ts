@@ -1,18 +1,20 @@
 /**
  * The doctor's verdict on a running job from its own reports: each SDK report carries the step's
- * breakdown (data wait, forward+backward, sync, optimizer). Used by `goodput show` and the
- * dashboard's job page, which poll the reports as the job runs. Pure; no schema library, so the
- * dashboard can bundle it.
+ * breakdown (data wait, forward+backward, sync, optimizer, time between steps) and the host's CPU
+ * threads. Used by `goodput show` and the dashboard's job page, which poll the reports as the job
+ * runs. Pure; no schema library, so the dashboard can bundle it.
  */
 import type { Bottleneck } from './findings/finding.js';
 import { rankFindings } from './findings/finding.js';
 import { stepBreakdownFindings } from './findings/step-findings.js';
-import type { StepPhases } from './parse/step-summary.js';
+import type { HostThreads, StepPhases } from './parse/step-summary.js';
 
 /** What the doctor needs of one report (a subset of the API's report record). */
 export interface LiveReport {
   readonly step?: number;
   readonly breakdown?: Readonly<Record<string, number>> | null;
+  /** The host's CPU threads (SDK reports carry them; docs/contract.md). */
+  readonly host?: HostThreads | null;
 }
 
 /** The verdict and one line of plain words with the fix. */
@@ -31,7 +33,20 @@ const SHORT_FIX: Partial<Record<Bottleneck, string>> = {
   'input-pipeline': 'raise DataLoader num_workers, pin_memory=True, persistent_workers=True; move heavy transforms out of __getitem__',
   communication: 'overlap all-reduce with backward (DDP bucket_cap_mb), accumulate with no_sync(), check the NCCL transport',
   'host-overhead': 'raise the batch size or accumulate micro-batches; fused optimizer; torch.compile / CUDA graphs',
+  'sync-points': 'no loss.item() / torch.cuda.synchronize() / per-step logging after optimizer.step(): read metrics every N steps',
 };
+
+const count = (x: unknown, min: number): x is number => typeof x === 'number' && Number.isInteger(x) && x >= min;
+
+/** The report's host object when it is well-formed, else undefined. */
+function hostOf(h: LiveReport['host']): HostThreads | undefined {
+  if (!h || !count(h.cpu_count, 1) || !count(h.torch_threads, 1)) return undefined;
+  return {
+    cpu_count: h.cpu_count, torch_threads: h.torch_threads,
+    ...(count(h.local_processes, 1) ? { local_processes: h.local_processes } : {}),
+    ...(count(h.dataloader_workers, 0) ? { dataloader_workers: h.dataloader_workers } : {}),
+  };
+}
 
 /**
  * Verdict over the newest `window` reports that carry a full breakdown; null when none does
@@ -39,13 +54,19 @@ const SHORT_FIX: Partial<Record<Bottleneck, string>> = {
  */
 export function liveVerdict(reports: readonly LiveReport[], window = 200): LiveVerdict | null {
   const steps: StepPhases[] = [];
+  let host: HostThreads | undefined;
   for (const r of reports.slice(-window)) {
     const b = r.breakdown;
     if (!b || !PHASES.every((k) => typeof b[k] === 'number' && Number.isFinite(b[k]) && b[k]! >= 0)) continue;
-    steps.push({ rank: 0, step: r.step ?? steps.length, data_wait_s: b['data_wait_s']!, forward_backward_s: b['forward_backward_s']!, sync_s: b['sync_s']!, optimizer_s: b['optimizer_s']! });
+    const between = b['between_steps_s'];
+    steps.push({
+      rank: 0, step: r.step ?? steps.length, data_wait_s: b['data_wait_s']!, forward_backward_s: b['forward_backward_s']!, sync_s: b['sync_s']!, optimizer_s: b['optimizer_s']!,
+      ...(typeof between === 'number' && Number.isFinite(between) && between >= 0 ? { between_steps_s: between } : {}),
+    });
+    host = hostOf(r.host) ?? host; // the newest report that has one
   }
   if (steps.length === 0) return null;
-  const ranked = rankFindings(stepBreakdownFindings({ steps }, 'reports'));
+  const ranked = rankFindings(stepBreakdownFindings({ steps, ...(host ? { host } : {}) }, 'reports'));
   const first = ranked.find((f) => f.id !== 'steps.straggler-rank');
   if (!first) return null;
   const over = `(last ${steps.length} reported step${steps.length === 1 ? '' : 's'})`;
@@ -55,6 +76,8 @@ export function liveVerdict(reports: readonly LiveReport[], window = 200): LiveV
   const what = first.id === 'steps.data-wait' ? `this job waits on data ${first.impact_pct.toFixed(1)}% of each step`
     : first.id === 'steps.sync-heavy' ? `this job waits on peers (gradient sync) ${first.impact_pct.toFixed(1)}% of each step`
       : first.id === 'steps.optimizer-heavy' ? `per-step overhead: the optimizer takes ${first.impact_pct.toFixed(1)}% of each step`
-        : first.title;
+        : first.id === 'steps.between-steps' ? `this job spends ${first.impact_pct.toFixed(1)}% of each step between steps (host syncs or host work after optimizer.step())`
+          : first.id === 'steps.cpu-oversubscribed' ? `CPU threads oversubscribed: ${first.evidence[0]}`
+            : first.title;
   return { verdict: first.bottleneck, line: `${what} ${over}: ${SHORT_FIX[first.bottleneck] ?? first.fix[0]}`, steps: steps.length, finding_id: first.id };
 }

@@ -36,8 +36,12 @@ export const CPU_CASES: readonly FaultCase[] = [
     note: 'a CPU has no asynchronous device, so .item() waits for nothing: the doctor must not blame it and must still say compute; the H100 replay below has the costly case',
   },
   {
+    name: 'wait-between-steps', injected: 'after optimizer.step() the loop waits for the previous step\'s metrics upload (background thread, 20 ms round trip)', expect: ['sync-points'],
+    note: 'the CPU counterpart of a per-step .item() on a GPU: the host blocks between steps on work running elsewhere',
+  },
+  {
     name: 'oversubscribed', injected: 'torch.set_num_threads(8 x the usable cores, at least 16)', expect: ['cpu-contention'],
-    notJudgedVia: { via: 'trace', why: 'judged through the SDK step log only: the torch 1.13 CPU trace records every operator on the calling thread (one tid, empty args, no metadata), never the OpenMP workers, the thread count or the core count; operators just run longer, which is what compute looks like' },
+    note: 'the evidence is the thread and core counts: the step log\'s host, the trace\'s goodput_host (written by goodput.torch.trace_handler; torch 1.13\'s own CPU trace has none, and the doctor then says it cannot tell)',
   },
   { name: 'healthy', injected: 'none (large matrices, in-memory data)', expect: COMPUTE, noIssues: true },
 ];
@@ -47,7 +51,7 @@ export const GPU_REPLAYS: readonly (FaultCase & { readonly files: readonly strin
   { name: 'H100 slow-getitem', injected: 'slow Dataset.__getitem__ (2 ms sleep, 2 workers)', expect: ['input-pipeline'], files: ['faults/gpu-slow-getitem.trace.json.gz', 'faults/gpu-slow-getitem.steps.json'] },
   {
     name: 'H100 item-sync', injected: 'loss.item() and an accuracy .item() every step', expect: ['sync-points'],
-    notJudgedVia: { via: 'steps', why: 'judged through the profiler trace only: the SDK times a step from the loader\'s request for the batch to the end of optimizer.step(); a .item() after optimizer.step() blocks outside those phases, so no phase of the step log holds the wait' },
+    notJudgedVia: { via: 'steps', why: 'judged through the profiler trace only: this step log was recorded (H100, no GPU since) by an SDK that did not yet measure the time between steps (no between_steps_s), and a .item() after optimizer.step() blocks outside its phases; the SDK now records it, as the CPU wait-between-steps case shows' },
     files: ['faults/gpu-item-sync.trace.json.gz', 'faults/gpu-item-sync.steps.json'] },
   { name: 'H100 healthy', injected: 'none (BF16, 8192-wide MLP, data on the GPU)', expect: COMPUTE, noIssues: true, files: ['faults/gpu-healthy.trace.json.gz', 'faults/gpu-healthy.steps.json'] },
   { name: 'HTA V100 DDP', injected: 'known: GPU-compute-bound (SOURCES.md)', expect: ['gpu-compute'], files: ['pytorch-traces/v100-ddp1-gpu-bound.rank0.json.gz'] },

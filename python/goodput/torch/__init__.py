@@ -24,6 +24,7 @@ from .data import AdaptiveDataLoader
 from .env import EXIT_CHECKPOINTED, share_dir as _share_dir
 from .epochs import remaining_epochs
 from .parallel import AdaptiveDataParallel
+from .profiling import export_trace, trace_handler
 from .session import current, init, is_initialized
 from .trackers import Scalars, TensorBoardTracker, Tracker
 
@@ -74,5 +75,5 @@ def request_stop() -> None:
 
 __all__ = ["Accumulator", "AdaptiveDataLoader", "AdaptiveDataParallel", "EXIT_CHECKPOINTED",
            "Scalars", "TensorBoardTracker", "Tracker", "add_tracker", "checkpoint", "current",
-           "device", "init", "is_initialized", "job_id", "rank", "remaining_epochs",
-           "request_stop", "share_path", "world_size"]
+           "device", "export_trace", "init", "is_initialized", "job_id", "rank",
+           "remaining_epochs", "request_stop", "share_path", "trace_handler", "world_size"]

@@ -178,6 +178,8 @@ class AdaptiveDataLoader:
         inner: Optional[Iterator[Any]] = None
         inner_bsz = -1
         micro_index = 0
+        if self.train:
+            runtime.begin_pass()
         while self._has_micro_batch(position, self.current_batch.local_bsz):
             if self.train and micro_index == 0:
                 runtime.begin_step()  # may checkpoint and exit, or change the batch config

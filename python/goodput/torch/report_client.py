@@ -26,7 +26,7 @@ MAX_BACKOFF_S = 60.0
 _MEAN_FIELDS = ("step_time_s", "sync_time_s")
 _LAST_FIELDS = ("time_s", "step", "epoch", "num_nodes", "samples", "grad_sqr", "grad_var")
 _GROUP_FIELDS = ("num_replicas", "local_bsz", "accum_steps")
-_OPTIONAL_LAST_FIELDS = ("remaining_samples", "checkpoint_time_s", "model_parameters")
+_OPTIONAL_LAST_FIELDS = ("remaining_samples", "checkpoint_time_s", "model_parameters", "host")
 
 
 @dataclass(frozen=True)

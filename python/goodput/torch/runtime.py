@@ -169,6 +169,7 @@ class Runtime:
 
     def begin_step(self) -> None:
         """Called by the training loader before an optimizer step's first micro-batch."""
+        boundary_s = time.perf_counter()
         stop = False
         if self._rounds is not None:
             for decision in self._rounds.due(keep=2):
@@ -180,7 +181,7 @@ class Runtime:
                 self.checkpoint()
         if stop:
             self.exit_checkpointed()
-        self.reporting.begin_step()
+        self.reporting.begin_step(boundary_s)
 
     def add_data_wait(self, seconds: float) -> None:
         self.reporting.add_data_wait(seconds)
@@ -237,9 +238,15 @@ class Runtime:
                                  self.measure_every)
             # alone: no agreement needed, and no rounds
             self.measure_every = self._proposed_spacing()[1]
+        self.reporting.step_returned()  # the script's own time between steps starts here
+
+    def begin_pass(self) -> None:
+        """Called by the training loader when a pass over it starts (see step_reporting.py)."""
+        self.reporting.new_pass()
 
     def end_epoch(self) -> None:
         """Blocking agreement between epochs: stop or checkpoint if any rank asks for it."""
+        self.reporting.new_pass()
         if self._rounds is not None:
             stop = False
             for decision in self._rounds.due(keep=0):

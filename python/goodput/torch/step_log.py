@@ -1,7 +1,7 @@
 """Per-step time breakdowns written as JSON for `goodput doctor` (GOODPUT_STEP_LOG).
 
 Format: {"kind": "goodput.step_breakdown", "job": str, "host": {...}, "steps": [{"rank", "step",
-"data_wait_s", "forward_backward_s", "sync_s", "optimizer_s"}, ...]}. Only the newest MAX_STEPS
+"data_wait_s", "forward_backward_s", "sync_s", "optimizer_s", "between_steps_s"}, ...]}. Only the newest MAX_STEPS
 steps are kept. A path containing "{rank}" gets one file per rank; otherwise rank 0 alone writes
 it. Writes are atomic (temp file + rename), so the doctor never reads half a file.
 
@@ -58,16 +58,26 @@ class StepLog:
         if path and ("{rank}" in path or rank == 0):
             self.path = path.replace("{rank}", str(rank))
         self._steps: Deque[Dict[str, float]] = deque(maxlen=MAX_STEPS)
+        self._cpu_count: Optional[int] = None
 
     @property
     def enabled(self) -> bool:
         return self.path is not None
 
     def append(self, step: int, data_wait_s: float, forward_backward_s: float, sync_s: float,
-               optimizer_s: float) -> None:
+               optimizer_s: float, between_steps_s: float = 0.0) -> None:
         self._steps.append({"rank": self.rank, "step": step, "data_wait_s": data_wait_s,
                             "forward_backward_s": forward_backward_s, "sync_s": sync_s,
-                            "optimizer_s": optimizer_s})
+                            "optimizer_s": optimizer_s, "between_steps_s": between_steps_s})
+
+    def host(self) -> Dict[str, int]:
+        """The `host` object for a report (every step): the core count is read once, the
+        thread count each time (a set_num_threads after init() is seen)."""
+        if self._cpu_count is None:
+            self._cpu_count = usable_cpus()
+        return {"cpu_count": self._cpu_count, "torch_threads": max(1, torch.get_num_threads()),
+                "local_processes": max(1, self.local_processes),
+                "dataloader_workers": max(0, self.dataloader_workers)}
 
     def write(self) -> None:
         if self.path is None:

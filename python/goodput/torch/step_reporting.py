@@ -1,6 +1,13 @@
 """What the runtime tells the outside about each optimizer step: its time breakdown (data wait,
-forward+backward, gradient sync, optimizer), the step-log file read by `goodput doctor`, and the
-report records rank 0 posts to the control plane (report_client.py)."""
+forward+backward, gradient sync, optimizer, and the script's own time between steps), the
+step-log file read by `goodput doctor`, and the report records rank 0 posts to the control plane
+(report_client.py).
+
+Between steps: from the moment the SDK's end-of-step work returns (after optimizer.step()) to the
+loader's next begin_step(), the script runs its own code: `loss.item()`, `torch.cuda.synchronize()`,
+logging, evaluation. On CUDA a sync there waits for the GPU to drain, a cost that falls in no
+other phase, so it is measured as `between_steps_s`. The first step of each pass over the loader
+has none (what runs between epochs is not per-step work)."""
 
 import time
 from typing import Any, Dict, Optional, Tuple
@@ -20,10 +27,27 @@ class StepReporting:
         self._skip_steps = 1
         self._step_start_s: Optional[float] = None
         self._data_wait_s = 0.0
+        # When the SDK's work at the end of the previous step returned; None at a pass's start.
+        self._returned_s: Optional[float] = None
+        self._between_steps_s = 0.0
 
-    def begin_step(self) -> None:
-        self._step_start_s = time.perf_counter()
+    def begin_step(self, boundary_s: Optional[float] = None) -> None:
+        """`boundary_s`: when the loader asked for the step, before the SDK's own work at the
+        boundary (checkpoints), which is not the script's time between steps."""
+        now = time.perf_counter()
+        if self._returned_s is not None:
+            self._between_steps_s = max(0.0, (now if boundary_s is None else boundary_s) - self._returned_s)
+        self._returned_s = None
+        self._step_start_s = now
         self._data_wait_s = 0.0
+
+    def step_returned(self) -> None:
+        """The SDK's end-of-step work is done: the script's own code runs until the next step."""
+        self._returned_s = time.perf_counter()
+
+    def new_pass(self) -> None:
+        """A new pass over the training loader: its first step has no time between steps."""
+        self._returned_s = None
 
     def add_data_wait(self, seconds: float) -> None:
         self._data_wait_s += seconds
@@ -42,17 +66,19 @@ class StepReporting:
         forward_backward_and_sync_s = max(0.0, step_time_s - data_wait_s - optimizer_s)
         sync_s = self._sync_time(timing.sync_s, forward_backward_and_sync_s)
         forward_backward_s = max(0.0, forward_backward_and_sync_s - sync_s)
+        between_steps_s, self._between_steps_s = self._between_steps_s, 0.0
         self._step_start_s = timing.optimizer_end_s  # used when no loader drives the steps
         self._data_wait_s = 0.0
         if self.step_log.enabled:
             self.step_log.append(rt.steps_done, data_wait_s, forward_backward_s, sync_s,
-                                 optimizer_s)
+                                 optimizer_s, between_steps_s)
         if self.reporter is not None:
             if self._skip_steps > 0:
                 self._skip_steps -= 1  # warm-up step after a (re)configuration
             else:
                 self.reporter.submit(report_record(rt, step_time_s, sync_s, data_wait_s,
-                                                   forward_backward_s, optimizer_s))
+                                                   forward_backward_s, optimizer_s,
+                                                   between_steps_s))
         return step_time_s
 
     def _sync_time(self, measured_s: Optional[float], forward_backward_and_sync_s: float) -> float:
@@ -73,8 +99,11 @@ class StepReporting:
 
 
 def report_record(rt: Any, step_time_s: float, sync_s: float, data_wait_s: float,
-                  forward_backward_s: float, optimizer_s: float) -> Dict[str, Any]:
-    """One step's entry of the report endpoint (docs/contract.md), from the runtime `rt`."""
+                  forward_backward_s: float, optimizer_s: float,
+                  between_steps_s: float = 0.0) -> Dict[str, Any]:
+    """One step's entry of the report endpoint (docs/contract.md), from the runtime `rt`.
+    `step_time_s` stays the step proper (data wait to the optimizer's end, what the throughput
+    model fits); the script's time between steps is in the breakdown only."""
     grad_sqr, grad_var = _noise_values(rt)
     record: Dict[str, Any] = {
         "time_s": time.time(), "step": rt.steps_done, "epoch": rt.epoch or 0,
@@ -85,7 +114,9 @@ def report_record(rt: Any, step_time_s: float, sync_s: float, data_wait_s: float
         "grad_sqr": grad_sqr, "grad_var": grad_var,
         "samples": rt.samples_done, "loss": rt.last_loss,
         "breakdown": {"data_wait_s": data_wait_s, "forward_backward_s": forward_backward_s,
-                      "sync_s": sync_s, "optimizer_s": optimizer_s},
+                      "sync_s": sync_s, "optimizer_s": optimizer_s,
+                      "between_steps_s": between_steps_s},
+        "host": rt.step_log.host(),
     }
     remaining = rt.remaining_samples()
     if remaining is not None:  # unknown: omitted (the contract's field is optional)

@@ -149,7 +149,12 @@ function mainThread(r: KinetoRank): number | undefined {
  * last step, often cut short, is left out when there are several): enumerate(DataLoader) is the
  * input pipeline; collectives and blocking calls are what their names say; other operators
  * (forward, backward, optimizer) are compute; time inside the step covered by no operator is
- * host-side overhead (Python, framework dispatch, per-step fixed costs). Pure.
+ * host-side overhead (Python, framework dispatch, per-step fixed costs). The uncovered time after
+ * the step's optimizer.step() (`Optimizer.step#...`) is the script's own code between steps
+ * (`.item()`, waits on other threads, logging; the SDK's step log measures it as
+ * `between_steps_s`): it is the synchronisation-points cause when it is longer than the uncovered
+ * time in the rest of the step, i.e. concentrated at the step boundary, as one wait is, rather
+ * than Python overhead spread over the step (batch size 1), which stays host overhead. Pure.
  */
 export function attributeCpuSteps(r: KinetoRank): TimeAttribution | undefined {
   const tid = mainThread(r);
@@ -176,19 +181,32 @@ export function attributeCpuSteps(r: KinetoRank): TimeAttribution | undefined {
   const otherColl: Interval[] = [];
   for (let i = 0; i < ts.length; i++) if (tids[i] !== tid && cls[i] === CPU_CLASS.collective) otherColl.push([ts[i]!, end[i]!]);
   const waitingOnPeers = intersect(subtract(windows, covered), union(otherColl));
+  // After the last optimizer.step() of each step window until the window ends.
+  const afterOptimizer: Interval[] = [];
+  const optimizer = spansOf((c) => c === CPU_CLASS.optimizer);
+  for (const w of windows) {
+    let last = -Infinity;
+    for (const o of optimizer) if (o[1] > w[0] && o[1] <= w[1]) last = Math.max(last, o[1]);
+    if (Number.isFinite(last) && last < w[1]) afterOptimizer.push([last, w[1]]);
+  }
+  const between = length(subtract(subtract(afterOptimizer, covered), waitingOnPeers));
   const total = length(windows);
+  const uncovered = total - length(covered) - length(waitingOnPeers);
+  const concentrated = between > uncovered - between;
   const parts = empty();
   parts['input-pipeline'].us = length(input);
   parts.collectives.us = length(coll) + length(waitingOnPeers);
-  parts['sync-points'].us = length(sync);
-  parts['host-overhead'].us = total - length(covered) - length(waitingOnPeers);
+  parts['sync-points'].us = length(sync) + (concentrated ? between : 0);
+  parts['host-overhead'].us = uncovered - (concentrated ? between : 0);
   parts.compute.us = total - parts['input-pipeline'].us - parts.collectives.us - parts['sync-points'].us - parts['host-overhead'].us;
   const n = windows.length;
   const per = (us: number) => `${ms(us / n)} per step`;
   parts['input-pipeline'].evidence.push(`enumerate(DataLoader) on the training thread: ${per(parts['input-pipeline'].us)} of ${per(total)}`);
   if (parts.collectives.us > 0) parts.collectives.evidence.push(`collective calls on the training thread ${per(length(coll))}; training thread idle while another thread runs a collective ${per(length(waitingOnPeers))}`);
-  if (parts['sync-points'].us > 0) parts['sync-points'].evidence.push(`blocking calls (.item(), synchronize): ${per(parts['sync-points'].us)}`);
-  parts['host-overhead'].evidence.push(`time inside the step covered by no operator (Python, dispatch, per-step fixed costs): ${per(parts['host-overhead'].us)}`);
+  if (length(sync) > 0) parts['sync-points'].evidence.push(`blocking calls (.item(), synchronize): ${per(length(sync))}`);
+  const betweenText = `no operator runs on the training thread from the end of optimizer.step() to the next step: ${per(between)} in the script's own code between steps`;
+  if (concentrated && between > 0) parts['sync-points'].evidence.push(`${betweenText}, more than the ${per(uncovered - between)} without operators in the rest of the step (where .item(), waits on other threads, logging sit; synchronisation or host work, the trace cannot tell which)`);
+  parts['host-overhead'].evidence.push(`time inside the step covered by no operator (Python, dispatch, per-step fixed costs): ${per(parts['host-overhead'].us)}${!concentrated && between > 0 ? `, of which ${per(between)} after optimizer.step() (spread over the step, not one wait at its end)` : ''}`);
   const opt = length(subtract(spansOf((c) => c === CPU_CLASS.optimizer), input));
   parts.compute.evidence.push(`operators (forward, backward, optimizer): ${per(parts.compute.us)}, of which optimizer ${per(opt)}`);
   return finish('step-time', total, n, parts);

@@ -1,4 +1,5 @@
 import type { KinetoRank } from '../parse/kineto/kineto-collector.js';
+import type { HostThreads } from '../parse/step-summary.js';
 import { KIND_BY_CODE } from '../parse/kineto/kernel-kind.js';
 import type { KernelKind } from '../parse/kineto/kernel-kind.js';
 import type { TemporalBreakdown } from './hta/breakdown.js';
@@ -61,6 +62,8 @@ export interface TraceRankAnalysis {
   readonly comm_kernel_us: number;
   /** GPU time (or, without GPU activity, step time) by cause; shares add up to 100%. */
   readonly attribution?: TimeAttribution;
+  /** The host's CPU threads when the trace carries them (`goodput_host`). */
+  readonly host?: HostThreads;
 }
 
 function copyStats(p: PreparedRank, totals: Map<number, { time: number; count: number }>): CopyStats {
@@ -145,5 +148,6 @@ export function analyzeTraceRank(p: PreparedRank): TraceRankAnalysis {
     idle_by_stream: idleBreakdown(p), launch: launchStats(p), queue_length: queueLength(p),
     copies: copyStats(p, totals), gemm: gemmPrecision(named), top_kernels: top, step_timing: stepTiming(p), comm_kernel_us: comm,
     attribution: attributeGpuTime(p) ?? attributeCpuSteps(p.source),
+    ...(p.source.hostThreads ? { host: p.source.hostThreads } : {}),
   };
 }

@@ -51,6 +51,7 @@ export const CAUSE_FIX: Readonly<Record<Cause, readonly string[]>> = {
     'Remove per-step host syncs: no loss.item(), tensor.cpu(), print(cuda_tensor) or torch.cuda.synchronize() inside the step; accumulate metrics on the device and read them every N steps',
     'Keep data-dependent control flow on the device (torch.where instead of if tensor:), and use non_blocking=True copies',
     'Find the remaining syncs with torch.cuda.set_sync_debug_mode("warn")',
+    'Log, evaluate and checkpoint every N steps, not every step; hand slow logging (disk, network) to a background thread without waiting for it each step',
   ],
   collectives: [
     'DDP: DistributedDataParallel(model, bucket_cap_mb=50, gradient_as_bucket_view=True, static_graph=True) so gradient all-reduce overlaps the backward pass',

@@ -39,3 +39,25 @@ describe('thread oversubscription from the step log\'s host threads (written by 
     assert.throws(() => parseStepBreakdown({ ...noHost, host: { cpu_count: 0, torch_threads: 1 } }), /host\.cpu_count/);
   });
 });
+
+describe('time between steps (the SDK\'s between_steps_s)', () => {
+  it('a large share is a sync-points finding first, named honestly (sync or host work)', () => {
+    const { steps, ...rest } = log('cpu-healthy.steps.json') as { steps: { forward_backward_s: number }[] };
+    const b = parseStepBreakdown({ ...rest, steps: steps.map((s) => ({ ...s, between_steps_s: s.forward_backward_s })) });
+    const ranked = rankFindings(stepBreakdownFindings(b, 's'));
+    assert.equal(ranked[0]!.id, 'steps.between-steps');
+    assert.equal(ranked[0]!.bottleneck, 'sync-points');
+    assert.match(ranked[0]!.title, /^Synchronisation or host work between steps: 4\d\.\d% of each step/);
+    assert.equal(verdictOf(ranked), 'sync-points');
+  });
+
+  it('below 5% it is no finding; a log without the field says a sync after the step is unseen', () => {
+    const { steps, ...rest } = log('cpu-healthy.steps.json') as { steps: { forward_backward_s: number }[] };
+    const small = rankFindings(stepBreakdownFindings(parseStepBreakdown({ ...rest, steps: steps.map((s) => ({ ...s, between_steps_s: 0.01 * s.forward_backward_s })) }), 's'));
+    assert.equal(small[0]!.id, 'steps.compute-bound');
+    assert.match(small[0]!.evidence[0]!, /between steps \d\.\d%/);
+    const old = rankFindings(stepBreakdownFindings(parseStepBreakdown(log('gpu-item-sync.steps.json')), 's'));
+    assert.ok(old[0]!.evidence.some((e) => /has no between_steps_s/.test(e)));
+    assert.throws(() => parseStepBreakdown({ ...rest, steps: steps.map((s) => ({ ...s, between_steps_s: -1 })) }), /steps\.0\.between_steps_s/);
+  });
+});

@@ -1,50 +1,44 @@
 /**
  * Findings from the SDK's step-time breakdown (GOODPUT_STEP_LOG): the phases of each step are
  * attributed to causes (data wait: input pipeline; sync: waiting on peers; optimizer: a per-step
- * fixed cost; forward+backward: compute) whose shares add up to 100%.
+ * fixed cost; forward+backward: compute; the script's time between steps: host syncs or host
+ * work after optimizer.step()) whose shares add up to 100%.
  */
 import type { StepBreakdown } from '../parse/step-summary.js';
 import { summarizeSteps } from '../parse/step-summary.js';
 import { CAUSE_FIX, severityOf } from './attribution-findings.js';
+import { cpuOversubscription } from './cpu-threads.js';
 import type { Finding } from './finding.js';
 import { fmtPct } from './finding.js';
 
 /** Thresholds in percent of step time; docs/doctor.md says where each comes from. */
-export const STEP_THRESHOLD_PCT = { data_wait: 5, sync: 10, optimizer: 25, optimizer_vs_compute: 0.3, straggler_excess: 10 } as const;
+export const STEP_THRESHOLD_PCT = { data_wait: 5, sync: 10, optimizer: 25, optimizer_vs_compute: 0.3, straggler_excess: 10, between_steps: 5 } as const;
 
-/**
- * More runnable CPU threads than cores: each thread gets cores/threads of a core, so up to
- * 1 - cores/threads of the compute time is waiting for a core (SageMaker Debugger's Dataloader
- * rule likewise compares processes with available cores, flagging above 200%).
- */
-function oversubscription(b: StepBreakdown): Omit<Finding, 'source'> | null {
-  const h = b.host;
-  if (!h) return null;
-  // Each training process runs its intra-op threads and its own DataLoader workers (one thread each).
-  const procs = h.local_processes ?? 1;
-  const workers = h.dataloader_workers ?? 0;
-  const threads = procs * (h.torch_threads + workers);
-  if (threads <= h.cpu_count) return null;
-  const waiting = 100 * (1 - h.cpu_count / threads);
-  return {
-    id: 'steps.cpu-oversubscribed', severity: severityOf(waiting), bottleneck: 'cpu-contention',
-    title: `CPU threads oversubscribed: ${threads} busy threads on ${h.cpu_count} cores`,
-    evidence: [`${procs} process(es) x (${h.torch_threads} torch threads + ${workers} DataLoader worker(s)) = ${threads} threads for ${h.cpu_count} cores: each gets ${(h.cpu_count / threads).toFixed(2)} of a core`],
-    fix: [`torch.set_num_threads(${Math.max(1, Math.floor(h.cpu_count / procs) - workers)}) (or OMP_NUM_THREADS) so processes x (threads + workers) <= cores`, 'torchrun sets OMP_NUM_THREADS=1 per process by default: raise it only up to cores / processes'],
-    impact_pct: waiting,
-  };
-}
+/** Fixes for time the script spends between steps, most likely cause first. */
+const BETWEEN_STEPS_FIX: readonly string[] = [
+  'On a GPU the classic cause is a host sync after optimizer.step(): loss.item(), tensor.cpu(), print(cuda_tensor), torch.cuda.synchronize() every step; accumulate metrics on the device and read them every N steps',
+  'Log, evaluate and checkpoint every N steps, not every step; hand slow logging (disk, network) to a background thread without waiting for it each step',
+  'To tell which: profile a few steps (torch.profiler with prof.step()) and run goodput doctor on the trace; torch.cuda.set_sync_debug_mode("warn") names the syncs',
+];
 
 /** Findings from the SDK's step-time breakdown export. Pure. */
 export function stepBreakdownFindings(b: StepBreakdown, src: string): Finding[] {
   const out: Finding[] = [];
   const ranks = summarizeSteps(b);
-  const all = ranks.reduce((acc, r) => ({ d: acc.d + r.data_wait_s * r.steps, f: acc.f + r.forward_backward_s * r.steps, s: acc.s + r.sync_s * r.steps, o: acc.o + r.optimizer_s * r.steps }), { d: 0, f: 0, s: 0, o: 0 });
-  const total = all.d + all.f + all.s + all.o;
+  const all = ranks.reduce((acc, r) => ({ d: acc.d + r.data_wait_s * r.steps, f: acc.f + r.forward_backward_s * r.steps, s: acc.s + r.sync_s * r.steps, o: acc.o + r.optimizer_s * r.steps, b: acc.b + r.between_steps_s * r.steps }), { d: 0, f: 0, s: 0, o: 0, b: 0 });
+  const total = all.d + all.f + all.s + all.o + all.b;
   if (total <= 0) return out;
-  const share = { d: (100 * all.d) / total, s: (100 * all.s) / total, o: (100 * all.o) / total, f: (100 * all.f) / total };
+  const share = { d: (100 * all.d) / total, s: (100 * all.s) / total, o: (100 * all.o) / total, f: (100 * all.f) / total, b: (100 * all.b) / total };
   const meanStep_ms = (1000 * total) / b.steps.length;
-  const evidence = [`${b.steps.length} steps from ${ranks.length} rank(s)${b.job ? ` of job ${b.job}` : ''}, ${meanStep_ms.toFixed(1)} ms per step: data wait ${fmtPct(share.d)}, forward+backward ${fmtPct(share.f)}, sync ${fmtPct(share.s)}, optimizer ${fmtPct(share.o)} (adds up to 100%)`];
+  const measuresBetween = ranks.some((r) => r.measures_between_steps);
+  const evidence = [`${b.steps.length} steps from ${ranks.length} rank(s)${b.job ? ` of job ${b.job}` : ''}, ${meanStep_ms.toFixed(1)} ms per step: data wait ${fmtPct(share.d)}, forward+backward ${fmtPct(share.f)}, sync ${fmtPct(share.s)}, optimizer ${fmtPct(share.o)}${measuresBetween ? `, between steps ${fmtPct(share.b)}` : ''} (adds up to 100%)`];
+  if (!measuresBetween) evidence.push('this log has no between_steps_s (written by an SDK that did not measure the time between steps): a loss.item() or torch.cuda.synchronize() after optimizer.step() is in no phase here');
+  if (share.b >= STEP_THRESHOLD_PCT.between_steps) {
+    out.push({ id: 'steps.between-steps', severity: severityOf(share.b), bottleneck: 'sync-points',
+      title: `Synchronisation or host work between steps: ${fmtPct(share.b)} of each step passes after optimizer.step() before the next batch is asked for`,
+      evidence: [...evidence, `${(1000 * all.b / b.steps.length).toFixed(1)} ms per step in the script's own code between steps, where loss.item(), torch.cuda.synchronize(), logging and evaluation sit; a step log cannot tell which (a GPU trace can)`],
+      fix: BETWEEN_STEPS_FIX, impact_pct: share.b, source: src });
+  }
   if (share.d >= STEP_THRESHOLD_PCT.data_wait) {
     out.push({ id: 'steps.data-wait', severity: severityOf(share.d), bottleneck: 'input-pipeline', title: `Training waits for data ${fmtPct(share.d)} of each step`, evidence,
       fix: CAUSE_FIX['input-pipeline'], impact_pct: share.d, source: src });
@@ -67,13 +61,13 @@ export function stepBreakdownFindings(b: StepBreakdown, src: string): Finding[] 
   if (ranks.length >= 2 && median > 0 && slow.forward_backward_s > (1 + STEP_THRESHOLD_PCT.straggler_excess / 100) * median) {
     out.push({ id: 'steps.straggler-rank', severity: 'warning', bottleneck: 'communication',
       title: `Rank ${slow.rank} computes ${fmtPct((100 * (slow.forward_backward_s - median)) / median)} longer than the median rank; the others wait in sync`,
-      evidence: ranks.map((r) => `rank ${r.rank}: step ${r.step_time_s.toFixed(3)} s (data ${r.data_wait_s.toFixed(3)}, fwd+bwd ${r.forward_backward_s.toFixed(3)}, sync ${r.sync_s.toFixed(3)}, opt ${r.optimizer_s.toFixed(3)})`),
+      evidence: ranks.map((r) => `rank ${r.rank}: step ${r.step_time_s.toFixed(3)} s (data ${r.data_wait_s.toFixed(3)}, fwd+bwd ${r.forward_backward_s.toFixed(3)}, sync ${r.sync_s.toFixed(3)}, opt ${r.optimizer_s.toFixed(3)}, between ${r.between_steps_s.toFixed(3)})`),
       fix: ['Check that rank\'s GPU (clocks, throttling, other processes: nvidia-smi) and its data shard size', 'Bind processes to the CPU socket of their GPU (numactl / mpirun --map-by socket)'],
       impact_pct: (100 * (slow.forward_backward_s - median)) / slow.step_time_s, source: src });
   }
-  const over = oversubscription(b);
-  if (over) out.push({ ...over, evidence: [...over.evidence, ...evidence], source: src });
-  if (!perStepBound && !over && share.f >= Math.max(share.d, share.s, share.o)) {
+  const over = b.host ? cpuOversubscription(b.host, 'steps', src) : null;
+  if (over) out.push({ ...over, evidence: [...over.evidence, ...evidence] });
+  if (!perStepBound && !over && share.f >= Math.max(share.d, share.s, share.o, share.b)) {
     out.push({ id: 'steps.compute-bound', severity: 'info', bottleneck: 'compute',
       title: `Compute-bound: forward+backward is ${fmtPct(share.f)} of each step, the largest share`, evidence, fix: CAUSE_FIX.compute, impact_pct: share.f, source: src });
   }

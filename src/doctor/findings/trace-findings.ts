@@ -2,6 +2,7 @@ import type { TraceRankAnalysis } from '../analyze/trace-rank.js';
 import { hasTensorCores } from '../analyze/gemm-precision.js';
 import type { Cause } from '../analyze/attribution.js';
 import { attributionFindings, severityOf } from './attribution-findings.js';
+import { cpuOversubscription, THREADS_UNKNOWN } from './cpu-threads.js';
 import type { Finding } from './finding.js';
 import { fmtPct, fmtUs } from './finding.js';
 
@@ -92,9 +93,16 @@ function extraEvidence(r: TraceRankAnalysis): Partial<Record<Cause, string[]>> {
 export function traceRankFindings(r: TraceRankAnalysis): Finding[] {
   const out: Finding[] = [];
   const a = r.attribution;
+  const over = r.host ? cpuOversubscription(r.host, 'trace', r.file) : null;
+  if (over) out.push({ ...over, evidence: [`rank ${r.rank}: ${over.evidence[0]!} (goodput_host in the trace)`] });
   if (a) {
     const device = a.basis === 'gpu-time' ? 'gpu-compute' : 'cpu-compute';
-    out.push(...attributionFindings(a, 'trace', `rank ${r.rank}`, device, r.file, extraEvidence(r)));
+    // Oversubscribed operators just run longer, which is what compute looks like: a CPU run is
+    // called compute-bound only when its threads are known to fit its cores, else it says so.
+    const found = attributionFindings(a, 'trace', `rank ${r.rank}`, device, r.file, extraEvidence(r))
+      .filter((f) => !(over && f.id === 'trace.compute-bound'))
+      .map((f) => (f.id === 'trace.compute-bound' && device === 'cpu-compute' && !r.host ? { ...f, evidence: [...f.evidence, THREADS_UNKNOWN] } : f));
+    out.push(...found);
   }
   if (!r.temporal) {
     if (!a) {

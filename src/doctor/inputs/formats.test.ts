@@ -14,7 +14,8 @@ const fx = (...p: string[]) => packagePath('fixtures', 'doctor', ...p);
 
 /** Every kind with real files where we have them (fixtures/doctor/SOURCES.md says where each is from). */
 const REAL_FILES: readonly [string, string][] = [
-  [fx('faults', 'cpu-slow-getitem.trace.json.gz'), 'pytorch-trace'], // torch 1.13 legacy bare array
+  [fx('faults', 'cpu-oversubscribed.plain-export.trace.json.gz'), 'pytorch-trace'], // torch 1.13 legacy bare array (export_chrome_trace)
+  [fx('faults', 'cpu-slow-getitem.trace.json.gz'), 'pytorch-trace'], // the same wrapped by goodput.torch.trace_handler (goodput_host first)
   [fx('faults', 'gpu-healthy.trace.json.gz'), 'pytorch-trace'], // torch 2.11 Kineto object, H100
   [fx('pytorch-traces', 'v100-ddp1-gpu-bound.rank0.json.gz'), 'pytorch-trace'],
   [fx('pytorch-traces', 'cpu-only.json.gz'), 'pytorch-trace'],
@@ -39,7 +40,7 @@ describe('content sniffing never mistakes one format for another', () => {
   }
 
   it('a legacy torch 1.13 trace is a trace as .json and as .gz, never nvidia-smi CSV', async () => {
-    const text = gunzipSync(readFileSync(fx('faults', 'cpu-slow-getitem.trace.json.gz'))).toString('utf8');
+    const text = gunzipSync(readFileSync(fx('faults', 'cpu-oversubscribed.plain-export.trace.json.gz'))).toString('utf8');
     assert.ok(text.startsWith('[') && text.includes('"pid": "CPU functions"'), 'the recorded file is the legacy bare-array form');
     const plain = join(tmp, 'trace.json');
     writeFileSync(plain, text);

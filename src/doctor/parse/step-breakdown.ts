@@ -12,6 +12,7 @@ export const StepRecordSchema = z.object({
   forward_backward_s: z.number().min(0),
   sync_s: z.number().min(0),
   optimizer_s: z.number().min(0),
+  between_steps_s: z.number().min(0).optional(),
 });
 export type StepRecord = z.infer<typeof StepRecordSchema>;
 
@@ -46,7 +47,7 @@ export function parseStepBreakdown(value: unknown): StepBreakdown {
     const path = issue ? issue.path.join('.') : '';
     throw new Error(`not a valid goodput.step_breakdown export: ${path ? path + ': ' : ''}${issue?.message ?? 'invalid'}`);
   }
-  if (Array.isArray(result.data)) return { steps: result.data };
+  if (Array.isArray(result.data)) return { steps: result.data as StepRecord[] };
   const data = result.data as z.infer<typeof StepBreakdownSchema>;
   return { job: data.job, steps: data.steps, ...(data.host ? { host: data.host } : {}) };
 }

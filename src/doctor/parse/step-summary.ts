@@ -8,6 +8,11 @@ export interface StepPhases {
   readonly forward_backward_s: number;
   readonly sync_s: number;
   readonly optimizer_s: number;
+  /**
+   * The script's own time after optimizer.step() until the next step (`loss.item()`,
+   * `torch.cuda.synchronize()`, logging); absent in logs of SDKs that did not measure it.
+   */
+  readonly between_steps_s?: number;
 }
 
 /** CPU threads of the training processes on one host, when the export carries them. */
@@ -34,18 +39,24 @@ export interface RankStepSummary {
   readonly forward_backward_s: number;
   readonly sync_s: number;
   readonly optimizer_s: number;
+  /** 0 when the log does not carry it (see `measures_between_steps`). */
+  readonly between_steps_s: number;
+  /** False for logs without `between_steps_s` (older SDKs): time between steps is then unseen. */
+  readonly measures_between_steps: boolean;
 }
 
 /** Pure; ranks sorted ascending. */
 export function summarizeSteps(b: StepBreakdown): RankStepSummary[] {
-  const acc = new Map<number, { n: number; d: number; f: number; s: number; o: number }>();
+  const acc = new Map<number, { n: number; d: number; f: number; s: number; o: number; b: number; seen: boolean }>();
   for (const r of b.steps) {
-    const a = acc.get(r.rank) ?? { n: 0, d: 0, f: 0, s: 0, o: 0 };
+    const a = acc.get(r.rank) ?? { n: 0, d: 0, f: 0, s: 0, o: 0, b: 0, seen: false };
     a.n++; a.d += r.data_wait_s; a.f += r.forward_backward_s; a.s += r.sync_s; a.o += r.optimizer_s;
+    if (r.between_steps_s !== undefined) { a.b += r.between_steps_s; a.seen = true; }
     acc.set(r.rank, a);
   }
   return [...acc.entries()].sort((x, y) => x[0] - y[0]).map(([rank, a]) => ({
-    rank, steps: a.n, step_time_s: (a.d + a.f + a.s + a.o) / a.n,
+    rank, steps: a.n, step_time_s: (a.d + a.f + a.s + a.o + a.b) / a.n,
     data_wait_s: a.d / a.n, forward_backward_s: a.f / a.n, sync_s: a.s / a.n, optimizer_s: a.o / a.n,
+    between_steps_s: a.b / a.n, measures_between_steps: a.seen,
   }));
 }

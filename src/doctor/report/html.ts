@@ -96,7 +96,7 @@ function evidenceAnchor(r: DoctorReport, f: Finding): string {
 function stepsTable(r: DoctorReport): string {
   if (r.steps.length === 0) return '<p class="none">No step breakdowns in the inputs.</p>';
   const cell = (v: number, total: number, c: keyof typeof CAUSE_COLOR) => `<td><span style="color:${CAUSE_COLOR[c]}">&#9632;</span> ${(1000 * v).toFixed(1)} ms (${((100 * v) / total).toFixed(1)}%)</td>`;
-  return `<table id="ev-steps"><tr><th>rank</th><th>steps</th><th>step</th><th>data wait</th><th>forward+backward</th><th>sync</th><th>optimizer</th></tr>${r.steps.map((s) => `<tr><td>${s.rank}</td><td>${s.steps}</td><td>${(1000 * s.step_time_s).toFixed(1)} ms</td>${cell(s.data_wait_s, s.step_time_s, 'input-pipeline')}${cell(s.forward_backward_s, s.step_time_s, 'compute')}${cell(s.sync_s, s.step_time_s, 'collectives')}${cell(s.optimizer_s, s.step_time_s, 'host-overhead')}</tr>`).join('')}</table>`;
+  return `<table id="ev-steps"><tr><th>rank</th><th>steps</th><th>step</th><th>data wait</th><th>forward+backward</th><th>sync</th><th>optimizer</th><th>between steps</th></tr>${r.steps.map((s) => `<tr><td>${s.rank}</td><td>${s.steps}</td><td>${(1000 * s.step_time_s).toFixed(1)} ms</td>${cell(s.data_wait_s, s.step_time_s, 'input-pipeline')}${cell(s.forward_backward_s, s.step_time_s, 'compute')}${cell(s.sync_s, s.step_time_s, 'collectives')}${cell(s.optimizer_s, s.step_time_s, 'host-overhead')}${s.measures_between_steps ? cell(s.between_steps_s, s.step_time_s, 'sync-points') : '<td>not measured</td>'}</tr>`).join('')}</table>`;
 }
 
 /** Stacked bars: idle / compute / non-compute share per rank (HTA temporal breakdown). */

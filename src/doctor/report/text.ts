@@ -76,7 +76,7 @@ export function renderText(r: DoctorReport): string {
     out.push('');
   }
   for (const s of r.steps) {
-    out.push(`steps rank ${s.rank}: ${s.steps} steps, ${s.step_time_s.toFixed(3)} s/step = data ${s.data_wait_s.toFixed(3)} + fwd/bwd ${s.forward_backward_s.toFixed(3)} + sync ${s.sync_s.toFixed(3)} + optimizer ${s.optimizer_s.toFixed(3)}`);
+    out.push(`steps rank ${s.rank}: ${s.steps} steps, ${s.step_time_s.toFixed(3)} s/step = data ${s.data_wait_s.toFixed(3)} + fwd/bwd ${s.forward_backward_s.toFixed(3)} + sync ${s.sync_s.toFixed(3)} + optimizer ${s.optimizer_s.toFixed(3)}${s.measures_between_steps ? ` + between steps ${s.between_steps_s.toFixed(3)}` : ''}`);
   }
   // Warnings go to stderr (the CLI prints them) so stdout stays the report.
   return out.join('\n') + '\n';

@@ -1,3 +1,4 @@
+import type { HostThreads } from '../step-summary.js';
 import { NumberColumn, StringTable } from './columns.js';
 import { KIND_CODE, kernelKind } from './kernel-kind.js';
 
@@ -35,6 +36,11 @@ export interface KinetoRank {
   deviceComputeMajor?: number;
   deviceMemoryBytes?: number;
   worldSize?: number;
+  /**
+   * The host's CPU threads from the top-level `goodput_host` member (goodput.torch.export_trace
+   * writes it; on Kineto builds `prof.add_metadata_json("goodput_host", ...)` does the same).
+   */
+  hostThreads?: HostThreads;
   /** True when `distributedInfo.rank` was present (else the rank came from the file name, or 0). */
   rankFromMetadata: boolean;
   eventCount: number;
@@ -140,9 +146,28 @@ function addCpuSpan(r: KinetoRank, ts: number, end: number, tid: number, cls: nu
   r.cpu.ts.push(ts); r.cpu.end.push(end); r.cpu.tid.push(tid); r.cpu.cls.push(cls);
 }
 
-/** Applies a top-level trace member (`distributedInfo`, `deviceProperties`) to the rank record. */
+const isCount = (x: unknown, min: number): x is number => typeof x === 'number' && Number.isInteger(x) && x >= min;
+
+/** A `goodput_host` value (an object, or the JSON string add_metadata_json stores) when well-formed. */
+function hostThreadsOf(value: unknown): HostThreads | undefined {
+  let v = value;
+  if (typeof v === 'string') { try { v = JSON.parse(v); } catch { return undefined; } }
+  if (!v || typeof v !== 'object') return undefined;
+  const h = v as Record<string, unknown>;
+  if (!isCount(h['cpu_count'], 1) || !isCount(h['torch_threads'], 1)) return undefined;
+  return {
+    cpu_count: h['cpu_count'], torch_threads: h['torch_threads'],
+    ...(isCount(h['local_processes'], 1) ? { local_processes: h['local_processes'] } : {}),
+    ...(isCount(h['dataloader_workers'], 0) ? { dataloader_workers: h['dataloader_workers'] } : {}),
+  };
+}
+
+/** Applies a top-level trace member (`distributedInfo`, `deviceProperties`, `goodput_host`) to the rank record. */
 export function addKinetoMember(r: KinetoRank, key: string, value: unknown): void {
-  if (key === 'distributedInfo' && value && typeof value === 'object') {
+  if (key === 'goodput_host') {
+    const h = hostThreadsOf(value);
+    if (h) r.hostThreads = h;
+  } else if (key === 'distributedInfo' && value && typeof value === 'object') {
     const d = value as Record<string, unknown>;
     if (typeof d['rank'] === 'number') { r.rank = d['rank']; r.rankFromMetadata = true; }
     if (typeof d['world_size'] === 'number') r.worldSize = d['world_size'];
