@@ -56,8 +56,39 @@ export async function mixedDecision(policy: Policy, typed: TypedPolicy | undefin
     const profiles = r.profiles ? await r.profiles.byType(stored, types) : new Map<string, StoredKeyProfile>();
     jobs.push(typedJob({ job: r.grouped[i]!, own_type, profiles, own_profile: r.own_profiles.get(stored.id) }, types, r.now_ms));
   }
-  const decided = typed.decide(typedSnapshot(r.snapshot, r.inv.nodes, jobs));
+  // The typed policy sizes configurations by GPUs per node: it sees only nodes with usable GPUs
+  // (a node whose GPUs other work holds, or that is drained, offers none).
+  const open = r.inv.nodes.filter((n) => n.gpus > 0);
+  const local = new Map(open.map((n, i) => [n.index, i]));
+  const held: Record<string, Allocation> = {};
+  for (const [id, a] of Object.entries(r.snapshot.allocations)) if (a.every((n) => local.has(n))) held[id] = a.map((n) => local.get(n)!);
+  const decided = typed.decide(typedSnapshot({ now_s: r.snapshot.now_s, allocations: held }, open.map((n, i) => ({ ...n, index: i })), jobs));
   const allocations: Record<string, Allocation> = {};
-  for (const [id, a] of Object.entries(decided)) if (a.length > 0 && a.length >= (min.get(id) ?? 0)) allocations[id] = a;
-  return { allocations };
+  for (const [id, a] of Object.entries(decided)) if (a.length > 0 && a.length >= (min.get(id) ?? 0)) allocations[id] = a.map((i) => open[i]!.index);
+  return { allocations: keepPinned(r.snapshot, allocations) };
+}
+
+/**
+ * `allocations` with every job that may not be stopped (PolicyJob.preemptible false) on its
+ * current allocation; jobs that would then over-commit a node lose theirs. The typed policy keeps
+ * a job still restarting on its configuration but knows nothing of a job that may not be moved.
+ */
+export function keepPinned(s: ClusterSnapshot, allocations: Readonly<Record<string, Allocation>>): Record<string, Allocation> {
+  const out: Record<string, Allocation> = { ...allocations };
+  const pinned = new Set<string>();
+  for (const j of s.jobs) {
+    const current = s.allocations[j.id];
+    if (!j.preemptible && current && current.length > 0) {
+      out[j.id] = current;
+      pinned.add(j.id);
+    }
+  }
+  const used = s.nodes.map(() => 0);
+  for (const id of pinned) for (const n of out[id]!) used[n]! += 1;
+  for (const [id, a] of Object.entries(out)) {
+    if (pinned.has(id)) continue;
+    if (a.some((n) => used[n]! + a.filter((m) => m === n).length > s.nodes[n]!.gpus)) delete out[id];
+    else for (const n of a) used[n]! += 1;
+  }
+  return out;
 }
