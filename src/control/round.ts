@@ -17,14 +17,13 @@ import { nodeProblems } from './node-problems.js';
 import type { ProfileBook } from './profile-book.js';
 import { buildSnapshot, holdsDevices } from './snapshot.js';
 import { isMixed, toGroups, toMachines, typedInventory, type TypedInventory } from './typed-nodes.js';
-import { mixedDecision, typedPolicyFor } from './typed-round.js';
-import type { TypedPolicy } from '../policy/typed.js';
+import { mixedDecision, typedPolicyFor, type TypedDecider } from './typed-round.js';
 
 export class Round {
   private readonly counters = { rounds_total: 0, round_seconds_sum: 0, last_round_s: 0 };
   private readonly latestRejections = new Map<string, Rejection>();
   /** The typed counterpart of the policy, made the first time the cluster holds two GPU types. */
-  private typed: Promise<TypedPolicy | undefined> | undefined;
+  private typed: Promise<TypedDecider | undefined> | undefined;
 
   constructor(
     private readonly ctx: ControllerContext,

@@ -8,17 +8,39 @@ import type { BackendNode } from '../backends/backend.js';
 import { gpuTypeOf, type Allocation, type ClusterSnapshot } from '../core/cluster.js';
 import type { Policy, PolicyDecision } from '../policy/policy.js';
 import { GoodputHetero } from '../policy/sia/goodput-hetero.js';
-import type { TypedPolicy } from '../policy/typed.js';
+import type { TypedPolicy, TypedSnapshot } from '../policy/typed.js';
 import { loadHighsSolver } from '../sim/hetero/highs-solver.js';
 import type { JobRecord, StoredKeyProfile } from '../store/types.js';
 import { gpuTypeOf as jobGpuType, type ProfileBook } from './profile-book.js';
 import { confineToOneType, type TypedInventory } from './typed-nodes.js';
 import { typedJob, typedSnapshot } from './typed-snapshot.js';
 
+/**
+ * A typed policy over a live cluster whose open nodes change (a node drained, GPUs taken by other
+ * work): the policy remembers each job's configuration by its position in the configurations of
+ * the nodes it saw, so a new instance starts whenever their types or GPU counts change.
+ */
+export class TypedDecider {
+  private policy: TypedPolicy | undefined;
+  private shape = '';
+
+  constructor(private readonly make: () => TypedPolicy) {}
+
+  decide(s: TypedSnapshot): Record<string, Allocation> {
+    const shape = s.nodes.map((n) => `${gpuTypeOf(n)}:${n.gpus}`).join(',');
+    if (!this.policy || shape !== this.shape) {
+      this.policy = this.make();
+      this.shape = shape;
+    }
+    return this.policy.decide(s);
+  }
+}
+
 /** The typed counterpart of a policy, for the policies that have one (goodput). */
-export async function typedPolicyFor(policy: Policy): Promise<TypedPolicy | undefined> {
+export async function typedPolicyFor(policy: Policy): Promise<TypedDecider | undefined> {
   if (policy.name !== 'goodput') return undefined;
-  return new GoodputHetero(await loadHighsSolver());
+  const solver = await loadHighsSolver();
+  return new TypedDecider(() => new GoodputHetero(solver));
 }
 
 /** What one mixed-cluster decision needs. */
@@ -42,7 +64,7 @@ export interface MixedRound {
  * The decision of `typed` when given, else of `policy` with every job kept on one type. A job
  * given fewer replicas than its `min_replicas` gets none: the typed policy sizes by goodput only.
  */
-export async function mixedDecision(policy: Policy, typed: TypedPolicy | undefined, r: MixedRound): Promise<PolicyDecision> {
+export async function mixedDecision(policy: Policy, typed: TypedDecider | undefined, r: MixedRound): Promise<PolicyDecision> {
   const min = new Map(r.snapshot.jobs.map((j) => [j.id, j.min_replicas]));
   if (!typed) {
     const d = policy.decide(r.snapshot);
