@@ -8,7 +8,7 @@ import type { BackendNode } from '../backends/backend.js';
 import { gpuTypeOf, type Allocation, type ClusterSnapshot } from '../core/cluster.js';
 import type { Policy, PolicyDecision } from '../policy/policy.js';
 import { GoodputHetero } from '../policy/sia/goodput-hetero.js';
-import type { TypedPolicy, TypedSnapshot } from '../policy/typed.js';
+import type { TypedJob, TypedPolicy, TypedSnapshot } from '../policy/typed.js';
 import { loadHighsSolver } from '../sim/hetero/highs-solver.js';
 import type { JobRecord, StoredKeyProfile } from '../store/types.js';
 import { gpuTypeOf as jobGpuType, type ProfileBook } from './profile-book.js';
@@ -33,6 +33,11 @@ export class TypedDecider {
       this.shape = shape;
     }
     return this.policy.decide(s);
+  }
+
+  /** Starts afresh next round (the last decision was not applied as made). */
+  forget(): void {
+    this.policy = undefined;
   }
 }
 
@@ -78,16 +83,31 @@ export async function mixedDecision(policy: Policy, typed: TypedDecider | undefi
     const profiles = r.profiles ? await r.profiles.byType(stored, types) : new Map<string, StoredKeyProfile>();
     jobs.push(typedJob({ job: r.grouped[i]!, own_type, profiles, own_profile: r.own_profiles.get(stored.id) }, types, r.now_ms));
   }
+  return { allocations: decideTyped(typed, r.snapshot, jobs) };
+}
+
+/**
+ * The typed policy's decision over `snapshot` (typed nodes; its jobs give `min_replicas` and
+ * `preemptible`) for `jobs`, as allocations on the snapshot's nodes. Pure but for the decider's
+ * memory.
+ */
+export function decideTyped(typed: TypedDecider, snapshot: ClusterSnapshot, jobs: readonly TypedJob[]): Record<string, Allocation> {
+  const min = new Map(snapshot.jobs.map((j) => [j.id, j.min_replicas]));
   // The typed policy sizes configurations by GPUs per node: it sees only nodes with usable GPUs
   // (a node whose GPUs other work holds, or that is drained, offers none).
-  const open = r.inv.nodes.filter((n) => n.gpus > 0);
+  const open = snapshot.nodes.filter((n) => n.gpus > 0);
   const local = new Map(open.map((n, i) => [n.index, i]));
   const held: Record<string, Allocation> = {};
-  for (const [id, a] of Object.entries(r.snapshot.allocations)) if (a.every((n) => local.has(n))) held[id] = a.map((n) => local.get(n)!);
-  const decided = typed.decide(typedSnapshot({ now_s: r.snapshot.now_s, allocations: held }, open.map((n, i) => ({ ...n, index: i })), jobs));
+  for (const [id, a] of Object.entries(snapshot.allocations)) if (a.every((n) => local.has(n))) held[id] = a.map((n) => local.get(n)!);
+  const decided = typed.decide(typedSnapshot({ now_s: snapshot.now_s, allocations: held }, open.map((n, i) => ({ ...n, index: i })), jobs));
   const allocations: Record<string, Allocation> = {};
   for (const [id, a] of Object.entries(decided)) if (a.length > 0 && a.length >= (min.get(id) ?? 0)) allocations[id] = a.map((i) => open[i]!.index);
-  return { allocations: keepPinned(r.snapshot, allocations) };
+  const out = keepPinned(snapshot, allocations);
+  // Where the decision was overridden, the policy's memory of each job's configuration is wrong:
+  // it starts afresh next round.
+  const same = (a: Allocation | undefined, b: Allocation | undefined) => (a ?? []).join() === (b ?? []).join();
+  if ([...new Set([...Object.keys(out), ...Object.keys(allocations)])].some((id) => !same(out[id], allocations[id]))) typed.forget();
+  return out;
 }
 
 /**

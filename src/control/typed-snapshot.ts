@@ -37,9 +37,17 @@ function oneGpuRate(model: GoodputModel): number {
 }
 
 /**
+ * One-GPU rate of a type where neither a job nor its key has measured anything, relative to the
+ * mean of the types where they have. Below 1, so that no job moves to a type for lack of evidence
+ * (the policy rounds its costs to 0.01: 0.95 is still visible), while it still runs there when
+ * that is all that is free.
+ */
+export const UNKNOWN_TYPE_DISCOUNT = 0.95;
+
+/**
  * One typed job. A type where neither the job nor its key has measured anything gets the mean
- * one-GPU rate of the types where they have (no evidence of a difference, so Sia's ratio rule
- * predicts the same goodput there); with nothing measured anywhere every type gets 1.
+ * one-GPU rate of the types where they have, times UNKNOWN_TYPE_DISCOUNT. With nothing measured
+ * anywhere, every type gets 1, except that a placed job's other types get the discount.
  */
 export function typedJob(input: TypedJobInput, types: readonly string[], now_ms: number): TypedJob {
   const { job, own_type, profiles } = input;
@@ -50,13 +58,15 @@ export function typedJob(input: TypedJobInput, types: readonly string[], now_ms:
     if (model) models.set(t, model);
   }
   const known = [...models.values()].map(oneGpuRate).filter((r) => Number.isFinite(r) && r > 0);
-  const fallback = known.length > 0 ? known.reduce((a, b) => a + b, 0) / known.length : 1;
+  const mean = known.length > 0 ? known.reduce((a, b) => a + b, 0) / known.length : 1;
   const one: Record<string, number> = {};
   const max_profiled: Record<string, number> = {};
   for (const t of types) {
     const m = models.get(t);
     const rate = m ? oneGpuRate(m) : NaN;
-    one[t] = Number.isFinite(rate) && rate > 0 ? rate : fallback;
+    // Nothing known anywhere: the type it holds counts as known.
+    const unknown = known.length > 0 || (own_type !== undefined && t !== own_type) ? UNKNOWN_TYPE_DISCOUNT : 1;
+    one[t] = Number.isFinite(rate) && rate > 0 ? rate : mean * unknown;
     const fromProfile = profiles.get(t)?.max_measured_replicas ?? 0;
     max_profiled[t] = t === own_type ? Math.max(job.max_profiled_replicas, fromProfile) : fromProfile;
   }
