@@ -63,7 +63,8 @@ export async function buildFixture(path: string, jobs: number, num_nodes: number
     name: `node-${String(n).padStart(2, '0')}`,
     usable: gpus_per_node,
     note: '',
-    devices: Array.from({ length: gpus_per_node }, (_, g) => ({ index: g, kind: 'gpu' as const, name: 'NVIDIA H100', job: holder.get(`${n}:${g}`) ?? null, busy: holder.has(`${n}:${g}`) })),
+    gpu_types: ['NVIDIA H100'],
+    devices: Array.from({ length: gpus_per_node }, (_, g) => ({ index: g, kind: 'gpu' as const, name: 'NVIDIA H100', type: 'NVIDIA H100', job: holder.get(`${n}:${g}`) ?? null, busy: holder.has(`${n}:${g}`) })),
   }));
   clock = end_ms;
   return { store, nodes, token };

@@ -59,7 +59,7 @@ describe('other users stay anonymous', () => {
     assert.deepEqual(r.json.error, { code: 'E_NOT_FOUND', message: `no job '${job}'` }, 'the answer for a job that does not exist');
     await api.store.assignJob(job, { allocation: [0], devices: [1] }, 0, 'scheduler', 'test');
     const seen = (who: string) => call('GET', '/v1/nodes', who).then((n) => n.json[0].devices[1] as { job: string | null; busy: boolean });
-    assert.deepEqual(await seen(carol), { index: 1, kind: 'cpu', name: 'cpu-slot-1', job: null, busy: true });
+    assert.deepEqual(await seen(carol), { index: 1, kind: 'cpu', name: 'cpu-slot-1', type: 'cpu', job: null, busy: true });
     assert.equal((await seen(bob)).job, job);
     assert.equal((await seen(admin)).job, job);
   });

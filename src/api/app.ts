@@ -1,6 +1,8 @@
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { Hono, type Context } from 'hono';
+import { deviceType } from '../backends/device-type.js';
 import type { Controller } from '../control/controller.js';
+import { gpuTypeOf } from '../control/profile-book.js';
 import { replicaLogPath } from '../backends/run-files.js';
 import { validateJobSpec } from '../control/job-spec.js';
 import { batchDecisionInForce } from '../control/insight.js';
@@ -123,7 +125,7 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     const replicas = job.launches > 0 ? await store.listReplicas(job.id, job.launches - 1) : [];
     const profile = (await controller.profilesFor([job])).get(job.id);
     const decision = batchDecisionInForce(job, await store.listEvents(job.id));
-    const detail: JobDetail = { ...jobView(job, await latestReport(job.id), profile, decision), device_kind: controller.inventory()[0]?.devices[0]?.kind ?? 'cpu', current_replicas: replicas.map(replicaView), rejection: controller.rejections.get(job.id) ?? null, launch_wait: controller.launchWaits.get(job.id) ?? null, kept: stopProtection(job) ?? null, checkpoint_at: iso(job.checkpoint_at_ms), perf: job.perf, grad: job.grad, limits: job.limits, remaining_samples: job.remaining_samples };
+    const detail: JobDetail = { ...jobView(job, await latestReport(job.id), profile, decision), device_kind: controller.inventory()[0]?.devices[0]?.kind ?? 'cpu', gpu_type: job.allocation.length > 0 ? gpuTypeOf(job, controller.inventory()) : null, current_replicas: replicas.map(replicaView), rejection: controller.rejections.get(job.id) ?? null, launch_wait: controller.launchWaits.get(job.id) ?? null, kept: stopProtection(job) ?? null, checkpoint_at: iso(job.checkpoint_at_ms), perf: job.perf, grad: job.grad, limits: job.limits, remaining_samples: job.remaining_samples };
     return c.json(detail);
   });
 
@@ -197,9 +199,10 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
         name: n.name,
         usable: n.usable,
         note: n.note,
+        gpu_types: [...new Set(n.devices.map(deviceType))],
         devices: n.devices.map((d) => {
           const id = holder.get(`${n.name}/${d.index}`);
-          return { index: d.index, kind: d.kind, name: d.name, job: shown(id), busy: id !== undefined };
+          return { index: d.index, kind: d.kind, name: d.name, type: deviceType(d), job: shown(id), busy: id !== undefined };
         }),
       }));
       return c.json(nodes);

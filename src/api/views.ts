@@ -57,6 +57,11 @@ export interface JobDetail extends JobSummary {
   remaining_samples: JobRecord['remaining_samples'];
   /** Kind of the devices of this server: GPUs or CPU slots (attained service is in device-s). */
   device_kind: 'gpu' | 'cpu';
+  /**
+   * GPU type of the devices it holds or is assigned (one type per job: nvidia-smi's name, Slurm's
+   * GRES type, `cpu` for CPU slots; backends/device-type.ts); null while it holds none.
+   */
+  gpu_type: string | null;
 }
 
 export interface ReplicaView {
@@ -80,6 +85,8 @@ export interface DeviceView {
   index: number;
   kind: 'gpu' | 'cpu';
   name: string;
+  /** Its GPU type (backends/device-type.ts): the name for a GPU, `cpu` for a CPU slot. */
+  type: string;
   /** The holding job's id; null when free or held by another user's job (non-admin callers). */
   job: string | null;
   /** Whether a job holds the device (whoever owns it). */
@@ -92,6 +99,8 @@ export interface NodeView {
   usable: number;
   /** Why fewer than all devices are usable ('' when all are). */
   note: string;
+  /** GPU types of its devices in order of first appearance (two for a machine with two kinds of GPU). */
+  gpu_types: string[];
   devices: DeviceView[];
 }
 

@@ -71,6 +71,8 @@ export interface LaunchRequest {
   run_as?: RunAs;
   /** Ports MASTER_PORT may take (`goodput up --port-range`); absent: any free port. */
   port_range?: PortRange;
+  /** GPU type of the attempt's devices (backends/device-type.ts; one type per job): GOODPUT_GPU_TYPE. */
+  gpu_type?: string;
   /** Restarts after failures so far and the most allowed (TORCHELASTIC_RESTART_COUNT / _MAX_RESTARTS); default 0. */
   restarts?: number;
   max_restarts?: number;

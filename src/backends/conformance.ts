@@ -125,7 +125,7 @@ export function runBackendConformance(name: string, setup: () => Promise<Backend
     it('starts each rank with the contract environment and literal argv; reports each exit once', async () => {
       const { b, exits } = await open();
       const evil = ['$(touch pwned)', "'s'", 'a b', '*', '$HOME'];
-      const req = request(DUMP, { EXIT_1: '7' }, evil);
+      const req = { ...request(DUMP, { EXIT_1: '7' }, evil), gpu_type: 'conformance-type' };
       process.env.GOODPUT_SERVER_ONLY = 'not for replicas';
       const launched = await b.launch(req).finally(() => delete process.env.GOODPUT_SERVER_ONLY);
       assert.deepEqual(launched.map((r) => r.rank), [0, 1]);
@@ -157,6 +157,7 @@ export function runBackendConformance(name: string, setup: () => Promise<Backend
         assert.equal(e.GOODPUT_TOKEN, 'tok');
         assert.equal(e.GOODPUT_ATTEMPT, '0');
         assert.equal(e.GOODPUT_NUM_NODES, String(new Set(fx.two_nodes).size));
+        assert.equal(e.GOODPUT_GPU_TYPE, 'conformance-type', 'the launch request names the GPU type of its devices');
         assert.equal(e.GOODPUT_CHECKPOINT_DIR, join(req.job_dir, 'checkpoint'));
         assert.equal(e.USER_VAR, 'x');
         assert.equal(e.GOODPUT_SERVER_ONLY, undefined, "the server's own GOODPUT_* variables do not reach replicas");

@@ -28,6 +28,8 @@ export interface ContractInput {
   max_restarts: number;
   /** Whether the environment the program starts from already sets OMP_NUM_THREADS. */
   omp_set: boolean;
+  /** GPU type of the attempt's devices (backends/device-type.ts); absent: GOODPUT_GPU_TYPE is not set. */
+  gpu_type?: string;
 }
 
 /** The variables of one attempt: `common` to every rank, `ranks[r]` of rank r. */
@@ -65,6 +67,7 @@ export function contractEnv(i: ContractInput): ContractEnv {
     GOODPUT_CHECKPOINT_DIR: i.checkpoint_dir,
     GOODPUT_ATTEMPT: String(i.attempt),
     GOODPUT_NUM_NODES: String(groups.length),
+    ...(i.gpu_type !== undefined ? { GOODPUT_GPU_TYPE: i.gpu_type } : {}),
   };
   const ranks = i.rank_nodes.map((node, rank) => {
     const same = i.rank_nodes.filter((n) => n === node).length;

@@ -42,7 +42,7 @@ export function renderJob(job: JobDetail, events: readonly EventView[], reports:
     `job        ${job.id} (${job.name}) of ${job.user}`,
     `state      ${job.state}: ${job.reason}`,
     `command    ${JSON.stringify(job.spec.command)} in ${job.spec.workdir}${envs.length ? ` (${envs.join(', ')})` : ''}`,
-    `replicas   ${job.replicas} (min ${job.spec.min_replicas}, max ${job.spec.max_replicas}) on ${unit}(s) ${job.devices.join(',') || '-'}`,
+    `replicas   ${job.replicas} (min ${job.spec.min_replicas}, max ${job.spec.max_replicas}) on ${unit}(s) ${job.devices.join(',') || '-'}${job.gpu_type !== null && job.device_kind === 'gpu' ? ` of type ${job.gpu_type}` : ''}`,
     ...insightLines(job.insight),
     profileLine(job, events),
     `doctor     ${liveVerdict(reports)?.line ?? 'no step breakdown reported yet (the SDK reports one per step)'}`,

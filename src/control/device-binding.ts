@@ -1,4 +1,5 @@
 /** Turning a policy's allocations (node index per replica) into concrete device indices. */
+import type { NodeInfo } from '../core/cluster.js';
 import { validateDecision } from '../policy/validate-decision.js';
 import type { JobRecord } from '../store/types.js';
 import { holdsDevices } from './snapshot.js';
@@ -16,10 +17,10 @@ export type DeviceAssignment = { ok: true; devices: Map<string, number[]> } | { 
  * indices of node n) so that jobs keep the devices they hold on a node as far as their new
  * replica count there allows, and growing jobs take free devices in index order. Never gives a
  * device to two jobs; refuses a decision that fails validateDecision (a job not in `jobs`, an
- * unknown node, over-commit of a node's usable devices). Pure.
+ * unknown node, over-commit of a node's usable devices, a job on nodes of two `types`). Pure.
  */
-export function assignDevices(jobs: readonly JobRecord[], allocations: Record<string, readonly number[]>, nodeDevices: readonly (readonly number[])[]): DeviceAssignment {
-  const check = validateDecision({ nodes: nodeDevices.map((d) => ({ gpus: d.length })), jobs }, allocations);
+export function assignDevices(jobs: readonly JobRecord[], allocations: Record<string, readonly number[]>, nodeDevices: readonly (readonly number[])[], types?: readonly Pick<NodeInfo, 'gpu_type'>[]): DeviceAssignment {
+  const check = validateDecision({ nodes: nodeDevices.map((d, i) => ({ gpus: d.length, ...(types?.[i]?.gpu_type !== undefined ? { gpu_type: types[i]!.gpu_type } : {}) })), jobs }, allocations);
   if (!check.ok) return check;
   const taken = nodeDevices.map(() => new Set<number>());
   // Per job and node: the devices it keeps (first pass) and then gets (second pass).

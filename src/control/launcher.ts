@@ -5,6 +5,7 @@
 import { GoodputError } from '../core/errors.js';
 import type { JobRecord } from '../store/types.js';
 import type { ControllerContext } from './controller-context.js';
+import { gpuTypeOf } from './profile-book.js';
 import type { Supervisor } from './supervisor.js';
 import { jobToken } from './tokens.js';
 import { launchWait } from './launch-wait.js';
@@ -70,6 +71,7 @@ export class Launcher {
         devices: job.devices,
         nodes: job.allocation,
         num_nodes: new Set(job.allocation).size,
+        gpu_type: gpuTypeOf(job, backend.nodes()),
         api_url,
         token: jobToken(secret, job.id),
         job_dir,

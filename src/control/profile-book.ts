@@ -4,7 +4,8 @@
  * are model/ (discard.ts, progress.ts) and goodput/key-profile.ts, shared with the simulator;
  * the profiles live in the store.
  */
-import type { BackendNode, DeviceInfo } from '../backends/backend.js';
+import type { BackendNode } from '../backends/backend.js';
+import { deviceType } from '../backends/device-type.js';
 import { profileKeyOf } from '../core/profile-key.js';
 import { scopedKey } from '../core/profile-scope.js';
 import { addToProfile, emptyProfile, MEASURED_ERROR_TOLERANCE, measuredError, type GradSample, type KeyProfile } from '../goodput/key-profile.js';
@@ -16,11 +17,7 @@ import { isTerminal } from '../store/lifecycle.js';
 import type { KeyProfileUpdate, Store } from '../store/store.js';
 import type { JobRecord, StoredKeyProfile } from '../store/types.js';
 
-/** The GPU type of a device: a GPU's model name (nvidia-smi, Slurm's gres type), `cpu` for CPU slots. */
-export function deviceType(device: DeviceInfo | undefined): string {
-  if (!device || device.kind === 'cpu') return 'cpu';
-  return device.name.trim() || 'gpu';
-}
+export { deviceType } from '../backends/device-type.js';
 
 /**
  * The GPU type a job runs on: that of the first device of its binding, else (not placed) that of
@@ -227,6 +224,21 @@ export class ProfileBook {
     if (job.profile_use === 'discarded') return undefined;
     const profile = this.newest.get(profileId(gpuTypeOf(job, this.nodes()), this.storedKey(job)));
     return profile?.perf && fromOthers(profile, job.id) ? profile : undefined;
+  }
+
+  /**
+   * The job's key's profile on each of `types` that has a fit, whoever measured it (the job
+   * itself included: what it measured on a type it has left is its model there). For a typed
+   * policy (control/typed-snapshot.ts). A job that discarded its profile gets none.
+   */
+  async byType(job: JobRecord, types: readonly string[]): Promise<Map<string, StoredKeyProfile>> {
+    const out = new Map<string, StoredKeyProfile>();
+    if (job.profile_use === 'discarded') return out;
+    for (const t of types) {
+      const stored = await this.store.getKeyProfile(this.storedKey(job), t);
+      if (stored?.perf) out.set(t, stored);
+    }
+    return out;
   }
 
   private remember<T extends StoredKeyProfile | undefined>(id: string, profile: T): T {

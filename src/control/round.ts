@@ -16,10 +16,14 @@ import { deviceUnit, resizeReason } from './insight.js';
 import { nodeProblems } from './node-problems.js';
 import type { ProfileBook } from './profile-book.js';
 import { buildSnapshot, holdsDevices } from './snapshot.js';
+import { isMixed, toGroups, toMachines, typedInventory, type TypedInventory } from './typed-nodes.js';
+import { mixedDecision, typedPolicyFor, type TypedDecider } from './typed-round.js';
 
 export class Round {
   private readonly counters = { rounds_total: 0, round_seconds_sum: 0, last_round_s: 0 };
   private readonly latestRejections = new Map<string, Rejection>();
+  /** The typed counterpart of the policy, made the first time the cluster holds two GPU types. */
+  private typed: Promise<TypedDecider | undefined> | undefined;
 
   constructor(
     private readonly ctx: ControllerContext,
@@ -37,9 +41,12 @@ export class Round {
     return { ...this.counters };
   }
 
-  /** The nodes of this cluster as the policy sees them: the devices Goodput may use on each. */
+  /**
+   * The nodes of this cluster as the policy sees them: per machine, one node for each GPU type on
+   * it (control/typed-nodes.ts), with the devices Goodput may use.
+   */
   nodes(): NodeInfo[] {
-    return this.ctx.config.backend.nodes().map((n, index) => ({ index, name: n.name, gpus: n.usable, preemptible: false }));
+    return typedInventory(this.ctx.config.backend.nodes()).nodes;
   }
 
   /** One round; `then` runs after the decision was applied (the launcher's pump). */
@@ -55,12 +62,22 @@ export class Round {
     for (const p of nodeProblems(jobs, backend.nodes())) await this.ctx.noteOnce(p.job_id, p.key, 'node-unavailable', p.reason);
     if (jobs.length > 0) {
       const profiles = (await this.profiles?.forRound(jobs)) ?? new Map<string, StoredKeyProfile>();
-      const decision = policy.decide(buildSnapshot(this.nodes(), jobs, this.ctx.now(), profiles));
+      const inv = typedInventory(backend.nodes());
+      // Stored allocations name machines; the policy's name the typed groups on them.
+      const grouped = jobs.map((j) => (j.allocation.length > 0 ? { ...j, allocation: toGroups(inv, j.allocation, j.devices) } : j));
+      const snapshot = buildSnapshot(inv.nodes, grouped, this.ctx.now(), profiles);
+      let decision;
+      if (isMixed(inv)) {
+        this.typed ??= typedPolicyFor(policy);
+        decision = await mixedDecision(policy, await this.typed, { inv, machines: backend.nodes(), jobs, grouped, snapshot, now_ms: this.ctx.now(), profiles: this.profiles, own_profiles: profiles });
+      } else {
+        decision = policy.decide(snapshot);
+      }
       this.latestRejections.clear();
       for (const [id, r] of Object.entries(decision.rejections ?? {})) this.latestRejections.set(id, r);
       const unit = `${deviceUnit(backend.nodes().flatMap((n) => n.devices))}(s)`;
-      for (const w of gangWaits(jobs, decision.allocations, this.nodes().reduce((k, n) => k + n.gpus, 0), unit)) await this.ctx.noteOnce(w.job_id, w.key, 'waiting', w.reason);
-      await this.apply(jobs, decision.allocations, profiles);
+      for (const w of gangWaits(jobs, decision.allocations, inv.nodes.reduce((k, n) => k + n.gpus, 0), unit)) await this.ctx.noteOnce(w.job_id, w.key, 'waiting', w.reason);
+      await this.apply(grouped, decision.allocations, profiles, inv);
       await then();
     }
     const took_s = (performance.now() - t0) / 1000;
@@ -69,10 +86,11 @@ export class Round {
     this.counters.last_round_s = took_s;
   }
 
-  private async apply(jobs: readonly JobRecord[], allocations: Record<string, readonly number[]>, profiles: ReadonlyMap<string, StoredKeyProfile>): Promise<void> {
+  /** Applies `allocations` (on the policy's nodes) to `jobs` (their allocations on the same nodes). */
+  private async apply(jobs: readonly JobRecord[], allocations: Record<string, readonly number[]>, profiles: ReadonlyMap<string, StoredKeyProfile>, inv: TypedInventory): Promise<void> {
     const { store, backend, policy } = this.ctx.config;
-    const nodeDevices = backend.nodes().map((n) => n.devices.slice(0, n.usable).map((d) => d.index));
-    const assigned = assignDevices(jobs, allocations, nodeDevices);
+    const nodeDevices = inv.groups.map((g) => g.usable);
+    const assigned = assignDevices(jobs, allocations, nodeDevices, inv.nodes);
     if (!assigned.ok) {
       this.ctx.log(`scheduler: ignoring decision of ${policy.name}: ${assigned.reason}`);
       return;
@@ -83,8 +101,8 @@ export class Round {
     for (const job of jobs) {
       const allocation = [...(allocations[job.id] ?? [])];
       if (sameAllocation(allocation, job.allocation)) continue;
-      const binding: DeviceBinding = { allocation, devices: assigned.devices.get(job.id) ?? [] };
-      const why = resizeReason(job, job.allocation.length, allocation.length, context);
+      const binding: DeviceBinding = { allocation: toMachines(inv, allocation), devices: assigned.devices.get(job.id) ?? [] };
+      const why = resizeReason(job, job.allocation.length, allocation.length, context) + typeChange(inv, job.allocation, allocation);
       switch (job.state) {
         case 'queued':
         case 'preempted':
@@ -106,4 +124,12 @@ export class Round {
       }
     }
   }
+}
+
+/** ' on TYPE' for a start, a move or a resize on a cluster of several GPU types; '' otherwise. */
+function typeChange(inv: TypedInventory, from: readonly number[], to: readonly number[]): string {
+  if (!isMixed(inv) || to.length === 0) return '';
+  const type = (a: readonly number[]) => (a.length > 0 && a[0]! >= 0 ? inv.nodes[a[0]!]!.gpu_type : undefined);
+  const was = type(from);
+  return was !== undefined && was !== type(to) ? `; moved from ${was} to ${type(to)}` : `; on ${type(to)}`;
 }

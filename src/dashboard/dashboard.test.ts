@@ -96,6 +96,7 @@ describe('dashboard in chromium', { timeout: 240_000 }, () => {
     await waitFor("alice's devices in the grid", 10_000, async () => (await mine.count()) === detail.devices.length);
     assert.equal(await page.locator(`#cluster-grid .cell[data-job="${jobs.bob}"]`).count(), 0);
     assert.ok((await page.locator('#cluster-grid .cell.other').count()) >= 1, "bob's devices are shown as another user's");
+    assert.equal(await page.locator('#cluster-grid .node-types').first().innerText(), 'cpu', "the node's GPU types (CPU slots are type cpu)");
     assert.ok(Number(await page.locator('.timeline canvas').getAttribute('data-bands')) >= 1, 'timeline has bands');
     await shot('cluster-alice');
   });
@@ -115,6 +116,7 @@ describe('dashboard in chromium', { timeout: 240_000 }, () => {
     });
     await waitFor('log tail', 10_000, async () => (await page.locator('#log').innerText()).includes('synthetic: resumed'));
     assert.equal(await page.locator('#cancel').count(), 1, 'the owner may cancel');
+    assert.equal(await page.locator('#job-gpu-type div').last().innerText(), 'cpu', 'the GPU type of its devices');
   });
 
   it("bob cannot open alice's job page, and cancels his own job", async () => {

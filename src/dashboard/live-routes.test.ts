@@ -21,7 +21,7 @@ const dir = mkdtempSync(join(tmpdir(), 'goodput-dash-routes-'));
 const store = new SqliteStore(join(dir, 'db.sqlite'));
 const secret = 'test-secret';
 const spec: JobSpec = { name: 'x', command: ['true'], workdir: dir, env: {}, min_replicas: 0, max_replicas: 4, max_restarts: 1, preemptible: true, priority: 0 };
-const nodes: NodeView[] = [{ name: 'local', usable: 3, note: '', devices: [0, 1, 2].map((index) => ({ index, kind: 'gpu' as const, name: 'GPU', job: index === 0 ? 'a1' : index === 1 ? 'b1' : null, busy: index < 2 })) }];
+const nodes: NodeView[] = [{ name: 'local', usable: 3, note: '', gpu_types: ['GPU'], devices: [0, 1, 2].map((index) => ({ index, kind: 'gpu' as const, name: 'GPU', type: 'GPU', job: index === 0 ? 'a1' : index === 1 ? 'b1' : null, busy: index < 2 })) }];
 const rejection = (id: string) => (id === 'q1' ? { code: 'E_NO_CAPACITY', message: 'goodput: no free GPU for its min_replicas' } : undefined);
 // Carol's job c1 starts from its key's profile (Controller.profilesFor), as the scheduler sees it.
 const perf = { alpha_c: 0.02, beta_c: 0.001, alpha_n: 0.2, beta_n: 0.01, alpha_r: 0.05, beta_r: 0.005, gamma: 1.5 };

@@ -83,6 +83,7 @@ export function liveRoutes(s: LiveSources): Hono<ApiEnv> {
     const holders: ClusterResponse['holders'] = {};
     const nodes: ClusterNode[] = views.map((n) => ({
       name: n.name,
+      gpu_types: n.gpu_types,
       devices: n.devices.map((d) => {
         const job = d.job === null ? undefined : byId.get(d.job);
         if (d.job === null) return { index: d.index, kind: d.kind, name: d.name, use: d.busy ? ('other' as const) : ('free' as const), job: null };

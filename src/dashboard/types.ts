@@ -87,6 +87,8 @@ export interface ClusterDevice {
 
 export interface ClusterNode {
   name: string;
+  /** GPU types of its devices in order of first appearance (NodeView.gpu_types). */
+  gpu_types: string[];
   devices: ClusterDevice[];
 }
 

@@ -31,10 +31,10 @@ export function tempDataDir(prefix = 'goodput-e2e-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
-/** Starts `goodput up --data-dir DIR --port 0 ...args` in its own process group; resolves once it serves. */
-export async function startServerProcess(data_dir: string, args: readonly string[]): Promise<ServerProcess> {
+/** Starts `goodput up --data-dir DIR --port 0 ...args` in its own process group (with `env` added to this process's); resolves once it serves. */
+export async function startServerProcess(data_dir: string, args: readonly string[], env?: Readonly<Record<string, string>>): Promise<ServerProcess> {
   const fd = openSync(join(data_dir, 'up.log'), 'a');
-  const child = spawn(process.execPath, [CLI, 'up', '--data-dir', data_dir, '--port', '0', ...args], { detached: true, stdio: ['ignore', fd, fd] });
+  const child = spawn(process.execPath, [CLI, 'up', '--data-dir', data_dir, '--port', '0', ...args], { detached: true, stdio: ['ignore', fd, fd], ...(env ? { env: { ...process.env, ...env } } : {}) });
   const pid = child.pid!;
   const file = join(data_dir, 'server.json');
   for (let i = 0; i < 600; i++) {

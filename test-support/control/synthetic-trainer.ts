@@ -10,9 +10,12 @@
  *
  *   node synthetic-trainer.js [--app cifar10] [--samples N] [--time-scale F]
  *        [--fail-at-step K] [--report-every-s S] [--unknown-length] [--multi-replica-slowdown F]
+ *        [--type-slowdown TYPE=F[,TYPE=F...]]
  *
  * `--multi-replica-slowdown F` makes every step F times slower on more than one replica (a job
- * that scales badly, whatever its model predicted from one replica).
+ * that scales badly, whatever its model predicted from one replica). `--type-slowdown t4=8` makes
+ * every step (and its sync) 8 times slower on GPUs of type `t4`, the type the control plane names
+ * in GOODPUT_GPU_TYPE (docs/contract.md): a job that runs much faster on one GPU type.
  *
  * Log lines the tests parse: `synthetic: resumed step=S samples=N attempt=A world=W`,
  * `synthetic: checkpointed step=S samples=N attempt=A`, `synthetic: done step=S samples=N`.
@@ -36,6 +39,7 @@ const { values } = parseArgs({
     'report-every-s': { type: 'string', default: '0.3' },
     'unknown-length': { type: 'boolean', default: false },
     'multi-replica-slowdown': { type: 'string', default: '1' },
+    'type-slowdown': { type: 'string', default: '' },
   },
   strict: true,
 });
@@ -52,7 +56,9 @@ const target = Number(values.samples);
 const timeScale = Number(values['time-scale']);
 const failAt = values['fail-at-step'] === undefined ? undefined : Number(values['fail-at-step']);
 const reportEvery_ms = Number(values['report-every-s']) * 1000;
-const slowdown = world > 1 ? Number(values['multi-replica-slowdown']) : 1;
+const typeFactors = new Map(values['type-slowdown'].split(',').filter(Boolean).map((kv) => [kv.split('=')[0]!, Number(kv.split('=')[1])]));
+const typeFactor = typeFactors.get(env.GOODPUT_GPU_TYPE ?? '') ?? 1;
+const slowdown = (world > 1 ? Number(values['multi-replica-slowdown']) : 1) * typeFactor;
 
 /** Step and sync time by local batch for this world size (single node: placement = "W"). */
 function loadTrace(app: string, replicas: number): { bsz: number; step: number; sync: number }[] {
@@ -153,7 +159,7 @@ async function main(): Promise<number> {
     }
     pending.push({
       time_s: Date.now() / 1000, step: state.step, num_nodes: nodes, num_replicas: world, local_bsz, accum_steps,
-      step_time_s, sync_time_s: t.sync, grad_sqr: 1.0, grad_var: 4.0, samples: state.samples,
+      step_time_s, sync_time_s: t.sync * typeFactor, grad_sqr: 1.0, grad_var: 4.0, samples: state.samples,
       ...(values['unknown-length'] ? {} : { remaining_samples: Math.max(0, target - state.samples) }),
     });
     if (Date.now() - lastReport >= reportEvery_ms) {

@@ -15,11 +15,12 @@ export function ClusterPage() {
   if (!data) return <ErrorLine error={error} loading />;
   const devices = data.nodes.flatMap((n) => n.devices);
   const count = (use: string) => devices.filter((d) => d.use === use).length;
+  const types = [...new Set(data.nodes.flatMap((n) => n.gpu_types))];
   return (
     <div class="page">
       <ErrorLine error={error} />
       <div class="summary">
-        <span><b>{devices.length}</b> devices on <b>{data.nodes.length}</b> node(s)</span>
+        <span><b>{devices.length}</b> devices on <b>{data.nodes.length}</b> node(s){types.length > 1 ? <>, <b>{types.length}</b> GPU types ({types.join(', ')})</> : null}</span>
         <span class="legend free">free {count('free')}</span>
         <span class="legend job">jobs {count('job')}</span>
         <span class="legend other">other users' jobs {count('other')}</span>
@@ -28,7 +29,7 @@ export function ClusterPage() {
       <div class={`nodes ${devices.length > 64 ? 'compact' : devices.length <= 16 ? 'wide' : ''}`} id="cluster-grid">
         {data.nodes.map((n) => (
           <div class="node" key={n.name}>
-            <div class="node-name">{n.name}</div>
+            <div class="node-name">{n.name} <span class="muted node-types">{n.gpu_types.join(' + ')}</span></div>
             <div class="cells">
               {n.devices.map((d) => {
                 const holder = d.job ? data.holders[d.job] : undefined;

@@ -44,6 +44,7 @@ export function JobPage(p: { id: string; me: WhoAmI }) {
         <Fact label="user" value={j.user} />
         <Fact label="replicas" value={`${j.replicas} (${j.spec.min_replicas}–${j.spec.max_replicas})`} />
         <Fact label="devices" value={j.devices.join(', ') || '–'} />
+        {j.gpu_type !== null && <Fact id="job-gpu-type" label="GPU type" value={j.gpu_type} />}
         {j.insight.batch && <Fact id="job-batch" label="batch (local x accumulation x replicas)" value={batchText(j.insight.batch, j.insight.lr_scale)} />}
         <Fact label="step" value={fmtNumber(j.step)} />
         <Fact label="samples" value={fmtNumber(j.samples)} />

@@ -29,6 +29,11 @@ export interface SlurmClusterOptions {
   /** Partition name. Default 'gpu'. */
   partition?: string;
   /**
+   * GRES type of each node's GPUs, in node order (e.g. ['a100', 't4']: gp1 has 4 `gpu:a100`, gp2
+   * 4 `gpu:t4`); default `fakegpu` on every node.
+   */
+  gpu_types?: readonly string[];
+  /**
    * A directory this node does not share with the others: its slurmd (and every task it starts)
    * runs in a private mount namespace with an empty tmpfs over `dir`, as on a cluster whose
    * nodes do not mount the server's file system.
@@ -55,13 +60,14 @@ export interface SlurmCluster {
 
 /**
  * Starts slurmctld and `nodes` slurmd instances (names gp1, gp2, ...), `gpus_per_node` fake
- * GPUs of type `fakegpu` each, and resolves once `sinfo` shows every node idle (60 s at most).
+ * GPUs of type `fakegpu` (or `gpu_types[i]`) each, and resolves once `sinfo` shows every node idle (60 s at most).
  */
 export async function startSlurmCluster(options: SlurmClusterOptions = {}): Promise<SlurmCluster> {
   const count = options.nodes ?? 2;
   const gpus = options.gpus_per_node ?? 4;
   const cpus = options.cpus_per_node ?? 8;
   const partition = options.partition ?? 'gpu';
+  const typeOf = (i: number) => options.gpu_types?.[i] ?? 'fakegpu';
   const dir = mkdtempSync(join(tmpdir(), 'goodput-slurm-'));
   const nodes = Array.from({ length: count }, (_, i) => `gp${i + 1}`);
   for (const sub of ['state', 'log', 'dev', ...nodes.map((n) => `spool/${n}`)]) mkdirSync(join(dir, sub), { recursive: true });
@@ -98,11 +104,11 @@ export async function startSlurmCluster(options: SlurmClusterOptions = {}): Prom
     'KillWait=5',
     'JobAcctGatherType=jobacct_gather/none',
     'AccountingStorageType=accounting_storage/none',
-    ...nodes.map((n, i) => `NodeName=${n} NodeHostname=${host} NodeAddr=127.0.0.1 Port=${ports[i + 1]} CPUs=${cpus} RealMemory=4000 Gres=gpu:fakegpu:${gpus}`),
+    ...nodes.map((n, i) => `NodeName=${n} NodeHostname=${host} NodeAddr=127.0.0.1 Port=${ports[i + 1]} CPUs=${cpus} RealMemory=4000 Gres=gpu:${typeOf(i)}:${gpus}`),
     `PartitionName=${partition} Nodes=${nodes.join(',')} Default=YES MaxTime=INFINITE State=UP`,
     '',
   ].join('\n'));
-  writeFileSync(join(dir, 'gres.conf'), nodes.map((n, i) => `NodeName=${n} Name=gpu Type=fakegpu File=${dir}/dev/gpu[${i * gpus}-${(i + 1) * gpus - 1}]\n`).join(''));
+  writeFileSync(join(dir, 'gres.conf'), nodes.map((n, i) => `NodeName=${n} Name=gpu Type=${typeOf(i)} File=${dir}/dev/gpu[${i * gpus}-${(i + 1) * gpus - 1}]\n`).join(''));
   const env = { SLURM_CONF: conf };
   const cmd = async (command: string, args: readonly string[]) => (await run(command, [...args], { env: { ...process.env, ...env }, timeout: 30_000 })).stdout;
   let stopped = false;
