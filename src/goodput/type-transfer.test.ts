@@ -16,6 +16,8 @@ interface World {
   gamma: number;
   /** Multi-GPU micro-step time over one-GPU micro-step time, per shape; absent: 1. */
   contention?: (num_nodes: number, num_replicas: number) => number;
+  /** Host work per step that the GPUs of a node share (s), a floor under the multi-GPU micro-step; absent: none. */
+  host_s?: (num_nodes: number, num_replicas: number) => number;
 }
 
 function measure(w: World): TypeMeasurement[] {
@@ -23,7 +25,8 @@ function measure(w: World): TypeMeasurement[] {
     BATCHES.map((local_bsz) => {
       const num_nodes = placement.length;
       const num_replicas = placement.reduce((s, g) => s + g, 0);
-      const compute = w.compute_s(local_bsz) * (num_replicas > 1 && w.contention ? w.contention(num_nodes, num_replicas) : 1);
+      const gpu_s = w.compute_s(local_bsz) * (num_replicas > 1 && w.contention ? w.contention(num_nodes, num_replicas) : 1);
+      const compute = num_replicas > 1 && w.host_s ? Math.max(gpu_s, w.host_s(num_nodes, num_replicas)) : gpu_s;
       const network = w.size * w.network_s(num_nodes, num_replicas);
       // One GPU: a small measured sync that is not network time (the traces' one-GPU rows have one too).
       const step_time_s = num_replicas > 1 ? overlapStep_s(compute, network, w.gamma) : compute + 0.01 * network;
@@ -86,6 +89,20 @@ describe('cross-type transfer', () => {
         const step = predict?.(m.num_nodes, m.num_replicas, m.local_bsz) as number;
         assert.ok(Math.abs(step / m.step_time_s - 1) < 1e-9, `${JSON.stringify(m)}: predicted ${step}`);
       }
+    }
+  });
+
+  it('keeps a host-bound job at its host floor on a faster type, where one-GPU compute alone would be 3x off', () => {
+    // The host work grows with the GPUs on a node and exceeds every batch's GPU compute of job 0 on both types.
+    const host_s = (n: number, r: number): number => 0.08 * (r / n);
+    const hostBound = (world: World, j: number): World => (j === 0 ? { ...world, host_s, size: 0.01 } : world);
+    const jobs: TransferJob[] = JOBS.map((j, i) => ({ reference: measure(hostBound(referenceWorld(j, 2), i)), target: measure(hostBound(targetWorld(j, 2), i)) }));
+    const job = jobs[0] as TransferJob;
+    const others = jobs.slice(1);
+    const predict = transferPredictor({ reference: job.reference, target: oneGpu(job.target) }, fitTypeFactors(others));
+    for (const m of job.target.filter((r) => r.num_replicas > 1)) {
+      const step = predict?.(m.num_nodes, m.num_replicas, m.local_bsz) as number;
+      assert.ok(Math.abs(m.step_time_s / step - 1) < 0.02, `${JSON.stringify(m)}: predicted ${step}`);
     }
   });
 
