@@ -14,6 +14,7 @@ import type { Rejection } from '../policy/policy.js';
 import type { Store } from '../store/store.js';
 import type { JobRecord, StoredKeyProfile } from '../store/types.js';
 import { jobRow, jobSeries } from './job-metrics.js';
+import { registerPlanRoute } from './plan-route.js';
 import { liveTimeline } from './timeline.js';
 import type { ClusterNode, ClusterResponse, JobsResponse, WhoAmI } from './types.js';
 
@@ -95,6 +96,8 @@ export function liveRoutes(s: LiveSources): Hono<ApiEnv> {
     const timeline = await liveTimeline(s.store, jobs, nodes, visible, now_ms - hours * HOUR_MS, now_ms);
     return c.json<ClusterResponse>({ now_ms, nodes, holders, timeline });
   });
+
+  registerPlanRoute(app, s.store);
 
   return app;
 }
