@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { GoodputClient } from '../client/client.js';
 import { cleanup, startServerProcess, tempDataDir, TRAINER, waitFor, type ServerProcess } from '../../test-support/control/harness.js';
-import { saveToDataDir } from '../cli/profile/profile-file.js';
+import { saveToDataDir } from '../datadir/profile-file.js';
 import { dashboardFile } from './live.js';
 import { launchBrowser, screenshotDir, type Browser } from './testing/browser.js';
 

@@ -29,6 +29,8 @@ export interface LiveSources {
   profiles?: (jobs: readonly JobRecord[]) => Promise<ReadonlyMap<string, StoredKeyProfile>>;
   /** The policy's latest refusal for a waiting job, if any. */
   rejection?: (job_id: string) => Rejection | undefined;
+  /** The server's data directory (the plan page reads the memory profiles `goodput profile` keeps there). */
+  data_dir?: string;
   now?: () => number;
 }
 
@@ -97,7 +99,7 @@ export function liveRoutes(s: LiveSources): Hono<ApiEnv> {
     return c.json<ClusterResponse>({ now_ms, nodes, holders, timeline });
   });
 
-  registerPlanRoute(app, s.store);
+  registerPlanRoute(app, s.store, s.data_dir);
 
   return app;
 }

@@ -3,8 +3,9 @@
  * the control plane learned (the store the policy reads) with the same planner as `goodput plan`
  * (model/plan-report.ts), for the profiles the caller may read (as GET /v1/profiles).
  * Query: `gpus` (default 1,2,4,8,16,32), `target_samples` (default 1e6), `deadline_s`, `budget`,
- * `gpu_type` (comma-separated). The memory profile `goodput profile` keeps beside the store is
- * not read here: the page says memory is not checked.
+ * `gpu_type` (comma-separated). With the server's data directory, the memory profiles and notes
+ * `goodput profile` keeps beside the store (planner-profiles.json) are read too, so memory is
+ * checked as in `goodput plan`.
  */
 import type { Hono } from 'hono';
 import { requireUser, type ApiEnv } from '../api/auth.js';
@@ -19,12 +20,13 @@ import type { DeviceProfile } from '../model/plan-types.js';
 import type { Store } from '../store/store.js';
 import type { StoredKeyProfile } from '../store/types.js';
 import { DEFAULT_GPU_TABLE, readGpuTable } from '../datadir/gpu-table.js';
+import { readSideBook, type SideBook } from '../datadir/profile-file.js';
 
-const MEMORY_NOTE = 'memory not checked on this page (the dashboard reads the store, not the memory profile goodput profile keeps beside it): goodput plan KEY checks it';
-
-function deviceProfile(p: StoredKeyProfile): DeviceProfile {
-  const device: DeviceProfile = { gpu_type: p.gpu_type, points: p.points, grad: p.grad, limits: p.limits, notes: [] };
+function deviceProfile(p: StoredKeyProfile, side: SideBook): DeviceProfile {
+  const extra = side[p.key]?.[p.gpu_type];
+  const device: DeviceProfile = { gpu_type: p.gpu_type, points: p.points, grad: p.grad, limits: p.limits, notes: extra?.notes ?? [] };
   if (p.model_parameters !== undefined) device.model_parameters = p.model_parameters;
+  if (extra?.memory) device.memory = extra.memory;
   return device;
 }
 
@@ -35,8 +37,11 @@ function numberQuery(name: string, value: string | undefined, fallback: number |
   return x;
 }
 
-/** Registers `GET /dash/plan/:key` on `app` (behind the dashboard's authentication). */
-export function registerPlanRoute(app: Hono<ApiEnv>, store: Store): void {
+/**
+ * Registers `GET /dash/plan/:key` on `app` (behind the dashboard's authentication); `data_dir`:
+ * the server's data directory, where `goodput profile` keeps memory profiles.
+ */
+export function registerPlanRoute(app: Hono<ApiEnv>, store: Store, data_dir?: string): void {
   app.get('/dash/plan/:key', async (c) => {
     const p = requireUser(c.get('principal'));
     const key = c.req.param('key');
@@ -51,17 +56,18 @@ export function registerPlanRoute(app: Hono<ApiEnv>, store: Store): void {
     const types = c.req.query('gpu_type')?.split(',').map((t) => t.trim()).filter((t) => t !== '');
     const may = await profileVisibility(store, p.user, p.admin);
     const byKey = new Map<string, DeviceProfile[]>();
+    const side = data_dir === undefined ? {} : readSideBook(data_dir);
     for (const sp of (await store.listKeyProfiles()).filter(may)) {
       // The caller's own scoped profile and the shared one of a key plan together, as the policy reads them.
       const plain = splitScopedKey(sp.key).key;
-      byKey.set(plain, [...(byKey.get(plain) ?? []), deviceProfile(sp)]);
+      byKey.set(plain, [...(byKey.get(plain) ?? []), deviceProfile(sp, side)]);
     }
     const profiles = byKey.get(key) ?? [];
     if (profiles.length === 0) throw new GoodputError('E_NOT_FOUND', `no profile '${key}'${p.admin ? '' : " among your jobs' keys"}; a key gets a profile once a job of it has reported, or from goodput profile`);
     const others = [...byKey.entries()].filter(([k]) => k !== key).map(([, v]) => v);
     let report: PlanReport;
     try {
-      report = planReport({ key, profiles, others, table: readGpuTable(DEFAULT_GPU_TABLE()), table_source: 'data/gpus.json', request, types, notes: [MEMORY_NOTE] });
+      report = planReport({ key, profiles, others, table: readGpuTable(DEFAULT_GPU_TABLE()), table_source: 'data/gpus.json', request, types, notes: data_dir === undefined ? ['memory not checked: the dashboard was started without the data directory that holds the memory profiles'] : [] });
     } catch (error) {
       if (error instanceof GoodputError) throw error;
       throw new GoodputError('E_INPUT', `plan: ${(error as Error).message}`);

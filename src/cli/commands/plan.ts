@@ -8,7 +8,7 @@ import type { DeviceProfile } from '../../model/plan-types.js';
 import { DEFAULT_GPU_TABLE, readGpuTable } from '../../datadir/gpu-table.js';
 import { numberFlag, parseFlags, type CliCommand } from '../command.js';
 import { renderPlan, renderPlanHtml } from '../plan-render.js';
-import { loadFromDataDir, readProfileFile } from '../profile/profile-file.js';
+import { loadFromDataDir, readProfileFile } from '../../datadir/profile-file.js';
 
 const flags = {
   gpus: { type: 'string' },

@@ -7,7 +7,7 @@ import { usageError } from '../../core/errors.js';
 import { defaultDataDir } from '../../client/connect.js';
 import { numberFlag, parseFlags, type CliCommand } from '../command.js';
 import { checkMissingDashDash } from '../job-command.js';
-import { saveToDataDir, writeProfileFile, type ProfileFile } from '../profile/profile-file.js';
+import { saveToDataDir, writeProfileFile, type ProfileFile } from '../../datadir/profile-file.js';
 import { runProfile, workDir } from '../profile/runner.js';
 import { defaultProfileKey } from '../../core/profile-key.js';
 
