@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { TypeMeasurement } from './type-measurement.js';
-import { batchCurve, factorAt, fitTypeFactors, learnTypeFactors, oneGpuRatioStep_s, overlapStep_s, transferPredictor, type TransferJob } from './type-transfer.js';
+import { batchCurve, factorAt, fitTypeFactors, learnTypeFactors, leftOutPredictor, oneGpuRatioStep_s, overlapStep_s, transferPredictor, type TransferJob } from './type-transfer.js';
 
 const BATCHES = [4, 8, 16, 32];
 const PLACEMENTS = [[1], [2], [4], [1, 1], [2, 2], [4, 4], [4, 4, 4]];
@@ -113,6 +113,25 @@ describe('cross-type transfer', () => {
     const withOwn = transferPredictor(first, factors);
     const without = transferPredictor({ reference: first.reference, target: oneGpu(first.target) }, factors);
     for (const [n, r, b] of [[2, 8, 8], [1, 4, 16], [3, 12, 4]] as const) assert.equal(withOwn?.(n, r, b), without?.(n, r, b));
+  });
+
+  it("leaving a job out, its prediction does not move when its own multi-GPU rows on the target are perturbed", () => {
+    // Job 0 host-bound, so the host floor's path is covered too.
+    const jobs: TransferJob[] = JOBS.map((j, i) => {
+      const host = (w: World): World => (i === 0 ? { ...w, host_s: (n, r) => 0.08 * (r / n) } : w);
+      return { reference: measure(host(referenceWorld(j, 2))), target: measure(host(targetWorld(j, 2))) };
+    });
+    // bench:plan's protocol: the whole job (its multi-GPU target rows included) and the others.
+    const predictions = (all: readonly TransferJob[]): number[] => {
+      const job = all[0] as TransferJob;
+      const { predict } = leftOutPredictor(job, all.slice(1));
+      return job.target.filter((m) => m.num_replicas > 1).map((m) => predict?.(m.num_nodes, m.num_replicas, m.local_bsz) as number);
+    };
+    const first = jobs[0] as TransferJob;
+    const perturbed = { ...first, target: first.target.map((m) => (m.num_replicas > 1 ? { ...m, step_time_s: 3 * m.step_time_s, sync_time_s: 2 * m.sync_time_s } : m)) };
+    assert.deepEqual(predictions([perturbed, ...jobs.slice(1)]), predictions(jobs));
+    const otherPerturbed = jobs.map((job, i) => (i === 1 ? { ...job, target: job.target.map((m) => (m.num_replicas > 1 ? { ...m, step_time_s: 3 * m.step_time_s } : m)) } : job));
+    assert.notDeepEqual(predictions(otherPerturbed), predictions(jobs), 'the other jobs\' rows are read');
   });
 
   it("Sia's rule is exact when the target is the reference slowed down uniformly", () => {

@@ -351,6 +351,15 @@ export function transferPredictor(job: TransferJob, factors: TypeFactors): StepP
   };
 }
 
+/**
+ * bench:plan's leave-one-out prediction of `job` on the target: factors fitted on `others`, and
+ * of `job`'s target rows only the one-GPU ones read (its multi-GPU rows are dropped here).
+ */
+export function leftOutPredictor(job: TransferJob, others: readonly TransferJob[]): { predict: StepPredictor | undefined; factors: TypeFactors } {
+  const factors = fitTypeFactors(others);
+  return { predict: transferPredictor({ reference: job.reference, target: job.target.filter((m) => m.num_replicas === 1) }, factors), factors };
+}
+
 /** A rule as text: `overlap gamma G` or `sync + compute factor`. */
 export function ruleLabel(rule: TransferRule): string {
   return rule.basis === 'step' ? `overlap, gamma ${rule.gamma}` : 'measured sync, added';
@@ -374,9 +383,7 @@ export function oneGpuRatioStep_s(m: TypeMeasurement, reference: readonly TypeMe
 }
 
 function push(map: Map<string, number[]>, key: string, value: number): void {
-  const list = map.get(key);
-  if (list) list.push(value);
-  else map.set(key, [value]);
+  map.set(key, [...(map.get(key) ?? []), value]);
 }
 
 function mean(xs: readonly number[]): number {
