@@ -201,6 +201,7 @@ function buildProfile(run: ProfileRun, collector: ReportCollector, points: Profi
   if (!withGrad) notes.push('gradient noise not measured (one replica without accumulation): the planner assumes statistical efficiency 1 at the initial batch size');
   if (run.devices.length < 2) notes.push('one device: synchronization between replicas not measured (the planner estimates it from the specs and the parameter count)');
   notes.push('cross-node synchronization not measured (one node): the planner estimates it from the GPU table\'s network bandwidth');
+  notes.push(`only ${run.gpu_type} measured: goodput plan transfers other types from keys measured on both, else estimates them from the GPU table`);
   const gpu = run.devices[0]?.kind === 'gpu' ? run.devices[0] : undefined;
   const measured = memory.filter((m) => m.peak_bytes > 0);
   if (gpu && measured.length < memory.length) notes.push('GPU memory not measured (the script reported no allocator peak: an SDK without memory_peak_bytes, or not on CUDA): the planner cannot check that a batch fits');
