@@ -48,7 +48,7 @@ function PlanBody({ r }: { r: PlanReport }) {
   }));
   return (
     <div>
-      <Chart title="time to target (hours, log) over GPUs" x={gpus} series={series} xLabel="GPUs" log />
+      <Chart title="time to target (hours, log) over GPUs" x={gpus} series={series} xLabel="GPUs (log)" log logX height={260} />
       <ul id="plan-answers">
         <li>fastest within the budget: {rowText(r.answers.fastest_within_budget, r.currency)}</li>
         <li>cheapest within the deadline: {rowText(r.answers.cheapest_within_deadline, r.currency)}</li>
