@@ -14,7 +14,7 @@
  */
 import { GoodputError } from '../src/core/errors.js';
 import type { TypeMeasurement } from '../src/goodput/type-measurement.js';
-import { computeTime_s, fitTypeFactors, oneGpuComputeCurve, oneGpuRatioStep_s, ruleLabel, transferPredictor } from '../src/goodput/type-transfer.js';
+import { computeTime_s, leftOutPredictor, oneGpuComputeCurve, oneGpuRatioStep_s, ruleLabel } from '../src/goodput/type-transfer.js';
 import { readSiaTraces, type SiaApplication } from '../src/sim/sia-traces.js';
 import { benchArgs } from './bench-args.js';
 
@@ -61,8 +61,7 @@ function evaluate(apps: readonly SiaApplication[], type: string, reference: stri
     const referenceRows = a.byType.get(reference) as readonly TypeMeasurement[];
     const others = withBoth.filter((o) => o !== a).map((o) => ({ reference: o.byType.get(reference) as readonly TypeMeasurement[], target: o.byType.get(type) as readonly TypeMeasurement[] }));
     const oneGpu = target.filter((m) => m.num_replicas === 1);
-    const factors = fitTypeFactors(others);
-    const predict = transferPredictor({ reference: referenceRows, target: oneGpu }, factors);
+    const { predict, factors } = leftOutPredictor({ reference: referenceRows, target }, others);
     const multi = target.filter((m) => m.num_replicas > 1);
     const model: number[] = [];
     const baseline: number[] = [];

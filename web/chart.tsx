@@ -22,6 +22,8 @@ export interface ChartProps {
   log?: boolean;
   /** Vertical markers at these x values (decisions: rescales, restarts), drawn dashed. */
   marks?: number[];
+  /** Logarithmic x axis and a dot at every value (a few points over sizes 1, 2, 4, ...). */
+  logX?: boolean;
 }
 
 const stepped = uPlot.paths.stepped?.({ align: 1 });
@@ -32,7 +34,7 @@ export function Chart(p: ChartProps) {
   const plot = useRef<uPlot | null>(null);
   const marks = useRef<number[]>([]);
   marks.current = p.marks ?? [];
-  const shape = `${p.series.map((s) => s.label).join('|')}|${p.time ? 't' : 'n'}|${p.log ? 'log' : ''}`;
+  const shape = `${p.series.map((s) => s.label).join('|')}|${p.time ? 't' : 'n'}|${p.log ? 'log' : ''}|${p.logX ? 'logx' : ''}`;
   const data = [p.x, ...p.series.map((s) => s.values)] as uPlot.AlignedData;
 
   useEffect(() => {
@@ -41,12 +43,12 @@ export function Chart(p: ChartProps) {
       title: p.title,
       width: Math.max(200, el.clientWidth),
       height: p.height ?? 180,
-      scales: { x: { time: p.time ?? false }, ...(p.log ? { y: { distr: 3, log: 2 } } : {}) },
+      scales: { x: { time: p.time ?? false, ...(p.logX ? { distr: 3, log: 2 } : {}) }, ...(p.log ? { y: { distr: 3, log: 2 } } : {}) },
       axes: [{ label: p.xLabel }, { size: 60 }],
       legend: { live: true },
       cursor: { drag: { x: true, y: false } },
       hooks: { draw: [(u) => drawMarks(u, marks.current)] },
-      series: [{}, ...p.series.map((s) => ({ label: s.label, stroke: s.color, width: 1.5, spanGaps: true, points: { show: false }, ...(s.stepped && stepped ? { paths: stepped } : {}) }))],
+      series: [{}, ...p.series.map((s) => ({ label: s.label, stroke: s.color, width: 1.5, spanGaps: true, points: { show: p.logX ?? false }, ...(s.stepped && stepped ? { paths: stepped } : {}) }))],
     };
     const u = new uPlot(opts, data, el);
     plot.current = u;

@@ -7,6 +7,7 @@ import type { DashboardConfig, WhoAmI } from '../src/dashboard/types.js';
 import { getJson, getToken, setToken, whenUnauthorized } from './api.js';
 import { ClusterPage } from './pages/cluster.js';
 import { JobPage } from './pages/job.js';
+import { PlanPage } from './pages/plan.js';
 import { JobsPage } from './pages/jobs.js';
 import { LoginPage } from './pages/login.js';
 import { SimPage } from './pages/sim.js';
@@ -50,6 +51,7 @@ function App() {
   let page;
   if (route.startsWith('job/')) page = <JobPage id={decodeURIComponent(route.slice(4))} me={me} key={route} />;
   else if (route === 'cluster') page = <ClusterPage />;
+  else if (route.startsWith('plan/')) page = <PlanPage planKey={decodeURIComponent(route.slice(5))} key={route} />;
   else page = <JobsPage />;
   const logout = () => {
     setToken(null);

@@ -56,6 +56,9 @@ def validate_body(body: Any) -> Optional[str]:
         if parameters is not None and (isinstance(parameters, bool) or
                                        not isinstance(parameters, int) or parameters < 1):
             return "model_parameters must be a positive integer or null"
+        peak = report.get("memory_peak_bytes")  # optional; absent on CPU
+        if peak is not None and (isinstance(peak, bool) or not isinstance(peak, int) or peak < 0):
+            return "memory_peak_bytes must be an integer >= 0 or null"
     times = [r["time_s"] for r in reports]
     if times != sorted(times):
         return "reports must be oldest first"

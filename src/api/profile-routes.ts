@@ -43,20 +43,22 @@ export function profileView(p: StoredKeyProfile): ProfileView {
   return { ...profileSummaryView(p), points: [...p.points], perf: p.perf, grad: [...p.grad], limits: p.limits };
 }
 
+/**
+ * Whether the caller may read a stored profile: an admin all, a user their own and the shared
+ * ones of their own jobs' keys.
+ */
+export async function profileVisibility(store: Store, user: string, admin: boolean): Promise<(p: StoredKeyProfile) => boolean> {
+  if (admin) return () => true;
+  const keys = new Set((await store.listJobs({ user })).map((j) => profileKeyOf(j.spec)));
+  return (p) => {
+    const { key, scope } = splitScopedKey(p.key);
+    return scope === user || (scope === '' && keys.has(key));
+  };
+}
+
 /** Registers the profile routes on `app` (behind authentication). */
 export function registerProfileRoutes(app: Hono<ApiEnv>, store: Store): void {
-  /**
-   * Whether the caller may read the stored profile: an admin all, a user their own and the
-   * shared ones of their own jobs' keys.
-   */
-  const visible = async (user: string, admin: boolean): Promise<(p: StoredKeyProfile) => boolean> => {
-    if (admin) return () => true;
-    const keys = new Set((await store.listJobs({ user })).map((j) => profileKeyOf(j.spec)));
-    return (p) => {
-      const { key, scope } = splitScopedKey(p.key);
-      return scope === user || (scope === '' && keys.has(key));
-    };
-  };
+  const visible = (user: string, admin: boolean): Promise<(p: StoredKeyProfile) => boolean> => profileVisibility(store, user, admin);
 
   app.get('/v1/profiles', async (c) => {
     const principal = requireUser(c.get('principal'));

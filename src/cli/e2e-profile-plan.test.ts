@@ -79,6 +79,7 @@ describe('goodput profile -> goodput plan (real PyTorch on CPU)', { skip }, () =
     assert.equal(ran.status, 0, ran.stderr);
     assert.match(ran.stderr, /profile +\d+% 1 replica\(s\), local batch \d+/, 'progress on stderr');
     assert.match(ran.stderr, /note: cross-node synchronization not measured/);
+    assert.match(ran.stderr, /note: only cpu measured: goodput plan transfers other types/, 'the types not present are said');
     const profile = JSON.parse(readFileSync(file, 'utf8')) as { key: string; complete: boolean; devices: { gpu_type: string; points: unknown[]; grad: unknown[]; memory?: { samples: unknown[]; per_sample_bytes: number }; model_parameters?: number }[] };
     assert.equal(profile.key, 'digits.train');
     assert.equal(profile.complete, true);

@@ -1,25 +1,6 @@
 /** `goodput plan`'s outputs: the table with its answers, and a self-contained HTML chart. */
-import type { PlanAnswers, PlanRow } from '../model/plan.js';
-import type { TypeModel } from '../model/plan-types.js';
-
-/** What a plan shows. */
-export interface PlanReport {
-  key: string;
-  target_samples: number;
-  deadline_s: number | null;
-  budget: number | null;
-  currency: string;
-  table: { date: string; source: string };
-  types: { gpu_type: string; source: string; how: string }[];
-  rows: PlanRow[];
-  answers: PlanAnswers;
-  notes: string[];
-}
-
-/** The report's type list from the models. */
-export function typeLines(models: readonly TypeModel[]): PlanReport['types'] {
-  return models.map((m) => ({ gpu_type: m.spec.name, source: m.source, how: m.how }));
-}
+import type { PlanRow } from '../model/plan.js';
+import type { PlanReport } from '../model/plan-report.js';
 
 /** Seconds as `45s`, `12m`, `3.4h`, `2.1d`. */
 export function fmtDuration(s: number): string {

@@ -59,6 +59,8 @@ export const measurementSchema = z.object({
   grad_var: statistic.nullable().optional(),
   samples: nonNegative.max(REPORT_LIMITS.samples).optional(),
   loss: statistic.nullable().optional(),
+  memory_peak_bytes: z.number().int().min(0).max(2 ** 53).nullable().optional()
+    .describe('Peak GPU memory the allocator held since the previous entry (torch.cuda.max_memory_allocated), bytes; null or absent on CPU. goodput profile fits memory per sample from it. See docs/contract.md.'),
   remaining_samples: nonNegative.max(REPORT_LIMITS.samples).nullable().optional()
     .describe('Raw training samples the job still has to process (all epochs not yet finished minus the samples done in the current one); null or absent when unknown. See docs/contract.md.'),
   model_parameters: parameterCount.nullable().optional()

@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { GoodputClient } from '../client/client.js';
 import { cleanup, startServerProcess, tempDataDir, TRAINER, waitFor, type ServerProcess } from '../../test-support/control/harness.js';
+import { saveToDataDir } from '../datadir/profile-file.js';
 import { dashboardFile } from './live.js';
 import { launchBrowser, screenshotDir, type Browser } from './testing/browser.js';
 
@@ -117,6 +118,24 @@ describe('dashboard in chromium', { timeout: 240_000 }, () => {
     await waitFor('log tail', 10_000, async () => (await page.locator('#log').innerText()).includes('synthetic: resumed'));
     assert.equal(await page.locator('#cancel').count(), 1, 'the owner may cancel');
     assert.equal(await page.locator('#job-gpu-type div').last().innerText(), 'cpu', 'the GPU type of its devices');
+  });
+
+  it("plan page: from the job page's profile key, the key's plan with its measured rows and chart", async () => {
+    const key = (await servers[0]!.client.getJob(jobs.alice!)).profile_key;
+    // Stored as `goodput profile` stores one (into the server's data directory), at 1 and 2 CPU slots.
+    const points = [1, 2].flatMap((num_replicas) => [16, 64, 256].map((local_bsz) => ({ num_nodes: 1, num_replicas, local_bsz, accum_step_time_s: 0.001 * local_bsz, optim_step_time_s: 0.001 * local_bsz + 0.01 * (num_replicas - 1) })));
+    const limits = { init_batch_size: 64, max_batch_size: 1024, min_local_bsz: 16, max_local_bsz: 256, accumulation: false };
+    await saveToDataDir(data_dir, key, { gpu_type: 'cpu', points, grad: [], limits, notes: [] }, 'profile-run');
+    await page.goto(`${dashboard}/#/job/${jobs.alice}`);
+    await page.locator('#job-plan').click();
+    await page.locator('#plan-table, [role=alert]').first().waitFor({ timeout: 20_000 });
+    assert.equal(await page.locator('[role=alert]').count(), 0, await page.locator('#app').innerText());
+    assert.equal(await page.locator('#plan-key').innerText(), key);
+    assert.ok((await page.locator('#plan-table tr[data-source="measured"]').count()) >= 1, 'the measured type has measured rows');
+    assert.ok((await page.locator('#plan-table tr[data-source="estimated"]').count()) >= 1, 'the GPU table types are estimated');
+    assert.match(await page.locator('#plan-answers').innerText(), /fastest within the budget: \d+ x /);
+    assert.ok(Number(await page.locator('.chart[data-title^="time to target"]').getAttribute('data-points')) >= 2);
+    await shot('plan-alice');
   });
 
   it("bob cannot open alice's job page, and cancels his own job", async () => {

@@ -14,6 +14,7 @@ import type { Rejection } from '../policy/policy.js';
 import type { Store } from '../store/store.js';
 import type { JobRecord, StoredKeyProfile } from '../store/types.js';
 import { jobRow, jobSeries } from './job-metrics.js';
+import { registerPlanRoute } from './plan-route.js';
 import { liveTimeline } from './timeline.js';
 import type { ClusterNode, ClusterResponse, JobsResponse, WhoAmI } from './types.js';
 
@@ -28,6 +29,8 @@ export interface LiveSources {
   profiles?: (jobs: readonly JobRecord[]) => Promise<ReadonlyMap<string, StoredKeyProfile>>;
   /** The policy's latest refusal for a waiting job, if any. */
   rejection?: (job_id: string) => Rejection | undefined;
+  /** The server's data directory (the plan page reads the memory profiles `goodput profile` keeps there). */
+  data_dir?: string;
   now?: () => number;
 }
 
@@ -96,6 +99,8 @@ export function liveRoutes(s: LiveSources): Hono<ApiEnv> {
     const timeline = await liveTimeline(s.store, jobs, nodes, visible, now_ms - hours * HOUR_MS, now_ms);
     return c.json<ClusterResponse>({ now_ms, nodes, holders, timeline });
   });
+
+  registerPlanRoute(app, s.store, s.data_dir);
 
   return app;
 }

@@ -36,6 +36,7 @@ export async function startLiveDashboard(server: ServedControlPlane, data_dir: s
       nodes: (authorization) => apiNodes(server.url, authorization),
       rejection: (id) => server.controller.rejections.get(id),
       profiles: (jobs) => server.controller.profilesFor(jobs),
+      data_dir,
     },
   });
   const file = dashboardFile(data_dir);

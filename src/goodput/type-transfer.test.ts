@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { TypeMeasurement } from './type-measurement.js';
-import { batchCurve, factorAt, fitTypeFactors, learnTypeFactors, oneGpuRatioStep_s, overlapStep_s, transferPredictor, type TransferJob } from './type-transfer.js';
+import { batchCurve, factorAt, fitTypeFactors, learnTypeFactors, leftOutPredictor, oneGpuRatioStep_s, overlapStep_s, transferPredictor, type TransferJob } from './type-transfer.js';
 
 const BATCHES = [4, 8, 16, 32];
 const PLACEMENTS = [[1], [2], [4], [1, 1], [2, 2], [4, 4], [4, 4, 4]];
@@ -16,6 +16,8 @@ interface World {
   gamma: number;
   /** Multi-GPU micro-step time over one-GPU micro-step time, per shape; absent: 1. */
   contention?: (num_nodes: number, num_replicas: number) => number;
+  /** Host work per step that the GPUs of a node share (s), a floor under the multi-GPU micro-step; absent: none. */
+  host_s?: (num_nodes: number, num_replicas: number) => number;
 }
 
 function measure(w: World): TypeMeasurement[] {
@@ -23,7 +25,8 @@ function measure(w: World): TypeMeasurement[] {
     BATCHES.map((local_bsz) => {
       const num_nodes = placement.length;
       const num_replicas = placement.reduce((s, g) => s + g, 0);
-      const compute = w.compute_s(local_bsz) * (num_replicas > 1 && w.contention ? w.contention(num_nodes, num_replicas) : 1);
+      const gpu_s = w.compute_s(local_bsz) * (num_replicas > 1 && w.contention ? w.contention(num_nodes, num_replicas) : 1);
+      const compute = num_replicas > 1 && w.host_s ? Math.max(gpu_s, w.host_s(num_nodes, num_replicas)) : gpu_s;
       const network = w.size * w.network_s(num_nodes, num_replicas);
       // One GPU: a small measured sync that is not network time (the traces' one-GPU rows have one too).
       const step_time_s = num_replicas > 1 ? overlapStep_s(compute, network, w.gamma) : compute + 0.01 * network;
@@ -89,6 +92,20 @@ describe('cross-type transfer', () => {
     }
   });
 
+  it('keeps a host-bound job at its host floor on a faster type, where one-GPU compute alone would be 3x off', () => {
+    // The host work grows with the GPUs on a node and exceeds every batch's GPU compute of job 0 on both types.
+    const host_s = (n: number, r: number): number => 0.08 * (r / n);
+    const hostBound = (world: World, j: number): World => (j === 0 ? { ...world, host_s, size: 0.01 } : world);
+    const jobs: TransferJob[] = JOBS.map((j, i) => ({ reference: measure(hostBound(referenceWorld(j, 2), i)), target: measure(hostBound(targetWorld(j, 2), i)) }));
+    const job = jobs[0] as TransferJob;
+    const others = jobs.slice(1);
+    const predict = transferPredictor({ reference: job.reference, target: oneGpu(job.target) }, fitTypeFactors(others));
+    for (const m of job.target.filter((r) => r.num_replicas > 1)) {
+      const step = predict?.(m.num_nodes, m.num_replicas, m.local_bsz) as number;
+      assert.ok(Math.abs(m.step_time_s / step - 1) < 0.02, `${JSON.stringify(m)}: predicted ${step}`);
+    }
+  });
+
   it("never reads the predicted job's own multi-GPU rows on the target", () => {
     const jobs = jobsOn(targetWorld, 2);
     const factors = fitTypeFactors(jobs.slice(1));
@@ -96,6 +113,25 @@ describe('cross-type transfer', () => {
     const withOwn = transferPredictor(first, factors);
     const without = transferPredictor({ reference: first.reference, target: oneGpu(first.target) }, factors);
     for (const [n, r, b] of [[2, 8, 8], [1, 4, 16], [3, 12, 4]] as const) assert.equal(withOwn?.(n, r, b), without?.(n, r, b));
+  });
+
+  it("leaving a job out, its prediction does not move when its own multi-GPU rows on the target are perturbed", () => {
+    // Job 0 host-bound, so the host floor's path is covered too.
+    const jobs: TransferJob[] = JOBS.map((j, i) => {
+      const host = (w: World): World => (i === 0 ? { ...w, host_s: (n, r) => 0.08 * (r / n) } : w);
+      return { reference: measure(host(referenceWorld(j, 2))), target: measure(host(targetWorld(j, 2))) };
+    });
+    // bench:plan's protocol: the whole job (its multi-GPU target rows included) and the others.
+    const predictions = (all: readonly TransferJob[]): number[] => {
+      const job = all[0] as TransferJob;
+      const { predict } = leftOutPredictor(job, all.slice(1));
+      return job.target.filter((m) => m.num_replicas > 1).map((m) => predict?.(m.num_nodes, m.num_replicas, m.local_bsz) as number);
+    };
+    const first = jobs[0] as TransferJob;
+    const perturbed = { ...first, target: first.target.map((m) => (m.num_replicas > 1 ? { ...m, step_time_s: 3 * m.step_time_s, sync_time_s: 2 * m.sync_time_s } : m)) };
+    assert.deepEqual(predictions([perturbed, ...jobs.slice(1)]), predictions(jobs));
+    const otherPerturbed = jobs.map((job, i) => (i === 1 ? { ...job, target: job.target.map((m) => (m.num_replicas > 1 ? { ...m, step_time_s: 3 * m.step_time_s } : m)) } : job));
+    assert.notDeepEqual(predictions(otherPerturbed), predictions(jobs), 'the other jobs\' rows are read');
   });
 
   it("Sia's rule is exact when the target is the reference slowed down uniformly", () => {

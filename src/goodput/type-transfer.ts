@@ -21,6 +21,9 @@
  * gamma 1; on A100 nodes the network hides behind compute, gamma 3-4).
  * A shape is (nodes, replicas); one the other jobs never measured takes the factors of the nearest
  * learned shape with the same kind of link (several nodes or one), else 1.
+ * A job whose own micro-step on the reference slows down on several GPUs of a node (host-bound:
+ * data loading or CPU work that the GPUs share, {@link hostFloorCurve}) keeps that micro-step as
+ * a floor of its compute on the target: a faster GPU does not speed up the host.
  *
  * Pure and deterministic: no I/O, no clock, no randomness.
  */
@@ -191,6 +194,36 @@ function nearestBy<T>(xs: readonly T[], distance: (v: T) => number): T | undefin
   return best;
 }
 
+/**
+ * Contention above which a job counts as host-bound on the reference: the median, over its
+ * multi-GPU rows on one node, of their micro-step over its one-GPU micro-step at the same batch
+ * exceeds 1 + this. On Sia's aws traces the jobs that are not host-bound sit at 0.95-1.06, the
+ * host-bound one (yolov3) at 1.12.
+ */
+export const HOST_BOUND_CONTENTION = 0.1;
+
+/**
+ * The job's multi-GPU micro-step on the reference (the shape's measured compute, by
+ * {@link shapeCurve}) when the job is host-bound there ({@link HOST_BOUND_CONTENTION}), else
+ * undefined. A host-bound step waits for work the GPUs of a node share (data loading, the host
+ * CPU), which a faster GPU type does not shorten; it is a floor under the job's compute on any type.
+ */
+export function hostFloorCurve(reference: readonly TypeMeasurement[]): StepPredictor | undefined {
+  const oneGpu = oneGpuComputeCurve(reference);
+  if (!oneGpu) return undefined;
+  const ratios = reference.filter((m) => m.num_replicas > 1 && m.num_nodes === 1).map((m) => computeTime_s(m) / oneGpu(m.local_bsz));
+  if (ratios.length === 0 || median(ratios) <= 1 + HOST_BOUND_CONTENTION) return undefined;
+  return shapeCurve(reference, computeTime_s);
+}
+
+/** The job's compute on the target at a shape: its one-GPU compute there, at least its host floor ({@link hostFloorCurve}). */
+function jobComputeCurve(job: TransferJob): ((num_nodes: number, num_replicas: number, local_bsz: number) => number) | undefined {
+  const oneGpu = oneGpuComputeCurve(job.target);
+  if (!oneGpu) return undefined;
+  const floor = hostFloorCurve(job.reference);
+  return (num_nodes, num_replicas, local_bsz) => Math.max(oneGpu(local_bsz), (num_replicas > 1 ? floor?.(num_nodes, num_replicas, local_bsz) : undefined) ?? 0);
+}
+
 /** The network time of a multi-GPU row under `rule`, given the job's one-GPU compute at its batch (s); > 0. */
 function rowNetwork_s(m: TypeMeasurement, oneGpuCompute_s: number, rule: TransferRule): number {
   if (rule.basis === 'sync') return Math.max(m.sync_time_s, HIDDEN_NETWORK_SHARE * m.step_time_s);
@@ -218,9 +251,10 @@ export function learnTypeFactors(jobs: readonly TransferJob[], rule: TransferRul
   const shapes = new Map<string, Shape>();
   let numJobs = 0;
   for (const job of jobs) {
-    const compute = oneGpuComputeCurve(job.target);
+    const oneGpu = oneGpuComputeCurve(job.target);
+    const compute = jobComputeCurve(job);
     const reference = referenceNetworkCurve(job.reference, rule);
-    if (!compute || !reference) continue;
+    if (!oneGpu || !compute || !reference) continue;
     const perShape = new Map<string, number[]>();
     const computePerShape = new Map<string, number[]>();
     for (const m of job.target) {
@@ -229,9 +263,8 @@ export function learnTypeFactors(jobs: readonly TransferJob[], rule: TransferRul
       if (onReference === undefined) continue;
       const key = shapeKey(m);
       shapes.set(key, { num_nodes: m.num_nodes, num_replicas: m.num_replicas });
-      const oneGpu_s = compute(m.local_bsz);
-      push(perShape, key, Math.log(rowNetwork_s(m, oneGpu_s, rule) / onReference));
-      push(computePerShape, key, computeTime_s(m) / oneGpu_s);
+      push(perShape, key, Math.log(rowNetwork_s(m, compute(m.num_nodes, m.num_replicas, m.local_bsz), rule) / onReference));
+      push(computePerShape, key, computeTime_s(m) / oneGpu(m.local_bsz));
     }
     if (perShape.size === 0) continue;
     numJobs++;
@@ -297,24 +330,34 @@ export function factorAt(factors: TypeFactors, shape: Shape): { network: number;
 /**
  * The job's step-time predictor on the target type from its reference profile and its one-GPU
  * target rows (its multi-GPU target rows, if any, are not read): one GPU, its own compute; more,
- * its reference network time at the nearest shape times the shape's network factor, overlapped
- * with that compute by gamma (`step` rule) or added to it times the shape's compute factor (`sync`
+ * that compute (at least its host floor, {@link hostFloorCurve}) with its reference network time
+ * at the nearest shape times the shape's network factor, overlapped with it by gamma (`step` rule) or added to it times the shape's compute factor (`sync`
  * rule). Undefined when the job lacks one-GPU rows on either type or multi-GPU rows on the
  * reference. Pure.
  */
 export function transferPredictor(job: TransferJob, factors: TypeFactors): StepPredictor | undefined {
-  const compute = oneGpuComputeCurve(job.target);
+  const compute = jobComputeCurve(job);
   const reference = referenceNetworkCurve(job.reference, factors.rule);
   if (!compute || !reference) return undefined;
   const rule = factors.rule;
   return (num_nodes, num_replicas, local_bsz) => {
-    if (num_replicas < 2) return compute(local_bsz);
+    const compute_s = compute(num_nodes, num_replicas, local_bsz);
+    if (num_replicas < 2) return compute_s;
     const onReference = reference(num_nodes, num_replicas, local_bsz);
     if (onReference === undefined) return undefined;
     const f = factorAt(factors, { num_nodes, num_replicas });
     const network_s = onReference * f.network;
-    return rule.basis === 'step' ? overlapStep_s(compute(local_bsz), network_s, rule.gamma) : compute(local_bsz) * f.compute + network_s;
+    return rule.basis === 'step' ? overlapStep_s(compute_s, network_s, rule.gamma) : compute_s * f.compute + network_s;
   };
+}
+
+/**
+ * bench:plan's leave-one-out prediction of `job` on the target: factors fitted on `others`, and
+ * of `job`'s target rows only the one-GPU ones read (its multi-GPU rows are dropped here).
+ */
+export function leftOutPredictor(job: TransferJob, others: readonly TransferJob[]): { predict: StepPredictor | undefined; factors: TypeFactors } {
+  const factors = fitTypeFactors(others);
+  return { predict: transferPredictor({ reference: job.reference, target: job.target.filter((m) => m.num_replicas === 1) }, factors), factors };
 }
 
 /** A rule as text: `overlap gamma G` or `sync + compute factor`. */
@@ -340,9 +383,7 @@ export function oneGpuRatioStep_s(m: TypeMeasurement, reference: readonly TypeMe
 }
 
 function push(map: Map<string, number[]>, key: string, value: number): void {
-  const list = map.get(key);
-  if (list) list.push(value);
-  else map.set(key, [value]);
+  map.set(key, [...(map.get(key) ?? []), value]);
 }
 
 function mean(xs: readonly number[]): number {

@@ -51,6 +51,7 @@ export function JobPage(p: { id: string; me: WhoAmI }) {
         <Fact label="restarts" value={String(j.restarts)} />
         <Fact label="submitted" value={fmtTime(Date.parse(j.submitted_at))} />
         <Fact label="reason" value={j.rejection ? `${j.rejection.message} (${j.rejection.code})` : j.reason} />
+        <div class="fact"><div class="muted">profile key</div><a id="job-plan" href={`#/plan/${encodeURIComponent(j.profile_key)}`}>{j.profile_key}: plan</a></div>
       </div>
       <div class="fact" id="doctor" data-verdict={doctor?.verdict ?? ''}>
         <div class="muted">doctor (from this job's step breakdowns, updated as it runs)</div>

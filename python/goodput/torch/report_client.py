@@ -58,6 +58,9 @@ def aggregate_steps(records: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
         for key in _OPTIONAL_LAST_FIELDS:  # only when the SDK knows them
             if last.get(key) is not None:
                 entry[key] = last[key]
+        peaks = [r["memory_peak_bytes"] for r in group if r.get("memory_peak_bytes") is not None]
+        if peaks:  # each record holds the peak of its own step: the entry's is the largest
+            entry["memory_peak_bytes"] = max(peaks)
         for key in _MEAN_FIELDS:
             entry[key] = sum(r[key] for r in group) / len(group)
         losses = [r["loss"] for r in group if r.get("loss") is not None]

@@ -125,7 +125,22 @@ def report_record(rt: Any, step_time_s: float, sync_s: float, data_wait_s: float
         record["checkpoint_time_s"] = rt.checkpoint_time_s
     if rt.model_parameters is not None:
         record["model_parameters"] = rt.model_parameters
+    peak = _gpu_memory_peak_bytes()
+    if peak is not None:
+        record["memory_peak_bytes"] = peak
     return record
+
+
+def _gpu_memory_peak_bytes() -> Optional[int]:
+    """The CUDA allocator's peak since the previous call (the peak is reset after reading), so
+    each entry carries the peak of its own steps; None where the process has not used CUDA
+    (reading it must not initialize CUDA in a CPU job)."""
+    import torch
+    if not (torch.cuda.is_available() and torch.cuda.is_initialized()):
+        return None
+    peak = int(torch.cuda.max_memory_allocated())
+    torch.cuda.reset_peak_memory_stats()
+    return peak
 
 
 def _noise_values(rt: Any) -> Tuple[Optional[float], Optional[float]]:

@@ -1,15 +1,14 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { z } from 'zod';
 import { defaultDataDir } from '../../client/connect.js';
 import { GoodputError, usageError } from '../../core/errors.js';
-import { planModels } from '../../model/plan-build.js';
-import { planAnswers, planType, type PlanRequest } from '../../model/plan.js';
-import type { DeviceProfile, GpuSpec } from '../../model/plan-types.js';
-import { packagePath } from '../../util/package-root.js';
+import type { PlanRequest } from '../../model/plan.js';
+import { planReport, type PlanReport } from '../../model/plan-report.js';
+import type { DeviceProfile } from '../../model/plan-types.js';
+import { DEFAULT_GPU_TABLE, readGpuTable } from '../../datadir/gpu-table.js';
 import { numberFlag, parseFlags, type CliCommand } from '../command.js';
-import { renderPlan, renderPlanHtml, typeLines, type PlanReport } from '../plan-render.js';
-import { loadFromDataDir, readProfileFile } from '../profile/profile-file.js';
+import { renderPlan, renderPlanHtml } from '../plan-render.js';
+import { loadFromDataDir, readProfileFile } from '../../datadir/profile-file.js';
 
 const flags = {
   gpus: { type: 'string' },
@@ -57,7 +56,7 @@ budget, the cheapest within the deadline, the knee of each type, and advice.
     const request: PlanRequest = { gpus, target_samples: targetSamples(values) };
     if (values.deadline !== undefined) request.deadline_s = parseDuration(values.deadline);
     if (values.budget !== undefined) request.budget = numberFlag('plan', 'budget', values.budget, 0, { min: 0 });
-    const table = readTable(values.prices ?? packagePath('data', 'gpus.json'));
+    const table = readGpuTable(values.prices ?? DEFAULT_GPU_TABLE());
     let key: string;
     let profiles: DeviceProfile[];
     let others: DeviceProfile[][] = [];
@@ -76,46 +75,17 @@ budget, the cheapest within the deadline, the knee of each type, and advice.
       others = [...all.entries()].filter(([k]) => k !== source).map(([, v]) => v);
     }
     const types = values['gpu-type']?.split(',').map((t) => t.trim()).filter((t) => t !== '');
-    let built;
+    let report: PlanReport;
     try {
-      built = planModels({ profiles, others, specs: table.gpus, ...(types ? { types } : {}) });
+      report = planReport({ key, profiles, others, table, table_source: values.prices ? resolve(values.prices) : 'data/gpus.json', request, types, notes });
     } catch (error) {
       throw new GoodputError('E_INPUT', `plan: ${(error as Error).message}`);
     }
-    const rows = built.models.flatMap((m) => planType(m, built.grad, built.limits, request));
-    const report: PlanReport = {
-      key, target_samples: request.target_samples, deadline_s: request.deadline_s ?? null, budget: request.budget ?? null,
-      currency: table.currency, table: { date: table.date, source: values.prices ? resolve(values.prices) : 'data/gpus.json' },
-      types: typeLines(built.models), rows, answers: planAnswers(rows, request),
-      notes: [...notes, ...new Set(profiles.flatMap((p) => p.notes)), ...built.notes],
-    };
     if (values.html) writeFileSync(values.html, renderPlanHtml(report));
     console.log(values.json ? JSON.stringify(report, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v), 2) : renderPlan(report));
     return 0;
   },
 };
-
-const specSchema = z.object({
-  name: z.string().min(1), match: z.array(z.string()), fp32_tflops: z.number().positive(), fp16_tflops: z.number().positive(),
-  memory_gib: z.number().positive(), memory_bandwidth_gbs: z.number().positive(), intra_node_gbs: z.number().positive(),
-  inter_node_gbps: z.number().positive(), gpus_per_node: z.number().int().min(1), price_per_gpu_hour: z.number().min(0).nullable(),
-});
-const tableSchema = z.object({ date: z.string(), currency: z.string(), gpus: z.array(specSchema).min(1) });
-
-function readTable(path: string): { date: string; currency: string; gpus: GpuSpec[] } {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (error) {
-    throw new GoodputError('E_INPUT', `--prices ${path}: cannot read a JSON table (${(error as Error).message})`);
-  }
-  const parsed = tableSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new GoodputError('E_INPUT', `--prices ${path}: ${issue ? `${issue.path.join('.')}: ${issue.message}` : 'invalid'} (see data/gpus.json for the format)`);
-  }
-  return parsed.data;
-}
 
 function parseList(flag: string, value: string): number[] {
   const list = value.split(',').map((v) => numberFlag('plan', flag, v.trim(), 0, { integer: true, min: 1 }));

@@ -7,7 +7,7 @@ import { usageError } from '../../core/errors.js';
 import { defaultDataDir } from '../../client/connect.js';
 import { numberFlag, parseFlags, type CliCommand } from '../command.js';
 import { checkMissingDashDash } from '../job-command.js';
-import { saveToDataDir, writeProfileFile, type ProfileFile } from '../profile/profile-file.js';
+import { saveToDataDir, writeProfileFile, type ProfileFile } from '../../datadir/profile-file.js';
 import { runProfile, workDir } from '../profile/runner.js';
 import { defaultProfileKey } from '../../core/profile-key.js';
 
@@ -30,9 +30,10 @@ export const profileCommand: CliCommand = {
 Runs the SDK script for a bounded time on this machine's GPUs (or CPU slots), steering its batch
 configuration through the report endpoint: several local batch sizes and accumulation steps at
 1, 2, 4, ... replicas up to the devices given. Records throughput, gradient noise, memory per
-sample (CPU: resident memory of the replicas) and the largest local batch that fits, and stores
-the fitted profile under the job's profile key and device type: in the data directory's store
-(the one the control plane learns from), or in a file with --out. Ctrl-C stops early and keeps
+sample (GPU: the allocator peak the SDK reports; CPU: resident memory of the replicas) and the
+largest local batch that fits, and stores the fitted profile under the job's profile key and
+device type: in the data directory's store (the one the control plane learns from), or in a
+file with --out. Ctrl-C stops early and keeps
 what was measured (exit 130). 'goodput plan KEY|FILE' reads it.
 
   --profile KEY      profile key (default: the script or module name, as 'goodput submit')

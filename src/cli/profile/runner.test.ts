@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { fitMemory, replicaCounts, sweepConfigs } from './runner.js';
+import { fitMemory, memoryPeak, replicaCounts, sweepConfigs } from './runner.js';
 
 describe('profile sweep', () => {
   it('measures 1, 2, 4, ... replicas up to the devices', () => {
@@ -18,6 +18,18 @@ describe('profile sweep', () => {
     const four = sweepConfigs({ ...limits, accumulation: false }, 4);
     assert.deepEqual(four.map((c) => c.local_bsz), [8, 20, 51, 128]);
     assert.ok(four.every((c) => c.accum_steps === 0));
+  });
+
+  it("takes a GPU configuration's memory from its reports' allocator peaks, a CPU slot's from its resident memory", () => {
+    const gpu = { devices: [{ index: 0, kind: 'gpu' as const, name: 'NVIDIA A100-SXM4-40GB', memory_mib: 40960 }] };
+    const cpu = { devices: [{ index: 0, kind: 'cpu' as const, name: 'cpu' }] };
+    const entries = [{ memory_peak_bytes: 3e9 }, { memory_peak_bytes: 5e9 }, { memory_peak_bytes: null }, {}];
+    assert.equal(memoryPeak(gpu, entries, 7e8), 5e9);
+    assert.equal(memoryPeak(gpu, [{}], 7e8), 0, 'no allocator peak reported: not measured (0), never the host RSS');
+    assert.equal(memoryPeak(cpu, entries, 7e8), 7e8);
+    const fit = fitMemory([{ local_bsz: 16, peak_bytes: 3e9 }, { local_bsz: 32, peak_bytes: 5e9 }], 40960 * 2 ** 20, 1024, 'allocator');
+    assert.equal(fit.source, 'allocator');
+    assert.equal(fit.max_local_bsz_fit, Math.floor((40960 * 2 ** 20 - 1e9) / 125e6));
   });
 
   it('fits peak memory as base + per-sample bytes and the largest batch that fits', () => {

@@ -63,7 +63,7 @@ export function sweepConfigs(limits: BatchLimits, replicas: number): Wanted[] {
 }
 
 /** Least-squares line of peak memory over local batch (slope >= 0). */
-export function fitMemory(samples: readonly { local_bsz: number; peak_bytes: number }[], device_bytes: number, max_local_bsz: number): MemoryProfile {
+export function fitMemory(samples: readonly { local_bsz: number; peak_bytes: number }[], device_bytes: number, max_local_bsz: number, source: MemoryProfile['source'] = 'rss'): MemoryProfile {
   const n = samples.length;
   const mx = samples.reduce((s, p) => s + p.local_bsz, 0) / n;
   const my = samples.reduce((s, p) => s + p.peak_bytes, 0) / n;
@@ -72,7 +72,7 @@ export function fitMemory(samples: readonly { local_bsz: number; peak_bytes: num
   const per_sample_bytes = sxx > 0 ? Math.max(sxy / sxx, 0) : 0;
   const base_bytes = my - per_sample_bytes * mx;
   const max_local_bsz_fit = per_sample_bytes > 0 ? Math.max(0, Math.floor((device_bytes - base_bytes) / per_sample_bytes)) : max_local_bsz;
-  return { source: 'rss', base_bytes, per_sample_bytes, device_bytes, max_local_bsz_fit, samples: [...samples] };
+  return { source, base_bytes, per_sample_bytes, device_bytes, max_local_bsz_fit, samples: [...samples] };
 }
 
 /** Runs the sweep; returns what was measured (partial when aborted) and whether it finished. */
@@ -170,7 +170,7 @@ export async function runProfile(run: ProfileRun): Promise<{ profile: DeviceProf
           const sameBatch = points.findIndex((p) => p.num_replicas === replicas && p.local_bsz === config.local_bsz);
           if (sameBatch >= 0 && config.accum_steps === 0) points[sameBatch] = point; // the accumulation-free measurement wins
           else if (sameBatch < 0) points.push(point);
-          if (config.accum_steps === 0 && replicas === counts[0]) memory.push({ local_bsz: config.local_bsz, peak_bytes: sampler.peak() });
+          if (config.accum_steps === 0 && replicas === counts[0]) memory.push({ local_bsz: config.local_bsz, peak_bytes: memoryPeak(run, got, sampler.peak()) });
         } else if (!aborted()) {
           notes.push(`no measurement at ${replicas} replica(s), local batch ${config.local_bsz} within its share of --time-s`);
         }
@@ -201,10 +201,25 @@ function buildProfile(run: ProfileRun, collector: ReportCollector, points: Profi
   if (!withGrad) notes.push('gradient noise not measured (one replica without accumulation): the planner assumes statistical efficiency 1 at the initial batch size');
   if (run.devices.length < 2) notes.push('one device: synchronization between replicas not measured (the planner estimates it from the specs and the parameter count)');
   notes.push('cross-node synchronization not measured (one node): the planner estimates it from the GPU table\'s network bandwidth');
-  if (run.devices[0]?.kind === 'gpu') notes.push('GPU memory not measured (the SDK reports no allocator peak): the planner cannot check that a batch fits');
-  else if (memory.length >= 2 && collector.limits) profile.memory = fitMemory(memory, totalmem() / run.devices.length, collector.limits.max_local_bsz);
-  else notes.push('memory per sample not measured (fewer than two local batch sizes)');
+  notes.push(`only ${run.gpu_type} measured: goodput plan transfers other types from keys measured on both, else estimates them from the GPU table`);
+  const gpu = run.devices[0]?.kind === 'gpu' ? run.devices[0] : undefined;
+  const measured = memory.filter((m) => m.peak_bytes > 0);
+  if (gpu && measured.length < memory.length) notes.push('GPU memory not measured (the script reported no allocator peak: an SDK without memory_peak_bytes, or not on CUDA): the planner cannot check that a batch fits');
+  else if (gpu && gpu.memory_mib === undefined) notes.push('GPU memory measured, but the device\'s size is unknown: the planner cannot check that a batch fits');
+  else if (measured.length >= 2 && collector.limits) {
+    const device_bytes = gpu ? (gpu.memory_mib as number) * 2 ** 20 : totalmem() / run.devices.length;
+    profile.memory = fitMemory(measured, device_bytes, collector.limits.max_local_bsz, gpu ? 'allocator' : 'rss');
+  } else notes.push('memory per sample not measured (fewer than two local batch sizes)');
   return profile;
+}
+
+/**
+ * A configuration's peak memory per replica (bytes): on GPUs the largest allocator peak its
+ * reports carried (0 when none did), on CPU slots the sampled resident memory `rss_bytes`.
+ */
+export function memoryPeak(run: Pick<ProfileRun, 'devices'>, entries: readonly { memory_peak_bytes?: number | null | undefined }[], rss_bytes: number): number {
+  if (run.devices[0]?.kind !== 'gpu') return rss_bytes;
+  return entries.reduce((peak, m) => Math.max(peak, m.memory_peak_bytes ?? 0), 0);
 }
 
 /** Waits (at most GRACE_S) for every replica to end once one has: the others follow it at the end of training. */

@@ -7,12 +7,12 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
-import { GoodputError } from '../../core/errors.js';
-import { limitsSchema } from '../../core/wire.js';
-import { createPrivateFile } from '../../datadir/secure.js';
-import { fitPerfParams } from '../../goodput/fit.js';
-import type { DeviceProfile, MemoryProfile } from '../../model/plan-types.js';
-import { SqliteStore } from '../../store/sqlite/sqlite-store.js';
+import { GoodputError } from '../core/errors.js';
+import { limitsSchema } from '../core/wire.js';
+import { createPrivateFile } from './secure.js';
+import { fitPerfParams } from '../goodput/fit.js';
+import type { DeviceProfile, MemoryProfile } from '../model/plan-types.js';
+import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 
 const pointSchema = z.object({
   num_nodes: z.number().int().min(1), num_replicas: z.number().int().min(1), local_bsz: z.number().int().min(1),
@@ -77,10 +77,10 @@ export function writeProfileFile(path: string, file: ProfileFile): void {
 
 const sideSchema = z.object({ memory: memorySchema.optional(), notes: z.array(z.string()) });
 /** What the store has no column for, per key and device type: the memory profile and the notes. */
-type SideBook = Record<string, Record<string, { memory?: MemoryProfile; notes: string[] }>>;
+export type SideBook = Record<string, Record<string, { memory?: MemoryProfile; notes: string[] }>>;
 const sidePath = (data_dir: string): string => join(data_dir, 'planner-profiles.json');
 
-function readSideBook(data_dir: string): SideBook {
+export function readSideBook(data_dir: string): SideBook {
   const path = sidePath(data_dir);
   if (!existsSync(path)) return {};
   try {
