@@ -21,6 +21,30 @@ export interface StepState {
   accum_steps: number;
 }
 
+/** The state every simulated job carries, whichever simulator drives it. */
+export abstract class SteppedJob implements StepState {
+  completion_s: number | null = null;
+  current_s = 0;
+  rescale_s = 0;
+  /** GPUs per node group, in allocation order ([] = no GPUs). */
+  placement: readonly number[] = [];
+  local_bsz = 0;
+  accum_steps = 0;
+  progress = 0;
+  epoch = 0;
+  attained_gpu_s = 0;
+  /** null until the first allocation, then the number of re-allocations. */
+  restarts: number | null = null;
+  /** Last observed true gradient statistics (sigma^2, nu). */
+  grad: readonly [number, number] | null = null;
+
+  get num_replicas(): number {
+    let r = 0;
+    for (const g of this.placement) r += g;
+    return r;
+  }
+}
+
 /** What one job's step reads for its current placement. */
 export interface StepRules {
   /** GPUs per node group of the placement ([] = none: time passes, nothing else). */

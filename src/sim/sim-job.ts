@@ -5,7 +5,7 @@ import { judgeAgainstProfile } from '../model/discard.js';
 import { fitJob, jobModel, type JobFit } from '../model/job-fit.js';
 import { progressBucket } from '../model/progress.js';
 import type { TraceApplication } from './application.js';
-import { advanceJob } from './job-step.js';
+import { advanceJob, SteppedJob } from './job-step.js';
 import type { StepSync } from './nd-table.js';
 import type { SimProfileStore } from './profile-store.js';
 
@@ -46,26 +46,12 @@ export interface ProfileLink {
  * boundaries with Python half-to-even rounding, online profiling and batch reconfiguration at
  * epoch boundaries and interval ends. Clocks and durations are integer seconds.
  */
-export class SimJob {
+export class SimJob extends SteppedJob {
   readonly name: string;
   readonly app: TraceApplication;
   readonly submit_s: number;
   readonly target_batch_size: number | undefined;
   private readonly hooks: AdaptiveHooks | undefined;
-  completion_s: number | null = null;
-  current_s = 0;
-  rescale_s = 0;
-  /** GPUs per node group, in allocation order ([] = no GPUs). */
-  placement: readonly number[] = [];
-  local_bsz = 0;
-  accum_steps = 0;
-  progress = 0;
-  epoch = 0;
-  attained_gpu_s = 0;
-  /** null until the first allocation, then the number of re-allocations. */
-  restarts: number | null = null;
-  /** Last observed true gradient statistics (sigma^2, nu). */
-  grad: readonly [number, number] | null = null;
   max_profiled_replicas = 0;
   private readonly profile = new Map<number | string, ProfilePoint>();
   private fitted: JobFit | undefined;
@@ -87,6 +73,7 @@ export class SimJob {
   private perfVersion = -1;
 
   constructor(config: SimJobConfig) {
+    super();
     this.name = config.name;
     this.app = config.application;
     this.submit_s = config.submit_s;
@@ -94,12 +81,6 @@ export class SimJob {
     this.hooks = config.hooks;
     this.link = config.hooks ? config.profile : undefined;
     if (this.target_batch_size === undefined && !this.hooks) throw new Error(`job ${this.name}: adaptive batch size needs goodput hooks`);
-  }
-
-  get num_replicas(): number {
-    let r = 0;
-    for (const g of this.placement) r += g;
-    return r;
   }
 
   /** Total batch in use: r * b * (a + 1). */

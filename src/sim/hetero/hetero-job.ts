@@ -9,7 +9,7 @@ import { capLocalBatch, splitFixedBatch, type LocalBatch } from '../../goodput/b
 import { fitPerfParams } from '../../goodput/fit.js';
 import { optimizeBatch } from '../../goodput/optimize.js';
 import type { GoodputModel, PerfParams, ProfilePoint } from '../../goodput/types.js';
-import { advanceJob } from '../job-step.js';
+import { advanceJob, SteppedJob } from '../job-step.js';
 import type { KeyProfiles } from './key-profiles.js';
 import { typeLimits, type HeteroApplication } from './typed-app.js';
 
@@ -30,40 +30,25 @@ export interface HeteroJobConfig {
 }
 
 /** A simulated job on a mixed cluster. */
-export class HeteroJob {
+export class HeteroJob extends SteppedJob {
   readonly name: string;
   readonly app: HeteroApplication;
   readonly submit_s: number;
   readonly fixed_batch_size: number | undefined;
   readonly pooled: boolean;
   type: string | null = null;
-  placement: readonly number[] = [];
-  local_bsz = 0;
-  accum_steps = 0;
-  progress = 0;
-  epoch = 0;
-  current_s = 0;
-  rescale_s = 0;
-  completion_s: number | null = null;
-  /** null before the first start, then the number of re-allocations. */
-  restarts: number | null = null;
-  attained_gpu_s = 0;
-  grad: readonly [number, number] | null = null;
   private readonly profiles = new Map<string, Map<number, ProfilePoint>>();
   private readonly fits = new Map<string, PerfParams>();
   private readonly shared: KeyProfiles | undefined;
 
   constructor(config: HeteroJobConfig) {
+    super();
     this.name = config.name;
     this.app = config.app;
     this.submit_s = config.submit_s;
     this.fixed_batch_size = config.fixed_batch_size;
     this.pooled = config.pooled;
     this.shared = config.pooled ? undefined : config.profiles;
-  }
-
-  get num_replicas(): number {
-    return this.placement.reduce((s, g) => s + g, 0);
   }
 
   /** Largest replica count measured on `type` (pooled: on any type). */
