@@ -66,9 +66,12 @@ export class HeteroJob extends SteppedJob {
   model(type: string): GoodputModel | undefined {
     if (this.shared) {
       // Every own measurement is in the shared profile: its fit is the job's and its key's.
-      const perf = this.shared.perf(this.app.name, type);
+      const fit = this.shared.fit(this.app.name, type);
       const grad = this.grad ?? this.shared.grad(this.app.name);
-      return perf && grad ? { perf, grad: { sqr: grad[0], var: grad[1] }, limits: typeLimits(this.app, type) } : undefined;
+      if (!fit || !grad) return undefined;
+      const model: GoodputModel = { perf: fit.perf, grad: { sqr: grad[0], var: grad[1] }, limits: typeLimits(this.app, type) };
+      if (this.shared.corrected) model.correction = fit.correction;
+      return model;
     }
     const key = this.pooled ? POOLED : type;
     const points = this.profiles.get(key);
