@@ -10,11 +10,13 @@ import { percentile } from '../src/sim/metrics.js';
 import { clusterNodes, loadHeteroWorkload, parseClusterSpec, simulateHetero, type HeteroWorkloadJob } from '../src/sim/hetero/hetero-sim.js';
 import { makeTypedPolicy, runHeteroWorkload, type HeteroReport } from '../src/sim/hetero/run-hetero.js';
 import { loadHeteroApplications } from '../src/sim/hetero/typed-app.js';
+import { GOODPUT_HETERO_DEFAULTS, type GoodputHeteroParams } from '../src/policy/sia/goodput-hetero.js';
 import { benchArgs } from './bench-args.js';
 
 const USAGE = `
 usage: npm run bench:hetero -- [--data DIR] [--sets philly,saturn] [--workloads LIST]
-                               [--policies goodput,sia,pollux] [--no-scale] [--strict-moves] [--json]
+                               [--policies goodput,sia,pollux] [--no-scale] [--strict-moves]
+                               [--goodput-param NAME=VALUE ...] [--json]
 Per trace set: average JCT, p99 JCT, makespan (h), GPU-hours per job and worst finish-time
 fairness of each policy on the 64-GPU mixed cluster aws:6x4,rtx:3x8,dgx-ext:2x8, averaged over the
 set's workloads, beside Sia's published Table 3; then the decision time p99 (ms) of each typed policy
@@ -22,7 +24,9 @@ at 64 GPUs (the largest p99 over those runs) and at 2,048 GPUs (the cluster x32,
 copied 32 times: the same load per GPU; its first 180 rounds). --data: the Sia data directory (traces/, workloads/), default
 ../shared/data/sia. --workloads: which workload numbers of each set, e.g. 1-3 or 1,4 (default:
 philly 1-8, saturn 1-5). --strict-moves: a move to other nodes restarts the job even with the
-same GPUs per node (the artifact's simulator does not restart it). A full run takes about 25
+same GPUs per node (the artifact's simulator does not restart it). --goodput-param (repeatable):
+a variant of the goodput policy's knobs (GOODPUT_HETERO_DEFAULTS), e.g. gpu_cost=0.0005 or
+correct_profiles=0. A full run takes about 25
 minutes on one core, pollux most of it.
 `;
 
@@ -42,6 +46,7 @@ const values = benchArgs(USAGE, {
   policies: { type: 'string', default: 'goodput,sia,pollux' },
   'no-scale': { type: 'boolean', default: false },
   'strict-moves': { type: 'boolean', default: false },
+  'goodput-param': { type: 'string', multiple: true, default: [] },
   json: { type: 'boolean', default: false },
 });
 
@@ -65,6 +70,15 @@ if (!existsSync(join(dataDir, 'traces'))) {
   process.exit(2);
 }
 const traces = join(dataDir, 'traces');
+const goodputParams: Partial<GoodputHeteroParams> = {};
+for (const a of values['goodput-param']) {
+  const m = /^([a-z_]+)=(-?[0-9.eE+-]+)$/.exec(a);
+  if (!m || !(m[1]! in GOODPUT_HETERO_DEFAULTS) || !Number.isFinite(Number(m[2]))) {
+    console.error(`error: --goodput-param '${a}': expected NAME=NUMBER with NAME one of ${Object.keys(GOODPUT_HETERO_DEFAULTS).join(', ')}`);
+    process.exit(2);
+  }
+  goodputParams[m[1] as keyof GoodputHeteroParams] = Number(m[2]);
+}
 const policies = values.policies.split(',');
 const sets = values.sets.split(',');
 const h = (s: number) => s / 3600;
@@ -92,7 +106,7 @@ for (const set of sets) {
     for (const n of list) {
       const file = join(dataDir, 'workloads', set, `workload-${n}.csv`);
       const t0 = Date.now();
-      const r = await runHeteroWorkload(file, { policy, cluster: CLUSTER, traces_dir: traces, seed: 1, strict_moves: values['strict-moves'] });
+      const r = await runHeteroWorkload(file, { policy, cluster: CLUSTER, traces_dir: traces, seed: 1, strict_moves: values['strict-moves'], goodput_params: goodputParams });
       reports.push(r);
       (decisions[policy] ??= []).push(r.decision_p99_ms);
       if (!values.json) process.stderr.write(`${set} ${policy} workload-${n}: avg JCT ${h(r.avg_jct_s).toFixed(2)} h (${((Date.now() - t0) / 1000).toFixed(0)} s)\n`);
@@ -122,7 +136,7 @@ async function decisionAtScale(policy: string): Promise<number> {
   const base = loadHeteroWorkload(join(dataDir, 'workloads', 'philly', 'workload-1.csv'), apps);
   const jobs: HeteroWorkloadJob[] = [];
   for (let k = 0; k < 32; k++) for (const j of base) jobs.push({ ...j, name: `${j.name}-${k}` });
-  const result = simulateHetero(jobs, await makeTypedPolicy(policy, 1), clusterNodes(parts), { max_rounds: 180 });
+  const result = simulateHetero(jobs, await makeTypedPolicy(policy, 1, goodputParams), clusterNodes(parts), { max_rounds: 180 });
   return percentile(result.decision_ms, 99);
 }
 

@@ -52,6 +52,11 @@ export interface TypedPolicy {
    * measured there, as the control plane's profiles do. Absent: its own measurements only.
    */
   readonly uses_profiles?: boolean;
+  /**
+   * With profiles: whether a job's model is corrected by its key's measurements where measured
+   * (goodput/step-correction.ts), as the control plane's is. Absent: corrected.
+   */
+  readonly corrects_profiles?: boolean;
   decide(snapshot: TypedSnapshot): Record<string, Allocation>;
 }
 

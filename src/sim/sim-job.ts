@@ -5,7 +5,7 @@ import { judgeAgainstProfile } from '../model/discard.js';
 import { fitJob, jobModel, type JobFit } from '../model/job-fit.js';
 import { progressBucket } from '../model/progress.js';
 import type { TraceApplication } from './application.js';
-import { roundHalfEven } from './artifact-arithmetic.js';
+import { advanceJob, SteppedJob } from './job-step.js';
 import type { StepSync } from './nd-table.js';
 import type { SimProfileStore } from './profile-store.js';
 
@@ -46,26 +46,12 @@ export interface ProfileLink {
  * boundaries with Python half-to-even rounding, online profiling and batch reconfiguration at
  * epoch boundaries and interval ends. Clocks and durations are integer seconds.
  */
-export class SimJob {
+export class SimJob extends SteppedJob {
   readonly name: string;
   readonly app: TraceApplication;
   readonly submit_s: number;
   readonly target_batch_size: number | undefined;
   private readonly hooks: AdaptiveHooks | undefined;
-  completion_s: number | null = null;
-  current_s = 0;
-  rescale_s = 0;
-  /** GPUs per node group, in allocation order ([] = no GPUs). */
-  placement: readonly number[] = [];
-  local_bsz = 0;
-  accum_steps = 0;
-  progress = 0;
-  epoch = 0;
-  attained_gpu_s = 0;
-  /** null until the first allocation, then the number of re-allocations. */
-  restarts: number | null = null;
-  /** Last observed true gradient statistics (sigma^2, nu). */
-  grad: readonly [number, number] | null = null;
   max_profiled_replicas = 0;
   private readonly profile = new Map<number | string, ProfilePoint>();
   private fitted: JobFit | undefined;
@@ -87,6 +73,7 @@ export class SimJob {
   private perfVersion = -1;
 
   constructor(config: SimJobConfig) {
+    super();
     this.name = config.name;
     this.app = config.application;
     this.submit_s = config.submit_s;
@@ -94,12 +81,6 @@ export class SimJob {
     this.hooks = config.hooks;
     this.link = config.hooks ? config.profile : undefined;
     if (this.target_batch_size === undefined && !this.hooks) throw new Error(`job ${this.name}: adaptive batch size needs goodput hooks`);
-  }
-
-  get num_replicas(): number {
-    let r = 0;
-    for (const g of this.placement) r += g;
-    return r;
   }
 
   /** Total batch in use: r * b * (a + 1). */
@@ -238,50 +219,25 @@ export class SimJob {
     }
   }
 
-  /** Advances the job by `seconds` (§1.4); `interference` in [0, 1) slows progress. */
+  /** Advances the job by `seconds` (§1.4, job-step.ts); `interference` in [0, 1) slows progress. */
   step(seconds: number, interference = 0): void {
-    if (this.placement.length === 0) {
-      this.current_s += seconds;
-      return;
-    }
-    const r = this.num_replicas;
-    const delay = Math.min(this.rescale_s, seconds);
-    this.current_s += delay;
-    this.attained_gpu_s += delay * r;
-    this.rescale_s -= delay;
-    seconds -= delay;
     const app = this.app;
-    const n = this.placement.length;
-    while (seconds > 0 && this.completion_s === null) {
-      const b = this.local_bsz;
-      const batch = r * b * (this.accum_steps + 1);
-      const scale = batch / app.init_batch_size;
-      let tput = this.tputCache.get(b);
-      if (!tput) this.tputCache.set(b, (tput = app.throughput(this.placement, b)));
-      const [step, sync] = tput;
-      const [sqr, variance] = app.gradStats(batch, this.epoch);
-      const gain = (variance + sqr) / (variance / scale + sqr);
-      this.observe(n, r, b, step, sync, sqr, variance);
-      const total = step + (step - sync) * this.accum_steps;
-      const rate = (gain / total) * (1 - interference);
-      const next = app.progressAt(this.epoch + 1);
-      if (this.progress + rate * seconds < next) {
-        this.progress += rate * seconds;
-        this.current_s += seconds;
-        this.attained_gpu_s += seconds * r;
-        seconds = 0;
-      } else {
-        this.epoch += 1;
-        const delta = roundHalfEven((next - this.progress) / rate);
-        if (this.epoch > app.completion_epoch) this.completion_s = this.current_s + delta;
-        this.progress = next;
-        this.current_s += delta;
-        this.attained_gpu_s += delta * r;
-        seconds -= delta;
-      }
-      this.updateLocalBatch();
-    }
-    this.current_s += seconds;
+    const placement = this.placement;
+    advanceJob(this, seconds, {
+      placement,
+      init_batch_size: app.init_batch_size,
+      completion_epoch: app.completion_epoch,
+      progressAt: (epoch) => app.progressAt(epoch),
+      throughput: (b) => {
+        let tput = this.tputCache.get(b);
+        if (!tput) this.tputCache.set(b, (tput = app.throughput(placement, b)));
+        return tput;
+      },
+      gradStats: (batch, epoch) => app.gradStats(batch, epoch),
+      rate_factor: 1 - interference,
+      observe: (n, r, b, step, sync, sqr, variance) => this.observe(n, r, b, step, sync, sqr, variance),
+      rebatch: () => this.updateLocalBatch(),
+    });
   }
 
   /**

@@ -32,15 +32,18 @@ export interface GoodputHeteroParams extends SiaParams {
   restart_aware: number;
   /** 1: a job without a model starts on the type of highest one-GPU throughput; 0: any type (Sia). */
   bootstrap_ratio: number;
+  /** 1: a job's model is corrected by its key's measurements where measured; 0: the plain fit. */
+  correct_profiles: number;
 }
 
 /** Defaults measured on philly and saturn workload-1 (docs/heterogeneous.md). */
-export const GOODPUT_HETERO_DEFAULTS: GoodputHeteroParams = { ...SIA_DEFAULTS, srpt_power: 0.5, gpu_cost: 0, restart_aware: 1, bootstrap_ratio: 1 };
+export const GOODPUT_HETERO_DEFAULTS: GoodputHeteroParams = { ...SIA_DEFAULTS, srpt_power: 0.5, gpu_cost: 0, restart_aware: 1, bootstrap_ratio: 1, correct_profiles: 1 };
 
 /** The goodput policy for typed clusters. */
 export class GoodputHetero extends SiaPolicy {
   override readonly name = 'goodput';
   readonly uses_profiles = true;
+  readonly corrects_profiles: boolean;
   protected override readonly stickyPlacement = true;
 
   constructor(
@@ -48,6 +51,7 @@ export class GoodputHetero extends SiaPolicy {
     private readonly knobs: GoodputHeteroParams = GOODPUT_HETERO_DEFAULTS,
   ) {
     super(solver, knobs);
+    this.corrects_profiles = knobs.correct_profiles === 1;
   }
 
   /**

@@ -9,7 +9,7 @@ import { capLocalBatch, splitFixedBatch, type LocalBatch } from '../../goodput/b
 import { fitPerfParams } from '../../goodput/fit.js';
 import { optimizeBatch } from '../../goodput/optimize.js';
 import type { GoodputModel, PerfParams, ProfilePoint } from '../../goodput/types.js';
-import { roundHalfEven } from '../artifact-arithmetic.js';
+import { advanceJob, SteppedJob } from '../job-step.js';
 import type { KeyProfiles } from './key-profiles.js';
 import { typeLimits, type HeteroApplication } from './typed-app.js';
 
@@ -30,40 +30,25 @@ export interface HeteroJobConfig {
 }
 
 /** A simulated job on a mixed cluster. */
-export class HeteroJob {
+export class HeteroJob extends SteppedJob {
   readonly name: string;
   readonly app: HeteroApplication;
   readonly submit_s: number;
   readonly fixed_batch_size: number | undefined;
   readonly pooled: boolean;
   type: string | null = null;
-  placement: readonly number[] = [];
-  local_bsz = 0;
-  accum_steps = 0;
-  progress = 0;
-  epoch = 0;
-  current_s = 0;
-  rescale_s = 0;
-  completion_s: number | null = null;
-  /** null before the first start, then the number of re-allocations. */
-  restarts: number | null = null;
-  attained_gpu_s = 0;
-  grad: readonly [number, number] | null = null;
   private readonly profiles = new Map<string, Map<number, ProfilePoint>>();
   private readonly fits = new Map<string, PerfParams>();
   private readonly shared: KeyProfiles | undefined;
 
   constructor(config: HeteroJobConfig) {
+    super();
     this.name = config.name;
     this.app = config.app;
     this.submit_s = config.submit_s;
     this.fixed_batch_size = config.fixed_batch_size;
     this.pooled = config.pooled;
     this.shared = config.pooled ? undefined : config.profiles;
-  }
-
-  get num_replicas(): number {
-    return this.placement.reduce((s, g) => s + g, 0);
   }
 
   /** Largest replica count measured on `type` (pooled: on any type). */
@@ -81,9 +66,12 @@ export class HeteroJob {
   model(type: string): GoodputModel | undefined {
     if (this.shared) {
       // Every own measurement is in the shared profile: its fit is the job's and its key's.
-      const perf = this.shared.perf(this.app.name, type);
+      const fit = this.shared.fit(this.app.name, type);
       const grad = this.grad ?? this.shared.grad(this.app.name);
-      return perf && grad ? { perf, grad: { sqr: grad[0], var: grad[1] }, limits: typeLimits(this.app, type) } : undefined;
+      if (!fit || !grad) return undefined;
+      const model: GoodputModel = { perf: fit.perf, grad: { sqr: grad[0], var: grad[1] }, limits: typeLimits(this.app, type) };
+      if (this.shared.corrected) model.correction = fit.correction;
+      return model;
     }
     const key = this.pooled ? POOLED : type;
     const points = this.profiles.get(key);
@@ -112,48 +100,25 @@ export class HeteroJob {
     this.restarts = this.restarts === null ? 0 : this.restarts + 1;
   }
 
-  /** Advances the job by `seconds`. */
+  /** Advances the job by `seconds` (job-step.ts), at its application's calibrated rate. */
   step(seconds: number): void {
     if (this.completion_s !== null) return;
-    if (this.placement.length === 0 || this.type === null) {
-      this.current_s += seconds;
-      return;
-    }
-    const r = this.num_replicas;
-    const delay = Math.min(this.rescale_s, seconds);
-    this.current_s += delay;
-    this.attained_gpu_s += delay * r;
-    this.rescale_s -= delay;
-    seconds -= delay;
+    const type = this.type;
     const base = this.app.base;
-    const tput = this.app.byType.get(this.type)!;
-    while (seconds > 0 && this.completion_s === null) {
-      const b = this.local_bsz;
-      const batch = r * b * (this.accum_steps + 1);
-      const scale = batch / base.init_batch_size;
-      const [step, sync] = tput.throughput(this.placement, b);
-      const [sqr, variance] = base.gradStats(Math.min(Math.max(batch, base.init_batch_size), base.max_batch_size), this.epoch);
-      const gain = (variance + sqr) / (variance / scale + sqr);
-      this.observe(this.placement.length, r, b, step, sync, sqr, variance);
-      const rate = (gain / (step + (step - sync) * this.accum_steps)) * this.app.calibration;
-      const next = base.progressAt(this.epoch + 1);
-      if (this.progress + rate * seconds < next) {
-        this.progress += rate * seconds;
-        this.current_s += seconds;
-        this.attained_gpu_s += seconds * r;
-        seconds = 0;
-      } else {
-        this.epoch += 1;
-        const delta = Math.min(seconds, roundHalfEven((next - this.progress) / rate));
-        if (this.epoch > base.completion_epoch) this.completion_s = this.current_s + delta;
-        this.progress = next;
-        this.current_s += delta;
-        this.attained_gpu_s += delta * r;
-        seconds -= delta;
-      }
-      this.updateBatch();
-    }
-    this.current_s += seconds;
+    const tput = type === null ? undefined : this.app.byType.get(type)!;
+    const placement = tput ? this.placement : [];
+    advanceJob(this, seconds, {
+      placement,
+      init_batch_size: base.init_batch_size,
+      completion_epoch: base.completion_epoch,
+      progressAt: (epoch) => base.progressAt(epoch),
+      throughput: (b) => tput!.throughput(placement, b),
+      // Statistics are measured over the validation files' batch range only.
+      gradStats: (batch, epoch) => base.gradStats(Math.min(Math.max(batch, base.init_batch_size), base.max_batch_size), epoch),
+      rate_factor: this.app.calibration,
+      observe: (n, r, b, step, sync, sqr, variance) => this.observe(n, r, b, step, sync, sqr, variance),
+      rebatch: () => this.updateBatch(),
+    });
   }
 
   private observe(n: number, r: number, b: number, step: number, sync: number, sqr: number, variance: number): void {

@@ -13,6 +13,7 @@ import { KeyProfiles } from './key-profiles.js';
 import { clusterNodes, loadHeteroWorkload, parseClusterSpec, simulateHetero } from './hetero-sim.js';
 import { loadHighsSolver } from './highs-solver.js';
 import { loadHeteroApplications, TypeThroughput } from './typed-app.js';
+import { correctedThroughput } from '../../goodput/step-correction.js';
 
 /** The Sia data beside the checkout (main) or beside the worktree folder. */
 const dataDir = [packagePath('..', 'shared', 'data', 'sia'), packagePath('..', '..', 'shared', 'data', 'sia')].find((d) => existsSync(join(d, 'traces')));
@@ -130,5 +131,26 @@ describe('simulateHetero on the Sia traces', { skip }, () => {
     assert.ok(second.model('rtx') !== undefined);
     assert.equal(second.maxProfiled('rtx'), 2);
     assert.equal(alone.model('rtx'), undefined);
+  });
+
+  it("with shared profiles, a job's model on a type is corrected where its key measured, as the control plane corrects it", () => {
+    const app = apps().get('cifar10')!;
+    for (const corrected of [true, false]) {
+      const profiles = new KeyProfiles(corrected);
+      const first = new HeteroJob({ name: 'a', app, submit_s: 0, pooled: false, profiles });
+      const second = new HeteroJob({ name: 'b', app, submit_s: 0, pooled: false, profiles });
+      first.reallocate('rtx', [4]);
+      const b = first.local_bsz;
+      first.step(120);
+      const [step] = app.byType.get('rtx')!.throughput([4], b);
+      const model = second.model('rtx')!;
+      const measured = (4 * b) / step;
+      if (corrected) {
+        const predicted = correctedThroughput(model.perf, model.correction!, 1, 4, b, 0);
+        assert.ok(Math.abs(predicted / measured - 1) < 1e-9, `predicted ${predicted} samples/s, measured ${measured}`);
+      } else {
+        assert.equal(model.correction, undefined);
+      }
+    }
   });
 });

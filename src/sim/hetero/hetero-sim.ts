@@ -117,7 +117,7 @@ export function jobMaxReplicas(app: HeteroApplication): number {
 export function simulateHetero(workload: readonly HeteroWorkloadJob[], policy: TypedPolicy, nodes: readonly NodeInfo[], options: HeteroSimOptions = {}): HeteroSimResult {
   const interval = options.interval_s ?? 60;
   const types = [...new Set(nodes.map(gpuTypeOf))];
-  const profiles = policy.uses_profiles === true ? new KeyProfiles() : undefined;
+  const profiles = policy.uses_profiles === true ? new KeyProfiles(policy.corrects_profiles !== false) : undefined;
   const jobs = workload.map((w) => new HeteroJob({ name: w.name, app: w.app, submit_s: w.submit_s, pooled: policy.pooled_models === true, ...(profiles ? { profiles } : {}), ...(w.app.name === 'ncf' ? { fixed_batch_size: 32768 } : {}) }));
   const activeSum = new Float64Array(jobs.length);
   const activeRounds = new Float64Array(jobs.length);

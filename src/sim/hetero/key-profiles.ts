@@ -6,13 +6,17 @@
  * start of training.
  */
 import { fitPerfParams } from '../../goodput/fit.js';
-import type { PerfParams, ProfilePoint } from '../../goodput/types.js';
+import { stepCorrection } from '../../goodput/step-correction.js';
+import type { PerfParams, ProfilePoint, StepCorrection } from '../../goodput/types.js';
 
 /** The run's shared profiles. */
 export class KeyProfiles {
   private readonly points = new Map<string, Map<number, ProfilePoint>>();
-  private readonly fits = new Map<string, PerfParams>();
+  private readonly fits = new Map<string, { perf: PerfParams; correction: StepCorrection }>();
   private readonly startGrad = new Map<string, readonly [number, number]>();
+
+  /** @param corrected whether a model is corrected by the measurements where measured. */
+  constructor(readonly corrected = true) {}
 
   /** Records one measured configuration (`id` identifies its nodes, replicas and batch). */
   add(app: string, type: string, id: number, point: ProfilePoint): void {
@@ -24,13 +28,20 @@ export class KeyProfiles {
     this.fits.delete(key);
   }
 
-  /** The fit over every job's measurements of `app` on `type`, if any. */
-  perf(app: string, type: string): PerfParams | undefined {
+  /**
+   * The fit over every job's measurements of `app` on `type`, if any, and its correction by
+   * them where measured (goodput/step-correction.ts), as the control plane corrects a key's fit.
+   */
+  fit(app: string, type: string): { perf: PerfParams; correction: StepCorrection } | undefined {
     const key = `${app}\u0000${type}`;
     const m = this.points.get(key);
     if (!m || m.size === 0) return undefined;
     let fit = this.fits.get(key);
-    if (!fit) this.fits.set(key, (fit = fitPerfParams([...m.values()])));
+    if (!fit) {
+      const points = [...m.values()];
+      const perf = fitPerfParams(points);
+      this.fits.set(key, (fit = { perf, correction: stepCorrection(perf, points) }));
+    }
     return fit;
   }
 

@@ -4,7 +4,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { GoodputError } from '../../core/errors.js';
-import { GoodputHetero } from '../../policy/sia/goodput-hetero.js';
+import { GOODPUT_HETERO_DEFAULTS, GoodputHetero, type GoodputHeteroParams } from '../../policy/sia/goodput-hetero.js';
 import { PolluxUnaware } from '../../policy/sia/pollux-unaware.js';
 import { SiaPolicy } from '../../policy/sia/sia.js';
 import type { TypedPolicy } from '../../policy/typed.js';
@@ -28,6 +28,8 @@ export interface HeteroRunSettings {
   strict_moves?: boolean;
   /** Compute finish-time fairness (default true). */
   fairness?: boolean;
+  /** Knobs of the goodput policy that differ from its defaults (a variant, for benchmarks). */
+  goodput_params?: Partial<GoodputHeteroParams>;
 }
 
 /** One workload's result (the JSON of `goodput sim --cluster`). */
@@ -47,10 +49,10 @@ export interface HeteroReport extends WorkloadMetrics {
   jobs: Record<string, number>;
 }
 
-/** A fresh typed policy by name. */
-export async function makeTypedPolicy(name: string, seed: number): Promise<TypedPolicy> {
+/** A fresh typed policy by name; `goodput_params` override the goodput policy's defaults. */
+export async function makeTypedPolicy(name: string, seed: number, goodput_params: Partial<GoodputHeteroParams> = {}): Promise<TypedPolicy> {
   if (name === 'sia') return new SiaPolicy(await loadHighsSolver());
-  if (name === 'goodput') return new GoodputHetero(await loadHighsSolver());
+  if (name === 'goodput') return new GoodputHetero(await loadHighsSolver(), { ...GOODPUT_HETERO_DEFAULTS, ...goodput_params });
   if (name === 'pollux') return new PolluxUnaware(seed);
   throw new GoodputError('E_UNKNOWN_POLICY', `policy '${name}' does not run on a mixed cluster; valid: ${HETERO_POLICIES.join(', ')}`, 2);
 }
@@ -61,7 +63,7 @@ export async function runHeteroWorkload(file: string, settings: HeteroRunSetting
   const nodes = clusterNodes(parts);
   const apps = loadHeteroApplications(settings.traces_dir, parts.map((p) => p.type));
   const workload = loadHeteroWorkload(file, apps);
-  const policy = await makeTypedPolicy(settings.policy, settings.seed);
+  const policy = await makeTypedPolicy(settings.policy, settings.seed, settings.goodput_params);
   const t0 = performance.now();
   const result = simulateHetero(workload, policy, nodes, { ...(onRound ? { onRound } : {}), strict_moves: settings.strict_moves === true });
   const wall_ms = performance.now() - t0;
