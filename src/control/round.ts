@@ -17,6 +17,7 @@ import { nodeProblems } from './node-problems.js';
 import type { ProfileBook } from './profile-book.js';
 import { buildSnapshot, holdsDevices } from './snapshot.js';
 import { isMixed, toGroups, toMachines, typedInventory, type TypedInventory } from './typed-nodes.js';
+import { lastAttemptType } from './report-ingest.js';
 import { mixedDecision, typedPolicyFor, type TypedDecider } from './typed-round.js';
 
 export class Round {
@@ -69,7 +70,12 @@ export class Round {
       let decision;
       if (isMixed(inv)) {
         this.typed ??= typedPolicyFor(policy);
-        decision = await mixedDecision(policy, await this.typed, { inv, machines: backend.nodes(), jobs, grouped, snapshot, now_ms: this.ctx.now(), profiles: this.profiles, own_profiles: profiles });
+        const last_types = new Map<string, string>();
+        for (const j of jobs) {
+          const t = j.allocation.length === 0 && j.perf !== null ? await lastAttemptType(store, j) : undefined;
+          if (t !== undefined) last_types.set(j.id, t);
+        }
+        decision = await mixedDecision(policy, await this.typed, { inv, machines: backend.nodes(), jobs, grouped, snapshot, now_ms: this.ctx.now(), profiles: this.profiles, own_profiles: profiles, last_types });
       } else {
         decision = policy.decide(snapshot);
       }

@@ -58,6 +58,8 @@ export interface MixedRound {
   grouped: readonly JobRecord[];
   /** The snapshot of the type-unaware path (policy nodes, grouped allocations). */
   snapshot: ClusterSnapshot;
+  /** For unplaced jobs, the GPU type of their newest attempt (report-ingest.ts `lastAttemptType`), where known. */
+  last_types?: ReadonlyMap<string, string>;
   now_ms: number;
   /** Absent when the policy keeps no profiles. */
   profiles: ProfileBook | undefined;
@@ -79,7 +81,8 @@ export async function mixedDecision(policy: Policy, typed: TypedDecider | undefi
   const jobs = [];
   for (let i = 0; i < r.jobs.length; i++) {
     const stored = r.jobs[i]!;
-    const own_type = stored.perf !== null || stored.allocation.length > 0 ? jobGpuType(stored, r.machines) : undefined;
+    // Its own model is of the type it runs on, or, unplaced, the type it last measured on.
+    const own_type = stored.allocation.length > 0 ? jobGpuType(stored, r.machines) : stored.perf !== null ? (r.last_types?.get(stored.id) ?? jobGpuType(stored, r.machines)) : undefined;
     const profiles = r.profiles ? await r.profiles.byType(stored, types) : new Map<string, StoredKeyProfile>();
     jobs.push(typedJob({ job: r.grouped[i]!, own_type, profiles, own_profile: r.own_profiles.get(stored.id) }, types, r.now_ms));
   }
