@@ -7,18 +7,20 @@
 import type { BackendNode } from '../backends/backend.js';
 import { gpuTypeOf, type Allocation, type ClusterSnapshot } from '../core/cluster.js';
 import type { Policy, PolicyDecision } from '../policy/policy.js';
-import { GoodputHetero } from '../policy/sia/goodput-hetero.js';
 import type { TypedJob, TypedPolicy, TypedSnapshot } from '../policy/typed.js';
 import { loadHighsSolver } from '../sim/hetero/highs-solver.js';
 import type { JobRecord, StoredKeyProfile } from '../store/types.js';
 import { gpuTypeOf as jobGpuType, type ProfileBook } from './profile-book.js';
 import { confineToOneType, type TypedInventory } from './typed-nodes.js';
+import { ResumingGoodputHetero } from './typed-resume.js';
 import { typedJob, typedSnapshot } from './typed-snapshot.js';
 
 /**
  * A typed policy over a live cluster whose open nodes change (a node drained, GPUs taken by other
  * work): the policy remembers each job's configuration by its position in the configurations of
- * the nodes it saw, so a new instance starts whenever their types or GPU counts change.
+ * the nodes it saw, so a new instance starts whenever their types or GPU counts change. The
+ * goodput policy's instance (typed-resume.ts) then discounts a change against what each job
+ * holds, so that a restart moves no job for a gain the discount would refuse.
  */
 export class TypedDecider {
   private policy: TypedPolicy | undefined;
@@ -45,7 +47,7 @@ export class TypedDecider {
 export async function typedPolicyFor(policy: Policy): Promise<TypedDecider | undefined> {
   if (policy.name !== 'goodput') return undefined;
   const solver = await loadHighsSolver();
-  return new TypedDecider(() => new GoodputHetero(solver));
+  return new TypedDecider(() => new ResumingGoodputHetero(solver));
 }
 
 /** What one mixed-cluster decision needs. */
