@@ -182,3 +182,20 @@ export async function lastAttemptType(store: Store, job: Pick<JobRecord, 'id' | 
   if (job.launches === 0) return undefined;
   return (await store.listReplicas(job.id, job.launches - 1))[0]?.gpu_type;
 }
+
+/**
+ * The GPU type a job's own fit (`perf`) is of: `current` (the type it is placed on) when it has
+ * measured there (or measured before types were recorded), else the type of its newest attempt
+ * that measured anything, else `current`. Just after a move, before its first report on the new
+ * type, its fit is still of the old one.
+ */
+export async function fitType(store: Store, job: Pick<JobRecord, 'id'>, current: string | undefined): Promise<string | undefined> {
+  const measured = new Set((await store.getProfile(job.id)).map((r) => r.gpu_type));
+  if (measured.size === 0 || measured.has('') || (current !== undefined && measured.has(current))) return current;
+  const replicas = await store.listReplicas(job.id);
+  for (let i = replicas.length - 1; i >= 0; i--) {
+    const t = replicas[i]!.gpu_type;
+    if (t !== undefined && measured.has(t)) return t;
+  }
+  return current;
+}

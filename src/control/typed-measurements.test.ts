@@ -4,7 +4,7 @@ import type { BackendNode } from '../backends/backend.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { JobSpec } from '../store/types.js';
 import { gpuTypeOf, ProfileBook } from './profile-book.js';
-import { ownProfilePoints, ReportIngest } from './report-ingest.js';
+import { fitType, ownProfilePoints, ReportIngest } from './report-ingest.js';
 
 const gpuNode = (name: string, type: string): BackendNode => ({ name, address: name, usable: 2, note: '', devices: [0, 1].map((index) => ({ index, kind: 'gpu' as const, name: type })) });
 const nodes = [gpuNode('gp1', 'a100'), gpuNode('gp2', 't4')];
@@ -43,8 +43,10 @@ describe('measurements per (job, GPU type)', () => {
     await store.stopJob('j', { allocation: [0], devices: [0] }, 'rescale', 's', 'move to a100');
     await store.relaunchJob('j', 0, 's', 'r');
     await store.launchJob('j', [replica(0, 'gp1', 'a100')], 'b', 'r');
+    assert.equal(await fitType(store, { id: 'j' }, 'a100'), 't4', 'moved, not yet measured on a100: its fit is of t4 (the policy models it so)');
     await ingest.report({ job_id: 'j', attempt: 1, limits, reports: a100Reports });
     await settle(ingest);
+    assert.equal(await fitType(store, { id: 'j' }, 'a100'), 'a100');
     const a100 = (await store.getKeyProfile('train', 'a100'))!;
     assert.deepEqual(a100.points.map((p) => [p.num_replicas, p.optim_step_time_s]), [[1, 0.1]], 'the a100 profile has only what was measured on a100');
     assert.deepEqual((await store.getKeyProfile('train', 't4'))!.points.map((p) => p.num_replicas), [2], 'the t4 profile keeps the t4 point');

@@ -10,7 +10,7 @@ import type { Policy, PolicyDecision } from '../policy/policy.js';
 import type { TypedJob, TypedPolicy, TypedSnapshot } from '../policy/typed.js';
 import { loadHighsSolver } from '../sim/hetero/highs-solver.js';
 import type { JobRecord, StoredKeyProfile } from '../store/types.js';
-import { gpuTypeOf as jobGpuType, type ProfileBook } from './profile-book.js';
+import { fromOthers, gpuTypeOf as jobGpuType, type ProfileBook } from './profile-book.js';
 import { confineToOneType, type TypedInventory } from './typed-nodes.js';
 import { ResumingGoodputHetero } from './typed-resume.js';
 import { typedJob, typedSnapshot } from './typed-snapshot.js';
@@ -60,8 +60,8 @@ export interface MixedRound {
   grouped: readonly JobRecord[];
   /** The snapshot of the type-unaware path (policy nodes, grouped allocations). */
   snapshot: ClusterSnapshot;
-  /** For unplaced jobs, the GPU type of their newest attempt (report-ingest.ts `lastAttemptType`), where known. */
-  last_types?: ReadonlyMap<string, string>;
+  /** The GPU type each job's own fit is of (report-ingest.ts `fitType`), where known. */
+  fit_types?: ReadonlyMap<string, string>;
   now_ms: number;
   /** Absent when the policy keeps no profiles. */
   profiles: ProfileBook | undefined;
@@ -83,10 +83,15 @@ export async function mixedDecision(policy: Policy, typed: TypedDecider | undefi
   const jobs = [];
   for (let i = 0; i < r.jobs.length; i++) {
     const stored = r.jobs[i]!;
-    // Its own model is of the type it runs on, or, unplaced, the type it last measured on.
-    const own_type = stored.allocation.length > 0 ? jobGpuType(stored, r.machines) : stored.perf !== null ? (r.last_types?.get(stored.id) ?? jobGpuType(stored, r.machines)) : undefined;
+    // Its own model is of the type its fit is of (where it measured), else the type it holds.
+    const placed = stored.allocation.length > 0 ? jobGpuType(stored, r.machines) : undefined;
+    const own_type = stored.perf !== null ? (r.fit_types?.get(stored.id) ?? jobGpuType(stored, r.machines)) : placed;
     const profiles = r.profiles ? await r.profiles.byType(stored, types) : new Map<string, StoredKeyProfile>();
-    jobs.push(typedJob({ job: r.grouped[i]!, own_type, profiles, own_profile: r.own_profiles.get(stored.id) }, types, r.now_ms));
+    // The round's profile of a job is that of the type it holds; its fit of another type takes that type's.
+    const elsewhere = own_type !== undefined && own_type !== jobGpuType(stored, r.machines);
+    const other = elsewhere ? profiles.get(own_type) : undefined;
+    const own_profile = !elsewhere ? r.own_profiles.get(stored.id) : other && fromOthers(other, stored.id) ? other : undefined;
+    jobs.push(typedJob({ job: r.grouped[i]!, own_type, profiles, own_profile }, types, r.now_ms));
   }
   return { allocations: decideTyped(typed, r.snapshot, jobs) };
 }
