@@ -113,7 +113,8 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     const { views, next_cursor } = await readPage(store, query, async (jobs) => {
       // Insights with the profile each model starts from, as the scheduler sizes the jobs.
       const profiles = await controller.profilesFor(jobs);
-      return Promise.all(jobs.map(async (j) => jobView(j, j.last_report_at_ms === null ? undefined : await latestReport(j.id), profiles.get(j.id))));
+      const machines = controller.inventory();
+      return Promise.all(jobs.map(async (j) => jobView(j, j.last_report_at_ms === null ? undefined : await latestReport(j.id), profiles.get(j.id), undefined, j.allocation.length > 0 ? gpuTypeOf(j, machines) : null)));
     });
     if (next_cursor !== null) c.header('x-next-cursor', next_cursor);
     return c.json(views);
@@ -125,7 +126,7 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     const replicas = job.launches > 0 ? await store.listReplicas(job.id, job.launches - 1) : [];
     const profile = (await controller.profilesFor([job])).get(job.id);
     const decision = batchDecisionInForce(job, await store.listEvents(job.id));
-    const detail: JobDetail = { ...jobView(job, await latestReport(job.id), profile, decision), device_kind: controller.inventory()[0]?.devices[0]?.kind ?? 'cpu', gpu_type: job.allocation.length > 0 ? gpuTypeOf(job, controller.inventory()) : null, current_replicas: replicas.map(replicaView), rejection: controller.rejections.get(job.id) ?? null, launch_wait: controller.launchWaits.get(job.id) ?? null, kept: stopProtection(job) ?? null, checkpoint_at: iso(job.checkpoint_at_ms), perf: job.perf, grad: job.grad, limits: job.limits, remaining_samples: job.remaining_samples };
+    const detail: JobDetail = { ...jobView(job, await latestReport(job.id), profile, decision, job.allocation.length > 0 ? gpuTypeOf(job, controller.inventory()) : null), device_kind: controller.inventory()[0]?.devices[0]?.kind ?? 'cpu', current_replicas: replicas.map(replicaView), rejection: controller.rejections.get(job.id) ?? null, launch_wait: controller.launchWaits.get(job.id) ?? null, kept: stopProtection(job) ?? null, checkpoint_at: iso(job.checkpoint_at_ms), perf: job.perf, grad: job.grad, limits: job.limits, remaining_samples: job.remaining_samples };
     return c.json(detail);
   });
 

@@ -38,6 +38,11 @@ export interface JobSummary {
   profile_use: ProfileUse | null;
   /** Batch, learning-rate scale, throughput, efficiency, goodput and speedups (control/insight.ts). */
   insight: JobInsight;
+  /**
+   * GPU type of the devices it holds or is assigned (one type per job: nvidia-smi's name, Slurm's
+   * GRES type, `cpu` for CPU slots; backends/device-type.ts); null while it holds none.
+   */
+  gpu_type: string | null;
 }
 
 /** `GET /v1/jobs/{id}`: the job, its current replicas and why it waits, if it does. */
@@ -57,11 +62,6 @@ export interface JobDetail extends JobSummary {
   remaining_samples: JobRecord['remaining_samples'];
   /** Kind of the devices of this server: GPUs or CPU slots (attained service is in device-s). */
   device_kind: 'gpu' | 'cpu';
-  /**
-   * GPU type of the devices it holds or is assigned (one type per job: nvidia-smi's name, Slurm's
-   * GRES type, `cpu` for CPU slots; backends/device-type.ts); null while it holds none.
-   */
-  gpu_type: string | null;
 }
 
 export interface ReplicaView {
@@ -158,7 +158,8 @@ export const iso = (ms: number | null): string | null => {
  * The API view of a job; `latest` is its newest measurement, if any, `profile` the profile
  * its model starts from and `decision` its batch-size decision in force (all for the insight).
  */
-export function jobView(job: JobRecord, latest?: Measurement, profile?: StoredKeyProfile, decision?: BatchDecisionView): JobSummary {
+/** The job as the API shows it; `gpu_type` is that of its devices (null: it holds none, or unknown here). */
+export function jobView(job: JobRecord, latest?: Measurement, profile?: StoredKeyProfile, decision?: BatchDecisionView, gpu_type: string | null = null): JobSummary {
   return {
     id: job.id,
     name: job.name,
@@ -181,6 +182,7 @@ export function jobView(job: JobRecord, latest?: Measurement, profile?: StoredKe
     profile_key: profileKeyOf(job.spec),
     profile_use: job.profile_use,
     insight: jobInsight(job, latest, profile, decision),
+    gpu_type,
   };
 }
 

@@ -12,7 +12,7 @@ const record = jobRecordFixture({
 const latest = { time_s: 1, step: 10, num_nodes: 1, num_replicas: 2, local_bsz: 64, accum_steps: 1, step_time_s: 0.5, sync_time_s: 0 };
 
 function detail(device_kind: 'gpu' | 'cpu'): JobDetail {
-  return { ...jobView(record, latest), device_kind, gpu_type: null, current_replicas: [], rejection: null, launch_wait: null, kept: null, checkpoint_at: null, perf: record.perf, grad: record.grad, limits: record.limits, remaining_samples: null };
+  return { ...jobView(record, latest), device_kind, current_replicas: [], rejection: null, launch_wait: null, kept: null, checkpoint_at: null, perf: record.perf, grad: record.grad, limits: record.limits, remaining_samples: null };
 }
 
 describe('goodput show / ls in plain words', () => {

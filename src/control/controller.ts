@@ -10,7 +10,7 @@ import { resolveControllerOptions, type ControllerConfig, type ControllerOptions
 import { Launcher } from './launcher.js';
 import { NetworkBook } from './network-book.js';
 import { specToStore } from './plain-script.js';
-import { ProfileBook } from './profile-book.js';
+import { gpuTypeOf, ProfileBook } from './profile-book.js';
 import { ReportIngest, type ReportRequest } from './report-ingest.js';
 import { Round } from './round.js';
 import { Supervisor } from './supervisor.js';
@@ -47,7 +47,7 @@ export class Controller {
     const log = (line: string) => this.options.log(line);
     this.profiles = policy.uses_profiles === true ? new ProfileBook(store, () => backend.nodes(), log, this.options.shared_profiles === true) : undefined;
     const network = this.profiles && policy.uses_network_model === true ? new NetworkBook(store, () => backend.nodes()) : undefined;
-    this.reports = new ReportIngest({ store, refit_interval_s: this.options.refit_interval_s, now_ms: () => this.options.clock.now_ms(), log, request_round: () => this.requestRound(), ...(this.profiles ? { profiles: this.profiles } : {}), ...(network ? { network } : {}) });
+    this.reports = new ReportIngest({ store, refit_interval_s: this.options.refit_interval_s, now_ms: () => this.options.clock.now_ms(), log, request_round: () => this.requestRound(), gpu_type_of: (job) => gpuTypeOf(job, backend.nodes()), ...(this.profiles ? { profiles: this.profiles } : {}), ...(network ? { network } : {}) });
     this.ctx = new ControllerContext(this.options, this.reports, () => this.requestRound());
     this.roundPart = new Round(this.ctx, this.profiles);
     this.supervisor = new Supervisor(this.ctx);

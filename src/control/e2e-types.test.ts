@@ -50,6 +50,13 @@ describe('local backend on a machine with two GPU types (recorded nvidia-smi out
       }
       await sleep(500);
     }
+    // `ls --json` names each job's type as `show` does.
+    const ls = await runCli(['ls', '--data-dir', data_dir, '--json']);
+    assert.equal(ls.status, 0, ls.stderr);
+    const listed = JSON.parse(ls.stdout) as { id: string; devices: number[]; gpu_type: string | null }[];
+    assert.deepEqual(listed.map((j) => j.id).sort(), [...ids].sort());
+    for (const j of listed) assert.equal(j.gpu_type, j.devices.length > 0 ? TYPE_OF[j.devices[0]!] : null, `ls --json: ${JSON.stringify(j)}`);
+    assert.ok(listed.some((j) => j.gpu_type !== null), 'a listed job holds devices');
     assert.ok(seen.some((types) => types.length >= 2), `the jobs grew past one device: ${JSON.stringify(seen.slice(-4))}`);
     for (const types of seen) assert.equal(new Set(types).size, 1, `a job held devices of two types: ${types.join(', ')}`);
     const show = await runCli(['show', ids[0]!, '--data-dir', data_dir]);

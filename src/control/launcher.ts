@@ -58,6 +58,8 @@ export class Launcher {
     const attempt = job.launches;
     const job_dir = this.ctx.jobDir(job.id);
     let launched;
+    // Recorded with each replica: its reports are stored as measurements of this type.
+    const gpu_type = gpuTypeOf(job, backend.nodes());
     try {
       const run_as = await this.ctx.config.run_as?.(job.user);
       await backend.abandon(job.id, job_dir, attempt);
@@ -71,7 +73,7 @@ export class Launcher {
         devices: job.devices,
         nodes: job.allocation,
         num_nodes: new Set(job.allocation).size,
-        gpu_type: gpuTypeOf(job, backend.nodes()),
+        gpu_type,
         api_url,
         token: jobToken(secret, job.id),
         job_dir,
@@ -95,6 +97,6 @@ export class Launcher {
     for (const key of ['unavailable', 'disk-full']) this.ctx.forget(job.id, key);
     const where = [...new Set(launched.map((r) => r.node))].join(',');
     const id = launched[0]?.launch_id ? ` (${backend.name} job ${launched[0].launch_id})` : '';
-    await store.launchJob(job.id, launched, 'backend', `attempt ${attempt} on node(s) ${where}, device(s) ${job.devices.join(',')}${id}`);
+    await store.launchJob(job.id, launched.map((r) => ({ ...r, gpu_type })), 'backend', `attempt ${attempt} on node(s) ${where}, device(s) ${job.devices.join(',')}${id}`);
   }
 }

@@ -28,6 +28,12 @@ export interface ReportIngestOptions {
    * profile of other jobs, measured on one node only, gets its cross-node terms from it.
    */
   network?: NetworkBook;
+  /**
+   * The GPU type a job runs on (profile-book.ts `gpuTypeOf`, the type whose key profile its refit
+   * merges into): its refit reads only its own measurements of that type. Absent: all of them
+   * (one type).
+   */
+  gpu_type_of?: (job: JobRecord) => string;
 }
 
 /**
@@ -115,7 +121,14 @@ export class ReportIngest {
   /** Refits the job's throughput model (refit.ts); a failure keeps the previous model. */
   private async refit(job: JobRecord, known?: readonly ProfilePoint[], ended_successfully = false): Promise<void> {
     try {
-      const points = known ?? (await ownProfilePoints(this.opts.store, job.id));
+      const gpu_type = this.opts.gpu_type_of?.(job);
+      // An unplaced job's type by the cluster (ProfileBook's, where its refit would merge) need
+      // not be the one it measured on: its measurements wait until it runs again.
+      if (gpu_type !== undefined && job.allocation.length === 0) {
+        const last = await lastAttemptType(this.opts.store, job);
+        if (last !== undefined && last !== gpu_type) return;
+      }
+      const points = known ?? (await ownProfilePoints(this.opts.store, job.id, gpu_type));
       await refitJob({ store: this.opts.store, log: this.opts.log, ...(this.opts.profiles ? { profiles: this.opts.profiles } : {}), ...(this.opts.network ? { network: this.opts.network } : {}) }, job, points, ended_successfully);
     } catch (error) {
       this.opts.log(`refit of job ${job.id} failed: ${(error as Error).message}`);
@@ -141,13 +154,48 @@ export class ReportIngest {
   }
 }
 
-/** A job's own profile points as the store keeps them: per configuration, the mean of its reports there. */
-export async function ownProfilePoints(store: Store, job_id: string): Promise<ProfilePoint[]> {
-  return (await store.getProfile(job_id)).map((p) => ({
-    num_nodes: p.num_nodes,
-    num_replicas: p.num_replicas,
-    local_bsz: p.local_bsz,
-    accum_step_time_s: p.accum_step_time_s,
-    optim_step_time_s: p.optim_step_time_s,
-  }));
+/**
+ * A job's own profile points as the store keeps them: per configuration, the mean of its reports
+ * there; with `gpu_type`, only those measured on that type (and those of unknown type, measured
+ * before types were recorded). A configuration stored under several types is one point, their
+ * mean weighted by count.
+ */
+export async function ownProfilePoints(store: Store, job_id: string, gpu_type?: string): Promise<ProfilePoint[]> {
+  const byConfig = new Map<string, { point: ProfilePoint; count: number }>();
+  for (const p of await store.getProfile(job_id, gpu_type)) {
+    const key = `${p.num_nodes}/${p.num_replicas}/${p.local_bsz}`;
+    const seen = byConfig.get(key);
+    if (!seen) {
+      byConfig.set(key, { count: p.count, point: { num_nodes: p.num_nodes, num_replicas: p.num_replicas, local_bsz: p.local_bsz, accum_step_time_s: p.accum_step_time_s, optim_step_time_s: p.optim_step_time_s } });
+      continue;
+    }
+    const total = seen.count + p.count;
+    const mean = (a: number, b: number) => (a * seen.count + b * p.count) / total;
+    seen.point = { ...seen.point, accum_step_time_s: mean(seen.point.accum_step_time_s, p.accum_step_time_s), optim_step_time_s: mean(seen.point.optim_step_time_s, p.optim_step_time_s) };
+    seen.count = total;
+  }
+  return [...byConfig.values()].map((v) => v.point);
+}
+
+/** The GPU type of a job's newest attempt, as its replicas recorded it; undefined when it never launched or the type is unknown. */
+export async function lastAttemptType(store: Store, job: Pick<JobRecord, 'id' | 'launches'>): Promise<string | undefined> {
+  if (job.launches === 0) return undefined;
+  return (await store.listReplicas(job.id, job.launches - 1))[0]?.gpu_type;
+}
+
+/**
+ * The GPU type a job's own fit (`perf`) is of: `current` (the type it is placed on) when it has
+ * measured there (or measured before types were recorded), else the type of its newest attempt
+ * that measured anything, else `current`. Just after a move, before its first report on the new
+ * type, its fit is still of the old one.
+ */
+export async function fitType(store: Store, job: Pick<JobRecord, 'id'>, current: string | undefined): Promise<string | undefined> {
+  const measured = new Set((await store.getProfile(job.id)).map((r) => r.gpu_type));
+  if (measured.size === 0 || measured.has('') || (current !== undefined && measured.has(current))) return current;
+  const replicas = await store.listReplicas(job.id);
+  for (let i = replicas.length - 1; i >= 0; i--) {
+    const t = replicas[i]!.gpu_type;
+    if (t !== undefined && measured.has(t)) return t;
+  }
+  return current;
 }

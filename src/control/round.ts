@@ -17,6 +17,8 @@ import { nodeProblems } from './node-problems.js';
 import type { ProfileBook } from './profile-book.js';
 import { buildSnapshot, holdsDevices } from './snapshot.js';
 import { isMixed, toGroups, toMachines, typedInventory, type TypedInventory } from './typed-nodes.js';
+import { gpuTypeOf } from './profile-book.js';
+import { fitType, lastAttemptType } from './report-ingest.js';
 import { mixedDecision, typedPolicyFor, type TypedDecider } from './typed-round.js';
 
 export class Round {
@@ -69,7 +71,13 @@ export class Round {
       let decision;
       if (isMixed(inv)) {
         this.typed ??= typedPolicyFor(policy);
-        decision = await mixedDecision(policy, await this.typed, { inv, machines: backend.nodes(), jobs, grouped, snapshot, now_ms: this.ctx.now(), profiles: this.profiles, own_profiles: profiles });
+        const fit_types = new Map<string, string>();
+        for (const j of jobs) {
+          if (j.perf === null) continue;
+          const t = await fitType(store, j, j.allocation.length > 0 ? gpuTypeOf(j, backend.nodes()) : await lastAttemptType(store, j));
+          if (t !== undefined) fit_types.set(j.id, t);
+        }
+        decision = await mixedDecision(policy, await this.typed, { inv, machines: backend.nodes(), jobs, grouped, snapshot, now_ms: this.ctx.now(), profiles: this.profiles, own_profiles: profiles, fit_types });
       } else {
         decision = policy.decide(snapshot);
       }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { BackendNode } from '../backends/backend.js';
 import { cpuSlots, parseNvidiaSmi } from '../backends/local/devices.js';
-import { buildInventory, parseGres, type SlurmNode } from '../backends/slurm/inventory.js';
+import { buildInventory, parseGres, parseSinfo, parseSqueue, type SlurmNode } from '../backends/slurm/inventory.js';
 import type { ClusterSnapshot, PolicyJob } from '../core/cluster.js';
 import { capturedGpu, queryOutput } from '../../test-support/control/nvidia-smi-captures.js';
 import { keepPinned } from './typed-round.js';
@@ -44,12 +44,26 @@ describe('typed inventory', () => {
   });
 
   it('Slurm nodes with typed GRES (gpu:a100:4, gpu:t4:4) are two typed nodes', () => {
-    assert.deepEqual(parseGres('gpu:a100:4(S:0-1)'), { count: 4, type: 'a100' });
+    assert.deepEqual(parseGres('gpu:a100:4(S:0-1)'), { count: 4, type: 'a100', types: [{ type: 'a100', count: 4 }] });
     const node = (name: string, type: string): SlurmNode => ({ name, address: name, gpus: 4, gpu_type: type, cpus: 8, state: 'idle', flags: [], partitions: ['gpu'], reason: '' });
     const { nodes } = buildInventory([], [node('gp1', 'a100'), node('gp2', 't4')], [], () => true);
     const inv = typedInventory(nodes);
     assert.deepEqual(inv.nodes.map((n) => [n.name, n.gpus, n.gpu_type]), [['gp1', 4, 'a100'], ['gp2', 4, 't4']]);
     assert.equal(isMixed(inv), true);
+  });
+
+  it('a node with two GRES types (gpu:a100:2,gpu:t4:2) is two typed groups; GPUs other jobs hold are taken off their type', () => {
+    // As sinfo --json and squeue --json (22.05) print a node configured with Gres=gpu:a100:2,gpu:t4:2.
+    const nodes = parseSinfo(JSON.stringify({ nodes: [{ name: 'gp1', hostname: 'gp1', address: '10.0.0.1', state: 'mixed', state_flags: [], gres: 'gpu:a100:2(S:0),gpu:t4:2(S:1)', gres_used: 'gpu:a100:1(IDX:0),gpu:t4:0(IDX:N/A)', cpus: 16, partitions: ['gpu'], reason: '' }] }));
+    assert.deepEqual(nodes[0]!.gpu_types, [{ type: 'a100', count: 2 }, { type: 't4', count: 2 }]);
+    const jobs = parseSqueue(JSON.stringify({ jobs: [{ job_id: 1, name: 'foreign', job_state: 'RUNNING', nodes: 'gp1', gres_detail: ['gpu:a100:1(IDX:0)'], het_job_id: 0, state_reason: 'None' }] }));
+    const { nodes: inv } = buildInventory([], nodes, jobs, () => false);
+    assert.deepEqual(inv[0]!.devices.map((d) => [d.index, d.name]), [[0, 'a100'], [2, 't4'], [3, 't4'], [1, 'a100']], 'free devices of each type first, one a100 held last (Goodput numbers devices itself; Slurm picks the physical GPU of the type)');
+    assert.equal(inv[0]!.usable, 3);
+    const typed = typedInventory(inv);
+    assert.deepEqual(typed.nodes.map((n) => [n.name, n.gpus, n.gpu_type]), [['gp1/a100', 1, 'a100'], ['gp1/t4', 2, 't4']]);
+    const idle = typedInventory(buildInventory([], nodes, [], () => false).nodes);
+    assert.deepEqual(idle.nodes.map((n) => [n.name, n.gpus]), [['gp1/a100', 2], ['gp1/t4', 2]]);
   });
 });
 

@@ -7,18 +7,20 @@
 import type { BackendNode } from '../backends/backend.js';
 import { gpuTypeOf, type Allocation, type ClusterSnapshot } from '../core/cluster.js';
 import type { Policy, PolicyDecision } from '../policy/policy.js';
-import { GoodputHetero } from '../policy/sia/goodput-hetero.js';
 import type { TypedJob, TypedPolicy, TypedSnapshot } from '../policy/typed.js';
 import { loadHighsSolver } from '../sim/hetero/highs-solver.js';
 import type { JobRecord, StoredKeyProfile } from '../store/types.js';
-import { gpuTypeOf as jobGpuType, type ProfileBook } from './profile-book.js';
+import { fromOthers, gpuTypeOf as jobGpuType, type ProfileBook } from './profile-book.js';
 import { confineToOneType, type TypedInventory } from './typed-nodes.js';
+import { ResumingGoodputHetero } from './typed-resume.js';
 import { typedJob, typedSnapshot } from './typed-snapshot.js';
 
 /**
  * A typed policy over a live cluster whose open nodes change (a node drained, GPUs taken by other
  * work): the policy remembers each job's configuration by its position in the configurations of
- * the nodes it saw, so a new instance starts whenever their types or GPU counts change.
+ * the nodes it saw, so a new instance starts whenever their types or GPU counts change. The
+ * goodput policy's instance (typed-resume.ts) then discounts a change against what each job
+ * holds, so that a restart moves no job for a gain the discount would refuse.
  */
 export class TypedDecider {
   private policy: TypedPolicy | undefined;
@@ -45,7 +47,7 @@ export class TypedDecider {
 export async function typedPolicyFor(policy: Policy): Promise<TypedDecider | undefined> {
   if (policy.name !== 'goodput') return undefined;
   const solver = await loadHighsSolver();
-  return new TypedDecider(() => new GoodputHetero(solver));
+  return new TypedDecider(() => new ResumingGoodputHetero(solver));
 }
 
 /** What one mixed-cluster decision needs. */
@@ -58,6 +60,8 @@ export interface MixedRound {
   grouped: readonly JobRecord[];
   /** The snapshot of the type-unaware path (policy nodes, grouped allocations). */
   snapshot: ClusterSnapshot;
+  /** The GPU type each job's own fit is of (report-ingest.ts `fitType`), where known. */
+  fit_types?: ReadonlyMap<string, string>;
   now_ms: number;
   /** Absent when the policy keeps no profiles. */
   profiles: ProfileBook | undefined;
@@ -79,9 +83,15 @@ export async function mixedDecision(policy: Policy, typed: TypedDecider | undefi
   const jobs = [];
   for (let i = 0; i < r.jobs.length; i++) {
     const stored = r.jobs[i]!;
-    const own_type = stored.perf !== null || stored.allocation.length > 0 ? jobGpuType(stored, r.machines) : undefined;
+    // Its own model is of the type its fit is of (where it measured), else the type it holds.
+    const placed = stored.allocation.length > 0 ? jobGpuType(stored, r.machines) : undefined;
+    const own_type = stored.perf !== null ? (r.fit_types?.get(stored.id) ?? jobGpuType(stored, r.machines)) : placed;
     const profiles = r.profiles ? await r.profiles.byType(stored, types) : new Map<string, StoredKeyProfile>();
-    jobs.push(typedJob({ job: r.grouped[i]!, own_type, profiles, own_profile: r.own_profiles.get(stored.id) }, types, r.now_ms));
+    // The round's profile of a job is that of the type it holds; its fit of another type takes that type's.
+    const elsewhere = own_type !== undefined && own_type !== jobGpuType(stored, r.machines);
+    const other = elsewhere ? profiles.get(own_type) : undefined;
+    const own_profile = !elsewhere ? r.own_profiles.get(stored.id) : other && fromOthers(other, stored.id) ? other : undefined;
+    jobs.push(typedJob({ job: r.grouped[i]!, own_type, profiles, own_profile }, types, r.now_ms));
   }
   return { allocations: decideTyped(typed, r.snapshot, jobs) };
 }

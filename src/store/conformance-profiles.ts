@@ -114,4 +114,31 @@ export function profileConformance(fresh: () => Promise<Store>, tick: (ms: numbe
     assert.deepEqual((await s.listEvents('k')).filter((e) => e.kind === 'profile-replaced').map((e) => e.data), [{ replaced_job: 'j' }]);
     await s.close();
   });
+
+  it('keeps a job\'s measurements per GPU type of the attempt that made them; unknown type counts for every type', async () => {
+    const s = await fresh();
+    await s.createJob({ id: 'j', name: 'j', user: 'u', spec }, 'u');
+    const replica = (gpu_type?: string) => ({ rank: 0, device: 0, node: 'n', launch_id: '', pid: 1, proc_start: '', log_path: '', started_at_ms: 0, ...(gpu_type ? { gpu_type } : {}) });
+    const m = (step: number, step_time_s: number) => ({ time_s: step, step, num_nodes: 1, num_replicas: 1, local_bsz: 64, accum_steps: 0, step_time_s, sync_time_s: 0, grad_sqr: 1, grad_var: 2 });
+    await s.assignJob('j', { allocation: [0], devices: [0] }, 0, 's', 'r');
+    await s.launchJob('j', [replica('t4')], 'b', 'r');
+    assert.equal((await s.listReplicas('j', 0))[0]!.gpu_type, 't4');
+    assert.equal((await s.addReports(reportBatch('j', 0, limits, [m(1, 0.8), m(2, 0.8)]))).new_configuration, true);
+    await s.stopJob('j', { allocation: [1], devices: [0] }, 'rescale', 's', 'move');
+    await s.relaunchJob('j', 0, 's', 'r');
+    await s.launchJob('j', [replica('a100')], 'b', 'r');
+    const added = await s.addReports(reportBatch('j', 1, limits, [m(3, 0.1)]));
+    assert.equal(added.new_configuration, true, 'the same configuration on another type is new');
+    const rows = await s.getProfile('j');
+    assert.deepEqual(rows.map((r) => [r.gpu_type, r.num_replicas, r.count]), [['a100', 1, 1], ['t4', 1, 2]]);
+    assert.deepEqual((await s.getProfile('j', 'a100')).map((r) => [r.gpu_type, r.optim_step_time_s]), [['a100', 0.1]], 'no t4 point');
+    assert.deepEqual((await s.getProfile('j', 't4')).map((r) => [r.gpu_type, r.count]), [['t4', 2]]);
+    await s.stopJob('j', { allocation: [0], devices: [0] }, 'rescale', 's', 'move');
+    await s.relaunchJob('j', 0, 's', 'r');
+    await s.launchJob('j', [replica()], 'b', 'r');
+    assert.equal((await s.listReplicas('j', 2))[0]!.gpu_type, undefined);
+    await s.addReports(reportBatch('j', 2, limits, [m(4, 0.5)]));
+    assert.deepEqual((await s.getProfile('j', 'a100')).map((r) => r.gpu_type), ['', 'a100'], 'a replica of unknown type measured for every type');
+    await s.close();
+  });
 }

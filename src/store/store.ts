@@ -195,7 +195,12 @@ export interface Store {
   addReportBatches(batches: readonly ReportBatch[]): Promise<(ReportsAdded | GoodputError)[]>;
   /** Latest measurements of a job, oldest first (at most `limit`, default 1000). */
   listReports(job_id: string, limit?: number): Promise<ReportRecord[]>;
-  getProfile(job_id: string): Promise<ProfileRow[]>;
+  /**
+   * A job's measurements per configuration and GPU type (the type its attempt's replicas
+   * recorded), by configuration. With `gpu_type`, only those measured on that type and those of
+   * unknown type ('').
+   */
+  getProfile(job_id: string, gpu_type?: string): Promise<ProfileRow[]>;
   /**
    * Everything one refit of a job's model changes, in one transaction: the job's fitted
    * throughput parameters and their measured correction (JobRecord.correction); with `discard`,

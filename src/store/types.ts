@@ -122,6 +122,8 @@ export interface ReplicaRecord {
   started_at_ms: number;
   exit_code: number | null;
   exited_at_ms: number | null;
+  /** GPU type of its devices (backends/device-type.ts), as the launcher recorded it; absent when unknown. */
+  gpu_type?: string;
 }
 
 /** One recorded transition or notable fact of a job: who, when, why. */
@@ -146,6 +148,8 @@ export interface ReportRecord extends Measurement {
 
 /** Aggregated step times of one configuration of a job (input of the perf-model fit). */
 export interface ProfileRow {
+  /** GPU type of the attempts that measured it (ReplicaRecord.gpu_type); '' when unknown (measured before types were recorded). */
+  gpu_type: string;
   num_nodes: number;
   num_replicas: number;
   local_bsz: number;

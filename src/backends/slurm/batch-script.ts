@@ -27,6 +27,11 @@ export interface BatchScriptInput {
   partition?: string;
   account?: string;
   qos?: string;
+  /**
+   * GRES type each task's GPU must have (`--gpus-per-task=TYPE:1`): set when a chosen node has
+   * GPUs of several types, so that Slurm gives the job the type Goodput chose.
+   */
+  gpu_type?: string;
 }
 
 /**
@@ -98,6 +103,12 @@ export function sbatchValue(value: string): string {
   return `"${value}"`;
 }
 
+/** A GRES type as sbatch reads it (a name Slurm itself listed); anything else is refused. */
+function gresName(type: string): string {
+  if (!/^[A-Za-z0-9_.-]+$/.test(type)) throw new GoodputError('E_LAUNCH', `cannot ask Slurm for GPUs of type ${JSON.stringify(type)}: not a GRES type name`);
+  return type;
+}
+
 /** The node of each rank, in rank order (ranks contiguous per node, as srun numbers the tasks). */
 export function rankNodes(shares: readonly NodeShare[]): string[] {
   return shares.flatMap((s) => Array.from({ length: s.count }, () => s.node));
@@ -118,12 +129,13 @@ export function batchScript(i: BatchScriptInput): string {
   // Every component of a heterogeneous job needs its own partition, account and QOS.
   const where = [...(i.partition ? [`--partition=${sbatchValue(i.partition)}`] : []), ...(i.account ? [`--account=${sbatchValue(i.account)}`] : []), ...(i.qos ? [`--qos=${sbatchValue(i.qos)}`] : [])];
   const header: string[] = [...job, ...where].map((o) => `#SBATCH ${o}`);
+  const gpu = `--gpus-per-task=${i.gpu_type ? `${gresName(i.gpu_type)}:` : ''}1`;
   if (even) {
-    header.push(`#SBATCH --nodes=${i.shares.length} --nodelist=${i.shares.map((s) => s.node).join(',')} --ntasks-per-node=${i.shares[0]!.count} --gpus-per-task=1`);
+    header.push(`#SBATCH --nodes=${i.shares.length} --nodelist=${i.shares.map((s) => s.node).join(',')} --ntasks-per-node=${i.shares[0]!.count} ${gpu}`);
   } else {
     i.shares.forEach((s, k) => {
       if (k > 0) header.push('#SBATCH hetjob', ...where.map((o) => `#SBATCH ${o}`));
-      header.push(`#SBATCH --nodes=1 --nodelist=${s.node} --ntasks=${s.count} --gpus-per-task=1`);
+      header.push(`#SBATCH --nodes=1 --nodelist=${s.node} --ntasks=${s.count} ${gpu}`);
     });
   }
   const het = even ? '' : ` --het-group=0-${i.shares.length - 1}`;

@@ -18,10 +18,10 @@ describe('Slurm inventory parsing', () => {
   });
 
   it('counts GPUs in GRES strings with and without types', () => {
-    assert.deepEqual(parseGres('gpu:a100:4(S:0-1)'), { count: 4, type: 'a100' });
-    assert.deepEqual(parseGres('gpu:2(IDX:0-1),mps:100'), { count: 2, type: '' });
-    assert.deepEqual(parseGres('gpu:a100:2,gpu:v100:1'), { count: 3, type: 'a100' });
-    assert.deepEqual(parseGres('(null)'), { count: 0, type: '' });
+    assert.deepEqual(parseGres('gpu:a100:4(S:0-1)'), { count: 4, type: 'a100', types: [{ type: 'a100', count: 4 }] });
+    assert.deepEqual(parseGres('gpu:2(IDX:0-1),mps:100'), { count: 2, type: '', types: [{ type: '', count: 2 }] });
+    assert.deepEqual(parseGres('gpu:a100:2,gpu:v100:1'), { count: 3, type: 'a100', types: [{ type: 'a100', count: 2 }, { type: 'v100', count: 1 }] });
+    assert.deepEqual(parseGres('(null)'), { count: 0, type: '', types: [] });
   });
 
   it('keeps node positions stable, excludes drained/down nodes and GPUs of foreign jobs', () => {
@@ -65,6 +65,13 @@ describe('batch script', () => {
     assert.match(s, /^#SBATCH --no-requeue$/m, 'a node failure must not make Slurm rerun the attempt');
     assert.doesNotMatch(s, /hetjob/);
     assert.match(s, /^srun --kill-on-bad-exit=0 \/bin\/sh -c '.*' goodput-replica '\/d\/run' '\/d\/logs' 'python3' 'it'\\''s' '\$\(x\)'$/ms);
+  });
+  it('asks for GPUs of the chosen GRES type when given one (a node of several types), and refuses a type sbatch cannot read', () => {
+    const even = batchScript({ ...base, shares: [{ node: 'gp1', count: 2 }], gpu_type: 't4' });
+    assert.match(even, /^#SBATCH --nodes=1 --nodelist=gp1 --ntasks-per-node=2 --gpus-per-task=t4:1$/m);
+    const uneven = batchScript({ ...base, shares: [{ node: 'gp1', count: 2 }, { node: 'gp2', count: 1 }], gpu_type: 'a100' });
+    assert.deepEqual(uneven.split('\n').filter((l) => /--gpus-per-task/.test(l)).map((l) => l.split(' ').pop()), ['--gpus-per-task=a100:1', '--gpus-per-task=a100:1']);
+    assert.throws(() => batchScript({ ...base, shares: [{ node: 'gp1', count: 1 }], gpu_type: 'a100 --x' }), /not a GRES type name/);
   });
   it('uses a heterogeneous job for uneven layouts, partition per component', () => {
     const s = batchScript({ ...base, shares: [{ node: 'gp1', count: 3 }, { node: 'gp2', count: 1 }], partition: 'gpu' });

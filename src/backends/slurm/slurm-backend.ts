@@ -108,6 +108,12 @@ export class SlurmBackend implements Backend {
     return this.partitionNames;
   }
 
+  /** Whether the node has GPUs of several types (its replicas then ask Slurm for the chosen type). */
+  private mixedNode(name: string): boolean {
+    const node = this.inventory.find((n) => n.name === name);
+    return new Set(node?.devices.map((d) => d.name) ?? []).size > 1;
+  }
+
   onExit(listener: (exit: ReplicaExit) => void): void {
     this.listener = listener;
   }
@@ -132,6 +138,7 @@ export class SlurmBackend implements Backend {
     const script = batchScript({
       job_name: this.jobName(req.job_id, req.attempt), shares, run_dir: dirs.run, logs_dir: dirs.logs, attempt: req.attempt, workdir: req.workdir, command: plan.command,
       ...(this.options.partition ? { partition: this.options.partition } : {}), ...(this.options.account ? { account: this.options.account } : {}), ...(this.options.qos ? { qos: this.options.qos } : {}),
+      ...(req.gpu_type !== undefined && req.gpu_type !== 'gpu' && shares.some((s) => this.mixedNode(s.node)) ? { gpu_type: req.gpu_type } : {}),
     });
     let id: string;
     try {

@@ -23,8 +23,8 @@ speedup over one replica now and at the best size the model predicts.
   --since T    only jobs submitted since T: an ISO-8601 time or an age (30m, 24h, 7d)
   --limit N    the newest N jobs that match (default ${DEFAULT_LS_JOBS}); a line says when there are more
   --all        every job that matches (fetched page by page)
-  --json       print a JSON array of jobs (id, name, user, state, replicas, restarts,
-               submitted_at, finished_at, ...)`,
+  --json       print a JSON array of jobs (id, name, user, state, replicas, devices, gpu_type,
+               restarts, submitted_at, finished_at, ...)`,
   async run(argv) {
     const { values } = parseFlags('ls', argv, {
       ...connectionFlags,

@@ -188,6 +188,28 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE events ADD COLUMN crc INTEGER;
   `,
+  // 9 -> 10: measurements per (job, GPU type). Each replica records the type of its devices; a
+  // job's per-configuration profile rows are kept per type of the attempt that measured them, so
+  // that a job moved to another type is fitted on that type's points only. Rows from before keep
+  // type '' (unknown), which counts for every type (store.ts `getProfile`).
+  `
+  ALTER TABLE replicas ADD COLUMN gpu_type TEXT NOT NULL DEFAULT '';
+  CREATE TABLE profiles_typed (
+    job_id TEXT NOT NULL,
+    gpu_type TEXT NOT NULL DEFAULT '',
+    num_nodes INTEGER NOT NULL,
+    num_replicas INTEGER NOT NULL,
+    local_bsz INTEGER NOT NULL,
+    count INTEGER NOT NULL,
+    sum_accum_step_time_s REAL NOT NULL,
+    sum_optim_step_time_s REAL NOT NULL,
+    PRIMARY KEY (job_id, gpu_type, num_nodes, num_replicas, local_bsz)
+  );
+  INSERT INTO profiles_typed (job_id, gpu_type, num_nodes, num_replicas, local_bsz, count, sum_accum_step_time_s, sum_optim_step_time_s)
+    SELECT job_id, '', num_nodes, num_replicas, local_bsz, count, sum_accum_step_time_s, sum_optim_step_time_s FROM profiles;
+  DROP TABLE profiles;
+  ALTER TABLE profiles_typed RENAME TO profiles;
+  `,
 ];
 
 /** Brings `db` to the newest schema version; refuses (E_STORE_VERSION) a database newer than this code. */

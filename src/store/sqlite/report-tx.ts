@@ -13,10 +13,10 @@ export type ReportStatements = Record<'getJob' | 'attemptNodes' | 'report' | 'pr
 export function reportStatements(db: Database.Database): ReportStatements {
   return {
     getJob: db.prepare('SELECT * FROM jobs WHERE id = ?'),
-    attemptNodes: db.prepare('SELECT node FROM replicas WHERE job_id = ? AND attempt = ?'),
+    attemptNodes: db.prepare('SELECT node, gpu_type FROM replicas WHERE job_id = ? AND attempt = ? ORDER BY rank'),
     report: db.prepare('INSERT INTO reports (job_id, attempt, received_at_ms, step, body) VALUES (?, ?, ?, ?, ?)'),
-    profile: db.prepare(`INSERT INTO profiles (job_id, num_nodes, num_replicas, local_bsz, count, sum_accum_step_time_s, sum_optim_step_time_s)
-      VALUES (?, ?, ?, ?, 1, ?, ?) ON CONFLICT DO UPDATE SET count = count + 1,
+    profile: db.prepare(`INSERT INTO profiles (job_id, gpu_type, num_nodes, num_replicas, local_bsz, count, sum_accum_step_time_s, sum_optim_step_time_s)
+      VALUES (?, ?, ?, ?, ?, 1, ?, ?) ON CONFLICT DO UPDATE SET count = count + 1,
       sum_accum_step_time_s = sum_accum_step_time_s + excluded.sum_accum_step_time_s,
       sum_optim_step_time_s = sum_optim_step_time_s + excluded.sum_optim_step_time_s RETURNING count`),
     jobProgress: db.prepare('UPDATE jobs SET step = ?, samples = ?, remaining_samples = ?, model_parameters = ?, grad = ?, limits = ?, last_report_at_ms = ?, last_step_time_s = ?, max_profiled_replicas = ?, checkpoint_at_ms = ?, checkpoint_on_stop = ? WHERE id = ?'),
@@ -36,14 +36,17 @@ export function addReportBatch(stmts: ReportStatements, b: ReportBatch, now: num
   // bounds), here because only the transaction sees the job as the batch will change it.
   // Only measurements of the shape the attempt was launched with (its recorded replicas) reach
   // the job's model and its key's profile.
-  const shape = attemptShape(stmts.attemptNodes.all(b.job_id, b.attempt) as { node: string }[]);
+  const replicas = stmts.attemptNodes.all(b.job_id, b.attempt) as { node: string; gpu_type: string }[];
+  const shape = attemptShape(replicas);
+  // The measurements are of the attempt's devices: their type, as recorded at launch ('' unknown).
+  const gpu_type = replicas[0]?.gpu_type ?? '';
   const issues = reportIssues(b, job, shape);
   if (issues.length > 0) return new GoodputError('E_BAD_REQUEST', `report is invalid: ${issues.join('; ')}`);
   let fresh = false;
   b.reports.forEach((m, i) => {
     stmts.report.run(b.job_id, b.attempt, now, m.step, JSON.stringify(m));
     const p = b.profile[i]!;
-    const counted = stmts.profile.get(b.job_id, p.num_nodes, p.num_replicas, p.local_bsz, p.accum_step_time_s, p.optim_step_time_s) as { count: number };
+    const counted = stmts.profile.get(b.job_id, gpu_type, p.num_nodes, p.num_replicas, p.local_bsz, p.accum_step_time_s, p.optim_step_time_s) as { count: number };
     if (counted.count === 1) fresh = true;
     job.step = m.step;
     job.last_step_time_s = m.step_time_s;

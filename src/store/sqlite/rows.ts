@@ -65,6 +65,7 @@ export function toReplica(r: Row): ReplicaRecord {
     started_at_ms: r.started_at_ms as number,
     exit_code: (r.exit_code as number | null) ?? null,
     exited_at_ms: (r.exited_at_ms as number | null) ?? null,
+    ...(r.gpu_type ? { gpu_type: r.gpu_type as string } : {}),
   };
 }
 

@@ -45,4 +45,19 @@ describe('SqliteStore specifics', () => {
     assert.equal((await s.addReports({ job_id: 'old', attempt: 0, limits: undefined, reports: [m], profile: [profilePoint(m)] })).job.remaining_samples, 512);
     await s.close();
   });
+
+  it('migrates a version-9 database\'s job profiles to type \'\' (unknown), which every type reads', async () => {
+    const path = join(dir, 'v9.sqlite');
+    const v9 = new Database(path);
+    for (const m of MIGRATIONS.slice(0, 9)) v9.exec(m);
+    v9.pragma('user_version = 9');
+    v9.prepare("INSERT INTO profiles (job_id, num_nodes, num_replicas, local_bsz, count, sum_accum_step_time_s, sum_optim_step_time_s) VALUES ('old', 1, 2, 64, 4, 0.4, 0.8)").run();
+    v9.close();
+    const s = new SqliteStore(path);
+    assert.equal(s.schemaVersion(), MIGRATIONS.length);
+    const rows = [{ gpu_type: '', num_nodes: 1, num_replicas: 2, local_bsz: 64, count: 4, accum_step_time_s: 0.1, optim_step_time_s: 0.2 }];
+    assert.deepEqual(await s.getProfile('old'), rows);
+    assert.deepEqual(await s.getProfile('old', 'a100'), rows);
+    await s.close();
+  });
 });

@@ -143,9 +143,9 @@ export class SqliteStore implements Store {
     const now = this.now_ms();
     return this.transition(id, 'launch', 'running', actor, 'launched', reason, (job) => {
       const insert = this.db.prepare(
-        'INSERT OR REPLACE INTO replicas (job_id, attempt, rank, device, node, launch_id, pid, proc_start, log_path, started_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        'INSERT OR REPLACE INTO replicas (job_id, attempt, rank, device, node, launch_id, pid, proc_start, log_path, started_at_ms, gpu_type) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
       );
-      for (const r of replicas) insert.run(id, job.launches, r.rank, r.device, r.node, r.launch_id, r.pid, r.proc_start, r.log_path, r.started_at_ms);
+      for (const r of replicas) insert.run(id, job.launches, r.rank, r.device, r.node, r.launch_id, r.pid, r.proc_start, r.log_path, r.started_at_ms, r.gpu_type ?? '');
       return {
         launches: job.launches + 1,
         launched_at_ms: now,
@@ -239,11 +239,16 @@ export class SqliteStore implements Store {
     return rows.map((r) => ({ ...(JSON.parse(r.body as string) as Measurement), job_id, attempt: r.attempt as number, received_at_ms: r.received_at_ms as number }));
   }
 
-  async getProfile(job_id: string): Promise<ProfileRow[]> {
-    const rows = this.db.prepare('SELECT * FROM profiles WHERE job_id = ? ORDER BY num_nodes, num_replicas, local_bsz').all(job_id) as Row[];
+  async getProfile(job_id: string, gpu_type?: string): Promise<ProfileRow[]> {
+    const rows = (
+      gpu_type === undefined
+        ? this.db.prepare('SELECT * FROM profiles WHERE job_id = ? ORDER BY num_nodes, num_replicas, local_bsz, gpu_type').all(job_id)
+        : this.db.prepare("SELECT * FROM profiles WHERE job_id = ? AND gpu_type IN (?, '') ORDER BY num_nodes, num_replicas, local_bsz, gpu_type").all(job_id, gpu_type)
+    ) as Row[];
     return rows.map((r) => {
       const count = r.count as number;
       return {
+        gpu_type: r.gpu_type as string,
         num_nodes: r.num_nodes as number,
         num_replicas: r.num_replicas as number,
         local_bsz: r.local_bsz as number,

@@ -30,7 +30,8 @@ export interface SlurmClusterOptions {
   partition?: string;
   /**
    * GRES type of each node's GPUs, in node order (e.g. ['a100', 't4']: gp1 has 4 `gpu:a100`, gp2
-   * 4 `gpu:t4`); default `fakegpu` on every node.
+   * 4 `gpu:t4`); default `fakegpu` on every node. `a100+t4` splits a node's GPUs evenly between
+   * the types (`Gres=gpu:a100:2,gpu:t4:2`).
    */
   gpu_types?: readonly string[];
   /**
@@ -67,7 +68,7 @@ export async function startSlurmCluster(options: SlurmClusterOptions = {}): Prom
   const gpus = options.gpus_per_node ?? 4;
   const cpus = options.cpus_per_node ?? 8;
   const partition = options.partition ?? 'gpu';
-  const typeOf = (i: number) => options.gpu_types?.[i] ?? 'fakegpu';
+  const typesOf = (i: number) => (options.gpu_types?.[i] ?? 'fakegpu').split('+');
   const dir = mkdtempSync(join(tmpdir(), 'goodput-slurm-'));
   const nodes = Array.from({ length: count }, (_, i) => `gp${i + 1}`);
   for (const sub of ['state', 'log', 'dev', ...nodes.map((n) => `spool/${n}`)]) mkdirSync(join(dir, sub), { recursive: true });
@@ -104,11 +105,15 @@ export async function startSlurmCluster(options: SlurmClusterOptions = {}): Prom
     'KillWait=5',
     'JobAcctGatherType=jobacct_gather/none',
     'AccountingStorageType=accounting_storage/none',
-    ...nodes.map((n, i) => `NodeName=${n} NodeHostname=${host} NodeAddr=127.0.0.1 Port=${ports[i + 1]} CPUs=${cpus} RealMemory=4000 Gres=gpu:${typeOf(i)}:${gpus}`),
+    ...nodes.map((n, i) => `NodeName=${n} NodeHostname=${host} NodeAddr=127.0.0.1 Port=${ports[i + 1]} CPUs=${cpus} RealMemory=4000 Gres=${typesOf(i).map((t) => `gpu:${t}:${gpus / typesOf(i).length}`).join(',')}`),
     `PartitionName=${partition} Nodes=${nodes.join(',')} Default=YES MaxTime=INFINITE State=UP`,
     '',
   ].join('\n'));
-  writeFileSync(join(dir, 'gres.conf'), nodes.map((n, i) => `NodeName=${n} Name=gpu Type=${typeOf(i)} File=${dir}/dev/gpu[${i * gpus}-${(i + 1) * gpus - 1}]\n`).join(''));
+  writeFileSync(join(dir, 'gres.conf'), nodes.flatMap((n, i) => typesOf(i).map((t, k, all) => {
+    const per = gpus / all.length;
+    const first = i * gpus + k * per;
+    return `NodeName=${n} Name=gpu Type=${t} File=${dir}/dev/gpu[${first}-${first + per - 1}]\n`;
+  })).join(''));
   const env = { SLURM_CONF: conf };
   const cmd = async (command: string, args: readonly string[]) => (await run(command, [...args], { env: { ...process.env, ...env }, timeout: 30_000 })).stdout;
   let stopped = false;

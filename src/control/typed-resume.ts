@@ -1,0 +1,53 @@
+/**
+ * The goodput policy on a mixed cluster as the control plane runs it. GoodputHetero discounts a
+ * change of a job's configuration against the configuration it chose for the job last round,
+ * which it remembers by position in its list of configurations. The control plane starts a new
+ * instance when that list changes (open nodes change), after a decision it overrode, and at
+ * server start (typed-round.ts TypedDecider); such an instance has chosen nothing yet and would
+ * move every job once without the discount. Here a job the instance has not placed is discounted
+ * against the configuration it holds now: the type and GPU count of its current allocation, read
+ * from the snapshot, which names no position. Pure (but for the memory of its base).
+ */
+import { gpuTypeOf } from '../core/cluster.js';
+import { GoodputHetero } from '../policy/sia/goodput-hetero.js';
+import type { SiaConfig } from '../policy/sia/sia.js';
+import type { TypedJob, TypedSnapshot } from '../policy/typed.js';
+import type { Allocation } from '../core/cluster.js';
+
+/** GoodputHetero whose change discount holds across restarts of the instance. */
+export class ResumingGoodputHetero extends GoodputHetero {
+  /** Jobs this instance placed last round: its base discounts their changes itself. */
+  private placed = new Set<string>();
+  /** This round: the (type, GPUs) held by each job the instance did not place. */
+  private held = new Map<string, { type: string; gpus: number }>();
+  /** This round: each job's goodput row before the discount (what its weight is computed from). */
+  private undiscounted = new Map<string, readonly number[]>();
+  private now_s = 0;
+
+  override decide(s: TypedSnapshot): Record<string, Allocation> {
+    this.now_s = s.now_s;
+    this.held = new Map();
+    this.undiscounted = new Map();
+    for (const [id, a] of Object.entries(s.allocations)) {
+      const node = a.length > 0 ? s.nodes[a[0]!] : undefined;
+      if (node && !this.placed.has(id)) this.held.set(id, { type: gpuTypeOf(node), gpus: a.length });
+    }
+    const out = super.decide(s);
+    this.placed = new Set(Object.entries(out).filter(([, a]) => a.length > 0).map(([id]) => id));
+    return out;
+  }
+
+  /** The base's row, with every configuration other than the one the job holds discounted as the base discounts a change. */
+  protected override goodputRow(job: TypedJob, configs: readonly SiaConfig[], gpn: ReadonlyMap<string, number>): number[] {
+    const row = super.goodputRow(job, configs, gpn);
+    const held = this.held.get(job.id);
+    if (!held) return row;
+    this.undiscounted.set(job.id, row);
+    const min = this.lastMinGoodput;
+    return row.map((g, c) => (configs[c]!.type === held.type && configs[c]!.gpus === held.gpus ? g : g * this.changeFactor(job, g * min, this.now_s)));
+  }
+
+  protected override jobWeight(job: TypedJob, normalized: readonly number[], configs: readonly SiaConfig[]): number {
+    return super.jobWeight(job, this.undiscounted.get(job.id) ?? normalized, configs);
+  }
+}
