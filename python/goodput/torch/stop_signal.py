@@ -48,6 +48,13 @@ class StopSignal:
             return  # a forked child (DataLoader worker): the stop belongs to the main process
         self._event.set()
 
+    def ignore_further(self) -> None:
+        """Ignores SIGTERM from now on (main thread only): the process has checkpointed and is
+        exiting 143, which a late signal must not turn into death by SIGTERM."""
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            self.installed = False
+
     def is_set(self) -> bool:
         return self._event.is_set()
 

@@ -1,0 +1,72 @@
+"""A stop at any point of a 2-replica SDK job whose loaders run DataLoader workers and whose
+statistics go through an Accumulator (the corpus's AdaptDL-style script): inside
+Accumulator.synchronized(), before a step, right after a batch came from the workers, as an epoch
+ends, inside a checkpoint, on one rank or on both. Every case must end with a checkpoint and
+exit 143 on every rank, within the time a backend gives (no hang until the grace SIGKILL); a stop
+after the last training step lets the job finish (exit 0) and says so.
+
+Real processes, real gloo, real DataLoader workers, real SIGTERMs (stop_points_worker.py)."""
+
+import os
+import re
+import subprocess
+
+import pytest
+
+from conftest import WORKERS_DIR
+from goodput.torch.env import EXIT_CHECKPOINTED
+
+WORKER = os.path.join(WORKERS_DIR, "stop_points_worker.py")
+SCRIPT_ARGS = ["--", "--epochs", "3", "--train-size", "640", "--bs", "64"]  # 10 steps an epoch
+#: seconds a stop may take here; a backend's grace period is 30 s by default
+STOP_LIMIT_S = 60
+
+CASES = [  # (point, rank that gets the SIGTERM; -1 = both)
+    ("sync:1", -1), ("sync:1", 1), ("sync:2", 0), ("sync:3", 1),
+    ("step:4", -1), ("step:4", 0), ("step:13", 1),
+    ("fetch:3", 1), ("fetch:12", -1),
+    ("epoch-end:1", -1), ("epoch-end:2", 1),
+    ("checkpoint:1", 0), ("checkpoint:1", -1),
+]
+
+
+def _wait(replicas, timeout_s):
+    """Exit codes and outputs; a replica still alive after `timeout_s` is SIGKILLed (code -9)
+    and its output (with the faulthandler dump of its threads) is kept for the assertion."""
+    codes, outputs = [], []
+    for proc in replicas.procs:
+        try:
+            out, _ = proc.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, _ = proc.communicate()
+        codes.append(proc.returncode)
+        outputs.append(out)
+    return codes, outputs
+
+
+@pytest.mark.parametrize("point,rank", CASES, ids=[f"{p}-rank{r}" for p, r in CASES])
+def test_a_stop_anywhere_checkpoints_and_exits_143_on_every_rank(launch, tmp_path, point, rank):
+    env = {"GOODPUT_CHECKPOINT_DIR": str(tmp_path)}
+    replicas = launch(WORKER, ["--point", point, "--signal-rank", str(rank), *SCRIPT_ARGS],
+                      world_size=2, extra_env=env)
+    codes, outputs = _wait(replicas, STOP_LIMIT_S + 60)
+    joined = "\n---- rank 1 ----\n".join(outputs)
+    assert codes == [EXIT_CHECKPOINTED] * 2, joined
+    assert "Thread 0x" not in joined, joined  # no faulthandler dump: nobody waited 25 s
+    saved = int(re.search(r"checkpointed step (\d+)", outputs[0]).group(1))
+    printed = [int(s) for s in re.findall(r"^epoch=\d+ step=(\d+)$", outputs[0], re.M)]
+    assert saved >= max(printed, default=0), joined
+    assert "done step=" not in outputs[0], joined
+
+
+def test_a_stop_after_the_last_step_finishes_and_says_so(launch, tmp_path):
+    env = {"GOODPUT_CHECKPOINT_DIR": str(tmp_path)}
+    replicas = launch(WORKER, ["--point", "after-loop", *SCRIPT_ARGS], world_size=2,
+                      extra_env=env)
+    codes, outputs = _wait(replicas, STOP_LIMIT_S + 60)
+    assert codes == [0, 0], outputs
+    assert re.search(r"^goodput: stop requested \(SIGTERM\) after the last training step "
+                     r"\(step 30\); the script ran to its end, nothing to checkpoint$",
+                     outputs[0], re.M), outputs[0]
+    assert "checkpointed step" not in outputs[0]
