@@ -10,10 +10,11 @@ Real processes, real gloo, real DataLoader workers, real SIGTERMs (stop_points_w
 import os
 import re
 import subprocess
+import textwrap
 
 import pytest
 
-from conftest import WORKERS_DIR
+from conftest import PYTHON, WORKERS_DIR, free_port, replica_env
 from goodput.torch.env import EXIT_CHECKPOINTED
 
 WORKER = os.path.join(WORKERS_DIR, "stop_points_worker.py")
@@ -70,3 +71,25 @@ def test_a_stop_after_the_last_step_finishes_and_says_so(launch, tmp_path):
                      r"\(step 30\); the script ran to its end, nothing to checkpoint$",
                      outputs[0], re.M), outputs[0]
     assert "checkpointed step" not in outputs[0]
+
+
+def test_a_stop_that_does_not_end_the_replica_prints_every_threads_stack(tmp_path):
+    # A script that never reaches a step boundary after the SIGTERM: the replica's log gets the
+    # stacks after GOODPUT_STOP_DUMP_S, long before a backend's grace period ends in SIGKILL.
+    code = textwrap.dedent("""
+        import os, signal, time
+        import goodput.torch as gt
+        gt.init()
+        os.kill(os.getpid(), signal.SIGTERM)
+        def stuck_in_user_code():
+            time.sleep(3)
+        stuck_in_user_code()
+        print("ended", flush=True)
+        """)
+    env = replica_env(0, 1, free_port(), {"GOODPUT_CHECKPOINT_DIR": str(tmp_path),
+                                          "GOODPUT_STOP_DUMP_S": "1"})
+    result = subprocess.run([PYTHON, "-c", code], env=env, text=True, capture_output=True,
+                            timeout=60)
+    assert result.returncode == 0 and "ended" in result.stdout, result.stderr
+    assert re.search(r"^Timeout \(0:00:01\)!$", result.stderr, re.M), result.stderr
+    assert "in stuck_in_user_code" in result.stderr, result.stderr
