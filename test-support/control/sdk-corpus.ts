@@ -52,10 +52,12 @@ export async function assertStopsKeptProgress(client: GoodputClient, data_dir: s
   let stops = 0;
   for (const j of done) {
     const exits = (await client.events(j.id)).filter((e) => e.kind === 'replica-exited').map((e) => e.data.exit_code);
-    assert.ok(exits.every((code) => code === 0 || code === 143), `${j.name}: every replica exited 0 or 143, got ${exits.join(',')}`);
-    stops += exits.filter((code) => code === 143).length;
     const dir = join(data_dir, 'jobs', j.id, 'logs');
     const logs = readdirSync(dir).filter((f) => f.startsWith('replica-')).map((f) => readFileSync(join(dir, f), 'utf8'));
+    // A stop that hangs shows where: the SDK prints every thread's stack 20 s after the SIGTERM.
+    const tails = () => logs.map((log, rank) => `---- replica ${rank} ----\n${log.slice(-6000)}`).join('\n');
+    assert.ok(exits.every((code) => code === 0 || code === 143), `${j.name}: every replica exited 0 or 143, got ${exits.join(',')}\n${tails()}`);
+    stops += exits.filter((code) => code === 143).length;
     for (const log of logs) assert.doesNotMatch(log, /killed by signal|exited unexpectedly/, `${j.name}: no DataLoader worker died`);
     // No lost progress: each attempt starts at the step its predecessor checkpointed, which
     // is at or after the last step that attempt printed.
@@ -72,13 +74,3 @@ export async function assertStopsKeptProgress(client: GoodputClient, data_dir: s
   }
   assert.ok(stops >= min_stops, `at least one stop of a 2-replica attempt exited 143 on every replica (got ${stops} exits 143)`);
 }
-
-/**
- * Known defect, open: about one run in two on a loaded 2-core machine, the stop of a 2-replica
- * attempt of the AdaptDL-style script hangs until the grace period ends (both replicas
- * SIGKILLed, exit 137). The corpus tests that meet it are skipped with this reason until it is
- * fixed; GOODPUT_RUN_KNOWN_FLAKY=1 runs them.
- */
-export const KNOWN_STOP_HANG: string | undefined = process.env.GOODPUT_RUN_KNOWN_FLAKY === '1'
-  ? undefined
-  : 'known defect: a 2-replica stop sometimes hangs until SIGKILL (set GOODPUT_RUN_KNOWN_FLAKY=1 to run)';
