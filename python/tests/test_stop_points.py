@@ -54,7 +54,7 @@ def test_a_stop_anywhere_checkpoints_and_exits_143_on_every_rank(launch, tmp_pat
     codes, outputs = _wait(replicas, STOP_LIMIT_S + 60)
     joined = "\n---- rank 1 ----\n".join(outputs)
     assert codes == [EXIT_CHECKPOINTED] * 2, joined
-    assert "Thread 0x" not in joined, joined  # no faulthandler dump: nobody waited 25 s
+    assert "Thread 0x" not in joined, joined  # no thread dump: no rank was still running 20 s after its SIGTERM
     saved = int(re.search(r"checkpointed step (\d+)", outputs[0]).group(1))
     printed = [int(s) for s in re.findall(r"^epoch=\d+ step=(\d+)$", outputs[0], re.M)]
     assert saved >= max(printed, default=0), joined

@@ -9,16 +9,17 @@ statistics) with a real SIGTERM delivered to this replica at a chosen point of i
                   after-loop    after remaining_epochs() has ended (the job is finishing)
     --signal-rank R  the rank that signals itself (-1: every rank, each at its own point)
 
-Everything after `--` goes to the script. A faulthandler dump of every thread is written to
-stderr if the process is still alive 25 s after the signal, so a hang shows where it is.
+Everything after `--` goes to the script. The SDK prints every thread's stack to stderr if the
+process is still alive 20 s after the signal (GOODPUT_STOP_DUMP_S), so a hang shows where it is.
 """
 
 import argparse
-import faulthandler
+import builtins
 import os
 import runpy
 import signal
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "..", "..", "..", "test-support", "corpus", "adaptdl_style_cifar.py")
@@ -41,17 +42,16 @@ def main() -> None:
         hits["n"] += 1
         if armed and hits["n"] == nth:
             print(f"rank={rank} SIGTERM at {args.point}", file=sys.stderr, flush=True)
-            faulthandler.dump_traceback_later(25, exit=False)
             os.kill(os.getpid(), signal.SIGTERM)
 
     from goodput.torch import accumulator, checkpointing, runtime
 
-    def before(cls, method, condition=lambda *a, **k: True):
+    def before(cls, method):
+        """Delivers the signal at the start of cls.method (before any collective in it)."""
         original = getattr(cls, method)
 
         def patched(*a, **k):
-            if condition(*a, **k):
-                hit()
+            hit()
             return original(*a, **k)
         setattr(cls, method, patched)
 
@@ -69,14 +69,12 @@ def main() -> None:
         raise SystemExit(f"unknown point {args.point}")
 
     if name == "after-loop":
-        import builtins
         original_print = builtins.print
 
         def print_then_signal(*a, **k):
             original_print(*a, **k)
             if a and isinstance(a[0], str) and a[0].startswith("done step="):
                 hit()
-                import time
                 time.sleep(0.5)  # the handler runs; the script then ends normally
         builtins.print = print_then_signal
 
