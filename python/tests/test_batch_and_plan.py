@@ -65,6 +65,37 @@ def test_plan_covers_each_sample_once_whatever_the_replica_changes(world_sizes):
         assert len(counts) == 1  # every rank advances the position identically
         position += counts.pop()
         step += 1
-    extra = len(seen) - 103
-    assert sorted(set(seen)) == list(range(103))
-    assert 0 <= extra < max(world_sizes)  # only a tail smaller than the replicas re-reads
+    assert sorted(seen) == list(range(103))  # each sample once: no tail re-read
+
+
+@pytest.mark.parametrize("world", [2, 3, 4, 5])
+def test_a_tail_smaller_than_the_replicas_joins_the_micro_step_before_it(world):
+    # Every resume position of a 2-replica job with 4 samples per step, continued on `world`
+    # replicas of local batch 2: the epoch is read once, each micro-batch at most one sample
+    # over the local batch (without the merge, a tail of 1 or 2 samples re-read samples).
+    for start in range(0, 100, 4):
+        plan = EpochPlan(100, epoch=1, seed=0, shuffle=True)
+        seen, position = [], start
+        while position < 100:
+            counts = set()
+            for rank in range(world):
+                indices, count = plan.micro_batch(position, 2, world, rank)
+                assert 1 <= len(indices) <= 3
+                seen += indices
+                counts.add(count)
+            assert len(counts) == 1
+            position += counts.pop()
+        left = 100 - start
+        if left >= world:
+            assert sorted(seen) == sorted(plan.order[start:]), (world, start)
+        else:  # resumed with fewer samples than replicas left: the only re-reads
+            assert set(plan.order[start:]) <= set(seen) and len(seen) == world
+
+
+def test_without_merge_and_with_fewer_samples_than_replicas_ranks_re_read():
+    dropping = EpochPlan(10, epoch=0, seed=0, shuffle=False, merge_tail=False)
+    assert dropping.step_count(6, 2, 2) == 4 and dropping.step_count(9, 2, 2) == 1
+    merging = EpochPlan(10, epoch=0, seed=0, shuffle=False)
+    assert merging.step_count(5, 2, 2) == 5  # 4 + a tail of 1 < 2 replicas
+    # Resumed with 3 replicas where 2 samples are left: one rank re-reads a first sample.
+    assert [merging.micro_batch(8, 2, 3, r)[0] for r in range(3)] == [[8], [9], [2]]

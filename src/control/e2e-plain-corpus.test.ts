@@ -4,7 +4,10 @@
  * -n 2 runs as 2 ranks, waits (with an event saying why) until 2 slots are free, and never runs
  * smaller; declared --resumable, it resumes from its own snapshot after a stop without losing an
  * epoch; a plain MNIST-style script that is stopped gets an event that says what it lost, never
- * "checkpointed". Skipped with a message when no Python with torch is found.
+ * "checkpointed". The stops come from the scheduler: a newer job on the full cluster preempts the
+ * preemptible MNIST gang and shrinks the resumable DDP job (the goodput policy's least-attained-
+ * service queues, with a 5 GPU-s first queue and no minimum slice so that it happens within
+ * seconds). Skipped with a message when no Python with torch is found.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -23,7 +26,7 @@ describe('plain scripts under goodput up', { skip }, () => {
   let server: ServerProcess;
   before(async () => {
     data_dir = tempDataDir('goodput-corpus-');
-    server = await startServerProcess(data_dir, ['--cpu-slots', '3', '--interval-s', '1', '--grace-s', '10']);
+    server = await startServerProcess(data_dir, ['--cpu-slots', '3', '--interval-s', '1', '--grace-s', '10', '--policy-param', 'queue_base_gpu_s=5', '--policy-param', 'min_slice_restarts=0']);
   });
   after(() => cleanup(data_dir, server ? [server] : []));
 
@@ -34,11 +37,12 @@ describe('plain scripts under goodput up', { skip }, () => {
       return '';
     }
   };
-  /** SIGTERM to the main process of a rank, as a stop from outside the script would send. */
-  const terminate = (id: string, attempt: number, rank: number) => {
-    const main = Number(readFileSync(join(data_dir, 'jobs', id, 'run', `attempt-${attempt}-rank-${rank}.pid`), 'utf8').trim().split(' ')[1]);
-    process.kill(main, 'SIGTERM');
-  };
+  const ended = (state: string) => ['succeeded', 'failed', 'cancelled'].includes(state);
+  /** Epoch numbers at which each attempt of a ddp_snapshot.py rank-0 log resumed, and the last epoch it finished. */
+  const snapshotStory = (text: string) => text.split(/resuming from snapshot at epoch /).map((part, i) => ({
+    resumed_at: i === 0 ? 0 : Number(/^\d+/.exec(part)![0]),
+    last_done: Math.max(-1, ...[...part.matchAll(/epoch (\d+) done/g)].map((m) => Number(m[1]))),
+  }));
 
   it('answers at submit: a missing script, a gang beyond the cluster, -n beyond it, shared names', { timeout: 120_000 }, async () => {
     const dd = ['--data-dir', data_dir];
@@ -90,41 +94,56 @@ describe('plain scripts under goodput up', { skip }, () => {
     assert.doesNotMatch(log(ddp.id, 0), /world 1/);
   });
 
-  it('an MNIST script without a checkpoint: the stop event says what it loses', { timeout: 300_000 }, async () => {
+  it('a preemptible MNIST gang preempted by a newer job: the events say what it lost, never "checkpointed"', { timeout: 300_000 }, async (t) => {
     const { client } = server;
-    const job = await client.submit({ name: 'mnist', workdir: corpus, max_replicas: 1, command: [python!, 'mnist_plain.py', '--epochs', '100000', '--epoch-sleep-s', '0.2'] });
-    await waitFor('two epochs', 120_000, async () => /epoch 2 /.test(log(job.id, 0)));
-    terminate(job.id, 0, 0);
-    const events = await waitFor('the relaunch', 60_000, async () => {
-      const e = await client.events(job.id);
-      return e.some((x) => x.kind === 'relaunch') ? e : undefined;
+    const job = await client.submit({ name: 'mnist', workdir: corpus, max_replicas: 3, preemptible: true, command: [python!, 'mnist_plain.py', '--epochs', '100000', '--epoch-sleep-s', '0.2'] });
+    t.after(async () => {
+      await client.cancel(job.id).catch(() => undefined); // frees the slots for the next test even when an assertion failed
     });
+    await waitFor('two epochs on 3 ranks', 120_000, async () => /epoch 2 /.test(log(job.id, 0)));
+    const newcomer = await client.submit({ name: 'newcomer', workdir: corpus, max_replicas: 1, command: [python!, 'mnist_plain.py', '--epochs', '2'] });
+    const events = await waitFor('the preempted gang to start again after the newcomer', 180_000, async () => {
+      const e = await client.events(job.id);
+      return e.filter((x) => x.kind === 'launched').length >= 2 ? e : undefined;
+    });
+    assert.equal((await client.getJob(newcomer.id)).state, 'succeeded');
     const texts = events.map((e) => `${e.kind}: ${e.reason}`).join('\n');
-    assert.doesNotMatch(texts, /checkpointed/, texts);
-    assert.match(texts, /exited 143 \(terminated\) without a rescale request/);
-    assert.match(texts, /relaunch: stopped after \d+ (s|min) of work; it has no checkpoint the control plane knows of, so it restarts from its beginning/);
+    assert.doesNotMatch(texts, /checkpointed|resumes from its (last )?checkpoint/, texts);
+    assert.match(texts, /rescale: preempted 3 -> 0 \(goodput: .*restarts from its beginning \(no checkpoint the control plane knows of\)\); stopped after [1-9]\d* (s|min) of work; it has no checkpoint the control plane knows of, so it restarts from its beginning/, texts);
+    assert.match(texts, /requeued: stopped after [1-9]\d* (s|min) of work; it has no checkpoint the control plane knows of, so it restarts from its beginning; waiting for devices/, texts);
+    assert.match(texts, /replica-exited: replica 0 of attempt 0 exited with 143/, 'a plain script that dies of SIGTERM');
+    // What the events said is what happened: the relaunch started over at its first epoch.
+    await waitFor('the relaunch to train', 120_000, async () => (log(job.id, 0).match(/^epoch 1 /gm) ?? []).length >= 2);
     await client.cancel(job.id);
+    await waitFor('the slots to be free', 60_000, async () => ended((await client.getJob(job.id)).state));
   });
 
-  it('DDP --resumable: resumes from its own snapshot after a stop, no epoch lost', { timeout: 300_000 }, async () => {
+  it('DDP --resumable shrunk for a newer gang: resumes from its own snapshot, no epoch lost, grows back', { timeout: 300_000 }, async () => {
     const { client } = server;
-    const job = await client.submit({ name: 'ddp-resumable', workdir: corpus, max_replicas: 2, resumable: true, command: [python!, 'ddp_snapshot.py', '--epochs', '10', '--epoch-sleep-s', '0.3', '--snapshot', join(data_dir, 'resumable-snapshot.pt')] });
+    const job = await client.submit({ name: 'ddp-resumable', workdir: corpus, max_replicas: 2, resumable: true, command: [python!, 'ddp_snapshot.py', '--epochs', '60', '--epoch-sleep-s', '0.3', '--snapshot', join(data_dir, 'resumable-snapshot.pt')] });
     await waitFor('three epochs', 120_000, async () => /epoch 2 done/.test(log(job.id, 0)));
-    terminate(job.id, 0, 0);
-    const done = await waitFor('the job to finish', 240_000, async () => {
-      const j = await client.getJob(job.id);
-      return ['succeeded', 'failed', 'cancelled'].includes(j.state) ? j : undefined;
+    // A gang of 2 on the 1 free slot: the scheduler shrinks the resumable job to make room.
+    const gang = await client.submit({ name: 'newer-gang', workdir: corpus, max_replicas: 2, command: [python!, 'mnist_plain.py', '--epochs', '2'] });
+    const done = await waitFor('both jobs to finish', 240_000, async () => {
+      const jobs = await Promise.all([job.id, gang.id].map((id) => client.getJob(id)));
+      return jobs.every((j) => ended(j.state)) ? jobs : undefined;
     });
     const text = log(job.id, 0);
-    assert.equal(done.state, 'succeeded', text);
+    assert.deepEqual(done.map((j) => j.state), ['succeeded', 'succeeded'], text);
     assert.match(text, /\[rank 0\] started: world 2/, 'with the slots free it starts with all of its -n');
-    const [before, after] = text.split(/resuming from snapshot at epoch /);
-    assert.ok(after !== undefined, `rank 0 resumed from its snapshot:\n${text}`);
-    const lastBefore = Math.max(...[...before!.matchAll(/epoch (\d+) done/g)].map((m) => Number(m[1])));
-    const resumedAt = Number(/^\d+/.exec(after)![0]);
-    assert.ok(resumedAt >= lastBefore + 1, `resumed at epoch ${resumedAt} after epoch ${lastBefore} was done: no epoch lost`);
-    assert.match(after, /epoch 9 done/);
-    const texts = (await client.events(job.id)).map((e) => e.reason).join('\n');
-    assert.doesNotMatch(texts, /restarts from its beginning/);
+    const events = await client.events(job.id);
+    const texts = events.map((e) => `${e.kind}: ${e.reason}`).join('\n');
+    assert.match(texts, /rescale: shrank 2 -> 1 /, texts);
+    assert.match(texts, /relaunch: stopped; it resumes from its own snapshot \(declared resumable\)/, texts);
+    assert.doesNotMatch(texts, /restarts from its beginning|loses/, texts);
+    assert.match(text, /\[rank 0\] started: world 1/, `it ran on 1 rank while the gang ran:\n${text}`);
+    const story = snapshotStory(text);
+    assert.ok(story.length >= 2, `rank 0 resumed from its snapshot:\n${text}`);
+    let done_epoch = story[0]!.last_done;
+    for (const attempt of story.slice(1)) {
+      assert.ok(attempt.resumed_at >= done_epoch + 1, `resumed at epoch ${attempt.resumed_at} after epoch ${done_epoch} was done: no epoch lost`);
+      done_epoch = Math.max(done_epoch, attempt.last_done);
+    }
+    assert.equal(done_epoch, 59);
   });
 });

@@ -32,8 +32,11 @@ export class Supervisor {
     const job = await store.getJob(job_id);
     if (!job || (job.state !== 'running' && job.state !== 'rescaling')) return;
     const replicas = await store.listReplicas(job_id, job.launches - 1);
+    // A stop clears launched_at_ms; what the stopped attempt did is still counted from its start.
+    const started_ms = replicas.length > 0 ? Math.min(...replicas.map((r) => r.started_at_ms)) : null;
+    const evidence = { ...job, launched_at_ms: job.launched_at_ms ?? started_ms };
     const action = settle(
-      { ...job, attempt: job.launches - 1, max_restarts: job.spec.max_restarts, has_target: job.allocation.length > 0, evidence: job },
+      { ...job, attempt: job.launches - 1, max_restarts: job.spec.max_restarts, has_target: job.allocation.length > 0, evidence },
       replicas,
       { now_ms: this.ctx.now(), early_failure_s: this.ctx.config.early_failure_s, backoff_base_s: this.ctx.config.restart_backoff_s },
     );

@@ -65,7 +65,14 @@ describe('settle', () => {
       job: job({ last_failure: { attempt: 0, rank: 0, exit_code: 3, early: true } }), exits: exits(3), want: { do: 'stop', kind: 'failure' },
     },
     { name: 'rescaling, one alive: wait', job: job({ state: 'rescaling', stop_kind: 'rescale' }), exits: exits(143, null), want: { do: 'wait' } },
-    { name: 'rescaling, 0 and 143: succeeded', job: job({ state: 'rescaling', stop_kind: 'rescale' }), exits: exits(0, 143), want: { do: 'finish', to: 'succeeded' } },
+    {
+      name: 'rescaling, 0 and 143: succeeded', job: job({ state: 'rescaling', stop_kind: 'rescale' }), exits: exits(0, 143), want: { do: 'finish', to: 'succeeded' },
+      reason: /^training finished before the stop took effect \(replica 1 exited 143 \(stopped at its end\), the others 0\); nothing lost$/,
+    },
+    {
+      name: 'rescaling, the stop came after the last step, all exited 0: succeeded, no checkpoint claimed', job: job({ state: 'rescaling', stop_kind: 'rescale' }), exits: exits(0, 0), want: { do: 'finish', to: 'succeeded' },
+      reason: /^training finished before the stop took effect \(every replica exited 0\); nothing to checkpoint, nothing lost$/,
+    },
     { name: 'rescaling, checkpointed with a target: relaunch now', job: job({ state: 'rescaling', stop_kind: 'rescale' }), exits: exits(143, 143), want: { do: 'relaunch', not_before_ms: 100_000 } },
     { name: 'rescaling, checkpointed without a target: requeue', job: job({ state: 'rescaling', stop_kind: 'rescale', has_target: false }), exits: exits(143), want: { do: 'requeue' } },
     { name: 'rescaling after a requested rescale, a peer failed: not a failure', job: job({ state: 'rescaling', stop_kind: 'rescale' }), exits: exits(143, 1), want: { do: 'relaunch', not_before_ms: 100_000 } },

@@ -200,7 +200,7 @@ export function settle(job: SettleJob, exits: readonly { rank: number; exit_code
   }
   if (job.state !== 'rescaling' || live.length > 0) return { do: 'wait' };
   if (exited.some((r) => r.exit_code === EXIT_OK) && exited.every((r) => !isFailureExit(r.exit_code))) {
-    return { do: 'finish', to: 'succeeded', reason: 'training finished (replicas exited 0, or 143 when stopped at the end)' };
+    return { do: 'finish', to: 'succeeded', reason: finishedDuringStop(exited) };
   }
   const failed = job.stop_kind === 'hung' || (job.stop_kind === 'failure' && exited.some((r) => isFailureExit(r.exit_code)));
   if (failed && job.failures > job.max_restarts) {
@@ -212,6 +212,17 @@ export function settle(job: SettleJob, exits: readonly { rank: number; exit_code
   if (!failed) return { do: 'relaunch', not_before_ms: o.now_ms, reason: `${outcome}; relaunching on the new placement` };
   const backoff_s = restartBackoff_s(job.failures, o.backoff_base_s);
   return { do: 'relaunch', not_before_ms: o.now_ms + backoff_s * 1000, reason: `restart ${job.failures}/${job.max_restarts} after ${backoff_s}s backoff` };
+}
+
+/**
+ * Why a job that was being stopped succeeded instead: its training ended before the stop took
+ * effect. A replica that exited 0 had nothing left to checkpoint, so this is no checkpoint and
+ * nothing is lost; one that exited 143 was stopped at its end.
+ */
+function finishedDuringStop(exited: readonly { rank: number; exit_code: number }[]): string {
+  const stopped = exited.filter((r) => r.exit_code === EXIT_CHECKPOINTED).map((r) => r.rank);
+  if (stopped.length === 0) return 'training finished before the stop took effect (every replica exited 0); nothing to checkpoint, nothing lost';
+  return `training finished before the stop took effect (replica${stopped.length > 1 ? 's' : ''} ${stopped.join(', ')} exited 143 (stopped at its end), the others 0); nothing lost`;
 }
 
 /** A failed replica of a running job: stop and restart, or fail now when it is deterministic. */

@@ -136,7 +136,10 @@ class AdaptiveDataLoader:
         per_micro = self.current_local_bsz * self.runtime.world_size
         if self.drop_last:
             return self.dataset_len // per_micro
-        return math.ceil(self.dataset_len / per_micro)
+        steps = math.ceil(self.dataset_len / per_micro)
+        tail = self.dataset_len - (steps - 1) * per_micro
+        # A tail smaller than the replicas joins the micro-step before it (epoch_plan.py).
+        return steps - 1 if steps > 1 and tail < self.runtime.world_size else steps
 
     # ---- iteration -----------------------------------------------------------------------
 
@@ -174,7 +177,8 @@ class AdaptiveDataLoader:
         if saved_epoch != epoch or not self.train:
             position = 0
         self.epoch_position = (epoch, position)
-        plan = EpochPlan(self.dataset_len, epoch, self.seed, self.shuffle)
+        plan = EpochPlan(self.dataset_len, epoch, self.seed, self.shuffle,
+                         merge_tail=not self.drop_last)
         inner: Optional[Iterator[Any]] = None
         inner_bsz = -1
         micro_index = 0
@@ -195,7 +199,7 @@ class AdaptiveDataLoader:
             data = next(inner)
             if self.train:
                 runtime.add_data_wait(time.perf_counter() - wait_start_s)
-            global_count = min(runtime.world_size * batch.local_bsz, self.dataset_len - position)
+            global_count = plan.step_count(position, batch.local_bsz, runtime.world_size)
             position += global_count
             self.epoch_position = (epoch, position)
             last_of_step = micro_index >= batch.accum_steps or \

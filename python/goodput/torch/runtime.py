@@ -90,6 +90,7 @@ class Runtime:
         self.measure_every = 1
         self._spacing = StepSpacing()
         self._shut_down = False
+        self._exiting_checkpointed = False
         #: set by the model wrapper: () -> (grad_sqr, grad_var) for reports, None until known
         self.noise_values_provider: Optional[
             Callable[[], Tuple[Optional[float], Optional[float]]]] = None
@@ -335,6 +336,11 @@ class Runtime:
         if self._rounds is not None:
             self._rounds.drain()
         path = self.checkpoint()
+        # The stop is done: a SIGTERM that arrives while the process exits (a late one for this
+        # rank, whose peers agreed on the stop first) must not turn exit 143 into death by the
+        # signal once Python restores the default handlers at finalization.
+        self.stop_signal.ignore_further()
+        self._exiting_checkpointed = True
         if self.rank == 0:
             print(f"goodput: stop requested (SIGTERM); checkpointed step {self.steps_done} to "
                   f"{path}; exiting {EXIT_CHECKPOINTED}", file=sys.stderr, flush=True)
@@ -348,6 +354,13 @@ class Runtime:
         if self._shut_down:
             return
         self._shut_down = True
+        if self.stop_signal.is_set() and not self._exiting_checkpointed and self.rank == 0 \
+                and getattr(sys, "last_value", None) is None:  # set by an uncaught exception
+            # The stop came after the last step that polls it (after remaining_epochs()): the
+            # script ran to its end, so there is nothing to checkpoint and nothing is lost.
+            print(f"goodput: stop requested (SIGTERM) after the last training step (step "
+                  f"{self.steps_done}); the script ran to its end, nothing to checkpoint",
+                  file=sys.stderr, flush=True)
         self.reporting.close()
         self.scalars.close()
         if self._rounds is not None and dist.is_initialized():

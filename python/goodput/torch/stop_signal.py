@@ -9,10 +9,23 @@ inherits this handler; there it does nothing, so a SIGTERM sent to the whole pro
 cannot make a worker pose as the replica or kill it during that window (worker_signals.py).
 """
 
+import faulthandler
 import os
 import signal
+import sys
 import threading
 from typing import Any, Optional
+
+#: seconds after a SIGTERM at which a replica still running prints every thread's stack
+DEFAULT_STOP_DUMP_S = 20.0
+
+
+def stop_dump_after_s() -> float:
+    """`GOODPUT_STOP_DUMP_S` (default 20; 0 turns the dump off)."""
+    try:
+        return max(0.0, float(os.environ.get("GOODPUT_STOP_DUMP_S", DEFAULT_STOP_DUMP_S)))
+    except ValueError:
+        return DEFAULT_STOP_DUMP_S
 
 
 class StopSignal:
@@ -46,7 +59,29 @@ class StopSignal:
     def _handle(self, signum: int, frame: object) -> None:
         if os.getpid() != self._owner_pid:
             return  # a forked child (DataLoader worker): the stop belongs to the main process
+        if not self._event.is_set():
+            self._arm_dump()
         self._event.set()
+
+    @staticmethod
+    def _arm_dump() -> None:
+        """A stop takes a second or two; one that has not ended the process after
+        GOODPUT_STOP_DUMP_S prints where every thread waits (faulthandler's own thread writes
+        it to stderr, the replica's log), before the backend's grace period ends in SIGKILL."""
+        after_s = stop_dump_after_s()
+        if after_s <= 0:
+            return
+        try:
+            faulthandler.dump_traceback_later(after_s, exit=False, file=sys.__stderr__)
+        except (RuntimeError, ValueError, AttributeError, OSError):
+            pass  # no usable stderr: nothing to write to
+
+    def ignore_further(self) -> None:
+        """Ignores SIGTERM from now on (main thread only): the process has checkpointed and is
+        exiting 143, which a late signal must not turn into death by SIGTERM."""
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            self.installed = False
 
     def is_set(self) -> bool:
         return self._event.is_set()
