@@ -157,3 +157,21 @@ def test_a_runtime_changes_no_process_state_until_its_hooks_are_installed(tmp_pa
     finally:
         runtime.remove_process_hooks()
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+@pytest.mark.parametrize("persistent", [False, True])
+def test_a_forked_worker_that_never_starts_is_replaced(tmp_path, persistent):
+    """A worker deadlocked after the fork (worker_start.py) must not stall the replica."""
+    marker = tmp_path / "stalled"
+    args = ["--workers", "2", "--epochs", "2", "--stall-first-worker", str(marker)]
+    env_extra = {"GOODPUT_CHECKPOINT_DIR": str(tmp_path), "GOODPUT_WORKER_START_S": "2"}
+    env = replica_env(0, 1, free_port(), env_extra)
+    proc = subprocess.Popen([PYTHON, WORKER, *args, *(["--persistent"] if persistent else [])],
+                            env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    out = _finish(proc, timeout_s=90)
+    assert marker.exists(), out  # the stall happened
+    assert proc.returncode == 0 and out.rstrip().endswith("DONE"), out
+    assert re.search(r"DataLoader worker\(s\) \d+ did not start within 2 s", out), out
+    assert _steps(out) == list(range(1, 33)), out  # both epochs, every step once
+

@@ -3,7 +3,7 @@ and which resumes in the middle of an epoch after a restart (see epoch_plan.py).
 
 import math
 import time
-from typing import Any, Iterator, List, Optional, Tuple
+from typing import Any, Iterator, List, Optional, Set, Tuple
 
 import torch
 from torch.utils.data import DataLoader, Dataset, Sampler
@@ -14,6 +14,7 @@ from .runtime import Runtime
 from .step_types import MicroStep
 from .session import current
 from .worker_signals import WorkerInit, stop_signals_blocked
+from .worker_start import WorkerStarts, started_iterator
 
 DEFAULT_GPU_WORKERS = 2
 
@@ -78,14 +79,18 @@ class AdaptiveDataLoader:
         kwargs = dict(dataloader_kwargs)
         kwargs["num_workers"] = workers
         kwargs["pin_memory"] = on_gpu if pin_memory is None else pin_memory
+        self._worker_starts: Optional[WorkerStarts] = None
         if workers > 0:
             kwargs["persistent_workers"] = on_gpu if persistent_workers is None \
                 else persistent_workers
             kwargs["prefetch_factor"] = prefetch_factor or 2
             # Workers ignore the stop signals: the main process checkpoints and exits 143
             # (worker_signals.py).
-            kwargs["worker_init_fn"] = WorkerInit(kwargs.get("worker_init_fn"))
+            self._worker_starts = WorkerStarts(workers)
+            kwargs["worker_init_fn"] = WorkerInit(kwargs.get("worker_init_fn"),
+                                                  self._worker_starts)
         self._dataloader_kwargs = kwargs
+        self._started_pids: Set[int] = set()
         min_local, max_local = local_bsz_bounds
         self.limits = BatchLimits(batch_size, max_batch_size or batch_size, min_local or 1,
                                   max_local, gradient_accumulation)
@@ -160,8 +165,13 @@ class AdaptiveDataLoader:
             self._sampler.local_bsz = local_bsz
         if self._dataloader_kwargs["num_workers"] == 0:
             return iter(self._dataloader)
-        with stop_signals_blocked():  # workers start with the stop signals blocked
-            return iter(self._dataloader)
+
+        def make() -> Iterator[Any]:
+            with stop_signals_blocked():  # workers start with the stop signals blocked
+                return iter(self._dataloader)
+        # A forked worker that never starts is replaced, not waited for (worker_start.py).
+        assert self._worker_starts is not None
+        return started_iterator(self._dataloader, self._worker_starts, make, self._started_pids)
 
     def _has_micro_batch(self, position: int, local_bsz: int) -> bool:
         """True if the epoch has a next micro-batch from `position` on: any sample left, or with

@@ -55,14 +55,17 @@ def _serve_sigterm(parent_pid: int) -> None:
 
 
 class WorkerInit:
-    """worker_init_fn of the SDK's loaders: ignores the stop signals, then calls the user's
-    worker_init_fn (if any). A class, not a closure, so that spawn-started workers can unpickle
-    it."""
+    """worker_init_fn of the SDK's loaders: records that the worker started (`starts`,
+    worker_start.py), ignores the stop signals, then calls the user's worker_init_fn (if any).
+    A class, not a closure, so that spawn-started workers can unpickle it."""
 
-    def __init__(self, user_fn: Optional[Callable[[int], Any]] = None):
+    def __init__(self, user_fn: Optional[Callable[[int], Any]] = None, starts: Any = None):
         self.user_fn = user_fn
+        self.starts = starts
 
     def __call__(self, worker_id: int) -> None:
+        if self.starts is not None:
+            self.starts.record(worker_id)
         ignore_in_worker()
         if self.user_fn is not None:
             self.user_fn(worker_id)

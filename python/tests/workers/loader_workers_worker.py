@@ -7,11 +7,15 @@ set whose samples take a little time to load (so that workers are busy when a st
     --plain-loader       a plain torch DataLoader (not the SDK's) feeds the training steps
     --spawn              workers started with the spawn method
     --epochs N           gt.remaining_epochs(N)
+    --stall-first-worker FILE  the first worker forked (FILE absent) hangs before it starts, with
+                         the stop signals blocked, as a worker deadlocked after the fork does
 
 Prints `start step=<steps restored>` first and `step=<n>` after every optimizer step (rank 0),
 then DONE."""
 
 import argparse
+import os
+import signal
 import time
 
 import torch
@@ -19,6 +23,7 @@ import torch.nn.functional as F
 from torch.utils.data import DataLoader, Dataset
 
 import goodput.torch as gt
+from goodput.torch.worker_signals import WorkerInit
 
 SAMPLES = 256
 
@@ -38,6 +43,21 @@ class SlowDataset(Dataset):
         return self.x[index], self.y[index]
 
 
+def stall_first_worker(marker: str) -> None:
+    started = WorkerInit.__call__
+
+    def call(self, worker_id: int) -> None:
+        try:
+            os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
+        except FileExistsError:
+            return started(self, worker_id)
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
+        while True:
+            time.sleep(60)
+
+    WorkerInit.__call__ = call
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--workers", type=int, default=2)
@@ -47,7 +67,10 @@ def main() -> None:
     parser.add_argument("--spawn", action="store_true", help="the spawn start method")
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--load-s", type=float, default=0.002)
+    parser.add_argument("--stall-first-worker", metavar="FILE")
     args = parser.parse_args()
+    if args.stall_first_worker:
+        stall_first_worker(args.stall_first_worker)
     torch.set_num_threads(1)
     runtime = gt.init()
     print(f"start step={runtime.steps_done}", flush=True)

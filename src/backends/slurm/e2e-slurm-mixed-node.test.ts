@@ -32,7 +32,7 @@ describe('goodput up --backend slurm on a node of two GRES types (gpu:a100:2,gpu
     assert.deepEqual(nodes.map((n) => [n.name, n.gpu_types, n.devices.map((d) => d.type)]), [['gp1', ['a100', 't4'], ['a100', 'a100', 't4', 't4']]]);
     const text = await runCli(['nodes', '--data-dir', data_dir]);
     assert.match(text.stdout, /GPU types: a100 \(2\), t4 \(2\); a job runs on one type/);
-    await cluster.cmd('sbatch', ['--parsable', '-N1', '-w', 'gp1', '--gres=gpu:a100:2', '-J', 'foreign-a100', '--wrap', 'sleep 600']);
+    await cluster.cmd('sbatch', ['--parsable', '-N1', '-w', 'gp1', '--gres=gpu:a100:2', '-J', 'foreign-a100', '-o', '/dev/null', '--wrap', 'sleep 600']);
     await waitFor('the a100 GPUs to be held by other work', 30_000, async () => (await server.client.nodes())[0]?.usable === 2);
 
     const command = ['sh', '-c', `env > "$GOODPUT_CHECKPOINT_DIR/env-$GOODPUT_ATTEMPT-$RANK"; exec "${process.execPath}" "${TRAINER}" --samples 5000000 --time-scale 0.5`, 'trainer'];

@@ -36,7 +36,7 @@ describe('goodput up --backend slurm on two GPU types (a100, t4)', { skip }, () 
   };
   /** Holds every GPU of `node` with a Slurm job Goodput did not launch; resolves with its id once the inventory shows it. */
   const hold = async (node: string, type: string): Promise<string> => {
-    const out = await cluster.cmd('sbatch', ['--parsable', '-N1', '-w', node, `--gres=gpu:${type}:4`, '-J', `foreign-${type}`, '--wrap', 'sleep 600']);
+    const out = await cluster.cmd('sbatch', ['--parsable', '-N1', '-w', node, `--gres=gpu:${type}:4`, '-J', `foreign-${type}`, '-o', '/dev/null', '--wrap', 'sleep 600']);
     await waitFor(`${node} to be held by other work`, 30_000, async () => (await server.client.nodes()).find((n) => n.name === node)?.usable === 0);
     return out.trim().split(';')[0]!;
   };
