@@ -32,16 +32,6 @@ CASES = [  # (point, rank that gets the SIGTERM; -1 = both)
 ]
 
 
-# Known defect, open: about once in 150 stops here, a DataLoader worker forked by the main
-# process deadlocks inside CPython 3.11's PyOS_AfterFork_Child (_PyThreadState_DeleteExcept waits
-# for a runtime lock that another thread held at the fork; seen with gdb), before any Python code
-# of the worker runs, with SIGTERM still blocked. The main process then waits for that worker's
-# batch (or joins it at exit) until it is killed. Skipped unless GOODPUT_RUN_KNOWN_FLAKY=1.
-KNOWN_FORK_DEADLOCK = pytest.mark.skipif(
-    os.environ.get("GOODPUT_RUN_KNOWN_FLAKY") != "1",
-    reason="known defect: a forked DataLoader worker sometimes deadlocks in CPython's after-fork "
-           "code (set GOODPUT_RUN_KNOWN_FLAKY=1 to run)")
-
 
 def _children(pid):
     try:
@@ -71,7 +61,6 @@ def _wait(replicas, timeout_s):
     return codes, outputs
 
 
-@KNOWN_FORK_DEADLOCK
 @pytest.mark.parametrize("point,rank", CASES, ids=[f"{p}-rank{r}" for p, r in CASES])
 def test_a_stop_anywhere_checkpoints_and_exits_143_on_every_rank(launch, tmp_path, point, rank):
     env = {"GOODPUT_CHECKPOINT_DIR": str(tmp_path)}
@@ -87,7 +76,6 @@ def test_a_stop_anywhere_checkpoints_and_exits_143_on_every_rank(launch, tmp_pat
     assert "done step=" not in outputs[0], joined
 
 
-@KNOWN_FORK_DEADLOCK
 def test_a_stop_after_the_last_step_finishes_and_says_so(launch, tmp_path):
     env = {"GOODPUT_CHECKPOINT_DIR": str(tmp_path)}
     replicas = launch(WORKER, ["--point", "after-loop", *SCRIPT_ARGS], world_size=2,

@@ -75,16 +75,3 @@ export async function assertStopsKeptProgress(client: GoodputClient, data_dir: s
   assert.ok(stops >= min_stops, `at least one stop of a 2-replica attempt exited 143 on every replica (got ${stops} exits 143)`);
 }
 
-/**
- * Known defect, open: now and then a DataLoader worker forked by a replica deadlocks inside
- * CPython 3.11's after-fork code (PyOS_AfterFork_Child -> _PyThreadState_DeleteExcept waits for a
- * runtime lock that another thread of the replica held at the fork; seen with gdb on a stuck
- * worker), before any Python code of the worker runs and with SIGTERM still blocked. The replica
- * then waits for that worker's batch (or joins it at exit), so its next stop ends in the grace
- * period's SIGKILL (exit 137). Not seen in 11 runs of each corpus test here, but once in about
- * 150 stops of python/tests/test_stop_points.py. The corpus tests are skipped with this reason
- * until it is fixed; GOODPUT_RUN_KNOWN_FLAKY=1 runs them.
- */
-export const KNOWN_STOP_HANG: string | undefined = process.env.GOODPUT_RUN_KNOWN_FLAKY === '1'
-  ? undefined
-  : 'known defect: a forked DataLoader worker sometimes deadlocks in CPython after-fork code, so a stop hangs until SIGKILL (set GOODPUT_RUN_KNOWN_FLAKY=1 to run)';

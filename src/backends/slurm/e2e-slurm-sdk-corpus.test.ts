@@ -14,7 +14,7 @@ import { cleanup, startServerProcess, tempDataDir, waitFor, type ServerProcess }
 import { packagePath } from '../../util/package-root.js';
 import { slurmMissing, startSlurmCluster, type SlurmCluster } from './testing/slurm-cluster.js';
 import { noPython, pythonWith } from '../../../test-support/control/python.js';
-import { assertStopsKeptProgress, KNOWN_STOP_HANG } from '../../../test-support/control/sdk-corpus.js';
+import { assertStopsKeptProgress } from '../../../test-support/control/sdk-corpus.js';
 
 const python = slurmMissing() ? undefined : pythonWith(['torch']);
 const skip = slurmMissing() ?? (python ? undefined : noPython(['torch']));
@@ -35,7 +35,7 @@ describe('outside-style SDK scripts with DataLoader workers, rescaled on Slurm',
     await cluster?.stop();
   });
 
-  it('Slurm stops with workers running exit 143, resume where they stopped, and both jobs succeed', { timeout: 300_000, skip: KNOWN_STOP_HANG }, async () => {
+  it('Slurm stops with workers running exit 143, resume where they stopped, and both jobs succeed', { timeout: 300_000 }, async () => {
     const server = await startServerProcess(data_dir, ['--backend', 'slurm', '--interval-s', '1', '--grace-s', '30', '--policy', 'optimus']);
     servers.push(server);
     const { client } = server;
