@@ -1,4 +1,5 @@
 import { GoodputError } from '../core/errors.js';
+import { configKey } from '../goodput/key-profile.js';
 import { profilePoint } from '../goodput/profile.js';
 import type { ProfilePoint } from '../goodput/types.js';
 import type { ReportBatch, ReportsAdded, Store } from '../store/store.js';
@@ -7,7 +8,7 @@ import type { JobConfig } from './batch-config.js';
 import { BatchDecisions } from './batch-decisions.js';
 import type { NetworkBook } from './network-book.js';
 import type { ProfileBook } from './profile-book.js';
-import { refitJob } from './refit.js';
+import { refitJob, type RefitDeps } from './refit.js';
 
 /** A report batch as the API hands it over; the profile points are computed here. */
 export type ReportRequest = Omit<ReportBatch, 'profile'>;
@@ -50,10 +51,12 @@ export class ReportIngest {
   private readonly batchDecisions: BatchDecisions;
   private pending: { batch: ReportBatch; resolve: (r: ReportsAdded) => void; reject: (e: unknown) => void }[] = [];
   private stopped = false;
+  private readonly refitDeps: RefitDeps;
 
   constructor(private readonly opts: ReportIngestOptions) {
     // A predicted batch gain must hold over three refits of the job's model to be acted on.
     this.batchDecisions = new BatchDecisions(3 * opts.refit_interval_s * 1000);
+    this.refitDeps = { store: opts.store, log: opts.log, ...(opts.profiles ? { profiles: opts.profiles } : {}), ...(opts.network ? { network: opts.network } : {}) };
   }
 
   /**
@@ -109,7 +112,7 @@ export class ReportIngest {
   async finalRefit(job: JobRecord, succeeded: boolean): Promise<void> {
     this.lastFit.delete(job.id);
     this.batchDecisions.forget(job.id);
-    await this.refit(job, undefined, succeeded);
+    await this.refit(job, succeeded);
   }
 
   /** Stops background refits and waits for those under way. */
@@ -119,7 +122,7 @@ export class ReportIngest {
   }
 
   /** Refits the job's throughput model (refit.ts); a failure keeps the previous model. */
-  private async refit(job: JobRecord, known?: readonly ProfilePoint[], ended_successfully = false): Promise<void> {
+  private async refit(job: JobRecord, ended_successfully = false): Promise<void> {
     try {
       const gpu_type = this.opts.gpu_type_of?.(job);
       // An unplaced job's type by the cluster (ProfileBook's, where its refit would merge) need
@@ -128,8 +131,8 @@ export class ReportIngest {
         const last = await lastAttemptType(this.opts.store, job);
         if (last !== undefined && last !== gpu_type) return;
       }
-      const points = known ?? (await ownProfilePoints(this.opts.store, job.id, gpu_type));
-      await refitJob({ store: this.opts.store, log: this.opts.log, ...(this.opts.profiles ? { profiles: this.opts.profiles } : {}), ...(this.opts.network ? { network: this.opts.network } : {}) }, job, points, ended_successfully);
+      const points = await ownProfilePoints(this.opts.store, job.id, gpu_type);
+      await refitJob(this.refitDeps, job, points, ended_successfully);
     } catch (error) {
       this.opts.log(`refit of job ${job.id} failed: ${(error as Error).message}`);
     }
@@ -163,7 +166,7 @@ export class ReportIngest {
 export async function ownProfilePoints(store: Store, job_id: string, gpu_type?: string): Promise<ProfilePoint[]> {
   const byConfig = new Map<string, { point: ProfilePoint; count: number }>();
   for (const p of await store.getProfile(job_id, gpu_type)) {
-    const key = `${p.num_nodes}/${p.num_replicas}/${p.local_bsz}`;
+    const key = configKey(p);
     const seen = byConfig.get(key);
     if (!seen) {
       byConfig.set(key, { count: p.count, point: { num_nodes: p.num_nodes, num_replicas: p.num_replicas, local_bsz: p.local_bsz, accum_step_time_s: p.accum_step_time_s, optim_step_time_s: p.optim_step_time_s } });
