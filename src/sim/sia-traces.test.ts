@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { GoodputError } from '../core/errors.js';
+import { throwsGoodputError } from '../../test-support/sim/goodput-error.js';
 import { parsePlacements, parseScalability, readSiaTraces } from './sia-traces.js';
 
 const root = mkdtempSync(join(tmpdir(), 'goodput-sia-'));
@@ -19,15 +19,6 @@ function traceDir(name: string, files: Record<string, string>): string {
   return dir;
 }
 
-function rejects(fn: () => unknown, code: string, pattern: RegExp): void {
-  assert.throws(fn, (error: unknown) => {
-    assert.ok(error instanceof GoodputError, String(error));
-    assert.equal(error.code, code);
-    assert.match(error.message, pattern);
-    return true;
-  });
-}
-
 describe('Sia trace reader', () => {
   it('reads columns by header in any order, placements as GPUs per node', () => {
     const a = parsePlacements('local_bsz,step_time,sync_time,placement\n8,0.5,0.1,44\n8,0.2,0.001,1\n', 'a.csv');
@@ -39,13 +30,13 @@ describe('Sia trace reader', () => {
   });
 
   it('names file and line of a malformed row', () => {
-    rejects(() => parsePlacements('local_bsz,step_time,sync_time,placement\n8,0.5,0.1,4a\n', 'p.csv'), 'E_INPUT', /p\.csv:2: column 'placement': '4a' is not a placement/);
-    rejects(() => parsePlacements('local_bsz,step_time,sync_time,placement\n8,0.5,0.1,40\n', 'p.csv'), 'E_INPUT', /p\.csv:2: .*'40'/);
-    rejects(() => parsePlacements('local_bsz,step_time,placement\n8,0.5,4\n', 'p.csv'), 'E_INPUT', /p\.csv:1: missing column 'sync_time'/);
-    rejects(() => parsePlacements('local_bsz,step_time,sync_time,placement\n8,abc,0.1,4\n', 'p.csv'), 'E_INPUT', /p\.csv:2: column 'step_time': 'abc' is not a number/);
-    rejects(() => parsePlacements('local_bsz,step_time,sync_time,placement\n8,0,0.1,4\n', 'p.csv'), 'E_INPUT', /p\.csv:2: column 'step_time': 0 is not a positive time/);
-    rejects(() => parsePlacements('local_bsz,step_time,sync_time,placement\n8,0.5,4\n', 'p.csv'), 'E_INPUT', /p\.csv:2: expected 4 comma-separated values/);
-    rejects(() => parseScalability('local_bsz,step_time,sync_time,num_nodes,num_replicas\n8,0.5,0.1,3,2\n', 's.csv'), 'E_INPUT', /s\.csv:2: column 'num_replicas': 2 is below the minimum 3/);
+    throwsGoodputError(() => parsePlacements('local_bsz,step_time,sync_time,placement\n8,0.5,0.1,4a\n', 'p.csv'), 'E_INPUT', /p\.csv:2: column 'placement': '4a' is not a placement/);
+    throwsGoodputError(() => parsePlacements('local_bsz,step_time,sync_time,placement\n8,0.5,0.1,40\n', 'p.csv'), 'E_INPUT', /p\.csv:2: .*'40'/);
+    throwsGoodputError(() => parsePlacements('local_bsz,step_time,placement\n8,0.5,4\n', 'p.csv'), 'E_INPUT', /p\.csv:1: missing column 'sync_time'/);
+    throwsGoodputError(() => parsePlacements('local_bsz,step_time,sync_time,placement\n8,abc,0.1,4\n', 'p.csv'), 'E_INPUT', /p\.csv:2: column 'step_time': 'abc' is not a number/);
+    throwsGoodputError(() => parsePlacements('local_bsz,step_time,sync_time,placement\n8,0,0.1,4\n', 'p.csv'), 'E_INPUT', /p\.csv:2: column 'step_time': 0 is not a positive time/);
+    throwsGoodputError(() => parsePlacements('local_bsz,step_time,sync_time,placement\n8,0.5,4\n', 'p.csv'), 'E_INPUT', /p\.csv:2: expected 4 comma-separated values/);
+    throwsGoodputError(() => parseScalability('local_bsz,step_time,sync_time,num_nodes,num_replicas\n8,0.5,0.1,3,2\n', 's.csv'), 'E_INPUT', /s\.csv:2: column 'num_replicas': 2 is below the minimum 3/);
   });
 
   it('reads a directory: types from file names, scalability rows that repeat placement rows counted once', () => {
@@ -67,7 +58,7 @@ describe('Sia trace reader', () => {
   });
 
   it('refuses a missing directory and one without applications', () => {
-    rejects(() => readSiaTraces(join(root, 'missing')), 'E_NOT_FOUND', /no such trace directory/);
-    rejects(() => readSiaTraces(traceDir('none', { 'app/placements.csv': 'placement,local_bsz,step_time,sync_time\n' })), 'E_INPUT', /no application found/);
+    throwsGoodputError(() => readSiaTraces(join(root, 'missing')), 'E_NOT_FOUND', /no such trace directory/);
+    throwsGoodputError(() => readSiaTraces(traceDir('none', { 'app/placements.csv': 'placement,local_bsz,step_time,sync_time\n' })), 'E_INPUT', /no application found/);
   });
 });

@@ -3,10 +3,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { GoodputError } from '../core/errors.js';
 import { tiresiasPolicy } from '../policy/tiresias.js';
 import { packagePath } from '../util/package-root.js';
 import { simulate } from './simulator.js';
+import { throwsGoodputError } from '../../test-support/sim/goodput-error.js';
 import { jitterSubmissions, loadWorkload } from './workload.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'goodput-workload-'));
@@ -16,15 +16,6 @@ function csv(name: string, text: string): string {
   const file = join(dir, name);
   writeFileSync(file, text);
   return file;
-}
-
-function rejects(fn: () => unknown, code: string, pattern: RegExp): void {
-  assert.throws(fn, (error: unknown) => {
-    assert.ok(error instanceof GoodputError, String(error));
-    assert.equal(error.code, code);
-    assert.match(error.message, pattern);
-    return true;
-  });
 }
 
 describe('workload loader', () => {
@@ -43,16 +34,16 @@ describe('workload loader', () => {
 
   it('names file and line for a missing column, a malformed number, an unknown application', () => {
     const missing = csv('missing.csv', 'name,time,application,num_replicas\na,1,cifar10,1\n');
-    rejects(() => loadWorkload(missing), 'E_INPUT', /missing\.csv:1: missing column 'batch_size'/);
+    throwsGoodputError(() => loadWorkload(missing), 'E_INPUT', /missing\.csv:1: missing column 'batch_size'/);
     const malformed = csv('malformed.csv', 'name,time,application,num_replicas,batch_size\na,1,cifar10,1,128\nb,soon,cifar10,1,128\n');
-    rejects(() => loadWorkload(malformed), 'E_INPUT', /malformed\.csv:3: column 'time': 'soon' is not a number/);
+    throwsGoodputError(() => loadWorkload(malformed), 'E_INPUT', /malformed\.csv:3: column 'time': 'soon' is not a number/);
     const unknown = csv('unknown.csv', 'name,time,application,num_replicas,batch_size\na,1,gpt5,1,128\n');
-    rejects(() => loadWorkload(unknown), 'E_INPUT', /unknown\.csv:2: unknown application 'gpt5' \(known: bert, cifar10/);
+    throwsGoodputError(() => loadWorkload(unknown), 'E_INPUT', /unknown\.csv:2: unknown application 'gpt5' \(known: bert, cifar10/);
     const ragged = csv('ragged.csv', 'name,time,application,num_replicas,batch_size\na,1,cifar10,1\n');
-    rejects(() => loadWorkload(ragged), 'E_INPUT', /ragged\.csv:2: expected 5 comma-separated values/);
+    throwsGoodputError(() => loadWorkload(ragged), 'E_INPUT', /ragged\.csv:2: expected 5 comma-separated values/);
     const badBatch = csv('batch.csv', 'name,time,application,num_replicas,batch_size\na,1,cifar10,1,99999\n');
-    rejects(() => loadWorkload(badBatch), 'E_INPUT', /batch\.csv:2: batch_size 99999 of cifar10 is outside/);
-    rejects(() => loadWorkload(join(dir, 'nope.csv')), 'E_NOT_FOUND', /nope\.csv: cannot read workload \(no such file\)/);
+    throwsGoodputError(() => loadWorkload(badBatch), 'E_INPUT', /batch\.csv:2: batch_size 99999 of cifar10 is outside/);
+    throwsGoodputError(() => loadWorkload(join(dir, 'nope.csv')), 'E_NOT_FOUND', /nope\.csv: cannot read workload \(no such file\)/);
   });
 
   it('jitters submissions deterministically within +-spread/2, never before 0', () => {
@@ -74,7 +65,7 @@ describe('workload loader', () => {
 
   it('refuses a cluster smaller than a job gang, naming the job and its line', () => {
     const w = loadWorkload(csv('big.csv', 'name,time,application,num_replicas,batch_size\nsmall,1,cifar10,1,128\nbig,5,cifar10,8,2048\n'));
-    rejects(() => simulate(w, 'tiresias', tiresiasPolicy.create({ seed: 0 }), { nodes: 1 }), 'E_CLUSTER_TOO_SMALL', /big\.csv:3: job big needs 8 GPUs under tiresias but the cluster has 4/);
+    throwsGoodputError(() => simulate(w, 'tiresias', tiresiasPolicy.create({ seed: 0 }), { nodes: 1 }), 'E_CLUSTER_TOO_SMALL', /big\.csv:3: job big needs 8 GPUs under tiresias but the cluster has 4/);
   });
 
   it('simulates a tiny workload by hand-checkable rules', () => {
