@@ -22,6 +22,12 @@ export interface TypedJob {
   max_profiled: Readonly<Record<string, number>>;
   /** Goodput model on `type` from the job's measurements there; undefined if none. */
   model(type: string): GoodputModel | undefined;
+  /**
+   * Goodput model on `type` where neither the job nor its key has measured, transferred from its
+   * measured type with what other keys measured on both (goodput/type-transfer-model.ts);
+   * undefined where there is nothing to transfer from. Absent: never transferred.
+   */
+  transferred?(type: string): GoodputModel | undefined;
   limits(type: string): BatchLimits;
   /** One-GPU samples/s of the job's application on each type (Sia's bootstrap profile). */
   one_gpu_samples_per_s: Readonly<Record<string, number>>;

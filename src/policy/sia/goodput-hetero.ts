@@ -15,6 +15,7 @@
  * - a job without a model starts on the type of highest one-GPU throughput for its application.
  * Pure.
  */
+import type { GoodputModel } from '../../goodput/types.js';
 import type { TypedJob } from '../typed.js';
 import type { MilpSolver } from './assignment.js';
 import { SIA_DEFAULTS, SiaPolicy, type SiaConfig, type SiaParams } from './sia.js';
@@ -34,10 +35,15 @@ export interface GoodputHeteroParams extends SiaParams {
   bootstrap_ratio: number;
   /** 1: a job's model is corrected by its key's measurements where measured; 0: the plain fit. */
   correct_profiles: number;
+  /**
+   * 1: on a type its key has not run on, a job's model is transferred from its measured type with
+   * what other keys measured on both (goodput/type-transfer-model.ts); 0: Sia's ratio rule only.
+   */
+  transfer_types: number;
 }
 
 /** Defaults measured on philly and saturn workload-1 (docs/heterogeneous.md). */
-export const GOODPUT_HETERO_DEFAULTS: GoodputHeteroParams = { ...SIA_DEFAULTS, srpt_power: 0.5, gpu_cost: 0, restart_aware: 1, bootstrap_ratio: 1, correct_profiles: 1 };
+export const GOODPUT_HETERO_DEFAULTS: GoodputHeteroParams = { ...SIA_DEFAULTS, srpt_power: 0.5, gpu_cost: 0, restart_aware: 1, bootstrap_ratio: 1, correct_profiles: 1, transfer_types: 1 };
 
 /** The goodput policy for typed clusters. */
 export class GoodputHetero extends SiaPolicy {
@@ -69,6 +75,10 @@ export class GoodputHetero extends SiaPolicy {
   /** A job without a model starts where its application's one-GPU throughput is highest. */
   protected override unmodelledGoodput(job: TypedJob, type: string): number {
     return this.knobs.bootstrap_ratio === 1 ? job.one_gpu_samples_per_s[type]! : 1;
+  }
+
+  protected override unmeasuredModel(job: TypedJob, type: string): GoodputModel | undefined {
+    return this.knobs.transfer_types === 1 ? job.transferred?.(type) : undefined;
   }
 
   protected override get perGpuCost(): number {

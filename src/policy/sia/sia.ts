@@ -184,6 +184,14 @@ export class SiaPolicy implements TypedPolicy {
     return 1;
   }
 
+  /**
+   * A model of `job` on `type`, where it has none, other than Sia's one-GPU ratio rule (Sia:
+   * none, so the ratio rule values every configuration there).
+   */
+  protected unmeasuredModel(_job: TypedJob, _type: string): GoodputModel | undefined {
+    return undefined;
+  }
+
   /** Objective cost of each GPU a configuration uses, in median-job units (Sia: 0). */
   protected get perGpuCost(): number {
     return 0;
@@ -195,9 +203,10 @@ export class SiaPolicy implements TypedPolicy {
     const cap = job.max_replicas === 1 ? 1 : Math.max(...types.map((t) => Math.min(Math.max(2 * (job.max_profiled[t] ?? 0), 1), job.max_replicas)));
     const models = new Map(types.map((t) => [t, job.model(t)]));
     const source = types.find((t) => models.get(t) !== undefined);
+    const unmeasured = new Map(types.map((t) => [t, source === undefined || models.get(t) ? undefined : this.unmeasuredModel(job, t)]));
     const row = configs.map((c) => {
       if (c.gpus > cap) return 0;
-      const own = models.get(c.type);
+      const own = models.get(c.type) ?? unmeasured.get(c.type);
       if (own) return goodputOn(own, job, c.nodes, c.gpus);
       if (source === undefined) return c.gpus === 1 ? this.unmodelledGoodput(job, c.type) : 0;
       const src = models.get(source)!;

@@ -81,6 +81,20 @@ export class HeteroJob extends SteppedJob {
     return { perf, grad: { sqr: this.grad[0], var: this.grad[1] }, limits: typeLimits(this.app, type) };
   }
 
+  /**
+   * The job's model on `type`, where neither it nor its key has measured, transferred from the
+   * key's measured type (KeyProfiles.transferred); undefined without shared profiles, gradient
+   * statistics or anything to transfer from.
+   */
+  transferred(type: string): GoodputModel | undefined {
+    const shared = this.shared;
+    const grad = this.grad ?? shared?.grad(this.app.name);
+    if (!shared || !grad || shared.fit(this.app.name, type)) return undefined;
+    const t = shared.transferred(this.app.name, type);
+    if (!t) return undefined;
+    return { perf: t.perf, grad: { sqr: grad[0], var: grad[1] }, limits: typeLimits(this.app, type), ...(shared.corrected ? { correction: t.correction } : {}) };
+  }
+
   /** Training left, in B0-equivalent samples. */
   get remaining_samples(): number {
     return Math.max(0, this.app.base.target_progress - this.progress) * this.app.base.init_batch_size;

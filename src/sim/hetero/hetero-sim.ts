@@ -6,7 +6,9 @@ import { performance } from 'node:perf_hooks';
 import { readFileSync } from 'node:fs';
 import { gpuTypeOf, type Allocation, type NodeInfo } from '../../core/cluster.js';
 import { GoodputError, inputError } from '../../core/errors.js';
-import type { TypedJob, TypedPolicy, TypedSnapshot } from '../../policy/typed.js';
+import type { Shape } from '../../goodput/type-transfer.js';
+import { siaConfigs } from '../../policy/sia/sia.js';
+import { typeGroups, type TypedJob, type TypedPolicy, type TypedSnapshot } from '../../policy/typed.js';
 import { validateDecision } from '../../policy/validate-decision.js';
 import { numberCell, parseCsv } from '../csv.js';
 import type { JobOutcome } from '../simulator.js';
@@ -117,8 +119,11 @@ export function jobMaxReplicas(app: HeteroApplication): number {
 export function simulateHetero(workload: readonly HeteroWorkloadJob[], policy: TypedPolicy, nodes: readonly NodeInfo[], options: HeteroSimOptions = {}): HeteroSimResult {
   const interval = options.interval_s ?? 60;
   const types = [...new Set(nodes.map(gpuTypeOf))];
+  // Each type's configurations (a typed policy's), where a transferred model is fitted.
+  const shapes = new Map(types.map((t) => [t, siaConfigs(typeGroups(nodes)).filter((c) => c.type === t).map((c): Shape => ({ num_nodes: c.nodes, num_replicas: c.gpus }))]));
   const profiles = policy.uses_profiles === true ? new KeyProfiles(policy.corrects_profiles !== false) : undefined;
   const jobs = workload.map((w) => new HeteroJob({ name: w.name, app: w.app, submit_s: w.submit_s, pooled: policy.pooled_models === true, ...(profiles ? { profiles } : {}), ...(w.app.name === 'ncf' ? { fixed_batch_size: 32768 } : {}) }));
+  const appsByName = new Map(workload.map((w) => [w.app.name, w.app]));
   const activeSum = new Float64Array(jobs.length);
   const activeRounds = new Float64Array(jobs.length);
   const decision_ms: number[] = [];
@@ -145,6 +150,7 @@ export function simulateHetero(workload: readonly HeteroWorkloadJob[], policy: T
       }
     }
     if (active.length > 0) {
+      profiles?.refreshTransfers(active.map((j) => j.app.name), shapes, (app, type) => appsByName.get(app)!.byType.get(type)!.one_gpu_samples_per_s);
       const kept: Record<string, Allocation> = {};
       for (const j of active) if (allocations[j.name]?.length) kept[j.name] = allocations[j.name]!;
       const snapshot: TypedSnapshot = { now_s: now, nodes, jobs: active.map((j) => typedJob(j, types)), allocations: kept };
@@ -207,6 +213,7 @@ function typedJob(j: HeteroJob, types: readonly string[]): TypedJob {
     ...(j.fixed_batch_size !== undefined ? { fixed_batch_size: j.fixed_batch_size } : {}),
     max_profiled,
     model: (t) => j.model(t),
+    transferred: (t) => j.transferred(t),
     limits: (t) => typeLimits(j.app, t),
     one_gpu_samples_per_s: one,
     remaining_samples: j.remaining_samples,

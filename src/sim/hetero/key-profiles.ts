@@ -7,6 +7,8 @@
  */
 import { fitPerfParams } from '../../goodput/fit.js';
 import { stepCorrection } from '../../goodput/step-correction.js';
+import { transferredPerf, type TransferredPerf } from '../../goodput/type-transfer-model.js';
+import type { Shape } from '../../goodput/type-transfer.js';
 import type { PerfParams, ProfilePoint, StepCorrection } from '../../goodput/types.js';
 
 /** The run's shared profiles. */
@@ -14,6 +16,7 @@ export class KeyProfiles {
   private readonly points = new Map<string, Map<number, ProfilePoint>>();
   private readonly fits = new Map<string, { perf: PerfParams; correction: StepCorrection }>();
   private readonly startGrad = new Map<string, readonly [number, number]>();
+  private readonly transfers = new Map<string, { signature: string; result: TransferredPerf | undefined }>();
 
   /** @param corrected whether a model is corrected by the measurements where measured. */
   constructor(readonly corrected = true) {}
@@ -43,6 +46,56 @@ export class KeyProfiles {
       this.fits.set(key, (fit = { perf, correction: stepCorrection(perf, points) }));
     }
     return fit;
+  }
+
+  /**
+   * `app`'s model on `target` from the last {@link refreshTransfers}; undefined where it was not
+   * transferred (a job of it measured there, or nothing to transfer from).
+   */
+  transferred(app: string, target: string): TransferredPerf | undefined {
+    return this.transfers.get(`${app}\u0000${target}`)?.result;
+  }
+
+  /**
+   * Brings up to date the model of each application of `apps` on each type of `shapes` where no
+   * job of it has measured: transferred from its type with the most points
+   * (goodput/type-transfer-model.ts) with the other applications' points on both types, fitted
+   * at the type's configurations. `one_gpu_samples_per_s(app, type)` is Sia's bootstrap rate.
+   * Run when profiles change, outside the policy's decision, as the control plane refits at
+   * report time; refitted only when one of the point sets it reads has doubled (a transfer costs
+   * tens of ms).
+   */
+  refreshTransfers(apps: Iterable<string>, shapes: ReadonlyMap<string, readonly Shape[]>, one_gpu_samples_per_s: (app: string, type: string) => number): void {
+    const of = (a: string, t: string) => this.points.get(`${a}\u0000${t}`);
+    const grown = (n: number) => Math.floor(Math.log2(n));
+    const all = [...new Set([...this.points.keys()].map((k) => k.split('\u0000')[0]!))].sort();
+    for (const app of new Set(apps)) {
+      for (const [target, targetShapes] of shapes) {
+        const cacheKey = `${app}\u0000${target}`;
+        if (this.fit(app, target)) {
+          this.transfers.delete(cacheKey);
+          continue;
+        }
+        let reference: string | undefined;
+        let most = 0;
+        for (const t of shapes.keys()) {
+          const n = of(app, t)?.size ?? 0;
+          if (t !== target && n > most) [reference, most] = [t, n];
+        }
+        if (reference === undefined) continue;
+        const ref = reference;
+        const others = all.filter((a) => a !== app && (of(a, ref)?.size ?? 0) > 0 && (of(a, target)?.size ?? 0) > 0);
+        const signature = [ref, grown(most), ...others.map((a) => `${a}:${grown(of(a, ref)!.size)}:${grown(of(a, target)!.size)}`)].join(' ');
+        if (this.transfers.get(cacheKey)?.signature === signature) continue;
+        const result = transferredPerf({
+          reference: [...of(app, ref)!.values()],
+          one_gpu_speedup: one_gpu_samples_per_s(app, target) / one_gpu_samples_per_s(app, ref),
+          others: others.map((a) => ({ reference: [...of(a, ref)!.values()], target: [...of(a, target)!.values()] })),
+          shapes: targetShapes,
+        });
+        this.transfers.set(cacheKey, { signature, result });
+      }
+    }
   }
 
   /** Largest replica count measured for `app` on `type` by any job. */
