@@ -7,6 +7,7 @@
 import type { StepBreakdown } from '../parse/step-summary.js';
 import { summarizeSteps } from '../parse/step-summary.js';
 import { CAUSE_FIX, severityOf } from './attribution-findings.js';
+import { collectivesFix } from './collectives-fix.js';
 import { cpuOversubscription } from './cpu-threads.js';
 import type { Finding } from './finding.js';
 import { fmtPct } from './finding.js';
@@ -45,7 +46,7 @@ export function stepBreakdownFindings(b: StepBreakdown, src: string): Finding[] 
   }
   if (share.s >= STEP_THRESHOLD_PCT.sync) {
     out.push({ id: 'steps.sync-heavy', severity: severityOf(share.s), bottleneck: 'communication', title: `Waiting on peers: gradient synchronisation takes ${fmtPct(share.s)} of each step`, evidence,
-      fix: CAUSE_FIX.collectives, impact_pct: share.s, source: src });
+      fix: collectivesFix(b.host?.dist_backend), impact_pct: share.s, source: src });
   }
   // The optimizer's cost does not grow with the batch, forward+backward's does: an optimizer that
   // takes a quarter of the step, or 30% as long as forward+backward, means too little work per step.
