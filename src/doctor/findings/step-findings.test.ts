@@ -80,6 +80,7 @@ describe('waiting on peers: the fix follows the step log\'s dist_backend', () =>
     assert.match(glooFix, /no_sync\(\)/);
     assert.match(glooFix, /bucket_cap_mb=100/);
     assert.match(glooFix, /Fewer replicas per host.*backend="nccl"/);
+    assert.ok(sync(gloo).evidence.includes('torch.distributed backend: gloo (the log\'s host.dist_backend); the fixes are for it'));
     assert.match(sync(syncHeavy({ ...threads, dist_backend: 'nccl' })).fix.join('\n'), /Check the transport with NCCL_DEBUG=INFO.*NCCL_IB_HCA.*P2P\/NVLink/);
   });
 
@@ -90,6 +91,7 @@ describe('waiting on peers: the fix follows the step log\'s dist_backend', () =>
       const fix = sync(b).fix.join('\n');
       assert.match(fix, /Check the collective backend's transport \(NCCL_DEBUG=INFO for NCCL/);
       assert.doesNotMatch(fix, /gloo all-reduces|Check the transport with NCCL_DEBUG/);
+      assert.match(sync(b).evidence.at(-1)!, /does not name the torch\.distributed backend/);
     }
   });
 });

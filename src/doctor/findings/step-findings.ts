@@ -45,8 +45,11 @@ export function stepBreakdownFindings(b: StepBreakdown, src: string): Finding[] 
       fix: CAUSE_FIX['input-pipeline'], impact_pct: share.d, source: src });
   }
   if (share.s >= STEP_THRESHOLD_PCT.sync) {
-    out.push({ id: 'steps.sync-heavy', severity: severityOf(share.s), bottleneck: 'communication', title: `Waiting on peers: gradient synchronisation takes ${fmtPct(share.s)} of each step`, evidence,
-      fix: collectivesFix(b.host?.dist_backend), impact_pct: share.s, source: src });
+    const backend = b.host?.dist_backend;
+    out.push({ id: 'steps.sync-heavy', severity: severityOf(share.s), bottleneck: 'communication', title: `Waiting on peers: gradient synchronisation takes ${fmtPct(share.s)} of each step`,
+      evidence: [...evidence, backend ? `torch.distributed backend: ${backend} (the log's host.dist_backend); the fixes are for it`
+        : 'the log does not name the torch.distributed backend (host.dist_backend: written by SDKs that record it, when torch.distributed is initialized): the fixes assume none'],
+      fix: collectivesFix(backend), impact_pct: share.s, source: src });
   }
   // The optimizer's cost does not grow with the batch, forward+backward's does: an optimizer that
   // takes a quarter of the step, or 30% as long as forward+backward, means too little work per step.
