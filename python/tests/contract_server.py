@@ -2,6 +2,7 @@
 the control plane in tests. It validates requests like the real one must (401/403/404/400)."""
 
 import json
+import re
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -13,6 +14,7 @@ REPORT_FIELDS = {"time_s", "step", "epoch", "num_nodes", "num_replicas", "local_
 BREAKDOWN_FIELDS = {"data_wait_s", "forward_backward_s", "sync_s", "optimizer_s"}
 OPTIONAL_BREAKDOWN_FIELDS = {"between_steps_s"}
 HOST_FIELDS = {"cpu_count", "torch_threads", "local_processes", "dataloader_workers"}
+DIST_BACKEND = re.compile(r"[A-Za-z0-9_.:,+-]{1,40}")  # src/core/dist-backend.ts
 LIMIT_FIELDS = {"init_batch_size", "max_batch_size", "min_local_bsz", "max_local_bsz",
                 "accumulation"}
 
@@ -37,10 +39,15 @@ def validate_body(body: Any) -> Optional[str]:
         if not BREAKDOWN_FIELDS <= set(report["breakdown"]) <= BREAKDOWN_FIELDS | OPTIONAL_BREAKDOWN_FIELDS:
             return f"breakdown fields {sorted(report['breakdown'])}"
         host = report.get("host")  # optional; null = unknown
-        if host is not None and (not isinstance(host, dict) or not set(host) <= HOST_FIELDS or
-                                 not all(isinstance(v, int) and v >= 0 for v in host.values()) or
-                                 host.get("cpu_count", 0) < 1 or host.get("torch_threads", 0) < 1):
+        counts = {k: v for k, v in host.items() if k != "dist_backend"} if isinstance(host, dict) else None
+        if host is not None and (counts is None or not set(counts) <= HOST_FIELDS or
+                                 not all(isinstance(v, int) and v >= 0 for v in counts.values()) or
+                                 counts.get("cpu_count", 0) < 1 or counts.get("torch_threads", 0) < 1):
             return f"host must be an object of counts ({sorted(HOST_FIELDS)}) or null"
+        # The SDK must send a well-formed name (the real server would drop a malformed one).
+        if isinstance(host, dict) and "dist_backend" in host and not (
+                isinstance(host["dist_backend"], str) and DIST_BACKEND.fullmatch(host["dist_backend"])):
+            return "host.dist_backend must be a backend name"
         if not report["step_time_s"] > 0:
             return "step_time_s must be positive"
         remaining = report.get("remaining_samples")  # optional; null = unknown

@@ -243,5 +243,12 @@ describe('HTTP API (in-process)', () => {
     const bad = await call('POST', `/v1/jobs/${bobJob}/reports`, token, { attempt: 0, reports: [{ ...measurement(10, 1, 64, 0.1), host: { ...host, cpu_count: 0 } }] });
     assert.equal(bad.status, 400);
     assert.match(bad.json.error.message, /reports\.0\.host\.cpu_count/);
+    // The backend's name is diagnostic: kept when well-formed, dropped (not refused) otherwise.
+    const gloo = await call('POST', `/v1/jobs/${bobJob}/reports`, token, { attempt: 0, reports: [{ ...measurement(11, 1, 64, 0.1), host: { ...host, dist_backend: 'gloo' } }] });
+    assert.equal(gloo.status, 200);
+    assert.deepEqual((await call('GET', `/v1/jobs/${bobJob}/reports`, bob)).json.at(-1).host, { ...host, dist_backend: 'gloo' });
+    const odd = await call('POST', `/v1/jobs/${bobJob}/reports`, token, { attempt: 0, reports: [{ ...measurement(12, 1, 64, 0.1), host: { ...host, dist_backend: 'n'.repeat(41) } }] });
+    assert.equal(odd.status, 200);
+    assert.deepEqual((await call('GET', `/v1/jobs/${bobJob}/reports`, bob)).json.at(-1).host, host);
   });
 });

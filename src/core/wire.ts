@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import type { BatchLimits } from '../goodput/types.js';
+import { DIST_BACKEND_RE } from './dist-backend.js';
 
 /** Upper bounds no real training job reaches; a value past one is a bug or an attack. */
 export const REPORT_LIMITS = {
@@ -72,8 +73,11 @@ export const measurementSchema = z.object({
     torch_threads: z.number().int().min(1).max(1 << 20),
     local_processes: z.number().int().min(1).max(1 << 20).optional(),
     dataloader_workers: z.number().int().min(0).max(1 << 20).optional(),
+    // Diagnostic only: a malformed name is dropped rather than costing the report.
+    dist_backend: z.string().regex(DIST_BACKEND_RE).optional().catch(undefined)
+      .describe('torch.distributed backend of the default process group ("nccl", "gloo", ...); absent when torch.distributed is not initialized. The doctor gives NCCL transport advice only for "nccl". See docs/contract.md.'),
   }).nullable().optional()
-    .describe('CPU threads of the training processes on the reporting host (cores usable, torch intra-op threads, processes on the host, DataLoader workers each), which the doctor compares for thread oversubscription. See docs/contract.md.'),
+    .describe('CPU threads of the training processes on the reporting host (cores usable, torch intra-op threads, processes on the host, DataLoader workers each), which the doctor compares for thread oversubscription, and the torch.distributed backend. See docs/contract.md.'),
   // Diagnostic only: bounded, but a slightly negative estimate does not cost the whole report.
   breakdown: z
     .record(z.string().min(1).max(REPORT_LIMITS.breakdown_key_chars, `key longer than ${REPORT_LIMITS.breakdown_key_chars} characters`), finite.min(-REPORT_LIMITS.time_s).max(REPORT_LIMITS.time_s))

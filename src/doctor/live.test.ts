@@ -39,6 +39,29 @@ describe('live verdict from a job\'s own reports', () => {
     assert.equal(liveVerdict(reportsOf('cpu-healthy.steps.json').map((r) => ({ ...r, host: { ...host, torch_threads: 2 } })))!.verdict, 'compute');
   });
 
+  it('the advice on waiting for peers follows the backend the reports name: NCCL transport only for nccl', () => {
+    const host = { cpu_count: 8, torch_threads: 2, local_processes: 2, dataloader_workers: 0 };
+    // Sync is half of each step: the verdict is communication whatever the backend.
+    const reports = (extra: Record<string, unknown>) => [1, 2, 3].map((step) => ({ step, host: { ...host, ...extra }, breakdown: { data_wait_s: 0, forward_backward_s: 0.04, sync_s: 0.05, optimizer_s: 0.005 } }));
+    const verdict = (extra: Record<string, unknown>) => {
+      const v = liveVerdict(reports(extra))!;
+      assert.equal(v.verdict, 'communication');
+      assert.match(v.line, /^this job waits on peers \(gradient sync\) 52\.6% of each step \(last 3 reported steps\): /);
+      return v.line;
+    };
+    const gloo = verdict({ dist_backend: 'gloo' });
+    assert.doesNotMatch(gloo, /NCCL transport|NCCL_DEBUG/);
+    assert.match(gloo, /gloo syncs gradients over TCP.*no_sync\(\).*bucket_cap_mb.*fewer replicas per host/);
+    const nccl = verdict({ dist_backend: 'nccl' });
+    assert.match(nccl, /check the NCCL transport \(NCCL_DEBUG=INFO/);
+    assert.doesNotMatch(nccl, /gloo/);
+    for (const unknown of [{}, { dist_backend: 'cpu:gloo,cuda:nccl' }, { dist_backend: 42 }, { dist_backend: 'x'.repeat(41) }]) {
+      const line = verdict(unknown);
+      assert.doesNotMatch(line, /NCCL transport|gloo syncs/, JSON.stringify(unknown));
+      assert.match(line, /check the collective backend's transport \(NCCL_DEBUG=INFO for NCCL\)/);
+    }
+  });
+
   it('uses only the newest window of reports, and nothing without a breakdown', () => {
     const slow = reportsOf('cpu-slow-getitem.steps.json');
     const healthy = reportsOf('cpu-healthy.steps.json');

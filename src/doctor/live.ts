@@ -4,6 +4,8 @@
  * threads. Used by `goodput show` and the dashboard's job page, which poll the reports as the job
  * runs. Pure; no schema library, so the dashboard can bundle it.
  */
+import { distBackendOf } from '../core/dist-backend.js';
+import { collectivesShortFix } from './findings/collectives-fix.js';
 import type { Bottleneck } from './findings/finding.js';
 import { rankFindings } from './findings/finding.js';
 import { stepBreakdownFindings } from './findings/step-findings.js';
@@ -13,7 +15,7 @@ import type { HostThreads, StepPhases } from './parse/step-summary.js';
 export interface LiveReport {
   readonly step?: number;
   readonly breakdown?: Readonly<Record<string, number>> | null;
-  /** The host's CPU threads (SDK reports carry them; docs/contract.md). */
+  /** The host's CPU threads and torch.distributed backend (SDK reports carry them; docs/contract.md). */
   readonly host?: HostThreads | null;
 }
 
@@ -28,10 +30,9 @@ export interface LiveVerdict {
 
 const PHASES = ['data_wait_s', 'forward_backward_s', 'sync_s', 'optimizer_s'] as const;
 
-/** Short fix per verdict, for one line. */
+/** Short fix per verdict, for one line (communication's depends on the backend: collectivesShortFix). */
 const SHORT_FIX: Partial<Record<Bottleneck, string>> = {
   'input-pipeline': 'raise DataLoader num_workers, pin_memory=True, persistent_workers=True; move heavy transforms out of __getitem__',
-  communication: 'overlap all-reduce with backward (DDP bucket_cap_mb), accumulate with no_sync(), check the NCCL transport',
   'host-overhead': 'raise the batch size or accumulate micro-batches; fused optimizer; torch.compile / CUDA graphs',
   'sync-points': 'no loss.item() / torch.cuda.synchronize() / per-step logging after optimizer.step(): read metrics every N steps',
 };
@@ -41,10 +42,12 @@ const count = (x: unknown, min: number): x is number => typeof x === 'number' &&
 /** The report's host object when it is well-formed, else undefined. */
 function hostOf(h: LiveReport['host']): HostThreads | undefined {
   if (!h || !count(h.cpu_count, 1) || !count(h.torch_threads, 1)) return undefined;
+  const backend = distBackendOf(h.dist_backend);
   return {
     cpu_count: h.cpu_count, torch_threads: h.torch_threads,
     ...(count(h.local_processes, 1) ? { local_processes: h.local_processes } : {}),
     ...(count(h.dataloader_workers, 0) ? { dataloader_workers: h.dataloader_workers } : {}),
+    ...(backend ? { dist_backend: backend } : {}),
   };
 }
 
@@ -79,5 +82,6 @@ export function liveVerdict(reports: readonly LiveReport[], window = 200): LiveV
         : first.id === 'steps.between-steps' ? `this job spends ${first.impact_pct.toFixed(1)}% of each step between steps (host syncs or host work after optimizer.step())`
           : first.id === 'steps.cpu-oversubscribed' ? `CPU threads oversubscribed: ${first.evidence[0]}`
             : first.title;
-  return { verdict: first.bottleneck, line: `${what} ${over}: ${SHORT_FIX[first.bottleneck] ?? first.fix[0]}`, steps: steps.length, finding_id: first.id };
+  const fix = first.bottleneck === 'communication' ? collectivesShortFix(host?.dist_backend) : SHORT_FIX[first.bottleneck] ?? first.fix[0];
+  return { verdict: first.bottleneck, line: `${what} ${over}: ${fix}`, steps: steps.length, finding_id: first.id };
 }

@@ -4,7 +4,8 @@ A profiler trace holds operator timings, not how many threads ran them on how ma
 1.x's CPU trace records every operator on the calling thread, and oversubscribed operators just
 run longer, which looks like compute). `export_trace` writes the trace with the host's CPU
 threads as the top-level member `goodput_host` (the `host` object of the step log: cores usable,
-torch intra-op threads, training processes on the host, DataLoader workers each), the place where
+torch intra-op threads, training processes on the host, DataLoader workers each, and the
+torch.distributed backend when initialized), the place where
 Kineto's `prof.add_metadata_json(key, value)` puts metadata, which torch builds without Kineto
 (Debian's torch 1.13) cannot do. The rest of the file is torch's export, unchanged.
 
@@ -22,7 +23,7 @@ from .step_log import host_threads
 _CHUNK_BYTES = 1 << 20
 
 
-def current_host() -> Dict[str, int]:
+def current_host() -> Dict[str, Any]:
     """The host object now: from the SDK's runtime when init() ran (it knows the training
     loader's workers), else from LOCAL_WORLD_SIZE and the thread count alone."""
     from . import session  # late: the runtime may not exist yet

@@ -7,14 +7,17 @@ it. Writes are atomic (temp file + rename), so the doctor never reads half a fil
 
 `host` holds the CPU threads of this host's training processes (read when the file is written,
 so a thread count changed after init() is seen): neither step times nor profiler traces show
-thread oversubscription, these four numbers do (the doctor's `steps.cpu-oversubscribed`).
+thread oversubscription, these four numbers do (the doctor's `steps.cpu-oversubscribed`). With
+torch.distributed initialized it also names the backend (`dist_backend`: "nccl", "gloo", ...),
+so that the doctor's advice on slow gradient sync fits it (NCCL's transport settings mean
+nothing to a gloo job).
 """
 
 import json
 import math
 import os
 from collections import deque
-from typing import Deque, Dict, Optional
+from typing import Any, Deque, Dict, Optional
 
 import torch
 
@@ -38,13 +41,33 @@ def usable_cpus() -> int:
     return max(1, cpus)
 
 
-def host_threads(local_processes: int, dataloader_workers: int) -> Dict[str, int]:
+def dist_backend() -> Optional[str]:
+    """The backend of torch.distributed's default process group as get_backend() names it
+    ("nccl", "gloo", "cpu:gloo,cuda:nccl" ...); None when torch.distributed is not initialized."""
+    dist = torch.distributed
+    if not (dist.is_available() and dist.is_initialized()):
+        return None
+    try:
+        return str(dist.get_backend())
+    except (RuntimeError, ValueError):  # the group was destroyed after the check
+        return None
+
+
+def _host(cpu_count: int, local_processes: int, dataloader_workers: int) -> Dict[str, Any]:
+    host: Dict[str, Any] = {"cpu_count": cpu_count, "torch_threads": max(1, torch.get_num_threads()),
+                            "local_processes": max(1, local_processes),
+                            "dataloader_workers": max(0, dataloader_workers)}
+    backend = dist_backend()
+    if backend is not None:  # absent, not null: the doctor then assumes no backend
+        host["dist_backend"] = backend
+    return host
+
+
+def host_threads(local_processes: int, dataloader_workers: int) -> Dict[str, Any]:
     """The `host` object: cores, intra-op threads of this process, training processes on this
     host (LOCAL_WORLD_SIZE) and DataLoader worker processes of each (one thread each: PyTorch
-    sets their thread count to 1)."""
-    return {"cpu_count": usable_cpus(), "torch_threads": max(1, torch.get_num_threads()),
-            "local_processes": max(1, local_processes),
-            "dataloader_workers": max(0, dataloader_workers)}
+    sets their thread count to 1), and `dist_backend` when torch.distributed is initialized."""
+    return _host(usable_cpus(), local_processes, dataloader_workers)
 
 
 class StepLog:
@@ -70,14 +93,12 @@ class StepLog:
                             "forward_backward_s": forward_backward_s, "sync_s": sync_s,
                             "optimizer_s": optimizer_s, "between_steps_s": between_steps_s})
 
-    def host(self) -> Dict[str, int]:
+    def host(self) -> Dict[str, Any]:
         """The `host` object for a report (every step): the core count is read once, the
-        thread count each time (a set_num_threads after init() is seen)."""
+        thread count and the backend each time (a set_num_threads after init() is seen)."""
         if self._cpu_count is None:
             self._cpu_count = usable_cpus()
-        return {"cpu_count": self._cpu_count, "torch_threads": max(1, torch.get_num_threads()),
-                "local_processes": max(1, self.local_processes),
-                "dataloader_workers": max(0, self.dataloader_workers)}
+        return _host(self._cpu_count, self.local_processes, self.dataloader_workers)
 
     def write(self) -> None:
         if self.path is None:

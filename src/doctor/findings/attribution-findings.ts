@@ -3,6 +3,7 @@
  * of time the cause takes (what removing it would save, an upper bound), its fix aimed at it.
  */
 import type { Cause, CauseShare, TimeAttribution } from '../analyze/attribution.js';
+import { collectivesFix } from './collectives-fix.js';
 import type { Bottleneck, Finding } from './finding.js';
 import { fmtPct } from './finding.js';
 
@@ -53,11 +54,8 @@ export const CAUSE_FIX: Readonly<Record<Cause, readonly string[]>> = {
     'Find the remaining syncs with torch.cuda.set_sync_debug_mode("warn")',
     'Log, evaluate and checkpoint every N steps, not every step; hand slow logging (disk, network) to a background thread without waiting for it each step',
   ],
-  collectives: [
-    'DDP: DistributedDataParallel(model, bucket_cap_mb=50, gradient_as_bucket_view=True, static_graph=True) so gradient all-reduce overlaps the backward pass',
-    'Gradient accumulation with model.no_sync() on the inner micro-steps: one all-reduce per N micro-batches hides a slow network',
-    'Check the transport with NCCL_DEBUG=INFO (goodput doctor reads the log): cross-node traffic should be NET/IB or EFA with GDRDMA, intra-node P2P/NVLink; look for a straggler rank',
-  ],
+  // Without the backend: neutral advice; the step log and a CPU trace's goodput_host name it.
+  collectives: collectivesFix(undefined),
   'memory-copies': [
     'DataLoader(..., pin_memory=True) and batch.to("cuda", non_blocking=True)',
     'Keep tensors on the device between steps; avoid .cpu()/.numpy() round trips in the step',
@@ -89,9 +87,12 @@ export function sharesLine(a: TimeAttribution): string {
 /**
  * Findings for one attribution. `prefix` is `trace` or `steps`; `what` names whose time it is
  * ("rank 0", "job x"); `device` picks the compute bottleneck ('gpu-compute', 'cpu-compute' or
- * 'compute' when the input does not say). Pure.
+ * 'compute' when the input does not say); `more.extra` adds evidence per cause;
+ * `more.dist_backend` picks the collectives' fix (absent: advice that assumes no backend). Pure.
  */
-export function attributionFindings(a: TimeAttribution, prefix: string, what: string, device: Bottleneck, source: string, extra: Partial<Record<Cause, readonly string[]>> = {}): Finding[] {
+export function attributionFindings(a: TimeAttribution, prefix: string, what: string, device: Bottleneck, source: string,
+  more: { readonly extra?: Partial<Record<Cause, readonly string[]>>; readonly dist_backend?: string } = {}): Finding[] {
+  const extra = more.extra ?? {};
   const out: Finding[] = [];
   const basis = a.basis === 'gpu-time' ? 'of GPU time' : 'of each step';
   const shares = `${what}: ${sharesLine(a)} (${a.basis === 'gpu-time' ? 'GPU time' : `step time over ${a.steps} step(s)`}, adds up to 100%)`;
@@ -101,7 +102,8 @@ export function attributionFindings(a: TimeAttribution, prefix: string, what: st
     out.push({
       id: `${prefix}.${CAUSE_ID[c.cause]}`, severity: severityOf(c.pct), bottleneck: CAUSE_BOTTLENECK[c.cause],
       title: `${CAUSE_TEXT[c.cause][0]!.toUpperCase()}${CAUSE_TEXT[c.cause].slice(1)}: ${fmtPct(c.pct)} ${basis}`,
-      evidence: [shares, ...c.evidence, ...(extra[c.cause] ?? [])], fix: CAUSE_FIX[c.cause],
+      evidence: [shares, ...c.evidence, ...(extra[c.cause] ?? [])],
+      fix: c.cause === 'collectives' ? collectivesFix(more.dist_backend) : CAUSE_FIX[c.cause],
       impact_pct: c.pct, source,
     });
   }

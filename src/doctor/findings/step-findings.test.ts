@@ -61,3 +61,37 @@ describe('time between steps (the SDK\'s between_steps_s)', () => {
     assert.throws(() => parseStepBreakdown({ ...rest, steps: steps.map((s) => ({ ...s, between_steps_s: -1 })) }), /steps\.0\.between_steps_s/);
   });
 });
+
+describe('waiting on peers: the fix follows the step log\'s dist_backend', () => {
+  const syncHeavy = (host?: Record<string, unknown>) => {
+    const { steps, host: _ignored, ...rest } = log('cpu-healthy.steps.json') as { steps: { forward_backward_s: number }[]; host?: unknown };
+    // Sync as long as forward+backward: the run waits on peers half of each step.
+    return parseStepBreakdown({ ...rest, ...(host ? { host } : {}), steps: steps.map((s) => ({ ...s, sync_s: s.forward_backward_s })) });
+  };
+  const sync = (b: ReturnType<typeof parseStepBreakdown>) => stepBreakdownFindings(b, 's').find((f) => f.id === 'steps.sync-heavy')!;
+  const threads = { cpu_count: 8, torch_threads: 2, local_processes: 2, dataloader_workers: 0 };
+
+  it('gloo: host-network remedies, no NCCL settings; nccl: the NCCL transport check', () => {
+    const gloo = syncHeavy({ ...threads, dist_backend: 'gloo' });
+    assert.equal(gloo.host?.dist_backend, 'gloo');
+    const glooFix = sync(gloo).fix.join('\n');
+    assert.doesNotMatch(glooFix, /NCCL_DEBUG|NCCL_IB|NVLink, intra-node|Check the transport/);
+    assert.match(glooFix, /over the host network \(TCP/);
+    assert.match(glooFix, /no_sync\(\)/);
+    assert.match(glooFix, /bucket_cap_mb=100/);
+    assert.match(glooFix, /Fewer replicas per host.*backend="nccl"/);
+    assert.ok(sync(gloo).evidence.includes('torch.distributed backend: gloo (the log\'s host.dist_backend); the fixes are for it'));
+    assert.match(sync(syncHeavy({ ...threads, dist_backend: 'nccl' })).fix.join('\n'), /Check the transport with NCCL_DEBUG=INFO.*NCCL_IB_HCA.*P2P\/NVLink/);
+  });
+
+  it('no backend (old logs, no host, or a malformed name dropped): advice that assumes none', () => {
+    for (const b of [syncHeavy(), syncHeavy(threads), syncHeavy({ ...threads, dist_backend: 'rm -rf /' }), syncHeavy({ ...threads, dist_backend: ['gloo'] })]) {
+      assert.equal(b.host?.dist_backend, undefined);
+      if (b.host) assert.ok(!('dist_backend' in b.host), 'a dropped name leaves no key behind');
+      const fix = sync(b).fix.join('\n');
+      assert.match(fix, /Check the collective backend's transport \(NCCL_DEBUG=INFO for NCCL/);
+      assert.doesNotMatch(fix, /gloo all-reduces|Check the transport with NCCL_DEBUG/);
+      assert.match(sync(b).evidence.at(-1)!, /does not name the torch\.distributed backend/);
+    }
+  });
+});

@@ -7,6 +7,7 @@
 import type { StepBreakdown } from '../parse/step-summary.js';
 import { summarizeSteps } from '../parse/step-summary.js';
 import { CAUSE_FIX, severityOf } from './attribution-findings.js';
+import { collectivesFix } from './collectives-fix.js';
 import { cpuOversubscription } from './cpu-threads.js';
 import type { Finding } from './finding.js';
 import { fmtPct } from './finding.js';
@@ -44,8 +45,11 @@ export function stepBreakdownFindings(b: StepBreakdown, src: string): Finding[] 
       fix: CAUSE_FIX['input-pipeline'], impact_pct: share.d, source: src });
   }
   if (share.s >= STEP_THRESHOLD_PCT.sync) {
-    out.push({ id: 'steps.sync-heavy', severity: severityOf(share.s), bottleneck: 'communication', title: `Waiting on peers: gradient synchronisation takes ${fmtPct(share.s)} of each step`, evidence,
-      fix: CAUSE_FIX.collectives, impact_pct: share.s, source: src });
+    const backend = b.host?.dist_backend;
+    out.push({ id: 'steps.sync-heavy', severity: severityOf(share.s), bottleneck: 'communication', title: `Waiting on peers: gradient synchronisation takes ${fmtPct(share.s)} of each step`,
+      evidence: [...evidence, backend ? `torch.distributed backend: ${backend} (the log's host.dist_backend); the fixes are for it`
+        : 'the log does not name the torch.distributed backend (host.dist_backend: written by SDKs that record it, when torch.distributed is initialized): the fixes assume none'],
+      fix: collectivesFix(backend), impact_pct: share.s, source: src });
   }
   // The optimizer's cost does not grow with the batch, forward+backward's does: an optimizer that
   // takes a quarter of the step, or 30% as long as forward+backward, means too little work per step.

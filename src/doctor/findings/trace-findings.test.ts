@@ -6,6 +6,8 @@ import { TopLevelSplitter } from '../parse/kineto/top-level-splitter.js';
 import type { SyntheticTraceOptions } from '../../../test-support/doctor/synthetic-trace.js';
 import { syntheticTraceChunks } from '../../../test-support/doctor/synthetic-trace.js';
 import { addKinetoEvent, addKinetoMember, newKinetoRank } from '../parse/kineto/kineto-collector.js';
+import type { TimeAttribution } from '../analyze/attribution.js';
+import { attributionFindings } from './attribution-findings.js';
 import { traceRankFindings } from './trace-findings.js';
 
 function analyse(o: SyntheticTraceOptions) {
@@ -35,5 +37,34 @@ describe('trace findings on generated traces', () => {
     assert.ok(!ids.includes('trace.input-pipeline'), ids.join(', '));
     assert.equal(a.device, 'NVIDIA A100-SXM4-80GB');
     assert.ok(a.gemm.fp32_simt_us > 0 && a.gemm.tf32_tensor_core_us > 0);
+  });
+});
+
+describe('a trace\'s collectives fix follows the backend', () => {
+  // 30% waiting on peers, the rest compute: one collectives finding.
+  const attribution = (basis: 'gpu-time' | 'step-time'): TimeAttribution => ({
+    basis, total_us: 1000, steps: 4,
+    causes: [{ cause: 'collectives', time_us: 300, pct: 30, evidence: [] }, { cause: 'compute', time_us: 700, pct: 70, evidence: [] }],
+  });
+  const fixOf = (basis: 'gpu-time' | 'step-time', dist_backend?: string) =>
+    attributionFindings(attribution(basis), 'trace', 'rank 0', 'cpu-compute', 't', dist_backend ? { dist_backend } : {})
+      .find((f) => f.id === 'trace.unoverlapped-communication')!.fix.join('\n');
+
+  it('gloo named in goodput_host: no NCCL settings; nccl or none: as the backend says', () => {
+    assert.doesNotMatch(fixOf('step-time', 'gloo'), /NCCL_DEBUG/);
+    assert.match(fixOf('step-time', 'gloo'), /gloo all-reduces the gradients over the host network/);
+    assert.match(fixOf('gpu-time', 'nccl'), /Check the transport with NCCL_DEBUG=INFO/);
+    assert.match(fixOf('step-time'), /Check the collective backend's transport \(NCCL_DEBUG=INFO for NCCL/);
+  });
+
+  it('goodput_host\'s dist_backend is read when well-formed and dropped otherwise', () => {
+    const host = (value: unknown) => {
+      const r = newKinetoRank('t');
+      addKinetoMember(r, 'goodput_host', { cpu_count: 2, torch_threads: 1, dist_backend: value });
+      return r.hostThreads;
+    };
+    assert.deepEqual(host('gloo'), { cpu_count: 2, torch_threads: 1, dist_backend: 'gloo' });
+    assert.deepEqual(host(''), { cpu_count: 2, torch_threads: 1 });
+    assert.deepEqual(host({ name: 'gloo' }), { cpu_count: 2, torch_threads: 1 });
   });
 });

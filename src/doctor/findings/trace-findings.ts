@@ -99,7 +99,10 @@ export function traceRankFindings(r: TraceRankAnalysis): Finding[] {
     const device = a.basis === 'gpu-time' ? 'gpu-compute' : 'cpu-compute';
     // Oversubscribed operators just run longer, which is what compute looks like: a CPU run is
     // called compute-bound only when its threads are known to fit its cores, else it says so.
-    const found = attributionFindings(a, 'trace', `rank ${r.rank}`, device, r.file, extraEvidence(r))
+    // On the GPU, communication is NCCL's kernels (ncclKernel*) by classification; a CPU trace's
+    // collectives run on whatever backend the SDK's goodput_host names.
+    const dist_backend = device === 'gpu-compute' ? 'nccl' : r.host?.dist_backend;
+    const found = attributionFindings(a, 'trace', `rank ${r.rank}`, device, r.file, { extra: extraEvidence(r), ...(dist_backend ? { dist_backend } : {}) })
       .filter((f) => !(over && f.id === 'trace.compute-bound'))
       .map((f) => (f.id === 'trace.compute-bound' && device === 'cpu-compute' && !r.host ? { ...f, evidence: [...f.evidence, THREADS_UNKNOWN] } : f));
     out.push(...found);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
-import type { StepBreakdown } from './step-summary.js';
+import { DIST_BACKEND_RE } from '../../core/dist-backend.js';
+import type { HostThreads, StepBreakdown } from './step-summary.js';
 
 export type { StepBreakdown } from './step-summary.js';
 
@@ -26,6 +27,8 @@ export const StepBreakdownSchema = z.object({
     torch_threads: z.number().int().min(1),
     local_processes: z.number().int().min(1).optional(),
     dataloader_workers: z.number().int().min(0).optional(),
+    // Ignored, not fatal, when malformed: the advice then just does not assume a backend.
+    dist_backend: z.string().regex(DIST_BACKEND_RE).optional().catch(undefined),
   }).optional(),
   steps: z.array(StepRecordSchema).min(1),
 });
@@ -34,6 +37,12 @@ export const StepBreakdownSchema = z.object({
 export function looksLikeStepBreakdown(value: unknown): boolean {
   if (Array.isArray(value)) return value.length > 0 && StepRecordSchema.safeParse(value[0]).success;
   return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'goodput.step_breakdown';
+}
+
+/** The host object without a `dist_backend` key when its value was absent or malformed. */
+function hostOf(h: NonNullable<z.infer<typeof StepBreakdownSchema>['host']>): HostThreads {
+  const { dist_backend, ...threads } = h;
+  return dist_backend === undefined ? threads : { ...threads, dist_backend };
 }
 
 /**
@@ -49,7 +58,7 @@ export function parseStepBreakdown(value: unknown): StepBreakdown {
   }
   if (Array.isArray(result.data)) return { steps: result.data as StepRecord[] };
   const data = result.data as z.infer<typeof StepBreakdownSchema>;
-  return { job: data.job, steps: data.steps, ...(data.host ? { host: data.host } : {}) };
+  return { job: data.job, steps: data.steps, ...(data.host ? { host: hostOf(data.host) } : {}) };
 }
 
 export { summarizeSteps, type RankStepSummary } from './step-summary.js';

@@ -15,12 +15,18 @@ export interface StepPhases {
   readonly between_steps_s?: number;
 }
 
-/** CPU threads of the training processes on one host, when the export carries them. */
+/**
+ * CPU threads of the training processes on one host, when the export carries them, and the
+ * torch.distributed backend they synchronise over (absent when torch.distributed was not
+ * initialised, or in exports of older SDKs).
+ */
 export interface HostThreads {
   readonly cpu_count: number;
   readonly torch_threads: number;
   readonly local_processes?: number;
   readonly dataloader_workers?: number;
+  /** e.g. `nccl`, `gloo`; well-formed per core/dist-backend.ts, anything else dropped. */
+  readonly dist_backend?: string;
 }
 
 /** A validated export. */

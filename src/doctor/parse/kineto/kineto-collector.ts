@@ -1,3 +1,4 @@
+import { distBackendOf } from '../../../core/dist-backend.js';
 import type { HostThreads } from '../step-summary.js';
 import { NumberColumn, StringTable } from './columns.js';
 import { KIND_CODE, kernelKind } from './kernel-kind.js';
@@ -155,10 +156,12 @@ function hostThreadsOf(value: unknown): HostThreads | undefined {
   if (!v || typeof v !== 'object') return undefined;
   const h = v as Record<string, unknown>;
   if (!isCount(h['cpu_count'], 1) || !isCount(h['torch_threads'], 1)) return undefined;
+  const backend = distBackendOf(h['dist_backend']);
   return {
     cpu_count: h['cpu_count'], torch_threads: h['torch_threads'],
     ...(isCount(h['local_processes'], 1) ? { local_processes: h['local_processes'] } : {}),
     ...(isCount(h['dataloader_workers'], 0) ? { dataloader_workers: h['dataloader_workers'] } : {}),
+    ...(backend ? { dist_backend: backend } : {}),
   };
 }
 
