@@ -63,6 +63,8 @@ export interface TypedPolicy {
    * (goodput/step-correction.ts), as the control plane's is. Absent: corrected.
    */
   readonly corrects_profiles?: boolean;
+  /** With profiles: whether it reads `TypedJob.transferred` (so the simulator keeps transfers). Absent: no. */
+  readonly transfers_models?: boolean;
   decide(snapshot: TypedSnapshot): Record<string, Allocation>;
 }
 

@@ -43,13 +43,14 @@ export interface GoodputHeteroParams extends SiaParams {
 }
 
 /** Defaults measured on philly and saturn workload-1 (docs/heterogeneous.md). */
-export const GOODPUT_HETERO_DEFAULTS: GoodputHeteroParams = { ...SIA_DEFAULTS, srpt_power: 0.5, gpu_cost: 0, restart_aware: 1, bootstrap_ratio: 1, correct_profiles: 1, transfer_types: 1 };
+export const GOODPUT_HETERO_DEFAULTS: GoodputHeteroParams = { ...SIA_DEFAULTS, srpt_power: 0.5, gpu_cost: 0, restart_aware: 1, bootstrap_ratio: 1, correct_profiles: 1, transfer_types: 0 };
 
 /** The goodput policy for typed clusters. */
 export class GoodputHetero extends SiaPolicy {
   override readonly name = 'goodput';
   readonly uses_profiles = true;
   readonly corrects_profiles: boolean;
+  readonly transfers_models: boolean;
   protected override readonly stickyPlacement = true;
 
   constructor(
@@ -58,6 +59,7 @@ export class GoodputHetero extends SiaPolicy {
   ) {
     super(solver, knobs);
     this.corrects_profiles = knobs.correct_profiles === 1;
+    this.transfers_models = knobs.transfer_types === 1;
   }
 
   /**
@@ -78,7 +80,7 @@ export class GoodputHetero extends SiaPolicy {
   }
 
   protected override unmeasuredModel(job: TypedJob, type: string): GoodputModel | undefined {
-    return this.knobs.transfer_types === 1 ? job.transferred?.(type) : undefined;
+    return this.transfers_models ? job.transferred?.(type) : undefined;
   }
 
   protected override get perGpuCost(): number {

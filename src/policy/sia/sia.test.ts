@@ -6,7 +6,7 @@ import { typeGroups, type TypedJob, type TypedSnapshot } from '../typed.js';
 import { validateDecision } from '../validate-decision.js';
 import type { MilpSolver } from './assignment.js';
 import { solveAssignment } from './assignment.js';
-import { GoodputHetero } from './goodput-hetero.js';
+import { GOODPUT_HETERO_DEFAULTS, GoodputHetero } from './goodput-hetero.js';
 import { placeFast, placeSticky, SiaPolicy, siaConfigs } from './sia.js';
 
 const nodes: NodeInfo[] = [
@@ -92,4 +92,27 @@ describe('GoodputHetero', () => {
     assert.deepEqual(placeSticky(slow, jobs, gpus, { a: [0] }), { a: [0], c: [0, 0] });
     assert.deepEqual(placeFast(slow, jobs, gpus), { c: [0, 0], a: [1] });
   });
+
+  it('values a type its key has not run on by the transferred model when transfer_types is 1, else by the one-GPU ratio', () => {
+    const limits = job('x').limits('slow');
+    const grad = { sqr: 1, var: 10 };
+    // On slow GPUs a slow network: 4 GPUs barely beat one. Measured there only.
+    const slowModel = { perf: { alpha_c: 0.01, beta_c: 0.001, alpha_n: 1, beta_n: 0.1, alpha_r: 1, beta_r: 0.1, gamma: 1 }, grad, limits };
+    // What the transfer learned of the fast type from other keys: the same GPUs on a fast network.
+    const fastModel = { perf: { ...slowModel.perf, alpha_n: 0.001, beta_n: 0.0001, alpha_r: 0.001, beta_r: 0.0001 }, grad, limits };
+    const measured = job('a', {
+      max_profiled: { slow: 4, fast: 0 },
+      one_gpu_samples_per_s: { slow: 100, fast: 100 },
+      model: (t) => (t === 'slow' ? slowModel : undefined),
+      transferred: (t) => (t === 'fast' ? fastModel : undefined),
+    });
+    const typeOf = (transfer_types: number) => {
+      const out = new GoodputHetero(solver, { ...GOODPUT_HETERO_DEFAULTS, transfer_types }).decide({ now_s: 60, nodes, jobs: [measured], allocations: {} });
+      return { type: gpuTypeOf(nodes[out['a']![0]!]!), gpus: out['a']!.length };
+    };
+    assert.deepEqual(typeOf(1), { type: 'fast', gpus: 8 });
+    // The ratio rule carries the slow network over: the fast type is no better, and the slow one is listed first.
+    assert.equal(typeOf(0).type, 'slow');
+  });
 });
+

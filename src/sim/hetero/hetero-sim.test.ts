@@ -153,4 +153,32 @@ describe('simulateHetero on the Sia traces', { skip }, () => {
       }
     }
   });
+
+  it('with shared profiles, an application that never ran on a type gets a model there transferred from its measured type', () => {
+    const profiles = new KeyProfiles();
+    const run = (name: string, type: string, placements: number[][]) => {
+      const j = new HeteroJob({ name: `${name}-${type}`, app: apps().get(name)!, submit_s: 0, pooled: false, profiles });
+      for (const p of placements) {
+        j.reallocate(type, p);
+        j.step(600);
+      }
+      return j;
+    };
+    const shapes = new Map([['dgx-ext', [1, 2, 4, 8].map((r) => ({ num_nodes: 1, num_replicas: r }))]]);
+    const rate = (app: string, type: string) => apps().get(app)!.byType.get(type)!.one_gpu_samples_per_s;
+    const job = run('cifar10', 'rtx', [[1], [2], [4], [8]]);
+    profiles.refreshTransfers(['cifar10'], shapes, rate);
+    assert.equal(job.transferred('dgx-ext'), undefined, 'no other application measured both types');
+    for (const other of ['bert', 'imagenet']) for (const type of ['rtx', 'dgx-ext']) run(other, type, [[1], [2], [4], [8]]);
+    profiles.refreshTransfers(['cifar10'], shapes, rate);
+    const model = job.transferred('dgx-ext');
+    assert.ok(model && model.correction, 'transferred, with its correction to the transfer');
+    assert.equal(job.model('dgx-ext'), undefined);
+    // Once a job of the application has measured the type, its own fit replaces the transfer.
+    run('cifar10', 'dgx-ext', [[2]]);
+    profiles.refreshTransfers(['cifar10'], shapes, rate);
+    assert.equal(job.transferred('dgx-ext'), undefined);
+    assert.ok(job.model('dgx-ext'));
+  });
 });
+

@@ -150,7 +150,7 @@ export function simulateHetero(workload: readonly HeteroWorkloadJob[], policy: T
       }
     }
     if (active.length > 0) {
-      profiles?.refreshTransfers(active.map((j) => j.app.name), shapes, (app, type) => appsByName.get(app)!.byType.get(type)!.one_gpu_samples_per_s);
+      if (policy.transfers_models === true) profiles?.refreshTransfers(active.map((j) => j.app.name), shapes, (app, type) => appsByName.get(app)!.byType.get(type)!.one_gpu_samples_per_s);
       const kept: Record<string, Allocation> = {};
       for (const j of active) if (allocations[j.name]?.length) kept[j.name] = allocations[j.name]!;
       const snapshot: TypedSnapshot = { now_s: now, nodes, jobs: active.map((j) => typedJob(j, types)), allocations: kept };

@@ -78,9 +78,9 @@ export class KeyProfiles {
         }
         let reference: string | undefined;
         let most = 0;
-        for (const t of shapes.keys()) {
-          const n = of(app, t)?.size ?? 0;
-          if (t !== target && n > most) [reference, most] = [t, n];
+        for (const [key, m] of this.points) {
+          const [a, t] = key.split('\u0000') as [string, string];
+          if (a === app && t !== target && m.size > most) [reference, most] = [t, m.size];
         }
         if (reference === undefined) continue;
         const ref = reference;
