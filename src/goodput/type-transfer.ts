@@ -157,7 +157,8 @@ export function learnTypeFactors(jobs: readonly TransferJob[], rule: TransferRul
  * job is predicted from the others ({@link learnTypeFactors}, {@link transferPredictor}) and the
  * candidate with the lowest mean of the jobs' median errors wins (every job counts: a job whose
  * compute slows down on many GPUs is modelled by its contention, {@link contendedComputeCurve},
- * rather than left out of the score); ties go to the earlier candidate. With fewer than 3 usable jobs, the first candidate. Pure and deterministic.
+ * rather than left out of the score); ties go to the earlier candidate. With fewer than 3 usable
+ * jobs, the first candidate. Pure and deterministic.
  */
 export function fitTypeFactors(jobs: readonly TransferJob[], candidates: readonly TransferRule[] = RULE_CANDIDATES): TypeFactors {
   const first = candidates[0] ?? { basis: 'step', gamma: 1 };
@@ -204,8 +205,8 @@ export function factorAt(factors: TypeFactors, shape: Shape): { network: number;
  * target rows (its multi-GPU target rows, if any, are not read): one GPU, its own compute; more,
  * that compute (with its contention, {@link contendedComputeCurve}) with its reference network
  * time at the nearest shape times the shape's network factor, overlapped with it by gamma (`step`
- * rule) or added to it times the shape's compute factor (`sync` rule). Undefined when the job lacks one-GPU rows on either type or multi-GPU rows on the
- * reference. Pure.
+ * rule) or added to it times the shape's compute factor (`sync` rule). Undefined when the job
+ * lacks one-GPU rows on either type or multi-GPU rows on the reference. Pure.
  */
 export function transferPredictor(job: TransferJob, factors: TypeFactors): StepPredictor | undefined {
   const compute = contendedComputeCurve(job.reference, job.target);
