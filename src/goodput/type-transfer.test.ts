@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { TypeMeasurement } from './type-measurement.js';
-import { batchCurve, factorAt, fitTypeFactors, learnTypeFactors, leftOutPredictor, oneGpuRatioStep_s, overlapStep_s, transferPredictor, type TransferJob } from './type-transfer.js';
+import { batchCurve, factorAt, fitTypeFactors, hostFloorCurve, learnTypeFactors, leftOutPredictor, oneGpuRatioStep_s, overlapStep_s, relativeContentionCurve, transferPredictor, type TransferJob } from './type-transfer.js';
 
 const BATCHES = [4, 8, 16, 32];
 const PLACEMENTS = [[1], [2], [4], [1, 1], [2, 2], [4, 4], [4, 4, 4]];
@@ -14,8 +14,8 @@ interface World {
   network_s: (num_nodes: number, num_replicas: number) => number;
   size: number;
   gamma: number;
-  /** Multi-GPU micro-step time over one-GPU micro-step time, per shape; absent: 1. */
-  contention?: (num_nodes: number, num_replicas: number) => number;
+  /** Multi-GPU micro-step time over one-GPU micro-step time, per shape and batch; absent: 1. */
+  contention?: (num_nodes: number, num_replicas: number, local_bsz: number) => number;
   /** Host work per step that the GPUs of a node share (s), a floor under the multi-GPU micro-step; absent: none. */
   host_s?: (num_nodes: number, num_replicas: number) => number;
 }
@@ -25,7 +25,7 @@ function measure(w: World): TypeMeasurement[] {
     BATCHES.map((local_bsz) => {
       const num_nodes = placement.length;
       const num_replicas = placement.reduce((s, g) => s + g, 0);
-      const gpu_s = w.compute_s(local_bsz) * (num_replicas > 1 && w.contention ? w.contention(num_nodes, num_replicas) : 1);
+      const gpu_s = w.compute_s(local_bsz) * (num_replicas > 1 && w.contention ? w.contention(num_nodes, num_replicas, local_bsz) : 1);
       const compute = num_replicas > 1 && w.host_s ? Math.max(gpu_s, w.host_s(num_nodes, num_replicas)) : gpu_s;
       const network = w.size * w.network_s(num_nodes, num_replicas);
       // One GPU: a small measured sync that is not network time (the traces' one-GPU rows have one too).
@@ -116,22 +116,67 @@ describe('cross-type transfer', () => {
   });
 
   it("leaving a job out, its prediction does not move when its own multi-GPU rows on the target are perturbed", () => {
-    // Job 0 host-bound, so the host floor's path is covered too.
+    // Job 0 host-bound (its floor) and job 1 slowed down at small batches only (its ratio), so both contention paths are covered.
     const jobs: TransferJob[] = JOBS.map((j, i) => {
-      const host = (w: World): World => (i === 0 ? { ...w, host_s: (n, r) => 0.08 * (r / n) } : w);
-      return { reference: measure(host(referenceWorld(j, 2))), target: measure(host(targetWorld(j, 2))) };
+      const contend = (w: World): World => (i === 0 ? { ...w, host_s: (n, r) => 0.08 * (r / n) } : i === 1 ? { ...w, contention: (n, r, b) => (b <= 8 ? 1 + 0.15 * (r / n - 1) : 1) } : w);
+      return { reference: measure(contend(referenceWorld(j, 2))), target: measure(contend(targetWorld(j, 2))) };
     });
-    // bench:plan's protocol: the whole job (its multi-GPU target rows included) and the others.
-    const predictions = (all: readonly TransferJob[]): number[] => {
-      const job = all[0] as TransferJob;
-      const { predict } = leftOutPredictor(job, all.slice(1));
-      return job.target.filter((m) => m.num_replicas > 1).map((m) => predict?.(m.num_nodes, m.num_replicas, m.local_bsz) as number);
-    };
-    const first = jobs[0] as TransferJob;
-    const perturbed = { ...first, target: first.target.map((m) => (m.num_replicas > 1 ? { ...m, step_time_s: 3 * m.step_time_s, sync_time_s: 2 * m.sync_time_s } : m)) };
-    assert.deepEqual(predictions([perturbed, ...jobs.slice(1)]), predictions(jobs));
-    const otherPerturbed = jobs.map((job, i) => (i === 1 ? { ...job, target: job.target.map((m) => (m.num_replicas > 1 ? { ...m, step_time_s: 3 * m.step_time_s } : m)) } : job));
-    assert.notDeepEqual(predictions(otherPerturbed), predictions(jobs), 'the other jobs\' rows are read');
+    assert.ok(hostFloorCurve((jobs[0] as TransferJob).reference) && relativeContentionCurve((jobs[1] as TransferJob).reference));
+    for (const left of [0, 1]) {
+      // bench:plan's protocol: the whole job (its multi-GPU target rows included) and the others.
+      const predictions = (all: readonly TransferJob[]): number[] => {
+        const job = all[left] as TransferJob;
+        const { predict } = leftOutPredictor(job, all.filter((_, k) => k !== left));
+        return job.target.filter((m) => m.num_replicas > 1).map((m) => predict?.(m.num_nodes, m.num_replicas, m.local_bsz) as number);
+      };
+      const perturbed = jobs.map((job, i) => (i === left ? { ...job, target: job.target.map((m) => (m.num_replicas > 1 ? { ...m, step_time_s: 3 * m.step_time_s, sync_time_s: 2 * m.sync_time_s } : m)) } : job));
+      assert.deepEqual(predictions(perturbed), predictions(jobs));
+      const otherPerturbed = jobs.map((job, i) => (i === 2 ? { ...job, target: job.target.map((m) => (m.num_replicas > 1 ? { ...m, step_time_s: 3 * m.step_time_s } : m)) } : job));
+      assert.notDeepEqual(predictions(otherPerturbed), predictions(jobs), "the other jobs' rows are read");
+    }
+  });
+
+  it("carries a job's micro-step slowdown on the reference to the target as a ratio, where one-GPU compute alone is >= 20% off", () => {
+    // Job 0's replicas wait for one another at small batches: its micro-step on 4 GPUs of a node is 1.45x its one-GPU one, on both types.
+    const contention = (n: number, r: number, local_bsz: number): number => (local_bsz <= 8 ? 1 + 0.15 * (r / n - 1) : 1);
+    const contend = (w: World, i: number): World => (i === 0 ? { ...w, contention } : w);
+    const jobs: TransferJob[] = JOBS.map((j, i) => ({ reference: measure(contend(referenceWorld(j, 1), i)), target: measure(contend(targetWorld(j, 1), i)) }));
+    const job = jobs[0] as TransferJob;
+    assert.equal(hostFloorCurve(job.reference), undefined, 'slowed down at some shapes only: not host-bound');
+    const factors = fitTypeFactors(jobs.slice(1));
+    const predict = transferPredictor({ reference: job.reference, target: oneGpu(job.target) }, factors);
+    // The same job without the slowdown on the reference: what the transfer predicted before it read contention.
+    const unaware = transferPredictor({ reference: measure(referenceWorld(JOBS[0] as (typeof JOBS)[number], 1)), target: oneGpu(job.target) }, factors);
+    let worstUnaware = 0;
+    let worst = 0;
+    for (const m of job.target.filter((r) => r.num_replicas > 1 && contention(r.num_nodes, r.num_replicas, r.local_bsz) > 1.1)) {
+      const step = predict?.(m.num_nodes, m.num_replicas, m.local_bsz) as number;
+      // Not exact: the job's reference network (its step over its one-GPU compute) still holds the slowdown, times the target's network factor.
+      assert.ok(Math.abs(m.step_time_s / step - 1) < 0.1, `${JSON.stringify(m)}: predicted ${step}`);
+      worst = Math.max(worst, Math.abs(m.step_time_s / step - 1));
+      worstUnaware = Math.max(worstUnaware, Math.abs(m.step_time_s / (unaware?.(m.num_nodes, m.num_replicas, m.local_bsz) as number) - 1));
+    }
+    assert.ok(worstUnaware >= 0.2 && worstUnaware > 3 * worst, `worst ${worst}; without the ratio ${worstUnaware}`);
+  });
+
+  it('counts a slowdown of at most 10% on the reference as noise, and none for a host-bound job', () => {
+    const rows = (ratio: (num_replicas: number, local_bsz: number) => number): TypeMeasurement[] =>
+      [1, 2, 4].flatMap((r) => [8, 32].map((local_bsz) => ({ num_nodes: 1, num_replicas: r, local_bsz, step_time_s: 0.01 * local_bsz * (r > 1 ? ratio(r, local_bsz) : 1), sync_time_s: 0 })));
+    const relative = relativeContentionCurve(rows((r, b) => (r === 4 && b === 8 ? 1.3 : 1.08)));
+    assert.ok(Math.abs((relative?.(1, 4, 8) as number) - 1.3) < 1e-12);
+    assert.equal(relative?.(1, 4, 32), 1);
+    assert.equal(relative?.(1, 2, 8), 1);
+    assert.equal(relativeContentionCurve(rows(() => 1.3)), undefined, 'host-bound: its floor, not a ratio');
+  });
+
+  it("extends a host-bound job's floor to nodes with more GPUs than the reference's, as its contention grows with GPUs per node", () => {
+    // Micro-step over one GPU: 1.1 on 2 GPUs, 1.3 on 4 (the reference's largest node): +0.1 per GPU, so 1.7 on 8.
+    const reference: TypeMeasurement[] = [1, 2, 4].map((r) => ({ num_nodes: 1, num_replicas: r, local_bsz: 8, step_time_s: ({ 1: 1, 2: 1.1, 4: 1.3 } as Record<number, number>)[r] as number, sync_time_s: 0 }));
+    const floor = hostFloorCurve(reference);
+    assert.ok(floor);
+    assert.ok(Math.abs((floor(1, 4, 8) as number) - 1.3) < 1e-12);
+    assert.ok(Math.abs((floor(1, 8, 8) as number) - 1.7) < 1e-12);
+    assert.ok(Math.abs((floor(2, 8, 8) as number) - 1.3) < 1e-12, '4 GPUs per node: as measured');
   });
 
   it("Sia's rule is exact when the target is the reference slowed down uniformly", () => {

@@ -21,26 +21,27 @@
  * gamma 1; on A100 nodes the network hides behind compute, gamma 3-4).
  * A shape is (nodes, replicas); one the other jobs never measured takes the factors of the nearest
  * learned shape with the same kind of link (several nodes or one), else 1.
- * A job whose own micro-step on the reference slows down on several GPUs of a node (host-bound:
- * data loading or CPU work that the GPUs share, {@link hostFloorCurve}) keeps that micro-step as
- * a floor of its compute on the target: a faster GPU does not speed up the host.
+ * A job whose own micro-step on the reference slows down on several GPUs of a node carries that
+ * slowdown to the target (type-contention.ts, {@link contendedComputeCurve}): a host-bound job
+ * (data loading or CPU work that the GPUs share) keeps its reference micro-step as a floor, since
+ * a faster GPU does not speed up the host; another job's slowdown at a shape and batch (replicas
+ * waiting for the slowest) moves with its compute, as a ratio.
  *
  * Pure and deterministic: no I/O, no clock, no randomness.
  */
 import { logOverlap } from './throughput.js';
+import { contendedComputeCurve } from './type-contention.js';
+import { computeTime_s, mean, median, MIN_TIME_S, nearestBy, oneGpuComputeCurve, shapeCurve, shapeKey, type Shape, type StepPredictor } from './type-curves.js';
 import type { TypeMeasurement } from './type-measurement.js';
+
+export { contendedComputeCurve, HOST_BOUND_CONTENTION, hostFloorCurve, isHostBound, relativeContentionCurve } from './type-contention.js';
+export { batchCurve, computeTime_s, oneGpuComputeCurve, shapeCurve, type Shape, type StepPredictor } from './type-curves.js';
 
 /** A job's data on two types: its reference profile and its rows on the target type. */
 export interface TransferJob {
   reference: readonly TypeMeasurement[];
   /** Rows on the target type: one-GPU rows for a job being predicted; all its rows when learning. */
   target: readonly TypeMeasurement[];
-}
-
-/** A data-parallel shape: replicas over nodes. */
-export interface Shape {
-  num_nodes: number;
-  num_replicas: number;
 }
 
 /**
@@ -74,10 +75,6 @@ export interface TypeFactors {
   num_jobs: number;
 }
 
-/** Step-time predictor of one job on a type (s); undefined where it cannot predict. */
-export type StepPredictor = (num_nodes: number, num_replicas: number, local_bsz: number) => number | undefined;
-
-const MIN_TIME_S = 1e-6;
 /**
  * Network time of a step no longer than its compute, as a share of the step: nothing is visible,
  * but a log ratio needs a positive value (1e-3: a thousandth of the step is below the traces' noise).
@@ -98,130 +95,6 @@ export function networkBehind_s(step_s: number, compute_s: number, gamma: number
   if (step_s <= compute_s) return floor;
   // (s^g - c^g)^(1/g) = s (1 - (c/s)^g)^(1/g), computed in this form so large gamma cannot overflow.
   return Math.max(step_s * Math.pow(1 - Math.pow(compute_s / step_s, gamma), 1 / gamma), floor);
-}
-
-/** Micro-step compute time of a row: the step minus its measured synchronization (s). */
-export function computeTime_s(m: TypeMeasurement): number {
-  return Math.max(m.step_time_s - m.sync_time_s, MIN_TIME_S);
-}
-
-/**
- * A batch -> time curve through measured points: piecewise linear in log-log between the
- * measured batches (median of repeats), extended beyond them with the end segment's slope
- * clamped to [0, 1] (a step neither shrinks with the batch nor grows faster than it); flat with
- * one batch. Undefined without points.
- */
-export function batchCurve(points: readonly { local_bsz: number; time_s: number }[]): ((local_bsz: number) => number) | undefined {
-  const byBatch = new Map<number, number[]>();
-  for (const p of points) {
-    const list = byBatch.get(p.local_bsz) ?? [];
-    list.push(Math.max(p.time_s, MIN_TIME_S));
-    byBatch.set(p.local_bsz, list);
-  }
-  if (byBatch.size === 0) return undefined;
-  const sorted = [...byBatch].sort((a, c) => a[0] - c[0]);
-  const xs = sorted.map(([b]) => Math.log(b));
-  const ys = sorted.map(([, ts]) => Math.log(median(ts)));
-  return (local_bsz: number): number => Math.exp(interpolate(xs, ys, Math.log(local_bsz)));
-}
-
-function interpolate(xs: readonly number[], ys: readonly number[], x: number): number {
-  const n = xs.length;
-  if (n === 1) return ys[0] as number;
-  let i = 0;
-  while (i < n - 2 && x > (xs[i + 1] as number)) i++;
-  const x0 = xs[i] as number;
-  const x1 = xs[i + 1] as number;
-  const y0 = ys[i] as number;
-  const y1 = ys[i + 1] as number;
-  const slope = (y1 - y0) / (x1 - x0);
-  if (x >= x0 && x <= x1) return y0 + slope * (x - x0);
-  const outside = Math.min(Math.max(slope, 0), 1);
-  return x < x0 ? y0 + outside * (x - x0) : y1 + outside * (x - x1);
-}
-
-/** The job's one-GPU compute time (s) on a type as a function of the per-GPU batch; undefined without a one-GPU row. */
-export function oneGpuComputeCurve(rows: readonly TypeMeasurement[]): ((local_bsz: number) => number) | undefined {
-  return batchCurve(rows.filter((m) => m.num_replicas === 1).map((m) => ({ local_bsz: m.local_bsz, time_s: computeTime_s(m) })));
-}
-
-const shapeKey = (s: Shape): string => `${s.num_nodes}x${s.num_replicas}`;
-
-/**
- * A per-row quantity of a job's multi-GPU rows (on the reference type) at the shape nearest to
- * (num_nodes, num_replicas): the same node count if measured, else the nearest in ratio, with
- * the replicas scaled to it and capped at what its nodes held; then the nearest measured replica
- * count; at the batch by {@link batchCurve}. Undefined without multi-GPU rows (or for one replica).
- */
-export function shapeCurve(rows: readonly TypeMeasurement[], quantity: (m: TypeMeasurement) => number): StepPredictor {
-  const byShape = new Map<string, { shape: Shape; points: { local_bsz: number; time_s: number }[] }>();
-  let gpusPerNode = 1;
-  for (const m of rows) {
-    if (m.num_replicas < 2) continue;
-    gpusPerNode = Math.max(gpusPerNode, m.placement ? Math.max(...m.placement) : Math.ceil(m.num_replicas / m.num_nodes));
-    const key = shapeKey(m);
-    const entry = byShape.get(key) ?? { shape: { num_nodes: m.num_nodes, num_replicas: m.num_replicas }, points: [] };
-    entry.points.push({ local_bsz: m.local_bsz, time_s: quantity(m) });
-    byShape.set(key, entry);
-  }
-  const curves = [...byShape.values()].map(({ shape, points }) => ({ shape, curve: batchCurve(points) as (b: number) => number }));
-  const nodeCounts = [...new Set(curves.map((c) => c.shape.num_nodes))];
-  return (num_nodes, num_replicas, local_bsz) => {
-    if (num_replicas < 2 || nodeCounts.length === 0) return undefined;
-    const nodes = nearest(nodeCounts, num_nodes, (a, b) => Math.abs(Math.log(a / b)));
-    const replicas = Math.max(Math.min(Math.round((num_replicas * nodes) / num_nodes), nodes * gpusPerNode), nodes === 1 ? 2 : nodes);
-    const candidates = curves.filter((c) => c.shape.num_nodes === nodes);
-    const best = nearestBy(candidates, (c) => Math.abs(Math.log(c.shape.num_replicas / replicas)));
-    return best?.curve(local_bsz);
-  };
-}
-
-/** The element of `xs` nearest to `x` by `distance` (the first on ties). */
-function nearest(xs: readonly number[], x: number, distance: (a: number, b: number) => number): number {
-  return nearestBy(xs, (v) => distance(v, x)) as number;
-}
-
-function nearestBy<T>(xs: readonly T[], distance: (v: T) => number): T | undefined {
-  let best: T | undefined;
-  let bestDistance = Infinity;
-  for (const v of xs) {
-    const d = distance(v);
-    if (d < bestDistance) {
-      best = v;
-      bestDistance = d;
-    }
-  }
-  return best;
-}
-
-/**
- * Contention above which a job counts as host-bound on the reference: the median, over its
- * multi-GPU rows on one node, of their micro-step over its one-GPU micro-step at the same batch
- * exceeds 1 + this. On Sia's aws traces the jobs that are not host-bound sit at 0.95-1.06, the
- * host-bound one (yolov3) at 1.12.
- */
-export const HOST_BOUND_CONTENTION = 0.1;
-
-/**
- * The job's multi-GPU micro-step on the reference (the shape's measured compute, by
- * {@link shapeCurve}) when the job is host-bound there ({@link HOST_BOUND_CONTENTION}), else
- * undefined. A host-bound step waits for work the GPUs of a node share (data loading, the host
- * CPU), which a faster GPU type does not shorten; it is a floor under the job's compute on any type.
- */
-export function hostFloorCurve(reference: readonly TypeMeasurement[]): StepPredictor | undefined {
-  const oneGpu = oneGpuComputeCurve(reference);
-  if (!oneGpu) return undefined;
-  const ratios = reference.filter((m) => m.num_replicas > 1 && m.num_nodes === 1).map((m) => computeTime_s(m) / oneGpu(m.local_bsz));
-  if (ratios.length === 0 || median(ratios) <= 1 + HOST_BOUND_CONTENTION) return undefined;
-  return shapeCurve(reference, computeTime_s);
-}
-
-/** The job's compute on the target at a shape: its one-GPU compute there, at least its host floor ({@link hostFloorCurve}). */
-function jobComputeCurve(job: TransferJob): ((num_nodes: number, num_replicas: number, local_bsz: number) => number) | undefined {
-  const oneGpu = oneGpuComputeCurve(job.target);
-  if (!oneGpu) return undefined;
-  const floor = hostFloorCurve(job.reference);
-  return (num_nodes, num_replicas, local_bsz) => Math.max(oneGpu(local_bsz), (num_replicas > 1 ? floor?.(num_nodes, num_replicas, local_bsz) : undefined) ?? 0);
 }
 
 /** The network time of a multi-GPU row under `rule`, given the job's one-GPU compute at its batch (s); > 0. */
@@ -252,7 +125,7 @@ export function learnTypeFactors(jobs: readonly TransferJob[], rule: TransferRul
   let numJobs = 0;
   for (const job of jobs) {
     const oneGpu = oneGpuComputeCurve(job.target);
-    const compute = jobComputeCurve(job);
+    const compute = contendedComputeCurve(job.reference, job.target);
     const reference = referenceNetworkCurve(job.reference, rule);
     if (!oneGpu || !compute || !reference) continue;
     const perShape = new Map<string, number[]>();
@@ -282,9 +155,10 @@ export function learnTypeFactors(jobs: readonly TransferJob[], rule: TransferRul
 /**
  * The target type's factors from `jobs`, with the rule chosen among `candidates`: for each, every
  * job is predicted from the others ({@link learnTypeFactors}, {@link transferPredictor}) and the
- * candidate with the lowest mean of the jobs' median errors, the worst job left out (one job whose
- * compute slows down on many GPUs must not set the type's rule), wins; ties go to the earlier
- * candidate. With fewer than 3 usable jobs, the first candidate. Pure and deterministic.
+ * candidate with the lowest mean of the jobs' median errors wins (every job counts: a job whose
+ * compute slows down on many GPUs is modelled by its contention, {@link contendedComputeCurve},
+ * rather than left out of the score); ties go to the earlier candidate. With fewer than 3 usable
+ * jobs, the first candidate. Pure and deterministic.
  */
 export function fitTypeFactors(jobs: readonly TransferJob[], candidates: readonly TransferRule[] = RULE_CANDIDATES): TypeFactors {
   const first = candidates[0] ?? { basis: 'step', gamma: 1 };
@@ -294,8 +168,7 @@ export function fitTypeFactors(jobs: readonly TransferJob[], candidates: readonl
   let bestScore = Infinity;
   for (const rule of candidates) {
     const errors = usable.map((job, i) => medianError(job, learnTypeFactors(usable.filter((_, k) => k !== i), rule)));
-    errors.sort((a, b) => a - b);
-    const score = mean(errors.slice(0, -1));
+    const score = mean(errors);
     if (score < bestScore) {
       best = rule;
       bestScore = score;
@@ -330,13 +203,13 @@ export function factorAt(factors: TypeFactors, shape: Shape): { network: number;
 /**
  * The job's step-time predictor on the target type from its reference profile and its one-GPU
  * target rows (its multi-GPU target rows, if any, are not read): one GPU, its own compute; more,
- * that compute (at least its host floor, {@link hostFloorCurve}) with its reference network time
- * at the nearest shape times the shape's network factor, overlapped with it by gamma (`step` rule) or added to it times the shape's compute factor (`sync`
- * rule). Undefined when the job lacks one-GPU rows on either type or multi-GPU rows on the
- * reference. Pure.
+ * that compute (with its contention, {@link contendedComputeCurve}) with its reference network
+ * time at the nearest shape times the shape's network factor, overlapped with it by gamma (`step`
+ * rule) or added to it times the shape's compute factor (`sync` rule). Undefined when the job
+ * lacks one-GPU rows on either type or multi-GPU rows on the reference. Pure.
  */
 export function transferPredictor(job: TransferJob, factors: TypeFactors): StepPredictor | undefined {
-  const compute = jobComputeCurve(job);
+  const compute = contendedComputeCurve(job.reference, job.target);
   const reference = referenceNetworkCurve(job.reference, factors.rule);
   if (!compute || !reference) return undefined;
   const rule = factors.rule;
@@ -384,15 +257,4 @@ export function oneGpuRatioStep_s(m: TypeMeasurement, reference: readonly TypeMe
 
 function push(map: Map<string, number[]>, key: string, value: number): void {
   map.set(key, [...(map.get(key) ?? []), value]);
-}
-
-function mean(xs: readonly number[]): number {
-  return xs.reduce((s, x) => s + x, 0) / xs.length;
-}
-
-/** Median of a non-empty list. */
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 === 1 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
 }

@@ -1,0 +1,101 @@
+/**
+ * A job's compute on a target GPU type when several of its GPUs share a node: its one-GPU compute
+ * there, slowed down by the contention its reference profile shows. Two kinds, told apart by the
+ * job's reference rows:
+ * - host-bound (its micro-step on one node is, in the median, more than {@link
+ *   HOST_BOUND_CONTENTION} longer than on one GPU): the GPUs wait for work the node's host does
+ *   for all of them (data loading, CPU work); a faster GPU does not shorten it, so the reference's
+ *   micro-step is a floor in seconds ({@link hostFloorCurve});
+ * - otherwise, where a shape and batch still slow down by more than that on the reference (on
+ *   Sia's traces: deepspeech2 at small batches, whose replicas wait for the slowest one): the
+ *   slowdown moves with the compute, as a ratio ({@link relativeContentionCurve}).
+ * Read only from the job's reference rows and its one-GPU target rows, never its multi-GPU target
+ * rows. Pure and deterministic: no I/O, no clock, no randomness.
+ */
+import { computeTime_s, median, oneGpuComputeCurve, shapeCurve, type StepPredictor } from './type-curves.js';
+import type { TypeMeasurement } from './type-measurement.js';
+
+/**
+ * Contention that counts: a job is host-bound on the reference when the median, over its
+ * multi-GPU rows on one node, of their micro-step over its one-GPU micro-step at the same batch
+ * exceeds 1 + this; a shape and batch of a job that is not slows down when its ratio does. On
+ * Sia's aws traces the jobs that are not host-bound sit at 0.95-1.06 in the median, the
+ * host-bound one (yolov3) at 1.12.
+ */
+export const HOST_BOUND_CONTENTION = 0.1;
+
+/** GPUs per node of a row: its placement's largest entry, else replicas over nodes rounded up. */
+const gpusPerNode = (m: TypeMeasurement): number => (m.placement ? Math.max(...m.placement) : Math.ceil(m.num_replicas / m.num_nodes));
+
+/** Micro-step over one-GPU micro-step at the batch, per multi-GPU reference row on one node; undefined without one-GPU rows. */
+function oneNodeContention(reference: readonly TypeMeasurement[]): { num_replicas: number; ratio: number }[] | undefined {
+  const oneGpu = oneGpuComputeCurve(reference);
+  if (!oneGpu) return undefined;
+  return reference.filter((m) => m.num_replicas > 1 && m.num_nodes === 1).map((m) => ({ num_replicas: m.num_replicas, ratio: computeTime_s(m) / oneGpu(m.local_bsz) }));
+}
+
+/** Whether the job is host-bound on the reference ({@link HOST_BOUND_CONTENTION}). */
+export function isHostBound(reference: readonly TypeMeasurement[]): boolean {
+  const rows = oneNodeContention(reference);
+  return rows !== undefined && rows.length > 0 && median(rows.map((r) => r.ratio)) > 1 + HOST_BOUND_CONTENTION;
+}
+
+/**
+ * The job's multi-GPU micro-step on the reference (the shape's measured compute, by {@link
+ * shapeCurve}) when it is host-bound there ({@link isHostBound}), else undefined: a floor under
+ * its compute on any type. A target node with more GPUs than any reference node has more host
+ * work to do: the floor grows with the GPUs per node as the job's one-node contention does on the
+ * reference, extended linearly (never falling) from its two largest GPU counts (1 GPU counting as
+ * contention 1). On Sia's traces aws nodes hold 4 GPUs, A100 nodes 8.
+ */
+export function hostFloorCurve(reference: readonly TypeMeasurement[]): StepPredictor | undefined {
+  const rows = oneNodeContention(reference);
+  if (!rows || !isHostBound(reference)) return undefined;
+  const measured = shapeCurve(reference, computeTime_s);
+  const counts = [1, ...new Set(rows.map((r) => r.num_replicas))].sort((a, b) => a - b);
+  const ratios = counts.map((g) => (g === 1 ? 1 : median(rows.filter((r) => r.num_replicas === g).map((r) => r.ratio))));
+  const last = counts.length - 1;
+  const slope = Math.max(((ratios[last] as number) - (ratios[last - 1] as number)) / ((counts[last] as number) - (counts[last - 1] as number)), 0);
+  const contentionAt = (g: number): number => (ratios[last] as number) + slope * Math.max(g - (counts[last] as number), 0);
+  const referenceGpusPerNode = Math.max(...reference.map(gpusPerNode));
+  return (num_nodes, num_replicas, local_bsz) => {
+    const floor_s = measured(num_nodes, num_replicas, local_bsz);
+    const perNode = Math.ceil(num_replicas / num_nodes);
+    if (floor_s === undefined || perNode <= referenceGpusPerNode) return floor_s;
+    return (floor_s * contentionAt(perNode)) / contentionAt(referenceGpusPerNode);
+  };
+}
+
+/**
+ * For a job that is not host-bound: its reference micro-step over its one-GPU micro-step at the
+ * nearest shape and the batch ({@link shapeCurve}) where that exceeds 1 + {@link
+ * HOST_BOUND_CONTENTION}, else 1 (below it, the ratio is within the traces' noise, and a faster
+ * type's multi-GPU micro-steps run at 0.85-0.97 of one GPU's). Undefined for a host-bound job or
+ * without one-GPU reference rows.
+ */
+export function relativeContentionCurve(reference: readonly TypeMeasurement[]): StepPredictor | undefined {
+  const oneGpu = oneGpuComputeCurve(reference);
+  if (!oneGpu || isHostBound(reference)) return undefined;
+  const ratio = shapeCurve(reference, (m) => computeTime_s(m) / oneGpu(m.local_bsz));
+  return (num_nodes, num_replicas, local_bsz) => {
+    const r = ratio(num_nodes, num_replicas, local_bsz);
+    return r !== undefined && r > 1 + HOST_BOUND_CONTENTION ? r : 1;
+  };
+}
+
+/**
+ * The job's compute (s) on the target at a shape and batch: its one-GPU compute there ({@link
+ * oneGpuComputeCurve} of its one-GPU target rows), on several GPUs times its relative contention
+ * and at least its host floor. Undefined without one-GPU target rows.
+ */
+export function contendedComputeCurve(reference: readonly TypeMeasurement[], targetOneGpu: readonly TypeMeasurement[]): ((num_nodes: number, num_replicas: number, local_bsz: number) => number) | undefined {
+  const oneGpu = oneGpuComputeCurve(targetOneGpu);
+  if (!oneGpu) return undefined;
+  const floor = hostFloorCurve(reference);
+  const relative = relativeContentionCurve(reference);
+  return (num_nodes, num_replicas, local_bsz) => {
+    const compute_s = oneGpu(local_bsz);
+    if (num_replicas < 2) return compute_s;
+    return Math.max(compute_s * (relative?.(num_nodes, num_replicas, local_bsz) ?? 1), floor?.(num_nodes, num_replicas, local_bsz) ?? 0);
+  };
+}
