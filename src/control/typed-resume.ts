@@ -44,7 +44,7 @@ export class ResumingGoodputHetero extends GoodputHetero {
     if (!held) return row;
     this.undiscounted.set(job.id, row);
     const min = this.lastMinGoodput;
-    return row.map((g, c) => (configs[c]!.type === held.type && configs[c]!.gpus === held.gpus ? g : g * this.changeFactor(job, g * min, this.now_s)));
+    return row.map((g, c) => (configs[c]!.type === held.type && configs[c]!.gpus === held.gpus ? g : g * this.changeFactor(job, g * min, this.now_s, configs[c]!.type !== held.type)));
   }
 
   protected override jobWeight(job: TypedJob, normalized: readonly number[], configs: readonly SiaConfig[]): number {

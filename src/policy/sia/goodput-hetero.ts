@@ -6,7 +6,8 @@
  *   remaining time at its best goodput), so short jobs win contended GPUs (lower average JCT)
  *   while the power-mean objective and the no-allocation penalty keep long jobs running;
  * - a change is discounted by its restart time over the job's remaining work (hysteresis: a job
- *   about to finish does not move for a small gain), on top of Sia's age-based factor;
+ *   about to finish does not move for a small gain), on top of Sia's age-based factor, and a
+ *   change of GPU type by a further 0.85 (`type_change`);
  * - a job's model on a type includes what the other jobs of its application measured there (its
  *   profile), so a new job starts at a size and batch its profile supports instead of doubling
  *   from one GPU;
@@ -40,10 +41,15 @@ export interface GoodputHeteroParams extends SiaParams {
    * what other keys measured on both (goodput/type-transfer-model.ts); 0: Sia's ratio rule only.
    */
   transfer_types: number;
+  /**
+   * Extra discount of a change to another GPU type (1: none). A move between types is where a
+   * job is pushed back and forth as short jobs come and go, each time paying its restart.
+   */
+  type_change: number;
 }
 
 /** Defaults measured on philly and saturn workload-1 (docs/heterogeneous.md). */
-export const GOODPUT_HETERO_DEFAULTS: GoodputHeteroParams = { ...SIA_DEFAULTS, srpt_power: 0.5, gpu_cost: 0, restart_aware: 1, bootstrap_ratio: 1, correct_profiles: 1, transfer_types: 0 };
+export const GOODPUT_HETERO_DEFAULTS: GoodputHeteroParams = { ...SIA_DEFAULTS, srpt_power: 0.5, gpu_cost: 0, restart_aware: 1, bootstrap_ratio: 1, correct_profiles: 1, transfer_types: 0, type_change: 0.85 };
 
 /** The goodput policy for typed clusters. */
 export class GoodputHetero extends SiaPolicy {
@@ -67,8 +73,9 @@ export class GoodputHetero extends SiaPolicy {
    * G after a restart of `restart_s` takes restart_s + R / G, i.e. an effective R / (restart_s +
    * R / G) = G / (1 + restart_s G / R). A job about to finish does not move for a small gain.
    */
-  protected override changeFactor(job: TypedJob, goodput: number, now_s: number): number {
-    const age = this.knobs.restart_aware === 2 ? 1 : super.changeFactor(job, goodput, now_s);
+  protected override changeFactor(job: TypedJob, goodput: number, now_s: number, typeChanged: boolean): number {
+    const typeFactor = typeChanged ? this.knobs.type_change : 1;
+    const age = (this.knobs.restart_aware === 2 ? 1 : super.changeFactor(job, goodput, now_s, typeChanged)) * typeFactor;
     if (this.knobs.restart_aware === 0) return age;
     const R = Math.max(job.remaining_samples, 1);
     return age / (1 + (job.restart_s * goodput) / R);

@@ -114,5 +114,32 @@ describe('GoodputHetero', () => {
     // The ratio rule carries the slow network over: the fast type is no better, and the slow one is listed first.
     assert.equal(typeOf(0).type, 'slow');
   });
+
+  it('discounts a move to another GPU type by type_change: a 10% gain moves a job without it, not with the default 0.85', () => {
+    const limits = job('x').limits('slow');
+    const grad = { sqr: 1, var: 10 };
+    const perf = { alpha_c: 0.01, beta_c: 0.001, alpha_n: 0.01, beta_n: 0.001, alpha_r: 0.01, beta_r: 0.001, gamma: 1 };
+    const typeAfter = (type_change: number) => {
+      let fastKnown = false;
+      // The fast type, once measured, computes 10% faster; before, it is modelled by the ratio rule at 0.9x.
+      const fast = { perf: { ...perf, alpha_c: perf.alpha_c / 1.1, beta_c: perf.beta_c / 1.1 }, grad, limits };
+      const a = job('a', {
+        max_profiled: { slow: 4, fast: 4 },
+        one_gpu_samples_per_s: { slow: 100, fast: 90 },
+        // Young (Sia's age factor is 1) and far from done (a restart costs nothing against the rest).
+        submitted_at_s: 100,
+        remaining_samples: 1e12,
+        model: (t) => (t === 'slow' ? { perf, grad, limits } : fastKnown ? fast : undefined),
+      });
+      const policy = new GoodputHetero(solver, { ...GOODPUT_HETERO_DEFAULTS, type_change });
+      const first = policy.decide({ now_s: 60, nodes, jobs: [a], allocations: {} });
+      assert.equal(gpuTypeOf(nodes[first['a']![0]!]!), 'slow');
+      fastKnown = true;
+      const second = policy.decide({ now_s: 120, nodes, jobs: [a], allocations: first });
+      return gpuTypeOf(nodes[second['a']![0]!]!);
+    };
+    assert.equal(typeAfter(1), 'fast');
+    assert.equal(typeAfter(GOODPUT_HETERO_DEFAULTS.type_change), 'slow');
+  });
 });
 

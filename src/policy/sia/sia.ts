@@ -128,7 +128,7 @@ export class SiaPolicy implements TypedPolicy {
       for (let c = 0; c < configs.length; c++) {
         if (c === 0 || configs[c]!.type !== configs[c - 1]!.type || !large) bestOfType = Infinity;
         let g = gp[c]!;
-        if (prev !== undefined && c !== prev) g *= this.changeFactor(job, g * gps[i]!.min, s.now_s);
+        if (prev !== undefined && c !== prev) g *= this.changeFactor(job, g * gps[i]!.min, s.now_s, configs[c]!.type !== configs[prev]!.type);
         g = Math.max(g, ZERO_GAIN);
         const a = Math.min(Math.round(Math.pow(g, this.params.p) * 100) / 100, this.params.clip);
         const cost = weight * (a - this.params.lambda_n) + this.perGpuCost * configs[c]!.gpus;
@@ -171,9 +171,10 @@ export class SiaPolicy implements TypedPolicy {
   /**
    * Discount of a configuration other than the job's current one, whose goodput is
    * `goodput` samples/s. Sia: Pollux's re-allocation factor, (age - restarts x penalty) / (age +
-   * penalty), 1 while the job is younger than the penalty.
+   * penalty), 1 while the job is younger than the penalty. `typeChanged`: the configuration is on
+   * another GPU type than the current one (Sia: no difference).
    */
-  protected changeFactor(job: TypedJob, _goodput: number, now_s: number): number {
+  protected changeFactor(job: TypedJob, _goodput: number, now_s: number, _typeChanged: boolean): number {
     const age = now_s - job.submitted_at_s;
     const pen = restartPenalty(job.key);
     return age < pen ? 1 : Math.max(age - job.restarts * pen, 0) / (age + pen);
