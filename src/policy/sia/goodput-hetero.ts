@@ -6,8 +6,9 @@
  *   remaining time at its best goodput), so short jobs win contended GPUs (lower average JCT)
  *   while the power-mean objective and the no-allocation penalty keep long jobs running;
  * - a change is discounted by its restart time over the job's remaining work (hysteresis: a job
- *   about to finish does not move for a small gain), on top of Sia's age-based factor, and a
- *   change of GPU type by a further 0.85 (`type_change`);
+ *   about to finish does not move for a small gain), on top of Sia's age-based factor; any
+ *   change by a further 0.95 (`change_discount`) and a change of GPU type by 0.85 more
+ *   (`type_change`);
  * - a job's model on a type includes what the other jobs of its application measured there (its
  *   profile), so a new job starts at a size and batch its profile supports instead of doubling
  *   from one GPU;
@@ -46,10 +47,12 @@ export interface GoodputHeteroParams extends SiaParams {
    * job is pushed back and forth as short jobs come and go, each time paying its restart.
    */
   type_change: number;
+  /** Discount of any change of configuration (1: none): a change must gain over 5% to be made. */
+  change_discount: number;
 }
 
 /** Defaults measured on philly and saturn workload-1 (docs/heterogeneous.md). */
-export const GOODPUT_HETERO_DEFAULTS: GoodputHeteroParams = { ...SIA_DEFAULTS, srpt_power: 0.5, gpu_cost: 0, restart_aware: 1, bootstrap_ratio: 1, correct_profiles: 1, transfer_types: 0, type_change: 0.85 };
+export const GOODPUT_HETERO_DEFAULTS: GoodputHeteroParams = { ...SIA_DEFAULTS, srpt_power: 0.5, gpu_cost: 0, restart_aware: 1, bootstrap_ratio: 1, correct_profiles: 1, transfer_types: 0, type_change: 0.85, change_discount: 0.95 };
 
 /** The goodput policy for typed clusters. */
 export class GoodputHetero extends SiaPolicy {
@@ -74,8 +77,8 @@ export class GoodputHetero extends SiaPolicy {
    * R / G) = G / (1 + restart_s G / R). A job about to finish does not move for a small gain.
    */
   protected override changeFactor(job: TypedJob, goodput: number, now_s: number, typeChanged: boolean): number {
-    const typeFactor = typeChanged ? this.knobs.type_change : 1;
-    const age = (this.knobs.restart_aware === 2 ? 1 : super.changeFactor(job, goodput, now_s, typeChanged)) * typeFactor;
+    const discount = (typeChanged ? this.knobs.type_change : 1) * this.knobs.change_discount;
+    const age = (this.knobs.restart_aware === 2 ? 1 : super.changeFactor(job, goodput, now_s, typeChanged)) * discount;
     if (this.knobs.restart_aware === 0) return age;
     const R = Math.max(job.remaining_samples, 1);
     return age / (1 + (job.restart_s * goodput) / R);
