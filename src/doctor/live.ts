@@ -4,12 +4,11 @@
  * threads. Used by `goodput show` and the dashboard's job page, which poll the reports as the job
  * runs. Pure; no schema library, so the dashboard can bundle it.
  */
-import { distBackendOf } from '../core/dist-backend.js';
 import { collectivesShortFix } from './findings/collectives-fix.js';
 import type { Bottleneck } from './findings/finding.js';
 import { rankFindings } from './findings/finding.js';
 import { stepBreakdownFindings } from './findings/step-findings.js';
-import type { HostThreads, StepPhases } from './parse/step-summary.js';
+import { hostThreadsOf, type HostThreads, type StepPhases } from './parse/step-summary.js';
 
 /** What the doctor needs of one report (a subset of the API's report record). */
 export interface LiveReport {
@@ -37,20 +36,6 @@ const SHORT_FIX: Partial<Record<Bottleneck, string>> = {
   'sync-points': 'no loss.item() / torch.cuda.synchronize() / per-step logging after optimizer.step(): read metrics every N steps',
 };
 
-const count = (x: unknown, min: number): x is number => typeof x === 'number' && Number.isInteger(x) && x >= min;
-
-/** The report's host object when it is well-formed, else undefined. */
-function hostOf(h: LiveReport['host']): HostThreads | undefined {
-  if (!h || !count(h.cpu_count, 1) || !count(h.torch_threads, 1)) return undefined;
-  const backend = distBackendOf(h.dist_backend);
-  return {
-    cpu_count: h.cpu_count, torch_threads: h.torch_threads,
-    ...(count(h.local_processes, 1) ? { local_processes: h.local_processes } : {}),
-    ...(count(h.dataloader_workers, 0) ? { dataloader_workers: h.dataloader_workers } : {}),
-    ...(backend ? { dist_backend: backend } : {}),
-  };
-}
-
 /**
  * Verdict over the newest `window` reports that carry a full breakdown; null when none does
  * (the job has not reported, or not through the SDK). Pure.
@@ -66,7 +51,7 @@ export function liveVerdict(reports: readonly LiveReport[], window = 200): LiveV
       rank: 0, step: r.step ?? steps.length, data_wait_s: b['data_wait_s']!, forward_backward_s: b['forward_backward_s']!, sync_s: b['sync_s']!, optimizer_s: b['optimizer_s']!,
       ...(typeof between === 'number' && Number.isFinite(between) && between >= 0 ? { between_steps_s: between } : {}),
     });
-    host = hostOf(r.host) ?? host; // the newest report that has one
+    host = hostThreadsOf(r.host) ?? host; // the newest report that has one
   }
   if (steps.length === 0) return null;
   const ranked = rankFindings(stepBreakdownFindings({ steps, ...(host ? { host } : {}) }, 'reports'));

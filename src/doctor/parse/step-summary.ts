@@ -1,4 +1,5 @@
 /** Step breakdowns after validation, and their per-rank summary (no schema library: the dashboard bundles this). */
+import { distBackendOf } from '../../core/dist-backend.js';
 
 /** One training step of one rank, as the Goodput SDK exports it (seconds). */
 export interface StepPhases {
@@ -27,6 +28,26 @@ export interface HostThreads {
   readonly dataloader_workers?: number;
   /** e.g. `nccl`, `gloo`; well-formed per core/dist-backend.ts, anything else dropped. */
   readonly dist_backend?: string;
+}
+
+const isCount = (x: unknown, min: number): x is number => typeof x === 'number' && Number.isInteger(x) && x >= min;
+
+/**
+ * A host object (a report's `host`, a trace's `goodput_host`) when well-formed: cpu_count and
+ * torch_threads counts >= 1; the optional counts and a malformed `dist_backend` are dropped, not
+ * fatal. Undefined otherwise. Pure.
+ */
+export function hostThreadsOf(value: unknown): HostThreads | undefined {
+  if (!value || typeof value !== 'object') return undefined;
+  const h = value as Record<string, unknown>;
+  if (!isCount(h['cpu_count'], 1) || !isCount(h['torch_threads'], 1)) return undefined;
+  const backend = distBackendOf(h['dist_backend']);
+  return {
+    cpu_count: h['cpu_count'], torch_threads: h['torch_threads'],
+    ...(isCount(h['local_processes'], 1) ? { local_processes: h['local_processes'] } : {}),
+    ...(isCount(h['dataloader_workers'], 0) ? { dataloader_workers: h['dataloader_workers'] } : {}),
+    ...(backend ? { dist_backend: backend } : {}),
+  };
 }
 
 /** A validated export. */

@@ -1,5 +1,4 @@
-import { distBackendOf } from '../../../core/dist-backend.js';
-import type { HostThreads } from '../step-summary.js';
+import { hostThreadsOf, type HostThreads } from '../step-summary.js';
 import { NumberColumn, StringTable } from './columns.js';
 import { KIND_CODE, kernelKind } from './kernel-kind.js';
 
@@ -147,28 +146,20 @@ function addCpuSpan(r: KinetoRank, ts: number, end: number, tid: number, cls: nu
   r.cpu.ts.push(ts); r.cpu.end.push(end); r.cpu.tid.push(tid); r.cpu.cls.push(cls);
 }
 
-const isCount = (x: unknown, min: number): x is number => typeof x === 'number' && Number.isInteger(x) && x >= min;
-
 /** A `goodput_host` value (an object, or the JSON string add_metadata_json stores) when well-formed. */
-function hostThreadsOf(value: unknown): HostThreads | undefined {
-  let v = value;
-  if (typeof v === 'string') { try { v = JSON.parse(v); } catch { return undefined; } }
-  if (!v || typeof v !== 'object') return undefined;
-  const h = v as Record<string, unknown>;
-  if (!isCount(h['cpu_count'], 1) || !isCount(h['torch_threads'], 1)) return undefined;
-  const backend = distBackendOf(h['dist_backend']);
-  return {
-    cpu_count: h['cpu_count'], torch_threads: h['torch_threads'],
-    ...(isCount(h['local_processes'], 1) ? { local_processes: h['local_processes'] } : {}),
-    ...(isCount(h['dataloader_workers'], 0) ? { dataloader_workers: h['dataloader_workers'] } : {}),
-    ...(backend ? { dist_backend: backend } : {}),
-  };
+function goodputHostOf(value: unknown): HostThreads | undefined {
+  if (typeof value !== 'string') return hostThreadsOf(value);
+  try {
+    return hostThreadsOf(JSON.parse(value));
+  } catch {
+    return undefined;
+  }
 }
 
 /** Applies a top-level trace member (`distributedInfo`, `deviceProperties`, `goodput_host`) to the rank record. */
 export function addKinetoMember(r: KinetoRank, key: string, value: unknown): void {
   if (key === 'goodput_host') {
-    const h = hostThreadsOf(value);
+    const h = goodputHostOf(value);
     if (h) r.hostThreads = h;
   } else if (key === 'distributedInfo' && value && typeof value === 'object') {
     const d = value as Record<string, unknown>;
