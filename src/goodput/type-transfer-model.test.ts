@@ -35,9 +35,11 @@ describe('a model transferred to a type its key has not run on', () => {
   const reference = points(1, job.size, slowNet, job.perSample);
   const truth = points(3, job.size, fastNet, job.perSample);
   const others = KEYS.map((k) => ({ reference: points(1, k.size, slowNet, k.perSample), target: points(3, k.size, fastNet, k.perSample) }));
+  const oneGpu = truth.filter((p) => p.num_replicas === 1);
+  const at = reference;
 
   it('predicts the multi-GPU throughput there from the other keys, where the one-GPU ratio rule carries the slow network over', () => {
-    const t = transferredPerf({ reference, one_gpu_speedup: 3, others, shapes: SHAPES });
+    const t = transferredPerf(reference, oneGpu, others, at);
     assert.ok(t);
     assert.equal(t.num_keys, KEYS.length);
     const ratioErrors: number[] = [];
@@ -52,20 +54,19 @@ describe('a model transferred to a type its key has not run on', () => {
     assert.ok(ratioErrors[ratioErrors.length >> 1]! > 0.3, `ratio rule median error ${ratioErrors[ratioErrors.length >> 1]}`);
   });
 
-  it('equals the ratio rule on one GPU', () => {
-    const t = transferredPerf({ reference, one_gpu_speedup: 3, others, shapes: SHAPES })!;
-    for (const b of BATCHES) {
-      const one = reference.find((p) => p.num_replicas === 1 && p.local_bsz === b)!;
-      const predicted = correctedThroughput(t.perf, t.correction, 1, 1, b, 0);
-      assert.ok(Math.abs(predicted / (3 * throughputOf(one)) - 1) < 0.02, `b${b}: ${predicted} vs ${3 * throughputOf(one)}`);
+  it('keeps the one-GPU points measured on the target', () => {
+    const t = transferredPerf(reference, oneGpu, others, at)!;
+    for (const one of oneGpu) {
+      const predicted = correctedThroughput(t.perf, t.correction, 1, 1, one.local_bsz, 0);
+      assert.ok(Math.abs(predicted / throughputOf(one) - 1) < 0.02, `b${one.local_bsz}: ${predicted} vs ${throughputOf(one)}`);
     }
   });
 
-  it('is undefined without another key measured on both types, or without the key\'s multi-GPU points', () => {
-    assert.equal(transferredPerf({ reference, one_gpu_speedup: 3, others: [], shapes: SHAPES }), undefined);
+  it('is undefined without another key measured several GPUs on the target, or without one-GPU points', () => {
+    assert.equal(transferredPerf(reference, oneGpu, [], at), undefined);
     const oneGpuOthers = others.map((o) => ({ reference: o.reference, target: o.target.filter((p) => p.num_replicas === 1) }));
-    assert.equal(transferredPerf({ reference, one_gpu_speedup: 3, others: oneGpuOthers, shapes: SHAPES }), undefined);
-    assert.equal(transferredPerf({ reference: reference.filter((p) => p.num_replicas === 1), one_gpu_speedup: 3, others, shapes: SHAPES }), undefined);
-    assert.equal(transferredPerf({ reference, one_gpu_speedup: 0, others, shapes: SHAPES }), undefined);
+    assert.equal(transferredPerf(reference, oneGpu, oneGpuOthers, at), undefined);
+    assert.equal(transferredPerf(reference, [], others, at), undefined);
+    assert.equal(transferredPerf(reference.filter((p) => p.num_replicas > 1), oneGpu, others, at), undefined);
   });
 });

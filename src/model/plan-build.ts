@@ -7,7 +7,8 @@
 import { fitPerfParams } from '../goodput/fit.js';
 import type { BatchLimits, GradParams } from '../goodput/types.js';
 import { fitJob } from './job-fit.js';
-import { estimatedModel, measuredModel, specFor, transferredModel, type DeviceProfile, type GpuSpec, type OtherKey, type TypeModel } from './plan-types.js';
+import type { OtherKey } from '../goodput/type-transfer-model.js';
+import { estimatedModel, measuredModel, specFor, transferredModel, type DeviceProfile, type GpuSpec, type TypeModel } from './plan-types.js';
 
 /** What the planner predicts from. */
 export interface PlanInput {

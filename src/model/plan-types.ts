@@ -9,11 +9,9 @@
  *   gradient synchronization by a ring all-reduce of the model's parameters over the type's links.
  * Pure: no I/O.
  */
-import { fitPerfParams } from '../goodput/fit.js';
 import type { GradSample } from '../goodput/key-profile.js';
 import { stepCorrection } from '../goodput/step-correction.js';
-import { fitTypeFactors, transferPredictor, type TransferJob } from '../goodput/type-transfer.js';
-import type { TypeMeasurement } from '../goodput/type-measurement.js';
+import { transferredPerf, type OtherKey } from '../goodput/type-transfer-model.js';
 import type { BatchLimits, PerfParams, ProfilePoint, StepCorrection } from '../goodput/types.js';
 
 /** One row of the GPU specification and price table (data/gpus.json). */
@@ -150,46 +148,22 @@ export function estimatedModel(reference: TypeModel, spec: GpuSpec, model_parame
   return model;
 }
 
-/** Other keys' points on the reference type and the target type (cross-type data of the store). */
-export interface OtherKey {
-  reference: readonly ProfilePoint[];
-  target: readonly ProfilePoint[];
-}
-
 /**
- * The model on a type where the job measured one GPU only, by goodput/type-transfer.ts from
+ * The model on a type where the job measured one GPU only, by goodput/type-transfer-model.ts from
  * other keys measured on both types: its multi-GPU step times are predicted at the reference's
  * measured shapes and batches, and the throughput model is fitted on those. Undefined when the
  * transfer cannot predict (no other key with multi-GPU rows on both types, or no one-GPU rows).
  */
 export function transferredModel(reference: DeviceProfile, oneGpu: DeviceProfile, others: readonly OtherKey[], spec: GpuSpec): TypeModel | undefined {
-  const learn: TransferJob[] = others.map((o) => ({ reference: o.reference.map(asMeasurement), target: o.target.map(asMeasurement) }));
-  if (!learn.some((j) => j.target.some((m) => m.num_replicas > 1))) return undefined;
-  const factors = fitTypeFactors(learn);
-  const job: TransferJob = { reference: reference.points.map(asMeasurement), target: oneGpu.points.filter((p) => p.num_replicas === 1).map(asMeasurement) };
-  const predict = transferPredictor(job, factors);
-  if (!predict) return undefined;
-  const points: ProfilePoint[] = [...oneGpu.points.filter((p) => p.num_replicas === 1)];
-  for (const p of reference.points) {
-    if (p.num_replicas < 2) continue;
-    const step_s = predict(p.num_nodes, p.num_replicas, p.local_bsz);
-    const one = predict(1, 1, p.local_bsz);
-    if (step_s === undefined || one === undefined) continue;
-    points.push({ num_nodes: p.num_nodes, num_replicas: p.num_replicas, local_bsz: p.local_bsz, accum_step_time_s: one, optim_step_time_s: step_s });
-  }
-  const perf = fitPerfParams(points);
+  const t = transferredPerf(reference.points, oneGpu.points.filter((p) => p.num_replicas === 1), others, reference.points);
+  if (!t) return undefined;
   const model: TypeModel = {
-    spec, source: 'transferred', perf, correction: stepCorrection(perf, points), measured_shapes: ['1:1'],
-    how: `one GPU measured; multi-GPU steps transferred from ${reference.gpu_type} with what ${factors.num_jobs} other key(s) measured on both types`,
+    spec, source: 'transferred', perf: t.perf, correction: t.correction, measured_shapes: ['1:1'],
+    how: `one GPU measured; multi-GPU steps transferred from ${reference.gpu_type} with what ${t.num_keys} other key(s) measured on both types`,
   };
   const memory = oneGpu.memory ?? reference.memory;
   if (memory) model.memory = { base_bytes: memory.base_bytes, per_sample_bytes: memory.per_sample_bytes };
   return model;
-}
-
-/** A profile point as the cross-type transfer reads it (its accumulation-free optimizer step). */
-function asMeasurement(p: ProfilePoint): TypeMeasurement {
-  return { num_nodes: p.num_nodes, num_replicas: p.num_replicas, local_bsz: p.local_bsz, step_time_s: p.optim_step_time_s, sync_time_s: Math.max(p.optim_step_time_s - p.accum_step_time_s, 0) };
 }
 
 function fmtRatio(x: number): string {

@@ -51,7 +51,7 @@ export interface GoodputHeteroParams extends SiaParams {
   change_discount: number;
 }
 
-/** Defaults measured on philly and saturn workload-1 (docs/heterogeneous.md). */
+/** Defaults measured on Sia's philly and saturn workloads (docs/heterogeneous.md: the change discounts over all 13). */
 export const GOODPUT_HETERO_DEFAULTS: GoodputHeteroParams = { ...SIA_DEFAULTS, srpt_power: 0.5, gpu_cost: 0, restart_aware: 1, bootstrap_ratio: 1, correct_profiles: 1, transfer_types: 0, type_change: 0.85, change_discount: 0.95 };
 
 /** The goodput policy for typed clusters. */
@@ -75,13 +75,14 @@ export class GoodputHetero extends SiaPolicy {
    * The goodput a change really yields over the rest of the job: its remaining work R at goodput
    * G after a restart of `restart_s` takes restart_s + R / G, i.e. an effective R / (restart_s +
    * R / G) = G / (1 + restart_s G / R). A job about to finish does not move for a small gain.
+   * Any change is further discounted by `change_discount`, one to another type by `type_change`.
    */
   protected override changeFactor(job: TypedJob, goodput: number, now_s: number, typeChanged: boolean): number {
     const discount = (typeChanged ? this.knobs.type_change : 1) * this.knobs.change_discount;
-    const age = (this.knobs.restart_aware === 2 ? 1 : super.changeFactor(job, goodput, now_s, typeChanged)) * discount;
-    if (this.knobs.restart_aware === 0) return age;
+    const age = this.knobs.restart_aware === 2 ? 1 : super.changeFactor(job, goodput, now_s, typeChanged);
+    if (this.knobs.restart_aware === 0) return age * discount;
     const R = Math.max(job.remaining_samples, 1);
-    return age / (1 + (job.restart_s * goodput) / R);
+    return (age * discount) / (1 + (job.restart_s * goodput) / R);
   }
 
   /** A job without a model starts where its application's one-GPU throughput is highest. */

@@ -59,8 +59,9 @@ export class KeyProfiles {
   /**
    * Brings up to date the model of each application of `apps` on each type of `shapes` where no
    * job of it has measured: transferred from its type with the most points
-   * (goodput/type-transfer-model.ts) with the other applications' points on both types, fitted
-   * at the type's configurations. `one_gpu_samples_per_s(app, type)` is Sia's bootstrap rate.
+   * (goodput/type-transfer-model.ts) with the other applications' points on both types, its
+   * one-GPU compute there at Sia's one-GPU ratio (`one_gpu_samples_per_s(app, type)` is Sia's
+   * bootstrap rate), fitted at the type's configurations and the batches it measured.
    * Run when profiles change, outside the policy's decision, as the control plane refits at
    * report time; refitted only when one of the point sets it reads has doubled (a transfer costs
    * tens of ms).
@@ -87,12 +88,14 @@ export class KeyProfiles {
         const others = all.filter((a) => a !== app && (of(a, ref)?.size ?? 0) > 0 && (of(a, target)?.size ?? 0) > 0);
         const signature = [ref, grown(most), ...others.map((a) => `${a}:${grown(of(a, ref)!.size)}:${grown(of(a, target)!.size)}`)].join(' ');
         if (this.transfers.get(cacheKey)?.signature === signature) continue;
-        const result = transferredPerf({
-          reference: [...of(app, ref)!.values()],
-          one_gpu_speedup: one_gpu_samples_per_s(app, target) / one_gpu_samples_per_s(app, ref),
-          others: others.map((a) => ({ reference: [...of(a, ref)!.values()], target: [...of(a, target)!.values()] })),
-          shapes: targetShapes,
-        });
+        const own = [...of(app, ref)!.values()];
+        const speedup = one_gpu_samples_per_s(app, target) / one_gpu_samples_per_s(app, ref);
+        // Its one-GPU compute on the target: its reference compute at Sia's one-GPU ratio.
+        const oneGpu = own.filter((p) => p.num_replicas === 1).map((p) => ({ ...p, accum_step_time_s: p.accum_step_time_s / speedup, optim_step_time_s: p.accum_step_time_s / speedup }));
+        const batches = [...new Set(own.map((p) => p.local_bsz))];
+        const at = targetShapes.flatMap((s) => batches.map((local_bsz) => ({ ...s, local_bsz })));
+        // Without multi-GPU points of its own there is no network to transfer: the ratio rule stays.
+        const result = own.some((p) => p.num_replicas > 1) ? transferredPerf(own, oneGpu, others.map((a) => ({ reference: [...of(a, ref)!.values()], target: [...of(a, target)!.values()] })), at) : undefined;
         this.transfers.set(cacheKey, { signature, result });
       }
     }
