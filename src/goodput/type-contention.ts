@@ -4,8 +4,8 @@
  * job's reference rows:
  * - host-bound (its micro-step on one node is, in the median, more than {@link
  *   HOST_BOUND_CONTENTION} longer than on one GPU): the GPUs wait for work the node's host does
- *   for all of them (data loading, CPU work); a faster GPU does not shorten it, so the reference's
- *   micro-step is a floor in seconds ({@link hostFloorCurve});
+ *   for all of them (data loading, CPU work); a faster GPU does not shorten it, so the step of
+ *   one reference node with as many GPUs is a floor in seconds ({@link hostFloorCurve});
  * - otherwise, where a shape and batch still slow down by more than that on the reference (on
  *   Sia's traces: deepspeech2 at small batches, whose replicas wait for the slowest one): the
  *   slowdown moves with the compute, as a ratio ({@link relativeContentionCurve}).
@@ -41,17 +41,24 @@ export function isHostBound(reference: readonly TypeMeasurement[]): boolean {
 }
 
 /**
- * The job's multi-GPU micro-step on the reference (the shape's measured compute, by {@link
- * shapeCurve}) when it is host-bound there ({@link isHostBound}), else undefined: a floor under
- * its compute on any type. A target node with more GPUs than any reference node has more host
- * work to do: the floor grows with the GPUs per node as the job's one-node contention does on the
- * reference, extended linearly (never falling) from its two largest GPU counts (1 GPU counting as
- * contention 1). On Sia's traces aws nodes hold 4 GPUs, A100 nodes 8.
+ * A floor under a host-bound job's step on any type ({@link isHostBound}; undefined for another
+ * job): the reference's one-node step (sync included) with as many GPUs as the shape puts on a
+ * node. Host work is done per node, for that node's GPUs, whatever the number of nodes; on one
+ * node the network cannot mask it, whereas on several the replicas' wait for the slowest host
+ * shows up as sync (on Sia's aws traces yolov3's micro-step over two nodes, 0.25-0.27 s at batch
+ * 4, is no longer than on one GPU, 0.27 s, and shorter than on one node of 4, 0.34 s). The sync
+ * is kept because on the reference it is largely that wait: yolov3's one-node sync on aws swings
+ * 0.04-0.12 s with the batch while its gradient stays the same size. One GPU per
+ * node has no floor (the job's one-GPU rows on the target already hold its host work there). A
+ * target node with more GPUs than any reference node has more host work to do: the floor grows
+ * with the GPUs per node as the job's one-node contention does on the reference, extended
+ * linearly (never falling) from its two largest GPU counts (1 GPU counting as contention 1). On
+ * Sia's traces aws nodes hold 4 GPUs, A100 nodes 8.
  */
 export function hostFloorCurve(reference: readonly TypeMeasurement[]): StepPredictor | undefined {
   const rows = oneNodeContention(reference);
   if (!rows || !isHostBound(reference)) return undefined;
-  const measured = shapeCurve(reference, computeTime_s);
+  const oneNodeStep = shapeCurve(reference.filter((m) => m.num_nodes === 1), (m) => m.step_time_s);
   const counts = [1, ...new Set(rows.map((r) => r.num_replicas))].sort((a, b) => a - b);
   const ratios = counts.map((g) => (g === 1 ? 1 : median(rows.filter((r) => r.num_replicas === g).map((r) => r.ratio))));
   const last = counts.length - 1;
@@ -59,8 +66,8 @@ export function hostFloorCurve(reference: readonly TypeMeasurement[]): StepPredi
   const contentionAt = (g: number): number => (ratios[last] as number) + slope * Math.max(g - (counts[last] as number), 0);
   const referenceGpusPerNode = Math.max(...reference.map(gpusPerNode));
   return (num_nodes, num_replicas, local_bsz) => {
-    const floor_s = measured(num_nodes, num_replicas, local_bsz);
     const perNode = Math.ceil(num_replicas / num_nodes);
+    const floor_s = perNode < 2 ? undefined : oneNodeStep(1, perNode, local_bsz);
     if (floor_s === undefined || perNode <= referenceGpusPerNode) return floor_s;
     return (floor_s * contentionAt(perNode)) / contentionAt(referenceGpusPerNode);
   };

@@ -16,7 +16,7 @@ interface World {
   gamma: number;
   /** Multi-GPU micro-step time over one-GPU micro-step time, per shape and batch; absent: 1. */
   contention?: (num_nodes: number, num_replicas: number, local_bsz: number) => number;
-  /** Host work per step that the GPUs of a node share (s), a floor under the multi-GPU micro-step; absent: none. */
+  /** Host work per step that the GPUs of a node share (s), a floor under the micro-step (one GPU's too); absent: none. */
   host_s?: (num_nodes: number, num_replicas: number) => number;
 }
 
@@ -26,7 +26,7 @@ function measure(w: World): TypeMeasurement[] {
       const num_nodes = placement.length;
       const num_replicas = placement.reduce((s, g) => s + g, 0);
       const gpu_s = w.compute_s(local_bsz) * (num_replicas > 1 && w.contention ? w.contention(num_nodes, num_replicas, local_bsz) : 1);
-      const compute = num_replicas > 1 && w.host_s ? Math.max(gpu_s, w.host_s(num_nodes, num_replicas)) : gpu_s;
+      const compute = w.host_s ? Math.max(gpu_s, w.host_s(num_nodes, num_replicas)) : gpu_s;
       const network = w.size * w.network_s(num_nodes, num_replicas);
       // One GPU: a small measured sync that is not network time (the traces' one-GPU rows have one too).
       const step_time_s = num_replicas > 1 ? overlapStep_s(compute, network, w.gamma) : compute + 0.01 * network;
@@ -172,11 +172,15 @@ describe('cross-type transfer', () => {
   it("extends a host-bound job's floor to nodes with more GPUs than the reference's, as its contention grows with GPUs per node", () => {
     // Micro-step over one GPU: 1.1 on 2 GPUs, 1.3 on 4 (the reference's largest node): +0.1 per GPU, so 1.7 on 8.
     const reference: TypeMeasurement[] = [1, 2, 4].map((r) => ({ num_nodes: 1, num_replicas: r, local_bsz: 8, step_time_s: ({ 1: 1, 2: 1.1, 4: 1.3 } as Record<number, number>)[r] as number, sync_time_s: 0 }));
+    // Over two nodes the wait for the slowest host hides in the sync: a micro-step of 0.8 s, shorter than one GPU's.
+    reference.push({ num_nodes: 2, num_replicas: 8, local_bsz: 8, step_time_s: 2, sync_time_s: 1.2 });
     const floor = hostFloorCurve(reference);
     assert.ok(floor);
     assert.ok(Math.abs((floor(1, 4, 8) as number) - 1.3) < 1e-12);
     assert.ok(Math.abs((floor(1, 8, 8) as number) - 1.7) < 1e-12);
-    assert.ok(Math.abs((floor(2, 8, 8) as number) - 1.3) < 1e-12, '4 GPUs per node: as measured');
+    assert.ok(Math.abs((floor(2, 8, 8) as number) - 1.3) < 1e-12, '4 GPUs per node: as one node of 4 measured');
+    assert.ok(Math.abs((floor(4, 8, 8) as number) - 1.1) < 1e-12, '2 GPUs per node: as one node of 2 measured');
+    assert.equal(floor(2, 2, 8), undefined, 'one GPU per node: its one-GPU rows on the target hold its host work');
   });
 
   it("Sia's rule is exact when the target is the reference slowed down uniformly", () => {

@@ -23,8 +23,9 @@
  * learned shape with the same kind of link (several nodes or one), else 1.
  * A job whose own micro-step on the reference slows down on several GPUs of a node carries that
  * slowdown to the target (type-contention.ts, {@link contendedComputeCurve}): a host-bound job
- * (data loading or CPU work that the GPUs share) keeps its reference micro-step as a floor, since
- * a faster GPU does not speed up the host; another job's slowdown at a shape and batch (replicas
+ * (data loading or CPU work that the GPUs share) keeps the step of one reference node with as
+ * many GPUs per node as a floor, since a faster GPU does not speed up the host; another job's
+ * slowdown at a shape and batch (replicas
  * waiting for the slowest) moves with its compute, as a ratio.
  *
  * Pure and deterministic: no I/O, no clock, no randomness.
