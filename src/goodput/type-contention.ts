@@ -1,14 +1,16 @@
 /**
- * A job's compute on a target GPU type when several of its GPUs share a node: its one-GPU compute
- * there, slowed down by the contention its reference profile shows. Two kinds, told apart by the
- * job's reference rows:
+ * A job's time on a target GPU type when several of its GPUs share a node, from the contention
+ * its reference profile shows. Two kinds, told apart by the job's reference rows:
  * - host-bound (its micro-step on one node is, in the median, more than {@link
  *   HOST_BOUND_CONTENTION} longer than on one GPU): the GPUs wait for work the node's host does
  *   for all of them (data loading, CPU work); a faster GPU does not shorten it, so the step of
- *   one reference node with as many GPUs is a floor in seconds ({@link hostFloorCurve});
+ *   one reference node with as many GPUs is a floor in seconds under the whole step ({@link
+ *   hostFloorCurve}): the host prepares the next batches while the GPUs compute and synchronize,
+ *   so the GPUs' step hides behind it rather than adding to it;
  * - otherwise, where a shape and batch still slow down by more than that on the reference (on
  *   Sia's traces: deepspeech2 at small batches, whose replicas wait for the slowest one): the
- *   slowdown moves with the compute, as a ratio ({@link relativeContentionCurve}).
+ *   slowdown moves with the compute, as a ratio ({@link relativeContentionCurve}, {@link
+ *   contendedComputeCurve}).
  * Read only from the job's reference rows and its one-GPU target rows, never its multi-GPU target
  * rows. Pure and deterministic: no I/O, no clock, no randomness.
  */
@@ -54,6 +56,10 @@ export function isHostBound(reference: readonly TypeMeasurement[]): boolean {
  * with the GPUs per node as the job's one-node contention does on the reference, extended
  * linearly (never falling) from its two largest GPU counts (1 GPU counting as contention 1). On
  * Sia's traces aws nodes hold 4 GPUs, A100 nodes 8.
+ * The floor bounds the step, compute and network together, not the compute alone: the host
+ * (data-loader workers) prepares the next batches while the GPUs compute and synchronize, so a
+ * network that fits within the host's time hides behind it, and the reference step the floor is
+ * read from already holds its own sync.
  */
 export function hostFloorCurve(reference: readonly TypeMeasurement[]): StepPredictor | undefined {
   const rows = oneNodeContention(reference);
@@ -91,18 +97,19 @@ export function relativeContentionCurve(reference: readonly TypeMeasurement[]): 
 }
 
 /**
- * The job's compute (s) on the target at a shape and batch: its one-GPU compute there ({@link
- * oneGpuComputeCurve} of its one-GPU target rows), on several GPUs times its relative contention
- * and at least its host floor. Undefined without one-GPU target rows.
+ * The job's GPU compute (s) on the target at a shape and batch: its one-GPU compute there ({@link
+ * oneGpuComputeCurve} of its one-GPU target rows), on several GPUs times its relative contention.
+ * A host-bound job's floor is not applied here: it bounds the whole step ({@link hostFloorCurve};
+ * type-transfer.ts applies it after the network is overlapped). Undefined without one-GPU target
+ * rows.
  */
 export function contendedComputeCurve(reference: readonly TypeMeasurement[], targetOneGpu: readonly TypeMeasurement[]): ((num_nodes: number, num_replicas: number, local_bsz: number) => number) | undefined {
   const oneGpu = oneGpuComputeCurve(targetOneGpu);
   if (!oneGpu) return undefined;
-  const floor = hostFloorCurve(reference);
   const relative = relativeContentionCurve(reference);
   return (num_nodes, num_replicas, local_bsz) => {
     const compute_s = oneGpu(local_bsz);
     if (num_replicas < 2) return compute_s;
-    return Math.max(compute_s * (relative?.(num_nodes, num_replicas, local_bsz) ?? 1), floor?.(num_nodes, num_replicas, local_bsz) ?? 0);
+    return compute_s * (relative?.(num_nodes, num_replicas, local_bsz) ?? 1);
   };
 }

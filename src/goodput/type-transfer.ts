@@ -22,16 +22,17 @@
  * A shape is (nodes, replicas); one the other jobs never measured takes the factors of the nearest
  * learned shape with the same kind of link (several nodes or one), else 1.
  * A job whose own micro-step on the reference slows down on several GPUs of a node carries that
- * slowdown to the target (type-contention.ts, {@link contendedComputeCurve}): a host-bound job
- * (data loading or CPU work that the GPUs share) keeps the step of one reference node with as
- * many GPUs per node as a floor, since a faster GPU does not speed up the host; another job's
- * slowdown at a shape and batch (replicas
- * waiting for the slowest) moves with its compute, as a ratio.
+ * slowdown to the target (type-contention.ts): a host-bound job (data loading or CPU work that
+ * the GPUs share) keeps the step of one reference node with as many GPUs per node as a floor
+ * under its whole step ({@link hostFloorCurve}), since a faster GPU does not speed up the host
+ * and the host's work overlaps the GPUs' compute and synchronization; another job's slowdown at a
+ * shape and batch (replicas waiting for the slowest) moves with its compute, as a ratio ({@link
+ * contendedComputeCurve}).
  *
  * Pure and deterministic: no I/O, no clock, no randomness.
  */
 import { logOverlap } from './throughput.js';
-import { contendedComputeCurve } from './type-contention.js';
+import { contendedComputeCurve, hostFloorCurve } from './type-contention.js';
 import { computeTime_s, mean, median, MIN_TIME_S, nearestBy, oneGpuComputeCurve, shapeCurve, shapeKey, type Shape, type StepPredictor } from './type-curves.js';
 import type { TypeMeasurement } from './type-measurement.js';
 
@@ -116,8 +117,10 @@ function referenceNetworkCurve(reference: readonly TypeMeasurement[], rule: Tran
  * multi-GPU rows on the target): per job and shape, the median over its rows of log(target
  * network time / its reference network time at the nearest shape) and of its compute over its
  * one-GPU compute; per shape, the exponential of the mean over jobs of the first, the median of
- * the second. Jobs without one-GPU rows on both types or without multi-GPU rows on both are
- * skipped. Pure and deterministic.
+ * the second. A job's network on the target is read against its GPU compute there ({@link
+ * contendedComputeCurve}), without its host floor: the floor bounds the predicted step, it is not
+ * compute the network overlaps with. Jobs without one-GPU rows on both types or without
+ * multi-GPU rows on both are skipped. Pure and deterministic.
  */
 export function learnTypeFactors(jobs: readonly TransferJob[], rule: TransferRule): TypeFactors {
   const logs = new Map<string, number[]>();
@@ -204,15 +207,17 @@ export function factorAt(factors: TypeFactors, shape: Shape): { network: number;
 /**
  * The job's step-time predictor on the target type from its reference profile and its one-GPU
  * target rows (its multi-GPU target rows, if any, are not read): one GPU, its own compute; more,
- * that compute (with its contention, {@link contendedComputeCurve}) with its reference network
- * time at the nearest shape times the shape's network factor, overlapped with it by gamma (`step`
- * rule) or added to it times the shape's compute factor (`sync` rule). Undefined when the job
- * lacks one-GPU rows on either type or multi-GPU rows on the reference. Pure.
+ * that compute (with its relative contention, {@link contendedComputeCurve}) with its reference
+ * network time at the nearest shape times the shape's network factor, overlapped with it by gamma
+ * (`step` rule) or added to it times the shape's compute factor (`sync` rule); a host-bound job's
+ * step is at least its host floor ({@link hostFloorCurve}). Undefined when the job lacks one-GPU
+ * rows on either type or multi-GPU rows on the reference. Pure.
  */
 export function transferPredictor(job: TransferJob, factors: TypeFactors): StepPredictor | undefined {
   const compute = contendedComputeCurve(job.reference, job.target);
   const reference = referenceNetworkCurve(job.reference, factors.rule);
   if (!compute || !reference) return undefined;
+  const floor = hostFloorCurve(job.reference);
   const rule = factors.rule;
   return (num_nodes, num_replicas, local_bsz) => {
     const compute_s = compute(num_nodes, num_replicas, local_bsz);
@@ -221,7 +226,8 @@ export function transferPredictor(job: TransferJob, factors: TypeFactors): StepP
     if (onReference === undefined) return undefined;
     const f = factorAt(factors, { num_nodes, num_replicas });
     const network_s = onReference * f.network;
-    return rule.basis === 'step' ? overlapStep_s(compute_s, network_s, rule.gamma) : compute_s * f.compute + network_s;
+    const step_s = rule.basis === 'step' ? overlapStep_s(compute_s, network_s, rule.gamma) : compute_s * f.compute + network_s;
+    return Math.max(step_s, floor?.(num_nodes, num_replicas, local_bsz) ?? 0);
   };
 }
 
