@@ -36,10 +36,14 @@ function oneNodeContention(reference: readonly TypeMeasurement[]): { num_replica
   return reference.filter((m) => m.num_replicas > 1 && m.num_nodes === 1).map((m) => ({ num_replicas: m.num_replicas, ratio: computeTime_s(m) / oneGpu(m.local_bsz) }));
 }
 
+/** Whether a job's one-node contention rows ({@link oneNodeContention}) make it host-bound ({@link HOST_BOUND_CONTENTION}). */
+function hostBoundRows(rows: { ratio: number }[] | undefined): boolean {
+  return rows !== undefined && rows.length > 0 && median(rows.map((r) => r.ratio)) > 1 + HOST_BOUND_CONTENTION;
+}
+
 /** Whether the job is host-bound on the reference ({@link HOST_BOUND_CONTENTION}). */
 export function isHostBound(reference: readonly TypeMeasurement[]): boolean {
-  const rows = oneNodeContention(reference);
-  return rows !== undefined && rows.length > 0 && median(rows.map((r) => r.ratio)) > 1 + HOST_BOUND_CONTENTION;
+  return hostBoundRows(oneNodeContention(reference));
 }
 
 /**
@@ -50,20 +54,19 @@ export function isHostBound(reference: readonly TypeMeasurement[]): boolean {
  * shows up as sync (on Sia's aws traces yolov3's micro-step over two nodes, 0.25-0.27 s at batch
  * 4, is no longer than on one GPU, 0.27 s, and shorter than on one node of 4, 0.34 s). The sync
  * is kept because on the reference it is largely that wait: yolov3's one-node sync on aws swings
- * 0.04-0.12 s with the batch while its gradient stays the same size. One GPU per
- * node has no floor (the job's one-GPU rows on the target already hold its host work there). A
- * target node with more GPUs than any reference node has more host work to do: the floor grows
- * with the GPUs per node as the job's one-node contention does on the reference, extended
- * linearly (never falling) from its two largest GPU counts (1 GPU counting as contention 1). On
- * Sia's traces aws nodes hold 4 GPUs, A100 nodes 8.
+ * 0.04-0.12 s with the batch while its gradient stays the same size. One GPU per node has no
+ * floor (the job's one-GPU rows on the target already hold its host work there). A target node
+ * with more GPUs than any reference node has more host work to do: the floor grows with the GPUs
+ * per node as the job's one-node contention does on the reference, extended linearly (never
+ * falling) from its two largest GPU counts (1 GPU counting as contention 1). On Sia's traces aws
+ * nodes hold 4 GPUs, A100 nodes 8.
  * The floor bounds the step, compute and network together, not the compute alone: the host
  * (data-loader workers) prepares the next batches while the GPUs compute and synchronize, so a
- * network that fits within the host's time hides behind it, and the reference step the floor is
- * read from already holds its own sync.
+ * network that fits within the host's time hides behind it.
  */
 export function hostFloorCurve(reference: readonly TypeMeasurement[]): StepPredictor | undefined {
   const rows = oneNodeContention(reference);
-  if (!rows || !isHostBound(reference)) return undefined;
+  if (!rows || !hostBoundRows(rows)) return undefined;
   const oneNodeStep = shapeCurve(reference.filter((m) => m.num_nodes === 1), (m) => m.step_time_s);
   const counts = [1, ...new Set(rows.map((r) => r.num_replicas))].sort((a, b) => a - b);
   const ratios = counts.map((g) => (g === 1 ? 1 : median(rows.filter((r) => r.num_replicas === g).map((r) => r.ratio))));
