@@ -27,6 +27,17 @@ class Checkpointing:
         self._rng_restored = False
         self._requested = False
         self._last_s = time.monotonic()
+        #: The last checkpoint's barrier Work, kept until the next checkpoint replaces it (or the
+        #: interpreter tears it down). Why: gloo's barrier keeps weak references to the
+        #: collectives still queued or held by a worker thread when it is issued, and a
+        #: collective's tensors are destroyed only with its last reference, weak ones included.
+        #: A tensor whose Python object died first is owned by the C++ tensor, and the thread
+        #: that destroys it takes the GIL. Done by a gloo worker thread that ran late after a stop
+        #: (a loaded host), that happened while the interpreter finalized: the thread was ended
+        #: inside a destructor, "terminate called without an active exception", SIGABRT (or
+        #: SIGSEGV) instead of exit 143. Held here, they are destroyed by the main thread, at the
+        #: next checkpoint or at exit (once finalizing, torch leaves such objects alone).
+        self._barrier: Any = None
         #: wall time when the newest checkpoint this attempt would resume from became durable
         #: (the one restored at start counts from then); None until there is one
         self.checkpoint_time_s: Optional[float] = time.time() if self.restored_path else None
@@ -95,7 +106,10 @@ class Checkpointing:
                        "rng": all_rng}
             path = self.store.save(payload)
         if self.world_size > 1:
-            dist.barrier()  # nobody may exit before the checkpoint is durable
+            # Nobody may exit before the checkpoint is durable. The barrier's Work is kept until
+            # the next checkpoint: see `_barrier`.
+            self._barrier = dist.barrier(async_op=True)
+            self._barrier.wait()
         self._last_s = time.monotonic()
         self.checkpoint_time_s = time.time()
         self._requested = False
