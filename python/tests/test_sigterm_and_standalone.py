@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import PYTHON, PYTHON_DIR, REPO_ROOT, replica_env, free_port
+from conftest import PYTHON, PYTHON_DIR, REPO_ROOT, WORKERS_DIR, replica_env, free_port
 from goodput.torch.env import EXIT_CHECKPOINTED
 
 DIGITS = os.path.join(REPO_ROOT, "examples", "digits", "train.py")
@@ -91,3 +91,35 @@ def test_torchrun_then_plain_python_resume_with_fixed_batch(tmp_path):
     assert second.returncode == 0, second.stdout + second.stderr
     assert _epochs_printed(second.stdout) == [3, 4]  # continued where torchrun's run stopped
     assert "replicas=1 local_bsz=64" in second.stdout
+
+
+@pytest.mark.parametrize("own_group", [True, False], ids=["script-creates-group", "sdk-creates-group"])
+def test_a_stop_exits_143_when_the_script_destroys_the_group_in_finally(tmp_path, own_group):
+    # torchrun scripts tear down with `finally: dist.destroy_process_group()`. SystemExit(143)
+    # runs that finally; had the SDK destroyed the group before exiting, torch's assertion would
+    # turn the checkpointed stop into exit 1 with a traceback on every rank.
+    worker = os.path.join(WORKERS_DIR, "cleanup_finally_worker.py")
+    port = free_port()
+    procs = [subprocess.Popen([PYTHON, worker], text=True, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT,
+                              env=replica_env(r, 2, port, {"OWN_GROUP": "1" if own_group else "0",
+                                                           "GOODPUT_CHECKPOINT_DIR": str(tmp_path)}))
+             for r in range(2)]
+    try:
+        head = []
+        for line in procs[0].stdout:  # training is under way: stop both ranks
+            head.append(line)
+            if line.startswith("step=40"):
+                break
+        for proc in procs:
+            proc.send_signal(signal.SIGTERM)
+        outputs = [proc.communicate(timeout=60)[0] for proc in procs]
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    joined = "".join(head) + outputs[0] + "\n---- rank 1 ----\n" + outputs[1]
+    assert [p.returncode for p in procs] == [EXIT_CHECKPOINTED] * 2, joined
+    assert "Traceback" not in joined, joined
+    assert re.search(r"checkpointed step \d+ to ", outputs[0]), joined

@@ -90,6 +90,7 @@ class Runtime:
         self.measure_every = 1
         self._spacing = StepSpacing()
         self._shut_down = False
+        self._group_released = False
         self._exiting_checkpointed = False
         #: set by the model wrapper: () -> (grad_sqr, grad_var) for reports, None until known
         self.noise_values_provider: Optional[
@@ -344,13 +345,28 @@ class Runtime:
         if self.rank == 0:
             print(f"goodput: stop requested (SIGTERM); checkpointed step {self.steps_done} to "
                   f"{path}; exiting {EXIT_CHECKPOINTED}", file=sys.stderr, flush=True)
-        self.shutdown()
+        # The process group is left to the exit hook (shutdown()): SystemExit runs the script's
+        # own `finally: dist.destroy_process_group()` first (torchrun scripts tear down that way),
+        # which fails on a group already gone and turns exit 143 into exit 1.
+        self._finish_reporting()
         sys.stdout.flush()
         sys.exit(EXIT_CHECKPOINTED)
 
     def shutdown(self) -> None:
         """Best-effort, idempotent: last report flush (at most 2 s), step log, in-flight control
-        rounds, process group."""
+        rounds, then the process group unless the script already destroyed it."""
+        self._finish_reporting()
+        if self._group_released:
+            return
+        self._group_released = True
+        if self._rounds is not None and dist.is_initialized():
+            try:
+                dist.destroy_process_group()
+            except Exception as error:  # a peer that already died: nothing left to agree on
+                print(f"goodput: process group shutdown: {error}", file=sys.stderr)
+
+    def _finish_reporting(self) -> None:
+        """Idempotent: last report flush, step log, in-flight control rounds drained."""
         if self._shut_down:
             return
         self._shut_down = True
@@ -366,7 +382,6 @@ class Runtime:
         if self._rounds is not None and dist.is_initialized():
             try:
                 self._rounds.drain()
-                dist.destroy_process_group()
             except Exception as error:  # a peer that already died: nothing left to agree on
                 print(f"goodput: process group shutdown: {error}", file=sys.stderr)
 
