@@ -21,6 +21,26 @@ def _epochs_printed(output: str):
     return [int(m) for m in re.findall(r"^epoch=(\d+) ", output, re.M)]
 
 
+def _sigterm_all_once(procs, prefix):
+    """SIGTERMs every replica once rank 0 printed a line starting with `prefix` (training is
+    under way); returns rank 0's lines up to it and every replica's remaining output. A replica
+    still running 60 s later is killed, and the test fails on the timeout."""
+    try:
+        head = []
+        for line in procs[0].stdout:
+            head.append(line)
+            if line.startswith(prefix):
+                break
+        for proc in procs:
+            proc.send_signal(signal.SIGTERM)
+        return head, [proc.communicate(timeout=60)[0] for proc in procs]
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
 def test_sigterm_checkpoints_exits_143_and_resumes_on_fewer_replicas(tmp_path):
     ckpt = str(tmp_path / "ckpt")
     step_log = str(tmp_path / "steps-{rank}.json")
@@ -30,20 +50,7 @@ def test_sigterm_checkpoints_exits_143_and_resumes_on_fewer_replicas(tmp_path):
                               env=replica_env(r, 2, port, {"GOODPUT_CHECKPOINT_DIR": ckpt,
                                                            "GOODPUT_STEP_LOG": step_log}))
              for r in range(2)]
-    try:
-        lines = []
-        for line in procs[0].stdout:  # wait until training is under way, then SIGTERM both
-            lines.append(line)
-            if line.startswith("epoch=3 "):
-                break
-        for proc in procs:
-            proc.send_signal(signal.SIGTERM)
-        rest = [proc.communicate(timeout=60)[0] for proc in procs]
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+    lines, rest = _sigterm_all_once(procs, "epoch=3 ")
     first_output = "".join(lines) + rest[0]
     assert [p.returncode for p in procs] == [EXIT_CHECKPOINTED] * 2, first_output + rest[1]
     assert not re.search(r"^accuracy=", first_output, re.M)
@@ -105,20 +112,7 @@ def test_a_stop_exits_143_when_the_script_destroys_the_group_in_finally(tmp_path
                               env=replica_env(r, 2, port, {"OWN_GROUP": "1" if own_group else "0",
                                                            "GOODPUT_CHECKPOINT_DIR": str(tmp_path)}))
              for r in range(2)]
-    try:
-        head = []
-        for line in procs[0].stdout:  # training is under way: stop both ranks
-            head.append(line)
-            if line.startswith("step=40"):
-                break
-        for proc in procs:
-            proc.send_signal(signal.SIGTERM)
-        outputs = [proc.communicate(timeout=60)[0] for proc in procs]
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+    head, outputs = _sigterm_all_once(procs, "step=40")
     joined = "".join(head) + outputs[0] + "\n---- rank 1 ----\n" + outputs[1]
     assert [p.returncode for p in procs] == [EXIT_CHECKPOINTED] * 2, joined
     assert "Traceback" not in joined, joined
