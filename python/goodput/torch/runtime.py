@@ -90,7 +90,6 @@ class Runtime:
         self.measure_every = 1
         self._spacing = StepSpacing()
         self._shut_down = False
-        self._group_released = False
         self._exiting_checkpointed = False
         #: set by the model wrapper: () -> (grad_sqr, grad_var) for reports, None until known
         self.noise_values_provider: Optional[
@@ -356,9 +355,7 @@ class Runtime:
         """Best-effort, idempotent: last report flush (at most 2 s), step log, in-flight control
         rounds, then the process group unless the script already destroyed it."""
         self._finish_reporting()
-        if self._group_released:
-            return
-        self._group_released = True
+        # Not once destroyed, by an earlier call or by the script.
         if self._rounds is not None and dist.is_initialized():
             try:
                 dist.destroy_process_group()
