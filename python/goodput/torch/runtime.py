@@ -380,5 +380,5 @@ class Runtime:
             try:
                 self._rounds.drain()
             except Exception as error:  # a peer that already died: nothing left to agree on
-                print(f"goodput: process group shutdown: {error}", file=sys.stderr)
+                print(f"goodput: draining the control rounds at exit: {error}", file=sys.stderr)
 
