@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { packagePath } from '../util/package-root.js';
@@ -62,6 +62,23 @@ describe('goodput profile through the report contract', () => {
       // Local batches 8..64 spaced by 2; the 2-micro-step configuration at 8 gave way to the plain one.
       assert.deepEqual(device.points.map((p) => [p.local_bsz, +p.accum_step_time_s.toFixed(6), +p.optim_step_time_s.toFixed(6)]), [[8, 0.008, 0.008], [16, 0.016, 0.016], [32, 0.032, 0.032], [64, 0.064, 0.064]]);
       assert.deepEqual(device.grad, [{ progress: 0, sqr: 1, var: 2 }]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('says a script that does not import goodput cannot be profiled, up front and in the error, without a stack trace', async () => {
+    const dir = tempDataDir('goodput-profile-plain-');
+    try {
+      const script = join(dir, 'plain_train.py');
+      writeFileSync(script, 'import time\nfor epoch in range(2):\n    time.sleep(0.1)\n    print(f"epoch {epoch} done", flush=True)\n');
+      const ran = await cli(['profile', '--time-s', '30', '--cpu-slots', '1', '--out', join(dir, 'p.json'), '--', PYTHON, script], {});
+      assert.equal(ran.status, 1, ran.stderr);
+      assert.match(ran.stderr, /warning: .*plain_train\.py does not import goodput, and goodput profile measures only scripts that report through the SDK/);
+      assert.match(ran.stderr, /E_LAUNCH.*the script exited \(exit 0\) before its first report: .*plain_train\.py does not import goodput/);
+      assert.match(ran.stderr, /epoch 1 done/, 'the end of its log');
+      assert.doesNotMatch(ran.stderr, /\n\s+at /, 'no stack trace');
+      assert.equal(existsSync(join(dir, 'p.json')), false);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

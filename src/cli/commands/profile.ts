@@ -9,7 +9,8 @@ import { numberFlag, parseFlags, type CliCommand } from '../command.js';
 import { checkMissingDashDash } from '../job-command.js';
 import { saveToDataDir, writeProfileFile, type ProfileFile } from '../../datadir/profile-file.js';
 import { runProfile, workDir } from '../profile/runner.js';
-import { defaultProfileKey } from '../../core/profile-key.js';
+import { defaultProfileKey, pythonScript } from '../../core/profile-key.js';
+import { sdkOf } from '../../control/plain-script.js';
 
 const flags = {
   profile: { type: 'string' },
@@ -66,11 +67,17 @@ what was measured (exit 130). 'goodput plan KEY|FILE' reads it.
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
     log(`profiling '${key}' on ${devices.length} ${gpu_type} device(s) for at most ${time_s} s`);
+    // Only SDK scripts report; a script that visibly does not import goodput is told so up front,
+    // and again in the error when it never reports (it may import the SDK through another module).
+    const plainHint = sdkOf({ command, workdir: process.cwd() }) === false
+      ? `${pythonScript(command)} does not import goodput, and goodput profile measures only scripts that report through the SDK (wrap the model in goodput.torch's AdaptiveDataParallel: docs/sdk.md; docs/migrating-from-adaptdl.md for AdaptDL code)`
+      : undefined;
+    if (plainHint) log(`warning: ${plainHint}`);
     const bar = progressBar();
     let result;
     const work_dir = workDir(tmpdir());
     try {
-      result = await runProfile({ command, devices, gpu_type, time_s, work_dir, signal: controller.signal, progress: bar });
+      result = await runProfile({ command, devices, gpu_type, time_s, work_dir, signal: controller.signal, progress: bar, no_report_hint: plainHint });
       rmSync(work_dir, { recursive: true, force: true }); // replica logs and checkpoints; kept when the script failed (the error names its log)
     } finally {
       process.off('SIGINT', onSignal);

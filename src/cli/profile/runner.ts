@@ -30,6 +30,8 @@ export interface ProfileRun {
   signal: AbortSignal;
   /** Progress: fraction done in [0, 1] and what is measured now. */
   progress: (fraction: number, what: string) => void;
+  /** Said after the reason when the script sends no first report (why it may not report at all). */
+  no_report_hint?: string;
 }
 
 /** Entries of one configuration to wait for before moving on. */
@@ -135,8 +137,9 @@ export async function runProfile(run: ProfileRun): Promise<{ profile: DeviceProf
       const waitUntil = Date.now() + FIRST_REPORT_TIMEOUT_S * 1000;
       run.progress(done / Math.max(1, collector.limits ? total(collector.limits) : counts.length * LOCAL_BATCHES), `starting ${replicas} replica(s)`);
       while (!aborted() && collector.entries.length === first) {
-        if (!running()) throw failure(`the script exited (${exitOf(children)}) before its first report`);
-        if (Date.now() > waitUntil) throw failure(`no report from the script within ${FIRST_REPORT_TIMEOUT_S} s: is it an SDK script (goodput.torch AdaptiveDataParallel)?`);
+        const hint = run.no_report_hint ?? 'is it an SDK script (goodput.torch AdaptiveDataParallel)?';
+        if (!running()) throw failure(`the script exited (${exitOf(children)}) before its first report: ${hint}`);
+        if (Date.now() > waitUntil) throw failure(`no report from the script within ${FIRST_REPORT_TIMEOUT_S} s: ${hint}`);
         await sleep(100);
       }
       const limits = collector.limits;
