@@ -45,15 +45,18 @@ def test_digits_is_rescaled_and_reaches_95_percent(tmp_path):
     # Long enough (about a minute alone) that Pollux's restart penalty, age/(age + 30 s), lets a
     # rescale pay off; a shorter job rightly stays where it started.
     data_dir, port = str(tmp_path / "goodput"), free_port()
-    server = subprocess.Popen(["node", CLI, "up", "--cpu-slots", "4", "--data-dir", data_dir,
-                               "--port", str(port), "--interval-s", "5", "--grace-s", "20"],
-                              cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              text=True, start_new_session=True)
+    # The server's output goes to a file (a pipe nobody reads could fill), shown on failure.
+    server_log = tmp_path / "up.log"
+    with open(server_log, "w") as out:
+        server = subprocess.Popen(["node", CLI, "up", "--cpu-slots", "4", "--data-dir", data_dir,
+                                   "--port", str(port), "--interval-s", "5", "--grace-s", "20"],
+                                  cwd=REPO_ROOT, stdout=out, stderr=subprocess.STDOUT,
+                                  text=True, start_new_session=True)
     job_id = None
     try:
         deadline = time.monotonic() + 30
         while not os.path.exists(os.path.join(data_dir, "server.json")):
-            assert server.poll() is None, server.stdout.read()
+            assert server.poll() is None, server_log.read_text()
             assert time.monotonic() < deadline, "server did not start"
             time.sleep(0.2)
         time.sleep(0.5)
@@ -82,6 +85,11 @@ def test_digits_is_rescaled_and_reaches_95_percent(tmp_path):
         [profile] = json.loads(_cli(data_dir, port, "profiles", "show", job["profile_key"],
                                     "--json"))
         assert profile["model_parameters"] == (64 * 512 + 512) + (512 * 10 + 10), profile
+    except BaseException:
+        # A server that died shows to the CLI only as ECONNREFUSED: print its own account.
+        print(f"server exit status: {server.poll()}; end of {server_log}:")
+        print(server_log.read_text()[-4000:])
+        raise
     finally:
         if job_id is not None and server.poll() is None:
             subprocess.run(["node", CLI, "cancel", job_id, "--data-dir", data_dir, "--server",

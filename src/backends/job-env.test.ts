@@ -14,7 +14,7 @@ import type { LaunchRequest, ReplicaExit } from './backend.js';
 import { EXIT_NO_ENVIRONMENT, execPlan, type JobEnvironment } from './job-env.js';
 import { cpuSlots } from './local/devices.js';
 import { jobDirs, LocalBackend } from './local/local-backend.js';
-import { killGroup } from './local/process-info.js';
+import { killOwnGroup } from '../../test-support/control/harness.js';
 
 const root = mkdtempSync(join(tmpdir(), 'goodput-jobenv-'));
 const backend = new LocalBackend({ devices: cpuSlots(2), poll_ms: 50 });
@@ -22,7 +22,7 @@ const pids: number[] = [];
 const keepAlive = setInterval(() => {}, 1000);
 after(() => {
   clearInterval(keepAlive);
-  for (const pid of pids) killGroup(pid, 'SIGKILL');
+  for (const pid of pids) killOwnGroup(pid, root);
   backend.close();
   rmSync(root, { recursive: true, force: true });
 });

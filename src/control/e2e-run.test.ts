@@ -4,12 +4,12 @@ import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { CLI, killGroup, runCli, tempDataDir, TRAINER, trainerLines, waitFor } from '../../test-support/control/harness.js';
+import { CLI, killOwnGroup, runCli, tempDataDir, TRAINER, trainerLines, waitFor } from '../../test-support/control/harness.js';
 
 const dir = tempDataDir('goodput-run-');
 const pids: number[] = [];
 after(() => {
-  for (const pid of pids) killGroup(pid);
+  for (const pid of pids) killOwnGroup(pid, dir);
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -12,20 +12,20 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { cpuSlots } from '../backends/local/devices.js';
 import { LocalBackend } from '../backends/local/local-backend.js';
-import { isAlive, killGroup } from '../backends/local/process-info.js';
+import { isAlive } from '../backends/local/process-info.js';
 import { findPolicy } from '../policy/registry.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { ReplicaExit } from '../backends/backend.js';
 import type { JobSpec } from '../store/types.js';
 import { Controller } from './controller.js';
-import { sleep, waitFor } from '../../test-support/control/harness.js';
+import { killOwnGroup, sleep, waitFor } from '../../test-support/control/harness.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'goodput-reconcile-'));
 const pids: number[] = [];
 const keepAlive = setInterval(() => {}, 1000);
 after(() => {
   clearInterval(keepAlive);
-  for (const pid of pids) killGroup(pid, 'SIGKILL');
+  for (const pid of pids) killOwnGroup(pid, dir);
   rmSync(dir, { recursive: true, force: true });
 });
 

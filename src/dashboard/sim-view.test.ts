@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { CLI, killGroup, waitFor } from '../../test-support/control/harness.js';
+import { CLI, killOwnGroup, waitFor } from '../../test-support/control/harness.js';
 import { packagePath } from '../util/package-root.js';
 import { loadSimRuns, runLabels } from './sim-runs.js';
 import { launchBrowser, screenshotDir } from './testing/browser.js';
@@ -17,7 +17,7 @@ import { launchBrowser, screenshotDir } from './testing/browser.js';
 const dir = mkdtempSync(join(tmpdir(), 'goodput-view-'));
 const children: ChildProcess[] = [];
 after(() => {
-  for (const c of children) killGroup(c.pid!);
+  for (const c of children) killOwnGroup(c.pid!, dir);
   rmSync(dir, { recursive: true, force: true });
 });
 

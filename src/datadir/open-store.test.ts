@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { inProcessApi } from '../api/testing/in-process.js';
-import { cleanup, killGroup, runCli, startServerProcess, tempDataDir, waitFor, type ServerProcess } from '../../test-support/control/harness.js';
+import { cleanup, killOwnGroup, runCli, startServerProcess, tempDataDir, waitFor, type ServerProcess } from '../../test-support/control/harness.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { packagePath } from '../util/package-root.js';
 
@@ -20,7 +20,7 @@ const dirs: string[] = [];
 const servers: ServerProcess[] = [];
 after(() => {
   // Every server first: two of them may share a data directory, and a live one writes into it.
-  for (const s of servers) killGroup(s.pid);
+  for (const s of servers) killOwnGroup(s.pid, s.data_dir);
   for (const s of servers) cleanup(s.data_dir, [s]);
   for (const d of dirs) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });

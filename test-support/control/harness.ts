@@ -7,6 +7,7 @@ import { existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readWrapperPids } from '../../src/backends/local/local-backend.js';
+import { procGroup } from '../../src/backends/local/process-info.js';
 import { GoodputClient } from '../../src/client/client.js';
 import { packagePath } from '../../src/util/package-root.js';
 
@@ -42,6 +43,7 @@ export async function startServerProcess(data_dir: string, args: readonly string
     try {
       const info = JSON.parse(readFileSync(file, 'utf8')) as { url: string; pid: number };
       if (info.pid === pid) {
+        reportUnexpectedExit(child, join(data_dir, 'up.log'));
         const token = readFileSync(join(data_dir, 'admin-token'), 'utf8').trim();
         return { pid, url: info.url, data_dir, client: new GoodputClient(info.url, token), child };
       }
@@ -54,6 +56,24 @@ export async function startServerProcess(data_dir: string, args: readonly string
   throw new Error(`goodput up did not start:\n${readFileSync(join(data_dir, 'up.log'), 'utf8')}`);
 }
 
+/**
+ * Writes the end of the server's log to stderr if it exits on its own after it started (not by
+ * SIGKILL, SIGTERM or SIGINT, nor with 0, 130 or 143): the test then only sees ECONNREFUSED, and
+ * cleanup removes the log with the data directory.
+ */
+function reportUnexpectedExit(child: ChildProcess, log: string): void {
+  child.once('exit', (code, signal) => {
+    if (signal === 'SIGKILL' || signal === 'SIGTERM' || signal === 'SIGINT' || code === 0 || code === 130 || code === 143) return;
+    let tail: string;
+    try {
+      tail = readFileSync(log, 'utf8').split('\n').slice(-40).join('\n');
+    } catch {
+      tail = '(no log)';
+    }
+    process.stderr.write(`goodput up (pid ${child.pid}) exited by itself (code ${code}, signal ${signal}) while the test ran; the end of ${log}:\n${tail}\n`);
+  });
+}
+
 /** Runs the compiled CLI; never throws on a non-zero status. */
 export function runCli(args: readonly string[], env: Record<string, string> = {}): Promise<{ status: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -64,9 +84,14 @@ export function runCli(args: readonly string[], env: Record<string, string> = {}
   });
 }
 
-/** SIGKILLs every replica process group recorded under the data dir, then the server; removes the dir. */
+/**
+ * SIGKILLs every replica process group recorded under the data dir, then the server; removes the
+ * dir. Only groups that are still this test's: a recorded pid may have ended long ago and been
+ * reused (pid_max is 32768 on some machines, and threads use the same numbers), and SIGKILL to a
+ * reused group killed another test file's server while the files ran in parallel.
+ */
 export function cleanup(data_dir: string, servers: readonly { pid: number }[] = []): void {
-  for (const s of servers) killGroup(s.pid);
+  for (const s of servers) killOwnGroup(s.pid, data_dir);
   const jobs = join(data_dir, 'jobs');
   if (existsSync(jobs)) {
     for (const job of readdirSync(jobs)) {
@@ -74,12 +99,31 @@ export function cleanup(data_dir: string, servers: readonly { pid: number }[] = 
       if (!existsSync(run)) continue;
       for (const f of readdirSync(run)) {
         const pgid = f.endsWith('.pid') ? readWrapperPids(join(run, f))?.shell : undefined;
-        if (pgid !== undefined) killGroup(pgid);
+        if (pgid !== undefined) killOwnGroup(pgid, data_dir);
       }
     }
   }
   // A killed process group may still be closing files in the directory for a moment: retry.
   rmSync(data_dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+}
+
+/**
+ * SIGKILL to process group `pgid` if one of its processes names `data_dir` (any path the test made) in its command line
+ * (a server's --data-dir) or environment (a replica's GOODPUT_CHECKPOINT_DIR): the group is then
+ * the test's, not a reuse of the number. Without /proc (not Linux), it is killed unchecked.
+ */
+export function killOwnGroup(pgid: number, data_dir: string): void {
+  if (!existsSync('/proc/self/stat')) return killGroup(pgid);
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || procGroup(Number(entry)) !== pgid) continue;
+    for (const file of ['cmdline', 'environ']) {
+      try {
+        if (readFileSync(`/proc/${entry}/${file}`, 'latin1').includes(data_dir)) return killGroup(pgid);
+      } catch {
+        // the process ended, or is not readable: look at the next
+      }
+    }
+  }
 }
 
 /** SIGKILL to a process group (no error if gone). */
