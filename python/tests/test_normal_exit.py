@@ -12,9 +12,9 @@ from conftest import WORKERS_DIR
 def test_a_collective_a_gloo_thread_still_holds_at_a_normal_exit_is_not_freed_by_it(
         launch, tmp_path):
     # The crash this guards against: exit 0 expected, SIGABRT ("terminate called without an
-    # active exception") instead, on one rank or both, in 5 of 10 runs of normal_exit_worker.py
+    # active exception") instead, on one rank or both, in 26 of 40 runs of normal_exit_worker.py
     # (7 of 10 with --own-collective) under tests/tools/gloo_exit_amplifier.py --hold-gil-s 0.3;
-    # 0 of 20 (each) with the exit barrier. The SDK's DistributedDataParallel keeps the
+    # 0 of 40 (each) with the exit barrier. The SDK's DistributedDataParallel keeps the
     # group's gloo threads alive through finalization; one that ran late freed the tensor of a
     # collective Python had dropped, which takes the GIL, as the interpreter finalized. The
     # SDK's exit hook runs a barrier and keeps it, so that such collectives are freed by the main

@@ -1,5 +1,5 @@
-"""The exit barrier: at a normal exit of a multi-replica job, the runtime's exit hook runs one
-barrier over the replicas and keeps its Work until the interpreter tears it down.
+"""The exit barrier: at a normal exit of a multi-replica gloo job, the runtime's exit hook runs
+one barrier over the replicas and keeps its Work until the interpreter tears it down.
 
 Why: gloo's worker threads outlive `destroy_process_group()` while anything holds the group
 (the DistributedDataParallel of AdaptiveDataParallel does), so they run on through interpreter
@@ -35,7 +35,9 @@ class ExitBarrier:
         once the group is destroyed (the script's own `dist.destroy_process_group()`: then its
         collectives keep the risk). Best-effort: a peer that died makes it fail at once, which
         is printed."""
-        if self._work is not None or not dist.is_initialized():
+        # gloo only: the crash is gloo's (its worker threads), and NCCL's barrier would have to
+        # guess a device.
+        if self._work is not None or not dist.is_initialized() or dist.get_backend() != "gloo":
             return
         try:
             self._work = dist.barrier(async_op=True)

@@ -13,7 +13,7 @@ interpreter finalizes is ended inside the destructor ("terminate called without 
 exception", SIGABRT, exit -6; sometimes SIGSEGV). That needs the thread to ask for the GIL just
 before finalization, a window of a few milliseconds: --hold-gil-s widens it with a last exit
 hook that keeps the GIL in C (any exit hook busy in C does the same). Without it, 0 of 75 runs
-of normal_exit_worker.py failed here (2 CPUs, 2026-11-28); with 0.3 s, 12 of 20 did.
+of normal_exit_worker.py failed here (2 CPUs, 2026-11-28); with 0.3 s, 33 of 50 did.
 
 Not a test (it depends on timing); a tool. Run by hand with /usr/bin/python3 (torch needed).
 """
