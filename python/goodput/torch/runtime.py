@@ -29,7 +29,6 @@ from .batch_config import BatchConfig, BatchLimits
 from .checkpointing import Checkpointing
 from .control_channel import ControlRounds, RoundDecision, RoundProposal
 from .env import EXIT_CHECKPOINTED, JobEnv
-from .exit_barrier import ExitBarrier
 from .report_client import ReportClient
 from .step_log import StepLog
 from .step_reporting import StepReporting
@@ -92,8 +91,6 @@ class Runtime:
         self._spacing = StepSpacing()
         self._shut_down = False
         self._exiting_checkpointed = False
-        #: run by shutdown() at a normal exit, kept until the interpreter tears it down
-        self._exit_barrier = ExitBarrier()
         #: set by the model wrapper: () -> (grad_sqr, grad_var) for reports, None until known
         self.noise_values_provider: Optional[
             Callable[[], Tuple[Optional[float], Optional[float]]]] = None
@@ -356,14 +353,8 @@ class Runtime:
 
     def shutdown(self) -> None:
         """Best-effort, idempotent: last report flush (at most 2 s), step log, in-flight control
-        rounds, the exit barrier (at a normal exit: exit_barrier.py), then the process group
-        unless the script already destroyed it."""
+        rounds, then the process group unless the script already destroyed it."""
         self._finish_reporting()
-        # At a normal exit only (exit_barrier.py says why): a stop's exit holds its checkpoint's
-        # barrier, and after an uncaught exception the peers may be inside another collective.
-        if self._rounds is not None and not self._exiting_checkpointed \
-                and getattr(sys, "last_value", None) is None:
-            self._exit_barrier.hold()
         # Not once destroyed, by an earlier call or by the script.
         if self._rounds is not None and dist.is_initialized():
             try:

@@ -3,11 +3,13 @@ last collectives: `gt.init(checkpoint_every_epoch=False)`, a few epochs of train
 AdaptiveDataParallel, and with `--own-collective` an all-reduce of the script's own after the
 epoch loop, on a tensor that dies with the function that made it.
 
+With `--rank0-collective` only rank 0 runs that all-reduce: a script whose ranks disagree on
+when to stop; rank 1's exit must not hold rank 0 up (it fails at once: peer closed).
+
 The SDK's DistributedDataParallel keeps the process group (and its gloo worker threads) alive
 through interpreter finalization, so a gloo thread that drops the last collectives late frees
-their tensors then (the exit crash goodput/torch/exit_barrier.py prevents). Run under
-tests/tools/gloo_exit_amplifier.py to reproduce that crash (test_normal_exit.py reproduces its
-cause deterministically with exit_hold_worker.py).
+their tensors then: the exit crash docs/sdk.md ("A normal exit") describes. A reproduction tool,
+not a test: run it under tests/tools/gloo_exit_amplifier.py.
 """
 
 import argparse
@@ -30,6 +32,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--own-collective", action="store_true")
+    parser.add_argument("--rank0-collective", action="store_true",
+                        help="the own all-reduce on rank 0 only: a script whose ranks disagree")
     args = parser.parse_args()
     torch.set_num_threads(1)
     gt.init(checkpoint_every_epoch=False)
@@ -44,7 +48,7 @@ def main() -> None:
             optimizer.zero_grad()
             model.backward(F.cross_entropy(model(bx), by))
             optimizer.step()
-    if args.own_collective:
+    if args.own_collective or (args.rank0_collective and gt.rank() == 0):
         own_collective()
     print(f"rank={gt.rank()} done", flush=True)
 
