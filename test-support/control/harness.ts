@@ -88,7 +88,7 @@ export function runCli(args: readonly string[], env: Record<string, string> = {}
  * SIGKILLs every replica process group recorded under the data dir, then the server; removes the
  * dir. Only groups that are still this test's: a recorded pid may have ended long ago and been
  * reused (pid_max is 32768 on some machines, and threads use the same numbers), and SIGKILL to a
- * reused group killed another test file's server while the files ran in parallel.
+ * reused group could kill another test file's server while the files run in parallel.
  */
 export function cleanup(data_dir: string, servers: readonly { pid: number }[] = []): void {
   for (const s of servers) killOwnGroup(s.pid, data_dir);
