@@ -127,6 +127,7 @@ export async function runProfile(run: ProfileRun): Promise<{ profile: DeviceProf
   const running = (): boolean => children.length > 0 && children.every((c) => c.exitCode === null && c.signalCode === null);
   const failure = (what: string): GoodputError => new GoodputError('E_LAUNCH', `${what}; the end of its log (${lastLog}):\n${logTail(lastLog)}`);
   let failed: GoodputError | undefined;
+  const noReportHint = run.no_report_hint ?? 'is it an SDK script (goodput.torch AdaptiveDataParallel)?';
   try {
     let done = 0;
     const total = (limits: BatchLimits): number => counts.reduce((s, r) => s + sweepConfigs(limits, r).length, 0);
@@ -137,9 +138,8 @@ export async function runProfile(run: ProfileRun): Promise<{ profile: DeviceProf
       const waitUntil = Date.now() + FIRST_REPORT_TIMEOUT_S * 1000;
       run.progress(done / Math.max(1, collector.limits ? total(collector.limits) : counts.length * LOCAL_BATCHES), `starting ${replicas} replica(s)`);
       while (!aborted() && collector.entries.length === first) {
-        const hint = run.no_report_hint ?? 'is it an SDK script (goodput.torch AdaptiveDataParallel)?';
-        if (!running()) throw failure(`the script exited (${exitOf(children)}) before its first report: ${hint}`);
-        if (Date.now() > waitUntil) throw failure(`no report from the script within ${FIRST_REPORT_TIMEOUT_S} s: ${hint}`);
+        if (!running()) throw failure(`the script exited (${exitOf(children)}) before its first report: ${noReportHint}`);
+        if (Date.now() > waitUntil) throw failure(`no report from the script within ${FIRST_REPORT_TIMEOUT_S} s: ${noReportHint}`);
         await sleep(100);
       }
       const limits = collector.limits;
