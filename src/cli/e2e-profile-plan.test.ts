@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { packagePath } from '../util/package-root.js';
@@ -46,6 +47,17 @@ interface PlanJson {
   rows: { gpu_type: string; gpus: number; source: string; samples_per_s: number; time_s: number | null; cost: number | null; fits: boolean }[];
   answers: { fastest_within_budget: { gpus: number } | null; cheapest_within_deadline: { gpus: number } | null; knee: { gpu_type: string; gpus: number }[] };
   notes: string[];
+}
+
+/** A local port nothing listens on (bound, then released). */
+function closedPort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
 }
 
 const torch = spawnSync(PYTHON, ['-c', 'import torch, sklearn'], { encoding: 'utf8' });
@@ -136,6 +148,30 @@ describe('goodput profile -> goodput plan (real PyTorch on CPU)', { skip }, () =
     assert.equal(text.status, 0, text.stderr);
     assert.match(text.stdout, /cpu +2 +1 +measured/);
     assert.match(text.stdout, /knee/);
+
+    // No server runs for this data directory (server.json left by one that was killed): goodput
+    // profiles lists, shows and removes what goodput profile stored, straight from the store.
+    writeFileSync(join(data_dir, 'server.json'), JSON.stringify({ url: `http://127.0.0.1:${await closedPort()}` }));
+    const ls = await cli(['profiles', 'ls', '--data-dir', data_dir, '--json'], env);
+    assert.equal(ls.status, 0, ls.stderr);
+    assert.match(ls.stderr, /no server is running: using the store in .*data directly/);
+    assert.deepEqual((JSON.parse(ls.stdout) as { key: string; gpu_type: string; measured_replicas: number[] }[]).map((p) => [p.key, p.gpu_type, p.measured_replicas]), [['cnn.train', 'cpu', [1, 2]]]);
+    const show = await cli(['profiles', 'show', 'cnn.train', '--data-dir', data_dir], env);
+    assert.equal(show.status, 0, show.stderr);
+    assert.match(show.stdout, /profile +'cnn.train' on cpu/);
+    const missing = await cli(['profiles', 'show', 'other', '--data-dir', data_dir], env);
+    assert.equal(missing.status, 1);
+    assert.match(missing.stderr, /E_NOT_FOUND.*no profile 'other'/);
+    const rm = await cli(['profiles', 'rm', 'cnn.train', '--data-dir', data_dir], env);
+    assert.equal(rm.status, 0, rm.stderr);
+    assert.match(rm.stdout, /removed the profile of 'cnn.train' on cpu/);
+    const gone = await cli(['plan', 'cnn.train', '--data-dir', data_dir], env);
+    assert.equal(gone.status, 1);
+    assert.match(gone.stderr, /E_NOT_FOUND/);
+    // A server named explicitly is not replaced by the store: its error stands.
+    const named = await cli(['profiles', 'ls', '--data-dir', data_dir, '--server', `http://127.0.0.1:${await closedPort()}`], env);
+    assert.equal(named.status, 1);
+    assert.match(named.stderr, /E_SERVER_DOWN/);
   });
 
   it('keeps a profile interrupted with SIGINT (exit 130), and plan reads it', async () => {

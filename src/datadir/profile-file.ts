@@ -120,19 +120,28 @@ export async function saveToDataDir(data_dir: string, key: string, profile: Devi
 /** Every key's device profiles in the data directory's store (the planner's cross-type data). */
 export async function loadFromDataDir(data_dir: string): Promise<Map<string, DeviceProfile[]>> {
   const out = new Map<string, DeviceProfile[]>();
-  if (!existsSync(storePath(data_dir))) return out;
-  const store = new SqliteStore(storePath(data_dir), { background_checkpoint_ms: 0 });
   const side = readSideBook(data_dir);
+  const stored = (await withDataDirStore(data_dir, (store) => store.listKeyProfiles())) ?? [];
+  for (const p of stored) {
+    const extra = side[p.key]?.[p.gpu_type];
+    const device: DeviceProfile = { gpu_type: p.gpu_type, points: p.points, grad: p.grad, limits: p.limits, notes: extra?.notes ?? [] };
+    if (p.model_parameters !== undefined) device.model_parameters = p.model_parameters;
+    if (extra?.memory) device.memory = extra.memory;
+    out.set(p.key, [...(out.get(p.key) ?? []), device]);
+  }
+  return out;
+}
+
+/**
+ * Runs `use` on the data directory's store, opened for this call and closed after it; undefined,
+ * without creating one, when the directory has no store.
+ */
+export async function withDataDirStore<T>(data_dir: string, use: (store: SqliteStore) => Promise<T>): Promise<T | undefined> {
+  if (!existsSync(storePath(data_dir))) return undefined;
+  const store = new SqliteStore(storePath(data_dir), { background_checkpoint_ms: 0 });
   try {
-    for (const p of await store.listKeyProfiles()) {
-      const extra = side[p.key]?.[p.gpu_type];
-      const device: DeviceProfile = { gpu_type: p.gpu_type, points: p.points, grad: p.grad, limits: p.limits, notes: extra?.notes ?? [] };
-      if (p.model_parameters !== undefined) device.model_parameters = p.model_parameters;
-      if (extra?.memory) device.memory = extra.memory;
-      out.set(p.key, [...(out.get(p.key) ?? []), device]);
-    }
+    return await use(store);
   } finally {
     await store.close();
   }
-  return out;
 }

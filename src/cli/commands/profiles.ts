@@ -1,5 +1,11 @@
-import { connect, connectionFlags } from '../../client/connect.js';
-import { usageError } from '../../core/errors.js';
+import { resolve } from 'node:path';
+import { profileSummaryView, profileView, type ProfileSummaryView, type ProfileView } from '../../api/profile-routes.js';
+import { connect, connectionFlags, defaultDataDir } from '../../client/connect.js';
+import { GoodputError, usageError } from '../../core/errors.js';
+import { splitScopedKey } from '../../core/profile-scope.js';
+import { withDataDirStore } from '../../datadir/profile-file.js';
+import type { Store } from '../../store/store.js';
+import type { StoredKeyProfile } from '../../store/types.js';
 import { parseFlags, type CliCommand } from '../command.js';
 import { renderProfile, renderProfileList } from '../profile-render.js';
 
@@ -24,27 +30,68 @@ show   one key in full: the model's parameter count, measured points, fitted par
 rm     forget a key's profile (all GPU types, or --gpu-type), e.g. after the model's code or data
        changed under the same key: new jobs of the key start from nothing again, and running ones
        start a new profile at their next reports. Yours alone to remove when only your jobs
-       measured it; otherwise an admin's.`,
+       measured it; otherwise an admin's.
+
+With no server running (and no --server or GOODPUT_SERVER), each reads and changes the data
+directory's store directly, as its owner: what 'goodput profile' stored there, for example.`,
   async run(argv) {
     const { values, positionals } = parseFlags('profiles', argv, { ...connectionFlags, json: { type: 'boolean' }, 'gpu-type': { type: 'string' } });
     const [action = 'ls', ...rest] = positionals;
     if (values['gpu-type'] !== undefined && action !== 'rm') throw usageError("profiles: --gpu-type goes with 'rm'. See 'goodput profiles --help'.");
     const client = connect(values);
-    if (action === 'ls' && rest.length === 0) {
-      const profiles = await client.profiles();
-      console.log(values.json ? JSON.stringify(profiles, null, 2) : renderProfileList(profiles));
+    const local = offlineStore(values);
+    const print = (value: ProfileSummaryView[] | ProfileView[], text: string): number => {
+      console.log(values.json ? JSON.stringify(value, null, 2) : text);
       return 0;
+    };
+    if (action === 'ls' && rest.length === 0) {
+      const profiles = await local(() => client.profiles(), async (store) => (await store.listKeyProfiles()).map(profileSummaryView));
+      return print(profiles, renderProfileList(profiles));
     }
     if (action === 'show' && rest.length === 1) {
-      const profile = await client.profile(rest[0]!);
-      console.log(values.json ? JSON.stringify(profile, null, 2) : renderProfile(profile));
-      return 0;
+      const key = rest[0]!;
+      const profile = await local(() => client.profile(key), async (store) => (await ofKey(store, key, undefined)).map(profileView));
+      return print(profile, renderProfile(profile));
     }
     if (action === 'rm' && rest.length === 1) {
-      const removed = await client.deleteProfile(rest[0]!, values['gpu-type']);
-      console.log(values.json ? JSON.stringify(removed, null, 2) : removed.map((p) => `removed the profile of '${p.key}' on ${p.gpu_type} (${p.jobs} job(s), replicas ${p.measured_replicas.join(', ')})`).join('\n'));
-      return 0;
+      const key = rest[0]!;
+      const gpu_type = values['gpu-type'];
+      const removed = await local(() => client.deleteProfile(key, gpu_type), async (store) => {
+        const found = await ofKey(store, key, gpu_type);
+        for (const p of found) await store.deleteKeyProfile(p.key, p.gpu_type);
+        return found.map(profileSummaryView);
+      });
+      return print(removed, removed.map((p) => `removed the profile of '${p.key}' on ${p.gpu_type} (${p.jobs} job(s), replicas ${p.measured_replicas.join(', ')})`).join('\n'));
     }
     throw usageError("profiles: expected 'ls', 'show <key>' or 'rm <key>'. See 'goodput profiles --help'.");
   },
 };
+
+/**
+ * The request to the server, or, when no server answers and none was named (--server,
+ * GOODPUT_SERVER), the same read or change made on the data directory's store directly (its
+ * owner sees every scope, as an admin does). The server's error stands when the directory has no
+ * store.
+ */
+function offlineStore(values: { server?: string | undefined; 'data-dir'?: string | undefined }) {
+  const data_dir = resolve(values['data-dir'] ?? defaultDataDir());
+  const named = values.server !== undefined || process.env.GOODPUT_SERVER !== undefined;
+  return async <T>(online: () => Promise<T>, offline: (store: Store) => Promise<T>): Promise<T> => {
+    try {
+      return await online();
+    } catch (error) {
+      if (named || !(error instanceof GoodputError) || error.code !== 'E_SERVER_DOWN') throw error;
+      const result = await withDataDirStore(data_dir, offline);
+      if (result === undefined) throw error;
+      console.error(`goodput: no server is running: using the store in ${data_dir} directly`);
+      return result;
+    }
+  };
+}
+
+/** A key's stored profiles in every scope, on one GPU type or all; E_NOT_FOUND when none. */
+async function ofKey(store: Store, key: string, gpu_type: string | undefined): Promise<StoredKeyProfile[]> {
+  const found = (await store.listKeyProfiles()).filter((p) => splitScopedKey(p.key).key === key && (gpu_type === undefined || p.gpu_type === gpu_type));
+  if (found.length === 0) throw new GoodputError('E_NOT_FOUND', `no profile '${key}'${gpu_type === undefined ? '' : ` on ${gpu_type}`} in this data directory; 'goodput profiles ls' lists them`);
+  return found;
+}
