@@ -1,17 +1,44 @@
 /** End to end: `goodput run`, the single-job supervisor (no separate server). */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { CLI, killOwnGroup, runCli, tempDataDir, TRAINER, trainerLines, waitFor } from '../../test-support/control/harness.js';
+import { CLI, cleanup, killOwnGroup, runCli, tempDataDir, TRAINER, trainerLines, waitFor } from '../../test-support/control/harness.js';
+import { serverLockHolder } from '../datadir/server-lock.js';
+import { dataFiles } from '../server/server.js';
 
 const dir = tempDataDir('goodput-run-');
 const pids: number[] = [];
 after(() => {
   for (const pid of pids) killOwnGroup(pid, dir);
+  for (const name of ['resume', 'hangup']) cleanup(join(dir, name));
   rmSync(dir, { recursive: true, force: true });
 });
+
+/** A replica script: prints 'ready PID', waits until the file `go` exists (at most 60 s), prints 'finished PID'. */
+const WAIT_FOR_GO = (go: string): string =>
+  `console.log('ready ' + process.pid); const t0 = Date.now(); const fs = require('fs'); ` +
+  `const i = setInterval(() => { if (fs.existsSync(${JSON.stringify(go)}) || Date.now() - t0 > 60000) { clearInterval(i); console.log('finished ' + process.pid); } }, 100)`;
+
+/** Collects a child's stdout and stderr as they arrive. */
+function collect(child: ChildProcess): { out: () => string } {
+  let text = '';
+  child.stdout?.on('data', (d: Buffer) => (text += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (text += d.toString()));
+  return { out: () => text };
+}
+
+const exited = (child: ChildProcess): Promise<number | null> => new Promise((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.once('exit', (code) => resolve(code))));
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+const hasScript = spawnSync('script', ['--version'], { encoding: 'utf8' }).status === 0;
 
 describe('goodput run', () => {
   it('supervises one job to completion, streaming its log; exit 0', { timeout: 30_000 }, async () => {
@@ -50,5 +77,56 @@ describe('goodput run', () => {
     child.kill('SIGINT');
     assert.equal(await status, 130);
     assert.throws(() => process.kill(replica, 0), 'the replica is gone');
+  });
+
+  it('after a kill -9 of goodput run, rerunning the same command resumes its job; another command is refused', { timeout: 60_000 }, async () => {
+    const data_dir = join(dir, 'resume');
+    const go = join(dir, 'resume-go');
+    const command = [process.execPath, '-e', WAIT_FOR_GO(go)];
+    const first = spawn(process.execPath, [CLI, 'run', '--cpu-slots', '1', '--interval-s', '1', '--data-dir', data_dir, '--', ...command], { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    pids.push(first.pid!);
+    const firstOut = collect(first);
+    const replica = await waitFor('the replica to start', 20_000, async () => Number(/ready (\d+)/.exec(firstOut.out())?.[1]) || undefined);
+    const job = /job ([0-9a-f]+) \(/.exec(firstOut.out())?.[1];
+    assert.ok(job, firstOut.out());
+    first.kill('SIGKILL'); // the supervisor alone: its replica runs on in its own process group
+    await exited(first);
+    assert.ok(alive(replica), 'the replica outlives its supervisor');
+
+    const other = await runCli(['run', '--cpu-slots', '1', '--data-dir', data_dir, '--', process.execPath, '-e', '0']);
+    assert.equal(other.status, 1, other.stderr);
+    assert.match(other.stderr, new RegExp(`E_CONFLICT.*unfinished job ${job} .*Rerun that command with this --data-dir to resume it`));
+    assert.ok(alive(replica), 'a refused run leaves the earlier job alone');
+
+    const again = spawn(process.execPath, [CLI, 'run', '--cpu-slots', '1', '--interval-s', '1', '--data-dir', data_dir, '--', ...command], { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    pids.push(again.pid!);
+    const againOut = collect(again);
+    await waitFor('the rerun to resume the job', 20_000, async () => (againOut.out().includes(`resuming job ${job}`) ? true : undefined));
+    writeFileSync(go, '');
+    assert.equal(await exited(again), 0, againOut.out());
+    assert.match(againOut.out(), new RegExp(`finished ${replica}\n`), 'the same replica ran on to the end, streamed by the rerun');
+    assert.match(againOut.out(), new RegExp(`job ${job} succeeded`));
+    assert.doesNotMatch(againOut.out(), /ready \d+/, 'no second copy of the script started');
+  });
+
+  it('cancels the job when its terminal hangs up (SIGHUP), leaving no process behind', { timeout: 60_000, skip: hasScript ? false : "no 'script' command (util-linux) to give goodput run a terminal" }, async () => {
+    const data_dir = join(dir, 'hangup');
+    mkdirSync(data_dir, { recursive: true });
+    const replicaJs = join(dir, 'hangup-replica.js');
+    writeFileSync(replicaJs, WAIT_FOR_GO(join(dir, 'never')));
+    // script(1) runs goodput run on a pseudo-terminal; killing script closes it, as a dropped SSH session does.
+    const line = [process.execPath, CLI, 'run', '--cpu-slots', '1', '--grace-s', '2', '--data-dir', data_dir, '--', process.execPath, replicaJs].map((a) => `'${a}'`).join(' ');
+    const terminal = spawn('script', ['-qfc', line, '/dev/null'], { detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    pids.push(terminal.pid!);
+    const out = collect(terminal);
+    const replica = await waitFor('the replica to start', 20_000, async () => Number(/ready (\d+)/.exec(out.out())?.[1]) || undefined);
+    const supervisor = serverLockHolder(dataFiles(data_dir).lock);
+    assert.ok(supervisor !== undefined && alive(supervisor), 'goodput run holds the data directory');
+    terminal.kill('SIGKILL');
+    await waitFor('the replica to stop', 20_000, async () => (alive(replica) ? undefined : true));
+    await waitFor('goodput run to exit', 20_000, async () => (alive(supervisor) ? undefined : true));
+    // The job ended (cancelled), so a new run in the directory is not refused as a conflict.
+    const next = await runCli(['run', '--cpu-slots', '1', '--data-dir', data_dir, '--', process.execPath, '-e', '0']);
+    assert.equal(next.status, 0, next.stderr);
   });
 });

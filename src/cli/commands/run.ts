@@ -4,8 +4,9 @@ import { join, resolve } from 'node:path';
 import { parseGpuSelection, resolveDevices } from '../../backends/local/devices.js';
 import { killGroup } from '../../backends/local/process-info.js';
 import { replicaLogPath } from '../../backends/run-files.js';
-import { usageError } from '../../core/errors.js';
-import { DEFAULT_POLICY, startServer } from '../../server/server.js';
+import { GoodputError, usageError } from '../../core/errors.js';
+import type { JobSpec } from '../../core/job-spec.js';
+import { DEFAULT_POLICY, startServer, type RunningServer } from '../../server/server.js';
 import { isTerminal } from '../../store/lifecycle.js';
 import type { JobRecord } from '../../store/types.js';
 import { numberFlag, parseFlags, type CliCommand } from '../command.js';
@@ -23,6 +24,14 @@ const flags = {
   quiet: { type: 'boolean', short: 'q' },
 } as const;
 
+/**
+ * Signals that cancel the job (its replicas checkpoint and exit) before the supervisor exits.
+ * Without a handler, a hangup (the terminal closing, an SSH session dropping) or a quit (Ctrl-\)
+ * would end this process at once and leave the replicas running with no one to restart, rescale
+ * or stop them; torchrun's agent stops its workers on the same four.
+ */
+const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'];
+
 export const runCommand: CliCommand = {
   name: 'run',
   options: flags,
@@ -32,7 +41,10 @@ export const runCommand: CliCommand = {
 Runs the control plane in this process for one job: places it on this machine's GPUs
 (or CPU slots), rescales it by checkpoint-restart as its goodput model suggests, restarts it
 from its checkpoint after failures, and streams rank 0's log. Exit status: 0 when the job
-succeeds, 1 when it fails, 130 when interrupted (Ctrl-C cancels the job).
+succeeds, 1 when it fails, 130 when interrupted (Ctrl-C cancels the job; so do SIGTERM, a
+hangup and Ctrl-\\: to keep a job past your session, run it in tmux or screen, or submit it to
+'goodput up'). Rerunning the same command with the same --data-dir after this process was
+killed resumes its job instead of starting a second one.
 
   --max-replicas R   most replicas (GPUs) to use (default 1); other job flags as 'goodput submit'
   --profile KEY      profile key (default: the script or module name, see 'goodput submit
@@ -61,26 +73,32 @@ succeeds, 1 when it fails, 130 when interrupted (Ctrl-C cancels the job).
       interval_s: numberFlag('run', 'interval-s', values['interval-s'], 30, { min: 0.1 }), grace_s, log,
     });
     const user = safeUser();
-    const job = await server.controller.submit({ ...spec, user }, user, user).catch(async (error: unknown) => {
+    const job = await resumeOrSubmit(server, spec, user, log).catch(async (error: unknown) => {
       await server.close(); // e.g. E_INFEASIBLE: nothing to supervise
       throw error;
     });
     log(`job ${job.id} (${job.name}) on ${devices.length} device(s), policy ${server.policy}; data in ${data_dir}`);
     let interrupted = false;
-    const onSignal = () => {
+    let hungUp = false;
+    // A closed terminal fails every later write (EIO); the supervisor must still see its job out.
+    const ignore = (): void => {};
+    process.stdout.on('error', ignore);
+    process.stderr.on('error', ignore);
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (signal === 'SIGHUP') hungUp = true;
       if (interrupted) return;
       interrupted = true;
-      log('interrupted: cancelling the job (replicas get SIGTERM to checkpoint)');
+      log(`${signal === 'SIGINT' ? 'interrupted' : signal}: cancelling the job (replicas get SIGTERM to checkpoint)`);
       void server.controller.cancel(job.id, user).catch(() => {});
     };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
+    for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
     const logPath = replicaLogPath(server.controller.jobDir(job.id), 0);
-    let offset = 0;
+    // A resumed job's log so far was streamed by the earlier run: go on from its end.
+    let offset = job.launches > 0 && existsSync(logPath) ? statSync(logPath).size : 0;
     let final: JobRecord | undefined;
     try {
       for (;;) {
-        if (!values.quiet) offset = tail(logPath, offset);
+        if (!values.quiet && !hungUp) offset = tail(logPath, offset);
         const current = await server.store.getJob(job.id);
         if (current && isTerminal(current.state)) {
           const live = (await server.store.listReplicas(job.id)).filter((r) => r.exit_code === null);
@@ -92,16 +110,40 @@ succeeds, 1 when it fails, 130 when interrupted (Ctrl-C cancels the job).
         }
         await new Promise((r) => setTimeout(r, 200));
       }
-      if (!values.quiet) tail(logPath, offset);
+      if (!values.quiet && !hungUp) tail(logPath, offset);
     } finally {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
+      for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
       await server.close();
     }
     log(`job ${job.id} ${final.state}: ${final.reason} (restarts ${Math.max(0, final.launches - 1)}, step ${final.step})`);
     return final.state === 'succeeded' ? 0 : final.state === 'cancelled' ? 130 : 1;
   },
 };
+
+/**
+ * The job to supervise. A data directory whose store still holds an unfinished job (an earlier
+ * `goodput run` that was killed, its replicas re-adopted or to be restarted from its checkpoint)
+ * must not get a second job beside it: two copies of one script would share its devices and its
+ * checkpoint files. So the same command in the same workdir resumes that job, and any other
+ * unfinished job is a conflict the user settles (resume it by rerunning its command, then Ctrl-C
+ * cancels it; or use another --data-dir).
+ */
+async function resumeOrSubmit(server: RunningServer, spec: JobSpec, user: string, log: (line: string) => void): Promise<JobRecord> {
+  const unfinished = (await server.store.listJobs()).filter((j) => !isTerminal(j.state));
+  const same = unfinished.find((j) => j.user === user && j.spec.workdir === spec.workdir && JSON.stringify(j.spec.command) === JSON.stringify(spec.command));
+  const other = unfinished.find((j) => j !== same);
+  if (other) {
+    const command = other.spec.command.join(' ');
+    throw new GoodputError(
+      'E_CONFLICT',
+      `run: this data directory holds unfinished job ${other.id} (${other.name}, ${other.state}) of an earlier run: '${command.length > 200 ? `${command.slice(0, 200)}...` : command}' in ${other.spec.workdir ?? '?'}. ` +
+        `Rerun that command with this --data-dir to resume it (Ctrl-C then cancels it), or pass another --data-dir`,
+    );
+  }
+  if (!same) return server.controller.submit({ ...spec, user }, user, user);
+  log(`resuming job ${same.id} (${same.name}), left ${same.state} by an earlier goodput run of this command in this data directory (step ${same.step}); it keeps its earlier settings`);
+  return same;
+}
 
 /** Copies new bytes of `path` from `offset` to stdout; returns the new offset. */
 function tail(path: string, offset: number): number {
