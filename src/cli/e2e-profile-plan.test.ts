@@ -79,6 +79,42 @@ describe('goodput profile through the report contract', () => {
     }
   });
 
+  it('refuses an output it cannot write before measuring, and keeps a profile whose output broke during the sweep', async () => {
+    const dir = tempDataDir('goodput-profile-out-');
+    try {
+      const blocker = join(dir, 'blocker');
+      writeFileSync(blocker, 'a file where a folder is needed');
+      const t0 = Date.now();
+      const refused = await cli(['profile', '--time-s', '60', '--out', join(blocker, 'p.json'), '--', PYTHON, packagePath('test-support', 'profile', 'fake_sdk.py')], {});
+      assert.equal(refused.status, 1, refused.stderr);
+      assert.match(refused.stderr, /E_OUTPUT.*cannot write the profile to .*blocker\/p\.json: .*blocker is not a directory; pass another --out/);
+      assert.doesNotMatch(refused.stderr, /profiling '/, 'refused before the sweep');
+      assert.ok(Date.now() - t0 < 20_000);
+      const refusedDir = await cli(['profile', '--data-dir', join(blocker, 'data'), '--', PYTHON, packagePath('test-support', 'profile', 'fake_sdk.py')], {});
+      assert.equal(refusedDir.status, 1, refusedDir.stderr);
+      assert.match(refusedDir.stderr, /E_DATA_DIR.*blocker is not a directory/);
+
+      // The folder of --out becomes a file while the sweep runs: the measurements go to a file of their own.
+      const folder = join(dir, 'out');
+      let broken = false;
+      const ran = await cli(['profile', '--time-s', '60', '--out', join(folder, 'p.json'), '--', PYTHON, packagePath('test-support', 'profile', 'fake_sdk.py')], { TMPDIR: dir }, (stderr) => {
+        if (broken || !stderr.includes("profiling '")) return;
+        broken = true;
+        rmSync(folder, { recursive: true, force: true });
+        writeFileSync(folder, 'in the way');
+      });
+      assert.ok(broken);
+      assert.equal(ran.status, 1, ran.stderr);
+      const rescue = /could not store the profile in .*out\/p\.json \(.*\); it is saved in (\S+\.json): 'goodput plan \S+' reads it/.exec(ran.stderr)?.[1];
+      assert.ok(rescue !== undefined && rescue.startsWith(dir), ran.stderr);
+      const kept = JSON.parse(readFileSync(rescue, 'utf8')) as { kind: string; devices: { points: unknown[] }[] };
+      assert.equal(kept.kind, 'goodput.profile');
+      assert.equal(kept.devices[0]!.points.length, 4, 'every configuration measured is kept');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('says a script that does not import goodput cannot be profiled, up front and in the error, without a stack trace', async () => {
     const dir = tempDataDir('goodput-profile-plain-');
     try {

@@ -4,12 +4,12 @@
  * gradient samples, limits, parameter count and fit per key and device type), with the memory
  * profile and the notes beside it in `planner-profiles.json` (the store has no column for them).
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { GoodputError } from '../core/errors.js';
 import { limitsSchema } from '../core/wire.js';
-import { createPrivateFile } from './secure.js';
+import { createPrivateFile, directoryProblem, makeDataDir } from './secure.js';
 import { fitPerfParams } from '../goodput/fit.js';
 import type { DeviceProfile, MemoryProfile } from '../model/plan-types.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
@@ -67,9 +67,15 @@ export function readProfileFile(path: string): ProfileFile {
   return parsed.data as ProfileFile;
 }
 
-/** Writes a profile file atomically (rename over the old one). */
+/** Creates the folder of profile file `path` if missing; E_OUTPUT saying why it cannot be written there. */
+export function outputDir(path: string): void {
+  const problem = directoryProblem(dirname(path), 0o777);
+  if (problem !== undefined) throw new GoodputError('E_OUTPUT', `cannot write the profile to ${path}: ${problem}; pass another --out`);
+}
+
+/** Writes a profile file atomically (rename over the old one); E_OUTPUT when its folder cannot hold it. */
 export function writeProfileFile(path: string, file: ProfileFile): void {
-  mkdirSync(dirname(path), { recursive: true });
+  outputDir(path);
   const tmp = `${path}.tmp-${process.pid}`;
   writeFileSync(tmp, JSON.stringify(file, null, 2) + '\n');
   renameSync(tmp, path);
@@ -98,7 +104,7 @@ const storePath = (data_dir: string): string => join(data_dir, 'goodput.sqlite')
  * (merged into the key's profile on that type, then refitted), and its memory profile beside it.
  */
 export async function saveToDataDir(data_dir: string, key: string, profile: DeviceProfile, run_id: string): Promise<void> {
-  mkdirSync(data_dir, { recursive: true, mode: 0o700 });
+  makeDataDir(data_dir, 0o700);
   createPrivateFile(storePath(data_dir)); // as the server creates it: 0600
   const store = new SqliteStore(storePath(data_dir), { background_checkpoint_ms: 0 });
   try {

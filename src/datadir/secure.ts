@@ -5,8 +5,8 @@
  * 0711 instead, so a replica running as its owner can reach its own job directory by path but
  * can list nothing; the secrets, the store and other jobs' directories stay closed to it.
  */
-import { chmodSync, closeSync, lstatSync, mkdirSync, openSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { GoodputError } from '../core/errors.js';
 
 /** Mode of the data directory and of `jobs/`: private, or traversable (multi-user mode). */
@@ -23,7 +23,7 @@ export function secureDataDir(data_dir: string, multi_user: boolean): string[] {
   const fixed: string[] = [];
   const dirMode = dataDirMode(multi_user);
   for (const dir of [data_dir, join(data_dir, 'jobs')]) {
-    mkdirSync(dir, { recursive: true, mode: dirMode });
+    makeDataDir(dir, dirMode);
     const st = lstatSync(dir);
     if (!st.isDirectory()) throw new GoodputError('E_DATA_DIR', `${dir} is not a directory (a symbolic link is refused too); pass another --data-dir`);
     const uid = process.getuid?.();
@@ -38,6 +38,58 @@ export function secureDataDir(data_dir: string, multi_user: boolean): string[] {
     if (st.isFile()) fixed.push(...narrow(path, st.mode, 0o600));
   }
   return fixed;
+}
+
+/**
+ * Creates directory `dir` and its missing parents with `mode`, or refuses with E_DATA_DIR saying
+ * why it cannot be the data directory ({@link directoryProblem}): the user's choice of path, not
+ * a bug.
+ */
+export function makeDataDir(dir: string, mode: number): void {
+  const problem = directoryProblem(dir, mode);
+  if (problem !== undefined) throw new GoodputError('E_DATA_DIR', `cannot use ${dir} as the data directory: ${problem}; pass another --data-dir or set GOODPUT_DATA_DIR`);
+}
+
+/**
+ * Why directory `dir` cannot be created (with its missing parents, `mode`) and written in (a
+ * file in the way, a read-only file system, no permission, a full disk); undefined when it is
+ * ready, created if it was missing. One level at a time, because Node's recursive mkdir loops for
+ * ever where a parent exists but refuses new entries with ENOENT (/proc).
+ */
+export function directoryProblem(dir: string, mode: number): string | undefined {
+  const missing: string[] = [];
+  let at = dir;
+  while (!existsSync(at)) {
+    missing.unshift(at);
+    const parent = dirname(at);
+    if (parent === at) break;
+    at = parent;
+  }
+  if (existsSync(at) && !statSync(at).isDirectory()) return `${at} is not a directory`;
+  for (const path of missing) {
+    try {
+      mkdirSync(path, { mode });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return `${path}: ${errnoReason(error)}`;
+    }
+  }
+  // Root may create a directory where it cannot write (a read-only mount holding it): try.
+  const probe = join(dir, `.goodput-write-test-${process.pid}`);
+  try {
+    closeSync(openSync(probe, 'w', 0o600));
+    rmSync(probe, { force: true });
+  } catch (error) {
+    return `cannot write in it (${errnoReason(error)})`;
+  }
+  return undefined;
+}
+
+function errnoReason(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
+  if (code === 'EROFS') return 'read-only file system';
+  if (code === 'ENOSPC' || code === 'EDQUOT') return 'no space left on the device';
+  return (error as Error).message;
 }
 
 /** Creates `path` as an empty 0600 file if missing (so that SQLite's -wal and -shm inherit 0600). */

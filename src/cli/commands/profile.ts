@@ -1,13 +1,14 @@
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { cpuSlots, parseGpuSelection, resolveDevices } from '../../backends/local/devices.js';
 import { deviceType } from '../../control/profile-book.js';
 import { usageError } from '../../core/errors.js';
 import { defaultDataDir } from '../../client/connect.js';
 import { numberFlag, parseFlags, type CliCommand } from '../command.js';
 import { checkMissingDashDash } from '../job-command.js';
-import { saveToDataDir, writeProfileFile, type ProfileFile } from '../../datadir/profile-file.js';
+import { outputDir, saveToDataDir, writeProfileFile, type ProfileFile } from '../../datadir/profile-file.js';
+import { makeDataDir } from '../../datadir/secure.js';
 import { runProfile, workDir } from '../profile/runner.js';
 import { defaultProfileKey, pythonScript } from '../../core/profile-key.js';
 import { sdkOf } from '../../control/plain-script.js';
@@ -66,6 +67,11 @@ what was measured (exit 130). 'goodput plan KEY|FILE' reads it.
     };
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
+    // Where the profile goes is checked before the sweep, not after minutes of measuring.
+    const out = values.out === undefined ? undefined : resolve(values.out);
+    const data_dir = resolve(values['data-dir'] ?? defaultDataDir());
+    if (out !== undefined) outputDir(out);
+    else makeDataDir(data_dir, 0o700);
     log(`profiling '${key}' on ${devices.length} ${gpu_type} device(s) for at most ${time_s} s`);
     // Only SDK scripts report; a script that visibly does not import goodput is told so up front,
     // and again in the error when it never reports (it may import the SDK through another module).
@@ -92,18 +98,26 @@ what was measured (exit 130). 'goodput plan KEY|FILE' reads it.
       return controller.signal.aborted ? 130 : 1;
     }
     let where: string;
-    if (values.out) {
-      where = resolve(values.out);
-      writeProfileFile(where, file);
-    } else {
-      const data_dir = resolve(values['data-dir'] ?? defaultDataDir());
-      await saveToDataDir(data_dir, key, profile, `profile-${basename(command[0]!)}-${Date.now()}`);
-      where = `${data_dir} (key '${key}', ${gpu_type})`;
+    try {
+      if (out !== undefined) {
+        writeProfileFile(out, file);
+        where = out;
+      } else {
+        await saveToDataDir(data_dir, key, profile, `profile-${basename(command[0]!)}-${Date.now()}`);
+        where = `${data_dir} (key '${key}', ${gpu_type})`;
+      }
+    } catch (error) {
+      // Checked before the sweep, but the disk can fill or the path change during it: what was
+      // measured is written to a file of its own rather than lost.
+      const rescue = join(tmpdir(), `goodput-profile-${key.replace(/[^A-Za-z0-9._-]/g, '_')}-${Date.now()}.json`);
+      writeProfileFile(rescue, file);
+      log(`error: could not store the profile in ${out ?? data_dir} (${(error as Error).message}); it is saved in ${rescue}: 'goodput plan ${rescue}' reads it`);
+      return 1;
     }
     if (values.json) console.log(JSON.stringify(file, null, 2));
     log(`${complete ? 'profile' : 'partial profile'} of '${key}': ${profile.points.length} configuration(s) at replicas ${[...new Set(profile.points.map((p) => p.num_replicas))].join(', ')}; stored in ${where}`);
     for (const note of profile.notes) log(`note: ${note}`);
-    log(`next: goodput plan ${values.out ? values.out : key}${values.out || !values['data-dir'] ? '' : ` --data-dir ${values['data-dir']}`}`);
+    log(`next: goodput plan ${values.out ?? key}${values.out || !values['data-dir'] ? '' : ` --data-dir ${values['data-dir']}`}`);
     return controller.signal.aborted ? 130 : 0;
   },
 };

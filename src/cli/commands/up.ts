@@ -1,6 +1,6 @@
 import { parsePortRange, type PortRange } from '../../backends/contract-env.js';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, openSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseGpuSelection, resolveDevices } from '../../backends/local/devices.js';
 import { defaultDataDir } from '../../client/connect.js';
@@ -8,6 +8,7 @@ import type { SlurmSettings } from '../../backends/slurm/compose.js';
 import { GoodputError, usageError } from '../../core/errors.js';
 import { startLiveDashboard } from '../../dashboard/live.js';
 import { DEFAULT_POLICY, dataFiles, refuseIfRunning, startServer } from '../../server/server.js';
+import { makeDataDir } from '../../datadir/secure.js';
 import { numberFlag, parseFlags, type CliCommand } from '../command.js';
 
 const flags = {
@@ -150,7 +151,7 @@ function slurmFlags(values: { backend?: string; partition?: string; account?: st
 async function detach(argv: readonly string[], data_dir: string): Promise<number> {
   // Refused here, not by the child: its error would go into the running server's log.
   refuseIfRunning(data_dir);
-  mkdirSync(data_dir, { recursive: true, mode: 0o700 });
+  makeDataDir(data_dir, 0o700);
   const logPath = join(data_dir, 'server.log');
   const fd = openSync(logPath, 'a', 0o600);
   const logStart = statSync(logPath).size;
