@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { GoodputError } from '../core/errors.js';
 import { highWaterPath, newestEventId, quickCheck, writeHighWater } from '../store/sqlite/durability.js';
+import { directoryProblem } from '../util/directory.js';
 import { createPrivateFile } from './secure.js';
 import { serverLockHolder } from './server-lock.js';
 
@@ -42,6 +43,8 @@ export async function backupStore(db_path: string, dest: string, options: { forc
   const target = backupTarget(dest);
   if (existsSync(target) && options.force !== true) throw new GoodputError('E_EXISTS', `${target} exists; pass --force to replace it, or name another file`);
   if (!existsSync(dirname(target))) throw new GoodputError('E_INPUT', `no directory ${dirname(target)} to write the backup into`);
+  const problem = directoryProblem(dirname(target), 0o700);
+  if (problem !== undefined) throw new GoodputError('E_OUTPUT', `cannot write the backup to ${target}: ${problem}; name another file`);
   const db = new Database(db_path, { fileMustExist: true });
   const tmp = `${target}.tmp`;
   try {

@@ -5,11 +5,12 @@
  * profile and the notes beside it in `planner-profiles.json` (the store has no column for them).
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { GoodputError } from '../core/errors.js';
 import { limitsSchema } from '../core/wire.js';
-import { createPrivateFile, directoryProblem, makeDataDir } from './secure.js';
+import { prepareOutput } from './output-file.js';
+import { createPrivateFile, makeDataDir } from './secure.js';
 import { fitPerfParams } from '../goodput/fit.js';
 import type { DeviceProfile, MemoryProfile } from '../model/plan-types.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
@@ -69,8 +70,7 @@ export function readProfileFile(path: string): ProfileFile {
 
 /** Creates the folder of profile file `path` if missing; E_OUTPUT saying why it cannot be written there. */
 export function outputDir(path: string): void {
-  const problem = directoryProblem(dirname(path), 0o777);
-  if (problem !== undefined) throw new GoodputError('E_OUTPUT', `cannot write the profile to ${path}: ${problem}; pass another --out`);
+  prepareOutput(path, 'the profile', 'pass another --out');
 }
 
 /** Writes a profile file atomically (rename over the old one); E_OUTPUT when its folder cannot hold it. */

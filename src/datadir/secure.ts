@@ -5,9 +5,10 @@
  * 0711 instead, so a replica running as its owner can reach its own job directory by path but
  * can list nothing; the secrets, the store and other jobs' directories stay closed to it.
  */
-import { chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { chmodSync, closeSync, lstatSync, openSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { GoodputError } from '../core/errors.js';
+import { directoryProblem } from '../util/directory.js';
 
 /** Mode of the data directory and of `jobs/`: private, or traversable (multi-user mode). */
 export function dataDirMode(multi_user: boolean): number {
@@ -42,54 +43,12 @@ export function secureDataDir(data_dir: string, multi_user: boolean): string[] {
 
 /**
  * Creates directory `dir` and its missing parents with `mode`, or refuses with E_DATA_DIR saying
- * why it cannot be the data directory ({@link directoryProblem}): the user's choice of path, not
+ * why it cannot be the data directory (directoryProblem, util/directory.ts): the user's choice of path, not
  * a bug.
  */
 export function makeDataDir(dir: string, mode: number): void {
   const problem = directoryProblem(dir, mode);
   if (problem !== undefined) throw new GoodputError('E_DATA_DIR', `cannot use ${dir} as the data directory: ${problem}; pass another --data-dir or set GOODPUT_DATA_DIR`);
-}
-
-/**
- * Why directory `dir` cannot be created (with its missing parents, `mode`) and written in (a
- * file in the way, a read-only file system, no permission, a full disk); undefined when it is
- * ready, created if it was missing. One level at a time, because Node's recursive mkdir loops for
- * ever where a parent exists but refuses new entries with ENOENT (/proc).
- */
-export function directoryProblem(dir: string, mode: number): string | undefined {
-  const missing: string[] = [];
-  let at = dir;
-  while (!existsSync(at)) {
-    missing.unshift(at);
-    const parent = dirname(at);
-    if (parent === at) break;
-    at = parent;
-  }
-  if (existsSync(at) && !statSync(at).isDirectory()) return `${at} is not a directory`;
-  for (const path of missing) {
-    try {
-      mkdirSync(path, { mode });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return `${path}: ${errnoReason(error)}`;
-    }
-  }
-  // Root may create a directory where it cannot write (a read-only mount holding it): try.
-  const probe = join(dir, `.goodput-write-test-${process.pid}`);
-  try {
-    closeSync(openSync(probe, 'w', 0o600));
-    rmSync(probe, { force: true });
-  } catch (error) {
-    return `cannot write in it (${errnoReason(error)})`;
-  }
-  return undefined;
-}
-
-function errnoReason(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code;
-  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
-  if (code === 'EROFS') return 'read-only file system';
-  if (code === 'ENOSPC' || code === 'EDQUOT') return 'no space left on the device';
-  return (error as Error).message;
 }
 
 /** Creates `path` as an empty 0600 file if missing (so that SQLite's -wal and -shm inherit 0600). */

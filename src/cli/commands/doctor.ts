@@ -1,5 +1,5 @@
-import { writeFile } from 'node:fs/promises';
-import { GoodputError, usageError } from '../../core/errors.js';
+import { writeOutputFile } from '../../datadir/output-file.js';
+import { usageError } from '../../core/errors.js';
 import { renderHtml } from '../../doctor/report/html.js';
 import { toJson } from '../../doctor/report/json.js';
 import { renderText } from '../../doctor/report/text.js';
@@ -47,13 +47,7 @@ export const doctorCommand: CliCommand = {
     if (positionals.length === 0) throw usageError("doctor: give at least one file or directory. See 'goodput doctor --help'.");
     const report = await runDoctor(positionals);
     for (const w of report.warnings) process.stderr.write(`goodput doctor: warning: ${w}\n`);
-    if (values.html) {
-      try {
-        await writeFile(values.html, renderHtml(report));
-      } catch (error) {
-        throw new GoodputError('E_OUTPUT', `doctor: cannot write ${values.html}: ${error instanceof Error ? error.message : String(error)}`);
-      }
-    }
+    if (values.html) writeOutputFile(values.html, renderHtml(report), 'the HTML report', 'pass another --html');
     process.stdout.write(values.json ? JSON.stringify(toJson(report), null, 2) + '\n' : renderText(report));
     return report.inputs.length === 0 ? 1 : 0;
   },

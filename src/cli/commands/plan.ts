@@ -1,7 +1,8 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { defaultDataDir } from '../../client/connect.js';
 import { GoodputError, usageError } from '../../core/errors.js';
+import { writeOutputFile } from '../../datadir/output-file.js';
 import type { PlanRequest } from '../../model/plan.js';
 import { planReport, type PlanReport } from '../../model/plan-report.js';
 import type { DeviceProfile } from '../../model/plan-types.js';
@@ -81,7 +82,7 @@ budget, the cheapest within the deadline, the knee of each type, and advice.
     } catch (error) {
       throw new GoodputError('E_INPUT', `plan: ${(error as Error).message}`);
     }
-    if (values.html) writeFileSync(values.html, renderPlanHtml(report));
+    if (values.html) writeOutputFile(values.html, renderPlanHtml(report), 'the HTML chart', 'pass another --html');
     console.log(values.json ? JSON.stringify(report, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v), 2) : renderPlan(report));
     return 0;
   },

@@ -1,6 +1,8 @@
 import type { CliCommand } from '../command.js';
 import { parseFlags } from '../command.js';
-import { usageError } from '../../core/errors.js';
+import { resolve } from 'node:path';
+import { GoodputError, usageError } from '../../core/errors.js';
+import { directoryProblem } from '../../util/directory.js';
 import { parsePolicyParams } from '../../policy/policy-params.js';
 import { policyNames } from '../../policy/registry.js';
 import { runParallel } from '../../sim/parallel.js';
@@ -75,6 +77,11 @@ export const simCommand: CliCommand = {
     });
     if (positionals.length > 0) throw usageError(`sim: unexpected argument '${positionals[0]}'. See 'goodput sim --help'.`);
     if (!values.policy) throw usageError(`sim: --policy is required; valid policies: ${policyNames().join(', ')}.`);
+    if (values.out !== undefined) {
+      // Checked before the simulation, which can take minutes, rather than failing at its first record.
+      const problem = directoryProblem(resolve(values.out), 0o777);
+      if (problem !== undefined) throw new GoodputError('E_OUTPUT', `sim: cannot write to --out ${values.out}: ${problem}; pass another --out`);
+    }
     if (values.cluster !== undefined) return runHeteroCommand('sim', values, [values.policy]);
     const policy_params = parsePolicyParams(requirePolicy(values.policy), values['policy-param'] ?? []);
     const settings = { ...clusterSettings('sim', values, values.policy), out_dir: values.out, policy_params };

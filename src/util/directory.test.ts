@@ -5,12 +5,14 @@
  * loops for ever on /proc/x.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { GoodputError } from '../core/errors.js';
-import { directoryProblem, makeDataDir } from './secure.js';
+import { prepareOutput, writeOutputFile } from '../datadir/output-file.js';
+import { makeDataDir } from '../datadir/secure.js';
+import { directoryProblem } from './directory.js';
 
 const root = mkdtempSync(join(tmpdir(), 'goodput-dirs-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -42,6 +44,24 @@ describe('directoryProblem / makeDataDir', () => {
     assert.throws(() => makeDataDir(join(file, 'data'), 0o700), (error: unknown) => {
       assert.ok(error instanceof GoodputError && error.code === 'E_DATA_DIR');
       assert.equal(error.message, `cannot use ${join(file, 'data')} as the data directory: ${file} is not a directory; pass another --data-dir or set GOODPUT_DATA_DIR`);
+      return true;
+    });
+  });
+
+  it('writeOutputFile makes the missing folder and writes; a file in the way is E_OUTPUT naming what and what to do', () => {
+    const path = join(root, 'reports', 'deep', 'r.html');
+    writeOutputFile(path, '<html>', 'the HTML report', 'pass another --html');
+    assert.equal(readFileSync(path, 'utf8'), '<html>');
+    const file = join(root, 'third-file');
+    writeFileSync(file, 'x');
+    assert.throws(() => prepareOutput(join(file, 'r.html'), 'the HTML report', 'pass another --html'), (error: unknown) => {
+      assert.ok(error instanceof GoodputError && error.code === 'E_OUTPUT');
+      assert.equal(error.message, `cannot write the HTML report to ${join(file, 'r.html')}: ${file} is not a directory; pass another --html`);
+      return true;
+    });
+    assert.throws(() => writeOutputFile(join(root, 'reports'), 'x', 'the HTML report', 'pass another --html'), (error: unknown) => {
+      assert.ok(error instanceof GoodputError && error.code === 'E_OUTPUT');
+      assert.match(error.message, /^cannot write the HTML report to .*reports: EISDIR: illegal operation on a directory.*; pass another --html$/);
       return true;
     });
   });
