@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { GoodputError } from '../core/errors.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { backupStore, restoreStore } from './backup.js';
 
@@ -38,5 +39,15 @@ describe('backup and restore leave nothing behind and overwrite nothing silently
     writeFileSync(bad, 'this is no sqlite file at all, just text'.repeat(100));
     assert.throws(() => restoreStore(db, bad, join(dir, 'data', 'server.pid')), /not a goodput store|damaged/);
     assert.deepEqual(readdirSync(join(dir, 'data')).filter((f) => f.includes('restore')), []);
+  });
+
+  it('restores into a data directory that does not exist yet (a new machine), and refuses a directory as the backup', async () => {
+    const file = join(dir, 'for-new-machine.sqlite');
+    await backupStore(db, file);
+    const fresh = join(dir, 'new-machine', 'data');
+    const restored = restoreStore(join(fresh, 'goodput.sqlite'), file, join(fresh, 'server.pid'));
+    assert.equal(restored.jobs, 1);
+    assert.equal(statSync(fresh).mode & 0o777, 0o700 & ~process.umask());
+    assert.throws(() => restoreStore(join(fresh, 'goodput.sqlite'), dir, join(fresh, 'server.pid')), (error: unknown) => error instanceof GoodputError && error.code === 'E_INPUT' && /is not a backup file/.test(error.message));
   });
 });

@@ -11,7 +11,7 @@ import Database from 'better-sqlite3';
 import { GoodputError } from '../core/errors.js';
 import { highWaterPath, newestEventId, quickCheck, writeHighWater } from '../store/sqlite/durability.js';
 import { directoryProblem } from '../util/directory.js';
-import { createPrivateFile } from './secure.js';
+import { createPrivateFile, makeDataDir } from './secure.js';
 import { serverLockHolder } from './server-lock.js';
 
 /** What a backup or restore did. */
@@ -70,6 +70,9 @@ export function restoreStore(db_path: string, src: string, server_lock: string):
   const pid = serverLockHolder(server_lock);
   if (pid !== undefined) throw new GoodputError('E_RUNNING', `a goodput server (pid ${pid}) uses this data directory; stop it before a restore`);
   if (!existsSync(src)) throw new GoodputError('E_INPUT', `no backup at ${src}`);
+  if (!statSync(src).isFile()) throw new GoodputError('E_INPUT', `${src} is not a backup file (a backup is one file written by 'goodput backup')`);
+  // A new machine's data directory does not exist yet: restoring a backup there is how it starts.
+  makeDataDir(dirname(db_path), 0o700);
   const tmp = `${db_path}.restore`;
   let copy: StoreCopy;
   try {

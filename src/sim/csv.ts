@@ -28,7 +28,7 @@ export function parseCsv(text: string, file: string, required: readonly string[]
   const header = lines[headerLine]!.split(',').map((h) => h.trim());
   for (const name of required) {
     if (!header.includes(name)) {
-      throw inputError(file, headerLine + 1, `missing column '${name}' (header is '${header.join(',')}'; expected columns ${required.join(',')})`);
+      throw inputError(file, headerLine + 1, `missing column '${name}' (header is '${printable(header.join(','))}'; expected columns ${required.join(',')})`);
     }
   }
   const rows: CsvRow[] = [];
@@ -68,4 +68,15 @@ export function numberCell(table: CsvTable, row: CsvRow, column: string, opts: {
     throw inputError(table.file, row.line, `column '${column}': ${text} is below the minimum ${opts.min}`);
   }
   return value;
+}
+
+/**
+ * `text` as it may be echoed in an error: at most `max` characters, control and invalid
+ * characters as '?'. A binary file passed by mistake must not fill the terminal with its bytes or
+ * send escape sequences to it.
+ */
+export function printable(text: string, max = 120): string {
+  // eslint-disable-next-line no-control-regex
+  const clean = text.replace(/[\u0000-\u001f\u007f-\u009f\ufffd]/g, '?');
+  return clean.length > max ? `${clean.slice(0, max)}... (${clean.length} characters)` : clean;
 }

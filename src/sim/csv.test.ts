@@ -1,0 +1,32 @@
+/** CSV errors quote what they found, but never a binary file's bytes in full. */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { GoodputError } from '../core/errors.js';
+import { parseCsv, printable } from './csv.js';
+
+describe('parseCsv errors', () => {
+  it('names the missing column and quotes a readable header as it is', () => {
+    assert.throws(() => parseCsv('name,time\nx,1\n', 'w.csv', ['name', 'time', 'application']), (error: unknown) => {
+      assert.ok(error instanceof GoodputError && error.code === 'E_INPUT');
+      assert.match(error.message, /w\.csv:1: missing column 'application' \(header is 'name,time'; expected columns name,time,application\)/);
+      return true;
+    });
+  });
+
+  it('quotes a binary header short and without control characters', () => {
+    const binary = String.fromCharCode(...Array.from({ length: 3000 }, (_, i) => (i * 37) % 256)) + '\x1b[2J';
+    assert.throws(() => parseCsv(binary, 'bin.dat', ['name']), (error: unknown) => {
+      assert.ok(error instanceof GoodputError);
+      assert.ok(error.message.length < 400, `${error.message.length} characters`);
+      assert.doesNotMatch(error.message, /[\u0000-\u001f\u007f-\u009f]/); // eslint-disable-line no-control-regex
+      assert.match(error.message, /\.\.\. \(\d+ characters\)'; expected columns name/);
+      return true;
+    });
+  });
+
+  it('printable keeps short text and marks what it cut', () => {
+    assert.equal(printable('a,b'), 'a,b');
+    assert.equal(printable('x'.repeat(10), 4), 'xxxx... (10 characters)');
+    assert.equal(printable('a\tb\u001b'), 'a?b?');
+  });
+});
