@@ -82,6 +82,8 @@ export function restoreStore(db_path: string, src: string, server_lock: string):
     for (const suffix of ['-wal', '-shm']) rmSync(tmp + suffix, { force: true });
   } catch (error) {
     removeCopy(tmp);
+    // The check ran on the copy; the user knows the file by the name they gave.
+    if (error instanceof GoodputError) throw new GoodputError(error.code, error.message.replace(tmp, src), error.exitCode);
     throw error;
   }
   for (const suffix of ['-wal', '-shm']) rmSync(db_path + suffix, { force: true });
