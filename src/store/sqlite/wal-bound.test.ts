@@ -2,7 +2,8 @@
  * The WAL must stay bounded: it grew without bound (319 MB next to a 22 MB database after 80k
  * reports): under a steady stream of commits the PASSIVE checkpoints never reach the end of the
  * WAL, so SQLite never starts it over. With the truncating checkpoint (threshold lowered to
- * 1 MiB here) the WAL stays near the threshold while many times more is written.
+ * 1 MiB here) the WAL stays within a small multiple of the threshold while many times more is
+ * written.
  */
 import { reportBatch } from '../report-batch.js';
 import assert from 'node:assert/strict';
@@ -42,6 +43,9 @@ describe('bounded WAL', () => {
     await store.close();
     assert.equal(step, 100_000, 'wrote every report in time');
     assert.ok(statSync(db).size > 8 << 20, `wrote ${statSync(db).size} bytes of database`);
-    assert.ok(peak < 6 << 20, `WAL peaked at ${(peak / 2 ** 20).toFixed(1)} MiB with a 1 MiB threshold`);
+    // Without the truncating checkpoint this loop's WAL peaks near 90 MiB; with it, 1.5 MiB on an
+    // idle machine and up to 7.2 MiB seen while the whole suite ran on 2 cores (the worker's timer
+    // falls behind the writer). 16 MiB keeps the test about the bound, not about the machine's load.
+    assert.ok(peak < 16 << 20, `WAL peaked at ${(peak / 2 ** 20).toFixed(1)} MiB with a 1 MiB threshold`);
   });
 });
