@@ -42,13 +42,16 @@ export function flagNames(options: Options): string[] {
 }
 
 /** Parses a numeric flag value, rejecting garbage with a message naming the flag. */
-export function numberFlag(command: string, flag: string, value: string | undefined, fallback: number, opts: { integer?: boolean; min?: number } = {}): number {
+export function numberFlag(command: string, flag: string, value: string | undefined, fallback: number, opts: { integer?: boolean; min?: number; max?: number; source?: string } = {}): number {
   if (value === undefined) return fallback;
   const parsed = Number(value);
-  if (value.trim() === '' || !Number.isFinite(parsed) || (opts.integer && !Number.isInteger(parsed)) || (opts.min !== undefined && parsed < opts.min)) {
+  if (value.trim() === '' || !Number.isFinite(parsed) || (opts.integer && !Number.isInteger(parsed)) || (opts.min !== undefined && parsed < opts.min) || (opts.max !== undefined && parsed > opts.max)) {
     const kind = opts.integer ? 'an integer' : 'a number';
-    const bound = opts.min !== undefined ? ` >= ${opts.min}` : '';
-    throw usageError(`${command}: --${flag} must be ${kind}${bound}, got '${value}'.`);
+    const bound = opts.min !== undefined && opts.max !== undefined ? ` from ${opts.min} to ${opts.max}` : opts.min !== undefined ? ` >= ${opts.min}` : opts.max !== undefined ? ` <= ${opts.max}` : '';
+    throw usageError(`${command}: ${opts.source ?? `--${flag}`} must be ${kind}${bound}, got '${value}'.`);
   }
   return parsed;
 }
+
+/** numberFlag's options for a TCP port (0: any free port). */
+export const PORT = { integer: true, min: 0, max: 65535 } as const;

@@ -51,6 +51,20 @@ describe('CLI conventions', () => {
     assert.match(r.stderr, /the command is one argument, 'python3 train\.py --lr 0\.1'.* -- python3 train\.py --lr 0\.1 /);
   });
 
+  it('refuses a port out of range and a server address that is not an http(s) URL as usage errors, naming their source', async () => {
+    const port = await runCli(['up', '--data-dir', join(root, 'never'), '--cpu-slots', '1', '--port', '99999']);
+    assert.equal(port.status, 2, port.stderr);
+    assert.match(port.stderr, /E_USAGE.*up: --port must be an integer from 0 to 65535, got '99999'/);
+    const env = await runCli(['up', '--data-dir', join(root, 'never'), '--cpu-slots', '1'], { GOODPUT_PORT: 'abc' });
+    assert.match(env.stderr, /up: GOODPUT_PORT must be an integer from 0 to 65535, got 'abc'/);
+    const flag = await runCli(['ls', '--server', 'ftp://x']);
+    assert.equal(flag.status, 2);
+    assert.match(flag.stderr, /--server 'ftp:\/\/x' is not an http\(s\) URL/);
+    const fromEnv = await runCli(['ls'], { GOODPUT_SERVER: 'localhost:7878' });
+    assert.match(fromEnv.stderr, /GOODPUT_SERVER 'localhost:7878' is not an http\(s\) URL/);
+    assert.doesNotMatch(fromEnv.stderr, /start it with 'goodput up'/);
+  });
+
   it('prints the version with -V and --version', async () => {
     const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
     for (const flag of ['-V', '--version']) assert.equal((await runCli([flag])).stdout.trim(), pkg.version);

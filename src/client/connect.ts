@@ -5,6 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { usageError } from '../core/errors.js';
 import { GoodputClient } from './client.js';
 
 /** Default data directory: $GOODPUT_DATA_DIR or ~/.goodput. */
@@ -23,6 +24,7 @@ export const connectionFlags = {
 export function connect(flags: { server?: string | undefined; token?: string | undefined; 'data-dir'?: string | undefined }): GoodputClient {
   const data_dir = resolve(flags['data-dir'] ?? defaultDataDir());
   let url = flags.server ?? process.env.GOODPUT_SERVER;
+  if (url) checkServerUrl(url, flags.server !== undefined ? '--server' : 'GOODPUT_SERVER');
   if (!url) {
     const file = join(data_dir, 'server.json');
     if (existsSync(file)) {
@@ -43,4 +45,18 @@ export function connect(flags: { server?: string | undefined; token?: string | u
     }
   }
   return new GoodputClient(url ?? 'http://127.0.0.1:7878', token);
+}
+
+/**
+ * Refuses (E_USAGE) a server address that is not an http(s) URL, naming where it came from: it
+ * would otherwise read as a server that is down ('start it with goodput up'), which it is not.
+ */
+function checkServerUrl(url: string, source: string): void {
+  let protocol: string | undefined;
+  try {
+    protocol = new URL(url).protocol;
+  } catch {
+    protocol = undefined;
+  }
+  if (protocol !== 'http:' && protocol !== 'https:') throw usageError(`${source} '${url}' is not an http(s) URL; give the server's address, e.g. http://127.0.0.1:7878`);
 }

@@ -9,7 +9,7 @@ import { GoodputError, usageError } from '../../core/errors.js';
 import { startLiveDashboard } from '../../dashboard/live.js';
 import { DEFAULT_POLICY, dataFiles, refuseIfRunning, startServer } from '../../server/server.js';
 import { makeDataDir } from '../../datadir/secure.js';
-import { numberFlag, parseFlags, type CliCommand } from '../command.js';
+import { numberFlag, parseFlags, PORT, type CliCommand } from '../command.js';
 
 const flags = {
   'data-dir': { type: 'string' },
@@ -90,8 +90,8 @@ Without --run-as-owner the server is single-user: every job runs as the server's
   async run(argv) {
     const { values } = parseFlags('up', argv, flags, false);
     const data_dir = resolve(values['data-dir'] ?? defaultDataDir());
-    const port = numberFlag('up', 'port', values.port ?? process.env.GOODPUT_PORT, 7878, { integer: true, min: 0 });
-    const dashboardPort = values['dashboard-port'] === 'off' ? undefined : numberFlag('up', 'dashboard-port', values['dashboard-port'], port === 0 ? 0 : 7879, { integer: true, min: 0 });
+    const port = numberFlag('up', 'port', values.port ?? process.env.GOODPUT_PORT, 7878, { ...PORT, ...(values.port === undefined ? { source: 'GOODPUT_PORT' } : {}) });
+    const dashboardPort = values['dashboard-port'] === 'off' ? undefined : numberFlag('up', 'dashboard-port', values['dashboard-port'], port === 0 ? 0 : 7879, PORT);
     const interval_s = numberFlag('up', 'interval-s', values['interval-s'], 60, { min: 0.1 });
     const grace_s = numberFlag('up', 'grace-s', values['grace-s'], 30, { min: 0 });
     let port_range: PortRange | undefined;

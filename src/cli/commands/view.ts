@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { usageError } from '../../core/errors.js';
 import { startDashboard } from '../../dashboard/server.js';
 import { loadSimRuns } from '../../dashboard/sim-runs.js';
-import { numberFlag, parseFlags, type CliCommand } from '../command.js';
+import { numberFlag, parseFlags, PORT, type CliCommand } from '../command.js';
 
 export const viewCommand: CliCommand = {
   name: 'view',
@@ -24,7 +24,7 @@ Example:
   async run(argv) {
     const { values, positionals } = parseFlags('view', argv, { port: { type: 'string' }, host: { type: 'string' } });
     if (positionals.length === 0) throw usageError("view: pass at least one run file written by 'goodput sim --out DIR'. See 'goodput view --help'.");
-    const port = numberFlag('view', 'port', values.port, 7880, { integer: true, min: 0 });
+    const port = numberFlag('view', 'port', values.port, 7880, PORT);
     const runs = loadSimRuns(positionals.map((p) => resolve(p)));
     const dashboard = await startDashboard({ host: values.host ?? '127.0.0.1', port, sim: { runs } });
     console.log(`goodput view: ${runs.length} run(s) on ${dashboard.url}/#/sim (Ctrl-C to stop)`);
