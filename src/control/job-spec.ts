@@ -48,6 +48,16 @@ export function validateJobSpec(input: unknown, default_workdir: string, source 
  * file is resolved against the file's directory; the default workdir is the caller's cwd.
  */
 export function readJobSpecFile(path: string, cwd: string): JobSpec {
+  return validateJobSpec(readJobSpecDocument(path, cwd), cwd, path);
+}
+
+/**
+ * A spec file's fields before validation (a relative `workdir` resolved against the file's
+ * directory), for a caller that completes them first: `goodput submit -J NAME job.yaml` names a
+ * job whose file has no name, and a command after `--` runs in the file's environment. E_INPUT
+ * when unreadable, E_SPEC when not YAML/JSON or not a mapping of fields.
+ */
+export function readJobSpecDocument(path: string, cwd: string): Record<string, unknown> {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -60,8 +70,10 @@ export function readJobSpecFile(path: string, cwd: string): JobSpec {
   } catch (error) {
     throw new GoodputError('E_SPEC', `${path}: not valid YAML/JSON: ${(error as Error).message}`);
   }
-  if (doc && typeof doc === 'object' && 'workdir' in doc && typeof doc.workdir === 'string' && !isAbsolute(doc.workdir)) {
-    doc = { ...doc, workdir: resolve(resolve(cwd, path, '..'), doc.workdir) };
+  if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) {
+    throw new GoodputError('E_SPEC', `${path} is invalid: expected a mapping of fields (command: [...], name: ...), got ${doc === null ? 'an empty document' : Array.isArray(doc) ? 'a list' : typeof doc}`);
   }
-  return validateJobSpec(doc, cwd, path);
+  const fields = { ...(doc as Record<string, unknown>) };
+  if (typeof fields.workdir === 'string' && !isAbsolute(fields.workdir)) fields.workdir = resolve(resolve(cwd, path, '..'), fields.workdir);
+  return fields;
 }

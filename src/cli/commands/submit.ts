@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import type { GoodputClient, JobSummary, JobSpecInput } from '../../client/client.js';
 import { connect, connectionFlags } from '../../client/connect.js';
-import { readJobSpecFile, validateJobSpec } from '../../control/job-spec.js';
+import { readJobSpecDocument, validateJobSpec } from '../../control/job-spec.js';
 import { GoodputError, usageError } from '../../core/errors.js';
 import type { JobSpec } from '../../store/types.js';
 import { numberFlag, parseFlags, type CliCommand } from '../command.js';
@@ -45,11 +45,15 @@ export function splitCommand(argv: readonly string[]): [string[], string[] | und
 /** The spec from a file and/or flags (flags win), validated; every bad field is named. */
 export function specFromFlags(cmd: string, values: JobFlagValues, file: string | undefined, command: string[] | undefined): JobSpec {
   const cwd = process.cwd();
-  const base: Record<string, unknown> = file ? { ...readJobSpecFile(file, cwd) } : {};
+  const base: Record<string, unknown> = file ? readJobSpecDocument(file, cwd) : {};
   if (command) base.command = command;
-  if (!base.command) throw usageError(`${cmd}: give a spec file or a command after '--'. See 'goodput ${cmd} --help'.`);
+  if (base.command === undefined) {
+    if (file) throw new GoodputError('E_SPEC', `${file} is invalid: command: missing (a list such as [python3, train.py]); or give the command after '--'`);
+    throw usageError(`${cmd}: give a spec file or a command after '--'. See 'goodput ${cmd} --help'.`);
+  }
   if (values.name !== undefined) base.name = values.name;
-  base.name ??= sanitizeName(basename((base.command as string[])[0] ?? 'job'));
+  const program = Array.isArray(base.command) && typeof base.command[0] === 'string' ? base.command[0] : 'job';
+  base.name ??= sanitizeName(basename(program));
   const num = (flag: keyof JobFlagValues, key: string, min: number) => {
     const v = values[flag];
     if (typeof v === 'string') base[key] = numberFlag(cmd, flag, v, 0, { integer: true, min });

@@ -1,0 +1,52 @@
+/**
+ * A spec file and the command line complete each other (flags win): a file without a name takes
+ * -J or the program's name, and a file without a command takes the one after '--'. Before, the
+ * file was validated alone first, so `goodput submit -J run1 job.yaml` failed on the name the
+ * flag was giving.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { GoodputError } from '../../core/errors.js';
+import { specFromFlags } from './submit.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'goodput-submit-spec-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+const file = (name: string, text: string): string => {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+};
+const specError = (code: string, pattern: RegExp) => (error: unknown): boolean => error instanceof GoodputError && error.code === code && pattern.test(error.message);
+
+describe('specFromFlags with a spec file', () => {
+  it('names a job whose file has no name after -J, else after its program', () => {
+    const nameless = file('nameless.yaml', 'command: [/usr/bin/python3, train.py]\nmax_replicas: 2\n');
+    assert.equal(specFromFlags('submit', { name: 'run1' }, nameless, undefined).name, 'run1');
+    const spec = specFromFlags('submit', {}, nameless, undefined);
+    assert.equal(spec.name, 'python3');
+    assert.equal(spec.max_replicas, 2);
+  });
+
+  it("runs the command after '--' in the environment of a file without a command", () => {
+    const envOnly = file('env-only.yaml', 'env: {HF_HOME: /data/hf}\nmax_replicas: 4\n');
+    const spec = specFromFlags('submit', {}, envOnly, ['python3', 'train.py']);
+    assert.deepEqual(spec.command, ['python3', 'train.py']);
+    assert.deepEqual(spec.env, { HF_HOME: '/data/hf' });
+    assert.equal(spec.max_replicas, 4);
+    assert.throws(() => specFromFlags('submit', {}, envOnly, undefined), specError('E_SPEC', /env-only\.yaml is invalid: command: missing .*or give the command after '--'/));
+  });
+
+  it('refuses a file that is not a mapping of fields, saying what it is', () => {
+    assert.throws(() => specFromFlags('submit', {}, file('list.yaml', '- python3\n- train.py\n'), undefined), specError('E_SPEC', /list\.yaml is invalid: expected a mapping of fields .*got a list/));
+    assert.throws(() => specFromFlags('submit', {}, file('empty.yaml', ''), undefined), specError('E_SPEC', /empty\.yaml is invalid: .*got an empty document/));
+    assert.throws(() => specFromFlags('submit', {}, file('string.yaml', 'python3 train.py\n'), undefined), specError('E_SPEC', /string\.yaml is invalid: .*got string/));
+  });
+
+  it('still names every bad field of the file once completed', () => {
+    assert.throws(() => specFromFlags('submit', {}, file('bad.yaml', 'command: python3 train.py\nmax_replica: 3\n'), undefined), specError('E_SPEC', /bad\.yaml is invalid: command: .*max_replica: unknown field/));
+  });
+});
