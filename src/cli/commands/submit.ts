@@ -107,10 +107,11 @@ export const submitCommand: CliCommand = {
   name: 'submit',
   options,
   summary: 'Submit a job to the goodput server',
-  help: `Usage: goodput submit <spec.yaml|spec.json> [options]
+  help: `Usage: goodput submit <spec.yaml|spec.json> [options] [-- <command> [args...]]
        goodput submit [options] -- <command> [args...]
 
-Job options (override the spec file):
+Job options (override the spec file, or complete it: a file may leave out the name or the
+command):
   -J, --name N           job name (default: the program's name)
   --min-replicas N       replicas the job needs to run at all (default 0)
   -n, --max-replicas N   most replicas (GPUs) the job may get (default 1); for a plain
