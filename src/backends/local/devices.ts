@@ -46,9 +46,14 @@ export type GpuSelection = 'auto' | number | readonly number[];
 /** Parses the `--gpus` flag (`auto`, `N` or `0,1,...`). */
 export function parseGpuSelection(value: string): GpuSelection {
   if (value === 'auto') return 'auto';
-  if (/^\d+$/.test(value)) return Number(value);
-  if (/^\d+(,\d+)*$/.test(value)) return value.split(',').map(Number);
-  throw new GoodputError('E_USAGE', `--gpus must be 'auto', a count or a list like 0,1,3; got '${value}'`, 2);
+  if (/^\d+$/.test(value)) {
+    // A count of none would leave the server or the sweep without a device, waiting for ever.
+    if (Number(value) === 0) throw new GoodputError('E_USAGE', `--gpus 0 selects no GPU (a single number is a count); for GPU 0 alone write --gpus 0, (a list of one index)`, 2);
+    return Number(value);
+  }
+  // A list; a trailing comma makes one index a list (--gpus 3, is GPU 3, --gpus 3 the first three).
+  if (/^\d+(,\d+)*,?$/.test(value)) return value.replace(/,$/, '').split(',').map(Number);
+  throw new GoodputError('E_USAGE', `--gpus must be 'auto', a count or a list of indices like 0,1,3 (one index: 3,); got '${value}'`, 2);
 }
 
 /**

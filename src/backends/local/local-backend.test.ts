@@ -163,6 +163,8 @@ describe('device discovery', () => {
     assert.deepEqual(parseGpuSelection('0,1'), [0, 1]);
     assert.equal(parseGpuSelection('2'), 2);
     assert.throws(() => parseGpuSelection('x'), /--gpus/);
+    assert.deepEqual(parseGpuSelection('3,'), [3], 'a trailing comma makes one index a list');
+    assert.throws(() => parseGpuSelection('0'), /--gpus 0 selects no GPU .*--gpus 0, \(a list of one index\)/);
     assert.deepEqual(resolveDevices([1], undefined, () => {}, () => gpus).map((g) => g.uuid), ['GPU-bbbb']);
     assert.throws(() => resolveDevices(3, undefined, () => {}, () => gpus), /only 2/);
     const warnings: string[] = [];

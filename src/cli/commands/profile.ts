@@ -9,6 +9,7 @@ import { numberFlag, parseFlags, type CliCommand } from '../command.js';
 import { checkMissingDashDash } from '../job-command.js';
 import { outputDir, saveToDataDir, writeProfileFile, type ProfileFile } from '../../datadir/profile-file.js';
 import { makeDataDir } from '../../datadir/secure.js';
+import { checkDevicesFree } from '../profile/held-devices.js';
 import { runProfile, workDir } from '../profile/runner.js';
 import { defaultProfileKey, pythonScript } from '../../core/profile-key.js';
 import { sdkOf } from '../../control/plain-script.js';
@@ -40,7 +41,7 @@ what was measured (exit 130). 'goodput plan KEY|FILE' reads it.
 
   --profile KEY      profile key (default: the script or module name, as 'goodput submit')
   --time-s N         wall-clock budget of the whole sweep (default 60)
-  --gpus SEL         auto | N | 0,1,...        --cpu-slots N   CPU slots instead of GPUs
+  --gpus SEL         auto | N (the first N) | 0,1,... (one GPU: 3,)   --cpu-slots N   CPU slots
   --out FILE         write the profile to FILE instead of the data directory
   --data-dir DIR     data directory (default $GOODPUT_DATA_DIR or ~/.goodput)
   --json             print the profile as JSON on stdout`,
@@ -72,6 +73,7 @@ what was measured (exit 130). 'goodput plan KEY|FILE' reads it.
     const data_dir = resolve(values['data-dir'] ?? defaultDataDir());
     if (out !== undefined) outputDir(out);
     else makeDataDir(data_dir, 0o700);
+    await checkDevicesFree(devices, values, log);
     log(`profiling '${key}' on ${devices.length} ${gpu_type} device(s) for at most ${time_s} s`);
     // Only SDK scripts report; a script that visibly does not import goodput is told so up front,
     // and again in the error when it never reports (it may import the SDK through another module).

@@ -50,7 +50,7 @@ killed resumes its job instead of starting a second one.
   --profile KEY      profile key (default: the script or module name, see 'goodput submit
                      --help'); a rerun with the same --data-dir starts from what earlier runs
                      of the key measured
-  --gpus SEL         auto | N | 0,1,...        --cpu-slots N   CPU slots instead of GPUs
+  --gpus SEL         auto | N (the first N) | 0,1,... (one GPU: 3,)   --cpu-slots N   CPU slots
   --policy NAME      scheduling policy (default goodput)
   --interval-s S     seconds between scheduling rounds (default 30)
   --grace-s S        seconds to checkpoint after SIGTERM (default 30)

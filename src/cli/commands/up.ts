@@ -50,6 +50,7 @@ export const upCommand: CliCommand = {
                      is 0; 0 = any free port; off = no dashboard); its URL is written to
                      DIR/dashboard.json; see docs/dashboard.md
   --gpus SEL         auto (default: every GPU nvidia-smi lists), N (the first N) or 0,1,...
+                     (indices; one GPU alone: 3,)
   --cpu-slots N      use N CPU slots instead of GPUs (machines without GPUs, CI, demos)
   --policy NAME      scheduling policy (default goodput)
   --policy-param K=V set a tunable knob of the policy (repeatable; goodput's knobs are listed
