@@ -1,7 +1,8 @@
 /**
- * `goodput profile` beside a running `goodput up` on the same machine: a GPU held by one of its
- * jobs is refused (the profile would measure the contention, and both may not fit in memory),
- * a free one is used, and CPU slots get a warning. The machine's two GPUs are a recorded
+ * `goodput profile` and `goodput run` beside a running `goodput up` on the same machine: a GPU
+ * held by one of its jobs is refused when chosen and left out on 'auto' (a profile would measure
+ * the contention, and both may not fit in memory), a free one is used, and CPU slots get a
+ * warning. The machine's two GPUs are a recorded
  * `nvidia-smi` output first on PATH (test-support/control/nvidia-smi-captures.ts); the job is a
  * real trainer process and the profiled script speaks the report contract (no GPU is touched).
  */
@@ -23,7 +24,7 @@ after(() => {
 });
 
 describe('goodput profile beside a running server', () => {
-  it('refuses a GPU a job holds, naming a free one, and uses the free one', { timeout: 120_000 }, async () => {
+  it('refuses a GPU a job holds, naming a free one, and uses the free one; goodput run leaves it out', { timeout: 120_000 }, async () => {
     fakeNvidiaSmi(bin, queryOutput(['h100', 'h100']));
     const env = { PATH: `${bin}:${process.env.PATH ?? ''}` };
     const server = await startServerProcess(data_dir, ['--interval-s', '1', '--grace-s', '2'], env);
@@ -47,7 +48,16 @@ describe('goodput profile beside a running server', () => {
 
     const cpu = await runCli(['profile', '--data-dir', data_dir, '--cpu-slots', '1', '--time-s', '20', '--out', join(data_dir, 'c.json'), '--', '/usr/bin/python3', script], env);
     assert.equal(cpu.status, 0, cpu.stderr);
-    assert.match(cpu.stderr, /warning: the goodput server at .* runs jobs on 1 device\(s\) of this machine: they share its CPUs with the profile/);
+    assert.match(cpu.stderr, /warning: the goodput server at .* runs jobs on 1 device\(s\) of this machine: they share its CPUs, and step times will be slower for it/);
+
+    // goodput run with its own server: on 'auto' it leaves the held GPU to the job that has it.
+    const run = await runCli(['run', '--interval-s', '1', '--data-dir', join(data_dir, 'run'), '--', process.execPath, '-e', 'console.log("visible " + process.env.CUDA_VISIBLE_DEVICES)'], { ...env, GOODPUT_DATA_DIR: data_dir });
+    assert.equal(run.status, 0, run.stderr);
+    assert.match(run.stderr, new RegExp(`GPU\\(s\\) ${held} are in use by jobs of the goodput server at .*: using ${free}`));
+    assert.match(run.stdout, new RegExp(`^visible ${free}$`, 'm'));
+    const runHeld = await runCli(['run', '--gpus', `${held},`, '--data-dir', join(data_dir, 'run'), '--', process.execPath, '-e', '0'], { ...env, GOODPUT_DATA_DIR: data_dir });
+    assert.equal(runHeld.status, 1);
+    assert.match(runHeld.stderr, /E_DEVICES/);
     await server.client.cancel(job.id);
   });
 });

@@ -9,7 +9,7 @@ import { numberFlag, parseFlags, type CliCommand } from '../command.js';
 import { checkMissingDashDash } from '../job-command.js';
 import { outputDir, saveToDataDir, writeProfileFile, type ProfileFile } from '../../datadir/profile-file.js';
 import { makeDataDir } from '../../datadir/secure.js';
-import { checkDevicesFree } from '../profile/held-devices.js';
+import { withoutHeldDevices } from '../profile/held-devices.js';
 import { runProfile, workDir } from '../profile/runner.js';
 import { defaultProfileKey, pythonScript } from '../../core/profile-key.js';
 import { sdkOf } from '../../control/plain-script.js';
@@ -56,9 +56,8 @@ what was measured (exit 130). 'goodput plan KEY|FILE' reads it.
     const time_s = numberFlag('profile', 'time-s', values['time-s'], 60, { min: 1 });
     const cpu = values['cpu-slots'] === undefined ? undefined : numberFlag('profile', 'cpu-slots', values['cpu-slots'], 1, { integer: true, min: 1 });
     const log = (line: string): void => void process.stderr.write(`goodput: ${line}\n`);
-    const devices = cpu === undefined && values.gpus === undefined ? resolveDevices('auto', undefined, log) : cpu !== undefined ? cpuSlots(cpu) : resolveDevices(parseGpuSelection(values.gpus!), undefined, log);
+    const resolved = cpu === undefined && values.gpus === undefined ? resolveDevices('auto', undefined, log) : cpu !== undefined ? cpuSlots(cpu) : resolveDevices(parseGpuSelection(values.gpus!), undefined, log);
     const key = values.profile ?? defaultProfileKey(command);
-    const gpu_type = deviceType(devices[0]);
     const controller = new AbortController();
     const onSignal = (): void => {
       if (controller.signal.aborted) return;
@@ -73,7 +72,8 @@ what was measured (exit 130). 'goodput plan KEY|FILE' reads it.
     const data_dir = resolve(values['data-dir'] ?? defaultDataDir());
     if (out !== undefined) outputDir(out);
     else makeDataDir(data_dir, 0o700);
-    await checkDevicesFree(devices, values, log);
+    const devices = await withoutHeldDevices(resolved, values.gpus !== undefined && values.gpus !== 'auto', values, log);
+    const gpu_type = deviceType(devices[0]);
     log(`profiling '${key}' on ${devices.length} ${gpu_type} device(s) for at most ${time_s} s`);
     // Only SDK scripts report; a script that visibly does not import goodput is told so up front,
     // and again in the error when it never reports (it may import the SDK through another module).

@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { parseGpuSelection, resolveDevices } from '../../backends/local/devices.js';
 import { killGroup } from '../../backends/local/process-info.js';
 import { replicaLogPath } from '../../backends/run-files.js';
+import { withoutHeldDevices } from '../profile/held-devices.js';
 import { GoodputError, usageError } from '../../core/errors.js';
 import type { JobSpec } from '../../core/job-spec.js';
 import { DEFAULT_POLICY, startServer, type RunningServer } from '../../server/server.js';
@@ -66,7 +67,8 @@ killed resumes its job instead of starting a second one.
     const data_dir = values['data-dir'] ? resolve(values['data-dir']) : mkdtempSync(join(tmpdir(), 'goodput-run-'));
     const cpu = values['cpu-slots'] === undefined ? undefined : numberFlag('run', 'cpu-slots', values['cpu-slots'], 1, { integer: true, min: 1 });
     const log = (line: string) => console.error(`goodput: ${line}`);
-    const devices = resolveDevices(parseGpuSelection(values.gpus ?? 'auto'), cpu, log);
+    // Not the GPUs of another goodput server's jobs (its data directory is the default one, not this run's).
+    const devices = await withoutHeldDevices(resolveDevices(parseGpuSelection(values.gpus ?? 'auto'), cpu, log), values.gpus !== undefined && values.gpus !== 'auto', {}, log);
     const grace_s = numberFlag('run', 'grace-s', values['grace-s'], 30, { min: 0 });
     const server = await startServer({
       data_dir, host: '127.0.0.1', port: 0, devices, policy: values.policy ?? DEFAULT_POLICY,

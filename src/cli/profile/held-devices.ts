@@ -1,7 +1,8 @@
 /**
- * Whether a goodput server on this machine already runs jobs on the devices a profile is about to
- * use: a GPU shared with a training job slows both and may not hold both in memory, so the
- * profile's figures would describe the contention, not the script.
+ * Whether a goodput server on this machine already runs jobs on the devices `goodput profile` or
+ * `goodput run` is about to use: a GPU shared with a training job slows both and may not hold
+ * both in memory, so a profile would describe the contention, not the script, and a run would
+ * fight the server's job.
  */
 import type { NodeView } from '../../api/views.js';
 import type { DeviceInfo } from '../../backends/backend.js';
@@ -12,31 +13,37 @@ import { GoodputError } from '../../core/errors.js';
 const LOCAL_NODE = 'local';
 
 /**
- * Refuses (E_DEVICES) GPUs in `devices` that jobs of the server of the data directory (or
- * GOODPUT_SERVER) hold on this machine; warns through `warn` when CPU slots are asked for while
- * that server runs jobs here. Silent when no server answers: nothing is known to share them.
+ * `devices` without the GPUs that jobs of the server of `flags`' data directory (or
+ * GOODPUT_SERVER) hold on this machine. GPUs the user chose (`chosen`) are refused (E_DEVICES,
+ * naming the job and the free GPUs) instead of being dropped, as is an 'auto' choice that leaves
+ * none; CPU slots beside that server's running jobs get a warning through `warn`. Unchanged
+ * when no server answers: nothing is known to share them.
  */
-export async function checkDevicesFree(devices: readonly DeviceInfo[], flags: { 'data-dir'?: string | undefined }, warn: (line: string) => void): Promise<void> {
+export async function withoutHeldDevices(devices: readonly DeviceInfo[], chosen: boolean, flags: { 'data-dir'?: string | undefined }, warn: (line: string) => void): Promise<DeviceInfo[]> {
   const client = connect(flags);
   let nodes: NodeView[];
   try {
     nodes = await client.nodes();
   } catch {
-    return;
+    return [...devices];
   }
   const local = nodes.filter((n) => n.name === LOCAL_NODE).flatMap((n) => n.devices);
-  const clash = devices.filter((d) => d.kind === 'gpu').flatMap((d) => local.filter((v) => v.kind === 'gpu' && v.index === d.index && v.busy));
-  if (clash.length > 0) {
-    const which = clash.map((v) => `GPU ${v.index} (${v.job === null ? "another user's job" : `job ${v.job}`})`).join(', ');
+  const heldBy = (d: DeviceInfo) => (d.kind === 'gpu' ? local.find((v) => v.kind === 'gpu' && v.index === d.index && v.busy) : undefined);
+  const held = devices.filter((d) => heldBy(d) !== undefined);
+  const rest = devices.filter((d) => heldBy(d) === undefined);
+  if (held.length > 0 && (chosen || rest.length === 0)) {
+    const which = held.map((d) => `GPU ${d.index} (${heldBy(d)?.job ? `job ${heldBy(d)?.job}` : "another user's job"})`).join(', ');
     const free = local.filter((v) => v.kind === 'gpu' && !v.busy).map((v) => v.index);
     throw new GoodputError(
       'E_DEVICES',
-      `${which} ${clash.length === 1 ? 'is' : 'are'} in use by the goodput server at ${client.base_url}: a profile there would measure the contention, not the script. ` +
-        (free.length > 0 ? `Pass --gpus ${free.join(',')}${free.length === 1 ? ',' : ''} (free now), or profile once the job${clash.length === 1 ? ' is' : 's are'} done.` : 'Profile once a GPU is free (goodput nodes shows them).'),
+      `${which} ${held.length === 1 ? 'is' : 'are'} in use by the goodput server at ${client.base_url}: sharing ${held.length === 1 ? 'it' : 'them'} would slow both and may not fit in memory. ` +
+        (free.length > 0 ? `Pass --gpus ${free.join(',')}${free.length === 1 ? ',' : ''} (free now), or wait until ${held.length === 1 ? 'it is' : 'they are'} free.` : 'Wait until a GPU is free (goodput nodes shows them), or submit the job to that server.'),
     );
   }
+  if (held.length > 0) warn(`GPU(s) ${held.map((d) => d.index).join(',')} are in use by jobs of the goodput server at ${client.base_url}: using ${rest.map((d) => d.index).join(',')}`);
   const busy = local.filter((v) => v.busy).length;
-  if (devices.some((d) => d.kind === 'cpu') && busy > 0) {
-    warn(`warning: the goodput server at ${client.base_url} runs jobs on ${busy} device(s) of this machine: they share its CPUs with the profile, whose step times will be slower for it`);
+  if (rest.some((d) => d.kind === 'cpu') && busy > 0) {
+    warn(`warning: the goodput server at ${client.base_url} runs jobs on ${busy} device(s) of this machine: they share its CPUs, and step times will be slower for it`);
   }
+  return rest;
 }
