@@ -43,8 +43,8 @@ export function secureDataDir(data_dir: string, multi_user: boolean): string[] {
 
 /**
  * Creates directory `dir` and its missing parents with `mode`, or refuses with E_DATA_DIR saying
- * why it cannot be the data directory (directoryProblem, util/directory.ts): the user's choice of path, not
- * a bug.
+ * why it cannot be the data directory (directoryProblem, util/directory.ts): a path the user
+ * chose, not a bug.
  */
 export function makeDataDir(dir: string, mode: number): void {
   const problem = directoryProblem(dir, mode);
