@@ -140,6 +140,22 @@ describe('goodput doctor (CLI, end to end)', () => {
     assert.match(r.stderr, /no-such-run: no such file or directory/);
   });
 
+  it('an empty profiler trace is "no-data" with a non-zero exit, not "healthy"', () => {
+    const empty = join(tmp, 'empty-trace.json');
+    writeFileSync(empty, JSON.stringify({ schemaVersion: 1, traceEvents: [] }));
+    const json = doctor(empty, '--json');
+    assert.equal(json.status, 1, json.stderr);
+    assert.equal((JSON.parse(json.stdout) as JsonReport).verdict, 'no-data');
+    const text = doctor(empty);
+    assert.equal(text.status, 1);
+    assert.match(text.stdout, /Limiting resource: unknown: the inputs hold no measured activity/);
+    assert.match(text.stdout, /trace\.no-gpu-activity/);
+    // Beside a real trace the empty one no longer decides the verdict.
+    const both = doctor(empty, join(fixtures, 'pytorch-traces', 'v100-ddp1-gpu-bound.rank0.json.gz'), '--json');
+    assert.equal(both.status, 0, both.stderr);
+    assert.notEqual((JSON.parse(both.stdout) as JsonReport).verdict, 'no-data');
+  });
+
   it('a directory of unrelated runs: one verdict per run, counts that match the numbered list, findings merged per GPU', () => {
     const dir = join(tmp, 'runs');
     mkdirSync(dir);

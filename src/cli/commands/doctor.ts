@@ -49,6 +49,7 @@ export const doctorCommand: CliCommand = {
     for (const w of report.warnings) process.stderr.write(`goodput doctor: warning: ${w}\n`);
     if (values.html) writeOutputFile(values.html, renderHtml(report), 'the HTML report', 'pass another --html');
     process.stdout.write(values.json ? JSON.stringify(toJson(report), null, 2) + '\n' : renderText(report));
-    return report.inputs.length === 0 ? 1 : 0;
+    // Nothing analysed, or nothing measured in what was read: not a pass for a script gating on it.
+    return report.inputs.length === 0 || report.verdict === 'no-data' ? 1 : 0;
   },
 };

@@ -1,7 +1,7 @@
 /** The resource a finding says limits the run. */
 export type Bottleneck =
   | 'gpu-compute' | 'cpu-compute' | 'compute' | 'gpu-memory' | 'input-pipeline' | 'host-overhead' | 'sync-points'
-  | 'host-device-copy' | 'communication' | 'cpu-contention' | 'system' | 'healthy';
+  | 'host-device-copy' | 'communication' | 'cpu-contention' | 'system' | 'healthy' | 'no-data';
 
 export type Severity = 'critical' | 'warning' | 'info';
 

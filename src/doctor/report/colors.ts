@@ -27,6 +27,7 @@ export const BOTTLENECK_COLOR: Readonly<Record<Bottleneck, string>> = {
   'cpu-contention': '#ff9da7',
   system: '#79706e',
   healthy: '#76b7b2',
+  'no-data': IDLE_COLOR,
 };
 
 /** Colours for series that are not causes (one line per GPU), none of them a cause colour. */

@@ -84,16 +84,23 @@ export interface DoctorReport {
   readonly horovod: HorovodTimeline[];
   readonly steps: RankStepSummary[];
   readonly findings: Finding[];
-  /** The resource that limits the run most, by summed estimated impact; "healthy" when nothing stands out. */
+  /** The resource that limits the run most, by summed estimated impact; "healthy" when nothing stands out, "no-data" when nothing was measured. */
   readonly verdict: Bottleneck;
   /** Verdict per run (see RunVerdict), in input order. */
   readonly runs: readonly RunVerdict[];
 }
 
 /**
+ * Findings that say an input held nothing to measure. When they are all there is, the verdict is
+ * "no-data", not "healthy": a script gating on the verdict must not pass an empty trace.
+ */
+const NO_DATA_FINDINGS: ReadonlySet<string> = new Set(['trace.no-gpu-activity']);
+
+/**
  * Picks the limiting resource: the bottleneck with the largest summed impact over the issues
  * (warnings, critical) when that reaches 5%; else the compute-bound note's (compute is the largest
- * share and nothing needs fixing); else "healthy". Pure.
+ * share and nothing needs fixing); else "no-data" when every finding says its input held nothing
+ * to measure; else "healthy". Pure.
  */
 export function verdictOf(findings: readonly Finding[]): Bottleneck {
   const byKind = new Map<Bottleneck, number>();
@@ -101,7 +108,8 @@ export function verdictOf(findings: readonly Finding[]): Bottleneck {
   const best = [...byKind.entries()].sort((a, b) => b[1] - a[1])[0];
   if (best && best[1] >= 5) return best[0];
   const compute = [...findings].filter((f) => f.id.endsWith('.compute-bound')).sort((a, b) => b.impact_pct - a.impact_pct)[0];
-  return compute ? compute.bottleneck : 'healthy';
+  if (compute) return compute.bottleneck;
+  return findings.length > 0 && findings.every((f) => NO_DATA_FINDINGS.has(f.id)) ? 'no-data' : 'healthy';
 }
 
 /** Plain words for each bottleneck. */
@@ -118,4 +126,5 @@ export const BOTTLENECK_TEXT: Readonly<Record<Bottleneck, string>> = {
   communication: 'communication / network',
   system: 'system configuration',
   healthy: 'nothing stands out',
+  'no-data': 'unknown: the inputs hold no measured activity (see the notes)',
 };
