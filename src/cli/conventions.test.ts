@@ -83,6 +83,21 @@ describe('CLI conventions', () => {
     assert.equal(cancel.status, 1);
     assert.match(cancel.stderr, new RegExp(`error\\[E_CONFLICT\\]: job ${job.id} \\(quick\\) already succeeded at \\S+; there is nothing to cancel`));
     assert.doesNotMatch(cancel.stderr, /cannot cancelled/);
+    // A job that has not started says so in place of a log; one cancel takes several jobs.
+    const sleeper = [process.execPath, '-e', 'setTimeout(() => {}, 60000)'];
+    const ids: string[] = [];
+    const submitLong = async (name: string) => ids.push((JSON.parse((await runCli(['submit', '-J', name, '-n', '2', '--min-replicas', '2', '--json', '--data-dir', data_dir, '--', ...sleeper])).stdout) as { id: string }).id);
+    await submitLong('long1'); // needs both slots
+    await waitFor('long1 to run', 30_000, async () => JSON.parse((await runCli(['show', 'long1', '--json', '--data-dir', data_dir])).stdout).state === 'running');
+    await submitLong('long2'); // queued behind it
+    const queued = await runCli(['logs', 'long2', '--data-dir', data_dir]);
+    assert.equal(queued.status, 0, queued.stderr);
+    assert.equal(queued.stdout, '');
+    assert.match(queued.stderr, /job long2 is queued: replica 0 has written no log yet \(its log appears once it runs; -f waits for it\)/);
+    const many = await runCli(['cancel', 'long1', 'long2', 'nosuchjob', '--data-dir', data_dir]);
+    assert.equal(many.status, 1, 'one of them could not be cancelled');
+    assert.match(many.stdout, new RegExp(`cancelled job ${ids[0]} \\(long1\\)\ncancelled job ${ids[1]} \\(long2\\)`));
+    assert.match(many.stderr, /nosuchjob: error\[E_NOT_FOUND\]/);
     const down = await runCli(['down', '--data-dir', data_dir]);
     assert.equal(down.status, 0, down.stderr);
     assert.match(down.stdout, new RegExp(`stopped the goodput server \\(pid ${pid}\\)`));

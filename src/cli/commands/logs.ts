@@ -19,6 +19,10 @@ then exits 1 when the job failed (0 otherwise), so scripts can wait on a job wit
     for (;;) {
       const chunk = await client.logs(positionals[0]!, replica, offset);
       if (chunk.text) process.stdout.write(chunk.text);
+      // An empty answer would look like a silent script; say when there is no log yet and why.
+      if (offset === 0 && !chunk.text && !isTerminal(chunk.state as JobState)) {
+        console.error(`goodput: job ${positionals[0]} is ${chunk.state}: replica ${replica} has written no log yet${values.follow ? '; waiting for it' : " (its log appears once it runs; -f waits for it)"}`);
+      }
       offset = chunk.next_offset;
       if (!values.follow) return 0;
       if (!chunk.text && isTerminal(chunk.state as JobState)) {
