@@ -28,11 +28,11 @@ export async function withoutHeldDevices(devices: readonly DeviceInfo[], chosen:
     return [...devices];
   }
   const local = nodes.filter((n) => n.name === LOCAL_NODE).flatMap((n) => n.devices);
-  const heldBy = (d: DeviceInfo) => (d.kind === 'gpu' ? local.find((v) => v.kind === 'gpu' && v.index === d.index && v.busy) : undefined);
-  const held = devices.filter((d) => heldBy(d) !== undefined);
-  const rest = devices.filter((d) => heldBy(d) === undefined);
+  const holders = devices.map((d) => ({ device: d, holder: d.kind === 'gpu' ? local.find((v) => v.kind === 'gpu' && v.index === d.index && v.busy) : undefined }));
+  const held = holders.filter((h) => h.holder !== undefined);
+  const rest = holders.filter((h) => h.holder === undefined).map((h) => h.device);
   if (held.length > 0 && (chosen || rest.length === 0)) {
-    const which = held.map((d) => `GPU ${d.index} (${heldBy(d)?.job ? `job ${heldBy(d)?.job}` : "another user's job"})`).join(', ');
+    const which = held.map(({ device, holder }) => `GPU ${device.index} (${holder?.job ? `job ${holder.job}` : "another user's job"})`).join(', ');
     const free = local.filter((v) => v.kind === 'gpu' && !v.busy).map((v) => v.index);
     throw new GoodputError(
       'E_DEVICES',
@@ -40,7 +40,7 @@ export async function withoutHeldDevices(devices: readonly DeviceInfo[], chosen:
         (free.length > 0 ? `Pass --gpus ${free.join(',')}${free.length === 1 ? ',' : ''} (free now), or wait until ${held.length === 1 ? 'it is' : 'they are'} free.` : 'Wait until a GPU is free (goodput nodes shows them), or submit the job to that server.'),
     );
   }
-  if (held.length > 0) warn(`GPU(s) ${held.map((d) => d.index).join(',')} are in use by jobs of the goodput server at ${client.base_url}: using ${rest.map((d) => d.index).join(',')}`);
+  if (held.length > 0) warn(`GPU(s) ${held.map((h) => h.device.index).join(',')} are in use by jobs of the goodput server at ${client.base_url}: using ${rest.map((d) => d.index).join(',')}`);
   const busy = local.filter((v) => v.busy).length;
   if (rest.some((d) => d.kind === 'cpu') && busy > 0) {
     warn(`warning: the goodput server at ${client.base_url} runs jobs on ${busy} device(s) of this machine: they share its CPUs, and step times will be slower for it`);
