@@ -1,3 +1,4 @@
+import { CsvError, parse } from 'csv-parse/sync';
 import { inputError } from '../core/errors.js';
 
 /** One data row of a CSV file with its 1-based line number (for error messages). */
@@ -15,31 +16,47 @@ export interface CsvTable {
   column(name: string): number;
 }
 
+interface ParsedRecord {
+  record: string[];
+  info: { lines: number };
+}
+
 /**
- * Parses a simple comma-separated file (no quoting: the trace and workload files never quote).
- * Every `required` column must be present in the header, else an E_INPUT error naming the file
- * and line 1; a row with the wrong number of cells is an error naming its line.
+ * Parses a comma-separated file as users export them (RFC 4180 quoting, a byte-order mark, CRLF
+ * or LF line ends, spaces around cells, blank lines). Every `required` column must be present in
+ * the header, else an E_INPUT error naming the file and line 1; a row with the wrong number of
+ * cells, or broken quoting, is an E_INPUT error naming its line. `line` is where a row ends.
  */
 export function parseCsv(text: string, file: string, required: readonly string[] = []): CsvTable {
-  const lines = text.split(/\r?\n/);
-  let headerLine = 0;
-  while (headerLine < lines.length && lines[headerLine]!.trim() === '') headerLine++;
-  if (headerLine >= lines.length) throw inputError(file, undefined, 'the file is empty; expected a header line');
-  const header = lines[headerLine]!.split(',').map((h) => h.trim());
-  for (const name of required) {
-    if (!header.includes(name)) {
-      throw inputError(file, headerLine + 1, `missing column '${name}' (header is '${printable(header.join(','))}'; expected columns ${required.join(',')})`);
-    }
+  let records: ParsedRecord[];
+  try {
+    records = parse(text, {
+      bom: true,
+      info: true,
+      trim: true,
+      relax_column_count: true,
+      skip_empty_lines: true,
+      skip_records_with_empty_values: true,
+      record_delimiter: ['\r\n', '\n', '\r'],
+    }) as unknown as ParsedRecord[];
+  } catch (error) {
+    if (!(error instanceof CsvError)) throw error;
+    // A wrong file (binary, another format) is better named by its header than by its quotes.
+    const firstLine = text.split(/\r?\n/).find((l) => l.trim() !== '') ?? '';
+    checkHeader(file, 1, firstLine.split(',').map((h) => h.trim()), required);
+    const line = typeof error.lines === 'number' ? error.lines : undefined;
+    throw inputError(file, line, `not a valid CSV file: ${printable(error.message.replace(/ at line \d+/, ''))}`);
   }
+  const [headerRecord, ...dataRecords] = records;
+  if (headerRecord === undefined) throw inputError(file, undefined, 'the file is empty; expected a header line');
+  const header = headerRecord.record;
+  checkHeader(file, headerRecord.info.lines, header, required);
   const rows: CsvRow[] = [];
-  for (let i = headerLine + 1; i < lines.length; i++) {
-    const raw = lines[i]!;
-    if (raw.trim() === '') continue;
-    const cells = raw.split(',').map((c) => c.trim());
+  for (const { record: cells, info } of dataRecords) {
     if (cells.length !== header.length) {
-      throw inputError(file, i + 1, `expected ${header.length} comma-separated values (${header.join(',')}), got ${cells.length}`);
+      throw inputError(file, info.lines, `expected ${header.length} comma-separated values (${header.join(',')}), got ${cells.length}`);
     }
-    rows.push({ line: i + 1, cells });
+    rows.push({ line: info.lines, cells });
   }
   const index = new Map(header.map((h, i) => [h, i]));
   return {
@@ -52,6 +69,14 @@ export function parseCsv(text: string, file: string, required: readonly string[]
       return at;
     },
   };
+}
+
+function checkHeader(file: string, line: number, header: readonly string[], required: readonly string[]): void {
+  for (const name of required) {
+    if (!header.includes(name)) {
+      throw inputError(file, line, `missing column '${name}' (header is '${printable(header.join(','))}'; expected columns ${required.join(',')})`);
+    }
+  }
 }
 
 /** Parses one numeric cell; garbage is an E_INPUT error naming file, line and column. */
