@@ -241,10 +241,13 @@ async function start(o: ServerOptions): Promise<RunningServer> {
     const retentionTimer = setInterval(sweep, RETENTION_EVERY_MS).unref();
     sweep();
     // The recovery reserve (datadir/reserve.ts) is given up within a second of the disk filling.
+    // Taking the reserve is news only after the disk was full: a new data directory takes it at once.
+    let released = false;
     const guard = () => {
       const did = keepReserve(o.data_dir);
       if (did === 'released') o.log(`${diskFullNote(o.data_dir) ?? 'the disk is full'}: released the ${RESERVE_BYTES >> 20} MiB reserve so that the store can record exits and state changes`);
-      else if (did === 'taken') o.log(`space has freed: took the ${RESERVE_BYTES >> 20} MiB reserve back`);
+      else if (did === 'taken' && released) o.log(`space has freed: took the ${RESERVE_BYTES >> 20} MiB reserve back`);
+      if (did !== undefined) released = did === 'released';
     };
     const reserveTimer = setInterval(guard, 1000).unref();
     guard();
