@@ -3,20 +3,31 @@
  * workdir must be a directory on the server, the Python script the command runs must exist
  * there (E_NO_SCRIPT; spec `check_script: false` skips this for scripts that exist only on the
  * compute nodes) and, in multi-user mode, the owner must have a Unix
- * account (not root) that can enter it. (Sizes and NUL bytes are checked by the spec schema.)
+ * account (not root) that can enter it; the command must not start its ranks through torchrun
+ * (core/torch-launcher.ts). (Sizes and NUL bytes are checked by the spec schema.)
  */
 import { existsSync, statSync } from 'node:fs';
 import { GoodputError } from '../core/errors.js';
 import { pythonScript } from '../core/profile-key.js';
+import { unwrapTorchLauncher } from '../core/torch-launcher.js';
 import { scriptPath } from '../control/plain-script.js';
 import { canEnter, ownerAccount } from '../multiuser/accounts.js';
 import type { Store } from '../store/store.js';
 import type { JobSpec } from '../store/types.js';
 
+const PYTHON_PLACEHOLDER = '\u0000python';
+
 /** Throws E_SPEC naming the field when `spec`, owned by `owner`, could not be launched. */
 export async function checkLaunchable(store: Store, spec: JobSpec, owner: string, run_as_owner: boolean): Promise<void> {
   if (!existsSync(spec.workdir) || !statSync(spec.workdir).isDirectory()) {
     throw new GoodputError('E_SPEC', `job spec is invalid: workdir: ${spec.workdir} is not a directory on the server`);
+  }
+  // The server does not guess the Python of the user's torchrun: the example names it PYTHON.
+  const launcher = unwrapTorchLauncher(spec.command, PYTHON_PLACEHOLDER);
+  if (launcher.kind !== 'plain') {
+    const words = launcher.kind === 'unwrapped' ? launcher.command.map((a) => (a === PYTHON_PLACEHOLDER ? 'PYTHON' : JSON.stringify(a))) : [];
+    const direct = launcher.kind === 'unwrapped' ? `, e.g. [${words.join(', ')}]${launcher.ranks !== undefined ? ` with max_replicas ${launcher.ranks}` : ''}` : '';
+    throw new GoodputError('E_SPEC', `job spec is invalid: command: it starts its ranks through ${spec.command[0]}; the control plane starts one process per rank itself, with torchrun's variables (docs/contract.md), and a launcher inside a replica would start ranks of its own on the replica's devices, with a rendezvous of its own: give the script's own command${direct} (goodput submit and goodput run rewrite a torchrun command this way)`);
   }
   const script = spec.check_script === false ? undefined : scriptPath(spec);
   if (script !== undefined && !existsSync(script)) {

@@ -133,6 +133,7 @@ export function runBackendConformance(name: string, setup: () => Promise<Backend
       await new Promise((r) => setTimeout(r, 1500));
       assert.equal(exits.filter((e) => e.job_id === req.job_id).length, 2, 'each exit is reported once');
       const ports = new Set<string>();
+      const gpus = new Map<number, { node: number; visible: string[]; own: string }>();
       for (const rank of [0, 1]) {
         const out = JSON.parse(readFileSync(join(req.job_dir, 'checkpoint', `env-${rank}.json`), 'utf8')) as { argv: string[]; env: Record<string, string> };
         assert.deepEqual(out.argv, evil);
@@ -163,9 +164,20 @@ export function runBackendConformance(name: string, setup: () => Promise<Backend
         assert.equal(e.GOODPUT_SERVER_ONLY, undefined, "the server's own GOODPUT_* variables do not reach replicas");
         const kind = b.nodes()[fx.two_nodes[rank]!]!.devices[0]!.kind;
         if (kind === 'cpu') assert.equal(e.CUDA_VISIBLE_DEVICES, undefined);
-        else assert.match(e.CUDA_VISIBLE_DEVICES!, /^\d+$/, 'one GPU per rank');
+        else {
+          // As torchrun's workers see their node: the job's GPUs there, the rank's own at LOCAL_RANK.
+          const visible = e.CUDA_VISIBLE_DEVICES!.split(',');
+          assert.ok(visible.every((d) => /^\d+$/.test(d)), e.CUDA_VISIBLE_DEVICES);
+          assert.equal(visible.length, Number(e.LOCAL_WORLD_SIZE), `CUDA_VISIBLE_DEVICES=${e.CUDA_VISIBLE_DEVICES} lists the job's GPUs on the rank's node`);
+          gpus.set(rank, { node: fx.two_nodes[rank]!, visible, own: visible[local]! });
+        }
       }
       assert.equal(ports.size, 1, 'one MASTER_PORT for all ranks');
+      const sameNode = gpus.size === 2 && gpus.get(0)!.node === gpus.get(1)!.node;
+      if (sameNode) {
+        assert.deepEqual(gpus.get(0)!.visible, gpus.get(1)!.visible, 'ranks on one node see the same list');
+        assert.notEqual(gpus.get(0)!.own, gpus.get(1)!.own, 'cuda.set_device(LOCAL_RANK) gives each rank its own GPU');
+      }
       assert.equal(existsSync(join(root, 'pwned')), false);
       assert.ok(readFileSync(launched[0]!.log_path, 'utf8').includes('goodput: attempt 0'), 'the log carries a header per attempt');
     });

@@ -85,6 +85,18 @@ export function contractEnv(i: ContractInput): ContractEnv {
   return { common, ranks };
 }
 
+/**
+ * CUDA_VISIBLE_DEVICES of `rank` as torchrun's workers see their node: the devices of the job's
+ * ranks on the rank's node, in rank order, so that entry LOCAL_RANK is the rank's own GPU. A
+ * torchrun script selects its GPU with `cuda.set_device(LOCAL_RANK)`, which fails with a single
+ * visible device on every rank but the node's first; a script that never selects one runs on
+ * entry 0, as it would under torchrun. `rank_nodes` and `devices` are indexed by rank (ranks
+ * contiguous per node).
+ */
+export function nodeVisibleDevices(rank_nodes: readonly (string | number)[], devices: readonly number[], rank: number): string {
+  return devices.filter((_, r) => rank_nodes[r] === rank_nodes[rank]).join(',');
+}
+
 /** Prefix of the per-rank lists a task picks its values from (`perRankLists`). */
 export const PER_RANK_PREFIX = 'GOODPUT_RANKS_';
 

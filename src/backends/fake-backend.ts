@@ -15,7 +15,7 @@ import { createContext, runInContext } from 'node:vm';
 import { GoodputError } from '../core/errors.js';
 import { systemClock, type Clock, type TimerId } from '../util/clock.js';
 import type { Backend, BackendNode, LaunchedReplica, LaunchRequest, ReplicaExit, ReplicaRef } from './backend.js';
-import { contractEnv } from './contract-env.js';
+import { contractEnv, nodeVisibleDevices } from './contract-env.js';
 import { EXIT_LOST } from './backend.js';
 import { jobDirs, replicaLogPath } from './run-files.js';
 
@@ -122,7 +122,7 @@ export class FakeBackend implements Backend {
       const node = nodes[rank]!;
       const device = req.devices[rank]!;
       const env: Record<string, string> = { ...req.env, ...vars.common, ...vars.ranks[rank] };
-      if (node.devices.find((d) => d.index === device)?.kind === 'gpu') env.CUDA_VISIBLE_DEVICES = String(device);
+      if (node.devices.find((d) => d.index === device)?.kind === 'gpu') env.CUDA_VISIBLE_DEVICES = nodeVisibleDevices(req.nodes, req.devices, rank);
       const log_path = replicaLogPath(req.job_dir, rank);
       appendFileSync(log_path, `--- goodput: attempt ${req.attempt}, rank ${rank}/${world}, node ${node.name}, device ${device} (fake backend) ---\n`);
       const replica: FakeReplica = { job_id: req.job_id, attempt: req.attempt, rank, node: node.name, timers: new Set(), handlers: new Map(), watcher: this };

@@ -15,11 +15,22 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { cleanup, runCli, startServerProcess, tempDataDir, waitFor, type ServerProcess } from '../../test-support/control/harness.js';
 import { packagePath } from '../util/package-root.js';
-import { noPython, pythonWith } from '../../test-support/control/python.js';
+import { noPython, pythonWith, torchrunBeside } from '../../test-support/control/python.js';
 
 const python = pythonWith(['torch']);
 const skip = python ? undefined : noPython(['torch']);
 const corpus = packagePath('test-support', 'corpus');
+/** The torchrun installed beside the interpreter (Debian's python3-torch has /usr/bin/torchrun). */
+const torchrun = python === undefined ? undefined : torchrunBeside(python);
+
+async function submitted(result: { status: number | null; stdout: string; stderr: string }): Promise<{ id: string }> {
+  assert.equal(result.status, 0, result.stderr);
+  assert.match(result.stderr, /goodput starts the ranks itself, as torchrun would: each rank runs `\S*python\S* ddp_snapshot\.py .*`.*; -n 2 from --nnodes x --nproc_per_node/);
+  const job = JSON.parse(result.stdout) as { id: string; spec: { command: string[]; max_replicas: number } };
+  assert.equal(job.spec.max_replicas, 2);
+  assert.equal(job.spec.command[1], 'ddp_snapshot.py');
+  return job;
+}
 
 describe('plain scripts under goodput up', { skip }, () => {
   let data_dir: string;
@@ -44,8 +55,16 @@ describe('plain scripts under goodput up', { skip }, () => {
     last_done: Math.max(-1, ...[...part.matchAll(/epoch (\d+) done/g)].map((m) => Number(m[1]))),
   }));
 
-  it('answers at submit: a missing script, a gang beyond the cluster, -n beyond it, shared names', { timeout: 120_000 }, async () => {
+  it('answers at submit: a missing script, a gang beyond the cluster, -n beyond it, shared names, torchrun commands', { timeout: 120_000 }, async () => {
     const dd = ['--data-dir', data_dir];
+    const viaApi = await server.client.submit({ name: 'tr', workdir: corpus, command: ['torchrun', '--nproc_per_node', '2', 'ddp_snapshot.py'] }).then(() => 'accepted', (e: Error & { code?: string }) => `${e.code}: ${e.message}`);
+    assert.match(viaApi, /^E_SPEC: .*command: it starts its ranks through torchrun; the control plane starts one process per rank itself.*give the script's own command, e\.g\. \[PYTHON, "ddp_snapshot\.py"\] with max_replicas 2/);
+    const launchArg = await runCli(['submit', ...dd, '--workdir', corpus, '--', python!, '-m', 'torch.distributed.launch', '--nproc_per_node', '2', 'ddp_snapshot.py']);
+    assert.equal(launchArg.status, 2);
+    assert.match(launchArg.stderr, /passes --local_rank to the script; goodput sets LOCAL_RANK instead.*give the script's own command with -n/);
+    const disagree = await runCli(['submit', ...dd, '-n', '3', '--workdir', corpus, '--', python!, '-m', 'torch.distributed.run', '--nproc_per_node', '2', 'ddp_snapshot.py']);
+    assert.equal(disagree.status, 2);
+    assert.match(disagree.stderr, /-n 3 disagrees with the launcher's 2 rank\(s\)/);
     const missing = await runCli(['submit', ...dd, '--workdir', corpus, '--', python!, 'nope/train.py']);
     assert.notEqual(missing.status, 0);
     assert.match(missing.stderr, /E_NO_SCRIPT|script .*nope\/train\.py does not exist .*--no-script-check/);
@@ -75,7 +94,11 @@ describe('plain scripts under goodput up', { skip }, () => {
       const j = await client.getJob(blocker.id);
       return j.state === 'running' && j.current_replicas.length === 2;
     });
-    const ddp = await client.submit({ name: 'ddp', workdir: corpus, max_replicas: 2, command: [python!, 'ddp_snapshot.py', '--epochs', '4', '--snapshot', join(data_dir, 'ddp-snapshot.pt')] });
+    // Submitted as a torchrun user types it, where a torchrun beside the interpreter exists.
+    const args = ['ddp_snapshot.py', '--epochs', '4', '--snapshot', join(data_dir, 'ddp-snapshot.pt')];
+    const ddp = torchrun === undefined
+      ? await client.submit({ name: 'ddp', workdir: corpus, max_replicas: 2, command: [python!, ...args] })
+      : await submitted(await runCli(['submit', '--json', '--data-dir', data_dir, '--name', 'ddp', '--workdir', corpus, '--', torchrun, '--standalone', '--nproc-per-node=2', ...args]));
     const wait = await waitFor('the gang to say why it waits', 60_000, async () => (await client.events(ddp.id)).find((e) => e.kind === 'waiting'));
     assert.match(wait.reason, /waiting for 2 CPU slot\(s\) at once: a plain script .* gang of 2 processes/);
     assert.equal((await client.getJob(ddp.id)).state, 'queued', 'one free slot does not start it');

@@ -17,8 +17,8 @@ DEFAULT_CHECKPOINT_INTERVAL_S = 600.0
 def _pick_device(local_rank: int) -> torch.device:
     if not torch.cuda.is_available() or torch.cuda.device_count() == 0:
         return torch.device("cpu")
-    # With CUDA_VISIBLE_DEVICES naming this replica's one GPU (Goodput backends), index 0;
-    # under torchrun on a multi-GPU host, LOCAL_RANK picks the GPU.
+    # Goodput's backends, like torchrun, show a rank its node's GPUs of the job with its own at
+    # LOCAL_RANK; where only one is visible (a launcher binding one GPU per process), index 0.
     index = local_rank if local_rank < torch.cuda.device_count() else 0
     return torch.device("cuda", index)
 

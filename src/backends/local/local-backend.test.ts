@@ -20,8 +20,8 @@ after(() => {
   rmSync(root, { recursive: true, force: true });
 });
 
-function backend(): { b: LocalBackend; exits: ReplicaExit[]; next: () => Promise<ReplicaExit> } {
-  const b = new LocalBackend({ devices: cpuSlots(4), poll_ms: 50 });
+function backend(devices = cpuSlots(4)): { b: LocalBackend; exits: ReplicaExit[]; next: () => Promise<ReplicaExit> } {
+  const b = new LocalBackend({ devices, poll_ms: 50 });
   backends.push(b);
   const exits: ReplicaExit[] = [];
   const waiters: ((e: ReplicaExit) => void)[] = [];
@@ -71,6 +71,18 @@ describe('LocalBackend', () => {
       assert.equal(out.env.USER_VAR, 'x');
     }
     assert.equal(existsSync(join(root, 'pwned')), false);
+  });
+
+  it("shows each GPU rank the job's GPUs in rank order, its own at LOCAL_RANK, by nvidia-smi's numbering (as torchrun's workers see them)", async () => {
+    const gpus = parseNvidiaSmi([0, 1, 2, 3].map((i) => `${i}, GPU-${i}, NVIDIA ${i < 2 ? 'L40S' : 'H100 80GB HBM3'}, 46068`).join('\n'));
+    const { b, next } = backend(gpus);
+    const script = "console.log(JSON.stringify([process.env.LOCAL_RANK, process.env.CUDA_VISIBLE_DEVICES, process.env.CUDA_DEVICE_ORDER]))";
+    const req = request([node, '-e', script], [3, 1]);
+    (await b.launch(req)).forEach((r) => pids.push(r.pid));
+    assert.deepEqual([(await next()).exit_code, (await next()).exit_code], [0, 0]);
+    const seen = [0, 1].map((rank) => JSON.parse(readFileSync(join(jobDirs(req.job_dir).logs, `replica-${rank}.log`), 'utf8').split('\n')[1]!) as string[]);
+    // cuda.set_device(LOCAL_RANK) picks entry LOCAL_RANK: rank 0 GPU 3, rank 1 GPU 1.
+    assert.deepEqual(seen, [['0', '3,1', 'PCI_BUS_ID'], ['1', '3,1', 'PCI_BUS_ID']]);
   });
 
   it('maps exits: code, SIGTERM-checkpoint 143, SIGKILL 137; kills the whole process group', async () => {

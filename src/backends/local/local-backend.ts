@@ -4,7 +4,7 @@ import { closeSync, existsSync, fchownSync, mkdirSync, openSync, readFileSync, r
 import { join } from 'node:path';
 import { GoodputError } from '../../core/errors.js';
 import { EXIT_LOST, type Backend, type BackendNode, type DeviceInfo, type LaunchedReplica, type LaunchRequest, type ReplicaExit, type ReplicaRef } from '../backend.js';
-import { contractEnv } from '../contract-env.js';
+import { contractEnv, nodeVisibleDevices } from '../contract-env.js';
 import { execPlan } from '../job-env.js';
 import { jobDirs, readExitFile, replicaLogName, runFileBase } from '../run-files.js';
 import { freePort, isAlive, killGroup, procGroup, procStart } from './process-info.js';
@@ -87,7 +87,12 @@ export class LocalBackend implements Backend {
         const device = req.devices[rank]!;
         const kind = this.deviceList.find((d) => d.index === device)?.kind ?? 'cpu';
         const contract: Record<string, string> = { ...vars.common, ...vars.ranks[rank] };
-        if (kind === 'gpu') contract.CUDA_VISIBLE_DEVICES = String(device);
+        if (kind === 'gpu') {
+          contract.CUDA_VISIBLE_DEVICES = nodeVisibleDevices(req.devices.map(() => LOCAL_NODE), req.devices, rank);
+          // The indices are nvidia-smi's (PCI bus order); CUDA's default order puts the fastest
+          // GPU first, which on a machine of mixed types would hand the job another job's GPU.
+          contract.CUDA_DEVICE_ORDER = 'PCI_BUS_ID';
+        }
         const plan = replicaExec(req, dirs, contract);
         const log_path = join(dirs.logs, replicaLogName(rank));
         const base = join(dirs.run, `attempt-${req.attempt}-rank-${rank}`);

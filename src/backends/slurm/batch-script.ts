@@ -28,7 +28,7 @@ export interface BatchScriptInput {
   account?: string;
   qos?: string;
   /**
-   * GRES type each task's GPU must have (`--gpus-per-task=TYPE:1`): set when a chosen node has
+   * GRES type the job's GPUs must have (`--gres=gpu:TYPE:N`): set when a chosen node has
    * GPUs of several types, so that Slurm gives the job the type Goodput chose.
    */
   gpu_type?: string;
@@ -129,13 +129,16 @@ export function batchScript(i: BatchScriptInput): string {
   // Every component of a heterogeneous job needs its own partition, account and QOS.
   const where = [...(i.partition ? [`--partition=${sbatchValue(i.partition)}`] : []), ...(i.account ? [`--account=${sbatchValue(i.account)}`] : []), ...(i.qos ? [`--qos=${sbatchValue(i.qos)}`] : [])];
   const header: string[] = [...job, ...where].map((o) => `#SBATCH ${o}`);
-  const gpu = `--gpus-per-task=${i.gpu_type ? `${gresName(i.gpu_type)}:` : ''}1`;
+  // GPUs per node (--gres), not per task (--gpus-per-task binds each task to its one GPU): every
+  // task on a node then sees the job's GPUs there in task order, its own at LOCAL_RANK, as
+  // torchrun's workers see their node, so `cuda.set_device(LOCAL_RANK)` picks the right one.
+  const gpus = (count: number) => `--gres=gpu:${i.gpu_type ? `${gresName(i.gpu_type)}:` : ''}${count}`;
   if (even) {
-    header.push(`#SBATCH --nodes=${i.shares.length} --nodelist=${i.shares.map((s) => s.node).join(',')} --ntasks-per-node=${i.shares[0]!.count} ${gpu}`);
+    header.push(`#SBATCH --nodes=${i.shares.length} --nodelist=${i.shares.map((s) => s.node).join(',')} --ntasks-per-node=${i.shares[0]!.count} ${gpus(i.shares[0]!.count)}`);
   } else {
     i.shares.forEach((s, k) => {
       if (k > 0) header.push('#SBATCH hetjob', ...where.map((o) => `#SBATCH ${o}`));
-      header.push(`#SBATCH --nodes=1 --nodelist=${s.node} --ntasks=${s.count} ${gpu}`);
+      header.push(`#SBATCH --nodes=1 --nodelist=${s.node} --ntasks=${s.count} ${gpus(s.count)}`);
     });
   }
   const het = even ? '' : ` --het-group=0-${i.shares.length - 1}`;

@@ -2,7 +2,7 @@
  * End to end against real Slurm daemons with one node of two GRES types (`Gres=gpu:a100:2,
  * gpu:t4:2`, fake devices; testing/slurm-cluster.ts): the node is two typed groups, and while
  * other Slurm work holds its a100 GPUs, a job that could use all four runs on its two t4 GPUs,
- * which Slurm gives it because its batch script asks for that type (`--gpus-per-task=t4:1`).
+ * which Slurm gives it because its batch script asks for that type (`--gres=gpu:t4:N`).
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -50,7 +50,7 @@ describe('goodput up --backend slurm on a node of two GRES types (gpu:a100:2,gpu
     for (const j of ours) {
       assert.deepEqual(j.gpu_types_per_node.flat().map((t) => t.type), ['t4'], `Slurm job ${j.job_id}: ${JSON.stringify(j.gpu_types_per_node)}`);
       // Because it asked for them: on a node of two types, untyped GPUs could be either.
-      assert.match(await cluster.cmd('scontrol', ['write', 'batch_script', String(j.job_id), '-']), /--gpus-per-task=t4:1$/m);
+      assert.match(await cluster.cmd('scontrol', ['write', 'batch_script', String(j.job_id), '-']), /--gres=gpu:t4:\d+$/m);
     }
     const dir = join(data_dir, 'jobs', job.id, 'checkpoint');
     const envs = readdirSync(dir).filter((f) => f.startsWith('env-')).map((f) => readFileSync(join(dir, f), 'utf8'));

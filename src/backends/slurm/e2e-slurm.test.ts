@@ -106,7 +106,7 @@ describe('goodput up --backend slurm (real slurmctld and slurmd)', { skip }, () 
     assert.equal(new Set(envs.map((e) => e.MASTER_PORT)).size, 1);
     assert.deepEqual(envs.map((e) => e.SLURMD_NODENAME), ['gp1', 'gp1', 'gp1', 'gp1', 'gp2', 'gp2', 'gp2', 'gp2']);
     assert.deepEqual(envs.map((e) => e.LOCAL_RANK), ['0', '1', '2', '3', '0', '1', '2', '3']);
-    assert.deepEqual(envs.map((e) => e.CUDA_VISIBLE_DEVICES), ['0', '1', '2', '3', '0', '1', '2', '3'], 'one GPU per rank, numbered per node');
+    assert.deepEqual(envs.map((e) => e.CUDA_VISIBLE_DEVICES), Array(8).fill('0,1,2,3'), "each rank sees its node's GPUs of the job, its own at LOCAL_RANK (as torchrun's workers)");
     const logs = await runCli(['logs', job.id, '--data-dir', data_dir, '--replica', '7']);
     assert.match(logs.stdout, /rank 7\/8, node gp2/);
   });

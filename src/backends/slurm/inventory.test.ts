@@ -58,7 +58,7 @@ describe('batch script', () => {
   const base = { job_name: 'goodput-x-j-0', run_dir: '/d/run', logs_dir: '/d/logs', attempt: 0, workdir: '/w', command: ['python3', "it's", '$(x)'] };
   it('asks for exactly the chosen nodes, one task per GPU; even layouts are one plain job', () => {
     const s = batchScript({ ...base, shares: [{ node: 'gp1', count: 4 }, { node: 'gp2', count: 4 }], partition: 'gpu', account: 'ml' });
-    assert.match(s, /^#SBATCH --nodes=2 --nodelist=gp1,gp2 --ntasks-per-node=4 --gpus-per-task=1$/m);
+    assert.match(s, /^#SBATCH --nodes=2 --nodelist=gp1,gp2 --ntasks-per-node=4 --gres=gpu:4$/m);
     assert.match(s, /^#SBATCH --partition="gpu"$/m);
     assert.match(s, /^#SBATCH --account="ml"$/m);
     assert.match(s, /^#SBATCH --chdir="\/w"$/m);
@@ -68,16 +68,16 @@ describe('batch script', () => {
   });
   it('asks for GPUs of the chosen GRES type when given one (a node of several types), and refuses a type sbatch cannot read', () => {
     const even = batchScript({ ...base, shares: [{ node: 'gp1', count: 2 }], gpu_type: 't4' });
-    assert.match(even, /^#SBATCH --nodes=1 --nodelist=gp1 --ntasks-per-node=2 --gpus-per-task=t4:1$/m);
+    assert.match(even, /^#SBATCH --nodes=1 --nodelist=gp1 --ntasks-per-node=2 --gres=gpu:t4:2$/m);
     const uneven = batchScript({ ...base, shares: [{ node: 'gp1', count: 2 }, { node: 'gp2', count: 1 }], gpu_type: 'a100' });
-    assert.deepEqual(uneven.split('\n').filter((l) => /--gpus-per-task/.test(l)).map((l) => l.split(' ').pop()), ['--gpus-per-task=a100:1', '--gpus-per-task=a100:1']);
+    assert.deepEqual(uneven.split('\n').filter((l) => /--gres/.test(l)).map((l) => l.split(' ').pop()), ['--gres=gpu:a100:2', '--gres=gpu:a100:1']);
     assert.throws(() => batchScript({ ...base, shares: [{ node: 'gp1', count: 1 }], gpu_type: 'a100 --x' }), /not a GRES type name/);
   });
   it('uses a heterogeneous job for uneven layouts, partition per component', () => {
     const s = batchScript({ ...base, shares: [{ node: 'gp1', count: 3 }, { node: 'gp2', count: 1 }], partition: 'gpu' });
     assert.deepEqual(s.split('\n').filter((l) => /--nodes|hetjob|partition/.test(l)), [
-      '#SBATCH --partition="gpu"', '#SBATCH --nodes=1 --nodelist=gp1 --ntasks=3 --gpus-per-task=1',
-      '#SBATCH hetjob', '#SBATCH --partition="gpu"', '#SBATCH --nodes=1 --nodelist=gp2 --ntasks=1 --gpus-per-task=1',
+      '#SBATCH --partition="gpu"', '#SBATCH --nodes=1 --nodelist=gp1 --ntasks=3 --gres=gpu:3',
+      '#SBATCH hetjob', '#SBATCH --partition="gpu"', '#SBATCH --nodes=1 --nodelist=gp2 --ntasks=1 --gres=gpu:1',
     ]);
     assert.match(s, /srun --kill-on-bad-exit=0 --het-group=0-1 /);
     assert.deepEqual(rankNodes([{ node: 'gp1', count: 3 }, { node: 'gp2', count: 1 }]), ['gp1', 'gp1', 'gp1', 'gp2']);

@@ -7,6 +7,7 @@ import { usageError } from '../../core/errors.js';
 import { defaultDataDir } from '../../client/connect.js';
 import { numberFlag, parseFlags, type CliCommand } from '../command.js';
 import { checkMissingDashDash } from '../job-command.js';
+import { unwrapLauncherCommand } from '../torch-launcher.js';
 import { outputDir, saveToDataDir, writeProfileFile, type ProfileFile } from '../../datadir/profile-file.js';
 import { makeDataDir } from '../../datadir/secure.js';
 import { withoutHeldDevices } from '../profile/held-devices.js';
@@ -48,11 +49,17 @@ what was measured (exit 130). 'goodput plan KEY|FILE' reads it.
   async run(argv) {
     const split = argv.indexOf('--');
     const flagArgs = split < 0 ? argv : argv.slice(0, split);
-    const command = split < 0 ? [] : argv.slice(split + 1);
+    let command = split < 0 ? [] : argv.slice(split + 1);
     checkMissingDashDash('profile', flagArgs, flags, false);
     const { values, positionals } = parseFlags('profile', flagArgs, flags);
     if (command.length === 0) throw usageError("profile: give the command after '--'. See 'goodput profile --help'.");
     if (positionals.length > 0) throw usageError(`profile: unexpected argument '${positionals[0]}' (put the command after '--').`);
+    const unwrapped = unwrapLauncherCommand('profile', command, undefined);
+    if (unwrapped !== undefined) {
+      // The sweep chooses the replica counts; the launcher's is not one of them.
+      command = unwrapped.command;
+      process.stderr.write(`${unwrapped.note}\n`);
+    }
     const time_s = numberFlag('profile', 'time-s', values['time-s'], 60, { min: 1 });
     const cpu = values['cpu-slots'] === undefined ? undefined : numberFlag('profile', 'cpu-slots', values['cpu-slots'], 1, { integer: true, min: 1 });
     const log = (line: string): void => void process.stderr.write(`goodput: ${line}\n`);

@@ -8,6 +8,7 @@ import { GoodputError, usageError } from '../../core/errors.js';
 import type { JobSpec } from '../../store/types.js';
 import { numberFlag, parseFlags, type CliCommand } from '../command.js';
 import { checkMissingDashDash, checkQuotedCommand } from '../job-command.js';
+import { unwrapLauncherCommand } from '../torch-launcher.js';
 import { submitNotes } from './submit-notes.js';
 
 /** Flags that describe a job (shared by `submit` and `run`). */
@@ -51,9 +52,6 @@ export function specFromFlags(cmd: string, values: JobFlagValues, file: string |
     if (file) throw new GoodputError('E_SPEC', `${file} is invalid: command: missing (a list such as [python3, train.py]); or give the command after '--'`);
     throw usageError(`${cmd}: give a spec file or a command after '--'. See 'goodput ${cmd} --help'.`);
   }
-  if (values.name !== undefined) base.name = values.name;
-  const program = Array.isArray(base.command) && typeof base.command[0] === 'string' ? base.command[0] : 'job';
-  base.name ??= sanitizeName(basename(program));
   const num = (flag: keyof JobFlagValues, key: string, min: number) => {
     const v = values[flag];
     if (typeof v === 'string') base[key] = numberFlag(cmd, flag, v, 0, { integer: true, min });
@@ -61,6 +59,10 @@ export function specFromFlags(cmd: string, values: JobFlagValues, file: string |
   num('min-replicas', 'min_replicas', 0);
   num('max-replicas', 'max_replicas', 1);
   num('max-restarts', 'max_restarts', 0);
+  if (Array.isArray(base.command) && base.command.every((a) => typeof a === 'string')) unwrapLauncher(cmd, base, values);
+  if (values.name !== undefined) base.name = values.name;
+  const program = Array.isArray(base.command) && typeof base.command[0] === 'string' ? base.command[0] : 'job';
+  base.name ??= sanitizeName(basename(program));
   num('priority', 'priority', -1000);
   num('batch-size', 'fixed_batch_size', 1);
   num('batch-size-cap', 'batch_size_cap', 1);
@@ -94,6 +96,29 @@ export function specFromFlags(cmd: string, values: JobFlagValues, file: string |
     console.error(`goodput: warning: ${spec.venv ? 'venv' : 'conda environment'} ${prefix} does not exist on this machine; replicas will fail unless it exists where they run (or give --env-setup to create it)`);
   }
   return spec;
+}
+
+/**
+ * A `torchrun ...` command (file or flags) becomes one rank's command; torchrun's rank count
+ * becomes -n and its --max_restarts the job's, unless given: a different -n is a usage error.
+ */
+function unwrapLauncher(cmd: string, base: Record<string, unknown>, values: JobFlagValues): void {
+  const prefix = values.venv ?? values.conda ?? (typeof base.venv === 'string' ? base.venv : typeof base.conda === 'string' ? base.conda : undefined);
+  const unwrapped = unwrapLauncherCommand(cmd, base.command as string[], prefix === undefined ? undefined : resolve(prefix));
+  if (unwrapped === undefined) return;
+  let note = unwrapped.note;
+  if (unwrapped.ranks !== undefined) {
+    if (base.max_replicas === undefined) {
+      base.max_replicas = unwrapped.ranks;
+      note += `; -n ${unwrapped.ranks} from --nnodes x --nproc_per_node`;
+    }
+    else if (base.max_replicas !== unwrapped.ranks) {
+      throw usageError(`${cmd}: -n ${String(base.max_replicas)} disagrees with the launcher's ${unwrapped.ranks} rank(s) (--nnodes x --nproc_per_node); give one of them`);
+    }
+  }
+  if (unwrapped.max_restarts !== undefined) base.max_restarts ??= unwrapped.max_restarts;
+  base.command = unwrapped.command;
+  console.error(note);
 }
 
 function sanitizeName(s: string): string {
@@ -151,7 +176,11 @@ Other:
   --data-dir DIR | --server URL, --token T   which server (default: ~/.goodput)
 
 The command is an argv array: arguments are passed literally, never through a shell. Which
-'python3' runs is the environment's (--venv/--conda), else the first on the server's PATH.`,
+'python3' runs is the environment's (--venv/--conda), else the first on the server's PATH.
+Goodput starts one process per rank itself, as torchrun does: a command that starts through
+torchrun (torchrun --nproc_per_node 2 train.py) is run as its workers run it (the Python on
+torchrun's first line, then train.py), with -n from --nnodes x --nproc_per_node
+(docs/contract.md, "torchrun commands").`,
   async run(argv) {
     const [flagArgs, command] = splitCommand(argv);
     checkMissingDashDash('submit', flagArgs, options, true);

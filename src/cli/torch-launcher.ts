@@ -1,0 +1,66 @@
+/**
+ * The CLI's side of core/torch-launcher.ts: finds the Python a `torchrun` command would run its
+ * workers with (the `torchrun` the job's PATH finds first: its venv or conda prefix, then this
+ * shell's PATH) and turns a rejected launcher command into a usage error that says what to run.
+ */
+import { accessSync, constants, openSync, readSync, closeSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { usageError } from '../core/errors.js';
+import { shebangInterpreter, unwrapTorchLauncher } from '../core/torch-launcher.js';
+
+/** A launcher command rewritten to one rank's command. */
+export interface UnwrappedCommand {
+  command: string[];
+  /** The rank count the launcher asked for, when fixed. */
+  ranks: number | undefined;
+  max_restarts: number | undefined;
+  /** What the user is told on stderr (without the rank count, which is the caller's to use). */
+  note: string;
+}
+
+function firstLine(path: string): string {
+  const fd = openSync(path, 'r');
+  try {
+    const buffer = Buffer.alloc(512);
+    const n = readSync(fd, buffer, 0, buffer.length, 0);
+    return buffer.subarray(0, n).toString('utf8').split('\n')[0] ?? '';
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The interpreter of the first executable `torchrun` in `dirs`, or undefined. */
+export function torchrunPython(dirs: readonly string[]): string | undefined {
+  for (const dir of dirs) {
+    const path = join(dir, 'torchrun');
+    try {
+      accessSync(path, constants.X_OK);
+      return shebangInterpreter(firstLine(path));
+    } catch {
+      // not here: the next directory
+    }
+  }
+  return undefined;
+}
+
+/**
+ * `command` as one rank runs it when it starts through torchrun, else undefined. `prefix` is the
+ * job's venv or conda prefix (its bin/ comes first on the job's PATH). Throws E_USAGE with the
+ * reason and the direct form when the launcher command cannot be rewritten.
+ */
+export function unwrapLauncherCommand(cmd: string, command: readonly string[], prefix: string | undefined): UnwrappedCommand | undefined {
+  const dirs = [...(prefix !== undefined ? [join(prefix, 'bin')] : []), ...(process.env.PATH ?? '').split(delimiter).filter((d) => d !== '')];
+  const first = command[0] ?? '';
+  const python = first.includes('/') ? torchrunPython([first.slice(0, first.lastIndexOf('/')) || '/']) : torchrunPython(dirs);
+  const result = unwrapTorchLauncher(command, python);
+  if (result.kind === 'plain') return undefined;
+  if (result.kind === 'rejected') {
+    throw usageError(`${cmd}: ${result.reason}. Goodput starts one process per rank itself, as torchrun does (RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT set): give the script's own command with -n for the ranks, e.g. \`goodput ${cmd} -n 2 -- /usr/bin/python3 train.py\``);
+  }
+  return {
+    command: result.command,
+    ranks: result.ranks,
+    max_restarts: result.max_restarts,
+    note: `goodput: ${cmd}: goodput starts the ranks itself, as ${result.launcher} would: each rank runs \`${result.command.join(' ')}\` with RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT set (${result.launcher}'s rendezvous and log options do not apply)`,
+  };
+}
