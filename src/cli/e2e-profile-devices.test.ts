@@ -7,7 +7,7 @@
  * real trainer process and the profiled script speaks the report contract (no GPU is touched).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -59,5 +59,30 @@ describe('goodput profile beside a running server', () => {
     assert.equal(runHeld.status, 1);
     assert.match(runHeld.stderr, /E_DEVICES/);
     await server.client.cancel(job.id);
+  });
+});
+
+describe('goodput profile on a machine of two GPU types', () => {
+  it('profiles the type with the most GPUs on auto and names how to profile the other; refuses a choice that mixes them', { timeout: 120_000 }, async () => {
+    const mixedBin = mkdtempSync(join(tmpdir(), 'goodput-smi-mixed-'));
+    const dir = tempDataDir('goodput-profile-mixed-');
+    try {
+      fakeNvidiaSmi(mixedBin, queryOutput(['l40s', 'h100', 'h100']));
+      const env = { PATH: `${mixedBin}:${process.env.PATH ?? ''}` };
+      const script = packagePath('test-support', 'profile', 'fake_sdk.py');
+      const out = join(dir, 'p.json');
+      const auto = await runCli(['profile', '--data-dir', dir, '--time-s', '20', '--out', out, '--', '/usr/bin/python3', script], env);
+      assert.equal(auto.status, 0, auto.stderr);
+      assert.match(auto.stderr, /this machine has GPUs of 2 types: profiling the 2 NVIDIA H100 80GB HBM3; profile the others in another run: NVIDIA L40S with --gpus 0,/);
+      assert.match(auto.stderr, /profiling 'fake_sdk' on 2 NVIDIA H100 80GB HBM3 device\(s\)/);
+      const profile = JSON.parse(readFileSync(out, 'utf8')) as { devices: { gpu_type: string }[] };
+      assert.deepEqual(profile.devices.map((d) => d.gpu_type), ['NVIDIA H100 80GB HBM3']);
+      const mixed = await runCli(['profile', '--data-dir', dir, '--gpus', '0,1', '--time-s', '20', '--out', out, '--', '/usr/bin/python3', script], env);
+      assert.equal(mixed.status, 2, mixed.stderr);
+      assert.match(mixed.stderr, /the GPUs chosen are of 2 types: NVIDIA L40S \(--gpus 0,\), NVIDIA H100 80GB HBM3 \(--gpus 1,\)\. A profile is per GPU type/);
+    } finally {
+      rmSync(mixedBin, { recursive: true, force: true });
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

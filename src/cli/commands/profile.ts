@@ -8,6 +8,7 @@ import { defaultDataDir } from '../../client/connect.js';
 import { numberFlag, parseFlags, type CliCommand } from '../command.js';
 import { checkMissingDashDash } from '../job-command.js';
 import { unwrapLauncherCommand } from '../torch-launcher.js';
+import { devicesOfOneType } from '../profile/one-type.js';
 import { outputDir, saveToDataDir, writeProfileFile, type ProfileFile } from '../../datadir/profile-file.js';
 import { makeDataDir } from '../../datadir/secure.js';
 import { withoutHeldDevices } from '../profile/held-devices.js';
@@ -79,7 +80,8 @@ what was measured (exit 130). 'goodput plan KEY|FILE' reads it.
     const data_dir = resolve(values['data-dir'] ?? defaultDataDir());
     if (out !== undefined) outputDir(out);
     else makeDataDir(data_dir, 0o700);
-    const devices = await withoutHeldDevices(resolved, values.gpus !== undefined && values.gpus !== 'auto', values, log);
+    const chosen = values.gpus !== undefined && values.gpus !== 'auto';
+    const devices = devicesOfOneType(await withoutHeldDevices(resolved, chosen, values, log), chosen, log);
     const gpu_type = deviceType(devices[0]);
     log(`profiling '${key}' on ${devices.length} ${gpu_type} device(s) for at most ${time_s} s`);
     // Only SDK scripts report; a script that visibly does not import goodput is told so up front,
