@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { describe, it } from 'node:test';
-import { contractEnv, parsePortRange, perRankLists, PICK_RANK_ENV, type ContractInput } from './contract-env.js';
+import { contractEnv, nodeVisibleDevices, parsePortRange, perRankLists, PICK_RANK_ENV, type ContractInput } from './contract-env.js';
 
 const input: ContractInput = {
   job_id: 'j1', attempt: 2, rank_nodes: ['a', 'a', 'a', 'b'], master_addr: '10.0.0.1', master_port: 29501, api_url: 'http://x', token: 't',
@@ -37,6 +37,14 @@ describe('contract environment', () => {
       if (idx === 3) assert.equal(env.OMP_NUM_THREADS, undefined);
       assert.equal(Object.keys(env).some((k) => k.startsWith('GOODPUT_RANKS')), false, 'the lists are removed');
     }
+  });
+
+  it("shows a rank its node's devices of the job in rank order, its own at LOCAL_RANK", () => {
+    const devices = [2, 0, 3, 1];
+    const seen = input.rank_nodes.map((_, rank) => nodeVisibleDevices(input.rank_nodes, devices, rank));
+    assert.deepEqual(seen, ['2,0,3', '2,0,3', '2,0,3', '1']);
+    const { ranks } = contractEnv(input);
+    seen.forEach((list, rank) => assert.equal(Number(list.split(',')[Number(ranks[rank]!.LOCAL_RANK)]), devices[rank]));
   });
 
   it('parses --port-range', () => {
