@@ -30,7 +30,7 @@ function firstLine(path: string): string {
 }
 
 /** The interpreter of the first executable `torchrun` in `dirs`, or undefined. */
-export function torchrunPython(dirs: readonly string[]): string | undefined {
+function torchrunPython(dirs: readonly string[]): string | undefined {
   for (const dir of dirs) {
     const path = join(dir, 'torchrun');
     try {
@@ -55,7 +55,7 @@ export function unwrapLauncherCommand(cmd: string, command: readonly string[], p
   const result = unwrapTorchLauncher(command, python);
   if (result.kind === 'plain') return undefined;
   if (result.kind === 'rejected') {
-    throw usageError(`${cmd}: ${result.reason}. Goodput starts one process per rank itself, as torchrun does (RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT set): give the script's own command with -n for the ranks, e.g. \`goodput ${cmd} -n 2 -- /usr/bin/python3 train.py\``);
+    throw usageError(`${cmd}: ${result.reason}. Goodput starts one process per rank itself, as torchrun does (RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT set): give the script's own command with -n for the ranks, e.g. \`goodput ${cmd} -n 2 -- PYTHON train.py\` (PYTHON: the interpreter that has torch)`);
   }
   return {
     command: result.command,
