@@ -5,7 +5,7 @@
  * flag was giving.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -48,5 +48,17 @@ describe('specFromFlags with a spec file', () => {
 
   it('still names every bad field of the file once completed', () => {
     assert.throws(() => specFromFlags('submit', {}, file('bad.yaml', 'command: python3 train.py\nmax_replica: 3\n'), undefined), specError('E_SPEC', /bad\.yaml is invalid: command: .*max_replica: unknown field/));
+  });
+});
+
+describe('specFromFlags with a torchrun command', () => {
+  it("rewrites a spec file's torchrun command with the Python of its venv's torchrun (relative to the workdir) and takes -n from it", () => {
+    const bin = join(dir, 'work', 'env', 'bin');
+    mkdirSync(bin, { recursive: true });
+    writeFileSync(join(bin, 'torchrun'), `#!${join(bin, 'python')}\n`, { mode: 0o755 });
+    const spec = specFromFlags('submit', {}, file('tr.yaml', 'workdir: work\nvenv: env\ncommand: [torchrun, --nnodes=1, --nproc-per-node=2, t.py, --lr, "0.1"]\n'), undefined);
+    assert.deepEqual(spec.command, [join(bin, 'python'), 't.py', '--lr', '0.1']);
+    assert.equal(spec.max_replicas, 2);
+    assert.throws(() => specFromFlags('submit', { 'max-replicas': '3' }, file('tr.yaml', 'workdir: work\nvenv: env\ncommand: [torchrun, --nproc_per_node, "2", t.py]\n'), undefined), specError('E_USAGE', /-n 3 disagrees with the launcher's 2 rank\(s\)/));
   });
 });

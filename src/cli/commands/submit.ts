@@ -103,8 +103,13 @@ export function specFromFlags(cmd: string, values: JobFlagValues, file: string |
  * becomes -n and its --max_restarts the job's, unless given: a different -n is a usage error.
  */
 function unwrapLauncher(cmd: string, base: Record<string, unknown>, values: JobFlagValues): void {
-  const prefix = values.venv ?? values.conda ?? (typeof base.venv === 'string' ? base.venv : typeof base.conda === 'string' ? base.conda : undefined);
-  const unwrapped = unwrapLauncherCommand(cmd, base.command as string[], prefix === undefined ? undefined : resolve(prefix));
+  // The job's environment prefix as validateJobSpec will resolve it: a flag against the current
+  // directory, a spec file's field against the workdir.
+  const flag = values.venv ?? values.conda;
+  const field = typeof base.venv === 'string' ? base.venv : typeof base.conda === 'string' ? base.conda : undefined;
+  const workdir = values.workdir ?? (typeof base.workdir === 'string' ? base.workdir : '.');
+  const prefix = flag !== undefined ? resolve(flag) : field !== undefined ? resolve(workdir, field) : undefined;
+  const unwrapped = unwrapLauncherCommand(cmd, base.command as string[], prefix);
   if (unwrapped === undefined) return;
   let note = unwrapped.note;
   if (unwrapped.ranks !== undefined) {
