@@ -1,7 +1,7 @@
 /** End to end: `goodput run`, the single-job supervisor (no separate server). */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { CLI, cleanup, killOwnGroup, runCli, tempDataDir, TRAINER, trainerLines, waitFor } from '../../test-support/control/harness.js';
@@ -77,6 +77,33 @@ describe('goodput run', () => {
     child.kill('SIGINT');
     assert.equal(await status, 130);
     assert.throws(() => process.kill(replica, 0), 'the replica is gone');
+  });
+
+  it('a second Ctrl-C stops a replica that does not checkpoint at once, instead of waiting out the grace period', { timeout: 30_000 }, async () => {
+    const script = "console.log('ready ' + process.pid); process.on('SIGTERM', () => console.log('ignoring SIGTERM')); setInterval(() => {}, 1000)";
+    const child = spawn(process.execPath, [CLI, 'run', '--cpu-slots', '1', '--grace-s', '120', '--data-dir', join(dir, 'int2'), '--', process.execPath, '-e', script], { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    pids.push(child.pid!);
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const replica = await waitFor('the replica to start', 15_000, async () => Number(/ready (\d+)/.exec(out)?.[1]) || undefined);
+    const status = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    child.kill('SIGINT');
+    await waitFor('the replica to get SIGTERM', 10_000, async () => /ignoring SIGTERM/.test(out) || undefined);
+    assert.match(err, /interrupted: cancelling the job .*Ctrl-C again to stop them at once/);
+    child.kill('SIGINT');
+    assert.equal(await status, 130);
+    assert.match(err, /interrupted again: stopping the replicas now \(SIGKILL\)/);
+    // SIGKILLed with its wrapper, the orphan may take a moment to be reaped by init.
+    await waitFor('the replica to be gone', 5_000, async () => {
+      try {
+        process.kill(replica, 0);
+        return /^State:\s+Z/m.test(readFileSync(`/proc/${replica}/status`, 'utf8')) || undefined;
+      } catch {
+        return true;
+      }
+    });
   });
 
   it('after a kill -9 of goodput run, rerunning the same command resumes its job; another command is refused', { timeout: 60_000 }, async () => {

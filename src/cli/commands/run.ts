@@ -42,8 +42,9 @@ export const runCommand: CliCommand = {
 Runs the control plane in this process for one job: places it on this machine's GPUs
 (or CPU slots), rescales it by checkpoint-restart as its goodput model suggests, restarts it
 from its checkpoint after failures, and streams rank 0's log. Exit status: 0 when the job
-succeeds, 1 when it fails, 130 when interrupted (Ctrl-C cancels the job; so do SIGTERM, a
-hangup and Ctrl-\\: to keep a job past your session, run it in tmux or screen, or submit it to
+succeeds, 1 when it fails, 130 when interrupted (Ctrl-C cancels the job, its replicas get
+SIGTERM to checkpoint, and a second Ctrl-C stops them at once; SIGTERM, a hangup and Ctrl-\\
+cancel too: to keep a job past your session, run it in tmux or screen, or submit it to
 'goodput up'). Rerunning the same command with the same --data-dir after this process was
 killed resumes its job instead of starting a second one.
 
@@ -86,11 +87,20 @@ killed resumes its job instead of starting a second one.
     const ignore = (): void => {};
     process.stdout.on('error', ignore);
     process.stderr.on('error', ignore);
+    let forced = false;
     const onSignal = (signal: NodeJS.Signals) => {
       if (signal === 'SIGHUP') hungUp = true;
-      if (interrupted) return;
+      if (interrupted) {
+        // A second Ctrl-C is the user's choice not to wait for the checkpoint (other signals
+        // repeat on their own, e.g. a hangup followed by the session's SIGTERM).
+        if (signal !== 'SIGINT' || forced) return;
+        forced = true;
+        log(`interrupted again: stopping the replicas now (SIGKILL); what they did since their last checkpoint is lost`);
+        void server.store.listReplicas(job.id).then((rs) => rs.filter((r) => r.exit_code === null).forEach((r) => killGroup(r.pid, 'SIGKILL')), () => {});
+        return;
+      }
       interrupted = true;
-      log(`${signal === 'SIGINT' ? 'interrupted' : signal}: cancelling the job (replicas get SIGTERM to checkpoint)`);
+      log(`${signal === 'SIGINT' ? 'interrupted' : signal}: cancelling the job (replicas get SIGTERM to checkpoint; Ctrl-C again to stop them at once)`);
       void server.controller.cancel(job.id, user).catch(() => {});
     };
     for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
