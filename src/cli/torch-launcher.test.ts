@@ -19,7 +19,7 @@ function torchrunIn(dir: string, python: string): string {
 }
 
 describe('unwrapLauncherCommand', () => {
-  it("runs the workers with the Python of the torchrun the job's PATH finds first: the venv's, then PATH's", () => {
+  it("runs the workers with the Python of the job's environment: the venv's torchrun, else its python, else PATH's torchrun", () => {
     const onPath = torchrunIn(join(root, 'system'), '/usr/bin/python3.11');
     torchrunIn(join(root, 'venv'), join(root, 'venv', 'bin', 'python'));
     const saved = process.env.PATH;
@@ -27,6 +27,11 @@ describe('unwrapLauncherCommand', () => {
     try {
       assert.deepEqual(unwrapLauncherCommand('submit', ['torchrun', 'train.py'], undefined)?.command, ['/usr/bin/python3.11', 'train.py']);
       assert.deepEqual(unwrapLauncherCommand('submit', ['torchrun', 'train.py'], join(root, 'venv'))?.command, [join(root, 'venv', 'bin', 'python'), 'train.py']);
+      // A venv made with --system-site-packages has a python but no torchrun of its own.
+      const bare = join(root, 'bare-venv', 'bin');
+      mkdirSync(bare, { recursive: true });
+      writeFileSync(join(bare, 'python3'), '', { mode: 0o755 });
+      assert.deepEqual(unwrapLauncherCommand('submit', ['torchrun', 'train.py'], join(root, 'bare-venv'))?.command, [join(bare, 'python3'), 'train.py']);
       // A torchrun named by path is read where it is.
       assert.deepEqual(unwrapLauncherCommand('submit', [join(root, 'venv', 'bin', 'torchrun'), 'train.py'], undefined)?.command, [join(root, 'venv', 'bin', 'python'), 'train.py']);
     } finally {

@@ -1,6 +1,6 @@
 /**
  * The CLI's side of core/torch-launcher.ts: finds the Python a `torchrun` command would run its
- * workers with (the `torchrun` the job's PATH finds first: its venv or conda prefix, then this
+ * workers with (the job's venv or conda prefix's torchrun or python, else the torchrun on this
  * shell's PATH) and turns a rejected launcher command into a usage error that says what to run.
  */
 import { accessSync, constants, openSync, readSync, closeSync } from 'node:fs';
@@ -31,16 +31,38 @@ function firstLine(path: string): string {
 
 /** The interpreter of the first executable `torchrun` in `dirs`, or undefined. */
 function torchrunPython(dirs: readonly string[]): string | undefined {
-  for (const dir of dirs) {
-    const path = join(dir, 'torchrun');
-    try {
-      accessSync(path, constants.X_OK);
-      return shebangInterpreter(firstLine(path));
-    } catch {
-      // not here: the next directory
-    }
+  const path = dirs.map((dir) => join(dir, 'torchrun')).find((p) => executable(p));
+  if (path === undefined) return undefined;
+  try {
+    return shebangInterpreter(firstLine(path));
+  } catch {
+    return undefined; // executable but unreadable: no interpreter to name
   }
-  return undefined;
+}
+
+/**
+ * The Python of a bare `torchrun` in the job's environment: the prefix's own torchrun, else the
+ * prefix's python (a venv made with --system-site-packages has no torchrun of its own, and the
+ * user who names the venv means its interpreter), else the torchrun on PATH.
+ */
+function environmentPython(prefix: string | undefined): string | undefined {
+  if (prefix !== undefined) {
+    const bin = join(prefix, 'bin');
+    const own = torchrunPython([bin]);
+    if (own !== undefined) return own;
+    const python = ['python3', 'python'].map((name) => join(bin, name)).find((path) => executable(path));
+    if (python !== undefined) return python;
+  }
+  return torchrunPython((process.env.PATH ?? '').split(delimiter).filter((d) => d !== ''));
+}
+
+function executable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -49,9 +71,8 @@ function torchrunPython(dirs: readonly string[]): string | undefined {
  * reason and the direct form when the launcher command cannot be rewritten.
  */
 export function unwrapLauncherCommand(cmd: string, command: readonly string[], prefix: string | undefined): UnwrappedCommand | undefined {
-  const dirs = [...(prefix !== undefined ? [join(prefix, 'bin')] : []), ...(process.env.PATH ?? '').split(delimiter).filter((d) => d !== '')];
   const first = command[0] ?? '';
-  const python = first.includes('/') ? torchrunPython([first.slice(0, first.lastIndexOf('/')) || '/']) : torchrunPython(dirs);
+  const python = first.includes('/') ? torchrunPython([first.slice(0, first.lastIndexOf('/')) || '/']) : environmentPython(prefix);
   const result = unwrapTorchLauncher(command, python);
   if (result.kind === 'plain') return undefined;
   if (result.kind === 'rejected') {
