@@ -14,6 +14,7 @@ describe('unwrapTorchLauncher', () => {
     assert.ok(dashed.kind === 'unwrapped');
     assert.deepEqual([dashed.command, dashed.ranks, dashed.max_restarts], [[PY, 'train.py'], 8, 3]);
     assert.equal((unwrap('torchrun train.py') as { ranks: number }).ranks, 1, "torchrun's defaults: one node, one process");
+    assert.deepEqual((unwrap('torchrun --nproc_per_node 2 -- train.py --x') as { command: string[] }).command, [PY, 'train.py', '--x'], "argparse's end of options");
   });
 
   it('leaves the count open where torchrun does not fix it', () => {

@@ -84,6 +84,10 @@ export function unwrapTorchLauncher(command: readonly string[], torchrunPython: 
   let i = found.at;
   for (; i < command.length; i++) {
     const arg = command[i]!;
+    if (arg === '--') {
+      i++; // argparse's end of options: the script comes next
+      break;
+    }
     if (!arg.startsWith('-') || arg === '-') break;
     const eq = arg.indexOf('=');
     const name = (eq === -1 ? arg : arg.slice(0, eq)).replace(/^-+/, '').replace(/-/g, '_');
