@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { GoodputError } from '../core/errors.js';
 import type { GpuTable } from '../model/plan-report.js';
+import { errnoReason } from '../util/directory.js';
 import { packagePath } from '../util/package-root.js';
 
 const specSchema = z.object({
@@ -20,11 +21,19 @@ export const DEFAULT_GPU_TABLE = (): string => packagePath('data', 'gpus.json');
 
 /** Reads and checks the table at `path`; E_INPUT naming the file and the first problem. */
 export function readGpuTable(path: string): GpuTable {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new GoodputError('E_INPUT', `--prices ${path}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'a directory, not a file' : errnoReason(error)}`);
+  }
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (error) {
-    throw new GoodputError('E_INPUT', `--prices ${path}: cannot read a JSON table (${(error as Error).message})`);
+    raw = JSON.parse(text);
+  } catch {
+    // JSON.parse's message quotes the file; a CSV or binary file must not reach the terminal.
+    throw new GoodputError('E_INPUT', `--prices ${path}: not a JSON file. The table is JSON in the format of data/gpus.json (date, currency, gpus: one entry per GPU type with its price_per_gpu_hour): copy that file and edit it`);
   }
   const parsed = tableSchema.safeParse(raw);
   if (!parsed.success) {
