@@ -7,6 +7,7 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { errnoReason } from '../util/directory.js';
 import { GoodputError } from '../core/errors.js';
 import { limitsSchema } from '../core/wire.js';
 import { prepareOutput } from './output-file.js';
@@ -58,7 +59,9 @@ export function readProfileFile(path: string): ProfileFile {
   try {
     raw = JSON.parse(readFileSync(path, 'utf8'));
   } catch (error) {
-    throw new GoodputError('E_INPUT', `${path}: not a JSON profile file (${(error as Error).message})`);
+    // JSON.parse's message quotes the file's text: a CSV or binary file must not reach the terminal.
+    const reason = error instanceof SyntaxError ? 'not JSON' : errnoReason(error);
+    throw new GoodputError('E_INPUT', `${path}: not a profile file (${reason}); 'goodput profile --out FILE -- ...' writes one`);
   }
   const parsed = profileFileSchema.safeParse(raw);
   if (!parsed.success) {
