@@ -68,7 +68,11 @@ export function readJobSpecDocument(path: string, cwd: string): Record<string, u
   try {
     doc = parseYaml(text);
   } catch (error) {
-    throw new GoodputError('E_SPEC', `${path}: not valid YAML/JSON: ${(error as Error).message}`);
+    // The parser quotes the offending line with a caret: kept for a text file, but a binary file
+    // passed by mistake must not send its bytes (escape sequences) to the terminal.
+    // eslint-disable-next-line no-control-regex
+    const where = (error as Error).message.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\ufffd]/g, '?').slice(0, 600);
+    throw new GoodputError('E_SPEC', `${path}: not valid YAML/JSON: ${where}`);
   }
   if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) {
     throw new GoodputError('E_SPEC', `${path} is invalid: expected a mapping of fields (command: [...], name: ...), got ${doc === null ? 'an empty document' : Array.isArray(doc) ? 'a list' : typeof doc}`);

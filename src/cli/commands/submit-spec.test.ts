@@ -62,3 +62,18 @@ describe('specFromFlags with a torchrun command', () => {
     assert.throws(() => specFromFlags('submit', { 'max-replicas': '3' }, file('tr.yaml', 'workdir: work\nvenv: env\ncommand: [torchrun, --nproc_per_node, "2", t.py]\n'), undefined), specError('E_USAGE', /-n 3 disagrees with the launcher's 2 rank\(s\)/));
   });
 });
+
+describe('specFromFlags with a file that is not a spec', () => {
+  it('says where the YAML breaks, but never sends a binary file\'s control bytes to the terminal', () => {
+    // Control bytes on the very line the parser quotes back.
+    const binary = file('bin.json', '\x01\x02key\x1b[2J: [1, 2\n  bad: : :\n');
+    assert.throws(() => specFromFlags('submit', {}, binary, undefined), (error: unknown) => {
+      assert.ok(error instanceof GoodputError && error.code === 'E_SPEC');
+      assert.match(error.message, /bin\.json: not valid YAML\/JSON: /);
+      assert.doesNotMatch(error.message, /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/); // eslint-disable-line no-control-regex
+      assert.ok(error.message.length < 800, `${error.message.length} characters`);
+      return true;
+    });
+    assert.throws(() => specFromFlags('submit', {}, file('broken.yaml', 'command: [python3, t.py\n  bad: : :\n'), undefined), specError('E_SPEC', /broken\.yaml: not valid YAML\/JSON: .* at line 1, column \d+:\n\ncommand: \[python3, t\.py/));
+  });
+});
