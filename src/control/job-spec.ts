@@ -7,6 +7,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { GoodputError } from '../core/errors.js';
+import { printable } from '../util/printable.js';
 import { jobSpecSchema, type JobSpec } from '../core/job-spec.js';
 
 /** Formats every issue of a failed parse as `field: message`, one per line. */
@@ -70,9 +71,7 @@ export function readJobSpecDocument(path: string, cwd: string): Record<string, u
   } catch (error) {
     // The parser quotes the offending line with a caret: kept for a text file, but a binary file
     // passed by mistake must not send its bytes (escape sequences) to the terminal.
-    // eslint-disable-next-line no-control-regex
-    const where = (error as Error).message.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\ufffd]/g, '?').slice(0, 600);
-    throw new GoodputError('E_SPEC', `${path}: not valid YAML/JSON: ${where}`);
+    throw new GoodputError('E_SPEC', `${path}: not valid YAML/JSON: ${printable((error as Error).message, 600, true)}`);
   }
   if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) {
     throw new GoodputError('E_SPEC', `${path} is invalid: expected a mapping of fields (command: [...], name: ...), got ${doc === null ? 'an empty document' : Array.isArray(doc) ? 'a list' : typeof doc}`);

@@ -2,7 +2,7 @@
  * Commands that start their ranks through PyTorch's launcher (`torchrun ...`, `python -m
  * torch.distributed.run ...`). Goodput's backends are that launcher already: they start one
  * process per rank with torchrun's variables (docs/contract.md). A launcher inside a replica would
- * start ranks of its own on the replica's one device, with a rendezvous on torchrun's fixed port
+ * start ranks of its own on the replica's devices, with a rendezvous on torchrun's fixed port
  * 29500 that two such jobs on one machine fight over. So the command is rewritten to what
  * torchrun would have run in each worker, and its rank count becomes the job's. Pure.
  */

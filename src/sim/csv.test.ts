@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { GoodputError } from '../core/errors.js';
-import { parseCsv, printable } from './csv.js';
+import { parseCsv } from './csv.js';
 
 describe('parseCsv reads files as users export them', () => {
   it('takes quoted cells (a comma inside one), a byte-order mark, mixed line ends and blank lines', () => {
@@ -45,11 +45,5 @@ describe('parseCsv errors', () => {
       assert.match(error.message, /\.\.\. \(\d+ characters\)'; expected columns name/);
       return true;
     });
-  });
-
-  it('printable keeps short text and marks what it cut', () => {
-    assert.equal(printable('a,b'), 'a,b');
-    assert.equal(printable('x'.repeat(10), 4), 'xxxx... (10 characters)');
-    assert.equal(printable('a\tb\u001b'), 'a?b?');
   });
 });

@@ -1,5 +1,6 @@
 import { CsvError, parse } from 'csv-parse/sync';
 import { inputError } from '../core/errors.js';
+import { printable } from '../util/printable.js';
 
 /** One data row of a CSV file with its 1-based line number (for error messages). */
 export interface CsvRow {
@@ -93,15 +94,4 @@ export function numberCell(table: CsvTable, row: CsvRow, column: string, opts: {
     throw inputError(table.file, row.line, `column '${column}': ${text} is below the minimum ${opts.min}`);
   }
   return value;
-}
-
-/**
- * `text` as it may be echoed in an error: at most `max` characters, control and invalid
- * characters as '?'. A binary file passed by mistake must not fill the terminal with its bytes or
- * send escape sequences to it.
- */
-export function printable(text: string, max = 120): string {
-  // eslint-disable-next-line no-control-regex
-  const clean = text.replace(/[\u0000-\u001f\u007f-\u009f\ufffd]/g, '?');
-  return clean.length > max ? `${clean.slice(0, max)}... (${clean.length} characters)` : clean;
 }

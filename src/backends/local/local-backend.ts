@@ -76,8 +76,9 @@ export class LocalBackend implements Backend {
     if (owner) prepareOwnerDirs(req.job_dir, dirs, owner);
     const port = await freePort(req.port_range);
     const world = req.devices.length;
+    const rank_nodes = req.devices.map(() => LOCAL_NODE);
     const vars = contractEnv({
-      job_id: req.job_id, attempt: req.attempt, rank_nodes: req.devices.map(() => LOCAL_NODE), master_addr: '127.0.0.1', master_port: port, api_url: req.api_url,
+      job_id: req.job_id, attempt: req.attempt, rank_nodes, master_addr: '127.0.0.1', master_port: port, api_url: req.api_url,
       token: req.token, checkpoint_dir: dirs.checkpoint, restarts: req.restarts ?? 0, max_restarts: req.max_restarts ?? 0, ...(req.gpu_type !== undefined ? { gpu_type: req.gpu_type } : {}),
       omp_set: req.env.OMP_NUM_THREADS !== undefined || (!req.run_as && process.env.OMP_NUM_THREADS !== undefined),
     });
@@ -88,7 +89,7 @@ export class LocalBackend implements Backend {
         const kind = this.deviceList.find((d) => d.index === device)?.kind ?? 'cpu';
         const contract: Record<string, string> = { ...vars.common, ...vars.ranks[rank] };
         if (kind === 'gpu') {
-          contract.CUDA_VISIBLE_DEVICES = nodeVisibleDevices(req.devices.map(() => LOCAL_NODE), req.devices, rank);
+          contract.CUDA_VISIBLE_DEVICES = nodeVisibleDevices(rank_nodes, req.devices, rank);
           // The indices are nvidia-smi's (PCI bus order); CUDA's default order puts the fastest
           // GPU first, which on a machine of mixed types would hand the job another job's GPU.
           contract.CUDA_DEVICE_ORDER = 'PCI_BUS_ID';

@@ -87,6 +87,7 @@ killed resumes its job instead of starting a second one.
     const ignore = (): void => {};
     process.stdout.on('error', ignore);
     process.stderr.on('error', ignore);
+    const liveReplicas = async () => (await server.store.listReplicas(job.id)).filter((r) => r.exit_code === null);
     let forced = false;
     const onSignal = (signal: NodeJS.Signals) => {
       if (signal === 'SIGHUP') hungUp = true;
@@ -96,7 +97,7 @@ killed resumes its job instead of starting a second one.
         if (signal !== 'SIGINT' || forced) return;
         forced = true;
         log(`interrupted again: stopping the replicas now (SIGKILL); what they did since their last checkpoint is lost`);
-        void server.store.listReplicas(job.id).then((rs) => rs.filter((r) => r.exit_code === null).forEach((r) => killGroup(r.pid, 'SIGKILL')), () => {});
+        void liveReplicas().then((live) => live.forEach((r) => killGroup(r.pid, 'SIGKILL')), () => {});
         return;
       }
       interrupted = true;
@@ -113,7 +114,7 @@ killed resumes its job instead of starting a second one.
         if (!values.quiet && !hungUp) offset = tail(logPath, offset);
         const current = await server.store.getJob(job.id);
         if (current && isTerminal(current.state)) {
-          const live = (await server.store.listReplicas(job.id)).filter((r) => r.exit_code === null);
+          const live = await liveReplicas();
           if (live.length === 0 || Date.now() > (current.finished_at_ms ?? 0) + (grace_s + 2) * 1000) {
             for (const r of live) killGroup(r.pid, 'SIGKILL');
             final = current;

@@ -116,8 +116,7 @@ function unwrapLauncher(cmd: string, base: Record<string, unknown>, values: JobF
     if (base.max_replicas === undefined) {
       base.max_replicas = unwrapped.ranks;
       note += `; -n ${unwrapped.ranks} from --nnodes x --nproc_per_node`;
-    }
-    else if (base.max_replicas !== unwrapped.ranks) {
+    } else if (base.max_replicas !== unwrapped.ranks) {
       throw usageError(`${cmd}: -n ${String(base.max_replicas)} disagrees with the launcher's ${unwrapped.ranks} rank(s) (--nnodes x --nproc_per_node); give one of them`);
     }
   }

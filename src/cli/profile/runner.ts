@@ -98,6 +98,8 @@ export async function runProfile(run: ProfileRun): Promise<{ profile: DeviceProf
     const log = join(run.work_dir, `replicas-${replicas}-launch-${launches}.log`);
     const checkpoint = mkdtempSync(join(run.work_dir, 'checkpoint-'));
     launches++;
+    // All of the launch's GPUs, entry LOCAL_RANK its own, as the backends (and torchrun) show them.
+    const visible = run.devices.slice(0, replicas).map((d) => d.uuid ?? String(d.index)).join(',');
     for (let rank = 0; rank < replicas; rank++) {
       const fd = openSync(rank === 0 ? log : `${log}.rank${rank}`, 'a');
       const device = run.devices[rank]!;
@@ -106,8 +108,7 @@ export async function runProfile(run: ProfileRun): Promise<{ profile: DeviceProf
         MASTER_ADDR: '127.0.0.1', MASTER_PORT: String(port), GOODPUT_API: api, GOODPUT_JOB_ID: PROFILE_JOB_ID, GOODPUT_TOKEN: token,
         GOODPUT_CHECKPOINT_DIR: checkpoint, GOODPUT_ATTEMPT: '0', GOODPUT_NUM_NODES: '1', GOODPUT_REPORT_INTERVAL_S: '0.3',
       };
-      // All of the launch's GPUs, entry LOCAL_RANK its own, as the backends (and torchrun) show them.
-      if (device.kind === 'gpu') env.CUDA_VISIBLE_DEVICES = run.devices.slice(0, replicas).map((d) => d.uuid ?? String(d.index)).join(',');
+      if (device.kind === 'gpu') env.CUDA_VISIBLE_DEVICES = visible;
       else delete env.CUDA_VISIBLE_DEVICES;
       const child = spawn(run.command[0]!, run.command.slice(1), { detached: true, stdio: ['ignore', fd, fd], env });
       closeSync(fd);
