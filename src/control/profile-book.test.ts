@@ -131,4 +131,28 @@ describe('ProfileBook', () => {
     await store.close();
     await bad.store.close();
   });
+
+  it('does not judge a job by the points it merged itself, before or after a server restart', async () => {
+    const { store, book } = await open();
+    await learn({ store, book }, await job(store, 'a', 'train'), [point(1), point(2)]);
+    // Its first steps at 3 replicas (a shape only it measured) were slow: merged, unjudged.
+    await learn({ store, book }, await job(store, 'w', 'train'), [point(3, 2)]);
+    // Its later steps there are at the profile's speed: against its own first steps they are off by half.
+    const later = [point(3, 1, 48), point(3, 2)];
+    assert.equal((await learn({ store, book }, (await store.getJob('w'))!, later))!.jobs, 2, 'still merged');
+    assert.notEqual((await store.getJob('w'))!.profile_use, 'discarded');
+    // In this server it is judged at a shape other jobs measured: three times slower at 2 replicas discards.
+    const judged = await open();
+    await learn(judged, await job(judged.store, 'a', 'train'), [point(1), point(2)]);
+    await learn(judged, await job(judged.store, 'w', 'train'), [point(3, 2)]);
+    assert.equal(await learn(judged, (await judged.store.getJob('w'))!, [point(3, 1, 48), point(2, 3)]), undefined);
+    assert.equal((await judged.store.getJob('w'))!.profile_use, 'discarded');
+    // A restarted server does not know which of a merged job's shapes are its own: it judges none
+    // (a profile kept by mistake costs a job's model less than one discarded by mistake costs the key).
+    const restarted = new ProfileBook(store, () => [cpuNode('local')], () => {});
+    assert.equal((await learn({ store, book: restarted }, (await store.getJob('w'))!, [point(3, 1, 64), point(2, 3)]))!.jobs, 2);
+    assert.notEqual((await store.getJob('w'))!.profile_use, 'discarded');
+    await store.close();
+    await judged.store.close();
+  });
 });

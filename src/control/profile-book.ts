@@ -8,7 +8,7 @@ import type { BackendNode } from '../backends/backend.js';
 import { deviceType } from '../backends/device-type.js';
 import { profileKeyOf } from '../core/profile-key.js';
 import { scopedKey } from '../core/profile-scope.js';
-import { addToProfile, emptyProfile, MEASURED_ERROR_TOLERANCE, measuredError, type GradSample, type KeyProfile } from '../goodput/key-profile.js';
+import { addToProfile, emptyProfile, MEASURED_ERROR_TOLERANCE, measuredError, shapeKey, type GradSample, type KeyProfile } from '../goodput/key-profile.js';
 import { optimStepTime_s } from '../goodput/throughput.js';
 import type { PerfParams, ProfilePoint } from '../goodput/types.js';
 import { judgeAgainstProfile } from '../model/discard.js';
@@ -98,6 +98,8 @@ function mergePlan(job: JobRecord, key: string, gpu_type: string, before: Stored
  */
 export class ProfileBook {
   private readonly judged = new Set<string>();
+  /** Per job, the shapes of the points it merged into its key's profile since the server started (not judged against: model/discard.ts). */
+  private readonly contributed = new Map<string, Set<string>>();
   /** The newest profile read or written per (GPU type, key): one entry per key, so bounded. */
   private readonly newest = new Map<string, StoredKeyProfile>();
 
@@ -122,6 +124,7 @@ export class ProfileBook {
     // A job that left the active set is never judged again: forget it, so the set stays bounded.
     const active = new Set(jobs.map((j) => j.id));
     for (const id of this.judged) if (!active.has(id)) this.judged.delete(id);
+    for (const id of this.contributed.keys()) if (!active.has(id)) this.contributed.delete(id);
     const out = await this.read(jobs, true);
     for (const job of jobs) {
       const profile = out.get(job.id);
@@ -172,7 +175,9 @@ export class ProfileBook {
    *   measured a placement shape the profile knows: a profile whose measurements, corrected by its
    *   fit for the local batch, are off from them by more than MEASURED_ERROR_TOLERANCE
    *   (goodput/key-profile.ts `measuredError`) is discarded for this job (`discard`: event
-   *   `profile-discarded`), and the job adds nothing to it;
+   *   `profile-discarded`), and the job adds nothing to it. Shapes whose points the job merged
+   *   itself are not compared (model/discard.ts); after a restart, a job already in the profile
+   *   may have merged any of its shapes, so none of its own are;
    * - else merges `own`, the job's gradient sample and its model's parameter count in (`merge`:
    *   the profile as the store will hold it, goodput/key-profile.ts `addToProfile`);
    * - with `ended_successfully`, a job that discarded its key's profile replaces one that holds
@@ -190,7 +195,9 @@ export class ProfileBook {
     let discard: ProfilePlan['discard'];
     let judged = false;
     if (job.profile_use !== 'discarded' && before?.perf && !this.judged.has(job.id) && fromOthers(before, job.id)) {
-      const { verdict, error, comparable } = judgeAgainstProfile(before.perf, before, own);
+      // Before a restart the job may have merged points this server did not see: all its shapes may be its own.
+      const contributed = this.contributed.get(job.id) ?? (before.job_ids.includes(job.id) ? new Set(own.map(shapeKey)) : undefined);
+      const { verdict, error, comparable } = judgeAgainstProfile(before.perf, before, own, contributed);
       judged = verdict !== 'unjudged';
       if (verdict === 'discard') {
         const reason = `profile of '${key}' on ${gpu_type} discarded: ${disagreement(before.perf, before, comparable)} (off by ${Math.round(error * 100)}% of the measurement, tolerance ${Math.round(MEASURED_ERROR_TOLERANCE * 100)}%), so this job is not the model the profile describes; its model now uses its own measurements only and it adds nothing to the profile`;
@@ -208,6 +215,11 @@ export class ProfileBook {
   /** After the store saved the refit `plan` planned: the job, the log and the report path see its outcome (`stored`: the saved profile). */
   saved(job: JobRecord, plan: ProfilePlan, stored: StoredKeyProfile | undefined): void {
     if (plan.judged) this.judged.add(job.id);
+    if (plan.merge) {
+      const shapes = this.contributed.get(job.id) ?? new Set<string>();
+      for (const p of plan.merge.update.points) shapes.add(shapeKey(p));
+      this.contributed.set(job.id, shapes);
+    }
     if (plan.discard) {
       job.profile_use = 'discarded';
       this.log(`job ${job.id}: ${plan.discard.reason}`);

@@ -52,14 +52,23 @@ export function emptyProfile(key: string, gpu_type: string): KeyProfile {
 }
 
 /**
+ * Points in configuration order (nodes, replicas, local batch): a fit's last digits depend on
+ * the order of its points, and each driver (simulator, control plane) gets a job's points in its
+ * own order, so both fit them in this one.
+ */
+function inConfigOrder(points: ProfilePoint[]): ProfilePoint[] {
+  return points.sort((a, b) => a.num_nodes - b.num_nodes || a.num_replicas - b.num_replicas || a.local_bsz - b.local_bsz);
+}
+
+/**
  * Points of `base` with those of `added` merged in; a configuration measured in both keeps the
- * `added` one (the newer measurement). Order: `base`'s configurations first, then new ones.
+ * `added` one (the newer measurement). In configuration order (nodes, replicas, local batch).
  */
 export function mergePoints(base: readonly ProfilePoint[], added: readonly ProfilePoint[]): ProfilePoint[] {
   const byConfig = new Map<string, ProfilePoint>();
   for (const p of base) byConfig.set(configKey(p), p);
   for (const p of added) byConfig.set(configKey(p), p);
-  return [...byConfig.values()];
+  return inConfigOrder([...byConfig.values()]);
 }
 
 /** A reported progress as a profile keeps it: clamped to [0, 1]. */
@@ -103,12 +112,12 @@ const withParameters = (model_parameters: number | undefined): { model_parameter
 
 /**
  * The points a job's model is fitted on: its own, plus the profile's at configurations the job
- * has not measured itself (its own measurement of a configuration wins).
+ * has not measured itself (its own measurement of a configuration wins). In configuration order.
  */
 export function modelPoints(own: readonly ProfilePoint[], profile: KeyProfile | undefined): ProfilePoint[] {
-  if (!profile) return [...own];
+  if (!profile) return inConfigOrder([...own]);
   const mine = new Set(own.map(configKey));
-  return [...own, ...profile.points.filter((p) => !mine.has(configKey(p)))];
+  return inConfigOrder([...own, ...profile.points.filter((p) => !mine.has(configKey(p)))]);
 }
 
 /**

@@ -24,9 +24,14 @@ export interface ProfileJudgement {
  * point at a shape the profile measured: one noisy point among several does not discard a
  * profile the job otherwise agrees with, and a job is judged once, when it first has such
  * points (the caller records that it was judged and does not ask again after `keep`).
+ *
+ * `contributed`: shapes (goodput/key-profile.ts `shapeKey`) whose points the job itself added to
+ * the profile while it was unjudged. They are not comparable: the profile's points there are the
+ * job's own earlier steps, and a job whose first steps were slower than its later ones (warm-up,
+ * a loaded machine) would otherwise discard a profile for disagreeing with itself.
  */
-export function judgeAgainstProfile(perf: PerfParams, profile: KeyProfile, own: readonly ProfilePoint[], tolerance = MEASURED_ERROR_TOLERANCE): ProfileJudgement {
-  const shapes = new Set(profile.points.map(shapeKey));
+export function judgeAgainstProfile(perf: PerfParams, profile: KeyProfile, own: readonly ProfilePoint[], contributed: ReadonlySet<string> = new Set(), tolerance = MEASURED_ERROR_TOLERANCE): ProfileJudgement {
+  const shapes = new Set(profile.points.map(shapeKey).filter((s) => !contributed.has(s)));
   const comparable = own.filter((p) => shapes.has(shapeKey(p)));
   if (comparable.length === 0) return { verdict: 'unjudged', error: 0, comparable };
   const error = measuredError(perf, profile, comparable);

@@ -128,4 +128,16 @@ describe('the simulator and the control plane build the same PolicyJob from the 
     for (let k = 0; k < sim.length; k++) assert.deepStrictEqual(sim[k], control[k], `report ${k + 1}`);
     assert.deepEqual(sim.slice(3).map((pj) => pj.model_from_profile), [true, false], 'unjudged at 3 replicas, discarded at 2');
   });
+
+  it('a job is not judged against the points it added to the profile itself, in both drivers', async () => {
+    // Its first steps at 3 replicas, a shape only it measured, are slow (warm-up); its later ones agree with the profile.
+    const second = [
+      { replicas: 3, local_bsz: 128, slowdown: 2, progress: 0.01 },
+      { replicas: 3, local_bsz: 160, slowdown: 1, progress: 0.02 },
+      { replicas: 2, local_bsz: 128, slowdown: 1, progress: 0.03 },
+    ];
+    const { sim, control } = await runBoth([{ id: 'a', steps: first }, { id: 'b', steps: second }]);
+    for (let k = 0; k < sim.length; k++) assert.deepStrictEqual(sim[k], control[k], `report ${k + 1}`);
+    assert.deepEqual(sim.slice(3).map((pj) => pj.model_from_profile), [true, true, true], 'kept: judged at 2 replicas only, where it agrees');
+  });
 });

@@ -1,5 +1,5 @@
 import { capLocalBatch, splitFixedBatch, type LocalBatch } from '../goodput/batch-split.js';
-import type { KeyProfile } from '../goodput/key-profile.js';
+import { shapeKey, type KeyProfile } from '../goodput/key-profile.js';
 import type { GoodputModel, PerfParams, ProfilePoint } from '../goodput/types.js';
 import { judgeAgainstProfile } from '../model/discard.js';
 import { fitJob, jobModel, type JobFit } from '../model/job-fit.js';
@@ -64,6 +64,8 @@ export class SimJob extends SteppedJob {
   private judged = false;
   /** Whether this job's reports are in its key's profile. */
   private contributed = false;
+  /** Shapes of the points this job reported to its key's profile (not judged against: model/discard.ts). */
+  private readonly reportedShapes = new Set<string>();
   /** Own points not yet reported to the profile. */
   private pending: ProfilePoint[] = [];
   private reportedBucket = -1;
@@ -176,7 +178,7 @@ export class SimJob extends SteppedJob {
     if (!this.judged && this.pending.length > 0) {
       const shared = this.sharedProfile();
       const perf = shared ? link.store.profileFit(link.key) : undefined;
-      const verdict = shared && perf ? judgeAgainstProfile(perf, shared, [...this.profile.values()]).verdict : 'unjudged';
+      const verdict = shared && perf ? judgeAgainstProfile(perf, shared, [...this.profile.values()], this.reportedShapes).verdict : 'unjudged';
       if (verdict === 'discard') {
         this.discarded = true;
         this.pending = [];
@@ -189,6 +191,7 @@ export class SimJob extends SteppedJob {
     if (this.pending.length === 0 && grad.length === 0) return;
     link.store.report(link.key, this.pending, grad, !this.contributed, this.app.model_parameters);
     this.contributed = true;
+    for (const p of this.pending) this.reportedShapes.add(shapeKey(p));
     this.pending = [];
     if (grad.length > 0) this.reportedBucket = bucket;
   }
