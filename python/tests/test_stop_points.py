@@ -141,6 +141,32 @@ def test_a_stop_after_the_last_step_of_a_job_without_workers_finishes_and_says_s
     assert "checkpointed step" not in result.stderr
 
 
+def test_a_stop_while_the_interpreter_finalizes_does_not_kill_a_finished_replica(tmp_path):
+    # Seen in the SDK corpus e2e test (2026-11-28): a replica printed "done", the rescale's
+    # SIGTERM arrived while Python finalized (its loader's persistent workers shutting down,
+    # after Python had restored the default SIGTERM action), and the replica died by the signal:
+    # exit 143 without a checkpoint, so the control plane relaunched a finished job.
+    code = textwrap.dedent("""
+        import os, signal, time
+        import goodput.torch as gt
+
+        class ShutsDownWhileFinalizing:
+            def __del__(self):
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.3)
+                print("finalized", flush=True)
+
+        gt.init()
+        keeper = ShutsDownWhileFinalizing()
+        print("done", flush=True)
+        """)
+    env = replica_env(0, 1, free_port(), {"GOODPUT_CHECKPOINT_DIR": str(tmp_path)})
+    result = subprocess.run([PYTHON, "-c", code], env=env, text=True, capture_output=True,
+                            timeout=60)
+    assert result.returncode == 0, (result.returncode, result.stderr)
+    assert result.stdout.split() == ["done", "finalized"], result.stdout
+
+
 def test_a_collective_a_gloo_thread_still_holds_at_a_checkpoint_is_freed_by_the_main_thread(
         launch, tmp_path):
     # The flake this guards against: checkpoint:1 on both ranks, rank 1 exited by SIGABRT

@@ -356,7 +356,8 @@ class Runtime:
 
     def shutdown(self) -> None:
         """Best-effort, idempotent: last report flush (at most 2 s), step log, in-flight control
-        rounds, then the process group unless the script already destroyed it."""
+        rounds, then the process group unless the script already destroyed it; then SIGTERM is
+        ignored (the exit hook runs once the script has ended)."""
         self._finish_reporting()
         # Not once destroyed, by an earlier call or by the script.
         if self._rounds is not None and dist.is_initialized():
@@ -371,6 +372,13 @@ class Runtime:
             # this, 0 of 20 with it. Bounded, unlike a barrier: ranks that disagree on when to
             # stop are not held.
             time.sleep(EXIT_GIL_RELEASE_S)
+        # The script has ended; what is left is the interpreter's finalization, which restores
+        # the default SIGTERM action first and may then take a while (a loader's persistent
+        # workers shut down). A stop arriving then killed the replica (exit 143 without a
+        # checkpoint, so the control plane relaunched a finished job); ignored, it exits as the
+        # script ended. Python keeps an ignored signal ignored through finalization.
+        if self.stop_signal.installed:
+            self.stop_signal.ignore_further()
 
     def _finish_reporting(self) -> None:
         """Idempotent: last report flush, step log, in-flight control rounds drained."""

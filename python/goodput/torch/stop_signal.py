@@ -77,8 +77,9 @@ class StopSignal:
             pass  # no usable stderr: nothing to write to
 
     def ignore_further(self) -> None:
-        """Ignores SIGTERM from now on (main thread only): the process has checkpointed and is
-        exiting 143, which a late signal must not turn into death by SIGTERM."""
+        """Ignores SIGTERM from now on (main thread only): the process is exiting (143 once
+        checkpointed, or as the script ended), which a late signal must not turn into death by
+        SIGTERM."""
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
             self.installed = False
