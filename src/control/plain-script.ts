@@ -9,6 +9,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { pythonScript } from '../core/profile-key.js';
+import { selfSpawnCall, type SelfSpawn } from '../core/self-spawn.js';
 import { GoodputError } from '../core/errors.js';
 import { profileKeyOf } from '../core/profile-key.js';
 import type { DeviceInfo } from '../backends/backend.js';
@@ -34,14 +35,28 @@ export function scriptPath(spec: Pick<JobSpec, 'command' | 'workdir'>): string |
  */
 export function sdkOf(spec: Pick<JobSpec, 'command' | 'workdir' | 'sdk'>): boolean | undefined {
   if (spec.sdk !== undefined) return spec.sdk;
+  const text = scriptText(spec);
+  return typeof text === 'string' ? SDK_IMPORT.test(text) : text === 'too-large' ? false : undefined;
+}
+
+/** The job's Python script's text; 'too-large' past MAX_SCRIPT_BYTES; undefined without a script readable here. */
+function scriptText(spec: Pick<JobSpec, 'command' | 'workdir'>): string | 'too-large' | undefined {
   const path = scriptPath(spec);
   if (path === undefined) return undefined;
   try {
-    if (statSync(path).size > MAX_SCRIPT_BYTES) return false;
-    return SDK_IMPORT.test(readFileSync(path, 'utf8'));
+    return statSync(path).size > MAX_SCRIPT_BYTES ? 'too-large' : readFileSync(path, 'utf8');
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Where the job's script starts its own worker processes (core/self-spawn.ts); undefined when it
+ * does not or is not readable here.
+ */
+export function selfSpawnOf(spec: Pick<JobSpec, 'command' | 'workdir'>): SelfSpawn | undefined {
+  const text = scriptText(spec);
+  return typeof text === 'string' ? selfSpawnCall(text) : undefined;
 }
 
 /**

@@ -1,21 +1,26 @@
 /**
  * What `goodput submit` tells the user about a job it just submitted, on stderr: how a plain
  * script is run (a gang of -n processes), an -n beyond the cluster for a job that may run
- * smaller, and other jobs of the same name (commands that take a name then ask for the id).
+ * smaller, a script that starts its own processes (mp.spawn), and other jobs of the same name
+ * (commands that take a name then ask for the id).
  */
 import type { GoodputClient } from '../../client/client.js';
 import type { JobSummary } from '../../api/views.js';
+import { selfSpawnOf } from '../../control/plain-script.js';
 import { pythonScript } from '../../core/profile-key.js';
 import { isTerminal } from '../../store/lifecycle.js';
+import type { JobSpec } from '../../store/types.js';
 
 /** The notes for `job` (never throws: a note that cannot be computed is left out). */
-export async function submitNotes(client: Pick<GoodputClient, 'nodes' | 'listJobs'>, job: JobSummary): Promise<string[]> {
+export async function submitNotes(client: Pick<GoodputClient, 'nodes' | 'listJobs'>, job: Pick<JobSummary, 'id' | 'name' | 'spec'>): Promise<string[]> {
   const notes: string[] = [];
   const spec = job.spec;
   const script = pythonScript(spec.command) ?? spec.command[0];
   if (spec.sdk === false && spec.resumable !== true && spec.max_replicas > 1) {
     notes.push(`${script} does not import goodput, so it runs as a plain script: a gang of ${spec.max_replicas} processes started together (RANK 0..${spec.max_replicas - 1}, as torchrun --nproc_per_node ${spec.max_replicas} starts them), queued until ${spec.max_replicas} devices are free and never resized. Pass --resumable if it resumes from its own snapshot, --sdk if it reports through the Goodput SDK.`);
   }
+  const spawn = selfSpawnNote(spec);
+  if (spawn) notes.push(spawn);
   if (spec.sdk === false && spec.resumable !== true && spec.preemptible === true) {
     notes.push(`${script} is --preemptible without a checkpoint the control plane knows of: a preemption restarts it from its beginning.`);
   }
@@ -34,4 +39,15 @@ export async function submitNotes(client: Pick<GoodputClient, 'nodes' | 'listJob
     // the note is a courtesy
   }
   return notes;
+}
+
+/**
+ * The warning for a job of more than one process whose script starts its own processes
+ * (mp.spawn; core/self-spawn.ts), for `submit` and `run`; undefined otherwise.
+ */
+export function selfSpawnNote(spec: Pick<JobSpec, 'command' | 'workdir' | 'max_replicas'>): string | undefined {
+  const spawn = spec.max_replicas > 1 ? selfSpawnOf(spec) : undefined;
+  if (!spawn) return undefined;
+  const script = pythonScript(spec.command) ?? spec.command[0];
+  return `warning: ${script} starts its own processes (${spawn.call}, line ${spawn.line}), but goodput starts one process per device itself, with RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT set as torchrun sets them: with -n ${spec.max_replicas} each of its processes would start a group of its own. Call the function ${spawn.call} starts once, with the rank from RANK and the world size from WORLD_SIZE, and leave MASTER_ADDR/MASTER_PORT to goodput (docs/contract.md, "Scripts that start their own processes"), or use -n 1.`;
 }
