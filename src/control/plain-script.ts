@@ -9,7 +9,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { pythonScript } from '../core/profile-key.js';
-import { selfSpawnCall, type SelfSpawn } from '../core/self-spawn.js';
+import { scriptLaunch, type ScriptLaunch } from '../core/script-launch.js';
 import { GoodputError } from '../core/errors.js';
 import { profileKeyOf } from '../core/profile-key.js';
 import type { DeviceInfo } from '../backends/backend.js';
@@ -51,12 +51,12 @@ function scriptText(spec: Pick<JobSpec, 'command' | 'workdir'>): string | 'too-l
 }
 
 /**
- * Where the job's script starts its own worker processes (core/self-spawn.ts); undefined when it
- * does not or is not readable here.
+ * What in the job's script conflicts with how goodput launches it (core/script-launch.ts);
+ * undefined when it is not readable here.
  */
-export function selfSpawnOf(spec: Pick<JobSpec, 'command' | 'workdir'>): SelfSpawn | undefined {
+export function scriptLaunchOf(spec: Pick<JobSpec, 'command' | 'workdir'>): ScriptLaunch | undefined {
   const text = scriptText(spec);
-  return typeof text === 'string' ? selfSpawnCall(text) : undefined;
+  return typeof text === 'string' ? scriptLaunch(text) : undefined;
 }
 
 /**

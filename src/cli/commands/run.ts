@@ -13,7 +13,7 @@ import type { JobRecord } from '../../store/types.js';
 import { numberFlag, parseFlags, type CliCommand } from '../command.js';
 import { checkMissingDashDash } from '../job-command.js';
 import { jobFlags, specFromFlags, splitCommand } from './submit.js';
-import { selfSpawnNote } from './submit-notes.js';
+import { launchNotes } from './submit-notes.js';
 
 const flags = {
   ...jobFlags,
@@ -82,8 +82,7 @@ killed resumes its job instead of starting a second one.
       throw error;
     });
     log(`job ${job.id} (${job.name}) on ${devices.length} device(s), policy ${server.policy}; data in ${data_dir}`);
-    const spawnNote = selfSpawnNote(job.spec);
-    if (spawnNote) log(spawnNote);
+    for (const note of launchNotes(job.spec)) log(note);
     let interrupted = false;
     let hungUp = false;
     // A closed terminal fails every later write (EIO); the supervisor must still see its job out.

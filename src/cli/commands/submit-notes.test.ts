@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import type { NodeView } from '../../api/views.js';
 import type { JobSpec } from '../../store/types.js';
-import { selfSpawnNote, submitNotes } from './submit-notes.js';
+import { launchNotes, submitNotes } from './submit-notes.js';
 
 const workdir = mkdtempSync(join(tmpdir(), 'goodput-notes-'));
 after(() => rmSync(workdir, { recursive: true, force: true }));
@@ -35,5 +35,14 @@ test('a script that starts its own processes is told how to run under goodput wh
   assert.match(warning, /^warning: tutorial\.py starts its own processes \(mp\.spawn, line 8\).*with -n 2 each of its processes would start a group of its own\. Call the function mp\.spawn starts once, with the rank from RANK.*or use -n 1\.$/);
   const alone = await submitNotes(client, { id: 'j2', name: 'tut', spec: spec(1) });
   assert.equal(alone.some((n) => n.includes('starts its own processes')), false, 'one process: nothing to say');
-  assert.equal(selfSpawnNote(spec(2)), warning, 'goodput run says the same');
+  assert.deepEqual(launchNotes(spec(2)), [warning], 'goodput run says the same');
+});
+
+test('a script that takes its local rank from --local_rank is told how to get it', async () => {
+  writeFileSync(join(workdir, 'legacy.py'), 'import argparse\np = argparse.ArgumentParser()\np.add_argument("--local_rank", type=int, default=-1)\nargs = p.parse_args()\n');
+  const notes = launchNotes({ command: ['python3', 'legacy.py', '--lr', '0.1'], workdir, max_replicas: 4 });
+  assert.equal(notes.length, 1, notes.join('\n'));
+  assert.match(notes[0]!, /^warning: legacy\.py takes its local rank from --local_rank \(line 3\).*each of its 4 processes would get the option's default\. Default the option to int\(os\.environ\.get\("LOCAL_RANK", -1\)\).*--no-sdk -- sh -c 'exec python3 legacy\.py --lr 0\.1 --local_rank "\$LOCAL_RANK"'\.$/);
+  assert.match(launchNotes({ command: ['python3', 'legacy.py', '--name', "it's"], workdir, max_replicas: 2 })[0]!, /sh -c 'exec python3 legacy\.py \.\.\. --local_rank/, 'a word that needs quoting: the start only');
+  assert.deepEqual(launchNotes({ command: ['python3', 'legacy.py'], workdir, max_replicas: 1 }), []);
 });

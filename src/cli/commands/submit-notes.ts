@@ -1,12 +1,12 @@
 /**
  * What `goodput submit` tells the user about a job it just submitted, on stderr: how a plain
  * script is run (a gang of -n processes), an -n beyond the cluster for a job that may run
- * smaller, a script that starts its own processes (mp.spawn), and other jobs of the same name
+ * smaller, a script that expects another launcher (mp.spawn, --local_rank), and other jobs of the same name
  * (commands that take a name then ask for the id).
  */
 import type { GoodputClient } from '../../client/client.js';
 import type { JobSummary } from '../../api/views.js';
-import { selfSpawnOf } from '../../control/plain-script.js';
+import { scriptLaunchOf } from '../../control/plain-script.js';
 import { pythonScript } from '../../core/profile-key.js';
 import { isTerminal } from '../../store/lifecycle.js';
 import type { JobSpec } from '../../store/types.js';
@@ -19,8 +19,7 @@ export async function submitNotes(client: Pick<GoodputClient, 'nodes' | 'listJob
   if (spec.sdk === false && spec.resumable !== true && spec.max_replicas > 1) {
     notes.push(`${script} does not import goodput, so it runs as a plain script: a gang of ${spec.max_replicas} processes started together (RANK 0..${spec.max_replicas - 1}, as torchrun --nproc_per_node ${spec.max_replicas} starts them), queued until ${spec.max_replicas} devices are free and never resized. Pass --resumable if it resumes from its own snapshot, --sdk if it reports through the Goodput SDK.`);
   }
-  const spawn = selfSpawnNote(spec);
-  if (spawn) notes.push(spawn);
+  notes.push(...launchNotes(spec));
   if (spec.sdk === false && spec.resumable !== true && spec.preemptible === true) {
     notes.push(`${script} is --preemptible without a checkpoint the control plane knows of: a preemption restarts it from its beginning.`);
   }
@@ -42,12 +41,20 @@ export async function submitNotes(client: Pick<GoodputClient, 'nodes' | 'listJob
 }
 
 /**
- * The warning for a job of more than one process whose script starts its own processes
- * (mp.spawn; core/self-spawn.ts), for `submit` and `run`; undefined otherwise.
+ * Warnings for a job of more than one process whose script expects another launcher
+ * (core/script-launch.ts): it starts its own processes (mp.spawn), or takes its local rank from
+ * `--local_rank`. For `submit` and `run`; empty otherwise.
  */
-export function selfSpawnNote(spec: Pick<JobSpec, 'command' | 'workdir' | 'max_replicas'>): string | undefined {
-  const spawn = spec.max_replicas > 1 ? selfSpawnOf(spec) : undefined;
-  if (!spawn) return undefined;
+export function launchNotes(spec: Pick<JobSpec, 'command' | 'workdir' | 'max_replicas'>): string[] {
+  const launch = spec.max_replicas > 1 ? scriptLaunchOf(spec) : undefined;
+  if (!launch) return [];
   const script = pythonScript(spec.command) ?? spec.command[0];
-  return `warning: ${script} starts its own processes (${spawn.call}, line ${spawn.line}), but goodput starts one process per device itself, with RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT set as torchrun sets them: with -n ${spec.max_replicas} each of its processes would start a group of its own. Call the function ${spawn.call} starts once, with the rank from RANK and the world size from WORLD_SIZE, and leave MASTER_ADDR/MASTER_PORT to goodput (docs/contract.md, "Scripts that start their own processes"), or use -n 1.`;
+  const set = 'goodput starts one process per device itself, with RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT set as torchrun sets them';
+  const notes: string[] = [];
+  const { spawn, local_rank_option: option } = launch;
+  // The command as typed when no word needs quoting inside the single-quoted script, else its start.
+  const shown = spec.command.every((w) => /^[\w@%+=:,./-]+$/.test(w)) ? spec.command.join(' ') : `${spec.command.slice(0, 2).join(' ')} ...`;
+  if (spawn) notes.push(`warning: ${script} starts its own processes (${spawn.call}, line ${spawn.line}), but ${set}: with -n ${spec.max_replicas} each of its processes would start a group of its own. Call the function ${spawn.call} starts once, with the rank from RANK and the world size from WORLD_SIZE, and leave MASTER_ADDR/MASTER_PORT to goodput (docs/contract.md, "Scripts written for another launcher"), or use -n 1.`);
+  if (option) notes.push(`warning: ${script} takes its local rank from ${option.call} (line ${option.line}), as torch.distributed.launch passed it, and never reads LOCAL_RANK, but ${set}, and passes no option: each of its ${spec.max_replicas} processes would get the option's default. Default the option to int(os.environ.get("LOCAL_RANK", -1)) (docs/contract.md, "Scripts written for another launcher"), or pass it per process through a shell: --no-sdk -- sh -c 'exec ${shown} ${option.call} "$LOCAL_RANK"'.`);
+  return notes;
 }

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { selfSpawnCall } from './self-spawn.js';
+import { scriptLaunch } from './script-launch.js';
+
+const selfSpawnCall = (script: string) => scriptLaunch(script).spawn;
 
 const tutorial = `import os
 import torch.distributed as dist
@@ -36,4 +38,13 @@ test('leaves alone what is not torch\'s launcher, and scripts that also run unde
   const both = tutorial.replace('    world_size = 2\n', '    if "RANK" in os.environ:\n        main(int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]))\n    world_size = 2\n');
   assert.equal(selfSpawnCall(both), undefined);
   assert.equal(selfSpawnCall(tutorial.replace("os.environ['MASTER_PORT'] = '12355'", "local = int(os.getenv('LOCAL_RANK', 0))")), undefined);
+});
+
+test('a --local_rank option without LOCAL_RANK read anywhere: every process would get its default', () => {
+  const legacy = 'import argparse\np = argparse.ArgumentParser()\np.add_argument("--lr", type=float)\np.add_argument("--local_rank", type=int, default=-1)\n';
+  assert.deepEqual(scriptLaunch(legacy), { local_rank_option: { call: '--local_rank', line: 4 } });
+  assert.deepEqual(scriptLaunch(legacy.replace('--local_rank', '--local-rank')).local_rank_option, { call: '--local-rank', line: 4 });
+  const bridged = legacy + 'args = p.parse_args()\nargs.local_rank = int(os.environ.get("LOCAL_RANK", args.local_rank))\n';
+  assert.deepEqual(scriptLaunch(bridged), {}, 'the HF-style bridge reads LOCAL_RANK');
+  assert.deepEqual(scriptLaunch(legacy.replace('p.add_argument("--local_rank"', '# p.add_argument("--local_rank"')), {});
 });
