@@ -7,8 +7,10 @@ import { after, describe, it } from 'node:test';
 import { CLI, cleanup, killOwnGroup, runCli, tempDataDir, TRAINER, trainerLines, waitFor } from '../../test-support/control/harness.js';
 import { serverLockHolder } from '../datadir/server-lock.js';
 import { dataFiles } from '../server/server.js';
+import { pythonWith } from '../../test-support/control/python.js';
 
 const dir = tempDataDir('goodput-run-');
+const python = pythonWith(['sys']);
 const pids: number[] = [];
 after(() => {
   for (const pid of pids) killOwnGroup(pid, dir);
@@ -56,6 +58,14 @@ describe('goodput run', () => {
     assert.equal(r.status, 1);
     assert.equal(r.stdout.match(/^try$/gm)?.length, 2, 'first run plus one restart');
     assert.match(r.stderr, /failed: replica 0 failed with exit code 3 again \(attempt 0 failed the same way\); not retried/);
+  });
+
+  it('warns when the script starts its own processes (mp.spawn), and still runs it', { timeout: 30_000, skip: python ? false : 'no python3' }, async () => {
+    // The launcher call is never reached: the warning is about the script's text.
+    writeFileSync(join(dir, 'spawner.py'), 'import sys\nif len(sys.argv) > 9:\n    import torch.multiprocessing as mp\n    mp.spawn(print, nprocs=2)\nprint("ran")\n');
+    const r = await runCli(['run', '--cpu-slots', '2', '-n', '2', '--interval-s', '1', '--workdir', dir, '--data-dir', join(dir, 'spawn'), '--', python!, 'spawner.py']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stderr, /goodput: warning: spawner\.py starts its own processes \(mp\.spawn, line 4\).*or use -n 1\./);
   });
 
   it('refuses a job that needs more replicas than the machine has, and exits', { timeout: 30_000 }, async () => {
