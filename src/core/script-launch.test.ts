@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { scriptLaunch } from './script-launch.js';
+import { foreignLauncher, scriptLaunch } from './script-launch.js';
 
 const selfSpawnCall = (script: string) => scriptLaunch(script).spawn;
 
@@ -47,4 +47,12 @@ test('a --local_rank option without LOCAL_RANK read anywhere: every process woul
   const bridged = legacy + 'args = p.parse_args()\nargs.local_rank = int(os.environ.get("LOCAL_RANK", args.local_rank))\n';
   assert.deepEqual(scriptLaunch(bridged), {}, 'the HF-style bridge reads LOCAL_RANK');
   assert.deepEqual(scriptLaunch(legacy.replace('p.add_argument("--local_rank"', '# p.add_argument("--local_rank"')), {});
+});
+
+test('accelerate launch and deepspeed commands: the script under Python is the direct command', () => {
+  assert.deepEqual(foreignLauncher(['accelerate', 'launch', '--num_processes', '2', '--mixed_precision', 'fp16', 'train.py', '--lr', '1e-4']), { launcher: 'accelerate launch', direct: ['python3', 'train.py', '--lr', '1e-4'] });
+  assert.deepEqual(foreignLauncher(['/opt/venv/bin/deepspeed', '--num_gpus=2', 'train.py', '--deepspeed', 'ds.json']), { launcher: 'deepspeed', direct: ['python3', 'train.py', '--deepspeed', 'ds.json'] });
+  assert.equal(foreignLauncher(['accelerate', 'config']), undefined, 'not a launch');
+  assert.equal(foreignLauncher(['accelerate', 'launch', '-m', 'pkg.train']), undefined, 'no script to name');
+  assert.equal(foreignLauncher(['python3', 'train.py']), undefined);
 });

@@ -25,6 +25,23 @@ export interface ScriptLaunch {
   local_rank_option?: SourceCall;
 }
 
+/**
+ * A command that starts its ranks through a launcher other than torchrun (which
+ * core/torch-launcher.ts rewrites): `accelerate launch ...` or `deepspeed ...`. Each of goodput's
+ * processes would run it, and it starts processes of its own on the devices that process sees
+ * (Accelerate hands multi-GPU launches to torchrun, with its fixed port 29500). Both libraries
+ * also run under torchrun's variables, which goodput sets, so the direct command is the script
+ * under Python: `direct` is it, with `python3` for the interpreter the launcher would use.
+ * Undefined for any other command, or when no `*.py` script follows the launcher.
+ */
+export function foreignLauncher(command: readonly string[]): { launcher: string; direct: string[] } | undefined {
+  const program = command[0]?.slice(command[0].lastIndexOf('/') + 1);
+  const launcher = program === 'accelerate' && command[1] === 'launch' ? 'accelerate launch' : program === 'deepspeed' ? 'deepspeed' : undefined;
+  if (launcher === undefined) return undefined;
+  const at = command.findIndex((arg, i) => i > 0 && arg.endsWith('.py') && !arg.startsWith('-') && !arg.includes('='));
+  return at < 0 ? undefined : { launcher, direct: ['python3', ...command.slice(at)] };
+}
+
 const SPAWNERS = ['spawn', 'start_processes'];
 
 /** The rank as a launcher sets it, read from the environment (`os.environ["RANK"]`, `os.getenv("LOCAL_RANK")`, `"RANK" in os.environ`). */

@@ -46,3 +46,11 @@ test('a script that takes its local rank from --local_rank is told how to get it
   assert.match(launchNotes({ command: ['python3', 'legacy.py', '--name', "it's"], workdir, max_replicas: 2 })[0]!, /sh -c 'exec python3 legacy\.py \.\.\. --local_rank/, 'a word that needs quoting: the start only');
   assert.deepEqual(launchNotes({ command: ['python3', 'legacy.py'], workdir, max_replicas: 1 }), []);
 });
+
+test('a command through accelerate launch is told the direct command, with -n above 1 only', () => {
+  const command = ['accelerate', 'launch', '--mixed_precision', 'fp16', 'tutorial.py', '--epochs', '3'];
+  const notes = launchNotes({ command, workdir, max_replicas: 2 });
+  assert.match(notes[0]!, /^warning: accelerate launch starts processes of its own, on the devices each of the job's 2 processes sees.*Give goodput the script: -n 2 -- python3 tutorial\.py --epochs 3 \(with your environment's Python\); Accelerate reads those variables as under torchrun/);
+  assert.match(notes[1]!, /^warning: tutorial\.py starts its own processes/, 'and what its script does');
+  assert.deepEqual(launchNotes({ command, workdir, max_replicas: 1 }), []);
+});

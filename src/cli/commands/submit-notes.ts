@@ -8,6 +8,7 @@ import type { GoodputClient } from '../../client/client.js';
 import type { JobSummary } from '../../api/views.js';
 import { scriptLaunchOf } from '../../control/plain-script.js';
 import { pythonScript } from '../../core/profile-key.js';
+import { foreignLauncher } from '../../core/script-launch.js';
 import { isTerminal } from '../../store/lifecycle.js';
 import type { JobSpec } from '../../store/types.js';
 
@@ -41,16 +42,20 @@ export async function submitNotes(client: Pick<GoodputClient, 'nodes' | 'listJob
 }
 
 /**
- * Warnings for a job of more than one process whose script expects another launcher
- * (core/script-launch.ts): it starts its own processes (mp.spawn), or takes its local rank from
- * `--local_rank`. For `submit` and `run`; empty otherwise.
+ * Warnings for a job of more than one process written for another launcher
+ * (core/script-launch.ts): a command through `accelerate launch` or `deepspeed`, a script that
+ * starts its own processes (mp.spawn), or one that takes its local rank from `--local_rank`. For
+ * `submit` and `run`; empty otherwise.
  */
 export function launchNotes(spec: Pick<JobSpec, 'command' | 'workdir' | 'max_replicas'>): string[] {
-  const launch = spec.max_replicas > 1 ? scriptLaunchOf(spec) : undefined;
-  if (!launch) return [];
-  const script = pythonScript(spec.command) ?? spec.command[0];
+  if (spec.max_replicas <= 1) return [];
   const set = 'goodput starts one process per device itself, with RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT set as torchrun sets them';
   const notes: string[] = [];
+  const other = foreignLauncher(spec.command);
+  if (other) notes.push(`warning: ${other.launcher} starts processes of its own, on the devices each of the job's ${spec.max_replicas} processes sees, but ${set}. Give goodput the script: -n ${spec.max_replicas} -- ${other.direct.join(' ')} (with your environment's Python); ${other.launcher === 'deepspeed' ? 'DeepSpeed' : 'Accelerate'} reads those variables as under torchrun, and launcher options belong in the script or its config (docs/contract.md, "Scripts written for another launcher").`);
+  const launch = scriptLaunchOf(spec);
+  if (!launch) return notes;
+  const script = pythonScript(spec.command) ?? spec.command[0];
   const { spawn, local_rank_option: option } = launch;
   // The command as typed when no word needs quoting inside the single-quoted script, else its start.
   const shown = spec.command.every((w) => /^[\w@%+=:,./-]+$/.test(w)) ? spec.command.join(' ') : `${spec.command.slice(0, 2).join(' ')} ...`;
