@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
-  ACTIVE_STATES, EXIT_CHECKPOINTED, hungReason, isFailureExit, isTerminal, refusal, restartBackoff_s, settle, STOP_EVENT,
+  ACTIVE_STATES, EXIT_CHECKPOINTED, hungReason, isFailureExit, isTerminal, refusal, replicaFailure, restartBackoff_s, settle, STOP_EVENT,
   TERMINAL_STATES, TRANSITIONS, type JobState, type SettleAction, type SettleJob,
 } from './lifecycle.js';
 
@@ -37,6 +37,9 @@ describe('lifecycle table', () => {
     assert.equal(isFailureExit(137), true);
     assert.deepEqual(Object.values(STOP_EVENT), ['rescale', 'failed-replica', 'hung']);
     assert.deepEqual([1, 2, 3, 7, 8].map((f) => restartBackoff_s(f, 1)), [1, 2, 4, 60, 60]);
+    assert.equal(replicaFailure(0, 3), 'replica 0 failed with exit code 3');
+    assert.match(replicaFailure(1, 127), /^replica 1 failed with exit code 127 \(command not found: .* PATH/);
+    assert.match(replicaFailure(0, 137), /exit code 137 \(killed by SIGKILL: the kernel out-of-memory killer/);
   });
 });
 

@@ -42,6 +42,21 @@ export function isFailureExit(code: number): boolean {
   return code !== EXIT_OK && code !== EXIT_CHECKPOINTED;
 }
 
+/** What well-known exit codes mean, for failure reasons (a shell's 126/127, 128 + signal). */
+const EXIT_MEANINGS: Readonly<Record<number, string>> = {
+  126: 'the command is not executable',
+  127: 'command not found: the program, or the interpreter on its #! line, is not on the PATH the replica sees',
+  134: 'aborted by SIGABRT',
+  137: 'killed by SIGKILL: the kernel out-of-memory killer, an operator, or a lost process',
+  139: 'segmentation fault, SIGSEGV',
+};
+
+/** `replica R failed with exit code C`, with what the code means when it is well known. */
+export function replicaFailure(rank: number, exit_code: number): string {
+  const meaning = EXIT_MEANINGS[exit_code];
+  return `replica ${rank} failed with exit code ${exit_code}${meaning ? ` (${meaning})` : ''}`;
+}
+
 /** Why the replicas of a `rescaling` job were stopped. */
 export type StopKind = 'rescale' | 'failure' | 'hung';
 
@@ -204,7 +219,7 @@ export function settle(job: SettleJob, exits: readonly { rank: number; exit_code
   }
   const failed = job.stop_kind === 'hung' || (job.stop_kind === 'failure' && exited.some((r) => isFailureExit(r.exit_code)));
   if (failed && job.failures > job.max_restarts) {
-    const last = job.stop_kind === 'hung' ? 'it hung' : job.last_failure ? `replica ${job.last_failure.rank} failed with exit code ${job.last_failure.exit_code}` : undefined;
+    const last = job.stop_kind === 'hung' ? 'it hung' : job.last_failure ? replicaFailure(job.last_failure.rank, job.last_failure.exit_code) : undefined;
     return { do: 'finish', to: 'failed', reason: `${job.failures} failures, more than max_restarts (${job.max_restarts})${last ? `; last: ${last}` : ''}` };
   }
   const outcome = job.evidence ? stopOutcome(job.evidence, o.now_ms) : 'checkpointed';
@@ -229,7 +244,7 @@ function finishedDuringStop(exited: readonly { rank: number; exit_code: number }
 function classify(job: SettleJob, bad: { rank: number; exit_code: number }, o: SettleOptions): SettleAction {
   const ran_s = job.launched_at_ms === null ? Infinity : (o.now_ms - job.launched_at_ms) / 1000;
   const failure: FailureRecord = { attempt: job.attempt, rank: bad.rank, exit_code: bad.exit_code, early: ran_s < o.early_failure_s };
-  const what = `replica ${bad.rank} failed with exit code ${bad.exit_code}`;
+  const what = replicaFailure(bad.rank, bad.exit_code);
   // A SIGKILL (137: the OOM killer, an operator, a vanished process) comes from outside the
   // program: repeating it says nothing about the program, so it is never judged deterministic.
   const external = bad.exit_code === EXIT_LOST;
