@@ -1,7 +1,7 @@
 /**
  * How a Python script expects to be launched, where that conflicts with how goodput launches it
  * (one process per device, with RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT set,
- * as torchrun does). Pure: reads the script's text, outside comments.
+ * as torchrun does). Pure: reads a command, or a script's text outside comments.
  */
 
 /** Where in a script something is: as written, and its 1-based line. */

@@ -1,8 +1,8 @@
 /**
  * What `goodput submit` tells the user about a job it just submitted, on stderr: how a plain
  * script is run (a gang of -n processes), an -n beyond the cluster for a job that may run
- * smaller, a script written for another launcher (mp.spawn, --local_rank), and other jobs of the
- * same name (commands that take a name then ask for the id).
+ * smaller, a job written for another launcher (accelerate, mp.spawn, --local_rank), and other
+ * jobs of the same name (commands that take a name then ask for the id).
  */
 import type { GoodputClient } from '../../client/client.js';
 import type { JobSummary } from '../../api/views.js';
