@@ -3,6 +3,7 @@
  * (one process per device, with RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT set,
  * as torchrun does). Pure: reads a command, or a script's text outside comments.
  */
+import { pythonScript } from './profile-key.js';
 
 /** Where in a script something is: as written, and its 1-based line. */
 export interface SourceCall {
@@ -38,8 +39,8 @@ export function foreignLauncher(command: readonly string[]): { launcher: string;
   const program = command[0]?.slice(command[0].lastIndexOf('/') + 1);
   const launcher = program === 'accelerate' && command[1] === 'launch' ? 'accelerate launch' : program === 'deepspeed' ? 'deepspeed' : undefined;
   if (launcher === undefined) return undefined;
-  const at = command.findIndex((arg, i) => i > 0 && arg.endsWith('.py') && !arg.startsWith('-') && !arg.includes('='));
-  return at < 0 ? undefined : { launcher, direct: ['python3', ...command.slice(at)] };
+  const script = pythonScript(command); // the first *.py argument, as the profile key reads it
+  return script === undefined ? undefined : { launcher, direct: ['python3', ...command.slice(command.indexOf(script, 1))] };
 }
 
 const SPAWNERS = ['spawn', 'start_processes'];
