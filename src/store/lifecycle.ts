@@ -45,7 +45,7 @@ export function isFailureExit(code: number): boolean {
 /** What well-known exit codes mean, for failure reasons (a shell's 126/127, 128 + signal). */
 const EXIT_MEANINGS: Readonly<Record<number, string>> = {
   126: 'the command is not executable',
-  127: 'command not found: the program, or the interpreter on its #! line, is not on the PATH the replica sees',
+  127: 'command not found: the program, or the interpreter on its #! line, is neither in the workdir nor on the PATH the replica sees; its log says which',
   134: 'aborted by SIGABRT',
   137: 'killed by SIGKILL: the kernel out-of-memory killer, an operator, or a lost process',
   139: 'segmentation fault, SIGSEGV',
