@@ -10,6 +10,7 @@ import { HttpError, type GoodputClient, type JobDetail } from '../client/client.
 import { jobToken } from './tokens.js';
 import { cleanup, runCli, startServerProcess, tempDataDir, waitFor, type ServerProcess } from '../../test-support/control/harness.js';
 import { readFileSync } from 'node:fs';
+import { pythonWith } from '../../test-support/control/python.js';
 import { join } from 'node:path';
 
 const data_dir = tempDataDir();
@@ -47,6 +48,18 @@ describe('failure handling against a live server', () => {
     const follow = await runCli(['logs', job.id, '-f', ...dd()]);
     assert.notEqual(follow.status, 0, 'logs -f of a failed job exits non-zero');
     assert.match(follow.stderr, /failed/);
+  });
+
+  it('says what to do when the log shows a known mistake: here, an interpreter without the module', { timeout: 60_000 }, async () => {
+    const python = pythonWith(['os']);
+    assert.ok(python, 'a python3 to run');
+    const job = await server.client.submit({ name: 'no-module', command: [python, '-c', 'import goodput_no_such_module'], workdir: data_dir, max_restarts: 0 });
+    const done = await finished(server.client, job.id, 30_000);
+    assert.equal(done.state, 'failed');
+    assert.match(done.reason, /exit code 1.*; the Python that ran it has no module 'goodput_no_such_module': run the job with one that has it/);
+    const show = await runCli(['show', job.id, ...dd()]);
+    assert.match(show.stdout, /state\s+failed: .*has no module 'goodput_no_such_module'/);
+    assert.match(show.stdout, /ModuleNotFoundError/, 'the log tail is still shown');
   });
 
   it('sees every exit: 50 instant failures in a row leave no device held and no job stuck', { timeout: 240_000 }, async () => {

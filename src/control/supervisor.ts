@@ -7,6 +7,7 @@ import { hungReason, isTerminal, settle } from '../store/lifecycle.js';
 import type { DeviceBinding, TransitionDetail } from '../store/store.js';
 import type { ReplicaRecord } from '../store/types.js';
 import type { ControllerContext } from './controller-context.js';
+import { failureHint } from './failure-hint.js';
 import { logTail } from './log-tail.js';
 
 export class Supervisor {
@@ -43,21 +44,32 @@ export class Supervisor {
     const live = replicas.filter((r) => r.exit_code === null);
     if (action.do === 'fail' || action.do === 'finish') await this.ctx.reports.finalRefit(job, action.do === 'finish' && action.to === 'succeeded');
     const binding: DeviceBinding = { allocation: job.allocation, devices: job.devices };
-    const failed = (rank: number): TransitionDetail['data'] => ({ log_tail: logTail(replicas.find((r) => r.rank === rank)?.log_path), log_rank: rank });
+    // The failed rank's last log lines, and what they say to do where failure-hint.ts knows.
+    const failed = (rank: number, reason: string): { reason: string; data: TransitionDetail['data'] } => {
+      const log_tail = logTail(replicas.find((r) => r.rank === rank)?.log_path);
+      const hint = failureHint(log_tail);
+      return { reason: hint === undefined ? reason : `${reason}; ${hint}`, data: { log_tail, log_rank: rank } };
+    };
     switch (action.do) {
       case 'wait':
         return;
-      case 'stop':
-        await store.stopJob(job_id, binding, action.kind, 'controller', action.reason, action.failure ? { failure: action.failure, data: failed(action.failure.rank) } : {});
+      case 'stop': {
+        const why = action.failure ? failed(action.failure.rank, action.reason) : undefined;
+        await store.stopJob(job_id, binding, action.kind, 'controller', why?.reason ?? action.reason, action.failure && why ? { failure: action.failure, data: why.data } : {});
         for (const r of live) backend.signal(this.ctx.ref(r), 'SIGTERM');
         return this.settle(job_id);
-      case 'fail':
-        await store.finishJob(job_id, 'failed', 'controller', action.reason, { failure: action.failure, data: failed(action.failure.rank) });
+      }
+      case 'fail': {
+        const why = failed(action.failure.rank, action.reason);
+        await store.finishJob(job_id, 'failed', 'controller', why.reason, { failure: action.failure, data: why.data });
         this.terminate(job_id, live);
         break;
-      case 'finish':
-        await store.finishJob(job_id, action.to, 'controller', action.reason, action.to === 'failed' ? { data: failed(job.last_failure?.rank ?? 0) } : {});
+      }
+      case 'finish': {
+        const why = action.to === 'failed' ? failed(job.last_failure?.rank ?? 0, action.reason) : undefined;
+        await store.finishJob(job_id, action.to, 'controller', why?.reason ?? action.reason, why ? { data: why.data } : {});
         break;
+      }
       case 'requeue':
         await store.requeueJob(job_id, 'controller', action.reason);
         break;

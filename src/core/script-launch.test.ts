@@ -56,3 +56,37 @@ test('accelerate launch and deepspeed commands: the script under Python is the d
   assert.equal(foreignLauncher(['accelerate', 'launch', '-m', 'pkg.train']), undefined, 'no script to name');
   assert.equal(foreignLauncher(['python3', 'train.py']), undefined);
 });
+
+test('a rendezvous fixed in the script: MASTER_ADDR / MASTER_PORT assigned, or a literal tcp:// address', () => {
+  const fixed = (script: string) => scriptLaunch(script).fixed_rendezvous;
+  assert.deepEqual(fixed(tutorial), { call: "MASTER_ADDR = 'localhost'", line: 6 });
+  assert.deepEqual(fixed('import os\nrank = int(os.environ["RANK"])\nos.environ["MASTER_PORT"]="29501"\n'), { call: 'MASTER_PORT = "29501"', line: 3 });
+  assert.deepEqual(fixed('from os import environ\nenviron["MASTER_PORT"] = str(free_port())\n'), { call: 'MASTER_PORT = str(free_port())', line: 2 });
+  assert.deepEqual(fixed('import os\nos.environ.update({"MASTER_ADDR": "localhost", "MASTER_PORT": "12355"})\n'), { call: 'MASTER_ADDR = "localhost"', line: 2 });
+  assert.deepEqual(fixed('dist.init_process_group("gloo", init_method="tcp://127.0.0.1:23456", rank=r, world_size=w)\n'), { call: 'tcp://127.0.0.1:23456', line: 1 });
+  assert.deepEqual(fixed("parser.add_argument('--dist-url', default='tcp://224.66.41.62:23456', type=str)\n"), { call: 'tcp://224.66.41.62:23456', line: 1 }, "pytorch/examples' ImageNet");
+});
+
+test('a rendezvous that keeps what the launcher set is not fixed', () => {
+  const fixed = (script: string) => scriptLaunch(script).fixed_rendezvous;
+  assert.equal(fixed('import os\nos.environ.setdefault("MASTER_PORT", "12355")\n'), undefined);
+  assert.equal(fixed('import os\nos.environ["MASTER_PORT"] = os.environ.get("MASTER_PORT", "12355")\n'), undefined);
+  assert.equal(fixed('import os\nif "MASTER_ADDR" not in os.environ:\n    os.environ["MASTER_ADDR"] = "localhost"\n\n    os.environ["MASTER_PORT"] = "12355"\n'), undefined, 'under a test of the variable');
+  assert.equal(fixed('import os\nif os.environ["MASTER_PORT"] == "1":\n    pass\n'), undefined, 'a comparison');
+  assert.equal(fixed('url = f"tcp://{os.environ[\'MASTER_ADDR\']}:{os.environ[\'MASTER_PORT\']}"\n'), undefined, 'built from the environment');
+  assert.equal(fixed('dist.init_process_group("gloo", init_method="env://")\n# os.environ["MASTER_PORT"] = "1"\n'), undefined);
+  assert.equal(fixed('if True:\n    os.environ["MASTER_PORT"] = "1"\n')?.line, 2, 'under another test it is fixed');
+});
+
+test('processes that meet through a file', () => {
+  const file = (script: string) => scriptLaunch(script).file_rendezvous;
+  assert.deepEqual(file('dist.init_process_group(backend="gloo",\n    init_method="file:///tmp/sharedfile", rank=r, world_size=w)\n'), { call: 'file:///tmp/sharedfile', line: 2 });
+  assert.deepEqual(file('p.add_argument("--init-method", default=f"file://{os.getcwd()}/rdv")\n'), { call: 'file://{os.getcwd()}/rdv', line: 1 });
+  assert.equal(file('mlflow.set_tracking_uri("file:///tmp/mlruns")\n'), undefined, 'a file URL that is no rendezvous');
+});
+
+test('a script written for AdaptDL', () => {
+  assert.deepEqual(scriptLaunch('import os\nimport adaptdl.torch as adl\n').adaptdl, { call: 'adaptdl', line: 2 });
+  assert.deepEqual(scriptLaunch('from adaptdl.torch import AdaptiveDataLoader\n').adaptdl, { call: 'adaptdl', line: 1 });
+  assert.equal(scriptLaunch('import goodput.torch as gt  # was: import adaptdl.torch as adl\nimport adaptdl_helpers\n').adaptdl, undefined);
+});

@@ -24,6 +24,28 @@ export interface ScriptLaunch {
    * and never reads LOCAL_RANK: every process gets the option's default.
    */
   local_rank_option?: SourceCall;
+  /**
+   * It fixes its own rendezvous: it assigns MASTER_ADDR or MASTER_PORT
+   * (`os.environ["MASTER_PORT"] = "12355"`, not `setdefault`) or names a literal
+   * `tcp://host:port`. goodput gives each attempt rank 0's node and a free port; the script's
+   * own replace them, so two jobs of it on one node bind the same port (the second fails with
+   * "Address already in use"), and on several nodes a fixed "localhost" leaves the other nodes'
+   * ranks waiting out the rendezvous timeout.
+   */
+  fixed_rendezvous?: SourceCall;
+  /**
+   * Its processes meet through a file (`init_method="file:///..."`). The file outlives a process
+   * that a stop or a kill ends, and a later attempt that finds it counts the old processes too:
+   * it waits out the rendezvous timeout (30 min by default) and fails ("Timed out initializing
+   * process group in store based barrier ... worker_count=4").
+   */
+  file_rendezvous?: SourceCall;
+  /**
+   * It is written for AdaptDL (`import adaptdl.torch as adl`): AdaptDL takes its replicas,
+   * batch size and checkpoint path from its own scheduler's ADAPTDL_* variables, which goodput
+   * does not set. goodput.torch covers the same API (docs/migrating-from-adaptdl.md).
+   */
+  adaptdl?: SourceCall;
 }
 
 /**
@@ -62,11 +84,65 @@ export function scriptLaunch(script: string): ScriptLaunch {
   const out: ScriptLaunch = {};
   const spawn = spawnCall(lines);
   if (spawn) out.spawn = spawn;
-  if (!lines.some((l) => LOCAL_RANK_NAMED.test(l))) {
-    const at = lines.findIndex((l) => LOCAL_RANK_OPTION.test(l));
-    if (at >= 0) out.local_rank_option = { call: LOCAL_RANK_OPTION.exec(lines[at]!)![1]!, line: at + 1 };
-  }
+  const option = lines.some((l) => LOCAL_RANK_NAMED.test(l)) ? undefined : firstMatch(lines, (line) => LOCAL_RANK_OPTION.exec(line)?.[1]);
+  if (option) out.local_rank_option = option;
+  const fixed = firstMatch(lines, (line, i) => fixedRendezvous(lines, line, i));
+  if (fixed) out.fixed_rendezvous = fixed;
+  const file = firstMatch(lines, (line) => (RENDEZVOUS_SETTING.test(line) ? FILE_URL.exec(line)?.[1] : undefined));
+  if (file) out.file_rendezvous = file;
+  const adaptdl = firstMatch(lines, (line) => /^\s*(?:import|from)\s+(adaptdl)\b/.exec(line)?.[1]);
+  if (adaptdl) out.adaptdl = adaptdl;
   return out;
+}
+
+/**
+ * An assignment of MASTER_ADDR or MASTER_PORT into the environment: `os.environ[...] =` or
+ * `environ[...] =` (groups 1, 2: the name, the rest of the line), or a dict key (`"MASTER_PORT":`,
+ * as in `os.environ.update({...})`; groups 3, 4).
+ */
+const MASTER_ASSIGNED = /(?<![\w.])(?:os\.)?environ\s*\[\s*["'](MASTER_(?:ADDR|PORT))["']\s*\]\s*=(?!=)(.*)|["'](MASTER_(?:ADDR|PORT))["']\s*:([^,}]*)/;
+
+/** A literal TCP rendezvous with a port (`"tcp://127.0.0.1:23456"`); one built from variables (`f"tcp://{addr}:{port}"`) is not fixed here. */
+const TCP_URL = /[fr]?["'](tcp:\/\/[^"'{}\s]*:\d+)["']/;
+
+/** A line that sets a process group's rendezvous: `init_method=`, or an option such as `--dist-url` / `--init-method`. */
+const RENDEZVOUS_SETTING = /init_method|["']--(?:dist|init)[-_](?:url|method)["']/;
+
+const FILE_URL = /[fr]?["'](file:\/\/[^"']*)["']/;
+
+/** What `line` (the i-th of `lines`) fixes of the rendezvous, as written; undefined when nothing. */
+function fixedRendezvous(lines: readonly string[], line: string, i: number): string | undefined {
+  const tcp = TCP_URL.exec(line);
+  if (tcp) return tcp[1];
+  const m = MASTER_ASSIGNED.exec(line);
+  if (!m) return undefined;
+  const name = m[1] ?? m[3]!;
+  const value = (m[2] ?? m[4]!).trim().replace(/;$/, '');
+  // A value read from the environment (`os.environ.get("MASTER_PORT", "12355")`), or an
+  // assignment under a test of the variable, keeps what the launcher set.
+  if (/environ|getenv/.test(value) || guardedByMaster(lines, i)) return undefined;
+  return `${name} = ${value}`;
+}
+
+/** Whether the block holding line i opens with a test that names MASTER_ADDR or MASTER_PORT (`if "MASTER_PORT" not in os.environ:`). */
+function guardedByMaster(lines: readonly string[], i: number): boolean {
+  const indent = (l: string) => l.length - l.trimStart().length;
+  const own = indent(lines[i]!);
+  for (let j = i - 1; j >= 0; j--) {
+    const l = lines[j]!;
+    if (l.trim() === '' || indent(l) >= own) continue;
+    return /^\s*(?:if|elif)\b.*MASTER_(?:ADDR|PORT)/.test(l);
+  }
+  return false;
+}
+
+/** The first line for which `found` gives something, with that thing and the line's 1-based number. */
+function firstMatch(lines: readonly string[], found: (line: string, i: number) => string | undefined): SourceCall | undefined {
+  for (let i = 0; i < lines.length; i++) {
+    const call = found(lines[i]!, i);
+    if (call !== undefined) return { call, line: i + 1 };
+  }
+  return undefined;
 }
 
 /**
@@ -94,9 +170,5 @@ function spawnCall(lines: readonly string[]): SourceCall | undefined {
   }
   const callees = [...[...modules].flatMap((m) => SPAWNERS.map((f) => `${m}.${f}`)), ...names].map(escape);
   const call = new RegExp(`(?<![\\w.])(${callees.join('|')})\\s*\\(`);
-  for (let i = 0; i < lines.length; i++) {
-    const m = call.exec(lines[i]!);
-    if (m) return { call: m[1]!, line: i + 1 };
-  }
-  return undefined;
+  return firstMatch(lines, (line) => call.exec(line)?.[1]);
 }

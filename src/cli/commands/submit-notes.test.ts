@@ -54,3 +54,28 @@ test('a command through accelerate launch is told the direct command, with -n ab
   assert.match(notes[1]!, /^warning: tutorial\.py starts its own processes/, 'and what its script does');
   assert.deepEqual(launchNotes({ command, workdir, max_replicas: 1 }), []);
 });
+
+test('a script that fixes its rendezvous is told to leave it to goodput, with -n above 1 only', () => {
+  writeFileSync(join(workdir, 'fixed.py'), 'import os\nrank = int(os.environ["RANK"])\nos.environ["MASTER_ADDR"] = "localhost"\nos.environ["MASTER_PORT"] = "12355"\n');
+  const notes = launchNotes({ command: ['python3', 'fixed.py'], workdir, max_replicas: 2 });
+  assert.equal(notes.length, 1, notes.join('\n'));
+  assert.match(notes[0]!, /^warning: fixed\.py fixes its rendezvous \(MASTER_ADDR = "localhost", line 3\).*two jobs of it on one node would bind the same port \(the second fails with "Address already in use"\).*Use os\.environ\.setdefault\(\.\.\.\) instead of the assignment, or init_method="env:\/\/"/);
+  assert.deepEqual(launchNotes({ command: ['python3', 'fixed.py'], workdir, max_replicas: 1 }), []);
+  assert.equal(launchNotes(spec(2)).length, 1, 'an mp.spawn script hears it once, in the spawn warning');
+});
+
+test('a script whose processes meet through a file is warned at any size: every restart would hang', () => {
+  writeFileSync(join(workdir, 'filestore.py'), 'import torch.distributed as dist\ndist.init_process_group("gloo", init_method="file:///tmp/rdv")\n');
+  for (const max_replicas of [1, 2]) {
+    const notes = launchNotes({ command: ['python3', 'filestore.py'], workdir, max_replicas });
+    assert.equal(notes.length, 1, notes.join('\n'));
+    assert.match(notes[0]!, /^warning: filestore\.py meets its other processes through a file \(file:\/\/\/tmp\/rdv, line 2\).*waits out the rendezvous timeout.*every rescale, preemption or restart of the job would hang\. Use init_method="env:\/\/"/);
+  }
+});
+
+test('a script written for AdaptDL is pointed to the migration guide, at any size', () => {
+  writeFileSync(join(workdir, 'adl.py'), 'import adaptdl.torch as adl\nadl.init_process_group("gloo")\n');
+  const notes = launchNotes({ command: ['python3', 'adl.py'], workdir, max_replicas: 1 });
+  assert.equal(notes.length, 1, notes.join('\n'));
+  assert.match(notes[0]!, /^warning: adl\.py is written for AdaptDL \(it imports adaptdl, line 1\).*Port it to goodput\.torch, mostly a change of imports \(docs\/migrating-from-adaptdl\.md\)\.$/);
+});

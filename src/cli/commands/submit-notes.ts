@@ -42,24 +42,31 @@ export async function submitNotes(client: Pick<GoodputClient, 'nodes' | 'listJob
 }
 
 /**
- * Warnings for a job of more than one process written for another launcher
- * (core/script-launch.ts): a command through `accelerate launch` or `deepspeed`, a script that
- * starts its own processes (mp.spawn), or one that takes its local rank from `--local_rank`. For
- * `submit` and `run`; empty otherwise.
+ * Warnings for a job written for another launcher (core/script-launch.ts): a command through
+ * `accelerate launch` or `deepspeed`, a script that starts its own processes (mp.spawn), takes
+ * its local rank from `--local_rank` or fixes its rendezvous address or port, for a job of more
+ * than one process; and, at any size, a script whose processes meet through a file, which makes
+ * every restart of the job hang, or one written for AdaptDL. For `submit` and `run`; empty when none applies.
  */
 export function launchNotes(spec: Pick<JobSpec, 'command' | 'workdir' | 'max_replicas'>): string[] {
-  if (spec.max_replicas <= 1) return [];
-  const set = 'goodput starts one process per device itself, with RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT set as torchrun sets them';
   const notes: string[] = [];
+  const launch = scriptLaunchOf(spec);
+  const script = pythonScript(spec.command) ?? spec.command[0];
+  const file = launch?.file_rendezvous;
+  if (file) notes.push(`warning: ${script} meets its other processes through a file (${file.call}, line ${file.line}): the file outlives a process that a stop or a failure ends, and each later attempt that finds it waits out the rendezvous timeout (30 min by default) and fails, so every rescale, preemption or restart of the job would hang. Use init_method="env://" (the default): goodput sets MASTER_ADDR and MASTER_PORT for each attempt (docs/contract.md, "Scripts written for another launcher").`);
+  const adaptdl = launch?.adaptdl;
+  if (adaptdl) notes.push(`warning: ${script} is written for AdaptDL (it imports adaptdl, line ${adaptdl.line}), which takes its replicas, batch size and checkpoint path from AdaptDL's own scheduler (ADAPTDL_* variables) that goodput does not set: it would run as a plain script, with no batch-size adaptation and no checkpoint goodput knows of. Port it to goodput.torch, mostly a change of imports (docs/migrating-from-adaptdl.md).`);
+  if (spec.max_replicas <= 1) return notes;
+  const set = 'goodput starts one process per device itself, with RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT set as torchrun sets them';
   const other = foreignLauncher(spec.command);
   if (other) notes.push(`warning: ${other.launcher} starts processes of its own, on the devices each of the job's ${spec.max_replicas} processes sees, but ${set}. Give goodput the script: -n ${spec.max_replicas} -- ${other.direct.join(' ')} (with your environment's Python); ${other.launcher === 'deepspeed' ? 'DeepSpeed' : 'Accelerate'} reads those variables as under torchrun, and launcher options belong in the script or its config (docs/contract.md, "Scripts written for another launcher").`);
-  const launch = scriptLaunchOf(spec);
   if (!launch) return notes;
-  const script = pythonScript(spec.command) ?? spec.command[0];
-  const { spawn, local_rank_option: option } = launch;
+  const { spawn, local_rank_option: option, fixed_rendezvous: fixed } = launch;
   // The command as typed when no word needs quoting inside the single-quoted script, else its start.
   const shown = spec.command.every((w) => /^[\w@%+=:,./-]+$/.test(w)) ? spec.command.join(' ') : `${spec.command.slice(0, 2).join(' ')} ...`;
   if (spawn) notes.push(`warning: ${script} starts its own processes (${spawn.call}, line ${spawn.line}), but ${set}: with -n ${spec.max_replicas} each of its processes would start a group of its own. Call the function ${spawn.call} starts once, with the rank from RANK and the world size from WORLD_SIZE, and leave MASTER_ADDR/MASTER_PORT to goodput (docs/contract.md, "Scripts written for another launcher"), or use -n 1.`);
   if (option) notes.push(`warning: ${script} takes its local rank from ${option.call} (line ${option.line}), as torch.distributed.launch passed it, and never reads LOCAL_RANK, but ${set}, and passes no option: each of its ${spec.max_replicas} processes would get the option's default. Default the option to int(os.environ.get("LOCAL_RANK", -1)) (docs/contract.md, "Scripts written for another launcher"), or pass it per process through a shell: --no-sdk -- sh -c 'exec ${shown} ${option.call} "$LOCAL_RANK"'.`);
+  // The spawn warning already says to leave the rendezvous to goodput.
+  if (fixed && !spawn) notes.push(`warning: ${script} fixes its rendezvous (${fixed.call}, line ${fixed.line}), but goodput gives each attempt rank 0's node as MASTER_ADDR and a free port as MASTER_PORT: two jobs of it on one node would bind the same port (the second fails with "Address already in use"), and on several nodes a fixed address leaves the other nodes' ranks waiting out the rendezvous timeout. Use os.environ.setdefault(...) instead of the assignment, or init_method="env://" (the default) (docs/contract.md, "Scripts written for another launcher").`);
   return notes;
 }
