@@ -49,6 +49,16 @@ describe('failure hints, against real output', { skip: python ? undefined : noPy
     assert.match(failureHint(tail) ?? '', /^the rendezvous counted 2 processes for a world of 1: it still holds an earlier attempt's, as a file rendezvous .*use init_method="env:\/\/"/);
   });
 
+  it('a checkpoint cut short by a kill during torch.save, or left empty', async () => {
+    const path = join(dir, 'snapshot.pt');
+    const [truncated, empty] = await Promise.all([
+      tailOf(`import os, torch\ntorch.save({"w": torch.randn(1000)}, "${path}")\nos.truncate("${path}", os.path.getsize("${path}") // 2)\ntorch.load("${path}")\n`),
+      tailOf(`import torch\nopen("${path}.empty", "wb").close()\ntorch.load("${path}.empty")\n`),
+    ]);
+    for (const tail of [truncated, empty]) assert.match(failureHint(tail) ?? '', /^a checkpoint the script loads with torch\.load is truncated or empty.*os\.replace\(\) it into place/, tail);
+    assert.equal(failureHint('Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n    pickle.load(f)\nEOFError: Ran out of input'), undefined, 'not from torch.load');
+  });
+
   it("another launcher's variables, CUDA on a CPU build, NCCL without it", async () => {
     const [slurm, cuda, nccl] = await Promise.all([
       tailOf('import os\nrank = int(os.environ["SLURM_PROCID"])\n'),

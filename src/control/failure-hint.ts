@@ -2,14 +2,15 @@
  * What a failed replica's log says went wrong, when it is one of the mistakes scripts make under
  * goodput's launch (core/script-launch.ts warns at submit about the ones a script's text shows):
  * the wrong interpreter, a rendezvous of their own, another launcher's variables, a GPU asked of
- * a replica that has none. Pure: text in, text out. Each pattern is the message Debian's torch
+ * a replica that has none, a checkpoint of their own written in place and cut short. Pure: text in, text out. Each pattern is the message Debian's torch
  * 1.13 (or Python) prints, checked against real output in failure-hint.test.ts.
  */
 
 /** One recognised failure: the log's line, and what to do about it. */
 interface Known {
   pattern: RegExp;
-  hint: (m: RegExpExecArray) => string | undefined;
+  /** The hint for the matching line `m`; `tail` is the whole log tail, for context. */
+  hint: (m: RegExpExecArray, tail: string) => string | undefined;
 }
 
 /** Modules that are installed, never the job's own code: a missing one is the interpreter's fault. */
@@ -45,6 +46,11 @@ const KNOWN: readonly Known[] = [
     hint: () => `the script asks for CUDA, but the torch of the Python that ran it is a CPU build: on CPU slots pick the device with torch.cuda.is_available(); on GPUs run the job with a Python whose torch has CUDA (its full path, --venv DIR or --conda DIR)`,
   },
   {
+    // A truncated zip (torch >= 1.6's format) or an empty file, read by torch.load.
+    pattern: /PytorchStreamReader failed reading zip archive|^EOFError: Ran out of input/,
+    hint: (m, tail) => (m[0].startsWith('EOFError') && !tail.includes('serialization.py') ? undefined : `a checkpoint the script loads with torch.load is truncated or empty, as a stop or a kill in the middle of torch.save leaves it, and every restart would fail on it: save to a temporary file and os.replace() it into place (the SDK's checkpoints are written so), and move the broken file away to resume from an earlier one`),
+  },
+  {
     pattern: /Distributed package doesn't have NCCL built in/,
     hint: () => `backend "nccl" needs a torch with CUDA and GPUs; on CPU slots use "gloo": dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")`,
   },
@@ -60,7 +66,7 @@ export function failureHint(log_tail: string): string | undefined {
   for (let i = lines.length - 1; i >= 0; i--) {
     for (const known of KNOWN) {
       const m = known.pattern.exec(lines[i]!);
-      const hint = m ? known.hint(m) : undefined;
+      const hint = m ? known.hint(m, log_tail) : undefined;
       if (hint !== undefined) return hint;
     }
   }

@@ -90,3 +90,13 @@ test('a script written for AdaptDL', () => {
   assert.deepEqual(scriptLaunch('from adaptdl.torch import AdaptiveDataLoader\n').adaptdl, { call: 'adaptdl', line: 1 });
   assert.equal(scriptLaunch('import goodput.torch as gt  # was: import adaptdl.torch as adl\nimport adaptdl_helpers\n').adaptdl, undefined);
 });
+
+test('a snapshot saved in place, with no rename anywhere', () => {
+  const save = (script: string) => scriptLaunch(script).in_place_save;
+  assert.deepEqual(save('import torch\ndef snap(m, path):\n    torch.save(m.state_dict(), path)\n'), { call: 'torch.save', line: 3 });
+  assert.deepEqual(save('name = path.replace(".pt", ".tmp.pt")\ntorch.save(state, path)\n'), { call: 'torch.save', line: 2 }, 'a string replace is no rename');
+  assert.equal(save('torch.save(state, tmp)\nos.replace(tmp, path)\n'), undefined);
+  assert.equal(save('torch.save(state, tmp)\ntmp_path.rename(path)\n'), undefined, "pathlib's rename");
+  assert.equal(save('torch.save(state, tmp)\nshutil.move(tmp, path)\n'), undefined);
+  assert.equal(save('gt.save_checkpoint(state)\n'), undefined);
+});

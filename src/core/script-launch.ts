@@ -46,6 +46,13 @@ export interface ScriptLaunch {
    * does not set. goodput.torch covers the same API (docs/migrating-from-adaptdl.md).
    */
   adaptdl?: SourceCall;
+  /**
+   * It saves with `torch.save` straight to the file it resumes from: no `os.replace` or rename
+   * anywhere. A stop's SIGTERM ends a plain script at once, possibly in the middle of the save,
+   * and a snapshot cut short fails every later attempt that loads it. Only a script that resumes
+   * from its own snapshot (`resumable`) needs to care.
+   */
+  in_place_save?: SourceCall;
 }
 
 /**
@@ -92,6 +99,10 @@ export function scriptLaunch(script: string): ScriptLaunch {
   if (file) out.file_rendezvous = file;
   const adaptdl = firstMatch(lines, (line) => /^\s*(?:import|from)\s+(adaptdl)\b/.exec(line)?.[1]);
   if (adaptdl) out.adaptdl = adaptdl;
+  // os.replace / os.rename / shutil.move, or pathlib's tmp.replace(path) (not str.replace("a", "b")).
+  const renames = lines.some((l) => /\b(?:os\.replace|os\.rename|shutil\.move)\s*\(|\.(?:replace|rename)\s*\(\s*\w/.test(l));
+  const save = renames ? undefined : firstMatch(lines, (line) => /(?<![\w.])(torch\.save)\s*\(/.exec(line)?.[1]);
+  if (save) out.in_place_save = save;
   return out;
 }
 

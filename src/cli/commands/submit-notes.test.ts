@@ -79,3 +79,11 @@ test('a script written for AdaptDL is pointed to the migration guide, at any siz
   assert.equal(notes.length, 1, notes.join('\n'));
   assert.match(notes[0]!, /^warning: adl\.py is written for AdaptDL \(it imports adaptdl, line 1\).*Port it to goodput\.torch, mostly a change of imports \(docs\/migrating-from-adaptdl\.md\)\.$/);
 });
+
+test('a --resumable script that saves its snapshot in place is told to save atomically', () => {
+  writeFileSync(join(workdir, 'inplace.py'), 'import torch\nimport os\nrank = int(os.environ["RANK"])\ntorch.save({"epoch": 1}, "snapshot.pt")\n');
+  const notes = launchNotes({ command: ['python3', 'inplace.py'], workdir, max_replicas: 2, resumable: true });
+  assert.equal(notes.length, 1, notes.join('\n'));
+  assert.match(notes[0]!, /^warning: inplace\.py is --resumable but saves its snapshot in place \(torch\.save, line 4, and no os\.replace anywhere\).*Save to a temporary file and os\.replace\(\) it into place/);
+  assert.deepEqual(launchNotes({ command: ['python3', 'inplace.py'], workdir, max_replicas: 2 }), [], 'not resumable: it restarts from its beginning anyway');
+});

@@ -46,9 +46,10 @@ export async function submitNotes(client: Pick<GoodputClient, 'nodes' | 'listJob
  * `accelerate launch` or `deepspeed`, a script that starts its own processes (mp.spawn), takes
  * its local rank from `--local_rank` or fixes its rendezvous address or port, for a job of more
  * than one process; and, at any size, a script whose processes meet through a file, which makes
- * every restart of the job hang, or one written for AdaptDL. For `submit` and `run`; empty when none applies.
+ * every restart of the job hang, one written for AdaptDL, or a `--resumable` one that saves its
+ * snapshot in place. For `submit` and `run`; empty when none applies.
  */
-export function launchNotes(spec: Pick<JobSpec, 'command' | 'workdir' | 'max_replicas'>): string[] {
+export function launchNotes(spec: Pick<JobSpec, 'command' | 'workdir' | 'max_replicas' | 'resumable'>): string[] {
   const notes: string[] = [];
   const launch = scriptLaunchOf(spec);
   const script = pythonScript(spec.command) ?? spec.command[0];
@@ -56,6 +57,8 @@ export function launchNotes(spec: Pick<JobSpec, 'command' | 'workdir' | 'max_rep
   if (file) notes.push(`warning: ${script} meets its other processes through a file (${file.call}, line ${file.line}): the file outlives a process that a stop or a failure ends, and each later attempt that finds it waits out the rendezvous timeout (30 min by default) and fails, so every rescale, preemption or restart of the job would hang. Use init_method="env://" (the default): goodput sets MASTER_ADDR and MASTER_PORT for each attempt (docs/contract.md, "Scripts written for another launcher").`);
   const adaptdl = launch?.adaptdl;
   if (adaptdl) notes.push(`warning: ${script} is written for AdaptDL (it imports adaptdl, line ${adaptdl.line}), which takes its replicas, batch size and checkpoint path from AdaptDL's own scheduler (ADAPTDL_* variables) that goodput does not set: it would run as a plain script, with no batch-size adaptation and no checkpoint goodput knows of. Port it to goodput.torch, mostly a change of imports (docs/migrating-from-adaptdl.md).`);
+  const save = spec.resumable === true ? launch?.in_place_save : undefined;
+  if (save) notes.push(`warning: ${script} is --resumable but saves its snapshot in place (${save.call}, line ${save.line}, and no os.replace anywhere): a stop's SIGTERM ends it at once, possibly in the middle of the save, and a snapshot cut short fails every later attempt. Save to a temporary file and os.replace() it into place (docs/contract.md, "Resumable scripts").`);
   if (spec.max_replicas <= 1) return notes;
   const set = 'goodput starts one process per device itself, with RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT set as torchrun sets them';
   const other = foreignLauncher(spec.command);
