@@ -17,7 +17,7 @@ export async function jsonBody(c: Context<ApiEnv>): Promise<unknown> {
 /** `value` parsed by `schema`; 400 naming every bad field otherwise. */
 export function parse<T extends z.ZodType>(schema: T, value: unknown, what: string): z.infer<T> {
   const result = schema.safeParse(value);
-  if (!result.success) throw badRequest(`${what} is invalid: ${formatIssues(result.error)}`);
+  if (!result.success) throw badRequest(`${what} is invalid: ${formatIssues(result.error, schema)}`);
   return result.data;
 }
 

@@ -1,6 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { usageError } from '../core/errors.js';
-import { didYouMean } from './suggest.js';
+import { didYouMean } from '../util/suggest.js';
 
 /** One `goodput <name>` subcommand. `run` returns the process exit status. */
 export interface CliCommand {

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { GoodputError } from '../core/errors.js';
 import { commands } from './commands.js';
-import { didYouMean } from './suggest.js';
+import { didYouMean } from '../util/suggest.js';
 
 const version = '0.1.0';
 

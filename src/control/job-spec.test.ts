@@ -32,6 +32,18 @@ describe('job spec', () => {
     assert.throws(() => validateJobSpec({ name: 'a', command: ['x'], workdir: 'rel' }, '/'), /workdir: must be an absolute path/);
   });
 
+  it('says how to write what users get wrong: a misspelt field, a command as one string, unquoted env values in YAML', () => {
+    assert.throws(() => validateJobSpec({ name: 'a', command: ['x'], max_replica: 2, frobnicate: 1 }, '/'), /max_replica: unknown field \(did you mean 'max_replicas'\?\); frobnicate: unknown field$/);
+    assert.throws(() => validateJobSpec({ name: 'a', command: 'python3 train.py --lr 0.1' }, '/'), /command: must be a list of arguments, e\.g\. command: \["python3", "train\.py", "--lr", "0\.1"\]; it never goes through a shell/);
+    assert.throws(() => validateJobSpec({ name: 'a', command: 3 }, '/'), /command: Invalid input: expected array/, 'other wrong types keep the plain message');
+    const yaml = join(dir, 'env.yaml');
+    writeFileSync(yaml, 'name: e\ncommand: [python3, t.py]\nenv:\n  OMP_NUM_THREADS: 4\n  VERSION: 1.10\n  DEBUG: true\n  OK: "1.10"\n');
+    assert.throws(() => readJobSpecFile(yaml, dir), (error: Error) => {
+      assert.match(error.message, /env\.OMP_NUM_THREADS: must be a string \(in YAML, quote it: an unquoted number is read as a number, 1\.10 as 1\.1\); env\.VERSION: must be a string .*; env\.DEBUG: must be a string \(in YAML, quote it: an unquoted true or false is read as a boolean\)$/);
+      return true;
+    });
+  });
+
   it('reads YAML and JSON files; a relative workdir is relative to the file', () => {
     const yaml = join(dir, 'job.yaml');
     writeFileSync(yaml, 'name: y\ncommand: [python, "-c", "print(1); echo $(id)"]\nworkdir: sub\nmax_replicas: 4\n');

@@ -8,14 +8,25 @@ import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { GoodputError } from '../core/errors.js';
 import { printable } from '../util/printable.js';
+import { closestMatch } from '../util/suggest.js';
 import { jobSpecSchema, type JobSpec } from '../core/job-spec.js';
 
-/** Formats every issue of a failed parse as `field: message`, one per line. */
-export function formatIssues(error: z.ZodError): string {
+/**
+ * Formats every issue of a failed parse as `field: message`, joined by '; '. An unknown field at
+ * the top of an object schema names the closest known one (`max_replica: unknown field (did you
+ * mean 'max_replicas'?)`).
+ */
+export function formatIssues(error: z.ZodError, schema?: z.ZodType): string {
+  const fields = schema !== undefined && 'shape' in schema && typeof schema.shape === 'object' && schema.shape !== null ? Object.keys(schema.shape) : [];
   return error.issues
     .flatMap((i) => {
       const at = i.path.map(String);
-      if (i.code === 'unrecognized_keys') return i.keys.map((k) => `${[...at, k].join('.')}: unknown field`);
+      if (i.code === 'unrecognized_keys') {
+        return i.keys.map((k) => {
+          const near = at.length === 0 ? closestMatch(k, fields) : undefined;
+          return `${[...at, k].join('.')}: unknown field${near ? ` (did you mean '${near}'?)` : ''}`;
+        });
+      }
       return [`${at.length ? at.join('.') : '(spec)'}: ${i.message}`];
     })
     .join('; ');
@@ -30,7 +41,7 @@ export function formatIssues(error: z.ZodError): string {
  */
 export function validateJobSpec(input: unknown, default_workdir: string, source = 'job spec'): JobSpec {
   const parsed = jobSpecSchema.safeParse(input);
-  if (!parsed.success) throw new GoodputError('E_SPEC', `${source} is invalid: ${formatIssues(parsed.error)}`);
+  if (!parsed.success) throw new GoodputError('E_SPEC', `${source} is invalid: ${formatIssues(parsed.error, jobSpecSchema)}`);
   const s = parsed.data;
   const spec: JobSpec = { ...s, workdir: s.workdir ?? default_workdir };
   if (spec.user === undefined) delete spec.user;

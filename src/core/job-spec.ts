@@ -40,7 +40,10 @@ export const jobSpecSchema = z
   .object({
     name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'letters, digits, ".", "_" or "-", at most 63, starting with a letter or digit'),
     command: z
-      .array(z.string().refine(noNul, 'must not contain a NUL byte').refine((s) => bytes(s) <= SPEC_LIMITS.arg_bytes, `longer than ${SPEC_LIMITS.arg_bytes} bytes`))
+      .array(z.string().refine(noNul, 'must not contain a NUL byte').refine((s) => bytes(s) <= SPEC_LIMITS.arg_bytes, `longer than ${SPEC_LIMITS.arg_bytes} bytes`), {
+        // A command written as one string would need a shell to split it, and goodput never uses one.
+        error: (iss) => (typeof iss.input === 'string' ? 'must be a list of arguments, e.g. command: ["python3", "train.py", "--lr", "0.1"]; it never goes through a shell (["sh", "-c", "..."] for shell syntax)' : undefined),
+      })
       .min(1, 'needs at least the program')
       .max(SPEC_LIMITS.args, `more than ${SPEC_LIMITS.args} arguments`),
     workdir: z.string().min(1).refine(noNul, 'must not contain a NUL byte').refine((s) => bytes(s) <= SPEC_LIMITS.path_bytes, `longer than ${SPEC_LIMITS.path_bytes} bytes`).optional(),
@@ -53,7 +56,10 @@ export const jobSpecSchema = z
         return env;
       }, z.record(
         z.string().max(128, 'longer than 128 characters').regex(ENV_NAME, 'invalid variable name').refine((k) => !RESERVED_ENV.test(k), 'is set by goodput (see docs/contract.md)'),
-        z.string().refine(noNul, 'must not contain a NUL byte').refine((s) => bytes(s) <= SPEC_LIMITS.env_value_bytes, `longer than ${SPEC_LIMITS.env_value_bytes} bytes`),
+        z.string({
+          // Not converted: YAML has already turned 1.10 into 1.1 and 010 into 10.
+          error: (iss) => (typeof iss.input === 'number' ? 'must be a string (in YAML, quote it: an unquoted number is read as a number, 1.10 as 1.1)' : typeof iss.input === 'boolean' ? 'must be a string (in YAML, quote it: an unquoted true or false is read as a boolean)' : undefined),
+        }).refine(noNul, 'must not contain a NUL byte').refine((s) => bytes(s) <= SPEC_LIMITS.env_value_bytes, `longer than ${SPEC_LIMITS.env_value_bytes} bytes`),
       )
       .refine((env) => Object.keys(env).length <= SPEC_LIMITS.env_vars, `more than ${SPEC_LIMITS.env_vars} variables`))
       .default({}),

@@ -1,7 +1,7 @@
 import { usageError } from '../../core/errors.js';
 import { flagNames, parseFlags, type CliCommand } from '../command.js';
 import { completionScript, type CompletionCommand } from '../completion-script.js';
-import { didYouMean } from '../suggest.js';
+import { didYouMean } from '../../util/suggest.js';
 
 /** Flags a command accepts: its declared options, else those its help text lists. */
 function flagsOf(c: CliCommand): string[] {
