@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -161,9 +161,17 @@ describe('LocalBackend', () => {
     assert.ok(port >= 29650 && port <= 29659, `MASTER_PORT ${port} in 29650-29659`);
   });
 
-  it('fails a launch whose working directory does not exist with E_LAUNCH', async () => {
+  it('fails a launch whose working directory does not exist with E_LAUNCH, blaming the directory, not the shell', async () => {
     const { b } = backend();
-    await assert.rejects(b.launch({ ...request([node, '-e', '0']), workdir: join(root, 'missing') }), (e: unknown) => (e as { code?: string }).code === 'E_LAUNCH');
+    const missing = join(root, 'missing');
+    await assert.rejects(b.launch({ ...request([node, '-e', '0']), workdir: missing }), (e: Error & { code?: string }) => {
+      assert.equal(e.code, 'E_LAUNCH');
+      assert.equal(e.message, `cannot start ${node} in ${missing}: the workdir does not exist on this machine (removed or renamed since the job was submitted?)`);
+      return true;
+    });
+    const file = join(root, 'a-file');
+    writeFileSync(file, '');
+    await assert.rejects(b.launch({ ...request([node, '-e', '0']), workdir: file }), /: the workdir is not a directory$/);
   });
 });
 

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { sweepMarked } from './containment.js';
-import { closeSync, existsSync, fchownSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fchownSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { GoodputError } from '../../core/errors.js';
 import { EXIT_LOST, type Backend, type BackendNode, type DeviceInfo, type LaunchedReplica, type LaunchRequest, type ReplicaExit, type ReplicaRef } from '../backend.js';
@@ -124,7 +124,7 @@ export class LocalBackend implements Backend {
       }
     } catch (error) {
       for (const r of launched) killGroup(r.pid, 'SIGKILL');
-      throw new GoodputError('E_LAUNCH', `cannot start ${req.command[0]} in ${req.workdir}: ${(error as Error).message}`);
+      throw new GoodputError('E_LAUNCH', `cannot start ${req.command[0]} in ${req.workdir}: ${workdirProblem(req.workdir) ?? (error as Error).message}`);
     }
     return launched;
   }
@@ -277,4 +277,13 @@ function replicaExec(req: LaunchRequest, dirs: ReturnType<typeof jobDirs>, contr
   const plan = execPlan(environment, req.command, req.env, { state_dir: dirs.checkpoint, attempt: req.attempt });
   const owned = asOwner(req.run_as, plan.command, plan.env);
   return { command: owned.argv, env: { ...owned.env, ...contract } };
+}
+
+/**
+ * What is wrong with a launch's working directory, or undefined. Node reports a missing `cwd` as
+ * `spawn /bin/sh ENOENT`, which blames the shell.
+ */
+function workdirProblem(workdir: string): string | undefined {
+  if (!existsSync(workdir)) return 'the workdir does not exist on this machine (removed or renamed since the job was submitted?)';
+  return statSync(workdir).isDirectory() ? undefined : 'the workdir is not a directory';
 }
