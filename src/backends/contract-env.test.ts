@@ -5,7 +5,7 @@ import { contractEnv, nodeVisibleDevices, parsePortRange, perRankLists, PICK_RAN
 
 const input: ContractInput = {
   job_id: 'j1', attempt: 2, rank_nodes: ['a', 'a', 'a', 'b'], master_addr: '10.0.0.1', master_port: 29501, api_url: 'http://x', token: 't',
-  checkpoint_dir: '/c', restarts: 1, max_restarts: 3, omp_set: false,
+  checkpoint_dir: '/c', restarts: 1, max_restarts: 3, preset: () => false,
 };
 
 describe('contract environment', () => {
@@ -17,14 +17,20 @@ describe('contract environment', () => {
         WORLD_SIZE: '4', ROLE_WORLD_SIZE: '4', ROLE_NAME: 'default', GROUP_WORLD_SIZE: '2', MASTER_ADDR: '10.0.0.1', MASTER_PORT: '29501',
         TORCHELASTIC_RESTART_COUNT: '1', TORCHELASTIC_MAX_RESTARTS: '3', TORCHELASTIC_RUN_ID: 'j1', TORCHELASTIC_USE_AGENT_STORE: 'False',
         GOODPUT_API: 'http://x', GOODPUT_JOB_ID: 'j1', GOODPUT_TOKEN: undefined, GOODPUT_CHECKPOINT_DIR: '/c', GOODPUT_ATTEMPT: '2', GOODPUT_NUM_NODES: '2',
+        PYTHONUNBUFFERED: '1',
       },
     );
     assert.deepEqual(ranks[2], { RANK: '2', ROLE_RANK: '2', LOCAL_RANK: '2', LOCAL_WORLD_SIZE: '3', GROUP_RANK: '0', OMP_NUM_THREADS: '1' });
     assert.deepEqual(ranks[3], { RANK: '3', ROLE_RANK: '3', LOCAL_RANK: '0', LOCAL_WORLD_SIZE: '1', GROUP_RANK: '1' }, 'one rank on its node: no OMP_NUM_THREADS, as torchrun');
   });
 
-  it('leaves OMP_NUM_THREADS to the user when their environment sets it', () => {
-    assert.equal(contractEnv({ ...input, omp_set: true }).ranks[0]!.OMP_NUM_THREADS, undefined);
+  it('leaves OMP_NUM_THREADS and PYTHONUNBUFFERED to the user when their environment sets them', () => {
+    const omp = contractEnv({ ...input, preset: (name) => name === 'OMP_NUM_THREADS' });
+    assert.equal(omp.ranks[0]!.OMP_NUM_THREADS, undefined);
+    assert.equal(omp.common.PYTHONUNBUFFERED, '1');
+    const unbuffered = contractEnv({ ...input, preset: (name) => name === 'PYTHONUNBUFFERED' });
+    assert.equal(unbuffered.common.PYTHONUNBUFFERED, undefined);
+    assert.equal(unbuffered.ranks[0]!.OMP_NUM_THREADS, '1');
   });
 
   it('ships per-rank values as lists a task picks from by its rank (the Slurm path)', () => {

@@ -26,8 +26,8 @@ export interface ContractInput {
   /** Restarts after failures so far (torchrun's TORCHELASTIC_RESTART_COUNT). */
   restarts: number;
   max_restarts: number;
-  /** Whether the environment the program starts from already sets OMP_NUM_THREADS. */
-  omp_set: boolean;
+  /** Whether the environment the program starts from already sets variable `name` (the contract's defaults then give way). */
+  preset: (name: string) => boolean;
   /** GPU type of the attempt's devices (backends/device-type.ts); absent: GOODPUT_GPU_TYPE is not set. */
   gpu_type?: string;
 }
@@ -45,6 +45,9 @@ export interface ContractEnv {
  * and the program's environment does not set it (torchrun's default, so that N processes do not
  * each start one thread per core). TORCHELASTIC_USE_AGENT_STORE is False: no agent hosts a store,
  * so rank 0 creates the rendezvous store at MASTER_ADDR:MASTER_PORT (init_method env://).
+ * PYTHONUNBUFFERED=1 unless the program's environment sets it: the replica's output goes to a log
+ * file, where Python would buffer its prints by the 8 KiB block, so that `goodput logs -f` showed
+ * nothing for minutes and a replica ended by a signal lost its last lines.
  */
 export function contractEnv(i: ContractInput): ContractEnv {
   const world = i.rank_nodes.length;
@@ -68,6 +71,7 @@ export function contractEnv(i: ContractInput): ContractEnv {
     GOODPUT_ATTEMPT: String(i.attempt),
     GOODPUT_NUM_NODES: String(groups.length),
     ...(i.gpu_type !== undefined ? { GOODPUT_GPU_TYPE: i.gpu_type } : {}),
+    ...(i.preset('PYTHONUNBUFFERED') ? {} : { PYTHONUNBUFFERED: '1' }),
   };
   const ranks = i.rank_nodes.map((node, rank) => {
     const same = i.rank_nodes.filter((n) => n === node).length;
@@ -79,7 +83,7 @@ export function contractEnv(i: ContractInput): ContractEnv {
       LOCAL_WORLD_SIZE: String(same),
       GROUP_RANK: String(groups.indexOf(node)),
     };
-    if (same > 1 && !i.omp_set) r.OMP_NUM_THREADS = '1';
+    if (same > 1 && !i.preset('OMP_NUM_THREADS')) r.OMP_NUM_THREADS = '1';
     return r;
   });
   return { common, ranks };

@@ -116,7 +116,7 @@ export class FakeBackend implements Backend {
     // The contract's variables, as every backend builds them (contract-env.ts).
     const vars = contractEnv({
       job_id: req.job_id, attempt: req.attempt, rank_nodes: req.nodes, master_addr: nodes[0]!.address, master_port: port, api_url: req.api_url,
-      token: req.token, checkpoint_dir: dirs.checkpoint, restarts: req.restarts ?? 0, max_restarts: req.max_restarts ?? 0, ...(req.gpu_type !== undefined ? { gpu_type: req.gpu_type } : {}), omp_set: req.env.OMP_NUM_THREADS !== undefined,
+      token: req.token, checkpoint_dir: dirs.checkpoint, restarts: req.restarts ?? 0, max_restarts: req.max_restarts ?? 0, ...(req.gpu_type !== undefined ? { gpu_type: req.gpu_type } : {}), preset: (name) => req.env[name] !== undefined,
     });
     for (let rank = 0; rank < world; rank++) {
       const node = nodes[rank]!;

@@ -7,6 +7,7 @@ import type { LaunchRequest, ReplicaExit } from '../backend.js';
 import { cpuSlots, parseGpuSelection, parseNvidiaSmi, resolveDevices } from './devices.js';
 import { jobDirs, LocalBackend } from './local-backend.js';
 import { isAlive, killGroup } from './process-info.js';
+import { pythonWith } from '../../../test-support/control/python.js';
 
 const root = mkdtempSync(join(tmpdir(), 'goodput-backend-'));
 const backends: LocalBackend[] = [];
@@ -40,6 +41,7 @@ function request(command: string[], devices = [0]): LaunchRequest {
 }
 
 const node = process.execPath;
+const python = pythonWith(['os']);
 
 describe('LocalBackend', () => {
   it('passes arguments literally (no shell) and sets the contract environment per rank', async () => {
@@ -159,6 +161,26 @@ describe('LocalBackend', () => {
     assert.equal((await next()).exit_code, 0);
     const port = Number(/port=(\d+)/.exec(readFileSync(join(jobDirs(req.job_dir).logs, 'replica-0.log'), 'utf8'))?.[1]);
     assert.ok(port >= 29650 && port <= 29659, `MASTER_PORT ${port} in 29650-29659`);
+  });
+
+  it("shows a Python replica's prints in its log as they happen, also from a server whose environment does not ask for it", { skip: python ? undefined : 'no python3' }, async (t) => {
+    const saved = process.env.PYTHONUNBUFFERED;
+    delete process.env.PYTHONUNBUFFERED;
+    t.after(() => (saved === undefined ? undefined : (process.env.PYTHONUNBUFFERED = saved)));
+    const { b, next } = backend();
+    const req = request([python!, '-c', 'import time\nprint("epoch 0 done")\ntime.sleep(60)']);
+    const [replica] = await b.launch(req);
+    pids.push(replica!.pid);
+    const log = join(jobDirs(req.job_dir).logs, 'replica-0.log');
+    const deadline = Date.now() + 20_000;
+    while (!readFileSync(log, 'utf8').includes('epoch 0 done') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    assert.match(readFileSync(log, 'utf8'), /epoch 0 done/, 'the print is in the log while the replica still runs (a block buffer would hold it until exit)');
+    b.signal({ ...req, rank: 0, node: 'local', launch_id: '', pid: replica!.pid, proc_start: replica!.proc_start }, 'SIGKILL');
+    assert.equal((await next()).exit_code, 137);
+    const user = request([python!, '-c', 'import os\nprint(repr(os.environ.get("PYTHONUNBUFFERED")))']);
+    await b.launch({ ...user, env: { PYTHONUNBUFFERED: '' } });
+    await next();
+    assert.match(readFileSync(join(jobDirs(user.job_dir).logs, 'replica-0.log'), 'utf8'), /^''$/m, "the job's own setting wins");
   });
 
   it('fails a launch whose working directory does not exist with E_LAUNCH, blaming the directory, not the shell', async () => {

@@ -80,7 +80,7 @@ export class LocalBackend implements Backend {
     const vars = contractEnv({
       job_id: req.job_id, attempt: req.attempt, rank_nodes, master_addr: '127.0.0.1', master_port: port, api_url: req.api_url,
       token: req.token, checkpoint_dir: dirs.checkpoint, restarts: req.restarts ?? 0, max_restarts: req.max_restarts ?? 0, ...(req.gpu_type !== undefined ? { gpu_type: req.gpu_type } : {}),
-      omp_set: req.env.OMP_NUM_THREADS !== undefined || (!req.run_as && process.env.OMP_NUM_THREADS !== undefined),
+      preset: (name) => req.env[name] !== undefined || (!req.run_as && process.env[name] !== undefined),
     });
     const launched: LaunchedReplica[] = [];
     try {

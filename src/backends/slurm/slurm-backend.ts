@@ -129,7 +129,7 @@ export class SlurmBackend implements Backend {
     const base = { ...inheritedEnv(), ...this.options.env, ...req.env };
     const vars = contractEnv({
       job_id: req.job_id, attempt: req.attempt, rank_nodes: rankNodes(shares), master_addr: master.address, master_port: await freePort(req.port_range), api_url: req.api_url,
-      token: req.token, checkpoint_dir: dirs.checkpoint, restarts: req.restarts ?? 0, max_restarts: req.max_restarts ?? 0, ...(req.gpu_type !== undefined ? { gpu_type: req.gpu_type } : {}), omp_set: base.OMP_NUM_THREADS !== undefined,
+      token: req.token, checkpoint_dir: dirs.checkpoint, restarts: req.restarts ?? 0, max_restarts: req.max_restarts ?? 0, ...(req.gpu_type !== undefined ? { gpu_type: req.gpu_type } : {}), preset: (name) => base[name] !== undefined,
     });
     // Each task picks its rank's variables from the lists (TASK_WRAPPER).
     const env: Record<string, string> = { ...base, ...vars.common, ...perRankLists(vars.ranks) };
