@@ -115,6 +115,20 @@ describe('goodput profile through the report contract', () => {
     }
   });
 
+  it('says what the log shows went wrong when the script fails at once: here, a module its Python lacks', async () => {
+    const dir = tempDataDir('goodput-profile-import-');
+    try {
+      const script = join(dir, 'train.py');
+      writeFileSync(script, 'import goodput_no_such_module\nimport goodput.torch as gt\n');
+      const ran = await cli(['profile', '--time-s', '30', '--cpu-slots', '1', '--out', join(dir, 'p.json'), '--', PYTHON, script], {});
+      assert.equal(ran.status, 1, ran.stderr);
+      assert.match(ran.stderr, /E_LAUNCH.*the script exited \(exit 1\) before its first report: the Python that ran it has no module 'goodput_no_such_module'/);
+      assert.doesNotMatch(ran.stderr, /is it an SDK script/, 'the log says why: no guess');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('says a script that does not import goodput cannot be profiled, up front and in the error, without a stack trace', async () => {
     const dir = tempDataDir('goodput-profile-plain-');
     try {

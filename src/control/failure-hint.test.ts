@@ -4,27 +4,30 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { noPython, pythonWith } from '../../test-support/control/python.js';
 import { failureHint } from './failure-hint.js';
+import { logTail } from './log-tail.js';
 
 const python = pythonWith(['torch']);
 const dir = mkdtempSync(join(tmpdir(), 'goodput-hint-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-/** The last lines of what `code` prints, as the failed job's reason would read them. */
+let runs = 0;
+
+/** The tail of the log of a replica that ran `code`, as the supervisor reads it for the failed job's reason. */
 function tailOf(code: string): Promise<string> {
   const { SLURM_PROCID: _, ...env } = process.env; // as outside srun, even when the tests run under it
+  const log = join(dir, `replica-${runs++}.log`);
   return new Promise((resolve, reject) => {
-    const child = spawn(python!, ['-c', code], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (b: Buffer) => (out += b.toString()));
-    child.stderr.on('data', (b: Buffer) => (out += b.toString()));
+    const out = openSync(log, 'w');
+    const child = spawn(python!, ['-c', code], { env, stdio: ['ignore', out, out] });
+    closeSync(out);
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? reject(new Error(`expected a failure, got exit 0:\n${out}`)) : resolve(out.split('\n').slice(-21).join('\n'))));
+    child.on('close', (code) => (code === 0 ? reject(new Error(`expected a failure, got exit 0:\n${readFileSync(log, 'utf8')}`)) : resolve(logTail(log))));
   });
 }
 
@@ -57,6 +60,14 @@ describe('failure hints, against real output', { skip: python ? undefined : noPy
     ]);
     for (const tail of [truncated, empty]) assert.match(failureHint(tail) ?? '', /^a checkpoint the script loads with torch\.load is truncated or empty.*os\.replace\(\) it into place/, tail);
     assert.equal(failureHint('Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n    pickle.load(f)\nEOFError: Ran out of input'), undefined, 'not from torch.load');
+  });
+
+  it('a full disk, as Python and torch.save report it (/dev/full answers every write with ENOSPC)', async () => {
+    const [python_write, torch_save] = await Promise.all([
+      tailOf('with open("/dev/full", "w") as f:\n    f.write("loss 0.1\\n")\n'),
+      tailOf('import torch\ntorch.save({"w": torch.randn(100000)}, "/dev/full")\n'),
+    ]);
+    for (const tail of [python_write, torch_save]) assert.match(failureHint(tail) ?? '', /^a write failed because a disk is full \(or a quota is reached\)/, tail);
   });
 
   it("another launcher's variables, CUDA on a CPU build, NCCL without it", async () => {

@@ -2,7 +2,7 @@
  * What a failed replica's log says went wrong, when it is one of the mistakes scripts make under
  * goodput's launch (core/script-launch.ts warns at submit about the ones a script's text shows):
  * the wrong interpreter, a rendezvous of their own, another launcher's variables, a GPU asked of
- * a replica that has none, a checkpoint of their own written in place and cut short. Pure: text in, text out. Each pattern is the message Debian's torch
+ * a replica that has none, a checkpoint of their own written in place and cut short, a full disk. Pure: text in, text out. Each pattern is the message Debian's torch
  * 1.13 (or Python) prints, checked against real output in failure-hint.test.ts.
  */
 
@@ -49,6 +49,11 @@ const KNOWN: readonly Known[] = [
     // A truncated zip (torch >= 1.6's format) or an empty file, read by torch.load.
     pattern: /PytorchStreamReader failed reading zip archive|^EOFError: Ran out of input/,
     hint: (m, tail) => (m[0].startsWith('EOFError') && !tail.includes('serialization.py') ? undefined : `a checkpoint the script loads with torch.load is truncated or empty, as a stop or a kill in the middle of torch.save leaves it, and every restart would fail on it: save to a temporary file and os.replace() it into place (the SDK's checkpoints are written so), and move the broken file away to resume from an earlier one`),
+  },
+  {
+    // torch.save's writer reports a short write as a position mismatch, or as a failed write.
+    pattern: /\[Errno 28\] No space left on device|PytorchStreamWriter failed writing file|enforce fail at inline_container\.cc:\d+\] \. unexpected pos \d+ vs \d+/,
+    hint: () => `a write failed because a disk is full (or a quota is reached): free space where the script writes its checkpoints and outputs (df -h on the node), or point them elsewhere; goodput keeps the checkpoints of ended jobs for --checkpoint-retention-h hours`,
   },
   {
     pattern: /Distributed package doesn't have NCCL built in/,

@@ -7,11 +7,13 @@
  * when `signal` aborts.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, openSync, closeSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, openSync, closeSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import type { DeviceInfo } from '../../backends/backend.js';
 import { freePort, killGroup } from '../../backends/local/process-info.js';
+import { failureHint } from '../../control/failure-hint.js';
+import { logTail } from '../../control/log-tail.js';
 import { GoodputError } from '../../core/errors.js';
 import type { GradSample } from '../../goodput/key-profile.js';
 import { profilePoint } from '../../goodput/profile.js';
@@ -127,7 +129,12 @@ export async function runProfile(run: ProfileRun): Promise<{ profile: DeviceProf
     children.length = 0;
   };
   const running = (): boolean => children.length > 0 && children.every((c) => c.exitCode === null && c.signalCode === null);
-  const failure = (what: string): GoodputError => new GoodputError('E_LAUNCH', `${what}; the end of its log (${lastLog}):\n${logTail(lastLog)}`);
+  // What the log shows went wrong replaces the guess (`question`) when failure-hint.ts knows it.
+  const failure = (what: string, question?: string): GoodputError => {
+    const tail = logTail(lastLog, 15) || '(no log)';
+    const why = failureHint(tail) ?? question;
+    return new GoodputError('E_LAUNCH', `${what}${why ? `: ${why}` : ''}; the end of its log (${lastLog}):\n${tail}`);
+  };
   let failed: GoodputError | undefined;
   const noReportHint = run.no_report_hint ?? 'is it an SDK script (goodput.torch AdaptiveDataParallel)?';
   try {
@@ -140,8 +147,8 @@ export async function runProfile(run: ProfileRun): Promise<{ profile: DeviceProf
       const waitUntil = Date.now() + FIRST_REPORT_TIMEOUT_S * 1000;
       run.progress(done / Math.max(1, collector.limits ? total(collector.limits) : counts.length * LOCAL_BATCHES), `starting ${replicas} replica(s)`);
       while (!aborted() && collector.entries.length === first) {
-        if (!running()) throw failure(`the script exited (${exitOf(children)}) before its first report: ${noReportHint}`);
-        if (Date.now() > waitUntil) throw failure(`no report from the script within ${FIRST_REPORT_TIMEOUT_S} s: ${noReportHint}`);
+        if (!running()) throw failure(`the script exited (${exitOf(children)}) before its first report`, noReportHint);
+        if (Date.now() > waitUntil) throw failure(`no report from the script within ${FIRST_REPORT_TIMEOUT_S} s`, noReportHint);
         await sleep(100);
       }
       const limits = collector.limits;
@@ -237,14 +244,6 @@ function exitOf(children: readonly ChildProcess[]): string {
   const c = children.find((x) => x.exitCode !== 0) ?? children[0];
   if (!c) return 'no process';
   return c.signalCode ? `signal ${c.signalCode}` : `exit ${c.exitCode}`;
-}
-
-function logTail(path: string): string {
-  try {
-    return readFileSync(path, 'utf8').split('\n').slice(-15).join('\n');
-  } catch {
-    return '(no log)';
-  }
 }
 
 function sleep(ms: number): Promise<void> {
