@@ -11,6 +11,8 @@
  *   Sia's traces: deepspeech2 at small batches, whose replicas wait for the slowest one): the
  *   slowdown moves with the compute, as a ratio ({@link relativeContentionCurve}, {@link
  *   contendedComputeCurve}).
+ * A third floor, for a job that is not host-bound: where its one-GPU step is mostly per-step host work on both types,
+ * its reference's one-node contention of that work bounds its step on the target ({@link hostLimitedFloorCurve}).
  * Read only from the job's reference rows and its one-GPU target rows, never its multi-GPU target
  * rows. Pure and deterministic: no I/O, no clock, no randomness.
  */
@@ -68,17 +70,86 @@ export function hostFloorCurve(reference: readonly TypeMeasurement[]): StepPredi
   const rows = oneNodeContention(reference);
   if (!rows || !hostBoundRows(rows)) return undefined;
   const oneNodeStep = shapeCurve(reference.filter((m) => m.num_nodes === 1), (m) => m.step_time_s);
-  const counts = [1, ...new Set(rows.map((r) => r.num_replicas))].sort((a, b) => a - b);
-  const ratios = counts.map((g) => (g === 1 ? 1 : median(rows.filter((r) => r.num_replicas === g).map((r) => r.ratio))));
-  const last = counts.length - 1;
-  const slope = Math.max(((ratios[last] as number) - (ratios[last - 1] as number)) / ((counts[last] as number) - (counts[last - 1] as number)), 0);
-  const contentionAt = (g: number): number => (ratios[last] as number) + slope * Math.max(g - (counts[last] as number), 0);
+  const contentionAt = contentionByGpus(rows) as (g: number) => number;
   const referenceGpusPerNode = Math.max(...reference.map(gpusPerNode));
   return (num_nodes, num_replicas, local_bsz) => {
     const perNode = Math.ceil(num_replicas / num_nodes);
     const floor_s = perNode < 2 ? undefined : oneNodeStep(1, perNode, local_bsz);
     if (floor_s === undefined || perNode <= referenceGpusPerNode) return floor_s;
     return (floor_s * contentionAt(perNode)) / contentionAt(referenceGpusPerNode);
+  };
+}
+
+/**
+ * A job's one-node contention as a function of its GPUs per node, from rows of (GPUs, micro-step ratio): the median ratio
+ * at the nearest measured count (1 GPU counting as contention 1), and past the largest count extended linearly (never
+ * falling) from the two largest. Undefined without rows.
+ */
+function contentionByGpus(rows: readonly { num_replicas: number; ratio: number }[]): ((g: number) => number) | undefined {
+  if (rows.length === 0) return undefined;
+  const counts = [1, ...new Set(rows.map((r) => r.num_replicas))].sort((a, b) => a - b);
+  const ratios = counts.map((g) => (g === 1 ? 1 : median(rows.filter((r) => r.num_replicas === g).map((r) => r.ratio))));
+  const last = counts.length - 1;
+  const top = counts[last] as number;
+  const slope = Math.max(((ratios[last] as number) - (ratios[last - 1] as number)) / (top - (counts[last - 1] as number)), 0);
+  return (g) => {
+    if (g > top) return (ratios[last] as number) + slope * (g - top);
+    let best = 0;
+    for (let i = 1; i < counts.length; i++) if (Math.abs((counts[i] as number) - g) < Math.abs((counts[best] as number) - g)) best = i;
+    return ratios[best] as number;
+  };
+}
+
+/**
+ * How much of a one-GPU step must be per-step work, independent of the batch, for a job to count as host-limited at that
+ * batch (on either type): 3/4. With a step t = a + k b (fixed work a, per-sample work k b), the local log-log slope of
+ * the one-GPU curve is k b / t, so 1 minus the slope is the fixed share a / t ({@link perStepShare}). A step that is
+ * mostly fixed work does not grow when the GPU gets more to do: the GPU's work hides behind the host's per-step work
+ * (the Python loop, kernel launches, the data loader), which a faster GPU does not shorten.
+ */
+export const HOST_LIMITED_SHARE = 0.75;
+
+/**
+ * The per-step (batch-independent) share of a one-GPU step at `local_bsz`: 1 minus the log-log slope of `curve` over
+ * half an octave each side (Sia's profiles space their batches by a factor of about sqrt 2, so this spans the measured
+ * neighbours), clamped to [0, 1].
+ */
+export function perStepShare(curve: (local_bsz: number) => number, local_bsz: number): number {
+  const slope = Math.log(curve(local_bsz * Math.SQRT2) / curve(local_bsz / Math.SQRT2)) / Math.log(2);
+  return Math.min(Math.max(1 - slope, 0), 1);
+}
+
+/**
+ * A floor under the step, on the target, of a job whose one-GPU step is host-limited there ({@link HOST_LIMITED_SHARE})
+ * and that is not host-bound on the reference ({@link hostFloorCurve} covers those): at a shape with g >= 2 GPUs per
+ * node and a batch where the job's one-GPU curve on the target is host-limited, its one-GPU compute on the target times
+ * its contention on one reference node of g GPUs, measured only on the reference rows at batches where the job is
+ * host-limited on the reference too ({@link contentionByGpus}, extended past the reference's largest node as the host
+ * floor is). Why: per-step host work is done by each GPU's process on the node's shared CPUs, so it slows down as
+ * processes are added to a node; a job whose one-GPU step on the target is that host work then slows down with its
+ * GPUs per node, which neither its one-GPU rows there nor a network model show (on Sia's traces: ncf, 9-11 ms flat on
+ * the A100 nodes from batch 32 to 32768, its one-node step from 0.91 of that on 2 GPUs to 1.14 on 8). The reference's
+ * contention of that work shows only where the reference's step is host work too: at the batches where the reference
+ * is GPU-bound the ratio measures other things (a per-sample data loader, the GPU's memory), which do not carry. No
+ * floor where the reference is never host-limited, where the job's relative contention applies ({@link
+ * relativeContentionCurve}: that slowdown already moves with the compute), or at one GPU per node. Undefined when no
+ * floor can apply. Reads only the job's reference rows and its one-GPU target rows.
+ */
+export function hostLimitedFloorCurve(reference: readonly TypeMeasurement[], targetOneGpu: readonly TypeMeasurement[]): StepPredictor | undefined {
+  const onReference = oneGpuComputeCurve(reference);
+  const onTarget = oneGpuComputeCurve(targetOneGpu);
+  if (!onReference || !onTarget || isHostBound(reference)) return undefined;
+  const rows = reference
+    .filter((m) => m.num_replicas > 1 && m.num_nodes === 1 && perStepShare(onReference, m.local_bsz) >= HOST_LIMITED_SHARE)
+    .map((m) => ({ num_replicas: m.num_replicas, ratio: computeTime_s(m) / onReference(m.local_bsz) }));
+  const contentionAt = contentionByGpus(rows);
+  if (!contentionAt) return undefined;
+  const relative = relativeContentionCurve(reference);
+  return (num_nodes, num_replicas, local_bsz) => {
+    const perNode = Math.ceil(num_replicas / num_nodes);
+    if (perNode < 2 || perStepShare(onTarget, local_bsz) < HOST_LIMITED_SHARE) return undefined;
+    if ((relative?.(num_nodes, num_replicas, local_bsz) ?? 1) !== 1) return undefined;
+    return onTarget(local_bsz) * contentionAt(perNode);
   };
 }
 

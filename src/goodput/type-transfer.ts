@@ -32,11 +32,11 @@
  * Pure and deterministic: no I/O, no clock, no randomness.
  */
 import { logOverlap } from './throughput.js';
-import { contendedComputeCurve, hostFloorCurve } from './type-contention.js';
+import { contendedComputeCurve, hostFloorCurve, hostLimitedFloorCurve } from './type-contention.js';
 import { computeTime_s, mean, median, MIN_TIME_S, nearestBy, oneGpuComputeCurve, shapeCurve, shapeKey, type Shape, type StepPredictor } from './type-curves.js';
 import type { TypeMeasurement } from './type-measurement.js';
 
-export { contendedComputeCurve, HOST_BOUND_CONTENTION, hostFloorCurve, isHostBound, relativeContentionCurve } from './type-contention.js';
+export { contendedComputeCurve, HOST_BOUND_CONTENTION, HOST_LIMITED_SHARE, hostFloorCurve, hostLimitedFloorCurve, isHostBound, perStepShare, relativeContentionCurve } from './type-contention.js';
 export { batchCurve, computeTime_s, oneGpuComputeCurve, shapeCurve, type Shape, type StepPredictor } from './type-curves.js';
 
 /** A job's data on two types: its reference profile and its rows on the target type. */
@@ -210,7 +210,8 @@ export function factorAt(factors: TypeFactors, shape: Shape): { network: number;
  * that compute (with its relative contention, {@link contendedComputeCurve}) with its reference
  * network time at the nearest shape times the shape's network factor, overlapped with it by gamma
  * (`step` rule) or added to it times the shape's compute factor (`sync` rule); a host-bound job's
- * step is at least its host floor ({@link hostFloorCurve}). Undefined when the job lacks one-GPU
+ * step is at least its host floor ({@link hostFloorCurve}), a host-limited one's at least its host-limited floor
+ * ({@link hostLimitedFloorCurve}). Undefined when the job lacks one-GPU
  * rows on either type or multi-GPU rows on the reference. Pure.
  */
 export function transferPredictor(job: TransferJob, factors: TypeFactors): StepPredictor | undefined {
@@ -218,6 +219,7 @@ export function transferPredictor(job: TransferJob, factors: TypeFactors): StepP
   const reference = referenceNetworkCurve(job.reference, factors.rule);
   if (!compute || !reference) return undefined;
   const floor = hostFloorCurve(job.reference);
+  const hostLimited = hostLimitedFloorCurve(job.reference, job.target.filter((m) => m.num_replicas === 1));
   const rule = factors.rule;
   return (num_nodes, num_replicas, local_bsz) => {
     const compute_s = compute(num_nodes, num_replicas, local_bsz);
@@ -227,7 +229,7 @@ export function transferPredictor(job: TransferJob, factors: TypeFactors): StepP
     const f = factorAt(factors, { num_nodes, num_replicas });
     const network_s = onReference * f.network;
     const step_s = rule.basis === 'step' ? overlapStep_s(compute_s, network_s, rule.gamma) : compute_s * f.compute + network_s;
-    return Math.max(step_s, floor?.(num_nodes, num_replicas, local_bsz) ?? 0);
+    return Math.max(step_s, floor?.(num_nodes, num_replicas, local_bsz) ?? 0, hostLimited?.(num_nodes, num_replicas, local_bsz) ?? 0);
   };
 }
 
