@@ -32,10 +32,10 @@ export const HOST_BOUND_CONTENTION = 0.1;
 const gpusPerNode = (m: TypeMeasurement): number => (m.placement ? Math.max(...m.placement) : Math.ceil(m.num_replicas / m.num_nodes));
 
 /** Micro-step over one-GPU micro-step at the batch, per multi-GPU reference row on one node; undefined without one-GPU rows. */
-function oneNodeContention(reference: readonly TypeMeasurement[]): { num_replicas: number; ratio: number }[] | undefined {
+function oneNodeContention(reference: readonly TypeMeasurement[]): { num_replicas: number; local_bsz: number; ratio: number }[] | undefined {
   const oneGpu = oneGpuComputeCurve(reference);
   if (!oneGpu) return undefined;
-  return reference.filter((m) => m.num_replicas > 1 && m.num_nodes === 1).map((m) => ({ num_replicas: m.num_replicas, ratio: computeTime_s(m) / oneGpu(m.local_bsz) }));
+  return reference.filter((m) => m.num_replicas > 1 && m.num_nodes === 1).map((m) => ({ num_replicas: m.num_replicas, local_bsz: m.local_bsz, ratio: computeTime_s(m) / oneGpu(m.local_bsz) }));
 }
 
 /** Whether a job's one-node contention rows ({@link oneNodeContention}) make it host-bound ({@link HOST_BOUND_CONTENTION}). */
@@ -138,11 +138,9 @@ export function perStepShare(curve: (local_bsz: number) => number, local_bsz: nu
 export function hostLimitedFloorCurve(reference: readonly TypeMeasurement[], targetOneGpu: readonly TypeMeasurement[]): StepPredictor | undefined {
   const onReference = oneGpuComputeCurve(reference);
   const onTarget = oneGpuComputeCurve(targetOneGpu);
-  if (!onReference || !onTarget || isHostBound(reference)) return undefined;
-  const rows = reference
-    .filter((m) => m.num_replicas > 1 && m.num_nodes === 1 && perStepShare(onReference, m.local_bsz) >= HOST_LIMITED_SHARE)
-    .map((m) => ({ num_replicas: m.num_replicas, ratio: computeTime_s(m) / onReference(m.local_bsz) }));
-  const contentionAt = contentionByGpus(rows);
+  const all = oneNodeContention(reference);
+  if (!onReference || !onTarget || !all || hostBoundRows(all)) return undefined;
+  const contentionAt = contentionByGpus(all.filter((r) => perStepShare(onReference, r.local_bsz) >= HOST_LIMITED_SHARE));
   if (!contentionAt) return undefined;
   const relative = relativeContentionCurve(reference);
   return (num_nodes, num_replicas, local_bsz) => {
