@@ -102,7 +102,7 @@ export class Supervisor {
       // An exit recorded but not acted on (a settle that failed on a full disk) is acted on now,
       // every watch until it succeeds: no job stays placed with no process.
       if (!live.some((r) => r.job_id === job.id && r.attempt === job.launches - 1)) await this.settle(job.id);
-      const reason = job.state === 'running' ? hungReason(job, now, this.watchingSince_ms, this.ctx.config.hung_timeout_s) : undefined;
+      const reason = job.state === 'running' ? hungReason(job, now, this.watchingSince_ms, this.ctx.config.hung_timeout_s, job) : undefined;
       if (reason === undefined) continue;
       await store.stopJob(job.id, { allocation: job.allocation, devices: job.devices }, 'hung', 'controller', reason);
       // SIGKILL: a stopped (SIGSTOP) or wedged replica would never act on SIGTERM.

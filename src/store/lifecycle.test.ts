@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   ACTIVE_STATES, EXIT_CHECKPOINTED, hungReason, isFailureExit, isTerminal, refusal, replicaFailure, restartBackoff_s, settle, STOP_EVENT,
-  TERMINAL_STATES, TRANSITIONS, type JobState, type SettleAction, type SettleJob,
+  TERMINAL_STATES, TRANSITIONS, type JobState, type SettleAction, type SettleJob, type StopEvidence,
 } from './lifecycle.js';
 
 const ALL: JobState[] = [...ACTIVE_STATES, ...TERMINAL_STATES];
@@ -117,7 +117,7 @@ describe('hungReason', () => {
 });
 
 describe('honest stop events', () => {
-  const plain = { checkpoint_on_stop: false, checkpoint_at_ms: null, launched_at_ms: 40_000, stop_requested_at_ms: 100_000, spec: {} };
+  const plain: StopEvidence = { checkpoint_on_stop: false, checkpoint_at_ms: null, launched_at_ms: 40_000, stop_requested_at_ms: 100_000, spec: {} };
   it('says "checkpointed" only with proof; otherwise what the stop loses', () => {
     const requeued = settle(job({ state: 'rescaling', stop_kind: 'rescale', has_target: false, evidence: plain }), exits(143, 143), o);
     assert.deepEqual(requeued, { do: 'requeue', reason: 'stopped after 60 s of work; it has no checkpoint the control plane knows of, so it restarts from its beginning; waiting for devices' });
@@ -127,6 +127,18 @@ describe('honest stop events', () => {
     assert.equal((resumable as { reason: string }).reason, 'stopped; it resumes from its own snapshot (declared resumable); relaunching on the new placement');
     const periodic = settle(job({ state: 'rescaling', stop_kind: 'rescale', evidence: { ...plain, checkpoint_at_ms: 70_000 } }), exits(143), o);
     assert.equal((periodic as { reason: string }).reason, 'stopped; it loses the 30 s of work since its last checkpoint; relaunching on the new placement');
+  });
+
+  it('says what a restart after a failure or a hang resumes from (issue 52: never "the last checkpoint" without one)', () => {
+    const reason = (evidence: typeof plain): string => (settle(job({ evidence }), exits(null, 1), o) as { reason: string }).reason;
+    assert.equal(reason(plain), 'replica 1 failed with exit code 1; restarting from its beginning (no checkpoint)');
+    // False friend: the SDK's promise to checkpoint on SIGTERM saves nothing when the script crashes.
+    assert.equal(reason({ ...plain, checkpoint_on_stop: true }), 'replica 1 failed with exit code 1; restarting from its beginning (no checkpoint reported yet)');
+    assert.equal(reason({ ...plain, checkpoint_on_stop: true, checkpoint_at_ms: 70_000 }), 'replica 1 failed with exit code 1; restarting from its last checkpoint (made 30 s ago; the work since is redone)');
+    assert.match(reason({ ...plain, spec: { resumable: true } }), /resumes from its own snapshot, if it wrote one \(declared resumable\)$/);
+    const hung = { state: 'running' as const, last_report_at_ms: 10_000, launched_at_ms: 5_000, last_step_time_s: 0.5 };
+    assert.match(hungReason(hung, 71_000, 0, 60, { ...plain, checkpoint_on_stop: true })!, /killing its replicas and restarting from its beginning \(no checkpoint reported yet\)$/);
+    assert.match(hungReason(hung, 71_000, 0, 60, { ...plain, checkpoint_at_ms: 41_000 })!, /restarting from its last checkpoint \(made 30 s ago/);
   });
 
   it('does not read an unrequested exit 143 of a plain script as a checkpoint', () => {

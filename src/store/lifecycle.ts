@@ -155,6 +155,20 @@ export function resumeWords(e: StopEvidence): string {
   return 'restarts from its beginning (no checkpoint the control plane knows of)';
 }
 
+/**
+ * What a restart after a failure or a hang resumes from, in words for its events: a failure is
+ * no stop, so a promise to checkpoint on SIGTERM saves nothing; only a checkpoint the job
+ * reported (and how old it is), or a script declared resumable, keeps work. Without either the
+ * job restarts from its beginning. `undefined` evidence (callers that know nothing) stays vague.
+ */
+export function restartFrom(e: StopEvidence | undefined, now_ms: number): string {
+  if (e === undefined) return 'restarting from its last checkpoint, if it has one';
+  if (e.checkpoint_at_ms !== null) return `restarting from its last checkpoint (made ${span(now_ms - e.checkpoint_at_ms)} ago; the work since is redone)`;
+  if (e.spec.resumable === true) return 'restarting; it resumes from its own snapshot, if it wrote one (declared resumable)';
+  const why = e.checkpoint_on_stop ? 'no checkpoint reported yet' : 'no checkpoint';
+  return `restarting from its beginning (${why})`;
+}
+
 /** What `settle` needs to know about the job (a structural subset of the stored job). */
 export interface SettleJob {
   state: JobState;
@@ -256,7 +270,7 @@ function classify(job: SettleJob, bad: { rank: number; exit_code: number }, o: S
     return { do: 'fail', failure, reason: `${what} within ${o.early_failure_s}s of its start, as attempt ${job.attempt - 1} did; not retried` };
   }
   const when = failure.early ? ` within ${o.early_failure_s}s of its start` : '';
-  return { do: 'stop', kind: 'failure', failure, reason: `${what}${when}; restarting from the last checkpoint` };
+  return { do: 'stop', kind: 'failure', failure, reason: `${what}${when}; ${restartFrom(job.evidence, o.now_ms)}` };
 }
 
 /** What hung detection needs to know about a job. */
@@ -275,15 +289,15 @@ export const HUNG_STEP_FACTOR = 10;
  * Why a running job counts as hung, or undefined. Only jobs that have reported (they use the
  * SDK) are judged; plain jobs never report. A job is hung when nothing arrived for
  * max(`timeout_s`, 10 step times) since its newest report, its launch, or `since_ms` (when this
- * server started watching), whichever is latest.
+ * server started watching), whichever is latest. `evidence` says what the restart resumes from.
  */
-export function hungReason(job: HungJob, now_ms: number, since_ms: number, timeout_s: number): string | undefined {
+export function hungReason(job: HungJob, now_ms: number, since_ms: number, timeout_s: number, evidence?: StopEvidence): string | undefined {
   if (job.state !== 'running' || job.last_report_at_ms === null) return undefined;
   const limit_s = Math.max(timeout_s, HUNG_STEP_FACTOR * (job.last_step_time_s ?? 0));
   const last_ms = Math.max(job.last_report_at_ms, job.launched_at_ms ?? 0, since_ms);
   const silent_s = (now_ms - last_ms) / 1000;
   if (silent_s <= limit_s) return undefined;
-  return `hung: no report for ${silent_s.toFixed(0)}s (limit ${Number(limit_s.toFixed(1))}s); killing its replicas and restarting from the last checkpoint`;
+  return `hung: no report for ${silent_s.toFixed(0)}s (limit ${Number(limit_s.toFixed(1))}s); killing its replicas and ${restartFrom(evidence, now_ms)}`;
 }
 
 /**
