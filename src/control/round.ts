@@ -20,6 +20,7 @@ import { isMixed, toGroups, toMachines, typedInventory, type TypedInventory } fr
 import { gpuTypeOf } from './profile-book.js';
 import { fitType, lastAttemptType } from './report-ingest.js';
 import { mixedDecision, typedPolicyFor, type TypedDecider } from './typed-round.js';
+import { waitingReason } from './waiting-reason.js';
 
 export class Round {
   private readonly counters = { rounds_total: 0, round_seconds_sum: 0, last_round_s: 0 };
@@ -82,8 +83,9 @@ export class Round {
         decision = policy.decide(snapshot);
       }
       this.latestRejections.clear();
-      for (const [id, r] of Object.entries(decision.rejections ?? {})) this.latestRejections.set(id, r);
-      const unit = `${deviceUnit(backend.nodes().flatMap((n) => n.devices))}(s)`;
+      const one = deviceUnit(backend.nodes().flatMap((n) => n.devices));
+      for (const [id, r] of Object.entries(decision.rejections ?? {})) this.latestRejections.set(id, waitingReason(r, jobs, one));
+      const unit = `${one}(s)`;
       for (const w of gangWaits(jobs, decision.allocations, inv.nodes.reduce((k, n) => k + n.gpus, 0), unit)) await this.ctx.noteOnce(w.job_id, w.key, 'waiting', w.reason);
       await this.apply(grouped, decision.allocations, profiles, inv);
       await then();

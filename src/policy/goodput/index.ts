@@ -41,7 +41,7 @@ export class GoodputPolicy implements Policy {
     const rejections: PolicyDecision['rejections'] = {};
     const kept = pinned.reduce((sum, v) => sum + v.current_replicas, 0);
     const busy = kept > 0
-      ? `all GPUs are in use (${kept} held by jobs that are not stopped now: not preemptible, no checkpoint yet, or within their minimum time slice)`
+      ? `all GPUs are in use (${kept} held by jobs that are not stopped now: ${keptCauses(pinned)})`
       : 'all GPUs are used by jobs with higher priority (less remaining work or attained service)';
     views.forEach((view) => {
       if (!allocations[view.job.id]) {
@@ -52,6 +52,21 @@ export class GoodputPolicy implements Policy {
     });
     return { allocations, rejections };
   }
+}
+
+/**
+ * Why the pinned jobs keep their GPUs, naming only the causes that apply (with their GPU counts
+ * when there are several): "not preemptible", "within their minimum time slice", "preempted the
+ * most times allowed".
+ */
+function keptCauses(pinned: readonly RoundJob[]): string {
+  const causes = new Map<string, number>();
+  for (const v of pinned) {
+    const cause = !v.job.preemptible ? 'not preemptible' : v.hold === 'MAX_PREEMPTIONS' ? 'preempted the most times allowed' : 'within their minimum time slice';
+    causes.set(cause, (causes.get(cause) ?? 0) + v.current_replicas);
+  }
+  if (causes.size === 1) return [...causes.keys()][0]!;
+  return [...causes].map(([cause, n]) => `${n} ${cause}`).join(', ');
 }
 
 /** Registry entry of the goodput policy. */
