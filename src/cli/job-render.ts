@@ -2,7 +2,7 @@
 import type { EventView, JobDetail, JobSummary } from '../client/client.js';
 import { age, formatTable } from '../client/table.js';
 import type { BatchView, JobInsight } from '../control/insight.js';
-import { liveVerdict, type LiveReport } from '../doctor/live.js';
+import { liveDoctorLine, type LiveReport } from '../doctor/live.js';
 import { profileLine } from './profile-render.js';
 
 const num = (x: number) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toPrecision(3));
@@ -45,7 +45,7 @@ export function renderJob(job: JobDetail, events: readonly EventView[], reports:
     `replicas   ${job.replicas} (min ${job.spec.min_replicas}, max ${job.spec.max_replicas}) on ${unit}(s) ${job.devices.join(',') || '-'}${job.gpu_type !== null && job.device_kind === 'gpu' ? ` of type ${job.gpu_type}` : ''}`,
     ...insightLines(job.insight),
     profileLine(job, events),
-    `doctor     ${liveVerdict(reports)?.line ?? 'no step breakdown reported yet (the SDK reports one per step)'}`,
+    `doctor     ${liveDoctorLine(reports, job)}`,
     `restarts   ${job.restarts} (failures ${job.failures} of max ${job.spec.max_restarts})`,
     `progress   step ${job.step}, ${job.samples} samples, ${num(job.attained_service_gpu_s)} ${job.device_kind === 'gpu' ? 'GPU-s' : 'slot-s'} used`,
     `times      submitted ${job.submitted_at}, started ${job.started_at ?? '-'}, finished ${job.finished_at ?? '-'}`,

@@ -11,7 +11,7 @@ import { scopedKey } from '../core/profile-scope.js';
 import { addToProfile, emptyProfile, MEASURED_ERROR_TOLERANCE, measuredError, shapeKey, type GradSample, type KeyProfile } from '../goodput/key-profile.js';
 import { optimStepTime_s } from '../goodput/throughput.js';
 import type { PerfParams, ProfilePoint } from '../goodput/types.js';
-import { judgeAgainstProfile } from '../model/discard.js';
+import { contentionExplains, judgeAgainstProfile, type HostLoad } from '../model/discard.js';
 import { progressOfWork } from '../model/progress.js';
 import { isTerminal } from '../store/lifecycle.js';
 import type { KeyProfileUpdate, Store } from '../store/store.js';
@@ -199,6 +199,13 @@ export class ProfileBook {
       const contributed = this.contributed.get(job.id) ?? (before.job_ids.includes(job.id) ? new Set(own.map(shapeKey)) : undefined);
       const { verdict, error, comparable } = judgeAgainstProfile(before.perf, before, own, contributed);
       judged = verdict !== 'unjudged';
+      const load = verdict === 'discard' ? await this.hostLoad(job) : undefined;
+      if (load && contentionExplains(before.perf, comparable, load)) {
+        // Slower on a shared, busy host: contention, not another model. Judged again at a later
+        // refit, and its slowed points stay out of the profile meanwhile.
+        this.log(`job ${job.id}: profile of '${key}' on ${gpu_type} kept for now: ${disagreement(before.perf, before, comparable)} while ${load.other_processes} process${load.other_processes === 1 ? '' : 'es'} of other jobs share its host${load.cores === null ? '' : ` of ${plural(load.cores, 'core')}`} (contention, not another model); judged again at a later measurement`);
+        return {};
+      }
       if (verdict === 'discard') {
         const reason = `profile of '${key}' on ${gpu_type} discarded: ${disagreement(before.perf, before, comparable)} (off by ${Math.round(error * 100)}% of the measurement, tolerance ${Math.round(MEASURED_ERROR_TOLERANCE * 100)}%), so this job is not the model the profile describes; its model now uses its own measurements only and it adds nothing to the profile`;
         discard = { reason, data: { key, gpu_type, error } };
@@ -210,6 +217,20 @@ export class ProfileBook {
     const reason = `profile of '${key}' on ${gpu_type} replaced by this job's measurements: it held only those of job ${only}, which this job's disagreed with; later jobs of the key start from this job's`;
     const replaced = { reason, data: { key, gpu_type, replaced_job: only } };
     return { judged, ...(discard ? { discard } : {}), merge: { ...mergePlan(job, stored_key, gpu_type, undefined, own), replaced } };
+  }
+
+  /**
+   * Who else trains on the job's hosts now (model/discard.ts `HostLoad`): replicas of other
+   * running jobs placed on the nodes of its replicas, and its host's cores from its newest report.
+   */
+  private async hostLoad(job: JobRecord): Promise<HostLoad> {
+    const nodes = new Set(job.allocation);
+    let other_processes = 0;
+    for (const j of await this.store.listJobs({ states: ['running'] })) {
+      if (j.id !== job.id) other_processes += j.allocation.filter((n) => nodes.has(n)).length;
+    }
+    const cores = (await this.store.listReports(job.id, 1))[0]?.host?.cpu_count ?? null;
+    return { own_processes: job.allocation.length, other_processes, cores };
   }
 
   /** After the store saved the refit `plan` planned: the job, the log and the report path see its outcome (`stored`: the saved profile). */

@@ -73,6 +73,8 @@ export const measurementSchema = z.object({
     torch_threads: z.number().int().min(1).max(1 << 20),
     local_processes: z.number().int().min(1).max(1 << 20).optional(),
     dataloader_workers: z.number().int().min(0).max(1 << 20).optional(),
+    in_memory_dataset: z.boolean().optional()
+      .describe('true: the training loader reads tensors already in memory (a TensorDataset), so its data wait is indexing and collating, no I/O; absent when not known. See docs/contract.md.'),
     // Diagnostic only: a malformed name is dropped rather than costing the report.
     dist_backend: z.string().regex(DIST_BACKEND_RE).optional().catch(undefined)
       .describe('torch.distributed backend of the default process group ("nccl", "gloo", ...); absent when torch.distributed is not initialized. The doctor gives NCCL transport advice only for "nccl". See docs/contract.md.'),

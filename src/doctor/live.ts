@@ -13,6 +13,9 @@ import { hostThreadsOf, type HostThreads, type StepPhases } from './parse/step-s
 /** What the doctor needs of one report (a subset of the API's report record). */
 export interface LiveReport {
   readonly step?: number;
+  /** Attempt and replica count of the report: the verdict reads only the newest configuration's. */
+  readonly attempt?: number;
+  readonly num_replicas?: number;
   readonly breakdown?: Readonly<Record<string, number>> | null;
   /** The host's CPU threads and torch.distributed backend (SDK reports carry them; docs/contract.md). */
   readonly host?: HostThreads | null;
@@ -37,13 +40,26 @@ const SHORT_FIX: Partial<Record<Bottleneck, string>> = {
 };
 
 /**
- * Verdict over the newest `window` reports that carry a full breakdown; null when none does
- * (the job has not reported, or not through the SDK). Pure.
+ * The reports of the newest configuration (attempt and replica count of the newest report):
+ * evidence of 3 replicas waiting on their peers says nothing about the same job on 1.
+ */
+function newestConfiguration(reports: readonly LiveReport[]): readonly LiveReport[] {
+  const newest = reports[reports.length - 1];
+  if (newest === undefined) return reports;
+  let from = reports.length - 1;
+  while (from > 0 && reports[from - 1]!.attempt === newest.attempt && reports[from - 1]!.num_replicas === newest.num_replicas) from--;
+  return reports.slice(from);
+}
+
+/**
+ * Verdict over the newest `window` reports of the newest configuration (attempt, replicas) that
+ * carry a full breakdown; null when none does (the job has not reported, or not through the
+ * SDK). Pure.
  */
 export function liveVerdict(reports: readonly LiveReport[], window = 200): LiveVerdict | null {
   const steps: StepPhases[] = [];
   let host: HostThreads | undefined;
-  for (const r of reports.slice(-window)) {
+  for (const r of newestConfiguration(reports.slice(-window))) {
     const b = r.breakdown;
     if (!b || !PHASES.every((k) => typeof b[k] === 'number' && Number.isFinite(b[k]) && b[k]! >= 0)) continue;
     const between = b['between_steps_s'];
@@ -61,6 +77,11 @@ export function liveVerdict(reports: readonly LiveReport[], window = 200): LiveV
   if (first.id === 'steps.compute-bound') {
     return { verdict: 'compute', line: `compute-bound: forward+backward is ${first.impact_pct.toFixed(1)}% of each step ${over}; nothing to fix in the input or sync; faster kernels next (mixed precision, torch.compile)`, steps: steps.length, finding_id: first.id };
   }
+  if (first.id === 'steps.data-wait' && host?.in_memory_dataset === true) {
+    // Tensors in memory: no loader I/O to overlap, so more workers would only copy them between processes.
+    const line = `this job spends ${first.impact_pct.toFixed(1)}% of each step building batches from its in-memory dataset (indexing and collating tensors in the training process, no I/O) ${over}: index whole batches at once (slice the tensors) or raise the batch size; more num_workers would only copy the tensors between processes`;
+    return { verdict: first.bottleneck, line, steps: steps.length, finding_id: first.id };
+  }
   const what = first.id === 'steps.data-wait' ? `this job waits on data ${first.impact_pct.toFixed(1)}% of each step`
     : first.id === 'steps.sync-heavy' ? `this job waits on peers (gradient sync) ${first.impact_pct.toFixed(1)}% of each step`
       : first.id === 'steps.optimizer-heavy' ? `per-step overhead: the optimizer takes ${first.impact_pct.toFixed(1)}% of each step`
@@ -69,4 +90,26 @@ export function liveVerdict(reports: readonly LiveReport[], window = 200): LiveV
             : first.title;
   const fix = first.bottleneck === 'communication' ? collectivesShortFix(host?.dist_backend) : SHORT_FIX[first.bottleneck] ?? first.fix[0];
   return { verdict: first.bottleneck, line: `${what} ${over}: ${fix}`, steps: steps.length, finding_id: first.id };
+}
+
+/** The job as its page shows it now, to tell a current verdict from a stale one. */
+export interface LiveJob {
+  readonly state: string;
+  /** Replicas it runs on now (0 when it runs on none). */
+  readonly replicas: number;
+}
+
+/**
+ * The doctor's line for a job's page and `goodput show`: the verdict while its evidence is
+ * current (the job runs, at the replica count its newest reports measured); otherwise what is
+ * known without passing old evidence off as the present. Pure.
+ */
+export function liveDoctorLine(reports: readonly LiveReport[], job: LiveJob): string {
+  const v = liveVerdict(reports);
+  if (v === null) return 'no step breakdown reported yet (the SDK reports one per step)';
+  const measured = reports[reports.length - 1]?.num_replicas;
+  const on = measured === undefined ? '' : ` on ${measured} replica${measured === 1 ? '' : 's'}`;
+  if (job.state !== 'running') return `not running now (${job.state}); when it last ran${on}: ${v.line}`;
+  if (measured !== undefined && job.replicas !== measured) return `no verdict yet on ${job.replicas} replica${job.replicas === 1 ? '' : 's'}: its newest step breakdowns are from ${measured}`;
+  return v.line;
 }

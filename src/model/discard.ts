@@ -4,6 +4,7 @@
  * own points only and it adds nothing to the profile. Pure.
  */
 import { MEASURED_ERROR_TOLERANCE, measuredError, shapeKey, type KeyProfile } from '../goodput/key-profile.js';
+import { optimStepTime_s } from '../goodput/throughput.js';
 import type { PerfParams, ProfilePoint } from '../goodput/types.js';
 
 /**
@@ -36,4 +37,31 @@ export function judgeAgainstProfile(perf: PerfParams, profile: KeyProfile, own: 
   if (comparable.length === 0) return { verdict: 'unjudged', error: 0, comparable };
   const error = measuredError(perf, profile, comparable);
   return { verdict: error > tolerance ? 'discard' : 'keep', error, comparable };
+}
+
+/**
+ * Who else trained on the hosts of a judged job, as plain data (control/profile-book.ts gathers
+ * it from the running jobs' placements and the job's newest report).
+ */
+export interface HostLoad {
+  /** Replicas of the judged job on its hosts. */
+  own_processes: number;
+  /** Replicas of other running jobs on those hosts. */
+  other_processes: number;
+  /** Cores of the job's host (`host.cpu_count` of its newest report); null when unknown. */
+  cores: number | null;
+}
+
+/**
+ * Whether a `discard` verdict is explained by contention rather than by another model: every
+ * comparable point is slower than the profile predicts (contention never makes a step faster),
+ * and other jobs' processes share the job's host with more processes than it has cores (or
+ * cores unknown). Then the verdict waits for a later measurement, as a repeated measurement on
+ * a quieter host tells a different model from a busy one. Six jobs of one script on 2 cores are
+ * one model, each slowed down by the others.
+ */
+export function contentionExplains(perf: PerfParams, comparable: readonly ProfilePoint[], load: HostLoad): boolean {
+  if (load.other_processes <= 0) return false;
+  if (load.cores !== null && load.own_processes + load.other_processes <= load.cores) return false;
+  return comparable.length > 0 && comparable.every((p) => p.optim_step_time_s > optimStepTime_s(perf, p.num_nodes, p.num_replicas, p.local_bsz));
 }

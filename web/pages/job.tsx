@@ -2,7 +2,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { EventView, JobDetail } from '../../src/api/views.js';
 import type { JobSeries, WhoAmI } from '../../src/dashboard/types.js';
-import { liveVerdict, type LiveReport } from '../../src/doctor/live.js';
+import { liveDoctorLine, liveVerdict, type LiveReport } from '../../src/doctor/live.js';
 import { callApi, getJson, request } from '../api.js';
 import { Chart } from '../chart.js';
 import { fmtNumber, fmtTime } from '../format.js';
@@ -22,6 +22,8 @@ export function JobPage(p: { id: string; me: WhoAmI }) {
   const [cancelError, setCancelError] = useState<Error | undefined>();
   const j = job.data;
   if (!j) return <ErrorLine error={job.error} loading />;
+  // Cleared when its evidence is stale: the job ended, or runs at another size than its reports measured.
+  const doctorLine = liveDoctorLine(reports.data ?? [], j);
   const mayCancel = !TERMINAL.has(j.state) && (p.me.admin || p.me.user === j.user);
   const cancel = async () => {
     if (!confirm(`Cancel job ${j.name} (${j.id})?`)) return;
@@ -53,9 +55,9 @@ export function JobPage(p: { id: string; me: WhoAmI }) {
         <Fact label="reason" value={j.rejection ? `${j.rejection.message} (${j.rejection.code})` : j.reason} />
         <div class="fact"><div class="muted">profile key</div><a id="job-plan" href={`#/plan/${encodeURIComponent(j.profile_key)}`}>{j.profile_key}: plan</a></div>
       </div>
-      <div class="fact" id="doctor" data-verdict={doctor?.verdict ?? ''}>
+      <div class="fact" id="doctor" data-verdict={doctor && doctorLine === doctor.line ? doctor.verdict : ''}>
         <div class="muted">doctor (from this job's step breakdowns, updated as it runs)</div>
-        <div>{doctor ? doctor.line : 'no step breakdown reported yet'}</div>
+        <div>{doctorLine}</div>
       </div>
       <Charts series={series.data} marks={decisionTimes(events.data ?? [])} />
       <div class="two">

@@ -6,7 +6,7 @@ import time
 from typing import Any, Iterator, List, Optional, Set, Tuple
 
 import torch
-from torch.utils.data import DataLoader, Dataset, Sampler
+from torch.utils.data import DataLoader, Dataset, Sampler, Subset, TensorDataset
 
 from .batch_config import BatchConfig, BatchLimits, derive_batch_config
 from .epoch_plan import EpochPlan
@@ -17,6 +17,14 @@ from .worker_signals import WorkerInit, stop_signals_blocked
 from .worker_start import WorkerStarts, started_iterator
 
 DEFAULT_GPU_WORKERS = 2
+
+
+def _in_memory(dataset: Dataset) -> bool:
+    """Whether the data set is tensors in memory (a TensorDataset, or a Subset of one): reading a
+    batch is indexing and collating, no I/O, which the doctor's data-wait advice needs to know."""
+    while isinstance(dataset, Subset):
+        dataset = dataset.dataset
+    return isinstance(dataset, TensorDataset)
 
 
 class _RankBatchSampler(Sampler):
@@ -39,6 +47,31 @@ class _RankBatchSampler(Sampler):
         return max(0, math.ceil(remaining / (self.local_bsz * self.world_size)))
 
 
+class _EvalBatchSampler(Sampler):
+    """Evaluation: whole batches of `batch_size`, cut from the pass's order as a plain
+    DataLoader cuts them, batch i to rank i mod world_size. A batch is never split over the
+    replicas, so code that reads a batch as a unit (the 100 items of one user ranked with
+    torch.topk, a sequence) sees the batch it asked for; ranks read at most one batch fewer than
+    others, and every sample is read once over all ranks."""
+
+    def __init__(self, plan: EpochPlan, batch_size: int, world_size: int, rank: int,
+                 drop_last: bool):
+        self.plan, self.batch_size = plan, batch_size
+        self.world_size, self.rank, self.drop_last = world_size, rank, drop_last
+
+    def batches(self) -> int:
+        """Batches of the whole pass over all ranks."""
+        n = self.plan.dataset_len
+        return n // self.batch_size if self.drop_last else math.ceil(n / self.batch_size)
+
+    def __iter__(self) -> Iterator[List[int]]:
+        for i in range(self.rank, self.batches(), self.world_size):
+            yield self.plan.order[i * self.batch_size:(i + 1) * self.batch_size]
+
+    def __len__(self) -> int:
+        return len(range(self.rank, self.batches(), self.world_size))
+
+
 class AdaptiveDataLoader:
     """Drop-in for DataLoader(dataset, batch_size=..., shuffle=...) in data-parallel jobs.
 
@@ -47,7 +80,9 @@ class AdaptiveDataLoader:
     plane grow the batch (adaptive); local_bsz_bounds=(min, max) bounds the per-replica batch;
     gradient_accumulation allows micro-steps. The first loader with train=True drives the
     optimizer steps (accumulation, SIGTERM checkpoints, reporting); evaluation loaders pass
-    train=False and read a fixed, evenly split batch.
+    train=False and read whole batches of batch_size, as a plain DataLoader cuts them, spread
+    over the replicas (batch i on replica i mod replicas; _EvalBatchSampler): a batch is never
+    split, so per-batch code (torch.topk over one user's items) works at any replica count.
 
     Iterating yields micro-batches; a micro-batch's position is committed when it is yielded.
     On GPU, pin_memory, persistent workers and prefetching are on by default.
@@ -99,6 +134,7 @@ class AdaptiveDataLoader:
         self._saved_global_batch: Optional[int] = None
         self._dataloader: Optional[DataLoader] = None
         self._sampler: Optional[_RankBatchSampler] = None
+        self._eval_sampler: Optional[_EvalBatchSampler] = None
         world = self.runtime.world_size
         restored = self.runtime.register(name or ("train_loader" if train else f"loader_{id(self)}"),
                                          self) if train else False
@@ -107,6 +143,7 @@ class AdaptiveDataLoader:
         initial = derive_batch_config(global_batch, world, self.limits)
         if train:
             self.runtime.step_log.dataloader_workers = workers
+            self.runtime.step_log.in_memory_dataset = _in_memory(dataset)
             self.runtime.set_training_loader(self.limits, initial, self.dataset_len)
         self._fixed_batch = initial
 
@@ -137,7 +174,10 @@ class AdaptiveDataLoader:
 
     def __len__(self) -> int:
         """Micro-batches in one full epoch at the current configuration (an estimate if the
-        configuration changes during the epoch)."""
+        configuration changes during the epoch); for evaluation, this rank's whole batches."""
+        if not self.train:
+            return len(self._evaluation_sampler(EpochPlan(self.dataset_len, self.passes,
+                                                          self.seed, self.shuffle)))
         per_micro = self.current_local_bsz * self.runtime.world_size
         if self.drop_last:
             return self.dataset_len // per_micro
@@ -163,6 +203,11 @@ class AdaptiveDataLoader:
         else:
             self._sampler.plan, self._sampler.start = plan, position
             self._sampler.local_bsz = local_bsz
+        return self._iterate()
+
+    def _iterate(self) -> Iterator[Any]:
+        """iter() of the one DataLoader; workers start with the stop signals blocked."""
+        assert self._dataloader is not None
         if self._dataloader_kwargs["num_workers"] == 0:
             return iter(self._dataloader)
 
@@ -180,7 +225,27 @@ class AdaptiveDataLoader:
             return self.dataset_len - position >= local_bsz * self.runtime.world_size
         return position < self.dataset_len
 
+    def _evaluation_sampler(self, plan: EpochPlan) -> _EvalBatchSampler:
+        return _EvalBatchSampler(plan, self.limits.init_batch_size, self.runtime.world_size,
+                                 self.runtime.rank, self.drop_last)
+
+    def _evaluation_pass(self) -> Iterator[Any]:
+        """One pass of an evaluation loader: this rank's whole batches (_EvalBatchSampler)."""
+        plan = EpochPlan(self.dataset_len, self.passes, self.seed, self.shuffle)
+        if self._dataloader is None:
+            self._eval_sampler = self._evaluation_sampler(plan)
+            self._dataloader = DataLoader(self.dataset, batch_sampler=self._eval_sampler,
+                                          **self._dataloader_kwargs)
+        else:
+            assert self._eval_sampler is not None
+            self._eval_sampler.plan = plan
+        yield from self._iterate()
+        self.passes += 1
+
     def __iter__(self) -> Iterator[Any]:
+        if not self.train:
+            yield from self._evaluation_pass()
+            return
         runtime = self.runtime
         epoch = self._epoch_number()
         saved_epoch, position = self.epoch_position

@@ -53,10 +53,13 @@ def dist_backend() -> Optional[str]:
         return None
 
 
-def _host(cpu_count: int, local_processes: int, dataloader_workers: int) -> Dict[str, Any]:
+def _host(cpu_count: int, local_processes: int, dataloader_workers: int,
+          in_memory_dataset: bool = False) -> Dict[str, Any]:
     host: Dict[str, Any] = {"cpu_count": cpu_count, "torch_threads": max(1, torch.get_num_threads()),
                             "local_processes": max(1, local_processes),
                             "dataloader_workers": max(0, dataloader_workers)}
+    if in_memory_dataset:  # absent otherwise: the doctor then does not assume it
+        host["in_memory_dataset"] = True
     backend = dist_backend()
     if backend is not None:  # absent, not null: the doctor then assumes no backend
         host["dist_backend"] = backend
@@ -77,6 +80,9 @@ class StepLog:
         self.local_processes = local_processes
         #: num_workers of the training loader, set by AdaptiveDataLoader(train=True)
         self.dataloader_workers = 0
+        #: the training loader reads tensors already in memory (a TensorDataset): its data wait
+        #: is indexing and collating, no I/O; set by AdaptiveDataLoader(train=True)
+        self.in_memory_dataset = False
         self.path: Optional[str] = None
         if path and ("{rank}" in path or rank == 0):
             self.path = path.replace("{rank}", str(rank))
@@ -98,7 +104,8 @@ class StepLog:
         thread count and the backend each time (a set_num_threads after init() is seen)."""
         if self._cpu_count is None:
             self._cpu_count = usable_cpus()
-        return _host(self._cpu_count, self.local_processes, self.dataloader_workers)
+        return _host(self._cpu_count, self.local_processes, self.dataloader_workers,
+                     self.in_memory_dataset)
 
     def write(self) -> None:
         if self.path is None:

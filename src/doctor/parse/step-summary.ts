@@ -26,6 +26,8 @@ export interface HostThreads {
   readonly torch_threads: number;
   readonly local_processes?: number;
   readonly dataloader_workers?: number;
+  /** The training loader reads tensors already in memory (TensorDataset): data wait is no I/O. */
+  readonly in_memory_dataset?: boolean;
   /** e.g. `nccl`, `gloo`; well-formed per core/dist-backend.ts, anything else dropped. */
   readonly dist_backend?: string;
 }
@@ -46,6 +48,7 @@ export function hostThreadsOf(value: unknown): HostThreads | undefined {
     cpu_count: h['cpu_count'], torch_threads: h['torch_threads'],
     ...(isCount(h['local_processes'], 1) ? { local_processes: h['local_processes'] } : {}),
     ...(isCount(h['dataloader_workers'], 0) ? { dataloader_workers: h['dataloader_workers'] } : {}),
+    ...(h['in_memory_dataset'] === true ? { in_memory_dataset: true } : {}),
     ...(backend ? { dist_backend: backend } : {}),
   };
 }
