@@ -61,3 +61,23 @@ export async function callApi<R extends ApiRoute>(route: R, params: Readonly<Rec
   const { method, path } = routeRequest(route, params);
   return (await (await request(method, path)).json()) as ApiResponse<R>;
 }
+
+/**
+ * The login code of a link from `goodput dashboard` (`#login=CODE`), taken out of the address
+ * bar and the history at once (replaced by the jobs page), so that it is never bookmarked,
+ * shared or shown; undefined when the page was not opened by such a link.
+ */
+export function takeLoginCode(): string | undefined {
+  const match = /^#login=([A-Za-z0-9_-]+)$/.exec(location.hash);
+  if (!match) return undefined;
+  history.replaceState(null, '', `${location.pathname}${location.search}#/jobs`);
+  return match[1];
+}
+
+/** Trades a login code (once) for the token it stands for; throws ApiError when it expired or was used. */
+export async function redeemLoginCode(code: string): Promise<string> {
+  const res = await fetch('/dash/login', { method: 'POST', headers: { authorization: `Login ${code}` } });
+  const body = (await res.json()) as { token?: string; error?: { code: string; message: string } };
+  if (!res.ok || typeof body.token !== 'string') throw new ApiError(res.status, body.error?.code ?? 'E_HTTP', body.error?.message ?? `HTTP ${res.status}`);
+  return body.token;
+}

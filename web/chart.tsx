@@ -24,6 +24,8 @@ export interface ChartProps {
   marks?: number[];
   /** Logarithmic x axis and a dot at every value (a few points over sizes 1, 2, 4, ...). */
   logX?: boolean;
+  /** Draw lines across null values (default false: a null is a gap, e.g. a job stopped between attempts). */
+  spanGaps?: boolean;
 }
 
 const stepped = uPlot.paths.stepped?.({ align: 1 });
@@ -48,7 +50,7 @@ export function Chart(p: ChartProps) {
       legend: { live: true },
       cursor: { drag: { x: true, y: false } },
       hooks: { draw: [(u) => drawMarks(u, marks.current)] },
-      series: [{}, ...p.series.map((s) => ({ label: s.label, stroke: s.color, width: 1.5, spanGaps: true, points: { show: p.logX ?? false }, ...(s.stepped && stepped ? { paths: stepped } : {}) }))],
+      series: [{}, ...p.series.map((s) => ({ label: s.label, stroke: s.color, width: 1.5, spanGaps: p.spanGaps ?? false, points: { show: p.logX ?? false }, ...(s.stepped && stepped ? { paths: stepped } : {}) }))],
     };
     const u = new uPlot(opts, data, el);
     plot.current = u;

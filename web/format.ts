@@ -28,12 +28,3 @@ export function fmtTime(ms: number | null | undefined): string {
   const time = d.toLocaleTimeString([], { hour12: false });
   return d.toDateString() === new Date().toDateString() ? time : `${d.toLocaleDateString()} ${time}`;
 }
-
-/** A stable color per job key; other users' jobs are grey. */
-export function jobColor(key: string): string {
-  if (key === '') return '#9aa0a6';
-  let h = 2166136261;
-  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 16777619);
-  const hue = (h >>> 0) % 360;
-  return `hsl(${hue} 62% 52%)`;
-}

@@ -4,7 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import 'uplot/dist/uPlot.min.css';
 import './style.css';
 import type { DashboardConfig, WhoAmI } from '../src/dashboard/types.js';
-import { getJson, getToken, setToken, whenUnauthorized } from './api.js';
+import { getJson, getToken, redeemLoginCode, setToken, takeLoginCode, whenUnauthorized } from './api.js';
 import { ClusterPage } from './pages/cluster.js';
 import { JobPage } from './pages/job.js';
 import { PlanPage } from './pages/plan.js';
@@ -12,6 +12,9 @@ import { JobsPage } from './pages/jobs.js';
 import { LoginPage } from './pages/login.js';
 import { SimPage } from './pages/sim.js';
 import { ErrorLine } from './shell.js';
+
+// Before anything renders: a login link's code leaves the address bar and the history at once.
+const loginCode = takeLoginCode();
 
 function useHash(): string {
   const [hash, setHash] = useState(location.hash.slice(1));
@@ -36,16 +39,26 @@ function App() {
     });
     getJson<DashboardConfig>('/dash/config').then(setConfig, setError);
   }, []);
+  const [loginError, setLoginError] = useState('');
   useEffect(() => {
     if (config?.mode !== 'live') return;
-    if (!getToken()) setMe(null);
-    else getJson<WhoAmI>('/dash/me').then(setMe, () => setMe(null));
+    void (async () => {
+      if (loginCode !== undefined) {
+        try {
+          setToken(await redeemLoginCode(loginCode));
+        } catch (err) {
+          setLoginError((err as Error).message);
+        }
+      }
+      if (!getToken()) setMe(null);
+      else getJson<WhoAmI>('/dash/me').then(setMe, () => setMe(null));
+    })();
   }, [config]);
 
   if (!config) return <ErrorLine error={error} loading />;
   if (config.mode === 'sim') return <Frame nav={[['/sim', 'Simulation']]} hash={hash}><SimPage /></Frame>;
   if (me === undefined) return <div class="muted">loading…</div>;
-  if (me === null) return <Frame nav={[]} hash={hash}><LoginPage onLogin={setMe} /></Frame>;
+  if (me === null) return <Frame nav={[]} hash={hash}><LoginPage onLogin={setMe} error={loginError} /></Frame>;
 
   const route = hash.replace(/^\/+/, '');
   let page;

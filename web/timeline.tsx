@@ -4,7 +4,8 @@
  */
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { Timeline } from '../src/dashboard/types.js';
-import { fmtDuration, jobColor } from './format.js';
+import { jobColorMap } from '../src/dashboard/colors.js';
+import { fmtDuration } from './format.js';
 
 export interface TimelineProps {
   timeline: Timeline;
@@ -53,7 +54,8 @@ export function TimelineView(p: TimelineProps) {
     g.clearRect(0, 0, width, height);
     g.fillStyle = '#f6f7f9';
     g.fillRect(LABEL_W, 0, plotW, t.rows.length * rowH);
-    const colors = t.labels.map((label, j) => jobColor(t.ids[j] || label));
+    const color = jobColorMap(t.ids);
+    const colors = t.labels.map((_label, j) => color(t.ids[j] ?? ''));
     for (let i = 0; i < t.row.length; i++) {
       const x0 = xOf(Math.max(t.start_ms[i]!, t.from_ms));
       const x1 = xOf(Math.min(t.end_ms[i]!, t.to_ms));

@@ -143,6 +143,23 @@ export class GoodputClient {
     return res.text();
   }
 
+  /**
+   * A login code of the dashboard at `dashboard_url` (same token, short-lived, single use;
+   * dashboard/login-link.ts): `goodput dashboard` puts it in a link's fragment.
+   */
+  async dashboardLoginCode(dashboard_url: string): Promise<{ code: string; expires_in_s: number }> {
+    let res: Response;
+    try {
+      res = await fetch(`${dashboard_url.replace(/\/+$/, '')}/dash/login-link`, { method: 'POST', headers: this.token ? { authorization: `Bearer ${this.token}` } : {} });
+    } catch (error) {
+      const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message;
+      throw new GoodputError('E_SERVER_DOWN', `cannot reach the dashboard at ${dashboard_url} (${cause}); is 'goodput up' running with its dashboard?`);
+    }
+    const text = await res.text();
+    if (!res.ok) throw toError(res.status, text);
+    return JSON.parse(text) as { code: string; expires_in_s: number };
+  }
+
   private async request(method: string, path: string, body?: unknown, extra: Readonly<Record<string, string>> = {}): Promise<Response> {
     const headers: Record<string, string> = { ...extra };
     if (this.token) headers.authorization = `Bearer ${this.token}`;

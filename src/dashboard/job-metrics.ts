@@ -61,12 +61,36 @@ export function jobRow(job: JobRecord, latest: Measurement | undefined, rejectio
   };
 }
 
-/** Time series of a job's reports (oldest first), columnar. */
-export function jobSeries(reports: readonly Measurement[], init_batch_size: number | undefined): JobSeries {
+/** A silence between two reports of one attempt longer than this many typical intervals (and GAP_MIN_MS) is a gap. */
+const GAP_INTERVALS = 10;
+const GAP_MIN_MS = 30_000;
+
+/**
+ * Time series of a job's reports (oldest first), columnar. Between two attempts (a stop:
+ * rescale, failure, preemption) no replica ran: a point with 0 replicas and no rates at the end
+ * of the earlier attempt's reports, so the replicas chart drops to 0 and no rate is drawn across
+ * the stop; likewise after the last report of a job that is not running now (`running` false). A
+ * long silence within one attempt (a hang) is a gap in the rates, its replicas unchanged.
+ */
+export function jobSeries(reports: readonly (Measurement & { attempt?: number })[], init_batch_size: number | undefined, running = true): JobSeries {
   const s: JobSeries = { t_ms: [], replicas: [], local_bsz: [], accum_steps: [], batch_size: [], throughput: [], efficiency: [], goodput: [] };
+  const gap = (t_ms: number, replicas: number) => {
+    s.t_ms.push(t_ms);
+    s.replicas.push(replicas);
+    for (const k of ['local_bsz', 'accum_steps', 'batch_size', 'throughput', 'efficiency', 'goodput'] as const) s[k].push(null);
+  };
+  const intervals = reports.slice(1).map((m, i) => m.time_s - reports[i]!.time_s).sort((a, b) => a - b);
+  const silence_ms = Math.max(GAP_MIN_MS, GAP_INTERVALS * 1000 * (intervals[Math.floor(intervals.length / 2)] ?? 0));
+  let previous: (Measurement & { attempt?: number }) | undefined;
   for (const m of reports) {
+    const t_ms = Math.round(m.time_s * 1000);
+    if (previous !== undefined) {
+      const end_ms = Math.round(previous.time_s * 1000) + 1;
+      if (m.attempt !== previous.attempt) gap(end_ms, 0);
+      else if (t_ms - end_ms > silence_ms) gap(end_ms, previous.num_replicas);
+    }
     const r = measuredRates(m, init_batch_size);
-    s.t_ms.push(Math.round(m.time_s * 1000));
+    s.t_ms.push(t_ms);
     s.replicas.push(m.num_replicas);
     s.local_bsz.push(m.local_bsz);
     s.accum_steps.push(m.accum_steps);
@@ -74,6 +98,8 @@ export function jobSeries(reports: readonly Measurement[], init_batch_size: numb
     s.throughput.push(r.throughput);
     s.efficiency.push(r.efficiency);
     s.goodput.push(r.goodput);
+    previous = m;
   }
+  if (previous !== undefined && !running) gap(Math.round(previous.time_s * 1000) + 1, 0);
   return s;
 }

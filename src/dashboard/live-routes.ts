@@ -14,6 +14,7 @@ import type { Rejection } from '../policy/policy.js';
 import type { Store } from '../store/store.js';
 import type { JobRecord, StoredKeyProfile } from '../store/types.js';
 import { jobRow, jobSeries } from './job-metrics.js';
+import { LoginLinks, registerLoginExchange, registerLoginLinkIssue } from './login-link.js';
 import { registerPlanRoute } from './plan-route.js';
 import { liveTimeline } from './timeline.js';
 import type { ClusterNode, ClusterResponse, JobsResponse, WhoAmI } from './types.js';
@@ -40,7 +41,10 @@ const HOUR_MS = 3_600_000;
 export function liveRoutes(s: LiveSources): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
   const now = s.now ?? Date.now;
+  const links = new LoginLinks(now);
+  registerLoginExchange(app, links);
   app.use('/dash/*', authenticate(s.store, s.secret));
+  registerLoginLinkIssue(app, links);
 
   app.get('/dash/me', (c) => {
     const p = requireUser(c.get('principal'));
@@ -71,7 +75,7 @@ export function liveRoutes(s: LiveSources): Hono<ApiEnv> {
     if (!mayAccess(principal, job.user, job.id)) throw new GoodputError('E_NOT_FOUND', `no job '${c.req.param('id')}'`);
     const limit = Number(c.req.query('limit') ?? 5000);
     if (!Number.isInteger(limit) || limit < 1 || limit > 100_000) throw badRequest('limit must be an integer in [1, 100000]');
-    return c.json(jobSeries(await s.store.listReports(job.id, limit), job.limits?.init_batch_size));
+    return c.json(jobSeries(await s.store.listReports(job.id, limit), job.limits?.init_batch_size, job.state === 'running'));
   });
 
   app.get('/dash/cluster', async (c) => {

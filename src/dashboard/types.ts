@@ -47,11 +47,13 @@ export interface JobsResponse {
 /** `GET /dash/jobs/:id/series`: one entry per report, columnar (same length arrays). */
 export interface JobSeries {
   t_ms: number[];
+  /** 0 from the end of an attempt's reports to the start of the next's (stopped, preempted). */
   replicas: number[];
-  local_bsz: number[];
-  accum_steps: number[];
-  batch_size: number[];
-  throughput: number[];
+  /** null where the job ran no replica or reported nothing for long: a gap, never drawn across. */
+  local_bsz: (number | null)[];
+  accum_steps: (number | null)[];
+  batch_size: (number | null)[];
+  throughput: (number | null)[];
   efficiency: (number | null)[];
   goodput: (number | null)[];
 }

@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks';
 import type { ClusterResponse } from '../../src/dashboard/types.js';
 import { getJson } from '../api.js';
-import { jobColor } from '../format.js';
+import { jobColorMap } from '../../src/dashboard/colors.js';
 import { usePoll } from '../poll.js';
 import { TimelineView } from '../timeline.js';
 import { ErrorLine, go } from '../shell.js';
@@ -16,6 +16,8 @@ export function ClusterPage() {
   const devices = data.nodes.flatMap((n) => n.devices);
   const count = (use: string) => devices.filter((d) => d.use === use).length;
   const types = [...new Set(data.nodes.flatMap((n) => n.gpu_types))];
+  // The timeline's order, so that a device, its band and its legend entry share one colour.
+  const jobColor = jobColorMap(data.timeline.ids);
   return (
     <div class="page">
       <ErrorLine error={error} />

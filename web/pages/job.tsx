@@ -24,6 +24,8 @@ export function JobPage(p: { id: string; me: WhoAmI }) {
   if (!j) return <ErrorLine error={job.error} loading />;
   // Cleared when its evidence is stale: the job ended, or runs at another size than its reports measured.
   const doctorLine = liveDoctorLine(reports.data ?? [], j);
+  // A plain script (submitted or detected as not using the SDK) never reports: no charts, no plan.
+  const plain = j.spec.sdk === false && j.step === 0 && (series.data?.t_ms.length ?? 0) === 0;
   const mayCancel = !TERMINAL.has(j.state) && (p.me.admin || p.me.user === j.user);
   const cancel = async () => {
     if (!confirm(`Cancel job ${j.name} (${j.id})?`)) return;
@@ -45,7 +47,7 @@ export function JobPage(p: { id: string; me: WhoAmI }) {
       <div class="facts">
         <Fact label="user" value={j.user} />
         <Fact label="replicas" value={`${j.replicas} (${j.spec.min_replicas}–${j.spec.max_replicas})`} />
-        <Fact label="devices" value={j.devices.join(', ') || '–'} />
+        <Fact id="job-devices" label="runs on" value={placedOn(j)} />
         {j.gpu_type !== null && <Fact id="job-gpu-type" label="GPU type" value={j.gpu_type} />}
         {j.insight.batch && <Fact id="job-batch" label="batch (local x accumulation x replicas)" value={batchText(j.insight.batch, j.insight.lr_scale)} />}
         <Fact label="step" value={fmtNumber(j.step)} />
@@ -53,13 +55,17 @@ export function JobPage(p: { id: string; me: WhoAmI }) {
         <Fact label="restarts" value={String(j.restarts)} />
         <Fact label="submitted" value={fmtTime(Date.parse(j.submitted_at))} />
         <Fact label="reason" value={j.rejection ? `${j.rejection.message} (${j.rejection.code})` : j.reason} />
-        <div class="fact"><div class="muted">profile key</div><a id="job-plan" href={`#/plan/${encodeURIComponent(j.profile_key)}`}>{j.profile_key}: plan</a></div>
+        {plain ? (
+          <Fact label="profile key" value={`${j.profile_key} (a plain script measures nothing: no plan)`} />
+        ) : (
+          <div class="fact"><div class="muted">profile key</div><a id="job-plan" href={`#/plan/${encodeURIComponent(j.profile_key)}`}>{j.profile_key}: plan</a></div>
+        )}
       </div>
       <div class="fact" id="doctor" data-verdict={doctor && doctorLine === doctor.line ? doctor.verdict : ''}>
         <div class="muted">doctor (from this job's step breakdowns, updated as it runs)</div>
         <div>{doctorLine}</div>
       </div>
-      <Charts series={series.data} marks={decisionTimes(events.data ?? [])} />
+      <Charts series={series.data} marks={decisionTimes(events.data ?? [])} plain={plain} />
       <div class="two">
         <section>
           <h3>Events</h3>
@@ -83,6 +89,13 @@ function batchText(b: NonNullable<JobDetail['insight']['batch']>, lr_scale: numb
   return `${b.total} = ${b.local_bsz} x ${b.accum_steps + 1} x ${b.replicas}${lr}`;
 }
 
+/** Where the job runs now, in words: "CPU slot 0", "GPUs 0, 1" ("DEVICES 0" read as a count). */
+function placedOn(j: JobDetail): string {
+  if (j.devices.length === 0) return 'nothing now';
+  const unit = j.device_kind === 'gpu' ? 'GPU' : 'CPU slot';
+  return `${unit}${j.devices.length > 1 ? 's' : ''} ${j.devices.join(', ')}`;
+}
+
 function Fact(p: { label: string; value: string; id?: string }) {
   return (
     <div class="fact" id={p.id}>
@@ -98,10 +111,11 @@ function decisionTimes(events: readonly EventView[]): number[] {
   return events.filter((e) => MARKED.has(e.kind)).map((e) => Date.parse(e.at) / 1000);
 }
 
-function Charts(p: { series: JobSeries | undefined; marks: number[] }) {
+function Charts(p: { series: JobSeries | undefined; marks: number[]; plain: boolean }) {
   const s = p.series;
   if (!s) return <div class="muted">loading charts…</div>;
-  if (s.t_ms.length === 0) return <div class="muted">no reports yet: charts appear once the job reports (docs/contract.md)</div>;
+  if (p.plain) return <div class="muted" id="no-charts">no charts: a plain script does not report through the Goodput SDK (docs/sdk.md), so there is no throughput or batch to draw; its events and log are below</div>;
+  if (s.t_ms.length === 0) return <div class="muted" id="no-charts">no reports yet: charts appear once the job reports through the Goodput SDK (docs/contract.md)</div>;
   const x = s.t_ms.map((t) => t / 1000);
   return (
     <div class="charts">
@@ -115,7 +129,7 @@ function Charts(p: { series: JobSeries | undefined; marks: number[] }) {
         series={[
           { label: 'global', values: s.batch_size, color: '#d93025', stepped: true },
           { label: 'local', values: s.local_bsz, color: '#188038', stepped: true },
-          { label: 'accumulation', values: s.accum_steps.map((a) => a + 1), color: '#f9ab00', stepped: true },
+          { label: 'accumulation', values: s.accum_steps.map((a) => (a === null ? null : a + 1)), color: '#f9ab00', stepped: true },
         ]}
       />
       <Chart title="Throughput (samples/s)" time x={x} marks={p.marks} series={[{ label: 'throughput', values: s.throughput, color: '#1a73e8' }]} />

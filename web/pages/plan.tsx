@@ -7,7 +7,8 @@ import { useState } from 'preact/hooks';
 import type { PlanReport } from '../../src/model/plan-report.js';
 import { getJson } from '../api.js';
 import { Chart } from '../chart.js';
-import { fmtDuration, fmtNumber, jobColor } from '../format.js';
+import { jobColorAt } from '../../src/dashboard/colors.js';
+import { fmtDuration, fmtNumber } from '../format.js';
 import { usePoll } from '../poll.js';
 import { ErrorLine } from '../shell.js';
 
@@ -38,9 +39,9 @@ function PlanBody({ r }: { r: PlanReport }) {
   const types = r.types.map((t) => t.gpu_type);
   const gpus = [...new Set(r.rows.map((x) => x.gpus))].sort((a, b) => a - b);
   // Time to target in hours per type, null where the type has no row (or it never finishes).
-  const series = types.map((t) => ({
+  const series = types.map((t, i) => ({
     label: t,
-    color: jobColor(t),
+    color: jobColorAt(i),
     values: gpus.map((g) => {
       const row = r.rows.find((x) => x.gpu_type === t && x.gpus === g);
       return row && row.time_s !== null && Number.isFinite(row.time_s) ? row.time_s / 3600 : null;

@@ -123,7 +123,7 @@ Without --run-as-owner the server is single-user: every job runs as the server's
       await server.close();
       throw error;
     });
-    if (dashboard) log(`dashboard on ${dashboard.url} (log in with a user token; docs/dashboard.md)`);
+    if (dashboard) log(`dashboard on ${dashboard.url} (run 'goodput dashboard' for a login link; docs/dashboard.md)`);
     await new Promise<void>((done) => {
       const stop = (signal: string) => {
         log(`${signal}: stopping the server; running jobs keep running and are re-adopted by the next 'goodput up'`);
