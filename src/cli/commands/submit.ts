@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import type { GoodputClient, JobSummary, JobSpecInput } from '../../client/client.js';
-import { connect, connectionFlags } from '../../client/connect.js';
+import { connect, connectionFlags, defaultDataDir } from '../../client/connect.js';
 import { readJobSpecDocument, validateJobSpec } from '../../control/job-spec.js';
 import { GoodputError, usageError } from '../../core/errors.js';
 import type { JobSpec } from '../../store/types.js';
@@ -10,6 +10,7 @@ import { numberFlag, parseFlags, type CliCommand } from '../command.js';
 import { checkMissingDashDash, checkQuotedCommand } from '../job-command.js';
 import { unwrapLauncherCommand } from '../torch-launcher.js';
 import { submitNotes } from './submit-notes.js';
+import { interpreterNote, serverPath } from './interpreter-check.js';
 
 /** Flags that describe a job (shared by `submit` and `run`). */
 export const jobFlags = {
@@ -195,6 +196,9 @@ torchrun's first line, then train.py), with -n from --nnodes x --nproc_per_node
     const job = await submitWithRetries(client, spec);
     console.log(values.json ? JSON.stringify(job, null, 2) : `submitted job ${job.id} (${job.name})`);
     for (const line of await submitNotes(client, job)) console.error(`goodput: ${line}`);
+    const path = serverPath(resolve(values['data-dir'] ?? defaultDataDir()), client.base_url);
+    const python = path === undefined ? undefined : interpreterNote(job.spec, path);
+    if (python !== undefined) console.error(`goodput: ${python}`);
     return 0;
   },
 };
