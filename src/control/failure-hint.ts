@@ -57,6 +57,11 @@ const KNOWN: readonly Known[] = [
     hint: () => `a write failed because a disk is full (or a quota is reached): free space where the script writes its checkpoints and outputs (df -h on the node), or point them elsewhere; goodput keeps the checkpoints of ended jobs for --checkpoint-retention-h hours`,
   },
   {
+    // torch.topk (or kthvalue) over a batch shorter than k: NCF-style evaluation at several replicas.
+    pattern: /RuntimeError: (?:selected index k out of range|k \(\d+\) is too big for dimension)/,
+    hint: () => `a per-batch operation (torch.topk) got fewer items than it asks for: a batch shorter than the code assumes. With several replicas each reads only its share of a training batch (batch_size / replicas); an evaluation loader (AdaptiveDataLoader(train=False)) reads whole batches as a plain DataLoader cuts them, but a DistributedSampler or an older SDK splits them, and a data set whose size is no multiple of the batch ends on a short one: take topk over min(k, len(batch)), or group what must stay together in one sample`,
+  },
+  {
     pattern: /Distributed package doesn't have NCCL built in/,
     hint: () => `backend "nccl" needs a torch with CUDA and GPUs; on CPU slots use "gloo": dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")`,
   },
