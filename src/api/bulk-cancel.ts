@@ -4,34 +4,13 @@
  * request per job. A user cancels their own jobs; another user's (or everyone's) need an admin.
  */
 import type { Hono } from 'hono';
-import { z } from 'zod';
 import type { Controller } from '../control/controller.js';
 import type { CancelQuery } from '../store/store.js';
 import { requireUser, type ApiEnv } from './auth.js';
 import { badRequest, forbidden } from './http-error.js';
 import { parseStates } from './job-list.js';
+import { bulkCancelBodySchema, type BulkCancelView } from './bulk-cancel-schema.js';
 import { parseBody } from './parse-body.js';
-
-/** The filter: every field given must match; at least one is required (no accidental cancel of everything). */
-export const bulkCancelBodySchema = z.strictObject({
-  user: z.string().min(1).max(256).optional().describe('owner of the jobs (default: the caller; another user: admin only)'),
-  state: z.string().min(1).max(256).optional().describe('states or groups, comma-separated as in GET /v1/jobs (default: active)'),
-  name: z.string().min(1).max(256).optional().describe('exact job name'),
-});
-
-/** A job the bulk cancel cancelled, with the state it was in. */
-export interface CancelledJobView {
-  id: string;
-  name: string;
-  user: string;
-  from: string;
-}
-
-/** The answer: how many were cancelled, and which. */
-export interface BulkCancelView {
-  cancelled: number;
-  jobs: CancelledJobView[];
-}
 
 /** Registers the route on `app` (behind authentication). */
 export function registerBulkCancel(app: Hono<ApiEnv>, controller: Pick<Controller, 'cancelMatching'>): void {

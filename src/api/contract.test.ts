@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { GoodputClient } from '../client/client.js';
 import { jobSpecSchema } from '../core/job-spec.js';
 import { reportBodySchema, tokenBodySchema } from '../core/wire.js';
-import { bulkCancelBodySchema } from './bulk-cancel.js';
+import { bulkCancelBodySchema } from './bulk-cancel-schema.js';
 import { API_ROUTES, routeRequest, type ApiRoute } from './contract.js';
 import { healthSchema, reportResponseSchema } from './response-schemas.js';
 import { inProcessApi } from './testing/in-process.js';

@@ -10,7 +10,7 @@ import type { z } from 'zod';
 import type { JobSpecInput } from '../core/job-spec.js';
 import type { ReportBody, tokenBodySchema } from '../core/wire.js';
 import type { ReportRecord } from '../store/types.js';
-import type { BulkCancelView, bulkCancelBodySchema } from './bulk-cancel.js';
+import type { BulkCancelView, bulkCancelBodySchema } from './bulk-cancel-schema.js';
 import type { healthSchema, reportResponseSchema } from './response-schemas.js';
 import type { EventView, JobDetail, JobSummary, NodeView, ProfileSummaryView, ProfileView, TokenView } from './views.js';
 

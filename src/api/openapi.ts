@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { jobSpecSchema } from '../core/job-spec.js';
 import { reportBodySchema, tokenBodySchema } from '../core/wire.js';
-import { bulkCancelBodySchema } from './bulk-cancel.js';
+import { bulkCancelBodySchema } from './bulk-cancel-schema.js';
 import { reportResponseSchema } from './response-schemas.js';
 
 const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
