@@ -28,7 +28,14 @@ and of replicas, a 5,000-job store with listing clients, setsid children. Prints
 stuck, slots leaked, escaped processes (targets 0), report p99 under listing load (<= 50 ms), RSS.
   --jobs N     finished jobs in the store (default 5000)
   --load-s S   seconds of each report-latency measurement (default 8)
-`, { jobs: { type: 'string' }, 'load-s': { type: 'string' } });
+  --big-store  only the 40,000-job store under three dashboard tabs (bench/soak/big-store.ts)
+  --flood      only one user's flood of 10,000 submits (bench/soak/flood.ts)
+`, { jobs: { type: 'string' }, 'load-s': { type: 'string' }, 'big-store': { type: 'boolean' }, flood: { type: 'boolean' } });
+
+if (args['big-store'] || args.flood) {
+  const { runStoreDay } = await import('./soak/store-day.js');
+  process.exit(await runStoreDay({ big_store: args['big-store'] === true, flood: args.flood === true, store_jobs: Number(args.jobs ?? 40_000), flood_submits: 10_000 }));
+}
 
 const STORED_JOBS = Number(args.jobs ?? 5000);
 const LOAD_S = Number(args['load-s'] ?? 8);

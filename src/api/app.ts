@@ -13,6 +13,7 @@ import type { Store } from '../store/store.js';
 import { isTerminal, PLACED_STATES } from '../store/lifecycle.js';
 import type { JobRecord } from '../store/types.js';
 import { limitBody } from './body-limit.js';
+import { registerBulkCancel } from './bulk-cancel.js';
 import { jobListQuery, readPage } from './job-list.js';
 import { authenticate, isAdminBearer, mayAccess, requireUser, type ApiEnv, type Principal } from './auth.js';
 import { badRequest, errorBody, forbidden, statusOf } from './http-error.js';
@@ -161,6 +162,8 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     const text = end > offset ? await readRange(path, offset, end) : '';
     return c.text(text, 200, { 'x-next-offset': String(Math.max(end, Math.min(offset, size))), 'x-job-state': job.state });
   });
+
+  registerBulkCancel(app, controller);
 
   app.post('/v1/jobs/:id/cancel', async (c) => {
     const principal = requireUser(c.get('principal'));

@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { GoodputClient } from '../client/client.js';
 import { jobSpecSchema } from '../core/job-spec.js';
 import { reportBodySchema, tokenBodySchema } from '../core/wire.js';
+import { bulkCancelBodySchema } from './bulk-cancel-schema.js';
 import { API_ROUTES, routeRequest, type ApiRoute } from './contract.js';
 import { healthSchema, reportResponseSchema } from './response-schemas.js';
 import { inProcessApi } from './testing/in-process.js';
@@ -49,6 +50,7 @@ describe('the API contract is the API the server serves', () => {
       'POST /v1/jobs': ['JobSpec', jobSpecSchema],
       'POST /v1/jobs/{id}/reports': ['ReportBody', reportBodySchema],
       'POST /v1/tokens': ['TokenRequest', tokenBodySchema],
+      'POST /v1/jobs/cancel': ['CancelFilter', bulkCancelBodySchema],
     };
     for (const [route, [name, schema]] of Object.entries(bodies) as [ApiRoute, [string, z.ZodType]][]) {
       const [method, path] = route.split(' ') as [string, string];

@@ -10,6 +10,7 @@ import type { z } from 'zod';
 import type { JobSpecInput } from '../core/job-spec.js';
 import type { ReportBody, tokenBodySchema } from '../core/wire.js';
 import type { ReportRecord } from '../store/types.js';
+import type { BulkCancelView, bulkCancelBodySchema } from './bulk-cancel-schema.js';
 import type { healthSchema, reportResponseSchema } from './response-schemas.js';
 import type { EventView, JobDetail, JobSummary, NodeView, ProfileSummaryView, ProfileView, TokenView } from './views.js';
 
@@ -23,6 +24,7 @@ export interface ApiContract {
   'GET /v1/jobs/{id}/reports': { response: ReportRecord[] };
   'POST /v1/jobs/{id}/reports': { body: ReportBody; response: z.infer<typeof reportResponseSchema> };
   'POST /v1/jobs/{id}/cancel': { response: JobSummary };
+  'POST /v1/jobs/cancel': { body: z.input<typeof bulkCancelBodySchema>; response: BulkCancelView };
   'GET /v1/nodes': { response: NodeView[] };
   'POST /v1/tokens': { body: z.input<typeof tokenBodySchema>; response: TokenView & { token: string } };
   'GET /v1/tokens': { response: TokenView[] };
@@ -49,7 +51,7 @@ export const API_ROUTES = Object.keys({
   'GET /v1/health': 1, 'GET /v1/jobs': 1, 'POST /v1/jobs': 1, 'GET /v1/jobs/{id}': 1, 'GET /v1/jobs/{id}/events': 1,
   'GET /v1/jobs/{id}/reports': 1, 'POST /v1/jobs/{id}/reports': 1, 'POST /v1/jobs/{id}/cancel': 1, 'GET /v1/nodes': 1,
   'POST /v1/tokens': 1, 'GET /v1/tokens': 1, 'DELETE /v1/tokens/{id}': 1, 'GET /v1/profiles': 1, 'GET /v1/profiles/{key}': 1,
-  'DELETE /v1/profiles/{key}': 1,
+  'DELETE /v1/profiles/{key}': 1, 'POST /v1/jobs/cancel': 1,
 } satisfies Record<ApiRoute, 1>) as ApiRoute[];
 
 /**

@@ -7,6 +7,7 @@ const STATUS: Partial<Record<ErrorCode, ContentfulStatusCode>> = {
   E_FORBIDDEN: 403,
   E_NOT_FOUND: 404,
   E_CONFLICT: 409,
+  E_JOB_LIMIT: 429,
   E_AMBIGUOUS: 409,
   E_NO_SCRIPT: 400,
   E_INFEASIBLE: 422,

@@ -1,7 +1,7 @@
 /** Prometheus text exposition of the control plane's state (format 0.0.4). */
 import type { Controller } from '../control/controller.js';
 import { jobInsight, type JobInsight } from '../control/insight.js';
-import type { Store } from '../store/store.js';
+import type { Store, UserUsage } from '../store/store.js';
 import type { JobRecord } from '../store/types.js';
 import { ACTIVE_STATES, PLACED_STATES, TERMINAL_STATES } from '../store/lifecycle.js';
 
@@ -61,6 +61,30 @@ export async function metricsText(store: Store, controller: Controller, per_job 
     '# TYPE goodput_scheduler_last_round_duration_seconds gauge',
     `goodput_scheduler_last_round_duration_seconds ${s.last_round_s}`,
     ...(per_job ? await jobSeries(store, controller, jobs) : []),
+    ...usageSeries(await store.usage(), per_job),
   );
   return lines.join('\n') + '\n';
+}
+
+/**
+ * Recorded device time (ended attempts), jobs removed by retention included (Store.usage): the
+ * total, and per user only with `per_user` (it names users).
+ */
+function usageSeries(usage: readonly UserUsage[], per_user: boolean): string[] {
+  const total = usage.reduce((n, u) => n + u.gpu_s, 0);
+  return [
+    '# HELP goodput_gpu_seconds_total Device-seconds of ended attempts of every job, removed ones included.',
+    '# TYPE goodput_gpu_seconds_total counter',
+    `goodput_gpu_seconds_total ${total}`,
+    ...(per_user
+      ? [
+          '# HELP goodput_user_gpu_seconds_total Device-seconds of ended attempts per user, removed jobs included.',
+          '# TYPE goodput_user_gpu_seconds_total counter',
+          ...usage.map((u) => `goodput_user_gpu_seconds_total{user="${label(u.user)}"} ${u.gpu_s}`),
+          '# HELP goodput_user_jobs_total Jobs submitted per user, removed ones included.',
+          '# TYPE goodput_user_jobs_total counter',
+          ...usage.map((u) => `goodput_user_jobs_total{user="${label(u.user)}"} ${u.jobs}`),
+        ]
+      : []),
+  ];
 }

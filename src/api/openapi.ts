@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { jobSpecSchema } from '../core/job-spec.js';
 import { reportBodySchema, tokenBodySchema } from '../core/wire.js';
+import { bulkCancelBodySchema } from './bulk-cancel-schema.js';
 import { reportResponseSchema } from './response-schemas.js';
 
 const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
@@ -24,6 +25,7 @@ export function openApiDocument(version: string): Record<string, unknown> {
         JobSpec: z.toJSONSchema(jobSpecSchema, { io: 'input', unrepresentable: 'any' }),
         ReportBody: z.toJSONSchema(reportBodySchema, { io: 'input', unrepresentable: 'any' }),
         TokenRequest: z.toJSONSchema(tokenBodySchema, { io: 'input', unrepresentable: 'any' }),
+        CancelFilter: z.toJSONSchema(bulkCancelBodySchema, { io: 'input', unrepresentable: 'any' }),
         ReportResponse: z.toJSONSchema(reportResponseSchema),
       },
     },
@@ -48,6 +50,7 @@ export function openApiDocument(version: string): Record<string, unknown> {
         },
       },
       '/v1/jobs/{id}/cancel': { post: { summary: 'Cancel a job (SIGTERM, then SIGKILL after the grace period)', parameters: idParam, responses: { 200: ok('the job'), ...errors } } },
+      '/v1/jobs/cancel': { post: { summary: "Cancel every job matching a filter (user, state, name; at least one) in one transaction: own jobs; another user's or everyone's: admin. Answers the count and the jobs", requestBody: json({ $ref: '#/components/schemas/CancelFilter' }), responses: { 200: ok('{cancelled, jobs: [{id, name, user, from}]}'), ...errors } } },
       '/v1/nodes': { get: { summary: 'Nodes and their devices with the job holding each', responses: { 200: ok('nodes', { type: 'array' }), ...errors } } },
       '/v1/tokens': {
         post: { summary: 'Create a user token (a user for themself; an admin for anyone, optionally with the Unix account)', requestBody: json({ $ref: '#/components/schemas/TokenRequest' }), responses: { 201: ok('the token, shown once, and its id'), ...errors } },

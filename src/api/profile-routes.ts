@@ -96,8 +96,10 @@ export function registerProfileRoutes(app: Hono<ApiEnv>, store: Store): void {
     const found = (await readable(key, principal.user, principal.admin)).filter((p) => gpu_type === undefined || p.gpu_type === gpu_type);
     if (found.length === 0) throw new GoodputError('E_NOT_FOUND', `profile '${key}' has no GPU type '${gpu_type}'; 'goodput profiles show ${key}' lists its GPU types`);
     if (!principal.admin) {
-      const mine = new Set((await store.listJobs({ user: principal.user })).map((j) => j.id));
-      const shared = found.find((p) => p.job_ids.some((id) => !mine.has(id)));
+      // The profile's own jobs, one by one: the cost follows the profile, not the user's history.
+      const owners = new Map<string, string | undefined>();
+      for (const id of new Set(found.flatMap((p) => p.job_ids))) owners.set(id, (await store.getJob(id))?.user);
+      const shared = found.find((p) => p.job_ids.some((id) => owners.get(id) !== principal.user));
       if (shared) throw forbidden(`the profile of '${key}' on ${shared.gpu_type} holds measurements of other users' jobs; ask an admin to remove it`);
     }
     const removed: ProfileSummaryView[] = [];

@@ -2,6 +2,7 @@
  * The one typed HTTP client of the control plane, used by the CLI, the tests and the bench.
  * Every non-2xx answer becomes a GoodputError carrying the server's code and message.
  */
+import type { BulkCancelView } from '../api/bulk-cancel-schema.js';
 import type { ProfileSummaryView, ProfileView } from '../api/profile-routes.js';
 import type { TokenView } from '../api/token-routes.js';
 import { routeRequest, type ApiBody, type ApiResponse, type ApiRoute } from '../api/contract.js';
@@ -82,6 +83,10 @@ export class GoodputClient {
   }
   cancel(ref: string): Promise<JobSummary> {
     return this.call('POST /v1/jobs/{id}/cancel', { id: ref });
+  }
+  /** Cancels every job matching `filter` in one call (own jobs; other users': admin); answers the count and the jobs. */
+  cancelMatching(filter: { user?: string; state?: string; name?: string }): Promise<BulkCancelView> {
+    return this.call('POST /v1/jobs/cancel', {}, {}, filter);
   }
   nodes(): Promise<NodeView[]> {
     return this.call('GET /v1/nodes');

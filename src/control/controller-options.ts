@@ -2,7 +2,7 @@
 import type { Backend, RunAs } from '../backends/backend.js';
 import type { PortRange } from '../backends/contract-env.js';
 import type { Policy } from '../policy/policy.js';
-import type { Store } from '../store/store.js';
+import type { Store, UserJobLimits } from '../store/store.js';
 import { systemClock, type Clock } from '../util/clock.js';
 
 /**
@@ -48,7 +48,19 @@ export interface ControllerOptions {
    * user's jobs start from and feed only that user's profile of their key (ProfileBook).
    */
   shared_profiles?: boolean;
+  /**
+   * Most jobs one user may have not ended and queued (`goodput up --max-active-jobs-per-user`,
+   * `--max-queued-jobs-per-user`); a submit past either is refused with E_JOB_LIMIT (HTTP 429).
+   * Default DEFAULT_USER_JOB_LIMITS; 0 for a field: no limit.
+   */
+  user_limits?: UserJobLimits;
 }
+
+/**
+ * Per-user limits unless told otherwise: far above a person's sweep, far below a flood that
+ * would make every round read and rank tens of thousands of waiting jobs.
+ */
+export const DEFAULT_USER_JOB_LIMITS: UserJobLimits = { max_active: 2000, max_queued: 1000 };
 
 /** Defaults of the optional numbers of ControllerOptions, in one place. */
 export const CONTROLLER_DEFAULTS = {
@@ -70,6 +82,7 @@ export interface ControllerConfig extends Omit<ControllerOptions, keyof typeof C
   tick_ms: number;
   log: (line: string) => void;
   clock: Clock;
+  user_limits: UserJobLimits;
 }
 
 /** Applies CONTROLLER_DEFAULTS and picks the clock; the result is a new object (`options` is not changed). */
@@ -85,6 +98,7 @@ export function resolveControllerOptions(options: ControllerOptions): Controller
     refit_interval_s: options.refit_interval_s ?? d.refit_interval_s,
     tick_ms: options.tick_ms ?? d.tick_ms,
     log: log ?? (() => {}),
+    user_limits: options.user_limits ?? DEFAULT_USER_JOB_LIMITS,
     clock: clock ?? (now_ms ? { ...systemClock, now_ms } : systemClock),
   };
 }

@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { BackendNode } from '../backends/backend.js';
 import type { NodeInfo } from '../core/cluster.js';
 import type { Rejection } from '../policy/policy.js';
+import { PLACED_STATES } from '../store/lifecycle.js';
+import type { CancelledJob, CancelQuery } from '../store/store.js';
 import type { JobRecord, JobSpec, StoredKeyProfile } from '../store/types.js';
 import type { TimerId } from '../util/clock.js';
 import type { JobConfig } from './batch-config.js';
@@ -127,12 +129,25 @@ export class Controller {
    */
   async submit(spec: JobSpec, user: string, actor: string, idempotency_key?: string): Promise<JobRecord> {
     const stored = specToStore(spec, this.options.backend.nodes().flatMap((n) => n.devices));
-    const job = await this.options.store.createJob({ id: randomBytes(4).toString('hex'), name: spec.name, user, spec: stored, ...(idempotency_key !== undefined ? { idempotency_key } : {}) }, actor);
+    const job = await this.options.store.createJob({ id: randomBytes(4).toString('hex'), name: spec.name, user, spec: stored, limits: this.options.user_limits, ...(idempotency_key !== undefined ? { idempotency_key } : {}) }, actor);
     this.requestRound();
     return job;
   }
 
   /** Cancels a job: terminal at once, replicas get SIGTERM then SIGKILL after the grace period. */
+  /**
+   * Cancels every job matching `query` in one store transaction (Store.cancelJobs), then stops
+   * the replicas of those that held devices as `cancel` does. Returns what was cancelled.
+   */
+  async cancelMatching(query: CancelQuery, actor: string): Promise<CancelledJob[]> {
+    return this.serial(async () => {
+      const done = await this.options.store.cancelJobs(query, actor, `cancelled by ${actor} (bulk: ${describeQuery(query)})`);
+      for (const job of done) if (PLACED_STATES.includes(job.from)) this.supervisor.terminate(job.id, await this.ctx.liveReplicas(job.id));
+      if (done.length > 0) this.requestRound();
+      return done;
+    });
+  }
+
   async cancel(job_id: string, actor: string): Promise<JobRecord> {
     return this.serial(async () => {
       const job = await this.options.store.finishJob(job_id, 'cancelled', actor, `cancelled by ${actor}`);
@@ -168,4 +183,10 @@ export class Controller {
     this.chain = next.catch((error: unknown) => this.options.log(`controller: ${(error as Error).message}`));
     return next;
   }
+}
+
+/** `user=U state=queued,preempted` for an event's reason. */
+function describeQuery(q: CancelQuery): string {
+  const parts = [q.user !== undefined ? `user=${q.user}` : '', q.name !== undefined ? `name=${q.name}` : '', q.states !== undefined ? `state=${q.states.join(',')}` : ''];
+  return parts.filter((p) => p !== '').join(' ') || 'every active job';
 }

@@ -116,4 +116,22 @@ describe('goodput CLI against a live server', () => {
     const ok = await runCli(['cancel', id, '--server', url, '--token', alice]);
     assert.equal(ok.status, 0, ok.stderr);
   });
+
+  it('cancels by filter in one call (--user, --state, --name; --json), another user only as admin', { timeout: 30_000 }, async () => {
+    const url = server.url;
+    const carol = (await server.client.createToken('carol')).token;
+    for (let k = 0; k < 3; k++) await runCli(['submit', '--name', 'flooded', '--server', url, '--token', carol, '--', process.execPath, '-e', 'setTimeout(() => {}, 60000)']);
+    const denied = await runCli(['cancel', '--user', 'admin', '--server', url, '--token', carol]);
+    assert.equal(denied.status, 1);
+    assert.match(denied.stderr, /error\[E_FORBIDDEN\]/);
+    const both = await runCli(['cancel', 'x', '--state', 'queued', ...dd()]);
+    assert.equal(both.status, 2, 'jobs and filters together are a usage error');
+    const r = await runCli(['cancel', '--user', 'carol', '--name', 'flooded', '--json', ...dd()]);
+    assert.equal(r.status, 0, r.stderr);
+    const done = JSON.parse(r.stdout) as { cancelled: number; jobs: { user: string }[] };
+    assert.equal(done.cancelled, 3);
+    assert.ok(done.jobs.every((j) => j.user === 'carol'));
+    const again = await runCli(['cancel', '--user', 'carol', '--state', 'active', ...dd()]);
+    assert.equal(again.stdout.trim(), 'cancelled 0 job(s): none matched');
+  });
 });

@@ -1,4 +1,5 @@
 /** Builds the policy's view of the cluster from stored jobs (pure over its inputs). */
+import { fairQueue } from './fair-queue.js';
 import { isGang, resumableReach } from './gang.js';
 import type { ClusterSnapshot, NodeInfo, PolicyJob } from '../core/cluster.js';
 import { profileKeyOf } from '../core/profile-key.js';
@@ -109,10 +110,11 @@ export function toPolicyJob(job: JobRecord, now_ms: number, profile?: StoredKeyP
 
 /**
  * The snapshot of one scheduling round over `jobs` (active jobs, submission order); `profiles`:
- * by job id, the profile each job's model starts from.
+ * by job id, the profile each job's model starts from. Waiting jobs of several users are
+ * presented in the fair order of fair-queue.ts (their places and submission times).
  */
 export function buildSnapshot(nodes: readonly NodeInfo[], jobs: readonly JobRecord[], now_ms: number, profiles?: ReadonlyMap<string, StoredKeyProfile>): ClusterSnapshot {
   const allocations: Record<string, readonly number[]> = {};
   for (const job of jobs) if (holdsDevices(job)) allocations[job.id] = job.allocation;
-  return { now_s: now_ms / 1000, nodes, jobs: jobs.map((j) => toPolicyJob(j, now_ms, profiles?.get(j.id))), allocations };
+  return { now_s: now_ms / 1000, nodes, jobs: fairQueue(jobs).map((j) => toPolicyJob(j, now_ms, profiles?.get(j.id))), allocations };
 }

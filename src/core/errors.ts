@@ -10,6 +10,8 @@ export const ERROR_CODES = [
   'E_UNAUTHORIZED', 'E_FORBIDDEN',
   // State of jobs and resources.
   'E_NOT_FOUND', 'E_AMBIGUOUS', 'E_NO_SCRIPT', 'E_CONFLICT', 'E_INFEASIBLE', 'E_NO_CAPACITY', 'E_CLUSTER_TOO_SMALL', 'E_DEVICES', 'E_RUNNING',
+  // A user's per-user limit of jobs (goodput up --max-active-jobs-per-user, --max-queued-jobs-per-user).
+  'E_JOB_LIMIT',
   // Simulation and policies.
   'E_POLICY', 'E_SIM_STALLED',
   // Backends and launching.

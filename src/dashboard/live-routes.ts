@@ -12,7 +12,8 @@ import type { NodeView } from '../api/views.js';
 import { GoodputError } from '../core/errors.js';
 import type { Rejection } from '../policy/policy.js';
 import type { Store } from '../store/store.js';
-import type { JobRecord, StoredKeyProfile } from '../store/types.js';
+import { PLACED_STATES, TERMINAL_STATES } from '../store/lifecycle.js';
+import type { JobRecord, JobState, StoredKeyProfile } from '../store/types.js';
 import { jobRow, jobSeries } from './job-metrics.js';
 import { LoginLinks, registerLoginExchange, registerLoginLinkIssue } from './login-link.js';
 import { registerPlanRoute } from './plan-route.js';
@@ -36,6 +37,8 @@ export interface LiveSources {
 }
 
 const HOUR_MS = 3_600_000;
+/** States of jobs that may hold a device or have run: a queued job (never started) has nothing to draw. */
+const DRAWN_STATES: readonly JobState[] = [...PLACED_STATES, 'preempted', ...TERMINAL_STATES];
 
 /** Routes under /dash for a live server. */
 export function liveRoutes(s: LiveSources): Hono<ApiEnv> {
@@ -84,7 +87,11 @@ export function liveRoutes(s: LiveSources): Hono<ApiEnv> {
     const hours = Number(c.req.query('hours') ?? 3);
     if (!(hours > 0 && hours <= 24 * 14)) throw badRequest('hours must be a number in (0, 336]');
     const now_ms = now();
-    const [views, jobs] = await Promise.all([s.nodes(c.req.header('authorization') ?? ''), s.store.listJobs()]);
+    // Only the jobs the page can draw: those holding devices and those that ran in the window
+    // (never the whole history: the page polls every few seconds).
+    const from_ms = now_ms - hours * HOUR_MS;
+    const drawn = { states: DRAWN_STATES, ended_since_ms: from_ms };
+    const [views, jobs] = await Promise.all([s.nodes(c.req.header('authorization') ?? ''), s.store.listJobs(drawn)]);
     const byId = new Map(jobs.map((j) => [j.id, j]));
     const visible = (j: JobRecord) => p.admin || j.user === p.user;
     const holders: ClusterResponse['holders'] = {};
@@ -100,7 +107,7 @@ export function liveRoutes(s: LiveSources): Hono<ApiEnv> {
         return { index: d.index, kind: d.kind, name: d.name, use: 'job' as const, job: job.id };
       }),
     }));
-    const timeline = await liveTimeline(s.store, jobs, nodes, visible, now_ms - hours * HOUR_MS, now_ms);
+    const timeline = await liveTimeline(s.store, jobs, nodes, visible, from_ms, now_ms);
     return c.json<ClusterResponse>({ now_ms, nodes, holders, timeline });
   });
 

@@ -23,11 +23,13 @@ import { diskFullError, diskFullNote, isDiskFull } from '../datadir/disk-space.j
 import { openCheckedStore } from '../datadir/open-store.js';
 import { keepReserve, RESERVE_BYTES } from '../datadir/reserve.js';
 import { sweepRetention, type RetentionOptions } from '../datadir/retention.js';
+import { sweepEndedJobs } from '../datadir/job-retention.js';
 import { listenPort, readReplicaUrl, writeReplicaUrl } from '../datadir/replica-url.js';
 import { secureDataDir } from '../datadir/secure.js';
 import { serverLockHolder } from '../datadir/server-lock.js';
 import { ownerAccount } from '../multiuser/accounts.js';
 import type { SqliteStore } from '../store/sqlite/sqlite-store.js';
+import type { UserJobLimits } from '../store/store.js';
 import { createApp } from '../api/app.js';
 
 /** Retention unless told otherwise: logs capped at 100 MiB per replica, checkpoints kept 7 days after the job ended. */
@@ -64,6 +66,10 @@ export interface ServerOptions {
   run_as_owner?: boolean;
   /** Log cap and checkpoint retention (datadir/retention.ts); default: DEFAULT_RETENTION. */
   retention?: RetentionOptions;
+  /** Ended jobs are removed this long after they ended (datadir/job-retention.ts); default: kept. */
+  job_retention_ms?: number;
+  /** See ControllerOptions.user_limits (`--max-active-jobs-per-user`, `--max-queued-jobs-per-user`). */
+  user_limits?: UserJobLimits;
   /**
    * Single-user mode on a non-loopback --host: accepted only with this (every job can read the
    * admin token and secret, and the API is then reachable from other machines).
@@ -213,6 +219,7 @@ async function start(o: ServerOptions): Promise<RunningServer> {
       ...(o.port_range ? { port_range: o.port_range } : {}),
       ...(multi_user ? { run_as: (owner: string) => ownerAccount(store, owner) } : {}),
       ...(o.shared_profiles === true ? { shared_profiles: true } : {}),
+      ...(o.user_limits ? { user_limits: o.user_limits } : {}),
     });
     const app = createApp({ store, controller, secret, version: SERVER_VERSION, run_as_owner: multi_user, disk_full: () => diskFullNote(o.data_dir) });
     // Replicas on other nodes (Slurm) reach a server listening everywhere by its host name.
@@ -240,6 +247,12 @@ async function start(o: ServerOptions): Promise<RunningServer> {
     }, (error: unknown) => o.log(`retention: ${(error as Error).message}`));
     const retentionTimer = setInterval(sweep, RETENTION_EVERY_MS).unref();
     sweep();
+    const job_retention_ms = o.job_retention_ms ?? Infinity;
+    const sweepJobs = () => void sweepEndedJobs(store, join(o.data_dir, 'jobs'), job_retention_ms, Date.now()).then((n) => {
+      if (n > 0) o.log(`job retention: removed ${n} job(s) that ended over ${job_retention_ms / 86_400_000} day(s) ago (their GPU time stays in the usage totals)`);
+    }, (error: unknown) => o.log(`job retention: ${(error as Error).message}`));
+    const jobRetentionTimer = Number.isFinite(job_retention_ms) ? setInterval(sweepJobs, RETENTION_EVERY_MS).unref() : undefined;
+    if (jobRetentionTimer) sweepJobs();
     // The recovery reserve (datadir/reserve.ts) is given up within a second of the disk filling.
     // Taking the reserve is news only after the disk was full: a new data directory takes it at once.
     let released = false;
@@ -258,6 +271,7 @@ async function start(o: ServerOptions): Promise<RunningServer> {
       policy: policy.name,
       async close() {
         clearInterval(retentionTimer);
+        clearInterval(jobRetentionTimer);
         clearInterval(reserveTimer);
         await ctl.stop();
         await new Promise<void>((resolve) => running.close(() => resolve()));

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { GoodputError } from '../core/errors.js';
+import { historyConformance } from './conformance-history.js';
 import { profileConformance } from './conformance-profiles.js';
 import { reportBatch } from './report-batch.js';
 import type { ReportsAdded, Store } from './store.js';
@@ -306,6 +307,7 @@ export function storeConformance(name: string, open: OpenStore): void {
     });
 
     profileConformance(fresh, (ms) => (clock += ms));
+    historyConformance(fresh, (ms) => (clock += ms));
 
     it('maps users to Unix accounts', async () => {
       const s = await fresh();

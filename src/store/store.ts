@@ -20,6 +20,18 @@ export interface NewJob {
   spec: JobSpec;
   /** The submit's idempotency key: a second job with the same user and key is not created (see `createJob`). */
   idempotency_key?: string;
+  /** Per-user limits checked in the creating transaction (see `createJob`); absent: none. */
+  limits?: UserJobLimits;
+}
+
+/**
+ * Most jobs one user may have at once (as Slurm's MaxSubmitJobs): `max_active` not ended (any
+ * state of lifecycle.ts ACTIVE_STATES), `max_queued` of them `queued` (submitted, never started).
+ * 0 or Infinity: no limit.
+ */
+export interface UserJobLimits {
+  max_active: number;
+  max_queued: number;
 }
 
 /**
@@ -44,6 +56,35 @@ export interface TransitionDetail {
 export interface JobQuery {
   user?: string;
   states?: readonly JobState[];
+  /**
+   * Only jobs that had not ended before this time (epoch ms): those not ended and those that
+   * ended at or after it (an indexed range: the cost follows the recent jobs, not the history).
+   */
+  ended_since_ms?: number;
+}
+
+/** Filter of `cancelJobs`: every field given must match; `states` default: every active state. */
+export interface CancelQuery {
+  user?: string;
+  name?: string;
+  states?: readonly JobState[];
+}
+
+/** A job `cancelJobs` cancelled, with the state it was in. */
+export interface CancelledJob {
+  id: string;
+  user: string;
+  name: string;
+  from: JobState;
+}
+
+/** Recorded GPU time of one user's jobs: those in the store and those retention removed. */
+export interface UserUsage {
+  user: string;
+  /** Jobs ever submitted (stored and removed). */
+  jobs: number;
+  /** Device-seconds of ended attempts (JobRecord.attained_service_gpu_s summed). */
+  gpu_s: number;
 }
 
 /** Filter and position of `listJobsPage`. */
@@ -124,7 +165,9 @@ export interface Store {
   /**
    * Inserts a job in state `queued` with event `submitted`. Throws E_CONFLICT on a duplicate id.
    * With `idempotency_key`: when the user already created a job with that key, returns that job
-   * and creates nothing (in the same transaction).
+   * and creates nothing (in the same transaction). With `limits`: throws E_JOB_LIMIT (creating
+   * nothing) when the user already has `max_active` jobs not ended or `max_queued` queued ones,
+   * counted in the same transaction (a replayed idempotent submit is answered first).
    */
   createJob(job: NewJob, actor: string): Promise<JobRecord>;
   /** The job `user` created with idempotency key `key`, if any. */
@@ -141,6 +184,21 @@ export interface Store {
   listJobsPage(query: JobPageQuery): Promise<JobPage>;
   /** Number of jobs per state (states without jobs are absent). */
   countJobsByState(): Promise<Map<JobState, number>>;
+  /**
+   * Cancels every job matching `query` in one transaction (each as `finishJob(id, 'cancelled')`,
+   * with its event); terminal states in `query.states` are ignored. Returns what was cancelled
+   * (the caller stops the replicas of those that held devices).
+   */
+  cancelJobs(query: CancelQuery, actor: string, reason: string): Promise<CancelledJob[]>;
+  /**
+   * Removes up to `limit` ended jobs that ended before `before_ms` (oldest first) with
+   * everything kept for them (events, reports, replicas, profiles rows, idempotency keys), in one
+   * transaction; their GPU time and count move to the per-user totals `usage` reports. Profiles
+   * of profile keys are kept. Returns the ids removed.
+   */
+  deleteEndedJobs(before_ms: number, limit: number): Promise<string[]>;
+  /** Recorded GPU time per user, removed jobs included (see `deleteEndedJobs`), by user. */
+  usage(): Promise<UserUsage[]>;
 
   /** `queued | preempted -> starting` with its binding and earliest launch time. */
   assignJob(id: string, binding: DeviceBinding, not_before_ms: number, actor: string, reason: string): Promise<JobRecord>;

@@ -8,6 +8,7 @@ import { Controller } from '../../control/controller.js';
 import { hashToken } from '../../control/tokens.js';
 import { findPolicy } from '../../policy/registry.js';
 import { SqliteStore } from '../../store/sqlite/sqlite-store.js';
+import type { UserJobLimits } from '../../store/store.js';
 import type { Hono } from 'hono';
 import { createApp } from '../app.js';
 import type { ApiEnv } from '../auth.js';
@@ -41,13 +42,13 @@ export async function callApp(app: Hono<ApiEnv>, method: string, path: string, t
  * is `admin`. `policy`: the controller's (default fifo; goodput where profiles are kept);
  * `shared_profiles`: see ControllerOptions.shared_profiles.
  */
-export async function inProcessApi(options: { now_ms?: () => number; db_file?: string; policy?: string; shared_profiles?: boolean } = {}) {
+export async function inProcessApi(options: { now_ms?: () => number; db_file?: string; policy?: string; shared_profiles?: boolean; user_limits?: UserJobLimits } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'goodput-api-'));
   const secret = 'test-secret';
   if (options.db_file) copyFileSync(options.db_file, join(dir, 'db.sqlite'));
   const store = new SqliteStore(join(dir, 'db.sqlite'), options.now_ms ? { now_ms: options.now_ms } : {});
   const policy = findPolicy(options.policy ?? 'fifo')!.create({ seed: 0 });
-  const controller = new Controller({ store, backend: new LocalBackend({ devices: cpuSlots(2) }), policy, data_dir: dir, secret, api_url: '', interval_s: 60, grace_s: 1, shared_profiles: options.shared_profiles === true });
+  const controller = new Controller({ store, backend: new LocalBackend({ devices: cpuSlots(2) }), policy, data_dir: dir, secret, api_url: '', interval_s: 60, grace_s: 1, shared_profiles: options.shared_profiles === true, ...(options.user_limits ? { user_limits: options.user_limits } : {}) });
   const app = createApp({ store, controller, secret, version: 'test', ...(options.now_ms ? { now_ms: options.now_ms } : {}) });
   const admin = 'gpa_admin';
   await store.putToken({ hash: hashToken(admin), user: 'admin', admin: true, created_at_ms: 0 });

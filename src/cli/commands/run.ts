@@ -8,7 +8,7 @@ import { withoutHeldDevices } from '../profile/held-devices.js';
 import { GoodputError, usageError } from '../../core/errors.js';
 import type { JobSpec } from '../../core/job-spec.js';
 import { DEFAULT_POLICY, startServer, type RunningServer } from '../../server/server.js';
-import { isTerminal } from '../../store/lifecycle.js';
+import { ACTIVE_STATES, isTerminal } from '../../store/lifecycle.js';
 import type { JobRecord } from '../../store/types.js';
 import { numberFlag, parseFlags, type CliCommand } from '../command.js';
 import { checkMissingDashDash } from '../job-command.js';
@@ -144,7 +144,7 @@ killed resumes its job instead of starting a second one.
  * cancels it; or use another --data-dir).
  */
 async function resumeOrSubmit(server: RunningServer, spec: JobSpec, user: string, log: (line: string) => void): Promise<JobRecord> {
-  const unfinished = (await server.store.listJobs()).filter((j) => !isTerminal(j.state));
+  const unfinished = (await server.store.listJobs({ states: ACTIVE_STATES })).filter((j) => !isTerminal(j.state));
   const same = unfinished.find((j) => j.user === user && j.spec.workdir === spec.workdir && JSON.stringify(j.spec.command) === JSON.stringify(spec.command));
   const other = unfinished.find((j) => j !== same);
   if (other) {

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import type { NodeView } from '../../api/views.js';
+import type { JobSummary, NodeView } from '../../api/views.js';
 import type { JobSpec } from '../../store/types.js';
 import { launchNotes, submitNotes } from './submit-notes.js';
 
@@ -24,7 +24,7 @@ writeFileSync(join(workdir, 'tutorial.py'), [
 
 const client = {
   nodes: async (): Promise<NodeView[]> => [],
-  listJobs: async () => [],
+  listJobsPage: async () => ({ jobs: [], next_cursor: null }),
 };
 const spec = (max_replicas: number): JobSpec => ({ name: 'tut', command: ['python3', 'tutorial.py'], workdir, env: {}, min_replicas: 0, max_replicas, max_restarts: 0, preemptible: false, priority: 0, sdk: false });
 
@@ -86,4 +86,20 @@ test('a --resumable script that saves its snapshot in place is told to save atom
   assert.equal(notes.length, 1, notes.join('\n'));
   assert.match(notes[0]!, /^warning: inplace\.py is --resumable but saves its snapshot in place \(torch\.save, line 4, and no os\.replace anywhere\).*Save to a temporary file and os\.replace\(\) it into place/);
   assert.deepEqual(launchNotes({ command: ['python3', 'inplace.py'], workdir, max_replicas: 2 }), [], 'not resumable: it restarts from its beginning anyway');
+});
+
+test('other active jobs of the same name: one filtered request, never the whole job list', async () => {
+  const asked: unknown[] = [];
+  const job = (id: string, state: string) => ({ id, name: 'tut', state }) as JobSummary;
+  const lister = {
+    nodes: async (): Promise<NodeView[]> => [],
+    listJobs: async () => assert.fail('listJobs pages through every job'),
+    listJobsPage: async (filter: unknown) => {
+      asked.push(filter);
+      return { jobs: [job('j9', 'running'), job('j8', 'queued'), job('j1', 'queued')], next_cursor: null };
+    },
+  };
+  const notes = await submitNotes(lister, { id: 'j1', name: 'tut', spec: spec(1) });
+  assert.deepEqual(asked, [{ name: 'tut', state: 'active', limit: 21 }]);
+  assert.ok(notes.some((n) => n.startsWith("warning: 2 other active job(s) are named 'tut' (j9, j8)")), notes.join('\n'));
 });

@@ -12,8 +12,11 @@ import { foreignLauncher } from '../../core/script-launch.js';
 import { isTerminal } from '../../store/lifecycle.js';
 import type { JobSpec } from '../../store/types.js';
 
+/** Most jobs of the same name the duplicate-name warning lists. */
+const SAME_NAME_SHOWN = 20;
+
 /** The notes for `job` (never throws: a note that cannot be computed is left out). */
-export async function submitNotes(client: Pick<GoodputClient, 'nodes' | 'listJobs'>, job: Pick<JobSummary, 'id' | 'name' | 'spec'>): Promise<string[]> {
+export async function submitNotes(client: Pick<GoodputClient, 'nodes' | 'listJobsPage'>, job: Pick<JobSummary, 'id' | 'name' | 'spec'>): Promise<string[]> {
   const notes: string[] = [];
   const spec = job.spec;
   const script = pythonScript(spec.command) ?? spec.command[0];
@@ -33,8 +36,10 @@ export async function submitNotes(client: Pick<GoodputClient, 'nodes' | 'listJob
     // the note is a courtesy
   }
   try {
-    const same = (await client.listJobs()).filter((j) => j.name === job.name && j.id !== job.id && !isTerminal(j.state));
-    if (same.length > 0) notes.push(`warning: ${same.length} other active job(s) are named '${job.name}' (${same.map((j) => j.id).join(', ')}); commands that take a name will ask for the id (give this one as ${job.id}), or submit with --name to tell them apart.`);
+    // One filtered page, never the whole history (the server filters by name and state).
+    const page = await client.listJobsPage({ name: job.name, state: 'active', limit: SAME_NAME_SHOWN + 1 });
+    const same = page.jobs.filter((j) => j.name === job.name && j.id !== job.id && !isTerminal(j.state));
+    if (same.length > 0) notes.push(`warning: ${page.next_cursor !== null ? 'at least ' : ''}${same.length} other active job(s) are named '${job.name}' (${same.map((j) => j.id).join(', ')}); commands that take a name will ask for the id (give this one as ${job.id}), or submit with --name to tell them apart.`);
   } catch {
     // the note is a courtesy
   }

@@ -6,6 +6,7 @@ import { parseGpuSelection, resolveDevices } from '../../backends/local/devices.
 import { defaultDataDir } from '../../client/connect.js';
 import type { SlurmSettings } from '../../backends/slurm/compose.js';
 import { GoodputError, usageError } from '../../core/errors.js';
+import { DEFAULT_USER_JOB_LIMITS } from '../../control/controller-options.js';
 import { startLiveDashboard } from '../../dashboard/live.js';
 import { DEFAULT_POLICY, dataFiles, refuseIfRunning, startServer } from '../../server/server.js';
 import { makeDataDir } from '../../datadir/secure.js';
@@ -26,6 +27,9 @@ const flags = {
   'hung-timeout-s': { type: 'string' },
   'log-limit-mb': { type: 'string' },
   'checkpoint-retention-h': { type: 'string' },
+  'job-retention-days': { type: 'string' },
+  'max-active-jobs-per-user': { type: 'string' },
+  'max-queued-jobs-per-user': { type: 'string' },
   detach: { type: 'boolean', short: 'd' },
   'run-as-owner': { type: 'boolean' },
   'single-user-network': { type: 'boolean' },
@@ -67,6 +71,13 @@ export const upCommand: CliCommand = {
                      100; 0 = no cap)
   --checkpoint-retention-h H  checkpoints of a job that ended are removed H hours after
                      it ended (default 168 = 7 days; 'never' keeps them)
+  --job-retention-days N  jobs that ended over N days ago are removed with their events,
+                     reports, logs and checkpoints; each user's GPU time and job count stay
+                     in the usage totals (/metrics) (default 'never': the store keeps every job)
+  --max-active-jobs-per-user N  most jobs one user may have not ended (default 2000; 0 = no
+                     limit); a submit past it is refused: HTTP 429, error E_JOB_LIMIT
+  --max-queued-jobs-per-user N  most queued (not yet started) jobs of one user (default 1000;
+                     0 = no limit); 429 E_JOB_LIMIT past it
   -d, --detach       run in the background (log in DIR/server.log) and return;
                      'goodput down' stops it
   --run-as-owner     multi-user mode (the server runs as root): each job runs as its owner's
@@ -105,6 +116,11 @@ Without --run-as-owner the server is single-user: every job runs as the server's
     const log_limit_mb = numberFlag('up', 'log-limit-mb', values['log-limit-mb'], 100, { min: 0 });
     const retention_h = values['checkpoint-retention-h'] === 'never' ? Infinity : numberFlag('up', 'checkpoint-retention-h', values['checkpoint-retention-h'], 168, { min: 0 });
     const retention = { log_limit_bytes: Math.round(log_limit_mb * 2 ** 20), checkpoint_retention_ms: retention_h * 3_600_000 };
+    const jobRetentionDays = values['job-retention-days'] === undefined || values['job-retention-days'] === 'never' ? Infinity : numberFlag('up', 'job-retention-days', values['job-retention-days'], 0, { min: 0 });
+    const user_limits = {
+      max_active: numberFlag('up', 'max-active-jobs-per-user', values['max-active-jobs-per-user'], DEFAULT_USER_JOB_LIMITS.max_active, { integer: true, min: 0 }),
+      max_queued: numberFlag('up', 'max-queued-jobs-per-user', values['max-queued-jobs-per-user'], DEFAULT_USER_JOB_LIMITS.max_queued, { integer: true, min: 0 }),
+    };
     const cpu = values['cpu-slots'] === undefined ? undefined : numberFlag('up', 'cpu-slots', values['cpu-slots'], 1, { integer: true, min: 1 });
     const selection = parseGpuSelection(values.gpus ?? 'auto');
     const slurm = slurmFlags(values);
@@ -112,7 +128,7 @@ Without --run-as-owner the server is single-user: every job runs as the server's
     if (values.detach) return detach(argv, data_dir);
     const log = (line: string) => console.error(`${new Date().toISOString()} ${line}`);
     const devices = slurm ? [] : resolveDevices(selection, cpu, log);
-    const server = await startServer({ data_dir, host: values.host ?? '127.0.0.1', port, devices, ...(slurm ? { slurm } : {}), policy: values.policy ?? DEFAULT_POLICY, policy_params: values['policy-param'], interval_s, grace_s, hung_timeout_s, log, retention, ...(port_range ? { port_range } : {}),
+    const server = await startServer({ data_dir, host: values.host ?? '127.0.0.1', port, devices, ...(slurm ? { slurm } : {}), policy: values.policy ?? DEFAULT_POLICY, policy_params: values['policy-param'], interval_s, grace_s, hung_timeout_s, log, retention, ...(port_range ? { port_range } : {}), job_retention_ms: jobRetentionDays * 86_400_000, user_limits,
       run_as_owner: values['run-as-owner'] === true, single_user_network: values['single-user-network'] === true, accept_store_loss: values['accept-store-loss'] === true, shared_profiles: values['shared-profiles'] === true });
     const nodes = server.controller.inventory();
     const count = nodes.reduce((k, n) => k + n.devices.length, 0);

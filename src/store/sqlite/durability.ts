@@ -14,10 +14,15 @@ export function quickCheck(db: Database.Database, max = 10): string[] {
   return rows.map((r) => r.quick_check).filter((line) => line !== 'ok');
 }
 
-/** Newest event id in the database (0 when none, or before the schema exists). */
+/**
+ * Newest event id the database ever wrote (0 when none, or before the schema exists): the
+ * AUTOINCREMENT counter too, so events removed with their ended jobs (job retention) do not read
+ * as lost; it commits with the events, so a lost WAL or an older copy still shows.
+ */
 export function newestEventId(db: Database.Database): number {
   if (!db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'events'").get()) return 0;
-  return (db.prepare('SELECT coalesce(max(id), 0) AS id FROM events').get() as { id: number }).id;
+  const sequence = "coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0)";
+  return (db.prepare(`SELECT max(coalesce((SELECT max(id) FROM events), 0), ${sequence}) AS id`).get() as { id: number }).id;
 }
 
 /** The high-water mark file of a database. */

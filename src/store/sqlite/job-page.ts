@@ -74,8 +74,15 @@ export function listJobs(db: Database.Database, query: JobQuery): JobRecord[] {
     args.push(query.user);
   }
   if (query.states) {
-    where.push(`state IN (${query.states.map(() => '?').join(', ') || "''"})`);
+    // With an end-time window, the window's index (jobs_finished) is the selective one: '+state'
+    // keeps the planner from scanning every ended job through jobs_state instead.
+    where.push(`${query.ended_since_ms !== undefined ? '+' : ''}state IN (${query.states.map(() => '?').join(', ') || "''"})`);
     args.push(...query.states);
+  }
+  if (query.ended_since_ms !== undefined) {
+    // Two ranges of jobs_finished; as one OR the planner walks jobs_submitted over every job.
+    where.push('rowid IN (SELECT rowid FROM jobs WHERE finished_at_ms IS NULL UNION ALL SELECT rowid FROM jobs WHERE finished_at_ms >= ?)');
+    args.push(query.ended_since_ms);
   }
   const sql = `SELECT * FROM jobs ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY submitted_at_ms, rowid`;
   return (db.prepare(sql).all(...args) as Row[]).map(toJob);

@@ -210,6 +210,19 @@ export const MIGRATIONS: readonly string[] = [
   DROP TABLE profiles;
   ALTER TABLE profiles_typed RENAME TO profiles;
   `,
+  // 10 -> 11: reads that follow the active and recent jobs, not the history (history.ts): per-user
+  // counts of a state (submit limits), jobs by end time (the dashboard's window, retention); the
+  // GPU time and count of jobs retention removed, per user, so usage totals survive it.
+  `
+  CREATE INDEX jobs_user_state ON jobs(user, state);
+  CREATE INDEX jobs_finished ON jobs(finished_at_ms);
+  CREATE INDEX submit_keys_job ON submit_keys(job_id);
+  CREATE TABLE usage_removed (
+    user TEXT PRIMARY KEY,
+    jobs INTEGER NOT NULL,
+    gpu_s REAL NOT NULL
+  );
+  `,
 ];
 
 /** Brings `db` to the newest schema version; refuses (E_STORE_VERSION) a database newer than this code. */

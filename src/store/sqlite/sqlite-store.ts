@@ -3,12 +3,13 @@ import Database from 'better-sqlite3';
 import { GoodputError } from '../../core/errors.js';
 import type { PerfParams } from '../../goodput/types.js';
 import { refusal, serviceSince, STOP_EVENT, type EventKind, type Operation, type StopKind } from '../lifecycle.js';
-import type { JobPage, JobPageQuery, JobQuery, KeyProfileUpdate, NewJob, NewReplica, DeviceBinding, ReportBatch, RefitCommit, ReportsAdded, Store, TransitionDetail } from '../store.js';
+import type { CancelledJob, CancelQuery, JobPage, JobPageQuery, JobQuery, UserUsage, KeyProfileUpdate, NewJob, NewReplica, DeviceBinding, ReportBatch, RefitCommit, ReportsAdded, Store, TransitionDetail } from '../store.js';
 import type { JobEvent, JobRecord, JobState, Measurement, ProfileRow, ProfileUse, ReplicaRecord, ReportRecord, StoredKeyProfile, TokenRecord } from '../types.js';
 import { advanceMark, readHighWater } from './durability.js';
 import { startCheckpointer } from './checkpointer.js';
 import { SqliteKeyProfiles } from './key-profiles.js';
 import { countByState, jobPage, listJobs } from './job-page.js';
+import { cancelMatching, checkUserLimits, removeEnded, usageByUser } from './history.js';
 import { addReportBatch, reportStatements } from './report-tx.js';
 import { migrate } from './migrations.js';
 import { eventCrc, toEvent, toJob, toReplica, type Row } from './rows.js';
@@ -90,6 +91,7 @@ export class SqliteStore implements Store {
       const earlier = job.idempotency_key === undefined ? undefined : this.submitKey(job.user, job.idempotency_key);
       if (earlier !== undefined) return earlier;
       if (this.stmts.getJob.get(job.id)) throw new GoodputError('E_CONFLICT', `job ${job.id} already exists`);
+      if (job.limits !== undefined) checkUserLimits(this.db, job.user, job.limits);
       if (job.idempotency_key !== undefined) this.db.prepare('INSERT INTO submit_keys (user, key, job_id, created_at_ms) VALUES (?, ?, ?, ?)').run(job.user, job.idempotency_key, job.id, now);
       this.db
         .prepare('INSERT INTO jobs (id, name, user, spec, state, submitted_at_ms, reason) VALUES (?, ?, ?, ?, ?, ?, ?)')
@@ -123,6 +125,12 @@ export class SqliteStore implements Store {
   async listJobs(query: JobQuery = {}): Promise<JobRecord[]> { return listJobs(this.db, query); }
   async listJobsPage(query: JobPageQuery): Promise<JobPage> { return jobPage(this.db, query); }
   async countJobsByState(): Promise<Map<JobState, number>> { return countByState(this.db); }
+  async cancelJobs(query: CancelQuery, actor: string, reason: string): Promise<CancelledJob[]> {
+    const done = this.db.transaction(() => cancelMatching(this.db, query, this.now_ms(), actor, reason)).immediate();
+    return done.length > 0 && this.advanceHighWater() ? done : [];
+  }
+  async deleteEndedJobs(before_ms: number, limit: number): Promise<string[]> { return this.db.transaction(() => removeEnded(this.db, before_ms, limit)).immediate(); }
+  async usage(): Promise<UserUsage[]> { return usageByUser(this.db); }
 
   async assignJob(id: string, binding: DeviceBinding, not_before_ms: number, actor: string, reason: string): Promise<JobRecord> {
     return this.transition(id, 'assign', 'starting', actor, 'assigned', reason, () => ({
