@@ -42,6 +42,12 @@ export class Launcher {
   private readonly submitted = new Map<string, Submitted>();
   /** Not before (ms) another launch of a job the backend refused for the cluster's state: once a round. */
   private readonly retryAt = new Map<string, number>();
+  /**
+   * Held attempts of jobs that no longer start on their placement, until the backend has ended
+   * them (retried while it cannot be reached): the job is not launched again meanwhile, so an
+   * abandon never meets the next submission of the same attempt.
+   */
+  private readonly ending = new Map<string, { attempt: number; busy: boolean; logged: boolean }>();
 
   constructor(
     private readonly ctx: ControllerContext,
@@ -87,8 +93,13 @@ export class Launcher {
     for (const r of this.ctx.killAt.due(now, live)) backend.signal(this.ctx.ref(r), 'SIGKILL');
     for (const map of [this.waits, this.holds, this.retryAt]) for (const id of map.keys()) if (!jobs.some((j) => j.id === id && j.state === 'starting')) map.delete(id);
     this.dropStale(jobs);
+    this.endDropped();
     for (const job of jobs) {
       if (job.state !== 'starting') continue;
+      if (this.ending.has(job.id)) {
+        this.waits.set(job.id, `ending attempt ${this.ending.get(job.id)!.attempt}, held by the cluster on its previous placement, before it launches again`);
+        continue;
+      }
       const submitted = this.submitted.get(job.id);
       if (submitted) {
         await this.follow(job, submitted, now);
@@ -210,7 +221,23 @@ export class Launcher {
       this.forgetSubmitted(id, s);
       this.holds.delete(id);
       this.waits.delete(id);
-      this.ctx.config.backend.abandon(id, this.ctx.jobDir(id), s.attempt).catch((error: unknown) => this.ctx.log(`job ${id}: cannot end the held attempt ${s.attempt}: ${(error as Error).message}`));
+      this.ending.set(id, { attempt: s.attempt, busy: false, logged: false });
+    }
+  }
+
+  /** Asks the backend to end the dropped held attempts (a pending Slurm job is cancelled), again until it could. */
+  private endDropped(): void {
+    for (const [id, e] of this.ending) {
+      if (e.busy) continue;
+      e.busy = true;
+      this.ctx.config.backend.abandon(id, this.ctx.jobDir(id), e.attempt).then(
+        () => void this.ending.delete(id),
+        (error: unknown) => {
+          e.busy = false;
+          if (!e.logged) this.ctx.log(`job ${id}: cannot end its held attempt ${e.attempt} now (${(error as Error).message}); trying again`);
+          e.logged = true;
+        },
+      );
     }
   }
 

@@ -108,6 +108,19 @@ describe('Slurm partition states and workdirs (real slurmctld and slurmd)', { sk
       const pending = (await cluster.cmd('squeue', ['-h', '-o', '%T %r'])).trim();
       assert.match(pending, /^PENDING PartitionDown$/m, 'Slurm holds the job');
       assert.equal(await allocated(), 0, 'the GPUs of a PENDING Slurm job are not counted as allocated');
+      // A job submitted meanwhile is held too; an operator's scancel of its PENDING Slurm job is
+      // recorded (with Slurm's reason) and relaunched; Goodput's cancel ends the next one in Slurm.
+      const d = await s.client.submit({ name: 'down-new', command: ['true'], workdir: s.data_dir, max_replicas: 1, max_restarts: 5 });
+      const slurmJobOf = async (id: string) => /^(\d+) /m.exec((await cluster.cmd('squeue', ['-h', '-o', '%i %j'])).split('\n').filter((l) => l.includes(`-${id}-`)).join('\n'))?.[1];
+      const first = await waitFor('the new job to be held PENDING', 60_000, async () => ((await s.client.getJob(d.id)).launch_wait?.includes('PartitionDown') ? slurmJobOf(d.id) : undefined));
+      await cluster.cmd('scancel', [first]);
+      const second = await waitFor('the new job to be submitted again', 60_000, async () => {
+        const id = await slurmJobOf(d.id);
+        return id !== undefined && id !== first && (await s.client.getJob(d.id)).state === 'starting' ? id : undefined;
+      });
+      assert.ok((await s.client.events(d.id)).some((e) => e.kind === 'replica-exited' && new RegExp(`Slurm job ${first} ended CANCELLED.*not requested by Goodput`).test(e.reason)), await history(d.id));
+      await s.client.cancel(d.id);
+      await waitFor(`Slurm job ${second} of the cancelled job to end`, 30_000, async () => (await slurmJobOf(d.id)) === undefined);
       // Past the hung timeout (and a watch interval): a job Slurm holds is not silent, it has not started.
       await sleep((HUNG_TIMEOUT_S + 6) * 1000);
       const held = await s.client.getJob(b.id);
