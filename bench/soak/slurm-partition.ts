@@ -28,7 +28,7 @@ export interface PartitionFaultResult {
   /** Failures counted against max_restarts while the partition was out. */
   failures_counted: number;
   hung_events: number;
-  /** Samples (every 500 ms while the partition was out) of a job shown `running` while its attempt was not running in Slurm. */
+  /** Samples (every 500 ms while the partition was out) of a job shown `running` while Slurm lists its attempt PENDING. */
   shown_running_while_held: number;
   /** The most GPUs /metrics counted allocated while every job was held. */
   gpus_allocated_while_held: number;
@@ -47,8 +47,6 @@ export interface SlurmPartitionOptions {
   /** The server's --hung-timeout-s. Default 5. */
   hung_timeout_s?: number;
 }
-
-const HELD_STATES: ReadonlySet<string> = new Set(['starting']);
 
 /** Runs both faults on a fresh test cluster; undefined (with the reason) where Slurm cannot run here. */
 export async function slurmPartitionFaults(o: SlurmPartitionOptions = {}): Promise<PartitionFaultResult[] | string> {
@@ -93,15 +91,19 @@ async function fault(cluster: SlurmCluster, s: ServerProcess, state: 'DRAIN' | '
     await sleep(3000);
     const end = Date.now() + hold_s * 1000;
     while (Date.now() < end) {
-      const running = new Set((await cluster.cmd('squeue', ['-h', '-t', 'RUNNING', '-o', '%j'])).split('\n').map((l) => l.trim()).filter(Boolean));
+      const pending = (await cluster.cmd('squeue', ['-h', '-t', 'PENDING', '-o', '%j'])).split('\n').map((l) => l.trim()).filter(Boolean);
       for (const id of ids) {
         const j = await c.getJob(id);
         if (j.launch_wait) notes.add(j.launch_wait.replace(/\d+/g, 'N'));
         const attempt = j.current_replicas.find((r) => r.exit_code === null)?.attempt;
-        if (j.state === 'running' && ![...running].some((name) => name.endsWith(`-${id}-${attempt}`))) shown++;
+        if (j.state === 'running' && pending.some((name) => name.endsWith(`-${id}-${attempt}`))) shown++;
       }
-      const held = await Promise.all(ids.map((id) => c.getJob(id)));
-      if (held.every((j) => HELD_STATES.has(j.state))) allocated = Math.max(allocated, Number(/^goodput_gpus_allocated (\d+)$/m.exec(await c.metrics())?.[1]));
+      // Read between two looks that find every job waiting with a reason (not one being launched at that moment).
+      const allHeld = async () => (await Promise.all(ids.map((id) => c.getJob(id)))).every((j) => j.state === 'starting' && j.launch_wait !== null);
+      if (await allHeld()) {
+        const gpus = Number(/^goodput_gpus_allocated (\d+)$/m.exec(await c.metrics())?.[1]);
+        if (await allHeld()) allocated = Math.max(allocated, gpus);
+      }
       await sleep(500);
     }
   } finally {
