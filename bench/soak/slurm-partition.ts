@@ -42,9 +42,9 @@ export interface PartitionFaultResult {
 export interface SlurmPartitionOptions {
   /** Jobs running when the fault begins (each 2 GPUs). Default 2. */
   running_jobs?: number;
-  /** Seconds the partition stays out (past the hung timeout). Default 12. */
+  /** Seconds the partition stays out (past the hung timeout). Default hung timeout + 7. */
   hold_s?: number;
-  /** The server's --hung-timeout-s. Default 5. */
+  /** The server's --hung-timeout-s. Default 10 (a running trainer on a loaded machine may go quiet for seconds). */
   hung_timeout_s?: number;
 }
 
@@ -54,7 +54,7 @@ export async function slurmPartitionFaults(o: SlurmPartitionOptions = {}): Promi
   if (missing) return missing;
   const cluster = await startSlurmCluster();
   process.env.SLURM_CONF = cluster.env.SLURM_CONF;
-  const hung_s = o.hung_timeout_s ?? 5;
+  const hung_s = o.hung_timeout_s ?? 10;
   let server: ServerProcess | undefined;
   try {
     server = await startServerProcess(tempDataDir('goodput-soak-slurm-'), ['--backend', 'slurm', '--interval-s', '1', '--grace-s', '5', '--policy', 'fifo', '--hung-timeout-s', String(hung_s)]);
