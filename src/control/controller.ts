@@ -69,7 +69,7 @@ export class Controller {
     return this.roundPart.rejections;
   }
 
-  /** Why a `starting` job is not launched yet (restart backoff, devices still held). */
+  /** Why a `starting` job is not launched or running yet (restart backoff, devices still held, the cluster holding it). */
   get launchWaits(): ReadonlyMap<string, string> {
     return this.launcher.launchWaits;
   }
