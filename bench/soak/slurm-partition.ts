@@ -28,7 +28,10 @@ export interface PartitionFaultResult {
   /** Failures counted against max_restarts while the partition was out. */
   failures_counted: number;
   hung_events: number;
-  /** Samples (every 500 ms while the partition was out) of a job shown `running` while Slurm lists its attempt PENDING. */
+  /**
+   * Samples (every 500 ms while the partition was out) of a job shown `running` while Slurm
+   * lists its attempt PENDING.
+   */
   shown_running_while_held: number;
   /** The most GPUs /metrics counted allocated while every job was held. */
   gpus_allocated_while_held: number;

@@ -69,12 +69,12 @@ export class Controller {
     return this.roundPart.rejections;
   }
 
-  /** Why a `starting` job is not launched or running yet (restart backoff, devices still held, the cluster holding it). */
+  /** Why a `starting` job is not running yet (restart backoff, devices still held, the cluster holding it). */
   get launchWaits(): ReadonlyMap<string, string> {
     return this.launcher.launchWaits;
   }
 
-  /** Jobs whose launch the backend holds (a PENDING Slurm job, a drained partition), with the reason: their devices are not in use. */
+  /** Jobs whose launch the cluster holds (a PENDING Slurm job, a drained partition), with why: no device in use. */
   get backendHolds(): ReadonlyMap<string, string> {
     return this.launcher.backendHolds;
   }

@@ -54,7 +54,7 @@ export class Launcher {
     private readonly supervisor: Supervisor,
   ) {}
 
-  /** Why a `starting` job is not launched or running yet (restart backoff, devices still held, the cluster holding it), by job id. */
+  /** Why a `starting` job is not running yet (restart backoff, devices held, the cluster holding it), by job id. */
   get launchWaits(): ReadonlyMap<string, string> {
     return this.waits;
   }

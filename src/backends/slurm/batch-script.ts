@@ -63,10 +63,11 @@ export const WORKDIR_EXIT = 1;
 
 /**
  * Runs in every task. Arguments are positional (never parsed by a shell): run dir, logs dir,
- * workdir, argv. It enters the workdir (or records WORKDIR_EXIT with the reason in the rank's log). It picks the contract's per-rank variables (contract-env.ts) by Slurm's task rank, appends the program's output
- * to the rank's log, records `<node> <pid>` in `.pid` once the program started, and writes its
- * exit status atomically to `.exit` (the server reads exit codes there: there is no sacct
- * without slurmdbd). A stop arrives as STOP_SIGNAL, which Slurm delivers to every process of the
+ * workdir, argv. It picks the contract's per-rank variables (contract-env.ts) by Slurm's task
+ * rank, appends its output to the rank's log, enters the workdir (or records WORKDIR_EXIT with
+ * the reason in the rank's log: the program never starts elsewhere), records `<node> <pid>` in
+ * `.pid` once the program started, and writes its exit status atomically to `.exit` (the server
+ * reads exit codes there: there is no sacct without slurmdbd). A stop arrives as STOP_SIGNAL, which Slurm delivers to every process of the
  * task and which they ignore by default; the wrapper alone turns it into a SIGTERM of the
  * program's main process (remembered when it arrives before the program started), so the
  * program's helpers (DataLoader workers) run on while it checkpoints. Once the program ended, the

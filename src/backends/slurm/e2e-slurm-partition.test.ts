@@ -45,7 +45,7 @@ describe('Slurm partition states and workdirs (real slurmctld and slurmd)', { sk
       return j.state === 'running' && j.step > 0 ? j : undefined;
     });
   };
-  /** Makes the trainer checkpoint and exit 143 (the rescale's stop signal, sent to its Slurm job): Goodput relaunches it. */
+  /** The rescale's stop signal to the trainer's Slurm job: it checkpoints, exits 143, and Goodput relaunches it. */
   const relaunch = (j: JobDetail) => cluster.cmd('scancel', ['--signal=28', j.current_replicas.find((r) => r.exit_code === null)!.launch_id]);
   const allocated = async () => Number(/^goodput_gpus_allocated (\d+)$/m.exec(await s.client.metrics())?.[1]);
   /** Running again on a new attempt, its rank 0 resumed from the checkpoint of an earlier one. */
