@@ -52,7 +52,10 @@ async function main(): Promise<void> {
   const launch: number[] = [];
   const rescale: number[] = [];
   const baseline: number[] = [];
-  /** Per rescale: decision -> last old rank's exit recorded, -> new Slurm job submitted, -> all new ranks running. */
+  /**
+   * Per rescale: decision -> last old rank's exit recorded, -> new attempt recorded as launched
+   * (once Slurm lists its job past PENDING: sbatch plus Slurm's own wait), -> all new ranks running.
+   */
   const parts: [number, number, number][] = [];
   try {
     const server = await startServerProcess(data_dir, ['--backend', 'slurm', '--interval-s', '1', '--grace-s', '30', '--policy', 'optimus']);
@@ -93,7 +96,7 @@ async function main(): Promise<void> {
       await client.cancel(b.id);
       await waitFor('the Slurm job to end', 60_000, async () => (await cluster.cmd('squeue', ['-h'])).trim() === '');
       const [stop, gap, start] = parts[i]!;
-      console.log(`run ${i + 1}/${REPEAT}: launch ${fmt(launch[i]!)}, rescale 4->8 ${fmt(rescale[i]!)} (stop ${fmt(stop)} + relaunch ${fmt(gap)} + start ${fmt(start)}), bare sbatch baseline ${fmt(baseline[i]!)}`);
+      console.log(`run ${i + 1}/${REPEAT}: launch ${fmt(launch[i]!)}, rescale 4->8 ${fmt(rescale[i]!)} (stop ${fmt(stop)} + relaunch until Slurm starts the job ${fmt(gap)} + ranks start ${fmt(start)}), bare sbatch baseline ${fmt(baseline[i]!)}`);
     }
     console.log(`\nSlurm backend on the local test cluster (2 nodes x 4 fake GPUs, ${REPEAT} runs, medians):`);
     console.log(`  policy decision -> all 8 ranks running:      ${fmt(median(launch))}`);

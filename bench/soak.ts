@@ -20,9 +20,10 @@ import { jobToken } from '../src/control/tokens.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { packagePath } from '../src/util/package-root.js';
 import { benchArgs } from './bench-args.js';
+import { slurmPartitionFaults, slurmPartitionLines } from './soak/slurm-partition.js';
 
 const args = benchArgs(`
-usage: npm run bench:soak [-- --jobs N] [-- --load-s S]
+usage: npm run bench:soak [-- --jobs N] [-- --load-s S] [-- --big-store] [-- --flood] [-- --faults slurm-partition]
 A bounded soak of a real 'goodput up' (about 3 minutes): disk full and freed, kill -9 of the server
 and of replicas, a 5,000-job store with listing clients, setsid children. Prints jobs lost, jobs
 stuck, slots leaked, escaped processes (targets 0), report p99 under listing load (<= 50 ms), RSS.
@@ -30,11 +31,32 @@ stuck, slots leaked, escaped processes (targets 0), report p99 under listing loa
   --load-s S   seconds of each report-latency measurement (default 8)
   --big-store  only the 40,000-job store under three dashboard tabs (bench/soak/big-store.ts)
   --flood      only one user's flood of 10,000 submits (bench/soak/flood.ts)
-`, { jobs: { type: 'string' }, 'load-s': { type: 'string' }, 'big-store': { type: 'boolean' }, flood: { type: 'boolean' } });
+  --faults slurm-partition   instead: a drained, then a DOWN partition on a real test Slurm
+               cluster (root and slurm-wlm; about 2 minutes); prints per fault jobs failed, stuck,
+               not resumed, hung, shown running while held, GPUs allocated while held (target 0)
+`, {
+  jobs: { type: 'string' },
+  'load-s': { type: 'string' },
+  'big-store': { type: 'boolean' },
+  flood: { type: 'boolean' },
+  faults: { type: 'string' },
+});
 
 if (args['big-store'] || args.flood) {
   const { runStoreDay } = await import('./soak/store-day.js');
   process.exit(await runStoreDay({ big_store: args['big-store'] === true, flood: args.flood === true, store_jobs: Number(args.jobs ?? 40_000), flood_submits: 10_000 }));
+}
+
+if (args.faults !== undefined) {
+  if (args.faults !== 'slurm-partition') {
+    console.error(`error: --faults: unknown fault group '${args.faults}' (known: slurm-partition)`);
+    process.exit(2);
+  }
+  const t0 = performance.now();
+  console.log('bench:soak --faults slurm-partition  real slurmctld + 2 slurmd (8 fake GPUs), real goodput up --backend slurm');
+  for (const line of slurmPartitionLines(await slurmPartitionFaults())) console.log(line);
+  console.log(`  (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
+  process.exit(0);
 }
 
 const STORED_JOBS = Number(args.jobs ?? 5000);

@@ -41,13 +41,14 @@ export async function metricsText(store: Store, controller: Controller, per_job 
   const [counts, jobs] = await Promise.all([store.countJobsByState(), store.listJobs({ states: ACTIVE_STATES })]);
   const lines: string[] = ['# HELP goodput_jobs Jobs by state.', '# TYPE goodput_jobs gauge'];
   for (const state of [...ACTIVE_STATES, ...TERMINAL_STATES]) lines.push(`goodput_jobs{state="${state}"} ${counts.get(state) ?? 0}`);
-  const allocated = jobs.filter((j) => PLACED_STATES.includes(j.state)).reduce((n, j) => n + j.devices.length, 0);
+  // A job whose launch the backend holds (a PENDING Slurm job) uses no device yet.
+  const allocated = jobs.filter((j) => PLACED_STATES.includes(j.state) && !controller.backendHolds.has(j.id)).reduce((n, j) => n + j.devices.length, 0);
   const s = controller.stats;
   lines.push(
     '# HELP goodput_gpus_total Devices (GPUs or CPU slots) managed by this server.',
     '# TYPE goodput_gpus_total gauge',
     `goodput_gpus_total ${controller.inventory().reduce((n, node) => n + node.devices.length, 0)}`,
-    '# HELP goodput_gpus_allocated Devices allocated to jobs (running, starting or rescaling).',
+    '# HELP goodput_gpus_allocated Devices allocated to jobs (running, starting or rescaling; not those of a launch the backend holds).',
     '# TYPE goodput_gpus_allocated gauge',
     `goodput_gpus_allocated ${allocated}`,
     '# HELP goodput_reports_total Measurements received on the report endpoint.',

@@ -116,6 +116,13 @@ export interface ReplicaExit {
   detail?: string;
 }
 
+/** What of a job's spec a backend passes to its processes (`Backend.refuseSpec`). */
+export interface SpecToCarry {
+  command: readonly string[];
+  workdir: string;
+  env: Readonly<Record<string, string>>;
+}
+
 export interface Backend {
   readonly name: string;
   /** The inventory as last refreshed (stable order, see BackendNode). */
@@ -127,8 +134,10 @@ export interface Backend {
   refresh(): Promise<void>;
   /**
    * Starts every replica of one attempt. All or nothing: if one fails to start, the others are
-   * killed and the call throws GoodputError('E_LAUNCH') (a rejection, e.g. by the cluster's
-   * scheduler) or GoodputError('E_BACKEND_UNAVAILABLE') (retry later).
+   * killed and the call throws GoodputError('E_LAUNCH') (a rejection of the job itself, e.g. by
+   * the cluster's scheduler), GoodputError('E_LAUNCH_HELD') (refused for the cluster's state: a
+   * drained or down partition, nodes not available; the job waits and the launch is retried) or
+   * GoodputError('E_BACKEND_UNAVAILABLE') (retry later).
    */
   launch(request: LaunchRequest): Promise<LaunchedReplica[]>;
   /**
@@ -155,6 +164,22 @@ export interface Backend {
    * resolves once it is gone, so a relaunch never runs beside it.
    */
   abandon(job_id: string, job_dir: string, attempt: number): Promise<void>;
+  /**
+   * Why the cluster's scheduler still holds an attempt this backend launched (`launch_id` of its
+   * replicas) before any of its processes run, in the scheduler's words (e.g. `Slurm job 12 is
+   * PENDING (PartitionDown)`); undefined once they run, once it ended, or for a backend that
+   * starts processes at once. Reads the backend's last view of the cluster (no I/O). The
+   * controller records an attempt as running only once this is undefined: until then the job
+   * stays `starting` with this reason, its devices are not counted as in use and hung detection
+   * has not begun.
+   */
+  held(launch_id: string): string | undefined;
+  /**
+   * Why this backend cannot pass a job's command, workdir or environment to its processes as
+   * given (checked at submit, so the job is refused with the reason instead of failing or
+   * running elsewhere at launch), or undefined when it can.
+   */
+  refuseSpec(spec: SpecToCarry): string | undefined;
   /** Registers the exit listener (one; replaces the previous). */
   onExit(listener: (exit: ReplicaExit) => void): void;
   /** Stops watching; never kills replicas (they survive a server restart by design). */

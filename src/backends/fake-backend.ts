@@ -14,7 +14,7 @@ import * as path from 'node:path';
 import { createContext, runInContext } from 'node:vm';
 import { GoodputError } from '../core/errors.js';
 import { systemClock, type Clock, type TimerId } from '../util/clock.js';
-import type { Backend, BackendNode, LaunchedReplica, LaunchRequest, ReplicaExit, ReplicaRef } from './backend.js';
+import type { Backend, BackendNode, LaunchedReplica, LaunchRequest, ReplicaExit, ReplicaRef, SpecToCarry } from './backend.js';
 import { contractEnv, nodeVisibleDevices } from './contract-env.js';
 import { EXIT_LOST } from './backend.js';
 import { jobDirs, replicaLogPath } from './run-files.js';
@@ -159,6 +159,16 @@ export class FakeBackend implements Backend {
     for (const replica of [...this.cluster.running.values()]) {
       if (replica.job_id === job_id && replica.attempt === attempt) this.cluster.end(replica, EXIT_SIGKILL);
     }
+  }
+
+  /** Never: processes start at launch. */
+  held(_launch_id: string): string | undefined {
+    return undefined;
+  }
+
+  /** Argv, workdir and environment pass to the processes as given. */
+  refuseSpec(_spec: SpecToCarry): string | undefined {
+    return undefined;
   }
 
   close(): void {

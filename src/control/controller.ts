@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { BackendNode } from '../backends/backend.js';
 import type { NodeInfo } from '../core/cluster.js';
+import { GoodputError } from '../core/errors.js';
 import type { Rejection } from '../policy/policy.js';
 import { PLACED_STATES } from '../store/lifecycle.js';
 import type { CancelledJob, CancelQuery } from '../store/store.js';
@@ -56,6 +57,8 @@ export class Controller {
     this.launcher = new Launcher(this.ctx, this.supervisor);
     backend.onExit((exit) => {
       void this.serial(async () => {
+        // An attempt still held when it ended is recorded with these exits once the launcher sees it.
+        if (this.launcher.keepExit(exit)) return;
         await store.recordReplicaExit(exit.job_id, exit.attempt, exit.rank, exit.exit_code, 'backend', exit.detail);
         await this.supervisor.settle(exit.job_id);
         await this.pump();
@@ -68,9 +71,14 @@ export class Controller {
     return this.roundPart.rejections;
   }
 
-  /** Why a `starting` job is not launched yet (restart backoff, devices still held). */
+  /** Why a `starting` job is not running yet (restart backoff, devices still held, the cluster holding it). */
   get launchWaits(): ReadonlyMap<string, string> {
     return this.launcher.launchWaits;
+  }
+
+  /** Jobs whose launch the cluster holds (a PENDING Slurm job, a drained partition), with why: no device in use. */
+  get backendHolds(): ReadonlyMap<string, string> {
+    return this.launcher.backendHolds;
   }
 
   /** The nodes of this cluster as the policy sees them: the devices Goodput may use on each. */
@@ -128,6 +136,8 @@ export class Controller {
    * E_INFEASIBLE, nothing stored, a job that could never run here) and triggers a round.
    */
   async submit(spec: JobSpec, user: string, actor: string, idempotency_key?: string): Promise<JobRecord> {
+    const carry = this.options.backend.refuseSpec(spec);
+    if (carry !== undefined) throw new GoodputError('E_SPEC', `job spec is invalid: ${carry}`);
     const stored = specToStore(spec, this.options.backend.nodes().flatMap((n) => n.devices));
     const job = await this.options.store.createJob({ id: randomBytes(4).toString('hex'), name: spec.name, user, spec: stored, limits: this.options.user_limits, ...(idempotency_key !== undefined ? { idempotency_key } : {}) }, actor);
     this.requestRound();

@@ -3,7 +3,7 @@ import { sweepMarked } from './containment.js';
 import { closeSync, existsSync, fchownSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { GoodputError } from '../../core/errors.js';
-import { EXIT_LOST, type Backend, type BackendNode, type DeviceInfo, type LaunchedReplica, type LaunchRequest, type ReplicaExit, type ReplicaRef } from '../backend.js';
+import { EXIT_LOST, type Backend, type BackendNode, type DeviceInfo, type LaunchedReplica, type LaunchRequest, type ReplicaExit, type ReplicaRef, type SpecToCarry } from '../backend.js';
 import { contractEnv, nodeVisibleDevices } from '../contract-env.js';
 import { execPlan } from '../job-env.js';
 import { jobDirs, readExitFile, replicaLogName, runFileBase } from '../run-files.js';
@@ -175,6 +175,16 @@ export class LocalBackend implements Backend {
       if (pid !== undefined && Number.isInteger(pid) && pid > 1) killGroup(pid, 'SIGKILL');
     }
     sweepMarked(_job_id, attempt);
+  }
+
+  /** Never: processes start at launch. */
+  held(_launch_id: string): string | undefined {
+    return undefined;
+  }
+
+  /** Argv, workdir and environment pass to the processes as given. */
+  refuseSpec(_spec: SpecToCarry): string | undefined {
+    return undefined;
   }
 
   close(): void {

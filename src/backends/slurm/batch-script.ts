@@ -58,12 +58,16 @@ export const SWEEP_MARKED = [
   'done',
 ].join('\n');
 
+/** Exit status of a rank whose node cannot enter the job's workdir (its program never started). */
+export const WORKDIR_EXIT = 1;
+
 /**
  * Runs in every task. Arguments are positional (never parsed by a shell): run dir, logs dir,
- * argv. It picks the contract's per-rank variables (contract-env.ts) by Slurm's task rank, appends the program's output
- * to the rank's log, records `<node> <pid>` in `.pid` once the program started, and writes its
- * exit status atomically to `.exit` (the server reads exit codes there: there is no sacct
- * without slurmdbd). A stop arrives as STOP_SIGNAL, which Slurm delivers to every process of the
+ * workdir, argv. It picks the contract's per-rank variables (contract-env.ts) by Slurm's task
+ * rank, appends its output to the rank's log, enters the workdir (or records WORKDIR_EXIT with
+ * the reason in the rank's log: the program never starts elsewhere), records `<node> <pid>` in
+ * `.pid` once the program started, and writes its exit status atomically to `.exit` (the server
+ * reads exit codes there: there is no sacct without slurmdbd). A stop arrives as STOP_SIGNAL, which Slurm delivers to every process of the
  * task and which they ignore by default; the wrapper alone turns it into a SIGTERM of the
  * program's main process (remembered when it arrives before the program started), so the
  * program's helpers (DataLoader workers) run on while it checkpoints. Once the program ended, the
@@ -72,13 +76,16 @@ export const SWEEP_MARKED = [
  * Slurm itself sends (time limit, an operator's scancel) so it can record the program's code.
  */
 export const TASK_WRAPPER = [
-  'run=$1 logs=$2; shift 2; c= stop=; trap : TERM INT HUP',
+  'run=$1 logs=$2 wd=$3; shift 3; c= stop=; trap : TERM INT HUP',
   `trap 'stop=1; [ -n "$c" ] && kill -TERM "$c" 2>/dev/null' WINCH`,
   'idx=$SLURM_PROCID',
   PICK_RANK_ENV,
   'p=$run/attempt-$GOODPUT_ATTEMPT-rank-$RANK',
   `exec >>"$logs/${replicaLogName('$RANK')}" 2>&1`,
   'echo "--- goodput: attempt $GOODPUT_ATTEMPT, rank $RANK/$WORLD_SIZE, node $SLURMD_NODENAME, GPU $CUDA_VISIBLE_DEVICES, Slurm job $SLURM_JOB_ID, $(date -u +%Y-%m-%dT%H:%M:%SZ) ---"',
+  // The workdir travels as an argument (any byte), never on an #SBATCH line (sbatch drops a
+  // backslash there, and slurmstepd runs a job whose --chdir it cannot enter in /tmp, silently).
+  `cd -- "$wd" 2>/dev/null || { printf 'goodput: cannot enter the workdir %s on node %s (missing there, or not a directory this account may enter); the program was not started\\n' "$wd" "$SLURMD_NODENAME"; echo ${WORKDIR_EXIT} > "$p.exit.tmp" && mv -f "$p.exit.tmp" "$p.exit"; exit ${WORKDIR_EXIT}; }`,
   '"$@" & c=$!',
   'echo "$SLURMD_NODENAME $c" > "$p.pid.tmp" && mv -f "$p.pid.tmp" "$p.pid"',
   '[ -n "$stop" ] && kill -TERM "$c" 2>/dev/null',
@@ -99,7 +106,8 @@ export function shellQuote(s: string): string {
  * double quotes). Throws E_LAUNCH for what such a line cannot carry.
  */
 export function sbatchValue(value: string): string {
-  if (/["\n\r]/.test(value)) throw new GoodputError('E_LAUNCH', `cannot pass ${JSON.stringify(value)} to sbatch: it contains a double quote or a line break`);
+  // sbatch drops a backslash on these lines and expands %-patterns in --output.
+  if (/["\n\r\\%]/.test(value)) throw new GoodputError('E_LAUNCH', `cannot pass ${JSON.stringify(value)} to sbatch: it contains a double quote, a line break, a backslash or a %`);
   return `"${value}"`;
 }
 
@@ -125,7 +133,7 @@ export function batchScript(i: BatchScriptInput): string {
   const even = i.shares.every((s) => s.count === i.shares[0]!.count);
   // --no-requeue: after a node failure Goodput relaunches from the checkpoint as a new attempt;
   // Slurm's own requeue would run the same attempt a second time behind its back.
-  const job = [`--job-name=${i.job_name}`, `--output=${sbatchValue(`${i.run_dir}/attempt-${i.attempt}.slurm.out`)}`, '--open-mode=append', `--chdir=${sbatchValue(i.workdir)}`, '--export=ALL', '--no-requeue'];
+  const job = [`--job-name=${i.job_name}`, `--output=${sbatchValue(`${i.run_dir}/attempt-${i.attempt}.slurm.out`)}`, '--open-mode=append', `--chdir=${sbatchValue(i.run_dir)}`, '--export=ALL', '--no-requeue'];
   // Every component of a heterogeneous job needs its own partition, account and QOS.
   const where = [...(i.partition ? [`--partition=${sbatchValue(i.partition)}`] : []), ...(i.account ? [`--account=${sbatchValue(i.account)}`] : []), ...(i.qos ? [`--qos=${sbatchValue(i.qos)}`] : [])];
   const header: string[] = [...job, ...where].map((o) => `#SBATCH ${o}`);
@@ -147,7 +155,7 @@ export function batchScript(i: BatchScriptInput): string {
     ...header,
     'stop=; trap stop=1 TERM',
     '[ -n "$stop" ] && exit 143',
-    `srun --kill-on-bad-exit=0${het} /bin/sh -c ${shellQuote(TASK_WRAPPER)} goodput-replica ${shellQuote(i.run_dir)} ${shellQuote(i.logs_dir)} ${i.command.map(shellQuote).join(' ')}`,
+    `srun --kill-on-bad-exit=0${het} /bin/sh -c ${shellQuote(TASK_WRAPPER)} goodput-replica ${shellQuote(i.run_dir)} ${shellQuote(i.logs_dir)} ${shellQuote(i.workdir)} ${i.command.map(shellQuote).join(' ')}`,
     '',
   ].join('\n');
 }

@@ -61,10 +61,10 @@ describe('batch script', () => {
     assert.match(s, /^#SBATCH --nodes=2 --nodelist=gp1,gp2 --ntasks-per-node=4 --gres=gpu:4$/m);
     assert.match(s, /^#SBATCH --partition="gpu"$/m);
     assert.match(s, /^#SBATCH --account="ml"$/m);
-    assert.match(s, /^#SBATCH --chdir="\/w"$/m);
+    assert.match(s, /^#SBATCH --chdir="\/d\/run"$/m, 'the batch shell starts in the run dir; the workdir is an argument of each task');
     assert.match(s, /^#SBATCH --no-requeue$/m, 'a node failure must not make Slurm rerun the attempt');
     assert.doesNotMatch(s, /hetjob/);
-    assert.match(s, /^srun --kill-on-bad-exit=0 \/bin\/sh -c '.*' goodput-replica '\/d\/run' '\/d\/logs' 'python3' 'it'\\''s' '\$\(x\)'$/ms);
+    assert.match(s, /^srun --kill-on-bad-exit=0 \/bin\/sh -c '.*' goodput-replica '\/d\/run' '\/d\/logs' '\/w' 'python3' 'it'\\''s' '\$\(x\)'$/ms);
   });
   it('asks for GPUs of the chosen GRES type when given one (a node of several types), and refuses a type sbatch cannot read', () => {
     const even = batchScript({ ...base, shares: [{ node: 'gp1', count: 2 }], gpu_type: 't4' });
@@ -84,7 +84,9 @@ describe('batch script', () => {
   });
   it('quotes any string as one literal shell word; #SBATCH values keep their blanks', () => {
     assert.equal(shellQuote("a'b"), `'a'\\''b'`);
-    assert.match(batchScript({ ...base, workdir: '/my projects/x', shares: [{ node: 'gp1', count: 1 }] }), /^#SBATCH --chdir="\/my projects\/x"$/m);
-    assert.throws(() => batchScript({ ...base, workdir: '/a"b', shares: [{ node: 'gp1', count: 1 }] }), /double quote/);
+    assert.match(batchScript({ ...base, run_dir: '/my data/run', shares: [{ node: 'gp1', count: 1 }] }), /^#SBATCH --chdir="\/my data\/run"$/m);
+    for (const dir of ['/a"b', '/a\\b', '/a%j', '/a\nb']) assert.throws(() => batchScript({ ...base, run_dir: dir, shares: [{ node: 'gp1', count: 1 }] }), /cannot pass .* to sbatch/);
+    // A workdir is one quoted argument of the task wrapper, whatever it holds.
+    assert.match(batchScript({ ...base, workdir: '/a"b\\c\nd', shares: [{ node: 'gp1', count: 1 }] }), / '\/d\/logs' '\/a"b\\c\nd' 'python3'/);
   });
 });

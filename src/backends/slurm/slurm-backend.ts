@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { GoodputError } from '../../core/errors.js';
-import { EXIT_LOST, type Backend, type BackendNode, type LaunchedReplica, type LaunchRequest, type ReplicaExit, type ReplicaRef } from '../backend.js';
+import { EXIT_LOST, type Backend, type BackendNode, type LaunchedReplica, type LaunchRequest, type ReplicaExit, type ReplicaRef, type SpecToCarry } from '../backend.js';
 import { contractEnv, perRankLists } from '../contract-env.js';
 import { execPlan } from '../job-env.js';
 import { jobDirs, readExitFile, replicaLogName, runFileBase } from '../run-files.js';
@@ -9,6 +9,7 @@ import { freePort } from '../local/process-info.js';
 import { batchScript, rankNodes, STOP_SIGNAL, type NodeShare } from './batch-script.js';
 import { ACTIVE_JOB_STATES, buildInventory, parseSinfo, parseSqueue, type SlurmJob } from './inventory.js';
 import { slurmRun, type SlurmRunOptions } from './slurm-cli.js';
+import { isStateRefusal, pendingWords, slurmSpecRefusal, slurmWords } from './slurm-states.js';
 
 /** Options of the Slurm backend. */
 export interface SlurmBackendOptions {
@@ -43,6 +44,8 @@ interface Watched {
   outside?: string;
   /** When a poll first found a rank killed by a signal Goodput did not send, the Slurm job still listed as running. */
   signalled_at_ms?: number;
+  /** A job list read after the submission showed the job past PENDING (running or ended): `held` says no more. */
+  left_pending?: boolean;
 }
 
 /** How long (ms) a rank's exit file gets to appear after its Slurm job ended. */
@@ -145,7 +148,10 @@ export class SlurmBackend implements Backend {
       id = (await this.slurm('sbatch', ['--parsable'], { exact_env: plan.env, input: script })).trim().split(';')[0]!;
     } catch (error) {
       if (error instanceof GoodputError && error.code === 'E_BACKEND_UNAVAILABLE') throw error;
-      throw new GoodputError('E_LAUNCH', `sbatch rejected the job: ${(error as Error).message}`);
+      const message = (error as Error).message;
+      // A drained or inactive partition, nodes not available: Slurm's state, not the job's fault.
+      if (isStateRefusal(message)) throw new GoodputError('E_LAUNCH_HELD', `Slurm refuses new jobs now: ${slurmWords(message)}`);
+      throw new GoodputError('E_LAUNCH', `sbatch rejected the job: ${message}`);
     }
     if (!/^\d+$/.test(id)) throw new GoodputError('E_LAUNCH', `sbatch answered '${id}' instead of a job id`);
     this.watched.set(id, { job_id: req.job_id, attempt: req.attempt, job_dir: req.job_dir, ranks: new Set(Array.from({ length: world }, (_, r) => r)), since_ms: Date.now() });
@@ -155,6 +161,25 @@ export class SlurmBackend implements Backend {
     return shares.flatMap((s) => req.devices.filter((_, i) => this.inventory[req.nodes[i]!]?.name === s.node).map((device) => ({
       rank: rank++, device, node: s.node, launch_id: id, pid: 0, proc_start: '', log_path: join(dirs.logs, replicaLogName(rank - 1)), started_at_ms,
     })));
+  }
+
+  /**
+   * While Slurm lists the attempt's job as PENDING (or no job list read since its submission
+   * shows it yet): Slurm's reason. Once a list shows it running or ended, undefined for good.
+   */
+  held(launch_id: string): string | undefined {
+    const w = this.watched.get(launch_id);
+    if (!w || w.left_pending) return undefined;
+    if (this.jobsAt_ms <= w.since_ms) return `submitted as Slurm job ${launch_id}; waiting for Slurm to start it`;
+    const pending = this.jobs.find((j) => (String(j.job_id) === launch_id || String(j.het_job_id) === launch_id) && j.state === 'PENDING');
+    if (pending) return pendingWords(launch_id, pending.reason);
+    w.left_pending = true;
+    return undefined;
+  }
+
+  /** Refuses environment variables sbatch or srun would read as their own options (slurm-states.ts). */
+  refuseSpec(spec: SpecToCarry): string | undefined {
+    return slurmSpecRefusal(spec);
   }
 
   async adopt(ref: ReplicaRef): Promise<'alive' | number> {
@@ -167,7 +192,7 @@ export class SlurmBackend implements Backend {
       this.log(`slurm: cannot check job ${ref.launch_id} now (${(error as Error).message}); watching it`);
     }
     if (jobs && !isActive(jobs, ref.launch_id)) return readExitFile(ref.job_dir, ref.attempt, ref.rank) ?? EXIT_LOST;
-    const w = this.watched.get(ref.launch_id) ?? { job_id: ref.job_id, attempt: ref.attempt, job_dir: ref.job_dir, ranks: new Set<number>(), since_ms: Date.now() };
+    const w = this.watched.get(ref.launch_id) ?? { job_id: ref.job_id, attempt: ref.attempt, job_dir: ref.job_dir, ranks: new Set<number>(), since_ms: Date.now(), left_pending: true };
     w.ranks.add(ref.rank);
     this.watched.set(ref.launch_id, w);
     return 'alive';
@@ -210,7 +235,11 @@ export class SlurmBackend implements Backend {
     const name = this.jobName(job_id, attempt);
     for (let i = 0; i < 240; i++) {
       const left = (await this.queue(false)).filter((j) => j.name === name && ACTIVE_JOB_STATES.has(j.state));
-      if (left.length === 0) return;
+      if (left.length === 0) {
+        // The attempt was never recorded: nobody waits for the exits of its Slurm jobs.
+        for (const [id, w] of this.watched) if (w.job_id === job_id && w.attempt === attempt) this.watched.delete(id);
+        return;
+      }
       if (i === 0) {
         this.log(`slurm: cancelling Slurm job(s) ${left.map((j) => j.job_id).join(',')} left by an unrecorded launch of ${job_id} attempt ${attempt}`);
         await this.slurm('scancel', [...new Set(left.map((j) => String(j.het_job_id || j.job_id)))]);

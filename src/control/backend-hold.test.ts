@@ -1,0 +1,123 @@
+/**
+ * The controller's side of a cluster that holds launches (Backend.held, E_LAUNCH_HELD): a held
+ * attempt leaves the job `starting` with the backend's reason and is recorded once released; an
+ * exit while held is kept until then; a job cancelled while held has its attempt abandoned; a
+ * launch refused for the cluster's state waits and is retried once a round; a spec the backend
+ * cannot carry is refused at submit. In-process, a real local backend whose hold is switched by
+ * the test (the Slurm side is e2e-slurm-partition.test.ts).
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import type { LaunchedReplica, LaunchRequest, SpecToCarry } from '../backends/backend.js';
+import { cpuSlots } from '../backends/local/devices.js';
+import { LocalBackend } from '../backends/local/local-backend.js';
+import { GoodputError } from '../core/errors.js';
+import { findPolicy } from '../policy/registry.js';
+import { SqliteStore } from '../store/sqlite/sqlite-store.js';
+import type { JobSpec } from '../store/types.js';
+import { Controller } from './controller.js';
+import { waitFor } from '../../test-support/control/harness.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'goodput-hold-'));
+const keepAlive = setInterval(() => {}, 1000);
+after(() => {
+  clearInterval(keepAlive);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A local backend the test makes hold its launches (as a PENDING Slurm job) or refuse them (a drained partition). */
+class HoldingBackend extends LocalBackend {
+  hold: string | undefined;
+  refuse: string | undefined;
+  launches = 0;
+  abandoned: string[] = [];
+  override async launch(req: LaunchRequest): Promise<LaunchedReplica[]> {
+    this.launches++;
+    if (this.refuse) throw new GoodputError('E_LAUNCH_HELD', this.refuse);
+    return super.launch(req);
+  }
+  override held(): string | undefined {
+    return this.hold;
+  }
+  override async abandon(job_id: string, job_dir: string, attempt: number): Promise<void> {
+    this.abandoned.push(`${job_id}/${attempt}`);
+    return super.abandon(job_id, job_dir, attempt);
+  }
+  override refuseSpec(spec: SpecToCarry): string | undefined {
+    return spec.env.SBATCH_PARTITION !== undefined ? 'env: SBATCH_PARTITION: not carried' : undefined;
+  }
+}
+
+const spec = (script: string): JobSpec => ({ name: 's', command: [process.execPath, '-e', script], workdir: dir, env: {}, min_replicas: 0, max_replicas: 1, max_restarts: 0, preemptible: true, priority: 0 });
+const SLEEPER = "process.on('SIGTERM', () => process.exit(143)); setInterval(() => {}, 1000)";
+
+async function setup(name: string, interval_s = 60): Promise<{ c: Controller; b: HoldingBackend; store: SqliteStore }> {
+  const store = new SqliteStore(':memory:');
+  const b = new HoldingBackend({ devices: cpuSlots(1), poll_ms: 50 });
+  const c = new Controller({ store, backend: b, policy: findPolicy('fifo')!.create({ seed: 0 }), data_dir: join(dir, name), secret: 's', api_url: 'http://127.0.0.1:1', interval_s, grace_s: 2, tick_ms: 50, watch_interval_s: 0.2, hung_timeout_s: 1 });
+  await c.start();
+  return { c, b, store };
+}
+
+describe('launches the cluster holds', () => {
+  it('a held attempt is starting with the reason and no device in use, then running from its release', async () => {
+    const { c, b, store } = await setup('held');
+    b.hold = 'Slurm job 7 is PENDING (PartitionDown)';
+    const job = await c.submit(spec(SLEEPER), 'u', 'u');
+    await waitFor('the launch to be held', 5000, async () => c.backendHolds.get(job.id));
+    await new Promise((r) => setTimeout(r, 400));
+    const held = (await store.getJob(job.id))!;
+    assert.equal(held.state, 'starting');
+    assert.equal(c.launchWaits.get(job.id), b.hold);
+    assert.ok((await store.listEvents(job.id)).some((e) => e.kind === 'waiting' && e.reason === `launched, not running yet: ${b.hold}`));
+    assert.equal(b.launches, 1, 'submitted once, not at every tick');
+    const released_ms = Date.now();
+    b.hold = undefined;
+    const running = await waitFor('the job to run', 5000, async () => ((await store.getJob(job.id))?.state === 'running' ? store.getJob(job.id) : undefined));
+    assert.ok(running!.launched_at_ms! >= released_ms, 'it runs (and hung detection counts) from its release, not from its submission');
+    assert.equal(c.backendHolds.has(job.id), false);
+    await c.cancel(job.id, 'u');
+    await c.stop();
+  });
+
+  it('an exit while held is recorded once released; a job cancelled while held has its attempt abandoned', async () => {
+    const { c, b, store } = await setup('exit');
+    b.hold = 'Slurm job 8 is PENDING (ReqNodeNotAvail)';
+    const quick = await c.submit(spec('process.exit(0)'), 'u', 'u');
+    await waitFor('the launch to be held', 5000, async () => c.backendHolds.get(quick.id));
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal((await store.getJob(quick.id))!.state, 'starting', 'its exit is kept while the attempt is held');
+    b.hold = undefined;
+    await waitFor('the job to succeed', 5000, async () => (await store.getJob(quick.id))?.state === 'succeeded');
+    b.hold = 'Slurm job 9 is PENDING (PartitionDown)';
+    const job = await c.submit(spec(SLEEPER), 'u', 'u');
+    await waitFor('the launch to be held', 5000, async () => c.backendHolds.get(job.id));
+    await c.cancel(job.id, 'u');
+    await waitFor('the held attempt to be abandoned', 5000, async () => b.abandoned.filter((a) => a === `${job.id}/0`).length >= 2);
+    await c.stop();
+  });
+
+  it('a launch refused for the cluster\'s state waits, is retried once a round, and runs once accepted', async () => {
+    const { c, b, store } = await setup('refused', 0.5);
+    b.refuse = 'Slurm refuses new jobs now: Required partition not available (inactive or drain)';
+    const job = await c.submit(spec(SLEEPER), 'u', 'u');
+    await waitFor('the refusal', 5000, async () => c.backendHolds.get(job.id));
+    await new Promise((r) => setTimeout(r, 1200));
+    assert.equal((await store.getJob(job.id))!.state, 'starting');
+    assert.ok(b.launches >= 2 && b.launches <= 4, `retried about once a round (0.5 s), not at every 50 ms tick: ${b.launches} tries`);
+    assert.match(c.launchWaits.get(job.id) ?? '', /Required partition not available .*retried each round/);
+    b.refuse = undefined;
+    await waitFor('the job to run', 5000, async () => (await store.getJob(job.id))?.state === 'running');
+    await c.cancel(job.id, 'u');
+    await c.stop();
+  });
+
+  it('refuses at submit a spec the backend cannot carry (E_SPEC)', async () => {
+    const { c } = await setup('spec');
+    await assert.rejects(c.submit({ ...spec(SLEEPER), env: { SBATCH_PARTITION: 'x' } }, 'u', 'u'), (e: unknown) => (e as GoodputError).code === 'E_SPEC' && /SBATCH_PARTITION/.test((e as Error).message));
+    await c.stop();
+  });
+});
