@@ -44,6 +44,28 @@ describe('job spec', () => {
     });
   });
 
+  it('explains a reserved variable (which, why, what to use) and lets the SDK\'s own options through', () => {
+    const refused = (env: Record<string, string>): string => {
+      try {
+        validateJobSpec({ name: 'a', command: ['x'], env }, '/');
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return assert.fail(`${JSON.stringify(env)} accepted`);
+    };
+    // The SDK reads GOODPUT_SHARE_DIR (docs/migrating-from-adaptdl.md) and goodput never sets it.
+    assert.equal(validateJobSpec({ name: 'a', command: ['x'], env: { GOODPUT_SHARE_DIR: '/data/s', GOODPUT_STEP_LOG: 'x' } }, '/').env.GOODPUT_SHARE_DIR, '/data/s');
+    const checkpoint = refused({ GOODPUT_CHECKPOINT_DIR: '/c' });
+    assert.doesNotMatch(checkpoint, /Invalid key in record/);
+    assert.match(checkpoint, /env\.GOODPUT_CHECKPOINT_DIR: reserved: goodput sets it for each attempt .*checkpoint directory.*gt\.share_path\(\)/);
+    assert.match(refused({ MASTER_PORT: '1' }), /env\.MASTER_PORT: reserved: .*free port.*init_method="env:\/\/"/);
+    assert.match(refused({ CUDA_VISIBLE_DEVICES: '0' }), /env\.CUDA_VISIBLE_DEVICES: reserved: .*goodput up --gpus/);
+    assert.match(refused({ GOODPUT_FOO: '1' }), /env\.GOODPUT_FOO: reserved: GOODPUT_\* names are goodput's .*GOODPUT_SHARE_DIR/);
+    assert.match(refused({ '1X': '1' }), /env\.1X: invalid variable name/);
+    // False friends: names that only look reserved.
+    assert.deepEqual(Object.keys(validateJobSpec({ name: 'a', command: ['x'], env: { MY_RANK: '1', GOODPUT: '1', XGOODPUT_TOKEN: '1' } }, '/').env), ['MY_RANK', 'GOODPUT', 'XGOODPUT_TOKEN']);
+  });
+
   it('reads YAML and JSON files; a relative workdir is relative to the file', () => {
     const yaml = join(dir, 'job.yaml');
     writeFileSync(yaml, 'name: y\ncommand: [python, "-c", "print(1); echo $(id)"]\nworkdir: sub\nmax_replicas: 4\n');
