@@ -4,7 +4,7 @@ import { deviceType } from '../backends/device-type.js';
 import type { Controller } from '../control/controller.js';
 import { gpuTypeOf } from '../control/profile-book.js';
 import { replicaLogPath } from '../backends/run-files.js';
-import { validateJobSpec } from '../control/job-spec.js';
+import { validateJobSpec } from '../admission/job-spec-file.js';
 import { batchDecisionInForce } from '../control/insight.js';
 import { stopProtection } from '../control/snapshot.js';
 import { GoodputError } from '../core/errors.js';
@@ -20,10 +20,10 @@ import { metricsText } from './metrics.js';
 import { openApiDocument } from './openapi.js';
 import { jsonBody, parse } from './parse-body.js';
 import { StoreHealth } from './store-health.js';
-import { checkLaunchable } from './submit-checks.js';
+import { checkLaunchable } from '../admission/submit-checks.js';
 import { registerProfileRoutes } from './profile-routes.js';
 import { registerTokenRoutes } from './token-routes.js';
-import { eventView, iso, jobView, replicaView, type JobDetail, type NodeView } from './views.js';
+import { eventView, iso, jobView, replicaView, type JobDetail, type NodeView, type SubmittedJob } from './views.js';
 
 /** What the API needs from the server. */
 export interface AppOptions {
@@ -101,10 +101,11 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     const key = c.req.header('idempotency-key');
     if (key !== undefined && !/^[A-Za-z0-9._:-]{1,128}$/.test(key)) throw badRequest('the Idempotency-Key header must be 1-128 letters, digits, ., _, : or -');
     const earlier = key === undefined ? undefined : await store.jobForSubmitKey(user, key);
-    if (earlier) return c.json(jobView(earlier), 200, { 'idempotent-replayed': 'true' });
+    // The notes were the first answer's; a replay says only that it is one.
+    if (earlier) return c.json({ ...jobView(earlier), notes: [] } satisfies SubmittedJob, 200, { 'idempotent-replayed': 'true' });
     await checkLaunchable(store, spec, user, o.run_as_owner === true);
-    const job = await controller.submit({ ...spec, user }, user, principal.user, key);
-    return c.json(jobView(job), 201);
+    const { job, notes } = await controller.submitWithNotes({ ...spec, user }, user, principal.user, key);
+    return c.json({ ...jobView(job), notes } satisfies SubmittedJob, 201);
   });
 
   app.get('/v1/jobs', async (c) => {

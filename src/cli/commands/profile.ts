@@ -7,14 +7,14 @@ import { usageError } from '../../core/errors.js';
 import { defaultDataDir } from '../../client/connect.js';
 import { numberFlag, parseFlags, type CliCommand } from '../command.js';
 import { checkMissingDashDash } from '../job-command.js';
-import { unwrapLauncherCommand } from '../torch-launcher.js';
+import { unwrapLauncherCommand } from '../../admission/torchrun-python.js';
 import { devicesOfOneType } from '../profile/one-type.js';
 import { outputDir, saveToDataDir, writeProfileFile, type ProfileFile } from '../../datadir/profile-file.js';
 import { makeDataDir } from '../../datadir/secure.js';
 import { withoutHeldDevices } from '../profile/held-devices.js';
 import { runProfile, workDir } from '../profile/runner.js';
 import { defaultProfileKey, pythonScript } from '../../core/profile-key.js';
-import { sdkOf } from '../../control/plain-script.js';
+import { sdkOf } from '../../admission/admit.js';
 
 const flags = {
   profile: { type: 'string' },

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { GoodputError } from '../core/errors.js';
 import { packagePath } from '../util/package-root.js';
-import { readJobSpecFile, validateJobSpec } from './job-spec.js';
-import { jobToken, jobTokenClaim, verifyJobToken } from './tokens.js';
+import { readJobSpecFile, validateJobSpec } from './job-spec-file.js';
+import { jobToken, jobTokenClaim, verifyJobToken } from '../control/tokens.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'goodput-spec-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

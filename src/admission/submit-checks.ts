@@ -9,8 +9,8 @@
 import { existsSync, statSync } from 'node:fs';
 import { GoodputError } from '../core/errors.js';
 import { pythonScript } from '../core/profile-key.js';
-import { unwrapTorchLauncher } from '../core/torch-launcher.js';
-import { scriptPath } from '../control/plain-script.js';
+import { unwrapTorchLauncher } from './torch-launcher.js';
+import { scriptPath } from './script-source.js';
 import { canEnter, ownerAccount } from '../multiuser/accounts.js';
 import type { Store } from '../store/store.js';
 import type { JobSpec } from '../store/types.js';

@@ -6,7 +6,7 @@
 import { accessSync, constants, openSync, readSync, closeSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { usageError } from '../core/errors.js';
-import { shebangInterpreter, unwrapTorchLauncher } from '../core/torch-launcher.js';
+import { shebangInterpreter, unwrapTorchLauncher } from './torch-launcher.js';
 
 /** A launcher command rewritten to one rank's command. */
 export interface UnwrappedCommand {
