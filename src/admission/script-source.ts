@@ -102,7 +102,10 @@ export function readJobSource(spec: Pick<JobSpec, 'command' | 'workdir'>): JobSo
     const current = queue.shift()!;
     for (const module of importedModules(current.text, current.module)) {
       const parts = module.split('.');
-      for (const [candidate, name] of [[join(root, ...parts) + '.py', module], [join(root, ...parts, '__init__.py'), module + '.__init__']] as const) {
+      // Importing a.b.c runs a/__init__.py and a/b/__init__.py first, then a/b/c.py or a/b/c/__init__.py.
+      const candidates: [string, string][] = parts.slice(0, -1).map((_, k) => [join(root, ...parts.slice(0, k + 1), '__init__.py'), `${parts.slice(0, k + 1).join('.')}.__init__`]);
+      candidates.push([`${join(root, ...parts)}.py`, module], [join(root, ...parts, '__init__.py'), `${module}.__init__`]);
+      for (const [candidate, name] of candidates) {
         if (seen.has(candidate)) continue;
         seen.add(candidate);
         const found = readSmall(candidate, MAX_SCRIPT_BYTES);
@@ -110,7 +113,6 @@ export function readJobSource(spec: Pick<JobSpec, 'command' | 'workdir'>): JobSo
         files.push({ name: relative(root, candidate), text: found });
         total += found.length;
         queue.push({ text: found, module: name });
-        break;
       }
     }
   }
