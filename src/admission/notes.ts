@@ -28,6 +28,15 @@ export function planNotes(spec: Pick<JobSpec, 'command' | 'sdk' | 'resumable' | 
   return notes;
 }
 
+/**
+ * The note for a job whose default profile key names its script's folder (`imagenet.main`) where
+ * earlier versions named the script alone (`legacy`, `main`) and a profile under the old key
+ * exists: it is not used, since it may be another project's `main.py`.
+ */
+export function renamedKeyNote(key: string, legacy: string): string {
+  return `profile key '${key}': a generic script name takes its folder, so that different projects' scripts of one name do not share a profile; the profile measured under '${legacy}' (before keys named the folder) is not used. If it is this model's, submit with --profile ${legacy}.`;
+}
+
 /** The note for other active jobs of the job's name (commands that take a name then ask for the id); undefined when none. */
 export function sameNameNote(job: { id: string; name: string }, others: readonly { id: string }[]): string | undefined {
   if (others.length === 0) return undefined;

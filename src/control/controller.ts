@@ -11,7 +11,9 @@ import { Launcher } from './launcher.js';
 import { NetworkBook } from './network-book.js';
 import { admit } from '../admission/admit.js';
 import { ACTIVE_STATES } from '../store/lifecycle.js';
-import { sameNameNote } from '../admission/notes.js';
+import { renamedKeyNote, sameNameNote } from '../admission/notes.js';
+import { defaultProfileKey } from '../core/profile-key.js';
+import { scopedKey } from '../core/profile-scope.js';
 import { gpuTypeOf, ProfileBook } from './profile-book.js';
 import { ReportIngest, type ReportRequest } from './report-ingest.js';
 import { Round } from './round.js';
@@ -140,6 +142,15 @@ export class Controller {
     const job = await this.options.store.createJob({ id: randomBytes(4).toString('hex'), name: spec.name, user, spec: admission.spec, ...(idempotency_key !== undefined ? { idempotency_key } : {}) }, actor);
     this.requestRound();
     const notes = [...admission.notes];
+    try {
+      const legacy = spec.profile === undefined ? defaultProfileKey(spec.command) : undefined;
+      const key = admission.spec.profile!;
+      if (legacy !== undefined && legacy !== key && (await this.options.store.listKeyProfiles(scopedKey(legacy, this.options.shared_profiles === true ? '' : user))).length > 0) {
+        notes.push(renamedKeyNote(key, legacy));
+      }
+    } catch {
+      // the note is a courtesy
+    }
     try {
       const same = await this.options.store.listJobsPage({ user, name: job.name, states: ACTIVE_STATES, limit: 21 });
       const note = sameNameNote(job, same.jobs.filter((j) => j.id !== job.id).slice(0, 20));

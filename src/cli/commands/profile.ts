@@ -65,7 +65,7 @@ what was measured (exit 130). 'goodput plan KEY|FILE' reads it.
     const cpu = values['cpu-slots'] === undefined ? undefined : numberFlag('profile', 'cpu-slots', values['cpu-slots'], 1, { integer: true, min: 1 });
     const log = (line: string): void => void process.stderr.write(`goodput: ${line}\n`);
     const resolved = cpu === undefined && values.gpus === undefined ? resolveDevices('auto', undefined, log) : cpu !== undefined ? cpuSlots(cpu) : resolveDevices(parseGpuSelection(values.gpus!), undefined, log);
-    const key = values.profile ?? defaultProfileKey(command);
+    const key = values.profile ?? defaultProfileKey(command, process.cwd());
     const controller = new AbortController();
     const onSignal = (): void => {
       if (controller.signal.aborted) return;
