@@ -44,7 +44,7 @@ export function sameNameNote(job: { id: string; name: string }, others: readonly
 }
 
 /**
- * Warnings for a job written for another launcher (core/script-launch.ts): a command through
+ * Warnings for a job written for another launcher (script-launch.ts): a command through
  * `accelerate launch` or `deepspeed`, a script that starts its own processes (mp.spawn), takes
  * its local rank from `--local_rank` or fixes its rendezvous address or port, for a job of more
  * than one process; and, at any size, a script whose processes meet through a file, which makes

@@ -91,7 +91,7 @@ export interface ScriptLaunch {
 
 /**
  * A command that starts its ranks through a launcher other than torchrun (which
- * core/torch-launcher.ts rewrites): `accelerate launch ...` or `deepspeed ...`. Each of goodput's
+ * torch-launcher.ts rewrites): `accelerate launch ...` or `deepspeed ...`. Each of goodput's
  * processes would run it, and it starts processes of its own on the devices that process sees
  * (Accelerate hands multi-GPU launches to torchrun, with its fixed port 29500). Both libraries
  * also run under torchrun's variables, which goodput sets, so the direct command is the script

@@ -1,5 +1,5 @@
 /**
- * The CLI's side of core/torch-launcher.ts: finds the Python a `torchrun` command would run its
+ * The CLI's side of torch-launcher.ts: finds the Python a `torchrun` command would run its
  * workers with (the job's venv or conda prefix's torchrun or python, else the torchrun on this
  * shell's PATH) and turns a rejected launcher command into a usage error that says what to run.
  */

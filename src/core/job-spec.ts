@@ -30,7 +30,7 @@ const bytes = (s: string) => utf8.encode(s).length;
 const noNul = (s: string) => !s.includes('\0');
 
 /**
- * Schema of a job spec as accepted from users (HTTP body or file; control/job-spec.ts reads
+ * Schema of a job spec as accepted from users (HTTP body or file; admission/job-spec-file.ts reads
  * files, applies the default workdir and resolves venv/conda prefixes). Stages: `JobSpecInput`
  * (what the user writes, optional fields) -> `JobSpec` (validated, defaults applied, workdir
  * absolute).
