@@ -1,5 +1,6 @@
 """A stand-in for an SDK script that speaks the report contract alone (no torch): its step takes
-1 ms per sample per micro-step, so the profile's points are known exactly. Exits 143 on SIGTERM."""
+1 ms per sample per micro-step, so the profile's points are known exactly. Exits 143 on SIGTERM.
+With FAKE_SDK_ENV_DIR set, each rank writes its environment there (rank-N.json)."""
 import json
 import os
 import signal
@@ -8,6 +9,9 @@ import time
 import urllib.request
 
 signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+if os.environ.get("FAKE_SDK_ENV_DIR"):  # what the launcher gave this rank, for the tests
+    with open(os.path.join(os.environ["FAKE_SDK_ENV_DIR"], f"rank-{os.environ.get('RANK', '?')}.json"), "w") as f:
+        json.dump(dict(os.environ), f)
 url = f"{os.environ['GOODPUT_API']}/v1/jobs/{os.environ['GOODPUT_JOB_ID']}/reports"
 headers = {"Authorization": f"Bearer {os.environ['GOODPUT_TOKEN']}", "content-type": "application/json"}
 limits = {"init_batch_size": 16, "max_batch_size": 256, "min_local_bsz": 8, "max_local_bsz": 64, "accumulation": True}

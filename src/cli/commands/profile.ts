@@ -2,6 +2,7 @@ import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { cpuSlots, parseGpuSelection, resolveDevices } from '../../backends/local/devices.js';
+import { LocalBackend } from '../../backends/local/local-backend.js';
 import { deviceType } from '../../control/profile-book.js';
 import { usageError } from '../../core/errors.js';
 import { defaultDataDir } from '../../client/connect.js';
@@ -94,7 +95,10 @@ what was measured (exit 130). 'goodput plan KEY|FILE' reads it.
     let result;
     const work_dir = workDir(tmpdir());
     try {
-      result = await runProfile({ command, devices, gpu_type, time_s, work_dir, signal: controller.signal, progress: bar, no_report_hint: plainHint });
+      // The replicas run through the local backend, as a job's do under `goodput up` (the contract's
+      // variables, process groups, logs and signals of src/backends/local/).
+      const backend = new LocalBackend({ devices });
+      result = await runProfile({ command, workdir: process.cwd(), backend, devices, gpu_type, time_s, work_dir, signal: controller.signal, progress: bar, no_report_hint: plainHint });
       rmSync(work_dir, { recursive: true, force: true }); // replica logs and checkpoints; kept when the script failed (the error names its log)
     } finally {
       process.off('SIGINT', onSignal);
