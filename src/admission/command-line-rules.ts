@@ -81,8 +81,8 @@ export function commandLineRules(lines: readonly string[], args: readonly string
     fixedRanks: () => {
       const rank = givenOption(RANK_OPTIONS.filter((o) => defined.has(o)));
       const world = givenOption(WORLD_OPTIONS.filter((o) => defined.has(o)));
-      const fixes = [rank !== undefined && /^\d+$/.test(rank.value) && passedToGroup('rank') ? rank : undefined, world !== undefined && /^\d+$/.test(world.value) && passedToGroup('world_size') ? world : undefined];
-      if (fixes.every((f) => f === undefined)) return undefined;
+      const fixed = (g: typeof rank, field: string): boolean => g !== undefined && /^\d+$/.test(g.value) && passedToGroup(field);
+      if (!fixed(rank, 'rank') && !fixed(world, 'world_size')) return undefined;
       const spawn = SPAWN_FLAGS.filter((f) => defined.has(f) && args.includes(f));
       const shown = [world, rank].filter((f) => f !== undefined).map((f) => `${f.name} ${f.value}`);
       const env_url = RENDEZVOUS_OPTIONS.find((o) => defined.has(o));

@@ -56,6 +56,11 @@ describe('admission of outside scripts', () => {
     assert.deepEqual(warnings(spec('minGPT-ddp', ['python3', 'main.py'])), [], 'not resumable: it starts over anyway');
   });
 
+  it('three main.py of three projects get three profile keys (their folders), not one key main', () => {
+    const keys = ['imagenet', 'ncf', 'minGPT-ddp'].map((p) => admit(spec(p, ['python3', 'main.py']), cpu(4)).spec.profile);
+    assert.deepEqual(keys, ['imagenet.main', 'ncf.main', 'minGPT-ddp.main']);
+  });
+
   it('NCF ported to the SDK: it fixes CUDA_VISIBLE_DEVICES from --gpu, which would replace the devices goodput gives', () => {
     const s = spec('ncf', ['python3', 'main.py', '--epochs', '1']);
     assert.equal(admit(s, cpu(4)).spec.sdk, true);

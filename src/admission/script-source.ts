@@ -71,7 +71,8 @@ export function importedModules(text: string, module: string): string[] {
     const from = /^\s*from\s+(\.*)([\w.]*)\s+import\s+\(?([^)]*)\)?/.exec(line);
     if (!from) continue;
     const dots = from[1]!.length;
-    const base = dots === 0 ? from[2]! : [...pkg.slice(0, Math.max(0, pkg.length - (dots - 1))), ...(from[2] ? [from[2]] : [])].join('.');
+    const parent = pkg.slice(0, Math.max(0, pkg.length - (dots - 1)));
+    const base = dots === 0 ? from[2]! : [...parent, ...(from[2] ? [from[2]] : [])].join('.');
     if (dots > 0 && dots - 1 > pkg.length) continue; // beyond the top package
     if (base !== '') out.push(base);
     for (const item of from[3]!.split(',')) {
@@ -103,8 +104,12 @@ export function readJobSource(spec: Pick<JobSpec, 'command' | 'workdir'>): JobSo
     for (const module of importedModules(current.text, current.module)) {
       const parts = module.split('.');
       // Importing a.b.c runs a/__init__.py and a/b/__init__.py first, then a/b/c.py or a/b/c/__init__.py.
-      const candidates: [string, string][] = parts.slice(0, -1).map((_, k) => [join(root, ...parts.slice(0, k + 1), '__init__.py'), `${parts.slice(0, k + 1).join('.')}.__init__`]);
-      candidates.push([`${join(root, ...parts)}.py`, module], [join(root, ...parts, '__init__.py'), `${module}.__init__`]);
+      const candidates: [string, string][] = parts.slice(0, -1).map((_, k) => {
+        const pkg = parts.slice(0, k + 1);
+        return [join(root, ...pkg, '__init__.py'), `${pkg.join('.')}.__init__`];
+      });
+      candidates.push([`${join(root, ...parts)}.py`, module]);
+      candidates.push([join(root, ...parts, '__init__.py'), `${module}.__init__`]);
       for (const [candidate, name] of candidates) {
         if (seen.has(candidate)) continue;
         seen.add(candidate);

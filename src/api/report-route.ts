@@ -31,7 +31,8 @@ export async function handleReport(c: Context<ApiEnv>, report: (batch: ReportReq
   const id = c.req.param('id')!;
   checkReporter(c.get('principal'), id);
   const body = parse(reportBodySchema, await jsonBody(c), 'report');
-  const config = await report({ job_id: id, attempt: body.attempt, limits: body.limits, reports: body.reports, checkpoint_on_stop: body.checkpoint_on_stop });
+  const { attempt, limits, reports, checkpoint_on_stop } = body;
+  const config = await report({ job_id: id, attempt, limits, reports, checkpoint_on_stop });
   return c.json({ config });
 }
 
@@ -45,7 +46,10 @@ export function reportApp(secret: string, report: (batch: ReportRequest) => Prom
     const body = errorBody(error);
     return c.json(body, statusOf(body.error.code));
   });
-  app.notFound((c) => c.json({ error: { code: 'E_NOT_FOUND', message: `no route ${c.req.method} ${c.req.path}; only reports are posted here` } }, 404));
+  app.notFound((c) => {
+    const message = `no route ${c.req.method} ${c.req.path}; only reports are posted here`;
+    return c.json({ error: { code: 'E_NOT_FOUND', message } }, 404);
+  });
   app.use('*', limitBody(MAX_BODY_BYTES));
   app.use('/v1/*', async (c, next) => {
     const token = /^Bearer\s+(\S+)$/i.exec(c.req.header('authorization') ?? '')?.[1];
