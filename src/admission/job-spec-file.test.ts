@@ -57,7 +57,7 @@ describe('job spec', () => {
     assert.equal(validateJobSpec({ name: 'a', command: ['x'], env: { GOODPUT_SHARE_DIR: '/data/s', GOODPUT_STEP_LOG: 'x' } }, '/').env.GOODPUT_SHARE_DIR, '/data/s');
     const checkpoint = refused({ GOODPUT_CHECKPOINT_DIR: '/c' });
     assert.doesNotMatch(checkpoint, /Invalid key in record/);
-    assert.match(checkpoint, /env\.GOODPUT_CHECKPOINT_DIR: reserved: goodput sets it for each attempt .*checkpoint directory.*gt\.share_path\(\)/);
+    assert.match(checkpoint, /env\.GOODPUT_CHECKPOINT_DIR: reserved: goodput sets it for each attempt: the job.s checkpoint directory.*gt\.share_path\(\)/);
     assert.match(refused({ MASTER_PORT: '1' }), /env\.MASTER_PORT: reserved: .*free port.*init_method="env:\/\/"/);
     assert.match(refused({ CUDA_VISIBLE_DEVICES: '0' }), /env\.CUDA_VISIBLE_DEVICES: reserved: .*goodput up --gpus/);
     assert.match(refused({ GOODPUT_FOO: '1' }), /env\.GOODPUT_FOO: reserved: GOODPUT_\* names are goodput's .*GOODPUT_SHARE_DIR/);

@@ -80,7 +80,8 @@ export function launchNotes(spec: Pick<JobSpec, 'command' | 'max_replicas' | 're
   if (!launch.distributed && !spawn && !other) {
     notes.push(`warning: ${script} has no distributed code (no torch.distributed, init_process_group, DistributedDataParallel, Accelerate or Goodput SDK in it or the local modules it imports), so -n ${spec.max_replicas} runs ${spec.max_replicas} identical copies that each train the whole model alone and write the same files (e.g. the same model.pt). Use -n 1, or make it distributed (DistributedDataParallel with init_process_group("env://"), or the Goodput SDK: docs/sdk.md).`);
   }
-  // The spawn warning already says to leave the rendezvous to goodput; the ranks warning says what to pass.
-  if (fixed && !spawn && !(ranks && fixed.line === 0)) notes.push(`warning: ${script} fixes its rendezvous (${fixed.call}, ${where(fixed)}), but goodput gives each attempt rank 0's node as MASTER_ADDR and a free port as MASTER_PORT: two jobs of it on one node would bind the same port (the second fails with "Address already in use"), and on several nodes a fixed address leaves the other nodes' ranks waiting out the rendezvous timeout. Use os.environ.setdefault(...) instead of the assignment, or init_method="env://" (the default) (docs/contract.md, "Scripts written for another launcher").`);
+  // The spawn warning already says to leave the rendezvous to goodput; the ranks warning says to
+  // pass the rendezvous option env:// (a script without one keeps this warning).
+  if (fixed && !spawn && !(ranks && (fixed.line === 0 || ranks.env_url !== undefined))) notes.push(`warning: ${script} fixes its rendezvous (${fixed.call}, ${where(fixed)}), but goodput gives each attempt rank 0's node as MASTER_ADDR and a free port as MASTER_PORT: two jobs of it on one node would bind the same port (the second fails with "Address already in use"), and on several nodes a fixed address leaves the other nodes' ranks waiting out the rendezvous timeout. Use os.environ.setdefault(...) instead of the assignment, or init_method="env://" (the default) (docs/contract.md, "Scripts written for another launcher").`);
   return notes;
 }

@@ -39,6 +39,8 @@ describe('admission of outside scripts', () => {
     assert.deepEqual(rest, [], 'one warning, not also a port collision');
     assert.match(only!, /^warning: main\.py is given its rank and world size on the command line \(--world-size 1 --rank 0 --multiprocessing-distributed\), so each of its 2 processes would be the same rank .*a failure there is not a port collision\. Drop --world-size and --rank and --multiprocessing-distributed and pass --dist-url env:\/\/: the script then reads RANK and WORLD_SIZE/);
     assert.deepEqual(warnings(spec('imagenet', recipe, { max_replicas: 1 })), [], 'one process: it is rank 0 of 1 indeed');
+    const noUrl = warnings(spec('imagenet', recipe.filter((a, i) => a !== '--dist-url' && recipe[i - 1] !== '--dist-url')));
+    assert.equal(noUrl.length, 1, `the ranks warning already says to pass --dist-url env://: ${noUrl.join('\n')}`);
   });
 
   it('ddp-tutorial-series multinode.py (torchrun): nothing to say, but --resumable hears of its in-place snapshot', () => {

@@ -18,7 +18,7 @@ export const SDK_OPTION_ENV = [
 ] as const;
 
 const SET_PER_RANK = 'goodput sets it for each process as torchrun sets it, from the ranks it places';
-const ATTEMPT = 'goodput sets it for each attempt (docs/contract.md)';
+const ATTEMPT = 'goodput sets it for each attempt';
 
 /** Why each reserved name (or family) is goodput's, and what to use instead. */
 const RESERVED: readonly { test: RegExp; why: string; instead: string }[] = [
