@@ -1,9 +1,9 @@
 /**
  * The profiler's side of the contract (docs/contract.md): the control plane's report endpoint
- * (api/report-route.ts, its body limit, schema and job token) served on 127.0.0.1 for the one
- * job it measures, keeping every measurement and answering each report with the configuration
- * the profiler is measuring now, and a sampler of the replicas' resident memory (their process
- * trees).
+ * (api/report-route.ts, its body limit, schema and job token) served for the one job it measures
+ * (on 127.0.0.1, or where compute nodes reach it for the Slurm backend), keeping every
+ * measurement and answering each report with the configuration the profiler is measuring now,
+ * and a sampler of the replicas' resident memory (their process trees, on this machine).
  */
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -14,6 +14,9 @@ import { jobToken, newSecret } from '../../control/tokens.js';
 import { GoodputError } from '../../core/errors.js';
 import type { JobConfig, Measurement } from '../../core/wire.js';
 import type { BatchLimits } from '../../goodput/types.js';
+
+/** Where the report endpoint listens for replicas on this machine. */
+const LOOPBACK = { host: '127.0.0.1', reported_host: '127.0.0.1' };
 
 /** The job id the profiler's replicas report as. */
 export const PROFILE_JOB_ID = 'profile';
@@ -43,15 +46,21 @@ export class ReportCollector {
     this.token = jobToken(this.secret, PROFILE_JOB_ID);
   }
 
-  /** Listens on 127.0.0.1 (a free port); returns the base URL (GOODPUT_API). */
-  async start(): Promise<string> {
+  /**
+   * Listens on `listen.host` (default 127.0.0.1; a free port); returns the base URL (GOODPUT_API)
+   * with `listen.reported_host` (default the listen host): the address the replicas reach it at.
+   */
+  async start(listen: { host: string; reported_host: string } = LOOPBACK): Promise<string> {
     const app = reportApp(this.secret, (batch) => Promise.resolve(this.report(batch)));
     const server = await new Promise<ServerType>((resolve, reject) => {
-      const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
-      s.once('error', reject);
+      const s = serve({ fetch: app.fetch, hostname: listen.host, port: 0 }, () => resolve(s));
+      s.once('error', (error: Error) => {
+        const why = `the profiler's report endpoint cannot listen on ${listen.host}: ${error.message}`;
+        reject(new GoodputError('E_LISTEN', why));
+      });
     });
     this.server = server;
-    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    return `http://${listen.reported_host}:${(server.address() as AddressInfo).port}`;
   }
 
   async close(): Promise<void> {

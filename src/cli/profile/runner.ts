@@ -28,7 +28,17 @@ export interface ProfileRun {
   workdir: string;
   /** Runs the replicas; its inventory holds `devices`. Closed by runProfile. */
   backend: Backend;
+  /** Devices of one node of the backend's inventory, of one type. */
   devices: readonly DeviceInfo[];
+  /** That node's position in `backend.nodes()` (default 0: the local backend's one node). */
+  node?: number;
+  /**
+   * Where the report endpoint listens and the host the replicas are given (default 127.0.0.1):
+   * replicas on other nodes (Slurm) need an address they reach (datadir/replica-url.ts).
+   */
+  listen?: { host: string; reported_host: string };
+  /** Said when a launch sends no first report in time (e.g. that a Slurm job may still wait for GPUs). */
+  waiting_hint?: string;
   gpu_type: string;
   /** Wall-clock budget of the whole sweep (s). */
   time_s: number;
@@ -86,8 +96,11 @@ export function fitMemory(samples: readonly { local_bsz: number; peak_bytes: num
 /** Runs the sweep; returns what was measured (partial when aborted) and whether it finished. */
 export async function runProfile(run: ProfileRun): Promise<{ profile: DeviceProfile; complete: boolean }> {
   const collector = new ReportCollector();
-  const api = await collector.start();
   const backend = run.backend;
+  const api = await collector.start(run.listen).catch((error: unknown) => {
+    backend.close();
+    throw error;
+  });
   // The replicas of the launch measured now, and the exit codes heard of them (by rank).
   let launched: { attempt: number; job_dir: string; replicas: LaunchedReplica[] } | undefined;
   const exits = new Map<number, number>();
@@ -116,7 +129,8 @@ export async function runProfile(run: ProfileRun): Promise<{ profile: DeviceProf
       job_id: PROFILE_JOB_ID, attempt, command: run.command, workdir: run.workdir,
       // An SDK option (docs/contract.md): reports every 0.3 s, so a configuration is measured in seconds.
       env: { GOODPUT_REPORT_INTERVAL_S: '0.3' },
-      devices: run.devices.slice(0, replicas).map((d) => d.index), nodes: run.devices.slice(0, replicas).map(() => 0), num_nodes: 1,
+      devices: run.devices.slice(0, replicas).map((d) => d.index),
+      nodes: run.devices.slice(0, replicas).map(() => run.node ?? 0), num_nodes: 1,
       api_url: api, token: collector.token, job_dir, gpu_type: run.gpu_type,
     });
     lastLog = launched.replicas[0]?.log_path ?? '';
@@ -152,7 +166,10 @@ export async function runProfile(run: ProfileRun): Promise<{ profile: DeviceProf
       run.progress(done / Math.max(1, collector.limits ? total(collector.limits) : counts.length * LOCAL_BATCHES), `starting ${replicas} replica(s)`);
       while (!aborted() && collector.entries.length === first) {
         if (!running()) throw failure(`the script exited (${exitOf(exits)}) before its first report`, noReportHint);
-        if (Date.now() > waitUntil) throw failure(`no report from the script within ${FIRST_REPORT_TIMEOUT_S} s`, noReportHint);
+        if (Date.now() > waitUntil) {
+          const why = run.waiting_hint ? `${run.waiting_hint}; or ${noReportHint}` : noReportHint;
+          throw failure(`no report from the script within ${FIRST_REPORT_TIMEOUT_S} s`, why);
+        }
         await sleep(100);
       }
       const limits = collector.limits;
