@@ -93,7 +93,7 @@ describe('goodput profile --backend slurm (real slurmctld and slurmd)', { skip }
     assert.deepEqual(readdirSync(join(data_dir, 'profile-runs')), []);
   });
 
-  it('refuses, before measuring, a partition Slurm lacks, an unreachable slurmctld and --cpu-slots', LONG, async () => {
+  it('refuses, before measuring: a partition Slurm lacks, slurmctld down, no free GPU, --cpu-slots', LONG, async () => {
     const data_dir = join(dir, 'refused');
     const args = ['profile', '--backend', 'slurm', '--data-dir', data_dir, '--out', join(dir, 'x.json')];
     const wrong = await cli([...args, '--partition', 'nope', '--', ...SCRIPT], cluster.env);
@@ -110,7 +110,15 @@ describe('goodput profile --backend slurm (real slurmctld and slurmd)', { skip }
     const down = await cli([...args, '--', ...SCRIPT], { SLURM_CONF: dead });
     assert.equal(down.status, 1, down.stderr);
     assert.match(down.stderr, /error\[E_BACKEND_UNAVAILABLE\]: .*slurmctld.*'sinfo' works here/);
-    for (const r of [wrong, down]) assert.doesNotMatch(r.stderr, /profiling '/, 'refused before anything ran');
+    // Other jobs hold every GPU of both nodes: nothing to profile on now, and each node says why.
+    const hold = ['--parsable', '--nodes=2', '--ntasks-per-node=1', '--gres=gpu:4', '--wrap', 'sleep 300'];
+    const foreign = (await cluster.cmd('sbatch', hold)).trim();
+    await waitFor('it to run', 30_000, async () => (await squeue('-j', foreign, '-o', '%T')) === 'RUNNING');
+    const full = await cli([...args, '--', ...SCRIPT], cluster.env);
+    await cluster.cmd('scancel', [foreign]);
+    assert.equal(full.status, 1, full.stderr);
+    assert.match(full.stderr, /E_DEVICES\]: no node of the cluster has a GPU Goodput may use now \(gp1: .*held/);
+    for (const r of [wrong, down, full]) assert.doesNotMatch(r.stderr, /profiling '/, 'refused before anything ran');
     assert.ok(!existsSync(join(dir, 'x.json')));
     assert.deepEqual(readdirSync(join(data_dir, 'profile-runs')), [], 'no launch folder left behind');
     const cpu = await cli(['profile', '--backend', 'slurm', '--cpu-slots', '2', '--', ...SCRIPT], {});
