@@ -4,27 +4,27 @@ import { deviceType } from '../backends/device-type.js';
 import type { Controller } from '../control/controller.js';
 import { gpuTypeOf } from '../control/profile-book.js';
 import { replicaLogPath } from '../backends/run-files.js';
-import { validateJobSpec } from '../control/job-spec.js';
+import { validateJobSpec } from '../admission/job-spec-file.js';
 import { batchDecisionInForce } from '../control/insight.js';
 import { stopProtection } from '../control/snapshot.js';
 import { GoodputError } from '../core/errors.js';
-import { reportBodySchema } from '../core/wire.js';
 import type { Store } from '../store/store.js';
 import { isTerminal, PLACED_STATES } from '../store/lifecycle.js';
 import type { JobRecord } from '../store/types.js';
 import { limitBody } from './body-limit.js';
 import { registerBulkCancel } from './bulk-cancel.js';
+import { handleReport, MAX_BODY_BYTES } from './report-route.js';
 import { jobListQuery, readPage } from './job-list.js';
-import { authenticate, isAdminBearer, mayAccess, requireUser, type ApiEnv, type Principal } from './auth.js';
+import { authenticate, isAdminBearer, mayAccess, requireUser, type ApiEnv } from './auth.js';
 import { badRequest, errorBody, forbidden, statusOf } from './http-error.js';
 import { metricsText } from './metrics.js';
 import { openApiDocument } from './openapi.js';
-import { jsonBody, parse } from './parse-body.js';
+import { jsonBody } from './parse-body.js';
 import { StoreHealth } from './store-health.js';
-import { checkLaunchable } from './submit-checks.js';
+import { checkLaunchable } from '../admission/submit-checks.js';
 import { registerProfileRoutes } from './profile-routes.js';
 import { registerTokenRoutes } from './token-routes.js';
-import { eventView, iso, jobView, replicaView, type JobDetail, type NodeView } from './views.js';
+import { eventView, iso, jobView, replicaView, type JobDetail, type NodeView, type SubmittedJob } from './views.js';
 
 /** What the API needs from the server. */
 export interface AppOptions {
@@ -40,8 +40,6 @@ export interface AppOptions {
   now_ms?: () => number;
 }
 
-/** Largest request body accepted (a report of 1000 measurements is about 400 KB). */
-const MAX_BODY_BYTES = 4 << 20;
 
 /** Max bytes of log one `GET .../logs` returns. */
 const LOG_CHUNK_BYTES = 1 << 20;
@@ -102,10 +100,11 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     const key = c.req.header('idempotency-key');
     if (key !== undefined && !/^[A-Za-z0-9._:-]{1,128}$/.test(key)) throw badRequest('the Idempotency-Key header must be 1-128 letters, digits, ., _, : or -');
     const earlier = key === undefined ? undefined : await store.jobForSubmitKey(user, key);
-    if (earlier) return c.json(jobView(earlier), 200, { 'idempotent-replayed': 'true' });
+    // The notes were the first answer's; a replay says only that it is one.
+    if (earlier) return c.json({ ...jobView(earlier), notes: [] } satisfies SubmittedJob, 200, { 'idempotent-replayed': 'true' });
     await checkLaunchable(store, spec, user, o.run_as_owner === true);
-    const job = await controller.submit({ ...spec, user }, user, principal.user, key);
-    return c.json(jobView(job), 201);
+    const { job, notes } = await controller.submitWithNotes({ ...spec, user }, user, principal.user, key);
+    return c.json({ ...jobView(job), notes } satisfies SubmittedJob, 201);
   });
 
   app.get('/v1/jobs', async (c) => {
@@ -174,17 +173,10 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     return c.json(jobView(await controller.cancel(job.id, principal.user)));
   });
 
-  app.post('/v1/jobs/:id/reports', async (c) => {
-    const principal: Principal = c.get('principal');
-    const id = c.req.param('id');
-    if (principal.kind === 'job' && principal.job_id !== id) throw forbidden(`this token belongs to job ${principal.job_id}, not ${id}`);
-    if (principal.kind === 'user' && !principal.admin) throw forbidden('reports are posted with the job token (GOODPUT_TOKEN)');
-    const body = parse(reportBodySchema, await jsonBody(c), 'report');
-    // The store checks the report against the job in its transaction (core/report-issues.ts): an
-    // invalid one gets 400, an ended job's 409.
-    const config = await controller.report({ job_id: id, attempt: body.attempt, limits: body.limits, reports: body.reports, checkpoint_on_stop: body.checkpoint_on_stop });
-    return c.json({ config });
-  });
+  // The one report handler, which `goodput profile` serves too (report-route.ts). The store checks
+  // the report against the job in its transaction (core/report-issues.ts): an invalid one gets
+  // 400, an ended job's 409.
+  app.post('/v1/jobs/:id/reports', (c) => handleReport(c, (batch) => controller.report(batch)));
 
   app.get('/v1/nodes', (c) => {
     const principal = c.get('principal');

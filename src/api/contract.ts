@@ -12,13 +12,13 @@ import type { ReportBody, tokenBodySchema } from '../core/wire.js';
 import type { ReportRecord } from '../store/types.js';
 import type { BulkCancelView, bulkCancelBodySchema } from './bulk-cancel-schema.js';
 import type { healthSchema, reportResponseSchema } from './response-schemas.js';
-import type { EventView, JobDetail, JobSummary, NodeView, ProfileSummaryView, ProfileView, TokenView } from './views.js';
+import type { EventView, JobDetail, JobSummary, NodeView, ProfileSummaryView, ProfileView, SubmittedJob, TokenView } from './views.js';
 
 /** Route -> request body (absent: none) and answer (JSON). Path parameters are written `{name}`. */
 export interface ApiContract {
   'GET /v1/health': { response: z.infer<typeof healthSchema> };
   'GET /v1/jobs': { response: JobSummary[] };
-  'POST /v1/jobs': { body: JobSpecInput; response: JobSummary };
+  'POST /v1/jobs': { body: JobSpecInput; response: SubmittedJob };
   'GET /v1/jobs/{id}': { response: JobDetail };
   'GET /v1/jobs/{id}/events': { response: EventView[] };
   'GET /v1/jobs/{id}/reports': { response: ReportRecord[] };

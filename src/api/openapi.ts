@@ -34,7 +34,7 @@ export function openApiDocument(version: string): Record<string, unknown> {
       '/v1/health': { get: { summary: "Liveness and the store's state (store.state: ok, damaged or failing)", security: [], responses: { 200: ok('server and store are up'), 503: { description: 'the store is damaged or failing (store.detail says why)' } } } },
       '/v1/jobs': {
         get: { summary: "List jobs, one page, newest first (own jobs; admin: all, or ?user=). Query: state (states or active/finished, comma-separated), user, name, since (ISO time or age: 24h), limit (1-1000, default 100), cursor (from the X-Next-Cursor header of the previous page), order (asc|desc)", responses: { 200: ok('jobs', { type: 'array', items: { type: 'object' } }), ...errors } },
-        post: { summary: 'Submit a job (422 E_INFEASIBLE: min_replicas exceeds the cluster)', requestBody: json({ $ref: '#/components/schemas/JobSpec' }), responses: { 201: ok('the job'), ...errors, 422: error } },
+        post: { summary: 'Submit a job (422 E_INFEASIBLE: min_replicas exceeds the cluster)', requestBody: json({ $ref: '#/components/schemas/JobSpec' }), responses: { 201: ok('the job, with notes: what the user is told about it (warnings start with "warning: ")'), ...errors, 422: error } },
       },
       '/v1/jobs/{id}': { get: { summary: 'A job with its current replicas', parameters: idParam, responses: { 200: ok('job detail'), ...errors } } },
       '/v1/jobs/{id}/events': { get: { summary: "A job's event history (who, when, why)", parameters: idParam, responses: { 200: ok('events', { type: 'array' }), ...errors } } },

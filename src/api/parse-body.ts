@@ -1,7 +1,7 @@
 /** Reading request bodies at the boundary: JSON, then a zod schema; failures are 400 naming the field. */
 import type { Context } from 'hono';
 import type { z } from 'zod';
-import { formatIssues } from '../control/job-spec.js';
+import { formatIssues } from '../admission/job-spec-file.js';
 import type { ApiEnv } from './auth.js';
 import { badRequest } from './http-error.js';
 

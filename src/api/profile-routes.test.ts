@@ -21,10 +21,10 @@ describe('profiles in the API', () => {
   });
 
   it('shows a job\'s profile key (the spec\'s, or the default of its command) in its views', async () => {
-    const a = await call('POST', '/v1/jobs', 'gpu_alice', { name: 'a', command: ['python3', 'train.py', '--seed', '1'], check_script: false });
+    const a = await call('POST', '/v1/jobs', 'gpu_alice', { name: 'a', command: ['python3', 'resnet.py', '--seed', '1'], check_script: false });
     assert.equal(a.status, 201);
-    assert.deepEqual([a.json.profile_key, a.json.spec.profile, a.json.profile_use], ['train', 'train', null]);
-    const b = await call('POST', '/v1/jobs', 'gpu_bob', { name: 'b', command: ['python3', 'train.py'], profile: 'bert-large', check_script: false });
+    assert.deepEqual([a.json.profile_key, a.json.spec.profile, a.json.profile_use], ['resnet', 'resnet', null]);
+    const b = await call('POST', '/v1/jobs', 'gpu_bob', { name: 'b', command: ['python3', 'resnet.py'], profile: 'bert-large', check_script: false });
     assert.equal((await call('GET', `/v1/jobs/${b.json.id}`, 'gpu_bob')).json.profile_key, 'bert-large');
     const bad = await call('POST', '/v1/jobs', 'gpu_bob', { name: 'c', command: ['x'], profile: '../etc' });
     assert.equal(bad.status, 400);
@@ -40,19 +40,19 @@ describe('profiles in the API', () => {
     assert.equal(mine.status, 200);
     assert.equal(mine.json.length, 1);
     const summary = mine.json[0];
-    assert.deepEqual([summary.key, summary.gpu_type, summary.jobs, summary.measured_replicas], ['train', 'cpu', 1, [1]]);
+    assert.deepEqual([summary.key, summary.gpu_type, summary.jobs, summary.measured_replicas], ['resnet', 'cpu', 1, [1]]);
     assert.equal(summary.throughput.length, 1);
     assert.ok(summary.throughput[0].samples_per_s > 100, JSON.stringify(summary));
-    assert.deepEqual((await call('GET', '/v1/profiles', 'gpu_bob')).json, [], 'bob has no job of key train');
+    assert.deepEqual((await call('GET', '/v1/profiles', 'gpu_bob')).json, [], 'bob has no job of key resnet');
     assert.equal((await call('GET', '/v1/profiles', admin)).json.length, 1);
-    const full = await call('GET', '/v1/profiles/train', 'gpu_alice');
+    const full = await call('GET', '/v1/profiles/resnet', 'gpu_alice');
     assert.equal(full.status, 200);
     assert.deepEqual(full.json[0].points.map((p: { num_replicas: number }) => p.num_replicas), [1]);
     assert.ok(full.json[0].perf.alpha_c >= 0);
     assert.deepEqual(full.json[0].grad, [{ progress: 0.02, sqr: 1, var: 20 }]);
     assert.deepEqual(full.json[0].limits, limits);
     assert.equal('job_ids' in full.json[0], false, 'no job ids: they may be other users\'');
-    const hidden = await call('GET', '/v1/profiles/train', 'gpu_bob');
+    const hidden = await call('GET', '/v1/profiles/resnet', 'gpu_bob');
     assert.deepEqual([hidden.status, hidden.json.error.code], [404, 'E_NOT_FOUND']);
     assert.match(hidden.json.error.message, /goodput profiles ls/);
     assert.equal((await call('GET', '/v1/profiles/bert-large', 'gpu_bob')).status, 404, 'a key without reports has no profile');
@@ -83,25 +83,25 @@ describe('profiles in the API', () => {
 async function removal(api: Awaited<ReturnType<typeof inProcessApi>>): Promise<void> {
   const { call, admin, store, secret } = api;
   const report = async (user: string, name: string, profile?: string) => {
-    const created = await call('POST', '/v1/jobs', `gpu_${user}`, { name, command: ['python3', 'train.py'], check_script: false, ...(profile ? { profile } : {}) });
+    const created = await call('POST', '/v1/jobs', `gpu_${user}`, { name, command: ['python3', 'resnet.py'], check_script: false, ...(profile ? { profile } : {}) });
     const r = await call('POST', `/v1/jobs/${created.json.id}/reports`, jobToken(secret, created.json.id), { attempt: 0, limits, reports: [measurement(1, 1, 0.1), measurement(2, 1, 0.1)] });
     assert.equal(r.status, 200);
   };
   await report('alice', 'alice-train');
-  assert.equal((await call('DELETE', '/v1/profiles/train', 'gpu_bob')).status, 404, 'bob has no job of key train');
-  const noType = await call('DELETE', '/v1/profiles/train?gpu_type=H100', 'gpu_alice');
+  assert.equal((await call('DELETE', '/v1/profiles/resnet', 'gpu_bob')).status, 404, 'bob has no job of key resnet');
+  const noType = await call('DELETE', '/v1/profiles/resnet?gpu_type=H100', 'gpu_alice');
   assert.deepEqual([noType.status, noType.json.error.code], [404, 'E_NOT_FOUND']);
   assert.match(noType.json.error.message, /has no GPU type 'H100'/);
 
   await report('bob', 'bob-train');
-  const shared = await call('DELETE', '/v1/profiles/train', 'gpu_alice');
+  const shared = await call('DELETE', '/v1/profiles/resnet', 'gpu_alice');
   assert.deepEqual([shared.status, shared.json.error.code], [403, 'E_FORBIDDEN']);
   assert.match(shared.json.error.message, /other users' jobs; ask an admin/);
-  assert.equal((await call('GET', '/v1/profiles/train', 'gpu_alice')).json[0].jobs, 2, 'refused: nothing removed');
-  const removed = await call('DELETE', '/v1/profiles/train', admin);
+  assert.equal((await call('GET', '/v1/profiles/resnet', 'gpu_alice')).json[0].jobs, 2, 'refused: nothing removed');
+  const removed = await call('DELETE', '/v1/profiles/resnet', admin);
   assert.equal(removed.status, 200);
-  assert.deepEqual(removed.json.map((p: { key: string; gpu_type: string; jobs: number }) => [p.key, p.gpu_type, p.jobs]), [['train', 'cpu', 2]]);
-  assert.equal((await call('GET', '/v1/profiles/train', admin)).status, 404);
+  assert.deepEqual(removed.json.map((p: { key: string; gpu_type: string; jobs: number }) => [p.key, p.gpu_type, p.jobs]), [['resnet', 'cpu', 2]]);
+  assert.equal((await call('GET', '/v1/profiles/resnet', admin)).status, 404);
 
   await report('alice', 'solo-1', 'solo');
   const own = await call('DELETE', '/v1/profiles/solo?gpu_type=cpu', 'gpu_alice');

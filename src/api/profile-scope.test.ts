@@ -14,13 +14,13 @@ const m = (step: number, replicas: number, step_time_s: number) => ({
   step_time_s, sync_time_s: 0.01, grad_sqr: 1, grad_var: 20, samples: step * 64 * replicas, remaining_samples: 64_000,
 });
 
-/** Alice's job of key `train` runs on 2 slots and reports there; bob then submits `train.py`. */
+/** Alice's job of key `resnet` runs on 2 slots and reports there; bob then submits `resnet.py`. */
 async function aliceThenBob(shared: boolean) {
   const api = await inProcessApi({ policy: 'goodput', shared_profiles: shared });
   await api.store.putToken({ hash: hashToken('gpu_alice'), user: 'alice', admin: false, created_at_ms: 0 });
   await api.store.putToken({ hash: hashToken('gpu_bob'), user: 'bob', admin: false, created_at_ms: 0 });
   const submit = async (user: string) => {
-    const r = await api.call('POST', '/v1/jobs', `gpu_${user}`, { name: `${user}-train`, command: ['python3', 'train.py'], workdir: api.dir, max_replicas: 2, check_script: false });
+    const r = await api.call('POST', '/v1/jobs', `gpu_${user}`, { name: `${user}-train`, command: ['python3', 'resnet.py'], workdir: api.dir, max_replicas: 2, check_script: false });
     assert.equal(r.status, 201, r.text);
     return r.json.id as string;
   };
@@ -36,31 +36,31 @@ async function aliceThenBob(shared: boolean) {
 }
 
 describe('profile scope', () => {
-  it('per user by default: alice\'s 2-replica measurements of `train` do not start bob\'s `train.py`', async () => {
+  it('per user by default: alice\'s 2-replica measurements of `resnet` do not start bob\'s `resnet.py`', async () => {
     const { api, profile } = await aliceThenBob(false);
     try {
       assert.equal(profile, undefined, `bob's job starts from nothing, not from alice's profile ${JSON.stringify(profile?.points)}`);
       const mine = await api.call('GET', '/v1/profiles', 'gpu_alice');
-      assert.deepEqual(mine.json.map((p: { key: string; scope: string; measured_replicas: number[] }) => [p.key, p.scope, p.measured_replicas]), [['train', 'alice', [2]]]);
+      assert.deepEqual(mine.json.map((p: { key: string; scope: string; measured_replicas: number[] }) => [p.key, p.scope, p.measured_replicas]), [['resnet', 'alice', [2]]]);
       assert.deepEqual((await api.call('GET', '/v1/profiles', 'gpu_bob')).json, [], 'bob sees none: his jobs measured nothing');
-      assert.equal((await api.call('GET', '/v1/profiles/train', 'gpu_bob')).status, 404);
-      assert.equal((await api.call('GET', '/v1/profiles/train', 'gpu_alice')).json[0].scope, 'alice');
-      assert.deepEqual((await api.call('GET', '/v1/profiles', api.admin)).json.map((p: { key: string; scope: string }) => [p.key, p.scope]), [['train', 'alice']]);
+      assert.equal((await api.call('GET', '/v1/profiles/resnet', 'gpu_bob')).status, 404);
+      assert.equal((await api.call('GET', '/v1/profiles/resnet', 'gpu_alice')).json[0].scope, 'alice');
+      assert.deepEqual((await api.call('GET', '/v1/profiles', api.admin)).json.map((p: { key: string; scope: string }) => [p.key, p.scope]), [['resnet', 'alice']]);
       // Her own profile holds only her jobs' measurements: she may remove it.
-      assert.equal((await api.call('DELETE', '/v1/profiles/train', 'gpu_bob')).status, 404);
-      assert.equal((await api.call('DELETE', '/v1/profiles/train', 'gpu_alice')).status, 200);
+      assert.equal((await api.call('DELETE', '/v1/profiles/resnet', 'gpu_bob')).status, 404);
+      assert.equal((await api.call('DELETE', '/v1/profiles/resnet', 'gpu_alice')).status, 200);
       assert.deepEqual(await api.store.listKeyProfiles(), []);
     } finally {
       await api.close();
     }
   });
 
-  it('shared by the admin\'s choice (--shared-profiles): bob\'s `train.py` starts from the profile of `train`', async () => {
+  it('shared by the admin\'s choice (--shared-profiles): bob\'s `resnet.py` starts from the profile of `resnet`', async () => {
     const { api, profile } = await aliceThenBob(true);
     try {
       assert.ok(profile, 'bob\'s job starts from the shared profile');
       assert.deepEqual(profile.points.map((p) => p.num_replicas), [2]);
-      assert.deepEqual((await api.call('GET', '/v1/profiles', 'gpu_bob')).json.map((p: { key: string; scope: string | null }) => [p.key, p.scope]), [['train', null]]);
+      assert.deepEqual((await api.call('GET', '/v1/profiles', 'gpu_bob')).json.map((p: { key: string; scope: string | null }) => [p.key, p.scope]), [['resnet', null]]);
     } finally {
       await api.close();
     }

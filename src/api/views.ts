@@ -45,6 +45,14 @@ export interface JobSummary {
   gpu_type: string | null;
 }
 
+/**
+ * `POST /v1/jobs`'s answer: the job and what the user is told about it at submit
+ * (admission/notes.ts; lines starting `warning: ` are warnings). A replayed submit has none.
+ */
+export interface SubmittedJob extends JobSummary {
+  notes: string[];
+}
+
 /** `GET /v1/jobs/{id}`: the job, its current replicas and why it waits, if it does. */
 export interface JobDetail extends JobSummary {
   current_replicas: ReplicaView[];

@@ -7,13 +7,13 @@ import type { ProfileSummaryView, ProfileView } from '../api/profile-routes.js';
 import type { TokenView } from '../api/token-routes.js';
 import { routeRequest, type ApiBody, type ApiResponse, type ApiRoute } from '../api/contract.js';
 import { RESPONSE_SCHEMAS } from '../api/response-schemas.js';
-import type { DeviceView, EventView, JobDetail, JobSummary, NodeView } from '../api/views.js';
+import type { DeviceView, EventView, JobDetail, JobSummary, NodeView, SubmittedJob } from '../api/views.js';
 import { GoodputError, toErrorCode, type ErrorCode } from '../core/errors.js';
 import type { JobSpecInput } from '../core/job-spec.js';
 import type { JobConfig, ReportBody } from '../core/wire.js';
 import type { ReportRecord } from '../store/types.js';
 
-export type { DeviceView, EventView, JobDetail, JobSummary, NodeView, ProfileSummaryView, ProfileView, TokenView };
+export type { DeviceView, EventView, JobDetail, JobSummary, NodeView, SubmittedJob, ProfileSummaryView, ProfileView, TokenView };
 
 export type { ReportBody };
 
@@ -48,7 +48,7 @@ export class GoodputClient {
     return this.call('GET /v1/health');
   }
   /** Submits a job; with `idempotency_key`, a retry of the same submit returns the job its first attempt created. */
-  submit(spec: JobSpecInput, options: { idempotency_key?: string } = {}): Promise<JobSummary> {
+  submit(spec: JobSpecInput, options: { idempotency_key?: string } = {}): Promise<SubmittedJob> {
     return this.call('POST /v1/jobs', {}, {}, spec, options.idempotency_key === undefined ? {} : { 'idempotency-key': options.idempotency_key });
   }
   /** Every job matching `filter`, oldest first (follows the pages). */

@@ -12,7 +12,11 @@ import { ControllerContext } from './controller-context.js';
 import { resolveControllerOptions, type ControllerConfig, type ControllerOptions, type ControllerStats } from './controller-options.js';
 import { Launcher } from './launcher.js';
 import { NetworkBook } from './network-book.js';
-import { specToStore } from './plain-script.js';
+import { admit } from '../admission/admit.js';
+import { ACTIVE_STATES } from '../store/lifecycle.js';
+import { renamedKeyNote, sameNameNote } from '../admission/notes.js';
+import { defaultProfileKey } from '../core/profile-key.js';
+import { scopedKey } from '../core/profile-scope.js';
 import { gpuTypeOf, ProfileBook } from './profile-book.js';
 import { ReportIngest, type ReportRequest } from './report-ingest.js';
 import { Round } from './round.js';
@@ -132,16 +136,41 @@ export class Controller {
   }
 
   /**
-   * Stores a new job (state queued; its spec completed by specToStore, which refuses with
+   * Stores a new job (state queued; its spec completed by admission/admit.ts, which refuses with
    * E_INFEASIBLE, nothing stored, a job that could never run here) and triggers a round.
    */
   async submit(spec: JobSpec, user: string, actor: string, idempotency_key?: string): Promise<JobRecord> {
+    return (await this.submitWithNotes(spec, user, actor, idempotency_key)).job;
+  }
+
+  /**
+   * submit, with what the user is told about the job (admission/notes.ts): the notes of its one
+   * admission, and other active jobs of its owner under its name (one filtered query).
+   */
+  async submitWithNotes(spec: JobSpec, user: string, actor: string, idempotency_key?: string): Promise<{ job: JobRecord; notes: string[] }> {
     const carry = this.options.backend.refuseSpec(spec);
     if (carry !== undefined) throw new GoodputError('E_SPEC', `job spec is invalid: ${carry}`);
-    const stored = specToStore(spec, this.options.backend.nodes().flatMap((n) => n.devices));
-    const job = await this.options.store.createJob({ id: randomBytes(4).toString('hex'), name: spec.name, user, spec: stored, limits: this.options.user_limits, ...(idempotency_key !== undefined ? { idempotency_key } : {}) }, actor);
+    const admission = admit(spec, this.options.backend.nodes().flatMap((n) => n.devices));
+    const job = await this.options.store.createJob({ id: randomBytes(4).toString('hex'), name: spec.name, user, spec: admission.spec, limits: this.options.user_limits, ...(idempotency_key !== undefined ? { idempotency_key } : {}) }, actor);
     this.requestRound();
-    return job;
+    const notes = [...admission.notes];
+    try {
+      const legacy = spec.profile === undefined ? defaultProfileKey(spec.command) : undefined;
+      const key = admission.spec.profile!;
+      if (legacy !== undefined && legacy !== key && (await this.options.store.listKeyProfiles(scopedKey(legacy, this.options.shared_profiles === true ? '' : user))).length > 0) {
+        notes.push(renamedKeyNote(key, legacy));
+      }
+    } catch {
+      // the note is a courtesy
+    }
+    try {
+      const same = await this.options.store.listJobsPage({ user, name: job.name, states: ACTIVE_STATES, limit: 21 });
+      const note = sameNameNote(job, same.jobs.filter((j) => j.id !== job.id).slice(0, 20));
+      if (note !== undefined) notes.push(note);
+    } catch {
+      // the note is a courtesy
+    }
+    return { job, notes };
   }
 
   /** Cancels a job: terminal at once, replicas get SIGTERM then SIGKILL after the grace period. */

@@ -1,6 +1,6 @@
 /**
  * What a failed replica's log says went wrong, when it is one of the mistakes scripts make under
- * goodput's launch (core/script-launch.ts warns at submit about the ones a script's text shows):
+ * goodput's launch (admission/script-launch.ts warns at submit about the ones a script's text shows):
  * the wrong interpreter, a rendezvous of their own, another launcher's variables, a GPU asked of
  * a replica that has none, a checkpoint of their own written in place and cut short, a full
  * disk. Pure: text in, text out. Each pattern is the message Debian's torch 1.13 (or Python)

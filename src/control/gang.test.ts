@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { jobRecordFixture } from '../store/job-fixture.js';
 import { gangWaits, isGang } from './gang.js';
-import { sdkOf, specToStore } from './plain-script.js';
+import { sdkOf, specToStore } from '../admission/admit.js';
 import { toPolicyJob } from './snapshot.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'goodput-gang-'));

@@ -85,7 +85,7 @@ export function toPolicyJob(job: JobRecord, now_ms: number, profile?: StoredKeyP
     id: job.id,
     submitted_at_s: job.submitted_at_ms / 1000,
     attained_service_gpu_s: job.attained_service_gpu_s + serviceSince(job, now_ms),
-    // A plain script's gang starts whole or not at all, and is never shrunk (plain-script.ts).
+    // A plain script's gang starts whole or not at all, and is never shrunk (admission/admit.ts).
     min_replicas: isGang(job) ? job.spec.max_replicas : job.spec.min_replicas,
     max_replicas: job.spec.max_replicas,
     // A resumable plain script never reports: its reach counts as measured (gang.ts).

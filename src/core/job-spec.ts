@@ -1,10 +1,9 @@
 /** The job specification on the wire: its schema and the types derived from it (pure). */
 import { z } from 'zod';
 import { PROFILE_KEY, PROFILE_KEY_RULE } from './profile-key.js';
+import { reservedEnvReason } from './reserved-env.js';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-/** Variables the contract sets; a spec may not override them. */
-const RESERVED_ENV = /^(RANK|WORLD_SIZE|LOCAL_RANK|LOCAL_WORLD_SIZE|GROUP_RANK|GROUP_WORLD_SIZE|ROLE_RANK|ROLE_NAME|ROLE_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|CUDA_VISIBLE_DEVICES|TORCHELASTIC_.*|GOODPUT_.*)$/;
 
 /**
  * Size limits of a spec, checked at submit so that nothing fails later at launch (execve refuses
@@ -31,7 +30,7 @@ const bytes = (s: string) => utf8.encode(s).length;
 const noNul = (s: string) => !s.includes('\0');
 
 /**
- * Schema of a job spec as accepted from users (HTTP body or file; control/job-spec.ts reads
+ * Schema of a job spec as accepted from users (HTTP body or file; admission/job-spec-file.ts reads
  * files, applies the default workdir and resolves venv/conda prefixes). Stages: `JobSpecInput`
  * (what the user writes, optional fields) -> `JobSpec` (validated, defaults applied, workdir
  * absolute).
@@ -53,9 +52,18 @@ export const jobSpecSchema = z
         if (env !== null && typeof env === 'object' && Object.prototype.hasOwnProperty.call(env, '__proto__')) {
           ctx.addIssue({ code: 'custom', path: ['__proto__'], message: 'this variable name cannot be passed (JavaScript objects keep their prototype under it); rename the variable' });
         }
+        // Names are checked here, where every issue is kept: zod reports a record key's own issue
+        // as "Invalid key in record", which says neither what is wrong nor what to use.
+        if (env !== null && typeof env === 'object' && !Array.isArray(env)) {
+          for (const name of Object.keys(env)) {
+            const bad = name.length > 128 ? 'longer than 128 characters' : !ENV_NAME.test(name) ? 'invalid variable name (letters, digits and "_", not starting with a digit)' : reservedEnvReason(name);
+            if (bad !== undefined) ctx.addIssue({ code: 'custom', path: [name], message: bad });
+          }
+        }
         return env;
       }, z.record(
-        z.string().max(128, 'longer than 128 characters').regex(ENV_NAME, 'invalid variable name').refine((k) => !RESERVED_ENV.test(k), 'is set by goodput (see docs/contract.md)'),
+        // Names are checked in superRefine: zod reports a record key's own issue as "Invalid key in record".
+        z.string(),
         z.string({
           // Not converted: YAML has already turned 1.10 into 1.1 and 010 into 10.
           error: (iss) => (typeof iss.input === 'number' ? 'must be a string (in YAML, quote it: an unquoted number is read as a number, 1.10 as 1.1)' : typeof iss.input === 'boolean' ? 'must be a string (in YAML, quote it: an unquoted true or false is read as a boolean)' : undefined),

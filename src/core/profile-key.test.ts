@@ -41,6 +41,24 @@ describe('default profile key', () => {
     assert.notEqual(defaultProfileKey(['python3', 'a/main.py']), defaultProfileKey(['python3', 'b/main.py']));
   });
 
+  it('gives a generic script name its folder in the job\'s workdir: three main.py of three projects, three keys', () => {
+    const keys = ['/home/u/examples/imagenet', '/home/u/adaptdl/examples/NCF', '/home/u/examples/distributed/minGPT-ddp/mingpt'].map((w) => defaultProfileKey(['python3', 'main.py', '--epochs', '1'], w));
+    assert.deepEqual(keys, ['imagenet.main', 'NCF.main', 'mingpt.main']);
+    assert.equal(defaultProfileKey(['python3', './train.py'], '/x/cnn'), 'cnn.train');
+    assert.equal(defaultProfileKey(['python3', '../main.py'], '/x/imagenet/runs'), 'imagenet.main', '.. is followed');
+    assert.equal(defaultProfileKey(['python3', 'sub/main.py'], '/x/proj'), 'sub.main', 'a path of its own names its folder');
+    assert.equal(defaultProfileKey(['python3', '/opt/ncf/main.py'], '/x/proj'), 'ncf.main', 'an absolute script: its folder');
+    assert.equal(defaultProfileKey(['torchrun', '--nproc_per_node', '2', 'main.py'], '/x/minGPT-ddp'), 'minGPT-ddp.main');
+    // False friends: a specific name keeps its name alone, and so does a generic one in the root.
+    assert.equal(defaultProfileKey(['python3', 'resnet50.py'], '/x/imagenet'), 'resnet50');
+    assert.equal(defaultProfileKey(['python3', 'main.py'], '/'), 'main');
+    assert.equal(defaultProfileKey(['python3', '-m', 'pkg.main'], '/x/imagenet'), 'pkg.main');
+    // Two checkouts of one project still share the key.
+    assert.equal(defaultProfileKey(['python3', 'main.py'], '/home/a/examples/imagenet'), defaultProfileKey(['python3', 'main.py'], '/home/b/examples/imagenet'));
+    assert.equal(profileKeyOf({ command: ['python3', 'main.py'], workdir: '/x/ncf' }), 'ncf.main');
+    assert.equal(profileKeyOf({ command: ['python3', 'main.py'], workdir: '/x/ncf', profile: 'main' }), 'main', 'a stored key stays');
+  });
+
   it('finds the Python script a command runs', () => {
     assert.equal(pythonScript(['python3', '-u', 'a/train.py', '--cfg', 'x.py']), 'a/train.py');
     assert.equal(pythonScript(['torchrun', '--nproc_per_node', '2', 'ddp.py']), 'ddp.py');

@@ -38,24 +38,44 @@ function asKey(s: string): string | undefined {
 }
 
 /**
- * Script names that say nothing about the model: for these the key is `<parent dir>.<name>` when
- * the path of a script (a name with an extension) names a directory, so `a/main.py` and
- * `b/main.py` do not pool their profiles.
+ * Script names that say nothing about the model: for these the key is `<folder>.<name>`, the
+ * folder being the one the script is in (`a/main.py` -> `a.main`; a bare `main.py` takes the
+ * job's workdir's folder, `/home/u/imagenet` -> `imagenet.main`), so that projects with a
+ * `main.py` each never pool their profiles, while two checkouts of one project still do.
  */
 const GENERIC_STEMS = new Set(['main', 'train', 'run', 'trainer', 'training', 'script', 'app', 'model', 'launch', 'start', '__main__', 'ddp', 'multigpu', 'dist', 'distributed']);
 
 /**
- * A script's key: its file name without directory and extension (`models/resnet50.py` ->
- * `resnet50`); for a generic name (GENERIC_STEMS) its parent directory comes first
- * (`examples/digits/train.py` -> `digits.train`; a bare `train.py` stays `train`).
+ * The name of the folder `arg` is in: its own directory part, resolved against `workdir` when
+ * relative (POSIX paths, `.` and `..` followed); undefined when none can be named (a bare name
+ * without a workdir, or the root).
  */
-function scriptKey(arg: string): string | undefined {
+function folderOf(arg: string, workdir: string | undefined): string | undefined {
+  const dir = arg.includes('/') ? arg.slice(0, arg.lastIndexOf('/')) || '/' : '';
+  if (!dir.startsWith('/') && workdir === undefined) {
+    const own = dir.split('/').filter((p) => p !== '' && p !== '.');
+    return own.length > 0 && own[own.length - 1] !== '..' ? own[own.length - 1] : undefined;
+  }
+  const parts: string[] = [];
+  for (const p of (dir.startsWith('/') ? dir : `${workdir ?? ''}/${dir}`).split('/')) {
+    if (p === '' || p === '.') continue;
+    if (p === '..') parts.pop();
+    else parts.push(p);
+  }
+  return parts[parts.length - 1];
+}
+
+/**
+ * A script's key: its file name without directory and extension (`models/resnet50.py` ->
+ * `resnet50`); for a generic name (GENERIC_STEMS) its folder comes first
+ * (`examples/digits/train.py` -> `digits.train`; `train.py` in workdir `/x/cnn` -> `cnn.train`).
+ */
+function scriptKey(arg: string, workdir: string | undefined): string | undefined {
   const name = base(arg);
   const dot = name.lastIndexOf('.');
   const stem = dot > 0 ? name.slice(0, dot) : name;
-  const parent = base(arg.slice(0, Math.max(0, arg.lastIndexOf('/'))));
-  if (dot > 0 && GENERIC_STEMS.has(stem) && parent !== '' && parent !== '.' && parent !== '..') return asKey(`${parent}.${stem}`);
-  return asKey(stem);
+  const folder = dot > 0 && GENERIC_STEMS.has(stem) ? folderOf(arg, workdir) : undefined;
+  return folder !== undefined ? asKey(`${folder}.${stem}`) : asKey(stem);
 }
 
 /** 32-bit FNV-1a of `s` as 8 hex digits (names inline code without node:crypto). */
@@ -72,15 +92,16 @@ function fnv1a(s: string): string {
  * The default profile key of a command (argv). Arguments of the program are ignored (seeds,
  * learning rates, data paths change between runs of one model); interpreters and launchers are
  * skipped, with their options:
- * - `python3.11 -u train.py --lr 0.1` -> `train`; `python -m pkg.train` -> `pkg.train`;
- *   `python a/main.py` -> `a.main` (generic script names take their directory, see scriptKey);
+ * - `python3.11 -u resnet.py --lr 0.1` -> `resnet`; `python -m pkg.train` -> `pkg.train`;
+ *   `python a/main.py` -> `a.main`, `python main.py` in `/x/ncf` -> `ncf.main` (generic script
+ *   names take their folder, see scriptKey; `workdir` is the job's, absent: the name alone);
  * - `torchrun --nproc_per_node 4 train.py`, `python -m torch.distributed.run ... train.py`,
  *   `accelerate launch train.py`, `env A=1 python train.py` -> `train`;
  * - `python -c CODE` -> `python-c-<hash of CODE>` (`node -e CODE` -> `node-e-<hash>`);
  * - anything else: the program's file name (`./train.sh --x` -> `train`, `/opt/bin/trainer` -> `trainer`).
  * The result always matches PROFILE_KEY (`job` when nothing usable is left). Pure, deterministic.
  */
-export function defaultProfileKey(command: readonly string[]): string {
+export function defaultProfileKey(command: readonly string[], workdir?: string): string {
   let i = 0;
   let launcher = false;
   while (i < command.length) {
@@ -102,7 +123,7 @@ export function defaultProfileKey(command: readonly string[]): string {
         i += INTERPRETER_VALUE_OPTIONS.has(opt) ? 2 : 1;
       }
       if (launcher) continue;
-      return i < command.length ? (scriptKey(command[i]!) ?? 'job') : (asKey(prog) ?? 'job');
+      return i < command.length ? (scriptKey(command[i]!, workdir) ?? 'job') : (asKey(prog) ?? 'job');
     }
     if (!launcher && LAUNCHERS.has(prog)) {
       i++;
@@ -129,14 +150,18 @@ export function defaultProfileKey(command: readonly string[]): string {
         continue;
       }
     }
-    return scriptKey(arg) ?? 'job';
+    return scriptKey(arg, workdir) ?? 'job';
   }
   return 'job';
 }
 
-/** The profile key of a spec: its `profile`, else the default of its command. */
-export function profileKeyOf(spec: { profile?: string | undefined; command: readonly string[] }): string {
-  return spec.profile ?? defaultProfileKey(spec.command);
+/**
+ * The profile key of a spec: its `profile`, else the default of its command in its workdir.
+ * A stored spec always has `profile` (admission fills it in), so a job keeps the key it was
+ * submitted with when this rule changes.
+ */
+export function profileKeyOf(spec: { profile?: string | undefined; command: readonly string[]; workdir?: string }): string {
+  return spec.profile ?? defaultProfileKey(spec.command, spec.workdir);
 }
 
 /**

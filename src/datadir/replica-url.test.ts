@@ -6,8 +6,9 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { after, describe, it } from 'node:test';
+import { hostname } from 'node:os';
 import { cleanup, killGroup, runCli, startServerProcess, tempDataDir, waitFor, type ServerProcess } from '../../test-support/control/harness.js';
-import { listenPort } from './replica-url.js';
+import { listenPort, reportedHost } from './replica-url.js';
 
 const data_dir = tempDataDir('goodput-url-');
 const servers: ServerProcess[] = [];
@@ -47,5 +48,12 @@ describe('replica URL across restarts', () => {
     servers.push(s2);
     assert.equal(s2.url, s1.url);
     await s2.client.cancel(job.id);
+  });
+});
+
+describe('reportedHost', () => {
+  it('gives other nodes this machine\'s host name for an endpoint on every interface, 127.0.0.1 on this one', () => {
+    const hosts = [reportedHost('0.0.0.0', true), reportedHost('0.0.0.0', false), reportedHost('10.1.2.3', true)];
+    assert.deepEqual(hosts, [hostname(), '127.0.0.1', '10.1.2.3']);
   });
 });

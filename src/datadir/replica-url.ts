@@ -4,6 +4,7 @@
  * listen on the same host and port, so their job tokens never go to whatever else listens there.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { GoodputError } from '../core/errors.js';
 
 /** The URL recorded by the previous start, if any. */
@@ -32,4 +33,16 @@ export function listenPort(requested: number, reported_host: string, previous: U
     throw new GoodputError('E_PORT_CHANGED', `${live_replicas} running replica(s) report to ${previous.origin}; start the server on --host ${previous.hostname} --port ${port} (or cancel those jobs first)`);
   }
   return requested;
+}
+
+/**
+ * The host replicas are told to report to (the host of GOODPUT_API) when the report endpoint
+ * listens on `listen_host`: this machine's host name when it listens on every interface and the
+ * replicas run on other nodes (`remote`: Slurm), 127.0.0.1 when it listens everywhere for
+ * replicas on this machine, else the address it listens on. Shared by `goodput up` and
+ * `goodput profile --backend slurm`, so both give compute nodes the same kind of address.
+ */
+export function reportedHost(listen_host: string, remote: boolean): string {
+  if (listen_host !== '0.0.0.0') return listen_host;
+  return remote ? hostname() : '127.0.0.1';
 }

@@ -5,7 +5,6 @@
 import type { PortRange } from '../backends/contract-env.js';
 import { chmodSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
 import type { DeviceInfo } from '../backends/backend.js';
@@ -24,7 +23,7 @@ import { openCheckedStore } from '../datadir/open-store.js';
 import { keepReserve, RESERVE_BYTES } from '../datadir/reserve.js';
 import { sweepRetention, type RetentionOptions } from '../datadir/retention.js';
 import { sweepEndedJobs } from '../datadir/job-retention.js';
-import { listenPort, readReplicaUrl, writeReplicaUrl } from '../datadir/replica-url.js';
+import { listenPort, readReplicaUrl, reportedHost, writeReplicaUrl } from '../datadir/replica-url.js';
 import { secureDataDir } from '../datadir/secure.js';
 import { serverLockHolder } from '../datadir/server-lock.js';
 import { ownerAccount } from '../multiuser/accounts.js';
@@ -223,15 +222,15 @@ async function start(o: ServerOptions): Promise<RunningServer> {
     });
     const app = createApp({ store, controller, secret, version: SERVER_VERSION, run_as_owner: multi_user, disk_full: () => diskFullNote(o.data_dir) });
     // Replicas on other nodes (Slurm) reach a server listening everywhere by its host name.
-    const reportedHost = o.host === '0.0.0.0' ? (o.slurm ? hostname() : '127.0.0.1') : o.host;
-    const port = listenPort(o.port, reportedHost, readReplicaUrl(files.replicaUrl), await countLiveReplicas(store));
+    const reported = reportedHost(o.host, o.slurm !== undefined);
+    const port = listenPort(o.port, reported, readReplicaUrl(files.replicaUrl), await countLiveReplicas(store));
     server = await new Promise<ServerType>((resolve, reject) => {
       const s = serve({ fetch: app.fetch, hostname: o.host, port }, () => resolve(s));
       s.once('error', (error: NodeJS.ErrnoException) =>
         reject(new GoodputError('E_LISTEN', error.code === 'EADDRINUSE' ? `port ${port} on ${o.host} is in use; pass another --port` : error.message)));
     });
     const bound = server.address() as AddressInfo;
-    apiUrl.value = `http://${reportedHost}:${bound.port}`;
+    apiUrl.value = `http://${reported}:${bound.port}`;
     o.log(`listening on ${bound.address.includes(':') ? `[${bound.address}]` : bound.address}:${bound.port}${isLoopback(bound.address) ? ' (loopback only)' : bound.address === '0.0.0.0' || bound.address === '::' ? ' (every network interface)' : ''}; replicas report to ${apiUrl.value}`);
     writeReplicaUrl(files.replicaUrl, apiUrl.value);
     controller.setApiUrl(apiUrl.value);

@@ -11,7 +11,7 @@
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
-import { scriptPath } from '../../control/plain-script.js';
+import { scriptPath } from '../../admission/script-source.js';
 import type { JobSpec } from '../../store/types.js';
 
 const PYTHON = /^python(\d+(\.\d+)*)?$/;

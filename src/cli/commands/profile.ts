@@ -2,19 +2,23 @@ import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { cpuSlots, parseGpuSelection, resolveDevices } from '../../backends/local/devices.js';
+import { LocalBackend } from '../../backends/local/local-backend.js';
+import type { DeviceInfo } from '../../backends/backend.js';
 import { deviceType } from '../../control/profile-book.js';
 import { usageError } from '../../core/errors.js';
 import { defaultDataDir } from '../../client/connect.js';
 import { numberFlag, parseFlags, type CliCommand } from '../command.js';
+import { BACKEND_FLAGS, slurmFlags } from '../slurm-flags.js';
+import { slurmTarget } from '../profile/slurm-target.js';
 import { checkMissingDashDash } from '../job-command.js';
-import { unwrapLauncherCommand } from '../torch-launcher.js';
+import { unwrapLauncherCommand } from '../../admission/torchrun-python.js';
 import { devicesOfOneType } from '../profile/one-type.js';
 import { outputDir, saveToDataDir, writeProfileFile, type ProfileFile } from '../../datadir/profile-file.js';
 import { makeDataDir } from '../../datadir/secure.js';
 import { withoutHeldDevices } from '../profile/held-devices.js';
-import { runProfile, workDir } from '../profile/runner.js';
+import { runProfile, workDir, type ProfileRun } from '../profile/runner.js';
 import { defaultProfileKey, pythonScript } from '../../core/profile-key.js';
-import { sdkOf } from '../../control/plain-script.js';
+import { sdkOf } from '../../admission/admit.js';
 
 const flags = {
   profile: { type: 'string' },
@@ -24,6 +28,8 @@ const flags = {
   out: { type: 'string' },
   'data-dir': { type: 'string' },
   json: { type: 'boolean' },
+  host: { type: 'string' },
+  ...BACKEND_FLAGS,
 } as const;
 
 export const profileCommand: CliCommand = {
@@ -46,7 +52,17 @@ what was measured (exit 130). 'goodput plan KEY|FILE' reads it.
   --gpus SEL         auto | N (the first N) | 0,1,... (one GPU: 3,)   --cpu-slots N   CPU slots
   --out FILE         write the profile to FILE instead of the data directory
   --data-dir DIR     data directory (default $GOODPUT_DATA_DIR or ~/.goodput)
-  --json             print the profile as JSON on stdout`,
+  --json             print the profile as JSON on stdout
+  --backend B        local (default: this machine's devices) or slurm (a Slurm job per launch
+                     on one node of the cluster, as 'goodput up --backend slurm'; docs/slurm.md)
+  --partition P      slurm: the partition (default: every node with GPUs); --gpus N takes at
+                     most N GPUs of the node with the most free ones
+  --account A        slurm: the account the jobs are charged to
+  --qos Q            slurm: the quality of service of the jobs
+  --host H           slurm: where the report endpoint listens (default 0.0.0.0: every interface,
+                     the replicas given this machine's host name); the nodes must reach it
+With --backend slurm the launches' logs and checkpoints go under DIR/profile-runs, which every
+node must see at the same path (checked, as 'goodput up --backend slurm' checks DIR).`,
   async run(argv) {
     const split = argv.indexOf('--');
     const flagArgs = split < 0 ? argv : argv.slice(0, split);
@@ -64,8 +80,21 @@ what was measured (exit 130). 'goodput plan KEY|FILE' reads it.
     const time_s = numberFlag('profile', 'time-s', values['time-s'], 60, { min: 1 });
     const cpu = values['cpu-slots'] === undefined ? undefined : numberFlag('profile', 'cpu-slots', values['cpu-slots'], 1, { integer: true, min: 1 });
     const log = (line: string): void => void process.stderr.write(`goodput: ${line}\n`);
-    const resolved = cpu === undefined && values.gpus === undefined ? resolveDevices('auto', undefined, log) : cpu !== undefined ? cpuSlots(cpu) : resolveDevices(parseGpuSelection(values.gpus!), undefined, log);
-    const key = values.profile ?? defaultProfileKey(command);
+    const slurm = slurmFlags('profile', values);
+    if (slurm && cpu !== undefined) {
+      throw usageError('profile: --cpu-slots is for the local backend; with --backend slurm the GPUs come from Slurm ' +
+        '(--gpus N: at most N)');
+    }
+    if (!slurm && values.host !== undefined) {
+      throw usageError("profile: --host needs --backend slurm (the local backend's replicas report on 127.0.0.1)");
+    }
+    const max_gpus = slurm ? slurmGpuCount(values.gpus) : undefined;
+    const localDevices = (): DeviceInfo[] => {
+      if (cpu !== undefined) return cpuSlots(cpu);
+      return resolveDevices(values.gpus === undefined ? 'auto' : parseGpuSelection(values.gpus), undefined, log);
+    };
+    const resolved = slurm ? [] : localDevices();
+    const key = values.profile ?? defaultProfileKey(command, process.cwd());
     const controller = new AbortController();
     const onSignal = (): void => {
       if (controller.signal.aborted) return;
@@ -79,9 +108,25 @@ what was measured (exit 130). 'goodput plan KEY|FILE' reads it.
     const out = values.out === undefined ? undefined : resolve(values.out);
     const data_dir = resolve(values['data-dir'] ?? defaultDataDir());
     if (out !== undefined) outputDir(out);
-    else makeDataDir(data_dir, 0o700);
-    const chosen = values.gpus !== undefined && values.gpus !== 'auto';
-    const devices = devicesOfOneType(await withoutHeldDevices(resolved, chosen, values, log), chosen, log);
+    if (out === undefined || slurm) makeDataDir(data_dir, 0o700);
+    // Slurm's nodes write the launches' logs and exit files: a folder of the data directory, which
+    // they must share (checked by slurmTarget); the local backend's stay in the temp folder.
+    const work_dir = workDir(slurm ? join(data_dir, 'profile-runs') : tmpdir());
+    let target: Pick<ProfileRun, 'backend' | 'devices' | 'node' | 'listen'>;
+    try {
+      if (slurm) target = await slurmTarget(slurm, work_dir, max_gpus, values.host, log);
+      else {
+        const chosen = values.gpus !== undefined && values.gpus !== 'auto';
+        const devices = devicesOfOneType(await withoutHeldDevices(resolved, chosen, values, log), chosen, log);
+        // The replicas run through the local backend, as a job's do under `goodput up` (the
+        // contract's variables, process groups, logs and signals of src/backends/local/).
+        target = { backend: new LocalBackend({ devices }), devices };
+      }
+    } catch (error) {
+      rmSync(work_dir, { recursive: true, force: true });
+      throw error;
+    }
+    const devices = target.devices;
     const gpu_type = deviceType(devices[0]);
     log(`profiling '${key}' on ${devices.length} ${gpu_type} device(s) for at most ${time_s} s`);
     // Only SDK scripts report; a script that visibly does not import goodput is told so up front,
@@ -92,9 +137,12 @@ what was measured (exit 130). 'goodput plan KEY|FILE' reads it.
     if (plainHint) log(`warning: ${plainHint}`);
     const bar = progressBar();
     let result;
-    const work_dir = workDir(tmpdir());
     try {
-      result = await runProfile({ command, devices, gpu_type, time_s, work_dir, signal: controller.signal, progress: bar, no_report_hint: plainHint });
+      result = await runProfile({
+        command, workdir: process.cwd(), ...target, gpu_type, time_s, work_dir, signal: controller.signal,
+        progress: bar, no_report_hint: plainHint,
+        ...(slurm ? { waiting_hint: 'the Slurm job may still wait for GPUs (squeue shows it)' } : {}),
+      });
       rmSync(work_dir, { recursive: true, force: true }); // replica logs and checkpoints; kept when the script failed (the error names its log)
     } finally {
       process.off('SIGINT', onSignal);
@@ -132,6 +180,17 @@ what was measured (exit 130). 'goodput plan KEY|FILE' reads it.
     return controller.signal.aborted ? 130 : 0;
   },
 };
+
+/** `--gpus` with --backend slurm: a count (at most that many GPUs of one node), or every usable one. */
+function slurmGpuCount(gpus: string | undefined): number | undefined {
+  if (gpus === undefined || gpus === 'auto') return undefined;
+  const selection = parseGpuSelection(gpus);
+  if (typeof selection !== 'number') {
+    throw usageError(`profile: with --backend slurm, --gpus takes a count (Slurm picks which GPUs a job gets); ` +
+      `got '${gpus}'`);
+  }
+  return selection;
+}
 
 /** A progress bar on stderr (a line per step when stderr is not a terminal). */
 function progressBar(): ((fraction: number, what: string) => void) & { end(): void } {

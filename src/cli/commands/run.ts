@@ -13,7 +13,6 @@ import type { JobRecord } from '../../store/types.js';
 import { numberFlag, parseFlags, type CliCommand } from '../command.js';
 import { checkMissingDashDash } from '../job-command.js';
 import { jobFlags, specFromFlags, splitCommand } from './submit.js';
-import { launchNotes } from './submit-notes.js';
 
 const flags = {
   ...jobFlags,
@@ -77,12 +76,12 @@ killed resumes its job instead of starting a second one.
       interval_s: numberFlag('run', 'interval-s', values['interval-s'], 30, { min: 0.1 }), grace_s, log,
     });
     const user = safeUser();
-    const job = await resumeOrSubmit(server, spec, user, log).catch(async (error: unknown) => {
+    const { job, notes } = await resumeOrSubmit(server, spec, user, log).catch(async (error: unknown) => {
       await server.close(); // e.g. E_INFEASIBLE: nothing to supervise
       throw error;
     });
     log(`job ${job.id} (${job.name}) on ${devices.length} device(s), policy ${server.policy}; data in ${data_dir}`);
-    for (const note of launchNotes(job.spec)) log(note);
+    for (const note of notes) log(note);
     let interrupted = false;
     let hungUp = false;
     // A closed terminal fails every later write (EIO); the supervisor must still see its job out.
@@ -143,7 +142,7 @@ killed resumes its job instead of starting a second one.
  * unfinished job is a conflict the user settles (resume it by rerunning its command, then Ctrl-C
  * cancels it; or use another --data-dir).
  */
-async function resumeOrSubmit(server: RunningServer, spec: JobSpec, user: string, log: (line: string) => void): Promise<JobRecord> {
+async function resumeOrSubmit(server: RunningServer, spec: JobSpec, user: string, log: (line: string) => void): Promise<{ job: JobRecord; notes: string[] }> {
   const unfinished = (await server.store.listJobs({ states: ACTIVE_STATES })).filter((j) => !isTerminal(j.state));
   const same = unfinished.find((j) => j.user === user && j.spec.workdir === spec.workdir && JSON.stringify(j.spec.command) === JSON.stringify(spec.command));
   const other = unfinished.find((j) => j !== same);
@@ -155,9 +154,9 @@ async function resumeOrSubmit(server: RunningServer, spec: JobSpec, user: string
         `Rerun that command with this --data-dir to resume it (Ctrl-C then cancels it), or pass another --data-dir`,
     );
   }
-  if (!same) return server.controller.submit({ ...spec, user }, user, user);
+  if (!same) return server.controller.submitWithNotes({ ...spec, user }, user, user);
   log(`resuming job ${same.id} (${same.name}), left ${same.state} by an earlier goodput run of this command in this data directory (step ${same.step}); it keeps its earlier settings`);
-  return same;
+  return { job: same, notes: [] };
 }
 
 /** Copies new bytes of `path` from `offset` to stdout; returns the new offset. */

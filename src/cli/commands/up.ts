@@ -4,13 +4,13 @@ import { existsSync, openSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseGpuSelection, resolveDevices } from '../../backends/local/devices.js';
 import { defaultDataDir } from '../../client/connect.js';
-import type { SlurmSettings } from '../../backends/slurm/compose.js';
 import { GoodputError, usageError } from '../../core/errors.js';
 import { DEFAULT_USER_JOB_LIMITS } from '../../control/controller-options.js';
 import { startLiveDashboard } from '../../dashboard/live.js';
 import { DEFAULT_POLICY, dataFiles, refuseIfRunning, startServer } from '../../server/server.js';
 import { makeDataDir } from '../../datadir/secure.js';
 import { numberFlag, parseFlags, PORT, type CliCommand } from '../command.js';
+import { BACKEND_FLAGS, slurmFlags } from '../slurm-flags.js';
 
 const flags = {
   'data-dir': { type: 'string' },
@@ -35,10 +35,7 @@ const flags = {
   'single-user-network': { type: 'boolean' },
   'accept-store-loss': { type: 'boolean' },
   'shared-profiles': { type: 'boolean' },
-  backend: { type: 'string' },
-  partition: { type: 'string' },
-  account: { type: 'string' },
-  qos: { type: 'string' },
+  ...BACKEND_FLAGS,
 } as const;
 
 export const upCommand: CliCommand = {
@@ -123,7 +120,7 @@ Without --run-as-owner the server is single-user: every job runs as the server's
     };
     const cpu = values['cpu-slots'] === undefined ? undefined : numberFlag('up', 'cpu-slots', values['cpu-slots'], 1, { integer: true, min: 1 });
     const selection = parseGpuSelection(values.gpus ?? 'auto');
-    const slurm = slurmFlags(values);
+    const slurm = slurmFlags('up', values);
     if (slurm && (values.gpus !== undefined || values['cpu-slots'] !== undefined)) throw usageError('up: --gpus and --cpu-slots are for the local backend; with --backend slurm the GPUs come from Slurm');
     if (values.detach) return detach(argv, data_dir);
     const log = (line: string) => console.error(`${new Date().toISOString()} ${line}`);
@@ -151,18 +148,6 @@ Without --run-as-owner the server is single-user: every job runs as the server's
     return 0;
   },
 };
-
-/** The Slurm settings of `--backend slurm`, undefined for the local backend; refuses Slurm flags without it. */
-function slurmFlags(values: { backend?: string; partition?: string; account?: string; qos?: string }): SlurmSettings | undefined {
-  const backend = values.backend ?? 'local';
-  if (backend !== 'local' && backend !== 'slurm') throw usageError(`up: --backend must be 'local' or 'slurm', got '${backend}'`);
-  const given = (['partition', 'account', 'qos'] as const).filter((k) => values[k] !== undefined);
-  if (backend === 'local') {
-    if (given.length > 0) throw usageError(`up: --${given[0]} needs --backend slurm`);
-    return undefined;
-  }
-  return Object.fromEntries(given.map((k) => [k, values[k]!])) as SlurmSettings;
-}
 
 /** Starts `goodput up` (same flags, without --detach) in the background and waits until it serves. */
 async function detach(argv: readonly string[], data_dir: string): Promise<number> {

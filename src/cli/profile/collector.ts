@@ -1,17 +1,25 @@
 /**
- * The profiler's side of the contract (docs/contract.md): a one-job report endpoint on 127.0.0.1
- * that keeps every measurement and answers each report with the configuration the profiler is
- * measuring now, and a sampler of the replicas' resident memory (their process trees).
+ * The profiler's side of the contract (docs/contract.md): the control plane's report endpoint
+ * (api/report-route.ts, its body limit, schema and job token) served for the one job it measures
+ * (on 127.0.0.1, or where compute nodes reach it for the Slurm backend), keeping every
+ * measurement and answering each report with the configuration the profiler is measuring now,
+ * and a sampler of the replicas' resident memory (their process trees, on this machine).
  */
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { reportBodySchema, type Measurement } from '../../core/wire.js';
+import { serve, type ServerType } from '@hono/node-server';
+import { reportApp } from '../../api/report-route.js';
+import type { ReportRequest } from '../../control/report-ingest.js';
+import { jobToken, newSecret } from '../../control/tokens.js';
+import { GoodputError } from '../../core/errors.js';
+import type { JobConfig, Measurement } from '../../core/wire.js';
 import type { BatchLimits } from '../../goodput/types.js';
+
+/** Where the report endpoint listens for replicas on this machine. */
+const LOOPBACK = { host: '127.0.0.1', reported_host: '127.0.0.1' };
 
 /** The job id the profiler's replicas report as. */
 export const PROFILE_JOB_ID = 'profile';
-const MAX_BODY_BYTES = 4 << 20;
 
 /** A measurement with when it arrived. */
 export interface Arrived extends Measurement {
@@ -24,63 +32,54 @@ export interface Wanted {
   accum_steps: number;
 }
 
-/** A report endpoint for one job: `POST /v1/jobs/profile/reports`, bearer `token`. */
+/** The report endpoint of the profiled job; its replicas post with `token`. */
 export class ReportCollector {
   readonly entries: Arrived[] = [];
   limits: BatchLimits | null = null;
   wanted: Wanted | null = null;
-  private server: Server | undefined;
+  /** The job token of PROFILE_JOB_ID (GOODPUT_TOKEN of the replicas). */
+  readonly token: string;
+  private readonly secret = newSecret();
+  private server: ServerType | undefined;
 
-  constructor(private readonly token: string) {}
+  constructor() {
+    this.token = jobToken(this.secret, PROFILE_JOB_ID);
+  }
 
-  /** Listens on 127.0.0.1 (a free port); returns the base URL. */
-  async start(): Promise<string> {
-    const server = createServer((req, res) => void this.handle(req, res));
-    this.server = server;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => resolve());
+  /**
+   * Listens on `listen.host` (default 127.0.0.1; a free port); returns the base URL (GOODPUT_API)
+   * with `listen.reported_host` (default the listen host): the address the replicas reach it at.
+   */
+  async start(listen: { host: string; reported_host: string } = LOOPBACK): Promise<string> {
+    const app = reportApp(this.secret, (batch) => Promise.resolve(this.report(batch)));
+    const server = await new Promise<ServerType>((resolve, reject) => {
+      const s = serve({ fetch: app.fetch, hostname: listen.host, port: 0 }, () => resolve(s));
+      s.once('error', (error: Error) => {
+        const why = `the profiler's report endpoint cannot listen on ${listen.host}: ${error.message}`;
+        reject(new GoodputError('E_LISTEN', why));
+      });
     });
-    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    this.server = server;
+    return `http://${listen.reported_host}:${(server.address() as AddressInfo).port}`;
   }
 
   async close(): Promise<void> {
     const server = this.server;
     if (!server) return;
-    server.closeAllConnections();
+    if ('closeAllConnections' in server) server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const answer = (status: number, body: unknown): void => {
-      res.writeHead(status, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(body));
-    };
-    const fail = (status: number, code: string, message: string): void => answer(status, { error: { code, message } });
-    if (req.method !== 'POST' || req.url !== `/v1/jobs/${PROFILE_JOB_ID}/reports`) return fail(404, 'E_NOT_FOUND', 'only the profiled job reports here');
-    if (req.headers.authorization !== `Bearer ${this.token}`) return fail(401, 'E_UNAUTHORIZED', 'bad token');
-    let size = 0;
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) {
-      size += (chunk as Buffer).length;
-      if (size > MAX_BODY_BYTES) return fail(413, 'E_TOO_LARGE', 'body too large');
-      chunks.push(chunk as Buffer);
-    }
-    let raw: unknown;
-    try {
-      raw = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-    } catch {
-      return fail(400, 'E_BAD_REQUEST', 'body is not JSON');
-    }
-    const parsed = reportBodySchema.safeParse(raw);
-    if (!parsed.success) return fail(400, 'E_BAD_REQUEST', parsed.error.issues[0]?.message ?? 'invalid report');
-    if (parsed.data.limits) this.limits = parsed.data.limits;
+  /** Keeps a report's measurements and answers the configuration measured now (or the job's own). */
+  report(batch: ReportRequest): JobConfig {
+    if (batch.job_id !== PROFILE_JOB_ID) throw new GoodputError('E_NOT_FOUND', `no job '${batch.job_id}' is profiled here`);
+    if (batch.limits) this.limits = batch.limits;
     const now = Date.now();
-    for (const m of parsed.data.reports) this.entries.push({ ...m, received_ms: now });
-    const last = parsed.data.reports[parsed.data.reports.length - 1]!;
+    for (const m of batch.reports) this.entries.push({ ...m, received_ms: now });
+    const last = batch.reports[batch.reports.length - 1]!;
     const config = this.wanted ?? { local_bsz: last.local_bsz, accum_steps: last.accum_steps };
     const batch_size = last.num_replicas * config.local_bsz * (config.accum_steps + 1);
-    answer(200, { config: { local_bsz: config.local_bsz, accum_steps: config.accum_steps, batch_size, lr_scale: 1 } });
+    return { local_bsz: config.local_bsz, accum_steps: config.accum_steps, batch_size, lr_scale: 1 };
   }
 }
 

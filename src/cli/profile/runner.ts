@@ -1,17 +1,17 @@
 /**
  * `goodput profile`'s measurement: runs the user's SDK script on the devices at hand, one replica
- * count after another, and steers its batch configuration through the report endpoint's answers
- * (docs/contract.md) over a sweep of local batch sizes and accumulation steps; each
+ * count after another, through a backend (the local one: the contract's variables of
+ * backends/contract-env.ts, process groups, logs and signals as for any job), and steers its
+ * batch configuration through the report endpoint's answers (api/report-route.ts, served for the
+ * one job; docs/contract.md) over a sweep of local batch sizes and accumulation steps; each
  * configuration's reported step and sync times become a profile point, and the replicas'
  * resident memory at each local batch the memory profile. Stops early, keeping what it measured,
  * when `signal` aborts.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, openSync, closeSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { join } from 'node:path';
-import type { DeviceInfo } from '../../backends/backend.js';
-import { freePort, killGroup } from '../../backends/local/process-info.js';
+import type { Backend, DeviceInfo, LaunchedReplica, ReplicaRef } from '../../backends/backend.js';
 import { failureHint } from '../../control/failure-hint.js';
 import { logTail } from '../../control/log-tail.js';
 import { GoodputError } from '../../core/errors.js';
@@ -24,7 +24,21 @@ import { PROFILE_JOB_ID, ReportCollector, RssSampler, type Wanted } from './coll
 /** What to measure and how to tell the user. */
 export interface ProfileRun {
   command: readonly string[];
+  /** The directory the command runs in. */
+  workdir: string;
+  /** Runs the replicas; its inventory holds `devices`. Closed by runProfile. */
+  backend: Backend;
+  /** Devices of one node of the backend's inventory, of one type. */
   devices: readonly DeviceInfo[];
+  /** That node's position in `backend.nodes()` (default 0: the local backend's one node). */
+  node?: number;
+  /**
+   * Where the report endpoint listens and the host the replicas are given (default 127.0.0.1):
+   * replicas on other nodes (Slurm) need an address they reach (datadir/replica-url.ts).
+   */
+  listen?: { host: string; reported_host: string };
+  /** Said when a launch sends no first report in time (e.g. that a Slurm job may still wait for GPUs). */
+  waiting_hint?: string;
   gpu_type: string;
   /** Wall-clock budget of the whole sweep (s). */
   time_s: number;
@@ -81,11 +95,19 @@ export function fitMemory(samples: readonly { local_bsz: number; peak_bytes: num
 
 /** Runs the sweep; returns what was measured (partial when aborted) and whether it finished. */
 export async function runProfile(run: ProfileRun): Promise<{ profile: DeviceProfile; complete: boolean }> {
-  const token = `profile-${process.pid}-${Date.now()}`;
-  const collector = new ReportCollector(token);
-  const api = await collector.start();
-  const children: ChildProcess[] = [];
-  const sampler = new RssSampler(() => children.filter((c) => c.exitCode === null && c.pid !== undefined).map((c) => c.pid!));
+  const collector = new ReportCollector();
+  const backend = run.backend;
+  const api = await collector.start(run.listen).catch((error: unknown) => {
+    backend.close();
+    throw error;
+  });
+  // The replicas of the launch measured now, and the exit codes heard of them (by rank).
+  let launched: { attempt: number; job_dir: string; replicas: LaunchedReplica[] } | undefined;
+  const exits = new Map<number, number>();
+  backend.onExit((e) => {
+    if (launched !== undefined && e.job_id === PROFILE_JOB_ID && e.attempt === launched.attempt) exits.set(e.rank, e.exit_code);
+  });
+  const sampler = new RssSampler(() => (launched?.replicas ?? []).filter((r) => !exits.has(r.rank)).map((r) => r.pid));
   const points: ProfilePoint[] = [];
   const memory: { local_bsz: number; peak_bytes: number }[] = [];
   const notes: string[] = [];
@@ -95,40 +117,36 @@ export async function runProfile(run: ProfileRun): Promise<{ profile: DeviceProf
   let complete = true;
   let launches = 0;
   const aborted = (): boolean => run.signal.aborted;
-  const launch = async (replicas: number): Promise<void> => {
-    const port = await freePort();
-    const log = join(run.work_dir, `replicas-${replicas}-launch-${launches}.log`);
-    const checkpoint = mkdtempSync(join(run.work_dir, 'checkpoint-'));
-    launches++;
-    // All of the launch's GPUs, entry LOCAL_RANK its own, as the backends (and torchrun) show them.
-    const visible = run.devices.slice(0, replicas).map((d) => d.uuid ?? String(d.index)).join(',');
-    for (let rank = 0; rank < replicas; rank++) {
-      const fd = openSync(rank === 0 ? log : `${log}.rank${rank}`, 'a');
-      const device = run.devices[rank]!;
-      const env: NodeJS.ProcessEnv = {
-        ...process.env, RANK: String(rank), WORLD_SIZE: String(replicas), LOCAL_RANK: String(rank), LOCAL_WORLD_SIZE: String(replicas),
-        MASTER_ADDR: '127.0.0.1', MASTER_PORT: String(port), GOODPUT_API: api, GOODPUT_JOB_ID: PROFILE_JOB_ID, GOODPUT_TOKEN: token,
-        GOODPUT_CHECKPOINT_DIR: checkpoint, GOODPUT_ATTEMPT: '0', GOODPUT_NUM_NODES: '1', GOODPUT_REPORT_INTERVAL_S: '0.3',
-      };
-      if (device.kind === 'gpu') env.CUDA_VISIBLE_DEVICES = visible;
-      else delete env.CUDA_VISIBLE_DEVICES;
-      const child = spawn(run.command[0]!, run.command.slice(1), { detached: true, stdio: ['ignore', fd, fd], env });
-      closeSync(fd);
-      child.on('error', () => {});
-      children.push(child);
-    }
-    lastLog = log;
-  };
   let lastLog = '';
-  const stopAll = async (): Promise<void> => {
-    const live = children.filter((c) => c.exitCode === null && c.signalCode === null);
-    for (const c of live) killGroup(c.pid!, 'SIGTERM');
-    const until = Date.now() + GRACE_S * 1000;
-    while (Date.now() < until && live.some((c) => c.exitCode === null && c.signalCode === null)) await sleep(100);
-    for (const c of live) if (c.exitCode === null && c.signalCode === null) killGroup(c.pid!, 'SIGKILL');
-    children.length = 0;
+  const launch = async (replicas: number): Promise<void> => {
+    // Each launch a job directory of its own: a fresh checkpoint directory, so that no launch
+    // resumes from another's checkpoint at another size.
+    const attempt = launches++;
+    const job_dir = join(run.work_dir, `replicas-${replicas}-launch-${attempt}`);
+    exits.clear();
+    launched = { attempt, job_dir, replicas: [] };
+    launched.replicas = await backend.launch({
+      job_id: PROFILE_JOB_ID, attempt, command: run.command, workdir: run.workdir,
+      // An SDK option (docs/contract.md): reports every 0.3 s, so a configuration is measured in seconds.
+      env: { GOODPUT_REPORT_INTERVAL_S: '0.3' },
+      devices: run.devices.slice(0, replicas).map((d) => d.index),
+      nodes: run.devices.slice(0, replicas).map(() => run.node ?? 0), num_nodes: 1,
+      api_url: api, token: collector.token, job_dir, gpu_type: run.gpu_type,
+    });
+    lastLog = launched.replicas[0]?.log_path ?? '';
   };
-  const running = (): boolean => children.length > 0 && children.every((c) => c.exitCode === null && c.signalCode === null);
+  const refOf = (r: LaunchedReplica, l: NonNullable<typeof launched>): ReplicaRef => ({ job_id: PROFILE_JOB_ID, attempt: l.attempt, rank: r.rank, node: r.node, launch_id: r.launch_id, pid: r.pid, proc_start: r.proc_start, job_dir: l.job_dir });
+  const stopAll = async (): Promise<void> => {
+    const l = launched;
+    if (l === undefined) return;
+    const live = () => l.replicas.filter((r) => !exits.has(r.rank) && backend.probe(refOf(r, l)) === 'alive');
+    for (const r of live()) backend.signal(refOf(r, l), 'SIGTERM');
+    const until = Date.now() + GRACE_S * 1000;
+    while (Date.now() < until && live().length > 0) await sleep(100);
+    for (const r of live()) backend.signal(refOf(r, l), 'SIGKILL');
+    launched = undefined;
+  };
+  const running = (): boolean => launched !== undefined && launched.replicas.length > 0 && exits.size === 0;
   // What the log shows went wrong replaces the guess (`question`) when failure-hint.ts knows it.
   const failure = (what: string, question?: string): GoodputError => {
     const tail = logTail(lastLog, 15) || '(no log)';
@@ -147,8 +165,11 @@ export async function runProfile(run: ProfileRun): Promise<{ profile: DeviceProf
       const waitUntil = Date.now() + FIRST_REPORT_TIMEOUT_S * 1000;
       run.progress(done / Math.max(1, collector.limits ? total(collector.limits) : counts.length * LOCAL_BATCHES), `starting ${replicas} replica(s)`);
       while (!aborted() && collector.entries.length === first) {
-        if (!running()) throw failure(`the script exited (${exitOf(children)}) before its first report`, noReportHint);
-        if (Date.now() > waitUntil) throw failure(`no report from the script within ${FIRST_REPORT_TIMEOUT_S} s`, noReportHint);
+        if (!running()) throw failure(`the script exited (${exitOf(exits)}) before its first report`, noReportHint);
+        if (Date.now() > waitUntil) {
+          const why = run.waiting_hint ? `${run.waiting_hint}; or ${noReportHint}` : noReportHint;
+          throw failure(`no report from the script within ${FIRST_REPORT_TIMEOUT_S} s`, why);
+        }
         await sleep(100);
       }
       const limits = collector.limits;
@@ -167,9 +188,9 @@ export async function runProfile(run: ProfileRun): Promise<{ profile: DeviceProf
         const matching = () => collector.entries.slice(from).filter((m) => m.num_replicas === replicas && m.local_bsz === config.local_bsz && m.accum_steps === config.accum_steps);
         while (!aborted() && Date.now() < configEnd && matching().length < ENTRIES_PER_CONFIG) {
           if (!running()) {
-            await settle(children);
-            if (children.some((c) => c.exitCode !== 0) || relaunches >= 3) throw failure(`the script exited (${exitOf(children)}) while profiling`);
-            children.length = 0;
+            await settle(exits, replicas);
+            if ([...exits.values()].some((code) => code !== 0) || relaunches >= 3) throw failure(`the script exited (${exitOf(exits)}) while profiling`);
+            launched = undefined;
             relaunches++;
             await launch(replicas); // the script finished its training: run it again for the rest of the sweep
           }
@@ -197,6 +218,7 @@ export async function runProfile(run: ProfileRun): Promise<{ profile: DeviceProf
   } finally {
     sampler.stop();
     await stopAll();
+    backend.close();
     await collector.close();
   }
   if (aborted()) notes.push('interrupted: the profile holds what was measured before Ctrl-C');
@@ -235,15 +257,17 @@ export function memoryPeak(run: Pick<ProfileRun, 'devices'>, entries: readonly {
 }
 
 /** Waits (at most GRACE_S) for every replica to end once one has: the others follow it at the end of training. */
-async function settle(children: readonly ChildProcess[]): Promise<void> {
+async function settle(exits: ReadonlyMap<number, number>, replicas: number): Promise<void> {
   const until = Date.now() + GRACE_S * 1000;
-  while (Date.now() < until && children.some((c) => c.exitCode === null && c.signalCode === null)) await sleep(100);
+  while (Date.now() < until && exits.size < replicas) await sleep(100);
 }
 
-function exitOf(children: readonly ChildProcess[]): string {
-  const c = children.find((x) => x.exitCode !== 0) ?? children[0];
-  if (!c) return 'no process';
-  return c.signalCode ? `signal ${c.signalCode}` : `exit ${c.exitCode}`;
+/** How the launch ended, by its first failed rank (shell convention: 128 + n for signal n). */
+function exitOf(exits: ReadonlyMap<number, number>): string {
+  const codes = [...exits.entries()].sort((a, b) => a[0] - b[0]);
+  const [rank, code] = codes.find(([, c]) => c !== 0) ?? codes[0] ?? [undefined, undefined];
+  if (code === undefined) return 'no process';
+  return `${code > 128 ? `signal ${code - 128}, exit ${code}` : `exit ${code}`}${codes.length > 1 ? ` of rank ${rank}` : ''}`;
 }
 
 function sleep(ms: number): Promise<void> {

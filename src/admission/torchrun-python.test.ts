@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { GoodputError } from '../core/errors.js';
-import { unwrapLauncherCommand } from './torch-launcher.js';
+import { unwrapLauncherCommand } from './torchrun-python.js';
 
 const root = mkdtempSync(join(tmpdir(), 'goodput-torchrun-'));
 after(() => rmSync(root, { recursive: true, force: true }));

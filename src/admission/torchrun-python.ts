@@ -1,12 +1,12 @@
 /**
- * The CLI's side of core/torch-launcher.ts: finds the Python a `torchrun` command would run its
+ * The CLI's side of torch-launcher.ts: finds the Python a `torchrun` command would run its
  * workers with (the job's venv or conda prefix's torchrun or python, else the torchrun on this
  * shell's PATH) and turns a rejected launcher command into a usage error that says what to run.
  */
 import { accessSync, constants, openSync, readSync, closeSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { usageError } from '../core/errors.js';
-import { shebangInterpreter, unwrapTorchLauncher } from '../core/torch-launcher.js';
+import { shebangInterpreter, unwrapTorchLauncher } from './torch-launcher.js';
 
 /** A launcher command rewritten to one rank's command. */
 export interface UnwrappedCommand {

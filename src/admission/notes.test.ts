@@ -3,9 +3,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import type { JobSummary, NodeView } from '../../api/views.js';
-import type { JobSpec } from '../../store/types.js';
-import { launchNotes, submitNotes } from './submit-notes.js';
+import type { JobSpec } from '../store/types.js';
+import { admit, readJobCode } from './admit.js';
+import { launchNotes as notesOf } from './notes.js';
 
 const workdir = mkdtempSync(join(tmpdir(), 'goodput-notes-'));
 after(() => rmSync(workdir, { recursive: true, force: true }));
@@ -22,18 +22,17 @@ writeFileSync(join(workdir, 'tutorial.py'), [
   '    mp.spawn(main, args=(2,), nprocs=2)',
 ].join('\n'));
 
-const client = {
-  nodes: async (): Promise<NodeView[]> => [],
-  listJobsPage: async () => ({ jobs: [], next_cursor: null }),
-};
+const cpu = (n: number) => Array.from({ length: n }, (_, index) => ({ index, kind: 'cpu' as const, name: 'cpu' }));
+/** The launch notes of a spec, from one read of its code (as admit reads it). */
+const launchNotes = (spec: Pick<JobSpec, 'command' | 'workdir' | 'max_replicas' | 'resumable'>): string[] => notesOf(spec, readJobCode(spec).launch);
 const spec = (max_replicas: number): JobSpec => ({ name: 'tut', command: ['python3', 'tutorial.py'], workdir, env: {}, min_replicas: 0, max_replicas, max_restarts: 0, preemptible: false, priority: 0, sdk: false });
 
 test('a script that starts its own processes is told how to run under goodput when -n is above 1', async () => {
-  const notes = await submitNotes(client, { id: 'j1', name: 'tut', spec: spec(2) });
+  const notes = admit(spec(2), cpu(4)).notes;
   const warning = notes.find((n) => n.includes('starts its own processes'));
   assert.ok(warning, notes.join('\n'));
   assert.match(warning, /^warning: tutorial\.py starts its own processes \(mp\.spawn, line 8\).*with -n 2 each of its processes would start a group of its own\. Call the function mp\.spawn starts once, with the rank from RANK.*or use -n 1\.$/);
-  const alone = await submitNotes(client, { id: 'j2', name: 'tut', spec: spec(1) });
+  const alone = admit(spec(1), cpu(4)).notes;
   assert.equal(alone.some((n) => n.includes('starts its own processes')), false, 'one process: nothing to say');
   assert.deepEqual(launchNotes(spec(2)), [warning], 'goodput run says the same');
 });
@@ -84,22 +83,6 @@ test('a --resumable script that saves its snapshot in place is told to save atom
   writeFileSync(join(workdir, 'inplace.py'), 'import torch\nimport os\nrank = int(os.environ["RANK"])\ntorch.save({"epoch": 1}, "snapshot.pt")\n');
   const notes = launchNotes({ command: ['python3', 'inplace.py'], workdir, max_replicas: 2, resumable: true });
   assert.equal(notes.length, 1, notes.join('\n'));
-  assert.match(notes[0]!, /^warning: inplace\.py is --resumable but saves its snapshot in place \(torch\.save, line 4, and no os\.replace anywhere\).*Save to a temporary file and os\.replace\(\) it into place/);
+  assert.match(notes[0]!, /^warning: inplace\.py is --resumable but saves its snapshot in place \(torch\.save, line 4, and no os\.replace anywhere in the job's code\).*Save to a temporary file and os\.replace\(\) it into place/);
   assert.deepEqual(launchNotes({ command: ['python3', 'inplace.py'], workdir, max_replicas: 2 }), [], 'not resumable: it restarts from its beginning anyway');
-});
-
-test('other active jobs of the same name: one filtered request, never the whole job list', async () => {
-  const asked: unknown[] = [];
-  const job = (id: string, state: string) => ({ id, name: 'tut', state }) as JobSummary;
-  const lister = {
-    nodes: async (): Promise<NodeView[]> => [],
-    listJobs: async () => assert.fail('listJobs pages through every job'),
-    listJobsPage: async (filter: unknown) => {
-      asked.push(filter);
-      return { jobs: [job('j9', 'running'), job('j8', 'queued'), job('j1', 'queued')], next_cursor: null };
-    },
-  };
-  const notes = await submitNotes(lister, { id: 'j1', name: 'tut', spec: spec(1) });
-  assert.deepEqual(asked, [{ name: 'tut', state: 'active', limit: 21 }]);
-  assert.ok(notes.some((n) => n.startsWith("warning: 2 other active job(s) are named 'tut' (j9, j8)")), notes.join('\n'));
 });

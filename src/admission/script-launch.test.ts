@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { foreignLauncher, scriptLaunch } from './script-launch.js';
+import { foreignLauncher, scriptLaunch as fullLaunch, type ScriptLaunch } from './script-launch.js';
+
+/** The conflicts alone: `distributed` and `sdk` describe the script, they are no conflict. */
+function scriptLaunch(script: string): Omit<ScriptLaunch, 'distributed' | 'sdk'> {
+  const { distributed: _d, sdk: _s, ...conflicts } = fullLaunch(script);
+  return conflicts;
+}
 
 const selfSpawnCall = (script: string) => scriptLaunch(script).spawn;
 

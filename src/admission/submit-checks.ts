@@ -4,13 +4,13 @@
  * there (E_NO_SCRIPT; spec `check_script: false` skips this for scripts that exist only on the
  * compute nodes) and, in multi-user mode, the owner must have a Unix
  * account (not root) that can enter it; the command must not start its ranks through torchrun
- * (core/torch-launcher.ts). (Sizes and NUL bytes are checked by the spec schema.)
+ * (torch-launcher.ts). (Sizes and NUL bytes are checked by the spec schema.)
  */
 import { existsSync, statSync } from 'node:fs';
 import { GoodputError } from '../core/errors.js';
 import { pythonScript } from '../core/profile-key.js';
-import { unwrapTorchLauncher } from '../core/torch-launcher.js';
-import { scriptPath } from '../control/plain-script.js';
+import { unwrapTorchLauncher } from './torch-launcher.js';
+import { scriptPath } from './script-source.js';
 import { canEnter, ownerAccount } from '../multiuser/accounts.js';
 import type { Store } from '../store/store.js';
 import type { JobSpec } from '../store/types.js';

@@ -1,14 +1,28 @@
 /**
  * How a Python script expects to be launched, where that conflicts with how goodput launches it
  * (one process per device, with RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT set,
- * as torchrun does). Pure: reads a command, or a script's text outside comments.
+ * as torchrun does). Pure: reads a command, and the text outside comments of the script and the
+ * local modules it imports (script-source.ts), with the arguments the command passes it.
  */
-import { pythonScript } from './profile-key.js';
+import { pythonScript } from '../core/profile-key.js';
+import { commandLineRules, type LineOrigin } from './command-line-rules.js';
+import type { SourceFile } from './script-source.js';
 
-/** Where in a script something is: as written, and its 1-based line. */
+/**
+ * Where in the job's code something is: as written, and its 1-based line; `file` names the
+ * imported module it is in (absent: the script itself), `line` 0 with `file` 'the command line'
+ * for an argument of the command.
+ */
 export interface SourceCall {
   call: string;
   line: number;
+  file?: string;
+}
+
+/** `line 12`, `trainer.py, line 12` or `on the command line`, for messages. */
+export function where(at: SourceCall): string {
+  if (at.line === 0) return 'on the command line';
+  return at.file === undefined ? `line ${at.line}` : `${at.file}, line ${at.line}`;
 }
 
 /** What in a script conflicts with goodput's launch; both absent when nothing does. */
@@ -53,11 +67,31 @@ export interface ScriptLaunch {
    * from its own snapshot (`resumable`) needs to care.
    */
   in_place_save?: SourceCall;
+  /**
+   * It fixes the devices its processes see (`os.environ["CUDA_VISIBLE_DEVICES"] = args.gpu`, not
+   * `setdefault` nor under a test of the variable): that replaces the devices goodput gives each
+   * process, so two jobs (or ranks) train on the same GPU.
+   */
+  fixed_devices?: SourceCall;
+  /**
+   * The first sign that it runs as one of several processes (torch.distributed, DDP, FSDP,
+   * Accelerate, DeepSpeed, Horovod, Lightning, the SDK, AdaptDL, RANK read from the environment);
+   * absent: N copies of it each train the whole model alone and write the same files.
+   */
+  distributed?: SourceCall;
+  /** It imports the Goodput SDK (in the script or a local module). */
+  sdk?: SourceCall;
+  /**
+   * The command line fixes its rank or world size (`--world-size 1 --rank 0`, options the script
+   * passes to init_process_group): every one of N processes would be that rank. `call` is the
+   * options as given, `fix` the options to drop.
+   */
+  fixed_ranks?: { call: string; drop: string[]; env_url?: string };
 }
 
 /**
  * A command that starts its ranks through a launcher other than torchrun (which
- * core/torch-launcher.ts rewrites): `accelerate launch ...` or `deepspeed ...`. Each of goodput's
+ * torch-launcher.ts rewrites): `accelerate launch ...` or `deepspeed ...`. Each of goodput's
  * processes would run it, and it starts processes of its own on the devices that process sees
  * (Accelerate hands multi-GPU launches to torchrun, with its fixed port 29500). Both libraries
  * also run under torchrun's variables, which goodput sets, so the direct command is the script
@@ -85,25 +119,69 @@ const LOCAL_RANK_OPTION = /add_argument\s*\(\s*["'](--local[_-]rank)["']/;
 
 const escape = (s: string): string => s.replace(/[.]/g, '\\.');
 
-/** What in `script` (Python source) conflicts with goodput's launch. */
-export function scriptLaunch(script: string): ScriptLaunch {
-  const lines = script.split('\n').map((l) => l.replace(/#.*/, ''));
+/** An import of the SDK at the start of a line (`import goodput`, `from goodput.x import y`). */
+const SDK_IMPORT = /^[ \t]*(?:import[ \t]+(goodput)\b|from[ \t]+(goodput)[ \t.])/;
+
+/** What runs as one of several processes (see ScriptLaunch.distributed). */
+const DISTRIBUTED = /\b(local[_-]rank|init_process_group|torch\.distributed|DistributedDataParallel|FullyShardedDataParallel|from\s+torch\s+import\s+distributed|Accelerator|deepspeed|horovod|lightning|goodput|adaptdl|jax\.distributed|tf\.distribute)\b|["'](?:WORLD_SIZE|RANK|LOCAL_RANK)["']/;
+
+/** An assignment of CUDA_VISIBLE_DEVICES into the environment. */
+const DEVICES_ASSIGNED = /(?<![\w.])(?:os\.)?environ\s*\[\s*["']CUDA_VISIBLE_DEVICES["']\s*\]\s*=(?!=)(.*)|["']CUDA_VISIBLE_DEVICES["']\s*:([^,}]*)/;
+
+/**
+ * What in the job's code conflicts with goodput's launch: `script` is one file's text, or the
+ * files script-source.ts read (the script first); `args` the arguments the command passes the
+ * script (they override its argparse defaults).
+ */
+export function scriptLaunch(script: string | readonly SourceFile[], args: readonly string[] = []): ScriptLaunch {
+  const files = typeof script === 'string' ? [{ name: '', text: script }] : script;
+  const lines: string[] = [];
+  const origins: LineOrigin[] = [];
+  files.forEach((f, index) => {
+    f.text.split('\n').forEach((l, i) => {
+      lines.push(l.replace(/#.*/, ''));
+      origins.push(index === 0 ? { line: i + 1 } : { line: i + 1, file: f.name });
+    });
+  });
+  const firstMatch = (found: (line: string, i: number) => string | undefined): SourceCall | undefined => firstIn(lines, origins, found);
+  const cli = commandLineRules(lines, args);
   const out: ScriptLaunch = {};
-  const spawn = spawnCall(lines);
+  const spawn = spawnCall(lines, firstMatch);
   if (spawn) out.spawn = spawn;
-  const option = lines.some((l) => LOCAL_RANK_NAMED.test(l)) ? undefined : firstMatch(lines, (line) => LOCAL_RANK_OPTION.exec(line)?.[1]);
+  const option = lines.some((l) => LOCAL_RANK_NAMED.test(l)) ? undefined : firstMatch((line) => LOCAL_RANK_OPTION.exec(line)?.[1]);
   if (option) out.local_rank_option = option;
-  const fixed = firstMatch(lines, (line, i) => fixedRendezvous(lines, line, i));
+  const fixed = firstMatch((line, i) => (cli.overridden(i) ? undefined : fixedRendezvous(lines, line, i))) ?? cli.given(TCP_URL_VALUE);
   if (fixed) out.fixed_rendezvous = fixed;
-  const file = firstMatch(lines, (line) => (RENDEZVOUS_SETTING.test(line) ? FILE_URL.exec(line)?.[1] : undefined));
+  const file = firstMatch((line, i) => (RENDEZVOUS_SETTING.test(line) && !cli.overridden(i) ? FILE_URL.exec(line)?.[1] : undefined)) ?? cli.given(FILE_URL_VALUE);
   if (file) out.file_rendezvous = file;
-  const adaptdl = firstMatch(lines, (line) => /^\s*(?:import|from)\s+(adaptdl)\b/.exec(line)?.[1]);
+  const adaptdl = firstMatch((line) => /^\s*(?:import|from)\s+(adaptdl)\b/.exec(line)?.[1]);
   if (adaptdl) out.adaptdl = adaptdl;
   // os.replace / os.rename / shutil.move, or pathlib's tmp.replace(path) (not str.replace("a", "b")).
   const renames = lines.some((l) => /\b(?:os\.replace|os\.rename|shutil\.move)\s*\(|\.(?:replace|rename)\s*\(\s*\w/.test(l));
-  const save = renames ? undefined : firstMatch(lines, (line) => /(?<![\w.])(torch\.save)\s*\(/.exec(line)?.[1]);
+  const save = renames ? undefined : firstMatch((line) => /(?<![\w.])(torch\.save)\s*\(/.exec(line)?.[1]);
   if (save) out.in_place_save = save;
+  const devices = firstMatch((line, i) => fixedDevices(lines, line, i));
+  if (devices) out.fixed_devices = devices;
+  const distributed = firstMatch((line) => DISTRIBUTED.exec(line)?.[0]);
+  if (distributed) out.distributed = distributed;
+  const sdk = firstMatch((line) => { const m = SDK_IMPORT.exec(line); return m ? line.trim() : undefined; });
+  if (sdk) out.sdk = sdk;
+  const ranks = cli.fixedRanks();
+  if (ranks) out.fixed_ranks = ranks;
   return out;
+}
+
+/** `--dist-url tcp://host:port` given on the command line. */
+const TCP_URL_VALUE = /^tcp:\/\/[^\s{}]*:\d+$/;
+const FILE_URL_VALUE = /^file:\/\//;
+
+/** What `line` sets CUDA_VISIBLE_DEVICES to, unless from the environment, by setdefault or under a test of the variable. */
+function fixedDevices(lines: readonly string[], line: string, i: number): string | undefined {
+  const m = DEVICES_ASSIGNED.exec(line);
+  if (!m) return undefined;
+  const value = (m[1] ?? m[2]!).trim().replace(/;$/, '');
+  if (/environ|getenv/.test(value) || guardedBy(lines, i, /CUDA_VISIBLE_DEVICES/)) return undefined;
+  return `CUDA_VISIBLE_DEVICES = ${value}`;
 }
 
 /**
@@ -131,27 +209,27 @@ function fixedRendezvous(lines: readonly string[], line: string, i: number): str
   const value = (m[2] ?? m[4]!).trim().replace(/;$/, '');
   // A value read from the environment (`os.environ.get("MASTER_PORT", "12355")`), or an
   // assignment under a test of the variable, keeps what the launcher set.
-  if (/environ|getenv/.test(value) || guardedByMaster(lines, i)) return undefined;
+  if (/environ|getenv/.test(value) || guardedBy(lines, i, /MASTER_(?:ADDR|PORT)/)) return undefined;
   return `${name} = ${value}`;
 }
 
-/** Whether the block holding line i opens with a test that names MASTER_ADDR or MASTER_PORT (`if "MASTER_PORT" not in os.environ:`). */
-function guardedByMaster(lines: readonly string[], i: number): boolean {
+/** Whether the block holding line i opens with a test that names `name` (`if "MASTER_PORT" not in os.environ:`). */
+function guardedBy(lines: readonly string[], i: number, name: RegExp): boolean {
   const indent = (l: string) => l.length - l.trimStart().length;
   const own = indent(lines[i]!);
   for (let j = i - 1; j >= 0; j--) {
     const l = lines[j]!;
     if (l.trim() === '' || indent(l) >= own) continue;
-    return /^\s*(?:if|elif)\b.*MASTER_(?:ADDR|PORT)/.test(l);
+    return /^\s*(?:if|elif)\b/.test(l) && name.test(l);
   }
   return false;
 }
 
-/** The first line for which `found` gives something, with that thing and the line's 1-based number. */
-function firstMatch(lines: readonly string[], found: (line: string, i: number) => string | undefined): SourceCall | undefined {
+/** The first line for which `found` gives something, with that thing and where the line is. */
+function firstIn(lines: readonly string[], origins: readonly LineOrigin[], found: (line: string, i: number) => string | undefined): SourceCall | undefined {
   for (let i = 0; i < lines.length; i++) {
     const call = found(lines[i]!, i);
-    if (call !== undefined) return { call, line: i + 1 };
+    if (call !== undefined) return { call, ...origins[i]! };
   }
   return undefined;
 }
@@ -164,7 +242,7 @@ function firstMatch(lines: readonly string[], found: (line: string, i: number) =
  * script that reads its rank from the environment: it runs under torchrun too, spawning only when
  * launched alone (`if "RANK" in os.environ: main(...) else: mp.spawn(...)`).
  */
-function spawnCall(lines: readonly string[]): SourceCall | undefined {
+function spawnCall(lines: readonly string[], firstMatch: (found: (line: string) => string | undefined) => SourceCall | undefined): SourceCall | undefined {
   if (lines.some((l) => LAUNCHER_RANK.test(l))) return undefined;
   const modules = new Set(['torch.multiprocessing']);
   const names = new Set<string>();
@@ -181,5 +259,5 @@ function spawnCall(lines: readonly string[]): SourceCall | undefined {
   }
   const callees = [...[...modules].flatMap((m) => SPAWNERS.map((f) => `${m}.${f}`)), ...names].map(escape);
   const call = new RegExp(`(?<![\\w.])(${callees.join('|')})\\s*\\(`);
-  return firstMatch(lines, (line) => call.exec(line)?.[1]);
+  return firstMatch((line) => call.exec(line)?.[1]);
 }

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { GoodputError } from '../core/errors.js';
 import { packagePath } from '../util/package-root.js';
-import { readJobSpecFile, validateJobSpec } from './job-spec.js';
-import { jobToken, jobTokenClaim, verifyJobToken } from './tokens.js';
+import { readJobSpecFile, validateJobSpec } from './job-spec-file.js';
+import { jobToken, jobTokenClaim, verifyJobToken } from '../control/tokens.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'goodput-spec-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -42,6 +42,28 @@ describe('job spec', () => {
       assert.match(error.message, /env\.OMP_NUM_THREADS: must be a string \(in YAML, quote it: an unquoted number is read as a number, 1\.10 as 1\.1\); env\.VERSION: must be a string .*; env\.DEBUG: must be a string \(in YAML, quote it: an unquoted true or false is read as a boolean\)$/);
       return true;
     });
+  });
+
+  it('explains a reserved variable (which, why, what to use) and lets the SDK\'s own options through', () => {
+    const refused = (env: Record<string, string>): string => {
+      try {
+        validateJobSpec({ name: 'a', command: ['x'], env }, '/');
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return assert.fail(`${JSON.stringify(env)} accepted`);
+    };
+    // The SDK reads GOODPUT_SHARE_DIR (docs/migrating-from-adaptdl.md) and goodput never sets it.
+    assert.equal(validateJobSpec({ name: 'a', command: ['x'], env: { GOODPUT_SHARE_DIR: '/data/s', GOODPUT_STEP_LOG: 'x' } }, '/').env.GOODPUT_SHARE_DIR, '/data/s');
+    const checkpoint = refused({ GOODPUT_CHECKPOINT_DIR: '/c' });
+    assert.doesNotMatch(checkpoint, /Invalid key in record/);
+    assert.match(checkpoint, /env\.GOODPUT_CHECKPOINT_DIR: reserved: goodput sets it for each attempt: the job.s checkpoint directory.*gt\.share_path\(\)/);
+    assert.match(refused({ MASTER_PORT: '1' }), /env\.MASTER_PORT: reserved: .*free port.*init_method="env:\/\/"/);
+    assert.match(refused({ CUDA_VISIBLE_DEVICES: '0' }), /env\.CUDA_VISIBLE_DEVICES: reserved: .*goodput up --gpus/);
+    assert.match(refused({ GOODPUT_FOO: '1' }), /env\.GOODPUT_FOO: reserved: GOODPUT_\* names are goodput's .*GOODPUT_SHARE_DIR/);
+    assert.match(refused({ '1X': '1' }), /env\.1X: invalid variable name/);
+    // False friends: names that only look reserved.
+    assert.deepEqual(Object.keys(validateJobSpec({ name: 'a', command: ['x'], env: { MY_RANK: '1', GOODPUT: '1', XGOODPUT_TOKEN: '1' } }, '/').env), ['MY_RANK', 'GOODPUT', 'XGOODPUT_TOKEN']);
   });
 
   it('reads YAML and JSON files; a relative workdir is relative to the file', () => {
