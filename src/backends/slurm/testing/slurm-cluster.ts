@@ -60,10 +60,63 @@ export interface SlurmCluster {
 }
 
 /**
+ * Environment variable through which a test runner (scripts/run-tests.mjs) hands the test files
+ * it starts a cluster it runs for all of them: JSON of {@link SharedSlurmCluster}. Starting the
+ * daemons takes seconds; a tier of Slurm tests shares one cluster instead of one per file.
+ */
+export const SHARED_SLURM_ENV = 'GOODPUT_TEST_SLURM';
+
+/** What {@link SHARED_SLURM_ENV} carries: the cluster's shape (the options it was started with) and where it runs. */
+export interface SharedSlurmCluster {
+  shape: string;
+  dir: string;
+  env: Record<string, string>;
+  nodes: string[];
+  partition: string;
+}
+
+/** The options with their defaults filled in, as a string: two requests of one shape get one cluster. */
+function shapeOf(options: SlurmClusterOptions): string {
+  const { nodes = 2, gpus_per_node = 4, cpus_per_node = 8, partition = 'gpu', gpu_types, unshared } = options;
+  return JSON.stringify({ nodes, gpus_per_node, cpus_per_node, partition, gpu_types: gpu_types ?? null, unshared: unshared ?? null });
+}
+
+/**
+ * Starts (or shares) a Slurm test cluster. When the environment names a shared cluster
+ * ({@link SHARED_SLURM_ENV}) of the same shape as `options`, resolves with a handle on it whose
+ * `stop()` only cancels every job and brings the nodes back to idle for the next test file (the
+ * runner stops the daemons); otherwise starts one of its own ({@link startOwnSlurmCluster}).
+ * Files that share one must run one at a time (the runner's heavy tier does).
+ */
+export async function startSlurmCluster(options: SlurmClusterOptions = {}): Promise<SlurmCluster> {
+  const shared = sharedCluster();
+  if (shared && shared.shape === shapeOf(options)) {
+    const cluster = clusterHandle(shared.dir, shared.nodes, shared.partition, false);
+    await cluster.untilIdle(60_000);
+    return cluster;
+  }
+  return startOwnSlurmCluster(options);
+}
+
+/** The cluster {@link SHARED_SLURM_ENV} names, if any (a malformed value is an error: the runner wrote it). */
+function sharedCluster(): SharedSlurmCluster | undefined {
+  const text = process.env[SHARED_SLURM_ENV];
+  if (!text) return undefined;
+  const shared = JSON.parse(text) as SharedSlurmCluster;
+  return existsSync(join(shared.dir, 'slurm.conf')) ? shared : undefined;
+}
+
+/** The value of {@link SHARED_SLURM_ENV} that shares `cluster` (started with `options`) with the test files a runner starts. */
+export function sharedSlurmEnv(cluster: SlurmCluster, options: SlurmClusterOptions = {}): string {
+  const shared: SharedSlurmCluster = { shape: shapeOf(options), dir: cluster.dir, env: cluster.env, nodes: cluster.nodes, partition: cluster.partition };
+  return JSON.stringify(shared);
+}
+
+/**
  * Starts slurmctld and `nodes` slurmd instances (names gp1, gp2, ...), `gpus_per_node` fake
  * GPUs of type `fakegpu` (or `gpu_types[i]`) each, and resolves once `sinfo` shows every node idle (60 s at most).
  */
-export async function startSlurmCluster(options: SlurmClusterOptions = {}): Promise<SlurmCluster> {
+export async function startOwnSlurmCluster(options: SlurmClusterOptions = {}): Promise<SlurmCluster> {
   const count = options.nodes ?? 2;
   const gpus = options.gpus_per_node ?? 4;
   const cpus = options.cpus_per_node ?? 8;
@@ -115,43 +168,7 @@ export async function startSlurmCluster(options: SlurmClusterOptions = {}): Prom
     return `NodeName=${n} Name=gpu Type=${t} File=${dir}/dev/gpu[${first}-${first + per - 1}]\n`;
   })).join(''));
   const env = { SLURM_CONF: conf };
-  const cmd = async (command: string, args: readonly string[]) => (await run(command, [...args], { env: { ...process.env, ...env }, timeout: 30_000 })).stdout;
-  let stopped = false;
-  const controllerPid = () => Number(readIf(join(dir, 'slurmctld.pid')));
-  const cluster: SlurmCluster = {
-    dir, env, nodes, partition, cmd,
-    async stopController() {
-      const pid = controllerPid();
-      signal(pid, 'SIGTERM');
-      for (let i = 0; i < 100 && alive(pid); i++) await sleep(100);
-    },
-    async startController() {
-      await run('/usr/sbin/slurmctld', ['-f', conf], { env: { ...process.env, ...env } });
-      // Until every node has registered again: before, sbatch cannot check a request against the
-      // nodes' GRES and queues what it would reject.
-      for (let i = 0; ; i++) {
-        const out = await cmd('sinfo', ['-h', '-N', '-o', '%N %t']).catch(() => '');
-        if (out.split('\n').filter((l) => / (idle|alloc|mix|comp)$/.test(l.trim())).length === count) return;
-        if (i > 240) throw new Error(`slurmctld did not come back; sinfo: ${out}\n${readIf(join(dir, 'log', 'slurmctld.log')).slice(-2000)}`);
-        await sleep(250);
-      }
-    },
-    async stop() {
-      if (stopped) return;
-      stopped = true;
-      await cmd('scancel', ['--full', `--partition=${partition}`]).catch(() => '');
-      for (let i = 0; i < 60; i++) {
-        const left = await cmd('squeue', ['-h', '-t', 'all', '-o', '%T']).catch(() => '');
-        if (!/RUNNING|COMPLETING|PENDING|CONFIGURING/.test(left)) break;
-        await sleep(250);
-      }
-      const pids = ['slurmctld.pid', ...nodes.map((n) => `slurmd-${n}.pid`)].map((f) => Number(readIf(join(dir, f))));
-      for (const pid of pids) signal(pid, 'SIGTERM');
-      for (let i = 0; i < 40 && pids.some(alive); i++) await sleep(100);
-      for (const pid of pids) signal(pid, 'SIGKILL');
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  const cluster = clusterHandle(dir, nodes, partition, true);
   try {
     await run('/usr/sbin/slurmctld', ['-f', conf], { env: { ...process.env, ...env } });
     for (const n of nodes) {
@@ -162,18 +179,88 @@ export async function startSlurmCluster(options: SlurmClusterOptions = {}): Prom
         await run(slurmd[0]!, slurmd.slice(1), { env: { ...process.env, ...env } });
       }
     }
-    for (let i = 0; ; i++) {
-      const out = await cmd('sinfo', ['-h', '-N', '-o', '%N %t']).catch(() => '');
-      const idle = out.split('\n').filter((l) => / idle$/.test(l.trim())).length;
-      if (idle === count) break;
-      if (i > 240) throw new Error(`the test Slurm cluster did not come up; sinfo: ${out}\n${readIf(join(dir, 'log', 'slurmctld.log')).slice(-2000)}`);
-      await sleep(250);
-    }
+    await cluster.untilIdle(60_000);
   } catch (error) {
     await cluster.stop();
     throw error;
   }
   return cluster;
+}
+
+/** A cluster handle with the means to wait for its nodes (the starter's and the sharer's alike). */
+type ClusterHandle = SlurmCluster & { untilIdle(limit_ms: number): Promise<void> };
+
+/**
+ * The handle on the cluster whose files are in `dir`. `own`: `stop()` stops the daemons and
+ * removes the directory; otherwise (a shared cluster) it cancels every job and leaves the nodes
+ * idle for the next test file.
+ */
+function clusterHandle(dir: string, nodes: string[], partition: string, own: boolean): ClusterHandle {
+  const conf = join(dir, 'slurm.conf');
+  const env = { SLURM_CONF: conf };
+  const cmd = async (command: string, args: readonly string[]) => (await run(command, [...args], { env: { ...process.env, ...env }, timeout: 30_000 })).stdout;
+  const states = async () => (await cmd('sinfo', ['-h', '-N', '-o', '%N %t']).catch(() => '')).split('\n').map((l) => l.trim()).filter(Boolean);
+  const controllerPid = () => Number(readIf(join(dir, 'slurmctld.pid')));
+  const log = () => readIf(join(dir, 'log', 'slurmctld.log')).slice(-2000);
+  let stopped = false;
+  const cancelAll = async () => {
+    await cmd('scancel', ['--full', `--partition=${partition}`]).catch(() => '');
+    for (let i = 0; i < 60; i++) {
+      const left = await cmd('squeue', ['-h', '-t', 'all', '-o', '%T']).catch(() => '');
+      if (!/RUNNING|COMPLETING|PENDING|CONFIGURING/.test(left)) break;
+      await sleep(250);
+    }
+  };
+  const handle: ClusterHandle = {
+    dir, env, nodes, partition, cmd,
+    async untilIdle(limit_ms: number) {
+      const deadline = Date.now() + limit_ms;
+      for (;;) {
+        const lines = await states();
+        if (lines.filter((l) => / idle$/.test(l)).length === nodes.length) return;
+        if (Date.now() > deadline) throw new Error(`the test Slurm cluster's nodes are not idle; sinfo: ${lines.join('; ')}\n${log()}`);
+        await sleep(250);
+      }
+    },
+    async stopController() {
+      const pid = controllerPid();
+      signal(pid, 'SIGTERM');
+      for (let i = 0; i < 100 && alive(pid); i++) await sleep(100);
+    },
+    async startController() {
+      await run('/usr/sbin/slurmctld', ['-f', conf], { env: { ...process.env, ...env } });
+      // Until every node has registered again: before, sbatch cannot check a request against the
+      // nodes' GRES and queues what it would reject.
+      for (let i = 0; ; i++) {
+        const lines = await states();
+        if (lines.filter((l) => / (idle|alloc|mix|comp)$/.test(l)).length === nodes.length) return;
+        if (i > 240) throw new Error(`slurmctld did not come back; sinfo: ${lines.join('; ')}\n${log()}`);
+        await sleep(250);
+      }
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      if (!own) {
+        // A test that stopped the controller and failed before starting it again.
+        if (!alive(controllerPid())) await handle.startController().catch(() => undefined);
+        await cancelAll();
+        // Shared: the next file gets every node idle (a test may have drained one).
+        for (const line of await states()) {
+          const [node, state] = line.split(' ');
+          if (node && state !== 'idle') await cmd('scontrol', ['update', `nodename=${node}`, 'state=resume']).catch(() => '');
+        }
+        return;
+      }
+      await cancelAll();
+      const pids = ['slurmctld.pid', ...nodes.map((n) => `slurmd-${n}.pid`)].map((f) => Number(readIf(join(dir, f))));
+      for (const pid of pids) signal(pid, 'SIGTERM');
+      for (let i = 0; i < 40 && pids.some(alive); i++) await sleep(100);
+      for (const pid of pids) signal(pid, 'SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return handle;
 }
 
 function readIf(path: string): string {
