@@ -43,7 +43,7 @@ if (tierFlag >= 0 && !TIERS.includes(onlyTier)) {
   console.error(`run-tests: --tier takes one of ${TIERS.join(', ')}, got ${onlyTier ?? 'nothing'}`);
   process.exit(2);
 }
-const filters = args.filter((_, i) => i !== tierFlag && i !== tierFlag + 1);
+const filters = tierFlag >= 0 ? args.filter((_, i) => i !== tierFlag && i !== tierFlag + 1) : args;
 
 const { files, problems } = classify();
 if (problems.length > 0) {
