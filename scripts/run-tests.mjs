@@ -9,10 +9,12 @@
 //
 // Files run in parallel within a tier (node --test --test-concurrency), as many at once as the
 // tier allows (CONCURRENCY; GOODPUT_TEST_CONCURRENCY_<TIER> overrides it). The heavy tier's Slurm
-// tests share one test cluster that this runner starts (src/backends/slurm/testing/slurm-cluster.ts,
-// SHARED_SLURM_ENV) instead of one per file. Exit code is non-zero if any tier fails.
+// tests share one test cluster per shape (a pool this runner lends them and stops at the end:
+// src/backends/slurm/testing/slurm-cluster.ts, SLURM_POOL_ENV) instead of one per file. Exit code
+// is non-zero if any tier fails.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { classify, TIERS } from './test-tiers.mjs';
@@ -68,17 +70,24 @@ const tiers = onlyTier ? [onlyTier] : TIERS;
 const selected = (tier) => live.filter((t) => tierOfSource.get(sourceOf(t)) === tier && (filters.length === 0 || filters.some((f) => t.includes(f))));
 const concurrencyOf = (tier) => Number(process.env[`GOODPUT_TEST_CONCURRENCY_${tier.toUpperCase()}`] ?? CONCURRENCY[tier]);
 
-/** Starts the Slurm cluster the tier's Slurm tests share, when one of them needs it and Slurm can run here. */
-async function sharedSlurm(tests) {
+/**
+ * A pool of Slurm test clusters for the tier's Slurm tests (one per shape, started by the first file
+ * that asks for it: src/backends/slurm/testing/slurm-cluster.ts), when one of them needs Slurm.
+ */
+async function slurmPool(tests) {
   const uses = tests.some((t) => /\bstartSlurmCluster\b/.test(readFileSync(sourceOf(t), 'utf8')));
   const module = join('dist', 'src', 'backends', 'slurm', 'testing', 'slurm-cluster.js');
   if (!uses || !existsSync(module)) return undefined;
   const slurm = await import(pathToFileURL(module).href);
-  if (slurm.slurmMissing()) return undefined;
-  const started = Date.now();
-  const cluster = await slurm.startOwnSlurmCluster();
-  console.error(`run-tests: a shared Slurm test cluster in ${cluster.dir} (up in ${((Date.now() - started) / 1000).toFixed(1)} s)`);
-  return { cluster, env: { [slurm.SHARED_SLURM_ENV]: slurm.sharedSlurmEnv(cluster) } };
+  const dir = mkdtempSync(join(tmpdir(), 'goodput-slurm-pool-'));
+  return {
+    env: { [slurm.SLURM_POOL_ENV]: dir },
+    async stop() {
+      const stopped = await slurm.stopSlurmPool(dir);
+      rmSync(dir, { recursive: true, force: true });
+      console.error(`run-tests: stopped the ${stopped} Slurm test cluster(s) the heavy tier shared`);
+    },
+  };
 }
 
 const timings = [];
@@ -87,7 +96,7 @@ for (const tier of tiers) {
   const tests = selected(tier);
   if (tests.length === 0) continue;
   const started = Date.now();
-  const slurm = tier === 'heavy' ? await sharedSlurm(tests) : undefined;
+  const slurm = tier === 'heavy' ? await slurmPool(tests) : undefined;
   const concurrency = concurrencyOf(tier);
   console.error(`run-tests: ${tier} tier, ${tests.length} file(s), ${concurrency} at a time`);
   try {
@@ -97,7 +106,7 @@ for (const tier of tiers) {
     });
     failed ||= node.status !== 0;
   } finally {
-    await slurm?.cluster.stop();
+    await slurm?.stop();
   }
   timings.push(`${tier} ${((Date.now() - started) / 1000).toFixed(0)} s (${tests.length} files)`);
 }

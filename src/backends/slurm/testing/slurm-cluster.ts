@@ -5,7 +5,8 @@
  * Recipe and pitfalls: shared/docs/slurm-testing.md. Needs root (mknod, SlurmUser=root).
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -60,17 +61,18 @@ export interface SlurmCluster {
 }
 
 /**
- * Environment variable through which a test runner (scripts/run-tests.mjs) hands the test files
- * it starts a cluster it runs for all of them: JSON of {@link SharedSlurmCluster}. Starting the
- * daemons takes seconds; a tier of Slurm tests shares one cluster instead of one per file.
+ * Environment variable through which a test runner (scripts/run-tests.mjs) lends the test files it
+ * starts a pool of Slurm clusters: a directory with one `<shape>.json` ({@link PooledSlurmCluster})
+ * per cluster started so far. Starting the daemons and waiting for the nodes takes seconds, and a
+ * tier of Slurm tests needs a handful of shapes: each shape is started once per run, by the first
+ * file that asks for it, and the runner stops them all at the end ({@link stopSlurmPool}).
  */
-export const SHARED_SLURM_ENV = 'GOODPUT_TEST_SLURM';
+export const SLURM_POOL_ENV = 'GOODPUT_TEST_SLURM_POOL';
 
-/** What {@link SHARED_SLURM_ENV} carries: the cluster's shape (the options it was started with) and where it runs. */
-export interface SharedSlurmCluster {
+/** A pooled cluster as its `<shape>.json` describes it. */
+export interface PooledSlurmCluster {
   shape: string;
   dir: string;
-  env: Record<string, string>;
   nodes: string[];
   partition: string;
 }
@@ -81,35 +83,41 @@ function shapeOf(options: SlurmClusterOptions): string {
   return JSON.stringify({ nodes, gpus_per_node, cpus_per_node, partition, gpu_types: gpu_types ?? null, unshared: unshared ?? null });
 }
 
+const poolFile = (pool: string, shape: string) => join(pool, `${createHash('sha256').update(shape).digest('hex').slice(0, 16)}.json`);
+
 /**
- * Starts (or shares) a Slurm test cluster. When the environment names a shared cluster
- * ({@link SHARED_SLURM_ENV}) of the same shape as `options`, resolves with a handle on it whose
- * `stop()` only cancels every job and brings the nodes back to idle for the next test file (the
- * runner stops the daemons); otherwise starts one of its own ({@link startOwnSlurmCluster}).
- * Files that share one must run one at a time (the runner's heavy tier does).
+ * Starts a Slurm test cluster, or lends one. With {@link SLURM_POOL_ENV} set (the runner's heavy
+ * tier), a cluster of the same shape as `options` that an earlier file started is reused, or this
+ * call starts one and pools it; either way `stop()` only cancels every job and brings the nodes
+ * back to idle for the next file (the runner stops the daemons). Files that share a pool run one
+ * at a time (the heavy tier does). Without a pool, a cluster of its own ({@link startOwnSlurmCluster}).
  */
 export async function startSlurmCluster(options: SlurmClusterOptions = {}): Promise<SlurmCluster> {
-  const shared = sharedCluster();
-  if (shared && shared.shape === shapeOf(options)) {
-    const cluster = clusterHandle(shared.dir, shared.nodes, shared.partition, false);
+  const pool = process.env[SLURM_POOL_ENV];
+  if (!pool || !existsSync(pool)) return startOwnSlurmCluster(options);
+  const shape = shapeOf(options);
+  const file = poolFile(pool, shape);
+  if (existsSync(file)) {
+    const pooled = JSON.parse(readFileSync(file, 'utf8')) as PooledSlurmCluster;
+    const cluster = clusterHandle(pooled.dir, pooled.nodes, pooled.partition, false);
     await cluster.untilIdle(60_000);
     return cluster;
   }
-  return startOwnSlurmCluster(options);
+  const own = await startOwnSlurmCluster(options);
+  const pooled: PooledSlurmCluster = { shape, dir: own.dir, nodes: own.nodes, partition: own.partition };
+  writeFileSync(file, JSON.stringify(pooled));
+  return clusterHandle(own.dir, own.nodes, own.partition, false);
 }
 
-/** The cluster {@link SHARED_SLURM_ENV} names, if any (a malformed value is an error: the runner wrote it). */
-function sharedCluster(): SharedSlurmCluster | undefined {
-  const text = process.env[SHARED_SLURM_ENV];
-  if (!text) return undefined;
-  const shared = JSON.parse(text) as SharedSlurmCluster;
-  return existsSync(join(shared.dir, 'slurm.conf')) ? shared : undefined;
-}
-
-/** The value of {@link SHARED_SLURM_ENV} that shares `cluster` (started with `options`) with the test files a runner starts. */
-export function sharedSlurmEnv(cluster: SlurmCluster, options: SlurmClusterOptions = {}): string {
-  const shared: SharedSlurmCluster = { shape: shapeOf(options), dir: cluster.dir, env: cluster.env, nodes: cluster.nodes, partition: cluster.partition };
-  return JSON.stringify(shared);
+/** Stops every cluster of the pool in `pool` and removes their directories (the runner, after its heavy tier); returns how many. */
+export async function stopSlurmPool(pool: string): Promise<number> {
+  const files = existsSync(pool) ? readdirSync(pool).filter((f) => f.endsWith('.json')) : [];
+  for (const f of files) {
+    const pooled = JSON.parse(readFileSync(join(pool, f), 'utf8')) as PooledSlurmCluster;
+    await clusterHandle(pooled.dir, pooled.nodes, pooled.partition, true).stop();
+    rmSync(join(pool, f), { force: true });
+  }
+  return files.length;
 }
 
 /**
