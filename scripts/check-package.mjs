@@ -10,11 +10,22 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 
 // `from '...'`, a side-effect `import '...'` and a dynamic `import('...')`, relative ones only.
-const importPattern = /(?:import|export)\s[^;]*?from\s+['"](\.{1,2}\/[^'"]+)['"]|import\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g;
-const importsOf = (file) => [...readFileSync(file, 'utf8').matchAll(importPattern)].map((m) => relative('.', resolve(dirname(file), m[1] ?? m[2])).split('\\').join('/'));
+const importPattern =
+  /(?:import|export)\s[^;]*?from\s+['"](\.{1,2}\/[^'"]+)['"]|import\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g;
+const importsOf = (file) =>
+  [...readFileSync(file, 'utf8').matchAll(importPattern)].map((m) =>
+    relative('.', resolve(dirname(file), m[1] ?? m[2]))
+      .split('\\')
+      .join('/'),
+  );
 
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-const packed = JSON.parse(execFileSync(npm, ['pack', '--dry-run', '--json', '--ignore-scripts'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }));
+const packed = JSON.parse(
+  execFileSync(npm, ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  }),
+);
 const shipped = new Set(packed[0].files.map((f) => f.path));
 const problems = [];
 
@@ -23,10 +34,15 @@ for (const path of shipped) {
 }
 
 // Modules of src/ that only tests import (to a fixed point: a fixture imported only by a conformance suite is one too).
-const list = (dir) => readdirSync(dir).flatMap((n) => {
-  const p = join(dir, n);
-  return statSync(p).isDirectory() ? list(p) : /\.tsx?$/.test(n) && !n.endsWith('.d.ts') ? [p.split('\\').join('/')] : [];
-});
+const list = (dir) =>
+  readdirSync(dir).flatMap((n) => {
+    const p = join(dir, n);
+    return statSync(p).isDirectory()
+      ? list(p)
+      : /\.tsx?$/.test(n) && !n.endsWith('.d.ts')
+        ? [p.split('\\').join('/')]
+        : [];
+  });
 const sources = ['src', 'test-support', 'bench'].flatMap(list);
 const importers = new Map();
 for (const file of sources) {
@@ -37,7 +53,7 @@ for (const file of sources) {
 }
 const isTest = (f) => /\.test\.tsx?$/.test(f) || !f.startsWith('src/');
 const testOnly = new Set();
-for (let changed = true; changed; ) {
+for (let changed = true; changed;) {
   changed = false;
   for (const file of sources.filter((f) => f.startsWith('src/') && !isTest(f) && !testOnly.has(f))) {
     const by = importers.get(file) ?? [];
@@ -49,13 +65,17 @@ for (let changed = true; changed; ) {
 }
 for (const file of testOnly) {
   const js = `dist/${file.replace(/\.tsx?$/, '.js')}`;
-  if (shipped.has(js)) problems.push(`${js}: only tests import ${file} (${importers.get(file).join(', ')}), yet it ships; exclude it in package.json "files" or move it under a testing/ folder`);
+  if (shipped.has(js))
+    problems.push(
+      `${js}: only tests import ${file} (${importers.get(file).join(', ')}), yet it ships; exclude it in package.json "files" or move it under a testing/ folder`,
+    );
 }
 
 for (const path of shipped) {
   if (!path.endsWith('.js') || !path.startsWith('dist/src/')) continue;
   for (const target of importsOf(path)) {
-    if (!shipped.has(target)) problems.push(`${path} imports ${target}, which the package leaves out (package.json "files")`);
+    if (!shipped.has(target))
+      problems.push(`${path} imports ${target}, which the package leaves out (package.json "files")`);
   }
 }
 
@@ -63,4 +83,6 @@ if (problems.length > 0) {
   console.error(`check-package: ${problems.length} problem(s):\n  ${problems.join('\n  ')}`);
   process.exit(1);
 }
-console.log(`check-package: ${shipped.size} files ship, no test code among them (${testOnly.size} test-only modules of src/ left out), every import of a shipped module ships`);
+console.log(
+  `check-package: ${shipped.size} files ship, no test code among them (${testOnly.size} test-only modules of src/ left out), every import of a shipped module ships`,
+);

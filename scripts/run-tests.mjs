@@ -49,26 +49,46 @@ const filters = tierFlag >= 0 ? args.filter((_, i) => i !== tierFlag && i !== ti
 
 const { files, problems } = classify();
 if (problems.length > 0) {
-  console.error(`run-tests: the test tiers are inconsistent (node scripts/test-tiers.mjs):\n  ${problems.join('\n  ')}`);
+  console.error(
+    `run-tests: the test tiers are inconsistent (node scripts/test-tiers.mjs):\n  ${problems.join('\n  ')}`,
+  );
   process.exit(1);
 }
 const tierOfSource = new Map(files.map((f) => [f.path, f.tier]));
 // A compiled test whose TypeScript source was renamed or removed stays in dist/ (tsc does not
 // delete outputs): it would run against today's modules and fail for no reason in the source.
-const sourceOf = (test) => ['.ts', '.tsx'].map((ext) => test.replace(/^dist[\\/]/, '').replace(/\.js$/, ext).split('\\').join('/')).find((s) => existsSync(s));
+const sourceOf = (test) =>
+  ['.ts', '.tsx']
+    .map((ext) =>
+      test
+        .replace(/^dist[\\/]/, '')
+        .replace(/\.js$/, ext)
+        .split('\\')
+        .join('/'),
+    )
+    .find((s) => existsSync(s));
 const compiled = listCompiled('dist').sort();
 const stale = compiled.filter((t) => !sourceOf(t));
-if (stale.length > 0) console.error(`run-tests: skipping ${stale.length} compiled test(s) without a source (stale in dist/; 'rm -rf dist && npm run build' clears them): ${stale.join(', ')}`);
+if (stale.length > 0)
+  console.error(
+    `run-tests: skipping ${stale.length} compiled test(s) without a source (stale in dist/; 'rm -rf dist && npm run build' clears them): ${stale.join(', ')}`,
+  );
 const live = compiled.filter((t) => sourceOf(t));
 const unbuilt = files.filter((f) => !live.some((t) => sourceOf(t) === f.path));
 if (unbuilt.length > 0 && filters.length === 0) {
-  console.error(`run-tests: ${unbuilt.length} test source(s) not compiled (run npm run build): ${unbuilt.map((f) => f.path).join(', ')}`);
+  console.error(
+    `run-tests: ${unbuilt.length} test source(s) not compiled (run npm run build): ${unbuilt.map((f) => f.path).join(', ')}`,
+  );
   process.exit(1);
 }
 
 const tiers = onlyTier ? [onlyTier] : TIERS;
-const selected = (tier) => live.filter((t) => tierOfSource.get(sourceOf(t)) === tier && (filters.length === 0 || filters.some((f) => t.includes(f))));
-const concurrencyOf = (tier) => Number(process.env[`GOODPUT_TEST_CONCURRENCY_${tier.toUpperCase()}`] ?? CONCURRENCY[tier]);
+const selected = (tier) =>
+  live.filter(
+    (t) => tierOfSource.get(sourceOf(t)) === tier && (filters.length === 0 || filters.some((f) => t.includes(f))),
+  );
+const concurrencyOf = (tier) =>
+  Number(process.env[`GOODPUT_TEST_CONCURRENCY_${tier.toUpperCase()}`] ?? CONCURRENCY[tier]);
 
 /**
  * A pool of Slurm test clusters for the tier's Slurm tests (one per shape, started by the first file
@@ -100,10 +120,14 @@ for (const tier of tiers) {
   const concurrency = concurrencyOf(tier);
   console.error(`run-tests: ${tier} tier, ${tests.length} file(s), ${concurrency} at a time`);
   try {
-    const node = spawnSync(process.execPath, ['--test', '--test-reporter=spec', `--test-concurrency=${concurrency}`, ...tests], {
-      stdio: 'inherit',
-      env: { ...process.env, ...slurm?.env },
-    });
+    const node = spawnSync(
+      process.execPath,
+      ['--test', '--test-reporter=spec', `--test-concurrency=${concurrency}`, ...tests],
+      {
+        stdio: 'inherit',
+        env: { ...process.env, ...slurm?.env },
+      },
+    );
     failed ||= node.status !== 0;
   } finally {
     await slurm?.stop();

@@ -26,7 +26,10 @@ const HEAVY_RULES = [
 ];
 const E2E_RULES = [
   { why: 'named e2e-*', test: (_text, path) => /(^|\/)e2e-[^/]*$/.test(path) },
-  { why: 'starts `goodput up` or the CLI (test-support/control/harness)', test: (text) => /control\/harness\.js['"]/.test(text) },
+  {
+    why: 'starts `goodput up` or the CLI (test-support/control/harness)',
+    test: (text) => /control\/harness\.js['"]/.test(text),
+  },
   { why: 'starts processes (node:child_process)', test: (text) => /['"]node:child_process['"]/.test(text) },
 ];
 
@@ -35,7 +38,10 @@ const E2E_RULES = [
  * spawns one quick process stays in unit here; a pure test that takes minutes goes to e2e.
  */
 export const OVERRIDES = {
-  'src/backends/local/local-conformance.test.ts': { tier: 'e2e', why: 'the conformance suite on the LocalBackend: real replica processes and signals (14 s)' },
+  'src/backends/local/local-conformance.test.ts': {
+    tier: 'e2e',
+    why: 'the conformance suite on the LocalBackend: real replica processes and signals (14 s)',
+  },
 };
 
 /** Every *.test.ts / *.test.tsx file of the repository outside node_modules, dist and dot folders. */
@@ -74,12 +80,15 @@ export function classify(root = '.') {
   const problems = [];
   for (const f of files) {
     if (!COMPILED_ROOTS.some((r) => f.path.startsWith(`${r}/`))) {
-      problems.push(`${f.path}: outside ${COMPILED_ROOTS.join(', ')} (tsconfig.json "include"), so no tier would ever run it; move it or extend both lists`);
+      problems.push(
+        `${f.path}: outside ${COMPILED_ROOTS.join(', ')} (tsconfig.json "include"), so no tier would ever run it; move it or extend both lists`,
+      );
     }
     if (!TIERS.includes(f.tier)) problems.push(`${f.path}: unknown tier '${f.tier}' (tiers: ${TIERS.join(', ')})`);
   }
   for (const [path, o] of Object.entries(OVERRIDES)) {
-    if (!existsSync(join(root, path))) problems.push(`scripts/test-tiers.mjs OVERRIDES: ${path} does not exist (renamed or removed?)`);
+    if (!existsSync(join(root, path)))
+      problems.push(`scripts/test-tiers.mjs OVERRIDES: ${path} does not exist (renamed or removed?)`);
     if (!TIERS.includes(o.tier)) problems.push(`scripts/test-tiers.mjs OVERRIDES: ${path}: unknown tier '${o.tier}'`);
   }
   return { files, problems };

@@ -19,7 +19,11 @@ const replicasOf = (e: JobEvent): number | undefined => {
 };
 const isGrowth = (e: JobEvent): boolean => e.kind === 'rescale' && (replicasOf(e) ?? 0) > 1;
 /** A long synthetic job that may use all 4 slots. */
-const trainer = (name: string, options: FakeTrainerOptions = {}) => ({ name, command: fakeTrainer({ samples: 10_000_000, ...options }), max_replicas: 4 });
+const trainer = (name: string, options: FakeTrainerOptions = {}) => ({
+  name,
+  command: fakeTrainer({ samples: 10_000_000, ...options }),
+  max_replicas: 4,
+});
 
 describe('no growth before evidence (fake backend and clock)', () => {
   it('grows a job only after its first report', async () => {
@@ -40,7 +44,10 @@ describe('no growth before evidence (fake backend and clock)', () => {
     // Rounds every second, 3 idle slots, and its minimum slice (4 s) long over.
     await p.clock.advance(12_000);
     assert.equal((await p.job(job.id)).allocation.length, 1);
-    assert.deepEqual((await p.store.listEvents(job.id)).filter((e) => e.kind === 'rescale'), []);
+    assert.deepEqual(
+      (await p.store.listEvents(job.id)).filter((e) => e.kind === 'rescale'),
+      [],
+    );
     await p.close();
   });
 
@@ -55,7 +62,10 @@ describe('no growth before evidence (fake backend and clock)', () => {
     const grow = events.find(isGrowth)!;
     const shrink = events.filter((e) => e.kind === 'rescale').find((e) => e.at_ms > grow.at_ms)!;
     assert.ok((replicasOf(shrink) ?? 99) < (replicasOf(grow) ?? 0), `${grow.reason}; then ${shrink.reason}`);
-    assert.ok(shrink.at_ms - grow.at_ms < 45_000, `before the next 60 s round: ${events.map((e) => `${e.at_ms} ${e.kind} ${e.reason}`).join('\n')}`);
+    assert.ok(
+      shrink.at_ms - grow.at_ms < 45_000,
+      `before the next 60 s round: ${events.map((e) => `${e.at_ms} ${e.kind} ${e.reason}`).join('\n')}`,
+    );
     await p.close();
   });
 });

@@ -18,7 +18,8 @@ const allEnded = (plane: FakePlane, ids: readonly string[], limit_s: number): Pr
     const jobs = await Promise.all(ids.map((id) => plane.job(id)));
     return jobs.every((j) => ENDED.includes(j.state)) ? jobs : undefined;
   });
-const summary = (jobs: readonly JobRecord[]) => jobs.map((j) => `${j.name}: ${j.state}, ${j.launches - 1} restarts (${j.reason})`).join('; ');
+const summary = (jobs: readonly JobRecord[]) =>
+  jobs.map((j) => `${j.name}: ${j.state}, ${j.launches - 1} restarts (${j.reason})`).join('; ');
 
 describe('no thrashing (fake backend and clock)', () => {
   it('three plain 20 s jobs on 2 slots all succeed without a restart; a running one says why it is kept', async () => {
@@ -31,9 +32,15 @@ describe('no thrashing (fake backend and clock)', () => {
     });
     // Several rounds pass (interval 2 s) while the third job waits: nothing is swapped.
     await plane.clock.advance(5000);
-    assert.match(stopProtection(await plane.job(running[0]!.id)) ?? '', /not preempted or resized: no checkpoint yet.*set preemptible: true to allow/);
+    assert.match(
+      stopProtection(await plane.job(running[0]!.id)) ?? '',
+      /not preempted or resized: no checkpoint yet.*set preemptible: true to allow/,
+    );
     const jobs = await allEnded(plane, ids, 120);
-    assert.ok(jobs.every((j) => j.state === 'succeeded' && j.launches === 1), summary(jobs));
+    assert.ok(
+      jobs.every((j) => j.state === 'succeeded' && j.launches === 1),
+      summary(jobs),
+    );
     await plane.close();
   });
 
@@ -48,12 +55,19 @@ describe('no thrashing (fake backend and clock)', () => {
       ids.push((await plane.submit({ name: `sdk-${i}`, command: fakeTrainer({ samples, unknown_length: true }) })).id);
     }
     const jobs = await allEnded(plane, ids, 400);
-    assert.ok(jobs.every((j) => j.state === 'succeeded'), summary(jobs));
-    for (const j of jobs) assert.ok((await plane.store.listReports(j.id, 1)).length > 0, `${j.name} reported in-process`);
+    assert.ok(
+      jobs.every((j) => j.state === 'succeeded'),
+      summary(jobs),
+    );
+    for (const j of jobs)
+      assert.ok((await plane.store.listReports(j.id, 1)).length > 0, `${j.name} reported in-process`);
     for (const j of jobs) assert.ok(j.launches - 1 <= defaultGoodputPolicyParams.max_preemptions, summary(jobs));
     const short = jobs.filter((_, i) => lengths[i] === 2_500);
     const long = jobs.filter((_, i) => lengths[i] === 25_000);
-    assert.ok(Math.max(...short.map((j) => j.finished_at_ms!)) < Math.min(...long.map((j) => j.finished_at_ms!)), `short jobs finish before every long one: ${summary(jobs)}`);
+    assert.ok(
+      Math.max(...short.map((j) => j.finished_at_ms!)) < Math.min(...long.map((j) => j.finished_at_ms!)),
+      `short jobs finish before every long one: ${summary(jobs)}`,
+    );
     await plane.close();
   });
 });

@@ -13,7 +13,8 @@ import { fakePlane, fakeTrainer } from '../../test-support/control/fake-plane.js
 describe('remaining work reaches the default policy (fake backend and clock)', () => {
   it('a short job keeps its head start when a long job arrives', async () => {
     const p = await fakePlane({ slots: 6, interval_s: 1, grace_s: 2 });
-    const submit = (name: string, samples: number) => p.submit({ name, command: fakeTrainer({ samples, time_scale: 0.5 }), max_replicas: 4 });
+    const submit = (name: string, samples: number) =>
+      p.submit({ name, command: fakeTrainer({ samples, time_scale: 0.5 }), max_replicas: 4 });
     const short = await submit('short', 400_000);
     await p.waitFor('the short job to run and report its remaining work', 20, async () => {
       const j = await p.job(short.id);
@@ -31,7 +32,9 @@ describe('remaining work reaches the default policy (fake backend and clock)', (
     const steady = await p.waitFor('the short job to hold most slots', 30, async () => {
       const [s, l] = await replicas();
       seen.push(`${s.allocation.length}/${l.allocation.length}`);
-      return s.state === 'running' && l.state === 'running' && s.allocation.length >= 4 && l.allocation.length >= 1 ? [s, l] : undefined;
+      return s.state === 'running' && l.state === 'running' && s.allocation.length >= 4 && l.allocation.length >= 1
+        ? [s, l]
+        : undefined;
     });
     assert.ok(steady[0].remaining_samples! < steady[1].remaining_samples!, 'the short job has less work left');
     // It stays so for several scheduling rounds while both run.

@@ -39,7 +39,9 @@ const pick = rows.filter((r) => r[0] === String(Math.min(world, 9)));
 const trace = (pick.length > 0 ? pick : rows.filter((r) => r[0] === '1'))
   .map((r) => ({ bsz: Number(r[1]), step: Number(r[2]), sync: Number(r[3]) })).sort((a, b) => a.bsz - b.bsz);
 const minBsz = trace[0].bsz, maxBsz = trace[trace.length - 1].bsz;
-const limits = { init_batch_size: minBsz * 4, max_batch_size: maxBsz * 8, min_local_bsz: minBsz, max_local_bsz: maxBsz, accumulation: true };
+const limits = {
+  init_batch_size: minBsz * 4, max_batch_size: maxBsz * 8, min_local_bsz: minBsz, max_local_bsz: maxBsz, accumulation: true,
+};
 const timesFor = (bsz) => {
   let best = trace[0];
   for (const t of trace) if (Math.abs(t.bsz - bsz) < Math.abs(best.bsz - bsz)) best = t;
@@ -58,7 +60,9 @@ const save = () => {
 };
 const report = () => {
   if (rank !== 0 || pending.length === 0) return;
-  const body = { job_id: env.GOODPUT_JOB_ID, attempt, limits: sentLimits ? undefined : limits, reports: pending, checkpoint_on_stop: true };
+  const body = {
+    job_id: env.GOODPUT_JOB_ID, attempt, limits: sentLimits ? undefined : limits, reports: pending, checkpoint_on_stop: true,
+  };
   pending = [];
   plane.report(body).then((config) => {
     sentLimits = true;
@@ -68,14 +72,20 @@ const report = () => {
 };
 if (cfg.record_env) {
   const seen = { CUDA_VISIBLE_DEVICES: env.CUDA_VISIBLE_DEVICES, GOODPUT_GPU_TYPE: env.GOODPUT_GPU_TYPE };
-  fs.writeFileSync(path.join(env.GOODPUT_CHECKPOINT_DIR, 'env-' + attempt + '-' + rank + '.json'), JSON.stringify(seen));
+  const file = path.join(env.GOODPUT_CHECKPOINT_DIR, 'env-' + attempt + '-' + rank + '.json');
+  fs.writeFileSync(file, JSON.stringify(seen));
 }
 process.on('SIGTERM', () => { stopping = true; });
 let step_time_s = 0;
 const tick = () => {
   if (stopping) { save(); process.exit(143); }
   if (rank !== 0) { if (fs.existsSync(donePath)) process.exit(0); setTimeout(tick, 50); return; }
-  if (state.samples >= cfg.samples) { save(); fs.writeFileSync(donePath, String(state.step)); report(); process.exit(0); }
+  if (state.samples >= cfg.samples) {
+    save();
+    fs.writeFileSync(donePath, String(state.step));
+    report();
+    process.exit(0);
+  }
   const t = timesFor(local_bsz);
   step_time_s = (t.step * (accum_steps + 1) - t.sync * accum_steps) * slowdown;
   setTimeout(stepped, step_time_s * cfg.time_scale * 1000);
@@ -85,8 +95,10 @@ const stepped = () => {
   const t = timesFor(local_bsz);
   state.step += 1;
   state.samples += local_bsz * world * (accum_steps + 1);
-  const entry = { time_s: plane.now_ms() / 1000, step: state.step, num_nodes: nodes, num_replicas: world, local_bsz, accum_steps,
-    step_time_s, sync_time_s: t.sync * typeFactor, grad_sqr: 1.0, grad_var: 4.0, samples: state.samples };
+  const entry = {
+    time_s: plane.now_ms() / 1000, step: state.step, num_nodes: nodes, num_replicas: world, local_bsz, accum_steps,
+    step_time_s, sync_time_s: t.sync * typeFactor, grad_sqr: 1.0, grad_var: 4.0, samples: state.samples,
+  };
   if (!cfg.unknown_length) entry.remaining_samples = Math.max(0, cfg.samples - state.samples);
   pending.push(entry);
   if (plane.now_ms() - lastReport >= cfg.report_every_s * 1000) {
@@ -115,7 +127,16 @@ export interface FakeTrainerOptions {
 
 /** The command of a fake trainer job. */
 export function fakeTrainer(options: FakeTrainerOptions = {}): string[] {
-  const cfg = { samples: 20_000, time_scale: 1, report_every_s: 0.3, unknown_length: false, multi_replica_slowdown: 1, type_slowdown: {}, ...options, trace_path: packagePath('data', 'pollux', 'traces', 'cifar10', 'placements.csv') };
+  const cfg = {
+    samples: 20_000,
+    time_scale: 1,
+    report_every_s: 0.3,
+    unknown_length: false,
+    multi_replica_slowdown: 1,
+    type_slowdown: {},
+    ...options,
+    trace_path: packagePath('data', 'pollux', 'traces', 'cifar10', 'placements.csv'),
+  };
   return [process.execPath, '-e', TRAINER_SCRIPT, '--', JSON.stringify(cfg)];
 }
 
@@ -143,19 +164,44 @@ export interface FakePlane {
  * Starts a controller as `goodput up --policy POLICY --interval-s ... --grace-s ...
  * --policy-param ...` would, on `nodes` (default one node of `slots` CPU slots).
  */
-export async function fakePlane(options: { slots?: number; nodes?: BackendNode[]; policy?: string; interval_s: number; grace_s: number; params?: readonly string[] }): Promise<FakePlane> {
+export async function fakePlane(options: {
+  slots?: number;
+  nodes?: BackendNode[];
+  policy?: string;
+  interval_s: number;
+  grace_s: number;
+  params?: readonly string[];
+}): Promise<FakePlane> {
   const root = mkdtempSync(join(tmpdir(), 'goodput-fake-plane-'));
   const clock = new FakeClock(1_700_000_000_000);
   const store = new SqliteStore(':memory:', { now_ms: () => clock.now_ms() });
   const cluster = new FakeCluster(options.nodes ?? [fakeNode('local', options.slots ?? 2)], clock);
   const factory = findPolicy(options.policy ?? 'goodput')!;
   const policy = factory.create({ seed: 0, params: parsePolicyParams(factory, options.params ?? []) });
-  const controller = new Controller({ store, backend: new FakeBackend(cluster), policy, data_dir: root, secret: 's', api_url: 'http://127.0.0.1:1', interval_s: options.interval_s, grace_s: options.grace_s, clock });
-  cluster.modules['goodput-plane'] = { now_ms: () => clock.now_ms(), report: (body: Parameters<Controller['report']>[0]) => controller.report(body) };
+  const controller = new Controller({
+    store,
+    backend: new FakeBackend(cluster),
+    policy,
+    data_dir: root,
+    secret: 's',
+    api_url: 'http://127.0.0.1:1',
+    interval_s: options.interval_s,
+    grace_s: options.grace_s,
+    clock,
+  });
+  cluster.modules['goodput-plane'] = {
+    now_ms: () => clock.now_ms(),
+    report: (body: Parameters<Controller['report']>[0]) => controller.report(body),
+  };
   await controller.start();
   const job = async (id: string) => (await store.getJob(id))!;
   return {
-    clock, store, controller, cluster, job, data_dir: root,
+    clock,
+    store,
+    controller,
+    cluster,
+    job,
+    data_dir: root,
     submit: (input) => {
       const spec: JobSpec = { ...jobSpecSchema.parse({ workdir: root, ...input }), workdir: root };
       return controller.submit(spec, 'u', 'u');
