@@ -22,7 +22,14 @@ export const COMPILED_ROOTS = ['src', 'test-support', 'bench'];
 const HEAVY_RULES = [
   { why: 'starts a Slurm test cluster', test: (text) => /\bstartSlurmCluster\b/.test(text) },
   { why: 'drives chromium', test: (text) => /playwright-core|\bchromium\b/.test(text) },
-  { why: 'runs torch (a Python interpreter with torch)', test: (text) => /\bpythonWith\(/.test(text) },
+  {
+    why: 'runs torch (a Python with torch, or a script that imports it)',
+    // A script text that imports torch counts only in a file that runs processes: parsers' tests
+    // hold such scripts as data.
+    test: (text, path) =>
+      /\bpythonWith\(/.test(text) ||
+      (/\bimport (?:[\w.]+, )*torch\b/.test(text) && E2E_RULES.some((r) => r.test(text, path))),
+  },
 ];
 const E2E_RULES = [
   { why: 'named e2e-*', test: (_text, path) => /(^|\/)e2e-[^/]*$/.test(path) },
