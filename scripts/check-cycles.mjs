@@ -5,8 +5,8 @@
 // 2. no cycle between top-level folders, and no import from a lower layer to a higher one, the
 //    layers being the numbered list under "## Layers" in docs/architecture.md (tests excluded:
 //    a test may drive its folder from above, e.g. through the HTTP client);
-// 3. no source file over MAX_LINES lines.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+// 3. no source file over MAX_LINES lines, in the given folder and in python/ (the SDK).
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -97,8 +97,16 @@ for (const [key, example] of folderEdges) {
   }
 }
 
-for (const file of files) {
-  const name = relative(root, file).split(sep).join('/');
+// The cap covers the Python SDK too (python/, beside src/ in the repository).
+const pythonRoot = join(dirname(fileURLToPath(import.meta.url)), '..', 'python');
+const listPython = (dir) => readdirSync(dir).flatMap((name) => {
+  const path = join(dir, name);
+  if (statSync(path).isDirectory()) return name === '__pycache__' || name.startsWith('.') ? [] : listPython(path);
+  return name.endsWith('.py') ? [path] : [];
+});
+const pythonFiles = existsSync(pythonRoot) ? listPython(pythonRoot) : [];
+for (const file of [...files, ...pythonFiles]) {
+  const name = relative(pythonFiles.includes(file) ? join(pythonRoot, '..') : root, file).split(sep).join('/');
   const lines = readFileSync(file, 'utf8').split('\n').length - 1;
   if (lines > MAX_LINES) problems.push(`${name} has ${lines} lines (at most ${MAX_LINES}): split it`);
 }
@@ -107,4 +115,4 @@ if (problems.length > 0) {
   for (const problem of problems) console.error(problem);
   process.exit(1);
 }
-console.log(`no import cycles, no folder cycles, no layer violations, no file over ${MAX_LINES} lines: ${files.length} modules in ${folders.size} folders under ${relative(process.cwd(), root) || '.'}`);
+console.log(`no import cycles, no folder cycles, no layer violations, no file over ${MAX_LINES} lines (python/ too): ${files.length} modules in ${folders.size} folders under ${relative(process.cwd(), root) || '.'}`);

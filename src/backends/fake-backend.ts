@@ -49,6 +49,11 @@ export class FakeCluster {
   readonly exits = new Map<string, number>();
   /** Set to a reason to make `refresh` fail with E_BACKEND_UNAVAILABLE. */
   unavailable: string | undefined;
+  /**
+   * Modules a program may `require` besides fs and path, by name: what a test lends its programs,
+   * e.g. a report function that calls the controller in-process where a real replica would POST.
+   */
+  modules: Record<string, unknown> = {};
   private nextPort = 30000;
 
   constructor(
@@ -198,7 +203,7 @@ export class FakeBackend implements Backend {
       stdout: { write: (s: string) => (log(s), true) },
       stderr: { write: (s: string) => (log(s), true) },
     };
-    const modules: Record<string, unknown> = { fs, 'node:fs': fs, path, 'node:path': path };
+    const modules: Record<string, unknown> = { fs, 'node:fs': fs, path, 'node:path': path, ...this.cluster.modules };
     const context = createContext({
       process: proc,
       require: (name: string) => {

@@ -1,12 +1,13 @@
 /**
  * End to end (real `goodput up`, synthetic trainers): no growth before evidence. A job is grown
- * only after its first throughput measurement, and a growth that measured slower is undone at
- * once: with 60 s rounds, only the round a new measurement triggers can undo it within seconds.
+ * only after its first throughput measurement posted over HTTP. The rest of the rule (a job that
+ * never reports is never grown; a growth that measured slower is undone within seconds, not at
+ * the next 60 s round) is checked in fake time by evidence.test.ts.
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type { EventView, GoodputClient } from '../client/client.js';
-import { cleanup, sleep, startServerProcess, tempDataDir, TRAINER, waitFor, type ServerProcess } from '../../test-support/control/harness.js';
+import { cleanup, startServerProcess, tempDataDir, TRAINER, waitFor, type ServerProcess } from '../../test-support/control/harness.js';
 
 const servers: ServerProcess[] = [];
 const dirs: string[] = [];
@@ -41,33 +42,6 @@ describe('no growth before evidence', () => {
     const first = (await client.reports(job.id, 1000))[0];
     assert.ok(first, 'it has reported');
     assert.ok(Date.parse(grown.at) >= first.received_at_ms, `grown at ${grown.at}, first report at ${new Date(first.received_at_ms).toISOString()}`);
-    await client.cancel(job.id);
-  });
-
-  it('never grows a job that reports no measurement, even one that may be stopped at any time', { timeout: 60_000 }, async () => {
-    const { server: { client }, data_dir } = await server(1);
-    const job = await client.submit({ name: 'plain', command: ['sleep', '30'], workdir: data_dir, max_replicas: 4, preemptible: true });
-    await waitFor('the job to run', 15_000, async () => (await client.getJob(job.id)).state === 'running');
-    // Rounds every second, 3 idle slots, and its minimum slice (4 s) long over.
-    await sleep(12_000);
-    const now = await client.getJob(job.id);
-    assert.equal(now.replicas, 1);
-    assert.deepEqual((await client.events(job.id)).filter((e) => e.kind === 'rescale'), []);
-    await client.cancel(job.id);
-  });
-
-  it('undoes a growth that measured slower within seconds, not at the next 60 s round', { timeout: 90_000 }, async () => {
-    const { server: { client }, data_dir } = await server(60);
-    const job = await submitTrainer(client, data_dir, 'slow-growth', '--multi-replica-slowdown', '6');
-    const events = await waitFor('a growth, then a shrink back', 60_000, async () => {
-      const all = await client.events(job.id);
-      const grow = all.findIndex(isGrowth);
-      return grow >= 0 && all.slice(grow + 1).some((e) => e.kind === 'rescale') ? all : undefined;
-    });
-    const grow = events.find(isGrowth)!;
-    const shrink = events.filter((e) => e.kind === 'rescale').find((e) => Date.parse(e.at) > Date.parse(grow.at))!;
-    assert.ok((replicasOf(shrink) ?? 99) < (replicasOf(grow) ?? 0), `${grow.reason}; then ${shrink.reason}`);
-    assert.ok(Date.parse(shrink.at) - Date.parse(grow.at) < 45_000, `before the next 60 s round: ${events.map((e) => `${e.at} ${e.kind} ${e.reason}`).join('\n')}`);
     await client.cancel(job.id);
   });
 });

@@ -5,7 +5,11 @@
  * that quotes the offending line under a caret.
  */
 export function printable(text: string, max = 120, keepLines = false): string {
+  // One regex per directive: a formatter that wraps a longer line would leave a regex off it.
   // eslint-disable-next-line no-control-regex
-  const clean = text.replace(keepLines ? /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\ufffd]/g : /[\u0000-\u001f\u007f-\u009f\ufffd]/g, '?');
+  const all = /[\u0000-\u001f\u007f-\u009f\ufffd]/g;
+  // eslint-disable-next-line no-control-regex
+  const allButNewlines = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\ufffd]/g;
+  const clean = text.replace(keepLines ? allButNewlines : all, '?');
   return clean.length > max ? `${clean.slice(0, max)}... (${clean.length} characters)` : clean;
 }

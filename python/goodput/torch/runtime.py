@@ -12,24 +12,24 @@ LR scheduler agree with each other.
 
 The concerns live in their own modules: checkpoints (checkpointing.py), the control rounds
 (control_channel.py), step timing and reports (step_reporting.py), the stop signal
-(stop_signal.py, worker_signals.py). Constructing a Runtime touches no process-wide state;
-`install_process_hooks()` (called by init()) does, and `remove_process_hooks()` undoes it.
+(stop_signal.py, worker_signals.py), the checkpointed exit and the exit hook (runtime_exit.py).
+Constructing a Runtime touches no process-wide state; `install_process_hooks()` (called by init())
+does, and `remove_process_hooks()` undoes it.
 """
 
 import atexit
 import os
-import sys
 import time
 from typing import Any, Callable, Dict, Optional, Tuple
 
 import torch
-import torch.distributed as dist
 
 from .batch_config import BatchConfig, BatchLimits
 from .checkpointing import Checkpointing
 from .control_channel import ControlRounds, RoundDecision, RoundProposal
-from .env import EXIT_CHECKPOINTED, JobEnv
+from .env import JobEnv
 from .report_client import ReportClient
+from .runtime_exit import EXIT_GIL_RELEASE_S, RuntimeExit
 from .step_log import StepLog
 from .step_reporting import StepReporting
 from .step_spacing import StepSpacing
@@ -38,15 +38,12 @@ from .stop_signal import StopSignal
 from .trackers import ScalarPublisher
 from .worker_signals import TorchWorkerGuard
 
-# Seconds the exit hook releases the GIL after destroying the process group (see shutdown()).
-EXIT_GIL_RELEASE_S = 0.1
-
-__all__ = ["MicroStep", "NoiseSample", "Runtime", "StepTiming"]
+__all__ = ["EXIT_GIL_RELEASE_S", "MicroStep", "NoiseSample", "Runtime", "StepTiming"]
 
 NoiseSink = Callable[[float, float, int, int, bool, int], None]
 
 
-class Runtime:
+class Runtime(RuntimeExit):
     def __init__(self, env: JobEnv, device: torch.device, checkpoint_interval_s: float,
                  checkpoint_every_epoch: bool):
         self.env = env
@@ -334,69 +331,3 @@ class Runtime:
         path = self.checkpoints.save(self.state_dict())
         self.step_log.write()
         return path
-
-    def exit_checkpointed(self) -> None:
-        if self._rounds is not None:
-            self._rounds.drain()
-        path = self.checkpoint()
-        # The stop is done: a SIGTERM that arrives while the process exits (a late one for this
-        # rank, whose peers agreed on the stop first) must not turn exit 143 into death by the
-        # signal once Python restores the default handlers at finalization.
-        self.stop_signal.ignore_further()
-        self._exiting_checkpointed = True
-        if self.rank == 0:
-            print(f"goodput: stop requested (SIGTERM); checkpointed step {self.steps_done} to "
-                  f"{path}; exiting {EXIT_CHECKPOINTED}", file=sys.stderr, flush=True)
-        # The process group is left to the exit hook (shutdown()): SystemExit runs the script's
-        # own `finally: dist.destroy_process_group()` first (torchrun scripts tear down that way),
-        # which fails on a group already gone and turns exit 143 into exit 1.
-        self._finish_reporting()
-        sys.stdout.flush()
-        sys.exit(EXIT_CHECKPOINTED)
-
-    def shutdown(self) -> None:
-        """Best-effort, idempotent: last report flush (at most 2 s), step log, in-flight control
-        rounds, then the process group unless the script already destroyed it; then SIGTERM is
-        ignored (the exit hook runs once the script has ended)."""
-        self._finish_reporting()
-        # Not once destroyed, by an earlier call or by the script.
-        if self._rounds is not None and dist.is_initialized():
-            try:
-                dist.destroy_process_group()
-            except Exception as error:  # a peer that already died: nothing left to agree on
-                print(f"goodput: process group shutdown: {error}", file=sys.stderr)
-            # A gloo worker thread may still hold the last collective's tensor; freeing it takes
-            # the GIL, and a thread that gets the GIL only at finalization aborts the process
-            # (SIGABRT after a finished job). Releasing the GIL here lets it finish first: under
-            # tests/tools/gloo_exit_amplifier.py --hold-gil-s 0.3, 12 of 20 runs aborted without
-            # this, 0 of 20 with it. Bounded, unlike a barrier: ranks that disagree on when to
-            # stop are not held.
-            time.sleep(EXIT_GIL_RELEASE_S)
-        # The script has ended; what is left is the interpreter's finalization, which restores
-        # the default SIGTERM action first and may then take a while (a loader's persistent
-        # workers shut down). A stop arriving then killed the replica (exit 143 without a
-        # checkpoint, so the control plane relaunched a finished job); ignored, it exits as the
-        # script ended. Python keeps an ignored signal ignored through finalization.
-        if self.stop_signal.installed:
-            self.stop_signal.ignore_further()
-
-    def _finish_reporting(self) -> None:
-        """Idempotent: last report flush, step log, in-flight control rounds drained."""
-        if self._shut_down:
-            return
-        self._shut_down = True
-        if self.stop_signal.is_set() and not self._exiting_checkpointed and self.rank == 0 \
-                and getattr(sys, "last_value", None) is None:  # set by an uncaught exception
-            # The stop came after the last step that polls it (after remaining_epochs()): the
-            # script ran to its end, so there is nothing to checkpoint and nothing is lost.
-            print(f"goodput: stop requested (SIGTERM) after the last training step (step "
-                  f"{self.steps_done}); the script ran to its end, nothing to checkpoint",
-                  file=sys.stderr, flush=True)
-        self.reporting.close()
-        self.scalars.close()
-        if self._rounds is not None and dist.is_initialized():
-            try:
-                self._rounds.drain()
-            except Exception as error:  # a peer that already died: nothing left to agree on
-                print(f"goodput: draining the control rounds at exit: {error}", file=sys.stderr)
-

@@ -5,7 +5,8 @@
  * Recipe and pitfalls: shared/docs/slurm-testing.md. Needs root (mknod, SlurmUser=root).
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -60,10 +61,70 @@ export interface SlurmCluster {
 }
 
 /**
+ * Environment variable through which a test runner (scripts/run-tests.mjs) lends the test files it
+ * starts a pool of Slurm clusters: a directory with one `<shape>.json` ({@link PooledSlurmCluster})
+ * per cluster started so far. Starting the daemons and waiting for the nodes takes seconds, and a
+ * tier of Slurm tests needs a handful of shapes: each shape is started once per run, by the first
+ * file that asks for it, and the runner stops them all at the end ({@link stopSlurmPool}).
+ */
+export const SLURM_POOL_ENV = 'GOODPUT_TEST_SLURM_POOL';
+
+/** A pooled cluster as its `<shape>.json` describes it. */
+export interface PooledSlurmCluster {
+  shape: string;
+  dir: string;
+  nodes: string[];
+  partition: string;
+}
+
+/** The options with their defaults filled in, as a string: two requests of one shape get one cluster. */
+function shapeOf(options: SlurmClusterOptions): string {
+  const { nodes = 2, gpus_per_node = 4, cpus_per_node = 8, partition = 'gpu', gpu_types, unshared } = options;
+  return JSON.stringify({ nodes, gpus_per_node, cpus_per_node, partition, gpu_types: gpu_types ?? null, unshared: unshared ?? null });
+}
+
+const poolFile = (pool: string, shape: string) => join(pool, `${createHash('sha256').update(shape).digest('hex').slice(0, 16)}.json`);
+
+/**
+ * Starts a Slurm test cluster, or lends one. With {@link SLURM_POOL_ENV} set (the runner's heavy
+ * tier), a cluster of the same shape as `options` that an earlier file started is reused, or this
+ * call starts one and pools it; either way `stop()` only cancels every job and brings the nodes
+ * back to idle for the next file (the runner stops the daemons). Files that share a pool run one
+ * at a time (the heavy tier does). Without a pool, a cluster of its own ({@link startOwnSlurmCluster}).
+ */
+export async function startSlurmCluster(options: SlurmClusterOptions = {}): Promise<SlurmCluster> {
+  const pool = process.env[SLURM_POOL_ENV];
+  if (!pool || !existsSync(pool)) return startOwnSlurmCluster(options);
+  const shape = shapeOf(options);
+  const file = poolFile(pool, shape);
+  if (existsSync(file)) {
+    const pooled = JSON.parse(readFileSync(file, 'utf8')) as PooledSlurmCluster;
+    const cluster = clusterHandle(pooled.dir, pooled.nodes, pooled.partition, false);
+    await cluster.untilIdle(60_000);
+    return cluster;
+  }
+  const own = await startOwnSlurmCluster(options);
+  const pooled: PooledSlurmCluster = { shape, dir: own.dir, nodes: own.nodes, partition: own.partition };
+  writeFileSync(file, JSON.stringify(pooled));
+  return clusterHandle(own.dir, own.nodes, own.partition, false);
+}
+
+/** Stops every cluster of the pool in `pool` and removes their directories (the runner, after its heavy tier); returns how many. */
+export async function stopSlurmPool(pool: string): Promise<number> {
+  const files = existsSync(pool) ? readdirSync(pool).filter((f) => f.endsWith('.json')) : [];
+  for (const f of files) {
+    const pooled = JSON.parse(readFileSync(join(pool, f), 'utf8')) as PooledSlurmCluster;
+    await clusterHandle(pooled.dir, pooled.nodes, pooled.partition, true).stop();
+    rmSync(join(pool, f), { force: true });
+  }
+  return files.length;
+}
+
+/**
  * Starts slurmctld and `nodes` slurmd instances (names gp1, gp2, ...), `gpus_per_node` fake
  * GPUs of type `fakegpu` (or `gpu_types[i]`) each, and resolves once `sinfo` shows every node idle (60 s at most).
  */
-export async function startSlurmCluster(options: SlurmClusterOptions = {}): Promise<SlurmCluster> {
+export async function startOwnSlurmCluster(options: SlurmClusterOptions = {}): Promise<SlurmCluster> {
   const count = options.nodes ?? 2;
   const gpus = options.gpus_per_node ?? 4;
   const cpus = options.cpus_per_node ?? 8;
@@ -115,43 +176,7 @@ export async function startSlurmCluster(options: SlurmClusterOptions = {}): Prom
     return `NodeName=${n} Name=gpu Type=${t} File=${dir}/dev/gpu[${first}-${first + per - 1}]\n`;
   })).join(''));
   const env = { SLURM_CONF: conf };
-  const cmd = async (command: string, args: readonly string[]) => (await run(command, [...args], { env: { ...process.env, ...env }, timeout: 30_000 })).stdout;
-  let stopped = false;
-  const controllerPid = () => Number(readIf(join(dir, 'slurmctld.pid')));
-  const cluster: SlurmCluster = {
-    dir, env, nodes, partition, cmd,
-    async stopController() {
-      const pid = controllerPid();
-      signal(pid, 'SIGTERM');
-      for (let i = 0; i < 100 && alive(pid); i++) await sleep(100);
-    },
-    async startController() {
-      await run('/usr/sbin/slurmctld', ['-f', conf], { env: { ...process.env, ...env } });
-      // Until every node has registered again: before, sbatch cannot check a request against the
-      // nodes' GRES and queues what it would reject.
-      for (let i = 0; ; i++) {
-        const out = await cmd('sinfo', ['-h', '-N', '-o', '%N %t']).catch(() => '');
-        if (out.split('\n').filter((l) => / (idle|alloc|mix|comp)$/.test(l.trim())).length === count) return;
-        if (i > 240) throw new Error(`slurmctld did not come back; sinfo: ${out}\n${readIf(join(dir, 'log', 'slurmctld.log')).slice(-2000)}`);
-        await sleep(250);
-      }
-    },
-    async stop() {
-      if (stopped) return;
-      stopped = true;
-      await cmd('scancel', ['--full', `--partition=${partition}`]).catch(() => '');
-      for (let i = 0; i < 60; i++) {
-        const left = await cmd('squeue', ['-h', '-t', 'all', '-o', '%T']).catch(() => '');
-        if (!/RUNNING|COMPLETING|PENDING|CONFIGURING/.test(left)) break;
-        await sleep(250);
-      }
-      const pids = ['slurmctld.pid', ...nodes.map((n) => `slurmd-${n}.pid`)].map((f) => Number(readIf(join(dir, f))));
-      for (const pid of pids) signal(pid, 'SIGTERM');
-      for (let i = 0; i < 40 && pids.some(alive); i++) await sleep(100);
-      for (const pid of pids) signal(pid, 'SIGKILL');
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  const cluster = clusterHandle(dir, nodes, partition, true);
   try {
     await run('/usr/sbin/slurmctld', ['-f', conf], { env: { ...process.env, ...env } });
     for (const n of nodes) {
@@ -162,18 +187,88 @@ export async function startSlurmCluster(options: SlurmClusterOptions = {}): Prom
         await run(slurmd[0]!, slurmd.slice(1), { env: { ...process.env, ...env } });
       }
     }
-    for (let i = 0; ; i++) {
-      const out = await cmd('sinfo', ['-h', '-N', '-o', '%N %t']).catch(() => '');
-      const idle = out.split('\n').filter((l) => / idle$/.test(l.trim())).length;
-      if (idle === count) break;
-      if (i > 240) throw new Error(`the test Slurm cluster did not come up; sinfo: ${out}\n${readIf(join(dir, 'log', 'slurmctld.log')).slice(-2000)}`);
-      await sleep(250);
-    }
+    await cluster.untilIdle(60_000);
   } catch (error) {
     await cluster.stop();
     throw error;
   }
   return cluster;
+}
+
+/** A cluster handle with the means to wait for its nodes (the starter's and the sharer's alike). */
+type ClusterHandle = SlurmCluster & { untilIdle(limit_ms: number): Promise<void> };
+
+/**
+ * The handle on the cluster whose files are in `dir`. `own`: `stop()` stops the daemons and
+ * removes the directory; otherwise (a shared cluster) it cancels every job and leaves the nodes
+ * idle for the next test file.
+ */
+function clusterHandle(dir: string, nodes: string[], partition: string, own: boolean): ClusterHandle {
+  const conf = join(dir, 'slurm.conf');
+  const env = { SLURM_CONF: conf };
+  const cmd = async (command: string, args: readonly string[]) => (await run(command, [...args], { env: { ...process.env, ...env }, timeout: 30_000 })).stdout;
+  const states = async () => (await cmd('sinfo', ['-h', '-N', '-o', '%N %t']).catch(() => '')).split('\n').map((l) => l.trim()).filter(Boolean);
+  const controllerPid = () => Number(readIf(join(dir, 'slurmctld.pid')));
+  const log = () => readIf(join(dir, 'log', 'slurmctld.log')).slice(-2000);
+  let stopped = false;
+  const cancelAll = async () => {
+    await cmd('scancel', ['--full', `--partition=${partition}`]).catch(() => '');
+    for (let i = 0; i < 60; i++) {
+      const left = await cmd('squeue', ['-h', '-t', 'all', '-o', '%T']).catch(() => '');
+      if (!/RUNNING|COMPLETING|PENDING|CONFIGURING/.test(left)) break;
+      await sleep(250);
+    }
+  };
+  const handle: ClusterHandle = {
+    dir, env, nodes, partition, cmd,
+    async untilIdle(limit_ms: number) {
+      const deadline = Date.now() + limit_ms;
+      for (;;) {
+        const lines = await states();
+        if (lines.filter((l) => / idle$/.test(l)).length === nodes.length) return;
+        if (Date.now() > deadline) throw new Error(`the test Slurm cluster's nodes are not idle; sinfo: ${lines.join('; ')}\n${log()}`);
+        await sleep(250);
+      }
+    },
+    async stopController() {
+      const pid = controllerPid();
+      signal(pid, 'SIGTERM');
+      for (let i = 0; i < 100 && alive(pid); i++) await sleep(100);
+    },
+    async startController() {
+      await run('/usr/sbin/slurmctld', ['-f', conf], { env: { ...process.env, ...env } });
+      // Until every node has registered again: before, sbatch cannot check a request against the
+      // nodes' GRES and queues what it would reject.
+      for (let i = 0; ; i++) {
+        const lines = await states();
+        if (lines.filter((l) => / (idle|alloc|mix|comp)$/.test(l)).length === nodes.length) return;
+        if (i > 240) throw new Error(`slurmctld did not come back; sinfo: ${lines.join('; ')}\n${log()}`);
+        await sleep(250);
+      }
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      if (!own) {
+        // A test that stopped the controller and failed before starting it again.
+        if (!alive(controllerPid())) await handle.startController().catch(() => undefined);
+        await cancelAll();
+        // Shared: the next file gets every node idle (a test may have drained one).
+        for (const line of await states()) {
+          const [node, state] = line.split(' ');
+          if (node && state !== 'idle') await cmd('scontrol', ['update', `nodename=${node}`, 'state=resume']).catch(() => '');
+        }
+        return;
+      }
+      await cancelAll();
+      const pids = ['slurmctld.pid', ...nodes.map((n) => `slurmd-${n}.pid`)].map((f) => Number(readIf(join(dir, f))));
+      for (const pid of pids) signal(pid, 'SIGTERM');
+      for (let i = 0; i < 40 && pids.some(alive); i++) await sleep(100);
+      for (const pid of pids) signal(pid, 'SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return handle;
 }
 
 function readIf(path: string): string {
