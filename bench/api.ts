@@ -17,10 +17,13 @@ import { jobToken } from '../src/control/tokens.js';
 import { packagePath } from '../src/util/package-root.js';
 import { benchArgs } from './bench-args.js';
 
-benchArgs(`
+benchArgs(
+  `
 usage: npm run bench:api
 Report throughput and latency of a real 'goodput up' on loopback (target >= 2000 reports/s at p99 <= 20 ms).
-`, {});
+`,
+  {},
+);
 
 const TARGET_RPS = 2000;
 const TARGET_P99_MS = 20;
@@ -70,19 +73,26 @@ function post(url: URL, path: string, token: string | undefined, body: string | 
       headers['content-type'] = 'application/json';
       headers['content-length'] = Buffer.byteLength(body);
     }
-    const req = request({ host: url.hostname, port: url.port, path, method: body ? 'POST' : 'GET', headers, agent }, (res) => {
-      const status = res.statusCode ?? 0;
-      let text = '';
-      if (status === 200) res.resume();
-      else res.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
-      res.on('end', () => resolve(status === 200 ? { status } : { status, error_body: text }));
-    });
+    const req = request(
+      { host: url.hostname, port: url.port, path, method: body ? 'POST' : 'GET', headers, agent },
+      (res) => {
+        const status = res.statusCode ?? 0;
+        let text = '';
+        if (status === 200) res.resume();
+        else res.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+        res.on('end', () => resolve(status === 200 ? { status } : { status, error_body: text }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
 }
 
-async function load(url: URL, next: (i: number) => { path: string; token?: string; body?: string }, warmup_s: number): Promise<Result> {
+async function load(
+  url: URL,
+  next: (i: number) => { path: string; token?: string; body?: string },
+  warmup_s: number,
+): Promise<Result> {
   const latencies: number[] = [];
   let errors = 0;
   let first_error: string | undefined;
@@ -94,7 +104,10 @@ async function load(url: URL, next: (i: number) => { path: string; token?: strin
     while (performance.now() < end) {
       const r = next(i++);
       const t0 = performance.now();
-      const answer = await post(url, r.path, r.token, r.body).catch((e: unknown): Answer => ({ status: 0, error_body: (e as Error).message }));
+      const answer = await post(url, r.path, r.token, r.body).catch((e: unknown): Answer => ({
+        status: 0,
+        error_body: (e as Error).message,
+      }));
       const t1 = performance.now();
       if (t0 < measureFrom) continue;
       if (answer.status !== 200) {
@@ -107,7 +120,14 @@ async function load(url: URL, next: (i: number) => { path: string; token?: strin
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
   latencies.sort((a, b) => a - b);
   const q = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? NaN;
-  return { rps: latencies.length / DURATION_S, p50_ms: q(0.5), p99_ms: q(0.99), errors, ...(first_error === undefined ? {} : { first_error }), count: latencies.length };
+  return {
+    rps: latencies.length / DURATION_S,
+    p50_ms: q(0.5),
+    p99_ms: q(0.99),
+    errors,
+    ...(first_error === undefined ? {} : { first_error }),
+    count: latencies.length,
+  };
 }
 
 async function main(): Promise<void> {
@@ -115,7 +135,25 @@ async function main(): Promise<void> {
   const cli = packagePath('dist', 'src', 'cli', 'main.js');
   const jobs: { id: string; token: string }[] = [];
   let client: GoodputClient | undefined;
-  const server = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), cli, 'up', '--data-dir', data_dir, '--port', '0', '--cpu-slots', '1', '--interval-s', '60', '--policy', 'fifo'], { stdio: 'ignore', detached: true });
+  const server = spawn(
+    process.execPath,
+    [
+      ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
+      cli,
+      'up',
+      '--data-dir',
+      data_dir,
+      '--port',
+      '0',
+      '--cpu-slots',
+      '1',
+      '--interval-s',
+      '60',
+      '--policy',
+      'fifo',
+    ],
+    { stdio: 'ignore', detached: true },
+  );
   try {
     const info = join(data_dir, 'server.json');
     for (let k = 0; k < 200 && !existsSync(info); k++) await new Promise((r) => setTimeout(r, 50));
@@ -125,17 +163,51 @@ async function main(): Promise<void> {
     for (let j = 0; j < JOBS; j++) {
       // One slot: the first job runs (a sleep), the others stay queued; every job is active, so its
       // reports are accepted (an ended job's are refused), and max_replicas 4 admits every report.
-      const job = await client.submit({ name: `bench-${j}`, command: ['sleep', '600'], workdir: data_dir, max_replicas: 4 });
+      const job = await client.submit({
+        name: `bench-${j}`,
+        command: ['sleep', '600'],
+        workdir: data_dir,
+        max_replicas: 4,
+      });
       jobs.push({ id: job.id, token: jobToken(secret, job.id) });
     }
-    const limits = { init_batch_size: 128, max_batch_size: 4096, min_local_bsz: 32, max_local_bsz: 512, accumulation: true };
+    const limits = {
+      init_batch_size: 128,
+      max_batch_size: 4096,
+      min_local_bsz: 32,
+      max_local_bsz: 512,
+      accumulation: true,
+    };
     const bodies = jobs.map((job, j) =>
-      [1, 2, 3, 4].flatMap((replicas) =>
-        [32, 64, 128].map((bsz) => JSON.stringify({
-          attempt: 0,
-          limits,
-          reports: [{ time_s: 1.7e9, step: j, epoch: 1, num_nodes: 1, num_replicas: replicas, local_bsz: bsz, accum_steps: 0, step_time_s: 0.02 + bsz * 0.001, sync_time_s: 0.005 * replicas, grad_sqr: 0.5, grad_var: 2.0, samples: 1000, loss: 0.9, breakdown: { data_wait_s: 0.001, forward_backward_s: 0.015, sync_s: 0.005, optimizer_s: 0.002 } }],
-        }))).map((body) => ({ path: `/v1/jobs/${job.id}/reports`, token: job.token, body })));
+      [1, 2, 3, 4]
+        .flatMap((replicas) =>
+          [32, 64, 128].map((bsz) =>
+            JSON.stringify({
+              attempt: 0,
+              limits,
+              reports: [
+                {
+                  time_s: 1.7e9,
+                  step: j,
+                  epoch: 1,
+                  num_nodes: 1,
+                  num_replicas: replicas,
+                  local_bsz: bsz,
+                  accum_steps: 0,
+                  step_time_s: 0.02 + bsz * 0.001,
+                  sync_time_s: 0.005 * replicas,
+                  grad_sqr: 0.5,
+                  grad_var: 2.0,
+                  samples: 1000,
+                  loss: 0.9,
+                  breakdown: { data_wait_s: 0.001, forward_backward_s: 0.015, sync_s: 0.005, optimizer_s: 0.002 },
+                },
+              ],
+            }),
+          ),
+        )
+        .map((body) => ({ path: `/v1/jobs/${job.id}/reports`, token: job.token, body })),
+    );
     const u = new URL(url);
     const wal = join(data_dir, 'goodput.sqlite-wal');
     let walPeak_mb = 0;
@@ -143,30 +215,44 @@ async function main(): Promise<void> {
     const cpu0 = cpuSeconds(server.pid!);
     const health = await load(u, () => ({ path: '/v1/health' }), 0.5);
     const cpu1 = cpuSeconds(server.pid!);
-    const reports = await load(u, (i) => {
-      const perJob = bodies[i % JOBS]!;
-      return perJob[Math.floor(i / JOBS) % perJob.length]!;
-    }, 1);
+    const reports = await load(
+      u,
+      (i) => {
+        const perJob = bodies[i % JOBS]!;
+        return perJob[Math.floor(i / JOBS) % perJob.length]!;
+      },
+      1,
+    );
     const cpu2 = cpuSeconds(server.pid!);
     clearInterval(walTimer);
     const walEnd_mb = sizeMiB(wal);
     walPeak_mb = Math.max(walPeak_mb, walEnd_mb);
     const ok = reports.rps >= TARGET_RPS && reports.p99_ms <= TARGET_P99_MS && reports.errors === 0;
     const f = (x: number) => x.toFixed(2);
-    console.log(`bench:api  loopback ${url}, ${CONCURRENCY} concurrent connections, ${DURATION_S}s measured after 1s warm-up, ${JOBS} jobs`);
-    console.log(`  reports       ${reports.rps.toFixed(0).padStart(6)} reports/s   p50 ${f(reports.p50_ms)} ms   p99 ${f(reports.p99_ms)} ms   errors ${reports.errors}/${reports.count}   target >= ${TARGET_RPS}/s at p99 <= ${TARGET_P99_MS} ms: ${ok ? 'MET' : 'NOT MET'}`);
+    console.log(
+      `bench:api  loopback ${url}, ${CONCURRENCY} concurrent connections, ${DURATION_S}s measured after 1s warm-up, ${JOBS} jobs`,
+    );
+    console.log(
+      `  reports       ${reports.rps.toFixed(0).padStart(6)} reports/s   p50 ${f(reports.p50_ms)} ms   p99 ${f(reports.p99_ms)} ms   errors ${reports.errors}/${reports.count}   target >= ${TARGET_RPS}/s at p99 <= ${TARGET_P99_MS} ms: ${ok ? 'MET' : 'NOT MET'}`,
+    );
     if (reports.first_error !== undefined) console.log(`  first error   ${reports.first_error.slice(0, 300)}`);
-    console.log(`  baseline      ${health.rps.toFixed(0).padStart(6)} requests/s  p50 ${f(health.p50_ms)} ms   p99 ${f(health.p99_ms)} ms   (GET /v1/health: HTTP only, no auth, no store)`);
+    console.log(
+      `  baseline      ${health.rps.toFixed(0).padStart(6)} requests/s  p50 ${f(health.p50_ms)} ms   p99 ${f(health.p99_ms)} ms   (GET /v1/health: HTTP only, no auth, no store)`,
+    );
     // Server CPU per request (includes the warm-up requests): a figure that stays meaningful when
     // other processes compete for the cores; 1e6 / us = what one fully available core sustains.
     const perReport_us = ((cpu2 - cpu1) * 1e6) / (reports.count * (1 + 1 / DURATION_S));
     const perHealth_us = ((cpu1 - cpu0) * 1e6) / (health.count * (1 + 0.5 / DURATION_S));
-    console.log(`  server CPU    ${perReport_us.toFixed(0)} us per report (one free core: ~${(1e6 / perReport_us).toFixed(0)} reports/s); ${perHealth_us.toFixed(0)} us per health request`);
+    console.log(
+      `  server CPU    ${perReport_us.toFixed(0)} us per report (one free core: ~${(1e6 / perReport_us).toFixed(0)} reports/s); ${perHealth_us.toFixed(0)} us per health request`,
+    );
     const metrics = await client.metrics();
     const stored = /^goodput_reports_total (\d+)$/m.exec(metrics)?.[1];
     console.log(`  server counted ${stored} stored measurements`);
     const walOk = walPeak_mb < TARGET_WAL_MB;
-    console.log(`  WAL           ${walEnd_mb.toFixed(1)} MiB at the end, ${walPeak_mb.toFixed(1)} MiB at most (sampled every 0.1 s); database ${sizeMiB(join(data_dir, 'goodput.sqlite')).toFixed(1)} MiB   target < ${TARGET_WAL_MB} MiB: ${walOk ? 'MET' : 'NOT MET'}`);
+    console.log(
+      `  WAL           ${walEnd_mb.toFixed(1)} MiB at the end, ${walPeak_mb.toFixed(1)} MiB at most (sampled every 0.1 s); database ${sizeMiB(join(data_dir, 'goodput.sqlite')).toFixed(1)} MiB   target < ${TARGET_WAL_MB} MiB: ${walOk ? 'MET' : 'NOT MET'}`,
+    );
   } finally {
     // The running job's replica outlives the server by design: cancel every job first.
     for (const job of jobs) await client?.cancel(job.id).catch(() => undefined);

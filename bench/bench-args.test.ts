@@ -11,7 +11,13 @@ import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** The compiled entry points: scripts that parse their flags with benchArgs. */
-const scripts = readdirSync(here).filter((f) => f.endsWith('.js') && !f.endsWith('.test.js') && f !== 'bench-args.js' && readFileSync(join(here, f), 'utf8').includes('benchArgs('));
+const scripts = readdirSync(here).filter(
+  (f) =>
+    f.endsWith('.js') &&
+    !f.endsWith('.test.js') &&
+    f !== 'bench-args.js' &&
+    readFileSync(join(here, f), 'utf8').includes('benchArgs('),
+);
 
 describe('benchmark scripts: --help and bad flags', () => {
   it('finds the entry points', () => assert.ok(scripts.length >= 13, scripts.join(', ')));
@@ -20,7 +26,10 @@ describe('benchmark scripts: --help and bad flags', () => {
       const help = spawnSync(process.execPath, [join(here, script), '--help'], { encoding: 'utf8', timeout: 30_000 });
       assert.equal(help.status, 0, help.stderr);
       assert.match(help.stdout, /^usage: (npm run bench:|node dist\/bench\/)/);
-      const bad = spawnSync(process.execPath, [join(here, script), '--no-such-flag'], { encoding: 'utf8', timeout: 30_000 });
+      const bad = spawnSync(process.execPath, [join(here, script), '--no-such-flag'], {
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
       assert.equal(bad.status, 2, bad.stdout + bad.stderr);
       assert.match(bad.stderr, /^error: Unknown option '--no-such-flag'[\s\S]*usage:/);
       assert.doesNotMatch(bad.stderr, /^\s+at /m, 'no stack trace');

@@ -10,7 +10,10 @@ import type { PolicyParamValue } from '../src/policy/policy.js';
 type Options = NonNullable<ParseArgsConfig['options']>;
 
 /** The parsed flags of `options`; exits the process on `--help` (0) or a bad flag (2). */
-export function benchArgs<const O extends Options>(usage: string, options: O): ReturnType<typeof parseArgs<{ options: O; strict: true }>>['values'] {
+export function benchArgs<const O extends Options>(
+  usage: string,
+  options: O,
+): ReturnType<typeof parseArgs<{ options: O; strict: true }>>['values'] {
   const text = usage.trim();
   if (process.argv.slice(2).some((a) => a === '--help' || a === '-h')) {
     console.log(text);

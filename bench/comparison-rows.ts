@@ -23,10 +23,15 @@ export const pairKey = (load: string, k: number): string => `${load}/${k}`;
 export function meanRow(load: string, k: number, runs: readonly WorkloadReport[]): ComparisonRow {
   const mean = (f: (r: WorkloadReport) => number): number => runs.reduce((s, r) => s + f(r), 0) / runs.length;
   return {
-    load, k,
-    avg_jct_s: mean((r) => r.avg_jct_s), p99_jct_s: mean((r) => r.p99_jct_s), makespan_s: mean((r) => r.makespan_s),
-    ftf_worst: mean((r) => r.ftf_worst), ftf_unfair_share: mean((r) => r.ftf_unfair_share),
-    restarts: mean((r) => r.restarts), gpu_hours: mean((r) => r.gpu_hours),
+    load,
+    k,
+    avg_jct_s: mean((r) => r.avg_jct_s),
+    p99_jct_s: mean((r) => r.p99_jct_s),
+    makespan_s: mean((r) => r.makespan_s),
+    ftf_worst: mean((r) => r.ftf_worst),
+    ftf_unfair_share: mean((r) => r.ftf_unfair_share),
+    restarts: mean((r) => r.restarts),
+    gpu_hours: mean((r) => r.gpu_hours),
   };
 }
 
@@ -40,7 +45,9 @@ export function readSavedRows(file: string): ComparisonRow[] {
     if (!Array.isArray(rows)) throw new Error('not a JSON array of rows');
     return rows as ComparisonRow[];
   } catch (error) {
-    console.error(`error: ${file}: cannot read saved results (${(error as Error).message}); write it with bench:policy-compare --save-pollux or --save-goodput.`);
+    console.error(
+      `error: ${file}: cannot read saved results (${(error as Error).message}); write it with bench:policy-compare --save-pollux or --save-goodput.`,
+    );
     process.exit(2);
   }
 }
@@ -49,11 +56,17 @@ export function readSavedRows(file: string): ComparisonRow[] {
 export async function runWithProgress(tasks: readonly SimTask[], concurrency: number): Promise<WorkloadReport[]> {
   const started = performance.now();
   let done = 0;
-  const reports = await runParallel(tasks, (p) => {
-    if (!p.done) return;
-    done++;
-    process.stderr.write(`\r${done}/${tasks.length} runs done (${((performance.now() - started) / 1000).toFixed(0)} s)`);
-  }, concurrency);
+  const reports = await runParallel(
+    tasks,
+    (p) => {
+      if (!p.done) return;
+      done++;
+      process.stderr.write(
+        `\r${done}/${tasks.length} runs done (${((performance.now() - started) / 1000).toFixed(0)} s)`,
+      );
+    },
+    concurrency,
+  );
   process.stderr.write('\n');
   return reports;
 }

@@ -17,12 +17,33 @@ export interface Fixture {
   token: string;
 }
 
-const spec: JobSpec = { name: 'bench', command: ['python', 'train.py'], workdir: '/tmp', env: {}, min_replicas: 0, max_replicas: 8, max_restarts: 3, preemptible: true, priority: 0 };
-const limits = { init_batch_size: 128, max_batch_size: 4096, min_local_bsz: 32, max_local_bsz: 512, accumulation: true };
+const spec: JobSpec = {
+  name: 'bench',
+  command: ['python', 'train.py'],
+  workdir: '/tmp',
+  env: {},
+  min_replicas: 0,
+  max_replicas: 8,
+  max_restarts: 3,
+  preemptible: true,
+  priority: 0,
+};
+const limits = {
+  init_batch_size: 128,
+  max_batch_size: 4096,
+  min_local_bsz: 32,
+  max_local_bsz: 512,
+  accumulation: true,
+};
 const perf = { alpha_c: 0.02, beta_c: 0.0008, alpha_n: 0.01, beta_n: 0.002, alpha_r: 0.005, beta_r: 0.001, gamma: 1.5 };
 
 /** `jobs` jobs on `num_nodes` x `gpus_per_node` GPUs, all held by running jobs at the end. */
-export async function buildFixture(path: string, jobs: number, num_nodes: number, gpus_per_node: number): Promise<Fixture> {
+export async function buildFixture(
+  path: string,
+  jobs: number,
+  num_nodes: number,
+  gpus_per_node: number,
+): Promise<Fixture> {
   const end_ms = Date.now();
   let clock = end_ms - 3 * 3_600_000;
   const step_ms = (3 * 3_600_000) / jobs;
@@ -52,9 +73,46 @@ export async function buildFixture(path: string, jobs: number, num_nodes: number
       continue;
     }
     const held = free.splice(0, want);
-    await store.assignJob(id, { allocation: held.map(([n]) => n), devices: held.map(([, g]) => g) }, clock, 'scheduler', `bench: 0 -> ${want} replicas`);
-    await store.launchJob(id, held.map(([, g], rank) => ({ rank, device: g, node: `node-${String(held[rank]![0]).padStart(2, '0')}`, launch_id: '', pid: 1, proc_start: '', log_path: '', started_at_ms: clock })), 'backend', 'attempt 0');
-    await store.addReports(reportBatch(id, 0, limits, [{ time_s: clock / 1000, step: 100, num_nodes: new Set(held.map(([n]) => n)).size, num_replicas: want, local_bsz: 64, accum_steps: 0, step_time_s: 0.2, sync_time_s: 0.03, grad_sqr: 0.5, grad_var: 1.5, samples: 6400, remaining_samples: 100_000 }]));
+    await store.assignJob(
+      id,
+      { allocation: held.map(([n]) => n), devices: held.map(([, g]) => g) },
+      clock,
+      'scheduler',
+      `bench: 0 -> ${want} replicas`,
+    );
+    await store.launchJob(
+      id,
+      held.map(([, g], rank) => ({
+        rank,
+        device: g,
+        node: `node-${String(held[rank]![0]).padStart(2, '0')}`,
+        launch_id: '',
+        pid: 1,
+        proc_start: '',
+        log_path: '',
+        started_at_ms: clock,
+      })),
+      'backend',
+      'attempt 0',
+    );
+    await store.addReports(
+      reportBatch(id, 0, limits, [
+        {
+          time_s: clock / 1000,
+          step: 100,
+          num_nodes: new Set(held.map(([n]) => n)).size,
+          num_replicas: want,
+          local_bsz: 64,
+          accum_steps: 0,
+          step_time_s: 0.2,
+          sync_time_s: 0.03,
+          grad_sqr: 0.5,
+          grad_var: 1.5,
+          samples: 6400,
+          remaining_samples: 100_000,
+        },
+      ]),
+    );
     await store.saveRefit({ job_id: id, perf, correction: null });
     running.push({ id, held });
     for (const [n, g] of held) holder.set(`${n}:${g}`, id);
@@ -64,7 +122,14 @@ export async function buildFixture(path: string, jobs: number, num_nodes: number
     usable: gpus_per_node,
     note: '',
     gpu_types: ['NVIDIA H100'],
-    devices: Array.from({ length: gpus_per_node }, (_, g) => ({ index: g, kind: 'gpu' as const, name: 'NVIDIA H100', type: 'NVIDIA H100', job: holder.get(`${n}:${g}`) ?? null, busy: holder.has(`${n}:${g}`) })),
+    devices: Array.from({ length: gpus_per_node }, (_, g) => ({
+      index: g,
+      kind: 'gpu' as const,
+      name: 'NVIDIA H100',
+      type: 'NVIDIA H100',
+      job: holder.get(`${n}:${g}`) ?? null,
+      busy: holder.has(`${n}:${g}`),
+    })),
   }));
   clock = end_ms;
   return { store, nodes, token };

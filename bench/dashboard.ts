@@ -17,20 +17,32 @@ import { launchBrowser, screenshotDir, type Browser } from '../src/dashboard/tes
 import { buildFixture, type Fixture } from './dashboard-fixture.js';
 import { benchArgs } from './bench-args.js';
 
-benchArgs(`
+benchArgs(
+  `
 usage: npm run bench:dashboard
 Time to first render of the dashboard's jobs page (5,000 jobs) and cluster page (512 GPUs) in Debian's chromium.
-`, {});
+`,
+  {},
+);
 
 const TARGET_MS = 1000;
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 
 async function serve(f: Fixture): Promise<RunningDashboard> {
-  return startDashboard({ host: '127.0.0.1', port: 0, live: { api_url: 'http://127.0.0.1:9', store: f.store, secret: 'bench', nodes: async () => f.nodes } });
+  return startDashboard({
+    host: '127.0.0.1',
+    port: 0,
+    live: { api_url: 'http://127.0.0.1:9', store: f.store, secret: 'bench', nodes: async () => f.nodes },
+  });
 }
 
 /** Median ms from navigation to `ready` on fresh pages (token preset, as after a login). */
-async function firstRender(browser: Browser, url: string, token: string, ready: string): Promise<{ median_ms: number; runs_ms: number[] }> {
+async function firstRender(
+  browser: Browser,
+  url: string,
+  token: string,
+  ready: string,
+): Promise<{ median_ms: number; runs_ms: number[] }> {
   const runs_ms: number[] = [];
   for (let i = 0; i < RUNS; i++) {
     const page = await browser.context.newPage();
@@ -39,7 +51,11 @@ async function firstRender(browser: Browser, url: string, token: string, ready: 
     await page.goto(url);
     await page.waitForFunction(ready, undefined, { timeout: 30_000, polling: 'raf' });
     runs_ms.push(Date.now() - start);
-    if (i === 0 && process.env.GOODPUT_SCREENSHOT_DIR) await page.screenshot({ path: join(screenshotDir(), `bench-${new URL(url).port}-${url.split('#/')[1]}.png`), fullPage: true });
+    if (i === 0 && process.env.GOODPUT_SCREENSHOT_DIR)
+      await page.screenshot({
+        path: join(screenshotDir(), `bench-${new URL(url).port}-${url.split('#/')[1]}.png`),
+        fullPage: true,
+      });
     await page.close();
   }
   const sorted = [...runs_ms].sort((a, b) => a - b);
@@ -54,14 +70,17 @@ async function endpoint_ms(url: string, token: string): Promise<number> {
 }
 
 const jobsReady = "document.querySelectorAll('[data-job-id]').length > 0";
-const clusterReady = (gpus: number) => `document.querySelectorAll('#cluster-grid .cell').length === ${gpus} && Number(document.querySelector('.timeline canvas')?.getAttribute('data-bands')) > 0`;
+const clusterReady = (gpus: number) =>
+  `document.querySelectorAll('#cluster-grid .cell').length === ${gpus} && Number(document.querySelector('.timeline canvas')?.getAttribute('data-bands')) > 0`;
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'goodput-bench-dashboard-'));
   const built = performance.now();
   const big = await buildFixture(join(dir, 'big.sqlite'), 5000, 64, 8);
   const small = await buildFixture(join(dir, 'small.sqlite'), 50, 1, 8);
-  console.log(`fixtures built in ${((performance.now() - built) / 1000).toFixed(1)} s: 5000 jobs on 512 GPUs, 50 jobs on 8 GPUs`);
+  console.log(
+    `fixtures built in ${((performance.now() - built) / 1000).toFixed(1)} s: 5000 jobs on 512 GPUs, 50 jobs on 8 GPUs`,
+  );
   const servers = [await serve(big), await serve(small)];
   const browser = await launchBrowser();
   try {
@@ -77,7 +96,9 @@ async function main(): Promise<void> {
       `${what}: ${r.median_ms} ms median of ${RUNS} (${r.runs_ms.join(', ')}) — target < ${TARGET_MS} ms ${r.median_ms < TARGET_MS ? 'MET' : 'MISSED'}; small cluster: ${base.median_ms} ms`;
     console.log(line('jobs page, 5000 jobs, time to first render', jobsBig, jobsSmall));
     console.log(line('cluster page, 512 GPUs, time to first render', clusterBig, clusterSmall));
-    console.log(`  of which server time (one request, warm): GET /dash/jobs ${jobsApi.toFixed(0)} ms, GET /dash/cluster ${clusterApi.toFixed(0)} ms`);
+    console.log(
+      `  of which server time (one request, warm): GET /dash/jobs ${jobsApi.toFixed(0)} ms, GET /dash/cluster ${clusterApi.toFixed(0)} ms`,
+    );
   } finally {
     await browser.close();
     for (const s of servers) await s.close();
@@ -92,7 +113,9 @@ async function main(): Promise<void> {
     gz += a.gzip.length;
     return `${path.slice(1)} ${(a.body.length / 1024).toFixed(1)} KiB (${(a.gzip.length / 1024).toFixed(1)} KiB gzip)`;
   });
-  console.log(`served assets (dist/web): ${(raw / 1024).toFixed(1)} KiB, ${(gz / 1024).toFixed(1)} KiB gzip — ${parts.join('; ')}`);
+  console.log(
+    `served assets (dist/web): ${(raw / 1024).toFixed(1)} KiB, ${(gz / 1024).toFixed(1)} KiB gzip — ${parts.join('; ')}`,
+  );
 }
 
 await main();

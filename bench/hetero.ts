@@ -7,7 +7,13 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { percentile } from '../src/sim/metrics.js';
-import { clusterNodes, loadHeteroWorkload, parseClusterSpec, simulateHetero, type HeteroWorkloadJob } from '../src/sim/hetero/hetero-sim.js';
+import {
+  clusterNodes,
+  loadHeteroWorkload,
+  parseClusterSpec,
+  simulateHetero,
+  type HeteroWorkloadJob,
+} from '../src/sim/hetero/hetero-sim.js';
 import { makeTypedPolicy, runHeteroWorkload, type HeteroReport } from '../src/sim/hetero/run-hetero.js';
 import { loadHeteroApplications } from '../src/sim/hetero/typed-app.js';
 import { GOODPUT_HETERO_DEFAULTS, type GoodputHeteroParams } from '../src/policy/sia/goodput-hetero.js';
@@ -74,7 +80,9 @@ const goodputParams: Partial<GoodputHeteroParams> = {};
 for (const a of values['goodput-param']) {
   const m = /^([a-z_]+)=(-?[0-9.eE+-]+)$/.exec(a);
   if (!m || !(m[1]! in GOODPUT_HETERO_DEFAULTS) || !Number.isFinite(Number(m[2]))) {
-    console.error(`error: --goodput-param '${a}': expected NAME=NUMBER with NAME one of ${Object.keys(GOODPUT_HETERO_DEFAULTS).join(', ')}`);
+    console.error(
+      `error: --goodput-param '${a}': expected NAME=NUMBER with NAME one of ${Object.keys(GOODPUT_HETERO_DEFAULTS).join(', ')}`,
+    );
     process.exit(2);
   }
   goodputParams[m[1] as keyof GoodputHeteroParams] = Number(m[2]);
@@ -106,10 +114,20 @@ for (const set of sets) {
     for (const n of list) {
       const file = join(dataDir, 'workloads', set, `workload-${n}.csv`);
       const t0 = Date.now();
-      const r = await runHeteroWorkload(file, { policy, cluster: CLUSTER, traces_dir: traces, seed: 1, strict_moves: values['strict-moves'], goodput_params: goodputParams });
+      const r = await runHeteroWorkload(file, {
+        policy,
+        cluster: CLUSTER,
+        traces_dir: traces,
+        seed: 1,
+        strict_moves: values['strict-moves'],
+        goodput_params: goodputParams,
+      });
       reports.push(r);
       (decisions[policy] ??= []).push(r.decision_p99_ms);
-      if (!values.json) process.stderr.write(`${set} ${policy} workload-${n}: avg JCT ${h(r.avg_jct_s).toFixed(2)} h (${((Date.now() - t0) / 1000).toFixed(0)} s)\n`);
+      if (!values.json)
+        process.stderr.write(
+          `${set} ${policy} workload-${n}: avg JCT ${h(r.avg_jct_s).toFixed(2)} h (${((Date.now() - t0) / 1000).toFixed(0)} s)\n`,
+        );
     }
     const pub = PUBLISHED[set]?.[policy];
     rows.push({
@@ -121,7 +139,9 @@ for (const set of sets) {
       makespan_h: h(mean(reports.map((r) => r.makespan_s))),
       gpu_hours_per_job: mean(reports.map((r) => r.gpu_hours_per_job)),
       ftf_worst: Math.max(...reports.map((r) => r.ftf_worst)),
-      ...(pub ? { published: { avg_jct_h: pub[0], p99_jct_h: pub[1], makespan_h: pub[2], gpu_hours_per_job: pub[3] } } : {}),
+      ...(pub
+        ? { published: { avg_jct_h: pub[0], p99_jct_h: pub[1], makespan_h: pub[2], gpu_hours_per_job: pub[3] } }
+        : {}),
     });
   }
 }
@@ -132,18 +152,26 @@ for (const set of sets) {
  */
 async function decisionAtScale(policy: string): Promise<number> {
   const parts = parseClusterSpec(CLUSTER_X32);
-  const apps = loadHeteroApplications(traces, parts.map((p) => p.type));
+  const apps = loadHeteroApplications(
+    traces,
+    parts.map((p) => p.type),
+  );
   const base = loadHeteroWorkload(join(dataDir, 'workloads', 'philly', 'workload-1.csv'), apps);
   const jobs: HeteroWorkloadJob[] = [];
   for (let k = 0; k < 32; k++) for (const j of base) jobs.push({ ...j, name: `${j.name}-${k}` });
-  const result = simulateHetero(jobs, await makeTypedPolicy(policy, 1, goodputParams), clusterNodes(parts), { max_rounds: 180 });
+  const result = simulateHetero(jobs, await makeTypedPolicy(policy, 1, goodputParams), clusterNodes(parts), {
+    max_rounds: 180,
+  });
   return percentile(result.decision_ms, 99);
 }
 
 const scale: Record<string, { p99_ms_64: number; p99_ms_2048: number | null }> = {};
 for (const policy of policies) {
   const at64 = decisions[policy] ?? [];
-  scale[policy] = { p99_ms_64: at64.length ? Math.max(...at64) : NaN, p99_ms_2048: values['no-scale'] || policy === 'pollux' ? null : await decisionAtScale(policy) };
+  scale[policy] = {
+    p99_ms_64: at64.length ? Math.max(...at64) : NaN,
+    p99_ms_2048: values['no-scale'] || policy === 'pollux' ? null : await decisionAtScale(policy),
+  };
 }
 
 if (values.json) {
@@ -155,7 +183,9 @@ if (values.json) {
   for (const r of rows) {
     const p = r.published;
     console.log(
-      `${r.set.padEnd(7)} ${r.policy.padEnd(8)} ${String(r.workloads).padStart(2)}  ${f(r.avg_jct_h).padStart(5)} (${f(p?.avg_jct_h, 1)})`.padEnd(40) +
+      `${r.set.padEnd(7)} ${r.policy.padEnd(8)} ${String(r.workloads).padStart(2)}  ${f(r.avg_jct_h).padStart(5)} (${f(p?.avg_jct_h, 1)})`.padEnd(
+        40,
+      ) +
         `${f(r.p99_jct_h, 1).padStart(5)} (${f(p?.p99_jct_h, 1)})`.padEnd(16) +
         `${f(r.makespan_h, 1).padStart(5)} (${f(p?.makespan_h, 1)})`.padEnd(18) +
         `${f(r.gpu_hours_per_job).padStart(5)} (${f(p?.gpu_hours_per_job, 1)})`.padEnd(16) +
@@ -165,7 +195,18 @@ if (values.json) {
   for (const set of sets) {
     const g = rows.find((r) => r.set === set && r.policy === 'goodput');
     const s = rows.find((r) => r.set === set && r.policy === 'sia');
-    if (g && s) console.log(`${set}: goodput / sia avg JCT ${f(g.avg_jct_h / s.avg_jct_h, 3)}, GPU-hours ${f(g.gpu_hours_per_job / s.gpu_hours_per_job, 3)}`);
+    if (g && s)
+      console.log(
+        `${set}: goodput / sia avg JCT ${f(g.avg_jct_h / s.avg_jct_h, 3)}, GPU-hours ${f(g.gpu_hours_per_job / s.gpu_hours_per_job, 3)}`,
+      );
   }
-  console.log('decision time p99 (ms): ' + policies.map((p) => `${p} 64 GPUs ${f(scale[p]!.p99_ms_64, 1)}, 2048 GPUs ${scale[p]!.p99_ms_2048 === null ? '-' : f(scale[p]!.p99_ms_2048!, 1)}`).join('; '));
+  console.log(
+    'decision time p99 (ms): ' +
+      policies
+        .map(
+          (p) =>
+            `${p} 64 GPUs ${f(scale[p]!.p99_ms_64, 1)}, 2048 GPUs ${scale[p]!.p99_ms_2048 === null ? '-' : f(scale[p]!.p99_ms_2048!, 1)}`,
+        )
+        .join('; '),
+  );
 }

@@ -12,7 +12,16 @@
  *   node dist/bench/live.js [--interval-s 5] [--baseline-limit-s 120] [--skip-baseline]
  */
 import type { GoodputClient, JobDetail } from '../src/client/client.js';
-import { cleanup, killGroup, PLAIN_20S, sleep, startServerProcess, tempDataDir, TRAINER, type ServerProcess } from '../test-support/control/harness.js';
+import {
+  cleanup,
+  killGroup,
+  PLAIN_20S,
+  sleep,
+  startServerProcess,
+  tempDataDir,
+  TRAINER,
+  type ServerProcess,
+} from '../test-support/control/harness.js';
 import { benchArgs } from './bench-args.js';
 
 const USAGE = `
@@ -35,7 +44,12 @@ interface Outcome {
 }
 
 /** Polls until every job ended or `limit_s` passed since `t0_ms`. */
-async function outcome(client: () => GoodputClient, ids: readonly string[], t0_ms: number, limit_s: number): Promise<Outcome> {
+async function outcome(
+  client: () => GoodputClient,
+  ids: readonly string[],
+  t0_ms: number,
+  limit_s: number,
+): Promise<Outcome> {
   for (;;) {
     const jobs = await Promise.all(ids.map((id) => client().getJob(id)));
     const ended = jobs.every((j) => ['succeeded', 'failed', 'cancelled'].includes(j.state));
@@ -65,14 +79,30 @@ async function scenario<T>(run: (dir: string, servers: ServerProcess[]) => Promi
 async function plainJobs(kill: boolean, baseline: boolean, limit_s: number): Promise<Outcome> {
   return scenario(async (dir, servers) => {
     const params = baseline
-      ? ['queue_base_gpu_s=0.1', 'queue_factor=1.0001', 'queue_count=1000000', 'min_slice_restarts=0', 'starvation_factor=0', 'max_preemptions=1000000'].flatMap((p) => ['--policy-param', p])
+      ? [
+          'queue_base_gpu_s=0.1',
+          'queue_factor=1.0001',
+          'queue_count=1000000',
+          'min_slice_restarts=0',
+          'starvation_factor=0',
+          'max_preemptions=1000000',
+        ].flatMap((p) => ['--policy-param', p])
       : [];
     let server = await startServerProcess(dir, [...baseArgs, ...params]);
     servers.push(server);
     const t0 = Date.now();
     const ids: string[] = [];
     for (const name of ['bar-1', 'bar-2', 'bar-3']) {
-      ids.push((await server.client.submit({ name, command: [...PLAIN_20S], workdir: dir, ...(baseline ? { preemptible: true } : {}) })).id);
+      ids.push(
+        (
+          await server.client.submit({
+            name,
+            command: [...PLAIN_20S],
+            workdir: dir,
+            ...(baseline ? { preemptible: true } : {}),
+          })
+        ).id,
+      );
     }
     if (kill) {
       await sleep(Math.max(0, t0 + 6000 - Date.now()));
@@ -88,8 +118,19 @@ async function plainJobs(kill: boolean, baseline: boolean, limit_s: number): Pro
 
 async function sdkJobs(): Promise<Outcome & { last_short_s: number; first_long_s: number }> {
   return scenario(async (dir, servers) => {
-    const params = ['restart_delay_s=1', 'queue_base_gpu_s=4', 'min_slice_restarts=3'].flatMap((p) => ['--policy-param', p]);
-    const server = await startServerProcess(dir, ['--cpu-slots', '2', '--interval-s', '1', '--grace-s', '3', ...params]);
+    const params = ['restart_delay_s=1', 'queue_base_gpu_s=4', 'min_slice_restarts=3'].flatMap((p) => [
+      '--policy-param',
+      p,
+    ]);
+    const server = await startServerProcess(dir, [
+      '--cpu-slots',
+      '2',
+      '--interval-s',
+      '1',
+      '--grace-s',
+      '3',
+      ...params,
+    ]);
     servers.push(server);
     const lengths = [25_000, 2_500, 25_000, 2_500, 25_000, 2_500, 25_000, 2_500];
     const t0 = Date.now();
@@ -115,11 +156,15 @@ async function main(): Promise<void> {
   console.log(`(b) same, kill -9 of the server at 6 s: ${fmt(await plainJobs(true, false, 180))}`);
   if (!values['skip-baseline']) {
     const limit_s = Number(values['baseline-limit-s']);
-    console.log(`(c) baseline, preemptible + LAS without hysteresis (stopped at ${limit_s} s): ${fmt(await plainJobs(false, true, limit_s))}`);
+    console.log(
+      `(c) baseline, preemptible + LAS without hysteresis (stopped at ${limit_s} s): ${fmt(await plainJobs(false, true, limit_s))}`,
+    );
   }
   const sdk = await sdkJobs();
   console.log(`(d) 8 SDK jobs of unknown length:     ${fmt(sdk)}`);
-  console.log(`    short jobs all done at ${sdk.last_short_s.toFixed(1)} s, first long job done at ${sdk.first_long_s.toFixed(1)} s`);
+  console.log(
+    `    short jobs all done at ${sdk.last_short_s.toFixed(1)} s, first long job done at ${sdk.first_long_s.toFixed(1)} s`,
+  );
 }
 
 await main();

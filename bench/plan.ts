@@ -14,7 +14,13 @@
  */
 import { GoodputError } from '../src/core/errors.js';
 import type { TypeMeasurement } from '../src/goodput/type-measurement.js';
-import { computeTime_s, leftOutPredictor, oneGpuComputeCurve, oneGpuRatioStep_s, ruleLabel } from '../src/goodput/type-transfer.js';
+import {
+  computeTime_s,
+  leftOutPredictor,
+  oneGpuComputeCurve,
+  oneGpuRatioStep_s,
+  ruleLabel,
+} from '../src/goodput/type-transfer.js';
 import { readSiaTraces, type SiaApplication } from '../src/sim/sia-traces.js';
 import { benchArgs } from './bench-args.js';
 
@@ -54,14 +60,20 @@ if (values.traces === undefined) {
 }
 
 /** |predicted / measured - 1| of throughput: the measured step over the predicted step, minus 1. */
-const absError = (measuredStep_s: number, predictedStep_s: number): number => Math.abs(measuredStep_s / predictedStep_s - 1);
+const absError = (measuredStep_s: number, predictedStep_s: number): number =>
+  Math.abs(measuredStep_s / predictedStep_s - 1);
 
 function evaluate(apps: readonly SiaApplication[], type: string, reference: string): AppResult[] {
   const withBoth = apps.filter((a) => a.byType.has(reference) && a.byType.has(type));
   return withBoth.map((a) => {
     const target = a.byType.get(type) as readonly TypeMeasurement[];
     const referenceRows = a.byType.get(reference) as readonly TypeMeasurement[];
-    const others = withBoth.filter((o) => o !== a).map((o) => ({ reference: o.byType.get(reference) as readonly TypeMeasurement[], target: o.byType.get(type) as readonly TypeMeasurement[] }));
+    const others = withBoth
+      .filter((o) => o !== a)
+      .map((o) => ({
+        reference: o.byType.get(reference) as readonly TypeMeasurement[],
+        target: o.byType.get(type) as readonly TypeMeasurement[],
+      }));
     const oneGpu = target.filter((m) => m.num_replicas === 1);
     const { predict, factors } = leftOutPredictor({ reference: referenceRows, target }, others);
     const multi = target.filter((m) => m.num_replicas > 1);
@@ -78,7 +90,16 @@ function evaluate(apps: readonly SiaApplication[], type: string, reference: stri
       baseline.push(absError(m.step_time_s, sia));
       modelOnBaselineRows.push(error);
     }
-    return { application: a.name, rows: multi.length, model: median(model), errors: model, baseline: median(baseline), baseline_rows: baseline.length, model_on_baseline_rows: median(modelOnBaselineRows), rule: ruleLabel(factors.rule) };
+    return {
+      application: a.name,
+      rows: multi.length,
+      model: median(model),
+      errors: model,
+      baseline: median(baseline),
+      baseline_rows: baseline.length,
+      model_on_baseline_rows: median(modelOnBaselineRows),
+      rule: ruleLabel(factors.rule),
+    };
   });
 }
 
@@ -95,38 +116,75 @@ const round2 = (x: number): number => Math.round(10000 * x) / 100;
 function main(): void {
   const { traces: dir, reference, json } = values as { traces: string; reference: string; json: boolean };
   const traces = readSiaTraces(dir);
-  if (!traces.types.includes(reference)) throw new GoodputError('E_USAGE', `--reference ${reference}: no such type in ${dir} (types: ${traces.types.join(', ')})`, 2);
+  if (!traces.types.includes(reference))
+    throw new GoodputError(
+      'E_USAGE',
+      `--reference ${reference}: no such type in ${dir} (types: ${traces.types.join(', ')})`,
+      2,
+    );
   const types = traces.types.filter((t) => t !== reference);
-  const perType = types.map((type) => ({ type, results: evaluate(traces.applications, type, reference) })).filter((t) => t.results.length > 0);
+  const perType = types
+    .map((type) => ({ type, results: evaluate(traces.applications, type, reference) }))
+    .filter((t) => t.results.length > 0);
   const all = perType.flatMap((t) => t.results);
-  if (all.length === 0) throw new GoodputError('E_INPUT', `${dir}: no application has rows on ${reference} and on another type; nothing to predict`);
-  const overall = { median_abs_pct_error: round2(median(all.map((r) => r.model))), worst_app_abs_pct_error: round2(Math.max(...all.map((r) => r.model))) };
+  if (all.length === 0)
+    throw new GoodputError(
+      'E_INPUT',
+      `${dir}: no application has rows on ${reference} and on another type; nothing to predict`,
+    );
+  const overall = {
+    median_abs_pct_error: round2(median(all.map((r) => r.model))),
+    worst_app_abs_pct_error: round2(Math.max(...all.map((r) => r.model))),
+  };
   if (json) {
-    const per_type = Object.fromEntries(perType.map((t) => [t.type, Object.fromEntries(t.results.map((r) => [r.application, { median_abs_pct_error: round2(r.model) }]))]));
+    const per_type = Object.fromEntries(
+      perType.map((t) => [
+        t.type,
+        Object.fromEntries(t.results.map((r) => [r.application, { median_abs_pct_error: round2(r.model) }])),
+      ]),
+    );
     console.log(JSON.stringify({ per_type, overall }, null, 2));
     return;
   }
-  console.log(`Multi-GPU throughput on each type predicted from the ${reference} profile, the job's one-GPU rows on the type and the other applications' measurements there (leave one application out)`);
-  console.log(`median |predicted / measured - 1| per application; baseline: Sia's one-GPU-ratio rule where the placement exists on both types`);
+  console.log(
+    `Multi-GPU throughput on each type predicted from the ${reference} profile, the job's one-GPU rows on the type and the other applications' measurements there (leave one application out)`,
+  );
+  console.log(
+    `median |predicted / measured - 1| per application; baseline: Sia's one-GPU-ratio rule where the placement exists on both types`,
+  );
   console.log('');
-  console.log('| type | application | multi-GPU rows | transfer model | rule learned | rows on both types | Sia ratio rule | transfer model there |');
+  console.log(
+    '| type | application | multi-GPU rows | transfer model | rule learned | rows on both types | Sia ratio rule | transfer model there |',
+  );
   console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |');
-  const medianOf = (rs: readonly AppResult[], k: 'model' | 'baseline' | 'model_on_baseline_rows'): string => pct(median(rs.map((r) => r[k]).filter(Number.isFinite)));
+  const medianOf = (rs: readonly AppResult[], k: 'model' | 'baseline' | 'model_on_baseline_rows'): string =>
+    pct(median(rs.map((r) => r[k]).filter(Number.isFinite)));
   for (const { type, results } of perType) {
-    for (const r of results) console.log(`| ${type} | ${r.application} | ${r.rows} | ${pct(r.model)} | ${r.rule} | ${r.baseline_rows} | ${pct(r.baseline)} | ${pct(r.model_on_baseline_rows)} |`);
-    console.log(`| ${type} | median of applications | | ${medianOf(results, 'model')} | | | ${medianOf(results, 'baseline')} | ${medianOf(results, 'model_on_baseline_rows')} |`);
+    for (const r of results)
+      console.log(
+        `| ${type} | ${r.application} | ${r.rows} | ${pct(r.model)} | ${r.rule} | ${r.baseline_rows} | ${pct(r.baseline)} | ${pct(r.model_on_baseline_rows)} |`,
+      );
+    console.log(
+      `| ${type} | median of applications | | ${medianOf(results, 'model')} | | | ${medianOf(results, 'baseline')} | ${medianOf(results, 'model_on_baseline_rows')} |`,
+    );
   }
   const skipped = traces.applications.filter((a) => !a.byType.has(reference)).map((a) => a.name);
   if (skipped.length > 0) console.log(`\nskipped (no ${reference} profile to transfer from): ${skipped.join(', ')}`);
   const baselines = all.map((r) => r.baseline).filter(Number.isFinite);
   console.log('');
-  console.log(`overall: median ${pct(overall.median_abs_pct_error / 100)}, worst application ${pct(overall.worst_app_abs_pct_error / 100)} (target <= 8% and <= 15%)`);
+  console.log(
+    `overall: median ${pct(overall.median_abs_pct_error / 100)}, worst application ${pct(overall.worst_app_abs_pct_error / 100)} (target <= 8% and <= 15%)`,
+  );
   const rows = all.flatMap((r) => r.errors);
-  console.log(`median over all ${rows.length} rows pooled instead of over the (type, application) pairs: ${(100 * median(rows)).toFixed(2)}%`);
+  console.log(
+    `median over all ${rows.length} rows pooled instead of over the (type, application) pairs: ${(100 * median(rows)).toFixed(2)}%`,
+  );
   const there = all.map((r) => r.model_on_baseline_rows).filter(Number.isFinite);
   printContention(traces.applications, traces.types);
   console.log('');
-  console.log(`on the rows where the placement exists on both types: Sia's ratio rule median ${pct(median(baselines))}, worst application ${pct(Math.max(...baselines))}; transfer model median ${pct(median(there))}, worst ${pct(Math.max(...there))}`);
+  console.log(
+    `on the rows where the placement exists on both types: Sia's ratio rule median ${pct(median(baselines))}, worst application ${pct(Math.max(...baselines))}; transfer model median ${pct(median(there))}, worst ${pct(Math.max(...there))}`,
+  );
 }
 
 /**
@@ -138,7 +196,9 @@ function main(): void {
 function printContention(apps: readonly SiaApplication[], types: readonly string[]): void {
   const gpus = [2, 4, 8];
   console.log('');
-  console.log(`Why some applications are hard: multi-GPU micro-step over one-GPU micro-step at the same batch, one node with ${gpus.join(' / ')} GPUs (median)`);
+  console.log(
+    `Why some applications are hard: multi-GPU micro-step over one-GPU micro-step at the same batch, one node with ${gpus.join(' / ')} GPUs (median)`,
+  );
   console.log(`| type | ${apps.map((a) => a.name).join(' | ')} |`);
   console.log(`| --- | ${apps.map(() => '---:').join(' | ')} |`);
   for (const type of types) {
@@ -146,7 +206,17 @@ function printContention(apps: readonly SiaApplication[], types: readonly string
       const rows = a.byType.get(type);
       const curve = rows && oneGpuComputeCurve(rows);
       if (!rows || !curve) return '-';
-      return gpus.map((g) => pct1(median(rows.filter((m) => m.num_nodes === 1 && m.num_replicas === g).map((m) => computeTime_s(m) / curve(m.local_bsz))))).join(' / ');
+      return gpus
+        .map((g) =>
+          pct1(
+            median(
+              rows
+                .filter((m) => m.num_nodes === 1 && m.num_replicas === g)
+                .map((m) => computeTime_s(m) / curve(m.local_bsz)),
+            ),
+          ),
+        )
+        .join(' / ');
     });
     console.log(`| ${type} | ${cells.join(' | ')} |`);
   }

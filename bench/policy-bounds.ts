@@ -20,10 +20,13 @@ import { defaultTracesDir, loadWorkload, type WorkloadJob } from '../src/sim/wor
 import { publishedResults, workloadFile } from './pollux-data.js';
 import { benchArgs } from './bench-args.js';
 
-benchArgs(`
+benchArgs(
+  `
 usage: npm run bench:policy-bounds
 Average JCT per (load, workload) if every job ran alone on the empty cluster, beside 0.80 x Pollux's published average.
-`, {});
+`,
+  {},
+);
 
 const TARGET_RATIO = 0.8;
 const MAX_ACCUM_STEPS = 20;
@@ -37,7 +40,8 @@ function bestRate(app: TraceApplication, epoch: number, maxGpus: number, fixedBa
     const placement = Array.from({ length: Math.ceil(r / 4) }, (_, i) => Math.min(4, r - 4 * i));
     const locals: number[] = [];
     for (let b = app.min_local_bsz; b <= app.max_local_bsz; b += batchStep) locals.push(b);
-    if (fixedBatch !== undefined) locals.push(...Array.from({ length: MAX_ACCUM_STEPS + 1 }, (_, a) => fixedBatch / (r * (a + 1))));
+    if (fixedBatch !== undefined)
+      locals.push(...Array.from({ length: MAX_ACCUM_STEPS + 1 }, (_, a) => fixedBatch / (r * (a + 1))));
     for (const b of locals) {
       if (b < app.min_local_bsz || b > app.max_local_bsz) continue;
       let stepSync: readonly [number, number];
@@ -107,8 +111,12 @@ for (const load of ['0.5', '1.0', '1.5', '2.0']) {
     }
     const n = workload.jobs.length;
     const target = TARGET_RATIO * published[`pollux-${load}`]!.avg_jct_s[`workload-${k}`]!;
-    console.log(`${load}  ${k}  ${(oracleSum / n).toFixed(0).padStart(10)}  ${(aloneSum / n).toFixed(0).padStart(9)}  ${(profiledSum / n).toFixed(0).padStart(22)}  ${target.toFixed(0).padStart(16)}  ${target > aloneSum / n ? 'yes' : 'NO'}`);
+    console.log(
+      `${load}  ${k}  ${(oracleSum / n).toFixed(0).padStart(10)}  ${(aloneSum / n).toFixed(0).padStart(9)}  ${(profiledSum / n).toFixed(0).padStart(22)}  ${target.toFixed(0).padStart(16)}  ${target > aloneSum / n ? 'yes' : 'NO'}`,
+    );
   }
 }
 console.log(`per job alone under goodput, s: ${[...alone].map(([a, t]) => `${a} ${t}`).join(', ')}`);
-console.log(`the same, third job of its key (profile from two earlier jobs), s: ${[...aloneProfiled].map(([a, t]) => `${a} ${t}`).join(', ')}`);
+console.log(
+  `the same, third job of its key (profile from two earlier jobs), s: ${[...aloneProfiled].map(([a, t]) => `${a} ${t}`).join(', ')}`,
+);

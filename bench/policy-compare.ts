@@ -21,7 +21,13 @@ import { percentile } from '../src/sim/metrics.js';
 import type { SimTask } from '../src/sim/parallel.js';
 import type { WorkloadReport } from '../src/sim/run-workload.js';
 import { loadWorkload } from '../src/sim/workload.js';
-import { meanRow, pairKey as key, readSavedRows, runWithProgress, type ComparisonRow as Row } from './comparison-rows.js';
+import {
+  meanRow,
+  pairKey as key,
+  readSavedRows,
+  runWithProgress,
+  type ComparisonRow as Row,
+} from './comparison-rows.js';
 import { publishedResults, workloadFile } from './pollux-data.js';
 import { benchArgs, goodputParamsOrExit } from './bench-args.js';
 
@@ -31,7 +37,6 @@ const TARGET_MEAN_RATIO = 0.8;
 const MAX_PAIR_RATIO = 0.9;
 /** ... and p99 JCT at most this multiple of our pollux run's on every pair. */
 const P99_FACTOR = 1.1;
-
 
 const USAGE = `
 usage: npm run bench:policy-compare -- [--loads 0.5,1.0,1.5,2.0] [--workloads 1,2,3,4]
@@ -68,9 +73,17 @@ const tasks: Task[] = [];
 const runPollux = !values['no-pollux'] && values['pollux-json'] === undefined;
 for (const load of loads) {
   for (const k of workloads) {
-    if (values['goodput-json'] === undefined) tasks.push({ file: workloadFile(load, k), settings: { policy: 'goodput', seed: 1, policy_params: goodputParams }, load, k, policy: 'goodput' });
+    if (values['goodput-json'] === undefined)
+      tasks.push({
+        file: workloadFile(load, k),
+        settings: { policy: 'goodput', seed: 1, policy_params: goodputParams },
+        load,
+        k,
+        policy: 'goodput',
+      });
     if (runPollux) {
-      for (let seed = 1; seed <= polluxSeeds; seed++) tasks.push({ file: workloadFile(load, k), settings: { policy: 'pollux', seed }, load, k, policy: 'pollux' });
+      for (let seed = 1; seed <= polluxSeeds; seed++)
+        tasks.push({ file: workloadFile(load, k), settings: { policy: 'pollux', seed }, load, k, policy: 'pollux' });
     }
   }
 }
@@ -80,19 +93,21 @@ const reports = await runWithProgress(tasks, Number(values.concurrency));
 
 /** Mean over seeds of the figures of one policy on one (load, workload). */
 function rowOf(policy: string, load: string, k: number): Row | undefined {
-  const runs: WorkloadReport[] = reports.filter((_, i) => tasks[i]!.policy === policy && tasks[i]!.load === load && tasks[i]!.k === k);
+  const runs: WorkloadReport[] = reports.filter(
+    (_, i) => tasks[i]!.policy === policy && tasks[i]!.load === load && tasks[i]!.k === k,
+  );
   return runs.length === 0 ? undefined : meanRow(load, k, runs);
 }
-
 
 /** Saved rows of `policy`, overridden by this run's; written to `saveFile` when given. */
 function rowsFor(policy: string, saved: readonly Row[], saveFile: string | undefined): Map<string, Row> {
   const rows = new Map<string, Row>();
   for (const row of saved) rows.set(key(row.load, row.k), row);
-  for (const load of loads) for (const k of workloads) {
-    const row = rowOf(policy, load, k);
-    if (row) rows.set(key(load, k), row);
-  }
+  for (const load of loads)
+    for (const k of workloads) {
+      const row = rowOf(policy, load, k);
+      if (row) rows.set(key(load, k), row);
+    }
   if (saveFile !== undefined) writeFileSync(saveFile, `${JSON.stringify([...rows.values()], null, 1)}\n`);
   return rows;
 }
@@ -103,8 +118,12 @@ const goodput = rowsFor('goodput', savedGoodput, values['save-goodput']);
 const f0 = (x: number | undefined): string => (x === undefined ? 'n/a' : x.toFixed(0));
 const f2 = (x: number | undefined): string => (x === undefined ? 'n/a' : x.toFixed(2));
 const variant = Object.keys(goodputParams).length > 0 ? `, goodput params ${JSON.stringify(goodputParams)}` : '';
-console.log(`goodput vs pollux (pollux: ${runPollux ? `${polluxSeeds} seed(s) run now` : values['pollux-json'] ?? 'not run'}${variant}), ${((performance.now() - started) / 1000).toFixed(0)} s wall`);
-console.log(`load w  goodput avg  published pollux  ratio(<=${MAX_PAIR_RATIO})  p99 goodput/pollux (<=${P99_FACTOR}x)  makespan goodput/pollux  FTF worst g/p  FTF>1 share g/p  restarts g/p  GPU-h g/p`);
+console.log(
+  `goodput vs pollux (pollux: ${runPollux ? `${polluxSeeds} seed(s) run now` : (values['pollux-json'] ?? 'not run')}${variant}), ${((performance.now() - started) / 1000).toFixed(0)} s wall`,
+);
+console.log(
+  `load w  goodput avg  published pollux  ratio(<=${MAX_PAIR_RATIO})  p99 goodput/pollux (<=${P99_FACTOR}x)  makespan goodput/pollux  FTF worst g/p  FTF>1 share g/p  restarts g/p  GPU-h g/p`,
+);
 let met = 0;
 let checked = 0;
 const ratios: number[] = [];
@@ -126,17 +145,30 @@ for (const load of loads) {
       gpuHours += g.gpu_hours;
       polluxGpuHours += p.gpu_hours;
     }
-    console.log([
-      load.padEnd(4), String(k).padEnd(2), f0(g.avg_jct_s).padStart(11), f0(pub).padStart(17), `${f2(ratio)}${ratio <= MAX_PAIR_RATIO ? ' ok' : ' NO'}`.padStart(14),
-      `${f0(g.p99_jct_s)}/${f0(p?.p99_jct_s)}${p99Ok ? '' : ' NO'}`.padStart(27), `${f0(g.makespan_s)}/${f0(p?.makespan_s)}`.padStart(24),
-      `${f2(g.ftf_worst)}/${f2(p?.ftf_worst)}`.padStart(14), `${f2(g.ftf_unfair_share)}/${f2(p?.ftf_unfair_share)}`.padStart(16),
-      `${f0(g.restarts)}/${f0(p?.restarts)}`.padStart(13), `${f0(g.gpu_hours)}/${f0(p?.gpu_hours)}`.padStart(10),
-    ].join(' '));
+    console.log(
+      [
+        load.padEnd(4),
+        String(k).padEnd(2),
+        f0(g.avg_jct_s).padStart(11),
+        f0(pub).padStart(17),
+        `${f2(ratio)}${ratio <= MAX_PAIR_RATIO ? ' ok' : ' NO'}`.padStart(14),
+        `${f0(g.p99_jct_s)}/${f0(p?.p99_jct_s)}${p99Ok ? '' : ' NO'}`.padStart(27),
+        `${f0(g.makespan_s)}/${f0(p?.makespan_s)}`.padStart(24),
+        `${f2(g.ftf_worst)}/${f2(p?.ftf_worst)}`.padStart(14),
+        `${f2(g.ftf_unfair_share)}/${f2(p?.ftf_unfair_share)}`.padStart(16),
+        `${f0(g.restarts)}/${f0(p?.restarts)}`.padStart(13),
+        `${f0(g.gpu_hours)}/${f0(p?.gpu_hours)}`.padStart(10),
+      ].join(' '),
+    );
   }
 }
 const meanRatio = ratios.reduce((s, x) => s + x, 0) / ratios.length;
-console.log(`mean ratio to published Pollux ${meanRatio.toFixed(3)} (target <= ${TARGET_MEAN_RATIO})${polluxGpuHours > 0 ? `, GPU-hours ${(gpuHours / polluxGpuHours).toFixed(3)} x our pollux (target <= 1.00)` : ''}`);
-console.log(`${met}/${checked} (load, workload) pairs meet ratio <= ${MAX_PAIR_RATIO}${pollux.size > 0 ? `, p99 <= ${P99_FACTOR} x and worst FTF <= our pollux` : ''}`);
+console.log(
+  `mean ratio to published Pollux ${meanRatio.toFixed(3)} (target <= ${TARGET_MEAN_RATIO})${polluxGpuHours > 0 ? `, GPU-hours ${(gpuHours / polluxGpuHours).toFixed(3)} x our pollux (target <= 1.00)` : ''}`,
+);
+console.log(
+  `${met}/${checked} (load, workload) pairs meet ratio <= ${MAX_PAIR_RATIO}${pollux.size > 0 ? `, p99 <= ${P99_FACTOR} x and worst FTF <= our pollux` : ''}`,
+);
 
 // The p99 and makespan targets compare with our pollux port; check that port against the published
 // run, whose p99 and makespan follow from its per-job JCTs and the workload's submission times.
@@ -151,7 +183,9 @@ if (pollux.size > 0) {
       const submitted = new Map(loadWorkload(workloadFile(load, k)).jobs.map((j) => [j.name, j.submit_s]));
       const makespan = Math.max(...Object.entries(jobs).map(([name, jct]) => (submitted.get(name) ?? NaN) + jct));
       const p99 = percentile(Object.values(jobs), 99);
-      console.log(`${load.padEnd(4)} ${String(k).padEnd(2)} ${`${f0(p.p99_jct_s)}/${f0(p99)} (${f2(p.p99_jct_s / p99)})`.padStart(25)} ${`${f0(p.makespan_s)}/${f0(makespan)} (${f2(p.makespan_s / makespan)})`.padStart(28)}`);
+      console.log(
+        `${load.padEnd(4)} ${String(k).padEnd(2)} ${`${f0(p.p99_jct_s)}/${f0(p99)} (${f2(p.p99_jct_s / p99)})`.padStart(25)} ${`${f0(p.makespan_s)}/${f0(makespan)} (${f2(p.makespan_s / makespan)})`.padStart(28)}`,
+      );
     }
   }
 }

@@ -62,7 +62,8 @@ const values = benchArgs(USAGE, {
 });
 const jitterSeeds = Number(values['jitter-seeds']);
 const jitter_s = Number(values['jitter-s']);
-if (!Number.isInteger(jitterSeeds) || jitterSeeds < 0) fail(`--jitter-seeds must be a whole number >= 0, got '${values['jitter-seeds']}'.`);
+if (!Number.isInteger(jitterSeeds) || jitterSeeds < 0)
+  fail(`--jitter-seeds must be a whole number >= 0, got '${values['jitter-seeds']}'.`);
 if (!(jitter_s > 0)) fail(`--jitter-s must be a number of seconds > 0, got '${values['jitter-s']}'.`);
 const seeds = jitterSeeds > 0 ? Array.from({ length: jitterSeeds }, (_, i) => i + 1) : [1];
 const loads = values.loads.split(',');
@@ -72,30 +73,59 @@ const pollux = new Map(readSavedRows(values['pollux-json']).map((row) => [pairKe
 const published = publishedResults();
 const pairs = loads.flatMap((load) => workloads.map((k) => ({ load, k })));
 for (const { load, k } of pairs) {
-  if (!pollux.has(pairKey(load, k))) fail(`${values['pollux-json']} has no pollux row for load ${load}, workload ${k}; save one with bench:policy-compare --save-pollux.`);
-  if (published[`pollux-${load}`]?.avg_jct_s[`workload-${k}`] === undefined) fail(`no published Pollux result for load ${load}, workload ${k}.`);
+  if (!pollux.has(pairKey(load, k)))
+    fail(
+      `${values['pollux-json']} has no pollux row for load ${load}, workload ${k}; save one with bench:policy-compare --save-pollux.`,
+    );
+  if (published[`pollux-${load}`]?.avg_jct_s[`workload-${k}`] === undefined)
+    fail(`no published Pollux result for load ${load}, workload ${k}.`);
 }
 
 type Task = SimTask & { variant: number; load: string; k: number };
-const tasks: Task[] = variants.flatMap((v, variant) => pairs.flatMap(({ load, k }) => seeds.map((seed) => ({
-  file: workloadFile(load, k),
-  settings: { policy: 'goodput', seed, policy_params: v.params, fairness: true, submit_jitter_s: jitterSeeds > 0 ? jitter_s : 0 },
-  variant, load, k,
-}))));
+const tasks: Task[] = variants.flatMap((v, variant) =>
+  pairs.flatMap(({ load, k }) =>
+    seeds.map((seed) => ({
+      file: workloadFile(load, k),
+      settings: {
+        policy: 'goodput',
+        seed,
+        policy_params: v.params,
+        fairness: true,
+        submit_jitter_s: jitterSeeds > 0 ? jitter_s : 0,
+      },
+      variant,
+      load,
+      k,
+    })),
+  ),
+);
 const started = performance.now();
 const reports = await runWithProgress(tasks, Number(values.concurrency));
 
 /** One row per pair for `variant`, averaged over the jittered copies when there are any. */
-const rowsOf = (variant: number): ComparisonRow[] => pairs.map(({ load, k }) =>
-  meanRow(load, k, reports.filter((_, i) => tasks[i]!.variant === variant && tasks[i]!.load === load && tasks[i]!.k === k)));
+const rowsOf = (variant: number): ComparisonRow[] =>
+  pairs.map(({ load, k }) =>
+    meanRow(
+      load,
+      k,
+      reports.filter((_, i) => tasks[i]!.variant === variant && tasks[i]!.load === load && tasks[i]!.k === k),
+    ),
+  );
 const polluxOf = (row: ComparisonRow): ComparisonRow => pollux.get(pairKey(row.load, row.k))!;
 const publishedAvg = (row: ComparisonRow): number => published[`pollux-${row.load}`]!.avg_jct_s[`workload-${row.k}`]!;
 const sum = (xs: readonly number[]): number => xs.reduce((s, x) => s + x, 0);
 
-const copies = jitterSeeds > 0 ? `, each the mean of ${jitterSeeds} copies with submissions moved by up to +-${jitter_s / 2} s` : '';
-console.log(`goodput variants vs pollux (${values['pollux-json']}), ${pairs.length} (load, workload) pairs${copies}, ${((performance.now() - started) / 1000).toFixed(0)} s wall`);
-console.log(`acceptance (issue #18): mean ratio <= ${TARGET_MEAN_RATIO}, no pair above ${MAX_PAIR_RATIO}, GPU-h/pollux <= 1.00, p99 <= ${P99_FACTOR} x pollux and worst FTF <= pollux's on every pair`);
-console.log(`${'variant'.padEnd(34)}   mean  worst  >${MAX_PAIR_RATIO}  GPU-h/pollux  p99<=${P99_FACTOR}x  FTF<=pollux  restarts/pollux`);
+const copies =
+  jitterSeeds > 0 ? `, each the mean of ${jitterSeeds} copies with submissions moved by up to +-${jitter_s / 2} s` : '';
+console.log(
+  `goodput variants vs pollux (${values['pollux-json']}), ${pairs.length} (load, workload) pairs${copies}, ${((performance.now() - started) / 1000).toFixed(0)} s wall`,
+);
+console.log(
+  `acceptance (issue #18): mean ratio <= ${TARGET_MEAN_RATIO}, no pair above ${MAX_PAIR_RATIO}, GPU-h/pollux <= 1.00, p99 <= ${P99_FACTOR} x pollux and worst FTF <= pollux's on every pair`,
+);
+console.log(
+  `${'variant'.padEnd(34)}   mean  worst  >${MAX_PAIR_RATIO}  GPU-h/pollux  p99<=${P99_FACTOR}x  FTF<=pollux  restarts/pollux`,
+);
 variants.forEach((v, variant) => {
   const rows = rowsOf(variant);
   const ratios = rows.map((r) => r.avg_jct_s / publishedAvg(r));
@@ -103,18 +133,31 @@ variants.forEach((v, variant) => {
   const ftfOk = rows.filter((r) => r.ftf_worst <= polluxOf(r).ftf_worst).length;
   const gpuHours = sum(rows.map((r) => r.gpu_hours)) / sum(rows.map((r) => polluxOf(r).gpu_hours));
   const restarts = sum(rows.map((r) => r.restarts)) / sum(rows.map((r) => polluxOf(r).restarts));
-  console.log([
-    v.spec.padEnd(34), (sum(ratios) / rows.length).toFixed(3).padStart(6), Math.max(...ratios).toFixed(3).padStart(6),
-    `${ratios.filter((x) => x > MAX_PAIR_RATIO).length}`.padStart(5), gpuHours.toFixed(3).padStart(13),
-    `${p99Ok}/${rows.length}`.padStart(11), `${ftfOk}/${rows.length}`.padStart(12), restarts.toFixed(3).padStart(16),
-  ].join(' '));
+  console.log(
+    [
+      v.spec.padEnd(34),
+      (sum(ratios) / rows.length).toFixed(3).padStart(6),
+      Math.max(...ratios)
+        .toFixed(3)
+        .padStart(6),
+      `${ratios.filter((x) => x > MAX_PAIR_RATIO).length}`.padStart(5),
+      gpuHours.toFixed(3).padStart(13),
+      `${p99Ok}/${rows.length}`.padStart(11),
+      `${ftfOk}/${rows.length}`.padStart(12),
+      restarts.toFixed(3).padStart(16),
+    ].join(' '),
+  );
 });
 
-console.log(`\nper pair, variant ${variants[0]!.spec} (ratios: avg JCT to published Pollux; p99, worst FTF and GPU-hours to our pollux):`);
+console.log(
+  `\nper pair, variant ${variants[0]!.spec} (ratios: avg JCT to published Pollux; p99, worst FTF and GPU-hours to our pollux):`,
+);
 console.log('load w  avg ratio  p99 ratio  FTF goodput/pollux  GPU-h ratio');
 for (const r of rowsOf(0)) {
   const p = polluxOf(r);
-  console.log(`${r.load.padEnd(4)} ${String(r.k).padEnd(2)} ${(r.avg_jct_s / publishedAvg(r)).toFixed(3).padStart(9)} ${(r.p99_jct_s / p.p99_jct_s).toFixed(3).padStart(10)} ${`${r.ftf_worst.toFixed(2)}/${p.ftf_worst.toFixed(2)}`.padStart(18)} ${(r.gpu_hours / p.gpu_hours).toFixed(3).padStart(12)}`);
+  console.log(
+    `${r.load.padEnd(4)} ${String(r.k).padEnd(2)} ${(r.avg_jct_s / publishedAvg(r)).toFixed(3).padStart(9)} ${(r.p99_jct_s / p.p99_jct_s).toFixed(3).padStart(10)} ${`${r.ftf_worst.toFixed(2)}/${p.ftf_worst.toFixed(2)}`.padStart(18)} ${(r.gpu_hours / p.gpu_hours).toFixed(3).padStart(12)}`,
+  );
 }
 
 /** `NAME=VALUE,NAME=VALUE` (or `default`) as validated goodput knobs; exits 2 on a bad one. */

@@ -37,7 +37,10 @@ usage: npm run bench:policy -- [--rounds 8] [--policy-param K=V ...]
 Decision time of the goodput policy per round: workload-1 replayed (64 GPUs) and a generated
 cluster of 2048 GPUs with 5000 jobs (targets: p99 <= 50 ms and <= 1 s).
 `;
-const values = benchArgs(USAGE, { rounds: { type: 'string', default: '8' }, 'policy-param': { type: 'string', multiple: true } });
+const values = benchArgs(USAGE, {
+  rounds: { type: 'string', default: '8' },
+  'policy-param': { type: 'string', multiple: true },
+});
 const params = goodputParamsOrExit(values['policy-param'] ?? [], '--policy-param') as Partial<GoodputPolicyParams>;
 
 /** Records the wall-clock time of every decide() of the wrapped policy. */
@@ -70,14 +73,18 @@ class TimedPolicy implements Policy {
 function report(label: string, policy: TimedPolicy, target_ms: number): void {
   const wall = policy.times_ms;
   const p99 = percentile(wall, 99);
-  console.log(`${label}: ${wall.length} rounds, wall p50 ${percentile(wall, 50).toFixed(2)} ms, p99 ${p99.toFixed(2)} ms, max ${Math.max(...wall).toFixed(2)} ms, first round ${(wall[0] as number).toFixed(2)} ms (target p99 <= ${target_ms} ms: ${p99 <= target_ms ? 'met' : 'NOT met'}); CPU p50 ${percentile(policy.cpu_ms, 50).toFixed(2)} ms, p99 ${percentile(policy.cpu_ms, 99).toFixed(2)} ms`);
+  console.log(
+    `${label}: ${wall.length} rounds, wall p50 ${percentile(wall, 50).toFixed(2)} ms, p99 ${p99.toFixed(2)} ms, max ${Math.max(...wall).toFixed(2)} ms, first round ${(wall[0] as number).toFixed(2)} ms (target p99 <= ${target_ms} ms: ${p99 <= target_ms ? 'met' : 'NOT met'}); CPU p50 ${percentile(policy.cpu_ms, 50).toFixed(2)} ms, p99 ${percentile(policy.cpu_ms, 99).toFixed(2)} ms`,
+  );
 }
 
 // (a) Replay of workload-1 on 64 GPUs.
 const replayPolicy = new TimedPolicy(new GoodputPolicy(params));
 const replayStart = performance.now();
 simulate(loadWorkload(packagePath('data', 'pollux', 'workloads', 'workload-1.csv')), 'goodput', replayPolicy);
-console.log(`(a) workload-1 replay (16 x 4 GPUs), simulation ${((performance.now() - replayStart) / 1000).toFixed(1)} s wall`);
+console.log(
+  `(a) workload-1 replay (16 x 4 GPUs), simulation ${((performance.now() - replayStart) / 1000).toFixed(1)} s wall`,
+);
 report('    goodput decide()', replayPolicy, TARGET_P99_64_MS);
 
 // (b) Generated 512 x 4-GPU cluster with 5000 jobs.
@@ -87,17 +94,31 @@ function fittedModel(app: TraceApplication, epoch: number): GoodputModel {
   const points: ProfilePoint[] = [];
   for (const placement of [[1], [2], [4], [4, 4], [4, 4, 4, 4]]) {
     const replicas = placement.reduce((s, g) => s + g, 0);
-    for (const local_bsz of [app.min_local_bsz, Math.max(app.min_local_bsz, Math.floor(app.max_local_bsz / 2)), app.max_local_bsz]) {
+    for (const local_bsz of [
+      app.min_local_bsz,
+      Math.max(app.min_local_bsz, Math.floor(app.max_local_bsz / 2)),
+      app.max_local_bsz,
+    ]) {
       if (local_bsz * replicas > app.max_batch_size && replicas > 1) continue;
       const { step_time_s, sync_time_s } = stepOf(app, placement, local_bsz);
-      points.push({ num_nodes: placement.length, num_replicas: replicas, local_bsz, accum_step_time_s: step_time_s - sync_time_s, optim_step_time_s: step_time_s });
+      points.push({
+        num_nodes: placement.length,
+        num_replicas: replicas,
+        local_bsz,
+        accum_step_time_s: step_time_s - sync_time_s,
+        optim_step_time_s: step_time_s,
+      });
     }
   }
   const [sqr, variance] = app.gradStats(app.init_batch_size, epoch);
   return { perf: fitPerfParams(points), grad: { sqr, var: variance }, limits: app.limits };
 }
 
-function stepOf(app: TraceApplication, placement: readonly number[], local_bsz: number): { step_time_s: number; sync_time_s: number } {
+function stepOf(
+  app: TraceApplication,
+  placement: readonly number[],
+  local_bsz: number,
+): { step_time_s: number; sync_time_s: number } {
   const [step_time_s, sync_time_s] = app.throughput(placement, local_bsz);
   return { step_time_s, sync_time_s };
 }
@@ -107,9 +128,20 @@ const GPUS_PER_NODE = 4;
 const JOBS = 5000;
 const generator = new Random(42);
 const random = (): number => generator.next();
-const apps = applicationNames.map((name) => getApplication(name, defaultTracesDir())).filter((a): a is TraceApplication => a !== undefined);
-const models = new Map(apps.map((app) => [app.name, [0, 1, 2].map((e) => fittedModel(app, Math.min(e * 10, app.completion_epoch)))] as const));
-const nodes: NodeInfo[] = Array.from({ length: NODES }, (_, index) => ({ index, name: `n${index}`, gpus: GPUS_PER_NODE, preemptible: false }));
+const apps = applicationNames
+  .map((name) => getApplication(name, defaultTracesDir()))
+  .filter((a): a is TraceApplication => a !== undefined);
+const models = new Map(
+  apps.map(
+    (app) => [app.name, [0, 1, 2].map((e) => fittedModel(app, Math.min(e * 10, app.completion_epoch)))] as const,
+  ),
+);
+const nodes: NodeInfo[] = Array.from({ length: NODES }, (_, index) => ({
+  index,
+  name: `n${index}`,
+  gpus: GPUS_PER_NODE,
+  preemptible: false,
+}));
 const now0_s = 86_400;
 const jobs: PolicyJob[] = Array.from({ length: JOBS }, (_, j) => {
   const app = apps[Math.floor(random() * apps.length)] as TraceApplication;
@@ -118,12 +150,20 @@ const jobs: PolicyJob[] = Array.from({ length: JOBS }, (_, j) => {
   const model = (models.get(app.name) as GoodputModel[])[Math.floor(random() * 3)] as GoodputModel;
   const age_s = Math.floor(random() * 8 * 3600);
   const job: PolicyJob = {
-    id: `${app.name}-${j}`, submitted_at_s: now0_s - age_s, attained_service_gpu_s: Math.floor(random() * age_s * 4),
-    min_replicas: 0, max_replicas: ncf ? 1 : Math.min(NODES * GPUS_PER_NODE, Math.floor(app.max_batch_size / app.min_local_bsz)),
-    max_profiled_replicas: ncf ? Math.min(profiled, 1) : profiled, restarts: Math.floor(random() * 10), preemptible: random() > 0.02, priority: 0,
-    limits: app.limits, remaining_samples: Math.floor(random() * app.target_progress * app.init_batch_size),
+    id: `${app.name}-${j}`,
+    submitted_at_s: now0_s - age_s,
+    attained_service_gpu_s: Math.floor(random() * age_s * 4),
+    min_replicas: 0,
+    max_replicas: ncf ? 1 : Math.min(NODES * GPUS_PER_NODE, Math.floor(app.max_batch_size / app.min_local_bsz)),
+    max_profiled_replicas: ncf ? Math.min(profiled, 1) : profiled,
+    restarts: Math.floor(random() * 10),
+    preemptible: random() > 0.02,
+    priority: 0,
+    limits: app.limits,
+    remaining_samples: Math.floor(random() * app.target_progress * app.init_batch_size),
     // A copy per job: jobs never share a model object, so memos only help across rounds.
-    ...(ncf ? { fixed_batch_size: 32768 } : {}), ...(profiled > 0 ? { model: { ...model } } : {}),
+    ...(ncf ? { fixed_batch_size: 32768 } : {}),
+    ...(profiled > 0 ? { model: { ...model } } : {}),
   };
   return job;
 });
@@ -156,10 +196,13 @@ for (let round = 0; round < rounds; round++) {
   for (const job of jobs) {
     const replicas = allocations[job.id]?.length ?? 0;
     job.attained_service_gpu_s += 60 * replicas;
-    if (job.remaining_samples !== undefined) job.remaining_samples = Math.max(1, job.remaining_samples - 60 * replicas * job.limits.init_batch_size);
+    if (job.remaining_samples !== undefined)
+      job.remaining_samples = Math.max(1, job.remaining_samples - 60 * replicas * job.limits.init_batch_size);
     if (replicas > job.max_profiled_replicas) job.max_profiled_replicas = replicas;
   }
 }
 const used = Object.values(allocations).reduce((s, a) => s + a.length, 0);
-console.log(`(b) generated cluster ${NODES} x ${GPUS_PER_NODE} GPUs, ${JOBS} jobs (${apps.map((a) => a.name).join(', ')}), ${Object.keys(allocations).length} jobs running on ${used} GPUs after the last round`);
+console.log(
+  `(b) generated cluster ${NODES} x ${GPUS_PER_NODE} GPUs, ${JOBS} jobs (${apps.map((a) => a.name).join(', ')}), ${Object.keys(allocations).length} jobs running on ${used} GPUs after the last round`,
+);
 report('    goodput decide()', generated, TARGET_P99_2048_MS);

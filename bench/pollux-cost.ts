@@ -12,17 +12,34 @@ import type { GoodputModel, PerfParams, ProfilePoint } from '../src/goodput/type
 import { findPolicy } from '../src/policy/registry.js';
 import { benchArgs } from './bench-args.js';
 
-benchArgs(`
+benchArgs(
+  `
 usage: npm run bench:pollux-cost
 CPU cost of the Pollux policy's decide() and of the throughput fit.
-`, {});
+`,
+  {},
+);
 
 const TARGET_DECIDE_MS = 30;
 const TARGET_FIT_MS = 1;
 const ROUNDS = 20;
 
-const limits: GoodputModel['limits'] = { init_batch_size: 128, max_batch_size: 4096, min_local_bsz: 32, max_local_bsz: 1024, accumulation: true };
-const perf: PerfParams = { alpha_c: 0.003187, beta_c: 0.000781, alpha_n: 0.026517, beta_n: 0.002843, alpha_r: 0.011409, beta_r: 0.000398, gamma: 1.16224 };
+const limits: GoodputModel['limits'] = {
+  init_batch_size: 128,
+  max_batch_size: 4096,
+  min_local_bsz: 32,
+  max_local_bsz: 1024,
+  accumulation: true,
+};
+const perf: PerfParams = {
+  alpha_c: 0.003187,
+  beta_c: 0.000781,
+  alpha_n: 0.026517,
+  beta_n: 0.002843,
+  alpha_r: 0.011409,
+  beta_r: 0.000398,
+  gamma: 1.16224,
+};
 
 function cpuMs(fn: () => void): number {
   const start = process.cpuUsage();
@@ -74,8 +91,25 @@ function benchDecide(policyName: string, jobCount: number): number {
 }
 
 function profile(count: number): ProfilePoint[] {
-  const truth: PerfParams = { alpha_c: 0.02, beta_c: 0.0005, alpha_n: 0.05, beta_n: 0.004, alpha_r: 0.01, beta_r: 0.001, gamma: 1.5 };
-  const shapes = [[1, 1], [1, 2], [1, 4], [2, 4], [2, 8], [4, 16], [3, 12], [8, 32]] as const;
+  const truth: PerfParams = {
+    alpha_c: 0.02,
+    beta_c: 0.0005,
+    alpha_n: 0.05,
+    beta_n: 0.004,
+    alpha_r: 0.01,
+    beta_r: 0.001,
+    gamma: 1.5,
+  };
+  const shapes = [
+    [1, 1],
+    [1, 2],
+    [1, 4],
+    [2, 4],
+    [2, 8],
+    [4, 16],
+    [3, 12],
+    [8, 32],
+  ] as const;
   const points: ProfilePoint[] = [];
   for (let i = 0; points.length < count; i++) {
     const [n, r] = shapes[i % shapes.length] as readonly [number, number];
@@ -103,7 +137,9 @@ for (const count of [1, 4, 15, 30]) {
   console.log(`${String(count).padStart(3)} points: ${(ms / reps).toFixed(3)} ms`);
 }
 
-console.log(`\npolicy decide() on 16 nodes x 4 GPUs, median CPU ms over ${ROUNDS} rounds (target <= ${TARGET_DECIDE_MS} ms)`);
+console.log(
+  `\npolicy decide() on 16 nodes x 4 GPUs, median CPU ms over ${ROUNDS} rounds (target <= ${TARGET_DECIDE_MS} ms)`,
+);
 console.log('jobs  pollux  tiresias(baseline)');
 for (const count of [4, 12, 20]) {
   const pollux = benchDecide('pollux', count);

@@ -10,7 +10,11 @@ export interface PublishedLoad {
 
 /** data/pollux/published-results.json, by `<policy>-<load>` (e.g. `pollux-1.0`). */
 export function publishedResults(): Record<string, PublishedLoad> {
-  return (JSON.parse(readFileSync(packagePath('data', 'pollux', 'published-results.json'), 'utf8')) as { jobload: Record<string, PublishedLoad> }).jobload;
+  return (
+    JSON.parse(readFileSync(packagePath('data', 'pollux', 'published-results.json'), 'utf8')) as {
+      jobload: Record<string, PublishedLoad>;
+    }
+  ).jobload;
 }
 
 /** The CSV of workload `k` at `load` (load 1.0 lives in workloads/, the others in workloads-<load>/). */

@@ -43,11 +43,17 @@ const started = performance.now();
 let done = 0;
 let reports;
 try {
-  reports = await runParallel(tasks, (p) => {
-    if (!p.done) return;
-    done++;
-    process.stderr.write(`\r${done}/${tasks.length} runs done (${((performance.now() - started) / 1000).toFixed(0)} s)`);
-  }, Number(values.concurrency));
+  reports = await runParallel(
+    tasks,
+    (p) => {
+      if (!p.done) return;
+      done++;
+      process.stderr.write(
+        `\r${done}/${tasks.length} runs done (${((performance.now() - started) / 1000).toFixed(0)} s)`,
+      );
+    },
+    Number(values.concurrency),
+  );
 } catch (error) {
   console.error(`\nfidelity run failed: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);
@@ -57,7 +63,9 @@ process.stderr.write('\n');
 const pct = (ours: number, theirs: number) => (100 * (ours - theirs)) / theirs;
 const fmt = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(1)}%`;
 let pass = true;
-console.log(`policy ${policy}, ${seeds} seed(s) per workload, ${((performance.now() - started) / 1000).toFixed(0)} s wall`);
+console.log(
+  `policy ${policy}, ${seeds} seed(s) per workload, ${((performance.now() - started) / 1000).toFixed(0)} s wall`,
+);
 console.log('load  workload    ours avg JCT s  (min..max over seeds)  published s  rel. error  jobs exact');
 for (const load of loads) {
   const pub = published[`${policy}-${load}`];
@@ -79,15 +87,20 @@ for (const load of loads) {
     if (p !== undefined) theirs.push(p);
     const err = p !== undefined ? pct(mean, p) : NaN;
     if (load === '1.0' && !deterministic && Math.abs(err) > 10) pass = false;
-    if (deterministic && exact !== '' && !exact.startsWith(`${Object.keys(pub!.job_jct_s[name]!).length}/`)) pass = false;
-    console.log(`${load.padEnd(5)} ${name.padEnd(11)} ${mean.toFixed(1).padStart(14)}  ${`${Math.min(...avgs).toFixed(0)}..${Math.max(...avgs).toFixed(0)}`.padStart(21)}  ${(p?.toFixed(1) ?? 'n/a').padStart(11)}  ${(p !== undefined ? fmt(err) : '').padStart(10)}  ${exact.padStart(10)}`);
+    if (deterministic && exact !== '' && !exact.startsWith(`${Object.keys(pub!.job_jct_s[name]!).length}/`))
+      pass = false;
+    console.log(
+      `${load.padEnd(5)} ${name.padEnd(11)} ${mean.toFixed(1).padStart(14)}  ${`${Math.min(...avgs).toFixed(0)}..${Math.max(...avgs).toFixed(0)}`.padStart(21)}  ${(p?.toFixed(1) ?? 'n/a').padStart(11)}  ${(p !== undefined ? fmt(err) : '').padStart(10)}  ${exact.padStart(10)}`,
+    );
   }
   const m = ours.reduce((s, x) => s + x, 0) / ours.length;
   const pm = theirs.length === ours.length ? theirs.reduce((s, x) => s + x, 0) / theirs.length : NaN;
   const err = pct(m, pm);
   const limit = load === '1.0' ? 5 : 10;
   if (!deterministic && Math.abs(err) > limit) pass = false;
-  console.log(`${load.padEnd(5)} ${'mean 1-4'.padEnd(11)} ${m.toFixed(1).padStart(14)}  ${''.padStart(21)}  ${pm.toFixed(1).padStart(11)}  ${fmt(err).padStart(10)}  (accept +-${deterministic ? 0 : limit}%)`);
+  console.log(
+    `${load.padEnd(5)} ${'mean 1-4'.padEnd(11)} ${m.toFixed(1).padStart(14)}  ${''.padStart(21)}  ${pm.toFixed(1).padStart(11)}  ${fmt(err).padStart(10)}  (accept +-${deterministic ? 0 : limit}%)`,
+  );
 }
 console.log(pass ? 'ACCEPTED' : 'NOT within the acceptance bounds');
 process.exitCode = pass ? 0 : 1;

@@ -46,7 +46,11 @@ export function localBatchGrid(app: TraceApplication, tracesDir: string): number
 }
 
 /** `app` measured on `placement` (GPUs per node) at `local_bsz`, or undefined where the trace has no row. */
-function measurePlacement(app: TraceApplication, placement: readonly number[], local_bsz: number): Measured | undefined {
+function measurePlacement(
+  app: TraceApplication,
+  placement: readonly number[],
+  local_bsz: number,
+): Measured | undefined {
   let stepSync: readonly [number, number];
   try {
     stepSync = app.throughput(placement, local_bsz);
@@ -54,14 +58,25 @@ function measurePlacement(app: TraceApplication, placement: readonly number[], l
     return undefined; // this placement's rows stop below local_bsz
   }
   const [step, sync] = stepSync;
-  return { num_nodes: placement.length, num_replicas: placement.reduce((s, g) => s + g, 0), local_bsz, step_time_s: step, sync_time_s: sync };
+  return {
+    num_nodes: placement.length,
+    num_replicas: placement.reduce((s, g) => s + g, 0),
+    local_bsz,
+    step_time_s: step,
+    sync_time_s: sync,
+  };
 }
 
 /**
  * What a job profiles before it spans several nodes: one node with `gpus` GPUs (default 1..4) at
  * every per-GPU batch of the grid (the sparse profile takes every `stride`-th batch).
  */
-export function oneNodeMeasurements(app: TraceApplication, grid: readonly number[], gpus: readonly number[] = [1, 2, 3, 4], stride = 1): Measured[] {
+export function oneNodeMeasurements(
+  app: TraceApplication,
+  grid: readonly number[],
+  gpus: readonly number[] = [1, 2, 3, 4],
+  stride = 1,
+): Measured[] {
   const out: Measured[] = [];
   for (const g of gpus) {
     for (let i = 0; i < grid.length; i += stride) {
@@ -75,7 +90,13 @@ export function oneNodeMeasurements(app: TraceApplication, grid: readonly number
 /** scalability.csv of `app` (measured runs on 6 to 16 nodes). */
 function scalabilityRows(app: TraceApplication, tracesDir: string): Measured[] {
   const file = join(tracesDir, app.name, 'scalability.csv');
-  const table = parseCsv(readFileSync(file, 'utf8'), file, ['num_nodes', 'num_replicas', 'local_bsz', 'step_time', 'sync_time']);
+  const table = parseCsv(readFileSync(file, 'utf8'), file, [
+    'num_nodes',
+    'num_replicas',
+    'local_bsz',
+    'step_time',
+    'sync_time',
+  ]);
   return table.rows.map((row) => ({
     num_nodes: numberCell(table, row, 'num_nodes'),
     num_replicas: numberCell(table, row, 'num_replicas'),
@@ -91,7 +112,13 @@ function scalabilityRows(app: TraceApplication, tracesDir: string): Measured[] {
  * interpolated table). With `partial`, also every measured replica count below 4 per node
  * (2-4 nodes: placements packed as full as possible, e.g. 4,4,2).
  */
-export function multiNodeMeasurements(app: TraceApplication, tracesDir: string, grid: readonly number[], nodes: readonly number[], partial = false): Measured[] {
+export function multiNodeMeasurements(
+  app: TraceApplication,
+  tracesDir: string,
+  grid: readonly number[],
+  nodes: readonly number[],
+  partial = false,
+): Measured[] {
   const out: Measured[] = [];
   const wanted = new Set(nodes);
   const inGrid = new Set(grid);
@@ -99,7 +126,9 @@ export function multiNodeMeasurements(app: TraceApplication, tracesDir: string, 
     if (n < 2 || n > 4) continue;
     const counts = partial ? Array.from({ length: (GPUS_PER_NODE - 1) * n + 1 }, (_, i) => n + i) : [GPUS_PER_NODE * n];
     for (const r of counts) {
-      const placement = Array.from({ length: n }, (_, i) => Math.min(GPUS_PER_NODE, Math.max(1, r - GPUS_PER_NODE * i - (n - i - 1))));
+      const placement = Array.from({ length: n }, (_, i) =>
+        Math.min(GPUS_PER_NODE, Math.max(1, r - GPUS_PER_NODE * i - (n - i - 1))),
+      );
       for (const b of grid) {
         const m = measurePlacement(app, placement, b);
         if (m) out.push(m);

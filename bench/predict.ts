@@ -22,7 +22,13 @@
  * nodes, scalability.csv for 6-16; never the interpolated table). Deterministic.
  */
 import { fitPerfParams } from '../src/goodput/fit.js';
-import { fitNetworkModel, INTRA_SYNC_WEIGHT, predictPerfParams, type NetworkParams, type SizeProxy } from '../src/goodput/network-model.js';
+import {
+  fitNetworkModel,
+  INTRA_SYNC_WEIGHT,
+  predictPerfParams,
+  type NetworkParams,
+  type SizeProxy,
+} from '../src/goodput/network-model.js';
 import { stepTime_s } from '../src/goodput/throughput.js';
 import { fitSyncPhysics, type SyncGrowth } from '../src/goodput/sync-physics.js';
 import type { PerfParams, ProfilePoint } from '../src/goodput/types.js';
@@ -47,7 +53,14 @@ interface Variant {
   growth: SyncGrowth | undefined;
   intra_sync_weight: number | 'fitted';
 }
-const DEFAULT: Variant = { reported: [4, 16], parameters: true, proxy: 'fixed_compute', mapping: 'ratio', growth: undefined, intra_sync_weight: INTRA_SYNC_WEIGHT };
+const DEFAULT: Variant = {
+  reported: [4, 16],
+  parameters: true,
+  proxy: 'fixed_compute',
+  mapping: 'ratio',
+  growth: undefined,
+  intra_sync_weight: INTRA_SYNC_WEIGHT,
+};
 /** The parameter map with each job's whole intra-node sync added (2026-11-26; not the default, docs/policy.md). */
 const INTRA: Variant = { ...DEFAULT, intra_sync_weight: 1 };
 /** The default before jobs reported their parameter count (2026-11-24). */
@@ -82,13 +95,16 @@ const growthOf = (v: Variant): SyncGrowth => v.growth ?? (v.parameters ? 'propor
 function intraLabel(v: Variant): string {
   if (!v.parameters || v.intra_sync_weight === 0) return '';
   if (v.intra_sync_weight === 1) return 'intra-node sync + ';
-  return v.intra_sync_weight === 'fitted' ? 'fitted weight x intra-node sync + ' : `${v.intra_sync_weight} x intra-node sync + `;
+  return v.intra_sync_weight === 'fitted'
+    ? 'fitted weight x intra-node sync + '
+    : `${v.intra_sync_weight} x intra-node sync + `;
 }
 const label = (v: Variant): string =>
   `${intraLabel(v)}${v.parameters ? 'parameter count + ' : ''}${v.proxy}, ${v.mapping}, ${growthOf(v)} growth, reports from ${v.reported.join(',')} nodes`;
 
 /** The parameter count a job of `a` reports under `variant`. */
-const reportedParameters = (a: AppData, variant: Variant): number | undefined => (variant.parameters ? a.app.model_parameters : undefined);
+const reportedParameters = (a: AppData, variant: Variant): number | undefined =>
+  variant.parameters ? a.app.model_parameters : undefined;
 
 interface AppData {
   name: string;
@@ -120,7 +136,9 @@ function summarize(errors: readonly number[]): Errors {
 
 /** |predicted / measured - 1| of throughput, i.e. measured step / predicted step - 1. */
 function relativeErrors(perf: PerfParams, measured: readonly Measured[]): number[] {
-  return measured.map((m) => Math.abs(m.step_time_s / stepTime_s(perf, m.num_nodes, m.num_replicas, m.local_bsz, 0) - 1));
+  return measured.map((m) =>
+    Math.abs(m.step_time_s / stepTime_s(perf, m.num_nodes, m.num_replicas, m.local_bsz, 0) - 1),
+  );
 }
 
 function loadApps(partial: boolean, sparse: boolean): AppData[] {
@@ -143,8 +161,16 @@ function reportedPoints(a: AppData, nodes: readonly number[]): ProfilePoint[] {
 function leaveOneOut(apps: readonly AppData[], heldOut: string, variant: Variant): NetworkParams | undefined {
   const jobs = apps
     .filter((a) => a.name !== heldOut)
-    .map((a) => ({ points: [...a.oneNode.map(toPoint), ...reportedPoints(a, variant.reported)], model_parameters: reportedParameters(a, variant) }));
-  return fitNetworkModel(jobs, { proxy: variant.proxy, mapping: variant.mapping, growth: growthOf(variant), intra_sync_weight: variant.intra_sync_weight });
+    .map((a) => ({
+      points: [...a.oneNode.map(toPoint), ...reportedPoints(a, variant.reported)],
+      model_parameters: reportedParameters(a, variant),
+    }));
+  return fitNetworkModel(jobs, {
+    proxy: variant.proxy,
+    mapping: variant.mapping,
+    growth: growthOf(variant),
+    intra_sync_weight: variant.intra_sync_weight,
+  });
 }
 
 interface AppResult {
@@ -184,7 +210,12 @@ function ownFitErrors(apps: readonly AppData[], variant: Variant): number[] {
     const physics = fitSyncPhysics([reportedPoints(a, variant.reported)], growthOf(variant));
     const alpha_n = physics.bandwidth_s[0] as number;
     const beta_n = Math.max(physics.latency_per_replica_s + physics.growth_per_replica * alpha_n, 1e-8);
-    const perf: PerfParams = { ...fitPerfParams(a.oneNode.map(toPoint), { gamma: physics.gamma }), alpha_n, beta_n, gamma: physics.gamma };
+    const perf: PerfParams = {
+      ...fitPerfParams(a.oneNode.map(toPoint), { gamma: physics.gamma }),
+      alpha_n,
+      beta_n,
+      gamma: physics.gamma,
+    };
     return median(relativeErrors(perf, a.multi));
   });
 }
@@ -198,25 +229,50 @@ function evaluate(apps: readonly AppData[], variant: Variant): AppResult[] {
     const by_nodes = EVAL_NODES.flatMap((n) => {
       const idx = a.multi.flatMap((m, i) => (m.num_nodes === n ? [i] : []));
       if (idx.length === 0) return [];
-      return [{ num_nodes: n, baseline: median(idx.map((i) => base[i] as number)), network: median(idx.map((i) => mine[i] as number)) }];
+      return [
+        {
+          num_nodes: n,
+          baseline: median(idx.map((i) => base[i] as number)),
+          network: median(idx.map((i) => mine[i] as number)),
+        },
+      ];
     });
-    const one_node = { baseline: median(relativeErrors(a.oneNodePerf, a.oneNode)), network: median(relativeErrors(predicted, a.oneNode)) };
-    return { application: a.name, points: a.multi.length, baseline: summarize(base), network: summarize(mine), by_nodes, one_node, model };
+    const one_node = {
+      baseline: median(relativeErrors(a.oneNodePerf, a.oneNode)),
+      network: median(relativeErrors(predicted, a.oneNode)),
+    };
+    return {
+      application: a.name,
+      points: a.multi.length,
+      baseline: summarize(base),
+      network: summarize(mine),
+      by_nodes,
+      one_node,
+      model,
+    };
   });
 }
 
 const pct = (x: number): string => (Number.isFinite(x) ? `${(100 * x).toFixed(1)}%` : '-');
 
 function printMain(results: readonly AppResult[]): void {
-  console.log(`Predicted multi-node throughput from one-node measurements (2-16 nodes x 4 GPUs), |predicted/measured - 1|`);
+  console.log(
+    `Predicted multi-node throughput from one-node measurements (2-16 nodes x 4 GPUs), |predicted/measured - 1|`,
+  );
   console.log(`network model: ${label(DEFAULT)}, fitted leave-one-application-out on the other applications`);
-  console.log(`profile of each job: ${sparse ? '1 and 4 GPUs, every third per-GPU batch (--sparse)' : '1-4 GPUs on one node at every per-GPU batch'}; evaluated: ${partial ? 'every measured replica count (--partial)' : 'whole nodes'}`);
+  console.log(
+    `profile of each job: ${sparse ? '1 and 4 GPUs, every third per-GPU batch (--sparse)' : '1-4 GPUs on one node at every per-GPU batch'}; evaluated: ${partial ? 'every measured replica count (--partial)' : 'whole nodes'}`,
+  );
   console.log('');
-  console.log('| application | points | baseline median | baseline max | network median | network max | < 15% | one node: baseline / network |');
+  console.log(
+    '| application | points | baseline median | baseline max | network median | network max | < 15% | one node: baseline / network |',
+  );
   console.log('| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |');
   for (const r of results) {
     const oneNode = `${pct(r.one_node.baseline)} / ${pct(r.one_node.network)}`;
-    console.log(`| ${r.application} | ${r.points} | ${pct(r.baseline.median)} | ${pct(r.baseline.max)} | ${pct(r.network.median)} | ${pct(r.network.max)} | ${r.network.median < TARGET ? 'yes' : 'NO'} | ${oneNode} |`);
+    console.log(
+      `| ${r.application} | ${r.points} | ${pct(r.baseline.median)} | ${pct(r.baseline.max)} | ${pct(r.network.median)} | ${pct(r.network.max)} | ${r.network.median < TARGET ? 'yes' : 'NO'} | ${oneNode} |`,
+    );
   }
   const all = (k: 'baseline' | 'network'): number => median(results.map((r) => r[k].median));
   console.log(`| median of the applications | | ${pct(all('baseline'))} | | ${pct(all('network'))} | | | |`);
@@ -240,7 +296,9 @@ function printMain(results: readonly AppResult[]): void {
     const byParameters = map
       ? `N = ${map.intra_sync_weight > 0 ? `${map.intra_sync_weight.toFixed(2)} x intra-node sync + ` : ''}${(1e9 * map.sync_per_parameter_s).toFixed(2)} ms per million parameters + ${map.sync_per_proxy_s.toFixed(3)} x alpha_c; `
       : '';
-    console.log(`  without ${r.application}: ${byParameters}sync per proxy ${m.sync_per_proxy.toFixed(3)}, exponent ${m.proxy_exponent.toFixed(2)}, latency per replica ${(1000 * m.latency_per_replica_s).toFixed(2)} ms, growth per replica ${(100 * m.growth_per_replica).toFixed(2)}%, gamma ${m.gamma.toFixed(2)} (${m.num_jobs} jobs, ${m.num_points} points)`);
+    console.log(
+      `  without ${r.application}: ${byParameters}sync per proxy ${m.sync_per_proxy.toFixed(3)}, exponent ${m.proxy_exponent.toFixed(2)}, latency per replica ${(1000 * m.latency_per_replica_s).toFixed(2)} ms, growth per replica ${(100 * m.growth_per_replica).toFixed(2)}%, gamma ${m.gamma.toFixed(2)} (${m.num_jobs} jobs, ${m.num_points} points)`,
+    );
   }
 }
 
@@ -249,13 +307,23 @@ usage: npm run bench:predict -- [--json] [--partial] [--sparse]
 Error of multi-node throughput predicted from one-node measurements, per application of the
 Pollux traces: today's fit (baseline) beside the cluster network model (docs/policy.md).
 `;
-const values = benchArgs(USAGE, { json: { type: 'boolean', default: false }, partial: { type: 'boolean', default: false }, sparse: { type: 'boolean', default: false } });
+const values = benchArgs(USAGE, {
+  json: { type: 'boolean', default: false },
+  partial: { type: 'boolean', default: false },
+  sparse: { type: 'boolean', default: false },
+});
 const { json, partial, sparse } = values;
 const apps = loadApps(partial, sparse);
 const main = evaluate(apps, DEFAULT);
 const sensitivity = VARIANTS.map((v) => ({ ...v, results: evaluate(apps, v) }));
 if (json) {
-  console.log(JSON.stringify({ evaluated_nodes: EVAL_NODES, partial, sparse, default: DEFAULT, results: main, sensitivity }, null, 2));
+  console.log(
+    JSON.stringify(
+      { evaluated_nodes: EVAL_NODES, partial, sparse, default: DEFAULT, results: main, sensitivity },
+      null,
+      2,
+    ),
+  );
 } else {
   printMain(main);
   console.log('');
@@ -263,12 +331,18 @@ if (json) {
   console.log(`| variant | ${main.map((r) => r.application).join(' | ')} | median |`);
   console.log(`| --- | ${main.map(() => '---:').join(' | ')} | ---: |`);
   const row = (name: string, rs: readonly AppResult[], k: 'baseline' | 'network'): void =>
-    console.log(`| ${name} | ${rs.map((r) => pct(r[k].median)).join(' | ')} | ${pct(median(rs.map((r) => r[k].median)))} |`);
+    console.log(
+      `| ${name} | ${rs.map((r) => pct(r[k].median)).join(' | ')} | ${pct(median(rs.map((r) => r[k].median)))} |`,
+    );
   row('baseline (fitPerfParams)', main, 'baseline');
   row(`**default: ${label(DEFAULT)}**`, main, 'network');
   for (const v of sensitivity) row(label(v), v.results, 'network');
   const oracle = oracleErrors(apps, DEFAULT);
-  console.log(`| diagnostic: the default's form with the held-out job's own bandwidth term (a perfect proxy) | ${oracle.map(pct).join(' | ')} | ${pct(median(oracle))} |`);
+  console.log(
+    `| diagnostic: the default's form with the held-out job's own bandwidth term (a perfect proxy) | ${oracle.map(pct).join(' | ')} | ${pct(median(oracle))} |`,
+  );
   const own = ownFitErrors(apps, DEFAULT);
-  console.log(`| diagnostic: each job's own fit of the form on its reported points (bandwidth, growth, gamma its own) | ${own.map(pct).join(' | ')} | ${pct(median(own))} |`);
+  console.log(
+    `| diagnostic: each job's own fit of the form on its reported points (bandwidth, growth, gamma its own) | ${own.map(pct).join(' | ')} | ${pct(median(own))} |`,
+  );
 }

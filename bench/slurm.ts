@@ -12,14 +12,24 @@
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { GoodputClient } from '../src/client/client.js';
-import { cleanup, startServerProcess, tempDataDir, TRAINER, waitFor, type ServerProcess } from '../test-support/control/harness.js';
+import {
+  cleanup,
+  startServerProcess,
+  tempDataDir,
+  TRAINER,
+  waitFor,
+  type ServerProcess,
+} from '../test-support/control/harness.js';
 import { slurmMissing, startSlurmCluster } from '../src/backends/slurm/testing/slurm-cluster.js';
 import { benchArgs } from './bench-args.js';
 
-benchArgs(`
+benchArgs(
+  `
 usage: npm run bench:slurm
 Latency of the Slurm backend on a local test cluster (needs root and slurm-wlm).
-`, {});
+`,
+  {},
+);
 
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 3);
 
@@ -58,7 +68,16 @@ async function main(): Promise<void> {
    */
   const parts: [number, number, number][] = [];
   try {
-    const server = await startServerProcess(data_dir, ['--backend', 'slurm', '--interval-s', '1', '--grace-s', '30', '--policy', 'optimus']);
+    const server = await startServerProcess(data_dir, [
+      '--backend',
+      'slurm',
+      '--interval-s',
+      '1',
+      '--grace-s',
+      '30',
+      '--policy',
+      'optimus',
+    ]);
     servers.push(server);
     const { client } = server;
     for (let i = 0; i < REPEAT; i++) {
@@ -66,13 +85,31 @@ async function main(): Promise<void> {
       const out = join(data_dir, `baseline-${i}`);
       mkdirSync(out);
       const t0 = Date.now();
-      await cluster.cmd('sbatch', ['-N2', '--ntasks-per-node=4', '--gpus-per-task=1', '-o', '/dev/null', '--wrap', `srun sh -c 'touch ${out}/$SLURM_PROCID; sleep 2'`]);
-      const t1 = await waitFor('the baseline tasks', 60_000, async () => (readdirSync(out).length === 8 ? Math.max(...readdirSync(out).map((f) => statSync(join(out, f)).mtimeMs)) : undefined));
+      await cluster.cmd('sbatch', [
+        '-N2',
+        '--ntasks-per-node=4',
+        '--gpus-per-task=1',
+        '-o',
+        '/dev/null',
+        '--wrap',
+        `srun sh -c 'touch ${out}/$SLURM_PROCID; sleep 2'`,
+      ]);
+      const t1 = await waitFor('the baseline tasks', 60_000, async () =>
+        readdirSync(out).length === 8
+          ? Math.max(...readdirSync(out).map((f) => statSync(join(out, f)).mtimeMs))
+          : undefined,
+      );
       baseline.push(t1 - t0);
       await waitFor('the baseline job to end', 60_000, async () => (await cluster.cmd('squeue', ['-h'])).trim() === '');
 
       // Launch: 8 ranks across both nodes.
-      const a = await client.submit({ name: `launch-${i}`, command: [process.execPath, TRAINER, '--samples', '100000000'], workdir: data_dir, min_replicas: 8, max_replicas: 8 });
+      const a = await client.submit({
+        name: `launch-${i}`,
+        command: [process.execPath, TRAINER, '--samples', '100000000'],
+        workdir: data_dir,
+        min_replicas: 8,
+        max_replicas: 8,
+      });
       const run = join(data_dir, 'jobs', a.id, 'run');
       const ranAt = await waitFor('8 ranks to run', 120_000, async () => ranksRunning_ms(run, 0, 8));
       launch.push(ranAt - (await eventAt(client, a.id, 'assigned')));
@@ -80,13 +117,35 @@ async function main(): Promise<void> {
       await waitFor('the Slurm job to end', 60_000, async () => (await cluster.cmd('squeue', ['-h'])).trim() === '');
 
       // Rescale 4 -> 8: a foreign job holds gp2, then leaves.
-      const foreign = (await cluster.cmd('sbatch', ['--parsable', '-w', 'gp2', '--gres=gpu:4', '-o', '/dev/null', '--wrap', 'sleep 600'])).trim();
-      await waitFor('Goodput to see gp2 taken', 30_000, async () => (await client.nodes()).find((n) => n.name === 'gp2')?.usable === 0);
-      const b = await client.submit({ name: `rescale-${i}`, command: [process.execPath, TRAINER, '--samples', '100000000'], workdir: data_dir, max_replicas: 8 });
+      const foreign = (
+        await cluster.cmd('sbatch', [
+          '--parsable',
+          '-w',
+          'gp2',
+          '--gres=gpu:4',
+          '-o',
+          '/dev/null',
+          '--wrap',
+          'sleep 600',
+        ])
+      ).trim();
+      await waitFor(
+        'Goodput to see gp2 taken',
+        30_000,
+        async () => (await client.nodes()).find((n) => n.name === 'gp2')?.usable === 0,
+      );
+      const b = await client.submit({
+        name: `rescale-${i}`,
+        command: [process.execPath, TRAINER, '--samples', '100000000'],
+        workdir: data_dir,
+        max_replicas: 8,
+      });
       const brun = join(data_dir, 'jobs', b.id, 'run');
       await waitFor('4 ranks to run', 120_000, async () => ranksRunning_ms(brun, 0, 4));
       await cluster.cmd('scancel', [foreign]);
-      const grownAt = await waitFor('8 ranks of the next attempt to run', 180_000, async () => ranksRunning_ms(brun, 1, 8));
+      const grownAt = await waitFor('8 ranks of the next attempt to run', 180_000, async () =>
+        ranksRunning_ms(brun, 1, 8),
+      );
       const decided = await eventAt(client, b.id, 'rescale');
       rescale.push(grownAt - decided);
       const events = await client.events(b.id);
@@ -96,7 +155,9 @@ async function main(): Promise<void> {
       await client.cancel(b.id);
       await waitFor('the Slurm job to end', 60_000, async () => (await cluster.cmd('squeue', ['-h'])).trim() === '');
       const [stop, gap, start] = parts[i]!;
-      console.log(`run ${i + 1}/${REPEAT}: launch ${fmt(launch[i]!)}, rescale 4->8 ${fmt(rescale[i]!)} (stop ${fmt(stop)} + relaunch until Slurm starts the job ${fmt(gap)} + ranks start ${fmt(start)}), bare sbatch baseline ${fmt(baseline[i]!)}`);
+      console.log(
+        `run ${i + 1}/${REPEAT}: launch ${fmt(launch[i]!)}, rescale 4->8 ${fmt(rescale[i]!)} (stop ${fmt(stop)} + relaunch until Slurm starts the job ${fmt(gap)} + ranks start ${fmt(start)}), bare sbatch baseline ${fmt(baseline[i]!)}`,
+      );
     }
     console.log(`\nSlurm backend on the local test cluster (2 nodes x 4 fake GPUs, ${REPEAT} runs, medians):`);
     console.log(`  policy decision -> all 8 ranks running:      ${fmt(median(launch))}`);

@@ -22,7 +22,8 @@ import { packagePath } from '../src/util/package-root.js';
 import { benchArgs } from './bench-args.js';
 import { slurmPartitionFaults, slurmPartitionLines } from './soak/slurm-partition.js';
 
-const args = benchArgs(`
+const args = benchArgs(
+  `
 usage: npm run bench:soak [-- --jobs N] [-- --load-s S] [-- --big-store] [-- --flood] [-- --faults slurm-partition]
 A bounded soak of a real 'goodput up' (about 3 minutes): disk full and freed, kill -9 of the server
 and of replicas, a 5,000-job store with listing clients, setsid children. Prints jobs lost, jobs
@@ -34,17 +35,26 @@ stuck, slots leaked, escaped processes (targets 0), report p99 under listing loa
   --faults slurm-partition   instead: a drained, then a DOWN partition on a real test Slurm
                cluster (root and slurm-wlm; about 2 minutes); prints per fault jobs failed, stuck,
                not resumed, hung, shown running while held, GPUs allocated while held (target 0)
-`, {
-  jobs: { type: 'string' },
-  'load-s': { type: 'string' },
-  'big-store': { type: 'boolean' },
-  flood: { type: 'boolean' },
-  faults: { type: 'string' },
-});
+`,
+  {
+    jobs: { type: 'string' },
+    'load-s': { type: 'string' },
+    'big-store': { type: 'boolean' },
+    flood: { type: 'boolean' },
+    faults: { type: 'string' },
+  },
+);
 
 if (args['big-store'] || args.flood) {
   const { runStoreDay } = await import('./soak/store-day.js');
-  process.exit(await runStoreDay({ big_store: args['big-store'] === true, flood: args.flood === true, store_jobs: Number(args.jobs ?? 40_000), flood_submits: 10_000 }));
+  process.exit(
+    await runStoreDay({
+      big_store: args['big-store'] === true,
+      flood: args.flood === true,
+      store_jobs: Number(args.jobs ?? 40_000),
+      flood_submits: 10_000,
+    }),
+  );
 }
 
 if (args.faults !== undefined) {
@@ -53,7 +63,9 @@ if (args.faults !== undefined) {
     process.exit(2);
   }
   const t0 = performance.now();
-  console.log('bench:soak --faults slurm-partition  real slurmctld + 2 slurmd (8 fake GPUs), real goodput up --backend slurm');
+  console.log(
+    'bench:soak --faults slurm-partition  real slurmctld + 2 slurmd (8 fake GPUs), real goodput up --backend slurm',
+  );
   for (const line of slurmPartitionLines(await slurmPartitionFaults())) console.log(line);
   console.log(`  (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
   process.exit(0);
@@ -80,10 +92,13 @@ function call(url: URL, path: string, token: string, body?: string): Promise<{ s
   return new Promise((resolve) => {
     const headers: Record<string, string | number> = { authorization: `Bearer ${token}` };
     if (body) Object.assign(headers, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-    const req = request({ host: url.hostname, port: url.port, path, method: body ? 'POST' : 'GET', headers, agent }, (res) => {
-      res.resume();
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - t0 }));
-    });
+    const req = request(
+      { host: url.hostname, port: url.port, path, method: body ? 'POST' : 'GET', headers, agent },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - t0 }));
+      },
+    );
     req.on('error', () => resolve({ status: 0, ms: performance.now() - t0 }));
     req.end(body);
   });
@@ -106,18 +121,48 @@ function rssMiB(pid: number): number {
 
 async function startServer(data_dir: string, log_dir: string, port: number): Promise<Server> {
   const log = openSync(join(log_dir, 'up.log'), 'a');
-  const child = spawn(process.execPath, [CLI, 'up', '--data-dir', data_dir, '--port', String(port), '--dashboard-port', 'off', '--cpu-slots', '2', '--interval-s', '2', '--grace-s', '2', '--policy', 'fifo'], { detached: true, stdio: ['ignore', log, log] });
+  const child = spawn(
+    process.execPath,
+    [
+      CLI,
+      'up',
+      '--data-dir',
+      data_dir,
+      '--port',
+      String(port),
+      '--dashboard-port',
+      'off',
+      '--cpu-slots',
+      '2',
+      '--interval-s',
+      '2',
+      '--grace-s',
+      '2',
+      '--policy',
+      'fifo',
+    ],
+    { detached: true, stdio: ['ignore', log, log] },
+  );
   child.unref();
   closeSync(log);
   const info = await waitFor('the server to start', 60_000, async () => {
     const s = JSON.parse(readFileSync(join(data_dir, 'server.json'), 'utf8')) as { url: string; pid: number };
     return s.pid === child.pid ? s : undefined;
   });
-  return { pid: child.pid!, url: info.url, client: new GoodputClient(info.url, readFileSync(join(data_dir, 'admin-token'), 'utf8').trim()) };
+  return {
+    pid: child.pid!,
+    url: info.url,
+    client: new GoodputClient(info.url, readFileSync(join(data_dir, 'admin-token'), 'utf8').trim()),
+  };
 }
 
 /** Report latency (p99, ms) of REPORTERS closed loops for LOAD_S seconds, with `listers` listing loops beside them. */
-async function reportP99(server: Server, jobs: readonly JobSummary[], secret: string, listers: number): Promise<{ p99_ms: number; reports: number; errors: number; listings: number }> {
+async function reportP99(
+  server: Server,
+  jobs: readonly JobSummary[],
+  secret: string,
+  listers: number,
+): Promise<{ p99_ms: number; reports: number; errors: number; listings: number }> {
   const url = new URL(server.url);
   const admin = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
   const end = performance.now() + LOAD_S * 1000;
@@ -128,7 +173,24 @@ async function reportP99(server: Server, jobs: readonly JobSummary[], secret: st
     const job = jobs[k % jobs.length]!;
     const token = jobToken(secret, job.id);
     for (let step = 1; performance.now() < end; step++) {
-      const body = JSON.stringify({ attempt: 0, reports: [{ time_s: Date.now() / 1000, step, num_nodes: 1, num_replicas: 1, local_bsz: 32, accum_steps: 0, step_time_s: 0.05, sync_time_s: 0, grad_sqr: 1, grad_var: 2, samples: step * 32 }] });
+      const body = JSON.stringify({
+        attempt: 0,
+        reports: [
+          {
+            time_s: Date.now() / 1000,
+            step,
+            num_nodes: 1,
+            num_replicas: 1,
+            local_bsz: 32,
+            accum_steps: 0,
+            step_time_s: 0.05,
+            sync_time_s: 0,
+            grad_sqr: 1,
+            grad_var: 2,
+            samples: step * 32,
+          },
+        ],
+      });
       const r = await call(url, `/v1/jobs/${job.id}/reports`, token, body);
       if (r.status !== 200) errors++;
       latencies.push(r.ms);
@@ -150,7 +212,10 @@ async function reportP99(server: Server, jobs: readonly JobSummary[], secret: st
       }
     }
   };
-  await Promise.all([...Array.from({ length: REPORTERS }, (_, k) => reporter(k)), ...Array.from({ length: listers }, (_, k) => lister(k))]);
+  await Promise.all([
+    ...Array.from({ length: REPORTERS }, (_, k) => reporter(k)),
+    ...Array.from({ length: listers }, (_, k) => lister(k)),
+  ]);
   latencies.sort((a, b) => a - b);
   return { p99_ms: latencies[Math.floor(latencies.length * 0.99)] ?? NaN, reports: latencies.length, errors, listings };
 }
@@ -172,13 +237,16 @@ function fill(dir: string): string {
 
 /** Pids of live processes (not zombies) that carry the environment of one of `ids`' replicas, any attempt. */
 function escapedProcesses(ids: readonly string[], attempts = 4): number[] {
-  return ids.flatMap((id) => Array.from({ length: attempts }, (_, a) => markedProcesses(id, a))).flat().filter((pid) => {
-    try {
-      return !readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.startsWith('Z');
-    } catch {
-      return false;
-    }
-  });
+  return ids
+    .flatMap((id) => Array.from({ length: attempts }, (_, a) => markedProcesses(id, a)))
+    .flat()
+    .filter((pid) => {
+      try {
+        return !readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.startsWith('Z');
+      } catch {
+        return false;
+      }
+    });
 }
 
 const root = process.getuid?.() === 0;
@@ -207,7 +275,17 @@ try {
   const t0 = performance.now();
   // 1. A large store: finished jobs written through the store before the server starts.
   const store = new SqliteStore(join(dataDir, 'goodput.sqlite'), { background_checkpoint_ms: 0 });
-  const spec = { name: 'old', command: ['true'], workdir: '/tmp', env: {}, min_replicas: 0, max_replicas: 1, max_restarts: 0, preemptible: true, priority: 0 };
+  const spec = {
+    name: 'old',
+    command: ['true'],
+    workdir: '/tmp',
+    env: {},
+    min_replicas: 0,
+    max_replicas: 1,
+    max_restarts: 0,
+    preemptible: true,
+    priority: 0,
+  };
   for (let i = 0; i < STORED_JOBS; i++) {
     const id = `old${String(i).padStart(5, '0')}`;
     await store.createJob({ id, name: `old-${i % 50}`, user: i % 3 === 0 ? 'alice' : 'bob', spec }, 'soak');
@@ -220,7 +298,9 @@ try {
   const rssStart = rssMiB(server.pid);
   const secret = readFileSync(join(dataDir, 'secret'), 'utf8').trim();
   const c = () => server.client;
-  say(`bench:soak  real 'goodput up' on ${server.url}, 2 CPU slots, ${STORED_JOBS} finished jobs stored, data dir on ${mounted ? 'a 64 MiB tmpfs' : 'the temp dir (not root: no disk-full phase)'}`);
+  say(
+    `bench:soak  real 'goodput up' on ${server.url}, 2 CPU slots, ${STORED_JOBS} finished jobs stored, data dir on ${mounted ? 'a 64 MiB tmpfs' : 'the temp dir (not root: no disk-full phase)'}`,
+  );
 
   // 2. Report latency alone, then beside listing clients (8 sleeping jobs report: 2 run, 6 wait).
   const reporters: JobSummary[] = [];
@@ -233,7 +313,9 @@ try {
   const alone = await reportP99(server, reporters, secret, 0);
   const listing = await reportP99(server, reporters, secret, LISTERS);
   say(`  report p99 alone          ${alone.p99_ms.toFixed(1)} ms (${alone.reports} reports, ${alone.errors} errors)`);
-  say(`  report p99 under listing  ${listing.p99_ms.toFixed(1)} ms (${listing.reports} reports, ${listing.errors} errors; ${listing.listings} listing requests by ${LISTERS} clients)   target <= ${TARGET_P99_MS} ms: ${listing.p99_ms <= TARGET_P99_MS ? 'MET' : 'NOT MET'}`);
+  say(
+    `  report p99 under listing  ${listing.p99_ms.toFixed(1)} ms (${listing.reports} reports, ${listing.errors} errors; ${listing.listings} listing requests by ${LISTERS} clients)   target <= ${TARGET_P99_MS} ms: ${listing.p99_ms <= TARGET_P99_MS ? 'MET' : 'NOT MET'}`,
+  );
   for (const j of reporters) await c().cancel(j.id);
 
   // 3. Disk full and freed: submits during it either exist or were refused; launches wait.
@@ -245,16 +327,30 @@ try {
     const health = (await fetch(`${server.url}/v1/health`)).status;
     let refused = 0;
     for (let k = 0; k < 4; k++) {
-      await c().submit({ name: `while-full-${k}`, command: ['sh', '-c', 'sleep 1'], workdir: '/tmp' }).then((j) => acknowledged.add(j.id), () => refused++);
+      await c()
+        .submit({ name: `while-full-${k}`, command: ['sh', '-c', 'sleep 1'], workdir: '/tmp' })
+        .then(
+          (j) => acknowledged.add(j.id),
+          () => refused++,
+        );
     }
     await sleep(5000);
-    const failedWhileFull = (await c().listJobs({ state: 'failed', since: '10m' })).filter((j) => !j.id.startsWith('old')).length;
+    const failedWhileFull = (await c().listJobs({ state: 'failed', since: '10m' })).filter(
+      (j) => !j.id.startsWith('old'),
+    ).length;
     rmSync(ballast);
-    say(`  disk full: health ${health} while full, ${4 - refused} of 4 submits acknowledged, ${refused} refused, ${failedWhileFull} jobs failed while full; space freed`);
+    say(
+      `  disk full: health ${health} while full, ${4 - refused} of 4 submits acknowledged, ${refused} refused, ${failedWhileFull} jobs failed while full; space freed`,
+    );
   }
 
   // 4. kill -9 of a replica (once, after its early-failure window) and of the server mid-run.
-  const victim = await c().submit({ name: 'kill-replica', command: ['sh', '-c', 'sleep 14'], workdir: '/tmp', max_restarts: 3 });
+  const victim = await c().submit({
+    name: 'kill-replica',
+    command: ['sh', '-c', 'sleep 14'],
+    workdir: '/tmp',
+    max_restarts: 3,
+  });
   acknowledged.add(victim.id);
   const v = await waitFor('kill-replica to run', 30_000, async () => {
     const j = await c().getJob(victim.id);
@@ -274,7 +370,11 @@ try {
   // 5. Jobs that leave setsid children and double-forked ones behind.
   const leavers: string[] = [];
   for (let k = 0; k < 3; k++) {
-    const j = await c().submit({ name: `setsid-${k}`, command: ['sh', '-c', "setsid sleep 300 & (sleep 300 &) ; sleep 1"], workdir: '/tmp' });
+    const j = await c().submit({
+      name: `setsid-${k}`,
+      command: ['sh', '-c', 'setsid sleep 300 & (sleep 300 &) ; sleep 1'],
+      workdir: '/tmp',
+    });
     acknowledged.add(j.id);
     leavers.push(j.id);
   }
@@ -293,10 +393,17 @@ try {
   const escaped = escapedProcesses([...acknowledged]);
   const notOk = jobs.filter((j) => j.state !== 'succeeded' && !j.name.startsWith('reporter-'));
   const rssEnd = rssMiB(server.pid);
-  say(`  jobs: ${jobs.length} of this soak; ${jobs.filter((j) => j.state === 'succeeded').length} succeeded, ${jobs.filter((j) => j.state === 'cancelled').length} cancelled (the reporters), ${jobs.filter((j) => j.state === 'failed').length} failed${notOk.length ? `: ${notOk.map((j) => `${j.name} ${j.state} (${j.reason})`).join('; ')}` : ''}`);
-  const ok = lost.length === 0 && stuck.length === 0 && leaked === 0 && escaped.length === 0 && listing.p99_ms <= TARGET_P99_MS;
-  say(`  jobs lost ${lost.length}   jobs stuck ${stuck.length}   slots leaked ${leaked}   escaped processes ${escaped.length}   report p99 under listing ${listing.p99_ms.toFixed(1)} ms   RSS ${rssStart.toFixed(0)} MiB at start, ${rssEnd.toFixed(0)} MiB at end (after the restart)`);
-  say(`  targets 0 / 0 / 0 / 0 and p99 <= ${TARGET_P99_MS} ms: ${ok ? 'MET' : 'NOT MET'}   (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
+  say(
+    `  jobs: ${jobs.length} of this soak; ${jobs.filter((j) => j.state === 'succeeded').length} succeeded, ${jobs.filter((j) => j.state === 'cancelled').length} cancelled (the reporters), ${jobs.filter((j) => j.state === 'failed').length} failed${notOk.length ? `: ${notOk.map((j) => `${j.name} ${j.state} (${j.reason})`).join('; ')}` : ''}`,
+  );
+  const ok =
+    lost.length === 0 && stuck.length === 0 && leaked === 0 && escaped.length === 0 && listing.p99_ms <= TARGET_P99_MS;
+  say(
+    `  jobs lost ${lost.length}   jobs stuck ${stuck.length}   slots leaked ${leaked}   escaped processes ${escaped.length}   report p99 under listing ${listing.p99_ms.toFixed(1)} ms   RSS ${rssStart.toFixed(0)} MiB at start, ${rssEnd.toFixed(0)} MiB at end (after the restart)`,
+  );
+  say(
+    `  targets 0 / 0 / 0 / 0 and p99 <= ${TARGET_P99_MS} ms: ${ok ? 'MET' : 'NOT MET'}   (${((performance.now() - t0) / 1000).toFixed(0)} s)`,
+  );
   for (const pid of escaped) process.kill(pid, 'SIGKILL');
 } finally {
   agent.destroy();

@@ -21,5 +21,7 @@ await build({
 });
 copyFileSync('web/index.html', `${out}/index.html`);
 // The bundle contains preact and uPlot (both MIT): their licences ship beside it.
-const licences = ['preact', 'uplot'].map((name) => `${name}\n${'='.repeat(name.length)}\n${readFileSync(`node_modules/${name}/LICENSE`, 'utf8')}`);
+const licences = ['preact', 'uplot'].map(
+  (name) => `${name}\n${'='.repeat(name.length)}\n${readFileSync(`node_modules/${name}/LICENSE`, 'utf8')}`,
+);
 writeFileSync(`${out}/THIRD-PARTY-LICENSES.txt`, licences.join('\n'));

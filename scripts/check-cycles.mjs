@@ -78,7 +78,8 @@ for (const file of files) {
 }
 
 const problems = [];
-for (const cycle of findCycles(graph)) problems.push('import cycle: ' + cycle.map((f) => relative(root, f)).join(' -> '));
+for (const cycle of findCycles(graph))
+  problems.push('import cycle: ' + cycle.map((f) => relative(root, f)).join(' -> '));
 
 const folderGraph = new Map();
 for (const key of folderEdges.keys()) {
@@ -89,24 +90,30 @@ for (const cycle of findCycles(folderGraph)) problems.push('folder cycle: ' + cy
 
 const layers = readLayers();
 const folders = new Set(files.filter((f) => relative(root, f).includes(sep)).map(topFolder));
-for (const folder of folders) if (!layers.has(folder)) problems.push(`folder ${folder}/ is in no layer of docs/architecture.md ("## Layers")`);
+for (const folder of folders)
+  if (!layers.has(folder)) problems.push(`folder ${folder}/ is in no layer of docs/architecture.md ("## Layers")`);
 for (const [key, example] of folderEdges) {
   const [from, to] = key.split(' -> ');
   if (layers.has(from) && layers.has(to) && layers.get(to) > layers.get(from)) {
-    problems.push(`layer violation: ${from}/ (layer ${layers.get(from)}) imports ${to}/ (layer ${layers.get(to)}): ${example}`);
+    problems.push(
+      `layer violation: ${from}/ (layer ${layers.get(from)}) imports ${to}/ (layer ${layers.get(to)}): ${example}`,
+    );
   }
 }
 
 // The cap covers the Python SDK too (python/, beside src/ in the repository).
 const pythonRoot = join(dirname(fileURLToPath(import.meta.url)), '..', 'python');
-const listPython = (dir) => readdirSync(dir).flatMap((name) => {
-  const path = join(dir, name);
-  if (statSync(path).isDirectory()) return name === '__pycache__' || name.startsWith('.') ? [] : listPython(path);
-  return name.endsWith('.py') ? [path] : [];
-});
+const listPython = (dir) =>
+  readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return name === '__pycache__' || name.startsWith('.') ? [] : listPython(path);
+    return name.endsWith('.py') ? [path] : [];
+  });
 const pythonFiles = existsSync(pythonRoot) ? listPython(pythonRoot) : [];
 for (const file of [...files, ...pythonFiles]) {
-  const name = relative(pythonFiles.includes(file) ? join(pythonRoot, '..') : root, file).split(sep).join('/');
+  const name = relative(pythonFiles.includes(file) ? join(pythonRoot, '..') : root, file)
+    .split(sep)
+    .join('/');
   const lines = readFileSync(file, 'utf8').split('\n').length - 1;
   if (lines > MAX_LINES) problems.push(`${name} has ${lines} lines (at most ${MAX_LINES}): split it`);
 }
@@ -115,4 +122,6 @@ if (problems.length > 0) {
   for (const problem of problems) console.error(problem);
   process.exit(1);
 }
-console.log(`no import cycles, no folder cycles, no layer violations, no file over ${MAX_LINES} lines (python/ too): ${files.length} modules in ${folders.size} folders under ${relative(process.cwd(), root) || '.'}`);
+console.log(
+  `no import cycles, no folder cycles, no layer violations, no file over ${MAX_LINES} lines (python/ too): ${files.length} modules in ${folders.size} folders under ${relative(process.cwd(), root) || '.'}`,
+);

@@ -57,7 +57,10 @@ export async function postJson<T>(path: string): Promise<T> {
 }
 
 /** A body-less route of the API contract (src/api/contract.ts), typed by it: the same contract as the CLI's client. */
-export async function callApi<R extends ApiRoute>(route: R, params: Readonly<Record<string, string>> = {}): Promise<ApiResponse<R>> {
+export async function callApi<R extends ApiRoute>(
+  route: R,
+  params: Readonly<Record<string, string>> = {},
+): Promise<ApiResponse<R>> {
   const { method, path } = routeRequest(route, params);
   return (await (await request(method, path)).json()) as ApiResponse<R>;
 }
@@ -78,6 +81,7 @@ export function takeLoginCode(): string | undefined {
 export async function redeemLoginCode(code: string): Promise<string> {
   const res = await fetch('/dash/login', { method: 'POST', headers: { authorization: `Login ${code}` } });
   const body = (await res.json()) as { token?: string; error?: { code: string; message: string } };
-  if (!res.ok || typeof body.token !== 'string') throw new ApiError(res.status, body.error?.code ?? 'E_HTTP', body.error?.message ?? `HTTP ${res.status}`);
+  if (!res.ok || typeof body.token !== 'string')
+    throw new ApiError(res.status, body.error?.code ?? 'E_HTTP', body.error?.message ?? `HTTP ${res.status}`);
   return body.token;
 }

@@ -45,16 +45,31 @@ export function Chart(p: ChartProps) {
       title: p.title,
       width: Math.max(200, el.clientWidth),
       height: p.height ?? 180,
-      scales: { x: { time: p.time ?? false, ...(p.logX ? { distr: 3, log: 2 } : {}) }, ...(p.log ? { y: { distr: 3, log: 2 } } : {}) },
+      scales: {
+        x: { time: p.time ?? false, ...(p.logX ? { distr: 3, log: 2 } : {}) },
+        ...(p.log ? { y: { distr: 3, log: 2 } } : {}),
+      },
       axes: [{ label: p.xLabel }, { size: 60 }],
       legend: { live: true },
       cursor: { drag: { x: true, y: false } },
       hooks: { draw: [(u) => drawMarks(u, marks.current)] },
-      series: [{}, ...p.series.map((s) => ({ label: s.label, stroke: s.color, width: 1.5, spanGaps: p.spanGaps ?? false, points: { show: p.logX ?? false }, ...(s.stepped && stepped ? { paths: stepped } : {}) }))],
+      series: [
+        {},
+        ...p.series.map((s) => ({
+          label: s.label,
+          stroke: s.color,
+          width: 1.5,
+          spanGaps: p.spanGaps ?? false,
+          points: { show: p.logX ?? false },
+          ...(s.stepped && stepped ? { paths: stepped } : {}),
+        })),
+      ],
     };
     const u = new uPlot(opts, data, el);
     plot.current = u;
-    const resize = new ResizeObserver(() => u.setSize({ width: Math.max(200, el.clientWidth), height: p.height ?? 180 }));
+    const resize = new ResizeObserver(() =>
+      u.setSize({ width: Math.max(200, el.clientWidth), height: p.height ?? 180 }),
+    );
     resize.observe(el);
     return () => {
       resize.disconnect();
@@ -67,7 +82,9 @@ export function Chart(p: ChartProps) {
     plot.current?.setData(data);
   });
 
-  return <div class="chart" ref={box} data-points={p.x.length} data-title={p.title} data-marks={p.marks?.length ?? 0} />;
+  return (
+    <div class="chart" ref={box} data-points={p.x.length} data-title={p.title} data-marks={p.marks?.length ?? 0} />
+  );
 }
 
 function drawMarks(u: uPlot, xs: readonly number[]): void {

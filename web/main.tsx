@@ -56,9 +56,19 @@ function App() {
   }, [config]);
 
   if (!config) return <ErrorLine error={error} loading />;
-  if (config.mode === 'sim') return <Frame nav={[['/sim', 'Simulation']]} hash={hash}><SimPage /></Frame>;
+  if (config.mode === 'sim')
+    return (
+      <Frame nav={[['/sim', 'Simulation']]} hash={hash}>
+        <SimPage />
+      </Frame>
+    );
   if (me === undefined) return <div class="muted">loading…</div>;
-  if (me === null) return <Frame nav={[]} hash={hash}><LoginPage onLogin={setMe} error={loginError} /></Frame>;
+  if (me === null)
+    return (
+      <Frame nav={[]} hash={hash}>
+        <LoginPage onLogin={setMe} error={loginError} />
+      </Frame>
+    );
 
   const route = hash.replace(/^\/+/, '');
   let page;
@@ -71,20 +81,37 @@ function App() {
     setMe(null);
   };
   return (
-    <Frame nav={[['/cluster', 'Cluster'], ['/jobs', 'Jobs']]} hash={hash} user={me} onLogout={logout}>
+    <Frame
+      nav={[
+        ['/cluster', 'Cluster'],
+        ['/jobs', 'Jobs'],
+      ]}
+      hash={hash}
+      user={me}
+      onLogout={logout}
+    >
       {page}
     </Frame>
   );
 }
 
-function Frame(p: { nav: [string, string][]; hash: string; user?: WhoAmI; onLogout?: () => void; children: preact.ComponentChildren }) {
+function Frame(p: {
+  nav: [string, string][];
+  hash: string;
+  user?: WhoAmI;
+  onLogout?: () => void;
+  children: preact.ComponentChildren;
+}) {
   const current = p.hash === '' ? (p.nav[1]?.[0] ?? p.nav[0]?.[0]) : p.hash;
   return (
     <div>
       <header>
         <span class="brand">goodput</span>
         {p.nav.map(([path, label]) => (
-          <a href={`#${path}`} class={current?.startsWith(path) || (path === '/jobs' && current?.startsWith('/job/')) ? 'active' : ''}>
+          <a
+            href={`#${path}`}
+            class={current?.startsWith(path) || (path === '/jobs' && current?.startsWith('/job/')) ? 'active' : ''}
+          >
             {label}
           </a>
         ))}
@@ -95,7 +122,11 @@ function Frame(p: { nav: [string, string][]; hash: string; user?: WhoAmI; onLogo
             {p.user.admin ? ' (admin)' : ''}
           </span>
         )}
-        {p.onLogout && <button class="link" onClick={p.onLogout}>Log out</button>}
+        {p.onLogout && (
+          <button class="link" onClick={p.onLogout}>
+            Log out
+          </button>
+        )}
       </header>
       <main>{p.children}</main>
     </div>

@@ -6,6 +6,11 @@ export function go(path: string): void {
 }
 
 export function ErrorLine(p: { error: Error | undefined; loading?: boolean }) {
-  if (p.error) return <div class="error" role="alert">{p.error.message}</div>;
+  if (p.error)
+    return (
+      <div class="error" role="alert">
+        {p.error.message}
+      </div>
+    );
   return p.loading ? <div class="muted">loading…</div> : null;
 }

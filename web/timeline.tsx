@@ -77,7 +77,10 @@ export function TimelineView(p: TimelineProps) {
     const ticks = 6;
     for (let k = 0; k <= ticks; k++) {
       const ms = t.from_ms + (span * k) / ticks;
-      const clock: Intl.DateTimeFormatOptions = span < 900_000 ? { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false } : { hour: '2-digit', minute: '2-digit', hour12: false };
+      const clock: Intl.DateTimeFormatOptions =
+        span < 900_000
+          ? { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false }
+          : { hour: '2-digit', minute: '2-digit', hour12: false };
       const label = p.relative ? `${(ms / 3_600_000).toFixed(1)} h` : new Date(ms).toLocaleTimeString([], clock);
       const x = xOf(ms);
       g.fillText(label, Math.min(Math.max(LABEL_W, x - 15), width - 52), y + 3);
@@ -113,7 +116,11 @@ export function TimelineView(p: TimelineProps) {
           if (id && p.onOpen) p.onOpen(id);
         }}
       />
-      {hover && <div class="tip" style={{ left: `${hover.x + 12}px`, top: `${hover.y + 8}px` }}>{hover.text}</div>}
+      {hover && (
+        <div class="tip" style={{ left: `${hover.x + 12}px`, top: `${hover.y + 8}px` }}>
+          {hover.text}
+        </div>
+      )}
     </div>
   );
 }

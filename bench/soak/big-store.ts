@@ -24,9 +24,15 @@ const HEALTH_P99_TARGET_MS = 100;
 function writeHistory(db_path: string, jobs: number, now_ms: number): void {
   new SqliteStore(db_path, { background_checkpoint_ms: 0 }).close();
   const db = new Database(db_path);
-  const job = db.prepare('INSERT INTO jobs (id, name, user, spec, state, submitted_at_ms, started_at_ms, finished_at_ms, launches, attained_service_gpu_s, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)');
-  const replica = db.prepare("INSERT INTO replicas (job_id, attempt, rank, device, node, pid, proc_start, log_path, started_at_ms, exit_code, exited_at_ms) VALUES (?, 0, 0, ?, 'local', ?, '', '', ?, ?, ?)");
-  const event = db.prepare('INSERT INTO events (job_id, at_ms, actor, kind, from_state, to_state, reason, data, crc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)');
+  const job = db.prepare(
+    'INSERT INTO jobs (id, name, user, spec, state, submitted_at_ms, started_at_ms, finished_at_ms, launches, attained_service_gpu_s, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)',
+  );
+  const replica = db.prepare(
+    "INSERT INTO replicas (job_id, attempt, rank, device, node, pid, proc_start, log_path, started_at_ms, exit_code, exited_at_ms) VALUES (?, 0, 0, ?, 'local', ?, '', '', ?, ?, ?)",
+  );
+  const event = db.prepare(
+    'INSERT INTO events (job_id, at_ms, actor, kind, from_state, to_state, reason, data, crc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  );
   db.transaction(() => {
     for (let i = 0; i < jobs; i++) {
       const id = `h${String(i).padStart(6, '0')}`;
@@ -34,10 +40,37 @@ function writeHistory(db_path: string, jobs: number, now_ms: number): void {
       const start = end - 600_000 - (i % 7) * 60_000;
       const submitted = start - 30_000;
       const state = i % 11 === 0 ? 'failed' : i % 13 === 0 ? 'cancelled' : 'succeeded';
-      const spec = { name: `train-${i % 200}`, command: ['python3', 'train.py', '--lr', '0.1', '--epochs', String(i % 90)], workdir: '/home/u/project', env: { SEED: String(i) }, min_replicas: 0, max_replicas: 1, max_restarts: 2, preemptible: true, priority: 0, user: `user${i % 20}` };
-      job.run(id, spec.name, spec.user, JSON.stringify(spec), state, submitted, start, end, (end - start) / 1000, state);
+      const spec = {
+        name: `train-${i % 200}`,
+        command: ['python3', 'train.py', '--lr', '0.1', '--epochs', String(i % 90)],
+        workdir: '/home/u/project',
+        env: { SEED: String(i) },
+        min_replicas: 0,
+        max_replicas: 1,
+        max_restarts: 2,
+        preemptible: true,
+        priority: 0,
+        user: `user${i % 20}`,
+      };
+      job.run(
+        id,
+        spec.name,
+        spec.user,
+        JSON.stringify(spec),
+        state,
+        submitted,
+        start,
+        end,
+        (end - start) / 1000,
+        state,
+      );
       replica.run(id, i % 2, 10_000 + i, start, state === 'failed' ? 1 : 0, end);
-      for (const [kind, from, to, at] of [['submitted', null, 'queued', submitted], ['assigned', 'queued', 'starting', start - 1000], ['launched', 'starting', 'running', start], [state, 'running', state, end]] as const) {
+      for (const [kind, from, to, at] of [
+        ['submitted', null, 'queued', submitted],
+        ['assigned', 'queued', 'starting', start - 1000],
+        ['launched', 'starting', 'running', start],
+        [state, 'running', state, end],
+      ] as const) {
         event.run(id, at, 'bench', kind, from, to, kind, '{}', eventCrc('bench', kind, kind, '{}'));
       }
     }
@@ -59,17 +92,28 @@ export async function bigStoreFault(dir: string, jobs = 40_000, load_s = 20): Pr
   const all = (await store.listJobs()).length;
   const unfiltered_ms = performance.now() - t;
   t = performance.now();
-  const drawn = (await store.listJobs({ states: [...PLACED_STATES, 'preempted', ...TERMINAL_STATES], ended_since_ms: Date.now() - 3 * 3_600_000 })).length;
+  const drawn = (
+    await store.listJobs({
+      states: [...PLACED_STATES, 'preempted', ...TERMINAL_STATES],
+      ended_since_ms: Date.now() - 3 * 3_600_000,
+    })
+  ).length;
   const windowed_ms = performance.now() - t;
   await store.close();
 
   const server = await startUp(data_dir, dir, [], true);
   const browser = await launchBrowser();
   try {
-    for (let k = 0; k < 2; k++) await server.client.submit({ name: `live-${k}`, command: ['sleep', '600'], workdir: '/tmp' });
-    await waitFor('two running jobs', 30_000, async () => (await server.client.listJobsPage({ state: 'running' })).jobs.length === 2);
+    for (let k = 0; k < 2; k++)
+      await server.client.submit({ name: `live-${k}`, command: ['sleep', '600'], workdir: '/tmp' });
+    await waitFor(
+      'two running jobs',
+      30_000,
+      async () => (await server.client.listJobsPage({ state: 'running' })).jobs.length === 2,
+    );
     const page_url = `${server.dashboard_url!}/#/cluster`;
-    const ready = "document.querySelectorAll('#cluster-grid .cell').length === 2 && Number(document.querySelector('.timeline canvas')?.getAttribute('data-bands')) > 0";
+    const ready =
+      "document.querySelectorAll('#cluster-grid .cell').length === 2 && Number(document.querySelector('.timeline canvas')?.getAttribute('data-bands')) > 0";
     const open = async () => {
       const page = await browser.context.newPage();
       await page.addInitScript(`localStorage.setItem('goodput-token', ${JSON.stringify(server.admin)})`);

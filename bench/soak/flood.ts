@@ -39,7 +39,8 @@ export async function floodFault(dir: string, submits = 10_000, connections = 8)
         latency.push({ ms: r.ms, status: r.status });
         if (r.status === 201) accepted.push((JSON.parse(r.text) as { id: string }).id);
         // Another user's job arrives early in the flood, behind a few hundred of the flooder's.
-        if (k === 500) aliceJob = (await alice.submit({ name: 'alice-job', command: ['sleep', '600'], workdir: '/tmp' })).id;
+        if (k === 500)
+          aliceJob = (await alice.submit({ name: 'alice-job', command: ['sleep', '600'], workdir: '/tmp' })).id;
       }
     };
     const healthLoop = async () => {
@@ -85,7 +86,9 @@ export async function floodFault(dir: string, submits = 10_000, connections = 8)
     return {
       fault: `a flood of ${submits.toLocaleString('en')} submits by one user over ${connections} connections on 2 slots`,
       lost: `${stored - cleared.cancelled - 1} accepted jobs unaccounted for (accepted ${stored}: 1 ended by the freed slot, ${cleared.cancelled} cleared by one bulk cancel)`,
-      stuck: started ? `none: alice's job started in round ${roundsToStart} after the slot freed (target <= ${ROUND_TARGET})` : "alice's job did not start within 60 s of the free slot",
+      stuck: started
+        ? `none: alice's job started in round ${roundsToStart} after the slot freed (target <= ${ROUND_TARGET})`
+        : "alice's job did not start within 60 s of the free slot",
       slow: `submit p50 ${quantile(first, 0.5).toFixed(1)} ms for the first 200, accepted p50 ${quantile(ok, 0.5).toFixed(1)} / p99 ${quantile(ok, 0.99).toFixed(1)} ms, refused p50 ${quantile(refused, 0.5).toFixed(1)} ms; /v1/health p99 ${quantile(health, 0.99).toFixed(1)} ms during the flood`,
       met,
       details: [

@@ -35,7 +35,11 @@ const CLI = packagePath('dist', 'src', 'cli', 'main.js');
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Waits for `check` to answer something (polling every 100 ms); throws after `timeout_ms`. */
-export async function waitFor<T>(what: string, timeout_ms: number, check: () => Promise<T | undefined | false>): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  timeout_ms: number,
+  check: () => Promise<T | undefined | false>,
+): Promise<T> {
   const deadline = Date.now() + timeout_ms;
   for (;;) {
     const value = await check().catch(() => undefined);
@@ -46,9 +50,32 @@ export async function waitFor<T>(what: string, timeout_ms: number, check: () => 
 }
 
 /** Starts `goodput up` on `data_dir` (2 CPU slots, fifo, 2 s rounds) with `extra` flags. */
-export async function startUp(data_dir: string, log_dir: string, extra: readonly string[], dashboard = false): Promise<UpServer> {
+export async function startUp(
+  data_dir: string,
+  log_dir: string,
+  extra: readonly string[],
+  dashboard = false,
+): Promise<UpServer> {
   const log = openSync(join(log_dir, 'up.log'), 'a');
-  const args = [CLI, 'up', '--data-dir', data_dir, '--port', '0', '--dashboard-port', dashboard ? '0' : 'off', '--cpu-slots', '2', '--interval-s', '2', '--grace-s', '2', '--policy', 'fifo', ...extra];
+  const args = [
+    CLI,
+    'up',
+    '--data-dir',
+    data_dir,
+    '--port',
+    '0',
+    '--dashboard-port',
+    dashboard ? '0' : 'off',
+    '--cpu-slots',
+    '2',
+    '--interval-s',
+    '2',
+    '--grace-s',
+    '2',
+    '--policy',
+    'fifo',
+    ...extra,
+  ];
   const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', log, log] });
   child.unref();
   closeSync(log);
@@ -57,7 +84,13 @@ export async function startUp(data_dir: string, log_dir: string, extra: readonly
     return s.pid === child.pid ? s : undefined;
   });
   const dashboard_url = dashboard
-    ? (await waitFor('the dashboard', 30_000, async () => existsSync(join(data_dir, 'dashboard.json')) && (JSON.parse(readFileSync(join(data_dir, 'dashboard.json'), 'utf8')) as { url: string }).url))
+    ? await waitFor(
+        'the dashboard',
+        30_000,
+        async () =>
+          existsSync(join(data_dir, 'dashboard.json')) &&
+          (JSON.parse(readFileSync(join(data_dir, 'dashboard.json'), 'utf8')) as { url: string }).url,
+      )
     : undefined;
   const admin = readFileSync(join(data_dir, 'admin-token'), 'utf8').trim();
   return {
@@ -79,16 +112,29 @@ export async function startUp(data_dir: string, log_dir: string, extra: readonly
 export const agent = new Agent({ keepAlive: true, maxSockets: 64 });
 
 /** One request (keep-alive agent): its status, time and body. */
-export function call(base: string, method: string, path: string, token?: string, body?: string): Promise<{ status: number; ms: number; text: string }> {
+export function call(
+  base: string,
+  method: string,
+  path: string,
+  token?: string,
+  body?: string,
+): Promise<{ status: number; ms: number; text: string }> {
   const url = new URL(base);
   const t0 = performance.now();
   return new Promise((resolve) => {
     const headers: Record<string, string | number> = token ? { authorization: `Bearer ${token}` } : {};
-    if (body !== undefined) Object.assign(headers, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    if (body !== undefined)
+      Object.assign(headers, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
     const req = request({ host: url.hostname, port: url.port, path, method, headers, agent }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - t0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          ms: performance.now() - t0,
+          text: Buffer.concat(chunks).toString('utf8'),
+        }),
+      );
     });
     req.on('error', () => resolve({ status: 0, ms: performance.now() - t0, text: '' }));
     req.end(body);

@@ -13,7 +13,16 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { slurmMissing, startSlurmCluster, type SlurmCluster } from '../../src/backends/slurm/testing/slurm-cluster.js';
-import { cleanup, sleep, startServerProcess, tempDataDir, TRAINER, trainerLines, waitFor, type ServerProcess } from '../../test-support/control/harness.js';
+import {
+  cleanup,
+  sleep,
+  startServerProcess,
+  tempDataDir,
+  TRAINER,
+  trainerLines,
+  waitFor,
+  type ServerProcess,
+} from '../../test-support/control/harness.js';
 
 /** What one partition fault did to the jobs that met it. */
 export interface PartitionFaultResult {
@@ -60,9 +69,21 @@ export async function slurmPartitionFaults(o: SlurmPartitionOptions = {}): Promi
   const hung_s = o.hung_timeout_s ?? 10;
   let server: ServerProcess | undefined;
   try {
-    server = await startServerProcess(tempDataDir('goodput-soak-slurm-'), ['--backend', 'slurm', '--interval-s', '1', '--grace-s', '5', '--policy', 'fifo', '--hung-timeout-s', String(hung_s)]);
+    server = await startServerProcess(tempDataDir('goodput-soak-slurm-'), [
+      '--backend',
+      'slurm',
+      '--interval-s',
+      '1',
+      '--grace-s',
+      '5',
+      '--policy',
+      'fifo',
+      '--hung-timeout-s',
+      String(hung_s),
+    ]);
     const results: PartitionFaultResult[] = [];
-    for (const state of ['DRAIN', 'DOWN'] as const) results.push(await fault(cluster, server, state, o.running_jobs ?? 2, o.hold_s ?? Math.max(12, hung_s + 7)));
+    for (const state of ['DRAIN', 'DOWN'] as const)
+      results.push(await fault(cluster, server, state, o.running_jobs ?? 2, o.hold_s ?? Math.max(12, hung_s + 7)));
     return results;
   } finally {
     if (server) cleanup(server.data_dir, [server]);
@@ -70,31 +91,54 @@ export async function slurmPartitionFaults(o: SlurmPartitionOptions = {}): Promi
   }
 }
 
-async function fault(cluster: SlurmCluster, s: ServerProcess, state: 'DRAIN' | 'DOWN', count: number, hold_s: number): Promise<PartitionFaultResult> {
+async function fault(
+  cluster: SlurmCluster,
+  s: ServerProcess,
+  state: 'DRAIN' | 'DOWN',
+  count: number,
+  hold_s: number,
+): Promise<PartitionFaultResult> {
   const c = s.client;
   const ids: string[] = [];
   for (let k = 0; k < count; k++) {
-    const spec = { name: `${state.toLowerCase()}-${k}`, command: [process.execPath, TRAINER, '--samples', '2000000', '--time-scale', '0.5'], workdir: s.data_dir, min_replicas: 2, max_replicas: 2 };
+    const spec = {
+      name: `${state.toLowerCase()}-${k}`,
+      command: [process.execPath, TRAINER, '--samples', '2000000', '--time-scale', '0.5'],
+      workdir: s.data_dir,
+      min_replicas: 2,
+      max_replicas: 2,
+    };
     ids.push((await c.submit(spec)).id);
   }
   const before = await waitFor('the jobs to run and report', 180_000, async () => {
     const jobs = await Promise.all(ids.map((id) => c.getJob(id)));
     return jobs.every((j) => j.state === 'running' && j.step > 0) ? jobs : undefined;
   });
-  const partition = (to: string) => cluster.cmd('scontrol', ['update', `PartitionName=${cluster.partition}`, `State=${to}`]);
+  const partition = (to: string) =>
+    cluster.cmd('scontrol', ['update', `PartitionName=${cluster.partition}`, `State=${to}`]);
   await partition(state);
   const notes = new Set<string>();
   let shown = 0;
   let allocated = 0;
   try {
     // The rescale's stop signal (28, WINCH): each trainer checkpoints, exits 143 and is relaunched.
-    for (const j of before) await cluster.cmd('scancel', ['--signal=28', j.current_replicas.find((r) => r.exit_code === null)!.launch_id]);
-    const late = await c.submit({ name: `${state.toLowerCase()}-new`, command: [process.execPath, TRAINER, '--samples', '2000000', '--time-scale', '0.5'], workdir: s.data_dir, min_replicas: 2, max_replicas: 2 });
+    for (const j of before)
+      await cluster.cmd('scancel', ['--signal=28', j.current_replicas.find((r) => r.exit_code === null)!.launch_id]);
+    const late = await c.submit({
+      name: `${state.toLowerCase()}-new`,
+      command: [process.execPath, TRAINER, '--samples', '2000000', '--time-scale', '0.5'],
+      workdir: s.data_dir,
+      min_replicas: 2,
+      max_replicas: 2,
+    });
     ids.push(late.id);
     await sleep(3000);
     const end = Date.now() + hold_s * 1000;
     while (Date.now() < end) {
-      const pending = (await cluster.cmd('squeue', ['-h', '-t', 'PENDING', '-o', '%j'])).split('\n').map((l) => l.trim()).filter(Boolean);
+      const pending = (await cluster.cmd('squeue', ['-h', '-t', 'PENDING', '-o', '%j']))
+        .split('\n')
+        .map((l) => l.trim())
+        .filter(Boolean);
       for (const id of ids) {
         const j = await c.getJob(id);
         if (j.launch_wait) notes.add(j.launch_wait.replace(/\d+/g, 'N'));
@@ -102,7 +146,10 @@ async function fault(cluster: SlurmCluster, s: ServerProcess, state: 'DRAIN' | '
         if (j.state === 'running' && pending.some((name) => name.endsWith(`-${id}-${attempt}`))) shown++;
       }
       // Read between two looks that find every job waiting with a reason (not one being launched at that moment).
-      const allHeld = async () => (await Promise.all(ids.map((id) => c.getJob(id)))).every((j) => j.state === 'starting' && j.launch_wait !== null);
+      const allHeld = async () =>
+        (await Promise.all(ids.map((id) => c.getJob(id)))).every(
+          (j) => j.state === 'starting' && j.launch_wait !== null,
+        );
       if (await allHeld()) {
         const gpus = Number(/^goodput_gpus_allocated (\d+)$/m.exec(await c.metrics())?.[1]);
         if (await allHeld()) allocated = Math.max(allocated, gpus);
@@ -117,7 +164,10 @@ async function fault(cluster: SlurmCluster, s: ServerProcess, state: 'DRAIN' | '
   await waitFor('every job to run again', 60_000, async () => {
     const jobs = await Promise.all(ids.map((id) => c.getJob(id)));
     return jobs.every((j) => j.state === 'running' || j.state === 'failed') ? jobs : undefined;
-  }).then(() => (recovery_s = (Date.now() - up_ms) / 1000), () => undefined);
+  }).then(
+    () => (recovery_s = (Date.now() - up_ms) / 1000),
+    () => undefined,
+  );
   const after = await Promise.all(ids.map((id) => c.getJob(id)));
   let not_resumed = 0;
   for (const j of before) {
@@ -145,16 +195,29 @@ async function fault(cluster: SlurmCluster, s: ServerProcess, state: 'DRAIN' | '
     notes: [...notes],
   };
   for (const id of ids) await c.cancel(id).catch(() => undefined);
-  await waitFor('the cluster to be idle', 60_000, async () => (await cluster.cmd('squeue', ['-h'])).trim() === '').catch(() => undefined);
+  await waitFor(
+    'the cluster to be idle',
+    60_000,
+    async () => (await cluster.cmd('squeue', ['-h'])).trim() === '',
+  ).catch(() => undefined);
   return result;
 }
 
 /** The lines bench:soak prints for these faults: per fault what was lost, stuck or slow, then the target. */
 export function slurmPartitionLines(results: readonly PartitionFaultResult[] | string): string[] {
   if (typeof results === 'string') return [`  slurm partition faults: skipped (${results})`];
-  const lines = results.map((r) => `  ${r.fault.padEnd(17)} ${r.jobs} jobs: failed ${r.jobs_failed}, stuck ${r.jobs_stuck}, not resumed from checkpoint ${r.not_resumed}, failures counted ${r.failures_counted}, hung ${r.hung_events}, shown running while held ${r.shown_running_while_held}, GPUs allocated while held ${r.gpus_allocated_while_held}, running again ${Number.isNaN(r.recovery_s) ? 'never (60 s)' : `${r.recovery_s.toFixed(1)} s`} after the partition's return\n      waits seen: ${r.notes.join(' | ') || '-'}`);
+  const lines = results.map(
+    (r) =>
+      `  ${r.fault.padEnd(17)} ${r.jobs} jobs: failed ${r.jobs_failed}, stuck ${r.jobs_stuck}, not resumed from checkpoint ${r.not_resumed}, failures counted ${r.failures_counted}, hung ${r.hung_events}, shown running while held ${r.shown_running_while_held}, GPUs allocated while held ${r.gpus_allocated_while_held}, running again ${Number.isNaN(r.recovery_s) ? 'never (60 s)' : `${r.recovery_s.toFixed(1)} s`} after the partition's return\n      waits seen: ${r.notes.join(' | ') || '-'}`,
+  );
   const failed = results.reduce((n, r) => n + r.jobs_failed, 0);
-  const bad = results.reduce((n, r) => n + r.jobs_stuck + r.not_resumed + r.hung_events + r.shown_running_while_held + r.gpus_allocated_while_held, 0);
-  lines.push(`  ${failed} jobs failed by a drained or down partition (target 0): ${failed === 0 && bad === 0 ? 'MET' : 'NOT MET'}`);
+  const bad = results.reduce(
+    (n, r) =>
+      n + r.jobs_stuck + r.not_resumed + r.hung_events + r.shown_running_while_held + r.gpus_allocated_while_held,
+    0,
+  );
+  lines.push(
+    `  ${failed} jobs failed by a drained or down partition (target 0): ${failed === 0 && bad === 0 ? 'MET' : 'NOT MET'}`,
+  );
   return lines;
 }

@@ -32,7 +32,8 @@ export function scriptArgs(command: readonly string[]): string[] {
 /** Reads the job's code once (see the module's comment). */
 export function readJobCode(spec: Pick<JobSpec, 'command' | 'workdir'>): JobCode {
   const source = readJobSource(spec);
-  const launch = source === undefined || source.too_large ? undefined : scriptLaunch(source.files, scriptArgs(spec.command));
+  const launch =
+    source === undefined || source.too_large ? undefined : scriptLaunch(source.files, scriptArgs(spec.command));
   return { source, launch };
 }
 
@@ -42,7 +43,10 @@ export function readJobCode(spec: Pick<JobSpec, 'command' | 'workdir'>): JobCode
  * for anything else (no Python script, or one this machine cannot read): such a job keeps the
  * SDK's elastic handling.
  */
-export function sdkOf(spec: Pick<JobSpec, 'command' | 'workdir' | 'sdk'>, code: JobCode = readJobCode(spec)): boolean | undefined {
+export function sdkOf(
+  spec: Pick<JobSpec, 'command' | 'workdir' | 'sdk'>,
+  code: JobCode = readJobCode(spec),
+): boolean | undefined {
   if (spec.sdk !== undefined) return spec.sdk;
   if (code.source?.too_large) return false;
   return code.launch === undefined ? undefined : code.launch.sdk !== undefined;
@@ -63,12 +67,18 @@ export interface Admission {
 export function admit(spec: JobSpec, devices: readonly DeviceInfo[]): Admission {
   const kind = devices[0]?.kind === 'gpu' ? 'GPU(s)' : 'CPU slot(s)';
   if (spec.min_replicas > devices.length) {
-    throw new GoodputError('E_INFEASIBLE', `job needs at least ${spec.min_replicas} replicas (min_replicas) but this cluster has ${devices.length} ${kind}; submit it with --min-replicas ${devices.length} or less`);
+    throw new GoodputError(
+      'E_INFEASIBLE',
+      `job needs at least ${spec.min_replicas} replicas (min_replicas) but this cluster has ${devices.length} ${kind}; submit it with --min-replicas ${devices.length} or less`,
+    );
   }
   const code = readJobCode(spec);
   const sdk = sdkOf(spec, code);
   if (sdk === false && spec.resumable !== true && spec.max_replicas > devices.length) {
-    throw new GoodputError('E_INFEASIBLE', `a plain script (it does not import goodput) runs as a gang of -n ${spec.max_replicas} processes started together, but this cluster has ${devices.length} ${kind}; submit it with -n ${devices.length} or less (or --resumable if it resumes from its own snapshot at any size, --sdk if it reports through the Goodput SDK)`);
+    throw new GoodputError(
+      'E_INFEASIBLE',
+      `a plain script (it does not import goodput) runs as a gang of -n ${spec.max_replicas} processes started together, but this cluster has ${devices.length} ${kind}; submit it with -n ${devices.length} or less (or --resumable if it resumes from its own snapshot at any size, --sdk if it reports through the Goodput SDK)`,
+    );
   }
   const stored: JobSpec = { ...spec, profile: profileKeyOf(spec), ...(sdk !== undefined ? { sdk } : {}) };
   return { spec: stored, notes: [...planNotes(stored, devices), ...launchNotes(stored, code.launch)] };

@@ -59,7 +59,8 @@ export function commandLineRules(lines: readonly string[], args: readonly string
     return [];
   };
   const defined = new Set<string>();
-  for (let i = 0; i < lines.length; i++) if (lines[i]!.includes('add_argument(')) for (const o of optionsAt(i)) defined.add(o);
+  for (let i = 0; i < lines.length; i++)
+    if (lines[i]!.includes('add_argument(')) for (const o of optionsAt(i)) defined.add(o);
   const givenOption = (names: readonly string[]): { name: string; value: string } | undefined => {
     for (const name of names) {
       const value = optionValue(args, name);
@@ -76,12 +77,15 @@ export function commandLineRules(lines: readonly string[], args: readonly string
     overridden: (i) => optionsAt(i).some((o) => optionValue(args, o) !== undefined),
     given: (value) => {
       const g = givenOption(RENDEZVOUS_OPTIONS);
-      return g !== undefined && value.test(g.value) ? { call: `${g.name} ${g.value}`, line: 0, file: 'the command line' } : undefined;
+      return g !== undefined && value.test(g.value)
+        ? { call: `${g.name} ${g.value}`, line: 0, file: 'the command line' }
+        : undefined;
     },
     fixedRanks: () => {
       const rank = givenOption(RANK_OPTIONS.filter((o) => defined.has(o)));
       const world = givenOption(WORLD_OPTIONS.filter((o) => defined.has(o)));
-      const fixed = (g: typeof rank, field: string): boolean => g !== undefined && /^\d+$/.test(g.value) && passedToGroup(field);
+      const fixed = (g: typeof rank, field: string): boolean =>
+        g !== undefined && /^\d+$/.test(g.value) && passedToGroup(field);
       if (!fixed(rank, 'rank') && !fixed(world, 'world_size')) return undefined;
       const spawn = SPAWN_FLAGS.filter((f) => defined.has(f) && args.includes(f));
       const shown = [world, rank].filter((f) => f !== undefined).map((f) => `${f.name} ${f.value}`);

@@ -17,7 +17,10 @@ import { jobSpecSchema, type JobSpec } from '../core/job-spec.js';
  * mean 'max_replicas'?)`).
  */
 export function formatIssues(error: z.ZodError, schema?: z.ZodType): string {
-  const fields = schema !== undefined && 'shape' in schema && typeof schema.shape === 'object' && schema.shape !== null ? Object.keys(schema.shape) : [];
+  const fields =
+    schema !== undefined && 'shape' in schema && typeof schema.shape === 'object' && schema.shape !== null
+      ? Object.keys(schema.shape)
+      : [];
   return error.issues
     .flatMap((i) => {
       const at = i.path.map(String);
@@ -41,7 +44,8 @@ export function formatIssues(error: z.ZodError, schema?: z.ZodType): string {
  */
 export function validateJobSpec(input: unknown, default_workdir: string, source = 'job spec'): JobSpec {
   const parsed = jobSpecSchema.safeParse(input);
-  if (!parsed.success) throw new GoodputError('E_SPEC', `${source} is invalid: ${formatIssues(parsed.error, jobSpecSchema)}`);
+  if (!parsed.success)
+    throw new GoodputError('E_SPEC', `${source} is invalid: ${formatIssues(parsed.error, jobSpecSchema)}`);
   const s = parsed.data;
   const spec: JobSpec = { ...s, workdir: s.workdir ?? default_workdir };
   if (spec.user === undefined) delete spec.user;
@@ -85,9 +89,13 @@ export function readJobSpecDocument(path: string, cwd: string): Record<string, u
     throw new GoodputError('E_SPEC', `${path}: not valid YAML/JSON: ${printable((error as Error).message, 600, true)}`);
   }
   if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) {
-    throw new GoodputError('E_SPEC', `${path} is invalid: expected a mapping of fields (command: [...], name: ...), got ${doc === null ? 'an empty document' : Array.isArray(doc) ? 'a list' : typeof doc}`);
+    throw new GoodputError(
+      'E_SPEC',
+      `${path} is invalid: expected a mapping of fields (command: [...], name: ...), got ${doc === null ? 'an empty document' : Array.isArray(doc) ? 'a list' : typeof doc}`,
+    );
   }
   const fields = { ...(doc as Record<string, unknown>) };
-  if (typeof fields.workdir === 'string' && !isAbsolute(fields.workdir)) fields.workdir = resolve(resolve(cwd, path, '..'), fields.workdir);
+  if (typeof fields.workdir === 'string' && !isAbsolute(fields.workdir))
+    fields.workdir = resolve(resolve(cwd, path, '..'), fields.workdir);
   return fields;
 }

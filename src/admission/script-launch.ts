@@ -100,10 +100,17 @@ export interface ScriptLaunch {
  */
 export function foreignLauncher(command: readonly string[]): { launcher: string; direct: string[] } | undefined {
   const program = command[0]?.slice(command[0].lastIndexOf('/') + 1);
-  const launcher = program === 'accelerate' && command[1] === 'launch' ? 'accelerate launch' : program === 'deepspeed' ? 'deepspeed' : undefined;
+  const launcher =
+    program === 'accelerate' && command[1] === 'launch'
+      ? 'accelerate launch'
+      : program === 'deepspeed'
+        ? 'deepspeed'
+        : undefined;
   if (launcher === undefined) return undefined;
   const script = pythonScript(command); // the first *.py argument, as the profile key reads it
-  return script === undefined ? undefined : { launcher, direct: ['python3', ...command.slice(command.indexOf(script, 1))] };
+  return script === undefined
+    ? undefined
+    : { launcher, direct: ['python3', ...command.slice(command.indexOf(script, 1))] };
 }
 
 const SPAWNERS = ['spawn', 'start_processes'];
@@ -123,10 +130,12 @@ const escape = (s: string): string => s.replace(/[.]/g, '\\.');
 const SDK_IMPORT = /^[ \t]*(?:import[ \t]+(goodput)\b|from[ \t]+(goodput)[ \t.])/;
 
 /** What runs as one of several processes (see ScriptLaunch.distributed). */
-const DISTRIBUTED = /\b(local[_-]rank|init_process_group|torch\.distributed|DistributedDataParallel|FullyShardedDataParallel|from\s+torch\s+import\s+distributed|Accelerator|deepspeed|horovod|lightning|goodput|adaptdl|jax\.distributed|tf\.distribute)\b|["'](?:WORLD_SIZE|RANK|LOCAL_RANK)["']/;
+const DISTRIBUTED =
+  /\b(local[_-]rank|init_process_group|torch\.distributed|DistributedDataParallel|FullyShardedDataParallel|from\s+torch\s+import\s+distributed|Accelerator|deepspeed|horovod|lightning|goodput|adaptdl|jax\.distributed|tf\.distribute)\b|["'](?:WORLD_SIZE|RANK|LOCAL_RANK)["']/;
 
 /** An assignment of CUDA_VISIBLE_DEVICES into the environment. */
-const DEVICES_ASSIGNED = /(?<![\w.])(?:os\.)?environ\s*\[\s*["']CUDA_VISIBLE_DEVICES["']\s*\]\s*=(?!=)(.*)|["']CUDA_VISIBLE_DEVICES["']\s*:([^,}]*)/;
+const DEVICES_ASSIGNED =
+  /(?<![\w.])(?:os\.)?environ\s*\[\s*["']CUDA_VISIBLE_DEVICES["']\s*\]\s*=(?!=)(.*)|["']CUDA_VISIBLE_DEVICES["']\s*:([^,}]*)/;
 
 /**
  * What in the job's code conflicts with goodput's launch: `script` is one file's text, or the
@@ -143,28 +152,41 @@ export function scriptLaunch(script: string | readonly SourceFile[], args: reado
       origins.push(index === 0 ? { line: i + 1 } : { line: i + 1, file: f.name });
     });
   });
-  const firstMatch = (found: (line: string, i: number) => string | undefined): SourceCall | undefined => firstIn(lines, origins, found);
+  const firstMatch = (found: (line: string, i: number) => string | undefined): SourceCall | undefined =>
+    firstIn(lines, origins, found);
   const cli = commandLineRules(lines, args);
   const out: ScriptLaunch = {};
   const spawn = spawnCall(lines, firstMatch);
   if (spawn) out.spawn = spawn;
-  const option = lines.some((l) => LOCAL_RANK_NAMED.test(l)) ? undefined : firstMatch((line) => LOCAL_RANK_OPTION.exec(line)?.[1]);
+  const option = lines.some((l) => LOCAL_RANK_NAMED.test(l))
+    ? undefined
+    : firstMatch((line) => LOCAL_RANK_OPTION.exec(line)?.[1]);
   if (option) out.local_rank_option = option;
-  const fixed = firstMatch((line, i) => (cli.overridden(i) ? undefined : fixedRendezvous(lines, line, i))) ?? cli.given(TCP_URL_VALUE);
+  const fixed =
+    firstMatch((line, i) => (cli.overridden(i) ? undefined : fixedRendezvous(lines, line, i))) ??
+    cli.given(TCP_URL_VALUE);
   if (fixed) out.fixed_rendezvous = fixed;
-  const file = firstMatch((line, i) => (RENDEZVOUS_SETTING.test(line) && !cli.overridden(i) ? FILE_URL.exec(line)?.[1] : undefined)) ?? cli.given(FILE_URL_VALUE);
+  const file =
+    firstMatch((line, i) =>
+      RENDEZVOUS_SETTING.test(line) && !cli.overridden(i) ? FILE_URL.exec(line)?.[1] : undefined,
+    ) ?? cli.given(FILE_URL_VALUE);
   if (file) out.file_rendezvous = file;
   const adaptdl = firstMatch((line) => /^\s*(?:import|from)\s+(adaptdl)\b/.exec(line)?.[1]);
   if (adaptdl) out.adaptdl = adaptdl;
   // os.replace / os.rename / shutil.move, or pathlib's tmp.replace(path) (not str.replace("a", "b")).
-  const renames = lines.some((l) => /\b(?:os\.replace|os\.rename|shutil\.move)\s*\(|\.(?:replace|rename)\s*\(\s*\w/.test(l));
+  const renames = lines.some((l) =>
+    /\b(?:os\.replace|os\.rename|shutil\.move)\s*\(|\.(?:replace|rename)\s*\(\s*\w/.test(l),
+  );
   const save = renames ? undefined : firstMatch((line) => /(?<![\w.])(torch\.save)\s*\(/.exec(line)?.[1]);
   if (save) out.in_place_save = save;
   const devices = firstMatch((line, i) => fixedDevices(lines, line, i));
   if (devices) out.fixed_devices = devices;
   const distributed = firstMatch((line) => DISTRIBUTED.exec(line)?.[0]);
   if (distributed) out.distributed = distributed;
-  const sdk = firstMatch((line) => { const m = SDK_IMPORT.exec(line); return m ? line.trim() : undefined; });
+  const sdk = firstMatch((line) => {
+    const m = SDK_IMPORT.exec(line);
+    return m ? line.trim() : undefined;
+  });
   if (sdk) out.sdk = sdk;
   const ranks = cli.fixedRanks();
   if (ranks) out.fixed_ranks = ranks;
@@ -189,7 +211,8 @@ function fixedDevices(lines: readonly string[], line: string, i: number): string
  * `environ[...] =` (groups 1, 2: the name, the rest of the line), or a dict key (`"MASTER_PORT":`,
  * as in `os.environ.update({...})`; groups 3, 4).
  */
-const MASTER_ASSIGNED = /(?<![\w.])(?:os\.)?environ\s*\[\s*["'](MASTER_(?:ADDR|PORT))["']\s*\]\s*=(?!=)(.*)|["'](MASTER_(?:ADDR|PORT))["']\s*:([^,}]*)/;
+const MASTER_ASSIGNED =
+  /(?<![\w.])(?:os\.)?environ\s*\[\s*["'](MASTER_(?:ADDR|PORT))["']\s*\]\s*=(?!=)(.*)|["'](MASTER_(?:ADDR|PORT))["']\s*:([^,}]*)/;
 
 /** A literal TCP rendezvous with a port (`"tcp://127.0.0.1:23456"`); one built from variables (`f"tcp://{addr}:{port}"`) is not fixed here. */
 const TCP_URL = /[fr]?["'](tcp:\/\/[^"'{}\s]*:\d+)["']/;
@@ -226,7 +249,11 @@ function guardedBy(lines: readonly string[], i: number, name: RegExp): boolean {
 }
 
 /** The first line for which `found` gives something, with that thing and where the line is. */
-function firstIn(lines: readonly string[], origins: readonly LineOrigin[], found: (line: string, i: number) => string | undefined): SourceCall | undefined {
+function firstIn(
+  lines: readonly string[],
+  origins: readonly LineOrigin[],
+  found: (line: string, i: number) => string | undefined,
+): SourceCall | undefined {
   for (let i = 0; i < lines.length; i++) {
     const call = found(lines[i]!, i);
     if (call !== undefined) return { call, ...origins[i]! };
@@ -242,7 +269,10 @@ function firstIn(lines: readonly string[], origins: readonly LineOrigin[], found
  * script that reads its rank from the environment: it runs under torchrun too, spawning only when
  * launched alone (`if "RANK" in os.environ: main(...) else: mp.spawn(...)`).
  */
-function spawnCall(lines: readonly string[], firstMatch: (found: (line: string) => string | undefined) => SourceCall | undefined): SourceCall | undefined {
+function spawnCall(
+  lines: readonly string[],
+  firstMatch: (found: (line: string) => string | undefined) => SourceCall | undefined,
+): SourceCall | undefined {
   if (lines.some((l) => LAUNCHER_RANK.test(l))) return undefined;
   const modules = new Set(['torch.multiprocessing']);
   const names = new Set<string>();

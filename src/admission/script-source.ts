@@ -63,7 +63,10 @@ export function importedModules(text: string, module: string): string[] {
     const plain = /^\s*import\s+(.+)$/.exec(line);
     if (plain) {
       for (const item of plain[1]!.split(',')) {
-        const name = item.trim().split(/\s+as\s+/)[0]!.trim();
+        const name = item
+          .trim()
+          .split(/\s+as\s+/)[0]!
+          .trim();
         if (/^[\w.]+$/.test(name)) out.push(name);
       }
       continue;
@@ -76,7 +79,10 @@ export function importedModules(text: string, module: string): string[] {
     if (dots > 0 && dots - 1 > pkg.length) continue; // beyond the top package
     if (base !== '') out.push(base);
     for (const item of from[3]!.split(',')) {
-      const name = item.trim().split(/\s+as\s+/)[0]!.trim();
+      const name = item
+        .trim()
+        .split(/\s+as\s+/)[0]!
+        .trim();
       if (/^\w+$/.test(name)) out.push(base === '' ? name : `${base}.${name}`);
     }
   }

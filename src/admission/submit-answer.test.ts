@@ -16,21 +16,39 @@ import { packagePath } from '../util/package-root.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'goodput-answer-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
-for (const p of ['imagenet', 'ncf']) cpSync(packagePath('test-support', 'outside', p), join(dir, p), { recursive: true });
+for (const p of ['imagenet', 'ncf'])
+  cpSync(packagePath('test-support', 'outside', p), join(dir, p), { recursive: true });
 
 describe('the submit answer', () => {
   it('carries the notes, one per thing to say, and names jobs of the same name from one query', async () => {
     const api = await inProcessApi();
     try {
-      const body = { name: 'imnet', command: ['python3', 'main.py', '--dummy', '--dist-backend', 'gloo'], workdir: join(dir, 'imagenet'), max_replicas: 2 };
+      const body = {
+        name: 'imnet',
+        command: ['python3', 'main.py', '--dummy', '--dist-backend', 'gloo'],
+        workdir: join(dir, 'imagenet'),
+        max_replicas: 2,
+      };
       const first = await api.call('POST', '/v1/jobs', api.admin, body);
       assert.equal(first.status, 201, first.text);
       assert.equal(first.json.profile_key, 'imagenet.main');
-      assert.deepEqual(first.json.notes.map((n: string) => n.slice(0, 40)), ['main.py does not import goodput, so it r', 'warning: main.py fixes its rendezvous (t']);
+      assert.deepEqual(
+        first.json.notes.map((n: string) => n.slice(0, 40)),
+        ['main.py does not import goodput, so it r', 'warning: main.py fixes its rendezvous (t'],
+      );
       const second = await api.call('POST', '/v1/jobs', api.admin, body);
-      assert.match(second.json.notes.at(-1), new RegExp(`^warning: 1 other active job\\(s\\) are named 'imnet' \\(${first.json.id}\\); .*give this one as ${second.json.id}`));
-      const ncf = await api.call('POST', '/v1/jobs', api.admin, { name: 'ncf', command: ['python3', 'main.py'], workdir: join(dir, 'ncf') });
-      assert.equal(ncf.json.profile_key, 'ncf.main', 'another project\'s main.py, another key');
+      assert.match(
+        second.json.notes.at(-1),
+        new RegExp(
+          `^warning: 1 other active job\\(s\\) are named 'imnet' \\(${first.json.id}\\); .*give this one as ${second.json.id}`,
+        ),
+      );
+      const ncf = await api.call('POST', '/v1/jobs', api.admin, {
+        name: 'ncf',
+        command: ['python3', 'main.py'],
+        workdir: join(dir, 'ncf'),
+      });
+      assert.equal(ncf.json.profile_key, 'ncf.main', "another project's main.py, another key");
       assert.equal(ncf.json.spec.sdk, true);
       assert.match(ncf.json.notes.join('\n'), /fixes the devices it sees/);
     } finally {
@@ -38,18 +56,46 @@ describe('the submit answer', () => {
     }
   });
 
-  it('says when a profile under the key of earlier versions (the script\'s name alone) is not used', async () => {
+  it("says when a profile under the key of earlier versions (the script's name alone) is not used", async () => {
     const api = await inProcessApi();
     try {
       const body = { name: 'ncf', command: ['python3', 'main.py'], workdir: join(dir, 'ncf') };
-      assert.equal((await api.call('POST', '/v1/jobs', api.admin, body)).json.notes.some((n: string) => n.includes('profile key')), false, 'no old profile: nothing to say');
-      const point = profilePoint({ num_nodes: 1, num_replicas: 1, local_bsz: 32, accum_steps: 0, step_time_s: 0.1, sync_time_s: 0 });
-      await api.store.mergeKeyProfile({ key: scopedKey('main', 'admin'), gpu_type: 'cpu', job_id: 'old', points: [point], grad: [], limits: null });
+      assert.equal(
+        (await api.call('POST', '/v1/jobs', api.admin, body)).json.notes.some((n: string) => n.includes('profile key')),
+        false,
+        'no old profile: nothing to say',
+      );
+      const point = profilePoint({
+        num_nodes: 1,
+        num_replicas: 1,
+        local_bsz: 32,
+        accum_steps: 0,
+        step_time_s: 0.1,
+        sync_time_s: 0,
+      });
+      await api.store.mergeKeyProfile({
+        key: scopedKey('main', 'admin'),
+        gpu_type: 'cpu',
+        job_id: 'old',
+        points: [point],
+        grad: [],
+        limits: null,
+      });
       const notes: string[] = (await api.call('POST', '/v1/jobs', api.admin, body)).json.notes;
-      assert.ok(notes.some((n) => /^profile key 'ncf\.main': .*the profile measured under 'main' .* is not used\. If it is this model's, submit with --profile main\.$/.test(n)), notes.join('\n'));
+      assert.ok(
+        notes.some((n) =>
+          /^profile key 'ncf\.main': .*the profile measured under 'main' .* is not used\. If it is this model's, submit with --profile main\.$/.test(
+            n,
+          ),
+        ),
+        notes.join('\n'),
+      );
       const kept = await api.call('POST', '/v1/jobs', api.admin, { ...body, profile: 'main' });
       assert.equal(kept.json.profile_key, 'main');
-      assert.equal(kept.json.notes.some((n: string) => n.includes('profile key')), false);
+      assert.equal(
+        kept.json.notes.some((n: string) => n.includes('profile key')),
+        false,
+      );
     } finally {
       await api.close();
     }

@@ -25,9 +25,28 @@ export type TorchLauncherCommand =
 
 /** Launcher options that take a value (torchrun 1.13 to 2.x; `-` and `_` are equivalent). */
 const VALUE_OPTIONS = new Set([
-  'nnodes', 'nproc_per_node', 'rdzv_backend', 'rdzv_endpoint', 'rdzv_id', 'rdzv_conf', 'max_restarts', 'monitor_interval',
-  'start_method', 'role', 'log_dir', 'redirects', 'r', 'tee', 't', 'node_rank', 'master_addr', 'master_port', 'local_addr',
-  'logs_specs', 'local_ranks_filter', 'rdzv_timeout',
+  'nnodes',
+  'nproc_per_node',
+  'rdzv_backend',
+  'rdzv_endpoint',
+  'rdzv_id',
+  'rdzv_conf',
+  'max_restarts',
+  'monitor_interval',
+  'start_method',
+  'role',
+  'log_dir',
+  'redirects',
+  'r',
+  'tee',
+  't',
+  'node_rank',
+  'master_addr',
+  'master_port',
+  'local_addr',
+  'logs_specs',
+  'local_ranks_filter',
+  'rdzv_timeout',
 ]);
 
 /** Launcher options without a value. */
@@ -40,10 +59,19 @@ const PYTHON = /^(python|pypy)(\d+(\.\d+)*)?$/;
 const base = (arg: string): string => arg.slice(arg.lastIndexOf('/') + 1);
 
 /** Where the launcher's own arguments start, its name and the Python it runs workers with. */
-function findLauncher(command: readonly string[], torchrunPython: string | undefined): { at: number; name: string; python: string[] | undefined; module: string | undefined } | undefined {
+function findLauncher(
+  command: readonly string[],
+  torchrunPython: string | undefined,
+): { at: number; name: string; python: string[] | undefined; module: string | undefined } | undefined {
   const first = command[0];
   if (first === undefined) return undefined;
-  if (base(first) === 'torchrun') return { at: 1, name: 'torchrun', python: torchrunPython === undefined ? undefined : [torchrunPython], module: undefined };
+  if (base(first) === 'torchrun')
+    return {
+      at: 1,
+      name: 'torchrun',
+      python: torchrunPython === undefined ? undefined : [torchrunPython],
+      module: undefined,
+    };
   if (!PYTHON.test(base(first))) return undefined;
   for (let i = 1; i < command.length; i++) {
     const arg = command[i]!;
@@ -51,7 +79,12 @@ function findLauncher(command: readonly string[], torchrunPython: string | undef
     if (module !== undefined) {
       if (!LAUNCHER_MODULES.has(module)) return undefined;
       // The worker runs under the same interpreter, with the same interpreter options.
-      return { at: i + (arg === '-m' ? 2 : 1), name: `${base(first)} -m ${module}`, python: command.slice(0, i), module };
+      return {
+        at: i + (arg === '-m' ? 2 : 1),
+        name: `${base(first)} -m ${module}`,
+        python: command.slice(0, i),
+        module,
+      };
     }
     if (!arg.startsWith('-')) return undefined;
     if (arg === '-c') return undefined;
@@ -76,7 +109,10 @@ function count(text: string | undefined): number | undefined {
  * than guessed (it might take a value). Rendezvous, restart and log options are dropped: the
  * backends set the rendezvous per attempt, and restarts and logs are the control plane's.
  */
-export function unwrapTorchLauncher(command: readonly string[], torchrunPython: string | undefined): TorchLauncherCommand {
+export function unwrapTorchLauncher(
+  command: readonly string[],
+  torchrunPython: string | undefined,
+): TorchLauncherCommand {
   const found = findLauncher(command, torchrunPython);
   if (found === undefined) return { kind: 'plain' };
   const values = new Map<string, string>();
@@ -104,16 +140,24 @@ export function unwrapTorchLauncher(command: readonly string[], torchrunPython: 
   const program = command[i];
   if (program === undefined) return { kind: 'rejected', reason: `${found.name}: no script to run` };
   if (found.module === 'torch.distributed.launch' && !flags.has('use_env')) {
-    return { kind: 'rejected', reason: `${found.name} without --use_env passes --local_rank to the script; goodput sets LOCAL_RANK instead, as torchrun does: read os.environ['LOCAL_RANK'] in the script and run it directly` };
+    return {
+      kind: 'rejected',
+      reason: `${found.name} without --use_env passes --local_rank to the script; goodput sets LOCAL_RANK instead, as torchrun does: read os.environ['LOCAL_RANK'] in the script and run it directly`,
+    };
   }
   const rest = command.slice(i + 1);
   let rank_command: string[];
   if (flags.has('no_python')) {
-    if (flags.has('module')) return { kind: 'rejected', reason: `${found.name}: --no_python and -m contradict each other` };
+    if (flags.has('module'))
+      return { kind: 'rejected', reason: `${found.name}: --no_python and -m contradict each other` };
     rank_command = [program, ...rest];
   } else {
     if (found.python === undefined) {
-      return { kind: 'rejected', reason: 'cannot tell which Python torchrun runs (it is not on PATH here, or its first line names no interpreter)' };
+      return {
+        kind: 'rejected',
+        reason:
+          'cannot tell which Python torchrun runs (it is not on PATH here, or its first line names no interpreter)',
+      };
     }
     rank_command = [...found.python, ...(flags.has('module') ? ['-m'] : []), program, ...rest];
   }

@@ -25,15 +25,27 @@ describe('unwrapLauncherCommand', () => {
     const saved = process.env.PATH;
     process.env.PATH = `${onPath}:${saved ?? ''}`;
     try {
-      assert.deepEqual(unwrapLauncherCommand('submit', ['torchrun', 'train.py'], undefined)?.command, ['/usr/bin/python3.11', 'train.py']);
-      assert.deepEqual(unwrapLauncherCommand('submit', ['torchrun', 'train.py'], join(root, 'venv'))?.command, [join(root, 'venv', 'bin', 'python'), 'train.py']);
+      assert.deepEqual(unwrapLauncherCommand('submit', ['torchrun', 'train.py'], undefined)?.command, [
+        '/usr/bin/python3.11',
+        'train.py',
+      ]);
+      assert.deepEqual(unwrapLauncherCommand('submit', ['torchrun', 'train.py'], join(root, 'venv'))?.command, [
+        join(root, 'venv', 'bin', 'python'),
+        'train.py',
+      ]);
       // A venv made with --system-site-packages has a python but no torchrun of its own.
       const bare = join(root, 'bare-venv', 'bin');
       mkdirSync(bare, { recursive: true });
       writeFileSync(join(bare, 'python3'), '', { mode: 0o755 });
-      assert.deepEqual(unwrapLauncherCommand('submit', ['torchrun', 'train.py'], join(root, 'bare-venv'))?.command, [join(bare, 'python3'), 'train.py']);
+      assert.deepEqual(unwrapLauncherCommand('submit', ['torchrun', 'train.py'], join(root, 'bare-venv'))?.command, [
+        join(bare, 'python3'),
+        'train.py',
+      ]);
       // A torchrun named by path is read where it is.
-      assert.deepEqual(unwrapLauncherCommand('submit', [join(root, 'venv', 'bin', 'torchrun'), 'train.py'], undefined)?.command, [join(root, 'venv', 'bin', 'python'), 'train.py']);
+      assert.deepEqual(
+        unwrapLauncherCommand('submit', [join(root, 'venv', 'bin', 'torchrun'), 'train.py'], undefined)?.command,
+        [join(root, 'venv', 'bin', 'python'), 'train.py'],
+      );
     } finally {
       process.env.PATH = saved;
     }
@@ -43,11 +55,17 @@ describe('unwrapLauncherCommand', () => {
     const saved = process.env.PATH;
     process.env.PATH = join(root, 'nowhere');
     try {
-      assert.throws(() => unwrapLauncherCommand('run', ['torchrun', '--nproc_per_node', '2', 'train.py'], undefined), (error: unknown) => {
-        assert.ok(error instanceof GoodputError && error.code === 'E_USAGE');
-        assert.match(error.message, /run: cannot tell which Python torchrun runs .* give the script's own command with -n for the ranks, e\.g\. `goodput run -n 2 -- PYTHON train\.py`/);
-        return true;
-      });
+      assert.throws(
+        () => unwrapLauncherCommand('run', ['torchrun', '--nproc_per_node', '2', 'train.py'], undefined),
+        (error: unknown) => {
+          assert.ok(error instanceof GoodputError && error.code === 'E_USAGE');
+          assert.match(
+            error.message,
+            /run: cannot tell which Python torchrun runs .* give the script's own command with -n for the ranks, e\.g\. `goodput run -n 2 -- PYTHON train\.py`/,
+          );
+          return true;
+        },
+      );
       assert.equal(unwrapLauncherCommand('run', ['python3', 'train.py'], undefined), undefined);
     } finally {
       process.env.PATH = saved;

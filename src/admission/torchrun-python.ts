@@ -70,13 +70,21 @@ function executable(path: string): boolean {
  * job's venv or conda prefix (its bin/ comes first on the job's PATH). Throws E_USAGE with the
  * reason and the direct form when the launcher command cannot be rewritten.
  */
-export function unwrapLauncherCommand(cmd: string, command: readonly string[], prefix: string | undefined): UnwrappedCommand | undefined {
+export function unwrapLauncherCommand(
+  cmd: string,
+  command: readonly string[],
+  prefix: string | undefined,
+): UnwrappedCommand | undefined {
   const first = command[0] ?? '';
-  const python = first.includes('/') ? torchrunPython([first.slice(0, first.lastIndexOf('/')) || '/']) : environmentPython(prefix);
+  const python = first.includes('/')
+    ? torchrunPython([first.slice(0, first.lastIndexOf('/')) || '/'])
+    : environmentPython(prefix);
   const result = unwrapTorchLauncher(command, python);
   if (result.kind === 'plain') return undefined;
   if (result.kind === 'rejected') {
-    throw usageError(`${cmd}: ${result.reason}. Goodput starts one process per rank itself, as torchrun does (RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT set): give the script's own command with -n for the ranks, e.g. \`goodput ${cmd} -n 2 -- PYTHON train.py\` (PYTHON: the interpreter that has torch)`);
+    throw usageError(
+      `${cmd}: ${result.reason}. Goodput starts one process per rank itself, as torchrun does (RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT set): give the script's own command with -n for the ranks, e.g. \`goodput ${cmd} -n 2 -- PYTHON train.py\` (PYTHON: the interpreter that has torch)`,
+    );
   }
   return {
     command: result.command,

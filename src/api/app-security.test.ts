@@ -13,7 +13,16 @@ const api = await inProcessApi({ now_ms: () => now });
 const { call, admin, dir } = api;
 after(() => api.close());
 
-const measurement = { time_s: 1, step: 1, num_nodes: 1, num_replicas: 1, local_bsz: 32, accum_steps: 0, step_time_s: 0.1, sync_time_s: 0 };
+const measurement = {
+  time_s: 1,
+  step: 1,
+  num_nodes: 1,
+  num_replicas: 1,
+  local_bsz: 32,
+  accum_steps: 0,
+  step_time_s: 0.1,
+  sync_time_s: 0,
+};
 
 describe('late validation: refused at submit with the field named', () => {
   let alice = '';
@@ -27,7 +36,11 @@ describe('late validation: refused at submit with the field named', () => {
     ['a 200 KB argument', { command: ['echo', 'x'.repeat(200_000)] }, 'command.1'],
     ['a 100 KB env value', { env: { BIG: 'x'.repeat(100_000) } }, 'env.BIG'],
     ['300 variables', { env: Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`V${i}`, 'x'])) }, 'env'],
-    ['arguments over 512 KiB together', { command: ['echo', ...Array.from({ length: 12 }, () => 'y'.repeat(60_000))] }, 'command'],
+    [
+      'arguments over 512 KiB together',
+      { command: ['echo', ...Array.from({ length: 12 }, () => 'y'.repeat(60_000))] },
+      'command',
+    ],
   ] as const) {
     it(`refuses ${what}`, async () => {
       const r = await call('POST', '/v1/jobs', alice, { name: 'bad', command: ['true'], workdir: dir, ...spec });
@@ -38,11 +51,15 @@ describe('late validation: refused at submit with the field named', () => {
   }
 
   it('refuses a report whose breakdown has too many or too long keys', async () => {
-    const job = (await call('POST', '/v1/jobs', alice, { name: 'ok', command: ['true'], workdir: dir })).json.id as string;
+    const job = (await call('POST', '/v1/jobs', alice, { name: 'ok', command: ['true'], workdir: dir })).json
+      .id as string;
     const token = jobToken(api.secret, job);
     const many = Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`k${i}`, 1]));
     for (const breakdown of [many, { ['k'.repeat(65)]: 1 }]) {
-      const r = await call('POST', `/v1/jobs/${job}/reports`, token, { attempt: 0, reports: [{ ...measurement, breakdown }] });
+      const r = await call('POST', `/v1/jobs/${job}/reports`, token, {
+        attempt: 0,
+        reports: [{ ...measurement, breakdown }],
+      });
       assert.equal(r.status, 400);
       assert.match(r.json.error.message, /breakdown/);
     }
@@ -50,16 +67,29 @@ describe('late validation: refused at submit with the field named', () => {
 });
 
 describe('other users stay anonymous', () => {
-  it('another user\'s job is not found (404, as a job that does not exist), and /v1/nodes hides other users\' job ids', async () => {
+  it("another user's job is not found (404, as a job that does not exist), and /v1/nodes hides other users' job ids", async () => {
     const bob = (await call('POST', '/v1/tokens', admin, { user: 'bob' })).json.token as string;
     const carol = (await call('POST', '/v1/tokens', admin, { user: 'carol' })).json.token as string;
-    const job = (await call('POST', '/v1/jobs', bob, { name: 'secret-project', command: ['true'], workdir: dir })).json.id as string;
+    const job = (await call('POST', '/v1/jobs', bob, { name: 'secret-project', command: ['true'], workdir: dir })).json
+      .id as string;
     const r = await call('GET', `/v1/jobs/${job}`, carol);
     assert.equal(r.status, 404);
-    assert.deepEqual(r.json.error, { code: 'E_NOT_FOUND', message: `no job '${job}'` }, 'the answer for a job that does not exist');
+    assert.deepEqual(
+      r.json.error,
+      { code: 'E_NOT_FOUND', message: `no job '${job}'` },
+      'the answer for a job that does not exist',
+    );
     await api.store.assignJob(job, { allocation: [0], devices: [1] }, 0, 'scheduler', 'test');
-    const seen = (who: string) => call('GET', '/v1/nodes', who).then((n) => n.json[0].devices[1] as { job: string | null; busy: boolean });
-    assert.deepEqual(await seen(carol), { index: 1, kind: 'cpu', name: 'cpu-slot-1', type: 'cpu', job: null, busy: true });
+    const seen = (who: string) =>
+      call('GET', '/v1/nodes', who).then((n) => n.json[0].devices[1] as { job: string | null; busy: boolean });
+    assert.deepEqual(await seen(carol), {
+      index: 1,
+      kind: 'cpu',
+      name: 'cpu-slot-1',
+      type: 'cpu',
+      job: null,
+      busy: true,
+    });
     assert.equal((await seen(bob)).job, job);
     assert.equal((await seen(admin)).job, job);
   });
@@ -78,10 +108,17 @@ describe('token lifecycle', () => {
     assert.equal((await call('POST', '/v1/tokens', token, { user: 'eve' })).status, 403);
     assert.equal((await call('POST', '/v1/tokens', token, { unix_user: 'root' })).status, 403);
     const mine = (await call('GET', '/v1/tokens', token)).json as { id: string; user: string }[];
-    assert.deepEqual(mine.map((t) => t.user), ['dave', 'dave']);
+    assert.deepEqual(
+      mine.map((t) => t.user),
+      ['dave', 'dave'],
+    );
     assert.ok(!JSON.stringify(mine).includes(token), 'listing never shows a token');
     const others = (await call('GET', '/v1/tokens', admin)).json.filter((t: { user: string }) => t.user !== 'dave')[0];
-    assert.equal((await call('DELETE', `/v1/tokens/${others.id}`, token)).status, 404, 'another user\'s token is unknown to dave');
+    assert.equal(
+      (await call('DELETE', `/v1/tokens/${others.id}`, token)).status,
+      404,
+      "another user's token is unknown to dave",
+    );
     assert.equal((await call('DELETE', `/v1/tokens/${second.json.id}`, token)).status, 200);
     const refused = await call('GET', '/v1/jobs', second.json.token);
     assert.equal(refused.status, 401);
@@ -94,7 +131,8 @@ describe('token lifecycle', () => {
 
   it('refuses a job token once its job has ended', async () => {
     const erin = (await call('POST', '/v1/tokens', admin, { user: 'erin' })).json.token as string;
-    const job = (await call('POST', '/v1/jobs', erin, { name: 'short', command: ['true'], workdir: dir })).json.id as string;
+    const job = (await call('POST', '/v1/jobs', erin, { name: 'short', command: ['true'], workdir: dir })).json
+      .id as string;
     const token = jobToken(api.secret, job);
     const body = { attempt: 0, reports: [measurement] };
     assert.equal((await call('POST', `/v1/jobs/${job}/reports`, token, body)).status, 200);

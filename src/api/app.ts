@@ -40,7 +40,6 @@ export interface AppOptions {
   now_ms?: () => number;
 }
 
-
 /** Max bytes of log one `GET .../logs` returns. */
 const LOG_CHUNK_BYTES = 1 << 20;
 
@@ -57,7 +56,9 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     const body = errorBody(health.note(error));
     return c.json(body, statusOf(body.error.code));
   });
-  app.notFound((c) => c.json({ error: { code: 'E_NOT_FOUND', message: `no route ${c.req.method} ${c.req.path}` } }, 404));
+  app.notFound((c) =>
+    c.json({ error: { code: 'E_NOT_FOUND', message: `no route ${c.req.method} ${c.req.path}` } }, 404),
+  );
 
   app.use('*', limitBody(MAX_BODY_BYTES));
   app.get('/v1/health', async (c) => {
@@ -66,7 +67,13 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
   });
   app.get('/v1/openapi.json', (c) => c.json(openApiDocument(o.version)));
   // Open for the aggregate gauges; the per-job series (job ids, names, users) need the admin token.
-  app.get('/metrics', async (c) => c.text(await metricsText(store, controller, await isAdminBearer(store, c.req.header('authorization'), o.now_ms)), 200, { 'content-type': 'text/plain; version=0.0.4' }));
+  app.get('/metrics', async (c) =>
+    c.text(
+      await metricsText(store, controller, await isAdminBearer(store, c.req.header('authorization'), o.now_ms)),
+      200,
+      { 'content-type': 'text/plain; version=0.0.4' },
+    ),
+  );
 
   app.use('/v1/*', authenticate(store, o.secret, o.now_ms));
 
@@ -74,9 +81,15 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     const principal = c.get('principal');
     let job = await store.getJob(ref);
     if (!job && principal.kind === 'user') {
-      const named = (await store.listJobsPage({ name: ref, limit: 20, ...(principal.admin ? {} : { user: principal.user }) })).jobs;
+      const named = (
+        await store.listJobsPage({ name: ref, limit: 20, ...(principal.admin ? {} : { user: principal.user }) })
+      ).jobs;
       // Never a silent pick among jobs that share the name: the caller chooses by id.
-      if (named.length > 1) throw new GoodputError('E_AMBIGUOUS', `${named.length === 20 ? 'at least 20' : named.length} jobs are named '${ref}': ${named.map((j) => `${j.id} (${j.state})`).join(', ')}; give the job's id instead`);
+      if (named.length > 1)
+        throw new GoodputError(
+          'E_AMBIGUOUS',
+          `${named.length === 20 ? 'at least 20' : named.length} jobs are named '${ref}': ${named.map((j) => `${j.id} (${j.state})`).join(', ')}; give the job's id instead`,
+        );
       job = named[0];
     }
     if (!job) throw new GoodputError('E_NOT_FOUND', `no job '${ref}'`);
@@ -94,14 +107,17 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     const principal = requireUser(c.get('principal'));
     const body = await jsonBody(c);
     const spec = validateJobSpec(body, process.cwd(), 'job spec');
-    if (spec.user !== undefined && spec.user !== principal.user && !principal.admin) throw forbidden(`user ${principal.user} cannot submit jobs as ${spec.user}`);
+    if (spec.user !== undefined && spec.user !== principal.user && !principal.admin)
+      throw forbidden(`user ${principal.user} cannot submit jobs as ${spec.user}`);
     const user = principal.admin ? (spec.user ?? principal.user) : principal.user;
     // A retried submit (same Idempotency-Key) gets the job its first attempt created.
     const key = c.req.header('idempotency-key');
-    if (key !== undefined && !/^[A-Za-z0-9._:-]{1,128}$/.test(key)) throw badRequest('the Idempotency-Key header must be 1-128 letters, digits, ., _, : or -');
+    if (key !== undefined && !/^[A-Za-z0-9._:-]{1,128}$/.test(key))
+      throw badRequest('the Idempotency-Key header must be 1-128 letters, digits, ., _, : or -');
     const earlier = key === undefined ? undefined : await store.jobForSubmitKey(user, key);
     // The notes were the first answer's; a replay says only that it is one.
-    if (earlier) return c.json({ ...jobView(earlier), notes: [] } satisfies SubmittedJob, 200, { 'idempotent-replayed': 'true' });
+    if (earlier)
+      return c.json({ ...jobView(earlier), notes: [] } satisfies SubmittedJob, 200, { 'idempotent-replayed': 'true' });
     await checkLaunchable(store, spec, user, o.run_as_owner === true);
     const { job, notes } = await controller.submitWithNotes({ ...spec, user }, user, principal.user, key);
     return c.json({ ...jobView(job), notes } satisfies SubmittedJob, 201);
@@ -114,7 +130,17 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
       // Insights with the profile each model starts from, as the scheduler sizes the jobs.
       const profiles = await controller.profilesFor(jobs);
       const machines = controller.inventory();
-      return Promise.all(jobs.map(async (j) => jobView(j, j.last_report_at_ms === null ? undefined : await latestReport(j.id), profiles.get(j.id), undefined, j.allocation.length > 0 ? gpuTypeOf(j, machines) : null)));
+      return Promise.all(
+        jobs.map(async (j) =>
+          jobView(
+            j,
+            j.last_report_at_ms === null ? undefined : await latestReport(j.id),
+            profiles.get(j.id),
+            undefined,
+            j.allocation.length > 0 ? gpuTypeOf(j, machines) : null,
+          ),
+        ),
+      );
     });
     if (next_cursor !== null) c.header('x-next-cursor', next_cursor);
     return c.json(views);
@@ -126,7 +152,25 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     const replicas = job.launches > 0 ? await store.listReplicas(job.id, job.launches - 1) : [];
     const profile = (await controller.profilesFor([job])).get(job.id);
     const decision = batchDecisionInForce(job, await store.listEvents(job.id));
-    const detail: JobDetail = { ...jobView(job, await latestReport(job.id), profile, decision, job.allocation.length > 0 ? gpuTypeOf(job, controller.inventory()) : null), device_kind: controller.inventory()[0]?.devices[0]?.kind ?? 'cpu', current_replicas: replicas.map(replicaView), rejection: controller.rejections.get(job.id) ?? null, launch_wait: controller.launchWaits.get(job.id) ?? null, kept: stopProtection(job) ?? null, checkpoint_at: iso(job.checkpoint_at_ms), perf: job.perf, grad: job.grad, limits: job.limits, remaining_samples: job.remaining_samples };
+    const detail: JobDetail = {
+      ...jobView(
+        job,
+        await latestReport(job.id),
+        profile,
+        decision,
+        job.allocation.length > 0 ? gpuTypeOf(job, controller.inventory()) : null,
+      ),
+      device_kind: controller.inventory()[0]?.devices[0]?.kind ?? 'cpu',
+      current_replicas: replicas.map(replicaView),
+      rejection: controller.rejections.get(job.id) ?? null,
+      launch_wait: controller.launchWaits.get(job.id) ?? null,
+      kept: stopProtection(job) ?? null,
+      checkpoint_at: iso(job.checkpoint_at_ms),
+      perf: job.perf,
+      grad: job.grad,
+      limits: job.limits,
+      remaining_samples: job.remaining_samples,
+    };
     return c.json(detail);
   });
 
@@ -140,7 +184,8 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     requireUser(c.get('principal'));
     const job = await findJob(c, c.req.param('id'));
     const limit = Number(c.req.query('limit') ?? 1000);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100_000) throw badRequest('limit must be an integer in [1, 100000]');
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100_000)
+      throw badRequest('limit must be an integer in [1, 100000]');
     return c.json(await store.listReports(job.id, limit));
   });
 
@@ -149,17 +194,25 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     const job = await findJob(c, c.req.param('id'));
     const replica = Number(c.req.query('replica') ?? 0);
     const offset = Number(c.req.query('offset') ?? 0);
-    if (!Number.isInteger(replica) || replica < 0 || replica > 4096) throw badRequest('replica must be a replica rank (integer >= 0)');
+    if (!Number.isInteger(replica) || replica < 0 || replica > 4096)
+      throw badRequest('replica must be a replica rank (integer >= 0)');
     if (!Number.isInteger(offset) || offset < 0) throw badRequest('offset must be an integer >= 0');
     // Ranks the job may still reach have no log yet (empty); one it can never run is a mistake.
     const ranks = job.spec.max_replicas;
-    if (replica >= ranks) throw new GoodputError('E_NOT_FOUND', `job ${job.id} (${job.name}) runs at most ${ranks} replica(s), ranks 0..${ranks - 1}; there is no replica ${replica}`);
+    if (replica >= ranks)
+      throw new GoodputError(
+        'E_NOT_FOUND',
+        `job ${job.id} (${job.name}) runs at most ${ranks} replica(s), ranks 0..${ranks - 1}; there is no replica ${replica}`,
+      );
     // The path is built from the job id and an integer only, so it cannot leave the job's directory.
     const path = replicaLogPath(controller.jobDir(job.id), replica);
     const size = existsSync(path) ? statSync(path).size : 0;
     const end = Math.min(size, offset + LOG_CHUNK_BYTES);
     const text = end > offset ? await readRange(path, offset, end) : '';
-    return c.text(text, 200, { 'x-next-offset': String(Math.max(end, Math.min(offset, size))), 'x-job-state': job.state });
+    return c.text(text, 200, {
+      'x-next-offset': String(Math.max(end, Math.min(offset, size))),
+      'x-job-state': job.state,
+    });
   });
 
   registerBulkCancel(app, controller);
@@ -168,7 +221,10 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     const principal = requireUser(c.get('principal'));
     const job = await findJob(c, c.req.param('id'));
     if (isTerminal(job.state)) {
-      throw new GoodputError('E_CONFLICT', `job ${job.id} (${job.name}) already ${job.state} at ${iso(job.finished_at_ms) ?? 'an unknown time'}; there is nothing to cancel`);
+      throw new GoodputError(
+        'E_CONFLICT',
+        `job ${job.id} (${job.name}) already ${job.state} at ${iso(job.finished_at_ms) ?? 'an unknown time'}; there is nothing to cancel`,
+      );
     }
     return c.json(jobView(await controller.cancel(job.id, principal.user)));
   });
@@ -181,28 +237,40 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
   app.get('/v1/nodes', (c) => {
     const principal = c.get('principal');
     requireUser(principal);
-    return Promise.all([store.listJobs({ states: PLACED_STATES }), store.listLiveReplicas()]).then(async ([jobs, live]) => {
-      const inventory = controller.inventory();
-      const holder = new Map<string, string>();
-      for (const j of jobs) j.devices.forEach((d, i) => holder.set(`${inventory[j.allocation[i]!]?.name}/${d}`, j.id));
-      // A device is held until the process on it is gone, even when its job has ended.
-      for (const r of live) if (r.device !== null) holder.set(`${r.node}/${r.device}`, r.job_id);
-      const owner = new Map(jobs.map((j) => [j.id, j.user]));
-      for (const id of new Set(holder.values())) if (!owner.has(id)) owner.set(id, (await store.getJob(id))?.user ?? '');
-      // Other users' job ids are theirs to share: a non-admin sees only that a device is taken.
-      const shown = (id: string | undefined) => (id !== undefined && mayAccess(principal, owner.get(id)!, id) ? id : null);
-      const nodes: NodeView[] = inventory.map((n) => ({
-        name: n.name,
-        usable: n.usable,
-        note: n.note,
-        gpu_types: [...new Set(n.devices.map(deviceType))],
-        devices: n.devices.map((d) => {
-          const id = holder.get(`${n.name}/${d.index}`);
-          return { index: d.index, kind: d.kind, name: d.name, type: deviceType(d), job: shown(id), busy: id !== undefined };
-        }),
-      }));
-      return c.json(nodes);
-    });
+    return Promise.all([store.listJobs({ states: PLACED_STATES }), store.listLiveReplicas()]).then(
+      async ([jobs, live]) => {
+        const inventory = controller.inventory();
+        const holder = new Map<string, string>();
+        for (const j of jobs)
+          j.devices.forEach((d, i) => holder.set(`${inventory[j.allocation[i]!]?.name}/${d}`, j.id));
+        // A device is held until the process on it is gone, even when its job has ended.
+        for (const r of live) if (r.device !== null) holder.set(`${r.node}/${r.device}`, r.job_id);
+        const owner = new Map(jobs.map((j) => [j.id, j.user]));
+        for (const id of new Set(holder.values()))
+          if (!owner.has(id)) owner.set(id, (await store.getJob(id))?.user ?? '');
+        // Other users' job ids are theirs to share: a non-admin sees only that a device is taken.
+        const shown = (id: string | undefined) =>
+          id !== undefined && mayAccess(principal, owner.get(id)!, id) ? id : null;
+        const nodes: NodeView[] = inventory.map((n) => ({
+          name: n.name,
+          usable: n.usable,
+          note: n.note,
+          gpu_types: [...new Set(n.devices.map(deviceType))],
+          devices: n.devices.map((d) => {
+            const id = holder.get(`${n.name}/${d.index}`);
+            return {
+              index: d.index,
+              kind: d.kind,
+              name: d.name,
+              type: deviceType(d),
+              job: shown(id),
+              busy: id !== undefined,
+            };
+          }),
+        }));
+        return c.json(nodes);
+      },
+    );
   });
 
   registerTokenRoutes(app, store, o.now_ms);

@@ -7,7 +7,8 @@ import { GoodputError } from '../core/errors.js';
 import { isTerminal } from '../store/lifecycle.js';
 
 /** The authenticated caller. A job principal may only report for its own job. */
-export type Principal = { kind: 'user'; user: string; admin: boolean; expires_at_ms?: number } | { kind: 'job'; job_id: string };
+export type Principal =
+  { kind: 'user'; user: string; admin: boolean; expires_at_ms?: number } | { kind: 'job'; job_id: string };
 
 /** Hono environment of the API: the principal set by `authenticate`. */
 export interface ApiEnv {
@@ -32,16 +33,24 @@ export function authenticate(store: Store, secret: string, now_ms: () => number 
       if (state !== undefined && isTerminal(state)) {
         // A replica still reporting after its job ended learns why (409, nothing stored); the
         // token opens nothing else any more.
-        if (c.req.method === 'POST' && c.req.path === `/v1/jobs/${claim}/reports`) throw new GoodputError('E_CONFLICT', `job ${claim} is ${state}; its reports are no longer accepted`);
+        if (c.req.method === 'POST' && c.req.path === `/v1/jobs/${claim}/reports`)
+          throw new GoodputError('E_CONFLICT', `job ${claim} is ${state}; its reports are no longer accepted`);
         throw unauthorized(`job ${claim} has ended (${state}); its token is no longer valid`);
       }
       c.set('principal', { kind: 'job', job_id: claim });
     } else {
       const found = await store.findToken(hashToken(token));
       if (!found) throw unauthorized();
-      if (found.revoked_at_ms !== undefined) throw unauthorized('this token was revoked; ask for a new one (goodput token create)');
-      if (found.expires_at_ms !== undefined && now_ms() >= found.expires_at_ms) throw unauthorized('this token has expired; ask for a new one (goodput token create)');
-      c.set('principal', { kind: 'user', user: found.user, admin: found.admin, ...(found.expires_at_ms !== undefined ? { expires_at_ms: found.expires_at_ms } : {}) });
+      if (found.revoked_at_ms !== undefined)
+        throw unauthorized('this token was revoked; ask for a new one (goodput token create)');
+      if (found.expires_at_ms !== undefined && now_ms() >= found.expires_at_ms)
+        throw unauthorized('this token has expired; ask for a new one (goodput token create)');
+      c.set('principal', {
+        kind: 'user',
+        user: found.user,
+        admin: found.admin,
+        ...(found.expires_at_ms !== undefined ? { expires_at_ms: found.expires_at_ms } : {}),
+      });
     }
     await next();
   };
@@ -60,9 +69,18 @@ export function mayAccess(principal: Principal, owner: string, job_id: string): 
 }
 
 /** Whether `authorization` carries a valid (not revoked, not expired) admin token. */
-export async function isAdminBearer(store: Store, authorization: string | undefined, now_ms: () => number = Date.now): Promise<boolean> {
+export async function isAdminBearer(
+  store: Store,
+  authorization: string | undefined,
+  now_ms: () => number = Date.now,
+): Promise<boolean> {
   const match = /^Bearer\s+(\S+)$/i.exec(authorization ?? '');
   if (!match || jobTokenClaim(match[1]!) !== undefined) return false;
   const found = await store.findToken(hashToken(match[1]!));
-  return found !== undefined && found.admin && found.revoked_at_ms === undefined && (found.expires_at_ms === undefined || now_ms() < found.expires_at_ms);
+  return (
+    found !== undefined &&
+    found.admin &&
+    found.revoked_at_ms === undefined &&
+    (found.expires_at_ms === undefined || now_ms() < found.expires_at_ms)
+  );
 }

@@ -21,7 +21,8 @@ describe('memory for request bodies is bounded', () => {
       return c.text('ok');
     });
     const big = 'x'.repeat(3 << 20);
-    const post = (body: string) => app.request('/x', { method: 'POST', body, headers: { 'content-length': String(body.length) } });
+    const post = (body: string) =>
+      app.request('/x', { method: 'POST', body, headers: { 'content-length': String(body.length) } });
     const first = [post(big), post(big)];
     await new Promise((r) => setTimeout(r, 20));
     const third = await post(big);
@@ -30,7 +31,11 @@ describe('memory for request bodies is bounded', () => {
     assert.equal(((await third.json()) as { error: { code: string } }).error.code, 'E_BUSY');
     const small = post('{"a":1}');
     release();
-    assert.deepEqual((await Promise.all([...first, small])).map((r) => r.status), [200, 200, 200], 'small bodies are never refused');
+    assert.deepEqual(
+      (await Promise.all([...first, small])).map((r) => r.status),
+      [200, 200, 200],
+      'small bodies are never refused',
+    );
     assert.equal((await post(big)).status, 200, 'the budget is released');
   });
 });

@@ -12,7 +12,10 @@ import type { ApiEnv } from './auth.js';
 
 /** The error a too large body gets (413). */
 function tooLarge(max_bytes: number): GoodputError {
-  return new GoodputError('E_TOO_LARGE', `request body larger than ${max_bytes} bytes; see the limits in docs/control-plane.md`);
+  return new GoodputError(
+    'E_TOO_LARGE',
+    `request body larger than ${max_bytes} bytes; see the limits in docs/control-plane.md`,
+  );
 }
 
 /** Bodies up to this size are not counted against the in-flight budget (reports, small specs). */
@@ -24,7 +27,12 @@ const SMALL_BODY_BYTES = 64 << 10;
  * `in_flight_bytes`: memory for request bodies stays bounded whatever the number of clients.
  */
 export function limitBody(max_bytes: number, in_flight_bytes = 8 * max_bytes): MiddlewareHandler<ApiEnv> {
-  const counted = bodyLimit({ maxSize: max_bytes, onError: () => { throw tooLarge(max_bytes); } });
+  const counted = bodyLimit({
+    maxSize: max_bytes,
+    onError: () => {
+      throw tooLarge(max_bytes);
+    },
+  });
   let held = 0;
   return async function limitBodyBytes(c, next) {
     const length = c.req.header('content-length');
@@ -36,7 +44,10 @@ export function limitBody(max_bytes: number, in_flight_bytes = 8 * max_bytes): M
     if (size <= SMALL_BODY_BYTES) return sized ? next() : counted(c, next);
     if (held + size > in_flight_bytes) {
       c.header('retry-after', '1');
-      throw new GoodputError('E_BUSY', `too many large request bodies in flight (${in_flight_bytes} bytes); retry in a second`);
+      throw new GoodputError(
+        'E_BUSY',
+        `too many large request bodies in flight (${in_flight_bytes} bytes); retry in a second`,
+      );
     }
     held += size;
     try {

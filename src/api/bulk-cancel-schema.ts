@@ -6,8 +6,18 @@ import { z } from 'zod';
 
 /** The filter: every field given must match; at least one is required (no accidental cancel of everything). */
 export const bulkCancelBodySchema = z.strictObject({
-  user: z.string().min(1).max(256).optional().describe('owner of the jobs (default: the caller; another user: admin only)'),
-  state: z.string().min(1).max(256).optional().describe('states or groups, comma-separated as in GET /v1/jobs (default: active)'),
+  user: z
+    .string()
+    .min(1)
+    .max(256)
+    .optional()
+    .describe('owner of the jobs (default: the caller; another user: admin only)'),
+  state: z
+    .string()
+    .min(1)
+    .max(256)
+    .optional()
+    .describe('states or groups, comma-separated as in GET /v1/jobs (default: active)'),
   name: z.string().min(1).max(256).optional().describe('exact job name'),
 });
 

@@ -18,15 +18,21 @@ export function registerBulkCancel(app: Hono<ApiEnv>, controller: Pick<Controlle
     const principal = requireUser(c.get('principal'));
     const body = await parseBody(c, bulkCancelBodySchema, 'cancel filter');
     if (body.user === undefined && body.state === undefined && body.name === undefined) {
-      throw badRequest('give at least one of user, state or name (to cancel every active job of everyone, an admin passes state=active)');
+      throw badRequest(
+        'give at least one of user, state or name (to cancel every active job of everyone, an admin passes state=active)',
+      );
     }
-    if (!principal.admin && body.user !== undefined && body.user !== principal.user) throw forbidden("only an admin may cancel other users' jobs");
+    if (!principal.admin && body.user !== undefined && body.user !== principal.user)
+      throw forbidden("only an admin may cancel other users' jobs");
     const query: CancelQuery = {};
     const user = principal.admin ? body.user : principal.user;
     if (user !== undefined) query.user = user;
     if (body.state !== undefined) query.states = parseStates(body.state);
     if (body.name !== undefined) query.name = body.name;
     const done = await controller.cancelMatching(query, principal.user);
-    return c.json<BulkCancelView>({ cancelled: done.length, jobs: done.map((j) => ({ id: j.id, name: j.name, user: j.user, from: j.from })) });
+    return c.json<BulkCancelView>({
+      cancelled: done.length,
+      jobs: done.map((j) => ({ id: j.id, name: j.name, user: j.user, from: j.from })),
+    });
   });
 }

@@ -37,15 +37,28 @@ describe('the API contract is the API the server serves', () => {
     await api.close();
   });
 
-  it('the app registers exactly the contract\'s routes (and the non-JSON ones)', () => {
-    const served = new Set(api.app.routes.filter((r) => r.method !== 'ALL').map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`));
+  it("the app registers exactly the contract's routes (and the non-JSON ones)", () => {
+    const served = new Set(
+      api.app.routes.filter((r) => r.method !== 'ALL').map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`),
+    );
     assert.deepEqual([...served].sort(), [...API_ROUTES, ...NOT_JSON].sort());
   });
 
   it('the OpenAPI document has every contract route, with the request schemas the contract types', async () => {
-    const doc = (await api.call('GET', '/v1/openapi.json')).json as { paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { $ref: string } }> } }>>; components: { schemas: Record<string, unknown> } };
-    const documented = Object.entries(doc.paths).flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`));
-    assert.deepEqual(documented.sort(), [...API_ROUTES, ...NOT_JSON.filter((r) => r !== 'GET /v1/openapi.json')].sort());
+    const doc = (await api.call('GET', '/v1/openapi.json')).json as {
+      paths: Record<
+        string,
+        Record<string, { requestBody?: { content: Record<string, { schema: { $ref: string } }> } }>
+      >;
+      components: { schemas: Record<string, unknown> };
+    };
+    const documented = Object.entries(doc.paths).flatMap(([path, methods]) =>
+      Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`),
+    );
+    assert.deepEqual(
+      documented.sort(),
+      [...API_ROUTES, ...NOT_JSON.filter((r) => r !== 'GET /v1/openapi.json')].sort(),
+    );
     const bodies: Partial<Record<ApiRoute, [string, z.ZodType]>> = {
       'POST /v1/jobs': ['JobSpec', jobSpecSchema],
       'POST /v1/jobs/{id}/reports': ['ReportBody', reportBodySchema],
@@ -54,21 +67,49 @@ describe('the API contract is the API the server serves', () => {
     };
     for (const [route, [name, schema]] of Object.entries(bodies) as [ApiRoute, [string, z.ZodType]][]) {
       const [method, path] = route.split(' ') as [string, string];
-      assert.equal(doc.paths[path]![method.toLowerCase()]!.requestBody!.content['application/json']!.schema.$ref, `#/components/schemas/${name}`, route);
-      assert.deepEqual(doc.components.schemas[name], z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }), `${route}: the published schema is the contract's`);
+      assert.equal(
+        doc.paths[path]![method.toLowerCase()]!.requestBody!.content['application/json']!.schema.$ref,
+        `#/components/schemas/${name}`,
+        route,
+      );
+      assert.deepEqual(
+        doc.components.schemas[name],
+        z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }),
+        `${route}: the published schema is the contract's`,
+      );
     }
-    const reportAnswer = doc.paths['/v1/jobs/{id}/reports']!.post as unknown as { responses: Record<string, { content: Record<string, { schema: { $ref: string } }> }> };
-    assert.equal(reportAnswer.responses['200']!.content['application/json']!.schema.$ref, '#/components/schemas/ReportResponse');
-    assert.deepEqual(doc.components.schemas.ReportResponse, z.toJSONSchema(reportResponseSchema), 'the answer\'s schema is the contract\'s');
+    const reportAnswer = doc.paths['/v1/jobs/{id}/reports']!.post as unknown as {
+      responses: Record<string, { content: Record<string, { schema: { $ref: string } }> }>;
+    };
+    assert.equal(
+      reportAnswer.responses['200']!.content['application/json']!.schema.$ref,
+      '#/components/schemas/ReportResponse',
+    );
+    assert.deepEqual(
+      doc.components.schemas.ReportResponse,
+      z.toJSONSchema(reportResponseSchema),
+      "the answer's schema is the contract's",
+    );
   });
 
   it('the client reads real answers by the contract', async () => {
     assert.equal(healthSchema.safeParse(await client.health()).success, true);
-    const job = await client.submit({ name: 'c', command: ['python3', 'train.py'], workdir: '/tmp', check_script: false });
+    const job = await client.submit({
+      name: 'c',
+      command: ['python3', 'train.py'],
+      workdir: '/tmp',
+      check_script: false,
+    });
     assert.equal((await client.getJob(job.id)).id, job.id);
-    assert.deepEqual((await client.listJobs()).map((j) => j.id), [job.id]);
+    assert.deepEqual(
+      (await client.listJobs()).map((j) => j.id),
+      [job.id],
+    );
     assert.ok(Array.isArray(await client.events(job.id)));
     assert.equal((await client.cancel(job.id)).state, 'cancelled');
-    assert.deepEqual(routeRequest('DELETE /v1/profiles/{key}', { key: 'a b' }, { gpu_type: 'x', none: undefined }), { method: 'DELETE', path: '/v1/profiles/a%20b?gpu_type=x' });
+    assert.deepEqual(routeRequest('DELETE /v1/profiles/{key}', { key: 'a b' }, { gpu_type: 'x', none: undefined }), {
+      method: 'DELETE',
+      path: '/v1/profiles/a%20b?gpu_type=x',
+    });
   });
 });

@@ -12,7 +12,16 @@ import type { ReportBody, tokenBodySchema } from '../core/wire.js';
 import type { ReportRecord } from '../store/types.js';
 import type { BulkCancelView, bulkCancelBodySchema } from './bulk-cancel-schema.js';
 import type { healthSchema, reportResponseSchema } from './response-schemas.js';
-import type { EventView, JobDetail, JobSummary, NodeView, ProfileSummaryView, ProfileView, SubmittedJob, TokenView } from './views.js';
+import type {
+  EventView,
+  JobDetail,
+  JobSummary,
+  NodeView,
+  ProfileSummaryView,
+  ProfileView,
+  SubmittedJob,
+  TokenView,
+} from './views.js';
 
 /** Route -> request body (absent: none) and answer (JSON). Path parameters are written `{name}`. */
 export interface ApiContract {
@@ -48,17 +57,33 @@ export type ApiBody<R extends ApiRoute> = ApiContract[R] extends { body: infer B
  * outside the JSON contract (logs as text, the OpenAPI document, /metrics) are not listed.
  */
 export const API_ROUTES = Object.keys({
-  'GET /v1/health': 1, 'GET /v1/jobs': 1, 'POST /v1/jobs': 1, 'GET /v1/jobs/{id}': 1, 'GET /v1/jobs/{id}/events': 1,
-  'GET /v1/jobs/{id}/reports': 1, 'POST /v1/jobs/{id}/reports': 1, 'POST /v1/jobs/{id}/cancel': 1, 'GET /v1/nodes': 1,
-  'POST /v1/tokens': 1, 'GET /v1/tokens': 1, 'DELETE /v1/tokens/{id}': 1, 'GET /v1/profiles': 1, 'GET /v1/profiles/{key}': 1,
-  'DELETE /v1/profiles/{key}': 1, 'POST /v1/jobs/cancel': 1,
+  'GET /v1/health': 1,
+  'GET /v1/jobs': 1,
+  'POST /v1/jobs': 1,
+  'GET /v1/jobs/{id}': 1,
+  'GET /v1/jobs/{id}/events': 1,
+  'GET /v1/jobs/{id}/reports': 1,
+  'POST /v1/jobs/{id}/reports': 1,
+  'POST /v1/jobs/{id}/cancel': 1,
+  'GET /v1/nodes': 1,
+  'POST /v1/tokens': 1,
+  'GET /v1/tokens': 1,
+  'DELETE /v1/tokens/{id}': 1,
+  'GET /v1/profiles': 1,
+  'GET /v1/profiles/{key}': 1,
+  'DELETE /v1/profiles/{key}': 1,
+  'POST /v1/jobs/cancel': 1,
 } satisfies Record<ApiRoute, 1>) as ApiRoute[];
 
 /**
  * The method and path of `route` with its `{name}` parameters filled in (URI-encoded) and an
  * optional query (undefined values left out).
  */
-export function routeRequest(route: ApiRoute, params: Readonly<Record<string, string>> = {}, query: Readonly<Record<string, string | number | undefined>> = {}): { method: string; path: string } {
+export function routeRequest(
+  route: ApiRoute,
+  params: Readonly<Record<string, string>> = {},
+  query: Readonly<Record<string, string | number | undefined>> = {},
+): { method: string; path: string } {
   const [method, template] = route.split(' ') as [string, string];
   const path = template.replace(/\{(\w+)\}/g, (_, name: string) => {
     const value = params[name];
@@ -66,5 +91,8 @@ export function routeRequest(route: ApiRoute, params: Readonly<Record<string, st
     return encodeURIComponent(value);
   });
   const q = Object.entries(query).filter((e): e is [string, string | number] => e[1] !== undefined);
-  return { method, path: q.length === 0 ? path : `${path}?${q.map(([k, v]) => `${k}=${encodeURIComponent(String(v))}`).join('&')}` };
+  return {
+    method,
+    path: q.length === 0 ? path : `${path}?${q.map(([k, v]) => `${k}=${encodeURIComponent(String(v))}`).join('&')}`,
+  };
 }

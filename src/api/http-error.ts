@@ -32,6 +32,7 @@ export function errorBody(error: unknown): { error: { code: ErrorCode; message: 
   return { error: { code: 'E_INTERNAL', message: error instanceof Error ? error.message : String(error) } };
 }
 
-export const unauthorized = (message = 'missing or invalid bearer token') => new GoodputError('E_UNAUTHORIZED', message);
+export const unauthorized = (message = 'missing or invalid bearer token') =>
+  new GoodputError('E_UNAUTHORIZED', message);
 export const forbidden = (message: string) => new GoodputError('E_FORBIDDEN', message);
 export const badRequest = (message: string) => new GoodputError('E_BAD_REQUEST', message);

@@ -8,7 +8,11 @@ after(() => api.close());
 const submit = async (key: string | undefined, name = 'retry') => {
   const res = await api.app.request('/v1/jobs', {
     method: 'POST',
-    headers: { authorization: `Bearer ${api.admin}`, 'content-type': 'application/json', ...(key !== undefined ? { 'idempotency-key': key } : {}) },
+    headers: {
+      authorization: `Bearer ${api.admin}`,
+      'content-type': 'application/json',
+      ...(key !== undefined ? { 'idempotency-key': key } : {}),
+    },
     body: JSON.stringify({ name, command: ['true'], workdir: api.dir }),
   });
   return { status: res.status, body: (await res.json()) as { id: string; error?: { message: string } } };
@@ -28,11 +32,25 @@ describe('submit idempotency key', () => {
   });
 
   it('is atomic in the store: two creations with one key make one job', async () => {
-    const spec = { name: 's', command: ['true'], workdir: '/tmp', env: {}, min_replicas: 0, max_replicas: 1, max_restarts: 0, preemptible: true, priority: 0 };
+    const spec = {
+      name: 's',
+      command: ['true'],
+      workdir: '/tmp',
+      env: {},
+      min_replicas: 0,
+      max_replicas: 1,
+      max_restarts: 0,
+      preemptible: true,
+      priority: 0,
+    };
     const a = await api.store.createJob({ id: 'ida', name: 's', user: 'zed', spec, idempotency_key: 'same' }, 'zed');
     const b = await api.store.createJob({ id: 'idb', name: 's', user: 'zed', spec, idempotency_key: 'same' }, 'zed');
     assert.equal(b.id, a.id);
     assert.equal(await api.store.getJob('idb'), undefined);
-    assert.equal((await api.store.createJob({ id: 'idc', name: 's', user: 'amy', spec, idempotency_key: 'same' }, 'amy')).id, 'idc', "keys are per user");
+    assert.equal(
+      (await api.store.createJob({ id: 'idc', name: 's', user: 'amy', spec, idempotency_key: 'same' }, 'amy')).id,
+      'idc',
+      'keys are per user',
+    );
   });
 });

@@ -10,7 +10,17 @@ let clock = Date.parse('2026-01-01T00:00:00Z');
 const api = await inProcessApi({ now_ms: () => clock });
 after(() => api.close());
 
-const spec = (name: string): JobSpec => ({ name, command: ['true'], workdir: '/tmp', env: {}, min_replicas: 0, max_replicas: 1, max_restarts: 0, preemptible: true, priority: 0 });
+const spec = (name: string): JobSpec => ({
+  name,
+  command: ['true'],
+  workdir: '/tmp',
+  env: {},
+  min_replicas: 0,
+  max_replicas: 1,
+  max_restarts: 0,
+  preemptible: true,
+  priority: 0,
+});
 const ids = (r: { json: Record<string, unknown> }) => (r.json as unknown as { id: string }[]).map((j) => j.id);
 
 describe('GET /v1/jobs: paged and filtered', () => {
@@ -19,7 +29,15 @@ describe('GET /v1/jobs: paged and filtered', () => {
     // 250 jobs, two per millisecond (ties broken by insertion), alternating users and names.
     for (let i = 0; i < 250; i++) {
       if (i % 2 === 0) clock += 1;
-      await api.store.createJob({ id: `j${String(i).padStart(3, '0')}`, name: i % 3 === 0 ? 'train' : 'eval', user: i % 2 === 0 ? 'alice' : 'bob', spec: spec('x') }, 'test');
+      await api.store.createJob(
+        {
+          id: `j${String(i).padStart(3, '0')}`,
+          name: i % 3 === 0 ? 'train' : 'eval',
+          user: i % 2 === 0 ? 'alice' : 'bob',
+          spec: spec('x'),
+        },
+        'test',
+      );
       if (i % 5 === 0) await api.store.finishJob(`j${String(i).padStart(3, '0')}`, 'cancelled', 'test', 'test');
     }
   });
@@ -49,7 +67,8 @@ describe('GET /v1/jobs: paged and filtered', () => {
     assert.equal(ids(cancelled).length, 50);
     const active = await api.call('GET', '/v1/jobs?state=active&user=bob&name=train&limit=1000', api.admin);
     assert.ok(ids(active).length > 0);
-    for (const j of active.json as unknown as { user: string; name: string; state: string }[]) assert.deepEqual([j.user, j.name, j.state], ['bob', 'train', 'queued']);
+    for (const j of active.json as unknown as { user: string; name: string; state: string }[])
+      assert.deepEqual([j.user, j.name, j.state], ['bob', 'train', 'queued']);
     const since = await api.call('GET', `/v1/jobs?since=${new Date(clock - 1).toISOString()}`, api.admin);
     assert.deepEqual(ids(since), ['j249', 'j248', 'j247', 'j246']);
     assert.equal(ids(await api.call('GET', '/v1/jobs?since=1h&limit=1000', api.admin)).length, 250);
@@ -59,7 +78,14 @@ describe('GET /v1/jobs: paged and filtered', () => {
   });
 
   it('answers 400 naming the parameter for a bad limit, state, since or cursor', async () => {
-    for (const [q, word] of [['limit=0', 'limit'], ['limit=5000', 'limit'], ['state=done', 'state'], ['since=yesterday', 'since'], ['cursor=zzz', 'cursor'], ['order=up', 'order']]) {
+    for (const [q, word] of [
+      ['limit=0', 'limit'],
+      ['limit=5000', 'limit'],
+      ['state=done', 'state'],
+      ['since=yesterday', 'since'],
+      ['cursor=zzz', 'cursor'],
+      ['order=up', 'order'],
+    ]) {
       const r = await api.call('GET', `/v1/jobs?${q}`, api.admin);
       assert.equal(r.status, 400, q);
       assert.match(r.json.error.message, new RegExp(word!), q);
@@ -71,7 +97,15 @@ describe('GET /v1/jobs: paged and filtered', () => {
     try {
       for (const where of ['', 'WHERE user = ?', 'WHERE state = ?', 'WHERE name = ?']) {
         const args = where ? ['x'] : [];
-        const plan = (db.prepare(`EXPLAIN QUERY PLAN SELECT * FROM jobs ${where} ORDER BY submitted_at_ms DESC, rowid DESC LIMIT 101`).all(...args) as { detail: string }[]).map((r) => r.detail).join('; ');
+        const plan = (
+          db
+            .prepare(
+              `EXPLAIN QUERY PLAN SELECT * FROM jobs ${where} ORDER BY submitted_at_ms DESC, rowid DESC LIMIT 101`,
+            )
+            .all(...args) as { detail: string }[]
+        )
+          .map((r) => r.detail)
+          .join('; ');
         assert.doesNotMatch(plan, /TEMP B-TREE|SCAN jobs$/, `${where || 'no filter'}: ${plan}`);
       }
     } finally {

@@ -13,7 +13,11 @@ export const DEFAULT_PAGE_JOBS = 100;
 export const MAX_PAGE_JOBS = 1000;
 
 const ALL_STATES: readonly JobState[] = [...ACTIVE_STATES, ...TERMINAL_STATES];
-const GROUPS: Record<string, readonly JobState[]> = { active: ACTIVE_STATES, finished: TERMINAL_STATES, ended: TERMINAL_STATES };
+const GROUPS: Record<string, readonly JobState[]> = {
+  active: ACTIVE_STATES,
+  finished: TERMINAL_STATES,
+  ended: TERMINAL_STATES,
+};
 const UNITS_S: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400, w: 604_800 };
 
 /** `since`: an ISO-8601 time or an age (`90s`, `30m`, `24h`, `7d`, `2w`); epoch ms. */
@@ -21,18 +25,27 @@ export function parseSince(text: string, now_ms: number): number {
   const age = /^(\d+(?:\.\d+)?)([smhdw])$/.exec(text.trim());
   if (age) return now_ms - Number(age[1]) * UNITS_S[age[2]!]! * 1000;
   const at = Date.parse(text);
-  if (!Number.isFinite(at)) throw badRequest(`since must be an ISO-8601 time (2026-01-31T12:00:00Z) or an age such as 30m, 24h or 7d; got '${text.slice(0, 40)}'`);
+  if (!Number.isFinite(at))
+    throw badRequest(
+      `since must be an ISO-8601 time (2026-01-31T12:00:00Z) or an age such as 30m, 24h or 7d; got '${text.slice(0, 40)}'`,
+    );
   return at;
 }
 
 /** `state`: comma-separated states or groups (`active`, `finished`). */
 export function parseStates(text: string): JobState[] {
   const states = new Set<JobState>();
-  for (const part of text.split(',').map((s) => s.trim()).filter((s) => s !== '')) {
+  for (const part of text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')) {
     const group = GROUPS[part];
     if (group) group.forEach((s) => states.add(s));
     else if ((ALL_STATES as readonly string[]).includes(part)) states.add(part as JobState);
-    else throw badRequest(`state '${part.slice(0, 40)}' is not one of ${[...ALL_STATES, 'active', 'finished'].join(', ')}`);
+    else
+      throw badRequest(
+        `state '${part.slice(0, 40)}' is not one of ${[...ALL_STATES, 'active', 'finished'].join(', ')}`,
+      );
   }
   return [...states];
 }
@@ -46,12 +59,15 @@ export interface Lister {
 /** The store query of a listing request's query parameters. */
 export function jobListQuery(q: (name: string) => string | undefined, who: Lister, now_ms: number): JobPageQuery {
   const user = q('user');
-  if (!who.admin && user !== undefined && user !== who.user) throw forbidden('only an admin may list other users\' jobs');
+  if (!who.admin && user !== undefined && user !== who.user)
+    throw forbidden("only an admin may list other users' jobs");
   const limitText = q('limit');
   const limit = limitText === undefined ? DEFAULT_PAGE_JOBS : Number(limitText);
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_JOBS) throw badRequest(`limit must be an integer in [1, ${MAX_PAGE_JOBS}]`);
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_JOBS)
+    throw badRequest(`limit must be an integer in [1, ${MAX_PAGE_JOBS}]`);
   const order = q('order') ?? 'desc';
-  if (order !== 'asc' && order !== 'desc') throw badRequest("order must be 'asc' (oldest first) or 'desc' (newest first)");
+  if (order !== 'asc' && order !== 'desc')
+    throw badRequest("order must be 'asc' (oldest first) or 'desc' (newest first)");
   const query: JobPageQuery = { limit, order };
   if (!who.admin) query.user = who.user;
   else if (user !== undefined && user !== '') query.user = user;
@@ -75,7 +91,11 @@ const CHUNK_JOBS = 50;
  * milliseconds at a time and reports are served in between. Returns the views and the page's
  * next cursor.
  */
-export async function readPage<V>(store: Pick<Store, 'listJobsPage'>, query: JobPageQuery, view: (jobs: JobRecord[]) => Promise<V[]>): Promise<{ views: V[]; next_cursor: string | null }> {
+export async function readPage<V>(
+  store: Pick<Store, 'listJobsPage'>,
+  query: JobPageQuery,
+  view: (jobs: JobRecord[]) => Promise<V[]>,
+): Promise<{ views: V[]; next_cursor: string | null }> {
   const views: V[] = [];
   let cursor = query.cursor;
   for (;;) {

@@ -7,11 +7,31 @@ import { ACTIVE_STATES, PLACED_STATES, TERMINAL_STATES } from '../store/lifecycl
 
 /** Per-job gauges: name, help, value (null: not known yet, the sample is left out). */
 const JOB_SERIES: readonly [string, string, (j: JobRecord, i: JobInsight) => number | null][] = [
-  ['goodput_job_replicas', 'Replicas allocated to the job (targeted while starting or rescaling).', (j) => j.allocation.length],
-  ['goodput_job_batch_size', 'Total batch size of the latest measurement (local x accumulation x replicas).', (_, i) => i.batch?.total ?? null],
-  ['goodput_job_throughput_samples_per_second', 'Measured training samples per second (latest measurement).', (_, i) => i.throughput_samples_s],
-  ['goodput_job_statistical_efficiency', 'Progress per sample relative to the initial batch size, in (0, 1].', (_, i) => i.efficiency],
-  ['goodput_job_goodput', 'Goodput: throughput x statistical efficiency (initial-batch-equivalent samples per second).', (_, i) => i.goodput],
+  [
+    'goodput_job_replicas',
+    'Replicas allocated to the job (targeted while starting or rescaling).',
+    (j) => j.allocation.length,
+  ],
+  [
+    'goodput_job_batch_size',
+    'Total batch size of the latest measurement (local x accumulation x replicas).',
+    (_, i) => i.batch?.total ?? null,
+  ],
+  [
+    'goodput_job_throughput_samples_per_second',
+    'Measured training samples per second (latest measurement).',
+    (_, i) => i.throughput_samples_s,
+  ],
+  [
+    'goodput_job_statistical_efficiency',
+    'Progress per sample relative to the initial batch size, in (0, 1].',
+    (_, i) => i.efficiency,
+  ],
+  [
+    'goodput_job_goodput',
+    'Goodput: throughput x statistical efficiency (initial-batch-equivalent samples per second).',
+    (_, i) => i.goodput,
+  ],
   ['goodput_job_lr_scale', 'Learning-rate multiplier (AdaScale gain) at the current batch size.', (_, i) => i.lr_scale],
 ];
 
@@ -21,7 +41,9 @@ const label = (v: string) => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').repla
 async function jobSeries(store: Store, controller: Controller, jobs: readonly JobRecord[]): Promise<string[]> {
   const active = jobs.filter((j) => ACTIVE_STATES.includes(j.state));
   const profiles = await controller.profilesFor(active);
-  const insights = await Promise.all(active.map(async (j) => jobInsight(j, (await store.listReports(j.id, 1))[0], profiles.get(j.id))));
+  const insights = await Promise.all(
+    active.map(async (j) => jobInsight(j, (await store.listReports(j.id, 1))[0], profiles.get(j.id))),
+  );
   return JOB_SERIES.flatMap(([name, help, value]) => [
     `# HELP ${name} ${help}`,
     `# TYPE ${name} gauge`,
@@ -40,9 +62,12 @@ export async function metricsText(store: Store, controller: Controller, per_job 
   // Counted in the store and only active jobs read: the cost does not grow with finished jobs.
   const [counts, jobs] = await Promise.all([store.countJobsByState(), store.listJobs({ states: ACTIVE_STATES })]);
   const lines: string[] = ['# HELP goodput_jobs Jobs by state.', '# TYPE goodput_jobs gauge'];
-  for (const state of [...ACTIVE_STATES, ...TERMINAL_STATES]) lines.push(`goodput_jobs{state="${state}"} ${counts.get(state) ?? 0}`);
+  for (const state of [...ACTIVE_STATES, ...TERMINAL_STATES])
+    lines.push(`goodput_jobs{state="${state}"} ${counts.get(state) ?? 0}`);
   // A job whose launch the backend holds (a PENDING Slurm job) uses no device yet.
-  const allocated = jobs.filter((j) => PLACED_STATES.includes(j.state) && !controller.backendHolds.has(j.id)).reduce((n, j) => n + j.devices.length, 0);
+  const allocated = jobs
+    .filter((j) => PLACED_STATES.includes(j.state) && !controller.backendHolds.has(j.id))
+    .reduce((n, j) => n + j.devices.length, 0);
   const s = controller.stats;
   lines.push(
     '# HELP goodput_gpus_total Devices (GPUs or CPU slots) managed by this server.',

@@ -24,7 +24,12 @@ export type { ProfileSummaryView, ProfileView };
 export function profileSummaryView(p: StoredKeyProfile): ProfileSummaryView {
   const sizes = [...new Set(p.points.map((q) => q.num_replicas))].sort((a, b) => a - b);
   const perf = p.perf;
-  const best = (r: number) => Math.max(...p.points.filter((q) => q.num_replicas === r).map((q) => (perf ? throughput(perf, q.num_nodes, r, q.local_bsz, 0) : 0)));
+  const best = (r: number) =>
+    Math.max(
+      ...p.points
+        .filter((q) => q.num_replicas === r)
+        .map((q) => (perf ? throughput(perf, q.num_nodes, r, q.local_bsz, 0) : 0)),
+    );
   const { key, scope } = splitScopedKey(p.key);
   return {
     key,
@@ -47,7 +52,11 @@ export function profileView(p: StoredKeyProfile): ProfileView {
  * Whether the caller may read a stored profile: an admin all, a user their own and the shared
  * ones of their own jobs' keys.
  */
-export async function profileVisibility(store: Store, user: string, admin: boolean): Promise<(p: StoredKeyProfile) => boolean> {
+export async function profileVisibility(
+  store: Store,
+  user: string,
+  admin: boolean,
+): Promise<(p: StoredKeyProfile) => boolean> {
   if (admin) return () => true;
   const keys = new Set((await store.listJobs({ user })).map((j) => profileKeyOf(j.spec)));
   return (p) => {
@@ -58,7 +67,8 @@ export async function profileVisibility(store: Store, user: string, admin: boole
 
 /** Registers the profile routes on `app` (behind authentication). */
 export function registerProfileRoutes(app: Hono<ApiEnv>, store: Store): void {
-  const visible = (user: string, admin: boolean): Promise<(p: StoredKeyProfile) => boolean> => profileVisibility(store, user, admin);
+  const visible = (user: string, admin: boolean): Promise<(p: StoredKeyProfile) => boolean> =>
+    profileVisibility(store, user, admin);
 
   app.get('/v1/profiles', async (c) => {
     const principal = requireUser(c.get('principal'));
@@ -78,7 +88,11 @@ export function registerProfileRoutes(app: Hono<ApiEnv>, store: Store): void {
     const may = await visible(user, admin);
     const found = (await ofKey(key, user, admin)).filter(may);
     // Another user's key reads like an unknown one: its existence is theirs to share.
-    if (found.length === 0) throw new GoodputError('E_NOT_FOUND', `no profile '${key}'${admin ? '' : ' among your jobs\' keys'}; 'goodput profiles ls' lists them (a key gets a profile once a job of it has reported)`);
+    if (found.length === 0)
+      throw new GoodputError(
+        'E_NOT_FOUND',
+        `no profile '${key}'${admin ? '' : " among your jobs' keys"}; 'goodput profiles ls' lists them (a key gets a profile once a job of it has reported)`,
+      );
     return found;
   };
 
@@ -93,14 +107,23 @@ export function registerProfileRoutes(app: Hono<ApiEnv>, store: Store): void {
     const principal = requireUser(c.get('principal'));
     const key = c.req.param('key');
     const gpu_type = c.req.query('gpu_type');
-    const found = (await readable(key, principal.user, principal.admin)).filter((p) => gpu_type === undefined || p.gpu_type === gpu_type);
-    if (found.length === 0) throw new GoodputError('E_NOT_FOUND', `profile '${key}' has no GPU type '${gpu_type}'; 'goodput profiles show ${key}' lists its GPU types`);
+    const found = (await readable(key, principal.user, principal.admin)).filter(
+      (p) => gpu_type === undefined || p.gpu_type === gpu_type,
+    );
+    if (found.length === 0)
+      throw new GoodputError(
+        'E_NOT_FOUND',
+        `profile '${key}' has no GPU type '${gpu_type}'; 'goodput profiles show ${key}' lists its GPU types`,
+      );
     if (!principal.admin) {
       // The profile's own jobs, one by one: the cost follows the profile, not the user's history.
       const owners = new Map<string, string | undefined>();
       for (const id of new Set(found.flatMap((p) => p.job_ids))) owners.set(id, (await store.getJob(id))?.user);
       const shared = found.find((p) => p.job_ids.some((id) => owners.get(id) !== principal.user));
-      if (shared) throw forbidden(`the profile of '${key}' on ${shared.gpu_type} holds measurements of other users' jobs; ask an admin to remove it`);
+      if (shared)
+        throw forbidden(
+          `the profile of '${key}' on ${shared.gpu_type} holds measurements of other users' jobs; ask an admin to remove it`,
+        );
     }
     const removed: ProfileSummaryView[] = [];
     for (const p of found) if (await store.deleteKeyProfile(p.key, p.gpu_type)) removed.push(profileSummaryView(p));

@@ -19,15 +19,20 @@ export const MAX_BODY_BYTES = 4 << 20;
 
 /** Who may post a job's reports: its job token, or an admin. */
 function checkReporter(principal: Principal, id: string): void {
-  if (principal.kind === 'job' && principal.job_id !== id) throw forbidden(`this token belongs to job ${principal.job_id}, not ${id}`);
-  if (principal.kind === 'user' && !principal.admin) throw forbidden('reports are posted with the job token (GOODPUT_TOKEN)');
+  if (principal.kind === 'job' && principal.job_id !== id)
+    throw forbidden(`this token belongs to job ${principal.job_id}, not ${id}`);
+  if (principal.kind === 'user' && !principal.admin)
+    throw forbidden('reports are posted with the job token (GOODPUT_TOKEN)');
 }
 
 /**
  * The handler of `POST /v1/jobs/:id/reports` for an authenticated caller: checks who posts, reads
  * the body against the report schema (400 naming the field) and answers `{config}` from `report`.
  */
-export async function handleReport(c: Context<ApiEnv>, report: (batch: ReportRequest) => Promise<JobConfig>): Promise<Response> {
+export async function handleReport(
+  c: Context<ApiEnv>,
+  report: (batch: ReportRequest) => Promise<JobConfig>,
+): Promise<Response> {
   const id = c.req.param('id')!;
   checkReporter(c.get('principal'), id);
   const body = parse(reportBodySchema, await jsonBody(c), 'report');

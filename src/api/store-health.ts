@@ -24,18 +24,29 @@ export class StoreHealth {
    * `disk`: why the store's disk cannot take writes now (undefined while it can); checked with
    * the probe, so a full disk is reported before the first write fails.
    */
-  constructor(private readonly store: Store, private readonly now_ms: () => number = Date.now, private readonly disk: () => string | undefined = () => undefined) {}
+  constructor(
+    private readonly store: Store,
+    private readonly now_ms: () => number = Date.now,
+    private readonly disk: () => string | undefined = () => undefined,
+  ) {}
 
   /**
    * Notes an error a request met. Returns the error to answer with: a damaged store becomes
    * E_STORE_DAMAGED (503) instead of an internal error.
    */
   note(error: unknown): unknown {
-    if (isDiskFull(error) && !(error instanceof GoodputError)) return new GoodputError('E_DISK_FULL', `the server's disk is full; nothing was changed: ${(error as Error).message}`);
+    if (isDiskFull(error) && !(error instanceof GoodputError))
+      return new GoodputError(
+        'E_DISK_FULL',
+        `the server's disk is full; nothing was changed: ${(error as Error).message}`,
+      );
     const code = (error as { code?: unknown } | null)?.code;
     if (typeof code !== 'string' || !/^SQLITE_(CORRUPT|NOTADB)/.test(code)) return error;
     this.damaged ??= `${code}: ${(error as Error).message}`;
-    return new GoodputError('E_STORE_DAMAGED', `the store is damaged (${this.damaged}); an admin must restore it from a backup (goodput restore)`);
+    return new GoodputError(
+      'E_STORE_DAMAGED',
+      `the store is damaged (${this.damaged}); an admin must restore it from a backup (goodput restore)`,
+    );
   }
 
   async state(): Promise<StoreState> {

@@ -23,7 +23,14 @@ const ID_CHARS = 12;
 
 function tokenView(t: TokenRecord): TokenView {
   const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
-  return { id: t.hash.slice(0, ID_CHARS), user: t.user, admin: t.admin, created_at: new Date(t.created_at_ms).toISOString(), expires_at: iso(t.expires_at_ms), revoked_at: iso(t.revoked_at_ms) };
+  return {
+    id: t.hash.slice(0, ID_CHARS),
+    user: t.user,
+    admin: t.admin,
+    created_at: new Date(t.created_at_ms).toISOString(),
+    expires_at: iso(t.expires_at_ms),
+    revoked_at: iso(t.revoked_at_ms),
+  };
 }
 
 /** Registers the token routes on `app` (behind authentication). */
@@ -33,10 +40,12 @@ export function registerTokenRoutes(app: Hono<ApiEnv>, store: Store, now_ms: () 
     const body = await parseBody(c, tokenBodySchema, 'token request');
     const user = body.user ?? principal.user;
     if (!principal.admin && user !== principal.user) throw forbidden('only an admin may create tokens for other users');
-    if (!principal.admin && body.unix_user !== undefined) throw forbidden('only an admin may set a user\'s Unix account');
+    if (!principal.admin && body.unix_user !== undefined)
+      throw forbidden("only an admin may set a user's Unix account");
     if (body.unix_user !== undefined) {
       const account = lookupAccount(body.unix_user);
-      if (!account) throw new GoodputError('E_BAD_REQUEST', `unix_user: no Unix account '${body.unix_user}' on the server`);
+      if (!account)
+        throw new GoodputError('E_BAD_REQUEST', `unix_user: no Unix account '${body.unix_user}' on the server`);
       if (account.uid === 0) throw new GoodputError('E_BAD_REQUEST', 'unix_user: jobs never run as root (uid 0)');
       await store.setUnixUser(user, body.unix_user);
     }
@@ -46,7 +55,13 @@ export function registerTokenRoutes(app: Hono<ApiEnv>, store: Store, now_ms: () 
     const own = principal.expires_at_ms;
     if (!principal.admin && own !== undefined) expires_at_ms = Math.min(expires_at_ms ?? own, own);
     const token = newToken('gpu');
-    const record: TokenRecord = { hash: hashToken(token), user, admin: false, created_at_ms: now, ...(expires_at_ms !== undefined ? { expires_at_ms } : {}) };
+    const record: TokenRecord = {
+      hash: hashToken(token),
+      user,
+      admin: false,
+      created_at_ms: now,
+      ...(expires_at_ms !== undefined ? { expires_at_ms } : {}),
+    };
     await store.putToken(record);
     return c.json({ ...tokenView(record), token }, 201);
   });
@@ -60,12 +75,20 @@ export function registerTokenRoutes(app: Hono<ApiEnv>, store: Store, now_ms: () 
   app.delete('/v1/tokens/:id', async (c) => {
     const principal = requireUser(c.get('principal'));
     const id = c.req.param('id');
-    const found = (await store.listTokens(principal.admin ? undefined : principal.user)).filter((t) => t.hash.startsWith(id));
+    const found = (await store.listTokens(principal.admin ? undefined : principal.user)).filter((t) =>
+      t.hash.startsWith(id),
+    );
     // Another user's token is reported as unknown: ids are not a way to learn who has tokens.
-    if (id.length < 6 || found.length === 0) throw new GoodputError('E_NOT_FOUND', `no token '${id}' (see 'goodput token ls')`);
-    if (found.length > 1) throw new GoodputError('E_BAD_REQUEST', `token id '${id}' is ambiguous; give more characters`);
+    if (id.length < 6 || found.length === 0)
+      throw new GoodputError('E_NOT_FOUND', `no token '${id}' (see 'goodput token ls')`);
+    if (found.length > 1)
+      throw new GoodputError('E_BAD_REQUEST', `token id '${id}' is ambiguous; give more characters`);
     const token = found[0]!;
-    if (token.admin) throw new GoodputError('E_CONFLICT', 'the admin token is revoked by deleting admin-token in the data directory and restarting the server');
+    if (token.admin)
+      throw new GoodputError(
+        'E_CONFLICT',
+        'the admin token is revoked by deleting admin-token in the data directory and restarting the server',
+      );
     await store.revokeToken(token.hash, now_ms());
     return c.json(tokenView((await store.findToken(token.hash))!));
   });

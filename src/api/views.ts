@@ -4,7 +4,16 @@ import type { Rejection } from '../policy/policy.js';
 import { profileKeyOf } from '../core/profile-key.js';
 import type { GradSample } from '../goodput/key-profile.js';
 import type { BatchLimits, PerfParams, ProfilePoint } from '../goodput/types.js';
-import type { JobEvent, JobRecord, JobSpec, JobState, Measurement, ProfileUse, ReplicaRecord, StoredKeyProfile } from '../store/types.js';
+import type {
+  JobEvent,
+  JobRecord,
+  JobSpec,
+  JobState,
+  Measurement,
+  ProfileUse,
+  ReplicaRecord,
+  StoredKeyProfile,
+} from '../store/types.js';
 
 /** A job as the API shows it. Times are ISO-8601 strings or null. */
 export interface JobSummary {
@@ -167,7 +176,13 @@ export const iso = (ms: number | null): string | null => {
  * its model starts from and `decision` its batch-size decision in force (all for the insight).
  */
 /** The job as the API shows it; `gpu_type` is that of its devices (null: it holds none, or unknown here). */
-export function jobView(job: JobRecord, latest?: Measurement, profile?: StoredKeyProfile, decision?: BatchDecisionView, gpu_type: string | null = null): JobSummary {
+export function jobView(
+  job: JobRecord,
+  latest?: Measurement,
+  profile?: StoredKeyProfile,
+  decision?: BatchDecisionView,
+  gpu_type: string | null = null,
+): JobSummary {
   return {
     id: job.id,
     name: job.name,
@@ -195,7 +210,17 @@ export function jobView(job: JobRecord, latest?: Measurement, profile?: StoredKe
 }
 
 export function replicaView(r: ReplicaRecord): ReplicaView {
-  return { attempt: r.attempt, rank: r.rank, device: r.device, node: r.node, launch_id: r.launch_id, pid: r.pid, exit_code: r.exit_code, started_at: iso(r.started_at_ms) ?? '', exited_at: iso(r.exited_at_ms) };
+  return {
+    attempt: r.attempt,
+    rank: r.rank,
+    device: r.device,
+    node: r.node,
+    launch_id: r.launch_id,
+    pid: r.pid,
+    exit_code: r.exit_code,
+    started_at: iso(r.started_at_ms) ?? '',
+    exited_at: iso(r.exited_at_ms),
+  };
 }
 
 export function eventView(e: JobEvent): EventView {

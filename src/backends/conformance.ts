@@ -7,7 +7,17 @@
  * cases. Test support, never shipped code.
  */
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -65,7 +75,12 @@ process.on('SIGTERM', () => setTimeout(() => {
 setInterval(() => fs.writeFileSync(base + '.beat', 'x'), 100);`;
 
 /** Registers the suite for `name`. `skip` (a reason) skips it with that message. */
-export function runBackendConformance(name: string, setup: () => Promise<BackendFixture>, skip?: string, unsupported: Unsupported = {}): void {
+export function runBackendConformance(
+  name: string,
+  setup: () => Promise<BackendFixture>,
+  skip?: string,
+  unsupported: Unsupported = {},
+): void {
   describe(`Backend conformance: ${name}`, { skip }, () => {
     let fx: BackendFixture;
     let root: string;
@@ -95,8 +110,17 @@ export function runBackendConformance(name: string, setup: () => Promise<Backend
     const request = (script: string, env: Record<string, string> = {}, args: string[] = []): LaunchRequest => {
       const id = `job${n++}`;
       return {
-        job_id: id, attempt: 0, command: [process.execPath, '-e', script, '--', ...args], workdir: root, env: { USER_VAR: 'x', ...env },
-        devices: fx.two_devices, nodes: fx.two_nodes, num_nodes: new Set(fx.two_nodes).size, api_url: 'http://127.0.0.1:1', token: 'tok', job_dir: join(root, id),
+        job_id: id,
+        attempt: 0,
+        command: [process.execPath, '-e', script, '--', ...args],
+        workdir: root,
+        env: { USER_VAR: 'x', ...env },
+        devices: fx.two_devices,
+        nodes: fx.two_nodes,
+        num_nodes: new Set(fx.two_nodes).size,
+        api_url: 'http://127.0.0.1:1',
+        token: 'tok',
+        job_dir: join(root, id),
       };
     };
     const until = async <T>(what: string, f: () => T | undefined): Promise<T> => {
@@ -119,7 +143,8 @@ export function runBackendConformance(name: string, setup: () => Promise<Backend
       const nodes = b.nodes();
       assert.ok(nodes.length >= 1);
       assert.equal(new Set(nodes.map((x) => x.name)).size, nodes.length, 'node names are unique');
-      for (const node of nodes) assert.ok(node.usable >= 0 && node.usable <= node.devices.length, `${node.name}: usable within devices`);
+      for (const node of nodes)
+        assert.ok(node.usable >= 0 && node.usable <= node.devices.length, `${node.name}: usable within devices`);
       for (const i of fx.two_nodes) assert.ok(nodes[i]!.usable > 0, 'the fixture places replicas on usable nodes');
     });
 
@@ -129,14 +154,20 @@ export function runBackendConformance(name: string, setup: () => Promise<Backend
       const req = { ...request(DUMP, { EXIT_1: '7' }, evil), gpu_type: 'conformance-type' };
       process.env.GOODPUT_SERVER_ONLY = 'not for replicas';
       const launched = await b.launch(req).finally(() => delete process.env.GOODPUT_SERVER_ONLY);
-      assert.deepEqual(launched.map((r) => r.rank), [0, 1]);
+      assert.deepEqual(
+        launched.map((r) => r.rank),
+        [0, 1],
+      );
       assert.deepEqual(await codes(exits, req.job_id, 2), [0, 7]);
       await new Promise((r) => setTimeout(r, 1500));
       assert.equal(exits.filter((e) => e.job_id === req.job_id).length, 2, 'each exit is reported once');
       const ports = new Set<string>();
       const gpus = new Map<number, { node: number; visible: string[]; own: string }>();
       for (const rank of [0, 1]) {
-        const out = JSON.parse(readFileSync(join(req.job_dir, 'checkpoint', `env-${rank}.json`), 'utf8')) as { argv: string[]; env: Record<string, string> };
+        const out = JSON.parse(readFileSync(join(req.job_dir, 'checkpoint', `env-${rank}.json`), 'utf8')) as {
+          argv: string[];
+          env: Record<string, string>;
+        };
         assert.deepEqual(out.argv, evil);
         const e = out.env;
         assert.equal(e.RANK, String(rank));
@@ -151,8 +182,13 @@ export function runBackendConformance(name: string, setup: () => Promise<Backend
         assert.equal(e.TORCHELASTIC_RUN_ID, req.job_id);
         assert.equal(e.TORCHELASTIC_RESTART_COUNT, '0');
         assert.equal(e.TORCHELASTIC_USE_AGENT_STORE, 'False');
-        if (process.env.OMP_NUM_THREADS === undefined) assert.equal(e.OMP_NUM_THREADS, new Set(fx.two_nodes).size === 2 ? undefined : '1');
-        assert.equal(Object.keys(e).some((k) => k.startsWith('GOODPUT_RANKS')), false, 'no helper variables are left');
+        if (process.env.OMP_NUM_THREADS === undefined)
+          assert.equal(e.OMP_NUM_THREADS, new Set(fx.two_nodes).size === 2 ? undefined : '1');
+        assert.equal(
+          Object.keys(e).some((k) => k.startsWith('GOODPUT_RANKS')),
+          false,
+          'no helper variables are left',
+        );
         assert.equal(e.MASTER_ADDR, b.nodes()[fx.two_nodes[0]!]!.address);
         ports.add(e.MASTER_PORT!);
         assert.equal(e.GOODPUT_JOB_ID, req.job_id);
@@ -168,8 +204,15 @@ export function runBackendConformance(name: string, setup: () => Promise<Backend
         else {
           // As torchrun's workers see their node: the job's GPUs there, the rank's own at LOCAL_RANK.
           const visible = e.CUDA_VISIBLE_DEVICES!.split(',');
-          assert.ok(visible.every((d) => /^\d+$/.test(d)), e.CUDA_VISIBLE_DEVICES);
-          assert.equal(visible.length, Number(e.LOCAL_WORLD_SIZE), `CUDA_VISIBLE_DEVICES=${e.CUDA_VISIBLE_DEVICES} lists the job's GPUs on the rank's node`);
+          assert.ok(
+            visible.every((d) => /^\d+$/.test(d)),
+            e.CUDA_VISIBLE_DEVICES,
+          );
+          assert.equal(
+            visible.length,
+            Number(e.LOCAL_WORLD_SIZE),
+            `CUDA_VISIBLE_DEVICES=${e.CUDA_VISIBLE_DEVICES} lists the job's GPUs on the rank's node`,
+          );
           gpus.set(rank, { node: fx.two_nodes[rank]!, visible, own: visible[local]! });
         }
       }
@@ -180,45 +223,78 @@ export function runBackendConformance(name: string, setup: () => Promise<Backend
         assert.notEqual(gpus.get(0)!.own, gpus.get(1)!.own, 'cuda.set_device(LOCAL_RANK) gives each rank its own GPU');
       }
       assert.equal(existsSync(join(root, 'pwned')), false);
-      assert.ok(readFileSync(launched[0]!.log_path, 'utf8').includes('goodput: attempt 0'), 'the log carries a header per attempt');
+      assert.ok(
+        readFileSync(launched[0]!.log_path, 'utf8').includes('goodput: attempt 0'),
+        'the log carries a header per attempt',
+      );
     });
 
     it('delivers SIGTERM to the program (exit 143) and SIGKILL ends it', async () => {
       const { b, exits } = await open();
       const req = request(TRAINER);
       const launched = await b.launch(req);
-      await until('the replicas to run', () => (existsSync(join(req.job_dir, 'checkpoint', 'beat-0')) && existsSync(join(req.job_dir, 'checkpoint', 'beat-1')) ? true : undefined));
+      await until('the replicas to run', () =>
+        existsSync(join(req.job_dir, 'checkpoint', 'beat-0')) && existsSync(join(req.job_dir, 'checkpoint', 'beat-1'))
+          ? true
+          : undefined,
+      );
       // Its processes run: the backend no longer says the cluster holds the attempt.
-      await until('held() to say the attempt runs', () => (b.held(launched[0]!.launch_id) === undefined ? true : undefined));
-      assert.equal(b.refuseSpec(req), undefined, 'an ordinary spec (argv with quotes and $, a plain variable) is carried as given');
+      await until('held() to say the attempt runs', () =>
+        b.held(launched[0]!.launch_id) === undefined ? true : undefined,
+      );
+      assert.equal(
+        b.refuseSpec(req),
+        undefined,
+        'an ordinary spec (argv with quotes and $, a plain variable) is carried as given',
+      );
       for (const r of launched) b.signal(refOf(req, r), 'SIGTERM');
       assert.deepEqual(await codes(exits, req.job_id, 2), [143, 143]);
-      const req2 = request(`process.on('SIGTERM', () => {}); ${TRAINER.split('\n')[0]} setInterval(() => fs.writeFileSync(beat, 'x'), 100);`);
+      const req2 = request(
+        `process.on('SIGTERM', () => {}); ${TRAINER.split('\n')[0]} setInterval(() => fs.writeFileSync(beat, 'x'), 100);`,
+      );
       const l2 = await b.launch(req2);
-      await until('the replicas to run', () => (existsSync(join(req2.job_dir, 'checkpoint', 'beat-0')) ? true : undefined));
+      await until('the replicas to run', () =>
+        existsSync(join(req2.job_dir, 'checkpoint', 'beat-0')) ? true : undefined,
+      );
       for (const r of l2) b.signal(refOf(req2, r), 'SIGKILL');
       const killed = await codes(exits, req2.job_id, 2);
-      assert.ok(killed.every((c) => c !== 0 && c !== 143), `killed replicas end with a failure code, got ${killed.join(',')}`);
+      assert.ok(
+        killed.every((c) => c !== 0 && c !== 143),
+        `killed replicas end with a failure code, got ${killed.join(',')}`,
+      );
     });
 
-    it('stops: SIGTERM reaches the main process alone, the rest of the replica is killed once it exited', { skip: unsupported.subprocesses }, async () => {
-      const { b, exits } = await open();
-      const req = request(FAMILY);
-      const launched = await b.launch(req);
-      const file = (rank: number, suffix: string) => join(req.job_dir, 'checkpoint', `family-${rank}.${suffix}`);
-      await until('the replicas and their helpers to run', () => ([0, 1].every((r) => existsSync(file(r, 'beat')) && existsSync(file(r, 'helper-beat'))) ? true : undefined));
-      for (const r of launched) b.signal(refOf(req, r), 'SIGTERM');
-      assert.deepEqual(await codes(exits, req.job_id, 2), [143, 143]);
-      for (const rank of [0, 1]) {
-        const seen = JSON.parse(readFileSync(file(rank, 'main'), 'utf8')) as { helper_alive: boolean; helper_term: boolean };
-        assert.deepEqual(seen, { helper_alive: true, helper_term: false }, `rank ${rank}: the helper neither got SIGTERM nor died while the main process saved`);
-      }
-      // The helper outlives nothing: once the main process exited, the replica's rest is killed.
-      await until('the helpers to stop', () => {
-        const t = [0, 1].map((r) => statSync(file(r, 'helper-beat')).mtimeMs);
-        return t.every((ms) => Date.now() - ms > 1500) ? true : undefined;
-      });
-    });
+    it(
+      'stops: SIGTERM reaches the main process alone, the rest of the replica is killed once it exited',
+      { skip: unsupported.subprocesses },
+      async () => {
+        const { b, exits } = await open();
+        const req = request(FAMILY);
+        const launched = await b.launch(req);
+        const file = (rank: number, suffix: string) => join(req.job_dir, 'checkpoint', `family-${rank}.${suffix}`);
+        await until('the replicas and their helpers to run', () =>
+          [0, 1].every((r) => existsSync(file(r, 'beat')) && existsSync(file(r, 'helper-beat'))) ? true : undefined,
+        );
+        for (const r of launched) b.signal(refOf(req, r), 'SIGTERM');
+        assert.deepEqual(await codes(exits, req.job_id, 2), [143, 143]);
+        for (const rank of [0, 1]) {
+          const seen = JSON.parse(readFileSync(file(rank, 'main'), 'utf8')) as {
+            helper_alive: boolean;
+            helper_term: boolean;
+          };
+          assert.deepEqual(
+            seen,
+            { helper_alive: true, helper_term: false },
+            `rank ${rank}: the helper neither got SIGTERM nor died while the main process saved`,
+          );
+        }
+        // The helper outlives nothing: once the main process exited, the replica's rest is killed.
+        await until('the helpers to stop', () => {
+          const t = [0, 1].map((r) => statSync(file(r, 'helper-beat')).mtimeMs);
+          return t.every((ms) => Date.now() - ms > 1500) ? true : undefined;
+        });
+      },
+    );
 
     it('lets a new instance adopt running replicas and report their recorded exits', async () => {
       const first = await open();
@@ -229,25 +305,47 @@ export function runBackendConformance(name: string, setup: () => Promise<Backend
       for (const r of launched) assert.equal(await second.b.adopt(refOf(req, r)), 'alive');
       assert.deepEqual(await codes(second.exits, req.job_id, 2), [5, 5]);
       const third = await open();
-      assert.equal(await third.b.adopt(refOf(req, launched[0]!)), 5, 'an ended replica answers its recorded code at once');
+      assert.equal(
+        await third.b.adopt(refOf(req, launched[0]!)),
+        5,
+        'an ended replica answers its recorded code at once',
+      );
     });
 
-    it("runs every rank in the job's environment: its venv first on PATH, env_setup once per host", { skip: unsupported.environment }, async () => {
-      const { b, exits } = await open();
-      // A stand-in venv whose python3 says where it runs from (a real one needs no more: bin/ first on PATH).
-      const venv = join(root, `venv${n}`);
-      mkdirSync(join(venv, 'bin'), { recursive: true });
-      writeFileSync(join(venv, 'bin', 'python3'), '#!/bin/sh\necho "venv python3 $VIRTUAL_ENV" > "$GOODPUT_CHECKPOINT_DIR/python-$RANK"\n');
-      chmodSync(join(venv, 'bin', 'python3'), 0o755);
-      const setups = join(root, `setups${n}`);
-      mkdirSync(setups);
-      const req = { ...request(''), command: ['python3'], environment: { venv, env_setup: `mktemp -p ${setups} ran.XXXXXX` } };
-      await b.launch(req);
-      assert.deepEqual(await codes(exits, req.job_id, 2), [0, 0]);
-      for (const rank of [0, 1]) assert.equal(readFileSync(join(req.job_dir, 'checkpoint', `python-${rank}`), 'utf8'), `venv python3 ${venv}\n`);
-      const hosts = new Set(fx.two_nodes.map((i) => b.nodes()[i]!.address)).size;
-      assert.ok(readdirSync(setups).length >= 1 && readdirSync(setups).length <= hosts, `env_setup ran ${readdirSync(setups).length} time(s) for 2 ranks on ${hosts} host(s)`);
-    });
+    it(
+      "runs every rank in the job's environment: its venv first on PATH, env_setup once per host",
+      { skip: unsupported.environment },
+      async () => {
+        const { b, exits } = await open();
+        // A stand-in venv whose python3 says where it runs from (a real one needs no more: bin/ first on PATH).
+        const venv = join(root, `venv${n}`);
+        mkdirSync(join(venv, 'bin'), { recursive: true });
+        writeFileSync(
+          join(venv, 'bin', 'python3'),
+          '#!/bin/sh\necho "venv python3 $VIRTUAL_ENV" > "$GOODPUT_CHECKPOINT_DIR/python-$RANK"\n',
+        );
+        chmodSync(join(venv, 'bin', 'python3'), 0o755);
+        const setups = join(root, `setups${n}`);
+        mkdirSync(setups);
+        const req = {
+          ...request(''),
+          command: ['python3'],
+          environment: { venv, env_setup: `mktemp -p ${setups} ran.XXXXXX` },
+        };
+        await b.launch(req);
+        assert.deepEqual(await codes(exits, req.job_id, 2), [0, 0]);
+        for (const rank of [0, 1])
+          assert.equal(
+            readFileSync(join(req.job_dir, 'checkpoint', `python-${rank}`), 'utf8'),
+            `venv python3 ${venv}\n`,
+          );
+        const hosts = new Set(fx.two_nodes.map((i) => b.nodes()[i]!.address)).size;
+        assert.ok(
+          readdirSync(setups).length >= 1 && readdirSync(setups).length <= hosts,
+          `env_setup ran ${readdirSync(setups).length} time(s) for 2 ranks on ${hosts} host(s)`,
+        );
+      },
+    );
 
     it('abandon ends what an unrecorded launch left running', async () => {
       const first = await open();
@@ -266,6 +364,18 @@ export function runBackendConformance(name: string, setup: () => Promise<Backend
   });
 }
 
-function refOf(req: LaunchRequest, r: { rank: number; node: string; launch_id: string; pid: number; proc_start: string }): ReplicaRef {
-  return { job_id: req.job_id, attempt: req.attempt, rank: r.rank, node: r.node, launch_id: r.launch_id, pid: r.pid, proc_start: r.proc_start, job_dir: req.job_dir };
+function refOf(
+  req: LaunchRequest,
+  r: { rank: number; node: string; launch_id: string; pid: number; proc_start: string },
+): ReplicaRef {
+  return {
+    job_id: req.job_id,
+    attempt: req.attempt,
+    rank: r.rank,
+    node: r.node,
+    launch_id: r.launch_id,
+    pid: r.pid,
+    proc_start: r.proc_start,
+    job_dir: req.job_dir,
+  };
 }

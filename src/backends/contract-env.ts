@@ -97,7 +97,11 @@ export function contractEnv(i: ContractInput): ContractEnv {
  * entry 0, as it would under torchrun. `rank_nodes` and `devices` are indexed by rank (ranks
  * contiguous per node).
  */
-export function nodeVisibleDevices(rank_nodes: readonly (string | number)[], devices: readonly number[], rank: number): string {
+export function nodeVisibleDevices(
+  rank_nodes: readonly (string | number)[],
+  devices: readonly number[],
+  rank: number,
+): string {
   return devices.filter((_, r) => rank_nodes[r] === rank_nodes[rank]).join(',');
 }
 
@@ -134,6 +138,7 @@ export function parsePortRange(text: string): PortRange {
   const m = /^(\d{1,5})-(\d{1,5})$/.exec(text.trim());
   const first = Number(m?.[1]);
   const last = Number(m?.[2]);
-  if (!m || first < 1 || last > 65535 || first > last) throw new Error(`expected FIRST-LAST with 1 <= FIRST <= LAST <= 65535 (e.g. 29500-29999), got '${text}'`);
+  if (!m || first < 1 || last > 65535 || first > last)
+    throw new Error(`expected FIRST-LAST with 1 <= FIRST <= LAST <= 65535 (e.g. 29500-29999), got '${text}'`);
   return { first, last };
 }

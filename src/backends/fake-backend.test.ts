@@ -11,8 +11,17 @@ const root = mkdtempSync(join(tmpdir(), 'goodput-fake-'));
 after(() => rmSync(root, { recursive: true, force: true }));
 
 const request = (job_id: string, script: string): LaunchRequest => ({
-  job_id, attempt: 0, command: [process.execPath, '-e', script], workdir: root, env: {}, devices: [0, 1], nodes: [0, 0], num_nodes: 1,
-  api_url: 'http://127.0.0.1:1', token: 't', job_dir: join(root, job_id),
+  job_id,
+  attempt: 0,
+  command: [process.execPath, '-e', script],
+  workdir: root,
+  env: {},
+  devices: [0, 1],
+  nodes: [0, 0],
+  num_nodes: 1,
+  api_url: 'http://127.0.0.1:1',
+  token: 't',
+  job_dir: join(root, job_id),
 });
 
 describe('FakeBackend on a FakeClock', () => {
@@ -22,12 +31,30 @@ describe('FakeBackend on a FakeClock', () => {
     const exits: ReplicaExit[] = [];
     backend.onExit((e) => exits.push(e));
     const started = Date.now();
-    await backend.launch(request('long', "setTimeout(() => process.exit(Number(process.env.RANK) + 3), 3_600_000);"));
+    await backend.launch(request('long', 'setTimeout(() => process.exit(Number(process.env.RANK) + 3), 3_600_000);'));
     await clock.advance(3_599_000);
     assert.equal(exits.length, 0);
-    assert.equal(backend.probe({ job_id: 'long', attempt: 0, rank: 0, node: 'n', launch_id: '', pid: 0, proc_start: '', job_dir: '' }), 'alive');
+    assert.equal(
+      backend.probe({
+        job_id: 'long',
+        attempt: 0,
+        rank: 0,
+        node: 'n',
+        launch_id: '',
+        pid: 0,
+        proc_start: '',
+        job_dir: '',
+      }),
+      'alive',
+    );
     await clock.advance(1_000);
-    assert.deepEqual(exits.map((e) => [e.rank, e.exit_code]), [[0, 3], [1, 4]]);
+    assert.deepEqual(
+      exits.map((e) => [e.rank, e.exit_code]),
+      [
+        [0, 3],
+        [1, 4],
+      ],
+    );
     assert.ok(Date.now() - started < 2_000, 'no wall time');
   });
 
@@ -38,8 +65,18 @@ describe('FakeBackend on a FakeClock', () => {
     backend.onExit((e) => exits.push(e));
     const launched = await backend.launch(request('term', 'setInterval(() => {}, 1000);'));
     await clock.advance(5_000);
-    for (const r of launched) backend.signal({ job_id: 'term', attempt: 0, rank: r.rank, node: r.node, launch_id: '', pid: 0, proc_start: '', job_dir: '' }, 'SIGTERM');
-    assert.deepEqual(exits.map((e) => e.exit_code), [143, 143]);
-    await assert.rejects(backend.launch({ ...request('sh', ''), command: ['/bin/sh', '-c', 'true'] }), /E_LAUNCH|only 'node -e/);
+    for (const r of launched)
+      backend.signal(
+        { job_id: 'term', attempt: 0, rank: r.rank, node: r.node, launch_id: '', pid: 0, proc_start: '', job_dir: '' },
+        'SIGTERM',
+      );
+    assert.deepEqual(
+      exits.map((e) => e.exit_code),
+      [143, 143],
+    );
+    await assert.rejects(
+      backend.launch({ ...request('sh', ''), command: ['/bin/sh', '-c', 'true'] }),
+      /E_LAUNCH|only 'node -e/,
+    );
   });
 });

@@ -14,7 +14,15 @@ import * as path from 'node:path';
 import { createContext, runInContext } from 'node:vm';
 import { GoodputError } from '../core/errors.js';
 import { systemClock, type Clock, type TimerId } from '../util/clock.js';
-import type { Backend, BackendNode, LaunchedReplica, LaunchRequest, ReplicaExit, ReplicaRef, SpecToCarry } from './backend.js';
+import type {
+  Backend,
+  BackendNode,
+  LaunchedReplica,
+  LaunchRequest,
+  ReplicaExit,
+  ReplicaRef,
+  SpecToCarry,
+} from './backend.js';
 import { contractEnv, nodeVisibleDevices } from './contract-env.js';
 import { EXIT_LOST } from './backend.js';
 import { jobDirs, replicaLogPath } from './run-files.js';
@@ -80,7 +88,13 @@ export class FakeCluster {
 
 /** A node of `gpus` CPU slots named `name` (the fake's devices behave as the local backend's CPU slots). */
 export function fakeNode(name: string, gpus: number, address = '127.0.0.1'): BackendNode {
-  return { name, address, usable: gpus, note: '', devices: Array.from({ length: gpus }, (_, index) => ({ index, kind: 'cpu' as const, name: 'cpu-slot' })) };
+  return {
+    name,
+    address,
+    usable: gpus,
+    note: '',
+    devices: Array.from({ length: gpus }, (_, index) => ({ index, kind: 'cpu' as const, name: 'cpu-slot' })),
+  };
 }
 
 export class FakeBackend implements Backend {
@@ -95,7 +109,8 @@ export class FakeBackend implements Backend {
   }
 
   async refresh(): Promise<void> {
-    if (this.cluster.unavailable !== undefined) throw new GoodputError('E_BACKEND_UNAVAILABLE', `fake cluster unavailable: ${this.cluster.unavailable}`);
+    if (this.cluster.unavailable !== undefined)
+      throw new GoodputError('E_BACKEND_UNAVAILABLE', `fake cluster unavailable: ${this.cluster.unavailable}`);
   }
 
   onExit(listener: (exit: ReplicaExit) => void): void {
@@ -109,9 +124,14 @@ export class FakeBackend implements Backend {
 
   async launch(req: LaunchRequest): Promise<LaunchedReplica[]> {
     const program = programOf(req.command);
-    if (!program) throw new GoodputError('E_LAUNCH', `the fake backend runs only 'node -e SCRIPT' programs, got ${req.command[0] ?? '(empty)'}`);
+    if (!program)
+      throw new GoodputError(
+        'E_LAUNCH',
+        `the fake backend runs only 'node -e SCRIPT' programs, got ${req.command[0] ?? '(empty)'}`,
+      );
     const nodes = req.nodes.map((i) => this.cluster.nodes[i]);
-    if (nodes.some((n) => !n || n.usable === 0)) throw new GoodputError('E_LAUNCH', `node(s) ${req.nodes.join(',')} not usable`);
+    if (nodes.some((n) => !n || n.usable === 0))
+      throw new GoodputError('E_LAUNCH', `node(s) ${req.nodes.join(',')} not usable`);
     const dirs = jobDirs(req.job_dir);
     for (const d of [dirs.checkpoint, dirs.logs, dirs.run]) mkdirSync(d, { recursive: true });
     const port = this.cluster.port();
@@ -120,17 +140,39 @@ export class FakeBackend implements Backend {
     const launched: LaunchedReplica[] = [];
     // The contract's variables, as every backend builds them (contract-env.ts).
     const vars = contractEnv({
-      job_id: req.job_id, attempt: req.attempt, rank_nodes: req.nodes, master_addr: nodes[0]!.address, master_port: port, api_url: req.api_url,
-      token: req.token, checkpoint_dir: dirs.checkpoint, restarts: req.restarts ?? 0, max_restarts: req.max_restarts ?? 0, ...(req.gpu_type !== undefined ? { gpu_type: req.gpu_type } : {}), preset: (name) => req.env[name] !== undefined,
+      job_id: req.job_id,
+      attempt: req.attempt,
+      rank_nodes: req.nodes,
+      master_addr: nodes[0]!.address,
+      master_port: port,
+      api_url: req.api_url,
+      token: req.token,
+      checkpoint_dir: dirs.checkpoint,
+      restarts: req.restarts ?? 0,
+      max_restarts: req.max_restarts ?? 0,
+      ...(req.gpu_type !== undefined ? { gpu_type: req.gpu_type } : {}),
+      preset: (name) => req.env[name] !== undefined,
     });
     for (let rank = 0; rank < world; rank++) {
       const node = nodes[rank]!;
       const device = req.devices[rank]!;
       const env: Record<string, string> = { ...req.env, ...vars.common, ...vars.ranks[rank] };
-      if (node.devices.find((d) => d.index === device)?.kind === 'gpu') env.CUDA_VISIBLE_DEVICES = nodeVisibleDevices(req.nodes, req.devices, rank);
+      if (node.devices.find((d) => d.index === device)?.kind === 'gpu')
+        env.CUDA_VISIBLE_DEVICES = nodeVisibleDevices(req.nodes, req.devices, rank);
       const log_path = replicaLogPath(req.job_dir, rank);
-      appendFileSync(log_path, `--- goodput: attempt ${req.attempt}, rank ${rank}/${world}, node ${node.name}, device ${device} (fake backend) ---\n`);
-      const replica: FakeReplica = { job_id: req.job_id, attempt: req.attempt, rank, node: node.name, timers: new Set(), handlers: new Map(), watcher: this };
+      appendFileSync(
+        log_path,
+        `--- goodput: attempt ${req.attempt}, rank ${rank}/${world}, node ${node.name}, device ${device} (fake backend) ---\n`,
+      );
+      const replica: FakeReplica = {
+        job_id: req.job_id,
+        attempt: req.attempt,
+        rank,
+        node: node.name,
+        timers: new Set(),
+        handlers: new Map(),
+        watcher: this,
+      };
       this.cluster.exits.delete(replicaKey(req.job_id, req.attempt, rank));
       this.cluster.running.set(replicaKey(req.job_id, req.attempt, rank), replica);
       launched.push({ rank, device, node: node.name, launch_id: '', pid: 0, proc_start: '', log_path, started_at_ms });
@@ -182,21 +224,39 @@ export class FakeBackend implements Backend {
   }
 
   /** Runs the program's top level in a context of its own; it ends when it exits or has no timer left. */
-  private start(replica: FakeReplica, script: string, argv: string[], env: Record<string, string>, cwd: string, log_path: string): void {
+  private start(
+    replica: FakeReplica,
+    script: string,
+    argv: string[],
+    env: Record<string, string>,
+    cwd: string,
+    log_path: string,
+  ): void {
     const clock = this.cluster.clock;
-    const timer = (repeat: boolean) => (callback: () => void, ms = 0): TimerId => {
-      const t: TimerId = (repeat ? clock.setInterval : clock.setTimeout).call(clock, () => {
-        if (!repeat) replica.timers.delete(t);
-        this.guard(replica, callback);
-      }, ms);
-      replica.timers.add(t);
-      return t;
-    };
+    const timer =
+      (repeat: boolean) =>
+      (callback: () => void, ms = 0): TimerId => {
+        const t: TimerId = (repeat ? clock.setInterval : clock.setTimeout).call(
+          clock,
+          () => {
+            if (!repeat) replica.timers.delete(t);
+            this.guard(replica, callback);
+          },
+          ms,
+        );
+        replica.timers.add(t);
+        return t;
+      };
     const log = (...parts: unknown[]) => appendFileSync(log_path, parts.map(String).join(' ') + '\n');
     const proc = {
-      env, argv, pid: 0, platform: process.platform,
+      env,
+      argv,
+      pid: 0,
+      platform: process.platform,
       cwd: () => cwd,
-      exit: (code = 0): never => { throw new ProgramExit(Number(code)); },
+      exit: (code = 0): never => {
+        throw new ProgramExit(Number(code));
+      },
       on: (event: string, handler: () => void): void => {
         replica.handlers.set(event, [...(replica.handlers.get(event) ?? []), handler]);
       },
@@ -207,7 +267,8 @@ export class FakeBackend implements Backend {
     const context = createContext({
       process: proc,
       require: (name: string) => {
-        if (!(name in modules)) throw new Error(`the fake backend provides only ${Object.keys(modules).join(', ')}, not ${name}`);
+        if (!(name in modules))
+          throw new Error(`the fake backend provides only ${Object.keys(modules).join(', ')}, not ${name}`);
         return modules[name];
       },
       console: { log, error: log, warn: log, info: log },
@@ -215,7 +276,15 @@ export class FakeBackend implements Backend {
       setInterval: timer(true),
       clearTimeout: (t: TimerId) => (clock.clear(t), replica.timers.delete(t)),
       clearInterval: (t: TimerId) => (clock.clear(t), replica.timers.delete(t)),
-      Date, JSON, Math, Number, String, Object, Array, Error, Promise,
+      Date,
+      JSON,
+      Math,
+      Number,
+      String,
+      Object,
+      Array,
+      Error,
+      Promise,
     });
     // A process starts after its launch returns: an exit is never reported inside `launch`.
     setImmediate(() => this.guard(replica, () => runInContext(script, context)));
@@ -238,6 +307,7 @@ export class FakeBackend implements Backend {
 /** The script and arguments of `node -e SCRIPT [--] ARGS`, or undefined for any other command. */
 function programOf(command: readonly string[]): { script: string; args: string[] } | undefined {
   const [exe, flag, script, ...rest] = command;
-  if (!exe || !(exe === process.execPath || path.basename(exe) === 'node') || flag !== '-e' || script === undefined) return undefined;
+  if (!exe || !(exe === process.execPath || path.basename(exe) === 'node') || flag !== '-e' || script === undefined)
+    return undefined;
   return { script, args: rest[0] === '--' ? rest.slice(1) : rest };
 }

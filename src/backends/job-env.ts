@@ -70,7 +70,12 @@ export function hasEnvironment(e: JobEnvironment): boolean {
  * means its interpreter) with VIRTUAL_ENV or CONDA_PREFIX set and PYTHONHOME unset, as their
  * activation scripts do (conda's `activate.d` hooks are not run). Pure.
  */
-export function execPlan(e: JobEnvironment, command: readonly string[], env: Readonly<Record<string, string>>, state: SetupState): ExecPlan {
+export function execPlan(
+  e: JobEnvironment,
+  command: readonly string[],
+  env: Readonly<Record<string, string>>,
+  state: SetupState,
+): ExecPlan {
   if (!hasEnvironment(e)) return { command: [...command], env: { ...env } };
   const out: Record<string, string> = { ...env };
   const prefix = e.venv ?? e.conda;
@@ -82,7 +87,18 @@ export function execPlan(e: JobEnvironment, command: readonly string[], env: Rea
   }
   const kind = e.venv !== undefined ? 'venv' : 'conda environment';
   return {
-    command: ['/bin/sh', '-c', PRELUDE, 'goodput-env', state.state_dir, String(state.attempt), e.env_setup ?? '', prefix ?? '', kind, ...command],
+    command: [
+      '/bin/sh',
+      '-c',
+      PRELUDE,
+      'goodput-env',
+      state.state_dir,
+      String(state.attempt),
+      e.env_setup ?? '',
+      prefix ?? '',
+      kind,
+      ...command,
+    ],
     env: out,
   };
 }

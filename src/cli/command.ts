@@ -20,7 +20,12 @@ type Options = NonNullable<ParseArgsConfig['options']>;
  * Parses flags strictly; an unknown flag or a missing value becomes a usage error that names the
  * command, instead of a Node stack trace.
  */
-export function parseFlags<T extends Options>(command: string, argv: readonly string[], options: T, allowPositionals = true) {
+export function parseFlags<T extends Options>(
+  command: string,
+  argv: readonly string[],
+  options: T,
+  allowPositionals = true,
+) {
   try {
     return parseArgs({ args: [...argv], options, allowPositionals, strict: true });
   } catch (error) {
@@ -42,12 +47,31 @@ export function flagNames(options: Options): string[] {
 }
 
 /** Parses a numeric flag value, rejecting garbage with a message naming the flag. */
-export function numberFlag(command: string, flag: string, value: string | undefined, fallback: number, opts: { integer?: boolean; min?: number; max?: number; source?: string } = {}): number {
+export function numberFlag(
+  command: string,
+  flag: string,
+  value: string | undefined,
+  fallback: number,
+  opts: { integer?: boolean; min?: number; max?: number; source?: string } = {},
+): number {
   if (value === undefined) return fallback;
   const parsed = Number(value);
-  if (value.trim() === '' || !Number.isFinite(parsed) || (opts.integer && !Number.isInteger(parsed)) || (opts.min !== undefined && parsed < opts.min) || (opts.max !== undefined && parsed > opts.max)) {
+  if (
+    value.trim() === '' ||
+    !Number.isFinite(parsed) ||
+    (opts.integer && !Number.isInteger(parsed)) ||
+    (opts.min !== undefined && parsed < opts.min) ||
+    (opts.max !== undefined && parsed > opts.max)
+  ) {
     const kind = opts.integer ? 'an integer' : 'a number';
-    const bound = opts.min !== undefined && opts.max !== undefined ? ` from ${opts.min} to ${opts.max}` : opts.min !== undefined ? ` >= ${opts.min}` : opts.max !== undefined ? ` <= ${opts.max}` : '';
+    const bound =
+      opts.min !== undefined && opts.max !== undefined
+        ? ` from ${opts.min} to ${opts.max}`
+        : opts.min !== undefined
+          ? ` >= ${opts.min}`
+          : opts.max !== undefined
+            ? ` <= ${opts.max}`
+            : '';
     throw usageError(`${command}: ${opts.source ?? `--${flag}`} must be ${kind}${bound}, got '${value}'.`);
   }
   return parsed;

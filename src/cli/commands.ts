@@ -21,4 +21,26 @@ import { planCommand } from './commands/plan.js';
 import { dashboardCommand } from './commands/dashboard.js';
 
 /** Every `goodput` subcommand, in the order `goodput --help` lists them. */
-export const commands: readonly CliCommand[] = [upCommand, downCommand, submitCommand, lsCommand, showCommand, logsCommand, cancelCommand, nodesCommand, dashboardCommand, profilesCommand, tokenCommand, backupCommand, restoreCommand, runCommand, profileCommand, planCommand, simCommand, compareCommand, viewCommand, doctorCommand, makeCompletionCommand(() => commands)];
+export const commands: readonly CliCommand[] = [
+  upCommand,
+  downCommand,
+  submitCommand,
+  lsCommand,
+  showCommand,
+  logsCommand,
+  cancelCommand,
+  nodesCommand,
+  dashboardCommand,
+  profilesCommand,
+  tokenCommand,
+  backupCommand,
+  restoreCommand,
+  runCommand,
+  profileCommand,
+  planCommand,
+  simCommand,
+  compareCommand,
+  viewCommand,
+  doctorCommand,
+  makeCompletionCommand(() => commands),
+];

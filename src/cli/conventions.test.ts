@@ -35,10 +35,16 @@ describe('CLI conventions', () => {
   it("says `-- python ...` when the command comes without '--', instead of reading it as a spec", async () => {
     const r = await runCli(['submit', '-J', 'digits', 'python3', 'train.py', '--epochs', '3']);
     assert.equal(r.status, 2);
-    assert.match(r.stderr, /'python3' is not a job spec file .*did you mean `goodput submit -J digits -- python3 train.py --epochs 3`\?/);
+    assert.match(
+      r.stderr,
+      /'python3' is not a job spec file .*did you mean `goodput submit -J digits -- python3 train.py --epochs 3`\?/,
+    );
     assert.doesNotMatch(r.stderr, /YAML/);
     const both = await runCli(['submit', 'job.yaml', 'python3', 'train.py']);
-    assert.match(both.stderr, /'python3' is not an option\. .*did you mean `goodput submit job\.yaml -- python3 train\.py`\?/);
+    assert.match(
+      both.stderr,
+      /'python3' is not an option\. .*did you mean `goodput submit job\.yaml -- python3 train\.py`\?/,
+    );
     const script = await runCli(['submit', 'train.py']);
     assert.match(script.stderr, /did you mean `goodput submit -- train.py`\?/);
     const run = await runCli(['run', '-n', '2', 'python3', 'x.py']);
@@ -48,7 +54,10 @@ describe('CLI conventions', () => {
   it('refuses a whole command quoted as one argument, showing it unquoted', async () => {
     const r = await runCli(['submit', '--data-dir', data_dir, '--', 'python3 train.py --lr 0.1']);
     assert.equal(r.status, 2);
-    assert.match(r.stderr, /the command is one argument, 'python3 train\.py --lr 0\.1'.* -- python3 train\.py --lr 0\.1 /);
+    assert.match(
+      r.stderr,
+      /the command is one argument, 'python3 train\.py --lr 0\.1'.* -- python3 train\.py --lr 0\.1 /,
+    );
   });
 
   it('refuses a port out of range and a server address that is not an http(s) URL as usage errors, naming their source', async () => {
@@ -66,47 +75,114 @@ describe('CLI conventions', () => {
   });
 
   it('prints the version with -V and --version', async () => {
-    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
     for (const flag of ['-V', '--version']) assert.equal((await runCli([flag])).stdout.trim(), pkg.version);
   });
 
-  it('up -d starts a server, short flags submit, cancel of a finished job says so, down stops it', { timeout: 90_000 }, async () => {
-    const up = await runCli(['up', '-d', '--data-dir', data_dir, '--cpu-slots', '2', '--interval-s', '1'], { GOODPUT_PORT: '0' });
-    assert.equal(up.status, 0, up.stderr);
-    const pid = (JSON.parse(readFileSync(join(data_dir, 'server.json'), 'utf8')) as { pid: number }).pid;
-    const sub = await runCli(['submit', '-J', 'quick', '-n', '2', '-e', 'GREETING=hi', '--json', '--data-dir', data_dir, '--', process.execPath, '-e', 'console.log(process.env.GREETING)']);
-    assert.equal(sub.status, 0, sub.stderr);
-    const job = JSON.parse(sub.stdout) as { id: string; name: string; spec: { max_replicas: number; env: Record<string, string> } };
-    assert.deepEqual([job.name, job.spec.max_replicas, job.spec.env], ['quick', 2, { GREETING: 'hi' }]);
-    await waitFor('the job to succeed', 30_000, async () => JSON.parse((await runCli(['show', job.id, '--json', '--data-dir', data_dir])).stdout).state === 'succeeded');
-    const cancel = await runCli(['cancel', 'quick', '--data-dir', data_dir]);
-    assert.equal(cancel.status, 1);
-    assert.match(cancel.stderr, new RegExp(`error\\[E_CONFLICT\\]: job ${job.id} \\(quick\\) already succeeded at \\S+; there is nothing to cancel`));
-    assert.doesNotMatch(cancel.stderr, /cannot cancelled/);
-    // A job that has not started says so in place of a log; one cancel takes several jobs.
-    const sleeper = [process.execPath, '-e', 'setTimeout(() => {}, 60000)'];
-    const ids: string[] = [];
-    const submitLong = async (name: string) => ids.push((JSON.parse((await runCli(['submit', '-J', name, '-n', '2', '--min-replicas', '2', '--json', '--data-dir', data_dir, '--', ...sleeper])).stdout) as { id: string }).id);
-    await submitLong('long1'); // needs both slots
-    await waitFor('long1 to run', 30_000, async () => JSON.parse((await runCli(['show', 'long1', '--json', '--data-dir', data_dir])).stdout).state === 'running');
-    await submitLong('long2'); // queued behind it
-    const queued = await runCli(['logs', 'long2', '--data-dir', data_dir]);
-    assert.equal(queued.status, 0, queued.stderr);
-    assert.equal(queued.stdout, '');
-    assert.match(queued.stderr, /job long2 is queued: replica 0 has written no log yet \(its log appears once it runs; -f waits for it\)/);
-    const many = await runCli(['cancel', 'long1', 'long2', 'nosuchjob', '--data-dir', data_dir]);
-    assert.equal(many.status, 1, 'one of them could not be cancelled');
-    assert.match(many.stdout, new RegExp(`cancelled job ${ids[0]} \\(long1\\)\ncancelled job ${ids[1]} \\(long2\\)`));
-    assert.match(many.stderr, /nosuchjob: error\[E_NOT_FOUND\]/);
-    const down = await runCli(['down', '--data-dir', data_dir]);
-    assert.equal(down.status, 0, down.stderr);
-    assert.match(down.stdout, new RegExp(`stopped the goodput server \\(pid ${pid}\\)`));
-    assert.equal(isAlive(pid, ''), false);
-    assert.equal(existsSync(join(data_dir, 'server.json')), false);
-    const again = await runCli(['down', '--data-dir', data_dir]);
-    assert.equal(again.status, 0);
-    assert.match(again.stdout, /no goodput server is running/);
-  });
+  it(
+    'up -d starts a server, short flags submit, cancel of a finished job says so, down stops it',
+    { timeout: 90_000 },
+    async () => {
+      const up = await runCli(['up', '-d', '--data-dir', data_dir, '--cpu-slots', '2', '--interval-s', '1'], {
+        GOODPUT_PORT: '0',
+      });
+      assert.equal(up.status, 0, up.stderr);
+      const pid = (JSON.parse(readFileSync(join(data_dir, 'server.json'), 'utf8')) as { pid: number }).pid;
+      const sub = await runCli([
+        'submit',
+        '-J',
+        'quick',
+        '-n',
+        '2',
+        '-e',
+        'GREETING=hi',
+        '--json',
+        '--data-dir',
+        data_dir,
+        '--',
+        process.execPath,
+        '-e',
+        'console.log(process.env.GREETING)',
+      ]);
+      assert.equal(sub.status, 0, sub.stderr);
+      const job = JSON.parse(sub.stdout) as {
+        id: string;
+        name: string;
+        spec: { max_replicas: number; env: Record<string, string> };
+      };
+      assert.deepEqual([job.name, job.spec.max_replicas, job.spec.env], ['quick', 2, { GREETING: 'hi' }]);
+      await waitFor(
+        'the job to succeed',
+        30_000,
+        async () =>
+          JSON.parse((await runCli(['show', job.id, '--json', '--data-dir', data_dir])).stdout).state === 'succeeded',
+      );
+      const cancel = await runCli(['cancel', 'quick', '--data-dir', data_dir]);
+      assert.equal(cancel.status, 1);
+      assert.match(
+        cancel.stderr,
+        new RegExp(
+          `error\\[E_CONFLICT\\]: job ${job.id} \\(quick\\) already succeeded at \\S+; there is nothing to cancel`,
+        ),
+      );
+      assert.doesNotMatch(cancel.stderr, /cannot cancelled/);
+      // A job that has not started says so in place of a log; one cancel takes several jobs.
+      const sleeper = [process.execPath, '-e', 'setTimeout(() => {}, 60000)'];
+      const ids: string[] = [];
+      const submitLong = async (name: string) =>
+        ids.push(
+          (
+            JSON.parse(
+              (
+                await runCli([
+                  'submit',
+                  '-J',
+                  name,
+                  '-n',
+                  '2',
+                  '--min-replicas',
+                  '2',
+                  '--json',
+                  '--data-dir',
+                  data_dir,
+                  '--',
+                  ...sleeper,
+                ])
+              ).stdout,
+            ) as { id: string }
+          ).id,
+        );
+      await submitLong('long1'); // needs both slots
+      await waitFor(
+        'long1 to run',
+        30_000,
+        async () =>
+          JSON.parse((await runCli(['show', 'long1', '--json', '--data-dir', data_dir])).stdout).state === 'running',
+      );
+      await submitLong('long2'); // queued behind it
+      const queued = await runCli(['logs', 'long2', '--data-dir', data_dir]);
+      assert.equal(queued.status, 0, queued.stderr);
+      assert.equal(queued.stdout, '');
+      assert.match(
+        queued.stderr,
+        /job long2 is queued: replica 0 has written no log yet \(its log appears once it runs; -f waits for it\)/,
+      );
+      const many = await runCli(['cancel', 'long1', 'long2', 'nosuchjob', '--data-dir', data_dir]);
+      assert.equal(many.status, 1, 'one of them could not be cancelled');
+      assert.match(many.stdout, new RegExp(`cancelled job ${ids[0]} \\(long1\\)\ncancelled job ${ids[1]} \\(long2\\)`));
+      assert.match(many.stderr, /nosuchjob: error\[E_NOT_FOUND\]/);
+      const down = await runCli(['down', '--data-dir', data_dir]);
+      assert.equal(down.status, 0, down.stderr);
+      assert.match(down.stdout, new RegExp(`stopped the goodput server \\(pid ${pid}\\)`));
+      assert.equal(isAlive(pid, ''), false);
+      assert.equal(existsSync(join(data_dir, 'server.json')), false);
+      const again = await runCli(['down', '--data-dir', data_dir]);
+      assert.equal(again.status, 0);
+      assert.match(again.stdout, /no goodput server is running/);
+    },
+  );
 
   it('down leaves alone a process that took over the pid of a server killed with -9', async () => {
     const stale = join(root, 'stale');
@@ -138,14 +214,22 @@ describe('CLI conventions', () => {
 
   it('completes commands and flags in zsh, sourced and autoloaded from $fpath', { timeout: 60_000 }, async (t) => {
     if (spawnSync('zsh', ['-c', 'zmodload zsh/zpty'], { encoding: 'utf8' }).status !== 0) {
-      t.skip('zsh with zsh/zpty is not installed (scripts/test-packages.txt lists zsh; bash scripts/test.sh installs it)');
+      t.skip(
+        'zsh with zsh/zpty is not installed (scripts/test-packages.txt lists zsh; bash scripts/test.sh installs it)',
+      );
       return;
     }
     const fpath = join(root, 'zfunctions');
     mkdirSync(fpath);
     writeFileSync(join(fpath, '_goodput'), (await runCli(['completion', 'zsh'])).stdout);
-    for (const load of [`fpath=(${fpath} $fpath); autoload -Uz compinit; compinit -u -D`, `autoload -Uz compinit; compinit -u -D; source ${fpath}/_goodput`]) {
-      for (const [typed, want] of [['goodput sub', /^goodput submit +END$/m], ['goodput submit --max-rep', /^goodput submit --max-replicas +END$/m]] as const) {
+    for (const load of [
+      `fpath=(${fpath} $fpath); autoload -Uz compinit; compinit -u -D`,
+      `autoload -Uz compinit; compinit -u -D; source ${fpath}/_goodput`,
+    ]) {
+      for (const [typed, want] of [
+        ['goodput sub', /^goodput submit +END$/m],
+        ['goodput submit --max-rep', /^goodput submit --max-replicas +END$/m],
+      ] as const) {
         // Types the line and TAB in an interactive zsh, then echoes the completed line.
         const driver = [
           'zmodload zsh/zpty',

@@ -18,7 +18,12 @@ const SPEC_FILE = /\.(ya?ml|json)$/i;
  * own, e.g. `--epochs`) do not hide the hint; an unknown flag before it is left to the strict
  * parse (it says "did you mean").
  */
-export function checkMissingDashDash(cmd: string, flagArgs: readonly string[], options: Options, specAllowed: boolean): void {
+export function checkMissingDashDash(
+  cmd: string,
+  flagArgs: readonly string[],
+  options: Options,
+  specAllowed: boolean,
+): void {
   const { tokens } = parseArgs({ args: [...flagArgs], options, strict: false, allowPositionals: true, tokens: true });
   const positionals = tokens.filter((t) => t.kind === 'positional');
   const specFirst = specAllowed && positionals[0] !== undefined && SPEC_FILE.test(positionals[0].value);
@@ -29,7 +34,9 @@ export function checkMissingDashDash(cmd: string, flagArgs: readonly string[], o
   const before = flagArgs.slice(0, first.index);
   const suggestion = ['goodput', cmd, ...before, '--', ...flagArgs.slice(first.index)].map(shellWord).join(' ');
   const what = specAllowed && !specFirst ? 'is not a job spec file (.yaml, .yml or .json)' : 'is not an option';
-  throw usageError(`${cmd}: '${first.value}' ${what}. A command to run goes after '--'; did you mean \`${suggestion}\`?`);
+  throw usageError(
+    `${cmd}: '${first.value}' ${what}. A command to run goes after '--'; did you mean \`${suggestion}\`?`,
+  );
 }
 
 /**
@@ -39,7 +46,13 @@ export function checkMissingDashDash(cmd: string, flagArgs: readonly string[], o
  */
 export function checkQuotedCommand(cmd: string, command: readonly string[], workdir: string): void {
   const program = command[0];
-  if (command.length !== 1 || program === undefined || !/\s/.test(program.trim()) || existsSync(resolve(workdir, program))) return;
+  if (
+    command.length !== 1 ||
+    program === undefined ||
+    !/\s/.test(program.trim()) ||
+    existsSync(resolve(workdir, program))
+  )
+    return;
   const words = program.trim().split(/\s+/);
   throw usageError(
     `${cmd}: the command is one argument, '${program}'. Arguments are passed literally, never through a shell, so this would run a program named '${program}'. ` +

@@ -17,16 +17,26 @@ export function batchWords(b: BatchView): string {
 /** The insight lines of `goodput show` (none while nothing is known). */
 export function insightLines(i: JobInsight): string[] {
   const lines: string[] = [];
-  if (i.batch) lines.push(`batch      ${batchWords(i.batch)}${i.lr_scale !== null ? `; learning rate x${i.lr_scale.toFixed(2)} (AdaScale)` : ''}`);
+  if (i.batch)
+    lines.push(
+      `batch      ${batchWords(i.batch)}${i.lr_scale !== null ? `; learning rate x${i.lr_scale.toFixed(2)} (AdaScale)` : ''}`,
+    );
   if (i.throughput_samples_s !== null) {
-    const eff = i.efficiency !== null && i.goodput !== null ? ` x statistical efficiency ${i.efficiency.toFixed(2)} = goodput ${num(i.goodput)} (initial-batch samples/s)` : ' (no gradient statistics yet: goodput unknown)';
+    const eff =
+      i.efficiency !== null && i.goodput !== null
+        ? ` x statistical efficiency ${i.efficiency.toFixed(2)} = goodput ${num(i.goodput)} (initial-batch samples/s)`
+        : ' (no gradient statistics yet: goodput unknown)';
     lines.push(`goodput    throughput ${num(i.throughput_samples_s)} samples/s${eff}`);
   }
   if (i.predicted) {
     const now = i.speedup !== null ? `${times(i.speedup)} now over 1 replica, ` : '';
-    lines.push(`speedup    predicted ${now}best ${times(i.predicted.speedup)} on ${plural(i.predicted.replicas, 'replica')} (batch ${i.predicted.batch_size})`);
+    lines.push(
+      `speedup    predicted ${now}best ${times(i.predicted.speedup)} on ${plural(i.predicted.replicas, 'replica')} (batch ${i.predicted.batch_size})`,
+    );
   } else {
-    lines.push('speedup    not predicted yet (no throughput model: the job has not reported step times and gradient statistics)');
+    lines.push(
+      'speedup    not predicted yet (no throughput model: the job has not reported step times and gradient statistics)',
+    );
   }
   return lines;
 }
@@ -37,7 +47,11 @@ const SHOWN_EVENTS = 15;
 /** Full text of `goodput show` (the job, its current replicas and its latest events; the doctor's verdict from its reports). */
 export function renderJob(job: JobDetail, events: readonly EventView[], reports: readonly LiveReport[] = []): string {
   const unit = job.device_kind === 'gpu' ? 'GPU' : 'CPU slot';
-  const envs = [job.spec.venv && `venv ${job.spec.venv}`, job.spec.conda && `conda ${job.spec.conda}`, job.spec.env_setup && 'env_setup'].filter(Boolean);
+  const envs = [
+    job.spec.venv && `venv ${job.spec.venv}`,
+    job.spec.conda && `conda ${job.spec.conda}`,
+    job.spec.env_setup && 'env_setup',
+  ].filter(Boolean);
   const lines = [
     `job        ${job.id} (${job.name}) of ${job.user}`,
     `state      ${job.state}: ${job.reason}`,
@@ -57,12 +71,40 @@ export function renderJob(job: JobDetail, events: readonly EventView[], reports:
   if (job.checkpoint_at) lines.push(`checkpoint ${job.checkpoint_at}`);
   const out = [lines.join('\n')];
   if (job.current_replicas.length > 0) {
-    out.push(formatTable(['attempt', 'rank', 'node', unit === 'GPU' ? 'gpu' : 'slot', 'pid/job', 'exit'], job.current_replicas.map((r) => [String(r.attempt), String(r.rank), r.node, String(r.device ?? '-'), r.launch_id ? `slurm ${r.launch_id}` : String(r.pid), r.exit_code === null ? 'running' : String(r.exit_code)])));
+    out.push(
+      formatTable(
+        ['attempt', 'rank', 'node', unit === 'GPU' ? 'gpu' : 'slot', 'pid/job', 'exit'],
+        job.current_replicas.map((r) => [
+          String(r.attempt),
+          String(r.rank),
+          r.node,
+          String(r.device ?? '-'),
+          r.launch_id ? `slurm ${r.launch_id}` : String(r.pid),
+          r.exit_code === null ? 'running' : String(r.exit_code),
+        ]),
+      ),
+    );
   }
-  const tail = job.state === 'failed' ? [...events].reverse().find((e) => typeof e.data.log_tail === 'string' && e.data.log_tail !== '') : undefined;
-  if (tail) out.push(`last lines of replica ${String(tail.data.log_rank ?? 0)}'s log:\n${String(tail.data.log_tail).replace(/^/gm, '  ')}`);
-  out.push(formatTable(['time', 'actor', 'event', 'state', 'reason'], events.slice(-SHOWN_EVENTS).map((e) => [e.at.slice(11, 19), e.actor, e.kind, `${e.from_state ?? ''}->${e.to_state ?? ''}`, e.reason])));
-  if (events.length > SHOWN_EVENTS) out.push(`(${events.length - SHOWN_EVENTS} earlier events not shown; 'goodput show ${job.name} --json' has them all)`);
+  const tail =
+    job.state === 'failed'
+      ? [...events].reverse().find((e) => typeof e.data.log_tail === 'string' && e.data.log_tail !== '')
+      : undefined;
+  if (tail)
+    out.push(
+      `last lines of replica ${String(tail.data.log_rank ?? 0)}'s log:\n${String(tail.data.log_tail).replace(/^/gm, '  ')}`,
+    );
+  out.push(
+    formatTable(
+      ['time', 'actor', 'event', 'state', 'reason'],
+      events
+        .slice(-SHOWN_EVENTS)
+        .map((e) => [e.at.slice(11, 19), e.actor, e.kind, `${e.from_state ?? ''}->${e.to_state ?? ''}`, e.reason]),
+    ),
+  );
+  if (events.length > SHOWN_EVENTS)
+    out.push(
+      `(${events.length - SHOWN_EVENTS} earlier events not shown; 'goodput show ${job.name} --json' has them all)`,
+    );
   return out.join('\n\n');
 }
 
@@ -74,12 +116,33 @@ function note(j: JobSummary): string {
 
 /** `goodput ls` as a table (or a line saying there are none). */
 export function renderJobList(jobs: readonly JobSummary[], now_ms = Date.now()): string {
-  if (jobs.length === 0) return "no jobs yet; submit one with 'goodput submit [options] -- <command>' (see 'goodput submit --help')";
+  if (jobs.length === 0)
+    return "no jobs yet; submit one with 'goodput submit [options] -- <command>' (see 'goodput submit --help')";
   const rows = jobs.map((j) => {
     const i = j.insight;
-    const batch = i.batch ? `${i.batch.total} (${i.batch.local_bsz}x${i.batch.accum_steps + 1}x${i.batch.replicas})` : '-';
-    const speedup = i.predicted ? `${i.speedup !== null ? times(i.speedup) : '?'} (best ${times(i.predicted.speedup)} on ${i.predicted.replicas})` : '-';
-    return [j.id, j.name, j.user, j.state, String(j.replicas), String(j.restarts), batch, i.goodput !== null ? `${num(i.goodput)}/s` : '-', speedup, String(j.step), age(j.submitted_at, now_ms), note(j)];
+    const batch = i.batch
+      ? `${i.batch.total} (${i.batch.local_bsz}x${i.batch.accum_steps + 1}x${i.batch.replicas})`
+      : '-';
+    const speedup = i.predicted
+      ? `${i.speedup !== null ? times(i.speedup) : '?'} (best ${times(i.predicted.speedup)} on ${i.predicted.replicas})`
+      : '-';
+    return [
+      j.id,
+      j.name,
+      j.user,
+      j.state,
+      String(j.replicas),
+      String(j.restarts),
+      batch,
+      i.goodput !== null ? `${num(i.goodput)}/s` : '-',
+      speedup,
+      String(j.step),
+      age(j.submitted_at, now_ms),
+      note(j),
+    ];
   });
-  return formatTable(['id', 'name', 'user', 'state', 'replicas', 'restarts', 'batch', 'goodput', 'speedup', 'step', 'submitted', 'note'], rows);
+  return formatTable(
+    ['id', 'name', 'user', 'state', 'replicas', 'restarts', 'batch', 'goodput', 'speedup', 'step', 'submitted', 'note'],
+    rows,
+  );
 }

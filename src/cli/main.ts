@@ -34,7 +34,10 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   const command = commands.find((c) => c.name === name);
   if (!command) {
-    const hint = didYouMean(name, commands.map((c) => c.name));
+    const hint = didYouMean(
+      name,
+      commands.map((c) => c.name),
+    );
     console.error(`goodput: error[E_USAGE]: unknown command '${name}'.${hint} Run 'goodput --help' for the list.`);
     return 2;
   }

@@ -22,7 +22,8 @@ function fmtNumber(x: number): string {
   return x >= 100 ? Math.round(x).toString() : x >= 10 ? x.toFixed(1) : x.toPrecision(2);
 }
 
-const fmtCost = (c: number | null, currency: string): string => (c === null ? '-' : `${c < 10 ? c.toFixed(2) : Math.round(c)} ${currency}`);
+const fmtCost = (c: number | null, currency: string): string =>
+  c === null ? '-' : `${c < 10 ? c.toFixed(2) : Math.round(c)} ${currency}`;
 
 function describe(row: PlanRow | null, currency: string): string {
   if (!row) return 'none';
@@ -31,22 +32,61 @@ function describe(row: PlanRow | null, currency: string): string {
 
 /** The plan as text: the table, the answers, the advice and the notes. */
 export function renderPlan(r: PlanReport): string {
-  const header = ['type', 'GPUs', 'nodes', 'source', 'samples/s', 'eff', 'batch (b x a+1)', 'mem/GPU', 'time', 'GPU-h', 'cost'];
+  const header = [
+    'type',
+    'GPUs',
+    'nodes',
+    'source',
+    'samples/s',
+    'eff',
+    'batch (b x a+1)',
+    'mem/GPU',
+    'time',
+    'GPU-h',
+    'cost',
+  ];
   const lines = r.rows.map((row) => [
-    row.gpu_type, String(row.gpus), String(row.nodes), row.source, fmtNumber(row.samples_per_s), row.efficiency.toFixed(2),
-    `${row.batch_size} (${row.local_bsz} x ${row.accum_steps + 1})`, row.fits ? fmtBytes(row.memory_per_gpu_bytes) : 'no fit',
-    fmtDuration(row.time_s), Number.isFinite(row.gpu_hours) ? fmtNumber(row.gpu_hours) : '-', fmtCost(row.cost, r.currency),
+    row.gpu_type,
+    String(row.gpus),
+    String(row.nodes),
+    row.source,
+    fmtNumber(row.samples_per_s),
+    row.efficiency.toFixed(2),
+    `${row.batch_size} (${row.local_bsz} x ${row.accum_steps + 1})`,
+    row.fits ? fmtBytes(row.memory_per_gpu_bytes) : 'no fit',
+    fmtDuration(row.time_s),
+    Number.isFinite(row.gpu_hours) ? fmtNumber(row.gpu_hours) : '-',
+    fmtCost(row.cost, r.currency),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
   const out: string[] = [];
-  out.push(`Plan for '${r.key}': ${r.target_samples} samples${r.deadline_s !== null ? `, deadline ${fmtDuration(r.deadline_s)}` : ''}${r.budget !== null ? `, budget ${r.budget} ${r.currency}` : ''}`);
+  out.push(
+    `Plan for '${r.key}': ${r.target_samples} samples${r.deadline_s !== null ? `, deadline ${fmtDuration(r.deadline_s)}` : ''}${r.budget !== null ? `, budget ${r.budget} ${r.currency}` : ''}`,
+  );
   out.push('');
-  out.push(header.map((h, i) => h.padEnd(widths[i]!)).join('  ').trimEnd());
-  for (const l of lines) out.push(l.map((c, i) => (i >= 4 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd());
+  out.push(
+    header
+      .map((h, i) => h.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd(),
+  );
+  for (const l of lines)
+    out.push(
+      l
+        .map((c, i) => (i >= 4 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+        .join('  ')
+        .trimEnd(),
+    );
   out.push('');
-  out.push(`fastest${r.budget !== null ? ' within the budget' : ''}:   ${describe(r.answers.fastest_within_budget, r.currency)}`);
-  out.push(`cheapest${r.deadline_s !== null ? ' within the deadline' : ''}: ${describe(r.answers.cheapest_within_deadline, r.currency)}`);
-  out.push(`knee (doubling buys < half the ideal speed-up): ${r.answers.knee.map((k) => `${k.gpu_type} ${k.gpus}`).join(', ') || 'none'}`);
+  out.push(
+    `fastest${r.budget !== null ? ' within the budget' : ''}:   ${describe(r.answers.fastest_within_budget, r.currency)}`,
+  );
+  out.push(
+    `cheapest${r.deadline_s !== null ? ' within the deadline' : ''}: ${describe(r.answers.cheapest_within_deadline, r.currency)}`,
+  );
+  out.push(
+    `knee (doubling buys < half the ideal speed-up): ${r.answers.knee.map((k) => `${k.gpu_type} ${k.gpus}`).join(', ') || 'none'}`,
+  );
   const advice = adviceByType(r.rows);
   if (advice.length > 0) {
     out.push('');
@@ -56,7 +96,9 @@ export function renderPlan(r: PlanReport): string {
   out.push('');
   out.push('how each type is predicted:');
   for (const t of r.types) out.push(`  ${t.gpu_type}: ${t.source}: ${t.how}`);
-  out.push(`GPU table of ${r.table.date} (${r.table.source}); prices and specs may be out of date: --prices FILE replaces them`);
+  out.push(
+    `GPU table of ${r.table.date} (${r.table.source}); prices and specs may be out of date: --prices FILE replaces them`,
+  );
   for (const n of r.notes) out.push(`note: ${n}`);
   return out.join('\n');
 }
@@ -76,9 +118,21 @@ export function adviceByType(rows: readonly PlanRow[]): string[] {
   return [...byAdvice.entries()].map(([key, e]) => `${e.type} at ${e.gpus.join(', ')} GPU(s): ${key.split('\n')[1]}`);
 }
 
-const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf'];
+const COLORS = [
+  '#1f77b4',
+  '#d62728',
+  '#2ca02c',
+  '#ff7f0e',
+  '#9467bd',
+  '#8c564b',
+  '#e377c2',
+  '#7f7f7f',
+  '#bcbd22',
+  '#17becf',
+];
 
-const escapeHtml = (s: string): string => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
+const escapeHtml = (s: string): string =>
+  s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 
 /** A self-contained HTML page: time to target over GPU count per type (log-log SVG), and the table. */
 export function renderPlanHtml(r: PlanReport): string {
@@ -93,16 +147,31 @@ export function renderPlanHtml(r: PlanReport): string {
   const [y0, y1] = [Math.floor(lx(Math.min(...times, 1))), Math.ceil(lx(Math.max(...times, 10)))];
   const X = (g: number): number => pad.l + ((lx(g) - x0) / (x1 - x0 || 1)) * (W - pad.l - pad.r);
   const Y = (t: number): number => H - pad.b - ((lx(t) - y0) / (y1 - y0 || 1)) * (H - pad.t - pad.b);
-  const svg: string[] = [`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="12">`];
-  svg.push(`<line x1="${pad.l}" y1="${H - pad.b}" x2="${W - pad.r}" y2="${H - pad.b}" stroke="#333"/><line x1="${pad.l}" y1="${pad.t}" x2="${pad.l}" y2="${H - pad.b}" stroke="#333"/>`);
-  for (const g of [...new Set(gpus)]) svg.push(`<text x="${X(g)}" y="${H - pad.b + 16}" text-anchor="middle">${g}</text>`);
-  for (let e = y0; e <= y1; e++) svg.push(`<text x="${pad.l - 6}" y="${Y(10 ** e) + 4}" text-anchor="end">${fmtDuration(10 ** e)}</text><line x1="${pad.l}" y1="${Y(10 ** e)}" x2="${W - pad.r}" y2="${Y(10 ** e)}" stroke="#eee"/>`);
-  svg.push(`<text x="${(pad.l + W - pad.r) / 2}" y="${H - 12}" text-anchor="middle">GPUs (log)</text><text x="14" y="${(H - pad.b + pad.t) / 2}" transform="rotate(-90 14 ${(H - pad.b + pad.t) / 2})" text-anchor="middle">time to target (log)</text>`);
+  const svg: string[] = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="12">`,
+  ];
+  svg.push(
+    `<line x1="${pad.l}" y1="${H - pad.b}" x2="${W - pad.r}" y2="${H - pad.b}" stroke="#333"/><line x1="${pad.l}" y1="${pad.t}" x2="${pad.l}" y2="${H - pad.b}" stroke="#333"/>`,
+  );
+  for (const g of [...new Set(gpus)])
+    svg.push(`<text x="${X(g)}" y="${H - pad.b + 16}" text-anchor="middle">${g}</text>`);
+  for (let e = y0; e <= y1; e++)
+    svg.push(
+      `<text x="${pad.l - 6}" y="${Y(10 ** e) + 4}" text-anchor="end">${fmtDuration(10 ** e)}</text><line x1="${pad.l}" y1="${Y(10 ** e)}" x2="${W - pad.r}" y2="${Y(10 ** e)}" stroke="#eee"/>`,
+    );
+  svg.push(
+    `<text x="${(pad.l + W - pad.r) / 2}" y="${H - 12}" text-anchor="middle">GPUs (log)</text><text x="14" y="${(H - pad.b + pad.t) / 2}" transform="rotate(-90 14 ${(H - pad.b + pad.t) / 2})" text-anchor="middle">time to target (log)</text>`,
+  );
   [...new Set(rows.map((x) => x.gpu_type))].forEach((type, i) => {
     const color = COLORS[i % COLORS.length]!;
     const mine = rows.filter((x) => x.gpu_type === type).sort((a, b) => a.gpus - b.gpus);
-    svg.push(`<polyline fill="none" stroke="${color}" stroke-width="2" points="${mine.map((x) => `${X(x.gpus).toFixed(1)},${Y(x.time_s).toFixed(1)}`).join(' ')}"/>`);
-    for (const x of mine) svg.push(`<circle cx="${X(x.gpus).toFixed(1)}" cy="${Y(x.time_s).toFixed(1)}" r="${x.source === 'measured' ? 4 : 2.5}" fill="${x.source === 'measured' ? color : 'white'}" stroke="${color}"><title>${escapeHtml(`${type} x ${x.gpus}: ${fmtDuration(x.time_s)}, ${fmtCost(x.cost, r.currency)} (${x.source})`)}</title></circle>`);
+    svg.push(
+      `<polyline fill="none" stroke="${color}" stroke-width="2" points="${mine.map((x) => `${X(x.gpus).toFixed(1)},${Y(x.time_s).toFixed(1)}`).join(' ')}"/>`,
+    );
+    for (const x of mine)
+      svg.push(
+        `<circle cx="${X(x.gpus).toFixed(1)}" cy="${Y(x.time_s).toFixed(1)}" r="${x.source === 'measured' ? 4 : 2.5}" fill="${x.source === 'measured' ? color : 'white'}" stroke="${color}"><title>${escapeHtml(`${type} x ${x.gpus}: ${fmtDuration(x.time_s)}, ${fmtCost(x.cost, r.currency)} (${x.source})`)}</title></circle>`,
+      );
     svg.push(`<text x="${W - pad.r + 10}" y="${pad.t + 16 * i + 10}" fill="${color}">${escapeHtml(type)}</text>`);
   });
   svg.push('</svg>');

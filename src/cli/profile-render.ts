@@ -11,7 +11,10 @@ export function parameterCount(n: number): string {
 }
 
 /** The `profile` line of `goodput show`: the key and whether the job's model came from its profile. */
-export function profileLine(job: Pick<JobSummary, 'profile_key' | 'profile_use'>, events: readonly EventView[]): string {
+export function profileLine(
+  job: Pick<JobSummary, 'profile_key' | 'profile_use'>,
+  events: readonly EventView[],
+): string {
   const head = `profile    '${job.profile_key}'`;
   if (job.profile_use === 'discarded') {
     const e = [...events].reverse().find((x) => x.kind === 'profile-discarded');
@@ -38,21 +41,41 @@ export function renderProfileList(profiles: readonly ProfileSummaryView[], now_m
     age(p.updated_at, now_ms),
     p.scope ?? 'shared',
   ]);
-  return formatTable(['key', 'gpu type', 'jobs', 'replicas', 'parameters', 'samples/s (fitted)', 'updated', 'scope'], rows);
+  return formatTable(
+    ['key', 'gpu type', 'jobs', 'replicas', 'parameters', 'samples/s (fitted)', 'updated', 'scope'],
+    rows,
+  );
 }
 
 /** `goodput profiles show KEY`: per GPU type, the model's parameter count, the points, the fitted parameters and the gradient trajectory. */
 export function renderProfile(views: readonly ProfileView[]): string {
-  return views.map((p) => {
-    const lines = [
-      `profile    '${p.key}' on ${p.gpu_type}: ${p.jobs} job${p.jobs === 1 ? '' : 's'}, updated ${p.updated_at}`,
-      `model      ${p.model_parameters !== null ? `${parameterCount(p.model_parameters)} parameters (${p.model_parameters}, as the key's latest job reported them)` : 'parameters unknown (no job of the key reported model_parameters)'}`,
-      `fitted     ${p.perf ? Object.entries(p.perf).map(([k, v]) => `${k}=${v.toPrecision(3)}`).join(' ') : 'not yet'}`,
-      `throughput ${p.throughput.map((t) => `${num(t.samples_per_s)} samples/s on ${t.replicas}`).join(', ') || '-'}`,
-      `limits     ${p.limits ? `initial batch ${p.limits.init_batch_size}, max ${p.limits.max_batch_size}, local ${p.limits.min_local_bsz}-${p.limits.max_local_bsz}${p.limits.accumulation ? ', accumulation' : ''}` : '-'}`,
-      `gradient   ${p.grad.length === 0 ? 'no samples (jobs that report remaining_samples add them)' : p.grad.map((g) => `${Math.round(g.progress * 100)}%: sqr ${g.sqr.toPrecision(3)} var ${g.var.toPrecision(3)}`).join('; ')}`,
-    ];
-    const points = formatTable(['nodes', 'replicas', 'local bsz', 'accum step s', 'optim step s'], p.points.map((q) => [String(q.num_nodes), String(q.num_replicas), String(q.local_bsz), q.accum_step_time_s.toPrecision(3), q.optim_step_time_s.toPrecision(3)]));
-    return `${lines.join('\n')}\n\n${points}`;
-  }).join('\n\n');
+  return views
+    .map((p) => {
+      const lines = [
+        `profile    '${p.key}' on ${p.gpu_type}: ${p.jobs} job${p.jobs === 1 ? '' : 's'}, updated ${p.updated_at}`,
+        `model      ${p.model_parameters !== null ? `${parameterCount(p.model_parameters)} parameters (${p.model_parameters}, as the key's latest job reported them)` : 'parameters unknown (no job of the key reported model_parameters)'}`,
+        `fitted     ${
+          p.perf
+            ? Object.entries(p.perf)
+                .map(([k, v]) => `${k}=${v.toPrecision(3)}`)
+                .join(' ')
+            : 'not yet'
+        }`,
+        `throughput ${p.throughput.map((t) => `${num(t.samples_per_s)} samples/s on ${t.replicas}`).join(', ') || '-'}`,
+        `limits     ${p.limits ? `initial batch ${p.limits.init_batch_size}, max ${p.limits.max_batch_size}, local ${p.limits.min_local_bsz}-${p.limits.max_local_bsz}${p.limits.accumulation ? ', accumulation' : ''}` : '-'}`,
+        `gradient   ${p.grad.length === 0 ? 'no samples (jobs that report remaining_samples add them)' : p.grad.map((g) => `${Math.round(g.progress * 100)}%: sqr ${g.sqr.toPrecision(3)} var ${g.var.toPrecision(3)}`).join('; ')}`,
+      ];
+      const points = formatTable(
+        ['nodes', 'replicas', 'local bsz', 'accum step s', 'optim step s'],
+        p.points.map((q) => [
+          String(q.num_nodes),
+          String(q.num_replicas),
+          String(q.local_bsz),
+          q.accum_step_time_s.toPrecision(3),
+          q.optim_step_time_s.toPrecision(3),
+        ]),
+      );
+      return `${lines.join('\n')}\n\n${points}`;
+    })
+    .join('\n\n');
 }

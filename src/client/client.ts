@@ -13,7 +13,17 @@ import type { JobSpecInput } from '../core/job-spec.js';
 import type { JobConfig, ReportBody } from '../core/wire.js';
 import type { ReportRecord } from '../store/types.js';
 
-export type { DeviceView, EventView, JobDetail, JobSummary, NodeView, SubmittedJob, ProfileSummaryView, ProfileView, TokenView };
+export type {
+  DeviceView,
+  EventView,
+  JobDetail,
+  JobSummary,
+  NodeView,
+  SubmittedJob,
+  ProfileSummaryView,
+  ProfileView,
+  TokenView,
+};
 
 export type { ReportBody };
 
@@ -49,21 +59,34 @@ export class GoodputClient {
   }
   /** Submits a job; with `idempotency_key`, a retry of the same submit returns the job its first attempt created. */
   submit(spec: JobSpecInput, options: { idempotency_key?: string } = {}): Promise<SubmittedJob> {
-    return this.call('POST /v1/jobs', {}, {}, spec, options.idempotency_key === undefined ? {} : { 'idempotency-key': options.idempotency_key });
+    return this.call(
+      'POST /v1/jobs',
+      {},
+      {},
+      spec,
+      options.idempotency_key === undefined ? {} : { 'idempotency-key': options.idempotency_key },
+    );
   }
   /** Every job matching `filter`, oldest first (follows the pages). */
   async listJobs(filter: JobFilter = {}): Promise<JobSummary[]> {
     const jobs: JobSummary[] = [];
     let cursor: string | undefined;
     do {
-      const page = await this.listJobsPage({ ...filter, order: 'asc', limit: 1000, ...(cursor !== undefined ? { cursor } : {}) });
+      const page = await this.listJobsPage({
+        ...filter,
+        order: 'asc',
+        limit: 1000,
+        ...(cursor !== undefined ? { cursor } : {}),
+      });
       jobs.push(...page.jobs);
       cursor = page.next_cursor ?? undefined;
     } while (cursor !== undefined);
     return jobs;
   }
   /** One page of `GET /v1/jobs` (newest first unless `order: 'asc'`). */
-  async listJobsPage(filter: JobFilter & { limit?: number; cursor?: string; order?: 'asc' | 'desc' } = {}): Promise<{ jobs: JobSummary[]; next_cursor: string | null }> {
+  async listJobsPage(
+    filter: JobFilter & { limit?: number; cursor?: string; order?: 'asc' | 'desc' } = {},
+  ): Promise<{ jobs: JobSummary[]; next_cursor: string | null }> {
     const params = new URLSearchParams();
     for (const [k, v] of Object.entries(filter)) if (v !== undefined) params.set(k, String(v));
     const query = params.toString();
@@ -92,7 +115,10 @@ export class GoodputClient {
     return this.call('GET /v1/nodes');
   }
   /** A new user token (shown once). `user` default: the caller; `unix_user`: admin only. */
-  createToken(user?: string, options: { expires_in_s?: number; unix_user?: string } = {}): Promise<TokenView & { token: string }> {
+  createToken(
+    user?: string,
+    options: { expires_in_s?: number; unix_user?: string } = {},
+  ): Promise<TokenView & { token: string }> {
     return this.call('POST /v1/tokens', {}, {}, { ...(user !== undefined ? { user } : {}), ...options });
   }
   listTokens(user?: string): Promise<TokenView[]> {
@@ -121,7 +147,13 @@ export class GoodputClient {
    * One route of the API contract (api/contract.ts): its answer as the contract types it,
    * checked against the route's zod schema where it has one (api/response-schemas.ts).
    */
-  async call<R extends ApiRoute>(route: R, params: Readonly<Record<string, string>> = {}, query: Readonly<Record<string, string | number | undefined>> = {}, body?: ApiBody<R>, headers: Readonly<Record<string, string>> = {}): Promise<ApiResponse<R>> {
+  async call<R extends ApiRoute>(
+    route: R,
+    params: Readonly<Record<string, string>> = {},
+    query: Readonly<Record<string, string | number | undefined>> = {},
+    body?: ApiBody<R>,
+    headers: Readonly<Record<string, string>> = {},
+  ): Promise<ApiResponse<R>> {
     const { method, path } = routeRequest(route, params, query);
     const res = await this.request(method, path, body, headers);
     const text = await res.text();
@@ -130,16 +162,27 @@ export class GoodputClient {
     const schema = RESPONSE_SCHEMAS[route];
     if (schema) {
       const checked = schema.safeParse(value);
-      if (!checked.success) throw new GoodputError('E_HTTP', `${route}: the server's answer does not match the API contract: ${checked.error.message}`);
+      if (!checked.success)
+        throw new GoodputError(
+          'E_HTTP',
+          `${route}: the server's answer does not match the API contract: ${checked.error.message}`,
+        );
     }
     return value as ApiResponse<R>;
   }
 
   async logs(ref: string, replica: number, offset: number): Promise<LogChunk> {
-    const res = await this.request('GET', `/v1/jobs/${encodeURIComponent(ref)}/logs?replica=${replica}&offset=${offset}`);
+    const res = await this.request(
+      'GET',
+      `/v1/jobs/${encodeURIComponent(ref)}/logs?replica=${replica}&offset=${offset}`,
+    );
     const text = await res.text();
     if (!res.ok) throw toError(res.status, text);
-    return { text, next_offset: Number(res.headers.get('x-next-offset') ?? offset), state: res.headers.get('x-job-state') ?? '' };
+    return {
+      text,
+      next_offset: Number(res.headers.get('x-next-offset') ?? offset),
+      state: res.headers.get('x-job-state') ?? '',
+    };
   }
 
   /** Raw metrics text. */
@@ -155,25 +198,43 @@ export class GoodputClient {
   async dashboardLoginCode(dashboard_url: string): Promise<{ code: string; expires_in_s: number }> {
     let res: Response;
     try {
-      res = await fetch(`${dashboard_url.replace(/\/+$/, '')}/dash/login-link`, { method: 'POST', headers: this.token ? { authorization: `Bearer ${this.token}` } : {} });
+      res = await fetch(`${dashboard_url.replace(/\/+$/, '')}/dash/login-link`, {
+        method: 'POST',
+        headers: this.token ? { authorization: `Bearer ${this.token}` } : {},
+      });
     } catch (error) {
       const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message;
-      throw new GoodputError('E_SERVER_DOWN', `cannot reach the dashboard at ${dashboard_url} (${cause}); is 'goodput up' running with its dashboard?`);
+      throw new GoodputError(
+        'E_SERVER_DOWN',
+        `cannot reach the dashboard at ${dashboard_url} (${cause}); is 'goodput up' running with its dashboard?`,
+      );
     }
     const text = await res.text();
     if (!res.ok) throw toError(res.status, text);
     return JSON.parse(text) as { code: string; expires_in_s: number };
   }
 
-  private async request(method: string, path: string, body?: unknown, extra: Readonly<Record<string, string>> = {}): Promise<Response> {
+  private async request(
+    method: string,
+    path: string,
+    body?: unknown,
+    extra: Readonly<Record<string, string>> = {},
+  ): Promise<Response> {
     const headers: Record<string, string> = { ...extra };
     if (this.token) headers.authorization = `Bearer ${this.token}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
     try {
-      return await fetch(this.base_url + path, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+      return await fetch(this.base_url + path, {
+        method,
+        headers,
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      });
     } catch (error) {
       const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message;
-      throw new GoodputError('E_SERVER_DOWN', `cannot reach the goodput server at ${this.base_url} (${cause}); start it with 'goodput up'`);
+      throw new GoodputError(
+        'E_SERVER_DOWN',
+        `cannot reach the goodput server at ${this.base_url} (${cause}); start it with 'goodput up'`,
+      );
     }
   }
 }
@@ -190,7 +251,8 @@ export class HttpError extends GoodputError {
 function toError(status: number, text: string): HttpError {
   try {
     const body = JSON.parse(text) as { error?: { code?: string; message?: string } };
-    if (body.error?.code) return new HttpError(status, toErrorCode(body.error.code, 'E_HTTP'), body.error.message ?? `HTTP ${status}`);
+    if (body.error?.code)
+      return new HttpError(status, toErrorCode(body.error.code, 'E_HTTP'), body.error.message ?? `HTTP ${status}`);
   } catch {
     // not JSON: fall through
   }

@@ -21,7 +21,11 @@ export const connectionFlags = {
 } as const;
 
 /** Builds the client from flag values. */
-export function connect(flags: { server?: string | undefined; token?: string | undefined; 'data-dir'?: string | undefined }): GoodputClient {
+export function connect(flags: {
+  server?: string | undefined;
+  token?: string | undefined;
+  'data-dir'?: string | undefined;
+}): GoodputClient {
   const data_dir = resolve(flags['data-dir'] ?? defaultDataDir());
   let url = flags.server ?? process.env.GOODPUT_SERVER;
   if (url) checkServerUrl(url, flags.server !== undefined ? '--server' : 'GOODPUT_SERVER');
@@ -58,5 +62,6 @@ function checkServerUrl(url: string, source: string): void {
   } catch {
     protocol = undefined;
   }
-  if (protocol !== 'http:' && protocol !== 'https:') throw usageError(`${source} '${url}' is not an http(s) URL; give the server's address, e.g. http://127.0.0.1:7878`);
+  if (protocol !== 'http:' && protocol !== 'https:')
+    throw usageError(`${source} '${url}' is not an http(s) URL; give the server's address, e.g. http://127.0.0.1:7878`);
 }

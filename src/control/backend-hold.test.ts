@@ -51,13 +51,35 @@ class HoldingBackend extends LocalBackend {
   }
 }
 
-const spec = (script: string): JobSpec => ({ name: 's', command: [process.execPath, '-e', script], workdir: dir, env: {}, min_replicas: 0, max_replicas: 1, max_restarts: 0, preemptible: true, priority: 0 });
+const spec = (script: string): JobSpec => ({
+  name: 's',
+  command: [process.execPath, '-e', script],
+  workdir: dir,
+  env: {},
+  min_replicas: 0,
+  max_replicas: 1,
+  max_restarts: 0,
+  preemptible: true,
+  priority: 0,
+});
 const SLEEPER = "process.on('SIGTERM', () => process.exit(143)); setInterval(() => {}, 1000)";
 
 async function setup(name: string, interval_s = 60): Promise<{ c: Controller; b: HoldingBackend; store: SqliteStore }> {
   const store = new SqliteStore(':memory:');
   const b = new HoldingBackend({ devices: cpuSlots(1), poll_ms: 50 });
-  const c = new Controller({ store, backend: b, policy: findPolicy('fifo')!.create({ seed: 0 }), data_dir: join(dir, name), secret: 's', api_url: 'http://127.0.0.1:1', interval_s, grace_s: 2, tick_ms: 50, watch_interval_s: 0.2, hung_timeout_s: 1 });
+  const c = new Controller({
+    store,
+    backend: b,
+    policy: findPolicy('fifo')!.create({ seed: 0 }),
+    data_dir: join(dir, name),
+    secret: 's',
+    api_url: 'http://127.0.0.1:1',
+    interval_s,
+    grace_s: 2,
+    tick_ms: 50,
+    watch_interval_s: 0.2,
+    hung_timeout_s: 1,
+  });
   await c.start();
   return { c, b, store };
 }
@@ -72,12 +94,21 @@ describe('launches the cluster holds', () => {
     const held = (await store.getJob(job.id))!;
     assert.equal(held.state, 'starting');
     assert.equal(c.launchWaits.get(job.id), b.hold);
-    assert.ok((await store.listEvents(job.id)).some((e) => e.kind === 'waiting' && e.reason === `launched, not running yet: ${b.hold}`));
+    assert.ok(
+      (await store.listEvents(job.id)).some(
+        (e) => e.kind === 'waiting' && e.reason === `launched, not running yet: ${b.hold}`,
+      ),
+    );
     assert.equal(b.launches, 1, 'submitted once, not at every tick');
     const released_ms = Date.now();
     b.hold = undefined;
-    const running = await waitFor('the job to run', 5000, async () => ((await store.getJob(job.id))?.state === 'running' ? store.getJob(job.id) : undefined));
-    assert.ok(running!.launched_at_ms! >= released_ms, 'it runs (and hung detection counts) from its release, not from its submission');
+    const running = await waitFor('the job to run', 5000, async () =>
+      (await store.getJob(job.id))?.state === 'running' ? store.getJob(job.id) : undefined,
+    );
+    assert.ok(
+      running!.launched_at_ms! >= released_ms,
+      'it runs (and hung detection counts) from its release, not from its submission',
+    );
     assert.equal(c.backendHolds.has(job.id), false);
     await c.cancel(job.id, 'u');
     await c.stop();
@@ -96,18 +127,25 @@ describe('launches the cluster holds', () => {
     const job = await c.submit(spec(SLEEPER), 'u', 'u');
     await waitFor('the launch to be held', 5000, async () => c.backendHolds.get(job.id));
     await c.cancel(job.id, 'u');
-    await waitFor('the held attempt to be abandoned', 5000, async () => b.abandoned.filter((a) => a === `${job.id}/0`).length >= 2);
+    await waitFor(
+      'the held attempt to be abandoned',
+      5000,
+      async () => b.abandoned.filter((a) => a === `${job.id}/0`).length >= 2,
+    );
     await c.stop();
   });
 
-  it('a launch refused for the cluster\'s state waits, is retried once a round, and runs once accepted', async () => {
+  it("a launch refused for the cluster's state waits, is retried once a round, and runs once accepted", async () => {
     const { c, b, store } = await setup('refused', 0.5);
     b.refuse = 'Slurm refuses new jobs now: Required partition not available (inactive or drain)';
     const job = await c.submit(spec(SLEEPER), 'u', 'u');
     await waitFor('the refusal', 5000, async () => c.backendHolds.get(job.id));
     await new Promise((r) => setTimeout(r, 1200));
     assert.equal((await store.getJob(job.id))!.state, 'starting');
-    assert.ok(b.launches >= 2 && b.launches <= 4, `retried about once a round (0.5 s), not at every 50 ms tick: ${b.launches} tries`);
+    assert.ok(
+      b.launches >= 2 && b.launches <= 4,
+      `retried about once a round (0.5 s), not at every 50 ms tick: ${b.launches} tries`,
+    );
     assert.match(c.launchWaits.get(job.id) ?? '', /Required partition not available .*retried each round/);
     b.refuse = undefined;
     await waitFor('the job to run', 5000, async () => (await store.getJob(job.id))?.state === 'running');
@@ -117,7 +155,10 @@ describe('launches the cluster holds', () => {
 
   it('refuses at submit a spec the backend cannot carry (E_SPEC)', async () => {
     const { c } = await setup('spec');
-    await assert.rejects(c.submit({ ...spec(SLEEPER), env: { SBATCH_PARTITION: 'x' } }, 'u', 'u'), (e: unknown) => (e as GoodputError).code === 'E_SPEC' && /SBATCH_PARTITION/.test((e as Error).message));
+    await assert.rejects(
+      c.submit({ ...spec(SLEEPER), env: { SBATCH_PARTITION: 'x' } }, 'u', 'u'),
+      (e: unknown) => (e as GoodputError).code === 'E_SPEC' && /SBATCH_PARTITION/.test((e as Error).message),
+    );
     await c.stop();
   });
 });

@@ -38,7 +38,12 @@ export function batchCapOf(job: JobRecord, limits: BatchLimits): number {
  * last told at this placement (default: the one it measured); it is kept unless the best one is
  * predicted to gain at least {@link BATCH_MIN_GAIN} over it. Pure.
  */
-export function configFor(job: JobRecord, latest: Measurement, profile?: StoredKeyProfile, inForce?: LocalBatch): JobConfig {
+export function configFor(
+  job: JobRecord,
+  latest: Measurement,
+  profile?: StoredKeyProfile,
+  inForce?: LocalBatch,
+): JobConfig {
   return chooseConfig(job, latest, profile, inForce).config;
 }
 
@@ -54,7 +59,12 @@ export interface ConfigChoice {
 }
 
 /** {@link configFor} with whether its change is optional. Pure. */
-export function chooseConfig(job: JobRecord, latest: Measurement, profile?: StoredKeyProfile, inForce?: LocalBatch): ConfigChoice {
+export function chooseConfig(
+  job: JobRecord,
+  latest: Measurement,
+  profile?: StoredKeyProfile,
+  inForce?: LocalBatch,
+): ConfigChoice {
   const replicas = Math.max(1, latest.num_replicas);
   const nodes = Math.max(1, Math.min(latest.num_nodes, replicas));
   const limits = limitsOf(job, profile);
@@ -67,7 +77,9 @@ export function chooseConfig(job: JobRecord, latest: Measurement, profile?: Stor
     chosen = fixedBatchChoice(model, nodes, replicas, job.spec.fixed_batch_size);
   } else if (model) {
     const best = optimizeBatch(model, nodes, replicas, batchCapOf(job, limits), true);
-    const now = allowed(job, limits, replicas, current) ? goodputOf(model, nodes, replicas, current.local_bsz, current.accum_steps) : 0;
+    const now = allowed(job, limits, replicas, current)
+      ? goodputOf(model, nodes, replicas, current.local_bsz, current.accum_steps)
+      : 0;
     optional = now > 0;
     if (best.goodput > 0 && !(now > 0 && best.goodput < now * (1 + BATCH_MIN_GAIN))) chosen = best;
   } else if (job.spec.fixed_batch_size !== undefined) {

@@ -9,13 +9,29 @@ import { BatchDecisions, batchChange } from './batch-decisions.js';
 import { modelOf } from './snapshot.js';
 
 const measured = (local_bsz: number, accum_steps: number, replicas: number, step_time_s = 0.05): Measurement => ({
-  time_s: 1, step: 10, num_nodes: 1, num_replicas: replicas, local_bsz, accum_steps, step_time_s, sync_time_s: 0,
+  time_s: 1,
+  step: 10,
+  num_nodes: 1,
+  num_replicas: replicas,
+  local_bsz,
+  accum_steps,
+  step_time_s,
+  sync_time_s: 0,
 });
 
 // The digits example: B0 64, the script's max_batch_size 512, local batch 8..256, accumulation.
 const limits = { init_batch_size: 64, max_batch_size: 512, min_local_bsz: 8, max_local_bsz: 256, accumulation: true };
-const perf: PerfParams = { alpha_c: 0.004, beta_c: 0.0002, alpha_n: 1e-8, beta_n: 1e-8, alpha_r: 0.002, beta_r: 1e-5, gamma: 1.5 };
-const digits = (extra: Partial<JobRecord> = {}): JobRecord => jobRecordFixture({ limits, perf, grad: { sqr: 1, var: 40 }, ...extra });
+const perf: PerfParams = {
+  alpha_c: 0.004,
+  beta_c: 0.0002,
+  alpha_n: 1e-8,
+  beta_n: 1e-8,
+  alpha_r: 0.002,
+  beta_r: 1e-5,
+  gamma: 1.5,
+};
+const digits = (extra: Partial<JobRecord> = {}): JobRecord =>
+  jobRecordFixture({ limits, perf, grad: { sqr: 1, var: 40 }, ...extra });
 
 /**
  * Refits of a one-replica job's model as its reports come in: each moves the compute cost a
@@ -39,8 +55,14 @@ describe('BatchDecisions: batch sizes that hold still', () => {
     const [a, b] = refits() as [JobRecord, JobRecord];
     const ca = configFor(a, measured(32, 1, 1));
     const cb = configFor(b, measured(32, 1, 1));
-    assert.notEqual(ca.batch_size, cb.batch_size, 'told the best batch each time, the job would flap between these two');
-    const gain = goodputOf(modelOf(b)!, 1, 1, cb.local_bsz, cb.accum_steps) / goodputOf(modelOf(b)!, 1, 1, ca.local_bsz, ca.accum_steps);
+    assert.notEqual(
+      ca.batch_size,
+      cb.batch_size,
+      'told the best batch each time, the job would flap between these two',
+    );
+    const gain =
+      goodputOf(modelOf(b)!, 1, 1, cb.local_bsz, cb.accum_steps) /
+      goodputOf(modelOf(b)!, 1, 1, ca.local_bsz, ca.accum_steps);
     assert.ok(gain < 1 + BATCH_MIN_GAIN, `the move gains ${gain}`);
 
     const d = new BatchDecisions(0);
@@ -66,7 +88,12 @@ describe('BatchDecisions: batch sizes that hold still', () => {
     const model = modelOf(j)!;
     const ratio = goodputOf(model, 1, 1, config.local_bsz, config.accum_steps) / goodputOf(model, 1, 1, 32, 1);
     assert.ok(ratio >= 1 + BATCH_MIN_GAIN);
-    assert.match(change.reason, new RegExp(`^batch size grew 64 -> ${config.batch_size} \\(\\d+ x \\d+ x 1, local x accumulation x replicas\\), learning rate x${config.lr_scale.toFixed(2)}: predicted goodput x${ratio.toFixed(2)} relative to batch 64 \\(32 x 2 x 1\\) in force, statistical efficiency 0\\.\\d\\d$`));
+    assert.match(
+      change.reason,
+      new RegExp(
+        `^batch size grew 64 -> ${config.batch_size} \\(\\d+ x \\d+ x 1, local x accumulation x replicas\\), learning rate x${config.lr_scale.toFixed(2)}: predicted goodput x${ratio.toFixed(2)} relative to batch 64 \\(32 x 2 x 1\\) in force, statistical efficiency 0\\.\\d\\d$`,
+      ),
+    );
     assert.deepEqual(change.data.from, { local_bsz: 32, accum_steps: 1, replicas: 1, total: 64 });
     assert.equal(change.data.lr_scale, config.lr_scale);
   });
@@ -103,10 +130,13 @@ describe('BatchDecisions: batch sizes that hold still', () => {
     const d = new BatchDecisions(60_000);
     const { config, change } = d.decide(digits(), 0, measured(171, 0, 3), 0);
     assert.ok(change && config.batch_size <= 512, `${config.batch_size}`);
-    assert.match(change.reason, /: batch 513 in force is above the job's cap 512, predicted goodput x[\d.]+ relative to batch 513 \(171 x 1 x 3\) in force/);
+    assert.match(
+      change.reason,
+      /: batch 513 in force is above the job's cap 512, predicted goodput x[\d.]+ relative to batch 513 \(171 x 1 x 3\) in force/,
+    );
   });
 
-  it('takes each event\'s from as the configuration in force, not the stale report', () => {
+  it("takes each event's from as the configuration in force, not the stale report", () => {
     const d = new BatchDecisions(0);
     const j = digits();
     const first = d.decide(j, 0, measured(32, 1, 1), 0);
@@ -114,7 +144,11 @@ describe('BatchDecisions: batch sizes that hold still', () => {
     const later = digits({ grad: { sqr: 1, var: 4 } });
     const second = d.decide(later, 0, measured(32, 1, 1), 1000);
     assert.ok(second.change, 'a second decision');
-    assert.equal(second.change.data.from.total, first.config.batch_size, 'from = the batch told last, which the job is switching to');
+    assert.equal(
+      second.change.data.from.total,
+      first.config.batch_size,
+      'from = the batch told last, which the job is switching to',
+    );
     // A new attempt or replica count starts from what the job measured.
     const restarted = d.decide(later, 1, measured(20, 0, 2), 2000);
     assert.equal(restarted.change?.data.from.total ?? 40, 40);
@@ -126,7 +160,10 @@ describe('BatchDecisions: batch sizes that hold still', () => {
       const big = digits({ allocation: Array(replicas).fill(0), grad: { sqr: 1, var: 1e5 } });
       const c = configFor(big, measured(8, 0, replicas));
       assert.ok(c.batch_size <= 512, `${replicas} replicas: ${c.batch_size}`);
-      assert.ok(c.batch_size > 512 - replicas * (c.accum_steps + 1), `${replicas} replicas: ${c.batch_size} is the largest batch within 512`);
+      assert.ok(
+        c.batch_size > 512 - replicas * (c.accum_steps + 1),
+        `${replicas} replicas: ${c.batch_size} is the largest batch within 512`,
+      );
       const capped = configFor({ ...big, spec: { ...big.spec, batch_size_cap: 300 } }, measured(8, 0, replicas));
       assert.ok(capped.batch_size <= 300, `${replicas} replicas, cap 300: ${capped.batch_size}`);
     }
@@ -140,9 +177,33 @@ describe('BatchDecisions: batch sizes that hold still', () => {
 
   it('words a change without a model and with a fixed batch', () => {
     const fresh = digits({ perf: null });
-    assert.match(batchChange(fresh, measured(32, 1, 1), { local_bsz: 32, accum_steps: 1 }, { local_bsz: 64, accum_steps: 1, batch_size: 128, lr_scale: 1 })!.reason, /: no throughput model yet$/);
+    assert.match(
+      batchChange(
+        fresh,
+        measured(32, 1, 1),
+        { local_bsz: 32, accum_steps: 1 },
+        { local_bsz: 64, accum_steps: 1, batch_size: 128, lr_scale: 1 },
+      )!.reason,
+      /: no throughput model yet$/,
+    );
     const fixed = { ...fresh, spec: { ...fresh.spec, fixed_batch_size: 128 } };
-    assert.match(batchChange(fixed, measured(32, 1, 1), { local_bsz: 32, accum_steps: 1 }, { local_bsz: 64, accum_steps: 1, batch_size: 128, lr_scale: 1 })!.reason, /: fixed batch size 128$/);
-    assert.equal(batchChange(fixed, measured(32, 1, 1), { local_bsz: 64, accum_steps: 1 }, { local_bsz: 64, accum_steps: 1, batch_size: 128, lr_scale: 1 }), undefined);
+    assert.match(
+      batchChange(
+        fixed,
+        measured(32, 1, 1),
+        { local_bsz: 32, accum_steps: 1 },
+        { local_bsz: 64, accum_steps: 1, batch_size: 128, lr_scale: 1 },
+      )!.reason,
+      /: fixed batch size 128$/,
+    );
+    assert.equal(
+      batchChange(
+        fixed,
+        measured(32, 1, 1),
+        { local_bsz: 64, accum_steps: 1 },
+        { local_bsz: 64, accum_steps: 1, batch_size: 128, lr_scale: 1 },
+      ),
+      undefined,
+    );
   });
 });

@@ -21,7 +21,12 @@ export interface BatchChange {
 }
 
 const totalOf = (b: LocalBatch, replicas: number): number => b.local_bsz * (b.accum_steps + 1) * replicas;
-const viewOf = (b: LocalBatch, replicas: number): BatchView => ({ local_bsz: b.local_bsz, accum_steps: b.accum_steps, replicas, total: totalOf(b, replicas) });
+const viewOf = (b: LocalBatch, replicas: number): BatchView => ({
+  local_bsz: b.local_bsz,
+  accum_steps: b.accum_steps,
+  replicas,
+  total: totalOf(b, replicas),
+});
 
 /** `x1.08` style ratio: two decimals below 10, so that a 5% gain never reads x1.0. */
 const times = (x: number): string => `x${x >= 10 ? x.toFixed(0) : x.toFixed(2)}`;
@@ -32,7 +37,13 @@ const times = (x: number): string => `x${x >= 10 ? x.toFixed(0) : x.toFixed(2)}`
  * with (`profile`: the profile of its key, as in configFor) and names what it is relative to.
  * Pure.
  */
-export function batchChange(job: JobRecord, latest: Measurement, from: LocalBatch, config: JobConfig, profile?: StoredKeyProfile): BatchChange | undefined {
+export function batchChange(
+  job: JobRecord,
+  latest: Measurement,
+  from: LocalBatch,
+  config: JobConfig,
+  profile?: StoredKeyProfile,
+): BatchChange | undefined {
   if (from.local_bsz === config.local_bsz && from.accum_steps === config.accum_steps) return undefined;
   const replicas = Math.max(1, latest.num_replicas);
   const nodes = Math.max(1, Math.min(latest.num_nodes, replicas));
@@ -47,7 +58,8 @@ export function batchChange(job: JobRecord, latest: Measurement, from: LocalBatc
   if (model) {
     const g0 = goodputOf(model, nodes, replicas, was.local_bsz, was.accum_steps);
     const g1 = goodputOf(model, nodes, replicas, to.local_bsz, to.accum_steps);
-    if (g0 > 0) parts.push(`predicted goodput ${times(g1 / g0)} relative to batch ${was.total} (${shape(was)}) in force`);
+    if (g0 > 0)
+      parts.push(`predicted goodput ${times(g1 / g0)} relative to batch ${was.total} (${shape(was)}) in force`);
     parts.push(`statistical efficiency ${efficiency(model.grad, model.limits.init_batch_size, to.total).toFixed(2)}`);
   } else if (job.spec.fixed_batch_size === undefined) {
     parts.push('no throughput model yet');
@@ -94,7 +106,13 @@ export class BatchDecisions {
   constructor(private readonly confirm_ms: number) {}
 
   /** The answer at `now_ms` to a report of `attempt` whose newest measurement is `latest`. */
-  decide(job: JobRecord, attempt: number, latest: Measurement, now_ms: number, profile?: StoredKeyProfile): BatchAnswer {
+  decide(
+    job: JobRecord,
+    attempt: number,
+    latest: Measurement,
+    now_ms: number,
+    profile?: StoredKeyProfile,
+  ): BatchAnswer {
     const replicas = Math.max(1, latest.num_replicas);
     const last = this.told.get(job.id);
     const same = last !== undefined && last.attempt === attempt && last.replicas === replicas;
@@ -104,7 +122,8 @@ export class BatchDecisions {
     const told: Told = { attempt, replicas, batch: inForce, changed: same && last.changed };
     if (!sameBatch(config, inForce) && choice.optional && told.changed) {
       told.better_since_ms = same && last.better_since_ms !== undefined ? last.better_since_ms : now_ms;
-      if (now_ms - told.better_since_ms < this.confirm_ms) config = batchConfig(job, limitsOf(job, profile), inForce, replicas);
+      if (now_ms - told.better_since_ms < this.confirm_ms)
+        config = batchConfig(job, limitsOf(job, profile), inForce, replicas);
     }
     if (!sameBatch(config, inForce)) {
       told.batch = { local_bsz: config.local_bsz, accum_steps: config.accum_steps };
@@ -122,4 +141,5 @@ export class BatchDecisions {
   }
 }
 
-const sameBatch = (a: LocalBatch, b: LocalBatch): boolean => a.local_bsz === b.local_bsz && a.accum_steps === b.accum_steps;
+const sameBatch = (a: LocalBatch, b: LocalBatch): boolean =>
+  a.local_bsz === b.local_bsz && a.accum_steps === b.accum_steps;

@@ -38,7 +38,16 @@ export class ControllerContext {
   }
 
   ref(r: ReplicaRecord): ReplicaRef {
-    return { job_id: r.job_id, attempt: r.attempt, rank: r.rank, node: r.node, launch_id: r.launch_id, pid: r.pid, proc_start: r.proc_start, job_dir: this.jobDir(r.job_id) };
+    return {
+      job_id: r.job_id,
+      attempt: r.attempt,
+      rank: r.rank,
+      node: r.node,
+      launch_id: r.launch_id,
+      pid: r.pid,
+      proc_start: r.proc_start,
+      job_dir: this.jobDir(r.job_id),
+    };
   }
 
   async liveReplicas(job_id: string): Promise<ReplicaRecord[]> {

@@ -73,7 +73,10 @@ export const CONTROLLER_DEFAULTS = {
 } as const;
 
 /** The second stage: every option resolved (defaults applied, one clock for time and timers). */
-export interface ControllerConfig extends Omit<ControllerOptions, keyof typeof CONTROLLER_DEFAULTS | 'log' | 'now_ms' | 'clock'> {
+export interface ControllerConfig extends Omit<
+  ControllerOptions,
+  keyof typeof CONTROLLER_DEFAULTS | 'log' | 'now_ms' | 'clock'
+> {
   restart_backoff_s: number;
   early_failure_s: number;
   hung_timeout_s: number;

@@ -21,9 +21,25 @@ const root = mkdtempSync(join(tmpdir(), 'goodput-controller-types-'));
 after(() => rmSync(root, { recursive: true, force: true }));
 
 const TYPES = ['NVIDIA A100-SXM4-80GB', 'Tesla T4', 'NVIDIA A100-SXM4-80GB', 'Tesla T4'];
-const mixed = (): BackendNode => ({ name: 'box', address: '127.0.0.1', usable: 4, note: '', devices: TYPES.map((name, index) => ({ index, kind: 'gpu' as const, name })) });
+const mixed = (): BackendNode => ({
+  name: 'box',
+  address: '127.0.0.1',
+  usable: 4,
+  note: '',
+  devices: TYPES.map((name, index) => ({ index, kind: 'gpu' as const, name })),
+});
 
-const spec = (name: string): JobSpec => ({ name, command: [process.execPath, '-e', 'setTimeout(() => process.exit(0), 600_000);'], workdir: root, env: {}, min_replicas: 1, max_replicas: 4, max_restarts: 0, preemptible: true, priority: 0 });
+const spec = (name: string): JobSpec => ({
+  name,
+  command: [process.execPath, '-e', 'setTimeout(() => process.exit(0), 600_000);'],
+  workdir: root,
+  env: {},
+  min_replicas: 1,
+  max_replicas: 4,
+  max_restarts: 0,
+  preemptible: true,
+  priority: 0,
+});
 
 async function run(policyName: string, jobs: number): Promise<number[][]> {
   // The first mixed round loads HiGHS (WebAssembly) in real time while the fake clock races through
@@ -33,13 +49,32 @@ async function run(policyName: string, jobs: number): Promise<number[][]> {
   const store = new SqliteStore(':memory:', { now_ms: () => clock.now_ms() });
   const backend = new FakeBackend(new FakeCluster([mixed()], clock));
   const policy = findPolicy(policyName)!.create({ seed: 0 });
-  const controller = new Controller({ store, backend, policy, data_dir: mkdtempSync(join(root, 'data-')), secret: 's', api_url: 'http://127.0.0.1:1', interval_s: 60, grace_s: 10, clock });
+  const controller = new Controller({
+    store,
+    backend,
+    policy,
+    data_dir: mkdtempSync(join(root, 'data-')),
+    secret: 's',
+    api_url: 'http://127.0.0.1:1',
+    interval_s: 60,
+    grace_s: 10,
+    clock,
+  });
   await controller.start();
   const ids: string[] = [];
   for (let i = 0; i < jobs; i++) ids.push((await controller.submit(spec(`j${i}`), 'u', 'u')).id);
-  await clock.until(async () => (await Promise.all(ids.map((id) => store.getJob(id)))).every((j) => j!.state === 'running'), 30_000);
+  await clock.until(
+    async () => (await Promise.all(ids.map((id) => store.getJob(id)))).every((j) => j!.state === 'running'),
+    30_000,
+  );
   const devices = (await Promise.all(ids.map((id) => store.getJob(id)))).map((j) => j!.devices);
-  assert.deepEqual(controller.nodes().map((n) => [n.name, n.gpus, n.gpu_type]), [['box/NVIDIA A100-SXM4-80GB', 2, TYPES[0]], ['box/Tesla T4', 2, TYPES[1]]]);
+  assert.deepEqual(
+    controller.nodes().map((n) => [n.name, n.gpus, n.gpu_type]),
+    [
+      ['box/NVIDIA A100-SXM4-80GB', 2, TYPES[0]],
+      ['box/Tesla T4', 2, TYPES[1]],
+    ],
+  );
   await controller.stop();
   await store.close();
   return devices;

@@ -25,10 +25,21 @@ async function cluster(options: { grace_s?: number } = {}) {
   const backend = new FakeBackend(new FakeCluster([fakeNode('n0', 2)], clock));
   const policy = findPolicy('fifo')!.create({ seed: 0 });
   const data_dir = mkdtempSync(join(root, 'data-'));
-  const controller = new Controller({ store, backend, policy, data_dir, secret: 's', api_url: 'http://127.0.0.1:1', interval_s: 60, grace_s: options.grace_s ?? 10, clock });
+  const controller = new Controller({
+    store,
+    backend,
+    policy,
+    data_dir,
+    secret: 's',
+    api_url: 'http://127.0.0.1:1',
+    interval_s: 60,
+    grace_s: options.grace_s ?? 10,
+    clock,
+  });
   await controller.start();
   const state = async (id: string): Promise<JobState> => (await store.getJob(id))!.state;
-  const until = (id: string, want: JobState, limit_ms: number) => clock.until(async () => (await state(id)) === want, limit_ms);
+  const until = (id: string, want: JobState, limit_ms: number) =>
+    clock.until(async () => (await state(id)) === want, limit_ms);
   const close = async () => {
     await controller.stop();
     await store.close();
@@ -37,7 +48,16 @@ async function cluster(options: { grace_s?: number } = {}) {
 }
 
 const spec = (script: string, extra: Partial<JobSpec> = {}): JobSpec => ({
-  name: 'j', command: [process.execPath, '-e', script], workdir: root, env: {}, min_replicas: 1, max_replicas: 2, max_restarts: 0, preemptible: true, priority: 0, ...extra,
+  name: 'j',
+  command: [process.execPath, '-e', script],
+  workdir: root,
+  env: {},
+  min_replicas: 1,
+  max_replicas: 2,
+  max_restarts: 0,
+  preemptible: true,
+  priority: 0,
+  ...extra,
 });
 
 describe('Controller on the fake backend and clock', () => {
@@ -51,7 +71,10 @@ describe('Controller on the fake backend and clock', () => {
     await c.clock.advance(590_000);
     assert.equal(await c.state(job.id), 'running');
     await c.until(job.id, 'succeeded', 30_000);
-    assert.deepEqual((await c.store.listEvents(job.id)).map((e) => e.to_state).filter((s, i, all) => s !== all[i - 1]), ['queued', 'starting', 'running', 'succeeded']);
+    assert.deepEqual(
+      (await c.store.listEvents(job.id)).map((e) => e.to_state).filter((s, i, all) => s !== all[i - 1]),
+      ['queued', 'starting', 'running', 'succeeded'],
+    );
     assert.ok(Date.now() - started < 5_000, `ten minutes of training in ${Date.now() - started} ms of wall time`);
     await c.close();
   });
@@ -60,7 +83,11 @@ describe('Controller on the fake backend and clock', () => {
     const c = await cluster();
     // Fails after a minute (not an early failure), each attempt with another code (the same
     // failure twice in a row is not retried: store/lifecycle.ts).
-    const job = await c.controller.submit(spec('setTimeout(() => process.exit(3 + Number(process.env.GOODPUT_ATTEMPT)), 60_000);', { max_restarts: 2 }), 'u', 'u');
+    const job = await c.controller.submit(
+      spec('setTimeout(() => process.exit(3 + Number(process.env.GOODPUT_ATTEMPT)), 60_000);', { max_restarts: 2 }),
+      'u',
+      'u',
+    );
     await c.until(job.id, 'failed', 600_000);
     const done = (await c.store.getJob(job.id))!;
     assert.equal(done.launches, 3, 'the first launch and two restarts');
@@ -72,11 +99,18 @@ describe('Controller on the fake backend and clock', () => {
 
   it('cancel: SIGTERM, and SIGKILL after the grace period for a replica that ignores it', async () => {
     const c = await cluster({ grace_s: 30 });
-    const job = await c.controller.submit(spec("process.on('SIGTERM', () => {}); setInterval(() => {}, 1000);"), 'u', 'u');
+    const job = await c.controller.submit(
+      spec("process.on('SIGTERM', () => {}); setInterval(() => {}, 1000);"),
+      'u',
+      'u',
+    );
     await c.until(job.id, 'running', 10_000);
     await c.controller.cancel(job.id, 'u');
     await c.clock.advance(20_000);
-    assert.ok((await c.store.listReplicas(job.id)).every((r) => r.exit_code === null), 'still running within the grace period');
+    assert.ok(
+      (await c.store.listReplicas(job.id)).every((r) => r.exit_code === null),
+      'still running within the grace period',
+    );
     await c.clock.until(async () => (await c.store.listReplicas(job.id)).every((r) => r.exit_code === 137), 30_000);
     assert.equal(await c.state(job.id), 'cancelled');
     await c.close();

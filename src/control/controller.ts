@@ -9,7 +9,12 @@ import type { JobRecord, JobSpec, StoredKeyProfile } from '../store/types.js';
 import type { TimerId } from '../util/clock.js';
 import type { JobConfig } from './batch-config.js';
 import { ControllerContext } from './controller-context.js';
-import { resolveControllerOptions, type ControllerConfig, type ControllerOptions, type ControllerStats } from './controller-options.js';
+import {
+  resolveControllerOptions,
+  type ControllerConfig,
+  type ControllerOptions,
+  type ControllerStats,
+} from './controller-options.js';
 import { Launcher } from './launcher.js';
 import { NetworkBook } from './network-book.js';
 import { admit } from '../admission/admit.js';
@@ -52,9 +57,22 @@ export class Controller {
     this.options = resolveControllerOptions(options);
     const { store, backend, policy } = this.options;
     const log = (line: string) => this.options.log(line);
-    this.profiles = policy.uses_profiles === true ? new ProfileBook(store, () => backend.nodes(), log, this.options.shared_profiles === true) : undefined;
-    const network = this.profiles && policy.uses_network_model === true ? new NetworkBook(store, () => backend.nodes()) : undefined;
-    this.reports = new ReportIngest({ store, refit_interval_s: this.options.refit_interval_s, now_ms: () => this.options.clock.now_ms(), log, request_round: () => this.requestRound(), gpu_type_of: (job) => gpuTypeOf(job, backend.nodes()), ...(this.profiles ? { profiles: this.profiles } : {}), ...(network ? { network } : {}) });
+    this.profiles =
+      policy.uses_profiles === true
+        ? new ProfileBook(store, () => backend.nodes(), log, this.options.shared_profiles === true)
+        : undefined;
+    const network =
+      this.profiles && policy.uses_network_model === true ? new NetworkBook(store, () => backend.nodes()) : undefined;
+    this.reports = new ReportIngest({
+      store,
+      refit_interval_s: this.options.refit_interval_s,
+      now_ms: () => this.options.clock.now_ms(),
+      log,
+      request_round: () => this.requestRound(),
+      gpu_type_of: (job) => gpuTypeOf(job, backend.nodes()),
+      ...(this.profiles ? { profiles: this.profiles } : {}),
+      ...(network ? { network } : {}),
+    });
     this.ctx = new ControllerContext(this.options, this.reports, () => this.requestRound());
     this.roundPart = new Round(this.ctx, this.profiles);
     this.supervisor = new Supervisor(this.ctx);
@@ -101,7 +119,8 @@ export class Controller {
   }
 
   /** By job id, the profile each model starts from by the round's rule (none without profiles): for insights. */
-  profilesFor = async (jobs: readonly JobRecord[]): Promise<ReadonlyMap<string, StoredKeyProfile>> => this.profiles?.lookup(jobs) ?? new Map();
+  profilesFor = async (jobs: readonly JobRecord[]): Promise<ReadonlyMap<string, StoredKeyProfile>> =>
+    this.profiles?.lookup(jobs) ?? new Map();
 
   /** Counters for /metrics. */
   get stats(): ControllerStats {
@@ -147,17 +166,40 @@ export class Controller {
    * submit, with what the user is told about the job (admission/notes.ts): the notes of its one
    * admission, and other active jobs of its owner under its name (one filtered query).
    */
-  async submitWithNotes(spec: JobSpec, user: string, actor: string, idempotency_key?: string): Promise<{ job: JobRecord; notes: string[] }> {
+  async submitWithNotes(
+    spec: JobSpec,
+    user: string,
+    actor: string,
+    idempotency_key?: string,
+  ): Promise<{ job: JobRecord; notes: string[] }> {
     const carry = this.options.backend.refuseSpec(spec);
     if (carry !== undefined) throw new GoodputError('E_SPEC', `job spec is invalid: ${carry}`);
-    const admission = admit(spec, this.options.backend.nodes().flatMap((n) => n.devices));
-    const job = await this.options.store.createJob({ id: randomBytes(4).toString('hex'), name: spec.name, user, spec: admission.spec, limits: this.options.user_limits, ...(idempotency_key !== undefined ? { idempotency_key } : {}) }, actor);
+    const admission = admit(
+      spec,
+      this.options.backend.nodes().flatMap((n) => n.devices),
+    );
+    const job = await this.options.store.createJob(
+      {
+        id: randomBytes(4).toString('hex'),
+        name: spec.name,
+        user,
+        spec: admission.spec,
+        limits: this.options.user_limits,
+        ...(idempotency_key !== undefined ? { idempotency_key } : {}),
+      },
+      actor,
+    );
     this.requestRound();
     const notes = [...admission.notes];
     try {
       const legacy = spec.profile === undefined ? defaultProfileKey(spec.command) : undefined;
       const key = admission.spec.profile!;
-      if (legacy !== undefined && legacy !== key && (await this.options.store.listKeyProfiles(scopedKey(legacy, this.options.shared_profiles === true ? '' : user))).length > 0) {
+      if (
+        legacy !== undefined &&
+        legacy !== key &&
+        (await this.options.store.listKeyProfiles(scopedKey(legacy, this.options.shared_profiles === true ? '' : user)))
+          .length > 0
+      ) {
         notes.push(renamedKeyNote(key, legacy));
       }
     } catch {
@@ -180,8 +222,13 @@ export class Controller {
    */
   async cancelMatching(query: CancelQuery, actor: string): Promise<CancelledJob[]> {
     return this.serial(async () => {
-      const done = await this.options.store.cancelJobs(query, actor, `cancelled by ${actor} (bulk: ${describeQuery(query)})`);
-      for (const job of done) if (PLACED_STATES.includes(job.from)) this.supervisor.terminate(job.id, await this.ctx.liveReplicas(job.id));
+      const done = await this.options.store.cancelJobs(
+        query,
+        actor,
+        `cancelled by ${actor} (bulk: ${describeQuery(query)})`,
+      );
+      for (const job of done)
+        if (PLACED_STATES.includes(job.from)) this.supervisor.terminate(job.id, await this.ctx.liveReplicas(job.id));
       if (done.length > 0) this.requestRound();
       return done;
     });
@@ -226,6 +273,10 @@ export class Controller {
 
 /** `user=U state=queued,preempted` for an event's reason. */
 function describeQuery(q: CancelQuery): string {
-  const parts = [q.user !== undefined ? `user=${q.user}` : '', q.name !== undefined ? `name=${q.name}` : '', q.states !== undefined ? `state=${q.states.join(',')}` : ''];
+  const parts = [
+    q.user !== undefined ? `user=${q.user}` : '',
+    q.name !== undefined ? `name=${q.name}` : '',
+    q.states !== undefined ? `state=${q.states.join(',')}` : '',
+  ];
   return parts.filter((p) => p !== '').join(' ') || 'every active job';
 }

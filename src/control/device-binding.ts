@@ -19,8 +19,22 @@ export type DeviceAssignment = { ok: true; devices: Map<string, number[]> } | { 
  * device to two jobs; refuses a decision that fails validateDecision (a job not in `jobs`, an
  * unknown node, over-commit of a node's usable devices, a job on nodes of two `types`). Pure.
  */
-export function assignDevices(jobs: readonly JobRecord[], allocations: Record<string, readonly number[]>, nodeDevices: readonly (readonly number[])[], types?: readonly Pick<NodeInfo, 'gpu_type'>[]): DeviceAssignment {
-  const check = validateDecision({ nodes: nodeDevices.map((d, i) => ({ gpus: d.length, ...(types?.[i]?.gpu_type !== undefined ? { gpu_type: types[i]!.gpu_type } : {}) })), jobs }, allocations);
+export function assignDevices(
+  jobs: readonly JobRecord[],
+  allocations: Record<string, readonly number[]>,
+  nodeDevices: readonly (readonly number[])[],
+  types?: readonly Pick<NodeInfo, 'gpu_type'>[],
+): DeviceAssignment {
+  const check = validateDecision(
+    {
+      nodes: nodeDevices.map((d, i) => ({
+        gpus: d.length,
+        ...(types?.[i]?.gpu_type !== undefined ? { gpu_type: types[i]!.gpu_type } : {}),
+      })),
+      jobs,
+    },
+    allocations,
+  );
   if (!check.ok) return check;
   const taken = nodeDevices.map(() => new Set<number>());
   // Per job and node: the devices it keeps (first pass) and then gets (second pass).
@@ -33,7 +47,9 @@ export function assignDevices(jobs: readonly JobRecord[], allocations: Record<st
     for (const n of new Set(allocation)) {
       const need = allocation.filter((x) => x === n).length;
       const valid = new Set(nodeDevices[n]);
-      const held = holdsDevices(job) ? job.devices.filter((d, i) => job.allocation[i] === n && valid.has(d) && !taken[n]!.has(d)) : [];
+      const held = holdsDevices(job)
+        ? job.devices.filter((d, i) => job.allocation[i] === n && valid.has(d) && !taken[n]!.has(d))
+        : [];
       const keep = held.slice(0, need);
       for (const d of keep) taken[n]!.add(d);
       perNode.set(n, keep);
@@ -52,7 +68,10 @@ export function assignDevices(jobs: readonly JobRecord[], allocations: Record<st
       }
     }
     const next = new Map([...perNode].map(([n, list]) => [n, [...list]]));
-    out.set(id, allocations[id]!.map((n) => next.get(n)!.shift()!));
+    out.set(
+      id,
+      allocations[id]!.map((n) => next.get(n)!.shift()!),
+    );
   }
   return { ok: true, devices: out };
 }

@@ -9,7 +9,15 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { cleanup, sleep, startServerProcess, tempDataDir, TRAINER, waitFor, type ServerProcess } from '../../test-support/control/harness.js';
+import {
+  cleanup,
+  sleep,
+  startServerProcess,
+  tempDataDir,
+  TRAINER,
+  waitFor,
+  type ServerProcess,
+} from '../../test-support/control/harness.js';
 
 const data_dir = tempDataDir();
 const servers: ServerProcess[] = [];
@@ -20,7 +28,13 @@ describe('remaining work reaches the default policy', () => {
     const server = await startServerProcess(data_dir, ['--cpu-slots', '6', '--interval-s', '1', '--grace-s', '2']);
     servers.push(server);
     const { client } = server;
-    const submit = (name: string, samples: number) => client.submit({ name, command: [process.execPath, TRAINER, '--samples', String(samples), '--time-scale', '0.5'], workdir: data_dir, max_replicas: 4 });
+    const submit = (name: string, samples: number) =>
+      client.submit({
+        name,
+        command: [process.execPath, TRAINER, '--samples', String(samples), '--time-scale', '0.5'],
+        workdir: data_dir,
+        max_replicas: 4,
+      });
     const short = await submit('short', 400_000);
     await waitFor('the short job to run and report its remaining work', 20_000, async () => {
       const j = await client.getJob(short.id);

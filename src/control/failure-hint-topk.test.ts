@@ -14,9 +14,14 @@ const run = (code: string): string => spawnSync(python!, ['-c', code], { encodin
 
 describe('failure hint: a per-batch topk on a short batch', { skip: python ? undefined : noPython(['torch']) }, () => {
   it('names the short batch, the replicas and what to do', () => {
-    const tail = run('import torch\nscores = torch.randn(34)  # 100 items split over 3 replicas\ntorch.topk(scores, 50)\n');
+    const tail = run(
+      'import torch\nscores = torch.randn(34)  # 100 items split over 3 replicas\ntorch.topk(scores, 50)\n',
+    );
     assert.match(tail, /RuntimeError/);
-    assert.match(failureHint(tail) ?? '', /^a per-batch operation \(torch\.topk\) got fewer items than it asks for.*several replicas.*train=False.*min\(k, len\(batch\)\)/);
+    assert.match(
+      failureHint(tail) ?? '',
+      /^a per-batch operation \(torch\.topk\) got fewer items than it asks for.*several replicas.*train=False.*min\(k, len\(batch\)\)/,
+    );
   });
   it('false friend: another RuntimeError gets no such hint', () => {
     assert.equal(failureHint(run('import torch\ntorch.zeros(2) @ torch.zeros(3)\n')), undefined);

@@ -4,7 +4,8 @@ import { jobRecordFixture } from '../store/job-fixture.js';
 import type { JobRecord, JobState } from '../store/types.js';
 import { fairQueue } from './fair-queue.js';
 
-const job = (id: string, user: string, state: JobState, submitted_at_ms: number): JobRecord => jobRecordFixture({ id, user, state, submitted_at_ms });
+const job = (id: string, user: string, state: JobState, submitted_at_ms: number): JobRecord =>
+  jobRecordFixture({ id, user, state, submitted_at_ms });
 
 describe('fairQueue', () => {
   it('leaves the jobs of one owner as they are (the same array)', () => {
@@ -23,8 +24,19 @@ describe('fairQueue', () => {
       job('c1', 'carol', 'queued', 70),
     ];
     const fair = fairQueue(jobs);
-    assert.deepEqual(fair.map((j) => j.id), ['r1', 'b1', 'c1', 'f1', 'b2', 'f2', 'f3']);
-    assert.deepEqual(fair.map((j) => j.submitted_at_ms), [0, 10, 11, 12, 50, 60, 70], 'the real times, reassigned by place');
-    assert.deepEqual(fair.filter((j) => j.user === 'flood').map((j) => j.id), ['r1', 'f1', 'f2', 'f3'], "an owner's own order is kept");
+    assert.deepEqual(
+      fair.map((j) => j.id),
+      ['r1', 'b1', 'c1', 'f1', 'b2', 'f2', 'f3'],
+    );
+    assert.deepEqual(
+      fair.map((j) => j.submitted_at_ms),
+      [0, 10, 11, 12, 50, 60, 70],
+      'the real times, reassigned by place',
+    );
+    assert.deepEqual(
+      fair.filter((j) => j.user === 'flood').map((j) => j.id),
+      ['r1', 'f1', 'f2', 'f3'],
+      "an owner's own order is kept",
+    );
   });
 });

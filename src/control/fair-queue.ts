@@ -29,7 +29,10 @@ export function fairQueue(jobs: readonly JobRecord[]): readonly JobRecord[] {
   const ahead = new Map<string, number>();
   for (const job of jobs) if (PLACED_STATES.includes(job.state)) ahead.set(job.user, (ahead.get(job.user) ?? 0) + 1);
   for (const queue of queues.values()) queue.sort((a, b) => a.submitted_at_ms - b.submitted_at_ms);
-  const times = jobs.filter(waiting).map((j) => j.submitted_at_ms).sort((a, b) => a - b);
+  const times = jobs
+    .filter(waiting)
+    .map((j) => j.submitted_at_ms)
+    .sort((a, b) => a - b);
   const next = new Map<string, number>([...queues.keys()].map((u) => [u, 0]));
   const order: JobRecord[] = [];
   while (order.length < times.length) {
@@ -42,7 +45,8 @@ export function fairQueue(jobs: readonly JobRecord[]): readonly JobRecord[] {
         continue;
       }
       const load = (ahead.get(user) ?? 0) - (ahead.get(pick) ?? 0);
-      if (load < 0 || (load === 0 && head.submitted_at_ms < queues.get(pick)![next.get(pick)!]!.submitted_at_ms)) pick = user;
+      if (load < 0 || (load === 0 && head.submitted_at_ms < queues.get(pick)![next.get(pick)!]!.submitted_at_ms))
+        pick = user;
     }
     const job = queues.get(pick!)![next.get(pick!)!]!;
     next.set(pick!, next.get(pick!)! + 1);

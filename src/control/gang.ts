@@ -9,7 +9,9 @@ import type { JobRecord } from '../store/types.js';
 
 /** Whether the job is run as a gang: plain (never reported, spec says sdk: false) and not resumable. */
 export function isGang(job: Pick<JobRecord, 'spec' | 'last_report_at_ms' | 'checkpoint_on_stop'>): boolean {
-  return job.spec.sdk === false && job.spec.resumable !== true && job.last_report_at_ms === null && !job.checkpoint_on_stop;
+  return (
+    job.spec.sdk === false && job.spec.resumable !== true && job.last_report_at_ms === null && !job.checkpoint_on_stop
+  );
 }
 
 /**
@@ -18,7 +20,12 @@ export function isGang(job: Pick<JobRecord, 'spec' | 'last_report_at_ms' | 'chec
  * user expects, it gets up to -n when devices are free (fewer when they are not). 0 otherwise.
  */
 export function resumableReach(job: Pick<JobRecord, 'spec' | 'last_report_at_ms' | 'checkpoint_on_stop'>): number {
-  return job.spec.sdk === false && job.spec.resumable === true && job.last_report_at_ms === null && !job.checkpoint_on_stop ? job.spec.max_replicas : 0;
+  return job.spec.sdk === false &&
+    job.spec.resumable === true &&
+    job.last_report_at_ms === null &&
+    !job.checkpoint_on_stop
+    ? job.spec.max_replicas
+    : 0;
 }
 
 /** Why a gang job waits, for its event (`unit`: "CPU slot(s)" or "GPU(s)"). */
@@ -32,9 +39,21 @@ export function gangWaitReason(n: number, free: number, unit: string): string {
  * The gang jobs that wait after a round (queued or preempted, given nothing), each with the key
  * of this wait (one event per wait) and its reason; `usable`: devices Goodput may use.
  */
-export function gangWaits(jobs: readonly JobRecord[], allocations: Readonly<Record<string, readonly number[]>>, usable: number, unit: string): { job_id: string; key: string; reason: string }[] {
-  const free = usable - jobs.filter((j) => PLACED_STATES.includes(j.state)).reduce((k, j) => k + j.allocation.length, 0);
+export function gangWaits(
+  jobs: readonly JobRecord[],
+  allocations: Readonly<Record<string, readonly number[]>>,
+  usable: number,
+  unit: string,
+): { job_id: string; key: string; reason: string }[] {
+  const free =
+    usable - jobs.filter((j) => PLACED_STATES.includes(j.state)).reduce((k, j) => k + j.allocation.length, 0);
   return jobs
-    .filter((j) => (j.state === 'queued' || j.state === 'preempted') && isGang(j) && (allocations[j.id]?.length ?? 0) === 0)
-    .map((j) => ({ job_id: j.id, key: `gang-wait-${j.launches}`, reason: gangWaitReason(j.spec.max_replicas, free, unit) }));
+    .filter(
+      (j) => (j.state === 'queued' || j.state === 'preempted') && isGang(j) && (allocations[j.id]?.length ?? 0) === 0,
+    )
+    .map((j) => ({
+      job_id: j.id,
+      key: `gang-wait-${j.launches}`,
+      reason: gangWaitReason(j.spec.max_replicas, free, unit),
+    }));
 }

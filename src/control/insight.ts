@@ -70,7 +70,10 @@ export function batchDecisionInForce(job: JobRecord, events: readonly JobEvent[]
     if (e.kind !== 'batch-size') continue;
     const to = e.data.to as Partial<BatchView> | undefined;
     const lr_scale = e.data.lr_scale;
-    const ok = to && [to.local_bsz, to.accum_steps, to.replicas, to.total].every((x) => typeof x === 'number') && typeof lr_scale === 'number';
+    const ok =
+      to &&
+      [to.local_bsz, to.accum_steps, to.replicas, to.total].every((x) => typeof x === 'number') &&
+      typeof lr_scale === 'number';
     return ok ? { to: to as BatchView, lr_scale } : undefined;
   }
   return undefined;
@@ -83,10 +86,23 @@ export function batchDecisionInForce(job: JobRecord, events: readonly JobEvent[]
  * learning-rate scale shown are then its own, as its event states them (the job applies it from
  * its next step), while throughput, efficiency and goodput stay those measured.
  */
-export function jobInsight(job: JobRecord, latest: Measurement | undefined, profile?: StoredKeyProfile, decision?: BatchDecisionView): JobInsight {
+export function jobInsight(
+  job: JobRecord,
+  latest: Measurement | undefined,
+  profile?: StoredKeyProfile,
+  decision?: BatchDecisionView,
+): JobInsight {
   const model = modelOf(job, profile);
   const B0 = limitsOf(job, profile).init_batch_size;
-  const insight: JobInsight = { batch: null, lr_scale: null, throughput_samples_s: null, efficiency: null, goodput: null, speedup: null, predicted: null };
+  const insight: JobInsight = {
+    batch: null,
+    lr_scale: null,
+    throughput_samples_s: null,
+    efficiency: null,
+    goodput: null,
+    speedup: null,
+    predicted: null,
+  };
   if (latest) {
     const replicas = Math.max(1, latest.num_replicas);
     const batch = total(latest.local_bsz, latest.accum_steps, replicas);
@@ -108,9 +124,17 @@ export function jobInsight(job: JobRecord, latest: Measurement | undefined, prof
       insight.speedup = speedupAt(model, job, placementNow(job, latest), base);
       // Bounded: the view is computed per listed job; a larger job's best size is past 64 rarely.
       for (let r = 1; r <= Math.min(job.spec.max_replicas, MAX_PREDICTED_REPLICAS); r++) {
-        const choice = job.spec.fixed_batch_size !== undefined ? fixedBatchChoice(model, 1, r, job.spec.fixed_batch_size) : optimizeBatch(model, 1, r, batchCapOf(job, model.limits), true);
-        const candidate = { replicas: r, speedup: choice.goodput / base, batch_size: total(choice.local_bsz, choice.accum_steps, r) };
-        if (insight.predicted === null || candidate.speedup > insight.predicted.speedup + 1e-9) insight.predicted = candidate;
+        const choice =
+          job.spec.fixed_batch_size !== undefined
+            ? fixedBatchChoice(model, 1, r, job.spec.fixed_batch_size)
+            : optimizeBatch(model, 1, r, batchCapOf(job, model.limits), true);
+        const candidate = {
+          replicas: r,
+          speedup: choice.goodput / base,
+          batch_size: total(choice.local_bsz, choice.accum_steps, r),
+        };
+        if (insight.predicted === null || candidate.speedup > insight.predicted.speedup + 1e-9)
+          insight.predicted = candidate;
       }
     }
   }
@@ -122,17 +146,31 @@ export function jobInsight(job: JobRecord, latest: Measurement | undefined, prof
  * placement now over its best on one replica, with the profile its model starts from; null
  * without a model or a placement.
  */
-export function currentSpeedup(job: JobRecord, latest: Measurement | undefined, profile?: StoredKeyProfile): number | null {
+export function currentSpeedup(
+  job: JobRecord,
+  latest: Measurement | undefined,
+  profile?: StoredKeyProfile,
+): number | null {
   const model = modelOf(job, profile);
-  return model ? speedupAt(model, job, placementNow(job, latest), bestGoodput(model, 1, 1, jobBatchPolicy(job.spec))) : null;
+  return model
+    ? speedupAt(model, job, placementNow(job, latest), bestGoodput(model, 1, 1, jobBatchPolicy(job.spec)))
+    : null;
 }
 
-function speedupAt(model: GoodputModel, job: JobRecord, at: { nodes: number; replicas: number } | undefined, base: number): number | null {
+function speedupAt(
+  model: GoodputModel,
+  job: JobRecord,
+  at: { nodes: number; replicas: number } | undefined,
+  base: number,
+): number | null {
   return at && base > 0 ? bestGoodput(model, at.nodes, at.replicas, jobBatchPolicy(job.spec)) / base : null;
 }
 
 /** The job's placement now (its allocation while it holds devices), else that of its latest measurement. */
-function placementNow(job: JobRecord, latest: Measurement | undefined): { nodes: number; replicas: number } | undefined {
+function placementNow(
+  job: JobRecord,
+  latest: Measurement | undefined,
+): { nodes: number; replicas: number } | undefined {
   if (job.allocation.length > 0) return { nodes: new Set(job.allocation).size, replicas: job.allocation.length };
   return latest ? { nodes: Math.max(1, latest.num_nodes), replicas: Math.max(1, latest.num_replicas) } : undefined;
 }
@@ -170,18 +208,28 @@ export function resizeReason(job: JobRecord, from: number, to: number, ctx: Resi
   const predicted = model && from > 0 && to > 0 ? predictedRatio(model, job, from, to) : undefined;
   // Relative to the size it runs at now, both at their best batch, so that a shrink that reads
   // "x13" says what the 13 is relative to.
-  const gain = predicted !== undefined ? `predicted goodput on ${to} ${times(predicted)} relative to its current ${plural(from, ctx.unit)}, each at its best batch` : undefined;
+  const gain =
+    predicted !== undefined
+      ? `predicted goodput on ${to} ${times(predicted)} relative to its current ${plural(from, ctx.unit)}, each at its best batch`
+      : undefined;
   const idle = `${plural(ctx.idle, ctx.unit)} idle`;
   if (from === 0 && to > 0) {
     const why = job.launches === 0 ? 'first start' : resumeWords(job);
     const by = fromProfile && job.perf === null ? ` by the profile of '${splitScopedKey(fromProfile.key).key}'` : '';
-    const basis = model ? `predicted speedup ${times(bestGoodput(model, 1, to, jobBatchPolicy(job.spec)) / Math.max(1e-12, bestGoodput(model, 1, 1, jobBatchPolicy(job.spec))))} over 1 replica${by}` : 'no throughput measured yet';
+    const basis = model
+      ? `predicted speedup ${times(bestGoodput(model, 1, to, jobBatchPolicy(job.spec)) / Math.max(1e-12, bestGoodput(model, 1, 1, jobBatchPolicy(job.spec))))} over 1 replica${by}`
+      : 'no throughput measured yet';
     return `${why} on ${plural(to, ctx.unit)} (${ctx.policy}: ${basis}, ${idle})`;
   }
-  if (to === 0) return `preempted ${from} -> 0 (${ctx.policy}: its ${plural(from, ctx.unit)} go to other jobs; ${resumeWords(job)})`;
+  if (to === 0)
+    return `preempted ${from} -> 0 (${ctx.policy}: its ${plural(from, ctx.unit)} go to other jobs; ${resumeWords(job)})`;
   const verb = to > from ? 'grew' : 'shrank';
-  const parts = [gain ?? 'no throughput model yet', ...(to > from ? [idle] : [`frees ${plural(from - to, ctx.unit)} for other jobs`])];
-  if (to > from && job.max_profiled_replicas < to && predicted === undefined) parts.push('exploring a size not measured yet');
+  const parts = [
+    gain ?? 'no throughput model yet',
+    ...(to > from ? [idle] : [`frees ${plural(from - to, ctx.unit)} for other jobs`]),
+  ];
+  if (to > from && job.max_profiled_replicas < to && predicted === undefined)
+    parts.push('exploring a size not measured yet');
   return `${verb} ${from} -> ${to} (${ctx.policy}: ${parts.join('; ')})`;
 }
 

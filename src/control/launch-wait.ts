@@ -12,8 +12,17 @@ import { isDiskFull } from '../datadir/disk-space.js';
  * retried each scheduling round, not at every tick.
  */
 export function launchWait(error: unknown, message: string): { key: string; reason: string } | undefined {
-  if (error instanceof GoodputError && error.code === 'E_BACKEND_UNAVAILABLE') return { key: 'unavailable', reason: message };
-  if (error instanceof GoodputError && error.code === 'E_LAUNCH_HELD') return { key: 'held', reason: `${message}; the job waits (its checkpoint kept) and the launch is retried each round` };
-  if (isDiskFull(error)) return { key: 'disk-full', reason: `the data directory's disk is full (${message}); the launch starts once space frees` };
+  if (error instanceof GoodputError && error.code === 'E_BACKEND_UNAVAILABLE')
+    return { key: 'unavailable', reason: message };
+  if (error instanceof GoodputError && error.code === 'E_LAUNCH_HELD')
+    return {
+      key: 'held',
+      reason: `${message}; the job waits (its checkpoint kept) and the launch is retried each round`,
+    };
+  if (isDiskFull(error))
+    return {
+      key: 'disk-full',
+      reason: `the data directory's disk is full (${message}); the launch starts once space frees`,
+    };
   return undefined;
 }

@@ -86,18 +86,26 @@ export class Launcher {
     const names = backend.nodes().map((n) => n.name);
     const jobs = await store.listJobs({ states: ['starting', 'rescaling'] });
     for (const job of jobs) {
-      if (job.state === 'rescaling' && job.stop_requested_at_ms !== null && now >= job.stop_requested_at_ms + grace_s * 1000) {
+      if (
+        job.state === 'rescaling' &&
+        job.stop_requested_at_ms !== null &&
+        now >= job.stop_requested_at_ms + grace_s * 1000
+      ) {
         for (const r of live) if (r.job_id === job.id) backend.signal(this.ctx.ref(r), 'SIGKILL');
       }
     }
     for (const r of this.ctx.killAt.due(now, live)) backend.signal(this.ctx.ref(r), 'SIGKILL');
-    for (const map of [this.waits, this.holds, this.retryAt]) for (const id of map.keys()) if (!jobs.some((j) => j.id === id && j.state === 'starting')) map.delete(id);
+    for (const map of [this.waits, this.holds, this.retryAt])
+      for (const id of map.keys()) if (!jobs.some((j) => j.id === id && j.state === 'starting')) map.delete(id);
     this.dropStale(jobs);
     this.endDropped();
     for (const job of jobs) {
       if (job.state !== 'starting') continue;
       if (this.ending.has(job.id)) {
-        this.waits.set(job.id, `ending attempt ${this.ending.get(job.id)!.attempt}, held by the cluster on its previous placement, before it launches again`);
+        this.waits.set(
+          job.id,
+          `ending attempt ${this.ending.get(job.id)!.attempt}, held by the cluster on its previous placement, before it launches again`,
+        );
         continue;
       }
       const submitted = this.submitted.get(job.id);
@@ -108,8 +116,13 @@ export class Launcher {
       if (now < (this.retryAt.get(job.id) ?? 0)) continue;
       const keys = job.devices.map((d, i) => `${names[job.allocation[i]!]}/${d}`);
       const held = [...new Set(keys.filter((k) => busy.has(k) && busy.get(k) !== job.id))];
-      if (now < job.not_before_ms) this.waits.set(job.id, `restart backoff until ${new Date(job.not_before_ms).toISOString()}`);
-      else if (held.length > 0) this.waits.set(job.id, `device(s) ${held.join(',')} still held by the exiting replicas of job ${busy.get(held[0]!)}`);
+      if (now < job.not_before_ms)
+        this.waits.set(job.id, `restart backoff until ${new Date(job.not_before_ms).toISOString()}`);
+      else if (held.length > 0)
+        this.waits.set(
+          job.id,
+          `device(s) ${held.join(',')} still held by the exiting replicas of job ${busy.get(held[0]!)}`,
+        );
       else if (!live.some((r) => r.job_id === job.id)) {
         this.waits.delete(job.id);
         await this.launch(job);
@@ -158,7 +171,9 @@ export class Launcher {
           this.retryAt.set(job.id, this.ctx.now() + this.ctx.config.interval_s * 1000);
         }
         const kind = wait.key === 'held' ? 'waiting' : 'backend-unavailable';
-        return void (await this.ctx.noteOnce(job.id, wait.key, kind, `cannot launch now: ${wait.reason}`).catch(() => undefined));
+        return void (await this.ctx
+          .noteOnce(job.id, wait.key, kind, `cannot launch now: ${wait.reason}`)
+          .catch(() => undefined));
       }
       await store.finishJob(job.id, 'failed', 'backend', `launch failed: ${message}`);
       this.ctx.requestRound();
@@ -169,18 +184,35 @@ export class Launcher {
     const held = launched[0] ? backend.held(launched[0].launch_id) : undefined;
     if (held !== undefined) {
       const submitted_ms = this.ctx.now();
-      this.submitted.set(job.id, { attempt, placement: placementOf(job), replicas: launched, gpu_type, submitted_ms, exits: [], noted: new Set() });
+      this.submitted.set(job.id, {
+        attempt,
+        placement: placementOf(job),
+        replicas: launched,
+        gpu_type,
+        submitted_ms,
+        exits: [],
+        noted: new Set(),
+      });
       return this.follow(job, this.submitted.get(job.id)!, submitted_ms);
     }
     await this.record(job, launched, gpu_type);
   }
 
   /** Records a launched attempt: the job is `running` from now. */
-  private async record(job: JobRecord, launched: readonly LaunchedReplica[], gpu_type: string | undefined): Promise<void> {
+  private async record(
+    job: JobRecord,
+    launched: readonly LaunchedReplica[],
+    gpu_type: string | undefined,
+  ): Promise<void> {
     const { store, backend } = this.ctx.config;
     const where = [...new Set(launched.map((r) => r.node))].join(',');
     const id = launched[0]?.launch_id ? ` (${backend.name} job ${launched[0].launch_id})` : '';
-    await store.launchJob(job.id, launched.map((r) => ({ ...r, gpu_type })), 'backend', `attempt ${job.launches} on node(s) ${where}, device(s) ${job.devices.join(',')}${id}`);
+    await store.launchJob(
+      job.id,
+      launched.map((r) => ({ ...r, gpu_type })),
+      'backend',
+      `attempt ${job.launches} on node(s) ${where}, device(s) ${job.devices.join(',')}${id}`,
+    );
   }
 
   /**
@@ -204,9 +236,14 @@ export class Launcher {
     this.forgetSubmitted(job.id, s);
     // It runs from now: hung detection and the job's service count from here, not from the submission.
     const started_at_ms = this.ctx.now();
-    await this.record(job, s.replicas.map((r) => ({ ...r, started_at_ms })), s.gpu_type);
+    await this.record(
+      job,
+      s.replicas.map((r) => ({ ...r, started_at_ms })),
+      s.gpu_type,
+    );
     for (const e of s.exits) {
-      if (await store.recordReplicaExit(e.job_id, e.attempt, e.rank, e.exit_code, 'backend', e.detail)) await this.supervisor.settle(e.job_id);
+      if (await store.recordReplicaExit(e.job_id, e.attempt, e.rank, e.exit_code, 'backend', e.detail))
+        await this.supervisor.settle(e.job_id);
     }
   }
 
@@ -234,7 +271,10 @@ export class Launcher {
         () => void this.ending.delete(id),
         (error: unknown) => {
           e.busy = false;
-          if (!e.logged) this.ctx.log(`job ${id}: cannot end its held attempt ${e.attempt} now (${(error as Error).message}); trying again`);
+          if (!e.logged)
+            this.ctx.log(
+              `job ${id}: cannot end its held attempt ${e.attempt} now (${(error as Error).message}); trying again`,
+            );
           e.logged = true;
         },
       );

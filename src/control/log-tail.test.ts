@@ -23,9 +23,25 @@ describe('logTail', () => {
   });
 
   it("keeps the error above torch's C++ stack dump: the frames count as one line", () => {
-    const frames = Array.from({ length: 22 }, (_, i) => `frame #${i}: caffe2::serialize::PyTorchStreamWriter::writeRecord(...) + 0x${i}b7 (0x7ff790e5e437 in /lib/x86_64-linux-gnu/libtorch_cpu.so.1.13)`);
-    const path = log('frames.log', ['Traceback (most recent call last):', 'RuntimeError: [enforce fail at inline_container.cc:325] . unexpected pos 320 vs 248', "terminate called after throwing an instance of 'c10::Error'", ...frames, ''].join('\n'));
-    assert.equal(logTail(path, 3), "RuntimeError: [enforce fail at inline_container.cc:325] . unexpected pos 320 vs 248\nterminate called after throwing an instance of 'c10::Error'\n[22 C++ stack frames left out]");
+    const frames = Array.from(
+      { length: 22 },
+      (_, i) =>
+        `frame #${i}: caffe2::serialize::PyTorchStreamWriter::writeRecord(...) + 0x${i}b7 (0x7ff790e5e437 in /lib/x86_64-linux-gnu/libtorch_cpu.so.1.13)`,
+    );
+    const path = log(
+      'frames.log',
+      [
+        'Traceback (most recent call last):',
+        'RuntimeError: [enforce fail at inline_container.cc:325] . unexpected pos 320 vs 248',
+        "terminate called after throwing an instance of 'c10::Error'",
+        ...frames,
+        '',
+      ].join('\n'),
+    );
+    assert.equal(
+      logTail(path, 3),
+      "RuntimeError: [enforce fail at inline_container.cc:325] . unexpected pos 320 vs 248\nterminate called after throwing an instance of 'c10::Error'\n[22 C++ stack frames left out]",
+    );
   });
 
   it('stays within max_bytes, whole lines first', () => {

@@ -20,7 +20,10 @@ import { gpuTypeOf } from './profile-book.js';
 export class NetworkBook {
   private readonly cache = new NetworkModelCache();
 
-  constructor(private readonly store: Store, private readonly nodes: () => readonly BackendNode[]) {}
+  constructor(
+    private readonly store: Store,
+    private readonly nodes: () => readonly BackendNode[],
+  ) {}
 
   /** The network model for the job's GPU type (profile-book.ts `gpuTypeOf`); undefined while no profile of it has multi-node points. */
   async paramsFor(job: Pick<JobRecord, 'allocation' | 'devices'>): Promise<NetworkParams | undefined> {

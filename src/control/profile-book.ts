@@ -8,7 +8,15 @@ import type { BackendNode } from '../backends/backend.js';
 import { deviceType } from '../backends/device-type.js';
 import { profileKeyOf } from '../core/profile-key.js';
 import { scopedKey } from '../core/profile-scope.js';
-import { addToProfile, emptyProfile, MEASURED_ERROR_TOLERANCE, measuredError, shapeKey, type GradSample, type KeyProfile } from '../goodput/key-profile.js';
+import {
+  addToProfile,
+  emptyProfile,
+  MEASURED_ERROR_TOLERANCE,
+  measuredError,
+  shapeKey,
+  type GradSample,
+  type KeyProfile,
+} from '../goodput/key-profile.js';
 import { optimStepTime_s } from '../goodput/throughput.js';
 import type { PerfParams, ProfilePoint } from '../goodput/types.js';
 import { contentionExplains, judgeAgainstProfile, type HostLoad } from '../model/discard.js';
@@ -67,7 +75,11 @@ export interface ProfilePlan {
   /** The job stops using the profile: its measurements disagree with it. */
   discard?: { reason: string; data: Record<string, unknown> };
   /** The job's measurements go into the profile; `merged` is the profile as the store will hold it. */
-  merge?: { update: KeyProfileUpdate; merged: StoredKeyProfile; replaced?: { reason: string; data: Record<string, unknown> } };
+  merge?: {
+    update: KeyProfileUpdate;
+    merged: StoredKeyProfile;
+    replaced?: { reason: string; data: Record<string, unknown> };
+  };
 }
 
 /**
@@ -75,11 +87,31 @@ export interface ProfilePlan {
  * the profile `before` with them merged as the store merges them (Store.mergeKeyProfile), so the
  * refit fits the merged points before anything is written.
  */
-function mergePlan(job: JobRecord, key: string, gpu_type: string, before: StoredKeyProfile | undefined, own: readonly ProfilePoint[]): NonNullable<ProfilePlan['merge']> {
+function mergePlan(
+  job: JobRecord,
+  key: string,
+  gpu_type: string,
+  before: StoredKeyProfile | undefined,
+  own: readonly ProfilePoint[],
+): NonNullable<ProfilePlan['merge']> {
   const progress = progressOf(job);
   const grad: GradSample[] = progress !== undefined && job.grad ? [{ progress, ...job.grad }] : [];
-  const update: KeyProfileUpdate = { key, gpu_type, job_id: job.id, points: own, grad, limits: job.limits, model_parameters: job.model_parameters ?? undefined };
-  const base: StoredKeyProfile = before ?? { ...emptyProfile(key, gpu_type), perf: null, limits: null, job_ids: [], updated_at_ms: 0 };
+  const update: KeyProfileUpdate = {
+    key,
+    gpu_type,
+    job_id: job.id,
+    points: own,
+    grad,
+    limits: job.limits,
+    model_parameters: job.model_parameters ?? undefined,
+  };
+  const base: StoredKeyProfile = before ?? {
+    ...emptyProfile(key, gpu_type),
+    perf: null,
+    limits: null,
+    job_ids: [],
+    updated_at_ms: 0,
+  };
   const new_job = !base.job_ids.includes(job.id);
   const merged: StoredKeyProfile = {
     ...addToProfile(base, own, grad, new_job, update.model_parameters),
@@ -108,7 +140,12 @@ export class ProfileBook {
    * user's jobs read and feed only that user's profile of the key (core/profile-scope.ts), so
    * that one user's reports cannot change how another user's jobs start.
    */
-  constructor(private readonly store: Store, private readonly nodes: () => readonly BackendNode[], private readonly log: (line: string) => void, private readonly shared = false) {}
+  constructor(
+    private readonly store: Store,
+    private readonly nodes: () => readonly BackendNode[],
+    private readonly log: (line: string) => void,
+    private readonly shared = false,
+  ) {}
 
   /** The stored key of the profile the job reads and feeds: its user's, or the shared one. */
   private storedKey(job: Pick<JobRecord, 'spec' | 'user'>): string {
@@ -146,7 +183,10 @@ export class ProfileBook {
    * `used`): one that ended before the scheduler sized it by the profile is not predicted by it.
    */
   lookup(jobs: readonly JobRecord[]): Promise<Map<string, StoredKeyProfile>> {
-    return this.read(jobs.filter((j) => !isTerminal(j.state) || j.profile_use === 'used'), false);
+    return this.read(
+      jobs.filter((j) => !isTerminal(j.state) || j.profile_use === 'used'),
+      false,
+    );
   }
 
   /** One store read per (GPU type, key); `remember`: keep what was read as the newest (the round's path only). */
@@ -196,14 +236,17 @@ export class ProfileBook {
     let judged = false;
     if (job.profile_use !== 'discarded' && before?.perf && !this.judged.has(job.id) && fromOthers(before, job.id)) {
       // Before a restart the job may have merged points this server did not see: all its shapes may be its own.
-      const contributed = this.contributed.get(job.id) ?? (before.job_ids.includes(job.id) ? new Set(own.map(shapeKey)) : undefined);
+      const contributed =
+        this.contributed.get(job.id) ?? (before.job_ids.includes(job.id) ? new Set(own.map(shapeKey)) : undefined);
       const { verdict, error, comparable } = judgeAgainstProfile(before.perf, before, own, contributed);
       judged = verdict !== 'unjudged';
       const load = verdict === 'discard' ? await this.hostLoad(job) : undefined;
       if (load && contentionExplains(before.perf, comparable, load)) {
         // Slower on a shared, busy host: contention, not another model. Judged again at a later
         // refit, and its slowed points stay out of the profile meanwhile.
-        this.log(`job ${job.id}: profile of '${key}' on ${gpu_type} kept for now: ${disagreement(before.perf, before, comparable)} while ${load.other_processes} process${load.other_processes === 1 ? '' : 'es'} of other jobs share its host${load.cores === null ? '' : ` of ${plural(load.cores, 'core')}`} (contention, not another model); judged again at a later measurement`);
+        this.log(
+          `job ${job.id}: profile of '${key}' on ${gpu_type} kept for now: ${disagreement(before.perf, before, comparable)} while ${load.other_processes} process${load.other_processes === 1 ? '' : 'es'} of other jobs share its host${load.cores === null ? '' : ` of ${plural(load.cores, 'core')}`} (contention, not another model); judged again at a later measurement`,
+        );
         return {};
       }
       if (verdict === 'discard') {
@@ -211,12 +254,18 @@ export class ProfileBook {
         discard = { reason, data: { key, gpu_type, error } };
       }
     }
-    if (job.profile_use !== 'discarded' && !discard) return { judged, merge: mergePlan(job, stored_key, gpu_type, before, own) };
+    if (job.profile_use !== 'discarded' && !discard)
+      return { judged, merge: mergePlan(job, stored_key, gpu_type, before, own) };
     const only = before?.job_ids.length === 1 ? before.job_ids[0] : undefined;
-    if (!ended_successfully || only === undefined || only === job.id) return { judged, ...(discard ? { discard } : {}) };
+    if (!ended_successfully || only === undefined || only === job.id)
+      return { judged, ...(discard ? { discard } : {}) };
     const reason = `profile of '${key}' on ${gpu_type} replaced by this job's measurements: it held only those of job ${only}, which this job's disagreed with; later jobs of the key start from this job's`;
     const replaced = { reason, data: { key, gpu_type, replaced_job: only } };
-    return { judged, ...(discard ? { discard } : {}), merge: { ...mergePlan(job, stored_key, gpu_type, undefined, own), replaced } };
+    return {
+      judged,
+      ...(discard ? { discard } : {}),
+      merge: { ...mergePlan(job, stored_key, gpu_type, undefined, own), replaced },
+    };
   }
 
   /**

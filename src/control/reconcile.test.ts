@@ -30,7 +30,17 @@ after(() => {
 });
 
 const script = "process.on('SIGTERM', () => process.exit(143)); setInterval(() => {}, 1000)";
-const spec: JobSpec = { name: 's', command: [process.execPath, '-e', script], workdir: dir, env: {}, min_replicas: 0, max_replicas: 1, max_restarts: 0, preemptible: true, priority: 0 };
+const spec: JobSpec = {
+  name: 's',
+  command: [process.execPath, '-e', script],
+  workdir: dir,
+  env: {},
+  min_replicas: 0,
+  max_replicas: 1,
+  max_restarts: 0,
+  preemptible: true,
+  priority: 0,
+};
 
 /** A real local backend whose exit listener is never called: every exit is "lost". */
 class DeafBackend extends LocalBackend {
@@ -39,8 +49,24 @@ class DeafBackend extends LocalBackend {
   }
 }
 
-function controller(store: SqliteStore, data_dir: string, backend = new LocalBackend({ devices: cpuSlots(1), poll_ms: 50 }), grace_s = 5): Controller {
-  return new Controller({ store, backend, policy: findPolicy('fifo')!.create({ seed: 0 }), data_dir, secret: 's', api_url: 'http://127.0.0.1:1', interval_s: 60, grace_s, tick_ms: 50, watch_interval_s: 0.2 });
+function controller(
+  store: SqliteStore,
+  data_dir: string,
+  backend = new LocalBackend({ devices: cpuSlots(1), poll_ms: 50 }),
+  grace_s = 5,
+): Controller {
+  return new Controller({
+    store,
+    backend,
+    policy: findPolicy('fifo')!.create({ seed: 0 }),
+    data_dir,
+    secret: 's',
+    api_url: 'http://127.0.0.1:1',
+    interval_s: 60,
+    grace_s,
+    tick_ms: 50,
+    watch_interval_s: 0.2,
+  });
 }
 
 describe('reconciliation', () => {
@@ -51,7 +77,19 @@ describe('reconciliation', () => {
     await store.assignJob('j1', { allocation: [0], devices: [0] }, 0, 'scheduler', 'test');
     // The old server spawned the replica and died before recording the launch.
     const old = new LocalBackend({ devices: cpuSlots(1) });
-    const [orphan] = await old.launch({ job_id: 'j1', attempt: 0, command: spec.command, workdir: dir, env: {}, devices: [0], nodes: [0], num_nodes: 1, api_url: '', token: '', job_dir: join(data_dir, 'jobs', 'j1') });
+    const [orphan] = await old.launch({
+      job_id: 'j1',
+      attempt: 0,
+      command: spec.command,
+      workdir: dir,
+      env: {},
+      devices: [0],
+      nodes: [0],
+      num_nodes: 1,
+      api_url: '',
+      token: '',
+      job_dir: join(data_dir, 'jobs', 'j1'),
+    });
     old.close();
     pids.push(orphan!.pid);
     const c = controller(store, data_dir);
@@ -78,14 +116,30 @@ describe('reconciliation', () => {
     await store.createJob({ id: 'j2', name: 's', user: 'u', spec }, 'u');
     await store.assignJob('j2', { allocation: [0], devices: [0] }, 0, 'scheduler', 'test');
     const old = new LocalBackend({ devices: cpuSlots(1) });
-    const launched = await old.launch({ job_id: 'j2', attempt: 0, command: spec.command, workdir: dir, env: {}, devices: [0], nodes: [0], num_nodes: 1, api_url: '', token: '', job_dir: join(data_dir, 'jobs', 'j2') });
+    const launched = await old.launch({
+      job_id: 'j2',
+      attempt: 0,
+      command: spec.command,
+      workdir: dir,
+      env: {},
+      devices: [0],
+      nodes: [0],
+      num_nodes: 1,
+      api_url: '',
+      token: '',
+      job_dir: join(data_dir, 'jobs', 'j2'),
+    });
     old.close();
     pids.push(launched[0]!.pid);
     await store.launchJob('j2', launched, 'backend', 'test');
     await store.finishJob('j2', 'cancelled', 'u', 'cancelled by u');
     const c = controller(store, data_dir);
     await c.start();
-    await waitFor('the exit to be recorded', 8_000, async () => (await store.listReplicas('j2'))[0]!.exit_code !== null).catch(async (e: unknown) => {
+    await waitFor(
+      'the exit to be recorded',
+      8_000,
+      async () => (await store.listReplicas('j2'))[0]!.exit_code !== null,
+    ).catch(async (e: unknown) => {
       console.error(JSON.stringify(await store.listReplicas('j2')), JSON.stringify(await store.listEvents('j2')));
       throw e;
     });
@@ -102,13 +156,28 @@ describe('reconciliation', () => {
     await store.createJob({ id: 'j3', name: 's', user: 'u', spec }, 'u');
     await store.assignJob('j3', { allocation: [0], devices: [0] }, 0, 'scheduler', 'test');
     const old = new LocalBackend({ devices: cpuSlots(1) });
-    const req = { job_id: 'j3', attempt: 0, command: spec.command, workdir: dir, env: {}, devices: [0], nodes: [0], num_nodes: 1, api_url: '', token: '', job_dir: join(data_dir, 'jobs', 'j3') };
+    const req = {
+      job_id: 'j3',
+      attempt: 0,
+      command: spec.command,
+      workdir: dir,
+      env: {},
+      devices: [0],
+      nodes: [0],
+      num_nodes: 1,
+      api_url: '',
+      token: '',
+      job_dir: join(data_dir, 'jobs', 'j3'),
+    };
     const launched = await old.launch(req);
     pids.push(launched[0]!.pid);
     await store.launchJob('j3', launched, 'backend', 'test');
     await store.stopJob('j3', { allocation: [0], devices: [0] }, 'rescale', 'scheduler', 'rescale');
     await new Promise((r) => setTimeout(r, 300)); // let the replica install its SIGTERM handler
-    old.signal({ ...req, rank: 0, node: 'local', launch_id: '', pid: launched[0]!.pid, proc_start: launched[0]!.proc_start }, 'SIGTERM');
+    old.signal(
+      { ...req, rank: 0, node: 'local', launch_id: '', pid: launched[0]!.pid, proc_start: launched[0]!.proc_start },
+      'SIGTERM',
+    );
     old.close(); // the server dies; the replica checkpoints and exits 143 on its own
     await waitFor('the replica to exit', 5_000, async () => !isAlive(launched[0]!.pid, launched[0]!.proc_start));
     const c = controller(store, data_dir);
@@ -133,14 +202,21 @@ describe('reconciliation', () => {
     const c = controller(store, join(dir, 'd'), new DeafBackend({ devices: cpuSlots(1), poll_ms: 50 }));
     await c.start();
     const quick = await c.submit({ ...spec, command: [process.execPath, '-e', 'process.exit(0)'] }, 'u', 'u');
-    await waitFor('the unheard exit 0 to finish the job', 10_000, async () => (await store.getJob(quick.id))!.state === 'succeeded');
+    await waitFor(
+      'the unheard exit 0 to finish the job',
+      10_000,
+      async () => (await store.getJob(quick.id))!.state === 'succeeded',
+    );
     const missing = await c.submit({ ...spec, command: ['./nonexistent.sh'] }, 'u', 'u');
     const failed = await waitFor('the unheard exit 127 to fail the job', 10_000, async () => {
       const j = await store.getJob(missing.id);
       return j?.state === 'failed' ? j : undefined;
     });
     assert.match(failed.reason, /exit code 127/);
-    assert.deepEqual((await store.listReplicas(missing.id)).map((r) => [r.exit_code, (r.exit_code ?? 0) > 0]), [[127, true]]);
+    assert.deepEqual(
+      (await store.listReplicas(missing.id)).map((r) => [r.exit_code, (r.exit_code ?? 0) > 0]),
+      [[127, true]],
+    );
     assert.deepEqual(await store.listLiveReplicas(), [], 'no device held');
     await c.stop();
     await store.close();
@@ -151,7 +227,18 @@ describe('reconciliation', () => {
     const c = controller(store, join(dir, 'e'), undefined, 3);
     await c.start();
     // Ignores SIGTERM: only the SIGKILL after the grace period ends it.
-    const stubborn = await c.submit({ ...spec, command: [process.execPath, '-e', "process.on('SIGTERM', () => {}); console.log('up'); setInterval(() => {}, 1000)"] }, 'u', 'u');
+    const stubborn = await c.submit(
+      {
+        ...spec,
+        command: [
+          process.execPath,
+          '-e',
+          "process.on('SIGTERM', () => {}); console.log('up'); setInterval(() => {}, 1000)",
+        ],
+      },
+      'u',
+      'u',
+    );
     const [replica] = await waitFor('the stubborn job to run', 10_000, async () => {
       const live = await store.listLiveReplicas();
       return live.length === 1 ? live : undefined;
@@ -160,7 +247,9 @@ describe('reconciliation', () => {
     await sleep(300); // let it install its SIGTERM handler
     const next = await c.submit({ ...spec, command: [process.execPath, '-e', 'process.exit(0)'] }, 'u', 'u');
     await c.cancel(stubborn.id, 'u');
-    const wait = await waitFor('the next job to wait for the device, saying why', 2_500, async () => c.launchWaits.get(next.id));
+    const wait = await waitFor('the next job to wait for the device, saying why', 2_500, async () =>
+      c.launchWaits.get(next.id),
+    );
     assert.equal(wait, `device(s) local/0 still held by the exiting replicas of job ${stubborn.id}`);
     const done = await waitFor('the next job to run once the device is free', 10_000, async () => {
       const j = await store.getJob(next.id);
@@ -170,7 +259,10 @@ describe('reconciliation', () => {
     assert.equal(exit!.exit_code, 137, 'SIGKILLed after the grace period');
     const launched = (await store.listEvents(next.id)).find((e) => e.kind === 'launched')!;
     assert.ok(launched.at_ms >= exit!.exited_at_ms!, 'not launched while the cancelled process still held the device');
-    assert.ok(launched.at_ms - exit!.exited_at_ms! < 3000, `launched ${launched.at_ms - exit!.exited_at_ms!} ms after the device was freed`);
+    assert.ok(
+      launched.at_ms - exit!.exited_at_ms! < 3000,
+      `launched ${launched.at_ms - exit!.exited_at_ms!} ms after the device was freed`,
+    );
     assert.equal(done.launches, 1);
     await c.stop();
     await store.close();

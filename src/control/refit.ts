@@ -34,12 +34,18 @@ export interface RefitDeps {
  * others (pollux) use the plain fit, as in the simulator. Throws when the store fails (nothing
  * written).
  */
-export async function refitJob(deps: RefitDeps, job: JobRecord, own: readonly ProfilePoint[], ended_successfully = false): Promise<StoredKeyProfile | undefined> {
+export async function refitJob(
+  deps: RefitDeps,
+  job: JobRecord,
+  own: readonly ProfilePoint[],
+  ended_successfully = false,
+): Promise<StoredKeyProfile | undefined> {
   if (own.length === 0) return undefined;
-  const plan: ProfilePlan = (await deps.profiles?.plan(job, own, ended_successfully).catch((error: unknown) => {
-    deps.log(`profile of job ${job.id} not updated: ${(error as Error).message}`);
-    return undefined;
-  })) ?? {};
+  const plan: ProfilePlan =
+    (await deps.profiles?.plan(job, own, ended_successfully).catch((error: unknown) => {
+      deps.log(`profile of job ${job.id} not updated: ${(error as Error).message}`);
+      return undefined;
+    })) ?? {};
   const merge = plan.merge;
   const profile = merge && !merge.replaced && fromOthers(merge.merged, job.id) ? merge.merged : undefined;
   const net = profile ? undefined : await networkParams(deps, job, own);
@@ -59,7 +65,15 @@ export async function refitJob(deps: RefitDeps, job: JobRecord, own: readonly Pr
     // The merged profile's points are the ones the job was fitted on (its own, and the profile's
     // at configurations it has not measured): its fit is the profile's, fitted once. A
     // prediction by the network model is not a fit of them.
-    ...(merge ? { profile: { update: merge.update, perf: net ? fitPerfParams(merge.merged.points) : fit.perf, ...(merge.replaced ? { replaced: merge.replaced } : {}) } } : {}),
+    ...(merge
+      ? {
+          profile: {
+            update: merge.update,
+            perf: net ? fitPerfParams(merge.merged.points) : fit.perf,
+            ...(merge.replaced ? { replaced: merge.replaced } : {}),
+          },
+        }
+      : {}),
   });
   job.perf = fit.perf;
   job.correction = fit.correction;
@@ -72,7 +86,11 @@ export async function refitJob(deps: RefitDeps, job: JobRecord, own: readonly Pr
  * jobs, measured on one node only. Undefined without the network model, when it has multi-node
  * points (its own fit is used), when no profile of its GPU type has any, or when the store fails.
  */
-async function networkParams(deps: RefitDeps, job: JobRecord, points: readonly ProfilePoint[]): Promise<NetworkParams | undefined> {
+async function networkParams(
+  deps: RefitDeps,
+  job: JobRecord,
+  points: readonly ProfilePoint[],
+): Promise<NetworkParams | undefined> {
   const network = deps.network;
   // A multi-node job keeps its own fit anyway: skip the store read.
   if (!network || points.some((p) => p.num_nodes > 1)) return undefined;

@@ -56,7 +56,12 @@ export class ReportIngest {
   constructor(private readonly opts: ReportIngestOptions) {
     // A predicted batch gain must hold over three refits of the job's model to be acted on.
     this.batchDecisions = new BatchDecisions(3 * opts.refit_interval_s * 1000);
-    this.refitDeps = { store: opts.store, log: opts.log, ...(opts.profiles ? { profiles: opts.profiles } : {}), ...(opts.network ? { network: opts.network } : {}) };
+    this.refitDeps = {
+      store: opts.store,
+      log: opts.log,
+      ...(opts.profiles ? { profiles: opts.profiles } : {}),
+      ...(opts.network ? { network: opts.network } : {}),
+    };
   }
 
   /**
@@ -96,7 +101,13 @@ export class ReportIngest {
       }
     }
     const latest = reports[reports.length - 1]!;
-    const { config, change } = this.batchDecisions.decide(job, request.attempt, latest, now, this.opts.profiles?.latestFor(job));
+    const { config, change } = this.batchDecisions.decide(
+      job,
+      request.attempt,
+      latest,
+      now,
+      this.opts.profiles?.latestFor(job),
+    );
     if (change) await this.opts.store.recordEvent(job_id, 'batch-size', 'scheduler', change.reason, change.data);
     return config;
   }
@@ -169,19 +180,35 @@ export async function ownProfilePoints(store: Store, job_id: string, gpu_type?: 
     const key = configKey(p);
     const seen = byConfig.get(key);
     if (!seen) {
-      byConfig.set(key, { count: p.count, point: { num_nodes: p.num_nodes, num_replicas: p.num_replicas, local_bsz: p.local_bsz, accum_step_time_s: p.accum_step_time_s, optim_step_time_s: p.optim_step_time_s } });
+      byConfig.set(key, {
+        count: p.count,
+        point: {
+          num_nodes: p.num_nodes,
+          num_replicas: p.num_replicas,
+          local_bsz: p.local_bsz,
+          accum_step_time_s: p.accum_step_time_s,
+          optim_step_time_s: p.optim_step_time_s,
+        },
+      });
       continue;
     }
     const total = seen.count + p.count;
     const mean = (a: number, b: number) => (a * seen.count + b * p.count) / total;
-    seen.point = { ...seen.point, accum_step_time_s: mean(seen.point.accum_step_time_s, p.accum_step_time_s), optim_step_time_s: mean(seen.point.optim_step_time_s, p.optim_step_time_s) };
+    seen.point = {
+      ...seen.point,
+      accum_step_time_s: mean(seen.point.accum_step_time_s, p.accum_step_time_s),
+      optim_step_time_s: mean(seen.point.optim_step_time_s, p.optim_step_time_s),
+    };
     seen.count = total;
   }
   return [...byConfig.values()].map((v) => v.point);
 }
 
 /** The GPU type of a job's newest attempt, as its replicas recorded it; undefined when it never launched or the type is unknown. */
-export async function lastAttemptType(store: Store, job: Pick<JobRecord, 'id' | 'launches'>): Promise<string | undefined> {
+export async function lastAttemptType(
+  store: Store,
+  job: Pick<JobRecord, 'id' | 'launches'>,
+): Promise<string | undefined> {
   if (job.launches === 0) return undefined;
   return (await store.listReplicas(job.id, job.launches - 1))[0]?.gpu_type;
 }
@@ -192,7 +219,11 @@ export async function lastAttemptType(store: Store, job: Pick<JobRecord, 'id' | 
  * that measured anything, else `current`. Just after a move, before its first report on the new
  * type, its fit is still of the old one.
  */
-export async function fitType(store: Store, job: Pick<JobRecord, 'id'>, current: string | undefined): Promise<string | undefined> {
+export async function fitType(
+  store: Store,
+  job: Pick<JobRecord, 'id'>,
+  current: string | undefined,
+): Promise<string | undefined> {
   const measured = new Set((await store.getProfile(job.id)).map((r) => r.gpu_type));
   if (measured.size === 0 || measured.has('') || (current !== undefined && measured.has(current))) return current;
   const replicas = await store.listReplicas(job.id);

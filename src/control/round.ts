@@ -62,12 +62,15 @@ export class Round {
       this.ctx.log(`inventory: ${(error as Error).message}; using the last one`);
     }
     const jobs = await store.listJobs({ states: ACTIVE_STATES });
-    for (const p of nodeProblems(jobs, backend.nodes())) await this.ctx.noteOnce(p.job_id, p.key, 'node-unavailable', p.reason);
+    for (const p of nodeProblems(jobs, backend.nodes()))
+      await this.ctx.noteOnce(p.job_id, p.key, 'node-unavailable', p.reason);
     if (jobs.length > 0) {
       const profiles = (await this.profiles?.forRound(jobs)) ?? new Map<string, StoredKeyProfile>();
       const inv = typedInventory(backend.nodes());
       // Stored allocations name machines; the policy's name the typed groups on them.
-      const grouped = jobs.map((j) => (j.allocation.length > 0 ? { ...j, allocation: toGroups(inv, j.allocation, j.devices) } : j));
+      const grouped = jobs.map((j) =>
+        j.allocation.length > 0 ? { ...j, allocation: toGroups(inv, j.allocation, j.devices) } : j,
+      );
       const snapshot = buildSnapshot(inv.nodes, grouped, this.ctx.now(), profiles);
       let decision;
       if (isMixed(inv)) {
@@ -75,18 +78,39 @@ export class Round {
         const fit_types = new Map<string, string>();
         for (const j of jobs) {
           if (j.perf === null) continue;
-          const t = await fitType(store, j, j.allocation.length > 0 ? gpuTypeOf(j, backend.nodes()) : await lastAttemptType(store, j));
+          const t = await fitType(
+            store,
+            j,
+            j.allocation.length > 0 ? gpuTypeOf(j, backend.nodes()) : await lastAttemptType(store, j),
+          );
           if (t !== undefined) fit_types.set(j.id, t);
         }
-        decision = await mixedDecision(policy, await this.typed, { inv, machines: backend.nodes(), jobs, grouped, snapshot, now_ms: this.ctx.now(), profiles: this.profiles, own_profiles: profiles, fit_types });
+        decision = await mixedDecision(policy, await this.typed, {
+          inv,
+          machines: backend.nodes(),
+          jobs,
+          grouped,
+          snapshot,
+          now_ms: this.ctx.now(),
+          profiles: this.profiles,
+          own_profiles: profiles,
+          fit_types,
+        });
       } else {
         decision = policy.decide(snapshot);
       }
       this.latestRejections.clear();
       const one = deviceUnit(backend.nodes().flatMap((n) => n.devices));
-      for (const [id, r] of Object.entries(decision.rejections ?? {})) this.latestRejections.set(id, waitingReason(r, jobs, one));
+      for (const [id, r] of Object.entries(decision.rejections ?? {}))
+        this.latestRejections.set(id, waitingReason(r, jobs, one));
       const unit = `${one}(s)`;
-      for (const w of gangWaits(jobs, decision.allocations, inv.nodes.reduce((k, n) => k + n.gpus, 0), unit)) await this.ctx.noteOnce(w.job_id, w.key, 'waiting', w.reason);
+      for (const w of gangWaits(
+        jobs,
+        decision.allocations,
+        inv.nodes.reduce((k, n) => k + n.gpus, 0),
+        unit,
+      ))
+        await this.ctx.noteOnce(w.job_id, w.key, 'waiting', w.reason);
       await this.apply(grouped, decision.allocations, profiles, inv);
       await then();
     }
@@ -97,7 +121,12 @@ export class Round {
   }
 
   /** Applies `allocations` (on the policy's nodes) to `jobs` (their allocations on the same nodes). */
-  private async apply(jobs: readonly JobRecord[], allocations: Record<string, readonly number[]>, profiles: ReadonlyMap<string, StoredKeyProfile>, inv: TypedInventory): Promise<void> {
+  private async apply(
+    jobs: readonly JobRecord[],
+    allocations: Record<string, readonly number[]>,
+    profiles: ReadonlyMap<string, StoredKeyProfile>,
+    inv: TypedInventory,
+  ): Promise<void> {
     const { store, backend, policy } = this.ctx.config;
     const nodeDevices = inv.groups.map((g) => g.usable);
     const assigned = assignDevices(jobs, allocations, nodeDevices, inv.nodes);
@@ -107,12 +136,22 @@ export class Round {
     }
     const usable = nodeDevices.reduce((n, d) => n + d.length, 0);
     const unit = deviceUnit(backend.nodes().flatMap((n) => n.devices));
-    const context = { policy: policy.name, idle: usable - jobs.filter(holdsDevices).reduce((n, j) => n + j.allocation.length, 0), unit, profiles };
+    const context = {
+      policy: policy.name,
+      idle: usable - jobs.filter(holdsDevices).reduce((n, j) => n + j.allocation.length, 0),
+      unit,
+      profiles,
+    };
     for (const job of jobs) {
       const allocation = [...(allocations[job.id] ?? [])];
       if (sameAllocation(allocation, job.allocation)) continue;
-      const binding: DeviceBinding = { allocation: toMachines(inv, allocation), devices: assigned.devices.get(job.id) ?? [] };
-      const why = resizeReason(job, job.allocation.length, allocation.length, context) + typeChange(inv, job.allocation, allocation);
+      const binding: DeviceBinding = {
+        allocation: toMachines(inv, allocation),
+        devices: assigned.devices.get(job.id) ?? [],
+      };
+      const why =
+        resizeReason(job, job.allocation.length, allocation.length, context) +
+        typeChange(inv, job.allocation, allocation);
       switch (job.state) {
         case 'queued':
         case 'preempted':
@@ -123,7 +162,13 @@ export class Round {
           else await store.retargetJob(job.id, binding, 'scheduler', why);
           break;
         case 'running':
-          await store.stopJob(job.id, binding, 'rescale', 'scheduler', `${why}; ${keepsWork(job) ? 'checkpoint-restart' : stopOutcome(job, this.ctx.now())}`);
+          await store.stopJob(
+            job.id,
+            binding,
+            'rescale',
+            'scheduler',
+            `${why}; ${keepsWork(job) ? 'checkpoint-restart' : stopOutcome(job, this.ctx.now())}`,
+          );
           for (const r of await this.ctx.liveReplicas(job.id)) backend.signal(this.ctx.ref(r), 'SIGTERM');
           break;
         case 'rescaling':

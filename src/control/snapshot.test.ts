@@ -11,12 +11,21 @@ import { buildSnapshot, stopProtection, toPolicyJob } from './snapshot.js';
 /** A stored job that has reported once (limits, model) and runs on 2 devices since t = 10 s. */
 function reported(extra: Partial<JobRecord> = {}): JobRecord {
   return jobRecordFixture({
-    submitted_at_ms: 1000, started_at_ms: 10_000, allocation: [0, 0], devices: [0, 1], launched_at_ms: 10_000,
-    attained_service_gpu_s: 5, max_profiled_replicas: 2, step: 100, samples: 6400, last_report_at_ms: 20_000,
+    submitted_at_ms: 1000,
+    started_at_ms: 10_000,
+    allocation: [0, 0],
+    devices: [0, 1],
+    launched_at_ms: 10_000,
+    attained_service_gpu_s: 5,
+    max_profiled_replicas: 2,
+    step: 100,
+    samples: 6400,
+    last_report_at_ms: 20_000,
     limits: { init_batch_size: 64, max_batch_size: 512, min_local_bsz: 8, max_local_bsz: 256, accumulation: true },
     perf: { alpha_c: 0.1, beta_c: 0.01, alpha_n: 1e-8, beta_n: 1e-8, alpha_r: 0.01, beta_r: 0.001, gamma: 1.5 },
     grad: { sqr: 0.5, var: 1.5 },
-    checkpoint_at_ms: null, checkpoint_on_stop: true,
+    checkpoint_at_ms: null,
+    checkpoint_on_stop: true,
     ...extra,
   });
 }
@@ -40,14 +49,29 @@ describe('toPolicyJob', () => {
   });
 
   it('carries it through buildSnapshot', () => {
-    const snapshot = buildSnapshot([{ index: 0, name: 'local', gpus: 4, preemptible: false }], [reported({ remaining_samples: 640 }), reported({ id: 'k' })], 20_000);
-    assert.deepEqual(snapshot.jobs.map((j) => j.remaining_samples), [640, undefined]);
+    const snapshot = buildSnapshot(
+      [{ index: 0, name: 'local', gpus: 4, preemptible: false }],
+      [reported({ remaining_samples: 640 }), reported({ id: 'k' })],
+      20_000,
+    );
+    assert.deepEqual(
+      snapshot.jobs.map((j) => j.remaining_samples),
+      [640, undefined],
+    );
   });
 });
 
 describe('what a preemption costs (toPolicyJob)', () => {
   const plain = (extra: Partial<JobRecord> = {}): JobRecord => {
-    const base = reported({ checkpoint_on_stop: false, last_report_at_ms: null, perf: null, grad: null, limits: null, max_profiled_replicas: 0, ...extra });
+    const base = reported({
+      checkpoint_on_stop: false,
+      last_report_at_ms: null,
+      perf: null,
+      grad: null,
+      limits: null,
+      max_profiled_replicas: 0,
+      ...extra,
+    });
     const { preemptible: _, ...spec } = base.spec;
     return { ...base, spec: { ...spec, ...(extra.spec ?? {}) } };
   };
@@ -70,7 +94,10 @@ describe('what a preemption costs (toPolicyJob)', () => {
   });
 
   it('preemptible: false pins it whatever its checkpoints', () => {
-    assert.equal(toPolicyJob(reported({ spec: { ...reported().spec, preemptible: false } }), 25_000).preemptible, false);
+    assert.equal(
+      toPolicyJob(reported({ spec: { ...reported().spec, preemptible: false } }), 25_000).preemptible,
+      false,
+    );
   });
 
   it('a reported checkpoint lifts the protection; only the work since it is at risk', () => {
@@ -96,10 +123,24 @@ describe('what a preemption costs (toPolicyJob)', () => {
 describe('a model started from its key profile (toPolicyJob)', () => {
   const perf = reported().perf!;
   // Measured twice as slow as `perf` predicts on 2 nodes x 8 replicas: the fit errs there.
-  const slow = { num_nodes: 2, num_replicas: 8, local_bsz: 32, accum_step_time_s: 0.1 + 0.01 * 32, optim_step_time_s: 2 * optimStepTime_s(perf, 2, 8, 32) };
-  const profile: StoredKeyProfile = { ...emptyProfile('resnet', 'cpu'), points: [slow], jobs: 1, job_ids: ['other'], perf, limits: reported().limits, updated_at_ms: 0 };
+  const slow = {
+    num_nodes: 2,
+    num_replicas: 8,
+    local_bsz: 32,
+    accum_step_time_s: 0.1 + 0.01 * 32,
+    optim_step_time_s: 2 * optimStepTime_s(perf, 2, 8, 32),
+  };
+  const profile: StoredKeyProfile = {
+    ...emptyProfile('resnet', 'cpu'),
+    points: [slow],
+    jobs: 1,
+    job_ids: ['other'],
+    perf,
+    limits: reported().limits,
+    updated_at_ms: 0,
+  };
 
-  it('is corrected by the measurements its fit was made on: the key\'s before its own fit; without a profile, by the job\'s own', () => {
+  it("is corrected by the measurements its fit was made on: the key's before its own fit; without a profile, by the job's own", () => {
     const job = reported({ spec: { ...reported().spec, profile: 'resnet' } });
     const alone = toPolicyJob(job, 20_000).model!;
     assert.equal(alone.correction, undefined, 'nothing measured, nothing corrected');
@@ -110,9 +151,17 @@ describe('a model started from its key profile (toPolicyJob)', () => {
     const own = stepCorrection(perf, [{ ...slow, optim_step_time_s: 3 * optimStepTime_s(perf, 2, 8, 32) }]);
     const corrected = { ...job, correction: own };
     assert.deepEqual(toPolicyJob(corrected, 20_000).model!.correction, own, 'no profile: its own measurements');
-    assert.deepEqual(toPolicyJob(corrected, 20_000, profile).model!.correction, own, 'with a profile: those its fit was made on');
+    assert.deepEqual(
+      toPolicyJob(corrected, 20_000, profile).model!.correction,
+      own,
+      'with a profile: those its fit was made on',
+    );
     const ratio = goodputOf(alone, 2, 8, 32, 0) / goodputOf(withProfile, 2, 8, 32, 0);
     assert.ok(Math.abs(ratio - 2) < 1e-9, `measured 2x slower, predicted ${ratio}x`);
-    assert.equal(goodputOf(withProfile, 1, 2, 32, 0), goodputOf(alone, 1, 2, 32, 0), 'one-node shapes borrow nothing from multi-node measurements');
+    assert.equal(
+      goodputOf(withProfile, 1, 2, 32, 0),
+      goodputOf(alone, 1, 2, 32, 0),
+      'one-node shapes borrow nothing from multi-node measurements',
+    );
   });
 });

@@ -71,7 +71,8 @@ export function stopProtection(job: JobRecord): string | undefined {
  * checkpoints when stopped (docs/contract.md).
  */
 export function progressAtRisk_s(job: JobRecord, now_ms: number): number {
-  if (job.state !== 'running' || job.launched_at_ms === null || job.checkpoint_on_stop || job.spec.resumable === true) return 0;
+  if (job.state !== 'running' || job.launched_at_ms === null || job.checkpoint_on_stop || job.spec.resumable === true)
+    return 0;
   return Math.max(0, now_ms - Math.max(job.launched_at_ms, job.checkpoint_at_ms ?? 0)) / 1000;
 }
 
@@ -113,8 +114,18 @@ export function toPolicyJob(job: JobRecord, now_ms: number, profile?: StoredKeyP
  * by job id, the profile each job's model starts from. Waiting jobs of several users are
  * presented in the fair order of fair-queue.ts (their places and submission times).
  */
-export function buildSnapshot(nodes: readonly NodeInfo[], jobs: readonly JobRecord[], now_ms: number, profiles?: ReadonlyMap<string, StoredKeyProfile>): ClusterSnapshot {
+export function buildSnapshot(
+  nodes: readonly NodeInfo[],
+  jobs: readonly JobRecord[],
+  now_ms: number,
+  profiles?: ReadonlyMap<string, StoredKeyProfile>,
+): ClusterSnapshot {
   const allocations: Record<string, readonly number[]> = {};
   for (const job of jobs) if (holdsDevices(job)) allocations[job.id] = job.allocation;
-  return { now_s: now_ms / 1000, nodes, jobs: fairQueue(jobs).map((j) => toPolicyJob(j, now_ms, profiles?.get(j.id))), allocations };
+  return {
+    now_s: now_ms / 1000,
+    nodes,
+    jobs: fairQueue(jobs).map((j) => toPolicyJob(j, now_ms, profiles?.get(j.id))),
+    allocations,
+  };
 }

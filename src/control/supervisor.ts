@@ -37,12 +37,23 @@ export class Supervisor {
     const started_ms = replicas.length > 0 ? Math.min(...replicas.map((r) => r.started_at_ms)) : null;
     const evidence = { ...job, launched_at_ms: job.launched_at_ms ?? started_ms };
     const action = settle(
-      { ...job, attempt: job.launches - 1, max_restarts: job.spec.max_restarts, has_target: job.allocation.length > 0, evidence },
+      {
+        ...job,
+        attempt: job.launches - 1,
+        max_restarts: job.spec.max_restarts,
+        has_target: job.allocation.length > 0,
+        evidence,
+      },
       replicas,
-      { now_ms: this.ctx.now(), early_failure_s: this.ctx.config.early_failure_s, backoff_base_s: this.ctx.config.restart_backoff_s },
+      {
+        now_ms: this.ctx.now(),
+        early_failure_s: this.ctx.config.early_failure_s,
+        backoff_base_s: this.ctx.config.restart_backoff_s,
+      },
     );
     const live = replicas.filter((r) => r.exit_code === null);
-    if (action.do === 'fail' || action.do === 'finish') await this.ctx.reports.finalRefit(job, action.do === 'finish' && action.to === 'succeeded');
+    if (action.do === 'fail' || action.do === 'finish')
+      await this.ctx.reports.finalRefit(job, action.do === 'finish' && action.to === 'succeeded');
     const binding: DeviceBinding = { allocation: job.allocation, devices: job.devices };
     // The failed rank's last log lines, and what they say to do where failure-hint.ts knows.
     const failed = (rank: number, reason: string): { reason: string; data: TransitionDetail['data'] } => {
@@ -55,7 +66,14 @@ export class Supervisor {
         return;
       case 'stop': {
         const why = action.failure ? failed(action.failure.rank, action.reason) : undefined;
-        await store.stopJob(job_id, binding, action.kind, 'controller', why?.reason ?? action.reason, action.failure && why ? { failure: action.failure, data: why.data } : {});
+        await store.stopJob(
+          job_id,
+          binding,
+          action.kind,
+          'controller',
+          why?.reason ?? action.reason,
+          action.failure && why ? { failure: action.failure, data: why.data } : {},
+        );
         for (const r of live) backend.signal(this.ctx.ref(r), 'SIGTERM');
         return this.settle(job_id);
       }
@@ -67,7 +85,13 @@ export class Supervisor {
       }
       case 'finish': {
         const why = action.to === 'failed' ? failed(job.last_failure?.rank ?? 0, action.reason) : undefined;
-        await store.finishJob(job_id, action.to, 'controller', why?.reason ?? action.reason, why ? { data: why.data } : {});
+        await store.finishJob(
+          job_id,
+          action.to,
+          'controller',
+          why?.reason ?? action.reason,
+          why ? { data: why.data } : {},
+        );
         break;
       }
       case 'requeue':
@@ -102,7 +126,10 @@ export class Supervisor {
       // An exit recorded but not acted on (a settle that failed on a full disk) is acted on now,
       // every watch until it succeeds: no job stays placed with no process.
       if (!live.some((r) => r.job_id === job.id && r.attempt === job.launches - 1)) await this.settle(job.id);
-      const reason = job.state === 'running' ? hungReason(job, now, this.watchingSince_ms, this.ctx.config.hung_timeout_s, job) : undefined;
+      const reason =
+        job.state === 'running'
+          ? hungReason(job, now, this.watchingSince_ms, this.ctx.config.hung_timeout_s, job)
+          : undefined;
       if (reason === undefined) continue;
       await store.stopJob(job.id, { allocation: job.allocation, devices: job.devices }, 'hung', 'controller', reason);
       // SIGKILL: a stopped (SIGSTOP) or wedged replica would never act on SIGTERM.
@@ -127,8 +154,10 @@ export class Supervisor {
         this.ctx.killAt.set(r.job_id, this.ctx.now() + this.ctx.config.grace_s * 1000);
       }
     }
-    if (adopted.length > 0) this.ctx.log(`reconcile: re-adopted ${adopted.length} running replica(s): ${adopted.join(' ')}`);
-    for (const job of await store.listJobs({ states: ['starting'] })) await backend.abandon(job.id, this.ctx.jobDir(job.id), job.launches);
+    if (adopted.length > 0)
+      this.ctx.log(`reconcile: re-adopted ${adopted.length} running replica(s): ${adopted.join(' ')}`);
+    for (const job of await store.listJobs({ states: ['starting'] }))
+      await backend.abandon(job.id, this.ctx.jobDir(job.id), job.launches);
     for (const job of await store.listJobs({ states: ['running', 'rescaling'] })) await this.settle(job.id);
   }
 }

@@ -49,7 +49,13 @@ export function typedInventory(machines: readonly BackendNode[]): TypedInventory
   const nodes = groups.map((g, index): NodeInfo => {
     const machine = machines[g.node]!;
     const alone = groups.filter((o) => o.node === g.node).length === 1;
-    return { index, name: alone ? machine.name : `${machine.name}/${g.type}`, gpus: g.usable.length, preemptible: false, gpu_type: g.type };
+    return {
+      index,
+      name: alone ? machine.name : `${machine.name}/${g.type}`,
+      gpus: g.usable.length,
+      preemptible: false,
+      gpu_type: g.type,
+    };
   });
   return { nodes, groups };
 }
@@ -83,7 +89,11 @@ export function isMixed(inv: TypedInventory): boolean {
  * spread over two types would run at the slower one's speed. Decisions of one type pass
  * unchanged.
  */
-export function confineToOneType(nodes: readonly NodeInfo[], min_replicas: ReadonlyMap<string, number>, allocations: Readonly<Record<string, Allocation>>): Record<string, Allocation> {
+export function confineToOneType(
+  nodes: readonly NodeInfo[],
+  min_replicas: ReadonlyMap<string, number>,
+  allocations: Readonly<Record<string, Allocation>>,
+): Record<string, Allocation> {
   const out: Record<string, Allocation> = {};
   for (const [id, alloc] of Object.entries(allocations)) {
     const count = new Map<string, number>();

@@ -33,18 +33,30 @@ export class ResumingGoodputHetero extends GoodputHetero {
       if (node && !this.placed.has(id)) this.held.set(id, { type: gpuTypeOf(node), gpus: a.length });
     }
     const out = super.decide(s);
-    this.placed = new Set(Object.entries(out).filter(([, a]) => a.length > 0).map(([id]) => id));
+    this.placed = new Set(
+      Object.entries(out)
+        .filter(([, a]) => a.length > 0)
+        .map(([id]) => id),
+    );
     return out;
   }
 
   /** The base's row, with every configuration other than the one the job holds discounted as the base discounts a change. */
-  protected override goodputRow(job: TypedJob, configs: readonly SiaConfig[], gpn: ReadonlyMap<string, number>): number[] {
+  protected override goodputRow(
+    job: TypedJob,
+    configs: readonly SiaConfig[],
+    gpn: ReadonlyMap<string, number>,
+  ): number[] {
     const row = super.goodputRow(job, configs, gpn);
     const held = this.held.get(job.id);
     if (!held) return row;
     this.undiscounted.set(job.id, row);
     const min = this.lastMinGoodput;
-    return row.map((g, c) => (configs[c]!.type === held.type && configs[c]!.gpus === held.gpus ? g : g * this.changeFactor(job, g * min, this.now_s, configs[c]!.type !== held.type)));
+    return row.map((g, c) =>
+      configs[c]!.type === held.type && configs[c]!.gpus === held.gpus
+        ? g
+        : g * this.changeFactor(job, g * min, this.now_s, configs[c]!.type !== held.type),
+    );
   }
 
   protected override jobWeight(job: TypedJob, normalized: readonly number[], configs: readonly SiaConfig[]): number {

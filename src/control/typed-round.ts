@@ -73,7 +73,11 @@ export interface MixedRound {
  * The decision of `typed` when given, else of `policy` with every job kept on one type. A job
  * given fewer replicas than its `min_replicas` gets none: the typed policy sizes by goodput only.
  */
-export async function mixedDecision(policy: Policy, typed: TypedDecider | undefined, r: MixedRound): Promise<PolicyDecision> {
+export async function mixedDecision(
+  policy: Policy,
+  typed: TypedDecider | undefined,
+  r: MixedRound,
+): Promise<PolicyDecision> {
   const min = new Map(r.snapshot.jobs.map((j) => [j.id, j.min_replicas]));
   if (!typed) {
     const d = policy.decide(r.snapshot);
@@ -90,7 +94,11 @@ export async function mixedDecision(policy: Policy, typed: TypedDecider | undefi
     // The round's profile of a job is that of the type it holds; its fit of another type takes that type's.
     const elsewhere = own_type !== undefined && own_type !== jobGpuType(stored, r.machines);
     const other = elsewhere ? profiles.get(own_type) : undefined;
-    const own_profile = !elsewhere ? r.own_profiles.get(stored.id) : other && fromOthers(other, stored.id) ? other : undefined;
+    const own_profile = !elsewhere
+      ? r.own_profiles.get(stored.id)
+      : other && fromOthers(other, stored.id)
+        ? other
+        : undefined;
     jobs.push(typedJob({ job: r.grouped[i]!, own_type, profiles, own_profile }, types, r.now_ms));
   }
   return { allocations: decideTyped(typed, r.snapshot, jobs) };
@@ -101,22 +109,35 @@ export async function mixedDecision(policy: Policy, typed: TypedDecider | undefi
  * `preemptible`) for `jobs`, as allocations on the snapshot's nodes. Pure but for the decider's
  * memory.
  */
-export function decideTyped(typed: TypedDecider, snapshot: ClusterSnapshot, jobs: readonly TypedJob[]): Record<string, Allocation> {
+export function decideTyped(
+  typed: TypedDecider,
+  snapshot: ClusterSnapshot,
+  jobs: readonly TypedJob[],
+): Record<string, Allocation> {
   const min = new Map(snapshot.jobs.map((j) => [j.id, j.min_replicas]));
   // The typed policy sizes configurations by GPUs per node: it sees only nodes with usable GPUs
   // (a node whose GPUs other work holds, or that is drained, offers none).
   const open = snapshot.nodes.filter((n) => n.gpus > 0);
   const local = new Map(open.map((n, i) => [n.index, i]));
   const held: Record<string, Allocation> = {};
-  for (const [id, a] of Object.entries(snapshot.allocations)) if (a.every((n) => local.has(n))) held[id] = a.map((n) => local.get(n)!);
-  const decided = typed.decide(typedSnapshot({ now_s: snapshot.now_s, allocations: held }, open.map((n, i) => ({ ...n, index: i })), jobs));
+  for (const [id, a] of Object.entries(snapshot.allocations))
+    if (a.every((n) => local.has(n))) held[id] = a.map((n) => local.get(n)!);
+  const decided = typed.decide(
+    typedSnapshot(
+      { now_s: snapshot.now_s, allocations: held },
+      open.map((n, i) => ({ ...n, index: i })),
+      jobs,
+    ),
+  );
   const allocations: Record<string, Allocation> = {};
-  for (const [id, a] of Object.entries(decided)) if (a.length > 0 && a.length >= (min.get(id) ?? 0)) allocations[id] = a.map((i) => open[i]!.index);
+  for (const [id, a] of Object.entries(decided))
+    if (a.length > 0 && a.length >= (min.get(id) ?? 0)) allocations[id] = a.map((i) => open[i]!.index);
   const out = keepPinned(snapshot, allocations);
   // Where the decision was overridden, the policy's memory of each job's configuration is wrong:
   // it starts afresh next round.
   const same = (a: Allocation | undefined, b: Allocation | undefined) => (a ?? []).join() === (b ?? []).join();
-  if ([...new Set([...Object.keys(out), ...Object.keys(allocations)])].some((id) => !same(out[id], allocations[id]))) typed.forget();
+  if ([...new Set([...Object.keys(out), ...Object.keys(allocations)])].some((id) => !same(out[id], allocations[id])))
+    typed.forget();
   return out;
 }
 
@@ -125,7 +146,10 @@ export function decideTyped(typed: TypedDecider, snapshot: ClusterSnapshot, jobs
  * current allocation; jobs that would then over-commit a node lose theirs. The typed policy keeps
  * a job still restarting on its configuration but knows nothing of a job that may not be moved.
  */
-export function keepPinned(s: ClusterSnapshot, allocations: Readonly<Record<string, Allocation>>): Record<string, Allocation> {
+export function keepPinned(
+  s: ClusterSnapshot,
+  allocations: Readonly<Record<string, Allocation>>,
+): Record<string, Allocation> {
   const out: Record<string, Allocation> = { ...allocations };
   const pinned = new Set<string>();
   for (const j of s.jobs) {

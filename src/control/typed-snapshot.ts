@@ -54,7 +54,12 @@ export function typedJob(input: TypedJobInput, types: readonly string[], now_ms:
   const models = new Map<string, GoodputModel>();
   for (const t of types) {
     const profile = profiles.get(t);
-    const model = t === own_type ? modelOf(job, input.own_profile) : profile ? modelOf({ ...job, perf: null, correction: null }, profile) : undefined;
+    const model =
+      t === own_type
+        ? modelOf(job, input.own_profile)
+        : profile
+          ? modelOf({ ...job, perf: null, correction: null }, profile)
+          : undefined;
     if (model) models.set(t, model);
   }
   const known = [...models.values()].map(oneGpuRate).filter((r) => Number.isFinite(r) && r > 0);
@@ -88,11 +93,16 @@ export function typedJob(input: TypedJobInput, types: readonly string[], now_ms:
     restart_s: LIVE_RESTART_S,
     // The typed policy keeps the configuration of a job it must not move: one whose launch is
     // under way, or that may not be stopped (its spec, or no checkpoint to resume from).
-    restarting: holding && (job.state !== 'running' || job.spec.preemptible === false || stopProtection(job) !== undefined),
+    restarting:
+      holding && (job.state !== 'running' || job.spec.preemptible === false || stopProtection(job) !== undefined),
   };
 }
 
 /** The typed snapshot: `nodes` typed (control/typed-nodes.ts), jobs and allocations as in `base`. */
-export function typedSnapshot(base: Pick<ClusterSnapshot, 'now_s' | 'allocations'>, nodes: readonly NodeInfo[], jobs: readonly TypedJob[]): TypedSnapshot {
+export function typedSnapshot(
+  base: Pick<ClusterSnapshot, 'now_s' | 'allocations'>,
+  nodes: readonly NodeInfo[],
+  jobs: readonly TypedJob[],
+): TypedSnapshot {
   return { now_s: base.now_s, nodes, jobs, allocations: base.allocations };
 }

@@ -26,7 +26,8 @@ function notPreemptibleWords(jobs: readonly JobRecord[], unit: string): string |
     else if (stopProtection(j) !== undefined) plain += j.allocation.length;
   }
   const specWords = 'not preemptible (submitted with preemptible: false)';
-  const plainWords = 'no checkpoint yet (a stop would set them back to their beginning; submit with preemptible: true to allow)';
+  const plainWords =
+    'no checkpoint yet (a stop would set them back to their beginning; submit with preemptible: true to allow)';
   if (spec > 0 && plain > 0) return `${spec} ${unit}${spec > 1 ? 's' : ''} ${specWords}, ${plain} ${plainWords}`;
   if (spec > 0) return specWords;
   if (plain > 0) return plainWords;
@@ -43,7 +44,9 @@ export function waitingReason(rejection: Rejection, jobs: readonly JobRecord[], 
   const words = notPreemptibleWords(jobs, unit);
   if (words !== undefined) {
     // "3 not preemptible" keeps its count unless the words bring their own counts.
-    message = message.replace(/(\d+ )?\bnot preemptible\b/, (_m, count: string | undefined) => (/^\d/.test(words) ? words : `${count ?? ''}${words}`));
+    message = message.replace(/(\d+ )?\bnot preemptible\b/, (_m, count: string | undefined) =>
+      /^\d/.test(words) ? words : `${count ?? ''}${words}`,
+    );
   }
   return { ...rejection, message: inUnit(message, unit) };
 }

@@ -5,21 +5,55 @@
  */
 export const ERROR_CODES = [
   // Bad input: command line, files, specs, API requests.
-  'E_USAGE', 'E_INPUT', 'E_SPEC', 'E_BAD_REQUEST', 'E_TOO_LARGE', 'E_BAD_POLICY_PARAM', 'E_UNKNOWN_POLICY', 'E_OUTPUT',
+  'E_USAGE',
+  'E_INPUT',
+  'E_SPEC',
+  'E_BAD_REQUEST',
+  'E_TOO_LARGE',
+  'E_BAD_POLICY_PARAM',
+  'E_UNKNOWN_POLICY',
+  'E_OUTPUT',
   // Access.
-  'E_UNAUTHORIZED', 'E_FORBIDDEN',
+  'E_UNAUTHORIZED',
+  'E_FORBIDDEN',
   // State of jobs and resources.
-  'E_NOT_FOUND', 'E_AMBIGUOUS', 'E_NO_SCRIPT', 'E_CONFLICT', 'E_INFEASIBLE', 'E_NO_CAPACITY', 'E_CLUSTER_TOO_SMALL', 'E_DEVICES', 'E_RUNNING',
+  'E_NOT_FOUND',
+  'E_AMBIGUOUS',
+  'E_NO_SCRIPT',
+  'E_CONFLICT',
+  'E_INFEASIBLE',
+  'E_NO_CAPACITY',
+  'E_CLUSTER_TOO_SMALL',
+  'E_DEVICES',
+  'E_RUNNING',
   // A user's per-user limit of jobs (goodput up --max-active-jobs-per-user, --max-queued-jobs-per-user).
   'E_JOB_LIMIT',
   // Simulation and policies.
-  'E_POLICY', 'E_SIM_STALLED',
+  'E_POLICY',
+  'E_SIM_STALLED',
   // Backends and launching.
-  'E_BACKEND_UNAVAILABLE', 'E_LAUNCH', 'E_LAUNCH_HELD', 'E_STOP', 'E_SLURM', 'E_SLURM_PARTITION', 'E_SHARED_FS',
+  'E_BACKEND_UNAVAILABLE',
+  'E_LAUNCH',
+  'E_LAUNCH_HELD',
+  'E_STOP',
+  'E_SLURM',
+  'E_SLURM_PARTITION',
+  'E_SHARED_FS',
   // Server, store and data directory.
-  'E_START', 'E_LISTEN', 'E_PORT_CHANGED', 'E_DATA_DIR', 'E_STORE_DAMAGED', 'E_STORE_VERSION', 'E_STORE_LOST', 'E_UNAVAILABLE', 'E_DISK_FULL', 'E_BUSY', 'E_EXISTS',
+  'E_START',
+  'E_LISTEN',
+  'E_PORT_CHANGED',
+  'E_DATA_DIR',
+  'E_STORE_DAMAGED',
+  'E_STORE_VERSION',
+  'E_STORE_LOST',
+  'E_UNAVAILABLE',
+  'E_DISK_FULL',
+  'E_BUSY',
+  'E_EXISTS',
   // Client side of HTTP.
-  'E_SERVER_DOWN', 'E_HTTP',
+  'E_SERVER_DOWN',
+  'E_HTTP',
   // A bug: anything not foreseen.
   'E_INTERNAL',
 ] as const;

@@ -26,7 +26,10 @@ describe('default profile key', () => {
     [['python3'], 'python3'],
     [['python', '-c', 'print(1)'], 'python-c-' + defaultProfileKey(['python', '-c', 'print(1)']).slice(-8)],
     [['python3', 'my script (v2).py'], 'my-script-v2-'],
-    [['node', '-e', 'console.log(process.argv)', 'x'], 'node-e-' + defaultProfileKey(['node', '-e', 'console.log(process.argv)']).slice(-8)],
+    [
+      ['node', '-e', 'console.log(process.argv)', 'x'],
+      'node-e-' + defaultProfileKey(['node', '-e', 'console.log(process.argv)']).slice(-8),
+    ],
     [['...'], 'job'],
   ];
   for (const [command, key] of cases) {
@@ -41,22 +44,44 @@ describe('default profile key', () => {
     assert.notEqual(defaultProfileKey(['python3', 'a/main.py']), defaultProfileKey(['python3', 'b/main.py']));
   });
 
-  it('gives a generic script name its folder in the job\'s workdir: three main.py of three projects, three keys', () => {
-    const keys = ['/home/u/examples/imagenet', '/home/u/adaptdl/examples/NCF', '/home/u/examples/distributed/minGPT-ddp/mingpt'].map((w) => defaultProfileKey(['python3', 'main.py', '--epochs', '1'], w));
+  it("gives a generic script name its folder in the job's workdir: three main.py of three projects, three keys", () => {
+    const keys = [
+      '/home/u/examples/imagenet',
+      '/home/u/adaptdl/examples/NCF',
+      '/home/u/examples/distributed/minGPT-ddp/mingpt',
+    ].map((w) => defaultProfileKey(['python3', 'main.py', '--epochs', '1'], w));
     assert.deepEqual(keys, ['imagenet.main', 'NCF.main', 'mingpt.main']);
     assert.equal(defaultProfileKey(['python3', './train.py'], '/x/cnn'), 'cnn.train');
     assert.equal(defaultProfileKey(['python3', '../main.py'], '/x/imagenet/runs'), 'imagenet.main', '.. is followed');
-    assert.equal(defaultProfileKey(['python3', 'sub/main.py'], '/x/proj'), 'sub.main', 'a path of its own names its folder');
-    assert.equal(defaultProfileKey(['python3', '/opt/ncf/main.py'], '/x/proj'), 'ncf.main', 'an absolute script: its folder');
-    assert.equal(defaultProfileKey(['torchrun', '--nproc_per_node', '2', 'main.py'], '/x/minGPT-ddp'), 'minGPT-ddp.main');
+    assert.equal(
+      defaultProfileKey(['python3', 'sub/main.py'], '/x/proj'),
+      'sub.main',
+      'a path of its own names its folder',
+    );
+    assert.equal(
+      defaultProfileKey(['python3', '/opt/ncf/main.py'], '/x/proj'),
+      'ncf.main',
+      'an absolute script: its folder',
+    );
+    assert.equal(
+      defaultProfileKey(['torchrun', '--nproc_per_node', '2', 'main.py'], '/x/minGPT-ddp'),
+      'minGPT-ddp.main',
+    );
     // False friends: a specific name keeps its name alone, and so does a generic one in the root.
     assert.equal(defaultProfileKey(['python3', 'resnet50.py'], '/x/imagenet'), 'resnet50');
     assert.equal(defaultProfileKey(['python3', 'main.py'], '/'), 'main');
     assert.equal(defaultProfileKey(['python3', '-m', 'pkg.main'], '/x/imagenet'), 'pkg.main');
     // Two checkouts of one project still share the key.
-    assert.equal(defaultProfileKey(['python3', 'main.py'], '/home/a/examples/imagenet'), defaultProfileKey(['python3', 'main.py'], '/home/b/examples/imagenet'));
+    assert.equal(
+      defaultProfileKey(['python3', 'main.py'], '/home/a/examples/imagenet'),
+      defaultProfileKey(['python3', 'main.py'], '/home/b/examples/imagenet'),
+    );
     assert.equal(profileKeyOf({ command: ['python3', 'main.py'], workdir: '/x/ncf' }), 'ncf.main');
-    assert.equal(profileKeyOf({ command: ['python3', 'main.py'], workdir: '/x/ncf', profile: 'main' }), 'main', 'a stored key stays');
+    assert.equal(
+      profileKeyOf({ command: ['python3', 'main.py'], workdir: '/x/ncf', profile: 'main' }),
+      'main',
+      'a stored key stays',
+    );
   });
 
   it('finds the Python script a command runs', () => {
@@ -70,16 +95,19 @@ describe('default profile key', () => {
   });
 
   it('ignores arguments, so reruns with other seeds and hyper-parameters share a key', () => {
-    assert.equal(defaultProfileKey(['python3', 'train.py', '--seed', '1']), defaultProfileKey(['python3', 'train.py', '--seed', '2', '--lr', '1']));
+    assert.equal(
+      defaultProfileKey(['python3', 'train.py', '--seed', '1']),
+      defaultProfileKey(['python3', 'train.py', '--seed', '2', '--lr', '1']),
+    );
     assert.notEqual(defaultProfileKey(['python', '-c', 'a()']), defaultProfileKey(['python', '-c', 'b()']));
   });
 
-  it('takes the spec\'s profile first', () => {
+  it("takes the spec's profile first", () => {
     assert.equal(profileKeyOf({ profile: 'bert-large', command: ['python', 'train.py'] }), 'bert-large');
     assert.equal(profileKeyOf({ command: ['python', 'train.py'] }), 'train');
   });
 
-  it('validates a spec\'s profile', () => {
+  it("validates a spec's profile", () => {
     const base = { name: 'a', command: ['x'] };
     assert.equal(jobSpecSchema.safeParse({ ...base, profile: 'bert_large-1.0' }).success, true);
     for (const bad of ['', '-x', 'a/b', 'a b', 'x'.repeat(129), 'é']) {

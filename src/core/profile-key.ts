@@ -18,7 +18,12 @@ const INTERPRETER = /^(python|pypy|node)(\d+(\.\d+)*)?$/;
 const LAUNCHERS = new Set(['torchrun', 'deepspeed', 'horovodrun', 'accelerate', 'mpirun', 'mpiexec', 'env']);
 
 /** Python modules that are launchers themselves (`python -m torch.distributed.run train.py`). */
-const LAUNCHER_MODULES = new Set(['torch.distributed.run', 'torch.distributed.launch', 'accelerate.commands.launch', 'deepspeed']);
+const LAUNCHER_MODULES = new Set([
+  'torch.distributed.run',
+  'torch.distributed.launch',
+  'accelerate.commands.launch',
+  'deepspeed',
+]);
 
 /** Interpreter options that take a value as the next argument. */
 const INTERPRETER_VALUE_OPTIONS = new Set(['-W', '-X', '--require', '-r', '--import', '--loader']);
@@ -27,13 +32,30 @@ const INTERPRETER_VALUE_OPTIONS = new Set(['-W', '-X', '--require', '-r', '--imp
 const INLINE_CODE = new Set(['-c', '-e', '--eval', '-p', '--print']);
 
 /** Launcher options that take no value (every other `--opt` without `=` takes the next argument). */
-const LAUNCHER_FLAGS = new Set(['--standalone', '--no-python', '--no_python', '--run-path', '--run_path', '-m', '--module', '--use_env', '--use-env', '-i', '--ignore-environment', '--oversubscribe', '--allow-run-as-root']);
+const LAUNCHER_FLAGS = new Set([
+  '--standalone',
+  '--no-python',
+  '--no_python',
+  '--run-path',
+  '--run_path',
+  '-m',
+  '--module',
+  '--use_env',
+  '--use-env',
+  '-i',
+  '--ignore-environment',
+  '--oversubscribe',
+  '--allow-run-as-root',
+]);
 
 const base = (arg: string): string => arg.slice(arg.lastIndexOf('/') + 1);
 
 /** `s` as a key: disallowed characters become "-", at most 128 characters; undefined when nothing is left. */
 function asKey(s: string): string | undefined {
-  const key = s.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 128);
+  const key = s
+    .replace(/[^A-Za-z0-9._-]+/g, '-')
+    .replace(/^[^A-Za-z0-9]+/, '')
+    .slice(0, 128);
   return key === '' ? undefined : key;
 }
 
@@ -43,7 +65,23 @@ function asKey(s: string): string | undefined {
  * job's workdir's folder, `/home/u/imagenet` -> `imagenet.main`), so that projects with a
  * `main.py` each never pool their profiles, while two checkouts of one project still do.
  */
-const GENERIC_STEMS = new Set(['main', 'train', 'run', 'trainer', 'training', 'script', 'app', 'model', 'launch', 'start', '__main__', 'ddp', 'multigpu', 'dist', 'distributed']);
+const GENERIC_STEMS = new Set([
+  'main',
+  'train',
+  'run',
+  'trainer',
+  'training',
+  'script',
+  'app',
+  'model',
+  'launch',
+  'start',
+  '__main__',
+  'ddp',
+  'multigpu',
+  'dist',
+  'distributed',
+]);
 
 /**
  * The name of the folder `arg` is in: its own directory part, resolved against `workdir` when
@@ -119,7 +157,8 @@ export function defaultProfileKey(command: readonly string[], workdir?: string):
           launcher = true;
           break;
         }
-        if (INLINE_CODE.has(opt)) return `${asKey(prog) ?? 'python'}${opt.replace(/^-+/, '-')}-${fnv1a(command[i + 1] ?? '')}`;
+        if (INLINE_CODE.has(opt))
+          return `${asKey(prog) ?? 'python'}${opt.replace(/^-+/, '-')}-${fnv1a(command[i + 1] ?? '')}`;
         i += INTERPRETER_VALUE_OPTIONS.has(opt) ? 2 : 1;
       }
       if (launcher) continue;
@@ -133,10 +172,16 @@ export function defaultProfileKey(command: readonly string[], workdir?: string):
     }
     if (launcher) {
       if (arg.startsWith('-')) {
-        if ((arg === '-m' || arg === '--module') && command[i + 1] !== undefined) return asKey(command[i + 1]!) ?? 'job';
+        if ((arg === '-m' || arg === '--module') && command[i + 1] !== undefined)
+          return asKey(command[i + 1]!) ?? 'job';
         const next = command[i + 1];
         // A value follows every option but the known flags, unless the program comes next.
-        const takesValue = !arg.includes('=') && !LAUNCHER_FLAGS.has(arg) && next !== undefined && !next.endsWith('.py') && !INTERPRETER.test(base(next));
+        const takesValue =
+          !arg.includes('=') &&
+          !LAUNCHER_FLAGS.has(arg) &&
+          next !== undefined &&
+          !next.endsWith('.py') &&
+          !INTERPRETER.test(base(next));
         i += takesValue ? 2 : 1;
         continue;
       }
@@ -160,7 +205,11 @@ export function defaultProfileKey(command: readonly string[], workdir?: string):
  * A stored spec always has `profile` (admission fills it in), so a job keeps the key it was
  * submitted with when this rule changes.
  */
-export function profileKeyOf(spec: { profile?: string | undefined; command: readonly string[]; workdir?: string }): string {
+export function profileKeyOf(spec: {
+  profile?: string | undefined;
+  command: readonly string[];
+  workdir?: string;
+}): string {
   return spec.profile ?? defaultProfileKey(spec.command, spec.workdir);
 }
 
@@ -177,7 +226,8 @@ export function pythonScript(command: readonly string[]): string | undefined {
   if (first.endsWith('.py')) return first;
   if (!INTERPRETER.test(base(first)) && !LAUNCHERS.has(base(first))) return undefined;
   for (const arg of command.slice(1)) {
-    if (arg === '-m' || arg === '--module' || (arg.startsWith('-m') && !arg.startsWith('--')) || INLINE_CODE.has(arg)) return undefined;
+    if (arg === '-m' || arg === '--module' || (arg.startsWith('-m') && !arg.startsWith('--')) || INLINE_CODE.has(arg))
+      return undefined;
     if (arg.endsWith('.py') && !arg.startsWith('-') && !arg.includes('=')) return arg;
   }
   return undefined;

@@ -43,7 +43,13 @@ test('int(lo, hi) is inclusive at both ends', () => {
 test('permutation(n) is a permutation of 0..n-1', () => {
   const rng = new Random(3);
   const p = rng.permutation(50);
-  assert.deepEqual(p.slice().sort((x, y) => x - y), Array.from({ length: 50 }, (_, i) => i));
-  assert.notDeepEqual(p, Array.from({ length: 50 }, (_, i) => i));
+  assert.deepEqual(
+    p.slice().sort((x, y) => x - y),
+    Array.from({ length: 50 }, (_, i) => i),
+  );
+  assert.notDeepEqual(
+    p,
+    Array.from({ length: 50 }, (_, i) => i),
+  );
   assert.deepEqual(rng.permutation(0), []);
 });

@@ -29,7 +29,9 @@ export interface AttemptShape {
 
 /** The shape of an attempt from its recorded replicas; undefined when none are recorded. */
 export function attemptShape(replicas: readonly { node: string }[]): AttemptShape | undefined {
-  return replicas.length === 0 ? undefined : { replicas: replicas.length, nodes: new Set(replicas.map((r) => r.node)).size };
+  return replicas.length === 0
+    ? undefined
+    : { replicas: replicas.length, nodes: new Set(replicas.map((r) => r.node)).size };
 }
 
 /**
@@ -45,10 +47,18 @@ export function reportIssues(body: ReportToCheck, job: JobToCheck, shape?: Attem
   if (body.attempt > latest) issues.push(`attempt: ${body.attempt} was never launched (latest attempt: ${latest})`);
   const limits: BatchLimits | null = body.limits ?? job.limits;
   body.reports.forEach((m, i) => {
-    if (m.num_replicas > job.spec.max_replicas) issues.push(`reports.${i}.num_replicas: ${m.num_replicas} is more than the job's max_replicas (${job.spec.max_replicas})`);
-    else if (shape && m.num_replicas !== shape.replicas) issues.push(`reports.${i}.num_replicas: ${m.num_replicas}, but attempt ${body.attempt} runs ${shape.replicas} replica(s)`);
-    if (shape && m.num_nodes !== shape.nodes) issues.push(`reports.${i}.num_nodes: ${m.num_nodes}, but attempt ${body.attempt} runs on ${shape.nodes} node(s)`);
-    if (limits && m.local_bsz > limits.max_local_bsz) issues.push(`reports.${i}.local_bsz: ${m.local_bsz} is more than max_local_bsz (${limits.max_local_bsz})`);
+    if (m.num_replicas > job.spec.max_replicas)
+      issues.push(
+        `reports.${i}.num_replicas: ${m.num_replicas} is more than the job's max_replicas (${job.spec.max_replicas})`,
+      );
+    else if (shape && m.num_replicas !== shape.replicas)
+      issues.push(
+        `reports.${i}.num_replicas: ${m.num_replicas}, but attempt ${body.attempt} runs ${shape.replicas} replica(s)`,
+      );
+    if (shape && m.num_nodes !== shape.nodes)
+      issues.push(`reports.${i}.num_nodes: ${m.num_nodes}, but attempt ${body.attempt} runs on ${shape.nodes} node(s)`);
+    if (limits && m.local_bsz > limits.max_local_bsz)
+      issues.push(`reports.${i}.local_bsz: ${m.local_bsz} is more than max_local_bsz (${limits.max_local_bsz})`);
   });
   return issues;
 }

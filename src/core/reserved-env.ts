@@ -29,13 +29,13 @@ const RESERVED: readonly { test: RegExp; why: string; instead: string }[] = [
   },
   {
     test: /^(MASTER_ADDR|MASTER_PORT)$/,
-    why: 'goodput gives each attempt rank 0\'s node and a free port, so that two jobs never bind the same port',
+    why: "goodput gives each attempt rank 0's node and a free port, so that two jobs never bind the same port",
     instead: 'use init_method="env://" (the default), which reads them',
   },
   {
     test: /^CUDA_VISIBLE_DEVICES$/,
     why: 'goodput gives each process the devices the policy placed it on',
-    instead: 'choose the server\'s GPUs with goodput up --gpus, and the job\'s count with -n',
+    instead: "choose the server's GPUs with goodput up --gpus, and the job's count with -n",
   },
   {
     test: /^TORCHELASTIC_/,

@@ -13,7 +13,17 @@ import type { JobSpec } from '../store/types.js';
 import { dashboardApp } from './server.js';
 import type { ClusterResponse } from './types.js';
 
-const spec: JobSpec = { name: 'x', command: ['true'], workdir: '/tmp', env: {}, min_replicas: 0, max_replicas: 1, max_restarts: 0, preemptible: true, priority: 0 };
+const spec: JobSpec = {
+  name: 'x',
+  command: ['true'],
+  workdir: '/tmp',
+  env: {},
+  min_replicas: 0,
+  max_replicas: 1,
+  max_restarts: 0,
+  preemptible: true,
+  priority: 0,
+};
 const DAY_MS = 86_400_000;
 let clock = Date.now() - 3 * DAY_MS;
 const inner = new SqliteStore(':memory:', { now_ms: () => clock });
@@ -24,8 +34,18 @@ let recordsRead = 0;
 const store = new Proxy(inner, {
   get(target, key, receiver) {
     const value = Reflect.get(target, key, receiver) as unknown;
-    if (key === 'listJobs') return async (...a: Parameters<Store['listJobs']>) => { const jobs = await target.listJobs(...a); recordsRead += jobs.length; return jobs; };
-    if (key === 'listJobsPage') return async (...a: Parameters<Store['listJobsPage']>) => { const page = await target.listJobsPage(...a); recordsRead += page.jobs.length; return page; };
+    if (key === 'listJobs')
+      return async (...a: Parameters<Store['listJobs']>) => {
+        const jobs = await target.listJobs(...a);
+        recordsRead += jobs.length;
+        return jobs;
+      };
+    if (key === 'listJobsPage')
+      return async (...a: Parameters<Store['listJobsPage']>) => {
+        const page = await target.listJobsPage(...a);
+        recordsRead += page.jobs.length;
+        return page;
+      };
     return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
   },
 }) as Store;
@@ -36,7 +56,12 @@ describe('dashboard /dash/cluster on a store with history', () => {
     const launch = async (id: string, device: number) => {
       await inner.createJob({ id, name: id, user: 'alice', spec }, 'alice');
       await inner.assignJob(id, { allocation: [0], devices: [device] }, 0, 's', 't');
-      await inner.launchJob(id, [{ rank: 0, device, node: 'local', launch_id: '', pid: 1, proc_start: '', log_path: '', started_at_ms: clock }], 'b', 't');
+      await inner.launchJob(
+        id,
+        [{ rank: 0, device, node: 'local', launch_id: '', pid: 1, proc_start: '', log_path: '', started_at_ms: clock }],
+        'b',
+        't',
+      );
     };
     for (let i = 0; i < 300; i++) {
       await launch(`old${i}`, 0);
@@ -50,13 +75,32 @@ describe('dashboard /dash/cluster on a store with history', () => {
     await launch('live', 0);
     for (let i = 0; i < 5; i++) await inner.createJob({ id: `q${i}`, name: 'q', user: 'alice', spec }, 'alice');
     clock = Date.now();
-    const nodes: NodeView[] = [{ name: 'local', usable: 2, note: '', gpu_types: ['GPU'], devices: [0, 1].map((index) => ({ index, kind: 'gpu' as const, name: 'GPU', type: 'GPU', job: index === 0 ? 'live' : null, busy: index === 0 })) }];
+    const nodes: NodeView[] = [
+      {
+        name: 'local',
+        usable: 2,
+        note: '',
+        gpu_types: ['GPU'],
+        devices: [0, 1].map((index) => ({
+          index,
+          kind: 'gpu' as const,
+          name: 'GPU',
+          type: 'GPU',
+          job: index === 0 ? 'live' : null,
+          busy: index === 0,
+        })),
+      },
+    ];
     const app = dashboardApp({ live: { api_url: 'http://127.0.0.1:9', store, secret: 's', nodes: async () => nodes } });
     recordsRead = 0;
     const res = await app.request('/dash/cluster?hours=3', { headers: { authorization: 'Bearer tok-root' } });
     assert.equal(res.status, 200);
     const body = (await res.json()) as ClusterResponse;
-    assert.deepEqual([...body.timeline.labels].sort(), ['live', 'recent'], 'both jobs that ran in the window are drawn');
+    assert.deepEqual(
+      [...body.timeline.labels].sort(),
+      ['live', 'recent'],
+      'both jobs that ran in the window are drawn',
+    );
     assert.equal(body.holders.live?.state, 'running');
     assert.ok(recordsRead <= 2, `read ${recordsRead} job records for a page that draws 2 (the store holds 307)`);
   });

@@ -5,7 +5,9 @@ import { JOB_PALETTE, jobColorAt, jobColorMap, OTHER_COLOR } from './colors.js';
 
 /** CIE L*a*b* of an sRGB colour `#rrggbb`. */
 function lab(hex: string): [number, number, number] {
-  const [r, g, b] = [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16) / 255).map((c) => (c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4)) as [number, number, number];
+  const [r, g, b] = [1, 3, 5]
+    .map((i) => parseInt(hex.slice(i, i + 2), 16) / 255)
+    .map((c) => (c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4)) as [number, number, number];
   const f = (t: number) => (t > 0.008856 ? Math.cbrt(t) : 7.787 * t + 16 / 116);
   const x = f((0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047);
   const y = f(0.2126 * r + 0.7152 * g + 0.0722 * b);
@@ -16,7 +18,10 @@ const deltaE = (a: string, b: string): number => Math.hypot(...lab(a).map((v, i)
 const hsl = (h: number, s: number, l: number): string => {
   const k = (n: number) => (n + h / 30) % 12;
   const a = s * Math.min(l, 1 - l);
-  const ch = (n: number) => Math.round(255 * (l - a * Math.max(-1, Math.min(k(n) - 3, 9 - k(n), 1)))).toString(16).padStart(2, '0');
+  const ch = (n: number) =>
+    Math.round(255 * (l - a * Math.max(-1, Math.min(k(n) - 3, 9 - k(n), 1))))
+      .toString(16)
+      .padStart(2, '0');
   return `#${ch(0)}${ch(8)}${ch(4)}`;
 };
 /** The rule this replaces: FNV-1a of the job id picked the hue of hsl(h 62% 52%). */
@@ -27,13 +32,14 @@ const hashed = (key: string): string => {
 };
 const minDelta = (colors: readonly string[]): number => {
   let min = Infinity;
-  for (let i = 0; i < colors.length; i++) for (let j = i + 1; j < colors.length; j++) min = Math.min(min, deltaE(colors[i]!, colors[j]!));
+  for (let i = 0; i < colors.length; i++)
+    for (let j = i + 1; j < colors.length; j++) min = Math.min(min, deltaE(colors[i]!, colors[j]!));
   return min;
 };
 const ids = Array.from({ length: 12 }, (_, i) => `j${(0x3a7f + i * 7919).toString(16)}`);
 
 describe('job colours', () => {
-  it('12 jobs get 12 clearly distinct colours (CIE76 difference >= 29), none the grey of other users\' jobs', () => {
+  it("12 jobs get 12 clearly distinct colours (CIE76 difference >= 29), none the grey of other users' jobs", () => {
     const color = jobColorMap(ids);
     const colors = ids.map(color);
     assert.ok(minDelta(colors) >= 29, `closest pair ${minDelta(colors).toFixed(1)}`);

@@ -11,8 +11,18 @@ export const OTHER_COLOR = '#9aa0a6';
 
 /** Twelve distinct colours (after Sasha Trubetskoy's list of distinct colours), most distinct first. */
 export const JOB_PALETTE: readonly string[] = [
-  '#4363d8', '#e6194b', '#3cb44b', '#f58231', '#911eb4', '#42d4f4',
-  '#f032e6', '#bfef45', '#469990', '#9a6324', '#800000', '#ffe119',
+  '#4363d8',
+  '#e6194b',
+  '#3cb44b',
+  '#f58231',
+  '#911eb4',
+  '#42d4f4',
+  '#f032e6',
+  '#bfef45',
+  '#469990',
+  '#9a6324',
+  '#800000',
+  '#ffe119',
 ];
 
 /** The colour of the i-th job of a page (0-based). */

@@ -9,7 +9,14 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { GoodputClient } from '../client/client.js';
-import { cleanup, startServerProcess, tempDataDir, TRAINER, waitFor, type ServerProcess } from '../../test-support/control/harness.js';
+import {
+  cleanup,
+  startServerProcess,
+  tempDataDir,
+  TRAINER,
+  waitFor,
+  type ServerProcess,
+} from '../../test-support/control/harness.js';
 import { saveToDataDir } from '../datadir/profile-file.js';
 import { dashboardFile } from './live.js';
 import { launchBrowser, screenshotDir, type Browser } from './testing/browser.js';
@@ -23,7 +30,12 @@ const tokens: Record<string, string> = {};
 const jobs: Record<string, string> = {};
 const shots = screenshotDir();
 
-const trainerJob = (name: string) => ({ name, command: [process.execPath, TRAINER, '--samples', '3000000', '--time-scale', '0.5'], workdir: data_dir, max_replicas: 4 });
+const trainerJob = (name: string) => ({
+  name,
+  command: [process.execPath, TRAINER, '--samples', '3000000', '--time-scale', '0.5'],
+  workdir: data_dir,
+  max_replicas: 4,
+});
 /** The app's content (header and page, not the empty viewport below). */
 const shot = (name: string) => page.locator('#app').screenshot({ path: join(shots, `${name}.png`) });
 
@@ -39,9 +51,22 @@ async function login(token: string, route = '#/jobs'): Promise<void> {
 }
 
 before(async () => {
-  const server = await startServerProcess(data_dir, ['--cpu-slots', '4', '--interval-s', '1', '--grace-s', '5', '--policy', 'optimus']);
+  const server = await startServerProcess(data_dir, [
+    '--cpu-slots',
+    '4',
+    '--interval-s',
+    '1',
+    '--grace-s',
+    '5',
+    '--policy',
+    'optimus',
+  ]);
   servers.push(server);
-  dashboard = await waitFor('dashboard.json', 10_000, async () => (JSON.parse(readFileSync(dashboardFile(data_dir), 'utf8')) as { url: string }).url);
+  dashboard = await waitFor(
+    'dashboard.json',
+    10_000,
+    async () => (JSON.parse(readFileSync(dashboardFile(data_dir), 'utf8')) as { url: string }).url,
+  );
   tokens.admin = readFileSync(join(data_dir, 'admin-token'), 'utf8').trim();
   for (const user of ['alice', 'bob']) {
     tokens[user] = (await server.client.createToken(user)).token;
@@ -96,8 +121,15 @@ describe('dashboard in chromium', { timeout: 240_000 }, () => {
     const mine = page.locator(`#cluster-grid .cell[data-job="${jobs.alice}"]`);
     await waitFor("alice's devices in the grid", 10_000, async () => (await mine.count()) === detail.devices.length);
     assert.equal(await page.locator(`#cluster-grid .cell[data-job="${jobs.bob}"]`).count(), 0);
-    assert.ok((await page.locator('#cluster-grid .cell.other').count()) >= 1, "bob's devices are shown as another user's");
-    assert.equal(await page.locator('#cluster-grid .node-types').first().innerText(), 'cpu', "the node's GPU types (CPU slots are type cpu)");
+    assert.ok(
+      (await page.locator('#cluster-grid .cell.other').count()) >= 1,
+      "bob's devices are shown as another user's",
+    );
+    assert.equal(
+      await page.locator('#cluster-grid .node-types').first().innerText(),
+      'cpu',
+      "the node's GPU types (CPU slots are type cpu)",
+    );
     assert.ok(Number(await page.locator('.timeline canvas').getAttribute('data-bands')) >= 1, 'timeline has bands');
     await shot('cluster-alice');
   });
@@ -112,10 +144,21 @@ describe('dashboard in chromium', { timeout: 240_000 }, () => {
     // The header's batch and learning-rate scale are the job view's (those goodput show prints).
     await waitFor('the batch in force in the header', 15_000, async () => {
       const { batch: b, lr_scale } = (await servers[0]!.client.getJob(jobs.alice!)).insight;
-      const text = await page.locator('#job-batch').innerText().catch(() => '');
-      return b !== null && lr_scale !== null && text.includes(`${b.total} = ${b.local_bsz} x ${b.accum_steps + 1} x ${b.replicas}, learning rate x${lr_scale.toFixed(2)}`);
+      const text = await page
+        .locator('#job-batch')
+        .innerText()
+        .catch(() => '');
+      return (
+        b !== null &&
+        lr_scale !== null &&
+        text.includes(
+          `${b.total} = ${b.local_bsz} x ${b.accum_steps + 1} x ${b.replicas}, learning rate x${lr_scale.toFixed(2)}`,
+        )
+      );
     });
-    await waitFor('log tail', 10_000, async () => (await page.locator('#log').innerText()).includes('synthetic: resumed'));
+    await waitFor('log tail', 10_000, async () =>
+      (await page.locator('#log').innerText()).includes('synthetic: resumed'),
+    );
     assert.equal(await page.locator('#cancel').count(), 1, 'the owner may cancel');
     assert.equal(await page.locator('#job-gpu-type div').last().innerText(), 'cpu', 'the GPU type of its devices');
   });
@@ -123,16 +166,36 @@ describe('dashboard in chromium', { timeout: 240_000 }, () => {
   it("plan page: from the job page's profile key, the key's plan with its measured rows and chart", async () => {
     const key = (await servers[0]!.client.getJob(jobs.alice!)).profile_key;
     // Stored as `goodput profile` stores one (into the server's data directory), at 1 and 2 CPU slots.
-    const points = [1, 2].flatMap((num_replicas) => [16, 64, 256].map((local_bsz) => ({ num_nodes: 1, num_replicas, local_bsz, accum_step_time_s: 0.001 * local_bsz, optim_step_time_s: 0.001 * local_bsz + 0.01 * (num_replicas - 1) })));
-    const limits = { init_batch_size: 64, max_batch_size: 1024, min_local_bsz: 16, max_local_bsz: 256, accumulation: false };
+    const points = [1, 2].flatMap((num_replicas) =>
+      [16, 64, 256].map((local_bsz) => ({
+        num_nodes: 1,
+        num_replicas,
+        local_bsz,
+        accum_step_time_s: 0.001 * local_bsz,
+        optim_step_time_s: 0.001 * local_bsz + 0.01 * (num_replicas - 1),
+      })),
+    );
+    const limits = {
+      init_batch_size: 64,
+      max_batch_size: 1024,
+      min_local_bsz: 16,
+      max_local_bsz: 256,
+      accumulation: false,
+    };
     await saveToDataDir(data_dir, key, { gpu_type: 'cpu', points, grad: [], limits, notes: [] }, 'profile-run');
     await page.goto(`${dashboard}/#/job/${jobs.alice}`);
     await page.locator('#job-plan').click();
     await page.locator('#plan-table, [role=alert]').first().waitFor({ timeout: 20_000 });
     assert.equal(await page.locator('[role=alert]').count(), 0, await page.locator('#app').innerText());
     assert.equal(await page.locator('#plan-key').innerText(), key);
-    assert.ok((await page.locator('#plan-table tr[data-source="measured"]').count()) >= 1, 'the measured type has measured rows');
-    assert.ok((await page.locator('#plan-table tr[data-source="estimated"]').count()) >= 1, 'the GPU table types are estimated');
+    assert.ok(
+      (await page.locator('#plan-table tr[data-source="measured"]').count()) >= 1,
+      'the measured type has measured rows',
+    );
+    assert.ok(
+      (await page.locator('#plan-table tr[data-source="estimated"]').count()) >= 1,
+      'the GPU table types are estimated',
+    );
     assert.match(await page.locator('#plan-answers').innerText(), /fastest within the budget: \d+ x /);
     assert.ok(Number(await page.locator('.chart[data-title^="time to target"]').getAttribute('data-points')) >= 2);
     await shot('plan-alice');
@@ -140,10 +203,16 @@ describe('dashboard in chromium', { timeout: 240_000 }, () => {
 
   it("bob cannot open alice's job page, and cancels his own job", async () => {
     await login(tokens.bob!, `#/job/${jobs.alice}`);
-    await waitFor('not-found message', 10_000, async () => /no job/.test(await page.locator('[role=alert]').innerText()));
+    await waitFor('not-found message', 10_000, async () =>
+      /no job/.test(await page.locator('[role=alert]').innerText()),
+    );
     await page.goto(`${dashboard}/#/job/${jobs.bob}`);
     await page.locator('#cancel').click();
-    await waitFor('state cancelled on the page', 20_000, async () => (await page.locator('#job-state').innerText()) === 'cancelled');
+    await waitFor(
+      'state cancelled on the page',
+      20_000,
+      async () => (await page.locator('#job-state').innerText()) === 'cancelled',
+    );
     assert.equal((await new GoodputClient(servers[0]!.url, tokens.admin).getJob(jobs.bob!)).state, 'cancelled');
     assert.equal(await page.locator('#cancel').count(), 0, 'no cancel button on a finished job');
   });
@@ -166,8 +235,15 @@ describe('dashboard in chromium', { timeout: 240_000 }, () => {
     await page.goto(`${dashboard}/#/job/${jobs.alice}`);
     await page.waitForSelector('#events li[data-kind="rescale"]');
     // Each rescale decision is marked on the charts and listed with its reason.
-    await waitFor('rescales marked on the charts', 10_000, async () => Number(await page.locator('.chart[data-title="Replicas"]').getAttribute('data-marks')) >= 2);
-    assert.match(await page.locator('#events li[data-kind="rescale"]').first().innerText(), /(grew|shrank) \d -> \d \(optimus: /);
+    await waitFor(
+      'rescales marked on the charts',
+      10_000,
+      async () => Number(await page.locator('.chart[data-title="Replicas"]').getAttribute('data-marks')) >= 2,
+    );
+    assert.match(
+      await page.locator('#events li[data-kind="rescale"]').first().innerText(),
+      /(grew|shrank) \d -> \d \(optimus: /,
+    );
     await page.waitForTimeout(500);
     await shot('job');
   });

@@ -37,12 +37,22 @@ const WAITING = new Set(['queued', 'preempted', 'starting']);
  * profile its model starts from (Controller.profilesFor), so that its speedup is the one the
  * scheduler and `goodput ls` see.
  */
-export function jobRow(job: JobRecord, latest: Measurement | undefined, rejection: Rejection | undefined, now_ms: number, profile?: StoredKeyProfile): JobRow {
+export function jobRow(
+  job: JobRecord,
+  latest: Measurement | undefined,
+  rejection: Rejection | undefined,
+  now_ms: number,
+  profile?: StoredKeyProfile,
+): JobRow {
   const rates = latest ? measuredRates(latest, job.limits?.init_batch_size) : undefined;
   const remaining = job.remaining_samples;
-  const progress = remaining === null ? null : job.samples + remaining > 0 ? job.samples / (job.samples + remaining) : 1;
+  const progress =
+    remaining === null ? null : job.samples + remaining > 0 ? job.samples / (job.samples + remaining) : 1;
   const running = job.state === 'running';
-  const eta_ms = running && remaining !== null && rates && rates.throughput > 0 ? now_ms + (remaining / rates.throughput) * 1000 : null;
+  const eta_ms =
+    running && remaining !== null && rates && rates.throughput > 0
+      ? now_ms + (remaining / rates.throughput) * 1000
+      : null;
   return {
     id: job.id,
     name: job.name,
@@ -72,14 +82,31 @@ const GAP_MIN_MS = 30_000;
  * the stop; likewise after the last report of a job that is not running now (`running` false). A
  * long silence within one attempt (a hang) is a gap in the rates, its replicas unchanged.
  */
-export function jobSeries(reports: readonly (Measurement & { attempt?: number })[], init_batch_size: number | undefined, running = true): JobSeries {
-  const s: JobSeries = { t_ms: [], replicas: [], local_bsz: [], accum_steps: [], batch_size: [], throughput: [], efficiency: [], goodput: [] };
+export function jobSeries(
+  reports: readonly (Measurement & { attempt?: number })[],
+  init_batch_size: number | undefined,
+  running = true,
+): JobSeries {
+  const s: JobSeries = {
+    t_ms: [],
+    replicas: [],
+    local_bsz: [],
+    accum_steps: [],
+    batch_size: [],
+    throughput: [],
+    efficiency: [],
+    goodput: [],
+  };
   const gap = (t_ms: number, replicas: number) => {
     s.t_ms.push(t_ms);
     s.replicas.push(replicas);
-    for (const k of ['local_bsz', 'accum_steps', 'batch_size', 'throughput', 'efficiency', 'goodput'] as const) s[k].push(null);
+    for (const k of ['local_bsz', 'accum_steps', 'batch_size', 'throughput', 'efficiency', 'goodput'] as const)
+      s[k].push(null);
   };
-  const intervals = reports.slice(1).map((m, i) => m.time_s - reports[i]!.time_s).sort((a, b) => a - b);
+  const intervals = reports
+    .slice(1)
+    .map((m, i) => m.time_s - reports[i]!.time_s)
+    .sort((a, b) => a - b);
   const silence_ms = Math.max(GAP_MIN_MS, GAP_INTERVALS * 1000 * (intervals[Math.floor(intervals.length / 2)] ?? 0));
   let previous: (Measurement & { attempt?: number }) | undefined;
   for (const m of reports) {

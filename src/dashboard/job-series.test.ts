@@ -8,7 +8,14 @@ import type { Measurement } from '../store/types.js';
 import { jobSeries } from './job-metrics.js';
 
 const report = (time_s: number, attempt: number, num_replicas = 1): Measurement & { attempt: number } => ({
-  time_s, step: Math.round(time_s), num_nodes: 1, num_replicas, local_bsz: 32, accum_steps: 0, step_time_s: 0.5, sync_time_s: 0,
+  time_s,
+  step: Math.round(time_s),
+  num_nodes: 1,
+  num_replicas,
+  local_bsz: 32,
+  accum_steps: 0,
+  step_time_s: 0.5,
+  sync_time_s: 0,
   attempt,
 });
 

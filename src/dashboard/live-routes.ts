@@ -58,15 +58,20 @@ export function liveRoutes(s: LiveSources): Hono<ApiEnv> {
     const p = requireUser(c.get('principal'));
     const now_ms = now();
     // One page, as GET /v1/jobs pages (newest first): the table stays cheap whatever the store holds.
-    const page = await readPage(s.store, jobListQuery((k) => c.req.query(k), p, now_ms), async (jobs) => {
-      const profiles = (await s.profiles?.(jobs.filter((j) => j.state === 'running'))) ?? new Map<string, StoredKeyProfile>();
-      const rows = [];
-      for (const job of jobs) {
-        const latest = job.last_report_at_ms === null ? undefined : (await s.store.listReports(job.id, 1))[0];
-        rows.push(jobRow(job, latest, s.rejection?.(job.id), now_ms, profiles.get(job.id)));
-      }
-      return rows;
-    });
+    const page = await readPage(
+      s.store,
+      jobListQuery((k) => c.req.query(k), p, now_ms),
+      async (jobs) => {
+        const profiles =
+          (await s.profiles?.(jobs.filter((j) => j.state === 'running'))) ?? new Map<string, StoredKeyProfile>();
+        const rows = [];
+        for (const job of jobs) {
+          const latest = job.last_report_at_ms === null ? undefined : (await s.store.listReports(job.id, 1))[0];
+          rows.push(jobRow(job, latest, s.rejection?.(job.id), now_ms, profiles.get(job.id)));
+        }
+        return rows;
+      },
+    );
     return c.json<JobsResponse>({ now_ms, rows: page.views, next_cursor: page.next_cursor });
   });
 
@@ -77,8 +82,11 @@ export function liveRoutes(s: LiveSources): Hono<ApiEnv> {
     if (!job) throw new GoodputError('E_NOT_FOUND', `no job '${c.req.param('id')}'`);
     if (!mayAccess(principal, job.user, job.id)) throw new GoodputError('E_NOT_FOUND', `no job '${c.req.param('id')}'`);
     const limit = Number(c.req.query('limit') ?? 5000);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100_000) throw badRequest('limit must be an integer in [1, 100000]');
-    return c.json(jobSeries(await s.store.listReports(job.id, limit), job.limits?.init_batch_size, job.state === 'running'));
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100_000)
+      throw badRequest('limit must be an integer in [1, 100000]');
+    return c.json(
+      jobSeries(await s.store.listReports(job.id, limit), job.limits?.init_batch_size, job.state === 'running'),
+    );
   });
 
   app.get('/dash/cluster', async (c) => {
@@ -100,7 +108,14 @@ export function liveRoutes(s: LiveSources): Hono<ApiEnv> {
       gpu_types: n.gpu_types,
       devices: n.devices.map((d) => {
         const job = d.job === null ? undefined : byId.get(d.job);
-        if (d.job === null) return { index: d.index, kind: d.kind, name: d.name, use: d.busy ? ('other' as const) : ('free' as const), job: null };
+        if (d.job === null)
+          return {
+            index: d.index,
+            kind: d.kind,
+            name: d.name,
+            use: d.busy ? ('other' as const) : ('free' as const),
+            job: null,
+          };
         if (!job) return { index: d.index, kind: d.kind, name: d.name, use: 'foreign' as const, job: null };
         if (!visible(job)) return { index: d.index, kind: d.kind, name: d.name, use: 'other' as const, job: null };
         holders[job.id] = { name: job.name, user: job.user, state: job.state };

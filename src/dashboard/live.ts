@@ -24,7 +24,12 @@ export function dashboardFile(data_dir: string): string {
 }
 
 /** Starts the dashboard beside `server`; closing it removes DIR/dashboard.json. */
-export async function startLiveDashboard(server: ServedControlPlane, data_dir: string, host: string, port: number): Promise<RunningDashboard> {
+export async function startLiveDashboard(
+  server: ServedControlPlane,
+  data_dir: string,
+  host: string,
+  port: number,
+): Promise<RunningDashboard> {
   const secret = readFileSync(join(data_dir, 'secret'), 'utf8').trim();
   const dashboard = await startDashboard({
     host,

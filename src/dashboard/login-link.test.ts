@@ -9,7 +9,14 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { GoodputClient } from '../client/client.js';
-import { cleanup, PLAIN_20S, runCli, startServerProcess, tempDataDir, type ServerProcess } from '../../test-support/control/harness.js';
+import {
+  cleanup,
+  PLAIN_20S,
+  runCli,
+  startServerProcess,
+  tempDataDir,
+  type ServerProcess,
+} from '../../test-support/control/harness.js';
 import { LoginLinks } from './login-link.js';
 import { launchBrowser, type Browser } from './testing/browser.js';
 
@@ -38,7 +45,9 @@ describe('goodput dashboard: a login link in chromium', { timeout: 180_000 }, ()
   before(async () => {
     const server = await startServerProcess(data_dir, ['--cpu-slots', '2', '--interval-s', '1']);
     servers.push(server);
-    plain = (await server.client.submit({ name: 'plain-sleep', command: [...PLAIN_20S], workdir: data_dir, sdk: false })).id;
+    plain = (
+      await server.client.submit({ name: 'plain-sleep', command: [...PLAIN_20S], workdir: data_dir, sdk: false })
+    ).id;
     browser = await launchBrowser();
   });
   after(async () => {
@@ -54,18 +63,28 @@ describe('goodput dashboard: a login link in chromium', { timeout: 180_000 }, ()
 
   it('opens the jobs page logged in, and takes the code out of the address bar', async () => {
     const url = await link();
-    assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/#login=[A-Za-z0-9_-]{43}$/, 'the code is in the fragment, never in a query string');
+    assert.match(
+      url,
+      /^http:\/\/127\.0\.0\.1:\d+\/#login=[A-Za-z0-9_-]{43}$/,
+      'the code is in the fragment, never in a query string',
+    );
     const page = await browser!.context.newPage();
     await page.goto(url);
     await page.locator(`[data-job-id="${plain}"]`).waitFor({ timeout: 30_000 });
     assert.match(await page.locator('#who').innerText(), /\(admin\)/);
     assert.ok(!page.url().includes('login='), page.url());
-    assert.ok(!readFileSync(join(data_dir, 'up.log'), 'utf8').includes(url.split('login=')[1]!), 'the code is in no server log');
+    assert.ok(
+      !readFileSync(join(data_dir, 'up.log'), 'utf8').includes(url.split('login=')[1]!),
+      'the code is in no server log',
+    );
     // The same link again (a copy found later): refused, with what to do.
     await page.evaluate('localStorage.clear()');
     await page.goto('about:blank');
     await page.goto(url);
-    assert.match(await page.locator('[role=alert]').innerText(), /expired .* or was already used; run 'goodput dashboard' for a new one/);
+    assert.match(
+      await page.locator('[role=alert]').innerText(),
+      /expired .* or was already used; run 'goodput dashboard' for a new one/,
+    );
     await page.close();
   });
 
@@ -88,7 +107,8 @@ describe('goodput dashboard: a login link in chromium', { timeout: 180_000 }, ()
     const page = await browser!.context.newPage();
     await page.goto(await link());
     await page.locator('#who').waitFor({ timeout: 30_000 });
-    for (let i = 0; i < 100 && (await client.getJob(plain)).state !== 'running'; i++) await new Promise((r) => setTimeout(r, 200));
+    for (let i = 0; i < 100 && (await client.getJob(plain)).state !== 'running'; i++)
+      await new Promise((r) => setTimeout(r, 200));
     await page.goto(`${new URL(page.url()).origin}/#/job/${plain}`);
     const none = await page.locator('#no-charts').innerText();
     assert.match(none, /a plain script does not report/);

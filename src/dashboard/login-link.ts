@@ -32,7 +32,10 @@ const hashOf = (code: string): string => createHash('sha256').update(code).diges
 export class LoginLinks {
   private readonly codes = new Map<string, { token: string; expires_at_ms: number }>();
 
-  constructor(private readonly now_ms: () => number = Date.now, private readonly ttl_s = LOGIN_LINK_TTL_S) {}
+  constructor(
+    private readonly now_ms: () => number = Date.now,
+    private readonly ttl_s = LOGIN_LINK_TTL_S,
+  ) {}
 
   /** A new code standing for `token` for `ttl_s`. */
   issue(token: string): LoginLinkResponse {
@@ -61,7 +64,10 @@ export function registerLoginExchange(app: Hono<ApiEnv>, links: LoginLinks): voi
   app.post('/dash/login', (c) => {
     const match = /^Login\s+(\S+)$/i.exec(c.req.header('authorization') ?? '');
     const token = match ? links.redeem(match[1]!) : undefined;
-    if (token === undefined) throw unauthorized(`this login link has expired (it works for ${LOGIN_LINK_TTL_S} s) or was already used; run 'goodput dashboard' for a new one`);
+    if (token === undefined)
+      throw unauthorized(
+        `this login link has expired (it works for ${LOGIN_LINK_TTL_S} s) or was already used; run 'goodput dashboard' for a new one`,
+      );
     return c.json({ token });
   });
 }

@@ -26,18 +26,67 @@ const secret = 'test-secret';
 const live = { api_url: 'http://127.0.0.1:9', store, secret, nodes: async () => [] };
 const app = dashboardApp({ live: { ...live, data_dir: dir } });
 const withoutDataDir = dashboardApp({ live });
-const get = (path: string, token: string, on = app) => on.request(path, { headers: { authorization: `Bearer ${token}` } });
-const memory: MemoryProfile = { source: 'allocator', base_bytes: 2e9, per_sample_bytes: 1e8, device_bytes: 40 * 2 ** 30, max_local_bsz_fit: 409, samples: [] };
+const get = (path: string, token: string, on = app) =>
+  on.request(path, { headers: { authorization: `Bearer ${token}` } });
+const memory: MemoryProfile = {
+  source: 'allocator',
+  base_bytes: 2e9,
+  per_sample_bytes: 1e8,
+  device_bytes: 40 * 2 ** 30,
+  max_local_bsz_fit: 409,
+  samples: [],
+};
 const limits = { init_batch_size: 32, max_batch_size: 1024, min_local_bsz: 8, max_local_bsz: 256, accumulation: true };
-const perf: PerfParams = { alpha_c: 0.01, beta_c: 0.002, alpha_r: 0.02, beta_r: 0.002, alpha_n: 0.05, beta_n: 0.005, gamma: 1.2 };
-const points: ProfilePoint[] = [1, 2, 4].flatMap((r) => [16, 64, 128].map((b) => ({ num_nodes: 1, num_replicas: r, local_bsz: b, accum_step_time_s: accumStepTime_s(perf, b), optim_step_time_s: optimStepTime_s(perf, 1, r, b) })));
-const spec = (profile: string): JobSpec => ({ name: profile, profile, command: ['true'], workdir: dir, env: {}, min_replicas: 0, max_replicas: 4, max_restarts: 1, preemptible: true, priority: 0 });
+const perf: PerfParams = {
+  alpha_c: 0.01,
+  beta_c: 0.002,
+  alpha_r: 0.02,
+  beta_r: 0.002,
+  alpha_n: 0.05,
+  beta_n: 0.005,
+  gamma: 1.2,
+};
+const points: ProfilePoint[] = [1, 2, 4].flatMap((r) =>
+  [16, 64, 128].map((b) => ({
+    num_nodes: 1,
+    num_replicas: r,
+    local_bsz: b,
+    accum_step_time_s: accumStepTime_s(perf, b),
+    optim_step_time_s: optimStepTime_s(perf, 1, r, b),
+  })),
+);
+const spec = (profile: string): JobSpec => ({
+  name: profile,
+  profile,
+  command: ['true'],
+  workdir: dir,
+  env: {},
+  min_replicas: 0,
+  max_replicas: 4,
+  max_restarts: 1,
+  preemptible: true,
+  priority: 0,
+});
 
 before(async () => {
-  for (const user of ['alice', 'bob', 'root']) await store.putToken({ hash: hashToken(`tok-${user}`), user, admin: user === 'root', created_at_ms: 0 });
+  for (const user of ['alice', 'bob', 'root'])
+    await store.putToken({ hash: hashToken(`tok-${user}`), user, admin: user === 'root', created_at_ms: 0 });
   await store.createJob({ id: 'a1', name: 'resnet', user: 'alice', spec: spec('resnet') }, 'alice');
   // Stored as `goodput profile` stores it: the store, and the memory profile and notes beside it.
-  await saveToDataDir(dir, 'resnet', { gpu_type: 'A100-40GB', points, grad: [{ progress: 0, sqr: 1, var: 20 }], limits, model_parameters: 11_000_000, memory, notes: ['one node'] }, 'profile-run');
+  await saveToDataDir(
+    dir,
+    'resnet',
+    {
+      gpu_type: 'A100-40GB',
+      points,
+      grad: [{ progress: 0, sqr: 1, var: 20 }],
+      limits,
+      model_parameters: 11_000_000,
+      memory,
+      notes: ['one node'],
+    },
+    'profile-run',
+  );
 });
 after(async () => {
   await store.close();
@@ -46,24 +95,57 @@ after(async () => {
 
 describe('dashboard /dash/plan', () => {
   it("plans a key from the store's profile with goodput plan's planner", async () => {
-    const res = await get('/dash/plan/resnet?gpus=1,2,4,8&target_samples=500000&gpu_type=A100-40GB,T4&budget=50', 'tok-alice');
+    const res = await get(
+      '/dash/plan/resnet?gpus=1,2,4,8&target_samples=500000&gpu_type=A100-40GB,T4&budget=50',
+      'tok-alice',
+    );
     assert.equal(res.status, 200);
     const body = (await res.json()) as PlanReport;
     const stored = await store.getKeyProfile('resnet', 'A100-40GB');
     assert.ok(stored);
     const expected = planReport({
-      key: 'resnet', others: [], table: readGpuTable(DEFAULT_GPU_TABLE()), table_source: 'data/gpus.json', types: ['A100-40GB', 'T4'],
-      profiles: [{ gpu_type: 'A100-40GB', points: stored.points, grad: stored.grad, limits: stored.limits, notes: ['one node'], model_parameters: 11_000_000, memory }],
+      key: 'resnet',
+      others: [],
+      table: readGpuTable(DEFAULT_GPU_TABLE()),
+      table_source: 'data/gpus.json',
+      types: ['A100-40GB', 'T4'],
+      profiles: [
+        {
+          gpu_type: 'A100-40GB',
+          points: stored.points,
+          grad: stored.grad,
+          limits: stored.limits,
+          notes: ['one node'],
+          model_parameters: 11_000_000,
+          memory,
+        },
+      ],
       request: { gpus: [1, 2, 4, 8], target_samples: 500000, budget: 50 },
     });
-    assert.deepEqual(body, JSON.parse(JSON.stringify(expected, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v))));
-    assert.deepEqual(body.types.map((t) => [t.gpu_type, t.source]), [['A100-40GB', 'measured'], ['T4', 'estimated']]);
+    assert.deepEqual(
+      body,
+      JSON.parse(
+        JSON.stringify(expected, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v)),
+      ),
+    );
+    assert.deepEqual(
+      body.types.map((t) => [t.gpu_type, t.source]),
+      [
+        ['A100-40GB', 'measured'],
+        ['T4', 'estimated'],
+      ],
+    );
     assert.equal(body.rows.length, 8);
-    assert.ok(body.rows.every((r) => r.memory_per_gpu_bytes !== null), 'memory from the profile kept beside the store');
+    assert.ok(
+      body.rows.every((r) => r.memory_per_gpu_bytes !== null),
+      'memory from the profile kept beside the store',
+    );
   });
 
   it('says memory is not checked without the data directory', async () => {
-    const body = (await (await get('/dash/plan/resnet?gpu_type=A100-40GB', 'tok-alice', withoutDataDir)).json()) as PlanReport;
+    const body = (await (
+      await get('/dash/plan/resnet?gpu_type=A100-40GB', 'tok-alice', withoutDataDir)
+    ).json()) as PlanReport;
     assert.ok(body.rows.every((r) => r.memory_per_gpu_bytes === null));
     assert.match(body.notes[0] as string, /memory not checked/);
   });

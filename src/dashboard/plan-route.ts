@@ -24,7 +24,13 @@ import { readSideBook, type SideBook } from '../datadir/profile-file.js';
 
 function deviceProfile(p: StoredKeyProfile, side: SideBook): DeviceProfile {
   const extra = side[p.key]?.[p.gpu_type];
-  const device: DeviceProfile = { gpu_type: p.gpu_type, points: p.points, grad: p.grad, limits: p.limits, notes: extra?.notes ?? [] };
+  const device: DeviceProfile = {
+    gpu_type: p.gpu_type,
+    points: p.points,
+    grad: p.grad,
+    limits: p.limits,
+    notes: extra?.notes ?? [],
+  };
   if (p.model_parameters !== undefined) device.model_parameters = p.model_parameters;
   if (extra?.memory) device.memory = extra.memory;
   return device;
@@ -47,13 +53,21 @@ export function registerPlanRoute(app: Hono<ApiEnv>, store: Store, data_dir?: st
     const key = c.req.param('key');
     if (!PROFILE_KEY.test(key)) throw badRequest(`'${key.slice(0, 140)}' is not a profile key (${PROFILE_KEY_RULE})`);
     const gpus = (c.req.query('gpus') ?? '1,2,4,8,16,32').split(',').map(Number);
-    if (gpus.length === 0 || gpus.length > 32 || !gpus.every((g) => Number.isInteger(g) && g >= 1 && g <= 4096)) throw badRequest('gpus must be up to 32 comma-separated integers in [1, 4096]');
-    const request: PlanRequest = { gpus: [...new Set(gpus)].sort((a, b) => a - b), target_samples: numberQuery('target_samples', c.req.query('target_samples'), 1e6) as number };
+    if (gpus.length === 0 || gpus.length > 32 || !gpus.every((g) => Number.isInteger(g) && g >= 1 && g <= 4096))
+      throw badRequest('gpus must be up to 32 comma-separated integers in [1, 4096]');
+    const request: PlanRequest = {
+      gpus: [...new Set(gpus)].sort((a, b) => a - b),
+      target_samples: numberQuery('target_samples', c.req.query('target_samples'), 1e6) as number,
+    };
     const deadline_s = numberQuery('deadline_s', c.req.query('deadline_s'), undefined);
     const budget = numberQuery('budget', c.req.query('budget'), undefined);
     if (deadline_s !== undefined) request.deadline_s = deadline_s;
     if (budget !== undefined) request.budget = budget;
-    const types = c.req.query('gpu_type')?.split(',').map((t) => t.trim()).filter((t) => t !== '');
+    const types = c.req
+      .query('gpu_type')
+      ?.split(',')
+      .map((t) => t.trim())
+      .filter((t) => t !== '');
     const may = await profileVisibility(store, p.user, p.admin);
     const byKey = new Map<string, DeviceProfile[]>();
     const side = data_dir === undefined ? {} : readSideBook(data_dir);
@@ -63,16 +77,38 @@ export function registerPlanRoute(app: Hono<ApiEnv>, store: Store, data_dir?: st
       byKey.set(plain, [...(byKey.get(plain) ?? []), deviceProfile(sp, side)]);
     }
     const profiles = byKey.get(key) ?? [];
-    if (profiles.length === 0) throw new GoodputError('E_NOT_FOUND', `no profile '${key}'${p.admin ? '' : " among your jobs' keys"}; a key gets a profile once a job of it has reported, or from goodput profile`);
+    if (profiles.length === 0)
+      throw new GoodputError(
+        'E_NOT_FOUND',
+        `no profile '${key}'${p.admin ? '' : " among your jobs' keys"}; a key gets a profile once a job of it has reported, or from goodput profile`,
+      );
     const others = [...byKey.entries()].filter(([k]) => k !== key).map(([, v]) => v);
     let report: PlanReport;
     try {
-      report = planReport({ key, profiles, others, table: readGpuTable(DEFAULT_GPU_TABLE()), table_source: 'data/gpus.json', request, types, notes: data_dir === undefined ? ['memory not checked: the dashboard was started without the data directory that holds the memory profiles'] : [] });
+      report = planReport({
+        key,
+        profiles,
+        others,
+        table: readGpuTable(DEFAULT_GPU_TABLE()),
+        table_source: 'data/gpus.json',
+        request,
+        types,
+        notes:
+          data_dir === undefined
+            ? [
+                'memory not checked: the dashboard was started without the data directory that holds the memory profiles',
+              ]
+            : [],
+      });
     } catch (error) {
       if (error instanceof GoodputError) throw error;
       throw new GoodputError('E_INPUT', `plan: ${(error as Error).message}`);
     }
     // JSON has no Infinity: a time or cost that never comes is null.
-    return c.json(JSON.parse(JSON.stringify(report, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v))) as PlanReport);
+    return c.json(
+      JSON.parse(
+        JSON.stringify(report, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v)),
+      ) as PlanReport,
+    );
   });
 }

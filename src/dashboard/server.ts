@@ -55,7 +55,8 @@ export function dashboardApp(o: Omit<DashboardOptions, 'host' | 'port'>): Hono<A
     const path = c.req.path === '/' ? '/index.html' : c.req.path;
     const asset = assets.get(path);
     if (!asset) {
-      if (assets.size === 0) return c.text('dashboard assets are missing: run `npm run build` (they are built into dist/web)', 500);
+      if (assets.size === 0)
+        return c.text('dashboard assets are missing: run `npm run build` (they are built into dist/web)', 500);
       return c.json({ error: { code: 'E_NOT_FOUND', message: `no asset ${path}` } }, 404);
     }
     return send(asset, c.req.header('accept-encoding') ?? '');
@@ -65,7 +66,11 @@ export function dashboardApp(o: Omit<DashboardOptions, 'host' | 'port'>): Hono<A
 
 function send(asset: Asset, acceptEncoding: string): Response {
   const gzip = /\bgzip\b/.test(acceptEncoding);
-  const headers: Record<string, string> = { 'content-type': asset.type, 'cache-control': 'no-cache', vary: 'accept-encoding' };
+  const headers: Record<string, string> = {
+    'content-type': asset.type,
+    'cache-control': 'no-cache',
+    vary: 'accept-encoding',
+  };
   if (gzip) headers['content-encoding'] = 'gzip';
   return new Response(new Uint8Array(gzip ? asset.gzip : asset.body), { headers });
 }
@@ -82,13 +87,21 @@ async function forward(api_url: string, req: Request): Promise<Response> {
   const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
   // Bodies are buffered before forwarding, so only a declared, bounded length is accepted.
   const length = Number(headers.get('content-length') ?? (headers.has('transfer-encoding') ? NaN : 0));
-  if (hasBody && !(length <= MAX_FORWARD_BYTES)) throw badRequest(`request body without a Content-Length, or larger than ${MAX_FORWARD_BYTES} bytes`);
+  if (hasBody && !(length <= MAX_FORWARD_BYTES))
+    throw badRequest(`request body without a Content-Length, or larger than ${MAX_FORWARD_BYTES} bytes`);
   for (const h of HOP_HEADERS) headers.delete(h);
   let res: Response;
   try {
-    res = await fetch(api_url + url.pathname + url.search, { method: req.method, headers, body: hasBody ? await req.arrayBuffer() : undefined });
+    res = await fetch(api_url + url.pathname + url.search, {
+      method: req.method,
+      headers,
+      body: hasBody ? await req.arrayBuffer() : undefined,
+    });
   } catch (error) {
-    throw new GoodputError('E_UNAVAILABLE', `the API server at ${api_url} did not answer (${(error as Error).message})`);
+    throw new GoodputError(
+      'E_UNAVAILABLE',
+      `the API server at ${api_url} did not answer (${(error as Error).message})`,
+    );
   }
   const out = new Headers(res.headers);
   for (const h of HOP_HEADERS) out.delete(h);
@@ -101,7 +114,15 @@ export async function startDashboard(o: DashboardOptions): Promise<RunningDashbo
   const server = await new Promise<ServerType>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, hostname: o.host, port: o.port }, () => resolve(s));
     s.once('error', (error: NodeJS.ErrnoException) =>
-      reject(new GoodputError('E_LISTEN', error.code === 'EADDRINUSE' ? `dashboard port ${o.port} on ${o.host} is in use; pass --dashboard-port` : error.message)));
+      reject(
+        new GoodputError(
+          'E_LISTEN',
+          error.code === 'EADDRINUSE'
+            ? `dashboard port ${o.port} on ${o.host} is in use; pass --dashboard-port`
+            : error.message,
+        ),
+      ),
+    );
   });
   const port = (server.address() as AddressInfo).port;
   const host = o.host === '0.0.0.0' ? '127.0.0.1' : o.host.includes(':') ? `[${o.host}]` : o.host;

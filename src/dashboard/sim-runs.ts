@@ -15,12 +15,14 @@ const recordSchema = z.object({
   timestamp: z.number(),
   num_nodes: z.number().int().min(1),
   gpus_per_node: z.number().int().min(1).optional(),
-  jobs: z.array(z.object({
-    name: z.string(),
-    allocation: z.array(z.number().int().min(0)),
-    submission_time: z.number(),
-    completion_time: z.number().nullable(),
-  })),
+  jobs: z.array(
+    z.object({
+      name: z.string(),
+      allocation: z.array(z.number().int().min(0)),
+      submission_time: z.number(),
+      completion_time: z.number().nullable(),
+    }),
+  ),
 });
 type IntervalLine = z.infer<typeof recordSchema>;
 
@@ -30,7 +32,11 @@ export function readIntervalLog(file: string): IntervalLine[] {
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    throw inputError(file, undefined, `cannot read it (${(error as NodeJS.ErrnoException).code ?? String(error)}); pass a file written by 'goodput sim --out DIR'`);
+    throw inputError(
+      file,
+      undefined,
+      `cannot read it (${(error as NodeJS.ErrnoException).code ?? String(error)}); pass a file written by 'goodput sim --out DIR'`,
+    );
   }
   const out: IntervalLine[] = [];
   text.split('\n').forEach((line, i) => {
@@ -39,10 +45,15 @@ export function readIntervalLog(file: string): IntervalLine[] {
     try {
       value = JSON.parse(line);
     } catch {
-      throw inputError(file, i + 1, 'not JSON; pass a file written by \'goodput sim --out DIR\'');
+      throw inputError(file, i + 1, "not JSON; pass a file written by 'goodput sim --out DIR'");
     }
     const parsed = recordSchema.safeParse(value);
-    if (!parsed.success) throw inputError(file, i + 1, `not an interval record (${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message})`);
+    if (!parsed.success)
+      throw inputError(
+        file,
+        i + 1,
+        `not an interval record (${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message})`,
+      );
     out.push(parsed.data);
   });
   if (out.length === 0) throw inputError(file, undefined, 'has no interval records');
@@ -66,7 +77,9 @@ export function simRunView(label: string, records: readonly IntervalLine[]): Sim
   const last = records[records.length - 1]!;
   const dt_s = records.length > 1 ? records[1]!.timestamp - records[0]!.timestamp : 60;
   const builder = new TimelineBuilder(0, (last.timestamp + dt_s) * 1000, rows);
-  const slots: (string | null)[][] = Array.from({ length: num_nodes }, () => new Array<string | null>(gpus_per_node).fill(null));
+  const slots: (string | null)[][] = Array.from({ length: num_nodes }, () =>
+    new Array<string | null>(gpus_per_node).fill(null),
+  );
   const completion = new Map<string, number>();
   const util_t_s: number[] = [];
   const util: number[] = [];
@@ -85,11 +98,20 @@ export function simRunView(label: string, records: readonly IntervalLine[]): Sim
     slots.forEach((node, n) => assignSlots(node, n, want));
     slots.forEach((node, n) =>
       node.forEach((job, g) => {
-        if (job !== null) builder.add(n * gpus_per_node + g, job, job, job, r.timestamp * 1000, (r.timestamp + dt_s) * 1000);
+        if (job !== null)
+          builder.add(n * gpus_per_node + g, job, job, job, r.timestamp * 1000, (r.timestamp + dt_s) * 1000);
       }),
     );
   }
-  return { label, num_nodes, gpus_per_node, jct_s: [...completion.values()].sort((a, b) => a - b), util_t_s, util, timeline: builder.build() };
+  return {
+    label,
+    num_nodes,
+    gpus_per_node,
+    jct_s: [...completion.values()].sort((a, b) => a - b),
+    util_t_s,
+    util,
+    timeline: builder.build(),
+  };
 }
 
 /** Updates one node's GPU slots to the wanted count per job, moving as few jobs as possible. */

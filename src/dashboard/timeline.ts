@@ -50,7 +50,10 @@ export class TimelineBuilder {
 }
 
 /** Row label of each device, node by node (the cluster grid's order). */
-export function deviceRows(nodes: readonly ClusterNode[]): { rows: string[]; rowOf: (node: number, device: number) => number | undefined } {
+export function deviceRows(nodes: readonly ClusterNode[]): {
+  rows: string[];
+  rowOf: (node: number, device: number) => number | undefined;
+} {
   const rows: string[] = [];
   const index = new Map<string, number>();
   nodes.forEach((n, ni) => {
@@ -68,7 +71,14 @@ export function deviceRows(nodes: readonly ClusterNode[]): { rows: string[]; row
  * unnamed. A replica of an earlier attempt is drawn on node 0 when its node is no longer known
  * (the store keeps the node of the current placement only).
  */
-export async function liveTimeline(store: Store, jobs: readonly JobRecord[], nodes: readonly ClusterNode[], visible: (job: JobRecord) => boolean, from_ms: number, now_ms: number): Promise<Timeline> {
+export async function liveTimeline(
+  store: Store,
+  jobs: readonly JobRecord[],
+  nodes: readonly ClusterNode[],
+  visible: (job: JobRecord) => boolean,
+  from_ms: number,
+  now_ms: number,
+): Promise<Timeline> {
   const { rows, rowOf } = deviceRows(nodes);
   const builder = new TimelineBuilder(from_ms, now_ms, rows);
   for (const job of jobs) {
@@ -82,7 +92,14 @@ export async function liveTimeline(store: Store, jobs: readonly JobRecord[], nod
       const node = r.attempt === job.launches - 1 ? (job.allocation[r.rank] ?? 0) : 0;
       const row = rowOf(node, r.device);
       if (row === undefined) continue;
-      builder.add(row, shown ? job.id : '', shown ? job.name : '', shown ? job.id : '', Math.max(r.started_at_ms, from_ms), end);
+      builder.add(
+        row,
+        shown ? job.id : '',
+        shown ? job.name : '',
+        shown ? job.id : '',
+        Math.max(r.started_at_ms, from_ms),
+        end,
+      );
     }
   }
   return builder.build(true);

@@ -14,7 +14,25 @@ describe('backup and restore leave nothing behind and overwrite nothing silently
   const db = join(dir, 'data', 'goodput.sqlite');
   mkdirSync(join(dir, 'data'));
   const store = new SqliteStore(db);
-  await store.createJob({ id: 'a', name: 'a', user: 'u', spec: { name: 'a', command: ['true'], workdir: '/tmp', env: {}, min_replicas: 0, max_replicas: 1, max_restarts: 0, preemptible: true, priority: 0 } }, 'u');
+  await store.createJob(
+    {
+      id: 'a',
+      name: 'a',
+      user: 'u',
+      spec: {
+        name: 'a',
+        command: ['true'],
+        workdir: '/tmp',
+        env: {},
+        min_replicas: 0,
+        max_replicas: 1,
+        max_restarts: 0,
+        preemptible: true,
+        priority: 0,
+      },
+    },
+    'u',
+  );
   await store.close();
 
   it('writes into a directory given with a trailing slash (or existing), and nowhere else', async () => {
@@ -37,8 +55,14 @@ describe('backup and restore leave nothing behind and overwrite nothing silently
   it('a refused restore leaves no goodput.sqlite.restore* behind', () => {
     const bad = join(dir, 'not-a-store');
     writeFileSync(bad, 'this is no sqlite file at all, just text'.repeat(100));
-    assert.throws(() => restoreStore(db, bad, join(dir, 'data', 'server.pid')), (error: unknown) => error instanceof GoodputError && error.message.startsWith(`${bad} is not a goodput store`));
-    assert.deepEqual(readdirSync(join(dir, 'data')).filter((f) => f.includes('restore')), []);
+    assert.throws(
+      () => restoreStore(db, bad, join(dir, 'data', 'server.pid')),
+      (error: unknown) => error instanceof GoodputError && error.message.startsWith(`${bad} is not a goodput store`),
+    );
+    assert.deepEqual(
+      readdirSync(join(dir, 'data')).filter((f) => f.includes('restore')),
+      [],
+    );
   });
 
   it('restores into a data directory that does not exist yet (a new machine), and refuses a directory as the backup', async () => {
@@ -48,6 +72,10 @@ describe('backup and restore leave nothing behind and overwrite nothing silently
     const restored = restoreStore(join(fresh, 'goodput.sqlite'), file, join(fresh, 'server.pid'));
     assert.equal(restored.jobs, 1);
     assert.equal(statSync(fresh).mode & 0o777, 0o700 & ~process.umask());
-    assert.throws(() => restoreStore(join(fresh, 'goodput.sqlite'), dir, join(fresh, 'server.pid')), (error: unknown) => error instanceof GoodputError && error.code === 'E_INPUT' && /is not a backup file/.test(error.message));
+    assert.throws(
+      () => restoreStore(join(fresh, 'goodput.sqlite'), dir, join(fresh, 'server.pid')),
+      (error: unknown) =>
+        error instanceof GoodputError && error.code === 'E_INPUT' && /is not a backup file/.test(error.message),
+    );
   });
 });

@@ -38,13 +38,20 @@ export function backupTarget(dest: string, now_ms = Date.now()): string {
  * atomically; refuses (E_EXISTS) to replace an existing file unless `force`. Works while a
  * server runs. Nothing is left behind when it fails.
  */
-export async function backupStore(db_path: string, dest: string, options: { force?: boolean } = {}): Promise<StoreCopy> {
+export async function backupStore(
+  db_path: string,
+  dest: string,
+  options: { force?: boolean } = {},
+): Promise<StoreCopy> {
   if (!existsSync(db_path)) throw new GoodputError('E_INPUT', `no store at ${db_path}; pass --data-dir`);
   const target = backupTarget(dest);
-  if (existsSync(target) && options.force !== true) throw new GoodputError('E_EXISTS', `${target} exists; pass --force to replace it, or name another file`);
-  if (!existsSync(dirname(target))) throw new GoodputError('E_INPUT', `no directory ${dirname(target)} to write the backup into`);
+  if (existsSync(target) && options.force !== true)
+    throw new GoodputError('E_EXISTS', `${target} exists; pass --force to replace it, or name another file`);
+  if (!existsSync(dirname(target)))
+    throw new GoodputError('E_INPUT', `no directory ${dirname(target)} to write the backup into`);
   const problem = directoryProblem(dirname(target), 0o700);
-  if (problem !== undefined) throw new GoodputError('E_OUTPUT', `cannot write the backup to ${target}: ${problem}; name another file`);
+  if (problem !== undefined)
+    throw new GoodputError('E_OUTPUT', `cannot write the backup to ${target}: ${problem}; name another file`);
   const db = new Database(db_path, { fileMustExist: true });
   const tmp = `${target}.tmp`;
   try {
@@ -68,9 +75,14 @@ export async function backupStore(db_path: string, dest: string, options: { forc
 /** Puts the backup `src` in place of the store at `db_path`; `server_lock` is the server's pid file. Nothing is left behind when refused. */
 export function restoreStore(db_path: string, src: string, server_lock: string): StoreCopy {
   const pid = serverLockHolder(server_lock);
-  if (pid !== undefined) throw new GoodputError('E_RUNNING', `a goodput server (pid ${pid}) uses this data directory; stop it before a restore`);
+  if (pid !== undefined)
+    throw new GoodputError(
+      'E_RUNNING',
+      `a goodput server (pid ${pid}) uses this data directory; stop it before a restore`,
+    );
   if (!existsSync(src)) throw new GoodputError('E_INPUT', `no backup at ${src}`);
-  if (!statSync(src).isFile()) throw new GoodputError('E_INPUT', `${src} is not a backup file (a backup is one file written by 'goodput backup')`);
+  if (!statSync(src).isFile())
+    throw new GoodputError('E_INPUT', `${src} is not a backup file (a backup is one file written by 'goodput backup')`);
   // A new machine's data directory does not exist yet: restoring a backup there is how it starts.
   makeDataDir(dirname(db_path), 0o700);
   const tmp = `${db_path}.restore`;
@@ -83,7 +95,8 @@ export function restoreStore(db_path: string, src: string, server_lock: string):
   } catch (error) {
     removeCopy(tmp);
     // The check ran on the copy; the user knows the file by the name they gave.
-    if (error instanceof GoodputError) throw new GoodputError(error.code, error.message.replace(tmp, src), error.exitCode);
+    if (error instanceof GoodputError)
+      throw new GoodputError(error.code, error.message.replace(tmp, src), error.exitCode);
     throw error;
   }
   for (const suffix of ['-wal', '-shm']) rmSync(db_path + suffix, { force: true });
@@ -102,7 +115,8 @@ function describe(path: string): StoreCopy {
   }
   try {
     const problems = quickCheck(db);
-    if (problems.length > 0) throw new GoodputError('E_STORE_DAMAGED', `${path} is damaged (quick_check: ${problems.slice(0, 3).join('; ')})`);
+    if (problems.length > 0)
+      throw new GoodputError('E_STORE_DAMAGED', `${path} is damaged (quick_check: ${problems.slice(0, 3).join('; ')})`);
     const jobs = (db.prepare('SELECT count(*) AS n FROM jobs').get() as { n: number }).n;
     return { path, bytes: statSync(path).size, jobs, newest_event: newestEventId(db) };
   } catch (error) {

@@ -10,10 +10,14 @@ export const MIN_FREE_BYTES = 16 << 20;
 
 /** Whether `error` (or its cause) says that a write found no space. */
 export function isDiskFull(error: unknown): boolean {
-  for (let e = error, depth = 0; e !== null && typeof e === 'object' && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+  for (
+    let e = error, depth = 0;
+    e !== null && typeof e === 'object' && depth < 4;
+    e = (e as { cause?: unknown }).cause, depth++
+  ) {
     const code = (e as { code?: unknown }).code;
     if (code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_FULL' || code === 'E_DISK_FULL') return true;
-    if (/\bENOSPC\b|database or disk is full/.test((e as { message?: unknown }).message as string ?? '')) return true;
+    if (/\bENOSPC\b|database or disk is full/.test(((e as { message?: unknown }).message as string) ?? '')) return true;
   }
   return false;
 }
@@ -41,5 +45,8 @@ export function diskFullNote(dir: string, min_free_bytes = MIN_FREE_BYTES): stri
 export function diskFullError(dir: string, cause: unknown): GoodputError {
   const free = freeBytes(dir);
   const detail = cause instanceof Error ? cause.message : String(cause);
-  return new GoodputError('E_DISK_FULL', `the disk of the data directory ${dir} is full${free !== undefined ? ` (${mib(free)} free)` : ''}: ${detail}; free space there (old logs and checkpoints are under ${dir}/jobs) and try again`);
+  return new GoodputError(
+    'E_DISK_FULL',
+    `the disk of the data directory ${dir} is full${free !== undefined ? ` (${mib(free)} free)` : ''}: ${detail}; free space there (old logs and checkpoints are under ${dir}/jobs) and try again`,
+  );
 }

@@ -16,11 +16,17 @@ describe('readGpuTable', () => {
   it('says what is wrong with a file that is not a table, without echoing its contents', () => {
     const csv = join(dir, 'prices.csv');
     writeFileSync(csv, 'gpu,price\nT4,0.35\n\x1b[2J');
-    assert.throws(() => readGpuTable(csv), (error: Error) => {
-      assert.match(error.message, /--prices .*prices\.csv: not a JSON file\. The table is JSON in the format of data\/gpus\.json .*copy that file and edit it/);
-      assert.doesNotMatch(error.message, /T4|\n|\x1b/); // eslint-disable-line no-control-regex
-      return true;
-    });
+    assert.throws(
+      () => readGpuTable(csv),
+      (error: Error) => {
+        assert.match(
+          error.message,
+          /--prices .*prices\.csv: not a JSON file\. The table is JSON in the format of data\/gpus\.json .*copy that file and edit it/,
+        );
+        assert.doesNotMatch(error.message, /T4|\n|\x1b/); // eslint-disable-line no-control-regex
+        return true;
+      },
+    );
     assert.throws(() => readGpuTable(join(dir, 'missing.json')), /missing\.json: no such file$/);
     assert.throws(() => readGpuTable(dir), /a directory, not a file$/);
     const partial = join(dir, 'partial.json');

@@ -17,7 +17,17 @@ import { openCheckedStore } from './open-store.js';
 
 const root = mkdtempSync(join(tmpdir(), 'goodput-job-retention-'));
 after(() => rmSync(root, { recursive: true, force: true }));
-const spec: JobSpec = { name: 'r', command: ['true'], workdir: '/tmp', env: {}, min_replicas: 0, max_replicas: 1, max_restarts: 0, preemptible: true, priority: 0 };
+const spec: JobSpec = {
+  name: 'r',
+  command: ['true'],
+  workdir: '/tmp',
+  env: {},
+  min_replicas: 0,
+  max_replicas: 1,
+  max_restarts: 0,
+  preemptible: true,
+  priority: 0,
+};
 const DAY_MS = 86_400_000;
 
 describe('job retention', () => {
@@ -29,7 +39,23 @@ describe('job retention', () => {
     const run = async (id: string, user: string, ms: number, end = true) => {
       await store.createJob({ id, name: id, user, spec }, user);
       await store.assignJob(id, { allocation: [0], devices: [0] }, 0, 's', 't');
-      await store.launchJob(id, [{ rank: 0, device: 0, node: 'local', launch_id: '', pid: 1, proc_start: '', log_path: '', started_at_ms: clock }], 'b', 't');
+      await store.launchJob(
+        id,
+        [
+          {
+            rank: 0,
+            device: 0,
+            node: 'local',
+            launch_id: '',
+            pid: 1,
+            proc_start: '',
+            log_path: '',
+            started_at_ms: clock,
+          },
+        ],
+        'b',
+        't',
+      );
       mkdirSync(join(jobs_dir, id, 'logs'), { recursive: true });
       writeFileSync(join(jobs_dir, id, 'logs', '0.log'), 'x');
       clock += ms;
@@ -39,14 +65,29 @@ describe('job retention', () => {
     clock += 40 * DAY_MS;
     await run('recent', 'alice', 2000);
     await run('live', 'bob', 500, false);
-    const metric = async (name: string) => (await api.call('GET', '/metrics', api.admin)).text.split('\n').filter((l) => l.startsWith(name)).sort();
-    const before = [...(await metric('goodput_user_gpu_seconds_total')), ...(await metric('goodput_user_jobs_total')), ...(await metric('goodput_gpu_seconds_total'))];
+    const metric = async (name: string) =>
+      (await api.call('GET', '/metrics', api.admin)).text
+        .split('\n')
+        .filter((l) => l.startsWith(name))
+        .sort();
+    const before = [
+      ...(await metric('goodput_user_gpu_seconds_total')),
+      ...(await metric('goodput_user_jobs_total')),
+      ...(await metric('goodput_gpu_seconds_total')),
+    ];
     assert.ok(before.includes('goodput_gpu_seconds_total 7'), before.join('\n'));
     assert.equal(await sweepEndedJobs(store, jobs_dir, 30 * DAY_MS, clock, 2), 5, 'in batches of 2');
-    assert.deepEqual((await store.listJobs()).map((j) => j.id), ['recent', 'live']);
+    assert.deepEqual(
+      (await store.listJobs()).map((j) => j.id),
+      ['recent', 'live'],
+    );
     assert.equal(existsSync(join(jobs_dir, 'old0')), false);
     assert.equal(existsSync(join(jobs_dir, 'recent', 'logs', '0.log')), true);
-    const afterwards = [...(await metric('goodput_user_gpu_seconds_total')), ...(await metric('goodput_user_jobs_total')), ...(await metric('goodput_gpu_seconds_total'))];
+    const afterwards = [
+      ...(await metric('goodput_user_gpu_seconds_total')),
+      ...(await metric('goodput_user_jobs_total')),
+      ...(await metric('goodput_gpu_seconds_total')),
+    ];
     assert.deepEqual(afterwards, before, 'per-user GPU time and job counts are unchanged');
     assert.equal(await sweepEndedJobs(store, jobs_dir, Infinity, clock), 0, 'no retention: nothing removed');
     await api.close();

@@ -17,7 +17,13 @@ export const JOB_RETENTION_BATCH = 500;
  * transaction each, the event loop free between them), and their job directories. Returns how
  * many were removed. A directory that cannot be removed is left for the next sweep's log line.
  */
-export async function sweepEndedJobs(store: Pick<Store, 'deleteEndedJobs'>, jobs_dir: string, retention_ms: number, now_ms: number, batch = JOB_RETENTION_BATCH): Promise<number> {
+export async function sweepEndedJobs(
+  store: Pick<Store, 'deleteEndedJobs'>,
+  jobs_dir: string,
+  retention_ms: number,
+  now_ms: number,
+  batch = JOB_RETENTION_BATCH,
+): Promise<number> {
   if (!Number.isFinite(retention_ms)) return 0;
   let removed = 0;
   for (;;) {

@@ -12,7 +12,15 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { inProcessApi } from '../api/testing/in-process.js';
-import { cleanup, killOwnGroup, runCli, startServerProcess, tempDataDir, waitFor, type ServerProcess } from '../../test-support/control/harness.js';
+import {
+  cleanup,
+  killOwnGroup,
+  runCli,
+  startServerProcess,
+  tempDataDir,
+  waitFor,
+  type ServerProcess,
+} from '../../test-support/control/harness.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { packagePath } from '../util/package-root.js';
 
@@ -30,14 +38,42 @@ const dataDir = () => {
   return d;
 };
 
-const measurement = (step: number) => ({ time_s: step, step, num_nodes: 1, num_replicas: 1, local_bsz: 32, accum_steps: 0, step_time_s: 0.1, sync_time_s: 0, breakdown: { pad: step } });
+const measurement = (step: number) => ({
+  time_s: step,
+  step,
+  num_nodes: 1,
+  num_replicas: 1,
+  local_bsz: 32,
+  accum_steps: 0,
+  step_time_s: 0.1,
+  sync_time_s: 0,
+  breakdown: { pad: step },
+});
 
 /** A closed store with one job and enough reports to fill many pages. Returns the job id. */
 async function fillStore(db: string): Promise<string> {
   const store = new SqliteStore(db, { background_checkpoint_ms: 0 });
-  const spec = { name: 'j', command: ['true'], workdir: '/', env: {}, min_replicas: 0, max_replicas: 1, max_restarts: 0, preemptible: true, priority: 0 };
+  const spec = {
+    name: 'j',
+    command: ['true'],
+    workdir: '/',
+    env: {},
+    min_replicas: 0,
+    max_replicas: 1,
+    max_restarts: 0,
+    preemptible: true,
+    priority: 0,
+  };
   await store.createJob({ id: 'job1', name: 'j', user: 'admin', spec }, 'test');
-  for (let i = 0; i < 40; i++) await store.addReports(reportBatch('job1', 0, undefined, Array.from({ length: 25 }, (_, k) => measurement(i * 25 + k))));
+  for (let i = 0; i < 40; i++)
+    await store.addReports(
+      reportBatch(
+        'job1',
+        0,
+        undefined,
+        Array.from({ length: 25 }, (_, k) => measurement(i * 25 + k)),
+      ),
+    );
   await store.close();
   return 'job1';
 }
@@ -95,52 +131,67 @@ describe('store integrity', () => {
     assert.ok(statSync(`${db}-wal`).size > 0, 'the jobs are in the WAL');
   };
 
-  it('goodput up refuses a store whose WAL was damaged after a crash (acknowledged jobs lost)', { timeout: 60_000 }, async () => {
-    const d = dataDir();
-    const db = join(d, 'goodput.sqlite');
-    crashWithJobsInWal(db);
-    // Garbage over the frames after the first: SQLite drops frames whose checksums fail, silently.
-    const fd = openSync(`${db}-wal`, 'r+');
-    writeSync(fd, Buffer.alloc(4096, 0x5a), 0, 4096, 32 + 24 + 4096 + 24 + 1000);
-    closeSync(fd);
-    const r = await runCli(['up', '--data-dir', d, '--port', '0', '--cpu-slots', '1']);
-    assert.notEqual(r.status, 0);
-    assert.match(r.stderr, /E_STORE_LOST.*lost acknowledged work/s);
-  });
+  it(
+    'goodput up refuses a store whose WAL was damaged after a crash (acknowledged jobs lost)',
+    { timeout: 60_000 },
+    async () => {
+      const d = dataDir();
+      const db = join(d, 'goodput.sqlite');
+      crashWithJobsInWal(db);
+      // Garbage over the frames after the first: SQLite drops frames whose checksums fail, silently.
+      const fd = openSync(`${db}-wal`, 'r+');
+      writeSync(fd, Buffer.alloc(4096, 0x5a), 0, 4096, 32 + 24 + 4096 + 24 + 1000);
+      closeSync(fd);
+      const r = await runCli(['up', '--data-dir', d, '--port', '0', '--cpu-slots', '1']);
+      assert.notEqual(r.status, 0);
+      assert.match(r.stderr, /E_STORE_LOST.*lost acknowledged work/s);
+    },
+  );
 
-  it('goodput up refuses a store whose WAL was deleted after a crash, unless told to accept it', { timeout: 60_000 }, async () => {
-    const d = dataDir();
-    const db = join(d, 'goodput.sqlite');
-    crashWithJobsInWal(db);
-    rmSync(`${db}-wal`);
-    const r = await runCli(['up', '--data-dir', d, '--port', '0', '--cpu-slots', '1']);
-    assert.notEqual(r.status, 0);
-    assert.match(r.stderr, /E_STORE_LOST.*lost acknowledged work.*--accept-store-loss/s);
-    const s = await startServerProcess(d, ['--cpu-slots', '1', '--accept-store-loss']);
-    servers.push(s);
-    assert.match(readFileSync(join(d, 'up.log'), 'utf8'), /WARNING: the store .* lost acknowledged work/);
-    assert.equal((await s.client.listJobs()).length, 0);
-  });
+  it(
+    'goodput up refuses a store whose WAL was deleted after a crash, unless told to accept it',
+    { timeout: 60_000 },
+    async () => {
+      const d = dataDir();
+      const db = join(d, 'goodput.sqlite');
+      crashWithJobsInWal(db);
+      rmSync(`${db}-wal`);
+      const r = await runCli(['up', '--data-dir', d, '--port', '0', '--cpu-slots', '1']);
+      assert.notEqual(r.status, 0);
+      assert.match(r.stderr, /E_STORE_LOST.*lost acknowledged work.*--accept-store-loss/s);
+      const s = await startServerProcess(d, ['--cpu-slots', '1', '--accept-store-loss']);
+      servers.push(s);
+      assert.match(readFileSync(join(d, 'up.log'), 'utf8'), /WARNING: the store .* lost acknowledged work/);
+      assert.equal((await s.client.listJobs()).length, 0);
+    },
+  );
 
-  it('goodput backup copies a live store; goodput restore puts it back (refused while the server runs)', { timeout: 60_000 }, async () => {
-    const d = dataDir();
-    const s = await startServerProcess(d, ['--cpu-slots', '1', '--interval-s', '60']);
-    servers.push(s);
-    const kept = await s.client.submit({ name: 'kept', command: ['true'], workdir: d, max_replicas: 1 });
-    const file = join(d, 'backup.sqlite');
-    const b = await runCli(['backup', file, '--data-dir', d, '--json']);
-    assert.equal(b.status, 0, b.stderr);
-    assert.equal(JSON.parse(b.stdout).jobs, 1);
-    assert.equal(statSync(file).mode & 0o777, 0o600);
-    await s.client.submit({ name: 'after-backup', command: ['true'], workdir: d, max_replicas: 1 });
-    const refused = await runCli(['restore', file, '--data-dir', d]);
-    assert.match(refused.stderr, /E_RUNNING/);
-    process.kill(s.pid, 'SIGTERM');
-    await waitFor('the server to stop', 10_000, async () => !existsSync(join(d, 'server.pid')));
-    const r = await runCli(['restore', file, '--data-dir', d]);
-    assert.equal(r.status, 0, r.stderr);
-    const again = await startServerProcess(d, ['--cpu-slots', '1', '--interval-s', '60']);
-    servers.push(again);
-    assert.deepEqual((await again.client.listJobs()).map((j) => j.id), [kept.id]);
-  });
+  it(
+    'goodput backup copies a live store; goodput restore puts it back (refused while the server runs)',
+    { timeout: 60_000 },
+    async () => {
+      const d = dataDir();
+      const s = await startServerProcess(d, ['--cpu-slots', '1', '--interval-s', '60']);
+      servers.push(s);
+      const kept = await s.client.submit({ name: 'kept', command: ['true'], workdir: d, max_replicas: 1 });
+      const file = join(d, 'backup.sqlite');
+      const b = await runCli(['backup', file, '--data-dir', d, '--json']);
+      assert.equal(b.status, 0, b.stderr);
+      assert.equal(JSON.parse(b.stdout).jobs, 1);
+      assert.equal(statSync(file).mode & 0o777, 0o600);
+      await s.client.submit({ name: 'after-backup', command: ['true'], workdir: d, max_replicas: 1 });
+      const refused = await runCli(['restore', file, '--data-dir', d]);
+      assert.match(refused.stderr, /E_RUNNING/);
+      process.kill(s.pid, 'SIGTERM');
+      await waitFor('the server to stop', 10_000, async () => !existsSync(join(d, 'server.pid')));
+      const r = await runCli(['restore', file, '--data-dir', d]);
+      assert.equal(r.status, 0, r.stderr);
+      const again = await startServerProcess(d, ['--cpu-slots', '1', '--interval-s', '60']);
+      servers.push(again);
+      assert.deepEqual(
+        (await again.client.listJobs()).map((j) => j.id),
+        [kept.id],
+      );
+    },
+  );
 });

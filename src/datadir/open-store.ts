@@ -15,7 +15,8 @@ export interface OpenStoreOptions {
   log: (line: string) => void;
 }
 
-const RESTORE = "stop the server and restore the newest backup with 'goodput restore FILE' (docs/control-plane.md, Store integrity, backup and restore)";
+const RESTORE =
+  "stop the server and restore the newest backup with 'goodput restore FILE' (docs/control-plane.md, Store integrity, backup and restore)";
 
 /**
  * Opens `db_path` (created 0600, so that its -wal and -shm are 0600 too) after checking it on a
@@ -26,13 +27,20 @@ export async function openCheckedStore(db_path: string, o: OpenStoreOptions): Pr
   createPrivateFile(db_path);
   const { problems, newest } = inspect(db_path);
   if (problems.length > 0) {
-    throw new GoodputError('E_STORE_DAMAGED', `the store ${db_path} is damaged (quick_check: ${problems.slice(0, 3).join('; ')}); refusing to serve from it: ${RESTORE}`);
+    throw new GoodputError(
+      'E_STORE_DAMAGED',
+      `the store ${db_path} is damaged (quick_check: ${problems.slice(0, 3).join('; ')}); refusing to serve from it: ${RESTORE}`,
+    );
   }
   const markFile = highWaterPath(db_path);
   const mark = readHighWater(markFile);
   if (mark !== undefined && newest < mark) {
     const what = `the store ${db_path} lost acknowledged work: its newest event is #${newest}, but #${mark} had been committed (its WAL ${db_path}-wal was deleted or damaged, or an older copy replaced it)`;
-    if (!o.accept_store_loss) throw new GoodputError('E_STORE_LOST', `${what}; ${RESTORE}, or start with --accept-store-loss to serve from it as it is`);
+    if (!o.accept_store_loss)
+      throw new GoodputError(
+        'E_STORE_LOST',
+        `${what}; ${RESTORE}, or start with --accept-store-loss to serve from it as it is`,
+      );
     o.log(`WARNING: ${what}; serving from it anyway (--accept-store-loss)`);
   }
   writeHighWater(markFile, newest);
@@ -46,7 +54,10 @@ function inspect(db_path: string): { problems: string[]; newest: number } {
     db = new Database(db_path, { fileMustExist: true });
     return { problems: quickCheck(db), newest: newestEventId(db) };
   } catch (error) {
-    throw new GoodputError('E_STORE_DAMAGED', `the store ${db_path} is damaged: cannot read it (${(error as Error).message}); refusing to serve from it: ${RESTORE}`);
+    throw new GoodputError(
+      'E_STORE_DAMAGED',
+      `the store ${db_path} is damaged: cannot read it (${(error as Error).message}); refusing to serve from it: ${RESTORE}`,
+    );
   } finally {
     db?.close();
   }

@@ -17,12 +17,18 @@ import type { DeviceProfile, MemoryProfile } from '../model/plan-types.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 
 const pointSchema = z.object({
-  num_nodes: z.number().int().min(1), num_replicas: z.number().int().min(1), local_bsz: z.number().int().min(1),
-  accum_step_time_s: z.number().finite().min(0), optim_step_time_s: z.number().finite().min(0),
+  num_nodes: z.number().int().min(1),
+  num_replicas: z.number().int().min(1),
+  local_bsz: z.number().int().min(1),
+  accum_step_time_s: z.number().finite().min(0),
+  optim_step_time_s: z.number().finite().min(0),
 });
 const memorySchema = z.object({
-  source: z.enum(['rss', 'allocator']), base_bytes: z.number().finite(), per_sample_bytes: z.number().finite().min(0),
-  device_bytes: z.number().finite().min(0), max_local_bsz_fit: z.number().finite().min(0),
+  source: z.enum(['rss', 'allocator']),
+  base_bytes: z.number().finite(),
+  per_sample_bytes: z.number().finite().min(0),
+  device_bytes: z.number().finite().min(0),
+  max_local_bsz_fit: z.number().finite().min(0),
   samples: z.array(z.object({ local_bsz: z.number().int().min(1), peak_bytes: z.number().finite().min(0) })),
 });
 const deviceSchema = z.object({
@@ -61,12 +67,18 @@ export function readProfileFile(path: string): ProfileFile {
   } catch (error) {
     // JSON.parse's message quotes the file's text: a CSV or binary file must not reach the terminal.
     const reason = error instanceof SyntaxError ? 'not JSON' : errnoReason(error);
-    throw new GoodputError('E_INPUT', `${path}: not a profile file (${reason}); 'goodput profile --out FILE -- ...' writes one`);
+    throw new GoodputError(
+      'E_INPUT',
+      `${path}: not a profile file (${reason}); 'goodput profile --out FILE -- ...' writes one`,
+    );
   }
   const parsed = profileFileSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new GoodputError('E_INPUT', `${path}: not a goodput profile file (${issue ? `${issue.path.join('.')}: ${issue.message}` : 'invalid'})`);
+    throw new GoodputError(
+      'E_INPUT',
+      `${path}: not a goodput profile file (${issue ? `${issue.path.join('.')}: ${issue.message}` : 'invalid'})`,
+    );
   }
   return parsed.data as ProfileFile;
 }
@@ -93,7 +105,9 @@ export function readSideBook(data_dir: string): SideBook {
   const path = sidePath(data_dir);
   if (!existsSync(path)) return {};
   try {
-    const parsed = z.record(z.string(), z.record(z.string(), sideSchema)).safeParse(JSON.parse(readFileSync(path, 'utf8')));
+    const parsed = z
+      .record(z.string(), z.record(z.string(), sideSchema))
+      .safeParse(JSON.parse(readFileSync(path, 'utf8')));
     return parsed.success ? (parsed.data as SideBook) : {};
   } catch {
     return {};
@@ -106,13 +120,23 @@ const storePath = (data_dir: string): string => join(data_dir, 'goodput.sqlite')
  * Stores a device profile under `key` in the data directory's store, as a job of the key would
  * (merged into the key's profile on that type, then refitted), and its memory profile beside it.
  */
-export async function saveToDataDir(data_dir: string, key: string, profile: DeviceProfile, run_id: string): Promise<void> {
+export async function saveToDataDir(
+  data_dir: string,
+  key: string,
+  profile: DeviceProfile,
+  run_id: string,
+): Promise<void> {
   makeDataDir(data_dir, 0o700);
   createPrivateFile(storePath(data_dir)); // as the server creates it: 0600
   const store = new SqliteStore(storePath(data_dir), { background_checkpoint_ms: 0 });
   try {
     const merged = await store.mergeKeyProfile({
-      key, gpu_type: profile.gpu_type, job_id: run_id, points: profile.points, grad: profile.grad, limits: profile.limits,
+      key,
+      gpu_type: profile.gpu_type,
+      job_id: run_id,
+      points: profile.points,
+      grad: profile.grad,
+      limits: profile.limits,
       ...(profile.model_parameters === undefined ? {} : { model_parameters: profile.model_parameters }),
     });
     if (merged.points.length > 0) await store.saveKeyProfilePerf(key, profile.gpu_type, fitPerfParams(merged.points));
@@ -120,7 +144,10 @@ export async function saveToDataDir(data_dir: string, key: string, profile: Devi
     await store.close();
   }
   const book = readSideBook(data_dir);
-  book[key] = { ...(book[key] ?? {}), [profile.gpu_type]: { ...(profile.memory ? { memory: profile.memory } : {}), notes: [...profile.notes] } };
+  book[key] = {
+    ...(book[key] ?? {}),
+    [profile.gpu_type]: { ...(profile.memory ? { memory: profile.memory } : {}), notes: [...profile.notes] },
+  };
   const tmp = `${sidePath(data_dir)}.tmp-${process.pid}`;
   writeFileSync(tmp, JSON.stringify(book, null, 2) + '\n', { mode: 0o600 });
   renameSync(tmp, sidePath(data_dir));
@@ -133,7 +160,13 @@ export async function loadFromDataDir(data_dir: string): Promise<Map<string, Dev
   const stored = (await withDataDirStore(data_dir, (store) => store.listKeyProfiles())) ?? [];
   for (const p of stored) {
     const extra = side[p.key]?.[p.gpu_type];
-    const device: DeviceProfile = { gpu_type: p.gpu_type, points: p.points, grad: p.grad, limits: p.limits, notes: extra?.notes ?? [] };
+    const device: DeviceProfile = {
+      gpu_type: p.gpu_type,
+      points: p.points,
+      grad: p.grad,
+      limits: p.limits,
+      notes: extra?.notes ?? [],
+    };
     if (p.model_parameters !== undefined) device.model_parameters = p.model_parameters;
     if (extra?.memory) device.memory = extra.memory;
     out.set(p.key, [...(out.get(p.key) ?? []), device]);
@@ -145,7 +178,10 @@ export async function loadFromDataDir(data_dir: string): Promise<Map<string, Dev
  * Runs `use` on the data directory's store, opened for this call and closed after it; undefined,
  * without creating one, when the directory has no store.
  */
-export async function withDataDirStore<T>(data_dir: string, use: (store: SqliteStore) => Promise<T>): Promise<T | undefined> {
+export async function withDataDirStore<T>(
+  data_dir: string,
+  use: (store: SqliteStore) => Promise<T>,
+): Promise<T | undefined> {
   if (!existsSync(storePath(data_dir))) return undefined;
   const store = new SqliteStore(storePath(data_dir), { background_checkpoint_ms: 0 });
   try {

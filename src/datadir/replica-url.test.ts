@@ -7,7 +7,15 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { hostname } from 'node:os';
-import { cleanup, killGroup, runCli, startServerProcess, tempDataDir, waitFor, type ServerProcess } from '../../test-support/control/harness.js';
+import {
+  cleanup,
+  killGroup,
+  runCli,
+  startServerProcess,
+  tempDataDir,
+  waitFor,
+  type ServerProcess,
+} from '../../test-support/control/harness.js';
 import { listenPort, reportedHost } from './replica-url.js';
 
 const data_dir = tempDataDir('goodput-url-');
@@ -52,7 +60,7 @@ describe('replica URL across restarts', () => {
 });
 
 describe('reportedHost', () => {
-  it('gives other nodes this machine\'s host name for an endpoint on every interface, 127.0.0.1 on this one', () => {
+  it("gives other nodes this machine's host name for an endpoint on every interface, 127.0.0.1 on this one", () => {
     const hosts = [reportedHost('0.0.0.0', true), reportedHost('0.0.0.0', false), reportedHost('10.1.2.3', true)];
     assert.deepEqual(hosts, [hostname(), '127.0.0.1', '10.1.2.3']);
   });

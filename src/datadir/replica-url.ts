@@ -25,12 +25,20 @@ export function writeReplicaUrl(path: string, url: string): void {
  * The port to listen on: `requested`, or the previous one when replicas still run and the port
  * was left to the system (0). Throws E_PORT_CHANGED when running replicas report elsewhere.
  */
-export function listenPort(requested: number, reported_host: string, previous: URL | undefined, live_replicas: number): number {
+export function listenPort(
+  requested: number,
+  reported_host: string,
+  previous: URL | undefined,
+  live_replicas: number,
+): number {
   if (!previous || live_replicas === 0) return requested;
   const port = Number(previous.port);
   if (requested === 0 && previous.hostname === reported_host) return port;
   if (requested !== port || previous.hostname !== reported_host) {
-    throw new GoodputError('E_PORT_CHANGED', `${live_replicas} running replica(s) report to ${previous.origin}; start the server on --host ${previous.hostname} --port ${port} (or cancel those jobs first)`);
+    throw new GoodputError(
+      'E_PORT_CHANGED',
+      `${live_replicas} running replica(s) report to ${previous.origin}; start the server on --host ${previous.hostname} --port ${port} (or cancel those jobs first)`,
+    );
   }
   return requested;
 }

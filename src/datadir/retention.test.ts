@@ -1,5 +1,16 @@
 import assert from 'node:assert/strict';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -9,7 +20,17 @@ import { capLog, sweepRetention } from './retention.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'goodput-retention-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
-const spec: JobSpec = { name: 'x', command: ['true'], workdir: '/tmp', env: {}, min_replicas: 0, max_replicas: 1, max_restarts: 0, preemptible: true, priority: 0 };
+const spec: JobSpec = {
+  name: 'x',
+  command: ['true'],
+  workdir: '/tmp',
+  env: {},
+  min_replicas: 0,
+  max_replicas: 1,
+  max_restarts: 0,
+  preemptible: true,
+  priority: 0,
+};
 
 describe('retention of logs and checkpoints', () => {
   it('caps a log to its newest part while its writer keeps appending after it', () => {

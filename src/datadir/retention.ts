@@ -3,7 +3,17 @@
  * replica log is capped (its oldest part dropped, its newest kept), and the checkpoints of a job
  * that ended are removed once it has been over for the retention time.
  */
-import { closeSync, existsSync, ftruncateSync, openSync, readdirSync, readSync, rmSync, statSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  ftruncateSync,
+  openSync,
+  readdirSync,
+  readSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { isTerminal } from '../store/lifecycle.js';
 import type { Store } from '../store/store.js';
@@ -35,7 +45,9 @@ export function capLog(path: string, limit_bytes: number): boolean {
   try {
     const tail = Buffer.alloc(keep);
     const read = readSync(fd, tail, 0, keep, size - keep);
-    const head = Buffer.from(`[goodput: ${size - read} earlier bytes of this log were dropped (log limit ${limit_bytes} bytes)]\n`);
+    const head = Buffer.from(
+      `[goodput: ${size - read} earlier bytes of this log were dropped (log limit ${limit_bytes} bytes)]\n`,
+    );
     writeSync(fd, head, 0, head.length, 0);
     writeSync(fd, tail, 0, read, head.length);
     ftruncateSync(fd, head.length + read);
@@ -46,19 +58,30 @@ export function capLog(path: string, limit_bytes: number): boolean {
 }
 
 /** One pass over `jobs_dir` (DIR/jobs): caps logs, removes expired checkpoints. Errors of one job do not stop the pass. */
-export async function sweepRetention(jobs_dir: string, store: Pick<Store, 'getJob'>, o: RetentionOptions, now_ms: number): Promise<RetentionSweep> {
+export async function sweepRetention(
+  jobs_dir: string,
+  store: Pick<Store, 'getJob'>,
+  o: RetentionOptions,
+  now_ms: number,
+): Promise<RetentionSweep> {
   const done: RetentionSweep = { logs_trimmed: 0, checkpoints_removed: 0 };
   if (!existsSync(jobs_dir)) return done;
   for (const id of readdirSync(jobs_dir)) {
     try {
       const logs = join(jobs_dir, id, 'logs');
       if (o.log_limit_bytes > 0 && existsSync(logs)) {
-        for (const f of readdirSync(logs)) if (f.endsWith('.log') && capLog(join(logs, f), o.log_limit_bytes)) done.logs_trimmed++;
+        for (const f of readdirSync(logs))
+          if (f.endsWith('.log') && capLog(join(logs, f), o.log_limit_bytes)) done.logs_trimmed++;
       }
       const checkpoint = join(jobs_dir, id, 'checkpoint');
       if (!Number.isFinite(o.checkpoint_retention_ms) || !existsSync(checkpoint)) continue;
       const job = await store.getJob(id);
-      if (job && isTerminal(job.state) && job.finished_at_ms !== null && now_ms - job.finished_at_ms >= o.checkpoint_retention_ms) {
+      if (
+        job &&
+        isTerminal(job.state) &&
+        job.finished_at_ms !== null &&
+        now_ms - job.finished_at_ms >= o.checkpoint_retention_ms
+      ) {
         rmSync(checkpoint, { recursive: true, force: true });
         done.checkpoints_removed++;
       }

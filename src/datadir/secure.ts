@@ -26,10 +26,17 @@ export function secureDataDir(data_dir: string, multi_user: boolean): string[] {
   for (const dir of [data_dir, join(data_dir, 'jobs')]) {
     makeDataDir(dir, dirMode);
     const st = lstatSync(dir);
-    if (!st.isDirectory()) throw new GoodputError('E_DATA_DIR', `${dir} is not a directory (a symbolic link is refused too); pass another --data-dir`);
+    if (!st.isDirectory())
+      throw new GoodputError(
+        'E_DATA_DIR',
+        `${dir} is not a directory (a symbolic link is refused too); pass another --data-dir`,
+      );
     const uid = process.getuid?.();
     if (uid !== undefined && st.uid !== uid) {
-      throw new GoodputError('E_DATA_DIR', `${dir} belongs to uid ${st.uid}, not to the server's user (uid ${uid}); chown it or pass another --data-dir`);
+      throw new GoodputError(
+        'E_DATA_DIR',
+        `${dir} belongs to uid ${st.uid}, not to the server's user (uid ${uid}); chown it or pass another --data-dir`,
+      );
     }
     fixed.push(...narrow(dir, st.mode, dirMode));
   }
@@ -48,7 +55,11 @@ export function secureDataDir(data_dir: string, multi_user: boolean): string[] {
  */
 export function makeDataDir(dir: string, mode: number): void {
   const problem = directoryProblem(dir, mode);
-  if (problem !== undefined) throw new GoodputError('E_DATA_DIR', `cannot use ${dir} as the data directory: ${problem}; pass another --data-dir or set GOODPUT_DATA_DIR`);
+  if (problem !== undefined)
+    throw new GoodputError(
+      'E_DATA_DIR',
+      `cannot use ${dir} as the data directory: ${problem}; pass another --data-dir or set GOODPUT_DATA_DIR`,
+    );
 }
 
 /** Creates `path` as an empty 0600 file if missing (so that SQLite's -wal and -shm inherit 0600). */

@@ -6,15 +6,20 @@ import { liveVerdict } from './live.js';
 
 /** The SDK's reports carry the same breakdown as its step log: replay the recorded step logs as reports. */
 function reportsOf(file: string) {
-  const log = JSON.parse(readFileSync(packagePath('fixtures', 'doctor', 'faults', file), 'utf8')) as { steps: { step: number; data_wait_s: number; forward_backward_s: number; sync_s: number; optimizer_s: number }[] };
+  const log = JSON.parse(readFileSync(packagePath('fixtures', 'doctor', 'faults', file), 'utf8')) as {
+    steps: { step: number; data_wait_s: number; forward_backward_s: number; sync_s: number; optimizer_s: number }[];
+  };
   return log.steps.map(({ step, ...b }) => ({ step, breakdown: { ...b, rank: 0 } }));
 }
 
-describe('live verdict from a job\'s own reports', () => {
+describe("live verdict from a job's own reports", () => {
   it('an input-bound job: waits on data, raise num_workers', () => {
     const v = liveVerdict(reportsOf('cpu-slow-getitem.steps.json'))!;
     assert.equal(v.verdict, 'input-pipeline');
-    assert.match(v.line, /^this job waits on data \d+\.\d% of each step \(last \d+ reported steps\): raise DataLoader num_workers/);
+    assert.match(
+      v.line,
+      /^this job waits on data \d+\.\d% of each step \(last \d+ reported steps\): raise DataLoader num_workers/,
+    );
   });
 
   it('a compute-bound job says so; batch size 1 is per-step overhead', () => {
@@ -24,7 +29,10 @@ describe('live verdict from a job\'s own reports', () => {
   });
 
   it('time between steps (a host sync after optimizer.step()) is the verdict when it dominates', () => {
-    const reports = reportsOf('cpu-healthy.steps.json').map((r) => ({ ...r, breakdown: { ...r.breakdown, between_steps_s: 2 * r.breakdown.forward_backward_s } }));
+    const reports = reportsOf('cpu-healthy.steps.json').map((r) => ({
+      ...r,
+      breakdown: { ...r.breakdown, between_steps_s: 2 * r.breakdown.forward_backward_s },
+    }));
     const v = liveVerdict(reports)!;
     assert.equal(v.verdict, 'sync-points');
     assert.equal(v.finding_id, 'steps.between-steps');
@@ -36,17 +44,29 @@ describe('live verdict from a job\'s own reports', () => {
     const v = liveVerdict(reportsOf('cpu-healthy.steps.json').map((r) => ({ ...r, host })))!;
     assert.equal(v.verdict, 'cpu-contention');
     assert.match(v.line, /^CPU threads oversubscribed: .*16 torch threads.*torch\.set_num_threads\(2\)/);
-    assert.equal(liveVerdict(reportsOf('cpu-healthy.steps.json').map((r) => ({ ...r, host: { ...host, torch_threads: 2 } })))!.verdict, 'compute');
+    assert.equal(
+      liveVerdict(reportsOf('cpu-healthy.steps.json').map((r) => ({ ...r, host: { ...host, torch_threads: 2 } })))!
+        .verdict,
+      'compute',
+    );
   });
 
   it('the advice on waiting for peers follows the backend the reports name: NCCL transport only for nccl', () => {
     const host = { cpu_count: 8, torch_threads: 2, local_processes: 2, dataloader_workers: 0 };
     // Sync is half of each step: the verdict is communication whatever the backend.
-    const reports = (extra: Record<string, unknown>) => [1, 2, 3].map((step) => ({ step, host: { ...host, ...extra }, breakdown: { data_wait_s: 0, forward_backward_s: 0.04, sync_s: 0.05, optimizer_s: 0.005 } }));
+    const reports = (extra: Record<string, unknown>) =>
+      [1, 2, 3].map((step) => ({
+        step,
+        host: { ...host, ...extra },
+        breakdown: { data_wait_s: 0, forward_backward_s: 0.04, sync_s: 0.05, optimizer_s: 0.005 },
+      }));
     const verdict = (extra: Record<string, unknown>) => {
       const v = liveVerdict(reports(extra))!;
       assert.equal(v.verdict, 'communication');
-      assert.match(v.line, /^this job waits on peers \(gradient sync\) 52\.6% of each step \(last 3 reported steps\): /);
+      assert.match(
+        v.line,
+        /^this job waits on peers \(gradient sync\) 52\.6% of each step \(last 3 reported steps\): /,
+      );
       return v.line;
     };
     const gloo = verdict({ dist_backend: 'gloo' });
@@ -55,7 +75,12 @@ describe('live verdict from a job\'s own reports', () => {
     const nccl = verdict({ dist_backend: 'nccl' });
     assert.match(nccl, /check the NCCL transport \(NCCL_DEBUG=INFO/);
     assert.doesNotMatch(nccl, /gloo/);
-    for (const unknown of [{}, { dist_backend: 'cpu:gloo,cuda:nccl' }, { dist_backend: 42 }, { dist_backend: 'x'.repeat(41) }]) {
+    for (const unknown of [
+      {},
+      { dist_backend: 'cpu:gloo,cuda:nccl' },
+      { dist_backend: 42 },
+      { dist_backend: 'x'.repeat(41) },
+    ]) {
       const line = verdict(unknown);
       assert.doesNotMatch(line, /NCCL transport|gloo syncs/, JSON.stringify(unknown));
       assert.match(line, /check the collective backend's transport \(NCCL_DEBUG=INFO for NCCL\)/);

@@ -34,9 +34,11 @@ const PHASES = ['data_wait_s', 'forward_backward_s', 'sync_s', 'optimizer_s'] as
 
 /** Short fix per verdict, for one line (communication's depends on the backend: collectivesShortFix). */
 const SHORT_FIX: Partial<Record<Bottleneck, string>> = {
-  'input-pipeline': 'raise DataLoader num_workers, pin_memory=True, persistent_workers=True; move heavy transforms out of __getitem__',
+  'input-pipeline':
+    'raise DataLoader num_workers, pin_memory=True, persistent_workers=True; move heavy transforms out of __getitem__',
   'host-overhead': 'raise the batch size or accumulate micro-batches; fused optimizer; torch.compile / CUDA graphs',
-  'sync-points': 'no loss.item() / torch.cuda.synchronize() / per-step logging after optimizer.step(): read metrics every N steps',
+  'sync-points':
+    'no loss.item() / torch.cuda.synchronize() / per-step logging after optimizer.step(): read metrics every N steps',
 };
 
 /**
@@ -47,7 +49,12 @@ function newestConfiguration(reports: readonly LiveReport[]): readonly LiveRepor
   const newest = reports[reports.length - 1];
   if (newest === undefined) return reports;
   let from = reports.length - 1;
-  while (from > 0 && reports[from - 1]!.attempt === newest.attempt && reports[from - 1]!.num_replicas === newest.num_replicas) from--;
+  while (
+    from > 0 &&
+    reports[from - 1]!.attempt === newest.attempt &&
+    reports[from - 1]!.num_replicas === newest.num_replicas
+  )
+    from--;
   return reports.slice(from);
 }
 
@@ -64,7 +71,12 @@ export function liveVerdict(reports: readonly LiveReport[], window = 200): LiveV
     if (!b || !PHASES.every((k) => typeof b[k] === 'number' && Number.isFinite(b[k]) && b[k]! >= 0)) continue;
     const between = b['between_steps_s'];
     steps.push({
-      rank: 0, step: r.step ?? steps.length, data_wait_s: b['data_wait_s']!, forward_backward_s: b['forward_backward_s']!, sync_s: b['sync_s']!, optimizer_s: b['optimizer_s']!,
+      rank: 0,
+      step: r.step ?? steps.length,
+      data_wait_s: b['data_wait_s']!,
+      forward_backward_s: b['forward_backward_s']!,
+      sync_s: b['sync_s']!,
+      optimizer_s: b['optimizer_s']!,
       ...(typeof between === 'number' && Number.isFinite(between) && between >= 0 ? { between_steps_s: between } : {}),
     });
     host = hostThreadsOf(r.host) ?? host; // the newest report that has one
@@ -75,20 +87,34 @@ export function liveVerdict(reports: readonly LiveReport[], window = 200): LiveV
   if (!first) return null;
   const over = `(last ${steps.length} reported step${steps.length === 1 ? '' : 's'})`;
   if (first.id === 'steps.compute-bound') {
-    return { verdict: 'compute', line: `compute-bound: forward+backward is ${first.impact_pct.toFixed(1)}% of each step ${over}; nothing to fix in the input or sync; faster kernels next (mixed precision, torch.compile)`, steps: steps.length, finding_id: first.id };
+    return {
+      verdict: 'compute',
+      line: `compute-bound: forward+backward is ${first.impact_pct.toFixed(1)}% of each step ${over}; nothing to fix in the input or sync; faster kernels next (mixed precision, torch.compile)`,
+      steps: steps.length,
+      finding_id: first.id,
+    };
   }
   if (first.id === 'steps.data-wait' && host?.in_memory_dataset === true) {
     // Tensors in memory: no loader I/O to overlap, so more workers would only copy them between processes.
     const line = `this job spends ${first.impact_pct.toFixed(1)}% of each step building batches from its in-memory dataset (indexing and collating tensors in the training process, no I/O) ${over}: index whole batches at once (slice the tensors) or raise the batch size; more num_workers would only copy the tensors between processes`;
     return { verdict: first.bottleneck, line, steps: steps.length, finding_id: first.id };
   }
-  const what = first.id === 'steps.data-wait' ? `this job waits on data ${first.impact_pct.toFixed(1)}% of each step`
-    : first.id === 'steps.sync-heavy' ? `this job waits on peers (gradient sync) ${first.impact_pct.toFixed(1)}% of each step`
-      : first.id === 'steps.optimizer-heavy' ? `per-step overhead: the optimizer takes ${first.impact_pct.toFixed(1)}% of each step`
-        : first.id === 'steps.between-steps' ? `this job spends ${first.impact_pct.toFixed(1)}% of each step between steps (host syncs or host work after optimizer.step())`
-          : first.id === 'steps.cpu-oversubscribed' ? `CPU threads oversubscribed: ${first.evidence[0]}`
-            : first.title;
-  const fix = first.bottleneck === 'communication' ? collectivesShortFix(host?.dist_backend) : SHORT_FIX[first.bottleneck] ?? first.fix[0];
+  const what =
+    first.id === 'steps.data-wait'
+      ? `this job waits on data ${first.impact_pct.toFixed(1)}% of each step`
+      : first.id === 'steps.sync-heavy'
+        ? `this job waits on peers (gradient sync) ${first.impact_pct.toFixed(1)}% of each step`
+        : first.id === 'steps.optimizer-heavy'
+          ? `per-step overhead: the optimizer takes ${first.impact_pct.toFixed(1)}% of each step`
+          : first.id === 'steps.between-steps'
+            ? `this job spends ${first.impact_pct.toFixed(1)}% of each step between steps (host syncs or host work after optimizer.step())`
+            : first.id === 'steps.cpu-oversubscribed'
+              ? `CPU threads oversubscribed: ${first.evidence[0]}`
+              : first.title;
+  const fix =
+    first.bottleneck === 'communication'
+      ? collectivesShortFix(host?.dist_backend)
+      : (SHORT_FIX[first.bottleneck] ?? first.fix[0]);
   return { verdict: first.bottleneck, line: `${what} ${over}: ${fix}`, steps: steps.length, finding_id: first.id };
 }
 
@@ -110,6 +136,7 @@ export function liveDoctorLine(reports: readonly LiveReport[], job: LiveJob): st
   const measured = reports[reports.length - 1]?.num_replicas;
   const on = measured === undefined ? '' : ` on ${measured} replica${measured === 1 ? '' : 's'}`;
   if (job.state !== 'running') return `not running now (${job.state}); when it last ran${on}: ${v.line}`;
-  if (measured !== undefined && job.replicas !== measured) return `no verdict yet on ${job.replicas} replica${job.replicas === 1 ? '' : 's'}: its newest step breakdowns are from ${measured}`;
+  if (measured !== undefined && job.replicas !== measured)
+    return `no verdict yet on ${job.replicas} replica${job.replicas === 1 ? '' : 's'}: its newest step breakdowns are from ${measured}`;
   return v.line;
 }

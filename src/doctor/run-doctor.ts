@@ -46,18 +46,33 @@ export function mergeRepeated(findings: readonly Finding[], perDevice: (f: Findi
   const out: Finding[] = [];
   const byId = new Map<string, Finding[]>();
   for (const f of findings) {
-    if (!perDevice(f)) { out.push(f); continue; }
+    if (!perDevice(f)) {
+      out.push(f);
+      continue;
+    }
     byId.set(f.id, [...(byId.get(f.id) ?? []), f]);
   }
   for (const list of byId.values()) {
     const worst = [...list].sort((a, b) => b.impact_pct - a.impact_pct)[0]!;
     const others = list.filter((f) => f !== worst);
-    if (others.length === 0) { out.push(worst); continue; }
+    if (others.length === 0) {
+      out.push(worst);
+      continue;
+    }
     const labels = list.map(gpuLabel);
     const allGpus = labels.every((l) => l !== undefined);
     const names = others.map((f) => (allGpus ? `${gpuLabel(f)} in ${f.source}` : f.source));
-    const title = allGpus ? `${list.length} GPUs (${[...new Set(labels)].slice(0, 6).join(', ')}${list.length > 6 ? ', ...' : ''})${worst.title.slice(gpuLabel(worst)!.length)}` : worst.title;
-    out.push({ ...worst, title, evidence: [...worst.evidence, `also on ${others.length} other ${allGpus ? 'GPU' : 'trace'}(s): ${names.slice(0, 5).join(', ')}${names.length > 5 ? ', ...' : ''}`] });
+    const title = allGpus
+      ? `${list.length} GPUs (${[...new Set(labels)].slice(0, 6).join(', ')}${list.length > 6 ? ', ...' : ''})${worst.title.slice(gpuLabel(worst)!.length)}`
+      : worst.title;
+    out.push({
+      ...worst,
+      title,
+      evidence: [
+        ...worst.evidence,
+        `also on ${others.length} other ${allGpus ? 'GPU' : 'trace'}(s): ${names.slice(0, 5).join(', ')}${names.length > 5 ? ', ...' : ''}`,
+      ],
+    });
   }
   return out;
 }
@@ -81,7 +96,16 @@ export async function runDoctor(paths: readonly string[]): Promise<DoctorReport>
   const inputs: { path: string; kind: InputKind }[] = [];
   const { files, missing } = await expandInputs(paths);
   for (const m of missing) warnings.push(`${m}: no such file or directory`);
-  const parts: ReportParts = { findings: [], trace_groups: new Map(), gpus: [], gpu_samples: [], topology: null, nccl: [], horovod: [], steps: [] };
+  const parts: ReportParts = {
+    findings: [],
+    trace_groups: new Map(),
+    gpus: [],
+    gpu_samples: [],
+    topology: null,
+    nccl: [],
+    horovod: [],
+    steps: [],
+  };
 
   for (const file of files) {
     let row;
@@ -92,7 +116,9 @@ export async function runDoctor(paths: readonly string[]): Promise<DoctorReport>
       continue;
     }
     if (!row) {
-      warnings.push(`${file.path}: not a recognised input (PyTorch trace, nvidia-smi output, GPU exporter metrics, NCCL log, Horovod timeline or step breakdown); skipped`);
+      warnings.push(
+        `${file.path}: not a recognised input (PyTorch trace, nvidia-smi output, GPU exporter metrics, NCCL log, Horovod timeline or step breakdown); skipped`,
+      );
       continue;
     }
     try {
@@ -120,20 +146,41 @@ export async function runDoctor(paths: readonly string[]): Promise<DoctorReport>
       analysed.push(a);
       runFindings.push(...traceRankFindings(a));
     }
-    const merged = rankFindings([...mergeRepeated(runFindings, (f) => f.id !== 'trace.straggler-rank'), ...stragglerFindings(analysed)]);
+    const merged = rankFindings([
+      ...mergeRepeated(runFindings, (f) => f.id !== 'trace.straggler-rank'),
+      ...stragglerFindings(analysed),
+    ]);
     findings.push(...merged);
-    runs.push(runVerdict(run, ranks.map((r) => r.file), merged));
+    runs.push(
+      runVerdict(
+        run,
+        ranks.map((r) => r.file),
+        merged,
+      ),
+    );
     for (const r of ranks) inTraceRun.add(r.file);
     traces.push(...analysed);
-    if (kernelTimes.size > 0) kernelTypes.push({ run, ranks: analysed.map((a) => a.rank), rows: kernelTypeTable(kernelTimes) });
+    if (kernelTimes.size > 0)
+      kernelTypes.push({ run, ranks: analysed.map((a) => a.rank), rows: kernelTypeTable(kernelTimes) });
   }
   for (const i of inputs) {
-    if (!inTraceRun.has(i.path)) runs.push(runVerdict(i.path, [i.path], rankFindings(parts.findings.filter((f) => f.source === i.path))));
+    if (!inTraceRun.has(i.path))
+      runs.push(runVerdict(i.path, [i.path], rankFindings(parts.findings.filter((f) => f.source === i.path))));
   }
   const ranked = rankFindings(mergeRepeated(findings, (f) => f.id.startsWith('smi.')));
   return {
-    inputs, warnings, traces, kernel_types: kernelTypes, gpus: parts.gpus, gpu_samples: parts.gpu_samples, topology: parts.topology,
-    nccl: parts.nccl, horovod: parts.horovod, steps: parts.steps.length ? summarizeSteps({ steps: parts.steps }) : [], findings: ranked,
-    verdict: verdictOf(ranked), runs,
+    inputs,
+    warnings,
+    traces,
+    kernel_types: kernelTypes,
+    gpus: parts.gpus,
+    gpu_samples: parts.gpu_samples,
+    topology: parts.topology,
+    nccl: parts.nccl,
+    horovod: parts.horovod,
+    steps: parts.steps.length ? summarizeSteps({ steps: parts.steps }) : [],
+    findings: ranked,
+    verdict: verdictOf(ranked),
+    runs,
   };
 }

@@ -14,7 +14,9 @@ interface SplitCase {
 }
 
 test('the shared cases (also checked by the Python SDK) match the rule', () => {
-  const { cases } = JSON.parse(readFileSync(packagePath('fixtures', 'batch-split', 'cases.json'), 'utf8')) as { cases: SplitCase[] };
+  const { cases } = JSON.parse(readFileSync(packagePath('fixtures', 'batch-split', 'cases.json'), 'utf8')) as {
+    cases: SplitCase[];
+  };
   assert.ok(cases.length > 100);
   for (const c of cases) {
     assert.deepEqual(splitBatch(c.limits, c.batch_size, c.num_replicas), c.split, JSON.stringify(c));
@@ -22,7 +24,13 @@ test('the shared cases (also checked by the Python SDK) match the rule', () => {
   }
 });
 
-const limits: BatchLimits = { init_batch_size: 64, max_batch_size: 1024, min_local_bsz: 1, max_local_bsz: 16, accumulation: true };
+const limits: BatchLimits = {
+  init_batch_size: 64,
+  max_batch_size: 1024,
+  min_local_bsz: 1,
+  max_local_bsz: 16,
+  accumulation: true,
+};
 
 test('splitBatch: fewest micro-steps within max_local_bsz, two on one replica above B0', () => {
   assert.deepEqual(splitBatch(limits, 256, 2), { local_bsz: 16, accum_steps: 7 });
@@ -36,6 +44,9 @@ test('splitBatch: fewest micro-steps within max_local_bsz, two on one replica ab
 test('capLocalBatch: max_batch_size always, max_local_bsz without accumulation', () => {
   const off: BatchLimits = { ...limits, accumulation: false };
   assert.deepEqual(splitFixedBatch(off, 256, 2), { local_bsz: 16, accum_steps: 0 });
-  assert.deepEqual(splitFixedBatch({ ...off, max_batch_size: 64, max_local_bsz: 64 }, 64, 3), { local_bsz: 21, accum_steps: 0 });
+  assert.deepEqual(splitFixedBatch({ ...off, max_batch_size: 64, max_local_bsz: 64 }, 64, 3), {
+    local_bsz: 21,
+    accum_steps: 0,
+  });
   assert.deepEqual(capLocalBatch(limits, { local_bsz: 600, accum_steps: 0 }, 2), { local_bsz: 512, accum_steps: 0 });
 });

@@ -26,12 +26,18 @@ export const SPLIT_EPS = 1e-8;
  * {@link capLocalBatch}). local_bsz = ceil(share / (a + 1) - 1e-8) with share = batch_size / r.
  * Pure; `batch_size` need not be whole (the optimizer's candidates are not).
  */
-export function splitBatch(limits: BatchLimits, batch_size: number, num_replicas: number, accumulateOnOne = false): LocalBatch {
+export function splitBatch(
+  limits: BatchLimits,
+  batch_size: number,
+  num_replicas: number,
+  accumulateOnOne = false,
+): LocalBatch {
   const share = batch_size / num_replicas;
   let accum = 0;
   if (limits.accumulation) {
     accum = Math.ceil(share / limits.max_local_bsz - SPLIT_EPS) - 1;
-    if (num_replicas === 1 && (accumulateOnOne || batch_size > limits.init_batch_size + SPLIT_EPS)) accum = Math.max(1, accum);
+    if (num_replicas === 1 && (accumulateOnOne || batch_size > limits.init_batch_size + SPLIT_EPS))
+      accum = Math.max(1, accum);
   }
   return { local_bsz: Math.ceil(share / (accum + 1) - SPLIT_EPS), accum_steps: accum };
 }
@@ -42,12 +48,20 @@ export function splitBatch(limits: BatchLimits, batch_size: number, num_replicas
  * micro-batch may end below 1 or `min_local_bsz`; callers that score it treat that as infeasible.
  */
 export function capLocalBatch(limits: BatchLimits, split: LocalBatch, num_replicas: number): LocalBatch {
-  let local_bsz = Math.min(split.local_bsz, Math.floor(limits.max_batch_size / (num_replicas * (split.accum_steps + 1))));
+  let local_bsz = Math.min(
+    split.local_bsz,
+    Math.floor(limits.max_batch_size / (num_replicas * (split.accum_steps + 1))),
+  );
   if (!limits.accumulation) local_bsz = Math.min(local_bsz, limits.max_local_bsz);
   return { local_bsz, accum_steps: split.accum_steps };
 }
 
 /** A fixed total batch on `num_replicas` GPUs: {@link splitBatch}, then {@link capLocalBatch}. */
-export function splitFixedBatch(limits: BatchLimits, batch_size: number, num_replicas: number, accumulateOnOne = false): LocalBatch {
+export function splitFixedBatch(
+  limits: BatchLimits,
+  batch_size: number,
+  num_replicas: number,
+  accumulateOnOne = false,
+): LocalBatch {
   return capLocalBatch(limits, splitBatch(limits, batch_size, num_replicas, accumulateOnOne), num_replicas);
 }

@@ -44,11 +44,24 @@ test('single point: alpha_c pinned to half the accum time, network pinned, prior
 
 test('four points: matches the scipy L-BFGS-B reference within 0.5%', () => {
   const p = fitPerfParams(cifar10);
-  const ref: PerfParams = { alpha_c: 0.003187, beta_c: 0.000781, alpha_n: 0.026517, beta_n: 0.002843, alpha_r: 0.011409, beta_r: 0.000398, gamma: 1.16224 };
+  const ref: PerfParams = {
+    alpha_c: 0.003187,
+    beta_c: 0.000781,
+    alpha_n: 0.026517,
+    beta_n: 0.002843,
+    alpha_r: 0.011409,
+    beta_r: 0.000398,
+    gamma: 1.16224,
+  };
   for (const key of Object.keys(ref) as Array<keyof PerfParams>) assertRel(p[key], ref[key], 5e-3, key);
   // And it explains the data: every step time within 8%.
   for (const pt of cifar10) {
-    assertRel(optimStepTime_s(p, pt.num_nodes, pt.num_replicas, pt.local_bsz), pt.optim_step_time_s, 0.08, 'optim time');
+    assertRel(
+      optimStepTime_s(p, pt.num_nodes, pt.num_replicas, pt.local_bsz),
+      pt.optim_step_time_s,
+      0.08,
+      'optim time',
+    );
   }
 });
 
@@ -68,9 +81,24 @@ test('pinning rules: no multi-node, no single-node multi-replica, no r > 2', () 
 });
 
 test('synthetic noise-free data: lands where scipy L-BFGS-B lands (a local minimum)', () => {
-  const truth: PerfParams = { alpha_c: 0.02, beta_c: 0.0005, alpha_n: 0.05, beta_n: 0.004, alpha_r: 0.01, beta_r: 0.001, gamma: 1.5 };
+  const truth: PerfParams = {
+    alpha_c: 0.02,
+    beta_c: 0.0005,
+    alpha_n: 0.05,
+    beta_n: 0.004,
+    alpha_r: 0.01,
+    beta_r: 0.001,
+    gamma: 1.5,
+  };
   const pts: ProfilePoint[] = [];
-  for (const [n, r] of [[1, 1], [1, 2], [1, 4], [2, 4], [2, 8], [4, 16]] as const) {
+  for (const [n, r] of [
+    [1, 1],
+    [1, 2],
+    [1, 4],
+    [2, 4],
+    [2, 8],
+    [4, 16],
+  ] as const) {
     for (const b of [32, 64, 128, 256]) {
       pts.push({
         num_nodes: n,
@@ -84,7 +112,15 @@ test('synthetic noise-free data: lands where scipy L-BFGS-B lands (a local minim
   const p = fitPerfParams(pts);
   // scipy 1.17 minimize(method L-BFGS-B, exact gradient) from the artifact's start point stops
   // in this local minimum, not at the truth; a faithful port must do the same.
-  const scipy: PerfParams = { alpha_c: 0.0199999999, beta_c: 0.0005, alpha_n: 0.0211509, beta_n: 0.00699179, alpha_r: 0.020024, beta_r: 0.00158742, gamma: 1.4533 };
+  const scipy: PerfParams = {
+    alpha_c: 0.0199999999,
+    beta_c: 0.0005,
+    alpha_n: 0.0211509,
+    beta_n: 0.00699179,
+    alpha_r: 0.020024,
+    beta_r: 0.00158742,
+    gamma: 1.4533,
+  };
   for (const key of Object.keys(scipy) as Array<keyof PerfParams>) assertRel(p[key], scipy[key], 2e-3, key);
   assertRel(accumStepTime_s(p, 100), accumStepTime_s(truth, 100), 1e-6, 'accum time');
 });

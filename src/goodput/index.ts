@@ -1,13 +1,6 @@
 /** Public API of the goodput model (pure; pollux-spec §3-4.1). */
 export type { BatchChoice, BatchLimits, GoodputModel, GradParams, PerfParams, ProfilePoint } from './types.js';
-export {
-  accumStepTime_s,
-  logOverlap,
-  networkTime_s,
-  optimStepTime_s,
-  stepTime_s,
-  throughput,
-} from './throughput.js';
+export { accumStepTime_s, logOverlap, networkTime_s, optimStepTime_s, stepTime_s, throughput } from './throughput.js';
 export { adascaleGain, efficiency } from './efficiency.js';
 export { fitPerfParams } from './fit.js';
 export {
@@ -30,5 +23,16 @@ export type { LocalBatch } from './batch-split.js';
 export { NUM_BATCH_CANDIDATES, fixedBatchChoice, geomspace, goodputOf, optimizeBatch } from './optimize.js';
 export { bestGoodput, goodputSpeedupFn, linearSpeedupFn } from './speedup.js';
 export type { BatchPolicy, SpeedupFn } from './speedup.js';
-export { MEASURED_ERROR_TOLERANCE, addToProfile, clampProgress, configKey, emptyProfile, gradAt, measuredError, mergePoints, modelPoints, shapeKey } from './key-profile.js';
+export {
+  MEASURED_ERROR_TOLERANCE,
+  addToProfile,
+  clampProgress,
+  configKey,
+  emptyProfile,
+  gradAt,
+  measuredError,
+  mergePoints,
+  modelPoints,
+  shapeKey,
+} from './key-profile.js';
 export type { GradSample, KeyProfile } from './key-profile.js';

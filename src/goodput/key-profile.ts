@@ -57,7 +57,9 @@ export function emptyProfile(key: string, gpu_type: string): KeyProfile {
  * own order, so both fit them in this one.
  */
 function inConfigOrder(points: ProfilePoint[]): ProfilePoint[] {
-  return points.sort((a, b) => a.num_nodes - b.num_nodes || a.num_replicas - b.num_replicas || a.local_bsz - b.local_bsz);
+  return points.sort(
+    (a, b) => a.num_nodes - b.num_nodes || a.num_replicas - b.num_replicas || a.local_bsz - b.local_bsz,
+  );
 }
 
 /**
@@ -160,15 +162,23 @@ export function measuredError(perf: PerfParams, profile: KeyProfile, own: readon
   const relative = (predicted: number, measured: number): number =>
     measured > 0 && Math.max(predicted, measured) >= MIN_JUDGED_STEP_S ? Math.abs(predicted - measured) / measured : 0;
   for (const p of own) {
-    const sameShape = nearestBatch(profile.points.filter((q) => q.num_nodes === p.num_nodes && q.num_replicas === p.num_replicas), p.local_bsz);
+    const sameShape = nearestBatch(
+      profile.points.filter((q) => q.num_nodes === p.num_nodes && q.num_replicas === p.num_replicas),
+      p.local_bsz,
+    );
     const anyShape = sameShape ?? nearestBatch(profile.points, p.local_bsz);
     if (anyShape) {
       const scale = anyShape.accum_step_time_s / accumStepTime_s(perf, anyShape.local_bsz);
       worst = Math.max(worst, relative(accumStepTime_s(perf, p.local_bsz) * scale, p.accum_step_time_s));
     }
     if (sameShape) {
-      const scale = sameShape.optim_step_time_s / optimStepTime_s(perf, sameShape.num_nodes, sameShape.num_replicas, sameShape.local_bsz);
-      worst = Math.max(worst, relative(optimStepTime_s(perf, p.num_nodes, p.num_replicas, p.local_bsz) * scale, p.optim_step_time_s));
+      const scale =
+        sameShape.optim_step_time_s /
+        optimStepTime_s(perf, sameShape.num_nodes, sameShape.num_replicas, sameShape.local_bsz);
+      worst = Math.max(
+        worst,
+        relative(optimStepTime_s(perf, p.num_nodes, p.num_replicas, p.local_bsz) * scale, p.optim_step_time_s),
+      );
     }
   }
   return worst;

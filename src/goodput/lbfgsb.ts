@@ -190,7 +190,14 @@ function projectedGradientNorm(x: Float64Array, g: Float64Array, lo: Float64Arra
 }
 
 /** B = theta I updated by BFGS with the stored pairs, oldest first (= the compact L-BFGS form). */
-function buildBfgsMatrix(B: Float64Array, Bs: Float64Array, n: number, theta: number, S: Float64Array[], Y: Float64Array[]): void {
+function buildBfgsMatrix(
+  B: Float64Array,
+  Bs: Float64Array,
+  n: number,
+  theta: number,
+  S: Float64Array[],
+  Y: Float64Array[],
+): void {
   B.fill(0);
   for (let i = 0; i < n; i++) B[i * n + i] = theta;
   for (let k = 0; k < S.length; k++) {

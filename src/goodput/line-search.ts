@@ -67,7 +67,14 @@ export class MoreThuente {
     if (this.stage === 1 && f <= this.fx && f > ftest) {
       // Modified function: keeps the search in the sufficient-decrease region.
       const gt = this.gtest;
-      const s = { stx: this.stx, fx: this.fx - this.stx * gt, dx: this.gx - gt, sty: this.sty, fy: this.fy - this.sty * gt, dy: this.gy - gt };
+      const s = {
+        stx: this.stx,
+        fx: this.fx - this.stx * gt,
+        dx: this.gx - gt,
+        sty: this.sty,
+        fy: this.fy - this.sty * gt,
+        dy: this.gy - gt,
+      };
       this.step(s, f - this.stp * gt, g - gt);
       this.stx = s.stx;
       this.sty = s.sty;

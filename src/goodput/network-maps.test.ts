@@ -17,7 +17,8 @@ test('parameterMapTerm_s is w S + a P + b proxy', () => {
 });
 
 test('fitParameterMap recovers a and b under a fixed weight, and the weight when fitted', () => {
-  const truth = (w: number): number[] => P.map((p, j) => w * (INTRA_S[j] as number) + 8e-9 * p + 2 * (PROXY[j] as number));
+  const truth = (w: number): number[] =>
+    P.map((p, j) => w * (INTRA_S[j] as number) + 8e-9 * p + 2 * (PROXY[j] as number));
   const fixed = fitParameterMap(P, PROXY, INTRA_S, truth(1), 1);
   assert.equal(fixed.intra_sync_weight, 1);
   assertRel(fixed.sync_per_parameter_s, 8e-9, 1e-3, 'a');

@@ -63,7 +63,12 @@ export function fitParameterMap(
     return loss;
   };
   const start = [Math.log(1e-2), 0, ...(fitted ? [0] : [])];
-  const v = minimizeBounded(objective, start, start.map(() => LOG_FLOOR), start.map(() => LOG_CEIL)).x;
+  const v = minimizeBounded(
+    objective,
+    start,
+    start.map(() => LOG_FLOOR),
+    start.map(() => LOG_CEIL),
+  ).x;
   return {
     sync_per_parameter_s: Math.exp(v[0] as number) / PARAMETERS_PER_UNIT,
     sync_per_proxy_s: Math.exp(v[1] as number),
@@ -72,8 +77,17 @@ export function fitParameterMap(
 }
 
 /** The bandwidth term (s) of a job under `map`: see {@link ParameterMap}. */
-export function parameterMapTerm_s(map: ParameterMap, model_parameters: number, proxy_value: number, intra_sync_s: number): number {
-  return map.intra_sync_weight * intra_sync_s + map.sync_per_parameter_s * model_parameters + map.sync_per_proxy_s * proxy_value;
+export function parameterMapTerm_s(
+  map: ParameterMap,
+  model_parameters: number,
+  proxy_value: number,
+  intra_sync_s: number,
+): number {
+  return (
+    map.intra_sync_weight * intra_sync_s +
+    map.sync_per_parameter_s * model_parameters +
+    map.sync_per_proxy_s * proxy_value
+  );
 }
 
 const MIN_EXPONENT = 0.25;
@@ -84,7 +98,11 @@ const MAX_EXPONENT = 3;
  * geometric mean of bandwidth / proxy; `power`, both by least squares (exponent clamped to
  * [0.25, 3]; 1 when the proxies do not vary). Proxies and bandwidths > 0, at least one job.
  */
-export function fitProxyMap(proxies: readonly number[], bandwidth_s: readonly number[], mapping: 'ratio' | 'power'): { scale: number; exponent: number } {
+export function fitProxyMap(
+  proxies: readonly number[],
+  bandwidth_s: readonly number[],
+  mapping: 'ratio' | 'power',
+): { scale: number; exponent: number } {
   const J = proxies.length;
   const lx = proxies.map((p) => Math.log(p));
   const ly = bandwidth_s.map((b) => Math.log(b));

@@ -30,13 +30,26 @@ const intraSync = (perf: PerfParams): number => perf.alpha_r + 2 * perf.beta_r;
  * Multi-node points of a job whose cross-node sync is `bandwidth_s + latency_s (r - 2)` (or, with
  * `growth`, `bandwidth_s (1 + growth (r - 2))`), overlapped with exponent gamma.
  */
-function multiNodePoints(perf: PerfParams, bandwidth_s: number, latency_s: number, gamma: number, nodes: readonly number[], growth = 0): ProfilePoint[] {
+function multiNodePoints(
+  perf: PerfParams,
+  bandwidth_s: number,
+  latency_s: number,
+  gamma: number,
+  nodes: readonly number[],
+  growth = 0,
+): ProfilePoint[] {
   return nodes.flatMap((n) =>
     BATCHES.map((b) => {
       const r = 4 * n;
       const acc = perf.alpha_c + perf.beta_c * b;
       const net = bandwidth_s * (1 + growth * (r - 2)) + latency_s * (r - 2);
-      return { num_nodes: n, num_replicas: r, local_bsz: b, accum_step_time_s: acc, optim_step_time_s: Math.exp(logOverlap(acc, net, gamma)) };
+      return {
+        num_nodes: n,
+        num_replicas: r,
+        local_bsz: b,
+        accum_step_time_s: acc,
+        optim_step_time_s: Math.exp(logOverlap(acc, net, gamma)),
+      };
     }),
   );
 }
@@ -58,7 +71,16 @@ function assertRel(actual: number, expected: number, tol: number, what: string):
   assert.ok(Math.abs(actual / expected - 1) <= tol, `${what}: ${actual} vs ${expected}`);
 }
 
-const NET: NetworkParams = { proxy: 'fixed_compute', sync_per_proxy: 4, proxy_exponent: 1, latency_per_replica_s: 0.002, growth_per_replica: 0, gamma: 2.5, num_jobs: 3, num_points: 30 };
+const NET: NetworkParams = {
+  proxy: 'fixed_compute',
+  sync_per_proxy: 4,
+  proxy_exponent: 1,
+  latency_per_replica_s: 0.002,
+  growth_per_replica: 0,
+  gamma: 2.5,
+  num_jobs: 3,
+  num_points: 30,
+};
 
 test('fitSyncPhysics recovers each job bandwidth term, the latency and gamma from exact points', () => {
   const truth = [0.05, 0.4, 1.5];
@@ -71,7 +93,9 @@ test('fitSyncPhysics recovers each job bandwidth term, the latency and gamma fro
 
 test('fitSyncPhysics with proportional growth recovers the growth per replica, the bandwidth terms and gamma', () => {
   const truth = [0.05, 0.4, 1.5];
-  const jobs = truth.map((bw, j) => multiNodePoints(perfOf([0.02, 0.1, 0.3][j] as number), bw, 0, 2.5, [2, 4, 8], 0.01));
+  const jobs = truth.map((bw, j) =>
+    multiNodePoints(perfOf([0.02, 0.1, 0.3][j] as number), bw, 0, 2.5, [2, 4, 8], 0.01),
+  );
   const fit = fitSyncPhysics(jobs, 'proportional');
   assertRel(fit.gamma, 2.5, 1e-3, 'gamma');
   assertRel(fit.growth_per_replica, 0.01, 1e-2, 'growth');
@@ -81,7 +105,7 @@ test('fitSyncPhysics with proportional growth recovers the growth per replica, t
   assert.equal(fitSyncPhysics(jobs).growth_per_replica, 0);
 });
 
-test('a proportional network model predicts beta_n from each job\'s own bandwidth term', () => {
+test("a proportional network model predicts beta_n from each job's own bandwidth term", () => {
   const net: NetworkParams = { ...NET, latency_per_replica_s: 0, growth_per_replica: 0.01 };
   const small = withNetworkModel(perfOf(0.01), net);
   const large = withNetworkModel(perfOf(0.3), net);
@@ -110,7 +134,12 @@ test('fitNetworkModel recovers sync per unit of alpha_c when the sync is proport
   assert.equal(net.num_jobs, 3);
   assert.equal(net.num_points, 3 * 3 * BATCHES.length);
   // The power mapping finds the exponent of a sync that grows like alpha_c^1.5.
-  const powerJobs = alphas.map((a, j) => ({ points: [...(jobs[j] as { points: ProfilePoint[] }).points.filter((p) => p.num_nodes === 1), ...multiNodePoints(perfOf(a), 20 * a ** 1.5, 0.001, 2, [2, 4])] }));
+  const powerJobs = alphas.map((a, j) => ({
+    points: [
+      ...(jobs[j] as { points: ProfilePoint[] }).points.filter((p) => p.num_nodes === 1),
+      ...multiNodePoints(perfOf(a), 20 * a ** 1.5, 0.001, 2, [2, 4]),
+    ],
+  }));
   const power = fitNetworkModel(powerJobs, { mapping: 'power' }, fit);
   assert.ok(power);
   assertRel(power.proxy_exponent, 1.5, 2e-2, 'exponent');
@@ -131,8 +160,13 @@ type Counted = (typeof COUNTED)[number];
  * Jobs of COUNTED that report their count, whose bandwidth term is `weight` x their intra-node sync
  * + 8e-9 P + 2 alpha_c, with 1% growth per replica; and the injected one-node fit (the truth).
  */
-function countedJobs(weight: number): { jobs: { points: ProfilePoint[]; model_parameters: number }[]; fit: (points: readonly ProfilePoint[]) => PerfParams; bandwidth: (j: Counted) => number } {
-  const bandwidth = (j: Counted): number => weight * intraSync(perfOf(j.alpha_c, j.alpha_r)) + 8e-9 * j.P + 2 * j.alpha_c;
+function countedJobs(weight: number): {
+  jobs: { points: ProfilePoint[]; model_parameters: number }[];
+  fit: (points: readonly ProfilePoint[]) => PerfParams;
+  bandwidth: (j: Counted) => number;
+} {
+  const bandwidth = (j: Counted): number =>
+    weight * intraSync(perfOf(j.alpha_c, j.alpha_r)) + 8e-9 * j.P + 2 * j.alpha_c;
   const byPoints = new Map<ProfilePoint, PerfParams>();
   const jobs = COUNTED.map((j) => {
     const perf = perfOf(j.alpha_c, j.alpha_r);
@@ -156,10 +190,19 @@ test('with reported parameter counts, fitNetworkModel recovers N = a P + b alpha
   const fresh = { alpha_c: 0.04, alpha_r: 0.08, P: 30e6 };
   const freshPerf = perfOf(fresh.alpha_c, fresh.alpha_r);
   assertRel(withNetworkModel(freshPerf, net, fresh.P).alpha_n, bandwidth(fresh), 5e-2, 'new job with P');
-  assertRel(crossNodeSyncTime_s(net, freshPerf, 10, fresh.P), bandwidth(fresh) * (1 + 0.01 * 8), 6e-2, 'sync on 10 replicas');
+  assertRel(
+    crossNodeSyncTime_s(net, freshPerf, 10, fresh.P),
+    bandwidth(fresh) * (1 + 0.01 * 8),
+    6e-2,
+    'sync on 10 replicas',
+  );
   assertRel(withNetworkModel(freshPerf, net).alpha_n, net.sync_per_proxy * fresh.alpha_c, 1e-12, 'new job without P');
   // One job with a count is not enough for two coefficients: no map, and the latency form.
-  const one = fitNetworkModel(jobs.map((j, i) => (i === 0 ? j : { points: j.points })), {}, fit);
+  const one = fitNetworkModel(
+    jobs.map((j, i) => (i === 0 ? j : { points: j.points })),
+    {},
+    fit,
+  );
   assert.ok(one);
   assert.equal(one.parameter_map, undefined);
   assert.equal(one.growth_per_replica, 0);
@@ -173,7 +216,12 @@ test('intra_sync_weight 1 recovers N = S + a P + b alpha_c; fitted, it finds the
   assertRel(net.parameter_map.sync_per_parameter_s, 8e-9, 5e-2, 'sync per parameter, weight 1');
   assertRel(net.parameter_map.sync_per_proxy_s, 2, 5e-2, 'sync per unit of alpha_c, weight 1');
   const fresh = { alpha_c: 0.04, alpha_r: 0.08, P: 30e6 };
-  assertRel(withNetworkModel(perfOf(fresh.alpha_c, fresh.alpha_r), net, fresh.P).alpha_n, whole.bandwidth(fresh), 5e-2, 'new job with P and S');
+  assertRel(
+    withNetworkModel(perfOf(fresh.alpha_c, fresh.alpha_r), net, fresh.P).alpha_n,
+    whole.bandwidth(fresh),
+    5e-2,
+    'new job with P and S',
+  );
   // The default map has no S term: it cannot be exact on these data.
   const def = fitNetworkModel(whole.jobs, {}, whole.fit);
   assert.ok(def?.parameter_map);
@@ -189,7 +237,8 @@ test('two counted jobs alike but for their intra-node sync: weight 1 tells them 
   const { jobs, fit } = countedJobs(1);
   const slow = perfOf(0.1, 0.4);
   const fast = perfOf(0.1, 0.1);
-  const gap = (net: NetworkParams | undefined, P?: number): number => withNetworkModel(slow, net, P).alpha_n - withNetworkModel(fast, net, P).alpha_n;
+  const gap = (net: NetworkParams | undefined, P?: number): number =>
+    withNetworkModel(slow, net, P).alpha_n - withNetworkModel(fast, net, P).alpha_n;
   const whole = fitNetworkModel(jobs, { intra_sync_weight: 1 }, fit);
   assertRel(gap(whole, 40e6), 0.3, 1e-9, 'gap of alpha_n, weight 1');
   // Without a count the proxy map does not see the intra-node sync.
@@ -197,7 +246,7 @@ test('two counted jobs alike but for their intra-node sync: weight 1 tells them 
   assert.equal(gap(fitNetworkModel(jobs, {}, fit), 40e6), 0);
 });
 
-test('no multi-node points anywhere: no model, and predictions keep today\'s fit', () => {
+test("no multi-node points anywhere: no model, and predictions keep today's fit", () => {
   const points = oneNodePoints(perfOf(0.1));
   assert.equal(fitNetworkModel([{ points }, { points: [] }]), undefined);
   assert.equal(fitNetworkModel([]), undefined);
@@ -225,7 +274,12 @@ test('withNetworkModel sets the inter-node terms and gamma and keeps the rest', 
   // The throughput model's network time on several nodes is the network model's sync time.
   for (const r of [5, 8, 16, 64]) {
     const expected = crossNodeSyncTime_s(NET, perf, r);
-    assertRel(stepTime_s(out, 2, r, 1e-9, 0) ** 2.5 - (perf.alpha_c + perf.beta_c * 1e-9) ** 2.5, expected ** 2.5, 1e-9, `r=${r}`);
+    assertRel(
+      stepTime_s(out, 2, r, 1e-9, 0) ** 2.5 - (perf.alpha_c + perf.beta_c * 1e-9) ** 2.5,
+      expected ** 2.5,
+      1e-9,
+      `r=${r}`,
+    );
   }
 });
 
@@ -244,7 +298,8 @@ test('predicted multi-node step times are positive, above compute, and non-decre
     }
   }
   // On one GPU nothing changes but the fit under the pinned gamma: compute within 1% of the truth.
-  for (const b of BATCHES) assertRel(stepTime_s(predicted, 1, 1, b, 0), truth.alpha_c + truth.beta_c * b, 1e-2, `1 GPU b=${b}`);
+  for (const b of BATCHES)
+    assertRel(stepTime_s(predicted, 1, 1, b, 0), truth.alpha_c + truth.beta_c * b, 1e-2, `1 GPU b=${b}`);
 });
 
 test('cross-node sync time grows with the proxy and the replicas; proxies are positive', () => {

@@ -151,7 +151,12 @@ export function sizeProxy(perf: PerfParams, proxy: SizeProxy): number {
  * job's proxy, and with `model_parameters` from the parameter map) plus what each further hop
  * adds. Positive; non-decreasing in the replicas, the proxy and the job's intra-node sync time.
  */
-export function crossNodeSyncTime_s(net: NetworkParams, perf: PerfParams, num_replicas: number, model_parameters?: number): number {
+export function crossNodeSyncTime_s(
+  net: NetworkParams,
+  perf: PerfParams,
+  num_replicas: number,
+  model_parameters?: number,
+): number {
   const bandwidth = bandwidthTerm_s(net, perf, model_parameters);
   return bandwidth + perReplicaTerm_s(net, bandwidth) * Math.max(num_replicas - 2, 0);
 }
@@ -165,7 +170,8 @@ function bandwidthTerm_s(net: NetworkParams, perf: PerfParams, model_parameters:
   const map = net.parameter_map;
   const count = knownParameterCount(model_parameters);
   const proxy = sizeProxy(perf, net.proxy);
-  if (map && count !== undefined) return Math.max(parameterMapTerm_s(map, count, proxy, intraSyncTime_s(perf)), MIN_PARAM);
+  if (map && count !== undefined)
+    return Math.max(parameterMapTerm_s(map, count, proxy, intraSyncTime_s(perf)), MIN_PARAM);
   return Math.max(net.sync_per_proxy * proxy ** net.proxy_exponent, MIN_PARAM);
 }
 
@@ -191,7 +197,11 @@ function intraSyncTime_s(perf: PerfParams): number {
  * gamma had been fitted; callers that have multi-node points of the job should keep its own fit
  * (see {@link predictPerfParams}).
  */
-export function withNetworkModel(perf: PerfParams, net: NetworkParams | undefined, model_parameters?: number): PerfParams {
+export function withNetworkModel(
+  perf: PerfParams,
+  net: NetworkParams | undefined,
+  model_parameters?: number,
+): PerfParams {
   if (!net) return perf;
   const alpha_n = bandwidthTerm_s(net, perf, model_parameters);
   return { ...perf, alpha_n, beta_n: Math.max(perReplicaTerm_s(net, alpha_n), MIN_PARAM), gamma: net.gamma };
@@ -207,7 +217,11 @@ export function withNetworkModel(perf: PerfParams, net: NetworkParams | undefine
  *   fit, as in fitNetworkModel; the job's `model_parameters` when it reported them).
  * Pure and deterministic.
  */
-export function predictPerfParams(points: readonly ProfilePoint[], net: NetworkParams | undefined, model_parameters?: number): PerfParams {
+export function predictPerfParams(
+  points: readonly ProfilePoint[],
+  net: NetworkParams | undefined,
+  model_parameters?: number,
+): PerfParams {
   const own = fitPerfParams(points);
   if (!net || points.some((p) => p.num_nodes > 1)) return own;
   const predicted = withNetworkModel(own, net, model_parameters);
@@ -261,7 +275,17 @@ export function fitNetworkModel(
     proxy: proxyKind,
     sync_per_proxy: map.scale,
     proxy_exponent: map.exponent,
-    ...(withParameters ? { parameter_map: fitParameterMap(pick(parameters), pick(proxies), pick(intraSyncs), pick(physics.bandwidth_s), weight) } : {}),
+    ...(withParameters
+      ? {
+          parameter_map: fitParameterMap(
+            pick(parameters),
+            pick(proxies),
+            pick(intraSyncs),
+            pick(physics.bandwidth_s),
+            weight,
+          ),
+        }
+      : {}),
     latency_per_replica_s: physics.latency_per_replica_s,
     growth_per_replica: physics.growth_per_replica,
     gamma: physics.gamma,

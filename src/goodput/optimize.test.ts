@@ -3,9 +3,23 @@ import { test } from 'node:test';
 import { fixedBatchChoice, geomspace, optimizeBatch } from './optimize.js';
 import type { BatchLimits, GoodputModel, PerfParams } from './types.js';
 
-const cifar10: BatchLimits = { init_batch_size: 128, max_batch_size: 4096, min_local_bsz: 32, max_local_bsz: 1024, accumulation: true };
+const cifar10: BatchLimits = {
+  init_batch_size: 128,
+  max_batch_size: 4096,
+  min_local_bsz: 32,
+  max_local_bsz: 1024,
+  accumulation: true,
+};
 /** The 4-point cifar10 fit of pollux-spec §3.2 (scipy 1.17), as printed there. */
-const perf: PerfParams = { alpha_c: 0.003187, beta_c: 0.000781, alpha_n: 0.026517, beta_n: 0.002843, alpha_r: 0.011409, beta_r: 0.000398, gamma: 1.16224 };
+const perf: PerfParams = {
+  alpha_c: 0.003187,
+  beta_c: 0.000781,
+  alpha_n: 0.026517,
+  beta_n: 0.002843,
+  alpha_r: 0.011409,
+  beta_r: 0.000398,
+  gamma: 1.16224,
+};
 /** cifar10 at B = 128, epoch 5 (pollux-spec §3.4). */
 const model: GoodputModel = { perf, grad: { sqr: 0.573375, var: 1.45455 }, limits: cifar10 };
 
@@ -71,7 +85,13 @@ test('fixed-batch configurations match the pollux-spec §1.6 test vectors', () =
     cifar10,
     ncf: { init_batch_size: 256, max_batch_size: 32768, min_local_bsz: 32, max_local_bsz: 32768, accumulation: true },
     yolov3: { init_batch_size: 8, max_batch_size: 512, min_local_bsz: 4, max_local_bsz: 8, accumulation: true },
-    imagenet: { init_batch_size: 200, max_batch_size: 12800, min_local_bsz: 20, max_local_bsz: 200, accumulation: true },
+    imagenet: {
+      init_batch_size: 200,
+      max_batch_size: 12800,
+      min_local_bsz: 20,
+      max_local_bsz: 200,
+      accumulation: true,
+    },
     bert: { init_batch_size: 12, max_batch_size: 384, min_local_bsz: 4, max_local_bsz: 12, accumulation: true },
     deepspeech2: { init_batch_size: 20, max_batch_size: 640, min_local_bsz: 10, max_local_bsz: 80, accumulation: true },
   };

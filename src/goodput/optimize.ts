@@ -71,7 +71,9 @@ export function optimizeBatch(
   for (let i = 0; i < candidates.length; i++) {
     const split = splitBatch(limits, candidates[i] as number, num_replicas);
     const accum = split.accum_steps;
-    const bsz = within_max ? Math.min(split.local_bsz, Math.floor(maxB / (num_replicas * (accum + 1)) + SPLIT_EPS)) : split.local_bsz;
+    const bsz = within_max
+      ? Math.min(split.local_bsz, Math.floor(maxB / (num_replicas * (accum + 1)) + SPLIT_EPS))
+      : split.local_bsz;
     let goodput = 0;
     if (bsz >= limits.min_local_bsz && bsz <= limits.max_local_bsz) {
       goodput = goodputOf(model, num_nodes, num_replicas, bsz, accum);

@@ -22,5 +22,11 @@ export interface MeasuredStep {
 export function profilePoint(m: MeasuredStep): ProfilePoint {
   const accum_step_time_s = Math.max(m.step_time_s - m.sync_time_s, 0) / (m.accum_steps + 1);
   const optim_step_time_s = Math.max(m.step_time_s - m.accum_steps * accum_step_time_s, 0);
-  return { num_nodes: m.num_nodes, num_replicas: m.num_replicas, local_bsz: m.local_bsz, accum_step_time_s, optim_step_time_s };
+  return {
+    num_nodes: m.num_nodes,
+    num_replicas: m.num_replicas,
+    local_bsz: m.local_bsz,
+    accum_step_time_s,
+    optim_step_time_s,
+  };
 }

@@ -5,7 +5,15 @@ import { bestGoodput, goodputSpeedupFn, linearSpeedupFn } from './speedup.js';
 import type { GoodputModel } from './types.js';
 
 const model: GoodputModel = {
-  perf: { alpha_c: 0.003187, beta_c: 0.000781, alpha_n: 0.026517, beta_n: 0.002843, alpha_r: 0.011409, beta_r: 0.000398, gamma: 1.16224 },
+  perf: {
+    alpha_c: 0.003187,
+    beta_c: 0.000781,
+    alpha_n: 0.026517,
+    beta_n: 0.002843,
+    alpha_r: 0.011409,
+    beta_r: 0.000398,
+    gamma: 1.16224,
+  },
   grad: { sqr: 0.573375, var: 1.45455 },
   limits: { init_batch_size: 128, max_batch_size: 4096, min_local_bsz: 32, max_local_bsz: 1024, accumulation: true },
 };

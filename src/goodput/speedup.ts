@@ -39,11 +39,7 @@ export function bestGoodput(
  * (1 node, 1 replica), as in the artifact's SpeedupFunction; the Pollux policy passes the
  * fair-share goodput instead. Requires base_goodput > 0. speedup(0, 0) = 0.
  */
-export function goodputSpeedupFn(
-  model: GoodputModel,
-  base_goodput?: number,
-  batch: BatchPolicy = {},
-): SpeedupFn {
+export function goodputSpeedupFn(model: GoodputModel, base_goodput?: number, batch: BatchPolicy = {}): SpeedupFn {
   const base = base_goodput ?? bestGoodput(model, 1, 1, batch);
   const memo = new Map<number, number>();
   return (num_nodes: number, num_replicas: number): number => {

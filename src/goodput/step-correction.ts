@@ -46,14 +46,23 @@ function add(sums: LogSums, local_bsz: number, log: number): void {
 }
 
 function factors(sums: LogSums): BatchFactor[] {
-  return [...sums].map(([local_bsz, e]) => ({ local_bsz, factor: Math.exp(e.log / e.count) })).sort((a, b) => a.local_bsz - b.local_bsz);
+  return [...sums]
+    .map(([local_bsz, e]) => ({ local_bsz, factor: Math.exp(e.log / e.count) }))
+    .sort((a, b) => a.local_bsz - b.local_bsz);
 }
 
 /**
  * Interpolates `at` in log(position) between `below` and `above`, the items nearest `x` on each
  * side; the one present when only one is; `none` when neither is.
  */
-function between<T>(below: T | undefined, above: T | undefined, position: (item: T) => number, at: (item: T) => number, x: number, none: number): number {
+function between<T>(
+  below: T | undefined,
+  above: T | undefined,
+  position: (item: T) => number,
+  at: (item: T) => number,
+  x: number,
+  none: number,
+): number {
   if (below === undefined) return above === undefined ? none : at(above);
   if (above === undefined || position(below) === x) return at(below);
   const t = Math.log(x / position(below)) / Math.log(position(above) / position(below));
@@ -61,7 +70,13 @@ function between<T>(below: T | undefined, above: T | undefined, position: (item:
 }
 
 /** {@link between} the items of `items` (sorted by position) nearest `x`. */
-function interpolateLog<T>(items: readonly T[], position: (item: T) => number, at: (item: T) => number, x: number, none: number): number {
+function interpolateLog<T>(
+  items: readonly T[],
+  position: (item: T) => number,
+  at: (item: T) => number,
+  x: number,
+  none: number,
+): number {
   let below: T | undefined;
   let above: T | undefined;
   for (const item of items) {
@@ -87,7 +102,12 @@ export function computeFactor(correction: StepCorrection, local_bsz: number): nu
  * log(replicas) between the nearest measured shapes of the same kind (one node, or several), the
  * nearest one's beyond them; 1 when no shape of that kind was measured.
  */
-export function optimFactor(correction: StepCorrection, num_nodes: number, num_replicas: number, local_bsz: number): number {
+export function optimFactor(
+  correction: StepCorrection,
+  num_nodes: number,
+  num_replicas: number,
+  local_bsz: number,
+): number {
   const multi = num_nodes > 1;
   const atBatch = (s: ShapeFactor): number => interpolateLog(s.by_batch, batchOf, factorOf, local_bsz, 1);
   // One pass that builds no array: this runs for every configuration the batch optimizer tries.
@@ -103,8 +123,17 @@ export function optimFactor(correction: StepCorrection, num_nodes: number, num_r
 }
 
 /** Samples per second of a configuration with the fitted step times scaled by `correction`. */
-export function correctedThroughput(perf: PerfParams, correction: StepCorrection, num_nodes: number, num_replicas: number, local_bsz: number, accum_steps: number): number {
+export function correctedThroughput(
+  perf: PerfParams,
+  correction: StepCorrection,
+  num_nodes: number,
+  num_replicas: number,
+  local_bsz: number,
+  accum_steps: number,
+): number {
   const accum_s = accumStepTime_s(perf, local_bsz) * computeFactor(correction, local_bsz);
-  const optim_s = optimStepTime_s(perf, num_nodes, num_replicas, local_bsz) * optimFactor(correction, num_nodes, num_replicas, local_bsz);
+  const optim_s =
+    optimStepTime_s(perf, num_nodes, num_replicas, local_bsz) *
+    optimFactor(correction, num_nodes, num_replicas, local_bsz);
   return (num_replicas * local_bsz * (accum_steps + 1)) / (accum_steps * accum_s + optim_s);
 }

@@ -43,7 +43,10 @@ const GROWTH_START = 1e-2;
  * jobs of each job's mean squared error of log t_opt (every job weighs the same, however many
  * points it reported). Deterministic.
  */
-export function fitSyncPhysics(jobs: readonly (readonly ProfilePoint[])[], growth: SyncGrowth = 'latency'): SyncPhysics {
+export function fitSyncPhysics(
+  jobs: readonly (readonly ProfilePoint[])[],
+  growth: SyncGrowth = 'latency',
+): SyncPhysics {
   const proportional = growth === 'proportional';
   const J = jobs.length;
   const job: number[] = [];

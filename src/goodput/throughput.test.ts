@@ -3,8 +3,17 @@ import { test } from 'node:test';
 import { accumStepTime_s, networkTime_s, optimStepTime_s, stepTime_s, throughput } from './throughput.js';
 import type { PerfParams } from './types.js';
 
-const perf: PerfParams = { alpha_c: 0.01, beta_c: 0.001, alpha_n: 0.05, beta_n: 0.002, alpha_r: 0.02, beta_r: 0.001, gamma: 1 };
-const close = (a: number, b: number, tol = 1e-12): void => assert.ok(Math.abs(a - b) <= tol * Math.max(1, Math.abs(b)), `${a} != ${b}`);
+const perf: PerfParams = {
+  alpha_c: 0.01,
+  beta_c: 0.001,
+  alpha_n: 0.05,
+  beta_n: 0.002,
+  alpha_r: 0.02,
+  beta_r: 0.001,
+  gamma: 1,
+};
+const close = (a: number, b: number, tol = 1e-12): void =>
+  assert.ok(Math.abs(a - b) <= tol * Math.max(1, Math.abs(b)), `${a} != ${b}`);
 
 test('micro-step time is linear in the local batch', () => {
   close(accumStepTime_s(perf, 100), 0.11);

@@ -34,12 +34,7 @@ export function logOverlap(accum_s: number, network_s: number, gamma: number): n
 }
 
 /** Time of the last micro-step plus synchronization (s): (t_acc^g + t_net^g)^(1/g). */
-export function optimStepTime_s(
-  perf: PerfParams,
-  num_nodes: number,
-  num_replicas: number,
-  local_bsz: number,
-): number {
+export function optimStepTime_s(perf: PerfParams, num_nodes: number, num_replicas: number, local_bsz: number): number {
   const acc = accumStepTime_s(perf, local_bsz);
   const net = networkTime_s(perf, num_nodes, num_replicas);
   return Math.exp(logOverlap(acc, net, perf.gamma));
@@ -53,10 +48,7 @@ export function stepTime_s(
   local_bsz: number,
   accum_steps: number,
 ): number {
-  return (
-    accum_steps * accumStepTime_s(perf, local_bsz) +
-    optimStepTime_s(perf, num_nodes, num_replicas, local_bsz)
-  );
+  return accum_steps * accumStepTime_s(perf, local_bsz) + optimStepTime_s(perf, num_nodes, num_replicas, local_bsz);
 }
 
 /** Samples per second: r * b * (a + 1) / T(n, r, b, a). */

@@ -29,13 +29,22 @@ import type { TypeMeasurement } from './type-measurement.js';
 export const HOST_BOUND_CONTENTION = 0.1;
 
 /** GPUs per node of a row: its placement's largest entry, else replicas over nodes rounded up. */
-const gpusPerNode = (m: TypeMeasurement): number => (m.placement ? Math.max(...m.placement) : Math.ceil(m.num_replicas / m.num_nodes));
+const gpusPerNode = (m: TypeMeasurement): number =>
+  m.placement ? Math.max(...m.placement) : Math.ceil(m.num_replicas / m.num_nodes);
 
 /** Micro-step over one-GPU micro-step at the batch, per multi-GPU reference row on one node; undefined without one-GPU rows. */
-function oneNodeContention(reference: readonly TypeMeasurement[]): { num_replicas: number; local_bsz: number; ratio: number }[] | undefined {
+function oneNodeContention(
+  reference: readonly TypeMeasurement[],
+): { num_replicas: number; local_bsz: number; ratio: number }[] | undefined {
   const oneGpu = oneGpuComputeCurve(reference);
   if (!oneGpu) return undefined;
-  return reference.filter((m) => m.num_replicas > 1 && m.num_nodes === 1).map((m) => ({ num_replicas: m.num_replicas, local_bsz: m.local_bsz, ratio: computeTime_s(m) / oneGpu(m.local_bsz) }));
+  return reference
+    .filter((m) => m.num_replicas > 1 && m.num_nodes === 1)
+    .map((m) => ({
+      num_replicas: m.num_replicas,
+      local_bsz: m.local_bsz,
+      ratio: computeTime_s(m) / oneGpu(m.local_bsz),
+    }));
 }
 
 /** Whether a job's one-node contention rows ({@link oneNodeContention}) make it host-bound ({@link HOST_BOUND_CONTENTION}). */
@@ -69,7 +78,10 @@ export function isHostBound(reference: readonly TypeMeasurement[]): boolean {
 export function hostFloorCurve(reference: readonly TypeMeasurement[]): StepPredictor | undefined {
   const rows = oneNodeContention(reference);
   if (!rows || !hostBoundRows(rows)) return undefined;
-  const oneNodeStep = shapeCurve(reference.filter((m) => m.num_nodes === 1), (m) => m.step_time_s);
+  const oneNodeStep = shapeCurve(
+    reference.filter((m) => m.num_nodes === 1),
+    (m) => m.step_time_s,
+  );
   const contentionAt = contentionByGpus(rows) as (g: number) => number;
   const referenceGpusPerNode = Math.max(...reference.map(gpusPerNode));
   return (num_nodes, num_replicas, local_bsz) => {
@@ -85,17 +97,25 @@ export function hostFloorCurve(reference: readonly TypeMeasurement[]): StepPredi
  * at the nearest measured count (1 GPU counting as contention 1), and past the largest count extended linearly (never
  * falling) from the two largest. Undefined without rows.
  */
-function contentionByGpus(rows: readonly { num_replicas: number; ratio: number }[]): ((g: number) => number) | undefined {
+function contentionByGpus(
+  rows: readonly { num_replicas: number; ratio: number }[],
+): ((g: number) => number) | undefined {
   if (rows.length === 0) return undefined;
   const counts = [1, ...new Set(rows.map((r) => r.num_replicas))].sort((a, b) => a - b);
-  const ratios = counts.map((g) => (g === 1 ? 1 : median(rows.filter((r) => r.num_replicas === g).map((r) => r.ratio))));
+  const ratios = counts.map((g) =>
+    g === 1 ? 1 : median(rows.filter((r) => r.num_replicas === g).map((r) => r.ratio)),
+  );
   const last = counts.length - 1;
   const top = counts[last] as number;
-  const slope = Math.max(((ratios[last] as number) - (ratios[last - 1] as number)) / (top - (counts[last - 1] as number)), 0);
+  const slope = Math.max(
+    ((ratios[last] as number) - (ratios[last - 1] as number)) / (top - (counts[last - 1] as number)),
+    0,
+  );
   return (g) => {
     if (g > top) return (ratios[last] as number) + slope * (g - top);
     let best = 0;
-    for (let i = 1; i < counts.length; i++) if (Math.abs((counts[i] as number) - g) < Math.abs((counts[best] as number) - g)) best = i;
+    for (let i = 1; i < counts.length; i++)
+      if (Math.abs((counts[i] as number) - g) < Math.abs((counts[best] as number) - g)) best = i;
     return ratios[best] as number;
   };
 }
@@ -135,12 +155,17 @@ export function perStepShare(curve: (local_bsz: number) => number, local_bsz: nu
  * relativeContentionCurve}: that slowdown already moves with the compute), or at one GPU per node. Undefined when no
  * floor can apply. Reads only the job's reference rows and its one-GPU target rows.
  */
-export function hostLimitedFloorCurve(reference: readonly TypeMeasurement[], targetOneGpu: readonly TypeMeasurement[]): StepPredictor | undefined {
+export function hostLimitedFloorCurve(
+  reference: readonly TypeMeasurement[],
+  targetOneGpu: readonly TypeMeasurement[],
+): StepPredictor | undefined {
   const onReference = oneGpuComputeCurve(reference);
   const onTarget = oneGpuComputeCurve(targetOneGpu);
   const all = oneNodeContention(reference);
   if (!onReference || !onTarget || !all || hostBoundRows(all)) return undefined;
-  const contentionAt = contentionByGpus(all.filter((r) => perStepShare(onReference, r.local_bsz) >= HOST_LIMITED_SHARE));
+  const contentionAt = contentionByGpus(
+    all.filter((r) => perStepShare(onReference, r.local_bsz) >= HOST_LIMITED_SHARE),
+  );
   if (!contentionAt) return undefined;
   const relative = relativeContentionCurve(reference);
   return (num_nodes, num_replicas, local_bsz) => {
@@ -175,7 +200,10 @@ export function relativeContentionCurve(reference: readonly TypeMeasurement[]): 
  * type-transfer.ts applies it after the network is overlapped). Undefined without one-GPU target
  * rows.
  */
-export function contendedComputeCurve(reference: readonly TypeMeasurement[], targetOneGpu: readonly TypeMeasurement[]): ((num_nodes: number, num_replicas: number, local_bsz: number) => number) | undefined {
+export function contendedComputeCurve(
+  reference: readonly TypeMeasurement[],
+  targetOneGpu: readonly TypeMeasurement[],
+): ((num_nodes: number, num_replicas: number, local_bsz: number) => number) | undefined {
   const oneGpu = oneGpuComputeCurve(targetOneGpu);
   if (!oneGpu) return undefined;
   const relative = relativeContentionCurve(reference);

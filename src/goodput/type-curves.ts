@@ -28,7 +28,9 @@ export function computeTime_s(m: TypeMeasurement): number {
  * clamped to [0, 1] (a step neither shrinks with the batch nor grows faster than it); flat with
  * one batch. Undefined without points.
  */
-export function batchCurve(points: readonly { local_bsz: number; time_s: number }[]): ((local_bsz: number) => number) | undefined {
+export function batchCurve(
+  points: readonly { local_bsz: number; time_s: number }[],
+): ((local_bsz: number) => number) | undefined {
   const byBatch = new Map<number, number[]>();
   for (const p of points) {
     const list = byBatch.get(p.local_bsz) ?? [];
@@ -59,7 +61,9 @@ function interpolate(xs: readonly number[], ys: readonly number[], x: number): n
 
 /** The job's one-GPU compute time (s) on a type as a function of the per-GPU batch; undefined without a one-GPU row. */
 export function oneGpuComputeCurve(rows: readonly TypeMeasurement[]): ((local_bsz: number) => number) | undefined {
-  return batchCurve(rows.filter((m) => m.num_replicas === 1).map((m) => ({ local_bsz: m.local_bsz, time_s: computeTime_s(m) })));
+  return batchCurve(
+    rows.filter((m) => m.num_replicas === 1).map((m) => ({ local_bsz: m.local_bsz, time_s: computeTime_s(m) })),
+  );
 }
 
 /** A shape as a map key. */
@@ -76,18 +80,27 @@ export function shapeCurve(rows: readonly TypeMeasurement[], quantity: (m: TypeM
   let gpusPerNode = 1;
   for (const m of rows) {
     if (m.num_replicas < 2) continue;
-    gpusPerNode = Math.max(gpusPerNode, m.placement ? Math.max(...m.placement) : Math.ceil(m.num_replicas / m.num_nodes));
+    gpusPerNode = Math.max(
+      gpusPerNode,
+      m.placement ? Math.max(...m.placement) : Math.ceil(m.num_replicas / m.num_nodes),
+    );
     const key = shapeKey(m);
     const entry = byShape.get(key) ?? { shape: { num_nodes: m.num_nodes, num_replicas: m.num_replicas }, points: [] };
     entry.points.push({ local_bsz: m.local_bsz, time_s: quantity(m) });
     byShape.set(key, entry);
   }
-  const curves = [...byShape.values()].map(({ shape, points }) => ({ shape, curve: batchCurve(points) as (b: number) => number }));
+  const curves = [...byShape.values()].map(({ shape, points }) => ({
+    shape,
+    curve: batchCurve(points) as (b: number) => number,
+  }));
   const nodeCounts = [...new Set(curves.map((c) => c.shape.num_nodes))];
   return (num_nodes, num_replicas, local_bsz) => {
     if (num_replicas < 2 || nodeCounts.length === 0) return undefined;
     const nodes = nearest(nodeCounts, num_nodes, (a, b) => Math.abs(Math.log(a / b)));
-    const replicas = Math.max(Math.min(Math.round((num_replicas * nodes) / num_nodes), nodes * gpusPerNode), nodes === 1 ? 2 : nodes);
+    const replicas = Math.max(
+      Math.min(Math.round((num_replicas * nodes) / num_nodes), nodes * gpusPerNode),
+      nodes === 1 ? 2 : nodes,
+    );
     const candidates = curves.filter((c) => c.shape.num_nodes === nodes);
     const best = nearestBy(candidates, (c) => Math.abs(Math.log(c.shape.num_replicas / replicas)));
     return best?.curve(local_bsz);

@@ -30,7 +30,13 @@ export interface TransferredPerf {
 
 /** A profile point as the transfer reads it: its optimizer step, with sync = step - micro-step. */
 export function asMeasurement(p: ProfilePoint): TypeMeasurement {
-  return { num_nodes: p.num_nodes, num_replicas: p.num_replicas, local_bsz: p.local_bsz, step_time_s: p.optim_step_time_s, sync_time_s: Math.max(p.optim_step_time_s - p.accum_step_time_s, 0) };
+  return {
+    num_nodes: p.num_nodes,
+    num_replicas: p.num_replicas,
+    local_bsz: p.local_bsz,
+    step_time_s: p.optim_step_time_s,
+    sync_time_s: Math.max(p.optim_step_time_s - p.accum_step_time_s, 0),
+  };
 }
 
 /**
@@ -40,11 +46,22 @@ export function asMeasurement(p: ProfilePoint): TypeMeasurement {
  * one-GPU points. Undefined when the transfer cannot predict (no other key with multi-GPU
  * points on the target, or no one-GPU points on either type).
  */
-export function transferredPerf(reference: readonly ProfilePoint[], targetOneGpu: readonly ProfilePoint[], others: readonly OtherKey[], at: readonly Omit<ProfilePoint, 'accum_step_time_s' | 'optim_step_time_s'>[]): TransferredPerf | undefined {
-  const learn: TransferJob[] = others.map((o) => ({ reference: o.reference.map(asMeasurement), target: o.target.map(asMeasurement) }));
+export function transferredPerf(
+  reference: readonly ProfilePoint[],
+  targetOneGpu: readonly ProfilePoint[],
+  others: readonly OtherKey[],
+  at: readonly Omit<ProfilePoint, 'accum_step_time_s' | 'optim_step_time_s'>[],
+): TransferredPerf | undefined {
+  const learn: TransferJob[] = others.map((o) => ({
+    reference: o.reference.map(asMeasurement),
+    target: o.target.map(asMeasurement),
+  }));
   if (!learn.some((j) => j.target.some((m) => m.num_replicas > 1))) return undefined;
   const factors = fitTypeFactors(learn);
-  const predict = transferPredictor({ reference: reference.map(asMeasurement), target: targetOneGpu.map(asMeasurement) }, factors);
+  const predict = transferPredictor(
+    { reference: reference.map(asMeasurement), target: targetOneGpu.map(asMeasurement) },
+    factors,
+  );
   if (!predict) return undefined;
   const points: ProfilePoint[] = [...targetOneGpu];
   for (const c of at) {
@@ -52,7 +69,13 @@ export function transferredPerf(reference: readonly ProfilePoint[], targetOneGpu
     const step_s = predict(c.num_nodes, c.num_replicas, c.local_bsz);
     const one = predict(1, 1, c.local_bsz);
     if (step_s === undefined || one === undefined) continue;
-    points.push({ num_nodes: c.num_nodes, num_replicas: c.num_replicas, local_bsz: c.local_bsz, accum_step_time_s: one, optim_step_time_s: step_s });
+    points.push({
+      num_nodes: c.num_nodes,
+      num_replicas: c.num_replicas,
+      local_bsz: c.local_bsz,
+      accum_step_time_s: one,
+      optim_step_time_s: step_s,
+    });
   }
   const perf = fitPerfParams(points);
   return { perf, correction: stepCorrection(perf, points), num_keys: factors.num_jobs };

@@ -33,11 +33,38 @@
  */
 import { logOverlap } from './throughput.js';
 import { contendedComputeCurve, hostFloorCurve, hostLimitedFloorCurve } from './type-contention.js';
-import { computeTime_s, mean, median, MIN_TIME_S, nearestBy, oneGpuComputeCurve, shapeCurve, shapeKey, type Shape, type StepPredictor } from './type-curves.js';
+import {
+  computeTime_s,
+  mean,
+  median,
+  MIN_TIME_S,
+  nearestBy,
+  oneGpuComputeCurve,
+  shapeCurve,
+  shapeKey,
+  type Shape,
+  type StepPredictor,
+} from './type-curves.js';
 import type { TypeMeasurement } from './type-measurement.js';
 
-export { contendedComputeCurve, HOST_BOUND_CONTENTION, HOST_LIMITED_SHARE, hostFloorCurve, hostLimitedFloorCurve, isHostBound, perStepShare, relativeContentionCurve } from './type-contention.js';
-export { batchCurve, computeTime_s, oneGpuComputeCurve, shapeCurve, type Shape, type StepPredictor } from './type-curves.js';
+export {
+  contendedComputeCurve,
+  HOST_BOUND_CONTENTION,
+  HOST_LIMITED_SHARE,
+  hostFloorCurve,
+  hostLimitedFloorCurve,
+  isHostBound,
+  perStepShare,
+  relativeContentionCurve,
+} from './type-contention.js';
+export {
+  batchCurve,
+  computeTime_s,
+  oneGpuComputeCurve,
+  shapeCurve,
+  type Shape,
+  type StepPredictor,
+} from './type-curves.js';
 
 /** A job's data on two types: its reference profile and its rows on the target type. */
 export interface TransferJob {
@@ -57,7 +84,10 @@ export interface TransferJob {
 export type TransferRule = { basis: 'step'; gamma: number } | { basis: 'sync' };
 
 /** The rules {@link fitTypeFactors} chooses from: `step` with gamma 1, 1.5, 2, 3, 4, and `sync`. */
-export const RULE_CANDIDATES: readonly TransferRule[] = [...[1, 1.5, 2, 3, 4].map((gamma): TransferRule => ({ basis: 'step', gamma })), { basis: 'sync' }];
+export const RULE_CANDIDATES: readonly TransferRule[] = [
+  ...[1, 1.5, 2, 3, 4].map((gamma): TransferRule => ({ basis: 'step', gamma })),
+  { basis: 'sync' },
+];
 
 /** Factors of one shape on the target type, learned from other jobs. Invariant: both > 0. */
 export interface ShapeFactor extends Shape {
@@ -140,7 +170,11 @@ export function learnTypeFactors(jobs: readonly TransferJob[], rule: TransferRul
       if (onReference === undefined) continue;
       const key = shapeKey(m);
       shapes.set(key, { num_nodes: m.num_nodes, num_replicas: m.num_replicas });
-      push(perShape, key, Math.log(rowNetwork_s(m, compute(m.num_nodes, m.num_replicas, m.local_bsz), rule) / onReference));
+      push(
+        perShape,
+        key,
+        Math.log(rowNetwork_s(m, compute(m.num_nodes, m.num_replicas, m.local_bsz), rule) / onReference),
+      );
       push(computePerShape, key, computeTime_s(m) / oneGpu(m.local_bsz));
     }
     if (perShape.size === 0) continue;
@@ -150,7 +184,12 @@ export function learnTypeFactors(jobs: readonly TransferJob[], rule: TransferRul
   }
   const learned = [...shapes.entries()].map(([key, shape]): ShapeFactor => {
     const perJob = logs.get(key) as number[];
-    return { ...shape, network: Math.exp(mean(perJob)), compute: median(computes.get(key) as number[]), num_jobs: perJob.length };
+    return {
+      ...shape,
+      network: Math.exp(mean(perJob)),
+      compute: median(computes.get(key) as number[]),
+      num_jobs: perJob.length,
+    };
   });
   learned.sort((a, b) => a.num_nodes - b.num_nodes || a.num_replicas - b.num_replicas);
   return { rule, shapes: learned, num_jobs: numJobs };
@@ -164,14 +203,25 @@ export function learnTypeFactors(jobs: readonly TransferJob[], rule: TransferRul
  * rather than left out of the score); ties go to the earlier candidate. With fewer than 3 usable
  * jobs, the first candidate. Pure and deterministic.
  */
-export function fitTypeFactors(jobs: readonly TransferJob[], candidates: readonly TransferRule[] = RULE_CANDIDATES): TypeFactors {
+export function fitTypeFactors(
+  jobs: readonly TransferJob[],
+  candidates: readonly TransferRule[] = RULE_CANDIDATES,
+): TypeFactors {
   const first = candidates[0] ?? { basis: 'step', gamma: 1 };
   const usable = jobs.filter((j) => learnTypeFactors([j], first).num_jobs === 1);
   if (usable.length < 3) return learnTypeFactors(usable, first);
   let best = first;
   let bestScore = Infinity;
   for (const rule of candidates) {
-    const errors = usable.map((job, i) => medianError(job, learnTypeFactors(usable.filter((_, k) => k !== i), rule)));
+    const errors = usable.map((job, i) =>
+      medianError(
+        job,
+        learnTypeFactors(
+          usable.filter((_, k) => k !== i),
+          rule,
+        ),
+      ),
+    );
     const score = mean(errors);
     if (score < bestScore) {
       best = rule;
@@ -183,7 +233,10 @@ export function fitTypeFactors(jobs: readonly TransferJob[], candidates: readonl
 
 /** Median |predicted / measured - 1| of throughput over the job's multi-GPU target rows (a row it cannot predict counts 1). */
 function medianError(job: TransferJob, factors: TypeFactors): number {
-  const predict = transferPredictor({ reference: job.reference, target: job.target.filter((m) => m.num_replicas === 1) }, factors);
+  const predict = transferPredictor(
+    { reference: job.reference, target: job.target.filter((m) => m.num_replicas === 1) },
+    factors,
+  );
   const errors = job.target
     .filter((m) => m.num_replicas > 1)
     .map((m) => {
@@ -200,7 +253,11 @@ function medianError(job: TransferJob, factors: TypeFactors): number {
 export function factorAt(factors: TypeFactors, shape: Shape): { network: number; compute: number } {
   const multiNode = shape.num_nodes > 1;
   const sameLink = factors.shapes.filter((s) => s.num_nodes > 1 === multiNode);
-  const best = nearestBy(sameLink, (s) => 1e3 * Math.abs(Math.log(s.num_nodes / shape.num_nodes)) + Math.abs(Math.log(s.num_replicas / shape.num_replicas)));
+  const best = nearestBy(
+    sameLink,
+    (s) =>
+      1e3 * Math.abs(Math.log(s.num_nodes / shape.num_nodes)) + Math.abs(Math.log(s.num_replicas / shape.num_replicas)),
+  );
   return best ? { network: best.network, compute: best.compute } : { network: 1, compute: 1 };
 }
 
@@ -219,7 +276,10 @@ export function transferPredictor(job: TransferJob, factors: TypeFactors): StepP
   const reference = referenceNetworkCurve(job.reference, factors.rule);
   if (!compute || !reference) return undefined;
   const floor = hostFloorCurve(job.reference);
-  const hostLimited = hostLimitedFloorCurve(job.reference, job.target.filter((m) => m.num_replicas === 1));
+  const hostLimited = hostLimitedFloorCurve(
+    job.reference,
+    job.target.filter((m) => m.num_replicas === 1),
+  );
   const rule = factors.rule;
   return (num_nodes, num_replicas, local_bsz) => {
     const compute_s = compute(num_nodes, num_replicas, local_bsz);
@@ -228,8 +288,13 @@ export function transferPredictor(job: TransferJob, factors: TypeFactors): StepP
     if (onReference === undefined) return undefined;
     const f = factorAt(factors, { num_nodes, num_replicas });
     const network_s = onReference * f.network;
-    const step_s = rule.basis === 'step' ? overlapStep_s(compute_s, network_s, rule.gamma) : compute_s * f.compute + network_s;
-    return Math.max(step_s, floor?.(num_nodes, num_replicas, local_bsz) ?? 0, hostLimited?.(num_nodes, num_replicas, local_bsz) ?? 0);
+    const step_s =
+      rule.basis === 'step' ? overlapStep_s(compute_s, network_s, rule.gamma) : compute_s * f.compute + network_s;
+    return Math.max(
+      step_s,
+      floor?.(num_nodes, num_replicas, local_bsz) ?? 0,
+      hostLimited?.(num_nodes, num_replicas, local_bsz) ?? 0,
+    );
   };
 }
 
@@ -237,9 +302,18 @@ export function transferPredictor(job: TransferJob, factors: TypeFactors): StepP
  * bench:plan's leave-one-out prediction of `job` on the target: factors fitted on `others`, and
  * of `job`'s target rows only the one-GPU ones read (its multi-GPU rows are dropped here).
  */
-export function leftOutPredictor(job: TransferJob, others: readonly TransferJob[]): { predict: StepPredictor | undefined; factors: TypeFactors } {
+export function leftOutPredictor(
+  job: TransferJob,
+  others: readonly TransferJob[],
+): { predict: StepPredictor | undefined; factors: TypeFactors } {
   const factors = fitTypeFactors(others);
-  return { predict: transferPredictor({ reference: job.reference, target: job.target.filter((m) => m.num_replicas === 1) }, factors), factors };
+  return {
+    predict: transferPredictor(
+      { reference: job.reference, target: job.target.filter((m) => m.num_replicas === 1) },
+      factors,
+    ),
+    factors,
+  };
 }
 
 /** A rule as text: `overlap gamma G` or `sync + compute factor`. */
@@ -253,9 +327,16 @@ export function ruleLabel(rule: TransferRule): string {
  * placement (or, for rows with counts only, the same counts) and the one-GPU rows of both types,
  * all at m's per-GPU batch. Undefined where any of the three is not measured.
  */
-export function oneGpuRatioStep_s(m: TypeMeasurement, reference: readonly TypeMeasurement[], targetOneGpu: readonly TypeMeasurement[]): number | undefined {
+export function oneGpuRatioStep_s(
+  m: TypeMeasurement,
+  reference: readonly TypeMeasurement[],
+  targetOneGpu: readonly TypeMeasurement[],
+): number | undefined {
   const sameConfig = (r: TypeMeasurement): boolean =>
-    r.local_bsz === m.local_bsz && (m.placement && r.placement ? r.placement.join(',') === m.placement.join(',') : r.num_nodes === m.num_nodes && r.num_replicas === m.num_replicas);
+    r.local_bsz === m.local_bsz &&
+    (m.placement && r.placement
+      ? r.placement.join(',') === m.placement.join(',')
+      : r.num_nodes === m.num_nodes && r.num_replicas === m.num_replicas);
   const refN = reference.find(sameConfig);
   const ref1 = reference.find((r) => r.num_replicas === 1 && r.local_bsz === m.local_bsz);
   const target1 = targetOneGpu.find((r) => r.num_replicas === 1 && r.local_bsz === m.local_bsz);

@@ -31,7 +31,13 @@ export interface ProfileJudgement {
  * job's own earlier steps, and a job whose first steps were slower than its later ones (warm-up,
  * a loaded machine) would otherwise discard a profile for disagreeing with itself.
  */
-export function judgeAgainstProfile(perf: PerfParams, profile: KeyProfile, own: readonly ProfilePoint[], contributed: ReadonlySet<string> = new Set(), tolerance = MEASURED_ERROR_TOLERANCE): ProfileJudgement {
+export function judgeAgainstProfile(
+  perf: PerfParams,
+  profile: KeyProfile,
+  own: readonly ProfilePoint[],
+  contributed: ReadonlySet<string> = new Set(),
+  tolerance = MEASURED_ERROR_TOLERANCE,
+): ProfileJudgement {
   const shapes = new Set(profile.points.map(shapeKey).filter((s) => !contributed.has(s)));
   const comparable = own.filter((p) => shapes.has(shapeKey(p)));
   if (comparable.length === 0) return { verdict: 'unjudged', error: 0, comparable };
@@ -63,5 +69,8 @@ export interface HostLoad {
 export function contentionExplains(perf: PerfParams, comparable: readonly ProfilePoint[], load: HostLoad): boolean {
   if (load.other_processes <= 0) return false;
   if (load.cores !== null && load.own_processes + load.other_processes <= load.cores) return false;
-  return comparable.length > 0 && comparable.every((p) => p.optim_step_time_s > optimStepTime_s(perf, p.num_nodes, p.num_replicas, p.local_bsz));
+  return (
+    comparable.length > 0 &&
+    comparable.every((p) => p.optim_step_time_s > optimStepTime_s(perf, p.num_nodes, p.num_replicas, p.local_bsz))
+  );
 }

@@ -8,7 +8,14 @@
 import { gradAt, modelPoints, type KeyProfile } from '../goodput/key-profile.js';
 import { predictPerfParams, type NetworkParams } from '../goodput/network-model.js';
 import { stepCorrection } from '../goodput/step-correction.js';
-import type { BatchLimits, GoodputModel, GradParams, PerfParams, ProfilePoint, StepCorrection } from '../goodput/types.js';
+import type {
+  BatchLimits,
+  GoodputModel,
+  GradParams,
+  PerfParams,
+  ProfilePoint,
+  StepCorrection,
+} from '../goodput/types.js';
 
 /** Fits throughput parameters on points (goodput/fit.ts `fitPerfParams` in both drivers). */
 export type PerfFitter = (points: readonly ProfilePoint[]) => PerfParams;

@@ -22,15 +22,33 @@ import type { JobSpec } from '../store/types.js';
 
 const app = getApplication('cifar10', defaultTracesDir())!;
 const TOTAL_GPUS = 16;
-const node: BackendNode = { name: 'local', address: '127.0.0.1', usable: 16, note: '', devices: Array.from({ length: 16 }, (_, index) => ({ index, kind: 'cpu' as const, name: 'cpu-slot' })) };
+const node: BackendNode = {
+  name: 'local',
+  address: '127.0.0.1',
+  usable: 16,
+  note: '',
+  devices: Array.from({ length: 16 }, (_, index) => ({ index, kind: 'cpu' as const, name: 'cpu-slot' })),
+};
 const spec: JobSpec = {
-  name: 'j', command: ['python3', 'train.py'], workdir: '/', env: {}, min_replicas: 0,
+  name: 'j',
+  command: ['python3', 'train.py'],
+  workdir: '/',
+  env: {},
+  min_replicas: 0,
   max_replicas: Math.min(TOTAL_GPUS, Math.floor(app.max_batch_size / app.min_local_bsz)),
-  max_restarts: 0, preemptible: true, priority: 0, profile: app.name,
+  max_restarts: 0,
+  preemptible: true,
+  priority: 0,
+  profile: app.name,
 };
 
 /** One measured step: replicas on one node, local batch; `slowdown` scales the trace's times. */
-interface Step { replicas: number; local_bsz: number; slowdown: number; progress: number }
+interface Step {
+  replicas: number;
+  local_bsz: number;
+  slowdown: number;
+  progress: number;
+}
 
 /** The measurement of a step as the trace gives it (step and sync time, gradient statistics). */
 function measured(a: TraceApplication, s: Step) {
@@ -48,18 +66,37 @@ function learned(pj: PolicyJob): Partial<PolicyJob> {
   return { ...rest, model: pj.model };
 }
 
-async function runBoth(jobs: readonly { id: string; steps: readonly Step[] }[]): Promise<{ sim: Partial<PolicyJob>[]; control: Partial<PolicyJob>[] }> {
+async function runBoth(
+  jobs: readonly { id: string; steps: readonly Step[] }[],
+): Promise<{ sim: Partial<PolicyJob>[]; control: Partial<PolicyJob>[] }> {
   // The simulator's driver.
   const simStore = new SimProfileStore(polluxHooks.fit);
   // The control plane's driver, on a real store.
   const store = new SqliteStore(':memory:');
-  const profiles = new ProfileBook(store, () => [node], () => {});
-  const ingest = new ReportIngest({ store, refit_interval_s: 1e9, now_ms: () => 0, log: () => {}, request_round: () => {}, profiles });
+  const profiles = new ProfileBook(
+    store,
+    () => [node],
+    () => {},
+  );
+  const ingest = new ReportIngest({
+    store,
+    refit_interval_s: 1e9,
+    now_ms: () => 0,
+    log: () => {},
+    request_round: () => {},
+    profiles,
+  });
   const sim: Partial<PolicyJob>[] = [];
   const control: Partial<PolicyJob>[] = [];
   const allocated_at_s = 120;
   for (const { id, steps } of jobs) {
-    const job = new SimJob({ name: id, application: app, submit_s: 0, hooks: polluxHooks, profile: { key: app.name, store: simStore } });
+    const job = new SimJob({
+      name: id,
+      application: app,
+      submit_s: 0,
+      hooks: polluxHooks,
+      profile: { key: app.name, store: simStore },
+    });
     job.reallocate([1], allocated_at_s);
     await store.createJob({ id, name: id, user: 'u', spec }, 'u');
     let step = 0;
@@ -71,13 +108,38 @@ async function runBoth(jobs: readonly { id: string; steps: readonly Step[] }[]):
       step += 1;
       const samples = Math.round(s.progress * 100_000);
       await ingest.report({
-        job_id: id, attempt: 0, limits: app.limits,
-        reports: [{ time_s: 1e9 + step, step, epoch: 0, num_nodes: 1, num_replicas: s.replicas, local_bsz: s.local_bsz, accum_steps: 0, step_time_s: m.step, sync_time_s: m.sync, grad_sqr: m.sqr, grad_var: m.variance, samples, remaining_samples: 100_000 - samples, loss: 1 }],
+        job_id: id,
+        attempt: 0,
+        limits: app.limits,
+        reports: [
+          {
+            time_s: 1e9 + step,
+            step,
+            epoch: 0,
+            num_nodes: 1,
+            num_replicas: s.replicas,
+            local_bsz: s.local_bsz,
+            accum_steps: 0,
+            step_time_s: m.step,
+            sync_time_s: m.sync,
+            grad_sqr: m.sqr,
+            grad_var: m.variance,
+            samples,
+            remaining_samples: 100_000 - samples,
+            loss: 1,
+          },
+        ],
       });
       // Refits after the first run off the request: let them finish.
       for (let k = 0; k < 5; k++) await new Promise((done) => setImmediate(done));
       const record = (await store.getJob(id))!;
-      const running = { ...record, state: 'running' as const, launched_at_ms: allocated_at_s * 1000, checkpoint_on_stop: true, launches: 1 };
+      const running = {
+        ...record,
+        state: 'running' as const,
+        launched_at_ms: allocated_at_s * 1000,
+        checkpoint_on_stop: true,
+        launches: 1,
+      };
       const round = await profiles.forRound([running]);
       sim.push(learned(adaptivePolicyJob(job, TOTAL_GPUS)));
       control.push(learned(toPolicyJob(running, 200_000, round.get(id))));
@@ -99,7 +161,10 @@ describe('the simulator and the control plane build the same PolicyJob from the 
       { replicas: 2, local_bsz: 128, slowdown: 1.05, progress: 0.004 },
       { replicas: 4, local_bsz: 192, slowdown: 1.05, progress: 0.013 },
     ];
-    const { sim, control } = await runBoth([{ id: 'a', steps: first }, { id: 'b', steps: second }]);
+    const { sim, control } = await runBoth([
+      { id: 'a', steps: first },
+      { id: 'b', steps: second },
+    ]);
     assert.equal(sim.length, 5);
     for (let k = 0; k < sim.length; k++) assert.deepStrictEqual(sim[k], control[k], `report ${k + 1}`);
     const last = sim[sim.length - 1]!;
@@ -114,7 +179,10 @@ describe('the simulator and the control plane build the same PolicyJob from the 
       { replicas: 2, local_bsz: 128, slowdown: 2, progress: 0.01 },
       { replicas: 4, local_bsz: 256, slowdown: 2, progress: 0.02 },
     ];
-    const { sim, control } = await runBoth([{ id: 'a', steps: first }, { id: 'b', steps: second }]);
+    const { sim, control } = await runBoth([
+      { id: 'a', steps: first },
+      { id: 'b', steps: second },
+    ]);
     for (let k = 0; k < sim.length; k++) assert.deepStrictEqual(sim[k], control[k], `report ${k + 1}`);
     assert.equal(sim[sim.length - 1]!.model_from_profile, false, 'discarded: its own measurements only');
   });
@@ -124,9 +192,16 @@ describe('the simulator and the control plane build the same PolicyJob from the 
       { replicas: 3, local_bsz: 128, slowdown: 2, progress: 0.01 },
       { replicas: 2, local_bsz: 128, slowdown: 2, progress: 0.02 },
     ];
-    const { sim, control } = await runBoth([{ id: 'a', steps: first }, { id: 'b', steps: second }]);
+    const { sim, control } = await runBoth([
+      { id: 'a', steps: first },
+      { id: 'b', steps: second },
+    ]);
     for (let k = 0; k < sim.length; k++) assert.deepStrictEqual(sim[k], control[k], `report ${k + 1}`);
-    assert.deepEqual(sim.slice(3).map((pj) => pj.model_from_profile), [true, false], 'unjudged at 3 replicas, discarded at 2');
+    assert.deepEqual(
+      sim.slice(3).map((pj) => pj.model_from_profile),
+      [true, false],
+      'unjudged at 3 replicas, discarded at 2',
+    );
   });
 
   it('a job is not judged against the points it added to the profile itself, in both drivers', async () => {
@@ -136,8 +211,15 @@ describe('the simulator and the control plane build the same PolicyJob from the 
       { replicas: 3, local_bsz: 160, slowdown: 1, progress: 0.02 },
       { replicas: 2, local_bsz: 128, slowdown: 1, progress: 0.03 },
     ];
-    const { sim, control } = await runBoth([{ id: 'a', steps: first }, { id: 'b', steps: second }]);
+    const { sim, control } = await runBoth([
+      { id: 'a', steps: first },
+      { id: 'b', steps: second },
+    ]);
     for (let k = 0; k < sim.length; k++) assert.deepStrictEqual(sim[k], control[k], `report ${k + 1}`);
-    assert.deepEqual(sim.slice(3).map((pj) => pj.model_from_profile), [true, true, true], 'kept: judged at 2 replicas only, where it agrees');
+    assert.deepEqual(
+      sim.slice(3).map((pj) => pj.model_from_profile),
+      [true, true, true],
+      'kept: judged at 2 replicas only, where it agrees',
+    );
   });
 });

@@ -8,7 +8,15 @@ import { fitPerfParams } from '../goodput/fit.js';
 import type { BatchLimits, GradParams } from '../goodput/types.js';
 import { fitJob } from './job-fit.js';
 import type { OtherKey } from '../goodput/type-transfer-model.js';
-import { estimatedModel, measuredModel, specFor, transferredModel, type DeviceProfile, type GpuSpec, type TypeModel } from './plan-types.js';
+import {
+  estimatedModel,
+  measuredModel,
+  specFor,
+  transferredModel,
+  type DeviceProfile,
+  type GpuSpec,
+  type TypeModel,
+} from './plan-types.js';
 
 /** What the planner predicts from. */
 export interface PlanInput {
@@ -34,13 +42,18 @@ export function planModels(input: PlanInput): PlanModels {
   const notes: string[] = [];
   const measured = input.profiles.filter((p) => p.points.length > 0 && p.limits !== null);
   if (measured.length === 0) throw new Error('the profile has no measured configuration with batch limits');
-  const reference = [...measured].sort((a, b) => maxReplicas(b) - maxReplicas(a) || b.points.length - a.points.length)[0]!;
+  const reference = [...measured].sort(
+    (a, b) => maxReplicas(b) - maxReplicas(a) || b.points.length - a.points.length,
+  )[0]!;
   const limits = reference.limits!;
   const gradSample = reference.grad[0] ?? measured.find((p) => p.grad.length > 0)?.grad[0];
   const grad = gradSample ? { sqr: gradSample.sqr, var: gradSample.var } : undefined;
   const byType = new Map<string, TypeModel>();
   const referenceSpec = specFor(input.specs, reference.gpu_type);
-  if (!referenceSpec) throw new Error(`the measured type '${reference.gpu_type}' is not in the GPU table: add it (with a 'match' for its device name) in a --prices file`);
+  if (!referenceSpec)
+    throw new Error(
+      `the measured type '${reference.gpu_type}' is not in the GPU table: add it (with a 'match' for its device name) in a --prices file`,
+    );
   const referenceModel = modelOfMeasured(reference, referenceSpec);
   byType.set(referenceSpec.name, referenceModel);
   for (const p of measured) {
@@ -51,8 +64,12 @@ export function planModels(input: PlanInput): PlanModels {
       continue;
     }
     const others = otherKeys(input.others, reference.gpu_type, p.gpu_type);
-    const transferred = maxReplicas(p) === 1 && maxReplicas(reference) > 1 ? transferredModel(reference, p, others, spec) : undefined;
-    const withCount = p.model_parameters === undefined && reference.model_parameters !== undefined ? { ...p, model_parameters: reference.model_parameters } : p;
+    const transferred =
+      maxReplicas(p) === 1 && maxReplicas(reference) > 1 ? transferredModel(reference, p, others, spec) : undefined;
+    const withCount =
+      p.model_parameters === undefined && reference.model_parameters !== undefined
+        ? { ...p, model_parameters: reference.model_parameters }
+        : p;
     byType.set(spec.name, transferred ?? modelOfMeasured(withCount, spec));
   }
   const wanted = input.types ?? [...byType.keys(), ...input.specs.filter((s) => s.name !== 'cpu').map((s) => s.name)];
@@ -66,8 +83,14 @@ export function planModels(input: PlanInput): PlanModels {
     if (models.some((m) => m.spec.name === spec.name)) continue;
     models.push(byType.get(spec.name) ?? estimatedModel(referenceModel, spec, reference.model_parameters));
   }
-  if (models.length === 0) throw new Error(`none of the types asked for is in the GPU table (${wanted.join(', ')}); it has ${input.specs.map((s) => s.name).join(', ')}`);
-  if (reference.model_parameters === undefined) notes.push('no parameter count in the profile: sync on other types is carried over as measured, not predicted from the links');
+  if (models.length === 0)
+    throw new Error(
+      `none of the types asked for is in the GPU table (${wanted.join(', ')}); it has ${input.specs.map((s) => s.name).join(', ')}`,
+    );
+  if (reference.model_parameters === undefined)
+    notes.push(
+      'no parameter count in the profile: sync on other types is carried over as measured, not predicted from the links',
+    );
   return { models, grad, limits, notes };
 }
 
@@ -87,7 +110,8 @@ function otherKeys(others: readonly (readonly DeviceProfile[])[], reference: str
   for (const key of others) {
     const ref = key.find((p) => p.gpu_type === reference);
     const tgt = key.find((p) => p.gpu_type === target);
-    if (ref && tgt && ref.points.length > 0 && tgt.points.length > 0) out.push({ reference: ref.points, target: tgt.points });
+    if (ref && tgt && ref.points.length > 0 && tgt.points.length > 0)
+      out.push({ reference: ref.points, target: tgt.points });
   }
   return out;
 }

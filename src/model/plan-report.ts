@@ -53,12 +53,23 @@ export function typeLines(models: readonly TypeModel[]): PlanReport['types'] {
 /** Builds the plan; throws an Error with a user-facing message when nothing can be planned. */
 export function planReport(input: PlanReportInput): PlanReport {
   const { request, table } = input;
-  const built = planModels({ profiles: input.profiles, others: input.others, specs: table.gpus, ...(input.types ? { types: input.types } : {}) });
+  const built = planModels({
+    profiles: input.profiles,
+    others: input.others,
+    specs: table.gpus,
+    ...(input.types ? { types: input.types } : {}),
+  });
   const rows = built.models.flatMap((m) => planType(m, built.grad, built.limits, request));
   return {
-    key: input.key, target_samples: request.target_samples, deadline_s: request.deadline_s ?? null, budget: request.budget ?? null,
-    currency: table.currency, table: { date: table.date, source: input.table_source },
-    types: typeLines(built.models), rows, answers: planAnswers(rows, request),
+    key: input.key,
+    target_samples: request.target_samples,
+    deadline_s: request.deadline_s ?? null,
+    budget: request.budget ?? null,
+    currency: table.currency,
+    table: { date: table.date, source: input.table_source },
+    types: typeLines(built.models),
+    rows,
+    answers: planAnswers(rows, request),
     notes: [...(input.notes ?? []), ...new Set(input.profiles.flatMap((p) => p.notes)), ...built.notes],
   };
 }

@@ -85,7 +85,10 @@ const GRAD_BYTES = 4;
 /** The spec of a device type name (first `match` substring found, case-insensitive). */
 export function specFor(specs: readonly GpuSpec[], gpu_type: string): GpuSpec | undefined {
   const name = gpu_type.toLowerCase();
-  return specs.find((s) => s.name.toLowerCase() === name) ?? specs.find((s) => s.match.some((m) => name.includes(m.toLowerCase())));
+  return (
+    specs.find((s) => s.name.toLowerCase() === name) ??
+    specs.find((s) => s.match.some((m) => name.includes(m.toLowerCase())))
+  );
 }
 
 /** Memory a replica of `spec` has (bytes). */
@@ -107,7 +110,10 @@ export function specComputeRatio(from: GpuSpec, to: GpuSpec): number {
  * crosses each link, about twice the gradient for r > 2 (alpha), plus a hop latency per extra
  * replica (beta); intra-node over NVLink/PCIe, inter-node over the node's network.
  */
-export function ringSyncTerms(spec: GpuSpec, model_parameters: number): Pick<PerfParams, 'alpha_r' | 'beta_r' | 'alpha_n' | 'beta_n'> {
+export function ringSyncTerms(
+  spec: GpuSpec,
+  model_parameters: number,
+): Pick<PerfParams, 'alpha_r' | 'beta_r' | 'alpha_n' | 'beta_n'> {
   const bytes = model_parameters * GRAD_BYTES;
   return {
     alpha_r: (2 * bytes) / (spec.intra_node_gbs * 1e9),
@@ -126,11 +132,25 @@ export function measuredModel(profile: DeviceProfile, spec: GpuSpec, perf: PerfP
   const how: string[] = [`measured at ${shapes.length} shape(s), ${profile.points.length} configuration(s)`];
   if (profile.model_parameters !== undefined && (!intraMeasured || !interMeasured)) {
     const ring = ringSyncTerms(spec, profile.model_parameters);
-    filled = { ...perf, ...(intraMeasured ? {} : { alpha_r: ring.alpha_r, beta_r: ring.beta_r }), ...(interMeasured ? {} : { alpha_n: ring.alpha_n, beta_n: ring.beta_n }) };
-    how.push(`${intraMeasured ? '' : 'intra-node and '}cross-node sync estimated from the specs (ring all-reduce of ${profile.model_parameters} parameters)`);
+    filled = {
+      ...perf,
+      ...(intraMeasured ? {} : { alpha_r: ring.alpha_r, beta_r: ring.beta_r }),
+      ...(interMeasured ? {} : { alpha_n: ring.alpha_n, beta_n: ring.beta_n }),
+    };
+    how.push(
+      `${intraMeasured ? '' : 'intra-node and '}cross-node sync estimated from the specs (ring all-reduce of ${profile.model_parameters} parameters)`,
+    );
   }
-  const model: TypeModel = { spec, source: 'measured', how: how.join('; '), perf: filled, measured_shapes: shapes, correction: stepCorrection(filled, profile.points) };
-  if (profile.memory) model.memory = { base_bytes: profile.memory.base_bytes, per_sample_bytes: profile.memory.per_sample_bytes };
+  const model: TypeModel = {
+    spec,
+    source: 'measured',
+    how: how.join('; '),
+    perf: filled,
+    measured_shapes: shapes,
+    correction: stepCorrection(filled, profile.points),
+  };
+  if (profile.memory)
+    model.memory = { base_bytes: profile.memory.base_bytes, per_sample_bytes: profile.memory.per_sample_bytes };
   return model;
 }
 
@@ -154,11 +174,25 @@ export function estimatedModel(reference: TypeModel, spec: GpuSpec, model_parame
  * measured shapes and batches, and the throughput model is fitted on those. Undefined when the
  * transfer cannot predict (no other key with multi-GPU rows on both types, or no one-GPU rows).
  */
-export function transferredModel(reference: DeviceProfile, oneGpu: DeviceProfile, others: readonly OtherKey[], spec: GpuSpec): TypeModel | undefined {
-  const t = transferredPerf(reference.points, oneGpu.points.filter((p) => p.num_replicas === 1), others, reference.points);
+export function transferredModel(
+  reference: DeviceProfile,
+  oneGpu: DeviceProfile,
+  others: readonly OtherKey[],
+  spec: GpuSpec,
+): TypeModel | undefined {
+  const t = transferredPerf(
+    reference.points,
+    oneGpu.points.filter((p) => p.num_replicas === 1),
+    others,
+    reference.points,
+  );
   if (!t) return undefined;
   const model: TypeModel = {
-    spec, source: 'transferred', perf: t.perf, correction: t.correction, measured_shapes: ['1:1'],
+    spec,
+    source: 'transferred',
+    perf: t.perf,
+    correction: t.correction,
+    measured_shapes: ['1:1'],
     how: `one GPU measured; multi-GPU steps transferred from ${reference.gpu_type} with what ${t.num_keys} other key(s) measured on both types`,
   };
   const memory = oneGpu.memory ?? reference.memory;

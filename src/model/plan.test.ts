@@ -5,17 +5,60 @@ import { kneeOf, memoryFitLocalBatch, nodesFor, planAnswers, planType, type Plan
 import { estimatedModel, ringSyncTerms, specFor, type GpuSpec, type TypeModel } from './plan-types.js';
 
 const SPEC: GpuSpec = {
-  name: 'X', match: ['X1'], fp32_tflops: 10, fp16_tflops: 80, memory_gib: 16, memory_bandwidth_gbs: 500,
-  intra_node_gbs: 100, inter_node_gbps: 100, gpus_per_node: 4, price_per_gpu_hour: 2,
+  name: 'X',
+  match: ['X1'],
+  fp32_tflops: 10,
+  fp16_tflops: 80,
+  memory_gib: 16,
+  memory_bandwidth_gbs: 500,
+  intra_node_gbs: 100,
+  inter_node_gbps: 100,
+  gpus_per_node: 4,
+  price_per_gpu_hour: 2,
 };
-const PERF: PerfParams = { alpha_c: 0.01, beta_c: 0.001, alpha_r: 0.002, beta_r: 0.0001, alpha_n: 0.02, beta_n: 0.001, gamma: 1 };
-const LIMITS: BatchLimits = { init_batch_size: 32, max_batch_size: 1024, min_local_bsz: 8, max_local_bsz: 256, accumulation: true };
-const model = (over: Partial<TypeModel> = {}): TypeModel => ({ spec: SPEC, source: 'measured', how: '', perf: PERF, measured_shapes: ['1:1'], ...over });
+const PERF: PerfParams = {
+  alpha_c: 0.01,
+  beta_c: 0.001,
+  alpha_r: 0.002,
+  beta_r: 0.0001,
+  alpha_n: 0.02,
+  beta_n: 0.001,
+  gamma: 1,
+};
+const LIMITS: BatchLimits = {
+  init_batch_size: 32,
+  max_batch_size: 1024,
+  min_local_bsz: 8,
+  max_local_bsz: 256,
+  accumulation: true,
+};
+const model = (over: Partial<TypeModel> = {}): TypeModel => ({
+  spec: SPEC,
+  source: 'measured',
+  how: '',
+  perf: PERF,
+  measured_shapes: ['1:1'],
+  ...over,
+});
 
 function row(gpu_type: string, gpus: number, time_s: number, cost: number | null): PlanRow {
   return {
-    gpu_type, gpus, nodes: 1, source: 'measured', samples_per_s: 1, efficiency: 1, local_bsz: 8, accum_steps: 0, batch_size: 8,
-    memory_per_gpu_bytes: null, fits: true, network_share: 0, time_s, gpu_hours: (time_s * gpus) / 3600, cost, advice: [],
+    gpu_type,
+    gpus,
+    nodes: 1,
+    source: 'measured',
+    samples_per_s: 1,
+    efficiency: 1,
+    local_bsz: 8,
+    accum_steps: 0,
+    batch_size: 8,
+    memory_per_gpu_bytes: null,
+    fits: true,
+    network_share: 0,
+    time_s,
+    gpu_hours: (time_s * gpus) / 3600,
+    cost,
+    advice: [],
   };
 }
 
@@ -35,7 +78,14 @@ describe('planner arithmetic', () => {
 
   it('labels unmeasured shapes of a measured type estimated, and packs GPUs on nodes of the type', () => {
     const rows = planType(model(), { sqr: 1, var: 10 }, LIMITS, { gpus: [1, 4, 8], target_samples: 1e5 });
-    assert.deepEqual(rows.map((r) => [r.gpus, r.nodes, r.source]), [[1, 1, 'measured'], [4, 1, 'estimated'], [8, 2, 'estimated']]);
+    assert.deepEqual(
+      rows.map((r) => [r.gpus, r.nodes, r.source]),
+      [
+        [1, 1, 'measured'],
+        [4, 1, 'estimated'],
+        [8, 2, 'estimated'],
+      ],
+    );
     assert.equal(nodesFor(9, 4), 3);
     assert.ok(rows.every((r) => r.efficiency > 0 && r.efficiency <= 1));
   });
@@ -48,7 +98,13 @@ describe('planner arithmetic', () => {
   });
 
   it('fastest within the budget and cheapest within the deadline', () => {
-    const rows = [row('A', 1, 1000, 10), row('A', 4, 300, 12), row('A', 8, 200, 30), row('B', 1, 500, 5), row('B', 2, 260, null)];
+    const rows = [
+      row('A', 1, 1000, 10),
+      row('A', 4, 300, 12),
+      row('A', 8, 200, 30),
+      row('B', 1, 500, 5),
+      row('B', 2, 260, null),
+    ];
     const budget = planAnswers(rows, { gpus: [], target_samples: 1, budget: 20 });
     assert.equal(budget.fastest_within_budget?.gpu_type, 'A');
     assert.equal(budget.fastest_within_budget?.gpus, 4, 'the 8-GPU plan is over budget and B x2 has no price');
@@ -80,7 +136,10 @@ describe('planner arithmetic', () => {
     assert.equal(est.source, 'estimated');
     assert.equal(est.perf.alpha_c, PERF.alpha_c);
     assert.ok(Math.abs(est.perf.beta_c - PERF.beta_c / 4) < 1e-15);
-    assert.deepEqual({ alpha_r: est.perf.alpha_r, alpha_n: est.perf.alpha_n }, { alpha_r: ringSyncTerms(fast, 1e6).alpha_r, alpha_n: 8e6 / (100e9 / 8) });
+    assert.deepEqual(
+      { alpha_r: est.perf.alpha_r, alpha_n: est.perf.alpha_n },
+      { alpha_r: ringSyncTerms(fast, 1e6).alpha_r, alpha_n: 8e6 / (100e9 / 8) },
+    );
     assert.equal(specFor([SPEC], 'NVIDIA x1-SXM')?.name, 'X');
     assert.equal(specFor([SPEC], 'Z'), undefined);
   });

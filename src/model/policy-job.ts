@@ -64,7 +64,11 @@ export function buildPolicyJob(facts: PolicyJobFacts): PolicyJob {
   const model = facts.model;
   if (typeof model === 'function') {
     let cached: GoodputModel | undefined | null = null;
-    Object.defineProperty(pj, 'model', { enumerable: true, configurable: true, get: () => (cached === null ? (cached = model()) : cached) });
+    Object.defineProperty(pj, 'model', {
+      enumerable: true,
+      configurable: true,
+      get: () => (cached === null ? (cached = model()) : cached),
+    });
   } else if (model) pj.model = model;
   if (facts.remaining_samples !== undefined) pj.remaining_samples = facts.remaining_samples;
   if (facts.remaining_steps !== undefined) pj.remaining_steps = facts.remaining_steps;

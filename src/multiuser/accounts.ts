@@ -29,15 +29,26 @@ export function lookupAccount(name: string): RunAs | undefined {
 export async function ownerAccount(store: Store, owner: string): Promise<RunAs> {
   const name = await store.getUnixUser(owner);
   if (name === undefined) {
-    throw new GoodputError('E_SPEC', `user ${owner} has no Unix account, and this server runs jobs as their owner (--run-as-owner); an admin sets one with 'goodput token create --user ${owner} --unix-user ACCOUNT'`);
+    throw new GoodputError(
+      'E_SPEC',
+      `user ${owner} has no Unix account, and this server runs jobs as their owner (--run-as-owner); an admin sets one with 'goodput token create --user ${owner} --unix-user ACCOUNT'`,
+    );
   }
   const account = lookupAccount(name);
-  if (!account) throw new GoodputError('E_SPEC', `user ${owner}: Unix account '${name}' does not exist on this machine`);
-  if (account.uid === 0) throw new GoodputError('E_SPEC', `user ${owner}: jobs never run as root (Unix account '${name}' has uid 0)`);
+  if (!account)
+    throw new GoodputError('E_SPEC', `user ${owner}: Unix account '${name}' does not exist on this machine`);
+  if (account.uid === 0)
+    throw new GoodputError('E_SPEC', `user ${owner}: jobs never run as root (Unix account '${name}' has uid 0)`);
   return account;
 }
 
 /** Whether `account` may enter `dir` (checked by a process running as that account). */
 export function canEnter(account: RunAs, dir: string): boolean {
-  return spawnSync('/bin/sh', ['-c', 'cd -- "$1"', 'goodput-check', dir], { uid: account.uid, gid: account.gid, stdio: 'ignore' }).status === 0;
+  return (
+    spawnSync('/bin/sh', ['-c', 'cd -- "$1"', 'goodput-check', dir], {
+      uid: account.uid,
+      gid: account.gid,
+      stdio: 'ignore',
+    }).status === 0
+  );
 }

@@ -26,7 +26,15 @@ const limits: GoodputModel['limits'] = {
 
 /** A fitted-looking model (cifar10-like) so goodput-based policies exercise their models. */
 const model: GoodputModel = {
-  perf: { alpha_c: 0.0032, beta_c: 0.00078, alpha_n: 0.0265, beta_n: 0.0028, alpha_r: 0.0114, beta_r: 0.0004, gamma: 1.16 },
+  perf: {
+    alpha_c: 0.0032,
+    beta_c: 0.00078,
+    alpha_n: 0.0265,
+    beta_n: 0.0028,
+    alpha_r: 0.0114,
+    beta_r: 0.0004,
+    gamma: 1.16,
+  },
   grad: { sqr: 0.57, var: 1.45 },
   limits,
 };

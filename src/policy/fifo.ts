@@ -37,11 +37,16 @@ export class FifoPolicy implements Policy {
         allocations[job.id] = placed;
         continue;
       }
-      if (gang > clusterGpus) rejections[job.id] = { code: 'TOO_LARGE', message: `needs ${gang} GPUs at once; the cluster has ${clusterGpus}` };
+      if (gang > clusterGpus)
+        rejections[job.id] = {
+          code: 'TOO_LARGE',
+          message: `needs ${gang} GPUs at once; the cluster has ${clusterGpus}`,
+        };
       else {
-        rejections[job.id] = blocked === undefined
-          ? { code: 'QUEUED', message: `head of the queue, waiting for ${gang} free GPUs` }
-          : { code: 'QUEUED', message: `waiting behind ${blocked} (first in, first out)` };
+        rejections[job.id] =
+          blocked === undefined
+            ? { code: 'QUEUED', message: `head of the queue, waiting for ${gang} free GPUs` }
+            : { code: 'QUEUED', message: `waiting behind ${blocked} (first in, first out)` };
         blocked ??= job.id;
       }
     }

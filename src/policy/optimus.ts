@@ -53,9 +53,13 @@ export class OptimusPolicy implements Policy {
       if (need > free || need > job.max_replicas) {
         replicas.set(job.id, 0);
         gain.set(job.id, 0);
-        rejections[job.id] = need > job.max_replicas
-          ? { code: 'BAD_LIMITS', message: `min_replicas ${job.min_replicas} exceeds max_replicas ${job.max_replicas}` }
-          : { code: 'NO_GPUS', message: `needs ${need} GPU(s); all GPUs went to jobs ahead of it` };
+        rejections[job.id] =
+          need > job.max_replicas
+            ? {
+                code: 'BAD_LIMITS',
+                message: `min_replicas ${job.min_replicas} exceeds max_replicas ${job.max_replicas}`,
+              }
+            : { code: 'NO_GPUS', message: `needs ${need} GPU(s); all GPUs went to jobs ahead of it` };
         continue;
       }
       replicas.set(job.id, need);
@@ -91,7 +95,10 @@ export class OptimusPolicy implements Policy {
       }
     }
     const freeByNode = freeGpus(snapshot, kept);
-    const toPlace = snapshot.jobs.filter((j) => !pinned.has(j.id)).filter((j) => replicas.get(j.id)! > 0 && !allocations[j.id]).sort((a, b) => replicas.get(a.id)! - replicas.get(b.id)!);
+    const toPlace = snapshot.jobs
+      .filter((j) => !pinned.has(j.id))
+      .filter((j) => replicas.get(j.id)! > 0 && !allocations[j.id])
+      .sort((a, b) => replicas.get(a.id)! - replicas.get(b.id)!);
     for (const job of toPlace) {
       const placed = allocateGreedy(freeByNode, replicas.get(job.id)!);
       if (placed) allocations[job.id] = placed;
@@ -105,6 +112,7 @@ export class OptimusPolicy implements Policy {
 export const optimusPolicy: PolicyFactory = {
   name: 'optimus',
   job_mode: 'fixed-oracle',
-  description: 'Optimus (+oracle): greedy GPU-by-GPU allocation by marginal reduction of remaining time, fixed batch size',
+  description:
+    'Optimus (+oracle): greedy GPU-by-GPU allocation by marginal reduction of remaining time, fixed batch size',
   create: (_options: PolicyOptions) => new OptimusPolicy(),
 };

@@ -17,7 +17,12 @@ function rejection(fn: () => unknown): GoodputError {
 
 describe('parsePolicyParams', () => {
   it('parses numbers, infinity and booleans by the type of each default', () => {
-    const params = parsePolicyParams(goodputPolicy, ['rank_exponent=3', 'max_horizon_s=inf', 'whole_nodes=false', 'explore_factor= 2.5']);
+    const params = parsePolicyParams(goodputPolicy, [
+      'rank_exponent=3',
+      'max_horizon_s=inf',
+      'whole_nodes=false',
+      'explore_factor= 2.5',
+    ]);
     assert.deepEqual(params, { rank_exponent: 3, max_horizon_s: Infinity, whole_nodes: false, explore_factor: 2.5 });
     assert.deepEqual(parsePolicyParams(goodputPolicy, []), {});
   });
@@ -36,26 +41,64 @@ describe('parsePolicyParams', () => {
   });
 
   it('rejects bad values with the expected form', () => {
-    assert.match(rejection(() => parsePolicyParams(goodputPolicy, ['rank_exponent'])).message, /expected rank_exponent=VALUE \(default 3\)/);
-    assert.match(rejection(() => parsePolicyParams(goodputPolicy, ['rank_exponent='])).message, /expected rank_exponent=VALUE/);
-    assert.match(rejection(() => parsePolicyParams(goodputPolicy, ['rank_exponent=-1'])).message, /non-negative number/);
-    assert.match(rejection(() => parsePolicyParams(goodputPolicy, ['rank_exponent=abc'])).message, /non-negative number/);
+    assert.match(
+      rejection(() => parsePolicyParams(goodputPolicy, ['rank_exponent'])).message,
+      /expected rank_exponent=VALUE \(default 3\)/,
+    );
+    assert.match(
+      rejection(() => parsePolicyParams(goodputPolicy, ['rank_exponent='])).message,
+      /expected rank_exponent=VALUE/,
+    );
+    assert.match(
+      rejection(() => parsePolicyParams(goodputPolicy, ['rank_exponent=-1'])).message,
+      /non-negative number/,
+    );
+    assert.match(
+      rejection(() => parsePolicyParams(goodputPolicy, ['rank_exponent=abc'])).message,
+      /non-negative number/,
+    );
     assert.match(rejection(() => parsePolicyParams(goodputPolicy, ['whole_nodes=yes'])).message, /true or false/);
     // Knobs with their own bounds: a job must be able to start, and to keep what it has run at.
-    assert.match(rejection(() => parsePolicyParams(goodputPolicy, ['initial_replicas=0'])).message, /initial_replicas must be an integer >= 1 \(default 1\)/);
-    assert.match(rejection(() => parsePolicyParams(goodputPolicy, ['initial_replicas=1.5'])).message, /must be an integer >= 1/);
-    assert.match(rejection(() => parsePolicyParams(goodputPolicy, ['initial_replicas=inf'])).message, /must be an integer >= 1/);
-    assert.match(rejection(() => parsePolicyParams(goodputPolicy, ['explore_factor=0.5'])).message, /explore_factor must be a number >= 1 \(default 4\)/);
-    assert.deepEqual(parsePolicyParams(goodputPolicy, ['initial_replicas=4', 'explore_factor=1']), { initial_replicas: 4, explore_factor: 1 });
+    assert.match(
+      rejection(() => parsePolicyParams(goodputPolicy, ['initial_replicas=0'])).message,
+      /initial_replicas must be an integer >= 1 \(default 1\)/,
+    );
+    assert.match(
+      rejection(() => parsePolicyParams(goodputPolicy, ['initial_replicas=1.5'])).message,
+      /must be an integer >= 1/,
+    );
+    assert.match(
+      rejection(() => parsePolicyParams(goodputPolicy, ['initial_replicas=inf'])).message,
+      /must be an integer >= 1/,
+    );
+    assert.match(
+      rejection(() => parsePolicyParams(goodputPolicy, ['explore_factor=0.5'])).message,
+      /explore_factor must be a number >= 1 \(default 4\)/,
+    );
+    assert.deepEqual(parsePolicyParams(goodputPolicy, ['initial_replicas=4', 'explore_factor=1']), {
+      initial_replicas: 4,
+      explore_factor: 1,
+    });
     // A share: both ends included, nothing beyond.
-    assert.match(rejection(() => parsePolicyParams(goodputPolicy, ['unmeasured_gain_share=1.5'])).message, /unmeasured_gain_share must be a number from 0 to 1 \(default 0.75\)/);
-    assert.match(rejection(() => parsePolicyParams(goodputPolicy, ['unmeasured_gain_share=inf'])).message, /from 0 to 1/);
-    assert.deepEqual(parsePolicyParams(goodputPolicy, ['unmeasured_gain_share=0', 'unmeasured_gain_share=1']), { unmeasured_gain_share: 1 });
+    assert.match(
+      rejection(() => parsePolicyParams(goodputPolicy, ['unmeasured_gain_share=1.5'])).message,
+      /unmeasured_gain_share must be a number from 0 to 1 \(default 0.75\)/,
+    );
+    assert.match(
+      rejection(() => parsePolicyParams(goodputPolicy, ['unmeasured_gain_share=inf'])).message,
+      /from 0 to 1/,
+    );
+    assert.deepEqual(parsePolicyParams(goodputPolicy, ['unmeasured_gain_share=0', 'unmeasured_gain_share=1']), {
+      unmeasured_gain_share: 1,
+    });
   });
 
   it('a policy without knobs accepts none, and says so', () => {
     assert.deepEqual(parsePolicyParams(fifoPolicy, []), {});
-    assert.match(rejection(() => parsePolicyParams(fifoPolicy, ['a=1'], '--goodput-param')).message, /^--goodput-param a=1: policy 'fifo' has no tunable parameters/);
+    assert.match(
+      rejection(() => parsePolicyParams(fifoPolicy, ['a=1'], '--goodput-param')).message,
+      /^--goodput-param a=1: policy 'fifo' has no tunable parameters/,
+    );
   });
 
   it('every goodput knob default round-trips', () => {

@@ -8,7 +8,11 @@ import type { PolicyFactory, PolicyParamValue } from './policy.js';
  * default is a boolean takes `true` or `false`. Throws E_BAD_POLICY_PARAM (exit 2) naming the
  * assignment and the valid knobs; never returns a knob the factory does not list.
  */
-export function parsePolicyParams(factory: PolicyFactory, assignments: readonly string[], flag = '--policy-param'): Record<string, PolicyParamValue> {
+export function parsePolicyParams(
+  factory: PolicyFactory,
+  assignments: readonly string[],
+  flag = '--policy-param',
+): Record<string, PolicyParamValue> {
   const knobs = factory.params ?? {};
   const names = Object.keys(knobs);
   const fail = (message: string): GoodputError => new GoodputError('E_BAD_POLICY_PARAM', message, 2);
@@ -19,8 +23,12 @@ export function parsePolicyParams(factory: PolicyFactory, assignments: readonly 
     const text = eq < 0 ? '' : assignment.slice(eq + 1).trim();
     if (names.length === 0) throw fail(`${flag} ${assignment}: policy '${factory.name}' has no tunable parameters.`);
     const fallback = Object.hasOwn(knobs, name) ? knobs[name] : undefined;
-    if (fallback === undefined) throw fail(`${flag} ${assignment}: '${name}' is not a parameter of policy '${factory.name}'; valid: ${names.join(', ')}.`);
-    if (eq < 0 || text === '') throw fail(`${flag} ${assignment}: expected ${name}=VALUE (default ${String(fallback)}).`);
+    if (fallback === undefined)
+      throw fail(
+        `${flag} ${assignment}: '${name}' is not a parameter of policy '${factory.name}'; valid: ${names.join(', ')}.`,
+      );
+    if (eq < 0 || text === '')
+      throw fail(`${flag} ${assignment}: expected ${name}=VALUE (default ${String(fallback)}).`);
     if (typeof fallback === 'boolean') {
       if (text !== 'true' && text !== 'false') throw fail(`${flag} ${assignment}: ${name} must be true or false.`);
       params[name] = text === 'true';
@@ -28,8 +36,18 @@ export function parsePolicyParams(factory: PolicyFactory, assignments: readonly 
       const value = /^[+]?inf(inity)?$/i.test(text) ? Infinity : Number(text);
       const bound = factory.param_bounds?.[name] ?? { min: 0 };
       const max = bound.max ?? Infinity;
-      if (Number.isNaN(value) || value < bound.min || value > max || (bound.integer === true && !Number.isInteger(value))) {
-        const kind = bound.integer === true ? 'an integer' : bound.min === 0 && max === Infinity ? 'a non-negative number' : 'a number';
+      if (
+        Number.isNaN(value) ||
+        value < bound.min ||
+        value > max ||
+        (bound.integer === true && !Number.isInteger(value))
+      ) {
+        const kind =
+          bound.integer === true
+            ? 'an integer'
+            : bound.min === 0 && max === Infinity
+              ? 'a non-negative number'
+              : 'a number';
         const range = max < Infinity ? ` from ${bound.min} to ${max}` : bound.min > 0 ? ` >= ${bound.min}` : '';
         throw fail(`${flag} ${assignment}: ${name} must be ${kind}${range} (default ${String(fallback)}).`);
       }

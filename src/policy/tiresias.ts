@@ -88,7 +88,10 @@ export class TiresiasPolicy implements Policy {
           rejections[id] =
             gang > clusterGpus
               ? { code: 'TOO_LARGE', message: `needs ${gang} GPUs at once; the cluster has ${clusterGpus}` }
-              : { code: 'QUEUED', message: `waiting for ${gang} free GPUs (Tiresias queue ${q}, position ${position + 1})` };
+              : {
+                  code: 'QUEUED',
+                  message: `waiting for ${gang} free GPUs (Tiresias queue ${q}, position ${position + 1})`,
+                };
         }
       }),
     );
@@ -100,7 +103,10 @@ export class TiresiasPolicy implements Policy {
         if (placed) allocations[id] = placed;
         else {
           this.status.set(id, 'PENDING');
-          rejections[id] = { code: 'NO_ROOM', message: 'its gang fits the free GPU count but not the nodes (some nodes are over-committed)' };
+          rejections[id] = {
+            code: 'NO_ROOM',
+            message: 'its gang fits the free GPU count but not the nodes (some nodes are over-committed)',
+          };
         }
       }
     }
@@ -112,6 +118,7 @@ export class TiresiasPolicy implements Policy {
 export const tiresiasPolicy: PolicyFactory = {
   name: 'tiresias',
   job_mode: 'gang',
-  description: 'Tiresias: two-queue least-attained-service, all-or-nothing gangs of the requested size (16 GPU-h threshold)',
+  description:
+    'Tiresias: two-queue least-attained-service, all-or-nothing gangs of the requested size (16 GPU-h threshold)',
   create: (_options: PolicyOptions) => new TiresiasPolicy(),
 };

@@ -19,18 +19,27 @@ export interface DecisionScope {
  * type (the slowest device would pace every step), and no node gets more replicas than it has
  * GPUs. Reports the first violation found, in allocation order. Pure.
  */
-export function validateDecision(scope: DecisionScope, allocations: Readonly<Record<string, Allocation>>): DecisionCheck {
+export function validateDecision(
+  scope: DecisionScope,
+  allocations: Readonly<Record<string, Allocation>>,
+): DecisionCheck {
   const ids = new Set(scope.jobs.map((j) => j.id));
   const used = new Array<number>(scope.nodes.length).fill(0);
   for (const [id, alloc] of Object.entries(allocations)) {
-    if (alloc.length > 0 && !ids.has(id)) return { ok: false, reason: `job ${id} is not in the snapshot but got an allocation` };
+    if (alloc.length > 0 && !ids.has(id))
+      return { ok: false, reason: `job ${id} is not in the snapshot but got an allocation` };
     for (const node of alloc) {
-      if (!Number.isInteger(node) || node < 0 || node >= scope.nodes.length) return { ok: false, reason: `job ${id} allocated to unknown node ${node}` };
+      if (!Number.isInteger(node) || node < 0 || node >= scope.nodes.length)
+        return { ok: false, reason: `job ${id} allocated to unknown node ${node}` };
       used[node]! += 1;
     }
     if (alloc.length > 1) {
       const type = gpuTypeOf(scope.nodes[alloc[0]!]!);
-      if (alloc.some((n) => gpuTypeOf(scope.nodes[n]!) !== type)) return { ok: false, reason: `job ${id} spans GPU types (${[...new Set(alloc.map((n) => gpuTypeOf(scope.nodes[n]!)))].join(', ')})` };
+      if (alloc.some((n) => gpuTypeOf(scope.nodes[n]!) !== type))
+        return {
+          ok: false,
+          reason: `job ${id} spans GPU types (${[...new Set(alloc.map((n) => gpuTypeOf(scope.nodes[n]!)))].join(', ')})`,
+        };
     }
   }
   for (let i = 0; i < used.length; i++) {

@@ -41,12 +41,35 @@ function fill(dir: string): string {
 
 async function startUp(data_dir: string) {
   const log = openSync(join(logDir, `up-${Date.now()}.log`), 'a');
-  const child = spawn(process.execPath, [CLI, 'up', '--data-dir', data_dir, '--port', '0', '--cpu-slots', '2', '--interval-s', '1', '--grace-s', '2', '--policy', 'fifo'], { detached: true, stdio: ['ignore', log, log] });
+  const child = spawn(
+    process.execPath,
+    [
+      CLI,
+      'up',
+      '--data-dir',
+      data_dir,
+      '--port',
+      '0',
+      '--cpu-slots',
+      '2',
+      '--interval-s',
+      '1',
+      '--grace-s',
+      '2',
+      '--policy',
+      'fifo',
+    ],
+    { detached: true, stdio: ['ignore', log, log] },
+  );
   const info = await waitFor('the server to start', 30_000, async () => {
     const s = JSON.parse(readFileSync(join(data_dir, 'server.json'), 'utf8')) as { url: string; pid: number };
     return s.pid === child.pid ? s : undefined;
   });
-  return { pid: child.pid!, client: new GoodputClient(info.url, readFileSync(join(data_dir, 'admin-token'), 'utf8').trim()), url: info.url };
+  return {
+    pid: child.pid!,
+    client: new GoodputClient(info.url, readFileSync(join(data_dir, 'admin-token'), 'utf8').trim()),
+    url: info.url,
+  };
 }
 
 describe('full disk under the data directory', { skip: root ? false : 'needs root to mount a tmpfs' }, () => {
@@ -79,10 +102,13 @@ describe('full disk under the data directory', { skip: root ? false : 'needs roo
       const answered: { name: string; created: boolean }[] = [];
       for (let i = 0; i < 4; i++) {
         const name = `while-full-${i}`;
-        const created = await c.submit({ name, command: ['sh', '-c', 'echo started; sleep 1'], workdir: '/tmp' }).then(() => true, (e: Error) => {
-          assert.doesNotMatch(e.message, /internal/i);
-          return false;
-        });
+        const created = await c.submit({ name, command: ['sh', '-c', 'echo started; sleep 1'], workdir: '/tmp' }).then(
+          () => true,
+          (e: Error) => {
+            assert.doesNotMatch(e.message, /internal/i);
+            return false;
+          },
+        );
         answered.push({ name, created });
       }
       // The early job's replica exits while the disk is full; launches meanwhile wait, not fail.
@@ -94,7 +120,8 @@ describe('full disk under the data directory', { skip: root ? false : 'needs roo
         return jobs.every((j) => j.state === 'succeeded') ? jobs : undefined;
       });
       const names = new Set((await c.listJobs()).map((j) => j.name));
-      for (const a of answered) assert.equal(names.has(a.name), a.created, `${a.name}: answered ${a.created ? 'created' : 'failed'}`);
+      for (const a of answered)
+        assert.equal(names.has(a.name), a.created, `${a.name}: answered ${a.created ? 'created' : 'failed'}`);
       assert.equal((await fetch(`${server.url}/v1/health`)).status, 200);
       await waitFor('the reserve to be taken back', 10_000, async () => existsSync(join(data_dir, 'reserve')));
     } finally {

@@ -19,7 +19,15 @@ describe('secure by default: who can reach a single-user server', () => {
 
   it('with --single-user-network: warns and logs the address it really listens on', async () => {
     const dir = tempDataDir();
-    const server = await startServerProcess(dir, ['--host', '0.0.0.0', '--single-user-network', '--cpu-slots', '1', '--dashboard-port', 'off']);
+    const server = await startServerProcess(dir, [
+      '--host',
+      '0.0.0.0',
+      '--single-user-network',
+      '--cpu-slots',
+      '1',
+      '--dashboard-port',
+      'off',
+    ]);
     try {
       const port = new URL(server.url).port;
       const log = readFileSync(join(dir, 'up.log'), 'utf8');

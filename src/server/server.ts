@@ -32,7 +32,10 @@ import type { UserJobLimits } from '../store/store.js';
 import { createApp } from '../api/app.js';
 
 /** Retention unless told otherwise: logs capped at 100 MiB per replica, checkpoints kept 7 days after the job ended. */
-export const DEFAULT_RETENTION: RetentionOptions = { log_limit_bytes: 100 << 20, checkpoint_retention_ms: 7 * 86_400_000 };
+export const DEFAULT_RETENTION: RetentionOptions = {
+  log_limit_bytes: 100 << 20,
+  checkpoint_retention_ms: 7 * 86_400_000,
+};
 
 /** How often retention runs. */
 const RETENTION_EVERY_MS = 30_000;
@@ -117,7 +120,8 @@ function privateFile(path: string, make: () => string): string {
  */
 export function choosePolicy(name: string, param_assignments: readonly string[] = []): Policy {
   const factory = findPolicy(name);
-  if (!factory) throw new GoodputError('E_USAGE', `unknown policy '${name}'; registered: ${policyNames().join(', ')}`, 2);
+  if (!factory)
+    throw new GoodputError('E_USAGE', `unknown policy '${name}'; registered: ${policyNames().join(', ')}`, 2);
   return factory.create({ seed: 0, params: parsePolicyParams(factory, param_assignments) });
 }
 
@@ -128,11 +132,18 @@ export function choosePolicy(name: string, param_assignments: readonly string[] 
 function checkUserMode(multi_user: boolean, log: (line: string) => void): void {
   const uid = process.getuid?.();
   if (multi_user) {
-    if (uid !== 0) throw new GoodputError('E_USAGE', '--run-as-owner needs the server to run as root (it starts each job as its owner\'s Unix account)', 2);
+    if (uid !== 0)
+      throw new GoodputError(
+        'E_USAGE',
+        "--run-as-owner needs the server to run as root (it starts each job as its owner's Unix account)",
+        2,
+      );
     if (!setprivPath()) throw new GoodputError('E_USAGE', '--run-as-owner needs setpriv (util-linux)', 2);
-    log('multi-user mode: each job runs as its owner\'s Unix account; the data directory\'s secrets are closed to jobs');
+    log("multi-user mode: each job runs as its owner's Unix account; the data directory's secrets are closed to jobs");
   } else {
-    log(`single-user mode: every job runs as the server's own Unix account (uid ${uid ?? '?'}) and can read the data directory, tokens included; use --run-as-owner (as root) to separate users`);
+    log(
+      `single-user mode: every job runs as the server's own Unix account (uid ${uid ?? '?'}) and can read the data directory, tokens included; use --run-as-owner (as root) to separate users`,
+    );
   }
 }
 
@@ -149,9 +160,15 @@ export function isLoopback(host: string): boolean {
 function checkExposure(o: ServerOptions): void {
   if (isLoopback(o.host) || o.run_as_owner === true) return;
   if (o.single_user_network !== true) {
-    throw new GoodputError('E_USAGE', `--host ${o.host} makes the API reachable from other machines, but in single-user mode every job runs as the server's own account and can read the admin token and secret in ${o.data_dir}; start with --run-as-owner (as root: jobs run as their owners' accounts and cannot read them), or pass --single-user-network to accept that any job can act as admin`, 2);
+    throw new GoodputError(
+      'E_USAGE',
+      `--host ${o.host} makes the API reachable from other machines, but in single-user mode every job runs as the server's own account and can read the admin token and secret in ${o.data_dir}; start with --run-as-owner (as root: jobs run as their owners' accounts and cannot read them), or pass --single-user-network to accept that any job can act as admin`,
+      2,
+    );
   }
-  o.log(`warning: single-user mode on --host ${o.host}: the API is reachable from other machines and every job can read the admin token and secret in ${o.data_dir} (--single-user-network)`);
+  o.log(
+    `warning: single-user mode on --host ${o.host}: the API is reachable from other machines and every job can read the admin token and secret in ${o.data_dir} (--single-user-network)`,
+  );
 }
 
 /** Keeps exactly one admin token valid: the one in `admin-token` (deleting the file rotates it). */
@@ -171,7 +188,11 @@ async function countLiveReplicas(store: SqliteStore): Promise<number> {
  */
 export function refuseIfRunning(data_dir: string): void {
   const pid = serverLockHolder(dataFiles(data_dir).lock);
-  if (pid !== undefined) throw new GoodputError('E_RUNNING', `a goodput server (pid ${pid}) already uses ${data_dir}; stop it first or pass another --data-dir`);
+  if (pid !== undefined)
+    throw new GoodputError(
+      'E_RUNNING',
+      `a goodput server (pid ${pid}) already uses ${data_dir}; stop it first or pass another --data-dir`,
+    );
 }
 
 /**
@@ -182,7 +203,8 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   try {
     return await start(o);
   } catch (error) {
-    if (isDiskFull(error) && !(error instanceof GoodputError && error.code === 'E_DISK_FULL')) throw diskFullError(o.data_dir, error);
+    if (isDiskFull(error) && !(error instanceof GoodputError && error.code === 'E_DISK_FULL'))
+      throw diskFullError(o.data_dir, error);
     throw error;
   }
 }
@@ -212,7 +234,15 @@ async function start(o: ServerOptions): Promise<RunningServer> {
     const backend = o.slurm ? await slurmBackend(o.slurm, o.data_dir, o.log) : new LocalBackend({ devices: o.devices });
     const apiUrl = { value: '' };
     controller = new Controller({
-      store, backend, policy, secret, data_dir: o.data_dir, api_url: '', interval_s: o.interval_s, grace_s: o.grace_s, log: o.log,
+      store,
+      backend,
+      policy,
+      secret,
+      data_dir: o.data_dir,
+      api_url: '',
+      interval_s: o.interval_s,
+      grace_s: o.grace_s,
+      log: o.log,
       ...(o.restart_backoff_s !== undefined ? { restart_backoff_s: o.restart_backoff_s } : {}),
       ...(o.hung_timeout_s !== undefined ? { hung_timeout_s: o.hung_timeout_s } : {}),
       ...(o.port_range ? { port_range: o.port_range } : {}),
@@ -220,44 +250,82 @@ async function start(o: ServerOptions): Promise<RunningServer> {
       ...(o.shared_profiles === true ? { shared_profiles: true } : {}),
       ...(o.user_limits ? { user_limits: o.user_limits } : {}),
     });
-    const app = createApp({ store, controller, secret, version: SERVER_VERSION, run_as_owner: multi_user, disk_full: () => diskFullNote(o.data_dir) });
+    const app = createApp({
+      store,
+      controller,
+      secret,
+      version: SERVER_VERSION,
+      run_as_owner: multi_user,
+      disk_full: () => diskFullNote(o.data_dir),
+    });
     // Replicas on other nodes (Slurm) reach a server listening everywhere by its host name.
     const reported = reportedHost(o.host, o.slurm !== undefined);
     const port = listenPort(o.port, reported, readReplicaUrl(files.replicaUrl), await countLiveReplicas(store));
     server = await new Promise<ServerType>((resolve, reject) => {
       const s = serve({ fetch: app.fetch, hostname: o.host, port }, () => resolve(s));
       s.once('error', (error: NodeJS.ErrnoException) =>
-        reject(new GoodputError('E_LISTEN', error.code === 'EADDRINUSE' ? `port ${port} on ${o.host} is in use; pass another --port` : error.message)));
+        reject(
+          new GoodputError(
+            'E_LISTEN',
+            error.code === 'EADDRINUSE' ? `port ${port} on ${o.host} is in use; pass another --port` : error.message,
+          ),
+        ),
+      );
     });
     const bound = server.address() as AddressInfo;
     apiUrl.value = `http://${reported}:${bound.port}`;
-    o.log(`listening on ${bound.address.includes(':') ? `[${bound.address}]` : bound.address}:${bound.port}${isLoopback(bound.address) ? ' (loopback only)' : bound.address === '0.0.0.0' || bound.address === '::' ? ' (every network interface)' : ''}; replicas report to ${apiUrl.value}`);
+    o.log(
+      `listening on ${bound.address.includes(':') ? `[${bound.address}]` : bound.address}:${bound.port}${isLoopback(bound.address) ? ' (loopback only)' : bound.address === '0.0.0.0' || bound.address === '::' ? ' (every network interface)' : ''}; replicas report to ${apiUrl.value}`,
+    );
     writeReplicaUrl(files.replicaUrl, apiUrl.value);
     controller.setApiUrl(apiUrl.value);
     await controller.start();
     // Atomic (write + rename): the CLI and tests poll this file while the server starts.
-    writeFileSync(files.server + '.tmp', JSON.stringify({ url: apiUrl.value, pid: process.pid, policy: policy.name }) + '\n', { mode: 0o600 });
+    writeFileSync(
+      files.server + '.tmp',
+      JSON.stringify({ url: apiUrl.value, pid: process.pid, policy: policy.name }) + '\n',
+      { mode: 0o600 },
+    );
     renameSync(files.server + '.tmp', files.server);
     const running = server;
     const ctl = controller;
     const retention = o.retention ?? DEFAULT_RETENTION;
-    const sweep = () => void sweepRetention(join(o.data_dir, 'jobs'), store, retention, Date.now()).then((d) => {
-      if (d.logs_trimmed + d.checkpoints_removed > 0) o.log(`retention: ${d.logs_trimmed} log(s) cut to their newest part, ${d.checkpoints_removed} ended job(s)' checkpoints removed`);
-    }, (error: unknown) => o.log(`retention: ${(error as Error).message}`));
+    const sweep = () =>
+      void sweepRetention(join(o.data_dir, 'jobs'), store, retention, Date.now()).then(
+        (d) => {
+          if (d.logs_trimmed + d.checkpoints_removed > 0)
+            o.log(
+              `retention: ${d.logs_trimmed} log(s) cut to their newest part, ${d.checkpoints_removed} ended job(s)' checkpoints removed`,
+            );
+        },
+        (error: unknown) => o.log(`retention: ${(error as Error).message}`),
+      );
     const retentionTimer = setInterval(sweep, RETENTION_EVERY_MS).unref();
     sweep();
     const job_retention_ms = o.job_retention_ms ?? Infinity;
-    const sweepJobs = () => void sweepEndedJobs(store, join(o.data_dir, 'jobs'), job_retention_ms, Date.now()).then((n) => {
-      if (n > 0) o.log(`job retention: removed ${n} job(s) that ended over ${job_retention_ms / 86_400_000} day(s) ago (their GPU time stays in the usage totals)`);
-    }, (error: unknown) => o.log(`job retention: ${(error as Error).message}`));
-    const jobRetentionTimer = Number.isFinite(job_retention_ms) ? setInterval(sweepJobs, RETENTION_EVERY_MS).unref() : undefined;
+    const sweepJobs = () =>
+      void sweepEndedJobs(store, join(o.data_dir, 'jobs'), job_retention_ms, Date.now()).then(
+        (n) => {
+          if (n > 0)
+            o.log(
+              `job retention: removed ${n} job(s) that ended over ${job_retention_ms / 86_400_000} day(s) ago (their GPU time stays in the usage totals)`,
+            );
+        },
+        (error: unknown) => o.log(`job retention: ${(error as Error).message}`),
+      );
+    const jobRetentionTimer = Number.isFinite(job_retention_ms)
+      ? setInterval(sweepJobs, RETENTION_EVERY_MS).unref()
+      : undefined;
     if (jobRetentionTimer) sweepJobs();
     // The recovery reserve (datadir/reserve.ts) is given up within a second of the disk filling.
     // Taking the reserve is news only after the disk was full: a new data directory takes it at once.
     let released = false;
     const guard = () => {
       const did = keepReserve(o.data_dir);
-      if (did === 'released') o.log(`${diskFullNote(o.data_dir) ?? 'the disk is full'}: released the ${RESERVE_BYTES >> 20} MiB reserve so that the store can record exits and state changes`);
+      if (did === 'released')
+        o.log(
+          `${diskFullNote(o.data_dir) ?? 'the disk is full'}: released the ${RESERVE_BYTES >> 20} MiB reserve so that the store can record exits and state changes`,
+        );
       else if (did === 'taken' && released) o.log(`space has freed: took the ${RESERVE_BYTES >> 20} MiB reserve back`);
       if (did !== undefined) released = did === 'released';
     };

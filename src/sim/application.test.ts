@@ -13,7 +13,10 @@ function app(name: string): TraceApplication {
 }
 
 function close(actual: number, expected: number, digits = 6): void {
-  assert.ok(Math.abs(actual - expected) <= 0.6 * 10 ** -digits * Math.max(1, Math.abs(expected)), `${actual} != ${expected}`);
+  assert.ok(
+    Math.abs(actual - expected) <= 0.6 * 10 ** -digits * Math.max(1, Math.abs(expected)),
+    `${actual} != ${expected}`,
+  );
 }
 
 const rep = (g: number, n: number) => new Array<number>(n).fill(g);
@@ -30,7 +33,11 @@ describe('application traces (pollux-spec §2)', () => {
     };
     for (const [name, [b0, maxB, minL, maxL, epochs, target]] of Object.entries(expected)) {
       const a = app(name);
-      assert.deepEqual([a.init_batch_size, a.max_batch_size, a.min_local_bsz, a.max_local_bsz, a.max_epochs], [b0, maxB, minL, maxL, epochs], name);
+      assert.deepEqual(
+        [a.init_batch_size, a.max_batch_size, a.min_local_bsz, a.max_local_bsz, a.max_epochs],
+        [b0, maxB, minL, maxL, epochs],
+        name,
+      );
       assert.equal(a.target_progress, target, name);
     }
   });
@@ -61,7 +68,11 @@ describe('application traces (pollux-spec §2)', () => {
     assert.equal(canonicalPlacementId([2, 1, 1, 2]), 1122);
     assert.equal(canonicalPlacementId([1, 2, 1, 3]), 1213);
     assert.equal(canonicalPlacementId([3, 1, 2, 1]), 1213);
-    assert.equal(canonicalPlacementId([1, 3, 1, 2]), 1213, 'reflection-equivalent placements keep their own rotation class');
+    assert.equal(
+      canonicalPlacementId([1, 3, 1, 2]),
+      1213,
+      'reflection-equivalent placements keep their own rotation class',
+    );
   });
 
   it('reproduces gradient statistics and epoch boundaries of §2.4', () => {
@@ -99,17 +110,31 @@ describe('batch configuration (pollux-spec §1.6)', () => {
     for (const [name, target, placement, b, a, total] of cases) {
       const r = placement.reduce((s, x) => s + x, 0);
       const c = splitFixedBatch(app(name).limits, target, r);
-      assert.deepEqual([c.local_bsz, c.accum_steps, r * c.local_bsz * (c.accum_steps + 1)], [b, a, total], `${name} ${target} ${placement.join(',')}`);
+      assert.deepEqual(
+        [c.local_bsz, c.accum_steps, r * c.local_bsz * (c.accum_steps + 1)],
+        [b, a, total],
+        `${name} ${target} ${placement.join(',')}`,
+      );
       // The simulated job applies the same rule on reallocation.
-      const job = makeSimJob({ name: 'j', submit_s: 0, application: app(name), num_replicas: r, batch_size: target, line: 2 }, 'gang');
+      const job = makeSimJob(
+        { name: 'j', submit_s: 0, application: app(name), num_replicas: r, batch_size: target, line: 2 },
+        'gang',
+      );
       job.reallocate(placement);
       assert.deepEqual([job.local_bsz, job.accum_steps, job.batch_size], [b, a, total]);
     }
   });
 
   it('starts unfitted adaptive jobs at max(B0, min_local x r)', () => {
-    for (const [placement, b] of [[[1], 128], [[2], 64], [[4, 4], 32]] as const) {
-      const job = makeSimJob({ name: 'j', submit_s: 0, application: app('cifar10'), num_replicas: 1, batch_size: 128, line: 2 }, 'adaptive');
+    for (const [placement, b] of [
+      [[1], 128],
+      [[2], 64],
+      [[4, 4], 32],
+    ] as const) {
+      const job = makeSimJob(
+        { name: 'j', submit_s: 0, application: app('cifar10'), num_replicas: 1, batch_size: 128, line: 2 },
+        'adaptive',
+      );
       job.reallocate(placement);
       assert.deepEqual([job.local_bsz, job.accum_steps], [b, 0]);
     }

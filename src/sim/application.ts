@@ -59,7 +59,12 @@ export class TraceApplication {
     this.name = name;
     this.model_parameters = overrides.model_parameters;
     const placementsFile = join(dir, 'placements.csv');
-    const table = parseCsv(readFileSync(placementsFile, 'utf8'), placementsFile, ['placement', 'local_bsz', 'step_time', 'sync_time']);
+    const table = parseCsv(readFileSync(placementsFile, 'utf8'), placementsFile, [
+      'placement',
+      'local_bsz',
+      'step_time',
+      'sync_time',
+    ]);
     let minLocal = Infinity;
     let maxLocal = -Infinity;
     for (const row of table.rows) {
@@ -67,7 +72,8 @@ export class TraceApplication {
       const bsz = numberCell(table, row, 'local_bsz', { min: 1 });
       let rows = this.placements.get(id);
       if (!rows) this.placements.set(id, (rows = { bsz: [], step: [], sync: [] }));
-      if (rows.bsz.length > 0 && bsz <= rows.bsz[rows.bsz.length - 1]!) throw inputError(placementsFile, row.line, `local_bsz must increase within placement ${id}`);
+      if (rows.bsz.length > 0 && bsz <= rows.bsz[rows.bsz.length - 1]!)
+        throw inputError(placementsFile, row.line, `local_bsz must increase within placement ${id}`);
       rows.bsz.push(bsz);
       rows.step.push(numberCell(table, row, 'step_time'));
       rows.sync.push(numberCell(table, row, 'sync_time'));
@@ -184,10 +190,14 @@ export class TraceApplication {
         break;
       }
     }
-    if (lo < 0 || hi < 0) throw new Error(`${this.name}: batch size ${batch_size} outside the validated range [${sizes[0]}, ${sizes[sizes.length - 1]}]`);
+    if (lo < 0 || hi < 0)
+      throw new Error(
+        `${this.name}: batch size ${batch_size} outside the validated range [${sizes[0]}, ${sizes[sizes.length - 1]}]`,
+      );
     const lower = pick(this.validation[lo]!);
     const upper = pick(this.validation[hi]!);
-    if (lower === undefined || upper === undefined) throw new Error(`${this.name}: epoch out of range of the validation traces`);
+    if (lower === undefined || upper === undefined)
+      throw new Error(`${this.name}: epoch out of range of the validation traces`);
     if (lo === hi) return lower;
     const bl = sizes[lo]!;
     const bu = sizes[hi]!;
@@ -200,7 +210,9 @@ export class TraceApplication {
     if (!rows) throw new Error(`${this.name}: placement ${id} missing from placements.csv`);
     const xs = rows.bsz;
     if (local_bsz < xs[0]! || local_bsz > xs[xs.length - 1]!) {
-      throw new Error(`${this.name}: per-GPU batch ${local_bsz} outside the measured range [${xs[0]}, ${xs[xs.length - 1]}] of placement ${id}`);
+      throw new Error(
+        `${this.name}: per-GPU batch ${local_bsz} outside the measured range [${xs[0]}, ${xs[xs.length - 1]}] of placement ${id}`,
+      );
     }
     // scipy interp1d (linear): hi = first index with x >= b, clipped to [1, len-1].
     let hi = 1;
@@ -209,7 +221,10 @@ export class TraceApplication {
     const lo = hi - 1;
     const dx = xs[hi]! - xs[lo]!;
     const t = local_bsz - xs[lo]!;
-    return [((rows.step[hi]! - rows.step[lo]!) / dx) * t + rows.step[lo]!, ((rows.sync[hi]! - rows.sync[lo]!) / dx) * t + rows.sync[lo]!];
+    return [
+      ((rows.step[hi]! - rows.step[lo]!) / dx) * t + rows.step[lo]!,
+      ((rows.sync[hi]! - rows.sync[lo]!) / dx) * t + rows.sync[lo]!,
+    ];
   }
 
   private lookupNd(nodes: number, replicas: number, local_bsz: number): StepSync {
@@ -220,11 +235,16 @@ export class TraceApplication {
     // clamp into the measured domain. An approximation, used only by non-artifact settings.
     if (table) {
       const r = Math.max(nodes, Math.min(replicas, 4 * nodes, 64));
-      const b = Math.max(this.min_local_bsz, Math.min(Math.round(local_bsz), this.max_local_bsz, Math.floor(this.max_batch_size / r)));
+      const b = Math.max(
+        this.min_local_bsz,
+        Math.min(Math.round(local_bsz), this.max_local_bsz, Math.floor(this.max_batch_size / r)),
+      );
       const near = table.get(ndKey(nodes, r, b));
       if (near) return near;
     }
-    const widest = [...this.placements.keys()].reduce((a, b) => (String(b).length > String(a).length || (String(b).length === String(a).length && b > a) ? b : a));
+    const widest = [...this.placements.keys()].reduce((a, b) =>
+      String(b).length > String(a).length || (String(b).length === String(a).length && b > a) ? b : a,
+    );
     const rows = this.placements.get(widest)!;
     const b = Math.max(rows.bsz[0]!, Math.min(local_bsz, rows.bsz[rows.bsz.length - 1]!));
     return this.interpolatePlacement(widest, b);

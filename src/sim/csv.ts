@@ -44,7 +44,12 @@ export function parseCsv(text: string, file: string, required: readonly string[]
     if (!(error instanceof CsvError)) throw error;
     // A wrong file (binary, another format) is better named by its header than by its quotes.
     const firstLine = text.split(/\r?\n/).find((l) => l.trim() !== '') ?? '';
-    checkHeader(file, 1, firstLine.split(',').map((h) => h.trim()), required);
+    checkHeader(
+      file,
+      1,
+      firstLine.split(',').map((h) => h.trim()),
+      required,
+    );
     const line = typeof error.lines === 'number' ? error.lines : undefined;
     throw inputError(file, line, `not a valid CSV file: ${printable(error.message.replace(/ at line \d+/, ''))}`);
   }
@@ -55,7 +60,11 @@ export function parseCsv(text: string, file: string, required: readonly string[]
   const rows: CsvRow[] = [];
   for (const { record: cells, info } of dataRecords) {
     if (cells.length !== header.length) {
-      throw inputError(file, info.lines, `expected ${header.length} comma-separated values (${header.join(',')}), got ${cells.length}`);
+      throw inputError(
+        file,
+        info.lines,
+        `expected ${header.length} comma-separated values (${header.join(',')}), got ${cells.length}`,
+      );
     }
     rows.push({ line: info.lines, cells });
   }
@@ -75,13 +84,22 @@ export function parseCsv(text: string, file: string, required: readonly string[]
 function checkHeader(file: string, line: number, header: readonly string[], required: readonly string[]): void {
   for (const name of required) {
     if (!header.includes(name)) {
-      throw inputError(file, line, `missing column '${name}' (header is '${printable(header.join(','))}'; expected columns ${required.join(',')})`);
+      throw inputError(
+        file,
+        line,
+        `missing column '${name}' (header is '${printable(header.join(','))}'; expected columns ${required.join(',')})`,
+      );
     }
   }
 }
 
 /** Parses one numeric cell; garbage is an E_INPUT error naming file, line and column. */
-export function numberCell(table: CsvTable, row: CsvRow, column: string, opts: { integer?: boolean; min?: number } = {}): number {
+export function numberCell(
+  table: CsvTable,
+  row: CsvRow,
+  column: string,
+  opts: { integer?: boolean; min?: number } = {},
+): number {
   const text = row.cells[table.column(column)] ?? '';
   const value = Number(text);
   if (text === '' || !Number.isFinite(value)) {

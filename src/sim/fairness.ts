@@ -53,7 +53,9 @@ export class FairShareEstimator {
       return Array.from({ length: Math.max(1, max) }, (_, i) => i + 1);
     }
     const app = w.application;
-    const max = isNcf ? 1 : Math.max(1, Math.min(share, this.totalGpus, Math.floor(app.max_batch_size / app.min_local_bsz)));
+    const max = isNcf
+      ? 1
+      : Math.max(1, Math.min(share, this.totalGpus, Math.floor(app.max_batch_size / app.min_local_bsz)));
     const out: number[] = [];
     for (let r = 1; r < max; r *= 2) out.push(r);
     out.push(max);

@@ -3,7 +3,16 @@ import { describe, it } from 'node:test';
 import { advanceJob, type StepRules, type StepState } from './job-step.js';
 
 function state(): StepState {
-  return { current_s: 0, rescale_s: 0, progress: 0, epoch: 0, attained_gpu_s: 0, completion_s: null, local_bsz: 32, accum_steps: 0 };
+  return {
+    current_s: 0,
+    rescale_s: 0,
+    progress: 0,
+    epoch: 0,
+    attained_gpu_s: 0,
+    completion_s: null,
+    local_bsz: 32,
+    accum_steps: 0,
+  };
 }
 
 /** A job of 2 epochs of 100 iterations each at B0 = 64, 1 s steps, no gradient noise (gain = scale). */

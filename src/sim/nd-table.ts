@@ -23,8 +23,22 @@ export function ndInterpTable(): Map<string, Map<number, StepSync>> {
   if (cached) return cached;
   const file = packagePath('data', 'pollux', 'nd_interp_table.csv.gz');
   const text = gunzipSync(readFileSync(file)).toString('utf8');
-  const table = parseCsv(text, file, ['application', 'num_nodes', 'num_replicas', 'local_bsz', 'step_time', 'sync_time']);
-  const [app, n, r, b, step, sync] = ['application', 'num_nodes', 'num_replicas', 'local_bsz', 'step_time', 'sync_time'].map((c) => table.column(c)) as [number, number, number, number, number, number];
+  const table = parseCsv(text, file, [
+    'application',
+    'num_nodes',
+    'num_replicas',
+    'local_bsz',
+    'step_time',
+    'sync_time',
+  ]);
+  const [app, n, r, b, step, sync] = [
+    'application',
+    'num_nodes',
+    'num_replicas',
+    'local_bsz',
+    'step_time',
+    'sync_time',
+  ].map((c) => table.column(c)) as [number, number, number, number, number, number];
   const byApp = new Map<string, Map<number, StepSync>>();
   for (const row of table.rows) {
     const c = row.cells;

@@ -32,7 +32,11 @@ function spawn(task: SimTask): Worker {
  * available parallelism), and returns the reports in task order. The first failure rejects
  * (GoodputError with the worker's code and message) after the running workers are stopped.
  */
-export async function runParallel(tasks: readonly SimTask[], onProgress?: (p: TaskProgress) => void, concurrency = availableParallelism()): Promise<WorkloadReport[]> {
+export async function runParallel(
+  tasks: readonly SimTask[],
+  onProgress?: (p: TaskProgress) => void,
+  concurrency = availableParallelism(),
+): Promise<WorkloadReport[]> {
   const reports: WorkloadReport[] = new Array(tasks.length);
   const running = new Set<Worker>();
   let next = 0;
@@ -53,16 +57,37 @@ export async function runParallel(tasks: readonly SimTask[], onProgress?: (p: Ta
         resolve();
       };
       worker.on('message', (m: WorkerMessage) => {
-        if (m.type === 'progress') onProgress?.({ index, now_s: m.now_s, last_arrival_s: m.last_arrival_s, completed: m.completed, total: m.total, done: false });
+        if (m.type === 'progress')
+          onProgress?.({
+            index,
+            now_s: m.now_s,
+            last_arrival_s: m.last_arrival_s,
+            completed: m.completed,
+            total: m.total,
+            done: false,
+          });
         else if (m.type === 'done') {
           reports[index] = m.report;
-          onProgress?.({ index, now_s: 0, last_arrival_s: 0, completed: m.report.num_jobs, total: m.report.num_jobs, done: true });
+          onProgress?.({
+            index,
+            now_s: 0,
+            last_arrival_s: 0,
+            completed: m.report.num_jobs,
+            total: m.report.num_jobs,
+            done: true,
+          });
         } else {
-          fail(m.internal ? new GoodputError('E_INTERNAL', `simulation of ${tasks[index]!.file} failed: ${m.message}`, m.exitCode) : new GoodputError(m.code, m.message, m.exitCode));
+          fail(
+            m.internal
+              ? new GoodputError('E_INTERNAL', `simulation of ${tasks[index]!.file} failed: ${m.message}`, m.exitCode)
+              : new GoodputError(m.code, m.message, m.exitCode),
+          );
         }
       });
       worker.on('error', (error) => {
-        fail(new GoodputError('E_INTERNAL', `simulation worker for ${tasks[index]!.file} crashed: ${error.message}`, 70));
+        fail(
+          new GoodputError('E_INTERNAL', `simulation worker for ${tasks[index]!.file} crashed: ${error.message}`, 70),
+        );
         finish();
       });
       worker.on('exit', finish);

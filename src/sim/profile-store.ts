@@ -59,7 +59,11 @@ export class SimProfileStore {
    */
   networkParams(): NetworkParams | undefined {
     if (!this.network) return undefined;
-    return this.net.paramsFor(SIM_GPU_TYPE, () => [...this.entries.values()].map((e) => e.profile), String(this.multiNodeShapes));
+    return this.net.paramsFor(
+      SIM_GPU_TYPE,
+      () => [...this.entries.values()].map((e) => e.profile),
+      String(this.multiNodeShapes),
+    );
   }
 
   /** Whether jobs without a profile take their cross-node terms from the network model. */
@@ -93,9 +97,19 @@ export class SimProfileStore {
    * Merges one job's new reports into `key`'s profile; `new_job` counts the job once;
    * `model_parameters`: its model's parameter count, when it reports one.
    */
-  report(key: string, points: readonly ProfilePoint[], grad: readonly GradSample[], new_job: boolean, model_parameters?: number): void {
+  report(
+    key: string,
+    points: readonly ProfilePoint[],
+    grad: readonly GradSample[],
+    new_job: boolean,
+    model_parameters?: number,
+  ): void {
     let entry = this.entries.get(key);
-    if (!entry) this.entries.set(key, (entry = { profile: emptyProfile(key, SIM_GPU_TYPE), shape_version: 0, shapes: new Set() }));
+    if (!entry)
+      this.entries.set(
+        key,
+        (entry = { profile: emptyProfile(key, SIM_GPU_TYPE), shape_version: 0, shapes: new Set() }),
+      );
     entry.profile = addToProfile(entry.profile, points, grad, new_job, model_parameters);
     for (const p of points) {
       const shape = shapeKey(p);

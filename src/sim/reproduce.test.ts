@@ -10,7 +10,9 @@ interface Published {
   jobload: Record<string, { avg_jct_s: Record<string, number>; job_jct_s: Record<string, Record<string, number>> }>;
 }
 
-const published = JSON.parse(readFileSync(packagePath('data', 'pollux', 'published-results.json'), 'utf8')) as Published;
+const published = JSON.parse(
+  readFileSync(packagePath('data', 'pollux', 'published-results.json'), 'utf8'),
+) as Published;
 
 // The artifact's Tiresias and Optimus are deterministic: every job's JCT must match to the second.
 for (const policy of ['tiresias', 'optimus']) {

@@ -50,7 +50,12 @@ export function workloadName(file: string): string {
 /** The registered policy factory, or a usage error listing the valid names. */
 export function requirePolicy(name: string): PolicyFactory {
   const factory = findPolicy(name);
-  if (!factory) throw new GoodputError('E_UNKNOWN_POLICY', `unknown policy '${name}'; valid policies: ${policyNames().join(', ')}.`, 2);
+  if (!factory)
+    throw new GoodputError(
+      'E_UNKNOWN_POLICY',
+      `unknown policy '${name}'; valid policies: ${policyNames().join(', ')}.`,
+      2,
+    );
   return factory;
 }
 
@@ -81,7 +86,12 @@ export function runWorkload(file: string, settings: RunSettings, onRound?: (p: R
   const started = performance.now();
   let result;
   try {
-    result = simulate(workload, settings.policy, factory.create({ seed: settings.seed, params: settings.policy_params }), options);
+    result = simulate(
+      workload,
+      settings.policy,
+      factory.create({ seed: settings.seed, params: settings.policy_params }),
+      options,
+    );
   } finally {
     if (fd !== undefined) closeSync(fd);
   }

@@ -35,7 +35,10 @@ const TIMES = ['local_bsz', 'step_time', 'sync_time'] as const;
  */
 export function readSiaTraces(dir: string): SiaTraces {
   if (!existsSync(dir) || !statSync(dir).isDirectory()) {
-    throw new GoodputError('E_NOT_FOUND', `${dir}: no such trace directory (expected <app>/placements-<type>.csv files, as in the Sia artifact)`);
+    throw new GoodputError(
+      'E_NOT_FOUND',
+      `${dir}: no such trace directory (expected <app>/placements-<type>.csv files, as in the Sia artifact)`,
+    );
   }
   const applications: SiaApplication[] = [];
   const types = new Set<string>();
@@ -48,14 +51,19 @@ export function readSiaTraces(dir: string): SiaTraces {
       if (type === undefined) continue;
       const rows = parsePlacements(readFileSync(join(appDir, file), 'utf8'), join(appDir, file));
       const scalabilityFile = join(appDir, `scalability-${type}.csv`);
-      if (existsSync(scalabilityFile)) rows.push(...withoutRepeats(rows, parseScalability(readFileSync(scalabilityFile, 'utf8'), scalabilityFile)));
+      if (existsSync(scalabilityFile))
+        rows.push(...withoutRepeats(rows, parseScalability(readFileSync(scalabilityFile, 'utf8'), scalabilityFile)));
       byType.set(type, rows);
       types.add(type);
     }
     if (byType.size > 0) applications.push({ name, byType });
   }
   if (applications.length === 0) {
-    throw inputError(dir, undefined, 'no application found (expected <app>/placements-<type>.csv files, as in the Sia artifact)');
+    throw inputError(
+      dir,
+      undefined,
+      'no application found (expected <app>/placements-<type>.csv files, as in the Sia artifact)',
+    );
   }
   return { dir, applications, types: [...types].sort() };
 }
@@ -68,7 +76,12 @@ export function parsePlacements(text: string, file: string): TypeMeasurement[] {
   const table = parseCsv(text, file, [...TIMES, 'placement']);
   return table.rows.map((row) => {
     const placement = parsePlacement(table, row);
-    return { placement, num_nodes: placement.length, num_replicas: placement.reduce((s, g) => s + g, 0), ...times(table, row) };
+    return {
+      placement,
+      num_nodes: placement.length,
+      num_replicas: placement.reduce((s, g) => s + g, 0),
+      ...times(table, row),
+    };
   });
 }
 
@@ -85,7 +98,11 @@ export function parseScalability(text: string, file: string): TypeMeasurement[] 
 function parsePlacement(table: CsvTable, row: CsvRow): number[] {
   const text = row.cells[table.column('placement')] ?? '';
   if (!/^[1-9]+$/.test(text)) {
-    throw inputError(table.file, row.line, `column 'placement': '${text}' is not a placement (one digit 1-9 per node, e.g. 44 = 2 nodes x 4 GPUs)`);
+    throw inputError(
+      table.file,
+      row.line,
+      `column 'placement': '${text}' is not a placement (one digit 1-9 per node, e.g. 44 = 2 nodes x 4 GPUs)`,
+    );
   }
   return [...text].map(Number);
 }
@@ -94,7 +111,8 @@ function times(table: CsvTable, row: CsvRow): Pick<TypeMeasurement, 'local_bsz' 
   const local_bsz = numberCell(table, row, 'local_bsz', { integer: true, min: 1 });
   const step_time_s = numberCell(table, row, 'step_time', { min: 0 });
   const sync_time_s = numberCell(table, row, 'sync_time', { min: 0 });
-  if (step_time_s <= 0) throw inputError(table.file, row.line, `column 'step_time': ${step_time_s} is not a positive time`);
+  if (step_time_s <= 0)
+    throw inputError(table.file, row.line, `column 'step_time': ${step_time_s} is not a positive time`);
   return { local_bsz, step_time_s, sync_time_s };
 }
 
@@ -103,7 +121,10 @@ function times(table: CsvTable, row: CsvRow): Pick<TypeMeasurement, 'local_bsz' 
  * their placements files with the placement replaced by its counts (same batch and times), and a
  * measurement must count once.
  */
-function withoutRepeats(placements: readonly TypeMeasurement[], scalability: readonly TypeMeasurement[]): TypeMeasurement[] {
+function withoutRepeats(
+  placements: readonly TypeMeasurement[],
+  scalability: readonly TypeMeasurement[],
+): TypeMeasurement[] {
   const seen = new Set(placements.map(measurementKey));
   return scalability.filter((m) => !seen.has(measurementKey(m)));
 }

@@ -82,7 +82,8 @@ export class SimJob extends SteppedJob {
     this.target_batch_size = config.target_batch_size;
     this.hooks = config.hooks;
     this.link = config.hooks ? config.profile : undefined;
-    if (this.target_batch_size === undefined && !this.hooks) throw new Error(`job ${this.name}: adaptive batch size needs goodput hooks`);
+    if (this.target_batch_size === undefined && !this.hooks)
+      throw new Error(`job ${this.name}: adaptive batch size needs goodput hooks`);
   }
 
   /** Total batch in use: r * b * (a + 1). */
@@ -178,7 +179,10 @@ export class SimJob extends SteppedJob {
     if (!this.judged && this.pending.length > 0) {
       const shared = this.sharedProfile();
       const perf = shared ? link.store.profileFit(link.key) : undefined;
-      const verdict = shared && perf ? judgeAgainstProfile(perf, shared, [...this.profile.values()], this.reportedShapes).verdict : 'unjudged';
+      const verdict =
+        shared && perf
+          ? judgeAgainstProfile(perf, shared, [...this.profile.values()], this.reportedShapes).verdict
+          : 'unjudged';
       if (verdict === 'discard') {
         this.discarded = true;
         this.pending = [];
@@ -187,7 +191,8 @@ export class SimJob extends SteppedJob {
       if (verdict === 'keep') this.judged = true;
     }
     const bucket = progressBucket(this.progress / this.app.target_progress);
-    const grad = this.grad && bucket !== this.reportedBucket ? [{ progress: bucket, sqr: this.grad[0], var: this.grad[1] }] : [];
+    const grad =
+      this.grad && bucket !== this.reportedBucket ? [{ progress: bucket, sqr: this.grad[0], var: this.grad[1] }] : [];
     if (this.pending.length === 0 && grad.length === 0) return;
     link.store.report(link.key, this.pending, grad, !this.contributed, this.app.model_parameters);
     this.contributed = true;
@@ -252,7 +257,13 @@ export class SimJob extends SteppedJob {
     this.grad = [sqr, variance];
     const key = Number.isInteger(b) && b < 65536 ? (n * 1000 + r) * 65536 + b : `${n}:${r}:${b}`;
     if (this.profile.has(key)) return;
-    const point: ProfilePoint = { num_nodes: n, num_replicas: r, local_bsz: b, accum_step_time_s: step - sync, optim_step_time_s: step };
+    const point: ProfilePoint = {
+      num_nodes: n,
+      num_replicas: r,
+      local_bsz: b,
+      accum_step_time_s: step - sync,
+      optim_step_time_s: step,
+    };
     this.profile.set(key, point);
     if (r > this.max_profiled_replicas) this.max_profiled_replicas = r;
     this.perfStale = true;

@@ -89,12 +89,20 @@ export interface ResolvedSimOptions {
 
 /** Applies defaults and validates ranges (usage errors name the flag). */
 export function resolveSimOptions(options: SimOptions): ResolvedSimOptions {
-  const o = { interval_s: options.interval_s ?? 60, interference: options.interference ?? 0, nodes: options.nodes ?? 16, gpus_per_node: options.gpus_per_node ?? 4 };
+  const o = {
+    interval_s: options.interval_s ?? 60,
+    interference: options.interference ?? 0,
+    nodes: options.nodes ?? 16,
+    gpus_per_node: options.gpus_per_node ?? 4,
+  };
   const bad = (msg: string) => new GoodputError('E_USAGE', msg, 2);
-  if (!Number.isInteger(o.interval_s) || o.interval_s < 1) throw bad(`--interval must be a positive integer number of seconds, got ${o.interval_s}`);
-  if (!(o.interference >= 0 && o.interference < 1)) throw bad(`--interference must be in [0, 1), got ${o.interference}`);
+  if (!Number.isInteger(o.interval_s) || o.interval_s < 1)
+    throw bad(`--interval must be a positive integer number of seconds, got ${o.interval_s}`);
+  if (!(o.interference >= 0 && o.interference < 1))
+    throw bad(`--interference must be in [0, 1), got ${o.interference}`);
   if (!Number.isInteger(o.nodes) || o.nodes < 1) throw bad(`--nodes must be a positive integer, got ${o.nodes}`);
-  if (!Number.isInteger(o.gpus_per_node) || o.gpus_per_node < 1 || o.gpus_per_node > 4) throw bad(`--gpus-per-node must be 1..4 (the traces cover up to 4 GPUs per node), got ${o.gpus_per_node}`);
+  if (!Number.isInteger(o.gpus_per_node) || o.gpus_per_node < 1 || o.gpus_per_node > 4)
+    throw bad(`--gpus-per-node must be 1..4 (the traces cover up to 4 GPUs per node), got ${o.gpus_per_node}`);
   return o;
 }
 
@@ -112,7 +120,14 @@ export function makeSimJob(w: WorkloadJob, mode: JobMode, profiles?: SimProfileS
   const adaptive = mode === 'adaptive';
   const target = adaptive ? (isNcf ? 32768 : undefined) : w.batch_size;
   const profile = adaptive && profiles ? { profile: { key: w.application.name, store: profiles } } : {};
-  return new SimJob({ name: w.name, application: w.application, submit_s: w.submit_s, target_batch_size: target, hooks: adaptive ? polluxHooks : undefined, ...profile });
+  return new SimJob({
+    name: w.name,
+    application: w.application,
+    submit_s: w.submit_s,
+    target_batch_size: target,
+    hooks: adaptive ? polluxHooks : undefined,
+    ...profile,
+  });
 }
 
 /**
@@ -128,12 +143,23 @@ export function simulate(workload: Workload, policyName: string, policy: Policy,
   for (const w of workload.jobs) {
     const need = minimumGpus(w, mode);
     if (need > totalGpus) {
-      throw new GoodputError('E_CLUSTER_TOO_SMALL', `${workload.file}:${w.line}: job ${w.name} needs ${need} GPUs under ${policyName} but the cluster has ${totalGpus} (${o.nodes} nodes x ${o.gpus_per_node} GPUs); use a larger --nodes or --gpus-per-node.`);
+      throw new GoodputError(
+        'E_CLUSTER_TOO_SMALL',
+        `${workload.file}:${w.line}: job ${w.name} needs ${need} GPUs under ${policyName} but the cluster has ${totalGpus} (${o.nodes} nodes x ${o.gpus_per_node} GPUs); use a larger --nodes or --gpus-per-node.`,
+      );
     }
   }
-  const nodes: NodeInfo[] = Array.from({ length: o.nodes }, (_, i) => ({ index: i, name: `node-${i}`, gpus: o.gpus_per_node, preemptible: false }));
+  const nodes: NodeInfo[] = Array.from({ length: o.nodes }, (_, i) => ({
+    index: i,
+    name: `node-${i}`,
+    gpus: o.gpus_per_node,
+    preemptible: false,
+  }));
   // Profiles are a capability the policy declares; other policies keep their published behaviour.
-  const profiles = mode === 'adaptive' && policy.uses_profiles === true ? new SimProfileStore(polluxHooks.fit, policy.uses_network_model === true) : undefined;
+  const profiles =
+    mode === 'adaptive' && policy.uses_profiles === true
+      ? new SimProfileStore(polluxHooks.fit, policy.uses_network_model === true)
+      : undefined;
   const jobs = workload.jobs.map((w) => makeSimJob(w, mode, profiles));
   const oracle = new OracleCache(o.gpus_per_node, totalGpus);
   const activeSum = new Float64Array(jobs.length);
@@ -160,12 +186,15 @@ export function simulate(workload: Workload, policyName: string, policy: Policy,
     rounds++;
     if (profiles) for (const job of jobs) if (job.submit_s <= now) job.reportProfile();
     const active: number[] = [];
-    for (let i = 0; i < jobs.length; i++) if (jobs[i]!.submit_s <= now && jobs[i]!.completion_s === null) active.push(i);
+    for (let i = 0; i < jobs.length; i++)
+      if (jobs[i]!.submit_s <= now && jobs[i]!.completion_s === null) active.push(i);
     for (const i of active) {
       activeSum[i]! += active.length;
       activeRounds[i]! += 1;
     }
-    const logged = options.onInterval ? jobs.filter((j) => j.submit_s <= now && (j.completion_s === null || j.completion_s >= now - o.interval_s)) : [];
+    const logged = options.onInterval
+      ? jobs.filter((j) => j.submit_s <= now && (j.completion_s === null || j.completion_s >= now - o.interval_s))
+      : [];
     if (active.length > 0) {
       const kept = new Map<string, Allocation>();
       for (const i of active) {
@@ -180,7 +209,11 @@ export function simulate(workload: Workload, policyName: string, policy: Policy,
       };
       const decision = policy.decide(snapshot);
       const check = validateDecision(snapshot, decision.allocations);
-      if (!check.ok) throw new GoodputError('E_POLICY', `policy ${policyName} made an invalid decision at t=${now}s: ${check.reason}`);
+      if (!check.ok)
+        throw new GoodputError(
+          'E_POLICY',
+          `policy ${policyName} made an invalid decision at t=${now}s: ${check.reason}`,
+        );
       const next = new Map<string, Allocation>();
       for (const i of active) {
         const name = jobs[i]!.name;
@@ -197,7 +230,11 @@ export function simulate(workload: Workload, policyName: string, policy: Policy,
     }
     if (options.onInterval) options.onInterval(intervalRecord(now, o.nodes, o.gpus_per_node, logged, allocations));
     options.onRound?.({ now_s: now, last_arrival_s: lastArrival, completed, total: jobs.length });
-    if (now > stallLimit) throw new GoodputError('E_SIM_STALLED', `policy ${policyName} left ${jobs.length - completed} job(s) unfinished a year after the last arrival; it never allocates them.`);
+    if (now > stallLimit)
+      throw new GoodputError(
+        'E_SIM_STALLED',
+        `policy ${policyName} left ${jobs.length - completed} job(s) unfinished a year after the last arrival; it never allocates them.`,
+      );
   }
   return {
     policy: policyName,
@@ -246,13 +283,27 @@ function policyJob(job: SimJob, w: WorkloadJob, mode: JobMode, totalGpus: number
   const isNcf = app.name === 'ncf';
   const base = baseFacts(job);
   if (mode === 'gang') {
-    return buildPolicyJob({ ...base, min_replicas: w.num_replicas, max_replicas: w.num_replicas, fixed_batch_size: w.batch_size });
+    return buildPolicyJob({
+      ...base,
+      min_replicas: w.num_replicas,
+      max_replicas: w.num_replicas,
+      fixed_batch_size: w.batch_size,
+    });
   }
   if (mode === 'fixed-oracle') {
     const max_replicas = isNcf ? 1 : Math.floor(w.batch_size / app.min_local_bsz);
     const done = app.completion_epoch <= job.epoch;
-    const remaining_steps = done ? 1 : app.iteration(w.batch_size, app.completion_epoch) - app.iteration(w.batch_size, job.epoch);
-    return buildPolicyJob({ ...base, min_replicas: 0, max_replicas, fixed_batch_size: w.batch_size, remaining_steps, step_time_s_by_replicas: oracle.stepTimes(w, max_replicas) });
+    const remaining_steps = done
+      ? 1
+      : app.iteration(w.batch_size, app.completion_epoch) - app.iteration(w.batch_size, job.epoch);
+    return buildPolicyJob({
+      ...base,
+      min_replicas: 0,
+      max_replicas,
+      fixed_batch_size: w.batch_size,
+      remaining_steps,
+      step_time_s_by_replicas: oracle.stepTimes(w, max_replicas),
+    });
   }
   return adaptivePolicyJob(job, totalGpus);
 }
@@ -323,7 +374,13 @@ export function groupConsecutive(alloc: Allocation): number[] {
   return out;
 }
 
-function intervalRecord(now: number, numNodes: number, gpusPerNode: number, jobs: readonly SimJob[], allocations: ReadonlyMap<string, Allocation>): IntervalRecord {
+function intervalRecord(
+  now: number,
+  numNodes: number,
+  gpusPerNode: number,
+  jobs: readonly SimJob[],
+  allocations: ReadonlyMap<string, Allocation>,
+): IntervalRecord {
   return {
     timestamp: now,
     num_nodes: numNodes,

@@ -35,15 +35,30 @@ describe('workload loader', () => {
   it('names file and line for a missing column, a malformed number, an unknown application', () => {
     const missing = csv('missing.csv', 'name,time,application,num_replicas\na,1,cifar10,1\n');
     throwsGoodputError(() => loadWorkload(missing), 'E_INPUT', /missing\.csv:1: missing column 'batch_size'/);
-    const malformed = csv('malformed.csv', 'name,time,application,num_replicas,batch_size\na,1,cifar10,1,128\nb,soon,cifar10,1,128\n');
-    throwsGoodputError(() => loadWorkload(malformed), 'E_INPUT', /malformed\.csv:3: column 'time': 'soon' is not a number/);
+    const malformed = csv(
+      'malformed.csv',
+      'name,time,application,num_replicas,batch_size\na,1,cifar10,1,128\nb,soon,cifar10,1,128\n',
+    );
+    throwsGoodputError(
+      () => loadWorkload(malformed),
+      'E_INPUT',
+      /malformed\.csv:3: column 'time': 'soon' is not a number/,
+    );
     const unknown = csv('unknown.csv', 'name,time,application,num_replicas,batch_size\na,1,gpt5,1,128\n');
-    throwsGoodputError(() => loadWorkload(unknown), 'E_INPUT', /unknown\.csv:2: unknown application 'gpt5' \(known: bert, cifar10/);
+    throwsGoodputError(
+      () => loadWorkload(unknown),
+      'E_INPUT',
+      /unknown\.csv:2: unknown application 'gpt5' \(known: bert, cifar10/,
+    );
     const ragged = csv('ragged.csv', 'name,time,application,num_replicas,batch_size\na,1,cifar10,1\n');
     throwsGoodputError(() => loadWorkload(ragged), 'E_INPUT', /ragged\.csv:2: expected 5 comma-separated values/);
     const badBatch = csv('batch.csv', 'name,time,application,num_replicas,batch_size\na,1,cifar10,1,99999\n');
     throwsGoodputError(() => loadWorkload(badBatch), 'E_INPUT', /batch\.csv:2: batch_size 99999 of cifar10 is outside/);
-    throwsGoodputError(() => loadWorkload(join(dir, 'nope.csv')), 'E_NOT_FOUND', /nope\.csv: cannot read workload \(no such file\)/);
+    throwsGoodputError(
+      () => loadWorkload(join(dir, 'nope.csv')),
+      'E_NOT_FOUND',
+      /nope\.csv: cannot read workload \(no such file\)/,
+    );
   });
 
   it('jitters submissions deterministically within +-spread/2, never before 0', () => {
@@ -51,8 +66,14 @@ describe('workload loader', () => {
     assert.equal(jitterSubmissions(w, 0, 1), w);
     const a = jitterSubmissions(w, 240, 1);
     assert.deepEqual(jitterSubmissions(w, 240, 1), a);
-    assert.notDeepEqual(jitterSubmissions(w, 240, 2).jobs.map((j) => j.submit_s), a.jobs.map((j) => j.submit_s));
-    assert.deepEqual(a.jobs.map((j) => j.name), w.jobs.map((j) => j.name));
+    assert.notDeepEqual(
+      jitterSubmissions(w, 240, 2).jobs.map((j) => j.submit_s),
+      a.jobs.map((j) => j.submit_s),
+    );
+    assert.deepEqual(
+      a.jobs.map((j) => j.name),
+      w.jobs.map((j) => j.name),
+    );
     let moved = 0;
     a.jobs.forEach((job, i) => {
       const before = w.jobs[i]!.submit_s;
@@ -64,8 +85,14 @@ describe('workload loader', () => {
   });
 
   it('refuses a cluster smaller than a job gang, naming the job and its line', () => {
-    const w = loadWorkload(csv('big.csv', 'name,time,application,num_replicas,batch_size\nsmall,1,cifar10,1,128\nbig,5,cifar10,8,2048\n'));
-    throwsGoodputError(() => simulate(w, 'tiresias', tiresiasPolicy.create({ seed: 0 }), { nodes: 1 }), 'E_CLUSTER_TOO_SMALL', /big\.csv:3: job big needs 8 GPUs under tiresias but the cluster has 4/);
+    const w = loadWorkload(
+      csv('big.csv', 'name,time,application,num_replicas,batch_size\nsmall,1,cifar10,1,128\nbig,5,cifar10,8,2048\n'),
+    );
+    throwsGoodputError(
+      () => simulate(w, 'tiresias', tiresiasPolicy.create({ seed: 0 }), { nodes: 1 }),
+      'E_CLUSTER_TOO_SMALL',
+      /big\.csv:3: job big needs 8 GPUs under tiresias but the cluster has 4/,
+    );
   });
 
   it('simulates a tiny workload by hand-checkable rules', () => {

@@ -41,7 +41,8 @@ export function loadWorkload(file: string, tracesDir = defaultTracesDir()): Work
     text = readFileSync(file, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : String((error as Error).message);
+    const why =
+      code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : String((error as Error).message);
     throw new GoodputError('E_NOT_FOUND', `${file}: cannot read workload (${why}).`);
   }
   const table = parseCsv(text, file, ['name', 'time', 'application', 'num_replicas', 'batch_size']);
@@ -54,15 +55,24 @@ export function loadWorkload(file: string, tracesDir = defaultTracesDir()): Work
     seen.add(name);
     const appName = row.cells[table.column('application')]!;
     const application = getApplication(appName, tracesDir);
-    if (!application) throw inputError(file, row.line, `unknown application '${appName}' (known: ${applicationNames.join(', ')})`);
+    if (!application)
+      throw inputError(file, row.line, `unknown application '${appName}' (known: ${applicationNames.join(', ')})`);
     const submit_s = numberCell(table, row, 'time', { integer: true, min: 0 });
     const num_replicas = numberCell(table, row, 'num_replicas', { integer: true, min: 1 });
     const batch_size = numberCell(table, row, 'batch_size', { integer: true, min: 1 });
     if (batch_size < application.init_batch_size || batch_size > application.max_batch_size) {
-      throw inputError(file, row.line, `batch_size ${batch_size} of ${appName} is outside its measured range [${application.init_batch_size}, ${application.max_batch_size}]`);
+      throw inputError(
+        file,
+        row.line,
+        `batch_size ${batch_size} of ${appName} is outside its measured range [${application.init_batch_size}, ${application.max_batch_size}]`,
+      );
     }
     if (num_replicas * application.min_local_bsz > batch_size) {
-      throw inputError(file, row.line, `batch_size ${batch_size} cannot be split over ${num_replicas} GPUs (${appName} needs at least ${application.min_local_bsz} samples per GPU)`);
+      throw inputError(
+        file,
+        row.line,
+        `batch_size ${batch_size} cannot be split over ${num_replicas} GPUs (${appName} needs at least ${application.min_local_bsz} samples per GPU)`,
+      );
     }
     return { name, submit_s, application, num_replicas, batch_size, line: row.line };
   });
@@ -80,6 +90,9 @@ export function jitterSubmissions(workload: Workload, spread_s: number, seed: nu
   const random = new Random(seed);
   return {
     file: workload.file,
-    jobs: workload.jobs.map((job) => ({ ...job, submit_s: Math.max(0, Math.round(job.submit_s + (random.next() - 0.5) * spread_s)) })),
+    jobs: workload.jobs.map((job) => ({
+      ...job,
+      submit_s: Math.max(0, Math.round(job.submit_s + (random.next() - 0.5) * spread_s)),
+    })),
   };
 }

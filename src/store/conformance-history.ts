@@ -9,7 +9,17 @@ import { GoodputError } from '../core/errors.js';
 import type { Store } from './store.js';
 import type { JobSpec } from './types.js';
 
-const spec: JobSpec = { name: 'h', command: ['true'], workdir: '/tmp', env: {}, min_replicas: 0, max_replicas: 1, max_restarts: 0, preemptible: true, priority: 0 };
+const spec: JobSpec = {
+  name: 'h',
+  command: ['true'],
+  workdir: '/tmp',
+  env: {},
+  min_replicas: 0,
+  max_replicas: 1,
+  max_restarts: 0,
+  preemptible: true,
+  priority: 0,
+};
 const isLimit = (error: unknown) => error instanceof GoodputError && error.code === 'E_JOB_LIMIT';
 const ids = (jobs: readonly { id: string }[]) => jobs.map((j) => j.id);
 
@@ -24,7 +34,10 @@ export function historyConformance(fresh: () => Promise<Store>, tick: (ms: numbe
     await s.assignJob('running', { allocation: [0], devices: [0] }, 0, 'x', 'y');
     const since = 1_000_000 + 5000;
     assert.deepEqual(ids(await s.listJobs({ ended_since_ms: since })), ['recent', 'active', 'running']);
-    assert.deepEqual(ids(await s.listJobs({ ended_since_ms: since, states: ['failed', 'starting'] })), ['recent', 'running']);
+    assert.deepEqual(ids(await s.listJobs({ ended_since_ms: since, states: ['failed', 'starting'] })), [
+      'recent',
+      'running',
+    ]);
     assert.deepEqual(ids(await s.listJobs({ ended_since_ms: 0 })), ['old', 'recent', 'active', 'running']);
     await s.close();
   });
@@ -36,32 +49,88 @@ export function historyConformance(fresh: () => Promise<Store>, tick: (ms: numbe
     await s.createJob({ id: 'b', name: 'b', user: 'flood', spec, limits }, 'flood');
     await assert.rejects(s.createJob({ id: 'c', name: 'c', user: 'flood', spec, limits }, 'flood'), isLimit);
     assert.equal(await s.getJob('c'), undefined);
-    assert.equal((await s.createJob({ id: 'a2', name: 'a', user: 'flood', spec, limits, idempotency_key: 'k' }, 'flood')).id, 'a', 'a replayed submit returns its job');
+    assert.equal(
+      (await s.createJob({ id: 'a2', name: 'a', user: 'flood', spec, limits, idempotency_key: 'k' }, 'flood')).id,
+      'a',
+      'a replayed submit returns its job',
+    );
     await s.createJob({ id: 'other', name: 'o', user: 'bob', spec, limits }, 'bob');
     await s.assignJob('a', { allocation: [0], devices: [0] }, 0, 'x', 'y');
     await s.createJob({ id: 'c', name: 'c', user: 'flood', spec, limits }, 'flood');
-    await assert.rejects(s.createJob({ id: 'd', name: 'd', user: 'flood', spec, limits }, 'flood'), isLimit, '3 not ended: the active limit');
+    await assert.rejects(
+      s.createJob({ id: 'd', name: 'd', user: 'flood', spec, limits }, 'flood'),
+      isLimit,
+      '3 not ended: the active limit',
+    );
     await s.finishJob('a', 'succeeded', 'x', 'done');
-    await s.createJob({ id: 'd', name: 'd', user: 'flood', spec, limits: { max_active: 0, max_queued: Infinity } }, 'flood');
+    await s.createJob(
+      { id: 'd', name: 'd', user: 'flood', spec, limits: { max_active: 0, max_queued: Infinity } },
+      'flood',
+    );
     await s.close();
   });
 
   it('cancels every job matching a filter in one call, each with its event; others untouched', async () => {
     const s = await fresh();
-    for (const [id, user] of [['q1', 'flood'], ['q2', 'flood'], ['run', 'flood'], ['done', 'flood'], ['bob', 'bob']] as const) await s.createJob({ id, name: id, user, spec }, user);
+    for (const [id, user] of [
+      ['q1', 'flood'],
+      ['q2', 'flood'],
+      ['run', 'flood'],
+      ['done', 'flood'],
+      ['bob', 'bob'],
+    ] as const)
+      await s.createJob({ id, name: id, user, spec }, user);
     await s.assignJob('run', { allocation: [0], devices: [0] }, 0, 'x', 'y');
-    await s.launchJob('run', [{ rank: 0, device: 0, node: 'local', launch_id: '', pid: 1, proc_start: '', log_path: '/l', started_at_ms: 1_000_000 }], 'x', 'y');
+    await s.launchJob(
+      'run',
+      [
+        {
+          rank: 0,
+          device: 0,
+          node: 'local',
+          launch_id: '',
+          pid: 1,
+          proc_start: '',
+          log_path: '/l',
+          started_at_ms: 1_000_000,
+        },
+      ],
+      'x',
+      'y',
+    );
     await s.finishJob('done', 'succeeded', 'x', 'y');
     tick(4000);
-    const queued = await s.cancelJobs({ user: 'flood', states: ['queued', 'succeeded'] }, 'admin', 'cancelled by admin (bulk)');
-    assert.deepEqual(queued.map((j) => [j.id, j.from]), [['q1', 'queued'], ['q2', 'queued']], 'terminal states in the filter are ignored');
-    assert.deepEqual((await s.listEvents('q1')).map((e) => [e.kind, e.from_state, e.to_state, e.actor]).at(-1), ['cancelled', 'queued', 'cancelled', 'admin']);
+    const queued = await s.cancelJobs(
+      { user: 'flood', states: ['queued', 'succeeded'] },
+      'admin',
+      'cancelled by admin (bulk)',
+    );
+    assert.deepEqual(
+      queued.map((j) => [j.id, j.from]),
+      [
+        ['q1', 'queued'],
+        ['q2', 'queued'],
+      ],
+      'terminal states in the filter are ignored',
+    );
+    assert.deepEqual((await s.listEvents('q1')).map((e) => [e.kind, e.from_state, e.to_state, e.actor]).at(-1), [
+      'cancelled',
+      'queued',
+      'cancelled',
+      'admin',
+    ]);
     assert.equal((await s.getJob('bob'))!.state, 'queued');
     assert.equal((await s.getJob('run'))!.state, 'running');
     const rest = await s.cancelJobs({ user: 'flood' }, 'admin', 'bulk');
-    assert.deepEqual(rest.map((j) => [j.id, j.from]), [['run', 'running']]);
+    assert.deepEqual(
+      rest.map((j) => [j.id, j.from]),
+      [['run', 'running']],
+    );
     const run = (await s.getJob('run'))!;
-    assert.deepEqual([run.state, run.finished_at_ms, run.attained_service_gpu_s, run.allocation], ['cancelled', 1_004_000, 4, []]);
+    assert.deepEqual(
+      [run.state, run.finished_at_ms, run.attained_service_gpu_s, run.allocation],
+      ['cancelled', 1_004_000, 4, []],
+    );
     assert.deepEqual(await s.cancelJobs({ user: 'flood' }, 'admin', 'bulk'), []);
     assert.deepEqual(ids(await s.cancelJobs({ name: 'bob' }, 'admin', 'bulk')), ['bob']);
     await s.close();
@@ -69,15 +138,39 @@ export function historyConformance(fresh: () => Promise<Store>, tick: (ms: numbe
 
   it('removes ended jobs older than a time with their events, keeping per-user GPU time', async () => {
     const s = await fresh();
-    for (const [id, user] of [['a', 'alice'], ['b', 'alice'], ['c', 'bob'], ['live', 'bob']] as const) {
+    for (const [id, user] of [
+      ['a', 'alice'],
+      ['b', 'alice'],
+      ['c', 'bob'],
+      ['live', 'bob'],
+    ] as const) {
       await s.createJob({ id, name: id, user, spec, idempotency_key: `key-${id}` }, user);
       await s.assignJob(id, { allocation: [0, 0], devices: [0, 1] }, 0, 'x', 'y');
-      await s.launchJob(id, [{ rank: 0, device: 0, node: 'local', launch_id: '', pid: 1, proc_start: '', log_path: '/l', started_at_ms: 1_000_000 }], 'x', 'y');
+      await s.launchJob(
+        id,
+        [
+          {
+            rank: 0,
+            device: 0,
+            node: 'local',
+            launch_id: '',
+            pid: 1,
+            proc_start: '',
+            log_path: '/l',
+            started_at_ms: 1_000_000,
+          },
+        ],
+        'x',
+        'y',
+      );
     }
     tick(1000);
     for (const id of ['a', 'b', 'c']) await s.finishJob(id, 'succeeded', 'x', 'y');
     const before = await s.usage();
-    assert.deepEqual(before, [{ user: 'alice', jobs: 2, gpu_s: 4 }, { user: 'bob', jobs: 2, gpu_s: 2 }]);
+    assert.deepEqual(before, [
+      { user: 'alice', jobs: 2, gpu_s: 4 },
+      { user: 'bob', jobs: 2, gpu_s: 2 },
+    ]);
     assert.deepEqual(await s.deleteEndedJobs(1_000_000, 10), [], 'none ended before then');
     tick(1000);
     assert.deepEqual(await s.deleteEndedJobs(1_001_500, 2), ['a', 'b'], 'at most limit, oldest end first');

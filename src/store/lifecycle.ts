@@ -16,7 +16,8 @@
  * - `rescaling`: every replica was sent SIGTERM (SIGKILL for a hung one); relaunched on the target
  *   placement (or preempted when the target is empty) once all have exited.
  */
-export type JobState = 'queued' | 'starting' | 'running' | 'rescaling' | 'preempted' | 'succeeded' | 'failed' | 'cancelled';
+export type JobState =
+  'queued' | 'starting' | 'running' | 'rescaling' | 'preempted' | 'succeeded' | 'failed' | 'cancelled';
 
 /** States a job never leaves. */
 export const TERMINAL_STATES: readonly JobState[] = ['succeeded', 'failed', 'cancelled'];
@@ -62,12 +63,28 @@ export type StopKind = 'rescale' | 'failure' | 'hung';
 
 /** Every kind of event the store records. */
 export type EventKind =
-  | 'submitted' | 'assigned' | 'retargeted' | 'launched' | 'rescale' | 'failed-replica' | 'hung'
-  | 'relaunch' | 'requeued' | 'succeeded' | 'failed' | 'cancelled' | 'replica-exited'
+  | 'submitted'
+  | 'assigned'
+  | 'retargeted'
+  | 'launched'
+  | 'rescale'
+  | 'failed-replica'
+  | 'hung'
+  | 'relaunch'
+  | 'requeued'
+  | 'succeeded'
+  | 'failed'
+  | 'cancelled'
+  | 'replica-exited'
   // Facts that change no state (Store.recordEvent).
-  | 'batch-size' | 'node-unavailable' | 'backend-unavailable' | 'waiting'
+  | 'batch-size'
+  | 'node-unavailable'
+  | 'backend-unavailable'
+  | 'waiting'
   // How the job uses its profile key's profile (Store.setProfileUse; profile-replaced: recordEvent).
-  | 'profile-used' | 'profile-discarded' | 'profile-replaced';
+  | 'profile-used'
+  | 'profile-discarded'
+  | 'profile-replaced';
 
 /** The named store operations that change a job's state (or target). */
 export type Operation = 'assign' | 'retarget' | 'launch' | 'stop' | 'relaunch' | 'requeue' | 'finish';
@@ -84,7 +101,11 @@ export const TRANSITIONS: Readonly<Record<Operation, { from: readonly JobState[]
 };
 
 /** The event kind each kind of stop records. */
-export const STOP_EVENT: Readonly<Record<StopKind, EventKind>> = { rescale: 'rescale', failure: 'failed-replica', hung: 'hung' };
+export const STOP_EVENT: Readonly<Record<StopKind, EventKind>> = {
+  rescale: 'rescale',
+  failure: 'failed-replica',
+  hung: 'hung',
+};
 
 /** Why `op` may not run on a job in `state`, or undefined when it may. */
 export function refusal(op: Operation, state: JobState): string | undefined {
@@ -163,8 +184,10 @@ export function resumeWords(e: StopEvidence): string {
  */
 export function restartFrom(e: StopEvidence | undefined, now_ms: number): string {
   if (e === undefined) return 'restarting from its last checkpoint, if it has one';
-  if (e.checkpoint_at_ms !== null) return `restarting from its last checkpoint (made ${span(now_ms - e.checkpoint_at_ms)} ago; the work since is redone)`;
-  if (e.spec.resumable === true) return 'restarting; it resumes from its own snapshot, if it wrote one (declared resumable)';
+  if (e.checkpoint_at_ms !== null)
+    return `restarting from its last checkpoint (made ${span(now_ms - e.checkpoint_at_ms)} ago; the work since is redone)`;
+  if (e.spec.resumable === true)
+    return 'restarting; it resumes from its own snapshot, if it wrote one (declared resumable)';
   const why = e.checkpoint_on_stop ? 'no checkpoint reported yet' : 'no checkpoint';
   return `restarting from its beginning (${why})`;
 }
@@ -215,32 +238,62 @@ export type SettleAction =
  *   failed past `max_restarts`; else requeued (no target) or relaunched (after a backoff when
  *   the stop was a failure or a hang).
  */
-export function settle(job: SettleJob, exits: readonly { rank: number; exit_code: number | null }[], o: SettleOptions): SettleAction {
+export function settle(
+  job: SettleJob,
+  exits: readonly { rank: number; exit_code: number | null }[],
+  o: SettleOptions,
+): SettleAction {
   const live = exits.filter((r) => r.exit_code === null);
   const exited = exits.filter((r): r is { rank: number; exit_code: number } => r.exit_code !== null);
   if (job.state === 'running') {
     const bad = exited.find((r) => isFailureExit(r.exit_code));
     if (bad) return classify(job, bad, o);
     const checkpointed = exited.find((r) => r.exit_code === EXIT_CHECKPOINTED);
-    if (checkpointed && (!job.evidence || keepsWork(job.evidence))) return { do: 'stop', kind: 'rescale', reason: `replica ${checkpointed.rank} checkpointed (exit 143) without a rescale request; relaunching` };
-    if (checkpointed) return { do: 'stop', kind: 'rescale', reason: `replica ${checkpointed.rank} exited 143 (terminated) without a rescale request; relaunching (exit 143 alone is no checkpoint the control plane knows of)` };
-    if (live.length === 0 && exited.length > 0) return { do: 'finish', to: 'succeeded', reason: 'every replica exited 0' };
+    if (checkpointed && (!job.evidence || keepsWork(job.evidence)))
+      return {
+        do: 'stop',
+        kind: 'rescale',
+        reason: `replica ${checkpointed.rank} checkpointed (exit 143) without a rescale request; relaunching`,
+      };
+    if (checkpointed)
+      return {
+        do: 'stop',
+        kind: 'rescale',
+        reason: `replica ${checkpointed.rank} exited 143 (terminated) without a rescale request; relaunching (exit 143 alone is no checkpoint the control plane knows of)`,
+      };
+    if (live.length === 0 && exited.length > 0)
+      return { do: 'finish', to: 'succeeded', reason: 'every replica exited 0' };
     return { do: 'wait' };
   }
   if (job.state !== 'rescaling' || live.length > 0) return { do: 'wait' };
   if (exited.some((r) => r.exit_code === EXIT_OK) && exited.every((r) => !isFailureExit(r.exit_code))) {
     return { do: 'finish', to: 'succeeded', reason: finishedDuringStop(exited) };
   }
-  const failed = job.stop_kind === 'hung' || (job.stop_kind === 'failure' && exited.some((r) => isFailureExit(r.exit_code)));
+  const failed =
+    job.stop_kind === 'hung' || (job.stop_kind === 'failure' && exited.some((r) => isFailureExit(r.exit_code)));
   if (failed && job.failures > job.max_restarts) {
-    const last = job.stop_kind === 'hung' ? 'it hung' : job.last_failure ? replicaFailure(job.last_failure.rank, job.last_failure.exit_code) : undefined;
-    return { do: 'finish', to: 'failed', reason: `${job.failures} failures, more than max_restarts (${job.max_restarts})${last ? `; last: ${last}` : ''}` };
+    const last =
+      job.stop_kind === 'hung'
+        ? 'it hung'
+        : job.last_failure
+          ? replicaFailure(job.last_failure.rank, job.last_failure.exit_code)
+          : undefined;
+    return {
+      do: 'finish',
+      to: 'failed',
+      reason: `${job.failures} failures, more than max_restarts (${job.max_restarts})${last ? `; last: ${last}` : ''}`,
+    };
   }
   const outcome = job.evidence ? stopOutcome(job.evidence, o.now_ms) : 'checkpointed';
   if (!job.has_target) return { do: 'requeue', reason: `${outcome}; waiting for devices` };
-  if (!failed) return { do: 'relaunch', not_before_ms: o.now_ms, reason: `${outcome}; relaunching on the new placement` };
+  if (!failed)
+    return { do: 'relaunch', not_before_ms: o.now_ms, reason: `${outcome}; relaunching on the new placement` };
   const backoff_s = restartBackoff_s(job.failures, o.backoff_base_s);
-  return { do: 'relaunch', not_before_ms: o.now_ms + backoff_s * 1000, reason: `restart ${job.failures}/${job.max_restarts} after ${backoff_s}s backoff` };
+  return {
+    do: 'relaunch',
+    not_before_ms: o.now_ms + backoff_s * 1000,
+    reason: `restart ${job.failures}/${job.max_restarts} after ${backoff_s}s backoff`,
+  };
 }
 
 /**
@@ -250,24 +303,41 @@ export function settle(job: SettleJob, exits: readonly { rank: number; exit_code
  */
 function finishedDuringStop(exited: readonly { rank: number; exit_code: number }[]): string {
   const stopped = exited.filter((r) => r.exit_code === EXIT_CHECKPOINTED).map((r) => r.rank);
-  if (stopped.length === 0) return 'training finished before the stop took effect (every replica exited 0); nothing to checkpoint, nothing lost';
+  if (stopped.length === 0)
+    return 'training finished before the stop took effect (every replica exited 0); nothing to checkpoint, nothing lost';
   return `training finished before the stop took effect (replica${stopped.length > 1 ? 's' : ''} ${stopped.join(', ')} exited 143 (stopped at its end), the others 0); nothing lost`;
 }
 
 /** A failed replica of a running job: stop and restart, or fail now when it is deterministic. */
 function classify(job: SettleJob, bad: { rank: number; exit_code: number }, o: SettleOptions): SettleAction {
   const ran_s = job.launched_at_ms === null ? Infinity : (o.now_ms - job.launched_at_ms) / 1000;
-  const failure: FailureRecord = { attempt: job.attempt, rank: bad.rank, exit_code: bad.exit_code, early: ran_s < o.early_failure_s };
+  const failure: FailureRecord = {
+    attempt: job.attempt,
+    rank: bad.rank,
+    exit_code: bad.exit_code,
+    early: ran_s < o.early_failure_s,
+  };
   const what = replicaFailure(bad.rank, bad.exit_code);
   // A SIGKILL (137: the OOM killer, an operator, a vanished process) comes from outside the
   // program: repeating it says nothing about the program, so it is never judged deterministic.
   const external = bad.exit_code === EXIT_LOST;
-  const previous = !external && job.last_failure !== null && job.last_failure.attempt === job.attempt - 1 ? job.last_failure : undefined;
+  const previous =
+    !external && job.last_failure !== null && job.last_failure.attempt === job.attempt - 1
+      ? job.last_failure
+      : undefined;
   if (previous && previous.exit_code === bad.exit_code) {
-    return { do: 'fail', failure, reason: `${what} again (attempt ${job.attempt - 1} failed the same way); not retried` };
+    return {
+      do: 'fail',
+      failure,
+      reason: `${what} again (attempt ${job.attempt - 1} failed the same way); not retried`,
+    };
   }
   if (previous?.early && failure.early) {
-    return { do: 'fail', failure, reason: `${what} within ${o.early_failure_s}s of its start, as attempt ${job.attempt - 1} did; not retried` };
+    return {
+      do: 'fail',
+      failure,
+      reason: `${what} within ${o.early_failure_s}s of its start, as attempt ${job.attempt - 1} did; not retried`,
+    };
   }
   const when = failure.early ? ` within ${o.early_failure_s}s of its start` : '';
   return { do: 'stop', kind: 'failure', failure, reason: `${what}${when}; ${restartFrom(job.evidence, o.now_ms)}` };
@@ -291,7 +361,13 @@ export const HUNG_STEP_FACTOR = 10;
  * max(`timeout_s`, 10 step times) since its newest report, its launch, or `since_ms` (when this
  * server started watching), whichever is latest. `evidence` says what the restart resumes from.
  */
-export function hungReason(job: HungJob, now_ms: number, since_ms: number, timeout_s: number, evidence?: StopEvidence): string | undefined {
+export function hungReason(
+  job: HungJob,
+  now_ms: number,
+  since_ms: number,
+  timeout_s: number,
+  evidence?: StopEvidence,
+): string | undefined {
   if (job.state !== 'running' || job.last_report_at_ms === null) return undefined;
   const limit_s = Math.max(timeout_s, HUNG_STEP_FACTOR * (job.last_step_time_s ?? 0));
   const last_ms = Math.max(job.last_report_at_ms, job.launched_at_ms ?? 0, since_ms);
@@ -304,7 +380,10 @@ export function hungReason(job: HungJob, now_ms: number, since_ms: number, timeo
  * Device-seconds of service of the allocation in force since its launch (0 before a launch):
  * what a job's stored `attained_service_gpu_s` lacks until its replicas stop.
  */
-export function serviceSince(job: { launched_at_ms: number | null; allocation: readonly number[] }, now_ms: number): number {
+export function serviceSince(
+  job: { launched_at_ms: number | null; allocation: readonly number[] },
+  now_ms: number,
+): number {
   if (job.launched_at_ms === null) return 0;
   return (job.allocation.length * Math.max(0, now_ms - job.launched_at_ms)) / 1000;
 }

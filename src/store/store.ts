@@ -10,7 +10,19 @@ import type { GoodputError } from '../core/errors.js';
 import type { GradSample } from '../goodput/key-profile.js';
 import type { BatchLimits, PerfParams, ProfilePoint, StepCorrection } from '../goodput/types.js';
 import type { EventKind, FailureRecord, StopKind } from './lifecycle.js';
-import type { JobEvent, JobRecord, JobSpec, JobState, Measurement, ProfileRow, ProfileUse, ReplicaRecord, ReportRecord, StoredKeyProfile, TokenRecord } from './types.js';
+import type {
+  JobEvent,
+  JobRecord,
+  JobSpec,
+  JobState,
+  Measurement,
+  ProfileRow,
+  ProfileUse,
+  ReplicaRecord,
+  ReportRecord,
+  StoredKeyProfile,
+  TokenRecord,
+} from './types.js';
 
 /** Input of `createJob`. */
 export interface NewJob {
@@ -201,7 +213,13 @@ export interface Store {
   usage(): Promise<UserUsage[]>;
 
   /** `queued | preempted -> starting` with its binding and earliest launch time. */
-  assignJob(id: string, binding: DeviceBinding, not_before_ms: number, actor: string, reason: string): Promise<JobRecord>;
+  assignJob(
+    id: string,
+    binding: DeviceBinding,
+    not_before_ms: number,
+    actor: string,
+    reason: string,
+  ): Promise<JobRecord>;
   /** Changes the target binding of a `starting` or `rescaling` job (state unchanged). */
   retargetJob(id: string, binding: DeviceBinding, actor: string, reason: string): Promise<JobRecord>;
   /**
@@ -217,7 +235,14 @@ export interface Store {
    * increments `failures`; `detail.failure` becomes `last_failure`; a hang sets `health` to the
    * reason.
    */
-  stopJob(id: string, binding: DeviceBinding, kind: StopKind, actor: string, reason: string, detail?: TransitionDetail): Promise<JobRecord>;
+  stopJob(
+    id: string,
+    binding: DeviceBinding,
+    kind: StopKind,
+    actor: string,
+    reason: string,
+    detail?: TransitionDetail,
+  ): Promise<JobRecord>;
   /** `rescaling -> starting` (relaunch on the target binding, not before `not_before_ms`). */
   relaunchJob(id: string, not_before_ms: number, actor: string, reason: string): Promise<JobRecord>;
   /** `starting | rescaling -> preempted` (or `queued` if it never launched); binding cleared. */
@@ -227,7 +252,13 @@ export interface Store {
    * `detail.failure` (the failure that ended it) becomes `last_failure` and counts in
    * `failures`; `detail.data` is the event's data.
    */
-  finishJob(id: string, to: 'succeeded' | 'failed' | 'cancelled', actor: string, reason: string, detail?: TransitionDetail): Promise<JobRecord>;
+  finishJob(
+    id: string,
+    to: 'succeeded' | 'failed' | 'cancelled',
+    actor: string,
+    reason: string,
+    detail?: TransitionDetail,
+  ): Promise<JobRecord>;
 
   /** Replicas of a job, of one attempt or all, by attempt then rank. */
   listReplicas(job_id: string, attempt?: number): Promise<ReplicaRecord[]>;
@@ -237,7 +268,14 @@ export interface Store {
    * Records a replica's exit code with event `replica-exited` (its reason ends with `detail`
    * when given). Idempotent: returns false and changes nothing if the exit was already recorded.
    */
-  recordReplicaExit(job_id: string, attempt: number, rank: number, exit_code: number, actor: string, detail?: string): Promise<boolean>;
+  recordReplicaExit(
+    job_id: string,
+    attempt: number,
+    rank: number,
+    exit_code: number,
+    actor: string,
+    detail?: string,
+  ): Promise<boolean>;
   /**
    * Stores measurements of one attempt (oldest first), folds them into the job's profile,
    * updates limits (when given), latest gradient statistics, step, samples and step time.
@@ -295,7 +333,13 @@ export interface Store {
    * and records nothing when the job already has `use`; a `discarded` job stays discarded (false).
    * E_NOT_FOUND for an unknown job.
    */
-  setProfileUse(job_id: string, use: ProfileUse, actor: string, reason: string, data: Record<string, unknown>): Promise<boolean>;
+  setProfileUse(
+    job_id: string,
+    use: ProfileUse,
+    actor: string,
+    reason: string,
+    data: Record<string, unknown>,
+  ): Promise<boolean>;
 
   /** Events of a job, oldest first. */
   listEvents(job_id: string): Promise<JobEvent[]>;
@@ -303,7 +347,13 @@ export interface Store {
    * Appends an event that is no state transition (e.g. `batch-size`: the job was told a new
    * batch configuration); from/to are the job's current state. E_NOT_FOUND for an unknown job.
    */
-  recordEvent(job_id: string, kind: EventKind, actor: string, reason: string, data: Record<string, unknown>): Promise<void>;
+  recordEvent(
+    job_id: string,
+    kind: EventKind,
+    actor: string,
+    reason: string,
+    data: Record<string, unknown>,
+  ): Promise<void>;
 
   /** Stores a token (hash only). Idempotent for the same hash. */
   putToken(token: TokenRecord): Promise<void>;

@@ -34,18 +34,28 @@ describe('directoryProblem / makeDataDir', () => {
     assert.equal(directoryProblem(file, 0o700), `${file} is not a directory`);
   });
 
-  it('returns the refusal of a path under /proc instead of looping', { skip: existsSync('/proc/self') ? false : 'no /proc' }, () => {
-    assert.match(directoryProblem('/proc/goodput-no-such/dir', 0o700) ?? '', /^\/proc\/goodput-no-such: /);
-  });
+  it(
+    'returns the refusal of a path under /proc instead of looping',
+    { skip: existsSync('/proc/self') ? false : 'no /proc' },
+    () => {
+      assert.match(directoryProblem('/proc/goodput-no-such/dir', 0o700) ?? '', /^\/proc\/goodput-no-such: /);
+    },
+  );
 
   it('makeDataDir throws E_DATA_DIR with the reason and what to do', () => {
     const file = join(root, 'another-file');
     writeFileSync(file, 'x');
-    assert.throws(() => makeDataDir(join(file, 'data'), 0o700), (error: unknown) => {
-      assert.ok(error instanceof GoodputError && error.code === 'E_DATA_DIR');
-      assert.equal(error.message, `cannot use ${join(file, 'data')} as the data directory: ${file} is not a directory; pass another --data-dir or set GOODPUT_DATA_DIR`);
-      return true;
-    });
+    assert.throws(
+      () => makeDataDir(join(file, 'data'), 0o700),
+      (error: unknown) => {
+        assert.ok(error instanceof GoodputError && error.code === 'E_DATA_DIR');
+        assert.equal(
+          error.message,
+          `cannot use ${join(file, 'data')} as the data directory: ${file} is not a directory; pass another --data-dir or set GOODPUT_DATA_DIR`,
+        );
+        return true;
+      },
+    );
   });
 
   it('writeOutputFile makes the missing folder and writes; a file in the way is E_OUTPUT naming what and what to do', () => {
@@ -54,15 +64,27 @@ describe('directoryProblem / makeDataDir', () => {
     assert.equal(readFileSync(path, 'utf8'), '<html>');
     const file = join(root, 'third-file');
     writeFileSync(file, 'x');
-    assert.throws(() => prepareOutput(join(file, 'r.html'), 'the HTML report', 'pass another --html'), (error: unknown) => {
-      assert.ok(error instanceof GoodputError && error.code === 'E_OUTPUT');
-      assert.equal(error.message, `cannot write the HTML report to ${join(file, 'r.html')}: ${file} is not a directory; pass another --html`);
-      return true;
-    });
-    assert.throws(() => writeOutputFile(join(root, 'reports'), 'x', 'the HTML report', 'pass another --html'), (error: unknown) => {
-      assert.ok(error instanceof GoodputError && error.code === 'E_OUTPUT');
-      assert.match(error.message, /^cannot write the HTML report to .*reports: EISDIR: illegal operation on a directory.*; pass another --html$/);
-      return true;
-    });
+    assert.throws(
+      () => prepareOutput(join(file, 'r.html'), 'the HTML report', 'pass another --html'),
+      (error: unknown) => {
+        assert.ok(error instanceof GoodputError && error.code === 'E_OUTPUT');
+        assert.equal(
+          error.message,
+          `cannot write the HTML report to ${join(file, 'r.html')}: ${file} is not a directory; pass another --html`,
+        );
+        return true;
+      },
+    );
+    assert.throws(
+      () => writeOutputFile(join(root, 'reports'), 'x', 'the HTML report', 'pass another --html'),
+      (error: unknown) => {
+        assert.ok(error instanceof GoodputError && error.code === 'E_OUTPUT');
+        assert.match(
+          error.message,
+          /^cannot write the HTML report to .*reports: EISDIR: illegal operation on a directory.*; pass another --html$/,
+        );
+        return true;
+      },
+    );
   });
 });

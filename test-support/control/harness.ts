@@ -33,9 +33,17 @@ export function tempDataDir(prefix = 'goodput-e2e-'): string {
 }
 
 /** Starts `goodput up --data-dir DIR --port 0 ...args` in its own process group (with `env` added to this process's); resolves once it serves. */
-export async function startServerProcess(data_dir: string, args: readonly string[], env?: Readonly<Record<string, string>>): Promise<ServerProcess> {
+export async function startServerProcess(
+  data_dir: string,
+  args: readonly string[],
+  env?: Readonly<Record<string, string>>,
+): Promise<ServerProcess> {
   const fd = openSync(join(data_dir, 'up.log'), 'a');
-  const child = spawn(process.execPath, [CLI, 'up', '--data-dir', data_dir, '--port', '0', ...args], { detached: true, stdio: ['ignore', fd, fd], ...(env ? { env: { ...process.env, ...env } } : {}) });
+  const child = spawn(process.execPath, [CLI, 'up', '--data-dir', data_dir, '--port', '0', ...args], {
+    detached: true,
+    stdio: ['ignore', fd, fd],
+    ...(env ? { env: { ...process.env, ...env } } : {}),
+  });
   const pid = child.pid!;
   const file = join(data_dir, 'server.json');
   for (let i = 0; i < 600; i++) {
@@ -63,24 +71,42 @@ export async function startServerProcess(data_dir: string, args: readonly string
  */
 function reportUnexpectedExit(child: ChildProcess, log: string): void {
   child.once('exit', (code, signal) => {
-    if (signal === 'SIGKILL' || signal === 'SIGTERM' || signal === 'SIGINT' || code === 0 || code === 130 || code === 143) return;
+    if (
+      signal === 'SIGKILL' ||
+      signal === 'SIGTERM' ||
+      signal === 'SIGINT' ||
+      code === 0 ||
+      code === 130 ||
+      code === 143
+    )
+      return;
     let tail: string;
     try {
       tail = readFileSync(log, 'utf8').split('\n').slice(-40).join('\n');
     } catch {
       tail = '(no log)';
     }
-    process.stderr.write(`goodput up (pid ${child.pid}) exited by itself (code ${code}, signal ${signal}) while the test ran; the end of ${log}:\n${tail}\n`);
+    process.stderr.write(
+      `goodput up (pid ${child.pid}) exited by itself (code ${code}, signal ${signal}) while the test ran; the end of ${log}:\n${tail}\n`,
+    );
   });
 }
 
 /** Runs the compiled CLI; never throws on a non-zero status. */
-export function runCli(args: readonly string[], env: Record<string, string> = {}): Promise<{ status: number; stdout: string; stderr: string }> {
+export function runCli(
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Promise<{ status: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, timeout: 30_000 }, (error, stdout, stderr) => {
-      const status = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
-      resolve({ status, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      { env: { ...process.env, ...env }, timeout: 30_000 },
+      (error, stdout, stderr) => {
+        const status = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+        resolve({ status, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -140,7 +166,11 @@ export function sleep(ms: number): Promise<void> {
 }
 
 /** Polls `check` until it returns a value other than undefined/false, or throws after `timeout_ms`. */
-export async function waitFor<T>(what: string, timeout_ms: number, check: () => Promise<T | undefined | false>): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  timeout_ms: number,
+  check: () => Promise<T | undefined | false>,
+): Promise<T> {
   const deadline = Date.now() + timeout_ms;
   let last: unknown;
   while (Date.now() < deadline) {
@@ -152,7 +182,9 @@ export async function waitFor<T>(what: string, timeout_ms: number, check: () => 
     }
     await sleep(150);
   }
-  throw new Error(`timed out after ${timeout_ms} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
+  throw new Error(
+    `timed out after ${timeout_ms} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`,
+  );
 }
 
 /** Parsed `synthetic:` lines of a replica log. */
@@ -166,8 +198,15 @@ export interface TrainerLine {
 /** The synthetic trainer's progress lines in a log. */
 export function trainerLines(log: string): TrainerLine[] {
   const out: TrainerLine[] = [];
-  for (const m of log.matchAll(/^synthetic: (resumed|checkpointed|done|failing)[^\n]*?step=(\d+)(?: samples=(\d+))?(?: attempt=(\d+))?/gm)) {
-    out.push({ kind: m[1] as TrainerLine['kind'], step: Number(m[2]), samples: Number(m[3] ?? 0), attempt: Number(m[4] ?? -1) });
+  for (const m of log.matchAll(
+    /^synthetic: (resumed|checkpointed|done|failing)[^\n]*?step=(\d+)(?: samples=(\d+))?(?: attempt=(\d+))?/gm,
+  )) {
+    out.push({
+      kind: m[1] as TrainerLine['kind'],
+      step: Number(m[2]),
+      samples: Number(m[3] ?? 0),
+      attempt: Number(m[4] ?? -1),
+    });
   }
   return out;
 }

@@ -18,7 +18,10 @@ export const CAPTURES = {
 
 /** The recorded GPU of a capture: its `--query-gpu` CSV row (idle section) by column. */
 export function capturedGpu(capture: keyof typeof CAPTURES): { uuid: string; name: string; memory_mib: number } {
-  const lines = readFileSync(packagePath('fixtures', 'doctor', 'nvidia-smi', 'captures', CAPTURES[capture]), 'utf8').split('\n');
+  const lines = readFileSync(
+    packagePath('fixtures', 'doctor', 'nvidia-smi', 'captures', CAPTURES[capture]),
+    'utf8',
+  ).split('\n');
   const start = lines.findIndex((l) => l.startsWith('# idle :: query-gpu'));
   const rows = lines.slice(start + 1).filter((l) => !l.startsWith('#'));
   const header = rows[0]!.split(', ');
@@ -29,10 +32,12 @@ export function capturedGpu(capture: keyof typeof CAPTURES): { uuid: string; nam
 
 /** What the local backend's query prints for a machine of these GPUs (index = position). */
 export function queryOutput(gpus: readonly (keyof typeof CAPTURES)[]): string {
-  return gpus.map((c, index) => {
-    const g = capturedGpu(c);
-    return `${index}, ${g.uuid}, ${g.name}, ${g.memory_mib}\n`;
-  }).join('');
+  return gpus
+    .map((c, index) => {
+      const g = capturedGpu(c);
+      return `${index}, ${g.uuid}, ${g.name}, ${g.memory_mib}\n`;
+    })
+    .join('');
 }
 
 /**

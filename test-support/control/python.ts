@@ -10,7 +10,9 @@ import { dirname, join } from 'node:path';
  */
 export function pythonWith(modules: readonly string[] = ['torch']): string | undefined {
   const candidates = [process.env.GOODPUT_TEST_PYTHON, '/usr/bin/python3', 'python3'].filter((c): c is string => !!c);
-  return candidates.find((c) => spawnSync(c, ['-c', `import ${modules.join(', ')}`], { stdio: 'ignore', timeout: 120_000 }).status === 0);
+  return candidates.find(
+    (c) => spawnSync(c, ['-c', `import ${modules.join(', ')}`], { stdio: 'ignore', timeout: 120_000 }).status === 0,
+  );
 }
 
 /** The skip reason when no interpreter has `modules`. */
@@ -24,7 +26,9 @@ export function noPython(modules: readonly string[] = ['torch']): string {
  * name), or undefined: the tests' torchrun must run the interpreter that has torch.
  */
 export function torchrunBeside(python: string): string | undefined {
-  const where = python.includes('/') ? python : spawnSync('sh', ['-c', `command -v ${python}`], { encoding: 'utf8' }).stdout.trim();
+  const where = python.includes('/')
+    ? python
+    : spawnSync('sh', ['-c', `command -v ${python}`], { encoding: 'utf8' }).stdout.trim();
   if (where === '') return undefined;
   const candidate = join(dirname(where), 'torchrun');
   try {

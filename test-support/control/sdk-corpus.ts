@@ -39,9 +39,18 @@ export function replicaLog(data_dir: string, id: string, replica: number): strin
  * 0 or 143 and at least `min_stops` exited 143; no DataLoader worker died; each attempt resumed
  * at the step its predecessor checkpointed, which covers every step that attempt printed.
  */
-export async function assertStopsKeptProgress(client: GoodputClient, data_dir: string, done: readonly JobDetail[], min_stops = 2): Promise<void> {
+export async function assertStopsKeptProgress(
+  client: GoodputClient,
+  data_dir: string,
+  done: readonly JobDetail[],
+  min_stops = 2,
+): Promise<void> {
   const [rescaled] = done;
-  assert.deepEqual(done.map((j) => j.state), done.map(() => 'succeeded'), replicaLog(data_dir, rescaled!.id, 0).slice(-3000));
+  assert.deepEqual(
+    done.map((j) => j.state),
+    done.map(() => 'succeeded'),
+    replicaLog(data_dir, rescaled!.id, 0).slice(-3000),
+  );
   for (const j of done) assert.equal(j.failures, 0, `${j.name} had no failed attempt`);
 
   const events: EventView[] = await client.events(rescaled!.id);
@@ -53,12 +62,18 @@ export async function assertStopsKeptProgress(client: GoodputClient, data_dir: s
   for (const j of done) {
     const exits = (await client.events(j.id)).filter((e) => e.kind === 'replica-exited').map((e) => e.data.exit_code);
     const dir = join(data_dir, 'jobs', j.id, 'logs');
-    const logs = readdirSync(dir).filter((f) => f.startsWith('replica-')).map((f) => readFileSync(join(dir, f), 'utf8'));
+    const logs = readdirSync(dir)
+      .filter((f) => f.startsWith('replica-'))
+      .map((f) => readFileSync(join(dir, f), 'utf8'));
     // A stop that hangs shows where: the SDK prints every thread's stack 20 s after the SIGTERM.
     const tails = () => logs.map((log, rank) => `---- replica ${rank} ----\n${log.slice(-6000)}`).join('\n');
-    assert.ok(exits.every((code) => code === 0 || code === 143), `${j.name}: every replica exited 0 or 143, got ${exits.join(',')}\n${tails()}`);
+    assert.ok(
+      exits.every((code) => code === 0 || code === 143),
+      `${j.name}: every replica exited 0 or 143, got ${exits.join(',')}\n${tails()}`,
+    );
     stops += exits.filter((code) => code === 143).length;
-    for (const log of logs) assert.doesNotMatch(log, /killed by signal|exited unexpectedly/, `${j.name}: no DataLoader worker died`);
+    for (const log of logs)
+      assert.doesNotMatch(log, /killed by signal|exited unexpectedly/, `${j.name}: no DataLoader worker died`);
     // No lost progress: each attempt starts at the step its predecessor checkpointed, which
     // is at or after the last step that attempt printed.
     const rank0 = replicaLog(data_dir, j.id, 0);
@@ -66,12 +81,24 @@ export async function assertStopsKeptProgress(client: GoodputClient, data_dir: s
     assert.equal(story[0]!.resumed_step, 0);
     for (let i = 1; i < story.length; i++) {
       const before = story[i - 1]!;
-      assert.ok(before.checkpointed_step !== undefined, `${j.name}: attempt ${i - 1} checkpointed before it was stopped:\n${rank0.slice(-4000)}`);
-      assert.ok(before.checkpointed_step >= before.last_printed_step, `${j.name}: checkpoint at ${before.checkpointed_step} covers step ${before.last_printed_step}`);
-      assert.equal(story[i]!.resumed_step, before.checkpointed_step, `${j.name}: attempt ${i} resumes at the checkpoint`);
+      assert.ok(
+        before.checkpointed_step !== undefined,
+        `${j.name}: attempt ${i - 1} checkpointed before it was stopped:\n${rank0.slice(-4000)}`,
+      );
+      assert.ok(
+        before.checkpointed_step >= before.last_printed_step,
+        `${j.name}: checkpoint at ${before.checkpointed_step} covers step ${before.last_printed_step}`,
+      );
+      assert.equal(
+        story[i]!.resumed_step,
+        before.checkpointed_step,
+        `${j.name}: attempt ${i} resumes at the checkpoint`,
+      );
     }
     assert.match(rank0, /^done step=\d+$/m);
   }
-  assert.ok(stops >= min_stops, `at least one stop of a 2-replica attempt exited 143 on every replica (got ${stops} exits 143)`);
+  assert.ok(
+    stops >= min_stops,
+    `at least one stop of a 2-replica attempt exited 143 on every replica (got ${stops} exits 143)`,
+  );
 }
-

@@ -56,14 +56,23 @@ const target = Number(values.samples);
 const timeScale = Number(values['time-scale']);
 const failAt = values['fail-at-step'] === undefined ? undefined : Number(values['fail-at-step']);
 const reportEvery_ms = Number(values['report-every-s']) * 1000;
-const typeFactors = new Map(values['type-slowdown'].split(',').filter(Boolean).map((kv) => [kv.split('=')[0]!, Number(kv.split('=')[1])]));
+const typeFactors = new Map(
+  values['type-slowdown']
+    .split(',')
+    .filter(Boolean)
+    .map((kv) => [kv.split('=')[0]!, Number(kv.split('=')[1])]),
+);
 const typeFactor = typeFactors.get(env.GOODPUT_GPU_TYPE ?? '') ?? 1;
 const slowdown = (world > 1 ? Number(values['multi-replica-slowdown']) : 1) * typeFactor;
 
 /** Step and sync time by local batch for this world size (single node: placement = "W"). */
 function loadTrace(app: string, replicas: number): { bsz: number; step: number; sync: number }[] {
   const text = readFileSync(packagePath('data', 'pollux', 'traces', app, 'placements.csv'), 'utf8');
-  const rows = text.trim().split('\n').slice(1).map((l) => l.split(','));
+  const rows = text
+    .trim()
+    .split('\n')
+    .slice(1)
+    .map((l) => l.split(','));
   const want = String(Math.min(replicas, 9));
   const pick = rows.filter((r) => r[0] === want);
   const use = pick.length > 0 ? pick : rows.filter((r) => r[0] === '1');
@@ -73,7 +82,13 @@ function loadTrace(app: string, replicas: number): { bsz: number; step: number; 
 const trace = loadTrace(values.app, world);
 const minBsz = trace[0]!.bsz;
 const maxBsz = trace[trace.length - 1]!.bsz;
-const limits = { init_batch_size: minBsz * 4, max_batch_size: maxBsz * 8, min_local_bsz: minBsz, max_local_bsz: maxBsz, accumulation: true };
+const limits = {
+  init_batch_size: minBsz * 4,
+  max_batch_size: maxBsz * 8,
+  min_local_bsz: minBsz,
+  max_local_bsz: maxBsz,
+  accumulation: true,
+};
 
 function timesFor(bsz: number): { step: number; sync: number } {
   let best = trace[0]!;
@@ -84,7 +99,9 @@ function timesFor(bsz: number): { step: number; sync: number } {
 }
 
 const log = (line: string) => process.stdout.write(`synthetic: ${line}\n`);
-const state: Checkpoint = existsSync(ckptPath) ? (JSON.parse(readFileSync(ckptPath, 'utf8')) as Checkpoint) : { step: 0, samples: 0 };
+const state: Checkpoint = existsSync(ckptPath)
+  ? (JSON.parse(readFileSync(ckptPath, 'utf8')) as Checkpoint)
+  : { step: 0, samples: 0 };
 let local_bsz = Math.max(minBsz, Math.ceil(limits.init_batch_size / world));
 let accum_steps = 0;
 let stopping = false;
@@ -158,8 +175,17 @@ async function main(): Promise<number> {
       return 3;
     }
     pending.push({
-      time_s: Date.now() / 1000, step: state.step, num_nodes: nodes, num_replicas: world, local_bsz, accum_steps,
-      step_time_s, sync_time_s: t.sync * typeFactor, grad_sqr: 1.0, grad_var: 4.0, samples: state.samples,
+      time_s: Date.now() / 1000,
+      step: state.step,
+      num_nodes: nodes,
+      num_replicas: world,
+      local_bsz,
+      accum_steps,
+      step_time_s,
+      sync_time_s: t.sync * typeFactor,
+      grad_sqr: 1.0,
+      grad_var: 4.0,
+      samples: state.samples,
       ...(values['unknown-length'] ? {} : { remaining_samples: Math.max(0, target - state.samples) }),
     });
     if (Date.now() - lastReport >= reportEvery_ms) {
@@ -171,7 +197,10 @@ async function main(): Promise<number> {
   }
 }
 
-main().then((code) => process.exit(code), (error: unknown) => {
-  process.stderr.write(`synthetic: ${(error as Error).stack}\n`);
-  process.exit(1);
-});
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`synthetic: ${(error as Error).stack}\n`);
+    process.exit(1);
+  },
+);

@@ -31,7 +31,12 @@ describe('fault-injection cases on the recorded runs', () => {
   }
 
   it('the healthy runs, CPU and GPU, get a compute verdict and no warning', async () => {
-    for (const f of ['faults/cpu-healthy.trace.json.gz', 'faults/cpu-healthy.steps.json', 'faults/gpu-healthy.trace.json.gz', 'faults/gpu-healthy.steps.json']) {
+    for (const f of [
+      'faults/cpu-healthy.trace.json.gz',
+      'faults/cpu-healthy.steps.json',
+      'faults/gpu-healthy.trace.json.gz',
+      'faults/gpu-healthy.steps.json',
+    ]) {
       const r = await runDoctor([fx(...f.split('/'))]);
       assert.match(r.verdict, /compute/, f);
       assert.equal(r.findings.filter((x) => x.severity !== 'info').length, 0, f);

@@ -11,7 +11,11 @@ const HOURS = [1, 3, 12, 24];
 
 export function ClusterPage() {
   const [hours, setHours] = useState(3);
-  const { data, error } = usePoll(() => getJson<ClusterResponse>(`/dash/cluster?hours=${hours}`), 3000, `cluster-${hours}`);
+  const { data, error } = usePoll(
+    () => getJson<ClusterResponse>(`/dash/cluster?hours=${hours}`),
+    3000,
+    `cluster-${hours}`,
+  );
   if (!data) return <ErrorLine error={error} loading />;
   const devices = data.nodes.flatMap((n) => n.devices);
   const count = (use: string) => devices.filter((d) => d.use === use).length;
@@ -22,7 +26,14 @@ export function ClusterPage() {
     <div class="page">
       <ErrorLine error={error} />
       <div class="summary">
-        <span><b>{devices.length}</b> devices on <b>{data.nodes.length}</b> node(s){types.length > 1 ? <>, <b>{types.length}</b> GPU types ({types.join(', ')})</> : null}</span>
+        <span>
+          <b>{devices.length}</b> devices on <b>{data.nodes.length}</b> node(s)
+          {types.length > 1 ? (
+            <>
+              , <b>{types.length}</b> GPU types ({types.join(', ')})
+            </>
+          ) : null}
+        </span>
         <span class="legend free">free {count('free')}</span>
         <span class="legend job">jobs {count('job')}</span>
         <span class="legend other">other users' jobs {count('other')}</span>
@@ -31,7 +42,9 @@ export function ClusterPage() {
       <div class={`nodes ${devices.length > 64 ? 'compact' : devices.length <= 16 ? 'wide' : ''}`} id="cluster-grid">
         {data.nodes.map((n) => (
           <div class="node" key={n.name}>
-            <div class="node-name">{n.name} <span class="muted node-types">{n.gpu_types.join(' + ')}</span></div>
+            <div class="node-name">
+              {n.name} <span class="muted node-types">{n.gpu_types.join(' + ')}</span>
+            </div>
             <div class="cells">
               {n.devices.map((d) => {
                 const holder = d.job ? data.holders[d.job] : undefined;
@@ -58,7 +71,9 @@ export function ClusterPage() {
       <h3>
         Allocation timeline, last{' '}
         <select value={hours} onChange={(e) => setHours(Number((e.target as HTMLSelectElement).value))}>
-          {HOURS.map((h) => <option value={h}>{h} h</option>)}
+          {HOURS.map((h) => (
+            <option value={h}>{h} h</option>
+          ))}
         </select>
       </h3>
       <TimelineView timeline={data.timeline} onOpen={(id) => go(`/job/${id}`)} />

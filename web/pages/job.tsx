@@ -15,7 +15,11 @@ const LOG_KEEP = 64 * 1024;
 export function JobPage(p: { id: string; me: WhoAmI }) {
   const base = `/v1/jobs/${encodeURIComponent(p.id)}`;
   const job = usePoll(() => callApi('GET /v1/jobs/{id}', { id: p.id }), 2000, `job-${p.id}`);
-  const series = usePoll(() => getJson<JobSeries>(`/dash/jobs/${encodeURIComponent(p.id)}/series`), 3000, `series-${p.id}`);
+  const series = usePoll(
+    () => getJson<JobSeries>(`/dash/jobs/${encodeURIComponent(p.id)}/series`),
+    3000,
+    `series-${p.id}`,
+  );
   const events = usePoll(() => callApi('GET /v1/jobs/{id}/events', { id: p.id }), 3000, `events-${p.id}`);
   const reports = usePoll(() => getJson<LiveReport[]>(`${base}/reports?limit=200`), 5000, `reports-${p.id}`);
   const doctor = liveVerdict(reports.data ?? []);
@@ -39,9 +43,17 @@ export function JobPage(p: { id: string; me: WhoAmI }) {
   return (
     <div class="page">
       <div class="job-head">
-        <h2>{j.name} <span class="muted">{j.id}</span></h2>
-        <span class={`badge state-${j.state}`} id="job-state">{j.state}</span>
-        {mayCancel && <button class="danger" id="cancel" onClick={() => void cancel()}>Cancel job</button>}
+        <h2>
+          {j.name} <span class="muted">{j.id}</span>
+        </h2>
+        <span class={`badge state-${j.state}`} id="job-state">
+          {j.state}
+        </span>
+        {mayCancel && (
+          <button class="danger" id="cancel" onClick={() => void cancel()}>
+            Cancel job
+          </button>
+        )}
       </div>
       <ErrorLine error={job.error ?? cancelError} />
       <div class="facts">
@@ -49,7 +61,13 @@ export function JobPage(p: { id: string; me: WhoAmI }) {
         <Fact label="replicas" value={`${j.replicas} (${j.spec.min_replicas}–${j.spec.max_replicas})`} />
         <Fact id="job-devices" label="runs on" value={placedOn(j)} />
         {j.gpu_type !== null && <Fact id="job-gpu-type" label="GPU type" value={j.gpu_type} />}
-        {j.insight.batch && <Fact id="job-batch" label="batch (local x accumulation x replicas)" value={batchText(j.insight.batch, j.insight.lr_scale)} />}
+        {j.insight.batch && (
+          <Fact
+            id="job-batch"
+            label="batch (local x accumulation x replicas)"
+            value={batchText(j.insight.batch, j.insight.lr_scale)}
+          />
+        )}
         <Fact label="step" value={fmtNumber(j.step)} />
         <Fact label="samples" value={fmtNumber(j.samples)} />
         <Fact label="restarts" value={String(j.restarts)} />
@@ -58,7 +76,12 @@ export function JobPage(p: { id: string; me: WhoAmI }) {
         {plain ? (
           <Fact label="profile key" value={`${j.profile_key} (a plain script measures nothing: no plan)`} />
         ) : (
-          <div class="fact"><div class="muted">profile key</div><a id="job-plan" href={`#/plan/${encodeURIComponent(j.profile_key)}`}>{j.profile_key}: plan</a></div>
+          <div class="fact">
+            <div class="muted">profile key</div>
+            <a id="job-plan" href={`#/plan/${encodeURIComponent(j.profile_key)}`}>
+              {j.profile_key}: plan
+            </a>
+          </div>
         )}
       </div>
       <div class="fact" id="doctor" data-verdict={doctor && doctorLine === doctor.line ? doctor.verdict : ''}>
@@ -114,12 +137,29 @@ function decisionTimes(events: readonly EventView[]): number[] {
 function Charts(p: { series: JobSeries | undefined; marks: number[]; plain: boolean }) {
   const s = p.series;
   if (!s) return <div class="muted">loading charts…</div>;
-  if (p.plain) return <div class="muted" id="no-charts">no charts: a plain script does not report through the Goodput SDK (docs/sdk.md), so there is no throughput or batch to draw; its events and log are below</div>;
-  if (s.t_ms.length === 0) return <div class="muted" id="no-charts">no reports yet: charts appear once the job reports through the Goodput SDK (docs/contract.md)</div>;
+  if (p.plain)
+    return (
+      <div class="muted" id="no-charts">
+        no charts: a plain script does not report through the Goodput SDK (docs/sdk.md), so there is no throughput or
+        batch to draw; its events and log are below
+      </div>
+    );
+  if (s.t_ms.length === 0)
+    return (
+      <div class="muted" id="no-charts">
+        no reports yet: charts appear once the job reports through the Goodput SDK (docs/contract.md)
+      </div>
+    );
   const x = s.t_ms.map((t) => t / 1000);
   return (
     <div class="charts">
-      <Chart title="Replicas" time x={x} marks={p.marks} series={[{ label: 'replicas', values: s.replicas, color: '#1a73e8', stepped: true }]} />
+      <Chart
+        title="Replicas"
+        time
+        x={x}
+        marks={p.marks}
+        series={[{ label: 'replicas', values: s.replicas, color: '#1a73e8', stepped: true }]}
+      />
       <Chart
         title="Batch size (local x accumulation x replicas)"
         time
@@ -129,12 +169,35 @@ function Charts(p: { series: JobSeries | undefined; marks: number[]; plain: bool
         series={[
           { label: 'global', values: s.batch_size, color: '#d93025', stepped: true },
           { label: 'local', values: s.local_bsz, color: '#188038', stepped: true },
-          { label: 'accumulation', values: s.accum_steps.map((a) => (a === null ? null : a + 1)), color: '#f9ab00', stepped: true },
+          {
+            label: 'accumulation',
+            values: s.accum_steps.map((a) => (a === null ? null : a + 1)),
+            color: '#f9ab00',
+            stepped: true,
+          },
         ]}
       />
-      <Chart title="Throughput (samples/s)" time x={x} marks={p.marks} series={[{ label: 'throughput', values: s.throughput, color: '#1a73e8' }]} />
-      <Chart title="Statistical efficiency" time x={x} marks={p.marks} series={[{ label: 'efficiency', values: s.efficiency, color: '#9334e6' }]} />
-      <Chart title="Goodput (B0-equivalent samples/s)" time x={x} marks={p.marks} series={[{ label: 'goodput', values: s.goodput, color: '#e8710a' }]} />
+      <Chart
+        title="Throughput (samples/s)"
+        time
+        x={x}
+        marks={p.marks}
+        series={[{ label: 'throughput', values: s.throughput, color: '#1a73e8' }]}
+      />
+      <Chart
+        title="Statistical efficiency"
+        time
+        x={x}
+        marks={p.marks}
+        series={[{ label: 'efficiency', values: s.efficiency, color: '#9334e6' }]}
+      />
+      <Chart
+        title="Goodput (B0-equivalent samples/s)"
+        time
+        x={x}
+        marks={p.marks}
+        series={[{ label: 'goodput', values: s.goodput, color: '#e8710a' }]}
+      />
     </div>
   );
 }
@@ -145,7 +208,12 @@ function Events(p: { events: EventView[] }) {
       {[...p.events].reverse().map((e) => (
         <li key={e.id} data-kind={e.kind}>
           <span class="muted">{fmtTime(Date.parse(e.at))}</span> <b>{e.kind}</b>
-          {e.from_state && e.to_state && e.from_state !== e.to_state ? <span class="muted"> {e.from_state} → {e.to_state}</span> : null}
+          {e.from_state && e.to_state && e.from_state !== e.to_state ? (
+            <span class="muted">
+              {' '}
+              {e.from_state} → {e.to_state}
+            </span>
+          ) : null}
           <span class="muted"> by {e.actor}</span>
           {e.reason && <div class="reason">{e.reason}</div>}
         </li>
@@ -193,10 +261,18 @@ function LogTail(p: { base: string; replicas: number; live: boolean }) {
   }, [text]);
   return (
     <div>
-      <select value={replica} onChange={(e) => setReplica(Number((e.target as HTMLSelectElement).value))} aria-label="replica">
-        {Array.from({ length: p.replicas }, (_, r) => <option value={r}>replica {r}</option>)}
+      <select
+        value={replica}
+        onChange={(e) => setReplica(Number((e.target as HTMLSelectElement).value))}
+        aria-label="replica"
+      >
+        {Array.from({ length: p.replicas }, (_, r) => (
+          <option value={r}>replica {r}</option>
+        ))}
       </select>
-      <pre class="log" id="log" ref={pre}>{text || '(empty)'}</pre>
+      <pre class="log" id="log" ref={pre}>
+        {text || '(empty)'}
+      </pre>
     </div>
   );
 }

@@ -30,14 +30,30 @@ const COLUMNS: Column[] = [
   { key: 'replicas', label: 'replicas', cell: (r) => String(r.replicas), numeric: true },
   { key: 'batch_size', label: 'batch', cell: (r) => fmtNumber(r.batch_size), numeric: true },
   { key: 'goodput', label: 'goodput', cell: (r) => fmtNumber(r.goodput), numeric: true },
-  { key: 'speedup', label: 'speedup', cell: (r) => (r.speedup === null ? '–' : `${r.speedup.toFixed(2)}x`), numeric: true },
+  {
+    key: 'speedup',
+    label: 'speedup',
+    cell: (r) => (r.speedup === null ? '–' : `${r.speedup.toFixed(2)}x`),
+    numeric: true,
+  },
   { key: 'progress', label: 'progress', cell: (r) => fmtPercent(r.progress), numeric: true },
   { key: 'eta_ms', label: 'est. finish', cell: (r) => fmtTime(r.eta_ms) },
   { key: 'restarts', label: 'restarts', cell: (r) => String(r.restarts), numeric: true },
   { key: 'reason', label: 'reason', cell: (r) => r.reason },
 ];
 
-const STATES = ['', 'queued', 'starting', 'running', 'rescaling', 'preempted', 'succeeded', 'failed', 'cancelled', 'active'];
+const STATES = [
+  '',
+  'queued',
+  'starting',
+  'running',
+  'rescaling',
+  'preempted',
+  'succeeded',
+  'failed',
+  'cancelled',
+  'active',
+];
 
 function compare(a: JobRow, b: JobRow, key: keyof JobRow): number {
   const x = a[key];
@@ -75,13 +91,25 @@ export function JobsPage() {
     <div class="page">
       <ErrorLine error={error} />
       <div class="toolbar">
-        <input type="search" placeholder="filter: name, id, user, reason" value={text} onInput={(e) => setText((e.target as HTMLInputElement).value)} />
+        <input
+          type="search"
+          placeholder="filter: name, id, user, reason"
+          value={text}
+          onInput={(e) => setText((e.target as HTMLInputElement).value)}
+        />
         <select value={state} onChange={(e) => setState((e.target as HTMLSelectElement).value)} aria-label="state">
-          {STATES.map((s) => <option value={s}>{s === '' ? 'all states' : s}</option>)}
+          {STATES.map((s) => (
+            <option value={s}>{s === '' ? 'all states' : s}</option>
+          ))}
         </select>
-        <span class="muted" id="job-count">{rows.length} of {data.rows.length}{data.next_cursor !== null ? '+' : ''} jobs</span>
+        <span class="muted" id="job-count">
+          {rows.length} of {data.rows.length}
+          {data.next_cursor !== null ? '+' : ''} jobs
+        </span>
         {data.next_cursor !== null && shown < 1000 && (
-          <button id="more-jobs" onClick={() => setShown((n) => Math.min(1000, n + PAGE_JOBS))}>more</button>
+          <button id="more-jobs" onClick={() => setShown((n) => Math.min(1000, n + PAGE_JOBS))}>
+            more
+          </button>
         )}
       </div>
       <div class="table">
@@ -96,12 +124,25 @@ export function JobsPage() {
             </div>
           ))}
         </div>
-        <div class="tbody" style={{ height: `${Math.min(VIEW_H, Math.max(ROW_H, rows.length * ROW_H))}px` }} onScroll={(e) => setTop((e.target as HTMLDivElement).scrollTop)}>
+        <div
+          class="tbody"
+          style={{ height: `${Math.min(VIEW_H, Math.max(ROW_H, rows.length * ROW_H))}px` }}
+          onScroll={(e) => setTop((e.target as HTMLDivElement).scrollTop)}
+        >
           <div style={{ height: `${rows.length * ROW_H}px`, position: 'relative' }}>
             {rows.slice(first, last).map((r, i) => (
-              <div class="tr" data-job-id={r.id} key={r.id} style={{ top: `${(first + i) * ROW_H}px`, gridTemplateColumns: template }} onClick={() => go(`/job/${r.id}`)}>
+              <div
+                class="tr"
+                data-job-id={r.id}
+                key={r.id}
+                style={{ top: `${(first + i) * ROW_H}px`, gridTemplateColumns: template }}
+                onClick={() => go(`/job/${r.id}`)}
+              >
                 {COLUMNS.map((c) => (
-                  <div class={`td ${c.numeric ? 'num' : ''} ${c.key === 'state' ? `state-${r.state}` : ''}`} title={c.cell(r)}>
+                  <div
+                    class={`td ${c.numeric ? 'num' : ''} ${c.key === 'state' ? `state-${r.state}` : ''}`}
+                    title={c.cell(r)}
+                  >
                     {c.cell(r)}
                   </div>
                 ))}

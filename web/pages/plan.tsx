@@ -15,7 +15,9 @@ import { ErrorLine } from '../shell.js';
 type Row = PlanReport['rows'][number];
 
 const rowText = (r: Row | null, currency: string): string =>
-  r === null ? 'none' : `${r.gpus} x ${r.gpu_type} (${r.nodes} node${r.nodes > 1 ? 's' : ''}): ${fmtDuration(r.time_s ?? Infinity)}, ${r.cost === null ? 'no price' : `${r.cost.toFixed(2)} ${currency}`} [${r.source}]`;
+  r === null
+    ? 'none'
+    : `${r.gpus} x ${r.gpu_type} (${r.nodes} node${r.nodes > 1 ? 's' : ''}): ${fmtDuration(r.time_s ?? Infinity)}, ${r.cost === null ? 'no price' : `${r.cost.toFixed(2)} ${currency}`} [${r.source}]`;
 
 export function PlanPage(p: { planKey: string }) {
   const [target, setTarget] = useState('1000000');
@@ -24,7 +26,9 @@ export function PlanPage(p: { planKey: string }) {
   const r = plan.data;
   return (
     <div class="page">
-      <h2>Plan for <span id="plan-key">{p.planKey}</span></h2>
+      <h2>
+        Plan for <span id="plan-key">{p.planKey}</span>
+      </h2>
       <label>
         target samples{' '}
         <input id="plan-target" value={target} onChange={(e) => setTarget((e.target as HTMLInputElement).value)} />
@@ -49,7 +53,15 @@ function PlanBody({ r }: { r: PlanReport }) {
   }));
   return (
     <div>
-      <Chart title="time to target (hours, log) over GPUs" x={gpus} series={series} xLabel="GPUs (log)" log logX height={260} />
+      <Chart
+        title="time to target (hours, log) over GPUs"
+        x={gpus}
+        series={series}
+        xLabel="GPUs (log)"
+        log
+        logX
+        height={260}
+      />
       <ul id="plan-answers">
         <li>fastest within the budget: {rowText(r.answers.fastest_within_budget, r.currency)}</li>
         <li>cheapest within the deadline: {rowText(r.answers.cheapest_within_deadline, r.currency)}</li>
@@ -57,22 +69,50 @@ function PlanBody({ r }: { r: PlanReport }) {
       </ul>
       <table id="plan-table">
         <thead>
-          <tr><th>type</th><th>GPUs</th><th>nodes</th><th>source</th><th>samples/s</th><th>efficiency</th><th>batch</th><th>time</th><th>GPU-h</th><th>cost</th><th>advice</th></tr>
+          <tr>
+            <th>type</th>
+            <th>GPUs</th>
+            <th>nodes</th>
+            <th>source</th>
+            <th>samples/s</th>
+            <th>efficiency</th>
+            <th>batch</th>
+            <th>time</th>
+            <th>GPU-h</th>
+            <th>cost</th>
+            <th>advice</th>
+          </tr>
         </thead>
         <tbody>
           {r.rows.map((x) => (
             <tr key={`${x.gpu_type}-${x.gpus}`} data-source={x.source}>
-              <td>{x.gpu_type}</td><td>{x.gpus}</td><td>{x.nodes}</td><td>{x.source}</td><td>{fmtNumber(x.samples_per_s)}</td>
-              <td>{x.efficiency.toFixed(2)}</td><td>{`${x.batch_size} (${x.local_bsz} x ${x.accum_steps + 1})`}</td>
-              <td>{fmtDuration(x.time_s ?? Infinity)}</td><td>{fmtNumber(x.gpu_hours)}</td><td>{x.cost === null ? '–' : x.cost.toFixed(2)}</td><td>{x.advice.join('; ')}</td>
+              <td>{x.gpu_type}</td>
+              <td>{x.gpus}</td>
+              <td>{x.nodes}</td>
+              <td>{x.source}</td>
+              <td>{fmtNumber(x.samples_per_s)}</td>
+              <td>{x.efficiency.toFixed(2)}</td>
+              <td>{`${x.batch_size} (${x.local_bsz} x ${x.accum_steps + 1})`}</td>
+              <td>{fmtDuration(x.time_s ?? Infinity)}</td>
+              <td>{fmtNumber(x.gpu_hours)}</td>
+              <td>{x.cost === null ? '–' : x.cost.toFixed(2)}</td>
+              <td>{x.advice.join('; ')}</td>
             </tr>
           ))}
         </tbody>
       </table>
       <ul class="muted">
-        {r.types.map((t) => <li key={t.gpu_type}>{t.gpu_type}: {t.source}: {t.how}</li>)}
-        {r.notes.map((n) => <li key={n}>note: {n}</li>)}
-        <li>GPU table of {r.table.date} ({r.table.source})</li>
+        {r.types.map((t) => (
+          <li key={t.gpu_type}>
+            {t.gpu_type}: {t.source}: {t.how}
+          </li>
+        ))}
+        {r.notes.map((n) => (
+          <li key={n}>note: {n}</li>
+        ))}
+        <li>
+          GPU table of {r.table.date} ({r.table.source})
+        </li>
       </ul>
     </div>
   );

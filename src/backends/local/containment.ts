@@ -10,7 +10,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 
 /** Pids of the live processes that carry the markers of `job_id`'s attempt (and `rank`, when given). */
 export function markedProcesses(job_id: string, attempt: number, rank?: number): number[] {
-  const want = [`GOODPUT_JOB_ID=${job_id}`, `GOODPUT_ATTEMPT=${attempt}`, ...(rank === undefined ? [] : [`RANK=${rank}`])];
+  const want = [
+    `GOODPUT_JOB_ID=${job_id}`,
+    `GOODPUT_ATTEMPT=${attempt}`,
+    ...(rank === undefined ? [] : [`RANK=${rank}`]),
+  ];
   const found: number[] = [];
   let entries: string[];
   try {

@@ -31,13 +31,26 @@ function backend(devices = cpuSlots(4)): { b: LocalBackend; exits: ReplicaExit[]
     if (w) w(e);
     else exits.push(e);
   });
-  const next = () => (exits.length > 0 ? Promise.resolve(exits.shift()!) : new Promise<ReplicaExit>((r) => waiters.push(r)));
+  const next = () =>
+    exits.length > 0 ? Promise.resolve(exits.shift()!) : new Promise<ReplicaExit>((r) => waiters.push(r));
   return { b, exits, next };
 }
 
 let n = 0;
 function request(command: string[], devices = [0]): LaunchRequest {
-  return { job_id: `job${n}`, attempt: 0, command, workdir: root, env: { USER_VAR: 'x' }, devices, nodes: devices.map(() => 0), num_nodes: 1, api_url: 'http://127.0.0.1:1', token: 'tok', job_dir: join(root, `job${n++}`) };
+  return {
+    job_id: `job${n}`,
+    attempt: 0,
+    command,
+    workdir: root,
+    env: { USER_VAR: 'x' },
+    devices,
+    nodes: devices.map(() => 0),
+    num_nodes: 1,
+    api_url: 'http://127.0.0.1:1',
+    token: 'tok',
+    job_dir: join(root, `job${n++}`),
+  };
 }
 
 const node = process.execPath;
@@ -46,12 +59,19 @@ const python = pythonWith(['os']);
 describe('LocalBackend', () => {
   it('passes arguments literally (no shell) and sets the contract environment per rank', async () => {
     const { b, next } = backend();
-    const script = "console.log(JSON.stringify({argv: process.argv.slice(1), env: Object.fromEntries(Object.entries(process.env).filter(([k]) => /^(RANK|WORLD_SIZE|LOCAL_RANK|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|CUDA_VISIBLE_DEVICES|USER_VAR)$|^GOODPUT_/.test(k)))}))";
+    const script =
+      'console.log(JSON.stringify({argv: process.argv.slice(1), env: Object.fromEntries(Object.entries(process.env).filter(([k]) => /^(RANK|WORLD_SIZE|LOCAL_RANK|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|CUDA_VISIBLE_DEVICES|USER_VAR)$|^GOODPUT_/.test(k)))}))';
     const evil = ['$(touch pwned)', '; rm -rf /', '`id`', 'a b', '*', '"q"', "'s'", '$HOME'];
     const req = request([node, '-e', script, '--', ...evil], [1, 3]);
     const launched = await b.launch(req);
     launched.forEach((r) => pids.push(r.pid));
-    assert.deepEqual(launched.map((r) => [r.rank, r.device]), [[0, 1], [1, 3]]);
+    assert.deepEqual(
+      launched.map((r) => [r.rank, r.device]),
+      [
+        [0, 1],
+        [1, 3],
+      ],
+    );
     const codes = [await next(), await next()].map((e) => e.exit_code);
     assert.deepEqual(codes, [0, 0]);
     for (const rank of [0, 1]) {
@@ -76,15 +96,26 @@ describe('LocalBackend', () => {
   });
 
   it("shows each GPU rank the job's GPUs in rank order, its own at LOCAL_RANK, by nvidia-smi's numbering (as torchrun's workers see them)", async () => {
-    const gpus = parseNvidiaSmi([0, 1, 2, 3].map((i) => `${i}, GPU-${i}, NVIDIA ${i < 2 ? 'L40S' : 'H100 80GB HBM3'}, 46068`).join('\n'));
+    const gpus = parseNvidiaSmi(
+      [0, 1, 2, 3].map((i) => `${i}, GPU-${i}, NVIDIA ${i < 2 ? 'L40S' : 'H100 80GB HBM3'}, 46068`).join('\n'),
+    );
     const { b, next } = backend(gpus);
-    const script = "console.log(JSON.stringify([process.env.LOCAL_RANK, process.env.CUDA_VISIBLE_DEVICES, process.env.CUDA_DEVICE_ORDER]))";
+    const script =
+      'console.log(JSON.stringify([process.env.LOCAL_RANK, process.env.CUDA_VISIBLE_DEVICES, process.env.CUDA_DEVICE_ORDER]))';
     const req = request([node, '-e', script], [3, 1]);
     (await b.launch(req)).forEach((r) => pids.push(r.pid));
     assert.deepEqual([(await next()).exit_code, (await next()).exit_code], [0, 0]);
-    const seen = [0, 1].map((rank) => JSON.parse(readFileSync(join(jobDirs(req.job_dir).logs, `replica-${rank}.log`), 'utf8').split('\n')[1]!) as string[]);
+    const seen = [0, 1].map(
+      (rank) =>
+        JSON.parse(
+          readFileSync(join(jobDirs(req.job_dir).logs, `replica-${rank}.log`), 'utf8').split('\n')[1]!,
+        ) as string[],
+    );
     // cuda.set_device(LOCAL_RANK) picks entry LOCAL_RANK: rank 0 GPU 3, rank 1 GPU 1.
-    assert.deepEqual(seen, [['0', '3,1', 'PCI_BUS_ID'], ['1', '3,1', 'PCI_BUS_ID']]);
+    assert.deepEqual(seen, [
+      ['0', '3,1', 'PCI_BUS_ID'],
+      ['1', '3,1', 'PCI_BUS_ID'],
+    ]);
   });
 
   it('maps exits: code, SIGTERM-checkpoint 143, SIGKILL 137; kills the whole process group', async () => {
@@ -92,7 +123,8 @@ describe('LocalBackend', () => {
     const [r1] = await b.launch(request([node, '-e', 'process.exit(7)']));
     pids.push(r1!.pid);
     assert.equal((await next()).exit_code, 7);
-    const ckpt = "process.on('SIGTERM', () => { console.log('saving'); process.exit(143); }); setInterval(() => {}, 1000); console.log('ready')";
+    const ckpt =
+      "process.on('SIGTERM', () => { console.log('saving'); process.exit(143); }); setInterval(() => {}, 1000); console.log('ready')";
     const req = request([node, '-e', ckpt]);
     const [r2] = await b.launch(req);
     pids.push(r2!.pid);
@@ -113,32 +145,47 @@ describe('LocalBackend', () => {
 
   it('adopts a replica started by another backend and reports its recorded exit code', async () => {
     const first = backend();
-    const req = request([node, '-e', "setTimeout(() => process.exit(5), 600)"]);
+    const req = request([node, '-e', 'setTimeout(() => process.exit(5), 600)']);
     const [r] = await first.b.launch(req);
     pids.push(r!.pid);
     first.b.close();
     const second = backend();
-    assert.equal(await second.b.adopt({ ...req, rank: 0, node: 'local', launch_id: '', pid: r!.pid, proc_start: r!.proc_start }), 'alive');
+    assert.equal(
+      await second.b.adopt({ ...req, rank: 0, node: 'local', launch_id: '', pid: r!.pid, proc_start: r!.proc_start }),
+      'alive',
+    );
     assert.deepEqual(await second.next(), { job_id: req.job_id, attempt: 0, rank: 0, exit_code: 5 });
     // Already gone: the exit file answers at once; a wrong start time means "not ours".
-    assert.equal(await second.b.adopt({ ...req, rank: 0, node: 'local', launch_id: '', pid: r!.pid, proc_start: r!.proc_start }), 5);
+    assert.equal(
+      await second.b.adopt({ ...req, rank: 0, node: 'local', launch_id: '', pid: r!.pid, proc_start: r!.proc_start }),
+      5,
+    );
   });
 
-  it('hears every replica that exits while launch still waits for its exec (exit 127 at once)', { timeout: 60_000 }, async () => {
-    const { b, next } = backend();
-    // The listener is attached before launch awaits anything; before the fix a share of these
-    // exits (those that ended during the wait for exec) were never reported.
-    const n = 40;
-    for (let i = 0; i < n; i++) {
-      const [r] = await b.launch(request(['./nonexistent.sh']));
-      pids.push(r!.pid);
-    }
-    const codes: number[] = [];
-    for (let i = 0; i < n; i++) {
-      codes.push(await Promise.race([next().then((e) => e.exit_code), new Promise<number>((r) => setTimeout(() => r(-1), 10_000))]));
-    }
-    assert.deepEqual(codes, Array(n).fill(127));
-  });
+  it(
+    'hears every replica that exits while launch still waits for its exec (exit 127 at once)',
+    { timeout: 60_000 },
+    async () => {
+      const { b, next } = backend();
+      // The listener is attached before launch awaits anything; before the fix a share of these
+      // exits (those that ended during the wait for exec) were never reported.
+      const n = 40;
+      for (let i = 0; i < n; i++) {
+        const [r] = await b.launch(request(['./nonexistent.sh']));
+        pids.push(r!.pid);
+      }
+      const codes: number[] = [];
+      for (let i = 0; i < n; i++) {
+        codes.push(
+          await Promise.race([
+            next().then((e) => e.exit_code),
+            new Promise<number>((r) => setTimeout(() => r(-1), 10_000)),
+          ]),
+        );
+      }
+      assert.deepEqual(codes, Array(n).fill(127));
+    },
+  );
 
   it('probes a replica without watching it: alive, then its recorded exit code', async () => {
     const { b, next } = backend();
@@ -151,49 +198,81 @@ describe('LocalBackend', () => {
     assert.equal(b.probe(ref), 6, 'the exit file answers');
     assert.equal(b.probe(ref), 6, 'idempotent');
     assert.equal(b.probe({ ...ref, attempt: 9 }), 137, 'no exit file: lost');
-    assert.equal(b.probe({ ...ref, attempt: 9, pid: 0, proc_start: '' }), 137, 'a bogus pid is lost, and never signals our own group');
+    assert.equal(
+      b.probe({ ...ref, attempt: 9, pid: 0, proc_start: '' }),
+      137,
+      'a bogus pid is lost, and never signals our own group',
+    );
   });
 
   it('draws MASTER_PORT from the port range when one is set', async () => {
     const { b, next } = backend();
-    const req = { ...request([node, '-e', 'console.log("port=" + process.env.MASTER_PORT)']), port_range: { first: 29650, last: 29659 } };
+    const req = {
+      ...request([node, '-e', 'console.log("port=" + process.env.MASTER_PORT)']),
+      port_range: { first: 29650, last: 29659 },
+    };
     await b.launch(req);
     assert.equal((await next()).exit_code, 0);
     const port = Number(/port=(\d+)/.exec(readFileSync(join(jobDirs(req.job_dir).logs, 'replica-0.log'), 'utf8'))?.[1]);
     assert.ok(port >= 29650 && port <= 29659, `MASTER_PORT ${port} in 29650-29659`);
   });
 
-  it("shows a Python replica's prints in its log as they happen, also from a server whose environment does not ask for it", { skip: python ? undefined : 'no python3' }, async (t) => {
-    const saved = process.env.PYTHONUNBUFFERED;
-    delete process.env.PYTHONUNBUFFERED;
-    t.after(() => (saved === undefined ? undefined : (process.env.PYTHONUNBUFFERED = saved)));
-    const { b, next } = backend();
-    const req = request([python!, '-c', 'import time\nprint("epoch 0 done")\ntime.sleep(60)']);
-    const [replica] = await b.launch(req);
-    pids.push(replica!.pid);
-    const log = join(jobDirs(req.job_dir).logs, 'replica-0.log');
-    const deadline = Date.now() + 20_000;
-    while (!readFileSync(log, 'utf8').includes('epoch 0 done') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    assert.match(readFileSync(log, 'utf8'), /epoch 0 done/, 'the print is in the log while the replica still runs (a block buffer would hold it until exit)');
-    b.signal({ ...req, rank: 0, node: 'local', launch_id: '', pid: replica!.pid, proc_start: replica!.proc_start }, 'SIGKILL');
-    assert.equal((await next()).exit_code, 137);
-    const user = request([python!, '-c', 'import os\nprint(repr(os.environ.get("PYTHONUNBUFFERED")))']);
-    await b.launch({ ...user, env: { PYTHONUNBUFFERED: '' } });
-    await next();
-    assert.match(readFileSync(join(jobDirs(user.job_dir).logs, 'replica-0.log'), 'utf8'), /^''$/m, "the job's own setting wins");
-  });
+  it(
+    "shows a Python replica's prints in its log as they happen, also from a server whose environment does not ask for it",
+    { skip: python ? undefined : 'no python3' },
+    async (t) => {
+      const saved = process.env.PYTHONUNBUFFERED;
+      delete process.env.PYTHONUNBUFFERED;
+      t.after(() => (saved === undefined ? undefined : (process.env.PYTHONUNBUFFERED = saved)));
+      const { b, next } = backend();
+      const req = request([python!, '-c', 'import time\nprint("epoch 0 done")\ntime.sleep(60)']);
+      const [replica] = await b.launch(req);
+      pids.push(replica!.pid);
+      const log = join(jobDirs(req.job_dir).logs, 'replica-0.log');
+      const deadline = Date.now() + 20_000;
+      while (!readFileSync(log, 'utf8').includes('epoch 0 done') && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 100));
+      assert.match(
+        readFileSync(log, 'utf8'),
+        /epoch 0 done/,
+        'the print is in the log while the replica still runs (a block buffer would hold it until exit)',
+      );
+      b.signal(
+        { ...req, rank: 0, node: 'local', launch_id: '', pid: replica!.pid, proc_start: replica!.proc_start },
+        'SIGKILL',
+      );
+      assert.equal((await next()).exit_code, 137);
+      const user = request([python!, '-c', 'import os\nprint(repr(os.environ.get("PYTHONUNBUFFERED")))']);
+      await b.launch({ ...user, env: { PYTHONUNBUFFERED: '' } });
+      await next();
+      assert.match(
+        readFileSync(join(jobDirs(user.job_dir).logs, 'replica-0.log'), 'utf8'),
+        /^''$/m,
+        "the job's own setting wins",
+      );
+    },
+  );
 
   it('fails a launch whose working directory does not exist with E_LAUNCH, blaming the directory, not the shell', async () => {
     const { b } = backend();
     const missing = join(root, 'missing');
-    await assert.rejects(b.launch({ ...request([node, '-e', '0']), workdir: missing }), (e: Error & { code?: string }) => {
-      assert.equal(e.code, 'E_LAUNCH');
-      assert.equal(e.message, `cannot start ${node} in ${missing}: the workdir does not exist on this machine (removed or renamed since the job was submitted?)`);
-      return true;
-    });
+    await assert.rejects(
+      b.launch({ ...request([node, '-e', '0']), workdir: missing }),
+      (e: Error & { code?: string }) => {
+        assert.equal(e.code, 'E_LAUNCH');
+        assert.equal(
+          e.message,
+          `cannot start ${node} in ${missing}: the workdir does not exist on this machine (removed or renamed since the job was submitted?)`,
+        );
+        return true;
+      },
+    );
     const file = join(root, 'a-file');
     writeFileSync(file, '');
-    await assert.rejects(b.launch({ ...request([node, '-e', '0']), workdir: file }), /: the workdir is not a directory$/);
+    await assert.rejects(
+      b.launch({ ...request([node, '-e', '0']), workdir: file }),
+      /: the workdir is not a directory$/,
+    );
   });
 });
 
@@ -201,18 +280,57 @@ describe('device discovery', () => {
   it('parses nvidia-smi csv and selections', () => {
     const text = '0, GPU-aaaa, NVIDIA H100 80GB HBM3, 81559\n1, GPU-bbbb, NVIDIA H100 80GB HBM3, 81559\n';
     const gpus = parseNvidiaSmi(text);
-    assert.deepEqual(gpus[1], { index: 1, kind: 'gpu', uuid: 'GPU-bbbb', name: 'NVIDIA H100 80GB HBM3', memory_mib: 81559 });
+    assert.deepEqual(gpus[1], {
+      index: 1,
+      kind: 'gpu',
+      uuid: 'GPU-bbbb',
+      name: 'NVIDIA H100 80GB HBM3',
+      memory_mib: 81559,
+    });
     assert.deepEqual(parseGpuSelection('0,1'), [0, 1]);
     assert.equal(parseGpuSelection('2'), 2);
     assert.throws(() => parseGpuSelection('x'), /--gpus/);
     assert.deepEqual(parseGpuSelection('3,'), [3], 'a trailing comma makes one index a list');
     assert.throws(() => parseGpuSelection('0'), /--gpus 0 selects no GPU .*--gpus 0, \(a list of one index\)/);
-    assert.deepEqual(resolveDevices([1], undefined, () => {}, () => gpus).map((g) => g.uuid), ['GPU-bbbb']);
-    assert.throws(() => resolveDevices(3, undefined, () => {}, () => gpus), /only 2/);
+    assert.deepEqual(
+      resolveDevices(
+        [1],
+        undefined,
+        () => {},
+        () => gpus,
+      ).map((g) => g.uuid),
+      ['GPU-bbbb'],
+    );
+    assert.throws(
+      () =>
+        resolveDevices(
+          3,
+          undefined,
+          () => {},
+          () => gpus,
+        ),
+      /only 2/,
+    );
     const warnings: string[] = [];
-    assert.deepEqual(resolveDevices('auto', undefined, (w) => warnings.push(w), () => []).map((d) => d.kind), ['cpu']);
+    assert.deepEqual(
+      resolveDevices(
+        'auto',
+        undefined,
+        (w) => warnings.push(w),
+        () => [],
+      ).map((d) => d.kind),
+      ['cpu'],
+    );
     assert.equal(warnings.length, 1);
-    assert.equal(resolveDevices('auto', 3, () => {}, () => gpus).length, 3);
+    assert.equal(
+      resolveDevices(
+        'auto',
+        3,
+        () => {},
+        () => gpus,
+      ).length,
+      3,
+    );
   });
 });
 

@@ -1,9 +1,30 @@
 import { spawn } from 'node:child_process';
 import { sweepMarked } from './containment.js';
-import { closeSync, existsSync, fchownSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fchownSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { GoodputError } from '../../core/errors.js';
-import { EXIT_LOST, type Backend, type BackendNode, type DeviceInfo, type LaunchedReplica, type LaunchRequest, type ReplicaExit, type ReplicaRef, type SpecToCarry } from '../backend.js';
+import {
+  EXIT_LOST,
+  type Backend,
+  type BackendNode,
+  type DeviceInfo,
+  type LaunchedReplica,
+  type LaunchRequest,
+  type ReplicaExit,
+  type ReplicaRef,
+  type SpecToCarry,
+} from '../backend.js';
 import { contractEnv, nodeVisibleDevices } from '../contract-env.js';
 import { execPlan } from '../job-env.js';
 import { jobDirs, readExitFile, replicaLogName, runFileBase } from '../run-files.js';
@@ -59,7 +80,9 @@ export class LocalBackend implements Backend {
   }
 
   nodes(): readonly BackendNode[] {
-    return [{ name: LOCAL_NODE, address: '127.0.0.1', devices: this.deviceList, usable: this.deviceList.length, note: '' }];
+    return [
+      { name: LOCAL_NODE, address: '127.0.0.1', devices: this.deviceList, usable: this.deviceList.length, note: '' },
+    ];
   }
 
   /** The local inventory is fixed at construction. */
@@ -78,8 +101,17 @@ export class LocalBackend implements Backend {
     const world = req.devices.length;
     const rank_nodes = req.devices.map(() => LOCAL_NODE);
     const vars = contractEnv({
-      job_id: req.job_id, attempt: req.attempt, rank_nodes, master_addr: '127.0.0.1', master_port: port, api_url: req.api_url,
-      token: req.token, checkpoint_dir: dirs.checkpoint, restarts: req.restarts ?? 0, max_restarts: req.max_restarts ?? 0, ...(req.gpu_type !== undefined ? { gpu_type: req.gpu_type } : {}),
+      job_id: req.job_id,
+      attempt: req.attempt,
+      rank_nodes,
+      master_addr: '127.0.0.1',
+      master_port: port,
+      api_url: req.api_url,
+      token: req.token,
+      checkpoint_dir: dirs.checkpoint,
+      restarts: req.restarts ?? 0,
+      max_restarts: req.max_restarts ?? 0,
+      ...(req.gpu_type !== undefined ? { gpu_type: req.gpu_type } : {}),
       preset: (name) => req.env[name] !== undefined || (!req.run_as && process.env[name] !== undefined),
     });
     const launched: LaunchedReplica[] = [];
@@ -100,7 +132,10 @@ export class LocalBackend implements Backend {
         for (const suffix of ['.pid', '.pid.tmp', '.exit', '.exit.tmp']) rmSync(base + suffix, { force: true });
         const fd = openSync(log_path, 'a', 0o600);
         if (owner) fchownSync(fd, owner.uid, owner.gid);
-        writeSync(fd, `--- goodput: attempt ${req.attempt}, rank ${rank}/${world}, device ${device}, ${new Date().toISOString()} ---\n`);
+        writeSync(
+          fd,
+          `--- goodput: attempt ${req.attempt}, rank ${rank}/${world}, device ${device}, ${new Date().toISOString()} ---\n`,
+        );
         const started_at_ms = Date.now();
         const { child, ref } = await new Promise<{ child: ReturnType<typeof spawn>; ref: ReplicaRef }>((ok, fail) => {
           const c = spawn('/bin/sh', ['-c', WRAPPER, 'goodput-replica', base, ...plan.command], {
@@ -112,7 +147,16 @@ export class LocalBackend implements Backend {
           c.once('spawn', () => {
             // The exit listener is in place before anything awaits: a replica that ends while
             // `launch` still waits for its exec (exit 127 at once) is heard too.
-            const r: ReplicaRef = { job_id: req.job_id, attempt: req.attempt, rank, node: LOCAL_NODE, launch_id: '', pid: c.pid!, proc_start: procStart(c.pid!), job_dir: req.job_dir };
+            const r: ReplicaRef = {
+              job_id: req.job_id,
+              attempt: req.attempt,
+              rank,
+              node: LOCAL_NODE,
+              launch_id: '',
+              pid: c.pid!,
+              proc_start: procStart(c.pid!),
+              job_dir: req.job_dir,
+            };
             c.once('exit', (code, signal) => this.finish(r, code, signal));
             ok({ child: c, ref: r });
           });
@@ -120,11 +164,23 @@ export class LocalBackend implements Backend {
         }).finally(() => closeSync(fd));
         await waitForExec(base + '.pid', () => child.exitCode !== null || child.signalCode !== null);
         child.unref();
-        launched.push({ rank, device, node: LOCAL_NODE, launch_id: '', pid: ref.pid, proc_start: ref.proc_start, log_path, started_at_ms });
+        launched.push({
+          rank,
+          device,
+          node: LOCAL_NODE,
+          launch_id: '',
+          pid: ref.pid,
+          proc_start: ref.proc_start,
+          log_path,
+          started_at_ms,
+        });
       }
     } catch (error) {
       for (const r of launched) killGroup(r.pid, 'SIGKILL');
-      throw new GoodputError('E_LAUNCH', `cannot start ${req.command[0]} in ${req.workdir}: ${workdirProblem(req.workdir) ?? (error as Error).message}`);
+      throw new GoodputError(
+        'E_LAUNCH',
+        `cannot start ${req.command[0]} in ${req.workdir}: ${workdirProblem(req.workdir) ?? (error as Error).message}`,
+      );
     }
     return launched;
   }
@@ -154,7 +210,13 @@ export class LocalBackend implements Backend {
     if (signal === 'SIGTERM') {
       const main = readWrapperPids(runFileBase(ref.job_dir, ref.attempt, ref.rank) + '.pid')?.command;
       // The group check tells the program from an unrelated process that re-used its pid.
-      if (main !== undefined && Number.isInteger(main) && main > 1 && isAlive(main, '') && procGroup(main) === ref.pid) {
+      if (
+        main !== undefined &&
+        Number.isInteger(main) &&
+        main > 1 &&
+        isAlive(main, '') &&
+        procGroup(main) === ref.pid
+      ) {
         try {
           process.kill(main, 'SIGTERM');
           return;
@@ -208,7 +270,12 @@ export class LocalBackend implements Backend {
       this.adopted.delete(k);
       killGroup(ref.pid, 'SIGKILL');
       sweepMarked(ref.job_id, ref.attempt, ref.rank);
-      this.listener({ job_id: ref.job_id, attempt: ref.attempt, rank: ref.rank, exit_code: readExit(ref) ?? EXIT_LOST });
+      this.listener({
+        job_id: ref.job_id,
+        attempt: ref.attempt,
+        rank: ref.rank,
+        exit_code: readExit(ref) ?? EXIT_LOST,
+      });
     }
   }
 }
@@ -270,7 +337,16 @@ function inheritedEnv(): Record<string, string> {
   return env;
 }
 
-const SIGNALS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGABRT: 6, SIGKILL: 9, SIGSEGV: 11, SIGPIPE: 13, SIGTERM: 15 };
+const SIGNALS: Record<string, number> = {
+  SIGHUP: 1,
+  SIGINT: 2,
+  SIGQUIT: 3,
+  SIGABRT: 6,
+  SIGKILL: 9,
+  SIGSEGV: 11,
+  SIGPIPE: 13,
+  SIGTERM: 15,
+};
 function signalNumber(signal: NodeJS.Signals): number {
   return SIGNALS[signal] ?? 9;
 }
@@ -281,9 +357,19 @@ function signalNumber(signal: NodeJS.Signals): number {
  * venv included) travel hidden through the root wrapper (`asOwner`), and env_setup keeps its
  * markers in the owner's checkpoint directory, the one job directory the owner may write.
  */
-function replicaExec(req: LaunchRequest, dirs: ReturnType<typeof jobDirs>, contract: Readonly<Record<string, string>>): { command: string[]; env: Record<string, string> } {
+function replicaExec(
+  req: LaunchRequest,
+  dirs: ReturnType<typeof jobDirs>,
+  contract: Readonly<Record<string, string>>,
+): { command: string[]; env: Record<string, string> } {
   const environment = req.environment ?? {};
-  if (!req.run_as) return execPlan(environment, req.command, { ...inheritedEnv(), ...req.env, ...contract }, { state_dir: dirs.run, attempt: req.attempt });
+  if (!req.run_as)
+    return execPlan(
+      environment,
+      req.command,
+      { ...inheritedEnv(), ...req.env, ...contract },
+      { state_dir: dirs.run, attempt: req.attempt },
+    );
   const plan = execPlan(environment, req.command, req.env, { state_dir: dirs.checkpoint, attempt: req.attempt });
   const owned = asOwner(req.run_as, plan.command, plan.env);
   return { command: owned.argv, env: { ...owned.env, ...contract } };
@@ -294,6 +380,7 @@ function replicaExec(req: LaunchRequest, dirs: ReturnType<typeof jobDirs>, contr
  * `spawn /bin/sh ENOENT`, which blames the shell.
  */
 function workdirProblem(workdir: string): string | undefined {
-  if (!existsSync(workdir)) return 'the workdir does not exist on this machine (removed or renamed since the job was submitted?)';
+  if (!existsSync(workdir))
+    return 'the workdir does not exist on this machine (removed or renamed since the job was submitted?)';
   return statSync(workdir).isDirectory() ? undefined : 'the workdir is not a directory';
 }

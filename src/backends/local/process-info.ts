@@ -80,7 +80,10 @@ export async function freePort(range?: PortRange): Promise<number> {
       // taken: try the next one
     }
   }
-  throw new GoodputError('E_BACKEND_UNAVAILABLE', `no free port for MASTER_PORT in ${range.first}-${range.last} (goodput up --port-range); retrying later`);
+  throw new GoodputError(
+    'E_BACKEND_UNAVAILABLE',
+    `no free port for MASTER_PORT in ${range.first}-${range.last} (goodput up --port-range); retrying later`,
+  );
 }
 
 function listenOnce(port: number): Promise<number> {

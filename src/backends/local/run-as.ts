@@ -32,13 +32,30 @@ const RESTORE_ENV = String.raw`while [ "$1" != -- ]; do eval "export $1=\"\${GPE
  * root): they travel as GPENV_<NAME> and are restored by a shell that already runs as the owner.
  * Throws when setpriv is missing.
  */
-export function asOwner(account: RunAs, command: readonly string[], user_env: Readonly<Record<string, string>>): { argv: string[]; env: Record<string, string> } {
+export function asOwner(
+  account: RunAs,
+  command: readonly string[],
+  user_env: Readonly<Record<string, string>>,
+): { argv: string[]; env: Record<string, string> } {
   const setpriv = setprivPath();
   if (!setpriv) throw new Error('setpriv (util-linux) is needed to run jobs as their owner');
   const names = Object.keys(user_env);
   const env = ownerBaseEnv(account);
   for (const name of names) env[HIDDEN + name] = user_env[name]!;
-  const argv = [setpriv, `--reuid=${account.uid}`, `--regid=${account.gid}`, '--init-groups', '--', '/bin/sh', '-c', RESTORE_ENV, 'goodput-env', ...names, '--', ...command];
+  const argv = [
+    setpriv,
+    `--reuid=${account.uid}`,
+    `--regid=${account.gid}`,
+    '--init-groups',
+    '--',
+    '/bin/sh',
+    '-c',
+    RESTORE_ENV,
+    'goodput-env',
+    ...names,
+    '--',
+    ...command,
+  ];
   return { argv, env };
 }
 
@@ -57,7 +74,11 @@ function ownerBaseEnv(account: RunAs): Record<string, string> {
 }
 
 /** Sets owners and modes of a job's directories (see the file comment). Idempotent. */
-export function prepareOwnerDirs(job_dir: string, dirs: { checkpoint: string; logs: string; run: string }, account: RunAs): void {
+export function prepareOwnerDirs(
+  job_dir: string,
+  dirs: { checkpoint: string; logs: string; run: string },
+  account: RunAs,
+): void {
   chmodSync(job_dir, 0o711);
   chmodSync(dirs.logs, 0o711);
   chmodSync(dirs.run, 0o700);

@@ -107,13 +107,21 @@ export function shellQuote(s: string): string {
  */
 export function sbatchValue(value: string): string {
   // sbatch drops a backslash on these lines and expands %-patterns in --output.
-  if (/["\n\r\\%]/.test(value)) throw new GoodputError('E_LAUNCH', `cannot pass ${JSON.stringify(value)} to sbatch: it contains a double quote, a line break, a backslash or a %`);
+  if (/["\n\r\\%]/.test(value))
+    throw new GoodputError(
+      'E_LAUNCH',
+      `cannot pass ${JSON.stringify(value)} to sbatch: it contains a double quote, a line break, a backslash or a %`,
+    );
   return `"${value}"`;
 }
 
 /** A GRES type as sbatch reads it (a name Slurm itself listed); anything else is refused. */
 function gresName(type: string): string {
-  if (!/^[A-Za-z0-9_.-]+$/.test(type)) throw new GoodputError('E_LAUNCH', `cannot ask Slurm for GPUs of type ${JSON.stringify(type)}: not a GRES type name`);
+  if (!/^[A-Za-z0-9_.-]+$/.test(type))
+    throw new GoodputError(
+      'E_LAUNCH',
+      `cannot ask Slurm for GPUs of type ${JSON.stringify(type)}: not a GRES type name`,
+    );
   return type;
 }
 
@@ -133,16 +141,29 @@ export function batchScript(i: BatchScriptInput): string {
   const even = i.shares.every((s) => s.count === i.shares[0]!.count);
   // --no-requeue: after a node failure Goodput relaunches from the checkpoint as a new attempt;
   // Slurm's own requeue would run the same attempt a second time behind its back.
-  const job = [`--job-name=${i.job_name}`, `--output=${sbatchValue(`${i.run_dir}/attempt-${i.attempt}.slurm.out`)}`, '--open-mode=append', `--chdir=${sbatchValue(i.run_dir)}`, '--export=ALL', '--no-requeue'];
+  const job = [
+    `--job-name=${i.job_name}`,
+    `--output=${sbatchValue(`${i.run_dir}/attempt-${i.attempt}.slurm.out`)}`,
+    '--open-mode=append',
+    `--chdir=${sbatchValue(i.run_dir)}`,
+    '--export=ALL',
+    '--no-requeue',
+  ];
   // Every component of a heterogeneous job needs its own partition, account and QOS.
-  const where = [...(i.partition ? [`--partition=${sbatchValue(i.partition)}`] : []), ...(i.account ? [`--account=${sbatchValue(i.account)}`] : []), ...(i.qos ? [`--qos=${sbatchValue(i.qos)}`] : [])];
+  const where = [
+    ...(i.partition ? [`--partition=${sbatchValue(i.partition)}`] : []),
+    ...(i.account ? [`--account=${sbatchValue(i.account)}`] : []),
+    ...(i.qos ? [`--qos=${sbatchValue(i.qos)}`] : []),
+  ];
   const header: string[] = [...job, ...where].map((o) => `#SBATCH ${o}`);
   // GPUs per node (--gres), not per task (--gpus-per-task binds each task to its one GPU): every
   // task on a node then sees the job's GPUs there in task order, its own at LOCAL_RANK, as
   // torchrun's workers see their node, so `cuda.set_device(LOCAL_RANK)` picks the right one.
   const gpus = (count: number) => `--gres=gpu:${i.gpu_type ? `${gresName(i.gpu_type)}:` : ''}${count}`;
   if (even) {
-    header.push(`#SBATCH --nodes=${i.shares.length} --nodelist=${i.shares.map((s) => s.node).join(',')} --ntasks-per-node=${i.shares[0]!.count} ${gpus(i.shares[0]!.count)}`);
+    header.push(
+      `#SBATCH --nodes=${i.shares.length} --nodelist=${i.shares.map((s) => s.node).join(',')} --ntasks-per-node=${i.shares[0]!.count} ${gpus(i.shares[0]!.count)}`,
+    );
   } else {
     i.shares.forEach((s, k) => {
       if (k > 0) header.push('#SBATCH hetjob', ...where.map((o) => `#SBATCH ${o}`));

@@ -16,15 +16,26 @@ export interface SlurmSettings {
  * on one cluster tell their jobs apart), after reading the inventory and checking that `data_dir`
  * is shared with every usable node (throws E_SHARED_FS when not; logs when it cannot tell).
  */
-export async function slurmBackend(s: SlurmSettings, data_dir: string, log: (line: string) => void): Promise<SlurmBackend> {
+export async function slurmBackend(
+  s: SlurmSettings,
+  data_dir: string,
+  log: (line: string) => void,
+): Promise<SlurmBackend> {
   const name_prefix = `goodput-${createHash('sha256').update(data_dir).digest('hex').slice(0, 6)}`;
   const backend = new SlurmBackend({ ...s, name_prefix, log });
   try {
     await backend.refresh();
     if (backend.nodes().length === 0) throw noGpuNodes(s.partition, backend.partitions());
-    const nodes = backend.nodes().filter((n) => n.usable > 0).map((n) => n.name);
+    const nodes = backend
+      .nodes()
+      .filter((n) => n.usable > 0)
+      .map((n) => n.name);
     const check = await checkSharedDir({ ...s, dir: data_dir, nodes });
-    log(check.verified ? `slurm: ${data_dir} is readable on node(s) ${nodes.join(',')}` : `slurm: could not verify that ${data_dir} is shared with the nodes (${check.reason})`);
+    log(
+      check.verified
+        ? `slurm: ${data_dir} is readable on node(s) ${nodes.join(',')}`
+        : `slurm: could not verify that ${data_dir} is shared with the nodes (${check.reason})`,
+    );
   } catch (error) {
     backend.close();
     throw error;
@@ -36,8 +47,14 @@ export async function slurmBackend(s: SlurmSettings, data_dir: string, log: (lin
 function noGpuNodes(partition: string | undefined, partitions: readonly string[]): GoodputError {
   const known = partitions.length > 0 ? partitions.join(', ') : 'none';
   if (partition !== undefined && !partitions.includes(partition)) {
-    return new GoodputError('E_SLURM_PARTITION', `Slurm has no partition '${partition}' (its partitions: ${known}); pass one of them with --partition`);
+    return new GoodputError(
+      'E_SLURM_PARTITION',
+      `Slurm has no partition '${partition}' (its partitions: ${known}); pass one of them with --partition`,
+    );
   }
   const where = partition !== undefined ? `partition '${partition}' has` : 'Slurm lists';
-  return new GoodputError('E_SLURM_PARTITION', `${where} no node with GPUs (gres gpu); pass the partition of the GPU nodes with --partition (partitions: ${known})`);
+  return new GoodputError(
+    'E_SLURM_PARTITION',
+    `${where} no node with GPUs (gres gpu); pass the partition of the GPU nodes with --partition (partitions: ${known})`,
+  );
 }

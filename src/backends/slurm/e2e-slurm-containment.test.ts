@@ -18,15 +18,17 @@ import { waitFor } from '../../../test-support/control/harness.js';
 
 /** The command lines of the live processes that carry the markers of `job_id`'s attempt 0. */
 const escaped = (job_id: string): string[] =>
-  markedProcesses(job_id, 0).map((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0').join(' ').trim();
-    } catch {
-      return '';
-    }
-  }).filter((c) => c !== '');
+  markedProcesses(job_id, 0)
+    .map((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0').join(' ').trim();
+      } catch {
+        return '';
+      }
+    })
+    .filter((c) => c !== '');
 
-describe('Slurm backend: a job\'s processes end with it', { skip: slurmMissing() }, () => {
+describe("Slurm backend: a job's processes end with it", { skip: slurmMissing() }, () => {
   let cluster: SlurmCluster;
   let root: string;
   let backend: SlurmBackend;
@@ -51,8 +53,17 @@ describe('Slurm backend: a job\'s processes end with it', { skip: slurmMissing()
   /** One rank on the node running `script` (sh -c) as job `job_id`. */
   const launch = async (job_id: string, script: string): Promise<{ req: LaunchRequest; slurm_id: string }> => {
     const req: LaunchRequest = {
-      job_id, attempt: 0, command: ['/bin/sh', '-c', script], workdir: root, env: {}, devices: [0], nodes: [0], num_nodes: 1,
-      api_url: 'http://127.0.0.1:1', token: 'tok', job_dir: join(root, job_id),
+      job_id,
+      attempt: 0,
+      command: ['/bin/sh', '-c', script],
+      workdir: root,
+      env: {},
+      devices: [0],
+      nodes: [0],
+      num_nodes: 1,
+      api_url: 'http://127.0.0.1:1',
+      token: 'tok',
+      job_dir: join(root, job_id),
     };
     const [first] = await backend.launch(req);
     return { req, slurm_id: first!.launch_id };
@@ -77,7 +88,19 @@ describe('Slurm backend: a job\'s processes end with it', { skip: slurmMissing()
     const { req, slurm_id } = await launch('cancelled', `${child(3173)} exec sleep 600`);
     await waitFor('the program to run', 60_000, async () => existsSync(runFileBase(req.job_dir, 0, 0) + '.pid'));
     await waitFor('the setsid child to run', 10_000, async () => escaped('cancelled').some((c) => c === 'sleep 3173'));
-    backend.signal({ job_id: 'cancelled', attempt: 0, rank: 0, node: cluster.nodes[0]!, launch_id: slurm_id, pid: 0, proc_start: '', job_dir: req.job_dir }, 'SIGKILL');
+    backend.signal(
+      {
+        job_id: 'cancelled',
+        attempt: 0,
+        rank: 0,
+        node: cluster.nodes[0]!,
+        launch_id: slurm_id,
+        pid: 0,
+        proc_start: '',
+        job_dir: req.job_dir,
+      },
+      'SIGKILL',
+    );
     await waitFor('the exit', 60_000, async () => exits.find((e) => e.job_id === 'cancelled'));
     assert.deepEqual(await settle('cancelled'), [], 'the setsid child ended with its replica');
   });

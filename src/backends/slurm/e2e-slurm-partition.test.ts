@@ -14,7 +14,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { JobDetail } from '../../client/client.js';
-import { cleanup, runCli, sleep, startServerProcess, tempDataDir, TRAINER, trainerLines, waitFor, type ServerProcess } from '../../../test-support/control/harness.js';
+import {
+  cleanup,
+  runCli,
+  sleep,
+  startServerProcess,
+  tempDataDir,
+  TRAINER,
+  trainerLines,
+  waitFor,
+  type ServerProcess,
+} from '../../../test-support/control/harness.js';
 import { slurmMissing, startSlurmCluster, type SlurmCluster } from './testing/slurm-cluster.js';
 
 // Past any quiet moment of a running trainer on a loaded machine, short enough to wait it out.
@@ -28,135 +38,250 @@ describe('Slurm partition states and workdirs (real slurmctld and slurmd)', { sk
   before(async () => {
     cluster = await startSlurmCluster();
     process.env.SLURM_CONF = cluster.env.SLURM_CONF;
-    s = await startServerProcess(tempDataDir('goodput-slurm-partition-'), ['--backend', 'slurm', '--interval-s', '1', '--grace-s', '5', '--policy', 'fifo', '--hung-timeout-s', String(HUNG_TIMEOUT_S)]);
+    s = await startServerProcess(tempDataDir('goodput-slurm-partition-'), [
+      '--backend',
+      'slurm',
+      '--interval-s',
+      '1',
+      '--grace-s',
+      '5',
+      '--policy',
+      'fifo',
+      '--hung-timeout-s',
+      String(HUNG_TIMEOUT_S),
+    ]);
   });
   after(async () => {
     if (s) cleanup(s.data_dir, [s]);
     await cluster?.stop();
     rmSync(scratch, { recursive: true, force: true });
   });
-  const partition = (state: 'UP' | 'DRAIN' | 'DOWN') => cluster.cmd('scontrol', ['update', `PartitionName=${cluster.partition}`, `State=${state}`]);
-  const history = async (id: string) => (await s.client.events(id)).map((e) => `${e.at} ${e.kind}: ${e.reason}`).join('\n');
+  const partition = (state: 'UP' | 'DRAIN' | 'DOWN') =>
+    cluster.cmd('scontrol', ['update', `PartitionName=${cluster.partition}`, `State=${state}`]);
+  const history = async (id: string) =>
+    (await s.client.events(id)).map((e) => `${e.at} ${e.kind}: ${e.reason}`).join('\n');
   /** A 2-rank synthetic trainer, running and past its first report (so it has a checkpoint). */
   const runningTrainer = async (name: string): Promise<JobDetail> => {
-    const job = await s.client.submit({ name, command: [process.execPath, TRAINER, '--samples', '400000', '--time-scale', '0.5'], workdir: s.data_dir, min_replicas: 2, max_replicas: 2 });
+    const job = await s.client.submit({
+      name,
+      command: [process.execPath, TRAINER, '--samples', '400000', '--time-scale', '0.5'],
+      workdir: s.data_dir,
+      min_replicas: 2,
+      max_replicas: 2,
+    });
     return waitFor(`${name} to run and report`, 120_000, async () => {
       const j = await s.client.getJob(job.id);
       return j.state === 'running' && j.step > 0 ? j : undefined;
     });
   };
   /** The rescale's stop signal to the trainer's Slurm job: it checkpoints, exits 143, and Goodput relaunches it. */
-  const relaunch = (j: JobDetail) => cluster.cmd('scancel', ['--signal=28', j.current_replicas.find((r) => r.exit_code === null)!.launch_id]);
+  const relaunch = (j: JobDetail) =>
+    cluster.cmd('scancel', ['--signal=28', j.current_replicas.find((r) => r.exit_code === null)!.launch_id]);
   const allocated = async () => Number(/^goodput_gpus_allocated (\d+)$/m.exec(await s.client.metrics())?.[1]);
   /** Running again on a new attempt, its rank 0 resumed from the checkpoint of an earlier one. */
   const resumed = async (j: JobDetail) => {
     const again = await waitFor(`${j.name} to run again`, 120_000, async () => {
       const x = await s.client.getJob(j.id);
-      return x.state === 'running' && x.current_replicas.some((r) => r.attempt > j.current_replicas[0]!.attempt && r.exit_code === null) ? x : undefined;
+      return x.state === 'running' &&
+        x.current_replicas.some((r) => r.attempt > j.current_replicas[0]!.attempt && r.exit_code === null)
+        ? x
+        : undefined;
     });
     const log = () => trainerLines(readFileSync(join(s.data_dir, 'jobs', j.id, 'logs', 'replica-0.log'), 'utf8'));
-    const line = await waitFor(`${j.name} to resume`, 60_000, async () => log().find((l) => l.kind === 'resumed' && l.attempt === again.current_replicas[0]!.attempt));
+    const line = await waitFor(`${j.name} to resume`, 60_000, async () =>
+      log().find((l) => l.kind === 'resumed' && l.attempt === again.current_replicas[0]!.attempt),
+    );
     assert.ok(line.step > 0, `resumed from its checkpoint, not from step 0: ${JSON.stringify(line)}`);
     return again;
   };
 
-  it('a drained partition: the relaunch waits with Slurm\'s words, retried until the partition is up, then resumes from its checkpoint', { timeout: 300_000 }, async () => {
-    const a = await runningTrainer('drained');
-    const gone = mkdtempSync(join(scratch, 'gone-'));
-    await partition('DRAIN');
-    try {
-      await relaunch(a);
-      const waiting = await waitFor('the relaunch to wait on the drained partition', 60_000, async () => {
-        const j = await s.client.getJob(a.id);
-        assert.notEqual(j.state, 'failed', await history(a.id));
-        return j.state === 'starting' && /Required partition not available/.test(j.launch_wait ?? '') ? j : undefined;
-      });
-      assert.equal(waiting.failures, 0, await history(a.id));
-      // A job submitted meanwhile waits too; its workdir is gone by the time it launches.
-      const c = await s.client.submit({ name: 'workdir-gone', command: ['true'], workdir: gone, max_replicas: 1, max_restarts: 1 });
-      rmSync(gone, { recursive: true });
-      await sleep(4000);
-      const still = await s.client.getJob(a.id);
-      assert.equal(still.state, 'starting', await history(a.id));
-      assert.ok((await s.client.events(a.id)).some((e) => e.kind === 'waiting' && /Slurm refuses new jobs now: Required partition not available \(inactive or drain\)/.test(e.reason)), await history(a.id));
-      assert.equal((await s.client.getJob(c.id)).state, 'starting');
-      assert.equal(await allocated(), 0, 'no GPU of a launch Slurm refused is counted as allocated');
-      const show = await runCli(['show', a.id, '--data-dir', s.data_dir]);
-      assert.match(show.stdout, /waits: Slurm refuses new jobs now: Required partition not available/);
-      await partition('UP');
-      await resumed(a);
-      const failed = await waitFor('the job without its workdir to fail', 120_000, async () => {
-        const j = await s.client.getJob(c.id);
-        return j.state === 'failed' || j.state === 'succeeded' ? j : undefined;
-      });
-      assert.equal(failed.state, 'failed', 'a workdir the node cannot enter never runs elsewhere');
-      assert.match(readFileSync(join(s.data_dir, 'jobs', c.id, 'logs', 'replica-0.log'), 'utf8'), /goodput: cannot enter the workdir .*gone-.* on node gp\d/);
-    } finally {
-      await partition('UP');
-      await s.client.cancel(a.id).catch(() => undefined);
-    }
-  });
+  it(
+    "a drained partition: the relaunch waits with Slurm's words, retried until the partition is up, then resumes from its checkpoint",
+    { timeout: 300_000 },
+    async () => {
+      const a = await runningTrainer('drained');
+      const gone = mkdtempSync(join(scratch, 'gone-'));
+      await partition('DRAIN');
+      try {
+        await relaunch(a);
+        const waiting = await waitFor('the relaunch to wait on the drained partition', 60_000, async () => {
+          const j = await s.client.getJob(a.id);
+          assert.notEqual(j.state, 'failed', await history(a.id));
+          return j.state === 'starting' && /Required partition not available/.test(j.launch_wait ?? '') ? j : undefined;
+        });
+        assert.equal(waiting.failures, 0, await history(a.id));
+        // A job submitted meanwhile waits too; its workdir is gone by the time it launches.
+        const c = await s.client.submit({
+          name: 'workdir-gone',
+          command: ['true'],
+          workdir: gone,
+          max_replicas: 1,
+          max_restarts: 1,
+        });
+        rmSync(gone, { recursive: true });
+        await sleep(4000);
+        const still = await s.client.getJob(a.id);
+        assert.equal(still.state, 'starting', await history(a.id));
+        assert.ok(
+          (await s.client.events(a.id)).some(
+            (e) =>
+              e.kind === 'waiting' &&
+              /Slurm refuses new jobs now: Required partition not available \(inactive or drain\)/.test(e.reason),
+          ),
+          await history(a.id),
+        );
+        assert.equal((await s.client.getJob(c.id)).state, 'starting');
+        assert.equal(await allocated(), 0, 'no GPU of a launch Slurm refused is counted as allocated');
+        const show = await runCli(['show', a.id, '--data-dir', s.data_dir]);
+        assert.match(show.stdout, /waits: Slurm refuses new jobs now: Required partition not available/);
+        await partition('UP');
+        await resumed(a);
+        const failed = await waitFor('the job without its workdir to fail', 120_000, async () => {
+          const j = await s.client.getJob(c.id);
+          return j.state === 'failed' || j.state === 'succeeded' ? j : undefined;
+        });
+        assert.equal(failed.state, 'failed', 'a workdir the node cannot enter never runs elsewhere');
+        assert.match(
+          readFileSync(join(s.data_dir, 'jobs', c.id, 'logs', 'replica-0.log'), 'utf8'),
+          /goodput: cannot enter the workdir .*gone-.* on node gp\d/,
+        );
+      } finally {
+        await partition('UP');
+        await s.client.cancel(a.id).catch(() => undefined);
+      }
+    },
+  );
 
-  it('a DOWN partition: the PENDING relaunch is starting with PartitionDown, holds no GPU, is never hung, and resumes once the partition is up', { timeout: 300_000 }, async () => {
-    const b = await runningTrainer('down');
-    await partition('DOWN');
-    try {
-      await relaunch(b);
-      await waitFor('the relaunch to wait PENDING (PartitionDown)', 60_000, async () => {
-        const j = await s.client.getJob(b.id);
-        return j.state === 'starting' && /PENDING \(PartitionDown/.test(j.launch_wait ?? '') ? j : undefined;
-      });
-      const pending = (await cluster.cmd('squeue', ['-h', '-o', '%T %r'])).trim();
-      assert.match(pending, /^PENDING PartitionDown$/m, 'Slurm holds the job');
-      assert.equal(await allocated(), 0, 'the GPUs of a PENDING Slurm job are not counted as allocated');
-      // A job submitted meanwhile is held too; an operator's scancel of its PENDING Slurm job is
-      // recorded (with Slurm's reason) and relaunched; Goodput's cancel ends the next one in Slurm.
-      const d = await s.client.submit({ name: 'down-new', command: ['true'], workdir: s.data_dir, max_replicas: 1, max_restarts: 5 });
-      const slurmJobOf = async (id: string) => /^(\d+) /m.exec((await cluster.cmd('squeue', ['-h', '-o', '%i %j'])).split('\n').filter((l) => l.includes(`-${id}-`)).join('\n'))?.[1];
-      const first = await waitFor('the new job to be held PENDING', 60_000, async () => ((await s.client.getJob(d.id)).launch_wait?.includes('PartitionDown') ? slurmJobOf(d.id) : undefined));
-      await cluster.cmd('scancel', [first]);
-      const second = await waitFor('the new job to be submitted again', 60_000, async () => {
-        const id = await slurmJobOf(d.id);
-        return id !== undefined && id !== first && (await s.client.getJob(d.id)).state === 'starting' ? id : undefined;
-      });
-      assert.ok((await s.client.events(d.id)).some((e) => e.kind === 'replica-exited' && new RegExp(`Slurm job ${first} ended CANCELLED.*not requested by Goodput`).test(e.reason)), await history(d.id));
-      await s.client.cancel(d.id);
-      await waitFor(`Slurm job ${second} of the cancelled job to end`, 30_000, async () => (await slurmJobOf(d.id)) === undefined);
-      // Past the hung timeout (and a watch interval): a job Slurm holds is not silent, it has not started.
-      await sleep((HUNG_TIMEOUT_S + 4) * 1000);
-      const held = await s.client.getJob(b.id);
-      const events = await s.client.events(b.id);
-      assert.equal(held.state, 'starting', await history(b.id));
-      assert.equal(held.failures, 0, await history(b.id));
-      assert.ok(!events.some((e) => e.kind === 'hung'), await history(b.id));
-      assert.ok(events.some((e) => e.kind === 'waiting' && /launched, not running yet: Slurm job \d+ is PENDING \(PartitionDown: the partition is down/.test(e.reason)), await history(b.id));
-      await partition('UP');
-      const again = await resumed(b);
-      assert.equal(again.failures, 0, await history(b.id));
-      assert.equal(await allocated(), 2);
-    } finally {
-      await partition('UP');
-      await s.client.cancel(b.id).catch(() => undefined);
-    }
-  });
+  it(
+    'a DOWN partition: the PENDING relaunch is starting with PartitionDown, holds no GPU, is never hung, and resumes once the partition is up',
+    { timeout: 300_000 },
+    async () => {
+      const b = await runningTrainer('down');
+      await partition('DOWN');
+      try {
+        await relaunch(b);
+        await waitFor('the relaunch to wait PENDING (PartitionDown)', 60_000, async () => {
+          const j = await s.client.getJob(b.id);
+          return j.state === 'starting' && /PENDING \(PartitionDown/.test(j.launch_wait ?? '') ? j : undefined;
+        });
+        const pending = (await cluster.cmd('squeue', ['-h', '-o', '%T %r'])).trim();
+        assert.match(pending, /^PENDING PartitionDown$/m, 'Slurm holds the job');
+        assert.equal(await allocated(), 0, 'the GPUs of a PENDING Slurm job are not counted as allocated');
+        // A job submitted meanwhile is held too; an operator's scancel of its PENDING Slurm job is
+        // recorded (with Slurm's reason) and relaunched; Goodput's cancel ends the next one in Slurm.
+        const d = await s.client.submit({
+          name: 'down-new',
+          command: ['true'],
+          workdir: s.data_dir,
+          max_replicas: 1,
+          max_restarts: 5,
+        });
+        const slurmJobOf = async (id: string) =>
+          /^(\d+) /m.exec(
+            (await cluster.cmd('squeue', ['-h', '-o', '%i %j']))
+              .split('\n')
+              .filter((l) => l.includes(`-${id}-`))
+              .join('\n'),
+          )?.[1];
+        const first = await waitFor('the new job to be held PENDING', 60_000, async () =>
+          (await s.client.getJob(d.id)).launch_wait?.includes('PartitionDown') ? slurmJobOf(d.id) : undefined,
+        );
+        await cluster.cmd('scancel', [first]);
+        const second = await waitFor('the new job to be submitted again', 60_000, async () => {
+          const id = await slurmJobOf(d.id);
+          return id !== undefined && id !== first && (await s.client.getJob(d.id)).state === 'starting'
+            ? id
+            : undefined;
+        });
+        assert.ok(
+          (await s.client.events(d.id)).some(
+            (e) =>
+              e.kind === 'replica-exited' &&
+              new RegExp(`Slurm job ${first} ended CANCELLED.*not requested by Goodput`).test(e.reason),
+          ),
+          await history(d.id),
+        );
+        await s.client.cancel(d.id);
+        await waitFor(
+          `Slurm job ${second} of the cancelled job to end`,
+          30_000,
+          async () => (await slurmJobOf(d.id)) === undefined,
+        );
+        // Past the hung timeout (and a watch interval): a job Slurm holds is not silent, it has not started.
+        await sleep((HUNG_TIMEOUT_S + 4) * 1000);
+        const held = await s.client.getJob(b.id);
+        const events = await s.client.events(b.id);
+        assert.equal(held.state, 'starting', await history(b.id));
+        assert.equal(held.failures, 0, await history(b.id));
+        assert.ok(!events.some((e) => e.kind === 'hung'), await history(b.id));
+        assert.ok(
+          events.some(
+            (e) =>
+              e.kind === 'waiting' &&
+              /launched, not running yet: Slurm job \d+ is PENDING \(PartitionDown: the partition is down/.test(
+                e.reason,
+              ),
+          ),
+          await history(b.id),
+        );
+        await partition('UP');
+        const again = await resumed(b);
+        assert.equal(again.failures, 0, await history(b.id));
+        assert.equal(await allocated(), 2);
+      } finally {
+        await partition('UP');
+        await s.client.cancel(b.id).catch(() => undefined);
+      }
+    },
+  );
 
-  it('workdirs with a backslash, a double quote or a line break run there; Slurm input variables are refused at submit', { timeout: 240_000 }, async () => {
-    const dirs = ['back\\slash', 'double"quote', 'line\nbreak'].map((name) => join(scratch, name));
-    for (const d of dirs) mkdirSync(d);
-    const cwd = "require('fs').writeFileSync(process.env.GOODPUT_CHECKPOINT_DIR + '/cwd', process.cwd())";
-    const ids: string[] = [];
-    for (const [k, workdir] of dirs.entries()) ids.push((await s.client.submit({ name: `wd-${k}`, command: [process.execPath, '-e', cwd], workdir, max_replicas: 1, max_restarts: 0 })).id);
-    for (const [k, id] of ids.entries()) {
-      const j = await waitFor(`wd-${k} to end`, 120_000, async () => {
-        const x = await s.client.getJob(id);
-        return ['succeeded', 'failed', 'cancelled'].includes(x.state) ? x : undefined;
-      });
-      assert.equal(j.state, 'succeeded', await history(id));
-      assert.equal(readFileSync(join(s.data_dir, 'jobs', id, 'checkpoint', 'cwd'), 'utf8'), dirs[k], 'the program ran in its workdir, not in a fallback directory');
-    }
-    await assert.rejects(s.client.submit({ name: 'sbatch-env', command: ['true'], workdir: scratch, env: { SBATCH_PARTITION: 'other' } }), (e: unknown) => {
-      const err = e as { code?: string; message: string };
-      return err.code === 'E_SPEC' && /env: SBATCH_PARTITION: on the Slurm backend sbatch and srun read/.test(err.message);
-    });
-  });
+  it(
+    'workdirs with a backslash, a double quote or a line break run there; Slurm input variables are refused at submit',
+    { timeout: 240_000 },
+    async () => {
+      const dirs = ['back\\slash', 'double"quote', 'line\nbreak'].map((name) => join(scratch, name));
+      for (const d of dirs) mkdirSync(d);
+      const cwd = "require('fs').writeFileSync(process.env.GOODPUT_CHECKPOINT_DIR + '/cwd', process.cwd())";
+      const ids: string[] = [];
+      for (const [k, workdir] of dirs.entries())
+        ids.push(
+          (
+            await s.client.submit({
+              name: `wd-${k}`,
+              command: [process.execPath, '-e', cwd],
+              workdir,
+              max_replicas: 1,
+              max_restarts: 0,
+            })
+          ).id,
+        );
+      for (const [k, id] of ids.entries()) {
+        const j = await waitFor(`wd-${k} to end`, 120_000, async () => {
+          const x = await s.client.getJob(id);
+          return ['succeeded', 'failed', 'cancelled'].includes(x.state) ? x : undefined;
+        });
+        assert.equal(j.state, 'succeeded', await history(id));
+        assert.equal(
+          readFileSync(join(s.data_dir, 'jobs', id, 'checkpoint', 'cwd'), 'utf8'),
+          dirs[k],
+          'the program ran in its workdir, not in a fallback directory',
+        );
+      }
+      await assert.rejects(
+        s.client.submit({
+          name: 'sbatch-env',
+          command: ['true'],
+          workdir: scratch,
+          env: { SBATCH_PARTITION: 'other' },
+        }),
+        (e: unknown) => {
+          const err = e as { code?: string; message: string };
+          return (
+            err.code === 'E_SPEC' &&
+            /env: SBATCH_PARTITION: on the Slurm backend sbatch and srun read/.test(err.message)
+          );
+        },
+      );
+    },
+  );
 });

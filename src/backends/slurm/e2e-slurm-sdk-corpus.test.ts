@@ -10,7 +10,13 @@
  * Skipped with a message when Slurm or a Python with torch is missing.
  */
 import { after, before, describe, it } from 'node:test';
-import { cleanup, startServerProcess, tempDataDir, waitFor, type ServerProcess } from '../../../test-support/control/harness.js';
+import {
+  cleanup,
+  startServerProcess,
+  tempDataDir,
+  waitFor,
+  type ServerProcess,
+} from '../../../test-support/control/harness.js';
 import { packagePath } from '../../util/package-root.js';
 import { slurmMissing, startSlurmCluster, type SlurmCluster } from './testing/slurm-cluster.js';
 import { noPython, pythonWith } from '../../../test-support/control/python.js';
@@ -35,23 +41,50 @@ describe('outside-style SDK scripts with DataLoader workers, rescaled on Slurm',
     await cluster?.stop();
   });
 
-  it('Slurm stops with workers running exit 143, resume where they stopped, and both jobs succeed', { timeout: 300_000 }, async () => {
-    const server = await startServerProcess(data_dir, ['--backend', 'slurm', '--interval-s', '1', '--grace-s', '30', '--policy', 'optimus']);
-    servers.push(server);
-    const { client } = server;
-    await waitFor('2 usable GPUs', 30_000, async () => (await client.nodes()).reduce((k, n) => k + n.usable, 0) === 2);
-    const workdir = packagePath();
-    const cifar = await client.submit({ name: 'cifar', command: [python!, CIFAR, '--epochs', '6', '--train-size', '12000'], workdir, max_replicas: 2 });
-    await waitFor('cifar to train on 2 replicas', 120_000, async () => {
-      const j = await client.getJob(cifar.id);
-      return j.state === 'running' && j.replicas === 2 && j.step > 10;
-    });
-    const persistent = await client.submit({ name: 'persistent', command: [python!, PERSISTENT, '--epochs', '4', '--samples', '16384'], workdir, max_replicas: 2 });
-    const ids = [cifar.id, persistent.id];
-    const done = await waitFor('both jobs to end', 240_000, async () => {
-      const jobs = await Promise.all(ids.map((id) => client.getJob(id)));
-      return jobs.every((j) => ['succeeded', 'failed', 'cancelled'].includes(j.state)) ? jobs : undefined;
-    });
-    await assertStopsKeptProgress(client, data_dir, done);
-  });
+  it(
+    'Slurm stops with workers running exit 143, resume where they stopped, and both jobs succeed',
+    { timeout: 300_000 },
+    async () => {
+      const server = await startServerProcess(data_dir, [
+        '--backend',
+        'slurm',
+        '--interval-s',
+        '1',
+        '--grace-s',
+        '30',
+        '--policy',
+        'optimus',
+      ]);
+      servers.push(server);
+      const { client } = server;
+      await waitFor(
+        '2 usable GPUs',
+        30_000,
+        async () => (await client.nodes()).reduce((k, n) => k + n.usable, 0) === 2,
+      );
+      const workdir = packagePath();
+      const cifar = await client.submit({
+        name: 'cifar',
+        command: [python!, CIFAR, '--epochs', '6', '--train-size', '12000'],
+        workdir,
+        max_replicas: 2,
+      });
+      await waitFor('cifar to train on 2 replicas', 120_000, async () => {
+        const j = await client.getJob(cifar.id);
+        return j.state === 'running' && j.replicas === 2 && j.step > 10;
+      });
+      const persistent = await client.submit({
+        name: 'persistent',
+        command: [python!, PERSISTENT, '--epochs', '4', '--samples', '16384'],
+        workdir,
+        max_replicas: 2,
+      });
+      const ids = [cifar.id, persistent.id];
+      const done = await waitFor('both jobs to end', 240_000, async () => {
+        const jobs = await Promise.all(ids.map((id) => client.getJob(id)));
+        return jobs.every((j) => ['succeeded', 'failed', 'cancelled'].includes(j.state)) ? jobs : undefined;
+      });
+      await assertStopsKeptProgress(client, data_dir, done);
+    },
+  );
 });

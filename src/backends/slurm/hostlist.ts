@@ -20,7 +20,8 @@ export function expandHostlist(list: string): string[] {
         out.push(`${prefix}${lo}${suffix}`);
         continue;
       }
-      for (let i = Number(lo); i <= Number(hi); i++) out.push(`${prefix}${String(i).padStart(lo!.length, '0')}${suffix}`);
+      for (let i = Number(lo); i <= Number(hi); i++)
+        out.push(`${prefix}${String(i).padStart(lo!.length, '0')}${suffix}`);
     }
   }
   return out;

@@ -40,9 +40,42 @@ export interface SlurmJob {
 }
 
 /** States in which a Slurm job holds or will hold resources. */
-export const ACTIVE_JOB_STATES: ReadonlySet<string> = new Set(['PENDING', 'CONFIGURING', 'RUNNING', 'COMPLETING', 'SUSPENDED', 'REQUEUED', 'RESIZING', 'SIGNALING', 'STAGE_OUT']);
-const HOLDING_STATES: ReadonlySet<string> = new Set(['CONFIGURING', 'RUNNING', 'COMPLETING', 'SUSPENDED', 'SIGNALING', 'STAGE_OUT']);
-const UNUSABLE_FLAGS = ['DRAIN', 'DRAINING', 'DRAINED', 'FAIL', 'FAILING', 'MAINTENANCE', 'MAINT', 'REBOOT_REQUESTED', 'REBOOT_ISSUED', 'NOT_RESPONDING', 'POWERED_DOWN', 'POWERING_DOWN', 'RESERVED', 'INVALID', 'INVALID_REG'];
+export const ACTIVE_JOB_STATES: ReadonlySet<string> = new Set([
+  'PENDING',
+  'CONFIGURING',
+  'RUNNING',
+  'COMPLETING',
+  'SUSPENDED',
+  'REQUEUED',
+  'RESIZING',
+  'SIGNALING',
+  'STAGE_OUT',
+]);
+const HOLDING_STATES: ReadonlySet<string> = new Set([
+  'CONFIGURING',
+  'RUNNING',
+  'COMPLETING',
+  'SUSPENDED',
+  'SIGNALING',
+  'STAGE_OUT',
+]);
+const UNUSABLE_FLAGS = [
+  'DRAIN',
+  'DRAINING',
+  'DRAINED',
+  'FAIL',
+  'FAILING',
+  'MAINTENANCE',
+  'MAINT',
+  'REBOOT_REQUESTED',
+  'REBOOT_ISSUED',
+  'NOT_RESPONDING',
+  'POWERED_DOWN',
+  'POWERING_DOWN',
+  'RESERVED',
+  'INVALID',
+  'INVALID_REG',
+];
 const USABLE_STATES = new Set(['idle', 'mixed', 'allocated', 'completing']);
 
 type Json = Record<string, unknown>;
@@ -83,10 +116,17 @@ function listOf(command: string, text: string, key: 'nodes' | 'jobs'): Json[] {
   const errors = (data.errors as Json[] | undefined) ?? [];
   if (errors.length > 0) {
     const what = errors.map((e) => [e.description, e.error, e.source].filter(Boolean).join(': ')).join('; ');
-    throw new GoodputError('E_BACKEND_UNAVAILABLE', `${command} --json failed (${what}); check that slurmctld is up and reachable ('sinfo' works here)`);
+    throw new GoodputError(
+      'E_BACKEND_UNAVAILABLE',
+      `${command} --json failed (${what}); check that slurmctld is up and reachable ('sinfo' works here)`,
+    );
   }
   const list = data[key];
-  if (!Array.isArray(list)) throw new GoodputError('E_BACKEND_UNAVAILABLE', `${command} --json: no "${key}" list (Slurm 22.05 or newer is needed)`);
+  if (!Array.isArray(list))
+    throw new GoodputError(
+      'E_BACKEND_UNAVAILABLE',
+      `${command} --json: no "${key}" list (Slurm 22.05 or newer is needed)`,
+    );
   return list as Json[];
 }
 
@@ -103,7 +143,9 @@ export function parseSinfo(text: string): SlurmNode[] {
       gpu_types: gres.types,
       cpus: Number(n.cpus ?? 0),
       state: (Array.isArray(state) ? String(state[0] ?? '') : String(state ?? '')).toLowerCase(),
-      flags: (Array.isArray(state) ? state.slice(1) : (n.state_flags as unknown[] | undefined) ?? []).map((f) => String(f).toUpperCase()),
+      flags: (Array.isArray(state) ? state.slice(1) : ((n.state_flags as unknown[] | undefined) ?? [])).map((f) =>
+        String(f).toUpperCase(),
+      ),
       partitions: ((n.partitions as unknown[] | undefined) ?? []).map(String),
       reason: String(n.reason ?? ''),
     };
@@ -144,7 +186,13 @@ export function nodeUnusable(node: SlurmNode): string {
  * types lists its devices by type (indices in GRES order); since the first `usable` devices are
  * the usable ones, its free devices of every type come first (devicesOf).
  */
-export function buildInventory(order: readonly string[], nodes: readonly SlurmNode[], jobs: readonly SlurmJob[], ours: (jobName: string) => boolean, partition?: string): { order: string[]; nodes: BackendNode[] } {
+export function buildInventory(
+  order: readonly string[],
+  nodes: readonly SlurmNode[],
+  jobs: readonly SlurmJob[],
+  ours: (jobName: string) => boolean,
+  partition?: string,
+): { order: string[]; nodes: BackendNode[] } {
   const inPartition = nodes.filter((n) => n.gpus > 0 && (partition === undefined || n.partitions.includes(partition)));
   const byName = new Map(inPartition.map((n) => [n.name, n]));
   const names = [...order, ...[...byName.keys()].filter((n) => !order.includes(n)).sort()];
@@ -166,7 +214,13 @@ export function buildInventory(order: readonly string[], nodes: readonly SlurmNo
       const taken = Math.min(n.gpus, foreign.get(name) ?? 0);
       const devices = devicesOf(n, foreignTyped.get(name) ?? []);
       if (unusable) return { name, address: n.address, devices, usable: 0, note: unusable };
-      return { name, address: n.address, devices, usable: n.gpus - taken, note: taken > 0 ? `${taken} GPU(s) held by other Slurm jobs` : '' };
+      return {
+        name,
+        address: n.address,
+        devices,
+        usable: n.gpus - taken,
+        note: taken > 0 ? `${taken} GPU(s) held by other Slurm jobs` : '',
+      };
     }),
   };
 }
@@ -179,13 +233,23 @@ export function buildInventory(order: readonly string[], nodes: readonly SlurmNo
 function devicesOf(n: SlurmNode, held: readonly GresType[]): DeviceInfo[] {
   const segments = n.gpu_types && n.gpu_types.length > 0 ? n.gpu_types : [{ type: n.gpu_type, count: n.gpus }];
   let index = 0;
-  const typed = segments.map((seg) => ({ seg, devices: Array.from({ length: seg.count }, (): DeviceInfo => ({ index: index++, kind: 'gpu', name: seg.type || 'gpu' })) }));
+  const typed = segments.map((seg) => ({
+    seg,
+    devices: Array.from({ length: seg.count }, (): DeviceInfo => ({
+      index: index++,
+      kind: 'gpu',
+      name: seg.type || 'gpu',
+    })),
+  }));
   if (typed.length === 1) return typed[0]!.devices;
   let untyped = held.filter((h) => h.type === '').reduce((k, h) => k + h.count, 0);
   const free: DeviceInfo[] = [];
   const busy: DeviceInfo[] = [];
   for (const { seg, devices } of typed) {
-    let taken = Math.min(seg.count, held.filter((h) => h.type === seg.type).reduce((k, h) => k + h.count, 0));
+    let taken = Math.min(
+      seg.count,
+      held.filter((h) => h.type === seg.type).reduce((k, h) => k + h.count, 0),
+    );
     const extra = Math.min(seg.count - taken, untyped);
     untyped -= extra;
     taken += extra;

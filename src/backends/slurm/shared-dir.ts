@@ -32,9 +32,20 @@ export async function checkSharedDir(c: SharedDirCheck): Promise<SharedDirResult
   writeFileSync(probe, token + '\n', { mode: 0o644 });
   try {
     const args = [
-      `--nodes=${c.nodes.length}`, `--nodelist=${c.nodes.join(',')}`, '--ntasks-per-node=1', `--immediate=${c.wait_s ?? 60}`, '--time=2', '--job-name=goodput-shared-dir-probe', '--quiet',
-      ...(c.partition ? [`--partition=${c.partition}`] : []), ...(c.account ? [`--account=${c.account}`] : []), ...(c.qos ? [`--qos=${c.qos}`] : []),
-      '/bin/sh', '-c', 'echo "$SLURMD_NODENAME $(cat "$0" 2>/dev/null || echo unreadable)"', probe,
+      `--nodes=${c.nodes.length}`,
+      `--nodelist=${c.nodes.join(',')}`,
+      '--ntasks-per-node=1',
+      `--immediate=${c.wait_s ?? 60}`,
+      '--time=2',
+      '--job-name=goodput-shared-dir-probe',
+      '--quiet',
+      ...(c.partition ? [`--partition=${c.partition}`] : []),
+      ...(c.account ? [`--account=${c.account}`] : []),
+      ...(c.qos ? [`--qos=${c.qos}`] : []),
+      '/bin/sh',
+      '-c',
+      'echo "$SLURMD_NODENAME $(cat "$0" 2>/dev/null || echo unreadable)"',
+      probe,
     ];
     let out: string;
     try {
@@ -42,10 +53,18 @@ export async function checkSharedDir(c: SharedDirCheck): Promise<SharedDirResult
     } catch (error) {
       return { verified: false, reason: (error as Error).message };
     }
-    const seen = new Map(out.trim().split('\n').map((l) => l.trim().split(' ') as [string, string]));
+    const seen = new Map(
+      out
+        .trim()
+        .split('\n')
+        .map((l) => l.trim().split(' ') as [string, string]),
+    );
     const missing = c.nodes.filter((n) => seen.get(n) !== token);
     if (missing.length > 0) {
-      throw new GoodputError('E_SHARED_FS', `node(s) ${missing.join(', ')} cannot read ${probe}: the data directory ${c.dir} must be on a file system every node mounts at the same path (NFS, Lustre, GPFS, ...). Pass --data-dir on such a file system (e.g. under your home or project directory).`);
+      throw new GoodputError(
+        'E_SHARED_FS',
+        `node(s) ${missing.join(', ')} cannot read ${probe}: the data directory ${c.dir} must be on a file system every node mounts at the same path (NFS, Lustre, GPFS, ...). Pass --data-dir on such a file system (e.g. under your home or project directory).`,
+      );
     }
     return { verified: true };
   } finally {

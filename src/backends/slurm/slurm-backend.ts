@@ -1,7 +1,16 @@
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { GoodputError } from '../../core/errors.js';
-import { EXIT_LOST, type Backend, type BackendNode, type LaunchedReplica, type LaunchRequest, type ReplicaExit, type ReplicaRef, type SpecToCarry } from '../backend.js';
+import {
+  EXIT_LOST,
+  type Backend,
+  type BackendNode,
+  type LaunchedReplica,
+  type LaunchRequest,
+  type ReplicaExit,
+  type ReplicaRef,
+  type SpecToCarry,
+} from '../backend.js';
 import { contractEnv, perRankLists } from '../contract-env.js';
 import { execPlan } from '../job-env.js';
 import { jobDirs, readExitFile, replicaLogName, runFileBase } from '../run-files.js';
@@ -95,14 +104,22 @@ export class SlurmBackend implements Backend {
     try {
       const [sinfo, jobs] = await Promise.all([this.slurm('sinfo', ['--json']), this.queue(true)]);
       const listed = parseSinfo(sinfo);
-      const inv = buildInventory(this.order, listed, jobs, (name) => name.startsWith(`${this.options.name_prefix}-`), this.options.partition);
+      const inv = buildInventory(
+        this.order,
+        listed,
+        jobs,
+        (name) => name.startsWith(`${this.options.name_prefix}-`),
+        this.options.partition,
+      );
       this.partitionNames = [...new Set(listed.flatMap((n) => n.partitions))].sort();
       this.order = inv.order;
       this.inventory = inv.nodes;
       this.unavailable = '';
     } catch (error) {
       this.unavailable = (error as Error).message;
-      throw error instanceof GoodputError ? error : new GoodputError('E_BACKEND_UNAVAILABLE', `cannot read Slurm's inventory: ${(error as Error).message}`);
+      throw error instanceof GoodputError
+        ? error
+        : new GoodputError('E_BACKEND_UNAVAILABLE', `cannot read Slurm's inventory: ${(error as Error).message}`);
     }
   }
 
@@ -127,21 +144,43 @@ export class SlurmBackend implements Backend {
     for (const d of [dirs.checkpoint, dirs.logs, dirs.run]) mkdirSync(d, { recursive: true, mode: 0o700 });
     const shares = sharesOf(req, this.inventory);
     const world = req.devices.length;
-    for (let rank = 0; rank < world; rank++) for (const s of ['.pid', '.pid.tmp', '.exit', '.exit.tmp']) rmSync(runFileBase(req.job_dir, req.attempt, rank) + s, { force: true });
+    for (let rank = 0; rank < world; rank++)
+      for (const s of ['.pid', '.pid.tmp', '.exit', '.exit.tmp'])
+        rmSync(runFileBase(req.job_dir, req.attempt, rank) + s, { force: true });
     const master = this.inventory.find((n) => n.name === shares[0]!.node)!;
     const base = { ...inheritedEnv(), ...this.options.env, ...req.env };
     const vars = contractEnv({
-      job_id: req.job_id, attempt: req.attempt, rank_nodes: rankNodes(shares), master_addr: master.address, master_port: await freePort(req.port_range), api_url: req.api_url,
-      token: req.token, checkpoint_dir: dirs.checkpoint, restarts: req.restarts ?? 0, max_restarts: req.max_restarts ?? 0, ...(req.gpu_type !== undefined ? { gpu_type: req.gpu_type } : {}), preset: (name) => base[name] !== undefined,
+      job_id: req.job_id,
+      attempt: req.attempt,
+      rank_nodes: rankNodes(shares),
+      master_addr: master.address,
+      master_port: await freePort(req.port_range),
+      api_url: req.api_url,
+      token: req.token,
+      checkpoint_dir: dirs.checkpoint,
+      restarts: req.restarts ?? 0,
+      max_restarts: req.max_restarts ?? 0,
+      ...(req.gpu_type !== undefined ? { gpu_type: req.gpu_type } : {}),
+      preset: (name) => base[name] !== undefined,
     });
     // Each task picks its rank's variables from the lists (TASK_WRAPPER).
     const env: Record<string, string> = { ...base, ...vars.common, ...perRankLists(vars.ranks) };
     // The job's venv/conda/env_setup, as on the local backend (setup markers are per host name).
     const plan = execPlan(req.environment ?? {}, req.command, env, { state_dir: dirs.run, attempt: req.attempt });
     const script = batchScript({
-      job_name: this.jobName(req.job_id, req.attempt), shares, run_dir: dirs.run, logs_dir: dirs.logs, attempt: req.attempt, workdir: req.workdir, command: plan.command,
-      ...(this.options.partition ? { partition: this.options.partition } : {}), ...(this.options.account ? { account: this.options.account } : {}), ...(this.options.qos ? { qos: this.options.qos } : {}),
-      ...(req.gpu_type !== undefined && req.gpu_type !== 'gpu' && shares.some((s) => this.mixedNode(s.node)) ? { gpu_type: req.gpu_type } : {}),
+      job_name: this.jobName(req.job_id, req.attempt),
+      shares,
+      run_dir: dirs.run,
+      logs_dir: dirs.logs,
+      attempt: req.attempt,
+      workdir: req.workdir,
+      command: plan.command,
+      ...(this.options.partition ? { partition: this.options.partition } : {}),
+      ...(this.options.account ? { account: this.options.account } : {}),
+      ...(this.options.qos ? { qos: this.options.qos } : {}),
+      ...(req.gpu_type !== undefined && req.gpu_type !== 'gpu' && shares.some((s) => this.mixedNode(s.node))
+        ? { gpu_type: req.gpu_type }
+        : {}),
     });
     let id: string;
     try {
@@ -150,17 +189,35 @@ export class SlurmBackend implements Backend {
       if (error instanceof GoodputError && error.code === 'E_BACKEND_UNAVAILABLE') throw error;
       const message = (error as Error).message;
       // A drained or inactive partition, nodes not available: Slurm's state, not the job's fault.
-      if (isStateRefusal(message)) throw new GoodputError('E_LAUNCH_HELD', `Slurm refuses new jobs now: ${slurmWords(message)}`);
+      if (isStateRefusal(message))
+        throw new GoodputError('E_LAUNCH_HELD', `Slurm refuses new jobs now: ${slurmWords(message)}`);
       throw new GoodputError('E_LAUNCH', `sbatch rejected the job: ${message}`);
     }
     if (!/^\d+$/.test(id)) throw new GoodputError('E_LAUNCH', `sbatch answered '${id}' instead of a job id`);
-    this.watched.set(id, { job_id: req.job_id, attempt: req.attempt, job_dir: req.job_dir, ranks: new Set(Array.from({ length: world }, (_, r) => r)), since_ms: Date.now() });
+    this.watched.set(id, {
+      job_id: req.job_id,
+      attempt: req.attempt,
+      job_dir: req.job_dir,
+      ranks: new Set(Array.from({ length: world }, (_, r) => r)),
+      since_ms: Date.now(),
+    });
     this.jobsAt_ms = 0;
     const started_at_ms = Date.now();
     let rank = 0;
-    return shares.flatMap((s) => req.devices.filter((_, i) => this.inventory[req.nodes[i]!]?.name === s.node).map((device) => ({
-      rank: rank++, device, node: s.node, launch_id: id, pid: 0, proc_start: '', log_path: join(dirs.logs, replicaLogName(rank - 1)), started_at_ms,
-    })));
+    return shares.flatMap((s) =>
+      req.devices
+        .filter((_, i) => this.inventory[req.nodes[i]!]?.name === s.node)
+        .map((device) => ({
+          rank: rank++,
+          device,
+          node: s.node,
+          launch_id: id,
+          pid: 0,
+          proc_start: '',
+          log_path: join(dirs.logs, replicaLogName(rank - 1)),
+          started_at_ms,
+        })),
+    );
   }
 
   /**
@@ -171,7 +228,9 @@ export class SlurmBackend implements Backend {
     const w = this.watched.get(launch_id);
     if (!w || w.left_pending) return undefined;
     if (this.jobsAt_ms <= w.since_ms) return `submitted as Slurm job ${launch_id}; waiting for Slurm to start it`;
-    const pending = this.jobs.find((j) => (String(j.job_id) === launch_id || String(j.het_job_id) === launch_id) && j.state === 'PENDING');
+    const pending = this.jobs.find(
+      (j) => (String(j.job_id) === launch_id || String(j.het_job_id) === launch_id) && j.state === 'PENDING',
+    );
     if (pending) return pendingWords(launch_id, pending.reason);
     w.left_pending = true;
     return undefined;
@@ -192,7 +251,14 @@ export class SlurmBackend implements Backend {
       this.log(`slurm: cannot check job ${ref.launch_id} now (${(error as Error).message}); watching it`);
     }
     if (jobs && !isActive(jobs, ref.launch_id)) return readExitFile(ref.job_dir, ref.attempt, ref.rank) ?? EXIT_LOST;
-    const w = this.watched.get(ref.launch_id) ?? { job_id: ref.job_id, attempt: ref.attempt, job_dir: ref.job_dir, ranks: new Set<number>(), since_ms: Date.now(), left_pending: true };
+    const w = this.watched.get(ref.launch_id) ?? {
+      job_id: ref.job_id,
+      attempt: ref.attempt,
+      job_dir: ref.job_dir,
+      ranks: new Set<number>(),
+      since_ms: Date.now(),
+      left_pending: true,
+    };
     w.ranks.add(ref.rank);
     this.watched.set(ref.launch_id, w);
     return 'alive';
@@ -220,7 +286,9 @@ export class SlurmBackend implements Backend {
     const args = signal === 'SIGKILL' ? [ref.launch_id] : [`--signal=${STOP_SIGNAL}`, ref.launch_id];
     this.slurm('scancel', args)
       // A job that was still pending has no process to signal: cancel it (nothing ran, nothing to save).
-      .catch((error: unknown) => (/pending/i.test((error as Error).message) ? this.slurm('scancel', [ref.launch_id]) : Promise.reject(error)))
+      .catch((error: unknown) =>
+        /pending/i.test((error as Error).message) ? this.slurm('scancel', [ref.launch_id]) : Promise.reject(error),
+      )
       .catch((error: unknown) => {
         const message = (error as Error).message;
         if (/Invalid job id/i.test(message)) return; // already gone: nothing to stop
@@ -241,7 +309,9 @@ export class SlurmBackend implements Backend {
         return;
       }
       if (i === 0) {
-        this.log(`slurm: cancelling Slurm job(s) ${left.map((j) => j.job_id).join(',')} left by an unrecorded launch of ${job_id} attempt ${attempt}`);
+        this.log(
+          `slurm: cancelling Slurm job(s) ${left.map((j) => j.job_id).join(',')} left by an unrecorded launch of ${job_id} attempt ${attempt}`,
+        );
         await this.slurm('scancel', [...new Set(left.map((j) => String(j.het_job_id || j.job_id)))]);
       }
       await new Promise((r) => setTimeout(r, 250));
@@ -311,12 +381,17 @@ export class SlurmBackend implements Backend {
       for (const [id, w] of this.watched) {
         const entries = jobs?.filter((j) => String(j.job_id) === id || String(j.het_job_id) === id) ?? [];
         // A list read before the job was submitted (a launch during the read) does not show it yet.
-        const ended = jobs !== undefined && listed_ms > w.since_ms && !entries.some((j) => ACTIVE_JOB_STATES.has(j.state));
+        const ended =
+          jobs !== undefined && listed_ms > w.since_ms && !entries.some((j) => ACTIVE_JOB_STATES.has(j.state));
         w.outside ??= outsideEnd(id, entries[0], w.stop !== undefined);
         const detail = w.outside;
         if (ended && w.ended_at_ms === undefined) w.ended_at_ms = Date.now();
         const late = w.ended_at_ms !== undefined && Date.now() - w.ended_at_ms >= EXIT_FILE_WAIT_MS;
-        const signalled = w.stop === undefined && detail === undefined && !ended && [...(found.get(id)?.values() ?? [])].some((c) => SIGNAL_EXIT_CODES.has(c));
+        const signalled =
+          w.stop === undefined &&
+          detail === undefined &&
+          !ended &&
+          [...(found.get(id)?.values() ?? [])].some((c) => SIGNAL_EXIT_CODES.has(c));
         if (signalled) w.signalled_at_ms ??= Date.now();
         const holding = signalled && Date.now() - w.signalled_at_ms! < OUTSIDE_REASON_WAIT_MS;
         for (const rank of [...w.ranks]) {
@@ -342,7 +417,8 @@ function sharesOf(req: LaunchRequest, inventory: readonly BackendNode[]): NodeSh
   const shares: NodeShare[] = [];
   for (const n of req.nodes) {
     const node = inventory[n];
-    if (!node) throw new GoodputError('E_LAUNCH', `node index ${n} is not in the inventory (${inventory.length} nodes)`);
+    if (!node)
+      throw new GoodputError('E_LAUNCH', `node index ${n} is not in the inventory (${inventory.length} nodes)`);
     const s = shares.find((x) => x.node === node.name);
     if (s) s.count += 1;
     else shares.push({ node: node.name, count: 1 });
@@ -352,7 +428,15 @@ function sharesOf(req: LaunchRequest, inventory: readonly BackendNode[]): NodeSh
 }
 
 /** Job ends that came from outside the job and outside Goodput (an operator, Slurm itself). */
-const OUTSIDE_END_STATES: ReadonlySet<string> = new Set(['CANCELLED', 'NODE_FAIL', 'TIMEOUT', 'PREEMPTED', 'BOOT_FAIL', 'DEADLINE', 'OUT_OF_MEMORY']);
+const OUTSIDE_END_STATES: ReadonlySet<string> = new Set([
+  'CANCELLED',
+  'NODE_FAIL',
+  'TIMEOUT',
+  'PREEMPTED',
+  'BOOT_FAIL',
+  'DEADLINE',
+  'OUT_OF_MEMORY',
+]);
 
 /**
  * How a Slurm job is ending when something outside the job and outside Goodput ends it (an
@@ -370,7 +454,6 @@ function isActive(jobs: readonly SlurmJob[], id: string): boolean {
   return jobs.some((j) => (String(j.job_id) === id || String(j.het_job_id) === id) && ACTIVE_JOB_STATES.has(j.state));
 }
 
-
 /** Whether the rank's program was started (the wrapper wrote its .pid file). */
 function started(job_dir: string, attempt: number, rank: number): boolean {
   return existsSync(runFileBase(job_dir, attempt, rank) + '.pid');
@@ -380,7 +463,13 @@ function started(job_dir: string, attempt: number, rank: number): boolean {
 function inheritedEnv(): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (v === undefined || k.startsWith('GOODPUT_') || k === 'CUDA_VISIBLE_DEVICES' || (k.startsWith('SLURM_') && k !== 'SLURM_CONF')) continue;
+    if (
+      v === undefined ||
+      k.startsWith('GOODPUT_') ||
+      k === 'CUDA_VISIBLE_DEVICES' ||
+      (k.startsWith('SLURM_') && k !== 'SLURM_CONF')
+    )
+      continue;
     env[k] = v;
   }
   return env;

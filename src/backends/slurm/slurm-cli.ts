@@ -8,7 +8,8 @@ export interface SlurmOutput {
   stderr: string;
 }
 
-const UNREACHABLE = /Unable to contact slurm controller|Socket timed out|Connection refused|Zero Bytes were transmitted|slurm_load_|Communication connection failure|Invalid user for SlurmUser|Unable to establish/i;
+const UNREACHABLE =
+  /Unable to contact slurm controller|Socket timed out|Connection refused|Zero Bytes were transmitted|slurm_load_|Communication connection failure|Invalid user for SlurmUser|Unable to establish/i;
 
 /** How to run one command. */
 export interface SlurmRunOptions {
@@ -27,14 +28,31 @@ export interface SlurmRunOptions {
 export function slurmRun(command: string, args: readonly string[], o: SlurmRunOptions = {}): Promise<SlurmOutput> {
   return new Promise((resolve, reject) => {
     const env = o.exact_env ?? { ...process.env, ...o.env };
-    const child = execFile(command, [...args], { env, timeout: o.timeout_ms ?? 60_000, maxBuffer: 256 * 1024 * 1024 }, (error, stdout, stderr) => {
-      if (!error) return resolve({ stdout, stderr });
-      const code = (error as NodeJS.ErrnoException).code;
-      const text = (stderr || error.message).trim().split('\n').slice(-3).join(' ');
-      if (code === 'ENOENT') return reject(new GoodputError('E_BACKEND_UNAVAILABLE', `${command} not found: install Slurm's client commands (Debian: slurm-client) on this machine`));
-      if (UNREACHABLE.test(text) || error.killed) return reject(new GoodputError('E_BACKEND_UNAVAILABLE', `slurmctld unreachable (${command}: ${text}); check that 'sinfo' works here (SLURM_CONF, network, slurmctld)`));
-      reject(new GoodputError('E_SLURM', `${command} ${args.join(' ')}: ${text}`));
-    });
+    const child = execFile(
+      command,
+      [...args],
+      { env, timeout: o.timeout_ms ?? 60_000, maxBuffer: 256 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        if (!error) return resolve({ stdout, stderr });
+        const code = (error as NodeJS.ErrnoException).code;
+        const text = (stderr || error.message).trim().split('\n').slice(-3).join(' ');
+        if (code === 'ENOENT')
+          return reject(
+            new GoodputError(
+              'E_BACKEND_UNAVAILABLE',
+              `${command} not found: install Slurm's client commands (Debian: slurm-client) on this machine`,
+            ),
+          );
+        if (UNREACHABLE.test(text) || error.killed)
+          return reject(
+            new GoodputError(
+              'E_BACKEND_UNAVAILABLE',
+              `slurmctld unreachable (${command}: ${text}); check that 'sinfo' works here (SLURM_CONF, network, slurmctld)`,
+            ),
+          );
+        reject(new GoodputError('E_SLURM', `${command} ${args.join(' ')}: ${text}`));
+      },
+    );
     if (o.input !== undefined) child.stdin?.end(o.input);
   });
 }

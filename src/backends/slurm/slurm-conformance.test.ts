@@ -6,14 +6,18 @@ import { slurmMissing, startSlurmCluster, type SlurmCluster } from './testing/sl
 let cluster: SlurmCluster | undefined;
 after(async () => cluster?.stop());
 
-runBackendConformance('slurm', async () => {
-  cluster = await startSlurmCluster();
-  const c = cluster;
-  return {
-    make: () => new SlurmBackend({ name_prefix: 'goodput-conformance', env: c.env, poll_ms: 250 }),
-    two_nodes: [0, 1],
-    two_devices: [0, 0],
-    timeout_ms: 60_000,
-    close: () => c.stop(),
-  };
-}, slurmMissing());
+runBackendConformance(
+  'slurm',
+  async () => {
+    cluster = await startSlurmCluster();
+    const c = cluster;
+    return {
+      make: () => new SlurmBackend({ name_prefix: 'goodput-conformance', env: c.env, poll_ms: 250 }),
+      two_nodes: [0, 1],
+      two_devices: [0, 0],
+      timeout_ms: 60_000,
+      close: () => c.stop(),
+    };
+  },
+  slurmMissing(),
+);

@@ -50,50 +50,105 @@ describe('Slurm backend: a rank killed by a signal Goodput did not send', { skip
   /** Two ranks of `sleep 600` on the first node; resolves with the request and the Slurm job id once both run. */
   const launchTwo = async (job_id: string): Promise<{ req: LaunchRequest; slurm_id: string }> => {
     const req: LaunchRequest = {
-      job_id, attempt: 0, command: ['sleep', '600'], workdir: root, env: {}, devices: [0, 1], nodes: [0, 0], num_nodes: 1,
-      api_url: 'http://127.0.0.1:1', token: 'tok', job_dir: join(root, job_id),
+      job_id,
+      attempt: 0,
+      command: ['sleep', '600'],
+      workdir: root,
+      env: {},
+      devices: [0, 1],
+      nodes: [0, 0],
+      num_nodes: 1,
+      api_url: 'http://127.0.0.1:1',
+      token: 'tok',
+      job_dir: join(root, job_id),
     };
     const [first] = await backend.launch(req);
-    await until('both ranks to run', () => ([0, 1].every((r) => existsSync(runFileBase(req.job_dir, 0, r) + '.pid')) ? true : undefined));
+    await until('both ranks to run', () =>
+      [0, 1].every((r) => existsSync(runFileBase(req.job_dir, 0, r) + '.pid')) ? true : undefined,
+    );
     return { req, slurm_id: first!.launch_id };
   };
   /** Kills rank `rank`'s program with SIGTERM, as slurmd does to the tasks of a job it ends; resolves once its exit file is written. */
   const killRank = async (req: LaunchRequest, rank: number): Promise<number> => {
-    const pid = Number(readFileSync(runFileBase(req.job_dir, 0, rank) + '.pid', 'utf8').trim().split(' ')[1]);
+    const pid = Number(
+      readFileSync(runFileBase(req.job_dir, 0, rank) + '.pid', 'utf8')
+        .trim()
+        .split(' ')[1],
+    );
     process.kill(pid, 'SIGTERM');
     await until('the exit file', () => (existsSync(runFileBase(req.job_dir, 0, rank) + '.exit') ? true : undefined));
     return Date.now();
   };
   const of = (job_id: string) => exits.filter((e) => e.job_id === job_id);
 
-  it('an scancel moments after the first rank died is the reason given for every exit, the first included', { timeout: 120_000 }, async () => {
-    const { req, slurm_id } = await launchTwo('cancelled');
-    await killRank(req, 1);
-    // The backend polls every 250 ms: it sees rank 1's exit file while Slurm still lists the job running.
-    await new Promise((r) => setTimeout(r, 1000));
-    assert.deepEqual(of('cancelled'), [], 'held while Slurm does not say why');
-    const rank1 = { job_id: 'cancelled', attempt: 0, rank: 1, node: 'gp1', launch_id: slurm_id, pid: 0, proc_start: '', job_dir: req.job_dir };
-    assert.equal(backend.probe(rank1), 'alive', 'the controller\'s periodic probe does not record it either (it would without the reason)');
-    await cluster.cmd('scancel', [slurm_id]);
-    await until('both exits', () => (of('cancelled').length === 2 ? true : undefined));
-    for (const e of of('cancelled')) {
-      assert.match(e.detail ?? '', new RegExp(`Slurm job ${slurm_id} ended CANCELLED.*not requested by Goodput`), `rank ${e.rank}: ${JSON.stringify(e)}`);
-    }
-    assert.equal(of('cancelled').find((e) => e.rank === 1)?.exit_code, 143);
-  });
+  it(
+    'an scancel moments after the first rank died is the reason given for every exit, the first included',
+    { timeout: 120_000 },
+    async () => {
+      const { req, slurm_id } = await launchTwo('cancelled');
+      await killRank(req, 1);
+      // The backend polls every 250 ms: it sees rank 1's exit file while Slurm still lists the job running.
+      await new Promise((r) => setTimeout(r, 1000));
+      assert.deepEqual(of('cancelled'), [], 'held while Slurm does not say why');
+      const rank1 = {
+        job_id: 'cancelled',
+        attempt: 0,
+        rank: 1,
+        node: 'gp1',
+        launch_id: slurm_id,
+        pid: 0,
+        proc_start: '',
+        job_dir: req.job_dir,
+      };
+      assert.equal(
+        backend.probe(rank1),
+        'alive',
+        "the controller's periodic probe does not record it either (it would without the reason)",
+      );
+      await cluster.cmd('scancel', [slurm_id]);
+      await until('both exits', () => (of('cancelled').length === 2 ? true : undefined));
+      for (const e of of('cancelled')) {
+        assert.match(
+          e.detail ?? '',
+          new RegExp(`Slurm job ${slurm_id} ended CANCELLED.*not requested by Goodput`),
+          `rank ${e.rank}: ${JSON.stringify(e)}`,
+        );
+      }
+      assert.equal(of('cancelled').find((e) => e.rank === 1)?.exit_code, 143);
+    },
+  );
 
-  it('a rank killed by hand while the job runs on is reported after the wait, without a reason', { timeout: 120_000 }, async () => {
-    const { req, slurm_id } = await launchTwo('by-hand');
-    const killed_ms = await killRank(req, 1);
-    const exit = await until('rank 1 exit', () => of('by-hand').find((e) => e.rank === 1), 30_000);
-    assert.equal(exit.exit_code, 143);
-    assert.equal(exit.detail, undefined, 'nothing outside Goodput ended the Slurm job');
-    const waited_ms = exit.at_ms - killed_ms;
-    assert.ok(waited_ms >= 4000 && waited_ms < 15_000, `reported ${waited_ms} ms after the kill (held about 5 s, not for good)`);
-    assert.equal(of('by-hand').length, 1, 'rank 0 still runs');
-    // Goodput's own stop of the rest is reported at once, with no outside reason.
-    backend.signal({ job_id: 'by-hand', attempt: 0, rank: 0, node: 'gp1', launch_id: slurm_id, pid: 0, proc_start: '', job_dir: req.job_dir }, 'SIGKILL');
-    const rest = await until('rank 0 exit after the stop', () => of('by-hand').find((e) => e.rank === 0));
-    assert.equal(rest.detail, undefined);
-  });
+  it(
+    'a rank killed by hand while the job runs on is reported after the wait, without a reason',
+    { timeout: 120_000 },
+    async () => {
+      const { req, slurm_id } = await launchTwo('by-hand');
+      const killed_ms = await killRank(req, 1);
+      const exit = await until('rank 1 exit', () => of('by-hand').find((e) => e.rank === 1), 30_000);
+      assert.equal(exit.exit_code, 143);
+      assert.equal(exit.detail, undefined, 'nothing outside Goodput ended the Slurm job');
+      const waited_ms = exit.at_ms - killed_ms;
+      assert.ok(
+        waited_ms >= 4000 && waited_ms < 15_000,
+        `reported ${waited_ms} ms after the kill (held about 5 s, not for good)`,
+      );
+      assert.equal(of('by-hand').length, 1, 'rank 0 still runs');
+      // Goodput's own stop of the rest is reported at once, with no outside reason.
+      backend.signal(
+        {
+          job_id: 'by-hand',
+          attempt: 0,
+          rank: 0,
+          node: 'gp1',
+          launch_id: slurm_id,
+          pid: 0,
+          proc_start: '',
+          job_dir: req.job_dir,
+        },
+        'SIGKILL',
+      );
+      const rest = await until('rank 0 exit after the stop', () => of('by-hand').find((e) => e.rank === 0));
+      assert.equal(rest.detail, undefined);
+    },
+  );
 });

@@ -14,7 +14,8 @@ import type { SpecToCarry } from '../backend.js';
  * reservation not usable now, "Unable to create job record, try again". "Requested node
  * configuration is not available" (more GPUs than a node has) is the job's own fault.
  */
-const STATE_REFUSAL = /partition not available|inactive or drain|required node not available|down, drained or reserved|nodes are busy|partition configuration not available now|reservation (?:is busy|not usable|not available)|try again|temporarily unavailable/i;
+const STATE_REFUSAL =
+  /partition not available|inactive or drain|required node not available|down, drained or reserved|nodes are busy|partition configuration not available now|reservation (?:is busy|not usable|not available)|try again|temporarily unavailable/i;
 
 /** Whether an sbatch error message says the cluster's state (not the job) refused the submission. */
 export function isStateRefusal(message: string): boolean {

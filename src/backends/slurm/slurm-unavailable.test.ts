@@ -12,18 +12,49 @@ import { SlurmBackend } from './slurm-backend.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'goodput-slurm-dead-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
-const skip = existsSync('/usr/bin/sinfo') ? undefined : "Slurm's client commands are not installed (apt-get install slurm-wlm)";
+const skip = existsSync('/usr/bin/sinfo')
+  ? undefined
+  : "Slurm's client commands are not installed (apt-get install slurm-wlm)";
 
 describe('Slurm backend with slurmctld unreachable', { skip }, () => {
   it('reports E_BACKEND_UNAVAILABLE from refresh, abandon and launch, and keeps the last inventory', async () => {
     const conf = join(dir, 'slurm.conf');
-    writeFileSync(conf, [`ClusterName=dead`, `SlurmctldHost=${hostname().split('.')[0]}(127.0.0.1)`, 'SlurmctldPort=1', 'AuthType=auth/none', 'CredType=cred/none', 'MessageTimeout=2', 'NodeName=x CPUs=1', 'PartitionName=p Nodes=x', ''].join('\n'));
+    writeFileSync(
+      conf,
+      [
+        `ClusterName=dead`,
+        `SlurmctldHost=${hostname().split('.')[0]}(127.0.0.1)`,
+        'SlurmctldPort=1',
+        'AuthType=auth/none',
+        'CredType=cred/none',
+        'MessageTimeout=2',
+        'NodeName=x CPUs=1',
+        'PartitionName=p Nodes=x',
+        '',
+      ].join('\n'),
+    );
     const b = new SlurmBackend({ name_prefix: 'goodput-dead', env: { SLURM_CONF: conf } });
-    const unavailable = (e: unknown) => (e as { code?: string }).code === 'E_BACKEND_UNAVAILABLE' && /slurmctld/.test((e as Error).message);
+    const unavailable = (e: unknown) =>
+      (e as { code?: string }).code === 'E_BACKEND_UNAVAILABLE' && /slurmctld/.test((e as Error).message);
     await assert.rejects(b.refresh(), unavailable);
     assert.deepEqual(b.nodes(), [], 'an error answer is not read as an empty cluster');
     await assert.rejects(b.abandon('j', dir, 0), unavailable);
-    await assert.rejects(b.launch({ job_id: 'j', attempt: 0, command: ['true'], workdir: dir, env: {}, devices: [0], nodes: [0], num_nodes: 1, api_url: '', token: '', job_dir: join(dir, 'j') }), unavailable);
+    await assert.rejects(
+      b.launch({
+        job_id: 'j',
+        attempt: 0,
+        command: ['true'],
+        workdir: dir,
+        env: {},
+        devices: [0],
+        nodes: [0],
+        num_nodes: 1,
+        api_url: '',
+        token: '',
+        job_dir: join(dir, 'j'),
+      }),
+      unavailable,
+    );
     b.close();
   });
 });

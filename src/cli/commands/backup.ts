@@ -9,7 +9,11 @@ const flags = { 'data-dir': { type: 'string' }, json: { type: 'boolean' } } as c
 const backupFlags = { ...flags, force: { type: 'boolean' } } as const;
 
 function show(copy: StoreCopy, json: boolean | undefined, what: string): void {
-  console.log(json ? JSON.stringify(copy, null, 2) : `${what} ${copy.path}: ${copy.jobs} job(s), ${copy.bytes} bytes, newest event #${copy.newest_event}`);
+  console.log(
+    json
+      ? JSON.stringify(copy, null, 2)
+      : `${what} ${copy.path}: ${copy.jobs} job(s), ${copy.bytes} bytes, newest event #${copy.newest_event}`,
+  );
 }
 
 export const backupCommand: CliCommand = {
@@ -27,7 +31,11 @@ goodput-<time>.sqlite into it. An existing file is replaced only with --force. R
     const data_dir = resolve(values['data-dir'] ?? defaultDataDir());
     // resolve() drops a trailing '/', which says "a directory": keep it.
     const dest = resolve(positionals[0]!) + (positionals[0]!.endsWith('/') ? '/' : '');
-    show(await backupStore(dataFiles(data_dir).db, dest, { force: values.force === true }), values.json, 'backup written to');
+    show(
+      await backupStore(dataFiles(data_dir).db, dest, { force: values.force === true }),
+      values.json,
+      'backup written to',
+    );
     return 0;
   },
 };

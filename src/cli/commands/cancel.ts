@@ -20,15 +20,35 @@ cancelled in one transaction on the server, e.g. a flood of queued jobs:
   --name N    jobs named N
   --json      print {"cancelled": count, "jobs": [{id, name, user, from}]}`,
   async run(argv) {
-    const { values, positionals } = parseFlags('cancel', argv, { ...connectionFlags, json: { type: 'boolean' }, user: { type: 'string' }, state: { type: 'string' }, name: { type: 'string' } });
-    const filter = { ...(values.user !== undefined ? { user: values.user } : {}), ...(values.state !== undefined ? { state: values.state } : {}), ...(values.name !== undefined ? { name: values.name } : {}) };
+    const { values, positionals } = parseFlags('cancel', argv, {
+      ...connectionFlags,
+      json: { type: 'boolean' },
+      user: { type: 'string' },
+      state: { type: 'string' },
+      name: { type: 'string' },
+    });
+    const filter = {
+      ...(values.user !== undefined ? { user: values.user } : {}),
+      ...(values.state !== undefined ? { state: values.state } : {}),
+      ...(values.name !== undefined ? { name: values.name } : {}),
+    };
     if (Object.keys(filter).length > 0) {
-      if (positionals.length > 0) throw usageError("cancel: give jobs or filters (--user, --state, --name), not both. See 'goodput cancel --help'.");
+      if (positionals.length > 0)
+        throw usageError(
+          "cancel: give jobs or filters (--user, --state, --name), not both. See 'goodput cancel --help'.",
+        );
       const done = await connect(values).cancelMatching(filter);
-      console.log(values.json ? JSON.stringify(done, null, 2) : `cancelled ${done.cancelled} job(s)${done.cancelled > 0 ? ` (${[...new Set(done.jobs.map((j) => j.from))].join(', ')} before)` : ': none matched'}`);
+      console.log(
+        values.json
+          ? JSON.stringify(done, null, 2)
+          : `cancelled ${done.cancelled} job(s)${done.cancelled > 0 ? ` (${[...new Set(done.jobs.map((j) => j.from))].join(', ')} before)` : ': none matched'}`,
+      );
       return 0;
     }
-    if (positionals.length === 0) throw usageError("cancel: expected a job id or name, or filters (--user, --state, --name). See 'goodput cancel --help'.");
+    if (positionals.length === 0)
+      throw usageError(
+        "cancel: expected a job id or name, or filters (--user, --state, --name). See 'goodput cancel --help'.",
+      );
     const client = connect(values);
     if (positionals.length === 1) {
       const job = await client.cancel(positionals[0]!);
@@ -46,7 +66,9 @@ cancelled in one transaction on the server, e.g. a flood of queued jobs:
         // A server that cannot be reached fails them all alike: say it once.
         if (error instanceof GoodputError && error.code === 'E_SERVER_DOWN') throw error;
         failed = true;
-        console.error(`goodput: ${ref}: ${error instanceof GoodputError ? `error[${error.code}]: ` : ''}${(error as Error).message}`);
+        console.error(
+          `goodput: ${ref}: ${error instanceof GoodputError ? `error[${error.code}]: ` : ''}${(error as Error).message}`,
+        );
       }
     }
     if (values.json) console.log(JSON.stringify(cancelled, null, 2));

@@ -51,13 +51,22 @@ export const compareCommand: CliCommand = {
       ...clusterFlags,
       ...heteroFlags,
     });
-    if (positionals.length > 0) throw usageError(`compare: unexpected argument '${positionals[0]}'. See 'goodput compare --help'.`);
-    const policies = values.policies ? values.policies.split(',').map((p) => p.trim()).filter((p) => p !== '') : defaultPolicies();
+    if (positionals.length > 0)
+      throw usageError(`compare: unexpected argument '${positionals[0]}'. See 'goodput compare --help'.`);
+    const policies = values.policies
+      ? values.policies
+          .split(',')
+          .map((p) => p.trim())
+          .filter((p) => p !== '')
+      : defaultPolicies();
     if (policies.length === 0) throw usageError('compare: --policies needs at least one policy name.');
-    if (values.cluster !== undefined) return runHeteroCommand('compare', values, values.policies ? policies : ['goodput', 'sia', 'pollux']);
+    if (values.cluster !== undefined)
+      return runHeteroCommand('compare', values, values.policies ? policies : ['goodput', 'sia', 'pollux']);
     policies.forEach((p) => requirePolicy(p));
     const files = workloadFiles('compare', values.workload);
-    const tasks: SimTask[] = policies.flatMap((policy) => files.map((file) => ({ file, settings: clusterSettings('compare', values, policy) })));
+    const tasks: SimTask[] = policies.flatMap((policy) =>
+      files.map((file) => ({ file, settings: clusterSettings('compare', values, policy) })),
+    );
     const bar = new ProgressBar('compare', tasks.length);
     let reports: WorkloadReport[];
     try {
@@ -65,11 +74,17 @@ export const compareCommand: CliCommand = {
     } finally {
       bar.finish();
     }
-    const byPolicy = policies.map((policy, i) => ({ policy, reports: reports.slice(i * files.length, (i + 1) * files.length) }));
+    const byPolicy = policies.map((policy, i) => ({
+      policy,
+      reports: reports.slice(i * files.length, (i + 1) * files.length),
+    }));
     if (values.json === true) {
       const out: Record<string, unknown> = {};
       for (const { policy, reports: rs } of byPolicy) {
-        out[policy] = { ...meanMetrics(rs), workloads: Object.fromEntries(rs.map(({ workload, policy: _p, ...rest }) => [workload, rest])) };
+        out[policy] = {
+          ...meanMetrics(rs),
+          workloads: Object.fromEntries(rs.map(({ workload, policy: _p, ...rest }) => [workload, rest])),
+        };
       }
       console.log(JSON.stringify({ workloads: files.map(workloadName), policies: out }));
       return 0;

@@ -24,7 +24,9 @@ Prints a script that completes goodput's commands and flags (files after '--').
       const { positionals } = parseFlags('completion', argv, {});
       const shell = positionals[0];
       if (positionals.length !== 1 || (shell !== 'bash' && shell !== 'zsh')) {
-        throw usageError(`completion: expected 'bash' or 'zsh'.${shell === undefined ? '' : didYouMean(shell, ['bash', 'zsh'])} See 'goodput completion --help'.`);
+        throw usageError(
+          `completion: expected 'bash' or 'zsh'.${shell === undefined ? '' : didYouMean(shell, ['bash', 'zsh'])} See 'goodput completion --help'.`,
+        );
       }
       const commands: CompletionCommand[] = all().map((c) => ({ name: c.name, summary: c.summary, flags: flagsOf(c) }));
       process.stdout.write(completionScript(shell, commands));

@@ -20,7 +20,10 @@ function dashboardUrl(data_dir: string): string {
   } catch {
     // absent or unreadable: said below
   }
-  throw new GoodputError('E_SERVER_DOWN', `no dashboard in ${data_dir} (no dashboard.json): start the server with 'goodput up' (its dashboard is on unless --dashboard-port off), or pass --url`);
+  throw new GoodputError(
+    'E_SERVER_DOWN',
+    `no dashboard in ${data_dir} (no dashboard.json): start the server with 'goodput up' (its dashboard is on unless --dashboard-port off), or pass --url`,
+  );
 }
 
 export const dashboardCommand: CliCommand = {
@@ -38,16 +41,24 @@ send to a server. Through an SSH tunnel, open it with the tunnel's host and port
   --json    {"url", "expires_in_s"}
 See docs/dashboard.md.`,
   async run(argv) {
-    const flags = { ...connectionFlags, open: { type: 'boolean' }, url: { type: 'string' }, json: { type: 'boolean' } } as const;
+    const flags = {
+      ...connectionFlags,
+      open: { type: 'boolean' },
+      url: { type: 'string' },
+      json: { type: 'boolean' },
+    } as const;
     const { values } = parseFlags('dashboard', argv, flags, false);
     const base = (values.url ?? dashboardUrl(resolve(values['data-dir'] ?? defaultDataDir()))).replace(/\/+$/, '');
     const { code, expires_in_s } = await connect(values).dashboardLoginCode(base);
     const url = `${base}/#${LOGIN_FRAGMENT}${code}`;
     if (values.json) console.log(JSON.stringify({ url, expires_in_s }));
-    else console.log(`${url}\n(logs the browser in once, within ${expires_in_s} s; run 'goodput dashboard' again for a new link)`);
+    else
+      console.log(
+        `${url}\n(logs the browser in once, within ${expires_in_s} s; run 'goodput dashboard' again for a new link)`,
+      );
     if (values.open) {
       const opener = spawn('xdg-open', [url], { detached: true, stdio: 'ignore' });
-      opener.on('error', () => console.error("dashboard: could not run xdg-open; open the link above in a browser"));
+      opener.on('error', () => console.error('dashboard: could not run xdg-open; open the link above in a browser'));
       opener.unref();
     }
     return 0;

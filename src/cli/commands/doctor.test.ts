@@ -17,14 +17,29 @@ function doctor(...args: string[]) {
 }
 
 function node(nodeFlags: string[], ...args: string[]) {
-  const r = spawnSync(process.execPath, [...nodeFlags, cli, 'doctor', ...args], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const r = spawnSync(process.execPath, [...nodeFlags, cli, 'doctor', ...args], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
 interface JsonReport {
   verdict: string;
-  traces: { rank: number; file: string; temporal: { idle_pct: number; compute_pct: number; non_compute_pct: number; kernel_time_us: number } | null; comm_comp_overlap_pct: number | null }[];
-  gpus: { name: string; source: string; utilization_gpu_pct: number; memory_used_bytes: number; memory_total_bytes: number; power_draw_w: number }[];
+  traces: {
+    rank: number;
+    file: string;
+    temporal: { idle_pct: number; compute_pct: number; non_compute_pct: number; kernel_time_us: number } | null;
+    comm_comp_overlap_pct: number | null;
+  }[];
+  gpus: {
+    name: string;
+    source: string;
+    utilization_gpu_pct: number;
+    memory_used_bytes: number;
+    memory_total_bytes: number;
+    power_draw_w: number;
+  }[];
   nccl: { transports: Record<string, number>; avg_bus_bandwidth_gbps: number } | null;
   findings: { id: string; severity: string; title: string; evidence: string[]; fix: string[] }[];
   kernel_types: { run: string; ranks: number[]; rows: { kernel_type: string; time_us: number; pct: number }[] }[];
@@ -39,20 +54,45 @@ describe('goodput doctor (CLI, end to end)', () => {
     assert.equal(r.status, 0, r.stderr);
     const j = JSON.parse(r.stdout) as JsonReport;
     const rank = (file: string, n: number) => j.traces.find((t) => t.file.includes(file) && t.rank === n)!;
-    assert.deepEqual(rank('recsys-128rank-sampled', 0).temporal, { ...rank('recsys-128rank-sampled', 0).temporal!, idle_pct: 53.56, compute_pct: 17.71, non_compute_pct: 28.74, kernel_time_us: 600058 });
+    assert.deepEqual(rank('recsys-128rank-sampled', 0).temporal, {
+      ...rank('recsys-128rank-sampled', 0).temporal!,
+      idle_pct: 53.56,
+      compute_pct: 17.71,
+      non_compute_pct: 28.74,
+      kernel_time_us: 600058,
+    });
     assert.equal(rank('recsys-128rank-sampled', 1).comm_comp_overlap_pct, 20.05);
     assert.equal(rank('v100-ddp1', 0).comm_comp_overlap_pct, null);
     assert.equal(rank('v100-ddp1', 0).temporal!.compute_pct, 96.75);
     assert.equal(rank('a100-2rank-nccl', 0).temporal!.idle_pct, 77.78);
     assert.equal(rank('cpu-only', 34).temporal, null);
     const h100 = j.gpus.find((g) => g.name === 'NVIDIA H100 80GB HBM3' && g.source.includes('590.48.01.txt'))!;
-    assert.deepEqual([h100.utilization_gpu_pct, h100.memory_used_bytes, h100.memory_total_bytes, h100.power_draw_w], [100, 20780679168, 85520809984, 631.95]);
+    assert.deepEqual(
+      [h100.utilization_gpu_pct, h100.memory_used_bytes, h100.memory_total_bytes, h100.power_draw_w],
+      [100, 20780679168, 85520809984, 631.95],
+    );
     const t4 = j.gpus.find((g) => g.name === 'Tesla T4')!;
     assert.deepEqual([t4.utilization_gpu_pct, t4.memory_used_bytes, t4.power_draw_w], [0, 1032 * 2 ** 20, 26.78]);
     assert.deepEqual(j.nccl!.transports, { 'NET/AWS Libfabric': 64, 'P2P/IPC': 256 });
     assert.equal(j.nccl!.avg_bus_bandwidth_gbps, 11.2432);
     const ids = j.findings.map((f) => f.id);
-    for (const id of ['trace.launch-overhead', 'trace.input-pipeline', 'trace.sync-points', 'trace.fp32-matmul-on-tensor-core-gpu', 'trace.unoverlapped-communication', 'trace.pageable-memcpy', 'trace.compute-bound', 'trace.straggler-rank', 'horovod.straggler-rank', 'smi.low-gpu-utilization', 'topo.gpu-pairs-cross-host-bridge', 'nccl.bus-bandwidth', 'steps.data-wait', 'steps.optimizer-heavy', 'steps.compute-bound']) {
+    for (const id of [
+      'trace.launch-overhead',
+      'trace.input-pipeline',
+      'trace.sync-points',
+      'trace.fp32-matmul-on-tensor-core-gpu',
+      'trace.unoverlapped-communication',
+      'trace.pageable-memcpy',
+      'trace.compute-bound',
+      'trace.straggler-rank',
+      'horovod.straggler-rank',
+      'smi.low-gpu-utilization',
+      'topo.gpu-pairs-cross-host-bridge',
+      'nccl.bus-bandwidth',
+      'steps.data-wait',
+      'steps.optimizer-heavy',
+      'steps.compute-bound',
+    ]) {
       assert.ok(ids.includes(id), `missing ${id}`);
     }
     for (const f of j.findings) assert.ok(f.severity && f.title && f.evidence.length > 0 && f.fix.length > 0, f.id);
@@ -65,7 +105,14 @@ describe('goodput doctor (CLI, end to end)', () => {
     const r = doctor('--json', join(fixtures, 'pytorch-traces', 'recsys-128rank-sampled'));
     const j = JSON.parse(r.stdout) as JsonReport;
     assert.deepEqual(j.kernel_types[0]!.ranks, [0, 1]);
-    assert.deepEqual(j.kernel_types[0]!.rows.slice(0, 3).map((k) => [k.kernel_type, k.time_us, k.pct]), [['COMMUNICATION', 305584, 55.5], ['COMPUTATION', 185023, 33.6], ['COMPUTATION overlapping COMMUNICATION', 56747, 10.3]]);
+    assert.deepEqual(
+      j.kernel_types[0]!.rows.slice(0, 3).map((k) => [k.kernel_type, k.time_us, k.pct]),
+      [
+        ['COMMUNICATION', 305584, 55.5],
+        ['COMPUTATION', 185023, 33.6],
+        ['COMPUTATION overlapping COMMUNICATION', 56747, 10.3],
+      ],
+    );
     assert.equal(j.verdict, 'communication');
     assert.equal(j.findings[0]!.id, 'trace.unoverlapped-communication');
   });
@@ -90,7 +137,14 @@ describe('goodput doctor (CLI, end to end)', () => {
 
   it('writes a self-contained HTML report: time axes, one colour per cause, a link per finding to its evidence', () => {
     const out = join(tmp, 'report.html');
-    const r = doctor('--html', out, join(fixtures, 'pytorch-traces', 'a100-2rank-nccl'), join(fixtures, 'nvidia-smi', 'captures'), join(fixtures, 'faults', 'cpu-slow-getitem.steps.json'), join(fixtures, 'faults', 'cpu-slow-getitem.trace.json.gz'));
+    const r = doctor(
+      '--html',
+      out,
+      join(fixtures, 'pytorch-traces', 'a100-2rank-nccl'),
+      join(fixtures, 'nvidia-smi', 'captures'),
+      join(fixtures, 'faults', 'cpu-slow-getitem.steps.json'),
+      join(fixtures, 'faults', 'cpu-slow-getitem.trace.json.gz'),
+    );
     assert.equal(r.status, 0, r.stderr);
     const html = readFileSync(out, 'utf8');
     assert.equal(html.match(/<svg /g)?.length, 4);
@@ -159,9 +213,13 @@ describe('goodput doctor (CLI, end to end)', () => {
   it('a directory of unrelated runs: one verdict per run, counts that match the numbered list, findings merged per GPU', () => {
     const dir = join(tmp, 'runs');
     mkdirSync(dir);
-    for (const f of ['cpu-slow-getitem.trace.json.gz', 'cpu-healthy.trace.json.gz', 'cpu-batch-size-1.steps.json']) copyFileSync(join(fixtures, 'faults', f), join(dir, f));
-    for (const f of ['tesla-t4.xml', 'a10g.xml', 'rtx-3060-v12.xml']) copyFileSync(join(fixtures, 'nvidia-smi', 'xml', f), join(dir, f));
-    const j = JSON.parse(doctor('--json', dir).stdout) as JsonReport & { runs: { run: string; verdict: string; first_finding: string }[] };
+    for (const f of ['cpu-slow-getitem.trace.json.gz', 'cpu-healthy.trace.json.gz', 'cpu-batch-size-1.steps.json'])
+      copyFileSync(join(fixtures, 'faults', f), join(dir, f));
+    for (const f of ['tesla-t4.xml', 'a10g.xml', 'rtx-3060-v12.xml'])
+      copyFileSync(join(fixtures, 'nvidia-smi', 'xml', f), join(dir, f));
+    const j = JSON.parse(doctor('--json', dir).stdout) as JsonReport & {
+      runs: { run: string; verdict: string; first_finding: string }[];
+    };
     const verdict = (name: string) => j.runs.find((r) => r.run.endsWith(name))!.verdict;
     assert.equal(verdict('cpu-slow-getitem.trace.json.gz'), 'input-pipeline');
     assert.equal(verdict('cpu-healthy.trace.json.gz'), 'cpu-compute');
@@ -177,7 +235,10 @@ describe('goodput doctor (CLI, end to end)', () => {
     const mixed = join(tmp, 'mixed');
     mkdirSync(mixed);
     copyFileSync(join(fixtures, 'pytorch-traces', 'a100-2rank-nccl', 'nccl_data.json.gz'), join(mixed, 'a.json.gz'));
-    copyFileSync(join(fixtures, 'pytorch-traces', 'recsys-128rank-sampled', 'rank-1.json.gz'), join(mixed, 'b.json.gz'));
+    copyFileSync(
+      join(fixtures, 'pytorch-traces', 'recsys-128rank-sampled', 'rank-1.json.gz'),
+      join(mixed, 'b.json.gz'),
+    );
     const m = JSON.parse(doctor('--json', mixed).stdout) as { runs: { run: string }[]; kernel_types: unknown[] };
     assert.equal(m.runs.length, 2);
     assert.equal(m.kernel_types.length, 2);

@@ -44,7 +44,8 @@ export const doctorCommand: CliCommand = {
       process.stdout.write(HELP + '\n');
       return 0;
     }
-    if (positionals.length === 0) throw usageError("doctor: give at least one file or directory. See 'goodput doctor --help'.");
+    if (positionals.length === 0)
+      throw usageError("doctor: give at least one file or directory. See 'goodput doctor --help'.");
     const report = await runDoctor(positionals);
     for (const w of report.warnings) process.stderr.write(`goodput doctor: warning: ${w}\n`);
     if (values.html) writeOutputFile(values.html, renderHtml(report), 'the HTML report', 'pass another --html');

@@ -17,7 +17,9 @@ function livePid(data_dir: string): number | undefined {
     const info = JSON.parse(readFileSync(files.server, 'utf8')) as { pid?: unknown };
     const lock = Number(readFileSync(files.lock, 'utf8').trim());
     if (typeof info.pid !== 'number' || info.pid !== lock || !isAlive(lock, '')) return undefined;
-    const argv = existsSync(`/proc/${lock}/cmdline`) ? readFileSync(`/proc/${lock}/cmdline`, 'utf8').split('\0') : ['up'];
+    const argv = existsSync(`/proc/${lock}/cmdline`)
+      ? readFileSync(`/proc/${lock}/cmdline`, 'utf8').split('\0')
+      : ['up'];
     return argv.includes('up') ? lock : undefined;
   } catch {
     return undefined;
@@ -34,7 +36,12 @@ until it has exited (at most --timeout-s, default 30). Running jobs keep running
 'goodput up' on DIR re-adopts them ('goodput cancel' a job first to stop it). Succeeds, saying
 so, when no server is running.`,
   async run(argv) {
-    const { values } = parseFlags('down', argv, { 'data-dir': { type: 'string' }, 'timeout-s': { type: 'string' } }, false);
+    const { values } = parseFlags(
+      'down',
+      argv,
+      { 'data-dir': { type: 'string' }, 'timeout-s': { type: 'string' } },
+      false,
+    );
     const data_dir = resolve(values['data-dir'] ?? defaultDataDir());
     const timeout_s = numberFlag('down', 'timeout-s', values['timeout-s'], 30, { min: 0 });
     const pid = livePid(data_dir);
@@ -45,10 +52,16 @@ so, when no server is running.`,
     process.kill(pid, 'SIGTERM');
     const deadline = Date.now() + timeout_s * 1000;
     while (isAlive(pid, '')) {
-      if (Date.now() > deadline) throw new GoodputError('E_STOP', `the server (pid ${pid}) is still running ${timeout_s} s after SIGTERM; see ${data_dir}/server.log, or stop it with kill -9 ${pid}`);
+      if (Date.now() > deadline)
+        throw new GoodputError(
+          'E_STOP',
+          `the server (pid ${pid}) is still running ${timeout_s} s after SIGTERM; see ${data_dir}/server.log, or stop it with kill -9 ${pid}`,
+        );
       await new Promise((r) => setTimeout(r, 100));
     }
-    console.log(`stopped the goodput server (pid ${pid}) on ${data_dir}; running jobs keep running and are re-adopted by the next 'goodput up'`);
+    console.log(
+      `stopped the goodput server (pid ${pid}) on ${data_dir}; running jobs keep running and are re-adopted by the next 'goodput up'`,
+    );
     return 0;
   },
 };

@@ -21,7 +21,10 @@ const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
 export function serverPath(data_dir: string, server_url: string): string | undefined {
   try {
     if (!LOOPBACK.has(new URL(server_url).hostname)) return undefined;
-    const { pid, url } = JSON.parse(readFileSync(join(data_dir, 'server.json'), 'utf8')) as { pid?: number; url?: string };
+    const { pid, url } = JSON.parse(readFileSync(join(data_dir, 'server.json'), 'utf8')) as {
+      pid?: number;
+      url?: string;
+    };
     if (url !== server_url || typeof pid !== 'number') return undefined;
     const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
     return environ.find((e) => e.startsWith('PATH='))?.slice(5);
@@ -63,21 +66,40 @@ function neededModules(script: string): string[] {
  * A warning when the interpreter a replica of `spec` would run lacks a module its script
  * imports; undefined when it has them or nothing can be told. `path`: the server's PATH.
  */
-export function interpreterNote(spec: Pick<JobSpec, 'command' | 'workdir' | 'venv' | 'conda' | 'env_setup'>, path: string): string | undefined {
+export function interpreterNote(
+  spec: Pick<JobSpec, 'command' | 'workdir' | 'venv' | 'conda' | 'env_setup'>,
+  path: string,
+): string | undefined {
   const first = spec.command[0];
   if (first === undefined || spec.env_setup !== undefined || !PYTHON.test(first.split('/').pop()!)) return undefined;
   const script = scriptPath(spec);
   const needed = script === undefined ? [] : neededModules(script);
   if (needed.length === 0) return undefined;
   const prefix = spec.venv ?? spec.conda;
-  const search = prefix === undefined ? path : `${isAbsolute(prefix) ? prefix : join(spec.workdir, prefix)}/bin:${path}`;
+  const search =
+    prefix === undefined ? path : `${isAbsolute(prefix) ? prefix : join(spec.workdir, prefix)}/bin:${path}`;
   const python = which(first, search);
-  if (python === undefined) return `warning: no '${first}' on the server's PATH${prefix ? ` nor in ${prefix}/bin` : ''}: the replicas would fail with exit 127 (command not found). Give the interpreter's full path (-- /usr/bin/python3 ...), or --venv/--conda.`;
-  const probe = spawnSync(python, ['-c', `import importlib.util, sys; print(" ".join(m for m in sys.argv[1:] if importlib.util.find_spec(m) is None))`, ...needed], {
-    cwd: spec.workdir, encoding: 'utf8', timeout: 15_000, env: { ...process.env, PATH: search },
-  });
+  if (python === undefined)
+    return `warning: no '${first}' on the server's PATH${prefix ? ` nor in ${prefix}/bin` : ''}: the replicas would fail with exit 127 (command not found). Give the interpreter's full path (-- /usr/bin/python3 ...), or --venv/--conda.`;
+  const probe = spawnSync(
+    python,
+    [
+      '-c',
+      `import importlib.util, sys; print(" ".join(m for m in sys.argv[1:] if importlib.util.find_spec(m) is None))`,
+      ...needed,
+    ],
+    {
+      cwd: spec.workdir,
+      encoding: 'utf8',
+      timeout: 15_000,
+      env: { ...process.env, PATH: search },
+    },
+  );
   if (probe.status !== 0) return undefined; // could not tell
-  const missing = probe.stdout.trim().split(/\s+/).filter((m) => m !== '');
+  const missing = probe.stdout
+    .trim()
+    .split(/\s+/)
+    .filter((m) => m !== '');
   if (missing.length === 0) return undefined;
   const where = prefix === undefined ? "the first on the server's PATH" : `from ${prefix}`;
   return `warning: the replicas' ${first} is ${python} (${where}), which has no ${missing.join(', ')}, but ${script} imports it: the job would fail at its first line (ModuleNotFoundError). A pyenv or conda python3 may shadow the one with torch: submit with --venv DIR (e.g. made by /usr/bin/python3 -m venv --system-site-packages DIR) or --conda PREFIX, or give the interpreter's full path (-- /usr/bin/python3 ...).`;

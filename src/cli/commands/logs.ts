@@ -11,7 +11,11 @@ export const logsCommand: CliCommand = {
 Prints the log of replica N (default 0) over all attempts. -f follows it until the job ends,
 then exits 1 when the job failed (0 otherwise), so scripts can wait on a job with it.`,
   async run(argv) {
-    const { values, positionals } = parseFlags('logs', argv, { ...connectionFlags, follow: { type: 'boolean', short: 'f' }, replica: { type: 'string' } });
+    const { values, positionals } = parseFlags('logs', argv, {
+      ...connectionFlags,
+      follow: { type: 'boolean', short: 'f' },
+      replica: { type: 'string' },
+    });
     if (positionals.length !== 1) throw usageError("logs: expected one job id or name. See 'goodput logs --help'.");
     const replica = numberFlag('logs', 'replica', values.replica, 0, { integer: true, min: 0 });
     const client = connect(values);
@@ -21,7 +25,9 @@ then exits 1 when the job failed (0 otherwise), so scripts can wait on a job wit
       if (chunk.text) process.stdout.write(chunk.text);
       // An empty answer would look like a silent script; say when there is no log yet and why.
       if (offset === 0 && !chunk.text && !isTerminal(chunk.state as JobState)) {
-        console.error(`goodput: job ${positionals[0]} is ${chunk.state}: replica ${replica} has written no log yet${values.follow ? '; waiting for it' : " (its log appears once it runs; -f waits for it)"}`);
+        console.error(
+          `goodput: job ${positionals[0]} is ${chunk.state}: replica ${replica} has written no log yet${values.follow ? '; waiting for it' : ' (its log appears once it runs; -f waits for it)'}`,
+        );
       }
       offset = chunk.next_offset;
       if (!values.follow) return 0;

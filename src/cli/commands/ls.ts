@@ -26,19 +26,26 @@ speedup over one replica now and at the best size the model predicts.
   --json       print a JSON array of jobs (id, name, user, state, replicas, devices, gpu_type,
                restarts, submitted_at, finished_at, ...)`,
   async run(argv) {
-    const { values } = parseFlags('ls', argv, {
-      ...connectionFlags,
-      json: { type: 'boolean' },
-      state: { type: 'string' },
-      user: { type: 'string' },
-      name: { type: 'string' },
-      since: { type: 'string' },
-      limit: { type: 'string' },
-      all: { type: 'boolean' },
-    }, false);
+    const { values } = parseFlags(
+      'ls',
+      argv,
+      {
+        ...connectionFlags,
+        json: { type: 'boolean' },
+        state: { type: 'string' },
+        user: { type: 'string' },
+        name: { type: 'string' },
+        since: { type: 'string' },
+        limit: { type: 'string' },
+        all: { type: 'boolean' },
+      },
+      false,
+    );
     const limit = values.limit === undefined ? DEFAULT_LS_JOBS : Number(values.limit);
-    if (!Number.isInteger(limit) || limit < 1) throw usageError(`ls: --limit must be a positive integer, got '${values.limit}'. See 'goodput ls --help'.`);
-    if (values.all && values.limit !== undefined) throw usageError("ls: --all and --limit exclude each other. See 'goodput ls --help'.");
+    if (!Number.isInteger(limit) || limit < 1)
+      throw usageError(`ls: --limit must be a positive integer, got '${values.limit}'. See 'goodput ls --help'.`);
+    if (values.all && values.limit !== undefined)
+      throw usageError("ls: --all and --limit exclude each other. See 'goodput ls --help'.");
     const filter: JobFilter = {};
     for (const k of ['state', 'user', 'name', 'since'] as const) if (values[k] !== undefined) filter[k] = values[k];
     const client = connect(values);
@@ -50,7 +57,11 @@ speedup over one replica now and at the best size the model predicts.
       jobs = [];
       let cursor: string | null | undefined;
       while (jobs.length < limit) {
-        const page = await client.listJobsPage({ ...filter, limit: Math.min(1000, limit - jobs.length), ...(cursor ? { cursor } : {}) });
+        const page = await client.listJobsPage({
+          ...filter,
+          limit: Math.min(1000, limit - jobs.length),
+          ...(cursor ? { cursor } : {}),
+        });
         jobs.push(...page.jobs);
         cursor = page.next_cursor;
         if (cursor === null) break;

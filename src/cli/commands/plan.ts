@@ -51,7 +51,8 @@ budget, the cheapest within the deadline, the knee of each type, and advice.
   --html FILE               also write a self-contained HTML chart`,
   async run(argv) {
     const { values, positionals } = parseFlags('plan', argv, flags);
-    if (positionals.length !== 1) throw usageError("plan: give one profile key or profile file. See 'goodput plan --help'.");
+    if (positionals.length !== 1)
+      throw usageError("plan: give one profile key or profile file. See 'goodput plan --help'.");
     const source = positionals[0]!;
     const gpus = parseList('gpus', values.gpus ?? '1,2,4,8,16,32');
     const request: PlanRequest = { gpus, target_samples: targetSamples(values) };
@@ -66,24 +67,45 @@ budget, the cheapest within the deadline, the knee of each type, and advice.
       const file = readProfileFile(source);
       key = file.key;
       profiles = file.devices;
-      if (!file.complete) notes.push('the profile was interrupted before its sweep ended: fewer configurations were measured');
+      if (!file.complete)
+        notes.push('the profile was interrupted before its sweep ended: fewer configurations were measured');
     } else {
       const data_dir = resolve(values['data-dir'] ?? defaultDataDir());
       const all = await loadFromDataDir(data_dir);
       key = source;
       profiles = all.get(source) ?? [];
-      if (profiles.length === 0) throw new GoodputError('E_NOT_FOUND', `plan: no profile '${source}' in ${data_dir} and no such file (run 'goodput profile' first, or see 'goodput profiles ls')`);
+      if (profiles.length === 0)
+        throw new GoodputError(
+          'E_NOT_FOUND',
+          `plan: no profile '${source}' in ${data_dir} and no such file (run 'goodput profile' first, or see 'goodput profiles ls')`,
+        );
       others = [...all.entries()].filter(([k]) => k !== source).map(([, v]) => v);
     }
-    const types = values['gpu-type']?.split(',').map((t) => t.trim()).filter((t) => t !== '');
+    const types = values['gpu-type']
+      ?.split(',')
+      .map((t) => t.trim())
+      .filter((t) => t !== '');
     let report: PlanReport;
     try {
-      report = planReport({ key, profiles, others, table, table_source: values.prices ? resolve(values.prices) : 'data/gpus.json', request, types, notes });
+      report = planReport({
+        key,
+        profiles,
+        others,
+        table,
+        table_source: values.prices ? resolve(values.prices) : 'data/gpus.json',
+        request,
+        types,
+        notes,
+      });
     } catch (error) {
       throw new GoodputError('E_INPUT', `plan: ${(error as Error).message}`);
     }
     if (values.html) writeOutputFile(values.html, renderPlanHtml(report), 'the HTML chart', 'pass another --html');
-    console.log(values.json ? JSON.stringify(report, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v), 2) : renderPlan(report));
+    console.log(
+      values.json
+        ? JSON.stringify(report, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v), 2)
+        : renderPlan(report),
+    );
     return 0;
   },
 };
@@ -93,14 +115,22 @@ function parseList(flag: string, value: string): number[] {
   return [...new Set(list)].sort((a, b) => a - b);
 }
 
-function targetSamples(values: { epochs?: string | undefined; 'samples-per-epoch'?: string | undefined; 'target-samples'?: string | undefined }): number {
+function targetSamples(values: {
+  epochs?: string | undefined;
+  'samples-per-epoch'?: string | undefined;
+  'target-samples'?: string | undefined;
+}): number {
   if (values['target-samples'] !== undefined) {
     if (values.epochs !== undefined) throw usageError('plan: give --target-samples or --epochs, not both.');
     return numberFlag('plan', 'target-samples', values['target-samples'], 0, { min: 1 });
   }
   if (values.epochs !== undefined) {
-    if (values['samples-per-epoch'] === undefined) throw usageError('plan: --epochs needs --samples-per-epoch M (the size of one epoch in samples).');
-    return numberFlag('plan', 'epochs', values.epochs, 0, { min: 0.001 }) * numberFlag('plan', 'samples-per-epoch', values['samples-per-epoch'], 0, { min: 1 });
+    if (values['samples-per-epoch'] === undefined)
+      throw usageError('plan: --epochs needs --samples-per-epoch M (the size of one epoch in samples).');
+    return (
+      numberFlag('plan', 'epochs', values.epochs, 0, { min: 0.001 }) *
+      numberFlag('plan', 'samples-per-epoch', values['samples-per-epoch'], 0, { min: 1 })
+    );
   }
   return 1e6;
 }

@@ -35,7 +35,7 @@ const flags = {
 export const profileCommand: CliCommand = {
   name: 'profile',
   options: flags,
-  summary: 'Measure a training script\'s scaling on the devices at hand, for goodput plan',
+  summary: "Measure a training script's scaling on the devices at hand, for goodput plan",
   help: `Usage: goodput profile [options] -- <command> [args...]
 
 Runs the SDK script for a bounded time on this machine's GPUs (or CPU slots), steering its batch
@@ -70,7 +70,8 @@ node must see at the same path (checked, as 'goodput up --backend slurm' checks 
     checkMissingDashDash('profile', flagArgs, flags, false);
     const { values, positionals } = parseFlags('profile', flagArgs, flags);
     if (command.length === 0) throw usageError("profile: give the command after '--'. See 'goodput profile --help'.");
-    if (positionals.length > 0) throw usageError(`profile: unexpected argument '${positionals[0]}' (put the command after '--').`);
+    if (positionals.length > 0)
+      throw usageError(`profile: unexpected argument '${positionals[0]}' (put the command after '--').`);
     const unwrapped = unwrapLauncherCommand('profile', command, undefined);
     if (unwrapped !== undefined) {
       // The sweep chooses the replica counts; the launcher's is not one of them.
@@ -78,12 +79,17 @@ node must see at the same path (checked, as 'goodput up --backend slurm' checks 
       process.stderr.write(`${unwrapped.note}\n`);
     }
     const time_s = numberFlag('profile', 'time-s', values['time-s'], 60, { min: 1 });
-    const cpu = values['cpu-slots'] === undefined ? undefined : numberFlag('profile', 'cpu-slots', values['cpu-slots'], 1, { integer: true, min: 1 });
+    const cpu =
+      values['cpu-slots'] === undefined
+        ? undefined
+        : numberFlag('profile', 'cpu-slots', values['cpu-slots'], 1, { integer: true, min: 1 });
     const log = (line: string): void => void process.stderr.write(`goodput: ${line}\n`);
     const slurm = slurmFlags('profile', values);
     if (slurm && cpu !== undefined) {
-      throw usageError('profile: --cpu-slots is for the local backend; with --backend slurm the GPUs come from Slurm ' +
-        '(--gpus N: at most N)');
+      throw usageError(
+        'profile: --cpu-slots is for the local backend; with --backend slurm the GPUs come from Slurm ' +
+          '(--gpus N: at most N)',
+      );
     }
     if (!slurm && values.host !== undefined) {
       throw usageError("profile: --host needs --backend slurm (the local backend's replicas report on 127.0.0.1)");
@@ -131,16 +137,24 @@ node must see at the same path (checked, as 'goodput up --backend slurm' checks 
     log(`profiling '${key}' on ${devices.length} ${gpu_type} device(s) for at most ${time_s} s`);
     // Only SDK scripts report; a script that visibly does not import goodput is told so up front,
     // and again in the error when it never reports (it may import the SDK through another module).
-    const plainHint = sdkOf({ command, workdir: process.cwd() }) === false
-      ? `${pythonScript(command)} does not import goodput, and goodput profile measures only scripts that report through the SDK (wrap the model in goodput.torch's AdaptiveDataParallel: docs/sdk.md; docs/migrating-from-adaptdl.md for AdaptDL code)`
-      : undefined;
+    const plainHint =
+      sdkOf({ command, workdir: process.cwd() }) === false
+        ? `${pythonScript(command)} does not import goodput, and goodput profile measures only scripts that report through the SDK (wrap the model in goodput.torch's AdaptiveDataParallel: docs/sdk.md; docs/migrating-from-adaptdl.md for AdaptDL code)`
+        : undefined;
     if (plainHint) log(`warning: ${plainHint}`);
     const bar = progressBar();
     let result;
     try {
       result = await runProfile({
-        command, workdir: process.cwd(), ...target, gpu_type, time_s, work_dir, signal: controller.signal,
-        progress: bar, no_report_hint: plainHint,
+        command,
+        workdir: process.cwd(),
+        ...target,
+        gpu_type,
+        time_s,
+        work_dir,
+        signal: controller.signal,
+        progress: bar,
+        no_report_hint: plainHint,
         ...(slurm ? { waiting_hint: 'the Slurm job may still wait for GPUs (squeue shows it)' } : {}),
       });
       rmSync(work_dir, { recursive: true, force: true }); // replica logs and checkpoints; kept when the script failed (the error names its log)
@@ -170,13 +184,19 @@ node must see at the same path (checked, as 'goodput up --backend slurm' checks 
       // measured is written to a file of its own rather than lost.
       const rescue = join(tmpdir(), `goodput-profile-${key.replace(/[^A-Za-z0-9._-]/g, '_')}-${Date.now()}.json`);
       writeProfileFile(rescue, file);
-      log(`error: could not store the profile in ${out ?? data_dir} (${(error as Error).message}); it is saved in ${rescue}: 'goodput plan ${rescue}' reads it`);
+      log(
+        `error: could not store the profile in ${out ?? data_dir} (${(error as Error).message}); it is saved in ${rescue}: 'goodput plan ${rescue}' reads it`,
+      );
       return 1;
     }
     if (values.json) console.log(JSON.stringify(file, null, 2));
-    log(`${complete ? 'profile' : 'partial profile'} of '${key}': ${profile.points.length} configuration(s) at replicas ${[...new Set(profile.points.map((p) => p.num_replicas))].join(', ')}; stored in ${where}`);
+    log(
+      `${complete ? 'profile' : 'partial profile'} of '${key}': ${profile.points.length} configuration(s) at replicas ${[...new Set(profile.points.map((p) => p.num_replicas))].join(', ')}; stored in ${where}`,
+    );
     for (const note of profile.notes) log(`note: ${note}`);
-    log(`next: goodput plan ${values.out ?? key}${values.out || !values['data-dir'] ? '' : ` --data-dir ${values['data-dir']}`}`);
+    log(
+      `next: goodput plan ${values.out ?? key}${values.out || !values['data-dir'] ? '' : ` --data-dir ${values['data-dir']}`}`,
+    );
     return controller.signal.aborted ? 130 : 0;
   },
 };
@@ -186,8 +206,9 @@ function slurmGpuCount(gpus: string | undefined): number | undefined {
   if (gpus === undefined || gpus === 'auto') return undefined;
   const selection = parseGpuSelection(gpus);
   if (typeof selection !== 'number') {
-    throw usageError(`profile: with --backend slurm, --gpus takes a count (Slurm picks which GPUs a job gets); ` +
-      `got '${gpus}'`);
+    throw usageError(
+      `profile: with --backend slurm, --gpus takes a count (Slurm picks which GPUs a job gets); ` + `got '${gpus}'`,
+    );
   }
   return selection;
 }
@@ -201,11 +222,17 @@ function progressBar(): ((fraction: number, what: string) => void) & { end(): vo
     if (tty) {
       const width = 24;
       const full = Math.round(f * width);
-      process.stderr.write(`\r[${'#'.repeat(full)}${'.'.repeat(width - full)}] ${String(Math.round(f * 100)).padStart(3)}% ${what}\x1b[K`);
+      process.stderr.write(
+        `\r[${'#'.repeat(full)}${'.'.repeat(width - full)}] ${String(Math.round(f * 100)).padStart(3)}% ${what}\x1b[K`,
+      );
       drawn = true;
     } else {
       process.stderr.write(`goodput: profile ${String(Math.round(f * 100)).padStart(3)}% ${what}\n`);
     }
   };
-  return Object.assign(draw, { end: () => { if (drawn) process.stderr.write('\n'); } });
+  return Object.assign(draw, {
+    end: () => {
+      if (drawn) process.stderr.write('\n');
+    },
+  });
 }

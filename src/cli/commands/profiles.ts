@@ -1,5 +1,10 @@
 import { resolve } from 'node:path';
-import { profileSummaryView, profileView, type ProfileSummaryView, type ProfileView } from '../../api/profile-routes.js';
+import {
+  profileSummaryView,
+  profileView,
+  type ProfileSummaryView,
+  type ProfileView,
+} from '../../api/profile-routes.js';
 import { connect, connectionFlags, defaultDataDir } from '../../client/connect.js';
 import { GoodputError, usageError } from '../../core/errors.js';
 import { splitScopedKey } from '../../core/profile-scope.js';
@@ -35,9 +40,14 @@ rm     forget a key's profile (all GPU types, or --gpu-type), e.g. after the mod
 With no server running (and no --server or GOODPUT_SERVER), each reads and changes the data
 directory's store directly, as its owner: what 'goodput profile' stored there, for example.`,
   async run(argv) {
-    const { values, positionals } = parseFlags('profiles', argv, { ...connectionFlags, json: { type: 'boolean' }, 'gpu-type': { type: 'string' } });
+    const { values, positionals } = parseFlags('profiles', argv, {
+      ...connectionFlags,
+      json: { type: 'boolean' },
+      'gpu-type': { type: 'string' },
+    });
     const [action = 'ls', ...rest] = positionals;
-    if (values['gpu-type'] !== undefined && action !== 'rm') throw usageError("profiles: --gpu-type goes with 'rm'. See 'goodput profiles --help'.");
+    if (values['gpu-type'] !== undefined && action !== 'rm')
+      throw usageError("profiles: --gpu-type goes with 'rm'. See 'goodput profiles --help'.");
     const client = connect(values);
     const local = offlineStore(values);
     const print = (value: ProfileSummaryView[] | ProfileView[], text: string): number => {
@@ -45,23 +55,40 @@ directory's store directly, as its owner: what 'goodput profile' stored there, f
       return 0;
     };
     if (action === 'ls' && rest.length === 0) {
-      const profiles = await local(() => client.profiles(), async (store) => (await store.listKeyProfiles()).map(profileSummaryView));
+      const profiles = await local(
+        () => client.profiles(),
+        async (store) => (await store.listKeyProfiles()).map(profileSummaryView),
+      );
       return print(profiles, renderProfileList(profiles));
     }
     if (action === 'show' && rest.length === 1) {
       const key = rest[0]!;
-      const profile = await local(() => client.profile(key), async (store) => (await ofKey(store, key, undefined)).map(profileView));
+      const profile = await local(
+        () => client.profile(key),
+        async (store) => (await ofKey(store, key, undefined)).map(profileView),
+      );
       return print(profile, renderProfile(profile));
     }
     if (action === 'rm' && rest.length === 1) {
       const key = rest[0]!;
       const gpu_type = values['gpu-type'];
-      const removed = await local(() => client.deleteProfile(key, gpu_type), async (store) => {
-        const found = await ofKey(store, key, gpu_type);
-        for (const p of found) await store.deleteKeyProfile(p.key, p.gpu_type);
-        return found.map(profileSummaryView);
-      });
-      return print(removed, removed.map((p) => `removed the profile of '${p.key}' on ${p.gpu_type} (${p.jobs} job(s), replicas ${p.measured_replicas.join(', ')})`).join('\n'));
+      const removed = await local(
+        () => client.deleteProfile(key, gpu_type),
+        async (store) => {
+          const found = await ofKey(store, key, gpu_type);
+          for (const p of found) await store.deleteKeyProfile(p.key, p.gpu_type);
+          return found.map(profileSummaryView);
+        },
+      );
+      return print(
+        removed,
+        removed
+          .map(
+            (p) =>
+              `removed the profile of '${p.key}' on ${p.gpu_type} (${p.jobs} job(s), replicas ${p.measured_replicas.join(', ')})`,
+          )
+          .join('\n'),
+      );
     }
     throw usageError("profiles: expected 'ls', 'show <key>' or 'rm <key>'. See 'goodput profiles --help'.");
   },
@@ -91,7 +118,13 @@ function offlineStore(values: { server?: string | undefined; 'data-dir'?: string
 
 /** A key's stored profiles in every scope, on one GPU type or all; E_NOT_FOUND when none. */
 async function ofKey(store: Store, key: string, gpu_type: string | undefined): Promise<StoredKeyProfile[]> {
-  const found = (await store.listKeyProfiles()).filter((p) => splitScopedKey(p.key).key === key && (gpu_type === undefined || p.gpu_type === gpu_type));
-  if (found.length === 0) throw new GoodputError('E_NOT_FOUND', `no profile '${key}'${gpu_type === undefined ? '' : ` on ${gpu_type}`} in this data directory; 'goodput profiles ls' lists them`);
+  const found = (await store.listKeyProfiles()).filter(
+    (p) => splitScopedKey(p.key).key === key && (gpu_type === undefined || p.gpu_type === gpu_type),
+  );
+  if (found.length === 0)
+    throw new GoodputError(
+      'E_NOT_FOUND',
+      `no profile '${key}'${gpu_type === undefined ? '' : ` on ${gpu_type}`} in this data directory; 'goodput profiles ls' lists them`,
+    );
   return found;
 }

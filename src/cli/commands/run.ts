@@ -62,18 +62,34 @@ killed resumes its job instead of starting a second one.
     const [flagArgs, command] = splitCommand(argv);
     checkMissingDashDash('run', flagArgs, flags, false);
     const { values, positionals } = parseFlags('run', flagArgs, flags);
-    if (!command || command.length === 0) throw usageError("run: give the command after '--'. See 'goodput run --help'.");
-    if (positionals.length > 0) throw usageError(`run: unexpected argument '${positionals[0]}' (put the command after '--').`);
+    if (!command || command.length === 0)
+      throw usageError("run: give the command after '--'. See 'goodput run --help'.");
+    if (positionals.length > 0)
+      throw usageError(`run: unexpected argument '${positionals[0]}' (put the command after '--').`);
     const spec = specFromFlags('run', values, undefined, command);
     const data_dir = values['data-dir'] ? resolve(values['data-dir']) : mkdtempSync(join(tmpdir(), 'goodput-run-'));
-    const cpu = values['cpu-slots'] === undefined ? undefined : numberFlag('run', 'cpu-slots', values['cpu-slots'], 1, { integer: true, min: 1 });
+    const cpu =
+      values['cpu-slots'] === undefined
+        ? undefined
+        : numberFlag('run', 'cpu-slots', values['cpu-slots'], 1, { integer: true, min: 1 });
     const log = (line: string) => console.error(`goodput: ${line}`);
     // Not the GPUs of another goodput server's jobs (its data directory is the default one, not this run's).
-    const devices = await withoutHeldDevices(resolveDevices(parseGpuSelection(values.gpus ?? 'auto'), cpu, log), values.gpus !== undefined && values.gpus !== 'auto', {}, log);
+    const devices = await withoutHeldDevices(
+      resolveDevices(parseGpuSelection(values.gpus ?? 'auto'), cpu, log),
+      values.gpus !== undefined && values.gpus !== 'auto',
+      {},
+      log,
+    );
     const grace_s = numberFlag('run', 'grace-s', values['grace-s'], 30, { min: 0 });
     const server = await startServer({
-      data_dir, host: '127.0.0.1', port: 0, devices, policy: values.policy ?? DEFAULT_POLICY,
-      interval_s: numberFlag('run', 'interval-s', values['interval-s'], 30, { min: 0.1 }), grace_s, log,
+      data_dir,
+      host: '127.0.0.1',
+      port: 0,
+      devices,
+      policy: values.policy ?? DEFAULT_POLICY,
+      interval_s: numberFlag('run', 'interval-s', values['interval-s'], 30, { min: 0.1 }),
+      grace_s,
+      log,
     });
     const user = safeUser();
     const { job, notes } = await resumeOrSubmit(server, spec, user, log).catch(async (error: unknown) => {
@@ -97,12 +113,19 @@ killed resumes its job instead of starting a second one.
         // repeat on their own, e.g. a hangup followed by the session's SIGTERM).
         if (signal !== 'SIGINT' || forced) return;
         forced = true;
-        log(`interrupted again: stopping the replicas now (SIGKILL); what they did since their last checkpoint is lost`);
-        void liveReplicas().then((live) => live.forEach((r) => killGroup(r.pid, 'SIGKILL')), () => {});
+        log(
+          `interrupted again: stopping the replicas now (SIGKILL); what they did since their last checkpoint is lost`,
+        );
+        void liveReplicas().then(
+          (live) => live.forEach((r) => killGroup(r.pid, 'SIGKILL')),
+          () => {},
+        );
         return;
       }
       interrupted = true;
-      log(`${signal === 'SIGINT' ? 'interrupted' : signal}: cancelling the job (replicas get SIGTERM to checkpoint; Ctrl-C again to stop them at once)`);
+      log(
+        `${signal === 'SIGINT' ? 'interrupted' : signal}: cancelling the job (replicas get SIGTERM to checkpoint; Ctrl-C again to stop them at once)`,
+      );
       void server.controller.cancel(job.id, user).catch(() => {});
     };
     for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
@@ -129,7 +152,9 @@ killed resumes its job instead of starting a second one.
       for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
       await server.close();
     }
-    log(`job ${job.id} ${final.state}: ${final.reason} (restarts ${Math.max(0, final.launches - 1)}, step ${final.step})`);
+    log(
+      `job ${job.id} ${final.state}: ${final.reason} (restarts ${Math.max(0, final.launches - 1)}, step ${final.step})`,
+    );
     return final.state === 'succeeded' ? 0 : final.state === 'cancelled' ? 130 : 1;
   },
 };
@@ -142,9 +167,19 @@ killed resumes its job instead of starting a second one.
  * unfinished job is a conflict the user settles (resume it by rerunning its command, then Ctrl-C
  * cancels it; or use another --data-dir).
  */
-async function resumeOrSubmit(server: RunningServer, spec: JobSpec, user: string, log: (line: string) => void): Promise<{ job: JobRecord; notes: string[] }> {
+async function resumeOrSubmit(
+  server: RunningServer,
+  spec: JobSpec,
+  user: string,
+  log: (line: string) => void,
+): Promise<{ job: JobRecord; notes: string[] }> {
   const unfinished = (await server.store.listJobs({ states: ACTIVE_STATES })).filter((j) => !isTerminal(j.state));
-  const same = unfinished.find((j) => j.user === user && j.spec.workdir === spec.workdir && JSON.stringify(j.spec.command) === JSON.stringify(spec.command));
+  const same = unfinished.find(
+    (j) =>
+      j.user === user &&
+      j.spec.workdir === spec.workdir &&
+      JSON.stringify(j.spec.command) === JSON.stringify(spec.command),
+  );
   const other = unfinished.find((j) => j !== same);
   if (other) {
     const command = other.spec.command.join(' ');
@@ -155,7 +190,9 @@ async function resumeOrSubmit(server: RunningServer, spec: JobSpec, user: string
     );
   }
   if (!same) return server.controller.submitWithNotes({ ...spec, user }, user, user);
-  log(`resuming job ${same.id} (${same.name}), left ${same.state} by an earlier goodput run of this command in this data directory (step ${same.step}); it keeps its earlier settings`);
+  log(
+    `resuming job ${same.id} (${same.name}), left ${same.state} by an earlier goodput run of this command in this data directory (step ${same.step}); it keeps its earlier settings`,
+  );
   return { job: same, notes: [] };
 }
 

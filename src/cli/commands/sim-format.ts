@@ -3,7 +3,8 @@ import type { WorkloadReport } from '../../sim/run-workload.js';
 /** Renders rows as an aligned text table; the first column left-aligned, the others right. */
 export function renderTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: readonly string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  const line = (cells: readonly string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
@@ -21,10 +22,33 @@ export const metricLegend = [
 ].join('\n');
 
 /** The metric columns shared by `sim` and `compare`. */
-export const metricHeader = ['avg JCT s', 'p50 JCT s', 'p99 JCT s', 'makespan s', 'GPU-h', 'restarts', 'GPU util', 'worst FTF', 'FTF>1'];
+export const metricHeader = [
+  'avg JCT s',
+  'p50 JCT s',
+  'p99 JCT s',
+  'makespan s',
+  'GPU-h',
+  'restarts',
+  'GPU util',
+  'worst FTF',
+  'FTF>1',
+];
 
 /** Metric cells of one report (or of an average of reports). */
-export function metricCells(r: Pick<WorkloadReport, 'avg_jct_s' | 'p50_jct_s' | 'p99_jct_s' | 'makespan_s' | 'gpu_hours' | 'restarts' | 'gpu_utilization' | 'ftf_worst' | 'ftf_unfair_share'>): string[] {
+export function metricCells(
+  r: Pick<
+    WorkloadReport,
+    | 'avg_jct_s'
+    | 'p50_jct_s'
+    | 'p99_jct_s'
+    | 'makespan_s'
+    | 'gpu_hours'
+    | 'restarts'
+    | 'gpu_utilization'
+    | 'ftf_worst'
+    | 'ftf_unfair_share'
+  >,
+): string[] {
   return [
     secs(r.avg_jct_s),
     secs(r.p50_jct_s),

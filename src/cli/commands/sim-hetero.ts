@@ -32,8 +32,21 @@ interface HeteroValues {
 
 const header = ['avg JCT s', 'p99 JCT s', 'makespan s', 'GPU-h', 'restarts', 'worst FTF', 'decision p99 ms'];
 
-function cells(r: Pick<HeteroReport, 'avg_jct_s' | 'p99_jct_s' | 'makespan_s' | 'gpu_hours' | 'restarts' | 'ftf_worst' | 'decision_p99_ms'>): string[] {
-  return [secs(r.avg_jct_s), secs(r.p99_jct_s), secs(r.makespan_s), r.gpu_hours.toFixed(1), secs(r.restarts), r.ftf_worst.toFixed(2), r.decision_p99_ms.toFixed(1)];
+function cells(
+  r: Pick<
+    HeteroReport,
+    'avg_jct_s' | 'p99_jct_s' | 'makespan_s' | 'gpu_hours' | 'restarts' | 'ftf_worst' | 'decision_p99_ms'
+  >,
+): string[] {
+  return [
+    secs(r.avg_jct_s),
+    secs(r.p99_jct_s),
+    secs(r.makespan_s),
+    r.gpu_hours.toFixed(1),
+    secs(r.restarts),
+    r.ftf_worst.toFixed(2),
+    r.decision_p99_ms.toFixed(1),
+  ];
 }
 
 function mean(reports: readonly HeteroReport[]) {
@@ -50,10 +63,20 @@ function mean(reports: readonly HeteroReport[]) {
 }
 
 /** Runs `policies` over the workloads of `values` on the mixed cluster; prints; returns the exit code. */
-export async function runHeteroCommand(command: 'sim' | 'compare', values: HeteroValues, policies: readonly string[]): Promise<number> {
-  if (!values.traces) throw usageError(`${command}: --cluster needs --traces <dir> (per-type traces in the Sia format). See 'goodput ${command} --help'.`);
+export async function runHeteroCommand(
+  command: 'sim' | 'compare',
+  values: HeteroValues,
+  policies: readonly string[],
+): Promise<number> {
+  if (!values.traces)
+    throw usageError(
+      `${command}: --cluster needs --traces <dir> (per-type traces in the Sia format). See 'goodput ${command} --help'.`,
+    );
   for (const p of policies) {
-    if (!(HETERO_POLICIES as readonly string[]).includes(p)) throw usageError(`${command}: policy '${p}' does not run on a mixed cluster; valid: ${HETERO_POLICIES.join(', ')}.`);
+    if (!(HETERO_POLICIES as readonly string[]).includes(p))
+      throw usageError(
+        `${command}: policy '${p}' does not run on a mixed cluster; valid: ${HETERO_POLICIES.join(', ')}.`,
+      );
   }
   const files = workloadFiles(command, values.workload);
   const seed = numberFlag(command, 'seed', values.seed, 0, { integer: true, min: 0 });
@@ -62,7 +85,9 @@ export async function runHeteroCommand(command: 'sim' | 'compare', values: Heter
     const reports: HeteroReport[] = [];
     for (const file of files) {
       process.stderr.write(`${command} ${policy}: ${file} (${reports.length + 1}/${files.length})\n`);
-      reports.push(await runHeteroWorkload(file, { policy, cluster: values.cluster!, traces_dir: values.traces, seed }));
+      reports.push(
+        await runHeteroWorkload(file, { policy, cluster: values.cluster!, traces_dir: values.traces, seed }),
+      );
     }
     byPolicy.push({ policy, reports });
   }
@@ -70,19 +95,43 @@ export async function runHeteroCommand(command: 'sim' | 'compare', values: Heter
   if (command === 'sim') {
     const { policy, reports } = byPolicy[0]!;
     if (values.json === true) {
-      console.log(JSON.stringify({ policy, cluster: values.cluster, workloads: Object.fromEntries(reports.map((r) => [r.workload, strip(r)])), mean_avg_jct_s: mean(reports).avg_jct_s }));
+      console.log(
+        JSON.stringify({
+          policy,
+          cluster: values.cluster,
+          workloads: Object.fromEntries(reports.map((r) => [r.workload, strip(r)])),
+          mean_avg_jct_s: mean(reports).avg_jct_s,
+        }),
+      );
     } else {
-      console.log(`policy ${policy} on ${values.cluster}\n${renderTable(['workload', 'jobs', ...header], reports.map((r) => [r.workload, String(r.num_jobs), ...cells(r)]))}`);
+      console.log(
+        `policy ${policy} on ${values.cluster}\n${renderTable(
+          ['workload', 'jobs', ...header],
+          reports.map((r) => [r.workload, String(r.num_jobs), ...cells(r)]),
+        )}`,
+      );
     }
     return 0;
   }
   if (values.json === true) {
     const out: Record<string, unknown> = {};
-    for (const { policy, reports } of byPolicy) out[policy] = { ...mean(reports), workloads: Object.fromEntries(reports.map((r) => [r.workload, strip(r)])) };
-    console.log(JSON.stringify({ cluster: values.cluster, workloads: byPolicy[0]!.reports.map((r) => r.workload), policies: out }));
+    for (const { policy, reports } of byPolicy)
+      out[policy] = { ...mean(reports), workloads: Object.fromEntries(reports.map((r) => [r.workload, strip(r)])) };
+    console.log(
+      JSON.stringify({
+        cluster: values.cluster,
+        workloads: byPolicy[0]!.reports.map((r) => r.workload),
+        policies: out,
+      }),
+    );
   } else {
     const scope = files.length === 1 ? byPolicy[0]!.reports[0]!.workload : `mean over ${files.length} workloads`;
-    console.log(`${scope} on ${values.cluster}\n${renderTable(['policy', ...header], byPolicy.map(({ policy, reports }) => [policy, ...cells(mean(reports))]))}`);
+    console.log(
+      `${scope} on ${values.cluster}\n${renderTable(
+        ['policy', ...header],
+        byPolicy.map(({ policy, reports }) => [policy, ...cells(mean(reports))]),
+      )}`,
+    );
   }
   return 0;
 }

@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ProgressBar } from './sim-progress.js';
 
-const step = (index: number, done: boolean) => ({ index, now_s: 600, last_arrival_s: 1200, completed: 5, total: 10, done });
+const step = (index: number, done: boolean) => ({
+  index,
+  now_s: 600,
+  last_arrival_s: 1200,
+  completed: 5,
+  total: 10,
+  done,
+});
 
 describe('progress of long commands', () => {
   it('prints a plain line every few seconds when stderr is not a terminal, and a last line', () => {
@@ -18,7 +25,10 @@ describe('progress of long commands', () => {
     now = 7000;
     bar.finish();
     assert.deepEqual(lines, ['compare: 75% (1/2 runs) after 6 s\n', 'compare: done after 7 s\n']);
-    assert.ok(lines.every((l) => !l.includes('\r') && !l.includes('\u001b')), 'no control characters in logs');
+    assert.ok(
+      lines.every((l) => !l.includes('\r') && !l.includes('\u001b')),
+      'no control characters in logs',
+    );
   });
 
   it('redraws one bar in place on a terminal', () => {

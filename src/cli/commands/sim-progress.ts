@@ -38,23 +38,31 @@ export class ProgressBar {
     const now = this.now_ms();
     const f = this.fractions.reduce((s, x) => s + x, 0) / this.fractions.length;
     const done = this.fractions.filter((x) => x >= 1).length;
-    const detail = this.fractions.length > 1 ? `${done}/${this.fractions.length} runs` : `t=${Math.round(p.now_s / 60)} min, ${p.completed}/${p.total} jobs`;
+    const detail =
+      this.fractions.length > 1
+        ? `${done}/${this.fractions.length} runs`
+        : `t=${Math.round(p.now_s / 60)} min, ${p.completed}/${p.total} jobs`;
     if (this.out.isTTY !== true) {
       if (now - this.lastPlain_ms < this.plain_every_ms) return;
       this.lastPlain_ms = now;
       this.printedPlain = true;
-      this.out.write(`${this.label}: ${(100 * f).toFixed(0)}% (${detail}) after ${Math.round((now - this.started_ms) / 1000)} s\n`);
+      this.out.write(
+        `${this.label}: ${(100 * f).toFixed(0)}% (${detail}) after ${Math.round((now - this.started_ms) / 1000)} s\n`,
+      );
       return;
     }
     if (now - this.lastDraw < 100 && !p.done) return;
     this.lastDraw = now;
     const width = 30;
     const filled = Math.round(f * width);
-    this.out.write(`\r${this.label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${(100 * f).toFixed(0).padStart(3)}% ${detail}\u001b[K`);
+    this.out.write(
+      `\r${this.label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${(100 * f).toFixed(0).padStart(3)}% ${detail}\u001b[K`,
+    );
   }
 
   finish(): void {
     if (this.out.isTTY === true) this.out.write('\r\u001b[K');
-    else if (this.printedPlain) this.out.write(`${this.label}: done after ${Math.round((this.now_ms() - this.started_ms) / 1000)} s\n`);
+    else if (this.printedPlain)
+      this.out.write(`${this.label}: done after ${Math.round((this.now_ms() - this.started_ms) / 1000)} s\n`);
   }
 }

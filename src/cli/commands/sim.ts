@@ -56,7 +56,12 @@ export function formatSimReports(policy: string, reports: readonly WorkloadRepor
     return JSON.stringify({ policy, workloads, mean_avg_jct_s });
   }
   const rows = reports.map((r) => [r.workload, String(r.num_jobs), ...metricCells(r)]);
-  if (reports.length > 1) rows.push(['mean', secs(reports.reduce((s, r) => s + r.num_jobs, 0) / reports.length), ...metricCells(meanMetrics(reports))]);
+  if (reports.length > 1)
+    rows.push([
+      'mean',
+      secs(reports.reduce((s, r) => s + r.num_jobs, 0) / reports.length),
+      ...metricCells(meanMetrics(reports)),
+    ]);
   const wall = reports.reduce((s, r) => s + r.wall_ms, 0) / 1000;
   return `policy ${policy}\n${renderTable(['workload', 'jobs', ...metricHeader], rows)}\n(simulation time ${wall.toFixed(1)} s in total)\n\n${metricLegend}`;
 }
@@ -75,12 +80,14 @@ export const simCommand: CliCommand = {
       ...clusterFlags,
       ...heteroFlags,
     });
-    if (positionals.length > 0) throw usageError(`sim: unexpected argument '${positionals[0]}'. See 'goodput sim --help'.`);
+    if (positionals.length > 0)
+      throw usageError(`sim: unexpected argument '${positionals[0]}'. See 'goodput sim --help'.`);
     if (!values.policy) throw usageError(`sim: --policy is required; valid policies: ${policyNames().join(', ')}.`);
     if (values.out !== undefined) {
       // Checked before the simulation, which can take minutes, rather than failing at its first record.
       const problem = directoryProblem(resolve(values.out), 0o777);
-      if (problem !== undefined) throw new GoodputError('E_OUTPUT', `sim: cannot write to --out ${values.out}: ${problem}; pass another --out`);
+      if (problem !== undefined)
+        throw new GoodputError('E_OUTPUT', `sim: cannot write to --out ${values.out}: ${problem}; pass another --out`);
     }
     if (values.cluster !== undefined) return runHeteroCommand('sim', values, [values.policy]);
     const policy_params = parsePolicyParams(requirePolicy(values.policy), values['policy-param'] ?? []);
@@ -100,7 +107,10 @@ export const simCommand: CliCommand = {
           }),
         ];
       } else {
-        reports = await runParallel(files.map((file) => ({ file, settings })), (p) => bar.update(p));
+        reports = await runParallel(
+          files.map((file) => ({ file, settings })),
+          (p) => bar.update(p),
+        );
       }
     } finally {
       bar.finish();

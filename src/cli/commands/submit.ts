@@ -35,7 +35,13 @@ export const jobFlags = {
   'no-script-check': { type: 'boolean' },
 } as const;
 
-type JobFlagValues = { [K in keyof typeof jobFlags]?: (typeof jobFlags)[K] extends { multiple: true } ? string[] : (typeof jobFlags)[K]['type'] extends 'boolean' ? boolean : string };
+type JobFlagValues = {
+  [K in keyof typeof jobFlags]?: (typeof jobFlags)[K] extends { multiple: true }
+    ? string[]
+    : (typeof jobFlags)[K]['type'] extends 'boolean'
+      ? boolean
+      : string;
+};
 
 /** Splits argv at the first `--`: [flags, command]. */
 export function splitCommand(argv: readonly string[]): [string[], string[] | undefined] {
@@ -44,12 +50,21 @@ export function splitCommand(argv: readonly string[]): [string[], string[] | und
 }
 
 /** The spec from a file and/or flags (flags win), validated; every bad field is named. */
-export function specFromFlags(cmd: string, values: JobFlagValues, file: string | undefined, command: string[] | undefined): JobSpec {
+export function specFromFlags(
+  cmd: string,
+  values: JobFlagValues,
+  file: string | undefined,
+  command: string[] | undefined,
+): JobSpec {
   const cwd = process.cwd();
   const base: Record<string, unknown> = file ? readJobSpecDocument(file, cwd) : {};
   if (command) base.command = command;
   if (base.command === undefined) {
-    if (file) throw new GoodputError('E_SPEC', `${file} is invalid: command: missing (a list such as [python3, train.py]); or give the command after '--'`);
+    if (file)
+      throw new GoodputError(
+        'E_SPEC',
+        `${file} is invalid: command: missing (a list such as [python3, train.py]); or give the command after '--'`,
+      );
     throw usageError(`${cmd}: give a spec file or a command after '--'. See 'goodput ${cmd} --help'.`);
   }
   const num = (flag: keyof JobFlagValues, key: string, min: number) => {
@@ -59,7 +74,8 @@ export function specFromFlags(cmd: string, values: JobFlagValues, file: string |
   num('min-replicas', 'min_replicas', 0);
   num('max-replicas', 'max_replicas', 1);
   num('max-restarts', 'max_restarts', 0);
-  if (Array.isArray(base.command) && base.command.every((a) => typeof a === 'string')) unwrapLauncher(cmd, base, values);
+  if (Array.isArray(base.command) && base.command.every((a) => typeof a === 'string'))
+    unwrapLauncher(cmd, base, values);
   if (values.name !== undefined) base.name = values.name;
   const program = Array.isArray(base.command) && typeof base.command[0] === 'string' ? base.command[0] : 'job';
   base.name ??= sanitizeName(basename(program));
@@ -72,7 +88,8 @@ export function specFromFlags(cmd: string, values: JobFlagValues, file: string |
   if (values['env-setup'] !== undefined) base.env_setup = values['env-setup'];
   if (values.user !== undefined) base.user = values.user;
   if (values.profile !== undefined) base.profile = values.profile;
-  if (values['not-preemptible'] && values.preemptible) throw usageError(`${cmd}: --preemptible and --not-preemptible contradict each other`);
+  if (values['not-preemptible'] && values.preemptible)
+    throw usageError(`${cmd}: --preemptible and --not-preemptible contradict each other`);
   if (values['not-preemptible']) base.preemptible = false;
   if (values.preemptible) base.preemptible = true;
   if (values.sdk && values['no-sdk']) throw usageError(`${cmd}: --sdk and --no-sdk contradict each other`);
@@ -93,7 +110,9 @@ export function specFromFlags(cmd: string, values: JobFlagValues, file: string |
   checkQuotedCommand(cmd, spec.command, spec.workdir);
   const prefix = spec.venv ?? spec.conda;
   if (prefix !== undefined && spec.env_setup === undefined && !existsSync(prefix)) {
-    console.error(`goodput: warning: ${spec.venv ? 'venv' : 'conda environment'} ${prefix} does not exist on this machine; replicas will fail unless it exists where they run (or give --env-setup to create it)`);
+    console.error(
+      `goodput: warning: ${spec.venv ? 'venv' : 'conda environment'} ${prefix} does not exist on this machine; replicas will fail unless it exists where they run (or give --env-setup to create it)`,
+    );
   }
   return spec;
 }
@@ -117,7 +136,9 @@ function unwrapLauncher(cmd: string, base: Record<string, unknown>, values: JobF
       base.max_replicas = unwrapped.ranks;
       note += `; -n ${unwrapped.ranks} from --nnodes x --nproc_per_node`;
     } else if (base.max_replicas !== unwrapped.ranks) {
-      throw usageError(`${cmd}: -n ${String(base.max_replicas)} disagrees with the launcher's ${unwrapped.ranks} rank(s) (--nnodes x --nproc_per_node); give one of them`);
+      throw usageError(
+        `${cmd}: -n ${String(base.max_replicas)} disagrees with the launcher's ${unwrapped.ranks} rank(s) (--nnodes x --nproc_per_node); give one of them`,
+      );
     }
   }
   if (unwrapped.max_restarts !== undefined) base.max_restarts ??= unwrapped.max_restarts;
@@ -189,7 +210,8 @@ torchrun's first line, then train.py), with -n from --nnodes x --nproc_per_node
     const [flagArgs, command] = splitCommand(argv);
     checkMissingDashDash('submit', flagArgs, options, true);
     const { values, positionals } = parseFlags('submit', flagArgs, options);
-    if (positionals.length > 1) throw usageError("submit: expected at most one spec file (put the command after '--').");
+    if (positionals.length > 1)
+      throw usageError("submit: expected at most one spec file (put the command after '--').");
     const spec = specFromFlags('submit', values, positionals[0], command);
     const client = connect(values);
     const job = await submitWithRetries(client, spec);
@@ -216,7 +238,9 @@ async function submitWithRetries(client: GoodputClient, spec: JobSpecInput): Pro
     try {
       return await client.submit(spec, { idempotency_key });
     } catch (error) {
-      const retriable = error instanceof GoodputError && (error.code === 'E_SERVER_DOWN' || error.code === 'E_STORE_DAMAGED' || error.code === 'E_INTERNAL');
+      const retriable =
+        error instanceof GoodputError &&
+        (error.code === 'E_SERVER_DOWN' || error.code === 'E_STORE_DAMAGED' || error.code === 'E_INTERNAL');
       if (!retriable || attempt >= SUBMIT_ATTEMPTS) throw error;
       console.error(`goodput: submit failed (${error.message}); retrying (${attempt}/${SUBMIT_ATTEMPTS - 1})`);
       await new Promise((r) => setTimeout(r, 500 * attempt));

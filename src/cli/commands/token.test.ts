@@ -1,7 +1,13 @@
 /** `goodput token create|ls|revoke` against a real server, and the duration parser. */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { cleanup, runCli, startServerProcess, tempDataDir, type ServerProcess } from '../../../test-support/control/harness.js';
+import {
+  cleanup,
+  runCli,
+  startServerProcess,
+  tempDataDir,
+  type ServerProcess,
+} from '../../../test-support/control/harness.js';
 import { parseDuration_s } from './token.js';
 
 const data_dir = tempDataDir('goodput-token-');

@@ -16,7 +16,8 @@ const UNIT_S: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
 /** Parses a duration like 90s, 30m, 12h or 7d into seconds. */
 export function parseDuration_s(text: string): number {
   const m = /^(\d+)([smhd])$/.exec(text.trim());
-  if (!m || Number(m[1]) <= 0) throw usageError(`token: --expires-in must be a positive duration like 3600s, 30m, 12h or 7d, got '${text}'.`);
+  if (!m || Number(m[1]) <= 0)
+    throw usageError(`token: --expires-in must be a positive duration like 3600s, 30m, 12h or 7d, got '${text}'.`);
   return Number(m[1]) * UNIT_S[m[2]!]!;
 }
 
@@ -44,13 +45,29 @@ revoke   refuses the token from now on. An id prefix of 6 or more characters is 
       };
       const created = await client.createToken(values.user, options);
       console.log(values.json ? JSON.stringify(created, null, 2) : created.token);
-      if (!values.json) console.error(`token ${created.id} for ${created.user}${created.expires_at ? `, expires ${created.expires_at}` : ''}`);
+      if (!values.json)
+        console.error(
+          `token ${created.id} for ${created.user}${created.expires_at ? `, expires ${created.expires_at}` : ''}`,
+        );
       return 0;
     }
     if (action === 'ls' && rest.length === 0) {
       const tokens = await client.listTokens(values.user);
       if (values.json) console.log(JSON.stringify(tokens, null, 2));
-      else console.log(formatTable(['id', 'user', 'admin', 'created', 'expires', 'revoked'], tokens.map((t) => [t.id, t.user, t.admin ? 'yes' : '', t.created_at, t.expires_at ?? '-', t.revoked_at ?? '-'])));
+      else
+        console.log(
+          formatTable(
+            ['id', 'user', 'admin', 'created', 'expires', 'revoked'],
+            tokens.map((t) => [
+              t.id,
+              t.user,
+              t.admin ? 'yes' : '',
+              t.created_at,
+              t.expires_at ?? '-',
+              t.revoked_at ?? '-',
+            ]),
+          ),
+        );
       return 0;
     }
     if (action === 'revoke' && rest.length === 1) {

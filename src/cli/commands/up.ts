@@ -99,8 +99,14 @@ Without --run-as-owner the server is single-user: every job runs as the server's
   async run(argv) {
     const { values } = parseFlags('up', argv, flags, false);
     const data_dir = resolve(values['data-dir'] ?? defaultDataDir());
-    const port = numberFlag('up', 'port', values.port ?? process.env.GOODPUT_PORT, 7878, { ...PORT, ...(values.port === undefined ? { source: 'GOODPUT_PORT' } : {}) });
-    const dashboardPort = values['dashboard-port'] === 'off' ? undefined : numberFlag('up', 'dashboard-port', values['dashboard-port'], port === 0 ? 0 : 7879, PORT);
+    const port = numberFlag('up', 'port', values.port ?? process.env.GOODPUT_PORT, 7878, {
+      ...PORT,
+      ...(values.port === undefined ? { source: 'GOODPUT_PORT' } : {}),
+    });
+    const dashboardPort =
+      values['dashboard-port'] === 'off'
+        ? undefined
+        : numberFlag('up', 'dashboard-port', values['dashboard-port'], port === 0 ? 0 : 7879, PORT);
     const interval_s = numberFlag('up', 'interval-s', values['interval-s'], 60, { min: 0.1 });
     const grace_s = numberFlag('up', 'grace-s', values['grace-s'], 30, { min: 0 });
     let port_range: PortRange | undefined;
@@ -111,36 +117,94 @@ Without --run-as-owner the server is single-user: every job runs as the server's
     }
     const hung_timeout_s = numberFlag('up', 'hung-timeout-s', values['hung-timeout-s'], 300, { min: 1 });
     const log_limit_mb = numberFlag('up', 'log-limit-mb', values['log-limit-mb'], 100, { min: 0 });
-    const retention_h = values['checkpoint-retention-h'] === 'never' ? Infinity : numberFlag('up', 'checkpoint-retention-h', values['checkpoint-retention-h'], 168, { min: 0 });
-    const retention = { log_limit_bytes: Math.round(log_limit_mb * 2 ** 20), checkpoint_retention_ms: retention_h * 3_600_000 };
-    const jobRetentionDays = values['job-retention-days'] === undefined || values['job-retention-days'] === 'never' ? Infinity : numberFlag('up', 'job-retention-days', values['job-retention-days'], 0, { min: 0 });
-    const user_limits = {
-      max_active: numberFlag('up', 'max-active-jobs-per-user', values['max-active-jobs-per-user'], DEFAULT_USER_JOB_LIMITS.max_active, { integer: true, min: 0 }),
-      max_queued: numberFlag('up', 'max-queued-jobs-per-user', values['max-queued-jobs-per-user'], DEFAULT_USER_JOB_LIMITS.max_queued, { integer: true, min: 0 }),
+    const retention_h =
+      values['checkpoint-retention-h'] === 'never'
+        ? Infinity
+        : numberFlag('up', 'checkpoint-retention-h', values['checkpoint-retention-h'], 168, { min: 0 });
+    const retention = {
+      log_limit_bytes: Math.round(log_limit_mb * 2 ** 20),
+      checkpoint_retention_ms: retention_h * 3_600_000,
     };
-    const cpu = values['cpu-slots'] === undefined ? undefined : numberFlag('up', 'cpu-slots', values['cpu-slots'], 1, { integer: true, min: 1 });
+    const jobRetentionDays =
+      values['job-retention-days'] === undefined || values['job-retention-days'] === 'never'
+        ? Infinity
+        : numberFlag('up', 'job-retention-days', values['job-retention-days'], 0, { min: 0 });
+    const user_limits = {
+      max_active: numberFlag(
+        'up',
+        'max-active-jobs-per-user',
+        values['max-active-jobs-per-user'],
+        DEFAULT_USER_JOB_LIMITS.max_active,
+        { integer: true, min: 0 },
+      ),
+      max_queued: numberFlag(
+        'up',
+        'max-queued-jobs-per-user',
+        values['max-queued-jobs-per-user'],
+        DEFAULT_USER_JOB_LIMITS.max_queued,
+        { integer: true, min: 0 },
+      ),
+    };
+    const cpu =
+      values['cpu-slots'] === undefined
+        ? undefined
+        : numberFlag('up', 'cpu-slots', values['cpu-slots'], 1, { integer: true, min: 1 });
     const selection = parseGpuSelection(values.gpus ?? 'auto');
     const slurm = slurmFlags('up', values);
-    if (slurm && (values.gpus !== undefined || values['cpu-slots'] !== undefined)) throw usageError('up: --gpus and --cpu-slots are for the local backend; with --backend slurm the GPUs come from Slurm');
+    if (slurm && (values.gpus !== undefined || values['cpu-slots'] !== undefined))
+      throw usageError(
+        'up: --gpus and --cpu-slots are for the local backend; with --backend slurm the GPUs come from Slurm',
+      );
     if (values.detach) return detach(argv, data_dir);
     const log = (line: string) => console.error(`${new Date().toISOString()} ${line}`);
     const devices = slurm ? [] : resolveDevices(selection, cpu, log);
-    const server = await startServer({ data_dir, host: values.host ?? '127.0.0.1', port, devices, ...(slurm ? { slurm } : {}), policy: values.policy ?? DEFAULT_POLICY, policy_params: values['policy-param'], interval_s, grace_s, hung_timeout_s, log, retention, ...(port_range ? { port_range } : {}), job_retention_ms: jobRetentionDays * 86_400_000, user_limits,
-      run_as_owner: values['run-as-owner'] === true, single_user_network: values['single-user-network'] === true, accept_store_loss: values['accept-store-loss'] === true, shared_profiles: values['shared-profiles'] === true });
+    const server = await startServer({
+      data_dir,
+      host: values.host ?? '127.0.0.1',
+      port,
+      devices,
+      ...(slurm ? { slurm } : {}),
+      policy: values.policy ?? DEFAULT_POLICY,
+      policy_params: values['policy-param'],
+      interval_s,
+      grace_s,
+      hung_timeout_s,
+      log,
+      retention,
+      ...(port_range ? { port_range } : {}),
+      job_retention_ms: jobRetentionDays * 86_400_000,
+      user_limits,
+      run_as_owner: values['run-as-owner'] === true,
+      single_user_network: values['single-user-network'] === true,
+      accept_store_loss: values['accept-store-loss'] === true,
+      shared_profiles: values['shared-profiles'] === true,
+    });
     const nodes = server.controller.inventory();
     const count = nodes.reduce((k, n) => k + n.devices.length, 0);
-    log(`goodput server on ${server.url}: policy ${server.policy}, ${slurm ? 'slurm' : 'local'} backend, ${count} ${nodes[0]?.devices[0]?.kind === 'gpu' ? 'GPU(s)' : 'CPU slot(s)'} on ${nodes.length} node(s), data in ${data_dir}`);
+    log(
+      `goodput server on ${server.url}: policy ${server.policy}, ${slurm ? 'slurm' : 'local'} backend, ${count} ${nodes[0]?.devices[0]?.kind === 'gpu' ? 'GPU(s)' : 'CPU slot(s)'} on ${nodes.length} node(s), data in ${data_dir}`,
+    );
     log(`admin token: ${dataFiles(data_dir).adminToken}`);
-    if (slurm && /^(127\.|localhost$|::1$)/.test(values.host ?? '127.0.0.1')) log(`warning: replicas on other nodes cannot report to ${server.url}; pass --host 0.0.0.0 or an address the compute nodes reach`);
-    const dashboard = dashboardPort === undefined ? undefined : await startLiveDashboard(server, data_dir, values.host ?? '127.0.0.1', dashboardPort).catch(async (error: unknown) => {
-      await server.close();
-      throw error;
-    });
+    if (slurm && /^(127\.|localhost$|::1$)/.test(values.host ?? '127.0.0.1'))
+      log(
+        `warning: replicas on other nodes cannot report to ${server.url}; pass --host 0.0.0.0 or an address the compute nodes reach`,
+      );
+    const dashboard =
+      dashboardPort === undefined
+        ? undefined
+        : await startLiveDashboard(server, data_dir, values.host ?? '127.0.0.1', dashboardPort).catch(
+            async (error: unknown) => {
+              await server.close();
+              throw error;
+            },
+          );
     if (dashboard) log(`dashboard on ${dashboard.url} (run 'goodput dashboard' for a login link; docs/dashboard.md)`);
     await new Promise<void>((done) => {
       const stop = (signal: string) => {
         log(`${signal}: stopping the server; running jobs keep running and are re-adopted by the next 'goodput up'`);
-        void Promise.resolve(dashboard?.close()).then(() => server.close()).then(done, done);
+        void Promise.resolve(dashboard?.close())
+          .then(() => server.close())
+          .then(done, done);
       };
       process.once('SIGINT', () => stop('SIGINT'));
       process.once('SIGTERM', () => stop('SIGTERM'));
@@ -158,7 +222,10 @@ async function detach(argv: readonly string[], data_dir: string): Promise<number
   const fd = openSync(logPath, 'a', 0o600);
   const logStart = statSync(logPath).size;
   const args = argv.filter((a) => a !== '--detach' && a !== '-d');
-  const child = spawn(process.execPath, [process.argv[1]!, 'up', ...args], { detached: true, stdio: ['ignore', fd, fd] });
+  const child = spawn(process.execPath, [process.argv[1]!, 'up', ...args], {
+    detached: true,
+    stdio: ['ignore', fd, fd],
+  });
   child.unref();
   const file = dataFiles(data_dir).server;
   const deadline = Date.now() + 30_000;
@@ -167,13 +234,20 @@ async function detach(argv: readonly string[], data_dir: string): Promise<number
     if (existsSync(file)) {
       const info = JSON.parse(readFileSync(file, 'utf8')) as { url: string; pid: number }; // written atomically
       if (info.pid === child.pid) {
-        console.log(`goodput server started in the background (pid ${child.pid}) on ${info.url}; log: ${logPath}; stop it with 'goodput down'`);
+        console.log(
+          `goodput server started in the background (pid ${child.pid}) on ${info.url}; log: ${logPath}; stop it with 'goodput down'`,
+        );
         return 0;
       }
     }
     await new Promise((r) => setTimeout(r, 100));
   }
   // The child's own error says what to do (a port in use, a bad flag): repeat it here.
-  const why = readFileSync(logPath, 'utf8').slice(logStart).split('\n').map((line) => /error\[(E_\w+)\]:\s*(.*)/.exec(line)).filter((m) => m !== null).pop();
+  const why = readFileSync(logPath, 'utf8')
+    .slice(logStart)
+    .split('\n')
+    .map((line) => /error\[(E_\w+)\]:\s*(.*)/.exec(line))
+    .filter((m) => m !== null)
+    .pop();
   throw new GoodputError('E_START', `the server did not start${why ? ` (${why[1]}: ${why[2]})` : ''}; see ${logPath}`);
 }

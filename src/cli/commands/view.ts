@@ -23,7 +23,10 @@ Example:
   goodput view runs/goodput/workload-1.jsonl runs/tiresias/workload-1.jsonl`,
   async run(argv) {
     const { values, positionals } = parseFlags('view', argv, { port: { type: 'string' }, host: { type: 'string' } });
-    if (positionals.length === 0) throw usageError("view: pass at least one run file written by 'goodput sim --out DIR'. See 'goodput view --help'.");
+    if (positionals.length === 0)
+      throw usageError(
+        "view: pass at least one run file written by 'goodput sim --out DIR'. See 'goodput view --help'.",
+      );
     const port = numberFlag('view', 'port', values.port, 7880, PORT);
     const runs = loadSimRuns(positionals.map((p) => resolve(p)));
     const dashboard = await startDashboard({ host: values.host ?? '127.0.0.1', port, sim: { runs } });

@@ -72,7 +72,8 @@ export class ReportCollector {
 
   /** Keeps a report's measurements and answers the configuration measured now (or the job's own). */
   report(batch: ReportRequest): JobConfig {
-    if (batch.job_id !== PROFILE_JOB_ID) throw new GoodputError('E_NOT_FOUND', `no job '${batch.job_id}' is profiled here`);
+    if (batch.job_id !== PROFILE_JOB_ID)
+      throw new GoodputError('E_NOT_FOUND', `no job '${batch.job_id}' is profiled here`);
     if (batch.limits) this.limits = batch.limits;
     const now = Date.now();
     for (const m of batch.reports) this.entries.push({ ...m, received_ms: now });
@@ -108,7 +109,10 @@ export class RssSampler {
   private peak_bytes = 0;
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly pids: () => readonly number[], interval_ms = 200) {
+  constructor(
+    private readonly pids: () => readonly number[],
+    interval_ms = 200,
+  ) {
     this.timer = setInterval(() => this.sample(), interval_ms);
     this.timer.unref();
   }

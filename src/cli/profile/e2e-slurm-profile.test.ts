@@ -72,18 +72,34 @@ describe('goodput profile --backend slurm (real slurmctld and slurmd)', { skip }
     const envOf = (r: number) => JSON.parse(readFileSync(join(envDir, `rank-${r}.json`), 'utf8')) as Env;
     const ranks = [envOf(0), envOf(1)];
     const seen = ranks.map((e) => [e.RANK, e.WORLD_SIZE, e.SLURMD_NODENAME, e.GOODPUT_JOB_ID]);
-    assert.deepEqual(seen, [['0', '2', 'gp2', PROFILE_JOB_ID], ['1', '2', 'gp2', PROFILE_JOB_ID]]);
+    assert.deepEqual(seen, [
+      ['0', '2', 'gp2', PROFILE_JOB_ID],
+      ['1', '2', 'gp2', PROFILE_JOB_ID],
+    ]);
     assert.equal(ranks[0]!.SLURM_JOB_ID, ranks[1]!.SLURM_JOB_ID);
     assert.equal(new URL(ranks[0]!.GOODPUT_API!).hostname, hostname(), 'an address other nodes reach, not 127.0.0.1');
     const contract = contractEnv({
-      job_id: PROFILE_JOB_ID, attempt: 0, rank_nodes: ['n'], master_addr: '', master_port: 0, api_url: '', token: '',
-      checkpoint_dir: '', restarts: 0, max_restarts: 0, gpu_type: 'fakegpu', preset: () => false,
+      job_id: PROFILE_JOB_ID,
+      attempt: 0,
+      rank_nodes: ['n'],
+      master_addr: '',
+      master_port: 0,
+      api_url: '',
+      token: '',
+      checkpoint_dir: '',
+      restarts: 0,
+      max_restarts: 0,
+      gpu_type: 'fakegpu',
+      preset: () => false,
     });
     const names = [...Object.keys(contract.common), ...Object.keys(contract.ranks[0]!)];
-    assert.deepEqual(names.filter((k) => ranks[0]![k] === undefined), []);
+    assert.deepEqual(
+      names.filter((k) => ranks[0]![k] === undefined),
+      [],
+    );
     // Every launch was stopped with the contract's stop (the program's SIGTERM: exit 143, FAILED
     // to Slurm), not cancelled; its Slurm job ends once its batch step does (about 3 s after the ranks).
-    const states = await waitFor('the profile\'s Slurm jobs to end', 30_000, async () => {
+    const states = await waitFor("the profile's Slurm jobs to end", 30_000, async () => {
       const jobs = (await squeue('-t', 'all', '-o', '%j %T')).split('\n').filter((l) => /-profile-\d+ /.test(l));
       const active = jobs.some((l) => / (PENDING|RUNNING|CONFIGURING|COMPLETING)$/.test(l));
       return active ? undefined : jobs.map((l) => l.split(' ')[1]);
@@ -98,15 +114,24 @@ describe('goodput profile --backend slurm (real slurmctld and slurmd)', { skip }
     const args = ['profile', '--backend', 'slurm', '--data-dir', data_dir, '--out', join(dir, 'x.json')];
     const wrong = await cli([...args, '--partition', 'nope', '--', ...SCRIPT], cluster.env);
     assert.equal(wrong.status, 1, wrong.stderr);
-    const refusal = `error\\[E_SLURM_PARTITION\\]: Slurm has no partition 'nope' ` +
-      `\\(its partitions: ${cluster.partition}\\)`;
+    const refusal =
+      `error\\[E_SLURM_PARTITION\\]: Slurm has no partition 'nope' ` + `\\(its partitions: ${cluster.partition}\\)`;
     assert.match(wrong.stderr, new RegExp(refusal));
     const dead = join(dir, 'dead.conf');
-    writeFileSync(dead, [
-      'ClusterName=dead', `SlurmctldHost=${hostname().split('.')[0]}(127.0.0.1)`, 'SlurmctldPort=1',
-      'AuthType=auth/none', 'CredType=cred/none', 'MessageTimeout=2', 'NodeName=x CPUs=1', 'PartitionName=p Nodes=x',
-      '',
-    ].join('\n'));
+    writeFileSync(
+      dead,
+      [
+        'ClusterName=dead',
+        `SlurmctldHost=${hostname().split('.')[0]}(127.0.0.1)`,
+        'SlurmctldPort=1',
+        'AuthType=auth/none',
+        'CredType=cred/none',
+        'MessageTimeout=2',
+        'NodeName=x CPUs=1',
+        'PartitionName=p Nodes=x',
+        '',
+      ].join('\n'),
+    );
     const down = await cli([...args, '--', ...SCRIPT], { SLURM_CONF: dead });
     assert.equal(down.status, 1, down.stderr);
     assert.match(down.stderr, /error\[E_BACKEND_UNAVAILABLE\]: .*slurmctld.*'sinfo' works here/);

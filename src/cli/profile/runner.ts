@@ -74,14 +74,23 @@ export function replicaCounts(devices: number): number[] {
 export function sweepConfigs(limits: BatchLimits, replicas: number): Wanted[] {
   const lo = limits.min_local_bsz;
   const hi = Math.max(lo, Math.min(limits.max_local_bsz, Math.floor(limits.max_batch_size / replicas)));
-  const batches = [...new Set(Array.from({ length: LOCAL_BATCHES }, (_, i) => Math.round(lo * (hi / lo) ** (i / (LOCAL_BATCHES - 1)))))];
+  const batches = [
+    ...new Set(
+      Array.from({ length: LOCAL_BATCHES }, (_, i) => Math.round(lo * (hi / lo) ** (i / (LOCAL_BATCHES - 1)))),
+    ),
+  ];
   const configs: Wanted[] = batches.map((local_bsz) => ({ local_bsz, accum_steps: 0 }));
   if (limits.accumulation) configs.unshift({ local_bsz: batches[0]!, accum_steps: 1 });
   return configs;
 }
 
 /** Least-squares line of peak memory over local batch (slope >= 0). */
-export function fitMemory(samples: readonly { local_bsz: number; peak_bytes: number }[], device_bytes: number, max_local_bsz: number, source: MemoryProfile['source'] = 'rss'): MemoryProfile {
+export function fitMemory(
+  samples: readonly { local_bsz: number; peak_bytes: number }[],
+  device_bytes: number,
+  max_local_bsz: number,
+  source: MemoryProfile['source'] = 'rss',
+): MemoryProfile {
   const n = samples.length;
   const mx = samples.reduce((s, p) => s + p.local_bsz, 0) / n;
   const my = samples.reduce((s, p) => s + p.peak_bytes, 0) / n;
@@ -89,7 +98,8 @@ export function fitMemory(samples: readonly { local_bsz: number; peak_bytes: num
   const sxy = samples.reduce((s, p) => s + (p.local_bsz - mx) * (p.peak_bytes - my), 0);
   const per_sample_bytes = sxx > 0 ? Math.max(sxy / sxx, 0) : 0;
   const base_bytes = my - per_sample_bytes * mx;
-  const max_local_bsz_fit = per_sample_bytes > 0 ? Math.max(0, Math.floor((device_bytes - base_bytes) / per_sample_bytes)) : max_local_bsz;
+  const max_local_bsz_fit =
+    per_sample_bytes > 0 ? Math.max(0, Math.floor((device_bytes - base_bytes) / per_sample_bytes)) : max_local_bsz;
   return { source, base_bytes, per_sample_bytes, device_bytes, max_local_bsz_fit, samples: [...samples] };
 }
 
@@ -105,7 +115,8 @@ export async function runProfile(run: ProfileRun): Promise<{ profile: DeviceProf
   let launched: { attempt: number; job_dir: string; replicas: LaunchedReplica[] } | undefined;
   const exits = new Map<number, number>();
   backend.onExit((e) => {
-    if (launched !== undefined && e.job_id === PROFILE_JOB_ID && e.attempt === launched.attempt) exits.set(e.rank, e.exit_code);
+    if (launched !== undefined && e.job_id === PROFILE_JOB_ID && e.attempt === launched.attempt)
+      exits.set(e.rank, e.exit_code);
   });
   const sampler = new RssSampler(() => (launched?.replicas ?? []).filter((r) => !exits.has(r.rank)).map((r) => r.pid));
   const points: ProfilePoint[] = [];
@@ -126,16 +137,32 @@ export async function runProfile(run: ProfileRun): Promise<{ profile: DeviceProf
     exits.clear();
     launched = { attempt, job_dir, replicas: [] };
     launched.replicas = await backend.launch({
-      job_id: PROFILE_JOB_ID, attempt, command: run.command, workdir: run.workdir,
+      job_id: PROFILE_JOB_ID,
+      attempt,
+      command: run.command,
+      workdir: run.workdir,
       // An SDK option (docs/contract.md): reports every 0.3 s, so a configuration is measured in seconds.
       env: { GOODPUT_REPORT_INTERVAL_S: '0.3' },
       devices: run.devices.slice(0, replicas).map((d) => d.index),
-      nodes: run.devices.slice(0, replicas).map(() => run.node ?? 0), num_nodes: 1,
-      api_url: api, token: collector.token, job_dir, gpu_type: run.gpu_type,
+      nodes: run.devices.slice(0, replicas).map(() => run.node ?? 0),
+      num_nodes: 1,
+      api_url: api,
+      token: collector.token,
+      job_dir,
+      gpu_type: run.gpu_type,
     });
     lastLog = launched.replicas[0]?.log_path ?? '';
   };
-  const refOf = (r: LaunchedReplica, l: NonNullable<typeof launched>): ReplicaRef => ({ job_id: PROFILE_JOB_ID, attempt: l.attempt, rank: r.rank, node: r.node, launch_id: r.launch_id, pid: r.pid, proc_start: r.proc_start, job_dir: l.job_dir });
+  const refOf = (r: LaunchedReplica, l: NonNullable<typeof launched>): ReplicaRef => ({
+    job_id: PROFILE_JOB_ID,
+    attempt: l.attempt,
+    rank: r.rank,
+    node: r.node,
+    launch_id: r.launch_id,
+    pid: r.pid,
+    proc_start: r.proc_start,
+    job_dir: l.job_dir,
+  });
   const stopAll = async (): Promise<void> => {
     const l = launched;
     if (l === undefined) return;
@@ -163,7 +190,10 @@ export async function runProfile(run: ProfileRun): Promise<{ profile: DeviceProf
       await launch(replicas);
       const first = collector.entries.length;
       const waitUntil = Date.now() + FIRST_REPORT_TIMEOUT_S * 1000;
-      run.progress(done / Math.max(1, collector.limits ? total(collector.limits) : counts.length * LOCAL_BATCHES), `starting ${replicas} replica(s)`);
+      run.progress(
+        done / Math.max(1, collector.limits ? total(collector.limits) : counts.length * LOCAL_BATCHES),
+        `starting ${replicas} replica(s)`,
+      );
       while (!aborted() && collector.entries.length === first) {
         if (!running()) throw failure(`the script exited (${exitOf(exits)}) before its first report`, noReportHint);
         if (Date.now() > waitUntil) {
@@ -180,16 +210,26 @@ export async function runProfile(run: ProfileRun): Promise<{ profile: DeviceProf
       for (const [j, config] of configs.entries()) {
         if (aborted() || Date.now() >= deadline) break;
         collector.wanted = config;
-        run.progress(done / total(limits), `${replicas} replica(s), local batch ${config.local_bsz}${config.accum_steps ? `, ${config.accum_steps + 1} micro-steps` : ''}`);
+        run.progress(
+          done / total(limits),
+          `${replicas} replica(s), local batch ${config.local_bsz}${config.accum_steps ? `, ${config.accum_steps + 1} micro-steps` : ''}`,
+        );
         const from = collector.entries.length;
         sampler.reset();
         const configEnd = Date.now() + (countEnd - Date.now()) / (configs.length - j);
         let relaunches = 0;
-        const matching = () => collector.entries.slice(from).filter((m) => m.num_replicas === replicas && m.local_bsz === config.local_bsz && m.accum_steps === config.accum_steps);
+        const matching = () =>
+          collector.entries
+            .slice(from)
+            .filter(
+              (m) =>
+                m.num_replicas === replicas && m.local_bsz === config.local_bsz && m.accum_steps === config.accum_steps,
+            );
         while (!aborted() && Date.now() < configEnd && matching().length < ENTRIES_PER_CONFIG) {
           if (!running()) {
             await settle(exits, replicas);
-            if ([...exits.values()].some((code) => code !== 0) || relaunches >= 3) throw failure(`the script exited (${exitOf(exits)}) while profiling`);
+            if ([...exits.values()].some((code) => code !== 0) || relaunches >= 3)
+              throw failure(`the script exited (${exitOf(exits)}) while profiling`);
             launched = undefined;
             relaunches++;
             await launch(replicas); // the script finished its training: run it again for the rest of the sweep
@@ -198,14 +238,26 @@ export async function runProfile(run: ProfileRun): Promise<{ profile: DeviceProf
         }
         const got = matching();
         if (got.length > 0) {
-          const mean = (f: (m: (typeof got)[number]) => number): number => got.reduce((s, m) => s + f(m), 0) / got.length;
-          const point = profilePoint({ num_nodes: 1, num_replicas: replicas, local_bsz: config.local_bsz, accum_steps: config.accum_steps, step_time_s: mean((m) => m.step_time_s), sync_time_s: mean((m) => m.sync_time_s) });
+          const mean = (f: (m: (typeof got)[number]) => number): number =>
+            got.reduce((s, m) => s + f(m), 0) / got.length;
+          const point = profilePoint({
+            num_nodes: 1,
+            num_replicas: replicas,
+            local_bsz: config.local_bsz,
+            accum_steps: config.accum_steps,
+            step_time_s: mean((m) => m.step_time_s),
+            sync_time_s: mean((m) => m.sync_time_s),
+          });
           const sameBatch = points.findIndex((p) => p.num_replicas === replicas && p.local_bsz === config.local_bsz);
-          if (sameBatch >= 0 && config.accum_steps === 0) points[sameBatch] = point; // the accumulation-free measurement wins
+          if (sameBatch >= 0 && config.accum_steps === 0)
+            points[sameBatch] = point; // the accumulation-free measurement wins
           else if (sameBatch < 0) points.push(point);
-          if (config.accum_steps === 0 && replicas === counts[0]) memory.push({ local_bsz: config.local_bsz, peak_bytes: memoryPeak(run, got, sampler.peak()) });
+          if (config.accum_steps === 0 && replicas === counts[0])
+            memory.push({ local_bsz: config.local_bsz, peak_bytes: memoryPeak(run, got, sampler.peak()) });
         } else if (!aborted()) {
-          notes.push(`no measurement at ${replicas} replica(s), local batch ${config.local_bsz} within its share of --time-s`);
+          notes.push(
+            `no measurement at ${replicas} replica(s), local batch ${config.local_bsz} within its share of --time-s`,
+          );
         }
         done++;
       }
@@ -226,20 +278,45 @@ export async function runProfile(run: ProfileRun): Promise<{ profile: DeviceProf
   return { profile: buildProfile(run, collector, points, memory, notes), complete: complete && !aborted() };
 }
 
-function buildProfile(run: ProfileRun, collector: ReportCollector, points: ProfilePoint[], memory: { local_bsz: number; peak_bytes: number }[], notes: string[]): DeviceProfile {
-  const withGrad = [...collector.entries].reverse().find((m) => typeof m.grad_sqr === 'number' && typeof m.grad_var === 'number');
-  const grad: GradSample[] = withGrad ? [{ progress: 0, sqr: withGrad.grad_sqr as number, var: withGrad.grad_var as number }] : [];
-  const parameters = [...collector.entries].reverse().find((m) => typeof m.model_parameters === 'number')?.model_parameters ?? undefined;
+function buildProfile(
+  run: ProfileRun,
+  collector: ReportCollector,
+  points: ProfilePoint[],
+  memory: { local_bsz: number; peak_bytes: number }[],
+  notes: string[],
+): DeviceProfile {
+  const withGrad = [...collector.entries]
+    .reverse()
+    .find((m) => typeof m.grad_sqr === 'number' && typeof m.grad_var === 'number');
+  const grad: GradSample[] = withGrad
+    ? [{ progress: 0, sqr: withGrad.grad_sqr as number, var: withGrad.grad_var as number }]
+    : [];
+  const parameters =
+    [...collector.entries].reverse().find((m) => typeof m.model_parameters === 'number')?.model_parameters ?? undefined;
   const profile: DeviceProfile = { gpu_type: run.gpu_type, points, grad, limits: collector.limits, notes };
   if (parameters !== undefined && parameters !== null) profile.model_parameters = parameters;
-  if (!withGrad) notes.push('gradient noise not measured (one replica without accumulation): the planner assumes statistical efficiency 1 at the initial batch size');
-  if (run.devices.length < 2) notes.push('one device: synchronization between replicas not measured (the planner estimates it from the specs and the parameter count)');
-  notes.push('cross-node synchronization not measured (one node): the planner estimates it from the GPU table\'s network bandwidth');
-  notes.push(`only ${run.gpu_type} measured: goodput plan transfers other types from keys measured on both, else estimates them from the GPU table`);
+  if (!withGrad)
+    notes.push(
+      'gradient noise not measured (one replica without accumulation): the planner assumes statistical efficiency 1 at the initial batch size',
+    );
+  if (run.devices.length < 2)
+    notes.push(
+      'one device: synchronization between replicas not measured (the planner estimates it from the specs and the parameter count)',
+    );
+  notes.push(
+    "cross-node synchronization not measured (one node): the planner estimates it from the GPU table's network bandwidth",
+  );
+  notes.push(
+    `only ${run.gpu_type} measured: goodput plan transfers other types from keys measured on both, else estimates them from the GPU table`,
+  );
   const gpu = run.devices[0]?.kind === 'gpu' ? run.devices[0] : undefined;
   const measured = memory.filter((m) => m.peak_bytes > 0);
-  if (gpu && measured.length < memory.length) notes.push('GPU memory not measured (the script reported no allocator peak: an SDK without memory_peak_bytes, or not on CUDA): the planner cannot check that a batch fits');
-  else if (gpu && gpu.memory_mib === undefined) notes.push('GPU memory measured, but the device\'s size is unknown: the planner cannot check that a batch fits');
+  if (gpu && measured.length < memory.length)
+    notes.push(
+      'GPU memory not measured (the script reported no allocator peak: an SDK without memory_peak_bytes, or not on CUDA): the planner cannot check that a batch fits',
+    );
+  else if (gpu && gpu.memory_mib === undefined)
+    notes.push("GPU memory measured, but the device's size is unknown: the planner cannot check that a batch fits");
   else if (measured.length >= 2 && collector.limits) {
     const device_bytes = gpu ? (gpu.memory_mib as number) * 2 ** 20 : totalmem() / run.devices.length;
     profile.memory = fitMemory(measured, device_bytes, collector.limits.max_local_bsz, gpu ? 'allocator' : 'rss');
@@ -251,7 +328,11 @@ function buildProfile(run: ProfileRun, collector: ReportCollector, points: Profi
  * A configuration's peak memory per replica (bytes): on GPUs the largest allocator peak its
  * reports carried (0 when none did), on CPU slots the sampled resident memory `rss_bytes`.
  */
-export function memoryPeak(run: Pick<ProfileRun, 'devices'>, entries: readonly { memory_peak_bytes?: number | null | undefined }[], rss_bytes: number): number {
+export function memoryPeak(
+  run: Pick<ProfileRun, 'devices'>,
+  entries: readonly { memory_peak_bytes?: number | null | undefined }[],
+  rss_bytes: number,
+): number {
   if (run.devices[0]?.kind !== 'gpu') return rss_bytes;
   return entries.reduce((peak, m) => Math.max(peak, m.memory_peak_bytes ?? 0), 0);
 }

@@ -60,11 +60,15 @@ export async function slurmTarget(
     const listen_host = host ?? '0.0.0.0';
     const listen = { host: listen_host, reported_host: reportedHost(listen_host, true) };
     if (/^(127\.|localhost$|::1$)/.test(listen.reported_host)) {
-      log(`warning: replicas on other nodes cannot report to ${listen.reported_host}; ` +
-        'leave --host out, or pass an address the compute nodes reach');
+      log(
+        `warning: replicas on other nodes cannot report to ${listen.reported_host}; ` +
+          'leave --host out, or pass an address the compute nodes reach',
+      );
     }
-    log(`slurm: profiling on node ${chosen.name} (${devices.length} of its ${chosen.devices.length} GPU(s)); ` +
-      `replicas report to ${listen.reported_host}`);
+    log(
+      `slurm: profiling on node ${chosen.name} (${devices.length} of its ${chosen.devices.length} GPU(s)); ` +
+        `replicas report to ${listen.reported_host}`,
+    );
     return { backend, node: best.node, devices, listen };
   } catch (error) {
     backend.close();

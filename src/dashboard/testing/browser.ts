@@ -10,7 +10,16 @@ import { chromium, type BrowserContext } from 'playwright-core';
 /** The system browser (Debian package `chromium`, listed in scripts/test-packages.txt). */
 export const CHROMIUM = process.env.GOODPUT_CHROMIUM ?? '/usr/bin/chromium';
 
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 export interface Browser {
   context: BrowserContext;
@@ -19,9 +28,17 @@ export interface Browser {
 
 /** Launches chromium with a fresh user-data-dir (removed on close). */
 export async function launchBrowser(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install the Debian package chromium (apt-get install chromium), or set GOODPUT_CHROMIUM`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(
+      `${CHROMIUM} is missing: install the Debian package chromium (apt-get install chromium), or set GOODPUT_CHROMIUM`,
+    );
   const profile = mkdtempSync(join(tmpdir(), 'goodput-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 1400, height: 900 } });
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ARGS,
+    viewport: { width: 1400, height: 900 },
+  });
   return {
     context,
     async close() {

@@ -19,10 +19,30 @@ const largest = (a: NonNullable<Awaited<ReturnType<typeof analyse>>['attribution
 
 describe('interval helpers', () => {
   it('union, subtract, intersect and shares that add up to exactly 100', () => {
-    const a = union([[0, 10], [5, 12], [20, 30]]);
-    assert.deepEqual(a, [[0, 12], [20, 30]]);
-    assert.deepEqual(subtract(a, [[2, 4], [11, 25]]), [[0, 2], [4, 11], [25, 30]]);
-    assert.deepEqual(intersect(a, [[10, 21]]), [[10, 12], [20, 21]]);
+    const a = union([
+      [0, 10],
+      [5, 12],
+      [20, 30],
+    ]);
+    assert.deepEqual(a, [
+      [0, 12],
+      [20, 30],
+    ]);
+    assert.deepEqual(
+      subtract(a, [
+        [2, 4],
+        [11, 25],
+      ]),
+      [
+        [0, 2],
+        [4, 11],
+        [25, 30],
+      ],
+    );
+    assert.deepEqual(intersect(a, [[10, 21]]), [
+      [10, 12],
+      [20, 21],
+    ]);
     assert.equal(length(a), 22);
     assert.deepEqual(sharesOf([1, 1, 1], 3), [33.34, 33.33, 33.33]);
   });
@@ -30,9 +50,13 @@ describe('interval helpers', () => {
 
 describe('every idle percent is attributed (real traces)', () => {
   const gpuTraces = [
-    fx('pytorch-traces', 'v100-ddp1-gpu-bound.rank0.json.gz'), fx('pytorch-traces', 'a100-2rank-nccl', 'nccl_data.json.gz'),
-    fx('pytorch-traces', 'recsys-128rank-sampled', 'rank-0.json.gz'), fx('pytorch-traces', 'mi250-minitoy.json.gz'),
-    fx('faults', 'gpu-healthy.trace.json.gz'), fx('faults', 'gpu-item-sync.trace.json.gz'), fx('faults', 'gpu-slow-getitem.trace.json.gz'),
+    fx('pytorch-traces', 'v100-ddp1-gpu-bound.rank0.json.gz'),
+    fx('pytorch-traces', 'a100-2rank-nccl', 'nccl_data.json.gz'),
+    fx('pytorch-traces', 'recsys-128rank-sampled', 'rank-0.json.gz'),
+    fx('pytorch-traces', 'mi250-minitoy.json.gz'),
+    fx('faults', 'gpu-healthy.trace.json.gz'),
+    fx('faults', 'gpu-item-sync.trace.json.gz'),
+    fx('faults', 'gpu-slow-getitem.trace.json.gz'),
   ];
   for (const file of gpuTraces) {
     it(`GPU time of ${file.split('/').pop()}: shares add up to 100%, compute and idle agree with HTA`, async () => {
@@ -50,7 +74,10 @@ describe('every idle percent is attributed (real traces)', () => {
   }
 
   it('names the cause injected into the recorded GPU runs (H100)', async () => {
-    assert.equal(largest((await analyse(fx('faults', 'gpu-slow-getitem.trace.json.gz'))).attribution!), 'input-pipeline');
+    assert.equal(
+      largest((await analyse(fx('faults', 'gpu-slow-getitem.trace.json.gz'))).attribution!),
+      'input-pipeline',
+    );
     assert.equal(largest((await analyse(fx('faults', 'gpu-healthy.trace.json.gz'))).attribution!), 'compute');
     // .item() every step: the idle it causes is sync time; the same script without it has none
     const sync = (await analyse(fx('faults', 'gpu-item-sync.trace.json.gz'))).attribution!;
@@ -58,11 +85,17 @@ describe('every idle percent is attributed (real traces)', () => {
     const pct = (a: typeof sync, c: Cause) => a.causes.find((x) => x.cause === c)!.pct;
     assert.ok(pct(sync, 'sync-points') >= 20, `sync ${pct(sync, 'sync-points')}%`);
     assert.equal(pct(control, 'sync-points'), 0);
-    assert.equal([...sync.causes].filter((c) => c.cause !== 'compute').sort((x, y) => y.pct - x.pct)[0]!.cause, 'sync-points');
+    assert.equal(
+      [...sync.causes].filter((c) => c.cause !== 'compute').sort((x, y) => y.pct - x.pct)[0]!.cause,
+      'sync-points',
+    );
   });
 
   const cpu: [string, Cause][] = [
-    ['cpu-slow-getitem', 'input-pipeline'], ['cpu-heavy-transform', 'input-pipeline'], ['cpu-batch-size-1', 'host-overhead'], ['cpu-healthy', 'compute'],
+    ['cpu-slow-getitem', 'input-pipeline'],
+    ['cpu-heavy-transform', 'input-pipeline'],
+    ['cpu-batch-size-1', 'host-overhead'],
+    ['cpu-healthy', 'compute'],
   ];
   for (const [name, cause] of cpu) {
     it(`step time of the torch 1.13 CPU run ${name}: largest cause ${cause}, shares add up to 100%`, async () => {
@@ -77,7 +110,10 @@ describe('every idle percent is attributed (real traces)', () => {
 
   it('nested operators are folded into their top-level span: memory follows top-level operators', async () => {
     const { data } = await loadKinetoTrace(fx('faults', 'cpu-healthy.trace.json.gz'));
-    assert.ok(data.cpu.ts.length * 3 < data.eventCount, `${data.cpu.ts.length} spans kept of ${data.eventCount} events`);
+    assert.ok(
+      data.cpu.ts.length * 3 < data.eventCount,
+      `${data.cpu.ts.length} spans kept of ${data.eventCount} events`,
+    );
   });
 
   it('a CPU-only Kineto trace whose step waits on gloo all-reduce threads: waiting on peers', async () => {

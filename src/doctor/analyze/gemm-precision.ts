@@ -12,26 +12,38 @@ export interface GemmPrecision {
   readonly fp32_examples: readonly string[];
 }
 
-const MATMUL = /gemm|gemv|scudnn|hcudnn|cudnn.*conv|convolve|implicit_?gemm|xmma|cutlass|cublas|wgrad|dgrad|fprop|winograd/i;
-const HALF_TC = /h884|h1688|h16816|hmma|bf16|bfloat16|f16f16|fp16|_h\d{3,5}gemm|half|c10::Half|__half|hcudnn|f8|fp8|e4m3/i;
+const MATMUL =
+  /gemm|gemv|scudnn|hcudnn|cudnn.*conv|convolve|implicit_?gemm|xmma|cutlass|cublas|wgrad|dgrad|fprop|winograd/i;
+const HALF_TC =
+  /h884|h1688|h16816|hmma|bf16|bfloat16|f16f16|fp16|_h\d{3,5}gemm|half|c10::Half|__half|hcudnn|f8|fp8|e4m3/i;
 const TF32_TC = /s1688|s16816|s884|tf32|tensorop_s|3xtf32/i;
-const FP32_SIMT = /sgemm|scudnn|gemmSN|gemv2[NT]|gemmk1_kernel<float|implicit_convolve_sgemm|winograd|_engine<float|<float, float, float/i;
+const FP32_SIMT =
+  /sgemm|scudnn|gemmSN|gemv2[NT]|gemmk1_kernel<float|implicit_convolve_sgemm|winograd|_engine<float|<float, float, float/i;
 
 /** Pure. Input: total time per kernel name. */
 export function gemmPrecision(kernels: readonly { name: string; time_us: number }[]): GemmPrecision {
-  let matmul = 0, fp32 = 0, tf32 = 0, half = 0;
+  let matmul = 0,
+    fp32 = 0,
+    tf32 = 0,
+    half = 0;
   const fp32Kernels: { name: string; time_us: number }[] = [];
   for (const k of kernels) {
     if (!MATMUL.test(k.name) || k.name.startsWith('nccl')) continue;
     matmul += k.time_us;
     if (HALF_TC.test(k.name)) half += k.time_us;
     else if (TF32_TC.test(k.name)) tf32 += k.time_us;
-    else if (FP32_SIMT.test(k.name)) { fp32 += k.time_us; fp32Kernels.push(k); }
+    else if (FP32_SIMT.test(k.name)) {
+      fp32 += k.time_us;
+      fp32Kernels.push(k);
+    }
   }
   fp32Kernels.sort((a, b) => b.time_us - a.time_us);
   return {
-    matmul_us: matmul, fp32_simt_us: fp32, tf32_tensor_core_us: tf32, half_tensor_core_us: half,
-    fp32_examples: fp32Kernels.slice(0, 5).map((k) => k.name.length > 100 ? k.name.slice(0, 97) + '...' : k.name),
+    matmul_us: matmul,
+    fp32_simt_us: fp32,
+    tf32_tensor_core_us: tf32,
+    half_tensor_core_us: half,
+    fp32_examples: fp32Kernels.slice(0, 5).map((k) => (k.name.length > 100 ? k.name.slice(0, 97) + '...' : k.name)),
   };
 }
 

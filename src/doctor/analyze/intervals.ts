@@ -41,7 +41,8 @@ export function subtract(a: readonly Interval[], b: readonly Interval[]): Interv
 /** Intersection of disjoint sorted `a` and `b`. Pure. */
 export function intersect(a: readonly Interval[], b: readonly Interval[]): Interval[] {
   const out: Interval[] = [];
-  let i = 0, j = 0;
+  let i = 0,
+    j = 0;
   while (i < a.length && j < b.length) {
     const s = Math.max(a[i]![0], b[j]![0]);
     const e = Math.min(a[i]![1], b[j]![1]);

@@ -67,14 +67,28 @@ export interface TraceRankAnalysis {
 }
 
 function copyStats(p: PreparedRank, totals: Map<number, { time: number; count: number }>): CopyStats {
-  const s = { htod_pageable_us: 0, htod_pageable_count: 0, htod_pinned_us: 0, dtoh_pageable_us: 0, dtoh_pageable_count: 0, dtoh_pinned_us: 0, dtod_us: 0 };
+  const s = {
+    htod_pageable_us: 0,
+    htod_pageable_count: 0,
+    htod_pinned_us: 0,
+    dtoh_pageable_us: 0,
+    dtoh_pageable_count: 0,
+    dtoh_pinned_us: 0,
+    dtod_us: 0,
+  };
   for (const [id, t] of totals) {
     const name = p.source.names.name(id);
     if (!name.startsWith('Memcpy')) continue;
     if (name.startsWith('Memcpy HtoD')) {
-      if (/Pageable/.test(name)) { s.htod_pageable_us += t.time; s.htod_pageable_count += t.count; } else s.htod_pinned_us += t.time;
+      if (/Pageable/.test(name)) {
+        s.htod_pageable_us += t.time;
+        s.htod_pageable_count += t.count;
+      } else s.htod_pinned_us += t.time;
     } else if (name.startsWith('Memcpy DtoH')) {
-      if (/Pageable/.test(name)) { s.dtoh_pageable_us += t.time; s.dtoh_pageable_count += t.count; } else s.dtoh_pinned_us += t.time;
+      if (/Pageable/.test(name)) {
+        s.dtoh_pageable_us += t.time;
+        s.dtoh_pageable_count += t.count;
+      } else s.dtoh_pinned_us += t.time;
     } else if (name.startsWith('Memcpy DtoD')) s.dtod_us += t.time;
   }
   return s;
@@ -82,18 +96,24 @@ function copyStats(p: PreparedRank, totals: Map<number, { time: number; count: n
 
 /** Index of the step whose [ts, end) contains t, by binary search over steps sorted by start; -1 if none. */
 function stepAt(steps: readonly { ts_us: number; end_us: number }[], t: number): number {
-  let lo = 0, hi = steps.length - 1, found = -1;
+  let lo = 0,
+    hi = steps.length - 1,
+    found = -1;
   while (lo <= hi) {
     const mid = (lo + hi) >> 1;
-    if (steps[mid]!.ts_us <= t) { found = mid; lo = mid + 1; } else hi = mid - 1;
+    if (steps[mid]!.ts_us <= t) {
+      found = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
   }
   return found >= 0 && t < steps[found]!.end_us ? found : -1;
 }
 
 function stepTiming(p: PreparedRank): StepTiming | undefined {
   const r: KinetoRank = p.source;
-  const steps = [...new Map(r.steps.filter((s) => p.iterations.includes(s.iteration)).map((s) => [s.iteration, s])).values()]
-    .sort((a, b) => a.ts_us - b.ts_us);
+  const steps = [
+    ...new Map(r.steps.filter((s) => p.iterations.includes(s.iteration)).map((s) => [s.iteration, s])).values(),
+  ].sort((a, b) => a.ts_us - b.ts_us);
   if (steps.length === 0 || p.kept.length === 0) return undefined;
   const g = r.gpu;
   const firstStart = new Array<number>(steps.length).fill(Infinity);
@@ -107,9 +127,13 @@ function stepTiming(p: PreparedRank): StepTiming | undefined {
     firstStart[k] = Math.min(firstStart[k]!, g.ts.get(i));
     lastEnd[k] = Math.max(lastEnd[k]!, g.end.get(i));
   }
-  let gapSum = 0, gapN = 0;
+  let gapSum = 0,
+    gapN = 0;
   for (let k = 1; k < steps.length; k++) {
-    if (Number.isFinite(firstStart[k]!) && Number.isFinite(lastEnd[k - 1]!)) { gapSum += Math.max(0, firstStart[k]! - lastEnd[k - 1]!); gapN++; }
+    if (Number.isFinite(firstStart[k]!) && Number.isFinite(lastEnd[k - 1]!)) {
+      gapSum += Math.max(0, firstStart[k]! - lastEnd[k - 1]!);
+      gapN++;
+    }
   }
   let loader = 0;
   const dts = r.dataLoader.ts.view();
@@ -117,8 +141,10 @@ function stepTiming(p: PreparedRank): StepTiming | undefined {
   for (let i = 0; i < dts.length; i++) if (stepAt(steps, dts[i]!) >= 0) loader += dend[i]! - dts[i]!;
   const totalStep = steps.reduce((acc, s) => acc + (s.end_us - s.ts_us), 0);
   return {
-    steps: steps.length, mean_step_us: totalStep / steps.length,
-    mean_gpu_gap_at_step_start_us: gapN === 0 ? 0 : gapSum / gapN, mean_data_loader_us: loader / steps.length,
+    steps: steps.length,
+    mean_step_us: totalStep / steps.length,
+    mean_gpu_gap_at_step_start_us: gapN === 0 ? 0 : gapSum / gapN,
+    mean_data_loader_us: loader / steps.length,
   };
 }
 
@@ -138,15 +164,28 @@ export function analyzeTraceRank(p: PreparedRank): TraceRankAnalysis {
   }
   const kindOf = new Map<number, KernelKind>();
   for (const i of p.kept) kindOf.set(g.name.get(i), KIND_BY_CODE[g.kind.get(i)]!);
-  const top = [...totals.entries()].sort((a, b) => b[1].time - a[1].time).slice(0, 10)
+  const top = [...totals.entries()]
+    .sort((a, b) => b[1].time - a[1].time)
+    .slice(0, 10)
     .map(([id, t]) => ({ name: p.source.names.name(id), kind: kindOf.get(id)!, time_us: t.time, count: t.count }));
   const named = [...totals.entries()].map(([id, t]) => ({ name: p.source.names.name(id), time_us: t.time }));
   return {
-    rank: p.source.rank, file: p.source.file, device: p.source.deviceName, device_compute_major: p.source.deviceComputeMajor,
-    iterations: p.iterations, gpu_events: p.kept.length,
-    temporal: temporalBreakdown(p), comm_comp_overlap_pct: commCompOverlapPct(p),
-    idle_by_stream: idleBreakdown(p), launch: launchStats(p), queue_length: queueLength(p),
-    copies: copyStats(p, totals), gemm: gemmPrecision(named), top_kernels: top, step_timing: stepTiming(p), comm_kernel_us: comm,
+    rank: p.source.rank,
+    file: p.source.file,
+    device: p.source.deviceName,
+    device_compute_major: p.source.deviceComputeMajor,
+    iterations: p.iterations,
+    gpu_events: p.kept.length,
+    temporal: temporalBreakdown(p),
+    comm_comp_overlap_pct: commCompOverlapPct(p),
+    idle_by_stream: idleBreakdown(p),
+    launch: launchStats(p),
+    queue_length: queueLength(p),
+    copies: copyStats(p, totals),
+    gemm: gemmPrecision(named),
+    top_kernels: top,
+    step_timing: stepTiming(p),
+    comm_kernel_us: comm,
     attribution: attributeGpuTime(p) ?? attributeCpuSteps(p.source),
     ...(p.source.hostThreads ? { host: p.source.hostThreads } : {}),
   };

@@ -13,13 +13,21 @@ import { fmtPct } from './finding.js';
  * others are the doctor's own choices.
  */
 export const CAUSE_THRESHOLD_PCT: Readonly<Record<Exclude<Cause, 'compute'>, number>> = {
-  'input-pipeline': 5, collectives: 10, 'host-overhead': 10, 'sync-points': 5, 'memory-copies': 5,
+  'input-pipeline': 5,
+  collectives: 10,
+  'host-overhead': 10,
+  'sync-points': 5,
+  'memory-copies': 5,
 };
 
 /** The finding id of each cause in a trace and in an SDK step log. */
 export const CAUSE_ID: Readonly<Record<Cause, string>> = {
-  'input-pipeline': 'input-pipeline', 'host-overhead': 'launch-overhead', 'sync-points': 'sync-points',
-  collectives: 'unoverlapped-communication', 'memory-copies': 'memory-copies', compute: 'compute-bound',
+  'input-pipeline': 'input-pipeline',
+  'host-overhead': 'launch-overhead',
+  'sync-points': 'sync-points',
+  collectives: 'unoverlapped-communication',
+  'memory-copies': 'memory-copies',
+  compute: 'compute-bound',
 };
 
 export const CAUSE_TEXT: Readonly<Record<Cause, string>> = {
@@ -32,8 +40,11 @@ export const CAUSE_TEXT: Readonly<Record<Cause, string>> = {
 };
 
 const CAUSE_BOTTLENECK: Readonly<Record<Exclude<Cause, 'compute'>, Bottleneck>> = {
-  'input-pipeline': 'input-pipeline', 'host-overhead': 'host-overhead', 'sync-points': 'sync-points',
-  collectives: 'communication', 'memory-copies': 'host-device-copy',
+  'input-pipeline': 'input-pipeline',
+  'host-overhead': 'host-overhead',
+  'sync-points': 'sync-points',
+  collectives: 'communication',
+  'memory-copies': 'host-device-copy',
 };
 
 /** Fixes per cause, most effective first. */
@@ -81,7 +92,11 @@ export function largestCause(a: TimeAttribution): CauseShare {
 
 /** One line naming every cause's share, e.g. "compute 62.1%, input 30.0%, ...". Pure. */
 export function sharesLine(a: TimeAttribution): string {
-  return [...a.causes].filter((c) => c.pct > 0).sort((x, y) => y.pct - x.pct).map((c) => `${CAUSE_TEXT[c.cause]} ${fmtPct(c.pct)}`).join(', ');
+  return [...a.causes]
+    .filter((c) => c.pct > 0)
+    .sort((x, y) => y.pct - x.pct)
+    .map((c) => `${CAUSE_TEXT[c.cause]} ${fmtPct(c.pct)}`)
+    .join(', ');
 }
 
 /**
@@ -90,8 +105,14 @@ export function sharesLine(a: TimeAttribution): string {
  * 'compute' when the input does not say); `more.extra` adds evidence per cause;
  * `more.dist_backend` picks the collectives' fix (absent: advice that assumes no backend). Pure.
  */
-export function attributionFindings(a: TimeAttribution, prefix: string, what: string, device: Bottleneck, source: string,
-  more: { readonly extra?: Partial<Record<Cause, readonly string[]>>; readonly dist_backend?: string } = {}): Finding[] {
+export function attributionFindings(
+  a: TimeAttribution,
+  prefix: string,
+  what: string,
+  device: Bottleneck,
+  source: string,
+  more: { readonly extra?: Partial<Record<Cause, readonly string[]>>; readonly dist_backend?: string } = {},
+): Finding[] {
   const extra = more.extra ?? {};
   const out: Finding[] = [];
   const basis = a.basis === 'gpu-time' ? 'of GPU time' : 'of each step';
@@ -100,20 +121,28 @@ export function attributionFindings(a: TimeAttribution, prefix: string, what: st
     if (c.cause === 'compute') continue;
     if (c.pct < CAUSE_THRESHOLD_PCT[c.cause] || c.time_us <= 0) continue;
     out.push({
-      id: `${prefix}.${CAUSE_ID[c.cause]}`, severity: severityOf(c.pct), bottleneck: CAUSE_BOTTLENECK[c.cause],
+      id: `${prefix}.${CAUSE_ID[c.cause]}`,
+      severity: severityOf(c.pct),
+      bottleneck: CAUSE_BOTTLENECK[c.cause],
       title: `${CAUSE_TEXT[c.cause][0]!.toUpperCase()}${CAUSE_TEXT[c.cause].slice(1)}: ${fmtPct(c.pct)} ${basis}`,
       evidence: [shares, ...c.evidence, ...(extra[c.cause] ?? [])],
       fix: c.cause === 'collectives' ? collectivesFix(more.dist_backend) : CAUSE_FIX[c.cause],
-      impact_pct: c.pct, source,
+      impact_pct: c.pct,
+      source,
     });
   }
   const top = largestCause(a);
   if (top.cause === 'compute') {
     out.push({
-      id: `${prefix}.compute-bound`, severity: 'info', bottleneck: device,
+      id: `${prefix}.compute-bound`,
+      severity: 'info',
+      bottleneck: device,
       title: `Compute-bound (${device === 'cpu-compute' ? 'CPU' : device === 'gpu-compute' ? 'GPU' : 'forward/backward/optimizer'}): compute is ${fmtPct(top.pct)} ${basis}, the largest share`,
       // Its impact is the time faster kernels would act on: the largest measured cause comes first.
-      evidence: [shares, ...top.evidence], fix: CAUSE_FIX.compute, impact_pct: top.pct, source,
+      evidence: [shares, ...top.evidence],
+      fix: CAUSE_FIX.compute,
+      impact_pct: top.pct,
+      source,
     });
   }
   return out;

@@ -21,13 +21,22 @@ export function cpuOversubscription(h: HostThreads, prefix: 'steps' | 'trace', s
   if (threads <= h.cpu_count) return null;
   const waiting = 100 * (1 - h.cpu_count / threads);
   return {
-    id: `${prefix}.cpu-oversubscribed`, severity: severityOf(waiting), bottleneck: 'cpu-contention',
+    id: `${prefix}.cpu-oversubscribed`,
+    severity: severityOf(waiting),
+    bottleneck: 'cpu-contention',
     title: `CPU threads oversubscribed: ${threads} busy threads on ${h.cpu_count} cores`,
-    evidence: [`${procs} process(es) x (${h.torch_threads} torch threads + ${workers} DataLoader worker(s)) = ${threads} threads for ${h.cpu_count} cores: each gets ${(h.cpu_count / threads).toFixed(2)} of a core`],
-    fix: [`torch.set_num_threads(${Math.max(1, Math.floor(h.cpu_count / procs) - workers)}) (or OMP_NUM_THREADS) so processes x (threads + workers) <= cores`, 'torchrun sets OMP_NUM_THREADS=1 per process by default: raise it only up to cores / processes'],
-    impact_pct: waiting, source,
+    evidence: [
+      `${procs} process(es) x (${h.torch_threads} torch threads + ${workers} DataLoader worker(s)) = ${threads} threads for ${h.cpu_count} cores: each gets ${(h.cpu_count / threads).toFixed(2)} of a core`,
+    ],
+    fix: [
+      `torch.set_num_threads(${Math.max(1, Math.floor(h.cpu_count / procs) - workers)}) (or OMP_NUM_THREADS) so processes x (threads + workers) <= cores`,
+      'torchrun sets OMP_NUM_THREADS=1 per process by default: raise it only up to cores / processes',
+    ],
+    impact_pct: waiting,
+    source,
   };
 }
 
 /** What the doctor says on a CPU run whose file has no thread or core counts. */
-export const THREADS_UNKNOWN = 'thread oversubscription cannot be told from this file (it carries no thread or core counts; an oversubscribed run looks compute-bound here): export the trace with goodput.torch.export_trace, or give the doctor the SDK step log (GOODPUT_STEP_LOG)';
+export const THREADS_UNKNOWN =
+  'thread oversubscription cannot be told from this file (it carries no thread or core counts; an oversubscribed run looks compute-bound here): export the trace with goodput.torch.export_trace, or give the doctor the SDK step log (GOODPUT_STEP_LOG)';

@@ -11,12 +11,18 @@ import { THREADS_UNKNOWN } from './cpu-threads.js';
 // Real torch 1.13 CPU recordings of bench/doctor_faults.py (fixtures/doctor/faults).
 const fx = (name: string) => packagePath('fixtures', 'doctor', 'faults', name);
 const tmp = mkdtempSync(join(tmpdir(), 'goodput-cpu-trace-'));
-const traceOf = (name: string) => JSON.parse(gunzipSync(readFileSync(fx(name))).toString('utf8')) as Record<string, unknown>;
+const traceOf = (name: string) =>
+  JSON.parse(gunzipSync(readFileSync(fx(name))).toString('utf8')) as Record<string, unknown>;
 
 describe('thread oversubscription from a CPU trace', () => {
   it('the trace exported by goodput.torch.trace_handler carries the host threads: cpu-contention first', async () => {
     const trace = traceOf('cpu-oversubscribed.trace.json.gz');
-    assert.deepEqual(trace['goodput_host'], { cpu_count: 2, torch_threads: 16, local_processes: 1, dataloader_workers: 0 });
+    assert.deepEqual(trace['goodput_host'], {
+      cpu_count: 2,
+      torch_threads: 16,
+      local_processes: 1,
+      dataloader_workers: 0,
+    });
     const r = await runDoctor([fx('cpu-oversubscribed.trace.json.gz')]);
     assert.equal(r.findings[0]!.id, 'trace.cpu-oversubscribed');
     assert.equal(r.findings[0]!.impact_pct, 87.5);
@@ -25,7 +31,7 @@ describe('thread oversubscription from a CPU trace', () => {
     assert.deepEqual(r.traces[0]!.host, trace['goodput_host']);
   });
 
-  it('without goodput_host (torch\'s own export) the doctor says it cannot tell, and what to add', async () => {
+  it("without goodput_host (torch's own export) the doctor says it cannot tell, and what to add", async () => {
     for (const file of ['cpu-oversubscribed.plain-export.trace.json.gz', 'cpu-healthy.trace.json.gz']) {
       const trace = traceOf(file);
       delete trace['goodput_host'];
@@ -46,10 +52,13 @@ describe('thread oversubscription from a CPU trace', () => {
     assert.ok(!r.findings[0]!.evidence.includes(THREADS_UNKNOWN));
   });
 
-  it('goodput_host as Kineto\'s add_metadata stores it (a JSON string) is read too; malformed is ignored', async () => {
-    const events = (traceOf('cpu-healthy.trace.json.gz')['traceEvents']) as unknown[];
+  it("goodput_host as Kineto's add_metadata stores it (a JSON string) is read too; malformed is ignored", async () => {
+    const events = traceOf('cpu-healthy.trace.json.gz')['traceEvents'] as unknown[];
     const asString = join(tmp, 'string-host.json');
-    writeFileSync(asString, JSON.stringify({ traceEvents: events, goodput_host: JSON.stringify({ cpu_count: 1, torch_threads: 4 }) }));
+    writeFileSync(
+      asString,
+      JSON.stringify({ traceEvents: events, goodput_host: JSON.stringify({ cpu_count: 1, torch_threads: 4 }) }),
+    );
     assert.equal((await runDoctor([asString])).findings[0]!.id, 'trace.cpu-oversubscribed');
     const bad = join(tmp, 'bad-host.json');
     writeFileSync(bad, JSON.stringify({ traceEvents: events, goodput_host: { cpu_count: 0, torch_threads: 4 } }));
@@ -63,7 +72,11 @@ describe('time between steps in a CPU trace', () => {
     assert.equal(r.findings[0]!.id, 'trace.sync-points');
     assert.equal(r.verdict, 'sync-points');
     assert.ok(r.findings[0]!.impact_pct > 40, String(r.findings[0]!.impact_pct));
-    assert.ok(r.findings[0]!.evidence.some((e) => /from the end of optimizer\.step\(\) to the next step: .* more than the/.test(e)));
+    assert.ok(
+      r.findings[0]!.evidence.some((e) =>
+        /from the end of optimizer\.step\(\) to the next step: .* more than the/.test(e),
+      ),
+    );
   });
 
   it('Python overhead spread over the step (batch size 1) stays host overhead, not a sync point', async () => {

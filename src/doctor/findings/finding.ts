@@ -1,7 +1,18 @@
 /** The resource a finding says limits the run. */
 export type Bottleneck =
-  | 'gpu-compute' | 'cpu-compute' | 'compute' | 'gpu-memory' | 'input-pipeline' | 'host-overhead' | 'sync-points'
-  | 'host-device-copy' | 'communication' | 'cpu-contention' | 'system' | 'healthy' | 'no-data';
+  | 'gpu-compute'
+  | 'cpu-compute'
+  | 'compute'
+  | 'gpu-memory'
+  | 'input-pipeline'
+  | 'host-overhead'
+  | 'sync-points'
+  | 'host-device-copy'
+  | 'communication'
+  | 'cpu-contention'
+  | 'system'
+  | 'healthy'
+  | 'no-data';
 
 export type Severity = 'critical' | 'warning' | 'info';
 
@@ -31,7 +42,13 @@ const SEVERITY_RANK: Readonly<Record<Severity, number>> = { critical: 0, warning
  */
 export function rankFindings(findings: readonly Finding[]): Finding[] {
   const note = (f: Finding) => (f.severity === 'info' ? 1 : 0);
-  return [...findings].sort((a, b) => note(a) - note(b) || b.impact_pct - a.impact_pct || SEVERITY_RANK[a.severity] - SEVERITY_RANK[b.severity] || a.id.localeCompare(b.id));
+  return [...findings].sort(
+    (a, b) =>
+      note(a) - note(b) ||
+      b.impact_pct - a.impact_pct ||
+      SEVERITY_RANK[a.severity] - SEVERITY_RANK[b.severity] ||
+      a.id.localeCompare(b.id),
+  );
 }
 
 /** Formats a µs quantity for evidence lines. */

@@ -11,7 +11,9 @@ import { rankFindings } from './finding.js';
 import { nvidiaSmiFindings, topologyFindings } from './smi-findings.js';
 
 function csvSeries(): string {
-  const rows = ['index, name, utilization.gpu [%], memory.used [MiB], memory.total [MiB], power.draw [W], power.limit [W], clocks_throttle_reasons.sw_power_cap'];
+  const rows = [
+    'index, name, utilization.gpu [%], memory.used [MiB], memory.total [MiB], power.draw [W], power.limit [W], clocks_throttle_reasons.sw_power_cap',
+  ];
   for (let i = 0; i < 20; i++) {
     rows.push(`0, NVIDIA A100-SXM4-80GB, ${(i * 37) % 100} %, 70000 MiB, 81920 MiB, 250.0 W, 400.00 W, Not Active`);
     rows.push(`1, NVIDIA A100-SXM4-80GB, 99 %, 78000 MiB, 81920 MiB, 399.0 W, 400.00 W, Active`);
@@ -23,7 +25,11 @@ describe('nvidia-smi findings', () => {
   const findings = nvidiaSmiFindings({ samples: parseQueryGpuCsv(csvSeries()), processes: [] }, 'gpu.csv');
 
   it('flags the under-used GPU, the power-capped one and the one near out-of-memory', () => {
-    assert.deepEqual(findings.map((f) => f.id).sort(), ['smi.clock-throttling', 'smi.low-gpu-utilization', 'smi.memory-nearly-full']);
+    assert.deepEqual(findings.map((f) => f.id).sort(), [
+      'smi.clock-throttling',
+      'smi.low-gpu-utilization',
+      'smi.memory-nearly-full',
+    ]);
     const low = findings.find((f) => f.id === 'smi.low-gpu-utilization')!;
     assert.match(low.title, /^GPU 0 .*46\.5% on average/);
     assert.match(low.evidence[0]!, /55\.0% of samples below 50%/);
@@ -41,7 +47,8 @@ describe('nvidia-smi findings', () => {
 
 describe('GPU summaries', () => {
   it('one per GPU with the latest values and a time axis from the CSV timestamps', () => {
-    const csv = 'timestamp, index, utilization.gpu [%], memory.used [MiB], memory.total [MiB]\n' +
+    const csv =
+      'timestamp, index, utilization.gpu [%], memory.used [MiB], memory.total [MiB]\n' +
       '2024/01/31 12:00:00.000, 0, 10 %, 100 MiB, 1000 MiB\n2024/01/31 12:00:01.500, 0, 90 %, 900 MiB, 1000 MiB\n2024/01/31 12:00:03.000, 0, 50 %, 500 MiB, 1000 MiB';
     const [g] = summarizeGpus(parseQueryGpuCsv(csv), 'gpu.csv');
     assert.deepEqual([g!.utilization_gpu_pct, g!.memory_used_bytes, g!.samples], [50, 500 * 2 ** 20, 3]);
@@ -51,7 +58,9 @@ describe('GPU summaries', () => {
 });
 
 describe('topology findings (DGX-1)', () => {
-  const t = parseTopoMatrix(readFileSync(packagePath('fixtures', 'doctor', 'topology', 'dgx1-8xV100-topo-m.txt'), 'utf8'))!;
+  const t = parseTopoMatrix(
+    readFileSync(packagePath('fixtures', 'doctor', 'topology', 'dgx1-8xV100-topo-m.txt'), 'utf8'),
+  )!;
   const f = topologyFindings(t, 'topo.txt');
 
   it('names the GPU pairs that cross the CPU sockets and the NVLink pairs', () => {
@@ -61,7 +70,7 @@ describe('topology findings (DGX-1)', () => {
     assert.ok(cross.evidence[0]!.includes('GPU0-GPU3 (NV2)'));
   });
 
-  it('gives CPU binding commands from each GPU\'s affinity and the NICs nearest each GPU', () => {
+  it("gives CPU binding commands from each GPU's affinity and the NICs nearest each GPU", () => {
     const aff = f.find((x) => x.id === 'topo.cpu-affinity')!;
     assert.ok(aff.fix[0]!.startsWith('numactl --physcpubind=0-19,40-59'));
     const nic = f.find((x) => x.id === 'topo.gpu-nic-affinity')!;
@@ -71,11 +80,24 @@ describe('topology findings (DGX-1)', () => {
 });
 
 describe('ranking', () => {
-  const f = (id: string, impact: number, severity: Finding['severity']): Finding =>
-    ({ id, impact_pct: impact, severity, bottleneck: 'system', title: id, evidence: ['e'], fix: ['f'], source: 's' });
+  const f = (id: string, impact: number, severity: Finding['severity']): Finding => ({
+    id,
+    impact_pct: impact,
+    severity,
+    bottleneck: 'system',
+    title: id,
+    evidence: ['e'],
+    fix: ['f'],
+    source: 's',
+  });
 
   it('orders issues before notes, each by impact, then severity, then id; verdict is healthy when nothing matters', () => {
-    assert.deepEqual(rankFindings([f('b', 1, 'info'), f('a', 1, 'warning'), f('c', 5, 'info'), f('d', 2, 'critical')]).map((x) => x.id), ['d', 'a', 'c', 'b']);
+    assert.deepEqual(
+      rankFindings([f('b', 1, 'info'), f('a', 1, 'warning'), f('c', 5, 'info'), f('d', 2, 'critical')]).map(
+        (x) => x.id,
+      ),
+      ['d', 'a', 'c', 'b'],
+    );
     assert.equal(verdictOf([f('x', 1, 'warning')]), 'healthy');
   });
 
@@ -84,6 +106,9 @@ describe('ranking', () => {
     const sync: Finding = { ...f('trace.sync-points', 28, 'critical'), bottleneck: 'sync-points' };
     assert.equal(verdictOf([compute, sync]), 'sync-points');
     assert.equal(verdictOf([compute, { ...sync, severity: 'info' }]), 'gpu-compute');
-    assert.deepEqual(rankFindings([compute, sync]).map((x) => x.id), ['trace.sync-points', 'trace.compute-bound']);
+    assert.deepEqual(
+      rankFindings([compute, sync]).map((x) => x.id),
+      ['trace.sync-points', 'trace.compute-bound'],
+    );
   });
 });

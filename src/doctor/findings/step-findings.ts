@@ -13,7 +13,14 @@ import type { Finding } from './finding.js';
 import { fmtPct } from './finding.js';
 
 /** Thresholds in percent of step time; docs/doctor.md says where each comes from. */
-export const STEP_THRESHOLD_PCT = { data_wait: 5, sync: 10, optimizer: 25, optimizer_vs_compute: 0.3, straggler_excess: 10, between_steps: 5 } as const;
+export const STEP_THRESHOLD_PCT = {
+  data_wait: 5,
+  sync: 10,
+  optimizer: 25,
+  optimizer_vs_compute: 0.3,
+  straggler_excess: 10,
+  between_steps: 5,
+} as const;
 
 /** Fixes for time the script spends between steps, most likely cause first. */
 const BETWEEN_STEPS_FIX: readonly string[] = [
@@ -26,54 +33,133 @@ const BETWEEN_STEPS_FIX: readonly string[] = [
 export function stepBreakdownFindings(b: StepBreakdown, src: string): Finding[] {
   const out: Finding[] = [];
   const ranks = summarizeSteps(b);
-  const all = ranks.reduce((acc, r) => ({ d: acc.d + r.data_wait_s * r.steps, f: acc.f + r.forward_backward_s * r.steps, s: acc.s + r.sync_s * r.steps, o: acc.o + r.optimizer_s * r.steps, b: acc.b + r.between_steps_s * r.steps }), { d: 0, f: 0, s: 0, o: 0, b: 0 });
+  const all = ranks.reduce(
+    (acc, r) => ({
+      d: acc.d + r.data_wait_s * r.steps,
+      f: acc.f + r.forward_backward_s * r.steps,
+      s: acc.s + r.sync_s * r.steps,
+      o: acc.o + r.optimizer_s * r.steps,
+      b: acc.b + r.between_steps_s * r.steps,
+    }),
+    { d: 0, f: 0, s: 0, o: 0, b: 0 },
+  );
   const total = all.d + all.f + all.s + all.o + all.b;
   if (total <= 0) return out;
-  const share = { d: (100 * all.d) / total, s: (100 * all.s) / total, o: (100 * all.o) / total, f: (100 * all.f) / total, b: (100 * all.b) / total };
+  const share = {
+    d: (100 * all.d) / total,
+    s: (100 * all.s) / total,
+    o: (100 * all.o) / total,
+    f: (100 * all.f) / total,
+    b: (100 * all.b) / total,
+  };
   const meanStep_ms = (1000 * total) / b.steps.length;
   const measuresBetween = ranks.some((r) => r.measures_between_steps);
-  const evidence = [`${b.steps.length} steps from ${ranks.length} rank(s)${b.job ? ` of job ${b.job}` : ''}, ${meanStep_ms.toFixed(1)} ms per step: data wait ${fmtPct(share.d)}, forward+backward ${fmtPct(share.f)}, sync ${fmtPct(share.s)}, optimizer ${fmtPct(share.o)}${measuresBetween ? `, between steps ${fmtPct(share.b)}` : ''} (adds up to 100%)`];
-  if (!measuresBetween) evidence.push('this log has no between_steps_s (written by an SDK that did not measure the time between steps): a loss.item() or torch.cuda.synchronize() after optimizer.step() is in no phase here');
+  const evidence = [
+    `${b.steps.length} steps from ${ranks.length} rank(s)${b.job ? ` of job ${b.job}` : ''}, ${meanStep_ms.toFixed(1)} ms per step: data wait ${fmtPct(share.d)}, forward+backward ${fmtPct(share.f)}, sync ${fmtPct(share.s)}, optimizer ${fmtPct(share.o)}${measuresBetween ? `, between steps ${fmtPct(share.b)}` : ''} (adds up to 100%)`,
+  ];
+  if (!measuresBetween)
+    evidence.push(
+      'this log has no between_steps_s (written by an SDK that did not measure the time between steps): a loss.item() or torch.cuda.synchronize() after optimizer.step() is in no phase here',
+    );
   if (share.b >= STEP_THRESHOLD_PCT.between_steps) {
-    out.push({ id: 'steps.between-steps', severity: severityOf(share.b), bottleneck: 'sync-points',
+    out.push({
+      id: 'steps.between-steps',
+      severity: severityOf(share.b),
+      bottleneck: 'sync-points',
       title: `Synchronisation or host work between steps: ${fmtPct(share.b)} of each step passes after optimizer.step() before the next batch is asked for`,
-      evidence: [...evidence, `${(1000 * all.b / b.steps.length).toFixed(1)} ms per step in the script's own code between steps, where loss.item(), torch.cuda.synchronize(), logging and evaluation sit; a step log cannot tell which (a GPU trace can)`],
-      fix: BETWEEN_STEPS_FIX, impact_pct: share.b, source: src });
+      evidence: [
+        ...evidence,
+        `${((1000 * all.b) / b.steps.length).toFixed(1)} ms per step in the script's own code between steps, where loss.item(), torch.cuda.synchronize(), logging and evaluation sit; a step log cannot tell which (a GPU trace can)`,
+      ],
+      fix: BETWEEN_STEPS_FIX,
+      impact_pct: share.b,
+      source: src,
+    });
   }
   if (share.d >= STEP_THRESHOLD_PCT.data_wait) {
-    out.push({ id: 'steps.data-wait', severity: severityOf(share.d), bottleneck: 'input-pipeline', title: `Training waits for data ${fmtPct(share.d)} of each step`, evidence,
-      fix: CAUSE_FIX['input-pipeline'], impact_pct: share.d, source: src });
+    out.push({
+      id: 'steps.data-wait',
+      severity: severityOf(share.d),
+      bottleneck: 'input-pipeline',
+      title: `Training waits for data ${fmtPct(share.d)} of each step`,
+      evidence,
+      fix: CAUSE_FIX['input-pipeline'],
+      impact_pct: share.d,
+      source: src,
+    });
   }
   if (share.s >= STEP_THRESHOLD_PCT.sync) {
     const backend = b.host?.dist_backend;
-    out.push({ id: 'steps.sync-heavy', severity: severityOf(share.s), bottleneck: 'communication', title: `Waiting on peers: gradient synchronisation takes ${fmtPct(share.s)} of each step`,
-      evidence: [...evidence, backend ? `torch.distributed backend: ${backend} (the log's host.dist_backend); the fixes are for it`
-        : 'the log does not name the torch.distributed backend (host.dist_backend: written by SDKs that record it, when torch.distributed is initialized): the fixes assume none'],
-      fix: collectivesFix(backend), impact_pct: share.s, source: src });
+    out.push({
+      id: 'steps.sync-heavy',
+      severity: severityOf(share.s),
+      bottleneck: 'communication',
+      title: `Waiting on peers: gradient synchronisation takes ${fmtPct(share.s)} of each step`,
+      evidence: [
+        ...evidence,
+        backend
+          ? `torch.distributed backend: ${backend} (the log's host.dist_backend); the fixes are for it`
+          : 'the log does not name the torch.distributed backend (host.dist_backend: written by SDKs that record it, when torch.distributed is initialized): the fixes assume none',
+      ],
+      fix: collectivesFix(backend),
+      impact_pct: share.s,
+      source: src,
+    });
   }
   // The optimizer's cost does not grow with the batch, forward+backward's does: an optimizer that
   // takes a quarter of the step, or 30% as long as forward+backward, means too little work per step.
-  const perStepBound = share.o >= STEP_THRESHOLD_PCT.optimizer || share.o >= STEP_THRESHOLD_PCT.optimizer_vs_compute * share.f;
+  const perStepBound =
+    share.o >= STEP_THRESHOLD_PCT.optimizer || share.o >= STEP_THRESHOLD_PCT.optimizer_vs_compute * share.f;
   if (perStepBound) {
-    out.push({ id: 'steps.optimizer-heavy', severity: severityOf(share.o), bottleneck: 'host-overhead',
-      title: `Per-step fixed costs: the optimizer alone takes ${fmtPct(share.o)} of each ${meanStep_ms.toFixed(1)} ms step, ${(share.o / Math.max(share.f, 1e-9)).toFixed(2)}x forward+backward (too little work per step to amortise it)`, evidence,
-      fix: CAUSE_FIX['host-overhead'], impact_pct: share.o, source: src });
+    out.push({
+      id: 'steps.optimizer-heavy',
+      severity: severityOf(share.o),
+      bottleneck: 'host-overhead',
+      title: `Per-step fixed costs: the optimizer alone takes ${fmtPct(share.o)} of each ${meanStep_ms.toFixed(1)} ms step, ${(share.o / Math.max(share.f, 1e-9)).toFixed(2)}x forward+backward (too little work per step to amortise it)`,
+      evidence,
+      fix: CAUSE_FIX['host-overhead'],
+      impact_pct: share.o,
+      source: src,
+    });
   }
   const times = ranks.map((r) => r.forward_backward_s).sort((a, c) => a - c);
   const median = times[Math.floor((times.length - 1) / 2)]!;
   const slow = [...ranks].sort((a, c) => c.forward_backward_s - a.forward_backward_s)[0]!;
-  if (ranks.length >= 2 && median > 0 && slow.forward_backward_s > (1 + STEP_THRESHOLD_PCT.straggler_excess / 100) * median) {
-    out.push({ id: 'steps.straggler-rank', severity: 'warning', bottleneck: 'communication',
+  if (
+    ranks.length >= 2 &&
+    median > 0 &&
+    slow.forward_backward_s > (1 + STEP_THRESHOLD_PCT.straggler_excess / 100) * median
+  ) {
+    out.push({
+      id: 'steps.straggler-rank',
+      severity: 'warning',
+      bottleneck: 'communication',
       title: `Rank ${slow.rank} computes ${fmtPct((100 * (slow.forward_backward_s - median)) / median)} longer than the median rank; the others wait in sync`,
-      evidence: ranks.map((r) => `rank ${r.rank}: step ${r.step_time_s.toFixed(3)} s (data ${r.data_wait_s.toFixed(3)}, fwd+bwd ${r.forward_backward_s.toFixed(3)}, sync ${r.sync_s.toFixed(3)}, opt ${r.optimizer_s.toFixed(3)}, between ${r.between_steps_s.toFixed(3)})`),
-      fix: ['Check that rank\'s GPU (clocks, throttling, other processes: nvidia-smi) and its data shard size', 'Bind processes to the CPU socket of their GPU (numactl / mpirun --map-by socket)'],
-      impact_pct: (100 * (slow.forward_backward_s - median)) / slow.step_time_s, source: src });
+      evidence: ranks.map(
+        (r) =>
+          `rank ${r.rank}: step ${r.step_time_s.toFixed(3)} s (data ${r.data_wait_s.toFixed(3)}, fwd+bwd ${r.forward_backward_s.toFixed(3)}, sync ${r.sync_s.toFixed(3)}, opt ${r.optimizer_s.toFixed(3)}, between ${r.between_steps_s.toFixed(3)})`,
+      ),
+      fix: [
+        "Check that rank's GPU (clocks, throttling, other processes: nvidia-smi) and its data shard size",
+        'Bind processes to the CPU socket of their GPU (numactl / mpirun --map-by socket)',
+      ],
+      impact_pct: (100 * (slow.forward_backward_s - median)) / slow.step_time_s,
+      source: src,
+    });
   }
   const over = b.host ? cpuOversubscription(b.host, 'steps', src) : null;
   if (over) out.push({ ...over, evidence: [...over.evidence, ...evidence] });
   if (!perStepBound && !over && share.f >= Math.max(share.d, share.s, share.o, share.b)) {
-    out.push({ id: 'steps.compute-bound', severity: 'info', bottleneck: 'compute',
-      title: `Compute-bound: forward+backward is ${fmtPct(share.f)} of each step, the largest share`, evidence, fix: CAUSE_FIX.compute, impact_pct: share.f, source: src });
+    out.push({
+      id: 'steps.compute-bound',
+      severity: 'info',
+      bottleneck: 'compute',
+      title: `Compute-bound: forward+backward is ${fmtPct(share.f)} of each step, the largest share`,
+      evidence,
+      fix: CAUSE_FIX.compute,
+      impact_pct: share.f,
+      source: src,
+    });
   }
   return out;
 }

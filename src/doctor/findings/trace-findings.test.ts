@@ -12,7 +12,10 @@ import { traceRankFindings } from './trace-findings.js';
 
 function analyse(o: SyntheticTraceOptions) {
   const r = newKinetoRank('synthetic');
-  const s = new TopLevelSplitter({ onElement: (e) => addKinetoEvent(r, e), onMember: (k, v) => addKinetoMember(r, k, v) });
+  const s = new TopLevelSplitter({
+    onElement: (e) => addKinetoEvent(r, e),
+    onMember: (k, v) => addKinetoMember(r, k, v),
+  });
   for (const chunk of syntheticTraceChunks(o, 1 << 14)) s.feed(chunk);
   assert.equal(s.finish(), true);
   return analyzeTraceRank(prepareRank(r, r.stepNames.size));
@@ -40,15 +43,21 @@ describe('trace findings on generated traces', () => {
   });
 });
 
-describe('a trace\'s collectives fix follows the backend', () => {
+describe("a trace's collectives fix follows the backend", () => {
   // 30% waiting on peers, the rest compute: one collectives finding.
   const attribution = (basis: 'gpu-time' | 'step-time'): TimeAttribution => ({
-    basis, total_us: 1000, steps: 4,
-    causes: [{ cause: 'collectives', time_us: 300, pct: 30, evidence: [] }, { cause: 'compute', time_us: 700, pct: 70, evidence: [] }],
+    basis,
+    total_us: 1000,
+    steps: 4,
+    causes: [
+      { cause: 'collectives', time_us: 300, pct: 30, evidence: [] },
+      { cause: 'compute', time_us: 700, pct: 70, evidence: [] },
+    ],
   });
   const fixOf = (basis: 'gpu-time' | 'step-time', dist_backend?: string) =>
     attributionFindings(attribution(basis), 'trace', 'rank 0', 'cpu-compute', 't', dist_backend ? { dist_backend } : {})
-      .find((f) => f.id === 'trace.unoverlapped-communication')!.fix.join('\n');
+      .find((f) => f.id === 'trace.unoverlapped-communication')!
+      .fix.join('\n');
 
   it('gloo named in goodput_host: no NCCL settings; nccl or none: as the backend says', () => {
     assert.doesNotMatch(fixOf('step-time', 'gloo'), /NCCL_DEBUG/);
@@ -57,7 +66,7 @@ describe('a trace\'s collectives fix follows the backend', () => {
     assert.match(fixOf('step-time'), /Check the collective backend's transport \(NCCL_DEBUG=INFO for NCCL/);
   });
 
-  it('goodput_host\'s dist_backend is read when well-formed and dropped otherwise', () => {
+  it("goodput_host's dist_backend is read when well-formed and dropped otherwise", () => {
     const host = (value: unknown) => {
       const r = newKinetoRank('t');
       addKinetoMember(r, 'goodput_host', { cpu_count: 2, torch_threads: 1, dist_backend: value });

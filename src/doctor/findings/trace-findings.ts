@@ -21,29 +21,50 @@ function precisionFinding(r: TraceRankAnalysis, out: Finding[]): void {
   if (tc && share >= 5) {
     const ampere = (r.device_compute_major ?? 0) >= 8;
     out.push({
-      id: 'trace.fp32-matmul-on-tensor-core-gpu', severity: share >= 20 ? 'critical' : 'warning', bottleneck: 'gpu-compute',
+      id: 'trace.fp32-matmul-on-tensor-core-gpu',
+      severity: share >= 20 ? 'critical' : 'warning',
+      bottleneck: 'gpu-compute',
       title: `FP32 matrix math on CUDA cores: ${fmtPct(share)} of GPU time on a tensor-core GPU (${r.device ?? 'unknown GPU'})`,
       evidence: [
         `rank ${r.rank}: ${fmtUs(r.gemm.fp32_simt_us)} in FP32 GEMM/convolution kernels without tensor cores, of ${fmtUs(r.gemm.matmul_us)} matrix math`,
         `examples: ${r.gemm.fp32_examples.join(', ')}`,
       ],
       fix: [
-        ampere ? 'with torch.autocast(device_type="cuda", dtype=torch.bfloat16): loss = model(x)  # BF16 needs no loss scaling' :
-          'scaler = torch.cuda.amp.GradScaler(); with torch.autocast(device_type="cuda", dtype=torch.float16): loss = model(x); scaler.scale(loss).backward(); scaler.step(opt); scaler.update()',
-        ...(ampere ? ['Keep FP32 parts on TF32 tensor cores: torch.backends.cuda.matmul.allow_tf32 = True; torch.backends.cudnn.allow_tf32 = True (or torch.set_float32_matmul_precision("high"))'] : []),
+        ampere
+          ? 'with torch.autocast(device_type="cuda", dtype=torch.bfloat16): loss = model(x)  # BF16 needs no loss scaling'
+          : 'scaler = torch.cuda.amp.GradScaler(); with torch.autocast(device_type="cuda", dtype=torch.float16): loss = model(x); scaler.scale(loss).backward(); scaler.step(opt); scaler.update()',
+        ...(ampere
+          ? [
+              'Keep FP32 parts on TF32 tensor cores: torch.backends.cuda.matmul.allow_tf32 = True; torch.backends.cudnn.allow_tf32 = True (or torch.set_float32_matmul_precision("high"))',
+            ]
+          : []),
         'torch.backends.cudnn.benchmark = True when input shapes are fixed',
         'TensorFlow: tf.keras.mixed_precision.set_global_policy("mixed_float16")',
       ],
-      impact_pct: share / 2, source: r.file,
+      impact_pct: share / 2,
+      source: r.file,
     });
-  } else if (tc && (r.device_compute_major ?? 0) >= 8 && r.gemm.tf32_tensor_core_us > 2 * r.gemm.half_tensor_core_us && (100 * r.gemm.tf32_tensor_core_us) / t.kernel_time_us >= 5) {
+  } else if (
+    tc &&
+    (r.device_compute_major ?? 0) >= 8 &&
+    r.gemm.tf32_tensor_core_us > 2 * r.gemm.half_tensor_core_us &&
+    (100 * r.gemm.tf32_tensor_core_us) / t.kernel_time_us >= 5
+  ) {
     const s = (100 * r.gemm.tf32_tensor_core_us) / t.kernel_time_us;
     out.push({
-      id: 'trace.tf32-not-bf16', severity: 'info', bottleneck: 'gpu-compute',
+      id: 'trace.tf32-not-bf16',
+      severity: 'info',
+      bottleneck: 'gpu-compute',
       title: `Matrix math runs in TF32 (${fmtPct(s)} of GPU time); BF16 autocast would roughly double its throughput`,
-      evidence: [`rank ${r.rank}: ${fmtUs(r.gemm.tf32_tensor_core_us)} TF32 vs ${fmtUs(r.gemm.half_tensor_core_us)} FP16/BF16 tensor-core time`],
-      fix: ['with torch.autocast(device_type="cuda", dtype=torch.bfloat16): loss = model(x)', 'Also halves activation memory: use the headroom for larger batches'],
-      impact_pct: s / 4, source: r.file,
+      evidence: [
+        `rank ${r.rank}: ${fmtUs(r.gemm.tf32_tensor_core_us)} TF32 vs ${fmtUs(r.gemm.half_tensor_core_us)} FP16/BF16 tensor-core time`,
+      ],
+      fix: [
+        'with torch.autocast(device_type="cuda", dtype=torch.bfloat16): loss = model(x)',
+        'Also halves activation memory: use the headroom for larger batches',
+      ],
+      impact_pct: s / 4,
+      source: r.file,
     });
   }
 }
@@ -54,7 +75,9 @@ function copyFinding(r: TraceRankAnalysis, out: Finding[]): void {
   if (!t || c.htod_pageable_count + c.dtoh_pageable_count === 0) return;
   const us = c.htod_pageable_us + c.dtoh_pageable_us;
   out.push({
-    id: 'trace.pageable-memcpy', severity: severityOf((100 * us) / t.kernel_time_us), bottleneck: 'host-device-copy',
+    id: 'trace.pageable-memcpy',
+    severity: severityOf((100 * us) / t.kernel_time_us),
+    bottleneck: 'host-device-copy',
     title: `Host-device copies from pageable memory (${c.htod_pageable_count} HtoD, ${c.dtoh_pageable_count} DtoH): synchronous and slower than pinned`,
     evidence: [
       `rank ${r.rank}: Memcpy HtoD (Pageable -> Device) ${fmtUs(c.htod_pageable_us)} in ${c.htod_pageable_count} copies; pinned HtoD ${fmtUs(c.htod_pinned_us)}`,
@@ -65,7 +88,8 @@ function copyFinding(r: TraceRankAnalysis, out: Finding[]): void {
       'For tensors built by hand: x = x.pin_memory(); x_gpu = x.to("cuda", non_blocking=True)',
       'Avoid per-step .item()/.cpu()/.numpy() on CUDA tensors (each is a pageable DtoH copy and a sync); accumulate metrics on the GPU and read them every N steps',
     ],
-    impact_pct: (100 * us) / t.kernel_time_us, source: r.file,
+    impact_pct: (100 * us) / t.kernel_time_us,
+    source: r.file,
   });
 }
 
@@ -74,18 +98,30 @@ function extraEvidence(r: TraceRankAnalysis): Partial<Record<Cause, string[]>> {
   const extra: Partial<Record<Cause, string[]>> = {};
   const s = r.step_timing;
   if (s && s.mean_step_us > 0) {
-    extra['input-pipeline'] = [`${s.steps} steps of ${fmtUs(s.mean_step_us)}: enumerate(DataLoader) ${fmtUs(s.mean_data_loader_us)} per step; GPU gap before each step's first kernel ${fmtUs(s.mean_gpu_gap_at_step_start_us)}`];
+    extra['input-pipeline'] = [
+      `${s.steps} steps of ${fmtUs(s.mean_step_us)}: enumerate(DataLoader) ${fmtUs(s.mean_data_loader_us)} per step; GPU gap before each step's first kernel ${fmtUs(s.mean_gpu_gap_at_step_start_us)}`,
+    ];
   }
   const c = r.copies;
   if (c.htod_pageable_count + c.dtoh_pageable_count > 0) {
-    extra['memory-copies'] = [`pageable copies: ${c.htod_pageable_count} HtoD (${fmtUs(c.htod_pageable_us)}), ${c.dtoh_pageable_count} DtoH (${fmtUs(c.dtoh_pageable_us)}): synchronous and slower than pinned`];
+    extra['memory-copies'] = [
+      `pageable copies: ${c.htod_pageable_count} HtoD (${fmtUs(c.htod_pageable_us)}), ${c.dtoh_pageable_count} DtoH (${fmtUs(c.dtoh_pageable_us)}): synchronous and slower than pinned`,
+    ];
   }
   if (r.comm_comp_overlap_pct !== null) {
-    extra.collectives = [`HTA comm/comp overlap ${fmtPct(r.comm_comp_overlap_pct)}`,
-      ...r.top_kernels.filter((k) => k.kind === 'communication').slice(0, 2).map((k) => `${k.name.split('(')[0]}: ${fmtUs(k.time_us)} in ${k.count} calls`)];
+    extra.collectives = [
+      `HTA comm/comp overlap ${fmtPct(r.comm_comp_overlap_pct)}`,
+      ...r.top_kernels
+        .filter((k) => k.kind === 'communication')
+        .slice(0, 2)
+        .map((k) => `${k.name.split('(')[0]}: ${fmtUs(k.time_us)} in ${k.count} calls`),
+    ];
   }
   const { idle } = mainStream(r);
-  if (idle) extra['host-overhead'] = [`HTA idle breakdown, stream ${idle.stream}: host wait ${fmtUs(idle.host_wait_us)}, kernel wait ${fmtUs(idle.kernel_wait_us)}, other ${fmtUs(idle.other_us)}`];
+  if (idle)
+    extra['host-overhead'] = [
+      `HTA idle breakdown, stream ${idle.stream}: host wait ${fmtUs(idle.host_wait_us)}, kernel wait ${fmtUs(idle.kernel_wait_us)}, other ${fmtUs(idle.other_us)}`,
+    ];
   return extra;
 }
 
@@ -102,18 +138,31 @@ export function traceRankFindings(r: TraceRankAnalysis): Finding[] {
     // On the GPU, communication is NCCL's kernels (ncclKernel*) by classification; a CPU trace's
     // collectives run on whatever backend the SDK's goodput_host names.
     const dist_backend = device === 'gpu-compute' ? 'nccl' : r.host?.dist_backend;
-    const found = attributionFindings(a, 'trace', `rank ${r.rank}`, device, r.file, { extra: extraEvidence(r), ...(dist_backend ? { dist_backend } : {}) })
+    const found = attributionFindings(a, 'trace', `rank ${r.rank}`, device, r.file, {
+      extra: extraEvidence(r),
+      ...(dist_backend ? { dist_backend } : {}),
+    })
       .filter((f) => !(over && f.id === 'trace.compute-bound'))
-      .map((f) => (f.id === 'trace.compute-bound' && device === 'cpu-compute' && !r.host ? { ...f, evidence: [...f.evidence, THREADS_UNKNOWN] } : f));
+      .map((f) =>
+        f.id === 'trace.compute-bound' && device === 'cpu-compute' && !r.host
+          ? { ...f, evidence: [...f.evidence, THREADS_UNKNOWN] }
+          : f,
+      );
     out.push(...found);
   }
   if (!r.temporal) {
     if (!a) {
       out.push({
-        id: 'trace.no-gpu-activity', severity: 'info', bottleneck: 'system', title: `Trace of rank ${r.rank} has no GPU activity and no profiler steps`,
+        id: 'trace.no-gpu-activity',
+        severity: 'info',
+        bottleneck: 'system',
+        title: `Trace of rank ${r.rank} has no GPU activity and no profiler steps`,
         evidence: [`${r.file}: no kernel, memcpy or memset events, and no operators to attribute step time to`],
-        fix: ['Profile with torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], schedule=torch.profiler.schedule(wait=1, warmup=1, active=3)) and call prof.step() every step'],
-        impact_pct: 0, source: r.file,
+        fix: [
+          'Profile with torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], schedule=torch.profiler.schedule(wait=1, warmup=1, active=3)) and call prof.step() every step',
+        ],
+        impact_pct: 0,
+        source: r.file,
       });
     }
     return out;
@@ -132,15 +181,23 @@ export function stragglerFindings(ranks: readonly TraceRankAnalysis[]): Finding[
   const slow = [...withT].sort((a, b) => b.temporal!.compute_us - a.temporal!.compute_us)[0]!;
   const excess = slow.temporal!.compute_us - median;
   if (median <= 0 || excess / median < 0.15) return [];
-  return [{
-    id: 'trace.straggler-rank', severity: 'warning', bottleneck: 'communication',
-    title: `Rank ${slow.rank} is a straggler: ${fmtPct((100 * excess) / median)} more compute time than the median rank`,
-    evidence: withT.map((r) => `rank ${r.rank}: compute ${fmtUs(r.temporal!.compute_us)}, communication kernels ${fmtUs(r.comm_kernel_us)}, idle ${fmtPct(r.temporal!.idle_pct)}`),
-    fix: [
-      'Balance work across ranks (equal batch sizes per rank; for embedding models, rebalance table sharding)',
-      'Compare GPU clocks and throttle reasons of the slow rank (nvidia-smi -q -d PERFORMANCE,CLOCK); a throttled or shared GPU slows every collective',
-      'Bind each process to the CPU socket nearest its GPU (numactl --cpunodebind=<node> --membind=<node>, or mpirun --map-by socket)',
-    ],
-    impact_pct: (100 * excess) / slow.temporal!.kernel_time_us, source: slow.file,
-  }];
+  return [
+    {
+      id: 'trace.straggler-rank',
+      severity: 'warning',
+      bottleneck: 'communication',
+      title: `Rank ${slow.rank} is a straggler: ${fmtPct((100 * excess) / median)} more compute time than the median rank`,
+      evidence: withT.map(
+        (r) =>
+          `rank ${r.rank}: compute ${fmtUs(r.temporal!.compute_us)}, communication kernels ${fmtUs(r.comm_kernel_us)}, idle ${fmtPct(r.temporal!.idle_pct)}`,
+      ),
+      fix: [
+        'Balance work across ranks (equal batch sizes per rank; for embedding models, rebalance table sharding)',
+        'Compare GPU clocks and throttle reasons of the slow rank (nvidia-smi -q -d PERFORMANCE,CLOCK); a throttled or shared GPU slows every collective',
+        'Bind each process to the CPU socket nearest its GPU (numactl --cpunodebind=<node> --membind=<node>, or mpirun --map-by socket)',
+      ],
+      impact_pct: (100 * excess) / slow.temporal!.kernel_time_us,
+      source: slow.file,
+    },
+  ];
 }

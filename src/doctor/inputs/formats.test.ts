@@ -40,8 +40,13 @@ describe('content sniffing never mistakes one format for another', () => {
   }
 
   it('a legacy torch 1.13 trace is a trace as .json and as .gz, never nvidia-smi CSV', async () => {
-    const text = gunzipSync(readFileSync(fx('faults', 'cpu-oversubscribed.plain-export.trace.json.gz'))).toString('utf8');
-    assert.ok(text.startsWith('[') && text.includes('"pid": "CPU functions"'), 'the recorded file is the legacy bare-array form');
+    const text = gunzipSync(readFileSync(fx('faults', 'cpu-oversubscribed.plain-export.trace.json.gz'))).toString(
+      'utf8',
+    );
+    assert.ok(
+      text.startsWith('[') && text.includes('"pid": "CPU functions"'),
+      'the recorded file is the legacy bare-array form',
+    );
     const plain = join(tmp, 'trace.json');
     writeFileSync(plain, text);
     assert.equal(detectKind(await readHead(plain)), 'pytorch-trace');
@@ -56,8 +61,10 @@ describe('content sniffing never mistakes one format for another', () => {
     assert.equal(b.data.steps.length, a.data.steps.length);
   });
 
-  it('each command of a real capture, saved alone, is recognised as that command\'s output', () => {
-    const sections = splitCapture(readFileSync(fx('nvidia-smi', 'captures', 'linux-x86_64__nvidia-l40s__595.80.txt'), 'utf8'));
+  it("each command of a real capture, saved alone, is recognised as that command's output", () => {
+    const sections = splitCapture(
+      readFileSync(fx('nvidia-smi', 'captures', 'linux-x86_64__nvidia-l40s__595.80.txt'), 'utf8'),
+    );
     const body = (command: RegExp) => sections.find((x) => command.test(x.command))!.body;
     assert.equal(detectKind(body(/^nvidia-smi -q$/)), 'nvidia-smi-query');
     assert.equal(detectKind(body(/^nvidia-smi --query-gpu=/)), 'nvidia-smi-csv');
@@ -73,7 +80,10 @@ describe('content sniffing never mistakes one format for another', () => {
       ['# HELP node_load1 1m load average.\n# TYPE node_load1 gauge\nnode_load1 3.41\n', 'prometheus-metrics'],
       // a monitor and NCCL log have "#" lines and name:value text, but are not exposition
       ['# gpu    pwr  gtemp\n# Idx      W      C\n    0     69     41\n', 'nvidia-smi-monitor'],
-      ['node1:1234:1234 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\nnode1:1234:1234 [0] NCCL INFO NET/Plugin : No plugin found\n', 'nccl-log'],
+      [
+        'node1:1234:1234 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\nnode1:1234:1234 [0] NCCL INFO NET/Plugin : No plugin found\n',
+        'nccl-log',
+      ],
       // a bare array of numbers or of unrelated objects is nothing the doctor reads
       ['[1, 2, 3]', undefined],
       ['[{"id": 1, "value": "x"}]', undefined],

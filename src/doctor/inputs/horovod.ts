@@ -10,7 +10,8 @@ export const horovodInput = inputRow<HorovodTimeline>({
     const text = await readTextInput(file, 'horovod-timeline');
     if (typeof text !== 'string') return text;
     const timeline = parseHorovodTimeline(text);
-    if (timeline.truncated) warn(`${file.path}: Horovod timeline is not terminated (job running or killed); analysed the complete events`);
+    if (timeline.truncated)
+      warn(`${file.path}: Horovod timeline is not terminated (job running or killed); analysed the complete events`);
     return timeline;
   },
   findings: (timeline, file) => horovodFindings(timeline, file.path),

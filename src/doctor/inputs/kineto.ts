@@ -10,13 +10,20 @@ import { inputRow } from './handler.js';
  */
 export function looksLikeLegacyTrace(head: string): boolean {
   if (!head.startsWith('[') || !/^\[\s*\{/.test(head)) return false;
-  return /"ph"\s*:\s*"X"/.test(head) && /"ts"\s*:/.test(head) &&
-    (/"pid"\s*:\s*"CPU functions"/.test(head) || /"name"\s*:\s*"(aten::|ProfilerStep#|enumerate\(DataLoader\)|autograd::|Optimizer\.)/.test(head) || /"cat"\s*:\s*"(cpu_op|kernel|cuda_runtime|user_annotation)"/.test(head));
+  return (
+    /"ph"\s*:\s*"X"/.test(head) &&
+    /"ts"\s*:/.test(head) &&
+    (/"pid"\s*:\s*"CPU functions"/.test(head) ||
+      /"name"\s*:\s*"(aten::|ProfilerStep#|enumerate\(DataLoader\)|autograd::|Optimizer\.)/.test(head) ||
+      /"cat"\s*:\s*"(cpu_op|kernel|cuda_runtime|user_annotation)"/.test(head))
+  );
 }
 
 export const kinetoInput = inputRow<KinetoRank>({
   kind: 'pytorch-trace',
-  detect: (head) => (head.startsWith('{') && /"(traceEvents|schemaVersion|deviceProperties|distributedInfo)"\s*:/.test(head)) || looksLikeLegacyTrace(head),
+  detect: (head) =>
+    (head.startsWith('{') && /"(traceEvents|schemaVersion|deviceProperties|distributedInfo)"\s*:/.test(head)) ||
+    looksLikeLegacyTrace(head),
   async parse(file, warn) {
     const { data, complete } = await loadKinetoTrace(file.path);
     if (!complete) warn(`${file.path}: trace ends before its JSON is closed; analysed the events read so far`);

@@ -14,7 +14,10 @@ export const prometheusInput = inputRow<GpuSample[]>({
     const metrics = parseExposition(text);
     const source = metrics.some((m) => m.name.startsWith('DCGM_FI_')) ? 'dcgm-exporter' : 'nvidia_gpu_exporter';
     const samples = gpuSamplesFromExposition(metrics, source);
-    if (samples.length === 0) return { skip: `${file.path}: Prometheus metrics without GPU exporter metrics (nvidia_smi_*, DCGM_FI_*); skipped` };
+    if (samples.length === 0)
+      return {
+        skip: `${file.path}: Prometheus metrics without GPU exporter metrics (nvidia_smi_*, DCGM_FI_*); skipped`,
+      };
     return samples;
   },
   findings: (samples, file) => nvidiaSmiFindings({ samples, processes: [] }, file.path),

@@ -8,7 +8,10 @@ export const stepBreakdownInput = inputRow<StepBreakdown>({
   kind: 'step-breakdown',
   detect: (head) =>
     (head.startsWith('{') && /"kind"\s*:\s*"goodput\.step_breakdown"/.test(head)) ||
-    (head.startsWith('[') && !looksLikeHorovodTimeline(head) && /"data_wait_s"\s*:/.test(head) && /"forward_backward_s"\s*:/.test(head)),
+    (head.startsWith('[') &&
+      !looksLikeHorovodTimeline(head) &&
+      /"data_wait_s"\s*:/.test(head) &&
+      /"forward_backward_s"\s*:/.test(head)),
   async parse(file) {
     const text = await readTextInput(file, 'step-breakdown');
     return typeof text === 'string' ? parseStepBreakdown(JSON.parse(text)) : text;

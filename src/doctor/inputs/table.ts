@@ -4,7 +4,14 @@ import type { InputRow } from './handler.js';
 import { horovodInput } from './horovod.js';
 import { kinetoInput } from './kineto.js';
 import { ncclInput } from './nccl.js';
-import { smiCaptureInput, smiCsvInput, smiMonitorInput, smiQueryInput, smiTopoInput, smiXmlInput } from './nvidia-smi.js';
+import {
+  smiCaptureInput,
+  smiCsvInput,
+  smiMonitorInput,
+  smiQueryInput,
+  smiTopoInput,
+  smiXmlInput,
+} from './nvidia-smi.js';
 import { prometheusInput } from './prometheus.js';
 import { stepBreakdownInput } from './step-breakdown.js';
 
@@ -14,8 +21,17 @@ import { stepBreakdownInput } from './step-breakdown.js';
  * plain nvidia-smi formats; exporter metrics carry commas in their labels, so they come before CSV.
  */
 export const INPUT_TABLE: readonly InputRow[] = [
-  stepBreakdownInput, horovodInput, kinetoInput,
-  smiXmlInput, smiCaptureInput, ncclInput, prometheusInput, smiQueryInput, smiTopoInput, smiMonitorInput, smiCsvInput,
+  stepBreakdownInput,
+  horovodInput,
+  kinetoInput,
+  smiXmlInput,
+  smiCaptureInput,
+  ncclInput,
+  prometheusInput,
+  smiQueryInput,
+  smiTopoInput,
+  smiMonitorInput,
+  smiCsvInput,
 ];
 
 /** The row for a file starting with `head`, or undefined for anything unknown. Pure. */

@@ -55,7 +55,9 @@ export async function readAllText(path: string): Promise<string> {
 }
 
 /** Expands directories (recursively, sorted) into files; missing paths are returned in `missing`. */
-export async function expandInputs(paths: readonly string[]): Promise<{ files: { path: string; group: string }[]; missing: string[] }> {
+export async function expandInputs(
+  paths: readonly string[],
+): Promise<{ files: { path: string; group: string }[]; missing: string[] }> {
   const files: { path: string; group: string }[] = [];
   const missing: string[] = [];
   const walk = async (dir: string, group: string): Promise<void> => {

@@ -8,7 +8,8 @@ import { detectKind } from '../inputs/table.js';
 import { parseHorovodTimeline } from './horovod-timeline.js';
 import { parseStepBreakdown, summarizeSteps } from './step-breakdown.js';
 
-const timeline = () => readFileSync(packagePath('fixtures', 'doctor', 'horovod', 'horovod_timeline_small.json'), 'utf8');
+const timeline = () =>
+  readFileSync(packagePath('fixtures', 'doctor', 'horovod', 'horovod_timeline_small.json'), 'utf8');
 
 describe('Horovod timeline', () => {
   it('measures negotiation delay per rank from the readiness ticks', () => {
@@ -16,7 +17,14 @@ describe('Horovod timeline', () => {
     assert.equal(t.events, 57);
     assert.equal(t.cycles, 2);
     assert.equal(t.truncated, false);
-    assert.deepEqual(t.ranks.map((r) => [r.rank, r.negotiations, r.max_delay_us, r.times_last]), [[4, 14, 0, 0], [5, 2, 340901, 2], [7, 3, 320452, 2]]);
+    assert.deepEqual(
+      t.ranks.map((r) => [r.rank, r.negotiations, r.max_delay_us, r.times_last]),
+      [
+        [4, 14, 0, 0],
+        [5, 2, 340901, 2],
+        [7, 3, 320452, 2],
+      ],
+    );
     assert.equal(t.ranks[1]!.mean_delay_us, 340899.5);
     // two NEGOTIATE_ALLREDUCE spans are closed: pid 1 (77575718041 -> 77576058946) and pid 2 (77575718047 -> 77576058948)
     assert.equal(t.phase_us['NEGOTIATE_ALLREDUCE'], 340905 + 340901);
@@ -46,18 +54,32 @@ describe('SDK step breakdown export', () => {
     assert.equal(b.job, 'j1');
     assert.equal(parseStepBreakdown(steps).steps.length, 6);
     const s = summarizeSteps(b);
-    assert.deepEqual(s.map((r) => [r.rank, r.steps, Math.round(r.step_time_s * 1000)]), [[0, 3, 370], [1, 3, 380]]);
+    assert.deepEqual(
+      s.map((r) => [r.rank, r.steps, Math.round(r.step_time_s * 1000)]),
+      [
+        [0, 3, 370],
+        [1, 3, 380],
+      ],
+    );
     assert.equal(detectKind(JSON.stringify({ kind: 'goodput.step_breakdown', steps })), 'step-breakdown');
     assert.equal(detectKind(JSON.stringify(steps)), 'step-breakdown');
   });
 
   it('names the bad field', () => {
-    assert.throws(() => parseStepBreakdown({ kind: 'goodput.step_breakdown', steps: [{ ...steps[0], sync_s: -1 }] }), /steps\.0\.sync_s/);
+    assert.throws(
+      () => parseStepBreakdown({ kind: 'goodput.step_breakdown', steps: [{ ...steps[0], sync_s: -1 }] }),
+      /steps\.0\.sync_s/,
+    );
   });
 
   it('flags data wait, heavy sync and the slower rank; compute is still the largest share', () => {
     const f = stepBreakdownFindings(parseStepBreakdown(steps), 's');
-    assert.deepEqual(f.map((x) => x.id).sort(), ['steps.compute-bound', 'steps.data-wait', 'steps.straggler-rank', 'steps.sync-heavy']);
+    assert.deepEqual(f.map((x) => x.id).sort(), [
+      'steps.compute-bound',
+      'steps.data-wait',
+      'steps.straggler-rank',
+      'steps.sync-heavy',
+    ]);
     // impacts are the measured shares of step time, not constants: data 0.3 s and sync 0.33 s of 2.25 s
     assert.equal(f.find((x) => x.id === 'steps.data-wait')!.impact_pct.toFixed(2), '13.33');
     assert.equal(f.find((x) => x.id === 'steps.sync-heavy')!.impact_pct.toFixed(2), '14.67');
@@ -73,7 +95,10 @@ describe('content detection', () => {
     assert.equal(detectKind('# gpu    pwr  gtemp\n# Idx      W      C\n    0     69     41\n'), 'nvidia-smi-monitor');
     assert.equal(detectKind('name, utilization.gpu [%]\nA100, 5 %\n'), 'nvidia-smi-csv');
     assert.equal(detectKind('[1,0]<stdout>:host:1:1 [0] NCCL INFO Bootstrap : Using eth0\n'), 'nccl-log');
-    assert.equal(detectKind('A document that mentions `NCCL INFO Ring 00 : 0[0] -> 1[1] via P2P/IPC` in prose'), undefined);
+    assert.equal(
+      detectKind('A document that mentions `NCCL INFO Ring 00 : 0[0] -> 1[1] via P2P/IPC` in prose'),
+      undefined,
+    );
     assert.equal(detectKind('hello'), undefined);
   });
 });

@@ -22,7 +22,13 @@ export interface HorovodTimeline {
   readonly phase_us: Record<string, number>;
 }
 
-interface HvdEvent { ph?: unknown; name?: unknown; ts?: unknown; dur?: unknown; pid?: unknown }
+interface HvdEvent {
+  ph?: unknown;
+  name?: unknown;
+  ts?: unknown;
+  dur?: unknown;
+  pid?: unknown;
+}
 
 /** Parses possibly unterminated timeline JSON: whole-array first, then one event per line. */
 function readEvents(text: string): { events: HvdEvent[]; truncated: boolean } {
@@ -50,7 +56,9 @@ function readEvents(text: string): { events: HvdEvent[]; truncated: boolean } {
 
 /** True when text looks like a Horovod timeline (a trace array with Horovod activity names). */
 export function looksLikeHorovodTimeline(head: string): boolean {
-  return /^\s*\[/.test(head) && /NEGOTIATE_|CYCLE_START|HorovodAllreduce|MEMCPY_IN_FUSION_BUFFER|WAIT_FOR_DATA/.test(head);
+  return (
+    /^\s*\[/.test(head) && /NEGOTIATE_|CYCLE_START|HorovodAllreduce|MEMCPY_IN_FUSION_BUFFER|WAIT_FOR_DATA/.test(head)
+  );
 }
 
 /** Pure. Ticks (X events named by a rank number) inside a tensor's negotiation mark when each rank was ready. */
@@ -105,8 +113,14 @@ export function parseHorovodTimeline(text: string): HorovodTimeline {
       }
     }
   }
-  const ranks = [...perRank.entries()].sort((a, b) => a[0] - b[0]).map(([rank, s]) => ({
-    rank, negotiations: s.n, mean_delay_us: s.sum / s.n, max_delay_us: s.max, times_last: s.last,
-  }));
+  const ranks = [...perRank.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([rank, s]) => ({
+      rank,
+      negotiations: s.n,
+      mean_delay_us: s.sum / s.n,
+      max_delay_us: s.max,
+      times_last: s.last,
+    }));
   return { events: events.length, tensors: tensors.size, cycles, truncated, ranks, phase_us: phase };
 }

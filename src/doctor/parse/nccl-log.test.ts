@@ -5,7 +5,8 @@ import { packagePath } from '../../util/package-root.js';
 import { ncclFindings } from '../findings/comm-findings.js';
 import { parseNcclLog } from './nccl-log.js';
 
-const log = () => readFileSync(packagePath('fixtures', 'doctor', 'nccl', 'p4d-2node-16xA100-efa-allreduce.log'), 'utf8');
+const log = () =>
+  readFileSync(packagePath('fixtures', 'doctor', 'nccl', 'p4d-2node-16xA100-efa-allreduce.log'), 'utf8');
 
 describe('NCCL_DEBUG=INFO log (p4d 2 nodes x 8 A100, EFA, mpirun-prefixed)', () => {
   const l = parseNcclLog(log());
@@ -32,9 +33,23 @@ describe('NCCL_DEBUG=INFO log (p4d 2 nodes x 8 A100, EFA, mpirun-prefixed)', () 
   it('reads the nccl-tests table and the average bus bandwidth', () => {
     assert.equal(l.avg_bus_bandwidth_gbps, 11.2432);
     assert.equal(l.test_rows.length, 30);
-    assert.deepEqual(l.test_rows[0], { size_bytes: 8, count: 2, type: 'float', redop: 'sum', time_us: 179.1, algbw_gbps: 0, busbw_gbps: 0, inplace_time_us: 176.3, inplace_algbw_gbps: 0, inplace_busbw_gbps: 0 });
+    assert.deepEqual(l.test_rows[0], {
+      size_bytes: 8,
+      count: 2,
+      type: 'float',
+      redop: 'sum',
+      time_us: 179.1,
+      algbw_gbps: 0,
+      busbw_gbps: 0,
+      inplace_time_us: 176.3,
+      inplace_algbw_gbps: 0,
+      inplace_busbw_gbps: 0,
+    });
     const last = l.test_rows[29]!;
-    assert.deepEqual([last.size_bytes, last.time_us, last.algbw_gbps, last.busbw_gbps, last.inplace_busbw_gbps], [4294967296, 183834, 23.36, 43.81, 43.72]);
+    assert.deepEqual(
+      [last.size_bytes, last.time_us, last.algbw_gbps, last.busbw_gbps, last.inplace_busbw_gbps],
+      [4294967296, 183834, 23.36, 43.81, 43.72],
+    );
   });
 
   it('finds nothing wrong with the healthy EFA run, but reports its bandwidth', () => {
@@ -65,20 +80,38 @@ describe('NCCL problems', () => {
     assert.deepEqual(l.transports, { SHM: 1, 'NET/Socket': 1, 'NET/IB': 1 });
     assert.deepEqual(l.issues.map((i) => i.id).sort(), ['ib-error', 'shm-too-small', 'watchdog-timeout']);
     const ids = ncclFindings(l, 'log').map((f) => f.id);
-    for (const id of ['nccl.cross-node-over-sockets', 'nccl.intra-node-not-p2p', 'nccl.no-gpudirect-rdma', 'nccl.shm-too-small', 'nccl.watchdog-timeout', 'nccl.ib-error']) {
+    for (const id of [
+      'nccl.cross-node-over-sockets',
+      'nccl.intra-node-not-p2p',
+      'nccl.no-gpudirect-rdma',
+      'nccl.shm-too-small',
+      'nccl.watchdog-timeout',
+      'nccl.ib-error',
+    ]) {
       assert.ok(ids.includes(id), `${id} in ${ids.join(', ')}`);
     }
   });
 
   it('reads the older "Ring" connection lines quoted in the design notes', () => {
-    const l = parseNcclLog('h:1:1 [0] NCCL INFO Ring 00 : 0[0] -> 1[1] via P2P/IPC\nh:1:1 [0] NCCL INFO Ring 01 : 16 -> 0 [send] via NET/IB/0');
+    const l = parseNcclLog(
+      'h:1:1 [0] NCCL INFO Ring 00 : 0[0] -> 1[1] via P2P/IPC\nh:1:1 [0] NCCL INFO Ring 01 : 16 -> 0 [send] via NET/IB/0',
+    );
     assert.deepEqual(l.transports, { 'P2P/IPC': 1, 'NET/IB': 1 });
-    assert.deepEqual(l.connections.map((c) => [c.channel, c.from, c.to, c.gdrdma]), [[0, 0, 1, false], [1, 16, 0, false]]);
+    assert.deepEqual(
+      l.connections.map((c) => [c.channel, c.from, c.to, c.gdrdma]),
+      [
+        [0, 0, 1, false],
+        [1, 16, 0, false],
+      ],
+    );
   });
 
   it('recognises a missing socket interface', () => {
     const l = parseNcclLog('host:1:1 [0] NCCL WARN Bootstrap : no socket interface found');
-    assert.deepEqual(l.issues.map((i) => i.id), ['no-socket-interface']);
+    assert.deepEqual(
+      l.issues.map((i) => i.id),
+      ['no-socket-interface'],
+    );
     assert.ok(ncclFindings(l, 'x')[0]!.fix.some((f) => f.includes('NCCL_SOCKET_IFNAME')));
   });
 });

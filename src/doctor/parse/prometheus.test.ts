@@ -8,23 +8,53 @@ const fixture = (...p: string[]) => readFileSync(packagePath('fixtures', 'doctor
 
 describe('Prometheus exposition', () => {
   it('parses labels with escapes, special values and timestamps; skips comments and junk', () => {
-    const s = parseExposition('# HELP x y\n# TYPE x gauge\nx{a="q\\"uote",b="back\\\\slash",c="new\\nline"} 1.5e+3 1700000000000\ny NaN\nz{} +Inf\nnot a metric line\nw{broken="x} 1\n');
-    assert.deepEqual(s.map((p) => [p.name, p.value]), [['x', 1500], ['y', NaN], ['z', Infinity]]);
+    const s = parseExposition(
+      '# HELP x y\n# TYPE x gauge\nx{a="q\\"uote",b="back\\\\slash",c="new\\nline"} 1.5e+3 1700000000000\ny NaN\nz{} +Inf\nnot a metric line\nw{broken="x} 1\n',
+    );
+    assert.deepEqual(
+      s.map((p) => [p.name, p.value]),
+      [
+        ['x', 1500],
+        ['y', NaN],
+        ['z', Infinity],
+      ],
+    );
     assert.deepEqual(s[0]!.labels, { a: 'q"uote', b: 'back\\slash', c: 'new\nline' });
     assert.equal(s[0]!.timestamp_ms, 1700000000000);
   });
 
   it('nvidia_gpu_exporter: the real H100 file gives the values the exporter parsed from nvidia-smi', () => {
-    const [g] = gpuSamplesFromExposition(parseExposition(fixture('nvidia-smi', 'captures', 'linux-x86_64__nvidia-h100-80gb-hbm3__590.48.01__load.metrics')));
-    assert.deepEqual([g!.name, g!.utilization_gpu_pct, g!.memory_used_bytes, g!.memory_total_bytes, g!.power_draw_w, g!.power_limit_w, g!.clocks_sm_mhz, g!.persistence_mode],
-      ['NVIDIA H100 80GB HBM3', 100, 20780679168, 85520809984, 631.95, 700, 1980, true]);
+    const [g] = gpuSamplesFromExposition(
+      parseExposition(
+        fixture('nvidia-smi', 'captures', 'linux-x86_64__nvidia-h100-80gb-hbm3__590.48.01__load.metrics'),
+      ),
+    );
+    assert.deepEqual(
+      [
+        g!.name,
+        g!.utilization_gpu_pct,
+        g!.memory_used_bytes,
+        g!.memory_total_bytes,
+        g!.power_draw_w,
+        g!.power_limit_w,
+        g!.clocks_sm_mhz,
+        g!.persistence_mode,
+      ],
+      ['NVIDIA H100 80GB HBM3', 100, 20780679168, 85520809984, 631.95, 700, 1980, true],
+    );
   });
 
   it('dcgm-exporter: two GPUs, three scrapes in one file, MiB and totals converted', () => {
-    const samples = gpuSamplesFromExposition(parseExposition(fixture('prometheus', 'dcgm-exporter-2xA100-3-scrapes.prom')), 'dcgm-exporter');
+    const samples = gpuSamplesFromExposition(
+      parseExposition(fixture('prometheus', 'dcgm-exporter-2xA100-3-scrapes.prom')),
+      'dcgm-exporter',
+    );
     assert.equal(samples.length, 6);
     const gpu1 = samples.filter((s) => s.index === 1);
-    assert.deepEqual(gpu1.map((s) => s.utilization_gpu_pct), [31, 12, 27]);
+    assert.deepEqual(
+      gpu1.map((s) => s.utilization_gpu_pct),
+      [31, 12, 27],
+    );
     assert.equal(gpu1[0]!.memory_used_bytes, 10414 * 2 ** 20);
     assert.equal(gpu1[0]!.memory_total_bytes, (10414 + 30121 + 425) * 2 ** 20);
     assert.equal(gpu1[0]!.name, 'NVIDIA A100-SXM4-40GB');

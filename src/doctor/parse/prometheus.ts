@@ -62,10 +62,14 @@ export function parseExposition(text: string): PromSample[] {
  * lines that are neither). Pure.
  */
 export function looksLikeExposition(head: string): boolean {
-  const lines = head.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== '');
+  const lines = head
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l !== '');
   if (!head.endsWith('\n') && lines.length > 1) lines.pop(); // the head may cut the last line
   const first = lines.slice(0, 20);
-  let typed = 0, samples = 0;
+  let typed = 0,
+    samples = 0;
   for (const l of first) {
     if (TYPED_RE.test(l)) typed++;
     else if (!l.startsWith('#') && LINE_RE.test(l) && VALUE_RE.test(l)) samples++;
@@ -80,32 +84,83 @@ const MIB = 2 ** 20;
 
 /** What each exporter metric means for a GpuSample (units converted to the sample's). */
 const METRICS: Readonly<Record<string, Setter>> = {
-  nvidia_smi_utilization_gpu_ratio: (s, v) => { s.utilization_gpu_pct = Math.round(v * 1000) / 10; },
-  nvidia_smi_utilization_memory_ratio: (s, v) => { s.utilization_memory_pct = Math.round(v * 1000) / 10; },
-  nvidia_smi_memory_used_bytes: (s, v) => { s.memory_used_bytes = v; },
-  nvidia_smi_memory_total_bytes: (s, v) => { s.memory_total_bytes = v; },
-  nvidia_smi_power_draw_watts: (s, v) => { s.power_draw_w = v; },
-  nvidia_smi_enforced_power_limit_watts: (s, v) => { s.power_limit_w = v; },
-  nvidia_smi_temperature_gpu: (s, v) => { s.temperature_gpu_c = v; },
-  nvidia_smi_clocks_current_sm_clock_hz: (s, v) => { s.clocks_sm_mhz = v / 1e6; },
-  nvidia_smi_clocks_max_sm_clock_hz: (s, v) => { s.clocks_max_sm_mhz = v / 1e6; },
-  nvidia_smi_persistence_mode: (s, v) => { s.persistence_mode = v === 1; },
-  nvidia_smi_index: (s, v) => { s.index = v; },
-  nvidia_smi_pcie_link_gen_current: (s, v) => { s.pcie_gen_current = v; },
-  nvidia_smi_pcie_link_gen_max: (s, v) => { s.pcie_gen_max = v; },
-  nvidia_smi_pcie_link_width_current: (s, v) => { s.pcie_width_current = v; },
-  nvidia_smi_pcie_link_width_max: (s, v) => { s.pcie_width_max = v; },
-  nvidia_smi_gpu_info: (s, _v, l) => { if (l['name']) s.name = l['name']; if (l['pci_bus_id']) s.bus_id = l['pci_bus_id']; },
-  DCGM_FI_DEV_GPU_UTIL: (s, v) => { s.utilization_gpu_pct = v; },
-  DCGM_FI_DEV_MEM_COPY_UTIL: (s, v) => { s.utilization_memory_pct = v; },
-  DCGM_FI_DEV_FB_USED: (s, v) => { s.memory_used_bytes = v * MIB; },
-  DCGM_FI_DEV_POWER_USAGE: (s, v) => { s.power_draw_w = v; },
-  DCGM_FI_DEV_POWER_MGMT_LIMIT: (s, v) => { s.power_limit_w = v; },
-  DCGM_FI_DEV_GPU_TEMP: (s, v) => { s.temperature_gpu_c = v; },
-  DCGM_FI_DEV_SM_CLOCK: (s, v) => { s.clocks_sm_mhz = v; },
-  DCGM_FI_DEV_MEM_CLOCK: (s, v) => { s.clocks_mem_mhz = v; },
+  nvidia_smi_utilization_gpu_ratio: (s, v) => {
+    s.utilization_gpu_pct = Math.round(v * 1000) / 10;
+  },
+  nvidia_smi_utilization_memory_ratio: (s, v) => {
+    s.utilization_memory_pct = Math.round(v * 1000) / 10;
+  },
+  nvidia_smi_memory_used_bytes: (s, v) => {
+    s.memory_used_bytes = v;
+  },
+  nvidia_smi_memory_total_bytes: (s, v) => {
+    s.memory_total_bytes = v;
+  },
+  nvidia_smi_power_draw_watts: (s, v) => {
+    s.power_draw_w = v;
+  },
+  nvidia_smi_enforced_power_limit_watts: (s, v) => {
+    s.power_limit_w = v;
+  },
+  nvidia_smi_temperature_gpu: (s, v) => {
+    s.temperature_gpu_c = v;
+  },
+  nvidia_smi_clocks_current_sm_clock_hz: (s, v) => {
+    s.clocks_sm_mhz = v / 1e6;
+  },
+  nvidia_smi_clocks_max_sm_clock_hz: (s, v) => {
+    s.clocks_max_sm_mhz = v / 1e6;
+  },
+  nvidia_smi_persistence_mode: (s, v) => {
+    s.persistence_mode = v === 1;
+  },
+  nvidia_smi_index: (s, v) => {
+    s.index = v;
+  },
+  nvidia_smi_pcie_link_gen_current: (s, v) => {
+    s.pcie_gen_current = v;
+  },
+  nvidia_smi_pcie_link_gen_max: (s, v) => {
+    s.pcie_gen_max = v;
+  },
+  nvidia_smi_pcie_link_width_current: (s, v) => {
+    s.pcie_width_current = v;
+  },
+  nvidia_smi_pcie_link_width_max: (s, v) => {
+    s.pcie_width_max = v;
+  },
+  nvidia_smi_gpu_info: (s, _v, l) => {
+    if (l['name']) s.name = l['name'];
+    if (l['pci_bus_id']) s.bus_id = l['pci_bus_id'];
+  },
+  DCGM_FI_DEV_GPU_UTIL: (s, v) => {
+    s.utilization_gpu_pct = v;
+  },
+  DCGM_FI_DEV_MEM_COPY_UTIL: (s, v) => {
+    s.utilization_memory_pct = v;
+  },
+  DCGM_FI_DEV_FB_USED: (s, v) => {
+    s.memory_used_bytes = v * MIB;
+  },
+  DCGM_FI_DEV_POWER_USAGE: (s, v) => {
+    s.power_draw_w = v;
+  },
+  DCGM_FI_DEV_POWER_MGMT_LIMIT: (s, v) => {
+    s.power_limit_w = v;
+  },
+  DCGM_FI_DEV_GPU_TEMP: (s, v) => {
+    s.temperature_gpu_c = v;
+  },
+  DCGM_FI_DEV_SM_CLOCK: (s, v) => {
+    s.clocks_sm_mhz = v;
+  },
+  DCGM_FI_DEV_MEM_CLOCK: (s, v) => {
+    s.clocks_mem_mhz = v;
+  },
   DCGM_FI_DEV_XID_ERRORS: () => undefined,
-  DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS: (s, v) => { s.retired_pages = v; },
+  DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS: (s, v) => {
+    s.retired_pages = v;
+  },
 };
 
 /** The exporter metrics the doctor reads (any of them makes a file a GPU exposition). */
@@ -114,7 +169,11 @@ export function isGpuMetric(name: string): boolean {
 }
 
 function gpuKey(labels: Readonly<Record<string, string>>): string | undefined {
-  return labels['uuid'] ?? labels['UUID'] ?? (labels['gpu'] !== undefined ? `${labels['Hostname'] ?? ''}#${labels['gpu']}` : undefined);
+  return (
+    labels['uuid'] ??
+    labels['UUID'] ??
+    (labels['gpu'] !== undefined ? `${labels['Hostname'] ?? ''}#${labels['gpu']}` : undefined)
+  );
 }
 
 /**
@@ -153,10 +212,13 @@ export function gpuSamplesFromExposition(samples: readonly PromSample[], source 
   }
   for (const list of perGpu.values()) {
     for (const { current: s, extra } of list) {
-      const used = extra.get('DCGM_FI_DEV_FB_USED'), free = extra.get('DCGM_FI_DEV_FB_FREE');
-      if (s.memory_total_bytes === undefined && used !== undefined && free !== undefined) s.memory_total_bytes = (used + free + (extra.get('DCGM_FI_DEV_FB_RESERVED') ?? 0)) * MIB;
+      const used = extra.get('DCGM_FI_DEV_FB_USED'),
+        free = extra.get('DCGM_FI_DEV_FB_FREE');
+      if (s.memory_total_bytes === undefined && used !== undefined && free !== undefined)
+        s.memory_total_bytes = (used + free + (extra.get('DCGM_FI_DEV_FB_RESERVED') ?? 0)) * MIB;
       const engine = extra.get('DCGM_FI_PROF_GR_ENGINE_ACTIVE');
-      if (s.utilization_gpu_pct === undefined && engine !== undefined) s.utilization_gpu_pct = Math.round(engine * 1000) / 10;
+      if (s.utilization_gpu_pct === undefined && engine !== undefined)
+        s.utilization_gpu_pct = Math.round(engine * 1000) / 10;
     }
   }
   return order.map(compact);

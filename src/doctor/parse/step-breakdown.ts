@@ -22,14 +22,16 @@ export const StepBreakdownSchema = z.object({
   kind: z.literal('goodput.step_breakdown'),
   job: z.string().optional(),
   /** Optional: the process's CPU threads, which make thread oversubscription visible. */
-  host: z.object({
-    cpu_count: z.number().int().min(1),
-    torch_threads: z.number().int().min(1),
-    local_processes: z.number().int().min(1).optional(),
-    dataloader_workers: z.number().int().min(0).optional(),
-    // Ignored, not fatal, when malformed: the advice then just does not assume a backend.
-    dist_backend: z.string().regex(DIST_BACKEND_RE).optional().catch(undefined),
-  }).optional(),
+  host: z
+    .object({
+      cpu_count: z.number().int().min(1),
+      torch_threads: z.number().int().min(1),
+      local_processes: z.number().int().min(1).optional(),
+      dataloader_workers: z.number().int().min(0).optional(),
+      // Ignored, not fatal, when malformed: the advice then just does not assume a backend.
+      dist_backend: z.string().regex(DIST_BACKEND_RE).optional().catch(undefined),
+    })
+    .optional(),
   steps: z.array(StepRecordSchema).min(1),
 });
 
@@ -50,11 +52,15 @@ function hostOf(h: NonNullable<z.infer<typeof StepBreakdownSchema>['host']>): Ho
  * `steps.3.sync_s: Too small`). Pure.
  */
 export function parseStepBreakdown(value: unknown): StepBreakdown {
-  const result = Array.isArray(value) ? z.array(StepRecordSchema).min(1).safeParse(value) : StepBreakdownSchema.safeParse(value);
+  const result = Array.isArray(value)
+    ? z.array(StepRecordSchema).min(1).safeParse(value)
+    : StepBreakdownSchema.safeParse(value);
   if (!result.success) {
     const issue = result.error.issues[0];
     const path = issue ? issue.path.join('.') : '';
-    throw new Error(`not a valid goodput.step_breakdown export: ${path ? path + ': ' : ''}${issue?.message ?? 'invalid'}`);
+    throw new Error(
+      `not a valid goodput.step_breakdown export: ${path ? path + ': ' : ''}${issue?.message ?? 'invalid'}`,
+    );
   }
   if (Array.isArray(result.data)) return { steps: result.data as StepRecord[] };
   const data = result.data as z.infer<typeof StepBreakdownSchema>;

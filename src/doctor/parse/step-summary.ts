@@ -45,7 +45,8 @@ export function hostThreadsOf(value: unknown): HostThreads | undefined {
   if (!isCount(h['cpu_count'], 1) || !isCount(h['torch_threads'], 1)) return undefined;
   const backend = distBackendOf(h['dist_backend']);
   return {
-    cpu_count: h['cpu_count'], torch_threads: h['torch_threads'],
+    cpu_count: h['cpu_count'],
+    torch_threads: h['torch_threads'],
     ...(isCount(h['local_processes'], 1) ? { local_processes: h['local_processes'] } : {}),
     ...(isCount(h['dataloader_workers'], 0) ? { dataloader_workers: h['dataloader_workers'] } : {}),
     ...(h['in_memory_dataset'] === true ? { in_memory_dataset: true } : {}),
@@ -80,13 +81,28 @@ export function summarizeSteps(b: StepBreakdown): RankStepSummary[] {
   const acc = new Map<number, { n: number; d: number; f: number; s: number; o: number; b: number; seen: boolean }>();
   for (const r of b.steps) {
     const a = acc.get(r.rank) ?? { n: 0, d: 0, f: 0, s: 0, o: 0, b: 0, seen: false };
-    a.n++; a.d += r.data_wait_s; a.f += r.forward_backward_s; a.s += r.sync_s; a.o += r.optimizer_s;
-    if (r.between_steps_s !== undefined) { a.b += r.between_steps_s; a.seen = true; }
+    a.n++;
+    a.d += r.data_wait_s;
+    a.f += r.forward_backward_s;
+    a.s += r.sync_s;
+    a.o += r.optimizer_s;
+    if (r.between_steps_s !== undefined) {
+      a.b += r.between_steps_s;
+      a.seen = true;
+    }
     acc.set(r.rank, a);
   }
-  return [...acc.entries()].sort((x, y) => x[0] - y[0]).map(([rank, a]) => ({
-    rank, steps: a.n, step_time_s: (a.d + a.f + a.s + a.o + a.b) / a.n,
-    data_wait_s: a.d / a.n, forward_backward_s: a.f / a.n, sync_s: a.s / a.n, optimizer_s: a.o / a.n,
-    between_steps_s: a.b / a.n, measures_between_steps: a.seen,
-  }));
+  return [...acc.entries()]
+    .sort((x, y) => x[0] - y[0])
+    .map(([rank, a]) => ({
+      rank,
+      steps: a.n,
+      step_time_s: (a.d + a.f + a.s + a.o + a.b) / a.n,
+      data_wait_s: a.d / a.n,
+      forward_backward_s: a.f / a.n,
+      sync_s: a.s / a.n,
+      optimizer_s: a.o / a.n,
+      between_steps_s: a.b / a.n,
+      measures_between_steps: a.seen,
+    }));
 }

@@ -10,7 +10,8 @@ const ENTITIES: Readonly<Record<string, string>> = { lt: '<', gt: '>', amp: '&',
 
 function decode(s: string): string {
   return s.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (m, e: string) => {
-    if (e[0] === '#') return String.fromCodePoint(e[1] === 'x' || e[1] === 'X' ? parseInt(e.slice(2), 16) : Number(e.slice(1)));
+    if (e[0] === '#')
+      return String.fromCodePoint(e[1] === 'x' || e[1] === 'X' ? parseInt(e.slice(2), 16) : Number(e.slice(1)));
     return ENTITIES[e] ?? m;
   });
 }
@@ -22,7 +23,8 @@ function decode(s: string): string {
 export function parseXml(text: string): XmlElement {
   const root: XmlElement = { name: '#document', attrs: {}, children: [], text: '' };
   const stack: XmlElement[] = [root];
-  const re = /<!--[\s\S]*?-->|<!\[CDATA\[([\s\S]*?)\]\]>|<![^>]*>|<\?[\s\S]*?\?>|<\/\s*([^\s>]+)\s*>|<([^\s/>]+)((?:\s+[^\s=/>]+\s*=\s*(?:"[^"]*"|'[^']*'))*)\s*(\/?)>|([^<]+)/g;
+  const re =
+    /<!--[\s\S]*?-->|<!\[CDATA\[([\s\S]*?)\]\]>|<![^>]*>|<\?[\s\S]*?\?>|<\/\s*([^\s>]+)\s*>|<([^\s/>]+)((?:\s+[^\s=/>]+\s*=\s*(?:"[^"]*"|'[^']*'))*)\s*(\/?)>|([^<]+)/g;
   let m: RegExpExecArray | null;
   while ((m = re.exec(text)) !== null) {
     const top = stack[stack.length - 1]!;
@@ -33,7 +35,8 @@ export function parseXml(text: string): XmlElement {
       stack.pop();
     } else if (m[3] !== undefined) {
       const attrs: Record<string, string> = {};
-      for (const a of (m[4] ?? '').matchAll(/([^\s=]+)\s*=\s*(?:"([^"]*)"|'([^']*)')/g)) attrs[a[1]!] = decode(a[2] ?? a[3] ?? '');
+      for (const a of (m[4] ?? '').matchAll(/([^\s=]+)\s*=\s*(?:"([^"]*)"|'([^']*)')/g))
+        attrs[a[1]!] = decode(a[2] ?? a[3] ?? '');
       const el: XmlElement = { name: m[3], attrs, children: [], text: '' };
       top.children.push(el);
       if (m[5] !== '/') stack.push(el);
@@ -58,7 +61,12 @@ export function child(el: XmlElement | undefined, path: string): XmlElement | un
 /** Text at a path, or undefined when missing or "N/A"-like. */
 export function textAt(el: XmlElement | undefined, path: string): string | undefined {
   const t = child(el, path)?.text;
-  if (t === undefined || t === '' || /^\[?(N\/A|Not Supported|Unknown Error|Requested functionality has been deprecated)\]?$/i.test(t)) return undefined;
+  if (
+    t === undefined ||
+    t === '' ||
+    /^\[?(N\/A|Not Supported|Unknown Error|Requested functionality has been deprecated)\]?$/i.test(t)
+  )
+    return undefined;
   return t;
 }
 

@@ -8,8 +8,17 @@ import type { RankStepSummary } from '../parse/step-breakdown.js';
 
 /** The kinds of input the doctor recognises by content. */
 export type InputKind =
-  | 'pytorch-trace' | 'nvidia-smi-csv' | 'nvidia-smi-xml' | 'nvidia-smi-query' | 'nvidia-smi-topo' | 'nvidia-smi-monitor'
-  | 'nvidia-smi-capture' | 'prometheus-metrics' | 'nccl-log' | 'horovod-timeline' | 'step-breakdown';
+  | 'pytorch-trace'
+  | 'nvidia-smi-csv'
+  | 'nvidia-smi-xml'
+  | 'nvidia-smi-query'
+  | 'nvidia-smi-topo'
+  | 'nvidia-smi-monitor'
+  | 'nvidia-smi-capture'
+  | 'prometheus-metrics'
+  | 'nccl-log'
+  | 'horovod-timeline'
+  | 'step-breakdown';
 
 /** One GPU seen in nvidia-smi data, summarised (latest reading, plus series for charts). */
 export interface GpuSummary {
@@ -104,10 +113,13 @@ const NO_DATA_FINDINGS: ReadonlySet<string> = new Set(['trace.no-gpu-activity'])
  */
 export function verdictOf(findings: readonly Finding[]): Bottleneck {
   const byKind = new Map<Bottleneck, number>();
-  for (const f of findings) if (f.severity !== 'info') byKind.set(f.bottleneck, (byKind.get(f.bottleneck) ?? 0) + f.impact_pct);
+  for (const f of findings)
+    if (f.severity !== 'info') byKind.set(f.bottleneck, (byKind.get(f.bottleneck) ?? 0) + f.impact_pct);
   const best = [...byKind.entries()].sort((a, b) => b[1] - a[1])[0];
   if (best && best[1] >= 5) return best[0];
-  const compute = [...findings].filter((f) => f.id.endsWith('.compute-bound')).sort((a, b) => b.impact_pct - a.impact_pct)[0];
+  const compute = [...findings]
+    .filter((f) => f.id.endsWith('.compute-bound'))
+    .sort((a, b) => b.impact_pct - a.impact_pct)[0];
   if (compute) return compute.bottleneck;
   return findings.length > 0 && findings.every((f) => NO_DATA_FINDINGS.has(f.id)) ? 'no-data' : 'healthy';
 }

@@ -20,7 +20,12 @@ test('with the same curve r^p for every job, the costates give heSRPT allocation
     const total = raw.reduce((sum, x) => sum + x, 0);
     const heSRPT = (i: number): number => Math.pow(i / 4, e) - Math.pow((i - 1) / 4, e);
     const expected = [heSRPT(1), heSRPT(4), heSRPT(2), heSRPT(3)];
-    raw.forEach((x, j) => assert.ok(Math.abs(x / total - (expected[j] as number)) < 1e-3, `p=${p} job ${j}: ${x / total} vs ${expected[j]}`));
+    raw.forEach((x, j) =>
+      assert.ok(
+        Math.abs(x / total - (expected[j] as number)) < 1e-3,
+        `p=${p} job ${j}: ${x / total} vs ${expected[j]}`,
+      ),
+    );
   }
 });
 
@@ -48,7 +53,10 @@ test('own_costates: the policy weighs jobs by their costates and values speedup 
   const costated = buildRoundJobs(snap, { ...defaultGoodputPolicyParams, own_costates: true });
   const expected = buildRoundJobs(snap, defaultGoodputPolicyParams);
   applyOwnCostates(expected, 8, 4, defaultGoodputPolicyParams.costate_count_power);
-  assert.deepEqual(costated.map((v) => v.weight), expected.map((v) => v.weight));
+  assert.deepEqual(
+    costated.map((v) => v.weight),
+    expected.map((v) => v.weight),
+  );
   assert.ok(costated.every((v) => v.utility_power === 0));
   // Shorter jobs are worth more per unit of work.
   costated.slice(1).forEach((v, i) => assert.ok(v.weight < (costated[i] as RoundJob).weight));

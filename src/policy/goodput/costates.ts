@@ -32,7 +32,9 @@ export interface CostateJob {
  */
 export function applyOwnCostates(views: CostateJob[], gpus: number, gpus_per_node: number, count_power: number): void {
   if (views.length === 0 || gpus <= 0) return;
-  const byWorkDesc = views.map((_, i) => i).sort((a, b) => (views[b] as CostateJob).remaining_estimate - (views[a] as CostateJob).remaining_estimate || b - a);
+  const byWorkDesc = views
+    .map((_, i) => i)
+    .sort((a, b) => (views[b] as CostateJob).remaining_estimate - (views[a] as CostateJob).remaining_estimate || b - a);
   // value[g]: best sum of c_j S_j(r_j) over the jobs that complete later, on g GPUs.
   let value = new Float64Array(gpus + 1);
   byWorkDesc.forEach((index, rank) => {

@@ -15,7 +15,9 @@ test('a new job without a model starts on one GPU (exploration rule)', () => {
 
 test('when jobs of unknown length outnumber GPUs, those in the queues of least attained service run', () => {
   // Queues start at 0, 600 and 6000 GPU-s: j4 and j5 are in the first, j2 and j3 in the second.
-  const jobs = [0, 1, 2, 3, 4, 5].map((i) => job(`j${i}`, { attained_service_gpu_s: [9000, 8000, 3000, 2000, 500, 100][i] as number, submitted_at_s: 3000 }));
+  const jobs = [0, 1, 2, 3, 4, 5].map((i) =>
+    job(`j${i}`, { attained_service_gpu_s: [9000, 8000, 3000, 2000, 500, 100][i] as number, submitted_at_s: 3000 }),
+  );
   const decision = new GoodputPolicy().decide(snapshot(jobs, 1));
   assert.deepEqual(Object.keys(decision.allocations).sort(), ['j2', 'j3', 'j4', 'j5']);
   assert.equal(decision.rejections?.j0?.code, 'WAITING_FOR_GPUS');
@@ -70,18 +72,33 @@ test('a predicted gain at sizes never run is believed only in part (unmeasured_g
   assert.equal(half.speedup(2), whole.speedup(2));
   assert.ok(Math.abs(half.speedup(4) - (whole.speedup(2) + (whole.speedup(4) - whole.speedup(2)) / 2)) < 1e-12);
   // 0: a modelled job never grows past what it has measured, even on an idle cluster.
-  assert.deepEqual(new GoodputPolicy({ unmeasured_gain_share: 0 }).decide(snapshot([running], 4, { r: [0, 0] })).allocations.r, [0, 0]);
+  assert.deepEqual(
+    new GoodputPolicy({ unmeasured_gain_share: 0 }).decide(snapshot([running], 4, { r: [0, 0] })).allocations.r,
+    [0, 0],
+  );
 });
 
 test('a batch-size cap limits the replicas a job can use', () => {
-  const capped = job('c', { max_profiled_replicas: 16, batch_size_cap: 128, model: { perf, grad: { sqr: 0.01, var: 10 }, limits } });
+  const capped = job('c', {
+    max_profiled_replicas: 16,
+    batch_size_cap: 128,
+    model: { perf, grad: { sqr: 0.01, var: 10 }, limits },
+  });
   const decision = new GoodputPolicy().decide(snapshot([capped], 4));
   assert.ok((decision.allocations.c ?? []).length <= 4, 'at most 128 / 32 = 4 replicas');
 });
 
 test('a non-preemptible running job keeps its GPUs even when shorter jobs wait', () => {
-  const pinned = job('pinned', { preemptible: false, max_replicas: 4, remaining_samples: 1e9, model: { perf, grad: { sqr: 0.05, var: 5 }, limits }, max_profiled_replicas: 4 });
-  const short = ['s1', 's2'].map((id) => job(id, { remaining_samples: 1e3, model: { perf, grad: { sqr: 0.05, var: 5 }, limits }, max_profiled_replicas: 4 }));
+  const pinned = job('pinned', {
+    preemptible: false,
+    max_replicas: 4,
+    remaining_samples: 1e9,
+    model: { perf, grad: { sqr: 0.05, var: 5 }, limits },
+    max_profiled_replicas: 4,
+  });
+  const short = ['s1', 's2'].map((id) =>
+    job(id, { remaining_samples: 1e3, model: { perf, grad: { sqr: 0.05, var: 5 }, limits }, max_profiled_replicas: 4 }),
+  );
   const decision = new GoodputPolicy().decide(snapshot([pinned, ...short], 1, { pinned: [0, 0, 0, 0] }));
   assert.deepEqual(decision.allocations.pinned, [0, 0, 0, 0]);
   assert.equal(decision.allocations.s1, undefined);
@@ -91,17 +108,43 @@ test('a non-preemptible running job keeps its GPUs even when shorter jobs wait',
 test('with declared remaining work, the job with the most work left waits (SRPT order)', () => {
   const model = { perf, grad: { sqr: 0.05, var: 5 }, limits };
   // Five one-GPU jobs on four GPUs; attained service would favour j4, remaining work favours the others.
-  const jobs = [0, 1, 2, 3, 4].map((i) => job(`j${i}`, { max_replicas: 1, max_profiled_replicas: 1, model, remaining_samples: (i + 1) * 1e6, attained_service_gpu_s: (4 - i) * 1000 }));
+  const jobs = [0, 1, 2, 3, 4].map((i) =>
+    job(`j${i}`, {
+      max_replicas: 1,
+      max_profiled_replicas: 1,
+      model,
+      remaining_samples: (i + 1) * 1e6,
+      attained_service_gpu_s: (4 - i) * 1000,
+    }),
+  );
   const decision = new GoodputPolicy().decide(snapshot(jobs, 1));
   assert.deepEqual(Object.keys(decision.allocations).sort(), ['j0', 'j1', 'j2', 'j3']);
 });
 
 test('a job of unknown length just submitted does not preempt jobs whose known remaining work is short, but does long ones', () => {
   const model = { perf, grad: { sqr: 0.05, var: 5 }, limits };
-  const running = (id: string, remaining_samples: number) => job(id, { max_replicas: 1, max_profiled_replicas: 1, model, remaining_samples, attained_service_gpu_s: 20, allocated_since_s: 3580 });
+  const running = (id: string, remaining_samples: number) =>
+    job(id, {
+      max_replicas: 1,
+      max_profiled_replicas: 1,
+      model,
+      remaining_samples,
+      attained_service_gpu_s: 20,
+      allocated_since_s: 3580,
+    });
   // Two SDK jobs before their first report (no length, no model yet) arrive at two busy slots.
-  const fresh = [job('u1', { max_replicas: 1, submitted_at_s: 3595 }), job('u2', { max_replicas: 1, submitted_at_s: 3596 })];
-  const decide = (remaining_samples: number) => new GoodputPolicy().decide({ ...snapshot([running('r1', remaining_samples), running('r2', remaining_samples), ...fresh], 1, { r1: [0], r2: [0] }), nodes: nodes(1, 2) });
+  const fresh = [
+    job('u1', { max_replicas: 1, submitted_at_s: 3595 }),
+    job('u2', { max_replicas: 1, submitted_at_s: 3596 }),
+  ];
+  const decide = (remaining_samples: number) =>
+    new GoodputPolicy().decide({
+      ...snapshot([running('r1', remaining_samples), running('r2', remaining_samples), ...fresh], 1, {
+        r1: [0],
+        r2: [0],
+      }),
+      nodes: nodes(1, 2),
+    });
   const short = decide(5_000); // seconds of work left
   assert.deepEqual(Object.keys(short.allocations).sort(), ['r1', 'r2'], 'the short jobs finish first');
   assert.equal(short.rejections?.u1?.code, 'WAITING_FOR_GPUS');
@@ -117,13 +160,19 @@ test('exploration: a job grows to at most explore_factor x the largest size it h
 });
 
 test('a fixed batch size bounds the replicas by batch / min_local_bsz', () => {
-  const fixed = job('f', { max_profiled_replicas: 16, fixed_batch_size: 64, model: { perf, grad: { sqr: 0.01, var: 10 }, limits } });
+  const fixed = job('f', {
+    max_profiled_replicas: 16,
+    fixed_batch_size: 64,
+    model: { perf, grad: { sqr: 0.01, var: 10 }, limits },
+  });
   assert.ok((new GoodputPolicy().decide(snapshot([fixed], 4)).allocations.f ?? []).length <= 2);
 });
 
 test('decisions are deterministic', () => {
   const model = { perf, grad: { sqr: 0.05, var: 5 }, limits };
-  const jobs = [0, 1, 2, 3, 4, 5, 6].map((i) => job(`j${i}`, { max_profiled_replicas: 1 + i, model, remaining_samples: 1e5 * (1 + (i % 3)) }));
+  const jobs = [0, 1, 2, 3, 4, 5, 6].map((i) =>
+    job(`j${i}`, { max_profiled_replicas: 1 + i, model, remaining_samples: 1e5 * (1 + (i % 3)) }),
+  );
   const a = new GoodputPolicy().decide(snapshot(jobs, 3));
   const b = new GoodputPolicy().decide(snapshot(jobs, 3));
   assert.deepEqual(a, b);
@@ -131,10 +180,25 @@ test('decisions are deterministic', () => {
 
 test('whole-node sizing: multi-node sizes are built from whole nodes before leftovers are spread', () => {
   const view = (id: string, order: number, max_replicas: number, speedup: (r: number) => number): RoundJob => ({
-    job: job(id), order, current: [], current_replicas: 0, min_replicas: 0, max_replicas, speedup, weight: 1, restart_keep: 1, idle_restart_keep: 1, utility_power: 1, remaining_estimate: 1,
+    job: job(id),
+    order,
+    current: [],
+    current_replicas: 0,
+    min_replicas: 0,
+    max_replicas,
+    speedup,
+    weight: 1,
+    restart_keep: 1,
+    idle_restart_keep: 1,
+    utility_power: 1,
+    remaining_estimate: 1,
   });
   // A scales linearly, B uses one GPU, C gains 10% from a second GPU; 7 free GPUs, 4 per node.
-  const views = [view('a', 0, 64, (r) => r), view('b', 1, 1, (r) => Math.min(r, 1)), view('c', 2, 2, (r) => (r <= 0 ? 0 : 1 + 0.1 * (r - 1)))];
+  const views = [
+    view('a', 0, 64, (r) => r),
+    view('b', 1, 1, (r) => Math.min(r, 1)),
+    view('c', 2, 2, (r) => (r <= 0 ? 0 : 1 + 0.1 * (r - 1))),
+  ];
   // Freely, A's fifth GPU (+25%) beats C's second (+10%); in whole nodes A stops at one node.
   assert.deepEqual(chooseReplicaCounts(views, 7, 4, { whole_nodes: false }), [5, 1, 1]);
   assert.deepEqual(chooseReplicaCounts(views, 7, 4, { whole_nodes: true }), [4, 1, 2]);
@@ -142,7 +206,9 @@ test('whole-node sizing: multi-node sizes are built from whole nodes before left
 
 test('min_weight_share floors every weight at that share of the mean weight', () => {
   const model = { perf, grad: { sqr: 0.05, var: 5 }, limits };
-  const jobs = [0, 1, 2, 3, 4, 5, 6, 7].map((i) => job(`j${i}`, { max_profiled_replicas: 1, model, remaining_samples: 1e5 * (i + 1) }));
+  const jobs = [0, 1, 2, 3, 4, 5, 6, 7].map((i) =>
+    job(`j${i}`, { max_profiled_replicas: 1, model, remaining_samples: 1e5 * (i + 1) }),
+  );
   const e4 = { ...defaultGoodputPolicyParams, rank_exponent: 4 };
   const plain = buildRoundJobs(snapshot(jobs, 2), e4).map((v) => v.weight);
   const floored = buildRoundJobs(snapshot(jobs, 2), { ...e4, min_weight_share: 0.5 }).map((v) => v.weight);
@@ -153,7 +219,21 @@ test('min_weight_share floors every weight at that share of the mean weight', ()
 });
 
 function bareView(id: string, fields: Partial<RoundJob>): RoundJob {
-  return { job: job(id), order: 0, current: [], current_replicas: 0, min_replicas: 0, max_replicas: 64, speedup: (r) => r, weight: 1, restart_keep: 1, idle_restart_keep: 1, utility_power: 1, remaining_estimate: 1, ...fields };
+  return {
+    job: job(id),
+    order: 0,
+    current: [],
+    current_replicas: 0,
+    min_replicas: 0,
+    max_replicas: 64,
+    speedup: (r) => r,
+    weight: 1,
+    restart_keep: 1,
+    idle_restart_keep: 1,
+    utility_power: 1,
+    remaining_estimate: 1,
+    ...fields,
+  };
 }
 
 test('sizing looks past a dip in the speedup curve (2 nodes slower than 1, 4 nodes faster)', () => {
@@ -170,18 +250,38 @@ test('gpu_price: a running job with a corrected model does not grow onto the fla
   // The price is asked only of a model that carries a correction by measured step times (here an
   // empty one: every factor 1).
   const corrected = { perf, grad: { sqr: 0.05, var: 5 }, limits, correction: { compute: [], shapes: [] } };
-  const running = bareView('f', { job: job('f', { model: corrected }), speedup: flat, current: [0, 0, 1, 1], current_replicas: 8, max_replicas: 16 });
+  const running = bareView('f', {
+    job: job('f', { model: corrected }),
+    speedup: flat,
+    current: [0, 0, 1, 1],
+    current_replicas: 8,
+    max_replicas: 16,
+  });
   assert.deepEqual(chooseReplicaCounts([running], 16, 4), [16]);
   assert.deepEqual(chooseReplicaCounts([running], 16, 4, { gpu_price: 0.003 }), [12]);
   assert.deepEqual(chooseReplicaCounts([running], 16, 4, { gpu_price: 0.004 }), [8]);
   const plainFit = { ...running, job: job('f', { model: { ...corrected, correction: undefined } }) };
   assert.deepEqual(chooseReplicaCounts([plainFit], 16, 4, { gpu_price: 0.004 }), [16]);
   // A job that is not running may always start.
-  assert.deepEqual(chooseReplicaCounts([bareView('w', { job: job('w', { model: corrected }), speedup: (r) => Math.min(r, 1) + 1e-6 * r })], 4, 4, { gpu_price: 1 }), [1]);
+  assert.deepEqual(
+    chooseReplicaCounts(
+      [bareView('w', { job: job('w', { model: corrected }), speedup: (r) => Math.min(r, 1) + 1e-6 * r })],
+      4,
+      4,
+      { gpu_price: 1 },
+    ),
+    [1],
+  );
 });
 
 test('GPUs that would idle go to a job whose restart budget is spent', () => {
-  const tired = bareView('t', { current: [0, 0, 0, 0], current_replicas: 4, restart_keep: 0.05, idle_restart_keep: 0.9, max_replicas: 12 });
+  const tired = bareView('t', {
+    current: [0, 0, 0, 0],
+    current_replicas: 4,
+    restart_keep: 0.05,
+    idle_restart_keep: 0.9,
+    max_replicas: 12,
+  });
   assert.deepEqual(chooseReplicaCounts([tired], 8 + 4, 4), [12]);
   // With no budget-free price the job stays where it is.
   assert.deepEqual(chooseReplicaCounts([{ ...tired, idle_restart_keep: 0.05 }], 12, 4), [4]);

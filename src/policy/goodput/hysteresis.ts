@@ -55,7 +55,13 @@ export function minSlice_s(p: HysteresisParams, restart_delay_s: number): number
  * (the first queue) while it starves: waiting, with an age above `starvation_factor` times its
  * attained service (at least one slice).
  */
-export function serviceQueue(job: PolicyJob, waiting: boolean, now_s: number, p: HysteresisParams, restart_delay_s: number): number {
+export function serviceQueue(
+  job: PolicyJob,
+  waiting: boolean,
+  now_s: number,
+  p: HysteresisParams,
+  restart_delay_s: number,
+): number {
   const age_s = Math.max(0, now_s - job.submitted_at_s);
   const served = Math.max(job.attained_service_gpu_s, minSlice_s(p, restart_delay_s));
   if (waiting && p.starvation_factor > 0 && age_s > p.starvation_factor * served) return 0;
@@ -71,9 +77,15 @@ export type HoldReason = 'MIN_SLICE' | 'MAX_PREEMPTIONS';
  * Whether a running job of unknown length must keep its allocation this round: it has held it
  * for less than the minimum slice, or it has been stopped `max_preemptions` times already.
  */
-export function holdReason(job: PolicyJob, now_s: number, p: HysteresisParams, restart_delay_s: number): HoldReason | undefined {
+export function holdReason(
+  job: PolicyJob,
+  now_s: number,
+  p: HysteresisParams,
+  restart_delay_s: number,
+): HoldReason | undefined {
   if (!unknownLength(job)) return undefined;
   if (job.restarts >= p.max_preemptions) return 'MAX_PREEMPTIONS';
-  if (job.allocated_since_s !== undefined && now_s - job.allocated_since_s < minSlice_s(p, restart_delay_s)) return 'MIN_SLICE';
+  if (job.allocated_since_s !== undefined && now_s - job.allocated_since_s < minSlice_s(p, restart_delay_s))
+    return 'MIN_SLICE';
   return undefined;
 }

@@ -1,6 +1,12 @@
 import type { Allocation, ClusterSnapshot } from '../../core/cluster.js';
 import type { Policy, PolicyDecision, PolicyFactory, PolicyOptions, PolicyParamValue } from '../policy.js';
-import { buildRoundJobs, defaultGoodputPolicyParams, type GoodputPolicyParams, type RoundJob, type SpeedupCache } from './job-view.js';
+import {
+  buildRoundJobs,
+  defaultGoodputPolicyParams,
+  type GoodputPolicyParams,
+  type RoundJob,
+  type SpeedupCache,
+} from './job-view.js';
 import { allocateJobs, usageAfter } from './node-allocation.js';
 import { chooseReplicaCounts } from './sizing.js';
 
@@ -32,7 +38,10 @@ export class GoodputPolicy implements Policy {
     const isPinned = (v: RoundJob): boolean => v.current_replicas > 0 && (!v.job.preemptible || v.hold !== undefined);
     const pinned = allViews.filter(isPinned);
     const views = allViews.filter((v) => !isPinned(v));
-    const usage = usageAfter(snapshot.nodes, pinned.map((v) => v.current));
+    const usage = usageAfter(
+      snapshot.nodes,
+      pinned.map((v) => v.current),
+    );
     const free = usage.free.reduce((sum, f) => sum + Math.max(0, f), 0);
     const gpusPerNode = Math.max(1, ...snapshot.nodes.map((n) => n.gpus));
     const counts = chooseReplicaCounts(views, free, gpusPerNode, this.params);
@@ -40,14 +49,16 @@ export class GoodputPolicy implements Policy {
     for (const view of pinned) allocations[view.job.id] = view.current;
     const rejections: PolicyDecision['rejections'] = {};
     const kept = pinned.reduce((sum, v) => sum + v.current_replicas, 0);
-    const busy = kept > 0
-      ? `all GPUs are in use (${kept} held by jobs that are not stopped now: ${keptCauses(pinned)})`
-      : 'all GPUs are used by jobs with higher priority (less remaining work or attained service)';
+    const busy =
+      kept > 0
+        ? `all GPUs are in use (${kept} held by jobs that are not stopped now: ${keptCauses(pinned)})`
+        : 'all GPUs are used by jobs with higher priority (less remaining work or attained service)';
     views.forEach((view) => {
       if (!allocations[view.job.id]) {
-        rejections[view.job.id] = view.max_replicas === 0
-          ? { code: 'NO_FEASIBLE_SIZE', message: 'the job cannot run on any replica count within its limits' }
-          : { code: 'WAITING_FOR_GPUS', message: busy };
+        rejections[view.job.id] =
+          view.max_replicas === 0
+            ? { code: 'NO_FEASIBLE_SIZE', message: 'the job cannot run on any replica count within its limits' }
+            : { code: 'WAITING_FOR_GPUS', message: busy };
       }
     });
     return { allocations, rejections };
@@ -62,7 +73,11 @@ export class GoodputPolicy implements Policy {
 function keptCauses(pinned: readonly RoundJob[]): string {
   const causes = new Map<string, number>();
   for (const v of pinned) {
-    const cause = !v.job.preemptible ? 'not preemptible' : v.hold === 'MAX_PREEMPTIONS' ? 'preempted the most times allowed' : 'within their minimum time slice';
+    const cause = !v.job.preemptible
+      ? 'not preemptible'
+      : v.hold === 'MAX_PREEMPTIONS'
+        ? 'preempted the most times allowed'
+        : 'within their minimum time slice';
     causes.set(cause, (causes.get(cause) ?? 0) + v.current_replicas);
   }
   if (causes.size === 1) return [...causes.keys()][0]!;

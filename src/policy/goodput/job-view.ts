@@ -1,9 +1,23 @@
 import type { Allocation, ClusterSnapshot, PolicyJob } from '../../core/cluster.js';
 import type { GoodputModel } from '../../goodput/types.js';
-import { bestGoodput, goodputSpeedupFn, linearSpeedupFn, type BatchPolicy, type SpeedupFn } from '../../goodput/speedup.js';
+import {
+  bestGoodput,
+  goodputSpeedupFn,
+  linearSpeedupFn,
+  type BatchPolicy,
+  type SpeedupFn,
+} from '../../goodput/speedup.js';
 import { jobBatchPolicy } from '../job-batch.js';
 import { applyOwnCostates } from './costates.js';
-import { holdReason, queueEnd_gpu_s, queueFloor_gpu_s, serviceQueue, unknownLength, type HoldReason, type HysteresisParams } from './hysteresis.js';
+import {
+  holdReason,
+  queueEnd_gpu_s,
+  queueFloor_gpu_s,
+  serviceQueue,
+  unknownLength,
+  type HoldReason,
+  type HysteresisParams,
+} from './hysteresis.js';
 
 /** What the goodput policy derives from one job for one round. */
 export interface RoundJob {
@@ -177,14 +191,18 @@ export const defaultGoodputPolicyParams: GoodputPolicyParams = {
  * exploration rule of Pollux, relaxed (a job may grow to explore_factor x the largest size it has
  * run at, since its model is unreliable beyond what it has measured) and the batch-size limits.
  */
-export function buildRoundJobs(snapshot: ClusterSnapshot, params: GoodputPolicyParams, cache?: SpeedupCache): RoundJob[] {
+export function buildRoundJobs(
+  snapshot: ClusterSnapshot,
+  params: GoodputPolicyParams,
+  cache?: SpeedupCache,
+): RoundJob[] {
   const gpusPerNode = Math.max(1, ...snapshot.nodes.map((n) => n.gpus));
   const totalGpus = snapshot.nodes.reduce((sum, n) => sum + n.gpus, 0);
   const views = buildViews(snapshot, params, cache, gpusPerNode, totalGpus);
   if (params.own_costates) applyOwnCostates(views, totalGpus, gpusPerNode, params.costate_count_power);
   else if (params.rank_exponent > 0) applyRankWeights(views, params.rank_exponent);
   if (params.min_weight_share > 0 && views.length > 0) {
-    const floor = params.min_weight_share * views.reduce((sum, v) => sum + v.weight, 0) / views.length;
+    const floor = (params.min_weight_share * views.reduce((sum, v) => sum + v.weight, 0)) / views.length;
     for (const view of views) view.weight = Math.max(view.weight, floor);
   }
   return views;
@@ -193,7 +211,9 @@ export function buildRoundJobs(snapshot: ClusterSnapshot, params: GoodputPolicyP
 /** Replaces weights by heSRPT shares by rank of remaining work (ties: later submission larger). */
 function applyRankWeights(views: RoundJob[], exponent: number): void {
   const n = views.length;
-  const order = views.map((_, i) => i).sort((a, b) => (views[b] as RoundJob).remaining_estimate - (views[a] as RoundJob).remaining_estimate || b - a);
+  const order = views
+    .map((_, i) => i)
+    .sort((a, b) => (views[b] as RoundJob).remaining_estimate - (views[a] as RoundJob).remaining_estimate || b - a);
   order.forEach((index, rank) => {
     const i = rank + 1;
     (views[index] as RoundJob).weight = n * (Math.pow(i / n, exponent) - Math.pow((i - 1) / n, exponent));
@@ -212,7 +232,11 @@ const MIN_RESTART_BUDGET = 0.05;
  */
 export type SpeedupCache = WeakMap<GoodputModel, Map<string, { one_gpu: number; fn: SpeedupFn }>>;
 
-function modelSpeedup(model: GoodputModel, batch: BatchPolicy, cache: SpeedupCache | undefined): { one_gpu: number; fn: SpeedupFn } {
+function modelSpeedup(
+  model: GoodputModel,
+  batch: BatchPolicy,
+  cache: SpeedupCache | undefined,
+): { one_gpu: number; fn: SpeedupFn } {
   const key = `${batch.fixed_batch_size ?? ''}/${batch.max_batch_size ?? ''}`;
   let byBatch = cache?.get(model);
   let entry = byBatch?.get(key);
@@ -227,11 +251,19 @@ function modelSpeedup(model: GoodputModel, batch: BatchPolicy, cache: SpeedupCac
   return entry;
 }
 
-function buildViews(snapshot: ClusterSnapshot, params: GoodputPolicyParams, cache: SpeedupCache | undefined, gpusPerNode: number, totalGpus: number): RoundJob[] {
+function buildViews(
+  snapshot: ClusterSnapshot,
+  params: GoodputPolicyParams,
+  cache: SpeedupCache | undefined,
+  gpusPerNode: number,
+  totalGpus: number,
+): RoundJob[] {
   return snapshot.jobs.map((job, order) => {
     const current = snapshot.allocations[job.id] ?? [];
     // Jobs of unknown length are ranked by attained service discretized into queues (hysteresis).
-    const queue = unknownLength(job) ? serviceQueue(job, current.length === 0, snapshot.now_s, params, params.restart_delay_s) : undefined;
+    const queue = unknownLength(job)
+      ? serviceQueue(job, current.length === 0, snapshot.now_s, params, params.restart_delay_s)
+      : undefined;
     const service_gpu_s = queue !== undefined ? queueFloor_gpu_s(queue, params) : job.attained_service_gpu_s;
     const limits = job.limits;
     const batchCap = job.fixed_batch_size ?? Math.min(limits.max_batch_size, job.batch_size_cap ?? Infinity);
@@ -262,10 +294,14 @@ function buildViews(snapshot: ClusterSnapshot, params: GoodputPolicyParams, cach
       }
       return value;
     };
-    const remaining_1gpu_s = params.use_remaining_work && oneGpu > 0 && job.remaining_samples !== undefined ? job.remaining_samples / oneGpu : undefined;
-    const weight = remaining_1gpu_s !== undefined
-      ? params.service_half_weight_gpu_s / Math.max(remaining_1gpu_s, 1)
-      : 1 / Math.pow(1 + service_gpu_s / params.service_half_weight_gpu_s, params.service_weight_power);
+    const remaining_1gpu_s =
+      params.use_remaining_work && oneGpu > 0 && job.remaining_samples !== undefined
+        ? job.remaining_samples / oneGpu
+        : undefined;
+    const weight =
+      remaining_1gpu_s !== undefined
+        ? params.service_half_weight_gpu_s / Math.max(remaining_1gpu_s, 1)
+        : 1 / Math.pow(1 + service_gpu_s / params.service_half_weight_gpu_s, params.service_weight_power);
     const age_s = Math.max(0, snapshot.now_s - job.submitted_at_s);
     // Price a restart against the time the job has left: known from its remaining work, else
     // estimated from its age (jobs that have run long tend to run long).
@@ -273,7 +309,10 @@ function buildViews(snapshot: ClusterSnapshot, params: GoodputPolicyParams, cach
     const horizon_s = Math.max(left_s, params.min_horizon_s);
     // How long a new allocation will last: at most the job's remaining time, and, once the job has
     // been reallocated, about as long as its allocations have lasted so far.
-    const observed_hold_s = params.hold_from_history && job.restarts > 0 ? Math.max(age_s / (job.restarts + 1), MIN_OBSERVED_HOLD_S) : Infinity;
+    const observed_hold_s =
+      params.hold_from_history && job.restarts > 0
+        ? Math.max(age_s / (job.restarts + 1), MIN_OBSERVED_HOLD_S)
+        : Infinity;
     const hold_s = Math.min(horizon_s, Math.max(params.max_horizon_s, params.min_horizon_s), observed_hold_s);
     const spent_s = params.restart_budget ? params.restart_delay_s * job.restarts : 0;
     // Budget: the share of the job's remaining time not yet spent restarting (floored, so that a

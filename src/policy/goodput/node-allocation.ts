@@ -31,7 +31,11 @@ function occupy(usage: NodeUsage, allocation: Allocation): void {
  * is shrunk to what fits, and gets nothing if that is below its min_replicas.
  * Mutates `usage`; returns allocations by job id (jobs with 0 replicas are absent).
  */
-export function allocateJobs(views: readonly RoundJob[], counts: readonly number[], usage: NodeUsage): Record<string, Allocation> {
+export function allocateJobs(
+  views: readonly RoundJob[],
+  counts: readonly number[],
+  usage: NodeUsage,
+): Record<string, Allocation> {
   const result: Record<string, Allocation> = {};
   const toPlace: number[] = [];
   views.forEach((view, i) => {
@@ -44,7 +48,12 @@ export function allocateJobs(views: readonly RoundJob[], counts: readonly number
       toPlace.push(i);
     }
   });
-  toPlace.sort((a, b) => (counts[b] as number) - (counts[a] as number) || (views[b] as RoundJob).weight - (views[a] as RoundJob).weight || a - b);
+  toPlace.sort(
+    (a, b) =>
+      (counts[b] as number) - (counts[a] as number) ||
+      (views[b] as RoundJob).weight - (views[a] as RoundJob).weight ||
+      a - b,
+  );
   for (const i of toPlace) {
     const view = views[i] as RoundJob;
     const allocation = placeOne(usage, counts[i] as number, view.min_replicas);

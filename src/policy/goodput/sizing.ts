@@ -47,7 +47,12 @@ const NO_RULES: SizingRules = { min_marginal_speedup: 0, whole_nodes: false, gpu
  * Returns counts indexed like `views`; their sum never exceeds `free_gpus`. With a `gpu_price`
  * GPUs may be left over although some job would gain from them.
  */
-export function chooseReplicaCounts(views: readonly RoundJob[], free_gpus: number, lookahead: number, rules: Partial<SizingRules> = {}): number[] {
+export function chooseReplicaCounts(
+  views: readonly RoundJob[],
+  free_gpus: number,
+  lookahead: number,
+  rules: Partial<SizingRules> = {},
+): number[] {
   const { min_marginal_speedup, whole_nodes, gpu_price } = { ...NO_RULES, ...rules };
   const counts = views.map(() => 0);
   let free = free_gpus;
@@ -64,7 +69,8 @@ export function chooseReplicaCounts(views: readonly RoundJob[], free_gpus: numbe
   // left small next to idle GPUs). With whole_nodes, the first pass only builds multi-node sizes
   // from whole nodes (lookahead is the node size).
   const passes: Omit<PassRules, 'price'>[] = [];
-  if (min_marginal_speedup > 0 || whole_nodes) passes.push({ floor: min_marginal_speedup, whole: whole_nodes, idle: false });
+  if (min_marginal_speedup > 0 || whole_nodes)
+    passes.push({ floor: min_marginal_speedup, whole: whole_nodes, idle: false });
   passes.push({ floor: 0, whole: false, idle: false });
   passes.push({ floor: 0, whole: false, idle: true });
   for (const pass of passes) free = grow(views, counts, free, lookahead, { ...pass, price: gpu_price });
@@ -81,7 +87,13 @@ interface PassRules {
 }
 
 /** Greedy growth of `counts` (mutated) by best value per GPU; returns the GPUs left. */
-function grow(views: readonly RoundJob[], counts: number[], free_gpus: number, lookahead: number, pass: PassRules): number {
+function grow(
+  views: readonly RoundJob[],
+  counts: number[],
+  free_gpus: number,
+  lookahead: number,
+  pass: PassRules,
+): number {
   let free = free_gpus;
   const heap = new StepHeap();
   const push = (i: number): void => {
@@ -113,7 +125,14 @@ function compareViews(views: readonly RoundJob[], a: number, b: number): number 
   return vb.weight - va.weight || va.order - vb.order;
 }
 
-function bestStep(view: RoundJob, index: number, replicas: number, free: number, lookahead: number, pass: PassRules): Step | undefined {
+function bestStep(
+  view: RoundJob,
+  index: number,
+  replicas: number,
+  free: number,
+  lookahead: number,
+  pass: PassRules,
+): Step | undefined {
   const { floor, whole, idle, price } = pass;
   const room = Math.min(view.max_replicas - replicas, free, Math.max(lookahead, view.current_replicas - replicas));
   if (room <= 0) return undefined;
@@ -124,7 +143,14 @@ function bestStep(view: RoundJob, index: number, replicas: number, free: number,
     if (replicas > 0 && floor > 0 && (view.speedup(replicas + k) - view.speedup(replicas)) / k < floor) continue;
     const total = replicas + k;
     if (priced && !worthItsGpus(view, replicas, total, price)) continue;
-    if (whole && total > lookahead && total % lookahead !== 0 && total !== view.current_replicas && total !== view.max_replicas) continue;
+    if (
+      whole &&
+      total > lookahead &&
+      total % lookahead !== 0 &&
+      total !== view.current_replicas &&
+      total !== view.max_replicas
+    )
+      continue;
     const gain = (allocationValue(view, replicas + k, idle) - base) / k;
     if (gain > 1e-12 && (!best || gain > best.gain_per_replica + 1e-12)) {
       best = { view: index, replicas: k, gain_per_replica: gain };

@@ -4,7 +4,13 @@
  * dip in its speedup curve (a fitted model often predicts 2 nodes slower than 1 but 4 nodes much
  * faster) at a cost logarithmic in the cluster size. Ascending; from `replicas` 0 they are totals.
  */
-export function candidateSteps(replicas: number, room: number, far: number, node_gpus: number, spacing = 1.5): number[] {
+export function candidateSteps(
+  replicas: number,
+  room: number,
+  far: number,
+  node_gpus: number,
+  spacing = 1.5,
+): number[] {
   const steps: number[] = [];
   for (let k = 1; k <= room; k++) steps.push(k);
   let total = Math.ceil((replicas + room + 1) / node_gpus) * node_gpus;

@@ -1,8 +1,22 @@
 /** Builders of policy inputs for the goodput policy's tests (no test runner imports here). */
 import type { ClusterSnapshot, NodeInfo, PolicyJob } from '../../core/cluster.js';
 
-export const limits: PolicyJob['limits'] = { init_batch_size: 128, max_batch_size: 4096, min_local_bsz: 32, max_local_bsz: 1024, accumulation: true };
-export const perf = { alpha_c: 0.0032, beta_c: 0.00078, alpha_n: 0.0265, beta_n: 0.0028, alpha_r: 0.0114, beta_r: 0.0004, gamma: 1.16 };
+export const limits: PolicyJob['limits'] = {
+  init_batch_size: 128,
+  max_batch_size: 4096,
+  min_local_bsz: 32,
+  max_local_bsz: 1024,
+  accumulation: true,
+};
+export const perf = {
+  alpha_c: 0.0032,
+  beta_c: 0.00078,
+  alpha_n: 0.0265,
+  beta_n: 0.0028,
+  alpha_r: 0.0114,
+  beta_r: 0.0004,
+  gamma: 1.16,
+};
 
 /** `count` nodes of `gpus` GPUs each. */
 export function nodes(count: number, gpus = 4): NodeInfo[] {
@@ -12,12 +26,26 @@ export function nodes(count: number, gpus = 4): NodeInfo[] {
 /** A preemptible job submitted at 0 that has never run, with `fields` overriding. */
 export function job(id: string, fields: Partial<PolicyJob> = {}): PolicyJob {
   return {
-    id, submitted_at_s: 0, attained_service_gpu_s: 0, min_replicas: 0, max_replicas: 64, max_profiled_replicas: 0,
-    restarts: 0, preemptible: true, priority: 0, limits, ...fields,
+    id,
+    submitted_at_s: 0,
+    attained_service_gpu_s: 0,
+    min_replicas: 0,
+    max_replicas: 64,
+    max_profiled_replicas: 0,
+    restarts: 0,
+    preemptible: true,
+    priority: 0,
+    limits,
+    ...fields,
   };
 }
 
 /** A snapshot at t = 3600 s. */
-export function snapshot(jobs: PolicyJob[], nodeCount: number, allocations: ClusterSnapshot['allocations'] = {}, now_s = 3600): ClusterSnapshot {
+export function snapshot(
+  jobs: PolicyJob[],
+  nodeCount: number,
+  allocations: ClusterSnapshot['allocations'] = {},
+  now_s = 3600,
+): ClusterSnapshot {
   return { now_s, nodes: nodes(nodeCount), jobs, allocations };
 }

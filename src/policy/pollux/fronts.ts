@@ -94,7 +94,8 @@ function mergeSort(a: Int32Array, tmp: Int32Array, n: number, F1: Float64Array, 
         const y = src[j] as number;
         const x1 = F1[x] as number;
         const y1 = F1[y] as number;
-        const takeRight = y1 < x1 || (y1 === x1 && ((F2[y] as number) < (F2[x] as number) || (F2[y] === F2[x] && y < x)));
+        const takeRight =
+          y1 < x1 || (y1 === x1 && ((F2[y] as number) < (F2[x] as number) || (F2[y] === F2[x] && y < x)));
         if (takeRight) {
           dst[k++] = y;
           j++;

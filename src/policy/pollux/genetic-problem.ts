@@ -15,4 +15,3 @@ export interface GeneticProblem {
   /** Recombines two states in place; returns whether either changed. */
   crossover(A: Int32Array, aOff: number, B: Int32Array, bOff: number, rng: Random): boolean;
 }
-

@@ -88,7 +88,7 @@ export function runNsga2(
     // looked up among the population, the accepted offspring and earlier children.
     pool.resetSeen([pop, popCount]);
     let offCount = 0;
-    for (let round = 0; offCount < popSize; ) {
+    for (let round = 0; offCount < popSize;) {
       const remaining = popSize - offCount;
       const matings = Math.ceil(remaining / 2);
       tournament(pool, pop, popCount, 2 * matings, sel, perm, rng);

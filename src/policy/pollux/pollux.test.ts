@@ -8,10 +8,24 @@ import { createPolluxPolicy, polluxMaxReplicas, polluxPolicy } from './pollux-po
 
 runPolicyConformance(polluxPolicy);
 
-const limits: GoodputModel['limits'] = { init_batch_size: 128, max_batch_size: 4096, min_local_bsz: 32, max_local_bsz: 1024, accumulation: true };
+const limits: GoodputModel['limits'] = {
+  init_batch_size: 128,
+  max_batch_size: 4096,
+  min_local_bsz: 32,
+  max_local_bsz: 1024,
+  accumulation: true,
+};
 /** cifar10, 4-point fit and epoch-5 gradient statistics of pollux-spec §3.2-3.4. */
 const model: GoodputModel = {
-  perf: { alpha_c: 0.003187, beta_c: 0.000781, alpha_n: 0.026517, beta_n: 0.002843, alpha_r: 0.011409, beta_r: 0.000398, gamma: 1.16224 },
+  perf: {
+    alpha_c: 0.003187,
+    beta_c: 0.000781,
+    alpha_n: 0.026517,
+    beta_n: 0.002843,
+    alpha_r: 0.011409,
+    beta_r: 0.000398,
+    gamma: 1.16224,
+  },
   grad: { sqr: 0.573375, var: 1.45455 },
   limits,
 };
@@ -54,7 +68,8 @@ test('effective max replicas: doubling rule, driver cap, batch limits, min_repli
 test('a job alone gets the placement with the best goodput', () => {
   // Exhaustive optimum over the (nodes, replicas) shapes the 4 x 4 cluster allows, r <= 16.
   let best = 0;
-  for (let n = 1; n <= 4; n++) for (let r = n; r <= Math.min(4 * n, 16); r++) best = Math.max(best, optimizeBatch(model, n, r).goodput);
+  for (let n = 1; n <= 4; n++)
+    for (let r = n; r <= Math.min(4 * n, 16); r++) best = Math.max(best, optimizeBatch(model, n, r).goodput);
   for (const seed of [1, 2, 3]) {
     const policy = polluxPolicy.create({ seed });
     const decision = policy.decide({ now_s: 600, nodes: nodes(4), jobs: [job('solo')], allocations: {} });
@@ -67,16 +82,24 @@ test('a job alone gets the placement with the best goodput', () => {
 
 test('every waiting job gets a GPU when GPUs are free (the 1/0.001 penalty)', () => {
   const policy = polluxPolicy.create({ seed: 1 });
-  const jobs = Array.from({ length: 10 }, (_, i) => job(`j${i}`, { model: undefined, max_profiled_replicas: 0, submitted_at_s: i }));
+  const jobs = Array.from({ length: 10 }, (_, i) =>
+    job(`j${i}`, { model: undefined, max_profiled_replicas: 0, submitted_at_s: i }),
+  );
   const decision = policy.decide({ now_s: 120, nodes: nodes(4), jobs, allocations: {} });
-  for (const j of jobs) assert.equal(decision.allocations[j.id]?.length, 1, `${j.id} got ${decision.allocations[j.id]}`);
+  for (const j of jobs)
+    assert.equal(decision.allocations[j.id]?.length, 1, `${j.id} got ${decision.allocations[j.id]}`);
 });
 
 test('a job submitted this instant still gets idle GPUs: utility breaks the power-mean tie', () => {
   // Its restart factor is 0, so GPUs add nothing to the power mean, but the unpenalized
   // utility objective makes the allocated state dominate the empty one.
   const policy = polluxPolicy.create({ seed: 1 });
-  const decision = policy.decide({ now_s: 60, nodes: nodes(2), jobs: [job('new', { submitted_at_s: 60, max_profiled_replicas: 0 })], allocations: {} });
+  const decision = policy.decide({
+    now_s: 60,
+    nodes: nodes(2),
+    jobs: [job('new', { submitted_at_s: 60, max_profiled_replicas: 0 })],
+    allocations: {},
+  });
   assert.equal(decision.allocations.new?.length, 1);
 });
 
@@ -97,7 +120,12 @@ test('distributed jobs never share a node unless interference avoidance is off',
     let allocations: Record<string, Allocation> = {};
     const policy = createPolluxPolicy({ seed });
     for (let round = 0; round < 3; round++) {
-      allocations = policy.decide({ now_s: 600 + round * 60, nodes: nodes(4, 3), jobs: spread, allocations }).allocations;
+      allocations = policy.decide({
+        now_s: 600 + round * 60,
+        nodes: nodes(4, 3),
+        jobs: spread,
+        allocations,
+      }).allocations;
       assert.equal(countShared(allocations), 0, JSON.stringify(allocations));
     }
   }
@@ -106,7 +134,9 @@ test('distributed jobs never share a node unless interference avoidance is off',
 test('the same seed and snapshots give identical decisions; another seed may differ', () => {
   const run = (seed: number): Record<string, Allocation>[] => {
     const policy = polluxPolicy.create({ seed });
-    const jobs = Array.from({ length: 8 }, (_, i) => job(`j${i}`, { submitted_at_s: i * 30, attained_service_gpu_s: i * 100, max_profiled_replicas: 1 + (i % 4) }));
+    const jobs = Array.from({ length: 8 }, (_, i) =>
+      job(`j${i}`, { submitted_at_s: i * 30, attained_service_gpu_s: i * 100, max_profiled_replicas: 1 + (i % 4) }),
+    );
     const out: Record<string, Allocation>[] = [];
     let allocations: Record<string, Allocation> = {};
     for (let round = 0; round < 4; round++) {

@@ -4,7 +4,10 @@ import { Random } from '../../core/random.js';
 import { restartFactor, type ProblemJob } from './problem-job.js';
 import { PolluxProblem } from './problem.js';
 
-const linear = (fair: number) => (_n: number, r: number): number => r / fair;
+const linear =
+  (fair: number) =>
+  (_n: number, r: number): number =>
+    r / fair;
 
 function job(over: Partial<ProblemJob> = {}): ProblemJob {
   return { speedup: linear(4), max_replicas: 64, min_replicas: 0, pinned: false, restart_factor: 1, ...over };

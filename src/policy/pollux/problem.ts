@@ -75,7 +75,8 @@ export class PolluxProblem {
     this.colSum = new Int32Array(this.numNodes);
     this.baseR = new Int32Array(this.numJobs);
     for (let j = 0; j < this.numJobs; j++) {
-      for (let c = 0; c < this.numNodes; c++) this.baseR[j] = (this.baseR[j] as number) + (base[j * this.numNodes + c] as number);
+      for (let c = 0; c < this.numNodes; c++)
+        this.baseR[j] = (this.baseR[j] as number) + (base[j * this.numNodes + c] as number);
     }
     this.order = new Int32Array(this.numNodes);
     this.rowR = new Int32Array(this.numJobs);

@@ -21,7 +21,10 @@ export class StatePool {
   /** Open-addressing set of registered slots (slot + 1; 0 = empty), keyed by state hash. */
   private readonly seen: Int32Array;
 
-  constructor(slots: number, readonly L: number) {
+  constructor(
+    slots: number,
+    readonly L: number,
+  ) {
     this.X = new Int32Array(slots * L);
     this.F1 = new Float64Array(slots);
     this.F2 = new Float64Array(slots);
@@ -101,4 +104,3 @@ export class StatePool {
     this.F2[slot] = -(out[1] as number);
   }
 }
-

@@ -26,15 +26,25 @@ export interface ConfigUse {
  * negative cost and none forced are left out without entering the program. Falls back to a
  * greedy choice (cheapest first) when the solver finds no solution.
  */
-export function solveAssignment(solver: MilpSolver, rows: readonly AssignmentRow[], configs: readonly ConfigUse[], capacity: readonly number[]): Map<string, number> {
+export function solveAssignment(
+  solver: MilpSolver,
+  rows: readonly AssignmentRow[],
+  configs: readonly ConfigUse[],
+  capacity: readonly number[],
+): Map<string, number> {
   const vars: { row: number; config: number; name: string; cost: number }[] = [];
   rows.forEach((r, i) => {
-    for (const [c, cost] of r.costs) if (cost < 0 || c === r.forced) vars.push({ row: i, config: c, name: `x${i}_${c}`, cost });
+    for (const [c, cost] of r.costs)
+      if (cost < 0 || c === r.forced) vars.push({ row: i, config: c, name: `x${i}_${c}`, cost });
   });
   const out = new Map<string, number>();
   if (vars.length === 0) return out;
   const fmt = (x: number) => (Number.isInteger(x) ? String(x) : x.toFixed(6));
-  const lines = ['Minimize', ' obj: ' + joinTerms(vars.map((v) => `${v.cost >= 0 ? '+' : '-'} ${fmt(Math.abs(v.cost))} ${v.name}`)), 'Subject To'];
+  const lines = [
+    'Minimize',
+    ' obj: ' + joinTerms(vars.map((v) => `${v.cost >= 0 ? '+' : '-'} ${fmt(Math.abs(v.cost))} ${v.name}`)),
+    'Subject To',
+  ];
   const byRow = new Map<number, string[]>();
   const byGroup = new Map<number, string[]>();
   for (const v of vars) {
@@ -60,7 +70,12 @@ export function solveAssignment(solver: MilpSolver, rows: readonly AssignmentRow
   return greedy(rows, vars, configs, capacity);
 }
 
-function greedy(rows: readonly AssignmentRow[], vars: readonly { row: number; config: number; cost: number }[], configs: readonly ConfigUse[], capacity: readonly number[]): Map<string, number> {
+function greedy(
+  rows: readonly AssignmentRow[],
+  vars: readonly { row: number; config: number; cost: number }[],
+  configs: readonly ConfigUse[],
+  capacity: readonly number[],
+): Map<string, number> {
   const left = [...capacity];
   const out = new Map<string, number>();
   for (const v of [...vars].sort((a, b) => a.cost - b.cost)) {

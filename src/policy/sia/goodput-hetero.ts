@@ -52,7 +52,17 @@ export interface GoodputHeteroParams extends SiaParams {
 }
 
 /** Defaults measured on Sia's philly and saturn workloads (docs/heterogeneous.md: the change discounts over all 13). */
-export const GOODPUT_HETERO_DEFAULTS: GoodputHeteroParams = { ...SIA_DEFAULTS, srpt_power: 0.5, gpu_cost: 0, restart_aware: 1, bootstrap_ratio: 1, correct_profiles: 1, transfer_types: 0, type_change: 0.85, change_discount: 0.95 };
+export const GOODPUT_HETERO_DEFAULTS: GoodputHeteroParams = {
+  ...SIA_DEFAULTS,
+  srpt_power: 0.5,
+  gpu_cost: 0,
+  restart_aware: 1,
+  bootstrap_ratio: 1,
+  correct_profiles: 1,
+  transfer_types: 0,
+  type_change: 0.85,
+  change_discount: 0.95,
+};
 
 /** The goodput policy for typed clusters. */
 export class GoodputHetero extends SiaPolicy {
@@ -100,7 +110,9 @@ export class GoodputHetero extends SiaPolicy {
 
   protected override jobWeight(job: TypedJob, normalized: readonly number[], _configs: readonly SiaConfig[]): number {
     const modelled = Object.keys(job.one_gpu_samples_per_s).some((t) => job.model(t) !== undefined);
-    const best = modelled ? Math.max(...normalized) * this.lastMinGoodput : Math.max(...Object.values(job.one_gpu_samples_per_s));
+    const best = modelled
+      ? Math.max(...normalized) * this.lastMinGoodput
+      : Math.max(...Object.values(job.one_gpu_samples_per_s));
     // Remaining hours at the best goodput it could get now; unknown models count as one GPU.
     const hours = Math.max(job.remaining_samples / Math.max(best, 1e-9), 60) / 3600;
     return Math.pow(1 / hours, this.knobs.srpt_power);

@@ -46,7 +46,8 @@ export class PolluxUnaware implements TypedPolicy {
       };
     });
     const allocations: Record<string, Allocation> = {};
-    for (const j of s.jobs) if (this.prev[j.id]?.length && s.allocations[j.id]?.length) allocations[j.id] = this.prev[j.id]!;
+    for (const j of s.jobs)
+      if (this.prev[j.id]?.length && s.allocations[j.id]?.length) allocations[j.id] = this.prev[j.id]!;
     const decision = this.inner.decide({ now_s: s.now_s, nodes: this.vnodes, jobs, allocations });
     const out: Record<string, Allocation> = {};
     this.prev = {};
@@ -79,7 +80,13 @@ export class PolluxUnaware implements TypedPolicy {
       for (let k = 0; k < Math.floor(n.gpus / size); k++) {
         list.push(this.vnodes.length);
         this.realOf.push(n.index);
-        this.vnodes.push({ index: this.vnodes.length, name: `${n.name}/${k}`, gpus: size, preemptible: false, gpu_type: gpuTypeOf(n) });
+        this.vnodes.push({
+          index: this.vnodes.length,
+          name: `${n.name}/${k}`,
+          gpus: size,
+          preemptible: false,
+          gpu_type: gpuTypeOf(n),
+        });
       }
       this.vnodeOf.push(list);
     }

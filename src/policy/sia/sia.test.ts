@@ -25,7 +25,13 @@ function job(id: string, over: Partial<TypedJob> = {}): TypedJob {
     max_replicas: 16,
     max_profiled: { slow: 0, fast: 0 },
     model: () => undefined,
-    limits: () => ({ init_batch_size: 128, max_batch_size: 4096, min_local_bsz: 32, max_local_bsz: 512, accumulation: true }),
+    limits: () => ({
+      init_batch_size: 128,
+      max_batch_size: 4096,
+      min_local_bsz: 32,
+      max_local_bsz: 512,
+      accumulation: true,
+    }),
     one_gpu_samples_per_s: { slow: 100, fast: 400 },
     remaining_samples: 1e6,
     restart_s: 50,
@@ -42,25 +48,63 @@ before(async () => {
 describe('siaConfigs', () => {
   it('offers powers of two below a node, then whole nodes, per type', () => {
     const configs = siaConfigs(typeGroups(nodes));
-    assert.deepEqual(configs.filter((c) => c.type === 'slow').map((c) => [c.nodes, c.gpus]), [[1, 1], [1, 2], [1, 4], [2, 8]]);
-    assert.deepEqual(configs.filter((c) => c.type === 'fast').map((c) => [c.nodes, c.gpus]), [[1, 1], [1, 2], [1, 4], [1, 8]]);
+    assert.deepEqual(
+      configs.filter((c) => c.type === 'slow').map((c) => [c.nodes, c.gpus]),
+      [
+        [1, 1],
+        [1, 2],
+        [1, 4],
+        [2, 8],
+      ],
+    );
+    assert.deepEqual(
+      configs.filter((c) => c.type === 'fast').map((c) => [c.nodes, c.gpus]),
+      [
+        [1, 1],
+        [1, 2],
+        [1, 4],
+        [1, 8],
+      ],
+    );
   });
 });
 
 describe('solveAssignment', () => {
   it('takes the cheapest feasible mix under the GPU bounds (HiGHS)', () => {
     const rows = [
-      { id: 'a', costs: new Map([[0, -1], [1, -3]]) },
+      {
+        id: 'a',
+        costs: new Map([
+          [0, -1],
+          [1, -3],
+        ]),
+      },
       { id: 'b', costs: new Map([[1, -2.5]]) },
     ];
     // Config 1 uses 2 of the 3 GPUs: only one job may take it; a:0 + b:1 (-3.5) beats a:1 (-3).
-    const chosen = solveAssignment(solver, rows, [{ group: 0, gpus: 1 }, { group: 0, gpus: 2 }], [3]);
-    assert.deepEqual([...chosen].sort(), [['a', 0], ['b', 1]]);
+    const chosen = solveAssignment(
+      solver,
+      rows,
+      [
+        { group: 0, gpus: 1 },
+        { group: 0, gpus: 2 },
+      ],
+      [3],
+    );
+    assert.deepEqual([...chosen].sort(), [
+      ['a', 0],
+      ['b', 1],
+    ]);
   });
 });
 
 describe('SiaPolicy', () => {
-  const snapshot = (jobs: TypedJob[], allocations: TypedSnapshot['allocations'] = {}, now_s = 60): TypedSnapshot => ({ now_s, nodes, jobs, allocations });
+  const snapshot = (jobs: TypedJob[], allocations: TypedSnapshot['allocations'] = {}, now_s = 60): TypedSnapshot => ({
+    now_s,
+    nodes,
+    jobs,
+    allocations,
+  });
 
   it('gives a job without a model one GPU, on one type, and never over-commits', () => {
     const jobs = Array.from({ length: 20 }, (_, i) => job(`j${i}`));
@@ -74,7 +118,9 @@ describe('SiaPolicy', () => {
   it('keeps a restarting job where it is', () => {
     const policy = new SiaPolicy(solver);
     const first = policy.decide(snapshot([job('a')]));
-    const again = policy.decide(snapshot([job('a', { restarting: true }), ...Array.from({ length: 20 }, (_, i) => job(`n${i}`))], first, 120));
+    const again = policy.decide(
+      snapshot([job('a', { restarting: true }), ...Array.from({ length: 20 }, (_, i) => job(`n${i}`))], first, 120),
+    );
     assert.deepEqual(again['a'], first['a']);
   });
 });
@@ -87,7 +133,10 @@ describe('GoodputHetero', () => {
 
   it('keeps a job on its nodes while its size is unchanged, where Sia re-packs', () => {
     const slow = typeGroups(nodes)[0]!;
-    const jobs = [{ id: 'a', gpus: 1 }, { id: 'c', gpus: 2 }];
+    const jobs = [
+      { id: 'a', gpus: 1 },
+      { id: 'c', gpus: 2 },
+    ];
     const gpus = nodes.map((n) => n.gpus);
     assert.deepEqual(placeSticky(slow, jobs, gpus, { a: [0] }), { a: [0], c: [0, 0] });
     assert.deepEqual(placeFast(slow, jobs, gpus), { c: [0, 0], a: [1] });
@@ -97,9 +146,17 @@ describe('GoodputHetero', () => {
     const limits = job('x').limits('slow');
     const grad = { sqr: 1, var: 10 };
     // On slow GPUs a slow network: 4 GPUs barely beat one. Measured there only.
-    const slowModel = { perf: { alpha_c: 0.01, beta_c: 0.001, alpha_n: 1, beta_n: 0.1, alpha_r: 1, beta_r: 0.1, gamma: 1 }, grad, limits };
+    const slowModel = {
+      perf: { alpha_c: 0.01, beta_c: 0.001, alpha_n: 1, beta_n: 0.1, alpha_r: 1, beta_r: 0.1, gamma: 1 },
+      grad,
+      limits,
+    };
     // What the transfer learned of the fast type from other keys: the same GPUs on a fast network.
-    const fastModel = { perf: { ...slowModel.perf, alpha_n: 0.001, beta_n: 0.0001, alpha_r: 0.001, beta_r: 0.0001 }, grad, limits };
+    const fastModel = {
+      perf: { ...slowModel.perf, alpha_n: 0.001, beta_n: 0.0001, alpha_r: 0.001, beta_r: 0.0001 },
+      grad,
+      limits,
+    };
     const measured = job('a', {
       max_profiled: { slow: 4, fast: 0 },
       one_gpu_samples_per_s: { slow: 100, fast: 100 },
@@ -107,7 +164,12 @@ describe('GoodputHetero', () => {
       transferred: (t) => (t === 'fast' ? fastModel : undefined),
     });
     const typeOf = (transfer_types: number) => {
-      const out = new GoodputHetero(solver, { ...GOODPUT_HETERO_DEFAULTS, transfer_types }).decide({ now_s: 60, nodes, jobs: [measured], allocations: {} });
+      const out = new GoodputHetero(solver, { ...GOODPUT_HETERO_DEFAULTS, transfer_types }).decide({
+        now_s: 60,
+        nodes,
+        jobs: [measured],
+        allocations: {},
+      });
       return { type: gpuTypeOf(nodes[out['a']![0]!]!), gpus: out['a']!.length };
     };
     assert.deepEqual(typeOf(1), { type: 'fast', gpus: 8 });
@@ -142,4 +204,3 @@ describe('GoodputHetero', () => {
     assert.equal(typeAfter(GOODPUT_HETERO_DEFAULTS.type_change), 'slow');
   });
 });
-

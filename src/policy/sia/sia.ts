@@ -10,7 +10,14 @@
 import type { Allocation } from '../../core/cluster.js';
 import { fixedBatchChoice, optimizeBatch } from '../../goodput/optimize.js';
 import type { GoodputModel } from '../../goodput/types.js';
-import { allocationType, typeGroups, type TypeGroup, type TypedJob, type TypedPolicy, type TypedSnapshot } from '../typed.js';
+import {
+  allocationType,
+  typeGroups,
+  type TypeGroup,
+  type TypedJob,
+  type TypedPolicy,
+  type TypedSnapshot,
+} from '../typed.js';
 import { solveAssignment, type MilpSolver } from './assignment.js';
 
 /** Sia's knobs (artifact defaults). */
@@ -98,7 +105,12 @@ export class SiaPolicy implements TypedPolicy {
    * Weight of a job's term in the objective, given its normalized goodput per configuration
    * (Sia: 1 for every job). Subclasses weigh jobs by what they know (e.g. remaining work).
    */
-  protected jobWeight(_job: TypedJob, _normalized: readonly number[], _configs: readonly SiaConfig[], _now_s: number): number {
+  protected jobWeight(
+    _job: TypedJob,
+    _normalized: readonly number[],
+    _configs: readonly SiaConfig[],
+    _now_s: number,
+  ): number {
     return 1;
   }
 
@@ -128,7 +140,8 @@ export class SiaPolicy implements TypedPolicy {
       for (let c = 0; c < configs.length; c++) {
         if (c === 0 || configs[c]!.type !== configs[c - 1]!.type || !large) bestOfType = Infinity;
         let g = gp[c]!;
-        if (prev !== undefined && c !== prev) g *= this.changeFactor(job, g * gps[i]!.min, s.now_s, configs[c]!.type !== configs[prev]!.type);
+        if (prev !== undefined && c !== prev)
+          g *= this.changeFactor(job, g * gps[i]!.min, s.now_s, configs[c]!.type !== configs[prev]!.type);
         g = Math.max(g, ZERO_GAIN);
         const a = Math.min(Math.round(Math.pow(g, this.params.p) * 100) / 100, this.params.clip);
         const cost = weight * (a - this.params.lambda_n) + this.perGpuCost * configs[c]!.gpus;
@@ -143,7 +156,12 @@ export class SiaPolicy implements TypedPolicy {
     if (columns > COLUMN_BUDGET) for (const r of rows) thinRow(r.costs, configs, this.prevConfig.get(r.id));
     const capacity = groups.map((g) => g.total_gpus);
     const typeIndex = new Map(groups.map((g, i) => [g.type, i]));
-    const chosen = solveAssignment(this.solver, rows, configs.map((c) => ({ group: typeIndex.get(c.type)!, gpus: c.gpus })), capacity);
+    const chosen = solveAssignment(
+      this.solver,
+      rows,
+      configs.map((c) => ({ group: typeIndex.get(c.type)!, gpus: c.gpus })),
+      capacity,
+    );
     this.prevConfig = new Map();
     const perType = new Map<string, { id: string; gpus: number }[]>();
     for (const [id, c] of chosen) {
@@ -157,7 +175,10 @@ export class SiaPolicy implements TypedPolicy {
     const nodeGpus = s.nodes.map((n) => n.gpus);
     for (const g of groups) {
       const list = perType.get(g.type) ?? [];
-      Object.assign(out, this.stickyPlacement ? placeSticky(g, list, nodeGpus, s.allocations) : placeFast(g, list, nodeGpus));
+      Object.assign(
+        out,
+        this.stickyPlacement ? placeSticky(g, list, nodeGpus, s.allocations) : placeFast(g, list, nodeGpus),
+      );
     }
     return out;
   }
@@ -201,10 +222,15 @@ export class SiaPolicy implements TypedPolicy {
   /** Normalized goodput of `job` for every configuration (ZERO_GAIN where not allowed). */
   protected goodputRow(job: TypedJob, configs: readonly SiaConfig[], gpn: ReadonlyMap<string, number>): number[] {
     const types = [...gpn.keys()];
-    const cap = job.max_replicas === 1 ? 1 : Math.max(...types.map((t) => Math.min(Math.max(2 * (job.max_profiled[t] ?? 0), 1), job.max_replicas)));
+    const cap =
+      job.max_replicas === 1
+        ? 1
+        : Math.max(...types.map((t) => Math.min(Math.max(2 * (job.max_profiled[t] ?? 0), 1), job.max_replicas)));
     const models = new Map(types.map((t) => [t, job.model(t)]));
     const source = types.find((t) => models.get(t) !== undefined);
-    const unmeasured = new Map(types.map((t) => [t, source === undefined || models.get(t) ? undefined : this.unmeasuredModel(job, t)]));
+    const unmeasured = new Map(
+      types.map((t) => [t, source === undefined || models.get(t) ? undefined : this.unmeasuredModel(job, t)]),
+    );
     const row = configs.map((c) => {
       if (c.gpus > cap) return 0;
       const own = models.get(c.type) ?? unmeasured.get(c.type);
@@ -225,7 +251,11 @@ export class SiaPolicy implements TypedPolicy {
  * Sia's fast placement on one type: jobs by GPU count, largest first; whole nodes for the
  * whole-node part, then the rest on the next nodes with free GPUs, continuing round-robin.
  */
-export function placeFast(group: TypeGroup, jobs: readonly { id: string; gpus: number }[], nodeGpus: readonly number[]): Record<string, Allocation> {
+export function placeFast(
+  group: TypeGroup,
+  jobs: readonly { id: string; gpus: number }[],
+  nodeGpus: readonly number[],
+): Record<string, Allocation> {
   const free = group.nodes.map((n) => nodeGpus[n]!);
   const m = free.length;
   const g = group.gpus_per_node;
@@ -265,7 +295,12 @@ export function placeFast(group: TypeGroup, jobs: readonly { id: string; gpus: n
  * packs the others: whole free nodes first for multi-node jobs, else the node with the fewest
  * free GPUs that fits (best fit), else any free GPUs.
  */
-export function placeSticky(group: TypeGroup, jobs: readonly { id: string; gpus: number }[], nodeGpus: readonly number[], current: Readonly<Record<string, Allocation>>): Record<string, Allocation> {
+export function placeSticky(
+  group: TypeGroup,
+  jobs: readonly { id: string; gpus: number }[],
+  nodeGpus: readonly number[],
+  current: Readonly<Record<string, Allocation>>,
+): Record<string, Allocation> {
   const free = new Map(group.nodes.map((n) => [n, nodeGpus[n]!]));
   const out: Record<string, Allocation> = {};
   const rest: { id: string; gpus: number }[] = [];

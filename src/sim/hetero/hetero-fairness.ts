@@ -18,7 +18,13 @@ function isolatedJct(w: HeteroWorkloadJob, part: ClusterPart, gpus: number): num
   const key = `${w.app.name}:${part.type}:${part.gpus_per_node}:${r}`;
   let hit = memo.get(key);
   if (hit === undefined) {
-    const job = new HeteroJob({ name: 'alone', app: w.app, submit_s: 0, pooled: false, ...(w.app.name === 'ncf' ? { fixed_batch_size: 32768 } : {}) });
+    const job = new HeteroJob({
+      name: 'alone',
+      app: w.app,
+      submit_s: 0,
+      pooled: false,
+      ...(w.app.name === 'ncf' ? { fixed_batch_size: 32768 } : {}),
+    });
     job.reallocate(part.type, packedPlacement(r, part.gpus_per_node));
     let now = 0;
     while (job.completion_s === null && now < 365 * 86400) {
@@ -32,13 +38,18 @@ function isolatedJct(w: HeteroWorkloadJob, part: ClusterPart, gpus: number): num
 }
 
 /** Worst finish-time-fairness ratio over the jobs of `result`. */
-export function heteroFairness(workload: readonly HeteroWorkloadJob[], result: HeteroSimResult, parts: readonly ClusterPart[]): number {
+export function heteroFairness(
+  workload: readonly HeteroWorkloadJob[],
+  result: HeteroSimResult,
+  parts: readonly ClusterPart[],
+): number {
   let worst = 0;
   result.jobs.forEach((outcome, i) => {
     const w = workload[i]!;
     const J = Math.max(1, outcome.avg_active_jobs);
     let alone = Infinity;
-    for (const p of parts) alone = Math.min(alone, isolatedJct(w, p, Math.max(1, Math.ceil((p.nodes * p.gpus_per_node) / J))));
+    for (const p of parts)
+      alone = Math.min(alone, isolatedJct(w, p, Math.max(1, Math.ceil((p.nodes * p.gpus_per_node) / J))));
     worst = Math.max(worst, outcome.jct_s / alone);
   });
   return worst;

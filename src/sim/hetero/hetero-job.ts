@@ -69,7 +69,11 @@ export class HeteroJob extends SteppedJob {
       const fit = this.shared.fit(this.app.name, type);
       const grad = this.grad ?? this.shared.grad(this.app.name);
       if (!fit || !grad) return undefined;
-      const model: GoodputModel = { perf: fit.perf, grad: { sqr: grad[0], var: grad[1] }, limits: typeLimits(this.app, type) };
+      const model: GoodputModel = {
+        perf: fit.perf,
+        grad: { sqr: grad[0], var: grad[1] },
+        limits: typeLimits(this.app, type),
+      };
       if (this.shared.corrected) model.correction = fit.correction;
       return model;
     }
@@ -92,7 +96,12 @@ export class HeteroJob extends SteppedJob {
     if (!shared || !grad || shared.fit(this.app.name, type)) return undefined;
     const t = shared.transferred(this.app.name, type);
     if (!t) return undefined;
-    return { perf: t.perf, grad: { sqr: grad[0], var: grad[1] }, limits: typeLimits(this.app, type), ...(shared.corrected ? { correction: t.correction } : {}) };
+    return {
+      perf: t.perf,
+      grad: { sqr: grad[0], var: grad[1] },
+      limits: typeLimits(this.app, type),
+      ...(shared.corrected ? { correction: t.correction } : {}),
+    };
   }
 
   /** Training left, in B0-equivalent samples. */
@@ -128,7 +137,8 @@ export class HeteroJob extends SteppedJob {
       progressAt: (epoch) => base.progressAt(epoch),
       throughput: (b) => tput!.throughput(placement, b),
       // Statistics are measured over the validation files' batch range only.
-      gradStats: (batch, epoch) => base.gradStats(Math.min(Math.max(batch, base.init_batch_size), base.max_batch_size), epoch),
+      gradStats: (batch, epoch) =>
+        base.gradStats(Math.min(Math.max(batch, base.init_batch_size), base.max_batch_size), epoch),
       rate_factor: this.app.calibration,
       observe: (n, r, b, step, sync, sqr, variance) => this.observe(n, r, b, step, sync, sqr, variance),
       rebatch: () => this.updateBatch(),
@@ -142,7 +152,13 @@ export class HeteroJob extends SteppedJob {
     if (!points) this.profiles.set(key, (points = new Map()));
     const id = (n * 1000 + r) * 65536 + b;
     if (points.has(id)) return;
-    const point = { num_nodes: n, num_replicas: r, local_bsz: b, accum_step_time_s: step - sync, optim_step_time_s: step };
+    const point = {
+      num_nodes: n,
+      num_replicas: r,
+      local_bsz: b,
+      accum_step_time_s: step - sync,
+      optim_step_time_s: step,
+    };
     points.set(id, point);
     this.fits.delete(key);
     if (this.shared) {
@@ -156,7 +172,10 @@ export class HeteroJob extends SteppedJob {
     if (r === 0 || this.type === null) return;
     const limits = typeLimits(this.app, this.type);
     const tput = this.app.byType.get(this.type)!;
-    const placementLimits = { ...limits, max_local_bsz: Math.min(limits.max_local_bsz, tput.maxLocalBsz(this.placement)) };
+    const placementLimits = {
+      ...limits,
+      max_local_bsz: Math.min(limits.max_local_bsz, tput.maxLocalBsz(this.placement)),
+    };
     let choice: LocalBatch;
     const model = this.fixed_batch_size === undefined ? this.model(this.type) : undefined;
     if (this.fixed_batch_size !== undefined || !model) {

@@ -16,14 +16,23 @@ import { loadHeteroApplications, TypeThroughput } from './typed-app.js';
 import { correctedThroughput } from '../../goodput/step-correction.js';
 
 /** The Sia data beside the checkout (main) or beside the worktree folder. */
-const dataDir = [packagePath('..', 'shared', 'data', 'sia'), packagePath('..', '..', 'shared', 'data', 'sia')].find((d) => existsSync(join(d, 'traces')));
+const dataDir = [packagePath('..', 'shared', 'data', 'sia'), packagePath('..', '..', 'shared', 'data', 'sia')].find(
+  (d) => existsSync(join(d, 'traces')),
+);
 const skip = dataDir === undefined ? 'no ../shared/data/sia' : false;
 const TYPES = ['aws', 'rtx', 'dgx-ext'];
 
 describe('mixed-cluster spec', () => {
   it('parses TYPE:NODESxGPUS lists into typed nodes in order', () => {
     const nodes = clusterNodes(parseClusterSpec('aws:2x4,rtx:1x8'));
-    assert.deepEqual(nodes.map((n) => [n.name, n.gpus, n.gpu_type]), [['aws-0', 4, 'aws'], ['aws-1', 4, 'aws'], ['rtx-0', 8, 'rtx']]);
+    assert.deepEqual(
+      nodes.map((n) => [n.name, n.gpus, n.gpu_type]),
+      [
+        ['aws-0', 4, 'aws'],
+        ['aws-1', 4, 'aws'],
+        ['rtx-0', 8, 'rtx'],
+      ],
+    );
   });
   it('refuses malformed and repeated entries with a usage error', () => {
     assert.throws(() => parseClusterSpec('aws:2'), /'aws:2' is not TYPE:NODESxGPUS/);
@@ -33,7 +42,10 @@ describe('mixed-cluster spec', () => {
 });
 
 describe('TypeThroughput', () => {
-  const rows = parsePlacements('placement,local_bsz,step_time,sync_time\n1,8,0.1,0\n1,16,0.2,0\n2,8,0.12,0.02\n22,8,0.3,0.2\n', 'x.csv');
+  const rows = parsePlacements(
+    'placement,local_bsz,step_time,sync_time\n1,8,0.1,0\n1,16,0.2,0\n2,8,0.12,0.02\n22,8,0.3,0.2\n',
+    'x.csv',
+  );
   const t = new TypeThroughput('x', rows);
   it('returns the measured row at a measured placement and batch, linear between batches', () => {
     assert.deepEqual(t.throughput([2], 8), [0.12, 0.02]);
@@ -51,7 +63,8 @@ describe('simulateHetero on the Sia traces', { skip }, () => {
   const cluster = 'aws:2x4,rtx:1x8,dgx-ext:1x8';
   const parts = parseClusterSpec(cluster);
   const apps = () => loadHeteroApplications(join(dataDir!, 'traces'), TYPES);
-  const firstJobs = (n: number) => loadHeteroWorkload(join(dataDir!, 'workloads', 'philly', 'workload-1.csv'), apps()).slice(0, n);
+  const firstJobs = (n: number) =>
+    loadHeteroWorkload(join(dataDir!, 'workloads', 'philly', 'workload-1.csv'), apps()).slice(0, n);
 
   /** Wraps a policy to record every decision's GPU types per job. */
   function spy(inner: TypedPolicy, seen: string[][]): TypedPolicy {
@@ -74,7 +87,10 @@ describe('simulateHetero on the Sia traces', { skip }, () => {
     assert.equal(a.jobs.length, 6);
     assert.ok(a.jobs.every((j) => j.jct_s > 0 && Number.isFinite(j.jct_s)));
     assert.ok(seen.length > 0 && seen.every((types) => types.length === 1));
-    assert.deepEqual(a.jobs.map((j) => j.jct_s), b.jobs.map((j) => j.jct_s));
+    assert.deepEqual(
+      a.jobs.map((j) => j.jct_s),
+      b.jobs.map((j) => j.jct_s),
+    );
     assert.ok(new Set(a.final_types).size > 1, `jobs use more than one type: ${a.final_types.join(',')}`);
   });
 
@@ -157,7 +173,13 @@ describe('simulateHetero on the Sia traces', { skip }, () => {
   it('with shared profiles, an application that never ran on a type gets a model there transferred from its measured type', () => {
     const profiles = new KeyProfiles();
     const run = (name: string, type: string, placements: number[][]) => {
-      const j = new HeteroJob({ name: `${name}-${type}`, app: apps().get(name)!, submit_s: 0, pooled: false, profiles });
+      const j = new HeteroJob({
+        name: `${name}-${type}`,
+        app: apps().get(name)!,
+        submit_s: 0,
+        pooled: false,
+        profiles,
+      });
       for (const p of placements) {
         j.reallocate(type, p);
         j.step(600);
@@ -169,7 +191,8 @@ describe('simulateHetero on the Sia traces', { skip }, () => {
     const job = run('cifar10', 'rtx', [[1], [2], [4], [8]]);
     profiles.refreshTransfers(['cifar10'], shapes, rate);
     assert.equal(job.transferred('dgx-ext'), undefined, 'no other application measured both types');
-    for (const other of ['bert', 'imagenet']) for (const type of ['rtx', 'dgx-ext']) run(other, type, [[1], [2], [4], [8]]);
+    for (const other of ['bert', 'imagenet'])
+      for (const type of ['rtx', 'dgx-ext']) run(other, type, [[1], [2], [4], [8]]);
     profiles.refreshTransfers(['cifar10'], shapes, rate);
     const model = job.transferred('dgx-ext');
     assert.ok(model && model.correction, 'transferred, with its correction to the transfer');
@@ -181,4 +204,3 @@ describe('simulateHetero on the Sia traces', { skip }, () => {
     assert.ok(job.model('dgx-ext'));
   });
 });
-

@@ -28,8 +28,12 @@ export interface ClusterPart {
  * the bad entry.
  */
 export function parseClusterSpec(spec: string): ClusterPart[] {
-  const parts = spec.split(',').map((s) => s.trim()).filter((s) => s !== '');
-  if (parts.length === 0) throw new GoodputError('E_USAGE', `--cluster: empty (expected TYPE:NODESxGPUS[,...], e.g. aws:6x4,rtx:3x8)`, 2);
+  const parts = spec
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  if (parts.length === 0)
+    throw new GoodputError('E_USAGE', `--cluster: empty (expected TYPE:NODESxGPUS[,...], e.g. aws:6x4,rtx:3x8)`, 2);
   const seen = new Set<string>();
   return parts.map((p) => {
     const m = /^([A-Za-z0-9._-]+):(\d+)x(\d+)$/.exec(p);
@@ -37,7 +41,8 @@ export function parseClusterSpec(spec: string): ClusterPart[] {
     const [, type, nodes, gpus] = m;
     if (seen.has(type!)) throw new GoodputError('E_USAGE', `--cluster: type '${type}' named twice`, 2);
     seen.add(type!);
-    if (Number(nodes) < 1 || Number(gpus) < 1 || Number(gpus) > 9) throw new GoodputError('E_USAGE', `--cluster: '${p}' needs at least one node and 1-9 GPUs per node`, 2);
+    if (Number(nodes) < 1 || Number(gpus) < 1 || Number(gpus) > 9)
+      throw new GoodputError('E_USAGE', `--cluster: '${p}' needs at least one node and 1-9 GPUs per node`, 2);
     return { type: type!, nodes: Number(nodes), gpus_per_node: Number(gpus) };
   });
 }
@@ -45,7 +50,15 @@ export function parseClusterSpec(spec: string): ClusterPart[] {
 /** Typed nodes of a cluster spec, type by type in spec order. */
 export function clusterNodes(parts: readonly ClusterPart[]): NodeInfo[] {
   const nodes: NodeInfo[] = [];
-  for (const p of parts) for (let i = 0; i < p.nodes; i++) nodes.push({ index: nodes.length, name: `${p.type}-${i}`, gpus: p.gpus_per_node, preemptible: false, gpu_type: p.type });
+  for (const p of parts)
+    for (let i = 0; i < p.nodes; i++)
+      nodes.push({
+        index: nodes.length,
+        name: `${p.type}-${i}`,
+        gpus: p.gpus_per_node,
+        preemptible: false,
+        gpu_type: p.type,
+      });
   return nodes;
 }
 
@@ -73,7 +86,12 @@ export function loadHeteroWorkload(file: string, apps: ReadonlyMap<string, Heter
     seen.add(name);
     const appName = row.cells[table.column('application')]!;
     const app = apps.get(appName);
-    if (!app) throw inputError(file, row.line, `application '${appName}' has no traces for every type of the cluster (known: ${[...apps.keys()].join(', ')})`);
+    if (!app)
+      throw inputError(
+        file,
+        row.line,
+        `application '${appName}' has no traces for every type of the cluster (known: ${[...apps.keys()].join(', ')})`,
+      );
     return { name, submit_s: numberCell(table, row, 'time', { integer: true, min: 0 }), app, line: row.line };
   });
 }
@@ -116,13 +134,35 @@ export function jobMaxReplicas(app: HeteroApplication): number {
  * Deterministic for a deterministic policy. Throws E_POLICY on an invalid decision (over-commit,
  * unknown node, a job spanning types).
  */
-export function simulateHetero(workload: readonly HeteroWorkloadJob[], policy: TypedPolicy, nodes: readonly NodeInfo[], options: HeteroSimOptions = {}): HeteroSimResult {
+export function simulateHetero(
+  workload: readonly HeteroWorkloadJob[],
+  policy: TypedPolicy,
+  nodes: readonly NodeInfo[],
+  options: HeteroSimOptions = {},
+): HeteroSimResult {
   const interval = options.interval_s ?? 60;
   const types = [...new Set(nodes.map(gpuTypeOf))];
   // Each type's configurations (a typed policy's), where a transferred model is fitted.
-  const shapes = new Map(types.map((t) => [t, siaConfigs(typeGroups(nodes)).filter((c) => c.type === t).map((c): Shape => ({ num_nodes: c.nodes, num_replicas: c.gpus }))]));
+  const shapes = new Map(
+    types.map((t) => [
+      t,
+      siaConfigs(typeGroups(nodes))
+        .filter((c) => c.type === t)
+        .map((c): Shape => ({ num_nodes: c.nodes, num_replicas: c.gpus })),
+    ]),
+  );
   const profiles = policy.uses_profiles === true ? new KeyProfiles(policy.corrects_profiles !== false) : undefined;
-  const jobs = workload.map((w) => new HeteroJob({ name: w.name, app: w.app, submit_s: w.submit_s, pooled: policy.pooled_models === true, ...(profiles ? { profiles } : {}), ...(w.app.name === 'ncf' ? { fixed_batch_size: 32768 } : {}) }));
+  const jobs = workload.map(
+    (w) =>
+      new HeteroJob({
+        name: w.name,
+        app: w.app,
+        submit_s: w.submit_s,
+        pooled: policy.pooled_models === true,
+        ...(profiles ? { profiles } : {}),
+        ...(w.app.name === 'ncf' ? { fixed_batch_size: 32768 } : {}),
+      }),
+  );
   const appsByName = new Map(workload.map((w) => [w.app.name, w.app]));
   const activeSum = new Float64Array(jobs.length);
   const activeRounds = new Float64Array(jobs.length);
@@ -150,15 +190,29 @@ export function simulateHetero(workload: readonly HeteroWorkloadJob[], policy: T
       }
     }
     if (active.length > 0) {
-      if (policy.transfers_models === true) profiles?.refreshTransfers(active.map((j) => j.app.name), shapes, (app, type) => appsByName.get(app)!.byType.get(type)!.one_gpu_samples_per_s);
+      if (policy.transfers_models === true)
+        profiles?.refreshTransfers(
+          active.map((j) => j.app.name),
+          shapes,
+          (app, type) => appsByName.get(app)!.byType.get(type)!.one_gpu_samples_per_s,
+        );
       const kept: Record<string, Allocation> = {};
       for (const j of active) if (allocations[j.name]?.length) kept[j.name] = allocations[j.name]!;
-      const snapshot: TypedSnapshot = { now_s: now, nodes, jobs: active.map((j) => typedJob(j, types)), allocations: kept };
+      const snapshot: TypedSnapshot = {
+        now_s: now,
+        nodes,
+        jobs: active.map((j) => typedJob(j, types)),
+        allocations: kept,
+      };
       const t0 = performance.now();
       const decision = policy.decide(snapshot);
       decision_ms.push(performance.now() - t0);
       const check = validateDecision(snapshot, decision);
-      if (!check.ok) throw new GoodputError('E_POLICY', `policy ${policy.name} made an invalid decision at t=${now}s: ${check.reason}`);
+      if (!check.ok)
+        throw new GoodputError(
+          'E_POLICY',
+          `policy ${policy.name} made an invalid decision at t=${now}s: ${check.reason}`,
+        );
       const next: Record<string, Allocation> = {};
       for (const j of active) {
         const a = decision[j.name];
@@ -169,14 +223,19 @@ export function simulateHetero(workload: readonly HeteroWorkloadJob[], policy: T
           const placement = alloc ? groupConsecutive(alloc) : [];
           // The artifact restarts a job only when its type or its GPUs per node change: a move to
           // other nodes of the same shape is free there (not physically: a real move restarts).
-          const free = !strictMoves && kept[j.name] !== undefined && type === j.type && samePlacement(placement, j.placement);
+          const free =
+            !strictMoves && kept[j.name] !== undefined && type === j.type && samePlacement(placement, j.placement);
           if (!free) j.reallocate(type, placement);
         }
       }
       allocations = next;
     }
     options.onRound?.(now, completed, jobs.length);
-    if (now > lastArrival + 365 * 86400) throw new GoodputError('E_SIM_STALLED', `policy ${policy.name} left ${jobs.length - completed} job(s) unfinished a year after the last arrival`);
+    if (now > lastArrival + 365 * 86400)
+      throw new GoodputError(
+        'E_SIM_STALLED',
+        `policy ${policy.name} left ${jobs.length - completed} job(s) unfinished a year after the last arrival`,
+      );
   }
   return {
     policy: policy.name,

@@ -30,4 +30,3 @@ export function loadHighsSolver(): Promise<MilpSolver> {
   });
   return loaded;
 }
-

@@ -66,7 +66,11 @@ export class KeyProfiles {
    * report time; refitted only when one of the point sets it reads has doubled (a transfer costs
    * tens of ms).
    */
-  refreshTransfers(apps: Iterable<string>, shapes: ReadonlyMap<string, readonly Shape[]>, one_gpu_samples_per_s: (app: string, type: string) => number): void {
+  refreshTransfers(
+    apps: Iterable<string>,
+    shapes: ReadonlyMap<string, readonly Shape[]>,
+    one_gpu_samples_per_s: (app: string, type: string) => number,
+  ): void {
     const of = (a: string, t: string) => this.points.get(`${a}\u0000${t}`);
     const grown = (n: number) => Math.floor(Math.log2(n));
     const all = [...new Set([...this.points.keys()].map((k) => k.split('\u0000')[0]!))].sort();
@@ -86,16 +90,33 @@ export class KeyProfiles {
         if (reference === undefined) continue;
         const ref = reference;
         const others = all.filter((a) => a !== app && (of(a, ref)?.size ?? 0) > 0 && (of(a, target)?.size ?? 0) > 0);
-        const signature = [ref, grown(most), ...others.map((a) => `${a}:${grown(of(a, ref)!.size)}:${grown(of(a, target)!.size)}`)].join(' ');
+        const signature = [
+          ref,
+          grown(most),
+          ...others.map((a) => `${a}:${grown(of(a, ref)!.size)}:${grown(of(a, target)!.size)}`),
+        ].join(' ');
         if (this.transfers.get(cacheKey)?.signature === signature) continue;
         const own = [...of(app, ref)!.values()];
         const speedup = one_gpu_samples_per_s(app, target) / one_gpu_samples_per_s(app, ref);
         // Its one-GPU compute on the target: its reference compute at Sia's one-GPU ratio.
-        const oneGpu = own.filter((p) => p.num_replicas === 1).map((p) => ({ ...p, accum_step_time_s: p.accum_step_time_s / speedup, optim_step_time_s: p.accum_step_time_s / speedup }));
+        const oneGpu = own
+          .filter((p) => p.num_replicas === 1)
+          .map((p) => ({
+            ...p,
+            accum_step_time_s: p.accum_step_time_s / speedup,
+            optim_step_time_s: p.accum_step_time_s / speedup,
+          }));
         const batches = [...new Set(own.map((p) => p.local_bsz))];
         const at = targetShapes.flatMap((s) => batches.map((local_bsz) => ({ ...s, local_bsz })));
         // Without multi-GPU points of its own there is no network to transfer: the ratio rule stays.
-        const result = own.some((p) => p.num_replicas > 1) ? transferredPerf(own, oneGpu, others.map((a) => ({ reference: [...of(a, ref)!.values()], target: [...of(a, target)!.values()] })), at) : undefined;
+        const result = own.some((p) => p.num_replicas > 1)
+          ? transferredPerf(
+              own,
+              oneGpu,
+              others.map((a) => ({ reference: [...of(a, ref)!.values()], target: [...of(a, target)!.values()] })),
+              at,
+            )
+          : undefined;
         this.transfers.set(cacheKey, { signature, result });
       }
     }

@@ -50,24 +50,49 @@ export interface HeteroReport extends WorkloadMetrics {
 }
 
 /** A fresh typed policy by name; `goodput_params` override the goodput policy's defaults. */
-export async function makeTypedPolicy(name: string, seed: number, goodput_params: Partial<GoodputHeteroParams> = {}): Promise<TypedPolicy> {
+export async function makeTypedPolicy(
+  name: string,
+  seed: number,
+  goodput_params: Partial<GoodputHeteroParams> = {},
+): Promise<TypedPolicy> {
   if (name === 'sia') return new SiaPolicy(await loadHighsSolver());
-  if (name === 'goodput') return new GoodputHetero(await loadHighsSolver(), { ...GOODPUT_HETERO_DEFAULTS, ...goodput_params });
+  if (name === 'goodput')
+    return new GoodputHetero(await loadHighsSolver(), { ...GOODPUT_HETERO_DEFAULTS, ...goodput_params });
   if (name === 'pollux') return new PolluxUnaware(seed);
-  throw new GoodputError('E_UNKNOWN_POLICY', `policy '${name}' does not run on a mixed cluster; valid: ${HETERO_POLICIES.join(', ')}`, 2);
+  throw new GoodputError(
+    'E_UNKNOWN_POLICY',
+    `policy '${name}' does not run on a mixed cluster; valid: ${HETERO_POLICIES.join(', ')}`,
+    2,
+  );
 }
 
 /** Simulates `file` under `settings` and summarizes it. */
-export async function runHeteroWorkload(file: string, settings: HeteroRunSettings, onRound?: (now_s: number, done: number, total: number) => void): Promise<HeteroReport> {
+export async function runHeteroWorkload(
+  file: string,
+  settings: HeteroRunSettings,
+  onRound?: (now_s: number, done: number, total: number) => void,
+): Promise<HeteroReport> {
   const parts = parseClusterSpec(settings.cluster);
   const nodes = clusterNodes(parts);
-  const apps = loadHeteroApplications(settings.traces_dir, parts.map((p) => p.type));
+  const apps = loadHeteroApplications(
+    settings.traces_dir,
+    parts.map((p) => p.type),
+  );
   const workload = loadHeteroWorkload(file, apps);
   const policy = await makeTypedPolicy(settings.policy, settings.seed, settings.goodput_params);
   const t0 = performance.now();
-  const result = simulateHetero(workload, policy, nodes, { ...(onRound ? { onRound } : {}), strict_moves: settings.strict_moves === true });
+  const result = simulateHetero(workload, policy, nodes, {
+    ...(onRound ? { onRound } : {}),
+    strict_moves: settings.strict_moves === true,
+  });
   const wall_ms = performance.now() - t0;
-  const m = summarize({ policy: result.policy, mode: 'adaptive', total_gpus: result.total_gpus, jobs: result.jobs, rounds: result.rounds });
+  const m = summarize({
+    policy: result.policy,
+    mode: 'adaptive',
+    total_gpus: result.total_gpus,
+    jobs: result.jobs,
+    rounds: result.rounds,
+  });
   const ftf = settings.fairness === false ? NaN : heteroFairness(workload, result, parts);
   const jobsByType: Record<string, number> = {};
   for (const t of result.final_types) jobsByType[t] = (jobsByType[t] ?? 0) + 1;

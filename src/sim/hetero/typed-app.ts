@@ -17,10 +17,24 @@ import { readSiaTraces } from '../sia-traces.js';
  * Measured time over trace time, per application (the artifact's calibration to its RTX cluster):
  * simulated progress runs at 1 / slowdown of the traces' rate.
  */
-export const SIA_SLOWDOWNS: Readonly<Record<string, number>> = { cifar10: 1.8, imagenet: 1.2, yolov3: 1.2, bert: 1.2, deepspeech2: 1.2, ncf: 1.5 };
+export const SIA_SLOWDOWNS: Readonly<Record<string, number>> = {
+  cifar10: 1.8,
+  imagenet: 1.2,
+  yolov3: 1.2,
+  bert: 1.2,
+  deepspeech2: 1.2,
+  ncf: 1.5,
+};
 
 /** Seconds a (re)start costs, per application, as the artifact's application model charges them. */
-export const SIA_RESCALE_S: Readonly<Record<string, number>> = { cifar10: 50, deepspeech2: 25, bert: 120, yolov3: 80, imagenet: 250, ncf: 15 };
+export const SIA_RESCALE_S: Readonly<Record<string, number>> = {
+  cifar10: 50,
+  deepspeech2: 25,
+  bert: 120,
+  yolov3: 80,
+  imagenet: 250,
+  ncf: 15,
+};
 
 interface Rows {
   bsz: number[];
@@ -48,7 +62,10 @@ export class TypeThroughput {
       addRow(this.byShape, `${m.num_nodes}/${m.num_replicas}`, m);
       const list = this.replicasByNodes.get(m.num_nodes) ?? [];
       if (!list.includes(m.num_replicas)) list.push(m.num_replicas);
-      this.replicasByNodes.set(m.num_nodes, list.sort((a, b) => a - b));
+      this.replicasByNodes.set(
+        m.num_nodes,
+        list.sort((a, b) => a - b),
+      );
     }
     this.min_local_bsz = Math.min(...rows.map((m) => m.local_bsz));
     this.max_local_bsz = Math.max(...rows.map((m) => m.local_bsz));
@@ -120,7 +137,10 @@ function interpolate(rows: Rows, b: number): StepSync {
   while (xs[hi]! < b) hi++;
   const lo = hi - 1;
   const t = (b - xs[lo]!) / (xs[hi]! - xs[lo]!);
-  return [rows.step[lo]! + (rows.step[hi]! - rows.step[lo]!) * t, rows.sync[lo]! + (rows.sync[hi]! - rows.sync[lo]!) * t];
+  return [
+    rows.step[lo]! + (rows.step[hi]! - rows.step[lo]!) * t,
+    rows.sync[lo]! + (rows.sync[hi]! - rows.sync[lo]!) * t,
+  ];
 }
 
 /** An application on every GPU type of a trace directory. */
@@ -137,7 +157,13 @@ export interface HeteroApplication {
 /** Batch limits of `app` on `type`. */
 export function typeLimits(app: HeteroApplication, type: string): BatchLimits {
   const t = app.byType.get(type)!;
-  return { init_batch_size: app.base.init_batch_size, max_batch_size: app.base.max_batch_size, min_local_bsz: t.min_local_bsz, max_local_bsz: t.max_local_bsz, accumulation: true };
+  return {
+    init_batch_size: app.base.init_batch_size,
+    max_batch_size: app.base.max_batch_size,
+    min_local_bsz: t.min_local_bsz,
+    max_local_bsz: t.max_local_bsz,
+    accumulation: true,
+  };
 }
 
 /**
@@ -146,15 +172,30 @@ export function typeLimits(app: HeteroApplication, type: string): BatchLimits {
  */
 export function loadHeteroApplications(dir: string, types: readonly string[]): Map<string, HeteroApplication> {
   const traces = readSiaTraces(dir);
-  for (const t of types) if (!traces.types.includes(t)) throw new GoodputError('E_INPUT', `${dir}: no traces for GPU type '${t}' (types found: ${traces.types.join(', ')})`);
+  for (const t of types)
+    if (!traces.types.includes(t))
+      throw new GoodputError(
+        'E_INPUT',
+        `${dir}: no traces for GPU type '${t}' (types found: ${traces.types.join(', ')})`,
+      );
   const out = new Map<string, HeteroApplication>();
   for (const a of traces.applications) {
     if (!types.every((t) => a.byType.has(t))) continue;
     const base = getApplication(a.name, dir);
     if (!base) continue;
     const byType = new Map(types.map((t) => [t, new TypeThroughput(t, a.byType.get(t)!)]));
-    out.set(a.name, { name: a.name, base, byType, calibration: 1 / (SIA_SLOWDOWNS[a.name] ?? 1), rescale_s: SIA_RESCALE_S[a.name] ?? 30 });
+    out.set(a.name, {
+      name: a.name,
+      base,
+      byType,
+      calibration: 1 / (SIA_SLOWDOWNS[a.name] ?? 1),
+      rescale_s: SIA_RESCALE_S[a.name] ?? 30,
+    });
   }
-  if (out.size === 0) throw new GoodputError('E_INPUT', `${join(dir)}: no application has traces for every type of the cluster (${types.join(', ')}) and validation files`);
+  if (out.size === 0)
+    throw new GoodputError(
+      'E_INPUT',
+      `${join(dir)}: no application has traces for every type of the cluster (${types.join(', ')}) and validation files`,
+    );
   return out;
 }

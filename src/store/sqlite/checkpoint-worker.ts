@@ -11,7 +11,11 @@ import { statSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 
-const { path, interval_ms, truncate_bytes } = workerData as { path: string; interval_ms: number; truncate_bytes: number };
+const { path, interval_ms, truncate_bytes } = workerData as {
+  path: string;
+  interval_ms: number;
+  truncate_bytes: number;
+};
 const db = new Database(path);
 db.pragma('busy_timeout = 1000');
 const walBytes = () => {
@@ -24,15 +28,18 @@ const walBytes = () => {
 // The size is watched four times per interval, so that a fast writer cannot outgrow the limit
 // between two checkpoints, and a TRUNCATE that found the database busy is retried soon.
 let tick = 0;
-const timer = setInterval(() => {
-  try {
-    const over = walBytes() > truncate_bytes;
-    if (over || tick++ % 4 === 0) db.pragma('wal_checkpoint(PASSIVE)');
-    if (over) db.pragma('wal_checkpoint(TRUNCATE)');
-  } catch {
-    // Busy or closing: the next tick (or SQLite's own checkpoint at close) catches up.
-  }
-}, Math.max(1, interval_ms / 4));
+const timer = setInterval(
+  () => {
+    try {
+      const over = walBytes() > truncate_bytes;
+      if (over || tick++ % 4 === 0) db.pragma('wal_checkpoint(PASSIVE)');
+      if (over) db.pragma('wal_checkpoint(TRUNCATE)');
+    } catch {
+      // Busy or closing: the next tick (or SQLite's own checkpoint at close) catches up.
+    }
+  },
+  Math.max(1, interval_ms / 4),
+);
 parentPort?.on('message', (message) => {
   if (message === 'stop') {
     clearInterval(timer);

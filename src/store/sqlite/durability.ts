@@ -22,7 +22,9 @@ export function quickCheck(db: Database.Database, max = 10): string[] {
 export function newestEventId(db: Database.Database): number {
   if (!db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'events'").get()) return 0;
   const sequence = "coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0)";
-  return (db.prepare(`SELECT max(coalesce((SELECT max(id) FROM events), 0), ${sequence}) AS id`).get() as { id: number }).id;
+  return (
+    db.prepare(`SELECT max(coalesce((SELECT max(id) FROM events), 0), ${sequence}) AS id`).get() as { id: number }
+  ).id;
 }
 
 /** The high-water mark file of a database. */

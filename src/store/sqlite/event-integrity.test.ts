@@ -13,7 +13,25 @@ describe('stored event text integrity', () => {
   it('shows an event whose text was altered in the store as altered, not as true', async () => {
     const path = join(dir, 'db.sqlite');
     const store = new SqliteStore(path, { background_checkpoint_ms: 0 });
-    await store.createJob({ id: 'j', name: 'j', user: 'u', spec: { name: 'j', command: ['true'], workdir: '/tmp', env: {}, min_replicas: 0, max_replicas: 1, max_restarts: 0, preemptible: true, priority: 0 } }, 'u');
+    await store.createJob(
+      {
+        id: 'j',
+        name: 'j',
+        user: 'u',
+        spec: {
+          name: 'j',
+          command: ['true'],
+          workdir: '/tmp',
+          env: {},
+          min_replicas: 0,
+          max_replicas: 1,
+          max_restarts: 0,
+          preemptible: true,
+          priority: 0,
+        },
+      },
+      'u',
+    );
     await store.finishJob('j', 'cancelled', 'alice', 'cancelled by alice');
     const raw = new Database(path);
     // A byte of the reason changed behind the store's back (what a flipped bit on disk does).

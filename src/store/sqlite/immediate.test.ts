@@ -30,7 +30,9 @@ function holdWriteLock(db: string, hold_ms: number): Promise<() => Promise<void>
     db.exec('COMMIT');
     db.close();`;
   const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const exited = new Promise<void>((resolve, reject) => child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`lock holder exited with ${code}`)))));
+  const exited = new Promise<void>((resolve, reject) =>
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`lock holder exited with ${code}`)))),
+  );
   return new Promise((resolve, reject) => {
     child.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('locked') && resolve(() => exited));
     child.on('error', reject);
@@ -38,14 +40,28 @@ function holdWriteLock(db: string, hold_ms: number): Promise<() => Promise<void>
   });
 }
 
-it('a write waits for another connection\'s commit instead of failing with "database is locked"', { timeout: 30_000 }, async () => {
-  const db = join(dir, 'db.sqlite');
-  const store = new SqliteStore(db, {});
-  const spec = { name: 'j', command: ['true'], workdir: '/', env: {}, min_replicas: 0, max_replicas: 1, max_restarts: 0, preemptible: true, priority: 0 };
-  await store.createJob({ id: 'j', name: 'j', user: 'u', spec }, 'test');
-  const done = await holdWriteLock(db, 300);
-  await store.recordEvent('j', 'batch-size', 'test', 'written while another connection commits', {});
-  await done();
-  assert.ok((await store.listEvents('j')).some((e) => e.reason === 'written while another connection commits'));
-  store.close();
-});
+it(
+  'a write waits for another connection\'s commit instead of failing with "database is locked"',
+  { timeout: 30_000 },
+  async () => {
+    const db = join(dir, 'db.sqlite');
+    const store = new SqliteStore(db, {});
+    const spec = {
+      name: 'j',
+      command: ['true'],
+      workdir: '/',
+      env: {},
+      min_replicas: 0,
+      max_replicas: 1,
+      max_restarts: 0,
+      preemptible: true,
+      priority: 0,
+    };
+    await store.createJob({ id: 'j', name: 'j', user: 'u', spec }, 'test');
+    const done = await holdWriteLock(db, 300);
+    await store.recordEvent('j', 'batch-size', 'test', 'written while another connection commits', {});
+    await done();
+    assert.ok((await store.listEvents('j')).some((e) => e.reason === 'written while another connection commits'));
+    store.close();
+  },
+);

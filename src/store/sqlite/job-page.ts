@@ -17,7 +17,11 @@ function encodeCursor(submitted_at_ms: number, rowid: number): string {
 
 function decodeCursor(cursor: string): { at_ms: number; rowid: number } {
   const m = /^(-?\d{1,16})\.(\d{1,16})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!m) throw new GoodputError('E_BAD_REQUEST', `cursor '${cursor.slice(0, 40)}' is not one this server returned; start again without it`);
+  if (!m)
+    throw new GoodputError(
+      'E_BAD_REQUEST',
+      `cursor '${cursor.slice(0, 40)}' is not one this server returned; start again without it`,
+    );
   return { at_ms: Number(m[1]), rowid: Number(m[2]) };
 }
 
@@ -61,7 +65,10 @@ export function jobPage(db: Database.Database, q: JobPageQuery): JobPage {
 
 /** Jobs per state (all of them: one indexed aggregate, no rows built). */
 export function countByState(db: Database.Database): Map<JobState, number> {
-  const rows = db.prepare('SELECT state, count(*) AS n FROM jobs GROUP BY state').all() as { state: JobState; n: number }[];
+  const rows = db.prepare('SELECT state, count(*) AS n FROM jobs GROUP BY state').all() as {
+    state: JobState;
+    n: number;
+  }[];
   return new Map(rows.map((r) => [r.state, r.n]));
 }
 
@@ -76,12 +83,16 @@ export function listJobs(db: Database.Database, query: JobQuery): JobRecord[] {
   if (query.states) {
     // With an end-time window, the window's index (jobs_finished) is the selective one: '+state'
     // keeps the planner from scanning every ended job through jobs_state instead.
-    where.push(`${query.ended_since_ms !== undefined ? '+' : ''}state IN (${query.states.map(() => '?').join(', ') || "''"})`);
+    where.push(
+      `${query.ended_since_ms !== undefined ? '+' : ''}state IN (${query.states.map(() => '?').join(', ') || "''"})`,
+    );
     args.push(...query.states);
   }
   if (query.ended_since_ms !== undefined) {
     // Two ranges of jobs_finished; as one OR the planner walks jobs_submitted over every job.
-    where.push('rowid IN (SELECT rowid FROM jobs WHERE finished_at_ms IS NULL UNION ALL SELECT rowid FROM jobs WHERE finished_at_ms >= ?)');
+    where.push(
+      'rowid IN (SELECT rowid FROM jobs WHERE finished_at_ms IS NULL UNION ALL SELECT rowid FROM jobs WHERE finished_at_ms >= ?)',
+    );
     args.push(query.ended_since_ms);
   }
   const sql = `SELECT * FROM jobs ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY submitted_at_ms, rowid`;

@@ -1,5 +1,11 @@
 import type Database from 'better-sqlite3';
-import { addToProfile, clampProgress, emptyProfile, type GradSample, type KeyProfile } from '../../goodput/key-profile.js';
+import {
+  addToProfile,
+  clampProgress,
+  emptyProfile,
+  type GradSample,
+  type KeyProfile,
+} from '../../goodput/key-profile.js';
 import type { BatchLimits, PerfParams, ProfilePoint } from '../../goodput/types.js';
 import type { KeyProfileUpdate } from '../store.js';
 import type { StoredKeyProfile } from '../types.js';
@@ -16,16 +22,23 @@ const parse = <T>(v: unknown): T | null => (typeof v === 'string' ? (JSON.parse(
 export class SqliteKeyProfiles {
   private readonly stmts;
 
-  constructor(private readonly db: Database.Database, private readonly now_ms: () => number) {
+  constructor(
+    private readonly db: Database.Database,
+    private readonly now_ms: () => number,
+  ) {
     this.stmts = {
       head: db.prepare('SELECT * FROM key_profiles WHERE key = ? AND gpu_type = ?'),
       points: db.prepare('SELECT * FROM key_profile_points WHERE key = ? AND gpu_type = ? ORDER BY rowid'),
-      grad: db.prepare('SELECT progress, sqr, var FROM key_profile_grad WHERE key = ? AND gpu_type = ? ORDER BY progress'),
+      grad: db.prepare(
+        'SELECT progress, sqr, var FROM key_profile_grad WHERE key = ? AND gpu_type = ? ORDER BY progress',
+      ),
       jobs: db.prepare('SELECT job_id FROM key_profile_jobs WHERE key = ? AND gpu_type = ? ORDER BY rowid').pluck(),
-      upsertHead: db.prepare(`INSERT INTO key_profiles (key, gpu_type, limits, model_parameters, updated_at_ms) VALUES (?, ?, ?, ?, ?)
+      upsertHead:
+        db.prepare(`INSERT INTO key_profiles (key, gpu_type, limits, model_parameters, updated_at_ms) VALUES (?, ?, ?, ?, ?)
         ON CONFLICT (key, gpu_type) DO UPDATE SET limits = coalesce(excluded.limits, limits), model_parameters = excluded.model_parameters,
         updated_at_ms = excluded.updated_at_ms`),
-      upsertPoint: db.prepare(`INSERT INTO key_profile_points (key, gpu_type, num_nodes, num_replicas, local_bsz, accum_step_time_s, optim_step_time_s)
+      upsertPoint:
+        db.prepare(`INSERT INTO key_profile_points (key, gpu_type, num_nodes, num_replicas, local_bsz, accum_step_time_s, optim_step_time_s)
         VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key, gpu_type, num_nodes, num_replicas, local_bsz) DO UPDATE SET
         accum_step_time_s = excluded.accum_step_time_s, optim_step_time_s = excluded.optim_step_time_s`),
       upsertGrad: db.prepare(`INSERT INTO key_profile_grad (key, gpu_type, progress, sqr, var) VALUES (?, ?, ?, ?, ?)
@@ -34,7 +47,9 @@ export class SqliteKeyProfiles {
       perf: db.prepare('UPDATE key_profiles SET perf = ? WHERE key = ? AND gpu_type = ?'),
       list: db.prepare('SELECT key, gpu_type FROM key_profiles ORDER BY key, gpu_type'),
       listKey: db.prepare('SELECT key, gpu_type FROM key_profiles WHERE key = ? ORDER BY gpu_type'),
-      removeParts: ['key_profile_points', 'key_profile_grad', 'key_profile_jobs'].map((t) => db.prepare(`DELETE FROM ${t} WHERE key = ? AND gpu_type = ?`)),
+      removeParts: ['key_profile_points', 'key_profile_grad', 'key_profile_jobs'].map((t) =>
+        db.prepare(`DELETE FROM ${t} WHERE key = ? AND gpu_type = ?`),
+      ),
       removeHead: db.prepare('DELETE FROM key_profiles WHERE key = ? AND gpu_type = ?'),
     };
   }
@@ -70,7 +85,10 @@ export class SqliteKeyProfiles {
 
   /** Profiles of one key or all. */
   list(key?: string): StoredKeyProfile[] {
-    const ids = (key === undefined ? this.stmts.list.all() : this.stmts.listKey.all(key)) as { key: string; gpu_type: string }[];
+    const ids = (key === undefined ? this.stmts.list.all() : this.stmts.listKey.all(key)) as {
+      key: string;
+      gpu_type: string;
+    }[];
     return ids.map((id) => this.get(id.key, id.gpu_type)!);
   }
 
@@ -91,10 +109,26 @@ export class SqliteKeyProfiles {
     // The pure merge decides (replacement per configuration and progress, clamping); the
     // tables then hold its result.
     const merged = addToProfile(before, u.points, u.grad, new_job, u.model_parameters);
-    this.stmts.upsertHead.run(u.key, u.gpu_type, u.limits ? JSON.stringify(u.limits) : null, merged.model_parameters ?? null, this.now_ms());
-    for (const p of u.points) this.stmts.upsertPoint.run(u.key, u.gpu_type, p.num_nodes, p.num_replicas, p.local_bsz, p.accum_step_time_s, p.optim_step_time_s);
+    this.stmts.upsertHead.run(
+      u.key,
+      u.gpu_type,
+      u.limits ? JSON.stringify(u.limits) : null,
+      merged.model_parameters ?? null,
+      this.now_ms(),
+    );
+    for (const p of u.points)
+      this.stmts.upsertPoint.run(
+        u.key,
+        u.gpu_type,
+        p.num_nodes,
+        p.num_replicas,
+        p.local_bsz,
+        p.accum_step_time_s,
+        p.optim_step_time_s,
+      );
     const added = new Set(u.grad.map((g) => clampProgress(g.progress)));
-    for (const g of merged.grad) if (added.has(g.progress)) this.stmts.upsertGrad.run(u.key, u.gpu_type, g.progress, g.sqr, g.var);
+    for (const g of merged.grad)
+      if (added.has(g.progress)) this.stmts.upsertGrad.run(u.key, u.gpu_type, g.progress, g.sqr, g.var);
     return this.get(u.key, u.gpu_type)!;
   }
 

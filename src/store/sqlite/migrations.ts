@@ -229,7 +229,10 @@ export const MIGRATIONS: readonly string[] = [
 export function migrate(db: Database.Database): void {
   const version = db.pragma('user_version', { simple: true }) as number;
   if (version > MIGRATIONS.length) {
-    throw new GoodputError('E_STORE_VERSION', `database schema version ${version} is newer than this goodput (${MIGRATIONS.length}); upgrade goodput`);
+    throw new GoodputError(
+      'E_STORE_VERSION',
+      `database schema version ${version} is newer than this goodput (${MIGRATIONS.length}); upgrade goodput`,
+    );
   }
   for (let v = version; v < MIGRATIONS.length; v++) {
     db.transaction(() => {

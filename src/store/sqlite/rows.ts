@@ -80,11 +80,20 @@ export function eventCrc(actor: string, kind: string, reason: string, data: stri
  * says so and its data is `{ integrity: 'altered' }`. Rows from before checksums are shown as stored.
  */
 export function toEvent(r: Row): JobEvent {
-  if (typeof r.crc === 'number' && r.crc !== eventCrc(r.actor as string, r.kind as string, r.reason as string, r.data as string)) {
+  if (
+    typeof r.crc === 'number' &&
+    r.crc !== eventCrc(r.actor as string, r.kind as string, r.reason as string, r.data as string)
+  ) {
     return {
-      id: r.id as number, job_id: r.job_id as string, at_ms: r.at_ms as number, actor: r.actor as string, kind: r.kind as EventKind,
-      from_state: (r.from_state as JobState | null) ?? null, to_state: (r.to_state as JobState | null) ?? null,
-      reason: `[this event was altered in the store: its checksum does not match] ${r.reason as string}`, data: { integrity: 'altered' },
+      id: r.id as number,
+      job_id: r.job_id as string,
+      at_ms: r.at_ms as number,
+      actor: r.actor as string,
+      kind: r.kind as EventKind,
+      from_state: (r.from_state as JobState | null) ?? null,
+      to_state: (r.to_state as JobState | null) ?? null,
+      reason: `[this event was altered in the store: its checksum does not match] ${r.reason as string}`,
+      data: { integrity: 'altered' },
     };
   }
   return {
@@ -102,7 +111,12 @@ export function toEvent(r: Row): JobEvent {
 
 /** A `tokens` row as a TokenRecord (expiry and revocation only when set). */
 export function toToken(r: Row): TokenRecord {
-  const token: TokenRecord = { hash: r.hash as string, user: r.user as string, admin: r.admin === 1, created_at_ms: r.created_at_ms as number };
+  const token: TokenRecord = {
+    hash: r.hash as string,
+    user: r.user as string,
+    admin: r.admin === 1,
+    created_at_ms: r.created_at_ms as number,
+  };
   if (typeof r.expires_at_ms === 'number') token.expires_at_ms = r.expires_at_ms;
   if (typeof r.revoked_at_ms === 'number') token.revoked_at_ms = r.revoked_at_ms;
   return token;

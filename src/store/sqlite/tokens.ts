@@ -5,8 +5,9 @@ import { toToken, type Row } from './rows.js';
 
 /** Stores a token (hash only); idempotent for the same hash. */
 export function put(db: Database.Database, token: TokenRecord): void {
-  db.prepare('INSERT OR IGNORE INTO tokens (hash, user, admin, created_at_ms, expires_at_ms) VALUES (?, ?, ?, ?, ?)')
-    .run(token.hash, token.user, token.admin ? 1 : 0, token.created_at_ms, token.expires_at_ms ?? null);
+  db.prepare(
+    'INSERT OR IGNORE INTO tokens (hash, user, admin, created_at_ms, expires_at_ms) VALUES (?, ?, ?, ?, ?)',
+  ).run(token.hash, token.user, token.admin ? 1 : 0, token.created_at_ms, token.expires_at_ms ?? null);
 }
 
 /** The token of `hash`, if any. */
@@ -17,23 +18,30 @@ export function find(db: Database.Database, hash: string): TokenRecord | undefin
 
 /** Tokens of one user or all, oldest first. */
 export function list(db: Database.Database, user?: string): TokenRecord[] {
-  const rows = user === undefined
-    ? db.prepare('SELECT * FROM tokens ORDER BY created_at_ms, rowid').all()
-    : db.prepare('SELECT * FROM tokens WHERE user = ? ORDER BY created_at_ms, rowid').all(user);
+  const rows =
+    user === undefined
+      ? db.prepare('SELECT * FROM tokens ORDER BY created_at_ms, rowid').all()
+      : db.prepare('SELECT * FROM tokens WHERE user = ? ORDER BY created_at_ms, rowid').all(user);
   return (rows as Row[]).map(toToken);
 }
 
 /** Marks a token revoked; false when unknown or already revoked. */
 export function revoke(db: Database.Database, hash: string, at_ms: number): boolean {
-  return db.prepare('UPDATE tokens SET revoked_at_ms = ? WHERE hash = ? AND revoked_at_ms IS NULL').run(at_ms, hash).changes > 0;
+  return (
+    db.prepare('UPDATE tokens SET revoked_at_ms = ? WHERE hash = ? AND revoked_at_ms IS NULL').run(at_ms, hash)
+      .changes > 0
+  );
 }
 
 /** Sets the Unix account of `user` (replaces a previous one). */
 export function setUnixUser(db: Database.Database, user: string, unix_user: string): void {
-  db.prepare('INSERT INTO users (user, unix_user) VALUES (?, ?) ON CONFLICT DO UPDATE SET unix_user = excluded.unix_user').run(user, unix_user);
+  db.prepare(
+    'INSERT INTO users (user, unix_user) VALUES (?, ?) ON CONFLICT DO UPDATE SET unix_user = excluded.unix_user',
+  ).run(user, unix_user);
 }
 
 /** The Unix account of `user`, if one was set. */
 export function getUnixUser(db: Database.Database, user: string): string | undefined {
-  return (db.prepare('SELECT unix_user FROM users WHERE user = ?').get(user) as { unix_user: string } | undefined)?.unix_user;
+  return (db.prepare('SELECT unix_user FROM users WHERE user = ?').get(user) as { unix_user: string } | undefined)
+    ?.unix_user;
 }

@@ -28,15 +28,42 @@ describe('bounded WAL', () => {
   it('stays bounded under a steady stream of reports', { timeout: 120_000 }, async () => {
     const db = join(dir, 'db.sqlite');
     const store = new SqliteStore(db, { background_checkpoint_ms: 20, wal_truncate_bytes: 1 << 20 });
-    const spec = { name: 'j', command: ['true'], workdir: '/', env: {}, min_replicas: 0, max_replicas: 1, max_restarts: 0, preemptible: true, priority: 0 };
+    const spec = {
+      name: 'j',
+      command: ['true'],
+      workdir: '/',
+      env: {},
+      min_replicas: 0,
+      max_replicas: 1,
+      max_restarts: 0,
+      preemptible: true,
+      priority: 0,
+    };
     await store.createJob({ id: 'j', name: 'j', user: 'u', spec }, 'test');
-    const m = { time_s: 0, step: 0, num_nodes: 1, num_replicas: 1, local_bsz: 32, accum_steps: 0, step_time_s: 0.1, sync_time_s: 0, breakdown: { forward_s: 0.05, backward_s: 0.04, optimizer_s: 0.01 } };
+    const m = {
+      time_s: 0,
+      step: 0,
+      num_nodes: 1,
+      num_replicas: 1,
+      local_bsz: 32,
+      accum_steps: 0,
+      step_time_s: 0.1,
+      sync_time_s: 0,
+      breakdown: { forward_s: 0.05, backward_s: 0.04, optimizer_s: 0.01 },
+    };
     let peak = 0;
     // 100k reports: about 16 MiB of database pages, 16 times the threshold.
     const deadline = Date.now() + 90_000;
     let step = 0;
     while (step < 100_000 && Date.now() < deadline) {
-      await store.addReports(reportBatch('j', 0, undefined, Array.from({ length: 50 }, () => ({ ...m, step: step++ }))));
+      await store.addReports(
+        reportBatch(
+          'j',
+          0,
+          undefined,
+          Array.from({ length: 50 }, () => ({ ...m, step: step++ })),
+        ),
+      );
       peak = Math.max(peak, walBytes(db));
       await new Promise((r) => setTimeout(r, 1)); // the server's report batches come with gaps
     }

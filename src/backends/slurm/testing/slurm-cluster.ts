@@ -17,7 +17,8 @@ const run = promisify(execFile);
 /** Why Slurm tests cannot run here, or undefined when they can. */
 export function slurmMissing(): string | undefined {
   const found = ['/usr/sbin/slurmctld', '/usr/sbin/slurmd', '/usr/bin/sbatch'].every((p) => existsSync(p));
-  if (!found) return 'slurmctld/slurmd are not installed (apt-get install slurm-wlm; scripts/test-packages.txt lists it)';
+  if (!found)
+    return 'slurmctld/slurmd are not installed (apt-get install slurm-wlm; scripts/test-packages.txt lists it)';
   if (process.getuid?.() !== 0) return 'the test Slurm cluster needs root (mknod of fake GPUs, SlurmUser=root)';
   return undefined;
 }
@@ -80,10 +81,18 @@ export interface PooledSlurmCluster {
 /** The options with their defaults filled in, as a string: two requests of one shape get one cluster. */
 function shapeOf(options: SlurmClusterOptions): string {
   const { nodes = 2, gpus_per_node = 4, cpus_per_node = 8, partition = 'gpu', gpu_types, unshared } = options;
-  return JSON.stringify({ nodes, gpus_per_node, cpus_per_node, partition, gpu_types: gpu_types ?? null, unshared: unshared ?? null });
+  return JSON.stringify({
+    nodes,
+    gpus_per_node,
+    cpus_per_node,
+    partition,
+    gpu_types: gpu_types ?? null,
+    unshared: unshared ?? null,
+  });
 }
 
-const poolFile = (pool: string, shape: string) => join(pool, `${createHash('sha256').update(shape).digest('hex').slice(0, 16)}.json`);
+const poolFile = (pool: string, shape: string) =>
+  join(pool, `${createHash('sha256').update(shape).digest('hex').slice(0, 16)}.json`);
 
 /**
  * Starts a Slurm test cluster, or lends one. With {@link SLURM_POOL_ENV} set (the runner's heavy
@@ -132,49 +141,67 @@ export async function startOwnSlurmCluster(options: SlurmClusterOptions = {}): P
   const typesOf = (i: number) => (options.gpu_types?.[i] ?? 'fakegpu').split('+');
   const dir = mkdtempSync(join(tmpdir(), 'goodput-slurm-'));
   const nodes = Array.from({ length: count }, (_, i) => `gp${i + 1}`);
-  for (const sub of ['state', 'log', 'dev', ...nodes.map((n) => `spool/${n}`)]) mkdirSync(join(dir, sub), { recursive: true });
+  for (const sub of ['state', 'log', 'dev', ...nodes.map((n) => `spool/${n}`)])
+    mkdirSync(join(dir, sub), { recursive: true });
   const ports = await Promise.all(Array.from({ length: count + 1 }, () => freePort()));
   const host = hostname().split('.')[0]!;
   for (let g = 0; g < count * gpus; g++) await run('mknod', [join(dir, 'dev', `gpu${g}`), 'c', '195', String(g)]);
   const conf = join(dir, 'slurm.conf');
-  writeFileSync(conf, [
-    'ClusterName=goodputtest',
-    `SlurmctldHost=${host}(127.0.0.1)`,
-    `SlurmctldPort=${ports[0]}`,
-    `SlurmdPort=${ports[1]}`,
-    'AuthType=auth/none',
-    'CredType=cred/none',
-    'SlurmUser=root',
-    'SlurmdUser=root',
-    `StateSaveLocation=${dir}/state`,
-    `SlurmdSpoolDir=${dir}/spool/%n`,
-    `SlurmctldPidFile=${dir}/slurmctld.pid`,
-    `SlurmdPidFile=${dir}/slurmd-%n.pid`,
-    `SlurmctldLogFile=${dir}/log/slurmctld.log`,
-    `SlurmdLogFile=${dir}/log/slurmd-%n.log`,
-    'ProctrackType=proctrack/pgid',
-    'TaskPlugin=task/none',
-    'SelectType=select/cons_tres',
-    'SelectTypeParameters=CR_Core',
-    'GresTypes=gpu',
-    'SlurmdParameters=config_overrides',
-    'ReturnToService=2',
-    'SchedulerType=sched/backfill',
-    // Heterogeneous jobs (uneven GPUs per node) start only in backfill passes: run them often.
-    'SchedulerParameters=bf_interval=1',
-    'MinJobAge=600',
-    'KillWait=5',
-    'JobAcctGatherType=jobacct_gather/none',
-    'AccountingStorageType=accounting_storage/none',
-    ...nodes.map((n, i) => `NodeName=${n} NodeHostname=${host} NodeAddr=127.0.0.1 Port=${ports[i + 1]} CPUs=${cpus} RealMemory=4000 Gres=${typesOf(i).map((t) => `gpu:${t}:${gpus / typesOf(i).length}`).join(',')}`),
-    `PartitionName=${partition} Nodes=${nodes.join(',')} Default=YES MaxTime=INFINITE State=UP`,
-    '',
-  ].join('\n'));
-  writeFileSync(join(dir, 'gres.conf'), nodes.flatMap((n, i) => typesOf(i).map((t, k, all) => {
-    const per = gpus / all.length;
-    const first = i * gpus + k * per;
-    return `NodeName=${n} Name=gpu Type=${t} File=${dir}/dev/gpu[${first}-${first + per - 1}]\n`;
-  })).join(''));
+  writeFileSync(
+    conf,
+    [
+      'ClusterName=goodputtest',
+      `SlurmctldHost=${host}(127.0.0.1)`,
+      `SlurmctldPort=${ports[0]}`,
+      `SlurmdPort=${ports[1]}`,
+      'AuthType=auth/none',
+      'CredType=cred/none',
+      'SlurmUser=root',
+      'SlurmdUser=root',
+      `StateSaveLocation=${dir}/state`,
+      `SlurmdSpoolDir=${dir}/spool/%n`,
+      `SlurmctldPidFile=${dir}/slurmctld.pid`,
+      `SlurmdPidFile=${dir}/slurmd-%n.pid`,
+      `SlurmctldLogFile=${dir}/log/slurmctld.log`,
+      `SlurmdLogFile=${dir}/log/slurmd-%n.log`,
+      'ProctrackType=proctrack/pgid',
+      'TaskPlugin=task/none',
+      'SelectType=select/cons_tres',
+      'SelectTypeParameters=CR_Core',
+      'GresTypes=gpu',
+      'SlurmdParameters=config_overrides',
+      'ReturnToService=2',
+      'SchedulerType=sched/backfill',
+      // Heterogeneous jobs (uneven GPUs per node) start only in backfill passes: run them often.
+      'SchedulerParameters=bf_interval=1',
+      'MinJobAge=600',
+      'KillWait=5',
+      'JobAcctGatherType=jobacct_gather/none',
+      'AccountingStorageType=accounting_storage/none',
+      ...nodes.map(
+        (n, i) =>
+          `NodeName=${n} NodeHostname=${host} NodeAddr=127.0.0.1 Port=${ports[i + 1]} CPUs=${cpus} RealMemory=4000 Gres=${typesOf(
+            i,
+          )
+            .map((t) => `gpu:${t}:${gpus / typesOf(i).length}`)
+            .join(',')}`,
+      ),
+      `PartitionName=${partition} Nodes=${nodes.join(',')} Default=YES MaxTime=INFINITE State=UP`,
+      '',
+    ].join('\n'),
+  );
+  writeFileSync(
+    join(dir, 'gres.conf'),
+    nodes
+      .flatMap((n, i) =>
+        typesOf(i).map((t, k, all) => {
+          const per = gpus / all.length;
+          const first = i * gpus + k * per;
+          return `NodeName=${n} Name=gpu Type=${t} File=${dir}/dev/gpu[${first}-${first + per - 1}]\n`;
+        }),
+      )
+      .join(''),
+  );
   const env = { SLURM_CONF: conf };
   const cluster = clusterHandle(dir, nodes, partition, true);
   try {
@@ -182,7 +209,21 @@ export async function startOwnSlurmCluster(options: SlurmClusterOptions = {}): P
     for (const n of nodes) {
       const slurmd = ['/usr/sbin/slurmd', '-f', conf, '-N', n];
       if (options.unshared?.node === n) {
-        await run('unshare', ['-m', '--propagation', 'private', 'sh', '-c', 'mount -t tmpfs none "$1" && shift && exec "$@"', 'sh', options.unshared.dir, ...slurmd], { env: { ...process.env, ...env } });
+        await run(
+          'unshare',
+          [
+            '-m',
+            '--propagation',
+            'private',
+            'sh',
+            '-c',
+            'mount -t tmpfs none "$1" && shift && exec "$@"',
+            'sh',
+            options.unshared.dir,
+            ...slurmd,
+          ],
+          { env: { ...process.env, ...env } },
+        );
       } else {
         await run(slurmd[0]!, slurmd.slice(1), { env: { ...process.env, ...env } });
       }
@@ -206,8 +247,13 @@ type ClusterHandle = SlurmCluster & { untilIdle(limit_ms: number): Promise<void>
 function clusterHandle(dir: string, nodes: string[], partition: string, own: boolean): ClusterHandle {
   const conf = join(dir, 'slurm.conf');
   const env = { SLURM_CONF: conf };
-  const cmd = async (command: string, args: readonly string[]) => (await run(command, [...args], { env: { ...process.env, ...env }, timeout: 30_000 })).stdout;
-  const states = async () => (await cmd('sinfo', ['-h', '-N', '-o', '%N %t']).catch(() => '')).split('\n').map((l) => l.trim()).filter(Boolean);
+  const cmd = async (command: string, args: readonly string[]) =>
+    (await run(command, [...args], { env: { ...process.env, ...env }, timeout: 30_000 })).stdout;
+  const states = async () =>
+    (await cmd('sinfo', ['-h', '-N', '-o', '%N %t']).catch(() => ''))
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean);
   const controllerPid = () => Number(readIf(join(dir, 'slurmctld.pid')));
   const log = () => readIf(join(dir, 'log', 'slurmctld.log')).slice(-2000);
   let stopped = false;
@@ -220,13 +266,18 @@ function clusterHandle(dir: string, nodes: string[], partition: string, own: boo
     }
   };
   const handle: ClusterHandle = {
-    dir, env, nodes, partition, cmd,
+    dir,
+    env,
+    nodes,
+    partition,
+    cmd,
     async untilIdle(limit_ms: number) {
       const deadline = Date.now() + limit_ms;
       for (;;) {
         const lines = await states();
         if (lines.filter((l) => / idle$/.test(l)).length === nodes.length) return;
-        if (Date.now() > deadline) throw new Error(`the test Slurm cluster's nodes are not idle; sinfo: ${lines.join('; ')}\n${log()}`);
+        if (Date.now() > deadline)
+          throw new Error(`the test Slurm cluster's nodes are not idle; sinfo: ${lines.join('; ')}\n${log()}`);
         await sleep(250);
       }
     },
@@ -256,7 +307,8 @@ function clusterHandle(dir: string, nodes: string[], partition: string, own: boo
         // Shared: the next file gets every node idle (a test may have drained one).
         for (const line of await states()) {
           const [node, state] = line.split(' ');
-          if (node && state !== 'idle') await cmd('scontrol', ['update', `nodename=${node}`, 'state=resume']).catch(() => '');
+          if (node && state !== 'idle')
+            await cmd('scontrol', ['update', `nodename=${node}`, 'state=resume']).catch(() => '');
         }
         return;
       }

@@ -29,7 +29,11 @@ export function roundHalfEven(x: number, digits: number): number {
 function mergedOfKind(p: PreparedRank, kind: number): MergedIntervals {
   const g = p.source.gpu;
   const kinds = g.kind.view();
-  return mergeIntervals(p.kept.filter((i) => kinds[i] === kind), g.ts.view(), g.end.view());
+  return mergeIntervals(
+    p.kept.filter((i) => kinds[i] === kind),
+    g.ts.view(),
+    g.end.view(),
+  );
 }
 
 /** Pure. Returns undefined when the rank has no GPU activity (e.g. a CPU-only trace). */
@@ -43,8 +47,14 @@ export function temporalBreakdown(p: PreparedRank): TemporalBreakdown | undefine
   const nonCompute = kernelTime - compute - idle;
   const pct = (x: number) => (kernelTime === 0 ? 0 : roundHalfEven((100 * x) / kernelTime, 2));
   return {
-    rank: p.source.rank, idle_us: idle, compute_us: compute, non_compute_us: nonCompute, kernel_time_us: kernelTime,
-    idle_pct: pct(idle), compute_pct: pct(compute), non_compute_pct: pct(nonCompute),
+    rank: p.source.rank,
+    idle_us: idle,
+    compute_us: compute,
+    non_compute_us: nonCompute,
+    kernel_time_us: kernelTime,
+    idle_pct: pct(idle),
+    compute_pct: pct(compute),
+    non_compute_pct: pct(nonCompute),
   };
 }
 
@@ -113,5 +123,9 @@ export function kernelTypeTable(times: ReadonlyMap<string, number>): KernelTypeR
   for (const v of times.values()) total += v;
   return [...times.entries()]
     .sort((a, b) => b[1] - a[1])
-    .map(([kernel_type, time_us]) => ({ kernel_type, time_us, pct: total === 0 ? 0 : roundHalfEven((100 * time_us) / total, 1) }));
+    .map(([kernel_type, time_us]) => ({
+      kernel_type,
+      time_us,
+      pct: total === 0 ? 0 : roundHalfEven((100 * time_us) / total, 1),
+    }));
 }

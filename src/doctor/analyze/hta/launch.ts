@@ -34,17 +34,29 @@ export function idleBreakdown(p: PreparedRank): StreamIdle[] {
   }
   const out: StreamIdle[] = [];
   for (const [s, list] of byStream) {
-    let host = 0, kernel = 0, other = 0;
+    let host = 0,
+      kernel = 0,
+      other = 0;
     const seen = new Set<'host_wait' | 'kernel_wait' | 'other'>();
     for (let k = 0; k < list.length; k++) {
       const i = list[k]!;
-      if (k === 0) { seen.add('other'); continue; }
+      if (k === 0) {
+        seen.add('other');
+        continue;
+      }
       const prevEnd = end[list[k - 1]!]!;
       const gap = ts[i]! - prevEnd;
       const h = p.hostByCorrelation.get(corr[i]!);
-      if (h !== undefined && hostTs[h]! > prevEnd) { host += gap; seen.add('host_wait'); }
-      else if (gap < CONSECUTIVE_KERNEL_DELAY_US) { kernel += gap; seen.add('kernel_wait'); }
-      else { other += gap; seen.add('other'); }
+      if (h !== undefined && hostTs[h]! > prevEnd) {
+        host += gap;
+        seen.add('host_wait');
+      } else if (gap < CONSECUTIVE_KERNEL_DELAY_US) {
+        kernel += gap;
+        seen.add('kernel_wait');
+      } else {
+        other += gap;
+        seen.add('other');
+      }
     }
     const order = (['host_wait', 'kernel_wait', 'other'] as const).filter((c) => seen.has(c));
     out.push({ stream: s, host_wait_us: host, kernel_wait_us: kernel, other_us: other, categories: order });
@@ -63,9 +75,19 @@ export function idleRatio(s: StreamIdle, category: 'host_wait' | 'kernel_wait' |
 const LAUNCH_STATS_CALLS = new Set(['cudaLaunchKernel', 'cudaLaunchKernelExC', 'cudaMemcpyAsync', 'cudaMemsetAsync']);
 /** Host calls that enqueue work on a stream, for the queue length (CUDA and HIP spellings). */
 const ENQUEUE_CALLS = new Set([
-  'cudaLaunchKernel', 'cudaLaunchKernelExC', 'cudaMemcpyAsync', 'cudaMemsetAsync', 'cuLaunchKernel', 'cuLaunchKernelEx',
-  'hipLaunchKernel', 'hipExtLaunchKernel', 'hipExtModuleLaunchKernel', 'hipModuleLaunchKernel', 'hipMemcpyAsync',
-  'hipMemcpyWithStream', 'hipMemsetAsync',
+  'cudaLaunchKernel',
+  'cudaLaunchKernelExC',
+  'cudaMemcpyAsync',
+  'cudaMemsetAsync',
+  'cuLaunchKernel',
+  'cuLaunchKernelEx',
+  'hipLaunchKernel',
+  'hipExtLaunchKernel',
+  'hipExtModuleLaunchKernel',
+  'hipModuleLaunchKernel',
+  'hipMemcpyAsync',
+  'hipMemcpyWithStream',
+  'hipMemsetAsync',
 ]);
 
 /** HTA `get_cuda_kernel_launch_stats` summary for one rank (µs). */
@@ -86,7 +108,11 @@ export function launchStats(p: PreparedRank): LaunchStats {
   const g = p.source.gpu;
   const h = p.source.host;
   const names = p.source.names;
-  let rows = 0, cpu = 0, gpu = 0, delay = 0, short = 0;
+  let rows = 0,
+    cpu = 0,
+    gpu = 0,
+    delay = 0,
+    short = 0;
   for (const i of p.kept) {
     const hi = p.hostByCorrelation.get(g.correlation.get(i));
     if (hi === undefined || !LAUNCH_STATS_CALLS.has(names.name(h.name.get(hi)))) continue;
@@ -98,7 +124,13 @@ export function launchStats(p: PreparedRank): LaunchStats {
     delay += Math.max(0, g.ts.get(i) - h.end.get(hi));
     if (gpuDur < cpuDur) short++;
   }
-  return { rows, cpu_dur_mean_us: cpu / rows, gpu_dur_mean_us: gpu / rows, launch_delay_mean_us: delay / rows, short_kernels: short };
+  return {
+    rows,
+    cpu_dur_mean_us: cpu / rows,
+    gpu_dur_mean_us: gpu / rows,
+    launch_delay_mean_us: delay / rows,
+    short_kernels: short,
+  };
 }
 
 /** Summary of the per-stream launch queue length (outstanding enqueued operations), pandas `describe`. */
@@ -144,8 +176,16 @@ export function queueLength(p: PreparedRank): QueueLengthSummary[] {
   const streamOf = new Float64Array(2 * n);
   const byHost = [...pairs].sort((a, b) => a[0] - b[0]);
   const byGpu = [...pairs].sort((a, b) => a[1] - b[1]);
-  byHost.forEach(([hi, i], k) => { t[k] = h.ts.get(hi); delta[k] = 1; streamOf[k] = g.stream.get(i); });
-  byGpu.forEach(([, i], k) => { t[n + k] = g.ts.get(i); delta[n + k] = -1; streamOf[n + k] = g.stream.get(i); });
+  byHost.forEach(([hi, i], k) => {
+    t[k] = h.ts.get(hi);
+    delta[k] = 1;
+    streamOf[k] = g.stream.get(i);
+  });
+  byGpu.forEach(([, i], k) => {
+    t[n + k] = g.ts.get(i);
+    delta[n + k] = -1;
+    streamOf[n + k] = g.stream.get(i);
+  });
   const points = new Map<number, number[]>();
   for (const k of numpyArgsort(t)) {
     const s = streamOf[k]!;
@@ -163,8 +203,15 @@ export function queueLength(p: PreparedRank): QueueLengthSummary[] {
     const std = n > 1 ? Math.sqrt(values.reduce((s, v) => s + (v - mean) ** 2, 0) / (n - 1)) : NaN;
     const sorted = [...values].sort((a, b) => a - b);
     out.push({
-      stream, count: n, mean, std, min: sorted[0]!, p25: quantile(sorted, 0.25), p50: quantile(sorted, 0.5),
-      p75: quantile(sorted, 0.75), max: sorted[n - 1]!,
+      stream,
+      count: n,
+      mean,
+      std,
+      min: sorted[0]!,
+      p25: quantile(sorted, 0.25),
+      p50: quantile(sorted, 0.5),
+      p75: quantile(sorted, 0.75),
+      max: sorted[n - 1]!,
     });
   }
   return out;

@@ -35,8 +35,10 @@ export function numpyArgsort(values: ArrayLike<number>): Int32Array {
         let pj = pr - 1;
         swap(pm, pj);
         for (;;) {
-          do ++pi; while (v[idx[pi]!]! < vp);
-          do --pj; while (vp < v[idx[pj]!]!);
+          do ++pi;
+          while (v[idx[pi]!]! < vp);
+          do --pj;
+          while (vp < v[idx[pj]!]!);
           if (pi >= pj) break;
           swap(pi, pj);
         }
@@ -78,13 +80,19 @@ function msb(n: number): number {
 /** NumPy's indirect heapsort on idx[start .. start+n), 1-based heap indexing. */
 function heapsort(idx: Int32Array, start: number, n: number, v: ArrayLike<number>): void {
   const a = (k: number) => idx[start + k - 1]!;
-  const set = (k: number, x: number) => { idx[start + k - 1] = x; };
+  const set = (k: number, x: number) => {
+    idx[start + k - 1] = x;
+  };
   let i: number, j: number, tmp: number;
   for (let l = n >> 1; l > 0; --l) {
     tmp = a(l);
     for (i = l, j = l << 1; j <= n;) {
       if (j < n && v[a(j)]! < v[a(j + 1)]!) j += 1;
-      if (v[tmp]! < v[a(j)]!) { set(i, a(j)); i = j; j += j; } else break;
+      if (v[tmp]! < v[a(j)]!) {
+        set(i, a(j));
+        i = j;
+        j += j;
+      } else break;
     }
     set(i, tmp);
   }
@@ -94,7 +102,11 @@ function heapsort(idx: Int32Array, start: number, n: number, v: ArrayLike<number
     n -= 1;
     for (i = 1, j = 2; j <= n;) {
       if (j < n && v[a(j)]! < v[a(j + 1)]!) j++;
-      if (v[tmp]! < v[a(j)]!) { set(i, a(j)); i = j; j += j; } else break;
+      if (v[tmp]! < v[a(j)]!) {
+        set(i, a(j));
+        i = j;
+        j += j;
+      } else break;
     }
     set(i, tmp);
   }

@@ -43,7 +43,9 @@ export function prepareRank(r: KinetoRank, distinctStepNames: number): PreparedR
     if (!filter || hostByCorrelation.has(gcorr[i]!)) kept.push(i);
   }
   kept.sort((a, b) => gts[a]! - gts[b]!);
-  const iterations = [...new Set(r.steps.filter((s) => s.ts_us < lastStart).map((s) => s.iteration))].sort((a, b) => a - b);
+  const iterations = [...new Set(r.steps.filter((s) => s.ts_us < lastStart).map((s) => s.iteration))].sort(
+    (a, b) => a - b,
+  );
   return { source: r, kept, hostByCorrelation, iterations };
 }
 

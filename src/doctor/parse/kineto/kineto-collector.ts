@@ -16,18 +16,32 @@ export interface KinetoRank {
   readonly names: StringTable;
   /** GPU activities (kernels, memcpy, memset) in file order. */
   readonly gpu: {
-    readonly ts: NumberColumn; readonly end: NumberColumn; readonly stream: NumberColumn;
-    readonly correlation: NumberColumn; readonly name: NumberColumn; readonly kind: NumberColumn;
+    readonly ts: NumberColumn;
+    readonly end: NumberColumn;
+    readonly stream: NumberColumn;
+    readonly correlation: NumberColumn;
+    readonly name: NumberColumn;
+    readonly kind: NumberColumn;
   };
   /** Host events that carry a correlation id (CUDA/HIP runtime and driver calls), in file order. */
-  readonly host: { readonly ts: NumberColumn; readonly end: NumberColumn; readonly correlation: NumberColumn; readonly name: NumberColumn };
+  readonly host: {
+    readonly ts: NumberColumn;
+    readonly end: NumberColumn;
+    readonly correlation: NumberColumn;
+    readonly name: NumberColumn;
+  };
   readonly steps: ProfilerStepMark[];
   /** Distinct `ProfilerStep...` names seen (HTA counts names, not events). */
   readonly stepNames: Set<string>;
   /** Host spans of `enumerate(DataLoader)...` ops: the training loop waiting for its next batch. */
   readonly dataLoader: { readonly ts: NumberColumn; readonly end: NumberColumn };
   /** Host operator spans (`cpu_op`, `user_annotation`), with their thread and class (CPU_CLASS), for step-time attribution. */
-  readonly cpu: { readonly ts: NumberColumn; readonly end: NumberColumn; readonly tid: NumberColumn; readonly cls: NumberColumn };
+  readonly cpu: {
+    readonly ts: NumberColumn;
+    readonly end: NumberColumn;
+    readonly tid: NumberColumn;
+    readonly cls: NumberColumn;
+  };
   /** Thread ids as they appear in the trace (numbers or strings), interned. */
   readonly tids: StringTable;
   /** True for the legacy chrome-trace form (a bare event array, events without `cat`), as torch 1.x writes it. */
@@ -47,7 +61,14 @@ export interface KinetoRank {
 }
 
 interface RawEvent {
-  ph?: unknown; cat?: unknown; name?: unknown; ts?: unknown; dur?: unknown; args?: unknown; tid?: unknown; pid?: unknown;
+  ph?: unknown;
+  cat?: unknown;
+  name?: unknown;
+  ts?: unknown;
+  dur?: unknown;
+  args?: unknown;
+  tid?: unknown;
+  pid?: unknown;
 }
 
 const STEP_RE = /^ProfilerStep\s*#\s*(\d+)/;
@@ -56,9 +77,11 @@ const STEP_RE = /^ProfilerStep\s*#\s*(\d+)/;
 export const CPU_CLASS = { op: 0, dataLoader: 1, sync: 2, collective: 3, optimizer: 4, backward: 5, step: 6 } as const;
 
 /** Host calls that block until the device (or a peer) has caught up. */
-export const SYNC_OP_RE = /^(aten::item|aten::_local_scalar_dense|cuda(Stream|Device|Event)Synchronize|hip(Stream|Device|Event)Synchronize|cudaMemcpy$|hipMemcpy$)/;
+export const SYNC_OP_RE =
+  /^(aten::item|aten::_local_scalar_dense|cuda(Stream|Device|Event)Synchronize|hip(Stream|Device|Event)Synchronize|cudaMemcpy$|hipMemcpy$)/;
 /** Collectives and point-to-point communication issued from the host. */
-export const COLLECTIVE_OP_RE = /^(c10d::|gloo:|nccl:|record_param_comms)|all_?reduce|all_?gather|reduce_?scatter|broadcast|barrier|all_to_all/i;
+export const COLLECTIVE_OP_RE =
+  /^(c10d::|gloo:|nccl:|record_param_comms)|all_?reduce|all_?gather|reduce_?scatter|broadcast|barrier|all_to_all/i;
 
 /** Pure; the class of a host operator name. */
 export function cpuClass(name: string): number {
@@ -70,17 +93,32 @@ export function cpuClass(name: string): number {
   if (name.startsWith('autograd::engine::evaluate_function')) return CPU_CLASS.backward;
   return CPU_CLASS.op;
 }
-const HOST_ONLY_CATS = new Set(['cuda_runtime', 'cuda_driver', 'cpu_op', 'user_annotation', 'python_function', 'gpu_user_annotation']);
+const HOST_ONLY_CATS = new Set([
+  'cuda_runtime',
+  'cuda_driver',
+  'cpu_op',
+  'user_annotation',
+  'python_function',
+  'gpu_user_annotation',
+]);
 
 /** Creates an empty rank record for `file`; `rank` defaults to 0 until metadata says otherwise. */
 export function newKinetoRank(file: string): KinetoRank {
   const c = () => new NumberColumn();
   return {
-    file, rank: 0, names: new StringTable(),
+    file,
+    rank: 0,
+    names: new StringTable(),
     gpu: { ts: c(), end: c(), stream: c(), correlation: c(), name: c(), kind: c() },
     host: { ts: c(), end: c(), correlation: c(), name: c() },
-    steps: [], stepNames: new Set(), dataLoader: { ts: c(), end: c() }, eventCount: 0, rankFromMetadata: false,
-    cpu: { ts: c(), end: c(), tid: c(), cls: c() }, tids: new StringTable(), legacy: false,
+    steps: [],
+    stepNames: new Set(),
+    dataLoader: { ts: c(), end: c() },
+    eventCount: 0,
+    rankFromMetadata: false,
+    cpu: { ts: c(), end: c(), tid: c(), cls: c() },
+    tids: new StringTable(),
+    legacy: false,
   };
 }
 
@@ -105,15 +143,22 @@ export function addKinetoEvent(r: KinetoRank, ev: unknown): void {
   const stream = args['stream'];
   const correlation = typeof args['correlation'] === 'number' ? (args['correlation'] as number) : -1;
   if (typeof stream === 'number' && stream >= 0 && !HOST_ONLY_CATS.has(cat)) {
-    r.gpu.ts.push(ts); r.gpu.end.push(end); r.gpu.stream.push(stream);
-    r.gpu.correlation.push(correlation); r.gpu.name.push(r.names.id(name));
+    r.gpu.ts.push(ts);
+    r.gpu.end.push(end);
+    r.gpu.stream.push(stream);
+    r.gpu.correlation.push(correlation);
+    r.gpu.name.push(r.names.id(name));
     r.gpu.kind.push(KIND_CODE[kernelKind(name)]);
     return;
   }
   if (correlation >= 0) {
-    r.host.ts.push(ts); r.host.end.push(end); r.host.correlation.push(correlation); r.host.name.push(r.names.id(name));
+    r.host.ts.push(ts);
+    r.host.end.push(end);
+    r.host.correlation.push(correlation);
+    r.host.name.push(r.names.id(name));
   }
-  if (cat === 'cpu_op' || cat === 'user_annotation' || (cat === 'cuda_runtime' && SYNC_OP_RE.test(name))) addCpuSpan(r, ts, end, r.tids.id(String(e.tid ?? '')), cpuClass(name));
+  if (cat === 'cpu_op' || cat === 'user_annotation' || (cat === 'cuda_runtime' && SYNC_OP_RE.test(name)))
+    addCpuSpan(r, ts, end, r.tids.id(String(e.tid ?? '')), cpuClass(name));
   if (name.startsWith('ProfilerStep')) {
     r.stepNames.add(name);
     const m = STEP_RE.exec(name);
@@ -143,7 +188,10 @@ function addCpuSpan(r: KinetoRank, ts: number, end: number, tid: number, cls: nu
     }
     last.set(tid, r.cpu.ts.length);
   }
-  r.cpu.ts.push(ts); r.cpu.end.push(end); r.cpu.tid.push(tid); r.cpu.cls.push(cls);
+  r.cpu.ts.push(ts);
+  r.cpu.end.push(end);
+  r.cpu.tid.push(tid);
+  r.cpu.cls.push(cls);
 }
 
 /** A `goodput_host` value (an object, or the JSON string add_metadata_json stores) when well-formed. */
@@ -163,7 +211,10 @@ export function addKinetoMember(r: KinetoRank, key: string, value: unknown): voi
     if (h) r.hostThreads = h;
   } else if (key === 'distributedInfo' && value && typeof value === 'object') {
     const d = value as Record<string, unknown>;
-    if (typeof d['rank'] === 'number') { r.rank = d['rank']; r.rankFromMetadata = true; }
+    if (typeof d['rank'] === 'number') {
+      r.rank = d['rank'];
+      r.rankFromMetadata = true;
+    }
     if (typeof d['world_size'] === 'number') r.worldSize = d['world_size'];
   } else if (key === 'deviceProperties' && Array.isArray(value) && value.length > 0) {
     const d = value[0] as Record<string, unknown>;

@@ -3,7 +3,10 @@ import { describe, it } from 'node:test';
 import { syntheticTraceChunks } from '../../../../test-support/doctor/synthetic-trace.js';
 import { TopLevelSplitter } from './top-level-splitter.js';
 
-function split(text: string, chunk: number): { elements: unknown[]; members: Record<string, unknown>; complete: boolean } {
+function split(
+  text: string,
+  chunk: number,
+): { elements: unknown[]; members: Record<string, unknown>; complete: boolean } {
   const elements: unknown[] = [];
   const members: Record<string, unknown> = {};
   const s = new TopLevelSplitter({ onElement: (v) => elements.push(v), onMember: (k, v) => (members[k] = v) });
@@ -12,18 +15,37 @@ function split(text: string, chunk: number): { elements: unknown[]; members: Rec
 }
 
 describe('TopLevelSplitter', () => {
-  const doc = JSON.stringify({
-    schemaVersion: 1, deviceProperties: [{ name: 'A100 "x" {y}', id: 0 }],
-    traceEvents: [{ name: 'a\\"}]{', ts: 1.5, args: { s: [1, { t: '}' }] } }, { name: 'b', ts: -2e-3 }, 7, 'str', null],
-    after: { ok: true }, n: -12.5e3, t: true,
-  }, null, 1);
+  const doc = JSON.stringify(
+    {
+      schemaVersion: 1,
+      deviceProperties: [{ name: 'A100 "x" {y}', id: 0 }],
+      traceEvents: [
+        { name: 'a\\"}]{', ts: 1.5, args: { s: [1, { t: '}' }] } },
+        { name: 'b', ts: -2e-3 },
+        7,
+        'str',
+        null,
+      ],
+      after: { ok: true },
+      n: -12.5e3,
+      t: true,
+    },
+    null,
+    1,
+  );
 
   it('yields the same elements and members at every chunk size, including one character', () => {
     const expected = JSON.parse(doc) as Record<string, unknown>;
     for (const chunk of [1, 2, 3, 7, 64, doc.length]) {
       const got = split(doc, chunk);
       assert.deepEqual(got.elements, expected['traceEvents'], `chunk ${chunk}`);
-      assert.deepEqual(got.members, { schemaVersion: 1, deviceProperties: expected['deviceProperties'], after: { ok: true }, n: -12500, t: true });
+      assert.deepEqual(got.members, {
+        schemaVersion: 1,
+        deviceProperties: expected['deviceProperties'],
+        after: { ok: true },
+        n: -12500,
+        t: true,
+      });
       assert.equal(got.complete, true);
     }
   });
@@ -54,7 +76,10 @@ describe('TopLevelSplitter', () => {
     let count = 0;
     let chars = 0;
     const s = new TopLevelSplitter({ onElement: () => count++, onMember: () => undefined });
-    for (const chunk of syntheticTraceChunks({ rank: 0, worldSize: 1, steps: 4, kernelsPerStep: 4000, seed: 1 }, 1 << 16)) {
+    for (const chunk of syntheticTraceChunks(
+      { rank: 0, worldSize: 1, steps: 4, kernelsPerStep: 4000, seed: 1 },
+      1 << 16,
+    )) {
       chars += chunk.length;
       s.feed(chunk);
       peak = Math.max(peak, process.memoryUsage().heapUsed);

@@ -67,36 +67,83 @@ export class TopLevelSplitter {
         continue;
       }
       const c = s.charCodeAt(this.pos);
-      if (c === 32 || c === 10 || c === 13 || c === 9) { this.pos++; continue; }
+      if (c === 32 || c === 10 || c === 13 || c === 9) {
+        this.pos++;
+        continue;
+      }
       switch (this.mode) {
         case 'start':
-          if (c === 91) { this.bareArray = true; this.mode = 'array'; this.pos++; break; }
+          if (c === 91) {
+            this.bareArray = true;
+            this.mode = 'array';
+            this.pos++;
+            break;
+          }
           if (c !== 123) throw new SyntaxError('expected a JSON object or array');
-          this.mode = 'key'; this.pos++; break;
+          this.mode = 'key';
+          this.pos++;
+          break;
         case 'key':
-          if (c === 125) { this.mode = 'done'; this.pos++; break; }
-          if (c === 44) { this.pos++; break; }
+          if (c === 125) {
+            this.mode = 'done';
+            this.pos++;
+            break;
+          }
+          if (c === 44) {
+            this.pos++;
+            break;
+          }
           if (c !== QUOTE) throw new SyntaxError('expected an object key');
-          this.beginValue(false); break;
+          this.beginValue(false);
+          break;
         case 'colon':
           if (c !== 58) throw new SyntaxError('expected ":"');
-          this.mode = 'value'; this.pos++; break;
+          this.mode = 'value';
+          this.pos++;
+          break;
         case 'value':
-          if (this.key === this.arrayKey && c === 91) { this.mode = 'array'; this.pos++; break; }
-          this.beginValue(false); break;
+          if (this.key === this.arrayKey && c === 91) {
+            this.mode = 'array';
+            this.pos++;
+            break;
+          }
+          this.beginValue(false);
+          break;
         case 'comma':
-          if (c === 44) { this.mode = 'key'; this.pos++; break; }
-          if (c === 125) { this.mode = 'done'; this.pos++; break; }
+          if (c === 44) {
+            this.mode = 'key';
+            this.pos++;
+            break;
+          }
+          if (c === 125) {
+            this.mode = 'done';
+            this.pos++;
+            break;
+          }
           throw new SyntaxError('expected "," or "}"');
         case 'array':
-          if (c === 93) { this.mode = this.bareArray ? 'done' : 'comma'; this.pos++; break; }
-          this.beginValue(true); break;
+          if (c === 93) {
+            this.mode = this.bareArray ? 'done' : 'comma';
+            this.pos++;
+            break;
+          }
+          this.beginValue(true);
+          break;
         case 'array-comma':
-          if (c === 44) { this.mode = 'array'; this.pos++; break; }
-          if (c === 93) { this.mode = this.bareArray ? 'done' : 'comma'; this.pos++; break; }
+          if (c === 44) {
+            this.mode = 'array';
+            this.pos++;
+            break;
+          }
+          if (c === 93) {
+            this.mode = this.bareArray ? 'done' : 'comma';
+            this.pos++;
+            break;
+          }
           throw new SyntaxError('expected "," or "]" in the event array');
         case 'done':
-          this.pos = s.length; return;
+          this.pos = s.length;
+          return;
       }
     }
   }
@@ -126,7 +173,10 @@ export class TopLevelSplitter {
         if (c === 44 || c === 125 || c === 93 || c === 32 || c === 10 || c === 13 || c === 9) break;
         i++;
       }
-      if (i === n && !atEnd) { this.pos = i; return false; }
+      if (i === n && !atEnd) {
+        this.pos = i;
+        return false;
+      }
       this.complete(s, i);
       return true;
     }
@@ -140,7 +190,10 @@ export class TopLevelSplitter {
         else if (c === BACKSLASH) escaped = true;
         else if (c === QUOTE) {
           inString = false;
-          if (depth === 0) { i++; break; }
+          if (depth === 0) {
+            i++;
+            break;
+          }
         }
         continue;
       }
@@ -148,7 +201,10 @@ export class TopLevelSplitter {
       else if (c === 123 || c === 91) depth++;
       else if (c === 125 || c === 93) {
         depth--;
-        if (depth === 0) { i++; break; }
+        if (depth === 0) {
+          i++;
+          break;
+        }
       }
     }
     this.depth = depth;

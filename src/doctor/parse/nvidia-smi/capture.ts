@@ -44,7 +44,8 @@ export function splitCapture(text: string): CaptureSection[] {
         }
         const start = j + 1;
         let end = start;
-        while (end < lines.length && !(RULE.test(lines[end]!) && end + 1 < lines.length && /::/.test(lines[end + 1]!))) end++;
+        while (end < lines.length && !(RULE.test(lines[end]!) && end + 1 < lines.length && /::/.test(lines[end + 1]!)))
+          end++;
         out.push({ state: title[1]!, what: title[2]!, command, body: lines.slice(start, end).join('\n') });
         i = end;
         continue;
@@ -66,7 +67,10 @@ export function parseNvidiaSmiOutput(body: string, command: string, into: Nvidia
   const query = /--query-gpu(?:=(\S+))?/.exec(command);
   if (query) {
     tag(parseQueryGpuCsv(body, query[1]?.split(',')));
-  } else if ((/\s-q\b/.test(command) && /\s-x\b|--xml/.test(command)) || /^\s*(<\?xml|<!DOCTYPE nvidia_smi_log|<nvidia_smi_log)/.test(body)) {
+  } else if (
+    (/\s-q\b/.test(command) && /\s-x\b|--xml/.test(command)) ||
+    /^\s*(<\?xml|<!DOCTYPE nvidia_smi_log|<nvidia_smi_log)/.test(body)
+  ) {
     const x = parseNvidiaSmiXml(body);
     into.driver_version ??= x.driver_version;
     into.cuda_version ??= x.cuda_version;

@@ -37,7 +37,13 @@ export interface GpuSample {
 }
 
 const UNIT_BYTES: Readonly<Record<string, number>> = {
-  b: 1, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3, kb: 1e3, mb: 1e6, gb: 1e9,
+  b: 1,
+  kib: 1024,
+  mib: 1024 ** 2,
+  gib: 1024 ** 3,
+  kb: 1e3,
+  mb: 1e6,
+  gb: 1e9,
 };
 
 /** Parses "81920 MiB", "[N/A]", "N/A", "[Not Supported]"; returns the leading number or undefined. */

@@ -23,7 +23,10 @@ export function parseMonitor(text: string): MonitorData | undefined {
   const lines = text.split(/\r?\n/);
   const hi = lines.findIndex((l) => /^#\s*gpu\s+/i.test(l));
   if (hi < 0) return undefined;
-  const cols = lines[hi]!.replace(/^#\s*/, '').trim().split(/\s+/).map((c) => c.toLowerCase());
+  const cols = lines[hi]!.replace(/^#\s*/, '')
+    .trim()
+    .split(/\s+/)
+    .map((c) => c.toLowerCase());
   const kind = cols.includes('pid') ? 'pmon' : 'dmon';
   const samples: GpuSample[] = [];
   const processes: ProcessSample[] = [];
@@ -40,12 +43,27 @@ export function parseMonitor(text: string): MonitorData | undefined {
     if (kind === 'pmon') {
       const pid = num('pid');
       if (pid === undefined) continue;
-      processes.push({ gpu: num('gpu') ?? 0, pid, type: v.get('type') ?? '-', sm_pct: num('sm'), mem_pct: num('mem'), command: cells.slice(cols.indexOf('command')).join(' ') });
+      processes.push({
+        gpu: num('gpu') ?? 0,
+        pid,
+        type: v.get('type') ?? '-',
+        sm_pct: num('sm'),
+        mem_pct: num('mem'),
+        command: cells.slice(cols.indexOf('command')).join(' '),
+      });
     } else {
-      samples.push(compact({
-        source: 'dmon', index: num('gpu'), power_draw_w: num('pwr'), temperature_gpu_c: num('gtemp'),
-        utilization_gpu_pct: num('sm'), utilization_memory_pct: num('mem'), clocks_mem_mhz: num('mclk'), clocks_sm_mhz: num('pclk'),
-      }));
+      samples.push(
+        compact({
+          source: 'dmon',
+          index: num('gpu'),
+          power_draw_w: num('pwr'),
+          temperature_gpu_c: num('gtemp'),
+          utilization_gpu_pct: num('sm'),
+          utilization_memory_pct: num('mem'),
+          clocks_mem_mhz: num('mclk'),
+          clocks_sm_mhz: num('pclk'),
+        }),
+      );
     }
   }
   return { kind, samples, processes };

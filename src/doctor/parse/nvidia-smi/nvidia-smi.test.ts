@@ -60,13 +60,22 @@ describe('nvidia-smi captures agree with the exporter .metrics files', () => {
     assert.equal(dmon.command, 'nvidia-smi dmon -c 5');
     const mon = parseMonitor(dmon.body)!;
     assert.equal(mon.kind, 'dmon');
-    assert.deepEqual(mon.samples.map((x) => x.power_draw_w), [631, 634, 633, 634, 636]);
-    assert.deepEqual(mon.samples.map((x) => x.utilization_gpu_pct), [100, 100, 100, 100, 100]);
+    assert.deepEqual(
+      mon.samples.map((x) => x.power_draw_w),
+      [631, 634, 633, 634, 636],
+    );
+    assert.deepEqual(
+      mon.samples.map((x) => x.utilization_gpu_pct),
+      [100, 100, 100, 100, 100],
+    );
   });
 
   it('reads pmon processes and the single-GPU topology with CPU/NUMA affinity', () => {
     const data = parseCapture(fixture('nvidia-smi', 'captures', `${CAPTURES[0]}.txt`));
-    assert.deepEqual([...new Set(data.processes.filter((p) => p.type === 'C').map((p) => p.command))].sort(), ['gpu_burn', 'memhog']);
+    assert.deepEqual([...new Set(data.processes.filter((p) => p.type === 'C').map((p) => p.command))].sort(), [
+      'gpu_burn',
+      'memhog',
+    ]);
     assert.deepEqual(data.topology!.gpus, [{ name: 'GPU0', cpu_affinity: '0-19', numa_affinity: '0' }]);
     assert.equal(data.driver_version, '590.48.01');
   });
@@ -94,8 +103,18 @@ describe('nvidia-smi -q -x (XML, DTD v10-v12)', () => {
 
   it('Tesla T4 (v11): power_readings, clocks, retired pages', () => {
     const g = one('tesla-t4.xml');
-    assert.deepEqual([g.name, g.utilization_gpu_pct, g.power_draw_w, g.power_limit_w, g.clocks_sm_mhz, g.clocks_max_sm_mhz, g.temperature_gpu_c],
-      ['Tesla T4', 0, 26.78, 70, 585, 1590, 40]);
+    assert.deepEqual(
+      [
+        g.name,
+        g.utilization_gpu_pct,
+        g.power_draw_w,
+        g.power_limit_w,
+        g.clocks_sm_mhz,
+        g.clocks_max_sm_mhz,
+        g.temperature_gpu_c,
+      ],
+      ['Tesla T4', 0, 26.78, 70, 585, 1590, 40],
+    );
     assert.equal(g.memory_total_bytes, 15360 * 2 ** 20);
     assert.equal(g.retired_pages, 0);
     assert.deepEqual([g.pcie_gen_current, g.pcie_gen_max, g.pcie_width_current, g.pcie_width_max], [3, 3, 8, 16]);
@@ -124,16 +143,30 @@ describe('nvidia-smi -q -x (XML, DTD v10-v12)', () => {
 
 describe('query-gpu CSV variants', () => {
   it('header with units', () => {
-    const [s] = parseQueryGpuCsv('name, utilization.gpu [%], memory.used [MiB], memory.total [MiB], power.draw [W]\nNVIDIA A100-SXM4-40GB, 87 %, 30000 MiB, 40960 MiB, 301.5 W\n');
-    assert.deepEqual([s!.name, s!.utilization_gpu_pct, s!.memory_used_bytes, s!.memory_total_bytes, s!.power_draw_w], ['NVIDIA A100-SXM4-40GB', 87, 30000 * 2 ** 20, 40960 * 2 ** 20, 301.5]);
+    const [s] = parseQueryGpuCsv(
+      'name, utilization.gpu [%], memory.used [MiB], memory.total [MiB], power.draw [W]\nNVIDIA A100-SXM4-40GB, 87 %, 30000 MiB, 40960 MiB, 301.5 W\n',
+    );
+    assert.deepEqual(
+      [s!.name, s!.utilization_gpu_pct, s!.memory_used_bytes, s!.memory_total_bytes, s!.power_draw_w],
+      ['NVIDIA A100-SXM4-40GB', 87, 30000 * 2 ** 20, 40960 * 2 ** 20, 301.5],
+    );
   });
   it('noheader,nounits with the digest field order', () => {
     const rows = parseQueryGpuCsv('95, 40, 40960, 39000\n12, 3, 40960, 1000\n');
-    assert.deepEqual(rows.map((r) => [r.utilization_gpu_pct, r.memory_total_bytes, r.memory_used_bytes]), [[95, 40960 * 2 ** 20, 39000 * 2 ** 20], [12, 40960 * 2 ** 20, 1000 * 2 ** 20]]);
+    assert.deepEqual(
+      rows.map((r) => [r.utilization_gpu_pct, r.memory_total_bytes, r.memory_used_bytes]),
+      [
+        [95, 40960 * 2 ** 20, 39000 * 2 ** 20],
+        [12, 40960 * 2 ** 20, 1000 * 2 ** 20],
+      ],
+    );
   });
   it('noheader with units is inferred from the units', () => {
     const [s] = parseQueryGpuCsv('0, Tesla V100-SXM2-32GB, 100 %, 32510 MiB, 32768 MiB, 290.1 W');
-    assert.deepEqual([s!.index, s!.name, s!.utilization_gpu_pct, s!.power_draw_w], [0, 'Tesla V100-SXM2-32GB', 100, 290.1]);
+    assert.deepEqual(
+      [s!.index, s!.name, s!.utilization_gpu_pct, s!.power_draw_w],
+      [0, 'Tesla V100-SXM2-32GB', 100, 290.1],
+    );
   });
 });
 
@@ -146,13 +179,23 @@ describe('nvidia-smi topo -m', () => {
     assert.deepEqual(link('GPU0', 'GPU3'), { a: 'GPU0', b: 'GPU3', kind: 'NVLINK', nvlinks: 2 });
     assert.equal(link('GPU0', 'GPU5')!.kind, 'SYS');
     assert.equal(link('GPU0', 'mlx5_0')!.kind, 'PIX');
-    assert.equal(t.links.filter((l) => l.a.startsWith('GPU') && l.b.startsWith('GPU') && l.kind === 'NVLINK').length, 16);
+    assert.equal(
+      t.links.filter((l) => l.a.startsWith('GPU') && l.b.startsWith('GPU') && l.kind === 'NVLINK').length,
+      16,
+    );
     assert.equal(t.gpus[4]!.cpu_affinity, '20-39,60-79');
   });
   it('spaces instead of tabs, ANSI escapes, NUMA column', () => {
-    const text = '\x1b[4m        GPU0    GPU1    NIC0    CPU Affinity    NUMA Affinity   GPU NUMA ID\x1b[0m\nGPU0     X      NV12    PXB     0-31            0               N/A\nGPU1    NV12     X      SYS     32-63           1               N/A\nNIC0    PXB     SYS      X\n\nLegend:\n  X    = Self\n';
+    const text =
+      '\x1b[4m        GPU0    GPU1    NIC0    CPU Affinity    NUMA Affinity   GPU NUMA ID\x1b[0m\nGPU0     X      NV12    PXB     0-31            0               N/A\nGPU1    NV12     X      SYS     32-63           1               N/A\nNIC0    PXB     SYS      X\n\nLegend:\n  X    = Self\n';
     const t = parseTopoMatrix(text)!;
-    assert.deepEqual(t.gpus.map((g) => [g.name, g.cpu_affinity, g.numa_affinity]), [['GPU0', '0-31', '0'], ['GPU1', '32-63', '1']]);
+    assert.deepEqual(
+      t.gpus.map((g) => [g.name, g.cpu_affinity, g.numa_affinity]),
+      [
+        ['GPU0', '0-31', '0'],
+        ['GPU1', '32-63', '1'],
+      ],
+    );
     assert.equal(t.links.find((l) => l.a === 'GPU0' && l.b === 'GPU1')!.nvlinks, 12);
     assert.equal(t.links.find((l) => l.a === 'GPU1' && l.b === 'NIC0')!.kind, 'SYS');
   });
@@ -160,10 +203,22 @@ describe('nvidia-smi topo -m', () => {
 
 describe('nvidia-smi -q text', () => {
   it('reads the load state of the H100 capture', () => {
-    const section = splitCapture(fixture('nvidia-smi', 'captures', `${CAPTURES[0]}.txt`)).find((s) => s.state === 'load' && s.command === 'nvidia-smi -q')!;
+    const section = splitCapture(fixture('nvidia-smi', 'captures', `${CAPTURES[0]}.txt`)).find(
+      (s) => s.state === 'load' && s.command === 'nvidia-smi -q',
+    )!;
     const q = parseNvidiaSmiQueryText(section.body);
     const g = q.gpus[0]!;
-    assert.deepEqual([g.name, g.utilization_gpu_pct, g.memory_used_bytes, g.power_limit_w, g.clocks_sm_mhz, g.persistence_mode, g.mig_enabled],
-      ['NVIDIA H100 80GB HBM3', 100, 19818 * 2 ** 20, 700, 1980, true, false]);
+    assert.deepEqual(
+      [
+        g.name,
+        g.utilization_gpu_pct,
+        g.memory_used_bytes,
+        g.power_limit_w,
+        g.clocks_sm_mhz,
+        g.persistence_mode,
+        g.mig_enabled,
+      ],
+      ['NVIDIA H100 80GB HBM3', 100, 19818 * 2 ** 20, 700, 1980, true, false],
+    );
   });
 });

@@ -10,7 +10,12 @@ export interface NvidiaSmiQuery {
   readonly gpus: GpuSample[];
 }
 
-const key = (s: string): string => s.trim().toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_|_$/g, '');
+const key = (s: string): string =>
+  s
+    .trim()
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_|_$/g, '');
 
 /**
  * Turns the indented `Key : Value` layout into a tree (reusing the XML element shape so lookups are
@@ -32,7 +37,6 @@ function toTree(lines: readonly string[]): XmlElement {
   }
   return root;
 }
-
 
 function activeReasons(el: XmlElement | undefined): string[] | undefined {
   if (!el) return undefined;
@@ -63,37 +67,51 @@ export function parseNvidiaSmiQueryText(text: string, source = '-q'): NvidiaSmiQ
         if (n !== undefined) ecc = (ecc ?? 0) + n;
       }
     }
-    gpus.push(compact({
-      source,
-      index: parseNumber(textAt(node, 'minor_number')) ?? gpus.length,
-      uuid: textAt(node, 'gpu_uuid'),
-      name: textAt(node, 'product_name'),
-      bus_id: busLine?.slice(4).trim(),
-      utilization_gpu_pct: parseNumber(textAt(node, 'utilization/gpu')),
-      utilization_memory_pct: parseNumber(textAt(node, 'utilization/memory')),
-      memory_used_bytes: parseBytes(textAt(node, 'fb_memory_usage/used')),
-      memory_total_bytes: parseBytes(textAt(node, 'fb_memory_usage/total')),
-      power_draw_w: parseNumber(firstTextAt(node, [
-        'gpu_power_readings/average_power_draw', 'gpu_power_readings/power_draw', 'power_readings/power_draw', 'gpu_power_readings/instantaneous_power_draw',
-      ])),
-      power_limit_w: parseNumber(firstTextAt(node, [
-        'gpu_power_readings/current_power_limit', 'power_readings/enforced_power_limit', 'power_readings/power_limit',
-      ])),
-      temperature_gpu_c: parseNumber(firstTextAt(node, ['temperature/gpu_current_temp', 'temperature/gpu'])),
-      clocks_sm_mhz: parseNumber(textAt(node, 'clocks/sm')),
-      clocks_max_sm_mhz: parseNumber(textAt(node, 'max_clocks/sm')),
-      clocks_mem_mhz: parseNumber(textAt(node, 'clocks/memory')),
-      pstate: textAt(node, 'performance_state'),
-      persistence_mode: parseFlag(textAt(node, 'persistence_mode')),
-      throttle_reasons: activeReasons(child(node, 'clocks_event_reasons') ?? child(node, 'clocks_throttle_reasons')),
-      ecc_uncorrected_volatile: ecc,
-      retired_pages: retiredSingle === undefined && retiredDouble === undefined ? undefined : (retiredSingle ?? 0) + (retiredDouble ?? 0),
-      mig_enabled: parseFlag(textAt(node, 'mig_mode/current')),
-      pcie_gen_current: parseNumber(firstTextAt(node, ['pci/gpu_link_info/pcie_generation/current'])),
-      pcie_gen_max: parseNumber(firstTextAt(node, ['pci/gpu_link_info/pcie_generation/max'])),
-      pcie_width_current: parseNumber(firstTextAt(node, ['pci/gpu_link_info/link_width/current'])),
-      pcie_width_max: parseNumber(firstTextAt(node, ['pci/gpu_link_info/link_width/max'])),
-    }));
+    gpus.push(
+      compact({
+        source,
+        index: parseNumber(textAt(node, 'minor_number')) ?? gpus.length,
+        uuid: textAt(node, 'gpu_uuid'),
+        name: textAt(node, 'product_name'),
+        bus_id: busLine?.slice(4).trim(),
+        utilization_gpu_pct: parseNumber(textAt(node, 'utilization/gpu')),
+        utilization_memory_pct: parseNumber(textAt(node, 'utilization/memory')),
+        memory_used_bytes: parseBytes(textAt(node, 'fb_memory_usage/used')),
+        memory_total_bytes: parseBytes(textAt(node, 'fb_memory_usage/total')),
+        power_draw_w: parseNumber(
+          firstTextAt(node, [
+            'gpu_power_readings/average_power_draw',
+            'gpu_power_readings/power_draw',
+            'power_readings/power_draw',
+            'gpu_power_readings/instantaneous_power_draw',
+          ]),
+        ),
+        power_limit_w: parseNumber(
+          firstTextAt(node, [
+            'gpu_power_readings/current_power_limit',
+            'power_readings/enforced_power_limit',
+            'power_readings/power_limit',
+          ]),
+        ),
+        temperature_gpu_c: parseNumber(firstTextAt(node, ['temperature/gpu_current_temp', 'temperature/gpu'])),
+        clocks_sm_mhz: parseNumber(textAt(node, 'clocks/sm')),
+        clocks_max_sm_mhz: parseNumber(textAt(node, 'max_clocks/sm')),
+        clocks_mem_mhz: parseNumber(textAt(node, 'clocks/memory')),
+        pstate: textAt(node, 'performance_state'),
+        persistence_mode: parseFlag(textAt(node, 'persistence_mode')),
+        throttle_reasons: activeReasons(child(node, 'clocks_event_reasons') ?? child(node, 'clocks_throttle_reasons')),
+        ecc_uncorrected_volatile: ecc,
+        retired_pages:
+          retiredSingle === undefined && retiredDouble === undefined
+            ? undefined
+            : (retiredSingle ?? 0) + (retiredDouble ?? 0),
+        mig_enabled: parseFlag(textAt(node, 'mig_mode/current')),
+        pcie_gen_current: parseNumber(firstTextAt(node, ['pci/gpu_link_info/pcie_generation/current'])),
+        pcie_gen_max: parseNumber(firstTextAt(node, ['pci/gpu_link_info/pcie_generation/max'])),
+        pcie_width_current: parseNumber(firstTextAt(node, ['pci/gpu_link_info/link_width/current'])),
+        pcie_width_max: parseNumber(firstTextAt(node, ['pci/gpu_link_info/link_width/max'])),
+      }),
+    );
   }
   return { driver_version: textAt(tree, 'driver_version'), cuda_version: textAt(tree, 'cuda_version'), gpus };
 }

@@ -36,7 +36,11 @@ export const LINK_MEANING: Readonly<Record<LinkKind, string>> = {
 
 // eslint-disable-next-line no-control-regex
 const ANSI = /\x1b\[[0-9;]*m/g;
-const MULTIWORD = [['CPU Affinity', 'CPU_Affinity'], ['NUMA Affinity', 'NUMA_Affinity'], ['GPU NUMA ID', 'GPU_NUMA_ID']] as const;
+const MULTIWORD = [
+  ['CPU Affinity', 'CPU_Affinity'],
+  ['NUMA Affinity', 'NUMA_Affinity'],
+  ['GPU NUMA ID', 'GPU_NUMA_ID'],
+] as const;
 
 function parseCell(cell: string): { kind: LinkKind; nvlinks?: number } | undefined {
   const c = cell.trim().toUpperCase();
