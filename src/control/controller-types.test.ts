@@ -11,7 +11,7 @@ import { after, describe, it } from 'node:test';
 import type { BackendNode } from '../backends/backend.js';
 import { FakeBackend, FakeCluster } from '../backends/fake-backend.js';
 import { findPolicy } from '../policy/registry.js';
-import { loadHighsSolver } from '../sim/hetero/highs-solver.js';
+import { loadHighsSolver } from '../policy/solver.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { JobSpec } from '../store/types.js';
 import { FakeClock } from '../util/clock.js';

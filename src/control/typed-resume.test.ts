@@ -4,7 +4,7 @@ import type { ClusterSnapshot } from '../core/cluster.js';
 import { emptyProfile } from '../goodput/key-profile.js';
 import { GoodputHetero } from '../policy/sia/goodput-hetero.js';
 import type { TypedPolicy } from '../policy/typed.js';
-import { loadHighsSolver } from '../sim/hetero/highs-solver.js';
+import { loadHighsSolver } from '../policy/solver.js';
 import { jobRecordFixture } from '../store/job-fixture.js';
 import type { StoredKeyProfile } from '../store/types.js';
 import { decideTyped, TypedDecider } from './typed-round.js';

@@ -8,7 +8,7 @@ import type { BackendNode } from '../backends/backend.js';
 import { gpuTypeOf, type Allocation, type ClusterSnapshot } from '../core/cluster.js';
 import type { Policy, PolicyDecision } from '../policy/policy.js';
 import type { TypedJob, TypedPolicy, TypedSnapshot } from '../policy/typed.js';
-import { loadHighsSolver } from '../sim/hetero/highs-solver.js';
+import { loadHighsSolver } from '../policy/solver.js';
 import type { JobRecord, StoredKeyProfile } from '../store/types.js';
 import { fromOthers, gpuTypeOf as jobGpuType, type ProfileBook } from './profile-book.js';
 import { confineToOneType, type TypedInventory } from './typed-nodes.js';

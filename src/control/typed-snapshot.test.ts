@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { emptyProfile } from '../goodput/key-profile.js';
 import { throughput } from '../goodput/throughput.js';
 import { GoodputHetero } from '../policy/sia/goodput-hetero.js';
-import { loadHighsSolver } from '../sim/hetero/highs-solver.js';
+import { loadHighsSolver } from '../policy/solver.js';
 import { jobRecordFixture } from '../store/job-fixture.js';
 import type { JobRecord, StoredKeyProfile } from '../store/types.js';
 import { decideTyped, TypedDecider } from './typed-round.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { gpuTypeOf, type NodeInfo } from '../../core/cluster.js';
-import { loadHighsSolver } from '../../sim/hetero/highs-solver.js';
+import { loadHighsSolver } from '../../policy/solver.js';
 import { typeGroups, type TypedJob, type TypedSnapshot } from '../typed.js';
 import { validateDecision } from '../validate-decision.js';
 import type { MilpSolver } from './assignment.js';

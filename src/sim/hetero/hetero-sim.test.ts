@@ -11,7 +11,7 @@ import { parsePlacements } from '../sia-traces.js';
 import { HeteroJob } from './hetero-job.js';
 import { KeyProfiles } from './key-profiles.js';
 import { clusterNodes, loadHeteroWorkload, parseClusterSpec, simulateHetero } from './hetero-sim.js';
-import { loadHighsSolver } from './highs-solver.js';
+import { loadHighsSolver } from '../../policy/solver.js';
 import { loadHeteroApplications, TypeThroughput } from './typed-app.js';
 import { correctedThroughput } from '../../goodput/step-correction.js';
 

@@ -12,7 +12,7 @@ import { percentile, summarize, type WorkloadMetrics } from '../metrics.js';
 import { workloadName } from '../run-workload.js';
 import { heteroFairness } from './hetero-fairness.js';
 import { clusterNodes, loadHeteroWorkload, parseClusterSpec, simulateHetero } from './hetero-sim.js';
-import { loadHighsSolver } from './highs-solver.js';
+import { loadHighsSolver } from '../../policy/solver.js';
 import { loadHeteroApplications } from './typed-app.js';
 
 /** Policies that run on a mixed cluster. */
