@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { percentile } from '../src/sim/metrics.js';
 import { clusterNodes, loadHeteroWorkload, parseClusterSpec, simulateHetero, type HeteroWorkloadJob } from '../src/sim/hetero/hetero-sim.js';
-import { makeTypedPolicy, runHeteroWorkload, type HeteroReport } from '../src/sim/hetero/run-hetero.js';
+import { heteroPolicy, runHeteroWorkload, type HeteroReport } from '../src/sim/hetero/run-hetero.js';
 import { loadHeteroApplications } from '../src/sim/hetero/typed-app.js';
 import { GOODPUT_HETERO_DEFAULTS, type GoodputHeteroParams } from '../src/policy/sia/goodput-hetero.js';
 import { benchArgs } from './bench-args.js';
@@ -136,7 +136,7 @@ async function decisionAtScale(policy: string): Promise<number> {
   const base = loadHeteroWorkload(join(dataDir, 'workloads', 'philly', 'workload-1.csv'), apps);
   const jobs: HeteroWorkloadJob[] = [];
   for (let k = 0; k < 32; k++) for (const j of base) jobs.push({ ...j, name: `${j.name}-${k}` });
-  const result = simulateHetero(jobs, await makeTypedPolicy(policy, 1, goodputParams), clusterNodes(parts), { max_rounds: 180 });
+  const result = simulateHetero(jobs, await heteroPolicy(policy, 1, goodputParams), clusterNodes(parts), { max_rounds: 180 });
   return percentile(result.decision_ms, 99);
 }
 

@@ -10,8 +10,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { BackendNode } from '../backends/backend.js';
 import { FakeBackend, FakeCluster } from '../backends/fake-backend.js';
-import { findPolicy } from '../policy/registry.js';
-import { loadHighsSolver } from '../policy/solver.js';
+import { createPolicy } from '../policy/registry.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { JobSpec } from '../store/types.js';
 import { FakeClock } from '../util/clock.js';
@@ -26,13 +25,11 @@ const mixed = (): BackendNode => ({ name: 'box', address: '127.0.0.1', usable: 4
 const spec = (name: string): JobSpec => ({ name, command: [process.execPath, '-e', 'setTimeout(() => process.exit(0), 600_000);'], workdir: root, env: {}, min_replicas: 1, max_replicas: 4, max_restarts: 0, preemptible: true, priority: 0 });
 
 async function run(policyName: string, jobs: number): Promise<number[][]> {
-  // The first mixed round loads HiGHS (WebAssembly) in real time while the fake clock races through
-  // its 30 s in milliseconds; loaded here (it is cached per process), the round waits on nothing real.
-  await loadHighsSolver();
   const clock = new FakeClock(1_700_000_000_000);
   const store = new SqliteStore(':memory:', { now_ms: () => clock.now_ms() });
   const backend = new FakeBackend(new FakeCluster([mixed()], clock));
-  const policy = findPolicy(policyName)!.create({ seed: 0 });
+  // The MILP solver (WebAssembly) loads here, before the fake clock starts racing.
+  const policy = await createPolicy(policyName, { seed: 0 });
   const controller = new Controller({ store, backend, policy, data_dir: mkdtempSync(join(root, 'data-')), secret: 's', api_url: 'http://127.0.0.1:1', interval_s: 60, grace_s: 10, clock });
   await controller.start();
   const ids: string[] = [];
