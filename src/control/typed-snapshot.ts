@@ -7,8 +7,8 @@
  */
 import type { BackendNode } from '../backends/backend.js';
 import type { JobTypes } from '../core/cluster.js';
-import { throughput } from '../goodput/throughput.js';
 import type { GoodputModel } from '../goodput/types.js';
+import { buildJobTypes } from '../model/job-types.js';
 import type { Store } from '../store/store.js';
 import type { JobRecord, StoredKeyProfile } from '../store/types.js';
 import { fromOthers, gpuTypeOf, type ProfileBook } from './profile-book.js';
@@ -30,59 +30,37 @@ export interface TypedJobInput {
   own_profile: StoredKeyProfile | undefined;
 }
 
-/** Samples/s of `model` on one GPU at its initial batch (Sia's one-GPU bootstrap figure). */
-function oneGpuRate(model: GoodputModel): number {
-  const bsz = Math.max(1, Math.min(model.limits.init_batch_size, model.limits.max_local_bsz));
-  return throughput(model.perf, 1, 1, bsz, 0);
-}
+export { UNKNOWN_TYPE_DISCOUNT } from '../model/job-types.js';
 
 /**
- * One-GPU rate of a type where neither a job nor its key has measured anything, relative to the
- * mean of the types where they have. Below 1, so that no job moves to a type for lack of evidence
- * (the policy rounds its costs to 0.01: 0.95 is still visible), while it still runs there when
- * that is all that is free.
- */
-export const UNKNOWN_TYPE_DISCOUNT = 0.95;
-
-/**
- * A job's facts per type. A type where neither the job nor its key has measured anything gets the mean
- * one-GPU rate of the types where they have, times UNKNOWN_TYPE_DISCOUNT. With nothing measured
- * anywhere, every type gets 1, except that a placed job's other types get the discount.
+ * A job's facts per type (model/job-types.ts `buildJobTypes`): its own fit with its key's profile
+ * on the type its fit is of, its key's profile on the others; one-GPU rates from those models.
  */
 export function jobTypes(input: TypedJobInput, types: readonly string[]): JobTypes {
   const { job, own_type, profiles } = input;
   const models = new Map<string, GoodputModel>();
+  const max_profiled: Record<string, number> = {};
   for (const t of types) {
     const profile = profiles.get(t);
     const model = t === own_type ? modelOf(job, input.own_profile) : profile ? modelOf({ ...job, perf: null, correction: null }, profile) : undefined;
     if (model) models.set(t, model);
-  }
-  const known = [...models.values()].map(oneGpuRate).filter((r) => Number.isFinite(r) && r > 0);
-  const mean = known.length > 0 ? known.reduce((a, b) => a + b, 0) / known.length : 1;
-  const one: Record<string, number> = {};
-  const max_profiled: Record<string, number> = {};
-  for (const t of types) {
-    const m = models.get(t);
-    const rate = m ? oneGpuRate(m) : NaN;
-    // Nothing known anywhere: the type it holds counts as known.
-    const unknown = known.length > 0 || (own_type !== undefined && t !== own_type) ? UNKNOWN_TYPE_DISCOUNT : 1;
-    one[t] = Number.isFinite(rate) && rate > 0 ? rate : mean * unknown;
-    const fromProfile = profiles.get(t)?.max_measured_replicas ?? 0;
+    const fromProfile = profile?.max_measured_replicas ?? 0;
     max_profiled[t] = t === own_type ? Math.max(job.max_profiled_replicas, fromProfile) : fromProfile;
   }
   const holding = job.allocation.length > 0 && ['starting', 'running', 'rescaling'].includes(job.state);
-  return {
-    max_profiled,
+  return buildJobTypes({
+    types,
+    own_type,
     model: (t) => models.get(t),
     limits: (t) => limitsOf(job, t === own_type ? input.own_profile : profiles.get(t)),
-    one_gpu_samples_per_s: one,
+    max_profiled,
     // Unknown length: as much again as done so far (the attained-service guess of Tiresias).
     remaining_samples: job.remaining_samples ?? Math.max(job.samples, 1),
     restart_s: LIVE_RESTART_S,
     // The typed policy keeps the configuration of a job it must not move: one whose launch is
     // under way, or that may not be stopped (its spec, or no checkpoint to resume from).
     restarting: holding && (job.state !== 'running' || job.spec.preemptible === false || stopProtection(job) !== undefined),
-  };
+  });
 }
 
 /** What `typedInputs` reads with. */

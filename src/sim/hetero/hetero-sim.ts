@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { gpuTypeOf, type Allocation, type ClusterSnapshot, type NodeInfo, type PolicyJob } from '../../core/cluster.js';
 import { GoodputError, inputError } from '../../core/errors.js';
 import type { Shape } from '../../goodput/type-transfer.js';
+import { buildJobTypes } from '../../model/job-types.js';
 import { buildPolicyJob } from '../../model/policy-job.js';
 import type { Policy } from '../../policy/policy.js';
 import { siaConfigs } from '../../policy/sia/sia.js';
@@ -225,16 +226,19 @@ function policyJob(j: HeteroJob, types: readonly string[]): PolicyJob {
     ...(j.fixed_batch_size !== undefined ? { fixed_batch_size: j.fixed_batch_size } : {}),
     model: () => j.model(types[0]!),
     progress_at_risk_s: 0,
-    per_type: {
-      max_profiled,
+    per_type: buildJobTypes({
+      types,
+      own_type: j.type ?? undefined,
       model: (t) => j.model(t),
       transferred: (t) => j.transferred(t),
       limits: (t) => typeLimits(j.app, t),
+      max_profiled,
+      // Sia's bootstrap profile: the application's one-GPU rate on each type, from its traces.
       one_gpu_samples_per_s: one,
       remaining_samples: j.remaining_samples,
       restart_s: j.app.rescale_s,
       restarting: j.rescale_s > 0 && j.placement.length > 0,
-    },
+    }),
   });
 }
 
