@@ -3,7 +3,7 @@
  * mixed-type simulator and the control plane with what each knows, beside the one builder of
  * the policy job (policy-job.ts) that carries them. Pure.
  */
-import type { JobTypes } from '../core/cluster.js';
+import type { JobTypes, PolicyJob } from '../core/cluster.js';
 import { throughput } from '../goodput/throughput.js';
 import type { BatchLimits, GoodputModel } from '../goodput/types.js';
 
@@ -68,16 +68,47 @@ export function derivedOneGpuRates(f: Pick<JobTypeFacts, 'types' | 'own_type' | 
   return one;
 }
 
-/** The job's JobTypes: its facts, with the one-GPU rates given or derived from its models. */
+/**
+ * The job's JobTypes: its facts, with the one-GPU rates given or derived from its models (then
+ * on first read: deriving them fits the models, which some policies never read).
+ */
 export function buildJobTypes(f: JobTypeFacts): JobTypes {
-  return {
+  const out: JobTypes = {
     max_profiled: f.max_profiled,
     model: (t) => f.model(t),
     ...(f.transferred ? { transferred: (t: string) => f.transferred!(t) } : {}),
     limits: (t) => f.limits(t),
-    one_gpu_samples_per_s: f.one_gpu_samples_per_s ?? derivedOneGpuRates(f),
+    one_gpu_samples_per_s: f.one_gpu_samples_per_s ?? {},
     remaining_samples: f.remaining_samples,
     restart_s: f.restart_s,
     restarting: f.restarting,
   };
+  if (f.one_gpu_samples_per_s === undefined) {
+    let rates: Record<string, number> | undefined;
+    Object.defineProperty(out, 'one_gpu_samples_per_s', { enumerable: true, get: () => (rates ??= derivedOneGpuRates(f)) });
+  }
+  return out;
+}
+
+/** What a driver of one GPU type says of a job besides its policy job. */
+export interface OneTypeFacts {
+  remaining_samples: number;
+  restart_s: number;
+  restarting: boolean;
+}
+
+/**
+ * The facts of a job on a cluster of one GPU type `type`, read from its policy job: its model and
+ * limits there, its measured sizes (the one-type simulator's; any snapshot of one type whose
+ * driver gave none, policy/typed.ts `typedJobs`).
+ */
+export function oneTypeJobTypes(pj: PolicyJob, type: string, f: OneTypeFacts): JobTypes {
+  return buildJobTypes({
+    types: [type],
+    own_type: pj.max_profiled_replicas > 0 ? type : undefined,
+    model: (t) => (t === type ? pj.model : undefined),
+    limits: () => pj.limits,
+    max_profiled: { [type]: pj.max_profiled_replicas },
+    ...f,
+  });
 }

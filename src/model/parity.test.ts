@@ -7,10 +7,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { BackendNode } from '../backends/backend.js';
-import type { PolicyJob } from '../core/cluster.js';
+import { DEFAULT_GPU_TYPE, type JobTypes, type PolicyJob } from '../core/cluster.js';
 import { ProfileBook } from '../control/profile-book.js';
 import { ReportIngest } from '../control/report-ingest.js';
 import { toPolicyJob } from '../control/snapshot.js';
+import { jobTypes, typedInputs } from '../control/typed-snapshot.js';
 import { getApplication, type TraceApplication } from '../sim/application.js';
 import { polluxHooks } from '../sim/job-modes.js';
 import { SimProfileStore } from '../sim/profile-store.js';
@@ -40,23 +41,34 @@ function measured(a: TraceApplication, s: Step) {
 }
 
 /**
- * Driver-specific facts a policy job also carries (identity, clock, service, declared work,
- * restarts): set by each driver from its own records, not learned from reports.
+ * What a job's facts per GPU type say, read on each of `types`: its model, limits and measured
+ * sizes there and its one-GPU rates (the remaining work, the restart cost and whether a restart
+ * is under way are the driver's own records, as in `learned`).
  */
-function learned(pj: PolicyJob): Partial<PolicyJob> {
-  const { id: _id, submitted_at_s: _s, attained_service_gpu_s: _a, remaining_samples: _r, restarts: _n, ...rest } = pj;
-  return { ...rest, model: pj.model };
+export function typedView(t: JobTypes | undefined, types: readonly string[]): Record<string, unknown> {
+  if (!t) return {};
+  return Object.fromEntries(types.map((type) => [type, { model: t.model(type), limits: t.limits(type), max_profiled: t.max_profiled[type], one_gpu: t.one_gpu_samples_per_s[type] }]));
 }
 
-async function runBoth(jobs: readonly { id: string; steps: readonly Step[] }[]): Promise<{ sim: Partial<PolicyJob>[]; control: Partial<PolicyJob>[] }> {
+/**
+ * Driver-specific facts a policy job also carries (identity, clock, service, declared work,
+ * restarts): set by each driver from its own records, not learned from reports. Its per-type
+ * facts are compared by what they say on the cluster's one type.
+ */
+function learned(pj: PolicyJob): Partial<PolicyJob> & { typed: Record<string, unknown> } {
+  const { id: _id, submitted_at_s: _s, attained_service_gpu_s: _a, remaining_samples: _r, restarts: _n, per_type, ...rest } = pj;
+  return { ...rest, model: pj.model, typed: typedView(per_type, [DEFAULT_GPU_TYPE]) };
+}
+
+async function runBoth(jobs: readonly { id: string; steps: readonly Step[] }[]): Promise<{ sim: ReturnType<typeof learned>[]; control: ReturnType<typeof learned>[] }> {
   // The simulator's driver.
   const simStore = new SimProfileStore(polluxHooks.fit);
   // The control plane's driver, on a real store.
   const store = new SqliteStore(':memory:');
   const profiles = new ProfileBook(store, () => [node], () => {});
   const ingest = new ReportIngest({ store, refit_interval_s: 1e9, now_ms: () => 0, log: () => {}, request_round: () => {}, profiles });
-  const sim: Partial<PolicyJob>[] = [];
-  const control: Partial<PolicyJob>[] = [];
+  const sim: ReturnType<typeof learned>[] = [];
+  const control: ReturnType<typeof learned>[] = [];
   const allocated_at_s = 120;
   for (const { id, steps } of jobs) {
     const job = new SimJob({ name: id, application: app, submit_s: 0, hooks: polluxHooks, profile: { key: app.name, store: simStore } });
@@ -80,7 +92,10 @@ async function runBoth(jobs: readonly { id: string; steps: readonly Step[] }[]):
       const running = { ...record, state: 'running' as const, launched_at_ms: allocated_at_s * 1000, checkpoint_on_stop: true, launches: 1 };
       const round = await profiles.forRound([running]);
       sim.push(learned(adaptivePolicyJob(job, TOTAL_GPUS)));
-      control.push(learned(toPolicyJob(running, 200_000, round.get(id))));
+      // The control plane's round (control/round.ts): on one type, the job's own type is that type.
+      const types = [DEFAULT_GPU_TYPE];
+      const [input] = await typedInputs({ store, machines: [node], types, profiles, own_profiles: round }, [running], [running]);
+      control.push(learned(toPolicyJob(running, 200_000, round.get(id), jobTypes(input!, types))));
     }
   }
   await ingest.stop();

@@ -4,8 +4,9 @@
  * (PolicyJob.per_type). Helpers here let a policy that places by type (sia, goodput on several
  * types) and a type-unaware one (fifo, tiresias, optimus) decide on any snapshot. Pure.
  */
-import { gpuTypeOf, type Allocation, type ClusterSnapshot, type JobTypes, type NodeInfo, type PolicyJob } from '../core/cluster.js';
+import { DEFAULT_GPU_TYPE, gpuTypeOf, type Allocation, type ClusterSnapshot, type JobTypes, type NodeInfo, type PolicyJob } from '../core/cluster.js';
 import { GoodputError } from '../core/errors.js';
+import { oneTypeJobTypes } from '../model/job-types.js';
 import type { Policy, PolicyDecision, Rejection } from './policy.js';
 
 /** A policy job with its per-type facts, as a policy that places by type reads it. */
@@ -42,13 +43,23 @@ export function severalTypes(nodes: readonly NodeInfo[]): boolean {
   return new Set(nodes.map(gpuTypeOf)).size > 1;
 }
 
+/** Seconds a restart is assumed to cost where a driver gave no per-type facts (the control plane's guess). */
+const ASSUMED_RESTART_S = 30;
+
 /**
- * The snapshot's jobs with their per-type facts; throws E_POLICY naming `policy` when a driver
- * left them out (every driver fills them: model/policy-job.ts).
+ * The snapshot's jobs with their per-type facts. On one type, a job whose driver gave none gets
+ * them from its policy job (model/job-types.ts `oneTypeJobTypes`; unknown remaining work: as much
+ * again as its service so far, in one-GPU seconds); on several types that is an E_POLICY error
+ * naming `policy` (the drivers fill them: model/job-types.ts).
  */
 export function typedJobs(s: ClusterSnapshot, policy: string): TypedJob[] {
-  for (const j of s.jobs) if (!j.per_type) throw new GoodputError('E_POLICY', `policy ${policy} places by GPU type but job ${j.id} has no per-type facts`);
-  return s.jobs as TypedJob[];
+  const types = [...new Set(s.nodes.map(gpuTypeOf))];
+  return s.jobs.map((j) => {
+    if (j.per_type) return j as TypedJob;
+    if (types.length > 1) throw new GoodputError('E_POLICY', `policy ${policy} places by GPU type but job ${j.id} has no per-type facts`);
+    const remaining_samples = j.remaining_samples ?? Math.max(j.attained_service_gpu_s, 1);
+    return { ...j, per_type: oneTypeJobTypes(j, types[0] ?? DEFAULT_GPU_TYPE, { remaining_samples, restart_s: ASSUMED_RESTART_S, restarting: false }) };
+  });
 }
 
 /**
