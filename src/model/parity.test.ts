@@ -1,8 +1,10 @@
 /**
- * Parity of the two drivers of the job model: the same measurements, fed to the simulator
+ * Parity of the drivers of the job model: the same measurements, fed to the simulator
  * (SimJob + SimProfileStore) and to the control plane (ReportIngest + ProfileBook over a real
- * SQLite store), give the policy the same PolicyJob. Both call model/ for the fit, the discard
- * rule, the progress buckets and the builder, so this holds by construction; the test guards it.
+ * SQLite store), give the policy the same PolicyJob, its facts per GPU type included; the control
+ * plane's facts on the job's type are the same on a cluster of one type and of two. All call
+ * model/ for the fit, the discard rule, the progress buckets and the builders (policy-job.ts,
+ * job-types.ts), so this holds by construction; the test guards it.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -12,6 +14,7 @@ import { ProfileBook } from '../control/profile-book.js';
 import { ReportIngest } from '../control/report-ingest.js';
 import { toPolicyJob } from '../control/snapshot.js';
 import { jobTypes, typedInputs } from '../control/typed-snapshot.js';
+import { UNKNOWN_TYPE_DISCOUNT } from './job-types.js';
 import { getApplication, type TraceApplication } from '../sim/application.js';
 import { polluxHooks } from '../sim/job-modes.js';
 import { SimProfileStore } from '../sim/profile-store.js';
@@ -45,9 +48,9 @@ function measured(a: TraceApplication, s: Step) {
  * sizes there and its one-GPU rates (the remaining work, the restart cost and whether a restart
  * is under way are the driver's own records, as in `learned`).
  */
-export function typedView(t: JobTypes | undefined, types: readonly string[]): Record<string, unknown> {
-  if (!t) return {};
-  return Object.fromEntries(types.map((type) => [type, { model: t.model(type), limits: t.limits(type), max_profiled: t.max_profiled[type], one_gpu: t.one_gpu_samples_per_s[type] }]));
+function typedView(t: JobTypes | undefined, types: readonly string[]): unknown[] {
+  if (!t) return [];
+  return types.map((type) => ({ model: t.model(type), limits: t.limits(type), max_profiled: t.max_profiled[type], one_gpu: t.one_gpu_samples_per_s[type] }));
 }
 
 /**
@@ -55,12 +58,22 @@ export function typedView(t: JobTypes | undefined, types: readonly string[]): Re
  * restarts): set by each driver from its own records, not learned from reports. Its per-type
  * facts are compared by what they say on the cluster's one type.
  */
-function learned(pj: PolicyJob): Partial<PolicyJob> & { typed: Record<string, unknown> } {
+function learned(pj: PolicyJob): Partial<PolicyJob> & { typed: unknown[] } {
   const { id: _id, submitted_at_s: _s, attained_service_gpu_s: _a, remaining_samples: _r, restarts: _n, per_type, ...rest } = pj;
   return { ...rest, model: pj.model, typed: typedView(per_type, [DEFAULT_GPU_TYPE]) };
 }
 
-async function runBoth(jobs: readonly { id: string; steps: readonly Step[] }[]): Promise<{ sim: ReturnType<typeof learned>[]; control: ReturnType<typeof learned>[] }> {
+/**
+ * What the control plane's round gives a job on a cluster of two GPU types, the job's own ('cpu',
+ * the type of the test's node) and one where nobody measured: on its own type, its facts; on the
+ * other, no model, no measured size, and a one-GPU rate just below its own.
+ */
+interface MixedView {
+  own: unknown[];
+  other: { model: unknown; max_profiled: number | undefined; one_gpu_ratio: number };
+}
+
+async function runBoth(jobs: readonly { id: string; steps: readonly Step[] }[]): Promise<{ sim: ReturnType<typeof learned>[]; control: ReturnType<typeof learned>[]; mixed: MixedView[] }> {
   // The simulator's driver.
   const simStore = new SimProfileStore(polluxHooks.fit);
   // The control plane's driver, on a real store.
@@ -69,6 +82,7 @@ async function runBoth(jobs: readonly { id: string; steps: readonly Step[] }[]):
   const ingest = new ReportIngest({ store, refit_interval_s: 1e9, now_ms: () => 0, log: () => {}, request_round: () => {}, profiles });
   const sim: ReturnType<typeof learned>[] = [];
   const control: ReturnType<typeof learned>[] = [];
+  const mixed: MixedView[] = [];
   const allocated_at_s = 120;
   for (const { id, steps } of jobs) {
     const job = new SimJob({ name: id, application: app, submit_s: 0, hooks: polluxHooks, profile: { key: app.name, store: simStore } });
@@ -96,10 +110,27 @@ async function runBoth(jobs: readonly { id: string; steps: readonly Step[] }[]):
       const types = [DEFAULT_GPU_TYPE];
       const [input] = await typedInputs({ store, machines: [node], types, profiles, own_profiles: round }, [running], [running]);
       control.push(learned(toPolicyJob(running, 200_000, round.get(id), jobTypes(input!, types))));
+      const two = ['cpu', 'a100'];
+      const [input2] = await typedInputs({ store, machines: [node], types: two, profiles, own_profiles: round }, [running], [running]);
+      const facts = jobTypes(input2!, two);
+      const other = { model: facts.model('a100'), max_profiled: facts.max_profiled.a100, one_gpu_ratio: Math.round((facts.one_gpu_samples_per_s.a100! / facts.one_gpu_samples_per_s.cpu!) * 1e9) / 1e9 };
+      mixed.push({ own: typedView(facts, ['cpu']), other });
     }
   }
   await ingest.stop();
-  return { sim, control };
+  return { sim, control, mixed };
+}
+
+/**
+ * Every report gives the same policy job in the simulator and the control plane (one type), and
+ * the control plane's facts on the job's own type are the same on a cluster of two types.
+ */
+function agree(r: Awaited<ReturnType<typeof runBoth>>): void {
+  for (let k = 0; k < r.sim.length; k++) {
+    assert.deepStrictEqual(r.sim[k], r.control[k], `report ${k + 1}`);
+    assert.deepStrictEqual(r.mixed[k]!.own, r.sim[k]!.typed, `report ${k + 1}: its own type on a cluster of two types`);
+    assert.deepStrictEqual(r.mixed[k]!.other, { model: undefined, max_profiled: 0, one_gpu_ratio: UNKNOWN_TYPE_DISCOUNT }, `report ${k + 1}: a type nobody measured`);
+  }
 }
 
 describe('the simulator and the control plane build the same PolicyJob from the same reports', () => {
@@ -114,9 +145,9 @@ describe('the simulator and the control plane build the same PolicyJob from the 
       { replicas: 2, local_bsz: 128, slowdown: 1.05, progress: 0.004 },
       { replicas: 4, local_bsz: 192, slowdown: 1.05, progress: 0.013 },
     ];
-    const { sim, control } = await runBoth([{ id: 'a', steps: first }, { id: 'b', steps: second }]);
+    const { sim, control, mixed } = await runBoth([{ id: 'a', steps: first }, { id: 'b', steps: second }]);
     assert.equal(sim.length, 5);
-    for (let k = 0; k < sim.length; k++) assert.deepStrictEqual(sim[k], control[k], `report ${k + 1}`);
+    agree({ sim, control, mixed });
     const last = sim[sim.length - 1]!;
     assert.equal(last.model_from_profile, true, 'the second job uses the profile');
     assert.equal(last.allocated_since_s, 120, 'both drivers say since when the allocation holds');
@@ -129,8 +160,8 @@ describe('the simulator and the control plane build the same PolicyJob from the 
       { replicas: 2, local_bsz: 128, slowdown: 2, progress: 0.01 },
       { replicas: 4, local_bsz: 256, slowdown: 2, progress: 0.02 },
     ];
-    const { sim, control } = await runBoth([{ id: 'a', steps: first }, { id: 'b', steps: second }]);
-    for (let k = 0; k < sim.length; k++) assert.deepStrictEqual(sim[k], control[k], `report ${k + 1}`);
+    const { sim, control, mixed } = await runBoth([{ id: 'a', steps: first }, { id: 'b', steps: second }]);
+    agree({ sim, control, mixed });
     assert.equal(sim[sim.length - 1]!.model_from_profile, false, 'discarded: its own measurements only');
   });
 
@@ -139,8 +170,8 @@ describe('the simulator and the control plane build the same PolicyJob from the 
       { replicas: 3, local_bsz: 128, slowdown: 2, progress: 0.01 },
       { replicas: 2, local_bsz: 128, slowdown: 2, progress: 0.02 },
     ];
-    const { sim, control } = await runBoth([{ id: 'a', steps: first }, { id: 'b', steps: second }]);
-    for (let k = 0; k < sim.length; k++) assert.deepStrictEqual(sim[k], control[k], `report ${k + 1}`);
+    const { sim, control, mixed } = await runBoth([{ id: 'a', steps: first }, { id: 'b', steps: second }]);
+    agree({ sim, control, mixed });
     assert.deepEqual(sim.slice(3).map((pj) => pj.model_from_profile), [true, false], 'unjudged at 3 replicas, discarded at 2');
   });
 
@@ -151,8 +182,8 @@ describe('the simulator and the control plane build the same PolicyJob from the 
       { replicas: 3, local_bsz: 160, slowdown: 1, progress: 0.02 },
       { replicas: 2, local_bsz: 128, slowdown: 1, progress: 0.03 },
     ];
-    const { sim, control } = await runBoth([{ id: 'a', steps: first }, { id: 'b', steps: second }]);
-    for (let k = 0; k < sim.length; k++) assert.deepStrictEqual(sim[k], control[k], `report ${k + 1}`);
+    const { sim, control, mixed } = await runBoth([{ id: 'a', steps: first }, { id: 'b', steps: second }]);
+    agree({ sim, control, mixed });
     assert.deepEqual(sim.slice(3).map((pj) => pj.model_from_profile), [true, true, true], 'kept: judged at 2 replicas only, where it agrees');
   });
 });
