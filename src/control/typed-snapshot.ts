@@ -81,7 +81,11 @@ export interface TypedReads {
  * stored (allocations on machines); `grouped`: the same with allocations on the policy's nodes.
  * On a cluster of one type the answers need no reads: the fit and the profile are of that type.
  */
-export async function typedInputs(r: TypedReads, stored: readonly JobRecord[], grouped: readonly JobRecord[]): Promise<TypedJobInput[]> {
+export async function typedInputs(
+  r: TypedReads,
+  stored: readonly JobRecord[],
+  grouped: readonly JobRecord[],
+): Promise<TypedJobInput[]> {
   const only = r.types.length === 1 ? r.types[0]! : undefined;
   const out: TypedJobInput[] = [];
   for (let i = 0; i < stored.length; i++) {
@@ -93,7 +97,8 @@ export async function typedInputs(r: TypedReads, stored: readonly JobRecord[], g
       out.push({ job: grouped[i]!, own_type, profiles: own ? new Map([[only, own]]) : new Map(), own_profile: own });
       continue;
     }
-    const fit = job.perf !== null ? await fitType(r.store, job, placed ?? (await lastAttemptType(r.store, job))) : undefined;
+    const current = placed ?? (await lastAttemptType(r.store, job));
+    const fit = job.perf !== null ? await fitType(r.store, job, current) : undefined;
     // Its own model is of the type its fit is of (where it measured), else the type it holds.
     const own_type = job.perf !== null ? (fit ?? gpuTypeOf(job, r.machines)) : placed;
     const profiles = r.profiles ? await r.profiles.byType(job, r.types) : new Map<string, StoredKeyProfile>();

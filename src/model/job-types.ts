@@ -85,7 +85,8 @@ export function buildJobTypes(f: JobTypeFacts): JobTypes {
   };
   if (f.one_gpu_samples_per_s === undefined) {
     let rates: Record<string, number> | undefined;
-    Object.defineProperty(out, 'one_gpu_samples_per_s', { enumerable: true, get: () => (rates ??= derivedOneGpuRates(f)) });
+    const get = () => (rates ??= derivedOneGpuRates(f));
+    Object.defineProperty(out, 'one_gpu_samples_per_s', { enumerable: true, get });
   }
   return out;
 }

@@ -45,5 +45,6 @@ export function byShape(oneType: Policy, makeTyped: () => Policy, flags: TypedFl
 /** The solver of `policy`, or E_POLICY saying how to get one. */
 export function requireSolver(solver: MilpSolver | undefined, policy: string): MilpSolver {
   if (solver) return solver;
-  throw new GoodputError('E_POLICY', `policy ${policy} needs the MILP solver to place jobs by GPU type: create it with createPolicy (policy/registry.ts)`);
+  const how = 'create it with createPolicy (policy/registry.ts)';
+  throw new GoodputError('E_POLICY', `policy ${policy} needs the MILP solver to place jobs by GPU type: ${how}`);
 }

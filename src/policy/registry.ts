@@ -22,14 +22,24 @@ function typeUnaware(f: PolicyFactory): PolicyFactory {
  */
 const polluxAnyShape: PolicyFactory = {
   ...polluxPolicy,
-  create: (options) => byShape(createPolluxPolicy(options), () => new OpenNodes(() => new PolluxUnaware(options.seed)), { pooled_models: true }),
+  create: (options) => {
+    const typed = () => new OpenNodes(() => new PolluxUnaware(options.seed));
+    return byShape(createPolluxPolicy(options), typed, { pooled_models: true });
+  },
 };
 
 /**
  * Every policy, by name: each decides on any snapshot, one GPU type or several. Add a factory
  * here to make it available to `goodput sim` and `up`.
  */
-const factories: readonly PolicyFactory[] = [typeUnaware(fifoPolicy), typeUnaware(tiresiasPolicy), typeUnaware(optimusPolicy), polluxAnyShape, goodputPolicy, siaPolicy];
+const factories: readonly PolicyFactory[] = [
+  typeUnaware(fifoPolicy),
+  typeUnaware(tiresiasPolicy),
+  typeUnaware(optimusPolicy),
+  polluxAnyShape,
+  goodputPolicy,
+  siaPolicy,
+];
 
 /** Names of all registered policies, in registration order. */
 export function policyNames(): string[] {
@@ -47,6 +57,9 @@ export function findPolicy(name: string): PolicyFactory | undefined {
  */
 export async function createPolicy(name: string, options: PolicyOptions): Promise<Policy> {
   const factory = findPolicy(name);
-  if (!factory) throw new GoodputError('E_UNKNOWN_POLICY', `unknown policy '${name}'; valid policies: ${policyNames().join(', ')}.`, 2);
-  return factory.create(factory.uses_solver === true && !options.solver ? { ...options, solver: await loadHighsSolver() } : options);
+  if (!factory) {
+    throw new GoodputError('E_UNKNOWN_POLICY', `unknown policy '${name}'; valid policies: ${policyNames().join(', ')}.`, 2);
+  }
+  const solve = factory.uses_solver === true && !options.solver;
+  return factory.create(solve ? { ...options, solver: await loadHighsSolver() } : options);
 }

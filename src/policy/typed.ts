@@ -4,7 +4,8 @@
  * (PolicyJob.per_type). Helpers here let a policy that places by type (sia, goodput on several
  * types) and a type-unaware one (fifo, tiresias, optimus) decide on any snapshot. Pure.
  */
-import { DEFAULT_GPU_TYPE, gpuTypeOf, type Allocation, type ClusterSnapshot, type JobTypes, type NodeInfo, type PolicyJob } from '../core/cluster.js';
+import { DEFAULT_GPU_TYPE, gpuTypeOf } from '../core/cluster.js';
+import type { Allocation, ClusterSnapshot, JobTypes, NodeInfo, PolicyJob } from '../core/cluster.js';
 import { GoodputError } from '../core/errors.js';
 import { oneTypeJobTypes } from '../model/job-types.js';
 import type { Policy, PolicyDecision, Rejection } from './policy.js';
@@ -56,9 +57,12 @@ export function typedJobs(s: ClusterSnapshot, policy: string): TypedJob[] {
   const types = [...new Set(s.nodes.map(gpuTypeOf))];
   return s.jobs.map((j) => {
     if (j.per_type) return j as TypedJob;
-    if (types.length > 1) throw new GoodputError('E_POLICY', `policy ${policy} places by GPU type but job ${j.id} has no per-type facts`);
+    if (types.length > 1) {
+      throw new GoodputError('E_POLICY', `policy ${policy} places by GPU type but job ${j.id} has no per-type facts`);
+    }
     const remaining_samples = j.remaining_samples ?? Math.max(j.attained_service_gpu_s, 1);
-    return { ...j, per_type: oneTypeJobTypes(j, types[0] ?? DEFAULT_GPU_TYPE, { remaining_samples, restart_s: ASSUMED_RESTART_S, restarting: false }) };
+    const facts = { remaining_samples, restart_s: ASSUMED_RESTART_S, restarting: false };
+    return { ...j, per_type: oneTypeJobTypes(j, types[0] ?? DEFAULT_GPU_TYPE, facts) };
   });
 }
 
@@ -99,7 +103,9 @@ export function oneTypePerJob(inner: Policy): Policy {
     const allocations = confineToOneType(s.nodes, new Map(s.jobs.map((j) => [j.id, j.min_replicas])), d.allocations);
     const rejections: Record<string, Rejection> = { ...d.rejections };
     for (const id of Object.keys(d.allocations)) {
-      if (d.allocations[id]!.length > 0 && !allocations[id]) rejections[id] = { code: 'SPANS_TYPES', message: 'its GPUs would span GPU types and too few are left on one type' };
+      if (d.allocations[id]!.length > 0 && !allocations[id]) {
+        rejections[id] = { code: 'SPANS_TYPES', message: 'its GPUs would span GPU types and too few are left on one type' };
+      }
     }
     return { allocations, rejections };
   };
@@ -171,15 +177,21 @@ export class OpenNodes implements Policy {
     this.shape = shape;
     const local = new Map(open.map((n, i) => [n.index, i]));
     const held: Record<string, Allocation> = {};
-    for (const [id, a] of Object.entries(snapshot.allocations)) if (a.every((n) => local.has(n))) held[id] = a.map((n) => local.get(n)!);
+    for (const [id, a] of Object.entries(snapshot.allocations)) {
+      if (a.every((n) => local.has(n))) held[id] = a.map((n) => local.get(n)!);
+    }
     const nodes = open.map((n, i) => ({ ...n, index: i }));
-    const decided = this.policy!.decide({ now_s: snapshot.now_s, nodes, jobs: snapshot.jobs, allocations: held }).allocations;
+    const inner = { now_s: snapshot.now_s, nodes, jobs: snapshot.jobs, allocations: held };
+    const decided = this.policy!.decide(inner).allocations;
     const min = new Map(snapshot.jobs.map((j) => [j.id, j.min_replicas]));
     const allocations: Record<string, Allocation> = {};
-    for (const [id, a] of Object.entries(decided)) if (a.length > 0 && a.length >= (min.get(id) ?? 0)) allocations[id] = a.map((i) => open[i]!.index);
+    for (const [id, a] of Object.entries(decided)) {
+      if (a.length > 0 && a.length >= (min.get(id) ?? 0)) allocations[id] = a.map((i) => open[i]!.index);
+    }
     const out = keepPinned(snapshot, allocations);
     const same = (a: Allocation | undefined, b: Allocation | undefined) => (a ?? []).join() === (b ?? []).join();
-    if ([...new Set([...Object.keys(out), ...Object.keys(allocations)])].some((id) => !same(out[id], allocations[id]))) this.policy = undefined;
+    const ids = new Set([...Object.keys(out), ...Object.keys(allocations)]);
+    if ([...ids].some((id) => !same(out[id], allocations[id]))) this.policy = undefined;
     const rejections: Record<string, Rejection> = {};
     for (const j of snapshot.jobs) if (!out[j.id]) rejections[j.id] = NO_CONFIGURATION;
     return { allocations: out, rejections };

@@ -280,7 +280,8 @@ export function adaptivePolicyJob(job: SimJob, totalGpus: number): PolicyJob {
     ...(job.profiled ? { model: () => job.model() } : {}),
   });
   // Its facts on the cluster's one type, for a policy that places by type (sia).
-  pj.per_type = oneTypeJobTypes(pj, DEFAULT_GPU_TYPE, { remaining_samples, restart_s: RESTART_DELAY_S, restarting: job.rescale_s > 0 && job.placement.length > 0 });
+  const restarting = job.rescale_s > 0 && job.placement.length > 0;
+  pj.per_type = oneTypeJobTypes(pj, DEFAULT_GPU_TYPE, { remaining_samples, restart_s: RESTART_DELAY_S, restarting });
   return pj;
 }
 

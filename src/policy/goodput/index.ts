@@ -90,5 +90,6 @@ export function createGoodputPolicy(options: PolicyOptions): Policy {
   const oneType = new GoodputPolicy(options.params as Partial<GoodputPolicyParams> | undefined);
   const knobs = { ...GOODPUT_HETERO_DEFAULTS, ...options.mixed_params };
   const typed = () => new OpenNodes(() => new ResumingGoodputHetero(requireSolver(options.solver, 'goodput'), knobs));
-  return byShape(oneType, typed, { corrects_profiles: knobs.correct_profiles === 1, transfers_models: knobs.transfer_types === 1 });
+  const flags = { corrects_profiles: knobs.correct_profiles === 1, transfers_models: knobs.transfer_types === 1 };
+  return byShape(oneType, typed, flags);
 }

@@ -14,6 +14,9 @@ import { advanceJob, SteppedJob } from '../job-step.js';
 import type { KeyProfiles } from './key-profiles.js';
 import { typeLimits, type HeteroApplication } from './typed-app.js';
 
+/** Gradient statistics (sigma^2, nu). */
+type Grad = readonly [number, number];
+
 /** Profile key of the pooled (type-unaware) model. */
 const POOLED = '*';
 
@@ -79,9 +82,10 @@ export class HeteroJob extends SteppedJob {
   }
 
   /** The goodput model of `fit` and `grad` on `type` (model/job-fit.ts `jobModel`, the control plane's). */
-  private assemble(fit: JobFit | undefined, grad: readonly [number, number] | undefined, type: string): GoodputModel | undefined {
+  private assemble(fit: JobFit | undefined, grad: Grad | undefined, type: string): GoodputModel | undefined {
     if (!fit || !grad) return undefined;
-    return jobModel({ fit, grad: { sqr: grad[0], var: grad[1] }, corrected: fit.correction !== null, limits: typeLimits(this.app, type) });
+    const limits = typeLimits(this.app, type);
+    return jobModel({ fit, grad: { sqr: grad[0], var: grad[1] }, corrected: fit.correction !== null, limits });
   }
 
   /**

@@ -52,7 +52,9 @@ export interface HeteroReport extends WorkloadMetrics {
  * policy's defaults on several types.
  */
 export async function heteroPolicy(name: string, seed: number, goodput_params: Partial<GoodputHeteroParams> = {}): Promise<Policy> {
-  if ((HETERO_POLICIES as readonly string[]).includes(name)) return createPolicy(name, { seed, mixed_params: goodput_params as Record<string, number> });
+  if ((HETERO_POLICIES as readonly string[]).includes(name)) {
+    return createPolicy(name, { seed, mixed_params: goodput_params as Record<string, number> });
+  }
   throw new GoodputError('E_UNKNOWN_POLICY', `policy '${name}' does not run on a mixed cluster; valid: ${HETERO_POLICIES.join(', ')}`, 2);
 }
 
