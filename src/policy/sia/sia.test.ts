@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
-import { before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { gpuTypeOf, type Allocation, type ClusterSnapshot, type JobTypes, type NodeInfo, type PolicyJob } from '../../core/cluster.js';
 import { loadHighsSolver } from '../../policy/solver.js';
 import { typeGroups, type TypedJob } from '../typed.js';
 import { validateDecision } from '../validate-decision.js';
 import type { MilpSolver } from './assignment.js';
 import { solveAssignment } from './assignment.js';
+import { runPolicyConformance } from '../conformance.js';
 import { GOODPUT_HETERO_DEFAULTS, GoodputHetero } from './goodput-hetero.js';
+import { siaPolicy } from './index.js';
 import { placeFast, placeSticky, SiaPolicy, siaConfigs } from './sia.js';
 
 const nodes: NodeInfo[] = [
@@ -44,10 +46,11 @@ function job(id: string, over: Partial<JobTypes> & Partial<Pick<PolicyJob, 'subm
   };
 }
 
-let solver: MilpSolver;
-before(async () => {
-  solver = await loadHighsSolver();
-});
+const solver: MilpSolver = await loadHighsSolver();
+
+// Sia as registered (over the open nodes, pinned jobs kept) on the one-type scenario of the suite,
+// its jobs' per-type facts derived from their policy jobs (typed.ts `typedJobs`).
+runPolicyConformance({ ...siaPolicy, create: (options) => siaPolicy.create({ ...options, solver }) });
 
 describe('siaConfigs', () => {
   it('offers powers of two below a node, then whole nodes, per type', () => {
