@@ -49,11 +49,15 @@ describe('controller on a machine with two GPU types', () => {
     assert.equal(new Set(devices!.map((d) => TYPES[d])).size, 1, `devices ${devices!.join(',')}`);
   });
 
-  it('goodput (typed): two jobs each run on devices of one type', async () => {
-    const all = await run('goodput', 2);
-    for (const devices of all) {
-      assert.ok(devices.length >= 1);
-      assert.equal(new Set(devices.map((d) => TYPES[d])).size, 1, `devices ${devices.join(',')}`);
-    }
-  });
+  // Every registered policy decides the same snapshot through the same decide, the typed ones
+  // (goodput, sia) and pollux (type-unaware over virtual nodes) as in the mixed-type simulator.
+  for (const policy of ['goodput', 'sia', 'pollux']) {
+    it(`${policy}: two jobs each run on devices of one type`, async () => {
+      const all = await run(policy, 2);
+      for (const devices of all) {
+        assert.ok(devices.length >= 1);
+        assert.equal(new Set(devices.map((d) => TYPES[d])).size, 1, `devices ${devices.join(',')}`);
+      }
+    });
+  }
 });
