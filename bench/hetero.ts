@@ -14,7 +14,7 @@ import {
   simulateHetero,
   type HeteroWorkloadJob,
 } from '../src/sim/hetero/hetero-sim.js';
-import { makeTypedPolicy, runHeteroWorkload, type HeteroReport } from '../src/sim/hetero/run-hetero.js';
+import { heteroPolicy, runHeteroWorkload, type HeteroReport } from '../src/sim/hetero/run-hetero.js';
 import { loadHeteroApplications } from '../src/sim/hetero/typed-app.js';
 import { GOODPUT_HETERO_DEFAULTS, type GoodputHeteroParams } from '../src/policy/sia/goodput-hetero.js';
 import { benchArgs } from './bench-args.js';
@@ -159,7 +159,7 @@ async function decisionAtScale(policy: string): Promise<number> {
   const base = loadHeteroWorkload(join(dataDir, 'workloads', 'philly', 'workload-1.csv'), apps);
   const jobs: HeteroWorkloadJob[] = [];
   for (let k = 0; k < 32; k++) for (const j of base) jobs.push({ ...j, name: `${j.name}-${k}` });
-  const result = simulateHetero(jobs, await makeTypedPolicy(policy, 1, goodputParams), clusterNodes(parts), {
+  const result = simulateHetero(jobs, await heteroPolicy(policy, 1, goodputParams), clusterNodes(parts), {
     max_rounds: 180,
   });
   return percentile(result.decision_ms, 99);

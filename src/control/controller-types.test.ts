@@ -10,8 +10,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { BackendNode } from '../backends/backend.js';
 import { FakeBackend, FakeCluster } from '../backends/fake-backend.js';
-import { findPolicy } from '../policy/registry.js';
-import { loadHighsSolver } from '../sim/hetero/highs-solver.js';
+import { createPolicy } from '../policy/registry.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { JobSpec } from '../store/types.js';
 import { FakeClock } from '../util/clock.js';
@@ -42,13 +41,11 @@ const spec = (name: string): JobSpec => ({
 });
 
 async function run(policyName: string, jobs: number): Promise<number[][]> {
-  // The first mixed round loads HiGHS (WebAssembly) in real time while the fake clock races through
-  // its 30 s in milliseconds; loaded here (it is cached per process), the round waits on nothing real.
-  await loadHighsSolver();
   const clock = new FakeClock(1_700_000_000_000);
   const store = new SqliteStore(':memory:', { now_ms: () => clock.now_ms() });
   const backend = new FakeBackend(new FakeCluster([mixed()], clock));
-  const policy = findPolicy(policyName)!.create({ seed: 0 });
+  // The MILP solver (WebAssembly) loads here, before the fake clock starts racing.
+  const policy = await createPolicy(policyName, { seed: 0 });
   const controller = new Controller({
     store,
     backend,
@@ -87,11 +84,15 @@ describe('controller on a machine with two GPU types', () => {
     assert.equal(new Set(devices!.map((d) => TYPES[d])).size, 1, `devices ${devices!.join(',')}`);
   });
 
-  it('goodput (typed): two jobs each run on devices of one type', async () => {
-    const all = await run('goodput', 2);
-    for (const devices of all) {
-      assert.ok(devices.length >= 1);
-      assert.equal(new Set(devices.map((d) => TYPES[d])).size, 1, `devices ${devices.join(',')}`);
-    }
-  });
+  // Every registered policy decides the same snapshot through the same decide, the typed ones
+  // (goodput, sia) and pollux (type-unaware over virtual nodes) as in the mixed-type simulator.
+  for (const policy of ['goodput', 'sia', 'pollux']) {
+    it(`${policy}: two jobs each run on devices of one type`, async () => {
+      const all = await run(policy, 2);
+      for (const devices of all) {
+        assert.ok(devices.length >= 1);
+        assert.equal(new Set(devices.map((d) => TYPES[d])).size, 1, `devices ${devices.join(',')}`);
+      }
+    });
+  }
 });

@@ -3,7 +3,7 @@
  * snapshot (control/snapshot.ts, model/policy-job.ts), and the store transitions that apply it
  * (assign, requeue, retarget, checkpoint-restart rescale).
  */
-import type { NodeInfo } from '../core/cluster.js';
+import { gpuTypeOf as nodeType, type JobTypes, type NodeInfo } from '../core/cluster.js';
 import type { Rejection } from '../policy/policy.js';
 import { ACTIVE_STATES, keepsWork, stopOutcome } from '../store/lifecycle.js';
 import type { DeviceBinding } from '../store/store.js';
@@ -17,16 +17,12 @@ import { nodeProblems } from './node-problems.js';
 import type { ProfileBook } from './profile-book.js';
 import { buildSnapshot, holdsDevices } from './snapshot.js';
 import { isMixed, toGroups, toMachines, typedInventory, type TypedInventory } from './typed-nodes.js';
-import { gpuTypeOf } from './profile-book.js';
-import { fitType, lastAttemptType } from './report-ingest.js';
-import { mixedDecision, typedPolicyFor, type TypedDecider } from './typed-round.js';
+import { jobTypes, typedInputs } from './typed-snapshot.js';
 import { waitingReason } from './waiting-reason.js';
 
 export class Round {
   private readonly counters = { rounds_total: 0, round_seconds_sum: 0, last_round_s: 0 };
   private readonly latestRejections = new Map<string, Rejection>();
-  /** The typed counterpart of the policy, made the first time the cluster holds two GPU types. */
-  private typed: Promise<TypedDecider | undefined> | undefined;
 
   constructor(
     private readonly ctx: ControllerContext,
@@ -71,34 +67,12 @@ export class Round {
       const grouped = jobs.map((j) =>
         j.allocation.length > 0 ? { ...j, allocation: toGroups(inv, j.allocation, j.devices) } : j,
       );
-      const snapshot = buildSnapshot(inv.nodes, grouped, this.ctx.now(), profiles);
-      let decision;
-      if (isMixed(inv)) {
-        this.typed ??= typedPolicyFor(policy);
-        const fit_types = new Map<string, string>();
-        for (const j of jobs) {
-          if (j.perf === null) continue;
-          const t = await fitType(
-            store,
-            j,
-            j.allocation.length > 0 ? gpuTypeOf(j, backend.nodes()) : await lastAttemptType(store, j),
-          );
-          if (t !== undefined) fit_types.set(j.id, t);
-        }
-        decision = await mixedDecision(policy, await this.typed, {
-          inv,
-          machines: backend.nodes(),
-          jobs,
-          grouped,
-          snapshot,
-          now_ms: this.ctx.now(),
-          profiles: this.profiles,
-          own_profiles: profiles,
-          fit_types,
-        });
-      } else {
-        decision = policy.decide(snapshot);
-      }
+      // Every job's facts per GPU type: a cluster of one type has one (typed-snapshot.ts).
+      const types = [...new Set(inv.nodes.map(nodeType))];
+      const reads = { store, machines: backend.nodes(), types, profiles: this.profiles, own_profiles: profiles };
+      const per_type = new Map<string, JobTypes>();
+      for (const input of await typedInputs(reads, jobs, grouped)) per_type.set(input.job.id, jobTypes(input, types));
+      const decision = policy.decide(buildSnapshot(inv.nodes, grouped, this.ctx.now(), profiles, per_type));
       this.latestRejections.clear();
       const one = deviceUnit(backend.nodes().flatMap((n) => n.devices));
       for (const [id, r] of Object.entries(decision.rejections ?? {}))

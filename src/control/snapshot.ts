@@ -1,7 +1,7 @@
 /** Builds the policy's view of the cluster from stored jobs (pure over its inputs). */
 import { fairQueue } from './fair-queue.js';
 import { isGang, resumableReach } from './gang.js';
-import type { ClusterSnapshot, NodeInfo, PolicyJob } from '../core/cluster.js';
+import type { ClusterSnapshot, JobTypes, NodeInfo, PolicyJob } from '../core/cluster.js';
 import { profileKeyOf } from '../core/profile-key.js';
 import type { BatchLimits, GoodputModel } from '../goodput/types.js';
 import { jobModel } from '../model/job-fit.js';
@@ -78,9 +78,15 @@ export function progressAtRisk_s(job: JobRecord, now_ms: number): number {
 
 /**
  * One policy job from a stored job, at time `now_ms`; `profile`: the profile of its key its
- * model starts from (ProfileBook.forRound), which also counts as measured sizes.
+ * model starts from (ProfileBook.forRound), which also counts as measured sizes; `per_type`: what
+ * it knows per GPU type (control/typed-snapshot.ts `jobTypes`).
  */
-export function toPolicyJob(job: JobRecord, now_ms: number, profile?: StoredKeyProfile): PolicyJob {
+export function toPolicyJob(
+  job: JobRecord,
+  now_ms: number,
+  profile?: StoredKeyProfile,
+  per_type?: JobTypes,
+): PolicyJob {
   const model = modelOf(job, profile);
   return buildPolicyJob({
     id: job.id,
@@ -106,26 +112,29 @@ export function toPolicyJob(job: JobRecord, now_ms: number, profile?: StoredKeyP
     ...(job.remaining_samples !== null ? { remaining_samples: job.remaining_samples } : {}),
     progress_at_risk_s: progressAtRisk_s(job, now_ms),
     ...(job.state === 'running' && job.launched_at_ms !== null ? { allocated_since_s: job.launched_at_ms / 1000 } : {}),
+    ...(per_type ? { per_type } : {}),
   });
 }
 
 /**
  * The snapshot of one scheduling round over `jobs` (active jobs, submission order); `profiles`:
- * by job id, the profile each job's model starts from. Waiting jobs of several users are
- * presented in the fair order of fair-queue.ts (their places and submission times).
+ * by job id, the profile each job's model starts from; `per_type`: by job id, its facts per GPU type.
+ * Waiting jobs of several users are presented in the fair order of fair-queue.ts (their places and
+ * submission times).
  */
 export function buildSnapshot(
   nodes: readonly NodeInfo[],
   jobs: readonly JobRecord[],
   now_ms: number,
   profiles?: ReadonlyMap<string, StoredKeyProfile>,
+  per_type?: ReadonlyMap<string, JobTypes>,
 ): ClusterSnapshot {
   const allocations: Record<string, readonly number[]> = {};
   for (const job of jobs) if (holdsDevices(job)) allocations[job.id] = job.allocation;
   return {
     now_s: now_ms / 1000,
     nodes,
-    jobs: fairQueue(jobs).map((j) => toPolicyJob(j, now_ms, profiles?.get(j.id))),
+    jobs: fairQueue(jobs).map((j) => toPolicyJob(j, now_ms, profiles?.get(j.id), per_type?.get(j.id))),
     allocations,
   };
 }

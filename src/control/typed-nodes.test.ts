@@ -5,8 +5,8 @@ import { cpuSlots, parseNvidiaSmi } from '../backends/local/devices.js';
 import { buildInventory, parseGres, parseSinfo, parseSqueue, type SlurmNode } from '../backends/slurm/inventory.js';
 import type { ClusterSnapshot, PolicyJob } from '../core/cluster.js';
 import { capturedGpu, queryOutput } from '../../test-support/control/nvidia-smi-captures.js';
-import { keepPinned } from './typed-round.js';
-import { confineToOneType, isMixed, toGroups, toMachines, typedInventory } from './typed-nodes.js';
+import { confineToOneType, keepPinned } from '../policy/typed.js';
+import { isMixed, toGroups, toMachines, typedInventory } from './typed-nodes.js';
 
 const machine = (name: string, devices: BackendNode['devices'], usable = devices.length): BackendNode => ({
   name,

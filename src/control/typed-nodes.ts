@@ -81,34 +81,3 @@ export function toMachines(inv: TypedInventory, allocation: Allocation): number[
 export function isMixed(inv: TypedInventory): boolean {
   return new Set(inv.nodes.map(gpuTypeOf)).size > 1;
 }
-
-/**
- * Keeps each job of a type-unaware policy's decision on one type: the type holding most of its
- * replicas (the first such in its allocation on a tie); the others are dropped, and a job left
- * below its `min_replicas` gets none. The slowest GPU sets the pace of every step, so a job
- * spread over two types would run at the slower one's speed. Decisions of one type pass
- * unchanged.
- */
-export function confineToOneType(
-  nodes: readonly NodeInfo[],
-  min_replicas: ReadonlyMap<string, number>,
-  allocations: Readonly<Record<string, Allocation>>,
-): Record<string, Allocation> {
-  const out: Record<string, Allocation> = {};
-  for (const [id, alloc] of Object.entries(allocations)) {
-    const count = new Map<string, number>();
-    for (const n of alloc) {
-      const t = gpuTypeOf(nodes[n]!);
-      count.set(t, (count.get(t) ?? 0) + 1);
-    }
-    if (count.size <= 1) {
-      out[id] = alloc;
-      continue;
-    }
-    let best = '';
-    for (const [t, c] of count) if (best === '' || c > count.get(best)!) best = t;
-    const kept = alloc.filter((n) => gpuTypeOf(nodes[n]!) === best);
-    if (kept.length >= (min_replicas.get(id) ?? 0)) out[id] = kept;
-  }
-  return out;
-}

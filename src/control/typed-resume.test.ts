@@ -3,13 +3,13 @@ import { describe, it } from 'node:test';
 import type { ClusterSnapshot } from '../core/cluster.js';
 import { emptyProfile } from '../goodput/key-profile.js';
 import { GoodputHetero } from '../policy/sia/goodput-hetero.js';
-import type { TypedPolicy } from '../policy/typed.js';
-import { loadHighsSolver } from '../sim/hetero/highs-solver.js';
+import type { Policy } from '../policy/policy.js';
+import { ResumingGoodputHetero } from '../policy/sia/resuming.js';
+import { loadHighsSolver } from '../policy/solver.js';
+import { OpenNodes } from '../policy/typed.js';
 import { jobRecordFixture } from '../store/job-fixture.js';
 import type { StoredKeyProfile } from '../store/types.js';
-import { decideTyped, TypedDecider } from './typed-round.js';
-import { ResumingGoodputHetero } from './typed-resume.js';
-import { typedJob } from './typed-snapshot.js';
+import { jobTypes } from './typed-snapshot.js';
 
 const limits = { init_batch_size: 64, max_batch_size: 64, min_local_bsz: 8, max_local_bsz: 64, accumulation: false };
 const perf = (scale: number) => ({
@@ -70,12 +70,18 @@ function round(slower: number, remaining: number, nodes: ClusterSnapshot['nodes'
     preemptible: true,
     priority: 0,
     limits,
+    profile_key: 'k',
   };
-  const snapshot: ClusterSnapshot = { now_s: 600, nodes, jobs: [policyJob], allocations: { [job.id]: [1] } };
-  return (d: TypedDecider, profiles: Map<string, StoredKeyProfile>) =>
-    decideTyped(d, snapshot, [
-      typedJob({ job, own_type: 't4', profiles, own_profile: undefined }, ['a100', 't4'], 600_000),
-    ]);
+  return (d: OpenNodes, profiles: Map<string, StoredKeyProfile>) => {
+    const per_type = jobTypes({ job, own_type: 't4', profiles, own_profile: undefined }, ['a100', 't4']);
+    const snapshot: ClusterSnapshot = {
+      now_s: 600,
+      nodes,
+      jobs: [{ ...policyJob, per_type }],
+      allocations: { [job.id]: [1] },
+    };
+    return d.decide(snapshot).allocations;
+  };
 }
 
 describe('the typed goodput policy across its restarts', () => {
@@ -88,21 +94,19 @@ describe('the typed goodput policy across its restarts', () => {
     const decide = round(1.5, 3000, two);
     const profiles = new Map([['a100', a100Profile]]);
     // The running policy: it placed the job on t4 last round (a100 then unknown), and keeps it there.
-    const running = new TypedDecider(() => new GoodputHetero(solver));
+    const running = new OpenNodes(() => new GoodputHetero(solver));
     assert.deepEqual(decide(running, new Map()), { j: [1] });
     assert.deepEqual(decide(running, profiles), { j: [1] }, 'the change discount keeps it');
     // A fresh instance of the plain policy remembers nothing and moves it: what a restart did.
-    assert.deepEqual(decide(new TypedDecider(() => new GoodputHetero(solver)), profiles), { j: [0] });
+    assert.deepEqual(decide(new OpenNodes(() => new GoodputHetero(solver)), profiles), { j: [0] });
     // The control plane's: at server start, and after a decision it overrode.
-    const resuming = new TypedDecider((): TypedPolicy => new ResumingGoodputHetero(solver));
+    let resuming = new OpenNodes((): Policy => new ResumingGoodputHetero(solver));
     assert.deepEqual(decide(resuming, profiles), { j: [1] }, 'first round after a start');
-    resuming.forget();
+    resuming = new OpenNodes((): Policy => new ResumingGoodputHetero(solver));
     assert.deepEqual(decide(resuming, profiles), { j: [1] }, 'after a restart');
     assert.deepEqual(decide(resuming, profiles), { j: [1] }, 'and in later rounds');
     // A gain the discount does not refuse still moves it.
-    assert.deepEqual(round(8, 3000, two)(new TypedDecider(() => new ResumingGoodputHetero(solver)), profiles), {
-      j: [0],
-    });
+    assert.deepEqual(round(8, 3000, two)(new OpenNodes(() => new ResumingGoodputHetero(solver)), profiles), { j: [0] });
   });
 
   it('when the open nodes change (a third node appears), the job is still discounted against where it runs', async () => {
@@ -113,14 +117,14 @@ describe('the typed goodput policy across its restarts', () => {
       { index: 1, name: 'gp2', gpus: 4, ...t4 },
     ];
     const three = [...two, { index: 2, name: 'gp3', gpus: 4, ...a100 }];
-    const resuming = new TypedDecider(() => new ResumingGoodputHetero(solver));
+    const resuming = new OpenNodes(() => new ResumingGoodputHetero(solver));
     assert.deepEqual(round(1.5, 3000, two)(resuming, profiles), { j: [1] });
     assert.deepEqual(
       round(1.5, 3000, three)(resuming, profiles),
       { j: [1] },
       'new configurations, new instance, same discount',
     );
-    const plain = new TypedDecider(() => new GoodputHetero(solver));
+    const plain = new OpenNodes(() => new GoodputHetero(solver));
     assert.deepEqual(round(1.5, 3000, two)(plain, new Map()), { j: [1] });
     assert.deepEqual(
       round(1.5, 3000, three)(plain, profiles),

@@ -3,11 +3,12 @@ import { describe, it } from 'node:test';
 import { emptyProfile } from '../goodput/key-profile.js';
 import { throughput } from '../goodput/throughput.js';
 import { GoodputHetero } from '../policy/sia/goodput-hetero.js';
-import { loadHighsSolver } from '../sim/hetero/highs-solver.js';
+import { loadHighsSolver } from '../policy/solver.js';
 import { jobRecordFixture } from '../store/job-fixture.js';
 import type { JobRecord, StoredKeyProfile } from '../store/types.js';
-import { decideTyped, TypedDecider } from './typed-round.js';
-import { typedJob, UNKNOWN_TYPE_DISCOUNT } from './typed-snapshot.js';
+import { OpenNodes } from '../policy/typed.js';
+import { toPolicyJob } from './snapshot.js';
+import { jobTypes, UNKNOWN_TYPE_DISCOUNT } from './typed-snapshot.js';
 
 const limits = { init_batch_size: 64, max_batch_size: 64, min_local_bsz: 8, max_local_bsz: 64, accumulation: false };
 const perf = (scale: number) => ({
@@ -58,31 +59,26 @@ const nodes = [
   { index: 1, name: 'gp2', gpus: 4, preemptible: false, gpu_type: 't4' },
 ];
 
-describe('typed jobs from stored jobs', () => {
+describe('per-type facts of stored jobs', () => {
   it("a job's model is its own fit on its type and its key's profile on another; one-GPU rates follow them", () => {
-    const j = typedJob(
+    const j = jobTypes(
       { job: onT4(), own_type: 't4', profiles: new Map([['a100', a100Profile]]), own_profile: undefined },
       ['a100', 't4'],
-      60_000,
     );
     assert.deepEqual(j.model('t4')?.perf, perf(8));
     assert.deepEqual(j.model('a100')?.perf, perf(1));
     assert.ok(j.one_gpu_samples_per_s.a100! > 5 * j.one_gpu_samples_per_s.t4!, JSON.stringify(j.one_gpu_samples_per_s));
     assert.deepEqual(j.max_profiled, { a100: 1, t4: 1 });
-    assert.equal(j.key, 'k');
+    assert.equal(toPolicyJob(onT4(), 60_000, undefined, j).profile_key, 'k');
     assert.equal(j.restarting, false);
   });
 
   it('a type nothing is known of gets a little less than the known rate (no reason to move there); nothing known anywhere: 1 each', () => {
-    const j = typedJob(
-      { job: onT4(), own_type: 't4', profiles: new Map(), own_profile: undefined },
-      ['a100', 't4'],
-      60_000,
-    );
+    const j = jobTypes({ job: onT4(), own_type: 't4', profiles: new Map(), own_profile: undefined }, ['a100', 't4']);
     assert.equal(j.model('a100'), undefined);
     assert.equal(j.one_gpu_samples_per_s.t4, throughput(perf(8), 1, 1, 64, 0));
     assert.equal(j.one_gpu_samples_per_s.a100, j.one_gpu_samples_per_s.t4! * UNKNOWN_TYPE_DISCOUNT);
-    const queued = typedJob(
+    const queued = jobTypes(
       {
         job: onT4({ perf: null, allocation: [], devices: [], state: 'queued' }),
         own_type: undefined,
@@ -90,13 +86,11 @@ describe('typed jobs from stored jobs', () => {
         own_profile: undefined,
       },
       ['a100', 't4'],
-      0,
     );
     assert.deepEqual(queued.one_gpu_samples_per_s, { a100: 1, t4: 1 });
-    const started = typedJob(
+    const started = jobTypes(
       { job: onT4({ perf: null }), own_type: 't4', profiles: new Map(), own_profile: undefined },
       ['a100', 't4'],
-      0,
     );
     assert.deepEqual(started.one_gpu_samples_per_s, { a100: UNKNOWN_TYPE_DISCOUNT, t4: 1 });
   });
@@ -118,11 +112,9 @@ describe('typed jobs from stored jobs', () => {
     };
     const snapshot = { now_s: 600, nodes, jobs: [policyJob], allocations: { [job.id]: [1] } };
     const decider = (profiles: Map<string, StoredKeyProfile>) => {
-      const d = new TypedDecider(() => new GoodputHetero(solver));
-      return () =>
-        decideTyped(d, snapshot, [
-          typedJob({ job, own_type: 't4', profiles, own_profile: undefined }, ['a100', 't4'], 600_000),
-        ]);
+      const d = new OpenNodes(() => new GoodputHetero(solver));
+      const per_type = jobTypes({ job, own_type: 't4', profiles, own_profile: undefined }, ['a100', 't4']);
+      return () => d.decide({ ...snapshot, jobs: [{ ...policyJob, profile_key: 'k', per_type }] }).allocations;
     };
     assert.deepEqual(decider(new Map([['a100', a100Profile]]))(), { [job.id]: [0] });
     const unknown = decider(new Map());
@@ -131,7 +123,7 @@ describe('typed jobs from stored jobs', () => {
   });
 
   it('a running job that may not be stopped is kept where it is (restarting)', () => {
-    const j = typedJob(
+    const j = jobTypes(
       {
         job: onT4({ spec: { ...onT4().spec, preemptible: false } }),
         own_type: 't4',
@@ -139,7 +131,6 @@ describe('typed jobs from stored jobs', () => {
         own_profile: undefined,
       },
       ['a100', 't4'],
-      60_000,
     );
     assert.equal(j.restarting, true);
   });

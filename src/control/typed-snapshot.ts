@@ -1,18 +1,18 @@
 /**
- * The control plane's view of a cluster of several GPU types for a typed policy
- * (policy/typed.ts): the same TypedSnapshot the mixed-type simulator hands the goodput policy, so
- * that one policy decides in both. A job's model on a type is the control plane's one model
- * (control/snapshot.ts `modelOf`, model/job-fit.ts): on the type it runs (or last ran) on, its
- * own fit with its key's profile there; on another type, its key's profile there. Pure over its
- * inputs.
+ * What the control plane knows of a job per GPU type (core/cluster.ts JobTypes), the same facts
+ * the mixed-type simulator gives, so that one policy decides in both. A job's model on a type is
+ * the control plane's one model (control/snapshot.ts `modelOf`, model/job-fit.ts): on the type it
+ * runs (or last ran) on, its own fit with its key's profile there; on another type, its key's
+ * profile there. `typedInputs` reads what that needs from the store; the rest is pure.
  */
-import type { ClusterSnapshot, NodeInfo } from '../core/cluster.js';
-import { profileKeyOf } from '../core/profile-key.js';
-import { throughput } from '../goodput/throughput.js';
+import type { BackendNode } from '../backends/backend.js';
+import type { JobTypes } from '../core/cluster.js';
 import type { GoodputModel } from '../goodput/types.js';
-import type { TypedJob, TypedSnapshot } from '../policy/typed.js';
-import { serviceSince } from '../store/lifecycle.js';
+import { buildJobTypes } from '../model/job-types.js';
+import type { Store } from '../store/store.js';
 import type { JobRecord, StoredKeyProfile } from '../store/types.js';
+import { fromOthers, gpuTypeOf, type ProfileBook } from './profile-book.js';
+import { fitType, lastAttemptType } from './report-ingest.js';
 import { limitsOf, modelOf, stopProtection } from './snapshot.js';
 
 /** Seconds a restart is assumed to cost a live job (a stop, a checkpoint load, a relaunch). */
@@ -30,28 +30,16 @@ export interface TypedJobInput {
   own_profile: StoredKeyProfile | undefined;
 }
 
-/** Samples/s of `model` on one GPU at its initial batch (Sia's one-GPU bootstrap figure). */
-function oneGpuRate(model: GoodputModel): number {
-  const bsz = Math.max(1, Math.min(model.limits.init_batch_size, model.limits.max_local_bsz));
-  return throughput(model.perf, 1, 1, bsz, 0);
-}
+export { UNKNOWN_TYPE_DISCOUNT } from '../model/job-types.js';
 
 /**
- * One-GPU rate of a type where neither a job nor its key has measured anything, relative to the
- * mean of the types where they have. Below 1, so that no job moves to a type for lack of evidence
- * (the policy rounds its costs to 0.01: 0.95 is still visible), while it still runs there when
- * that is all that is free.
+ * A job's facts per type (model/job-types.ts `buildJobTypes`): its own fit with its key's profile
+ * on the type its fit is of, its key's profile on the others; one-GPU rates from those models.
  */
-export const UNKNOWN_TYPE_DISCOUNT = 0.95;
-
-/**
- * One typed job. A type where neither the job nor its key has measured anything gets the mean
- * one-GPU rate of the types where they have, times UNKNOWN_TYPE_DISCOUNT. With nothing measured
- * anywhere, every type gets 1, except that a placed job's other types get the discount.
- */
-export function typedJob(input: TypedJobInput, types: readonly string[], now_ms: number): TypedJob {
+export function jobTypes(input: TypedJobInput, types: readonly string[]): JobTypes {
   const { job, own_type, profiles } = input;
   const models = new Map<string, GoodputModel>();
+  const max_profiled: Record<string, number> = {};
   for (const t of types) {
     const profile = profiles.get(t);
     const model =
@@ -61,33 +49,16 @@ export function typedJob(input: TypedJobInput, types: readonly string[], now_ms:
           ? modelOf({ ...job, perf: null, correction: null }, profile)
           : undefined;
     if (model) models.set(t, model);
-  }
-  const known = [...models.values()].map(oneGpuRate).filter((r) => Number.isFinite(r) && r > 0);
-  const mean = known.length > 0 ? known.reduce((a, b) => a + b, 0) / known.length : 1;
-  const one: Record<string, number> = {};
-  const max_profiled: Record<string, number> = {};
-  for (const t of types) {
-    const m = models.get(t);
-    const rate = m ? oneGpuRate(m) : NaN;
-    // Nothing known anywhere: the type it holds counts as known.
-    const unknown = known.length > 0 || (own_type !== undefined && t !== own_type) ? UNKNOWN_TYPE_DISCOUNT : 1;
-    one[t] = Number.isFinite(rate) && rate > 0 ? rate : mean * unknown;
-    const fromProfile = profiles.get(t)?.max_measured_replicas ?? 0;
+    const fromProfile = profile?.max_measured_replicas ?? 0;
     max_profiled[t] = t === own_type ? Math.max(job.max_profiled_replicas, fromProfile) : fromProfile;
   }
   const holding = job.allocation.length > 0 && ['starting', 'running', 'rescaling'].includes(job.state);
-  return {
-    id: job.id,
-    key: profileKeyOf(job.spec),
-    submitted_at_s: job.submitted_at_ms / 1000,
-    attained_service_gpu_s: job.attained_service_gpu_s + serviceSince(job, now_ms),
-    restarts: Math.max(0, job.launches - 1),
-    max_replicas: job.spec.max_replicas,
-    ...(job.spec.fixed_batch_size !== undefined ? { fixed_batch_size: job.spec.fixed_batch_size } : {}),
-    max_profiled,
+  return buildJobTypes({
+    types,
+    own_type,
     model: (t) => models.get(t),
     limits: (t) => limitsOf(job, t === own_type ? input.own_profile : profiles.get(t)),
-    one_gpu_samples_per_s: one,
+    max_profiled,
     // Unknown length: as much again as done so far (the attained-service guess of Tiresias).
     remaining_samples: job.remaining_samples ?? Math.max(job.samples, 1),
     restart_s: LIVE_RESTART_S,
@@ -95,14 +66,57 @@ export function typedJob(input: TypedJobInput, types: readonly string[], now_ms:
     // under way, or that may not be stopped (its spec, or no checkpoint to resume from).
     restarting:
       holding && (job.state !== 'running' || job.spec.preemptible === false || stopProtection(job) !== undefined),
-  };
+  });
 }
 
-/** The typed snapshot: `nodes` typed (control/typed-nodes.ts), jobs and allocations as in `base`. */
-export function typedSnapshot(
-  base: Pick<ClusterSnapshot, 'now_s' | 'allocations'>,
-  nodes: readonly NodeInfo[],
-  jobs: readonly TypedJob[],
-): TypedSnapshot {
-  return { now_s: base.now_s, nodes, jobs, allocations: base.allocations };
+/** What `typedInputs` reads with. */
+export interface TypedReads {
+  store: Store;
+  machines: readonly BackendNode[];
+  /** The cluster's GPU types (the policy's nodes'). */
+  types: readonly string[];
+  /** Absent when the policy keeps no profiles. */
+  profiles: ProfileBook | undefined;
+  /** The profile each job's model starts from on the type it holds (ProfileBook.forRound). */
+  own_profiles: ReadonlyMap<string, StoredKeyProfile>;
+}
+
+/**
+ * Each job's `jobTypes` input: the type its own fit is of (where it measured, report-ingest.ts
+ * `fitType`, else the type it holds) and its key's profile per type. `stored`: the jobs as
+ * stored (allocations on machines); `grouped`: the same with allocations on the policy's nodes.
+ * On a cluster of one type the answers need no reads: the fit and the profile are of that type.
+ */
+export async function typedInputs(
+  r: TypedReads,
+  stored: readonly JobRecord[],
+  grouped: readonly JobRecord[],
+): Promise<TypedJobInput[]> {
+  const only = r.types.length === 1 ? r.types[0]! : undefined;
+  const out: TypedJobInput[] = [];
+  for (let i = 0; i < stored.length; i++) {
+    const job = stored[i]!;
+    const placed = job.allocation.length > 0 ? gpuTypeOf(job, r.machines) : undefined;
+    if (only !== undefined) {
+      const own = r.own_profiles.get(job.id);
+      const own_type = job.perf !== null || placed !== undefined ? only : undefined;
+      out.push({ job: grouped[i]!, own_type, profiles: own ? new Map([[only, own]]) : new Map(), own_profile: own });
+      continue;
+    }
+    const current = placed ?? (await lastAttemptType(r.store, job));
+    const fit = job.perf !== null ? await fitType(r.store, job, current) : undefined;
+    // Its own model is of the type its fit is of (where it measured), else the type it holds.
+    const own_type = job.perf !== null ? (fit ?? gpuTypeOf(job, r.machines)) : placed;
+    const profiles = r.profiles ? await r.profiles.byType(job, r.types) : new Map<string, StoredKeyProfile>();
+    // The round's profile of a job is that of the type it holds; its fit of another type takes that type's.
+    const elsewhere = own_type !== undefined && own_type !== gpuTypeOf(job, r.machines);
+    const other = elsewhere ? profiles.get(own_type) : undefined;
+    const own_profile = !elsewhere
+      ? r.own_profiles.get(job.id)
+      : other && fromOthers(other, job.id)
+        ? other
+        : undefined;
+    out.push({ job: grouped[i]!, own_type, profiles, own_profile });
+  }
+  return out;
 }

@@ -10,7 +10,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { BackendNode } from '../backends/backend.js';
-import { loadHighsSolver } from '../sim/hetero/highs-solver.js';
+import { loadHighsSolver } from '../policy/solver.js';
 import { fakePlane, fakeTrainer } from '../../test-support/control/fake-plane.js';
 
 const H100 = 'NVIDIA H100 80GB HBM3';

@@ -2,7 +2,7 @@
  * Plain shared types of the scheduling domain. The simulator and the control plane both build
  * these; policies read them. Nothing here performs I/O.
  */
-import type { GoodputModel } from '../goodput/types.js';
+import type { BatchLimits, GoodputModel } from '../goodput/types.js';
 
 /** A machine with identical GPUs. `index` is its position in `ClusterSnapshot.nodes`. */
 export interface NodeInfo {
@@ -101,6 +101,36 @@ export interface PolicyJob {
    * policies then apply no minimum time slice.
    */
   allocated_since_s?: number;
+  /**
+   * What the job knows per GPU type of the snapshot's nodes: a model per type, the sizes measured
+   * there, the one-GPU rates a model is carried to another type with. Every driver fills it
+   * (model/policy-job.ts); a policy that places by type (sia, goodput on several types) reads it,
+   * the others need not. On a cluster of one type it has that one type.
+   */
+  per_type?: JobTypes;
+}
+
+/** A job's facts per GPU type (PolicyJob.per_type); every map has every type of the snapshot. */
+export interface JobTypes {
+  /** Largest replica count measured on each type, by the job or its key (0: never ran there). */
+  max_profiled: Readonly<Record<string, number>>;
+  /** Goodput model on `type` from the measurements there (its own, and its key's where in use). */
+  model(type: string): GoodputModel | undefined;
+  /**
+   * Goodput model on `type` where neither the job nor its key has measured, transferred from its
+   * measured type with what other keys measured on both (goodput/type-transfer-model.ts);
+   * undefined where there is nothing to transfer from. Absent: never transferred.
+   */
+  transferred?(type: string): GoodputModel | undefined;
+  limits(type: string): BatchLimits;
+  /** One-GPU samples/s of the job's application on each type (Sia's bootstrap profile). */
+  one_gpu_samples_per_s: Readonly<Record<string, number>>;
+  /** Training left in B0-equivalent samples (a guess where the job does not declare its length). */
+  remaining_samples: number;
+  /** Seconds a restart of the job costs. */
+  restart_s: number;
+  /** Whether a restart is still under way (its configuration should be kept). */
+  restarting: boolean;
 }
 
 /** One immutable view of the cluster handed to a policy for one scheduling round. */

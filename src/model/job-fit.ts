@@ -47,6 +47,16 @@ export interface JobFit {
 }
 
 /**
+ * The one fit and correction rule: `fit` over `points`, corrected (step-correction.ts) by the
+ * same points when `corrected`. Every driver's fit of a job or a key on a type is this over the
+ * points it keeps (fitJob's: model points of the job and its profile).
+ */
+export function fitAndCorrect(points: readonly ProfilePoint[], fit: PerfFitter, corrected: boolean): JobFit {
+  const perf = fit(points);
+  return { perf, correction: corrected ? stepCorrection(perf, points) : null };
+}
+
+/**
  * The job's fit: on its own points plus the profile's at configurations it has not measured
  * (key-profile.ts `modelPoints`); without a profile and with all its points on one node, by the
  * network model's prediction of its cross-node terms; with no own point, the profile's fit.
@@ -62,7 +72,7 @@ export function fitJob(input: JobFitInput): JobFit | undefined {
     const net = input.network();
     if (net) perf = predictPerfParams(own, net, input.model_parameters);
   }
-  perf ??= input.fit(points);
+  if (!perf) return fitAndCorrect(points, input.fit, input.corrected);
   return { perf, correction: input.corrected ? stepCorrection(perf, points) : null };
 }
 

@@ -1,16 +1,20 @@
 /**
- * Parity of the two drivers of the job model: the same measurements, fed to the simulator
+ * Parity of the drivers of the job model: the same measurements, fed to the simulator
  * (SimJob + SimProfileStore) and to the control plane (ReportIngest + ProfileBook over a real
- * SQLite store), give the policy the same PolicyJob. Both call model/ for the fit, the discard
- * rule, the progress buckets and the builder, so this holds by construction; the test guards it.
+ * SQLite store), give the policy the same PolicyJob, its facts per GPU type included; the control
+ * plane's facts on the job's type are the same on a cluster of one type and of two. All call
+ * model/ for the fit, the discard rule, the progress buckets and the builders (policy-job.ts,
+ * job-types.ts), so this holds by construction; the test guards it.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { BackendNode } from '../backends/backend.js';
-import type { PolicyJob } from '../core/cluster.js';
+import { DEFAULT_GPU_TYPE, type JobTypes, type PolicyJob } from '../core/cluster.js';
 import { ProfileBook } from '../control/profile-book.js';
 import { ReportIngest } from '../control/report-ingest.js';
 import { toPolicyJob } from '../control/snapshot.js';
+import { jobTypes, typedInputs } from '../control/typed-snapshot.js';
+import { UNKNOWN_TYPE_DISCOUNT } from './job-types.js';
 import { getApplication, type TraceApplication } from '../sim/application.js';
 import { polluxHooks } from '../sim/job-modes.js';
 import { SimProfileStore } from '../sim/profile-store.js';
@@ -58,17 +62,51 @@ function measured(a: TraceApplication, s: Step) {
 }
 
 /**
- * Driver-specific facts a policy job also carries (identity, clock, service, declared work,
- * restarts): set by each driver from its own records, not learned from reports.
+ * What a job's facts per GPU type say, read on each of `types`: its model, limits and measured
+ * sizes there and its one-GPU rates (the remaining work, the restart cost and whether a restart
+ * is under way are the driver's own records, as in `learned`).
  */
-function learned(pj: PolicyJob): Partial<PolicyJob> {
-  const { id: _id, submitted_at_s: _s, attained_service_gpu_s: _a, remaining_samples: _r, restarts: _n, ...rest } = pj;
-  return { ...rest, model: pj.model };
+function typedView(t: JobTypes | undefined, types: readonly string[]): unknown[] {
+  if (!t) return [];
+  return types.map((type) => ({
+    model: t.model(type),
+    limits: t.limits(type),
+    max_profiled: t.max_profiled[type],
+    one_gpu: t.one_gpu_samples_per_s[type],
+  }));
+}
+
+/**
+ * Driver-specific facts a policy job also carries (identity, clock, service, declared work,
+ * restarts): set by each driver from its own records, not learned from reports. Its per-type
+ * facts are compared by what they say on the cluster's one type.
+ */
+function learned(pj: PolicyJob): Partial<PolicyJob> & { typed: unknown[] } {
+  const {
+    id: _id,
+    submitted_at_s: _s,
+    attained_service_gpu_s: _a,
+    remaining_samples: _r,
+    restarts: _n,
+    per_type,
+    ...rest
+  } = pj;
+  return { ...rest, model: pj.model, typed: typedView(per_type, [DEFAULT_GPU_TYPE]) };
+}
+
+/**
+ * What the control plane's round gives a job on a cluster of two GPU types, the job's own ('cpu',
+ * the type of the test's node) and one where nobody measured: on its own type, its facts; on the
+ * other, no model, no measured size, and a one-GPU rate just below its own.
+ */
+interface MixedView {
+  own: unknown[];
+  other: { model: unknown; max_profiled: number | undefined; one_gpu_ratio: number };
 }
 
 async function runBoth(
   jobs: readonly { id: string; steps: readonly Step[] }[],
-): Promise<{ sim: Partial<PolicyJob>[]; control: Partial<PolicyJob>[] }> {
+): Promise<{ sim: ReturnType<typeof learned>[]; control: ReturnType<typeof learned>[]; mixed: MixedView[] }> {
   // The simulator's driver.
   const simStore = new SimProfileStore(polluxHooks.fit);
   // The control plane's driver, on a real store.
@@ -86,8 +124,9 @@ async function runBoth(
     request_round: () => {},
     profiles,
   });
-  const sim: Partial<PolicyJob>[] = [];
-  const control: Partial<PolicyJob>[] = [];
+  const sim: ReturnType<typeof learned>[] = [];
+  const control: ReturnType<typeof learned>[] = [];
+  const mixed: MixedView[] = [];
   const allocated_at_s = 120;
   for (const { id, steps } of jobs) {
     const job = new SimJob({
@@ -142,11 +181,47 @@ async function runBoth(
       };
       const round = await profiles.forRound([running]);
       sim.push(learned(adaptivePolicyJob(job, TOTAL_GPUS)));
-      control.push(learned(toPolicyJob(running, 200_000, round.get(id))));
+      // The control plane's round (control/round.ts): on one type, the job's own type is that type.
+      const types = [DEFAULT_GPU_TYPE];
+      const [input] = await typedInputs(
+        { store, machines: [node], types, profiles, own_profiles: round },
+        [running],
+        [running],
+      );
+      control.push(learned(toPolicyJob(running, 200_000, round.get(id), jobTypes(input!, types))));
+      const two = ['cpu', 'a100'];
+      const [input2] = await typedInputs(
+        { store, machines: [node], types: two, profiles, own_profiles: round },
+        [running],
+        [running],
+      );
+      const facts = jobTypes(input2!, two);
+      const other = {
+        model: facts.model('a100'),
+        max_profiled: facts.max_profiled.a100,
+        one_gpu_ratio: Math.round((facts.one_gpu_samples_per_s.a100! / facts.one_gpu_samples_per_s.cpu!) * 1e9) / 1e9,
+      };
+      mixed.push({ own: typedView(facts, ['cpu']), other });
     }
   }
   await ingest.stop();
-  return { sim, control };
+  return { sim, control, mixed };
+}
+
+/**
+ * Every report gives the same policy job in the simulator and the control plane (one type), and
+ * the control plane's facts on the job's own type are the same on a cluster of two types.
+ */
+function agree(r: Awaited<ReturnType<typeof runBoth>>): void {
+  for (let k = 0; k < r.sim.length; k++) {
+    assert.deepStrictEqual(r.sim[k], r.control[k], `report ${k + 1}`);
+    assert.deepStrictEqual(r.mixed[k]!.own, r.sim[k]!.typed, `report ${k + 1}: its own type on a cluster of two types`);
+    assert.deepStrictEqual(
+      r.mixed[k]!.other,
+      { model: undefined, max_profiled: 0, one_gpu_ratio: UNKNOWN_TYPE_DISCOUNT },
+      `report ${k + 1}: a type nobody measured`,
+    );
+  }
 }
 
 describe('the simulator and the control plane build the same PolicyJob from the same reports', () => {
@@ -161,12 +236,12 @@ describe('the simulator and the control plane build the same PolicyJob from the 
       { replicas: 2, local_bsz: 128, slowdown: 1.05, progress: 0.004 },
       { replicas: 4, local_bsz: 192, slowdown: 1.05, progress: 0.013 },
     ];
-    const { sim, control } = await runBoth([
+    const { sim, control, mixed } = await runBoth([
       { id: 'a', steps: first },
       { id: 'b', steps: second },
     ]);
     assert.equal(sim.length, 5);
-    for (let k = 0; k < sim.length; k++) assert.deepStrictEqual(sim[k], control[k], `report ${k + 1}`);
+    agree({ sim, control, mixed });
     const last = sim[sim.length - 1]!;
     assert.equal(last.model_from_profile, true, 'the second job uses the profile');
     assert.equal(last.allocated_since_s, 120, 'both drivers say since when the allocation holds');
@@ -179,11 +254,11 @@ describe('the simulator and the control plane build the same PolicyJob from the 
       { replicas: 2, local_bsz: 128, slowdown: 2, progress: 0.01 },
       { replicas: 4, local_bsz: 256, slowdown: 2, progress: 0.02 },
     ];
-    const { sim, control } = await runBoth([
+    const { sim, control, mixed } = await runBoth([
       { id: 'a', steps: first },
       { id: 'b', steps: second },
     ]);
-    for (let k = 0; k < sim.length; k++) assert.deepStrictEqual(sim[k], control[k], `report ${k + 1}`);
+    agree({ sim, control, mixed });
     assert.equal(sim[sim.length - 1]!.model_from_profile, false, 'discarded: its own measurements only');
   });
 
@@ -192,11 +267,11 @@ describe('the simulator and the control plane build the same PolicyJob from the 
       { replicas: 3, local_bsz: 128, slowdown: 2, progress: 0.01 },
       { replicas: 2, local_bsz: 128, slowdown: 2, progress: 0.02 },
     ];
-    const { sim, control } = await runBoth([
+    const { sim, control, mixed } = await runBoth([
       { id: 'a', steps: first },
       { id: 'b', steps: second },
     ]);
-    for (let k = 0; k < sim.length; k++) assert.deepStrictEqual(sim[k], control[k], `report ${k + 1}`);
+    agree({ sim, control, mixed });
     assert.deepEqual(
       sim.slice(3).map((pj) => pj.model_from_profile),
       [true, false],
@@ -211,11 +286,11 @@ describe('the simulator and the control plane build the same PolicyJob from the 
       { replicas: 3, local_bsz: 160, slowdown: 1, progress: 0.02 },
       { replicas: 2, local_bsz: 128, slowdown: 1, progress: 0.03 },
     ];
-    const { sim, control } = await runBoth([
+    const { sim, control, mixed } = await runBoth([
       { id: 'a', steps: first },
       { id: 'b', steps: second },
     ]);
-    for (let k = 0; k < sim.length; k++) assert.deepStrictEqual(sim[k], control[k], `report ${k + 1}`);
+    agree({ sim, control, mixed });
     assert.deepEqual(
       sim.slice(3).map((pj) => pj.model_from_profile),
       [true, true, true],

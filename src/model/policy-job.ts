@@ -3,7 +3,7 @@
  * simulator and the control plane with what each knows, so that both hand a policy the same
  * fields by the same rules. Pure.
  */
-import type { PolicyJob } from '../core/cluster.js';
+import type { JobTypes, PolicyJob } from '../core/cluster.js';
 import type { BatchLimits, GoodputModel } from '../goodput/types.js';
 
 /** What a driver knows of one active job at a round. */
@@ -38,6 +38,8 @@ export interface PolicyJobFacts {
   progress_at_risk_s: number;
   /** When its allocation in force started (s), while it holds one. */
   allocated_since_s?: number;
+  /** What it knows per GPU type of the cluster (core/cluster.ts JobTypes). */
+  per_type?: JobTypes;
 }
 
 /**
@@ -75,5 +77,6 @@ export function buildPolicyJob(facts: PolicyJobFacts): PolicyJob {
   if (facts.step_time_s_by_replicas !== undefined) pj.step_time_s_by_replicas = facts.step_time_s_by_replicas;
   if (facts.progress_at_risk_s > 0) pj.progress_at_risk_s = facts.progress_at_risk_s;
   if (facts.allocated_since_s !== undefined) pj.allocated_since_s = facts.allocated_since_s;
+  if (facts.per_type !== undefined) pj.per_type = facts.per_type;
   return pj;
 }

@@ -1,4 +1,5 @@
 import type { Allocation, ClusterSnapshot } from '../core/cluster.js';
+import type { MilpSolver } from './sia/assignment.js';
 
 /**
  * Why a job got fewer GPUs than it asked for, so "why is my job not running?" always has an
@@ -39,6 +40,18 @@ export interface Policy {
    * has run on one node only. Absent or false: from its own one-node fit.
    */
   readonly uses_network_model?: boolean;
+  /**
+   * On several GPU types: whether a job keeps one model over all types (type-unaware), which the
+   * mixed-type simulator then fits from every type's measurements. Absent: one model per type.
+   */
+  readonly pooled_models?: boolean;
+  /**
+   * With uses_profiles, on several GPU types: whether a job's model is corrected by its key's
+   * measurements where measured (goodput/step-correction.ts), as the control plane's is. Absent: corrected.
+   */
+  readonly corrects_profiles?: boolean;
+  /** Whether it reads `JobTypes.transferred` (so the mixed-type simulator keeps transfers). Absent: no. */
+  readonly transfers_models?: boolean;
   decide(snapshot: ClusterSnapshot): PolicyDecision;
 }
 
@@ -56,6 +69,14 @@ export interface PolicyOptions {
    * names the factory lists, each with the type of its default (see policy-params.ts).
    */
   params?: Readonly<Record<string, PolicyParamValue>>;
+  /**
+   * The integer-program solver of the policies that place by GPU type (PolicyFactory.uses_solver);
+   * `createPolicy` (registry.ts) loads it (policy/solver.ts). Absent: such a policy refuses a
+   * snapshot of several types (sia: any snapshot) with E_POLICY.
+   */
+  solver?: MilpSolver;
+  /** Knobs of the goodput policy on several GPU types that differ from its defaults (sia/goodput-hetero.ts). */
+  mixed_params?: Readonly<Record<string, number>>;
 }
 
 /**
@@ -82,5 +103,7 @@ export interface PolicyFactory {
    * (`max`, inclusive), `integer`: whole numbers only.
    */
   readonly param_bounds?: Readonly<Record<string, { min: number; max?: number; integer?: boolean }>>;
+  /** Whether its policies need `PolicyOptions.solver` (on several GPU types, or always). */
+  readonly uses_solver?: boolean;
   create(options: PolicyOptions): Policy;
 }

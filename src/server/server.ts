@@ -17,7 +17,7 @@ import { hashToken, newSecret, newToken } from '../control/tokens.js';
 import { GoodputError } from '../core/errors.js';
 import type { Policy } from '../policy/policy.js';
 import { parsePolicyParams } from '../policy/policy-params.js';
-import { findPolicy, policyNames } from '../policy/registry.js';
+import { createPolicy, findPolicy, policyNames } from '../policy/registry.js';
 import { diskFullError, diskFullNote, isDiskFull } from '../datadir/disk-space.js';
 import { openCheckedStore } from '../datadir/open-store.js';
 import { keepReserve, RESERVE_BYTES } from '../datadir/reserve.js';
@@ -118,11 +118,11 @@ function privateFile(path: string, make: () => string): string {
  * The registered policy called `name` with its knobs set by `param_assignments` (NAME=VALUE); an
  * unknown name is a usage error listing the valid ones, a bad knob an E_BAD_POLICY_PARAM error.
  */
-export function choosePolicy(name: string, param_assignments: readonly string[] = []): Policy {
+export async function choosePolicy(name: string, param_assignments: readonly string[] = []): Promise<Policy> {
   const factory = findPolicy(name);
   if (!factory)
     throw new GoodputError('E_USAGE', `unknown policy '${name}'; registered: ${policyNames().join(', ')}`, 2);
-  return factory.create({ seed: 0, params: parsePolicyParams(factory, param_assignments) });
+  return createPolicy(name, { seed: 0, params: parsePolicyParams(factory, param_assignments) });
 }
 
 /**
@@ -210,7 +210,7 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
 }
 
 async function start(o: ServerOptions): Promise<RunningServer> {
-  const policy = choosePolicy(o.policy, o.policy_params);
+  const policy = await choosePolicy(o.policy, o.policy_params);
   const multi_user = o.run_as_owner === true;
   checkUserMode(multi_user, o.log);
   checkExposure(o);

@@ -2,7 +2,7 @@ import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { GoodputError } from '../core/errors.js';
 import type { PolicyFactory, PolicyParamValue } from '../policy/policy.js';
-import { findPolicy, policyNames } from '../policy/registry.js';
+import { createPolicy, findPolicy, policyNames } from '../policy/registry.js';
 import { FairShareEstimator } from './fairness.js';
 import { summarize, type WorkloadMetrics } from './metrics.js';
 import { resolveSimOptions, simulate, type RoundProgress, type SimOptions } from './simulator.js';
@@ -64,8 +64,17 @@ export function requirePolicy(name: string): PolicyFactory {
  * finish-time fairness). Writes the interval log when `out_dir` is set. Throws GoodputError on
  * bad input.
  */
-export function runWorkload(file: string, settings: RunSettings, onRound?: (p: RoundProgress) => void): WorkloadReport {
-  const factory = requirePolicy(settings.policy);
+export async function runWorkload(
+  file: string,
+  settings: RunSettings,
+  onRound?: (p: RoundProgress) => void,
+): Promise<WorkloadReport> {
+  requirePolicy(settings.policy);
+  // Made before the simulation starts: the registry loads the MILP solver where the policy uses one.
+  const policy = await createPolicy(settings.policy, {
+    seed: settings.seed,
+    ...(settings.policy_params ? { params: settings.policy_params } : {}),
+  });
   const workload = jitterSubmissions(loadWorkload(file), settings.submit_jitter_s ?? 0, settings.seed);
   const name = workloadName(file);
   const options: SimOptions = {
@@ -86,12 +95,7 @@ export function runWorkload(file: string, settings: RunSettings, onRound?: (p: R
   const started = performance.now();
   let result;
   try {
-    result = simulate(
-      workload,
-      settings.policy,
-      factory.create({ seed: settings.seed, params: settings.policy_params }),
-      options,
-    );
+    result = simulate(workload, settings.policy, policy, options);
   } finally {
     if (fd !== undefined) closeSync(fd);
   }

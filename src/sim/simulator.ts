@@ -1,13 +1,20 @@
-import type { Allocation, ClusterSnapshot, NodeInfo, PolicyJob } from '../core/cluster.js';
+import {
+  DEFAULT_GPU_TYPE,
+  type Allocation,
+  type ClusterSnapshot,
+  type NodeInfo,
+  type PolicyJob,
+} from '../core/cluster.js';
 import { GoodputError } from '../core/errors.js';
 import { splitFixedBatch } from '../goodput/batch-split.js';
 import type { Policy } from '../policy/policy.js';
 import { validateDecision } from '../policy/validate-decision.js';
+import { oneTypeJobTypes } from '../model/job-types.js';
 import { buildPolicyJob, type PolicyJobFacts } from '../model/policy-job.js';
 import { packedPlacement } from './artifact-arithmetic.js';
 import { jobModeFor, polluxHooks, type JobMode } from './job-modes.js';
 import { SimProfileStore } from './profile-store.js';
-import { SimJob } from './sim-job.js';
+import { RESTART_DELAY_S, SimJob } from './sim-job.js';
 import type { Workload, WorkloadJob } from './workload.js';
 
 /** Cluster and clock settings of one simulation. Defaults are the artifact's. */
@@ -318,7 +325,7 @@ export function adaptivePolicyJob(job: SimJob, totalGpus: number): PolicyJob {
   const max_replicas = app.name === 'ncf' ? 1 : Math.min(totalGpus, Math.floor(app.max_batch_size / app.min_local_bsz));
   // Jobs declare their length (epochs), so the remaining work is known as it would be from the SDK.
   const remaining_samples = Math.max(0, app.target_progress - job.progress) * app.limits.init_batch_size;
-  return buildPolicyJob({
+  const pj = buildPolicyJob({
     ...base,
     min_replicas: 0,
     max_replicas,
@@ -329,6 +336,10 @@ export function adaptivePolicyJob(job: SimJob, totalGpus: number): PolicyJob {
     // The fit is the expensive part of a round: only run it if the policy reads the model.
     ...(job.profiled ? { model: () => job.model() } : {}),
   });
+  // Its facts on the cluster's one type, for a policy that places by type (sia).
+  const restarting = job.rescale_s > 0 && job.placement.length > 0;
+  pj.per_type = oneTypeJobTypes(pj, DEFAULT_GPU_TYPE, { remaining_samples, restart_s: RESTART_DELAY_S, restarting });
+  return pj;
 }
 
 /** What every mode's policy job says of a simulated job. */

@@ -5,7 +5,7 @@ import { runWorkload, type RunSettings } from './run-workload.js';
 /** Message a simulation worker posts to its parent. */
 export type WorkerMessage =
   | { type: 'progress'; now_s: number; last_arrival_s: number; completed: number; total: number }
-  | { type: 'done'; report: ReturnType<typeof runWorkload> }
+  | { type: 'done'; report: Awaited<ReturnType<typeof runWorkload>> }
   | { type: 'error'; code: ErrorCode; message: string; exitCode: number; internal: boolean };
 
 interface WorkerInput {
@@ -19,7 +19,7 @@ if (parentPort) {
   const { file, settings } = workerData as WorkerInput;
   let last = 0;
   try {
-    const report = runWorkload(file, settings, (p) => {
+    const report = await runWorkload(file, settings, (p) => {
       const now = Date.now();
       if (now - last < 100) return;
       last = now;

@@ -99,7 +99,7 @@ export const simCommand: CliCommand = {
       if (files.length === 1) {
         let last = 0;
         reports = [
-          runWorkload(files[0]!, settings, (p) => {
+          await runWorkload(files[0]!, settings, (p) => {
             const now = Date.now();
             if (now - last < 100) return;
             last = now;

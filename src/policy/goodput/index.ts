@@ -1,5 +1,9 @@
 import type { Allocation, ClusterSnapshot } from '../../core/cluster.js';
+import { byShape, requireSolver } from '../by-shape.js';
 import type { Policy, PolicyDecision, PolicyFactory, PolicyOptions, PolicyParamValue } from '../policy.js';
+import { GOODPUT_HETERO_DEFAULTS } from '../sia/goodput-hetero.js';
+import { ResumingGoodputHetero } from '../sia/resuming.js';
+import { OpenNodes } from '../typed.js';
 import {
   buildRoundJobs,
   defaultGoodputPolicyParams,
@@ -102,6 +106,20 @@ export const goodputPolicy: PolicyFactory = {
     queue_count: { min: 1, integer: true },
     max_preemptions: { min: 0, integer: true },
   },
-  // options.params holds only knobs listed above, each with its default's type (policy-params.ts).
-  create: (options: PolicyOptions) => new GoodputPolicy(options.params as Partial<GoodputPolicyParams> | undefined),
+  uses_solver: true,
+  create: (options: PolicyOptions) => createGoodputPolicy(options),
 };
+
+/**
+ * The goodput policy: on one GPU type its sizing (GoodputPolicy); on several, Sia's program with
+ * what goodput knows added (sia/goodput-hetero.ts), over the open nodes (typed.ts OpenNodes),
+ * discounting a change against what a job holds when its instance is new (sia/resuming.ts).
+ */
+export function createGoodputPolicy(options: PolicyOptions): Policy {
+  // options.params holds only knobs listed above, each with its default's type (policy-params.ts).
+  const oneType = new GoodputPolicy(options.params as Partial<GoodputPolicyParams> | undefined);
+  const knobs = { ...GOODPUT_HETERO_DEFAULTS, ...options.mixed_params };
+  const typed = () => new OpenNodes(() => new ResumingGoodputHetero(requireSolver(options.solver, 'goodput'), knobs));
+  const flags = { corrects_profiles: knobs.correct_profiles === 1, transfers_models: knobs.transfer_types === 1 };
+  return byShape(oneType, typed, flags);
+}

@@ -91,17 +91,17 @@ export class GoodputHetero extends SiaPolicy {
     const discount = (typeChanged ? this.knobs.type_change : 1) * this.knobs.change_discount;
     const age = this.knobs.restart_aware === 2 ? 1 : super.changeFactor(job, goodput, now_s, typeChanged);
     if (this.knobs.restart_aware === 0) return age * discount;
-    const R = Math.max(job.remaining_samples, 1);
-    return (age * discount) / (1 + (job.restart_s * goodput) / R);
+    const R = Math.max(job.per_type.remaining_samples, 1);
+    return (age * discount) / (1 + (job.per_type.restart_s * goodput) / R);
   }
 
   /** A job without a model starts where its application's one-GPU throughput is highest. */
   protected override unmodelledGoodput(job: TypedJob, type: string): number {
-    return this.knobs.bootstrap_ratio === 1 ? job.one_gpu_samples_per_s[type]! : 1;
+    return this.knobs.bootstrap_ratio === 1 ? job.per_type.one_gpu_samples_per_s[type]! : 1;
   }
 
   protected override unmeasuredModel(job: TypedJob, type: string): GoodputModel | undefined {
-    return this.transfers_models ? job.transferred?.(type) : undefined;
+    return this.transfers_models ? job.per_type.transferred?.(type) : undefined;
   }
 
   protected override get perGpuCost(): number {
@@ -109,12 +109,12 @@ export class GoodputHetero extends SiaPolicy {
   }
 
   protected override jobWeight(job: TypedJob, normalized: readonly number[], _configs: readonly SiaConfig[]): number {
-    const modelled = Object.keys(job.one_gpu_samples_per_s).some((t) => job.model(t) !== undefined);
+    const modelled = Object.keys(job.per_type.one_gpu_samples_per_s).some((t) => job.per_type.model(t) !== undefined);
     const best = modelled
       ? Math.max(...normalized) * this.lastMinGoodput
-      : Math.max(...Object.values(job.one_gpu_samples_per_s));
+      : Math.max(...Object.values(job.per_type.one_gpu_samples_per_s));
     // Remaining hours at the best goodput it could get now; unknown models count as one GPU.
-    const hours = Math.max(job.remaining_samples / Math.max(best, 1e-9), 60) / 3600;
+    const hours = Math.max(job.per_type.remaining_samples / Math.max(best, 1e-9), 60) / 3600;
     return Math.pow(1 / hours, this.knobs.srpt_power);
   }
 }

@@ -4,14 +4,14 @@
  * model per job (its measurements on every type pooled), and a job's GPUs off the type holding
  * most of them are dropped (they stay idle). Pure.
  */
-import type { Allocation, NodeInfo, PolicyJob } from '../../core/cluster.js';
+import type { Allocation, ClusterSnapshot, NodeInfo, PolicyJob } from '../../core/cluster.js';
 import { gpuTypeOf } from '../../core/cluster.js';
-import type { Policy } from '../policy.js';
-import { polluxPolicy } from '../pollux/pollux-policy.js';
-import { typeGroups, type TypedPolicy, type TypedSnapshot } from '../typed.js';
+import type { Policy, PolicyDecision, Rejection } from '../policy.js';
+import { createPolluxPolicy } from '../pollux/pollux-policy.js';
+import { NO_CONFIGURATION, typedJobs, typeGroups } from '../typed.js';
 
 /** Type-unaware Pollux over typed nodes. */
-export class PolluxUnaware implements TypedPolicy {
+export class PolluxUnaware implements Policy {
   readonly name = 'pollux';
   readonly pooled_models = true;
   private readonly inner: Policy;
@@ -21,26 +21,27 @@ export class PolluxUnaware implements TypedPolicy {
   private prev: Record<string, Allocation> = {};
 
   constructor(seed: number) {
-    this.inner = polluxPolicy.create({ seed });
+    this.inner = createPolluxPolicy({ seed });
   }
 
-  decide(s: TypedSnapshot): Record<string, Allocation> {
+  decide(s: ClusterSnapshot): PolicyDecision {
     if (this.vnodes.length === 0) this.split(s.nodes);
     const firstType = typeGroups(s.nodes)[0]!.type;
-    const jobs: PolicyJob[] = s.jobs.map((j) => {
-      const model = j.model(firstType);
-      const profiled = Math.max(...Object.values(j.max_profiled));
+    // Its model (pooled over types where the driver pools them) with the first type's limits.
+    const jobs: PolicyJob[] = typedJobs(s, this.name).map((j) => {
+      const model = j.per_type.model(firstType);
+      const profiled = Math.max(...Object.values(j.per_type.max_profiled));
       return {
         id: j.id,
         submitted_at_s: j.submitted_at_s,
         attained_service_gpu_s: j.attained_service_gpu_s,
-        min_replicas: 0,
+        min_replicas: j.min_replicas,
         max_replicas: j.max_replicas,
         max_profiled_replicas: profiled,
         restarts: j.restarts,
-        preemptible: true,
-        priority: 0,
-        limits: j.limits(firstType),
+        preemptible: j.preemptible,
+        priority: j.priority,
+        limits: j.per_type.limits(firstType),
         ...(j.fixed_batch_size !== undefined ? { fixed_batch_size: j.fixed_batch_size } : {}),
         ...(model ? { model } : {}),
       };
@@ -70,7 +71,9 @@ export class PolluxUnaware implements TypedPolicy {
       this.prev[id] = kept;
       out[id] = kept.map((v) => this.realOf[v]!);
     }
-    return out;
+    const rejections: Record<string, Rejection> = {};
+    for (const j of s.jobs) if (!out[j.id]) rejections[j.id] = decision.rejections?.[j.id] ?? NO_CONFIGURATION;
+    return { allocations: out, rejections };
   }
 
   private split(nodes: readonly NodeInfo[]): void {

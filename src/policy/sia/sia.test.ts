@@ -1,12 +1,21 @@
 import assert from 'node:assert/strict';
-import { before, describe, it } from 'node:test';
-import { gpuTypeOf, type NodeInfo } from '../../core/cluster.js';
-import { loadHighsSolver } from '../../sim/hetero/highs-solver.js';
-import { typeGroups, type TypedJob, type TypedSnapshot } from '../typed.js';
+import { describe, it } from 'node:test';
+import {
+  gpuTypeOf,
+  type Allocation,
+  type ClusterSnapshot,
+  type JobTypes,
+  type NodeInfo,
+  type PolicyJob,
+} from '../../core/cluster.js';
+import { loadHighsSolver } from '../../policy/solver.js';
+import { typeGroups, type TypedJob } from '../typed.js';
 import { validateDecision } from '../validate-decision.js';
 import type { MilpSolver } from './assignment.js';
 import { solveAssignment } from './assignment.js';
+import { runPolicyConformance } from '../conformance.js';
 import { GOODPUT_HETERO_DEFAULTS, GoodputHetero } from './goodput-hetero.js';
+import { siaPolicy } from './index.js';
 import { placeFast, placeSticky, SiaPolicy, siaConfigs } from './sia.js';
 
 const nodes: NodeInfo[] = [
@@ -15,35 +24,46 @@ const nodes: NodeInfo[] = [
   { index: 2, name: 'fast-0', gpus: 8, preemptible: false, gpu_type: 'fast' },
 ];
 
-function job(id: string, over: Partial<TypedJob> = {}): TypedJob {
+/** A job's policy view: `over` sets its per-type facts or its own fields. */
+function job(id: string, over: Partial<JobTypes> & Partial<Pick<PolicyJob, 'submitted_at_s'>> = {}): TypedJob {
+  const { submitted_at_s, ...types } = over;
+  const limits = {
+    init_batch_size: 128,
+    max_batch_size: 4096,
+    min_local_bsz: 32,
+    max_local_bsz: 512,
+    accumulation: true,
+  };
   return {
     id,
-    key: 'cifar10',
-    submitted_at_s: 0,
+    profile_key: 'cifar10',
+    submitted_at_s: submitted_at_s ?? 0,
     attained_service_gpu_s: 0,
+    min_replicas: 0,
     restarts: 0,
     max_replicas: 16,
-    max_profiled: { slow: 0, fast: 0 },
-    model: () => undefined,
-    limits: () => ({
-      init_batch_size: 128,
-      max_batch_size: 4096,
-      min_local_bsz: 32,
-      max_local_bsz: 512,
-      accumulation: true,
-    }),
-    one_gpu_samples_per_s: { slow: 100, fast: 400 },
-    remaining_samples: 1e6,
-    restart_s: 50,
-    restarting: false,
-    ...over,
+    max_profiled_replicas: 0,
+    preemptible: true,
+    priority: 0,
+    limits,
+    per_type: {
+      max_profiled: { slow: 0, fast: 0 },
+      model: () => undefined,
+      limits: () => limits,
+      one_gpu_samples_per_s: { slow: 100, fast: 400 },
+      remaining_samples: 1e6,
+      restart_s: 50,
+      restarting: false,
+      ...types,
+    },
   };
 }
 
-let solver: MilpSolver;
-before(async () => {
-  solver = await loadHighsSolver();
-});
+const solver: MilpSolver = await loadHighsSolver();
+
+// Sia as registered (over the open nodes, pinned jobs kept) on the one-type scenario of the suite,
+// its jobs' per-type facts derived from their policy jobs (typed.ts `typedJobs`).
+runPolicyConformance({ ...siaPolicy, create: (options) => siaPolicy.create({ ...options, solver }) });
 
 describe('siaConfigs', () => {
   it('offers powers of two below a node, then whole nodes, per type', () => {
@@ -99,16 +119,15 @@ describe('solveAssignment', () => {
 });
 
 describe('SiaPolicy', () => {
-  const snapshot = (jobs: TypedJob[], allocations: TypedSnapshot['allocations'] = {}, now_s = 60): TypedSnapshot => ({
-    now_s,
-    nodes,
-    jobs,
-    allocations,
-  });
+  const snapshot = (
+    jobs: TypedJob[],
+    allocations: ClusterSnapshot['allocations'] = {},
+    now_s = 60,
+  ): ClusterSnapshot => ({ now_s, nodes, jobs, allocations });
 
   it('gives a job without a model one GPU, on one type, and never over-commits', () => {
     const jobs = Array.from({ length: 20 }, (_, i) => job(`j${i}`));
-    const out = new SiaPolicy(solver).decide(snapshot(jobs));
+    const out = new SiaPolicy(solver).decide(snapshot(jobs)).allocations;
     assert.deepEqual(validateDecision({ nodes, jobs }, out), { ok: true });
     const sizes = Object.values(out).map((a) => a.length);
     assert.equal(sizes.length, 16, 'every GPU used by a one-GPU job');
@@ -117,17 +136,17 @@ describe('SiaPolicy', () => {
 
   it('keeps a restarting job where it is', () => {
     const policy = new SiaPolicy(solver);
-    const first = policy.decide(snapshot([job('a')]));
+    const first = policy.decide(snapshot([job('a')])).allocations;
     const again = policy.decide(
       snapshot([job('a', { restarting: true }), ...Array.from({ length: 20 }, (_, i) => job(`n${i}`))], first, 120),
-    );
+    ).allocations;
     assert.deepEqual(again['a'], first['a']);
   });
 });
 
 describe('GoodputHetero', () => {
   it('starts a job without a model on the type of highest one-GPU throughput', () => {
-    const out = new GoodputHetero(solver).decide({ now_s: 60, nodes, jobs: [job('a')], allocations: {} });
+    const out = new GoodputHetero(solver).decide({ now_s: 60, nodes, jobs: [job('a')], allocations: {} }).allocations;
     assert.equal(gpuTypeOf(nodes[out['a']![0]!]!), 'fast');
   });
 
@@ -143,7 +162,7 @@ describe('GoodputHetero', () => {
   });
 
   it('values a type its key has not run on by the transferred model when transfer_types is 1, else by the one-GPU ratio', () => {
-    const limits = job('x').limits('slow');
+    const limits = job('x').limits;
     const grad = { sqr: 1, var: 10 };
     // On slow GPUs a slow network: 4 GPUs barely beat one. Measured there only.
     const slowModel = {
@@ -169,7 +188,7 @@ describe('GoodputHetero', () => {
         nodes,
         jobs: [measured],
         allocations: {},
-      });
+      }).allocations;
       return { type: gpuTypeOf(nodes[out['a']![0]!]!), gpus: out['a']!.length };
     };
     assert.deepEqual(typeOf(1), { type: 'fast', gpus: 8 });
@@ -178,7 +197,7 @@ describe('GoodputHetero', () => {
   });
 
   it('discounts a move to another GPU type by type_change: a 10% gain moves a job without it, not with the default 0.85', () => {
-    const limits = job('x').limits('slow');
+    const limits = job('x').limits;
     const grad = { sqr: 1, var: 10 };
     const perf = { alpha_c: 0.01, beta_c: 0.001, alpha_n: 0.01, beta_n: 0.001, alpha_r: 0.01, beta_r: 0.001, gamma: 1 };
     const typeAfter = (type_change: number) => {
@@ -194,10 +213,15 @@ describe('GoodputHetero', () => {
         model: (t) => (t === 'slow' ? { perf, grad, limits } : fastKnown ? fast : undefined),
       });
       const policy = new GoodputHetero(solver, { ...GOODPUT_HETERO_DEFAULTS, type_change });
-      const first = policy.decide({ now_s: 60, nodes, jobs: [a], allocations: {} });
+      const first: Record<string, Allocation> = policy.decide({
+        now_s: 60,
+        nodes,
+        jobs: [a],
+        allocations: {},
+      }).allocations;
       assert.equal(gpuTypeOf(nodes[first['a']![0]!]!), 'slow');
       fastKnown = true;
-      const second = policy.decide({ now_s: 120, nodes, jobs: [a], allocations: first });
+      const second = policy.decide({ now_s: 120, nodes, jobs: [a], allocations: first }).allocations;
       return gpuTypeOf(nodes[second['a']![0]!]!);
     };
     assert.equal(typeAfter(1), 'fast');

@@ -7,17 +7,11 @@
  * yet may take one GPU of any type. Allocations other than the job's current one are discounted
  * by Pollux's re-allocation factor. Pure: the solver is injected.
  */
-import type { Allocation } from '../../core/cluster.js';
+import type { Allocation, ClusterSnapshot } from '../../core/cluster.js';
 import { fixedBatchChoice, optimizeBatch } from '../../goodput/optimize.js';
 import type { GoodputModel } from '../../goodput/types.js';
-import {
-  allocationType,
-  typeGroups,
-  type TypeGroup,
-  type TypedJob,
-  type TypedPolicy,
-  type TypedSnapshot,
-} from '../typed.js';
+import type { Policy, PolicyDecision, Rejection } from '../policy.js';
+import { allocationType, NO_CONFIGURATION, typedJobs, typeGroups, type TypeGroup, type TypedJob } from '../typed.js';
 import { solveAssignment, type MilpSolver } from './assignment.js';
 
 /** Sia's knobs (artifact defaults). */
@@ -90,7 +84,7 @@ function goodputOn(model: GoodputModel, job: TypedJob, nodes: number, gpus: numb
 }
 
 /** The Sia policy over `solver`. */
-export class SiaPolicy implements TypedPolicy {
+export class SiaPolicy implements Policy {
   readonly name: string = 'sia';
   private prevConfig = new Map<string, number>();
   /** The absolute goodput the last goodputRow normalized by (samples/s). */
@@ -114,20 +108,21 @@ export class SiaPolicy implements TypedPolicy {
     return 1;
   }
 
-  decide(s: TypedSnapshot): Record<string, Allocation> {
+  decide(s: ClusterSnapshot): PolicyDecision {
+    const jobs = typedJobs(s, this.name);
     const groups = typeGroups(s.nodes);
     const configs = siaConfigs(groups);
     const gpn = new Map(groups.map((g) => [g.type, g.gpus_per_node]));
     const rows: { id: string; costs: Map<number, number>; forced?: number }[] = [];
-    const gps = s.jobs.map((job) => {
+    const gps = jobs.map((job) => {
       const gp = this.goodputRow(job, configs, gpn);
       return { gp, min: this.lastMinGoodput, weight: this.jobWeight(job, gp, configs, s.now_s) };
     });
     // Weights relative to the round's median, so that a per-GPU cost has one scale.
     const sorted = gps.map((g) => g.weight).sort((a, b) => a - b);
     const median = sorted.length > 0 ? sorted[Math.floor(sorted.length / 2)]! : 1;
-    const large = s.jobs.length * configs.length > COLUMN_BUDGET;
-    s.jobs.forEach((job, i) => {
+    const large = jobs.length * configs.length > COLUMN_BUDGET;
+    jobs.forEach((job, i) => {
       const gp = gps[i]!.gp;
       const weight = gps[i]!.weight / (median > 0 ? median : 1);
       const prev = this.prevConfig.get(job.id);
@@ -149,7 +144,7 @@ export class SiaPolicy implements TypedPolicy {
         if ((cost < 0 && cost < bestOfType) || c === prev) costs.set(c, cost);
         bestOfType = Math.min(bestOfType, cost);
       }
-      const keep = job.restarting && prev !== undefined && s.allocations[job.id] !== undefined;
+      const keep = job.per_type.restarting && prev !== undefined && s.allocations[job.id] !== undefined;
       rows.push({ id: job.id, costs, ...(keep ? { forced: prev } : {}) });
     });
     const columns = rows.reduce((n, r) => n + r.costs.size, 0);
@@ -180,7 +175,9 @@ export class SiaPolicy implements TypedPolicy {
         this.stickyPlacement ? placeSticky(g, list, nodeGpus, s.allocations) : placeFast(g, list, nodeGpus),
       );
     }
-    return out;
+    const rejections: Record<string, Rejection> = {};
+    for (const j of jobs) if (!out[j.id]) rejections[j.id] = NO_CONFIGURATION;
+    return { allocations: out, rejections };
   }
 
   /**
@@ -197,7 +194,7 @@ export class SiaPolicy implements TypedPolicy {
    */
   protected changeFactor(job: TypedJob, _goodput: number, now_s: number, _typeChanged: boolean): number {
     const age = now_s - job.submitted_at_s;
-    const pen = restartPenalty(job.key);
+    const pen = restartPenalty(job.profile_key ?? '');
     return age < pen ? 1 : Math.max(age - job.restarts * pen, 0) / (age + pen);
   }
 
@@ -225,8 +222,10 @@ export class SiaPolicy implements TypedPolicy {
     const cap =
       job.max_replicas === 1
         ? 1
-        : Math.max(...types.map((t) => Math.min(Math.max(2 * (job.max_profiled[t] ?? 0), 1), job.max_replicas)));
-    const models = new Map(types.map((t) => [t, job.model(t)]));
+        : Math.max(
+            ...types.map((t) => Math.min(Math.max(2 * (job.per_type.max_profiled[t] ?? 0), 1), job.max_replicas)),
+          );
+    const models = new Map(types.map((t) => [t, job.per_type.model(t)]));
     const source = types.find((t) => models.get(t) !== undefined);
     const unmeasured = new Map(
       types.map((t) => [t, source === undefined || models.get(t) ? undefined : this.unmeasuredModel(job, t)]),
@@ -237,7 +236,7 @@ export class SiaPolicy implements TypedPolicy {
       if (own) return goodputOn(own, job, c.nodes, c.gpus);
       if (source === undefined) return c.gpus === 1 ? this.unmodelledGoodput(job, c.type) : 0;
       const src = models.get(source)!;
-      const ratio = job.one_gpu_samples_per_s[c.type]! / job.one_gpu_samples_per_s[source]!;
+      const ratio = job.per_type.one_gpu_samples_per_s[c.type]! / job.per_type.one_gpu_samples_per_s[source]!;
       return goodputOn(src, job, Math.ceil(c.gpus / gpn.get(source)!), c.gpus) * ratio;
     });
     const positive = row.filter((g) => g > ZERO_GAIN);

@@ -8,10 +8,14 @@
 import { capLocalBatch, splitFixedBatch, type LocalBatch } from '../../goodput/batch-split.js';
 import { fitPerfParams } from '../../goodput/fit.js';
 import { optimizeBatch } from '../../goodput/optimize.js';
-import type { GoodputModel, PerfParams, ProfilePoint } from '../../goodput/types.js';
+import type { GoodputModel, ProfilePoint } from '../../goodput/types.js';
+import { fitAndCorrect, jobModel, type JobFit } from '../../model/job-fit.js';
 import { advanceJob, SteppedJob } from '../job-step.js';
 import type { KeyProfiles } from './key-profiles.js';
 import { typeLimits, type HeteroApplication } from './typed-app.js';
+
+/** Gradient statistics (sigma^2, nu). */
+type Grad = readonly [number, number];
 
 /** Profile key of the pooled (type-unaware) model. */
 const POOLED = '*';
@@ -38,7 +42,7 @@ export class HeteroJob extends SteppedJob {
   readonly pooled: boolean;
   type: string | null = null;
   private readonly profiles = new Map<string, Map<number, ProfilePoint>>();
-  private readonly fits = new Map<string, PerfParams>();
+  private readonly fits = new Map<string, JobFit>();
   private readonly shared: KeyProfiles | undefined;
 
   constructor(config: HeteroJobConfig) {
@@ -66,23 +70,22 @@ export class HeteroJob extends SteppedJob {
   model(type: string): GoodputModel | undefined {
     if (this.shared) {
       // Every own measurement is in the shared profile: its fit is the job's and its key's.
-      const fit = this.shared.fit(this.app.name, type);
       const grad = this.grad ?? this.shared.grad(this.app.name);
-      if (!fit || !grad) return undefined;
-      const model: GoodputModel = {
-        perf: fit.perf,
-        grad: { sqr: grad[0], var: grad[1] },
-        limits: typeLimits(this.app, type),
-      };
-      if (this.shared.corrected) model.correction = fit.correction;
-      return model;
+      return this.assemble(this.shared.fit(this.app.name, type), grad, type);
     }
     const key = this.pooled ? POOLED : type;
     const points = this.profiles.get(key);
     if (!points || points.size === 0 || !this.grad) return undefined;
-    let perf = this.fits.get(key);
-    if (!perf) this.fits.set(key, (perf = fitPerfParams([...points.values()])));
-    return { perf, grad: { sqr: this.grad[0], var: this.grad[1] }, limits: typeLimits(this.app, type) };
+    let fit = this.fits.get(key);
+    if (!fit) this.fits.set(key, (fit = fitAndCorrect([...points.values()], fitPerfParams, false)));
+    return this.assemble(fit, this.grad, type);
+  }
+
+  /** The goodput model of `fit` and `grad` on `type` (model/job-fit.ts `jobModel`, the control plane's). */
+  private assemble(fit: JobFit | undefined, grad: Grad | undefined, type: string): GoodputModel | undefined {
+    if (!fit || !grad) return undefined;
+    const limits = typeLimits(this.app, type);
+    return jobModel({ fit, grad: { sqr: grad[0], var: grad[1] }, corrected: fit.correction !== null, limits });
   }
 
   /**
@@ -95,13 +98,9 @@ export class HeteroJob extends SteppedJob {
     const grad = this.grad ?? shared?.grad(this.app.name);
     if (!shared || !grad || shared.fit(this.app.name, type)) return undefined;
     const t = shared.transferred(this.app.name, type);
-    if (!t) return undefined;
-    return {
-      perf: t.perf,
-      grad: { sqr: grad[0], var: grad[1] },
-      limits: typeLimits(this.app, type),
-      ...(shared.corrected ? { correction: t.correction } : {}),
-    };
+    return t
+      ? this.assemble({ perf: t.perf, correction: shared.corrected ? t.correction : null }, grad, type)
+      : undefined;
   }
 
   /** Training left, in B0-equivalent samples. */

@@ -3,15 +3,14 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { gpuTypeOf, type Allocation } from '../../core/cluster.js';
-import { PolluxUnaware } from '../../policy/sia/pollux-unaware.js';
-import { SiaPolicy } from '../../policy/sia/sia.js';
-import type { TypedPolicy, TypedSnapshot } from '../../policy/typed.js';
+import type { ClusterSnapshot } from '../../core/cluster.js';
+import type { Policy, PolicyDecision } from '../../policy/policy.js';
+import { createPolicy } from '../../policy/registry.js';
 import { packagePath } from '../../util/package-root.js';
 import { parsePlacements } from '../sia-traces.js';
 import { HeteroJob } from './hetero-job.js';
 import { KeyProfiles } from './key-profiles.js';
 import { clusterNodes, loadHeteroWorkload, parseClusterSpec, simulateHetero } from './hetero-sim.js';
-import { loadHighsSolver } from './highs-solver.js';
 import { loadHeteroApplications, TypeThroughput } from './typed-app.js';
 import { correctedThroughput } from '../../goodput/step-correction.js';
 
@@ -67,23 +66,22 @@ describe('simulateHetero on the Sia traces', { skip }, () => {
     loadHeteroWorkload(join(dataDir!, 'workloads', 'philly', 'workload-1.csv'), apps()).slice(0, n);
 
   /** Wraps a policy to record every decision's GPU types per job. */
-  function spy(inner: TypedPolicy, seen: string[][]): TypedPolicy {
+  function spy(inner: Policy, seen: string[][]): Policy {
     return {
       name: inner.name,
       ...(inner.pooled_models ? { pooled_models: true } : {}),
-      decide(s: TypedSnapshot): Record<string, Allocation> {
+      decide(s: ClusterSnapshot): PolicyDecision {
         const out = inner.decide(s);
-        for (const a of Object.values(out)) seen.push([...new Set(a.map((n) => gpuTypeOf(s.nodes[n]!)))]);
+        for (const a of Object.values(out.allocations)) seen.push([...new Set(a.map((n) => gpuTypeOf(s.nodes[n]!)))]);
         return out;
       },
     };
   }
 
   it('sia finishes every job, each allocation on one type, deterministically', async () => {
-    const solver = await loadHighsSolver();
     const seen: string[][] = [];
-    const a = simulateHetero(firstJobs(6), spy(new SiaPolicy(solver), seen), clusterNodes(parts));
-    const b = simulateHetero(firstJobs(6), new SiaPolicy(solver), clusterNodes(parts));
+    const a = simulateHetero(firstJobs(6), spy(await createPolicy('sia', { seed: 0 }), seen), clusterNodes(parts));
+    const b = simulateHetero(firstJobs(6), await createPolicy('sia', { seed: 0 }), clusterNodes(parts));
     assert.equal(a.jobs.length, 6);
     assert.ok(a.jobs.every((j) => j.jct_s > 0 && Number.isFinite(j.jct_s)));
     assert.ok(seen.length > 0 && seen.every((types) => types.length === 1));
@@ -94,9 +92,9 @@ describe('simulateHetero on the Sia traces', { skip }, () => {
     assert.ok(new Set(a.final_types).size > 1, `jobs use more than one type: ${a.final_types.join(',')}`);
   });
 
-  it('type-unaware pollux drops GPUs off the primary type instead of spanning types', () => {
+  it('type-unaware pollux drops GPUs off the primary type instead of spanning types', async () => {
     const seen: string[][] = [];
-    const r = simulateHetero(firstJobs(6), spy(new PolluxUnaware(1), seen), clusterNodes(parts));
+    const r = simulateHetero(firstJobs(6), spy(await createPolicy('pollux', { seed: 1 }), seen), clusterNodes(parts));
     assert.equal(r.jobs.length, 6);
     assert.ok(seen.every((types) => types.length === 1));
   });
@@ -116,15 +114,15 @@ describe('simulateHetero on the Sia traces', { skip }, () => {
   });
 
   /** A policy that moves job 0 between two nodes of the same type every round. */
-  function mover(): TypedPolicy {
+  function mover(): Policy {
     let flip = false;
     return {
       name: 'mover',
-      decide(s: TypedSnapshot): Record<string, Allocation> {
+      decide(s: ClusterSnapshot): PolicyDecision {
         flip = !flip;
         const out: Record<string, Allocation> = {};
         if (s.jobs[0]) out[s.jobs[0].id] = [flip ? 0 : 1];
-        return out;
+        return { allocations: out };
       },
     };
   }

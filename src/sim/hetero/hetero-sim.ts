@@ -1,14 +1,18 @@
 /**
- * The simulator on a cluster of several GPU types: fixed 60 s rounds, a typed policy
- * (policy/typed.ts) decides every job's type and nodes, jobs progress on their type's traces.
+ * The simulator on a cluster of several GPU types: fixed 60 s rounds, a registered policy decides
+ * every job's type and nodes from each job's per-type facts (core/cluster.ts JobTypes, built by
+ * model/policy-job.ts), jobs progress on their type's traces.
  */
 import { performance } from 'node:perf_hooks';
 import { readFileSync } from 'node:fs';
-import { gpuTypeOf, type Allocation, type NodeInfo } from '../../core/cluster.js';
+import { gpuTypeOf, type Allocation, type ClusterSnapshot, type NodeInfo, type PolicyJob } from '../../core/cluster.js';
 import { GoodputError, inputError } from '../../core/errors.js';
 import type { Shape } from '../../goodput/type-transfer.js';
+import { buildJobTypes } from '../../model/job-types.js';
+import { buildPolicyJob } from '../../model/policy-job.js';
+import type { Policy } from '../../policy/policy.js';
 import { siaConfigs } from '../../policy/sia/sia.js';
-import { typeGroups, type TypedJob, type TypedPolicy, type TypedSnapshot } from '../../policy/typed.js';
+import { typeGroups } from '../../policy/typed.js';
 import { validateDecision } from '../../policy/validate-decision.js';
 import { numberCell, parseCsv } from '../csv.js';
 import type { JobOutcome } from '../simulator.js';
@@ -136,7 +140,7 @@ export function jobMaxReplicas(app: HeteroApplication): number {
  */
 export function simulateHetero(
   workload: readonly HeteroWorkloadJob[],
-  policy: TypedPolicy,
+  policy: Policy,
   nodes: readonly NodeInfo[],
   options: HeteroSimOptions = {},
 ): HeteroSimResult {
@@ -198,14 +202,14 @@ export function simulateHetero(
         );
       const kept: Record<string, Allocation> = {};
       for (const j of active) if (allocations[j.name]?.length) kept[j.name] = allocations[j.name]!;
-      const snapshot: TypedSnapshot = {
+      const snapshot: ClusterSnapshot = {
         now_s: now,
         nodes,
-        jobs: active.map((j) => typedJob(j, types)),
+        jobs: active.map((j) => policyJob(j, types)),
         allocations: kept,
       };
       const t0 = performance.now();
-      const decision = policy.decide(snapshot);
+      const decision = policy.decide(snapshot).allocations;
       decision_ms.push(performance.now() - t0);
       const check = validateDecision(snapshot, decision);
       if (!check.ok)
@@ -255,30 +259,46 @@ export function simulateHetero(
   };
 }
 
-function typedJob(j: HeteroJob, types: readonly string[]): TypedJob {
+/**
+ * The policy's view of `j`: what it knows per type, and (for a policy that reads one model) its
+ * model and limits on the cluster's first type, pooled over types where the policy pools them.
+ */
+function policyJob(j: HeteroJob, types: readonly string[]): PolicyJob {
   const max_profiled: Record<string, number> = {};
   const one: Record<string, number> = {};
   for (const t of types) {
     max_profiled[t] = j.maxProfiled(t);
     one[t] = j.app.byType.get(t)!.one_gpu_samples_per_s;
   }
-  return {
+  return buildPolicyJob({
     id: j.name,
-    key: j.app.name,
     submitted_at_s: j.submit_s,
     attained_service_gpu_s: j.attained_gpu_s,
-    restarts: j.restarts ?? 0,
+    min_replicas: 0,
     max_replicas: jobMaxReplicas(j.app),
+    own_max_replicas: Math.max(...Object.values(max_profiled)),
+    profile_key: j.app.name,
+    restarts: j.restarts ?? 0,
+    preemptible: true,
+    priority: 0,
+    limits: typeLimits(j.app, types[0]!),
     ...(j.fixed_batch_size !== undefined ? { fixed_batch_size: j.fixed_batch_size } : {}),
-    max_profiled,
-    model: (t) => j.model(t),
-    transferred: (t) => j.transferred(t),
-    limits: (t) => typeLimits(j.app, t),
-    one_gpu_samples_per_s: one,
-    remaining_samples: j.remaining_samples,
-    restart_s: j.app.rescale_s,
-    restarting: j.rescale_s > 0 && j.placement.length > 0,
-  };
+    model: () => j.model(types[0]!),
+    progress_at_risk_s: 0,
+    per_type: buildJobTypes({
+      types,
+      own_type: j.type ?? undefined,
+      model: (t) => j.model(t),
+      transferred: (t) => j.transferred(t),
+      limits: (t) => typeLimits(j.app, t),
+      max_profiled,
+      // Sia's bootstrap profile: the application's one-GPU rate on each type, from its traces.
+      one_gpu_samples_per_s: one,
+      remaining_samples: j.remaining_samples,
+      restart_s: j.app.rescale_s,
+      restarting: j.rescale_s > 0 && j.placement.length > 0,
+    }),
+  });
 }
 
 function samePlacement(a: readonly number[], b: readonly number[]): boolean {

@@ -6,15 +6,15 @@
  * start of training.
  */
 import { fitPerfParams } from '../../goodput/fit.js';
-import { stepCorrection } from '../../goodput/step-correction.js';
 import { transferredPerf, type TransferredPerf } from '../../goodput/type-transfer-model.js';
 import type { Shape } from '../../goodput/type-transfer.js';
-import type { PerfParams, ProfilePoint, StepCorrection } from '../../goodput/types.js';
+import type { ProfilePoint } from '../../goodput/types.js';
+import { fitAndCorrect, type JobFit } from '../../model/job-fit.js';
 
 /** The run's shared profiles. */
 export class KeyProfiles {
   private readonly points = new Map<string, Map<number, ProfilePoint>>();
-  private readonly fits = new Map<string, { perf: PerfParams; correction: StepCorrection }>();
+  private readonly fits = new Map<string, JobFit>();
   private readonly startGrad = new Map<string, readonly [number, number]>();
   private readonly transfers = new Map<string, { signature: string; result: TransferredPerf | undefined }>();
 
@@ -32,19 +32,16 @@ export class KeyProfiles {
   }
 
   /**
-   * The fit over every job's measurements of `app` on `type`, if any, and its correction by
-   * them where measured (goodput/step-correction.ts), as the control plane corrects a key's fit.
+   * The fit over every job's measurements of `app` on `type` (in the order they were measured),
+   * if any, corrected by them where measured when `corrected` (model/job-fit.ts `fitAndCorrect`,
+   * the control plane's rule).
    */
-  fit(app: string, type: string): { perf: PerfParams; correction: StepCorrection } | undefined {
+  fit(app: string, type: string): JobFit | undefined {
     const key = `${app}\u0000${type}`;
     const m = this.points.get(key);
     if (!m || m.size === 0) return undefined;
     let fit = this.fits.get(key);
-    if (!fit) {
-      const points = [...m.values()];
-      const perf = fitPerfParams(points);
-      this.fits.set(key, (fit = { perf, correction: stepCorrection(perf, points) }));
-    }
+    if (!fit) this.fits.set(key, (fit = fitAndCorrect([...m.values()], fitPerfParams, this.corrected)));
     return fit;
   }
 

@@ -4,15 +4,13 @@
  */
 import { performance } from 'node:perf_hooks';
 import { GoodputError } from '../../core/errors.js';
-import { GOODPUT_HETERO_DEFAULTS, GoodputHetero, type GoodputHeteroParams } from '../../policy/sia/goodput-hetero.js';
-import { PolluxUnaware } from '../../policy/sia/pollux-unaware.js';
-import { SiaPolicy } from '../../policy/sia/sia.js';
-import type { TypedPolicy } from '../../policy/typed.js';
+import type { Policy } from '../../policy/policy.js';
+import { createPolicy } from '../../policy/registry.js';
+import type { GoodputHeteroParams } from '../../policy/sia/goodput-hetero.js';
 import { percentile, summarize, type WorkloadMetrics } from '../metrics.js';
 import { workloadName } from '../run-workload.js';
 import { heteroFairness } from './hetero-fairness.js';
 import { clusterNodes, loadHeteroWorkload, parseClusterSpec, simulateHetero } from './hetero-sim.js';
-import { loadHighsSolver } from './highs-solver.js';
 import { loadHeteroApplications } from './typed-app.js';
 
 /** Policies that run on a mixed cluster. */
@@ -49,16 +47,18 @@ export interface HeteroReport extends WorkloadMetrics {
   jobs: Record<string, number>;
 }
 
-/** A fresh typed policy by name; `goodput_params` override the goodput policy's defaults. */
-export async function makeTypedPolicy(
+/**
+ * A fresh registered policy of HETERO_POLICIES by name; `goodput_params` override the goodput
+ * policy's defaults on several types.
+ */
+export async function heteroPolicy(
   name: string,
   seed: number,
   goodput_params: Partial<GoodputHeteroParams> = {},
-): Promise<TypedPolicy> {
-  if (name === 'sia') return new SiaPolicy(await loadHighsSolver());
-  if (name === 'goodput')
-    return new GoodputHetero(await loadHighsSolver(), { ...GOODPUT_HETERO_DEFAULTS, ...goodput_params });
-  if (name === 'pollux') return new PolluxUnaware(seed);
+): Promise<Policy> {
+  if ((HETERO_POLICIES as readonly string[]).includes(name)) {
+    return createPolicy(name, { seed, mixed_params: goodput_params as Record<string, number> });
+  }
   throw new GoodputError(
     'E_UNKNOWN_POLICY',
     `policy '${name}' does not run on a mixed cluster; valid: ${HETERO_POLICIES.join(', ')}`,
@@ -79,7 +79,7 @@ export async function runHeteroWorkload(
     parts.map((p) => p.type),
   );
   const workload = loadHeteroWorkload(file, apps);
-  const policy = await makeTypedPolicy(settings.policy, settings.seed, settings.goodput_params);
+  const policy = await heteroPolicy(settings.policy, settings.seed, settings.goodput_params);
   const t0 = performance.now();
   const result = simulateHetero(workload, policy, nodes, {
     ...(onRound ? { onRound } : {}),

@@ -3,16 +3,16 @@
  * change of a job's configuration against the configuration it chose for the job last round,
  * which it remembers by position in its list of configurations. The control plane starts a new
  * instance when that list changes (open nodes change), after a decision it overrode, and at
- * server start (typed-round.ts TypedDecider); such an instance has chosen nothing yet and would
+ * server start (policy/typed.ts OpenNodes); such an instance has chosen nothing yet and would
  * move every job once without the discount. Here a job the instance has not placed is discounted
  * against the configuration it holds now: the type and GPU count of its current allocation, read
  * from the snapshot, which names no position. Pure (but for the memory of its base).
  */
-import { gpuTypeOf } from '../core/cluster.js';
-import { GoodputHetero } from '../policy/sia/goodput-hetero.js';
-import type { SiaConfig } from '../policy/sia/sia.js';
-import type { TypedJob, TypedSnapshot } from '../policy/typed.js';
-import type { Allocation } from '../core/cluster.js';
+import { gpuTypeOf, type ClusterSnapshot } from '../../core/cluster.js';
+import type { PolicyDecision } from '../policy.js';
+import type { TypedJob } from '../typed.js';
+import { GoodputHetero } from './goodput-hetero.js';
+import type { SiaConfig } from './sia.js';
 
 /** GoodputHetero whose change discount holds across restarts of the instance. */
 export class ResumingGoodputHetero extends GoodputHetero {
@@ -24,7 +24,7 @@ export class ResumingGoodputHetero extends GoodputHetero {
   private undiscounted = new Map<string, readonly number[]>();
   private now_s = 0;
 
-  override decide(s: TypedSnapshot): Record<string, Allocation> {
+  override decide(s: ClusterSnapshot): PolicyDecision {
     this.now_s = s.now_s;
     this.held = new Map();
     this.undiscounted = new Map();
@@ -34,7 +34,7 @@ export class ResumingGoodputHetero extends GoodputHetero {
     }
     const out = super.decide(s);
     this.placed = new Set(
-      Object.entries(out)
+      Object.entries(out.allocations)
         .filter(([, a]) => a.length > 0)
         .map(([id]) => id),
     );

@@ -3,7 +3,7 @@
  * once per process. Each solve is a fresh solver over CPLEX LP text.
  */
 import highsModule, { type Highs } from 'highs';
-import type { MilpSolver } from '../../policy/sia/assignment.js';
+import type { MilpSolver } from './sia/assignment.js';
 
 // The package's ESM build exports the loader as default; its CommonJS-typed declarations
 // describe that default as the module itself.

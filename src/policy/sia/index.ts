@@ -1,0 +1,17 @@
+/** Registry entry of Sia (SOSP'23): one (type, nodes, GPUs) configuration per job by integer program. */
+import { requireSolver } from '../by-shape.js';
+import type { PolicyFactory, PolicyOptions } from '../policy.js';
+import { OpenNodes } from '../typed.js';
+import { SiaPolicy } from './sia.js';
+
+/** Sia over any cluster (one GPU type is the case of one type group). */
+export const siaPolicy: PolicyFactory = {
+  name: 'sia',
+  job_mode: 'adaptive',
+  description: "Sia (SOSP 2023): per-round integer program over each job's (GPU type, nodes, GPUs) goodput",
+  uses_solver: true,
+  create: (options: PolicyOptions) => {
+    const solver = requireSolver(options.solver, 'sia');
+    return new OpenNodes(() => new SiaPolicy(solver));
+  },
+};
