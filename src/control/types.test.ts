@@ -10,7 +10,6 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { BackendNode } from '../backends/backend.js';
-import { loadHighsSolver } from '../policy/solver.js';
 import { fakePlane, fakeTrainer } from '../../test-support/control/fake-plane.js';
 
 const H100 = 'NVIDIA H100 80GB HBM3';
@@ -27,8 +26,6 @@ const machine: BackendNode = {
 
 describe('goodput on a machine with two GPU types (fake backend and clock)', () => {
   it('every job runs on one type, grows past one device, and its replicas are told which type', async () => {
-    // Mixed-type rounds load HiGHS (WebAssembly) in real time while the fake clock races on: loaded first.
-    await loadHighsSolver();
     const p = await fakePlane({ nodes: [machine], policy: 'goodput', interval_s: 1, grace_s: 5 });
     const ids: string[] = [];
     for (const name of ['a', 'b']) {

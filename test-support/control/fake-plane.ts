@@ -14,7 +14,7 @@ import type { BackendNode } from '../../src/backends/backend.js';
 import { FakeBackend, FakeCluster, fakeNode } from '../../src/backends/fake-backend.js';
 import { jobSpecSchema, type JobSpec, type JobSpecInput } from '../../src/core/job-spec.js';
 import { parsePolicyParams } from '../../src/policy/policy-params.js';
-import { findPolicy } from '../../src/policy/registry.js';
+import { createPolicy, findPolicy } from '../../src/policy/registry.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { JobRecord } from '../../src/store/types.js';
 import { FakeClock } from '../../src/util/clock.js';
@@ -176,8 +176,10 @@ export async function fakePlane(options: {
   const clock = new FakeClock(1_700_000_000_000);
   const store = new SqliteStore(':memory:', { now_ms: () => clock.now_ms() });
   const cluster = new FakeCluster(options.nodes ?? [fakeNode('local', options.slots ?? 2)], clock);
-  const factory = findPolicy(options.policy ?? 'goodput')!;
-  const policy = factory.create({ seed: 0, params: parsePolicyParams(factory, options.params ?? []) });
+  const name = options.policy ?? 'goodput';
+  const params = parsePolicyParams(findPolicy(name)!, options.params ?? []);
+  // Loads the MILP solver where the policy uses one (in real time, before the fake clock races).
+  const policy = await createPolicy(name, { seed: 0, params });
   const controller = new Controller({
     store,
     backend: new FakeBackend(cluster),
