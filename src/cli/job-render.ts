@@ -3,6 +3,7 @@ import type { EventView, JobDetail, JobSummary } from '../client/client.js';
 import { age, formatTable } from '../client/table.js';
 import type { BatchView, JobInsight } from '../control/insight.js';
 import { liveVerdict, type LiveReport } from '../doctor/live.js';
+import { terminalText } from '../util/printable.js';
 import { profileLine } from './profile-render.js';
 
 const num = (x: number) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toPrecision(3));
@@ -55,12 +56,14 @@ export function renderJob(job: JobDetail, events: readonly EventView[], reports:
   if (job.health) lines.push(`health     ${job.health}`);
   if (job.kept) lines.push(`kept       ${job.kept}`);
   if (job.checkpoint_at) lines.push(`checkpoint ${job.checkpoint_at}`);
-  const out = [lines.join('\n')];
+  // Reasons, names, paths and the command come from users and jobs: each line is escaped whole.
+  const out = [lines.map((l) => terminalText(l)).join('\n')];
   if (job.current_replicas.length > 0) {
     out.push(formatTable(['attempt', 'rank', 'node', unit === 'GPU' ? 'gpu' : 'slot', 'pid/job', 'exit'], job.current_replicas.map((r) => [String(r.attempt), String(r.rank), r.node, String(r.device ?? '-'), r.launch_id ? `slurm ${r.launch_id}` : String(r.pid), r.exit_code === null ? 'running' : String(r.exit_code)])));
   }
   const tail = job.state === 'failed' ? [...events].reverse().find((e) => typeof e.data.log_tail === 'string' && e.data.log_tail !== '') : undefined;
-  if (tail) out.push(`last lines of replica ${String(tail.data.log_rank ?? 0)}'s log:\n${String(tail.data.log_tail).replace(/^/gm, '  ')}`);
+  // The log tail is the job's own output: it may hold escape sequences aimed at whoever runs `show`.
+  if (tail) out.push(`last lines of replica ${terminalText(String(tail.data.log_rank ?? 0))}'s log:\n${terminalText(String(tail.data.log_tail), true).replace(/^/gm, '  ')}`);
   out.push(formatTable(['time', 'actor', 'event', 'state', 'reason'], events.slice(-SHOWN_EVENTS).map((e) => [e.at.slice(11, 19), e.actor, e.kind, `${e.from_state ?? ''}->${e.to_state ?? ''}`, e.reason])));
   if (events.length > SHOWN_EVENTS) out.push(`(${events.length - SHOWN_EVENTS} earlier events not shown; 'goodput show ${job.name} --json' has them all)`);
   return out.join('\n\n');

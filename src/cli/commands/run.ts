@@ -14,6 +14,7 @@ import { numberFlag, parseFlags, type CliCommand } from '../command.js';
 import { checkMissingDashDash } from '../job-command.js';
 import { jobFlags, specFromFlags, splitCommand } from './submit.js';
 import { launchNotes } from './submit-notes.js';
+import { terminalText } from '../../util/printable.js';
 
 const flags = {
   ...jobFlags,
@@ -130,7 +131,7 @@ killed resumes its job instead of starting a second one.
       for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
       await server.close();
     }
-    log(`job ${job.id} ${final.state}: ${final.reason} (restarts ${Math.max(0, final.launches - 1)}, step ${final.step})`);
+    log(`job ${job.id} ${final.state}: ${terminalText(final.reason)} (restarts ${Math.max(0, final.launches - 1)}, step ${final.step})`);
     return final.state === 'succeeded' ? 0 : final.state === 'cancelled' ? 130 : 1;
   },
 };
@@ -164,7 +165,9 @@ async function resumeOrSubmit(server: RunningServer, spec: JobSpec, user: string
 function tail(path: string, offset: number): number {
   if (!existsSync(path)) return offset;
   const size = statSync(path).size;
-  if (size <= offset) return offset;
+  // A log cut to its newest part at its cap (backends/local/log-writer.ts) goes on from its new end.
+  if (size < offset) return size;
+  if (size === offset) return offset;
   const fd = openSync(path, 'r');
   try {
     const buffer = Buffer.alloc(size - offset);
