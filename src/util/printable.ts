@@ -41,6 +41,5 @@ export function terminalText(text: string, keepLines = false): string {
  * raw (DEL, C1 controls, bidi controls) written as `\uXXXX` escapes: the same JSON value.
  */
 export function terminalJson(value: unknown): string {
-  // eslint-disable-next-line no-control-regex
   return JSON.stringify(value, null, 2).replace(/[\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
