@@ -93,7 +93,7 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
 
   app.post('/v1/jobs', async (c) => {
     const principal = requireUser(c.get('principal'));
-    const body = await jsonBody(c);
+    const body = await jsonBody(c, 'job spec');
     const spec = validateJobSpec(body, process.cwd(), 'job spec');
     if (spec.user !== undefined && spec.user !== principal.user && !principal.admin) throw forbidden(`user ${principal.user} cannot submit jobs as ${spec.user}`);
     const user = principal.admin ? (spec.user ?? principal.user) : principal.user;
@@ -176,7 +176,7 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     const id = c.req.param('id');
     if (principal.kind === 'job' && principal.job_id !== id) throw forbidden(`this token belongs to job ${principal.job_id}, not ${id}`);
     if (principal.kind === 'user' && !principal.admin) throw forbidden('reports are posted with the job token (GOODPUT_TOKEN)');
-    const body = parse(reportBodySchema, await jsonBody(c), 'report');
+    const body = parse(reportBodySchema, await jsonBody(c, 'report'), 'report');
     // The store checks the report against the job in its transaction (core/report-issues.ts): an
     // invalid one gets 400, an ended job's 409.
     const config = await controller.report({ job_id: id, attempt: body.attempt, limits: body.limits, reports: body.reports, checkpoint_on_stop: body.checkpoint_on_stop });
