@@ -15,7 +15,7 @@ export const ERROR_CODES = [
   // Backends and launching.
   'E_BACKEND_UNAVAILABLE', 'E_LAUNCH', 'E_STOP', 'E_SLURM', 'E_SLURM_PARTITION', 'E_SHARED_FS',
   // Server, store and data directory.
-  'E_START', 'E_LISTEN', 'E_PORT_CHANGED', 'E_DATA_DIR', 'E_STORE_DAMAGED', 'E_STORE_VERSION', 'E_STORE_LOST', 'E_UNAVAILABLE', 'E_DISK_FULL', 'E_BUSY', 'E_EXISTS',
+  'E_START', 'E_LISTEN', 'E_PORT_CHANGED', 'E_DATA_DIR', 'E_STORE_DAMAGED', 'E_STORE_UNAVAILABLE', 'E_STORE_VERSION', 'E_STORE_LOST', 'E_UNAVAILABLE', 'E_DISK_FULL', 'E_BUSY', 'E_EXISTS',
   // Client side of HTTP.
   'E_SERVER_DOWN', 'E_HTTP',
   // A bug: anything not foreseen.
