@@ -23,6 +23,7 @@ import { diskFullError, diskFullNote, isDiskFull } from '../datadir/disk-space.j
 import { openCheckedStore } from '../datadir/open-store.js';
 import { keepReserve, RESERVE_BYTES } from '../datadir/reserve.js';
 import { sweepRetention, type RetentionOptions } from '../datadir/retention.js';
+import { reportLogDrops } from '../datadir/log-drops.js';
 import { listenPort, readReplicaUrl, writeReplicaUrl } from '../datadir/replica-url.js';
 import { secureDataDir } from '../datadir/secure.js';
 import { serverLockHolder } from '../datadir/server-lock.js';
@@ -204,7 +205,8 @@ async function start(o: ServerOptions): Promise<RunningServer> {
   let controller: Controller | undefined;
   let server: ServerType | undefined;
   try {
-    const backend = o.slurm ? await slurmBackend(o.slurm, o.data_dir, o.log) : new LocalBackend({ devices: o.devices });
+    // The local backend caps each log as it is written (backends/local/log-writer.ts); the sweep below caps the others.
+    const backend = o.slurm ? await slurmBackend(o.slurm, o.data_dir, o.log) : new LocalBackend({ devices: o.devices, log_limit_bytes: (o.retention ?? DEFAULT_RETENTION).log_limit_bytes });
     const apiUrl = { value: '' };
     controller = new Controller({
       store, backend, policy, secret, data_dir: o.data_dir, api_url: '', interval_s: o.interval_s, grace_s: o.grace_s, log: o.log,
@@ -237,7 +239,7 @@ async function start(o: ServerOptions): Promise<RunningServer> {
     const retention = o.retention ?? DEFAULT_RETENTION;
     const sweep = () => void sweepRetention(join(o.data_dir, 'jobs'), store, retention, Date.now()).then((d) => {
       if (d.logs_trimmed + d.checkpoints_removed > 0) o.log(`retention: ${d.logs_trimmed} log(s) cut to their newest part, ${d.checkpoints_removed} ended job(s)' checkpoints removed`);
-    }, (error: unknown) => o.log(`retention: ${(error as Error).message}`));
+    }, (error: unknown) => o.log(`retention: ${(error as Error).message}`)).then(() => reportLogDrops(join(o.data_dir, 'jobs'), store, Date.now())).catch(() => {});
     const retentionTimer = setInterval(sweep, RETENTION_EVERY_MS).unref();
     sweep();
     // The recovery reserve (datadir/reserve.ts) is given up within a second of the disk filling.

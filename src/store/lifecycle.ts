@@ -67,7 +67,9 @@ export type EventKind =
   // Facts that change no state (Store.recordEvent).
   | 'batch-size' | 'node-unavailable' | 'backend-unavailable' | 'waiting'
   // How the job uses its profile key's profile (Store.setProfileUse; profile-replaced: recordEvent).
-  | 'profile-used' | 'profile-discarded' | 'profile-replaced';
+  | 'profile-used' | 'profile-discarded' | 'profile-replaced'
+  // A replica's log writer cut its log at the cap (datadir/log-drops.ts; recordEvent).
+  | 'log-dropped';
 
 /** The named store operations that change a job's state (or target). */
 export type Operation = 'assign' | 'retarget' | 'launch' | 'stop' | 'relaunch' | 'requeue' | 'finish';
