@@ -12,16 +12,16 @@
  * - does not carry the replica's markers (containment.ts), so the sweep of escaped processes
  *   does not kill it in the middle of a cut; it ends when the pipe has no writer left (the
  *   replica and whatever it started and the sweep killed);
- * - copies in pieces with `head -c` (which writes each read at once: `goodput logs -f` sees
- *   output as it comes), and when the log holds `cap` bytes keeps its newest half after a first
+ * - copies in pieces with `head -c` (unbuffered by `stdbuf -o0`, so each read is written at
+ *   once and `goodput logs -f` sees output as it comes), and when the log holds `cap` bytes keeps its newest half after a first
  *   line that says how many bytes and lines were dropped so far;
  * - writes the totals dropped to the run file `<base>.log-dropped` ("BYTES LINES"), read by the
  *   server for the job's event (datadir/log-drops.ts), and `<base>.log-done` when it ended, which
  *   the wrapper waits for (at most 2 s) before it records its exit, so that the exit's log tail
  *   (failure hints, `goodput show`) holds the replica's last lines.
  *
- * Only POSIX sh and coreutils (head, tail, tee, wc, mv, setsid) are used: a writer per replica
- * costs a shell, not a Node process. The log size never exceeds the cap (plus the first line).
+ * Only POSIX sh, coreutils (head, tail, tee, wc, mv, stdbuf) and setsid are used: a writer per replica
+ * costs a shell, not a Node process. The log never exceeds its cap by more than 4 KiB and its first line.
  */
 import { readFileSync } from 'node:fs';
 
@@ -32,6 +32,8 @@ export const LOG_CAP_MIN_BYTES = 64 << 10;
 export const LOG_WRITER = [
   'log=$1; cap=$2; p=$3; trap "" TERM INT HUP; umask 077',
   'keep=$((cap / 2)); dropped=0; lines=0; head_bytes=0',
+  // head writes through stdio, which holds a pipe's output back until 4 KiB: unbuffered, each read is written at once.
+  'sb=; command -v stdbuf > /dev/null && sb="stdbuf -o0"',
   'size=$(($(wc -c < "$log" 2>/dev/null || echo 0)))',
   'while :; do',
   '  if [ "$size" -ge "$cap" ]; then',
@@ -48,7 +50,7 @@ export const LOG_WRITER = [
   '  fi',
   '  room=$((cap - size)); [ "$room" -lt 4096 ] && room=4096',
   // tee goes on past a write error (a full disk): the bytes read are counted, the pipe is drained.
-  '  n=$(($(head -c "$room" | tee -a "$log" 2>/dev/null | wc -c)))',
+  '  n=$(($($sb head -c "$room" | tee -a "$log" 2>/dev/null | wc -c)))',
   '  [ "$n" -lt "$room" ] && break',
   '  size=$(($(wc -c < "$log" 2>/dev/null || echo $((size + n)))))',
   'done',
