@@ -28,7 +28,9 @@ and of replicas, a 5,000-job store with listing clients, setsid children. Prints
 stuck, slots leaked, escaped processes (targets 0), report p99 under listing load (<= 50 ms), RSS.
   --jobs N     finished jobs in the store (default 5000)
   --load-s S   seconds of each report-latency measurement (default 8)
-`, { jobs: { type: 'string' }, 'load-s': { type: 'string' } });
+  --input-faults  instead: large request bodies, a log past its cap, an unwritable store (bench/soak/)
+`, { jobs: { type: 'string' }, 'load-s': { type: 'string' }, 'input-faults': { type: 'boolean' } });
+if (args['input-faults']) process.exit(await (await import('./soak/input-faults.js')).runInputFaults());
 
 const STORED_JOBS = Number(args.jobs ?? 5000);
 const LOAD_S = Number(args['load-s'] ?? 8);

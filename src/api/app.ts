@@ -42,6 +42,13 @@ export interface AppOptions {
 /** Largest request body accepted (a report of 1000 measurements is about 400 KB). */
 const MAX_BODY_BYTES = 4 << 20;
 
+/**
+ * Largest job spec body: a valid spec holds at most 512 KiB of arguments and variables and 64 KiB
+ * of env_setup (SPEC_LIMITS), so a larger body is refused by its Content-Length, before it is
+ * read (a 3 MB spec was read, parsed and walked for 3 s).
+ */
+const MAX_SPEC_BODY_BYTES = 1 << 20;
+
 /** Max bytes of log one `GET .../logs` returns. */
 const LOG_CHUNK_BYTES = 1 << 20;
 
@@ -61,6 +68,7 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
   app.notFound((c) => c.json({ error: { code: 'E_NOT_FOUND', message: `no route ${c.req.method} ${c.req.path}` } }, 404));
 
   app.use('*', limitBody(MAX_BODY_BYTES));
+  app.use('/v1/jobs', limitBody(MAX_SPEC_BODY_BYTES));
   app.get('/v1/health', async (c) => {
     const state = await health.state();
     return c.json({ ok: state.state === 'ok', version: o.version, store: state }, state.state === 'ok' ? 200 : 503);
