@@ -42,8 +42,10 @@ stuck, slots leaked, escaped processes (targets 0), report p99 under listing loa
     'big-store': { type: 'boolean' },
     flood: { type: 'boolean' },
     faults: { type: 'string' },
+    'input-faults': { type: 'boolean' },
   },
 );
+if (args['input-faults']) process.exit(await (await import('./soak/input-faults.js')).runInputFaults());
 
 if (args['big-store'] || args.flood) {
   const { runStoreDay } = await import('./soak/store-day.js');

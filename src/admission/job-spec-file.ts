@@ -2,14 +2,12 @@
  * Reading and validating the job specification a user writes (YAML/JSON file or CLI flags); the
  * schema and its types live in core/job-spec.ts.
  */
-import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { GoodputError } from '../core/errors.js';
-import { printable } from '../util/printable.js';
 import { closestMatch } from '../util/suggest.js';
 import { jobSpecSchema, type JobSpec } from '../core/job-spec.js';
+import { parseSpecText, readSpecText } from './spec-file.js';
 
 /**
  * Formats every issue of a failed parse as `field: message`, joined by '; '. An unknown field at
@@ -74,20 +72,8 @@ export function readJobSpecFile(path: string, cwd: string): JobSpec {
  * when unreadable, E_SPEC when not YAML/JSON or not a mapping of fields.
  */
 export function readJobSpecDocument(path: string, cwd: string): Record<string, unknown> {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    throw new GoodputError('E_INPUT', `cannot read job spec ${path}: ${(error as Error).message}`);
-  }
-  let doc: unknown;
-  try {
-    doc = parseYaml(text);
-  } catch (error) {
-    // The parser quotes the offending line with a caret: kept for a text file, but a binary file
-    // passed by mistake must not send its bytes (escape sequences) to the terminal.
-    throw new GoodputError('E_SPEC', `${path}: not valid YAML/JSON: ${printable((error as Error).message, 600, true)}`);
-  }
+  // Size checked before reading, entries counted before parsing (control/spec-file.ts).
+  const doc = parseSpecText(readSpecText(path), path);
   if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) {
     throw new GoodputError(
       'E_SPEC',

@@ -40,6 +40,13 @@ export interface AppOptions {
   now_ms?: () => number;
 }
 
+/**
+ * Largest job spec body: a valid spec holds at most 512 KiB of arguments and variables and 64 KiB
+ * of env_setup (SPEC_LIMITS), so a larger body is refused by its Content-Length, before it is
+ * read (a 3 MB spec was read, parsed and walked for 3 s).
+ */
+const MAX_SPEC_BODY_BYTES = 1 << 20;
+
 /** Max bytes of log one `GET .../logs` returns. */
 const LOG_CHUNK_BYTES = 1 << 20;
 
@@ -61,6 +68,7 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
   );
 
   app.use('*', limitBody(MAX_BODY_BYTES));
+  app.use('/v1/jobs', limitBody(MAX_SPEC_BODY_BYTES));
   app.get('/v1/health', async (c) => {
     const state = await health.state();
     return c.json({ ok: state.state === 'ok', version: o.version, store: state }, state.state === 'ok' ? 200 : 503);
@@ -105,7 +113,7 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
 
   app.post('/v1/jobs', async (c) => {
     const principal = requireUser(c.get('principal'));
-    const body = await jsonBody(c);
+    const body = await jsonBody(c, 'job spec');
     const spec = validateJobSpec(body, process.cwd(), 'job spec');
     if (spec.user !== undefined && spec.user !== principal.user && !principal.admin)
       throw forbidden(`user ${principal.user} cannot submit jobs as ${spec.user}`);

@@ -37,7 +37,12 @@ export function limitBody(max_bytes: number, in_flight_bytes = 8 * max_bytes): M
   return async function limitBodyBytes(c, next) {
     const length = c.req.header('content-length');
     const sized = length !== undefined && c.req.header('transfer-encoding') === undefined;
-    if (sized && Number(length) > max_bytes) throw tooLarge(max_bytes);
+    if (sized && Number(length) > max_bytes) {
+      // The connection is closed after the answer: the unread body is not drained (read and
+      // dropped) by the server, which for clients that keep posting would keep it busy.
+      c.header('connection', 'close');
+      throw tooLarge(max_bytes);
+    }
     if (c.req.method === 'GET' || c.req.method === 'HEAD') return next();
     // A body of unknown size may grow to the limit: it holds the limit.
     const size = sized ? Number(length) : max_bytes;

@@ -13,6 +13,7 @@ const STATUS: Partial<Record<ErrorCode, ContentfulStatusCode>> = {
   E_INFEASIBLE: 422,
   E_TOO_LARGE: 413,
   E_STORE_DAMAGED: 503,
+  E_STORE_UNAVAILABLE: 503,
   E_DISK_FULL: 507,
   E_BUSY: 503,
   E_SPEC: 400,

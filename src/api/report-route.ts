@@ -35,7 +35,7 @@ export async function handleReport(
 ): Promise<Response> {
   const id = c.req.param('id')!;
   checkReporter(c.get('principal'), id);
-  const body = parse(reportBodySchema, await jsonBody(c), 'report');
+  const body = parse(reportBodySchema, await jsonBody(c, 'report'), 'report');
   const { attempt, limits, reports, checkpoint_on_stop } = body;
   const config = await report({ job_id: id, attempt, limits, reports, checkpoint_on_stop });
   return c.json({ config });

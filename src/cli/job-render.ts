@@ -3,6 +3,7 @@ import type { EventView, JobDetail, JobSummary } from '../client/client.js';
 import { age, formatTable } from '../client/table.js';
 import type { BatchView, JobInsight } from '../control/insight.js';
 import { liveDoctorLine, type LiveReport } from '../doctor/live.js';
+import { terminalText } from '../util/printable.js';
 import { profileLine } from './profile-render.js';
 
 const num = (x: number) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toPrecision(3));
@@ -69,7 +70,8 @@ export function renderJob(job: JobDetail, events: readonly EventView[], reports:
   if (job.health) lines.push(`health     ${job.health}`);
   if (job.kept) lines.push(`kept       ${job.kept}`);
   if (job.checkpoint_at) lines.push(`checkpoint ${job.checkpoint_at}`);
-  const out = [lines.join('\n')];
+  // Reasons, names, paths and the command come from users and jobs: each line is escaped whole.
+  const out = [lines.map((l) => terminalText(l)).join('\n')];
   if (job.current_replicas.length > 0) {
     out.push(
       formatTable(
@@ -89,9 +91,10 @@ export function renderJob(job: JobDetail, events: readonly EventView[], reports:
     job.state === 'failed'
       ? [...events].reverse().find((e) => typeof e.data.log_tail === 'string' && e.data.log_tail !== '')
       : undefined;
+  // The log tail is the job's own output: it may hold escape sequences aimed at whoever runs `show`.
   if (tail)
     out.push(
-      `last lines of replica ${String(tail.data.log_rank ?? 0)}'s log:\n${String(tail.data.log_tail).replace(/^/gm, '  ')}`,
+      `last lines of replica ${terminalText(String(tail.data.log_rank ?? 0))}'s log:\n${terminalText(String(tail.data.log_tail), true).replace(/^/gm, '  ')}`,
     );
   out.push(
     formatTable(

@@ -2,6 +2,7 @@
 import { GoodputError } from '../core/errors.js';
 import { commands } from './commands.js';
 import { didYouMean } from '../util/suggest.js';
+import { terminalText } from '../util/printable.js';
 
 const version = '0.1.0';
 
@@ -58,11 +59,12 @@ export async function main(argv: readonly string[]): Promise<number> {
 
 function reportError(error: unknown): number {
   if (error instanceof GoodputError) {
-    console.error(`goodput: error[${error.code}]: ${error.message}`);
+    // Messages may quote what a job or another user wrote (a name, a reason): no escapes reach the terminal.
+    console.error(`goodput: error[${error.code}]: ${terminalText(error.message, true)}`);
     return error.exitCode;
   }
   const message = error instanceof Error ? error.message : String(error);
-  console.error(`goodput: internal error: ${message}`);
+  console.error(`goodput: internal error: ${terminalText(message, true)}`);
   if (process.env.GOODPUT_DEBUG && error instanceof Error) console.error(error.stack);
   else console.error('Set GOODPUT_DEBUG=1 for details, and please report this as a bug.');
   return 70;

@@ -1,7 +1,13 @@
 /** Plain-text tables for the CLI. */
+import { terminalText } from '../util/printable.js';
 
-/** Left-aligned columns separated by two spaces; the header is upper-cased. Pure. */
-export function formatTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
+/**
+ * Left-aligned columns separated by two spaces; the header is upper-cased. Every cell is shown
+ * with its control characters escaped (util/printable.ts terminalText): cells carry job names,
+ * reasons and events, and a table is printed to a terminal. Pure.
+ */
+export function formatTable(header: readonly string[], unsafe: readonly (readonly string[])[]): string {
+  const rows = unsafe.map((r) => r.map((c) => terminalText(c)));
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: readonly string[]) =>
     cells

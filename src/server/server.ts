@@ -24,6 +24,7 @@ import { keepReserve, RESERVE_BYTES } from '../datadir/reserve.js';
 import { sweepRetention, type RetentionOptions } from '../datadir/retention.js';
 import { sweepEndedJobs } from '../datadir/job-retention.js';
 import { listenPort, readReplicaUrl, reportedHost, writeReplicaUrl } from '../datadir/replica-url.js';
+import { reportLogDrops } from '../datadir/log-drops.js';
 import { secureDataDir } from '../datadir/secure.js';
 import { serverLockHolder } from '../datadir/server-lock.js';
 import { ownerAccount } from '../multiuser/accounts.js';
@@ -231,7 +232,10 @@ async function start(o: ServerOptions): Promise<RunningServer> {
   let controller: Controller | undefined;
   let server: ServerType | undefined;
   try {
-    const backend = o.slurm ? await slurmBackend(o.slurm, o.data_dir, o.log) : new LocalBackend({ devices: o.devices });
+    // The local backend caps each log as it is written (backends/local/log-writer.ts); the sweep below caps the others.
+    const backend = o.slurm
+      ? await slurmBackend(o.slurm, o.data_dir, o.log)
+      : new LocalBackend({ devices: o.devices, log_limit_bytes: (o.retention ?? DEFAULT_RETENTION).log_limit_bytes });
     const apiUrl = { value: '' };
     controller = new Controller({
       store,
@@ -291,15 +295,18 @@ async function start(o: ServerOptions): Promise<RunningServer> {
     const ctl = controller;
     const retention = o.retention ?? DEFAULT_RETENTION;
     const sweep = () =>
-      void sweepRetention(join(o.data_dir, 'jobs'), store, retention, Date.now()).then(
-        (d) => {
-          if (d.logs_trimmed + d.checkpoints_removed > 0)
-            o.log(
-              `retention: ${d.logs_trimmed} log(s) cut to their newest part, ${d.checkpoints_removed} ended job(s)' checkpoints removed`,
-            );
-        },
-        (error: unknown) => o.log(`retention: ${(error as Error).message}`),
-      );
+      void sweepRetention(join(o.data_dir, 'jobs'), store, retention, Date.now())
+        .then(
+          (d) => {
+            if (d.logs_trimmed + d.checkpoints_removed > 0)
+              o.log(
+                `retention: ${d.logs_trimmed} log(s) cut to their newest part, ${d.checkpoints_removed} ended job(s)' checkpoints removed`,
+              );
+          },
+          (error: unknown) => o.log(`retention: ${(error as Error).message}`),
+        )
+        .then(() => reportLogDrops(join(o.data_dir, 'jobs'), store, Date.now()))
+        .catch(() => {});
     const retentionTimer = setInterval(sweep, RETENTION_EVERY_MS).unref();
     sweep();
     const job_retention_ms = o.job_retention_ms ?? Infinity;

@@ -84,7 +84,9 @@ export type EventKind =
   // How the job uses its profile key's profile (Store.setProfileUse; profile-replaced: recordEvent).
   | 'profile-used'
   | 'profile-discarded'
-  | 'profile-replaced';
+  | 'profile-replaced'
+  // A replica's log writer cut its log at the cap (datadir/log-drops.ts; recordEvent).
+  | 'log-dropped';
 
 /** The named store operations that change a job's state (or target). */
 export type Operation = 'assign' | 'retarget' | 'launch' | 'stop' | 'relaunch' | 'requeue' | 'finish';

@@ -367,8 +367,11 @@ export interface Store {
   /** The Unix account of `user`, if one was set. */
   getUnixUser(user: string): Promise<string | undefined>;
 
-  /** A cheap read that throws when the store cannot serve (health checks). */
-  probe(): Promise<void>;
+  /**
+   * A cheap read that throws when the store cannot serve (health checks); with `write`, also a
+   * one-page committed write that changes nothing, which throws when the store cannot be written.
+   */
+  probe(write?: boolean): Promise<void>;
 
   /** Releases the database. */
   close(): Promise<void>;

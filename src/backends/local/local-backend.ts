@@ -28,6 +28,7 @@ import {
 import { contractEnv, nodeVisibleDevices } from '../contract-env.js';
 import { execPlan } from '../job-env.js';
 import { jobDirs, readExitFile, replicaLogName, runFileBase } from '../run-files.js';
+import { AWAIT_WRITER, LOG_CAP_MIN_BYTES, LOG_WRITER, START_WRITER, WRITER_FILES } from './log-writer.js';
 import { freePort, isAlive, killGroup, procGroup, procStart } from './process-info.js';
 import { asOwner, prepareOwnerDirs } from './run-as.js';
 
@@ -43,13 +44,16 @@ export { jobDirs } from '../run-files.js';
  * signal is repeated until the command really ended (a zombie still answers `kill -0`). The exit
  * file lets a restarted server learn the exit code of a replica it did not start. The umask is
  * narrowed only after the command started (its own umask stays the server's), so the run files
- * are 0600 whatever the umask.
+ * are 0600 whatever the umask. With a log cap, the output goes through the replica's log writer
+ * (log-writer.ts), started first and awaited last.
  */
 const WRAPPER = [
-  'p=$1; shift; trap : TERM INT HUP',
+  'p=$1; log=$2; cap=$3; lw=$4; shift 4; trap : TERM INT HUP',
+  START_WRITER,
   '"$@" & c=$!; umask 077',
   'echo "$$ $c" > "$p.pid.tmp" && mv -f "$p.pid.tmp" "$p.pid"',
   'while :; do wait $c; r=$?; kill -0 $c 2>/dev/null || break; done',
+  AWAIT_WRITER,
   'echo $r > "$p.exit.tmp" && mv -f "$p.exit.tmp" "$p.exit"; exit $r',
 ].join('\n');
 
@@ -63,6 +67,11 @@ export interface LocalBackendOptions {
   devices: readonly DeviceInfo[];
   /** How often adopted replicas are polled (ms). Default 500. */
   poll_ms?: number;
+  /**
+   * Cap of each replica log (bytes), kept by the replica's log writer as it writes (log-writer.ts;
+   * at least LOG_CAP_MIN_BYTES). 0 or absent: no cap, the replica writes its log directly.
+   */
+  log_limit_bytes?: number;
 }
 
 /** Runs each replica as a local process in its own process group, logs appended per rank. */
@@ -72,9 +81,12 @@ export class LocalBackend implements Backend {
   private listener: (exit: ReplicaExit) => void = () => {};
   private readonly adopted = new Map<string, ReplicaRef>();
   private readonly timer: NodeJS.Timeout;
+  private readonly logCap: number;
 
   constructor(options: LocalBackendOptions) {
     this.deviceList = options.devices;
+    const cap = options.log_limit_bytes ?? 0;
+    this.logCap = cap > 0 ? Math.max(Math.round(cap), LOG_CAP_MIN_BYTES) : 0;
     this.timer = setInterval(() => this.pollAdopted(), options.poll_ms ?? 500);
     this.timer.unref();
   }
@@ -129,7 +141,8 @@ export class LocalBackend implements Backend {
         const plan = replicaExec(req, dirs, contract);
         const log_path = join(dirs.logs, replicaLogName(rank));
         const base = join(dirs.run, `attempt-${req.attempt}-rank-${rank}`);
-        for (const suffix of ['.pid', '.pid.tmp', '.exit', '.exit.tmp']) rmSync(base + suffix, { force: true });
+        for (const suffix of ['.pid', '.pid.tmp', '.exit', '.exit.tmp', ...WRITER_FILES])
+          rmSync(base + suffix, { force: true });
         const fd = openSync(log_path, 'a', 0o600);
         if (owner) fchownSync(fd, owner.uid, owner.gid);
         writeSync(
@@ -138,12 +151,16 @@ export class LocalBackend implements Backend {
         );
         const started_at_ms = Date.now();
         const { child, ref } = await new Promise<{ child: ReturnType<typeof spawn>; ref: ReplicaRef }>((ok, fail) => {
-          const c = spawn('/bin/sh', ['-c', WRAPPER, 'goodput-replica', base, ...plan.command], {
-            cwd: req.workdir,
-            env: plan.env,
-            detached: true,
-            stdio: ['ignore', fd, fd],
-          });
+          const c = spawn(
+            '/bin/sh',
+            ['-c', WRAPPER, 'goodput-replica', base, log_path, String(this.logCap), LOG_WRITER, ...plan.command],
+            {
+              cwd: req.workdir,
+              env: plan.env,
+              detached: true,
+              stdio: ['ignore', fd, fd],
+            },
+          );
           c.once('spawn', () => {
             // The exit listener is in place before anything awaits: a replica that ends while
             // `launch` still waits for its exec (exit 127 at once) is heard too.

@@ -1,6 +1,7 @@
 import { connect, connectionFlags } from '../../client/connect.js';
 import { usageError } from '../../core/errors.js';
 import { isTerminal, type JobState } from '../../store/lifecycle.js';
+import { terminalText } from '../../util/printable.js';
 import { numberFlag, parseFlags, type CliCommand } from '../command.js';
 
 export const logsCommand: CliCommand = {
@@ -9,7 +10,11 @@ export const logsCommand: CliCommand = {
   help: `Usage: goodput logs <job> [-f] [--replica N] [--data-dir DIR | --server URL] [--token T]
 
 Prints the log of replica N (default 0) over all attempts. -f follows it until the job ends,
-then exits 1 when the job failed (0 otherwise), so scripts can wait on a job with it.`,
+then exits 1 when the job failed (0 otherwise), so scripts can wait on a job with it.
+The log is printed raw, byte for byte as the job wrote it (as kubectl logs does): escape
+sequences in it reach your terminal; pipe it through 'less' or 'cat -v' for a job you do not
+trust. ('goodput show' prints a failed job's last lines with control characters escaped.)
+A log past the server's --log-limit-mb keeps its newest part: -f then goes on from the new end.`,
   async run(argv) {
     const { values, positionals } = parseFlags('logs', argv, {
       ...connectionFlags,
@@ -34,7 +39,7 @@ then exits 1 when the job failed (0 otherwise), so scripts can wait on a job wit
       if (!chunk.text && isTerminal(chunk.state as JobState)) {
         if (chunk.state !== 'failed') return 0;
         const job = await client.getJob(positionals[0]!);
-        console.error(`goodput: job ${job.id} failed: ${job.reason}`);
+        console.error(`goodput: job ${job.id} failed: ${terminalText(job.reason)}`);
         return 1;
       }
       if (!chunk.text) await new Promise((r) => setTimeout(r, 500));

@@ -1,6 +1,7 @@
 import type { JobFilter, JobSummary } from '../../client/client.js';
 import { connect, connectionFlags } from '../../client/connect.js';
 import { usageError } from '../../core/errors.js';
+import { terminalJson } from '../../util/printable.js';
 import { parseFlags, type CliCommand } from '../command.js';
 import { renderJobList } from '../job-render.js';
 
@@ -70,7 +71,7 @@ speedup over one replica now and at the best size the model predicts.
       jobs.reverse();
     }
     if (values.json) {
-      console.log(JSON.stringify(jobs, null, 2));
+      console.log(terminalJson(jobs));
       return 0;
     }
     console.log(renderJobList(jobs));

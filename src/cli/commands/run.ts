@@ -13,6 +13,7 @@ import type { JobRecord } from '../../store/types.js';
 import { numberFlag, parseFlags, type CliCommand } from '../command.js';
 import { checkMissingDashDash } from '../job-command.js';
 import { jobFlags, specFromFlags, splitCommand } from './submit.js';
+import { terminalText } from '../../util/printable.js';
 
 const flags = {
   ...jobFlags,
@@ -153,7 +154,7 @@ killed resumes its job instead of starting a second one.
       await server.close();
     }
     log(
-      `job ${job.id} ${final.state}: ${final.reason} (restarts ${Math.max(0, final.launches - 1)}, step ${final.step})`,
+      `job ${job.id} ${final.state}: ${terminalText(final.reason)} (restarts ${Math.max(0, final.launches - 1)}, step ${final.step})`,
     );
     return final.state === 'succeeded' ? 0 : final.state === 'cancelled' ? 130 : 1;
   },
@@ -200,7 +201,9 @@ async function resumeOrSubmit(
 function tail(path: string, offset: number): number {
   if (!existsSync(path)) return offset;
   const size = statSync(path).size;
-  if (size <= offset) return offset;
+  // A log cut to its newest part at its cap (backends/local/log-writer.ts) goes on from its new end.
+  if (size < offset) return size;
+  if (size === offset) return offset;
   const fd = openSync(path, 'r');
   try {
     const buffer = Buffer.alloc(size - offset);

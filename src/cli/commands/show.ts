@@ -1,5 +1,6 @@
 import { connect, connectionFlags } from '../../client/connect.js';
 import { usageError } from '../../core/errors.js';
+import { terminalJson } from '../../util/printable.js';
 import { parseFlags, type CliCommand } from '../command.js';
 import { renderJob } from '../job-render.js';
 
@@ -21,7 +22,7 @@ size and batch-size change happened.
     const job = await client.getJob(positionals[0]!);
     const events = await client.events(job.id);
     if (values.json) {
-      console.log(JSON.stringify({ ...job, events }, null, 2));
+      console.log(terminalJson({ ...job, events }));
       return 0;
     }
     console.log(renderJob(job, events, await client.reports(job.id, 200)));
