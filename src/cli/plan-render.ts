@@ -1,5 +1,5 @@
 /** `goodput plan`'s outputs: the table with its answers, and a self-contained HTML chart. */
-import type { PlanRow } from '../model/plan.js';
+import type { PlanRow, Undecided } from '../model/plan.js';
 import type { PlanReport } from '../model/plan-report.js';
 
 /** Seconds as `45s`, `12m`, `3.4h`, `2.1d`. */
@@ -24,18 +24,33 @@ function fmtNumber(x: number): string {
 
 const fmtCost = (c: number | null, currency: string): string => (c === null ? '-' : `${c < 10 ? c.toFixed(2) : Math.round(c)} ${currency}`);
 
+/** `a-b` of two durations, shown beside the prediction as its 80% interval. */
+const fmtTimeRange = (r: readonly [number, number]): string => `${fmtDuration(r[0])}-${fmtDuration(r[1])}`;
+const fmtCostRange = (r: readonly [number, number] | null, currency: string): string => (r === null ? '-' : `${fmtCost(r[0], '').trim()}-${fmtCost(r[1], currency)}`);
+
 function describe(row: PlanRow | null, currency: string): string {
   if (!row) return 'none';
-  return `${row.gpus} x ${row.gpu_type} (${row.nodes} node${row.nodes > 1 ? 's' : ''}): ${fmtDuration(row.time_s)}, ${fmtCost(row.cost, currency)} [${row.source}]`;
+  const cost = row.cost === null ? fmtCost(null, currency) : `${fmtCost(row.cost, currency)} (80%: ${fmtCostRange(row.cost_interval, currency)})`;
+  return `${row.gpus} x ${row.gpu_type} (${row.nodes} node${row.nodes > 1 ? 's' : ''}): ${fmtDuration(row.time_s)} (80%: ${fmtTimeRange(row.time_interval_s)}), ${cost} [${row.source}]`;
+}
+
+/** An answer the intervals cannot settle, and the measurement that would. */
+export function undecidedLine(u: Undecided, key: string): string {
+  const m = u.measure;
+  const time = `${Math.round(m.time_s / 60)} minutes`;
+  return `${u.answer}: ${u.chosen.gpus} x ${u.chosen.gpu_type} or ${u.rival.gpus} x ${u.rival.gpu_type}: their 80% intervals overlap, too wide to choose; ` +
+    `measure ${m.gpus} GPU${m.gpus > 1 ? 's' : ''} of type ${m.gpu_type} for ${time} ('goodput profile --profile ${key} --gpus ${m.gpus} --time-s ${m.time_s} -- <command>' on a ${m.gpu_type} machine) to narrow this`;
 }
 
 /** The plan as text: the table, the answers, the advice and the notes. */
 export function renderPlan(r: PlanReport): string {
-  const header = ['type', 'GPUs', 'nodes', 'source', 'samples/s', 'eff', 'batch (b x a+1)', 'mem/GPU', 'time', 'GPU-h', 'cost'];
+  const header = ['type', 'GPUs', 'nodes', 'source', 'samples/s', 'eff', 'batch (b x a+1)', 'mem/GPU', 'mem 80%', 'time', 'time 80%', 'GPU-h', 'cost', 'cost 80%'];
   const lines = r.rows.map((row) => [
     row.gpu_type, String(row.gpus), String(row.nodes), row.source, fmtNumber(row.samples_per_s), row.efficiency.toFixed(2),
-    `${row.batch_size} (${row.local_bsz} x ${row.accum_steps + 1})`, row.fits ? fmtBytes(row.memory_per_gpu_bytes) : 'no fit',
-    fmtDuration(row.time_s), Number.isFinite(row.gpu_hours) ? fmtNumber(row.gpu_hours) : '-', fmtCost(row.cost, r.currency),
+    `${row.batch_size} (${row.local_bsz} x ${row.accum_steps + 1})`, row.fits ? (row.memory_per_gpu_bytes === null ? '?' : fmtBytes(row.memory_per_gpu_bytes)) : 'no fit',
+    row.memory_interval_bytes ? `${fmtBytes(row.memory_interval_bytes[0])}-${fmtBytes(row.memory_interval_bytes[1])}` : '-',
+    fmtDuration(row.time_s), Number.isFinite(row.time_s) ? fmtTimeRange(row.time_interval_s) : '-',
+    Number.isFinite(row.gpu_hours) ? fmtNumber(row.gpu_hours) : '-', fmtCost(row.cost, r.currency), fmtCostRange(row.cost_interval, r.currency),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
   const out: string[] = [];
@@ -47,6 +62,14 @@ export function renderPlan(r: PlanReport): string {
   out.push(`fastest${r.budget !== null ? ' within the budget' : ''}:   ${describe(r.answers.fastest_within_budget, r.currency)}`);
   out.push(`cheapest${r.deadline_s !== null ? ' within the deadline' : ''}: ${describe(r.answers.cheapest_within_deadline, r.currency)}`);
   out.push(`knee (doubling buys < half the ideal speed-up): ${r.answers.knee.map((k) => `${k.gpu_type} ${k.gpus}`).join(', ') || 'none'}`);
+  for (const u of r.answers.undecided) out.push(undecidedLine(u, r.key));
+  out.push('');
+  out.push('80% intervals: ' + [...new Set(r.rows.map((row) => `${row.gpu_type} ${row.source}: ${row.interval_basis}${row.interval_calibrated ? ' (calibrated by bench:plan)' : ''}`))].join('; '));
+  const memoryNotes = [...new Set(r.rows.flatMap((row) => (row.memory_note ? [`${row.gpu_type}: ${row.memory_note}`] : [])))];
+  for (const n of memoryNotes) out.push(`mem/GPU ? ${n}`);
+  if (r.rows.some((row) => row.gpu_type.toLowerCase() === 'cpu')) {
+    out.push('cpu rows: the CPU slots measured (one node, no more slots than measured); never priced or recommended as a GPU type');
+  }
   const advice = adviceByType(r.rows);
   if (advice.length > 0) {
     out.push('');

@@ -32,11 +32,11 @@
  * Pure and deterministic: no I/O, no clock, no randomness.
  */
 import { logOverlap } from './throughput.js';
-import { contendedComputeCurve, hostFloorCurve, hostLimitedFloorCurve } from './type-contention.js';
+import { contendedComputeCurve, type ContentionKnobs, DEFAULT_CONTENTION, hostFloorCurve, hostLimitedFloorCurve } from './type-contention.js';
 import { computeTime_s, mean, median, MIN_TIME_S, nearestBy, oneGpuComputeCurve, shapeCurve, shapeKey, type Shape, type StepPredictor } from './type-curves.js';
 import type { TypeMeasurement } from './type-measurement.js';
 
-export { contendedComputeCurve, HOST_BOUND_CONTENTION, HOST_LIMITED_SHARE, hostFloorCurve, hostLimitedFloorCurve, isHostBound, perStepShare, relativeContentionCurve } from './type-contention.js';
+export { contendedComputeCurve, type ContentionKnobs, DEFAULT_CONTENTION, HOST_BOUND_CONTENTION, HOST_LIMITED_SHARE, hostFloorCurve, hostLimitedFloorCurve, isHostBound, perStepShare, relativeContentionCurve } from './type-contention.js';
 export { batchCurve, computeTime_s, oneGpuComputeCurve, shapeCurve, type Shape, type StepPredictor } from './type-curves.js';
 
 /** A job's data on two types: its reference profile and its rows on the target type. */
@@ -75,6 +75,8 @@ export interface TypeFactors {
   shapes: readonly ShapeFactor[];
   /** Jobs whose target measurements were learned from. */
   num_jobs: number;
+  /** The contention thresholds the factors were learned and are applied with; absent: {@link DEFAULT_CONTENTION}. */
+  knobs?: ContentionKnobs;
 }
 
 /**
@@ -122,14 +124,14 @@ function referenceNetworkCurve(reference: readonly TypeMeasurement[], rule: Tran
  * compute the network overlaps with. Jobs without one-GPU rows on both types or without
  * multi-GPU rows on both are skipped. Pure and deterministic.
  */
-export function learnTypeFactors(jobs: readonly TransferJob[], rule: TransferRule): TypeFactors {
+export function learnTypeFactors(jobs: readonly TransferJob[], rule: TransferRule, knobs: ContentionKnobs = DEFAULT_CONTENTION): TypeFactors {
   const logs = new Map<string, number[]>();
   const computes = new Map<string, number[]>();
   const shapes = new Map<string, Shape>();
   let numJobs = 0;
   for (const job of jobs) {
     const oneGpu = oneGpuComputeCurve(job.target);
-    const compute = contendedComputeCurve(job.reference, job.target);
+    const compute = contendedComputeCurve(job.reference, job.target, knobs);
     const reference = referenceNetworkCurve(job.reference, rule);
     if (!oneGpu || !compute || !reference) continue;
     const perShape = new Map<string, number[]>();
@@ -153,7 +155,7 @@ export function learnTypeFactors(jobs: readonly TransferJob[], rule: TransferRul
     return { ...shape, network: Math.exp(mean(perJob)), compute: median(computes.get(key) as number[]), num_jobs: perJob.length };
   });
   learned.sort((a, b) => a.num_nodes - b.num_nodes || a.num_replicas - b.num_replicas);
-  return { rule, shapes: learned, num_jobs: numJobs };
+  return { rule, shapes: learned, num_jobs: numJobs, ...(knobs === DEFAULT_CONTENTION ? {} : { knobs }) };
 }
 
 /**
@@ -164,21 +166,25 @@ export function learnTypeFactors(jobs: readonly TransferJob[], rule: TransferRul
  * rather than left out of the score); ties go to the earlier candidate. With fewer than 3 usable
  * jobs, the first candidate. Pure and deterministic.
  */
-export function fitTypeFactors(jobs: readonly TransferJob[], candidates: readonly TransferRule[] = RULE_CANDIDATES): TypeFactors {
+export function fitTypeFactors(
+  jobs: readonly TransferJob[],
+  candidates: readonly TransferRule[] = RULE_CANDIDATES,
+  knobs: ContentionKnobs = DEFAULT_CONTENTION,
+): TypeFactors {
   const first = candidates[0] ?? { basis: 'step', gamma: 1 };
-  const usable = jobs.filter((j) => learnTypeFactors([j], first).num_jobs === 1);
-  if (usable.length < 3) return learnTypeFactors(usable, first);
+  const usable = jobs.filter((j) => learnTypeFactors([j], first, knobs).num_jobs === 1);
+  if (usable.length < 3) return learnTypeFactors(usable, first, knobs);
   let best = first;
   let bestScore = Infinity;
   for (const rule of candidates) {
-    const errors = usable.map((job, i) => medianError(job, learnTypeFactors(usable.filter((_, k) => k !== i), rule)));
+    const errors = usable.map((job, i) => medianError(job, learnTypeFactors(usable.filter((_, k) => k !== i), rule, knobs)));
     const score = mean(errors);
     if (score < bestScore) {
       best = rule;
       bestScore = score;
     }
   }
-  return learnTypeFactors(usable, best);
+  return learnTypeFactors(usable, best, knobs);
 }
 
 /** Median |predicted / measured - 1| of throughput over the job's multi-GPU target rows (a row it cannot predict counts 1). */
@@ -215,11 +221,12 @@ export function factorAt(factors: TypeFactors, shape: Shape): { network: number;
  * rows on either type or multi-GPU rows on the reference. Pure.
  */
 export function transferPredictor(job: TransferJob, factors: TypeFactors): StepPredictor | undefined {
-  const compute = contendedComputeCurve(job.reference, job.target);
+  const knobs = factors.knobs ?? DEFAULT_CONTENTION;
+  const compute = contendedComputeCurve(job.reference, job.target, knobs);
   const reference = referenceNetworkCurve(job.reference, factors.rule);
   if (!compute || !reference) return undefined;
-  const floor = hostFloorCurve(job.reference);
-  const hostLimited = hostLimitedFloorCurve(job.reference, job.target.filter((m) => m.num_replicas === 1));
+  const floor = hostFloorCurve(job.reference, knobs);
+  const hostLimited = hostLimitedFloorCurve(job.reference, job.target.filter((m) => m.num_replicas === 1), knobs);
   const rule = factors.rule;
   return (num_nodes, num_replicas, local_bsz) => {
     const compute_s = compute(num_nodes, num_replicas, local_bsz);
@@ -237,8 +244,12 @@ export function transferPredictor(job: TransferJob, factors: TypeFactors): StepP
  * bench:plan's leave-one-out prediction of `job` on the target: factors fitted on `others`, and
  * of `job`'s target rows only the one-GPU ones read (its multi-GPU rows are dropped here).
  */
-export function leftOutPredictor(job: TransferJob, others: readonly TransferJob[]): { predict: StepPredictor | undefined; factors: TypeFactors } {
-  const factors = fitTypeFactors(others);
+export function leftOutPredictor(
+  job: TransferJob,
+  others: readonly TransferJob[],
+  knobs: ContentionKnobs = DEFAULT_CONTENTION,
+): { predict: StepPredictor | undefined; factors: TypeFactors } {
+  const factors = fitTypeFactors(others, RULE_CANDIDATES, knobs);
   return { predict: transferPredictor({ reference: job.reference, target: job.target.filter((m) => m.num_replicas === 1) }, factors), factors };
 }
 
