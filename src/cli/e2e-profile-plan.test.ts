@@ -44,7 +44,10 @@ function cli(args: readonly string[], env: Record<string, string>, onStderr?: (t
 
 interface PlanJson {
   key: string;
-  rows: { gpu_type: string; gpus: number; source: string; samples_per_s: number; time_s: number | null; cost: number | null; fits: boolean }[];
+  rows: {
+    gpu_type: string; gpus: number; source: string; samples_per_s: number; time_s: number | null; cost: number | null; fits: boolean;
+    time_interval_s: [number, number]; memory_per_gpu_bytes: number | null; memory_note?: string;
+  }[];
   answers: { fastest_within_budget: { gpus: number } | null; cheapest_within_deadline: { gpus: number } | null; knee: { gpu_type: string; gpus: number }[] };
   notes: string[];
 }
@@ -173,13 +176,17 @@ describe('goodput profile -> goodput plan (real PyTorch on CPU)', { skip }, () =
     const plan = await cli(['plan', file, '--json', '--gpus', '1,2,4,16', '--gpu-type', 'cpu,A100-40GB', '--budget', '5', '--deadline', '1h', '--html', html], env);
     assert.equal(plan.status, 0, plan.stderr);
     const json = JSON.parse(plan.stdout) as PlanJson;
-    assert.deepEqual(json.rows.map((r) => `${r.gpu_type}:${r.gpus}`), ['cpu:1', 'cpu:2', 'cpu:4', 'cpu:16', 'A100-40GB:1', 'A100-40GB:2', 'A100-40GB:4', 'A100-40GB:16']);
+    // One CPU slot measured: the CPU rows stop there (CPU slots are never extrapolated), and are not priced.
+    assert.deepEqual(json.rows.map((r) => `${r.gpu_type}:${r.gpus}`), ['cpu:1', 'A100-40GB:1', 'A100-40GB:2', 'A100-40GB:4', 'A100-40GB:16']);
     assert.equal(json.rows[0]!.source, 'measured');
-    assert.equal(json.rows[1]!.source, 'estimated', 'two replicas were not measured on one CPU slot');
-    assert.ok(json.rows.filter((r) => r.gpu_type === 'A100-40GB').every((r) => r.source === 'estimated'));
-    assert.ok(json.rows.every((r) => r.samples_per_s > 0 && r.time_s !== null && r.time_s > 0 && r.cost !== null));
+    assert.equal(json.rows[0]!.cost, null);
+    const gpuRows = json.rows.filter((r) => r.gpu_type === 'A100-40GB');
+    assert.ok(gpuRows.every((r) => r.source === 'estimated'));
+    assert.ok(gpuRows.every((r) => r.samples_per_s > 0 && r.time_s !== null && r.time_s > 0 && r.cost !== null));
+    assert.ok(json.rows.every((r) => r.time_s !== null && r.time_interval_s[0] < r.time_s && r.time_s < r.time_interval_s[1]), 'an 80% interval with every time');
+    assert.ok(gpuRows.every((r) => r.memory_per_gpu_bytes === null && /GPU memory unknown/.test(r.memory_note ?? '')), 'no CPU memory passed off as GPU memory');
     assert.ok(json.answers.fastest_within_budget && json.answers.cheapest_within_deadline);
-    assert.equal(json.answers.knee.length, 2);
+    assert.deepEqual(json.answers.knee.map((k) => k.gpu_type), ['A100-40GB'], 'no knee for the CPU slot: never a recommendation');
     assert.ok(existsSync(html) && /<svg[\s\S]*<polyline/.test(readFileSync(html, 'utf8')), 'a self-contained HTML chart');
   });
 
@@ -191,7 +198,7 @@ describe('goodput profile -> goodput plan (real PyTorch on CPU)', { skip }, () =
     const plan = await cli(['plan', 'cnn.train', '--data-dir', data_dir, '--json', '--gpus', '1,2,8', '--gpu-type', 'cpu,T4', '--epochs', '2', '--samples-per-epoch', '2000'], env);
     assert.equal(plan.status, 0, plan.stderr);
     const json = JSON.parse(plan.stdout) as PlanJson;
-    assert.deepEqual(json.rows.map((r) => `${r.gpu_type}:${r.gpus}:${r.source}`), ['cpu:1:measured', 'cpu:2:measured', 'cpu:8:estimated', 'T4:1:estimated', 'T4:2:estimated', 'T4:8:estimated']);
+    assert.deepEqual(json.rows.map((r) => `${r.gpu_type}:${r.gpus}:${r.source}`), ['cpu:1:measured', 'cpu:2:measured', 'T4:1:estimated', 'T4:2:estimated', 'T4:8:estimated']);
     assert.ok(json.notes.some((n) => n.startsWith('cross-node synchronization not measured')), 'the profile\'s notes are kept beside the store');
     assert.equal(statSync(join(data_dir, 'goodput.sqlite')).mode & 0o777, 0o600, 'the store is private, as the server makes it');
     const text = await cli(['plan', 'cnn.train', '--data-dir', data_dir, '--gpus', '1,2', '--gpu-type', 'cpu'], env);
