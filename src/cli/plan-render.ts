@@ -39,7 +39,7 @@ export function undecidedLine(u: Undecided, key: string): string {
   const m = u.measure;
   const time = `${Math.round(m.time_s / 60)} minutes`;
   return `${u.answer}: ${u.chosen.gpus} x ${u.chosen.gpu_type} or ${u.rival.gpus} x ${u.rival.gpu_type}: their 80% intervals overlap, too wide to choose; ` +
-    `measure ${m.gpus} GPU${m.gpus > 1 ? 's' : ''} of type ${m.gpu_type} for ${time} ('goodput profile --profile ${key} --gpus ${m.gpus} --time-s ${m.time_s} -- <command>' on a ${m.gpu_type} machine) to narrow this`;
+    `measure ${m.gpus} GPU${m.gpus > 1 ? 's' : ''} of type ${m.gpu_type} for ${time} ('goodput profile --profile ${key} --gpus ${m.gpus} --time-s ${m.time_s} -- <command>' on a machine with ${m.gpu_type} GPUs) to narrow this`;
 }
 
 /** The plan as text: the table, the answers, the advice and the notes. */
@@ -64,7 +64,8 @@ export function renderPlan(r: PlanReport): string {
   out.push(`knee (doubling buys < half the ideal speed-up): ${r.answers.knee.map((k) => `${k.gpu_type} ${k.gpus}`).join(', ') || 'none'}`);
   for (const u of r.answers.undecided) out.push(undecidedLine(u, r.key));
   out.push('');
-  out.push('80% intervals: ' + [...new Set(r.rows.map((row) => `${row.gpu_type} ${row.source}: ${row.interval_basis}${row.interval_calibrated ? ' (calibrated by bench:plan)' : ''}`))].join('; '));
+  out.push('80% intervals (time, cost):');
+  for (const line of intervalLines(r.rows)) out.push(`  ${line}`);
   const memoryNotes = [...new Set(r.rows.flatMap((row) => (row.memory_note ? [`${row.gpu_type}: ${row.memory_note}`] : [])))];
   for (const n of memoryNotes) out.push(`mem/GPU ? ${n}`);
   if (r.rows.some((row) => row.gpu_type.toLowerCase() === 'cpu')) {
@@ -82,6 +83,16 @@ export function renderPlan(r: PlanReport): string {
   out.push(`GPU table of ${r.table.date} (${r.table.source}); prices and specs may be out of date: --prices FILE replaces them`);
   for (const n of r.notes) out.push(`note: ${n}`);
   return out.join('\n');
+}
+
+/** What each row's 80% interval rests on, rows grouped by basis: `basis: T4 estimated, A100 estimated`. */
+export function intervalLines(rows: readonly PlanRow[]): string[] {
+  const byBasis = new Map<string, Set<string>>();
+  for (const row of rows) {
+    const basis = `${row.interval_basis}${row.interval_calibrated ? ' (calibration measured by bench:plan)' : ''}`;
+    byBasis.set(basis, (byBasis.get(basis) ?? new Set()).add(`${row.gpu_type} ${row.source}`));
+  }
+  return [...byBasis.entries()].map(([basis, rs]) => `${[...rs].join(', ')}: ${basis}`);
 }
 
 /** Each type's distinct advice with the GPU counts it applies to. */

@@ -41,7 +41,7 @@ describe('a plan that chooses', () => {
     const [fromCpu] = planType(model(GPU, { memory: rss }), undefined, LIMITS, REQUEST);
     assert.equal(fromCpu!.memory_per_gpu_bytes, null);
     assert.equal(fromCpu!.memory_interval_bytes, null);
-    assert.match(fromCpu!.memory_note!, /GPU memory unknown: .*CPU's resident memory.*goodput profile --gpus 1 -- <command>' on a A100 machine/);
+    assert.match(fromCpu!.memory_note!, /GPU memory unknown: .*CPU's resident memory.*goodput profile --gpus 1 -- <command>' on a machine with A100 GPUs/);
     const [fromGpu] = planType(model(GPU, { memory: { ...rss, source: 'allocator' } }), undefined, LIMITS, REQUEST);
     const m = fromGpu!.memory_per_gpu_bytes!;
     assert.equal(m, 200 * MB + 0.5 * MB * fromGpu!.local_bsz);
@@ -72,7 +72,9 @@ describe('a plan that chooses', () => {
       ['fastest', 'V100', { gpu_type: 'V100', gpus: 2, time_s: 300 }],
       ['cheapest', 'V100', { gpu_type: 'V100', gpus: 2, time_s: 300 }],
     ]);
-    assert.match(undecidedLine(close.undecided[0]!, 'k'), /too wide to choose; measure 2 GPUs of type V100 for 5 minutes \('goodput profile --profile k --gpus 2 --time-s 300 -- <command>' on a V100 machine\) to narrow this/);
+    assert.match(undecidedLine(close.undecided[0]!, 'k'), /too wide to choose; measure 2 GPUs of type V100 for 5 minutes \('goodput profile --profile k --gpus 2 --time-s 300 -- <command>' on a machine with V100 GPUs\) to narrow this/);
+    const overBudget = planAnswers([row('A100', 100, 0.02, 'measured'), row('V100', 110, 0.2, 'transferred')], { ...REQUEST, budget: 105 });
+    assert.equal(overBudget.undecided[0]?.rival.gpu_type, 'V100', 'a rival over the budget by its point cost may still be within it');
     const apart = planAnswers([row('A100', 100, 0.02, 'measured'), row('V100', 200, 0.2, 'transferred')], REQUEST);
     assert.deepEqual(apart.undecided, []);
   });

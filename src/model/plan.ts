@@ -170,7 +170,7 @@ export function planType(model: TypeModel, grad: GradParams | undefined, limits:
 
 /** Why a row shows no memory, and how to measure it. */
 function memoryNote(model: TypeModel): string {
-  const how = `measure it on a GPU of the type: 'goodput profile --gpus 1 -- <command>' on a ${model.spec.name} machine`;
+  const how = `measure it on a GPU of the type: 'goodput profile --gpus 1 -- <command>' on a machine with ${model.spec.name} GPUs`;
   return model.memory ? `GPU memory unknown: the profile measured a CPU's resident memory; ${how}` : `memory not measured; ${how}`;
 }
 
@@ -204,10 +204,13 @@ export function planAnswers(rows: readonly PlanRow[], request: PlanRequest): Pla
   const share = request.knee_share ?? DEFAULT_KNEE_SHARE;
   const types = [...new Set(feasible.map((r) => r.gpu_type))];
   const knee = types.map((gpu_type) => ({ gpu_type, gpus: kneeOf(feasible.filter((r) => r.gpu_type === gpu_type), share) }));
+  // A rival need only possibly meet the constraint: the low end of its interval within it.
+  const mayBeWithinBudget = feasible.filter((r) => request.budget === undefined || (r.cost_interval !== null && r.cost_interval[0] <= request.budget));
+  const mayBeWithinDeadline = feasible.filter((r) => (request.deadline_s === undefined || r.time_interval_s[0] <= request.deadline_s) && r.cost !== null);
   const undecided: Undecided[] = [];
-  const fastRival = fastest && rivalOf(fastest, withinBudget, (r) => r.time_interval_s);
+  const fastRival = fastest && rivalOf(fastest, mayBeWithinBudget, (r) => r.time_interval_s);
   if (fastest && fastRival) undecided.push(undecidedOf('fastest', fastest, fastRival));
-  const cheapRival = cheapest && rivalOf(cheapest, withinDeadline, (r) => r.cost_interval);
+  const cheapRival = cheapest && rivalOf(cheapest, mayBeWithinDeadline, (r) => r.cost_interval);
   if (cheapest && cheapRival) undecided.push(undecidedOf('cheapest', cheapest, cheapRival));
   return { fastest_within_budget: fastest, cheapest_within_deadline: cheapest, knee, undecided };
 }
@@ -223,11 +226,11 @@ export function rivalOf(chosen: PlanRow, rows: readonly PlanRow[], interval: (r:
   return best(others, (a, b) => (interval(a) as [number, number])[0] - (interval(b) as [number, number])[0]);
 }
 
-/** What to measure: the row whose prediction is least sure (not measured, widest interval), at 2 GPUs (1 if it uses 1). */
+/** What to measure: the row whose prediction is least sure (not measured, widest interval; ties: the chosen one), on 2 GPUs (one and two replicas). */
 function undecidedOf(answer: Undecided['answer'], chosen: PlanRow, rival: PlanRow): Undecided {
   const width = (r: PlanRow): number => (r.source === 'measured' ? 0 : r.time_interval_s[1] / r.time_interval_s[0]);
-  const target = width(rival) >= width(chosen) ? rival : chosen;
-  return { answer, chosen, rival, measure: { gpu_type: target.gpu_type, gpus: Math.min(2, target.gpus), time_s: MEASURE_TIME_S } };
+  const target = width(rival) > width(chosen) ? rival : chosen;
+  return { answer, chosen, rival, measure: { gpu_type: target.gpu_type, gpus: 2, time_s: MEASURE_TIME_S } };
 }
 
 /**
