@@ -136,7 +136,7 @@ export function renderPlanHtml(r: PlanReport): string {
     const color = COLORS[i % COLORS.length]!;
     const mine = rows.filter((x) => x.gpu_type === type).sort((a, b) => a.gpus - b.gpus);
     svg.push(`<polyline fill="none" stroke="${color}" stroke-width="2" points="${mine.map((x) => `${X(x.gpus).toFixed(1)},${Y(x.time_s).toFixed(1)}`).join(' ')}"/>`);
-    for (const x of mine) svg.push(`<circle cx="${X(x.gpus).toFixed(1)}" cy="${Y(x.time_s).toFixed(1)}" r="${x.source === 'measured' ? 4 : 2.5}" fill="${x.source === 'measured' ? color : 'white'}" stroke="${color}"><title>${escapeHtml(`${type} x ${x.gpus}: ${fmtDuration(x.time_s)}, ${fmtCost(x.cost, r.currency)} (${x.source})`)}</title></circle>`);
+    for (const x of mine) svg.push(`<circle cx="${X(x.gpus).toFixed(1)}" cy="${Y(x.time_s).toFixed(1)}" r="${x.source === 'measured' ? 4 : 2.5}" fill="${x.source === 'measured' ? color : 'white'}" stroke="${color}"><title>${escapeHtml(`${type} x ${x.gpus}: ${fmtDuration(x.time_s)} (80%: ${fmtTimeRange(x.time_interval_s)}), ${fmtCost(x.cost, r.currency)} (${x.source})`)}</title></circle>`);
     svg.push(`<text x="${W - pad.r + 10}" y="${pad.t + 16 * i + 10}" fill="${color}">${escapeHtml(type)}</text>`);
   });
   svg.push('</svg>');
