@@ -10,7 +10,7 @@
  *   wider, uncalibrated bounds, said so in the row's basis.
  * Memory: the residuals of the linear memory fit on the GPU's measured peaks. Pure.
  */
-import { applyInterval, logErrorInterval, type LogInterval } from '../goodput/type-calibration.js';
+import { logErrorInterval, type LogInterval } from '../goodput/type-calibration.js';
 import { optimStepTime_s } from '../goodput/throughput.js';
 import type { PerfParams, ProfilePoint } from '../goodput/types.js';
 
