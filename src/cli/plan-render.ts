@@ -38,7 +38,10 @@ function describe(row: PlanRow | null, currency: string): string {
 export function undecidedLine(u: Undecided, key: string): string {
   const m = u.measure;
   const time = `${Math.round(m.time_s / 60)} minutes`;
-  return `${u.answer}: ${u.chosen.gpus} x ${u.chosen.gpu_type} or ${u.rival.gpus} x ${u.rival.gpu_type}: their 80% intervals overlap, too wide to choose; ` +
+  const why = u.rival
+    ? `${u.chosen.gpus} x ${u.chosen.gpu_type} or ${u.rival.gpus} x ${u.rival.gpu_type}: their 80% intervals overlap, too wide to choose`
+    : `${u.chosen.gpus} x ${u.chosen.gpu_type}: its 80% interval (${fmtTimeRange(u.chosen.time_interval_s)}) is too wide to book on`;
+  return `${u.answer}: ${why}; ` +
     `measure ${m.gpus} GPU${m.gpus > 1 ? 's' : ''} of type ${m.gpu_type} for ${time} ('goodput profile --profile ${key} --gpus ${m.gpus} --time-s ${m.time_s} -- <command>' on a machine with ${m.gpu_type} GPUs) to narrow this`;
 }
 

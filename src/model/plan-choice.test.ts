@@ -68,14 +68,18 @@ describe('a plan that chooses', () => {
     });
     const close = planAnswers([row('A100', 100, 0.02, 'measured'), row('V100', 110, 0.2, 'transferred')], REQUEST);
     assert.equal(close.fastest_within_budget?.gpu_type, 'A100');
-    assert.deepEqual(close.undecided.map((u) => [u.answer, u.rival.gpu_type, u.measure]), [
+    assert.deepEqual(close.undecided.map((u) => [u.answer, u.rival?.gpu_type, u.measure]), [
       ['fastest', 'V100', { gpu_type: 'V100', gpus: 2, time_s: 300 }],
       ['cheapest', 'V100', { gpu_type: 'V100', gpus: 2, time_s: 300 }],
     ]);
     assert.match(undecidedLine(close.undecided[0]!, 'k'), /too wide to choose; measure 2 GPUs of type V100 for 5 minutes \('goodput profile --profile k --gpus 2 --time-s 300 -- <command>' on a machine with V100 GPUs\) to narrow this/);
     const overBudget = planAnswers([row('A100', 100, 0.02, 'measured'), row('V100', 110, 0.2, 'transferred')], { ...REQUEST, budget: 105 });
-    assert.equal(overBudget.undecided[0]?.rival.gpu_type, 'V100', 'a rival over the budget by its point cost may still be within it');
+    assert.equal(overBudget.undecided[0]?.rival?.gpu_type, 'V100', 'a rival over the budget by its point cost may still be within it');
     const apart = planAnswers([row('A100', 100, 0.02, 'measured'), row('V100', 200, 0.2, 'transferred')], REQUEST);
     assert.deepEqual(apart.undecided, []);
+    const alone = planAnswers([row('V100', 110, 0.5, 'estimated')], REQUEST);
+    assert.deepEqual(alone.undecided.map((u) => [u.answer, u.rival, u.measure.gpu_type]), [['fastest', null, 'V100'], ['cheapest', null, 'V100']]);
+    assert.match(undecidedLine(alone.undecided[0]!, 'k'), /fastest: 4 x V100: its 80% interval \(55s-3m\) is too wide to book on; measure 2 GPUs of type V100/);
+    assert.deepEqual(planAnswers([row('V100', 110, 0.5, 'measured')], REQUEST).undecided, [], 'a measured row: measuring again would not narrow it');
   });
 });

@@ -77,14 +77,21 @@ export interface PlanAnswers {
   undecided: Undecided[];
 }
 
-/** An answer the intervals cannot settle: the chosen row, the other type's row that may beat it, what to measure. */
+/**
+ * An answer the intervals cannot settle: the chosen row, the other type's row that may beat it
+ * (null when there is none but the chosen row's own interval is wider than {@link TOO_WIDE}), what
+ * to measure.
+ */
 export interface Undecided {
   answer: 'fastest' | 'cheapest';
   chosen: PlanRow;
-  rival: PlanRow;
+  rival: PlanRow | null;
   /** Measuring this many GPUs of this type for this long would replace the wider prediction by a measured one. */
   measure: { gpu_type: string; gpus: number; time_s: number };
 }
+
+/** An answer whose own 80% interval spans more than this factor (high / low) is not one to book on without measuring. */
+export const TOO_WIDE = 2;
 
 /** How long a measurement the planner asks for runs (s): 5 minutes, long enough for a sweep of a few batch sizes. */
 export const MEASURE_TIME_S = 300;
@@ -209,10 +216,15 @@ export function planAnswers(rows: readonly PlanRow[], request: PlanRequest): Pla
   const mayBeWithinDeadline = feasible.filter((r) => (request.deadline_s === undefined || r.time_interval_s[0] <= request.deadline_s) && r.cost !== null);
   const undecided: Undecided[] = [];
   const fastRival = fastest && rivalOf(fastest, mayBeWithinBudget, (r) => r.time_interval_s);
-  if (fastest && fastRival) undecided.push(undecidedOf('fastest', fastest, fastRival));
+  if (fastest && (fastRival || tooWide(fastest))) undecided.push(undecidedOf('fastest', fastest, fastRival));
   const cheapRival = cheapest && rivalOf(cheapest, mayBeWithinDeadline, (r) => r.cost_interval);
-  if (cheapest && cheapRival) undecided.push(undecidedOf('cheapest', cheapest, cheapRival));
+  if (cheapest && (cheapRival || tooWide(cheapest))) undecided.push(undecidedOf('cheapest', cheapest, cheapRival));
   return { fastest_within_budget: fastest, cheapest_within_deadline: cheapest, knee, undecided };
+}
+
+/** Whether a row's own time interval spans more than {@link TOO_WIDE} (a measured row's never counts: measuring again would not narrow it). */
+function tooWide(row: PlanRow): boolean {
+  return row.source !== 'measured' && row.time_interval_s[1] > TOO_WIDE * row.time_interval_s[0];
 }
 
 /**
@@ -227,9 +239,9 @@ export function rivalOf(chosen: PlanRow, rows: readonly PlanRow[], interval: (r:
 }
 
 /** What to measure: the row whose prediction is least sure (not measured, widest interval; ties: the chosen one), on 2 GPUs (one and two replicas). */
-function undecidedOf(answer: Undecided['answer'], chosen: PlanRow, rival: PlanRow): Undecided {
+function undecidedOf(answer: Undecided['answer'], chosen: PlanRow, rival: PlanRow | null): Undecided {
   const width = (r: PlanRow): number => (r.source === 'measured' ? 0 : r.time_interval_s[1] / r.time_interval_s[0]);
-  const target = width(rival) > width(chosen) ? rival : chosen;
+  const target = rival && width(rival) > width(chosen) ? rival : chosen;
   return { answer, chosen, rival, measure: { gpu_type: target.gpu_type, gpus: 2, time_s: MEASURE_TIME_S } };
 }
 
