@@ -59,6 +59,9 @@ interface PlanJson {
     time_s: number | null;
     cost: number | null;
     fits: boolean;
+    time_interval_s: [number, number];
+    memory_per_gpu_bytes: number | null;
+    memory_note?: string;
   }[];
   answers: {
     fastest_within_budget: { gpus: number } | null;
@@ -312,16 +315,30 @@ describe('goodput profile -> goodput plan (real PyTorch on CPU)', { skip }, () =
     );
     assert.equal(plan.status, 0, plan.stderr);
     const json = JSON.parse(plan.stdout) as PlanJson;
+    // One CPU slot measured: the CPU rows stop there (CPU slots are never extrapolated), and are not priced.
     assert.deepEqual(
       json.rows.map((r) => `${r.gpu_type}:${r.gpus}`),
-      ['cpu:1', 'cpu:2', 'cpu:4', 'cpu:16', 'A100-40GB:1', 'A100-40GB:2', 'A100-40GB:4', 'A100-40GB:16'],
+      ['cpu:1', 'A100-40GB:1', 'A100-40GB:2', 'A100-40GB:4', 'A100-40GB:16'],
     );
     assert.equal(json.rows[0]!.source, 'measured');
-    assert.equal(json.rows[1]!.source, 'estimated', 'two replicas were not measured on one CPU slot');
-    assert.ok(json.rows.filter((r) => r.gpu_type === 'A100-40GB').every((r) => r.source === 'estimated'));
-    assert.ok(json.rows.every((r) => r.samples_per_s > 0 && r.time_s !== null && r.time_s > 0 && r.cost !== null));
+    assert.equal(json.rows[0]!.cost, null);
+    const gpuRows = json.rows.filter((r) => r.gpu_type === 'A100-40GB');
+    assert.ok(gpuRows.every((r) => r.source === 'estimated'));
+    assert.ok(gpuRows.every((r) => r.samples_per_s > 0 && r.time_s !== null && r.time_s > 0 && r.cost !== null));
+    assert.ok(
+      json.rows.every((r) => r.time_s !== null && r.time_interval_s[0] < r.time_s && r.time_s < r.time_interval_s[1]),
+      'an 80% interval with every time',
+    );
+    assert.ok(
+      gpuRows.every((r) => r.memory_per_gpu_bytes === null && /GPU memory unknown/.test(r.memory_note ?? '')),
+      'no CPU memory passed off as GPU memory',
+    );
     assert.ok(json.answers.fastest_within_budget && json.answers.cheapest_within_deadline);
-    assert.equal(json.answers.knee.length, 2);
+    assert.deepEqual(
+      json.answers.knee.map((k) => k.gpu_type),
+      ['A100-40GB'],
+      'no knee for the CPU slot: never a recommendation',
+    );
     assert.ok(
       existsSync(html) && /<svg[\s\S]*<polyline/.test(readFileSync(html, 'utf8')),
       'a self-contained HTML chart',
@@ -358,7 +375,7 @@ describe('goodput profile -> goodput plan (real PyTorch on CPU)', { skip }, () =
     const json = JSON.parse(plan.stdout) as PlanJson;
     assert.deepEqual(
       json.rows.map((r) => `${r.gpu_type}:${r.gpus}:${r.source}`),
-      ['cpu:1:measured', 'cpu:2:measured', 'cpu:8:estimated', 'T4:1:estimated', 'T4:2:estimated', 'T4:8:estimated'],
+      ['cpu:1:measured', 'cpu:2:measured', 'T4:1:estimated', 'T4:2:estimated', 'T4:8:estimated'],
     );
     assert.ok(
       json.notes.some((n) => n.startsWith('cross-node synchronization not measured')),

@@ -1,5 +1,5 @@
 /** `goodput plan`'s outputs: the table with its answers, and a self-contained HTML chart. */
-import type { PlanRow } from '../model/plan.js';
+import type { PlanRow, Undecided } from '../model/plan.js';
 import type { PlanReport } from '../model/plan-report.js';
 
 /** Seconds as `45s`, `12m`, `3.4h`, `2.1d`. */
@@ -25,9 +25,31 @@ function fmtNumber(x: number): string {
 const fmtCost = (c: number | null, currency: string): string =>
   c === null ? '-' : `${c < 10 ? c.toFixed(2) : Math.round(c)} ${currency}`;
 
+/** `a-b` of two durations, shown beside the prediction as its 80% interval. */
+const fmtTimeRange = (r: readonly [number, number]): string => `${fmtDuration(r[0])}-${fmtDuration(r[1])}`;
+const fmtCostRange = (r: readonly [number, number] | null, currency: string): string =>
+  r === null ? '-' : `${fmtCost(r[0], '').trim()}-${fmtCost(r[1], currency)}`;
+
 function describe(row: PlanRow | null, currency: string): string {
   if (!row) return 'none';
-  return `${row.gpus} x ${row.gpu_type} (${row.nodes} node${row.nodes > 1 ? 's' : ''}): ${fmtDuration(row.time_s)}, ${fmtCost(row.cost, currency)} [${row.source}]`;
+  const cost =
+    row.cost === null
+      ? fmtCost(null, currency)
+      : `${fmtCost(row.cost, currency)} (80%: ${fmtCostRange(row.cost_interval, currency)})`;
+  return `${row.gpus} x ${row.gpu_type} (${row.nodes} node${row.nodes > 1 ? 's' : ''}): ${fmtDuration(row.time_s)} (80%: ${fmtTimeRange(row.time_interval_s)}), ${cost} [${row.source}]`;
+}
+
+/** An answer the intervals cannot settle, and the measurement that would. */
+export function undecidedLine(u: Undecided, key: string): string {
+  const m = u.measure;
+  const time = `${Math.round(m.time_s / 60)} minutes`;
+  const why = u.rival
+    ? `${u.chosen.gpus} x ${u.chosen.gpu_type} or ${u.rival.gpus} x ${u.rival.gpu_type}: their 80% intervals overlap, too wide to choose`
+    : `${u.chosen.gpus} x ${u.chosen.gpu_type}: its 80% interval (${fmtTimeRange(u.chosen.time_interval_s)}) is too wide to book on`;
+  return (
+    `${u.answer}: ${why}; ` +
+    `measure ${m.gpus} GPU${m.gpus > 1 ? 's' : ''} of type ${m.gpu_type} for ${time} ('goodput profile --profile ${key} --gpus ${m.gpus} --time-s ${m.time_s} -- <command>' on a machine with ${m.gpu_type} GPUs) to narrow this`
+  );
 }
 
 /** The plan as text: the table, the answers, the advice and the notes. */
@@ -41,9 +63,12 @@ export function renderPlan(r: PlanReport): string {
     'eff',
     'batch (b x a+1)',
     'mem/GPU',
+    'mem 80%',
     'time',
+    'time 80%',
     'GPU-h',
     'cost',
+    'cost 80%',
   ];
   const lines = r.rows.map((row) => [
     row.gpu_type,
@@ -53,10 +78,15 @@ export function renderPlan(r: PlanReport): string {
     fmtNumber(row.samples_per_s),
     row.efficiency.toFixed(2),
     `${row.batch_size} (${row.local_bsz} x ${row.accum_steps + 1})`,
-    row.fits ? fmtBytes(row.memory_per_gpu_bytes) : 'no fit',
+    row.fits ? (row.memory_per_gpu_bytes === null ? '?' : fmtBytes(row.memory_per_gpu_bytes)) : 'no fit',
+    row.memory_interval_bytes
+      ? `${fmtBytes(row.memory_interval_bytes[0])}-${fmtBytes(row.memory_interval_bytes[1])}`
+      : '-',
     fmtDuration(row.time_s),
+    Number.isFinite(row.time_s) ? fmtTimeRange(row.time_interval_s) : '-',
     Number.isFinite(row.gpu_hours) ? fmtNumber(row.gpu_hours) : '-',
     fmtCost(row.cost, r.currency),
+    fmtCostRange(row.cost_interval, r.currency),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
   const out: string[] = [];
@@ -87,6 +117,19 @@ export function renderPlan(r: PlanReport): string {
   out.push(
     `knee (doubling buys < half the ideal speed-up): ${r.answers.knee.map((k) => `${k.gpu_type} ${k.gpus}`).join(', ') || 'none'}`,
   );
+  for (const u of r.answers.undecided) out.push(undecidedLine(u, r.key));
+  out.push('');
+  out.push('80% intervals (time, cost):');
+  for (const line of intervalLines(r.rows)) out.push(`  ${line}`);
+  const memoryNotes = [
+    ...new Set(r.rows.flatMap((row) => (row.memory_note ? [`${row.gpu_type}: ${row.memory_note}`] : []))),
+  ];
+  for (const n of memoryNotes) out.push(`mem/GPU ? ${n}`);
+  if (r.rows.some((row) => row.gpu_type.toLowerCase() === 'cpu')) {
+    out.push(
+      'cpu rows: the CPU slots measured (one node, no more slots than measured); never priced or recommended as a GPU type',
+    );
+  }
   const advice = adviceByType(r.rows);
   if (advice.length > 0) {
     out.push('');
@@ -101,6 +144,16 @@ export function renderPlan(r: PlanReport): string {
   );
   for (const n of r.notes) out.push(`note: ${n}`);
   return out.join('\n');
+}
+
+/** What each row's 80% interval rests on, rows grouped by basis: `basis: T4 estimated, A100 estimated`. */
+export function intervalLines(rows: readonly PlanRow[]): string[] {
+  const byBasis = new Map<string, Set<string>>();
+  for (const row of rows) {
+    const basis = `${row.interval_basis}${row.interval_calibrated ? ' (calibration measured by bench:plan)' : ''}`;
+    byBasis.set(basis, (byBasis.get(basis) ?? new Set()).add(`${row.gpu_type} ${row.source}`));
+  }
+  return [...byBasis.entries()].map(([basis, rs]) => `${[...rs].join(', ')}: ${basis}`);
 }
 
 /** Each type's distinct advice with the GPU counts it applies to. */
@@ -170,7 +223,7 @@ export function renderPlanHtml(r: PlanReport): string {
     );
     for (const x of mine)
       svg.push(
-        `<circle cx="${X(x.gpus).toFixed(1)}" cy="${Y(x.time_s).toFixed(1)}" r="${x.source === 'measured' ? 4 : 2.5}" fill="${x.source === 'measured' ? color : 'white'}" stroke="${color}"><title>${escapeHtml(`${type} x ${x.gpus}: ${fmtDuration(x.time_s)}, ${fmtCost(x.cost, r.currency)} (${x.source})`)}</title></circle>`,
+        `<circle cx="${X(x.gpus).toFixed(1)}" cy="${Y(x.time_s).toFixed(1)}" r="${x.source === 'measured' ? 4 : 2.5}" fill="${x.source === 'measured' ? color : 'white'}" stroke="${color}"><title>${escapeHtml(`${type} x ${x.gpus}: ${fmtDuration(x.time_s)} (80%: ${fmtTimeRange(x.time_interval_s)}), ${fmtCost(x.cost, r.currency)} (${x.source})`)}</title></circle>`,
       );
     svg.push(`<text x="${W - pad.r + 10}" y="${pad.t + 16 * i + 10}" fill="${color}">${escapeHtml(type)}</text>`);
   });

@@ -2,9 +2,12 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { TypeMeasurement } from './type-measurement.js';
 import {
+  DEFAULT_CONTENTION,
   fitTypeFactors,
   HOST_LIMITED_SHARE,
+  hostFloorCurve,
   hostLimitedFloorCurve,
+  isHostBound,
   perStepShare,
   transferPredictor,
   type TransferJob,
@@ -136,5 +139,24 @@ describe('host-limited floor', () => {
     ];
     const again = transferPredictor({ reference: job.reference, target: perturbed }, factors);
     for (const g of [2, 4, 8]) assert.equal(again?.(1, g, 256), predict(1, g, 256));
+  });
+
+  it('takes its thresholds as knobs (bench:plan chooses them on held-in types): a part set to Infinity is off', () => {
+    const hostBound = hostLimitedReference().map((m) =>
+      m.num_replicas > 1 ? { ...m, step_time_s: 1.3 * m.step_time_s } : m,
+    );
+    assert.equal(isHostBound(hostBound), true);
+    assert.ok(hostFloorCurve(hostBound));
+    const noHostBound = { ...DEFAULT_CONTENTION, host_bound_contention: Infinity };
+    assert.equal(isHostBound(hostBound, noHostBound), false);
+    assert.equal(hostFloorCurve(hostBound, noHostBound), undefined);
+    assert.ok(hostLimitedFloorCurve(hostLimitedReference(), flatTarget()));
+    assert.equal(
+      hostLimitedFloorCurve(hostLimitedReference(), flatTarget(), {
+        ...DEFAULT_CONTENTION,
+        host_limited_share: Infinity,
+      }),
+      undefined,
+    );
   });
 });

@@ -28,6 +28,18 @@ import type { TypeMeasurement } from './type-measurement.js';
  */
 export const HOST_BOUND_CONTENTION = 0.1;
 
+/**
+ * The contention model's two thresholds, as parameters so that bench:plan can choose them on
+ * held-in GPU types only (its leave-one-type-out protocol). Invariant: both > 0; Infinity turns
+ * the part off (no job host-bound, no shape contended; no batch host-limited).
+ */
+export interface ContentionKnobs {
+  /** {@link HOST_BOUND_CONTENTION}. */
+  host_bound_contention: number;
+  /** {@link HOST_LIMITED_SHARE}. */
+  host_limited_share: number;
+}
+
 /** GPUs per node of a row: its placement's largest entry, else replicas over nodes rounded up. */
 const gpusPerNode = (m: TypeMeasurement): number =>
   m.placement ? Math.max(...m.placement) : Math.ceil(m.num_replicas / m.num_nodes);
@@ -48,13 +60,16 @@ function oneNodeContention(
 }
 
 /** Whether a job's one-node contention rows ({@link oneNodeContention}) make it host-bound ({@link HOST_BOUND_CONTENTION}). */
-function hostBoundRows(rows: { ratio: number }[] | undefined): boolean {
-  return rows !== undefined && rows.length > 0 && median(rows.map((r) => r.ratio)) > 1 + HOST_BOUND_CONTENTION;
+function hostBoundRows(rows: { ratio: number }[] | undefined, knobs: ContentionKnobs): boolean {
+  return rows !== undefined && rows.length > 0 && median(rows.map((r) => r.ratio)) > 1 + knobs.host_bound_contention;
 }
 
 /** Whether the job is host-bound on the reference ({@link HOST_BOUND_CONTENTION}). */
-export function isHostBound(reference: readonly TypeMeasurement[]): boolean {
-  return hostBoundRows(oneNodeContention(reference));
+export function isHostBound(
+  reference: readonly TypeMeasurement[],
+  knobs: ContentionKnobs = DEFAULT_CONTENTION,
+): boolean {
+  return hostBoundRows(oneNodeContention(reference), knobs);
 }
 
 /**
@@ -75,9 +90,12 @@ export function isHostBound(reference: readonly TypeMeasurement[]): boolean {
  * (data-loader workers) prepares the next batches while the GPUs compute and synchronize, so a
  * network that fits within the host's time hides behind it.
  */
-export function hostFloorCurve(reference: readonly TypeMeasurement[]): StepPredictor | undefined {
+export function hostFloorCurve(
+  reference: readonly TypeMeasurement[],
+  knobs: ContentionKnobs = DEFAULT_CONTENTION,
+): StepPredictor | undefined {
   const rows = oneNodeContention(reference);
-  if (!rows || !hostBoundRows(rows)) return undefined;
+  if (!rows || !hostBoundRows(rows, knobs)) return undefined;
   const oneNodeStep = shapeCurve(
     reference.filter((m) => m.num_nodes === 1),
     (m) => m.step_time_s,
@@ -129,6 +147,12 @@ function contentionByGpus(
  */
 export const HOST_LIMITED_SHARE = 0.75;
 
+/** The thresholds the planner uses: {@link HOST_BOUND_CONTENTION} and {@link HOST_LIMITED_SHARE}. */
+export const DEFAULT_CONTENTION: ContentionKnobs = {
+  host_bound_contention: HOST_BOUND_CONTENTION,
+  host_limited_share: HOST_LIMITED_SHARE,
+};
+
 /**
  * The per-step (batch-independent) share of a one-GPU step at `local_bsz`: 1 minus the log-log slope of `curve` over
  * half an octave each side (Sia's profiles space their batches by a factor of about sqrt 2, so this spans the measured
@@ -158,19 +182,20 @@ export function perStepShare(curve: (local_bsz: number) => number, local_bsz: nu
 export function hostLimitedFloorCurve(
   reference: readonly TypeMeasurement[],
   targetOneGpu: readonly TypeMeasurement[],
+  knobs: ContentionKnobs = DEFAULT_CONTENTION,
 ): StepPredictor | undefined {
   const onReference = oneGpuComputeCurve(reference);
   const onTarget = oneGpuComputeCurve(targetOneGpu);
   const all = oneNodeContention(reference);
-  if (!onReference || !onTarget || !all || hostBoundRows(all)) return undefined;
+  if (!onReference || !onTarget || !all || hostBoundRows(all, knobs)) return undefined;
   const contentionAt = contentionByGpus(
-    all.filter((r) => perStepShare(onReference, r.local_bsz) >= HOST_LIMITED_SHARE),
+    all.filter((r) => perStepShare(onReference, r.local_bsz) >= knobs.host_limited_share),
   );
   if (!contentionAt) return undefined;
-  const relative = relativeContentionCurve(reference);
+  const relative = relativeContentionCurve(reference, knobs);
   return (num_nodes, num_replicas, local_bsz) => {
     const perNode = Math.ceil(num_replicas / num_nodes);
-    if (perNode < 2 || perStepShare(onTarget, local_bsz) < HOST_LIMITED_SHARE) return undefined;
+    if (perNode < 2 || perStepShare(onTarget, local_bsz) < knobs.host_limited_share) return undefined;
     if ((relative?.(num_nodes, num_replicas, local_bsz) ?? 1) !== 1) return undefined;
     return onTarget(local_bsz) * contentionAt(perNode);
   };
@@ -183,13 +208,16 @@ export function hostLimitedFloorCurve(
  * type's multi-GPU micro-steps run at 0.85-0.97 of one GPU's). Undefined for a host-bound job or
  * without one-GPU reference rows.
  */
-export function relativeContentionCurve(reference: readonly TypeMeasurement[]): StepPredictor | undefined {
+export function relativeContentionCurve(
+  reference: readonly TypeMeasurement[],
+  knobs: ContentionKnobs = DEFAULT_CONTENTION,
+): StepPredictor | undefined {
   const oneGpu = oneGpuComputeCurve(reference);
-  if (!oneGpu || isHostBound(reference)) return undefined;
+  if (!oneGpu || isHostBound(reference, knobs)) return undefined;
   const ratio = shapeCurve(reference, (m) => computeTime_s(m) / oneGpu(m.local_bsz));
   return (num_nodes, num_replicas, local_bsz) => {
     const r = ratio(num_nodes, num_replicas, local_bsz);
-    return r !== undefined && r > 1 + HOST_BOUND_CONTENTION ? r : 1;
+    return r !== undefined && r > 1 + knobs.host_bound_contention ? r : 1;
   };
 }
 
@@ -203,10 +231,11 @@ export function relativeContentionCurve(reference: readonly TypeMeasurement[]): 
 export function contendedComputeCurve(
   reference: readonly TypeMeasurement[],
   targetOneGpu: readonly TypeMeasurement[],
+  knobs: ContentionKnobs = DEFAULT_CONTENTION,
 ): ((num_nodes: number, num_replicas: number, local_bsz: number) => number) | undefined {
   const oneGpu = oneGpuComputeCurve(targetOneGpu);
   if (!oneGpu) return undefined;
-  const relative = relativeContentionCurve(reference);
+  const relative = relativeContentionCurve(reference, knobs);
   return (num_nodes, num_replicas, local_bsz) => {
     const compute_s = oneGpu(local_bsz);
     if (num_replicas < 2) return compute_s;

@@ -32,7 +32,13 @@
  * Pure and deterministic: no I/O, no clock, no randomness.
  */
 import { logOverlap } from './throughput.js';
-import { contendedComputeCurve, hostFloorCurve, hostLimitedFloorCurve } from './type-contention.js';
+import {
+  contendedComputeCurve,
+  type ContentionKnobs,
+  DEFAULT_CONTENTION,
+  hostFloorCurve,
+  hostLimitedFloorCurve,
+} from './type-contention.js';
 import {
   computeTime_s,
   mean,
@@ -49,6 +55,8 @@ import type { TypeMeasurement } from './type-measurement.js';
 
 export {
   contendedComputeCurve,
+  type ContentionKnobs,
+  DEFAULT_CONTENTION,
   HOST_BOUND_CONTENTION,
   HOST_LIMITED_SHARE,
   hostFloorCurve,
@@ -105,6 +113,8 @@ export interface TypeFactors {
   shapes: readonly ShapeFactor[];
   /** Jobs whose target measurements were learned from. */
   num_jobs: number;
+  /** The contention thresholds the factors were learned and are applied with; absent: {@link DEFAULT_CONTENTION}. */
+  knobs?: ContentionKnobs;
 }
 
 /**
@@ -152,14 +162,18 @@ function referenceNetworkCurve(reference: readonly TypeMeasurement[], rule: Tran
  * compute the network overlaps with. Jobs without one-GPU rows on both types or without
  * multi-GPU rows on both are skipped. Pure and deterministic.
  */
-export function learnTypeFactors(jobs: readonly TransferJob[], rule: TransferRule): TypeFactors {
+export function learnTypeFactors(
+  jobs: readonly TransferJob[],
+  rule: TransferRule,
+  knobs: ContentionKnobs = DEFAULT_CONTENTION,
+): TypeFactors {
   const logs = new Map<string, number[]>();
   const computes = new Map<string, number[]>();
   const shapes = new Map<string, Shape>();
   let numJobs = 0;
   for (const job of jobs) {
     const oneGpu = oneGpuComputeCurve(job.target);
-    const compute = contendedComputeCurve(job.reference, job.target);
+    const compute = contendedComputeCurve(job.reference, job.target, knobs);
     const reference = referenceNetworkCurve(job.reference, rule);
     if (!oneGpu || !compute || !reference) continue;
     const perShape = new Map<string, number[]>();
@@ -192,7 +206,7 @@ export function learnTypeFactors(jobs: readonly TransferJob[], rule: TransferRul
     };
   });
   learned.sort((a, b) => a.num_nodes - b.num_nodes || a.num_replicas - b.num_replicas);
-  return { rule, shapes: learned, num_jobs: numJobs };
+  return { rule, shapes: learned, num_jobs: numJobs, ...(knobs === DEFAULT_CONTENTION ? {} : { knobs }) };
 }
 
 /**
@@ -206,10 +220,11 @@ export function learnTypeFactors(jobs: readonly TransferJob[], rule: TransferRul
 export function fitTypeFactors(
   jobs: readonly TransferJob[],
   candidates: readonly TransferRule[] = RULE_CANDIDATES,
+  knobs: ContentionKnobs = DEFAULT_CONTENTION,
 ): TypeFactors {
   const first = candidates[0] ?? { basis: 'step', gamma: 1 };
-  const usable = jobs.filter((j) => learnTypeFactors([j], first).num_jobs === 1);
-  if (usable.length < 3) return learnTypeFactors(usable, first);
+  const usable = jobs.filter((j) => learnTypeFactors([j], first, knobs).num_jobs === 1);
+  if (usable.length < 3) return learnTypeFactors(usable, first, knobs);
   let best = first;
   let bestScore = Infinity;
   for (const rule of candidates) {
@@ -219,6 +234,7 @@ export function fitTypeFactors(
         learnTypeFactors(
           usable.filter((_, k) => k !== i),
           rule,
+          knobs,
         ),
       ),
     );
@@ -228,7 +244,7 @@ export function fitTypeFactors(
       bestScore = score;
     }
   }
-  return learnTypeFactors(usable, best);
+  return learnTypeFactors(usable, best, knobs);
 }
 
 /** Median |predicted / measured - 1| of throughput over the job's multi-GPU target rows (a row it cannot predict counts 1). */
@@ -272,13 +288,15 @@ export function factorAt(factors: TypeFactors, shape: Shape): { network: number;
  * rows on either type or multi-GPU rows on the reference. Pure.
  */
 export function transferPredictor(job: TransferJob, factors: TypeFactors): StepPredictor | undefined {
-  const compute = contendedComputeCurve(job.reference, job.target);
+  const knobs = factors.knobs ?? DEFAULT_CONTENTION;
+  const compute = contendedComputeCurve(job.reference, job.target, knobs);
   const reference = referenceNetworkCurve(job.reference, factors.rule);
   if (!compute || !reference) return undefined;
-  const floor = hostFloorCurve(job.reference);
+  const floor = hostFloorCurve(job.reference, knobs);
   const hostLimited = hostLimitedFloorCurve(
     job.reference,
     job.target.filter((m) => m.num_replicas === 1),
+    knobs,
   );
   const rule = factors.rule;
   return (num_nodes, num_replicas, local_bsz) => {
@@ -305,8 +323,9 @@ export function transferPredictor(job: TransferJob, factors: TypeFactors): StepP
 export function leftOutPredictor(
   job: TransferJob,
   others: readonly TransferJob[],
+  knobs: ContentionKnobs = DEFAULT_CONTENTION,
 ): { predict: StepPredictor | undefined; factors: TypeFactors } {
-  const factors = fitTypeFactors(others);
+  const factors = fitTypeFactors(others, RULE_CANDIDATES, knobs);
   return {
     predict: transferPredictor(
       { reference: job.reference, target: job.target.filter((m) => m.num_replicas === 1) },

@@ -13,6 +13,19 @@ import type { GradSample } from '../goodput/key-profile.js';
 import { stepCorrection } from '../goodput/step-correction.js';
 import { transferredPerf, type OtherKey } from '../goodput/type-transfer-model.js';
 import type { BatchLimits, PerfParams, ProfilePoint, StepCorrection } from '../goodput/types.js';
+import {
+  CPU_SPEC_LOG_INTERVAL,
+  fitResidualInterval,
+  type LogInterval,
+  memoryResidualInterval,
+  SPEC_LOG_INTERVAL,
+  TRANSFER_LOG_INTERVAL,
+  widen,
+} from './plan-interval.js';
+
+/** An 80% interval of a prediction and what it rests on (plan-interval.ts). */
+export type { IntervalBasis } from './plan-interval.js';
+import type { IntervalBasis } from './plan-interval.js';
 
 /** One row of the GPU specification and price table (data/gpus.json). */
 export interface GpuSpec {
@@ -71,8 +84,29 @@ export interface TypeModel {
   correction?: StepCorrection;
   /** Shapes `n:r` measured on this type (their predictions are `measured`). */
   measured_shapes: readonly string[];
-  /** Memory per replica at a local batch (bytes); undefined when not measured. */
-  memory?: { base_bytes: number; per_sample_bytes: number };
+  /**
+   * Memory per replica at a local batch (bytes), where it was measured (`rss`: a CPU's resident
+   * memory, which says nothing of a GPU's) and its fit's 80% interval; undefined when not measured.
+   */
+  memory?: { base_bytes: number; per_sample_bytes: number; source: MemoryProfile['source']; interval: LogInterval };
+  /** The 80% interval of a prediction at a measured shape. */
+  interval: IntervalBasis;
+  /** The 80% interval of a prediction at any other shape. */
+  unmeasured_interval: IntervalBasis;
+}
+
+/** Whether a spec is the nominal CPU-slot entry (data/gpus.json): never priced, recommended or extrapolated as a GPU. */
+export function isCpuSpec(spec: GpuSpec): boolean {
+  return spec.name.toLowerCase() === 'cpu';
+}
+
+function memoryOf(memory: MemoryProfile): NonNullable<TypeModel['memory']> {
+  return {
+    base_bytes: memory.base_bytes,
+    per_sample_bytes: memory.per_sample_bytes,
+    source: memory.source,
+    interval: memoryResidualInterval(memory, memory.samples),
+  };
 }
 
 const GIB = 1024 ** 3;
@@ -141,6 +175,7 @@ export function measuredModel(profile: DeviceProfile, spec: GpuSpec, perf: PerfP
       `${intraMeasured ? '' : 'intra-node and '}cross-node sync estimated from the specs (ring all-reduce of ${profile.model_parameters} parameters)`,
     );
   }
+  const fit = fitResidualInterval(perf, profile.points);
   const model: TypeModel = {
     spec,
     source: 'measured',
@@ -148,9 +183,14 @@ export function measuredModel(profile: DeviceProfile, spec: GpuSpec, perf: PerfP
     perf: filled,
     measured_shapes: shapes,
     correction: stepCorrection(filled, profile.points),
+    interval: { interval: fit, basis: "the fit's residuals on the measured points", calibrated: false },
+    unmeasured_interval: {
+      interval: widen(fit, TRANSFER_LOG_INTERVAL),
+      basis: "the fit's residuals widened by the transfer's spread (a shape not measured)",
+      calibrated: false,
+    },
   };
-  if (profile.memory)
-    model.memory = { base_bytes: profile.memory.base_bytes, per_sample_bytes: profile.memory.per_sample_bytes };
+  if (profile.memory) model.memory = memoryOf(profile.memory);
   return model;
 }
 
@@ -162,7 +202,27 @@ export function estimatedModel(reference: TypeModel, spec: GpuSpec, model_parame
   // does not follow the device's arithmetic rate; the per-sample part does.
   const perf: PerfParams = { ...reference.perf, beta_c: reference.perf.beta_c * ratio, ...sync };
   const how = `per-sample compute x${fmtRatio(ratio)} of ${reference.spec.name} by FP32 rate and memory bandwidth, per-step overhead as measured; ${model_parameters === undefined ? 'sync as measured on ' + reference.spec.name + ' (no parameter count)' : 'sync from a ring all-reduce over its links'}`;
-  const model: TypeModel = { spec, source: 'estimated', how, perf, measured_shapes: [] };
+  const fromCpu = isCpuSpec(reference.spec);
+  const interval: IntervalBasis = fromCpu
+    ? {
+        interval: CPU_SPEC_LOG_INTERVAL,
+        basis: 'a CPU profile carried by the nominal cpu entry: an order of magnitude, not calibrated',
+        calibrated: false,
+      }
+    : {
+        interval: widen(reference.unmeasured_interval.interval, SPEC_LOG_INTERVAL),
+        basis: 'the specifications alone: x0.5-x2 more than the measured type, not calibrated',
+        calibrated: false,
+      };
+  const model: TypeModel = {
+    spec,
+    source: 'estimated',
+    how,
+    perf,
+    measured_shapes: [],
+    interval,
+    unmeasured_interval: interval,
+  };
   if (reference.memory) model.memory = reference.memory;
   if (reference.correction) model.correction = { compute: reference.correction.compute, shapes: [] };
   return model;
@@ -187,16 +247,26 @@ export function transferredModel(
     reference.points,
   );
   if (!t) return undefined;
+  const fit = fitResidualInterval(
+    t.perf,
+    oneGpu.points.filter((p) => p.num_replicas === 1),
+  );
   const model: TypeModel = {
     spec,
     source: 'transferred',
     perf: t.perf,
     correction: t.correction,
     measured_shapes: ['1:1'],
+    interval: { interval: fit, basis: "the fit's residuals on the measured one-GPU points", calibrated: false },
+    unmeasured_interval: {
+      interval: TRANSFER_LOG_INTERVAL,
+      basis: "the transfer's errors across GPU types (bench:plan)",
+      calibrated: true,
+    },
     how: `one GPU measured; multi-GPU steps transferred from ${reference.gpu_type} with what ${t.num_keys} other key(s) measured on both types`,
   };
   const memory = oneGpu.memory ?? reference.memory;
-  if (memory) model.memory = { base_bytes: memory.base_bytes, per_sample_bytes: memory.per_sample_bytes };
+  if (memory) model.memory = memoryOf(memory);
   return model;
 }
 

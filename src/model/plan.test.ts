@@ -32,16 +32,29 @@ const LIMITS: BatchLimits = {
   max_local_bsz: 256,
   accumulation: true,
 };
+const TIGHT = { interval: { lo: -0.03, hi: 0.03 }, basis: 'fit', calibrated: false };
 const model = (over: Partial<TypeModel> = {}): TypeModel => ({
   spec: SPEC,
   source: 'measured',
   how: '',
   perf: PERF,
   measured_shapes: ['1:1'],
+  interval: TIGHT,
+  unmeasured_interval: TIGHT,
   ...over,
 });
+const mem = (
+  base_bytes: number,
+  per_sample_bytes: number,
+  source: 'rss' | 'allocator' = 'allocator',
+): NonNullable<TypeModel['memory']> => ({
+  base_bytes,
+  per_sample_bytes,
+  source,
+  interval: { lo: -0.05, hi: 0.05 },
+});
 
-function row(gpu_type: string, gpus: number, time_s: number, cost: number | null): PlanRow {
+function row(gpu_type: string, gpus: number, time_s: number, cost: number | null, spread = 0.01): PlanRow {
   return {
     gpu_type,
     gpus,
@@ -53,11 +66,16 @@ function row(gpu_type: string, gpus: number, time_s: number, cost: number | null
     accum_steps: 0,
     batch_size: 8,
     memory_per_gpu_bytes: null,
+    memory_interval_bytes: null,
     fits: true,
     network_share: 0,
     time_s,
+    time_interval_s: [time_s * (1 - spread), time_s * (1 + spread)],
+    interval_basis: 'test',
+    interval_calibrated: false,
     gpu_hours: (time_s * gpus) / 3600,
     cost,
+    cost_interval: cost === null ? null : [cost * (1 - spread), cost * (1 + spread)],
     advice: [],
   };
 }
@@ -118,11 +136,11 @@ describe('planner arithmetic', () => {
 
   it('memory: the fit caps the local batch, and a model that fits nowhere gets no time and memory advice', () => {
     const GIB = 1024 ** 3;
-    const m = model({ memory: { base_bytes: 1 * GIB, per_sample_bytes: 0.1 * GIB } });
+    const m = model({ memory: mem(1 * GIB, 0.1 * GIB) });
     assert.equal(memoryFitLocalBatch(m), Math.floor((16 * 0.9 - 1) / 0.1));
     const [capped] = planType(m, { sqr: 1, var: 1000 }, LIMITS, { gpus: [1], target_samples: 1e4 });
     assert.ok(capped!.local_bsz <= 134 && capped!.fits);
-    const huge = model({ memory: { base_bytes: 20 * GIB, per_sample_bytes: 0.1 * GIB } });
+    const huge = model({ memory: mem(20 * GIB, 0.1 * GIB) });
     const [none] = planType(huge, undefined, LIMITS, { gpus: [1], target_samples: 1e4 });
     assert.equal(none!.fits, false);
     assert.equal(none!.time_s, Infinity);

@@ -37,7 +37,11 @@ best batch size and accumulation, memory per GPU, time to the target, GPU-hours 
 goodput model the scheduler uses. Types the profile did not measure are transferred from other
 keys' profiles on both types where the store has them, else estimated from the GPU table's specs;
 each row says which (measured / transferred / estimated). Then: the fastest plan within the
-budget, the cheapest within the deadline, the knee of each type, and advice.
+budget, the cheapest within the deadline, the knee of each type, and advice. Every time, cost
+and memory has an 80% interval (docs/planner.md says what each rests on and how often it held);
+when the answer's interval overlaps another type's, the plan says which type to measure. CPU
+slots are shown as measured, never priced, extrapolated or recommended; GPU memory is shown
+only from a GPU measurement.
 
   --gpus LIST               GPU counts (default 1,2,4,8,16,32)
   --gpu-type T,...          types of the GPU table (default: measured types and every GPU)
