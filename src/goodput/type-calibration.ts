@@ -29,7 +29,10 @@ export function quantile(xs: readonly number[], q: number): number {
  * The central `coverage` interval of log errors (log(measured / predicted)): their (1 - coverage)/2
  * and (1 + coverage)/2 quantiles. Undefined without errors. Non-finite errors are ignored.
  */
-export function logErrorInterval(logErrors: readonly number[], coverage: number = INTERVAL_COVERAGE): LogInterval | undefined {
+export function logErrorInterval(
+  logErrors: readonly number[],
+  coverage: number = INTERVAL_COVERAGE,
+): LogInterval | undefined {
   const xs = logErrors.filter(Number.isFinite);
   if (xs.length === 0) return undefined;
   return { lo: quantile(xs, (1 - coverage) / 2), hi: quantile(xs, (1 + coverage) / 2) };

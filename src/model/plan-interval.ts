@@ -56,7 +56,9 @@ export function widen(a: LogInterval, b: LogInterval): LogInterval {
 
 /** The 80% interval of the fit's residuals on its own points (uncorrected optimizer step), at least {@link MIN_FIT_SPREAD}. */
 export function fitResidualInterval(perf: PerfParams, points: readonly ProfilePoint[]): LogInterval {
-  const logs = points.map((p) => Math.log(p.optim_step_time_s / optimStepTime_s(perf, p.num_nodes, p.num_replicas, p.local_bsz)));
+  const logs = points.map((p) =>
+    Math.log(p.optim_step_time_s / optimStepTime_s(perf, p.num_nodes, p.num_replicas, p.local_bsz)),
+  );
   return atLeast(logErrorInterval(logs) ?? { lo: 0, hi: 0 }, MIN_FIT_SPREAD);
 }
 
@@ -65,6 +67,8 @@ export function memoryResidualInterval(
   memory: { base_bytes: number; per_sample_bytes: number },
   samples: readonly { local_bsz: number; peak_bytes: number }[],
 ): LogInterval {
-  const logs = samples.map((s) => Math.log(s.peak_bytes / Math.max(memory.base_bytes + memory.per_sample_bytes * s.local_bsz, 1)));
+  const logs = samples.map((s) =>
+    Math.log(s.peak_bytes / Math.max(memory.base_bytes + memory.per_sample_bytes * s.local_bsz, 1)),
+  );
   return atLeast(logErrorInterval(logs) ?? { lo: 0, hi: 0 }, MIN_FIT_SPREAD);
 }
