@@ -14,6 +14,7 @@ import { GoodputError } from '../core/errors.js';
 import { findPolicy } from '../policy/registry.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { UserJobLimits } from '../store/store.js';
+import { ACTIVE_STATES } from '../store/lifecycle.js';
 import type { JobSpec } from '../store/types.js';
 import { FakeClock } from '../util/clock.js';
 import { Controller } from './controller.js';
@@ -149,6 +150,27 @@ describe('a flood of submits from one user', () => {
     );
     await c.clock.until(async () => (await c.store.listLiveReplicas()).every((r) => r.job_id === mine.id), 30_000);
     assert.equal((await c.store.getJob(mine.id))!.state, 'running', "alice's job goes on");
+    await c.close();
+  });
+  it('a submit reads no job list: the same-name note is one filtered, bounded store query', async () => {
+    const c = await cluster('fifo');
+    for (let i = 0; i < 30; i++) await c.controller.submit(hour, 'flooder', 'flooder');
+    const calls: { method: string; filter: unknown }[] = [];
+    for (const method of ['listJobs', 'listJobsPage'] as const) {
+      const original = c.store[method].bind(c.store) as (filter?: unknown) => Promise<unknown>;
+      (c.store as unknown as Record<string, unknown>)[method] = (filter?: unknown) => {
+        calls.push({ method, filter });
+        return original(filter);
+      };
+    }
+    const { notes } = await c.controller.submitWithNotes(hour, 'flooder', 'flooder');
+    assert.deepEqual(
+      calls.map((x) => x.method),
+      ['listJobsPage'],
+      'the submit read the store once, by page',
+    );
+    assert.deepEqual(calls[0]!.filter, { user: 'flooder', name: 'ten', states: ACTIVE_STATES, limit: 21 });
+    assert.match(notes.at(-1) ?? '', /^warning: 20 other active job\(s\) are named 'ten'/);
     await c.close();
   });
 });
