@@ -1,10 +1,10 @@
 /**
  * The conformance suite every Backend must pass: what backend.ts promises (inventory, the
  * contract's environment per rank, argv passed literally, exits reported once with their codes,
- * SIGTERM reaching the program, an attempt no longer held once it runs, adoption by a new
- * instance after a server restart, abandoning an unrecorded launch), checked with real processes.
- * Call `runBackendConformance(name, setup)` from a `*.test.ts` file; it registers node:test
- * cases. Test support, never shipped code.
+ * SIGTERM reaching the program, an attempt no longer held once it runs, new work accepted
+ * (launchRefusal), adoption by a new instance after a server restart, abandoning an unrecorded
+ * launch), checked with real processes. Call `runBackendConformance(name, setup)` from a
+ * `*.test.ts` file; it registers node:test cases. Test support, never shipped code.
  */
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -191,6 +191,8 @@ export function runBackendConformance(name: string, setup: () => Promise<Backend
       // Its processes run: the backend no longer says the cluster holds the attempt.
       await until('held() to say the attempt runs', () => (b.held(launched[0]!.launch_id) === undefined ? true : undefined));
       assert.equal(b.refuseSpec(req), undefined, 'an ordinary spec (argv with quotes and $, a plain variable) is carried as given');
+      await b.refresh();
+      assert.equal(b.launchRefusal(), undefined, 'a cluster that just started an attempt accepts new work: no running job is kept from a rescale');
       for (const r of launched) b.signal(refOf(req, r), 'SIGTERM');
       assert.deepEqual(await codes(exits, req.job_id, 2), [143, 143]);
       const req2 = request(`process.on('SIGTERM', () => {}); ${TRAINER.split('\n')[0]} setInterval(() => fs.writeFileSync(beat, 'x'), 100);`);

@@ -12,6 +12,7 @@ import type { ControllerContext } from './controller-context.js';
 import type { ControllerStats } from './controller-options.js';
 import { assignDevices, sameAllocation } from './device-binding.js';
 import { gangWaits } from './gang.js';
+import { keepRunning } from './drain-keep.js';
 import { deviceUnit, resizeReason } from './insight.js';
 import { nodeProblems } from './node-problems.js';
 import type { ProfileBook } from './profile-book.js';
@@ -82,6 +83,9 @@ export class Round {
       } else {
         decision = policy.decide(snapshot);
       }
+      // A drained partition: no running job is stopped for a relaunch that would only wait.
+      const usable = inv.groups.map((g) => g.usable.length);
+      decision = { ...decision, allocations: await keepRunning(this.ctx, grouped, decision.allocations, usable) };
       this.latestRejections.clear();
       const one = deviceUnit(backend.nodes().flatMap((n) => n.devices));
       for (const [id, r] of Object.entries(decision.rejections ?? {})) this.latestRejections.set(id, waitingReason(r, jobs, one));
