@@ -176,8 +176,11 @@ describe('Slurm partition states and workdirs (real slurmctld and slurmd)', { sk
       });
       await partition('DRAIN');
       const b = await trainer('keep-b', 4);
-      const kept = await waitFor('the kept event', 60_000, async () => (await e.client.events(a.id)).find((x) => x.kind === 'waiting' && x.reason.startsWith('kept on')));
-      assert.match(kept.reason, new RegExp(`^kept on 8 GPUs: Slurm partition ${cluster.partition} is draining .*; the rescale to \\d+ waits until it accepts jobs$`));
+      // A round decided on keep-b: keep-a kept (the fix) or stopped for the rescale (before it).
+      await waitFor('a round to decide on keep-b', 60_000, async () => {
+        const keptOrStopped = (await e.client.getJob(a.id)).state !== 'running' || (await e.client.events(a.id)).some((x) => x.reason.startsWith('kept on'));
+        return keptOrStopped ? true : undefined;
+      });
       // Several rounds while drained: the same attempt (same Slurm job) runs, nothing stopped it.
       await sleep(8000);
       const still = await e.client.getJob(a.id);
@@ -186,7 +189,9 @@ describe('Slurm partition states and workdirs (real slurmctld and slurmd)', { sk
       assert.ok(still.step > wide.step, 'it kept training');
       const stops = (await e.client.events(a.id)).filter((x) => x.kind === 'rescale');
       assert.deepEqual(stops, [], await events(a.id));
-      assert.equal((await e.client.events(a.id)).filter((x) => x.reason.startsWith('kept on')).length, 1, 'one event per drain');
+      const kept = (await e.client.events(a.id)).filter((x) => x.kind === 'waiting' && x.reason.startsWith('kept on'));
+      assert.equal(kept.length, 1, `one event per drain: ${await events(a.id)}`);
+      assert.match(kept[0]!.reason, new RegExp(`^kept on 8 GPUs: Slurm partition ${cluster.partition} is draining .*; the rescale to \\d+ waits until it accepts jobs$`));
       assert.equal((await e.client.getJob(b.id)).state, 'queued', 'no GPU of a kept job is given to another');
       await partition('UP');
       const shrunk = await waitFor('keep-a to be rescaled once the partition is up', 120_000, async () => {
