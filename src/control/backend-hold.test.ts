@@ -167,6 +167,24 @@ describe('launches the cluster holds', () => {
     await c.stop();
   });
 
+  it('a drain stops no running job for a preemption either; it is preempted once the cluster accepts jobs', async () => {
+    const policy = new ScriptedPolicy();
+    const { c, b, store } = await setup('drain-preempt', 0.2, policy, 1);
+    const a = await c.submit(spec(SLEEPER), 'u', 'u');
+    policy.plan.set(a.id, [0]);
+    await waitFor('a to run', 5000, async () => (await store.getJob(a.id))?.state === 'running');
+    b.drained = 'Slurm partition gpu is down (State=DOWN: new jobs stay PENDING until it is up)';
+    policy.plan.set(a.id, []);
+    const kept = await waitFor('the kept event', 5000, async () => (await store.listEvents(a.id)).find((e) => e.reason.startsWith('kept on')));
+    assert.equal(kept.reason, `kept on 1 CPU slot: ${b.drained}; the preemption waits until it accepts jobs`);
+    await new Promise((r) => setTimeout(r, 600));
+    assert.equal((await store.getJob(a.id))!.state, 'running');
+    b.drained = undefined;
+    await waitFor('a to be preempted', 5000, async () => ['preempted', 'rescaling'].includes((await store.getJob(a.id))?.state ?? ''));
+    await c.cancel(a.id, 'u');
+    await c.stop();
+  });
+
   it('refuses at submit a spec the backend cannot carry (E_SPEC)', async () => {
     const { c } = await setup('spec');
     await assert.rejects(c.submit({ ...spec(SLEEPER), env: { SBATCH_PARTITION: 'x' } }, 'u', 'u'), (e: unknown) => (e as GoodputError).code === 'E_SPEC' && /SBATCH_PARTITION/.test((e as Error).message));
