@@ -34,7 +34,8 @@ stuck, slots leaked, escaped processes (targets 0), report p99 under listing loa
   --flood      only one user's flood of 10,000 submits (bench/soak/flood.ts)
   --faults slurm-partition   instead: a drained, then a DOWN partition on a real test Slurm
                cluster (root and slurm-wlm; about 2 minutes); prints per fault jobs failed, stuck,
-               not resumed, hung, shown running while held, GPUs allocated while held (target 0)
+               not resumed, hung, shown running while held, GPUs allocated while held (target 0),
+               and running jobs stopped by a rescale decided while drained (target 0)
 `,
   {
     jobs: { type: 'string' },

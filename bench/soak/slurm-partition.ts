@@ -9,10 +9,17 @@
  * checkpoint, failures counted against max_restarts, hung events, jobs shown `running` while
  * Slurm held them, GPUs counted allocated while held, and the time from the partition's return to
  * every job running. Target: 0 jobs failed by a drained or down partition.
+ *
+ * Then a drain meets a rescale the control plane decides (an elastic policy, its own server on the
+ * same cluster): a job runs on all 8 GPUs, the partition is drained and a second job submitted,
+ * which the policy makes room for by shrinking the first. Counted: running jobs stopped while
+ * drained (a new attempt or a stop event; target 0: a drain stops new work, never running work),
+ * and the seconds from the partition's return to the rescale done and the second job running.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { slurmMissing, startSlurmCluster, type SlurmCluster } from '../../src/backends/slurm/testing/slurm-cluster.js';
+import type { JobDetail } from '../../src/client/client.js';
 import {
   cleanup,
   sleep,
@@ -50,6 +57,24 @@ export interface PartitionFaultResult {
   notes: string[];
 }
 
+/** What a rescale decided while the partition was drained did (drainRescale). */
+export interface DrainRescaleResult {
+  /** Jobs running when the partition was drained. */
+  running_jobs: number;
+  /** Of those, stopped while it was drained: a new attempt or a rescale event (target 0). */
+  stopped_while_drained: number;
+  /** `kept on ...` events recorded while drained. */
+  kept_events: number;
+  /** Seconds from the partition's return to the first job rescaled and the second running (NaN: not in 120 s). */
+  rescaled_after_s: number;
+}
+
+/** Everything one `--faults slurm-partition` run measured. */
+export interface SlurmPartitionResults {
+  faults: PartitionFaultResult[];
+  drain_rescale: DrainRescaleResult;
+}
+
 /** Options of a run. */
 export interface SlurmPartitionOptions {
   /** Jobs running when the fault begins (each 2 GPUs). Default 2. */
@@ -61,7 +86,7 @@ export interface SlurmPartitionOptions {
 }
 
 /** Runs both faults on a fresh test cluster; undefined (with the reason) where Slurm cannot run here. */
-export async function slurmPartitionFaults(o: SlurmPartitionOptions = {}): Promise<PartitionFaultResult[] | string> {
+export async function slurmPartitionFaults(o: SlurmPartitionOptions = {}): Promise<SlurmPartitionResults | string> {
   const missing = slurmMissing();
   if (missing) return missing;
   const cluster = await startSlurmCluster();
@@ -81,10 +106,13 @@ export async function slurmPartitionFaults(o: SlurmPartitionOptions = {}): Promi
       '--hung-timeout-s',
       String(hung_s),
     ]);
-    const results: PartitionFaultResult[] = [];
+    const hold_s = o.hold_s ?? Math.max(12, hung_s + 7);
+    const faults: PartitionFaultResult[] = [];
     for (const state of ['DRAIN', 'DOWN'] as const)
-      results.push(await fault(cluster, server, state, o.running_jobs ?? 2, o.hold_s ?? Math.max(12, hung_s + 7)));
-    return results;
+      faults.push(await fault(cluster, server, state, o.running_jobs ?? 2, hold_s));
+    cleanup(server.data_dir, [server]);
+    server = undefined;
+    return { faults, drain_rescale: await drainRescale(cluster, hold_s) };
   } finally {
     if (server) cleanup(server.data_dir, [server]);
     await cluster.stop();
@@ -203,9 +231,83 @@ async function fault(
   return result;
 }
 
-/** The lines bench:soak prints for these faults: per fault what was lost, stuck or slow, then the target. */
-export function slurmPartitionLines(results: readonly PartitionFaultResult[] | string): string[] {
-  if (typeof results === 'string') return [`  slurm partition faults: skipped (${results})`];
+/** A job on all 8 GPUs under an elastic policy; the partition drained; a second job asks for a share. */
+async function drainRescale(cluster: SlurmCluster, hold_s: number): Promise<DrainRescaleResult> {
+  const s = await startServerProcess(tempDataDir('goodput-soak-keep-'), [
+    '--backend',
+    'slurm',
+    '--interval-s',
+    '1',
+    '--grace-s',
+    '5',
+    '--policy',
+    'optimus',
+  ]);
+  const c = s.client;
+  const partition = (to: string) =>
+    cluster.cmd('scontrol', ['update', `PartitionName=${cluster.partition}`, `State=${to}`]);
+  const trainer = (name: string, max_replicas: number) =>
+    c.submit({
+      name,
+      command: [process.execPath, TRAINER, '--samples', '4000000', '--time-scale', '0.5'],
+      workdir: s.data_dir,
+      min_replicas: 1,
+      max_replicas,
+    });
+  const attemptOf = (j: JobDetail) =>
+    j.current_replicas
+      .filter((r) => r.exit_code === null)
+      .map((r) => `${r.attempt}/${r.launch_id}`)
+      .join(',');
+  try {
+    const a = await trainer('keep-a', 8);
+    const wide = await waitFor('keep-a to run on 8 GPUs and report', 180_000, async () => {
+      const j = await c.getJob(a.id);
+      return j.state === 'running' && j.replicas === 8 && j.step > 0 ? j : undefined;
+    });
+    await partition('DRAIN');
+    let stopped = false;
+    let kept = 0;
+    let b: JobDetail | undefined;
+    try {
+      b = await c.getJob((await trainer('keep-b', 4)).id);
+      const end = Date.now() + hold_s * 1000;
+      while (Date.now() < end && !stopped) {
+        const j = await c.getJob(a.id);
+        stopped =
+          j.state !== 'running' ||
+          attemptOf(j) !== attemptOf(wide) ||
+          (await c.events(a.id)).some((e) => e.kind === 'rescale');
+        await sleep(500);
+      }
+      kept = (await c.events(a.id)).filter((e) => e.kind === 'waiting' && e.reason.startsWith('kept on')).length;
+    } finally {
+      await partition('UP');
+    }
+    const up_ms = Date.now();
+    const second = b!.id;
+    const rescaled_after_s = await waitFor('keep-a rescaled and keep-b running', 120_000, async () => {
+      const [x, y] = await Promise.all([c.getJob(a.id), c.getJob(second)]);
+      return x.state === 'running' && attemptOf(x) !== attemptOf(wide) && y.state === 'running'
+        ? (Date.now() - up_ms) / 1000
+        : undefined;
+    }).catch(() => NaN);
+    return { running_jobs: 1, stopped_while_drained: stopped ? 1 : 0, kept_events: kept, rescaled_after_s };
+  } finally {
+    for (const j of await c.listJobs()) await c.cancel(j.id).catch(() => undefined);
+    await waitFor(
+      'the cluster to be idle',
+      60_000,
+      async () => (await cluster.cmd('squeue', ['-h'])).trim() === '',
+    ).catch(() => undefined);
+    cleanup(s.data_dir, [s]);
+  }
+}
+
+/** The lines bench:soak prints for these faults: per fault what was lost, stuck or slow, then the targets. */
+export function slurmPartitionLines(all: SlurmPartitionResults | string): string[] {
+  if (typeof all === 'string') return [`  slurm partition faults: skipped (${all})`];
+  const results = all.faults;
   const lines = results.map(
     (r) =>
       `  ${r.fault.padEnd(17)} ${r.jobs} jobs: failed ${r.jobs_failed}, stuck ${r.jobs_stuck}, not resumed from checkpoint ${r.not_resumed}, failures counted ${r.failures_counted}, hung ${r.hung_events}, shown running while held ${r.shown_running_while_held}, GPUs allocated while held ${r.gpus_allocated_while_held}, running again ${Number.isNaN(r.recovery_s) ? 'never (60 s)' : `${r.recovery_s.toFixed(1)} s`} after the partition's return\n      waits seen: ${r.notes.join(' | ') || '-'}`,
@@ -219,5 +321,12 @@ export function slurmPartitionLines(results: readonly PartitionFaultResult[] | s
   lines.push(
     `  ${failed} jobs failed by a drained or down partition (target 0): ${failed === 0 && bad === 0 ? 'MET' : 'NOT MET'}`,
   );
+  const d = all.drain_rescale;
+  const after = Number.isNaN(d.rescaled_after_s) ? 'not within 120 s' : `${d.rescaled_after_s.toFixed(1)} s`;
+  lines.push(
+    `  drained partition, rescale asked: ${d.running_jobs} running job(s), kept-on events ${d.kept_events}, rescaled and the new job running ${after} after the partition's return`,
+  );
+  const met = d.stopped_while_drained === 0 && !Number.isNaN(d.rescaled_after_s);
+  lines.push(`  ${d.stopped_while_drained} running jobs stopped while drained (target 0): ${met ? 'MET' : 'NOT MET'}`);
   return lines;
 }

@@ -180,6 +180,14 @@ export interface Backend {
    * running elsewhere at launch), or undefined when it can.
    */
   refuseSpec(spec: SpecToCarry): string | undefined;
+  /**
+   * Why the cluster accepts no new work now (a drained, down or inactive Slurm partition), in
+   * words (e.g. `Slurm partition gpu is draining`), or undefined when a launch may start now. Reads
+   * the backend's view as of its last `refresh` (no I/O). While it says so, the controller stops no
+   * running job for a rescale or a preemption (its relaunch would only wait): a drain stops new
+   * work, never work that runs. A backend whose launches the cluster never refuses: always undefined.
+   */
+  launchRefusal(): string | undefined;
   /** Registers the exit listener (one; replaces the previous). */
   onExit(listener: (exit: ReplicaExit) => void): void;
   /** Stops watching; never kills replicas (they survive a server restart by design). */

@@ -1,10 +1,10 @@
 /**
  * The conformance suite every Backend must pass: what backend.ts promises (inventory, the
  * contract's environment per rank, argv passed literally, exits reported once with their codes,
- * SIGTERM reaching the program, an attempt no longer held once it runs, adoption by a new
- * instance after a server restart, abandoning an unrecorded launch), checked with real processes.
- * Call `runBackendConformance(name, setup)` from a `*.test.ts` file; it registers node:test
- * cases. Test support, never shipped code.
+ * SIGTERM reaching the program, an attempt no longer held once it runs, new work accepted
+ * (launchRefusal), adoption by a new instance after a server restart, abandoning an unrecorded
+ * launch), checked with real processes. Call `runBackendConformance(name, setup)` from a
+ * `*.test.ts` file; it registers node:test cases. Test support, never shipped code.
  */
 import assert from 'node:assert/strict';
 import {
@@ -246,6 +246,12 @@ export function runBackendConformance(
         b.refuseSpec(req),
         undefined,
         'an ordinary spec (argv with quotes and $, a plain variable) is carried as given',
+      );
+      await b.refresh();
+      assert.equal(
+        b.launchRefusal(),
+        undefined,
+        'a cluster that just started an attempt accepts new work: no running job is kept from a rescale',
       );
       for (const r of launched) b.signal(refOf(req, r), 'SIGTERM');
       assert.deepEqual(await codes(exits, req.job_id, 2), [143, 143]);

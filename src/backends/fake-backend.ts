@@ -218,6 +218,11 @@ export class FakeBackend implements Backend {
     return undefined;
   }
 
+  /** Never: launches start at once. */
+  launchRefusal(): string | undefined {
+    return undefined;
+  }
+
   close(): void {
     this.closed = true;
     for (const replica of this.cluster.running.values()) if (replica.watcher === this) replica.watcher = undefined;

@@ -15,6 +15,8 @@ import type { LaunchedReplica, LaunchRequest, SpecToCarry } from '../backends/ba
 import { cpuSlots } from '../backends/local/devices.js';
 import { LocalBackend } from '../backends/local/local-backend.js';
 import { GoodputError } from '../core/errors.js';
+import type { ClusterSnapshot } from '../core/cluster.js';
+import type { Policy, PolicyDecision } from '../policy/policy.js';
 import { findPolicy } from '../policy/registry.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { JobSpec } from '../store/types.js';
@@ -42,6 +44,11 @@ class HoldingBackend extends LocalBackend {
   override held(): string | undefined {
     return this.hold;
   }
+  /** Set: the cluster accepts no new jobs (a drained partition). */
+  drained: string | undefined;
+  override launchRefusal(): string | undefined {
+    return this.drained;
+  }
   override async abandon(job_id: string, job_dir: string, attempt: number): Promise<void> {
     this.abandoned.push(`${job_id}/${attempt}`);
     return super.abandon(job_id, job_dir, attempt);
@@ -64,13 +71,29 @@ const spec = (script: string): JobSpec => ({
 });
 const SLEEPER = "process.on('SIGTERM', () => process.exit(143)); setInterval(() => {}, 1000)";
 
-async function setup(name: string, interval_s = 60): Promise<{ c: Controller; b: HoldingBackend; store: SqliteStore }> {
+/** A policy the test scripts: `plan` by job id, else the allocation in force. */
+class ScriptedPolicy implements Policy {
+  readonly name = 'scripted';
+  readonly plan = new Map<string, number[]>();
+  decide(s: ClusterSnapshot): PolicyDecision {
+    return {
+      allocations: Object.fromEntries(s.jobs.map((j) => [j.id, this.plan.get(j.id) ?? s.allocations[j.id] ?? []])),
+    };
+  }
+}
+
+async function setup(
+  name: string,
+  interval_s = 60,
+  policy: Policy = findPolicy('fifo')!.create({ seed: 0 }),
+  slots = 1,
+): Promise<{ c: Controller; b: HoldingBackend; store: SqliteStore }> {
   const store = new SqliteStore(':memory:');
-  const b = new HoldingBackend({ devices: cpuSlots(1), poll_ms: 50 });
+  const b = new HoldingBackend({ devices: cpuSlots(slots), poll_ms: 50 });
   const c = new Controller({
     store,
     backend: b,
-    policy: findPolicy('fifo')!.create({ seed: 0 }),
+    policy,
     data_dir: join(dir, name),
     secret: 's',
     api_url: 'http://127.0.0.1:1',
@@ -150,6 +173,74 @@ describe('launches the cluster holds', () => {
     b.refuse = undefined;
     await waitFor('the job to run', 5000, async () => (await store.getJob(job.id))?.state === 'running');
     await c.cancel(job.id, 'u');
+    await c.stop();
+  });
+
+  it('a drain stops no running job: a rescale waits while the cluster accepts no new jobs, then happens', async () => {
+    const policy = new ScriptedPolicy();
+    const { c, b, store } = await setup('drain-keep', 0.2, policy, 2);
+    const a = await c.submit({ ...spec(SLEEPER), min_replicas: 1, max_replicas: 2 }, 'u', 'u');
+    policy.plan.set(a.id, [0, 0]);
+    const running = await waitFor('a to run on 2 slots', 5000, async () => {
+      const j = await store.getJob(a.id);
+      return j?.state === 'running' && j.allocation.length === 2 ? j : undefined;
+    });
+    b.drained = 'Slurm partition gpu is draining (State=DRAIN: it accepts no new jobs; running ones go on)';
+    const launches = b.launches;
+    const other = await c.submit(spec(SLEEPER), 'u', 'u');
+    policy.plan.set(a.id, [0]);
+    policy.plan.set(other.id, [0]);
+    const kept = await waitFor('the kept event', 5000, async () =>
+      (await store.listEvents(a.id)).find((e) => e.kind === 'waiting' && e.reason.startsWith('kept on')),
+    );
+    assert.equal(kept.reason, `kept on 2 CPU slots: ${b.drained}; the rescale to 1 waits until it accepts jobs`);
+    await new Promise((r) => setTimeout(r, 1000));
+    const still = (await store.getJob(a.id))!;
+    assert.equal(still.state, 'running', 'not stopped while drained');
+    assert.equal(still.launches, running.launches, 'the same attempt runs');
+    assert.deepEqual(still.allocation, running.allocation);
+    assert.ok(!(await store.listEvents(a.id)).some((e) => e.kind === 'rescale'));
+    assert.equal(
+      (await store.listEvents(a.id)).filter((e) => e.reason.startsWith('kept on')).length,
+      1,
+      'one event per drain',
+    );
+    assert.equal(
+      (await store.getJob(other.id))!.state,
+      'queued',
+      'the devices of a kept job are given to no other job',
+    );
+    assert.equal(b.launches, launches, 'nothing launched while drained');
+    b.drained = undefined;
+    await waitFor('a to be rescaled to 1 once the cluster accepts jobs', 10_000, async () => {
+      const j = await store.getJob(a.id);
+      return j?.state === 'running' && j.allocation.length === 1 && j.launches > running.launches ? j : undefined;
+    });
+    assert.ok((await store.listEvents(a.id)).some((e) => e.kind === 'rescale'));
+    await waitFor('the other job to run', 10_000, async () => (await store.getJob(other.id))?.state === 'running');
+    for (const id of [a.id, other.id]) await c.cancel(id, 'u');
+    await c.stop();
+  });
+
+  it('a drain stops no running job for a preemption either; it is preempted once the cluster accepts jobs', async () => {
+    const policy = new ScriptedPolicy();
+    const { c, b, store } = await setup('drain-preempt', 0.2, policy, 1);
+    const a = await c.submit(spec(SLEEPER), 'u', 'u');
+    policy.plan.set(a.id, [0]);
+    await waitFor('a to run', 5000, async () => (await store.getJob(a.id))?.state === 'running');
+    b.drained = 'Slurm partition gpu is down (State=DOWN: new jobs stay PENDING until it is up)';
+    policy.plan.set(a.id, []);
+    const kept = await waitFor('the kept event', 5000, async () =>
+      (await store.listEvents(a.id)).find((e) => e.reason.startsWith('kept on')),
+    );
+    assert.equal(kept.reason, `kept on 1 CPU slot: ${b.drained}; the preemption waits until it accepts jobs`);
+    await new Promise((r) => setTimeout(r, 600));
+    assert.equal((await store.getJob(a.id))!.state, 'running');
+    b.drained = undefined;
+    await waitFor('a to be preempted', 5000, async () =>
+      ['preempted', 'rescaling'].includes((await store.getJob(a.id))?.state ?? ''),
+    );
+    await c.cancel(a.id, 'u');
     await c.stop();
   });
 

@@ -12,6 +12,7 @@ import type { ControllerContext } from './controller-context.js';
 import type { ControllerStats } from './controller-options.js';
 import { assignDevices, sameAllocation } from './device-binding.js';
 import { gangWaits } from './gang.js';
+import { keepRunning } from './drain-keep.js';
 import { deviceUnit, resizeReason } from './insight.js';
 import { nodeProblems } from './node-problems.js';
 import type { ProfileBook } from './profile-book.js';
@@ -72,7 +73,10 @@ export class Round {
       const reads = { store, machines: backend.nodes(), types, profiles: this.profiles, own_profiles: profiles };
       const per_type = new Map<string, JobTypes>();
       for (const input of await typedInputs(reads, jobs, grouped)) per_type.set(input.job.id, jobTypes(input, types));
-      const decision = policy.decide(buildSnapshot(inv.nodes, grouped, this.ctx.now(), profiles, per_type));
+      let decision = policy.decide(buildSnapshot(inv.nodes, grouped, this.ctx.now(), profiles, per_type));
+      // A drained partition: no running job is stopped for a relaunch that would only wait.
+      const usable = inv.groups.map((g) => g.usable.length);
+      decision = { ...decision, allocations: await keepRunning(this.ctx, grouped, decision.allocations, usable) };
       this.latestRejections.clear();
       const one = deviceUnit(backend.nodes().flatMap((n) => n.devices));
       for (const [id, r] of Object.entries(decision.rejections ?? {}))

@@ -266,6 +266,11 @@ export class LocalBackend implements Backend {
     return undefined;
   }
 
+  /** Never: launches start at once. */
+  launchRefusal(): string | undefined {
+    return undefined;
+  }
+
   close(): void {
     clearInterval(this.timer);
     this.adopted.clear();

@@ -6,7 +6,9 @@
  * `starting` with that reason, its GPUs are not counted as allocated and it is never called
  * hung; a workdir sbatch's `--chdir` cannot carry (backslash, double quote, line break) runs
  * there, one missing on the node fails loudly, and environment variables sbatch would read as
- * its own options are refused at submit. One cluster, one server, the cases in sequence.
+ * its own options are refused at submit; a drain stops no running job: a rescale asked for while
+ * the partition is drained waits (the same Slurm job runs on) and happens once it is up. One
+ * cluster, the cases in sequence (the last on its own server with an elastic policy).
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -282,6 +284,86 @@ describe('Slurm partition states and workdirs (real slurmctld and slurmd)', { sk
           );
         },
       );
+    },
+  );
+
+  it(
+    'a drain stops no running job: the rescale a new job asks for waits until the partition is up, then happens',
+    { timeout: 300_000 },
+    async () => {
+      // An elastic policy on its own server (the same cluster): a second job makes it shrink the first.
+      const e = await startServerProcess(tempDataDir('goodput-slurm-keep-'), [
+        '--backend',
+        'slurm',
+        '--interval-s',
+        '1',
+        '--grace-s',
+        '5',
+        '--policy',
+        'optimus',
+      ]);
+      const trainer = (name: string, max_replicas: number) =>
+        e.client.submit({
+          name,
+          command: [process.execPath, TRAINER, '--samples', '4000000', '--time-scale', '0.5'],
+          workdir: e.data_dir,
+          min_replicas: 1,
+          max_replicas,
+        });
+      const events = async (id: string) =>
+        (await e.client.events(id)).map((x) => `${x.at} ${x.kind}: ${x.reason}`).join('\n');
+      const attemptOf = (j: JobDetail) => j.current_replicas.map((r) => `${r.attempt}/${r.launch_id}`).join(',');
+      try {
+        const a = await trainer('keep-a', 8);
+        const wide = await waitFor('keep-a to run on all 8 GPUs and report', 120_000, async () => {
+          const j = await e.client.getJob(a.id);
+          return j.state === 'running' && j.replicas === 8 && j.step > 0 ? j : undefined;
+        });
+        await partition('DRAIN');
+        const b = await trainer('keep-b', 4);
+        // A round decided on keep-b: keep-a kept (the fix) or stopped for the rescale (before it).
+        await waitFor('a round to decide on keep-b', 60_000, async () => {
+          const keptOrStopped =
+            (await e.client.getJob(a.id)).state !== 'running' ||
+            (await e.client.events(a.id)).some((x) => x.reason.startsWith('kept on'));
+          return keptOrStopped ? true : undefined;
+        });
+        // Several rounds while drained: the same attempt (same Slurm job) runs, nothing stopped it.
+        await sleep(8000);
+        const still = await e.client.getJob(a.id);
+        assert.equal(still.state, 'running', await events(a.id));
+        assert.equal(attemptOf(still), attemptOf(wide), 'the same attempt and Slurm job run while drained');
+        assert.ok(still.step > wide.step, 'it kept training');
+        const stops = (await e.client.events(a.id)).filter((x) => x.kind === 'rescale');
+        assert.deepEqual(stops, [], await events(a.id));
+        const kept = (await e.client.events(a.id)).filter(
+          (x) => x.kind === 'waiting' && x.reason.startsWith('kept on'),
+        );
+        assert.equal(kept.length, 1, `one event per drain: ${await events(a.id)}`);
+        assert.match(
+          kept[0]!.reason,
+          new RegExp(
+            `^kept on 8 GPUs: Slurm partition ${cluster.partition} is draining .*; the rescale to \\d+ waits until it accepts jobs$`,
+          ),
+        );
+        assert.equal((await e.client.getJob(b.id)).state, 'queued', 'no GPU of a kept job is given to another');
+        await partition('UP');
+        const shrunk = await waitFor('keep-a to be rescaled once the partition is up', 120_000, async () => {
+          const j = await e.client.getJob(a.id);
+          return j.state === 'running' && j.replicas < 8 && attemptOf(j) !== attemptOf(wide) ? j : undefined;
+        });
+        assert.equal(shrunk.failures, 0, await events(a.id));
+        assert.ok(
+          (await e.client.events(a.id)).some((x) => x.kind === 'rescale' && /^shrank 8 -> /.test(x.reason)),
+          await events(a.id),
+        );
+        await waitFor('keep-b to run', 120_000, async () => (await e.client.getJob(b.id)).state === 'running');
+      } finally {
+        await partition('UP');
+        for (const j of await e.client.listJobs()) await e.client.cancel(j.id).catch(() => undefined);
+        await sleep(3000);
+        cleanup(e.data_dir, [e]);
+      }
     },
   );
 });

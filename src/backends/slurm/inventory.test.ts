@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { partitionRefusal } from './slurm-states.js';
 import { batchScript, rankNodes, shellQuote } from './batch-script.js';
 import { expandHostlist } from './hostlist.js';
 import { buildInventory, parseGres, parseSinfo, parseSqueue, type SlurmNode } from './inventory.js';
@@ -222,5 +223,18 @@ describe('batch script', () => {
       batchScript({ ...base, workdir: '/a"b\\c\nd', shares: [{ node: 'gp1', count: 1 }] }),
       / '\/d\/logs' '\/a"b\\c\nd' 'python3'/,
     );
+  });
+});
+
+describe('partition availability (launchRefusal)', () => {
+  it('says why the partition jobs go to accepts no new jobs: --partition, else the default one', () => {
+    const sinfo = 'gpu*|drain\ncpu|up\nold|inact\nspare|down\n';
+    assert.match(partitionRefusal(sinfo) ?? '', /^Slurm partition gpu is draining \(State=DRAIN/);
+    assert.equal(partitionRefusal(sinfo, 'cpu'), undefined);
+    assert.match(partitionRefusal(sinfo, 'old') ?? '', /^Slurm partition old is inactive/);
+    assert.match(partitionRefusal(sinfo, 'spare') ?? '', /^Slurm partition spare is down/);
+    assert.equal(partitionRefusal(sinfo, 'missing'), undefined, 'a partition sinfo does not list: sbatch says why');
+    assert.equal(partitionRefusal('gpu*|up\n'), undefined);
+    assert.equal(partitionRefusal('cpu|drain\n'), undefined, 'no default partition listed');
   });
 });

@@ -18,7 +18,7 @@ import { freePort } from '../local/process-info.js';
 import { batchScript, rankNodes, STOP_SIGNAL, type NodeShare } from './batch-script.js';
 import { ACTIVE_JOB_STATES, buildInventory, parseSinfo, parseSqueue, type SlurmJob } from './inventory.js';
 import { slurmRun, type SlurmRunOptions } from './slurm-cli.js';
-import { isStateRefusal, pendingWords, slurmSpecRefusal, slurmWords } from './slurm-states.js';
+import { isStateRefusal, partitionRefusal, pendingWords, slurmSpecRefusal, slurmWords } from './slurm-states.js';
 
 /** Options of the Slurm backend. */
 export interface SlurmBackendOptions {
@@ -84,6 +84,8 @@ export class SlurmBackend implements Backend {
   private jobs: SlurmJob[] = [];
   private jobsAt_ms = 0;
   private unavailable = '';
+  /** Why the partition accepts no new jobs, as of the last refresh (launchRefusal). */
+  private refusal: string | undefined;
   private listener: (exit: ReplicaExit) => void = () => {};
   private readonly watched = new Map<string, Watched>();
   private readonly timer: NodeJS.Timeout;
@@ -102,7 +104,12 @@ export class SlurmBackend implements Backend {
 
   async refresh(): Promise<void> {
     try {
-      const [sinfo, jobs] = await Promise.all([this.slurm('sinfo', ['--json']), this.queue(true)]);
+      // `%a`: each partition's availability (up, drain, down, inact), for launchRefusal.
+      const [sinfo, jobs, avail] = await Promise.all([
+        this.slurm('sinfo', ['--json']),
+        this.queue(true),
+        this.slurm('sinfo', ['-h', '-o', '%P|%a']),
+      ]);
       const listed = parseSinfo(sinfo);
       const inv = buildInventory(
         this.order,
@@ -114,6 +121,7 @@ export class SlurmBackend implements Backend {
       this.partitionNames = [...new Set(listed.flatMap((n) => n.partitions))].sort();
       this.order = inv.order;
       this.inventory = inv.nodes;
+      this.refusal = partitionRefusal(avail, this.options.partition);
       this.unavailable = '';
     } catch (error) {
       this.unavailable = (error as Error).message;
@@ -239,6 +247,11 @@ export class SlurmBackend implements Backend {
   /** Refuses environment variables sbatch or srun would read as their own options (slurm-states.ts). */
   refuseSpec(spec: SpecToCarry): string | undefined {
     return slurmSpecRefusal(spec);
+  }
+
+  /** While the partition (--partition, else Slurm's default) is drained, down or inactive: why, as of the last refresh. */
+  launchRefusal(): string | undefined {
+    return this.refusal;
   }
 
   async adopt(ref: ReplicaRef): Promise<'alive' | number> {

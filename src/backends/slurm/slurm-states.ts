@@ -28,6 +28,30 @@ export function slurmWords(message: string): string {
   return (m?.[1] ?? message).trim();
 }
 
+/** sinfo's availability (`%a`) of a partition that accepts no new jobs, in words. */
+const NOT_ACCEPTING: Readonly<Record<string, string>> = {
+  drain: 'is draining (State=DRAIN: it accepts no new jobs; running ones go on)',
+  down: 'is down (State=DOWN: new jobs stay PENDING until it is up)',
+  inact: 'is inactive (State=INACTIVE: it accepts no new jobs)',
+};
+
+/**
+ * Why the partition jobs go to accepts no new jobs, from `sinfo -h -o '%P|%a'` (one `name|avail`
+ * line per partition, the default one marked `*`), or undefined when it is up or not listed.
+ * `partition`: the backend's --partition; absent, Slurm's default partition.
+ */
+export function partitionRefusal(sinfo: string, partition?: string): string | undefined {
+  for (const line of sinfo.split('\n')) {
+    const [name = '', avail = ''] = line.trim().split('|');
+    const isDefault = name.endsWith('*');
+    const bare = isDefault ? name.slice(0, -1) : name;
+    if (partition !== undefined ? bare !== partition : !isDefault) continue;
+    const words = NOT_ACCEPTING[avail.trim().toLowerCase()];
+    return words === undefined ? undefined : `Slurm partition ${bare} ${words}`;
+  }
+  return undefined;
+}
+
 /** What some of Slurm's pending reasons mean (squeue's REASON column), for a job's events. */
 const PENDING_MEANINGS: Readonly<Record<string, string>> = {
   PartitionDown: 'the partition is down; Slurm starts it once an administrator sets the partition up',
