@@ -70,15 +70,21 @@ describe('bench:plan', () => {
     });
     assert.equal(run.status, 0, run.stderr);
     const out = JSON.parse(run.stdout) as {
-      per_type: Record<string, Record<string, { median_abs_pct_error: number }>>;
+      per_type: Record<string, Record<string, { median_abs_pct_error: number }> & { interval_coverage_pct?: number }>;
       overall: Record<string, number>;
     };
-    assert.deepEqual(Object.keys(out).sort(), ['overall', 'per_type']);
+    assert.deepEqual(Object.keys(out).sort(), ['all_types_interval_log', 'leave_one_type_out', 'overall', 'per_type']);
     assert.deepEqual(Object.keys(out.per_type), ['fast']);
-    assert.deepEqual(Object.keys(out.per_type.fast ?? {}).sort(), ['alpha', 'beta', 'delta', 'gamma']);
-    for (const app of Object.values(out.per_type.fast ?? {}))
-      assert.deepEqual(Object.keys(app), ['median_abs_pct_error']);
-    assert.deepEqual(Object.keys(out.overall).sort(), ['median_abs_pct_error', 'worst_app_abs_pct_error']);
+    const { interval_coverage_pct: typeCoverage, ...apps } = out.per_type.fast ?? {};
+    assert.deepEqual(Object.keys(apps).sort(), ['alpha', 'beta', 'delta', 'gamma']);
+    for (const app of Object.values(apps)) assert.deepEqual(Object.keys(app), ['median_abs_pct_error']);
+    // One type besides the reference: no held-in type to take an interval from, so no row is inside one.
+    assert.equal(typeCoverage, 0);
+    assert.deepEqual(Object.keys(out.overall).sort(), [
+      'interval_coverage_pct',
+      'median_abs_pct_error',
+      'worst_app_abs_pct_error',
+    ]);
     assert.equal(out.overall.worst_app_abs_pct_error, 0);
   });
 });
