@@ -1,5 +1,5 @@
 /** JSON shapes the API returns (shared with the typed client). */
-import { jobInsight, type BatchDecisionView, type JobInsight } from '../control/insight.js';
+import { jobInsight, type BatchDecisionView, type JobInsight } from '../control/loop/insight.js';
 import type { Rejection } from '../policy/policy.js';
 import { profileKeyOf } from '../core/profile-key.js';
 import type { GradSample } from '../goodput/key-profile.js';
