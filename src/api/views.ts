@@ -45,7 +45,7 @@ export interface JobSummary {
    * `discarded` (its own measurements disagreed; the event says when and why), null (neither).
    */
   profile_use: ProfileUse | null;
-  /** Batch, learning-rate scale, throughput, efficiency, goodput and speedups (control/insight.ts). */
+  /** Batch, learning-rate scale, throughput, efficiency, goodput and speedups (control/loop/insight.ts). */
   insight: JobInsight;
   /**
    * GPU type of the devices it holds or is assigned (one type per job: nvidia-smi's name, Slurm's

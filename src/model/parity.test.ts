@@ -181,7 +181,7 @@ async function runBoth(
       };
       const round = await profiles.forRound([running]);
       sim.push(learned(adaptivePolicyJob(job, TOTAL_GPUS)));
-      // The control plane's round (control/round.ts): on one type, the job's own type is that type.
+      // The control plane's round (control/loop/round.ts): on one type, the job's own type is that type.
       const types = [DEFAULT_GPU_TYPE];
       const [input] = await typedInputs(
         { store, machines: [node], types, profiles, own_profiles: round },

@@ -52,7 +52,7 @@ const MAX_PREDICTED_REPLICAS = 64;
 
 const total = (local_bsz: number, accum_steps: number, replicas: number) => local_bsz * (accum_steps + 1) * replicas;
 
-/** A batch-size decision as its event records it (control/batch-decisions.ts). */
+/** A batch-size decision as its event records it (control/reports/batch-decisions.ts). */
 export interface BatchDecisionView {
   to: BatchView;
   lr_scale: number;
@@ -81,7 +81,7 @@ export function batchDecisionInForce(job: JobRecord, events: readonly JobEvent[]
 
 /**
  * The job's insight from its record and its latest measurement (if any); `profile`: the profile
- * its model starts from (control/profile-book.ts), for a prediction before its own reports.
+ * its model starts from (control/reports/profile-book.ts), for a prediction before its own reports.
  * `decision`: the batch-size decision in force ({@link batchDecisionInForce}); the batch and
  * learning-rate scale shown are then its own, as its event states them (the job applies it from
  * its next step), while throughput, efficiency and goodput stay those measured.
@@ -190,7 +190,7 @@ export interface ResizeContext {
   idle: number;
   /** 'GPU' or 'CPU slot', for the words. */
   unit: string;
-  /** By job id, the profile each job's model starts from (control/profile-book.ts). */
+  /** By job id, the profile each job's model starts from (control/reports/profile-book.ts). */
   profiles?: ReadonlyMap<string, StoredKeyProfile>;
 }
 

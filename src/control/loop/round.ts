@@ -1,6 +1,6 @@
 /**
  * The scheduling round of the controller: inventory, active jobs, the policy's decision on their
- * snapshot (control/snapshot.ts, model/policy-job.ts), and the store transitions that apply it
+ * snapshot (control/loop/snapshot.ts, model/policy-job.ts), and the store transitions that apply it
  * (assign, requeue, retarget, checkpoint-restart rescale).
  */
 import { gpuTypeOf as nodeType, type JobTypes, type NodeInfo } from '../../core/cluster.js';
@@ -42,7 +42,7 @@ export class Round {
 
   /**
    * The nodes of this cluster as the policy sees them: per machine, one node for each GPU type on
-   * it (control/typed-nodes.ts), with the devices Goodput may use.
+   * it (control/loop/typed-nodes.ts), with the devices Goodput may use.
    */
   nodes(): NodeInfo[] {
     return typedInventory(this.ctx.config.backend.nodes()).nodes;

@@ -32,7 +32,7 @@ export function limitsOf(job: JobRecord, profile?: StoredKeyProfile): BatchLimit
 /**
  * The fitted model once the job has reported times and gradient statistics, by the rule the
  * simulator uses (model/job-fit.ts `jobModel`). With the profile of its key
- * (control/profile-book.ts: not discarded, measured by other jobs), a job that has not reported
+ * (control/reports/profile-book.ts: not discarded, measured by other jobs), a job that has not reported
  * yet takes the profile's fitted parameters, corrected by the profile's measurements, and its
  * gradient statistics at the start of training; its own refits already include the profile's
  * points, and their correction (JobRecord.correction) is saved with the fit.
@@ -79,7 +79,7 @@ export function progressAtRisk_s(job: JobRecord, now_ms: number): number {
 /**
  * One policy job from a stored job, at time `now_ms`; `profile`: the profile of its key its
  * model starts from (ProfileBook.forRound), which also counts as measured sizes; `per_type`: what
- * it knows per GPU type (control/typed-snapshot.ts `jobTypes`).
+ * it knows per GPU type (control/loop/typed-snapshot.ts `jobTypes`).
  */
 export function toPolicyJob(
   job: JobRecord,

@@ -1,7 +1,7 @@
 /**
  * What the control plane knows of a job per GPU type (core/cluster.ts JobTypes), the same facts
  * the mixed-type simulator gives, so that one policy decides in both. A job's model on a type is
- * the control plane's one model (control/snapshot.ts `modelOf`, model/job-fit.ts): on the type it
+ * the control plane's one model (control/loop/snapshot.ts `modelOf`, model/job-fit.ts): on the type it
  * runs (or last ran) on, its own fit with its key's profile there; on another type, its key's
  * profile there. `typedInputs` reads what that needs from the store; the rest is pure.
  */
@@ -20,7 +20,7 @@ export const LIVE_RESTART_S = 30;
 
 /** What the builder needs of one job besides its record. */
 export interface TypedJobInput {
-  /** The record, its allocation in the policy's nodes (control/typed-nodes.ts `toGroups`). */
+  /** The record, its allocation in the policy's nodes (control/loop/typed-nodes.ts `toGroups`). */
   job: JobRecord;
   /** The type its own measurements come from (where it runs or last ran); undefined before it has any. */
   own_type: string | undefined;

@@ -53,7 +53,7 @@ export interface ConfigChoice {
   /**
    * True when the configuration in force could stay (the job has a model, no fixed batch, and
    * the configuration in force is within its limits and cap): a change is then only for a
-   * predicted gain, which the caller may ask to persist (control/batch-decisions.ts).
+   * predicted gain, which the caller may ask to persist (control/reports/batch-decisions.ts).
    */
   optional: boolean;
 }

@@ -311,7 +311,7 @@ export class ProfileBook {
   /**
    * The job's key's profile on each of `types` that has a fit, whoever measured it (the job
    * itself included: what it measured on a type it has left is its model there). For a typed
-   * policy (control/typed-snapshot.ts). A job that discarded its profile gets none.
+   * policy (control/loop/typed-snapshot.ts). A job that discarded its profile gets none.
    */
   async byType(job: JobRecord, types: readonly string[]): Promise<Map<string, StoredKeyProfile>> {
     const out = new Map<string, StoredKeyProfile>();
