@@ -30,10 +30,10 @@ import { Supervisor } from './replicas/supervisor.js';
 export type { ControllerOptions, ControllerStats } from './controller-options.js';
 
 /**
- * The control loop of one cluster, composed of its parts: scheduling rounds (round.ts: snapshot
- * -> policy -> decisions), launches and kill deadlines (launcher.ts), and what follows replicas'
- * exits, hung jobs and reconciliation after a server restart (supervisor.ts); the report path is
- * report-ingest.ts. State-changing work runs one step at a time (a serial queue), so two
+ * The control loop of one cluster, composed of its parts: scheduling rounds (loop/round.ts:
+ * snapshot -> policy -> decisions), launches and kill deadlines (replicas/launcher.ts), and what
+ * follows replicas' exits, hung jobs and reconciliation after a server restart
+ * (replicas/supervisor.ts); the report path is reports/report-ingest.ts. State-changing work runs one step at a time (a serial queue), so two
  * decisions about one job never interleave; every state change is a named store operation with
  * its event. Options are resolved once (controller-options.ts); time and timers come from its
  * clock, so a FakeClock runs it in test time.
