@@ -2,11 +2,28 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-/** Layers that must stay pure (goodput/, core/, policy/): no Node APIs, no drivers. */
+/** Layers that must stay pure (goodput/, core/, model/, policy/, planner/): no Node APIs, no drivers. */
 const pureLayerRestrictions = {
   patterns: [
-    { group: ['node:*', 'fs', 'path', 'os', 'child_process', 'worker_threads'], message: 'goodput/, core/ and policy/ are pure: no I/O or Node APIs.' },
-    { group: ['**/sim/**', '**/control/**', '**/cli/**', '**/store/**', '**/api/**', '**/doctor/**', '**/backends/**', '**/client/**', '**/server/**', '**/util/**'], message: 'goodput/, core/ and policy/ must not depend on drivers.' },
+    {
+      group: ['node:*', 'fs', 'path', 'os', 'child_process', 'worker_threads'],
+      message: 'goodput/, core/ and policy/ are pure: no I/O or Node APIs.',
+    },
+    {
+      group: [
+        '**/sim/**',
+        '**/control/**',
+        '**/cli/**',
+        '**/store/**',
+        '**/api/**',
+        '**/doctor/**',
+        '**/backends/**',
+        '**/client/**',
+        '**/server/**',
+        '**/util/**',
+      ],
+      message: 'goodput/, core/ and policy/ must not depend on drivers.',
+    },
   ],
 };
 
@@ -23,7 +40,13 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/goodput/**/*.ts', 'src/policy/**/*.ts', 'src/core/**/*.ts', 'src/model/**/*.ts'],
+    files: [
+      'src/goodput/**/*.ts',
+      'src/policy/**/*.ts',
+      'src/core/**/*.ts',
+      'src/model/**/*.ts',
+      'src/planner/**/*.ts',
+    ],
     ignores: ['**/*.test.ts'],
     rules: { 'no-restricted-imports': ['error', pureLayerRestrictions] },
   },

@@ -27,7 +27,7 @@ import {
   insideInterval,
   logErrorInterval,
   type LogInterval,
-} from '../src/goodput/type-calibration.js';
+} from '../src/planner/type-calibration.js';
 import { type ContentionKnobs, DEFAULT_CONTENTION } from '../src/goodput/type-contention.js';
 import {
   computeTime_s,

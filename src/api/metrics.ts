@@ -1,6 +1,6 @@
 /** Prometheus text exposition of the control plane's state (format 0.0.4). */
 import type { Controller } from '../control/controller.js';
-import { jobInsight, type JobInsight } from '../control/insight.js';
+import { jobInsight, type JobInsight } from '../control/loop/insight.js';
 import type { Store, UserUsage } from '../store/store.js';
 import type { JobRecord } from '../store/types.js';
 import { ACTIVE_STATES, PLACED_STATES, TERMINAL_STATES } from '../store/lifecycle.js';

@@ -5,8 +5,8 @@
  * schema and job token, whoever listens.
  */
 import { Hono, type Context } from 'hono';
-import type { JobConfig } from '../control/batch-config.js';
-import type { ReportRequest } from '../control/report-ingest.js';
+import type { JobConfig } from '../control/reports/batch-config.js';
+import type { ReportRequest } from '../control/reports/report-ingest.js';
 import { jobTokenClaim, verifyJobToken } from '../control/tokens.js';
 import { reportBodySchema } from '../core/wire.js';
 import type { ApiEnv, Principal } from './auth.js';

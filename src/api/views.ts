@@ -1,5 +1,5 @@
 /** JSON shapes the API returns (shared with the typed client). */
-import { jobInsight, type BatchDecisionView, type JobInsight } from '../control/insight.js';
+import { jobInsight, type BatchDecisionView, type JobInsight } from '../control/loop/insight.js';
 import type { Rejection } from '../policy/policy.js';
 import { profileKeyOf } from '../core/profile-key.js';
 import type { GradSample } from '../goodput/key-profile.js';
@@ -45,7 +45,7 @@ export interface JobSummary {
    * `discarded` (its own measurements disagreed; the event says when and why), null (neither).
    */
   profile_use: ProfileUse | null;
-  /** Batch, learning-rate scale, throughput, efficiency, goodput and speedups (control/insight.ts). */
+  /** Batch, learning-rate scale, throughput, efficiency, goodput and speedups (control/loop/insight.ts). */
   insight: JobInsight;
   /**
    * GPU type of the devices it holds or is assigned (one type per job: nvidia-smi's name, Slurm's

@@ -1,7 +1,7 @@
 /** `goodput show` and `goodput ls` in plain words: batch, efficiency, goodput, speedup, reasons. Pure. */
 import type { EventView, JobDetail, JobSummary } from '../client/client.js';
 import { age, formatTable } from '../client/table.js';
-import type { BatchView, JobInsight } from '../control/insight.js';
+import type { BatchView, JobInsight } from '../control/loop/insight.js';
 import { liveDoctorLine, type LiveReport } from '../doctor/live.js';
 import { terminalText } from '../util/printable.js';
 import { profileLine } from './profile-render.js';

@@ -8,8 +8,8 @@ import type { ReplicaRef } from '../backends/backend.js';
 import type { EventKind } from '../store/lifecycle.js';
 import type { ReplicaRecord } from '../store/types.js';
 import type { ControllerConfig } from './controller-options.js';
-import { KillDeadlines } from './kill-deadlines.js';
-import type { ReportIngest } from './report-ingest.js';
+import { KillDeadlines } from './replicas/kill-deadlines.js';
+import type { ReportIngest } from './reports/report-ingest.js';
 
 export class ControllerContext {
   /** SIGKILL deadlines of replicas that were sent SIGTERM (ended jobs, stale attempts). */

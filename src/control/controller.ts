@@ -7,7 +7,7 @@ import { PLACED_STATES } from '../store/lifecycle.js';
 import type { CancelledJob, CancelQuery } from '../store/store.js';
 import type { JobRecord, JobSpec, StoredKeyProfile } from '../store/types.js';
 import type { TimerId } from '../util/clock.js';
-import type { JobConfig } from './batch-config.js';
+import type { JobConfig } from './reports/batch-config.js';
 import { ControllerContext } from './controller-context.js';
 import {
   resolveControllerOptions,
@@ -15,25 +15,25 @@ import {
   type ControllerOptions,
   type ControllerStats,
 } from './controller-options.js';
-import { Launcher } from './launcher.js';
-import { NetworkBook } from './network-book.js';
+import { Launcher } from './replicas/launcher.js';
+import { NetworkBook } from './reports/network-book.js';
 import { admit } from '../admission/admit.js';
 import { ACTIVE_STATES } from '../store/lifecycle.js';
 import { renamedKeyNote, sameNameNote } from '../admission/notes.js';
 import { defaultProfileKey } from '../core/profile-key.js';
 import { scopedKey } from '../core/profile-scope.js';
-import { gpuTypeOf, ProfileBook } from './profile-book.js';
-import { ReportIngest, type ReportRequest } from './report-ingest.js';
-import { Round } from './round.js';
-import { Supervisor } from './supervisor.js';
+import { gpuTypeOf, ProfileBook } from './reports/profile-book.js';
+import { ReportIngest, type ReportRequest } from './reports/report-ingest.js';
+import { Round } from './loop/round.js';
+import { Supervisor } from './replicas/supervisor.js';
 
 export type { ControllerOptions, ControllerStats } from './controller-options.js';
 
 /**
- * The control loop of one cluster, composed of its parts: scheduling rounds (round.ts: snapshot
- * -> policy -> decisions), launches and kill deadlines (launcher.ts), and what follows replicas'
- * exits, hung jobs and reconciliation after a server restart (supervisor.ts); the report path is
- * report-ingest.ts. State-changing work runs one step at a time (a serial queue), so two
+ * The control loop of one cluster, composed of its parts: scheduling rounds (loop/round.ts:
+ * snapshot -> policy -> decisions), launches and kill deadlines (replicas/launcher.ts), and what
+ * follows replicas' exits, hung jobs and reconciliation after a server restart
+ * (replicas/supervisor.ts); the report path is reports/report-ingest.ts. State-changing work runs one step at a time (a serial queue), so two
  * decisions about one job never interleave; every state change is a named store operation with
  * its event. Options are resolved once (controller-options.ts); time and timers come from its
  * clock, so a FakeClock runs it in test time.

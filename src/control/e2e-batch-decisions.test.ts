@@ -11,7 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { after, describe, it } from 'node:test';
 import type { EventView } from '../client/client.js';
 import { packagePath } from '../util/package-root.js';
-import type { BatchView } from './insight.js';
+import type { BatchView } from './loop/insight.js';
 import {
   cleanup,
   runCli,

@@ -10,7 +10,7 @@ import { describe, it } from 'node:test';
 import { defaultGoodputPolicyParams } from '../policy/goodput/job-view.js';
 import type { JobRecord } from '../store/types.js';
 import { fakePlain, fakePlane, fakeTrainer, type FakePlane } from '../../test-support/control/fake-plane.js';
-import { stopProtection } from './snapshot.js';
+import { stopProtection } from './loop/snapshot.js';
 
 const ENDED = ['succeeded', 'failed', 'cancelled'];
 const allEnded = (plane: FakePlane, ids: readonly string[], limit_s: number): Promise<JobRecord[]> =>

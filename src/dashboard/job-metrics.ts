@@ -3,7 +3,7 @@
  * model the scheduler uses (goodput/): measured throughput x statistical efficiency.
  */
 import { efficiency } from '../goodput/efficiency.js';
-import { currentSpeedup } from '../control/insight.js';
+import { currentSpeedup } from '../control/loop/insight.js';
 import type { Rejection } from '../policy/policy.js';
 import type { JobRecord, Measurement, StoredKeyProfile } from '../store/types.js';
 import type { JobRow, JobSeries } from './types.js';

@@ -1,7 +1,7 @@
 /**
  * The dashboard's plan page data: `GET /dash/plan/:key` plans a profile key from the profiles
  * the control plane learned (the store the policy reads) with the same planner as `goodput plan`
- * (model/plan-report.ts), for the profiles the caller may read (as GET /v1/profiles).
+ * (planner/plan-report.ts), for the profiles the caller may read (as GET /v1/profiles).
  * Query: `gpus` (default 1,2,4,8,16,32), `target_samples` (default 1e6), `deadline_s`, `budget`,
  * `gpu_type` (comma-separated). With the server's data directory, the memory profiles and notes
  * `goodput profile` keeps beside the store (planner-profiles.json) are read too, so memory is
@@ -14,9 +14,9 @@ import { profileVisibility } from '../api/profile-routes.js';
 import { GoodputError } from '../core/errors.js';
 import { PROFILE_KEY, PROFILE_KEY_RULE } from '../core/profile-key.js';
 import { splitScopedKey } from '../core/profile-scope.js';
-import type { PlanRequest } from '../model/plan.js';
-import { planReport, type PlanReport } from '../model/plan-report.js';
-import type { DeviceProfile } from '../model/plan-types.js';
+import type { PlanRequest } from '../planner/plan.js';
+import { planReport, type PlanReport } from '../planner/plan-report.js';
+import type { DeviceProfile } from '../planner/plan-types.js';
 import type { Store } from '../store/store.js';
 import type { StoredKeyProfile } from '../store/types.js';
 import { DEFAULT_GPU_TABLE, readGpuTable } from '../datadir/gpu-table.js';

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { GoodputError } from '../core/errors.js';
-import type { GpuTable } from '../model/plan-report.js';
+import type { GpuTable } from '../planner/plan-report.js';
 import { errnoReason } from '../util/directory.js';
 import { packagePath } from '../util/package-root.js';
 

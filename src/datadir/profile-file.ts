@@ -13,7 +13,7 @@ import { limitsSchema } from '../core/wire.js';
 import { prepareOutput } from './output-file.js';
 import { createPrivateFile, makeDataDir } from './secure.js';
 import { fitPerfParams } from '../goodput/fit.js';
-import type { DeviceProfile, MemoryProfile } from '../model/plan-types.js';
+import type { DeviceProfile, MemoryProfile } from '../planner/plan-types.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 
 const pointSchema = z.object({

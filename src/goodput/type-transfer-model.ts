@@ -2,7 +2,7 @@
  * A key's throughput model on a GPU type where it has measured one GPU at most: the cross-type
  * transfer (type-transfer.ts, measured by `npm run bench:plan`) applied to profile points, then
  * fitted to the goodput model's parameters and corrected to the transfer's predictions, so that
- * a configuration there is valued as the transfer predicts it. The planner (model/plan-types.ts,
+ * a configuration there is valued as the transfer predicts it. The planner (planner/plan-types.ts,
  * the key's measured one-GPU points on the target) and the mixed-type simulator's profiles
  * (sim/hetero/key-profiles.ts, its one-GPU compute at Sia's one-GPU ratio) both build it here.
  *

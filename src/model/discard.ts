@@ -46,7 +46,7 @@ export function judgeAgainstProfile(
 }
 
 /**
- * Who else trained on the hosts of a judged job, as plain data (control/profile-book.ts gathers
+ * Who else trained on the hosts of a judged job, as plain data (control/reports/profile-book.ts gathers
  * it from the running jobs' placements and the job's newest report).
  */
 export interface HostLoad {

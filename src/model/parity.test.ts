@@ -10,10 +10,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { BackendNode } from '../backends/backend.js';
 import { DEFAULT_GPU_TYPE, type JobTypes, type PolicyJob } from '../core/cluster.js';
-import { ProfileBook } from '../control/profile-book.js';
-import { ReportIngest } from '../control/report-ingest.js';
-import { toPolicyJob } from '../control/snapshot.js';
-import { jobTypes, typedInputs } from '../control/typed-snapshot.js';
+import { ProfileBook } from '../control/reports/profile-book.js';
+import { ReportIngest } from '../control/reports/report-ingest.js';
+import { toPolicyJob } from '../control/loop/snapshot.js';
+import { jobTypes, typedInputs } from '../control/loop/typed-snapshot.js';
 import { UNKNOWN_TYPE_DISCOUNT } from './job-types.js';
 import { getApplication, type TraceApplication } from '../sim/application.js';
 import { polluxHooks } from '../sim/job-modes.js';
@@ -181,7 +181,7 @@ async function runBoth(
       };
       const round = await profiles.forRound([running]);
       sim.push(learned(adaptivePolicyJob(job, TOTAL_GPUS)));
-      // The control plane's round (control/round.ts): on one type, the job's own type is that type.
+      // The control plane's round (control/loop/round.ts): on one type, the job's own type is that type.
       const types = [DEFAULT_GPU_TYPE];
       const [input] = await typedInputs(
         { store, machines: [node], types, profiles, own_profiles: round },

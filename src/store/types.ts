@@ -44,7 +44,7 @@ export interface JobRecord {
    * Measured over predicted step times of `perf` on the points it was fitted on (the job's own
    * and its key profile's), saved with it by each refit under a policy that keeps profiles; null
    * before the first such refit, and set to null by a refit under a policy without profiles.
-   * What corrects the model of a job that has no profile of other jobs (control/snapshot.ts `modelOf`).
+   * What corrects the model of a job that has no profile of other jobs (control/loop/snapshot.ts `modelOf`).
    */
   correction: StepCorrection | null;
   grad: GradParams | null;

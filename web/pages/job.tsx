@@ -105,7 +105,7 @@ export function JobPage(p: { id: string; me: WhoAmI }) {
 
 /**
  * The batch in force and its learning-rate scale, as `goodput show` prints them: those of the
- * newest batch-size event when it is in force (control/insight.ts), so header and events agree.
+ * newest batch-size event when it is in force (control/loop/insight.ts), so header and events agree.
  */
 function batchText(b: NonNullable<JobDetail['insight']['batch']>, lr_scale: number | null): string {
   const lr = lr_scale === null ? '' : `, learning rate x${lr_scale.toFixed(2)}`;

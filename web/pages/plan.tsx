@@ -4,7 +4,7 @@
  * of time to target over GPUs per type, the answers, and the table with where each row comes from.
  */
 import { useState } from 'preact/hooks';
-import type { PlanReport } from '../../src/model/plan-report.js';
+import type { PlanReport } from '../../src/planner/plan-report.js';
 import { getJson } from '../api.js';
 import { Chart } from '../chart.js';
 import { jobColorAt } from '../../src/dashboard/colors.js';

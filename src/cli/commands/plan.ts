@@ -3,12 +3,12 @@ import { resolve } from 'node:path';
 import { defaultDataDir } from '../../client/connect.js';
 import { GoodputError, usageError } from '../../core/errors.js';
 import { writeOutputFile } from '../../datadir/output-file.js';
-import type { PlanRequest } from '../../model/plan.js';
-import { planReport, type PlanReport } from '../../model/plan-report.js';
-import type { DeviceProfile } from '../../model/plan-types.js';
+import type { PlanRequest } from '../../planner/plan.js';
+import { planReport, type PlanReport } from '../../planner/plan-report.js';
+import type { DeviceProfile } from '../../planner/plan-types.js';
 import { DEFAULT_GPU_TABLE, readGpuTable } from '../../datadir/gpu-table.js';
 import { numberFlag, parseFlags, type CliCommand } from '../command.js';
-import { renderPlan, renderPlanHtml } from '../plan-render.js';
+import { renderPlan, renderPlanHtml } from '../../planner/plan-render.js';
 import { loadFromDataDir, readProfileFile } from '../../datadir/profile-file.js';
 
 const flags = {

@@ -4,7 +4,7 @@ import { basename, join, resolve } from 'node:path';
 import { cpuSlots, parseGpuSelection, resolveDevices } from '../../backends/local/devices.js';
 import { LocalBackend } from '../../backends/local/local-backend.js';
 import type { DeviceInfo } from '../../backends/backend.js';
-import { deviceType } from '../../control/profile-book.js';
+import { deviceType } from '../../control/reports/profile-book.js';
 import { usageError } from '../../core/errors.js';
 import { defaultDataDir } from '../../client/connect.js';
 import { numberFlag, parseFlags, type CliCommand } from '../command.js';

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { reportApp } from '../../api/report-route.js';
-import type { ReportRequest } from '../../control/report-ingest.js';
+import type { ReportRequest } from '../../control/reports/report-ingest.js';
 import { jobToken, newSecret } from '../../control/tokens.js';
 import { GoodputError } from '../../core/errors.js';
 import type { JobConfig, Measurement } from '../../core/wire.js';

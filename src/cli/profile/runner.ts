@@ -12,13 +12,13 @@ import { mkdirSync, mkdtempSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import type { Backend, DeviceInfo, LaunchedReplica, ReplicaRef } from '../../backends/backend.js';
-import { failureHint } from '../../control/failure-hint.js';
-import { logTail } from '../../control/log-tail.js';
+import { failureHint } from '../../control/replicas/failure-hint.js';
+import { logTail } from '../../control/replicas/log-tail.js';
 import { GoodputError } from '../../core/errors.js';
 import type { GradSample } from '../../goodput/key-profile.js';
 import { profilePoint } from '../../goodput/profile.js';
 import type { BatchLimits, ProfilePoint } from '../../goodput/types.js';
-import type { DeviceProfile, MemoryProfile } from '../../model/plan-types.js';
+import type { DeviceProfile, MemoryProfile } from '../../planner/plan-types.js';
 import { PROFILE_JOB_ID, ReportCollector, RssSampler, type Wanted } from './collector.js';
 
 /** What to measure and how to tell the user. */

@@ -1,0 +1,168 @@
+/**
+ * The scheduling round of the controller: inventory, active jobs, the policy's decision on their
+ * snapshot (control/loop/snapshot.ts, model/policy-job.ts), and the store transitions that apply it
+ * (assign, requeue, retarget, checkpoint-restart rescale).
+ */
+import { gpuTypeOf as nodeType, type JobTypes, type NodeInfo } from '../../core/cluster.js';
+import type { Rejection } from '../../policy/policy.js';
+import { ACTIVE_STATES, keepsWork, stopOutcome } from '../../store/lifecycle.js';
+import type { DeviceBinding } from '../../store/store.js';
+import type { JobRecord, StoredKeyProfile } from '../../store/types.js';
+import type { ControllerContext } from '../controller-context.js';
+import type { ControllerStats } from '../controller-options.js';
+import { assignDevices, sameAllocation } from './device-binding.js';
+import { gangWaits } from './gang.js';
+import { keepRunning } from './drain-keep.js';
+import { deviceUnit, resizeReason } from './insight.js';
+import { nodeProblems } from './node-problems.js';
+import type { ProfileBook } from '../reports/profile-book.js';
+import { buildSnapshot, holdsDevices } from './snapshot.js';
+import { isMixed, toGroups, toMachines, typedInventory, type TypedInventory } from './typed-nodes.js';
+import { jobTypes, typedInputs } from './typed-snapshot.js';
+import { waitingReason } from './waiting-reason.js';
+
+export class Round {
+  private readonly counters = { rounds_total: 0, round_seconds_sum: 0, last_round_s: 0 };
+  private readonly latestRejections = new Map<string, Rejection>();
+
+  constructor(
+    private readonly ctx: ControllerContext,
+    /** Absent when the policy does not use profiles (Policy.uses_profiles). */
+    private readonly profiles: ProfileBook | undefined,
+  ) {}
+
+  /** Latest reason, per job, why the policy gave it fewer devices than it wanted. */
+  get rejections(): ReadonlyMap<string, Rejection> {
+    return this.latestRejections;
+  }
+
+  /** Round counters for /metrics. */
+  get stats(): Omit<ControllerStats, 'reports_total'> {
+    return { ...this.counters };
+  }
+
+  /**
+   * The nodes of this cluster as the policy sees them: per machine, one node for each GPU type on
+   * it (control/loop/typed-nodes.ts), with the devices Goodput may use.
+   */
+  nodes(): NodeInfo[] {
+    return typedInventory(this.ctx.config.backend.nodes()).nodes;
+  }
+
+  /** One round; `then` runs after the decision was applied (the launcher's pump). */
+  async run(then: () => Promise<void>): Promise<void> {
+    const { store, backend, policy } = this.ctx.config;
+    const t0 = performance.now();
+    try {
+      await backend.refresh();
+    } catch (error) {
+      this.ctx.log(`inventory: ${(error as Error).message}; using the last one`);
+    }
+    const jobs = await store.listJobs({ states: ACTIVE_STATES });
+    for (const p of nodeProblems(jobs, backend.nodes()))
+      await this.ctx.noteOnce(p.job_id, p.key, 'node-unavailable', p.reason);
+    if (jobs.length > 0) {
+      const profiles = (await this.profiles?.forRound(jobs)) ?? new Map<string, StoredKeyProfile>();
+      const inv = typedInventory(backend.nodes());
+      // Stored allocations name machines; the policy's name the typed groups on them.
+      const grouped = jobs.map((j) =>
+        j.allocation.length > 0 ? { ...j, allocation: toGroups(inv, j.allocation, j.devices) } : j,
+      );
+      // Every job's facts per GPU type: a cluster of one type has one (typed-snapshot.ts).
+      const types = [...new Set(inv.nodes.map(nodeType))];
+      const reads = { store, machines: backend.nodes(), types, profiles: this.profiles, own_profiles: profiles };
+      const per_type = new Map<string, JobTypes>();
+      for (const input of await typedInputs(reads, jobs, grouped)) per_type.set(input.job.id, jobTypes(input, types));
+      let decision = policy.decide(buildSnapshot(inv.nodes, grouped, this.ctx.now(), profiles, per_type));
+      // A drained partition: no running job is stopped for a relaunch that would only wait.
+      const usable = inv.groups.map((g) => g.usable.length);
+      decision = { ...decision, allocations: await keepRunning(this.ctx, grouped, decision.allocations, usable) };
+      this.latestRejections.clear();
+      const one = deviceUnit(backend.nodes().flatMap((n) => n.devices));
+      for (const [id, r] of Object.entries(decision.rejections ?? {}))
+        this.latestRejections.set(id, waitingReason(r, jobs, one));
+      const unit = `${one}(s)`;
+      for (const w of gangWaits(
+        jobs,
+        decision.allocations,
+        inv.nodes.reduce((k, n) => k + n.gpus, 0),
+        unit,
+      ))
+        await this.ctx.noteOnce(w.job_id, w.key, 'waiting', w.reason);
+      await this.apply(grouped, decision.allocations, profiles, inv);
+      await then();
+    }
+    const took_s = (performance.now() - t0) / 1000;
+    this.counters.rounds_total += 1;
+    this.counters.round_seconds_sum += took_s;
+    this.counters.last_round_s = took_s;
+  }
+
+  /** Applies `allocations` (on the policy's nodes) to `jobs` (their allocations on the same nodes). */
+  private async apply(
+    jobs: readonly JobRecord[],
+    allocations: Record<string, readonly number[]>,
+    profiles: ReadonlyMap<string, StoredKeyProfile>,
+    inv: TypedInventory,
+  ): Promise<void> {
+    const { store, backend, policy } = this.ctx.config;
+    const nodeDevices = inv.groups.map((g) => g.usable);
+    const assigned = assignDevices(jobs, allocations, nodeDevices, inv.nodes);
+    if (!assigned.ok) {
+      this.ctx.log(`scheduler: ignoring decision of ${policy.name}: ${assigned.reason}`);
+      return;
+    }
+    const usable = nodeDevices.reduce((n, d) => n + d.length, 0);
+    const unit = deviceUnit(backend.nodes().flatMap((n) => n.devices));
+    const context = {
+      policy: policy.name,
+      idle: usable - jobs.filter(holdsDevices).reduce((n, j) => n + j.allocation.length, 0),
+      unit,
+      profiles,
+    };
+    for (const job of jobs) {
+      const allocation = [...(allocations[job.id] ?? [])];
+      if (sameAllocation(allocation, job.allocation)) continue;
+      const binding: DeviceBinding = {
+        allocation: toMachines(inv, allocation),
+        devices: assigned.devices.get(job.id) ?? [],
+      };
+      const why =
+        resizeReason(job, job.allocation.length, allocation.length, context) +
+        typeChange(inv, job.allocation, allocation);
+      switch (job.state) {
+        case 'queued':
+        case 'preempted':
+          if (allocation.length > 0) await store.assignJob(job.id, binding, this.ctx.now(), 'scheduler', why);
+          break;
+        case 'starting':
+          if (allocation.length === 0) await store.requeueJob(job.id, 'scheduler', why);
+          else await store.retargetJob(job.id, binding, 'scheduler', why);
+          break;
+        case 'running':
+          await store.stopJob(
+            job.id,
+            binding,
+            'rescale',
+            'scheduler',
+            `${why}; ${keepsWork(job) ? 'checkpoint-restart' : stopOutcome(job, this.ctx.now())}`,
+          );
+          for (const r of await this.ctx.liveReplicas(job.id)) backend.signal(this.ctx.ref(r), 'SIGTERM');
+          break;
+        case 'rescaling':
+          await store.retargetJob(job.id, binding, 'scheduler', why);
+          break;
+        default:
+          break;
+      }
+    }
+  }
+}
+
+/** ' on TYPE' for a start, a move or a resize on a cluster of several GPU types; '' otherwise. */
+function typeChange(inv: TypedInventory, from: readonly number[], to: readonly number[]): string {
+  if (!isMixed(inv) || to.length === 0) return '';
+  const type = (a: readonly number[]) => (a.length > 0 && a[0]! >= 0 ? inv.nodes[a[0]!]!.gpu_type : undefined);
+  const was = type(from);
+  return was !== undefined && was !== type(to) ? `; moved from ${was} to ${type(to)}` : `; on ${type(to)}`;
+}

@@ -1,0 +1,83 @@
+/**
+ * The backend's inventory as the policy sees it: one policy node per group of identical devices
+ * on a machine (its GPU type, backends/device-type.ts), so that a machine with two kinds of GPU
+ * is two nodes of two types, and a machine of one kind is one node, as before. Allocations are
+ * translated both ways: stored ones name backend nodes (and devices), the policy's name groups.
+ * Pure.
+ */
+import type { BackendNode } from '../../backends/backend.js';
+import { deviceType } from '../../backends/device-type.js';
+import { gpuTypeOf, type Allocation, type NodeInfo } from '../../core/cluster.js';
+
+/** One group: the devices of one type on one backend node. */
+export interface DeviceGroup {
+  /** Position of its machine in the backend's inventory. */
+  node: number;
+  type: string;
+  /** Device indices of the group Goodput may hold now (the machine's usable ones of this type). */
+  usable: number[];
+  /** Every device index of the group. */
+  all: number[];
+}
+
+/** The policy's nodes (`nodes[i]` is `groups[i]`). */
+export interface TypedInventory {
+  nodes: NodeInfo[];
+  groups: DeviceGroup[];
+}
+
+/**
+ * Groups each machine's devices by type in order of first appearance. Usable devices are the
+ * first `usable` of the machine's list, as the rest of the control plane counts them. A machine
+ * without devices is one empty group of type `cpu`.
+ */
+export function typedInventory(machines: readonly BackendNode[]): TypedInventory {
+  const groups: DeviceGroup[] = [];
+  machines.forEach((m, node) => {
+    const mine = new Map<string, DeviceGroup>();
+    const usable = new Set(m.devices.slice(0, m.usable).map((d) => d.index));
+    for (const d of m.devices) {
+      const type = deviceType(d);
+      let g = mine.get(type);
+      if (!g) mine.set(type, (g = { node, type, usable: [], all: [] }));
+      g.all.push(d.index);
+      if (usable.has(d.index)) g.usable.push(d.index);
+    }
+    if (mine.size === 0) mine.set('cpu', { node, type: 'cpu', usable: [], all: [] });
+    groups.push(...mine.values());
+  });
+  const nodes = groups.map((g, index): NodeInfo => {
+    const machine = machines[g.node]!;
+    const alone = groups.filter((o) => o.node === g.node).length === 1;
+    return {
+      index,
+      name: alone ? machine.name : `${machine.name}/${g.type}`,
+      gpus: g.usable.length,
+      preemptible: false,
+      gpu_type: g.type,
+    };
+  });
+  return { nodes, groups };
+}
+
+/**
+ * Group of each replica of a stored binding (backend node and device per replica). A device the
+ * inventory no longer lists (a node that vanished) counts in its machine's first group, as its
+ * machine did before types were known.
+ */
+export function toGroups(inv: TypedInventory, allocation: readonly number[], devices: readonly number[]): number[] {
+  return allocation.map((node, i) => {
+    const exact = inv.groups.findIndex((g) => g.node === node && g.all.includes(devices[i]!));
+    return exact >= 0 ? exact : inv.groups.findIndex((g) => g.node === node);
+  });
+}
+
+/** The backend node of each replica of a policy allocation. */
+export function toMachines(inv: TypedInventory, allocation: Allocation): number[] {
+  return allocation.map((g) => inv.groups[g]!.node);
+}
+
+/** Whether the inventory holds more than one GPU type. */
+export function isMixed(inv: TypedInventory): boolean {
+  return new Set(inv.nodes.map(gpuTypeOf)).size > 1;
+}

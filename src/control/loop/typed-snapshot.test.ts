@@ -1,0 +1,137 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { emptyProfile } from '../../goodput/key-profile.js';
+import { throughput } from '../../goodput/throughput.js';
+import { GoodputHetero } from '../../policy/sia/goodput-hetero.js';
+import { loadHighsSolver } from '../../policy/solver.js';
+import { jobRecordFixture } from '../../store/job-fixture.js';
+import type { JobRecord, StoredKeyProfile } from '../../store/types.js';
+import { OpenNodes } from '../../policy/typed.js';
+import { toPolicyJob } from './snapshot.js';
+import { jobTypes, UNKNOWN_TYPE_DISCOUNT } from './typed-snapshot.js';
+
+const limits = { init_batch_size: 64, max_batch_size: 64, min_local_bsz: 8, max_local_bsz: 64, accumulation: false };
+const perf = (scale: number) => ({
+  alpha_c: 0.1 * scale,
+  beta_c: 0.01 * scale,
+  alpha_n: 1e-8,
+  beta_n: 1e-8,
+  alpha_r: 0.01,
+  beta_r: 0.001,
+  gamma: 1.5,
+});
+
+/** A job that runs on one t4 GPU (policy node 1) and fitted its model there: 8x slower than a100. */
+function onT4(extra: Partial<JobRecord> = {}): JobRecord {
+  return jobRecordFixture({
+    state: 'running',
+    submitted_at_ms: 0,
+    started_at_ms: 1000,
+    launched_at_ms: 1000,
+    allocation: [1],
+    devices: [0],
+    launches: 1,
+    max_profiled_replicas: 1,
+    step: 100,
+    samples: 6400,
+    remaining_samples: 10_000_000,
+    limits,
+    perf: perf(8),
+    grad: { sqr: 1, var: 4 },
+    checkpoint_on_stop: true,
+    spec: { ...jobRecordFixture().spec, max_replicas: 1, profile: 'k' },
+    ...extra,
+  });
+}
+const a100Profile: StoredKeyProfile = {
+  ...emptyProfile('k', 'a100'),
+  points: [{ num_nodes: 1, num_replicas: 1, local_bsz: 64, accum_step_time_s: 0.74, optim_step_time_s: 0.75 }],
+  max_measured_replicas: 1,
+  grad: [{ progress: 0, sqr: 1, var: 4 }],
+  jobs: 1,
+  job_ids: ['earlier'],
+  perf: perf(1),
+  limits,
+  updated_at_ms: 0,
+};
+const nodes = [
+  { index: 0, name: 'gp1', gpus: 4, preemptible: false, gpu_type: 'a100' },
+  { index: 1, name: 'gp2', gpus: 4, preemptible: false, gpu_type: 't4' },
+];
+
+describe('per-type facts of stored jobs', () => {
+  it("a job's model is its own fit on its type and its key's profile on another; one-GPU rates follow them", () => {
+    const j = jobTypes(
+      { job: onT4(), own_type: 't4', profiles: new Map([['a100', a100Profile]]), own_profile: undefined },
+      ['a100', 't4'],
+    );
+    assert.deepEqual(j.model('t4')?.perf, perf(8));
+    assert.deepEqual(j.model('a100')?.perf, perf(1));
+    assert.ok(j.one_gpu_samples_per_s.a100! > 5 * j.one_gpu_samples_per_s.t4!, JSON.stringify(j.one_gpu_samples_per_s));
+    assert.deepEqual(j.max_profiled, { a100: 1, t4: 1 });
+    assert.equal(toPolicyJob(onT4(), 60_000, undefined, j).profile_key, 'k');
+    assert.equal(j.restarting, false);
+  });
+
+  it('a type nothing is known of gets a little less than the known rate (no reason to move there); nothing known anywhere: 1 each', () => {
+    const j = jobTypes({ job: onT4(), own_type: 't4', profiles: new Map(), own_profile: undefined }, ['a100', 't4']);
+    assert.equal(j.model('a100'), undefined);
+    assert.equal(j.one_gpu_samples_per_s.t4, throughput(perf(8), 1, 1, 64, 0));
+    assert.equal(j.one_gpu_samples_per_s.a100, j.one_gpu_samples_per_s.t4! * UNKNOWN_TYPE_DISCOUNT);
+    const queued = jobTypes(
+      {
+        job: onT4({ perf: null, allocation: [], devices: [], state: 'queued' }),
+        own_type: undefined,
+        profiles: new Map(),
+        own_profile: undefined,
+      },
+      ['a100', 't4'],
+    );
+    assert.deepEqual(queued.one_gpu_samples_per_s, { a100: 1, t4: 1 });
+    const started = jobTypes(
+      { job: onT4({ perf: null }), own_type: 't4', profiles: new Map(), own_profile: undefined },
+      ['a100', 't4'],
+    );
+    assert.deepEqual(started.one_gpu_samples_per_s, { a100: UNKNOWN_TYPE_DISCOUNT, t4: 1 });
+  });
+
+  it('the goodput policy moves the t4 job to a100, where its key measured 8x its speed; without that profile it stays, in its first round and later', async () => {
+    const solver = await loadHighsSolver();
+    const job = onT4();
+    const policyJob = {
+      id: job.id,
+      submitted_at_s: 0,
+      attained_service_gpu_s: 0,
+      min_replicas: 0,
+      max_replicas: 1,
+      max_profiled_replicas: 1,
+      restarts: 0,
+      preemptible: true,
+      priority: 0,
+      limits,
+    };
+    const snapshot = { now_s: 600, nodes, jobs: [policyJob], allocations: { [job.id]: [1] } };
+    const decider = (profiles: Map<string, StoredKeyProfile>) => {
+      const d = new OpenNodes(() => new GoodputHetero(solver));
+      const per_type = jobTypes({ job, own_type: 't4', profiles, own_profile: undefined }, ['a100', 't4']);
+      return () => d.decide({ ...snapshot, jobs: [{ ...policyJob, profile_key: 'k', per_type }] }).allocations;
+    };
+    assert.deepEqual(decider(new Map([['a100', a100Profile]]))(), { [job.id]: [0] });
+    const unknown = decider(new Map());
+    assert.deepEqual(unknown(), { [job.id]: [1] }, 'a type nothing is known of is no reason to move');
+    assert.deepEqual(unknown(), { [job.id]: [1] });
+  });
+
+  it('a running job that may not be stopped is kept where it is (restarting)', () => {
+    const j = jobTypes(
+      {
+        job: onT4({ spec: { ...onT4().spec, preemptible: false } }),
+        own_type: 't4',
+        profiles: new Map(),
+        own_profile: undefined,
+      },
+      ['a100', 't4'],
+    );
+    assert.equal(j.restarting, true);
+  });
+});

@@ -1,0 +1,145 @@
+/**
+ * Batch-size decisions of running jobs: which configuration is in force, what each report is
+ * answered with (a change needs a predicted gain that persists), and the event that records a
+ * change, in words. The configuration in force is the
+ * one the job was last told at its current attempt and replica count (a job applies an answer at
+ * its next step, so its reports meanwhile still show the old one), else the one it measured.
+ */
+import type { LocalBatch } from '../../goodput/batch-split.js';
+import { efficiency } from '../../goodput/efficiency.js';
+import { goodputOf } from '../../goodput/optimize.js';
+import type { JobRecord, Measurement, StoredKeyProfile } from '../../store/types.js';
+import { batchCapOf, batchConfig, chooseConfig, type JobConfig } from './batch-config.js';
+import type { BatchView } from '../loop/insight.js';
+import { limitsOf, modelOf } from '../loop/snapshot.js';
+
+/** A batch-size decision worth an event: the reason and its data. */
+export interface BatchChange {
+  reason: string;
+  /** `from`: the configuration in force before; `lr_scale`: the one told with `to`. */
+  data: { from: BatchView; to: BatchView; lr_scale: number };
+}
+
+const totalOf = (b: LocalBatch, replicas: number): number => b.local_bsz * (b.accum_steps + 1) * replicas;
+const viewOf = (b: LocalBatch, replicas: number): BatchView => ({
+  local_bsz: b.local_bsz,
+  accum_steps: b.accum_steps,
+  replicas,
+  total: totalOf(b, replicas),
+});
+
+/** `x1.08` style ratio: two decimals below 10, so that a 5% gain never reads x1.0. */
+const times = (x: number): string => `x${x >= 10 ? x.toFixed(0) : x.toFixed(2)}`;
+
+/**
+ * The change from the configuration in force (`from`) to the one the job is told (`config`), in
+ * words, or undefined when they are equal. The prediction is by the model the choice was made
+ * with (`profile`: the profile of its key, as in configFor) and names what it is relative to.
+ * Pure.
+ */
+export function batchChange(
+  job: JobRecord,
+  latest: Measurement,
+  from: LocalBatch,
+  config: JobConfig,
+  profile?: StoredKeyProfile,
+): BatchChange | undefined {
+  if (from.local_bsz === config.local_bsz && from.accum_steps === config.accum_steps) return undefined;
+  const replicas = Math.max(1, latest.num_replicas);
+  const nodes = Math.max(1, Math.min(latest.num_nodes, replicas));
+  const was = viewOf(from, replicas);
+  const to = viewOf(config, replicas);
+  const model = job.perf ? modelOf(job, profile) : undefined;
+  const shape = (b: BatchView): string => `${b.local_bsz} x ${b.accum_steps + 1} x ${b.replicas}`;
+  const parts: string[] = [];
+  const cap = batchCapOf(job, limitsOf(job, profile));
+  if (was.total > cap) parts.push(`batch ${was.total} in force is above the job's cap ${cap}`);
+  if (job.spec.fixed_batch_size !== undefined) parts.push(`fixed batch size ${job.spec.fixed_batch_size}`);
+  if (model) {
+    const g0 = goodputOf(model, nodes, replicas, was.local_bsz, was.accum_steps);
+    const g1 = goodputOf(model, nodes, replicas, to.local_bsz, to.accum_steps);
+    if (g0 > 0)
+      parts.push(`predicted goodput ${times(g1 / g0)} relative to batch ${was.total} (${shape(was)}) in force`);
+    parts.push(`statistical efficiency ${efficiency(model.grad, model.limits.init_batch_size, to.total).toFixed(2)}`);
+  } else if (job.spec.fixed_batch_size === undefined) {
+    parts.push('no throughput model yet');
+  }
+  const verb = to.total > was.total ? 'grew' : to.total < was.total ? 'shrank' : 'reshaped';
+  return {
+    reason: `batch size ${verb} ${was.total} -> ${to.total} (${shape(to)}, local x accumulation x replicas), learning rate x${config.lr_scale.toFixed(2)}: ${parts.join(', ')}`,
+    data: { from: was, to, lr_scale: config.lr_scale },
+  };
+}
+
+/** What one report is answered with, and the event to record when it changes the batch. */
+export interface BatchAnswer {
+  config: JobConfig;
+  change?: BatchChange;
+}
+
+/** The configuration a job was last told, at which attempt and replica count, and since when a better one is predicted. */
+interface Told {
+  attempt: number;
+  replicas: number;
+  batch: LocalBatch;
+  /** Whether `batch` is a change this attempt was already told (not what it started with). */
+  changed: boolean;
+  /** Since when (ms) every answer found a configuration predicted to gain BATCH_MIN_GAIN over `batch`. */
+  better_since_ms?: number;
+}
+
+/**
+ * Per job, the configuration in force; answers each report by configFor from it, so that a
+ * change needs a real predicted gain over what the job runs (BATCH_MIN_GAIN), and each change is
+ * one event whose `from` is the configuration in force. The first change of an attempt (from the
+ * batch it started with) needs only that gain; undoing or redoing a change it was already told
+ * also needs the gain to persist for `confirm_ms`: the model is refitted every few seconds from
+ * step times that are noisy (on shared CPUs by tens of percent), and a job measured at a new
+ * batch for the first time is often found slower than predicted there; a gain that one refit
+ * shows and the next one undoes is not acted on. A fixed batch, or a configuration in force
+ * beyond the job's limits or cap, changes at once.
+ */
+export class BatchDecisions {
+  private readonly told = new Map<string, Told>();
+
+  /** `confirm_ms`: how long a predicted gain must persist before the batch changes for it. */
+  constructor(private readonly confirm_ms: number) {}
+
+  /** The answer at `now_ms` to a report of `attempt` whose newest measurement is `latest`. */
+  decide(
+    job: JobRecord,
+    attempt: number,
+    latest: Measurement,
+    now_ms: number,
+    profile?: StoredKeyProfile,
+  ): BatchAnswer {
+    const replicas = Math.max(1, latest.num_replicas);
+    const last = this.told.get(job.id);
+    const same = last !== undefined && last.attempt === attempt && last.replicas === replicas;
+    const inForce = same ? last.batch : { local_bsz: latest.local_bsz, accum_steps: latest.accum_steps };
+    const choice = chooseConfig(job, latest, profile, inForce);
+    let config = choice.config;
+    const told: Told = { attempt, replicas, batch: inForce, changed: same && last.changed };
+    if (!sameBatch(config, inForce) && choice.optional && told.changed) {
+      told.better_since_ms = same && last.better_since_ms !== undefined ? last.better_since_ms : now_ms;
+      if (now_ms - told.better_since_ms < this.confirm_ms)
+        config = batchConfig(job, limitsOf(job, profile), inForce, replicas);
+    }
+    if (!sameBatch(config, inForce)) {
+      told.batch = { local_bsz: config.local_bsz, accum_steps: config.accum_steps };
+      told.changed = true;
+      delete told.better_since_ms;
+    }
+    this.told.set(job.id, told);
+    const change = batchChange(job, latest, inForce, config, profile);
+    return change ? { config, change } : { config };
+  }
+
+  /** Forgets an ended job. */
+  forget(job_id: string): void {
+    this.told.delete(job_id);
+  }
+}
+
+const sameBatch = (a: LocalBatch, b: LocalBatch): boolean =>
+  a.local_bsz === b.local_bsz && a.accum_steps === b.accum_steps;

@@ -1,0 +1,124 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { BackendNode } from '../../backends/backend.js';
+import { accumStepTime_s, optimStepTime_s } from '../../goodput/throughput.js';
+import type { PerfParams, ProfilePoint } from '../../goodput/types.js';
+import { SqliteStore } from '../../store/sqlite/sqlite-store.js';
+import type { Store } from '../../store/store.js';
+import type { JobSpec } from '../../store/types.js';
+import { ProfileBook } from './profile-book.js';
+import { refitJob } from './refit.js';
+
+const perf: PerfParams = {
+  alpha_c: 0.02,
+  beta_c: 0.001,
+  alpha_n: 0.2,
+  beta_n: 0.01,
+  alpha_r: 0.05,
+  beta_r: 0.005,
+  gamma: 1.5,
+};
+const point = (num_replicas: number, scale = 1): ProfilePoint => ({
+  num_nodes: 1,
+  num_replicas,
+  local_bsz: 32,
+  accum_step_time_s: accumStepTime_s(perf, 32) * scale,
+  optim_step_time_s: optimStepTime_s(perf, 1, num_replicas, 32) * scale,
+});
+const node: BackendNode = {
+  name: 'local',
+  address: '127.0.0.1',
+  usable: 4,
+  note: '',
+  devices: [0, 1, 2, 3].map((index) => ({ index, kind: 'cpu' as const, name: `cpu-slot-${index}` })),
+};
+const spec: JobSpec = {
+  name: 'j',
+  command: ['python3', 'train.py'],
+  workdir: '/',
+  env: {},
+  min_replicas: 0,
+  max_replicas: 8,
+  max_restarts: 0,
+  preemptible: true,
+  priority: 0,
+  profile: 'train',
+};
+
+/** The store, recording which of its methods are called (reads and writes alike). */
+function recorded(store: SqliteStore): { store: Store; calls: string[] } {
+  const calls: string[] = [];
+  const proxy = new Proxy(store, {
+    get(target, name, receiver) {
+      const value: unknown = Reflect.get(target, name, receiver);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        calls.push(String(name));
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  return { store: proxy, calls };
+}
+
+const WRITES = /^(save|merge|delete|set|record|add|create|assign|launch|finish|stop|put|revoke)/;
+
+describe('refitJob', () => {
+  it("reads, computes, then writes once: the job's fit, a discard and the profile merge in one saveRefit", async () => {
+    const sqlite = new SqliteStore(':memory:');
+    const { store, calls } = recorded(sqlite);
+    const book = new ProfileBook(
+      store,
+      () => [node],
+      () => {},
+    );
+    for (const id of ['a', 'b', 'w']) await sqlite.createJob({ id, name: id, user: 'u', spec }, 'u');
+    await refitJob({ store, log: () => {}, profiles: book }, (await sqlite.getJob('a'))!, [point(1), point(2)]);
+    const merged = await refitJob({ store, log: () => {}, profiles: book }, (await sqlite.getJob('b'))!, [
+      point(2, 1.05),
+    ]);
+    assert.deepEqual(merged!.job_ids, ['a', 'b'], 'an agreeing job merges');
+    calls.length = 0;
+    const w = (await sqlite.getJob('w'))!;
+    assert.equal(
+      await refitJob({ store, log: () => {}, profiles: book }, w, [point(2, 3)]),
+      undefined,
+      'three times slower: discarded',
+    );
+    assert.deepEqual(
+      calls.filter((c) => WRITES.test(c)),
+      ['saveRefit'],
+      `one write per refit, after all reads: ${calls.join(', ')}`,
+    );
+    assert.equal(calls.at(-1), 'saveRefit');
+    const stored = (await sqlite.getJob('w'))!;
+    assert.deepEqual(
+      [stored.profile_use, stored.perf, w.profile_use],
+      ['discarded', w.perf, 'discarded'],
+      'the job in memory is the job stored',
+    );
+    await sqlite.close();
+  });
+
+  it("a store that fails the write leaves the job's model and the profile as they were", async () => {
+    const sqlite = new SqliteStore(':memory:');
+    await sqlite.createJob({ id: 'a', name: 'a', user: 'u', spec }, 'u');
+    const failing = new Proxy(sqlite, {
+      get: (t, name, r) =>
+        name === 'saveRefit' ? () => Promise.reject(new Error('disk full')) : (Reflect.get(t, name, r) as unknown),
+    });
+    const book = new ProfileBook(
+      failing,
+      () => [node],
+      () => {},
+    );
+    const job = (await sqlite.getJob('a'))!;
+    await assert.rejects(refitJob({ store: failing, log: () => {}, profiles: book }, job, [point(1)]), /disk full/);
+    assert.deepEqual(
+      [job.perf, (await sqlite.getJob('a'))!.perf, (await sqlite.listKeyProfiles()).length],
+      [null, null, 0],
+    );
+    assert.equal(book.latestFor(job), undefined, 'the report path does not see a profile that was not saved');
+    await sqlite.close();
+  });
+});
