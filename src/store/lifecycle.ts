@@ -311,10 +311,8 @@ function finishedDuringStop(exited: readonly { rank: number; exit_code: number }
   const stopped = exited.filter((r) => r.exit_code === EXIT_CHECKPOINTED).map((r) => r.rank);
   if (stopped.length === 0)
     return 'training finished before the stop took effect (every replica exited 0); nothing to checkpoint, nothing lost';
-  return (
-    `training finished before the stop took effect (replica${stopped.length > 1 ? 's' : ''} ` +
-    `${stopped.join(', ')} exited 143 (stopped at its end), the others 0); nothing lost`
-  );
+  const who = `replica${stopped.length > 1 ? 's' : ''} ${stopped.join(', ')}`;
+  return `training finished before the stop took effect (${who} exited 143 (stopped at its end), the others 0); nothing lost`;
 }
 
 /** A failed replica of a running job: stop and restart, or fail now when it is deterministic. */
@@ -382,10 +380,8 @@ export function hungReason(
   const last_ms = Math.max(job.last_report_at_ms, job.launched_at_ms ?? 0, since_ms);
   const silent_s = (now_ms - last_ms) / 1000;
   if (silent_s <= limit_s) return undefined;
-  return (
-    `hung: no report for ${silent_s.toFixed(0)}s (limit ${Number(limit_s.toFixed(1))}s); ` +
-    `killing its replicas and ${restartFrom(evidence, now_ms)}`
-  );
+  const limit = `limit ${Number(limit_s.toFixed(1))}s`;
+  return `hung: no report for ${silent_s.toFixed(0)}s (${limit}); killing its replicas and ${restartFrom(evidence, now_ms)}`;
 }
 
 /**
