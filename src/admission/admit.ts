@@ -69,7 +69,8 @@ export function admit(spec: JobSpec, devices: readonly DeviceInfo[]): Admission 
   if (spec.min_replicas > devices.length) {
     throw new GoodputError(
       'E_INFEASIBLE',
-      `job needs at least ${spec.min_replicas} replicas (min_replicas) but this cluster has ${devices.length} ${kind}; submit it with --min-replicas ${devices.length} or less`,
+      `job needs at least ${spec.min_replicas} replicas (min_replicas) but this cluster has ` +
+        `${devices.length} ${kind}; submit it with --min-replicas ${devices.length} or less`,
     );
   }
   const code = readJobCode(spec);
@@ -77,7 +78,10 @@ export function admit(spec: JobSpec, devices: readonly DeviceInfo[]): Admission 
   if (sdk === false && spec.resumable !== true && spec.max_replicas > devices.length) {
     throw new GoodputError(
       'E_INFEASIBLE',
-      `a plain script (it does not import goodput) runs as a gang of -n ${spec.max_replicas} processes started together, but this cluster has ${devices.length} ${kind}; submit it with -n ${devices.length} or less (or --resumable if it resumes from its own snapshot at any size, --sdk if it reports through the Goodput SDK)`,
+      `a plain script (it does not import goodput) runs as a gang of -n ${spec.max_replicas} ` +
+        `processes started together, but this cluster has ${devices.length} ${kind}; submit it ` +
+        `with -n ${devices.length} or less (or --resumable if it resumes from its own snapshot at ` +
+        `any size, --sdk if it reports through the Goodput SDK)`,
     );
   }
   const stored: JobSpec = { ...spec, profile: profileKeyOf(spec), ...(sdk !== undefined ? { sdk } : {}) };

@@ -77,7 +77,8 @@ export function readJobSpecDocument(path: string, cwd: string): Record<string, u
   if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) {
     throw new GoodputError(
       'E_SPEC',
-      `${path} is invalid: expected a mapping of fields (command: [...], name: ...), got ${doc === null ? 'an empty document' : Array.isArray(doc) ? 'a list' : typeof doc}`,
+      `${path} is invalid: expected a mapping of fields (command: [...], name: ...), got ` +
+        `${doc === null ? 'an empty document' : Array.isArray(doc) ? 'a list' : typeof doc}`,
     );
   }
   const fields = { ...(doc as Record<string, unknown>) };

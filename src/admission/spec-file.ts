@@ -90,7 +90,9 @@ export function parseSpecText(text: string, path: string): unknown {
   if (entries > SPEC_YAML_MAX_ENTRIES) {
     throw new GoodputError(
       'E_SPEC',
-      `${path} is invalid: it has ${entries} lines and commas, more than the ${SPEC_YAML_MAX_ENTRIES} a job spec may have (at most 256 env variables and 4096 arguments); is this the right file?`,
+      `${path} is invalid: it has ${entries} lines and commas, more than the ` +
+        `${SPEC_YAML_MAX_ENTRIES} a job spec may have (at most 256 env variables and 4096 ` +
+        `arguments); is this the right file?`,
     );
   }
   const lineCounter = new LineCounter();

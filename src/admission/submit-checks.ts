@@ -40,14 +40,21 @@ export async function checkLaunchable(
         : '';
     throw new GoodputError(
       'E_SPEC',
-      `job spec is invalid: command: it starts its ranks through ${spec.command[0]}; the control plane starts one process per rank itself, with torchrun's variables (docs/contract.md), and a launcher inside a replica would start ranks of its own on the replica's devices, with a rendezvous of its own: give the script's own command${direct} (goodput submit and goodput run rewrite a torchrun command this way)`,
+      `job spec is invalid: command: it starts its ranks through ${spec.command[0]}; the control ` +
+        `plane starts one process per rank itself, with torchrun's variables (docs/contract.md), ` +
+        `and a launcher inside a replica would start ranks of its own on the replica's devices, ` +
+        `with a rendezvous of its own: give the script's own command${direct} (goodput submit and ` +
+        `goodput run rewrite a torchrun command this way)`,
     );
   }
   const script = spec.check_script === false ? undefined : scriptPath(spec);
   if (script !== undefined && !existsSync(script)) {
     throw new GoodputError(
       'E_NO_SCRIPT',
-      `the job's script ${script} does not exist (its command runs ${pythonScript(spec.command)} in the workdir ${spec.workdir}): check the path and --workdir; if the script exists only where the replicas run (a file system this server does not see), submit with --no-script-check`,
+      `the job's script ${script} does not exist (its command runs ${pythonScript(spec.command)} ` +
+        `in the workdir ${spec.workdir}): check the path and --workdir; if the script exists only ` +
+        `where the replicas run (a file system this server does not see), submit with ` +
+        `--no-script-check`,
     );
   }
   if (!run_as_owner) return;

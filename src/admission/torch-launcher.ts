@@ -142,7 +142,10 @@ export function unwrapTorchLauncher(
   if (found.module === 'torch.distributed.launch' && !flags.has('use_env')) {
     return {
       kind: 'rejected',
-      reason: `${found.name} without --use_env passes --local_rank to the script; goodput sets LOCAL_RANK instead, as torchrun does: read os.environ['LOCAL_RANK'] in the script and run it directly`,
+      reason:
+        `${found.name} without --use_env passes --local_rank to the script; goodput sets ` +
+        `LOCAL_RANK instead, as torchrun does: read os.environ['LOCAL_RANK'] in the script and run ` +
+        `it directly`,
     };
   }
   const rest = command.slice(i + 1);

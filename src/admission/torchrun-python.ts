@@ -83,13 +83,19 @@ export function unwrapLauncherCommand(
   if (result.kind === 'plain') return undefined;
   if (result.kind === 'rejected') {
     throw usageError(
-      `${cmd}: ${result.reason}. Goodput starts one process per rank itself, as torchrun does (RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT set): give the script's own command with -n for the ranks, e.g. \`goodput ${cmd} -n 2 -- PYTHON train.py\` (PYTHON: the interpreter that has torch)`,
+      `${cmd}: ${result.reason}. Goodput starts one process per rank itself, as torchrun does ` +
+        `(RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT set): give the script's own ` +
+        `command with -n for the ranks, e.g. \`goodput ${cmd} -n 2 -- PYTHON train.py\` (PYTHON: ` +
+        `the interpreter that has torch)`,
     );
   }
   return {
     command: result.command,
     ranks: result.ranks,
     max_restarts: result.max_restarts,
-    note: `goodput: ${cmd}: goodput starts the ranks itself, as ${result.launcher} would: each rank runs \`${result.command.join(' ')}\` with RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT set (${result.launcher}'s rendezvous and log options do not apply)`,
+    note:
+      `goodput: ${cmd}: goodput starts the ranks itself, as ${result.launcher} would: each rank ` +
+      `runs \`${result.command.join(' ')}\` with RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR and ` +
+      `MASTER_PORT set (${result.launcher}'s rendezvous and log options do not apply)`,
   };
 }

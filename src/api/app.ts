@@ -96,7 +96,8 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
       if (named.length > 1)
         throw new GoodputError(
           'E_AMBIGUOUS',
-          `${named.length === 20 ? 'at least 20' : named.length} jobs are named '${ref}': ${named.map((j) => `${j.id} (${j.state})`).join(', ')}; give the job's id instead`,
+          `${named.length === 20 ? 'at least 20' : named.length} jobs are named '${ref}': ` +
+            `${named.map((j) => `${j.id} (${j.state})`).join(', ')}; give the job's id instead`,
         );
       job = named[0];
     }

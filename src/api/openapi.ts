@@ -66,7 +66,10 @@ export function openApiDocument(version: string): Record<string, unknown> {
       '/v1/jobs': {
         get: {
           summary:
-            'List jobs, one page, newest first (own jobs; admin: all, or ?user=). Query: state (states or active/finished, comma-separated), user, name, since (ISO time or age: 24h), limit (1-1000, default 100), cursor (from the X-Next-Cursor header of the previous page), order (asc|desc)',
+            'List jobs, one page, newest first (own jobs; admin: all, or ?user=). Query: state (states ' +
+            'or active/finished, comma-separated), user, name, since (ISO time or age: 24h), limit ' +
+            '(1-1000, default 100), cursor (from the X-Next-Cursor header of the previous page), order ' +
+            '(asc|desc)',
           responses: { 200: ok('jobs', { type: 'array', items: { type: 'object' } }), ...errors },
         },
         post: {
@@ -135,7 +138,8 @@ export function openApiDocument(version: string): Record<string, unknown> {
       '/v1/jobs/cancel': {
         post: {
           summary:
-            "Cancel every job matching a filter (user, state, name; at least one) in one transaction: own jobs; another user's or everyone's: admin. Answers the count and the jobs",
+            'Cancel every job matching a filter (user, state, name; at least one) in one transaction: ' +
+            "own jobs; another user's or everyone's: admin. Answers the count and the jobs",
           requestBody: json({ $ref: '#/components/schemas/CancelFilter' }),
           responses: { 200: ok('{cancelled, jobs: [{id, name, user, from}]}'), ...errors },
         },
@@ -174,7 +178,9 @@ export function openApiDocument(version: string): Record<string, unknown> {
       '/v1/profiles/{key}': {
         get: {
           summary:
-            'One profile key, per GPU type: its points, fitted throughput parameters, gradient trajectory and limits (404 E_NOT_FOUND: no job of the caller uses it, or none has reported)',
+            'One profile key, per GPU type: its points, fitted throughput parameters, gradient ' +
+            'trajectory and limits (404 E_NOT_FOUND: no job of the caller uses it, or none has ' +
+            'reported)',
           parameters: [
             {
               name: 'key',
@@ -188,7 +194,9 @@ export function openApiDocument(version: string): Record<string, unknown> {
         },
         delete: {
           summary:
-            "Remove a key's profile (all GPU types, or ?gpu_type=): jobs of the key then start from nothing until one reports again. A user removes only profiles that hold their own jobs' measurements alone (403 E_FORBIDDEN otherwise); admin: any",
+            "Remove a key's profile (all GPU types, or ?gpu_type=): jobs of the key then start from " +
+            "nothing until one reports again. A user removes only profiles that hold their own jobs' " +
+            'measurements alone (403 E_FORBIDDEN otherwise); admin: any',
           parameters: [
             { name: 'key', in: 'path', required: true, schema: { type: 'string' } },
             { name: 'gpu_type', in: 'query', schema: { type: 'string' } },

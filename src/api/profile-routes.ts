@@ -91,7 +91,8 @@ export function registerProfileRoutes(app: Hono<ApiEnv>, store: Store): void {
     if (found.length === 0)
       throw new GoodputError(
         'E_NOT_FOUND',
-        `no profile '${key}'${admin ? '' : " among your jobs' keys"}; 'goodput profiles ls' lists them (a key gets a profile once a job of it has reported)`,
+        `no profile '${key}'${admin ? '' : " among your jobs' keys"}; 'goodput profiles ls' lists ` +
+          `them (a key gets a profile once a job of it has reported)`,
       );
     return found;
   };

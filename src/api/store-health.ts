@@ -26,7 +26,9 @@ const UNWRITABLE = /^SQLITE_(IOERR|READONLY|CANTOPEN|PERM)/;
 
 /** What an admin checks when the store cannot be written. */
 const CHECK =
-  "check the data directory's database files (goodput.sqlite, -wal, -shm): owner and permissions, the immutable attribute (lsattr; chattr -i), a read-only mount, disk errors (dmesg)";
+  "check the data directory's database files (goodput.sqlite, -wal, -shm): owner and " +
+  'permissions, the immutable attribute (lsattr; chattr -i), a read-only mount, disk errors ' +
+  '(dmesg)';
 
 /** The error a request gets when the store refused its write: 503, retry once an admin fixed it. */
 function unavailable(detail: string): GoodputError {

@@ -38,9 +38,12 @@ export interface BackendFixture {
 }
 
 /** Prints argv and the contract's variables as JSON into the checkpoint dir, then exits with $EXIT_CODE. */
-const DUMP = `const fs = require('fs');
-const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => /^(RANK|WORLD_SIZE|LOCAL_RANK|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|CUDA_VISIBLE_DEVICES|USER_VAR|GROUP_RANK|ROLE_RANK|ROLE_WORLD_SIZE|OMP_NUM_THREADS)$|^GOODPUT_|^TORCHELASTIC_/.test(k)));
-fs.writeFileSync(process.env.GOODPUT_CHECKPOINT_DIR + '/env-' + process.env.RANK + '.json', JSON.stringify({ argv: process.argv.slice(1), env }));
+const DUMP =
+  `const fs = require('fs');
+const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => ` +
+  `/^(RANK|WORLD_SIZE|LOCAL_RANK|LOCAL_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|CUDA_VISIBLE_DEVICES|USER_VAR|GROUP_RANK|ROLE_RANK|ROLE_WORLD_SIZE|OMP_NUM_THREADS)$|^GOODPUT_|^TORCHELASTIC_/.test(k)));
+fs.writeFileSync(process.env.GOODPUT_CHECKPOINT_DIR + '/env-' + process.env.RANK + '.json', JSON.stringify({ argv: ` +
+  `process.argv.slice(1), env }));
 process.exit(Number(process.env['EXIT_' + process.env.RANK] ?? 0));`;
 /** Waits for SIGTERM, then exits 143 like a checkpointing trainer; touches a heartbeat file meanwhile. */
 const TRAINER = `const fs = require('fs'); const beat = process.env.GOODPUT_CHECKPOINT_DIR + '/beat-' + process.env.RANK;
@@ -63,9 +66,11 @@ export interface Unsupported {
  * SIGTERM of its own; on SIGTERM the main process waits, records whether the helper is still
  * alive and untouched, and exits 143.
  */
-const FAMILY = `const fs = require('fs'); const { spawn } = require('child_process');
+const FAMILY =
+  `const fs = require('fs'); const { spawn } = require('child_process');
 const base = process.env.GOODPUT_CHECKPOINT_DIR + '/family-' + process.env.RANK;
-const helper = "const fs = require('fs'); process.on('SIGTERM', () => { fs.writeFileSync(process.argv[1] + '.helper-term', 'x'); process.exit(1); }); setInterval(() => fs.writeFileSync(process.argv[1] + '.helper-beat', String(Date.now())), 100);";
+const helper = "const fs = require('fs'); process.on('SIGTERM', () => { fs.writeFileSync(process.argv[1] + '.helper-term', 'x'); ` +
+  `process.exit(1); }); setInterval(() => fs.writeFileSync(process.argv[1] + '.helper-beat', String(Date.now())), 100);";
 const child = spawn(process.execPath, ['-e', helper, base], { stdio: 'ignore' });
 process.on('SIGTERM', () => setTimeout(() => {
   let alive = true; try { process.kill(child.pid, 0); } catch { alive = false; }

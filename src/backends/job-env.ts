@@ -44,7 +44,9 @@ const PRELUDE = [
   'if [ -n "$s" ]; then',
   '  n=$(uname -n); ok="$d/env-setup-$n.done"; bad="$d/env-setup-$n-$a.failed"',
   '  while [ ! -e "$ok" ]; do',
-  '    if [ -e "$bad" ]; then r=$(cat "$bad"); echo "goodput: env_setup failed on $n with exit status $r (its output is above, in the log of the replica that ran it)" >&2; exit "$r"; fi',
+  '    if [ -e "$bad" ]; then r=$(cat "$bad"); echo "goodput: env_setup failed on $n with ' +
+    'exit status $r (its output is above, in the log of the replica that ran it)" >&2; exit ' +
+    '"$r"; fi',
   '    if mkdir "$d/env-setup-$n-$a.lock" 2>/dev/null; then',
   '      echo "goodput: running env_setup on $n" >&2',
   '      /bin/sh -c "$s" goodput-env-setup; r=$?',
@@ -53,7 +55,9 @@ const PRELUDE = [
   '  done',
   'fi',
   'if [ -n "$p" ] && [ ! -d "$p/bin" ]; then',
-  '  echo "goodput: the job\'s $k $p does not exist here (no $p/bin): create it first, e.g. /usr/bin/python3 -m venv --system-site-packages $p, or give the job an env_setup step that does" >&2',
+  '  echo "goodput: the job\'s $k $p does not exist here (no $p/bin): create it first, e.g. ' +
+    '/usr/bin/python3 -m venv --system-site-packages $p, or give the job an env_setup step ' +
+    'that does" >&2',
   `  exit ${EXIT_NO_ENVIRONMENT}`,
   'fi',
   'exec "$@"',

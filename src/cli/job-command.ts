@@ -55,7 +55,8 @@ export function checkQuotedCommand(cmd: string, command: readonly string[], work
     return;
   const words = program.trim().split(/\s+/);
   throw usageError(
-    `${cmd}: the command is one argument, '${program}'. Arguments are passed literally, never through a shell, so this would run a program named '${program}'. ` +
+    `${cmd}: the command is one argument, '${program}'. Arguments are passed literally, never ` +
+      `through a shell, so this would run a program named '${program}'. ` +
       `Write the words unquoted: -- ${words.map(shellWord).join(' ')} (or, for shell syntax, -- sh -c ${shellWord(program)}).`,
   );
 }

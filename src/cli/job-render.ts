@@ -57,7 +57,9 @@ export function renderJob(job: JobDetail, events: readonly EventView[], reports:
     `job        ${job.id} (${job.name}) of ${job.user}`,
     `state      ${job.state}: ${job.reason}`,
     `command    ${JSON.stringify(job.spec.command)} in ${job.spec.workdir}${envs.length ? ` (${envs.join(', ')})` : ''}`,
-    `replicas   ${job.replicas} (min ${job.spec.min_replicas}, max ${job.spec.max_replicas}) on ${unit}(s) ${job.devices.join(',') || '-'}${job.gpu_type !== null && job.device_kind === 'gpu' ? ` of type ${job.gpu_type}` : ''}`,
+    `replicas   ${job.replicas} (min ${job.spec.min_replicas}, max ${job.spec.max_replicas}) ` +
+      `on ${unit}(s) ${job.devices.join(',') || '-'}` +
+      `${job.gpu_type !== null && job.device_kind === 'gpu' ? ` of type ${job.gpu_type}` : ''}`,
     ...insightLines(job.insight),
     profileLine(job, events),
     `doctor     ${liveDoctorLine(reports, job)}`,
@@ -94,7 +96,8 @@ export function renderJob(job: JobDetail, events: readonly EventView[], reports:
   // The log tail is the job's own output: it may hold escape sequences aimed at whoever runs `show`.
   if (tail)
     out.push(
-      `last lines of replica ${terminalText(String(tail.data.log_rank ?? 0))}'s log:\n${terminalText(String(tail.data.log_tail), true).replace(/^/gm, '  ')}`,
+      `last lines of replica ${terminalText(String(tail.data.log_rank ?? 0))}'s log:\n` +
+        `${terminalText(String(tail.data.log_tail), true).replace(/^/gm, '  ')}`,
     );
   out.push(
     formatTable(

@@ -23,7 +23,10 @@ export function profileLine(
   if (job.profile_use === 'used') {
     const e = events.find((x) => x.kind === 'profile-used');
     const gpu = typeof e?.data.gpu_type === 'string' ? ` on ${e.data.gpu_type}` : '';
-    return `${head}: model from the profile${gpu} (what earlier jobs of the key measured), refined by its own reports; 'goodput profiles show ${job.profile_key}'`;
+    return (
+      `${head}: model from the profile${gpu} (what earlier jobs of the key measured), refined by ` +
+      `its own reports; 'goodput profiles show ${job.profile_key}'`
+    );
   }
   return `${head}: its own measurements only (no earlier job of this key had reported)`;
 }
@@ -51,9 +54,24 @@ export function renderProfileList(profiles: readonly ProfileSummaryView[], now_m
 export function renderProfile(views: readonly ProfileView[]): string {
   return views
     .map((p) => {
+      const params =
+        p.model_parameters !== null
+          ? `${parameterCount(p.model_parameters)} parameters (${p.model_parameters}, ` +
+            `as the key's latest job reported them)`
+          : 'parameters unknown (no job of the key reported model_parameters)';
+      const limits = p.limits
+        ? `initial batch ${p.limits.init_batch_size}, max ${p.limits.max_batch_size}, ` +
+          `local ${p.limits.min_local_bsz}-${p.limits.max_local_bsz}${p.limits.accumulation ? ', accumulation' : ''}`
+        : '-';
+      const grad =
+        p.grad.length === 0
+          ? 'no samples (jobs that report remaining_samples add them)'
+          : p.grad
+              .map((g) => `${Math.round(g.progress * 100)}%: sqr ${g.sqr.toPrecision(3)} var ${g.var.toPrecision(3)}`)
+              .join('; ');
       const lines = [
         `profile    '${p.key}' on ${p.gpu_type}: ${p.jobs} job${p.jobs === 1 ? '' : 's'}, updated ${p.updated_at}`,
-        `model      ${p.model_parameters !== null ? `${parameterCount(p.model_parameters)} parameters (${p.model_parameters}, as the key's latest job reported them)` : 'parameters unknown (no job of the key reported model_parameters)'}`,
+        `model      ${params}`,
         `fitted     ${
           p.perf
             ? Object.entries(p.perf)
@@ -62,8 +80,8 @@ export function renderProfile(views: readonly ProfileView[]): string {
             : 'not yet'
         }`,
         `throughput ${p.throughput.map((t) => `${num(t.samples_per_s)} samples/s on ${t.replicas}`).join(', ') || '-'}`,
-        `limits     ${p.limits ? `initial batch ${p.limits.init_batch_size}, max ${p.limits.max_batch_size}, local ${p.limits.min_local_bsz}-${p.limits.max_local_bsz}${p.limits.accumulation ? ', accumulation' : ''}` : '-'}`,
-        `gradient   ${p.grad.length === 0 ? 'no samples (jobs that report remaining_samples add them)' : p.grad.map((g) => `${Math.round(g.progress * 100)}%: sqr ${g.sqr.toPrecision(3)} var ${g.var.toPrecision(3)}`).join('; ')}`,
+        `limits     ${limits}`,
+        `gradient   ${grad}`,
       ];
       const points = formatTable(
         ['nodes', 'replicas', 'local bsz', 'accum step s', 'optim step s'],

@@ -53,7 +53,8 @@ export const jobSpecSchema = z
           // A command written as one string would need a shell to split it, and goodput never uses one.
           error: (iss) =>
             typeof iss.input === 'string'
-              ? 'must be a list of arguments, e.g. command: ["python3", "train.py", "--lr", "0.1"]; it never goes through a shell (["sh", "-c", "..."] for shell syntax)'
+              ? 'must be a list of arguments, e.g. command: ["python3", "train.py", "--lr", "0.1"]; it ' +
+                'never goes through a shell (["sh", "-c", "..."] for shell syntax)'
               : undefined,
         },
       )
@@ -126,19 +127,25 @@ export const jobSpecSchema = z
       .boolean()
       .optional()
       .describe(
-        'Whether the job reports through the Goodput SDK. false: a plain script, run as a gang of max_replicas processes (docs/contract.md, "Plain scripts"). Default: decided at submit (a Python script that imports goodput: true; one that does not: false; anything else: unknown, treated as SDK-like).',
+        'Whether the job reports through the Goodput SDK. false: a plain script, run as a gang of ' +
+          'max_replicas processes (docs/contract.md, "Plain scripts"). Default: decided at submit (a ' +
+          'Python script that imports goodput: true; one that does not: false; anything else: ' +
+          'unknown, treated as SDK-like).',
       ),
     check_script: z
       .boolean()
       .optional()
       .describe(
-        'false: do not check at submit that the Python script of command exists in workdir on the server (for a script that exists only on the compute nodes).',
+        'false: do not check at submit that the Python script of command exists in workdir on the ' +
+          'server (for a script that exists only on the compute nodes).',
       ),
     resumable: z
       .boolean()
       .optional()
       .describe(
-        'A plain script that resumes from its own snapshot (a torchrun-elastic script): it may be resized and preempted between min_replicas and max_replicas, and a stop loses only the work since its snapshot.',
+        'A plain script that resumes from its own snapshot (a torchrun-elastic script): it may be ' +
+          'resized and preempted between min_replicas and max_replicas, and a stop loses only the ' +
+          'work since its snapshot.',
       ),
     priority: z.number().int().min(-1000).max(1000).default(0),
     user: z
@@ -155,7 +162,9 @@ export const jobSpecSchema = z
       .regex(PROFILE_KEY, PROFILE_KEY_RULE)
       .optional()
       .describe(
-        'Profile key: jobs of one key share what they measured, so a rerun starts at its efficient size. Default: derived from command (the script or module name; see docs/control-plane.md).',
+        'Profile key: jobs of one key share what they measured, so a rerun starts at its efficient ' +
+          'size. Default: derived from command (the script or module name; see ' +
+          'docs/control-plane.md).',
       ),
   })
   .strict()

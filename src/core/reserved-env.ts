@@ -69,7 +69,10 @@ export function reservedEnvReason(name: string): string | undefined {
   const known = RESERVED.find((r) => r.test.test(name));
   if (known) return `reserved: ${known.why}, replacing a value of yours; ${known.instead} (docs/contract.md)`;
   if (name.startsWith('GOODPUT_')) {
-    return `reserved: GOODPUT_* names are goodput's (docs/contract.md); the SDK's options a job may set are ${SDK_OPTION_ENV.join(', ')}; give a variable of your own another name`;
+    return (
+      `reserved: GOODPUT_* names are goodput's (docs/contract.md); the SDK's options a job may ` +
+      `set are ${SDK_OPTION_ENV.join(', ')}; give a variable of your own another name`
+    );
   }
   return undefined;
 }

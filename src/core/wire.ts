@@ -81,26 +81,32 @@ export const measurementSchema = z
       .nullable()
       .optional()
       .describe(
-        'Peak GPU memory the allocator held since the previous entry (torch.cuda.max_memory_allocated), bytes; null or absent on CPU. goodput profile fits memory per sample from it. See docs/contract.md.',
+        'Peak GPU memory the allocator held since the previous entry ' +
+          '(torch.cuda.max_memory_allocated), bytes; null or absent on CPU. goodput profile fits ' +
+          'memory per sample from it. See docs/contract.md.',
       ),
     remaining_samples: nonNegative
       .max(REPORT_LIMITS.samples)
       .nullable()
       .optional()
       .describe(
-        'Raw training samples the job still has to process (all epochs not yet finished minus the samples done in the current one); null or absent when unknown. See docs/contract.md.',
+        'Raw training samples the job still has to process (all epochs not yet finished minus the ' +
+          'samples done in the current one); null or absent when unknown. See docs/contract.md.',
       ),
     model_parameters: parameterCount
       .nullable()
       .optional()
       .describe(
-        "Parameter count of the job's model: elements of the parameters whose gradients are all-reduced (requires_grad); null or absent when unknown. Kept in the profile of the job's profile key. See docs/contract.md.",
+        "Parameter count of the job's model: elements of the parameters whose gradients are " +
+          'all-reduced (requires_grad); null or absent when unknown. Kept in the profile of the ' +
+          "job's profile key. See docs/contract.md.",
       ),
     checkpoint_time_s: epochSeconds
       .nullable()
       .optional()
       .describe(
-        'Wall time (epoch s) when the newest checkpoint the job would resume from became durable; null or absent when it has none. See docs/contract.md.',
+        'Wall time (epoch s) when the newest checkpoint the job would resume from became durable; ' +
+          'null or absent when it has none. See docs/contract.md.',
       ),
     host: z
       .object({
@@ -130,7 +136,8 @@ export const measurementSchema = z
           .boolean()
           .optional()
           .describe(
-            'true: the training loader reads tensors already in memory (a TensorDataset), so its data wait is indexing and collating, no I/O; absent when not known. See docs/contract.md.',
+            'true: the training loader reads tensors already in memory (a TensorDataset), so its data ' +
+              'wait is indexing and collating, no I/O; absent when not known. See docs/contract.md.',
           ),
         // Diagnostic only: a malformed name is dropped rather than costing the report.
         dist_backend: z
@@ -139,13 +146,17 @@ export const measurementSchema = z
           .optional()
           .catch(undefined)
           .describe(
-            'torch.distributed backend of the default process group ("nccl", "gloo", ...); absent when torch.distributed is not initialized. The doctor gives NCCL transport advice only for "nccl". See docs/contract.md.',
+            'torch.distributed backend of the default process group ("nccl", "gloo", ...); absent when ' +
+              'torch.distributed is not initialized. The doctor gives NCCL transport advice only for ' +
+              '"nccl". See docs/contract.md.',
           ),
       })
       .nullable()
       .optional()
       .describe(
-        'CPU threads of the training processes on the reporting host (cores usable, torch intra-op threads, processes on the host, DataLoader workers each), which the doctor compares for thread oversubscription, and the torch.distributed backend. See docs/contract.md.',
+        'CPU threads of the training processes on the reporting host (cores usable, torch intra-op ' +
+          'threads, processes on the host, DataLoader workers each), which the doctor compares for ' +
+          'thread oversubscription, and the torch.distributed backend. See docs/contract.md.',
       ),
     // Diagnostic only: bounded, but a slightly negative estimate does not cost the whole report.
     breakdown: z

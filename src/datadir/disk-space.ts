@@ -47,6 +47,8 @@ export function diskFullError(dir: string, cause: unknown): GoodputError {
   const detail = cause instanceof Error ? cause.message : String(cause);
   return new GoodputError(
     'E_DISK_FULL',
-    `the disk of the data directory ${dir} is full${free !== undefined ? ` (${mib(free)} free)` : ''}: ${detail}; free space there (old logs and checkpoints are under ${dir}/jobs) and try again`,
+    `the disk of the data directory ${dir} is full` +
+      `${free !== undefined ? ` (${mib(free)} free)` : ''}: ${detail}; free space there (old ` +
+      `logs and checkpoints are under ${dir}/jobs) and try again`,
   );
 }

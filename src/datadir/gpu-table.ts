@@ -45,7 +45,9 @@ export function readGpuTable(path: string): GpuTable {
     // JSON.parse's message quotes the file; a CSV or binary file must not reach the terminal.
     throw new GoodputError(
       'E_INPUT',
-      `--prices ${path}: not a JSON file. The table is JSON in the format of data/gpus.json (date, currency, gpus: one entry per GPU type with its price_per_gpu_hour): copy that file and edit it`,
+      `--prices ${path}: not a JSON file. The table is JSON in the format of data/gpus.json ` +
+        `(date, currency, gpus: one entry per GPU type with its price_per_gpu_hour): copy that ` +
+        `file and edit it`,
     );
   }
   const parsed = tableSchema.safeParse(raw);

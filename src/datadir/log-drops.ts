@@ -48,7 +48,8 @@ export async function reportLogDrops(
           id,
           'log-dropped',
           'goodput',
-          `replica ${rank}'s log reached its cap${ended ? '' : ' (so far)'}: its oldest ${mib} MiB (${drop.lines} lines) were dropped and the newest part kept (goodput up --log-limit-mb)`,
+          `replica ${rank}'s log reached its cap${ended ? '' : ' (so far)'}: its oldest ${mib} MiB (` +
+            `${drop.lines} lines) were dropped and the newest part kept (goodput up --log-limit-mb)`,
           { attempt, rank, dropped_bytes: drop.bytes, dropped_lines: drop.lines, final: ended },
         );
         writeFileSync(base + '.log-dropped.reported', `${drop.bytes} ${now_ms}\n`, { mode: 0o600 });

@@ -35,7 +35,10 @@ export async function openCheckedStore(db_path: string, o: OpenStoreOptions): Pr
   const markFile = highWaterPath(db_path);
   const mark = readHighWater(markFile);
   if (mark !== undefined && newest < mark) {
-    const what = `the store ${db_path} lost acknowledged work: its newest event is #${newest}, but #${mark} had been committed (its WAL ${db_path}-wal was deleted or damaged, or an older copy replaced it)`;
+    const what =
+      `the store ${db_path} lost acknowledged work: its newest event is #${newest}, but #${mark} ` +
+      `had been committed (its WAL ${db_path}-wal was deleted or damaged, or an older copy ` +
+      `replaced it)`;
     if (!o.accept_store_loss)
       throw new GoodputError(
         'E_STORE_LOST',

@@ -37,7 +37,8 @@ export function listenPort(
   if (requested !== port || previous.hostname !== reported_host) {
     throw new GoodputError(
       'E_PORT_CHANGED',
-      `${live_replicas} running replica(s) report to ${previous.origin}; start the server on --host ${previous.hostname} --port ${port} (or cancel those jobs first)`,
+      `${live_replicas} running replica(s) report to ${previous.origin}; start the server on ` +
+        `--host ${previous.hostname} --port ${port} (or cancel those jobs first)`,
     );
   }
   return requested;

@@ -89,14 +89,20 @@ export function liveVerdict(reports: readonly LiveReport[], window = 200): LiveV
   if (first.id === 'steps.compute-bound') {
     return {
       verdict: 'compute',
-      line: `compute-bound: forward+backward is ${first.impact_pct.toFixed(1)}% of each step ${over}; nothing to fix in the input or sync; faster kernels next (mixed precision, torch.compile)`,
+      line:
+        `compute-bound: forward+backward is ${first.impact_pct.toFixed(1)}% of each step ${over}; ` +
+        `nothing to fix in the input or sync; faster kernels next (mixed precision, torch.compile)`,
       steps: steps.length,
       finding_id: first.id,
     };
   }
   if (first.id === 'steps.data-wait' && host?.in_memory_dataset === true) {
     // Tensors in memory: no loader I/O to overlap, so more workers would only copy them between processes.
-    const line = `this job spends ${first.impact_pct.toFixed(1)}% of each step building batches from its in-memory dataset (indexing and collating tensors in the training process, no I/O) ${over}: index whole batches at once (slice the tensors) or raise the batch size; more num_workers would only copy the tensors between processes`;
+    const line =
+      `this job spends ${first.impact_pct.toFixed(1)}% of each step building batches from its ` +
+      `in-memory dataset (indexing and collating tensors in the training process, no I/O) ${over}` +
+      `: index whole batches at once (slice the tensors) or raise the batch size; more ` +
+      `num_workers would only copy the tensors between processes`;
     return { verdict: first.bottleneck, line, steps: steps.length, finding_id: first.id };
   }
   const what =

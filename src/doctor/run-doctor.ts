@@ -63,7 +63,8 @@ export function mergeRepeated(findings: readonly Finding[], perDevice: (f: Findi
     const allGpus = labels.every((l) => l !== undefined);
     const names = others.map((f) => (allGpus ? `${gpuLabel(f)} in ${f.source}` : f.source));
     const title = allGpus
-      ? `${list.length} GPUs (${[...new Set(labels)].slice(0, 6).join(', ')}${list.length > 6 ? ', ...' : ''})${worst.title.slice(gpuLabel(worst)!.length)}`
+      ? `${list.length} GPUs (${[...new Set(labels)].slice(0, 6).join(', ')}` +
+        `${list.length > 6 ? ', ...' : ''})${worst.title.slice(gpuLabel(worst)!.length)}`
       : worst.title;
     out.push({
       ...worst,
@@ -117,7 +118,8 @@ export async function runDoctor(paths: readonly string[]): Promise<DoctorReport>
     }
     if (!row) {
       warnings.push(
-        `${file.path}: not a recognised input (PyTorch trace, nvidia-smi output, GPU exporter metrics, NCCL log, Horovod timeline or step breakdown); skipped`,
+        `${file.path}: not a recognised input (PyTorch trace, nvidia-smi output, GPU exporter ` +
+          `metrics, NCCL log, Horovod timeline or step breakdown); skipped`,
       );
       continue;
     }

@@ -31,7 +31,9 @@ export async function ownerAccount(store: Store, owner: string): Promise<RunAs> 
   if (name === undefined) {
     throw new GoodputError(
       'E_SPEC',
-      `user ${owner} has no Unix account, and this server runs jobs as their owner (--run-as-owner); an admin sets one with 'goodput token create --user ${owner} --unix-user ACCOUNT'`,
+      `user ${owner} has no Unix account, and this server runs jobs as their owner ` +
+        `(--run-as-owner); an admin sets one with 'goodput token create --user ${owner} ` +
+        `--unix-user ACCOUNT'`,
     );
   }
   const account = lookupAccount(name);

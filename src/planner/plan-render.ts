@@ -36,7 +36,11 @@ function describe(row: PlanRow | null, currency: string): string {
     row.cost === null
       ? fmtCost(null, currency)
       : `${fmtCost(row.cost, currency)} (80%: ${fmtCostRange(row.cost_interval, currency)})`;
-  return `${row.gpus} x ${row.gpu_type} (${row.nodes} node${row.nodes > 1 ? 's' : ''}): ${fmtDuration(row.time_s)} (80%: ${fmtTimeRange(row.time_interval_s)}), ${cost} [${row.source}]`;
+  return (
+    `${row.gpus} x ${row.gpu_type} (${row.nodes} node${row.nodes > 1 ? 's' : ''}): ` +
+    `${fmtDuration(row.time_s)} (80%: ${fmtTimeRange(row.time_interval_s)}), ${cost} [` +
+    `${row.source}]`
+  );
 }
 
 /** An answer the intervals cannot settle, and the measurement that would. */
@@ -48,7 +52,9 @@ export function undecidedLine(u: Undecided, key: string): string {
     : `${u.chosen.gpus} x ${u.chosen.gpu_type}: its 80% interval (${fmtTimeRange(u.chosen.time_interval_s)}) is too wide to book on`;
   return (
     `${u.answer}: ${why}; ` +
-    `measure ${m.gpus} GPU${m.gpus > 1 ? 's' : ''} of type ${m.gpu_type} for ${time} ('goodput profile --profile ${key} --gpus ${m.gpus} --time-s ${m.time_s} -- <command>' on a machine with ${m.gpu_type} GPUs) to narrow this`
+    `measure ${m.gpus} GPU${m.gpus > 1 ? 's' : ''} of type ${m.gpu_type} for ${time} ('goodput ` +
+    `profile --profile ${key} --gpus ${m.gpus} --time-s ${m.time_s} -- <command>' on a machine ` +
+    `with ${m.gpu_type} GPUs) to narrow this`
   );
 }
 
@@ -91,7 +97,9 @@ export function renderPlan(r: PlanReport): string {
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
   const out: string[] = [];
   out.push(
-    `Plan for '${r.key}': ${r.target_samples} samples${r.deadline_s !== null ? `, deadline ${fmtDuration(r.deadline_s)}` : ''}${r.budget !== null ? `, budget ${r.budget} ${r.currency}` : ''}`,
+    `Plan for '${r.key}': ${r.target_samples} samples` +
+      `${r.deadline_s !== null ? `, deadline ${fmtDuration(r.deadline_s)}` : ''}` +
+      `${r.budget !== null ? `, budget ${r.budget} ${r.currency}` : ''}`,
   );
   out.push('');
   out.push(
@@ -204,27 +212,41 @@ export function renderPlanHtml(r: PlanReport): string {
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="12">`,
   ];
   svg.push(
-    `<line x1="${pad.l}" y1="${H - pad.b}" x2="${W - pad.r}" y2="${H - pad.b}" stroke="#333"/><line x1="${pad.l}" y1="${pad.t}" x2="${pad.l}" y2="${H - pad.b}" stroke="#333"/>`,
+    `<line x1="${pad.l}" y1="${H - pad.b}" x2="${W - pad.r}" y2="${H - pad.b}" stroke="#333"/>` +
+      `<line x1="${pad.l}" y1="${pad.t}" x2="${pad.l}" y2="${H - pad.b}" stroke="#333"/>`,
   );
   for (const g of [...new Set(gpus)])
     svg.push(`<text x="${X(g)}" y="${H - pad.b + 16}" text-anchor="middle">${g}</text>`);
   for (let e = y0; e <= y1; e++)
     svg.push(
-      `<text x="${pad.l - 6}" y="${Y(10 ** e) + 4}" text-anchor="end">${fmtDuration(10 ** e)}</text><line x1="${pad.l}" y1="${Y(10 ** e)}" x2="${W - pad.r}" y2="${Y(10 ** e)}" stroke="#eee"/>`,
+      `<text x="${pad.l - 6}" y="${Y(10 ** e) + 4}" text-anchor="end">${fmtDuration(10 ** e)}` +
+        `</text><line x1="${pad.l}" y1="${Y(10 ** e)}" x2="${W - pad.r}" y2="${Y(10 ** e)}" ` +
+        `stroke="#eee"/>`,
     );
   svg.push(
-    `<text x="${(pad.l + W - pad.r) / 2}" y="${H - 12}" text-anchor="middle">GPUs (log)</text><text x="14" y="${(H - pad.b + pad.t) / 2}" transform="rotate(-90 14 ${(H - pad.b + pad.t) / 2})" text-anchor="middle">time to target (log)</text>`,
+    `<text x="${(pad.l + W - pad.r) / 2}" y="${H - 12}" text-anchor="middle">GPUs (log)</text>` +
+      `<text x="14" y="${(H - pad.b + pad.t) / 2}" transform="rotate(-90 14 ` +
+      `${(H - pad.b + pad.t) / 2})" text-anchor="middle">time to target (log)</text>`,
   );
   [...new Set(rows.map((x) => x.gpu_type))].forEach((type, i) => {
     const color = COLORS[i % COLORS.length]!;
     const mine = rows.filter((x) => x.gpu_type === type).sort((a, b) => a.gpus - b.gpus);
     svg.push(
-      `<polyline fill="none" stroke="${color}" stroke-width="2" points="${mine.map((x) => `${X(x.gpus).toFixed(1)},${Y(x.time_s).toFixed(1)}`).join(' ')}"/>`,
+      `<polyline fill="none" stroke="${color}" stroke-width="2" points="` +
+        `${mine.map((x) => `${X(x.gpus).toFixed(1)},${Y(x.time_s).toFixed(1)}`).join(' ')}"/>`,
     );
-    for (const x of mine)
+    for (const x of mine) {
+      const title =
+        `${type} x ${x.gpus}: ${fmtDuration(x.time_s)} (80%: ${fmtTimeRange(x.time_interval_s)}), ` +
+        `${fmtCost(x.cost, r.currency)} (${x.source})`;
       svg.push(
-        `<circle cx="${X(x.gpus).toFixed(1)}" cy="${Y(x.time_s).toFixed(1)}" r="${x.source === 'measured' ? 4 : 2.5}" fill="${x.source === 'measured' ? color : 'white'}" stroke="${color}"><title>${escapeHtml(`${type} x ${x.gpus}: ${fmtDuration(x.time_s)} (80%: ${fmtTimeRange(x.time_interval_s)}), ${fmtCost(x.cost, r.currency)} (${x.source})`)}</title></circle>`,
+        `<circle cx="${X(x.gpus).toFixed(1)}" cy="${Y(x.time_s).toFixed(1)}" r="` +
+          `${x.source === 'measured' ? 4 : 2.5}" fill="${x.source === 'measured' ? color : 'white'}" ` +
+          `stroke="${color}"><title>` +
+          `${escapeHtml(title)}` +
+          `</title></circle>`,
       );
+    }
     svg.push(`<text x="${W - pad.r + 10}" y="${pad.t + 16 * i + 10}" fill="${color}">${escapeHtml(type)}</text>`);
   });
   svg.push('</svg>');

@@ -201,7 +201,12 @@ export function estimatedModel(reference: TypeModel, spec: GpuSpec, model_parame
   // The fixed part of a step (alpha_c: the framework's per-step work on the host, kernel launches)
   // does not follow the device's arithmetic rate; the per-sample part does.
   const perf: PerfParams = { ...reference.perf, beta_c: reference.perf.beta_c * ratio, ...sync };
-  const how = `per-sample compute x${fmtRatio(ratio)} of ${reference.spec.name} by FP32 rate and memory bandwidth, per-step overhead as measured; ${model_parameters === undefined ? 'sync as measured on ' + reference.spec.name + ' (no parameter count)' : 'sync from a ring all-reduce over its links'}`;
+  const how =
+    `per-sample compute x${fmtRatio(ratio)} of ${reference.spec.name} by FP32 rate and memory ` +
+    `bandwidth, per-step overhead as measured; ` +
+    (model_parameters === undefined
+      ? 'sync as measured on ' + reference.spec.name + ' (no parameter count)'
+      : 'sync from a ring all-reduce over its links');
   const fromCpu = isCpuSpec(reference.spec);
   const interval: IntervalBasis = fromCpu
     ? {

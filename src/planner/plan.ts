@@ -224,7 +224,9 @@ export function adviceFor(row: PlanRow, model: TypeModel, limits: BatchLimits, f
   const advice: string[] = [];
   if (!row.fits) {
     advice.push(
-      `memory binds: even local batch ${limits.min_local_bsz} needs more than ${model.spec.memory_gib} GiB; use activation checkpointing, a smaller model or a type with more memory`,
+      `memory binds: even local batch ${limits.min_local_bsz} needs more than ` +
+        `${model.spec.memory_gib} GiB; use activation checkpointing, a smaller model or a type ` +
+        `with more memory`,
     );
     return advice;
   }
@@ -243,7 +245,8 @@ export function adviceFor(row: PlanRow, model: TypeModel, limits: BatchLimits, f
       );
   } else if (row.network_share <= COMPUTE_BOUND && model.spec.fp16_tflops > 1.5 * model.spec.fp32_tflops) {
     advice.push(
-      `compute-bound: mixed precision (bf16/fp16 autocast) can use the ${Math.round(model.spec.fp16_tflops / model.spec.fp32_tflops)}x faster tensor cores`,
+      `compute-bound: mixed precision (bf16/fp16 autocast) can use the ` +
+        `${Math.round(model.spec.fp16_tflops / model.spec.fp32_tflops)}x faster tensor cores`,
     );
   }
   return advice;
@@ -305,7 +308,10 @@ export function rivalOf(
   return best(others, (a, b) => (interval(a) as [number, number])[0] - (interval(b) as [number, number])[0]);
 }
 
-/** What to measure: the row whose prediction is least sure (not measured, widest interval; ties: the chosen one), on 2 GPUs (one and two replicas). */
+/**
+ * What to measure: the row whose prediction is least sure (not measured, widest interval; ties: the
+ * chosen one), on 2 GPUs (one and two replicas).
+ */
 function undecidedOf(answer: Undecided['answer'], chosen: PlanRow, rival: PlanRow | null): Undecided {
   const width = (r: PlanRow): number => (r.source === 'measured' ? 0 : r.time_interval_s[1] / r.time_interval_s[0]);
   const target = rival && width(rival) > width(chosen) ? rival : chosen;

@@ -143,7 +143,9 @@ function checkUserMode(multi_user: boolean, log: (line: string) => void): void {
     log("multi-user mode: each job runs as its owner's Unix account; the data directory's secrets are closed to jobs");
   } else {
     log(
-      `single-user mode: every job runs as the server's own Unix account (uid ${uid ?? '?'}) and can read the data directory, tokens included; use --run-as-owner (as root) to separate users`,
+      `single-user mode: every job runs as the server's own Unix account (uid ${uid ?? '?'}) and ` +
+        `can read the data directory, tokens included; use --run-as-owner (as root) to separate ` +
+        `users`,
     );
   }
 }
@@ -163,12 +165,16 @@ function checkExposure(o: ServerOptions): void {
   if (o.single_user_network !== true) {
     throw new GoodputError(
       'E_USAGE',
-      `--host ${o.host} makes the API reachable from other machines, but in single-user mode every job runs as the server's own account and can read the admin token and secret in ${o.data_dir}; start with --run-as-owner (as root: jobs run as their owners' accounts and cannot read them), or pass --single-user-network to accept that any job can act as admin`,
+      `--host ${o.host} makes the API reachable from other machines, but in single-user mode ` +
+        `every job runs as the server's own account and can read the admin token and secret in ` +
+        `${o.data_dir}; start with --run-as-owner (as root: jobs run as their owners' accounts and ` +
+        `cannot read them), or pass --single-user-network to accept that any job can act as admin`,
       2,
     );
   }
   o.log(
-    `warning: single-user mode on --host ${o.host}: the API is reachable from other machines and every job can read the admin token and secret in ${o.data_dir} (--single-user-network)`,
+    `warning: single-user mode on --host ${o.host}: the API is reachable from other machines ` +
+      `and every job can read the admin token and secret in ${o.data_dir} (--single-user-network)`,
   );
 }
 
@@ -278,8 +284,16 @@ async function start(o: ServerOptions): Promise<RunningServer> {
     });
     const bound = server.address() as AddressInfo;
     apiUrl.value = `http://${reported}:${bound.port}`;
+    const reach = isLoopback(bound.address)
+      ? ' (loopback only)'
+      : bound.address === '0.0.0.0' || bound.address === '::'
+        ? ' (every network interface)'
+        : '';
     o.log(
-      `listening on ${bound.address.includes(':') ? `[${bound.address}]` : bound.address}:${bound.port}${isLoopback(bound.address) ? ' (loopback only)' : bound.address === '0.0.0.0' || bound.address === '::' ? ' (every network interface)' : ''}; replicas report to ${apiUrl.value}`,
+      `listening on ${bound.address.includes(':') ? `[${bound.address}]` : bound.address}:` +
+        `${bound.port}` +
+        `${reach}` +
+        `; replicas report to ${apiUrl.value}`,
     );
     writeReplicaUrl(files.replicaUrl, apiUrl.value);
     controller.setApiUrl(apiUrl.value);
@@ -315,7 +329,8 @@ async function start(o: ServerOptions): Promise<RunningServer> {
         (n) => {
           if (n > 0)
             o.log(
-              `job retention: removed ${n} job(s) that ended over ${job_retention_ms / 86_400_000} day(s) ago (their GPU time stays in the usage totals)`,
+              `job retention: removed ${n} job(s) that ended over ${job_retention_ms / 86_400_000} ` +
+                `day(s) ago (their GPU time stays in the usage totals)`,
             );
         },
         (error: unknown) => o.log(`job retention: ${(error as Error).message}`),
@@ -331,7 +346,8 @@ async function start(o: ServerOptions): Promise<RunningServer> {
       const did = keepReserve(o.data_dir);
       if (did === 'released')
         o.log(
-          `${diskFullNote(o.data_dir) ?? 'the disk is full'}: released the ${RESERVE_BYTES >> 20} MiB reserve so that the store can record exits and state changes`,
+          `${diskFullNote(o.data_dir) ?? 'the disk is full'}: released the ${RESERVE_BYTES >> 20} ` +
+            `MiB reserve so that the store can record exits and state changes`,
         );
       else if (did === 'taken' && released) o.log(`space has freed: took the ${RESERVE_BYTES >> 20} MiB reserve back`);
       if (did !== undefined) released = did === 'released';

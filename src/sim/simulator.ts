@@ -152,7 +152,8 @@ export function simulate(workload: Workload, policyName: string, policy: Policy,
     if (need > totalGpus) {
       throw new GoodputError(
         'E_CLUSTER_TOO_SMALL',
-        `${workload.file}:${w.line}: job ${w.name} needs ${need} GPUs under ${policyName} but the cluster has ${totalGpus} (${o.nodes} nodes x ${o.gpus_per_node} GPUs); use a larger --nodes or --gpus-per-node.`,
+        `${workload.file}:${w.line}: job ${w.name} needs ${need} GPUs under ${policyName} but the cluster has ${totalGpus} ` +
+          `(${o.nodes} nodes x ${o.gpus_per_node} GPUs); use a larger --nodes or --gpus-per-node.`,
       );
     }
   }

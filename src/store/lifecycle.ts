@@ -46,7 +46,9 @@ export function isFailureExit(code: number): boolean {
 /** What well-known exit codes mean, for failure reasons (a shell's 126/127, 128 + signal). */
 const EXIT_MEANINGS: Readonly<Record<number, string>> = {
   126: 'the command is not executable',
-  127: 'command not found: the program, or the interpreter on its #! line, is neither in the workdir nor on the PATH the replica sees; its log says which',
+  127:
+    'command not found: the program, or the interpreter on its #! line, is neither in the ' +
+    'workdir nor on the PATH the replica sees; its log says which',
   134: 'aborted by SIGABRT',
   137: 'killed by SIGKILL: the kernel out-of-memory killer, an operator, or a lost process',
   139: 'segmentation fault, SIGSEGV',
@@ -261,7 +263,9 @@ export function settle(
       return {
         do: 'stop',
         kind: 'rescale',
-        reason: `replica ${checkpointed.rank} exited 143 (terminated) without a rescale request; relaunching (exit 143 alone is no checkpoint the control plane knows of)`,
+        reason:
+          `replica ${checkpointed.rank} exited 143 (terminated) without a rescale request; ` +
+          `relaunching (exit 143 alone is no checkpoint the control plane knows of)`,
       };
     if (live.length === 0 && exited.length > 0)
       return { do: 'finish', to: 'succeeded', reason: 'every replica exited 0' };
@@ -307,7 +311,8 @@ function finishedDuringStop(exited: readonly { rank: number; exit_code: number }
   const stopped = exited.filter((r) => r.exit_code === EXIT_CHECKPOINTED).map((r) => r.rank);
   if (stopped.length === 0)
     return 'training finished before the stop took effect (every replica exited 0); nothing to checkpoint, nothing lost';
-  return `training finished before the stop took effect (replica${stopped.length > 1 ? 's' : ''} ${stopped.join(', ')} exited 143 (stopped at its end), the others 0); nothing lost`;
+  const who = `replica${stopped.length > 1 ? 's' : ''} ${stopped.join(', ')}`;
+  return `training finished before the stop took effect (${who} exited 143 (stopped at its end), the others 0); nothing lost`;
 }
 
 /** A failed replica of a running job: stop and restart, or fail now when it is deterministic. */
@@ -375,7 +380,8 @@ export function hungReason(
   const last_ms = Math.max(job.last_report_at_ms, job.launched_at_ms ?? 0, since_ms);
   const silent_s = (now_ms - last_ms) / 1000;
   if (silent_s <= limit_s) return undefined;
-  return `hung: no report for ${silent_s.toFixed(0)}s (limit ${Number(limit_s.toFixed(1))}s); killing its replicas and ${restartFrom(evidence, now_ms)}`;
+  const limit = `limit ${Number(limit_s.toFixed(1))}s`;
+  return `hung: no report for ${silent_s.toFixed(0)}s (${limit}); killing its replicas and ${restartFrom(evidence, now_ms)}`;
 }
 
 /**

@@ -42,7 +42,8 @@ export const LOG_WRITER = [
   '    if [ "$head_bytes" -gt 0 ]; then cut=$((cut - head_bytes)); n=$((n - 1)); fi',
   '    dropped=$((dropped + cut)); lines=$((lines + n))',
   '    tail -c "$keep" "$log" > "$p.log-tail"',
-  '    h="[goodput: $dropped bytes ($lines lines) of this log were dropped to keep it under its limit of $cap bytes (goodput up --log-limit-mb); the newest part follows]"',
+  '    h="[goodput: $dropped bytes ($lines lines) of this log were dropped to keep it under ' +
+    'its limit of $cap bytes (goodput up --log-limit-mb); the newest part follows]"',
   '    head_bytes=$((${#h} + 1))',
   '    { printf "%s\\n" "$h"; cat "$p.log-tail"; } > "$log"; rm -f "$p.log-tail"',
   '    echo "$dropped $lines" > "$p.log-dropped.tmp" && mv -f "$p.log-dropped.tmp" "$p.log-dropped"',

@@ -54,7 +54,8 @@ export const STOP_SIGNAL = '28';
 export const SWEEP_MARKED = [
   'for f in $(grep -lzxF "GOODPUT_JOB_ID=$GOODPUT_JOB_ID" /proc/[0-9]*/environ 2>/dev/null); do',
   '  q=${f#/proc/}; q=${q%/environ}',
-  '  [ "$q" != $$ ] && grep -qzxF "GOODPUT_ATTEMPT=$GOODPUT_ATTEMPT" "$f" 2>/dev/null && grep -qzxF "RANK=$RANK" "$f" 2>/dev/null && kill -KILL "$q" 2>/dev/null',
+  '  [ "$q" != $$ ] && grep -qzxF "GOODPUT_ATTEMPT=$GOODPUT_ATTEMPT" "$f" 2>/dev/null && ' +
+    'grep -qzxF "RANK=$RANK" "$f" 2>/dev/null && kill -KILL "$q" 2>/dev/null',
   'done',
 ].join('\n');
 
@@ -82,10 +83,15 @@ export const TASK_WRAPPER = [
   PICK_RANK_ENV,
   'p=$run/attempt-$GOODPUT_ATTEMPT-rank-$RANK',
   `exec >>"$logs/${replicaLogName('$RANK')}" 2>&1`,
-  'echo "--- goodput: attempt $GOODPUT_ATTEMPT, rank $RANK/$WORLD_SIZE, node $SLURMD_NODENAME, GPU $CUDA_VISIBLE_DEVICES, Slurm job $SLURM_JOB_ID, $(date -u +%Y-%m-%dT%H:%M:%SZ) ---"',
+  'echo "--- goodput: attempt $GOODPUT_ATTEMPT, rank $RANK/$WORLD_SIZE, node ' +
+    '$SLURMD_NODENAME, GPU $CUDA_VISIBLE_DEVICES, Slurm job $SLURM_JOB_ID, $(date -u ' +
+    '+%Y-%m-%dT%H:%M:%SZ) ---"',
   // The workdir travels as an argument (any byte), never on an #SBATCH line (sbatch drops a
   // backslash there, and slurmstepd runs a job whose --chdir it cannot enter in /tmp, silently).
-  `cd -- "$wd" 2>/dev/null || { printf 'goodput: cannot enter the workdir %s on node %s (missing there, or not a directory this account may enter); the program was not started\\n' "$wd" "$SLURMD_NODENAME"; echo ${WORKDIR_EXIT} > "$p.exit.tmp" && mv -f "$p.exit.tmp" "$p.exit"; exit ${WORKDIR_EXIT}; }`,
+  `cd -- "$wd" 2>/dev/null || { printf 'goodput: cannot enter the workdir %s on node %s ` +
+    `(missing there, or not a directory this account may enter); the program was not ` +
+    `started\\n' "$wd" "$SLURMD_NODENAME"; echo ${WORKDIR_EXIT} > "$p.exit.tmp" && mv -f ` +
+    `"$p.exit.tmp" "$p.exit"; exit ${WORKDIR_EXIT}; }`,
   '"$@" & c=$!',
   'echo "$SLURMD_NODENAME $c" > "$p.pid.tmp" && mv -f "$p.pid.tmp" "$p.pid"',
   '[ -n "$stop" ] && kill -TERM "$c" 2>/dev/null',
@@ -162,7 +168,8 @@ export function batchScript(i: BatchScriptInput): string {
   const gpus = (count: number) => `--gres=gpu:${i.gpu_type ? `${gresName(i.gpu_type)}:` : ''}${count}`;
   if (even) {
     header.push(
-      `#SBATCH --nodes=${i.shares.length} --nodelist=${i.shares.map((s) => s.node).join(',')} --ntasks-per-node=${i.shares[0]!.count} ${gpus(i.shares[0]!.count)}`,
+      `#SBATCH --nodes=${i.shares.length} --nodelist=${i.shares.map((s) => s.node).join(',')} ` +
+        `--ntasks-per-node=${i.shares[0]!.count} ${gpus(i.shares[0]!.count)}`,
     );
   } else {
     i.shares.forEach((s, k) => {
@@ -176,7 +183,9 @@ export function batchScript(i: BatchScriptInput): string {
     ...header,
     'stop=; trap stop=1 TERM',
     '[ -n "$stop" ] && exit 143',
-    `srun --kill-on-bad-exit=0${het} /bin/sh -c ${shellQuote(TASK_WRAPPER)} goodput-replica ${shellQuote(i.run_dir)} ${shellQuote(i.logs_dir)} ${shellQuote(i.workdir)} ${i.command.map(shellQuote).join(' ')}`,
+    `srun --kill-on-bad-exit=0${het} /bin/sh -c ${shellQuote(TASK_WRAPPER)} goodput-replica ` +
+      `${shellQuote(i.run_dir)} ${shellQuote(i.logs_dir)} ${shellQuote(i.workdir)} ` +
+      `${i.command.map(shellQuote).join(' ')}`,
     '',
   ].join('\n');
 }

@@ -63,7 +63,9 @@ export async function checkSharedDir(c: SharedDirCheck): Promise<SharedDirResult
     if (missing.length > 0) {
       throw new GoodputError(
         'E_SHARED_FS',
-        `node(s) ${missing.join(', ')} cannot read ${probe}: the data directory ${c.dir} must be on a file system every node mounts at the same path (NFS, Lustre, GPFS, ...). Pass --data-dir on such a file system (e.g. under your home or project directory).`,
+        `node(s) ${missing.join(', ')} cannot read ${probe}: the data directory ${c.dir} must be ` +
+          `on a file system every node mounts at the same path (NFS, Lustre, GPFS, ...). Pass ` +
+          `--data-dir on such a file system (e.g. under your home or project directory).`,
       );
     }
     return { verified: true };

@@ -93,5 +93,11 @@ const SLURM_INPUT_ENV = /^(SBATCH|SALLOC|SRUN|SLURM)_/;
 export function slurmSpecRefusal(spec: SpecToCarry): string | undefined {
   const names = Object.keys(spec.env).filter((k) => SLURM_INPUT_ENV.test(k));
   if (names.length === 0) return undefined;
-  return `env: ${names.join(', ')}: on the Slurm backend sbatch and srun read SBATCH_*, SALLOC_*, SRUN_* and SLURM_* variables as their own options, which would change the partition, layout or binding Goodput chose for the job; remove ${names.length > 1 ? 'them' : 'it'} (Slurm options every job needs are the administrator's: goodput up --partition/--account/--qos)`;
+  return (
+    `env: ${names.join(', ')}: on the Slurm backend sbatch and srun read SBATCH_*, SALLOC_*, ` +
+    `SRUN_* and SLURM_* variables as their own options, which would change the partition, ` +
+    `layout or binding Goodput chose for the job; remove ${names.length > 1 ? 'them' : 'it'} ` +
+    `(Slurm options every job needs are the administrator's: goodput up ` +
+    `--partition/--account/--qos)`
+  );
 }

@@ -41,7 +41,8 @@ cancelled in one transaction on the server, e.g. a flood of queued jobs:
       console.log(
         values.json
           ? JSON.stringify(done, null, 2)
-          : `cancelled ${done.cancelled} job(s)${done.cancelled > 0 ? ` (${[...new Set(done.jobs.map((j) => j.from))].join(', ')} before)` : ': none matched'}`,
+          : `cancelled ${done.cancelled} job(s)` +
+              `${done.cancelled > 0 ? ` (${[...new Set(done.jobs.map((j) => j.from))].join(', ')} before)` : ': none matched'}`,
       );
       return 0;
     }

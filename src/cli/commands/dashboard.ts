@@ -22,7 +22,8 @@ function dashboardUrl(data_dir: string): string {
   }
   throw new GoodputError(
     'E_SERVER_DOWN',
-    `no dashboard in ${data_dir} (no dashboard.json): start the server with 'goodput up' (its dashboard is on unless --dashboard-port off), or pass --url`,
+    `no dashboard in ${data_dir} (no dashboard.json): start the server with 'goodput up' (its ` +
+      `dashboard is on unless --dashboard-port off), or pass --url`,
   );
 }
 

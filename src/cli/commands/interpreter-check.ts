@@ -80,7 +80,11 @@ export function interpreterNote(
     prefix === undefined ? path : `${isAbsolute(prefix) ? prefix : join(spec.workdir, prefix)}/bin:${path}`;
   const python = which(first, search);
   if (python === undefined)
-    return `warning: no '${first}' on the server's PATH${prefix ? ` nor in ${prefix}/bin` : ''}: the replicas would fail with exit 127 (command not found). Give the interpreter's full path (-- /usr/bin/python3 ...), or --venv/--conda.`;
+    return (
+      `warning: no '${first}' on the server's PATH${prefix ? ` nor in ${prefix}/bin` : ''}: the ` +
+      `replicas would fail with exit 127 (command not found). Give the interpreter's full path ` +
+      `(-- /usr/bin/python3 ...), or --venv/--conda.`
+    );
   const probe = spawnSync(
     python,
     [
@@ -102,5 +106,11 @@ export function interpreterNote(
     .filter((m) => m !== '');
   if (missing.length === 0) return undefined;
   const where = prefix === undefined ? "the first on the server's PATH" : `from ${prefix}`;
-  return `warning: the replicas' ${first} is ${python} (${where}), which has no ${missing.join(', ')}, but ${script} imports it: the job would fail at its first line (ModuleNotFoundError). A pyenv or conda python3 may shadow the one with torch: submit with --venv DIR (e.g. made by /usr/bin/python3 -m venv --system-site-packages DIR) or --conda PREFIX, or give the interpreter's full path (-- /usr/bin/python3 ...).`;
+  return (
+    `warning: the replicas' ${first} is ${python} (${where}), which has no ` +
+    `${missing.join(', ')}, but ${script} imports it: the job would fail at its first line ` +
+    `(ModuleNotFoundError). A pyenv or conda python3 may shadow the one with torch: submit ` +
+    `with --venv DIR (e.g. made by /usr/bin/python3 -m venv --system-site-packages DIR) or ` +
+    `--conda PREFIX, or give the interpreter's full path (-- /usr/bin/python3 ...).`
+  );
 }

@@ -31,7 +31,9 @@ A log past the server's --log-limit-mb keeps its newest part: -f then goes on fr
       // An empty answer would look like a silent script; say when there is no log yet and why.
       if (offset === 0 && !chunk.text && !isTerminal(chunk.state as JobState)) {
         console.error(
-          `goodput: job ${positionals[0]} is ${chunk.state}: replica ${replica} has written no log yet${values.follow ? '; waiting for it' : ' (its log appears once it runs; -f waits for it)'}`,
+          `goodput: job ${positionals[0]} is ${chunk.state}: replica ${replica} has written no log ` +
+            `yet` +
+            `${values.follow ? '; waiting for it' : ' (its log appears once it runs; -f waits for it)'}`,
         );
       }
       offset = chunk.next_offset;

@@ -139,7 +139,9 @@ node must see at the same path (checked, as 'goodput up --backend slurm' checks 
     // and again in the error when it never reports (it may import the SDK through another module).
     const plainHint =
       sdkOf({ command, workdir: process.cwd() }) === false
-        ? `${pythonScript(command)} does not import goodput, and goodput profile measures only scripts that report through the SDK (wrap the model in goodput.torch's AdaptiveDataParallel: docs/sdk.md; docs/migrating-from-adaptdl.md for AdaptDL code)`
+        ? `${pythonScript(command)} does not import goodput, and goodput profile measures only ` +
+          `scripts that report through the SDK (wrap the model in goodput.torch's ` +
+          `AdaptiveDataParallel: docs/sdk.md; docs/migrating-from-adaptdl.md for AdaptDL code)`
         : undefined;
     if (plainHint) log(`warning: ${plainHint}`);
     const bar = progressBar();
@@ -185,13 +187,16 @@ node must see at the same path (checked, as 'goodput up --backend slurm' checks 
       const rescue = join(tmpdir(), `goodput-profile-${key.replace(/[^A-Za-z0-9._-]/g, '_')}-${Date.now()}.json`);
       writeProfileFile(rescue, file);
       log(
-        `error: could not store the profile in ${out ?? data_dir} (${(error as Error).message}); it is saved in ${rescue}: 'goodput plan ${rescue}' reads it`,
+        `error: could not store the profile in ${out ?? data_dir} (${(error as Error).message}); ` +
+          `it is saved in ${rescue}: 'goodput plan ${rescue}' reads it`,
       );
       return 1;
     }
     if (values.json) console.log(JSON.stringify(file, null, 2));
     log(
-      `${complete ? 'profile' : 'partial profile'} of '${key}': ${profile.points.length} configuration(s) at replicas ${[...new Set(profile.points.map((p) => p.num_replicas))].join(', ')}; stored in ${where}`,
+      `${complete ? 'profile' : 'partial profile'} of '${key}': ${profile.points.length} ` +
+        `configuration(s) at replicas ` +
+        `${[...new Set(profile.points.map((p) => p.num_replicas))].join(', ')}; stored in ${where}`,
     );
     for (const note of profile.notes) log(`note: ${note}`);
     log(

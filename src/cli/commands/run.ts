@@ -186,13 +186,16 @@ async function resumeOrSubmit(
     const command = other.spec.command.join(' ');
     throw new GoodputError(
       'E_CONFLICT',
-      `run: this data directory holds unfinished job ${other.id} (${other.name}, ${other.state}) of an earlier run: '${command.length > 200 ? `${command.slice(0, 200)}...` : command}' in ${other.spec.workdir ?? '?'}. ` +
+      `run: this data directory holds unfinished job ${other.id} (${other.name}, ${other.state}) ` +
+        `of an earlier run: '${command.length > 200 ? `${command.slice(0, 200)}...` : command}' in ` +
+        `${other.spec.workdir ?? '?'}. ` +
         `Rerun that command with this --data-dir to resume it (Ctrl-C then cancels it), or pass another --data-dir`,
     );
   }
   if (!same) return server.controller.submitWithNotes({ ...spec, user }, user, user);
   log(
-    `resuming job ${same.id} (${same.name}), left ${same.state} by an earlier goodput run of this command in this data directory (step ${same.step}); it keeps its earlier settings`,
+    `resuming job ${same.id} (${same.name}), left ${same.state} by an earlier goodput run of ` +
+      `this command in this data directory (step ${same.step}); it keeps its earlier settings`,
   );
   return { job: same, notes: [] };
 }

@@ -63,7 +63,10 @@ export function formatSimReports(policy: string, reports: readonly WorkloadRepor
       ...metricCells(meanMetrics(reports)),
     ]);
   const wall = reports.reduce((s, r) => s + r.wall_ms, 0) / 1000;
-  return `policy ${policy}\n${renderTable(['workload', 'jobs', ...metricHeader], rows)}\n(simulation time ${wall.toFixed(1)} s in total)\n\n${metricLegend}`;
+  return (
+    `policy ${policy}\n${renderTable(['workload', 'jobs', ...metricHeader], rows)}` +
+    `\n(simulation time ${wall.toFixed(1)} s in total)\n\n${metricLegend}`
+  );
 }
 
 export const simCommand: CliCommand = {

@@ -111,7 +111,9 @@ export function specFromFlags(
   const prefix = spec.venv ?? spec.conda;
   if (prefix !== undefined && spec.env_setup === undefined && !existsSync(prefix)) {
     console.error(
-      `goodput: warning: ${spec.venv ? 'venv' : 'conda environment'} ${prefix} does not exist on this machine; replicas will fail unless it exists where they run (or give --env-setup to create it)`,
+      `goodput: warning: ${spec.venv ? 'venv' : 'conda environment'} ${prefix} does not exist on ` +
+        `this machine; replicas will fail unless it exists where they run (or give --env-setup to ` +
+        `create it)`,
     );
   }
   return spec;
@@ -137,7 +139,8 @@ function unwrapLauncher(cmd: string, base: Record<string, unknown>, values: JobF
       note += `; -n ${unwrapped.ranks} from --nnodes x --nproc_per_node`;
     } else if (base.max_replicas !== unwrapped.ranks) {
       throw usageError(
-        `${cmd}: -n ${String(base.max_replicas)} disagrees with the launcher's ${unwrapped.ranks} rank(s) (--nnodes x --nproc_per_node); give one of them`,
+        `${cmd}: -n ${String(base.max_replicas)} disagrees with the launcher's ${unwrapped.ranks} ` +
+          `rank(s) (--nnodes x --nproc_per_node); give one of them`,
       );
     }
   }

@@ -182,7 +182,9 @@ Without --run-as-owner the server is single-user: every job runs as the server's
     const nodes = server.controller.inventory();
     const count = nodes.reduce((k, n) => k + n.devices.length, 0);
     log(
-      `goodput server on ${server.url}: policy ${server.policy}, ${slurm ? 'slurm' : 'local'} backend, ${count} ${nodes[0]?.devices[0]?.kind === 'gpu' ? 'GPU(s)' : 'CPU slot(s)'} on ${nodes.length} node(s), data in ${data_dir}`,
+      `goodput server on ${server.url}: policy ${server.policy}, ${slurm ? 'slurm' : 'local'} ` +
+        `backend, ${count} ${nodes[0]?.devices[0]?.kind === 'gpu' ? 'GPU(s)' : 'CPU slot(s)'} on ` +
+        `${nodes.length} node(s), data in ${data_dir}`,
     );
     log(`admin token: ${dataFiles(data_dir).adminToken}`);
     if (slurm && /^(127\.|localhost$|::1$)/.test(values.host ?? '127.0.0.1'))

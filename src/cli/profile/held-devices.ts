@@ -46,7 +46,9 @@ export async function withoutHeldDevices(
     const free = local.filter((v) => v.kind === 'gpu' && !v.busy).map((v) => v.index);
     throw new GoodputError(
       'E_DEVICES',
-      `${which} ${held.length === 1 ? 'is' : 'are'} in use by the goodput server at ${client.base_url}: sharing ${held.length === 1 ? 'it' : 'them'} would slow both and may not fit in memory. ` +
+      `${which} ${held.length === 1 ? 'is' : 'are'} in use by the goodput server at ` +
+        `${client.base_url}: sharing ${held.length === 1 ? 'it' : 'them'} would slow both and may ` +
+        `not fit in memory. ` +
         (free.length > 0
           ? `Pass --gpus ${free.join(',')}${free.length === 1 ? ',' : ''} (free now), or wait until ${held.length === 1 ? 'it is' : 'they are'} free.`
           : 'Wait until a GPU is free (goodput nodes shows them), or submit the job to that server.'),
@@ -54,12 +56,14 @@ export async function withoutHeldDevices(
   }
   if (held.length > 0)
     warn(
-      `GPU(s) ${held.map((h) => h.device.index).join(',')} are in use by jobs of the goodput server at ${client.base_url}: using ${rest.map((d) => d.index).join(',')}`,
+      `GPU(s) ${held.map((h) => h.device.index).join(',')} are in use by jobs of the goodput ` +
+        `server at ${client.base_url}: using ${rest.map((d) => d.index).join(',')}`,
     );
   const busy = local.filter((v) => v.busy).length;
   if (rest.some((d) => d.kind === 'cpu') && busy > 0) {
     warn(
-      `warning: the goodput server at ${client.base_url} runs jobs on ${busy} device(s) of this machine: they share its CPUs, and step times will be slower for it`,
+      `warning: the goodput server at ${client.base_url} runs jobs on ${busy} device(s) of this ` +
+        `machine: they share its CPUs, and step times will be slower for it`,
     );
   }
   return rest;

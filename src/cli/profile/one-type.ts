@@ -25,7 +25,8 @@ export function devicesOfOneType(
   const named = groups.map(([type, list]) => `${type} (${listing(list)})`).join(', ');
   if (chosen) {
     throw usageError(
-      `profile: the GPUs chosen are of ${groups.length} types: ${named}. A profile is per GPU type, and a step across types runs at the slower GPU's pace: profile each type on its own`,
+      `profile: the GPUs chosen are of ${groups.length} types: ${named}. A profile is per GPU ` +
+        `type, and a step across types runs at the slower GPU's pace: profile each type on its own`,
     );
   }
   const [type, list] = groups.reduce((best, g) => (g[1].length > best[1].length ? g : best));

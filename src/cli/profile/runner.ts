@@ -313,7 +313,8 @@ function buildProfile(
   const measured = memory.filter((m) => m.peak_bytes > 0);
   if (gpu && measured.length < memory.length)
     notes.push(
-      'GPU memory not measured (the script reported no allocator peak: an SDK without memory_peak_bytes, or not on CUDA): the planner cannot check that a batch fits',
+      'GPU memory not measured (the script reported no allocator peak: an SDK without ' +
+        'memory_peak_bytes, or not on CUDA): the planner cannot check that a batch fits',
     );
   else if (gpu && gpu.memory_mib === undefined)
     notes.push("GPU memory measured, but the device's size is unknown: the planner cannot check that a batch fits");

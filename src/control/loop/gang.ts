@@ -32,7 +32,12 @@ export function resumableReach(job: Pick<JobRecord, 'spec' | 'last_report_at_ms'
 export function gangWaitReason(n: number, free: number, unit: string): string {
   // One process is no gang: nothing to start together, and no smaller -n to suggest.
   if (n === 1) return `waiting for 1 ${unit.replace('(s)', '')}; ${Math.max(0, free)} free now`;
-  return `waiting for ${n} ${unit} at once: a plain script (it does not report through the Goodput SDK) runs as a gang of ${n} processes started together, as torchrun starts them, never fewer; ${Math.max(0, free)} free now. Submit with --resumable if it resumes from its own snapshot (then it may start smaller), or with a smaller -n`;
+  return (
+    `waiting for ${n} ${unit} at once: a plain script (it does not report through the Goodput ` +
+    `SDK) runs as a gang of ${n} processes started together, as torchrun starts them, never ` +
+    `fewer; ${Math.max(0, free)} free now. Submit with --resumable if it resumes from its own ` +
+    `snapshot (then it may start smaller), or with a smaller -n`
+  );
 }
 
 /**

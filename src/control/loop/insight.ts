@@ -217,7 +217,9 @@ export function resizeReason(job: JobRecord, from: number, to: number, ctx: Resi
     const why = job.launches === 0 ? 'first start' : resumeWords(job);
     const by = fromProfile && job.perf === null ? ` by the profile of '${splitScopedKey(fromProfile.key).key}'` : '';
     const basis = model
-      ? `predicted speedup ${times(bestGoodput(model, 1, to, jobBatchPolicy(job.spec)) / Math.max(1e-12, bestGoodput(model, 1, 1, jobBatchPolicy(job.spec))))} over 1 replica${by}`
+      ? `predicted speedup ` +
+        `${times(bestGoodput(model, 1, to, jobBatchPolicy(job.spec)) / Math.max(1e-12, bestGoodput(model, 1, 1, jobBatchPolicy(job.spec))))} ` +
+        `over 1 replica${by}`
       : 'no throughput measured yet';
     return `${why} on ${plural(to, ctx.unit)} (${ctx.policy}: ${basis}, ${idle})`;
   }

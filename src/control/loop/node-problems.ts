@@ -28,7 +28,9 @@ export function nodeProblems(jobs: readonly JobRecord[], nodes: readonly Backend
       out.push({
         job_id: job.id,
         key: `node/${node.name}/${job.launches}/${node.note}`,
-        reason: `node ${node.name} ${node.note || 'is unavailable'}: ${held} replica(s) there, ${node.usable} device(s) usable; moving the job (checkpoint-restart)`,
+        reason:
+          `node ${node.name} ${node.note || 'is unavailable'}: ${held} replica(s) there, ` +
+          `${node.usable} device(s) usable; moving the job (checkpoint-restart)`,
       });
     }
   }

@@ -66,7 +66,9 @@ export function batchChange(
   }
   const verb = to.total > was.total ? 'grew' : to.total < was.total ? 'shrank' : 'reshaped';
   return {
-    reason: `batch size ${verb} ${was.total} -> ${to.total} (${shape(to)}, local x accumulation x replicas), learning rate x${config.lr_scale.toFixed(2)}: ${parts.join(', ')}`,
+    reason:
+      `batch size ${verb} ${was.total} -> ${to.total} (${shape(to)}, local x accumulation x ` +
+      `replicas), learning rate x${config.lr_scale.toFixed(2)}: ${parts.join(', ')}`,
     data: { from: was, to, lr_scale: config.lr_scale },
   };
 }

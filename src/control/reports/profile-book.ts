@@ -65,7 +65,11 @@ function disagreement(perf: PerfParams, profile: KeyProfile, own: readonly Profi
     if (error > worstError) [worst, worstError] = [p, error];
   }
   const predicted_s = optimStepTime_s(perf, worst.num_nodes, worst.num_replicas, worst.local_bsz);
-  return `an optimizer step at ${plural(worst.num_replicas, 'replica')} and local batch ${worst.local_bsz} took ${worst.optim_step_time_s.toPrecision(3)} s where the profile predicts ${predicted_s.toPrecision(3)} s`;
+  return (
+    `an optimizer step at ${plural(worst.num_replicas, 'replica')} and local batch ` +
+    `${worst.local_bsz} took ${worst.optim_step_time_s.toPrecision(3)} s where the profile ` +
+    `predicts ${predicted_s.toPrecision(3)} s`
+  );
 }
 
 /** What one refit does with the job's key's profile (ProfileBook.plan); empty: nothing. */
@@ -170,7 +174,10 @@ export class ProfileBook {
       const gpu_type = gpuTypeOf(job, this.nodes());
       const sizes = [...new Set(profile.points.map((p) => p.num_replicas))].sort((a, b) => a - b);
       const others = profile.job_ids.filter((j) => j !== job.id).length;
-      const reason = `model from the profile of '${key}' on ${gpu_type}: ${plural(others, 'earlier job')} measured it at ${sizes.join(', ')} replica(s), so it may start at its efficient size instead of 1; its own reports refine it`;
+      const reason =
+        `model from the profile of '${key}' on ${gpu_type}: ${plural(others, 'earlier job')} ` +
+        `measured it at ${sizes.join(', ')} replica(s), so it may start at its efficient size ` +
+        `instead of 1; its own reports refine it`;
       await this.store.setProfileUse(job.id, 'used', 'scheduler', reason, { key, gpu_type, jobs: others, sizes });
     }
     return out;
@@ -245,12 +252,21 @@ export class ProfileBook {
         // Slower on a shared, busy host: contention, not another model. Judged again at a later
         // refit, and its slowed points stay out of the profile meanwhile.
         this.log(
-          `job ${job.id}: profile of '${key}' on ${gpu_type} kept for now: ${disagreement(before.perf, before, comparable)} while ${load.other_processes} process${load.other_processes === 1 ? '' : 'es'} of other jobs share its host${load.cores === null ? '' : ` of ${plural(load.cores, 'core')}`} (contention, not another model); judged again at a later measurement`,
+          `job ${job.id}: profile of '${key}' on ${gpu_type} kept for now: ` +
+            `${disagreement(before.perf, before, comparable)} while ${load.other_processes} process` +
+            `${load.other_processes === 1 ? '' : 'es'} of other jobs share its host` +
+            `${load.cores === null ? '' : ` of ${plural(load.cores, 'core')}`} (contention, not ` +
+            `another model); judged again at a later measurement`,
         );
         return {};
       }
       if (verdict === 'discard') {
-        const reason = `profile of '${key}' on ${gpu_type} discarded: ${disagreement(before.perf, before, comparable)} (off by ${Math.round(error * 100)}% of the measurement, tolerance ${Math.round(MEASURED_ERROR_TOLERANCE * 100)}%), so this job is not the model the profile describes; its model now uses its own measurements only and it adds nothing to the profile`;
+        const reason =
+          `profile of '${key}' on ${gpu_type} discarded: ` +
+          `${disagreement(before.perf, before, comparable)} (off by ${Math.round(error * 100)}% of ` +
+          `the measurement, tolerance ${Math.round(MEASURED_ERROR_TOLERANCE * 100)}%), so this job ` +
+          `is not the model the profile describes; its model now uses its own measurements only and ` +
+          `it adds nothing to the profile`;
         discard = { reason, data: { key, gpu_type, error } };
       }
     }
@@ -259,7 +275,10 @@ export class ProfileBook {
     const only = before?.job_ids.length === 1 ? before.job_ids[0] : undefined;
     if (!ended_successfully || only === undefined || only === job.id)
       return { judged, ...(discard ? { discard } : {}) };
-    const reason = `profile of '${key}' on ${gpu_type} replaced by this job's measurements: it held only those of job ${only}, which this job's disagreed with; later jobs of the key start from this job's`;
+    const reason =
+      `profile of '${key}' on ${gpu_type} replaced by this job's measurements: it held only ` +
+      `those of job ${only}, which this job's disagreed with; later jobs of the key start from ` +
+      `this job's`;
     const replaced = { reason, data: { key, gpu_type, replaced_job: only } };
     return {
       judged,

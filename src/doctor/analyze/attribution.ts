@@ -194,7 +194,9 @@ export function attributeGpuTime(p: PreparedRank): TimeAttribution | undefined {
     );
   if (gaps.sync)
     parts['sync-points'].evidence.push(
-      `${gaps.sync} idle gaps begin when a blocking call returns: the host waited for the GPU to drain instead of preparing the next work (${ms(parts['sync-points'].us)} of those gaps, at most the time it waited)`,
+      `${gaps.sync} idle gaps begin when a blocking call returns: the host waited for the GPU to ` +
+        `drain instead of preparing the next work (${ms(parts['sync-points'].us)} of those gaps, ` +
+        `at most the time it waited)`,
       `blocking calls: ${
         [...syncNames.entries()]
           .sort((x, y) => y[1] - x[1])
@@ -205,11 +207,14 @@ export function attributeGpuTime(p: PreparedRank): TimeAttribution | undefined {
     );
   if (gaps.launch)
     parts['host-overhead'].evidence.push(
-      `${gaps.launch} idle gaps (${ms(parts['host-overhead'].us)}) where the next kernel was launched only after the GPU ran dry, or less than ${CONSECUTIVE_KERNEL_DELAY_US} µs apart (launch latency)`,
+      `${gaps.launch} idle gaps (${ms(parts['host-overhead'].us)}) where the next kernel was ` +
+        `launched only after the GPU ran dry, or less than ${CONSECUTIVE_KERNEL_DELAY_US} µs apart ` +
+        `(launch latency)`,
     );
   if (gaps.queued)
     parts.collectives.evidence.push(
-      `${gaps.queued} idle gaps (${ms(parts.collectives.us - length(comm))}) with the next kernel already queued: waiting on another stream or a peer`,
+      `${gaps.queued} idle gaps (${ms(parts.collectives.us - length(comm))}) with the next ` +
+        `kernel already queued: waiting on another stream or a peer`,
     );
   parts.compute.evidence.push(`computation kernels ${ms(parts.compute.us)} of ${ms(total)} GPU time; idle ${ms(idle)}`);
   return finish('gpu-time', total, p.iterations.length, parts);
@@ -310,17 +315,24 @@ export function attributeCpuSteps(r: KinetoRank): TimeAttribution | undefined {
   );
   if (parts.collectives.us > 0)
     parts.collectives.evidence.push(
-      `collective calls on the training thread ${per(length(coll))}; training thread idle while another thread runs a collective ${per(length(waitingOnPeers))}`,
+      `collective calls on the training thread ${per(length(coll))}; training thread idle while ` +
+        `another thread runs a collective ${per(length(waitingOnPeers))}`,
     );
   if (length(sync) > 0)
     parts['sync-points'].evidence.push(`blocking calls (.item(), synchronize): ${per(length(sync))}`);
-  const betweenText = `no operator runs on the training thread from the end of optimizer.step() to the next step: ${per(between)} in the script's own code between steps`;
+  const betweenText =
+    `no operator runs on the training thread from the end of optimizer.step() to the next ` +
+    `step: ${per(between)} in the script's own code between steps`;
   if (concentrated && between > 0)
     parts['sync-points'].evidence.push(
-      `${betweenText}, more than the ${per(uncovered - between)} without operators in the rest of the step (where .item(), waits on other threads, logging sit; synchronisation or host work, the trace cannot tell which)`,
+      `${betweenText}, more than the ${per(uncovered - between)} without operators in the rest ` +
+        `of the step (where .item(), waits on other threads, logging sit; synchronisation or host ` +
+        `work, the trace cannot tell which)`,
     );
   parts['host-overhead'].evidence.push(
-    `time inside the step covered by no operator (Python, dispatch, per-step fixed costs): ${per(parts['host-overhead'].us)}${!concentrated && between > 0 ? `, of which ${per(between)} after optimizer.step() (spread over the step, not one wait at its end)` : ''}`,
+    `time inside the step covered by no operator (Python, dispatch, per-step fixed costs): ` +
+      `${per(parts['host-overhead'].us)}` +
+      `${!concentrated && between > 0 ? `, of which ${per(between)} after optimizer.step() (spread over the step, not one wait at its end)` : ''}`,
   );
   const opt = length(
     subtract(

@@ -51,7 +51,9 @@ const CAUSE_BOTTLENECK: Readonly<Record<Exclude<Cause, 'compute'>, Bottleneck>> 
 export const CAUSE_FIX: Readonly<Record<Cause, readonly string[]>> = {
   'input-pipeline': [
     'DataLoader(dataset, batch_size=..., num_workers=<CPU cores per GPU, e.g. 8>, pin_memory=True, persistent_workers=True, prefetch_factor=2)',
-    'Move heavy decoding/augmentation out of __getitem__ into workers or onto the GPU (NVIDIA DALI, torchvision.transforms.v2 on tensors); cache decoded samples; keep datasets on local NVMe',
+    'Move heavy decoding/augmentation out of __getitem__ into workers or onto the GPU (NVIDIA ' +
+      'DALI, torchvision.transforms.v2 on tensors); cache decoded samples; keep datasets on ' +
+      'local NVMe',
     'Copy batches asynchronously: batch = batch.to("cuda", non_blocking=True)',
   ],
   'host-overhead': [
@@ -60,10 +62,13 @@ export const CAUSE_FIX: Readonly<Record<Cause, readonly string[]>> = {
     'Use fused/foreach optimizers: torch.optim.AdamW(params, fused=True)',
   ],
   'sync-points': [
-    'Remove per-step host syncs: no loss.item(), tensor.cpu(), print(cuda_tensor) or torch.cuda.synchronize() inside the step; accumulate metrics on the device and read them every N steps',
+    'Remove per-step host syncs: no loss.item(), tensor.cpu(), print(cuda_tensor) or ' +
+      'torch.cuda.synchronize() inside the step; accumulate metrics on the device and read them ' +
+      'every N steps',
     'Keep data-dependent control flow on the device (torch.where instead of if tensor:), and use non_blocking=True copies',
     'Find the remaining syncs with torch.cuda.set_sync_debug_mode("warn")',
-    'Log, evaluate and checkpoint every N steps, not every step; hand slow logging (disk, network) to a background thread without waiting for it each step',
+    'Log, evaluate and checkpoint every N steps, not every step; hand slow logging (disk, ' +
+      'network) to a background thread without waiting for it each step',
   ],
   // Without the backend: neutral advice; the step log and a CPU trace's goodput_host name it.
   collectives: collectivesFix(undefined),
@@ -72,8 +77,11 @@ export const CAUSE_FIX: Readonly<Record<Cause, readonly string[]>> = {
     'Keep tensors on the device between steps; avoid .cpu()/.numpy() round trips in the step',
   ],
   compute: [
-    'Speed comes from faster kernels now: mixed precision (torch.autocast with BF16, or FP16 + GradScaler), torch.backends.cudnn.benchmark = True for fixed shapes, channels_last for CNNs, torch.compile',
-    'On CPUs: torch.set_num_threads(<physical cores per process>), bfloat16 autocast on CPUs that support it; more data-parallel processes only if cores are free',
+    'Speed comes from faster kernels now: mixed precision (torch.autocast with BF16, or FP16 + ' +
+      'GradScaler), torch.backends.cudnn.benchmark = True for fixed shapes, channels_last for ' +
+      'CNNs, torch.compile',
+    'On CPUs: torch.set_num_threads(<physical cores per process>), bfloat16 autocast on CPUs ' +
+      'that support it; more data-parallel processes only if cores are free',
   ],
 };
 
@@ -137,7 +145,10 @@ export function attributionFindings(
       id: `${prefix}.compute-bound`,
       severity: 'info',
       bottleneck: device,
-      title: `Compute-bound (${device === 'cpu-compute' ? 'CPU' : device === 'gpu-compute' ? 'GPU' : 'forward/backward/optimizer'}): compute is ${fmtPct(top.pct)} ${basis}, the largest share`,
+      title:
+        `Compute-bound (` +
+        `${device === 'cpu-compute' ? 'CPU' : device === 'gpu-compute' ? 'GPU' : 'forward/backward/optimizer'}` +
+        `): compute is ${fmtPct(top.pct)} ${basis}, the largest share`,
       // Its impact is the time faster kernels would act on: the largest measured cause comes first.
       evidence: [shares, ...top.evidence],
       fix: CAUSE_FIX.compute,

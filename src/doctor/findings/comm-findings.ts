@@ -16,7 +16,8 @@ const ISSUE_FIX: Readonly<Record<string, { title: string; fix: string[]; bottlen
   'no-socket-interface': {
     title: 'NCCL found no usable socket interface for bootstrap',
     fix: [
-      'Name the interface explicitly: NCCL_SOCKET_IFNAME=eth0 (or ens5, bond0 ...; "ip addr" lists them); exclude docker/lo with NCCL_SOCKET_IFNAME=^docker0,lo',
+      'Name the interface explicitly: NCCL_SOCKET_IFNAME=eth0 (or ens5, bond0 ...; "ip addr" ' +
+        'lists them); exclude docker/lo with NCCL_SOCKET_IFNAME=^docker0,lo',
     ],
     bottleneck: 'communication',
   },
@@ -33,7 +34,9 @@ const ISSUE_FIX: Readonly<Record<string, { title: string; fix: string[]; bottlen
     title: 'A collective timed out (NCCL watchdog): a rank hung or fell far behind',
     fix: [
       'Find the straggler: TORCH_DISTRIBUTED_DEBUG=DETAIL and NCCL_DEBUG=INFO on all ranks',
-      'Make failures fast and visible: TORCH_NCCL_ASYNC_ERROR_HANDLING=1; set timeout=datetime.timedelta(minutes=30) in init_process_group only if steps are genuinely long',
+      'Make failures fast and visible: TORCH_NCCL_ASYNC_ERROR_HANDLING=1; set ' +
+        'timeout=datetime.timedelta(minutes=30) in init_process_group only if steps are genuinely ' +
+        'long',
       'Check that every rank runs the same collectives in the same order (data-dependent branches cause hangs)',
     ],
     bottleneck: 'communication',
@@ -155,15 +158,20 @@ export function ncclFindings(log: NcclLog, src: string): Finding[] {
       id: 'nccl.bus-bandwidth',
       severity: 'info',
       bottleneck: 'communication',
-      title: `nccl-tests: average bus bandwidth ${log.avg_bus_bandwidth_gbps ?? '?'} GB/s, peak ${peak.toFixed(2)} GB/s over ${log.nranks ?? '?'} ranks on ${hosts.size || '?'} node(s)`,
+      title:
+        `nccl-tests: average bus bandwidth ${log.avg_bus_bandwidth_gbps ?? '?'} GB/s, peak ` +
+        `${peak.toFixed(2)} GB/s over ${log.nranks ?? '?'} ranks on ${hosts.size || '?'} node(s)`,
       evidence: [
-        `network ${log.network ?? 'unknown'}${log.ofi_provider ? ` (provider ${log.ofi_provider})` : ''}, NCCL ${log.version ?? '?'}; transports: ${summary}`,
+        `network ${log.network ?? 'unknown'}` +
+          `${log.ofi_provider ? ` (provider ${log.ofi_provider})` : ''}, NCCL ${log.version ?? '?'}; ` +
+          `transports: ${summary}`,
         ...(largest
           ? [
               `largest message ${(largest.size_bytes / 2 ** 20).toFixed(0)} MiB: algbw ${largest.algbw_gbps} GB/s, busbw ${largest.busbw_gbps} GB/s`,
             ]
           : []),
-        'The average includes small messages, which are latency-bound; compare the large-message busbw with the fabric (e.g. 4x100 Gb/s EFA = 50 GB/s per node)',
+        'The average includes small messages, which are latency-bound; compare the large-message ' +
+          'busbw with the fabric (e.g. 4x100 Gb/s EFA = 50 GB/s per node)',
       ],
       fix: [
         'Keep gradient buckets large (DDP bucket_cap_mb=25-100) so all-reduces run in the bandwidth-bound regime',
@@ -185,10 +193,13 @@ export function horovodFindings(t: HorovodTimeline, src: string): Finding[] {
       id: 'horovod.straggler-rank',
       severity: late[0]!.mean_delay_us >= 50_000 ? 'critical' : 'warning',
       bottleneck: 'communication',
-      title: `Horovod: rank ${late[0]!.rank} is last to be ready in ${late[0]!.times_last} negotiations, ${fmtUs(late[0]!.mean_delay_us)} after the first rank on average`,
+      title:
+        `Horovod: rank ${late[0]!.rank} is last to be ready in ${late[0]!.times_last} ` +
+        `negotiations, ${fmtUs(late[0]!.mean_delay_us)} after the first rank on average`,
       evidence: t.ranks.map(
         (r) =>
-          `rank ${r.rank}: ${r.negotiations} negotiations, mean delay ${fmtUs(r.mean_delay_us)}, max ${fmtUs(r.max_delay_us)}, last ${r.times_last} time(s)`,
+          `rank ${r.rank}: ${r.negotiations} negotiations, mean delay ${fmtUs(r.mean_delay_us)}, max ` +
+          `${fmtUs(r.max_delay_us)}, last ${r.times_last} time(s)`,
       ),
       fix: [
         'Find why that rank is slow: its tf.data/DataLoader pipeline, a throttled GPU, or a busy host (check nvidia-smi on its node)',
@@ -216,7 +227,9 @@ export function horovodFindings(t: HorovodTimeline, src: string): Finding[] {
         `${t.tensors} tensors, ${t.cycles} cycles, ${t.events} events${t.truncated ? ' (timeline not terminated: job still running or killed)' : ''}`,
       ],
       fix: [
-        'Long NEGOTIATE_*: ranks reach the all-reduce at different times (stragglers); long WAIT_FOR_DATA: the backward pass or input pipeline is slow; long MEMCPY_*_FUSION_BUFFER: raise HOROVOD_FUSION_THRESHOLD or use fewer, larger tensors',
+        'Long NEGOTIATE_*: ranks reach the all-reduce at different times (stragglers); long ' +
+          'WAIT_FOR_DATA: the backward pass or input pipeline is slow; long MEMCPY_*_FUSION_BUFFER: ' +
+          'raise HOROVOD_FUSION_THRESHOLD or use fewer, larger tensors',
       ],
       impact_pct: 0,
       source: src,

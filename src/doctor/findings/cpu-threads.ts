@@ -26,10 +26,13 @@ export function cpuOversubscription(h: HostThreads, prefix: 'steps' | 'trace', s
     bottleneck: 'cpu-contention',
     title: `CPU threads oversubscribed: ${threads} busy threads on ${h.cpu_count} cores`,
     evidence: [
-      `${procs} process(es) x (${h.torch_threads} torch threads + ${workers} DataLoader worker(s)) = ${threads} threads for ${h.cpu_count} cores: each gets ${(h.cpu_count / threads).toFixed(2)} of a core`,
+      `${procs} process(es) x (${h.torch_threads} torch threads + ${workers} DataLoader ` +
+        `worker(s)) = ${threads} threads for ${h.cpu_count} cores: each gets ` +
+        `${(h.cpu_count / threads).toFixed(2)} of a core`,
     ],
     fix: [
-      `torch.set_num_threads(${Math.max(1, Math.floor(h.cpu_count / procs) - workers)}) (or OMP_NUM_THREADS) so processes x (threads + workers) <= cores`,
+      `torch.set_num_threads(${Math.max(1, Math.floor(h.cpu_count / procs) - workers)}) (or ` +
+        `OMP_NUM_THREADS) so processes x (threads + workers) <= cores`,
       'torchrun sets OMP_NUM_THREADS=1 per process by default: raise it only up to cores / processes',
     ],
     impact_pct: waiting,
@@ -39,4 +42,6 @@ export function cpuOversubscription(h: HostThreads, prefix: 'steps' | 'trace', s
 
 /** What the doctor says on a CPU run whose file has no thread or core counts. */
 export const THREADS_UNKNOWN =
-  'thread oversubscription cannot be told from this file (it carries no thread or core counts; an oversubscribed run looks compute-bound here): export the trace with goodput.torch.export_trace, or give the doctor the SDK step log (GOODPUT_STEP_LOG)';
+  'thread oversubscription cannot be told from this file (it carries no thread or core ' +
+  'counts; an oversubscribed run looks compute-bound here): export the trace with ' +
+  'goodput.torch.export_trace, or give the doctor the SDK step log (GOODPUT_STEP_LOG)';

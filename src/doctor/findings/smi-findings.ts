@@ -63,7 +63,9 @@ function utilizationFindings(all: readonly GpuSample[], src: string, out: Findin
         'A snapshot of an idle GPU says nothing about the training loop; sample during training',
       ],
       fix: [
-        'Capture nvidia-smi while training runs: nvidia-smi --query-gpu=timestamp,utilization.gpu,utilization.memory,memory.used,memory.total,power.draw,clocks.sm --format=csv -l 1 > gpu.csv',
+        'Capture nvidia-smi while training runs: nvidia-smi ' +
+          '--query-gpu=timestamp,utilization.gpu,utilization.memory,memory.used,memory.total,power.draw,clocks.sm ' +
+          '--format=csv -l 1 > gpu.csv',
       ],
       impact_pct: 0,
       source: src,
@@ -77,7 +79,10 @@ function utilizationFindings(all: readonly GpuSample[], src: string, out: Findin
       bottleneck: 'input-pipeline',
       title: `${label(all)}: GPU utilization ${fmtPct(m)} on average (target: above 90% once training runs)`,
       evidence: [
-        `${util.length} samples (${[...new Set(busy.map((s) => s.source))].join(', ')}): min ${Math.min(...util)}%, mean ${m.toFixed(1)}%, max ${Math.max(...util)}%; ${fmtPct((100 * util.filter((u) => u < 50).length) / util.length)} of samples below 50% (brief dips are normal, frequent ones are not)`,
+        `${util.length} samples (${[...new Set(busy.map((s) => s.source))].join(', ')}): min ` +
+          `${Math.min(...util)}%, mean ${m.toFixed(1)}%, max ${Math.max(...util)}%; ` +
+          `${fmtPct((100 * util.filter((u) => u < 50).length) / util.length)} of samples below 50% ` +
+          `(brief dips are normal, frequent ones are not)`,
         ...(total && used.length
           ? [`memory used ${(Math.max(...used) / GiB).toFixed(1)} of ${(total / GiB).toFixed(1)} GiB`]
           : []),
@@ -85,7 +90,9 @@ function utilizationFindings(all: readonly GpuSample[], src: string, out: Findin
       ],
       fix: [
         'Profile one step with the PyTorch profiler and run goodput doctor on the trace to see where the GPU waits',
-        'DataLoader(num_workers=<cores per GPU>, pin_memory=True, persistent_workers=True, prefetch_factor=2); tf.data: .map(f, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)',
+        'DataLoader(num_workers=<cores per GPU>, pin_memory=True, persistent_workers=True, ' +
+          'prefetch_factor=2); tf.data: .map(f, ' +
+          'num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)',
         'If memory allows, raise the batch size so each kernel does more work',
       ],
       // The GPU idles (100 - mean utilization)% of the sampled time: at most that much could be removed.
@@ -146,7 +153,11 @@ function healthFindings(all: readonly GpuSample[], src: string, out: Finding[]):
         const s = hit[hit.length - 1]!;
         return [
           `${hit.length} of ${all.length} samples with throttling active`,
-          `latest: SM ${s.clocks_sm_mhz ?? '?'}${s.clocks_max_sm_mhz ? ` of max ${s.clocks_max_sm_mhz}` : ''} MHz, power ${s.power_draw_w ?? '?'} of ${s.power_limit_w ?? '?'} W${s.temperature_gpu_c !== undefined ? `, ${s.temperature_gpu_c} C` : ''} (${s.source}${s.state ? `, ${s.state}` : ''})`,
+          `latest: SM ${s.clocks_sm_mhz ?? '?'}` +
+            `${s.clocks_max_sm_mhz ? ` of max ${s.clocks_max_sm_mhz}` : ''} MHz, power ` +
+            `${s.power_draw_w ?? '?'} of ${s.power_limit_w ?? '?'} W` +
+            `${s.temperature_gpu_c !== undefined ? `, ${s.temperature_gpu_c} C` : ''} (${s.source}` +
+            `${s.state ? `, ${s.state}` : ''})`,
         ];
       })(),
       fix: [
@@ -221,7 +232,9 @@ function healthFindings(all: readonly GpuSample[], src: string, out: Finding[]):
       id: 'smi.pcie-link-degraded',
       severity: 'warning',
       bottleneck: 'host-device-copy',
-      title: `${name}: PCIe link below its maximum while busy (gen ${slowLink.pcie_gen_current}/${slowLink.pcie_gen_max}, x${slowLink.pcie_width_current}/x${slowLink.pcie_width_max})`,
+      title:
+        `${name}: PCIe link below its maximum while busy (gen ${slowLink.pcie_gen_current}/` +
+        `${slowLink.pcie_gen_max}, x${slowLink.pcie_width_current}/x${slowLink.pcie_width_max})`,
       evidence: [
         `${slowLink.source}${slowLink.state ? ` (${slowLink.state})` : ''}: utilization ${slowLink.utilization_gpu_pct ?? '?'}%`,
       ],
@@ -337,7 +350,9 @@ export function topologyFindings(t: Topology, src: string): Finding[] {
           .slice(0, 2)
           .map(
             (g) =>
-              `numactl --physcpubind=${g.cpu_affinity}${g.numa_affinity && /^\d+$/.test(g.numa_affinity) ? ` --membind=${g.numa_affinity}` : ''} python train.py  # process using ${g.name}`,
+              `numactl --physcpubind=${g.cpu_affinity}` +
+              `${g.numa_affinity && /^\d+$/.test(g.numa_affinity) ? ` --membind=${g.numa_affinity}` : ''} ` +
+              `python train.py  # process using ${g.name}`,
           ),
         'mpirun --map-by socket --bind-to socket -np <GPUs> ... ; with torchrun, wrap the script in numactl per local rank',
       ],
@@ -358,7 +373,8 @@ export function topologyFindings(t: Topology, src: string): Finding[] {
       title: `NICs nearest each GPU (same PCIe switch: GPUDirect RDMA capable)`,
       evidence: best,
       fix: [
-        `Expose all NICs to NCCL: NCCL_IB_HCA=${t.nics.join(',')}; keep NCCL_NET_GDR_LEVEL at its default (or PIX) so each GPU uses the NIC on its switch`,
+        `Expose all NICs to NCCL: NCCL_IB_HCA=${t.nics.join(',')}; keep NCCL_NET_GDR_LEVEL at its ` +
+          `default (or PIX) so each GPU uses the NIC on its switch`,
       ],
       impact_pct: 0,
       source: src,

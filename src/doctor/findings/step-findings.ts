@@ -24,9 +24,13 @@ export const STEP_THRESHOLD_PCT = {
 
 /** Fixes for time the script spends between steps, most likely cause first. */
 const BETWEEN_STEPS_FIX: readonly string[] = [
-  'On a GPU the classic cause is a host sync after optimizer.step(): loss.item(), tensor.cpu(), print(cuda_tensor), torch.cuda.synchronize() every step; accumulate metrics on the device and read them every N steps',
-  'Log, evaluate and checkpoint every N steps, not every step; hand slow logging (disk, network) to a background thread without waiting for it each step',
-  'To tell which: profile a few steps (torch.profiler with prof.step()) and run goodput doctor on the trace; torch.cuda.set_sync_debug_mode("warn") names the syncs',
+  'On a GPU the classic cause is a host sync after optimizer.step(): loss.item(), ' +
+    'tensor.cpu(), print(cuda_tensor), torch.cuda.synchronize() every step; accumulate metrics ' +
+    'on the device and read them every N steps',
+  'Log, evaluate and checkpoint every N steps, not every step; hand slow logging (disk, ' +
+    'network) to a background thread without waiting for it each step',
+  'To tell which: profile a few steps (torch.profiler with prof.step()) and run goodput ' +
+    'doctor on the trace; torch.cuda.set_sync_debug_mode("warn") names the syncs',
 ];
 
 /** Findings from the SDK's step-time breakdown export. Pure. */
@@ -55,21 +59,30 @@ export function stepBreakdownFindings(b: StepBreakdown, src: string): Finding[] 
   const meanStep_ms = (1000 * total) / b.steps.length;
   const measuresBetween = ranks.some((r) => r.measures_between_steps);
   const evidence = [
-    `${b.steps.length} steps from ${ranks.length} rank(s)${b.job ? ` of job ${b.job}` : ''}, ${meanStep_ms.toFixed(1)} ms per step: data wait ${fmtPct(share.d)}, forward+backward ${fmtPct(share.f)}, sync ${fmtPct(share.s)}, optimizer ${fmtPct(share.o)}${measuresBetween ? `, between steps ${fmtPct(share.b)}` : ''} (adds up to 100%)`,
+    `${b.steps.length} steps from ${ranks.length} rank(s)${b.job ? ` of job ${b.job}` : ''}, ` +
+      `${meanStep_ms.toFixed(1)} ms per step: data wait ${fmtPct(share.d)}, forward+backward ` +
+      `${fmtPct(share.f)}, sync ${fmtPct(share.s)}, optimizer ${fmtPct(share.o)}` +
+      `${measuresBetween ? `, between steps ${fmtPct(share.b)}` : ''} (adds up to 100%)`,
   ];
   if (!measuresBetween)
     evidence.push(
-      'this log has no between_steps_s (written by an SDK that did not measure the time between steps): a loss.item() or torch.cuda.synchronize() after optimizer.step() is in no phase here',
+      'this log has no between_steps_s (written by an SDK that did not measure the time between ' +
+        'steps): a loss.item() or torch.cuda.synchronize() after optimizer.step() is in no phase ' +
+        'here',
     );
   if (share.b >= STEP_THRESHOLD_PCT.between_steps) {
     out.push({
       id: 'steps.between-steps',
       severity: severityOf(share.b),
       bottleneck: 'sync-points',
-      title: `Synchronisation or host work between steps: ${fmtPct(share.b)} of each step passes after optimizer.step() before the next batch is asked for`,
+      title:
+        `Synchronisation or host work between steps: ${fmtPct(share.b)} of each step passes after ` +
+        `optimizer.step() before the next batch is asked for`,
       evidence: [
         ...evidence,
-        `${((1000 * all.b) / b.steps.length).toFixed(1)} ms per step in the script's own code between steps, where loss.item(), torch.cuda.synchronize(), logging and evaluation sit; a step log cannot tell which (a GPU trace can)`,
+        `${((1000 * all.b) / b.steps.length).toFixed(1)} ms per step in the script's own code ` +
+          `between steps, where loss.item(), torch.cuda.synchronize(), logging and evaluation sit; a ` +
+          `step log cannot tell which (a GPU trace can)`,
       ],
       fix: BETWEEN_STEPS_FIX,
       impact_pct: share.b,
@@ -99,7 +112,8 @@ export function stepBreakdownFindings(b: StepBreakdown, src: string): Finding[] 
         ...evidence,
         backend
           ? `torch.distributed backend: ${backend} (the log's host.dist_backend); the fixes are for it`
-          : 'the log does not name the torch.distributed backend (host.dist_backend: written by SDKs that record it, when torch.distributed is initialized): the fixes assume none',
+          : 'the log does not name the torch.distributed backend (host.dist_backend: written by SDKs ' +
+            'that record it, when torch.distributed is initialized): the fixes assume none',
       ],
       fix: collectivesFix(backend),
       impact_pct: share.s,
@@ -115,7 +129,10 @@ export function stepBreakdownFindings(b: StepBreakdown, src: string): Finding[] 
       id: 'steps.optimizer-heavy',
       severity: severityOf(share.o),
       bottleneck: 'host-overhead',
-      title: `Per-step fixed costs: the optimizer alone takes ${fmtPct(share.o)} of each ${meanStep_ms.toFixed(1)} ms step, ${(share.o / Math.max(share.f, 1e-9)).toFixed(2)}x forward+backward (too little work per step to amortise it)`,
+      title:
+        `Per-step fixed costs: the optimizer alone takes ${fmtPct(share.o)} of each ` +
+        `${meanStep_ms.toFixed(1)} ms step, ${(share.o / Math.max(share.f, 1e-9)).toFixed(2)}x ` +
+        `forward+backward (too little work per step to amortise it)`,
       evidence,
       fix: CAUSE_FIX['host-overhead'],
       impact_pct: share.o,
@@ -134,10 +151,14 @@ export function stepBreakdownFindings(b: StepBreakdown, src: string): Finding[] 
       id: 'steps.straggler-rank',
       severity: 'warning',
       bottleneck: 'communication',
-      title: `Rank ${slow.rank} computes ${fmtPct((100 * (slow.forward_backward_s - median)) / median)} longer than the median rank; the others wait in sync`,
+      title:
+        `Rank ${slow.rank} computes ${fmtPct((100 * (slow.forward_backward_s - median)) / median)} ` +
+        `longer than the median rank; the others wait in sync`,
       evidence: ranks.map(
         (r) =>
-          `rank ${r.rank}: step ${r.step_time_s.toFixed(3)} s (data ${r.data_wait_s.toFixed(3)}, fwd+bwd ${r.forward_backward_s.toFixed(3)}, sync ${r.sync_s.toFixed(3)}, opt ${r.optimizer_s.toFixed(3)}, between ${r.between_steps_s.toFixed(3)})`,
+          `rank ${r.rank}: step ${r.step_time_s.toFixed(3)} s (data ${r.data_wait_s.toFixed(3)}, ` +
+          `fwd+bwd ${r.forward_backward_s.toFixed(3)}, sync ${r.sync_s.toFixed(3)}, opt ` +
+          `${r.optimizer_s.toFixed(3)}, between ${r.between_steps_s.toFixed(3)})`,
       ),
       fix: [
         "Check that rank's GPU (clocks, throttling, other processes: nvidia-smi) and its data shard size",

@@ -26,16 +26,20 @@ function precisionFinding(r: TraceRankAnalysis, out: Finding[]): void {
       bottleneck: 'gpu-compute',
       title: `FP32 matrix math on CUDA cores: ${fmtPct(share)} of GPU time on a tensor-core GPU (${r.device ?? 'unknown GPU'})`,
       evidence: [
-        `rank ${r.rank}: ${fmtUs(r.gemm.fp32_simt_us)} in FP32 GEMM/convolution kernels without tensor cores, of ${fmtUs(r.gemm.matmul_us)} matrix math`,
+        `rank ${r.rank}: ${fmtUs(r.gemm.fp32_simt_us)} in FP32 GEMM/convolution kernels without ` +
+          `tensor cores, of ${fmtUs(r.gemm.matmul_us)} matrix math`,
         `examples: ${r.gemm.fp32_examples.join(', ')}`,
       ],
       fix: [
         ampere
           ? 'with torch.autocast(device_type="cuda", dtype=torch.bfloat16): loss = model(x)  # BF16 needs no loss scaling'
-          : 'scaler = torch.cuda.amp.GradScaler(); with torch.autocast(device_type="cuda", dtype=torch.float16): loss = model(x); scaler.scale(loss).backward(); scaler.step(opt); scaler.update()',
+          : 'scaler = torch.cuda.amp.GradScaler(); with torch.autocast(device_type="cuda", ' +
+            'dtype=torch.float16): loss = model(x); scaler.scale(loss).backward(); scaler.step(opt); ' +
+            'scaler.update()',
         ...(ampere
           ? [
-              'Keep FP32 parts on TF32 tensor cores: torch.backends.cuda.matmul.allow_tf32 = True; torch.backends.cudnn.allow_tf32 = True (or torch.set_float32_matmul_precision("high"))',
+              'Keep FP32 parts on TF32 tensor cores: torch.backends.cuda.matmul.allow_tf32 = True; ' +
+                'torch.backends.cudnn.allow_tf32 = True (or torch.set_float32_matmul_precision("high"))',
             ]
           : []),
         'torch.backends.cudnn.benchmark = True when input shapes are fixed',
@@ -78,15 +82,20 @@ function copyFinding(r: TraceRankAnalysis, out: Finding[]): void {
     id: 'trace.pageable-memcpy',
     severity: severityOf((100 * us) / t.kernel_time_us),
     bottleneck: 'host-device-copy',
-    title: `Host-device copies from pageable memory (${c.htod_pageable_count} HtoD, ${c.dtoh_pageable_count} DtoH): synchronous and slower than pinned`,
+    title:
+      `Host-device copies from pageable memory (${c.htod_pageable_count} HtoD, ` +
+      `${c.dtoh_pageable_count} DtoH): synchronous and slower than pinned`,
     evidence: [
-      `rank ${r.rank}: Memcpy HtoD (Pageable -> Device) ${fmtUs(c.htod_pageable_us)} in ${c.htod_pageable_count} copies; pinned HtoD ${fmtUs(c.htod_pinned_us)}`,
-      `Memcpy DtoH (Device -> Pageable) ${fmtUs(c.dtoh_pageable_us)} in ${c.dtoh_pageable_count} copies (each one blocks the host until the GPU catches up)`,
+      `rank ${r.rank}: Memcpy HtoD (Pageable -> Device) ${fmtUs(c.htod_pageable_us)} in ` +
+        `${c.htod_pageable_count} copies; pinned HtoD ${fmtUs(c.htod_pinned_us)}`,
+      `Memcpy DtoH (Device -> Pageable) ${fmtUs(c.dtoh_pageable_us)} in ${c.dtoh_pageable_count} ` +
+        `copies (each one blocks the host until the GPU catches up)`,
     ],
     fix: [
       'DataLoader(..., pin_memory=True) and batch.to("cuda", non_blocking=True)',
       'For tensors built by hand: x = x.pin_memory(); x_gpu = x.to("cuda", non_blocking=True)',
-      'Avoid per-step .item()/.cpu()/.numpy() on CUDA tensors (each is a pageable DtoH copy and a sync); accumulate metrics on the GPU and read them every N steps',
+      'Avoid per-step .item()/.cpu()/.numpy() on CUDA tensors (each is a pageable DtoH copy and ' +
+        'a sync); accumulate metrics on the GPU and read them every N steps',
     ],
     impact_pct: (100 * us) / t.kernel_time_us,
     source: r.file,
@@ -99,13 +108,17 @@ function extraEvidence(r: TraceRankAnalysis): Partial<Record<Cause, string[]>> {
   const s = r.step_timing;
   if (s && s.mean_step_us > 0) {
     extra['input-pipeline'] = [
-      `${s.steps} steps of ${fmtUs(s.mean_step_us)}: enumerate(DataLoader) ${fmtUs(s.mean_data_loader_us)} per step; GPU gap before each step's first kernel ${fmtUs(s.mean_gpu_gap_at_step_start_us)}`,
+      `${s.steps} steps of ${fmtUs(s.mean_step_us)}: enumerate(DataLoader) ` +
+        `${fmtUs(s.mean_data_loader_us)} per step; GPU gap before each step's first kernel ` +
+        `${fmtUs(s.mean_gpu_gap_at_step_start_us)}`,
     ];
   }
   const c = r.copies;
   if (c.htod_pageable_count + c.dtoh_pageable_count > 0) {
     extra['memory-copies'] = [
-      `pageable copies: ${c.htod_pageable_count} HtoD (${fmtUs(c.htod_pageable_us)}), ${c.dtoh_pageable_count} DtoH (${fmtUs(c.dtoh_pageable_us)}): synchronous and slower than pinned`,
+      `pageable copies: ${c.htod_pageable_count} HtoD (${fmtUs(c.htod_pageable_us)}), ` +
+        `${c.dtoh_pageable_count} DtoH (${fmtUs(c.dtoh_pageable_us)}): synchronous and slower than ` +
+        `pinned`,
     ];
   }
   if (r.comm_comp_overlap_pct !== null) {
@@ -120,7 +133,8 @@ function extraEvidence(r: TraceRankAnalysis): Partial<Record<Cause, string[]>> {
   const { idle } = mainStream(r);
   if (idle)
     extra['host-overhead'] = [
-      `HTA idle breakdown, stream ${idle.stream}: host wait ${fmtUs(idle.host_wait_us)}, kernel wait ${fmtUs(idle.kernel_wait_us)}, other ${fmtUs(idle.other_us)}`,
+      `HTA idle breakdown, stream ${idle.stream}: host wait ${fmtUs(idle.host_wait_us)}, kernel ` +
+        `wait ${fmtUs(idle.kernel_wait_us)}, other ${fmtUs(idle.other_us)}`,
     ];
   return extra;
 }
@@ -159,7 +173,9 @@ export function traceRankFindings(r: TraceRankAnalysis): Finding[] {
         title: `Trace of rank ${r.rank} has no GPU activity and no profiler steps`,
         evidence: [`${r.file}: no kernel, memcpy or memset events, and no operators to attribute step time to`],
         fix: [
-          'Profile with torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], schedule=torch.profiler.schedule(wait=1, warmup=1, active=3)) and call prof.step() every step',
+          'Profile with torch.profiler.profile(activities=[ProfilerActivity.CPU, ' +
+            'ProfilerActivity.CUDA], schedule=torch.profiler.schedule(wait=1, warmup=1, active=3)) and ' +
+            'call prof.step() every step',
         ],
         impact_pct: 0,
         source: r.file,
@@ -189,11 +205,13 @@ export function stragglerFindings(ranks: readonly TraceRankAnalysis[]): Finding[
       title: `Rank ${slow.rank} is a straggler: ${fmtPct((100 * excess) / median)} more compute time than the median rank`,
       evidence: withT.map(
         (r) =>
-          `rank ${r.rank}: compute ${fmtUs(r.temporal!.compute_us)}, communication kernels ${fmtUs(r.comm_kernel_us)}, idle ${fmtPct(r.temporal!.idle_pct)}`,
+          `rank ${r.rank}: compute ${fmtUs(r.temporal!.compute_us)}, communication kernels ` +
+          `${fmtUs(r.comm_kernel_us)}, idle ${fmtPct(r.temporal!.idle_pct)}`,
       ),
       fix: [
         'Balance work across ranks (equal batch sizes per rank; for embedding models, rebalance table sharding)',
-        'Compare GPU clocks and throttle reasons of the slow rank (nvidia-smi -q -d PERFORMANCE,CLOCK); a throttled or shared GPU slows every collective',
+        'Compare GPU clocks and throttle reasons of the slow rank (nvidia-smi -q -d ' +
+          'PERFORMANCE,CLOCK); a throttled or shared GPU slows every collective',
         'Bind each process to the CPU socket nearest its GPU (numactl --cpunodebind=<node> --membind=<node>, or mpirun --map-by socket)',
       ],
       impact_pct: (100 * excess) / slow.temporal!.kernel_time_us,

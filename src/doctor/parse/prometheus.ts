@@ -205,7 +205,9 @@ export function gpuSamplesFromExposition(samples: readonly PromSample[], source 
     cur.seen.add(series);
     if (p.timestamp_ms !== undefined && cur.current.timestamp === undefined) {
       const d = new Date(p.timestamp_ms);
-      cur.current.timestamp = `${d.getUTCFullYear()}/${String(d.getUTCMonth() + 1).padStart(2, '0')}/${String(d.getUTCDate()).padStart(2, '0')} ${d.toISOString().slice(11, 23)}`;
+      cur.current.timestamp =
+        `${d.getUTCFullYear()}/${String(d.getUTCMonth() + 1).padStart(2, '0')}/` +
+        `${String(d.getUTCDate()).padStart(2, '0')} ${d.toISOString().slice(11, 23)}`;
     }
     METRICS[p.name]?.(cur.current, p.value, p.labels);
     if (/^DCGM_FI_(DEV_FB_(FREE|USED|RESERVED)|PROF_GR_ENGINE_ACTIVE)$/.test(p.name)) cur.extra.set(p.name, p.value);

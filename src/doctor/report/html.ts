@@ -25,7 +25,9 @@ function xAxis(span: number, xOf: (v: number) => number, y: number, unit: string
   return ticks(span)
     .map(
       (v) =>
-        `<line x1="${xOf(v).toFixed(1)}" x2="${xOf(v).toFixed(1)}" y1="${y}" y2="${y + 4}" class="grid"/><text x="${xOf(v).toFixed(1)}" y="${y + 15}" text-anchor="middle">${v}${unit}</text>`,
+        `<line x1="${xOf(v).toFixed(1)}" x2="${xOf(v).toFixed(1)}" y1="${y}" y2="${y + 4}" ` +
+        `class="grid"/><text x="${xOf(v).toFixed(1)}" y="${y + 15}" text-anchor="middle">${v}` +
+        `${unit}</text>`,
     )
     .join('');
 }
@@ -60,7 +62,9 @@ function utilizationChart(r: DoctorReport): string {
       const dots = g.utilization_series_pct
         .map(
           (v, i) =>
-            `<circle cx="${xOf(times[k]![i]!).toFixed(1)}" cy="${y(v).toFixed(1)}" r="2.5" fill="${COLORS[k % COLORS.length]}"><title>${v}% at ${times[k]![i]!.toFixed(1)} s</title></circle>`,
+            `<circle cx="${xOf(times[k]![i]!).toFixed(1)}" cy="${y(v).toFixed(1)}" r="2.5" fill="` +
+            `${COLORS[k % COLORS.length]}"><title>${v}% at ${times[k]![i]!.toFixed(1)} s</title>` +
+            `</circle>`,
         )
         .join('');
       return `<polyline fill="none" stroke="${COLORS[k % COLORS.length]}" stroke-width="2" points="${pts}"/>${dots}`;
@@ -69,11 +73,17 @@ function utilizationChart(r: DoctorReport): string {
   const legend = series
     .map(
       (g, k) =>
-        `<span style="color:${COLORS[k % COLORS.length]}">&#9632;</span> ${esc(`${g.name ?? 'GPU'} #${g.index ?? '?'} (${g.source})`)}${g.utilization_series_t_s === null ? ' <span class="none">(no timestamps: 1 s apart)</span>' : ''}`,
+        `<span style="color:${COLORS[k % COLORS.length]}">&#9632;</span> ` +
+        `${esc(`${g.name ?? 'GPU'} #${g.index ?? '?'} (${g.source})`)}` +
+        `${g.utilization_series_t_s === null ? ' <span class="none">(no timestamps: 1 s apart)</span>' : ''}`,
     )
     .join('<br>');
   const caption = `time (s)${assumed ? "; samples without timestamps placed 1 s apart (nvidia-smi's default interval)" : ''}`;
-  return `<svg viewBox="0 0 ${w} ${h}" role="img" aria-label="GPU utilization over time" data-x-axis="time">${grid}${lines}${xAxis(span, xOf, h - pad, ' s')}<text x="${w / 2}" y="${h - 4}" text-anchor="middle">${esc(caption)}</text></svg><p class="legend">${legend}</p>`;
+  return (
+    `<svg viewBox="0 0 ${w} ${h}" role="img" aria-label="GPU utilization over time" ` +
+    `data-x-axis="time">${grid}${lines}${xAxis(span, xOf, h - pad, ' s')}<text x="${w / 2}" y="` +
+    `${h - 4}" text-anchor="middle">${esc(caption)}</text></svg><p class="legend">${legend}</p>`
+  );
 }
 
 /**
@@ -101,18 +111,31 @@ function attributionChart(r: DoctorReport): string {
         .filter((c) => c.time_us > 0)
         .map((c) => {
           const width = c.time_us / 1000;
-          const rect = `<rect x="${xOf(x).toFixed(1)}" y="${y0}" width="${Math.max(0, xOf(width) - left).toFixed(1)}" height="${bar}" fill="${CAUSE_COLOR[c.cause]}"><title>${esc(CAUSE_TEXT[c.cause])}: ${c.pct.toFixed(2)}% (${(c.time_us / 1000).toFixed(1)} ms)</title></rect>`;
+          const rect =
+            `<rect x="${xOf(x).toFixed(1)}" y="${y0}" width="` +
+            `${Math.max(0, xOf(width) - left).toFixed(1)}" height="${bar}" fill="` +
+            `${CAUSE_COLOR[c.cause]}"><title>${esc(CAUSE_TEXT[c.cause])}: ${c.pct.toFixed(2)}% (` +
+            `${(c.time_us / 1000).toFixed(1)} ms)</title></rect>`;
           x += width;
           return rect;
         })
         .join('');
-      return `<g id="${traceAnchor(r, t.file, t.rank)}"><text x="4" y="${y0 + 15}">rank ${t.rank} (${esc(t.file.split('/').pop() ?? '')}) ${a.basis === 'gpu-time' ? 'GPU' : 'steps'}</text>${rects}</g>`;
+      return (
+        `<g id="${traceAnchor(r, t.file, t.rank)}"><text x="4" y="${y0 + 15}">rank ${t.rank} (` +
+        `${esc(t.file.split('/').pop() ?? '')}) ${a.basis === 'gpu-time' ? 'GPU' : 'steps'}</text>` +
+        `${rects}</g>`
+      );
     })
     .join('');
   const legend = (Object.keys(CAUSE_COLOR) as (keyof typeof CAUSE_COLOR)[])
     .map((c) => `<span style="color:${CAUSE_COLOR[c]}">&#9632;</span> ${esc(CAUSE_TEXT[c])}`)
     .join(' &nbsp; ');
-  return `<svg viewBox="0 0 ${w} ${h}" role="img" aria-label="Time by cause per rank" data-x-axis="time">${rows}${xAxis(span, xOf, h - 26, ' ms')}<text x="${(left + w - right) / 2}" y="${h - 2}" text-anchor="middle">time (ms): GPU time of GPU traces, the analysed steps of CPU traces</text></svg><p class="legend">${legend}</p>`;
+  return (
+    `<svg viewBox="0 0 ${w} ${h}" role="img" aria-label="Time by cause per rank" ` +
+    `data-x-axis="time">${rows}${xAxis(span, xOf, h - 26, ' ms')}<text x="` +
+    `${(left + w - right) / 2}" y="${h - 2}" text-anchor="middle">time (ms): GPU time of GPU ` +
+    `traces, the analysed steps of CPU traces</text></svg><p class="legend">${legend}</p>`
+  );
 }
 
 /** Anchor of a rank's bar in the time-by-cause chart. */
@@ -135,7 +158,20 @@ function stepsTable(r: DoctorReport): string {
   if (r.steps.length === 0) return '<p class="none">No step breakdowns in the inputs.</p>';
   const cell = (v: number, total: number, c: keyof typeof CAUSE_COLOR) =>
     `<td><span style="color:${CAUSE_COLOR[c]}">&#9632;</span> ${(1000 * v).toFixed(1)} ms (${((100 * v) / total).toFixed(1)}%)</td>`;
-  return `<table id="ev-steps"><tr><th>rank</th><th>steps</th><th>step</th><th>data wait</th><th>forward+backward</th><th>sync</th><th>optimizer</th><th>between steps</th></tr>${r.steps.map((s) => `<tr><td>${s.rank}</td><td>${s.steps}</td><td>${(1000 * s.step_time_s).toFixed(1)} ms</td>${cell(s.data_wait_s, s.step_time_s, 'input-pipeline')}${cell(s.forward_backward_s, s.step_time_s, 'compute')}${cell(s.sync_s, s.step_time_s, 'collectives')}${cell(s.optimizer_s, s.step_time_s, 'host-overhead')}${s.measures_between_steps ? cell(s.between_steps_s, s.step_time_s, 'sync-points') : '<td>not measured</td>'}</tr>`).join('')}</table>`;
+  const row = (s: DoctorReport['steps'][number]) =>
+    `<tr><td>${s.rank}</td><td>${s.steps}</td><td>${(1000 * s.step_time_s).toFixed(1)} ms</td>` +
+    cell(s.data_wait_s, s.step_time_s, 'input-pipeline') +
+    cell(s.forward_backward_s, s.step_time_s, 'compute') +
+    cell(s.sync_s, s.step_time_s, 'collectives') +
+    cell(s.optimizer_s, s.step_time_s, 'host-overhead') +
+    (s.measures_between_steps ? cell(s.between_steps_s, s.step_time_s, 'sync-points') : '<td>not measured</td>') +
+    `</tr>`;
+  return (
+    `<table id="ev-steps"><tr><th>rank</th><th>steps</th><th>step</th><th>data wait</th>` +
+    `<th>forward+backward</th><th>sync</th><th>optimizer</th><th>between steps</th></tr>` +
+    `${r.steps.map(row).join('')}` +
+    `</table>`
+  );
 }
 
 /** Stacked bars: idle / compute / non-compute share per rank (HTA temporal breakdown). */
@@ -162,7 +198,9 @@ function temporalChart(r: DoctorReport): string {
       const y = 10 + i * (bar + gap);
       const rects = vals
         .map((v, k) => {
-          const rect = `<rect x="${xPos.toFixed(1)}" y="${y}" width="${Math.max(0, v * scale).toFixed(1)}" height="${bar}" fill="${parts[k]![1]}"><title>${parts[k]![0]}: ${v}%</title></rect>`;
+          const rect =
+            `<rect x="${xPos.toFixed(1)}" y="${y}" width="${Math.max(0, v * scale).toFixed(1)}" ` +
+            `height="${bar}" fill="${parts[k]![1]}"><title>${parts[k]![0]}: ${v}%</title></rect>`;
           xPos += Math.max(0, v * scale);
           return rect;
         })
@@ -193,7 +231,12 @@ function kernelTypeBars(kernelTypes: DoctorReport['kernel_types'][number]['rows'
     .map((k, i) => {
       const y = 10 + i * (bar + gap);
       const width = ((w - left - 60) * k.pct) / max;
-      return `<text x="4" y="${y + 13}">${esc(k.kernel_type)}</text><rect x="${left}" y="${y}" width="${width.toFixed(1)}" height="${bar}" fill="${COLORS[i % COLORS.length]}"><title>${k.time_us} µs</title></rect><text x="${(left + width + 6).toFixed(1)}" y="${y + 13}">${k.pct.toFixed(1)}%</text>`;
+      return (
+        `<text x="4" y="${y + 13}">${esc(k.kernel_type)}</text><rect x="${left}" y="${y}" width="` +
+        `${width.toFixed(1)}" height="${bar}" fill="${COLORS[i % COLORS.length]}"><title>` +
+        `${k.time_us} µs</title></rect><text x="${(left + width + 6).toFixed(1)}" y="${y + 13}">` +
+        `${k.pct.toFixed(1)}%</text>`
+      );
     })
     .join('');
   return `<svg viewBox="0 0 ${w} ${h}" role="img" aria-label="Kernel type breakdown">${rows}</svg>`;
@@ -206,11 +249,12 @@ function kernelTypeBars(kernelTypes: DoctorReport['kernel_types'][number]['rows'
 export function renderHtml(r: DoctorReport): string {
   const findings = r.findings
     .map(
-      (
-        f,
-        n,
-      ) => `<section class="finding ${f.severity}" id="finding-${n + 1}" style="border-color:${BOTTLENECK_COLOR[f.bottleneck]}"><h3>${n + 1}. ${esc(f.title)}</h3>
-<p class="meta">${f.severity} &middot; <span style="color:${BOTTLENECK_COLOR[f.bottleneck]}">&#9632;</span> ${esc(BOTTLENECK_TEXT[f.bottleneck])} &middot; est. impact ${f.impact_pct.toFixed(1)}% &middot; <code>${esc(f.id)}</code> &middot; ${esc(f.source)} &middot; <a class="evidence-link" href="${evidenceAnchor(r, f)}">see the evidence</a></p>
+      (f, n) =>
+        `<section class="finding ${f.severity}" id="finding-${n + 1}" style="border-color:${BOTTLENECK_COLOR[f.bottleneck]}"><h3>${n + 1}. ` +
+        `${esc(f.title)}</h3>
+<p class="meta">${f.severity} &middot; <span style="color:${BOTTLENECK_COLOR[f.bottleneck]}">&#9632;</span> ` +
+        `${esc(BOTTLENECK_TEXT[f.bottleneck])} &middot; est. impact ${f.impact_pct.toFixed(1)}% &middot; <code>${esc(f.id)}</code> ` +
+        `&middot; ${esc(f.source)} &middot; <a class="evidence-link" href="${evidenceAnchor(r, f)}">see the evidence</a></p>
 <h4>Evidence</h4><ul>${f.evidence.map((e) => `<li>${esc(e)}</li>`).join('')}</ul>
 <h4>Fix</h4><ul>${f.fix.map((x) => `<li><code>${esc(x)}</code></li>`).join('')}</ul></section>`,
     )
@@ -219,7 +263,8 @@ export function renderHtml(r: DoctorReport): string {
   const warnings = r.warnings.length
     ? `<h2>Warnings</h2><ul>${r.warnings.map((w) => `<li>${esc(w)}</li>`).join('')}</ul>`
     : '';
-  return `<!doctype html>
+  return (
+    `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>goodput doctor report</title>
 <style>
 body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:60em;color:#222;padding:0 1em}
@@ -231,7 +276,8 @@ svg{width:100%;height:auto;font-size:11px;background:#fafafa;border:1px solid #d
 table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ddd;padding:2px 6px;text-align:right}
 </style></head><body>
 <h1>goodput doctor</h1>
-<p><strong>Limiting resource: <span style="color:${BOTTLENECK_COLOR[r.verdict]}">&#9632;</span> ${esc(BOTTLENECK_TEXT[r.verdict])}</strong>. ${r.inputs.length} input(s):</p>${inputs}
+<p><strong>Limiting resource: <span style="color:${BOTTLENECK_COLOR[r.verdict]}">&#9632;</span> ${esc(BOTTLENECK_TEXT[r.verdict])}` +
+    `</strong>. ${r.inputs.length} input(s):</p>${inputs}
 <h2>Where the time goes (per rank, adds up to 100%)</h2>${attributionChart(r)}
 <h2 id="ev-gpu-utilization">GPU utilization over time</h2>${utilizationChart(r)}
 <h2>Time breakdown per rank (HTA)</h2>${temporalChart(r)}
@@ -241,5 +287,6 @@ table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ddd;paddin
 ${findings || '<p class="none">No findings.</p>'}
 ${warnings}
 </body></html>
-`;
+`
+  );
 }

@@ -47,7 +47,9 @@ export function renderText(r: DoctorReport): string {
     for (const t of attributed) {
       const a = t.attribution!;
       out.push(
-        `  rank ${t.rank} (${a.basis === 'gpu-time' ? 'GPU time' : 'step time'} ${fmtUs(a.total_us)}): ${a.causes.map((c) => `${c.cause} ${c.pct.toFixed(2)}%`).join(', ')}`,
+        `  rank ${t.rank} (${a.basis === 'gpu-time' ? 'GPU time' : 'step time'} ` +
+          `${fmtUs(a.total_us)}): ` +
+          `${a.causes.map((c) => `${c.cause} ${c.pct.toFixed(2)}%`).join(', ')}`,
       );
     }
     out.push('');
@@ -58,13 +60,17 @@ export function renderText(r: DoctorReport): string {
     for (const t of r.traces) {
       const tb = t.temporal;
       out.push(
-        `  ${String(t.rank).padStart(4)}  ${String(tb?.kernel_time_us ?? '-').padStart(11)}  ${fixed(tb?.idle_pct, 2).padStart(8)}  ${fixed(tb?.compute_pct, 2).padStart(8)}  ${fixed(tb?.non_compute_pct, 2).padStart(12)}  ${fixed(t.comm_comp_overlap_pct, 2).padStart(18)}  ${t.iterations.join(',')}`,
+        `  ${String(t.rank).padStart(4)}  ${String(tb?.kernel_time_us ?? '-').padStart(11)}  ` +
+          `${fixed(tb?.idle_pct, 2).padStart(8)}  ${fixed(tb?.compute_pct, 2).padStart(8)}  ` +
+          `${fixed(tb?.non_compute_pct, 2).padStart(12)}  ` +
+          `${fixed(t.comm_comp_overlap_pct, 2).padStart(18)}  ${t.iterations.join(',')}`,
       );
     }
     for (const t of r.traces) {
       for (const s of t.idle_by_stream)
         out.push(
-          `  rank ${t.rank} stream ${s.stream} idle: host wait ${fmtUs(s.host_wait_us)}, kernel wait ${fmtUs(s.kernel_wait_us)}, other ${fmtUs(s.other_us)}`,
+          `  rank ${t.rank} stream ${s.stream} idle: host wait ${fmtUs(s.host_wait_us)}, kernel wait ` +
+            `${fmtUs(s.kernel_wait_us)}, other ${fmtUs(s.other_us)}`,
         );
       for (const q of t.queue_length)
         out.push(
@@ -72,7 +78,9 @@ export function renderText(r: DoctorReport): string {
         );
       if (t.launch.rows)
         out.push(
-          `  rank ${t.rank} launches: ${t.launch.rows}, CPU ${t.launch.cpu_dur_mean_us.toFixed(3)} µs, GPU ${t.launch.gpu_dur_mean_us.toFixed(3)} µs, delay ${t.launch.launch_delay_mean_us.toFixed(3)} µs (means)`,
+          `  rank ${t.rank} launches: ${t.launch.rows}, CPU ${t.launch.cpu_dur_mean_us.toFixed(3)} ` +
+            `µs, GPU ${t.launch.gpu_dur_mean_us.toFixed(3)} µs, delay ` +
+            `${t.launch.launch_delay_mean_us.toFixed(3)} µs (means)`,
         );
     }
     for (const run of r.kernel_types) {
@@ -89,7 +97,9 @@ export function renderText(r: DoctorReport): string {
         ? `${fixed((g.memory_used_bytes ?? 0) / GiB)} / ${fixed(g.memory_total_bytes / GiB)} GiB`
         : '-';
       out.push(
-        `  ${g.name ?? 'GPU'} #${g.index ?? '?'}: util ${g.utilization_gpu_pct ?? '-'}%, memory ${mem}, power ${g.power_draw_w ?? '-'} / ${g.power_limit_w ?? '-'} W, SM ${g.clocks_sm_mhz ?? '-'} MHz, ${g.temperature_gpu_c ?? '-'} C  [${g.source}]`,
+        `  ${g.name ?? 'GPU'} #${g.index ?? '?'}: util ${g.utilization_gpu_pct ?? '-'}%, memory ` +
+          `${mem}, power ${g.power_draw_w ?? '-'} / ${g.power_limit_w ?? '-'} W, SM ` +
+          `${g.clocks_sm_mhz ?? '-'} MHz, ${g.temperature_gpu_c ?? '-'} C  [${g.source}]`,
       );
     }
     out.push('');
@@ -113,7 +123,10 @@ export function renderText(r: DoctorReport): string {
   }
   for (const s of r.steps) {
     out.push(
-      `steps rank ${s.rank}: ${s.steps} steps, ${s.step_time_s.toFixed(3)} s/step = data ${s.data_wait_s.toFixed(3)} + fwd/bwd ${s.forward_backward_s.toFixed(3)} + sync ${s.sync_s.toFixed(3)} + optimizer ${s.optimizer_s.toFixed(3)}${s.measures_between_steps ? ` + between steps ${s.between_steps_s.toFixed(3)}` : ''}`,
+      `steps rank ${s.rank}: ${s.steps} steps, ${s.step_time_s.toFixed(3)} s/step = data ` +
+        `${s.data_wait_s.toFixed(3)} + fwd/bwd ${s.forward_backward_s.toFixed(3)} + sync ` +
+        `${s.sync_s.toFixed(3)} + optimizer ${s.optimizer_s.toFixed(3)}` +
+        `${s.measures_between_steps ? ` + between steps ${s.between_steps_s.toFixed(3)}` : ''}`,
     );
   }
   // Warnings go to stderr (the CLI prints them) so stdout stays the report.

@@ -28,7 +28,9 @@ export function checkUserLimits(db: Database.Database, user: string, limits: Use
     if (queued >= limits.max_queued) {
       throw new GoodputError(
         'E_JOB_LIMIT',
-        `user ${user} has ${queued} queued jobs, the most this server accepts per user (goodput up --max-queued-jobs-per-user ${limits.max_queued}); submit more once some have started, or cancel queued ones (goodput cancel --user ${user} --state queued)`,
+        `user ${user} has ${queued} queued jobs, the most this server accepts per user (goodput up ` +
+          `--max-queued-jobs-per-user ${limits.max_queued}); submit more once some have started, or ` +
+          `cancel queued ones (goodput cancel --user ${user} --state queued)`,
       );
     }
   }
@@ -37,7 +39,9 @@ export function checkUserLimits(db: Database.Database, user: string, limits: Use
     if (active >= limits.max_active) {
       throw new GoodputError(
         'E_JOB_LIMIT',
-        `user ${user} has ${active} jobs not ended, the most this server accepts per user (goodput up --max-active-jobs-per-user ${limits.max_active}); submit more once some have ended, or cancel some (goodput cancel --user ${user} --state queued)`,
+        `user ${user} has ${active} jobs not ended, the most this server accepts per user (goodput ` +
+          `up --max-active-jobs-per-user ${limits.max_active}); submit more once some have ended, or ` +
+          `cancel some (goodput cancel --user ${user} --state queued)`,
       );
     }
   }
@@ -70,7 +74,9 @@ export function cancelMatching(
     .prepare(`SELECT * FROM jobs WHERE ${where.join(' AND ')} ORDER BY submitted_at_ms, rowid`)
     .all(...args) as Row[];
   const update = db.prepare(
-    "UPDATE jobs SET state = 'cancelled', reason = ?, allocation = '[]', devices = '[]', finished_at_ms = ?, attained_service_gpu_s = ?, launched_at_ms = NULL, stop_kind = NULL WHERE id = ?",
+    "UPDATE jobs SET state = 'cancelled', reason = ?, allocation = '[]', devices = '[]', " +
+      'finished_at_ms = ?, attained_service_gpu_s = ?, launched_at_ms = NULL, stop_kind = NULL ' +
+      'WHERE id = ?',
   );
   const event = db.prepare(
     'INSERT INTO events (job_id, at_ms, actor, kind, from_state, to_state, reason, data, crc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
@@ -113,7 +119,8 @@ export function removeEnded(db: Database.Database, before_ms: number, limit: num
     perUser.set(r.user, u);
   }
   const add = db.prepare(
-    'INSERT INTO usage_removed (user, jobs, gpu_s) VALUES (?, ?, ?) ON CONFLICT(user) DO UPDATE SET jobs = jobs + excluded.jobs, gpu_s = gpu_s + excluded.gpu_s',
+    'INSERT INTO usage_removed (user, jobs, gpu_s) VALUES (?, ?, ?) ON CONFLICT(user) DO ' +
+      'UPDATE SET jobs = jobs + excluded.jobs, gpu_s = gpu_s + excluded.gpu_s',
   );
   for (const [user, u] of perUser) add.run(user, u.jobs, u.gpu_s);
   // Replicas reference jobs (foreign key): they go first, the job rows last.

@@ -52,7 +52,9 @@ export function jobPage(db: Database.Database, q: JobPageQuery): JobPage {
     args.push(c.at_ms, c.rowid);
   }
   const dir = asc ? 'ASC' : 'DESC';
-  const sql = `SELECT rowid AS _rowid, * FROM jobs ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY submitted_at_ms ${dir}, rowid ${dir} LIMIT ?`;
+  const sql =
+    `SELECT rowid AS _rowid, * FROM jobs ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ` +
+    `ORDER BY submitted_at_ms ${dir}, rowid ${dir} LIMIT ?`;
   const rows = db.prepare(sql).all(...args, q.limit + 1) as Row[];
   const more = rows.length > q.limit;
   const kept = more ? rows.slice(0, q.limit) : rows;

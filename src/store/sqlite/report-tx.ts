@@ -24,7 +24,9 @@ export function reportStatements(db: Database.Database): ReportStatements {
       sum_accum_step_time_s = sum_accum_step_time_s + excluded.sum_accum_step_time_s,
       sum_optim_step_time_s = sum_optim_step_time_s + excluded.sum_optim_step_time_s RETURNING count`),
     jobProgress: db.prepare(
-      'UPDATE jobs SET step = ?, samples = ?, remaining_samples = ?, model_parameters = ?, grad = ?, limits = ?, last_report_at_ms = ?, last_step_time_s = ?, max_profiled_replicas = ?, checkpoint_at_ms = ?, checkpoint_on_stop = ? WHERE id = ?',
+      'UPDATE jobs SET step = ?, samples = ?, remaining_samples = ?, model_parameters = ?, grad ' +
+        '= ?, limits = ?, last_report_at_ms = ?, last_step_time_s = ?, max_profiled_replicas = ?, ' +
+        'checkpoint_at_ms = ?, checkpoint_on_stop = ? WHERE id = ?',
     ),
   };
 }

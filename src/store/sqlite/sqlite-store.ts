@@ -238,7 +238,8 @@ export class SqliteStore implements Store {
       reason,
       (job) => {
         const insert = this.db.prepare(
-          'INSERT OR REPLACE INTO replicas (job_id, attempt, rank, device, node, launch_id, pid, proc_start, log_path, started_at_ms, gpu_type) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+          'INSERT OR REPLACE INTO replicas (job_id, attempt, rank, device, node, launch_id, pid, ' +
+            'proc_start, log_path, started_at_ms, gpu_type) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
         );
         for (const r of replicas)
           insert.run(
