@@ -26,7 +26,7 @@ const KNOWN_LONG = new Set([
   'backends/conformance.ts',
   'backends/slurm/slurm-cli.ts',
   'backends/slurm/slurm-states.ts',
-  'control/failure-hint.ts',
+  'control/replicas/failure-hint.ts',
   'doctor/parse/xml-reader.ts',
 ]);
 
