@@ -151,8 +151,16 @@ describe(
           !environ(bobPid).some((e) => e.startsWith('LD_LIBRARY_PATH=') || e.startsWith('HF_TOKEN=')),
           "nothing of the spec in root's wrapper",
         );
-        assert.ok(environ(children[0]!).includes('LD_LIBRARY_PATH=/nonexistent-goodput'));
-        assert.ok(environ(children[0]!).includes('HF_TOKEN=hf_bob_secret'));
+        // The wrapper's children: bob's command, and (with a log cap) the log writer, which runs as
+        // the server's account and so must not get the spec's variables either.
+        const command = children.filter((pid) => environ(pid).includes('HF_TOKEN=hf_bob_secret'));
+        assert.equal(command.length, 1, "bob's command has the spec's variables");
+        assert.ok(environ(command[0]!).includes('LD_LIBRARY_PATH=/nonexistent-goodput'));
+        for (const pid of children.filter((p) => p !== command[0]))
+          assert.ok(
+            !environ(pid).some((e) => e.startsWith('LD_LIBRARY_PATH=') || e.startsWith('HF_TOKEN=')),
+            `nothing of the spec in the wrapper's other child ${pid}`,
+          );
         const aliceJob = await alice.submit({ name: 'alice', command: probe(targets), workdir });
         await waitFor("alice's job to finish", 20_000, async () =>
           ['succeeded', 'failed'].includes((await alice.getJob(aliceJob.id)).state),
