@@ -27,7 +27,7 @@ import {
   waitFor,
   type ServerProcess,
 } from '../../../test-support/control/harness.js';
-import { slurmMissing, startSlurmCluster, type SlurmCluster } from './testing/slurm-cluster.js';
+import { slurmMissing, slurmUpArgs, startSlurmCluster, type SlurmCluster } from './testing/slurm-cluster.js';
 
 // Past any quiet moment of a running trainer on a loaded machine, short enough to wait it out.
 const HUNG_TIMEOUT_S = 8;
@@ -40,18 +40,10 @@ describe('Slurm partition states and workdirs (real slurmctld and slurmd)', { sk
   before(async () => {
     cluster = await startSlurmCluster();
     process.env.SLURM_CONF = cluster.env.SLURM_CONF;
-    s = await startServerProcess(tempDataDir('goodput-slurm-partition-'), [
-      '--backend',
-      'slurm',
-      '--interval-s',
-      '1',
-      '--grace-s',
-      '5',
-      '--policy',
-      'fifo',
-      '--hung-timeout-s',
-      String(HUNG_TIMEOUT_S),
-    ]);
+    s = await startServerProcess(
+      tempDataDir('goodput-slurm-partition-'),
+      slurmUpArgs('fifo', ['--hung-timeout-s', String(HUNG_TIMEOUT_S)]),
+    );
   });
   after(async () => {
     if (s) cleanup(s.data_dir, [s]);
