@@ -9,24 +9,11 @@ import { request, type Agent } from 'node:http';
 import { join } from 'node:path';
 import { GoodputClient } from '../../src/client/client.js';
 import { packagePath } from '../../src/util/package-root.js';
+import { waitFor } from '../../test-support/control/harness.js';
 
 const CLI = packagePath('dist', 'src', 'cli', 'main.js');
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Waits for `check` to answer something (polling every 100 ms); throws after `timeout_ms`. */
-export async function waitFor<T>(
-  what: string,
-  timeout_ms: number,
-  check: () => Promise<T | undefined | false>,
-): Promise<T> {
-  const deadline = Date.now() + timeout_ms;
-  for (;;) {
-    const value = await check().catch(() => undefined);
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
+// The tests' polling serves here too (150 ms; its timeout error names the last failure).
+export { sleep, waitFor } from '../../test-support/control/harness.js';
 
 /** How to start one server. */
 export interface UpOptions {
