@@ -39,11 +39,14 @@ def validate_body(body: Any) -> Optional[str]:
         if not BREAKDOWN_FIELDS <= set(report["breakdown"]) <= BREAKDOWN_FIELDS | OPTIONAL_BREAKDOWN_FIELDS:
             return f"breakdown fields {sorted(report['breakdown'])}"
         host = report.get("host")  # optional; null = unknown
-        counts = {k: v for k, v in host.items() if k != "dist_backend"} if isinstance(host, dict) else None
+        counts = ({k: v for k, v in host.items() if k not in ("dist_backend", "in_memory_dataset")}
+                  if isinstance(host, dict) else None)
         if host is not None and (counts is None or not set(counts) <= HOST_FIELDS or
                                  not all(isinstance(v, int) and v >= 0 for v in counts.values()) or
                                  counts.get("cpu_count", 0) < 1 or counts.get("torch_threads", 0) < 1):
             return f"host must be an object of counts ({sorted(HOST_FIELDS)}) or null"
+        if isinstance(host, dict) and host.get("in_memory_dataset", True) is not True:
+            return "host.in_memory_dataset is true when present (absent otherwise)"
         # The SDK must send a well-formed name (the real server would drop a malformed one).
         if isinstance(host, dict) and "dist_backend" in host and not (
                 isinstance(host["dist_backend"], str) and DIST_BACKEND.fullmatch(host["dist_backend"])):

@@ -43,7 +43,8 @@ def test_profiled_run_exports_the_trace_with_its_host_threads(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     doc = json.load(open(trace))
     assert doc["goodput_host"] == {"cpu_count": len(os.sched_getaffinity(0)), "torch_threads": 5,
-                                   "local_processes": 1, "dataloader_workers": 1}
+                                   "local_processes": 1, "dataloader_workers": 1,
+                                   "in_memory_dataset": True}
     names = [e.get("name", "") for e in doc["traceEvents"]]
     assert any(n.startswith("ProfilerStep#") for n in names), names[:10]
 
