@@ -5,6 +5,7 @@
  * measurement and answering each report with the configuration the profiler is measuring now,
  * and a sampler of the replicas' resident memory (their process trees, on this machine).
  */
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
@@ -18,7 +19,11 @@ import type { BatchLimits } from '../../goodput/types.js';
 /** Where the report endpoint listens for replicas on this machine. */
 const LOOPBACK = { host: '127.0.0.1', reported_host: '127.0.0.1' };
 
-/** The job id the profiler's replicas report as. */
+/**
+ * The prefix of the job id a profiler's replicas report as. Each run has an id of its own
+ * (ReportCollector.job_id): the local backend's containment sweep kills every process that
+ * carries a job id and attempt, so two runs on one machine with one id killed each other's replicas.
+ */
 export const PROFILE_JOB_ID = 'profile';
 
 /** A measurement with when it arrived. */
@@ -37,13 +42,15 @@ export class ReportCollector {
   readonly entries: Arrived[] = [];
   limits: BatchLimits | null = null;
   wanted: Wanted | null = null;
-  /** The job token of PROFILE_JOB_ID (GOODPUT_TOKEN of the replicas). */
+  /** This run's job id: PROFILE_JOB_ID and a random suffix. */
+  readonly job_id = `${PROFILE_JOB_ID}-${randomBytes(4).toString('hex')}`;
+  /** The job token of job_id (GOODPUT_TOKEN of the replicas). */
   readonly token: string;
   private readonly secret = newSecret();
   private server: ServerType | undefined;
 
   constructor() {
-    this.token = jobToken(this.secret, PROFILE_JOB_ID);
+    this.token = jobToken(this.secret, this.job_id);
   }
 
   /**
@@ -72,7 +79,7 @@ export class ReportCollector {
 
   /** Keeps a report's measurements and answers the configuration measured now (or the job's own). */
   report(batch: ReportRequest): JobConfig {
-    if (batch.job_id !== PROFILE_JOB_ID)
+    if (batch.job_id !== this.job_id)
       throw new GoodputError('E_NOT_FOUND', `no job '${batch.job_id}' is profiled here`);
     if (batch.limits) this.limits = batch.limits;
     const now = Date.now();

@@ -71,11 +71,12 @@ describe('goodput profile --backend slurm (real slurmctld and slurmd)', { skip }
     type Env = Record<string, string>;
     const envOf = (r: number) => JSON.parse(readFileSync(join(envDir, `rank-${r}.json`), 'utf8')) as Env;
     const ranks = [envOf(0), envOf(1)];
-    const seen = ranks.map((e) => [e.RANK, e.WORLD_SIZE, e.SLURMD_NODENAME, e.GOODPUT_JOB_ID]);
+    const seen = ranks.map((e) => [e.RANK, e.WORLD_SIZE, e.SLURMD_NODENAME, e.GOODPUT_JOB_ID?.split('-')[0]]);
     assert.deepEqual(seen, [
       ['0', '2', 'gp2', PROFILE_JOB_ID],
       ['1', '2', 'gp2', PROFILE_JOB_ID],
     ]);
+    assert.equal(ranks[0]!.GOODPUT_JOB_ID, ranks[1]!.GOODPUT_JOB_ID);
     assert.equal(ranks[0]!.SLURM_JOB_ID, ranks[1]!.SLURM_JOB_ID);
     assert.equal(new URL(ranks[0]!.GOODPUT_API!).hostname, hostname(), 'an address other nodes reach, not 127.0.0.1');
     const contract = contractEnv({

@@ -72,8 +72,11 @@ describe('goodput profile through a backend', () => {
           env.GOODPUT_GPU_TYPE,
           env.GOODPUT_REPORT_INTERVAL_S,
         ],
-        [PROFILE_JOB_ID, '0', '1', 'default', PROFILE_JOB_ID, 'cpu', '0.3'],
+        [env.GOODPUT_JOB_ID, '0', '1', 'default', env.GOODPUT_JOB_ID, 'cpu', '0.3'],
       );
+      // A job id of this run's own: the local backend sweeps by job id and attempt, so two runs
+      // with one id killed each other's replicas.
+      assert.match(env.GOODPUT_JOB_ID ?? '', new RegExp(`^${PROFILE_JOB_ID}-[0-9a-f]{8}$`));
       assert.equal(
         env.GOODPUT_CHECKPOINT_DIR,
         join(dir, 'replicas-1-launch-0', 'checkpoint'),
@@ -88,7 +91,7 @@ describe('goodput profile through a backend', () => {
     const api = await collector.start();
     try {
       const post = (token: string, body: string) =>
-        fetch(`${api}/v1/jobs/${PROFILE_JOB_ID}/reports`, {
+        fetch(`${api}/v1/jobs/${collector.job_id}/reports`, {
           method: 'POST',
           headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
           body,

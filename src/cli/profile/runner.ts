@@ -19,7 +19,7 @@ import type { GradSample } from '../../goodput/key-profile.js';
 import { profilePoint } from '../../goodput/profile.js';
 import type { BatchLimits, ProfilePoint } from '../../goodput/types.js';
 import type { DeviceProfile, MemoryProfile } from '../../planner/plan-types.js';
-import { PROFILE_JOB_ID, ReportCollector, RssSampler, type Wanted } from './collector.js';
+import { ReportCollector, RssSampler, type Wanted } from './collector.js';
 
 /** What to measure and how to tell the user. */
 export interface ProfileRun {
@@ -115,7 +115,7 @@ export async function runProfile(run: ProfileRun): Promise<{ profile: DeviceProf
   let launched: { attempt: number; job_dir: string; replicas: LaunchedReplica[] } | undefined;
   const exits = new Map<number, number>();
   backend.onExit((e) => {
-    if (launched !== undefined && e.job_id === PROFILE_JOB_ID && e.attempt === launched.attempt)
+    if (launched !== undefined && e.job_id === collector.job_id && e.attempt === launched.attempt)
       exits.set(e.rank, e.exit_code);
   });
   const sampler = new RssSampler(() => (launched?.replicas ?? []).filter((r) => !exits.has(r.rank)).map((r) => r.pid));
@@ -137,7 +137,7 @@ export async function runProfile(run: ProfileRun): Promise<{ profile: DeviceProf
     exits.clear();
     launched = { attempt, job_dir, replicas: [] };
     launched.replicas = await backend.launch({
-      job_id: PROFILE_JOB_ID,
+      job_id: collector.job_id,
       attempt,
       command: run.command,
       workdir: run.workdir,
@@ -154,7 +154,7 @@ export async function runProfile(run: ProfileRun): Promise<{ profile: DeviceProf
     lastLog = launched.replicas[0]?.log_path ?? '';
   };
   const refOf = (r: LaunchedReplica, l: NonNullable<typeof launched>): ReplicaRef => ({
-    job_id: PROFILE_JOB_ID,
+    job_id: collector.job_id,
     attempt: l.attempt,
     rank: r.rank,
     node: r.node,
