@@ -12,15 +12,16 @@ import { spawnSync } from 'node:child_process';
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { scriptPath } from '../../admission/script-source.js';
+import { isLoopback } from '../../server/server.js';
 import type { JobSpec } from '../../store/types.js';
 
 const PYTHON = /^python(\d+(\.\d+)*)?$/;
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
 
 /** The server's PATH, from its process's environment (server.json's pid); undefined when unreadable. */
 export function serverPath(data_dir: string, server_url: string): string | undefined {
   try {
-    if (!LOOPBACK.has(new URL(server_url).hostname)) return undefined;
+    // URL writes an IPv6 host in brackets ([::1]); isLoopback reads the bare address.
+    if (!isLoopback(new URL(server_url).hostname.replace(/^\[(.*)\]$/, '$1'))) return undefined;
     const { pid, url } = JSON.parse(readFileSync(join(data_dir, 'server.json'), 'utf8')) as {
       pid?: number;
       url?: string;
