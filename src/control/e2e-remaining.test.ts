@@ -51,7 +51,8 @@ describe('remaining work reaches the default policy', () => {
     const steady = await waitFor('the short job to hold most slots', 30_000, async () => {
       const [s, l] = [await client.getJob(short.id), await client.getJob(long.id)];
       seen.push(`${s.replicas}/${l.replicas}`);
-      return s.state === 'running' && l.state === 'running' && s.replicas >= 4 && l.replicas >= 1 ? [s, l] : undefined;
+      if (s.state === 'running' && l.state === 'running' && s.replicas >= 4 && l.replicas >= 1) return [s, l];
+      throw new Error(`short/long state and replicas: ${s.state} ${l.state}, ${seen.slice(-8).join(' ')}`);
     });
     assert.ok(steady[0].remaining_samples! < steady[1].remaining_samples!, 'the short job has less work left');
     // It stays so for several scheduling rounds while both run.
@@ -63,5 +64,6 @@ describe('remaining work reaches the default policy', () => {
       assert.ok(s.replicas > l.replicas, `short/long replicas over time: ${seen.join(' ')}`);
     }
     await client.cancel(long.id);
+    await client.cancel(short.id);
   });
 });

@@ -101,7 +101,9 @@ describe('goodput profile --backend slurm (real slurmctld and slurmd)', { skip }
     // Every launch was stopped with the contract's stop (the program's SIGTERM: exit 143, FAILED
     // to Slurm), not cancelled; its Slurm job ends once its batch step does (about 3 s after the ranks).
     const states = await waitFor("the profile's Slurm jobs to end", 30_000, async () => {
-      const jobs = (await squeue('-t', 'all', '-o', '%j %T')).split('\n').filter((l) => /-profile-\d+ /.test(l));
+      const jobs = (await squeue('-t', 'all', '-o', '%j %T'))
+        .split('\n')
+        .filter((l) => /-profile-[0-9a-f]+-\d+ /.test(l));
       const active = jobs.some((l) => / (PENDING|RUNNING|CONFIGURING|COMPLETING)$/.test(l));
       return active ? undefined : jobs.map((l) => l.split(' ')[1]);
     });
