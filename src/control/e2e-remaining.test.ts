@@ -52,7 +52,15 @@ describe('remaining work reaches the default policy', () => {
       const [s, l] = [await client.getJob(short.id), await client.getJob(long.id)];
       seen.push(`${s.replicas}/${l.replicas}`);
       if (s.state === 'running' && l.state === 'running' && s.replicas >= 4 && l.replicas >= 1) return [s, l];
-      throw new Error(`short/long state and replicas: ${s.state} ${l.state}, ${seen.slice(-8).join(' ')}`);
+      const said = (await client.events(short.id))
+        .map((e) => e.reason)
+        .concat(
+          ['LONG:'],
+          (await client.events(long.id)).map((e) => e.reason),
+        );
+      throw new Error(
+        `short/long: ${s.state} ${l.state}, ${seen.slice(-8).join(' ')}; short's events: ${said.join(' | ')}`,
+      );
     });
     assert.ok(steady[0].remaining_samples! < steady[1].remaining_samples!, 'the short job has less work left');
     // It stays so for several scheduling rounds while both run.
