@@ -85,7 +85,8 @@ describe('goodput up --backend slurm --run-as-owner (real Slurm daemons, real Un
   const up = async (port?: string) => {
     const s = await startServerProcess(data_dir, [
       ...slurmUpArgs('optimus', ['--run-as-owner']),
-      ...(port ? ['--port', port] : []),
+      // A fixed --port would make the dashboard's default 7879, which another server may hold.
+      ...(port ? ['--port', port, '--dashboard-port', '0'] : []),
     ]);
     servers.push(s);
     return s;
