@@ -14,6 +14,7 @@ import { scriptPath } from './script-source.js';
 import { canEnter, ownerAccount } from '../multiuser/accounts.js';
 import type { Store } from '../store/store.js';
 import type { JobSpec } from '../store/types.js';
+import type { RunAs } from '../backends/backend.js';
 
 const PYTHON_PLACEHOLDER = '\u0000python';
 
@@ -23,6 +24,7 @@ export async function checkLaunchable(
   spec: JobSpec,
   owner: string,
   run_as_owner: boolean,
+  check_owner?: (account: RunAs, owner: string) => Promise<void>,
 ): Promise<void> {
   if (!existsSync(spec.workdir) || !statSync(spec.workdir).isDirectory()) {
     throw new GoodputError('E_SPEC', `job spec is invalid: workdir: ${spec.workdir} is not a directory on the server`);
@@ -65,4 +67,6 @@ export async function checkLaunchable(
       `job spec is invalid: workdir: Unix account '${account.user}' cannot enter ${spec.workdir}`,
     );
   }
+  // The backend's word on the account (Slurm: would it take a job of this user and Slurm account).
+  await check_owner?.(account, owner);
 }

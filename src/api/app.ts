@@ -1,6 +1,7 @@
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { Hono, type Context } from 'hono';
 import { deviceType } from '../backends/device-type.js';
+import type { RunAs } from '../backends/backend.js';
 import type { Controller } from '../control/controller.js';
 import { gpuTypeOf } from '../control/reports/profile-book.js';
 import { replicaLogPath } from '../backends/run-files.js';
@@ -34,6 +35,8 @@ export interface AppOptions {
   version: string;
   /** Multi-user mode: jobs run as their owner's Unix account (checked at submit). */
   run_as_owner?: boolean;
+  /** Multi-user mode: the backend's check of an owner's account at submit (Backend.checkOwner). */
+  check_owner?: (account: RunAs, owner: string) => Promise<void>;
   /** Why the store's disk cannot take writes now (datadir/disk-space.ts diskFullNote); default: never full. */
   disk_full?: () => string | undefined;
   /** Clock for token expiry (tests). Default Date.now. */
@@ -127,7 +130,7 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
     // The notes were the first answer's; a replay says only that it is one.
     if (earlier)
       return c.json({ ...jobView(earlier), notes: [] } satisfies SubmittedJob, 200, { 'idempotent-replayed': 'true' });
-    await checkLaunchable(store, spec, user, o.run_as_owner === true);
+    await checkLaunchable(store, spec, user, o.run_as_owner === true, o.check_owner);
     const { job, notes } = await controller.submitWithNotes({ ...spec, user }, user, principal.user, key);
     return c.json({ ...jobView(job), notes } satisfies SubmittedJob, 201);
   });

@@ -1,6 +1,6 @@
 /**
  * Token lifecycle under /v1/tokens: create (a user for themself, an admin for anyone, with an
- * optional expiry and, admin only, the user's Unix account), list (own; admin: all) and revoke.
+ * optional expiry and, admin only, the user's Unix and Slurm accounts), list (own; admin: all) and revoke.
  * A token is shown once, at creation; afterwards only its id (first 12 hex of its hash).
  */
 import type { Hono } from 'hono';
@@ -48,6 +48,14 @@ export function registerTokenRoutes(app: Hono<ApiEnv>, store: Store, now_ms: () 
         throw new GoodputError('E_BAD_REQUEST', `unix_user: no Unix account '${body.unix_user}' on the server`);
       if (account.uid === 0) throw new GoodputError('E_BAD_REQUEST', 'unix_user: jobs never run as root (uid 0)');
       await store.setUnixUser(user, body.unix_user);
+    }
+    if (body.slurm_account !== undefined) {
+      if (!principal.admin) throw forbidden("only an admin may set a user's Slurm account");
+      if (!(await store.setSlurmAccount(user, body.slurm_account)))
+        throw new GoodputError(
+          'E_BAD_REQUEST',
+          `slurm_account: user ${user} has no Unix account; set one with it (--unix-user ACCOUNT)`,
+        );
     }
     const now = now_ms();
     // A user's new token never outlives the token that made it.

@@ -26,6 +26,8 @@ export interface RunAs {
   uid: number;
   gid: number;
   home: string;
+  /** Slurm account its jobs are charged to (`sbatch --account`); absent: the server's --account, else Slurm's default. */
+  slurm_account?: string;
 }
 
 /**
@@ -188,6 +190,12 @@ export interface Backend {
    * work, never work that runs. A backend whose launches the cluster never refuses: always undefined.
    */
   launchRefusal(): string | undefined;
+  /**
+   * Multi-user mode, at submit: throws E_SPEC (saying what an admin changes) when the cluster
+   * would refuse every job of `account` (e.g. Slurm refusing the user's Slurm account). Optional:
+   * a backend without it accepts every account the server can run as.
+   */
+  checkOwner?(account: RunAs, owner: string): Promise<void>;
   /** Registers the exit listener (one; replaces the previous). */
   onExit(listener: (exit: ReplicaExit) => void): void;
   /** Stops watching; never kills replicas (they survive a server restart by design). */

@@ -3,7 +3,7 @@
  * Slurm): checkpoint/, logs/replica-<rank>.log, and run/attempt-<a>-rank-<r>.{pid,exit}, written
  * by the replica wrappers.
  */
-import { readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** Directories of a job under its job_dir. */
@@ -26,12 +26,31 @@ export function runFileBase(job_dir: string, attempt: number, rank: number): str
   return join(jobDirs(job_dir).run, `attempt-${attempt}-rank-${rank}`);
 }
 
-/** The exit status the replica's wrapper recorded, or undefined while there is none. */
+/**
+ * The exit status the replica's wrapper recorded, or undefined while there is none. On Slurm as
+ * the job's owner (--run-as-owner) run/ is the owner's, so the root server reads only a plain
+ * file there: never through a symbolic link (a root-only file's number), never a FIFO (a read that
+ * would block the server), and at most a few bytes.
+ */
 export function readExitFile(job_dir: string, attempt: number, rank: number): number | undefined {
+  let fd: number | undefined;
   try {
-    const value = Number(readFileSync(runFileBase(job_dir, attempt, rank) + '.exit', 'utf8').trim());
+    fd = openSync(
+      runFileBase(job_dir, attempt, rank) + '.exit',
+      constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+    );
+    if (!fstatSync(fd).isFile()) return undefined;
+    const buffer = Buffer.alloc(32);
+    const value = Number(
+      buffer
+        .subarray(0, readSync(fd, buffer, 0, buffer.length, 0))
+        .toString('utf8')
+        .trim(),
+    );
     return Number.isInteger(value) ? value : undefined;
   } catch {
     return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 }

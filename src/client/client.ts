@@ -114,10 +114,10 @@ export class GoodputClient {
   nodes(): Promise<NodeView[]> {
     return this.call('GET /v1/nodes');
   }
-  /** A new user token (shown once). `user` default: the caller; `unix_user`: admin only. */
+  /** A new user token (shown once). `user` default: the caller; `unix_user`, `slurm_account`: admin only. */
   createToken(
     user?: string,
-    options: { expires_in_s?: number; unix_user?: string } = {},
+    options: { expires_in_s?: number; unix_user?: string; slurm_account?: string } = {},
   ): Promise<TokenView & { token: string }> {
     return this.call('POST /v1/tokens', {}, {}, { ...(user !== undefined ? { user } : {}), ...options });
   }

@@ -211,6 +211,12 @@ const _limitsAreBatchLimits: (l: z.output<typeof limitsSchema>) => BatchLimits =
 /** A Unix account name as `useradd` accepts it by default (the account a user's jobs run as). */
 export const UNIX_USER = /^[a-z_][a-z0-9_-]{0,31}$/;
 
+/**
+ * A Slurm account name (`sbatch --account`): letters, digits, `_`, `.`, `-`, as sacctmgr creates
+ * them; nothing an #SBATCH line would need to quote.
+ */
+export const SLURM_ACCOUNT = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$/;
+
 /** Body of `POST /v1/tokens`: a user token (a user for themself; an admin for anyone). */
 export const tokenBodySchema = z
   .object({
@@ -231,5 +237,13 @@ export const tokenBodySchema = z
       .regex(UNIX_USER)
       .optional()
       .describe("Admin only: the Unix account this user's jobs run as (goodput up --run-as-owner)."),
+    slurm_account: z
+      .string()
+      .regex(SLURM_ACCOUNT)
+      .optional()
+      .describe(
+        "Admin only: the Slurm account this user's jobs are charged to (goodput up --backend slurm " +
+          '--run-as-owner); needs a Unix account, set now or before.',
+      ),
   })
   .strict();

@@ -23,8 +23,22 @@ export function lookupAccount(name: string): RunAs | undefined {
 }
 
 /**
- * The account `owner`'s jobs run as. Throws E_SPEC (at submit; E_LAUNCH at launch through the
- * controller) when none is set, the account does not exist, or it is root.
+ * The Slurm account `owner`'s jobs are charged to, or undefined (the server's --account, else the
+ * Unix account's default in Slurm). The one place that decides it: today the per-user mapping
+ * (`goodput token create --user U --slurm-account ACCT`); once teams exist (shares file, issue
+ * #48), the owner's team's account when no per-user one is set.
+ */
+export async function slurmAccountFor(
+  store: Pick<Store, 'getSlurmAccount'>,
+  owner: string,
+): Promise<string | undefined> {
+  return store.getSlurmAccount(owner);
+}
+
+/**
+ * The account `owner`'s jobs run as, with its Slurm account (slurmAccountFor). Throws E_SPEC (at
+ * submit; E_LAUNCH at launch through the controller) when none is set, the account does not
+ * exist, or it is root.
  */
 export async function ownerAccount(store: Store, owner: string): Promise<RunAs> {
   const name = await store.getUnixUser(owner);
@@ -41,7 +55,8 @@ export async function ownerAccount(store: Store, owner: string): Promise<RunAs> 
     throw new GoodputError('E_SPEC', `user ${owner}: Unix account '${name}' does not exist on this machine`);
   if (account.uid === 0)
     throw new GoodputError('E_SPEC', `user ${owner}: jobs never run as root (Unix account '${name}' has uid 0)`);
-  return account;
+  const slurm_account = await slurmAccountFor(store, owner);
+  return slurm_account !== undefined ? { ...account, slurm_account } : account;
 }
 
 /** Whether `account` may enter `dir` (checked by a process running as that account). */

@@ -7,7 +7,7 @@ import { chmodSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync 
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
-import type { DeviceInfo } from '../backends/backend.js';
+import type { Backend, DeviceInfo } from '../backends/backend.js';
 import { LocalBackend } from '../backends/local/local-backend.js';
 import { setprivPath } from '../backends/local/run-as.js';
 import { slurmBackend, type SlurmSettings } from '../backends/slurm/compose.js';
@@ -239,7 +239,7 @@ async function start(o: ServerOptions): Promise<RunningServer> {
   let server: ServerType | undefined;
   try {
     // The local backend caps each log as it is written (backends/local/log-writer.ts); the sweep below caps the others.
-    const backend = o.slurm
+    const backend: Backend = o.slurm
       ? await slurmBackend(o.slurm, o.data_dir, o.log)
       : new LocalBackend({ devices: o.devices, log_limit_bytes: (o.retention ?? DEFAULT_RETENTION).log_limit_bytes });
     const apiUrl = { value: '' };
@@ -266,6 +266,7 @@ async function start(o: ServerOptions): Promise<RunningServer> {
       secret,
       version: SERVER_VERSION,
       run_as_owner: multi_user,
+      ...(multi_user && backend.checkOwner ? { check_owner: backend.checkOwner.bind(backend) } : {}),
       disk_full: () => diskFullNote(o.data_dir),
     });
     // Replicas on other nodes (Slurm) reach a server listening everywhere by its host name.

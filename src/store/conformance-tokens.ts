@@ -41,4 +41,16 @@ export function tokenConformance(fresh: () => Promise<Store>): void {
     assert.equal(await s.getUnixUser('alice'), 'alice2');
     await s.close();
   });
+
+  it('maps users with a Unix account to Slurm accounts', async () => {
+    const s = await fresh();
+    assert.equal(await s.setSlurmAccount('bob', 'proj1'), false, 'no Unix account yet');
+    assert.equal(await s.getSlurmAccount('bob'), undefined);
+    await s.setUnixUser('bob', 'bob');
+    assert.equal(await s.getSlurmAccount('bob'), undefined);
+    assert.equal(await s.setSlurmAccount('bob', 'proj1'), true);
+    await s.setUnixUser('bob', 'bob2');
+    assert.equal(await s.getSlurmAccount('bob'), 'proj1', 'a new Unix account keeps the Slurm account');
+    await s.close();
+  });
 }

@@ -366,6 +366,13 @@ export interface Store {
   setUnixUser(user: string, unix_user: string): Promise<void>;
   /** The Unix account of `user`, if one was set. */
   getUnixUser(user: string): Promise<string | undefined>;
+  /**
+   * Sets the Slurm account `user`'s jobs are charged to when they run as their owner on Slurm;
+   * false (nothing changed) when `user` has no Unix account yet.
+   */
+  setSlurmAccount(user: string, account: string): Promise<boolean>;
+  /** The Slurm account of `user`, if one was set. */
+  getSlurmAccount(user: string): Promise<string | undefined>;
 
   /**
    * A cheap read that throws when the store cannot serve (health checks); with `write`, also a

@@ -63,7 +63,7 @@ export function asOwner(
  * The environment a replica of `account` starts from: the server's locale and PATH, the
  * account's identity; nothing else of the server's environment (it may hold secrets).
  */
-function ownerBaseEnv(account: RunAs): Record<string, string> {
+export function ownerBaseEnv(account: RunAs): Record<string, string> {
   const env: Record<string, string> = { HOME: account.home, USER: account.user, LOGNAME: account.user };
   for (const k of ['PATH', 'LANG', 'LANGUAGE', 'TZ', 'TERM']) {
     const v = process.env[k];

@@ -1,6 +1,11 @@
-/** What a Slurm launch derives from the request and the server: tasks per node, the inherited environment. */
+/**
+ * What a Slurm launch derives from the request and the server: tasks per node, the inherited
+ * environment, the replicas it reports.
+ */
 import { GoodputError } from '../../core/errors.js';
-import type { BackendNode, LaunchRequest } from '../backend.js';
+import { join } from 'node:path';
+import type { BackendNode, LaunchedReplica, LaunchRequest } from '../backend.js';
+import { replicaLogName } from '../run-files.js';
 import type { NodeShare } from './batch-script.js';
 
 /**
@@ -35,4 +40,30 @@ export function inheritedEnv(): Record<string, string> {
     env[k] = v;
   }
   return env;
+}
+
+/** The replicas of Slurm job `launch_id` in rank order (ranks contiguous per node, as `shares` orders them). */
+export function launchedReplicas(
+  req: LaunchRequest,
+  shares: readonly NodeShare[],
+  inventory: readonly BackendNode[],
+  launch_id: string,
+  logs_dir: string,
+): LaunchedReplica[] {
+  const started_at_ms = Date.now();
+  let rank = 0;
+  return shares.flatMap((s) =>
+    req.devices
+      .filter((_, i) => inventory[req.nodes[i]!]?.name === s.node)
+      .map((device) => ({
+        rank: rank++,
+        device,
+        node: s.node,
+        launch_id,
+        pid: 0,
+        proc_start: '',
+        log_path: join(logs_dir, replicaLogName(rank - 1)),
+        started_at_ms,
+      })),
+  );
 }

@@ -1,5 +1,4 @@
 import { mkdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { GoodputError } from '../../core/errors.js';
 import {
   EXIT_LOST,
@@ -9,11 +8,12 @@ import {
   type LaunchRequest,
   type ReplicaExit,
   type ReplicaRef,
+  type RunAs,
   type SpecToCarry,
 } from '../backend.js';
 import { contractEnv, perRankLists } from '../contract-env.js';
 import { execPlan } from '../job-env.js';
-import { jobDirs, readExitFile, replicaLogName, runFileBase } from '../run-files.js';
+import { jobDirs, readExitFile, runFileBase } from '../run-files.js';
 import { freePort } from '../local/process-info.js';
 import { batchScript, rankNodes, STOP_SIGNAL } from './batch-script.js';
 import { ACTIVE_JOB_STATES, buildInventory, parseSinfo, parseSqueue, type SlurmJob } from './inventory.js';
@@ -28,7 +28,8 @@ import {
   started,
   type Watched,
 } from './exit-watch.js';
-import { inheritedEnv, sharesOf } from './launch-inputs.js';
+import { launchedReplicas, sharesOf } from './launch-inputs.js';
+import { checkOwner, submitAs } from './run-as-owner.js';
 
 /** Options of the Slurm backend. */
 export interface SlurmBackendOptions {
@@ -126,11 +127,12 @@ export class SlurmBackend implements Backend {
     for (const d of [dirs.checkpoint, dirs.logs, dirs.run]) mkdirSync(d, { recursive: true, mode: 0o700 });
     const shares = sharesOf(req, this.inventory);
     const world = req.devices.length;
+    const as = submitAs(req, world, this.options.account); // run-as-owner.ts: the owner's dirs, env, account
     for (let rank = 0; rank < world; rank++)
       for (const s of ['.pid', '.pid.tmp', '.exit', '.exit.tmp'])
         rmSync(runFileBase(req.job_dir, req.attempt, rank) + s, { force: true });
     const master = this.inventory.find((n) => n.name === shares[0]!.node)!;
-    const base = { ...inheritedEnv(), ...this.options.env, ...req.env };
+    const base = { ...as.env, ...this.options.env, ...req.env };
     const vars = contractEnv({
       job_id: req.job_id,
       attempt: req.attempt,
@@ -158,7 +160,7 @@ export class SlurmBackend implements Backend {
       workdir: req.workdir,
       command: plan.command,
       ...(this.options.partition ? { partition: this.options.partition } : {}),
-      ...(this.options.account ? { account: this.options.account } : {}),
+      ...(as.account ? { account: as.account } : {}),
       ...(this.options.qos ? { qos: this.options.qos } : {}),
       ...(req.gpu_type !== undefined && req.gpu_type !== 'gpu' && shares.some((s) => this.mixedNode(s.node))
         ? { gpu_type: req.gpu_type }
@@ -166,7 +168,8 @@ export class SlurmBackend implements Backend {
     });
     let id: string;
     try {
-      id = (await this.slurm('sbatch', ['--parsable'], { exact_env: plan.env, input: script })).trim().split(';')[0]!;
+      const o = { exact_env: plan.env, input: script, ...as.as };
+      id = (await this.slurm('sbatch', ['--parsable'], o)).trim().split(';')[0]!;
     } catch (error) {
       if (error instanceof GoodputError && error.code === 'E_BACKEND_UNAVAILABLE') throw error;
       const message = (error as Error).message;
@@ -184,22 +187,7 @@ export class SlurmBackend implements Backend {
       since_ms: Date.now(),
     });
     this.jobsAt_ms = 0;
-    const started_at_ms = Date.now();
-    let rank = 0;
-    return shares.flatMap((s) =>
-      req.devices
-        .filter((_, i) => this.inventory[req.nodes[i]!]?.name === s.node)
-        .map((device) => ({
-          rank: rank++,
-          device,
-          node: s.node,
-          launch_id: id,
-          pid: 0,
-          proc_start: '',
-          log_path: join(dirs.logs, replicaLogName(rank - 1)),
-          started_at_ms,
-        })),
-    );
+    return launchedReplicas(req, shares, this.inventory, id, dirs.logs);
   }
 
   /**
@@ -226,6 +214,10 @@ export class SlurmBackend implements Backend {
   /** While the partition (--partition, else Slurm's default) is drained, down or inactive: why, as of the last refresh. */
   launchRefusal(): string | undefined {
     return this.refusal;
+  }
+
+  checkOwner(account: RunAs, owner: string): Promise<void> {
+    return checkOwner(account, { ...this.options, server_account: this.options.account }, owner);
   }
 
   async adopt(ref: ReplicaRef): Promise<'alive' | number> {

@@ -19,6 +19,9 @@ export interface SlurmRunOptions {
   exact_env?: Readonly<Record<string, string>>;
   input?: string;
   timeout_ms?: number;
+  /** Run as this account (a root server submitting as a job's owner); absent: as this process. */
+  uid?: number;
+  gid?: number;
 }
 
 /**
@@ -31,7 +34,13 @@ export function slurmRun(command: string, args: readonly string[], o: SlurmRunOp
     const child = execFile(
       command,
       [...args],
-      { env, timeout: o.timeout_ms ?? 60_000, maxBuffer: 256 * 1024 * 1024 },
+      {
+        env,
+        timeout: o.timeout_ms ?? 60_000,
+        maxBuffer: 256 * 1024 * 1024,
+        ...(o.uid !== undefined ? { uid: o.uid } : {}),
+        ...(o.gid !== undefined ? { gid: o.gid } : {}),
+      },
       (error, stdout, stderr) => {
         if (!error) return resolve({ stdout, stderr });
         const code = (error as NodeJS.ErrnoException).code;

@@ -8,6 +8,7 @@ const flags = {
   json: { type: 'boolean' },
   user: { type: 'string' },
   'unix-user': { type: 'string' },
+  'slurm-account': { type: 'string' },
   'expires-in': { type: 'string' },
 } as const;
 
@@ -24,14 +25,17 @@ export function parseDuration_s(text: string): number {
 export const tokenCommand: CliCommand = {
   name: 'token',
   summary: 'Create, list and revoke API tokens',
-  help: `Usage: goodput token create [--user U] [--unix-user ACCOUNT] [--expires-in 7d] [--json]
+  help: `Usage: goodput token create [--user U] [--unix-user ACCOUNT] [--slurm-account ACCT] [--expires-in 7d]
+                            [--json]
        goodput token ls [--user U] [--json]
        goodput token revoke <id>
   (each also takes --data-dir DIR | --server URL, --token T)
 
 create   a new token, printed once (store it: the server keeps only its hash). Users create
          tokens for themselves, never outliving their own; an admin for any --user, and sets
-         with --unix-user the Unix account that user's jobs run as (goodput up --run-as-owner).
+         with --unix-user the Unix account that user's jobs run as (goodput up --run-as-owner)
+         and with --slurm-account the Slurm account they are charged to (--backend slurm; needs
+         a Unix account; without one: the server's --account, else the user's default account).
 ls       tokens by id (never the tokens themselves): your own; an admin's: all, or --user's.
 revoke   refuses the token from now on. An id prefix of 6 or more characters is enough.`,
   async run(argv) {
@@ -42,6 +46,7 @@ revoke   refuses the token from now on. An id prefix of 6 or more characters is 
       const options = {
         ...(values['expires-in'] !== undefined ? { expires_in_s: parseDuration_s(values['expires-in']) } : {}),
         ...(values['unix-user'] !== undefined ? { unix_user: values['unix-user'] } : {}),
+        ...(values['slurm-account'] !== undefined ? { slurm_account: values['slurm-account'] } : {}),
       };
       const created = await client.createToken(values.user, options);
       console.log(values.json ? JSON.stringify(created, null, 2) : created.token);

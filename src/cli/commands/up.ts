@@ -78,7 +78,9 @@ export const upCommand: CliCommand = {
   -d, --detach       run in the background (log in DIR/server.log) and return;
                      'goodput down' stops it
   --run-as-owner     multi-user mode (the server runs as root): each job runs as its owner's
-                     Unix account, set with 'goodput token create --user U --unix-user ACCOUNT'
+                     Unix account, set with 'goodput token create --user U --unix-user ACCOUNT';
+                     with --backend slurm each attempt is a Slurm job of that account, charged
+                     to the user's --slurm-account (else --account; docs/slurm.md)
   --single-user-network  listen beyond loopback in single-user mode although every job can
                      read the admin token and secret (any job can act as admin)
   --shared-profiles  one profile per profile key for all users: any user's jobs start from

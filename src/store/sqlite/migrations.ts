@@ -223,6 +223,11 @@ export const MIGRATIONS: readonly string[] = [
     gpu_s REAL NOT NULL
   );
   `,
+  // 11 -> 12: the Slurm account a user's jobs are charged to when they run as their owner on Slurm
+  // (goodput token create --slurm-account; NULL: the server's --account, else Slurm's default).
+  `
+  ALTER TABLE users ADD COLUMN slurm_account TEXT;
+  `,
 ];
 
 /** Brings `db` to the newest schema version; refuses (E_STORE_VERSION) a database newer than this code. */

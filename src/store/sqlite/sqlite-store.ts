@@ -322,6 +322,12 @@ export class SqliteStore implements Store {
   async getUnixUser(user: string): Promise<string | undefined> {
     return tokens.getUnixUser(this.db, user);
   }
+  async setSlurmAccount(user: string, account: string): Promise<boolean> {
+    return tokens.setSlurmAccount(this.db, user, account);
+  }
+  async getSlurmAccount(user: string): Promise<string | undefined> {
+    return tokens.getSlurmAccount(this.db, user);
+  }
 
   async mergeKeyProfile(update: KeyProfileUpdate): Promise<StoredKeyProfile> {
     return this.keyProfiles.merge(update);

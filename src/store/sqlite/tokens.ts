@@ -45,3 +45,15 @@ export function getUnixUser(db: Database.Database, user: string): string | undef
   return (db.prepare('SELECT unix_user FROM users WHERE user = ?').get(user) as { unix_user: string } | undefined)
     ?.unix_user;
 }
+
+/** Sets the Slurm account of `user`, who must have a Unix account already; false when none is set. */
+export function setSlurmAccount(db: Database.Database, user: string, account: string): boolean {
+  return db.prepare('UPDATE users SET slurm_account = ? WHERE user = ?').run(account, user).changes > 0;
+}
+
+/** The Slurm account of `user`, if one was set. */
+export function getSlurmAccount(db: Database.Database, user: string): string | undefined {
+  const row = db.prepare('SELECT slurm_account FROM users WHERE user = ?').get(user) as
+    { slurm_account: string | null } | undefined;
+  return row?.slurm_account ?? undefined;
+}

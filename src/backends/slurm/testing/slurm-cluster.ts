@@ -6,7 +6,16 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -47,6 +56,13 @@ export interface SlurmClusterOptions {
    * nodes do not mount the server's file system.
    */
   unshared?: { node: string; dir: string };
+  /**
+   * Multi-user tests: the partition takes jobs of members of these Unix groups only
+   * (`AllowGroups=`; slurmctld enforces it without accounting storage, unlike `AllowAccounts=`,
+   * which without slurmdbd leaves every job pending, "account not known"), and ended jobs are
+   * recorded by jobcomp/filetxt, so `sacct -c` lists their user and account (there is no slurmdbd).
+   */
+  allow_groups?: readonly string[];
 }
 
 /** A running test cluster. */
@@ -85,7 +101,15 @@ export interface PooledSlurmCluster {
 
 /** The options with their defaults filled in, as a string: two requests of one shape get one cluster. */
 function shapeOf(options: SlurmClusterOptions): string {
-  const { nodes = 2, gpus_per_node = 4, cpus_per_node = 8, partition = 'gpu', gpu_types, unshared } = options;
+  const {
+    nodes = 2,
+    gpus_per_node = 4,
+    cpus_per_node = 8,
+    partition = 'gpu',
+    gpu_types,
+    unshared,
+    allow_groups,
+  } = options;
   return JSON.stringify({
     nodes,
     gpus_per_node,
@@ -93,6 +117,7 @@ function shapeOf(options: SlurmClusterOptions): string {
     partition,
     gpu_types: gpu_types ?? null,
     unshared: unshared ?? null,
+    ...(allow_groups ? { allow_groups } : {}),
   });
 }
 
@@ -145,6 +170,8 @@ export async function startOwnSlurmCluster(options: SlurmClusterOptions = {}): P
   const partition = options.partition ?? 'gpu';
   const typesOf = (i: number) => (options.gpu_types?.[i] ?? 'fakegpu').split('+');
   const dir = mkdtempSync(join(tmpdir(), 'goodput-slurm-'));
+  // Other users' sbatch reads slurm.conf here, and their jobs' scripts live in the spool below.
+  chmodSync(dir, 0o755);
   const nodes = Array.from({ length: count }, (_, i) => `gp${i + 1}`);
   for (const sub of ['state', 'log', 'dev', ...nodes.map((n) => `spool/${n}`)])
     mkdirSync(join(dir, sub), { recursive: true });
@@ -183,6 +210,7 @@ export async function startOwnSlurmCluster(options: SlurmClusterOptions = {}): P
       'KillWait=5',
       'JobAcctGatherType=jobacct_gather/none',
       'AccountingStorageType=accounting_storage/none',
+      ...(options.allow_groups ? ['JobCompType=jobcomp/filetxt', `JobCompLoc=${dir}/log/jobcomp.txt`] : []),
       ...nodes.map(
         (n, i) =>
           `NodeName=${n} NodeHostname=${host} NodeAddr=127.0.0.1 Port=${ports[i + 1]} CPUs=${cpus} RealMemory=4000 Gres=${typesOf(
@@ -191,7 +219,8 @@ export async function startOwnSlurmCluster(options: SlurmClusterOptions = {}): P
             .map((t) => `gpu:${t}:${gpus / typesOf(i).length}`)
             .join(',')}`,
       ),
-      `PartitionName=${partition} Nodes=${nodes.join(',')} Default=YES MaxTime=INFINITE State=UP`,
+      `PartitionName=${partition} Nodes=${nodes.join(',')} Default=YES MaxTime=INFINITE State=UP` +
+        (options.allow_groups ? ` AllowGroups=${options.allow_groups.join(',')}` : ''),
       '',
     ].join('\n'),
   );
