@@ -2,7 +2,7 @@
  * What the goodput policy does differently on a large cluster (issue #49, docs/policy.md "How the
  * decision scales"): below SCALE_GPUS every evaluation is exact, so the simulator's published
  * reproductions (64 GPUs) are unchanged; at and above it a job's best goodput at a size is found
- * by a golden-section search over the 50 candidate batch sizes instead of trying all 50, and each
+ * by a coarse-then-fine search over the 50 candidate batch sizes instead of trying all 50, and each
  * round reports how far its sizing is from the Lagrangian bound of the sizing problem. Pure.
  */
 import { splitBatch } from '../../goodput/batch-split.js';
@@ -13,11 +13,15 @@ import type { GoodputModel } from '../../goodput/types.js';
 /** Clusters of at least this many GPUs use the approximate evaluations. */
 export const SCALE_GPUS = 512;
 
+/** Stride of the coarse pass of approxBestGoodput. */
+const COARSE = 4;
+
 /**
- * Approximately the best goodput of `optimizeBatch` (same candidates, same splits): goodput is
- * unimodal in the total batch in practice (throughput rises, efficiency falls), so a
- * golden-section search over the candidate indices finds the best candidate, or one next to a
- * local optimum, in about 10 evaluations instead of 50. Never above the exact value.
+ * Approximately the best goodput of `optimizeBatch` (same candidates, same splits): every 4th
+ * candidate, then the 6 around the best of those: about 19 evaluations instead of 50. Goodput is
+ * not unimodal in the batch (accumulation steps make it saw-toothed), so a narrower search (a
+ * golden section) missed the best by 3%; this one is within 0.5% on the tested models (the test
+ * beside this file). Never above the exact value.
  */
 export function approxBestGoodput(
   model: GoodputModel,
@@ -49,15 +53,13 @@ export function approxBestGoodput(
     }
     return g;
   };
-  let lo = 0;
-  let hi = NUM_BATCH_CANDIDATES - 1;
-  while (hi - lo > 3) {
-    const m1 = lo + Math.floor((hi - lo) * 0.382);
-    const m2 = hi - Math.floor((hi - lo) * 0.382);
-    if (at(m1) >= at(m2)) hi = m2;
-    else lo = m1;
-  }
-  let best = 0;
+  // Every COARSE-th candidate, then the ones around the best of those.
+  let bestIndex = 0;
+  for (let i = 0; i <= last; i += COARSE) if (at(i) > at(bestIndex)) bestIndex = i;
+  if (at(last) > at(bestIndex)) bestIndex = last;
+  let best = at(bestIndex);
+  const lo = Math.max(0, bestIndex - COARSE + 1);
+  const hi = Math.min(last, bestIndex + COARSE - 1);
   for (let i = lo; i <= hi; i++) best = Math.max(best, at(i));
   return best;
 }

@@ -76,22 +76,25 @@ export function priceAssignment(
   const price = new Float64Array(groups);
   const demand = new Float64Array(groups);
   // The dual at `price`: each row takes its best reduced cost (or nothing); demand per group.
+  // Per column: its group and GPUs (the dual's inner loop reads nothing else).
+  const colGroup = Int32Array.from(cols.config, (c) => group[c]!);
+  const colGpus = Float64Array.from(cols.config, (c) => gpus[c]!);
   const dual = (): number => {
     demand.fill(0);
     let value = 0;
+    const { start, cost } = cols;
     for (let r = 0; r < rows.length; r++) {
       let best = 0;
       let pick = -1;
-      for (let k = cols.start[r]!; k < cols.start[r + 1]!; k++) {
-        const c = cols.config[k]!;
-        const reduced = cols.cost[k]! + price[group[c]!]! * gpus[c]!;
+      for (let k = start[r]!, end = start[r + 1]!; k < end; k++) {
+        const reduced = cost[k]! + price[colGroup[k]!]! * colGpus[k]!;
         if (reduced < best) {
           best = reduced;
-          pick = c;
+          pick = k;
         }
       }
       value += best;
-      if (pick >= 0) demand[group[pick]!]! += gpus[pick]!;
+      if (pick >= 0) demand[colGroup[pick]!]! += colGpus[pick]!;
     }
     for (let g = 0; g < groups; g++) value -= price[g]! * cap[g]!;
     return value;
@@ -100,11 +103,12 @@ export function priceAssignment(
   // Largest useful price: the most any column saves per GPU.
   let top = 0;
   for (let k = 0; k < cols.cost.length; k++) top = Math.max(top, -cols.cost[k]! / gpus[cols.config[k]!]!);
-  for (let sweep = 0; sweep < 3; sweep++) {
+  // Sweeps of bisections, one price at a time (the Polyak steps below refine them together).
+  for (let sweep = 0; sweep < 2; sweep++) {
     for (let g = 0; g < groups; g++) {
       let lo = 0;
       let hi = top * 1.01 + 1e-9;
-      for (let it = 0; it < 24; it++) {
+      for (let it = 0; it < 16; it++) {
         price[g] = (lo + hi) / 2;
         bound = Math.max(bound, dual());
         if (demand[g]! > cap[g]!) lo = price[g]!;
@@ -162,10 +166,12 @@ export function priceAssignment(
   const sub = new Float64Array(groups);
   let theta = 1;
   let stale = 0;
+  let bestPrice = Float64Array.from(price);
   for (let it = 0; it < 40; it++) {
     const value = dual();
     if (value > bound + 1e-12 * Math.abs(bound)) {
       bound = value;
+      bestPrice = Float64Array.from(price);
       stale = 0;
     } else if (++stale >= 4) {
       theta /= 2;
@@ -186,13 +192,68 @@ export function priceAssignment(
       if (again.cost < placed.cost) placed = again;
     }
   }
+  price.set(bestPrice);
+  const atBest = place();
+  if (atBest.cost < placed.cost) placed = atBest;
+  // Without prices: columns by saving per GPU, each row's first that fits (better where the
+  // prices have not converged, e.g. many jobs tied at a type's price).
+  const efficient = byEfficiency(cols, colGroup, colGpus, cap, rows.length);
+  if (efficient.cost < placed.cost) placed = efficient;
   for (let r = 0; r < rows.length; r++) {
     const pick = placed.picks[r]!;
-    if (pick >= 0) {
+    if (pick >= 0 && !chosen.has(rows[r]!.id)) {
       left[configs[pick]!.group]! -= configs[pick]!.gpus;
       chosen.set(rows[r]!.id, pick);
     }
   }
   objective += placed.cost;
   return { chosen, objective, bound: bound + forcedCost };
+}
+
+/**
+ * Columns by saving per GPU (most first), each taken where its row has none yet and its group
+ * has room; then one pass upgrading each row to a cheaper column that fits. Returns config picks.
+ */
+function byEfficiency(
+  cols: Columns,
+  colGroup: Int32Array,
+  colGpus: Float64Array,
+  cap: readonly number[],
+  rowCount: number,
+): { picks: Int32Array; cost: number } {
+  const room = [...cap];
+  const rowOf = new Int32Array(cols.cost.length);
+  for (let r = 0; r < rowCount; r++) for (let k = cols.start[r]!; k < cols.start[r + 1]!; k++) rowOf[k] = r;
+  const order = Array.from({ length: cols.cost.length }, (_, k) => k);
+  const ratio = Float64Array.from(order, (k) => -cols.cost[k]! / colGpus[k]!);
+  order.sort((a, b) => ratio[b]! - ratio[a]! || a - b);
+  const taken = new Int32Array(rowCount).fill(-1);
+  for (const k of order) {
+    const r = rowOf[k]!;
+    if (taken[r] !== -1 || colGpus[k]! > room[colGroup[k]!]!) continue;
+    taken[r] = k;
+    room[colGroup[k]!]! -= colGpus[k]!;
+  }
+  for (let r = 0; r < rowCount; r++) {
+    const have = taken[r]!;
+    if (have < 0) continue;
+    let best = have;
+    for (let k = cols.start[r]!; k < cols.start[r + 1]!; k++) {
+      const extra = colGpus[k]! - (colGroup[k] === colGroup[have] ? colGpus[have]! : 0);
+      if (cols.cost[k]! < cols.cost[best]! && extra <= room[colGroup[k]!]!) best = k;
+    }
+    if (best !== have) {
+      room[colGroup[have]!]! += colGpus[have]!;
+      room[colGroup[best]!]! -= colGpus[best]!;
+      taken[r] = best;
+    }
+  }
+  const picks = new Int32Array(rowCount).fill(-1);
+  let cost = 0;
+  for (let r = 0; r < rowCount; r++)
+    if (taken[r]! >= 0) {
+      picks[r] = cols.config[taken[r]!]!;
+      cost += cols.cost[taken[r]!]!;
+    }
+  return { picks, cost };
 }

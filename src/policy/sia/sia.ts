@@ -106,7 +106,7 @@ function goodputOn(
   return g;
 }
 
-/** Programs with more candidate columns than this are solved by prices (price-assignment.ts), not HiGHS. */
+/** Programs with more columns than this (after thinning) are solved by prices (price-assignment.ts), not HiGHS. */
 export const PRICED_COLUMNS = 6000;
 
 /** The Sia policy over `solver`. */
@@ -196,7 +196,7 @@ export class SiaPolicy implements Policy {
     const uses = configs.map((c) => ({ group: typeIndex.get(c.type)!, gpus: c.gpus }));
     // Small programs: HiGHS (exact); large ones: prices. Both report the relaxation's bound.
     const priced = priceAssignment(rows, uses, capacity);
-    const exact = columns <= PRICED_COLUMNS;
+    const exact = rows.reduce((n, r) => n + r.costs.size, 0) <= PRICED_COLUMNS;
     const chosen = exact ? solveAssignment(this.solver, rows, uses, capacity) : priced.chosen;
     const diagnostics = assignmentGap(exact ? 'exact' : 'priced', rows, chosen, priced.bound);
     this.prevConfig = new Map();
