@@ -212,9 +212,9 @@ export function buildRoundJobs(
 /** Replaces weights by heSRPT shares by rank of remaining work (ties: later submission larger). */
 function applyRankWeights(views: RoundJob[], exponent: number): void {
   const n = views.length;
-  const order = views
-    .map((_, i) => i)
-    .sort((a, b) => (views[b] as RoundJob).remaining_estimate - (views[a] as RoundJob).remaining_estimate || b - a);
+  // The estimates in a typed array: the comparator runs n log n times (40,000 jobs: issue #49).
+  const estimate = Float64Array.from(views, (v) => v.remaining_estimate);
+  const order = views.map((_, i) => i).sort((a, b) => (estimate[b] as number) - (estimate[a] as number) || b - a);
   order.forEach((index, rank) => {
     const i = rank + 1;
     (views[index] as RoundJob).weight = n * (Math.pow(i / n, exponent) - Math.pow((i - 1) / n, exponent));

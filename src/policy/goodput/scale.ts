@@ -6,12 +6,15 @@
  * round reports how far its sizing is from the Lagrangian bound of the sizing problem. Pure.
  */
 import { splitBatch } from '../../goodput/batch-split.js';
-import { goodputOf, NUM_BATCH_CANDIDATES } from '../../goodput/optimize.js';
+import { geomspace, goodputOf, NUM_BATCH_CANDIDATES } from '../../goodput/optimize.js';
 import { bestGoodput, type BatchPolicy, type SpeedupFn } from '../../goodput/speedup.js';
 import type { GoodputModel } from '../../goodput/types.js';
 
 /** Clusters of at least this many GPUs use the approximate evaluations. */
 export const SCALE_GPUS = 512;
+
+/** geomspace's candidates by `minB/maxB` (bounded: cleared past 10,000 keys). */
+const CANDIDATES = new Map<string, Float64Array>();
 
 /** Stride of the coarse pass of approxBestGoodput. */
 const COARSE = 4;
@@ -35,11 +38,15 @@ export function approxBestGoodput(
   const B0 = limits.init_batch_size;
   const maxB = batch.max_batch_size === undefined ? limits.max_batch_size : Math.max(B0, batch.max_batch_size);
   const minB = Math.max(B0, limits.min_local_bsz * num_replicas);
-  // geomspace's candidates (optimize.ts), computed only where the search looks.
+  // geomspace's candidates (optimize.ts), shared by every job of the same batch limits.
   const last = NUM_BATCH_CANDIDATES - 1;
-  const logStart = Math.log10(minB);
-  const step = (Math.log10(maxB) - logStart) / last;
-  const candidate = (i: number): number => (i === 0 ? minB : i === last ? maxB : Math.pow(10, i * step + logStart));
+  const key = `${minB}/${maxB}`;
+  let candidates = CANDIDATES.get(key);
+  if (!candidates) {
+    if (CANDIDATES.size > 10_000) CANDIDATES.clear();
+    CANDIDATES.set(key, (candidates = geomspace(minB, maxB, NUM_BATCH_CANDIDATES)));
+  }
+  const candidate = (i: number): number => candidates[i]!;
   const memo = MEMO.fill(NaN);
   const at = (i: number): number => {
     let g = memo[i]!;
@@ -138,7 +145,7 @@ export function lagrangianBound(jobs: readonly SizedValues[], gpus: number): num
   let lo = 0;
   let hi = 0;
   for (let k = 0; k < sizes.length; k++) hi = Math.max(hi, gains[k]! / sizes[k]!);
-  for (let it = 0; it < 60 && hi - lo > 1e-12 * hi; it++) {
+  for (let it = 0; it < 60 && hi - lo > 1e-9 * hi; it++) {
     const mid = (lo + hi) / 2;
     if (above(mid).size > gpus) lo = mid;
     else hi = mid;
