@@ -15,19 +15,16 @@
  * generator). Flags: --rounds N (generated rounds, 8); --policy-param K=V (repeatable), a knob of
  * the policy timed, as in `goodput sim` (e.g. own_costates=true).
  */
-import type { Allocation, ClusterSnapshot, NodeInfo, PolicyJob } from '../src/core/cluster.js';
-import { Random } from '../src/core/random.js';
-import { fitPerfParams } from '../src/goodput/fit.js';
-import type { GoodputModel, ProfilePoint } from '../src/goodput/types.js';
+import type { Allocation, ClusterSnapshot } from '../src/core/cluster.js';
 import { GoodputPolicy } from '../src/policy/goodput/index.js';
 import type { GoodputPolicyParams } from '../src/policy/goodput/job-view.js';
 import type { Policy, PolicyDecision } from '../src/policy/policy.js';
 import { percentile } from '../src/sim/metrics.js';
-import { applicationNames, getApplication, type TraceApplication } from '../src/sim/application.js';
 import { simulate } from '../src/sim/simulator.js';
-import { defaultTracesDir, loadWorkload } from '../src/sim/workload.js';
+import { loadWorkload } from '../src/sim/workload.js';
 import { packagePath } from '../src/util/package-root.js';
 import { benchArgs, goodputParamsOrExit } from './bench-args.js';
+import { feedBack, generateOneType } from './generated-cluster.js';
 
 const TARGET_P99_64_MS = 50;
 const TARGET_P99_2048_MS = 1000;
@@ -88,118 +85,19 @@ console.log(
 report('    goodput decide()', replayPolicy, TARGET_P99_64_MS);
 
 // (b) Generated 512 x 4-GPU cluster with 5000 jobs.
-
-/** Throughput model of an application fitted on trace profiles up to 4 nodes x 4 GPUs. */
-function fittedModel(app: TraceApplication, epoch: number): GoodputModel {
-  const points: ProfilePoint[] = [];
-  for (const placement of [[1], [2], [4], [4, 4], [4, 4, 4, 4]]) {
-    const replicas = placement.reduce((s, g) => s + g, 0);
-    for (const local_bsz of [
-      app.min_local_bsz,
-      Math.max(app.min_local_bsz, Math.floor(app.max_local_bsz / 2)),
-      app.max_local_bsz,
-    ]) {
-      if (local_bsz * replicas > app.max_batch_size && replicas > 1) continue;
-      const { step_time_s, sync_time_s } = stepOf(app, placement, local_bsz);
-      points.push({
-        num_nodes: placement.length,
-        num_replicas: replicas,
-        local_bsz,
-        accum_step_time_s: step_time_s - sync_time_s,
-        optim_step_time_s: step_time_s,
-      });
-    }
-  }
-  const [sqr, variance] = app.gradStats(app.init_batch_size, epoch);
-  return { perf: fitPerfParams(points), grad: { sqr, var: variance }, limits: app.limits };
-}
-
-function stepOf(
-  app: TraceApplication,
-  placement: readonly number[],
-  local_bsz: number,
-): { step_time_s: number; sync_time_s: number } {
-  const [step_time_s, sync_time_s] = app.throughput(placement, local_bsz);
-  return { step_time_s, sync_time_s };
-}
-
 const NODES = 512;
 const GPUS_PER_NODE = 4;
 const JOBS = 5000;
-const generator = new Random(42);
-const random = (): number => generator.next();
-const apps = applicationNames
-  .map((name) => getApplication(name, defaultTracesDir()))
-  .filter((a): a is TraceApplication => a !== undefined);
-const models = new Map(
-  apps.map(
-    (app) => [app.name, [0, 1, 2].map((e) => fittedModel(app, Math.min(e * 10, app.completion_epoch)))] as const,
-  ),
-);
-const nodes: NodeInfo[] = Array.from({ length: NODES }, (_, index) => ({
-  index,
-  name: `n${index}`,
-  gpus: GPUS_PER_NODE,
-  preemptible: false,
-}));
-const now0_s = 86_400;
-const jobs: PolicyJob[] = Array.from({ length: JOBS }, (_, j) => {
-  const app = apps[Math.floor(random() * apps.length)] as TraceApplication;
-  const ncf = app.name === 'ncf';
-  const profiled = [0, 1, 2, 4, 8, 16, 32][Math.floor(random() * 7)] as number;
-  const model = (models.get(app.name) as GoodputModel[])[Math.floor(random() * 3)] as GoodputModel;
-  const age_s = Math.floor(random() * 8 * 3600);
-  const job: PolicyJob = {
-    id: `${app.name}-${j}`,
-    submitted_at_s: now0_s - age_s,
-    attained_service_gpu_s: Math.floor(random() * age_s * 4),
-    min_replicas: 0,
-    max_replicas: ncf ? 1 : Math.min(NODES * GPUS_PER_NODE, Math.floor(app.max_batch_size / app.min_local_bsz)),
-    max_profiled_replicas: ncf ? Math.min(profiled, 1) : profiled,
-    restarts: Math.floor(random() * 10),
-    preemptible: random() > 0.02,
-    priority: 0,
-    limits: app.limits,
-    remaining_samples: Math.floor(random() * app.target_progress * app.init_batch_size),
-    // A copy per job: jobs never share a model object, so memos only help across rounds.
-    ...(ncf ? { fixed_batch_size: 32768 } : {}),
-    ...(profiled > 0 ? { model: { ...model } } : {}),
-  };
-  return job;
-});
-// Random initial allocations: jobs take packed slots in random order until the cluster is full.
-let allocations: Record<string, Allocation> = {};
-{
-  const free = nodes.map((n) => n.gpus);
-  let node = 0;
-  for (const job of jobs) {
-    if (random() < 0.6 || node >= NODES) continue;
-    const want = Math.min(job.max_replicas, 1 << Math.floor(random() * 4));
-    const allocation: number[] = [];
-    while (allocation.length < want && node < NODES) {
-      if ((free[node] as number) === 0) node++;
-      else {
-        free[node] = (free[node] as number) - 1;
-        allocation.push(node);
-      }
-    }
-    if (allocation.length > 0) allocations[job.id] = allocation;
-  }
-}
+const { nodes, jobs, now_s: now0_s, allocations: initial } = generateOneType(NODES, GPUS_PER_NODE, JOBS);
+let allocations: Record<string, Allocation> = initial;
+const apps = [...new Set(jobs.map((j) => j.id.slice(0, j.id.lastIndexOf('-'))))].map((name) => ({ name }));
 const generated = new TimedPolicy(new GoodputPolicy(params));
 const rounds = Number(values.rounds);
 for (let round = 0; round < rounds; round++) {
   const snapshot: ClusterSnapshot = { now_s: now0_s + round * 60, nodes, jobs, allocations };
   const decision = generated.decide(snapshot);
   allocations = decision.allocations;
-  // Feed the round back: allocated jobs gain service and lose remaining work.
-  for (const job of jobs) {
-    const replicas = allocations[job.id]?.length ?? 0;
-    job.attained_service_gpu_s += 60 * replicas;
-    if (job.remaining_samples !== undefined)
-      job.remaining_samples = Math.max(1, job.remaining_samples - 60 * replicas * job.limits.init_batch_size);
-    if (replicas > job.max_profiled_replicas) job.max_profiled_replicas = replicas;
-  }
+  feedBack(jobs, allocations);
 }
 const used = Object.values(allocations).reduce((s, a) => s + a.length, 0);
 console.log(

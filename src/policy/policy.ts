@@ -16,6 +16,24 @@ export interface PolicyDecision {
   allocations: Record<string, Allocation>;
   /** Optional reasons for jobs left without (enough) GPUs. */
   rejections?: Record<string, Rejection>;
+  /** Optional: how the decision was made and how far it may be from the best one. */
+  diagnostics?: DecisionDiagnostics;
+}
+
+/**
+ * How far a decision is from the best one, where the policy can tell (issue #49): its objective
+ * against a bound no decision can beat (a relaxation's optimum). Invariant: 0 <= gap; a gap of 0
+ * means the decision is optimal for the policy's objective.
+ */
+export interface DecisionDiagnostics {
+  /** How it was decided, e.g. `exact` (integer program) or `relaxed` (prices and greedy placement). */
+  method: string;
+  /** The decision's objective (larger is better), in the policy's own units. */
+  objective?: number;
+  /** A bound no decision of this round can beat (same units). */
+  bound?: number;
+  /** (bound - objective) / |bound|, clamped at 0; absent without a bound. */
+  gap?: number;
 }
 
 /**

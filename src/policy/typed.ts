@@ -192,7 +192,8 @@ export class OpenNodes implements Policy {
     }
     const nodes = open.map((n, i) => ({ ...n, index: i }));
     const inner = { now_s: snapshot.now_s, nodes, jobs: snapshot.jobs, allocations: held };
-    const decided = this.policy!.decide(inner).allocations;
+    const decision = this.policy!.decide(inner);
+    const decided = decision.allocations;
     const min = new Map(snapshot.jobs.map((j) => [j.id, j.min_replicas]));
     const allocations: Record<string, Allocation> = {};
     for (const [id, a] of Object.entries(decided)) {
@@ -204,6 +205,6 @@ export class OpenNodes implements Policy {
     if ([...ids].some((id) => !same(out[id], allocations[id]))) this.policy = undefined;
     const rejections: Record<string, Rejection> = {};
     for (const j of snapshot.jobs) if (!out[j.id]) rejections[j.id] = NO_CONFIGURATION;
-    return { allocations: out, rejections };
+    return { allocations: out, rejections, ...(decision.diagnostics ? { diagnostics: decision.diagnostics } : {}) };
   }
 }

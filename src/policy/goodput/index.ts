@@ -1,6 +1,13 @@
 import type { Allocation, ClusterSnapshot } from '../../core/cluster.js';
 import { byShape, requireSolver } from '../by-shape.js';
-import type { Policy, PolicyDecision, PolicyFactory, PolicyOptions, PolicyParamValue } from '../policy.js';
+import type {
+  DecisionDiagnostics,
+  Policy,
+  PolicyDecision,
+  PolicyFactory,
+  PolicyOptions,
+  PolicyParamValue,
+} from '../policy.js';
 import { GOODPUT_HETERO_DEFAULTS } from '../sia/goodput-hetero.js';
 import { ResumingGoodputHetero } from '../sia/resuming.js';
 import { OpenNodes } from '../typed.js';
@@ -12,7 +19,9 @@ import {
   type SpeedupCache,
 } from './job-view.js';
 import { allocateJobs, usageAfter } from './node-allocation.js';
-import { chooseReplicaCounts } from './sizing.js';
+import { lagrangianBound, type SizedValues } from './scale.js';
+import { allocationValue, chooseReplicaCounts } from './sizing.js';
+import { candidateSteps } from './step-sizes.js';
 
 /**
  * Goodput's own policy (docs/policy.md): every round, size jobs by their goodput speedup,
@@ -65,8 +74,36 @@ export class GoodputPolicy implements Policy {
             : { code: 'WAITING_FOR_GPUS', message: busy };
       }
     });
-    return { allocations, rejections };
+    return { allocations, rejections, diagnostics: sizingGap(views, allocations, free, gpusPerNode) };
   }
+}
+
+/**
+ * The round's objective (the sum of the movable jobs' values at the sizes they got) against the
+ * Lagrangian bound of the sizing problem over the sizes the policy considers (each job's sizes up
+ * to a node, then whole-node sizes spaced 2x up to its maximum, and its current and new size).
+ * The gap counts everything the bound ignores: placement, the GPU price, whole-node rules, greed.
+ */
+function sizingGap(
+  views: readonly RoundJob[],
+  allocations: Readonly<Record<string, Allocation>>,
+  free: number,
+  gpusPerNode: number,
+): DecisionDiagnostics {
+  let objective = 0;
+  const sized: SizedValues[] = views.map((view) => {
+    const got = allocations[view.job.id]?.length ?? 0;
+    objective += allocationValue(view, got);
+    const set = new Set([0, got, view.current_replicas]);
+    const most = Math.min(view.max_replicas, free);
+    for (const r of candidateSteps(0, Math.min(gpusPerNode, most), most, gpusPerNode, 2))
+      if (r >= view.min_replicas) set.add(r);
+    const sizes = [...set].sort((a, b) => a - b);
+    return { sizes, values: sizes.map((r) => allocationValue(view, r)) };
+  });
+  const bound = lagrangianBound(sized, free);
+  const gap = Math.max(0, (bound - objective) / Math.max(Math.abs(bound), 1e-12));
+  return { method: 'greedy', objective, bound, gap };
 }
 
 /**

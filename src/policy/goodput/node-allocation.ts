@@ -54,15 +54,76 @@ export function allocateJobs(
       (views[b] as RoundJob).weight - (views[a] as RoundJob).weight ||
       a - b,
   );
+  const index = new FreeIndex(usage.free);
   for (const i of toPlace) {
     const view = views[i] as RoundJob;
-    const allocation = placeOne(usage, counts[i] as number, view.min_replicas);
+    const allocation = placeOne(usage, counts[i] as number, view.min_replicas, index);
     if (allocation.length > 0) {
       occupy(usage, allocation);
+      for (const node of new Set(allocation)) index.update(node);
       result[view.job.id] = allocation;
     }
   }
   return result;
+}
+
+/**
+ * Nodes by free GPUs, for a best fit in time independent of the node count (thousands of nodes,
+ * issue #49): per free count, a min-heap of node indices, stale entries dropped when seen.
+ * `bestFit` returns what a scan in node order returns: the first node with the fewest free GPUs
+ * that still holds `replicas`.
+ */
+class FreeIndex {
+  private readonly buckets: number[][] = [];
+
+  constructor(private readonly free: readonly number[]) {
+    free.forEach((_, node) => this.update(node));
+  }
+
+  /** Records the node's current free count (call after it changes). */
+  update(node: number): void {
+    const f = this.free[node] as number;
+    if (f <= 0) return;
+    while (this.buckets.length <= f) this.buckets.push([]);
+    heapPush(this.buckets[f] as number[], node);
+  }
+
+  bestFit(replicas: number): number | undefined {
+    for (let f = Math.max(1, replicas); f < this.buckets.length; f++) {
+      const heap = this.buckets[f] as number[];
+      while (heap.length > 0 && this.free[heap[0] as number] !== f) heapPop(heap);
+      if (heap.length > 0) return heap[0];
+    }
+    return undefined;
+  }
+}
+
+function heapPush(heap: number[], x: number): void {
+  heap.push(x);
+  let i = heap.length - 1;
+  while (i > 0) {
+    const parent = (i - 1) >> 1;
+    if ((heap[parent] as number) <= x) break;
+    heap[i] = heap[parent] as number;
+    i = parent;
+  }
+  heap[i] = x;
+}
+
+function heapPop(heap: number[]): void {
+  const last = heap.pop() as number;
+  if (heap.length === 0) return;
+  let i = 0;
+  for (;;) {
+    const left = 2 * i + 1;
+    if (left >= heap.length) break;
+    const right = left + 1;
+    const child = right < heap.length && (heap[right] as number) < (heap[left] as number) ? right : left;
+    if ((heap[child] as number) >= last) break;
+    heap[i] = heap[child] as number;
+    i = child;
+  }
+  heap[i] = last;
 }
 
 function fits(usage: NodeUsage, allocation: Allocation): boolean {
@@ -78,8 +139,8 @@ function fits(usage: NodeUsage, allocation: Allocation): boolean {
   return true;
 }
 
-function placeOne(usage: NodeUsage, replicas: number, min_replicas: number): Allocation {
-  const single = bestFitNode(usage, replicas);
+function placeOne(usage: NodeUsage, replicas: number, min_replicas: number, index: FreeIndex): Allocation {
+  const single = index.bestFit(replicas);
   if (single !== undefined) return new Array<number>(replicas).fill(single);
   const clean = usage.free
     .map((free, node) => ({ free, node }))
@@ -97,13 +158,5 @@ function placeOne(usage: NodeUsage, replicas: number, min_replicas: number): All
   const largestSingle = Math.max(0, ...usage.free);
   const shrunk = Math.max(largestSingle, allocation.length);
   if (shrunk < Math.max(1, min_replicas)) return [];
-  return shrunk === allocation.length ? allocation : placeOne(usage, shrunk, min_replicas);
-}
-
-function bestFitNode(usage: NodeUsage, replicas: number): number | undefined {
-  let best: number | undefined;
-  usage.free.forEach((free, node) => {
-    if (free >= replicas && (best === undefined || free < (usage.free[best] as number))) best = node;
-  });
-  return best;
+  return shrunk === allocation.length ? allocation : placeOne(usage, shrunk, min_replicas, index);
 }

@@ -56,7 +56,8 @@ export function chooseReplicaCounts(
   const { min_marginal_speedup, whole_nodes, gpu_price } = { ...NO_RULES, ...rules };
   const counts = views.map(() => 0);
   let free = free_gpus;
-  const byPriority = views.map((_, i) => i).sort((a, b) => compareViews(views, a, b));
+  const weight = Float64Array.from(views, (v) => v.weight);
+  const byPriority = views.map((_, i) => i).sort((a, b) => (weight[b] as number) - (weight[a] as number) || a - b);
   for (const i of byPriority) {
     const view = views[i] as RoundJob;
     if (view.min_replicas > 0 && view.min_replicas <= free) {
@@ -117,12 +118,6 @@ function grow(
     push(i);
   }
   return free;
-}
-
-function compareViews(views: readonly RoundJob[], a: number, b: number): number {
-  const va = views[a] as RoundJob;
-  const vb = views[b] as RoundJob;
-  return vb.weight - va.weight || va.order - vb.order;
 }
 
 function bestStep(

@@ -10,9 +10,12 @@
 import type { Allocation, ClusterSnapshot } from '../../core/cluster.js';
 import { fixedBatchChoice, optimizeBatch } from '../../goodput/optimize.js';
 import type { GoodputModel } from '../../goodput/types.js';
-import type { Policy, PolicyDecision, Rejection } from '../policy.js';
+import type { DecisionDiagnostics, Policy, PolicyDecision, Rejection } from '../policy.js';
 import { allocationType, NO_CONFIGURATION, typedJobs, typeGroups, type TypeGroup, type TypedJob } from '../typed.js';
-import { solveAssignment, type MilpSolver } from './assignment.js';
+import { approxBestGoodput, SCALE_GPUS } from '../goodput/scale.js';
+import { placeFast, placeSticky } from './placement.js';
+import { solveAssignment, type AssignmentRow, type MilpSolver } from './assignment.js';
+import { priceAssignment } from './price-assignment.js';
 
 /** Sia's knobs (artifact defaults). */
 export interface SiaParams {
@@ -78,15 +81,43 @@ export function siaConfigs(groups: readonly TypeGroup[]): SiaConfig[] {
   return out;
 }
 
-function goodputOn(model: GoodputModel, job: TypedJob, nodes: number, gpus: number): number {
-  if (job.fixed_batch_size !== undefined) return fixedBatchChoice(model, nodes, gpus, job.fixed_batch_size).goodput;
-  return optimizeBatch(model, nodes, gpus, model.limits.max_batch_size).goodput;
+/**
+ * Best goodput of `model` on (nodes, gpus), memoized per model object (a pure function of it);
+ * on a large cluster (`approx`) by the approximate batch search of goodput/scale.ts.
+ */
+function goodputOn(
+  memo: WeakMap<GoodputModel, Map<number, number>>,
+  approx: boolean,
+  model: GoodputModel,
+  job: TypedJob,
+  nodes: number,
+  gpus: number,
+): number {
+  let byShape = memo.get(model);
+  if (!byShape) memo.set(model, (byShape = new Map()));
+  const key = ((job.fixed_batch_size ?? 0) * 4096 + nodes) * 4096 + gpus;
+  let g = byShape.get(key);
+  if (g === undefined) {
+    if (job.fixed_batch_size !== undefined) g = fixedBatchChoice(model, nodes, gpus, job.fixed_batch_size).goodput;
+    else if (approx) g = approxBestGoodput(model, nodes, gpus, { max_batch_size: model.limits.max_batch_size });
+    else g = optimizeBatch(model, nodes, gpus, model.limits.max_batch_size).goodput;
+    byShape.set(key, g);
+  }
+  return g;
 }
+
+/** Programs with more columns than this (after thinning) are solved by prices (price-assignment.ts), not HiGHS. */
+export const PRICED_COLUMNS = 6000;
 
 /** The Sia policy over `solver`. */
 export class SiaPolicy implements Policy {
   readonly name: string = 'sia';
-  private prevConfig = new Map<string, number>();
+  /** Each placed job's configuration last round, as `type/gpus`. */
+  private prevConfig = new Map<string, string>();
+  /** Goodput per model object and shape (models that were not refitted are the same object). */
+  private readonly goodputs = new WeakMap<GoodputModel, Map<number, number>>();
+  /** Whether this round's cluster is large (goodput/scale.ts SCALE_GPUS): approximate goodputs. */
+  private approx = false;
   /** The absolute goodput the last goodputRow normalized by (samples/s). */
   protected lastMinGoodput = 1;
 
@@ -111,7 +142,18 @@ export class SiaPolicy implements Policy {
   decide(s: ClusterSnapshot): PolicyDecision {
     const jobs = typedJobs(s, this.name);
     const groups = typeGroups(s.nodes);
-    const configs = siaConfigs(groups);
+    // Configurations larger than any job may take can only be a job's previous one, which it
+    // cannot hold either: left out, so that thousands of nodes do not mean thousands of columns.
+    const all = siaConfigs(groups);
+    let maxGpus = 1;
+    for (const j of jobs) maxGpus = Math.max(maxGpus, j.max_replicas);
+    const configs = all.filter((c) => c.gpus <= maxGpus);
+    const index = new Map(configs.map((c, i) => [configKey(c), i]));
+    const prevOf = (id: string): number | undefined => {
+      const key = this.prevConfig.get(id);
+      return key === undefined ? undefined : index.get(key);
+    };
+    this.approx = groups.reduce((n, g) => n + g.total_gpus, 0) >= SCALE_GPUS;
     const gpn = new Map(groups.map((g) => [g.type, g.gpus_per_node]));
     const rows: { id: string; costs: Map<number, number>; forced?: number }[] = [];
     const gps = jobs.map((job) => {
@@ -121,11 +163,11 @@ export class SiaPolicy implements Policy {
     // Weights relative to the round's median, so that a per-GPU cost has one scale.
     const sorted = gps.map((g) => g.weight).sort((a, b) => a - b);
     const median = sorted.length > 0 ? sorted[Math.floor(sorted.length / 2)]! : 1;
-    const large = jobs.length * configs.length > COLUMN_BUDGET;
+    const large = jobs.length * all.length > COLUMN_BUDGET;
     jobs.forEach((job, i) => {
       const gp = gps[i]!.gp;
       const weight = gps[i]!.weight / (median > 0 ? median : 1);
-      const prev = this.prevConfig.get(job.id);
+      const prev = prevOf(job.id);
       const costs = new Map<number, number>();
       // Configurations come type by type, GPUs ascending: one costing no less than a smaller one
       // of its type is dominated (more GPUs, no better objective) and never needed. Dropped only
@@ -148,19 +190,19 @@ export class SiaPolicy implements Policy {
       rows.push({ id: job.id, costs, ...(keep ? { forced: prev } : {}) });
     });
     const columns = rows.reduce((n, r) => n + r.costs.size, 0);
-    if (columns > COLUMN_BUDGET) for (const r of rows) thinRow(r.costs, configs, this.prevConfig.get(r.id));
+    if (columns > COLUMN_BUDGET) for (const r of rows) thinRow(r.costs, configs, prevOf(r.id));
     const capacity = groups.map((g) => g.total_gpus);
     const typeIndex = new Map(groups.map((g, i) => [g.type, i]));
-    const chosen = solveAssignment(
-      this.solver,
-      rows,
-      configs.map((c) => ({ group: typeIndex.get(c.type)!, gpus: c.gpus })),
-      capacity,
-    );
+    const uses = configs.map((c) => ({ group: typeIndex.get(c.type)!, gpus: c.gpus }));
+    // Small programs: HiGHS (exact); large ones: prices. Both report the relaxation's bound.
+    const priced = priceAssignment(rows, uses, capacity);
+    const exact = rows.reduce((n, r) => n + r.costs.size, 0) <= PRICED_COLUMNS;
+    const chosen = exact ? solveAssignment(this.solver, rows, uses, capacity) : priced.chosen;
+    const diagnostics = assignmentGap(exact ? 'exact' : 'priced', rows, chosen, priced.bound);
     this.prevConfig = new Map();
     const perType = new Map<string, { id: string; gpus: number }[]>();
     for (const [id, c] of chosen) {
-      this.prevConfig.set(id, c);
+      this.prevConfig.set(id, configKey(configs[c]!));
       const cfg = configs[c]!;
       const list = perType.get(cfg.type) ?? [];
       list.push({ id, gpus: cfg.gpus });
@@ -177,7 +219,7 @@ export class SiaPolicy implements Policy {
     }
     const rejections: Record<string, Rejection> = {};
     for (const j of jobs) if (!out[j.id]) rejections[j.id] = NO_CONFIGURATION;
-    return { allocations: out, rejections };
+    return { allocations: out, rejections, diagnostics };
   }
 
   /**
@@ -233,11 +275,12 @@ export class SiaPolicy implements Policy {
     const row = configs.map((c) => {
       if (c.gpus > cap) return 0;
       const own = models.get(c.type) ?? unmeasured.get(c.type);
-      if (own) return goodputOn(own, job, c.nodes, c.gpus);
+      if (own) return goodputOn(this.goodputs, this.approx, own, job, c.nodes, c.gpus);
       if (source === undefined) return c.gpus === 1 ? this.unmodelledGoodput(job, c.type) : 0;
       const src = models.get(source)!;
       const ratio = job.per_type.one_gpu_samples_per_s[c.type]! / job.per_type.one_gpu_samples_per_s[source]!;
-      return goodputOn(src, job, Math.ceil(c.gpus / gpn.get(source)!), c.gpus) * ratio;
+      const nodes = Math.ceil(c.gpus / gpn.get(source)!);
+      return goodputOn(this.goodputs, this.approx, src, job, nodes, c.gpus) * ratio;
     });
     const positive = row.filter((g) => g > ZERO_GAIN);
     const min = positive.length > 0 ? Math.min(...positive) : 1;
@@ -246,106 +289,30 @@ export class SiaPolicy implements Policy {
   }
 }
 
-/**
- * Sia's fast placement on one type: jobs by GPU count, largest first; whole nodes for the
- * whole-node part, then the rest on the next nodes with free GPUs, continuing round-robin.
- */
-export function placeFast(
-  group: TypeGroup,
-  jobs: readonly { id: string; gpus: number }[],
-  nodeGpus: readonly number[],
-): Record<string, Allocation> {
-  const free = group.nodes.map((n) => nodeGpus[n]!);
-  const m = free.length;
-  const g = group.gpus_per_node;
-  const out: Record<string, Allocation> = {};
-  let cursor = 0;
-  for (const job of [...jobs].sort((a, b) => b.gpus - a.gpus)) {
-    let left = job.gpus;
-    let node = cursor;
-    let full = Math.floor(left / g);
-    const placed: number[] = [];
-    for (let checked = 0; checked < m && full > 0; checked++) {
-      if (free[node] === g) {
-        free[node] = 0;
-        left -= g;
-        for (let k = 0; k < g; k++) placed.push(group.nodes[node]!);
-        full--;
-      }
-      node = (node + 1) % m;
-    }
-    for (let guard = 0; left > 0 && guard < 2 * m; guard++) {
-      const take = Math.min(left, free[node]!);
-      if (take > 0) {
-        free[node]! -= take;
-        left -= take;
-        for (let k = 0; k < take; k++) placed.push(group.nodes[node]!);
-      }
-      node = (node + 1) % m;
-    }
-    if (left === 0) out[job.id] = placed;
-    cursor = node;
-  }
-  return out;
+function configKey(c: SiaConfig): string {
+  return `${c.type}/${c.gpus}`;
 }
 
 /**
- * Placement that keeps every job whose GPU count on this type is unchanged on its nodes, then
- * packs the others: whole free nodes first for multi-node jobs, else the node with the fewest
- * free GPUs that fits (best fit), else any free GPUs.
+ * The objective of the chosen configurations (the program minimizes; reported negated, larger is
+ * better) against the bound of its linear relaxation (price-assignment.ts).
  */
-export function placeSticky(
-  group: TypeGroup,
-  jobs: readonly { id: string; gpus: number }[],
-  nodeGpus: readonly number[],
-  current: Readonly<Record<string, Allocation>>,
-): Record<string, Allocation> {
-  const free = new Map(group.nodes.map((n) => [n, nodeGpus[n]!]));
-  const out: Record<string, Allocation> = {};
-  const rest: { id: string; gpus: number }[] = [];
-  for (const job of jobs) {
-    const prev = current[job.id];
-    if (prev && prev.length === job.gpus && prev.every((n) => free.has(n))) {
-      const need = new Map<number, number>();
-      for (const n of prev) need.set(n, (need.get(n) ?? 0) + 1);
-      if ([...need].every(([n, k]) => free.get(n)! >= k)) {
-        for (const [n, k] of need) free.set(n, free.get(n)! - k);
-        out[job.id] = prev;
-        continue;
-      }
-    }
-    rest.push(job);
+function assignmentGap(
+  method: string,
+  rows: readonly AssignmentRow[],
+  chosen: ReadonlyMap<string, number>,
+  lower: number,
+): DecisionDiagnostics {
+  let cost = 0;
+  for (const r of rows) {
+    const c = chosen.get(r.id);
+    if (c !== undefined) cost += r.costs.get(c) ?? 0;
   }
-  const g = group.gpus_per_node;
-  for (const job of rest.sort((a, b) => b.gpus - a.gpus)) {
-    const placed: number[] = [];
-    let left = job.gpus;
-    if (left >= g) {
-      for (const n of group.nodes) {
-        if (left < g) break;
-        if (free.get(n) === g) {
-          free.set(n, 0);
-          for (let k = 0; k < g; k++) placed.push(n);
-          left -= g;
-        }
-      }
-    }
-    if (left > 0) {
-      const fit = group.nodes.filter((n) => free.get(n)! >= left).sort((a, b) => free.get(a)! - free.get(b)!)[0];
-      const order = fit !== undefined ? [fit] : [...group.nodes].sort((a, b) => free.get(b)! - free.get(a)!);
-      for (const n of order) {
-        const take = Math.min(left, free.get(n)!);
-        free.set(n, free.get(n)! - take);
-        for (let k = 0; k < take; k++) placed.push(n);
-        left -= take;
-        if (left === 0) break;
-      }
-    }
-    if (left === 0) out[job.id] = placed;
-    else for (const n of placed) free.set(n, free.get(n)! + 1);
-  }
-  return out;
+  const gap = Math.max(0, (cost - lower) / Math.max(Math.abs(lower), 1e-12));
+  return { method, objective: -cost, bound: -lower, gap };
 }
+
+export { placeFast, placeSticky } from './placement.js';
 
 /** The type a Sia decision put `id` on, for tests. */
 export { allocationType };

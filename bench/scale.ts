@@ -1,0 +1,182 @@
+/**
+ * `npm run bench:scale`: decision time of the goodput policy at the scale of a large lab (issue
+ * #49). Cases: one GPU type (bench:policy's generator: the six Pollux applications, 4-GPU nodes)
+ * and four types (Sia's applications and types aws/rtx/dgx/dgx-ext, a quarter of the GPUs each),
+ * at 2,048 GPUs / 5,000 jobs and 16,384 GPUs / 40,000 jobs. Per case: 8 rounds (--rounds) from
+ * random initial allocations, each decision fed back; prints the first round's wall time, p99
+ * wall and CPU time over the rounds, and the median gap of the decision's objective to the bound
+ * the policy reports (PolicyDecision.diagnostics), with the targets of issue #49.
+ * Flags: --quick (64 GPUs, 200 jobs, 3 rounds: a smoke run), --cases one-2048,one-16384,
+ * four-2048,four-16384 (which to run), --data DIR (Sia data, default ../shared/data/sia or
+ * ../../shared/data/sia), --json (one object: {"cases": [...], "server": {...}}).
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Allocation, ClusterSnapshot } from '../src/core/cluster.js';
+import type { Policy } from '../src/policy/policy.js';
+import { createPolicy } from '../src/policy/registry.js';
+import { validateDecision } from '../src/policy/validate-decision.js';
+import type { ClusterPart } from '../src/sim/hetero/hetero-sim.js';
+import { percentile } from '../src/sim/metrics.js';
+import { benchArgs } from './bench-args.js';
+import { feedBack, generateOneType, generateTyped, type GeneratedCluster } from './generated-cluster.js';
+
+const USAGE = `
+usage: npm run bench:scale -- [--quick] [--rounds 8] [--cases LIST] [--data DIR] [--json]
+Decision time of the goodput policy at 2,048 GPUs / 5,000 jobs and 16,384 GPUs / 40,000 jobs,
+on one GPU type and on four (Sia's applications). --cases: one-2048,one-16384,four-2048,four-16384
+(default all); --quick: 64 GPUs and 200 jobs per case, 3 rounds.
+`;
+const values = benchArgs(USAGE, {
+  quick: { type: 'boolean', default: false },
+  rounds: { type: 'string' },
+  cases: { type: 'string', default: 'one-2048,one-16384,four-2048,four-16384' },
+  data: { type: 'string' },
+  json: { type: 'boolean', default: false },
+});
+
+/** Targets of issue #49: p99 ms by (types, GPUs). */
+const TARGET_P99_MS: Record<string, number> = { '1/2048': 100, '1/16384': 1000, '4/2048': 200, '4/16384': 2000 };
+const TARGET_GAP = 0.05;
+
+interface CaseSpec {
+  name: string;
+  types: 1 | 4;
+  gpus: number;
+  jobs: number;
+}
+
+/** One measured case, as --json prints it. */
+export interface ScaleCase {
+  types: 1 | 4;
+  gpus: number;
+  jobs: number;
+  rounds: number;
+  first_round_ms: number;
+  p99_ms: number;
+  p99_cpu_ms: number;
+  first_round_cpu_ms: number;
+  later_p50_ms: number;
+  later_p50_cpu_ms: number;
+  /** Median over rounds of (bound - objective) / |bound|; null where the policy reports no bound. */
+  gap_p50: number | null;
+  gap_max: number | null;
+  /** How the rounds were decided (diagnostics.method), e.g. exact, relaxed. */
+  methods: string[];
+  running_after: number;
+  target_p99_ms: number | null;
+}
+
+const quick = values.quick;
+const rounds = Number(values.rounds ?? (quick ? 3 : 8));
+const names = [...new Set(values.cases.split(',').map((n) => (quick ? n.replace(/-\d+$/, '-64') : n)))];
+const specs: CaseSpec[] = names.map((name) => {
+  const m = /^(one|four)-(\d+)$/.exec(name.trim());
+  if (!m) {
+    console.error(`error: --cases: '${name}' is not one-N or four-N (e.g. one-2048)`);
+    process.exit(2);
+  }
+  const gpus = quick ? 64 : Number(m[2]);
+  return { name, types: m[1] === 'one' ? 1 : 4, gpus, jobs: quick ? 200 : Math.round((gpus * 5000) / 2048) };
+});
+
+function dataDir(): string {
+  const dir = values.data ?? (existsSync('../shared/data/sia') ? '../shared/data/sia' : '../../shared/data/sia');
+  if (!existsSync(join(dir, 'traces'))) {
+    console.error(`error: ${dir}/traces: no such directory (give the Sia data directory with --data)`);
+    process.exit(2);
+  }
+  return dir;
+}
+
+/** Four types, a quarter of the GPUs each: aws 4-GPU nodes, rtx/dgx/dgx-ext 8-GPU nodes. */
+function fourTypes(gpus: number): ClusterPart[] {
+  const quarter = gpus / 4;
+  return [
+    { type: 'aws', nodes: quarter / 4, gpus_per_node: 4 },
+    { type: 'rtx', nodes: quarter / 8, gpus_per_node: 8 },
+    { type: 'dgx', nodes: quarter / 8, gpus_per_node: 8 },
+    { type: 'dgx-ext', nodes: quarter / 8, gpus_per_node: 8 },
+  ];
+}
+
+function generate(spec: CaseSpec): GeneratedCluster {
+  if (spec.types === 1) return generateOneType(spec.gpus / 4, 4, spec.jobs);
+  return generateTyped(fourTypes(spec.gpus), join(dataDir(), 'traces'), spec.jobs);
+}
+
+async function runCase(spec: CaseSpec): Promise<ScaleCase> {
+  const cluster = generate(spec);
+  // A fresh policy per case, as after a server start: the first round has no memo.
+  const policy: Policy = await createPolicy('goodput', { seed: 1 });
+  let allocations: Record<string, Allocation> = cluster.allocations;
+  const wall: number[] = [];
+  const cpu: number[] = [];
+  const gaps: number[] = [];
+  const methods = new Set<string>();
+  for (let round = 0; round < rounds; round++) {
+    const snapshot: ClusterSnapshot = {
+      now_s: cluster.now_s + round * 60,
+      nodes: cluster.nodes,
+      jobs: cluster.jobs,
+      allocations,
+    };
+    const start = performance.now();
+    const cpu0 = process.cpuUsage();
+    const decision = policy.decide(snapshot);
+    const used = process.cpuUsage(cpu0);
+    wall.push(performance.now() - start);
+    cpu.push((used.user + used.system) / 1000);
+    const check = validateDecision(snapshot, decision.allocations);
+    if (!check.ok) throw new Error(`${spec.name}: invalid decision in round ${round}: ${check.reason}`);
+    const d = decision.diagnostics;
+    if (d?.gap !== undefined) gaps.push(d.gap);
+    if (d?.method !== undefined) methods.add(d.method);
+    allocations = decision.allocations;
+    feedBack(cluster.jobs, allocations);
+  }
+  const key = `${spec.types}/${spec.gpus}`;
+  return {
+    types: spec.types,
+    gpus: spec.gpus,
+    jobs: spec.jobs,
+    rounds,
+    first_round_ms: round1(wall[0]!),
+    p99_ms: round1(percentile(wall, 99)),
+    p99_cpu_ms: round1(percentile(cpu, 99)),
+    first_round_cpu_ms: round1(cpu[0]!),
+    later_p50_ms: round1(percentile(wall.slice(1), 50)),
+    later_p50_cpu_ms: round1(percentile(cpu.slice(1), 50)),
+    gap_p50: gaps.length > 0 ? Number(percentile(gaps, 50).toFixed(5)) : null,
+    gap_max: gaps.length > 0 ? Number(Math.max(...gaps).toFixed(5)) : null,
+    methods: [...methods],
+    running_after: Object.keys(allocations).length,
+    target_p99_ms: quick ? null : (TARGET_P99_MS[key] ?? null),
+  };
+}
+
+function round1(x: number): number {
+  return Math.round(x * 10) / 10;
+}
+
+const cases: ScaleCase[] = [];
+for (const spec of specs) {
+  const c = await runCase(spec);
+  cases.push(c);
+  if (!values.json) {
+    const target =
+      c.target_p99_ms === null
+        ? ''
+        : ` (target <= ${c.target_p99_ms} ms: ${c.p99_ms <= c.target_p99_ms ? 'met' : 'NOT met'})`;
+    const gap =
+      c.gap_p50 === null
+        ? 'no bound'
+        : `gap p50 ${(c.gap_p50 * 100).toFixed(2)}% max ${((c.gap_max ?? 0) * 100).toFixed(2)}% (target p50 <= ${TARGET_GAP * 100}%: ${c.gap_p50 <= TARGET_GAP ? 'met' : 'NOT met'})`;
+    console.log(
+      `${c.types} type(s), ${c.gpus} GPUs, ${c.jobs} jobs, ${c.rounds} rounds: first round ${c.first_round_ms} ms ` +
+        `(CPU ${c.first_round_cpu_ms}), p99 ${c.p99_ms} ms${target}, CPU p99 ${c.p99_cpu_ms} ms, later p50 ` +
+        `${c.later_p50_ms} ms (CPU ${c.later_p50_cpu_ms}); ${gap}; ${c.running_after} jobs running; ${c.methods.join('/') || '-'}`,
+    );
+  }
+}
+if (values.json) console.log(JSON.stringify({ cases, server: null }, null, 2));

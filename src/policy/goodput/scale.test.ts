@@ -1,0 +1,82 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Random } from '../../core/random.js';
+import { optimizeBatch } from '../../goodput/optimize.js';
+import type { GoodputModel } from '../../goodput/types.js';
+import { GoodputPolicy } from './index.js';
+import { approxBestGoodput, lagrangianBound, SCALE_GPUS, type SizedValues } from './scale.js';
+import { job, limits, nodes, perf } from './test-jobs.js';
+
+const model: GoodputModel = { perf, grad: { sqr: 0.002, var: 0.05 }, limits };
+
+/** Best integer value of the sizing problem by enumeration (tiny instances only). */
+function bruteForce(jobs: readonly SizedValues[], gpus: number): number {
+  let best = -Infinity;
+  const walk = (j: number, left: number, value: number): void => {
+    if (j === jobs.length) {
+      best = Math.max(best, value);
+      return;
+    }
+    const { sizes, values } = jobs[j]!;
+    sizes.forEach((size, k) => {
+      if (size <= left) walk(j + 1, left - size, value + values[k]!);
+    });
+  };
+  walk(0, gpus, 0);
+  return best;
+}
+
+describe('goodput policy at scale', () => {
+  it('the approximate batch search is within 0.5% of the exact one and never above it', () => {
+    for (const gradVar of [0.005, 0.05, 0.5, 5]) {
+      const m = { ...model, grad: { sqr: 0.002, var: gradVar } };
+      for (const [n, r] of [
+        [1, 1],
+        [1, 4],
+        [2, 8],
+        [4, 16],
+        [8, 32],
+        [16, 64],
+      ] as const) {
+        const exact = optimizeBatch(m, n, r, limits.max_batch_size).goodput;
+        const approx = approxBestGoodput(m, n, r, { max_batch_size: limits.max_batch_size });
+        assert.ok(approx <= exact * (1 + 1e-12), `${n}/${r}: ${approx} > ${exact}`);
+        assert.ok(approx >= exact * 0.995, `${n}/${r} var ${gradVar}: ${approx} vs ${exact}`);
+      }
+    }
+  });
+
+  it('the bound is at least the best integer value and equal to it where values are concave', () => {
+    const random = new Random(3);
+    for (let trial = 0; trial < 40; trial++) {
+      const jobs: SizedValues[] = Array.from({ length: 4 }, () => {
+        const sizes = [0, 1, 2, 4];
+        const values = [0, random.next() * 2, random.next() * 3, random.next() * 4];
+        return { sizes, values };
+      });
+      const gpus = 1 + Math.floor(random.next() * 8);
+      const bound = lagrangianBound(jobs, gpus);
+      assert.ok(bound >= bruteForce(jobs, gpus) - 1e-9, `trial ${trial}`);
+    }
+    // Concave values and sizes of 1: the greedy optimum is the relaxation's.
+    const concave = [
+      { sizes: [0, 1, 2, 3], values: [0, 3, 5, 6] },
+      { sizes: [0, 1, 2, 3], values: [0, 2, 3.5, 4.5] },
+    ];
+    assert.ok(Math.abs(lagrangianBound(concave, 3) - bruteForce(concave, 3)) < 1e-9);
+    assert.ok(Math.abs(lagrangianBound(concave, 4) - bruteForce(concave, 4)) < 1e-9);
+  });
+
+  it('every decision reports its objective, a bound no smaller, and the gap between them', () => {
+    for (const nodeCount of [4, SCALE_GPUS / 4]) {
+      const jobs = Array.from({ length: 3 * nodeCount }, (_, i) =>
+        job(`j${i}`, { model, max_profiled_replicas: 1 + (i % 8), remaining_samples: 1e6 * (1 + (i % 13)) }),
+      );
+      const d = new GoodputPolicy().decide({ now_s: 3600, nodes: nodes(nodeCount), jobs, allocations: {} });
+      const diag = d.diagnostics!;
+      assert.equal(diag.method, 'greedy');
+      assert.ok(diag.bound! >= diag.objective! - 1e-9 * Math.abs(diag.objective!));
+      assert.ok(diag.gap! >= 0 && diag.gap! < 0.05, `gap ${diag.gap} at ${nodeCount * 4} GPUs`);
+    }
+  });
+});

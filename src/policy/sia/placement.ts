@@ -1,0 +1,106 @@
+/**
+ * Where the typed policies put the GPUs of each chosen configuration on the nodes of its type:
+ * Sia's fast placement and the sticky one of the goodput policy. Pure.
+ */
+import type { Allocation } from '../../core/cluster.js';
+import type { TypeGroup } from '../typed.js';
+/**
+ * Sia's fast placement on one type: jobs by GPU count, largest first; whole nodes for the
+ * whole-node part, then the rest on the next nodes with free GPUs, continuing round-robin.
+ */
+export function placeFast(
+  group: TypeGroup,
+  jobs: readonly { id: string; gpus: number }[],
+  nodeGpus: readonly number[],
+): Record<string, Allocation> {
+  const free = group.nodes.map((n) => nodeGpus[n]!);
+  const m = free.length;
+  const g = group.gpus_per_node;
+  const out: Record<string, Allocation> = {};
+  let cursor = 0;
+  for (const job of [...jobs].sort((a, b) => b.gpus - a.gpus)) {
+    let left = job.gpus;
+    let node = cursor;
+    let full = Math.floor(left / g);
+    const placed: number[] = [];
+    for (let checked = 0; checked < m && full > 0; checked++) {
+      if (free[node] === g) {
+        free[node] = 0;
+        left -= g;
+        for (let k = 0; k < g; k++) placed.push(group.nodes[node]!);
+        full--;
+      }
+      node = (node + 1) % m;
+    }
+    for (let guard = 0; left > 0 && guard < 2 * m; guard++) {
+      const take = Math.min(left, free[node]!);
+      if (take > 0) {
+        free[node]! -= take;
+        left -= take;
+        for (let k = 0; k < take; k++) placed.push(group.nodes[node]!);
+      }
+      node = (node + 1) % m;
+    }
+    if (left === 0) out[job.id] = placed;
+    cursor = node;
+  }
+  return out;
+}
+
+/**
+ * Placement that keeps every job whose GPU count on this type is unchanged on its nodes, then
+ * packs the others: whole free nodes first for multi-node jobs, else the node with the fewest
+ * free GPUs that fits (best fit), else any free GPUs.
+ */
+export function placeSticky(
+  group: TypeGroup,
+  jobs: readonly { id: string; gpus: number }[],
+  nodeGpus: readonly number[],
+  current: Readonly<Record<string, Allocation>>,
+): Record<string, Allocation> {
+  const free = new Map(group.nodes.map((n) => [n, nodeGpus[n]!]));
+  const out: Record<string, Allocation> = {};
+  const rest: { id: string; gpus: number }[] = [];
+  for (const job of jobs) {
+    const prev = current[job.id];
+    if (prev && prev.length === job.gpus && prev.every((n) => free.has(n))) {
+      const need = new Map<number, number>();
+      for (const n of prev) need.set(n, (need.get(n) ?? 0) + 1);
+      if ([...need].every(([n, k]) => free.get(n)! >= k)) {
+        for (const [n, k] of need) free.set(n, free.get(n)! - k);
+        out[job.id] = prev;
+        continue;
+      }
+    }
+    rest.push(job);
+  }
+  const g = group.gpus_per_node;
+  for (const job of rest.sort((a, b) => b.gpus - a.gpus)) {
+    const placed: number[] = [];
+    let left = job.gpus;
+    if (left >= g) {
+      for (const n of group.nodes) {
+        if (left < g) break;
+        if (free.get(n) === g) {
+          free.set(n, 0);
+          for (let k = 0; k < g; k++) placed.push(n);
+          left -= g;
+        }
+      }
+    }
+    if (left > 0) {
+      const fit = group.nodes.filter((n) => free.get(n)! >= left).sort((a, b) => free.get(a)! - free.get(b)!)[0];
+      const order = fit !== undefined ? [fit] : [...group.nodes].sort((a, b) => free.get(b)! - free.get(a)!);
+      for (const n of order) {
+        const take = Math.min(left, free.get(n)!);
+        free.set(n, free.get(n)! - take);
+        for (let k = 0; k < take; k++) placed.push(n);
+        left -= take;
+        if (left === 0) break;
+      }
+    }
+    if (left === 0) out[job.id] = placed;
+    else for (const n of placed) free.set(n, free.get(n)! + 1);
+  }
+  return out;
+}

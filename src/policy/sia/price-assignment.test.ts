@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Random } from '../../core/random.js';
+import type { AssignmentRow, ConfigUse } from './assignment.js';
+import { priceAssignment } from './price-assignment.js';
+
+/** Best cost by enumeration (tiny instances only). */
+function bruteForce(
+  rows: readonly AssignmentRow[],
+  configs: readonly ConfigUse[],
+  capacity: readonly number[],
+): number {
+  let best = Infinity;
+  const walk = (r: number, left: number[], cost: number): void => {
+    if (r === rows.length) {
+      best = Math.min(best, cost);
+      return;
+    }
+    walk(r + 1, left, cost);
+    for (const [c, x] of rows[r]!.costs) {
+      const use = configs[c]!;
+      if (x >= 0 || use.gpus > left[use.group]!) continue;
+      left[use.group]! -= use.gpus;
+      walk(r + 1, left, cost + x);
+      left[use.group]! += use.gpus;
+    }
+  };
+  walk(0, [...capacity], 0);
+  return best;
+}
+
+const configs: ConfigUse[] = [
+  { group: 0, gpus: 1 },
+  { group: 0, gpus: 2 },
+  { group: 0, gpus: 4 },
+  { group: 1, gpus: 1 },
+  { group: 1, gpus: 4 },
+];
+
+function randomRows(random: Random, count: number): AssignmentRow[] {
+  return Array.from({ length: count }, (_, i) => {
+    const costs = new Map<number, number>();
+    let cost = 0;
+    for (let c = 0; c < configs.length; c++) {
+      if (c === 3) cost = 0;
+      cost -= random.next();
+      if (random.next() < 0.8) costs.set(c, cost);
+    }
+    return { id: `j${i}`, costs };
+  });
+}
+
+describe('priceAssignment', () => {
+  it('fits the capacity, takes one configuration per job, and brackets the optimum', () => {
+    const random = new Random(11);
+    for (let trial = 0; trial < 30; trial++) {
+      const rows = randomRows(random, 6);
+      const capacity = [1 + Math.floor(random.next() * 6), 1 + Math.floor(random.next() * 5)];
+      const { chosen, objective, bound } = priceAssignment(rows, configs, capacity);
+      const used = [0, 0];
+      let cost = 0;
+      for (const r of rows) {
+        const c = chosen.get(r.id);
+        if (c === undefined) continue;
+        used[configs[c]!.group]! += configs[c]!.gpus;
+        cost += r.costs.get(c)!;
+      }
+      assert.ok(used[0]! <= capacity[0]! && used[1]! <= capacity[1]!, `trial ${trial}: ${used} > ${capacity}`);
+      assert.ok(Math.abs(cost - objective) < 1e-9);
+      const best = bruteForce(rows, configs, capacity);
+      assert.ok(bound <= best + 1e-9, `trial ${trial}: bound ${bound} above the optimum ${best}`);
+      assert.ok(objective >= best - 1e-9);
+    }
+  });
+
+  it('is close to the optimum when there are many jobs', () => {
+    const random = new Random(5);
+    const rows = randomRows(random, 2000);
+    const { objective, bound } = priceAssignment(rows, configs, [1500, 800]);
+    assert.ok((objective - bound) / Math.abs(bound) < 0.02, `objective ${objective}, bound ${bound}`);
+  });
+
+  it('keeps a forced configuration', () => {
+    const rows: AssignmentRow[] = [
+      { id: 'a', costs: new Map([[0, -1]]), forced: 0 },
+      { id: 'b', costs: new Map([[0, -5]]) },
+    ];
+    const { chosen } = priceAssignment(rows, configs, [1, 0]);
+    assert.equal(chosen.get('a'), 0);
+    assert.equal(chosen.has('b'), false);
+  });
+});

@@ -1,0 +1,259 @@
+/**
+ * The assignment program of the typed policies (assignment.ts) solved by prices instead of an
+ * integer program, for programs too large for HiGHS within a round (issue #49; as CvxCluster
+ * does): a price per GPU type group is raised until each group's demand fits (coordinate
+ * bisection on the Lagrangian dual of the linear relaxation), then jobs are placed greedily at
+ * those prices, most valuable first, and left-over GPUs go to the jobs still left out. The dual's
+ * best value bounds the optimum from below, so every decision knows its gap. Pure.
+ */
+import type { AssignmentRow, ConfigUse } from './assignment.js';
+
+/** A choice of configuration per job, its objective and a bound no choice can beat. */
+export interface PricedAssignment {
+  chosen: Map<string, number>;
+  /** Sum of the chosen configurations' costs (minimized). */
+  objective: number;
+  /** Lower bound of the program's optimum (the linear relaxation's dual, at the best prices found). */
+  bound: number;
+}
+
+/** Flat columns of the rows: row r's columns are start[r] .. start[r + 1] - 1. */
+interface Columns {
+  start: Int32Array;
+  config: Int32Array;
+  cost: Float64Array;
+}
+
+function flatten(rows: readonly AssignmentRow[]): Columns {
+  let n = 0;
+  for (const r of rows) for (const [c, cost] of r.costs) if (cost < 0 || c === r.forced) n++;
+  const start = new Int32Array(rows.length + 1);
+  const config = new Int32Array(n);
+  const cost = new Float64Array(n);
+  let k = 0;
+  rows.forEach((r, i) => {
+    start[i] = k;
+    if (r.forced !== undefined) return; // forced rows are placed first, outside the prices
+    for (const [c, x] of r.costs)
+      if (x < 0) {
+        config[k] = c;
+        cost[k++] = x;
+      }
+  });
+  start[rows.length] = k;
+  return { start, config: config.subarray(0, k), cost: cost.subarray(0, k) };
+}
+
+/**
+ * Chosen configuration per job id for `rows` over `configs` within `capacity` GPUs per group,
+ * by prices (see the file's comment). Forced configurations are honoured first (they may exceed
+ * a group's capacity, as in the integer program they make it infeasible; here the others share
+ * what is left).
+ */
+export function priceAssignment(
+  rows: readonly AssignmentRow[],
+  configs: readonly ConfigUse[],
+  capacity: readonly number[],
+): PricedAssignment {
+  const groups = capacity.length;
+  const left = [...capacity];
+  const chosen = new Map<string, number>();
+  let objective = 0;
+  let forcedCost = 0;
+  for (const r of rows) {
+    if (r.forced === undefined) continue;
+    const use = configs[r.forced]!;
+    left[use.group]! -= use.gpus;
+    chosen.set(r.id, r.forced);
+    const cost = r.costs.get(r.forced) ?? 0;
+    objective += cost;
+    forcedCost += cost;
+  }
+  const cols = flatten(rows);
+  const group = Int32Array.from(configs, (c) => c.group);
+  const gpus = Float64Array.from(configs, (c) => c.gpus);
+  const cap = left.map((x) => Math.max(0, x));
+  const price = new Float64Array(groups);
+  const demand = new Float64Array(groups);
+  // The dual at `price`: each row takes its best reduced cost (or nothing); demand per group.
+  // Per column: its group and GPUs (the dual's inner loop reads nothing else).
+  const colGroup = Int32Array.from(cols.config, (c) => group[c]!);
+  const colGpus = Float64Array.from(cols.config, (c) => gpus[c]!);
+  const dual = (): number => {
+    demand.fill(0);
+    let value = 0;
+    const { start, cost } = cols;
+    for (let r = 0; r < rows.length; r++) {
+      let best = 0;
+      let pick = -1;
+      for (let k = start[r]!, end = start[r + 1]!; k < end; k++) {
+        const reduced = cost[k]! + price[colGroup[k]!]! * colGpus[k]!;
+        if (reduced < best) {
+          best = reduced;
+          pick = k;
+        }
+      }
+      value += best;
+      if (pick >= 0) demand[colGroup[pick]!]! += colGpus[pick]!;
+    }
+    for (let g = 0; g < groups; g++) value -= price[g]! * cap[g]!;
+    return value;
+  };
+  let bound = dual();
+  // Largest useful price: the most any column saves per GPU.
+  let top = 0;
+  for (let k = 0; k < cols.cost.length; k++) top = Math.max(top, -cols.cost[k]! / gpus[cols.config[k]!]!);
+  // Sweeps of bisections, one price at a time (the Polyak steps below refine them together).
+  for (let sweep = 0; sweep < 2; sweep++) {
+    for (let g = 0; g < groups; g++) {
+      let lo = 0;
+      let hi = top * 1.01 + 1e-9;
+      for (let it = 0; it < 16; it++) {
+        price[g] = (lo + hi) / 2;
+        bound = Math.max(bound, dual());
+        if (demand[g]! > cap[g]!) lo = price[g]!;
+        else hi = price[g]!;
+      }
+      price[g] = hi;
+      bound = Math.max(bound, dual());
+    }
+  }
+  // Greedy placement at the prices: rows by their best reduced cost (most negative first), each
+  // takes its best configuration at the prices that still fits; then, with the left-over GPUs,
+  // the rows still out take their cheapest configuration that fits.
+  const place = (): { picks: Int32Array; cost: number } => {
+    const room = [...cap];
+    const picks = new Int32Array(rows.length).fill(-1);
+    const best = new Float64Array(rows.length);
+    for (let r = 0; r < rows.length; r++) {
+      let b = 0;
+      for (let k = cols.start[r]!; k < cols.start[r + 1]!; k++) {
+        const c = cols.config[k]!;
+        b = Math.min(b, cols.cost[k]! + price[group[c]!]! * gpus[c]!);
+      }
+      best[r] = b;
+    }
+    const order = Array.from({ length: rows.length }, (_, r) => r).filter((r) => best[r]! < 0);
+    order.sort((a, b) => best[a]! - best[b]! || a - b);
+    let cost = 0;
+    const take = (r: number, priced: boolean): void => {
+      let pick = -1;
+      let pickCost = 0;
+      let raw = 0;
+      for (let k = cols.start[r]!; k < cols.start[r + 1]!; k++) {
+        const c = cols.config[k]!;
+        if (gpus[c]! > room[group[c]!]!) continue;
+        const x = cols.cost[k]! + (priced ? price[group[c]!]! * gpus[c]! : 0);
+        if (x < pickCost) {
+          pickCost = x;
+          pick = c;
+          raw = cols.cost[k]!;
+        }
+      }
+      if (pick < 0) return;
+      room[group[pick]!]! -= gpus[pick]!;
+      picks[r] = pick;
+      cost += raw;
+    };
+    for (const r of order) take(r, true);
+    for (let r = 0; r < rows.length; r++) if (picks[r] === -1 && cols.start[r + 1]! > cols.start[r]!) take(r, false);
+    return { picks, cost };
+  };
+  let placed = place();
+  // The bound: Polyak subgradient steps on the dual from the bisection's prices, towards the
+  // placement's cost (a dual value never passes it); keeps the best dual value and, where a
+  // placement at better prices costs less, that placement.
+  const sub = new Float64Array(groups);
+  let theta = 1;
+  let stale = 0;
+  let bestPrice = Float64Array.from(price);
+  for (let it = 0; it < 40; it++) {
+    const value = dual();
+    if (value > bound + 1e-12 * Math.abs(bound)) {
+      bound = value;
+      bestPrice = Float64Array.from(price);
+      stale = 0;
+    } else if (++stale >= 4) {
+      theta /= 2;
+      stale = 0;
+    }
+    let norm = 0;
+    for (let g = 0; g < groups; g++) {
+      sub[g] = demand[g]! - cap[g]!;
+      if (price[g] === 0 && sub[g]! < 0) sub[g] = 0;
+      norm += sub[g]! * sub[g]!;
+    }
+    const target = placed.cost;
+    if (norm === 0 || target - value <= 1e-9 * Math.abs(target)) break;
+    const step = (theta * (target - value)) / norm;
+    for (let g = 0; g < groups; g++) price[g] = Math.max(0, price[g]! + step * sub[g]!);
+    if (it % 10 === 9) {
+      const again = place();
+      if (again.cost < placed.cost) placed = again;
+    }
+  }
+  price.set(bestPrice);
+  const atBest = place();
+  if (atBest.cost < placed.cost) placed = atBest;
+  // Without prices: columns by saving per GPU, each row's first that fits (better where the
+  // prices have not converged, e.g. many jobs tied at a type's price).
+  const efficient = byEfficiency(cols, colGroup, colGpus, cap, rows.length);
+  if (efficient.cost < placed.cost) placed = efficient;
+  for (let r = 0; r < rows.length; r++) {
+    const pick = placed.picks[r]!;
+    if (pick >= 0 && !chosen.has(rows[r]!.id)) {
+      left[configs[pick]!.group]! -= configs[pick]!.gpus;
+      chosen.set(rows[r]!.id, pick);
+    }
+  }
+  objective += placed.cost;
+  return { chosen, objective, bound: bound + forcedCost };
+}
+
+/**
+ * Columns by saving per GPU (most first), each taken where its row has none yet and its group
+ * has room; then one pass upgrading each row to a cheaper column that fits. Returns config picks.
+ */
+function byEfficiency(
+  cols: Columns,
+  colGroup: Int32Array,
+  colGpus: Float64Array,
+  cap: readonly number[],
+  rowCount: number,
+): { picks: Int32Array; cost: number } {
+  const room = [...cap];
+  const rowOf = new Int32Array(cols.cost.length);
+  for (let r = 0; r < rowCount; r++) for (let k = cols.start[r]!; k < cols.start[r + 1]!; k++) rowOf[k] = r;
+  const order = Array.from({ length: cols.cost.length }, (_, k) => k);
+  const ratio = Float64Array.from(order, (k) => -cols.cost[k]! / colGpus[k]!);
+  order.sort((a, b) => ratio[b]! - ratio[a]! || a - b);
+  const taken = new Int32Array(rowCount).fill(-1);
+  for (const k of order) {
+    const r = rowOf[k]!;
+    if (taken[r] !== -1 || colGpus[k]! > room[colGroup[k]!]!) continue;
+    taken[r] = k;
+    room[colGroup[k]!]! -= colGpus[k]!;
+  }
+  for (let r = 0; r < rowCount; r++) {
+    const have = taken[r]!;
+    if (have < 0) continue;
+    let best = have;
+    for (let k = cols.start[r]!; k < cols.start[r + 1]!; k++) {
+      const extra = colGpus[k]! - (colGroup[k] === colGroup[have] ? colGpus[have]! : 0);
+      if (cols.cost[k]! < cols.cost[best]! && extra <= room[colGroup[k]!]!) best = k;
+    }
+    if (best !== have) {
+      room[colGroup[have]!]! += colGpus[have]!;
+      room[colGroup[best]!]! -= colGpus[best]!;
+      taken[r] = best;
+    }
+  }
+  const picks = new Int32Array(rowCount).fill(-1);
+  let cost = 0;
+  for (let r = 0; r < rowCount; r++)
+    if (taken[r]! >= 0) {
+      picks[r] = cols.config[taken[r]!]!;
+      cost += cols.cost[taken[r]!]!;
+    }
+  return { picks, cost };
+}
