@@ -16,6 +16,12 @@ export interface PolicyDecision {
   allocations: Record<string, Allocation>;
   /** Optional reasons for jobs left without (enough) GPUs. */
   rejections?: Record<string, Rejection>;
+  /**
+   * Optional words, by job id, for why a job's allocation changed this round (the shares layer:
+   * "shrank 4 -> 2 to return 2 a100 to team vision's quota"); the control plane puts them in the
+   * job's event.
+   */
+  notes?: Record<string, string>;
 }
 
 /**
