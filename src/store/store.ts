@@ -6,6 +6,7 @@
  * (`E_NOT_FOUND` when it does not exist). Implementations: sqlite/sqlite-store.ts; all pass
  * conformance.ts.
  */
+import type { ShareUsage } from '../core/cluster.js';
 import type { GoodputError } from '../core/errors.js';
 import type { GradSample } from '../goodput/key-profile.js';
 import type { BatchLimits, PerfParams, ProfilePoint, StepCorrection } from '../goodput/types.js';
@@ -366,6 +367,10 @@ export interface Store {
   setUnixUser(user: string, unix_user: string): Promise<void>;
   /** The Unix account of `user`, if one was set. */
   getUnixUser(user: string): Promise<string | undefined>;
+  /** Decayed usage of teams and users (policy/shares/usage.ts), or undefined before any was kept. */
+  getShareUsage(): Promise<ShareUsage | undefined>;
+  /** Replaces the decayed usage (once per scheduling round). */
+  putShareUsage(usage: ShareUsage): Promise<void>;
 
   /**
    * A cheap read that throws when the store cannot serve (health checks); with `write`, also a

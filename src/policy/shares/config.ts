@@ -45,7 +45,8 @@ const EXAMPLE = 'teams:\n  vision: {members: [alice, bob], weight: 2, quota: {a1
  * the fix for anything else: an unknown key, a user in two teams, a bad number.
  */
 export function parseShares(text: string, path: string): SharesConfig {
-  if (text.length > MAX_BYTES) throw sharesError(path, undefined, `is over ${MAX_BYTES >> 10} KiB; is this the right file?`);
+  if (text.length > MAX_BYTES)
+    throw sharesError(path, undefined, `is over ${MAX_BYTES >> 10} KiB; is this the right file?`);
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true });
   const lineOf = (node: Node | null | undefined) => (node?.range ? lines.linePos(node.range[0]).line : undefined);
@@ -70,7 +71,11 @@ export function parseShares(text: string, path: string): SharesConfig {
         throw sharesError(path, lineOf(value ?? (pair.key as Node)), `'teams' must be a mapping of team names`);
       for (const t of value.items) teams.push(team(t.key as Node, t.value as Node | null, path, lineOf, owner));
     } else {
-      throw sharesError(path, lineOf(pair.key as Node), `unknown key '${key}': a shares file has 'teams' and 'half_life'`);
+      throw sharesError(
+        path,
+        lineOf(pair.key as Node),
+        `unknown key '${key}': a shares file has 'teams' and 'half_life'`,
+      );
     }
   }
   return { teams, half_life_s };
@@ -111,12 +116,17 @@ function team(
       if (!(Number.isFinite(weight) && weight > 0))
         throw sharesError(path, line, `team ${name}: weight must be a number > 0, e.g. weight: 2`);
     } else if (key === 'quota') {
-      if (!isMap(v)) throw sharesError(path, line, `team ${name}: 'quota' must map GPU types to devices, e.g. {a100: 8}`);
+      if (!isMap(v))
+        throw sharesError(path, line, `team ${name}: 'quota' must map GPU types to devices, e.g. {a100: 8}`);
       for (const q of v.items) {
         const type = isScalar(q.key) ? String(q.key.value) : '';
         const n = isScalar(q.value) ? Number(q.value.value) : NaN;
         if (!(Number.isInteger(n) && n >= 0))
-          throw sharesError(path, lineOf((q.value as Node) ?? (q.key as Node)), `team ${name}: quota of ${type} must be a whole number of devices >= 0`);
+          throw sharesError(
+            path,
+            lineOf((q.value as Node) ?? (q.key as Node)),
+            `team ${name}: quota of ${type} must be a whole number of devices >= 0`,
+          );
         quota[type] = n;
       }
     } else {

@@ -147,7 +147,9 @@ export function entitle(
     const factor = fairShareFactors(shares, usage?.users, strength);
     for (const u of members) by_user.set(u.user, new Map());
     for (const type of types) {
-      const claims = new Map(members.map((u) => [u.user, { demand: userLeft.get(u.user)!, weight: factor.get(u.user)! }]));
+      const claims = new Map(
+        members.map((u) => [u.user, { demand: userLeft.get(u.user)!, weight: factor.get(u.user)! }]),
+      );
       for (const [user, n] of waterFill(teamGets.get(t)!.get(type)!, claims)) {
         by_user.get(user)!.set(type, n);
         userLeft.set(user, userLeft.get(user)! - n);

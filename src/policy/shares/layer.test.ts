@@ -8,7 +8,9 @@ import { validateDecision } from '../validate-decision.js';
 import { waterFill } from './entitle.js';
 import { withShares } from './layer.js';
 
-const slots = (n: number, type = 'cpu'): NodeInfo[] => [{ index: 0, name: 'host', gpus: n, preemptible: false, gpu_type: type }];
+const slots = (n: number, type = 'cpu'): NodeInfo[] => [
+  { index: 0, name: 'host', gpus: n, preemptible: false, gpu_type: type },
+];
 const fifo = () => withShares(() => fifoPolicy.create({ seed: 0 }));
 const plain = (id: string, owner: string, at = 0, over: Partial<PolicyJob> = {}) =>
   job(id, { owner, team: owner, max_replicas: 1, min_replicas: 1, submitted_at_s: at, ...over });
@@ -42,7 +44,10 @@ describe('shares layer', () => {
     // The two most recently started of alice's jobs stop, and the event says why.
     assert.deepEqual(Object.keys(d.notes ?? {}).sort(), ['alice-2', 'alice-3']);
     assert.match(d.notes!['alice-3']!, /stopped \(1 -> 0\) to return 1 cpu to team bob's fair share/);
-    assert.match(d.rejections!['alice-4']!.message, /team alice holds its fair share \(50% of the cluster for a share of 50%\)/);
+    assert.match(
+      d.rejections!['alice-4']!.message,
+      /team alice holds its fair share \(50% of the cluster for a share of 50%\)/,
+    );
   });
 
   it('returns a quota within one round by shrinking the borrower, not stopping it', () => {

@@ -14,7 +14,13 @@
  * With at most one owner among the jobs it is an exact pass-through to the inner policy.
  * Deterministic: users in a stable order, ties by name.
  */
-import { DEFAULT_GPU_TYPE, gpuTypeOf, type Allocation, type ClusterSnapshot, type PolicyJob } from '../../core/cluster.js';
+import {
+  DEFAULT_GPU_TYPE,
+  gpuTypeOf,
+  type Allocation,
+  type ClusterSnapshot,
+  type PolicyJob,
+} from '../../core/cluster.js';
 import type { Policy, PolicyDecision, Rejection } from '../policy.js';
 import { entitle, type Entitlements } from './entitle.js';
 import { fitToView } from './trim.js';
@@ -146,7 +152,11 @@ function shareRound(
       for (const v of [...owners].sort((a, b) => ratio(b) - ratio(a) || (a < b ? -1 : 1))) {
         for (const i of order) {
           if (need <= 0 || v === u) break;
-          const k = Math.min(need, excess.get(v)!.get(type)!, hold.get(v)![i]! - pinned.get(v)![i]! - reclaimed.get(v)![i]!);
+          const k = Math.min(
+            need,
+            excess.get(v)!.get(type)!,
+            hold.get(v)![i]! - pinned.get(v)![i]! - reclaimed.get(v)![i]!,
+          );
           if (k <= 0) continue;
           view[i]! += k;
           plan[i]! += k;

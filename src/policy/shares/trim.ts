@@ -27,7 +27,7 @@ export function fitToView(
     for (;;) {
       if (over <= 0) break;
       const shrinkable = movable
-        .filter((j) => out[j.id]!.includes(n) && out[j.id]!.length > Math.max(1, j.min_replicas))
+        .filter((j) => out[j.id]?.includes(n) === true && out[j.id]!.length > Math.max(1, j.min_replicas))
         .sort((a, b) => out[b.id]!.length - out[a.id]!.length || (a.id < b.id ? -1 : 1));
       const j = shrinkable[0];
       if (!j) break;

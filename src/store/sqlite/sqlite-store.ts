@@ -1,6 +1,7 @@
 import type { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { GoodputError } from '../../core/errors.js';
+import type { ShareUsage } from '../../core/cluster.js';
 import type { PerfParams } from '../../goodput/types.js';
 import type { EventKind, StopKind } from '../lifecycle.js';
 import type {
@@ -321,6 +322,12 @@ export class SqliteStore implements Store {
   }
   async getUnixUser(user: string): Promise<string | undefined> {
     return tokens.getUnixUser(this.db, user);
+  }
+  async getShareUsage(): Promise<ShareUsage | undefined> {
+    return tokens.getShareUsage(this.db);
+  }
+  async putShareUsage(usage: ShareUsage): Promise<void> {
+    tokens.putShareUsage(this.db, usage);
   }
 
   async mergeKeyProfile(update: KeyProfileUpdate): Promise<StoredKeyProfile> {

@@ -1,5 +1,6 @@
 /** Tokens and users' Unix accounts in SQLite (SqliteStore's token methods; see Store). */
 import type Database from 'better-sqlite3';
+import type { ShareUsage } from '../../core/cluster.js';
 import type { TokenRecord } from '../types.js';
 import { toToken, type Row } from './rows.js';
 
@@ -44,4 +45,32 @@ export function setUnixUser(db: Database.Database, user: string, unix_user: stri
 export function getUnixUser(db: Database.Database, user: string): string | undefined {
   return (db.prepare('SELECT unix_user FROM users WHERE user = ?').get(user) as { unix_user: string } | undefined)
     ?.unix_user;
+}
+
+/** The decayed usage of teams and users, or undefined before the first round that kept it. */
+export function getShareUsage(db: Database.Database): ShareUsage | undefined {
+  const rows = db.prepare('SELECT kind, name, device_s, at_ms FROM share_usage').all() as {
+    kind: string;
+    name: string;
+    device_s: number;
+    at_ms: number;
+  }[];
+  const clock = rows.find((r) => r.kind === 'team' && r.name === '');
+  if (!clock) return undefined;
+  const teams: Record<string, number> = {};
+  const users: Record<string, number> = {};
+  for (const r of rows) if (r.name !== '') (r.kind === 'team' ? teams : users)[r.name] = r.device_s;
+  return { at_s: clock.at_ms / 1000, teams, users };
+}
+
+/** Replaces the decayed usage (a row of team '' keeps its time, also when nobody has used anything). */
+export function putShareUsage(db: Database.Database, usage: ShareUsage): void {
+  const at = Math.round(usage.at_s * 1000);
+  const insert = db.prepare('INSERT INTO share_usage (kind, name, device_s, at_ms) VALUES (?, ?, ?, ?)');
+  db.transaction(() => {
+    db.prepare('DELETE FROM share_usage').run();
+    insert.run('team', '', 0, at);
+    for (const [name, v] of Object.entries(usage.teams)) if (name !== '') insert.run('team', name, v, at);
+    for (const [name, v] of Object.entries(usage.users)) if (name !== '') insert.run('user', name, v, at);
+  })();
 }
