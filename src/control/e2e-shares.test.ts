@@ -6,7 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { TRAINER, waitFor } from '../../test-support/control/harness.js';
+import { runCli, TRAINER, waitFor } from '../../test-support/control/harness.js';
+import type { TeamView } from '../policy/shares/index.js';
 import { liveCluster, submitPlain, type LiveCluster } from '../../test-support/control/shares-live.js';
 
 const INTERVAL_S = 2;
@@ -71,6 +72,21 @@ describe('shares, live (goodput up --cpu-slots 4)', () => {
         why.some((r) => /(shrank \d -> \d|stopped \(\d -> 0\)) to return \d CPU slots? to team X's quota/.test(r)),
         why.join('\n'),
       );
+      // Seeing it: goodput shares, goodput usage, the per-team Prometheus series.
+      const admin = ['--data-dir', live.data_dir];
+      const shown = await runCli(['shares', '--json', ...admin]);
+      assert.equal(shown.status, 0, shown.stderr);
+      const teamX = (JSON.parse(shown.stdout) as TeamView[]).find((t) => t.team === 'X')!;
+      assert.deepEqual([teamX.quota, teamX.use, teamX.members], [{ cpu: 2 }, { cpu: 2 }, ['xavier']]);
+      const table = await runCli(['shares', ...admin]);
+      assert.match(table.stdout, /^X +xavier +1 +50% +cpu:2 +cpu:2 +- +- /m, table.stdout);
+      const usage = await runCli(['usage', '--since', '1d', '--csv', ...admin]);
+      assert.equal(usage.status, 0, usage.stderr);
+      assert.match(usage.stdout, /^user,team,gpu_type,device_hours\n/);
+      assert.match(usage.stdout, /^yuki,Y,cpu,\d/m, usage.stdout);
+      const own = await xavier.usage(0);
+      assert.deepEqual([...new Set(own.map((r) => r.user))], ['xavier']);
+      assert.match(await live.server.client.metrics(), /^goodput_team_devices_used\{team="X",type="cpu"\} 2$/m);
     },
   );
 });

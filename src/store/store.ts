@@ -25,6 +25,13 @@ import type {
   TokenRecord,
 } from './types.js';
 
+/** Device-seconds of one owner on one GPU type ('' when its launch recorded none). */
+export interface DeviceTime {
+  user: string;
+  gpu_type: string;
+  device_s: number;
+}
+
 /** Input of `createJob`. */
 export interface NewJob {
   id: string;
@@ -371,6 +378,11 @@ export interface Store {
   getShareUsage(): Promise<ShareUsage | undefined>;
   /** Replaces the decayed usage (once per scheduling round). */
   putShareUsage(usage: ShareUsage): Promise<void>;
+  /**
+   * Device-seconds of the replicas of every attempt between `since_ms` and `now_ms`, by owner and
+   * GPU type (`goodput usage`); attempts of jobs removed by retention are not counted.
+   */
+  deviceTimeSince(since_ms: number, now_ms: number): Promise<DeviceTime[]>;
 
   /**
    * A cheap read that throws when the store cannot serve (health checks); with `write`, also a

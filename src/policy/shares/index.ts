@@ -3,3 +3,4 @@ export { DEFAULT_HALF_LIFE_S, NO_SHARES, parseShares, teamOf, teamShare, type Sh
 export { entitle, fairShareFactors, waterFill, type Entitlements, type UserDemand } from './entitle.js';
 export { jobDemand, withShares, type SharesKnobs } from './layer.js';
 export { advanceUsage, type Holding } from './usage.js';
+export { sharesView, type TeamView, type TypedHolding } from './view.js';

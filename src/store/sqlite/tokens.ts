@@ -74,3 +74,23 @@ export function putShareUsage(db: Database.Database, usage: ShareUsage): void {
     for (const [name, v] of Object.entries(usage.users)) if (name !== '') insert.run('user', name, v, at);
   })();
 }
+
+/**
+ * Device-seconds of every attempt's replicas between `since_ms` and `now_ms` (a live replica
+ * counts up to now), by job owner and GPU type ('' when its launch recorded none).
+ */
+export function deviceTimeSince(
+  db: Database.Database,
+  since_ms: number,
+  now_ms: number,
+): { user: string; gpu_type: string; device_s: number }[] {
+  return db
+    .prepare(
+      `SELECT j.user AS user, r.gpu_type AS gpu_type,
+              sum(max(0, min(coalesce(r.exited_at_ms, ?), ?) - max(r.started_at_ms, ?))) / 1000.0 AS device_s
+         FROM replicas r JOIN jobs j ON j.id = r.job_id
+        WHERE coalesce(r.exited_at_ms, ?) > ?
+        GROUP BY j.user, r.gpu_type ORDER BY j.user, r.gpu_type`,
+    )
+    .all(now_ms, now_ms, since_ms, now_ms, since_ms) as { user: string; gpu_type: string; device_s: number }[];
+}
