@@ -96,13 +96,14 @@ for (const k of values.workloads.split(',').map(Number)) {
   const shared = await run(workload, cluster, SHARES);
   const blind = await run(strip(workload), cluster);
   const per = sharesReport(shared.result.jobs, shared.shortfall);
-  const users: Record<string, { shared_s: number; alone_s: number; ratio: number }> = {};
+  const users: Record<string, { shared_s: number; alone_s: number; blind_s: number; ratio: number }> = {};
   for (const user of [...USERS, SWEEPER]) {
     const own: Workload = { file: user, jobs: strip(workload).jobs.filter((_, i) => workload.jobs[i]!.user === user) };
     const alone = await run(own, { nodes: 3, gpus_per_node: 4 });
     const shared_s = per.users[user]!.avg_jct_s;
     const alone_s = avg(alone.result.jobs.map((j) => j.jct_s));
-    users[user] = { shared_s, alone_s, ratio: shared_s / alone_s };
+    const blind_s = avg(blind.result.jobs.filter((_, i) => workload.jobs[i]!.user === user).map((j) => j.jct_s));
+    users[user] = { shared_s, alone_s, blind_s, ratio: shared_s / alone_s };
   }
   const sharedAvg = avg(shared.result.jobs.map((j) => j.jct_s));
   const blindAvg = avg(blind.result.jobs.map((j) => j.jct_s));
@@ -123,13 +124,14 @@ for (const k of values.workloads.split(',').map(Number)) {
   };
   if (!values.json) {
     console.log(`workload-${k} at load 2.0 + a 48-job sweep, 64 GPUs, policy ${values.policy}:`);
-    console.log('  user      team      avg JCT shared   alone on 12 GPUs   ratio   GPU-h   GPU share');
+    console.log('  user      team      avg JCT shared   alone on 12 GPUs   ratio   GPU-h   GPU share   user-blind');
     for (const [u, r] of Object.entries(users)) {
       const g = per.users[u]!;
       console.log(
         `  ${u.padEnd(9)} ${teamOf(u).padEnd(9)} ${(r.shared_s / 3600).toFixed(2).padStart(10)} h ` +
           `${(r.alone_s / 3600).toFixed(2).padStart(14)} h   ${r.ratio.toFixed(2).padStart(5)}x ` +
-          `${g.gpu_hours.toFixed(0).padStart(7)} ${(100 * g.gpu_share).toFixed(1).padStart(8)}%`,
+          `${g.gpu_hours.toFixed(0).padStart(7)} ${(100 * g.gpu_share).toFixed(1).padStart(8)}%` +
+          `${(r.blind_s / 3600).toFixed(2).padStart(10)} h`,
       );
     }
     for (const [t, r] of Object.entries(per.teams))

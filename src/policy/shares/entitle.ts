@@ -46,7 +46,6 @@ export function waterFill(
     const capped = open.filter(([name, c]) => c.demand - real.get(name)! <= level * c.weight + 1e-12);
     if (capped.length === 0) {
       for (const [name, c] of open) real.set(name, real.get(name)! + level * c.weight);
-      left = 0;
       break;
     }
     for (const [name, c] of capped) {
@@ -90,6 +89,31 @@ export function fairShareFactors(
 }
 
 /**
+ * `capacity` split between `names`: first each gets its plain weighted share (rounded down, so
+ * nobody ever gets less than its own part of the cluster: the sharing incentive), bounded by its
+ * demand; what is left over (others' unused parts) goes by max-min of weight times the fair-share
+ * factor of past usage, so past usage decides who borrows, never who keeps its part.
+ */
+function flooredShare(
+  capacity: number,
+  names: readonly string[],
+  demand: ReadonlyMap<string, number>,
+  weight: ReadonlyMap<string, number>,
+  factor: ReadonlyMap<string, number>,
+): Map<string, number> {
+  const sum = names.reduce((s, n) => s + weight.get(n)!, 0);
+  const floor = new Map(
+    names.map((n) => [n, Math.min(demand.get(n)!, Math.floor((capacity * weight.get(n)!) / Math.max(sum, 1e-12)))]),
+  );
+  const rest = capacity - [...floor.values()].reduce((s, x) => s + x, 0);
+  const claims = new Map(
+    names.map((n) => [n, { demand: demand.get(n)! - floor.get(n)!, weight: weight.get(n)! * factor.get(n)! }]),
+  );
+  const more = waterFill(rest, claims);
+  return new Map(names.map((n) => [n, floor.get(n)! + (more.get(n) ?? 0)]));
+}
+
+/**
  * Entitlements of `users` on a cluster of `capacity` devices per type. `teams`: the shares
  * file's teams (others are a user's own team of weight 1 without a quota); `usage`: decayed
  * usage; `strength`: weight of past usage (fairShareFactors).
@@ -128,10 +152,7 @@ export function entitle(
       teamLeft.set(t, teamLeft.get(t)! - n);
       rest -= n;
     }
-    const fairClaims = new Map(
-      teamNames.map((t) => [t, { demand: teamLeft.get(t)!, weight: weight.get(t)! * team_factor.get(t)! }]),
-    );
-    const byShare = waterFill(rest, fairClaims);
+    const byShare = flooredShare(rest, teamNames, teamLeft, weight, team_factor);
     for (const t of teamNames) {
       const n = (byQuota.get(t) ?? 0) + (byShare.get(t) ?? 0);
       teamGets.get(t)!.set(type, n);
@@ -146,11 +167,10 @@ export function entitle(
     const shares = new Map(members.map((u) => [u.user, 1 / members.length]));
     const factor = fairShareFactors(shares, usage?.users, strength);
     for (const u of members) by_user.set(u.user, new Map());
+    const ones = new Map(members.map((u) => [u.user, 1]));
+    const names = members.map((u) => u.user);
     for (const type of types) {
-      const claims = new Map(
-        members.map((u) => [u.user, { demand: userLeft.get(u.user)!, weight: factor.get(u.user)! }]),
-      );
-      for (const [user, n] of waterFill(teamGets.get(t)!.get(type)!, claims)) {
+      for (const [user, n] of flooredShare(teamGets.get(t)!.get(type)!, names, userLeft, ones, factor)) {
         by_user.get(user)!.set(type, n);
         userLeft.set(user, userLeft.get(user)! - n);
       }

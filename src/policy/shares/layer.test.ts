@@ -82,19 +82,24 @@ describe('shares layer', () => {
     assert.equal(count(d, 'alice'), 3);
   });
 
-  it('weighs teams by past usage and is deterministic', () => {
+  it('gives what is left over its plain shares by past usage, never less than a share; deterministic', () => {
     const alice = Array.from({ length: 4 }, (_, i) => plain(`alice-${i}`, 'alice', i));
     const bob = Array.from({ length: 4 }, (_, i) => plain(`bob-${i}`, 'bob', i));
     const snap: ClusterSnapshot = {
       now_s: 30,
-      nodes: slots(4),
+      nodes: slots(5),
       jobs: [...alice, ...bob],
       allocations: {},
       shares: { teams: [], half_life_s: 86400, usage: { at_s: 30, teams: { alice: 9000, bob: 1000 }, users: {} } },
     };
     const d = fifo().decide(snap);
-    assert.ok(count(d, 'bob') > count(d, 'alice'));
+    assert.deepEqual([count(d, 'alice'), count(d, 'bob')], [2, 3]);
     assert.deepEqual(fifo().decide(snap), d);
+    const reversed = {
+      ...snap,
+      shares: { ...snap.shares!, usage: { at_s: 30, teams: { alice: 1, bob: 9 }, users: {} } },
+    };
+    assert.deepEqual([count(fifo().decide(reversed), 'alice'), count(fifo().decide(reversed), 'bob')], [3, 2]);
   });
 
   it('never touches a non-preemptible job', () => {
