@@ -22,10 +22,14 @@ import { isMixed, toGroups, toMachines, typedInventory, type TypedInventory } fr
 import { jobTypes, typedInputs } from './typed-snapshot.js';
 import { waitingReason } from './waiting-reason.js';
 
+/** Seconds between saves of the decayed usage of teams and users. */
+const USAGE_SAVE_S = 60;
+
 export class Round {
   private readonly counters = { rounds_total: 0, round_seconds_sum: 0, last_round_s: 0 };
   private readonly latestRejections = new Map<string, Rejection>();
   private usage: ShareUsage | undefined;
+  private savedAt_s = -Infinity;
 
   constructor(
     private readonly ctx: ControllerContext,
@@ -64,11 +68,15 @@ export class Round {
       .filter(holdsDevices)
       .map((j) => ({ user: j.user, team: teamOf(config, j.user), devices: j.allocation.length }));
     this.usage = advanceUsage(this.usage, holdings, this.ctx.now() / 1000, config.half_life_s);
-    try {
-      await store.putShareUsage(this.usage);
-    } catch (error) {
-      this.ctx.log(`shares: cannot save the decayed usage: ${(error as Error).message}`);
-    }
+    // Saved at most once a minute: rounds come every second on a busy server, and a restart loses
+    // at most a minute of a memory whose half-life is days.
+    if (this.usage.at_s - this.savedAt_s >= USAGE_SAVE_S)
+      try {
+        await store.putShareUsage(this.usage);
+        this.savedAt_s = this.usage.at_s;
+      } catch (error) {
+        this.ctx.log(`shares: cannot save the decayed usage: ${(error as Error).message}`);
+      }
     return { config, usage: this.usage };
   }
 
