@@ -24,6 +24,7 @@ import { jsonBody } from './parse-body.js';
 import { StoreHealth } from './store-health.js';
 import { checkLaunchable } from '../admission/submit-checks.js';
 import { registerProfileRoutes } from './profile-routes.js';
+import { registerShareRoutes } from './share-routes.js';
 import { registerTokenRoutes } from './token-routes.js';
 import { eventView, iso, jobView, replicaView, type JobDetail, type NodeView, type SubmittedJob } from './views.js';
 
@@ -287,6 +288,7 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
 
   registerTokenRoutes(app, store, o.now_ms);
   registerProfileRoutes(app, store);
+  registerShareRoutes(app, store, controller, o.now_ms);
 
   return app;
 }

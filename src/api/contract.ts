@@ -10,6 +10,8 @@ import type { z } from 'zod';
 import type { JobSpecInput } from '../core/job-spec.js';
 import type { ReportBody, tokenBodySchema } from '../core/wire.js';
 import type { ReportRecord } from '../store/types.js';
+import type { TeamView } from '../policy/shares/view.js';
+import type { UsageRow } from './share-routes.js';
 import type { BulkCancelView, bulkCancelBodySchema } from './bulk-cancel-schema.js';
 import type { healthSchema, reportResponseSchema } from './response-schemas.js';
 import type {
@@ -41,6 +43,8 @@ export interface ApiContract {
   'GET /v1/profiles': { response: ProfileSummaryView[] };
   'GET /v1/profiles/{key}': { response: ProfileView[] };
   'DELETE /v1/profiles/{key}': { response: ProfileSummaryView[] };
+  'GET /v1/shares': { response: TeamView[] };
+  'GET /v1/usage': { response: UsageRow[] };
 }
 
 /** A route of the contract: `METHOD /path`. */
@@ -73,6 +77,8 @@ export const API_ROUTES = Object.keys({
   'GET /v1/profiles/{key}': 1,
   'DELETE /v1/profiles/{key}': 1,
   'POST /v1/jobs/cancel': 1,
+  'GET /v1/shares': 1,
+  'GET /v1/usage': 1,
 } satisfies Record<ApiRoute, 1>) as ApiRoute[];
 
 /**

@@ -1,5 +1,6 @@
 /** Prometheus text exposition of the control plane's state (format 0.0.4). */
 import type { Controller } from '../control/controller.js';
+import { teamSeries } from './share-routes.js';
 import { jobInsight, type JobInsight } from '../control/loop/insight.js';
 import type { Store, UserUsage } from '../store/store.js';
 import type { JobRecord } from '../store/types.js';
@@ -87,6 +88,8 @@ export async function metricsText(store: Store, controller: Controller, per_job 
     '# TYPE goodput_scheduler_last_round_duration_seconds gauge',
     `goodput_scheduler_last_round_duration_seconds ${s.last_round_s}`,
     ...(per_job ? await jobSeries(store, controller, jobs) : []),
+    // Team names and their usage name groups of people: with the admin token, as the per-user series.
+    ...(per_job ? await teamSeries(store, controller) : []),
     ...usageSeries(await store.usage(), per_job),
   );
   return lines.join('\n') + '\n';

@@ -150,6 +150,19 @@ export function openApiDocument(version: string): Record<string, unknown> {
           responses: { 200: ok('nodes', { type: 'array' }), ...errors },
         },
       },
+      '/v1/shares': {
+        get: {
+          summary:
+            "Each team's quota, use, borrowed and lent devices per GPU type, fair-share factor and decayed usage",
+          responses: { 200: ok('teams', { type: 'array' }), ...errors },
+        },
+      },
+      '/v1/usage': {
+        get: {
+          summary: 'Device-hours per user, team and GPU type since ?since_ms= (own; admin: everyone)',
+          responses: { 200: ok('rows {user, team, gpu_type, device_hours}', { type: 'array' }), ...errors },
+        },
+      },
       '/v1/tokens': {
         post: {
           summary: 'Create a user token (a user for themself; an admin for anyone, optionally with the Unix account)',

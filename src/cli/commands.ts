@@ -19,6 +19,7 @@ import { profilesCommand } from './commands/profiles.js';
 import { profileCommand } from './commands/profile.js';
 import { planCommand } from './commands/plan.js';
 import { dashboardCommand } from './commands/dashboard.js';
+import { sharesCommand, usageCommand } from './commands/shares.js';
 
 /** Every `goodput` subcommand, in the order `goodput --help` lists them. */
 export const commands: readonly CliCommand[] = [
@@ -30,6 +31,8 @@ export const commands: readonly CliCommand[] = [
   logsCommand,
   cancelCommand,
   nodesCommand,
+  sharesCommand,
+  usageCommand,
   dashboardCommand,
   profilesCommand,
   tokenCommand,

@@ -185,6 +185,15 @@ export class GoodputClient {
     };
   }
 
+  /** Each team's quota, use, borrowed and lent devices, fair-share factor, decayed usage (issue 48). */
+  shares(): Promise<ApiResponse<'GET /v1/shares'>> {
+    return this.call('GET /v1/shares');
+  }
+  /** Device-hours per user, team and GPU type since `since_ms` (own; admin: everyone). */
+  usage(since_ms: number): Promise<ApiResponse<'GET /v1/usage'>> {
+    return this.call('GET /v1/usage', {}, { since_ms });
+  }
+
   /** Raw metrics text. */
   async metrics(): Promise<string> {
     const res = await this.request('GET', '/metrics');

@@ -2,6 +2,7 @@
 import type { Backend, RunAs } from '../backends/backend.js';
 import type { PortRange } from '../backends/contract-env.js';
 import type { Policy } from '../policy/policy.js';
+import type { SharesConfig } from '../policy/shares/index.js';
 import type { Store, UserJobLimits } from '../store/store.js';
 import { systemClock, type Clock } from '../util/clock.js';
 
@@ -54,6 +55,11 @@ export interface ControllerOptions {
    * Default DEFAULT_USER_JOB_LIMITS; 0 for a field: no limit.
    */
   user_limits?: UserJobLimits;
+  /**
+   * The shares in force (`goodput up --shares FILE`: multiuser/shares-file.ts, re-read when the
+   * file changes), asked once per round. Absent: every user is their own team of weight 1.
+   */
+  shares?: () => SharesConfig;
 }
 
 /**

@@ -25,6 +25,8 @@ import { scopedKey } from '../core/profile-scope.js';
 import { gpuTypeOf, ProfileBook } from './reports/profile-book.js';
 import { ReportIngest, type ReportRequest } from './reports/report-ingest.js';
 import { Round } from './loop/round.js';
+import type { ShareUsage } from '../core/cluster.js';
+import { NO_SHARES, type SharesConfig } from '../policy/shares/index.js';
 import { Supervisor } from './replicas/supervisor.js';
 
 export type { ControllerOptions, ControllerStats } from './controller-options.js';
@@ -116,6 +118,11 @@ export class Controller {
   /** The backend's inventory (nodes with all their devices). */
   inventory(): readonly BackendNode[] {
     return this.options.backend.nodes();
+  }
+
+  /** The shares in force and the decayed usage as of the last round (`goodput shares`, /metrics). */
+  shares(): { config: SharesConfig; usage: ShareUsage | undefined } {
+    return { config: this.ctx.config.shares?.() ?? NO_SHARES, usage: this.roundPart.shareUsage };
   }
 
   /** By job id, the profile each model starts from by the round's rule (none without profiles): for insights. */

@@ -108,6 +108,13 @@ export interface PolicyJob {
    * the others need not. On a cluster of one type it has that one type.
    */
   per_type?: JobTypes;
+  /**
+   * The user who submitted the job (its token's user), and the team (account) it is charged to
+   * (policy/shares: the shares file's team of the user, else the user). Absent: a cluster of one
+   * user, where the shares layer passes every snapshot through unchanged.
+   */
+  owner?: string;
+  team?: string;
 }
 
 /** A job's facts per GPU type (PolicyJob.per_type); every map has every type of the snapshot. */
@@ -142,4 +149,37 @@ export interface ClusterSnapshot {
   jobs: readonly PolicyJob[];
   /** Allocations currently in force, by job id; jobs without GPUs may be absent. */
   allocations: Readonly<Record<string, Allocation>>;
+  /**
+   * Teams, weights, quotas and decayed past usage for sharing the cluster between people
+   * (policy/shares); absent: every owner is their own team of weight 1 with no past usage.
+   */
+  shares?: SnapshotShares;
+}
+
+/** One team of a shares file: members, weight of its fair share, devices guaranteed per GPU type. */
+export interface TeamShare {
+  name: string;
+  /** Users of the team (token user names); a user is in at most one team. */
+  members: readonly string[];
+  /** Relative weight of the team's fair share (> 0). Default 1. */
+  weight: number;
+  /** Devices guaranteed per GPU type (the nodes' gpu_type) whenever the team's jobs can use them. */
+  quota: Readonly<Record<string, number>>;
+}
+
+/**
+ * Device-seconds used by each team and user, decayed by a half-life up to `at_s` (the snapshot
+ * clock): the memory of Slurm's fair share. Computed by the driver (policy/shares/usage.ts).
+ */
+export interface ShareUsage {
+  at_s: number;
+  teams: Readonly<Record<string, number>>;
+  users: Readonly<Record<string, number>>;
+}
+
+/** What a snapshot carries for sharing the cluster between people. */
+export interface SnapshotShares {
+  teams: readonly TeamShare[];
+  usage?: ShareUsage;
+  half_life_s: number;
 }

@@ -13,6 +13,8 @@ export const ERROR_CODES = [
   'E_BAD_POLICY_PARAM',
   'E_UNKNOWN_POLICY',
   'E_OUTPUT',
+  // A malformed shares file (goodput up/sim --shares).
+  'E_SHARES',
   // Access.
   'E_UNAUTHORIZED',
   'E_FORBIDDEN',

@@ -18,6 +18,12 @@ export interface PolicyDecision {
   rejections?: Record<string, Rejection>;
   /** Optional: how the decision was made and how far it may be from the best one. */
   diagnostics?: DecisionDiagnostics;
+  /**
+   * Optional words, by job id, for why a job's allocation changed this round (the shares layer:
+   * "shrank 4 -> 2 to return 2 a100 to team vision's quota"); the control plane puts them in the
+   * job's event.
+   */
+  notes?: Record<string, string>;
 }
 
 /**

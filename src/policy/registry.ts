@@ -8,6 +8,7 @@ import { createPolluxPolicy, polluxPolicy } from './pollux/pollux-policy.js';
 import { siaPolicy } from './sia/index.js';
 import { PolluxUnaware } from './sia/pollux-unaware.js';
 import { loadHighsSolver } from './solver.js';
+import { withShares, type SharesKnobs } from './shares/layer.js';
 import { tiresiasPolicy } from './tiresias.js';
 import { oneTypePerJob, OpenNodes } from './typed.js';
 
@@ -66,4 +67,26 @@ export async function createPolicy(name: string, options: PolicyOptions): Promis
   }
   const solve = factory.uses_solver === true && !options.solver;
   return factory.create(solve ? { ...options, solver: await loadHighsSolver() } : options);
+}
+
+/**
+ * The policy `name` under the shares layer (policy/shares/layer.ts): one instance per owner,
+ * shared between people first; an exact pass-through while the jobs have at most one owner.
+ * Errors as createPolicy.
+ */
+export async function createSharedPolicy(
+  name: string,
+  options: PolicyOptions,
+  knobs: SharesKnobs = {},
+): Promise<Policy> {
+  const first = await createPolicy(name, options);
+  const factory = findPolicy(name)!;
+  const solve = factory.uses_solver === true && !options.solver;
+  const resolved = solve ? { ...options, solver: await loadHighsSolver() } : options;
+  let made = false;
+  return withShares(() => {
+    if (made) return factory.create(resolved);
+    made = true;
+    return first;
+  }, knobs);
 }

@@ -17,7 +17,8 @@ import { hashToken, newSecret, newToken } from '../control/tokens.js';
 import { GoodputError } from '../core/errors.js';
 import type { Policy } from '../policy/policy.js';
 import { parsePolicyParams } from '../policy/policy-params.js';
-import { createPolicy, findPolicy, policyNames } from '../policy/registry.js';
+import { createSharedPolicy, findPolicy, policyNames } from '../policy/registry.js';
+import { SharesFile } from '../multiuser/shares-file.js';
 import { diskFullError, diskFullNote, isDiskFull } from '../datadir/disk-space.js';
 import { openCheckedStore } from '../datadir/open-store.js';
 import { keepReserve, RESERVE_BYTES } from '../datadir/reserve.js';
@@ -58,6 +59,8 @@ export interface ServerOptions {
   policy: string;
   /** NAME=VALUE overrides of the policy's knobs (`--policy-param`), validated at start. */
   policy_params?: readonly string[];
+  /** Shares file (`--shares`): teams, weights, quotas; re-read when it changes (issue 48). */
+  shares_file?: string;
   interval_s: number;
   grace_s: number;
   /** See ControllerOptions.port_range. */
@@ -123,7 +126,8 @@ export async function choosePolicy(name: string, param_assignments: readonly str
   const factory = findPolicy(name);
   if (!factory)
     throw new GoodputError('E_USAGE', `unknown policy '${name}'; registered: ${policyNames().join(', ')}`, 2);
-  return createPolicy(name, { seed: 0, params: parsePolicyParams(factory, param_assignments) });
+  // Under the shares layer: users share the cluster first (policy/shares; a pass-through for one user).
+  return createSharedPolicy(name, { seed: 0, params: parsePolicyParams(factory, param_assignments) });
 }
 
 /**
@@ -218,6 +222,8 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
 
 async function start(o: ServerOptions): Promise<RunningServer> {
   const policy = await choosePolicy(o.policy, o.policy_params);
+  // Read before anything starts: a malformed shares file refuses the start (E_SHARES, line and fix).
+  const shares = o.shares_file !== undefined ? new SharesFile(o.shares_file, o.log) : undefined;
   const multi_user = o.run_as_owner === true;
   checkUserMode(multi_user, o.log);
   checkExposure(o);
@@ -258,6 +264,7 @@ async function start(o: ServerOptions): Promise<RunningServer> {
       ...(o.port_range ? { port_range: o.port_range } : {}),
       ...(multi_user ? { run_as: (owner: string) => ownerAccount(store, owner) } : {}),
       ...(o.shared_profiles === true ? { shared_profiles: true } : {}),
+      ...(shares ? { shares: () => shares.current() } : {}),
       ...(o.user_limits ? { user_limits: o.user_limits } : {}),
     });
     const app = createApp({

@@ -2,7 +2,9 @@ import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { GoodputError } from '../core/errors.js';
 import type { PolicyFactory, PolicyParamValue } from '../policy/policy.js';
-import { createPolicy, findPolicy, policyNames } from '../policy/registry.js';
+import { createSharedPolicy, findPolicy, policyNames } from '../policy/registry.js';
+import type { SharesConfig, SharesKnobs } from '../policy/shares/index.js';
+import { QuotaShortfall, sharesReport, type SharesReport } from './shares-metrics.js';
 import { FairShareEstimator } from './fairness.js';
 import { summarize, type WorkloadMetrics } from './metrics.js';
 import { resolveSimOptions, simulate, type RoundProgress, type SimOptions } from './simulator.js';
@@ -24,6 +26,10 @@ export interface RunSettings {
   fairness?: boolean;
   /** Move every submission by up to +-half this many seconds, drawn from `seed` (0: as written). */
   submit_jitter_s?: number;
+  /** Teams, weights, quotas of a workload with a `user` column (goodput sim --shares; issue 48). */
+  shares?: SharesConfig;
+  /** Knobs of the shares layer. */
+  shares_knobs?: SharesKnobs;
 }
 
 /** Result of one workload under one policy, as printed by `goodput sim --json`. */
@@ -40,6 +46,8 @@ export interface WorkloadReport extends WorkloadMetrics {
   ftf_unfair_share: number;
   /** Finish-time-fairness ratio per job. */
   ftf: Record<string, number>;
+  /** Per user and per team (workloads with a `user` column). */
+  shares?: SharesReport;
 }
 
 /** Workload name as reported: the file name without `.csv`. */
@@ -71,10 +79,11 @@ export async function runWorkload(
 ): Promise<WorkloadReport> {
   requirePolicy(settings.policy);
   // Made before the simulation starts: the registry loads the MILP solver where the policy uses one.
-  const policy = await createPolicy(settings.policy, {
-    seed: settings.seed,
-    ...(settings.policy_params ? { params: settings.policy_params } : {}),
-  });
+  const policy = await createSharedPolicy(
+    settings.policy,
+    { seed: settings.seed, ...(settings.policy_params ? { params: settings.policy_params } : {}) },
+    settings.shares_knobs,
+  );
   const workload = jitterSubmissions(loadWorkload(file), settings.submit_jitter_s ?? 0, settings.seed);
   const name = workloadName(file);
   const options: SimOptions = {
@@ -83,8 +92,12 @@ export async function runWorkload(
     nodes: settings.nodes,
     gpus_per_node: settings.gpus_per_node,
     onRound,
+    ...(settings.shares ? { shares: settings.shares } : {}),
   };
   const resolved = resolveSimOptions(options);
+  const owned = workload.jobs.some((w) => w.user !== undefined);
+  const shortfall = owned ? new QuotaShortfall(settings.shares, resolved.interval_s) : undefined;
+  if (shortfall) options.onDecision = (snapshot, allocations) => shortfall.observe(snapshot, allocations);
   let fd: number | undefined;
   if (settings.out_dir) {
     mkdirSync(settings.out_dir, { recursive: true });
@@ -123,5 +136,6 @@ export async function runWorkload(
     ftf_worst: settings.fairness === false ? NaN : worst,
     ftf_unfair_share: settings.fairness === false ? NaN : unfair / result.jobs.length,
     ftf,
+    ...(owned ? { shares: sharesReport(result.jobs, shortfall) } : {}),
   };
 }

@@ -1,4 +1,4 @@
-import type { Allocation, ClusterSnapshot, NodeInfo } from '../core/cluster.js';
+import type { Allocation, ClusterSnapshot, NodeInfo, ShareUsage } from '../core/cluster.js';
 import { GoodputError } from '../core/errors.js';
 import type { Policy } from '../policy/policy.js';
 import { validateDecision } from '../policy/validate-decision.js';
@@ -7,6 +7,7 @@ import { SimProfileStore } from './profile-store.js';
 import { OracleCache, policyJob } from './policy-jobs.js';
 import { SimJob } from './sim-job.js';
 import type { Workload, WorkloadJob } from './workload.js';
+import { advanceUsage, DEFAULT_HALF_LIFE_S, teamOf, type SharesConfig } from '../policy/shares/index.js';
 
 /** Cluster and clock settings of one simulation. Defaults are the artifact's. */
 export interface SimOptions {
@@ -22,6 +23,13 @@ export interface SimOptions {
   onRound?: (progress: RoundProgress) => void;
   /** Called with the log record of every interval (§1.9), for --out. */
   onInterval?: (record: IntervalRecord) => void;
+  /**
+   * Teams, weights, quotas and half-life of a workload whose jobs name users (issue 48); absent:
+   * every user is their own team of weight 1. Decayed usage is kept on simulated time.
+   */
+  shares?: SharesConfig;
+  /** Called after every decision with the round's snapshot and the allocations decided. */
+  onDecision?: (snapshot: ClusterSnapshot, allocations: ReadonlyMap<string, Allocation>) => void;
 }
 
 /** Progress of a running simulation. */
@@ -65,6 +73,9 @@ export interface JobOutcome {
   attained_gpu_s: number;
   /** Time-average number of active jobs over the rounds this job was active (>= 1). */
   avg_active_jobs: number;
+  /** Owner and team (workloads with a `user` column). */
+  user?: string;
+  team?: string;
 }
 
 /** Outcome of a whole simulation. */
@@ -169,6 +180,12 @@ export function simulate(workload: Workload, policyName: string, policy: Policy,
   let rounds = 0;
   let completed = 0;
   const stallLimit = lastArrival + 365 * 86400;
+  const owned = workload.jobs.some((w) => w.user !== undefined);
+  const teamOfJob = workload.jobs.map(
+    (w) => w.team ?? (w.user !== undefined ? teamOf(options.shares, w.user) : undefined),
+  );
+  const halfLife = options.shares?.half_life_s ?? DEFAULT_HALF_LIFE_S;
+  let usage: ShareUsage | undefined;
   while (completed < jobs.length) {
     const interfering = o.interference > 0 ? interferingNodes(allocations) : undefined;
     for (const job of jobs) {
@@ -200,11 +217,24 @@ export function simulate(workload: Workload, policyName: string, policy: Policy,
         const a = allocations.get(jobs[i]!.name);
         if (a) kept.set(jobs[i]!.name, a);
       }
+      if (owned) {
+        const holdings = active.flatMap((i) => {
+          const w = workload.jobs[i]!;
+          const held = kept.get(jobs[i]!.name)?.length ?? 0;
+          return held > 0 ? [{ user: w.user ?? '', team: teamOfJob[i] ?? '', devices: held }] : [];
+        });
+        usage = advanceUsage(usage, holdings, now, halfLife);
+      }
       const snapshot: ClusterSnapshot = {
         now_s: now,
         nodes,
-        jobs: active.map((i) => policyJob(jobs[i]!, workload.jobs[i]!, mode, totalGpus, oracle)),
+        jobs: active.map((i) => {
+          const pj = policyJob(jobs[i]!, workload.jobs[i]!, mode, totalGpus, oracle);
+          const w = workload.jobs[i]!;
+          return w.user !== undefined ? { ...pj, owner: w.user, team: teamOfJob[i]! } : pj;
+        }),
         allocations: Object.fromEntries(kept),
+        ...(owned ? { shares: { teams: options.shares?.teams ?? [], half_life_s: halfLife, usage } } : {}),
       };
       const decision = policy.decide(snapshot);
       const check = validateDecision(snapshot, decision.allocations);
@@ -226,6 +256,7 @@ export function simulate(workload: Workload, policyName: string, policy: Policy,
         if (!sameAllocation(before, after)) job.reallocate(after ? groupConsecutive(after) : [], now);
       }
       allocations = next;
+      options.onDecision?.(snapshot, next);
     }
     if (options.onInterval) options.onInterval(intervalRecord(now, o.nodes, o.gpus_per_node, logged, allocations));
     options.onRound?.({ now_s: now, last_arrival_s: lastArrival, completed, total: jobs.length });
@@ -248,6 +279,7 @@ export function simulate(workload: Workload, policyName: string, policy: Policy,
       restarts: j.restarts ?? 0,
       attained_gpu_s: j.attained_gpu_s,
       avg_active_jobs: activeRounds[i]! > 0 ? activeSum[i]! / activeRounds[i]! : 1,
+      ...(workload.jobs[i]!.user !== undefined ? { user: workload.jobs[i]!.user, team: teamOfJob[i] } : {}),
     })),
   };
 }

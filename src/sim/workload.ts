@@ -17,6 +17,9 @@ export interface WorkloadJob {
   batch_size: number;
   /** Line of the workload file, for error messages. */
   line: number;
+  /** The job's owner and team (optional `user` and `team` columns; issue 48). Absent: one user. */
+  user?: string;
+  team?: string;
 }
 
 /** A loaded workload: its file and jobs in file order (the simulator's job order). */
@@ -32,7 +35,8 @@ export function defaultTracesDir(): string {
 
 /**
  * Loads a workload CSV (columns name,time,application,num_replicas,batch_size; extra columns are
- * ignored). Errors (E_INPUT) name the file and line: missing column, malformed number, unknown
+ * ignored, but for the optional `user` and `team`: who submitted the job and the team it is charged
+ * to, issue 48). Errors (E_INPUT) name the file and line: missing column, malformed number, unknown
  * application, duplicate job name, batch size outside the application's validated range.
  */
 export function loadWorkload(file: string, tracesDir = defaultTracesDir()): Workload {
@@ -74,9 +78,29 @@ export function loadWorkload(file: string, tracesDir = defaultTracesDir()): Work
         `batch_size ${batch_size} cannot be split over ${num_replicas} GPUs (${appName} needs at least ${application.min_local_bsz} samples per GPU)`,
       );
     }
-    return { name, submit_s, application, num_replicas, batch_size, line: row.line };
+    const owner = optionalCell(table.header, row.cells, 'user');
+    const team = optionalCell(table.header, row.cells, 'team');
+    if (team !== undefined && owner === undefined)
+      throw inputError(file, row.line, `column 'team' is set but 'user' is empty: a team charges a user's jobs`);
+    return {
+      name,
+      submit_s,
+      application,
+      num_replicas,
+      batch_size,
+      line: row.line,
+      ...(owner !== undefined ? { user: owner } : {}),
+      ...(team !== undefined ? { team } : {}),
+    };
   });
   return { file, jobs };
+}
+
+/** The cell of an optional column, undefined when the column is absent or the cell empty. */
+function optionalCell(header: readonly string[], cells: readonly string[], name: string): string | undefined {
+  const at = header.indexOf(name);
+  const text = at === -1 ? '' : (cells[at] ?? '').trim();
+  return text === '' ? undefined : text;
 }
 
 /**

@@ -6,6 +6,7 @@
  * (`E_NOT_FOUND` when it does not exist). Implementations: sqlite/sqlite-store.ts; all pass
  * conformance.ts.
  */
+import type { ShareUsage } from '../core/cluster.js';
 import type { GoodputError } from '../core/errors.js';
 import type { GradSample } from '../goodput/key-profile.js';
 import type { BatchLimits, PerfParams, ProfilePoint, StepCorrection } from '../goodput/types.js';
@@ -23,6 +24,13 @@ import type {
   StoredKeyProfile,
   TokenRecord,
 } from './types.js';
+
+/** Device-seconds of one owner on one GPU type ('' when its launch recorded none). */
+export interface DeviceTime {
+  user: string;
+  gpu_type: string;
+  device_s: number;
+}
 
 /** Input of `createJob`. */
 export interface NewJob {
@@ -373,6 +381,15 @@ export interface Store {
   setSlurmAccount(user: string, account: string): Promise<boolean>;
   /** The Slurm account of `user`, if one was set. */
   getSlurmAccount(user: string): Promise<string | undefined>;
+  /** Decayed usage of teams and users (policy/shares/usage.ts), or undefined before any was kept. */
+  getShareUsage(): Promise<ShareUsage | undefined>;
+  /** Replaces the decayed usage (once per scheduling round). */
+  putShareUsage(usage: ShareUsage): Promise<void>;
+  /**
+   * Device-seconds of the replicas of every attempt between `since_ms` and `now_ms`, by owner and
+   * GPU type (`goodput usage`); attempts of jobs removed by retention are not counted.
+   */
+  deviceTimeSince(since_ms: number, now_ms: number): Promise<DeviceTime[]>;
 
   /**
    * A cheap read that throws when the store cannot serve (health checks); with `write`, also a

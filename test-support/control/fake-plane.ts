@@ -14,7 +14,8 @@ import type { BackendNode } from '../../src/backends/backend.js';
 import { FakeBackend, FakeCluster, fakeNode } from '../../src/backends/fake-backend.js';
 import { jobSpecSchema, type JobSpec, type JobSpecInput } from '../../src/core/job-spec.js';
 import { parsePolicyParams } from '../../src/policy/policy-params.js';
-import { createPolicy, findPolicy } from '../../src/policy/registry.js';
+import { createSharedPolicy, findPolicy } from '../../src/policy/registry.js';
+import type { SharesConfig } from '../../src/policy/shares/index.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { JobRecord } from '../../src/store/types.js';
 import { FakeClock } from '../../src/util/clock.js';
@@ -153,7 +154,8 @@ export interface FakePlane {
   cluster: FakeCluster;
   /** The data directory: a job's checkpoint dir is jobs/ID/checkpoint under it. */
   data_dir: string;
-  submit(spec: JobSpecInput): Promise<JobRecord>;
+  /** Submits as `user` (default 'u'). */
+  submit(spec: JobSpecInput, user?: string): Promise<JobRecord>;
   job(id: string): Promise<JobRecord>;
   /** Advances fake time until `f` returns a value other than undefined; throws after `limit_s` fake seconds. */
   waitFor<T>(what: string, limit_s: number, f: () => Promise<T | undefined>): Promise<T>;
@@ -171,6 +173,8 @@ export async function fakePlane(options: {
   interval_s: number;
   grace_s: number;
   params?: readonly string[];
+  /** The shares in force (as `goodput up --shares`), asked every round. */
+  shares?: () => SharesConfig;
 }): Promise<FakePlane> {
   const root = mkdtempSync(join(tmpdir(), 'goodput-fake-plane-'));
   const clock = new FakeClock(1_700_000_000_000);
@@ -179,7 +183,7 @@ export async function fakePlane(options: {
   const name = options.policy ?? 'goodput';
   const params = parsePolicyParams(findPolicy(name)!, options.params ?? []);
   // Loads the MILP solver where the policy uses one (in real time, before the fake clock races).
-  const policy = await createPolicy(name, { seed: 0, params });
+  const policy = await createSharedPolicy(name, { seed: 0, params });
   const controller = new Controller({
     store,
     backend: new FakeBackend(cluster),
@@ -190,6 +194,7 @@ export async function fakePlane(options: {
     interval_s: options.interval_s,
     grace_s: options.grace_s,
     clock,
+    ...(options.shares ? { shares: options.shares } : {}),
   });
   cluster.modules['goodput-plane'] = {
     now_ms: () => clock.now_ms(),
@@ -204,9 +209,9 @@ export async function fakePlane(options: {
     cluster,
     job,
     data_dir: root,
-    submit: (input) => {
+    submit: (input, user = 'u') => {
       const spec: JobSpec = { ...jobSpecSchema.parse({ workdir: root, ...input }), workdir: root };
-      return controller.submit(spec, 'u', 'u');
+      return controller.submit(spec, user, user);
     },
     async waitFor(what, limit_s, f) {
       let found: Awaited<ReturnType<typeof f>>;

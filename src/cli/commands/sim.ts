@@ -11,6 +11,7 @@ import { clusterFlags, clusterSettings, workloadFiles } from './sim-inputs.js';
 import { heteroFlags, heteroHelp, runHeteroCommand } from './sim-hetero.js';
 import { meanMetrics, metricCells, metricHeader, metricLegend, renderTable, secs } from './sim-format.js';
 import { ProgressBar } from './sim-progress.js';
+import { readSharesFile } from '../../multiuser/shares-file.js';
 
 const help = `Usage: goodput sim --policy <name> --workload <csv file | directory> [options]
 
@@ -33,6 +34,10 @@ Options:
                           goodput's knobs are listed in docs/policy.md
   --json                  print one JSON object on stdout instead of the table
   --out <dir>             write one JSON line per interval to <dir>/<workload>.jsonl
+  --shares <file>         teams, weights and quotas (docs/control-plane.md "Shares") for a
+                          workload with a 'user' (and 'team') column; --json then reports per
+                          user and team: average JCT, GPU-hours, GPU share, quota shortfall.
+                          The simulator's GPUs are of type 'default' (quota: {default: 8})
 ${heteroHelp}
 
 Columns: JCT = job completion time (p50/p99 over jobs); makespan = last completion; GPU-h = GPU
@@ -79,6 +84,7 @@ export const simCommand: CliCommand = {
       workload: { type: 'string' },
       json: { type: 'boolean' },
       out: { type: 'string' },
+      shares: { type: 'string' },
       'policy-param': { type: 'string', multiple: true },
       ...clusterFlags,
       ...heteroFlags,
@@ -94,7 +100,12 @@ export const simCommand: CliCommand = {
     }
     if (values.cluster !== undefined) return runHeteroCommand('sim', values, [values.policy]);
     const policy_params = parsePolicyParams(requirePolicy(values.policy), values['policy-param'] ?? []);
-    const settings = { ...clusterSettings('sim', values, values.policy), out_dir: values.out, policy_params };
+    const settings = {
+      ...clusterSettings('sim', values, values.policy),
+      out_dir: values.out,
+      policy_params,
+      ...(values.shares !== undefined ? { shares: readSharesFile(values.shares) } : {}),
+    };
     const files = workloadFiles('sim', values.workload);
     const bar = new ProgressBar(`sim ${values.policy}`, files.length);
     let reports: WorkloadReport[];

@@ -21,6 +21,7 @@ const flags = {
   'cpu-slots': { type: 'string' },
   policy: { type: 'string' },
   'policy-param': { type: 'string', multiple: true },
+  shares: { type: 'string' },
   'interval-s': { type: 'string' },
   'grace-s': { type: 'string' },
   'port-range': { type: 'string' },
@@ -56,6 +57,10 @@ export const upCommand: CliCommand = {
   --policy NAME      scheduling policy (default goodput)
   --policy-param K=V set a tunable knob of the policy (repeatable; goodput's knobs are listed
                      in docs/policy.md), e.g. --policy-param rank_exponent=3
+  --shares FILE      teams, weights and quotas per GPU type (YAML; docs/control-plane.md
+                     "Shares"): the cluster is shared between people first, then the policy
+                     maximizes goodput within each share; re-read when the file changes.
+                     Without it every user is their own team of weight 1
   --interval-s S     seconds between scheduling rounds (default 60; rounds also run on
                      submit and when a job ends)
   --grace-s S        seconds replicas get to checkpoint after SIGTERM (default 30)
@@ -180,6 +185,7 @@ Without --run-as-owner the server is single-user: every job runs as the server's
       single_user_network: values['single-user-network'] === true,
       accept_store_loss: values['accept-store-loss'] === true,
       shared_profiles: values['shared-profiles'] === true,
+      ...(values.shares !== undefined ? { shares_file: resolve(values.shares) } : {}),
     });
     const nodes = server.controller.inventory();
     const count = nodes.reduce((k, n) => k + n.devices.length, 0);

@@ -3,7 +3,8 @@
  * snapshot (control/loop/snapshot.ts, model/policy-job.ts), and the store transitions that apply it
  * (assign, requeue, retarget, checkpoint-restart rescale).
  */
-import { gpuTypeOf as nodeType, type JobTypes, type NodeInfo } from '../../core/cluster.js';
+import { gpuTypeOf as nodeType, type JobTypes, type NodeInfo, type ShareUsage } from '../../core/cluster.js';
+import { advanceUsage, NO_SHARES, teamOf, type SharesConfig } from '../../policy/shares/index.js';
 import type { Rejection } from '../../policy/policy.js';
 import { ACTIVE_STATES, keepsWork, stopOutcome } from '../../store/lifecycle.js';
 import type { DeviceBinding } from '../../store/store.js';
@@ -21,9 +22,14 @@ import { isMixed, toGroups, toMachines, typedInventory, type TypedInventory } fr
 import { jobTypes, typedInputs } from './typed-snapshot.js';
 import { waitingReason } from './waiting-reason.js';
 
+/** Seconds between saves of the decayed usage of teams and users. */
+const USAGE_SAVE_S = 60;
+
 export class Round {
   private readonly counters = { rounds_total: 0, round_seconds_sum: 0, last_round_s: 0 };
   private readonly latestRejections = new Map<string, Rejection>();
+  private usage: ShareUsage | undefined;
+  private savedAt_s = -Infinity;
 
   constructor(
     private readonly ctx: ControllerContext,
@@ -47,6 +53,36 @@ export class Round {
    */
   nodes(): NodeInfo[] {
     return typedInventory(this.ctx.config.backend.nodes()).nodes;
+  }
+
+  /**
+   * The shares in force and the decayed usage of teams and users, advanced to now by the devices
+   * `jobs` hold (charged since the last round) and saved (policy/shares/usage.ts): the memory
+   * of fair share survives a restart of the server.
+   */
+  private async sharing(jobs: readonly JobRecord[]): Promise<{ config: SharesConfig; usage: ShareUsage }> {
+    const { store } = this.ctx.config;
+    const config = this.ctx.config.shares?.() ?? NO_SHARES;
+    this.usage ??= await store.getShareUsage();
+    const holdings = jobs
+      .filter(holdsDevices)
+      .map((j) => ({ user: j.user, team: teamOf(config, j.user), devices: j.allocation.length }));
+    this.usage = advanceUsage(this.usage, holdings, this.ctx.now() / 1000, config.half_life_s);
+    // Saved at most once a minute: rounds come every second on a busy server, and a restart loses
+    // at most a minute of a memory whose half-life is days.
+    if (this.usage.at_s - this.savedAt_s >= USAGE_SAVE_S)
+      try {
+        await store.putShareUsage(this.usage);
+        this.savedAt_s = this.usage.at_s;
+      } catch (error) {
+        this.ctx.log(`shares: cannot save the decayed usage: ${(error as Error).message}`);
+      }
+    return { config, usage: this.usage };
+  }
+
+  /** Decayed usage of teams and users, as of the last round (`goodput shares`). */
+  get shareUsage(): ShareUsage | undefined {
+    return this.usage;
   }
 
   /** One round; `then` runs after the decision was applied (the launcher's pump). */
@@ -73,7 +109,8 @@ export class Round {
       const reads = { store, machines: backend.nodes(), types, profiles: this.profiles, own_profiles: profiles };
       const per_type = new Map<string, JobTypes>();
       for (const input of await typedInputs(reads, jobs, grouped)) per_type.set(input.job.id, jobTypes(input, types));
-      let decision = policy.decide(buildSnapshot(inv.nodes, grouped, this.ctx.now(), profiles, per_type));
+      const sharing = await this.sharing(grouped);
+      let decision = policy.decide(buildSnapshot(inv.nodes, grouped, this.ctx.now(), profiles, per_type, sharing));
       // A drained partition: no running job is stopped for a relaunch that would only wait.
       const usable = inv.groups.map((g) => g.usable.length);
       decision = { ...decision, allocations: await keepRunning(this.ctx, grouped, decision.allocations, usable) };
@@ -89,7 +126,7 @@ export class Round {
         unit,
       ))
         await this.ctx.noteOnce(w.job_id, w.key, 'waiting', w.reason);
-      await this.apply(grouped, decision.allocations, profiles, inv);
+      await this.apply(grouped, decision.allocations, profiles, inv, decision.notes ?? {});
       await then();
     }
     const took_s = (performance.now() - t0) / 1000;
@@ -104,6 +141,7 @@ export class Round {
     allocations: Record<string, readonly number[]>,
     profiles: ReadonlyMap<string, StoredKeyProfile>,
     inv: TypedInventory,
+    notes: Readonly<Record<string, string>>,
   ): Promise<void> {
     const { store, backend, policy } = this.ctx.config;
     const nodeDevices = inv.groups.map((g) => g.usable);
@@ -127,8 +165,11 @@ export class Round {
         allocation: toMachines(inv, allocation),
         devices: assigned.devices.get(job.id) ?? [],
       };
+      const note = notes[job.id];
       const why =
-        resizeReason(job, job.allocation.length, allocation.length, context) +
+        (note !== undefined
+          ? shareWords(note, unit)
+          : resizeReason(job, job.allocation.length, allocation.length, context)) +
         typeChange(inv, job.allocation, allocation);
       switch (job.state) {
         case 'queued':
@@ -157,6 +198,11 @@ export class Round {
       }
     }
   }
+}
+
+/** The shares layer's words for a job it shrank or stopped, in the cluster's unit ("2 cpu" -> "2 CPU slots"). */
+function shareWords(note: string, unit: string): string {
+  return note.replace(/ (\d+) cpu to /, (_m, n: string) => ` ${n} ${unit}${n === '1' ? '' : 's'} to `);
 }
 
 /** ' on TYPE' for a start, a move or a resize on a cluster of several GPU types; '' otherwise. */

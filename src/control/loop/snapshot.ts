@@ -1,7 +1,8 @@
 /** Builds the policy's view of the cluster from stored jobs (pure over its inputs). */
 import { fairQueue } from './fair-queue.js';
 import { isGang, resumableReach } from './gang.js';
-import type { ClusterSnapshot, JobTypes, NodeInfo, PolicyJob } from '../../core/cluster.js';
+import type { ClusterSnapshot, JobTypes, NodeInfo, PolicyJob, ShareUsage } from '../../core/cluster.js';
+import { teamOf, type SharesConfig } from '../../policy/shares/index.js';
 import { profileKeyOf } from '../../core/profile-key.js';
 import type { BatchLimits, GoodputModel } from '../../goodput/types.js';
 import { jobModel } from '../../model/job-fit.js';
@@ -86,9 +87,10 @@ export function toPolicyJob(
   now_ms: number,
   profile?: StoredKeyProfile,
   per_type?: JobTypes,
+  shares?: SharesConfig,
 ): PolicyJob {
   const model = modelOf(job, profile);
-  return buildPolicyJob({
+  const pj = buildPolicyJob({
     id: job.id,
     submitted_at_s: job.submitted_at_ms / 1000,
     attained_service_gpu_s: job.attained_service_gpu_s + serviceSince(job, now_ms),
@@ -114,13 +116,15 @@ export function toPolicyJob(
     ...(job.state === 'running' && job.launched_at_ms !== null ? { allocated_since_s: job.launched_at_ms / 1000 } : {}),
     ...(per_type ? { per_type } : {}),
   });
+  return { ...pj, owner: job.user, team: teamOf(shares, job.user) };
 }
 
 /**
  * The snapshot of one scheduling round over `jobs` (active jobs, submission order); `profiles`:
  * by job id, the profile each job's model starts from; `per_type`: by job id, its facts per GPU type.
  * Waiting jobs of several users are presented in the fair order of fair-queue.ts (their places and
- * submission times).
+ * submission times); every job names its owner and team, and `sharing` gives the shares layer
+ * (policy/shares) the teams and the decayed usage.
  */
 export function buildSnapshot(
   nodes: readonly NodeInfo[],
@@ -128,13 +132,23 @@ export function buildSnapshot(
   now_ms: number,
   profiles?: ReadonlyMap<string, StoredKeyProfile>,
   per_type?: ReadonlyMap<string, JobTypes>,
+  sharing?: { config: SharesConfig; usage?: ShareUsage },
 ): ClusterSnapshot {
   const allocations: Record<string, readonly number[]> = {};
   for (const job of jobs) if (holdsDevices(job)) allocations[job.id] = job.allocation;
   return {
     now_s: now_ms / 1000,
     nodes,
-    jobs: fairQueue(jobs).map((j) => toPolicyJob(j, now_ms, profiles?.get(j.id), per_type?.get(j.id))),
+    jobs: fairQueue(jobs).map((j) => toPolicyJob(j, now_ms, profiles?.get(j.id), per_type?.get(j.id), sharing?.config)),
     allocations,
+    ...(sharing
+      ? {
+          shares: {
+            teams: sharing.config.teams,
+            half_life_s: sharing.config.half_life_s,
+            ...(sharing.usage ? { usage: sharing.usage } : {}),
+          },
+        }
+      : {}),
   };
 }

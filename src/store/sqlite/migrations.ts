@@ -228,6 +228,17 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE users ADD COLUMN slurm_account TEXT;
   `,
+  // 12 -> 13: decayed usage of teams and users (issue 48: fair share remembers past usage across
+  // restarts; policy/shares/usage.ts), one row per (kind, name), all advanced to the same at_ms.
+  `
+  CREATE TABLE share_usage (
+    kind TEXT NOT NULL CHECK (kind IN ('team', 'user')),
+    name TEXT NOT NULL,
+    device_s REAL NOT NULL,
+    at_ms INTEGER NOT NULL,
+    PRIMARY KEY (kind, name)
+  );
+  `,
 ];
 
 /** Brings `db` to the newest schema version; refuses (E_STORE_VERSION) a database newer than this code. */

@@ -1,6 +1,8 @@
 import type { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { GoodputError } from '../../core/errors.js';
+import type { ShareUsage } from '../../core/cluster.js';
+import type { DeviceTime } from '../store.js';
 import type { PerfParams } from '../../goodput/types.js';
 import type { EventKind, StopKind } from '../lifecycle.js';
 import type {
@@ -327,6 +329,15 @@ export class SqliteStore implements Store {
   }
   async getSlurmAccount(user: string): Promise<string | undefined> {
     return tokens.getSlurmAccount(this.db, user);
+  }
+  async getShareUsage(): Promise<ShareUsage | undefined> {
+    return tokens.getShareUsage(this.db);
+  }
+  async putShareUsage(usage: ShareUsage): Promise<void> {
+    tokens.putShareUsage(this.db, usage);
+  }
+  async deviceTimeSince(since_ms: number, now_ms: number): Promise<DeviceTime[]> {
+    return tokens.deviceTimeSince(this.db, since_ms, now_ms);
   }
 
   async mergeKeyProfile(update: KeyProfileUpdate): Promise<StoredKeyProfile> {

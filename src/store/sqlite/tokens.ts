@@ -1,5 +1,6 @@
 /** Tokens and users' Unix accounts in SQLite (SqliteStore's token methods; see Store). */
 import type Database from 'better-sqlite3';
+import type { ShareUsage } from '../../core/cluster.js';
 import type { TokenRecord } from '../types.js';
 import { toToken, type Row } from './rows.js';
 
@@ -56,4 +57,52 @@ export function getSlurmAccount(db: Database.Database, user: string): string | u
   const row = db.prepare('SELECT slurm_account FROM users WHERE user = ?').get(user) as
     { slurm_account: string | null } | undefined;
   return row?.slurm_account ?? undefined;
+}
+
+/** The decayed usage of teams and users, or undefined before the first round that kept it. */
+export function getShareUsage(db: Database.Database): ShareUsage | undefined {
+  const rows = db.prepare('SELECT kind, name, device_s, at_ms FROM share_usage').all() as {
+    kind: string;
+    name: string;
+    device_s: number;
+    at_ms: number;
+  }[];
+  const clock = rows.find((r) => r.kind === 'team' && r.name === '');
+  if (!clock) return undefined;
+  const teams: Record<string, number> = {};
+  const users: Record<string, number> = {};
+  for (const r of rows) if (r.name !== '') (r.kind === 'team' ? teams : users)[r.name] = r.device_s;
+  return { at_s: clock.at_ms / 1000, teams, users };
+}
+
+/** Replaces the decayed usage (a row of team '' keeps its time, also when nobody has used anything). */
+export function putShareUsage(db: Database.Database, usage: ShareUsage): void {
+  const at = Math.round(usage.at_s * 1000);
+  const insert = db.prepare('INSERT INTO share_usage (kind, name, device_s, at_ms) VALUES (?, ?, ?, ?)');
+  db.transaction(() => {
+    db.prepare('DELETE FROM share_usage').run();
+    insert.run('team', '', 0, at);
+    for (const [name, v] of Object.entries(usage.teams)) if (name !== '') insert.run('team', name, v, at);
+    for (const [name, v] of Object.entries(usage.users)) if (name !== '') insert.run('user', name, v, at);
+  })();
+}
+
+/**
+ * Device-seconds of every attempt's replicas between `since_ms` and `now_ms` (a live replica
+ * counts up to now), by job owner and GPU type ('' when its launch recorded none).
+ */
+export function deviceTimeSince(
+  db: Database.Database,
+  since_ms: number,
+  now_ms: number,
+): { user: string; gpu_type: string; device_s: number }[] {
+  return db
+    .prepare(
+      `SELECT j.user AS user, r.gpu_type AS gpu_type,
+              sum(max(0, min(coalesce(r.exited_at_ms, ?), ?) - max(r.started_at_ms, ?))) / 1000.0 AS device_s
+         FROM replicas r JOIN jobs j ON j.id = r.job_id
+        WHERE coalesce(r.exited_at_ms, ?) > ?
+        GROUP BY j.user, r.gpu_type ORDER BY j.user, r.gpu_type`,
+    )
+    .all(now_ms, now_ms, since_ms, now_ms, since_ms) as { user: string; gpu_type: string; device_s: number }[];
 }

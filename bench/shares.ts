@@ -1,0 +1,148 @@
+/**
+ * `npm run bench:shares`: a cluster shared by many people, simulated (issue 48). For each Pollux
+ * workload at load 2.0 (320 jobs over 8 hours), its jobs are spread over 4 users (round robin)
+ * and a fifth user submits a 48-job sweep (cifar10, one GPU each) in the first 10 minutes, on a
+ * 64-GPU cluster (16 x 4). Teams: light-a = {u1, u2} and light-b = {u3, u4} (weight 2, quota of
+ * 16 GPUs each), sweep = {sweeper} (weight 1): every user's share is a fifth. Prints per user:
+ * average JCT shared, alone on its own fifth of the cluster (12 GPUs, 3 x 4, same policy, its
+ * jobs only) and their ratio (the sharing incentive); per team the quota shortfall (minutes
+ * below min(demand, quota) beyond 2 rounds); and the average JCT over all jobs against the
+ * user-blind run (the same jobs without users). Acceptance: no ratio above 1.00, overall +5% at
+ * most, shortfall 0.
+ *
+ *   npm run bench:shares -- [--workloads 3,4] [--policy goodput] [--strength 1] [--json]
+ * Tuning: the layer's one knob, --strength (weight of decayed usage), was chosen on workloads 1
+ * and 2; the default report is workloads 3 and 4.
+ */
+import { Random } from '../src/core/random.js';
+import { createSharedPolicy } from '../src/policy/registry.js';
+import type { SharesConfig } from '../src/policy/shares/index.js';
+import { getApplication } from '../src/sim/application.js';
+import { QuotaShortfall, sharesReport } from '../src/sim/shares-metrics.js';
+import { simulate, type SimOptions } from '../src/sim/simulator.js';
+import { defaultTracesDir, loadWorkload, type Workload, type WorkloadJob } from '../src/sim/workload.js';
+import { benchArgs } from './bench-args.js';
+import { workloadFile } from './pollux-data.js';
+
+const USAGE = `
+usage: npm run bench:shares -- [--workloads 3,4] [--policy goodput] [--strength 1] [--json]
+Shared 64-GPU cluster, 4 users + a 48-job sweep: sharing incentive per user, JCT vs user-blind,
+quota shortfall (issue 48).
+`;
+const values = benchArgs(USAGE, {
+  workloads: { type: 'string', default: '3,4' },
+  policy: { type: 'string', default: 'goodput' },
+  strength: { type: 'string', default: '1' },
+  json: { type: 'boolean', default: false },
+});
+const strength = Number(values.strength);
+
+const USERS = ['u1', 'u2', 'u3', 'u4'];
+const SWEEPER = 'sweeper';
+const SHARES: SharesConfig = {
+  teams: [
+    { name: 'light-a', members: ['u1', 'u2'], weight: 2, quota: { default: 16 } },
+    { name: 'light-b', members: ['u3', 'u4'], weight: 2, quota: { default: 16 } },
+    { name: 'sweep', members: [SWEEPER], weight: 1, quota: {} },
+  ],
+  half_life_s: 7 * 86400,
+};
+const teamOf = (user: string) => SHARES.teams.find((t) => t.members.includes(user))!.name;
+
+/** Workload `k` at load 2.0 over the four users, plus the sweep; jobs in submission order. */
+function sharedWorkload(k: number): Workload {
+  const base = loadWorkload(workloadFile('2.0', k));
+  const cifar = getApplication('cifar10', defaultTracesDir())!;
+  const random = new Random(1000 + k);
+  const sweep: WorkloadJob[] = Array.from({ length: 48 }, (_, i) => ({
+    name: `sweep-${i}`,
+    submit_s: Math.floor(random.next() * 600),
+    application: cifar,
+    num_replicas: 1,
+    batch_size: cifar.init_batch_size,
+    line: 0,
+    user: SWEEPER,
+    team: 'sweep',
+  }));
+  const jobs = [
+    ...base.jobs.map((j, i) => ({ ...j, user: USERS[i % USERS.length]!, team: teamOf(USERS[i % USERS.length]!) })),
+    ...sweep,
+  ].sort((a, b) => a.submit_s - b.submit_s || (a.name < b.name ? -1 : 1));
+  return { file: `workload-${k}@2.0+sweep`, jobs };
+}
+
+async function run(workload: Workload, options: SimOptions, shares?: SharesConfig) {
+  const policy = await createSharedPolicy(values.policy, { seed: 0 }, { usage_strength: strength });
+  const shortfall = new QuotaShortfall(shares, options.interval_s ?? 60);
+  const result = simulate(workload, values.policy, policy, {
+    ...options,
+    ...(shares ? { shares } : {}),
+    onDecision: (s, a) => shortfall.observe(s, a),
+  });
+  return { result, shortfall };
+}
+
+const avg = (xs: readonly number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
+const strip = (w: Workload): Workload => ({
+  file: w.file,
+  jobs: w.jobs.map(({ user: _u, team: _t, ...j }) => j),
+});
+
+const report: Record<string, unknown> = {};
+let pass = true;
+for (const k of values.workloads.split(',').map(Number)) {
+  const workload = sharedWorkload(k);
+  const cluster = { nodes: 16, gpus_per_node: 4 };
+  const shared = await run(workload, cluster, SHARES);
+  const blind = await run(strip(workload), cluster);
+  const per = sharesReport(shared.result.jobs, shared.shortfall);
+  const users: Record<string, { shared_s: number; alone_s: number; blind_s: number; ratio: number }> = {};
+  for (const user of [...USERS, SWEEPER]) {
+    const own: Workload = { file: user, jobs: strip(workload).jobs.filter((_, i) => workload.jobs[i]!.user === user) };
+    const alone = await run(own, { nodes: 3, gpus_per_node: 4 });
+    const shared_s = per.users[user]!.avg_jct_s;
+    const alone_s = avg(alone.result.jobs.map((j) => j.jct_s));
+    const blind_s = avg(blind.result.jobs.filter((_, i) => workload.jobs[i]!.user === user).map((j) => j.jct_s));
+    users[user] = { shared_s, alone_s, blind_s, ratio: shared_s / alone_s };
+  }
+  const sharedAvg = avg(shared.result.jobs.map((j) => j.jct_s));
+  const blindAvg = avg(blind.result.jobs.map((j) => j.jct_s));
+  const shortfall = Object.values(per.teams).reduce((s, t) => s + t.quota_shortfall_min, 0);
+  const worst = Math.max(...Object.values(users).map((u) => u.ratio));
+  const ok = worst <= 1.0 && sharedAvg <= 1.05 * blindAvg && shortfall === 0;
+  pass &&= ok;
+  report[`workload-${k}`] = {
+    users,
+    teams: per.teams,
+    per_user: per.users,
+    avg_jct_shared_s: sharedAvg,
+    avg_jct_blind_s: blindAvg,
+    vs_blind: sharedAvg / blindAvg,
+    worst_sharing_ratio: worst,
+    quota_shortfall_min: shortfall,
+    ok,
+  };
+  if (!values.json) {
+    console.log(`workload-${k} at load 2.0 + a 48-job sweep, 64 GPUs, policy ${values.policy}:`);
+    console.log('  user      team      avg JCT shared   alone on 12 GPUs   ratio   GPU-h   GPU share   user-blind');
+    for (const [u, r] of Object.entries(users)) {
+      const g = per.users[u]!;
+      console.log(
+        `  ${u.padEnd(9)} ${teamOf(u).padEnd(9)} ${(r.shared_s / 3600).toFixed(2).padStart(10)} h ` +
+          `${(r.alone_s / 3600).toFixed(2).padStart(14)} h   ${r.ratio.toFixed(2).padStart(5)}x ` +
+          `${g.gpu_hours.toFixed(0).padStart(7)} ${(100 * g.gpu_share).toFixed(1).padStart(8)}%` +
+          `${(r.blind_s / 3600).toFixed(2).padStart(10)} h`,
+      );
+    }
+    for (const [t, r] of Object.entries(per.teams))
+      console.log(`  team ${t}: quota shortfall ${r.quota_shortfall_min.toFixed(0)} team-minutes beyond 2 rounds`);
+    console.log(
+      `  avg JCT over all jobs: ${(sharedAvg / 3600).toFixed(2)} h shared, ${(blindAvg / 3600).toFixed(2)} h ` +
+        `user-blind (${((100 * (sharedAvg - blindAvg)) / blindAvg).toFixed(1)}%)  -> ${ok ? 'PASS' : 'FAIL'}`,
+    );
+  }
+}
+if (values.json) console.log(JSON.stringify({ policy: values.policy, strength, workloads: report, pass }));
+else
+  console.log(`acceptance (every ratio <= 1.00, avg JCT <= +5% vs user-blind, shortfall 0): ${pass ? 'PASS' : 'FAIL'}`);
+process.exitCode = pass ? 0 : 1;

@@ -1,0 +1,133 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { ClusterSnapshot, NodeInfo, PolicyJob, TeamShare } from '../../core/cluster.js';
+import { fifoPolicy } from '../fifo.js';
+import { goodputPolicy } from '../goodput/index.js';
+import { job } from '../goodput/test-jobs.js';
+import { validateDecision } from '../validate-decision.js';
+import { waterFill } from './entitle.js';
+import { withShares } from './layer.js';
+
+const slots = (n: number, type = 'cpu'): NodeInfo[] => [
+  { index: 0, name: 'host', gpus: n, preemptible: false, gpu_type: type },
+];
+const fifo = () => withShares(() => fifoPolicy.create({ seed: 0 }));
+const plain = (id: string, owner: string, at = 0, over: Partial<PolicyJob> = {}) =>
+  job(id, { owner, team: owner, max_replicas: 1, min_replicas: 1, submitted_at_s: at, ...over });
+const count = (d: { allocations: Record<string, readonly number[]> }, prefix: string) =>
+  Object.entries(d.allocations).reduce((s, [id, a]) => s + (id.startsWith(prefix) ? a.length : 0), 0);
+
+describe('shares layer', () => {
+  it('passes a snapshot of one owner (or none) through unchanged', () => {
+    const jobs = [job('a', { max_profiled_replicas: 2 }), job('b'), job('c', { submitted_at_s: 5 })];
+    const snap: ClusterSnapshot = { now_s: 3600, nodes: slots(8, 'a100'), jobs, allocations: { a: [0, 0] } };
+    const direct = goodputPolicy.create({ seed: 3 }).decide(snap);
+    const layered = withShares(() => goodputPolicy.create({ seed: 3 })).decide(snap);
+    assert.deepEqual(layered, direct);
+    const mine = { ...snap, jobs: jobs.map((j) => ({ ...j, owner: 'alice', team: 'alice' })) };
+    assert.deepEqual(withShares(() => goodputPolicy.create({ seed: 3 })).decide(mine), direct);
+  });
+
+  it("gives a second user half of the slots a first user's batch filled (issue 48 live case)", () => {
+    const alice = Array.from({ length: 6 }, (_, i) => plain(`alice-${i}`, 'alice', i));
+    const bob = [plain('bob-0', 'bob', 25), plain('bob-1', 'bob', 26)];
+    const snap: ClusterSnapshot = {
+      now_s: 30,
+      nodes: slots(4),
+      jobs: [...alice, ...bob],
+      allocations: { 'alice-0': [0], 'alice-1': [0], 'alice-2': [0], 'alice-3': [0] },
+    };
+    const d = fifo().decide(snap);
+    assert.ok(validateDecision(snap, d.allocations).ok);
+    assert.equal(count(d, 'bob'), 2);
+    assert.equal(count(d, 'alice'), 2);
+    // The two most recently started of alice's jobs stop, and the event says why.
+    assert.deepEqual(Object.keys(d.notes ?? {}).sort(), ['alice-2', 'alice-3']);
+    assert.match(d.notes!['alice-3']!, /stopped \(1 -> 0\) to return 1 cpu to team bob's fair share/);
+    assert.match(
+      d.rejections!['alice-4']!.message,
+      /team alice holds its fair share \(50% of the cluster for a share of 50%\)/,
+    );
+  });
+
+  it('returns a quota within one round by shrinking the borrower, not stopping it', () => {
+    const teams: TeamShare[] = [
+      { name: 'X', members: ['xavier'], weight: 1, quota: { cpu: 2 } },
+      { name: 'Y', members: ['yuki'], weight: 3, quota: {} },
+    ];
+    const y = job('y', { owner: 'yuki', team: 'Y', min_replicas: 1, max_replicas: 4, max_profiled_replicas: 4 });
+    const x = job('x', { owner: 'xavier', team: 'X', min_replicas: 2, max_replicas: 2, submitted_at_s: 60 });
+    const snap: ClusterSnapshot = {
+      now_s: 60,
+      nodes: slots(4),
+      jobs: [y, x],
+      allocations: { y: [0, 0, 0, 0] },
+      shares: { teams, half_life_s: 7 * 86400 },
+    };
+    const d = fifo().decide(snap);
+    assert.deepEqual(d.allocations, { y: [0, 0], x: [0, 0] });
+    assert.equal(d.notes!['y'], "shrank 4 -> 2 to return 2 cpu to team X's quota");
+  });
+
+  it('lends what a user cannot use (work conserving)', () => {
+    const alice = Array.from({ length: 4 }, (_, i) => plain(`alice-${i}`, 'alice', i));
+    const snap: ClusterSnapshot = {
+      now_s: 30,
+      nodes: slots(4),
+      jobs: [...alice, plain('bob-0', 'bob', 25)],
+      allocations: { 'alice-0': [0], 'alice-1': [0], 'alice-2': [0], 'alice-3': [0] },
+    };
+    const d = fifo().decide(snap);
+    assert.equal(count(d, 'bob'), 1);
+    assert.equal(count(d, 'alice'), 3);
+  });
+
+  it('gives what is left over its plain shares by past usage, never less than a share; deterministic', () => {
+    const alice = Array.from({ length: 4 }, (_, i) => plain(`alice-${i}`, 'alice', i));
+    const bob = Array.from({ length: 4 }, (_, i) => plain(`bob-${i}`, 'bob', i));
+    const snap: ClusterSnapshot = {
+      now_s: 30,
+      nodes: slots(5),
+      jobs: [...alice, ...bob],
+      allocations: {},
+      shares: { teams: [], half_life_s: 86400, usage: { at_s: 30, teams: { alice: 9000, bob: 1000 }, users: {} } },
+    };
+    const d = fifo().decide(snap);
+    assert.deepEqual([count(d, 'alice'), count(d, 'bob')], [2, 3]);
+    assert.deepEqual(fifo().decide(snap), d);
+    const reversed = {
+      ...snap,
+      shares: { ...snap.shares!, usage: { at_s: 30, teams: { alice: 1, bob: 9 }, users: {} } },
+    };
+    assert.deepEqual([count(fifo().decide(reversed), 'alice'), count(fifo().decide(reversed), 'bob')], [3, 2]);
+  });
+
+  it('never touches a non-preemptible job', () => {
+    const alice = [0, 1, 2, 3].map((i) => plain(`alice-${i}`, 'alice', i, { preemptible: false }));
+    const snap: ClusterSnapshot = {
+      now_s: 30,
+      nodes: slots(4),
+      jobs: [...alice, plain('bob-0', 'bob', 25)],
+      allocations: { 'alice-0': [0], 'alice-1': [0], 'alice-2': [0], 'alice-3': [0] },
+    };
+    const d = fifo().decide(snap);
+    assert.equal(count(d, 'alice'), 4);
+    assert.equal(count(d, 'bob'), 0);
+  });
+});
+
+describe('waterFill', () => {
+  it('splits by weight up to demands, in whole devices, ties by name', () => {
+    const claims = new Map([
+      ['a', { demand: 10, weight: 1 }],
+      ['b', { demand: 1, weight: 1 }],
+      ['c', { demand: 10, weight: 2 }],
+    ]);
+    assert.deepEqual(Object.fromEntries(waterFill(10, claims)), { a: 3, b: 1, c: 6 });
+    const even = new Map([
+      ['a', { demand: 9, weight: 1 }],
+      ['b', { demand: 9, weight: 1 }],
+    ]);
+    assert.deepEqual(Object.fromEntries(waterFill(5, even)), { a: 3, b: 2 });
+  });
+});
