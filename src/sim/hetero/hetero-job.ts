@@ -161,7 +161,7 @@ export class HeteroJob extends SteppedJob {
     points.set(id, point);
     this.fits.delete(key);
     if (this.shared) {
-      this.shared.add(this.app.name, key, id, point);
+      this.shared.add(this.app.name, key, point);
       if (this.epoch === 0) this.shared.setStartGrad(this.app.name, this.grad);
     }
   }
