@@ -11,31 +11,19 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { BackendNode } from '../backends/backend.js';
 import type { JobTypes } from '../core/cluster.js';
 import { jobTypes, typedInputs } from '../control/loop/typed-snapshot.js';
-import { ProfileBook } from '../control/reports/profile-book.js';
-import { ReportIngest } from '../control/reports/report-ingest.js';
 import { getApplication } from '../sim/application.js';
 import { HeteroJob } from '../sim/hetero/hetero-job.js';
 import { heteroPolicyJob } from '../sim/hetero/hetero-sim.js';
 import { KeyProfiles } from '../sim/hetero/key-profiles.js';
 import { TypeThroughput, type HeteroApplication } from '../sim/hetero/typed-app.js';
 import { defaultTracesDir } from '../sim/workload.js';
-import { SqliteStore } from '../store/sqlite/sqlite-store.js';
-import type { JobSpec } from '../store/types.js';
+import { controlDriver, PARITY_NODE as node, paritySpec } from '../control/testing/control-driver.js';
 
 const base = getApplication('cifar10', defaultTracesDir())!;
 /** The control plane's type of the test's node (its devices are CPU slots), and one nobody measured. */
 const TYPES = ['cpu', 'a100'];
-const node: BackendNode = {
-  name: 'local',
-  address: '127.0.0.1',
-  usable: 16,
-  note: '',
-  devices: Array.from({ length: 16 }, (_, index) => ({ index, kind: 'cpu' as const, name: 'cpu-slot' })),
-};
-
 /** The application on each type, from its one-type trace: its batch range is the reported limits'. */
 function heteroApp(): HeteroApplication {
   const rows = [base.limits.min_local_bsz, base.limits.max_local_bsz].map((local_bsz) => {
@@ -51,18 +39,7 @@ function heteroApp(): HeteroApplication {
   };
 }
 
-const spec: JobSpec = {
-  name: 'j',
-  command: ['python3', 'train.py'],
-  workdir: '/',
-  env: {},
-  min_replicas: 0,
-  max_replicas: 16,
-  max_restarts: 0,
-  preemptible: true,
-  priority: 0,
-  profile: base.name,
-};
+const spec = paritySpec(base.name, 16);
 
 /**
  * What a typed policy job says on each type (remaining work and restart cost are each driver's
@@ -82,20 +59,7 @@ function typedView(t: JobTypes) {
 /** Job `a` measures `steps` (replicas, local batch) on `cpu`, in this order; job `b` is then seen by both drivers. */
 async function both(steps: readonly (readonly [number, number])[]) {
   const profiles = new KeyProfiles();
-  const store = new SqliteStore(':memory:');
-  const book = new ProfileBook(
-    store,
-    () => [node],
-    () => {},
-  );
-  const ingest = new ReportIngest({
-    store,
-    refit_interval_s: 1e9,
-    now_ms: () => 0,
-    log: () => {},
-    request_round: () => {},
-    profiles: book,
-  });
+  const { store, profiles: book, report, stop } = controlDriver();
   await store.createJob({ id: 'a', name: 'a', user: 'u', spec }, 'u');
   let step = 0;
   for (const [replicas, local_bsz] of steps) {
@@ -114,33 +78,17 @@ async function both(steps: readonly (readonly [number, number])[]) {
     };
     profiles.add(base.name, 'cpu', point);
     profiles.setStartGrad(base.name, [sqr, variance]);
-    const samples = step * 1000;
-    await ingest.report({
-      job_id: 'a',
-      attempt: 0,
-      limits: base.limits,
-      reports: [
-        {
-          time_s: 1e9 + step,
-          step,
-          epoch: 0,
-          num_nodes: 1,
-          num_replicas: replicas,
-          local_bsz,
-          accum_steps: 0,
-          step_time_s: time,
-          sync_time_s: sync,
-          grad_sqr: sqr,
-          grad_var: variance,
-          samples,
-          remaining_samples: 100_000 - samples,
-          loss: 1,
-        },
-      ],
+    await report('a', step, base.limits, {
+      replicas,
+      local_bsz,
+      step_s: time,
+      sync_s: sync,
+      sqr,
+      variance,
+      samples: step * 1000,
     });
-    for (let k = 0; k < 5; k++) await new Promise((done) => setImmediate(done));
   }
-  await ingest.stop();
+  await stop();
   await store.createJob({ id: 'b', name: 'b', user: 'u', spec }, 'u');
   const b = (await store.getJob('b'))!;
   const [input] = await typedInputs(
