@@ -9,17 +9,18 @@
  * processes (a job's processes alive after it ended), report p99 under listing load, and the
  * server's RSS at start and end. Targets: 0 / 0 / 0 / 0 and p99 <= 50 ms.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { markedProcesses } from '../src/backends/local/containment.js';
-import { GoodputClient, type JobSummary } from '../src/client/client.js';
+import type { JobSummary } from '../src/client/client.js';
 import { jobToken } from '../src/control/tokens.js';
+import { jobSpecFixture } from '../src/store/job-fixture.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
-import { packagePath } from '../src/util/package-root.js';
 import { benchArgs } from './bench-args.js';
+import { sleep, startUp, timedCall, waitFor, type UpServer } from './soak/server.js';
 import { slurmPartitionFaults, slurmPartitionLines } from './soak/slurm-partition.js';
 
 const args = benchArgs(
@@ -79,84 +80,21 @@ const LOAD_S = Number(args['load-s'] ?? 8);
 const TARGET_P99_MS = 50;
 const REPORTERS = 8;
 const LISTERS = 2;
-const CLI = packagePath('dist', 'src', 'cli', 'main.js');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-interface Server {
-  pid: number;
-  url: string;
-  client: GoodputClient;
-}
+type Server = UpServer;
 
 const agent = new Agent({ keepAlive: true, maxSockets: 64 });
 
-function call(url: URL, path: string, token: string, body?: string): Promise<{ status: number; ms: number }> {
-  const t0 = performance.now();
-  return new Promise((resolve) => {
-    const headers: Record<string, string | number> = { authorization: `Bearer ${token}` };
-    if (body) Object.assign(headers, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-    const req = request(
-      { host: url.hostname, port: url.port, path, method: body ? 'POST' : 'GET', headers, agent },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - t0 }));
-      },
-    );
-    req.on('error', () => resolve({ status: 0, ms: performance.now() - t0 }));
-    req.end(body);
-  });
-}
-
-async function waitFor<T>(what: string, timeout_ms: number, check: () => Promise<T | undefined | false>): Promise<T> {
-  const deadline = Date.now() + timeout_ms;
-  for (;;) {
-    const value = await check().catch(() => undefined);
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(200);
-  }
-}
+/** One report (POST with a body) or listing (GET) through the keep-alive agent: status and time. */
+const call = (url: URL, path: string, token: string, body?: string) =>
+  timedCall(agent, url, body ? 'POST' : 'GET', path, token, body);
 
 function rssMiB(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
-async function startServer(data_dir: string, log_dir: string, port: number): Promise<Server> {
-  const log = openSync(join(log_dir, 'up.log'), 'a');
-  const child = spawn(
-    process.execPath,
-    [
-      CLI,
-      'up',
-      '--data-dir',
-      data_dir,
-      '--port',
-      String(port),
-      '--dashboard-port',
-      'off',
-      '--cpu-slots',
-      '2',
-      '--interval-s',
-      '2',
-      '--grace-s',
-      '2',
-      '--policy',
-      'fifo',
-    ],
-    { detached: true, stdio: ['ignore', log, log] },
-  );
-  child.unref();
-  closeSync(log);
-  const info = await waitFor('the server to start', 60_000, async () => {
-    const s = JSON.parse(readFileSync(join(data_dir, 'server.json'), 'utf8')) as { url: string; pid: number };
-    return s.pid === child.pid ? s : undefined;
-  });
-  return {
-    pid: child.pid!,
-    url: info.url,
-    client: new GoodputClient(info.url, readFileSync(join(data_dir, 'admin-token'), 'utf8').trim()),
-  };
+function startServer(data_dir: string, log_dir: string, port: number): Promise<Server> {
+  return startUp(data_dir, { log_file: join(log_dir, 'up.log'), interval_s: 2, port, timeout_ms: 60_000 });
 }
 
 /** Report latency (p99, ms) of REPORTERS closed loops for LOAD_S seconds, with `listers` listing loops beside them. */
@@ -278,17 +216,7 @@ try {
   const t0 = performance.now();
   // 1. A large store: finished jobs written through the store before the server starts.
   const store = new SqliteStore(join(dataDir, 'goodput.sqlite'), { background_checkpoint_ms: 0 });
-  const spec = {
-    name: 'old',
-    command: ['true'],
-    workdir: '/tmp',
-    env: {},
-    min_replicas: 0,
-    max_replicas: 1,
-    max_restarts: 0,
-    preemptible: true,
-    priority: 0,
-  };
+  const spec = jobSpecFixture({ name: 'old' });
   for (let i = 0; i < STORED_JOBS; i++) {
     const id = `old${String(i).padStart(5, '0')}`;
     await store.createJob({ id, name: `old-${i % 50}`, user: i % 3 === 0 ? 'alice' : 'bob', spec }, 'soak');

@@ -18,7 +18,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { slurmMissing, startSlurmCluster, type SlurmCluster } from '../../src/backends/slurm/testing/slurm-cluster.js';
+import {
+  slurmMissing,
+  slurmUpArgs,
+  startSlurmCluster,
+  type SlurmCluster,
+} from '../../src/backends/slurm/testing/slurm-cluster.js';
 import type { JobDetail } from '../../src/client/client.js';
 import {
   cleanup,
@@ -94,18 +99,10 @@ export async function slurmPartitionFaults(o: SlurmPartitionOptions = {}): Promi
   const hung_s = o.hung_timeout_s ?? 10;
   let server: ServerProcess | undefined;
   try {
-    server = await startServerProcess(tempDataDir('goodput-soak-slurm-'), [
-      '--backend',
-      'slurm',
-      '--interval-s',
-      '1',
-      '--grace-s',
-      '5',
-      '--policy',
-      'fifo',
-      '--hung-timeout-s',
-      String(hung_s),
-    ]);
+    server = await startServerProcess(
+      tempDataDir('goodput-soak-slurm-'),
+      slurmUpArgs('fifo', ['--hung-timeout-s', String(hung_s)]),
+    );
     const hold_s = o.hold_s ?? Math.max(12, hung_s + 7);
     const faults: PartitionFaultResult[] = [];
     for (const state of ['DRAIN', 'DOWN'] as const)
@@ -233,16 +230,7 @@ async function fault(
 
 /** A job on all 8 GPUs under an elastic policy; the partition drained; a second job asks for a share. */
 async function drainRescale(cluster: SlurmCluster, hold_s: number): Promise<DrainRescaleResult> {
-  const s = await startServerProcess(tempDataDir('goodput-soak-keep-'), [
-    '--backend',
-    'slurm',
-    '--interval-s',
-    '1',
-    '--grace-s',
-    '5',
-    '--policy',
-    'optimus',
-  ]);
+  const s = await startServerProcess(tempDataDir('goodput-soak-keep-'), slurmUpArgs('optimus'));
   const c = s.client;
   const partition = (to: string) =>
     cluster.cmd('scontrol', ['update', `PartitionName=${cluster.partition}`, `State=${to}`]);

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
+import { jobSpecFixture } from '../store/job-fixture.js';
 import { inProcessApi } from './testing/in-process.js';
 
 const api = await inProcessApi();
@@ -32,17 +33,7 @@ describe('submit idempotency key', () => {
   });
 
   it('is atomic in the store: two creations with one key make one job', async () => {
-    const spec = {
-      name: 's',
-      command: ['true'],
-      workdir: '/tmp',
-      env: {},
-      min_replicas: 0,
-      max_replicas: 1,
-      max_restarts: 0,
-      preemptible: true,
-      priority: 0,
-    };
+    const spec = jobSpecFixture({ name: 's' });
     const a = await api.store.createJob({ id: 'ida', name: 's', user: 'zed', spec, idempotency_key: 'same' }, 'zed');
     const b = await api.store.createJob({ id: 'idb', name: 's', user: 'zed', spec, idempotency_key: 'same' }, 'zed');
     assert.equal(b.id, a.id);

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { hashToken } from '../control/tokens.js';
+import { jobSpecFixture } from '../store/job-fixture.js';
 import type { JobSpec } from '../store/types.js';
 import { inProcessApi } from './testing/in-process.js';
 
@@ -10,17 +11,7 @@ let clock = Date.parse('2026-01-01T00:00:00Z');
 const api = await inProcessApi({ now_ms: () => clock });
 after(() => api.close());
 
-const spec = (name: string): JobSpec => ({
-  name,
-  command: ['true'],
-  workdir: '/tmp',
-  env: {},
-  min_replicas: 0,
-  max_replicas: 1,
-  max_restarts: 0,
-  preemptible: true,
-  priority: 0,
-});
+const spec = (name: string): JobSpec => jobSpecFixture({ name });
 const ids = (r: { json: Record<string, unknown> }) => (r.json as unknown as { id: string }[]).map((j) => j.id);
 
 describe('GET /v1/jobs: paged and filtered', () => {

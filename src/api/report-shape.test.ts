@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { jobToken } from '../control/tokens.js';
 import { inProcessApi } from './testing/in-process.js';
+import { replicaFixture } from '../store/job-fixture.js';
 
 const api = await inProcessApi({ policy: 'goodput' });
 after(() => api.close());
@@ -33,23 +34,7 @@ describe('reports are vouched for by where the attempt runs', () => {
       })
     ).json;
     await api.store.assignJob(job.id, { allocation: [0], devices: [0] }, 0, 'test', 'one slot');
-    await api.store.launchJob(
-      job.id,
-      [
-        {
-          rank: 0,
-          device: 0,
-          node: 'local',
-          launch_id: '',
-          pid: 1,
-          proc_start: '',
-          log_path: '/dev/null',
-          started_at_ms: 0,
-        },
-      ],
-      'test',
-      'launched',
-    );
+    await api.store.launchJob(job.id, [replicaFixture(0, { log_path: '/dev/null' })], 'test', 'launched');
     const token = jobToken(api.secret, job.id);
     const lie = await api.call('POST', `/v1/jobs/${job.id}/reports`, token, {
       attempt: 0,

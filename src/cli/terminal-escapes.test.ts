@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { jobView, type EventView, type JobDetail } from '../api/views.js';
-import { jobRecordFixture } from '../store/job-fixture.js';
+import { jobRecordFixture, jobSpecFixture } from '../store/job-fixture.js';
 import { terminalJson, terminalText } from '../util/printable.js';
 import { renderJob, renderJobList } from './job-render.js';
 
@@ -17,17 +17,7 @@ const record = jobRecordFixture({
   name: 'digits',
   state: 'failed',
   reason: `replica 0 exited 1: ${HOSTILE}`,
-  spec: {
-    name: 'digits',
-    command: ['python3', `train${HOSTILE}.py`],
-    workdir: `/w${HOSTILE}`,
-    env: {},
-    min_replicas: 0,
-    max_replicas: 1,
-    max_restarts: 0,
-    preemptible: true,
-    priority: 0,
-  },
+  spec: jobSpecFixture({ name: 'digits', command: ['python3', `train${HOSTILE}.py`], workdir: `/w${HOSTILE}` }),
 });
 
 function detail(): JobDetail {

@@ -18,6 +18,7 @@ import { GoodputError } from '../core/errors.js';
 import type { ClusterSnapshot } from '../core/cluster.js';
 import type { Policy, PolicyDecision } from '../policy/policy.js';
 import { findPolicy } from '../policy/registry.js';
+import { jobSpecFixture } from '../store/job-fixture.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { JobSpec } from '../store/types.js';
 import { Controller } from './controller.js';
@@ -58,17 +59,8 @@ class HoldingBackend extends LocalBackend {
   }
 }
 
-const spec = (script: string): JobSpec => ({
-  name: 's',
-  command: [process.execPath, '-e', script],
-  workdir: dir,
-  env: {},
-  min_replicas: 0,
-  max_replicas: 1,
-  max_restarts: 0,
-  preemptible: true,
-  priority: 0,
-});
+const spec = (script: string): JobSpec =>
+  jobSpecFixture({ name: 's', command: [process.execPath, '-e', script], workdir: dir });
 const SLEEPER = "process.on('SIGTERM', () => process.exit(143)); setInterval(() => {}, 1000)";
 
 /** A policy the test scripts: `plan` by job id, else the allocation in force. */

@@ -16,9 +16,9 @@ import { isAlive } from '../backends/local/process-info.js';
 import { findPolicy } from '../policy/registry.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { ReplicaExit } from '../backends/backend.js';
-import type { JobSpec } from '../store/types.js';
 import { Controller } from './controller.js';
 import { killOwnGroup, sleep, waitFor } from '../../test-support/control/harness.js';
+import { jobSpecFixture } from '../store/job-fixture.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'goodput-reconcile-'));
 const pids: number[] = [];
@@ -30,17 +30,7 @@ after(() => {
 });
 
 const script = "process.on('SIGTERM', () => process.exit(143)); setInterval(() => {}, 1000)";
-const spec: JobSpec = {
-  name: 's',
-  command: [process.execPath, '-e', script],
-  workdir: dir,
-  env: {},
-  min_replicas: 0,
-  max_replicas: 1,
-  max_restarts: 0,
-  preemptible: true,
-  priority: 0,
-};
+const spec = jobSpecFixture({ name: 's', command: [process.execPath, '-e', script], workdir: dir });
 
 /** A real local backend whose exit listener is never called: every exit is "lost". */
 class DeafBackend extends LocalBackend {

@@ -7,23 +7,13 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type { NodeView } from '../api/views.js';
 import { hashToken } from '../control/tokens.js';
+import { jobSpecFixture, replicaFixture } from '../store/job-fixture.js';
 import type { Store } from '../store/store.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
-import type { JobSpec } from '../store/types.js';
 import { dashboardApp } from './server.js';
 import type { ClusterResponse } from './types.js';
 
-const spec: JobSpec = {
-  name: 'x',
-  command: ['true'],
-  workdir: '/tmp',
-  env: {},
-  min_replicas: 0,
-  max_replicas: 1,
-  max_restarts: 0,
-  preemptible: true,
-  priority: 0,
-};
+const spec = jobSpecFixture({ name: 'x' });
 const DAY_MS = 86_400_000;
 let clock = Date.now() - 3 * DAY_MS;
 const inner = new SqliteStore(':memory:', { now_ms: () => clock });
@@ -56,12 +46,7 @@ describe('dashboard /dash/cluster on a store with history', () => {
     const launch = async (id: string, device: number) => {
       await inner.createJob({ id, name: id, user: 'alice', spec }, 'alice');
       await inner.assignJob(id, { allocation: [0], devices: [device] }, 0, 's', 't');
-      await inner.launchJob(
-        id,
-        [{ rank: 0, device, node: 'local', launch_id: '', pid: 1, proc_start: '', log_path: '', started_at_ms: clock }],
-        'b',
-        't',
-      );
+      await inner.launchJob(id, [replicaFixture(clock, { device })], 'b', 't');
     };
     for (let i = 0; i < 300; i++) {
       await launch(`old${i}`, 0);

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { GoodputError } from '../core/errors.js';
+import { jobSpecFixture } from '../store/job-fixture.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { backupStore, restoreStore } from './backup.js';
 
@@ -19,17 +20,7 @@ describe('backup and restore leave nothing behind and overwrite nothing silently
       id: 'a',
       name: 'a',
       user: 'u',
-      spec: {
-        name: 'a',
-        command: ['true'],
-        workdir: '/tmp',
-        env: {},
-        min_replicas: 0,
-        max_replicas: 1,
-        max_restarts: 0,
-        preemptible: true,
-        priority: 0,
-      },
+      spec: jobSpecFixture({ name: 'a' }),
     },
     'u',
   );

@@ -9,25 +9,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { inProcessApi } from '../api/testing/in-process.js';
+import { jobSpecFixture, replicaFixture } from '../store/job-fixture.js';
 import { highWaterPath } from '../store/sqlite/durability.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
-import type { JobSpec } from '../store/types.js';
 import { sweepEndedJobs } from './job-retention.js';
 import { openCheckedStore } from './open-store.js';
 
 const root = mkdtempSync(join(tmpdir(), 'goodput-job-retention-'));
 after(() => rmSync(root, { recursive: true, force: true }));
-const spec: JobSpec = {
-  name: 'r',
-  command: ['true'],
-  workdir: '/tmp',
-  env: {},
-  min_replicas: 0,
-  max_replicas: 1,
-  max_restarts: 0,
-  preemptible: true,
-  priority: 0,
-};
+const spec = jobSpecFixture({ name: 'r' });
 const DAY_MS = 86_400_000;
 
 describe('job retention', () => {
@@ -39,23 +29,7 @@ describe('job retention', () => {
     const run = async (id: string, user: string, ms: number, end = true) => {
       await store.createJob({ id, name: id, user, spec }, user);
       await store.assignJob(id, { allocation: [0], devices: [0] }, 0, 's', 't');
-      await store.launchJob(
-        id,
-        [
-          {
-            rank: 0,
-            device: 0,
-            node: 'local',
-            launch_id: '',
-            pid: 1,
-            proc_start: '',
-            log_path: '',
-            started_at_ms: clock,
-          },
-        ],
-        'b',
-        't',
-      );
+      await store.launchJob(id, [replicaFixture(clock)], 'b', 't');
       mkdirSync(join(jobs_dir, id, 'logs'), { recursive: true });
       writeFileSync(join(jobs_dir, id, 'logs', '0.log'), 'x');
       clock += ms;

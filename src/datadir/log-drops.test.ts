@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { jobSpecFixture } from '../store/job-fixture.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { LOG_DROP_EVENT_EVERY_MS, reportLogDrops } from './log-drops.js';
 
@@ -11,17 +12,7 @@ describe('log-dropped events (issue 47 item 6)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'goodput-log-drops-'));
     const store = new SqliteStore(join(dir, 'db.sqlite'), { background_checkpoint_ms: 0 });
     try {
-      const spec = {
-        name: 'a',
-        command: ['true'],
-        workdir: '/tmp',
-        env: {},
-        min_replicas: 0,
-        max_replicas: 1,
-        max_restarts: 0,
-        preemptible: true,
-        priority: 0,
-      };
+      const spec = jobSpecFixture({ name: 'a' });
       await store.createJob({ id: 'j1', name: 'a', user: 'u', spec }, 't');
       const run = join(dir, 'jobs', 'j1', 'run');
       mkdirSync(run, { recursive: true });

@@ -23,6 +23,7 @@ import {
 } from '../../test-support/control/harness.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { packagePath } from '../util/package-root.js';
+import { jobSpecFixture } from '../store/job-fixture.js';
 
 const dirs: string[] = [];
 const servers: ServerProcess[] = [];
@@ -53,17 +54,7 @@ const measurement = (step: number) => ({
 /** A closed store with one job and enough reports to fill many pages. Returns the job id. */
 async function fillStore(db: string): Promise<string> {
   const store = new SqliteStore(db, { background_checkpoint_ms: 0 });
-  const spec = {
-    name: 'j',
-    command: ['true'],
-    workdir: '/',
-    env: {},
-    min_replicas: 0,
-    max_replicas: 1,
-    max_restarts: 0,
-    preemptible: true,
-    priority: 0,
-  };
+  const spec = jobSpecFixture({ name: 'j', workdir: '/' });
   await store.createJob({ id: 'job1', name: 'j', user: 'admin', spec }, 'test');
   for (let i = 0; i < 40; i++)
     await store.addReports(

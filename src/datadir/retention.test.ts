@@ -14,23 +14,13 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { jobSpecFixture } from '../store/job-fixture.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
-import type { JobSpec } from '../store/types.js';
 import { capLog, sweepRetention } from './retention.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'goodput-retention-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
-const spec: JobSpec = {
-  name: 'x',
-  command: ['true'],
-  workdir: '/tmp',
-  env: {},
-  min_replicas: 0,
-  max_replicas: 1,
-  max_restarts: 0,
-  preemptible: true,
-  priority: 0,
-};
+const spec = jobSpecFixture({ name: 'x' });
 
 describe('retention of logs and checkpoints', () => {
   it('caps a log to its newest part while its writer keeps appending after it', () => {

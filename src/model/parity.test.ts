@@ -16,7 +16,7 @@ import { getApplication, type TraceApplication } from '../sim/application.js';
 import { polluxHooks } from '../sim/job-modes.js';
 import { SimProfileStore } from '../sim/profile-store.js';
 import { SimJob } from '../sim/sim-job.js';
-import { adaptivePolicyJob } from '../sim/simulator.js';
+import { adaptivePolicyJob } from '../sim/policy-jobs.js';
 import { defaultTracesDir } from '../sim/workload.js';
 import { controlDriver, PARITY_NODE as node, paritySpec } from '../control/testing/control-driver.js';
 

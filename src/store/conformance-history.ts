@@ -6,20 +6,10 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { GoodputError } from '../core/errors.js';
+import { jobSpecFixture, replicaFixture } from './job-fixture.js';
 import type { Store } from './store.js';
-import type { JobSpec } from './types.js';
 
-const spec: JobSpec = {
-  name: 'h',
-  command: ['true'],
-  workdir: '/tmp',
-  env: {},
-  min_replicas: 0,
-  max_replicas: 1,
-  max_restarts: 0,
-  preemptible: true,
-  priority: 0,
-};
+const spec = jobSpecFixture({ name: 'h' });
 const isLimit = (error: unknown) => error instanceof GoodputError && error.code === 'E_JOB_LIMIT';
 const ids = (jobs: readonly { id: string }[]) => jobs.map((j) => j.id);
 
@@ -81,23 +71,7 @@ export function historyConformance(fresh: () => Promise<Store>, tick: (ms: numbe
     ] as const)
       await s.createJob({ id, name: id, user, spec }, user);
     await s.assignJob('run', { allocation: [0], devices: [0] }, 0, 'x', 'y');
-    await s.launchJob(
-      'run',
-      [
-        {
-          rank: 0,
-          device: 0,
-          node: 'local',
-          launch_id: '',
-          pid: 1,
-          proc_start: '',
-          log_path: '/l',
-          started_at_ms: 1_000_000,
-        },
-      ],
-      'x',
-      'y',
-    );
+    await s.launchJob('run', [replicaFixture(1_000_000, { log_path: '/l' })], 'x', 'y');
     await s.finishJob('done', 'succeeded', 'x', 'y');
     tick(4000);
     const queued = await s.cancelJobs(
@@ -146,23 +120,7 @@ export function historyConformance(fresh: () => Promise<Store>, tick: (ms: numbe
     ] as const) {
       await s.createJob({ id, name: id, user, spec, idempotency_key: `key-${id}` }, user);
       await s.assignJob(id, { allocation: [0, 0], devices: [0, 1] }, 0, 'x', 'y');
-      await s.launchJob(
-        id,
-        [
-          {
-            rank: 0,
-            device: 0,
-            node: 'local',
-            launch_id: '',
-            pid: 1,
-            proc_start: '',
-            log_path: '/l',
-            started_at_ms: 1_000_000,
-          },
-        ],
-        'x',
-        'y',
-      );
+      await s.launchJob(id, [replicaFixture(1_000_000, { log_path: '/l' })], 'x', 'y');
     }
     tick(1000);
     for (const id of ['a', 'b', 'c']) await s.finishJob(id, 'succeeded', 'x', 'y');

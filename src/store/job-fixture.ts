@@ -1,5 +1,37 @@
 /** A stored job for tests of the layers above the store (control, api, cli). */
-import type { JobRecord } from './types.js';
+import type { NewReplica } from './store.js';
+import type { JobRecord, JobSpec } from './types.js';
+
+/** A one-replica spec that runs `true` in /tmp, never restarts and may be preempted; `extra` overrides any field. */
+export function jobSpecFixture(extra: Partial<JobSpec> = {}): JobSpec {
+  return {
+    name: 'j',
+    command: ['true'],
+    workdir: '/tmp',
+    env: {},
+    min_replicas: 0,
+    max_replicas: 1,
+    max_restarts: 0,
+    preemptible: true,
+    priority: 0,
+    ...extra,
+  };
+}
+
+/** Rank 0 on device 0 of the local node, pid 1, started at `started_at_ms`, for `launchJob`; `extra` overrides. */
+export function replicaFixture(started_at_ms: number, extra: Partial<NewReplica> = {}): NewReplica {
+  return {
+    rank: 0,
+    device: 0,
+    node: 'local',
+    launch_id: '',
+    pid: 1,
+    proc_start: '',
+    log_path: '',
+    started_at_ms,
+    ...extra,
+  };
+}
 
 /**
  * A running job on one device that has reported: limits, a fitted model whose synchronization
@@ -11,17 +43,7 @@ export function jobRecordFixture(extra: Partial<JobRecord> = {}): JobRecord {
     name: 'j',
     user: 'u',
     state: 'running',
-    spec: {
-      name: 'j',
-      command: ['x'],
-      workdir: '/',
-      env: {},
-      min_replicas: 0,
-      max_replicas: 4,
-      max_restarts: 1,
-      preemptible: true,
-      priority: 0,
-    },
+    spec: jobSpecFixture({ command: ['x'], workdir: '/', max_replicas: 4, max_restarts: 1 }),
     submitted_at_ms: 0,
     started_at_ms: 0,
     finished_at_ms: null,

@@ -6,7 +6,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readWrapperPids } from '../../src/backends/local/local-backend.js';
+import { readWrapperPids } from '../../src/backends/local/wrapper.js';
 import { procGroup } from '../../src/backends/local/process-info.js';
 import { GoodputClient } from '../../src/client/client.js';
 import { packagePath } from '../../src/util/package-root.js';

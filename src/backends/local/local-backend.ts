@@ -1,17 +1,6 @@
 import { spawn } from 'node:child_process';
 import { sweepMarked } from './containment.js';
-import {
-  closeSync,
-  existsSync,
-  fchownSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  readdirSync,
-  rmSync,
-  statSync,
-  writeSync,
-} from 'node:fs';
+import { closeSync, existsSync, fchownSync, mkdirSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { GoodputError } from '../../core/errors.js';
 import {
@@ -26,38 +15,17 @@ import {
   type SpecToCarry,
 } from '../backend.js';
 import { contractEnv, nodeVisibleDevices } from '../contract-env.js';
-import { execPlan } from '../job-env.js';
 import { jobDirs, readExitFile, replicaLogName, runFileBase } from '../run-files.js';
-import { AWAIT_WRITER, LOG_CAP_MIN_BYTES, LOG_WRITER, START_WRITER, WRITER_FILES } from './log-writer.js';
+import { LOG_CAP_MIN_BYTES, LOG_WRITER, WRITER_FILES } from './log-writer.js';
 import { freePort, isAlive, killGroup, procGroup, procStart } from './process-info.js';
-import { asOwner, prepareOwnerDirs } from './run-as.js';
+import { prepareOwnerDirs } from './run-as.js';
+import { replicaExec, workdirProblem } from './replica-exec.js';
+import { readWrapperPids, waitForExec, WRAPPER } from './wrapper.js';
 
 export { jobDirs } from '../run-files.js';
 
-/**
- * The replica wrapper, a constant script (arguments are positional parameters, never parsed by
- * the shell). It starts the command, then records its own pid and the command's (`launch` waits
- * until the command has exec'd: a signal that hits the forked shell before exec would be
- * swallowed by the inherited trap), waits for the
- * command and writes its exit status to a file atomically, then exits with it. The trap keeps
- * the shell alive through SIGTERM/SIGINT/HUP sent to the group; `wait` interrupted by a trapped
- * signal is repeated until the command really ended (a zombie still answers `kill -0`). The exit
- * file lets a restarted server learn the exit code of a replica it did not start. The umask is
- * narrowed only after the command started (its own umask stays the server's), so the run files
- * are 0600 whatever the umask. With a log cap, the output goes through the replica's log writer
- * (log-writer.ts), started first and awaited last.
- */
-const WRAPPER = [
-  'p=$1; log=$2; cap=$3; lw=$4; shift 4; trap : TERM INT HUP',
-  START_WRITER,
-  '"$@" & c=$!; umask 077',
-  'echo "$$ $c" > "$p.pid.tmp" && mv -f "$p.pid.tmp" "$p.pid"',
-  'while :; do wait $c; r=$?; kill -0 $c 2>/dev/null || break; done',
-  AWAIT_WRITER,
-  'echo $r > "$p.exit.tmp" && mv -f "$p.exit.tmp" "$p.exit"; exit $r',
-].join('\n');
-
 export { EXIT_LOST } from '../backend.js';
+export { readWrapperPids } from './wrapper.js';
 
 /** Name of the local backend's one node. */
 export const LOCAL_NODE = 'local';
@@ -302,61 +270,12 @@ export class LocalBackend implements Backend {
   }
 }
 
-/**
- * The pids in a wrapper's `.pid` file (written atomically by WRAPPER): the wrapper shell's, which
- * is also its process group, and the command's (NaN if absent); undefined while there is no file.
- */
-export function readWrapperPids(pidFile: string): { shell: number; command: number } | undefined {
-  let text: string;
-  try {
-    text = readFileSync(pidFile, 'utf8');
-  } catch {
-    return undefined;
-  }
-  const [shell, command] = text.trim().split(' ');
-  return { shell: Number(shell), command: Number(command) };
-}
-
-/**
- * Waits (at most 5 s) until the wrapper's pid file exists and the command's process has exec'd
- * (its cmdline differs from the wrapper's), or `gone()` says the wrapper already ended.
- */
-async function waitForExec(pidFile: string, gone: () => boolean): Promise<void> {
-  for (let i = 0; i < 1000 && !gone(); i++) {
-    const pids = readWrapperPids(pidFile);
-    if (pids) {
-      const a = cmdline(pids.shell);
-      const b = cmdline(pids.command);
-      if (a === undefined || b === undefined || a !== b) return;
-    }
-    await new Promise((r) => setTimeout(r, 2));
-  }
-}
-
-function cmdline(pid: number): string | undefined {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'latin1');
-  } catch {
-    return undefined;
-  }
-}
-
 function key(ref: ReplicaRef): string {
   return `${ref.job_id}/${ref.attempt}/${ref.rank}`;
 }
 
 function readExit(ref: ReplicaRef): number | undefined {
   return readExitFile(ref.job_dir, ref.attempt, ref.rank);
-}
-
-/** The server's environment minus what the contract sets per replica. */
-function inheritedEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (v === undefined || k.startsWith('GOODPUT_') || k === 'CUDA_VISIBLE_DEVICES') continue;
-    env[k] = v;
-  }
-  return env;
 }
 
 const SIGNALS: Record<string, number> = {
@@ -371,38 +290,4 @@ const SIGNALS: Record<string, number> = {
 };
 function signalNumber(signal: NodeJS.Signals): number {
   return SIGNALS[signal] ?? 9;
-}
-
-/**
- * The argv and variables of one replica: the job's environment (venv/conda/env_setup) around its
- * command, and the contract's variables. As another owner, the job's own variables (PATH of a
- * venv included) travel hidden through the root wrapper (`asOwner`), and env_setup keeps its
- * markers in the owner's checkpoint directory, the one job directory the owner may write.
- */
-function replicaExec(
-  req: LaunchRequest,
-  dirs: ReturnType<typeof jobDirs>,
-  contract: Readonly<Record<string, string>>,
-): { command: string[]; env: Record<string, string> } {
-  const environment = req.environment ?? {};
-  if (!req.run_as)
-    return execPlan(
-      environment,
-      req.command,
-      { ...inheritedEnv(), ...req.env, ...contract },
-      { state_dir: dirs.run, attempt: req.attempt },
-    );
-  const plan = execPlan(environment, req.command, req.env, { state_dir: dirs.checkpoint, attempt: req.attempt });
-  const owned = asOwner(req.run_as, plan.command, plan.env);
-  return { command: owned.argv, env: { ...owned.env, ...contract } };
-}
-
-/**
- * What is wrong with a launch's working directory, or undefined. Node reports a missing `cwd` as
- * `spawn /bin/sh ENOENT`, which blames the shell.
- */
-function workdirProblem(workdir: string): string | undefined {
-  if (!existsSync(workdir))
-    return 'the workdir does not exist on this machine (removed or renamed since the job was submitted?)';
-  return statSync(workdir).isDirectory() ? undefined : 'the workdir is not a directory';
 }

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { GoodputError } from '../../core/errors.js';
 import {
@@ -15,10 +15,20 @@ import { contractEnv, perRankLists } from '../contract-env.js';
 import { execPlan } from '../job-env.js';
 import { jobDirs, readExitFile, replicaLogName, runFileBase } from '../run-files.js';
 import { freePort } from '../local/process-info.js';
-import { batchScript, rankNodes, STOP_SIGNAL, type NodeShare } from './batch-script.js';
+import { batchScript, rankNodes, STOP_SIGNAL } from './batch-script.js';
 import { ACTIVE_JOB_STATES, buildInventory, parseSinfo, parseSqueue, type SlurmJob } from './inventory.js';
 import { slurmRun, type SlurmRunOptions } from './slurm-cli.js';
 import { isStateRefusal, partitionRefusal, pendingWords, slurmSpecRefusal, slurmWords } from './slurm-states.js';
+import {
+  EXIT_FILE_WAIT_MS,
+  isActive,
+  OUTSIDE_REASON_WAIT_MS,
+  outsideEnd,
+  SIGNAL_EXIT_CODES,
+  started,
+  type Watched,
+} from './exit-watch.js';
+import { inheritedEnv, sharesOf } from './launch-inputs.js';
 
 /** Options of the Slurm backend. */
 export interface SlurmBackendOptions {
@@ -33,42 +43,6 @@ export interface SlurmBackendOptions {
   poll_ms?: number;
   log?: (line: string) => void;
 }
-
-/** A Slurm job of an attempt this backend watches, with the ranks whose exit is still unreported. */
-interface Watched {
-  job_id: string;
-  attempt: number;
-  job_dir: string;
-  ranks: Set<number>;
-  /** When the watch began: only a job list read after it can tell that the job ended. */
-  since_ms: number;
-  /** Strongest stop Goodput asked for. */
-  stop?: 'SIGTERM' | 'SIGKILL';
-  /** When the poll first saw the Slurm job ended (exit files may land just after). */
-  ended_at_ms?: number;
-  /**
-   * Why the Slurm job ended from outside, once a poll saw it: kept for the ranks whose exits land
-   * later, after Goodput's own stop of the rest of the attempt (then CANCELLED is all squeue says).
-   */
-  outside?: string;
-  /** When a poll first found a rank killed by a signal Goodput did not send, the Slurm job still listed as running. */
-  signalled_at_ms?: number;
-  /** A job list read after the submission showed the job past PENDING (running or ended): `held` says no more. */
-  left_pending?: boolean;
-}
-
-/** How long (ms) a rank's exit file gets to appear after its Slurm job ended. */
-const EXIT_FILE_WAIT_MS = 3000;
-
-/**
- * How long (ms) the exits of an attempt are held, once a rank was killed by a signal Goodput did
- * not send (exit 137 or 143) while Slurm still lists the job as running, for the list to say why.
- * slurmctld signals the tasks of a job it ends (a node set down, an scancel) and a list read at
- * that moment can still show the old state; reported at once, such an end read as the program's
- * own checkpointed stop. A rank killed on its node by hand is reported after this wait.
- */
-const OUTSIDE_REASON_WAIT_MS = 5000;
-const SIGNAL_EXIT_CODES: ReadonlySet<number> = new Set([137, 143]);
 
 /**
  * Runs each attempt as one Slurm job (sbatch) on the nodes the policy chose, one task per GPU;
@@ -420,70 +394,4 @@ export class SlurmBackend implements Backend {
       this.polling = false;
     }
   }
-}
-
-/**
- * Tasks per node in rank order: nodes in the order they first appear in the request, so ranks
- * are contiguous per node (as torchrun numbers them) and rank 0 sits on the first node.
- */
-function sharesOf(req: LaunchRequest, inventory: readonly BackendNode[]): NodeShare[] {
-  const shares: NodeShare[] = [];
-  for (const n of req.nodes) {
-    const node = inventory[n];
-    if (!node)
-      throw new GoodputError('E_LAUNCH', `node index ${n} is not in the inventory (${inventory.length} nodes)`);
-    const s = shares.find((x) => x.node === node.name);
-    if (s) s.count += 1;
-    else shares.push({ node: node.name, count: 1 });
-  }
-  if (shares.length === 0) throw new GoodputError('E_LAUNCH', 'a launch needs at least one replica');
-  return shares;
-}
-
-/** Job ends that came from outside the job and outside Goodput (an operator, Slurm itself). */
-const OUTSIDE_END_STATES: ReadonlySet<string> = new Set([
-  'CANCELLED',
-  'NODE_FAIL',
-  'TIMEOUT',
-  'PREEMPTED',
-  'BOOT_FAIL',
-  'DEADLINE',
-  'OUT_OF_MEMORY',
-]);
-
-/**
- * How a Slurm job is ending when something outside the job and outside Goodput ends it (an
- * operator's `scancel`, a node down, a time limit ...); undefined for a job that runs or ends by
- * itself. After Goodput's own stop (`stopped`), CANCELLED is Goodput's doing, a node failure not.
- */
-function outsideEnd(id: string, job: SlurmJob | undefined, stopped: boolean): string | undefined {
-  if (!job || (stopped && job.state === 'CANCELLED')) return undefined;
-  const reason = ['None', '', 'NonZeroExitCode'].includes(job.reason) ? '' : job.reason;
-  if (!OUTSIDE_END_STATES.has(job.state) && !(job.state === 'COMPLETING' && reason)) return undefined;
-  return `Slurm job ${id} ended ${job.state}${reason ? ` (${reason})` : ''}, not requested by Goodput`;
-}
-
-function isActive(jobs: readonly SlurmJob[], id: string): boolean {
-  return jobs.some((j) => (String(j.job_id) === id || String(j.het_job_id) === id) && ACTIVE_JOB_STATES.has(j.state));
-}
-
-/** Whether the rank's program was started (the wrapper wrote its .pid file). */
-function started(job_dir: string, attempt: number, rank: number): boolean {
-  return existsSync(runFileBase(job_dir, attempt, rank) + '.pid');
-}
-
-/** The server's environment minus what the contract sets and what Slurm sets inside a job. */
-function inheritedEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (
-      v === undefined ||
-      k.startsWith('GOODPUT_') ||
-      k === 'CUDA_VISIBLE_DEVICES' ||
-      (k.startsWith('SLURM_') && k !== 'SLURM_CONF')
-    )
-      continue;
-    env[k] = v;
-  }
-  return env;
 }

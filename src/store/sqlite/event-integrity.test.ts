@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
+import { jobSpecFixture } from '../job-fixture.js';
 import { SqliteStore } from './sqlite-store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'goodput-crc-'));
@@ -18,17 +19,7 @@ describe('stored event text integrity', () => {
         id: 'j',
         name: 'j',
         user: 'u',
-        spec: {
-          name: 'j',
-          command: ['true'],
-          workdir: '/tmp',
-          env: {},
-          min_replicas: 0,
-          max_replicas: 1,
-          max_restarts: 0,
-          preemptible: true,
-          priority: 0,
-        },
+        spec: jobSpecFixture(),
       },
       'u',
     );

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
 import { SqliteStore } from './sqlite-store.js';
+import { jobSpecFixture } from '../job-fixture.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'goodput-immediate-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -46,17 +47,7 @@ it(
   async () => {
     const db = join(dir, 'db.sqlite');
     const store = new SqliteStore(db, {});
-    const spec = {
-      name: 'j',
-      command: ['true'],
-      workdir: '/',
-      env: {},
-      min_replicas: 0,
-      max_replicas: 1,
-      max_restarts: 0,
-      preemptible: true,
-      priority: 0,
-    };
+    const spec = jobSpecFixture({ name: 'j', workdir: '/' });
     await store.createJob({ id: 'j', name: 'j', user: 'u', spec }, 'test');
     const done = await holdWriteLock(db, 300);
     await store.recordEvent('j', 'batch-size', 'test', 'written while another connection commits', {});

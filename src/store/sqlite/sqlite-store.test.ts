@@ -8,6 +8,7 @@ import { profilePoint } from '../../goodput/profile.js';
 import { storeConformance } from '../conformance.js';
 import { MIGRATIONS } from './migrations.js';
 import { SqliteStore } from './sqlite-store.js';
+import { jobSpecFixture } from '../job-fixture.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'goodput-store-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -25,17 +26,7 @@ describe('SqliteStore specifics', () => {
         id: 'x',
         name: 'x',
         user: 'u',
-        spec: {
-          name: 'x',
-          command: ['true'],
-          workdir: '/',
-          env: {},
-          min_replicas: 0,
-          max_replicas: 1,
-          max_restarts: 0,
-          preemptible: true,
-          priority: 0,
-        },
+        spec: jobSpecFixture({ name: 'x', workdir: '/' }),
       },
       'u',
     );

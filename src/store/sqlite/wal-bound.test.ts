@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { SqliteStore } from './sqlite-store.js';
+import { jobSpecFixture } from '../job-fixture.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'goodput-wal-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -28,17 +29,7 @@ describe('bounded WAL', () => {
   it('stays bounded under a steady stream of reports', { timeout: 120_000 }, async () => {
     const db = join(dir, 'db.sqlite');
     const store = new SqliteStore(db, { background_checkpoint_ms: 20, wal_truncate_bytes: 1 << 20 });
-    const spec = {
-      name: 'j',
-      command: ['true'],
-      workdir: '/',
-      env: {},
-      min_replicas: 0,
-      max_replicas: 1,
-      max_restarts: 0,
-      preemptible: true,
-      priority: 0,
-    };
+    const spec = jobSpecFixture({ name: 'j', workdir: '/' });
     await store.createJob({ id: 'j', name: 'j', user: 'u', spec }, 'test');
     const m = {
       time_s: 0,

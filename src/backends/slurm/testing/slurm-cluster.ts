@@ -23,6 +23,11 @@ export function slurmMissing(): string | undefined {
   return undefined;
 }
 
+/** `goodput up` flags for a server on the test cluster: the slurm backend, 1 s rounds, 5 s grace, `policy`, then `extra`. */
+export function slurmUpArgs(policy: string, extra: readonly string[] = []): string[] {
+  return ['--backend', 'slurm', '--interval-s', '1', '--grace-s', '5', '--policy', policy, ...extra];
+}
+
 /** Shape of the emulated cluster. */
 export interface SlurmClusterOptions {
   nodes?: number;

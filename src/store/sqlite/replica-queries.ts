@@ -1,0 +1,61 @@
+import type { JobState, ReplicaRecord } from '../types.js';
+import { toReplica, type Row } from './rows.js';
+import type { StoreCore } from './store-core.js';
+
+/** The replica rows of the SQLite store (the Store methods of the same names). */
+
+/** Store.listReplicas: one attempt's replicas by rank, or every attempt's. */
+export function listReplicas(core: StoreCore, job_id: string, attempt?: number): ReplicaRecord[] {
+  const rows =
+    attempt === undefined
+      ? core.db.prepare('SELECT * FROM replicas WHERE job_id = ? ORDER BY attempt, rank').all(job_id)
+      : core.db.prepare('SELECT * FROM replicas WHERE job_id = ? AND attempt = ? ORDER BY rank').all(job_id, attempt);
+  return (rows as Row[]).map(toReplica);
+}
+
+/** Store.listLiveReplicas: replicas with no exit recorded, in (job, attempt, rank) order. */
+export function listLiveReplicas(core: StoreCore): ReplicaRecord[] {
+  return (
+    core.db.prepare('SELECT * FROM replicas WHERE exit_code IS NULL ORDER BY job_id, attempt, rank').all() as Row[]
+  ).map(toReplica);
+}
+
+/**
+ * Store.recordReplicaExit: the first exit of a replica wins and writes a `replica-exited` event;
+ * a second one changes nothing and returns false.
+ */
+export function recordReplicaExit(
+  core: StoreCore,
+  job_id: string,
+  attempt: number,
+  rank: number,
+  exit_code: number,
+  actor: string,
+  detail?: string,
+): boolean {
+  const now = core.now_ms();
+  return (
+    core.db
+      .transaction(() => {
+        const changed = core.db
+          .prepare(
+            'UPDATE replicas SET exit_code = ?, exited_at_ms = ? WHERE job_id = ? AND attempt = ? AND rank = ? AND exit_code IS NULL',
+          )
+          .run(exit_code, now, job_id, attempt, rank).changes;
+        if (changed === 0) return false;
+        const state = core.jobRow(job_id)?.state as JobState | undefined;
+        core.event(
+          job_id,
+          now,
+          actor,
+          'replica-exited',
+          state ?? null,
+          state ?? null,
+          `replica ${rank} of attempt ${attempt} exited with ${exit_code}${detail ? ` (${detail})` : ''}`,
+          JSON.stringify({ attempt, rank, exit_code }),
+        );
+        return true;
+      })
+      .immediate() && core.advanceHighWater()
+  );
+}
