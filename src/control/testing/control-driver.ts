@@ -6,10 +6,10 @@
  */
 import type { BackendNode } from '../../backends/backend.js';
 import type { BatchLimits } from '../../goodput/types.js';
-import { ProfileBook } from '../reports/profile-book.js';
+import { gpuTypeOf, ProfileBook } from '../reports/profile-book.js';
 import { ReportIngest } from '../reports/report-ingest.js';
 import { SqliteStore } from '../../store/sqlite/sqlite-store.js';
-import type { JobSpec } from '../../store/types.js';
+import type { JobRecord, JobSpec } from '../../store/types.js';
 
 /** The test's one node: 16 CPU slots, so its GPU type is `cpu`. */
 export const PARITY_NODE: BackendNode = {
@@ -52,26 +52,39 @@ export interface ParityStep {
 export interface ControlDriver {
   store: SqliteStore;
   profiles: ProfileBook;
+  ingest: ReportIngest;
   /** Reports `s` as job `id`'s step number `step`, and lets the refit it starts finish. */
   report(id: string, step: number, limits: BatchLimits, s: ParityStep): Promise<void>;
   stop(): Promise<void>;
 }
 
-/** A fresh control plane (no refit by interval: each report's refit is the first of its batch). */
-export function controlDriver(): ControlDriver {
+/** How the control plane is wired; by default as the parity tests use it. */
+export interface ControlDriverOptions {
+  /** The cluster's nodes (default: PARITY_NODE alone). */
+  nodes?: readonly BackendNode[];
+  /** Default 1e9: no refit by interval, each report's refit is the first of its batch. */
+  refit_interval_s?: number;
+  /** One profile per key for all users (ProfileBook's `shared`). */
+  shared?: boolean;
+  /** Where ProfileBook logs (default: nowhere). */
+  log?: (line: string) => void;
+  /** Whether refits are kept per GPU type, as the controller wires a cluster of several types. */
+  typed?: boolean;
+}
+
+/** A fresh control plane on an in-memory SQLite store. */
+export function controlDriver(options: ControlDriverOptions = {}): ControlDriver {
+  const nodes = options.nodes ?? [PARITY_NODE];
   const store = new SqliteStore(':memory:');
-  const profiles = new ProfileBook(
-    store,
-    () => [PARITY_NODE],
-    () => {},
-  );
+  const profiles = new ProfileBook(store, () => nodes, options.log ?? (() => {}), options.shared === true);
   const ingest = new ReportIngest({
     store,
-    refit_interval_s: 1e9,
+    refit_interval_s: options.refit_interval_s ?? 1e9,
     now_ms: () => 0,
     log: () => {},
     request_round: () => {},
     profiles,
+    ...(options.typed ? { gpu_type_of: (job: JobRecord) => gpuTypeOf(job, nodes) } : {}),
   });
   const report = async (id: string, step: number, limits: BatchLimits, s: ParityStep): Promise<void> => {
     const { replicas: num_replicas, local_bsz, step_s: step_time_s, sync_s: sync_time_s } = s;
@@ -90,5 +103,5 @@ export function controlDriver(): ControlDriver {
     // Refits after the first run off the request: let them finish.
     for (let k = 0; k < 5; k++) await new Promise((done) => setImmediate(done));
   };
-  return { store, profiles, report, stop: () => ingest.stop() };
+  return { store, profiles, ingest, report, stop: () => ingest.stop() };
 }
