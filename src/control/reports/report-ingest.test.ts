@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { controlDriver } from '../testing/control-driver.js';
 import type { BackendNode } from '../../backends/backend.js';
 import { SqliteStore } from '../../store/sqlite/sqlite-store.js';
 import type { JobSpec } from '../../store/types.js';
@@ -88,22 +89,9 @@ describe('ReportIngest', () => {
   });
 
   it('a job that discarded a profile only one job measured replaces it when it succeeds; one that failed does not', async () => {
-    const store = new SqliteStore(':memory:');
     const lines: string[] = [];
-    const profiles = new ProfileBook(
-      store,
-      () => [node],
-      (line) => lines.push(line),
-      true,
-    );
-    const ingest = new ReportIngest({
-      store,
-      refit_interval_s: 5,
-      now_ms: () => 0,
-      log: () => {},
-      request_round: () => {},
-      profiles,
-    });
+    const log = (line: string) => lines.push(line);
+    const { store, ingest } = controlDriver({ nodes: [node], refit_interval_s: 5, shared: true, log });
     const run = async (id: string, step_time_s: number) => {
       await store.createJob({ id, name: id, user: 'u', spec }, 'u');
       await ingest.report({

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { BackendNode } from '../../backends/backend.js';
-import { SqliteStore } from '../../store/sqlite/sqlite-store.js';
+import { controlDriver } from '../testing/control-driver.js';
 import type { JobSpec } from '../../store/types.js';
-import { gpuTypeOf, ProfileBook } from './profile-book.js';
-import { fitType, ownProfilePoints, ReportIngest } from './report-ingest.js';
+import { fitType, ownProfilePoints, type ReportIngest } from './report-ingest.js';
 
 const gpuNode = (name: string, type: string): BackendNode => ({
   name,
@@ -57,22 +56,7 @@ const replica = (rank: number, node: string, gpu_type: string) => ({
 
 /** A store, its profile book and report path on a cluster of one a100 node and one t4 node, as the controller wires them. */
 function setup() {
-  const store = new SqliteStore(':memory:');
-  const profiles = new ProfileBook(
-    store,
-    () => nodes,
-    () => {},
-    true,
-  );
-  const ingest = new ReportIngest({
-    store,
-    refit_interval_s: 5,
-    now_ms: () => 0,
-    log: () => {},
-    request_round: () => {},
-    profiles,
-    gpu_type_of: (job) => gpuTypeOf(job, nodes),
-  });
+  const { store, ingest } = controlDriver({ nodes, refit_interval_s: 5, shared: true, typed: true });
   return { store, ingest };
 }
 
