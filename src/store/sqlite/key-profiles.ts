@@ -10,7 +10,8 @@ const parse = <T>(v: unknown): T | null => (typeof v === 'string' ? (JSON.parse(
 
 /**
  * The profiles of profile keys in SQLite (tables of migration 4, `model_parameters` of 5): reads
- * build the pure `KeyProfile` of goodput/key-profile.ts, merges follow model/profile-keeper.ts `keepReport`.
+ * build the pure `KeyProfile` of goodput/key-profile.ts, merges follow model/profile-keeper.ts
+ * `keepReport`.
  * Synchronous; the caller (SqliteStore) owns the connection. Not on the report path: merges come
  * from refits (Store.saveRefit).
  */
@@ -101,8 +102,8 @@ export class SqliteKeyProfiles {
   mergeIn(u: KeyProfileUpdate): StoredKeyProfile {
     const before: KeyProfile = this.get(u.key, u.gpu_type) ?? emptyProfile(u.key, u.gpu_type);
     const new_job = this.stmts.addJob.run(u.key, u.gpu_type, u.job_id).changes > 0;
-    // The one profile keeper's pure merge (model/profile-keeper.ts) decides (replacement per configuration and progress, clamping); the
-    // tables then hold its result.
+    // The one profile keeper's pure merge (model/profile-keeper.ts) decides (replacement per
+    // configuration and progress, clamping); the tables then hold its result.
     const merged = keepReport(before, { ...u, new_job }).profile;
     this.stmts.upsertHead.run(
       u.key,
