@@ -13,6 +13,7 @@ import { inProcessApi } from '../api/testing/in-process.js';
 import { scopedKey } from '../core/profile-scope.js';
 import { profilePoint } from '../goodput/profile.js';
 import { packagePath } from '../util/package-root.js';
+import { measuredStepFixture } from '../goodput/testing/perf-fixture.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'goodput-answer-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -65,14 +66,7 @@ describe('the submit answer', () => {
         false,
         'no old profile: nothing to say',
       );
-      const point = profilePoint({
-        num_nodes: 1,
-        num_replicas: 1,
-        local_bsz: 32,
-        accum_steps: 0,
-        step_time_s: 0.1,
-        sync_time_s: 0,
-      });
+      const point = profilePoint(measuredStepFixture());
       await api.store.mergeKeyProfile({
         key: scopedKey('main', 'admin'),
         gpu_type: 'cpu',

@@ -9,8 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { hashToken } from '../control/tokens.js';
-import { accumStepTime_s, optimStepTime_s } from '../goodput/throughput.js';
-import type { PerfParams, ProfilePoint } from '../goodput/types.js';
+import { MEASURED_PERF, PLAN_LIMITS, planPoints } from '../planner/testing/plan-fixture.js';
 import { planReport, type PlanReport } from '../planner/plan-report.js';
 import type { MemoryProfile } from '../planner/plan-types.js';
 import { saveToDataDir } from '../datadir/profile-file.js';
@@ -36,25 +35,9 @@ const memory: MemoryProfile = {
   max_local_bsz_fit: 409,
   samples: [],
 };
-const limits = { init_batch_size: 32, max_batch_size: 1024, min_local_bsz: 8, max_local_bsz: 256, accumulation: true };
-const perf: PerfParams = {
-  alpha_c: 0.01,
-  beta_c: 0.002,
-  alpha_r: 0.02,
-  beta_r: 0.002,
-  alpha_n: 0.05,
-  beta_n: 0.005,
-  gamma: 1.2,
-};
-const points: ProfilePoint[] = [1, 2, 4].flatMap((r) =>
-  [16, 64, 128].map((b) => ({
-    num_nodes: 1,
-    num_replicas: r,
-    local_bsz: b,
-    accum_step_time_s: accumStepTime_s(perf, b),
-    optim_step_time_s: optimStepTime_s(perf, 1, r, b),
-  })),
-);
+const limits = PLAN_LIMITS;
+const perf = MEASURED_PERF;
+const points = planPoints(perf, [1, 2, 4]);
 const spec = (profile: string): JobSpec => ({
   name: profile,
   profile,

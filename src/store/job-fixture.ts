@@ -1,4 +1,4 @@
-/** A stored job for tests of the layers above the store (control, api, cli). */
+/** A stored job and its spec, for tests of the store and the layers above it. */
 import type { NewReplica } from './store.js';
 import type { JobRecord, JobSpec } from './types.js';
 
@@ -16,6 +16,20 @@ export function jobSpecFixture(extra: Partial<JobSpec> = {}): JobSpec {
     priority: 0,
     ...extra,
   };
+}
+
+/**
+ * The spec of a training job of profile key `train`: `python3 train.py` in /, up to 8 replicas,
+ * as the control plane's report and profile tests submit it; `extra` overrides any field.
+ */
+export function trainSpecFixture(extra: Partial<JobSpec> = {}): JobSpec {
+  return jobSpecFixture({
+    command: ['python3', 'train.py'],
+    workdir: '/',
+    max_replicas: 8,
+    profile: 'train',
+    ...extra,
+  });
 }
 
 /** Rank 0 on device 0 of the local node, pid 1, started at `started_at_ms`, for `launchJob`; `extra` overrides. */

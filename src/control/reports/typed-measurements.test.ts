@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { BackendNode } from '../../backends/backend.js';
-import { controlDriver } from '../testing/control-driver.js';
-import type { JobSpec } from '../../store/types.js';
+import { controlDriver, trainingReport } from '../testing/control-driver.js';
+import { trainSpecFixture } from '../../store/job-fixture.js';
 import { fitType, ownProfilePoints, type ReportIngest } from './report-ingest.js';
 
 const gpuNode = (name: string, type: string): BackendNode => ({
@@ -13,35 +13,10 @@ const gpuNode = (name: string, type: string): BackendNode => ({
   devices: [0, 1].map((index) => ({ index, kind: 'gpu' as const, name: type })),
 });
 const nodes = [gpuNode('gp1', 'a100'), gpuNode('gp2', 't4')];
-const spec: JobSpec = {
-  name: 'j',
-  command: ['python3', 'train.py'],
-  workdir: '/',
-  env: {},
-  min_replicas: 0,
-  max_replicas: 2,
-  max_restarts: 0,
-  preemptible: true,
-  priority: 0,
-  profile: 'train',
-};
+const spec = trainSpecFixture({ max_replicas: 2 });
 const limits = { init_batch_size: 64, max_batch_size: 1024, min_local_bsz: 16, max_local_bsz: 256, accumulation: true };
-const measurement = (step: number, num_replicas: number, step_time_s: number) => ({
-  time_s: 1e9 + step,
-  step,
-  epoch: 0,
-  num_nodes: 1,
-  num_replicas,
-  local_bsz: 64,
-  accum_steps: 0,
-  step_time_s,
-  sync_time_s: step_time_s / 4,
-  grad_sqr: 1,
-  grad_var: 20,
-  samples: step * 64,
-  remaining_samples: 64_000 - step * 64,
-  loss: 1,
-});
+const measurement = (step: number, num_replicas: number, step_time_s: number) =>
+  trainingReport(step, step_time_s, { num_replicas, sync_time_s: step_time_s / 4 });
 const replica = (rank: number, node: string, gpu_type: string) => ({
   rank,
   device: rank,

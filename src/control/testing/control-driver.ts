@@ -5,11 +5,14 @@
  * package.json "files").
  */
 import type { BackendNode } from '../../backends/backend.js';
+import { cpuSlots } from '../../backends/local/devices.js';
 import type { BatchLimits } from '../../goodput/types.js';
 import { gpuTypeOf, ProfileBook } from '../reports/profile-book.js';
 import { ReportIngest } from '../reports/report-ingest.js';
+import { trainSpecFixture } from '../../store/job-fixture.js';
 import { SqliteStore } from '../../store/sqlite/sqlite-store.js';
 import type { JobRecord, JobSpec } from '../../store/types.js';
+import { measuredStepFixture } from '../../goodput/testing/perf-fixture.js';
 
 /** The test's one node: 16 CPU slots, so its GPU type is `cpu`. */
 export const PARITY_NODE: BackendNode = {
@@ -20,20 +23,27 @@ export const PARITY_NODE: BackendNode = {
   devices: Array.from({ length: 16 }, (_, index) => ({ index, kind: 'cpu' as const, name: 'cpu-slot' })),
 };
 
+/** A node of `slots` CPU slots (GPU type `cpu`) at 127.0.0.1, all usable unless `usable` says. */
+export function cpuNodeFixture(slots: number, name = 'local', usable = slots): BackendNode {
+  return { name, address: '127.0.0.1', usable, note: '', devices: cpuSlots(slots) };
+}
+
 /** A preemptible job of profile key `profile`, of at most `max_replicas` replicas. */
 export function paritySpec(profile: string, max_replicas: number): JobSpec {
-  return {
-    name: 'j',
-    command: ['python3', 'train.py'],
-    workdir: '/',
-    env: {},
-    min_replicas: 0,
-    max_replicas,
-    max_restarts: 0,
-    preemptible: true,
-    priority: 0,
-    profile,
-  };
+  return trainSpecFixture({ profile, max_replicas });
+}
+
+/**
+ * Step `step` of a job of 64,000 samples at local batch 64 on one node, as the SDK reports it:
+ * one replica, `step_time_s` a step with no synchronization and a fixed gradient noise; `extra`
+ * overrides (num_replicas, sync_time_s...).
+ */
+export function trainingReport<E extends object = object>(step: number, step_time_s: number, extra?: E) {
+  return measuredStepFixture({
+    ...{ time_s: 1e9 + step, step, epoch: 0, local_bsz: 64, step_time_s, grad_sqr: 1, grad_var: 20 },
+    ...{ samples: step * 64, remaining_samples: 64_000 - step * 64, loss: 1 },
+    ...extra,
+  });
 }
 
 /** One measured step as a job reports it: one node, no accumulation. */
@@ -70,20 +80,26 @@ export interface ControlDriverOptions {
   log?: (line: string) => void;
   /** Whether refits are kept per GPU type, as the controller wires a cluster of several types. */
   typed?: boolean;
+  /** The report path's clock (default: always 0). */
+  now_ms?: () => number;
+  /** The store (default: a fresh in-memory one), to run several report paths over one. */
+  store?: SqliteStore;
+  /** No profiles at all: the report path of a policy that uses none (ReportIngest without `profiles`). */
+  without_profiles?: boolean;
 }
 
 /** A fresh control plane on an in-memory SQLite store. */
 export function controlDriver(options: ControlDriverOptions = {}): ControlDriver {
   const nodes = options.nodes ?? [PARITY_NODE];
-  const store = new SqliteStore(':memory:');
+  const store = options.store ?? new SqliteStore(':memory:');
   const profiles = new ProfileBook(store, () => nodes, options.log ?? (() => {}), options.shared === true);
   const ingest = new ReportIngest({
     store,
     refit_interval_s: options.refit_interval_s ?? 1e9,
-    now_ms: () => 0,
+    now_ms: options.now_ms ?? (() => 0),
     log: () => {},
     request_round: () => {},
-    profiles,
+    ...(options.without_profiles ? {} : { profiles }),
     ...(options.typed ? { gpu_type_of: (job: JobRecord) => gpuTypeOf(job, nodes) } : {}),
   });
   const report = async (id: string, step: number, limits: BatchLimits, s: ParityStep): Promise<void> => {
