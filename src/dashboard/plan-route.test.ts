@@ -17,6 +17,7 @@ import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { JobSpec } from '../store/types.js';
 import { DEFAULT_GPU_TABLE, readGpuTable } from '../datadir/gpu-table.js';
 import { dashboardApp } from './server.js';
+import { jobSpecFixture } from '../store/job-fixture.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'goodput-dash-plan-'));
 // The data directory's store, as `goodput up` and `goodput profile` share it.
@@ -38,18 +39,8 @@ const memory: MemoryProfile = {
 const limits = PLAN_LIMITS;
 const perf = MEASURED_PERF;
 const points = planPoints(perf, [1, 2, 4]);
-const spec = (profile: string): JobSpec => ({
-  name: profile,
-  profile,
-  command: ['true'],
-  workdir: dir,
-  env: {},
-  min_replicas: 0,
-  max_replicas: 4,
-  max_restarts: 1,
-  preemptible: true,
-  priority: 0,
-});
+const spec = (profile: string): JobSpec =>
+  jobSpecFixture({ name: profile, profile, workdir: dir, max_replicas: 4, max_restarts: 1 });
 
 before(async () => {
   for (const user of ['alice', 'bob', 'root'])

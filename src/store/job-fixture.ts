@@ -1,6 +1,8 @@
 /** A stored job and its spec, for tests of the store and the layers above it. */
+import { emptyProfile } from '../goodput/key-profile.js';
+import type { PerfParams, ProfilePoint } from '../goodput/types.js';
 import type { NewReplica } from './store.js';
-import type { JobRecord, JobSpec } from './types.js';
+import type { JobRecord, JobSpec, StoredKeyProfile } from './types.js';
 
 /** A one-replica spec that runs `true` in /tmp, never restarts and may be preempted; `extra` overrides any field. */
 export function jobSpecFixture(extra: Partial<JobSpec> = {}): JobSpec {
@@ -30,6 +32,29 @@ export function trainSpecFixture(extra: Partial<JobSpec> = {}): JobSpec {
     profile: 'train',
     ...extra,
   });
+}
+
+/**
+ * The stored profile of `key` on `gpu_type` that one earlier job measured at `points` and that
+ * was fitted as `perf`, without limits; `extra` overrides any field.
+ */
+export function storedProfileFixture(
+  key: string,
+  gpu_type: string,
+  points: ProfilePoint[],
+  perf: PerfParams,
+  extra: Partial<StoredKeyProfile> = {},
+): StoredKeyProfile {
+  return {
+    ...emptyProfile(key, gpu_type),
+    points,
+    jobs: 1,
+    job_ids: ['earlier'],
+    perf,
+    limits: null,
+    updated_at_ms: 0,
+    ...extra,
+  };
 }
 
 /** Rank 0 on device 0 of the local node, pid 1, started at `started_at_ms`, for `launchJob`; `extra` overrides. */

@@ -7,17 +7,10 @@ import type { JobRecord, Measurement } from '../../store/types.js';
 import { BATCH_MIN_GAIN, configFor } from './batch-config.js';
 import { BatchDecisions, batchChange } from './batch-decisions.js';
 import { modelOf } from '../loop/snapshot.js';
+import { measuredStepFixture } from '../../goodput/testing/perf-fixture.js';
 
-const measured = (local_bsz: number, accum_steps: number, replicas: number, step_time_s = 0.05): Measurement => ({
-  time_s: 1,
-  step: 10,
-  num_nodes: 1,
-  num_replicas: replicas,
-  local_bsz,
-  accum_steps,
-  step_time_s,
-  sync_time_s: 0,
-});
+const measured = (local_bsz: number, accum_steps: number, replicas: number, step_time_s = 0.05): Measurement =>
+  measuredStepFixture({ time_s: 1, step: 10, num_replicas: replicas, local_bsz, accum_steps, step_time_s });
 
 // The digits example: B0 64, the script's max_batch_size 512, local batch 8..256, accumulation.
 const limits = { init_batch_size: 64, max_batch_size: 512, min_local_bsz: 8, max_local_bsz: 256, accumulation: true };

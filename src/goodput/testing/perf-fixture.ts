@@ -25,16 +25,18 @@ export interface PerfPointAt {
   num_nodes?: number;
   local_bsz?: number;
   scale?: number;
+  /** How far the accumulation (compute) time alone is off the model (default: `scale`). */
+  accum_scale?: number;
 }
 
-/** The profile point `perf` predicts at `at` (one node, batch 32 unless said), times `at.scale`. */
+/** The profile point `perf` predicts at `at` (one node, batch 32 unless said), its times scaled as `at` says. */
 export function perfPoint(at: PerfPointAt, perf: PerfParams = PERF_FIXTURE): ProfilePoint {
-  const { num_replicas, num_nodes = 1, local_bsz = 32, scale = 1 } = at;
+  const { num_replicas, num_nodes = 1, local_bsz = 32, scale = 1, accum_scale = scale } = at;
   return {
     num_nodes,
     num_replicas,
     local_bsz,
-    accum_step_time_s: accumStepTime_s(perf, local_bsz) * scale,
+    accum_step_time_s: accumStepTime_s(perf, local_bsz) * accum_scale,
     optim_step_time_s: optimStepTime_s(perf, num_nodes, num_replicas, local_bsz) * scale,
   };
 }
