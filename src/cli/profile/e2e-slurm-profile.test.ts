@@ -11,10 +11,10 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { CLI, tempDataDir, waitFor } from '../../../test-support/control/harness.js';
-import { contractEnv } from '../../backends/contract-env.js';
 import { slurmMissing, startSlurmCluster, type SlurmCluster } from '../../backends/slurm/testing/slurm-cluster.js';
 import { packagePath } from '../../util/package-root.js';
 import { PROFILE_JOB_ID } from './collector.js';
+import { contractVariableNames } from '../../../test-support/profile/profile-cli.js';
 
 const SCRIPT = ['/usr/bin/python3', packagePath('test-support', 'profile', 'fake_sdk.py')];
 
@@ -79,21 +79,7 @@ describe('goodput profile --backend slurm (real slurmctld and slurmd)', { skip }
     assert.equal(ranks[0]!.GOODPUT_JOB_ID, ranks[1]!.GOODPUT_JOB_ID);
     assert.equal(ranks[0]!.SLURM_JOB_ID, ranks[1]!.SLURM_JOB_ID);
     assert.equal(new URL(ranks[0]!.GOODPUT_API!).hostname, hostname(), 'an address other nodes reach, not 127.0.0.1');
-    const contract = contractEnv({
-      job_id: PROFILE_JOB_ID,
-      attempt: 0,
-      rank_nodes: ['n'],
-      master_addr: '',
-      master_port: 0,
-      api_url: '',
-      token: '',
-      checkpoint_dir: '',
-      restarts: 0,
-      max_restarts: 0,
-      gpu_type: 'fakegpu',
-      preset: () => false,
-    });
-    const names = [...Object.keys(contract.common), ...Object.keys(contract.ranks[0]!)];
+    const names = contractVariableNames('fakegpu');
     assert.deepEqual(
       names.filter((k) => ranks[0]![k] === undefined),
       [],
