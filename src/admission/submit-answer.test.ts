@@ -26,7 +26,9 @@ describe('the submit answer', () => {
     try {
       const body = {
         name: 'imnet',
-        command: ['python3', 'main.py', '--dummy', '--dist-backend', 'gloo'],
+        // Debian's python3, which has torch: the server's own first python3 (a pyenv one here)
+        // would add admission's interpreter warning (admission/interpreter.test.ts checks it).
+        command: ['/usr/bin/python3', 'main.py', '--dummy', '--dist-backend', 'gloo'],
         workdir: join(dir, 'imagenet'),
         max_replicas: 2,
       };

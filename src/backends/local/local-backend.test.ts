@@ -8,6 +8,7 @@ import { cpuSlots, parseGpuSelection, parseNvidiaSmi, resolveDevices } from './d
 import { jobDirs, LocalBackend } from './local-backend.js';
 import { isAlive, killGroup } from './process-info.js';
 import { pythonWith } from '../../../test-support/control/python.js';
+import { launchRequestFixture } from '../testing/launch-request.js';
 
 const root = mkdtempSync(join(tmpdir(), 'goodput-backend-'));
 const backends: LocalBackend[] = [];
@@ -38,19 +39,11 @@ function backend(devices = cpuSlots(4)): { b: LocalBackend; exits: ReplicaExit[]
 
 let n = 0;
 function request(command: string[], devices = [0]): LaunchRequest {
-  return {
-    job_id: `job${n}`,
-    attempt: 0,
-    command,
-    workdir: root,
+  return launchRequestFixture(root, `job${n++}`, command, {
     env: { USER_VAR: 'x' },
     devices,
     nodes: devices.map(() => 0),
-    num_nodes: 1,
-    api_url: 'http://127.0.0.1:1',
-    token: 'tok',
-    job_dir: join(root, `job${n++}`),
-  };
+  });
 }
 
 const node = process.execPath;

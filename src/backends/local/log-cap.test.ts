@@ -9,6 +9,7 @@ import { cpuSlots } from './devices.js';
 import { LocalBackend } from './local-backend.js';
 import { readLogDrop } from './log-writer.js';
 import { isAlive, killGroup } from './process-info.js';
+import { launchRequestFixture } from '../testing/launch-request.js';
 
 const root = mkdtempSync(join(tmpdir(), 'goodput-log-cap-'));
 const backends: LocalBackend[] = [];
@@ -24,19 +25,7 @@ after(() => {
 const CAP = 64 << 10;
 let n = 0;
 function request(command: string[]): LaunchRequest {
-  return {
-    job_id: `cap${n}`,
-    attempt: 0,
-    command,
-    workdir: root,
-    env: {},
-    devices: [0],
-    nodes: [0],
-    num_nodes: 1,
-    api_url: 'http://127.0.0.1:1',
-    token: 'tok',
-    job_dir: join(root, `cap${n++}`),
-  };
+  return launchRequestFixture(root, `cap${n++}`, command);
 }
 
 function backend(): { b: LocalBackend; next: () => Promise<ReplicaExit> } {
