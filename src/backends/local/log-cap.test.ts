@@ -1,26 +1,15 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { describe, it } from 'node:test';
 import type { LaunchRequest, ReplicaExit } from '../backend.js';
 import { runFileBase } from '../run-files.js';
 import { cpuSlots } from './devices.js';
 import { LocalBackend } from './local-backend.js';
 import { readLogDrop } from './log-writer.js';
 import { isAlive, killGroup } from './process-info.js';
-import { launchRequestFixture } from '../testing/launch-request.js';
+import { backendScratch, launchRequestFixture } from '../testing/launch-request.js';
 
-const root = mkdtempSync(join(tmpdir(), 'goodput-log-cap-'));
-const backends: LocalBackend[] = [];
-const pids: number[] = [];
-const keepAlive = setInterval(() => {}, 1000);
-after(() => {
-  clearInterval(keepAlive);
-  for (const pid of pids) killGroup(pid, 'SIGKILL');
-  for (const b of backends) b.close();
-  rmSync(root, { recursive: true, force: true });
-});
+const { root, backends, pids } = backendScratch('goodput-log-cap-');
 
 const CAP = 64 << 10;
 let n = 0;

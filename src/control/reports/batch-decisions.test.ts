@@ -170,33 +170,17 @@ describe('BatchDecisions: batch sizes that hold still', () => {
 
   it('words a change without a model and with a fixed batch', () => {
     const fresh = digits({ perf: null });
-    assert.match(
+    // From 32 x 2 micro-steps to 64 x 2 (batch 128) on one replica.
+    const change = (job: typeof fresh, from_local_bsz = 32) =>
       batchChange(
-        fresh,
+        job,
         measured(32, 1, 1),
-        { local_bsz: 32, accum_steps: 1 },
+        { local_bsz: from_local_bsz, accum_steps: 1 },
         { local_bsz: 64, accum_steps: 1, batch_size: 128, lr_scale: 1 },
-      )!.reason,
-      /: no throughput model yet$/,
-    );
+      );
+    assert.match(change(fresh)!.reason, /: no throughput model yet$/);
     const fixed = { ...fresh, spec: { ...fresh.spec, fixed_batch_size: 128 } };
-    assert.match(
-      batchChange(
-        fixed,
-        measured(32, 1, 1),
-        { local_bsz: 32, accum_steps: 1 },
-        { local_bsz: 64, accum_steps: 1, batch_size: 128, lr_scale: 1 },
-      )!.reason,
-      /: fixed batch size 128$/,
-    );
-    assert.equal(
-      batchChange(
-        fixed,
-        measured(32, 1, 1),
-        { local_bsz: 64, accum_steps: 1 },
-        { local_bsz: 64, accum_steps: 1, batch_size: 128, lr_scale: 1 },
-      ),
-      undefined,
-    );
+    assert.match(change(fixed)!.reason, /: fixed batch size 128$/);
+    assert.equal(change(fixed, 64), undefined);
   });
 });
