@@ -16,6 +16,7 @@ import { GoodputClient } from '../src/client/client.js';
 import { jobToken } from '../src/control/tokens.js';
 import { packagePath } from '../src/util/package-root.js';
 import { benchArgs } from './bench-args.js';
+import { limitsFixture } from '../src/goodput/testing/perf-fixture.js';
 
 benchArgs(
   `
@@ -171,13 +172,7 @@ async function main(): Promise<void> {
       });
       jobs.push({ id: job.id, token: jobToken(secret, job.id) });
     }
-    const limits = {
-      init_batch_size: 128,
-      max_batch_size: 4096,
-      min_local_bsz: 32,
-      max_local_bsz: 512,
-      accumulation: true,
-    };
+    const limits = limitsFixture();
     const bodies = jobs.map((job, j) =>
       [1, 2, 3, 4]
         .flatMap((replicas) =>

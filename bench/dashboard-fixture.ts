@@ -10,6 +10,7 @@ import { hashToken } from '../src/control/tokens.js';
 import { Random } from '../src/core/random.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import type { JobSpec } from '../src/store/types.js';
+import { limitsFixture } from '../src/goodput/testing/perf-fixture.js';
 
 export interface Fixture {
   store: SqliteStore;
@@ -28,13 +29,7 @@ const spec: JobSpec = {
   preemptible: true,
   priority: 0,
 };
-const limits = {
-  init_batch_size: 128,
-  max_batch_size: 4096,
-  min_local_bsz: 32,
-  max_local_bsz: 512,
-  accumulation: true,
-};
+const limits = limitsFixture();
 const perf = { alpha_c: 0.02, beta_c: 0.0008, alpha_n: 0.01, beta_n: 0.002, alpha_r: 0.005, beta_r: 0.001, gamma: 1.5 };
 
 /** `jobs` jobs on `num_nodes` x `gpus_per_node` GPUs, all held by running jobs at the end. */

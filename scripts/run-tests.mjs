@@ -6,6 +6,8 @@
 //   node scripts/run-tests.mjs --tier unit       one tier (unit | e2e | heavy; heavy includes pytest)
 //   node scripts/run-tests.mjs SUBSTRING...      the test files whose path contains a substring, each
 //                                                in its tier's way; no pytest
+//   --durations                                  also prints each tier's files by the time they took
+//                                                (scripts/test-durations.mjs), slowest first
 //
 // Files run in parallel within a tier (node --test --test-concurrency), as many at once as the
 // tier allows (CONCURRENCY; GOODPUT_TEST_CONCURRENCY_<TIER> overrides it). The heavy tier's Slurm
@@ -45,7 +47,10 @@ if (tierFlag >= 0 && !TIERS.includes(onlyTier)) {
   console.error(`run-tests: --tier takes one of ${TIERS.join(', ')}, got ${onlyTier ?? 'nothing'}`);
   process.exit(2);
 }
-const filters = tierFlag >= 0 ? args.filter((_, i) => i !== tierFlag && i !== tierFlag + 1) : args;
+const durations = args.includes('--durations');
+const filters = (tierFlag >= 0 ? args.filter((_, i) => i !== tierFlag && i !== tierFlag + 1) : args).filter(
+  (a) => a !== '--durations',
+);
 
 const { files, problems } = classify();
 if (problems.length > 0) {
@@ -120,15 +125,25 @@ for (const tier of tiers) {
   const concurrency = concurrencyOf(tier);
   console.error(`run-tests: ${tier} tier, ${tests.length} file(s), ${concurrency} at a time`);
   try {
-    const node = spawnSync(
-      process.execPath,
-      ['--test', '--test-reporter=spec', `--test-concurrency=${concurrency}`, ...tests],
-      {
-        stdio: 'inherit',
-        env: { ...process.env, ...slurm?.env },
-      },
-    );
+    const report = durations ? join(mkdtempSync(join(tmpdir(), 'goodput-durations-')), `${tier}.tsv`) : undefined;
+    const reporters = report
+      ? ['--test-reporter=spec', '--test-reporter-destination=stdout'].concat([
+          '--test-reporter=./scripts/test-durations.mjs',
+          `--test-reporter-destination=${report}`,
+        ])
+      : ['--test-reporter=spec'];
+    const node = spawnSync(process.execPath, ['--test', ...reporters, `--test-concurrency=${concurrency}`, ...tests], {
+      stdio: 'inherit',
+      env: { ...process.env, ...slurm?.env },
+    });
     failed ||= node.status !== 0;
+    if (report && existsSync(report)) {
+      const rows = readFileSync(report, 'utf8').trim().split('\n').filter(Boolean);
+      rows.sort((a, b) => Number(b.split('\t')[1]) - Number(a.split('\t')[1]));
+      console.error(`run-tests: ${tier} tier by file (tests s, wall s, tests, file), slowest first:`);
+      for (const row of rows) console.error(`  ${row.replace(`${process.cwd()}/`, '')}`);
+      rmSync(join(report, '..'), { recursive: true, force: true });
+    }
   } finally {
     await slurm?.stop();
   }

@@ -10,6 +10,7 @@ import { GoodputError } from '../core/errors.js';
 import { profileKeyOf, pythonScript } from '../core/profile-key.js';
 import type { DeviceInfo } from '../backends/backend.js';
 import type { JobSpec } from '../store/types.js';
+import { interpreterNote } from './interpreter.js';
 import { launchNotes, planNotes } from './notes.js';
 import { scriptLaunch, type ScriptLaunch } from './script-launch.js';
 import { readJobSource, type JobSource } from './script-source.js';
@@ -57,6 +58,8 @@ export interface Admission {
   spec: JobSpec;
   /** Lines for the user (warnings start with `warning: `); the CLI prints them on stderr. */
   notes: string[];
+  /** What was read of the job's code (the one read). */
+  code: JobCode;
 }
 
 /**
@@ -85,7 +88,23 @@ export function admit(spec: JobSpec, devices: readonly DeviceInfo[]): Admission 
     );
   }
   const stored: JobSpec = { ...spec, profile: profileKeyOf(spec), ...(sdk !== undefined ? { sdk } : {}) };
-  return { spec: stored, notes: [...planNotes(stored, devices), ...launchNotes(stored, code.launch)] };
+  return { spec: stored, notes: [...planNotes(stored, devices), ...launchNotes(stored, code.launch)], code };
+}
+
+/**
+ * The admission of a submit: `admit`, and where the backend runs replicas on this machine with
+ * PATH `replica_path` (`Backend.replicaPath`), the check of the interpreter they would run
+ * (interpreter.ts) on the same read of the script. A probe that cannot tell adds nothing.
+ */
+export async function admitJob(
+  spec: JobSpec,
+  devices: readonly DeviceInfo[],
+  replica_path: string | undefined,
+): Promise<Admission> {
+  const admission = admit(spec, devices);
+  if (replica_path === undefined) return admission;
+  const note = await interpreterNote(admission.spec, admission.code.source, replica_path);
+  return note === undefined ? admission : { ...admission, notes: [...admission.notes, note] };
 }
 
 /** specToStore of earlier versions: the stored spec alone. */

@@ -13,6 +13,7 @@ import { inProcessApi } from '../api/testing/in-process.js';
 import { scopedKey } from '../core/profile-scope.js';
 import { profilePoint } from '../goodput/profile.js';
 import { packagePath } from '../util/package-root.js';
+import { measuredStepFixture } from '../goodput/testing/perf-fixture.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'goodput-answer-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -25,7 +26,9 @@ describe('the submit answer', () => {
     try {
       const body = {
         name: 'imnet',
-        command: ['python3', 'main.py', '--dummy', '--dist-backend', 'gloo'],
+        // Debian's python3, which has torch: the server's own first python3 (a pyenv one here)
+        // would add admission's interpreter warning (admission/interpreter.test.ts checks it).
+        command: ['/usr/bin/python3', 'main.py', '--dummy', '--dist-backend', 'gloo'],
         workdir: join(dir, 'imagenet'),
         max_replicas: 2,
       };
@@ -65,14 +68,7 @@ describe('the submit answer', () => {
         false,
         'no old profile: nothing to say',
       );
-      const point = profilePoint({
-        num_nodes: 1,
-        num_replicas: 1,
-        local_bsz: 32,
-        accum_steps: 0,
-        step_time_s: 0.1,
-        sync_time_s: 0,
-      });
+      const point = profilePoint(measuredStepFixture());
       await api.store.mergeKeyProfile({
         key: scopedKey('main', 'admin'),
         gpu_type: 'cpu',

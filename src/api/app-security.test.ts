@@ -7,22 +7,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { jobToken } from '../control/tokens.js';
 import { inProcessApi } from './testing/in-process.js';
+import { measuredStepFixture } from '../goodput/testing/perf-fixture.js';
 
 let now = 1_000_000;
 const api = await inProcessApi({ now_ms: () => now });
 const { call, admin, dir } = api;
 after(() => api.close());
 
-const measurement = {
-  time_s: 1,
-  step: 1,
-  num_nodes: 1,
-  num_replicas: 1,
-  local_bsz: 32,
-  accum_steps: 0,
-  step_time_s: 0.1,
-  sync_time_s: 0,
-};
+const measurement = measuredStepFixture({ time_s: 1, step: 1 });
 
 describe('late validation: refused at submit with the field named', () => {
   let alice = '';

@@ -11,6 +11,7 @@ import { findPolicy, policyNames } from '../policy/registry.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { createApp } from './app.js';
 import { callApp } from './testing/in-process.js';
+import { limitsFixture } from '../goodput/testing/perf-fixture.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'goodput-api-'));
 const secret = 'test-secret';
@@ -41,13 +42,7 @@ after(async () => {
 
 const call = (method: string, path: string, token?: string, body?: unknown) => callApp(app, method, path, token, body);
 
-const limits = {
-  init_batch_size: 128,
-  max_batch_size: 4096,
-  min_local_bsz: 32,
-  max_local_bsz: 512,
-  accumulation: true,
-};
+const limits = limitsFixture();
 const measurement = (step: number, replicas: number, local_bsz: number, step_time_s: number) => ({
   time_s: 1e9 + step,
   step,

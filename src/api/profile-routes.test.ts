@@ -2,19 +2,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { hashToken, jobToken } from '../control/tokens.js';
 import { inProcessApi } from './testing/in-process.js';
+import { limitsFixture } from '../goodput/testing/perf-fixture.js';
 
 // goodput: the control plane keeps profiles only for a policy that uses them.
 const api = await inProcessApi({ policy: 'goodput' });
 after(() => api.close());
 const { call, admin, store, secret } = api;
 
-const limits = {
-  init_batch_size: 128,
-  max_batch_size: 4096,
-  min_local_bsz: 32,
-  max_local_bsz: 512,
-  accumulation: true,
-};
+const limits = limitsFixture();
 const measurement = (step: number, replicas: number, step_time_s: number) => ({
   time_s: 1e9 + step,
   step,

@@ -4,26 +4,13 @@ import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { jobToken } from '../control/tokens.js';
 import { inProcessApi } from './testing/in-process.js';
+import { measuredStepFixture } from '../goodput/testing/perf-fixture.js';
 
 const api = await inProcessApi();
 after(() => api.close());
 
-const measurement = (extra: Record<string, unknown>) => ({
-  time_s: 1.7e9,
-  step: 1,
-  epoch: 0,
-  num_nodes: 1,
-  num_replicas: 1,
-  local_bsz: 32,
-  accum_steps: 0,
-  step_time_s: 0.1,
-  sync_time_s: 0,
-  grad_sqr: 1,
-  grad_var: 2,
-  samples: 32,
-  loss: 1,
-  ...extra,
-});
+const measurement = (extra: Record<string, unknown>) =>
+  measuredStepFixture({ time_s: 1.7e9, step: 1, epoch: 0, grad_sqr: 1, grad_var: 2, samples: 32, loss: 1, ...extra });
 
 describe('reports with non-finite or absurd values; views of bad stored data', () => {
   it('refuses absurd values at the boundary (400 naming the field) and stores nothing', async () => {

@@ -196,6 +196,13 @@ export interface Backend {
    * a backend without it accepts every account the server can run as.
    */
   checkOwner?(account: RunAs, owner: string): Promise<void>;
+  /**
+   * The PATH a replica's command is looked up on, where this backend runs replicas on the
+   * server's own machine with the server's environment (the local backend); undefined, or no
+   * such method, where they run elsewhere (a Slurm compute node's environment is not known here).
+   * Admission checks the interpreter a job's replicas would run only where it is known.
+   */
+  replicaPath?(): string | undefined;
   /** Registers the exit listener (one; replaces the previous). */
   onExit(listener: (exit: ReplicaExit) => void): void;
   /** Stops watching; never kills replicas (they survive a server restart by design). */

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { jobView, type EventView, type JobDetail } from '../api/views.js';
+import { jobDetailFixture } from '../api/testing/job-detail.js';
+import { type EventView, type JobDetail } from '../api/views.js';
 import { jobRecordFixture } from '../store/job-fixture.js';
 import { renderJob, renderJobList } from './job-render.js';
 
@@ -38,19 +39,7 @@ const latest = {
 };
 
 function detail(device_kind: 'gpu' | 'cpu'): JobDetail {
-  return {
-    ...jobView(record, latest),
-    device_kind,
-    current_replicas: [],
-    rejection: null,
-    launch_wait: null,
-    kept: null,
-    checkpoint_at: null,
-    perf: record.perf,
-    grad: record.grad,
-    limits: record.limits,
-    remaining_samples: null,
-  };
+  return jobDetailFixture(record, { device_kind }, latest);
 }
 
 describe('goodput show / ls in plain words', () => {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { jobDetailFixture } from '../api/testing/job-detail.js';
 import { jobView, type EventView, type JobDetail } from '../api/views.js';
 import { jobRecordFixture, jobSpecFixture } from '../store/job-fixture.js';
 import { terminalJson, terminalText } from '../util/printable.js';
@@ -21,19 +22,7 @@ const record = jobRecordFixture({
 });
 
 function detail(): JobDetail {
-  return {
-    ...jobView(record),
-    device_kind: 'cpu',
-    current_replicas: [],
-    rejection: { code: 'E_X', message: HOSTILE },
-    launch_wait: HOSTILE,
-    kept: null,
-    checkpoint_at: null,
-    perf: record.perf,
-    grad: record.grad,
-    limits: record.limits,
-    remaining_samples: null,
-  };
+  return jobDetailFixture(record, { rejection: { code: 'E_X', message: HOSTILE }, launch_wait: HOSTILE });
 }
 
 const event: EventView = {

@@ -17,7 +17,7 @@ import {
 } from './controller-options.js';
 import { Launcher } from './replicas/launcher.js';
 import { NetworkBook } from './reports/network-book.js';
-import { admit } from '../admission/admit.js';
+import { admitJob } from '../admission/admit.js';
 import { ACTIVE_STATES } from '../store/lifecycle.js';
 import { renamedKeyNote, sameNameNote } from '../admission/notes.js';
 import { defaultProfileKey } from '../core/profile-key.js';
@@ -181,9 +181,11 @@ export class Controller {
   ): Promise<{ job: JobRecord; notes: string[] }> {
     const carry = this.options.backend.refuseSpec(spec);
     if (carry !== undefined) throw new GoodputError('E_SPEC', `job spec is invalid: ${carry}`);
-    const admission = admit(
+    const { backend } = this.options;
+    const admission = await admitJob(
       spec,
-      this.options.backend.nodes().flatMap((n) => n.devices),
+      backend.nodes().flatMap((n) => n.devices),
+      backend.replicaPath?.(),
     );
     const job = await this.options.store.createJob(
       {

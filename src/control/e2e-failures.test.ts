@@ -19,6 +19,7 @@ import {
 import { readFileSync } from 'node:fs';
 import { pythonWith } from '../../test-support/control/python.js';
 import { join } from 'node:path';
+import { measuredStepFixture } from '../goodput/testing/perf-fixture.js';
 
 const data_dir = tempDataDir();
 const servers: ServerProcess[] = [];
@@ -173,17 +174,7 @@ describe('failure handling against a live server', () => {
     await server.client.cancel(job.id);
     const before = await server.client.getJob(job.id);
     const secret = readFileSync(join(data_dir, 'secret'), 'utf8').trim();
-    const m = {
-      time_s: 1,
-      step: 7,
-      num_nodes: 1,
-      num_replicas: 1,
-      local_bsz: 32,
-      accum_steps: 0,
-      step_time_s: 0.1,
-      sync_time_s: 0,
-      samples: 224,
-    };
+    const m = measuredStepFixture({ time_s: 1, step: 7, samples: 224 });
     const res = await fetch(`${server.url}/v1/jobs/${job.id}/reports`, {
       method: 'POST',
       headers: { authorization: `Bearer ${jobToken(secret, job.id)}`, 'content-type': 'application/json' },

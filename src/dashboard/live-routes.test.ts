@@ -12,25 +12,15 @@ import { after, before, describe, it } from 'node:test';
 import type { NodeView } from '../api/views.js';
 import { hashToken, jobToken } from '../control/tokens.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
-import { emptyProfile } from '../goodput/key-profile.js';
-import type { JobRecord, JobSpec, StoredKeyProfile } from '../store/types.js';
+import type { JobRecord, JobSpec } from '../store/types.js';
 import { dashboardApp } from './server.js';
 import type { ClusterResponse, JobSeries, JobsResponse } from './types.js';
+import { jobSpecFixture, storedProfileFixture } from '../store/job-fixture.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'goodput-dash-routes-'));
 const store = new SqliteStore(join(dir, 'db.sqlite'));
 const secret = 'test-secret';
-const spec: JobSpec = {
-  name: 'x',
-  command: ['true'],
-  workdir: dir,
-  env: {},
-  min_replicas: 0,
-  max_replicas: 4,
-  max_restarts: 1,
-  preemptible: true,
-  priority: 0,
-};
+const spec: JobSpec = jobSpecFixture({ name: 'x', workdir: dir, max_replicas: 4, max_restarts: 1 });
 const nodes: NodeView[] = [
   {
     name: 'local',
@@ -51,15 +41,7 @@ const rejection = (id: string) =>
   id === 'q1' ? { code: 'E_NO_CAPACITY', message: 'goodput: no free GPU for its min_replicas' } : undefined;
 // Carol's job c1 starts from its key's profile (Controller.profilesFor), as the scheduler sees it.
 const perf = { alpha_c: 0.02, beta_c: 0.001, alpha_n: 0.2, beta_n: 0.01, alpha_r: 0.05, beta_r: 0.005, gamma: 1.5 };
-const profile: StoredKeyProfile = {
-  ...emptyProfile('x', 'GPU'),
-  grad: [{ progress: 0, sqr: 1, var: 1 }],
-  jobs: 1,
-  job_ids: ['earlier'],
-  perf,
-  limits: null,
-  updated_at_ms: 0,
-};
+const profile = storedProfileFixture('x', 'GPU', [], perf, { grad: [{ progress: 0, sqr: 1, var: 1 }] });
 const profiles = async (jobs: readonly JobRecord[]) =>
   new Map(jobs.filter((j) => j.id === 'c1').map((j) => [j.id, profile]));
 const app = dashboardApp({

@@ -9,8 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { hashToken } from '../control/tokens.js';
-import { accumStepTime_s, optimStepTime_s } from '../goodput/throughput.js';
-import type { PerfParams, ProfilePoint } from '../goodput/types.js';
+import { MEASURED_PERF, PLAN_LIMITS, planPoints } from '../planner/testing/plan-fixture.js';
 import { planReport, type PlanReport } from '../planner/plan-report.js';
 import type { MemoryProfile } from '../planner/plan-types.js';
 import { saveToDataDir } from '../datadir/profile-file.js';
@@ -18,6 +17,7 @@ import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { JobSpec } from '../store/types.js';
 import { DEFAULT_GPU_TABLE, readGpuTable } from '../datadir/gpu-table.js';
 import { dashboardApp } from './server.js';
+import { jobSpecFixture } from '../store/job-fixture.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'goodput-dash-plan-'));
 // The data directory's store, as `goodput up` and `goodput profile` share it.
@@ -36,37 +36,11 @@ const memory: MemoryProfile = {
   max_local_bsz_fit: 409,
   samples: [],
 };
-const limits = { init_batch_size: 32, max_batch_size: 1024, min_local_bsz: 8, max_local_bsz: 256, accumulation: true };
-const perf: PerfParams = {
-  alpha_c: 0.01,
-  beta_c: 0.002,
-  alpha_r: 0.02,
-  beta_r: 0.002,
-  alpha_n: 0.05,
-  beta_n: 0.005,
-  gamma: 1.2,
-};
-const points: ProfilePoint[] = [1, 2, 4].flatMap((r) =>
-  [16, 64, 128].map((b) => ({
-    num_nodes: 1,
-    num_replicas: r,
-    local_bsz: b,
-    accum_step_time_s: accumStepTime_s(perf, b),
-    optim_step_time_s: optimStepTime_s(perf, 1, r, b),
-  })),
-);
-const spec = (profile: string): JobSpec => ({
-  name: profile,
-  profile,
-  command: ['true'],
-  workdir: dir,
-  env: {},
-  min_replicas: 0,
-  max_replicas: 4,
-  max_restarts: 1,
-  preemptible: true,
-  priority: 0,
-});
+const limits = PLAN_LIMITS;
+const perf = MEASURED_PERF;
+const points = planPoints(perf, [1, 2, 4]);
+const spec = (profile: string): JobSpec =>
+  jobSpecFixture({ name: profile, profile, workdir: dir, max_replicas: 4, max_restarts: 1 });
 
 before(async () => {
   for (const user of ['alice', 'bob', 'root'])

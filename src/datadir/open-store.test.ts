@@ -24,6 +24,7 @@ import {
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { packagePath } from '../util/package-root.js';
 import { jobSpecFixture } from '../store/job-fixture.js';
+import { measuredStepFixture } from '../goodput/testing/perf-fixture.js';
 
 const dirs: string[] = [];
 const servers: ServerProcess[] = [];
@@ -39,17 +40,7 @@ const dataDir = () => {
   return d;
 };
 
-const measurement = (step: number) => ({
-  time_s: step,
-  step,
-  num_nodes: 1,
-  num_replicas: 1,
-  local_bsz: 32,
-  accum_steps: 0,
-  step_time_s: 0.1,
-  sync_time_s: 0,
-  breakdown: { pad: step },
-});
+const measurement = (step: number) => measuredStepFixture({ time_s: step, step, breakdown: { pad: step } });
 
 /** A closed store with one job and enough reports to fill many pages. Returns the job id. */
 async function fillStore(db: string): Promise<string> {

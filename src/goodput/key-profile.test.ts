@@ -1,28 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { addToProfile, emptyProfile, gradAt, measuredError, MIN_JUDGED_STEP_S, modelPoints } from './key-profile.js';
+import { PERF_FIXTURE, perfPoint } from './testing/perf-fixture.js';
 import { accumStepTime_s, optimStepTime_s } from './throughput.js';
 import type { PerfParams, ProfilePoint } from './types.js';
 
-const perf: PerfParams = {
-  alpha_c: 0.02,
-  beta_c: 0.001,
-  alpha_n: 0.2,
-  beta_n: 0.01,
-  alpha_r: 0.05,
-  beta_r: 0.005,
-  gamma: 1.5,
-};
-
-function point(num_nodes: number, num_replicas: number, local_bsz: number, scale = 1): ProfilePoint {
-  return {
-    num_nodes,
-    num_replicas,
-    local_bsz,
-    accum_step_time_s: accumStepTime_s(perf, local_bsz) * scale,
-    optim_step_time_s: optimStepTime_s(perf, num_nodes, num_replicas, local_bsz) * scale,
-  };
-}
+const perf = PERF_FIXTURE;
+const point = (num_nodes: number, num_replicas: number, local_bsz: number, scale = 1): ProfilePoint =>
+  perfPoint({ num_nodes, num_replicas, local_bsz, scale });
 
 test('addToProfile keeps one point per configuration, the newest, and counts jobs', () => {
   let p = addToProfile(
@@ -123,13 +108,7 @@ test('measuredError does not judge steps too short to time, and judges any step 
     beta_r: 0.00001,
     gamma: 1.5,
   };
-  const at = (scale: number, p = fast): ProfilePoint => ({
-    num_nodes: 1,
-    num_replicas: 1,
-    local_bsz: 64,
-    accum_step_time_s: accumStepTime_s(p, 64) * scale,
-    optim_step_time_s: optimStepTime_s(p, 1, 1, 64) * scale,
-  });
+  const at = (scale: number, p = fast): ProfilePoint => perfPoint({ num_replicas: 1, local_bsz: 64, scale }, p);
   assert.ok(optimStepTime_s(fast, 1, 1, 64) * 2.2 < MIN_JUDGED_STEP_S, 'the fixture is a sub-millisecond step');
   const profile = addToProfile(emptyProfile('digits', 'cpu'), [at(2.2)], [], true);
   assert.equal(measuredError(fast, profile, [at(1)]), 0, 'identical jobs 2.2x apart in milliseconds: timing noise');

@@ -52,11 +52,11 @@ export function emptyProfile(key: string, gpu_type: string): KeyProfile {
 }
 
 /**
- * Points in configuration order (nodes, replicas, local batch): a fit's last digits depend on
- * the order of its points, and each driver (simulator, control plane) gets a job's points in its
- * own order, so both fit them in this one.
+ * Points in configuration order (nodes, replicas, local batch), sorted in place: a fit's last
+ * digits depend on the order of its points, and each driver (simulator, control plane) gets a
+ * job's points in its own order, so all fit them in this one (model/job-fit.ts `fitAndCorrect`).
  */
-function inConfigOrder(points: ProfilePoint[]): ProfilePoint[] {
+export function inConfigOrder<P extends ProfilePoint>(points: P[]): P[] {
   return points.sort(
     (a, b) => a.num_nodes - b.num_nodes || a.num_replicas - b.num_replicas || a.local_bsz - b.local_bsz,
   );

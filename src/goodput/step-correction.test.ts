@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { goodputOf } from './optimize.js';
 import { computeFactor, optimFactor, stepCorrection } from './step-correction.js';
-import { accumStepTime_s, optimStepTime_s, throughput } from './throughput.js';
+import { throughput } from './throughput.js';
 import type { GoodputModel, PerfParams, ProfilePoint } from './types.js';
+import { perfPoint } from './testing/perf-fixture.js';
 
 const perf: PerfParams = {
   alpha_c: 0.01,
@@ -26,13 +27,10 @@ function measured(
   optimFactorValue: number,
   computeFactorValue = 1,
 ): ProfilePoint {
-  return {
-    num_nodes,
-    num_replicas,
-    local_bsz,
-    accum_step_time_s: accumStepTime_s(perf, local_bsz) * computeFactorValue,
-    optim_step_time_s: optimStepTime_s(perf, num_nodes, num_replicas, local_bsz) * optimFactorValue,
-  };
+  return perfPoint(
+    { num_nodes, num_replicas, local_bsz, scale: optimFactorValue, accum_scale: computeFactorValue },
+    perf,
+  );
 }
 
 test('a measured configuration is corrected by its own measurement; repeated ones average geometrically', () => {

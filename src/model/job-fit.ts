@@ -5,7 +5,7 @@
  * The simulator and the control plane both call these; they differ only in when they refit and
  * where the points are kept. Pure.
  */
-import { gradAt, modelPoints, type KeyProfile } from '../goodput/key-profile.js';
+import { gradAt, inConfigOrder, modelPoints, type KeyProfile } from '../goodput/key-profile.js';
 import { predictPerfParams, type NetworkParams } from '../goodput/network-model.js';
 import { stepCorrection } from '../goodput/step-correction.js';
 import type {
@@ -47,11 +47,27 @@ export interface JobFit {
 }
 
 /**
- * The one fit and correction rule: `fit` over `points`, corrected (step-correction.ts) by the
- * same points when `corrected`. Every driver's fit of a job or a key on a type is this over the
- * points it keeps (fitJob's: model points of the job and its profile).
+ * Which order a fit takes its points in: `config`, configuration order (goodput/key-profile.ts
+ * `inConfigOrder`), every driver's; `measured`, as given, only for a mixed-type simulator's job
+ * without shared profiles (sim/hetero/hetero-job.ts: the Sia artifact's baselines sia and pollux),
+ * which reproduces the artifact's per-job fit over its points in the order measured.
  */
-export function fitAndCorrect(points: readonly ProfilePoint[], fit: PerfFitter, corrected: boolean): JobFit {
+export type FitOrder = 'config' | 'measured';
+
+/**
+ * The one fit and correction rule: `fit` over `points` in configuration order (a fit's last digits
+ * depend on the order of its points, so drivers that keep the same points in another order still
+ * agree; `order` says otherwise for the artifact's baselines only), corrected (step-correction.ts)
+ * by the same points when `corrected`. Every driver's fit of a job or a key on a type is this over
+ * the points it keeps (fitJob's: model points of the job and its profile).
+ */
+export function fitAndCorrect(
+  input: readonly ProfilePoint[],
+  fit: PerfFitter,
+  corrected: boolean,
+  order: FitOrder = 'config',
+): JobFit {
+  const points = order === 'config' ? inConfigOrder([...input]) : input;
   const perf = fit(points);
   return { perf, correction: corrected ? stepCorrection(perf, points) : null };
 }

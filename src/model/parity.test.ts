@@ -8,10 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { BackendNode } from '../backends/backend.js';
 import { DEFAULT_GPU_TYPE, type JobTypes, type PolicyJob } from '../core/cluster.js';
-import { ProfileBook } from '../control/reports/profile-book.js';
-import { ReportIngest } from '../control/reports/report-ingest.js';
 import { toPolicyJob } from '../control/loop/snapshot.js';
 import { jobTypes, typedInputs } from '../control/loop/typed-snapshot.js';
 import { UNKNOWN_TYPE_DISCOUNT } from './job-types.js';
@@ -21,30 +18,11 @@ import { SimProfileStore } from '../sim/profile-store.js';
 import { SimJob } from '../sim/sim-job.js';
 import { adaptivePolicyJob } from '../sim/policy-jobs.js';
 import { defaultTracesDir } from '../sim/workload.js';
-import { SqliteStore } from '../store/sqlite/sqlite-store.js';
-import type { JobSpec } from '../store/types.js';
+import { controlDriver, PARITY_NODE as node, paritySpec } from '../control/testing/control-driver.js';
 
 const app = getApplication('cifar10', defaultTracesDir())!;
 const TOTAL_GPUS = 16;
-const node: BackendNode = {
-  name: 'local',
-  address: '127.0.0.1',
-  usable: 16,
-  note: '',
-  devices: Array.from({ length: 16 }, (_, index) => ({ index, kind: 'cpu' as const, name: 'cpu-slot' })),
-};
-const spec: JobSpec = {
-  name: 'j',
-  command: ['python3', 'train.py'],
-  workdir: '/',
-  env: {},
-  min_replicas: 0,
-  max_replicas: Math.min(TOTAL_GPUS, Math.floor(app.max_batch_size / app.min_local_bsz)),
-  max_restarts: 0,
-  preemptible: true,
-  priority: 0,
-  profile: app.name,
-};
+const spec = paritySpec(app.name, Math.min(TOTAL_GPUS, Math.floor(app.max_batch_size / app.min_local_bsz)));
 
 /** One measured step: replicas on one node, local batch; `slowdown` scales the trace's times. */
 interface Step {
@@ -110,20 +88,7 @@ async function runBoth(
   // The simulator's driver.
   const simStore = new SimProfileStore(polluxHooks.fit);
   // The control plane's driver, on a real store.
-  const store = new SqliteStore(':memory:');
-  const profiles = new ProfileBook(
-    store,
-    () => [node],
-    () => {},
-  );
-  const ingest = new ReportIngest({
-    store,
-    refit_interval_s: 1e9,
-    now_ms: () => 0,
-    log: () => {},
-    request_round: () => {},
-    profiles,
-  });
+  const { store, profiles, report, stop } = controlDriver();
   const sim: ReturnType<typeof learned>[] = [];
   const control: ReturnType<typeof learned>[] = [];
   const mixed: MixedView[] = [];
@@ -146,31 +111,8 @@ async function runBoth(
       job.reportProfile();
       step += 1;
       const samples = Math.round(s.progress * 100_000);
-      await ingest.report({
-        job_id: id,
-        attempt: 0,
-        limits: app.limits,
-        reports: [
-          {
-            time_s: 1e9 + step,
-            step,
-            epoch: 0,
-            num_nodes: 1,
-            num_replicas: s.replicas,
-            local_bsz: s.local_bsz,
-            accum_steps: 0,
-            step_time_s: m.step,
-            sync_time_s: m.sync,
-            grad_sqr: m.sqr,
-            grad_var: m.variance,
-            samples,
-            remaining_samples: 100_000 - samples,
-            loss: 1,
-          },
-        ],
-      });
-      // Refits after the first run off the request: let them finish.
-      for (let k = 0; k < 5; k++) await new Promise((done) => setImmediate(done));
+      const { replicas, local_bsz } = s;
+      await report(id, step, app.limits, { replicas, local_bsz, step_s: m.step, sync_s: m.sync, ...m, samples });
       const record = (await store.getJob(id))!;
       const running = {
         ...record,
@@ -204,7 +146,7 @@ async function runBoth(
       mixed.push({ own: typedView(facts, ['cpu']), other });
     }
   }
-  await ingest.stop();
+  await stop();
   return { sim, control, mixed };
 }
 

@@ -1,18 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { accumStepTime_s, optimStepTime_s } from '../goodput/throughput.js';
-import type { BatchLimits, PerfParams, ProfilePoint } from '../goodput/types.js';
+import { optimStepTime_s } from '../goodput/throughput.js';
+import type { PerfParams, ProfilePoint } from '../goodput/types.js';
+import { MEASURED_PERF, PLAN_LIMITS, planPoints } from './testing/plan-fixture.js';
 import { planModels } from './plan-build.js';
 import { planType } from './plan.js';
 import type { DeviceProfile, GpuSpec } from './plan-types.js';
 
-const LIMITS: BatchLimits = {
-  init_batch_size: 32,
-  max_batch_size: 1024,
-  min_local_bsz: 8,
-  max_local_bsz: 256,
-  accumulation: true,
-};
+const LIMITS = PLAN_LIMITS;
 const spec = (name: string, fp32: number): GpuSpec => ({
   name,
   match: [name],
@@ -28,17 +23,7 @@ const spec = (name: string, fp32: number): GpuSpec => ({
 const SPECS = [spec('A', 10), spec('B', 20), spec('C', 40)];
 
 /** Points of a job following `perf` at 1, 2 and 4 replicas (or only 1). */
-function points(perf: PerfParams, replicas: readonly number[]): ProfilePoint[] {
-  return replicas.flatMap((r) =>
-    [16, 64, 128].map((b) => ({
-      num_nodes: 1,
-      num_replicas: r,
-      local_bsz: b,
-      accum_step_time_s: accumStepTime_s(perf, b),
-      optim_step_time_s: optimStepTime_s(perf, 1, r, b),
-    })),
-  );
-}
+const points = planPoints;
 const profile = (gpu_type: string, pts: ProfilePoint[], model_parameters?: number): DeviceProfile => ({
   gpu_type,
   points: pts,
@@ -47,15 +32,7 @@ const profile = (gpu_type: string, pts: ProfilePoint[], model_parameters?: numbe
   notes: [],
   ...(model_parameters ? { model_parameters } : {}),
 });
-const ON_A: PerfParams = {
-  alpha_c: 0.01,
-  beta_c: 0.002,
-  alpha_r: 0.02,
-  beta_r: 0.002,
-  alpha_n: 0.05,
-  beta_n: 0.005,
-  gamma: 1.2,
-};
+const ON_A = MEASURED_PERF;
 const ON_B: PerfParams = { ...ON_A, alpha_c: 0.005, beta_c: 0.001, alpha_r: 0.04, beta_r: 0.004 };
 
 describe('planner type models', () => {

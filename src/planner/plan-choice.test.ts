@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { undecidedLine } from './plan-render.js';
-import type { BatchLimits, PerfParams } from '../goodput/types.js';
+import { PLAN_LIMITS, PLAN_PERF } from './testing/plan-fixture.js';
 import { countsFor, planAnswers, planType, type PlanRow } from './plan.js';
 import { CPU_SPEC_LOG_INTERVAL, TRANSFER_LOG_INTERVAL } from './plan-interval.js';
 import { estimatedModel, type GpuSpec, type TypeModel } from './plan-types.js';
@@ -27,22 +27,8 @@ const CPU: GpuSpec = {
   memory_gib: 16,
   price_per_gpu_hour: 0.05,
 };
-const PERF: PerfParams = {
-  alpha_c: 0.01,
-  beta_c: 0.001,
-  alpha_r: 0.002,
-  beta_r: 0.0001,
-  alpha_n: 0.02,
-  beta_n: 0.001,
-  gamma: 1,
-};
-const LIMITS: BatchLimits = {
-  init_batch_size: 32,
-  max_batch_size: 1024,
-  min_local_bsz: 8,
-  max_local_bsz: 256,
-  accumulation: true,
-};
+const PERF = PLAN_PERF;
+const LIMITS = PLAN_LIMITS;
 const FIT = { interval: { lo: -0.03, hi: 0.05 }, basis: 'fit', calibrated: false };
 const WIDE = { interval: TRANSFER_LOG_INTERVAL, basis: 'transfer', calibrated: true };
 const MB = 1024 ** 2;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { BatchLimits, PerfParams } from '../goodput/types.js';
+import { PLAN_LIMITS, PLAN_PERF } from './testing/plan-fixture.js';
 import { kneeOf, memoryFitLocalBatch, nodesFor, planAnswers, planType, type PlanRow } from './plan.js';
 import { estimatedModel, ringSyncTerms, specFor, type GpuSpec, type TypeModel } from './plan-types.js';
 
@@ -16,22 +16,8 @@ const SPEC: GpuSpec = {
   gpus_per_node: 4,
   price_per_gpu_hour: 2,
 };
-const PERF: PerfParams = {
-  alpha_c: 0.01,
-  beta_c: 0.001,
-  alpha_r: 0.002,
-  beta_r: 0.0001,
-  alpha_n: 0.02,
-  beta_n: 0.001,
-  gamma: 1,
-};
-const LIMITS: BatchLimits = {
-  init_batch_size: 32,
-  max_batch_size: 1024,
-  min_local_bsz: 8,
-  max_local_bsz: 256,
-  accumulation: true,
-};
+const PERF = PLAN_PERF;
+const LIMITS = PLAN_LIMITS;
 const TIGHT = { interval: { lo: -0.03, hi: 0.03 }, basis: 'fit', calibrated: false };
 const model = (over: Partial<TypeModel> = {}): TypeModel => ({
   spec: SPEC,

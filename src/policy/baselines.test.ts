@@ -5,18 +5,13 @@ import { runPolicyConformance } from './conformance.js';
 import { fifoPolicy } from './fifo.js';
 import { optimusPolicy } from './optimus.js';
 import { TIRESIAS_QUEUE_THRESHOLD_GPU_S, tiresiasPolicy } from './tiresias.js';
+import { limitsFixture } from '../goodput/testing/perf-fixture.js';
 
 runPolicyConformance(fifoPolicy);
 runPolicyConformance(tiresiasPolicy);
 runPolicyConformance(optimusPolicy);
 
-const limits = {
-  init_batch_size: 128,
-  max_batch_size: 4096,
-  min_local_bsz: 32,
-  max_local_bsz: 1024,
-  accumulation: true,
-};
+const limits = limitsFixture({ max_local_bsz: 1024 });
 
 function nodes(...gpus: number[]): NodeInfo[] {
   return gpus.map((g, index) => ({ index, name: `n${index}`, gpus: g, preemptible: false }));

@@ -1,13 +1,14 @@
-import { addToProfile, emptyProfile, shapeKey, type GradSample, type KeyProfile } from '../goodput/key-profile.js';
+import { shapeKey, type GradSample, type KeyProfile } from '../goodput/key-profile.js';
 import type { NetworkParams } from '../goodput/network-model.js';
 import type { PerfParams, ProfilePoint } from '../goodput/types.js';
 import { NetworkModelCache } from '../model/network.js';
+import { ProfileKeeper } from '../model/profile-keeper.js';
 
 /** GPU type of the simulated cluster (the traces are of one GPU type). */
 export const SIM_GPU_TYPE = 'sim';
 
+/** What the store keeps beside a key's profile, to know when to refit. */
 interface Entry {
-  profile: KeyProfile;
   /** Bumped when a new placement shape (num_nodes, num_replicas) is merged in. */
   shape_version: number;
   shapes: Set<string>;
@@ -19,9 +20,10 @@ interface Entry {
  * application name) on the cluster's single GPU type. It learns only from what simulated jobs
  * report (profile points of the configurations they ran, gradient statistics with the fraction
  * of training done), never from the trace tables. Deterministic: the simulator feeds it in job
- * order, once per round.
+ * order, once per round. The profiles are kept by model/profile-keeper.ts, the control plane's rule.
  */
 export class SimProfileStore {
+  private readonly keeper = new ProfileKeeper();
   private readonly entries = new Map<string, Entry>();
   /** Multi-node placement shapes measured over all keys: the network model's input changed. */
   private multiNodeShapes = 0;
@@ -59,11 +61,7 @@ export class SimProfileStore {
    */
   networkParams(): NetworkParams | undefined {
     if (!this.network) return undefined;
-    return this.net.paramsFor(
-      SIM_GPU_TYPE,
-      () => [...this.entries.values()].map((e) => e.profile),
-      String(this.multiNodeShapes),
-    );
+    return this.net.paramsFor(SIM_GPU_TYPE, () => [...this.keeper.all()], String(this.multiNodeShapes));
   }
 
   /** Whether jobs without a profile take their cross-node terms from the network model. */
@@ -73,12 +71,12 @@ export class SimProfileStore {
 
   /** The profile of `key`, if any job reported to it. */
   get(key: string): KeyProfile | undefined {
-    return this.entries.get(key)?.profile;
+    return this.keeper.get(key, SIM_GPU_TYPE);
   }
 
   /** Number of profiles (keys) reported to. */
   get size(): number {
-    return this.entries.size;
+    return this.keeper.size;
   }
 
   /**
@@ -87,9 +85,10 @@ export class SimProfileStore {
    */
   profileFit(key: string): PerfParams | undefined {
     const entry = this.entries.get(key);
-    if (!entry || entry.profile.points.length === 0) return undefined;
+    const profile = this.keeper.get(key, SIM_GPU_TYPE);
+    if (!entry || !profile || profile.points.length === 0) return undefined;
     const version = this.modelVersion(key);
-    if (!entry.fit || entry.fit.version !== version) entry.fit = { version, perf: this.fit(entry.profile.points) };
+    if (!entry.fit || entry.fit.version !== version) entry.fit = { version, perf: this.fit(profile.points) };
     return entry.fit.perf;
   }
 
@@ -105,12 +104,8 @@ export class SimProfileStore {
     model_parameters?: number,
   ): void {
     let entry = this.entries.get(key);
-    if (!entry)
-      this.entries.set(
-        key,
-        (entry = { profile: emptyProfile(key, SIM_GPU_TYPE), shape_version: 0, shapes: new Set() }),
-      );
-    entry.profile = addToProfile(entry.profile, points, grad, new_job, model_parameters);
+    if (!entry) this.entries.set(key, (entry = { shape_version: 0, shapes: new Set() }));
+    this.keeper.report(key, SIM_GPU_TYPE, { points, grad, new_job, model_parameters });
     for (const p of points) {
       const shape = shapeKey(p);
       if (!entry.shapes.has(shape)) {

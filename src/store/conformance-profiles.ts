@@ -5,6 +5,7 @@ import { GoodputError } from '../core/errors.js';
 import { reportBatch } from './report-batch.js';
 import type { Store } from './store.js';
 import type { JobSpec } from './types.js';
+import { measuredStepFixture } from '../goodput/testing/perf-fixture.js';
 
 const spec: JobSpec = {
   name: 'p',
@@ -151,15 +152,7 @@ export function profileConformance(fresh: () => Promise<Store>, tick: (ms: numbe
       null,
       'unknown until reported',
     );
-    const m = {
-      time_s: 1,
-      num_nodes: 1,
-      num_replicas: 1,
-      local_bsz: 32,
-      accum_steps: 0,
-      step_time_s: 0.1,
-      sync_time_s: 0,
-    };
+    const m = measuredStepFixture({ time_s: 1 });
     let added = await s.addReports(reportBatch('j', 0, undefined, [{ ...m, step: 1 }]));
     assert.equal(added.job.model_parameters, null, 'entries without it leave it unknown');
     added = await s.addReports(

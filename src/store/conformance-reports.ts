@@ -8,19 +8,14 @@ import { it } from 'node:test';
 import { conformanceSpec as spec, isCode } from './conformance-shared.js';
 import { reportBatch } from './report-batch.js';
 import type { ReportsAdded, Store } from './store.js';
+import { limitsFixture, measuredStepFixture } from '../goodput/testing/perf-fixture.js';
 
 /** Registers the cases; `fresh` opens an empty store with the suite's clock. */
 export function reportConformance(fresh: () => Promise<Store>): void {
   it('stores reports, aggregates the profile per configuration and keeps the latest stats', async () => {
     const s = await fresh();
     const created = await s.createJob({ id: 'j', name: 'j', user: 'u', spec }, 'u');
-    const limits = {
-      init_batch_size: 128,
-      max_batch_size: 4096,
-      min_local_bsz: 32,
-      max_local_bsz: 1024,
-      accumulation: true,
-    };
+    const limits = limitsFixture({ max_local_bsz: 1024 });
     const m = {
       time_s: 1,
       num_nodes: 1,
@@ -98,15 +93,7 @@ export function reportConformance(fresh: () => Promise<Store>): void {
     const s = await fresh();
     const created = await s.createJob({ id: 'j', name: 'j', user: 'u', spec }, 'u');
     assert.equal(created.remaining_samples, null, 'unknown until reported');
-    const m = {
-      time_s: 1,
-      num_nodes: 1,
-      num_replicas: 1,
-      local_bsz: 32,
-      accum_steps: 0,
-      step_time_s: 0.1,
-      sync_time_s: 0,
-    };
+    const m = measuredStepFixture({ time_s: 1 });
     let added = await s.addReports(reportBatch('j', 0, undefined, [{ ...m, step: 1 }]));
     assert.equal(added.job.remaining_samples, null, 'entries without it leave it unknown');
     added = await s.addReports(

@@ -9,6 +9,7 @@ import { historyConformance } from './conformance-history.js';
 import { profileConformance } from './conformance-profiles.js';
 import { reportConformance } from './conformance-reports.js';
 import { conformanceSpec as spec, isCode } from './conformance-shared.js';
+import { replicaFixture } from './job-fixture.js';
 import { tokenConformance } from './conformance-tokens.js';
 import type { Store } from './store.js';
 
@@ -203,23 +204,7 @@ export function storeConformance(name: string, open: OpenStore): void {
       await s.createJob({ id: 'j', name: 'j', user: 'u', spec }, 'u');
       const launch = async () => {
         await s.assignJob('j', { allocation: [0], devices: [0] }, 0, 's', 'r');
-        await s.launchJob(
-          'j',
-          [
-            {
-              rank: 0,
-              device: 0,
-              node: 'local',
-              launch_id: '',
-              pid: 1,
-              proc_start: '',
-              log_path: '',
-              started_at_ms: 0,
-            },
-          ],
-          'b',
-          'r',
-        );
+        await s.launchJob('j', [replicaFixture(0)], 'b', 'r');
       };
       await launch();
       const failure = { attempt: 0, rank: 0, exit_code: 127, early: true };

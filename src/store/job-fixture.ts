@@ -1,6 +1,8 @@
-/** A stored job for tests of the layers above the store (control, api, cli). */
+/** A stored job and its spec, for tests of the store and the layers above it. */
+import { emptyProfile } from '../goodput/key-profile.js';
+import type { PerfParams, ProfilePoint } from '../goodput/types.js';
 import type { NewReplica } from './store.js';
-import type { JobRecord, JobSpec } from './types.js';
+import type { JobRecord, JobSpec, StoredKeyProfile } from './types.js';
 
 /** A one-replica spec that runs `true` in /tmp, never restarts and may be preempted; `extra` overrides any field. */
 export function jobSpecFixture(extra: Partial<JobSpec> = {}): JobSpec {
@@ -14,6 +16,43 @@ export function jobSpecFixture(extra: Partial<JobSpec> = {}): JobSpec {
     max_restarts: 0,
     preemptible: true,
     priority: 0,
+    ...extra,
+  };
+}
+
+/**
+ * The spec of a training job of profile key `train`: `python3 train.py` in /, up to 8 replicas,
+ * as the control plane's report and profile tests submit it; `extra` overrides any field.
+ */
+export function trainSpecFixture(extra: Partial<JobSpec> = {}): JobSpec {
+  return jobSpecFixture({
+    command: ['python3', 'train.py'],
+    workdir: '/',
+    max_replicas: 8,
+    profile: 'train',
+    ...extra,
+  });
+}
+
+/**
+ * The stored profile of `key` on `gpu_type` that one earlier job measured at `points` and that
+ * was fitted as `perf`, without limits; `extra` overrides any field.
+ */
+export function storedProfileFixture(
+  key: string,
+  gpu_type: string,
+  points: ProfilePoint[],
+  perf: PerfParams,
+  extra: Partial<StoredKeyProfile> = {},
+): StoredKeyProfile {
+  return {
+    ...emptyProfile(key, gpu_type),
+    points,
+    jobs: 1,
+    job_ids: ['earlier'],
+    perf,
+    limits: null,
+    updated_at_ms: 0,
     ...extra,
   };
 }

@@ -2,6 +2,8 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
 import { packagePath } from '../../src/util/package-root.js';
+import { contractEnv } from '../../src/backends/contract-env.js';
+import { PROFILE_JOB_ID } from '../../src/cli/profile/collector.js';
 import { CLI } from '../control/harness.js';
 
 /** Debian's python3 (the one with torch). */
@@ -80,3 +82,15 @@ export function closedPort(): Promise<number> {
 const torch = spawnSync(PYTHON, ['-c', 'import torch, sklearn'], { encoding: 'utf8' });
 /** Why the real-PyTorch cases skip, or false when Debian's python3 has torch and sklearn. */
 export const skip = torch.status !== 0 ? `no torch/sklearn in ${PYTHON}` : false;
+
+/**
+ * The names of every variable of the job contract a rank of a profile run gets on `gpu_type`, by
+ * the one builder every backend uses (backends/contract-env.ts): what a profile replica must see.
+ */
+export function contractVariableNames(gpu_type: string): string[] {
+  const contract = contractEnv({
+    ...{ job_id: PROFILE_JOB_ID, attempt: 0, rank_nodes: ['n'], master_addr: '', master_port: 0, api_url: '' },
+    ...{ token: '', checkpoint_dir: '', restarts: 0, max_restarts: 0, gpu_type, preset: () => false },
+  });
+  return [...Object.keys(contract.common), ...Object.keys(contract.ranks[0]!)];
+}

@@ -7,6 +7,7 @@ import type { ReplicaExit } from '../backend.js';
 import { cpuSlots } from './devices.js';
 import { LocalBackend } from './local-backend.js';
 import { markedProcesses } from './containment.js';
+import { launchRequestFixture } from '../testing/launch-request.js';
 
 const root = mkdtempSync(join(tmpdir(), 'goodput-contain-'));
 const escaped: number[] = [];
@@ -40,19 +41,7 @@ describe("containment of a replica's processes", () => {
     const files = [join(root, 'setsid.pid'), join(root, 'double.pid')];
     // One child in a session of its own, one re-parented after its parent exits; then the replica ends.
     const script = `setsid sh -c 'echo $$ > ${files[0]}; exec sleep 300' & (sh -c 'echo $$ > ${files[1]}; exec sleep 300' &) ; while [ ! -s ${files[0]} ] || [ ! -s ${files[1]} ]; do sleep 0.05; done; exit 0`;
-    const req = {
-      job_id: 'contain1',
-      attempt: 0,
-      command: ['sh', '-c', script],
-      workdir: root,
-      env: {},
-      devices: [0],
-      nodes: [0],
-      num_nodes: 1,
-      api_url: 'http://127.0.0.1:1',
-      token: 'tok',
-      job_dir: join(root, 'contain1'),
-    };
+    const req = launchRequestFixture(root, 'contain1', ['sh', '-c', script]);
     const launched = await b.launch(req);
     for (let i = 0; i < 200 && exits.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
     assert.equal(exits[0]?.exit_code, 0);

@@ -1,25 +1,15 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { LaunchRequest, ReplicaExit } from '../backend.js';
 import { cpuSlots, parseGpuSelection, parseNvidiaSmi, resolveDevices } from './devices.js';
 import { jobDirs, LocalBackend } from './local-backend.js';
-import { isAlive, killGroup } from './process-info.js';
+import { isAlive } from './process-info.js';
 import { pythonWith } from '../../../test-support/control/python.js';
+import { backendScratch, launchRequestFixture } from '../testing/launch-request.js';
 
-const root = mkdtempSync(join(tmpdir(), 'goodput-backend-'));
-const backends: LocalBackend[] = [];
-const pids: number[] = [];
-// Replica processes are unref'd by design (they outlive the server); keep this test's loop alive.
-const keepAlive = setInterval(() => {}, 1000);
-after(() => {
-  clearInterval(keepAlive);
-  for (const pid of pids) killGroup(pid, 'SIGKILL');
-  for (const b of backends) b.close();
-  rmSync(root, { recursive: true, force: true });
-});
+const { root, backends, pids } = backendScratch('goodput-backend-');
 
 function backend(devices = cpuSlots(4)): { b: LocalBackend; exits: ReplicaExit[]; next: () => Promise<ReplicaExit> } {
   const b = new LocalBackend({ devices, poll_ms: 50 });
@@ -38,19 +28,11 @@ function backend(devices = cpuSlots(4)): { b: LocalBackend; exits: ReplicaExit[]
 
 let n = 0;
 function request(command: string[], devices = [0]): LaunchRequest {
-  return {
-    job_id: `job${n}`,
-    attempt: 0,
-    command,
-    workdir: root,
+  return launchRequestFixture(root, `job${n++}`, command, {
     env: { USER_VAR: 'x' },
     devices,
     nodes: devices.map(() => 0),
-    num_nodes: 1,
-    api_url: 'http://127.0.0.1:1',
-    token: 'tok',
-    job_dir: join(root, `job${n++}`),
-  };
+  });
 }
 
 const node = process.execPath;

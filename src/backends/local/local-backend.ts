@@ -239,6 +239,11 @@ export class LocalBackend implements Backend {
     return undefined;
   }
 
+  /** Replicas run here with the server's environment (replica-exec.ts; an owner's keeps its PATH too). */
+  replicaPath(): string | undefined {
+    return process.env.PATH;
+  }
+
   close(): void {
     clearInterval(this.timer);
     this.adopted.clear();

@@ -1,42 +1,20 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { describe, it } from 'node:test';
 import type { LaunchRequest, ReplicaExit } from '../backend.js';
 import { runFileBase } from '../run-files.js';
 import { cpuSlots } from './devices.js';
 import { LocalBackend } from './local-backend.js';
 import { readLogDrop } from './log-writer.js';
 import { isAlive, killGroup } from './process-info.js';
+import { backendScratch, launchRequestFixture } from '../testing/launch-request.js';
 
-const root = mkdtempSync(join(tmpdir(), 'goodput-log-cap-'));
-const backends: LocalBackend[] = [];
-const pids: number[] = [];
-const keepAlive = setInterval(() => {}, 1000);
-after(() => {
-  clearInterval(keepAlive);
-  for (const pid of pids) killGroup(pid, 'SIGKILL');
-  for (const b of backends) b.close();
-  rmSync(root, { recursive: true, force: true });
-});
+const { root, backends, pids } = backendScratch('goodput-log-cap-');
 
 const CAP = 64 << 10;
 let n = 0;
 function request(command: string[]): LaunchRequest {
-  return {
-    job_id: `cap${n}`,
-    attempt: 0,
-    command,
-    workdir: root,
-    env: {},
-    devices: [0],
-    nodes: [0],
-    num_nodes: 1,
-    api_url: 'http://127.0.0.1:1',
-    token: 'tok',
-    job_dir: join(root, `cap${n++}`),
-  };
+  return launchRequestFixture(root, `cap${n++}`, command);
 }
 
 function backend(): { b: LocalBackend; next: () => Promise<ReplicaExit> } {

@@ -15,6 +15,7 @@ import { runFileBase } from '../run-files.js';
 import { SlurmBackend } from './slurm-backend.js';
 import { slurmMissing, startSlurmCluster, type SlurmCluster } from './testing/slurm-cluster.js';
 import { waitFor } from '../../../test-support/control/harness.js';
+import { launchRequestFixture } from '../testing/launch-request.js';
 
 /** The command lines of the live processes that carry the markers of `job_id`'s attempt 0. */
 const escaped = (job_id: string): string[] =>
@@ -52,19 +53,7 @@ describe("Slurm backend: a job's processes end with it", { skip: slurmMissing() 
 
   /** One rank on the node running `script` (sh -c) as job `job_id`. */
   const launch = async (job_id: string, script: string): Promise<{ req: LaunchRequest; slurm_id: string }> => {
-    const req: LaunchRequest = {
-      job_id,
-      attempt: 0,
-      command: ['/bin/sh', '-c', script],
-      workdir: root,
-      env: {},
-      devices: [0],
-      nodes: [0],
-      num_nodes: 1,
-      api_url: 'http://127.0.0.1:1',
-      token: 'tok',
-      job_dir: join(root, job_id),
-    };
+    const req = launchRequestFixture(root, job_id, ['/bin/sh', '-c', script]);
     const [first] = await backend.launch(req);
     return { req, slurm_id: first!.launch_id };
   };

@@ -4,11 +4,12 @@
  * says what to check, and the last inventory is kept. Needs Slurm's client commands only.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { SlurmBackend } from './slurm-backend.js';
+import { writeDeadSlurmConf } from './testing/dead-conf.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'goodput-slurm-dead-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -19,20 +20,7 @@ const skip = existsSync('/usr/bin/sinfo')
 describe('Slurm backend with slurmctld unreachable', { skip }, () => {
   it('reports E_BACKEND_UNAVAILABLE from refresh, abandon and launch, and keeps the last inventory', async () => {
     const conf = join(dir, 'slurm.conf');
-    writeFileSync(
-      conf,
-      [
-        `ClusterName=dead`,
-        `SlurmctldHost=${hostname().split('.')[0]}(127.0.0.1)`,
-        'SlurmctldPort=1',
-        'AuthType=auth/none',
-        'CredType=cred/none',
-        'MessageTimeout=2',
-        'NodeName=x CPUs=1',
-        'PartitionName=p Nodes=x',
-        '',
-      ].join('\n'),
-    );
+    writeDeadSlurmConf(conf);
     const b = new SlurmBackend({ name_prefix: 'goodput-dead', env: { SLURM_CONF: conf } });
     const unavailable = (e: unknown) =>
       (e as { code?: string }).code === 'E_BACKEND_UNAVAILABLE' && /slurmctld/.test((e as Error).message);

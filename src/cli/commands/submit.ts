@@ -2,14 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import type { GoodputClient, JobSpecInput, SubmittedJob } from '../../client/client.js';
-import { connect, connectionFlags, defaultDataDir } from '../../client/connect.js';
+import { connect, connectionFlags } from '../../client/connect.js';
 import { readJobSpecDocument, validateJobSpec } from '../../admission/job-spec-file.js';
 import { GoodputError, usageError } from '../../core/errors.js';
 import type { JobSpec } from '../../store/types.js';
 import { numberFlag, parseFlags, type CliCommand } from '../command.js';
 import { checkMissingDashDash, checkQuotedCommand } from '../job-command.js';
 import { unwrapLauncherCommand } from '../../admission/torchrun-python.js';
-import { interpreterNote, serverPath } from './interpreter-check.js';
 
 /** Flags that describe a job (shared by `submit` and `run`). */
 export const jobFlags = {
@@ -219,11 +218,9 @@ torchrun's first line, then train.py), with -n from --nnodes x --nproc_per_node
     const client = connect(values);
     const job = await submitWithRetries(client, spec);
     console.log(values.json ? JSON.stringify(job, null, 2) : `submitted job ${job.id} (${job.name})`);
-    // Admission's notes come with the answer (admission/notes.ts): nothing more to ask or read here.
+    // Admission's notes come with the answer (admission/), the interpreter check's included:
+    // nothing more to ask or read here.
     for (const line of job.notes ?? []) console.error(`goodput: ${line}`);
-    const path = serverPath(resolve(values['data-dir'] ?? defaultDataDir()), client.base_url);
-    const python = path === undefined ? undefined : interpreterNote(job.spec, path);
-    if (python !== undefined) console.error(`goodput: ${python}`);
     return 0;
   },
 };

@@ -6,15 +6,16 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { CLI, tempDataDir, waitFor } from '../../../test-support/control/harness.js';
-import { contractEnv } from '../../backends/contract-env.js';
 import { slurmMissing, startSlurmCluster, type SlurmCluster } from '../../backends/slurm/testing/slurm-cluster.js';
 import { packagePath } from '../../util/package-root.js';
 import { PROFILE_JOB_ID } from './collector.js';
+import { contractVariableNames } from '../../../test-support/profile/profile-cli.js';
+import { writeDeadSlurmConf } from '../../backends/slurm/testing/dead-conf.js';
 
 const SCRIPT = ['/usr/bin/python3', packagePath('test-support', 'profile', 'fake_sdk.py')];
 
@@ -79,21 +80,7 @@ describe('goodput profile --backend slurm (real slurmctld and slurmd)', { skip }
     assert.equal(ranks[0]!.GOODPUT_JOB_ID, ranks[1]!.GOODPUT_JOB_ID);
     assert.equal(ranks[0]!.SLURM_JOB_ID, ranks[1]!.SLURM_JOB_ID);
     assert.equal(new URL(ranks[0]!.GOODPUT_API!).hostname, hostname(), 'an address other nodes reach, not 127.0.0.1');
-    const contract = contractEnv({
-      job_id: PROFILE_JOB_ID,
-      attempt: 0,
-      rank_nodes: ['n'],
-      master_addr: '',
-      master_port: 0,
-      api_url: '',
-      token: '',
-      checkpoint_dir: '',
-      restarts: 0,
-      max_restarts: 0,
-      gpu_type: 'fakegpu',
-      preset: () => false,
-    });
-    const names = [...Object.keys(contract.common), ...Object.keys(contract.ranks[0]!)];
+    const names = contractVariableNames('fakegpu');
     assert.deepEqual(
       names.filter((k) => ranks[0]![k] === undefined),
       [],
@@ -121,20 +108,7 @@ describe('goodput profile --backend slurm (real slurmctld and slurmd)', { skip }
       `error\\[E_SLURM_PARTITION\\]: Slurm has no partition 'nope' ` + `\\(its partitions: ${cluster.partition}\\)`;
     assert.match(wrong.stderr, new RegExp(refusal));
     const dead = join(dir, 'dead.conf');
-    writeFileSync(
-      dead,
-      [
-        'ClusterName=dead',
-        `SlurmctldHost=${hostname().split('.')[0]}(127.0.0.1)`,
-        'SlurmctldPort=1',
-        'AuthType=auth/none',
-        'CredType=cred/none',
-        'MessageTimeout=2',
-        'NodeName=x CPUs=1',
-        'PartitionName=p Nodes=x',
-        '',
-      ].join('\n'),
-    );
+    writeDeadSlurmConf(dead);
     const down = await cli([...args, '--', ...SCRIPT], { SLURM_CONF: dead });
     assert.equal(down.status, 1, down.stderr);
     assert.match(down.stderr, /error\[E_BACKEND_UNAVAILABLE\]: .*slurmctld.*'sinfo' works here/);

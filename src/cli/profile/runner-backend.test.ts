@@ -9,12 +9,12 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { contractEnv } from '../../backends/contract-env.js';
 import { cpuSlots } from '../../backends/local/devices.js';
 import { LocalBackend } from '../../backends/local/local-backend.js';
 import { packagePath } from '../../util/package-root.js';
 import { PROFILE_JOB_ID, ReportCollector } from './collector.js';
 import { runProfile } from './runner.js';
+import { contractVariableNames } from '../../../test-support/profile/profile-cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'goodput-profile-backend-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -44,23 +44,7 @@ describe('goodput profile through a backend', () => {
       }
       const env = JSON.parse(readFileSync(join(dir, 'rank-0.json'), 'utf8')) as Record<string, string>;
       // Every variable of the contract, by the one builder every backend uses.
-      const contract = contractEnv({
-        job_id: PROFILE_JOB_ID,
-        attempt: 0,
-        rank_nodes: ['n'],
-        master_addr: '',
-        master_port: 0,
-        api_url: '',
-        token: '',
-        checkpoint_dir: '',
-        restarts: 0,
-        max_restarts: 0,
-        gpu_type: 'cpu',
-        preset: () => false,
-      });
-      const missing = [...Object.keys(contract.common), ...Object.keys(contract.ranks[0]!)].filter(
-        (k) => env[k] === undefined,
-      );
+      const missing = contractVariableNames('cpu').filter((k) => env[k] === undefined);
       assert.deepEqual(missing, [], "the contract's variables, not a hand-written subset");
       assert.deepEqual(
         [

@@ -1,58 +1,19 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { jobRecordFixture, jobSpecFixture } from '../../store/job-fixture.js';
 import type { JobRecord, JobState } from '../../store/types.js';
 import { assignDevices, sameAllocation } from './device-binding.js';
 import { buildSnapshot, defaultLimits } from './snapshot.js';
 
 /** Fluent-ish builder of stored jobs for table-driven tests. */
 function job(id: string, state: JobState, devices: number[] = [], extra: Partial<JobRecord> = {}): JobRecord {
-  return {
-    id,
-    name: id,
-    user: 'u',
-    state,
-    spec: {
-      name: id,
-      command: ['x'],
-      workdir: '/',
-      env: {},
-      min_replicas: 0,
-      max_replicas: 4,
-      max_restarts: 1,
-      preemptible: true,
-      priority: 0,
-    },
-    submitted_at_ms: 1000,
-    started_at_ms: null,
-    finished_at_ms: null,
-    launches: 0,
-    failures: 0,
-    allocation: devices.map(() => 0),
-    devices,
-    not_before_ms: 0,
-    launched_at_ms: null,
-    stop_requested_at_ms: null,
-    attained_service_gpu_s: 0,
-    max_profiled_replicas: 0,
-    limits: null,
-    perf: null,
-    correction: null,
-    grad: null,
-    step: 0,
-    samples: 0,
-    remaining_samples: null,
-    model_parameters: null,
-    last_report_at_ms: null,
-    checkpoint_at_ms: null,
-    checkpoint_on_stop: false,
-    last_step_time_s: null,
-    stop_kind: null,
-    last_failure: null,
-    health: null,
-    reason: '',
-    profile_use: null,
+  return jobRecordFixture({
+    ...{ id, name: id, state, devices, allocation: devices.map(() => 0) },
+    spec: jobSpecFixture({ name: id, command: ['x'], workdir: '/', max_replicas: 4, max_restarts: 1 }),
+    ...{ submitted_at_ms: 1000, started_at_ms: null, launches: 0, launched_at_ms: null, last_report_at_ms: null },
+    ...{ max_profiled_replicas: 0, limits: null, perf: null, grad: null, step: 0, samples: 0 },
     ...extra,
-  };
+  });
 }
 
 describe('assignDevices', () => {

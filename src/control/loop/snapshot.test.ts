@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { jobRecordFixture } from '../../store/job-fixture.js';
-import { emptyProfile } from '../../goodput/key-profile.js';
+import { jobRecordFixture, storedProfileFixture } from '../../store/job-fixture.js';
 import { goodputOf } from '../../goodput/optimize.js';
 import { stepCorrection } from '../../goodput/step-correction.js';
 import { optimStepTime_s } from '../../goodput/throughput.js';
-import type { JobRecord, StoredKeyProfile } from '../../store/types.js';
+import type { JobRecord } from '../../store/types.js';
 import { buildSnapshot, stopProtection, toPolicyJob } from './snapshot.js';
 
 /** A stored job that has reported once (limits, model) and runs on 2 devices since t = 10 s. */
@@ -130,15 +129,10 @@ describe('a model started from its key profile (toPolicyJob)', () => {
     accum_step_time_s: 0.1 + 0.01 * 32,
     optim_step_time_s: 2 * optimStepTime_s(perf, 2, 8, 32),
   };
-  const profile: StoredKeyProfile = {
-    ...emptyProfile('resnet', 'cpu'),
-    points: [slow],
-    jobs: 1,
+  const profile = storedProfileFixture('resnet', 'cpu', [slow], perf, {
     job_ids: ['other'],
-    perf,
     limits: reported().limits,
-    updated_at_ms: 0,
-  };
+  });
 
   it("is corrected by the measurements its fit was made on: the key's before its own fit; without a profile, by the job's own", () => {
     const job = reported({ spec: { ...reported().spec, profile: 'resnet' } });

@@ -1,38 +1,18 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ClusterSnapshot } from '../../core/cluster.js';
-import { emptyProfile } from '../../goodput/key-profile.js';
 import { GoodputHetero } from '../../policy/sia/goodput-hetero.js';
 import type { Policy } from '../../policy/policy.js';
 import { ResumingGoodputHetero } from '../../policy/sia/resuming.js';
 import { loadHighsSolver } from '../../policy/solver.js';
 import { OpenNodes } from '../../policy/typed.js';
-import { jobRecordFixture } from '../../store/job-fixture.js';
 import type { StoredKeyProfile } from '../../store/types.js';
 import { jobTypes } from './typed-snapshot.js';
+import { job as policyJobFixture } from '../../policy/goodput/test-jobs.js';
+import { A100_PROFILE, onT4Fixture, TYPED_LIMITS, typedPerf } from './testing/typed-fixture.js';
 
-const limits = { init_batch_size: 64, max_batch_size: 64, min_local_bsz: 8, max_local_bsz: 64, accumulation: false };
-const perf = (scale: number) => ({
-  alpha_c: 0.1 * scale,
-  beta_c: 0.01 * scale,
-  alpha_n: 1e-8,
-  beta_n: 1e-8,
-  alpha_r: 0.01,
-  beta_r: 0.001,
-  gamma: 1.5,
-});
-/** What earlier jobs of key `k` measured on a100. */
-const a100Profile: StoredKeyProfile = {
-  ...emptyProfile('k', 'a100'),
-  points: [{ num_nodes: 1, num_replicas: 1, local_bsz: 64, accum_step_time_s: 0.74, optim_step_time_s: 0.75 }],
-  max_measured_replicas: 1,
-  grad: [{ progress: 0, sqr: 1, var: 4 }],
-  jobs: 1,
-  job_ids: ['earlier'],
-  perf: perf(1),
-  limits,
-  updated_at_ms: 0,
-};
+const limits = TYPED_LIMITS;
+const a100Profile = A100_PROFILE;
 const a100 = { preemptible: false, gpu_type: 'a100' };
 const t4 = { preemptible: false, gpu_type: 't4' };
 
@@ -41,37 +21,8 @@ const t4 = { preemptible: false, gpu_type: 't4' };
  * speed, with `remaining` samples left.
  */
 function round(slower: number, remaining: number, nodes: ClusterSnapshot['nodes']) {
-  const job = jobRecordFixture({
-    state: 'running',
-    submitted_at_ms: 0,
-    started_at_ms: 1000,
-    launched_at_ms: 1000,
-    allocation: [1],
-    devices: [0],
-    launches: 1,
-    max_profiled_replicas: 1,
-    step: 100,
-    samples: 6400,
-    remaining_samples: remaining,
-    limits,
-    perf: perf(slower),
-    grad: { sqr: 1, var: 4 },
-    checkpoint_on_stop: true,
-    spec: { ...jobRecordFixture().spec, max_replicas: 1, profile: 'k' },
-  });
-  const policyJob = {
-    id: job.id,
-    submitted_at_s: 0,
-    attained_service_gpu_s: 0,
-    min_replicas: 0,
-    max_replicas: 1,
-    max_profiled_replicas: 1,
-    restarts: 0,
-    preemptible: true,
-    priority: 0,
-    limits,
-    profile_key: 'k',
-  };
+  const job = onT4Fixture({ remaining_samples: remaining, perf: typedPerf(slower) });
+  const policyJob = policyJobFixture(job.id, { max_replicas: 1, max_profiled_replicas: 1, limits, profile_key: 'k' });
   return (d: OpenNodes, profiles: Map<string, StoredKeyProfile>) => {
     const per_type = jobTypes({ job, own_type: 't4', profiles, own_profile: undefined }, ['a100', 't4']);
     const snapshot: ClusterSnapshot = {

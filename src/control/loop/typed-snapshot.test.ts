@@ -1,59 +1,19 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { emptyProfile } from '../../goodput/key-profile.js';
 import { throughput } from '../../goodput/throughput.js';
 import { GoodputHetero } from '../../policy/sia/goodput-hetero.js';
 import { loadHighsSolver } from '../../policy/solver.js';
-import { jobRecordFixture } from '../../store/job-fixture.js';
-import type { JobRecord, StoredKeyProfile } from '../../store/types.js';
+import type { StoredKeyProfile } from '../../store/types.js';
 import { OpenNodes } from '../../policy/typed.js';
 import { toPolicyJob } from './snapshot.js';
 import { jobTypes, UNKNOWN_TYPE_DISCOUNT } from './typed-snapshot.js';
+import { job as policyJobFixture } from '../../policy/goodput/test-jobs.js';
+import { A100_PROFILE, onT4Fixture, TYPED_LIMITS, typedPerf } from './testing/typed-fixture.js';
 
-const limits = { init_batch_size: 64, max_batch_size: 64, min_local_bsz: 8, max_local_bsz: 64, accumulation: false };
-const perf = (scale: number) => ({
-  alpha_c: 0.1 * scale,
-  beta_c: 0.01 * scale,
-  alpha_n: 1e-8,
-  beta_n: 1e-8,
-  alpha_r: 0.01,
-  beta_r: 0.001,
-  gamma: 1.5,
-});
-
-/** A job that runs on one t4 GPU (policy node 1) and fitted its model there: 8x slower than a100. */
-function onT4(extra: Partial<JobRecord> = {}): JobRecord {
-  return jobRecordFixture({
-    state: 'running',
-    submitted_at_ms: 0,
-    started_at_ms: 1000,
-    launched_at_ms: 1000,
-    allocation: [1],
-    devices: [0],
-    launches: 1,
-    max_profiled_replicas: 1,
-    step: 100,
-    samples: 6400,
-    remaining_samples: 10_000_000,
-    limits,
-    perf: perf(8),
-    grad: { sqr: 1, var: 4 },
-    checkpoint_on_stop: true,
-    spec: { ...jobRecordFixture().spec, max_replicas: 1, profile: 'k' },
-    ...extra,
-  });
-}
-const a100Profile: StoredKeyProfile = {
-  ...emptyProfile('k', 'a100'),
-  points: [{ num_nodes: 1, num_replicas: 1, local_bsz: 64, accum_step_time_s: 0.74, optim_step_time_s: 0.75 }],
-  max_measured_replicas: 1,
-  grad: [{ progress: 0, sqr: 1, var: 4 }],
-  jobs: 1,
-  job_ids: ['earlier'],
-  perf: perf(1),
-  limits,
-  updated_at_ms: 0,
-};
+const limits = TYPED_LIMITS;
+const perf = typedPerf;
+const onT4 = onT4Fixture;
+const a100Profile = A100_PROFILE;
 const nodes = [
   { index: 0, name: 'gp1', gpus: 4, preemptible: false, gpu_type: 'a100' },
   { index: 1, name: 'gp2', gpus: 4, preemptible: false, gpu_type: 't4' },
@@ -98,18 +58,7 @@ describe('per-type facts of stored jobs', () => {
   it('the goodput policy moves the t4 job to a100, where its key measured 8x its speed; without that profile it stays, in its first round and later', async () => {
     const solver = await loadHighsSolver();
     const job = onT4();
-    const policyJob = {
-      id: job.id,
-      submitted_at_s: 0,
-      attained_service_gpu_s: 0,
-      min_replicas: 0,
-      max_replicas: 1,
-      max_profiled_replicas: 1,
-      restarts: 0,
-      preemptible: true,
-      priority: 0,
-      limits,
-    };
+    const policyJob = policyJobFixture(job.id, { max_replicas: 1, max_profiled_replicas: 1, limits });
     const snapshot = { now_s: 600, nodes, jobs: [policyJob], allocations: { [job.id]: [1] } };
     const decider = (profiles: Map<string, StoredKeyProfile>) => {
       const d = new OpenNodes(() => new GoodputHetero(solver));

@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Measurement } from '../../core/wire.js';
 import type { BatchLimits } from '../../goodput/types.js';
-import { jobRecordFixture } from '../../store/job-fixture.js';
-import { emptyProfile } from '../../goodput/key-profile.js';
+import { jobRecordFixture, storedProfileFixture } from '../../store/job-fixture.js';
 import { optimStepTime_s } from '../../goodput/throughput.js';
-import type { JobRecord, StoredKeyProfile } from '../../store/types.js';
+import type { JobRecord } from '../../store/types.js';
 import { fitPerfParams } from '../../goodput/fit.js';
 import { fitJob } from '../../model/job-fit.js';
 import { configFor } from './batch-config.js';
+import { limitsFixture } from '../../goodput/testing/perf-fixture.js';
 
 function job(fixed_batch_size: number | undefined, limits: BatchLimits | null): JobRecord {
   const base = jobRecordFixture({
@@ -35,13 +35,12 @@ const latest: Measurement = {
   step_time_s: 0.1,
   sync_time_s: 0.01,
 };
-const limits: BatchLimits = {
+const limits: BatchLimits = limitsFixture({
   init_batch_size: 64,
   max_batch_size: 1024,
   min_local_bsz: 1,
   max_local_bsz: 16,
-  accumulation: true,
-};
+});
 
 describe('configFor before the job has a model', () => {
   it('splits a fixed batch by the one rule: accumulation within max_local_bsz', () => {
@@ -82,15 +81,7 @@ describe('configFor with the profile of its key', () => {
     accum_step_time_s: 0.01 + 0.001 * 8,
     optim_step_time_s: 10 * optimStepTime_s(perf, 2, 8, 8),
   };
-  const profile: StoredKeyProfile = {
-    ...emptyProfile('train', 'cpu'),
-    points: [slowSync],
-    jobs: 1,
-    job_ids: ['earlier'],
-    perf,
-    limits: null,
-    updated_at_ms: 0,
-  };
+  const profile = storedProfileFixture('train', 'cpu', [slowSync], perf);
 
   it('chooses the batch by the corrected model, as the scheduling round predicts', () => {
     const plain = configFor(fitted, onTwoNodes);

@@ -7,17 +7,10 @@ import type { JobRecord, Measurement } from '../../store/types.js';
 import { BATCH_MIN_GAIN, configFor } from './batch-config.js';
 import { BatchDecisions, batchChange } from './batch-decisions.js';
 import { modelOf } from '../loop/snapshot.js';
+import { measuredStepFixture } from '../../goodput/testing/perf-fixture.js';
 
-const measured = (local_bsz: number, accum_steps: number, replicas: number, step_time_s = 0.05): Measurement => ({
-  time_s: 1,
-  step: 10,
-  num_nodes: 1,
-  num_replicas: replicas,
-  local_bsz,
-  accum_steps,
-  step_time_s,
-  sync_time_s: 0,
-});
+const measured = (local_bsz: number, accum_steps: number, replicas: number, step_time_s = 0.05): Measurement =>
+  measuredStepFixture({ time_s: 1, step: 10, num_replicas: replicas, local_bsz, accum_steps, step_time_s });
 
 // The digits example: B0 64, the script's max_batch_size 512, local batch 8..256, accumulation.
 const limits = { init_batch_size: 64, max_batch_size: 512, min_local_bsz: 8, max_local_bsz: 256, accumulation: true };
@@ -177,33 +170,17 @@ describe('BatchDecisions: batch sizes that hold still', () => {
 
   it('words a change without a model and with a fixed batch', () => {
     const fresh = digits({ perf: null });
-    assert.match(
+    // From 32 x 2 micro-steps to 64 x 2 (batch 128) on one replica.
+    const change = (job: typeof fresh, from_local_bsz = 32) =>
       batchChange(
-        fresh,
+        job,
         measured(32, 1, 1),
-        { local_bsz: 32, accum_steps: 1 },
+        { local_bsz: from_local_bsz, accum_steps: 1 },
         { local_bsz: 64, accum_steps: 1, batch_size: 128, lr_scale: 1 },
-      )!.reason,
-      /: no throughput model yet$/,
-    );
+      );
+    assert.match(change(fresh)!.reason, /: no throughput model yet$/);
     const fixed = { ...fresh, spec: { ...fresh.spec, fixed_batch_size: 128 } };
-    assert.match(
-      batchChange(
-        fixed,
-        measured(32, 1, 1),
-        { local_bsz: 32, accum_steps: 1 },
-        { local_bsz: 64, accum_steps: 1, batch_size: 128, lr_scale: 1 },
-      )!.reason,
-      /: fixed batch size 128$/,
-    );
-    assert.equal(
-      batchChange(
-        fixed,
-        measured(32, 1, 1),
-        { local_bsz: 64, accum_steps: 1 },
-        { local_bsz: 64, accum_steps: 1, batch_size: 128, lr_scale: 1 },
-      ),
-      undefined,
-    );
+    assert.match(change(fixed)!.reason, /: fixed batch size 128$/);
+    assert.equal(change(fixed, 64), undefined);
   });
 });

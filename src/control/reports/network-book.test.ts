@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { BackendNode } from '../../backends/backend.js';
 import { cpuSlots } from '../../backends/local/devices.js';
+import { cpuNodeFixture } from '../testing/control-driver.js';
 import { LocalBackend } from '../../backends/local/local-backend.js';
 import { scopedKey } from '../../core/profile-scope.js';
 import { fitPerfParams } from '../../goodput/fit.js';
@@ -10,6 +10,7 @@ import { fitNetworkModel, predictPerfParams } from '../../goodput/network-model.
 import { accumStepTime_s, optimStepTime_s } from '../../goodput/throughput.js';
 import type { PerfParams, ProfilePoint } from '../../goodput/types.js';
 import { GoodputPolicy } from '../../policy/goodput/index.js';
+import { trainSpecFixture } from '../../store/job-fixture.js';
 import { SqliteStore } from '../../store/sqlite/sqlite-store.js';
 import type { JobSpec, StoredKeyProfile } from '../../store/types.js';
 import { Controller } from '../controller.js';
@@ -19,20 +20,9 @@ import { ProfileBook } from './profile-book.js';
 import { ownProfilePoints, ReportIngest } from './report-ingest.js';
 
 const H100 = 'NVIDIA H100 80GB HBM3';
-const cpuNode: BackendNode = { name: 'local', address: '127.0.0.1', usable: 4, note: '', devices: cpuSlots(4) };
+const cpuNode = cpuNodeFixture(4);
 const limits = { init_batch_size: 64, max_batch_size: 1024, min_local_bsz: 16, max_local_bsz: 256, accumulation: true };
-const spec = (profile: string): JobSpec => ({
-  name: 'j',
-  command: ['python3', 'train.py'],
-  workdir: '/',
-  env: {},
-  min_replicas: 0,
-  max_replicas: 8,
-  max_restarts: 0,
-  preemptible: true,
-  priority: 0,
-  profile,
-});
+const spec = (profile: string): JobSpec => trainSpecFixture({ profile });
 
 // Cross-node sync much slower than intra-node: a one-node fit extrapolates it far too fast.
 const resnet: PerfParams = {

@@ -1,39 +1,20 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { BackendNode } from '../../backends/backend.js';
-import { accumStepTime_s, optimStepTime_s } from '../../goodput/throughput.js';
-import type { PerfParams, ProfilePoint } from '../../goodput/types.js';
+import { perfPoint } from '../../goodput/testing/perf-fixture.js';
+import type { ProfilePoint } from '../../goodput/types.js';
 import { scopedKey } from '../../core/profile-scope.js';
-import { jobRecordFixture } from '../../store/job-fixture.js';
+import { jobRecordFixture, trainSpecFixture } from '../../store/job-fixture.js';
 import { SqliteStore } from '../../store/sqlite/sqlite-store.js';
 import type { JobRecord, JobSpec } from '../../store/types.js';
 import { deviceType, gpuTypeOf, ProfileBook, progressOf } from './profile-book.js';
 import { refitJob } from './refit.js';
 import { toPolicyJob } from '../loop/snapshot.js';
+import { cpuNodeFixture } from '../testing/control-driver.js';
 
-const perf: PerfParams = {
-  alpha_c: 0.02,
-  beta_c: 0.001,
-  alpha_n: 0.2,
-  beta_n: 0.01,
-  alpha_r: 0.05,
-  beta_r: 0.005,
-  gamma: 1.5,
-};
-const point = (num_replicas: number, scale = 1, local_bsz = 32): ProfilePoint => ({
-  num_nodes: 1,
-  num_replicas,
-  local_bsz,
-  accum_step_time_s: accumStepTime_s(perf, local_bsz) * scale,
-  optim_step_time_s: optimStepTime_s(perf, 1, num_replicas, local_bsz) * scale,
-});
-const cpuNode = (name: string, usable = 4): BackendNode => ({
-  name,
-  address: '127.0.0.1',
-  usable,
-  note: '',
-  devices: [0, 1, 2, 3].map((index) => ({ index, kind: 'cpu' as const, name: `cpu-slot-${index}` })),
-});
+const point = (num_replicas: number, scale = 1, local_bsz = 32): ProfilePoint =>
+  perfPoint({ num_replicas, scale, local_bsz });
+const cpuNode = (name: string, usable = 4): BackendNode => cpuNodeFixture(4, name, usable);
 const gpuNode: BackendNode = {
   name: 'g',
   address: 'g',
@@ -41,18 +22,7 @@ const gpuNode: BackendNode = {
   note: '',
   devices: [0, 1].map((index) => ({ index, kind: 'gpu' as const, name: 'NVIDIA H100 80GB HBM3' })),
 };
-const spec = (profile: string): JobSpec => ({
-  name: 'j',
-  command: ['python3', 'train.py'],
-  workdir: '/',
-  env: {},
-  min_replicas: 0,
-  max_replicas: 8,
-  max_restarts: 0,
-  preemptible: true,
-  priority: 0,
-  profile,
-});
+const spec = (profile: string): JobSpec => trainSpecFixture({ profile });
 
 describe('profile identity', () => {
   it('a GPU type is the GPU model; CPU slots are cpu', () => {

@@ -1,15 +1,14 @@
 /**
  * The control plane's side of profile keys (docs/control-plane.md "Profiles"): which profile a
  * job starts from, when its own measurements discard it, and what it adds to it. The pure rules
- * are model/ (discard.ts, progress.ts) and goodput/key-profile.ts, shared with the simulator;
- * the profiles live in the store.
+ * are model/ (discard.ts, progress.ts, profile-keeper.ts: the one keeper, the simulators' too);
+ * the profiles live in the store, which merges by the same keeper.
  */
 import type { BackendNode } from '../../backends/backend.js';
 import { deviceType } from '../../backends/device-type.js';
 import { profileKeyOf } from '../../core/profile-key.js';
 import { scopedKey } from '../../core/profile-scope.js';
 import {
-  addToProfile,
   emptyProfile,
   MEASURED_ERROR_TOLERANCE,
   measuredError,
@@ -20,6 +19,7 @@ import {
 import { optimStepTime_s } from '../../goodput/throughput.js';
 import type { PerfParams, ProfilePoint } from '../../goodput/types.js';
 import { contentionExplains, judgeAgainstProfile, type HostLoad } from '../../model/discard.js';
+import { keepReport } from '../../model/profile-keeper.js';
 import { progressOfWork } from '../../model/progress.js';
 import { isTerminal } from '../../store/lifecycle.js';
 import type { KeyProfileUpdate, Store } from '../../store/store.js';
@@ -118,8 +118,7 @@ function mergePlan(
   };
   const new_job = !base.job_ids.includes(job.id);
   const merged: StoredKeyProfile = {
-    ...addToProfile(base, own, grad, new_job, update.model_parameters),
-    perf: base.perf,
+    ...keepReport(base, { points: own, grad, new_job, model_parameters: update.model_parameters }).profile,
     limits: job.limits ?? base.limits,
     job_ids: new_job ? [...base.job_ids, job.id] : base.job_ids,
     updated_at_ms: base.updated_at_ms,
@@ -226,7 +225,7 @@ export class ProfileBook {
    *   itself are not compared (model/discard.ts); after a restart, a job already in the profile
    *   may have merged any of its shapes, so none of its own are;
    * - else merges `own`, the job's gradient sample and its model's parameter count in (`merge`:
-   *   the profile as the store will hold it, goodput/key-profile.ts `addToProfile`);
+   *   the profile as the store will hold it, model/profile-keeper.ts `keepReport`);
    * - with `ended_successfully`, a job that discarded its key's profile replaces one that holds
    *   only one other job's measurements (`merge.replaced`: event `profile-replaced`). One job's
    *   measurements can be off (its first steps on a loaded machine), and kept, every later job of

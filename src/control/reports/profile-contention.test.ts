@@ -6,51 +6,21 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { BackendNode } from '../../backends/backend.js';
+import { cpuNodeFixture } from '../testing/control-driver.js';
 import { scopedKey } from '../../core/profile-scope.js';
-import { accumStepTime_s, optimStepTime_s } from '../../goodput/throughput.js';
-import type { PerfParams, ProfilePoint } from '../../goodput/types.js';
+import { PERF_FIXTURE, perfPoint } from '../../goodput/testing/perf-fixture.js';
+import type { ProfilePoint } from '../../goodput/types.js';
 import { contentionExplains } from '../../model/discard.js';
 import { SqliteStore } from '../../store/sqlite/sqlite-store.js';
-import type { JobSpec } from '../../store/types.js';
+import { trainSpecFixture } from '../../store/job-fixture.js';
 import { ProfileBook } from './profile-book.js';
 import { refitJob } from './refit.js';
 
-const perf: PerfParams = {
-  alpha_c: 0.02,
-  beta_c: 0.001,
-  alpha_n: 0.2,
-  beta_n: 0.01,
-  alpha_r: 0.05,
-  beta_r: 0.005,
-  gamma: 1.5,
-};
-const point = (num_replicas: number, scale = 1, local_bsz = 32): ProfilePoint => ({
-  num_nodes: 1,
-  num_replicas,
-  local_bsz,
-  accum_step_time_s: accumStepTime_s(perf, local_bsz) * scale,
-  optim_step_time_s: optimStepTime_s(perf, 1, num_replicas, local_bsz) * scale,
-});
-const node: BackendNode = {
-  name: 'local',
-  address: '127.0.0.1',
-  usable: 8,
-  note: '',
-  devices: [...Array(8).keys()].map((index) => ({ index, kind: 'cpu' as const, name: `cpu-slot-${index}` })),
-};
-const spec: JobSpec = {
-  name: 'j',
-  command: ['python3', 'train.py'],
-  workdir: '/',
-  env: {},
-  min_replicas: 0,
-  max_replicas: 8,
-  max_restarts: 0,
-  preemptible: true,
-  priority: 0,
-  profile: 'train',
-};
+const perf = PERF_FIXTURE;
+const point = (num_replicas: number, scale = 1, local_bsz = 32): ProfilePoint =>
+  perfPoint({ num_replicas, scale, local_bsz });
+const node = cpuNodeFixture(8);
+const spec = trainSpecFixture();
 const replica = (rank: number) => ({
   rank,
   device: rank,

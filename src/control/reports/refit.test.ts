@@ -1,49 +1,17 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { BackendNode } from '../../backends/backend.js';
-import { accumStepTime_s, optimStepTime_s } from '../../goodput/throughput.js';
-import type { PerfParams, ProfilePoint } from '../../goodput/types.js';
+import { cpuNodeFixture } from '../testing/control-driver.js';
+import { perfPoint } from '../../goodput/testing/perf-fixture.js';
+import type { ProfilePoint } from '../../goodput/types.js';
 import { SqliteStore } from '../../store/sqlite/sqlite-store.js';
 import type { Store } from '../../store/store.js';
-import type { JobSpec } from '../../store/types.js';
+import { trainSpecFixture } from '../../store/job-fixture.js';
 import { ProfileBook } from './profile-book.js';
 import { refitJob } from './refit.js';
 
-const perf: PerfParams = {
-  alpha_c: 0.02,
-  beta_c: 0.001,
-  alpha_n: 0.2,
-  beta_n: 0.01,
-  alpha_r: 0.05,
-  beta_r: 0.005,
-  gamma: 1.5,
-};
-const point = (num_replicas: number, scale = 1): ProfilePoint => ({
-  num_nodes: 1,
-  num_replicas,
-  local_bsz: 32,
-  accum_step_time_s: accumStepTime_s(perf, 32) * scale,
-  optim_step_time_s: optimStepTime_s(perf, 1, num_replicas, 32) * scale,
-});
-const node: BackendNode = {
-  name: 'local',
-  address: '127.0.0.1',
-  usable: 4,
-  note: '',
-  devices: [0, 1, 2, 3].map((index) => ({ index, kind: 'cpu' as const, name: `cpu-slot-${index}` })),
-};
-const spec: JobSpec = {
-  name: 'j',
-  command: ['python3', 'train.py'],
-  workdir: '/',
-  env: {},
-  min_replicas: 0,
-  max_replicas: 8,
-  max_restarts: 0,
-  preemptible: true,
-  priority: 0,
-  profile: 'train',
-};
+const point = (num_replicas: number, scale = 1): ProfilePoint => perfPoint({ num_replicas, scale });
+const node = cpuNodeFixture(4);
+const spec = trainSpecFixture();
 
 /** The store, recording which of its methods are called (reads and writes alike). */
 function recorded(store: SqliteStore): { store: Store; calls: string[] } {

@@ -1,70 +1,23 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { BackendNode } from '../../backends/backend.js';
+import { controlDriver, cpuNodeFixture, trainingReport } from '../testing/control-driver.js';
+import { trainSpecFixture } from '../../store/job-fixture.js';
 import { SqliteStore } from '../../store/sqlite/sqlite-store.js';
-import type { JobSpec } from '../../store/types.js';
 import { optimFactor, stepCorrection } from '../../goodput/step-correction.js';
 import { optimStepTime_s } from '../../goodput/throughput.js';
-import { ProfileBook } from './profile-book.js';
-import { ownProfilePoints, ReportIngest } from './report-ingest.js';
+import { ownProfilePoints } from './report-ingest.js';
 import { modelOf } from '../loop/snapshot.js';
 
-const node: BackendNode = {
-  name: 'local',
-  address: '127.0.0.1',
-  usable: 2,
-  note: '',
-  devices: [0, 1].map((index) => ({ index, kind: 'cpu' as const, name: `cpu-slot-${index}` })),
-};
-const spec: JobSpec = {
-  name: 'j',
-  command: ['python3', 'train.py'],
-  workdir: '/',
-  env: {},
-  min_replicas: 0,
-  max_replicas: 2,
-  max_restarts: 0,
-  preemptible: true,
-  priority: 0,
-  profile: 'train',
-};
+const node = cpuNodeFixture(2);
+const spec = trainSpecFixture({ max_replicas: 2 });
 const limits = { init_batch_size: 64, max_batch_size: 1024, min_local_bsz: 16, max_local_bsz: 256, accumulation: true };
-const measurement = (step: number, step_time_s: number) => ({
-  time_s: 1e9 + step,
-  step,
-  epoch: 0,
-  num_nodes: 1,
-  num_replicas: 1,
-  local_bsz: 64,
-  accum_steps: 0,
-  step_time_s,
-  sync_time_s: 0,
-  grad_sqr: 1,
-  grad_var: 20,
-  samples: step * 64,
-  remaining_samples: 64_000 - step * 64,
-  loss: 1,
-});
+const measurement = (step: number, step_time_s: number) => trainingReport(step, step_time_s);
 
 // The key's profiles are read by their stored key: shared (one per key), as with --shared-profiles.
 describe('ReportIngest', () => {
   it("an ended job's last measurements reach its key's profile: a slow start does not stay the profile", async () => {
-    const store = new SqliteStore(':memory:');
     let now_ms = 0;
-    const profiles = new ProfileBook(
-      store,
-      () => [node],
-      () => {},
-      true,
-    );
-    const ingest = new ReportIngest({
-      store,
-      refit_interval_s: 5,
-      now_ms: () => now_ms,
-      log: () => {},
-      request_round: () => {},
-      profiles,
-    });
+    const { store, ingest } = controlDriver({ nodes: [node], refit_interval_s: 5, shared: true, now_ms: () => now_ms });
     await store.createJob({ id: 'a', name: 'a', user: 'u', spec }, 'u');
     // A first step slowed 25x (a loaded machine, a cold cache), then the job's real speed.
     await ingest.report({ job_id: 'a', attempt: 0, limits, reports: [measurement(1, 0.02)] });
@@ -88,22 +41,9 @@ describe('ReportIngest', () => {
   });
 
   it('a job that discarded a profile only one job measured replaces it when it succeeds; one that failed does not', async () => {
-    const store = new SqliteStore(':memory:');
     const lines: string[] = [];
-    const profiles = new ProfileBook(
-      store,
-      () => [node],
-      (line) => lines.push(line),
-      true,
-    );
-    const ingest = new ReportIngest({
-      store,
-      refit_interval_s: 5,
-      now_ms: () => 0,
-      log: () => {},
-      request_round: () => {},
-      profiles,
-    });
+    const log = (line: string) => lines.push(line);
+    const { store, ingest } = controlDriver({ nodes: [node], refit_interval_s: 5, shared: true, log });
     const run = async (id: string, step_time_s: number) => {
       await store.createJob({ id, name: id, user: 'u', spec }, 'u');
       await ingest.report({
@@ -145,21 +85,7 @@ describe('ReportIngest', () => {
   });
 
   it("the model parameter count a job reports reaches its key's profile; the newest job's count wins", async () => {
-    const store = new SqliteStore(':memory:');
-    const profiles = new ProfileBook(
-      store,
-      () => [node],
-      () => {},
-      true,
-    );
-    const ingest = new ReportIngest({
-      store,
-      refit_interval_s: 5,
-      now_ms: () => 0,
-      log: () => {},
-      request_round: () => {},
-      profiles,
-    });
+    const { store, ingest } = controlDriver({ nodes: [node], refit_interval_s: 5, shared: true });
     const parameters = async () => (await store.getKeyProfile('train', 'cpu'))!.model_parameters;
     const run = async (id: string, model_parameters?: number) => {
       await store.createJob({ id, name: id, user: 'u', spec }, 'u');
@@ -182,12 +108,6 @@ describe('ReportIngest', () => {
 
   it('with profiles, a refit saves the correction of the fit by the measurements it was made on, and the model of a job with no profile uses it', async () => {
     const store = new SqliteStore(':memory:');
-    const profiles = new ProfileBook(
-      store,
-      () => [node],
-      () => {},
-      true,
-    );
     // Two replicas on one node, at two local batches: the measured times are not on the seven-parameter curve.
     const at = (step: number, local_bsz: number, step_time_s: number) => ({
       ...measurement(step, step_time_s),
@@ -195,14 +115,13 @@ describe('ReportIngest', () => {
       local_bsz,
       sync_time_s: step_time_s / 2,
     });
-    const run = async (id: string, book?: ProfileBook) => {
-      const ingest = new ReportIngest({
+    const run = async (id: string, with_profiles = false) => {
+      const { ingest } = controlDriver({
         store,
+        nodes: [node],
         refit_interval_s: 5,
-        now_ms: () => 0,
-        log: () => {},
-        request_round: () => {},
-        ...(book ? { profiles: book } : {}),
+        shared: true,
+        without_profiles: !with_profiles,
       });
       await store.createJob({ id, name: id, user: 'u', spec: { ...spec, profile: id } }, 'u');
       await ingest.report({
@@ -219,7 +138,7 @@ describe('ReportIngest', () => {
       plain.perf && plain.correction === null,
       'a policy without profiles keeps the plain fit, as in the simulator',
     );
-    const job = await run('a', profiles);
+    const job = await run('a', true);
     assert.ok(job.perf && job.correction, 'saved with the fit');
     assert.deepEqual(job.correction, stepCorrection(job.perf, await ownProfilePoints(store, 'a')));
     const model = modelOf(job)!;
@@ -239,21 +158,7 @@ describe('ReportIngest', () => {
   });
 
   it("a refit fits the points once: the key's profile keeps the fit of the job that merged into it", async () => {
-    const store = new SqliteStore(':memory:');
-    const profiles = new ProfileBook(
-      store,
-      () => [node],
-      () => {},
-      true,
-    );
-    const ingest = new ReportIngest({
-      store,
-      refit_interval_s: 5,
-      now_ms: () => 0,
-      log: () => {},
-      request_round: () => {},
-      profiles,
-    });
+    const { store, ingest } = controlDriver({ nodes: [node], refit_interval_s: 5, shared: true });
     const at = (step: number, replicas: number, local_bsz: number, step_time_s: number) => ({
       ...measurement(step, step_time_s),
       num_replicas: replicas,

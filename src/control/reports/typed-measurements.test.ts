@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { BackendNode } from '../../backends/backend.js';
-import { SqliteStore } from '../../store/sqlite/sqlite-store.js';
-import type { JobSpec } from '../../store/types.js';
-import { gpuTypeOf, ProfileBook } from './profile-book.js';
-import { fitType, ownProfilePoints, ReportIngest } from './report-ingest.js';
+import { controlDriver, trainingReport } from '../testing/control-driver.js';
+import { trainSpecFixture } from '../../store/job-fixture.js';
+import { fitType, ownProfilePoints, type ReportIngest } from './report-ingest.js';
 
 const gpuNode = (name: string, type: string): BackendNode => ({
   name,
@@ -14,35 +13,10 @@ const gpuNode = (name: string, type: string): BackendNode => ({
   devices: [0, 1].map((index) => ({ index, kind: 'gpu' as const, name: type })),
 });
 const nodes = [gpuNode('gp1', 'a100'), gpuNode('gp2', 't4')];
-const spec: JobSpec = {
-  name: 'j',
-  command: ['python3', 'train.py'],
-  workdir: '/',
-  env: {},
-  min_replicas: 0,
-  max_replicas: 2,
-  max_restarts: 0,
-  preemptible: true,
-  priority: 0,
-  profile: 'train',
-};
+const spec = trainSpecFixture({ max_replicas: 2 });
 const limits = { init_batch_size: 64, max_batch_size: 1024, min_local_bsz: 16, max_local_bsz: 256, accumulation: true };
-const measurement = (step: number, num_replicas: number, step_time_s: number) => ({
-  time_s: 1e9 + step,
-  step,
-  epoch: 0,
-  num_nodes: 1,
-  num_replicas,
-  local_bsz: 64,
-  accum_steps: 0,
-  step_time_s,
-  sync_time_s: step_time_s / 4,
-  grad_sqr: 1,
-  grad_var: 20,
-  samples: step * 64,
-  remaining_samples: 64_000 - step * 64,
-  loss: 1,
-});
+const measurement = (step: number, num_replicas: number, step_time_s: number) =>
+  trainingReport(step, step_time_s, { num_replicas, sync_time_s: step_time_s / 4 });
 const replica = (rank: number, node: string, gpu_type: string) => ({
   rank,
   device: rank,
@@ -57,22 +31,7 @@ const replica = (rank: number, node: string, gpu_type: string) => ({
 
 /** A store, its profile book and report path on a cluster of one a100 node and one t4 node, as the controller wires them. */
 function setup() {
-  const store = new SqliteStore(':memory:');
-  const profiles = new ProfileBook(
-    store,
-    () => nodes,
-    () => {},
-    true,
-  );
-  const ingest = new ReportIngest({
-    store,
-    refit_interval_s: 5,
-    now_ms: () => 0,
-    log: () => {},
-    request_round: () => {},
-    profiles,
-    gpu_type_of: (job) => gpuTypeOf(job, nodes),
-  });
+  const { store, ingest } = controlDriver({ nodes, refit_interval_s: 5, shared: true, typed: true });
   return { store, ingest };
 }
 

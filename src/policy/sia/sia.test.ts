@@ -17,6 +17,7 @@ import { runPolicyConformance } from '../conformance.js';
 import { GOODPUT_HETERO_DEFAULTS, GoodputHetero } from './goodput-hetero.js';
 import { siaPolicy } from './index.js';
 import { placeFast, placeSticky, SiaPolicy, siaConfigs } from './sia.js';
+import { limitsFixture } from '../../goodput/testing/perf-fixture.js';
 
 const nodes: NodeInfo[] = [
   { index: 0, name: 'slow-0', gpus: 4, preemptible: false, gpu_type: 'slow' },
@@ -27,13 +28,7 @@ const nodes: NodeInfo[] = [
 /** A job's policy view: `over` sets its per-type facts or its own fields. */
 function job(id: string, over: Partial<JobTypes> & Partial<Pick<PolicyJob, 'submitted_at_s'>> = {}): TypedJob {
   const { submitted_at_s, ...types } = over;
-  const limits = {
-    init_batch_size: 128,
-    max_batch_size: 4096,
-    min_local_bsz: 32,
-    max_local_bsz: 512,
-    accumulation: true,
-  };
+  const limits = limitsFixture();
   return {
     id,
     profile_key: 'cifar10',

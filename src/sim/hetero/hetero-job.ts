@@ -77,7 +77,9 @@ export class HeteroJob extends SteppedJob {
     const points = this.profiles.get(key);
     if (!points || points.size === 0 || !this.grad) return undefined;
     let fit = this.fits.get(key);
-    if (!fit) this.fits.set(key, (fit = fitAndCorrect([...points.values()], fitPerfParams, false)));
+    // Without shared profiles (the Sia artifact's baselines, sia and pollux; goodput with profiles off):
+    // the artifact's per-job fit, over the job's points in the order measured (model/job-fit.ts `FitOrder`).
+    if (!fit) this.fits.set(key, (fit = fitAndCorrect([...points.values()], fitPerfParams, false, 'measured')));
     return this.assemble(fit, this.grad, type);
   }
 
@@ -161,7 +163,7 @@ export class HeteroJob extends SteppedJob {
     points.set(id, point);
     this.fits.delete(key);
     if (this.shared) {
-      this.shared.add(this.app.name, key, id, point);
+      this.shared.add(this.app.name, key, point);
       if (this.epoch === 0) this.shared.setStartGrad(this.app.name, this.grad);
     }
   }

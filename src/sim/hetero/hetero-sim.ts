@@ -205,7 +205,7 @@ export function simulateHetero(
       const snapshot: ClusterSnapshot = {
         now_s: now,
         nodes,
-        jobs: active.map((j) => policyJob(j, types)),
+        jobs: active.map((j) => heteroPolicyJob(j, types)),
         allocations: kept,
       };
       const t0 = performance.now();
@@ -260,10 +260,19 @@ export function simulateHetero(
 }
 
 /**
- * The policy's view of `j`: what it knows per type, and (for a policy that reads one model) its
- * model and limits on the cluster's first type, pooled over types where the policy pools them.
+ * Where the mixed-type simulator's one-GPU rates per type come from: `traces`, Sia's bootstrap
+ * profile of the application (its one-GPU rate on each type, read from the traces: what the
+ * published figures are made with); `models`, derived from the job's models as the control plane
+ * derives them (model/job-types.ts `derivedOneGpuRates`; src/model/parity-typed.test.ts).
  */
-function policyJob(j: HeteroJob, types: readonly string[]): PolicyJob {
+export type OneGpuRates = 'traces' | 'models';
+
+/**
+ * The policy's view of `j`: what it knows per type, and (for a policy that reads one model) its
+ * model and limits on the cluster's first type, pooled over types where the policy pools them;
+ * its one-GPU rates per `one_gpu`.
+ */
+export function heteroPolicyJob(j: HeteroJob, types: readonly string[], one_gpu: OneGpuRates = 'traces'): PolicyJob {
   const max_profiled: Record<string, number> = {};
   const one: Record<string, number> = {};
   for (const t of types) {
@@ -293,7 +302,7 @@ function policyJob(j: HeteroJob, types: readonly string[]): PolicyJob {
       limits: (t) => typeLimits(j.app, t),
       max_profiled,
       // Sia's bootstrap profile: the application's one-GPU rate on each type, from its traces.
-      one_gpu_samples_per_s: one,
+      ...(one_gpu === 'traces' ? { one_gpu_samples_per_s: one } : {}),
       remaining_samples: j.remaining_samples,
       restart_s: j.app.rescale_s,
       restarting: j.rescale_s > 0 && j.placement.length > 0,

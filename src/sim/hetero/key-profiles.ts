@@ -1,19 +1,20 @@
 /**
  * Profiles per (application, GPU type) shared by the jobs of a mixed-cluster run, for policies
  * that use profiles (as the control plane keeps them per profile key and type): every job's
- * measurements on a type, one throughput fit per (application, type) refit when a new
- * configuration is measured, and the gradient statistics the application's jobs measured at the
- * start of training.
+ * measurements on a type, kept by model/profile-keeper.ts (the control plane's rule), one
+ * throughput fit per (application, type) refit when a new configuration is measured, and the
+ * gradient statistics the application's jobs measured at the start of training.
  */
 import { fitPerfParams } from '../../goodput/fit.js';
 import { transferredPerf, type TransferredPerf } from '../../goodput/type-transfer-model.js';
 import type { Shape } from '../../goodput/type-transfer.js';
 import type { ProfilePoint } from '../../goodput/types.js';
 import { fitAndCorrect, type JobFit } from '../../model/job-fit.js';
+import { ProfileKeeper } from '../../model/profile-keeper.js';
 
 /** The run's shared profiles. */
 export class KeyProfiles {
-  private readonly points = new Map<string, Map<number, ProfilePoint>>();
+  private readonly keeper = new ProfileKeeper();
   private readonly fits = new Map<string, JobFit>();
   private readonly startGrad = new Map<string, readonly [number, number]>();
   private readonly transfers = new Map<string, { signature: string; result: TransferredPerf | undefined }>();
@@ -21,27 +22,27 @@ export class KeyProfiles {
   /** @param corrected whether a model is corrected by the measurements where measured. */
   constructor(readonly corrected = true) {}
 
-  /** Records one measured configuration (`id` identifies its nodes, replicas and batch). */
-  add(app: string, type: string, id: number, point: ProfilePoint): void {
-    const key = `${app}\u0000${type}`;
-    let m = this.points.get(key);
-    if (!m) this.points.set(key, (m = new Map()));
-    if (m.has(id)) return;
-    m.set(id, point);
-    this.fits.delete(key);
+  /** Records one measured configuration; a new configuration makes the next `fit` refit. */
+  add(app: string, type: string, point: ProfilePoint): void {
+    const { added } = this.keeper.report(app, type, { points: [point], grad: [], new_job: false });
+    if (added.length > 0) this.fits.delete(`${app}\u0000${type}`);
+  }
+
+  /** The points of `app` on `type`, one per configuration, in configuration order (empty: none). */
+  private of(app: string, type: string): readonly ProfilePoint[] {
+    return this.keeper.get(app, type)?.points ?? [];
   }
 
   /**
-   * The fit over every job's measurements of `app` on `type` (in the order they were measured),
-   * if any, corrected by them where measured when `corrected` (model/job-fit.ts `fitAndCorrect`,
-   * the control plane's rule).
+   * The fit over every job's measurements of `app` on `type`, if any, corrected by them where
+   * measured when `corrected` (model/job-fit.ts `fitAndCorrect`, the control plane's rule).
    */
   fit(app: string, type: string): JobFit | undefined {
     const key = `${app}\u0000${type}`;
-    const m = this.points.get(key);
-    if (!m || m.size === 0) return undefined;
+    const points = this.of(app, type);
+    if (points.length === 0) return undefined;
     let fit = this.fits.get(key);
-    if (!fit) this.fits.set(key, (fit = fitAndCorrect([...m.values()], fitPerfParams, this.corrected)));
+    if (!fit) this.fits.set(key, (fit = fitAndCorrect(points, fitPerfParams, this.corrected)));
     return fit;
   }
 
@@ -68,9 +69,9 @@ export class KeyProfiles {
     shapes: ReadonlyMap<string, readonly Shape[]>,
     one_gpu_samples_per_s: (app: string, type: string) => number,
   ): void {
-    const of = (a: string, t: string) => this.points.get(`${a}\u0000${t}`);
+    const size = (a: string, t: string) => this.of(a, t).length;
     const grown = (n: number) => Math.floor(Math.log2(n));
-    const all = [...new Set([...this.points.keys()].map((k) => k.split('\u0000')[0]!))].sort();
+    const all = [...new Set([...this.keeper.all()].map((p) => p.key))].sort();
     for (const app of new Set(apps)) {
       for (const [target, targetShapes] of shapes) {
         const cacheKey = `${app}\u0000${target}`;
@@ -80,20 +81,20 @@ export class KeyProfiles {
         }
         let reference: string | undefined;
         let most = 0;
-        for (const [key, m] of this.points) {
-          const [a, t] = key.split('\u0000') as [string, string];
-          if (a === app && t !== target && m.size > most) [reference, most] = [t, m.size];
+        for (const p of this.keeper.all()) {
+          if (p.key === app && p.gpu_type !== target && p.points.length > most)
+            [reference, most] = [p.gpu_type, p.points.length];
         }
         if (reference === undefined) continue;
         const ref = reference;
-        const others = all.filter((a) => a !== app && (of(a, ref)?.size ?? 0) > 0 && (of(a, target)?.size ?? 0) > 0);
+        const others = all.filter((a) => a !== app && size(a, ref) > 0 && size(a, target) > 0);
         const signature = [
           ref,
           grown(most),
-          ...others.map((a) => `${a}:${grown(of(a, ref)!.size)}:${grown(of(a, target)!.size)}`),
+          ...others.map((a) => `${a}:${grown(size(a, ref))}:${grown(size(a, target))}`),
         ].join(' ');
         if (this.transfers.get(cacheKey)?.signature === signature) continue;
-        const own = [...of(app, ref)!.values()];
+        const own = this.of(app, ref);
         const speedup = one_gpu_samples_per_s(app, target) / one_gpu_samples_per_s(app, ref);
         // Its one-GPU compute on the target: its reference compute at Sia's one-GPU ratio.
         const oneGpu = own
@@ -110,7 +111,7 @@ export class KeyProfiles {
           ? transferredPerf(
               own,
               oneGpu,
-              others.map((a) => ({ reference: [...of(a, ref)!.values()], target: [...of(a, target)!.values()] })),
+              others.map((a) => ({ reference: this.of(a, ref), target: this.of(a, target) })),
               at,
             )
           : undefined;
@@ -121,9 +122,7 @@ export class KeyProfiles {
 
   /** Largest replica count measured for `app` on `type` by any job. */
   maxReplicas(app: string, type: string): number {
-    let max = 0;
-    for (const p of this.points.get(`${app}\u0000${type}`)?.values() ?? []) max = Math.max(max, p.num_replicas);
-    return max;
+    return this.keeper.get(app, type)?.max_measured_replicas ?? 0;
   }
 
   /** Gradient statistics (sigma^2, nu) a job of `app` measured in its first epoch, if any. */

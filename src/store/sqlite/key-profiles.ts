@@ -1,12 +1,7 @@
 import type Database from 'better-sqlite3';
-import {
-  addToProfile,
-  clampProgress,
-  emptyProfile,
-  type GradSample,
-  type KeyProfile,
-} from '../../goodput/key-profile.js';
+import { clampProgress, emptyProfile, type GradSample, type KeyProfile } from '../../goodput/key-profile.js';
 import type { BatchLimits, PerfParams, ProfilePoint } from '../../goodput/types.js';
+import { keepReport } from '../../model/profile-keeper.js';
 import type { KeyProfileUpdate } from '../store.js';
 import type { StoredKeyProfile } from '../types.js';
 import type { Row } from './rows.js';
@@ -15,7 +10,8 @@ const parse = <T>(v: unknown): T | null => (typeof v === 'string' ? (JSON.parse(
 
 /**
  * The profiles of profile keys in SQLite (tables of migration 4, `model_parameters` of 5): reads
- * build the pure `KeyProfile` of goodput/key-profile.ts, merges follow its `addToProfile`.
+ * build the pure `KeyProfile` of goodput/key-profile.ts, merges follow model/profile-keeper.ts
+ * `keepReport`.
  * Synchronous; the caller (SqliteStore) owns the connection. Not on the report path: merges come
  * from refits (Store.saveRefit).
  */
@@ -106,9 +102,9 @@ export class SqliteKeyProfiles {
   mergeIn(u: KeyProfileUpdate): StoredKeyProfile {
     const before: KeyProfile = this.get(u.key, u.gpu_type) ?? emptyProfile(u.key, u.gpu_type);
     const new_job = this.stmts.addJob.run(u.key, u.gpu_type, u.job_id).changes > 0;
-    // The pure merge decides (replacement per configuration and progress, clamping); the
-    // tables then hold its result.
-    const merged = addToProfile(before, u.points, u.grad, new_job, u.model_parameters);
+    // The one profile keeper's pure merge (model/profile-keeper.ts) decides (replacement per
+    // configuration and progress, clamping); the tables then hold its result.
+    const merged = keepReport(before, { ...u, new_job }).profile;
     this.stmts.upsertHead.run(
       u.key,
       u.gpu_type,

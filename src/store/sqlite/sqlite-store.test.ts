@@ -43,20 +43,7 @@ describe('SqliteStore specifics', () => {
     v1.pragma('user_version = 1');
     v1.prepare(
       "INSERT INTO jobs (id, name, user, spec, state, submitted_at_ms, step, samples, grad, reason) VALUES ('old', 'old', 'u', ?, 'running', 5, 7, 448, ?, 'launched')",
-    ).run(
-      JSON.stringify({
-        name: 'old',
-        command: ['true'],
-        workdir: '/',
-        env: {},
-        min_replicas: 0,
-        max_replicas: 1,
-        max_restarts: 0,
-        preemptible: true,
-        priority: 0,
-      }),
-      JSON.stringify({ sqr: 0.5, var: 1.5 }),
-    );
+    ).run(JSON.stringify(jobSpecFixture({ name: 'old', workdir: '/' })), JSON.stringify({ sqr: 0.5, var: 1.5 }));
     v1.prepare("INSERT INTO reports (job_id, attempt, received_at_ms, step, body) VALUES ('old', 0, 5, 7, ?)").run(
       JSON.stringify({ step: 7 }),
     );

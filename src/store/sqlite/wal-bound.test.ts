@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { SqliteStore } from './sqlite-store.js';
 import { jobSpecFixture } from '../job-fixture.js';
+import { measuredStepFixture } from '../../goodput/testing/perf-fixture.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'goodput-wal-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -31,17 +32,11 @@ describe('bounded WAL', () => {
     const store = new SqliteStore(db, { background_checkpoint_ms: 20, wal_truncate_bytes: 1 << 20 });
     const spec = jobSpecFixture({ name: 'j', workdir: '/' });
     await store.createJob({ id: 'j', name: 'j', user: 'u', spec }, 'test');
-    const m = {
+    const m = measuredStepFixture({
       time_s: 0,
       step: 0,
-      num_nodes: 1,
-      num_replicas: 1,
-      local_bsz: 32,
-      accum_steps: 0,
-      step_time_s: 0.1,
-      sync_time_s: 0,
       breakdown: { forward_s: 0.05, backward_s: 0.04, optimizer_s: 0.01 },
-    };
+    });
     let peak = 0;
     // 100k reports: about 16 MiB of database pages, 16 times the threshold.
     const deadline = Date.now() + 90_000;
