@@ -43,7 +43,11 @@ export interface HangVerdict {
 const DEFAULTS: Required<HangOptions> = { stall_min_s: 20, stall_steps: 5, silent_s: 10 };
 
 /** The hung rank among `ranks` at `now_ms`, or null (progressing, or no single rank to blame). Pure. */
-export function hangVerdict(ranks: readonly RankState[], now_ms: number, options: HangOptions = {}): HangVerdict | null {
+export function hangVerdict(
+  ranks: readonly RankState[],
+  now_ms: number,
+  options: HangOptions = {},
+): HangVerdict | null {
   const o = { ...DEFAULTS, ...options };
   if (ranks.length < 2 || ranks.some((r) => r.progress_ms === null)) return null;
   const last_progress_ms = Math.max(...ranks.map((r) => r.progress_ms!));

@@ -79,7 +79,10 @@ describe('stragglerVerdict', () => {
     const slowLast = ranks.map((r, i) =>
       i !== 2
         ? r
-        : { ...r, windows: r.windows.map((w) => (w.received_ms > NOW - 4000 ? { ...w, compute_s: w.compute_s * 3 } : w)) },
+        : {
+            ...r,
+            windows: r.windows.map((w) => (w.received_ms > NOW - 4000 ? { ...w, compute_s: w.compute_s * 3 } : w)),
+          },
     );
     assert.equal(stragglerVerdict(slowLast, NOW), null);
   });
@@ -93,7 +96,12 @@ describe('stragglerVerdict', () => {
     let alarms = 0;
     for (let seed = 1; seed <= 1000; seed++) {
       const n = 2 + (seed % 63);
-      const ranks = lockstep(Array.from({ length: n }, () => ({ noise: 0.15 })), 20, NOW, seed);
+      const ranks = lockstep(
+        Array.from({ length: n }, () => ({ noise: 0.15 })),
+        20,
+        NOW,
+        seed,
+      );
       if (stragglerVerdict(ranks, NOW) !== null) alarms++;
     }
     assert.equal(alarms, 0);

@@ -121,7 +121,8 @@ export function stragglerVerdict(
   const without_s = Math.max(job_step_s - extra_s, peers_own_step_s, 1e-9);
   const slowdown_pct = (100 * extra_s) / without_s;
   const r = ranks[who]!;
-  const what = phase === 'data' ? 'waits on data' : phase === 'compute' ? 'computes' : 'runs its own code between steps';
+  const what =
+    phase === 'data' ? 'waits on data' : phase === 'compute' ? 'computes' : 'runs its own code between steps';
   const fix =
     phase === 'data'
       ? 'check its data source and loader workers'
