@@ -2,7 +2,7 @@
  * End to end, the verdicts across ranks on real processes: a `goodput up` on 4 CPU slots runs
  * 3 gloo ranks of real torch through the SDK, rank 2 made slow (150 ms more compute per step).
  * The straggler verdict names rank 2 and its slow phase within 15 s of steady reports, in
- * `goodput show` and the events; then rank 1 is SIGSTOPped: the `rank-hung` event names it
+ * `goodput show`, `goodput doctor <job>` and the events; then rank 1 is SIGSTOPped: the `rank-hung` event names it
  * within 60 s with its process state (stopped) and the others' stacks, its device is drained,
  * and the job runs again from its checkpoint on the 3 devices left (not device 1) well before the
  * 300 s job-level hung timeout; `goodput nodes` shows the mark and `goodput nodes clear` lifts it.
@@ -60,6 +60,9 @@ describe('verdicts across ranks (torch, gloo, 3 ranks)', { skip: python ? undefi
     assert.ok(straggler.slowdown_pct > 50, straggler.line);
     const show = await runCli(['show', submitted.id, ...cli]);
     assert.match(show.stdout, /straggler {2}straggler: rank 2 \(node \S+, device 2\) computes/);
+    const doctor = await runCli(['doctor', submitted.id, ...cli]);
+    assert.match(doctor.stdout, /straggler {2}straggler: rank 2/);
+    assert.match(doctor.stdout, /replica 1 {2}[RS] \((running|sleeping)\), [\d.]+ CPU-s; last log line: /);
     await waitFor('the straggler event', 10_000, async () =>
       (await client.events(submitted.id)).find((e) => e.kind === 'straggler'),
     );
