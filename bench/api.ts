@@ -318,13 +318,16 @@ async function main(): Promise<void> {
     const cpu4 = cpuSeconds(server.pid!);
     const perRank_us = ((cpu4 - cpu3) * 1e6) / (ranks.count * (1 + 1 / DURATION_S));
     console.log(
-      `  rank summary  ${ranks.rps.toFixed(0).padStart(6)} posts/s     p50 ${f(ranks.p50_ms)} ms   p99 ${f(ranks.p99_ms)} ms   errors ${ranks.errors}/${ranks.count}; ${perRank_us.toFixed(0)} us server CPU each`,
+      `  rank summary  ${ranks.rps.toFixed(0).padStart(6)} posts/s     p50 ${f(ranks.p50_ms)} ms   ` +
+        `p99 ${f(ranks.p99_ms)} ms   errors ${ranks.errors}/${ranks.count}; ` +
+        `${perRank_us.toFixed(0)} us server CPU each`,
     );
     if (ranks.first_error !== undefined) console.log(`  first error   ${ranks.first_error.slice(0, 300)}`);
     const paced = await pacedRanks(u, rankPath, jobs[0]!.token, rankBodies, server.pid!);
     console.log(
-      `  ${RANKS} ranks     one summary per rank every ${RANK_INTERVAL_S} s for ${PACED_S} s: ${paced.posts} posts (${(paced.posts / PACED_S).toFixed(0)}/s), ` +
-        `errors ${paced.errors}, p99 ${f(paced.p99_ms)} ms, server CPU ${(100 * paced.cpu_share).toFixed(1)}% of one core ` +
+      `  ${RANKS} ranks     one summary per rank every ${RANK_INTERVAL_S} s for ${PACED_S} s: ` +
+        `${paced.posts} posts (${(paced.posts / PACED_S).toFixed(0)}/s), errors ${paced.errors}, ` +
+        `p99 ${f(paced.p99_ms)} ms, server CPU ${(100 * paced.cpu_share).toFixed(1)}% of one core ` +
         `(idle server over the same time: ${(100 * paced.idle_share).toFixed(1)}%)`,
     );
     const metrics = await client.metrics();

@@ -53,7 +53,8 @@ function summary(name: string, rs: readonly ScenarioResult[], limit_s: number): 
   const wrong = rs.filter((r) => r.named !== null && r.named !== r.injected).length;
   console.log(
     `${name}: right rank within ${limit_s} s in ${right.length}/${rs.length}; wrong rank ${wrong}; ` +
-      `time to verdict median ${fmt(times[times.length >> 1] ?? null)} s, max ${fmt(times[times.length - 1] ?? null)} s`,
+      `time to verdict median ${fmt(times[times.length >> 1] ?? null)} s, ` +
+      `max ${fmt(times[times.length - 1] ?? null)} s`,
   );
 }
 
@@ -80,7 +81,8 @@ try {
     const r = await hangScenario(server.client, python, { replicas, rank, limit_s: 90, resume_limit_s: 120 });
     hangs.push(r);
     console.log(
-      `hang ${i + 1} (rank ${rank}): named ${r.named ?? '-'} after ${fmt(r.time_s)} s, resumed after ${fmt(r.resume_s)} s  ${r.line.slice(0, 300)}`,
+      `hang ${i + 1} (rank ${rank}): named ${r.named ?? '-'} after ${fmt(r.time_s)} s, ` +
+        `resumed after ${fmt(r.resume_s)} s  ${r.line.slice(0, 300)}`,
     );
   }
   const healthy: ScenarioResult[] = [];
@@ -98,7 +100,8 @@ try {
   }
   if (healthy.length)
     console.log(
-      `healthy: ${healthy.reduce((n, r) => n + r.alarms, 0)} false alarm(s) over ${healthy.length} runs of ${count('healthy-s')} s`,
+      `healthy: ${healthy.reduce((n, r) => n + r.alarms, 0)} false alarm(s) ` +
+        `over ${healthy.length} runs of ${count('healthy-s')} s`,
     );
 } finally {
   await cleanup(data_dir, [server]);

@@ -144,7 +144,8 @@ export class RankWatch {
         job_id,
         'device-marked',
         'controller',
-        `device ${v.device} of node ${v.node} drained: ${drained.reason} ('goodput nodes clear ${v.node}/${v.device}' to clear)`,
+        `device ${v.device} of node ${v.node} drained: ${drained.reason} ` +
+          `('goodput nodes clear ${v.node}/${v.device}' to clear)`,
         { node: v.node, device: v.device, kind: 'drained' },
       );
     await store.stopJob(job_id, { allocation: job.allocation, devices: job.devices }, 'hung', 'controller', reason);

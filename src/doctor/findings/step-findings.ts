@@ -178,7 +178,8 @@ export function stepBreakdownFindings(b: StepBreakdown, src: string): Finding[] 
           ? ["Check that rank's data source, shard size and loader workers"]
           : phase === 'compute'
             ? [
-                "Check that rank's GPU (clocks, throttling, other processes: nvidia-smi) and what else runs on its CPU cores",
+                "Check that rank's GPU (clocks, throttling, other processes: nvidia-smi) and what else runs " +
+                  'on its CPU cores',
                 'Bind processes to the CPU socket of their GPU (numactl / mpirun --map-by socket)',
               ]
             : ['Check what the script does after optimizer.step() on that rank (logging, evaluation, syncs)'],
