@@ -87,6 +87,7 @@ def test_sigusr1_writes_every_threads_stack(tmp_path):
         "from goodput.torch.rank_summary import install_stack_dump\n"
         f"print(install_stack_dump({str(tmp_path)!r}, 1, 2), flush=True)\n"
         "def waits_in_a_collective():\n"
+        "    print('waiting', flush=True)\n"
         "    time.sleep(30)\n"
         "waits_in_a_collective()\n"
     )
@@ -94,6 +95,7 @@ def test_sigusr1_writes_every_threads_stack(tmp_path):
     try:
         path = proc.stdout.readline().strip()
         assert path == str(tmp_path / "stacks-attempt-1-rank-2.txt")
+        assert proc.stdout.readline().strip() == "waiting"  # inside the function: its frame is on the stack
         proc.send_signal(signal.SIGUSR1)
         assert wait_for(lambda: "waits_in_a_collective" in open(path).read(), 10), open(path).read()
         assert proc.poll() is None, "the dump does not end the process"
