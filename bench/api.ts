@@ -21,7 +21,8 @@ import { limitsFixture } from '../src/goodput/testing/perf-fixture.js';
 benchArgs(
   `
 usage: npm run bench:api
-Report throughput and latency of a real 'goodput up' on loopback (target >= 2000 reports/s at p99 <= 20 ms).
+Report throughput and latency of a real 'goodput up' on loopback (target >= 2000 reports/s at p99 <= 20 ms),
+and the rank summaries of a 64-rank job (capacity, and the server's CPU at their real rate).
 `,
   {},
 );
@@ -128,6 +129,52 @@ async function load(
     errors,
     ...(first_error === undefined ? {} : { first_error }),
     count: latencies.length,
+  };
+}
+
+/** Ranks of the simulated job, their summary interval (the SDK's default) and the paced run's length. */
+const RANKS = 64;
+const RANK_INTERVAL_S = 2;
+const PACED_S = 10;
+
+/**
+ * RANKS ranks posting one summary each every RANK_INTERVAL_S (each rank's first post spread over
+ * the interval) for PACED_S, and the same time idle before it: the server's CPU share of each.
+ */
+async function pacedRanks(
+  url: URL,
+  path: string,
+  token: string,
+  bodies: readonly string[],
+  pid: number,
+): Promise<{ posts: number; errors: number; p99_ms: number; cpu_share: number; idle_share: number }> {
+  const c0 = cpuSeconds(pid);
+  await new Promise((r) => setTimeout(r, PACED_S * 1000));
+  const c1 = cpuSeconds(pid);
+  const latencies: number[] = [];
+  let errors = 0;
+  const start = performance.now();
+  await Promise.all(
+    bodies.map(async (body, rank) => {
+      await new Promise((r) => setTimeout(r, (rank / bodies.length) * RANK_INTERVAL_S * 1000));
+      for (let k = 0; performance.now() - start < PACED_S * 1000; k++) {
+        const t0 = performance.now();
+        const answer = await post(url, path, token, body).catch((): Answer => ({ status: 0 }));
+        latencies.push(performance.now() - t0);
+        if (answer.status !== 200) errors++;
+        const next = start + (rank / bodies.length + k + 1) * RANK_INTERVAL_S * 1000;
+        await new Promise((r) => setTimeout(r, Math.max(0, next - performance.now())));
+      }
+    }),
+  );
+  const c2 = cpuSeconds(pid);
+  latencies.sort((a, b) => a - b);
+  return {
+    posts: latencies.length,
+    errors,
+    p99_ms: latencies[Math.floor(0.99 * (latencies.length - 1))] ?? NaN,
+    cpu_share: (c2 - c1) / ((performance.now() - start) / 1000),
+    idle_share: (c1 - c0) / PACED_S,
   };
 }
 
@@ -240,6 +287,43 @@ async function main(): Promise<void> {
     const perHealth_us = ((cpu1 - cpu0) * 1e6) / (health.count * (1 + 0.5 / DURATION_S));
     console.log(
       `  server CPU    ${perReport_us.toFixed(0)} us per report (one free core: ~${(1e6 / perReport_us).toFixed(0)} reports/s); ${perHealth_us.toFixed(0)} us per health request`,
+    );
+    // Rank summaries (issue #50): every rank of an SDK job posts one every 2 s. The running job
+    // (jobs[0]) stands for a job of RANKS ranks: capacity of the route, then the paced load of
+    // RANKS ranks at their real rate, as the server's CPU share.
+    const rankBody = (rank: number) =>
+      JSON.stringify({
+        attempt: 0,
+        rank,
+        window: {
+          steps: 20,
+          data_wait_s: 0.02,
+          compute_s: 1.6,
+          sync_s: 0.3,
+          between_s: 0.04,
+          step: 100,
+          phase: 'step',
+          phase_s: 0.03,
+        },
+      });
+    const rankPath = `/v1/jobs/${jobs[0]!.id}/ranks`;
+    const rankBodies = Array.from({ length: RANKS }, (_, r) => rankBody(r));
+    const cpu3 = cpuSeconds(server.pid!);
+    const ranks = await load(u, (i) => ({ path: rankPath, token: jobs[0]!.token, body: rankBodies[i % RANKS]! }), 1);
+    const cpu4 = cpuSeconds(server.pid!);
+    const perRank_us = ((cpu4 - cpu3) * 1e6) / (ranks.count * (1 + 1 / DURATION_S));
+    console.log(
+      `  rank summary  ${ranks.rps.toFixed(0).padStart(6)} posts/s     p50 ${f(ranks.p50_ms)} ms   ` +
+        `p99 ${f(ranks.p99_ms)} ms   errors ${ranks.errors}/${ranks.count}; ` +
+        `${perRank_us.toFixed(0)} us server CPU each`,
+    );
+    if (ranks.first_error !== undefined) console.log(`  first error   ${ranks.first_error.slice(0, 300)}`);
+    const paced = await pacedRanks(u, rankPath, jobs[0]!.token, rankBodies, server.pid!);
+    console.log(
+      `  ${RANKS} ranks     one summary per rank every ${RANK_INTERVAL_S} s for ${PACED_S} s: ` +
+        `${paced.posts} posts (${(paced.posts / PACED_S).toFixed(0)}/s), errors ${paced.errors}, ` +
+        `p99 ${f(paced.p99_ms)} ms, server CPU ${(100 * paced.cpu_share).toFixed(1)}% of one core ` +
+        `(idle server over the same time: ${(100 * paced.idle_share).toFixed(1)}%)`,
     );
     const metrics = await client.metrics();
     const stored = /^goodput_reports_total (\d+)$/m.exec(metrics)?.[1];

@@ -25,6 +25,7 @@ import { StoreHealth } from './store-health.js';
 import { checkLaunchable } from '../admission/submit-checks.js';
 import { registerProfileRoutes } from './profile-routes.js';
 import { registerShareRoutes } from './share-routes.js';
+import { registerRankRoutes } from './rank-routes.js';
 import { registerTokenRoutes } from './token-routes.js';
 import { eventView, iso, jobView, replicaView, type JobDetail, type NodeView, type SubmittedJob } from './views.js';
 
@@ -246,6 +247,8 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
   // the report against the job in its transaction (core/report-issues.ts): an invalid one gets
   // 400, an ended job's 409.
   app.post('/v1/jobs/:id/reports', (c) => handleReport(c, (batch) => controller.report(batch)));
+
+  registerRankRoutes(app, controller, findJob, o.now_ms ?? Date.now);
 
   app.get('/v1/nodes', (c) => {
     const principal = c.get('principal');

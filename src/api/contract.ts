@@ -12,6 +12,9 @@ import type { ReportBody, tokenBodySchema } from '../core/wire.js';
 import type { ReportRecord } from '../store/types.js';
 import type { TeamView } from '../policy/shares/view.js';
 import type { UsageRow } from './share-routes.js';
+import type { DeviceMark } from '../control/ranks/device-health.js';
+import type { RankSummaryBody } from '../core/rank-wire.js';
+import type { nodeClearBodySchema, RanksView } from './rank-routes.js';
 import type { BulkCancelView, bulkCancelBodySchema } from './bulk-cancel-schema.js';
 import type { healthSchema, reportResponseSchema } from './response-schemas.js';
 import type {
@@ -37,6 +40,9 @@ export interface ApiContract {
   'POST /v1/jobs/{id}/cancel': { response: JobSummary };
   'POST /v1/jobs/cancel': { body: z.input<typeof bulkCancelBodySchema>; response: BulkCancelView };
   'GET /v1/nodes': { response: NodeView[] };
+  'POST /v1/jobs/{id}/ranks': { body: RankSummaryBody; response: { ok: true } };
+  'GET /v1/jobs/{id}/ranks': { response: RanksView };
+  'POST /v1/nodes/clear': { body: z.input<typeof nodeClearBodySchema>; response: { cleared: DeviceMark[] } };
   'POST /v1/tokens': { body: z.input<typeof tokenBodySchema>; response: TokenView & { token: string } };
   'GET /v1/tokens': { response: TokenView[] };
   'DELETE /v1/tokens/{id}': { response: TokenView };
@@ -70,6 +76,9 @@ export const API_ROUTES = Object.keys({
   'POST /v1/jobs/{id}/reports': 1,
   'POST /v1/jobs/{id}/cancel': 1,
   'GET /v1/nodes': 1,
+  'POST /v1/jobs/{id}/ranks': 1,
+  'GET /v1/jobs/{id}/ranks': 1,
+  'POST /v1/nodes/clear': 1,
   'POST /v1/tokens': 1,
   'GET /v1/tokens': 1,
   'DELETE /v1/tokens/{id}': 1,

@@ -4,6 +4,8 @@ import { jobSpecSchema } from '../core/job-spec.js';
 import { reportBodySchema, tokenBodySchema } from '../core/wire.js';
 import { bulkCancelBodySchema } from './bulk-cancel-schema.js';
 import { reportResponseSchema } from './response-schemas.js';
+import { rankSummaryBodySchema } from '../core/rank-wire.js';
+import { nodeClearBodySchema } from './rank-routes.js';
 
 const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
 const error = { description: 'error', ...json({ $ref: '#/components/schemas/Error' }) };
@@ -48,6 +50,8 @@ export function openApiDocument(version: string): Record<string, unknown> {
         ReportBody: z.toJSONSchema(reportBodySchema, { io: 'input', unrepresentable: 'any' }),
         TokenRequest: z.toJSONSchema(tokenBodySchema, { io: 'input', unrepresentable: 'any' }),
         CancelFilter: z.toJSONSchema(bulkCancelBodySchema, { io: 'input', unrepresentable: 'any' }),
+        RankSummary: z.toJSONSchema(rankSummaryBodySchema, { io: 'input', unrepresentable: 'any' }),
+        NodeClear: z.toJSONSchema(nodeClearBodySchema, { io: 'input', unrepresentable: 'any' }),
         ReportResponse: z.toJSONSchema(reportResponseSchema),
       },
     },
@@ -142,6 +146,26 @@ export function openApiDocument(version: string): Record<string, unknown> {
             "own jobs; another user's or everyone's: admin. Answers the count and the jobs",
           requestBody: json({ $ref: '#/components/schemas/CancelFilter' }),
           responses: { 200: ok('{cancelled, jobs: [{id, name, user, from}]}'), ...errors },
+        },
+      },
+      '/v1/jobs/{id}/ranks': {
+        post: {
+          summary:
+            "One rank's summary of its recent steps (every rank of an SDK job, every 2 s; job token): " +
+            'the live straggler and hang verdicts read them (docs/doctor.md)',
+          requestBody: json({ $ref: '#/components/schemas/RankSummary' }),
+          responses: { 200: ok('{ok: true}'), ...errors },
+        },
+        get: {
+          summary: "Each rank now, the straggler and hang verdicts, and the replicas' process facts",
+          responses: { 200: ok('{attempt, ranks, straggler, hang, processes}'), ...errors },
+        },
+      },
+      '/v1/nodes/clear': {
+        post: {
+          summary: "Clear the slow or drained marks of a node's devices (admin)",
+          requestBody: json({ $ref: '#/components/schemas/NodeClear' }),
+          responses: { 200: ok('{cleared}'), ...errors },
         },
       },
       '/v1/nodes': {

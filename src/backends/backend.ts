@@ -49,6 +49,14 @@ export interface BackendNode {
   note: string;
 }
 
+/** What the control plane can read of a replica's main process (a plain job's hang evidence). */
+export interface ProcessFacts {
+  /** /proc state letter and meaning, e.g. `T (stopped)`, `S (sleeping)`. */
+  state: string;
+  /** CPU seconds (user + system) it used so far. */
+  cpu_s: number;
+}
+
 /** Everything needed to start the replicas of one attempt of a job. */
 export interface LaunchRequest {
   job_id: string;
@@ -203,6 +211,14 @@ export interface Backend {
    * Admission checks the interpreter a job's replicas would run only where it is known.
    */
   replicaPath?(): string | undefined;
+  /**
+   * Asks the replica's main process to write its Python stacks (SIGUSR1: the SDK registers a
+   * faulthandler dump to its checkpoint directory, rank_summary.py); false when it could not be
+   * asked. Optional: a backend without it gives no stacks.
+   */
+  requestStacks?(ref: ReplicaRef): boolean;
+  /** The replica's main process as /proc shows it, or undefined (gone, or on another machine). Optional. */
+  processFacts?(ref: ReplicaRef): ProcessFacts | undefined;
   /** Registers the exit listener (one; replaces the previous). */
   onExit(listener: (exit: ReplicaExit) => void): void;
   /** Stops watching; never kills replicas (they survive a server restart by design). */

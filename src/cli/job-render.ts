@@ -1,5 +1,6 @@
 /** `goodput show` and `goodput ls` in plain words: batch, efficiency, goodput, speedup, reasons. Pure. */
 import type { EventView, JobDetail, JobSummary } from '../client/client.js';
+import type { RanksView } from '../api/rank-routes.js';
 import { age, formatTable } from '../client/table.js';
 import type { BatchView, JobInsight } from '../control/loop/insight.js';
 import { liveDoctorLine, type LiveReport } from '../doctor/live.js';
@@ -42,11 +43,26 @@ export function insightLines(i: JobInsight): string[] {
   return lines;
 }
 
+/** The verdicts across ranks (none when no rank reports summaries). */
+export function rankLines(ranks: RanksView | undefined): string[] {
+  if (!ranks || ranks.ranks.length === 0) return [];
+  const out: string[] = [];
+  if (ranks.straggler) out.push(`straggler  ${ranks.straggler.line}`);
+  if (ranks.hang) out.push(`hung rank  ${ranks.hang.line}`);
+  if (out.length === 0) out.push(`ranks      ${plural(ranks.ranks.length, 'rank')} report; no straggler, no hung rank`);
+  return out;
+}
+
 /** The most recent events `goodput show` prints (--json has every one). */
 const SHOWN_EVENTS = 15;
 
 /** Full text of `goodput show` (the job, its current replicas and its latest events; the doctor's verdict from its reports). */
-export function renderJob(job: JobDetail, events: readonly EventView[], reports: readonly LiveReport[] = []): string {
+export function renderJob(
+  job: JobDetail,
+  events: readonly EventView[],
+  reports: readonly LiveReport[] = [],
+  ranks?: RanksView,
+): string {
   const unit = job.device_kind === 'gpu' ? 'GPU' : 'CPU slot';
   const envs = [
     job.spec.venv && `venv ${job.spec.venv}`,
@@ -63,6 +79,7 @@ export function renderJob(job: JobDetail, events: readonly EventView[], reports:
     ...insightLines(job.insight),
     profileLine(job, events),
     `doctor     ${liveDoctorLine(reports, job)}`,
+    ...rankLines(ranks),
     `restarts   ${job.restarts} (failures ${job.failures} of max ${job.spec.max_restarts})`,
     `progress   step ${job.step}, ${job.samples} samples, ${num(job.attained_service_gpu_s)} ${job.device_kind === 'gpu' ? 'GPU-s' : 'slot-s'} used`,
     `times      submitted ${job.submitted_at}, started ${job.started_at ?? '-'}, finished ${job.finished_at ?? '-'}`,

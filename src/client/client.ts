@@ -2,6 +2,8 @@
  * The one typed HTTP client of the control plane, used by the CLI, the tests and the bench.
  * Every non-2xx answer becomes a GoodputError carrying the server's code and message.
  */
+import type { RanksView } from '../api/rank-routes.js';
+import type { DeviceMark } from '../control/ranks/device-health.js';
 import type { BulkCancelView } from '../api/bulk-cancel-schema.js';
 import type { ProfileSummaryView, ProfileView } from '../api/profile-routes.js';
 import type { TokenView } from '../api/token-routes.js';
@@ -113,6 +115,14 @@ export class GoodputClient {
   }
   nodes(): Promise<NodeView[]> {
     return this.call('GET /v1/nodes');
+  }
+  /** Each rank of a job now, the straggler and hang verdicts, and its replicas' process facts. */
+  ranks(ref: string): Promise<RanksView> {
+    return this.call('GET /v1/jobs/{id}/ranks', { id: ref });
+  }
+  /** Clears the slow or drained marks of a node's devices (all, or `device`; admin). */
+  clearNode(node: string, device?: number): Promise<{ cleared: DeviceMark[] }> {
+    return this.call('POST /v1/nodes/clear', {}, {}, { node, ...(device !== undefined ? { device } : {}) });
   }
   /** A new user token (shown once). `user` default: the caller; `unix_user`, `slurm_account`: admin only. */
   createToken(

@@ -3,6 +3,7 @@ import type { Backend, RunAs } from '../backends/backend.js';
 import type { PortRange } from '../backends/contract-env.js';
 import type { Policy } from '../policy/policy.js';
 import type { SharesConfig } from '../policy/shares/index.js';
+import type { RankWatchOptions } from './ranks/rank-watch-options.js';
 import type { Store, UserJobLimits } from '../store/store.js';
 import { systemClock, type Clock } from '../util/clock.js';
 
@@ -42,6 +43,8 @@ export interface ControllerOptions {
   clock?: Clock;
   /** Period of the launch/deadline pump (ms). Default 250. */
   tick_ms?: number;
+  /** Thresholds of the live verdicts across ranks (ranks/rank-watch.ts); default: theirs. */
+  rank_watch?: RankWatchOptions;
   /** Multi-user mode: the Unix account a job owner's replicas run as (throws when it has none). */
   run_as?: (owner: string) => Promise<RunAs>;
   /**

@@ -28,6 +28,11 @@ import { Round } from './loop/round.js';
 import type { ShareUsage } from '../core/cluster.js';
 import { NO_SHARES, type SharesConfig } from '../policy/shares/index.js';
 import { Supervisor } from './replicas/supervisor.js';
+import { logTail } from './replicas/log-tail.js';
+import type { RankSummaryBody } from '../core/rank-wire.js';
+import { DeviceHealth, withDeviceHealth, type DeviceMark } from './ranks/device-health.js';
+import { RankBook } from './ranks/rank-book.js';
+import { RankWatch, type RankVerdicts } from './ranks/rank-watch.js';
 
 export type { ControllerOptions, ControllerStats } from './controller-options.js';
 
@@ -49,6 +54,8 @@ export class Controller {
   private readonly roundPart: Round;
   private readonly supervisor: Supervisor;
   private readonly launcher: Launcher;
+  /** The verdicts across ranks (which rank is slow, which is hung) and the device marks they feed. */
+  private readonly rankWatch: RankWatch;
   private chain: Promise<unknown> = Promise.resolve();
   private roundPending = false;
   private readonly timers: TimerId[] = [];
@@ -56,7 +63,9 @@ export class Controller {
   private started = false;
 
   constructor(options: ControllerOptions) {
-    this.options = resolveControllerOptions(options);
+    // Placement sees the inventory less the devices the verdicts across ranks drained (ranks/device-health.ts).
+    const health = new DeviceHealth();
+    this.options = resolveControllerOptions({ ...options, backend: withDeviceHealth(options.backend, health) });
     const { store, backend, policy } = this.options;
     const log = (line: string) => this.options.log(line);
     this.profiles =
@@ -78,6 +87,8 @@ export class Controller {
     this.ctx = new ControllerContext(this.options, this.reports, () => this.requestRound());
     this.roundPart = new Round(this.ctx, this.profiles);
     this.supervisor = new Supervisor(this.ctx);
+    this.rankWatch = new RankWatch(this.ctx, new RankBook(), health, options.rank_watch);
+    this.supervisor.afterWatch = (live, now) => this.rankWatch.check(live, now);
     this.launcher = new Launcher(this.ctx, this.supervisor);
     backend.onExit((exit) => {
       void this.serial(async () => {
@@ -255,6 +266,54 @@ export class Controller {
   /** Stores a job's measurements and answers its configuration (see ReportIngest). */
   report(batch: ReportRequest): Promise<JobConfig> {
     return this.reports.report(batch);
+  }
+
+  /**
+   * Keeps one rank's summary (POST /v1/jobs/{id}/ranks). E_NOT_FOUND for an unknown job,
+   * E_CONFLICT when the job no longer runs that attempt (the rank stops posting).
+   */
+  async rankSummary(job_id: string, body: RankSummaryBody): Promise<void> {
+    const job = await this.options.store.getJob(job_id);
+    if (!job) throw new GoodputError('E_NOT_FOUND', `no job ${job_id}`);
+    if (job.launches - 1 !== body.attempt || (job.state !== 'running' && job.state !== 'starting'))
+      throw new GoodputError('E_CONFLICT', `job ${job_id} does not run attempt ${body.attempt} now (${job.state})`);
+    this.rankWatch.book.add(job_id, body, this.options.clock.now_ms());
+  }
+
+  /** The verdicts across a job's ranks at the last watch, if its ranks report. */
+  rankVerdicts(job_id: string): RankVerdicts | undefined {
+    return this.rankWatch.verdicts(job_id);
+  }
+
+  /** Each live replica's main process as the backend reads it (state, CPU time) and its last log line. */
+  async processFacts(
+    job_id: string,
+  ): Promise<{ rank: number; state: string | null; cpu_s: number | null; last_log_line: string }[]> {
+    const backend = this.options.backend;
+    return (await this.ctx.liveReplicas(job_id)).map((r) => {
+      const facts = backend.processFacts?.(this.ctx.ref(r));
+      return {
+        rank: r.rank,
+        state: facts?.state ?? null,
+        cpu_s: facts?.cpu_s ?? null,
+        last_log_line: logTail(r.log_path, 1, 1024).trim(),
+      };
+    });
+  }
+
+  /** Devices marked slow or drained by the verdicts across ranks. */
+  deviceMarks(): DeviceMark[] {
+    return this.rankWatch.health.marks();
+  }
+
+  /** Clears the marks of a node's devices (all, or one); answers the cleared ones and asks for a round. */
+  clearDeviceMarks(node: string, device?: number): DeviceMark[] {
+    const cleared = this.rankWatch.health.clear(node, device);
+    if (cleared.length > 0) {
+      this.options.log(`nodes: cleared ${cleared.map((m) => `${m.node}/${m.device} (${m.kind})`).join(', ')}`);
+      this.requestRound();
+    }
+    return cleared;
   }
 
   /** Asks for a scheduling round soon (coalesces bursts of requests into one round). */

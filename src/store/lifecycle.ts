@@ -6,6 +6,7 @@
  * against `TRANSITIONS`; the controller executes what `settle` and `hungReason` decide.
  * It lives beside the store (not in control/) because the store, a lower layer, enforces it.
  */
+import type { RankEventKind } from './rank-events.js';
 
 /**
  * Lifecycle of a job: `queued -> starting -> running <-> rescaling -> succeeded | failed |
@@ -88,7 +89,8 @@ export type EventKind =
   | 'profile-discarded'
   | 'profile-replaced'
   // A replica's log writer cut its log at the cap (datadir/log-drops.ts; recordEvent).
-  | 'log-dropped';
+  | 'log-dropped'
+  | RankEventKind;
 
 /** The named store operations that change a job's state (or target). */
 export type Operation = 'assign' | 'retarget' | 'launch' | 'stop' | 'relaunch' | 'requeue' | 'finish';

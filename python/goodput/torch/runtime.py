@@ -28,6 +28,7 @@ from .batch_config import BatchConfig, BatchLimits
 from .checkpointing import Checkpointing
 from .control_channel import ControlRounds, RoundDecision, RoundProposal
 from .env import JobEnv
+from .rank_summary import DEFAULT_INTERVAL_S as DEFAULT_RANK_INTERVAL_S, RankSummaries, install_stack_dump
 from .report_client import ReportClient
 from .runtime_exit import EXIT_GIL_RELEASE_S, RuntimeExit
 from .step_log import StepLog
@@ -154,6 +155,12 @@ class Runtime(RuntimeExit):
         self.limits = limits
         self.batch = batch
         self.epoch_size = epoch_size
+        if self.env.has_control_plane:
+            self.reporting.ranks = RankSummaries(
+                self.env.api_url, self.env.job_id, self.env.token, self.env.attempt, self.rank,
+                interval_s=float(os.environ.get("GOODPUT_RANK_INTERVAL_S") or DEFAULT_RANK_INTERVAL_S))
+            install_stack_dump(os.environ.get("GOODPUT_CHECKPOINT_DIR") or self.env.checkpoint_dir,
+                               self.env.attempt, self.rank)
         if self.env.has_control_plane and self.rank == 0:
             self.reporting.reporter = ReportClient(
                 self.env.api_url, self.env.job_id, self.env.token, self.env.attempt,

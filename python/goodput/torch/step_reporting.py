@@ -12,6 +12,7 @@ has none (what runs between epochs is not per-step work)."""
 import time
 from typing import Any, Dict, Optional, Tuple
 
+from .rank_summary import RankSummaries
 from .report_client import ReportClient
 from .step_log import StepLog
 from .step_types import StepTiming
@@ -23,6 +24,8 @@ class StepReporting:
         self.step_log = step_log
         self.distributed = distributed
         self.reporter: Optional[ReportClient] = None
+        # Every rank's summary for the verdicts across ranks (rank_summary.py); None without a control plane.
+        self.ranks: Optional[RankSummaries] = None
         self._sync_estimate = SyncTimeEstimate()
         self._skip_steps = 1
         self._step_start_s: Optional[float] = None
@@ -40,10 +43,14 @@ class StepReporting:
         self._returned_s = None
         self._step_start_s = now
         self._data_wait_s = 0.0
+        if self.ranks is not None:
+            self.ranks.phase("step")
 
     def step_returned(self) -> None:
         """The SDK's end-of-step work is done: the script's own code runs until the next step."""
         self._returned_s = time.perf_counter()
+        if self.ranks is not None:
+            self.ranks.phase("between")
 
     def new_pass(self) -> None:
         """A new pass over the training loader: its first step has no time between steps."""
@@ -72,6 +79,9 @@ class StepReporting:
         if self.step_log.enabled:
             self.step_log.append(rt.steps_done, data_wait_s, forward_backward_s, sync_s,
                                  optimizer_s, between_steps_s)
+        if self.ranks is not None:
+            self.ranks.step_done(rt.steps_done, data_wait_s, forward_backward_s + optimizer_s, sync_s,
+                                 between_steps_s)
         if self.reporter is not None:
             if self._skip_steps > 0:
                 self._skip_steps -= 1  # warm-up step after a (re)configuration
@@ -93,6 +103,8 @@ class StepReporting:
         return self._sync_estimate.overlapped(forward_backward_and_sync_s)
 
     def close(self) -> None:
+        if self.ranks is not None:
+            self.ranks.close()
         if self.reporter is not None:
             self.reporter.close(timeout_s=2.0)
         self.step_log.write()

@@ -12,12 +12,13 @@ import {
   type LaunchRequest,
   type ReplicaExit,
   type ReplicaRef,
+  type ProcessFacts,
   type SpecToCarry,
 } from '../backend.js';
 import { contractEnv, nodeVisibleDevices } from '../contract-env.js';
 import { jobDirs, readExitFile, replicaLogName, runFileBase } from '../run-files.js';
 import { LOG_CAP_MIN_BYTES, LOG_WRITER, WRITER_FILES } from './log-writer.js';
-import { freePort, isAlive, killGroup, procGroup, procStart } from './process-info.js';
+import { freePort, isAlive, killGroup, procFacts, procGroup, procStart } from './process-info.js';
 import { prepareOwnerDirs } from './run-as.js';
 import { replicaExec, workdirProblem } from './replica-exec.js';
 import { readWrapperPids, waitForExec, WRAPPER } from './wrapper.js';
@@ -211,6 +212,29 @@ export class LocalBackend implements Backend {
       }
     }
     killGroup(ref.pid, signal);
+  }
+
+  requestStacks(ref: ReplicaRef): boolean {
+    const main = this.mainProcess(ref);
+    if (main === undefined) return false;
+    try {
+      process.kill(main, 'SIGUSR1');
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  processFacts(ref: ReplicaRef): ProcessFacts | undefined {
+    const main = this.mainProcess(ref);
+    return main === undefined ? undefined : procFacts(main);
+  }
+
+  /** The program the replica's command started, when it still runs in the replica's group. */
+  private mainProcess(ref: ReplicaRef): number | undefined {
+    if (ref.proc_start !== '' && !isAlive(ref.pid, ref.proc_start)) return undefined;
+    const main = readWrapperPids(runFileBase(ref.job_dir, ref.attempt, ref.rank) + '.pid')?.command;
+    return main !== undefined && Number.isInteger(main) && main > 1 && procGroup(main) === ref.pid ? main : undefined;
   }
 
   async abandon(_job_id: string, job_dir: string, attempt: number): Promise<void> {

@@ -19,6 +19,23 @@ export function procCpu_s(pid: number): number | undefined {
   return stat ? (Number(stat[11]) + Number(stat[12])) / 100 : undefined;
 }
 
+const STATES: Readonly<Record<string, string>> = {
+  R: 'running',
+  S: 'sleeping',
+  D: 'uninterruptible wait (I/O)',
+  T: 'stopped',
+  t: 'stopped by a tracer',
+  Z: 'zombie',
+};
+
+/** State (`T (stopped)`) and CPU seconds of a process from /proc, or undefined. */
+export function procFacts(pid: number): { state: string; cpu_s: number } | undefined {
+  const stat = procStat(pid);
+  if (!stat) return undefined;
+  const letter = stat[0] ?? '?';
+  return { state: `${letter} (${STATES[letter] ?? 'other'})`, cpu_s: (Number(stat[11]) + Number(stat[12])) / 100 };
+}
+
 /** Fields of /proc/<pid>/stat after the command name (index 0 = state), or undefined. */
 function procStat(pid: number): string[] | undefined {
   try {

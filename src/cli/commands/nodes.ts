@@ -1,12 +1,31 @@
 import { connect, connectionFlags } from '../../client/connect.js';
 import { formatTable } from '../../client/table.js';
+import { usageError } from '../../core/errors.js';
 import { parseFlags, type CliCommand } from '../command.js';
+
+/** `goodput nodes clear NODE[/DEVICE]`. */
+async function clearMarks(argv: readonly string[]): Promise<number> {
+  const { values, positionals } = parseFlags('nodes clear', [...argv], connectionFlags);
+  const match = positionals.length === 1 ? /^(.+?)(?:\/(\d+))?$/.exec(positionals[0]!) : null;
+  if (!match) throw usageError("nodes clear: expected one NODE or NODE/DEVICE. See 'goodput nodes --help'.");
+  const device = match[2] === undefined ? undefined : Number(match[2]);
+  const { cleared } = await connect(values).clearNode(match[1]!, device);
+  if (cleared.length === 0) console.log(`no marks on ${positionals[0]}`);
+  for (const m of cleared) console.log(`cleared: device ${m.device} of node ${m.node} (${m.kind}: ${m.reason})`);
+  return 0;
+}
 
 export const nodesCommand: CliCommand = {
   name: 'nodes',
   summary: 'List nodes and devices (with their GPU type) and the job holding each',
-  help: `Usage: goodput nodes [--json] [--data-dir DIR | --server URL] [--token T]`,
+  help: `Usage: goodput nodes [--json] [--data-dir DIR | --server URL] [--token T]
+       goodput nodes clear NODE[/DEVICE] [--data-dir DIR | --server URL] [--token T]
+
+A device whose ranks hung is drained, one whose ranks straggled in several jobs is marked slow
+(placement takes it last); the node's line says so. 'clear' (admin) clears the marks of a node's
+devices, or of one device.`,
   async run(argv) {
+    if (argv[0] === 'clear') return clearMarks(argv.slice(1));
     const { values } = parseFlags('nodes', argv, { ...connectionFlags, json: { type: 'boolean' } }, false);
     const nodes = await connect(values).nodes();
     if (values.json) {

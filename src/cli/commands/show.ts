@@ -13,7 +13,8 @@ export const showCommand: CliCommand = {
 learning-rate scale, throughput x statistical efficiency = goodput, the speedup now and the
 best one the model predicts, its profile key and whether its model came from the key's
 profile (or when and why its own measurements discarded it; 'goodput profiles'), and why each
-size and batch-size change happened.
+size and batch-size change happened, and the verdicts across ranks (a straggling rank, a hung
+rank; docs/doctor.md).
 --json prints the job with its replicas, model parameters and full event history.`,
   async run(argv) {
     const { values, positionals } = parseFlags('show', argv, { ...connectionFlags, json: { type: 'boolean' } });
@@ -21,11 +22,13 @@ size and batch-size change happened.
     const client = connect(values);
     const job = await client.getJob(positionals[0]!);
     const events = await client.events(job.id);
+    // A server without the ranks route (older) shows the job without the verdicts across ranks.
+    const ranks = await client.ranks(job.id).catch(() => undefined);
     if (values.json) {
-      console.log(terminalJson({ ...job, events }));
+      console.log(terminalJson({ ...job, events, ...(ranks ? { ranks } : {}) }));
       return 0;
     }
-    console.log(renderJob(job, events, await client.reports(job.id, 200)));
+    console.log(renderJob(job, events, await client.reports(job.id, 200), ranks));
     return 0;
   },
 };

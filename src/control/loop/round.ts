@@ -160,7 +160,12 @@ export class Round {
     };
     for (const job of jobs) {
       const allocation = [...(allocations[job.id] ?? [])];
-      if (sameAllocation(allocation, job.allocation)) continue;
+      // A job between attempts that holds a device no longer usable (drained after a hang,
+      // control/ranks/device-health.ts) is rebound on the same nodes before it launches again.
+      const lost =
+        (job.state === 'starting' || job.state === 'rescaling') &&
+        job.devices.some((d, i) => !nodeDevices[job.allocation[i]!]?.includes(d));
+      if (sameAllocation(allocation, job.allocation) && !lost) continue;
       const binding: DeviceBinding = {
         allocation: toMachines(inv, allocation),
         devices: assigned.devices.get(job.id) ?? [],

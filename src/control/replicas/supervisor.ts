@@ -14,6 +14,8 @@ export class Supervisor {
   /** When this controller started watching replicas (hung detection counts from here at most). */
   private watchingSince_ms = 0;
   private lastWatch_ms = 0;
+  /** Runs after every watch (the verdicts across ranks, control/ranks/rank-watch.ts). */
+  afterWatch: ((live: readonly ReplicaRecord[], now_ms: number) => Promise<void>) | undefined;
 
   constructor(private readonly ctx: ControllerContext) {}
 
@@ -135,6 +137,7 @@ export class Supervisor {
       // SIGKILL: a stopped (SIGSTOP) or wedged replica would never act on SIGTERM.
       for (const r of live) if (r.job_id === job.id) backend.signal(this.ctx.ref(r), 'SIGKILL');
     }
+    await this.afterWatch?.(live, now);
   }
 
   /** After a restart: adopt live replicas, record the exits that happened while down, settle. */

@@ -283,7 +283,8 @@ export function attributeCpuSteps(r: KinetoRank): TimeAttribution | undefined {
     ),
     coll,
   );
-  const covered = spansOf((c) => c !== CPU_CLASS.step);
+  // A script's own record_function spans mark regions, not work (CPU_CLASS.annotation).
+  const covered = spansOf((c) => c !== CPU_CLASS.step && c !== CPU_CLASS.annotation);
   // The training thread idle while a communication thread runs a collective (DDP's gloo all-reduce) waits on peers.
   const otherColl: Interval[] = [];
   for (let i = 0; i < ts.length; i++)

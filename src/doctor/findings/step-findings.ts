@@ -139,32 +139,51 @@ export function stepBreakdownFindings(b: StepBreakdown, src: string): Finding[] 
       source: src,
     });
   }
-  const times = ranks.map((r) => r.forward_backward_s).sort((a, c) => a - c);
-  const median = times[Math.floor((times.length - 1) / 2)]!;
-  const slow = [...ranks].sort((a, c) => c.forward_backward_s - a.forward_backward_s)[0]!;
-  if (
-    ranks.length >= 2 &&
-    median > 0 &&
-    slow.forward_backward_s > (1 + STEP_THRESHOLD_PCT.straggler_excess / 100) * median
-  ) {
+  // A straggler as the live verdict names one (doctor/ranks/straggler.ts): the rank whose own
+  // work per step (data wait, compute, time between steps: all but waiting on peers) is above the
+  // median rank's, with the phase that makes it slow and what it costs the job.
+  const phases = {
+    data: (r: (typeof ranks)[number]) => r.data_wait_s,
+    compute: (r: (typeof ranks)[number]) => r.forward_backward_s + r.optimizer_s,
+    'time between steps': (r: (typeof ranks)[number]) => r.between_steps_s,
+  };
+  const own = (r: (typeof ranks)[number]) => r.data_wait_s + r.forward_backward_s + r.optimizer_s + r.between_steps_s;
+  const medianOf = (xs: number[]) => [...xs].sort((a, c) => a - c)[Math.floor((xs.length - 1) / 2)]!;
+  const slow = [...ranks].sort((a, c) => own(c) - own(a))[0]!;
+  const others = ranks.filter((r) => r !== slow);
+  const median = others.length > 0 ? medianOf(others.map(own)) : 0;
+  if (ranks.length >= 2 && median > 0 && own(slow) > (1 + STEP_THRESHOLD_PCT.straggler_excess / 100) * median) {
+    const excess = own(slow) - median;
+    const [phase] = Object.entries(phases)
+      .map(([k, f]) => [k, f(slow) - medianOf(others.map(f))] as const)
+      .reduce((a, c) => (c[1] > a[1] ? c : a));
+    const job_step_s = medianOf(ranks.map((r) => r.step_time_s));
+    const slower_pct = (100 * excess) / Math.max(job_step_s - excess, median, 1e-9);
     out.push({
       id: 'steps.straggler-rank',
       severity: 'warning',
       bottleneck: 'communication',
       title:
-        `Rank ${slow.rank} computes ${fmtPct((100 * (slow.forward_backward_s - median)) / median)} ` +
-        `longer than the median rank; the others wait in sync`,
+        `Rank ${slow.rank} is a straggler: its own work per step is ${fmtPct((100 * excess) / median)} ` +
+        `longer than the median rank's, in ${phase}; the others wait in sync: the job runs ` +
+        `${fmtPct(slower_pct)} slower than without it`,
       evidence: ranks.map(
         (r) =>
           `rank ${r.rank}: step ${r.step_time_s.toFixed(3)} s (data ${r.data_wait_s.toFixed(3)}, ` +
           `fwd+bwd ${r.forward_backward_s.toFixed(3)}, sync ${r.sync_s.toFixed(3)}, opt ` +
           `${r.optimizer_s.toFixed(3)}, between ${r.between_steps_s.toFixed(3)})`,
       ),
-      fix: [
-        "Check that rank's GPU (clocks, throttling, other processes: nvidia-smi) and its data shard size",
-        'Bind processes to the CPU socket of their GPU (numactl / mpirun --map-by socket)',
-      ],
-      impact_pct: (100 * (slow.forward_backward_s - median)) / slow.step_time_s,
+      fix:
+        phase === 'data'
+          ? ["Check that rank's data source, shard size and loader workers"]
+          : phase === 'compute'
+            ? [
+                "Check that rank's GPU (clocks, throttling, other processes: nvidia-smi) and what else runs " +
+                  'on its CPU cores',
+                'Bind processes to the CPU socket of their GPU (numactl / mpirun --map-by socket)',
+              ]
+            : ['Check what the script does after optimizer.step() on that rank (logging, evaluation, syncs)'],
+      impact_pct: (100 * excess) / slow.step_time_s,
       source: src,
     });
   }

@@ -73,8 +73,22 @@ interface RawEvent {
 
 const STEP_RE = /^ProfilerStep\s*#\s*(\d+)/;
 
-/** What a host operator is, for step-time attribution. */
-export const CPU_CLASS = { op: 0, dataLoader: 1, sync: 2, collective: 3, optimizer: 4, backward: 5, step: 6 } as const;
+/**
+ * What a host operator is, for step-time attribution. `annotation`: a script's own
+ * `record_function` span (a `user_annotation` that is none of the named kinds) marks a region,
+ * not work: a `train_step` span around the whole step covers the Python between its operators,
+ * which is per-step overhead, not compute.
+ */
+export const CPU_CLASS = {
+  op: 0,
+  dataLoader: 1,
+  sync: 2,
+  collective: 3,
+  optimizer: 4,
+  backward: 5,
+  step: 6,
+  annotation: 7,
+} as const;
 
 /** Host calls that block until the device (or a peer) has caught up. */
 export const SYNC_OP_RE =
@@ -157,8 +171,14 @@ export function addKinetoEvent(r: KinetoRank, ev: unknown): void {
     r.host.correlation.push(correlation);
     r.host.name.push(r.names.id(name));
   }
-  if (cat === 'cpu_op' || cat === 'user_annotation' || (cat === 'cuda_runtime' && SYNC_OP_RE.test(name)))
-    addCpuSpan(r, ts, end, r.tids.id(String(e.tid ?? '')), cpuClass(name));
+  if (cat === 'cpu_op' || cat === 'user_annotation' || (cat === 'cuda_runtime' && SYNC_OP_RE.test(name))) {
+    const cls = cpuClass(name);
+    // Legacy traces (torch 1.x) have no categories: a span named like no operator (no `::`, not a
+    // `...Backward` node) is the script's record_function.
+    const annotation = cat === 'user_annotation' || (r.legacy && !name.includes('::') && !/Backward\d*$/.test(name));
+    const kind = annotation && cls === CPU_CLASS.op ? CPU_CLASS.annotation : cls;
+    addCpuSpan(r, ts, end, r.tids.id(String(e.tid ?? '')), kind);
+  }
   if (name.startsWith('ProfilerStep')) {
     r.stepNames.add(name);
     const m = STEP_RE.exec(name);

@@ -1,0 +1,125 @@
+/**
+ * The verdicts across ranks acted on by the controller (control/ranks/rank-watch.ts), on the fake
+ * backend and a fake clock: rank summaries posted as the SDK posts them, a straggler named in an
+ * event, a silent rank named hung within a minute, its job stopped at once (not after the 300 s
+ * job-level timeout) and relaunched without its device, which stays drained until cleared.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { FakeBackend, FakeCluster, fakeNode } from '../backends/fake-backend.js';
+import type { RankSummaryBody } from '../core/rank-wire.js';
+import { findPolicy } from '../policy/registry.js';
+import { SqliteStore } from '../store/sqlite/sqlite-store.js';
+import { FakeClock } from '../util/clock.js';
+import { Controller } from './controller.js';
+
+const root = mkdtempSync(join(tmpdir(), 'goodput-rank-watch-'));
+after(() => rmSync(root, { recursive: true, force: true }));
+
+const summary = (attempt: number, rank: number, compute_s: number, step: number, steps = 10): RankSummaryBody => ({
+  attempt,
+  rank,
+  window: {
+    steps,
+    data_wait_s: 0.01 * steps,
+    compute_s,
+    sync_s: 0.02 * steps,
+    between_s: 0,
+    step,
+    phase: 'step',
+    phase_s: 0,
+  },
+});
+
+describe('verdicts across ranks in the controller', () => {
+  it('names a straggler, then a hung rank, and restarts the job without its device', async () => {
+    const clock = new FakeClock(1_700_000_000_000);
+    const store = new SqliteStore(':memory:', { now_ms: () => clock.now_ms() });
+    const backend = new FakeBackend(new FakeCluster([fakeNode('n0', 4)], clock));
+    const controller = new Controller({
+      store,
+      backend,
+      policy: findPolicy('fifo')!.create({ seed: 0 }),
+      data_dir: mkdtempSync(join(root, 'data-')),
+      secret: 's',
+      api_url: 'http://127.0.0.1:1',
+      interval_s: 60,
+      grace_s: 5,
+      clock,
+    });
+    await controller.start();
+    try {
+      const job = await controller.submit(
+        {
+          name: 'ranks',
+          command: [process.execPath, '-e', 'setTimeout(() => process.exit(0), 3_600_000);'],
+          workdir: root,
+          env: {},
+          min_replicas: 3,
+          max_replicas: 3,
+          max_restarts: 3,
+          preemptible: true,
+          priority: 0,
+        },
+        'u',
+        'u',
+      );
+      await clock.until(async () => (await store.getJob(job.id))!.state === 'running', 10_000);
+      const running = (await store.getJob(job.id))!;
+      assert.deepEqual(running.devices, [0, 1, 2]);
+      // 14 s of summaries every 2 s: rank 1 computes 150 ms more per step (10 steps per summary).
+      let step = 0;
+      for (let t = 0; t < 14; t += 2) {
+        step += 10;
+        for (const rank of [0, 1, 2])
+          await controller.rankSummary(job.id, summary(0, rank, rank === 1 ? 2.0 : 0.5, step));
+        await clock.advance(2000);
+      }
+      const straggler = controller.rankVerdicts(job.id)?.straggler;
+      assert.equal(straggler?.rank, 1);
+      assert.equal(straggler?.device, 1);
+      assert.ok(
+        (await store.listEvents(job.id)).some(
+          (e) => e.kind === 'straggler' && /rank 1 \(node n0, device 1\)/.test(e.reason),
+        ),
+      );
+
+      // Rank 2 goes silent; ranks 0 and 1 keep posting heartbeats without progress.
+      const stopped = clock.now_ms();
+      await clock.until(
+        async () => {
+          for (const rank of [0, 1])
+            await controller.rankSummary(job.id, summary(0, rank, 0, step, 0)).catch(() => undefined);
+          return (await store.listEvents(job.id)).some((e) => e.kind === 'rank-hung');
+        },
+        60_000,
+        2000,
+      );
+      const hung = (await store.listEvents(job.id)).find((e) => e.kind === 'rank-hung')!;
+      assert.ok(clock.now_ms() - stopped <= 60_000);
+      assert.equal(hung.data.rank, 2);
+      assert.match(
+        hung.reason,
+        /hung: rank 2 \(node n0, device 2\) has sent nothing .* without device 2 of node n0 \(drained\)/,
+      );
+      assert.deepEqual(
+        controller.deviceMarks().map((m) => [m.device, m.kind]),
+        [[2, 'drained']],
+      );
+      await clock.until(
+        async () => (await store.getJob(job.id))!.launches === 2 && (await store.getJob(job.id))!.state === 'running',
+        60_000,
+      );
+      assert.deepEqual((await store.getJob(job.id))!.devices, [0, 1, 3], 'relaunched without the drained device');
+      assert.equal(controller.clearDeviceMarks('n0', 2).length, 1);
+      assert.deepEqual(controller.deviceMarks(), []);
+      await assert.rejects(controller.rankSummary(job.id, summary(0, 0, 0.5, step)), /does not run attempt 0/);
+    } finally {
+      await controller.stop();
+      await store.close();
+    }
+  });
+});
