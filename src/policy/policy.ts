@@ -16,6 +16,19 @@ export interface PolicyDecision {
   allocations: Record<string, Allocation>;
   /** Optional reasons for jobs left without (enough) GPUs. */
   rejections?: Record<string, Rejection>;
+  /**
+   * Optional, by job id, for a job resized between two positive sizes: the predicted speedup of
+   * its new size over its current one that the decision used, with its 80% interval (an event
+   * states it as the decision's claim, docs/policy.md "Decisions that need the gain to be sure").
+   */
+  gains?: Record<string, GainClaim>;
+}
+
+/** A predicted gain (ratio, new over current) and its 80% interval [lo, hi]; lo <= gain <= hi. */
+export interface GainClaim {
+  gain: number;
+  lo: number;
+  hi: number;
 }
 
 /**

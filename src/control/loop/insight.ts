@@ -10,6 +10,7 @@ import { adascaleGain, efficiency } from '../../goodput/efficiency.js';
 import { fixedBatchChoice, optimizeBatch } from '../../goodput/optimize.js';
 import { bestGoodput } from '../../goodput/speedup.js';
 import { jobBatchPolicy } from '../../policy/job-batch.js';
+import type { GainClaim } from '../../policy/policy.js';
 import type { GoodputModel } from '../../goodput/types.js';
 import type { JobEvent, JobRecord, Measurement, StoredKeyProfile } from '../../store/types.js';
 import { batchCapOf } from '../reports/batch-config.js';
@@ -175,6 +176,12 @@ function placementNow(
   return latest ? { nodes: Math.max(1, latest.num_nodes), replicas: Math.max(1, latest.num_replicas) } : undefined;
 }
 
+/** "x1.15, 80% between x1.02 and x1.30": a claimed gain with its interval (two decimals). */
+export function claimWords(claim: GainClaim): string {
+  const x = (v: number): string => `x${v.toFixed(2)}`;
+  return `${x(claim.gain)}, 80% between ${x(claim.lo)} and ${x(claim.hi)}`;
+}
+
 /** `x2.4` style ratio. */
 const times = (x: number) => `x${x >= 10 ? x.toFixed(0) : x.toFixed(x >= 1 ? 1 : 2)}`;
 
@@ -192,6 +199,8 @@ export interface ResizeContext {
   unit: string;
   /** By job id, the profile each job's model starts from (control/reports/profile-book.ts). */
   profiles?: ReadonlyMap<string, StoredKeyProfile>;
+  /** The gain the policy decided this resize with, and its 80% interval (PolicyDecision.gains). */
+  claim?: GainClaim;
 }
 
 const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? '' : 's'}`;
@@ -207,9 +216,12 @@ export function resizeReason(job: JobRecord, from: number, to: number, ctx: Resi
   const model = modelOf(job, fromProfile);
   const predicted = model && from > 0 && to > 0 ? predictedRatio(model, job, from, to) : undefined;
   // Relative to the size it runs at now, both at their best batch, so that a shrink that reads
-  // "x13" says what the 13 is relative to.
-  const gain =
-    predicted !== undefined
+  // "x13" says what the 13 is relative to. The policy's own claim, when it made one, is the gain
+  // it decided with, with its interval.
+  const claim = ctx.claim;
+  const gain = claim
+    ? `predicted speedup on ${to} ${claimWords(claim)} relative to its current ${plural(from, ctx.unit)}`
+    : predicted !== undefined
       ? `predicted goodput on ${to} ${times(predicted)} relative to its current ${plural(from, ctx.unit)}, each at its best batch`
       : undefined;
   const idle = `${plural(ctx.idle, ctx.unit)} idle`;

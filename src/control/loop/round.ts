@@ -4,7 +4,7 @@
  * (assign, requeue, retarget, checkpoint-restart rescale).
  */
 import { gpuTypeOf as nodeType, type JobTypes, type NodeInfo } from '../../core/cluster.js';
-import type { Rejection } from '../../policy/policy.js';
+import type { GainClaim, Rejection } from '../../policy/policy.js';
 import { ACTIVE_STATES, keepsWork, stopOutcome } from '../../store/lifecycle.js';
 import type { DeviceBinding } from '../../store/store.js';
 import type { JobRecord, StoredKeyProfile } from '../../store/types.js';
@@ -16,7 +16,7 @@ import { keepRunning } from './drain-keep.js';
 import { deviceUnit, resizeReason } from './insight.js';
 import { nodeProblems } from './node-problems.js';
 import type { ProfileBook } from '../reports/profile-book.js';
-import { buildSnapshot, holdsDevices } from './snapshot.js';
+import { buildSnapshot, holdsDevices, type LastResize } from './snapshot.js';
 import { isMixed, toGroups, toMachines, typedInventory, type TypedInventory } from './typed-nodes.js';
 import { jobTypes, typedInputs } from './typed-snapshot.js';
 import { waitingReason } from './waiting-reason.js';
@@ -24,6 +24,8 @@ import { waitingReason } from './waiting-reason.js';
 export class Round {
   private readonly counters = { rounds_total: 0, round_seconds_sum: 0, last_round_s: 0 };
   private readonly latestRejections = new Map<string, Rejection>();
+  /** Per job, its last resize between positive sizes (kept in memory: a restart forgets it). */
+  private readonly resizes = new Map<string, LastResize>();
 
   constructor(
     private readonly ctx: ControllerContext,
@@ -73,7 +75,9 @@ export class Round {
       const reads = { store, machines: backend.nodes(), types, profiles: this.profiles, own_profiles: profiles };
       const per_type = new Map<string, JobTypes>();
       for (const input of await typedInputs(reads, jobs, grouped)) per_type.set(input.job.id, jobTypes(input, types));
-      let decision = policy.decide(buildSnapshot(inv.nodes, grouped, this.ctx.now(), profiles, per_type));
+      for (const id of this.resizes.keys()) if (!jobs.some((j) => j.id === id)) this.resizes.delete(id);
+      const snapshot = buildSnapshot(inv.nodes, grouped, this.ctx.now(), profiles, per_type, this.resizes);
+      let decision = policy.decide(snapshot);
       // A drained partition: no running job is stopped for a relaunch that would only wait.
       const usable = inv.groups.map((g) => g.usable.length);
       decision = { ...decision, allocations: await keepRunning(this.ctx, grouped, decision.allocations, usable) };
@@ -89,7 +93,7 @@ export class Round {
         unit,
       ))
         await this.ctx.noteOnce(w.job_id, w.key, 'waiting', w.reason);
-      await this.apply(grouped, decision.allocations, profiles, inv);
+      await this.apply(grouped, decision.allocations, profiles, inv, decision.gains ?? {});
       await then();
     }
     const took_s = (performance.now() - t0) / 1000;
@@ -104,6 +108,7 @@ export class Round {
     allocations: Record<string, readonly number[]>,
     profiles: ReadonlyMap<string, StoredKeyProfile>,
     inv: TypedInventory,
+    gains: Readonly<Record<string, GainClaim>>,
   ): Promise<void> {
     const { store, backend, policy } = this.ctx.config;
     const nodeDevices = inv.groups.map((g) => g.usable);
@@ -127,8 +132,11 @@ export class Round {
         allocation: toMachines(inv, allocation),
         devices: assigned.devices.get(job.id) ?? [],
       };
+      const [from, to] = [job.allocation.length, allocation.length];
+      if (from > 0 && to > 0 && from !== to) this.resizes.set(job.id, { grew: to > from, at_ms: this.ctx.now() });
+      const claim = gains[job.id];
       const why =
-        resizeReason(job, job.allocation.length, allocation.length, context) +
+        resizeReason(job, from, to, claim ? { ...context, claim } : context) +
         typeChange(inv, job.allocation, allocation);
       switch (job.state) {
         case 'queued':

@@ -1,6 +1,7 @@
 import type { Allocation, ClusterSnapshot } from '../../core/cluster.js';
 import { byShape, requireSolver } from '../by-shape.js';
-import type { Policy, PolicyDecision, PolicyFactory, PolicyOptions, PolicyParamValue } from '../policy.js';
+import type { GainClaim, Policy, PolicyDecision, PolicyFactory, PolicyOptions, PolicyParamValue } from '../policy.js';
+import { applyInterval } from '../../goodput/interval.js';
 import { GOODPUT_HETERO_DEFAULTS } from '../sia/goodput-hetero.js';
 import { ResumingGoodputHetero } from '../sia/resuming.js';
 import { OpenNodes } from '../typed.js';
@@ -65,8 +66,29 @@ export class GoodputPolicy implements Policy {
             : { code: 'WAITING_FOR_GPUS', message: busy };
       }
     });
-    return { allocations, rejections };
+    const gains = resizeGains(views, allocations);
+    return Object.keys(gains).length > 0 ? { allocations, rejections, gains } : { allocations, rejections };
   }
+}
+
+/**
+ * The gain each resize between positive sizes was decided with: the speedup of the new size over
+ * the current one as the round valued it, with its 80% interval (RoundJob.gain_interval).
+ */
+function resizeGains(views: readonly RoundJob[], allocations: Record<string, Allocation>): Record<string, GainClaim> {
+  const gains: Record<string, GainClaim> = {};
+  for (const view of views) {
+    const to = allocations[view.job.id]?.length ?? 0;
+    const from = view.current_replicas;
+    if (from === 0 || to === 0 || to === from || !view.job.model) continue;
+    // No more than the model can show: a replica's share of the speedup never grows with the
+    // replica count, so the ratio lies between to/from and 1 (a correction may bend the curve past that).
+    const ratio = view.speedup(to) / Math.max(view.speedup(from), 1e-12);
+    const gain = Math.min(Math.max(ratio, Math.min(to / from, 1)), Math.max(to / from, 1));
+    const [lo, hi] = applyInterval(gain, view.gain_interval ?? { lo: 0, hi: 0 });
+    gains[view.job.id] = { gain, lo, hi };
+  }
+  return gains;
 }
 
 /**
