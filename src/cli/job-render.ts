@@ -2,6 +2,7 @@
 import type { EventView, JobDetail, JobSummary } from '../client/client.js';
 import { age, formatTable } from '../client/table.js';
 import type { BatchView, JobInsight } from '../control/loop/insight.js';
+import { LR_RULE_WORDS } from '../core/wire.js';
 import { liveDoctorLine, type LiveReport } from '../doctor/live.js';
 import { terminalText } from '../util/printable.js';
 import { profileLine } from './profile-render.js';
@@ -20,7 +21,7 @@ export function insightLines(i: JobInsight): string[] {
   const lines: string[] = [];
   if (i.batch)
     lines.push(
-      `batch      ${batchWords(i.batch)}${i.lr_scale !== null ? `; learning rate x${i.lr_scale.toFixed(2)} (AdaScale)` : ''}`,
+      `batch      ${batchWords(i.batch)}${i.lr_scale !== null ? `; learning rate x${i.lr_scale.toFixed(2)} (${LR_RULE_WORDS[i.lr_rule ?? 'adascale']})` : ''}`,
     );
   if (i.throughput_samples_s !== null) {
     const eff =

@@ -187,6 +187,16 @@ export const lrRuleSchema = z.enum(['adascale', 'adamscale', 'linear', 'sqrt', '
 /** See {@link lrRuleSchema}. */
 export type LrRule = z.infer<typeof lrRuleSchema>;
 
+/** The learning-rate rule in words, for events and `goodput show`. */
+export const LR_RULE_WORDS: Readonly<Record<LrRule, string>> = {
+  adascale: 'AdaScale',
+  adamscale: 'square root of AdaScale, for Adam',
+  linear: 'linear',
+  sqrt: 'square root',
+  none: 'not scaled',
+  custom: "the script's own rule, predicted here as AdaScale",
+};
+
 /** Body of `POST /v1/jobs/{id}/reports` (docs/contract.md). */
 export const reportBodySchema = z.object({
   attempt: z.number().int().min(0).max(REPORT_LIMITS.attempt),

@@ -11,6 +11,7 @@ import { fixedBatchChoice, optimizeBatch } from '../../goodput/optimize.js';
 import { bestGoodput } from '../../goodput/speedup.js';
 import { jobBatchPolicy } from '../../policy/job-batch.js';
 import type { GainClaim } from '../../policy/policy.js';
+import { lrRuleSchema, type LrRule } from '../../core/wire.js';
 import type { GoodputModel } from '../../goodput/types.js';
 import type { JobEvent, JobRecord, Measurement, StoredKeyProfile } from '../../store/types.js';
 import { batchCapOf } from '../reports/batch-config.js';
@@ -28,8 +29,10 @@ export interface BatchView {
 export interface JobInsight {
   /** The configuration of the job's latest measurement. */
   batch: BatchView | null;
-  /** AdaScale learning-rate multiplier at that batch (1 at the initial batch size). */
+  /** Learning-rate multiplier at that batch (1 at the initial batch size): AdaScale's, or `lr_rule`'s. */
   lr_scale: number | null;
+  /** The script's learning-rate rule, as the batch-size decision in force names it; absent: AdaScale assumed. */
+  lr_rule?: LrRule;
   /** Measured samples per second (total batch / step time of the latest measurement). */
   throughput_samples_s: number | null;
   /** Progress per sample relative to the initial batch size, in (0, 1]. */
@@ -57,6 +60,8 @@ const total = (local_bsz: number, accum_steps: number, replicas: number) => loca
 export interface BatchDecisionView {
   to: BatchView;
   lr_scale: number;
+  /** The rule `lr_scale` follows (events recorded before it was named have none). */
+  lr_rule?: LrRule;
 }
 
 /**
@@ -75,7 +80,9 @@ export function batchDecisionInForce(job: JobRecord, events: readonly JobEvent[]
       to &&
       [to.local_bsz, to.accum_steps, to.replicas, to.total].every((x) => typeof x === 'number') &&
       typeof lr_scale === 'number';
-    return ok ? { to: to as BatchView, lr_scale } : undefined;
+    if (!ok) return undefined;
+    const rule = lrRuleSchema.safeParse(e.data.lr_rule);
+    return rule.success ? { to: to as BatchView, lr_scale, lr_rule: rule.data } : { to: to as BatchView, lr_scale };
   }
   return undefined;
 }
@@ -112,6 +119,7 @@ export function jobInsight(
     if (decision && decision.to.replicas === replicas) {
       insight.batch = { ...decision.to };
       insight.lr_scale = decision.lr_scale;
+      if (decision.lr_rule) insight.lr_rule = decision.lr_rule;
     }
     if (job.grad) {
       if (insight.lr_scale === null) insight.lr_scale = adascaleGain(job.grad, batch / B0);

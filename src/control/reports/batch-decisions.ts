@@ -8,6 +8,7 @@
 import type { LocalBatch } from '../../goodput/batch-split.js';
 import { efficiency } from '../../goodput/efficiency.js';
 import type { JobRecord, Measurement, StoredKeyProfile } from '../../store/types.js';
+import { LR_RULE_WORDS } from '../../core/wire.js';
 import { batchCapOf, batchConfig, batchGain, chooseConfig, type JobConfig, type LrRule } from './batch-config.js';
 import type { BatchView } from '../loop/insight.js';
 import { limitsOf, modelOf } from '../loop/snapshot.js';
@@ -15,8 +16,8 @@ import { limitsOf, modelOf } from '../loop/snapshot.js';
 /** A batch-size decision worth an event: the reason and its data. */
 export interface BatchChange {
   reason: string;
-  /** `from`: the configuration in force before; `lr_scale`: the one told with `to`. */
-  data: { from: BatchView; to: BatchView; lr_scale: number };
+  /** `from`: the configuration in force before; `lr_scale`: the one told with `to`, by `lr_rule`. */
+  data: { from: BatchView; to: BatchView; lr_scale: number; lr_rule: LrRule };
 }
 
 const totalOf = (b: LocalBatch, replicas: number): number => b.local_bsz * (b.accum_steps + 1) * replicas;
@@ -29,16 +30,6 @@ const viewOf = (b: LocalBatch, replicas: number): BatchView => ({
 
 /** `x1.08` style ratio: two decimals, so that a 5% gain never reads x1.0. */
 const times = (x: number): string => `x${x.toFixed(2)}`;
-
-/** The learning-rate rule in words, for events. */
-export const LR_RULE_WORDS: Readonly<Record<LrRule, string>> = {
-  adascale: 'AdaScale',
-  adamscale: 'square root of AdaScale, for Adam',
-  linear: 'linear',
-  sqrt: 'square root',
-  none: 'not scaled',
-  custom: "the script's own rule, predicted here as AdaScale",
-};
 
 /**
  * The change from the configuration in force (`from`) to the one the job is told (`config`), in
@@ -84,7 +75,7 @@ export function batchChange(
       `batch size ${verb} ${was.total} -> ${to.total} (${shape(to)}, local x accumulation x ` +
       `replicas), learning rate x${config.lr_scale.toFixed(2)} (${LR_RULE_WORDS[rule ?? 'adascale']}): ` +
       parts.join(', '),
-    data: { from: was, to, lr_scale: config.lr_scale },
+    data: { from: was, to, lr_scale: config.lr_scale, lr_rule: rule ?? 'adascale' },
   };
 }
 
