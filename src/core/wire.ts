@@ -211,7 +211,8 @@ export const reportBodySchema = z.object({
   lr_rule: lrRuleSchema
     .optional()
     .describe(
-      "The script's learning-rate scaling rule (the SDK sends it): the control plane predicts and states the learning-rate factor by it. Absent: AdaScale.",
+      "The script's learning-rate scaling rule (the SDK sends it): " +
+        'the control plane predicts and states the learning-rate factor by it. Absent: AdaScale.',
     ),
 });
 

@@ -53,7 +53,10 @@ export function atLeast(interval: LogInterval, spread: number): LogInterval {
   return { lo: Math.min(interval.lo, -spread), hi: Math.max(interval.hi, spread) };
 }
 
-/** The 80% interval of the fit's residuals on its own points (uncorrected optimizer step), at least {@link MIN_FIT_SPREAD}. */
+/**
+ * The 80% interval of the fit's residuals on its own points (uncorrected optimizer step), at least
+ * {@link MIN_FIT_SPREAD}.
+ */
 export function fitResidualInterval(perf: PerfParams, points: readonly ProfilePoint[]): LogInterval {
   const logs = points.map((p) =>
     Math.log(p.optim_step_time_s / optimStepTime_s(perf, p.num_nodes, p.num_replicas, p.local_bsz)),

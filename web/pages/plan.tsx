@@ -23,7 +23,9 @@ const costRange = (r: Row): string =>
 const rowText = (r: Row | null, currency: string): string =>
   r === null
     ? 'none'
-    : `${r.gpus} x ${r.gpu_type} (${r.nodes} node${r.nodes > 1 ? 's' : ''}): ${fmtDuration(r.time_s ?? Infinity)} (80%: ${timeRange(r)}), ${r.cost === null ? 'no price' : `${r.cost.toFixed(2)} ${currency} (80%: ${costRange(r)})`} [${r.source}]`;
+    : `${r.gpus} x ${r.gpu_type} (${r.nodes} node${r.nodes > 1 ? 's' : ''}): ` +
+      `${fmtDuration(r.time_s ?? Infinity)} (80%: ${timeRange(r)}), ` +
+      `${r.cost === null ? 'no price' : `${r.cost.toFixed(2)} ${currency} (80%: ${costRange(r)})`} [${r.source}]`;
 
 export function PlanPage(p: { planKey: string }) {
   const [target, setTarget] = useState('1000000');
