@@ -85,7 +85,7 @@ async function main(): Promise<void> {
     cli: values.cli,
     duration_s,
     busy: Number(values.busy),
-    replica_changes: changes.map((c) => ({ t_s: (c.at_ms - t0) / 1000, from: c.from, to: c.to })),
+    replica_changes: changes.map((c) => ({ t_s: (c.at_ms - t0) / 1000, from: c.from, to: c.to, reason: c.reason })),
     direction_changes: directionChanges(changes),
     batch_changes: claims.map((c) => ({
       t_s: (c.at_ms - t0) / 1000,
@@ -93,6 +93,7 @@ async function main(): Promise<void> {
       to: c.to_total,
       change_pct: 100 * c.change,
       claimed: c.claimed ?? null,
+      reason: c.reason,
     })),
     largest_claim_small_batch_change: largestSmallChangeClaim(claims, 0.1),
     lr_rules: rules,
