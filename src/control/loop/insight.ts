@@ -119,7 +119,8 @@ export function jobInsight(
     if (decision && decision.to.replicas === replicas) {
       insight.batch = { ...decision.to };
       insight.lr_scale = decision.lr_scale;
-      if (decision.lr_rule) insight.lr_rule = decision.lr_rule;
+      // Absent means AdaScale: the listing, which reads no events, then shows the same insight.
+      if (decision.lr_rule && decision.lr_rule !== 'adascale') insight.lr_rule = decision.lr_rule;
     }
     if (job.grad) {
       if (insight.lr_scale === null) insight.lr_scale = adascaleGain(job.grad, batch / B0);
