@@ -18,6 +18,8 @@ DIST_BACKEND = re.compile(r"[A-Za-z0-9_.:,+-]{1,40}")  # src/core/dist-backend.t
 LIMIT_FIELDS = {"init_batch_size", "max_batch_size", "min_local_bsz", "max_local_bsz",
                 "accumulation"}
 
+LR_RULES = {"adascale", "adamscale", "linear", "sqrt", "none", "custom"}
+
 ConfigPolicy = Callable[["ContractServer", Dict[str, Any]], Dict[str, Any]]
 
 
@@ -29,6 +31,8 @@ def validate_body(body: Any) -> Optional[str]:
         return f"limits fields {sorted(body['limits'])}"
     if not isinstance(body.get("checkpoint_on_stop", False), bool):
         return "checkpoint_on_stop must be a boolean"
+    if body.get("lr_rule", "adascale") not in LR_RULES:  # src/core/wire.ts lrRuleSchema
+        return f"lr_rule must be one of {sorted(LR_RULES)}"
     reports = body.get("reports")
     if not isinstance(reports, list) or not reports:
         return "reports must be a non-empty list"

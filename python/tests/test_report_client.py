@@ -133,3 +133,22 @@ def test_training_with_slow_and_absent_control_plane(launch, tmp_path):
         assert codes == [0], outputs[0]
         assert re.search(r"^accuracy=0\.\d+$", outputs[0].strip().splitlines()[-1], re.M)
     assert elapsed_s < 30, elapsed_s  # a 60 s server delay did not hold training or exit
+
+
+def test_the_learning_rate_rule_goes_with_every_report_once_known():
+    """The control plane states the LR factor by the script's rule (docs/sdk.md): sent by name."""
+    import torch
+    from goodput.torch.scaling_rules import resolve_rule, rule_name
+    params = [torch.nn.Parameter(torch.zeros(1))]
+    assert rule_name(resolve_rule(None, torch.optim.Adam(params))) == "adamscale"
+    assert rule_name(resolve_rule(None, torch.optim.SGD(params, lr=0.1))) == "adascale"
+    assert rule_name(resolve_rule(lambda s, n: 1.0, None)) == "custom"
+    with ContractServer() as server:
+        client = ReportClient(server.url, server.job_id, server.token, attempt=0, limits=LIMITS,
+                              interval_s=0.05)
+        client.lr_rule = "adamscale"
+        client.submit(record(1))
+        assert wait_for(lambda: len(server.bodies) > 0, 5)
+        client.close()
+    assert all(body["lr_rule"] == "adamscale" for body in server.bodies)
+    assert not server.errors

@@ -264,7 +264,7 @@ describe('HTTP API (in-process)', () => {
     assert.ok(batchEvents.length >= 1, 'the answered configuration differs from the measured one');
     assert.match(
       batchEvents.at(-1)!.reason,
-      /^batch size (grew|shrank|reshaped) \d+ -> \d+ \(\d+ x \d+ x \d+, local x accumulation x replicas\), learning rate x[\d.]+: predicted goodput x[\d.]+ relative to batch \d+ \(\d+ x \d+ x \d+\) in force, statistical efficiency [\d.]+$/,
+      /^batch size (grew|shrank|reshaped) \d+ -> \d+ \(\d+ x \d+ x \d+, local x accumulation x replicas\), learning rate x[\d.]+ \(AdaScale\): predicted goodput x[\d.]+(, 80% between x[\d.]+ and x[\d.]+,)? relative to batch \d+ \(\d+ x \d+ x \d+\) in force, statistical efficiency [\d.]+$/,
     );
   });
 

@@ -36,8 +36,15 @@ export async function handleReport(
   const id = c.req.param('id')!;
   checkReporter(c.get('principal'), id);
   const body = parse(reportBodySchema, await jsonBody(c, 'report'), 'report');
-  const { attempt, limits, reports, checkpoint_on_stop } = body;
-  const config = await report({ job_id: id, attempt, limits, reports, checkpoint_on_stop });
+  const { attempt, limits, reports, checkpoint_on_stop, lr_rule } = body;
+  const config = await report({
+    job_id: id,
+    attempt,
+    limits,
+    reports,
+    checkpoint_on_stop,
+    ...(lr_rule ? { lr_rule } : {}),
+  });
   return c.json({ config });
 }
 

@@ -3,6 +3,7 @@ import type { EventView, JobDetail, JobSummary } from '../client/client.js';
 import type { RanksView } from '../api/rank-routes.js';
 import { age, formatTable } from '../client/table.js';
 import type { BatchView, JobInsight } from '../control/loop/insight.js';
+import { LR_RULE_WORDS } from '../core/wire.js';
 import { liveDoctorLine, type LiveReport } from '../doctor/live.js';
 import { terminalText } from '../util/printable.js';
 import { profileLine } from './profile-render.js';
@@ -16,13 +17,15 @@ export function batchWords(b: BatchView): string {
   return `${b.total} = ${b.local_bsz} local x ${plural(b.accum_steps + 1, 'accumulation step')} x ${plural(b.replicas, 'replica')}`;
 }
 
+/** "learning rate x5.66 (square root of AdaScale, for Adam)": the rule the job's decision named, else AdaScale. */
+const lrWords = (scale: number, rule: JobInsight['lr_rule']): string =>
+  `learning rate x${scale.toFixed(2)} (${LR_RULE_WORDS[rule ?? 'adascale']})`;
+
 /** The insight lines of `goodput show` (none while nothing is known). */
 export function insightLines(i: JobInsight): string[] {
   const lines: string[] = [];
   if (i.batch)
-    lines.push(
-      `batch      ${batchWords(i.batch)}${i.lr_scale !== null ? `; learning rate x${i.lr_scale.toFixed(2)} (AdaScale)` : ''}`,
-    );
+    lines.push(`batch      ${batchWords(i.batch)}${i.lr_scale !== null ? `; ${lrWords(i.lr_scale, i.lr_rule)}` : ''}`);
   if (i.throughput_samples_s !== null) {
     const eff =
       i.efficiency !== null && i.goodput !== null

@@ -110,7 +110,7 @@ describe('README quick start: a local cluster', () => {
         assert.ok(
           within(
             'batch-size',
-            /^batch size (grew|shrank|reshaped) \d+ -> \d+ \(\d+ x \d+ x \d+, local x accumulation x replicas\), learning rate x[\d.]+: /,
+            /^batch size (grew|shrank|reshaped) \d+ -> \d+ \(\d+ x \d+ x \d+, local x accumulation x replicas\), learning rate x[\d.]+ \([^)]+\): /,
           ),
           `no batch-size change with a reason within a minute:\n${trail}`,
         );

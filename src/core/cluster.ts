@@ -102,6 +102,13 @@ export interface PolicyJob {
    */
   allocated_since_s?: number;
   /**
+   * The job's last resize between two positive sizes, when the driver tracks it (the control
+   * plane does): its direction, and whether the job has reported measurements at its current
+   * size since then. A policy may refuse to reverse such a change on a model refitted only on
+   * the points it was made with (docs/policy.md). Absent: no such resize, or not tracked.
+   */
+  last_resize?: { grew: boolean; measured_since: boolean };
+  /**
    * What the job knows per GPU type of the snapshot's nodes: a model per type, the sizes measured
    * there, the one-GPU rates a model is carried to another type with. Every driver fills it
    * (model/policy-job.ts); a policy that places by type (sia, goodput on several types) reads it,

@@ -178,6 +178,25 @@ export const measurementSchema = z
 /** One measurement of the report endpoint (docs/contract.md). */
 export type Measurement = z.output<typeof measurementSchema>;
 
+/**
+ * How a job's script scales its learning rate with the batch (the SDK's resolved scaling rule,
+ * docs/sdk.md): AdaScale for SGD-like optimizers, its square root ('adamscale') for Adam and
+ * AdamW; 'custom' for a callable.
+ */
+export const lrRuleSchema = z.enum(['adascale', 'adamscale', 'linear', 'sqrt', 'none', 'custom']);
+/** See {@link lrRuleSchema}. */
+export type LrRule = z.infer<typeof lrRuleSchema>;
+
+/** The learning-rate rule in words, for events and `goodput show`. */
+export const LR_RULE_WORDS: Readonly<Record<LrRule, string>> = {
+  adascale: 'AdaScale',
+  adamscale: 'square root of AdaScale, for Adam',
+  linear: 'linear',
+  sqrt: 'square root',
+  none: 'not scaled',
+  custom: "the script's own rule, predicted here as AdaScale",
+};
+
 /** Body of `POST /v1/jobs/{id}/reports` (docs/contract.md). */
 export const reportBodySchema = z.object({
   attempt: z.number().int().min(0).max(REPORT_LIMITS.attempt),
@@ -188,6 +207,12 @@ export const reportBodySchema = z.object({
     .optional()
     .describe(
       'true: the job checkpoints when sent SIGTERM and exits 143, so stopping it loses no progress (the SDK sends true). See docs/contract.md.',
+    ),
+  lr_rule: lrRuleSchema
+    .optional()
+    .describe(
+      "The script's learning-rate scaling rule (the SDK sends it): " +
+        'the control plane predicts and states the learning-rate factor by it. Absent: AdaScale.',
     ),
 });
 

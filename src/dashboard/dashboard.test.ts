@@ -197,6 +197,10 @@ describe('dashboard in chromium', { timeout: 240_000 }, () => {
       'the GPU table types are estimated',
     );
     assert.match(await page.locator('#plan-answers').innerText(), /fastest within the budget: \d+ x /);
+    // Every row shows its time's 80% interval and what it rests on (docs/planner.md).
+    const ranges = await page.locator('#plan-table td.plan-time-interval').allInnerTexts();
+    assert.ok(ranges.length >= 2 && ranges.every((t) => /.+-.+/.test(t)), ranges.join(' | '));
+    assert.ok((await page.locator('#plan-table td[data-calibrated]').count()) === ranges.length);
     assert.ok(Number(await page.locator('.chart[data-title^="time to target"]').getAttribute('data-points')) >= 2);
     await shot('plan-alice');
   });

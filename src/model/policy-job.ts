@@ -40,6 +40,8 @@ export interface PolicyJobFacts {
   allocated_since_s?: number;
   /** What it knows per GPU type of the cluster (core/cluster.ts JobTypes). */
   per_type?: JobTypes;
+  /** Its last resize between positive sizes, where tracked (core/cluster.ts PolicyJob.last_resize). */
+  last_resize?: { grew: boolean; measured_since: boolean };
 }
 
 /**
@@ -78,5 +80,6 @@ export function buildPolicyJob(facts: PolicyJobFacts): PolicyJob {
   if (facts.progress_at_risk_s > 0) pj.progress_at_risk_s = facts.progress_at_risk_s;
   if (facts.allocated_since_s !== undefined) pj.allocated_since_s = facts.allocated_since_s;
   if (facts.per_type !== undefined) pj.per_type = facts.per_type;
+  if (facts.last_resize !== undefined) pj.last_resize = facts.last_resize;
   return pj;
 }

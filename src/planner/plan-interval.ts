@@ -10,11 +10,9 @@
  *   wider, uncalibrated bounds, said so in the row's basis.
  * Memory: the residuals of the linear memory fit on the GPU's measured peaks. Pure.
  */
-import { logErrorInterval, type LogInterval } from './type-calibration.js';
-import { optimStepTime_s } from '../goodput/throughput.js';
-import type { PerfParams, ProfilePoint } from '../goodput/types.js';
+import { atLeast, logErrorInterval, MIN_FIT_SPREAD, type LogInterval } from '../goodput/interval.js';
 
-export { applyInterval, type LogInterval } from './type-calibration.js';
+export { applyInterval, atLeast, fitResidualInterval, MIN_FIT_SPREAD, type LogInterval } from '../goodput/interval.js';
 
 /**
  * The 10th and 90th percentiles of log(measured / predicted step) of the cross-type transfer over
@@ -23,9 +21,6 @@ export { applyInterval, type LogInterval } from './type-calibration.js';
  * contain the share of rows bench:plan reports (docs/planner.md).
  */
 export const TRANSFER_LOG_INTERVAL: LogInterval = { lo: -0.1398, hi: 0.2016 };
-
-/** A measured shape's interval is at least this wide each side (log): run-to-run noise of a step. */
-export const MIN_FIT_SPREAD = 0.03;
 
 /**
  * A type estimated from the specifications alone (FP32 rate, bandwidth, ring all-reduce): x0.5 to
@@ -44,22 +39,9 @@ export interface IntervalBasis {
   calibrated: boolean;
 }
 
-/** Widens an interval to at least `spread` each side. */
-export function atLeast(interval: LogInterval, spread: number): LogInterval {
-  return { lo: Math.min(interval.lo, -spread), hi: Math.max(interval.hi, spread) };
-}
-
 /** Two independent spreads combined conservatively: their bounds added. */
 export function widen(a: LogInterval, b: LogInterval): LogInterval {
   return { lo: a.lo + b.lo, hi: a.hi + b.hi };
-}
-
-/** The 80% interval of the fit's residuals on its own points (uncorrected optimizer step), at least {@link MIN_FIT_SPREAD}. */
-export function fitResidualInterval(perf: PerfParams, points: readonly ProfilePoint[]): LogInterval {
-  const logs = points.map((p) =>
-    Math.log(p.optim_step_time_s / optimStepTime_s(perf, p.num_nodes, p.num_replicas, p.local_bsz)),
-  );
-  return atLeast(logErrorInterval(logs) ?? { lo: 0, hi: 0 }, MIN_FIT_SPREAD);
 }
 
 /** The 80% interval of a linear memory fit's residuals on its peaks, at least {@link MIN_FIT_SPREAD}. */

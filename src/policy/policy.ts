@@ -24,6 +24,12 @@ export interface PolicyDecision {
    * job's event.
    */
   notes?: Record<string, string>;
+  /**
+   * Optional, by job id, for a job resized between two positive sizes: the predicted speedup of
+   * its new size over its current one that the decision used, with its 80% interval (an event
+   * states it as the decision's claim, docs/policy.md "Decisions that need the gain to be sure").
+   */
+  gains?: Record<string, GainClaim>;
 }
 
 /**
@@ -40,6 +46,13 @@ export interface DecisionDiagnostics {
   bound?: number;
   /** (bound - objective) / |bound|, clamped at 0; absent without a bound. */
   gap?: number;
+}
+
+/** A predicted gain (ratio, new over current) and its 80% interval [lo, hi]; lo <= gain <= hi. */
+export interface GainClaim {
+  gain: number;
+  lo: number;
+  hi: number;
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * Plan page: a profile key's predicted time to a target on each GPU type and count, from the
  * profiles the control plane learned, by goodput plan's planner (GET /dash/plan/:key): a chart
- * of time to target over GPUs per type, the answers, and the table with where each row comes from.
+ * of time to target over GPUs per type, the answers, and the table with where each row comes from
+ * and each prediction's 80% interval (docs/planner.md), with what the interval rests on.
  */
 import { useState } from 'preact/hooks';
 import type { PlanReport } from '../../src/planner/plan-report.js';
@@ -14,10 +15,17 @@ import { ErrorLine } from '../shell.js';
 
 type Row = PlanReport['rows'][number];
 
+/** "5.1 h-7.9 h": a time's 80% interval (planner/plan-interval.ts). */
+const timeRange = (r: Row): string => `${fmtDuration(r.time_interval_s[0])}-${fmtDuration(r.time_interval_s[1])}`;
+const costRange = (r: Row): string =>
+  r.cost_interval === null ? '' : `${r.cost_interval[0].toFixed(2)}-${r.cost_interval[1].toFixed(2)}`;
+
 const rowText = (r: Row | null, currency: string): string =>
   r === null
     ? 'none'
-    : `${r.gpus} x ${r.gpu_type} (${r.nodes} node${r.nodes > 1 ? 's' : ''}): ${fmtDuration(r.time_s ?? Infinity)}, ${r.cost === null ? 'no price' : `${r.cost.toFixed(2)} ${currency}`} [${r.source}]`;
+    : `${r.gpus} x ${r.gpu_type} (${r.nodes} node${r.nodes > 1 ? 's' : ''}): ` +
+      `${fmtDuration(r.time_s ?? Infinity)} (80%: ${timeRange(r)}), ` +
+      `${r.cost === null ? 'no price' : `${r.cost.toFixed(2)} ${currency} (80%: ${costRange(r)})`} [${r.source}]`;
 
 export function PlanPage(p: { planKey: string }) {
   const [target, setTarget] = useState('1000000');
@@ -78,8 +86,11 @@ function PlanBody({ r }: { r: PlanReport }) {
             <th>efficiency</th>
             <th>batch</th>
             <th>time</th>
+            <th>time, 80%</th>
             <th>GPU-h</th>
             <th>cost</th>
+            <th>cost, 80%</th>
+            <th>interval from</th>
             <th>advice</th>
           </tr>
         </thead>
@@ -94,8 +105,14 @@ function PlanBody({ r }: { r: PlanReport }) {
               <td>{x.efficiency.toFixed(2)}</td>
               <td>{`${x.batch_size} (${x.local_bsz} x ${x.accum_steps + 1})`}</td>
               <td>{fmtDuration(x.time_s ?? Infinity)}</td>
+              <td class="plan-time-interval">{timeRange(x)}</td>
               <td>{fmtNumber(x.gpu_hours)}</td>
               <td>{x.cost === null ? '–' : x.cost.toFixed(2)}</td>
+              <td>{x.cost_interval === null ? '–' : costRange(x)}</td>
+              <td data-calibrated={String(x.interval_calibrated)}>
+                {x.interval_basis}
+                {x.interval_calibrated ? ' (calibrated by bench:plan)' : ' (not calibrated)'}
+              </td>
               <td>{x.advice.join('; ')}</td>
             </tr>
           ))}

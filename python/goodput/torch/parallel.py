@@ -31,7 +31,7 @@ from .grad_noise import GradientNoiseEstimator
 from .measured_sync import DEFAULT_CHUNK_BYTES, GradientSync
 from .noise_measurement import NoiseMeasurement
 from .runtime import Runtime
-from .scaling_rules import ScalingRule, resolve_rule
+from .scaling_rules import ScalingRule, resolve_rule, rule_name
 from .step_types import NoiseSample, StepTiming
 from .session import current
 
@@ -65,6 +65,10 @@ class AdaptiveDataParallel(torch.nn.Module):
         self._device_type = runtime.device.type
         self.scaler = compat.grad_scaler(amp and self._device_type == "cuda")
         self._rule = resolve_rule(lr_scaling, optimizer)
+        # The control plane states (and predicts) the learning-rate factor by the script's rule.
+        runtime.lr_rule = rule_name(self._rule)
+        if runtime.reporter is not None:
+            runtime.reporter.lr_rule = runtime.lr_rule
         self._noise = NoiseMeasurement(runtime, self.module, self.scaler, self._rule)
         self._micro_count = 0
         self._in_step = False

@@ -112,6 +112,8 @@ class ReportClient:
         self._failures = 0
         self._rejected_as_malformed = False
         self.latest_config: Optional[RemoteConfig] = None
+        # The script's learning-rate rule by name (scaling_rules.rule_name); sent when known.
+        self.lr_rule: Optional[str] = None
         self.posts_ok = 0
         self.posts_failed = 0
         self.last_error: Optional[str] = None
@@ -158,6 +160,8 @@ class ReportClient:
                                 "checkpoint_on_stop": True}
         if not self._limits_acknowledged:
             body["limits"] = self._limits
+        if self.lr_rule is not None:
+            body["lr_rule"] = self.lr_rule
         response = self._post(body)
         if self._rejected_as_malformed:
             # Why: a body the server calls malformed will never be accepted; retrying it forever

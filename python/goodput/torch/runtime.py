@@ -85,6 +85,8 @@ class Runtime(RuntimeExit):
         self.stop_signal = StopSignal()
         self._worker_guard = TorchWorkerGuard()
         self._noise_sink: Optional[NoiseSink] = None
+        # The model wrapper's learning-rate rule by name (scaling_rules.rule_name), for reports.
+        self.lr_rule: Optional[str] = None
         self._rounds = ControlRounds(device, env.world_size) if self.distributed else None
         self._applied_version = 0
         self.round_every = 1
@@ -165,6 +167,7 @@ class Runtime(RuntimeExit):
             self.reporting.reporter = ReportClient(
                 self.env.api_url, self.env.job_id, self.env.token, self.env.attempt,
                 limits.to_report(), interval_s=self.env.report_interval_s)
+            self.reporting.reporter.lr_rule = self.lr_rule
 
     @property
     def init_batch_size(self) -> Optional[int]:

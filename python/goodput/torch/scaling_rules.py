@@ -57,3 +57,11 @@ def resolve_rule(rule: Union[str, ScalingRule, None], optimizer: object) -> Scal
     except KeyError:
         raise ValueError(f"goodput: unknown lr scaling rule {rule!r}; "
                          f"choose one of {sorted(RULES)} or pass a callable") from None
+
+
+def rule_name(rule: ScalingRule) -> str:
+    """The name the control plane knows a rule by (its report's `lr_rule`); "custom" for a callable."""
+    for name, known in RULES.items():
+        if rule is known:
+            return name
+    return "custom"

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { insightLines } from '../../cli/job-render.js';
 import { describe, it } from 'node:test';
 import { bestGoodput } from '../../goodput/speedup.js';
 import { stepCorrection } from '../../goodput/step-correction.js';
@@ -142,6 +143,18 @@ describe('batchDecisionInForce and the insight of a job told a new batch', () =>
     assert.equal(i.throughput_samples_s, 800, 'measured at the batch it ran');
     const rescaled = jobInsight(j, measured(40, 0, 2, 0.1), undefined, decision);
     assert.equal(rescaled.batch!.total, 80, 'a decision for another replica count is not in force');
+  });
+
+  it("names the script's learning-rate rule when its decision event does (Adam: square root), and shows it", () => {
+    const j = job({ launched_at_ms: 100 });
+    const adam = event(200, 'batch-size', { ...told.data, lr_rule: 'adamscale' });
+    const decision = batchDecisionInForce(j, [adam])!;
+    assert.equal(decision.lr_rule, 'adamscale');
+    const i = jobInsight(j, measured(40, 1, 1, 0.1), undefined, decision);
+    assert.equal(i.lr_rule, 'adamscale');
+    assert.match(insightLines(i).join('\n'), /learning rate x1\.37 \(square root of AdaScale, for Adam\)/);
+    const old = jobInsight(j, measured(40, 1, 1, 0.1), undefined, batchDecisionInForce(j, [told])!);
+    assert.match(insightLines(old).join('\n'), /learning rate x1\.37 \(AdaScale\)/);
   });
 
   it('never predicts a best batch above the job cap (rounding up the micro-batch)', () => {

@@ -10,6 +10,8 @@ import { adascaleGain, efficiency } from '../../goodput/efficiency.js';
 import { fixedBatchChoice, optimizeBatch } from '../../goodput/optimize.js';
 import { bestGoodput } from '../../goodput/speedup.js';
 import { jobBatchPolicy } from '../../policy/job-batch.js';
+import type { GainClaim } from '../../policy/policy.js';
+import { lrRuleSchema, type LrRule } from '../../core/wire.js';
 import type { GoodputModel } from '../../goodput/types.js';
 import type { JobEvent, JobRecord, Measurement, StoredKeyProfile } from '../../store/types.js';
 import { batchCapOf } from '../reports/batch-config.js';
@@ -27,8 +29,10 @@ export interface BatchView {
 export interface JobInsight {
   /** The configuration of the job's latest measurement. */
   batch: BatchView | null;
-  /** AdaScale learning-rate multiplier at that batch (1 at the initial batch size). */
+  /** Learning-rate multiplier at that batch (1 at the initial batch size): AdaScale's, or `lr_rule`'s. */
   lr_scale: number | null;
+  /** The script's learning-rate rule, as the batch-size decision in force names it; absent: AdaScale assumed. */
+  lr_rule?: LrRule;
   /** Measured samples per second (total batch / step time of the latest measurement). */
   throughput_samples_s: number | null;
   /** Progress per sample relative to the initial batch size, in (0, 1]. */
@@ -56,6 +60,8 @@ const total = (local_bsz: number, accum_steps: number, replicas: number) => loca
 export interface BatchDecisionView {
   to: BatchView;
   lr_scale: number;
+  /** The rule `lr_scale` follows (events recorded before it was named have none). */
+  lr_rule?: LrRule;
 }
 
 /**
@@ -74,7 +80,9 @@ export function batchDecisionInForce(job: JobRecord, events: readonly JobEvent[]
       to &&
       [to.local_bsz, to.accum_steps, to.replicas, to.total].every((x) => typeof x === 'number') &&
       typeof lr_scale === 'number';
-    return ok ? { to: to as BatchView, lr_scale } : undefined;
+    if (!ok) return undefined;
+    const rule = lrRuleSchema.safeParse(e.data.lr_rule);
+    return rule.success ? { to: to as BatchView, lr_scale, lr_rule: rule.data } : { to: to as BatchView, lr_scale };
   }
   return undefined;
 }
@@ -111,6 +119,8 @@ export function jobInsight(
     if (decision && decision.to.replicas === replicas) {
       insight.batch = { ...decision.to };
       insight.lr_scale = decision.lr_scale;
+      // Absent means AdaScale: the listing, which reads no events, then shows the same insight.
+      if (decision.lr_rule && decision.lr_rule !== 'adascale') insight.lr_rule = decision.lr_rule;
     }
     if (job.grad) {
       if (insight.lr_scale === null) insight.lr_scale = adascaleGain(job.grad, batch / B0);
@@ -175,6 +185,12 @@ function placementNow(
   return latest ? { nodes: Math.max(1, latest.num_nodes), replicas: Math.max(1, latest.num_replicas) } : undefined;
 }
 
+/** "x1.15, 80% between x1.02 and x1.30": a claimed gain with its interval (two decimals). */
+export function claimWords(claim: GainClaim): string {
+  const x = (v: number): string => `x${v.toFixed(2)}`;
+  return `${x(claim.gain)}, 80% between ${x(claim.lo)} and ${x(claim.hi)}`;
+}
+
 /** `x2.4` style ratio. */
 const times = (x: number) => `x${x >= 10 ? x.toFixed(0) : x.toFixed(x >= 1 ? 1 : 2)}`;
 
@@ -192,6 +208,8 @@ export interface ResizeContext {
   unit: string;
   /** By job id, the profile each job's model starts from (control/reports/profile-book.ts). */
   profiles?: ReadonlyMap<string, StoredKeyProfile>;
+  /** The gain the policy decided this resize with, and its 80% interval (PolicyDecision.gains). */
+  claim?: GainClaim;
 }
 
 const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? '' : 's'}`;
@@ -207,9 +225,12 @@ export function resizeReason(job: JobRecord, from: number, to: number, ctx: Resi
   const model = modelOf(job, fromProfile);
   const predicted = model && from > 0 && to > 0 ? predictedRatio(model, job, from, to) : undefined;
   // Relative to the size it runs at now, both at their best batch, so that a shrink that reads
-  // "x13" says what the 13 is relative to.
-  const gain =
-    predicted !== undefined
+  // "x13" says what the 13 is relative to. The policy's own claim, when it made one, is the gain
+  // it decided with, with its interval.
+  const claim = ctx.claim;
+  const gain = claim
+    ? `predicted speedup on ${to} ${claimWords(claim)} relative to its current ${plural(from, ctx.unit)}`
+    : predicted !== undefined
       ? `predicted goodput on ${to} ${times(predicted)} relative to its current ${plural(from, ctx.unit)}, each at its best batch`
       : undefined;
   const idle = `${plural(ctx.idle, ctx.unit)} idle`;

@@ -5,7 +5,7 @@
  */
 import { gpuTypeOf as nodeType, type JobTypes, type NodeInfo, type ShareUsage } from '../../core/cluster.js';
 import { advanceUsage, NO_SHARES, teamOf, type SharesConfig } from '../../policy/shares/index.js';
-import type { Rejection } from '../../policy/policy.js';
+import type { GainClaim, Rejection } from '../../policy/policy.js';
 import { ACTIVE_STATES, keepsWork, stopOutcome } from '../../store/lifecycle.js';
 import type { DeviceBinding } from '../../store/store.js';
 import type { JobRecord, StoredKeyProfile } from '../../store/types.js';
@@ -17,7 +17,7 @@ import { keepRunning } from './drain-keep.js';
 import { deviceUnit, resizeReason } from './insight.js';
 import { nodeProblems } from './node-problems.js';
 import type { ProfileBook } from '../reports/profile-book.js';
-import { buildSnapshot, holdsDevices } from './snapshot.js';
+import { buildSnapshot, holdsDevices, type LastResize } from './snapshot.js';
 import { isMixed, toGroups, toMachines, typedInventory, type TypedInventory } from './typed-nodes.js';
 import { jobTypes, typedInputs } from './typed-snapshot.js';
 import { waitingReason } from './waiting-reason.js';
@@ -30,6 +30,8 @@ export class Round {
   private readonly latestRejections = new Map<string, Rejection>();
   private usage: ShareUsage | undefined;
   private savedAt_s = -Infinity;
+  /** Per job, its last resize between positive sizes (kept in memory: a restart forgets it). */
+  private readonly resizes = new Map<string, LastResize>();
 
   constructor(
     private readonly ctx: ControllerContext,
@@ -110,7 +112,9 @@ export class Round {
       const per_type = new Map<string, JobTypes>();
       for (const input of await typedInputs(reads, jobs, grouped)) per_type.set(input.job.id, jobTypes(input, types));
       const sharing = await this.sharing(grouped);
-      let decision = policy.decide(buildSnapshot(inv.nodes, grouped, this.ctx.now(), profiles, per_type, sharing));
+      for (const id of this.resizes.keys()) if (!jobs.some((j) => j.id === id)) this.resizes.delete(id);
+      const snapshot = buildSnapshot(inv.nodes, grouped, this.ctx.now(), profiles, per_type, sharing, this.resizes);
+      let decision = policy.decide(snapshot);
       // A drained partition: no running job is stopped for a relaunch that would only wait.
       const usable = inv.groups.map((g) => g.usable.length);
       decision = { ...decision, allocations: await keepRunning(this.ctx, grouped, decision.allocations, usable) };
@@ -126,7 +130,7 @@ export class Round {
         unit,
       ))
         await this.ctx.noteOnce(w.job_id, w.key, 'waiting', w.reason);
-      await this.apply(grouped, decision.allocations, profiles, inv, decision.notes ?? {});
+      await this.apply(grouped, decision.allocations, profiles, inv, decision.notes ?? {}, decision.gains ?? {});
       await then();
     }
     const took_s = (performance.now() - t0) / 1000;
@@ -142,6 +146,7 @@ export class Round {
     profiles: ReadonlyMap<string, StoredKeyProfile>,
     inv: TypedInventory,
     notes: Readonly<Record<string, string>>,
+    gains: Readonly<Record<string, GainClaim>>,
   ): Promise<void> {
     const { store, backend, policy } = this.ctx.config;
     const nodeDevices = inv.groups.map((g) => g.usable);
@@ -170,11 +175,14 @@ export class Round {
         allocation: toMachines(inv, allocation),
         devices: assigned.devices.get(job.id) ?? [],
       };
+      const [from, to] = [job.allocation.length, allocation.length];
+      if (from > 0 && to > 0 && from !== to) this.resizes.set(job.id, { grew: to > from, at_ms: this.ctx.now() });
       const note = notes[job.id];
+      const claim = gains[job.id];
       const why =
         (note !== undefined
           ? shareWords(note, unit)
-          : resizeReason(job, job.allocation.length, allocation.length, context)) +
+          : resizeReason(job, from, to, claim ? { ...context, claim } : context)) +
         typeChange(inv, job.allocation, allocation);
       switch (job.state) {
         case 'queued':

@@ -88,6 +88,7 @@ export function toPolicyJob(
   profile?: StoredKeyProfile,
   per_type?: JobTypes,
   shares?: SharesConfig,
+  resize?: LastResize,
 ): PolicyJob {
   const model = modelOf(job, profile);
   const pj = buildPolicyJob({
@@ -115,8 +116,31 @@ export function toPolicyJob(
     progress_at_risk_s: progressAtRisk_s(job, now_ms),
     ...(job.state === 'running' && job.launched_at_ms !== null ? { allocated_since_s: job.launched_at_ms / 1000 } : {}),
     ...(per_type ? { per_type } : {}),
+    ...(resize && job.allocation.length > 0 ? { last_resize: lastResize(job, resize) } : {}),
   });
   return { ...pj, owner: job.user, team: teamOf(shares, job.user) };
+}
+
+/** A job's last resize between two positive sizes, as the round applied it (control/loop/round.ts). */
+export interface LastResize {
+  grew: boolean;
+  at_ms: number;
+}
+
+/**
+ * The resize and whether the job has been measured at its size since: an attempt launched after
+ * the resize has reported (every report of an attempt is at its size). Before that its model is a
+ * refit of the points the resize was decided on.
+ */
+function lastResize(job: JobRecord, resize: LastResize): { grew: boolean; measured_since: boolean } {
+  const launched = job.launched_at_ms;
+  const measured_since =
+    job.state === 'running' &&
+    launched !== null &&
+    launched >= resize.at_ms &&
+    job.last_report_at_ms !== null &&
+    job.last_report_at_ms > launched;
+  return { grew: resize.grew, measured_since };
 }
 
 /**
@@ -133,13 +157,16 @@ export function buildSnapshot(
   profiles?: ReadonlyMap<string, StoredKeyProfile>,
   per_type?: ReadonlyMap<string, JobTypes>,
   sharing?: { config: SharesConfig; usage?: ShareUsage },
+  resizes?: ReadonlyMap<string, LastResize>,
 ): ClusterSnapshot {
   const allocations: Record<string, readonly number[]> = {};
   for (const job of jobs) if (holdsDevices(job)) allocations[job.id] = job.allocation;
   return {
     now_s: now_ms / 1000,
     nodes,
-    jobs: fairQueue(jobs).map((j) => toPolicyJob(j, now_ms, profiles?.get(j.id), per_type?.get(j.id), sharing?.config)),
+    jobs: fairQueue(jobs).map((j) =>
+      toPolicyJob(j, now_ms, profiles?.get(j.id), per_type?.get(j.id), sharing?.config, resizes?.get(j.id)),
+    ),
     allocations,
     ...(sharing
       ? {

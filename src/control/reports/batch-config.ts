@@ -1,9 +1,11 @@
 /** The configuration the report endpoint answers with (docs/contract.md). */
-import type { JobConfig, Measurement } from '../../core/wire.js';
+import type { JobConfig, LrRule, Measurement } from '../../core/wire.js';
 import { splitFixedBatch, type LocalBatch } from '../../goodput/batch-split.js';
 import { adascaleGain } from '../../goodput/efficiency.js';
+import { applyInterval, correctionInterval } from '../../goodput/interval.js';
 import { fixedBatchChoice, goodputOf, optimizeBatch } from '../../goodput/optimize.js';
-import type { BatchLimits } from '../../goodput/types.js';
+import type { BatchLimits, GoodputModel } from '../../goodput/types.js';
+import type { GainClaim } from '../../policy/policy.js';
 import type { JobRecord, StoredKeyProfile } from '../../store/types.js';
 import { limitsOf, modelOf } from '../loop/snapshot.js';
 
@@ -64,6 +66,7 @@ export function chooseConfig(
   latest: Measurement,
   profile?: StoredKeyProfile,
   inForce?: LocalBatch,
+  rule?: LrRule,
 ): ConfigChoice {
   const replicas = Math.max(1, latest.num_replicas);
   const nodes = Math.max(1, Math.min(latest.num_nodes, replicas));
@@ -81,18 +84,69 @@ export function chooseConfig(
       ? goodputOf(model, nodes, replicas, current.local_bsz, current.accum_steps)
       : 0;
     optional = now > 0;
-    if (best.goodput > 0 && !(now > 0 && best.goodput < now * (1 + BATCH_MIN_GAIN))) chosen = best;
+    // An optional change needs the lower end of its gain's interval to clear BATCH_MIN_GAIN.
+    const sure = now > 0 ? batchGain(model, nodes, replicas, current, best).lo : 0;
+    if (best.goodput > 0 && !(now > 0 && sure < 1 + BATCH_MIN_GAIN)) chosen = best;
   } else if (job.spec.fixed_batch_size !== undefined) {
     const split = splitFixedBatch(limits, job.spec.fixed_batch_size, replicas);
     chosen = { local_bsz: Math.max(1, split.local_bsz), accum_steps: split.accum_steps };
   }
-  return { config: batchConfig(job, limits, chosen, replicas), optional };
+  return { config: batchConfig(job, limits, chosen, replicas, rule), optional };
 }
 
-/** The answer for `batch` on `replicas` replicas: its total and its AdaScale learning-rate scale. */
-export function batchConfig(job: JobRecord, limits: BatchLimits, batch: LocalBatch, replicas: number): JobConfig {
+/**
+ * The predicted goodput gain of `to` over `from` at one placement, with its 80% interval, as a
+ * batch decision uses it and its event states it (docs/policy.md): the model's ratio, capped at
+ * what the throughput model can show for the change, then times the interval of the fit's
+ * residuals (goodput/interval.ts; none without a measured correction). The cap: at a fixed
+ * replica count and accumulation, samples/s grow at most as the batch and statistical efficiency
+ * falls as it grows, so a change of the total batch by a factor rho gains at most rho, times
+ * (a + 1)/(a' + 1) when it also cuts accumulation steps (fewer micro-steps' fixed costs). A
+ * larger ratio is an artefact of corrections measured at a few batches (x5.34 for an 8% change
+ * was seen on a busy host). Pure.
+ */
+export function batchGain(
+  model: GoodputModel,
+  nodes: number,
+  replicas: number,
+  from: LocalBatch,
+  to: LocalBatch,
+): GainClaim {
+  const g0 = goodputOf(model, nodes, replicas, from.local_bsz, from.accum_steps);
+  const g1 = goodputOf(model, nodes, replicas, to.local_bsz, to.accum_steps);
+  const total = (b: LocalBatch): number => b.local_bsz * (b.accum_steps + 1);
+  const rho = Math.max(total(to) / total(from), total(from) / total(to));
+  const cap = rho * Math.max(1, (from.accum_steps + 1) / (to.accum_steps + 1));
+  const gain = g0 > 0 ? Math.min(g1 / g0, cap) : 0;
+  const [lo, hi] = applyInterval(gain, model.correction ? correctionInterval(model.correction) : { lo: 0, hi: 0 });
+  return { gain, lo, hi: Math.min(hi, Math.max(cap, gain)) };
+}
+
+export type { LrRule };
+
+/** The learning-rate factor of `rule` at batch scale `scale` (gain: the AdaScale gain there). */
+function lrFactor(rule: LrRule, scale: number, gain: number): number {
+  if (rule === 'adamscale') return Math.sqrt(gain);
+  if (rule === 'linear') return scale;
+  if (rule === 'sqrt') return Math.sqrt(scale);
+  if (rule === 'none') return 1;
+  return gain;
+}
+
+/**
+ * The answer for `batch` on `replicas` replicas: its total and its learning-rate scale by the
+ * script's rule (`rule`; default AdaScale, the rule of SGD; 'custom' is predicted as AdaScale).
+ */
+export function batchConfig(
+  job: JobRecord,
+  limits: BatchLimits,
+  batch: LocalBatch,
+  replicas: number,
+  rule: LrRule = 'adascale',
+): JobConfig {
   const batch_size = batch.local_bsz * replicas * (batch.accum_steps + 1);
-  const lr_scale = job.grad ? adascaleGain(job.grad, batch_size / limits.init_batch_size) : 1;
+  const scale = batch_size / limits.init_batch_size;
+  const lr_scale = job.grad ? lrFactor(rule, scale, adascaleGain(job.grad, scale)) : 1;
   return { local_bsz: batch.local_bsz, accum_steps: batch.accum_steps, batch_size, lr_scale };
 }
 

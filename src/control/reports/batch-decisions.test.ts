@@ -84,7 +84,7 @@ describe('BatchDecisions: batch sizes that hold still', () => {
     assert.match(
       change.reason,
       new RegExp(
-        `^batch size grew 64 -> ${config.batch_size} \\(\\d+ x \\d+ x 1, local x accumulation x replicas\\), learning rate x${config.lr_scale.toFixed(2)}: predicted goodput x${ratio.toFixed(2)} relative to batch 64 \\(32 x 2 x 1\\) in force, statistical efficiency 0\\.\\d\\d$`,
+        `^batch size grew 64 -> ${config.batch_size} \\(\\d+ x \\d+ x 1, local x accumulation x replicas\\), learning rate x${config.lr_scale.toFixed(2)} \\(AdaScale\\): predicted goodput x${ratio.toFixed(2)} relative to batch 64 \\(32 x 2 x 1\\) in force, statistical efficiency 0\\.\\d\\d$`,
       ),
     );
     assert.deepEqual(change.data.from, { local_bsz: 32, accum_steps: 1, replicas: 1, total: 64 });
@@ -133,14 +133,14 @@ describe('BatchDecisions: batch sizes that hold still', () => {
     const d = new BatchDecisions(0);
     const j = digits();
     const first = d.decide(j, 0, measured(32, 1, 1), 0);
-    // Before the job applies it, a refit with less gradient noise makes a much smaller batch best.
+    // Once the job has measured it, a refit with less gradient noise makes a much smaller batch best.
     const later = digits({ grad: { sqr: 1, var: 4 } });
-    const second = d.decide(later, 0, measured(32, 1, 1), 1000);
+    const second = d.decide(later, 0, measured(first.config.local_bsz, first.config.accum_steps, 1), 1000);
     assert.ok(second.change, 'a second decision');
     assert.equal(
       second.change.data.from.total,
       first.config.batch_size,
-      'from = the batch told last, which the job is switching to',
+      'from = the batch told last, which the job runs',
     );
     // A new attempt or replica count starts from what the job measured.
     const restarted = d.decide(later, 1, measured(20, 0, 2), 2000);

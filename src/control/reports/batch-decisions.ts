@@ -7,17 +7,17 @@
  */
 import type { LocalBatch } from '../../goodput/batch-split.js';
 import { efficiency } from '../../goodput/efficiency.js';
-import { goodputOf } from '../../goodput/optimize.js';
 import type { JobRecord, Measurement, StoredKeyProfile } from '../../store/types.js';
-import { batchCapOf, batchConfig, chooseConfig, type JobConfig } from './batch-config.js';
+import { LR_RULE_WORDS } from '../../core/wire.js';
+import { batchCapOf, batchConfig, batchGain, chooseConfig, type JobConfig, type LrRule } from './batch-config.js';
 import type { BatchView } from '../loop/insight.js';
 import { limitsOf, modelOf } from '../loop/snapshot.js';
 
 /** A batch-size decision worth an event: the reason and its data. */
 export interface BatchChange {
   reason: string;
-  /** `from`: the configuration in force before; `lr_scale`: the one told with `to`. */
-  data: { from: BatchView; to: BatchView; lr_scale: number };
+  /** `from`: the configuration in force before; `lr_scale`: the one told with `to`, by `lr_rule`. */
+  data: { from: BatchView; to: BatchView; lr_scale: number; lr_rule: LrRule };
 }
 
 const totalOf = (b: LocalBatch, replicas: number): number => b.local_bsz * (b.accum_steps + 1) * replicas;
@@ -28,8 +28,8 @@ const viewOf = (b: LocalBatch, replicas: number): BatchView => ({
   total: totalOf(b, replicas),
 });
 
-/** `x1.08` style ratio: two decimals below 10, so that a 5% gain never reads x1.0. */
-const times = (x: number): string => `x${x >= 10 ? x.toFixed(0) : x.toFixed(2)}`;
+/** `x1.08` style ratio: two decimals, so that a 5% gain never reads x1.0. */
+const times = (x: number): string => `x${x.toFixed(2)}`;
 
 /**
  * The change from the configuration in force (`from`) to the one the job is told (`config`), in
@@ -43,6 +43,7 @@ export function batchChange(
   from: LocalBatch,
   config: JobConfig,
   profile?: StoredKeyProfile,
+  rule?: LrRule,
 ): BatchChange | undefined {
   if (from.local_bsz === config.local_bsz && from.accum_steps === config.accum_steps) return undefined;
   const replicas = Math.max(1, latest.num_replicas);
@@ -56,10 +57,14 @@ export function batchChange(
   if (was.total > cap) parts.push(`batch ${was.total} in force is above the job's cap ${cap}`);
   if (job.spec.fixed_batch_size !== undefined) parts.push(`fixed batch size ${job.spec.fixed_batch_size}`);
   if (model) {
-    const g0 = goodputOf(model, nodes, replicas, was.local_bsz, was.accum_steps);
-    const g1 = goodputOf(model, nodes, replicas, to.local_bsz, to.accum_steps);
-    if (g0 > 0)
-      parts.push(`predicted goodput ${times(g1 / g0)} relative to batch ${was.total} (${shape(was)}) in force`);
+    // The gain the decision used (batch-config.ts batchGain): capped, with its interval.
+    const g = batchGain(model, nodes, replicas, from, config);
+    // Without a measured correction the fit's residuals are unknown: no interval to state.
+    const interval = g.lo < g.gain || g.hi > g.gain ? `, 80% between ${times(g.lo)} and ${times(g.hi)},` : '';
+    if (g.gain > 0)
+      parts.push(
+        `predicted goodput ${times(g.gain)}${interval} relative to batch ${was.total} (${shape(was)}) in force`,
+      );
     parts.push(`statistical efficiency ${efficiency(model.grad, model.limits.init_batch_size, to.total).toFixed(2)}`);
   } else if (job.spec.fixed_batch_size === undefined) {
     parts.push('no throughput model yet');
@@ -68,8 +73,9 @@ export function batchChange(
   return {
     reason:
       `batch size ${verb} ${was.total} -> ${to.total} (${shape(to)}, local x accumulation x ` +
-      `replicas), learning rate x${config.lr_scale.toFixed(2)}: ${parts.join(', ')}`,
-    data: { from: was, to, lr_scale: config.lr_scale },
+      `replicas), learning rate x${config.lr_scale.toFixed(2)} (${LR_RULE_WORDS[rule ?? 'adascale']}): ` +
+      parts.join(', '),
+    data: { from: was, to, lr_scale: config.lr_scale, lr_rule: rule ?? 'adascale' },
   };
 }
 
@@ -88,6 +94,10 @@ interface Told {
   changed: boolean;
   /** Since when (ms) every answer found a configuration predicted to gain BATCH_MIN_GAIN over `batch`. */
   better_since_ms?: number;
+  /** With `changed`: whether that change grew the total batch (undefined: a reshape of one total). */
+  grew?: boolean;
+  /** With `changed`: whether a report measured at `batch` has come since it was told. */
+  measured: boolean;
 }
 
 /**
@@ -114,26 +124,39 @@ export class BatchDecisions {
     latest: Measurement,
     now_ms: number,
     profile?: StoredKeyProfile,
+    rule?: LrRule,
   ): BatchAnswer {
     const replicas = Math.max(1, latest.num_replicas);
     const last = this.told.get(job.id);
     const same = last !== undefined && last.attempt === attempt && last.replicas === replicas;
     const inForce = same ? last.batch : { local_bsz: latest.local_bsz, accum_steps: latest.accum_steps };
-    const choice = chooseConfig(job, latest, profile, inForce);
+    const choice = chooseConfig(job, latest, profile, inForce, rule);
     let config = choice.config;
-    const told: Told = { attempt, replicas, batch: inForce, changed: same && last.changed };
+    const measured = same && (last.measured || sameBatch(latest, last.batch));
+    const told: Told = { attempt, replicas, batch: inForce, changed: same && last.changed, measured };
+    if (same && last.grew !== undefined) told.grew = last.grew;
+    // A change that reverses the last one needs a measurement at the batch that one set: before
+    // it, the model that asks for the reversal is a refit of the points the change was made on.
+    const total = (b: LocalBatch): number => b.local_bsz * (b.accum_steps + 1);
+    if (choice.optional && told.changed && !measured && told.grew !== undefined && total(config) !== total(inForce)) {
+      if (total(config) > total(inForce) !== told.grew)
+        config = batchConfig(job, limitsOf(job, profile), inForce, replicas, rule);
+    }
     if (!sameBatch(config, inForce) && choice.optional && told.changed) {
       told.better_since_ms = same && last.better_since_ms !== undefined ? last.better_since_ms : now_ms;
       if (now_ms - told.better_since_ms < this.confirm_ms)
-        config = batchConfig(job, limitsOf(job, profile), inForce, replicas);
+        config = batchConfig(job, limitsOf(job, profile), inForce, replicas, rule);
     }
     if (!sameBatch(config, inForce)) {
       told.batch = { local_bsz: config.local_bsz, accum_steps: config.accum_steps };
       told.changed = true;
+      told.measured = false;
+      if (total(config) !== total(inForce)) told.grew = total(config) > total(inForce);
+      else delete told.grew;
       delete told.better_since_ms;
     }
     this.told.set(job.id, told);
-    const change = batchChange(job, latest, inForce, config, profile);
+    const change = batchChange(job, latest, inForce, config, profile, rule);
     return change ? { config, change } : { config };
   }
 

@@ -4,14 +4,17 @@ import { profilePoint } from '../../goodput/profile.js';
 import type { ProfilePoint } from '../../goodput/types.js';
 import type { ReportBatch, ReportsAdded, Store } from '../../store/store.js';
 import type { JobRecord } from '../../store/types.js';
-import type { JobConfig } from './batch-config.js';
+import type { JobConfig, LrRule } from './batch-config.js';
 import { BatchDecisions } from './batch-decisions.js';
 import type { NetworkBook } from './network-book.js';
 import type { ProfileBook } from './profile-book.js';
 import { refitJob, type RefitDeps } from './refit.js';
 
 /** A report batch as the API hands it over; the profile points are computed here. */
-export type ReportRequest = Omit<ReportBatch, 'profile'>;
+export type ReportRequest = Omit<ReportBatch, 'profile'> & {
+  /** The script's learning-rate rule, as the SDK reports it (core/wire.ts); absent: AdaScale. */
+  lr_rule?: LrRule;
+};
 
 /** Options of the report path. */
 export interface ReportIngestOptions {
@@ -71,9 +74,14 @@ export class ReportIngest {
    * nothing stored either way).
    */
   async report(request: ReportRequest): Promise<JobConfig> {
-    const { job_id, reports } = request;
+    const { job_id, reports, lr_rule, ...batch } = request;
     // The goodput model's maths (step time -> accumulation and optimizer time) stays out of the store.
-    const { job, new_configuration } = await this.enqueue({ ...request, profile: reports.map(profilePoint) });
+    const { job, new_configuration } = await this.enqueue({
+      ...batch,
+      job_id,
+      reports,
+      profile: reports.map(profilePoint),
+    });
     this.reports_total += reports.length;
     const now = this.opts.now_ms();
     const last = this.lastFit.get(job_id);
@@ -107,6 +115,7 @@ export class ReportIngest {
       latest,
       now,
       this.opts.profiles?.latestFor(job),
+      lr_rule,
     );
     if (change) await this.opts.store.recordEvent(job_id, 'batch-size', 'scheduler', change.reason, change.data);
     return config;

@@ -89,3 +89,17 @@ export function holdReason(
     return 'MIN_SLICE';
   return undefined;
 }
+
+/**
+ * Which way a running job may not be resized this round (docs/policy.md, "Decisions that need the
+ * gain to be sure"): the reverse of its last resize, until it has reported measurements at the
+ * size that resize gave it. Until then its model is a refit of the points the resize was decided
+ * on, and a reversal by it (1 -> 3 -> 1 -> 3 within seconds on a busy host) undoes a restart
+ * for no new fact. 'grow': it shrank last, so it keeps at most its size; 'shrink': it grew last,
+ * so it keeps at least its size (or is stopped). A stop is not a resize: it is always allowed.
+ */
+export function blockedDirection(job: PolicyJob): 'grow' | 'shrink' | undefined {
+  const last = job.last_resize;
+  if (!last || last.measured_since) return undefined;
+  return last.grew ? 'shrink' : 'grow';
+}

@@ -2,12 +2,14 @@ import type { Allocation, ClusterSnapshot } from '../../core/cluster.js';
 import { byShape, requireSolver } from '../by-shape.js';
 import type {
   DecisionDiagnostics,
+  GainClaim,
   Policy,
   PolicyDecision,
   PolicyFactory,
   PolicyOptions,
   PolicyParamValue,
 } from '../policy.js';
+import { applyInterval } from '../../goodput/interval.js';
 import { GOODPUT_HETERO_DEFAULTS } from '../sia/goodput-hetero.js';
 import { ResumingGoodputHetero } from '../sia/resuming.js';
 import { OpenNodes } from '../typed.js';
@@ -74,7 +76,11 @@ export class GoodputPolicy implements Policy {
             : { code: 'WAITING_FOR_GPUS', message: busy };
       }
     });
-    return { allocations, rejections, diagnostics: sizingGap(views, allocations, free, gpusPerNode) };
+    const diagnostics = sizingGap(views, allocations, free, gpusPerNode);
+    const gains = resizeGains(views, allocations);
+    return Object.keys(gains).length > 0
+      ? { allocations, rejections, diagnostics, gains }
+      : { allocations, rejections, diagnostics };
   }
 }
 
@@ -104,6 +110,26 @@ function sizingGap(
   const bound = lagrangianBound(sized, free);
   const gap = Math.max(0, (bound - objective) / Math.max(Math.abs(bound), 1e-12));
   return { method: 'greedy', objective, bound, gap };
+}
+
+/**
+ * The gain each resize between positive sizes was decided with: the speedup of the new size over
+ * the current one as the round valued it, with its 80% interval (RoundJob.gain_interval).
+ */
+function resizeGains(views: readonly RoundJob[], allocations: Record<string, Allocation>): Record<string, GainClaim> {
+  const gains: Record<string, GainClaim> = {};
+  for (const view of views) {
+    const to = allocations[view.job.id]?.length ?? 0;
+    const from = view.current_replicas;
+    if (from === 0 || to === 0 || to === from || !view.job.model) continue;
+    // No more than the model can show: a replica's share of the speedup never grows with the
+    // replica count, so the ratio lies between to/from and 1 (a correction may bend the curve past that).
+    const ratio = view.speedup(to) / Math.max(view.speedup(from), 1e-12);
+    const gain = Math.min(Math.max(ratio, Math.min(to / from, 1)), Math.max(to / from, 1));
+    const [lo, hi] = applyInterval(gain, view.gain_interval ?? { lo: 0, hi: 0 });
+    gains[view.job.id] = { gain, lo, hi };
+  }
+  return gains;
 }
 
 /**

@@ -8,9 +8,11 @@ import {
   type SpeedupFn,
 } from '../../goodput/speedup.js';
 import { jobBatchPolicy } from '../job-batch.js';
+import { correctionInterval, type LogInterval } from '../../goodput/interval.js';
 import { applyOwnCostates } from './costates.js';
 import { approxBestGoodput, approxSpeedupFn, SCALE_GPUS } from './scale.js';
 import {
+  blockedDirection,
   holdReason,
   queueEnd_gpu_s,
   queueFloor_gpu_s,
@@ -48,6 +50,12 @@ export interface RoundJob {
   remaining_estimate: number;
   /** Set when the job must keep its current allocation this round (hysteresis.ts). */
   hold?: HoldReason;
+  /**
+   * 80% interval of log(measured / predicted) of the job's model where it was not measured (the
+   * residuals of its fit, goodput/interval.ts); absent when the model has no measured
+   * correction (no residuals known). A resize is valued at the lower end of its speedup (sizing.ts).
+   */
+  gain_interval?: LogInterval;
 }
 
 /** Tunable knobs of the goodput policy. Defaults were chosen by measurement (docs/policy.md). */
@@ -277,7 +285,16 @@ function buildViews(
     const explore = Math.max(params.explore_factor * job.max_profiled_replicas, params.initial_replicas);
     // Exploration never cuts below the job's minimum; a minimum above the hard limits is infeasible.
     const hardMax = Math.min(job.max_replicas, byBatch, totalGpus);
-    const max_replicas = job.min_replicas > hardMax ? 0 : Math.max(job.min_replicas, Math.min(hardMax, explore));
+    let max_replicas = job.min_replicas > hardMax ? 0 : Math.max(job.min_replicas, Math.min(hardMax, explore));
+    // No reversal of the last resize before a measurement at its size (hysteresis.ts).
+    const blocked = current.length > 0 ? blockedDirection(job) : undefined;
+    if (blocked === 'grow' && max_replicas > 0) max_replicas = Math.max(job.min_replicas, current.length);
+    const min_replicas =
+      max_replicas === 0
+        ? 0
+        : blocked === 'shrink' && current.length <= max_replicas
+          ? Math.max(job.min_replicas, current.length)
+          : job.min_replicas;
     // Goodput on one GPU: the speedup's base and the rate of the remaining-work estimate.
     const model = job.model;
     const modelled = model ? modelSpeedup(model, jobBatchPolicy(job), cache, totalGpus >= SCALE_GPUS) : undefined;
@@ -333,7 +350,7 @@ function buildViews(
       order,
       current,
       current_replicas: current.length,
-      min_replicas: max_replicas === 0 ? 0 : job.min_replicas,
+      min_replicas,
       max_replicas,
       speedup,
       weight,
@@ -346,6 +363,7 @@ function buildViews(
       // work is known, however short, and an SDK job that reports its length within seconds
       // preempted them only to be preempted back once it did.
       remaining_estimate: remaining_1gpu_s ?? (queue !== undefined ? queueEnd_gpu_s(queue, params) : service_gpu_s),
+      ...(model?.correction ? { gain_interval: correctionInterval(model.correction) } : {}),
     };
   });
 }

@@ -11,11 +11,21 @@ interface Step {
 /**
  * Value of running a job at r replicas this round: priority weight x speedup, discounted by the
  * restart delay when r differs from what the job runs at now (a change costs a checkpoint-restart).
+ * A resize of a running job is valued at the lower end of its speedup's 80% interval
+ * (RoundJob.gain_interval): the change happens only when the gain is sure to clear its cost.
  */
 export function allocationValue(view: RoundJob, replicas: number, idle = false): number {
-  const keep = replicas === view.current_replicas ? 1 : idle ? view.idle_restart_keep : view.restart_keep;
+  const keep =
+    replicas === view.current_replicas
+      ? 1
+      : (idle ? view.idle_restart_keep : view.restart_keep) * (view.current_replicas > 0 ? sureShare(view) : 1);
   const speedup = replicas <= 0 ? 0 : view.speedup(replicas) * keep;
   return view.weight * utility(speedup + SPEEDUP_FLOOR, view.utility_power);
+}
+
+/** The lower end of a predicted speedup's 80% interval, as a share of the prediction (<= 1). */
+export function sureShare(view: RoundJob): number {
+  return view.gain_interval ? Math.exp(Math.min(0, view.gain_interval.lo)) : 1;
 }
 
 /** Keeps the utility of an idle job finite (as Pollux's +0.001). */

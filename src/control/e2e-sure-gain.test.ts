@@ -1,0 +1,72 @@
+/**
+ * End to end (real `goodput up`, the NCF-style SDK script bench/ncf_live.py with Adam under CPU
+ * torch): a job just grown is not shrunk again before it has reported at its new size, though
+ * another job arrives meanwhile; its batch-size events name Adam's learning-rate rule (the SDK
+ * reports it) and claim no more than x1.5 for a change under 10% (issue #51, docs/policy.md
+ * "Decisions that need the gain to be sure"). bench:live-decisions runs the 4-minute version.
+ * Skipped, saying why, without a Python that has torch.
+ */
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { batchClaims, largestSmallChangeClaim, sizeChanges } from '../../bench/decision-events.js';
+import {
+  cleanup,
+  startServerProcess,
+  tempDataDir,
+  TRAINER,
+  waitFor,
+  type ServerProcess,
+} from '../../test-support/control/harness.js';
+import { noPython, pythonWith } from '../../test-support/control/python.js';
+import { packagePath } from '../util/package-root.js';
+
+const python = pythonWith(['torch']);
+const skip = python ? undefined : noPython(['torch']);
+
+describe('no reversal without evidence, live', { skip }, () => {
+  const data_dir = tempDataDir('goodput-sure-gain-');
+  const servers: ServerProcess[] = [];
+  after(() => cleanup(data_dir, servers));
+
+  it(
+    "keeps a grown NCF job at its size until it reports there; batch events name Adam's rule",
+    { timeout: 300_000 },
+    async () => {
+      const server = await startServerProcess(data_dir, ['--cpu-slots', '4', '--interval-s', '1', '--grace-s', '5']);
+      servers.push(server);
+      const { client } = server;
+      const ncf = await client.submit({
+        name: 'ncf',
+        command: [python!, packagePath('bench', 'ncf_live.py'), '--epochs', '200'],
+        workdir: data_dir,
+        max_replicas: 4,
+      });
+      const events = async () => (await client.events(ncf.id)).map((e) => ({ ...e, at_ms: Date.parse(e.at) }));
+      const grown = await waitFor('the NCF job to grow', 150_000, async () =>
+        sizeChanges(await events()).find((c) => c.from > 0 && c.to > c.from),
+      );
+      await client.submit({
+        name: 'rival',
+        command: [process.execPath, TRAINER, '--samples', '100000000'],
+        workdir: data_dir,
+        max_replicas: 4,
+      });
+      // A minute with the rival: every shrink of the grown job comes after a report at its new size.
+      await new Promise((r) => setTimeout(r, 60_000));
+      const all = await events();
+      const reports = await client.reports(ncf.id, 10_000);
+      const shrink = sizeChanges(all).find((c) => c.at_ms > grown.at_ms && c.to > 0 && c.to < c.from);
+      if (shrink) {
+        const measured = reports.find((r) => r.received_at_ms > grown.at_ms && r.num_replicas === grown.to);
+        assert.ok(
+          measured && measured.received_at_ms <= shrink.at_ms,
+          `${shrink.reason} before a report at ${grown.to}`,
+        );
+      }
+      const claims = batchClaims(all);
+      assert.ok(largestSmallChangeClaim(claims, 0.1) <= 1.5, claims.map((c) => c.reason).join('\n'));
+      for (const c of claims) assert.match(c.reason, /learning rate x[\d.]+ \(square root of AdaScale, for Adam\)/);
+      await client.cancel(ncf.id);
+    },
+  );
+});

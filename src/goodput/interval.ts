@@ -1,0 +1,87 @@
+/**
+ * 80% intervals of the model's predictions (docs/planner.md, docs/policy.md): a prediction times
+ * the 10th and 90th percentiles of log(measured / predicted) on the points the fit saw. The one
+ * implementation the planner's rows (planner/plan-interval.ts) and the policy's gains
+ * (policy/goodput/, control/reports/batch-config.ts) read. Pure and deterministic.
+ */
+import { optimStepTime_s } from './throughput.js';
+import type { PerfParams, ProfilePoint, StepCorrection } from './types.js';
+
+/** An interval of log(measured / predicted). Invariant: lo <= hi. */
+export interface LogInterval {
+  lo: number;
+  hi: number;
+}
+
+/** The share of measurements an interval of this module aims to contain. */
+export const INTERVAL_COVERAGE = 0.8;
+
+/** A measured shape's interval is at least this wide each side (log): run-to-run noise of a step. */
+export const MIN_FIT_SPREAD = 0.03;
+
+/** The q-quantile (0 <= q <= 1) of `xs` by linear interpolation between order statistics; NaN when empty. */
+export function quantile(xs: readonly number[], q: number): number {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const pos = Math.min(Math.max(q, 0), 1) * (s.length - 1);
+  const i = Math.floor(pos);
+  const a = s[i] as number;
+  const b = s[Math.min(i + 1, s.length - 1)] as number;
+  return a + (b - a) * (pos - i);
+}
+
+/**
+ * The central `coverage` interval of log errors (log(measured / predicted)): their (1 - coverage)/2
+ * and (1 + coverage)/2 quantiles. Undefined without errors. Non-finite errors are ignored.
+ */
+export function logErrorInterval(
+  logErrors: readonly number[],
+  coverage: number = INTERVAL_COVERAGE,
+): LogInterval | undefined {
+  const xs = logErrors.filter(Number.isFinite);
+  if (xs.length === 0) return undefined;
+  return { lo: quantile(xs, (1 - coverage) / 2), hi: quantile(xs, (1 + coverage) / 2) };
+}
+
+/** The bounds of a positive prediction under the interval: [x e^lo, x e^hi]. */
+export function applyInterval(x: number, interval: LogInterval): [number, number] {
+  return [x * Math.exp(interval.lo), x * Math.exp(interval.hi)];
+}
+
+/** Widens an interval to at least `spread` each side. */
+export function atLeast(interval: LogInterval, spread: number): LogInterval {
+  return { lo: Math.min(interval.lo, -spread), hi: Math.max(interval.hi, spread) };
+}
+
+/**
+ * The 80% interval of the fit's residuals on its own points (uncorrected optimizer step), at least
+ * {@link MIN_FIT_SPREAD}.
+ */
+export function fitResidualInterval(perf: PerfParams, points: readonly ProfilePoint[]): LogInterval {
+  const logs = points.map((p) =>
+    Math.log(p.optim_step_time_s / optimStepTime_s(perf, p.num_nodes, p.num_replicas, p.local_bsz)),
+  );
+  return atLeast(logErrorInterval(logs) ?? { lo: 0, hi: 0 }, MIN_FIT_SPREAD);
+}
+
+/**
+ * The same interval read from a fit's correction (goodput/step-correction.ts): its per-shape,
+ * per-local-batch factors are the uncorrected fit's measured / predicted optimizer-step times on
+ * the configurations it was fitted on (several points of one configuration averaged), so a driver
+ * that keeps the correction but not the points gets {@link fitResidualInterval} of those
+ * configurations. At least {@link MIN_FIT_SPREAD}.
+ */
+export function correctionInterval(correction: StepCorrection): LogInterval {
+  const logs = correction.shapes.flatMap((s) => s.by_batch.map((b) => Math.log(b.factor)));
+  return atLeast(logErrorInterval(logs) ?? { lo: 0, hi: 0 }, MIN_FIT_SPREAD);
+}
+
+/**
+ * The 80% interval of a predicted gain `ratio` = predicted(new) / value(in force), where the
+ * configuration in force was measured (its error is in the fit's residuals already) and the new
+ * one is predicted: [ratio e^lo, ratio e^hi]. Pure.
+ */
+export function gainInterval(ratio: number, interval: LogInterval): { gain: number; lo: number; hi: number } {
+  const [lo, hi] = applyInterval(ratio, interval);
+  return { gain: ratio, lo, hi };
+}
