@@ -27,7 +27,7 @@ import {
   insideInterval,
   logErrorInterval,
   type LogInterval,
-} from '../src/planner/type-calibration.js';
+} from './type-calibration.js';
 import { type ContentionKnobs, DEFAULT_CONTENTION } from '../src/goodput/type-contention.js';
 import {
   computeTime_s,

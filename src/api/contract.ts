@@ -11,10 +11,10 @@ import type { JobSpecInput } from '../core/job-spec.js';
 import type { ReportBody, tokenBodySchema } from '../core/wire.js';
 import type { ReportRecord } from '../store/types.js';
 import type { TeamView } from '../policy/shares/view.js';
-import type { UsageRow } from './share-routes.js';
-import type { DeviceMark } from '../control/ranks/device-health.js';
+import type { UsageRow } from './usage-row.js';
+import type { DeviceMark } from '../control/ranks/device-mark.js';
 import type { RankSummaryBody } from '../core/rank-wire.js';
-import type { nodeClearBodySchema, RanksView } from './rank-routes.js';
+import type { nodeClearBodySchema, RanksView } from './rank-views.js';
 import type { BulkCancelView, bulkCancelBodySchema } from './bulk-cancel-schema.js';
 import type { healthSchema, reportResponseSchema } from './response-schemas.js';
 import type {

@@ -5,7 +5,7 @@ import { reportBodySchema, tokenBodySchema } from '../core/wire.js';
 import { bulkCancelBodySchema } from './bulk-cancel-schema.js';
 import { reportResponseSchema } from './response-schemas.js';
 import { rankSummaryBodySchema } from '../core/rank-wire.js';
-import { nodeClearBodySchema } from './rank-routes.js';
+import { nodeClearBodySchema } from './rank-views.js';
 
 const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
 const error = { description: 'error', ...json({ $ref: '#/components/schemas/Error' }) };

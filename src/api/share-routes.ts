@@ -12,14 +12,9 @@ import { PLACED_STATES } from '../store/lifecycle.js';
 import type { Store } from '../store/store.js';
 import { requireUser, type ApiEnv } from './auth.js';
 import { badRequest } from './http-error.js';
+import type { UsageRow } from './usage-row.js';
 
-/** One row of `goodput usage`. */
-export interface UsageRow {
-  user: string;
-  team: string;
-  gpu_type: string;
-  device_hours: number;
-}
+export type { UsageRow };
 
 /** Devices each user's jobs hold now, by type. */
 async function holdings(store: Store, controller: Controller): Promise<TypedHolding[]> {

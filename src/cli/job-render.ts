@@ -1,6 +1,6 @@
 /** `goodput show` and `goodput ls` in plain words: batch, efficiency, goodput, speedup, reasons. Pure. */
 import type { EventView, JobDetail, JobSummary } from '../client/client.js';
-import type { RanksView } from '../api/rank-routes.js';
+import type { RanksView } from '../api/rank-views.js';
 import { age, formatTable } from '../client/table.js';
 import type { BatchView, JobInsight } from '../control/loop/insight.js';
 import { LR_RULE_WORDS } from '../core/wire.js';

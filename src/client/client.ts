@@ -2,7 +2,7 @@
  * The one typed HTTP client of the control plane, used by the CLI, the tests and the bench.
  * Every non-2xx answer becomes a GoodputError carrying the server's code and message.
  */
-import type { RanksView } from '../api/rank-routes.js';
+import type { RanksView } from '../api/rank-views.js';
 import type { DeviceMark } from '../control/ranks/device-health.js';
 import type { BulkCancelView } from '../api/bulk-cancel-schema.js';
 import type { ProfileSummaryView, ProfileView } from '../api/profile-routes.js';

@@ -23,14 +23,10 @@ import type {
   ReportRecord,
   StoredKeyProfile,
   TokenRecord,
+  DeviceTime,
 } from './types.js';
 
-/** Device-seconds of one owner on one GPU type ('' when its launch recorded none). */
-export interface DeviceTime {
-  user: string;
-  gpu_type: string;
-  device_s: number;
-}
+export type { DeviceTime };
 
 /** Input of `createJob`. */
 export interface NewJob {

@@ -171,3 +171,10 @@ export interface TokenRecord {
   /** When it was revoked; absent while it is not. */
   revoked_at_ms?: number;
 }
+
+/** Device-seconds of one owner on one GPU type ('' when its launch recorded none). */
+export interface DeviceTime {
+  user: string;
+  gpu_type: string;
+  device_s: number;
+}

@@ -7,18 +7,9 @@
  * scheduler sees is the backend's, adjusted by `healthAdjusted` (pure).
  */
 import type { Backend, BackendNode } from '../../backends/backend.js';
+import type { DeviceMark } from './device-mark.js';
 
-/** A device's mark. */
-export interface DeviceMark {
-  readonly node: string;
-  readonly device: number;
-  readonly kind: 'slow' | 'drained';
-  /** Straggler and hang verdicts that named it (distinct job attempts). */
-  readonly stragglers: number;
-  readonly hangs: number;
-  readonly since_ms: number;
-  readonly reason: string;
-}
+export type { DeviceMark };
 
 interface Tally {
   straggled: Set<string>;

@@ -5,8 +5,14 @@
  * interval contains a left-out measurement (docs/planner.md). Pure and deterministic.
  */
 
-export { INTERVAL_COVERAGE, applyInterval, logErrorInterval, quantile, type LogInterval } from '../goodput/interval.js';
-import type { LogInterval } from '../goodput/interval.js';
+export {
+  INTERVAL_COVERAGE,
+  applyInterval,
+  logErrorInterval,
+  quantile,
+  type LogInterval,
+} from '../src/goodput/interval.js';
+import type { LogInterval } from '../src/goodput/interval.js';
 
 /** Whether a log error lies within the interval (an undefined error, a row not predicted, does not). */
 export function insideInterval(logError: number | undefined, interval: LogInterval): boolean {

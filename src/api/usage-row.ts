@@ -1,0 +1,7 @@
+/** One row of `goodput usage`. */
+export interface UsageRow {
+  user: string;
+  team: string;
+  gpu_type: string;
+  device_hours: number;
+}
