@@ -47,6 +47,8 @@ describe('shares (fake backend and clock)', () => {
       assert.ok(
         waiting.some((m) => /team alice holds its fair share \(50% of the cluster for a share of 50%\)/.test(m)),
       );
+      // The decayed usage reaches the store at most once a minute.
+      await plane.clock.advance(61_000);
       const usage = await plane.store.getShareUsage();
       assert.ok((usage?.users['alice'] ?? 0) > (usage?.users['bob'] ?? 0), JSON.stringify(usage));
     } finally {

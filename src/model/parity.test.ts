@@ -66,6 +66,9 @@ function learned(pj: PolicyJob): Partial<PolicyJob> & { typed: unknown[] } {
     attained_service_gpu_s: _a,
     remaining_samples: _r,
     restarts: _n,
+    // Who owns the job (the control plane knows its user; a workload may name none): not its model.
+    owner: _o,
+    team: _t,
     per_type,
     ...rest
   } = pj;
