@@ -244,9 +244,10 @@ describe('dashboard in chromium', { timeout: 240_000 }, () => {
       10_000,
       async () => Number(await page.locator('.chart[data-title="Replicas"]').getAttribute('data-marks')) >= 2,
     );
+    // The latest rescale's reason: the policy's, or the sharing between users (carol is a user of her own).
     assert.match(
       await page.locator('#events li[data-kind="rescale"]').first().innerText(),
-      /(grew|shrank) \d -> \d \(optimus: /,
+      /(grew|shrank) \d -> \d( \(optimus: | to return \d+ CPU slots? to team carol's fair share)/,
     );
     await page.waitForTimeout(500);
     await shot('job');
