@@ -117,20 +117,33 @@ export function runCli(
  * reused group could kill another test file's server while the files run in parallel.
  */
 export function cleanup(data_dir: string, servers: readonly { pid: number }[] = []): void {
-  for (const s of servers) killOwnGroup(s.pid, data_dir);
-  const jobs = join(data_dir, 'jobs');
-  if (existsSync(jobs)) {
-    for (const job of readdirSync(jobs)) {
-      const run = join(jobs, job, 'run');
-      if (!existsSync(run)) continue;
-      for (const f of readdirSync(run)) {
-        const pgid = f.endsWith('.pid') ? readWrapperPids(join(run, f))?.shell : undefined;
-        if (pgid !== undefined) killOwnGroup(pgid, data_dir);
-      }
+  // A server killed a moment ago may still have started a replica, whose wrapper then writes
+  // into run/: kill again what the directory names, then remove it, a few times over.
+  for (let round = 1; ; round++) {
+    killListed(data_dir, servers);
+    try {
+      // A killed process group may still be closing files in the directory for a moment: retry.
+      rmSync(data_dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+      return;
+    } catch (error) {
+      if (round >= 5) throw error;
     }
   }
-  // A killed process group may still be closing files in the directory for a moment: retry.
-  rmSync(data_dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+}
+
+/** SIGKILL to the test's servers and to every replica wrapper a job's run/ directory names. */
+function killListed(data_dir: string, servers: readonly { pid: number }[]): void {
+  for (const s of servers) killOwnGroup(s.pid, data_dir);
+  const jobs = join(data_dir, 'jobs');
+  if (!existsSync(jobs)) return;
+  for (const job of readdirSync(jobs)) {
+    const run = join(jobs, job, 'run');
+    if (!existsSync(run)) continue;
+    for (const f of readdirSync(run)) {
+      const pgid = f.endsWith('.pid') ? readWrapperPids(join(run, f))?.shell : undefined;
+      if (pgid !== undefined) killOwnGroup(pgid, data_dir);
+    }
+  }
 }
 
 /**
