@@ -41,13 +41,21 @@ export function bestGoodput(
  */
 export function goodputSpeedupFn(model: GoodputModel, base_goodput?: number, batch: BatchPolicy = {}): SpeedupFn {
   const base = base_goodput ?? bestGoodput(model, 1, 1, batch);
+  return memoizedSpeedupFn((n, r) => bestGoodput(model, n, r, batch) / base);
+}
+
+/**
+ * `speedup` memoized per (nodes, replicas), 0 for no replicas: the shape of every goodput-based
+ * speedup function (one instance per model, as the memo never forgets).
+ */
+export function memoizedSpeedupFn(speedup: (num_nodes: number, num_replicas: number) => number): SpeedupFn {
   const memo = new Map<number, number>();
   return (num_nodes: number, num_replicas: number): number => {
     if (num_replicas <= 0) return 0;
     const key = num_nodes * 65536 + num_replicas;
     let value = memo.get(key);
     if (value === undefined) {
-      value = bestGoodput(model, num_nodes, num_replicas, batch) / base;
+      value = speedup(num_nodes, num_replicas);
       memo.set(key, value);
     }
     return value;

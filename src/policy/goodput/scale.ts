@@ -7,7 +7,7 @@
  */
 import { splitBatch } from '../../goodput/batch-split.js';
 import { geomspace, goodputOf, NUM_BATCH_CANDIDATES } from '../../goodput/optimize.js';
-import { bestGoodput, type BatchPolicy, type SpeedupFn } from '../../goodput/speedup.js';
+import { bestGoodput, memoizedSpeedupFn, type BatchPolicy, type SpeedupFn } from '../../goodput/speedup.js';
 import type { GoodputModel } from '../../goodput/types.js';
 
 /** Clusters of at least this many GPUs use the approximate evaluations. */
@@ -76,17 +76,7 @@ const MEMO = new Float64Array(NUM_BATCH_CANDIDATES);
 
 /** goodputSpeedupFn (goodput/speedup.ts) over approxBestGoodput, memoized likewise. */
 export function approxSpeedupFn(model: GoodputModel, base: number, batch: BatchPolicy): SpeedupFn {
-  const memo = new Map<number, number>();
-  return (num_nodes: number, num_replicas: number): number => {
-    if (num_replicas <= 0) return 0;
-    const key = num_nodes * 65536 + num_replicas;
-    let value = memo.get(key);
-    if (value === undefined) {
-      value = approxBestGoodput(model, num_nodes, num_replicas, batch) / base;
-      memo.set(key, value);
-    }
-    return value;
-  };
+  return memoizedSpeedupFn((n, r) => approxBestGoodput(model, n, r, batch) / base);
 }
 
 /** One job of the sizing problem: its value at each size it may take (0 included). */
