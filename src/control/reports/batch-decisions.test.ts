@@ -1,30 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { goodputOf, optimizeBatch } from '../../goodput/optimize.js';
-import type { PerfParams } from '../../goodput/types.js';
-import { jobRecordFixture } from '../../store/job-fixture.js';
-import type { JobRecord, Measurement } from '../../store/types.js';
+import type { JobRecord } from '../../store/types.js';
 import { BATCH_MIN_GAIN, configFor } from './batch-config.js';
+import { DIGITS_PERF, digitsJob, digitsStep } from './testing/digits-fixture.js';
 import { BatchDecisions, batchChange } from './batch-decisions.js';
 import { modelOf } from '../loop/snapshot.js';
-import { measuredStepFixture } from '../../goodput/testing/perf-fixture.js';
 
-const measured = (local_bsz: number, accum_steps: number, replicas: number, step_time_s = 0.05): Measurement =>
-  measuredStepFixture({ time_s: 1, step: 10, num_replicas: replicas, local_bsz, accum_steps, step_time_s });
-
-// The digits example: B0 64, the script's max_batch_size 512, local batch 8..256, accumulation.
-const limits = { init_batch_size: 64, max_batch_size: 512, min_local_bsz: 8, max_local_bsz: 256, accumulation: true };
-const perf: PerfParams = {
-  alpha_c: 0.004,
-  beta_c: 0.0002,
-  alpha_n: 1e-8,
-  beta_n: 1e-8,
-  alpha_r: 0.002,
-  beta_r: 1e-5,
-  gamma: 1.5,
-};
-const digits = (extra: Partial<JobRecord> = {}): JobRecord =>
-  jobRecordFixture({ limits, perf, grad: { sqr: 1, var: 40 }, ...extra });
+const measured = digitsStep;
+const perf = DIGITS_PERF;
+const digits = digitsJob;
 
 /**
  * Refits of a one-replica job's model as its reports come in: each moves the compute cost a

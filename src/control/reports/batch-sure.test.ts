@@ -9,35 +9,16 @@ import { describe, it } from 'node:test';
 import { adascaleGain } from '../../goodput/efficiency.js';
 import { stepCorrection } from '../../goodput/step-correction.js';
 import { optimStepTime_s } from '../../goodput/throughput.js';
-import type { PerfParams, ProfilePoint } from '../../goodput/types.js';
-import { jobRecordFixture } from '../../store/job-fixture.js';
-import type { JobRecord, Measurement } from '../../store/types.js';
+import type { ProfilePoint } from '../../goodput/types.js';
 import { modelOf } from '../loop/snapshot.js';
 import { BATCH_MIN_GAIN, batchGain, configFor } from './batch-config.js';
+import { DIGITS_LIMITS, DIGITS_PERF, digitsJob, digitsStep } from './testing/digits-fixture.js';
 import { BatchDecisions } from './batch-decisions.js';
 
-const measured = (local_bsz: number, accum_steps: number, replicas = 1): Measurement => ({
-  time_s: 1,
-  step: 10,
-  num_nodes: 1,
-  num_replicas: replicas,
-  local_bsz,
-  accum_steps,
-  step_time_s: 0.05,
-  sync_time_s: 0,
-});
-const limits = { init_batch_size: 64, max_batch_size: 512, min_local_bsz: 8, max_local_bsz: 256, accumulation: true };
-const perf: PerfParams = {
-  alpha_c: 0.004,
-  beta_c: 0.0002,
-  alpha_n: 1e-8,
-  beta_n: 1e-8,
-  alpha_r: 0.002,
-  beta_r: 1e-5,
-  gamma: 1.5,
-};
-const digits = (extra: Partial<JobRecord> = {}): JobRecord =>
-  jobRecordFixture({ limits, perf, grad: { sqr: 1, var: 40 }, ...extra });
+const measured = digitsStep;
+const limits = DIGITS_LIMITS;
+const perf = DIGITS_PERF;
+const digits = digitsJob;
 /** The uncorrected fit's step time at `local_bsz` times `factor`, as one measured point. */
 const point = (local_bsz: number, factor: number): ProfilePoint => {
   const t = optimStepTime_s(perf, 1, 1, local_bsz) * factor;
