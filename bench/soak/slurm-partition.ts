@@ -25,16 +25,10 @@ import {
   type SlurmCluster,
 } from '../../src/backends/slurm/testing/slurm-cluster.js';
 import type { JobDetail } from '../../src/client/client.js';
-import {
-  cleanup,
-  sleep,
-  startServerProcess,
-  tempDataDir,
-  TRAINER,
-  trainerLines,
-  waitFor,
-  type ServerProcess,
-} from '../../test-support/control/harness.js';
+import { gpusAllocated, serverSet, trainerCommand, trainerLines } from '../../test-support/control/harness.js';
+import type { ServerProcess } from '../../test-support/control/harness.js';
+import { setPartitionState, signalRescale, untilNoSlurmJobs } from '../../test-support/slurm/slurm-suite.js';
+import { sleep, waitFor } from './server.js';
 
 /** What one partition fault did to the jobs that met it. */
 export interface PartitionFaultResult {
@@ -97,21 +91,18 @@ export async function slurmPartitionFaults(o: SlurmPartitionOptions = {}): Promi
   const cluster = await startSlurmCluster();
   process.env.SLURM_CONF = cluster.env.SLURM_CONF;
   const hung_s = o.hung_timeout_s ?? 10;
-  let server: ServerProcess | undefined;
+  const servers = serverSet('goodput-soak-slurm-');
   try {
-    server = await startServerProcess(
-      tempDataDir('goodput-soak-slurm-'),
-      slurmUpArgs('fifo', ['--hung-timeout-s', String(hung_s)]),
-    );
+    const server = await servers.start(slurmUpArgs('fifo', ['--hung-timeout-s', String(hung_s)]));
     const hold_s = o.hold_s ?? Math.max(12, hung_s + 7);
     const faults: PartitionFaultResult[] = [];
     for (const state of ['DRAIN', 'DOWN'] as const)
       faults.push(await fault(cluster, server, state, o.running_jobs ?? 2, hold_s));
-    cleanup(server.data_dir, [server]);
-    server = undefined;
+    // One server on the cluster at a time: the elastic one of drainRescale next.
+    servers.cleanupAll();
     return { faults, drain_rescale: await drainRescale(cluster, hold_s) };
   } finally {
-    if (server) cleanup(server.data_dir, [server]);
+    servers.cleanupAll();
     await cluster.stop();
   }
 }
@@ -128,7 +119,7 @@ async function fault(
   for (let k = 0; k < count; k++) {
     const spec = {
       name: `${state.toLowerCase()}-${k}`,
-      command: [process.execPath, TRAINER, '--samples', '2000000', '--time-scale', '0.5'],
+      command: trainerCommand(2000000),
       workdir: s.data_dir,
       min_replicas: 2,
       max_replicas: 2,
@@ -139,19 +130,17 @@ async function fault(
     const jobs = await Promise.all(ids.map((id) => c.getJob(id)));
     return jobs.every((j) => j.state === 'running' && j.step > 0) ? jobs : undefined;
   });
-  const partition = (to: string) =>
-    cluster.cmd('scontrol', ['update', `PartitionName=${cluster.partition}`, `State=${to}`]);
+  const partition = (to: 'UP' | 'DRAIN' | 'DOWN') => setPartitionState(cluster, to);
   await partition(state);
   const notes = new Set<string>();
   let shown = 0;
   let allocated = 0;
   try {
     // The rescale's stop signal (28, WINCH): each trainer checkpoints, exits 143 and is relaunched.
-    for (const j of before)
-      await cluster.cmd('scancel', ['--signal=28', j.current_replicas.find((r) => r.exit_code === null)!.launch_id]);
+    for (const j of before) await signalRescale(cluster, j);
     const late = await c.submit({
       name: `${state.toLowerCase()}-new`,
-      command: [process.execPath, TRAINER, '--samples', '2000000', '--time-scale', '0.5'],
+      command: trainerCommand(2000000),
       workdir: s.data_dir,
       min_replicas: 2,
       max_replicas: 2,
@@ -176,7 +165,7 @@ async function fault(
           (j) => j.state === 'starting' && j.launch_wait !== null,
         );
       if (await allHeld()) {
-        const gpus = Number(/^goodput_gpus_allocated (\d+)$/m.exec(await c.metrics())?.[1]);
+        const gpus = await gpusAllocated(c);
         if (await allHeld()) allocated = Math.max(allocated, gpus);
       }
       await sleep(500);
@@ -220,24 +209,20 @@ async function fault(
     notes: [...notes],
   };
   for (const id of ids) await c.cancel(id).catch(() => undefined);
-  await waitFor(
-    'the cluster to be idle',
-    60_000,
-    async () => (await cluster.cmd('squeue', ['-h'])).trim() === '',
-  ).catch(() => undefined);
+  await untilNoSlurmJobs(cluster).catch(() => undefined);
   return result;
 }
 
 /** A job on all 8 GPUs under an elastic policy; the partition drained; a second job asks for a share. */
 async function drainRescale(cluster: SlurmCluster, hold_s: number): Promise<DrainRescaleResult> {
-  const s = await startServerProcess(tempDataDir('goodput-soak-keep-'), slurmUpArgs('optimus'));
+  const servers = serverSet('goodput-soak-keep-');
+  const s = await servers.start(slurmUpArgs('optimus'));
   const c = s.client;
-  const partition = (to: string) =>
-    cluster.cmd('scontrol', ['update', `PartitionName=${cluster.partition}`, `State=${to}`]);
+  const partition = (to: 'UP' | 'DRAIN' | 'DOWN') => setPartitionState(cluster, to);
   const trainer = (name: string, max_replicas: number) =>
     c.submit({
       name,
-      command: [process.execPath, TRAINER, '--samples', '4000000', '--time-scale', '0.5'],
+      command: trainerCommand(4000000),
       workdir: s.data_dir,
       min_replicas: 1,
       max_replicas,
@@ -283,12 +268,8 @@ async function drainRescale(cluster: SlurmCluster, hold_s: number): Promise<Drai
     return { running_jobs: 1, stopped_while_drained: stopped ? 1 : 0, kept_events: kept, rescaled_after_s };
   } finally {
     for (const j of await c.listJobs()) await c.cancel(j.id).catch(() => undefined);
-    await waitFor(
-      'the cluster to be idle',
-      60_000,
-      async () => (await cluster.cmd('squeue', ['-h'])).trim() === '',
-    ).catch(() => undefined);
-    cleanup(s.data_dir, [s]);
+    await untilNoSlurmJobs(cluster).catch(() => undefined);
+    servers.cleanupAll();
   }
 }
 

@@ -177,27 +177,29 @@ export interface Backend {
   /**
    * Why the cluster's scheduler still holds an attempt this backend launched (`launch_id` of its
    * replicas) before any of its processes run, in the scheduler's words (e.g. `Slurm job 12 is
-   * PENDING (PartitionDown)`); undefined once they run, once it ended, or for a backend that
-   * starts processes at once. Reads the backend's last view of the cluster (no I/O). The
-   * controller records an attempt as running only once this is undefined: until then the job
-   * stays `starting` with this reason, its devices are not counted as in use and hung detection
-   * has not begun.
+   * PENDING (PartitionDown)`); undefined once they run, once it ended. Reads the backend's last
+   * view of the cluster (no I/O). The controller records an attempt as running only once this is
+   * undefined: until then the job stays `starting` with this reason, its devices are not counted
+   * as in use and hung detection has not begun. Optional: a backend that starts processes at
+   * launch (local, fake) has no such method.
    */
-  held(launch_id: string): string | undefined;
+  held?(launch_id: string): string | undefined;
   /**
    * Why this backend cannot pass a job's command, workdir or environment to its processes as
    * given (checked at submit, so the job is refused with the reason instead of failing or
-   * running elsewhere at launch), or undefined when it can.
+   * running elsewhere at launch), or undefined when it can. Optional: a backend that passes argv,
+   * workdir and environment to its processes as given has no such method.
    */
-  refuseSpec(spec: SpecToCarry): string | undefined;
+  refuseSpec?(spec: SpecToCarry): string | undefined;
   /**
    * Why the cluster accepts no new work now (a drained, down or inactive Slurm partition), in
    * words (e.g. `Slurm partition gpu is draining`), or undefined when a launch may start now. Reads
    * the backend's view as of its last `refresh` (no I/O). While it says so, the controller stops no
    * running job for a rescale or a preemption (its relaunch would only wait): a drain stops new
-   * work, never work that runs. A backend whose launches the cluster never refuses: always undefined.
+   * work, never work that runs. Optional: a backend whose launches the cluster never refuses has no
+   * such method.
    */
-  launchRefusal(): string | undefined;
+  launchRefusal?(): string | undefined;
   /**
    * Multi-user mode, at submit: throws E_SPEC (saying what an admin changes) when the cluster
    * would refuse every job of `account` (e.g. Slurm refusing the user's Slurm account). Optional:

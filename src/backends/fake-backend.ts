@@ -21,7 +21,6 @@ import type {
   LaunchRequest,
   ReplicaExit,
   ReplicaRef,
-  SpecToCarry,
 } from './backend.js';
 import { contractEnv, nodeVisibleDevices } from './contract-env.js';
 import { EXIT_LOST } from './backend.js';
@@ -206,21 +205,6 @@ export class FakeBackend implements Backend {
     for (const replica of [...this.cluster.running.values()]) {
       if (replica.job_id === job_id && replica.attempt === attempt) this.cluster.end(replica, EXIT_SIGKILL);
     }
-  }
-
-  /** Never: processes start at launch. */
-  held(_launch_id: string): string | undefined {
-    return undefined;
-  }
-
-  /** Argv, workdir and environment pass to the processes as given. */
-  refuseSpec(_spec: SpecToCarry): string | undefined {
-    return undefined;
-  }
-
-  /** Never: launches start at once. */
-  launchRefusal(): string | undefined {
-    return undefined;
   }
 
   close(): void {

@@ -42,19 +42,19 @@ class HoldingBackend extends LocalBackend {
     if (this.refuse) throw new GoodputError('E_LAUNCH_HELD', this.refuse);
     return super.launch(req);
   }
-  override held(): string | undefined {
+  held(): string | undefined {
     return this.hold;
   }
   /** Set: the cluster accepts no new jobs (a drained partition). */
   drained: string | undefined;
-  override launchRefusal(): string | undefined {
+  launchRefusal(): string | undefined {
     return this.drained;
   }
   override async abandon(job_id: string, job_dir: string, attempt: number): Promise<void> {
     this.abandoned.push(`${job_id}/${attempt}`);
     return super.abandon(job_id, job_dir, attempt);
   }
-  override refuseSpec(spec: SpecToCarry): string | undefined {
+  refuseSpec(spec: SpecToCarry): string | undefined {
     return spec.env.SBATCH_PARTITION !== undefined ? 'env: SBATCH_PARTITION: not carried' : undefined;
   }
 }

@@ -190,7 +190,7 @@ export class Controller {
     actor: string,
     idempotency_key?: string,
   ): Promise<{ job: JobRecord; notes: string[] }> {
-    const carry = this.options.backend.refuseSpec(spec);
+    const carry = this.options.backend.refuseSpec?.(spec);
     if (carry !== undefined) throw new GoodputError('E_SPEC', `job spec is invalid: ${carry}`);
     const { backend } = this.options;
     const admission = await admitJob(

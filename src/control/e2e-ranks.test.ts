@@ -8,30 +8,20 @@
  * 300 s job-level hung timeout; `goodput nodes` shows the mark and `goodput nodes clear` lifts it.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { JobDetail } from '../client/client.js';
-import {
-  cleanup,
-  runCli,
-  sleep,
-  startServerProcess,
-  tempDataDir,
-  waitFor,
-  type ServerProcess,
-} from '../../test-support/control/harness.js';
+import { runCli, sleep, testServers, waitFor, type ServerProcess } from '../../test-support/control/harness.js';
 import { noPython, pythonWith } from '../../test-support/control/python.js';
 import { RANK_FAULTS } from '../../test-support/ranks/rank-scenarios.js';
 
 const python = pythonWith(['torch']);
-const data_dir = tempDataDir();
-const servers: ServerProcess[] = [];
-after(() => cleanup(data_dir, servers));
+const servers = testServers();
+const { data_dir } = servers;
 
 describe('verdicts across ranks (torch, gloo, 3 ranks)', { skip: python ? undefined : noPython(['torch']) }, () => {
   let server: ServerProcess;
   before(async () => {
-    server = await startServerProcess(data_dir, ['--cpu-slots', '4', '--interval-s', '1', '--policy', 'fifo']);
-    servers.push(server);
+    server = await servers.start(['--cpu-slots', '4', '--interval-s', '1', '--policy', 'fifo']);
   });
 
   it('names the slow rank, then the stopped one, and restarts without its device', { timeout: 300_000 }, async () => {

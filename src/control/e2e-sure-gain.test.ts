@@ -7,16 +7,9 @@
  * Skipped, saying why, without a Python that has torch.
  */
 import assert from 'node:assert/strict';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { batchClaims, largestSmallChangeClaim, sizeChanges } from '../../bench/decision-events.js';
-import {
-  cleanup,
-  startServerProcess,
-  tempDataDir,
-  TRAINER,
-  waitFor,
-  type ServerProcess,
-} from '../../test-support/control/harness.js';
+import { testServers, trainerCommand, waitFor } from '../../test-support/control/harness.js';
 import { noPython, pythonWith } from '../../test-support/control/python.js';
 import { packagePath } from '../util/package-root.js';
 
@@ -24,17 +17,14 @@ const python = pythonWith(['torch']);
 const skip = python ? undefined : noPython(['torch']);
 
 describe('no reversal without evidence, live', { skip }, () => {
-  const data_dir = tempDataDir('goodput-sure-gain-');
-  const servers: ServerProcess[] = [];
-  after(() => cleanup(data_dir, servers));
+  const servers = testServers('goodput-sure-gain-');
+  const { data_dir } = servers;
 
   it(
     "keeps a grown NCF job at its size until it reports there; batch events name Adam's rule",
     { timeout: 300_000 },
     async () => {
-      const server = await startServerProcess(data_dir, ['--cpu-slots', '4', '--interval-s', '1', '--grace-s', '5']);
-      servers.push(server);
-      const { client } = server;
+      const { client } = await servers.start(['--cpu-slots', '4', '--interval-s', '1', '--grace-s', '5']);
       const ncf = await client.submit({
         name: 'ncf',
         command: [python!, packagePath('bench', 'ncf_live.py'), '--epochs', '200'],
@@ -47,7 +37,7 @@ describe('no reversal without evidence, live', { skip }, () => {
       );
       await client.submit({
         name: 'rival',
-        command: [process.execPath, TRAINER, '--samples', '100000000'],
+        command: trainerCommand(100000000, 1),
         workdir: data_dir,
         max_replicas: 4,
       });

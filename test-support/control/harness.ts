@@ -6,6 +6,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after } from 'node:test';
 import { readWrapperPids } from '../../src/backends/local/wrapper.js';
 import { procGroup } from '../../src/backends/local/process-info.js';
 import { GoodputClient } from '../../src/client/client.js';
@@ -25,6 +26,14 @@ export interface ServerProcess {
   data_dir: string;
   client: GoodputClient;
   child: ChildProcess;
+}
+
+/**
+ * The synthetic trainer's command line: `samples` samples, its recorded step times scaled by
+ * `time_scale` (1: the trace's pace), then `extra` flags.
+ */
+export function trainerCommand(samples: number, time_scale = 0.5, ...extra: string[]): string[] {
+  return [process.execPath, TRAINER, '--samples', String(samples), '--time-scale', String(time_scale), ...extra];
 }
 
 /** A fresh temp data directory. */
@@ -90,6 +99,58 @@ function reportUnexpectedExit(child: ChildProcess, log: string): void {
       `goodput up (pid ${child.pid}) exited by itself (code ${code}, signal ${signal}) while the test ran; the end of ${log}:\n${tail}\n`,
     );
   });
+}
+
+/** The servers a test file or describe block starts, with the data directories they use. */
+export interface TestServers {
+  /** A data directory made when the fixture was: where `start` runs a server unless told otherwise. */
+  readonly data_dir: string;
+  /** A further fresh data directory, removed with the others. */
+  fresh(): string;
+  /** `startServerProcess` on `data_dir` (default: the fixture's own), the server killed at cleanup. */
+  start(
+    args: readonly string[],
+    options?: { data_dir?: string; env?: Readonly<Record<string, string>> },
+  ): Promise<ServerProcess>;
+  /** Kills every server started, and every replica group its directories name; removes the directories. */
+  cleanupAll(): void;
+}
+
+/**
+ * The servers and data directories of a group of tests, without a hook: the caller runs
+ * `cleanupAll` when they are done ({@link testServers} registers it as `after`).
+ */
+export function serverSet(prefix = 'goodput-e2e-'): TestServers {
+  const data_dir = tempDataDir(prefix);
+  const dirs = [data_dir];
+  const servers: ServerProcess[] = [];
+  return {
+    data_dir,
+    fresh() {
+      const dir = tempDataDir(prefix);
+      dirs.push(dir);
+      return dir;
+    },
+    async start(args, options = {}) {
+      const server = await startServerProcess(options.data_dir ?? data_dir, args, options.env);
+      servers.push(server);
+      return server;
+    },
+    cleanupAll() {
+      // Every server on every directory: a server may have been started on a directory of another.
+      for (const d of dirs) cleanup(d, servers);
+    },
+  };
+}
+
+/**
+ * {@link serverSet} with its cleanup registered as node:test `after` where it is called (top level:
+ * after the file; in a describe block: after the block), so a failing test leaves no process behind.
+ */
+export function testServers(prefix?: string): TestServers {
+  const set = serverSet(prefix);
+  after(() => set.cleanupAll());
+  return set;
 }
 
 /** Runs the compiled CLI; never throws on a non-zero status. */
@@ -198,6 +259,16 @@ export async function waitFor<T>(
   throw new Error(
     `timed out after ${timeout_ms} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`,
   );
+}
+
+/** The GPUs the server's /metrics counts allocated (`goodput_gpus_allocated`); NaN when it is missing. */
+export async function gpusAllocated(client: GoodputClient): Promise<number> {
+  return Number(/^goodput_gpus_allocated (\d+)$/m.exec(await client.metrics())?.[1]);
+}
+
+/** A job's events, one `at kind: reason` line each: the message of an assertion about them. */
+export async function eventHistory(client: GoodputClient, id: string): Promise<string> {
+  return (await client.events(id)).map((e) => `${e.at} ${e.kind}: ${e.reason}`).join('\n');
 }
 
 /** Parsed `synthetic:` lines of a replica log. */

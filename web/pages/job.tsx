@@ -4,7 +4,7 @@ import type { EventView, JobDetail } from '../../src/api/views.js';
 import type { JobSeries, WhoAmI } from '../../src/dashboard/types.js';
 import { liveDoctorLine, liveVerdict, type LiveReport } from '../../src/doctor/live.js';
 import { callApi, getJson, request } from '../api.js';
-import { Chart } from '../chart.js';
+import { Chart, type ChartSeries } from '../chart.js';
 import { fmtNumber, fmtTime } from '../format.js';
 import { usePoll } from '../poll.js';
 import { ErrorLine } from '../shell.js';
@@ -151,6 +151,12 @@ function Charts(p: { series: JobSeries | undefined; marks: number[]; plain: bool
       </div>
     );
   const x = s.t_ms.map((t) => t / 1000);
+  // The measured rates, one line each, that make goodput: throughput x statistical efficiency.
+  const single: [string, ChartSeries][] = [
+    ['Throughput (samples/s)', { label: 'throughput', values: s.throughput, color: '#1a73e8' }],
+    ['Statistical efficiency', { label: 'efficiency', values: s.efficiency, color: '#9334e6' }],
+    ['Goodput (B0-equivalent samples/s)', { label: 'goodput', values: s.goodput, color: '#e8710a' }],
+  ];
   return (
     <div class="charts">
       <Chart
@@ -177,27 +183,9 @@ function Charts(p: { series: JobSeries | undefined; marks: number[]; plain: bool
           },
         ]}
       />
-      <Chart
-        title="Throughput (samples/s)"
-        time
-        x={x}
-        marks={p.marks}
-        series={[{ label: 'throughput', values: s.throughput, color: '#1a73e8' }]}
-      />
-      <Chart
-        title="Statistical efficiency"
-        time
-        x={x}
-        marks={p.marks}
-        series={[{ label: 'efficiency', values: s.efficiency, color: '#9334e6' }]}
-      />
-      <Chart
-        title="Goodput (B0-equivalent samples/s)"
-        time
-        x={x}
-        marks={p.marks}
-        series={[{ label: 'goodput', values: s.goodput, color: '#e8710a' }]}
-      />
+      {single.map(([title, series]) => (
+        <Chart key={series.label} title={title} time x={x} marks={p.marks} series={[series]} />
+      ))}
     </div>
   );
 }

@@ -13,7 +13,6 @@ import {
   type ReplicaExit,
   type ReplicaRef,
   type ProcessFacts,
-  type SpecToCarry,
 } from '../backend.js';
 import { contractEnv, nodeVisibleDevices } from '../contract-env.js';
 import { jobDirs, readExitFile, replicaLogName, runFileBase } from '../run-files.js';
@@ -246,21 +245,6 @@ export class LocalBackend implements Backend {
       if (pid !== undefined && Number.isInteger(pid) && pid > 1) killGroup(pid, 'SIGKILL');
     }
     sweepMarked(_job_id, attempt);
-  }
-
-  /** Never: processes start at launch. */
-  held(_launch_id: string): string | undefined {
-    return undefined;
-  }
-
-  /** Argv, workdir and environment pass to the processes as given. */
-  refuseSpec(_spec: SpecToCarry): string | undefined {
-    return undefined;
-  }
-
-  /** Never: launches start at once. */
-  launchRefusal(): string | undefined {
-    return undefined;
   }
 
   /** Replicas run here with the server's environment (replica-exec.ts; an owner's keeps its PATH too). */

@@ -17,48 +17,37 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { JobDetail } from '../../client/client.js';
 import {
-  cleanup,
+  eventHistory,
+  gpusAllocated,
   runCli,
   sleep,
-  startServerProcess,
-  tempDataDir,
-  TRAINER,
+  trainerCommand,
   trainerLines,
   waitFor,
   type ServerProcess,
 } from '../../../test-support/control/harness.js';
-import { slurmMissing, slurmUpArgs, startSlurmCluster, type SlurmCluster } from './testing/slurm-cluster.js';
+import { setPartitionState, signalRescale, slurmSuite } from '../../../test-support/slurm/slurm-suite.js';
+import { slurmMissing, slurmUpArgs, startSlurmCluster } from './testing/slurm-cluster.js';
 
 // Past any quiet moment of a running trainer on a loaded machine, short enough to wait it out.
 const HUNG_TIMEOUT_S = 8;
 
 const skip = slurmMissing();
 describe('Slurm partition states and workdirs (real slurmctld and slurmd)', { skip }, () => {
-  let cluster: SlurmCluster;
+  const suite = slurmSuite(() => startSlurmCluster(), 'goodput-slurm-partition-');
   let s: ServerProcess;
   const scratch = mkdtempSync(join(tmpdir(), 'goodput-slurm-wd-'));
   before(async () => {
-    cluster = await startSlurmCluster();
-    process.env.SLURM_CONF = cluster.env.SLURM_CONF;
-    s = await startServerProcess(
-      tempDataDir('goodput-slurm-partition-'),
-      slurmUpArgs('fifo', ['--hung-timeout-s', String(HUNG_TIMEOUT_S)]),
-    );
+    s = await suite.start(slurmUpArgs('fifo', ['--hung-timeout-s', String(HUNG_TIMEOUT_S)]));
   });
-  after(async () => {
-    if (s) cleanup(s.data_dir, [s]);
-    await cluster?.stop();
-    rmSync(scratch, { recursive: true, force: true });
-  });
-  const partition = (state: 'UP' | 'DRAIN' | 'DOWN') =>
-    cluster.cmd('scontrol', ['update', `PartitionName=${cluster.partition}`, `State=${state}`]);
-  const history = async (id: string) =>
-    (await s.client.events(id)).map((e) => `${e.at} ${e.kind}: ${e.reason}`).join('\n');
+  after(() => rmSync(scratch, { recursive: true, force: true }));
+  const partition = (state: 'UP' | 'DRAIN' | 'DOWN') => setPartitionState(suite.cluster, state);
+  const history = (id: string) => eventHistory(s.client, id);
   /** A 2-rank synthetic trainer, running and past its first report (so it has a checkpoint). */
   const runningTrainer = async (name: string): Promise<JobDetail> => {
     const job = await s.client.submit({
       name,
-      command: [process.execPath, TRAINER, '--samples', '400000', '--time-scale', '0.5'],
+      command: trainerCommand(400000),
       workdir: s.data_dir,
       min_replicas: 2,
       max_replicas: 2,
@@ -68,10 +57,8 @@ describe('Slurm partition states and workdirs (real slurmctld and slurmd)', { sk
       return j.state === 'running' && j.step > 0 ? j : undefined;
     });
   };
-  /** The rescale's stop signal to the trainer's Slurm job: it checkpoints, exits 143, and Goodput relaunches it. */
-  const relaunch = (j: JobDetail) =>
-    cluster.cmd('scancel', ['--signal=28', j.current_replicas.find((r) => r.exit_code === null)!.launch_id]);
-  const allocated = async () => Number(/^goodput_gpus_allocated (\d+)$/m.exec(await s.client.metrics())?.[1]);
+  const relaunch = (j: JobDetail) => signalRescale(suite.cluster, j);
+  const allocated = () => gpusAllocated(s.client);
   /** Running again on a new attempt, its rank 0 resumed from the checkpoint of an earlier one. */
   const resumed = async (j: JobDetail) => {
     const again = await waitFor(`${j.name} to run again`, 120_000, async () => {
@@ -158,7 +145,7 @@ describe('Slurm partition states and workdirs (real slurmctld and slurmd)', { sk
           const j = await s.client.getJob(b.id);
           return j.state === 'starting' && /PENDING \(PartitionDown/.test(j.launch_wait ?? '') ? j : undefined;
         });
-        const pending = (await cluster.cmd('squeue', ['-h', '-o', '%T %r'])).trim();
+        const pending = (await suite.cluster.cmd('squeue', ['-h', '-o', '%T %r'])).trim();
         assert.match(pending, /^PENDING PartitionDown$/m, 'Slurm holds the job');
         assert.equal(await allocated(), 0, 'the GPUs of a PENDING Slurm job are not counted as allocated');
         // A job submitted meanwhile is held too; an operator's scancel of its PENDING Slurm job is
@@ -172,7 +159,7 @@ describe('Slurm partition states and workdirs (real slurmctld and slurmd)', { sk
         });
         const slurmJobOf = async (id: string) =>
           /^(\d+) /m.exec(
-            (await cluster.cmd('squeue', ['-h', '-o', '%i %j']))
+            (await suite.cluster.cmd('squeue', ['-h', '-o', '%i %j']))
               .split('\n')
               .filter((l) => l.includes(`-${id}-`))
               .join('\n'),
@@ -180,7 +167,7 @@ describe('Slurm partition states and workdirs (real slurmctld and slurmd)', { sk
         const first = await waitFor('the new job to be held PENDING', 60_000, async () =>
           (await s.client.getJob(d.id)).launch_wait?.includes('PartitionDown') ? slurmJobOf(d.id) : undefined,
         );
-        await cluster.cmd('scancel', [first]);
+        await suite.cluster.cmd('scancel', [first]);
         const second = await waitFor('the new job to be submitted again', 60_000, async () => {
           const id = await slurmJobOf(d.id);
           return id !== undefined && id !== first && (await s.client.getJob(d.id)).state === 'starting'
@@ -284,26 +271,16 @@ describe('Slurm partition states and workdirs (real slurmctld and slurmd)', { sk
     { timeout: 300_000 },
     async () => {
       // An elastic policy on its own server (the same cluster): a second job makes it shrink the first.
-      const e = await startServerProcess(tempDataDir('goodput-slurm-keep-'), [
-        '--backend',
-        'slurm',
-        '--interval-s',
-        '1',
-        '--grace-s',
-        '5',
-        '--policy',
-        'optimus',
-      ]);
+      const e = await suite.start(slurmUpArgs('optimus'), { data_dir: suite.fresh() });
       const trainer = (name: string, max_replicas: number) =>
         e.client.submit({
           name,
-          command: [process.execPath, TRAINER, '--samples', '4000000', '--time-scale', '0.5'],
+          command: trainerCommand(4000000),
           workdir: e.data_dir,
           min_replicas: 1,
           max_replicas,
         });
-      const events = async (id: string) =>
-        (await e.client.events(id)).map((x) => `${x.at} ${x.kind}: ${x.reason}`).join('\n');
+      const events = (id: string) => eventHistory(e.client, id);
       const attemptOf = (j: JobDetail) => j.current_replicas.map((r) => `${r.attempt}/${r.launch_id}`).join(',');
       try {
         const a = await trainer('keep-a', 8);
@@ -337,7 +314,7 @@ describe('Slurm partition states and workdirs (real slurmctld and slurmd)', { sk
         assert.match(
           kept[0]!.reason,
           new RegExp(
-            `^kept on 8 GPUs: Slurm partition ${cluster.partition} is draining .*; the rescale to \\d+ waits until it accepts jobs$`,
+            `^kept on 8 GPUs: Slurm partition ${suite.cluster.partition} is draining .*; the rescale to \\d+ waits until it accepts jobs$`,
           ),
         );
         assert.equal((await e.client.getJob(b.id)).state, 'queued', 'no GPU of a kept job is given to another');
@@ -356,7 +333,6 @@ describe('Slurm partition states and workdirs (real slurmctld and slurmd)', { sk
         await partition('UP');
         for (const j of await e.client.listJobs()) await e.client.cancel(j.id).catch(() => undefined);
         await sleep(3000);
-        cleanup(e.data_dir, [e]);
       }
     },
   );

@@ -7,55 +7,22 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { GoodputClient, JobDetail } from '../../client/client.js';
-import {
-  cleanup,
-  killGroup,
-  runCli,
-  sleep,
-  startServerProcess,
-  tempDataDir,
-  TRAINER,
-  waitFor,
-  type ServerProcess,
-} from '../../../test-support/control/harness.js';
-import { slurmMissing, startSlurmCluster, type SlurmCluster } from './testing/slurm-cluster.js';
+import { killGroup, runCli, sleep, trainerCommand, waitFor } from '../../../test-support/control/harness.js';
+import { slurmSuite, untilNoSlurmJobs } from '../../../test-support/slurm/slurm-suite.js';
+import { slurmMissing, slurmUpArgs, startSlurmCluster } from './testing/slurm-cluster.js';
 
 const skip = slurmMissing();
 describe('goodput up --backend slurm: outages and outside actions (real slurmctld and slurmd)', { skip }, () => {
-  let cluster: SlurmCluster;
-  const dirs: string[] = [];
-  const servers: ServerProcess[] = [];
-  before(async () => {
-    cluster = await startSlurmCluster();
-    process.env.SLURM_CONF = cluster.env.SLURM_CONF;
-  });
-  after(async () => {
-    for (const d of dirs) cleanup(d, servers);
-    await cluster?.stop();
-  });
-  const up = async (...args: string[]) => {
-    // Slurm jobs of the previous test may still be completing (their batch step ends ~3 s after
-    // the tasks): to this test's server they would be other users' jobs holding GPUs.
-    await waitFor('the cluster to be idle', 60_000, async () => (await cluster.cmd('squeue', ['-h'])).trim() === '');
-    const data_dir = tempDataDir('goodput-slurm-e2e-');
-    dirs.push(data_dir);
-    const server = await startServerProcess(data_dir, [
-      '--backend',
-      'slurm',
-      '--interval-s',
-      '2',
-      '--grace-s',
-      '10',
-      '--policy',
-      'optimus',
-      ...args,
-    ]);
-    servers.push(server);
-    return server;
+  const suite = slurmSuite(() => startSlurmCluster());
+  // 2 s rounds and 10 s of grace: the waits of these tests were sized for them.
+  const upArgs = (...extra: string[]) => slurmUpArgs('optimus', extra, { interval_s: 2, grace_s: 10 });
+  const up = async (...extra: string[]) => {
+    // Slurm jobs of the previous test may still be completing: the next server must find the cluster empty.
+    await untilNoSlurmJobs(suite.cluster);
+    return suite.start(upArgs(...extra), { data_dir: suite.fresh() });
   };
-  const trainer = (samples: number) => [process.execPath, TRAINER, '--samples', String(samples), '--time-scale', '0.5'];
   const ended = (client: GoodputClient, id: string, timeout_ms: number) =>
     waitFor(`job ${id} to end`, timeout_ms, async () => {
       const j = await client.getJob(id);
@@ -67,7 +34,7 @@ describe('goodput up --backend slurm: outages and outside actions (real slurmctl
     let on = true;
     const loop = (async () => {
       while (on) {
-        const out = await cluster.cmd('squeue', ['-h', '-o', '%j %i %T']).catch(() => '');
+        const out = await suite.cluster.cmd('squeue', ['-h', '-o', '%j %i %T']).catch(() => '');
         const ids = new Map<string, Set<string>>();
         for (const [name, id, state] of out
           .trim()
@@ -96,7 +63,9 @@ describe('goodput up --backend slurm: outages and outside actions (real slurmctl
       const stopWatch = watchQueue();
       const ids: string[] = [];
       for (const name of ['a', 'b', 'c'])
-        ids.push((await s1.client.submit({ name, command: trainer(40000), workdir: s1.data_dir, max_replicas: 2 })).id);
+        ids.push(
+          (await s1.client.submit({ name, command: trainerCommand(40000), workdir: s1.data_dir, max_replicas: 2 })).id,
+        );
       await waitFor('the 3 jobs to run and report', 120_000, async () => {
         const jobs = await Promise.all(ids.map((id) => s1.client.getJob(id)));
         return jobs.every((j) => j.state === 'running' && j.step > 0);
@@ -104,19 +73,7 @@ describe('goodput up --backend slurm: outages and outside actions (real slurmctl
       const before = await Promise.all(ids.map((id) => s1.client.getJob(id)));
       killGroup(s1.pid);
       await sleep(3000);
-      const s2 = await startServerProcess(s1.data_dir, [
-        '--backend',
-        'slurm',
-        '--interval-s',
-        '2',
-        '--grace-s',
-        '10',
-        '--policy',
-        'optimus',
-        '--port',
-        new URL(s1.url).port,
-      ]);
-      servers.push(s2);
+      const s2 = await suite.start(upArgs('--port', new URL(s1.url).port), { data_dir: s1.data_dir });
       const upLog = readFileSync(join(s1.data_dir, 'up.log'), 'utf8');
       assert.match(upLog, /re-adopted \d+ running replica/, 'the restarted server re-adopted the running Slurm jobs');
       const done: JobDetail[] = [];
@@ -139,7 +96,7 @@ describe('goodput up --backend slurm: outages and outside actions (real slurmctl
     async () => {
       const s = await up();
       const foreign = (
-        await cluster.cmd('sbatch', [
+        await suite.cluster.cmd('sbatch', [
           '--parsable',
           '-w',
           'gp2',
@@ -160,7 +117,7 @@ describe('goodput up --backend slurm: outages and outside actions (real slurmctl
       assert.match(shown.stdout, /gp2: 2\/4 usable \(2 GPU\(s\) held by other Slurm jobs\)/);
       const job = await s.client.submit({
         name: 'wide',
-        command: trainer(400000),
+        command: trainerCommand(400000),
         workdir: s.data_dir,
         max_replicas: 8,
       });
@@ -173,14 +130,14 @@ describe('goodput up --backend slurm: outages and outside actions (real slurmctl
         2,
         'only the GPUs the foreign job left on gp2',
       );
-      await cluster.cmd('scancel', [foreign]);
+      await suite.cluster.cmd('scancel', [foreign]);
       await waitFor(
         'the job to grow to 8 once the foreign job ended',
         120_000,
         async () => (await s.client.getJob(job.id)).current_replicas.filter((r) => r.exit_code === null).length === 8,
       );
 
-      await cluster.cmd('scontrol', ['update', 'nodename=gp2', 'state=drain', 'reason=maintenance']);
+      await suite.cluster.cmd('scontrol', ['update', 'nodename=gp2', 'state=drain', 'reason=maintenance']);
       const moved = await waitFor('the job to leave the drained node', 120_000, async () => {
         const j = await s.client.getJob(job.id);
         const live = j.current_replicas.filter((r) => r.exit_code === null);
@@ -192,7 +149,7 @@ describe('goodput up --backend slurm: outages and outside actions (real slurmctl
       // gp2 stays drained until the manual scancel is handled: resumed earlier, Goodput may grow
       // the job back onto it (a restart it requests) at the moment the test cancels the attempt.
       const slurmJob = moved.current_replicas[0]!.launch_id;
-      await cluster.cmd('scancel', [slurmJob]);
+      await suite.cluster.cmd('scancel', [slurmJob]);
       const restarted = await waitFor('the job to run again after the manual scancel', 120_000, async () => {
         const j = await s.client.getJob(job.id);
         return j.state === 'running' && j.current_replicas.some((r) => r.launch_id !== slurmJob && r.exit_code === null)
@@ -207,7 +164,7 @@ describe('goodput up --backend slurm: outages and outside actions (real slurmctl
         exits.map((e) => e.reason).join('; '),
       );
       assert.equal(restarted.state, 'running');
-      await cluster.cmd('scontrol', ['update', 'nodename=gp2', 'state=resume']);
+      await suite.cluster.cmd('scontrol', ['update', 'nodename=gp2', 'state=resume']);
 
       // A node that goes down under the job: Slurm ends the job (NodeDown); Goodput restarts it
       // from its checkpoint. (ReturnToService=2 brings the emulated node back at once.)
@@ -219,7 +176,7 @@ describe('goodput up --backend slurm: outages and outside actions (real slurmctl
         return j.state === 'running' && new Set(live.map((r) => r.node)).size === 2 && started ? j : undefined;
       });
       const downed = spanning.current_replicas[0]!.launch_id;
-      await cluster.cmd('scontrol', ['update', 'nodename=gp2', 'state=down', 'reason=power']);
+      await suite.cluster.cmd('scontrol', ['update', 'nodename=gp2', 'state=down', 'reason=power']);
       await waitFor('the job to run again after the node failure', 120_000, async () => {
         const j = await s.client.getJob(job.id);
         return j.state === 'running' && j.current_replicas.some((r) => r.launch_id !== downed && r.exit_code === null);
@@ -266,16 +223,16 @@ describe('goodput up --backend slurm: outages and outside actions (real slurmctl
         return j.state === 'running' && j.current_replicas.length === 2 ? j : undefined;
       });
       const slurmJob = running.current_replicas[0]!.launch_id;
-      await cluster.stopController();
+      await suite.cluster.stopController();
       try {
         assert.equal((await s.client.cancel(job.id)).state, 'cancelled');
         // Past the 10 s grace and Slurm's client retries: neither SIGTERM nor SIGKILL reaches Slurm.
         await sleep(40_000);
       } finally {
-        await cluster.startController();
+        await suite.cluster.startController();
       }
       const listed = async () =>
-        (await cluster.cmd('squeue', ['-h', '-o', '%i']))
+        (await suite.cluster.cmd('squeue', ['-h', '-o', '%i']))
           .split('\n')
           .some((id) => id.trim().split('+')[0] === slurmJob);
       await waitFor(`Slurm job ${slurmJob} to end`, 90_000, async () => !(await listed()));

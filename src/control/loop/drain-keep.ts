@@ -29,7 +29,7 @@ export async function keepRunning(
   capacity: readonly number[],
 ): Promise<Record<string, readonly number[]>> {
   const { backend } = ctx.config;
-  const refusal = backend.launchRefusal();
+  const refusal = backend.launchRefusal?.();
   const running = jobs.filter((j) => j.state === 'running');
   if (refusal === undefined) {
     for (const j of running) ctx.forget(j.id, KEPT);

@@ -181,7 +181,7 @@ export class Launcher {
     }
     for (const key of ['unavailable', 'disk-full', 'held']) this.ctx.forget(job.id, key);
     this.holds.delete(job.id);
-    const held = launched[0] ? backend.held(launched[0].launch_id) : undefined;
+    const held = launched[0] ? backend.held?.(launched[0].launch_id) : undefined;
     if (held !== undefined) {
       const submitted_ms = this.ctx.now();
       this.submitted.set(job.id, {
@@ -222,7 +222,7 @@ export class Launcher {
    */
   private async follow(job: JobRecord, s: Submitted, now: number): Promise<void> {
     const { store, backend } = this.ctx.config;
-    const reason = backend.held(s.replicas[0]!.launch_id);
+    const reason = backend.held?.(s.replicas[0]!.launch_id);
     if (reason !== undefined) {
       this.waits.set(job.id, reason);
       this.holds.set(job.id, reason);

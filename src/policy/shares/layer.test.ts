@@ -14,6 +14,16 @@ const slots = (n: number, type = 'cpu'): NodeInfo[] => [
 const fifo = () => withShares(() => fifoPolicy.create({ seed: 0 }));
 const plain = (id: string, owner: string, at = 0, over: Partial<PolicyJob> = {}) =>
   job(id, { owner, team: owner, max_replicas: 1, min_replicas: 1, submitted_at_s: at, ...over });
+/** `n` one-slot jobs of alice, submitted at 0, 1, 2, ... s. */
+const alices = (n: number, over: Partial<PolicyJob> = {}) =>
+  Array.from({ length: n }, (_, i) => plain(`alice-${i}`, 'alice', i, over));
+/** 4 cpu slots at 30 s, all held by alice's first four jobs; `jobs` are every job of the snapshot. */
+const aliceHoldsAll = (jobs: PolicyJob[]): ClusterSnapshot => ({
+  now_s: 30,
+  nodes: slots(4),
+  jobs,
+  allocations: { 'alice-0': [0], 'alice-1': [0], 'alice-2': [0], 'alice-3': [0] },
+});
 const count = (d: { allocations: Record<string, readonly number[]> }, prefix: string) =>
   Object.entries(d.allocations).reduce((s, [id, a]) => s + (id.startsWith(prefix) ? a.length : 0), 0);
 
@@ -29,14 +39,7 @@ describe('shares layer', () => {
   });
 
   it("gives a second user half of the slots a first user's batch filled (issue 48 live case)", () => {
-    const alice = Array.from({ length: 6 }, (_, i) => plain(`alice-${i}`, 'alice', i));
-    const bob = [plain('bob-0', 'bob', 25), plain('bob-1', 'bob', 26)];
-    const snap: ClusterSnapshot = {
-      now_s: 30,
-      nodes: slots(4),
-      jobs: [...alice, ...bob],
-      allocations: { 'alice-0': [0], 'alice-1': [0], 'alice-2': [0], 'alice-3': [0] },
-    };
+    const snap = aliceHoldsAll([...alices(6), plain('bob-0', 'bob', 25), plain('bob-1', 'bob', 26)]);
     const d = fifo().decide(snap);
     assert.ok(validateDecision(snap, d.allocations).ok);
     assert.equal(count(d, 'bob'), 2);
@@ -70,25 +73,18 @@ describe('shares layer', () => {
   });
 
   it('lends what a user cannot use (work conserving)', () => {
-    const alice = Array.from({ length: 4 }, (_, i) => plain(`alice-${i}`, 'alice', i));
-    const snap: ClusterSnapshot = {
-      now_s: 30,
-      nodes: slots(4),
-      jobs: [...alice, plain('bob-0', 'bob', 25)],
-      allocations: { 'alice-0': [0], 'alice-1': [0], 'alice-2': [0], 'alice-3': [0] },
-    };
+    const snap = aliceHoldsAll([...alices(4), plain('bob-0', 'bob', 25)]);
     const d = fifo().decide(snap);
     assert.equal(count(d, 'bob'), 1);
     assert.equal(count(d, 'alice'), 3);
   });
 
   it('gives what is left over its plain shares by past usage, never less than a share; deterministic', () => {
-    const alice = Array.from({ length: 4 }, (_, i) => plain(`alice-${i}`, 'alice', i));
     const bob = Array.from({ length: 4 }, (_, i) => plain(`bob-${i}`, 'bob', i));
     const snap: ClusterSnapshot = {
       now_s: 30,
       nodes: slots(5),
-      jobs: [...alice, ...bob],
+      jobs: [...alices(4), ...bob],
       allocations: {},
       shares: { teams: [], half_life_s: 86400, usage: { at_s: 30, teams: { alice: 9000, bob: 1000 }, users: {} } },
     };
@@ -103,13 +99,7 @@ describe('shares layer', () => {
   });
 
   it('never touches a non-preemptible job', () => {
-    const alice = [0, 1, 2, 3].map((i) => plain(`alice-${i}`, 'alice', i, { preemptible: false }));
-    const snap: ClusterSnapshot = {
-      now_s: 30,
-      nodes: slots(4),
-      jobs: [...alice, plain('bob-0', 'bob', 25)],
-      allocations: { 'alice-0': [0], 'alice-1': [0], 'alice-2': [0], 'alice-3': [0] },
-    };
+    const snap = aliceHoldsAll([...alices(4, { preemptible: false }), plain('bob-0', 'bob', 25)]);
     const d = fifo().decide(snap);
     assert.equal(count(d, 'alice'), 4);
     assert.equal(count(d, 'bob'), 0);

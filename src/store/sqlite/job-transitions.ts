@@ -13,7 +13,8 @@ import type { StoreCore } from './store-core.js';
 /**
  * The one way a job row changes state: checks that `op` may run in the job's state
  * (lifecycle.ts), applies `patch` (column -> value), writes the event, all in one transaction.
- * `to = null` keeps the state. Returns the job as committed.
+ * `to = null` keeps the state. `patch` gets the time the event is recorded at, so a column set to
+ * "now" and the event agree. Returns the job as committed.
  */
 export function transition(
   core: StoreCore,
@@ -23,7 +24,7 @@ export function transition(
   actor: string,
   kind: EventKind,
   reason: string,
-  patch: (job: JobRecord) => Record<string, string | number | null>,
+  patch: (job: JobRecord, now: number) => Record<string, string | number | null>,
   data: Record<string, unknown> | ((job: JobRecord) => Record<string, unknown>) = {},
 ): JobRecord {
   const now = core.now_ms();
@@ -35,7 +36,7 @@ export function transition(
       const refused = refusal(op, job.state);
       if (refused !== undefined)
         throw new GoodputError('E_CONFLICT', `job ${id} is ${job.state}; cannot ${op} (${refused})`);
-      const values = { ...patch(job), state: to ?? job.state, reason };
+      const values = { ...patch(job, now), state: to ?? job.state, reason };
       const columns = Object.keys(values);
       core.db
         .prepare(`UPDATE jobs SET ${columns.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`)
@@ -106,7 +107,6 @@ export function launchJob(
   actor: string,
   reason: string,
 ): JobRecord {
-  const now = core.now_ms();
   return transition(
     core,
     id,
@@ -115,7 +115,7 @@ export function launchJob(
     actor,
     'launched',
     reason,
-    (job) => {
+    (job, now) => {
       const insert = core.db.prepare(
         'INSERT OR REPLACE INTO replicas (job_id, attempt, rank, device, node, launch_id, pid, ' +
           'proc_start, log_path, started_at_ms, gpu_type) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
@@ -164,7 +164,6 @@ export function stopJob(
   reason: string,
   detail: TransitionDetail,
 ): JobRecord {
-  const now = core.now_ms();
   return transition(
     core,
     id,
@@ -173,23 +172,16 @@ export function stopJob(
     actor,
     STOP_EVENT[kind],
     reason,
-    (job) => ({
+    (job, now) => ({
+      ...attemptEnd(job, now, detail),
       allocation: JSON.stringify(binding.allocation),
       devices: JSON.stringify(binding.devices),
       stop_requested_at_ms: now,
       stop_kind: kind,
       failures: job.failures + (kind === 'rescale' ? 0 : 1),
-      attained_service_gpu_s: job.attained_service_gpu_s + serviceSince(job, now),
-      launched_at_ms: null,
-      ...(detail.failure ? { last_failure: JSON.stringify(detail.failure) } : {}),
       ...(kind === 'hung' ? { health: reason } : {}),
     }),
-    {
-      binding,
-      failure: kind !== 'rescale',
-      ...detail.data,
-      ...(detail.failure ? { last_failure: detail.failure } : {}),
-    },
+    { binding, failure: kind !== 'rescale', ...attemptEndData(detail) },
   );
 }
 
@@ -235,7 +227,6 @@ export function finishJob(
   reason: string,
   detail: TransitionDetail,
 ): JobRecord {
-  const now = core.now_ms();
   return transition(
     core,
     id,
@@ -244,15 +235,31 @@ export function finishJob(
     actor,
     to,
     reason,
-    (job) => ({
+    (job, now) => ({
+      ...attemptEnd(job, now, detail),
       allocation: '[]',
       devices: '[]',
       finished_at_ms: now,
-      attained_service_gpu_s: job.attained_service_gpu_s + serviceSince(job, now),
-      launched_at_ms: null,
       stop_kind: null,
-      ...(detail.failure ? { last_failure: JSON.stringify(detail.failure), failures: job.failures + 1 } : {}),
+      ...(detail.failure ? { failures: job.failures + 1 } : {}),
     }),
-    { ...detail.data, ...(detail.failure ? { last_failure: detail.failure } : {}) },
+    attemptEndData(detail),
   );
+}
+
+/**
+ * The columns every end of an attempt writes (a stop or a finish): the attempt's service banked,
+ * no launch in force, and the failure that ended it, when one did.
+ */
+function attemptEnd(job: JobRecord, now: number, detail: TransitionDetail): Record<string, string | number | null> {
+  return {
+    attained_service_gpu_s: job.attained_service_gpu_s + serviceSince(job, now),
+    launched_at_ms: null,
+    ...(detail.failure ? { last_failure: JSON.stringify(detail.failure) } : {}),
+  };
+}
+
+/** The event data of an end of an attempt: the caller's, and the failure that ended it, when one did. */
+function attemptEndData(detail: TransitionDetail): Record<string, unknown> {
+  return { ...detail.data, ...(detail.failure ? { last_failure: detail.failure } : {}) };
 }

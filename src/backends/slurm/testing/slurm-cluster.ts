@@ -32,9 +32,17 @@ export function slurmMissing(): string | undefined {
   return undefined;
 }
 
-/** `goodput up` flags for a server on the test cluster: the slurm backend, 1 s rounds, 5 s grace, `policy`, then `extra`. */
-export function slurmUpArgs(policy: string, extra: readonly string[] = []): string[] {
-  return ['--backend', 'slurm', '--interval-s', '1', '--grace-s', '5', '--policy', policy, ...extra];
+/**
+ * `goodput up` flags for a server on the test cluster: the slurm backend, rounds every `interval_s`
+ * (default 1 s), `grace_s` of grace (default 5 s), `policy`, then `extra`.
+ */
+export function slurmUpArgs(
+  policy: string,
+  extra: readonly string[] = [],
+  { interval_s = 1, grace_s = 5 }: { interval_s?: number; grace_s?: number } = {},
+): string[] {
+  const timing = ['--interval-s', String(interval_s), '--grace-s', String(grace_s)];
+  return ['--backend', 'slurm', ...timing, '--policy', policy, ...extra];
 }
 
 /** Shape of the emulated cluster. */
