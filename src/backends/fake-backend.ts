@@ -14,14 +14,7 @@ import * as path from 'node:path';
 import { createContext, runInContext } from 'node:vm';
 import { GoodputError } from '../core/errors.js';
 import { systemClock, type Clock, type TimerId } from '../util/clock.js';
-import type {
-  Backend,
-  BackendNode,
-  LaunchedReplica,
-  LaunchRequest,
-  ReplicaExit,
-  ReplicaRef,
-} from './backend.js';
+import type { Backend, BackendNode, LaunchedReplica, LaunchRequest, ReplicaExit, ReplicaRef } from './backend.js';
 import { contractEnv, nodeVisibleDevices } from './contract-env.js';
 import { EXIT_LOST } from './backend.js';
 import { jobDirs, replicaLogPath } from './run-files.js';
