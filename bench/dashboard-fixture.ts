@@ -57,7 +57,8 @@ export async function buildFixture(
     // Finish a running job now and then, so the GPUs turn over and the history has bands.
     if (running.length > 0 && free.length === 0 && rng.next() < 0.6) {
       const done = running.splice(Math.floor(rng.next() * running.length), 1)[0]!;
-      for (let r = 0; r < done.held.length; r++) await store.recordReplicaExit(done.id, 0, r, 0, 'backend');
+      for (let r = 0; r < done.held.length; r++)
+        await store.recordReplicaExit({ job_id: done.id, attempt: 0, rank: r, exit_code: 0 }, 'backend');
       await store.finishJob(done.id, rng.next() < 0.9 ? 'succeeded' : 'failed', 'controller', 'every replica exited 0');
       free.push(...done.held);
       for (const [n, g] of done.held) holder.delete(`${n}:${g}`);

@@ -116,15 +116,8 @@ export interface ReplicaRef {
   job_dir: string;
 }
 
-/** A replica's end. `exit_code` follows the shell convention: 128 + n when killed by signal n. */
-export interface ReplicaExit {
-  job_id: string;
-  attempt: number;
-  rank: number;
-  exit_code: number;
-  /** What the backend learnt about the end beyond the code (e.g. "Slurm job 12 ended NODE_FAIL (NodeDown), not requested by Goodput"). */
-  detail?: string;
-}
+// A replica's end, as a backend reports it and the store records it (store/store.ts).
+export type { ReplicaExit } from '../store/store.js';
 
 /** What of a job's spec a backend passes to its processes (`Backend.refuseSpec`). */
 export interface SpecToCarry {
@@ -228,3 +221,4 @@ export interface Backend {
 }
 
 export { EXIT_LOST } from '../store/lifecycle.js';
+import type { ReplicaExit } from '../store/store.js';

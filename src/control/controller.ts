@@ -94,7 +94,7 @@ export class Controller {
       void this.serial(async () => {
         // An attempt still held when it ended is recorded with these exits once the launcher sees it.
         if (this.launcher.keepExit(exit)) return;
-        await store.recordReplicaExit(exit.job_id, exit.attempt, exit.rank, exit.exit_code, 'backend', exit.detail);
+        await store.recordReplicaExit(exit, 'backend');
         await this.supervisor.settle(exit.job_id);
         await this.pump();
       });

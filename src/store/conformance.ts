@@ -95,8 +95,12 @@ export function storeConformance(name: string, open: OpenStore): void {
       assert.equal(job.state, 'rescaling');
       assert.equal(job.attained_service_gpu_s, 10);
       assert.equal(job.stop_requested_at_ms, clock);
-      assert.equal(await s.recordReplicaExit('j', 0, 0, 143, 'backend'), true);
-      assert.equal(await s.recordReplicaExit('j', 0, 0, 1, 'backend'), false, 'second exit record is ignored');
+      assert.equal(await s.recordReplicaExit({ job_id: 'j', attempt: 0, rank: 0, exit_code: 143 }, 'backend'), true);
+      assert.equal(
+        await s.recordReplicaExit({ job_id: 'j', attempt: 0, rank: 0, exit_code: 1 }, 'backend'),
+        false,
+        'second exit record is ignored',
+      );
       assert.equal((await s.listReplicas('j', 0))[0]!.exit_code, 143);
       job = await s.relaunchJob('j', 0, 'controller', 'checkpointed');
       assert.equal(job.state, 'starting');

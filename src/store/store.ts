@@ -103,6 +103,16 @@ export interface UserUsage {
   gpu_s: number;
 }
 
+/** A replica's end. `exit_code` follows the shell convention: 128 + n when killed by signal n. */
+export interface ReplicaExit {
+  job_id: string;
+  attempt: number;
+  rank: number;
+  exit_code: number;
+  /** What the backend learnt about the end beyond the code (e.g. "Slurm job 12 ended NODE_FAIL (NodeDown), not requested by Goodput"). */
+  detail?: string;
+}
+
 /** Filter and position of `listJobsPage`. */
 export interface JobPageQuery extends JobQuery {
   /** Exact job name. */
@@ -272,14 +282,7 @@ export interface Store {
    * Records a replica's exit code with event `replica-exited` (its reason ends with `detail`
    * when given). Idempotent: returns false and changes nothing if the exit was already recorded.
    */
-  recordReplicaExit(
-    job_id: string,
-    attempt: number,
-    rank: number,
-    exit_code: number,
-    actor: string,
-    detail?: string,
-  ): Promise<boolean>;
+  recordReplicaExit(exit: ReplicaExit, actor: string): Promise<boolean>;
   /**
    * Stores measurements of one attempt (oldest first), folds them into the job's profile,
    * updates limits (when given), latest gradient statistics, step, samples and step time.

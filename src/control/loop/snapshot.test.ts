@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { jobRecordFixture, storedProfileFixture } from '../../store/job-fixture.js';
 import { goodputOf } from '../../goodput/optimize.js';
 import { stepCorrection } from '../../goodput/step-correction.js';
-import { optimStepTime_s } from '../../goodput/throughput.js';
+import { perfPoint } from '../../goodput/testing/perf-fixture.js';
 import type { JobRecord } from '../../store/types.js';
 import { buildSnapshot, stopProtection, toPolicyJob } from './snapshot.js';
 
@@ -122,13 +122,8 @@ describe('what a preemption costs (toPolicyJob)', () => {
 describe('a model started from its key profile (toPolicyJob)', () => {
   const perf = reported().perf!;
   // Measured twice as slow as `perf` predicts on 2 nodes x 8 replicas: the fit errs there.
-  const slow = {
-    num_nodes: 2,
-    num_replicas: 8,
-    local_bsz: 32,
-    accum_step_time_s: 0.1 + 0.01 * 32,
-    optim_step_time_s: 2 * optimStepTime_s(perf, 2, 8, 32),
-  };
+  const at = { num_nodes: 2, num_replicas: 8, local_bsz: 32, accum_scale: 1 };
+  const slow = perfPoint({ ...at, scale: 2 }, perf);
   const profile = storedProfileFixture('resnet', 'cpu', [slow], perf, {
     job_ids: ['other'],
     limits: reported().limits,
@@ -142,7 +137,7 @@ describe('a model started from its key profile (toPolicyJob)', () => {
     const withProfile = toPolicyJob({ ...job, perf: null }, 20_000, profile).model!;
     assert.deepEqual(withProfile.correction, stepCorrection(perf, profile.points));
     // After it, the correction saved with its fit (its points and the profile's, report-ingest.ts).
-    const own = stepCorrection(perf, [{ ...slow, optim_step_time_s: 3 * optimStepTime_s(perf, 2, 8, 32) }]);
+    const own = stepCorrection(perf, [perfPoint({ ...at, scale: 3 }, perf)]);
     const corrected = { ...job, correction: own };
     assert.deepEqual(toPolicyJob(corrected, 20_000).model!.correction, own, 'no profile: its own measurements');
     assert.deepEqual(

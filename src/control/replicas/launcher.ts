@@ -242,8 +242,7 @@ export class Launcher {
       s.gpu_type,
     );
     for (const e of s.exits) {
-      if (await store.recordReplicaExit(e.job_id, e.attempt, e.rank, e.exit_code, 'backend', e.detail))
-        await this.supervisor.settle(e.job_id);
+      if (await store.recordReplicaExit(e, 'backend')) await this.supervisor.settle(e.job_id);
     }
   }
 

@@ -122,7 +122,7 @@ export class Supervisor {
     for (const r of live) {
       const status = backend.probe(this.ctx.ref(r));
       if (status === 'alive') continue;
-      if (await store.recordReplicaExit(r.job_id, r.attempt, r.rank, status, 'reconciler')) await this.settle(r.job_id);
+      if (await store.recordReplicaExit({ ...r, exit_code: status }, 'reconciler')) await this.settle(r.job_id);
     }
     for (const job of await store.listJobs({ states: ['running', 'rescaling'] })) {
       // An exit recorded but not acted on (a settle that failed on a full disk) is acted on now,
@@ -148,7 +148,7 @@ export class Supervisor {
       const job = await store.getJob(r.job_id);
       const status = await backend.adopt(this.ctx.ref(r));
       if (status !== 'alive') {
-        await store.recordReplicaExit(r.job_id, r.attempt, r.rank, status, 'reconciler');
+        await store.recordReplicaExit({ ...r, exit_code: status }, 'reconciler');
         continue;
       }
       adopted.push(`${r.job_id}/${r.rank}`);

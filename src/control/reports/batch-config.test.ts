@@ -3,12 +3,11 @@ import { describe, it } from 'node:test';
 import type { Measurement } from '../../core/wire.js';
 import type { BatchLimits } from '../../goodput/types.js';
 import { jobRecordFixture, storedProfileFixture } from '../../store/job-fixture.js';
-import { optimStepTime_s } from '../../goodput/throughput.js';
 import type { JobRecord } from '../../store/types.js';
 import { fitPerfParams } from '../../goodput/fit.js';
 import { fitJob } from '../../model/job-fit.js';
 import { configFor } from './batch-config.js';
-import { limitsFixture } from '../../goodput/testing/perf-fixture.js';
+import { limitsFixture, perfPoint } from '../../goodput/testing/perf-fixture.js';
 
 function job(fixed_batch_size: number | undefined, limits: BatchLimits | null): JobRecord {
   const base = jobRecordFixture({
@@ -74,13 +73,7 @@ describe('configFor with the profile of its key', () => {
   const fitted: JobRecord = { ...job(undefined, { ...limits, max_local_bsz: 64 }), perf, grad: { sqr: 1, var: 20 } };
   const onTwoNodes: Measurement = { ...latest, num_nodes: 2, num_replicas: 8, local_bsz: 8 };
   // The key measured 2 nodes x 8 replicas 10x slower to synchronize than the fit predicts.
-  const slowSync = {
-    num_nodes: 2,
-    num_replicas: 8,
-    local_bsz: 8,
-    accum_step_time_s: 0.01 + 0.001 * 8,
-    optim_step_time_s: 10 * optimStepTime_s(perf, 2, 8, 8),
-  };
+  const slowSync = perfPoint({ num_nodes: 2, num_replicas: 8, local_bsz: 8, scale: 10, accum_scale: 1 }, perf);
   const profile = storedProfileFixture('train', 'cpu', [slowSync], perf);
 
   it('chooses the batch by the corrected model, as the scheduling round predicts', () => {

@@ -9,6 +9,7 @@ import { GoodputError } from '../../core/errors.js';
 import { ACTIVE_STATES, refusal, serviceSince } from '../lifecycle.js';
 import type { CancelledJob, CancelQuery, UserJobLimits, UserUsage } from '../store.js';
 import type { JobState } from '../types.js';
+import { jobFilter } from './job-page.js';
 import { eventCrc, toJob, type Row } from './rows.js';
 
 const limited = (n: number) => Number.isFinite(n) && n > 0;
@@ -60,16 +61,7 @@ export function cancelMatching(
 ): CancelledJob[] {
   const states = (q.states ?? ACTIVE_STATES).filter((s) => refusal('finish', s) === undefined);
   if (states.length === 0) return [];
-  const where = [`state IN (${states.map(() => '?').join(', ')})`];
-  const args: unknown[] = [...states];
-  if (q.user !== undefined) {
-    where.push('user = ?');
-    args.push(q.user);
-  }
-  if (q.name !== undefined) {
-    where.push('name = ?');
-    args.push(q.name);
-  }
+  const { where, args } = jobFilter({ ...q, states });
   const rows = db
     .prepare(`SELECT * FROM jobs WHERE ${where.join(' AND ')} ORDER BY submitted_at_ms, rowid`)
     .all(...args) as Row[];

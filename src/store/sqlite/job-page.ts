@@ -5,7 +5,7 @@
  */
 import type Database from 'better-sqlite3';
 import { GoodputError } from '../../core/errors.js';
-import type { JobPage, JobPageQuery, JobQuery } from '../store.js';
+import type { CancelQuery, JobPage, JobPageQuery, JobQuery } from '../store.js';
 import type { JobRecord } from '../types.js';
 import type { JobState } from '../types.js';
 import { toJob, type Row } from './rows.js';
@@ -25,8 +25,13 @@ function decodeCursor(cursor: string): { at_ms: number; rowid: number } {
   return { at_ms: Number(m[1]), rowid: Number(m[2]) };
 }
 
-/** One page of jobs matching `q`, newest first unless `q.order` is 'asc'. */
-export function jobPage(db: Database.Database, q: JobPageQuery): JobPage {
+/**
+ * The WHERE terms (joined with AND) and their arguments of the filters jobs are listed and
+ * cancelled by: owner, name, and states (an empty list matches no job). No term: every job.
+ * `state_column` '+state' keeps SQLite's planner off the state index where another is the
+ * selective one.
+ */
+export function jobFilter(q: CancelQuery, state_column = 'state'): { where: string[]; args: unknown[] } {
   const where: string[] = [];
   const args: unknown[] = [];
   if (q.user !== undefined) {
@@ -38,9 +43,15 @@ export function jobPage(db: Database.Database, q: JobPageQuery): JobPage {
     args.push(q.name);
   }
   if (q.states !== undefined) {
-    where.push(`state IN (${q.states.map(() => '?').join(', ') || "''"})`);
-    args.push(...(q.states as JobState[]));
+    where.push(`${state_column} IN (${q.states.map(() => '?').join(', ') || "''"})`);
+    args.push(...q.states);
   }
+  return { where, args };
+}
+
+/** One page of jobs matching `q`, newest first unless `q.order` is 'asc'. */
+export function jobPage(db: Database.Database, q: JobPageQuery): JobPage {
+  const { where, args } = jobFilter(q);
   if (q.since_ms !== undefined) {
     where.push('submitted_at_ms >= ?');
     args.push(q.since_ms);
@@ -76,20 +87,9 @@ export function countByState(db: Database.Database): Map<JobState, number> {
 
 /** Jobs matching `query` in submission order (oldest first). */
 export function listJobs(db: Database.Database, query: JobQuery): JobRecord[] {
-  const where: string[] = [];
-  const args: unknown[] = [];
-  if (query.user !== undefined) {
-    where.push('user = ?');
-    args.push(query.user);
-  }
-  if (query.states) {
-    // With an end-time window, the window's index (jobs_finished) is the selective one: '+state'
-    // keeps the planner from scanning every ended job through jobs_state instead.
-    where.push(
-      `${query.ended_since_ms !== undefined ? '+' : ''}state IN (${query.states.map(() => '?').join(', ') || "''"})`,
-    );
-    args.push(...query.states);
-  }
+  // With an end-time window, the window's index (jobs_finished) is the selective one: '+state'
+  // keeps the planner from scanning every ended job through jobs_state instead.
+  const { where, args } = jobFilter(query, query.ended_since_ms !== undefined ? '+state' : 'state');
   if (query.ended_since_ms !== undefined) {
     // Two ranges of jobs_finished; as one OR the planner walks jobs_submitted over every job.
     where.push(

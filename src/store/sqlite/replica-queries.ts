@@ -1,3 +1,4 @@
+import type { ReplicaExit } from '../store.js';
 import type { JobState, ReplicaRecord } from '../types.js';
 import { toReplica, type Row } from './rows.js';
 import type { StoreCore } from './store-core.js';
@@ -24,15 +25,8 @@ export function listLiveReplicas(core: StoreCore): ReplicaRecord[] {
  * Store.recordReplicaExit: the first exit of a replica wins and writes a `replica-exited` event;
  * a second one changes nothing and returns false.
  */
-export function recordReplicaExit(
-  core: StoreCore,
-  job_id: string,
-  attempt: number,
-  rank: number,
-  exit_code: number,
-  actor: string,
-  detail?: string,
-): boolean {
+export function recordReplicaExit(core: StoreCore, exit: ReplicaExit, actor: string): boolean {
+  const { job_id, attempt, rank, exit_code, detail } = exit;
   const now = core.now_ms();
   return (
     core.db

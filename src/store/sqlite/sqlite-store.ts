@@ -2,7 +2,7 @@ import type { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { GoodputError } from '../../core/errors.js';
 import type { ShareUsage } from '../../core/cluster.js';
-import type { DeviceTime } from '../store.js';
+import type { DeviceTime, ReplicaExit } from '../store.js';
 import type { PerfParams } from '../../goodput/types.js';
 import type { EventKind, StopKind } from '../lifecycle.js';
 import type {
@@ -245,15 +245,8 @@ export class SqliteStore implements Store {
   async listLiveReplicas(): Promise<ReplicaRecord[]> {
     return replicaQueries.listLiveReplicas(this.core);
   }
-  async recordReplicaExit(
-    job_id: string,
-    attempt: number,
-    rank: number,
-    exit_code: number,
-    actor: string,
-    detail?: string,
-  ): Promise<boolean> {
-    return replicaQueries.recordReplicaExit(this.core, job_id, attempt, rank, exit_code, actor, detail);
+  async recordReplicaExit(exit: ReplicaExit, actor: string): Promise<boolean> {
+    return replicaQueries.recordReplicaExit(this.core, exit, actor);
   }
 
   async addReports(batch: ReportBatch): Promise<ReportsAdded> {
