@@ -10,6 +10,14 @@ function scriptLaunch(script: string): Omit<ScriptLaunch, 'distributed' | 'sdk'>
 
 const selfSpawnCall = (script: string) => scriptLaunch(script).spawn;
 
+/** One case of a finding: the script, the call named and its line, and why the case is there. */
+type Found = readonly [script: string, call: string, line: number, why?: string];
+
+/** Asserts that `find` names each case's call at its line. */
+function assertFinds(find: (script: string) => { call: string; line: number } | undefined, cases: Found[]): void {
+  for (const [script, call, line, why] of cases) assert.deepEqual(find(script), { call, line }, why);
+}
+
 const tutorial = `import os
 import torch.distributed as dist
 import torch.multiprocessing as mp
@@ -26,23 +34,16 @@ if __name__ == "__main__":
 `;
 
 test('finds the launcher call of a DDP tutorial script, not one in a comment', () => {
-  assert.deepEqual(selfSpawnCall(tutorial), { call: 'mp.spawn', line: 13 });
+  assertFinds(selfSpawnCall, [[tutorial, 'mp.spawn', 13]]);
 });
 
 test('knows torch.multiprocessing by its full name, any alias and its functions imported by name', () => {
-  assert.deepEqual(selfSpawnCall('import torch\ntorch.multiprocessing.spawn(f, nprocs=2)\n'), {
-    call: 'torch.multiprocessing.spawn',
-    line: 2,
-  });
-  assert.deepEqual(selfSpawnCall('from torch import multiprocessing as tmp\n\ntmp.start_processes(f, nprocs=2)\n'), {
-    call: 'tmp.start_processes',
-    line: 3,
-  });
-  assert.deepEqual(selfSpawnCall('from torch.multiprocessing import Queue, spawn as launch\nlaunch(f)\n'), {
-    call: 'launch',
-    line: 2,
-  });
-  assert.deepEqual(selfSpawnCall('from torch.multiprocessing import spawn\nspawn (f)\n'), { call: 'spawn', line: 2 });
+  assertFinds(selfSpawnCall, [
+    ['import torch\ntorch.multiprocessing.spawn(f, nprocs=2)\n', 'torch.multiprocessing.spawn', 2],
+    ['from torch import multiprocessing as tmp\n\ntmp.start_processes(f, nprocs=2)\n', 'tmp.start_processes', 3],
+    ['from torch.multiprocessing import Queue, spawn as launch\nlaunch(f)\n', 'launch', 2],
+    ['from torch.multiprocessing import spawn\nspawn (f)\n', 'spawn', 2],
+  ]);
 });
 
 test("leaves alone what is not torch's launcher, and scripts that also run under torchrun", () => {
@@ -115,28 +116,27 @@ test('accelerate launch and deepspeed commands: the script under Python is the d
 
 test('a rendezvous fixed in the script: MASTER_ADDR / MASTER_PORT assigned, or a literal tcp:// address', () => {
   const fixed = (script: string) => scriptLaunch(script).fixed_rendezvous;
-  assert.deepEqual(fixed(tutorial), { call: "MASTER_ADDR = 'localhost'", line: 6 });
-  assert.deepEqual(fixed('import os\nrank = int(os.environ["RANK"])\nos.environ["MASTER_PORT"]="29501"\n'), {
-    call: 'MASTER_PORT = "29501"',
-    line: 3,
-  });
-  assert.deepEqual(fixed('from os import environ\nenviron["MASTER_PORT"] = str(free_port())\n'), {
-    call: 'MASTER_PORT = str(free_port())',
-    line: 2,
-  });
-  assert.deepEqual(fixed('import os\nos.environ.update({"MASTER_ADDR": "localhost", "MASTER_PORT": "12355"})\n'), {
-    call: 'MASTER_ADDR = "localhost"',
-    line: 2,
-  });
-  assert.deepEqual(
-    fixed('dist.init_process_group("gloo", init_method="tcp://127.0.0.1:23456", rank=r, world_size=w)\n'),
-    { call: 'tcp://127.0.0.1:23456', line: 1 },
-  );
-  assert.deepEqual(
-    fixed("parser.add_argument('--dist-url', default='tcp://224.66.41.62:23456', type=str)\n"),
-    { call: 'tcp://224.66.41.62:23456', line: 1 },
-    "pytorch/examples' ImageNet",
-  );
+  assertFinds(fixed, [
+    [tutorial, "MASTER_ADDR = 'localhost'", 6],
+    ['import os\nrank = int(os.environ["RANK"])\nos.environ["MASTER_PORT"]="29501"\n', 'MASTER_PORT = "29501"', 3],
+    ['from os import environ\nenviron["MASTER_PORT"] = str(free_port())\n', 'MASTER_PORT = str(free_port())', 2],
+    [
+      'import os\nos.environ.update({"MASTER_ADDR": "localhost", "MASTER_PORT": "12355"})\n',
+      'MASTER_ADDR = "localhost"',
+      2,
+    ],
+    [
+      'dist.init_process_group("gloo", init_method="tcp://127.0.0.1:23456", rank=r, world_size=w)\n',
+      'tcp://127.0.0.1:23456',
+      1,
+    ],
+    [
+      "parser.add_argument('--dist-url', default='tcp://224.66.41.62:23456', type=str)\n",
+      'tcp://224.66.41.62:23456',
+      1,
+      "pytorch/examples' ImageNet",
+    ],
+  ]);
 });
 
 test('a rendezvous that keeps what the launcher set is not fixed', () => {
@@ -165,23 +165,25 @@ test('a rendezvous that keeps what the launcher set is not fixed', () => {
 
 test('processes that meet through a file', () => {
   const file = (script: string) => scriptLaunch(script).file_rendezvous;
-  assert.deepEqual(
-    file('dist.init_process_group(backend="gloo",\n    init_method="file:///tmp/sharedfile", rank=r, world_size=w)\n'),
-    { call: 'file:///tmp/sharedfile', line: 2 },
-  );
-  assert.deepEqual(file('p.add_argument("--init-method", default=f"file://{os.getcwd()}/rdv")\n'), {
-    call: 'file://{os.getcwd()}/rdv',
-    line: 1,
-  });
+  assertFinds(file, [
+    [
+      'dist.init_process_group(backend="gloo",\n    init_method="file:///tmp/sharedfile", rank=r, world_size=w)\n',
+      'file:///tmp/sharedfile',
+      2,
+    ],
+    ['p.add_argument("--init-method", default=f"file://{os.getcwd()}/rdv")\n', 'file://{os.getcwd()}/rdv', 1],
+  ]);
   assert.equal(file('mlflow.set_tracking_uri("file:///tmp/mlruns")\n'), undefined, 'a file URL that is no rendezvous');
 });
 
 test('a script written for AdaptDL', () => {
-  assert.deepEqual(scriptLaunch('import os\nimport adaptdl.torch as adl\n').adaptdl, { call: 'adaptdl', line: 2 });
-  assert.deepEqual(scriptLaunch('from adaptdl.torch import AdaptiveDataLoader\n').adaptdl, {
-    call: 'adaptdl',
-    line: 1,
-  });
+  assertFinds(
+    (script) => scriptLaunch(script).adaptdl,
+    [
+      ['import os\nimport adaptdl.torch as adl\n', 'adaptdl', 2],
+      ['from adaptdl.torch import AdaptiveDataLoader\n', 'adaptdl', 1],
+    ],
+  );
   assert.equal(
     scriptLaunch('import goodput.torch as gt  # was: import adaptdl.torch as adl\nimport adaptdl_helpers\n').adaptdl,
     undefined,
@@ -190,15 +192,15 @@ test('a script written for AdaptDL', () => {
 
 test('a snapshot saved in place, with no rename anywhere', () => {
   const save = (script: string) => scriptLaunch(script).in_place_save;
-  assert.deepEqual(save('import torch\ndef snap(m, path):\n    torch.save(m.state_dict(), path)\n'), {
-    call: 'torch.save',
-    line: 3,
-  });
-  assert.deepEqual(
-    save('name = path.replace(".pt", ".tmp.pt")\ntorch.save(state, path)\n'),
-    { call: 'torch.save', line: 2 },
-    'a string replace is no rename',
-  );
+  assertFinds(save, [
+    ['import torch\ndef snap(m, path):\n    torch.save(m.state_dict(), path)\n', 'torch.save', 3],
+    [
+      'name = path.replace(".pt", ".tmp.pt")\ntorch.save(state, path)\n',
+      'torch.save',
+      2,
+      'a string replace is no rename',
+    ],
+  ]);
   assert.equal(save('torch.save(state, tmp)\nos.replace(tmp, path)\n'), undefined);
   assert.equal(save('torch.save(state, tmp)\ntmp_path.rename(path)\n'), undefined, "pathlib's rename");
   assert.equal(save('torch.save(state, tmp)\nshutil.move(tmp, path)\n'), undefined);

@@ -5,10 +5,10 @@
  * is quadratic: 20,000 keys took 7 s, 100,000 never ended). The parse itself runs without that
  * check, and duplicate keys are found afterwards in one pass.
  */
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { isMap, isScalar, LineCounter, parseDocument, visit } from 'yaml';
 import { GoodputError } from '../core/errors.js';
 import { jsonBoundsProblem } from '../core/json-bounds.js';
+import { readBoundedText, sizeWords } from '../util/bounded-file.js';
 import { printable } from '../util/printable.js';
 
 /**
@@ -28,36 +28,17 @@ const JSON_BOUNDS = { depth: 16, keys: 1024, items: 10_000, total: 50_000 };
 
 /** The text of a spec file, refused (E_SPEC) before it is read when larger than SPEC_FILE_MAX_BYTES; E_INPUT when unreadable. */
 export function readSpecText(path: string): string {
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch (error) {
-    throw new GoodputError('E_INPUT', `cannot read job spec ${path}: ${(error as Error).message}`);
-  }
-  try {
-    const tooLarge = (size: string) =>
-      new GoodputError(
-        'E_SPEC',
-        `job spec ${path} is ${size}; a spec file is at most ${SPEC_FILE_MAX_BYTES >> 20} MiB (is this the right file?)`,
-      );
-    const stat = fstatSync(fd);
-    if (stat.isFile() && stat.size > SPEC_FILE_MAX_BYTES) throw tooLarge(`${(stat.size / 2 ** 20).toFixed(1)} MiB`);
-    // A pipe or device has no size: read at most one byte past the limit.
-    const buffer = Buffer.alloc(SPEC_FILE_MAX_BYTES + 1);
-    let length = 0;
-    for (;;) {
-      const n = readSync(fd, buffer, length, buffer.length - length, null);
-      if (n === 0) break;
-      length += n;
-      if (length > SPEC_FILE_MAX_BYTES) throw tooLarge(`over ${SPEC_FILE_MAX_BYTES >> 20} MiB`);
-    }
-    return buffer.toString('utf8', 0, length);
-  } catch (error) {
-    if (error instanceof GoodputError) throw error;
-    throw new GoodputError('E_INPUT', `cannot read job spec ${path}: ${(error as Error).message}`);
-  } finally {
-    closeSync(fd);
-  }
+  const read = readBoundedText(path, SPEC_FILE_MAX_BYTES);
+  if ('text' in read) return read.text;
+  if (read.refused === 'too-large')
+    throw new GoodputError(
+      'E_SPEC',
+      `job spec ${path} is ${read.size}; a spec file is at most ${sizeWords(SPEC_FILE_MAX_BYTES)} (is this the right file?)`,
+    );
+  throw new GoodputError(
+    'E_INPUT',
+    `cannot read job spec ${path}: ${read.refused === 'unreadable' ? read.message : read.refused}`,
+  );
 }
 
 /** Lines plus commas of `text`: at least its number of YAML entries. */

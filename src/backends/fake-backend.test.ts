@@ -6,23 +6,14 @@ import { after, describe, it } from 'node:test';
 import { FakeClock } from '../util/clock.js';
 import type { LaunchRequest, ReplicaExit } from './backend.js';
 import { FakeBackend, FakeCluster, fakeNode } from './fake-backend.js';
+import { launchRequestFixture } from './testing/launch-request.js';
 
 const root = mkdtempSync(join(tmpdir(), 'goodput-fake-'));
 after(() => rmSync(root, { recursive: true, force: true }));
 
-const request = (job_id: string, script: string): LaunchRequest => ({
-  job_id,
-  attempt: 0,
-  command: [process.execPath, '-e', script],
-  workdir: root,
-  env: {},
-  devices: [0, 1],
-  nodes: [0, 0],
-  num_nodes: 1,
-  api_url: 'http://127.0.0.1:1',
-  token: 't',
-  job_dir: join(root, job_id),
-});
+/** Two ranks of `job_id` on the first node running `script`. */
+const request = (job_id: string, script: string): LaunchRequest =>
+  launchRequestFixture(root, job_id, [process.execPath, '-e', script], { devices: [0, 1], nodes: [0, 0] });
 
 describe('FakeBackend on a FakeClock', () => {
   it('an hour-long program ends when the fake clock says so, in no wall time', async () => {

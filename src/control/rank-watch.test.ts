@@ -5,19 +5,10 @@
  * job-level timeout) and relaunched without its device, which stays drained until cleared.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
-import { FakeBackend, FakeCluster, fakeNode } from '../backends/fake-backend.js';
+import { describe, it } from 'node:test';
+import { fakeNode } from '../backends/fake-backend.js';
 import type { RankSummaryBody } from '../core/rank-wire.js';
-import { findPolicy } from '../policy/registry.js';
-import { SqliteStore } from '../store/sqlite/sqlite-store.js';
-import { FakeClock } from '../util/clock.js';
-import { Controller } from './controller.js';
-
-const root = mkdtempSync(join(tmpdir(), 'goodput-rank-watch-'));
-after(() => rmSync(root, { recursive: true, force: true }));
+import { fakePlain, fakePlane } from '../../test-support/control/fake-plane.js';
 
 const summary = (attempt: number, rank: number, compute_s: number, step: number, steps = 10): RankSummaryBody => ({
   attempt,
@@ -36,37 +27,17 @@ const summary = (attempt: number, rank: number, compute_s: number, step: number,
 
 describe('verdicts across ranks in the controller', () => {
   it('names a straggler, then a hung rank, and restarts the job without its device', async () => {
-    const clock = new FakeClock(1_700_000_000_000);
-    const store = new SqliteStore(':memory:', { now_ms: () => clock.now_ms() });
-    const backend = new FakeBackend(new FakeCluster([fakeNode('n0', 4)], clock));
-    const controller = new Controller({
-      store,
-      backend,
-      policy: findPolicy('fifo')!.create({ seed: 0 }),
-      data_dir: mkdtempSync(join(root, 'data-')),
-      secret: 's',
-      api_url: 'http://127.0.0.1:1',
-      interval_s: 60,
-      grace_s: 5,
-      clock,
-    });
-    await controller.start();
+    const plane = await fakePlane({ nodes: [fakeNode('n0', 4)], policy: 'fifo', interval_s: 60, grace_s: 5 });
+    const { clock, store, controller } = plane;
     try {
-      const job = await controller.submit(
-        {
-          name: 'ranks',
-          command: [process.execPath, '-e', 'setTimeout(() => process.exit(0), 3_600_000);'],
-          workdir: root,
-          env: {},
-          min_replicas: 3,
-          max_replicas: 3,
-          max_restarts: 3,
-          preemptible: true,
-          priority: 0,
-        },
-        'u',
-        'u',
-      );
+      const job = await plane.submit({
+        name: 'ranks',
+        command: fakePlain(3600),
+        min_replicas: 3,
+        max_replicas: 3,
+        max_restarts: 3,
+        preemptible: true,
+      });
       await clock.until(async () => (await store.getJob(job.id))!.state === 'running', 10_000);
       const running = (await store.getJob(job.id))!;
       assert.deepEqual(running.devices, [0, 1, 2]);
@@ -118,8 +89,7 @@ describe('verdicts across ranks in the controller', () => {
       assert.deepEqual(controller.deviceMarks(), []);
       await assert.rejects(controller.rankSummary(job.id, summary(0, 0, 0.5, step)), /does not run attempt 0/);
     } finally {
-      await controller.stop();
-      await store.close();
+      await plane.close();
     }
   });
 });

@@ -5,38 +5,22 @@
  * admin edits it without a restart. A file that turns malformed while the server runs keeps the
  * last good shares in force and is reported once per change.
  */
-import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
+
 import { GoodputError } from '../core/errors.js';
 import { parseShares, type SharesConfig } from '../policy/shares/index.js';
+import { readBoundedText, sizeWords } from '../util/bounded-file.js';
 
 const MAX_BYTES = 64 * 1024;
 
 /** The shares in `path`; E_SHARES (line and fix) when malformed, E_INPUT when unreadable. */
 export function readSharesFile(path: string): SharesConfig {
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch (error) {
-    throw new GoodputError('E_INPUT', `cannot read shares file ${path}: ${(error as Error).message}`);
-  }
-  try {
-    if (!fstatSync(fd).isFile()) throw new GoodputError('E_INPUT', `shares file ${path} is not a regular file`);
-    const buffer = Buffer.alloc(MAX_BYTES + 1);
-    let length = 0;
-    for (;;) {
-      const n = readSync(fd, buffer, length, buffer.length - length, null);
-      if (n === 0) break;
-      length += n;
-      if (length > MAX_BYTES)
-        throw new GoodputError(
-          'E_SHARES',
-          `${path}: shares file is over ${MAX_BYTES >> 10} KiB; is this the right file?`,
-        );
-    }
-    return parseShares(buffer.toString('utf8', 0, length), path);
-  } finally {
-    closeSync(fd);
-  }
+  const read = readBoundedText(path, MAX_BYTES, true);
+  if ('text' in read) return parseShares(read.text, path);
+  if (read.refused === 'too-large')
+    throw new GoodputError('E_SHARES', `${path}: shares file is over ${sizeWords(MAX_BYTES)}; is this the right file?`);
+  if (read.refused === 'not-regular') throw new GoodputError('E_INPUT', `shares file ${path} is not a regular file`);
+  throw new GoodputError('E_INPUT', `cannot read shares file ${path}: ${read.message}`);
 }
 
 /** A shares file followed by its modification time (the server's; see the module comment). */

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { LaunchRequest, RunAs } from '../backend.js';
 import { jobDirs } from '../run-files.js';
+import { launchRequestFixture } from '../testing/launch-request.js';
 import { submitAs } from './run-as-owner.js';
 
 describe('submitAs', () => {
@@ -22,20 +23,8 @@ describe('submitAs', () => {
   const request = (run_as?: RunAs): LaunchRequest => {
     const job_dir = join(root, `job-${n++}`);
     for (const d of Object.values(jobDirs(job_dir))) mkdirSync(d, { recursive: true, mode: 0o700 });
-    return {
-      job_id: 'j',
-      attempt: 0,
-      command: ['true'],
-      workdir: root,
-      env: {},
-      devices: [0, 1],
-      nodes: [0, 0],
-      num_nodes: 1,
-      api_url: 'http://x',
-      token: 't',
-      job_dir,
-      ...(run_as ? { run_as } : {}),
-    };
+    const two = { devices: [0, 1], nodes: [0, 0], job_dir };
+    return launchRequestFixture(root, 'j', ['true'], { ...two, ...(run_as ? { run_as } : {}) });
   };
 
   it("as the server: the server's environment and --account, sbatch as the server", () => {
