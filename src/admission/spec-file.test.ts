@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { GoodputError } from '../core/errors.js';
+import { goodputErrorOf } from '../../test-support/sim/goodput-error.js';
 import { readJobSpecDocument } from './job-spec-file.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'goodput-spec-file-'));
@@ -14,15 +14,6 @@ const file = (name: string, text: string) => {
 };
 const yamlEnv = (n: number) =>
   `name: x\ncommand: ["true"]\nenv:\n${Array.from({ length: n }, (_, i) => `  K${i}: "v"\n`).join('')}`;
-const specError = (f: () => unknown): GoodputError => {
-  try {
-    f();
-  } catch (error) {
-    assert.ok(error instanceof GoodputError);
-    return error;
-  }
-  assert.fail('no error');
-};
 
 describe('spec files are read with bounded work (issue 47 item 11)', () => {
   after(() => rmSync(dir, { recursive: true, force: true }));
@@ -32,7 +23,7 @@ describe('spec files are read with bounded work (issue 47 item 11)', () => {
     truncateSync(path, 50 << 20);
     const rss0 = process.memoryUsage().rss;
     const t0 = performance.now();
-    const e = specError(() => readJobSpecDocument(path, dir));
+    const e = goodputErrorOf(() => readJobSpecDocument(path, dir));
     assert.equal(e.code, 'E_SPEC');
     assert.match(e.message, /is 50\.0 MiB; a spec file is at most 1 MiB/);
     assert.ok(performance.now() - t0 < 100);
@@ -43,7 +34,7 @@ describe('spec files are read with bounded work (issue 47 item 11)', () => {
     for (const n of [20_000, 100_000]) {
       const path = file(`env-${n}.yaml`, n === 100_000 ? yamlEnv(n).slice(0, 1 << 20) : yamlEnv(n));
       const t0 = performance.now();
-      const e = specError(() => readJobSpecDocument(path, dir));
+      const e = goodputErrorOf(() => readJobSpecDocument(path, dir));
       assert.match(e.message, /lines and commas, more than the 20000 a job spec may have/);
       assert.ok(performance.now() - t0 < 200, `${n} keys: ${(performance.now() - t0).toFixed(0)} ms`);
     }
@@ -55,7 +46,7 @@ describe('spec files are read with bounded work (issue 47 item 11)', () => {
         env: Object.fromEntries(Array.from({ length: 50_000 }, (_, i) => [`K${i}`, 'v'])),
       }),
     );
-    assert.match(specError(() => readJobSpecDocument(json, dir)).message, /env: more than 1024 keys/);
+    assert.match(goodputErrorOf(() => readJobSpecDocument(json, dir)).message, /env: more than 1024 keys/);
   });
 
   it('parses a large valid spec in linear time and still refuses a repeated key', () => {
@@ -71,7 +62,7 @@ describe('spec files are read with bounded work (issue 47 item 11)', () => {
     assert.equal((doc.command as string[]).length, 4000);
     const dup = file('dup.yaml', 'name: x\ncommand: ["true"]\nenv:\n  A: "1"\n  A: "2"\n');
     assert.match(
-      specError(() => readJobSpecDocument(dup, dir)).message,
+      goodputErrorOf(() => readJobSpecDocument(dup, dir)).message,
       /the key 'A' appears twice in one mapping \(line 5\)/,
     );
     assert.deepEqual(readJobSpecDocument(file('flow.yaml', '{name: x, command: ["true"]}'), dir), {

@@ -4,20 +4,12 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { measuredStepFixture } from '../goodput/testing/perf-fixture.js';
 import type { Measurement } from '../store/types.js';
 import { jobSeries } from './job-metrics.js';
 
-const report = (time_s: number, attempt: number, num_replicas = 1): Measurement & { attempt: number } => ({
-  time_s,
-  step: Math.round(time_s),
-  num_nodes: 1,
-  num_replicas,
-  local_bsz: 32,
-  accum_steps: 0,
-  step_time_s: 0.5,
-  sync_time_s: 0,
-  attempt,
-});
+const report = (time_s: number, attempt: number, num_replicas = 1): Measurement & { attempt: number } =>
+  measuredStepFixture({ time_s, step: Math.round(time_s), num_replicas, step_time_s: 0.5, attempt });
 
 describe('jobSeries', () => {
   it('a 74 s preemption between attempts: replicas drop to 0, throughput is not drawn across it', () => {

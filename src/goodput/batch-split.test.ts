@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { packagePath } from '../util/package-root.js';
 import { capLocalBatch, splitBatch, splitFixedBatch, type LocalBatch } from './batch-split.js';
 import type { BatchLimits } from './types.js';
-import { limitsFixture } from './testing/perf-fixture.js';
+import { ACCUMULATING_LIMITS } from './testing/perf-fixture.js';
 
 interface SplitCase {
   limits: BatchLimits;
@@ -25,12 +25,7 @@ test('the shared cases (also checked by the Python SDK) match the rule', () => {
   }
 });
 
-const limits: BatchLimits = limitsFixture({
-  init_batch_size: 64,
-  max_batch_size: 1024,
-  min_local_bsz: 1,
-  max_local_bsz: 16,
-});
+const limits = ACCUMULATING_LIMITS;
 
 test('splitBatch: fewest micro-steps within max_local_bsz, two on one replica above B0', () => {
   assert.deepEqual(splitBatch(limits, 256, 2), { local_bsz: 16, accum_steps: 7 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { undecidedLine } from './plan-render.js';
-import { PLAN_LIMITS, PLAN_PERF } from './testing/plan-fixture.js';
+import { PLAN_LIMITS, planModel } from './testing/plan-fixture.js';
 import { countsFor, planAnswers, planType, type PlanRow } from './plan.js';
 import { CPU_SPEC_LOG_INTERVAL, TRANSFER_LOG_INTERVAL } from './plan-interval.js';
 import { estimatedModel, type GpuSpec, type TypeModel } from './plan-types.js';
@@ -27,21 +27,12 @@ const CPU: GpuSpec = {
   memory_gib: 16,
   price_per_gpu_hour: 0.05,
 };
-const PERF = PLAN_PERF;
-const LIMITS = PLAN_LIMITS;
 const FIT = { interval: { lo: -0.03, hi: 0.05 }, basis: 'fit', calibrated: false };
 const WIDE = { interval: TRANSFER_LOG_INTERVAL, basis: 'transfer', calibrated: true };
 const MB = 1024 ** 2;
-const model = (spec: GpuSpec, over: Partial<TypeModel> = {}): TypeModel => ({
-  spec,
-  source: 'measured',
-  how: '',
-  perf: PERF,
-  measured_shapes: ['1:1', '1:2'],
-  interval: FIT,
-  unmeasured_interval: WIDE,
-  ...over,
-});
+/** Measured on 1 and 2 replicas; off those shapes the interval of a transfer. */
+const model = (spec: GpuSpec, over: Partial<TypeModel> = {}): TypeModel =>
+  planModel(spec, { measured_shapes: ['1:1', '1:2'], interval: FIT, unmeasured_interval: WIDE, ...over });
 const rss = {
   base_bytes: 200 * MB,
   per_sample_bytes: 0.5 * MB,
@@ -55,7 +46,7 @@ describe('a plan that chooses', () => {
     const cpu = model(CPU, { memory: rss });
     assert.deepEqual(countsFor(cpu, REQUEST.gpus), [1, 2]);
     assert.deepEqual(countsFor(model(GPU), REQUEST.gpus), REQUEST.gpus);
-    const rows = planType(cpu, undefined, LIMITS, REQUEST);
+    const rows = planType(cpu, undefined, PLAN_LIMITS, REQUEST);
     assert.deepEqual(
       rows.map((r) => [r.gpus, r.nodes, r.cost, r.cost_interval]),
       [
@@ -67,19 +58,24 @@ describe('a plan that chooses', () => {
     const answers = planAnswers(rows, REQUEST);
     assert.equal(answers.fastest_within_budget, null);
     assert.equal(answers.cheapest_within_deadline, null);
-    const gpuRows = planType(model(GPU), undefined, LIMITS, REQUEST);
+    const gpuRows = planType(model(GPU), undefined, PLAN_LIMITS, REQUEST);
     assert.equal(planAnswers([...rows, ...gpuRows], REQUEST).fastest_within_budget?.gpu_type, 'A100');
   });
 
   it('shows GPU memory only from a GPU measurement, else says it is unknown and how to measure it', () => {
-    const [fromCpu] = planType(model(GPU, { memory: rss }), undefined, LIMITS, REQUEST);
+    const [fromCpu] = planType(model(GPU, { memory: rss }), undefined, PLAN_LIMITS, REQUEST);
     assert.equal(fromCpu!.memory_per_gpu_bytes, null);
     assert.equal(fromCpu!.memory_interval_bytes, null);
     assert.match(
       fromCpu!.memory_note!,
       /GPU memory unknown: .*CPU's resident memory.*goodput profile --gpus 1 -- <command>' on a machine with A100 GPUs/,
     );
-    const [fromGpu] = planType(model(GPU, { memory: { ...rss, source: 'allocator' } }), undefined, LIMITS, REQUEST);
+    const [fromGpu] = planType(
+      model(GPU, { memory: { ...rss, source: 'allocator' } }),
+      undefined,
+      PLAN_LIMITS,
+      REQUEST,
+    );
     const m = fromGpu!.memory_per_gpu_bytes!;
     assert.equal(m, 200 * MB + 0.5 * MB * fromGpu!.local_bsz);
     assert.ok(fromGpu!.memory_interval_bytes![0] < m && m < fromGpu!.memory_interval_bytes![1]);
@@ -87,7 +83,7 @@ describe('a plan that chooses', () => {
   });
 
   it("gives every row an 80% interval: the fit's at a measured shape, the wider one elsewhere; cost moves with time", () => {
-    const rows = planType(model(GPU), undefined, LIMITS, REQUEST);
+    const rows = planType(model(GPU), undefined, PLAN_LIMITS, REQUEST);
     const [one, , four] = rows;
     assert.ok(Math.abs(one!.time_interval_s[0] / one!.time_s - Math.exp(-0.03)) < 1e-12);
     assert.ok(Math.abs(one!.time_interval_s[1] / one!.time_s - Math.exp(0.05)) < 1e-12);
@@ -104,7 +100,7 @@ describe('a plan that chooses', () => {
 
   it('says when the intervals are too wide to choose, and what to measure', () => {
     const row = (gpu_type: string, time_s: number, spread: number, source: PlanRow['source']): PlanRow => ({
-      ...planType(model(GPU), undefined, LIMITS, { gpus: [4], target_samples: 1e6 })[0]!,
+      ...planType(model(GPU), undefined, PLAN_LIMITS, { gpus: [4], target_samples: 1e6 })[0]!,
       gpu_type,
       source,
       time_s,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { PLAN_LIMITS, PLAN_PERF } from './testing/plan-fixture.js';
+import { PLAN_LIMITS, PLAN_PERF, planModel } from './testing/plan-fixture.js';
 import { kneeOf, memoryFitLocalBatch, nodesFor, planAnswers, planType, type PlanRow } from './plan.js';
 import { estimatedModel, ringSyncTerms, specFor, type GpuSpec, type TypeModel } from './plan-types.js';
 
@@ -16,19 +16,7 @@ const SPEC: GpuSpec = {
   gpus_per_node: 4,
   price_per_gpu_hour: 2,
 };
-const PERF = PLAN_PERF;
-const LIMITS = PLAN_LIMITS;
-const TIGHT = { interval: { lo: -0.03, hi: 0.03 }, basis: 'fit', calibrated: false };
-const model = (over: Partial<TypeModel> = {}): TypeModel => ({
-  spec: SPEC,
-  source: 'measured',
-  how: '',
-  perf: PERF,
-  measured_shapes: ['1:1'],
-  interval: TIGHT,
-  unmeasured_interval: TIGHT,
-  ...over,
-});
+const model = (over: Partial<TypeModel> = {}): TypeModel => planModel(SPEC, over);
 const mem = (
   base_bytes: number,
   per_sample_bytes: number,
@@ -68,7 +56,7 @@ function row(gpu_type: string, gpus: number, time_s: number, cost: number | null
 
 describe('planner arithmetic', () => {
   it('time, GPU-hours and cost follow from the predicted throughput (no gradient noise: efficiency 1 at the initial batch)', () => {
-    const [one] = planType(model(), undefined, LIMITS, { gpus: [1], target_samples: 32_000 });
+    const [one] = planType(model(), undefined, PLAN_LIMITS, { gpus: [1], target_samples: 32_000 });
     assert.ok(one);
     assert.equal(one.batch_size, 32);
     assert.equal(one.efficiency, 1);
@@ -81,7 +69,7 @@ describe('planner arithmetic', () => {
   });
 
   it('labels unmeasured shapes of a measured type estimated, and packs GPUs on nodes of the type', () => {
-    const rows = planType(model(), { sqr: 1, var: 10 }, LIMITS, { gpus: [1, 4, 8], target_samples: 1e5 });
+    const rows = planType(model(), { sqr: 1, var: 10 }, PLAN_LIMITS, { gpus: [1, 4, 8], target_samples: 1e5 });
     assert.deepEqual(
       rows.map((r) => [r.gpus, r.nodes, r.source]),
       [
@@ -124,10 +112,10 @@ describe('planner arithmetic', () => {
     const GIB = 1024 ** 3;
     const m = model({ memory: mem(1 * GIB, 0.1 * GIB) });
     assert.equal(memoryFitLocalBatch(m), Math.floor((16 * 0.9 - 1) / 0.1));
-    const [capped] = planType(m, { sqr: 1, var: 1000 }, LIMITS, { gpus: [1], target_samples: 1e4 });
+    const [capped] = planType(m, { sqr: 1, var: 1000 }, PLAN_LIMITS, { gpus: [1], target_samples: 1e4 });
     assert.ok(capped!.local_bsz <= 134 && capped!.fits);
     const huge = model({ memory: mem(20 * GIB, 0.1 * GIB) });
-    const [none] = planType(huge, undefined, LIMITS, { gpus: [1], target_samples: 1e4 });
+    const [none] = planType(huge, undefined, PLAN_LIMITS, { gpus: [1], target_samples: 1e4 });
     assert.equal(none!.fits, false);
     assert.equal(none!.time_s, Infinity);
     assert.match(none!.advice[0]!, /activation checkpointing/);
@@ -138,8 +126,8 @@ describe('planner arithmetic', () => {
     const fast: GpuSpec = { ...SPEC, name: 'Y', match: [], fp32_tflops: 40, memory_bandwidth_gbs: 2000 };
     const est = estimatedModel(model(), fast, 1e6);
     assert.equal(est.source, 'estimated');
-    assert.equal(est.perf.alpha_c, PERF.alpha_c);
-    assert.ok(Math.abs(est.perf.beta_c - PERF.beta_c / 4) < 1e-15);
+    assert.equal(est.perf.alpha_c, PLAN_PERF.alpha_c);
+    assert.ok(Math.abs(est.perf.beta_c - PLAN_PERF.beta_c / 4) < 1e-15);
     assert.deepEqual(
       { alpha_r: est.perf.alpha_r, alpha_n: est.perf.alpha_n },
       { alpha_r: ringSyncTerms(fast, 1e6).alpha_r, alpha_n: 8e6 / (100e9 / 8) },

@@ -1,19 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { GoodputError } from '../core/errors.js';
+import { goodputErrorOf } from '../../test-support/sim/goodput-error.js';
 import { goodputPolicy } from './goodput/index.js';
 import { fifoPolicy } from './fifo.js';
 import { parsePolicyParams } from './policy-params.js';
-
-function rejection(fn: () => unknown): GoodputError {
-  try {
-    fn();
-  } catch (error) {
-    assert.ok(error instanceof GoodputError);
-    return error;
-  }
-  assert.fail('expected a GoodputError');
-}
 
 describe('parsePolicyParams', () => {
   it('parses numbers, infinity and booleans by the type of each default', () => {
@@ -32,47 +22,47 @@ describe('parsePolicyParams', () => {
   });
 
   it('rejects unknown knobs, naming the valid ones', () => {
-    const error = rejection(() => parsePolicyParams(goodputPolicy, ['rank_exp=3']));
+    const error = goodputErrorOf(() => parsePolicyParams(goodputPolicy, ['rank_exp=3']));
     assert.equal(error.code, 'E_BAD_POLICY_PARAM');
     assert.equal(error.exitCode, 2);
     assert.match(error.message, /'rank_exp' is not a parameter of policy 'goodput'; valid: .*rank_exponent/);
     // Inherited object members are not knobs.
-    assert.match(rejection(() => parsePolicyParams(goodputPolicy, ['toString=1'])).message, /not a parameter/);
+    assert.match(goodputErrorOf(() => parsePolicyParams(goodputPolicy, ['toString=1'])).message, /not a parameter/);
   });
 
   it('rejects bad values with the expected form', () => {
     assert.match(
-      rejection(() => parsePolicyParams(goodputPolicy, ['rank_exponent'])).message,
+      goodputErrorOf(() => parsePolicyParams(goodputPolicy, ['rank_exponent'])).message,
       /expected rank_exponent=VALUE \(default 3\)/,
     );
     assert.match(
-      rejection(() => parsePolicyParams(goodputPolicy, ['rank_exponent='])).message,
+      goodputErrorOf(() => parsePolicyParams(goodputPolicy, ['rank_exponent='])).message,
       /expected rank_exponent=VALUE/,
     );
     assert.match(
-      rejection(() => parsePolicyParams(goodputPolicy, ['rank_exponent=-1'])).message,
+      goodputErrorOf(() => parsePolicyParams(goodputPolicy, ['rank_exponent=-1'])).message,
       /non-negative number/,
     );
     assert.match(
-      rejection(() => parsePolicyParams(goodputPolicy, ['rank_exponent=abc'])).message,
+      goodputErrorOf(() => parsePolicyParams(goodputPolicy, ['rank_exponent=abc'])).message,
       /non-negative number/,
     );
-    assert.match(rejection(() => parsePolicyParams(goodputPolicy, ['whole_nodes=yes'])).message, /true or false/);
+    assert.match(goodputErrorOf(() => parsePolicyParams(goodputPolicy, ['whole_nodes=yes'])).message, /true or false/);
     // Knobs with their own bounds: a job must be able to start, and to keep what it has run at.
     assert.match(
-      rejection(() => parsePolicyParams(goodputPolicy, ['initial_replicas=0'])).message,
+      goodputErrorOf(() => parsePolicyParams(goodputPolicy, ['initial_replicas=0'])).message,
       /initial_replicas must be an integer >= 1 \(default 1\)/,
     );
     assert.match(
-      rejection(() => parsePolicyParams(goodputPolicy, ['initial_replicas=1.5'])).message,
+      goodputErrorOf(() => parsePolicyParams(goodputPolicy, ['initial_replicas=1.5'])).message,
       /must be an integer >= 1/,
     );
     assert.match(
-      rejection(() => parsePolicyParams(goodputPolicy, ['initial_replicas=inf'])).message,
+      goodputErrorOf(() => parsePolicyParams(goodputPolicy, ['initial_replicas=inf'])).message,
       /must be an integer >= 1/,
     );
     assert.match(
-      rejection(() => parsePolicyParams(goodputPolicy, ['explore_factor=0.5'])).message,
+      goodputErrorOf(() => parsePolicyParams(goodputPolicy, ['explore_factor=0.5'])).message,
       /explore_factor must be a number >= 1 \(default 4\)/,
     );
     assert.deepEqual(parsePolicyParams(goodputPolicy, ['initial_replicas=4', 'explore_factor=1']), {
@@ -81,11 +71,11 @@ describe('parsePolicyParams', () => {
     });
     // A share: both ends included, nothing beyond.
     assert.match(
-      rejection(() => parsePolicyParams(goodputPolicy, ['unmeasured_gain_share=1.5'])).message,
+      goodputErrorOf(() => parsePolicyParams(goodputPolicy, ['unmeasured_gain_share=1.5'])).message,
       /unmeasured_gain_share must be a number from 0 to 1 \(default 0.75\)/,
     );
     assert.match(
-      rejection(() => parsePolicyParams(goodputPolicy, ['unmeasured_gain_share=inf'])).message,
+      goodputErrorOf(() => parsePolicyParams(goodputPolicy, ['unmeasured_gain_share=inf'])).message,
       /from 0 to 1/,
     );
     assert.deepEqual(parsePolicyParams(goodputPolicy, ['unmeasured_gain_share=0', 'unmeasured_gain_share=1']), {
@@ -96,7 +86,7 @@ describe('parsePolicyParams', () => {
   it('a policy without knobs accepts none, and says so', () => {
     assert.deepEqual(parsePolicyParams(fifoPolicy, []), {});
     assert.match(
-      rejection(() => parsePolicyParams(fifoPolicy, ['a=1'], '--goodput-param')).message,
+      goodputErrorOf(() => parsePolicyParams(fifoPolicy, ['a=1'], '--goodput-param')).message,
       /^--goodput-param a=1: policy 'fifo' has no tunable parameters/,
     );
   });

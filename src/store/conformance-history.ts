@@ -13,6 +13,18 @@ const spec = jobSpecFixture({ name: 'h' });
 const isLimit = (error: unknown) => error instanceof GoodputError && error.code === 'E_JOB_LIMIT';
 const ids = (jobs: readonly { id: string }[]) => jobs.map((j) => j.id);
 
+/** Creates one job per `id: user` entry, in order, named by its id (each with `keyed` ids as its submit key). */
+async function createJobs(s: Store, owners: Record<string, string>, keyed = false): Promise<void> {
+  for (const [id, user] of Object.entries(owners))
+    await s.createJob({ id, name: id, user, spec, ...(keyed ? { idempotency_key: `key-${id}` } : {}) }, user);
+}
+
+/** Assigns job `id` to `devices` of node 0 and launches its attempt, as the controller does. */
+async function runJob(s: Store, id: string, devices: number[] = [0]): Promise<void> {
+  await s.assignJob(id, { allocation: devices.map(() => 0), devices }, 0, 'x', 'y');
+  await s.launchJob(id, [replicaFixture(1_000_000, { log_path: '/l' })], 'x', 'y');
+}
+
 /** Registers the cases; `fresh` opens an empty store with the suite's clock; `tick` advances it. */
 export function historyConformance(fresh: () => Promise<Store>, tick: (ms: number) => void): void {
   it('lists the jobs that had not ended before a time (active ones and those ended since)', async () => {
@@ -62,16 +74,8 @@ export function historyConformance(fresh: () => Promise<Store>, tick: (ms: numbe
 
   it('cancels every job matching a filter in one call, each with its event; others untouched', async () => {
     const s = await fresh();
-    for (const [id, user] of [
-      ['q1', 'flood'],
-      ['q2', 'flood'],
-      ['run', 'flood'],
-      ['done', 'flood'],
-      ['bob', 'bob'],
-    ] as const)
-      await s.createJob({ id, name: id, user, spec }, user);
-    await s.assignJob('run', { allocation: [0], devices: [0] }, 0, 'x', 'y');
-    await s.launchJob('run', [replicaFixture(1_000_000, { log_path: '/l' })], 'x', 'y');
+    await createJobs(s, { q1: 'flood', q2: 'flood', run: 'flood', done: 'flood', bob: 'bob' });
+    await runJob(s, 'run');
     await s.finishJob('done', 'succeeded', 'x', 'y');
     tick(4000);
     const queued = await s.cancelJobs(
@@ -112,16 +116,9 @@ export function historyConformance(fresh: () => Promise<Store>, tick: (ms: numbe
 
   it('removes ended jobs older than a time with their events, keeping per-user GPU time', async () => {
     const s = await fresh();
-    for (const [id, user] of [
-      ['a', 'alice'],
-      ['b', 'alice'],
-      ['c', 'bob'],
-      ['live', 'bob'],
-    ] as const) {
-      await s.createJob({ id, name: id, user, spec, idempotency_key: `key-${id}` }, user);
-      await s.assignJob(id, { allocation: [0, 0], devices: [0, 1] }, 0, 'x', 'y');
-      await s.launchJob(id, [replicaFixture(1_000_000, { log_path: '/l' })], 'x', 'y');
-    }
+    const owners = { a: 'alice', b: 'alice', c: 'bob', live: 'bob' };
+    await createJobs(s, owners, true);
+    for (const id of Object.keys(owners)) await runJob(s, id, [0, 1]);
     tick(1000);
     for (const id of ['a', 'b', 'c']) await s.finishJob(id, 'succeeded', 'x', 'y');
     const before = await s.usage();

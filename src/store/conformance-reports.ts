@@ -16,16 +16,14 @@ export function reportConformance(fresh: () => Promise<Store>): void {
     const s = await fresh();
     const created = await s.createJob({ id: 'j', name: 'j', user: 'u', spec }, 'u');
     const limits = limitsFixture({ max_local_bsz: 1024 });
-    const m = {
+    const m = measuredStepFixture({
       time_s: 1,
-      num_nodes: 1,
       num_replicas: 2,
       local_bsz: 64,
-      accum_steps: 0,
       sync_time_s: 0.05,
       grad_sqr: 0.5,
       grad_var: 1.5,
-    };
+    });
     let added = await s.addReports(
       reportBatch('j', 0, limits, [
         { ...m, step: 1, step_time_s: 0.25, samples: 128 },
@@ -123,15 +121,7 @@ export function reportConformance(fresh: () => Promise<Store>): void {
       [created.checkpoint_at_ms, created.checkpoint_on_stop, created.max_profiled_replicas],
       [null, false, 0],
     );
-    const m = {
-      time_s: 1,
-      num_nodes: 1,
-      num_replicas: 2,
-      local_bsz: 32,
-      accum_steps: 0,
-      step_time_s: 0.1,
-      sync_time_s: 0,
-    };
+    const m = measuredStepFixture({ time_s: 1, num_replicas: 2 });
     let added = await s.addReports(
       reportBatch('j', 0, undefined, [
         { ...m, step: 1, checkpoint_time_s: 1000.25 },

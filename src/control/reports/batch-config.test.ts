@@ -7,7 +7,7 @@ import type { JobRecord } from '../../store/types.js';
 import { fitPerfParams } from '../../goodput/fit.js';
 import { fitJob } from '../../model/job-fit.js';
 import { configFor } from './batch-config.js';
-import { limitsFixture, perfPoint } from '../../goodput/testing/perf-fixture.js';
+import { ACCUMULATING_LIMITS, perfPoint } from '../../goodput/testing/perf-fixture.js';
 
 function job(fixed_batch_size: number | undefined, limits: BatchLimits | null): JobRecord {
   const base = jobRecordFixture({
@@ -34,12 +34,7 @@ const latest: Measurement = {
   step_time_s: 0.1,
   sync_time_s: 0.01,
 };
-const limits: BatchLimits = limitsFixture({
-  init_batch_size: 64,
-  max_batch_size: 1024,
-  min_local_bsz: 1,
-  max_local_bsz: 16,
-});
+const limits = ACCUMULATING_LIMITS;
 
 describe('configFor before the job has a model', () => {
   it('splits a fixed batch by the one rule: accumulation within max_local_bsz', () => {

@@ -54,6 +54,17 @@ export function limitsFixture(extra: Partial<BatchLimits> = {}): BatchLimits {
 }
 
 /**
+ * Batch limits whose local batch caps at 16 (from 1): a total batch of 64 to 1024 is split with
+ * accumulation steps on few replicas.
+ */
+export const ACCUMULATING_LIMITS: BatchLimits = limitsFixture({
+  init_batch_size: 64,
+  max_batch_size: 1024,
+  min_local_bsz: 1,
+  max_local_bsz: 16,
+});
+
+/**
  * A measured step of one replica on one node: batch 32, no accumulation, 0.1 s a step with no
  * synchronization; `extra` adds the report's other fields (time, step, samples...) or overrides.
  */

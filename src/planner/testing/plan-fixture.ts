@@ -5,6 +5,7 @@
  */
 import { limitsFixture, perfPoint } from '../../goodput/testing/perf-fixture.js';
 import type { BatchLimits, PerfParams, ProfilePoint } from '../../goodput/types.js';
+import type { GpuSpec, TypeModel } from '../plan-types.js';
 
 /** Batch limits: 32 to start, at most 1024, 8 to 256 per replica, with accumulation. */
 export const PLAN_LIMITS: BatchLimits = limitsFixture({
@@ -41,4 +42,24 @@ export function planPoints(perf: PerfParams, replicas: readonly number[]): Profi
   return replicas.flatMap((num_replicas) =>
     [16, 64, 128].map((local_bsz) => perfPoint({ num_replicas, local_bsz }, perf)),
   );
+}
+
+/** A fit's interval of its prediction error: -3% to +3%, from the job's own measurements. */
+export const TIGHT_INTERVAL = { interval: { lo: -0.03, hi: 0.03 }, basis: 'fit', calibrated: false };
+
+/**
+ * The planner's model of `spec` for a job measured on one replica with PLAN_PERF, as tight off
+ * its measurements as on them; `over` overrides any field.
+ */
+export function planModel(spec: GpuSpec, over: Partial<TypeModel> = {}): TypeModel {
+  return {
+    spec,
+    source: 'measured',
+    how: '',
+    perf: PLAN_PERF,
+    measured_shapes: ['1:1'],
+    interval: TIGHT_INTERVAL,
+    unmeasured_interval: TIGHT_INTERVAL,
+    ...over,
+  };
 }

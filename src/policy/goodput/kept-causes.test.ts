@@ -8,15 +8,18 @@ import { GoodputPolicy } from './index.js';
 import { job, limits, nodes, perf, snapshot } from './test-jobs.js';
 
 const model = { perf, grad: { sqr: 0.05, var: 5 }, limits };
-
-test('GPUs held by a non-preemptible job: the reason says only that', () => {
-  const pinned = job('pinned', {
+/** A job with a billion samples left, on up to `replicas` GPUs, that may not be preempted. */
+const pinnedJob = (replicas: number) =>
+  job('pinned', {
     preemptible: false,
-    max_replicas: 4,
-    max_profiled_replicas: 4,
+    max_replicas: replicas,
+    max_profiled_replicas: replicas,
     model,
     remaining_samples: 1e9,
   });
+
+test('GPUs held by a non-preemptible job: the reason says only that', () => {
+  const pinned = pinnedJob(4);
   const decision = new GoodputPolicy().decide(
     snapshot([pinned, job('w', { model, max_profiled_replicas: 4 })], 1, { pinned: [0, 0, 0, 0] }),
   );
@@ -41,13 +44,7 @@ test('GPUs held by a job within its minimum time slice: the reason says only tha
 });
 
 test('false friend: two causes at once are each counted', () => {
-  const pinned = job('pinned', {
-    preemptible: false,
-    max_replicas: 1,
-    max_profiled_replicas: 1,
-    model,
-    remaining_samples: 1e9,
-  });
+  const pinned = pinnedJob(1);
   const young = job('young', { max_replicas: 1, allocated_since_s: 3580, attained_service_gpu_s: 20 });
   const decision = new GoodputPolicy().decide({
     ...snapshot([pinned, young, job('w', { max_replicas: 1, submitted_at_s: 3590 })], 1, { pinned: [0], young: [0] }),
