@@ -8,27 +8,18 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { packagePath } from '../util/package-root.js';
-import { tempDataDir } from '../../test-support/control/harness.js';
+import { withTempDir } from '../../test-support/control/harness.js';
 import { cli, PYTHON } from '../../test-support/profile/profile-cli.js';
 
+/** `goodput profile FLAGS -- python3 fake_sdk.py`: a script that reports through the SDK's wire contract. */
+const profileFakeSdk = (flags: string[], env: Record<string, string> = {}, onStderr?: (text: string) => void) =>
+  cli(['profile', ...flags, '--', PYTHON, packagePath('test-support', 'profile', 'fake_sdk.py')], env, onStderr);
+
 describe('goodput profile through the report contract', () => {
-  it('steers a script through the sweep by its report answers and records its step times exactly', async () => {
-    const dir = tempDataDir('goodput-profile-fake-');
-    try {
+  it('steers a script through the sweep by its report answers and records its step times exactly', () =>
+    withTempDir('goodput-profile-fake-', async (dir) => {
       const file = join(dir, 'fake.json');
-      const ran = await cli(
-        [
-          'profile',
-          '--time-s',
-          '60',
-          '--out',
-          file,
-          '--',
-          PYTHON,
-          packagePath('test-support', 'profile', 'fake_sdk.py'),
-        ],
-        {},
-      );
+      const ran = await profileFakeSdk(['--time-s', '60', '--out', file]);
       assert.equal(ran.status, 0, ran.stderr);
       const device = (
         JSON.parse(readFileSync(file, 'utf8')) as {
@@ -49,30 +40,14 @@ describe('goodput profile through the report contract', () => {
         ],
       );
       assert.deepEqual(device.grad, [{ progress: 0, sqr: 1, var: 2 }]);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 
-  it('refuses an output it cannot write before measuring, and keeps a profile whose output broke during the sweep', async () => {
-    const dir = tempDataDir('goodput-profile-out-');
-    try {
+  it('refuses an output it cannot write before measuring, and keeps a profile whose output broke during the sweep', () =>
+    withTempDir('goodput-profile-out-', async (dir) => {
       const blocker = join(dir, 'blocker');
       writeFileSync(blocker, 'a file where a folder is needed');
       const t0 = Date.now();
-      const refused = await cli(
-        [
-          'profile',
-          '--time-s',
-          '60',
-          '--out',
-          join(blocker, 'p.json'),
-          '--',
-          PYTHON,
-          packagePath('test-support', 'profile', 'fake_sdk.py'),
-        ],
-        {},
-      );
+      const refused = await profileFakeSdk(['--time-s', '60', '--out', join(blocker, 'p.json')]);
       assert.equal(refused.status, 1, refused.stderr);
       assert.match(
         refused.stderr,
@@ -80,34 +55,15 @@ describe('goodput profile through the report contract', () => {
       );
       assert.doesNotMatch(refused.stderr, /profiling '/, 'refused before the sweep');
       assert.ok(Date.now() - t0 < 20_000);
-      const refusedDir = await cli(
-        [
-          'profile',
-          '--data-dir',
-          join(blocker, 'data'),
-          '--',
-          PYTHON,
-          packagePath('test-support', 'profile', 'fake_sdk.py'),
-        ],
-        {},
-      );
+      const refusedDir = await profileFakeSdk(['--data-dir', join(blocker, 'data')]);
       assert.equal(refusedDir.status, 1, refusedDir.stderr);
       assert.match(refusedDir.stderr, /E_DATA_DIR.*blocker is not a directory/);
 
       // The folder of --out becomes a file while the sweep runs: the measurements go to a file of their own.
       const folder = join(dir, 'out');
       let broken = false;
-      const ran = await cli(
-        [
-          'profile',
-          '--time-s',
-          '60',
-          '--out',
-          join(folder, 'p.json'),
-          '--',
-          PYTHON,
-          packagePath('test-support', 'profile', 'fake_sdk.py'),
-        ],
+      const ran = await profileFakeSdk(
+        ['--time-s', '60', '--out', join(folder, 'p.json')],
         { TMPDIR: dir },
         (stderr) => {
           if (broken || !stderr.includes("profiling '")) return;
@@ -126,14 +82,10 @@ describe('goodput profile through the report contract', () => {
       const kept = JSON.parse(readFileSync(rescue, 'utf8')) as { kind: string; devices: { points: unknown[] }[] };
       assert.equal(kept.kind, 'goodput.profile');
       assert.equal(kept.devices[0]!.points.length, 4, 'every configuration measured is kept');
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 
-  it('says what the log shows went wrong when the script fails at once: here, a module its Python lacks', async () => {
-    const dir = tempDataDir('goodput-profile-import-');
-    try {
+  it('says what the log shows went wrong when the script fails at once: here, a module its Python lacks', () =>
+    withTempDir('goodput-profile-import-', async (dir) => {
       const script = join(dir, 'train.py');
       writeFileSync(script, 'import goodput_no_such_module\nimport goodput.torch as gt\n');
       const ran = await cli(
@@ -146,14 +98,10 @@ describe('goodput profile through the report contract', () => {
         /E_LAUNCH.*the script exited \(exit 1\) before its first report: the Python that ran it has no module 'goodput_no_such_module'/,
       );
       assert.doesNotMatch(ran.stderr, /is it an SDK script/, 'the log says why: no guess');
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 
-  it('says a script that does not import goodput cannot be profiled, up front and in the error, without a stack trace', async () => {
-    const dir = tempDataDir('goodput-profile-plain-');
-    try {
+  it('says a script that does not import goodput cannot be profiled, up front and in the error, without a stack trace', () =>
+    withTempDir('goodput-profile-plain-', async (dir) => {
       const script = join(dir, 'plain_train.py');
       writeFileSync(
         script,
@@ -175,8 +123,5 @@ describe('goodput profile through the report contract', () => {
       assert.match(ran.stderr, /epoch 1 done/, 'the end of its log');
       assert.doesNotMatch(ran.stderr, /\n\s+at /, 'no stack trace');
       assert.equal(existsSync(join(dir, 'p.json')), false);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    }));
 });

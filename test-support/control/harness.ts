@@ -41,6 +41,16 @@ export function tempDataDir(prefix = 'goodput-e2e-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
+/** Runs `body` on a fresh temp directory named `prefix...`, then removes the directory whatever happened. */
+export async function withTempDir<T>(prefix: string, body: (dir: string) => Promise<T>): Promise<T> {
+  const dir = tempDataDir(prefix);
+  try {
+    return await body(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** Starts `goodput up --data-dir DIR --port 0 ...args` in its own process group (with `env` added to this process's); resolves once it serves. */
 export async function startServerProcess(
   data_dir: string,

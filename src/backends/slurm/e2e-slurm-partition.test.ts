@@ -58,6 +58,16 @@ describe('Slurm partition states and workdirs (real slurmctld and slurmd)', { sk
     });
   };
   const relaunch = (j: JobDetail) => signalRescale(suite.cluster, j);
+  /** Runs `body` with the partition in `state`; then brings it back up and cancels `job`, whatever happened. */
+  const whilePartition = async (state: 'DRAIN' | 'DOWN', job: JobDetail, body: () => Promise<void>) => {
+    await partition(state);
+    try {
+      await body();
+    } finally {
+      await partition('UP');
+      await s.client.cancel(job.id).catch(() => undefined);
+    }
+  };
   const allocated = () => gpusAllocated(s.client);
   /** Running again on a new attempt, its rank 0 resumed from the checkpoint of an earlier one. */
   const resumed = async (j: JobDetail) => {
@@ -82,8 +92,7 @@ describe('Slurm partition states and workdirs (real slurmctld and slurmd)', { sk
     async () => {
       const a = await runningTrainer('drained');
       const gone = mkdtempSync(join(scratch, 'gone-'));
-      await partition('DRAIN');
-      try {
+      await whilePartition('DRAIN', a, async () => {
         await relaunch(a);
         const waiting = await waitFor('the relaunch to wait on the drained partition', 60_000, async () => {
           const j = await s.client.getJob(a.id);
@@ -126,10 +135,7 @@ describe('Slurm partition states and workdirs (real slurmctld and slurmd)', { sk
           readFileSync(join(s.data_dir, 'jobs', c.id, 'logs', 'replica-0.log'), 'utf8'),
           /goodput: cannot enter the workdir .*gone-.* on node gp\d/,
         );
-      } finally {
-        await partition('UP');
-        await s.client.cancel(a.id).catch(() => undefined);
-      }
+      });
     },
   );
 
@@ -138,8 +144,7 @@ describe('Slurm partition states and workdirs (real slurmctld and slurmd)', { sk
     { timeout: 300_000 },
     async () => {
       const b = await runningTrainer('down');
-      await partition('DOWN');
-      try {
+      await whilePartition('DOWN', b, async () => {
         await relaunch(b);
         await waitFor('the relaunch to wait PENDING (PartitionDown)', 60_000, async () => {
           const j = await s.client.getJob(b.id);
@@ -209,10 +214,7 @@ describe('Slurm partition states and workdirs (real slurmctld and slurmd)', { sk
         const again = await resumed(b);
         assert.equal(again.failures, 0, await history(b.id));
         assert.equal(await allocated(), 2);
-      } finally {
-        await partition('UP');
-        await s.client.cancel(b.id).catch(() => undefined);
-      }
+      });
     },
   );
 
