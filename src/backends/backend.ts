@@ -117,7 +117,7 @@ export interface ReplicaRef {
 }
 
 // A replica's end, as a backend reports it and the store records it (store/store.ts).
-export type { ReplicaExit } from '../store/store.js';
+export type { ReplicaExit } from '../store/types.js';
 
 /** What of a job's spec a backend passes to its processes (`Backend.refuseSpec`). */
 export interface SpecToCarry {
@@ -221,4 +221,4 @@ export interface Backend {
 }
 
 export { EXIT_LOST } from '../store/lifecycle.js';
-import type { ReplicaExit } from '../store/store.js';
+import type { ReplicaExit } from '../store/types.js';

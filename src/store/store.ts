@@ -19,6 +19,7 @@ import type {
   Measurement,
   ProfileRow,
   ProfileUse,
+  ReplicaExit,
   ReplicaRecord,
   ReportRecord,
   StoredKeyProfile,
@@ -101,16 +102,6 @@ export interface UserUsage {
   jobs: number;
   /** Device-seconds of ended attempts (JobRecord.attained_service_gpu_s summed). */
   gpu_s: number;
-}
-
-/** A replica's end. `exit_code` follows the shell convention: 128 + n when killed by signal n. */
-export interface ReplicaExit {
-  job_id: string;
-  attempt: number;
-  rank: number;
-  exit_code: number;
-  /** What the backend learnt about the end beyond the code (e.g. "Slurm job 12 ended NODE_FAIL (NodeDown), not requested by Goodput"). */
-  detail?: string;
 }
 
 /** Filter and position of `listJobsPage`. */

@@ -178,3 +178,13 @@ export interface DeviceTime {
   gpu_type: string;
   device_s: number;
 }
+
+/** A replica's end. `exit_code` follows the shell convention: 128 + n when killed by signal n. */
+export interface ReplicaExit {
+  job_id: string;
+  attempt: number;
+  rank: number;
+  exit_code: number;
+  /** What the backend learnt about the end beyond the code (e.g. "Slurm job 12 ended NODE_FAIL (NodeDown), not requested by Goodput"). */
+  detail?: string;
+}

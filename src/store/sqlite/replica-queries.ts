@@ -1,5 +1,4 @@
-import type { ReplicaExit } from '../store.js';
-import type { JobState, ReplicaRecord } from '../types.js';
+import type { JobState, ReplicaExit, ReplicaRecord } from '../types.js';
 import { toReplica, type Row } from './rows.js';
 import type { StoreCore } from './store-core.js';
 

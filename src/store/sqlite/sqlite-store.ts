@@ -2,7 +2,7 @@ import type { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { GoodputError } from '../../core/errors.js';
 import type { ShareUsage } from '../../core/cluster.js';
-import type { DeviceTime, ReplicaExit } from '../store.js';
+import type { DeviceTime } from '../store.js';
 import type { PerfParams } from '../../goodput/types.js';
 import type { EventKind, StopKind } from '../lifecycle.js';
 import type {
@@ -28,6 +28,7 @@ import type {
   JobState,
   ProfileRow,
   ProfileUse,
+  ReplicaExit,
   ReplicaRecord,
   ReportRecord,
   StoredKeyProfile,
