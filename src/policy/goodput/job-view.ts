@@ -1,4 +1,5 @@
 import type { Allocation, ClusterSnapshot, PolicyJob } from '../../core/cluster.js';
+import type { ModelMemo } from '../../goodput/model-memo.js';
 import type { GoodputModel } from '../../goodput/types.js';
 import {
   bestGoodput,
@@ -37,6 +38,12 @@ export interface RoundJob {
   speedup(replicas: number): number;
   /** Relative priority weight (> 0): larger for jobs that have received little service. */
   weight: number;
+  /**
+   * Memo of sizing.ts allocationValue by replica count (plain, then with the idle keep), filled
+   * lazily; absent: not memoized. Set empty by chooseReplicaCounts: valid while no field of the
+   * view changes (the policy's sizing and its gap, in one round).
+   */
+  value_memo?: [number[], number[]];
   /** Fraction of a change's benefit left after paying the restart delay (in (0, 1]). */
   restart_keep: number;
   /** The same without the restart budget: used only to hand out GPUs that would otherwise idle. */
@@ -220,13 +227,44 @@ export function buildRoundJobs(
 /** Replaces weights by heSRPT shares by rank of remaining work (ties: later submission larger). */
 function applyRankWeights(views: RoundJob[], exponent: number): void {
   const n = views.length;
-  // The estimates in a typed array: the comparator runs n log n times (40,000 jobs: issue #49).
+  const rank = ranksByEstimate(views);
+  for (let index = 0; index < n; index++) {
+    const i = rank[index]! + 1;
+    views[index]!.weight = n * (Math.pow(i / n, exponent) - Math.pow((i - 1) / n, exponent));
+  }
+}
+
+/**
+ * Each view's rank (0 first) in the order of remaining_estimate descending, ties by index
+ * descending: what a sort by that comparator gives, by a native sort of the estimates and a
+ * binary search per view (a comparator sort of 40,000 jobs was a tenth of the round, issue #49).
+ */
+export function ranksByEstimate(views: readonly RoundJob[]): Uint32Array {
+  const n = views.length;
   const estimate = Float64Array.from(views, (v) => v.remaining_estimate);
-  const order = views.map((_, i) => i).sort((a, b) => (estimate[b] as number) - (estimate[a] as number) || b - a);
-  order.forEach((index, rank) => {
-    const i = rank + 1;
-    (views[index] as RoundJob).weight = n * (Math.pow(i / n, exponent) - Math.pow((i - 1) / n, exponent));
-  });
+  // NaN would not order (a comparator sort leaves it anywhere): rank it as the smallest.
+  for (let k = 0; k < n; k++) if (Number.isNaN(estimate[k])) estimate[k] = -Infinity;
+  const sorted = Float64Array.from(estimate).sort();
+  const rank = new Uint32Array(n);
+  // Views of equal estimate seen so far, walking from the last index (ties: later index first).
+  const tied = new Map<number, number>();
+  for (let index = n - 1; index >= 0; index--) {
+    const e = estimate[index]!;
+    // Larger estimates: those after the last position holding e in the ascending order.
+    let lo = 0;
+    let hi = n;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (sorted[mid]! <= e) lo = mid + 1;
+      else hi = mid;
+    }
+    const larger = n - lo;
+    const unique = lo < 2 || sorted[lo - 2] !== e;
+    const before = unique ? 0 : (tied.get(e) ?? 0);
+    if (!unique) tied.set(e, before + 1);
+    rank[index] = larger + before;
+  }
+  return rank;
 }
 
 /** Floor of the hold estimated from a job's history: one scheduling round of the simulator. */
@@ -236,10 +274,11 @@ const MIN_OBSERVED_HOLD_S = 60;
 const MIN_RESTART_BUDGET = 0.05;
 
 /**
- * Speedup functions by model object and batch policy, kept across rounds by the policy instance:
- * a model that was not refitted is the same object, and its speedups are pure functions of it.
+ * Speedup functions by model content and batch policy (goodput/model-memo.ts), kept across rounds
+ * by the policy instance: jobs with equal models share one, and a model that was not refitted
+ * keeps its; a speedup is a pure function of the model, so the memo never changes a decision.
  */
-export type SpeedupCache = WeakMap<GoodputModel, Map<string, { one_gpu: number; fn: SpeedupFn }>>;
+export type SpeedupCache = ModelMemo<{ one_gpu: number; fn: SpeedupFn }>;
 
 function modelSpeedup(
   model: GoodputModel,
@@ -247,20 +286,14 @@ function modelSpeedup(
   cache: SpeedupCache | undefined,
   approx: boolean,
 ): { one_gpu: number; fn: SpeedupFn } {
-  const key = `${batch.fixed_batch_size ?? ''}/${batch.max_batch_size ?? ''}${approx ? '/~' : ''}`;
-  let byBatch = cache?.get(model);
-  let entry = byBatch?.get(key);
-  if (!entry) {
+  const make = (): { one_gpu: number; fn: SpeedupFn } => {
     // On a large cluster (scale.ts) the search over batch sizes is approximate.
     const one_gpu = approx ? approxBestGoodput(model, 1, 1, batch) : bestGoodput(model, 1, 1, batch);
     const fn = approx ? approxSpeedupFn(model, one_gpu, batch) : goodputSpeedupFn(model, one_gpu, batch);
-    entry = { one_gpu, fn: one_gpu > 0 ? fn : linearSpeedupFn(1) };
-    if (cache) {
-      if (!byBatch) cache.set(model, (byBatch = new Map()));
-      byBatch.set(key, entry);
-    }
-  }
-  return entry;
+    return { one_gpu, fn: one_gpu > 0 ? fn : linearSpeedupFn(1) };
+  };
+  if (!cache) return make();
+  return cache.get(model, `${batch.fixed_batch_size ?? ''}/${batch.max_batch_size ?? ''}${approx ? '/~' : ''}`, make);
 }
 
 function buildViews(
