@@ -13,6 +13,7 @@ import { applyInterval } from '../../goodput/interval.js';
 import { ModelMemo } from '../../goodput/model-memo.js';
 import { GOODPUT_HETERO_DEFAULTS } from '../sia/goodput-hetero.js';
 import { ResumingGoodputHetero } from '../sia/resuming.js';
+import type { GoodputMemo } from '../sia/sia.js';
 import { OpenNodes } from '../typed.js';
 import {
   buildRoundJobs,
@@ -197,7 +198,10 @@ export function createGoodputPolicy(options: PolicyOptions): Policy {
   // options.params holds only knobs listed above, each with its default's type (policy-params.ts).
   const oneType = new GoodputPolicy(options.params as Partial<GoodputPolicyParams> | undefined);
   const knobs = { ...GOODPUT_HETERO_DEFAULTS, ...options.mixed_params };
-  const typed = () => new OpenNodes(() => new ResumingGoodputHetero(requireSolver(options.solver, 'goodput'), knobs));
+  // One goodput memo for every instance OpenNodes makes (a new one whenever the open nodes change).
+  const goodputs: GoodputMemo = new ModelMemo();
+  const typed = () =>
+    new OpenNodes(() => new ResumingGoodputHetero(requireSolver(options.solver, 'goodput'), knobs, goodputs));
   const flags = { corrects_profiles: knobs.correct_profiles === 1, transfers_models: knobs.transfer_types === 1 };
   return byShape(oneType, typed, flags);
 }
