@@ -4,7 +4,8 @@ import { Random } from '../../core/random.js';
 import { optimizeBatch } from '../../goodput/optimize.js';
 import type { GoodputModel } from '../../goodput/types.js';
 import { GoodputPolicy } from './index.js';
-import { ranksByEstimate, type RoundJob } from './job-view.js';
+import type { RoundJob } from './job-view.js';
+import { ranksByEstimate } from './ranks.js';
 import { approxBestGoodput, lagrangianBound, SCALE_GPUS, type SizedValues } from './scale.js';
 import { job, limits, nodes, perf } from './test-jobs.js';
 
