@@ -11,6 +11,7 @@
  * ../../shared/data/sia), --json (one object: {"cases": [...], "server": {...}}).
  */
 import { existsSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import type { Allocation, ClusterSnapshot } from '../src/core/cluster.js';
 import type { Policy } from '../src/policy/policy.js';
@@ -65,6 +66,8 @@ export interface ScaleCase {
   methods: string[];
   running_after: number;
   target_p99_ms: number | null;
+  /** One-minute load average of the machine at the case's start and end (wall times depend on it). */
+  load_average: [number, number];
 }
 
 const quick = values.quick;
@@ -107,6 +110,7 @@ function generate(spec: CaseSpec): GeneratedCluster {
 
 async function runCase(spec: CaseSpec): Promise<ScaleCase> {
   const cluster = generate(spec);
+  const loadStart = loadavg()[0]!;
   // A fresh policy per case, as after a server start: the first round has no memo.
   const policy: Policy = await createPolicy('goodput', { seed: 1 });
   let allocations: Record<string, Allocation> = cluster.allocations;
@@ -152,6 +156,7 @@ async function runCase(spec: CaseSpec): Promise<ScaleCase> {
     methods: [...methods],
     running_after: Object.keys(allocations).length,
     target_p99_ms: quick ? null : (TARGET_P99_MS[key] ?? null),
+    load_average: [round1(loadStart), round1(loadavg()[0]!)],
   };
 }
 
@@ -175,7 +180,8 @@ for (const spec of specs) {
     console.log(
       `${c.types} type(s), ${c.gpus} GPUs, ${c.jobs} jobs, ${c.rounds} rounds: first round ${c.first_round_ms} ms ` +
         `(CPU ${c.first_round_cpu_ms}), p99 ${c.p99_ms} ms${target}, CPU p99 ${c.p99_cpu_ms} ms, later p50 ` +
-        `${c.later_p50_ms} ms (CPU ${c.later_p50_cpu_ms}); ${gap}; ${c.running_after} jobs running; ${c.methods.join('/') || '-'}`,
+        `${c.later_p50_ms} ms (CPU ${c.later_p50_cpu_ms}); ${gap}; ${c.running_after} jobs running; ${c.methods.join('/') || '-'}; ` +
+        `load average ${c.load_average.join(' -> ')}`,
     );
   }
 }

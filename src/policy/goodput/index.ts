@@ -10,8 +10,10 @@ import type {
   PolicyParamValue,
 } from '../policy.js';
 import { applyInterval } from '../../goodput/interval.js';
+import { ModelMemo } from '../../goodput/model-memo.js';
 import { GOODPUT_HETERO_DEFAULTS } from '../sia/goodput-hetero.js';
 import { ResumingGoodputHetero } from '../sia/resuming.js';
+import type { GoodputMemo } from '../sia/sia.js';
 import { OpenNodes } from '../typed.js';
 import {
   buildRoundJobs,
@@ -39,8 +41,8 @@ export class GoodputPolicy implements Policy {
   /** From the `network_model` knob (default false): see Policy.uses_network_model. */
   readonly uses_network_model: boolean;
   private readonly params: GoodputPolicyParams;
-  /** Memo of pure speedup evaluations per model object; never changes a decision. */
-  private readonly speedups: SpeedupCache = new WeakMap();
+  /** Memo of pure speedup evaluations per model content; never changes a decision. */
+  private readonly speedups: SpeedupCache = new ModelMemo();
 
   constructor(params: Partial<GoodputPolicyParams> = {}) {
     this.params = { ...defaultGoodputPolicyParams, ...params };
@@ -78,6 +80,7 @@ export class GoodputPolicy implements Policy {
     });
     const diagnostics = sizingGap(views, allocations, free, gpusPerNode);
     const gains = resizeGains(views, allocations);
+    this.speedups.nextRound();
     return Object.keys(gains).length > 0
       ? { allocations, rejections, diagnostics, gains }
       : { allocations, rejections, diagnostics };
@@ -100,16 +103,29 @@ function sizingGap(
   const sized: SizedValues[] = views.map((view) => {
     const got = allocations[view.job.id]?.length ?? 0;
     objective += allocationValue(view, got);
-    const set = new Set([0, got, view.current_replicas]);
     const most = Math.min(view.max_replicas, free);
-    for (const r of candidateSteps(0, Math.min(gpusPerNode, most), most, gpusPerNode, 2))
-      if (r >= view.min_replicas) set.add(r);
-    const sizes = [...set].sort((a, b) => a - b);
-    return { sizes, values: sizes.map((r) => allocationValue(view, r)) };
+    // Ascending sizes: 0, the steps from 0 (ascending) within the job's minimum, and got and
+    // current inserted in place (no set or sort: this runs for every job of every round).
+    const sizes = [0];
+    const steps = candidateSteps(0, Math.min(gpusPerNode, most), most, gpusPerNode, 2);
+    for (const r of steps) if (r >= view.min_replicas) sizes.push(r);
+    insertSorted(sizes, got);
+    insertSorted(sizes, view.current_replicas);
+    const values = new Array<number>(sizes.length);
+    for (let k = 0; k < sizes.length; k++) values[k] = allocationValue(view, sizes[k]!);
+    return { sizes, values };
   });
   const bound = lagrangianBound(sized, free);
   const gap = Math.max(0, (bound - objective) / Math.max(Math.abs(bound), 1e-12));
   return { method: 'greedy', objective, bound, gap };
+}
+
+/** Inserts `x` into the ascending `sizes` unless it is there. */
+function insertSorted(sizes: number[], x: number): void {
+  let k = sizes.length;
+  while (k > 0 && sizes[k - 1]! > x) k--;
+  if (k > 0 && sizes[k - 1] === x) return;
+  sizes.splice(k, 0, x);
 }
 
 /**
@@ -182,7 +198,10 @@ export function createGoodputPolicy(options: PolicyOptions): Policy {
   // options.params holds only knobs listed above, each with its default's type (policy-params.ts).
   const oneType = new GoodputPolicy(options.params as Partial<GoodputPolicyParams> | undefined);
   const knobs = { ...GOODPUT_HETERO_DEFAULTS, ...options.mixed_params };
-  const typed = () => new OpenNodes(() => new ResumingGoodputHetero(requireSolver(options.solver, 'goodput'), knobs));
+  // One goodput memo for every instance OpenNodes makes (a new one whenever the open nodes change).
+  const goodputs: GoodputMemo = new ModelMemo();
+  const typed = () =>
+    new OpenNodes(() => new ResumingGoodputHetero(requireSolver(options.solver, 'goodput'), knobs, goodputs));
   const flags = { corrects_profiles: knobs.correct_profiles === 1, transfers_models: knobs.transfer_types === 1 };
   return byShape(oneType, typed, flags);
 }

@@ -1,4 +1,5 @@
 import type { Allocation, ClusterSnapshot, PolicyJob } from '../../core/cluster.js';
+import type { ModelMemo } from '../../goodput/model-memo.js';
 import type { GoodputModel } from '../../goodput/types.js';
 import {
   bestGoodput,
@@ -10,6 +11,7 @@ import {
 import { jobBatchPolicy } from '../job-batch.js';
 import { correctionInterval, type LogInterval } from '../../goodput/interval.js';
 import { applyOwnCostates } from './costates.js';
+import { ranksByEstimate } from './ranks.js';
 import { approxBestGoodput, approxSpeedupFn, SCALE_GPUS } from './scale.js';
 import {
   blockedDirection,
@@ -37,6 +39,12 @@ export interface RoundJob {
   speedup(replicas: number): number;
   /** Relative priority weight (> 0): larger for jobs that have received little service. */
   weight: number;
+  /**
+   * Memo of sizing.ts allocationValue by replica count (plain, then with the idle keep), filled
+   * lazily; absent: not memoized. Set empty by chooseReplicaCounts: valid while no field of the
+   * view changes (the policy's sizing and its gap, in one round).
+   */
+  value_memo?: [number[], number[]];
   /** Fraction of a change's benefit left after paying the restart delay (in (0, 1]). */
   restart_keep: number;
   /** The same without the restart budget: used only to hand out GPUs that would otherwise idle. */
@@ -220,13 +228,11 @@ export function buildRoundJobs(
 /** Replaces weights by heSRPT shares by rank of remaining work (ties: later submission larger). */
 function applyRankWeights(views: RoundJob[], exponent: number): void {
   const n = views.length;
-  // The estimates in a typed array: the comparator runs n log n times (40,000 jobs: issue #49).
-  const estimate = Float64Array.from(views, (v) => v.remaining_estimate);
-  const order = views.map((_, i) => i).sort((a, b) => (estimate[b] as number) - (estimate[a] as number) || b - a);
-  order.forEach((index, rank) => {
-    const i = rank + 1;
-    (views[index] as RoundJob).weight = n * (Math.pow(i / n, exponent) - Math.pow((i - 1) / n, exponent));
-  });
+  const rank = ranksByEstimate(views);
+  for (let index = 0; index < n; index++) {
+    const i = rank[index]! + 1;
+    views[index]!.weight = n * (Math.pow(i / n, exponent) - Math.pow((i - 1) / n, exponent));
+  }
 }
 
 /** Floor of the hold estimated from a job's history: one scheduling round of the simulator. */
@@ -236,10 +242,11 @@ const MIN_OBSERVED_HOLD_S = 60;
 const MIN_RESTART_BUDGET = 0.05;
 
 /**
- * Speedup functions by model object and batch policy, kept across rounds by the policy instance:
- * a model that was not refitted is the same object, and its speedups are pure functions of it.
+ * Speedup functions by model content and batch policy (goodput/model-memo.ts), kept across rounds
+ * by the policy instance: jobs with equal models share one, and a model that was not refitted
+ * keeps its; a speedup is a pure function of the model, so the memo never changes a decision.
  */
-export type SpeedupCache = WeakMap<GoodputModel, Map<string, { one_gpu: number; fn: SpeedupFn }>>;
+export type SpeedupCache = ModelMemo<{ one_gpu: number; fn: SpeedupFn }>;
 
 function modelSpeedup(
   model: GoodputModel,
@@ -247,20 +254,14 @@ function modelSpeedup(
   cache: SpeedupCache | undefined,
   approx: boolean,
 ): { one_gpu: number; fn: SpeedupFn } {
-  const key = `${batch.fixed_batch_size ?? ''}/${batch.max_batch_size ?? ''}${approx ? '/~' : ''}`;
-  let byBatch = cache?.get(model);
-  let entry = byBatch?.get(key);
-  if (!entry) {
+  const make = (): { one_gpu: number; fn: SpeedupFn } => {
     // On a large cluster (scale.ts) the search over batch sizes is approximate.
     const one_gpu = approx ? approxBestGoodput(model, 1, 1, batch) : bestGoodput(model, 1, 1, batch);
     const fn = approx ? approxSpeedupFn(model, one_gpu, batch) : goodputSpeedupFn(model, one_gpu, batch);
-    entry = { one_gpu, fn: one_gpu > 0 ? fn : linearSpeedupFn(1) };
-    if (cache) {
-      if (!byBatch) cache.set(model, (byBatch = new Map()));
-      byBatch.set(key, entry);
-    }
-  }
-  return entry;
+    return { one_gpu, fn: one_gpu > 0 ? fn : linearSpeedupFn(1) };
+  };
+  if (!cache) return make();
+  return cache.get(model, `${batch.fixed_batch_size ?? ''}/${batch.max_batch_size ?? ''}${approx ? '/~' : ''}`, make);
 }
 
 function buildViews(

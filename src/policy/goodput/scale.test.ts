@@ -4,6 +4,8 @@ import { Random } from '../../core/random.js';
 import { optimizeBatch } from '../../goodput/optimize.js';
 import type { GoodputModel } from '../../goodput/types.js';
 import { GoodputPolicy } from './index.js';
+import type { RoundJob } from './job-view.js';
+import { ranksByEstimate } from './ranks.js';
 import { approxBestGoodput, lagrangianBound, SCALE_GPUS, type SizedValues } from './scale.js';
 import { job, limits, nodes, perf } from './test-jobs.js';
 
@@ -65,6 +67,20 @@ describe('goodput policy at scale', () => {
     ];
     assert.ok(Math.abs(lagrangianBound(concave, 3) - bruteForce(concave, 3)) < 1e-9);
     assert.ok(Math.abs(lagrangianBound(concave, 4) - bruteForce(concave, 4)) < 1e-9);
+  });
+
+  it('ranks by remaining work as the comparator sort did (ties: the later job first)', () => {
+    const random = new Random(5);
+    for (const n of [1, 2, 7, 200]) {
+      // Few distinct estimates, so that ties are common; zeros of both signs, infinities.
+      const pool = [0, -0, 1, 2.5, 1e9, Infinity, 3, 3, 7];
+      const estimates = Array.from({ length: n }, () => pool[Math.floor(random.next() * pool.length)]!);
+      const views = estimates.map((remaining_estimate) => ({ remaining_estimate }) as RoundJob);
+      const order = estimates.map((_, i) => i).sort((a, b) => estimates[b]! - estimates[a]! || b - a);
+      const expected = new Array<number>(n);
+      order.forEach((index, rank) => (expected[index] = rank));
+      assert.deepEqual([...ranksByEstimate(views)], expected, `n ${n}: ${estimates.join(',')}`);
+    }
   });
 
   it('every decision reports its objective, a bound no smaller, and the gap between them', () => {

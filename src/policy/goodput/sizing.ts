@@ -15,6 +15,14 @@ interface Step {
  * (RoundJob.gain_interval): the change happens only when the gain is sure to clear its cost.
  */
 export function allocationValue(view: RoundJob, replicas: number, idle = false): number {
+  const memo = view.value_memo?.[idle ? 1 : 0];
+  if (!memo) return computeValue(view, replicas, idle);
+  let value = memo[replicas];
+  if (value === undefined) memo[replicas] = value = computeValue(view, replicas, idle);
+  return value;
+}
+
+function computeValue(view: RoundJob, replicas: number, idle: boolean): number {
   const keep =
     replicas === view.current_replicas
       ? 1
@@ -65,9 +73,13 @@ export function chooseReplicaCounts(
 ): number[] {
   const { min_marginal_speedup, whole_nodes, gpu_price } = { ...NO_RULES, ...rules };
   const counts = views.map(() => 0);
+  // Values are memoized from here (the views no longer change; a test may change one between calls).
+  for (const view of views) view.value_memo = [[], []];
   let free = free_gpus;
-  const weight = Float64Array.from(views, (v) => v.weight);
-  const byPriority = views.map((_, i) => i).sort((a, b) => (weight[b] as number) - (weight[a] as number) || a - b);
+  // Only jobs with a minimum are served in priority order (40,000 jobs: sort only those).
+  const withMinimum: number[] = [];
+  for (let i = 0; i < views.length; i++) if ((views[i] as RoundJob).min_replicas > 0) withMinimum.push(i);
+  const byPriority = withMinimum.sort((a, b) => views[b]!.weight - views[a]!.weight || a - b);
   for (const i of byPriority) {
     const view = views[i] as RoundJob;
     if (view.min_replicas > 0 && view.min_replicas <= free) {
@@ -106,7 +118,10 @@ function grow(
   pass: PassRules,
 ): number {
   let free = free_gpus;
-  const heap = new StepHeap();
+  // No GPU left: no job has a step (bestStep's room is 0), so the pass changes nothing.
+  if (free <= 0) return free;
+  // A job has at most one step in the heap at any time.
+  const heap = new StepHeap(views.length);
   const push = (i: number): void => {
     const step = bestStep(views[i] as RoundJob, i, counts[i] as number, free, lookahead, pass);
     if (step) heap.push(step);
@@ -115,16 +130,16 @@ function grow(
     const view = views[i] as RoundJob;
     if (view.min_replicas === 0 || (counts[i] as number) > 0) push(i);
   }
-  while (free > 0) {
-    const step = heap.pop();
-    if (!step) break;
-    const i = step.view;
-    if (step.replicas > free) {
+  while (free > 0 && heap.size > 0) {
+    const i = heap.topView();
+    const replicas = heap.topReplicas();
+    heap.pop();
+    if (replicas > free) {
       push(i); // fewer GPUs are left than this step wanted: re-plan it with what is left
       continue;
     }
-    counts[i] = (counts[i] as number) + step.replicas;
-    free -= step.replicas;
+    counts[i] = (counts[i] as number) + replicas;
+    free -= replicas;
     push(i);
   }
   return free;
@@ -181,44 +196,80 @@ function worthItsGpus(view: RoundJob, from: number, to: number, price: number): 
   return addedGpuTime <= 0 || 1 / before - 1 / after >= price * addedGpuTime;
 }
 
-/** Binary max-heap of steps by gain per replica; ties prefer the lower job index. */
+/**
+ * Binary max-heap of steps by gain per replica, ties to the lower job index, over typed arrays
+ * (tens of thousands of jobs: no object per step); at most `capacity` steps at a time.
+ */
 class StepHeap {
-  private readonly items: Step[] = [];
+  private readonly gain: Float64Array;
+  private readonly view: Int32Array;
+  private readonly replicas: Int32Array;
+  size = 0;
+
+  constructor(capacity: number) {
+    this.gain = new Float64Array(capacity);
+    this.view = new Int32Array(capacity);
+    this.replicas = new Int32Array(capacity);
+  }
+
+  topView(): number {
+    return this.view[0]!;
+  }
+
+  topReplicas(): number {
+    return this.replicas[0]!;
+  }
 
   push(step: Step): void {
-    const items = this.items;
-    items.push(step);
-    let i = items.length - 1;
+    let i = this.size++;
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if (!before(items[i] as Step, items[parent] as Step)) break;
-      [items[i], items[parent]] = [items[parent] as Step, items[i] as Step];
+      if (!this.before(step.gain_per_replica, step.view, parent)) break;
+      this.move(parent, i);
       i = parent;
     }
+    this.set(i, step.gain_per_replica, step.view, step.replicas);
   }
 
-  pop(): Step | undefined {
-    const items = this.items;
-    const top = items[0];
-    const last = items.pop();
-    if (items.length > 0 && last) {
-      items[0] = last;
-      let i = 0;
-      for (;;) {
-        const left = 2 * i + 1;
-        const right = left + 1;
-        let best = i;
-        if (left < items.length && before(items[left] as Step, items[best] as Step)) best = left;
-        if (right < items.length && before(items[right] as Step, items[best] as Step)) best = right;
-        if (best === i) break;
-        [items[i], items[best]] = [items[best] as Step, items[i] as Step];
-        i = best;
-      }
+  pop(): void {
+    const last = --this.size;
+    if (last === 0) return;
+    const gain = this.gain[last]!;
+    const view = this.view[last]!;
+    const replicas = this.replicas[last]!;
+    let i = 0;
+    for (;;) {
+      const left = 2 * i + 1;
+      if (left >= last) break;
+      const right = left + 1;
+      const child = right < last && this.precedes(right, left) ? right : left;
+      if (!this.before(this.gain[child]!, this.view[child]!, -1, gain, view)) break;
+      this.move(child, i);
+      i = child;
     }
-    return top;
+    this.set(i, gain, view, replicas);
   }
-}
 
-function before(a: Step, b: Step): boolean {
-  return a.gain_per_replica > b.gain_per_replica || (a.gain_per_replica === b.gain_per_replica && a.view < b.view);
+  /** Whether (gain, view) comes before slot `slot` (or before (otherGain, otherView) when slot is -1). */
+  private before(gain: number, view: number, slot: number, otherGain = 0, otherView = 0): boolean {
+    const g = slot >= 0 ? this.gain[slot]! : otherGain;
+    const v = slot >= 0 ? this.view[slot]! : otherView;
+    return gain > g || (gain === g && view < v);
+  }
+
+  private precedes(a: number, b: number): boolean {
+    return this.before(this.gain[a]!, this.view[a]!, b);
+  }
+
+  private move(from: number, to: number): void {
+    this.gain[to] = this.gain[from]!;
+    this.view[to] = this.view[from]!;
+    this.replicas[to] = this.replicas[from]!;
+  }
+
+  private set(i: number, gain: number, view: number, replicas: number): void {
+    this.gain[i] = gain;
+    this.view[i] = view;
+    this.replicas[i] = replicas;
+  }
 }

@@ -20,7 +20,7 @@
 import type { GoodputModel } from '../../goodput/types.js';
 import type { TypedJob } from '../typed.js';
 import type { MilpSolver } from './assignment.js';
-import { SIA_DEFAULTS, SiaPolicy, type SiaConfig, type SiaParams } from './sia.js';
+import { SIA_DEFAULTS, SiaPolicy, type GoodputMemo, type SiaConfig, type SiaParams } from './sia.js';
 
 /** Knobs of the goodput policy on mixed clusters. */
 export interface GoodputHeteroParams extends SiaParams {
@@ -75,8 +75,9 @@ export class GoodputHetero extends SiaPolicy {
   constructor(
     solver: MilpSolver,
     private readonly knobs: GoodputHeteroParams = GOODPUT_HETERO_DEFAULTS,
+    goodputs?: GoodputMemo,
   ) {
-    super(solver, knobs);
+    super(solver, knobs, goodputs);
     this.corrects_profiles = knobs.correct_profiles === 1;
     this.transfers_models = knobs.transfer_types === 1;
   }

@@ -2,7 +2,8 @@
 import { requireSolver } from '../by-shape.js';
 import type { PolicyFactory, PolicyOptions } from '../policy.js';
 import { OpenNodes } from '../typed.js';
-import { SiaPolicy } from './sia.js';
+import { ModelMemo } from '../../goodput/model-memo.js';
+import { SIA_DEFAULTS, SiaPolicy, type GoodputMemo } from './sia.js';
 
 /** Sia over any cluster (one GPU type is the case of one type group). */
 export const siaPolicy: PolicyFactory = {
@@ -12,6 +13,8 @@ export const siaPolicy: PolicyFactory = {
   uses_solver: true,
   create: (options: PolicyOptions) => {
     const solver = requireSolver(options.solver, 'sia');
-    return new OpenNodes(() => new SiaPolicy(solver));
+    // One goodput memo for every instance OpenNodes makes (a new one whenever the open nodes change).
+    const goodputs: GoodputMemo = new ModelMemo();
+    return new OpenNodes(() => new SiaPolicy(solver, SIA_DEFAULTS, goodputs));
   },
 };

@@ -15,6 +15,8 @@ export interface PricedAssignment {
   objective: number;
   /** Lower bound of the program's optimum (the linear relaxation's dual, at the best prices found). */
   bound: number;
+  /** The best prices found, per group: the next round's start (`start` of priceAssignment). */
+  prices: Float64Array;
 }
 
 /** Flat columns of the rows: row r's columns are start[r] .. start[r + 1] - 1. */
@@ -54,6 +56,7 @@ export function priceAssignment(
   rows: readonly AssignmentRow[],
   configs: readonly ConfigUse[],
   capacity: readonly number[],
+  start?: Readonly<Float64Array>,
 ): PricedAssignment {
   const groups = capacity.length;
   const left = [...capacity];
@@ -99,16 +102,36 @@ export function priceAssignment(
     for (let g = 0; g < groups; g++) value -= price[g]! * cap[g]!;
     return value;
   };
+  const warm = start !== undefined && start.length === groups;
+  if (warm) price.set(start);
   let bound = dual();
   // Largest useful price: the most any column saves per GPU.
   let top = 0;
   for (let k = 0; k < cols.cost.length; k++) top = Math.max(top, -cols.cost[k]! / gpus[cols.config[k]!]!);
   // Sweeps of bisections, one price at a time (the Polyak steps below refine them together).
-  for (let sweep = 0; sweep < 2; sweep++) {
+  // From a start (last round's prices: a round changes few jobs), one sweep within 4x of it.
+  for (let sweep = 0; sweep < (warm ? 1 : 2); sweep++) {
     for (let g = 0; g < groups; g++) {
       let lo = 0;
       let hi = top * 1.01 + 1e-9;
-      for (let it = 0; it < 16; it++) {
+      let iterations = 16;
+      if (warm) {
+        if (start[g]! > 0) {
+          // The bracket [p/4, 4p] is kept where the demand crosses the capacity within it.
+          price[g] = start[g]! / 4;
+          bound = Math.max(bound, dual());
+          const low = demand[g]! > cap[g]!;
+          price[g] = Math.min(start[g]! * 4, hi);
+          bound = Math.max(bound, dual());
+          const high = demand[g]! <= cap[g]!;
+          if (low && high) {
+            lo = start[g]! / 4;
+            hi = price[g]!;
+            iterations = 8;
+          }
+        }
+      }
+      for (let it = 0; it < iterations; it++) {
         price[g] = (lo + hi) / 2;
         bound = Math.max(bound, dual());
         if (demand[g]! > cap[g]!) lo = price[g]!;
@@ -207,7 +230,7 @@ export function priceAssignment(
     }
   }
   objective += placed.cost;
-  return { chosen, objective, bound: bound + forcedCost };
+  return { chosen, objective, bound: bound + forcedCost, prices: bestPrice };
 }
 
 /**

@@ -9,6 +9,7 @@
  */
 import type { Allocation, ClusterSnapshot } from '../../core/cluster.js';
 import { fixedBatchChoice, optimizeBatch } from '../../goodput/optimize.js';
+import { ModelMemo } from '../../goodput/model-memo.js';
 import type { GoodputModel } from '../../goodput/types.js';
 import type { DecisionDiagnostics, Policy, PolicyDecision, Rejection } from '../policy.js';
 import { allocationType, NO_CONFIGURATION, typedJobs, typeGroups, type TypeGroup, type TypedJob } from '../typed.js';
@@ -31,9 +32,16 @@ export const SIA_DEFAULTS: SiaParams = { p: -0.5, lambda_n: 1.1, clip: 3000 };
 const ZERO_GAIN = 1e-4;
 
 /** Restart penalty (s) Sia assumes per application when discounting a change. */
+const RESTART_PENALTY: Readonly<Record<string, number>> = {
+  deepspeech2: 25,
+  imagenet: 250,
+  cifar10: 30,
+  bert: 120,
+  yolov3: 45,
+};
+
 function restartPenalty(key: string): number {
-  const table: Record<string, number> = { deepspeech2: 25, imagenet: 250, cifar10: 30, bert: 120, yolov3: 45 };
-  return table[key] ?? 30;
+  return Object.hasOwn(RESTART_PENALTY, key) ? RESTART_PENALTY[key]! : 30;
 }
 
 /**
@@ -81,20 +89,22 @@ export function siaConfigs(groups: readonly TypeGroup[]): SiaConfig[] {
   return out;
 }
 
+/** Goodputs by model content (goodput/model-memo.ts), then by (batch, nodes, GPUs) and search. */
+export type GoodputMemo = ModelMemo<Map<number, number>>;
+
 /**
- * Best goodput of `model` on (nodes, gpus), memoized per model object (a pure function of it);
+ * Best goodput of `model` on (nodes, gpus), memoized per model content (a pure function of it);
  * on a large cluster (`approx`) by the approximate batch search of goodput/scale.ts.
  */
 function goodputOn(
-  memo: WeakMap<GoodputModel, Map<number, number>>,
+  memo: GoodputMemo,
   approx: boolean,
   model: GoodputModel,
   job: TypedJob,
   nodes: number,
   gpus: number,
 ): number {
-  let byShape = memo.get(model);
-  if (!byShape) memo.set(model, (byShape = new Map()));
+  const byShape = memo.get(model, approx ? '~' : '', () => new Map());
   const key = ((job.fixed_batch_size ?? 0) * 4096 + nodes) * 4096 + gpus;
   let g = byShape.get(key);
   if (g === undefined) {
@@ -114,17 +124,26 @@ export class SiaPolicy implements Policy {
   readonly name: string = 'sia';
   /** Each placed job's configuration last round, as `type/gpus`. */
   private prevConfig = new Map<string, string>();
-  /** Goodput per model object and shape (models that were not refitted are the same object). */
-  private readonly goodputs = new WeakMap<GoodputModel, Map<number, number>>();
+  /**
+   * Goodput per model content and shape: equal models share it, and a model not refitted keeps
+   * it; given by the maker of the instance, it outlives the instance (typed.ts OpenNodes makes a
+   * new one whenever the open nodes change).
+   */
+  private readonly goodputs: GoodputMemo;
   /** Whether this round's cluster is large (goodput/scale.ts SCALE_GPUS): approximate goodputs. */
   private approx = false;
+  /** Last round's prices per type group (price-assignment.ts), the start of this round's. */
+  private prices: Float64Array | undefined;
   /** The absolute goodput the last goodputRow normalized by (samples/s). */
   protected lastMinGoodput = 1;
 
   constructor(
     private readonly solver: MilpSolver,
     private readonly params: SiaParams = SIA_DEFAULTS,
-  ) {}
+    goodputs: GoodputMemo = new ModelMemo(),
+  ) {
+    this.goodputs = goodputs;
+  }
 
   /**
    * Weight of a job's term in the objective, given its normalized goodput per configuration
@@ -195,7 +214,9 @@ export class SiaPolicy implements Policy {
     const typeIndex = new Map(groups.map((g, i) => [g.type, i]));
     const uses = configs.map((c) => ({ group: typeIndex.get(c.type)!, gpus: c.gpus }));
     // Small programs: HiGHS (exact); large ones: prices. Both report the relaxation's bound.
-    const priced = priceAssignment(rows, uses, capacity);
+    // Last round's prices start this round's (same groups: OpenNodes makes a new instance otherwise).
+    const priced = priceAssignment(rows, uses, capacity, this.prices);
+    this.prices = priced.prices;
     const exact = rows.reduce((n, r) => n + r.costs.size, 0) <= PRICED_COLUMNS;
     const chosen = exact ? solveAssignment(this.solver, rows, uses, capacity) : priced.chosen;
     const diagnostics = assignmentGap(exact ? 'exact' : 'priced', rows, chosen, priced.bound);
@@ -219,6 +240,7 @@ export class SiaPolicy implements Policy {
     }
     const rejections: Record<string, Rejection> = {};
     for (const j of jobs) if (!out[j.id]) rejections[j.id] = NO_CONFIGURATION;
+    this.goodputs.nextRound();
     return { allocations: out, rejections, diagnostics };
   }
 

@@ -1,0 +1,65 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ModelMemo, modelKey } from './model-memo.js';
+import type { GoodputModel } from './types.js';
+
+const model: GoodputModel = {
+  perf: {
+    alpha_c: 0.0032,
+    beta_c: 0.00078,
+    alpha_n: 0.0265,
+    beta_n: 0.0028,
+    alpha_r: 0.0114,
+    beta_r: 0.0004,
+    gamma: 1.16,
+  },
+  grad: { sqr: 0.002, var: 0.05 },
+  limits: { init_batch_size: 128, max_batch_size: 4096, min_local_bsz: 32, max_local_bsz: 1024, accumulation: true },
+};
+
+describe('ModelMemo', () => {
+  it('equal models share one value; a model differing in any field read by a prediction does not', () => {
+    const memo = new ModelMemo<number>();
+    let made = 0;
+    const make = () => ++made;
+    assert.equal(memo.get(model, 'a', make), 1);
+    // A copy (another object, same content), as every job of a profile key holds.
+    assert.equal(memo.get({ ...model, perf: { ...model.perf } }, 'a', make), 1);
+    assert.equal(memo.get(model, 'b', make), 2, 'another variant is another value');
+    assert.equal(memo.get({ ...model, perf: { ...model.perf, gamma: 1.17 } }, 'a', make), 3);
+    assert.equal(memo.get({ ...model, grad: { sqr: 0.002, var: 0.06 } }, 'a', make), 4);
+    assert.equal(memo.get({ ...model, limits: { ...model.limits, accumulation: false } }, 'a', make), 5);
+    const corrected: GoodputModel = {
+      ...model,
+      correction: { compute: [{ local_bsz: 64, factor: 1.1 }], shapes: [] },
+    };
+    assert.equal(memo.get(corrected, 'a', make), 6);
+    const corrected2: GoodputModel = {
+      ...model,
+      correction: { compute: [{ local_bsz: 64, factor: 1.2 }], shapes: [] },
+    };
+    assert.equal(memo.get(corrected2, 'a', make), 7);
+    assert.notEqual(modelKey(corrected), modelKey(corrected2));
+    assert.equal(modelKey(corrected), modelKey(structuredClone(corrected)));
+  });
+
+  it('drops the models a round did not use once it holds more than its minimum size', () => {
+    const memo = new ModelMemo<number>(2);
+    const variant = (gamma: number): GoodputModel => ({ ...model, perf: { ...model.perf, gamma } });
+    for (const g of [1, 2, 3, 4]) memo.get(variant(g), 'a', () => g);
+    memo.nextRound();
+    assert.equal(memo.size, 4, 'all four were used in the round');
+    memo.get(variant(1), 'a', () => -1);
+    memo.nextRound();
+    assert.equal(memo.size, 1, 'the three unused are dropped');
+    assert.equal(
+      memo.get(variant(1), 'a', () => -1),
+      1,
+    );
+    assert.equal(
+      memo.get(variant(2), 'a', () => -2),
+      -2,
+      'a dropped model is made anew',
+    );
+  });
+});
