@@ -34,6 +34,8 @@ export interface ServerFigures {
   fixture_s: number;
   /** startServer() in the server process: store open and checks, reconcile, listen. */
   start_ms: number;
+  /** CPU time of startServer() (the machine is shared: wall time includes waiting for a core). */
+  start_cpu_ms: number;
   /** From spawning the process to its first answer, node's start and module loading included. */
   start_process_ms: number;
   rounds: number;
@@ -142,13 +144,17 @@ export async function runServerBench(o: ServerBenchOptions): Promise<ServerFigur
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const rounds: RoundLine[] = [];
-    let onReady: (r: { url: string; dashboard_url: string; start_ms: number }) => void = () => {};
-    const ready = new Promise<{ url: string; dashboard_url: string; start_ms: number }>((r) => (onReady = r));
+    let onReady: (r: { url: string; dashboard_url: string; start_ms: number; start_cpu_ms: number }) => void = () => {};
+    const ready = new Promise<{ url: string; dashboard_url: string; start_ms: number; start_cpu_ms: number }>(
+      (r) => (onReady = r),
+    );
     const exited = new Promise<never>((_, reject) =>
       child!.once('exit', (code) => reject(new Error(`the server exited (${code}); see ${data_dir}/up.log`))),
     );
     createInterface({ input: child.stdout! }).on('line', (line) => {
-      const m = JSON.parse(line) as { ready?: { url: string; dashboard_url: string; start_ms: number } } & {
+      const m = JSON.parse(line) as {
+        ready?: { url: string; dashboard_url: string; start_ms: number; start_cpu_ms: number };
+      } & {
         round?: Omit<RoundLine, 'at'>;
       };
       if (m.ready) onReady(m.ready);
@@ -267,6 +273,7 @@ export async function runServerBench(o: ServerBenchOptions): Promise<ServerFigur
       policy: o.policy,
       fixture_s,
       start_ms: round1(info.start_ms),
+      start_cpu_ms: round1(info.start_cpu_ms),
       start_process_ms,
       rounds: rounds.length,
       first_round_ms: rounds[0]?.total_ms ?? NaN,

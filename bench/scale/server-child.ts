@@ -33,6 +33,7 @@ for (const r of JSON.parse(readFileSync(seedsFile!, 'utf8')) as SeededReplica[])
   cluster.seed(r.job_id, r.attempt, r.rank, r.node);
 const logFile = join(data_dir!, 'up.log');
 const t0 = performance.now();
+const cpu0 = process.cpuUsage();
 const server = await startServer({
   data_dir: data_dir!,
   host: '127.0.0.1',
@@ -45,6 +46,7 @@ const server = await startServer({
   log: (line) => appendFileSync(logFile, `${new Date().toISOString()} ${line}\n`),
 });
 const started_ms = performance.now() - t0;
+const startCpu = process.cpuUsage(cpu0);
 const dashboard = await startLiveDashboard(server, data_dir!, '127.0.0.1', 0);
 console.log(
   JSON.stringify({
@@ -52,6 +54,7 @@ console.log(
       url: server.url,
       dashboard_url: dashboard.url,
       start_ms: started_ms,
+      start_cpu_ms: (startCpu.user + startCpu.system) / 1000,
       dashboard_ms: performance.now() - t0 - started_ms,
       modules_ms: loaded_ms,
       since_process_ms: performance.now(),
