@@ -42,6 +42,10 @@ export interface ServerFigures {
   first_round_ms: number;
   round_p50_ms: number;
   round_max_ms: number;
+  /** The server process's CPU time over a round (the machine is shared: wall time waits for a core). */
+  round_cpu_p50_ms: number;
+  round_cpu_max_ms: number;
+  first_round_cpu_ms: number;
   /** Medians over the rounds of their parts. */
   round_parts_p50_ms: { snapshot: number; decide: number; apply: number };
   reports: number;
@@ -82,6 +86,7 @@ const CLI = packagePath('dist', 'src', 'cli', 'main.js');
 interface RoundLine {
   n: number;
   total_ms: number;
+  cpu_ms: number;
   snapshot_ms: number;
   decide_ms: number;
   apply_ms: number;
@@ -279,6 +284,9 @@ export async function runServerBench(o: ServerBenchOptions): Promise<ServerFigur
       first_round_ms: rounds[0]?.total_ms ?? NaN,
       round_p50_ms: median(totals),
       round_max_ms: Math.max(...totals),
+      round_cpu_p50_ms: median(rounds.map((r) => r.cpu_ms)),
+      round_cpu_max_ms: Math.max(...rounds.map((r) => r.cpu_ms)),
+      first_round_cpu_ms: rounds[0]?.cpu_ms ?? NaN,
       round_parts_p50_ms: {
         snapshot: median(rounds.map((r) => r.snapshot_ms)),
         decide: median(rounds.map((r) => r.decide_ms)),

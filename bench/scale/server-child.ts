@@ -73,6 +73,7 @@ setInterval(() => {
       round: {
         n: s.rounds_total,
         total_ms: ms(s.last_round_s),
+        cpu_ms: ms(s.last_round_cpu_s),
         snapshot_ms: ms(s.last_snapshot_s),
         decide_ms: ms(s.last_decide_s),
         apply_ms: ms(s.last_apply_s),

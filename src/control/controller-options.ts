@@ -126,6 +126,8 @@ export interface ControllerStats {
    * snapshot; the policy's decide(); the store transitions that apply it, launches excluded.
    */
   last_snapshot_s: number;
+  /** CPU seconds of this process over the last round (requests served meanwhile included). */
+  last_round_cpu_s: number;
   last_decide_s: number;
   last_apply_s: number;
 }

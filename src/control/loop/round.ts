@@ -30,6 +30,7 @@ export class Round {
     rounds_total: 0,
     round_seconds_sum: 0,
     last_round_s: 0,
+    last_round_cpu_s: 0,
     last_snapshot_s: 0,
     last_decide_s: 0,
     last_apply_s: 0,
@@ -98,6 +99,7 @@ export class Round {
   async run(then: () => Promise<void>): Promise<void> {
     const { store, backend, policy } = this.ctx.config;
     const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
     try {
       await backend.refresh();
     } catch (error) {
@@ -149,6 +151,8 @@ export class Round {
     this.counters.rounds_total += 1;
     this.counters.round_seconds_sum += took_s;
     this.counters.last_round_s = took_s;
+    const cpu = process.cpuUsage(cpu0);
+    this.counters.last_round_cpu_s = (cpu.user + cpu.system) / 1e6;
   }
 
   /** Applies `allocations` (on the policy's nodes) to `jobs` (their allocations on the same nodes). */
