@@ -80,6 +80,11 @@ export interface ServerBenchOptions extends ServerFixtureSize {
   log: (line: string) => void;
 }
 
+/** Seconds the report phase waits for answers after its load ends. */
+const REPORT_GRACE_S = 60;
+/** Longest wait for one CLI run, API call or page (ms). */
+const CALL_LIMIT_MS = 120_000;
+
 const CHILD = packagePath('dist', 'bench', 'scale', 'server-child.js');
 const CLI = packagePath('dist', 'src', 'cli', 'main.js');
 
@@ -107,9 +112,9 @@ function cliMs(args: readonly string[]): number {
   const runs: number[] = [];
   for (let k = 0; k < 3; k++) {
     const t = performance.now();
-    const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: CALL_LIMIT_MS });
+    if (r.status !== 0) return NaN; // timed out or failed: not a figure
     runs.push(performance.now() - t);
-    if (r.status !== 0) throw new Error(`goodput ${args.join(' ')}: exit ${r.status}: ${r.stderr}`);
   }
   return median(runs);
 }
@@ -121,8 +126,13 @@ async function firstRender(browser: Browser, url: string, token: string, ready: 
     const page = await browser.context.newPage();
     await page.addInitScript(`localStorage.setItem('goodput-token', ${JSON.stringify(token)})`);
     const start = Date.now();
-    await page.goto(url);
-    await page.waitForFunction(ready, undefined, { timeout: 60_000, polling: 'raf' });
+    try {
+      await page.goto(url, { timeout: CALL_LIMIT_MS });
+      await page.waitForFunction(ready, undefined, { timeout: CALL_LIMIT_MS, polling: 'raf' });
+    } catch {
+      await page.close();
+      return NaN; // not drawn within the limit: not a figure
+    }
     runs.push(Date.now() - start);
     await page.close();
   }
@@ -181,6 +191,9 @@ export async function runServerBench(o: ServerBenchOptions): Promise<ServerFigur
     let errors = 0;
     let firstError = '';
     const period = o.report_every_s * 1000;
+    let endPhase = () => {};
+    const deadline = new Promise<void>((r) => (endPhase = r));
+    const deadlineTimer = setTimeout(endPhase, (o.load_s + REPORT_GRACE_S) * 1000);
     await Promise.all(
       jobs.map(async (id, k) => {
         const token = jobToken(secret, id);
@@ -208,18 +221,25 @@ export async function runServerBench(o: ServerBenchOptions): Promise<ServerFigur
             ],
           });
           const at = performance.now();
-          const r = await timedCall(agent, url, 'POST', `/v1/jobs/${id}/reports`, token, body);
+          // A starved server (a shared machine) may not answer for minutes: the phase ends at
+          // the deadline, and an unanswered report counts as an error with the time it waited.
+          const r = await Promise.race([
+            timedCall(agent, url, 'POST', `/v1/jobs/${id}/reports`, token, body),
+            deadline.then(() => ({ status: 0, text: 'no answer by the deadline', ms: performance.now() - at })),
+          ]);
           latencies.push({ at, ms: r.ms });
           if (r.status !== 200) {
             errors++;
             firstError ||= `${r.status} ${r.text.slice(0, 200)}`;
           }
+          if (r.text === 'no answer by the deadline') break;
           const next = first + step * period;
           if (next >= end) break;
           await new Promise((res) => setTimeout(res, Math.max(0, next - performance.now())));
         }
       }),
     );
+    clearTimeout(deadlineTimer);
     const load_wall_s = round1((performance.now() - loadStart) / 1000);
     const server_cpu_s = round1((procCpu_s(pid) ?? NaN) - cpu0);
     if (firstError) o.log(`server: first failed report: ${firstError}`);
@@ -235,7 +255,12 @@ export async function runServerBench(o: ServerBenchOptions): Promise<ServerFigur
     const someId = jobs[Math.floor(jobs.length / 2)]!;
     const api = async (path: string) => {
       const runs: number[] = [];
-      for (let k = 0; k < 3; k++) runs.push((await timedCall(agent, url, 'GET', path, admin)).ms);
+      for (let k = 0; k < 3; k++) {
+        const timeout = new Promise<null>((r) => setTimeout(() => r(null), CALL_LIMIT_MS).unref());
+        const r = await Promise.race([timedCall(agent, url, 'GET', path, admin), timeout]);
+        if (r === null || r.status !== 200) return NaN;
+        runs.push(r.ms);
+      }
       return median(runs);
     };
     const figuresCli = {
