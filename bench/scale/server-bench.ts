@@ -257,7 +257,9 @@ export async function runServerBench(o: ServerBenchOptions): Promise<ServerFigur
       const runs: number[] = [];
       for (let k = 0; k < 3; k++) {
         const timeout = new Promise<null>((r) => setTimeout(() => r(null), CALL_LIMIT_MS).unref());
-        const r = await Promise.race([timedCall(agent, url, 'GET', path, admin), timeout]);
+        // A fresh connection each: the report phase's kept-alive sockets were closed by the
+        // server while the CLI runs blocked this process (a reused one answers ECONNRESET).
+        const r = await Promise.race([timedCall(new Agent(), url, 'GET', path, admin), timeout]);
         if (r === null || r.status !== 200) return NaN;
         runs.push(r.ms);
       }
