@@ -9,6 +9,13 @@
  * Flags: --quick (64 GPUs, 200 jobs, 3 rounds: a smoke run), --cases one-2048,one-16384,
  * four-2048,four-16384 (which to run), --data DIR (Sia data, default ../shared/data/sia or
  * ../../shared/data/sia), --json (one object: {"cases": [...], "server": {...}}).
+ * The server part (bench/scale/server-bench.ts): a server process on a store of 40,000 jobs (2,000
+ * running on 16,384 GPUs): start, rounds, report latency, `goodput ls`/`show`, dashboard pages;
+ * --server-only runs only it, --skip-server leaves it out, --server-load-s S (default 60) and
+ * --server-policy NAME (default goodput) tune it.
+ * The simulator part (bench/scale/sim-bench.ts): a day of the Philly-derived Pollux workloads,
+ * copied once per 64 GPUs, on 16,384 GPUs, stopped after --sim-limit-s (default 600); --sim-only
+ * runs only it, --skip-sim leaves it out, --sim-policy NAME (default goodput), --sim-gpus N.
  */
 import { existsSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -20,13 +27,21 @@ import { validateDecision } from '../src/policy/validate-decision.js';
 import type { ClusterPart } from '../src/sim/hetero/hetero-sim.js';
 import { percentile } from '../src/sim/metrics.js';
 import { benchArgs } from './bench-args.js';
+import { runServerBench, SERVER_TARGETS, type ServerFigures } from './scale/server-bench.js';
+import { runSimBench, type SimFigures } from './scale/sim-bench.js';
 import { feedBack, generateOneType, generateTyped, type GeneratedCluster } from './generated-cluster.js';
 
 const USAGE = `
 usage: npm run bench:scale -- [--quick] [--rounds 8] [--cases LIST] [--data DIR] [--json]
+                              [--server-only | --skip-server] [--server-load-s 60] [--server-policy goodput]
 Decision time of the goodput policy at 2,048 GPUs / 5,000 jobs and 16,384 GPUs / 40,000 jobs,
 on one GPU type and on four (Sia's applications). --cases: one-2048,one-16384,four-2048,four-16384
 (default all); --quick: 64 GPUs and 200 jobs per case, 3 rounds.
+Then the server at that size: a server process on a store of 40,000 jobs (2,000 running on 16,384
+GPUs, reporting every 30 s): start, rounds end to end, report p99, goodput ls/show, dashboard pages
+(--quick: 2,000 jobs, 100 running on 1,024 GPUs, 20 s). --server-only: only the server part.
+Then the simulator: a day of the Pollux workloads copied once per 64 GPUs on 16,384 GPUs (--sim-gpus),
+stopped after --sim-limit-s 600 (--quick: 256 GPUs, 60 s); --sim-only, --skip-sim, --sim-policy NAME.
 `;
 const values = benchArgs(USAGE, {
   quick: { type: 'boolean', default: false },
@@ -34,6 +49,15 @@ const values = benchArgs(USAGE, {
   cases: { type: 'string', default: 'one-2048,one-16384,four-2048,four-16384' },
   data: { type: 'string' },
   json: { type: 'boolean', default: false },
+  'server-only': { type: 'boolean', default: false },
+  'skip-server': { type: 'boolean', default: false },
+  'server-load-s': { type: 'string' },
+  'server-policy': { type: 'string', default: 'goodput' },
+  'sim-only': { type: 'boolean', default: false },
+  'skip-sim': { type: 'boolean', default: false },
+  'sim-gpus': { type: 'string' },
+  'sim-limit-s': { type: 'string' },
+  'sim-policy': { type: 'string', default: 'goodput' },
 });
 
 /** Targets of issue #49: p99 ms by (types, GPUs). */
@@ -165,7 +189,8 @@ function round1(x: number): number {
 }
 
 const cases: ScaleCase[] = [];
-for (const spec of specs) {
+const only = values['server-only'] || values['sim-only'];
+for (const spec of only ? [] : specs) {
   const c = await runCase(spec);
   cases.push(c);
   if (!values.json) {
@@ -185,4 +210,54 @@ for (const spec of specs) {
     );
   }
 }
-if (values.json) console.log(JSON.stringify({ cases, server: null }, null, 2));
+let server: ServerFigures | null = null;
+if (!values['skip-server'] && !values['sim-only']) {
+  server = await runServerBench({
+    ...(quick
+      ? { jobs: 2000, running: 100, queued: 100, nodes: 256, gpus_per_node: 4 }
+      : { jobs: 40_000, running: 2000, queued: 1000, nodes: 4096, gpus_per_node: 4 }),
+    policy: values['server-policy'],
+    interval_s: 5,
+    load_s: Number(values['server-load-s'] ?? (quick ? 20 : 60)),
+    report_every_s: 30,
+    log: (line) => {
+      if (!values.json) console.log(line);
+    },
+  });
+  if (!values.json) printServer(server);
+}
+let sim: SimFigures | null = null;
+if (!values['skip-sim'] && !values['server-only']) {
+  sim = runSimBench({
+    gpus: Number(values['sim-gpus'] ?? (quick ? 256 : 16_384)),
+    hours: 24,
+    policy: values['sim-policy'],
+    limit_s: Number(values['sim-limit-s'] ?? (quick ? 60 : 600)),
+  });
+  if (!values.json)
+    console.log(
+      `simulator, ${sim.gpus} GPUs, a day of ${sim.jobs} jobs, policy ${sim.policy}: ` +
+        `${sim.finished ? 'every job completed' : `stopped at the ${sim.limit_s} s limit (target: the day within 600 s): NOT met`}` +
+        ` after ${sim.wall_s} s wall (CPU ${sim.cpu_s} s), ${sim.rounds} rounds, ${sim.simulated_h} simulated hours, ` +
+        `${sim.completed} jobs completed; decide() ${sim.decide_s} s in all, slowest ${sim.decide_max_ms} ms` +
+        (sim.avg_jct_s !== null ? `; average JCT ${sim.avg_jct_s} s` : ''),
+    );
+}
+if (values.json) console.log(JSON.stringify({ cases, server, sim }, null, 2));
+
+function printServer(s: ServerFigures): void {
+  const t = SERVER_TARGETS;
+  const met = (x: number, target: number) => `${x} ms (target <= ${target}: ${x <= target ? 'met' : 'NOT met'})`;
+  console.log(
+    `server, ${s.jobs} jobs (${s.running} running, ${s.queued} queued), ${s.gpus} GPUs, policy ${s.policy}:\n` +
+      `  start ${met(s.start_ms, t.start_ms)}, CPU ${s.start_cpu_ms} ms; ${s.start_process_ms} ms from spawning the process\n` +
+      `  rounds: ${s.rounds}, first ${s.first_round_ms} ms, p50 ${s.round_p50_ms} ms, max ${met(s.round_max_ms, t.round_ms)}; ` +
+      `CPU first ${s.first_round_cpu_ms}, p50 ${s.round_cpu_p50_ms}, max ${s.round_cpu_max_ms} ms; parts p50 (wall): snapshot ${s.round_parts_p50_ms.snapshot}, decide ${s.round_parts_p50_ms.decide}, apply ${s.round_parts_p50_ms.apply} ms\n` +
+      `  reports: ${s.reports} (${s.report_errors} errors), p50 ${s.report_p50_ms} ms, p99 ${met(s.report_p99_ms, t.report_p99_ms)}; ` +
+      `p99 of those during rounds ${s.report_p99_during_rounds_ms} ms\n` +
+      `  goodput ls ${met(s.ls_first_page_ms, t.ls_ms)}, ls --state running ${s.ls_running_ms} ms, show ${s.show_ms} ms ` +
+      `(API alone: ${s.api_ls_first_page_ms}, ${s.api_ls_running_ms}, ${s.api_show_ms} ms)\n` +
+      `  dashboard first render: jobs ${met(s.dashboard_jobs_ms, t.render_ms)}, cluster ${met(s.dashboard_cluster_ms, t.render_ms)}\n` +
+      `  server CPU ${s.server_cpu_s} s over ${s.load_wall_s} s of load; load average ${s.loadavg.join(' ')}`,
+  );
+}

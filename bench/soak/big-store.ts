@@ -21,7 +21,7 @@ const FIRST_RENDER_TARGET_MS = 1000;
 const HEALTH_P99_TARGET_MS = 100;
 
 /** Writes `jobs` ended jobs (ended over the last 30 days, one replica and four events each) in one transaction. */
-function writeHistory(db_path: string, jobs: number, now_ms: number): void {
+export function writeHistory(db_path: string, jobs: number, now_ms: number): void {
   new SqliteStore(db_path, { background_checkpoint_ms: 0 }).close();
   const db = new Database(db_path);
   const job = db.prepare(

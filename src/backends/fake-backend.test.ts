@@ -70,4 +70,34 @@ describe('FakeBackend on a FakeClock', () => {
       /E_LAUNCH|only 'node -e/,
     );
   });
+
+  it('programless: seeded and launched replicas run until signalled, SIGTERM ends them 143, a second backend adopts them', async () => {
+    const cluster = new FakeCluster([fakeNode('n', 2)], new FakeClock(), true);
+    cluster.seed('old', 0, 0, 'n');
+    const backend = new FakeBackend(cluster);
+    const exits: ReplicaExit[] = [];
+    backend.onExit((e) => exits.push(e));
+    const ref = (job_id: string, rank: number) => ({
+      job_id,
+      attempt: 0,
+      rank,
+      node: 'n',
+      launch_id: '',
+      pid: 0,
+      proc_start: '',
+      job_dir: join(root, job_id),
+    });
+    assert.equal(await backend.adopt(ref('old', 0)), 'alive');
+    // A program that would exit at once: programless, it never runs.
+    await backend.launch(request('new', 'process.exit(3)'));
+    await new Promise((r) => setImmediate(r));
+    assert.equal(exits.length, 0, 'nothing ran, nothing ended');
+    assert.equal(cluster.running.size, 3);
+    backend.signal(ref('new', 1), 'SIGTERM');
+    backend.signal(ref('old', 0), 'SIGTERM');
+    assert.deepEqual(
+      exits.map((e) => `${e.job_id}/${e.rank}:${e.exit_code}`),
+      ['new/1:143', 'old/0:143'],
+    );
+  });
 });

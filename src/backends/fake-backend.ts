@@ -56,14 +56,39 @@ export class FakeCluster {
   modules: Record<string, unknown> = {};
   private nextPort = 30000;
 
+  /**
+   * @param programless Replicas run no program: each runs until signalled (SIGTERM ends it with
+   * 143), as `seed` adds them. For benches of the control plane at thousands of replicas
+   * (bench:scale), where a vm context per replica would cost more than the server measured.
+   */
   constructor(
     public nodes: BackendNode[] = [fakeNode('fake-0', 2), fakeNode('fake-1', 2)],
     readonly clock: Clock = systemClock,
+    readonly programless = false,
   ) {}
 
   /** A port for MASTER_PORT, one per attempt. */
   port(): number {
     return this.nextPort++;
+  }
+
+  /**
+   * Adds a replica that runs until signalled, as a restarted server finds one its predecessor
+   * launched (bench:scale's store of 2,000 running jobs): it has no program, so SIGTERM ends it
+   * with 143. A FakeBackend on this cluster adopts it.
+   */
+  seed(job_id: string, attempt: number, rank: number, node: string): void {
+    const replica: FakeReplica = {
+      job_id,
+      attempt,
+      rank,
+      node,
+      timers: new Set(),
+      handlers: new Map(),
+      watcher: undefined,
+    };
+    this.exits.delete(replicaKey(job_id, attempt, rank));
+    this.running.set(replicaKey(job_id, attempt, rank), replica);
   }
 
   /** Ends a replica with `code`: records it and tells its watcher, once. */
@@ -168,7 +193,8 @@ export class FakeBackend implements Backend {
       this.cluster.exits.delete(replicaKey(req.job_id, req.attempt, rank));
       this.cluster.running.set(replicaKey(req.job_id, req.attempt, rank), replica);
       launched.push({ rank, device, node: node.name, launch_id: '', pid: 0, proc_start: '', log_path, started_at_ms });
-      this.start(replica, program.script, [process.execPath, ...program.args], env, req.workdir, log_path);
+      if (!this.cluster.programless)
+        this.start(replica, program.script, [process.execPath, ...program.args], env, req.workdir, log_path);
     }
     return launched;
   }

@@ -121,4 +121,13 @@ export interface ControllerStats {
   rounds_total: number;
   round_seconds_sum: number;
   last_round_s: number;
+  /**
+   * Parts of the last round that had active jobs (bench:scale): inventory, store reads and the
+   * snapshot; the policy's decide(); the store transitions that apply it, launches excluded.
+   */
+  last_snapshot_s: number;
+  /** CPU seconds of this process over the last round (requests served meanwhile included). */
+  last_round_cpu_s: number;
+  last_decide_s: number;
+  last_apply_s: number;
 }

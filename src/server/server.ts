@@ -56,6 +56,11 @@ export interface ServerOptions {
   devices: readonly DeviceInfo[];
   /** Run replicas through Slurm instead of on this machine (`devices` is then ignored). */
   slurm?: SlurmSettings;
+  /**
+   * A backend built by the caller instead of the local or Slurm one (`devices` and `slurm` are then
+   * ignored): bench:scale serves a FakeBackend of 16,384 devices with the real store, API and loop.
+   */
+  backend?: Backend;
   policy: string;
   /** NAME=VALUE overrides of the policy's knobs (`--policy-param`), validated at start. */
   policy_params?: readonly string[];
@@ -245,9 +250,11 @@ async function start(o: ServerOptions): Promise<RunningServer> {
   let server: ServerType | undefined;
   try {
     // The local backend caps each log as it is written (backends/local/log-writer.ts); the sweep below caps the others.
-    const backend: Backend = o.slurm
-      ? await slurmBackend(o.slurm, o.data_dir, o.log)
-      : new LocalBackend({ devices: o.devices, log_limit_bytes: (o.retention ?? DEFAULT_RETENTION).log_limit_bytes });
+    const backend: Backend = o.backend
+      ? o.backend
+      : o.slurm
+        ? await slurmBackend(o.slurm, o.data_dir, o.log)
+        : new LocalBackend({ devices: o.devices, log_limit_bytes: (o.retention ?? DEFAULT_RETENTION).log_limit_bytes });
     const apiUrl = { value: '' };
     controller = new Controller({
       store,

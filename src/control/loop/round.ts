@@ -26,7 +26,15 @@ import { waitingReason } from './waiting-reason.js';
 const USAGE_SAVE_S = 60;
 
 export class Round {
-  private readonly counters = { rounds_total: 0, round_seconds_sum: 0, last_round_s: 0 };
+  private readonly counters = {
+    rounds_total: 0,
+    round_seconds_sum: 0,
+    last_round_s: 0,
+    last_round_cpu_s: 0,
+    last_snapshot_s: 0,
+    last_decide_s: 0,
+    last_apply_s: 0,
+  };
   private readonly latestRejections = new Map<string, Rejection>();
   private usage: ShareUsage | undefined;
   private savedAt_s = -Infinity;
@@ -91,6 +99,7 @@ export class Round {
   async run(then: () => Promise<void>): Promise<void> {
     const { store, backend, policy } = this.ctx.config;
     const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
     try {
       await backend.refresh();
     } catch (error) {
@@ -114,7 +123,11 @@ export class Round {
       const sharing = await this.sharing(grouped);
       for (const id of this.resizes.keys()) if (!jobs.some((j) => j.id === id)) this.resizes.delete(id);
       const snapshot = buildSnapshot(inv.nodes, grouped, this.ctx.now(), profiles, per_type, sharing, this.resizes);
+      const t1 = performance.now();
       let decision = policy.decide(snapshot);
+      const t2 = performance.now();
+      this.counters.last_snapshot_s = (t1 - t0) / 1000;
+      this.counters.last_decide_s = (t2 - t1) / 1000;
       // A drained partition: no running job is stopped for a relaunch that would only wait.
       const usable = inv.groups.map((g) => g.usable.length);
       decision = { ...decision, allocations: await keepRunning(this.ctx, grouped, decision.allocations, usable) };
@@ -131,12 +144,15 @@ export class Round {
       ))
         await this.ctx.noteOnce(w.job_id, w.key, 'waiting', w.reason);
       await this.apply(grouped, decision.allocations, profiles, inv, decision.notes ?? {}, decision.gains ?? {});
+      this.counters.last_apply_s = (performance.now() - t2) / 1000;
       await then();
     }
     const took_s = (performance.now() - t0) / 1000;
     this.counters.rounds_total += 1;
     this.counters.round_seconds_sum += took_s;
     this.counters.last_round_s = took_s;
+    const cpu = process.cpuUsage(cpu0);
+    this.counters.last_round_cpu_s = (cpu.user + cpu.system) / 1e6;
   }
 
   /** Applies `allocations` (on the policy's nodes) to `jobs` (their allocations on the same nodes). */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ReplicaRecord } from '../../store/types.js';
-import { KillDeadlines } from './kill-deadlines.js';
+import { KillDeadlines, replicasByJob } from './kill-deadlines.js';
 
 const replica = (job_id: string, rank: number): ReplicaRecord => ({
   job_id,
@@ -40,6 +40,27 @@ describe('KillDeadlines', () => {
     assert.deepEqual(
       kills.due(5000, live).map((r) => r.job_id),
       ['b'],
+    );
+  });
+
+  it('anyDue says whether a deadline has passed (the launcher reads the live replicas only then or for a job to start or stop)', () => {
+    const kills = new KillDeadlines();
+    assert.equal(kills.anyDue(0), false, 'no deadline');
+    kills.set('a', 1000);
+    assert.equal(kills.anyDue(999), false);
+    assert.equal(kills.anyDue(1000), true);
+    kills.due(1000, []);
+    assert.equal(kills.anyDue(2000), false, 'forgotten once no replica of it lives');
+  });
+});
+
+describe('replicasByJob', () => {
+  it('groups the live replicas by job, in their order', () => {
+    const grouped = replicasByJob([replica('a', 0), replica('b', 0), replica('a', 1)]);
+    assert.deepEqual([...grouped.keys()], ['a', 'b']);
+    assert.deepEqual(
+      grouped.get('a')!.map((r) => r.rank),
+      [0, 1],
     );
   });
 });

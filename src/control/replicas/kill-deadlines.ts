@@ -12,6 +12,12 @@ export class KillDeadlines {
     this.at_ms.set(job_id, deadline_ms);
   }
 
+  /** Whether some job's deadline has passed at `now_ms` (`due` would look at the live replicas). */
+  anyDue(now_ms: number): boolean {
+    for (const deadline_ms of this.at_ms.values()) if (now_ms >= deadline_ms) return true;
+    return false;
+  }
+
   /**
    * The replicas of `live` due for SIGKILL at `now_ms`: those of every job past its deadline, at
    * every call until none is left, so that a kill the backend could not deliver (slurmctld down)
@@ -20,12 +26,26 @@ export class KillDeadlines {
    */
   due(now_ms: number, live: readonly ReplicaRecord[]): ReplicaRecord[] {
     const out: ReplicaRecord[] = [];
+    if (!this.anyDue(now_ms)) return out;
+    const due = new Set([...this.at_ms].filter(([, deadline_ms]) => now_ms >= deadline_ms).map(([id]) => id));
+    const byJob = replicasByJob(live.filter((r) => due.has(r.job_id)));
     for (const [job_id, deadline_ms] of this.at_ms) {
       if (now_ms < deadline_ms) continue;
-      const left = live.filter((r) => r.job_id === job_id);
+      const left = byJob.get(job_id) ?? [];
       if (left.length === 0) this.at_ms.delete(job_id);
       out.push(...left);
     }
     return out;
   }
+}
+
+/** `live` grouped by job id (in their order): lookups by job in O(1) instead of a scan per job. */
+export function replicasByJob(live: readonly ReplicaRecord[]): Map<string, ReplicaRecord[]> {
+  const out = new Map<string, ReplicaRecord[]>();
+  for (const r of live) {
+    const list = out.get(r.job_id);
+    if (list) list.push(r);
+    else out.set(r.job_id, [r]);
+  }
+  return out;
 }

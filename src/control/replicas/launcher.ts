@@ -8,6 +8,7 @@
 import type { LaunchedReplica, ReplicaExit } from '../../backends/backend.js';
 import { GoodputError } from '../../core/errors.js';
 import type { JobRecord } from '../../store/types.js';
+import { replicasByJob } from './kill-deadlines.js';
 import type { ControllerContext } from '../controller-context.js';
 import { gpuTypeOf } from '../reports/profile-book.js';
 import type { Supervisor } from './supervisor.js';
@@ -80,23 +81,27 @@ export class Launcher {
     const { store, backend, grace_s } = this.ctx.config;
     const now = this.ctx.now();
     if (this.supervisor.watchDue(now)) await this.supervisor.watch(await store.listLiveReplicas(), now);
-    const live = await store.listLiveReplicas();
+    const jobs = await store.listJobs({ states: ['starting', 'rescaling'] });
+    // Every live replica is read only when a job starts or stops or a kill is due: on a steady
+    // cluster of 16,000 replicas that read cost tens of ms on every tick (bench:scale, issue #49).
+    const live = jobs.length > 0 || this.ctx.killAt.anyDue(now) ? await store.listLiveReplicas() : [];
+    const liveOf = replicasByJob(live);
     const busy = new Map<string, string>();
     for (const r of live) if (r.device !== null) busy.set(`${r.node}/${r.device}`, r.job_id);
     const names = backend.nodes().map((n) => n.name);
-    const jobs = await store.listJobs({ states: ['starting', 'rescaling'] });
     for (const job of jobs) {
       if (
         job.state === 'rescaling' &&
         job.stop_requested_at_ms !== null &&
         now >= job.stop_requested_at_ms + grace_s * 1000
       ) {
-        for (const r of live) if (r.job_id === job.id) backend.signal(this.ctx.ref(r), 'SIGKILL');
+        for (const r of liveOf.get(job.id) ?? []) backend.signal(this.ctx.ref(r), 'SIGKILL');
       }
     }
     for (const r of this.ctx.killAt.due(now, live)) backend.signal(this.ctx.ref(r), 'SIGKILL');
+    const starting = new Set(jobs.filter((j) => j.state === 'starting').map((j) => j.id));
     for (const map of [this.waits, this.holds, this.retryAt])
-      for (const id of map.keys()) if (!jobs.some((j) => j.id === id && j.state === 'starting')) map.delete(id);
+      for (const id of map.keys()) if (!starting.has(id)) map.delete(id);
     this.dropStale(jobs);
     this.endDropped();
     for (const job of jobs) {
@@ -123,7 +128,7 @@ export class Launcher {
           job.id,
           `device(s) ${held.join(',')} still held by the exiting replicas of job ${busy.get(held[0]!)}`,
         );
-      else if (!live.some((r) => r.job_id === job.id)) {
+      else if (!liveOf.has(job.id)) {
         this.waits.delete(job.id);
         await this.launch(job);
       }

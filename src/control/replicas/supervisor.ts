@@ -8,6 +8,7 @@ import type { DeviceBinding, TransitionDetail } from '../../store/store.js';
 import type { ReplicaRecord } from '../../store/types.js';
 import type { ControllerContext } from '../controller-context.js';
 import { failureHint } from './failure-hint.js';
+import { replicasByJob } from './kill-deadlines.js';
 import { logTail } from './log-tail.js';
 
 export class Supervisor {
@@ -124,10 +125,11 @@ export class Supervisor {
       if (status === 'alive') continue;
       if (await store.recordReplicaExit({ ...r, exit_code: status }, 'reconciler')) await this.settle(r.job_id);
     }
+    const liveOf = replicasByJob(live);
     for (const job of await store.listJobs({ states: ['running', 'rescaling'] })) {
       // An exit recorded but not acted on (a settle that failed on a full disk) is acted on now,
       // every watch until it succeeds: no job stays placed with no process.
-      if (!live.some((r) => r.job_id === job.id && r.attempt === job.launches - 1)) await this.settle(job.id);
+      if (!(liveOf.get(job.id) ?? []).some((r) => r.attempt === job.launches - 1)) await this.settle(job.id);
       const reason =
         job.state === 'running'
           ? hungReason(job, now, this.watchingSince_ms, this.ctx.config.hung_timeout_s, job)
@@ -135,7 +137,7 @@ export class Supervisor {
       if (reason === undefined) continue;
       await store.stopJob(job.id, { allocation: job.allocation, devices: job.devices }, 'hung', 'controller', reason);
       // SIGKILL: a stopped (SIGSTOP) or wedged replica would never act on SIGTERM.
-      for (const r of live) if (r.job_id === job.id) backend.signal(this.ctx.ref(r), 'SIGKILL');
+      for (const r of liveOf.get(job.id) ?? []) backend.signal(this.ctx.ref(r), 'SIGKILL');
     }
     await this.afterWatch?.(live, now);
   }
@@ -158,7 +160,11 @@ export class Supervisor {
       }
     }
     if (adopted.length > 0)
-      this.ctx.log(`reconcile: re-adopted ${adopted.length} running replica(s): ${adopted.join(' ')}`);
+      this.ctx.log(
+        `reconcile: re-adopted ${adopted.length} running replica(s): ${adopted.slice(0, 50).join(' ')}` +
+          // One line of 16,000 names helps no one reading the log (bench:scale).
+          (adopted.length > 50 ? ` and ${adopted.length - 50} more` : ''),
+      );
     for (const job of await store.listJobs({ states: ['starting'] }))
       await backend.abandon(job.id, this.ctx.jobDir(job.id), job.launches);
     for (const job of await store.listJobs({ states: ['running', 'rescaling'] })) await this.settle(job.id);
