@@ -145,7 +145,7 @@ describe('dashboard in chromium', { timeout: 240_000 }, () => {
     await shot('cluster-alice');
   });
 
-  it("shares page: each team's quota, use, borrowed and lent devices, factor and usage, as GET /v1/shares", async () => {
+  it("shares page: each team's quota, use, borrowed and lent, factor and usage, as GET /v1/shares", async () => {
     await login(tokens.alice!, '#/shares');
     await page.waitForSelector('#shares-table tr[data-team="idle"]');
     const cell = (team: string, col: string) =>

@@ -2,8 +2,8 @@
  * How many devices of each GPU type every user is entitled to this round (issue 48): each team's
  * weighted share of the type, but at least its quota (both bounded by what its jobs can use), then
  * what others leave unused by weighted max-min fair share between teams (weight times the
- * fair-share factor of its decayed usage), then inside each team between its users the same way. Capacity nobody can use is entitled to nobody (the layer lends
- * it). Whole devices; ties break by name. Pure.
+ * fair-share factor of its decayed usage), then inside each team between its users the same way.
+ * Capacity nobody can use is entitled to nobody (the layer lends it). Whole devices; ties break by name. Pure.
  */
 import type { ShareUsage, TeamShare } from '../../core/cluster.js';
 
