@@ -10,6 +10,7 @@ import { JobPage } from './pages/job.js';
 import { PlanPage } from './pages/plan.js';
 import { JobsPage } from './pages/jobs.js';
 import { LoginPage } from './pages/login.js';
+import { SharesPage } from './pages/shares.js';
 import { SimPage } from './pages/sim.js';
 import { ErrorLine } from './shell.js';
 
@@ -74,6 +75,7 @@ function App() {
   let page;
   if (route.startsWith('job/')) page = <JobPage id={decodeURIComponent(route.slice(4))} me={me} key={route} />;
   else if (route === 'cluster') page = <ClusterPage />;
+  else if (route === 'shares') page = <SharesPage />;
   else if (route.startsWith('plan/')) page = <PlanPage planKey={decodeURIComponent(route.slice(5))} key={route} />;
   else page = <JobsPage />;
   const logout = () => {
@@ -85,6 +87,7 @@ function App() {
       nav={[
         ['/cluster', 'Cluster'],
         ['/jobs', 'Jobs'],
+        ['/shares', 'Shares'],
       ]}
       hash={hash}
       user={me}

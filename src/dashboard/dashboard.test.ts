@@ -4,7 +4,7 @@
  * screenshots (folder printed as a test diagnostic; docs/img has two of them).
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
@@ -50,8 +50,19 @@ async function login(token: string, route = '#/jobs'): Promise<void> {
   await page.goto(`${dashboard}/${route}`);
 }
 
+/**
+ * Shares for the shares page: alice's team's quota (1) is below its fair share (2 of the 4 slots
+ * with bob using his), so it changes no decision the other tests see; team idle's quota has no
+ * jobs and is all lent.
+ */
+const SHARES = 'teams:\n  vision: {members: [alice], quota: {cpu: 1}}\n  idle: {members: [dave], quota: {cpu: 1}}\n';
+
 before(async () => {
+  const shares_file = join(data_dir, 'shares.yaml');
+  writeFileSync(shares_file, SHARES);
   const server = await startServerProcess(data_dir, [
+    '--shares',
+    shares_file,
     '--cpu-slots',
     '4',
     '--interval-s',
@@ -132,6 +143,42 @@ describe('dashboard in chromium', { timeout: 240_000 }, () => {
     );
     assert.ok(Number(await page.locator('.timeline canvas').getAttribute('data-bands')) >= 1, 'timeline has bands');
     await shot('cluster-alice');
+  });
+
+  it("shares page: each team's quota, use, borrowed and lent, factor and usage, as GET /v1/shares", async () => {
+    await login(tokens.alice!, '#/shares');
+    await page.waitForSelector('#shares-table tr[data-team="idle"]');
+    const cell = (team: string, col: string) =>
+      page.locator(`#shares-table tr[data-team="${team}"] td[data-col="${col}"]`).innerText();
+    assert.equal(await cell('vision', 'members'), 'alice');
+    assert.equal(await cell('vision', 'quota'), 'cpu 1');
+    assert.equal(await cell('idle', 'quota'), 'cpu 1');
+    assert.equal(await cell('idle', 'use'), '–');
+    assert.equal(await cell('idle', 'lent'), 'cpu 1');
+    // bob is no team's member: his own team, without a quota.
+    assert.equal(await cell('bob', 'quota'), '–');
+    // The page shows what the API answers (both poll; wait until they agree).
+    const api = new GoodputClient(servers[0]!.url, tokens.alice!);
+    await waitFor("the page to show the API's use, borrowed, factor and usage", 15_000, async () => {
+      const teams = await api.shares();
+      for (const t of teams) {
+        const used =
+          Object.entries(t.use)
+            .map(([k, n]) => `${k} ${n}`)
+            .join(', ') || '–';
+        const borrowed =
+          Object.entries(t.borrowed)
+            .map(([k, n]) => `${k} ${n}`)
+            .join(', ') || '–';
+        if ((await cell(t.team, 'use')) !== used || (await cell(t.team, 'borrowed')) !== borrowed) return false;
+        if ((await cell(t.team, 'factor')) !== t.fair_share_factor.toFixed(2)) return false;
+      }
+      return teams.some(
+        (t) => t.team === 'vision' && (t.use['cpu'] ?? 0) > 1 && t.borrowed['cpu'] === t.use['cpu']! - 1,
+      );
+    });
+    assert.match(await cell('vision', 'usage'), /^\d+\.\d\d device-h$/);
+    await shot('shares');
   });
 
   it('job page: charts have the reported points, events and the log tail', async () => {

@@ -1,9 +1,9 @@
 /**
- * How many devices of each GPU type every user is entitled to this round (issue 48): first each
- * team's quota (bounded by what its jobs can use), then the rest by weighted max-min fair share
- * between teams (weight times the fair-share factor of its decayed usage), then inside each team
- * between its users the same way. Capacity nobody can use is entitled to nobody (the layer lends
- * it). Whole devices; ties break by name. Pure.
+ * How many devices of each GPU type every user is entitled to this round (issue 48): each team's
+ * weighted share of the type, but at least its quota (both bounded by what its jobs can use), then
+ * what others leave unused by weighted max-min fair share between teams (weight times the
+ * fair-share factor of its decayed usage), then inside each team between its users the same way.
+ * Capacity nobody can use is entitled to nobody (the layer lends it). Whole devices; ties break by name. Pure.
  */
 import type { ShareUsage, TeamShare } from '../../core/cluster.js';
 
@@ -89,10 +89,13 @@ export function fairShareFactors(
 }
 
 /**
- * `capacity` split between `names`: first each gets its plain weighted share (rounded down, so
- * nobody ever gets less than its own part of the cluster: the sharing incentive), bounded by its
- * demand; what is left over (others' unused parts) goes by max-min of weight times the fair-share
- * factor of past usage, so past usage decides who borrows, never who keeps its part.
+ * `capacity` split between `names`: first each gets its plain weighted share of the whole
+ * `capacity` (rounded down, so nobody ever gets less than its own part of the cluster: the sharing
+ * incentive), but at least its `guaranteed` devices (its quota, already bounded by its demand) and
+ * at most its demand; where quotas above their weighted shares leave too little for the others'
+ * shares, those are cut by weight. What is left over (others' unused parts) goes by max-min of
+ * weight times the fair-share factor of past usage, so past usage decides who borrows, never who
+ * keeps its part. A quota is thus a floor under a team's weighted share, not an addition to it.
  */
 function flooredShare(
   capacity: number,
@@ -100,11 +103,20 @@ function flooredShare(
   demand: ReadonlyMap<string, number>,
   weight: ReadonlyMap<string, number>,
   factor: ReadonlyMap<string, number>,
+  guaranteed: ReadonlyMap<string, number> = new Map(),
 ): Map<string, number> {
   const sum = names.reduce((s, n) => s + weight.get(n)!, 0);
-  const floor = new Map(
-    names.map((n) => [n, Math.min(demand.get(n)!, Math.floor((capacity * weight.get(n)!) / Math.max(sum, 1e-12)))]),
-  );
+  const g = (n: string) => Math.min(guaranteed.get(n) ?? 0, demand.get(n)!);
+  const plain = (n: string) => Math.floor((capacity * weight.get(n)!) / Math.max(sum, 1e-12));
+  let floor = new Map(names.map((n) => [n, Math.min(demand.get(n)!, Math.max(g(n), plain(n)))]));
+  if ([...floor.values()].reduce((s, x) => s + x, 0) > capacity) {
+    const left = capacity - names.reduce((s, n) => s + g(n), 0);
+    const above = waterFill(
+      Math.max(0, left),
+      new Map(names.map((n) => [n, { demand: floor.get(n)! - g(n), weight: weight.get(n)! }])),
+    );
+    floor = new Map(names.map((n) => [n, g(n) + (above.get(n) ?? 0)]));
+  }
   const rest = capacity - [...floor.values()].reduce((s, x) => s + x, 0);
   const claims = new Map(
     names.map((n) => [n, { demand: demand.get(n)! - floor.get(n)!, weight: weight.get(n)! * factor.get(n)! }]),
@@ -146,17 +158,12 @@ export function entitle(
       }),
     );
     const byQuota = waterFill(capacity.get(type)!, quotaClaims);
-    let rest = capacity.get(type)!;
-    for (const [t, n] of byQuota) {
-      guaranteed.get(t)!.set(type, n);
-      teamLeft.set(t, teamLeft.get(t)! - n);
-      rest -= n;
-    }
-    const byShare = flooredShare(rest, teamNames, teamLeft, weight, team_factor);
+    for (const [t, n] of byQuota) guaranteed.get(t)!.set(type, n);
+    const byShare = flooredShare(capacity.get(type)!, teamNames, teamLeft, weight, team_factor, byQuota);
     for (const t of teamNames) {
-      const n = (byQuota.get(t) ?? 0) + (byShare.get(t) ?? 0);
+      const n = byShare.get(t) ?? 0;
       teamGets.get(t)!.set(type, n);
-      teamLeft.set(t, teamLeft.get(t)! - (byShare.get(t) ?? 0));
+      teamLeft.set(t, teamLeft.get(t)! - n);
     }
   }
   // Inside each team: its users by the same rule (equal weights times their own usage factor).

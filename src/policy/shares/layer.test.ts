@@ -5,7 +5,7 @@ import { fifoPolicy } from '../fifo.js';
 import { goodputPolicy } from '../goodput/index.js';
 import { job } from '../goodput/test-jobs.js';
 import { validateDecision } from '../validate-decision.js';
-import { waterFill } from './entitle.js';
+import { entitle, waterFill } from './entitle.js';
 import { withShares } from './layer.js';
 
 const slots = (n: number, type = 'cpu'): NodeInfo[] => [
@@ -119,5 +119,43 @@ describe('waterFill', () => {
       ['b', { demand: 9, weight: 1 }],
     ]);
     assert.deepEqual(Object.fromEntries(waterFill(5, even)), { a: 3, b: 2 });
+  });
+});
+
+describe('entitle', () => {
+  const teams: TeamShare[] = [
+    { name: 'light-a', members: ['u1', 'u2'], weight: 2, quota: { default: 16 } },
+    { name: 'light-b', members: ['u3', 'u4'], weight: 2, quota: { default: 16 } },
+    { name: 'sweep', members: ['sweeper'], weight: 1, quota: {} },
+  ];
+  const busy = (user: string, team: string) => ({ user, team, demand: 64 });
+  const users = [busy('u1', 'light-a'), busy('u2', 'light-a'), busy('u3', 'light-b'), busy('u4', 'light-b')];
+
+  it('counts a quota inside its weighted share: every user of the bench teams gets a fifth', () => {
+    const ent = entitle(new Map([['default', 64]]), [...users, busy('sweeper', 'sweep')], teams, undefined, 1);
+    const got = Object.fromEntries([...ent.by_user].map(([u, m]) => [u, m.get('default')]));
+    // 64 * 2/5 = 25.6 per light team (above its quota of 16), 12.8 for the sweep team.
+    for (const u of ['u1', 'u2', 'u3', 'u4', 'sweeper']) assert.ok(got[u]! >= 12, `${u}: ${got[u]}`);
+    assert.equal(
+      Object.values(got).reduce((s: number, x) => s + (x ?? 0), 0),
+      64,
+    );
+  });
+
+  it('keeps a quota above the weighted share whole, the others share the rest by weight', () => {
+    const big: TeamShare[] = [
+      { name: 'a', members: ['a1'], weight: 1, quota: { default: 48 } },
+      { name: 'b', members: ['b1'], weight: 2, quota: {} },
+    ];
+    const ent = entitle(
+      new Map([['default', 64]]),
+      [busy('a1', 'a'), busy('b1', 'b'), busy('c1', 'c')],
+      big,
+      undefined,
+      1,
+    );
+    const got = (u: string) => ent.by_user.get(u)!.get('default');
+    // Shares 16/32/16: a's quota of 48 is kept whole; the other 16 split 2:1.
+    assert.deepEqual([got('a1'), got('b1'), got('c1')], [48, 11, 5]);
   });
 });
