@@ -25,10 +25,8 @@ export class FactsAsk {
   private readonly asked = new Map<string, number>();
   private readonly inFlight = new Map<string, Promise<void>>();
 
-  constructor(
-    private readonly scancel: (args: readonly string[]) => Promise<string>,
-    private readonly log: (line: string) => void,
-  ) {}
+  /** `scancel` runs scancel with these arguments and logs its failures itself. */
+  constructor(private readonly scancel: (args: readonly string[]) => Promise<unknown>) {}
 
   /**
    * Marks the rank for a stack dump (`.stacks`) and signals its Slurm job once the caller's loop
@@ -90,11 +88,7 @@ export class FactsAsk {
     if (!always && last !== undefined && Date.now() - last < 1000) return; // the other ranks of one ask
     this.asked.set(launch_id, Date.now());
     if (this.asked.size > 1000) this.asked.delete(this.asked.keys().next().value!);
-    try {
-      await this.scancel([`--signal=${ASK_SIGNAL}`, launch_id]);
-    } catch (error) {
-      this.log(`slurm: scancel --signal=${ASK_SIGNAL} ${launch_id}: ${(error as Error).message}`);
-    }
+    await this.scancel([`--signal=${ASK_SIGNAL}`, launch_id]);
   }
 }
 

@@ -280,12 +280,8 @@ export class SlurmBackend implements Backend {
       });
   }
 
-  /** Slurm places the GPUs within a node (`--gres` per node): a hang drains the node (backend.ts). */
-  readonly hangDrains = 'node';
-  private readonly ask = new FactsAsk(
-    (args) => this.slurm('scancel', args),
-    (line) => this.log(line),
-  );
+  readonly hangDrains = 'node'; // Slurm picks the GPUs within a node (`--gres` per node): backend.ts
+  private readonly ask = new FactsAsk((args) => this.slurm('scancel', args).catch((e: Error) => this.log(e.message)));
   /** Stacks and facts through `scancel --signal=23` and the task wrapper (ask-facts.ts). */
   readonly requestStacks = (ref: ReplicaRef): boolean => this.ask.stacks(ref);
   readonly processFacts = readFacts;
