@@ -19,6 +19,8 @@ import { ASK_SIGNAL } from './batch-script.js';
 
 /** How long `refreshFacts` waits for the wrappers' answers (ms). */
 const ANSWER_WAIT_MS = 3000;
+/** Facts asked this recently (ms) are not asked again by `facts`. */
+const FRESH_MS = 5000;
 
 /** Asks the ranks of Slurm jobs for their facts, stacks or end: one scancel per Slurm job per ask. */
 export class FactsAsk {
@@ -72,9 +74,14 @@ export class FactsAsk {
     return p;
   }
 
-  /** Asks every rank of `refs` for its facts and waits (at most 3 s) until each answered. */
+  /**
+   * Asks every rank of `refs` for its facts and waits (at most 3 s) until each answered. Ranks of
+   * a Slurm job asked in the last 5 s are not asked again (a dashboard or a script polling
+   * GET /v1/jobs/{id}/ranks would otherwise cost slurmctld one RPC per poll): they keep that answer.
+   */
   async facts(refs: readonly ReplicaRef[]): Promise<void> {
-    const live = refs.filter((r) => r.launch_id !== '');
+    const recent = (id: string) => Date.now() - (this.asked.get(id) ?? -Infinity) < FRESH_MS;
+    const live = refs.filter((r) => r.launch_id !== '' && !recent(r.launch_id));
     const before = live.map((r) => factsStamp(r));
     await Promise.all([...new Set(live.map((r) => r.launch_id))].map((id) => this.signal(id, true)));
     for (let waited = 0; waited < ANSWER_WAIT_MS; waited += 100) {

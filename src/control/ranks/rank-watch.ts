@@ -161,7 +161,10 @@ export class RankWatch {
               `('goodput nodes clear ${v.node}/${v.device}' to clear)`,
         { node: v.node, device: wholeNode ? null : v.device, kind: 'drained' },
       );
-    await store.stopJob(job_id, { allocation: job.allocation, devices: job.devices }, 'hung', 'controller', reason);
+    // A drained node: no target, so the job is requeued and placed afresh once its replicas are
+    // gone (a policy that keeps a job's allocation, fifo, would put it back on that node).
+    const next = wholeNode ? { allocation: [], devices: [] } : { allocation: job.allocation, devices: job.devices };
+    await store.stopJob(job_id, next, 'hung', 'controller', reason);
     // SIGKILL: a stopped (SIGSTOP) or wedged replica would never act on SIGTERM.
     for (const r of replicas) backend.signal(this.ctx.ref(r), 'SIGKILL');
     this.latest.delete(job_id);
