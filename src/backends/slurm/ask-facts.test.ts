@@ -4,7 +4,16 @@
  * of /proc/PID/stat read back as state and CPU time, and facts not asked again within 5 s.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -55,6 +64,9 @@ describe('asking Slurm ranks for facts and stacks', () => {
     writeFileSync(runFileBase(root, 0, 6) + '.facts', 'not a stat line');
     assert.equal(readFacts(ref(6)), undefined);
     assert.equal(readFacts(ref(9)), undefined);
+    const old = (Date.now() - 60_000) / 1000;
+    utimesSync(runFileBase(root, 0, 4) + '.facts', old, old);
+    assert.equal(readFacts(ref(4)), undefined, 'an answer from before the last ask');
   });
 
   it('asks for facts at most once per 5 s per Slurm job', async () => {

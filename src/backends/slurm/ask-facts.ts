@@ -21,6 +21,8 @@ import { ASK_SIGNAL } from './batch-script.js';
 const ANSWER_WAIT_MS = 3000;
 /** Facts asked this recently (ms) are not asked again by `facts`. */
 const FRESH_MS = 5000;
+/** An answer older than this (ms) is not read: it predates the last ask. */
+const STALE_MS = 10_000;
 
 /** Asks the ranks of Slurm jobs for their facts, stacks or end: one scancel per Slurm job per ask. */
 export class FactsAsk {
@@ -114,14 +116,18 @@ function factsStamp(ref: ReplicaRef): string {
 }
 
 /**
- * The facts the rank's wrapper copied at the last ask, or undefined (never asked, or no answer).
+ * The facts the rank's wrapper copied at the last ask, or undefined (never asked, no answer, or an
+ * answer older than 10 s).
  * Read as the exit file is (run-files.ts): a plain file only, never through a link, a few KB.
  */
 export function readFacts(ref: ReplicaRef): ProcessFacts | undefined {
   let fd: number | undefined;
   try {
     fd = openSync(factsPath(ref), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-    if (!fstatSync(fd).isFile()) return undefined;
+    const stat = fstatSync(fd);
+    // An answer older than the last ask would show the process as it was then (a rank stopped
+    // since still reading `S`): unknown is better than wrong. Node clocks are taken to agree within seconds.
+    if (!stat.isFile() || Date.now() - stat.mtimeMs > STALE_MS) return undefined;
     const buffer = Buffer.alloc(4096);
     return procFactsOf(buffer.toString('utf8', 0, readSync(fd, buffer, 0, buffer.length, 0)));
   } catch {
