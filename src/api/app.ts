@@ -27,7 +27,17 @@ import { registerProfileRoutes } from './profile-routes.js';
 import { registerShareRoutes } from './share-routes.js';
 import { registerRankRoutes } from './rank-routes.js';
 import { registerTokenRoutes } from './token-routes.js';
-import { eventView, iso, jobView, replicaView, type JobDetail, type NodeView, type SubmittedJob } from './views.js';
+import type { DeviceMark } from '../control/ranks/device-mark.js';
+import {
+  eventView,
+  iso,
+  jobView,
+  replicaView,
+  type DeviceView,
+  type JobDetail,
+  type NodeView,
+  type SubmittedJob,
+} from './views.js';
 
 /** What the API needs from the server. */
 export interface AppOptions {
@@ -267,6 +277,7 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
         // Other users' job ids are theirs to share: a non-admin sees only that a device is taken.
         const shown = (id: string | undefined) =>
           id !== undefined && mayAccess(principal, owner.get(id)!, id) ? id : null;
+        const marks = new Map(controller.deviceMarks().map((m) => [`${m.node}/${m.device}`, m]));
         const nodes: NodeView[] = inventory.map((n) => ({
           name: n.name,
           usable: n.usable,
@@ -281,6 +292,7 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
               type: deviceType(d),
               job: shown(id),
               busy: id !== undefined,
+              ...markOf(marks.get(`${n.name}/${d.index}`)),
             };
           }),
         }));
@@ -304,4 +316,9 @@ function readRange(path: string, start: number, end: number): Promise<string> {
       .on('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
       .on('error', reject);
   });
+}
+
+/** A device's mark from the verdicts across ranks, as DeviceView carries it (nothing when unmarked). */
+function markOf(m: DeviceMark | undefined): Pick<DeviceView, 'mark'> {
+  return m ? { mark: { kind: m.kind, reason: m.reason } } : {};
 }

@@ -108,6 +108,8 @@ export interface DeviceView {
   job: string | null;
   /** Whether a job holds the device (whoever owns it). */
   busy: boolean;
+  /** Its mark from the verdicts across ranks (docs/doctor.md): slow (placed last) or drained; absent when none. */
+  mark?: { kind: 'slow' | 'drained'; reason: string };
 }
 
 export interface NodeView {

@@ -212,8 +212,24 @@ export interface Backend {
    * asked. Optional: a backend without it gives no stacks.
    */
   requestStacks?(ref: ReplicaRef): boolean;
-  /** The replica's main process as /proc shows it, or undefined (gone, or on another machine). Optional. */
+  /**
+   * The replica's main process as /proc shows it, or undefined (gone, or not read). Optional. A
+   * backend whose replicas run on other machines answers what `refreshFacts` or `requestStacks`
+   * last read there.
+   */
   processFacts?(ref: ReplicaRef): ProcessFacts | undefined;
+  /**
+   * Has the replicas' facts read afresh where they run (Slurm: by the task wrapper on each node)
+   * and resolves once they answered or after a few seconds. Optional: a backend that reads them
+   * directly (local) has none.
+   */
+  refreshFacts?(refs: readonly ReplicaRef[]): Promise<void>;
+  /**
+   * What a hung rank's restart must avoid: 'node' where the cluster's scheduler, not Goodput,
+   * picks which of a node's devices a replica gets (Slurm, `--gres` per node), so the hung device
+   * cannot be kept out alone; absent: the device alone.
+   */
+  readonly hangDrains?: 'node';
   /** Registers the exit listener (one; replaces the previous). */
   onExit(listener: (exit: ReplicaExit) => void): void;
   /** Stops watching; never kills replicas (they survive a server restart by design). */

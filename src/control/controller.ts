@@ -290,7 +290,9 @@ export class Controller {
     job_id: string,
   ): Promise<{ rank: number; state: string | null; cpu_s: number | null; last_log_line: string }[]> {
     const backend = this.options.backend;
-    return (await this.ctx.liveReplicas(job_id)).map((r) => {
+    const live = await this.ctx.liveReplicas(job_id);
+    await backend.refreshFacts?.(live.map((r) => this.ctx.ref(r)));
+    return live.map((r) => {
       const facts = backend.processFacts?.(this.ctx.ref(r));
       return {
         rank: r.rank,

@@ -92,4 +92,82 @@ describe('verdicts across ranks in the controller', () => {
       await plane.close();
     }
   });
+
+  it('drains the whole node where the backend picks the devices within a node, and requeues the job off it', async () => {
+    const clock = new FakeClock(1_700_000_000_000);
+    const store = new SqliteStore(':memory:', { now_ms: () => clock.now_ms() });
+    const fake = new FakeBackend(new FakeCluster([fakeNode('n0', 4), fakeNode('n1', 4)], clock));
+    // As the Slurm backend says of itself: Slurm, not Goodput, picks the GPUs within a node.
+    const backend = Object.assign(fake, { hangDrains: 'node' as const });
+    const controller = new Controller({
+      store,
+      backend,
+      policy: findPolicy('fifo')!.create({ seed: 0 }),
+      data_dir: mkdtempSync(join(root, 'data-')),
+      secret: 's',
+      api_url: 'http://127.0.0.1:1',
+      interval_s: 60,
+      grace_s: 5,
+      clock,
+    });
+    await controller.start();
+    try {
+      const job = await controller.submit(
+        {
+          name: 'ranks',
+          command: [process.execPath, '-e', 'setTimeout(() => process.exit(0), 3_600_000);'],
+          workdir: root,
+          env: {},
+          min_replicas: 3,
+          max_replicas: 3,
+          max_restarts: 3,
+          preemptible: true,
+          priority: 0,
+        },
+        'u',
+        'u',
+      );
+      await clock.until(async () => (await store.getJob(job.id))!.state === 'running', 10_000);
+      const first = (await store.getJob(job.id))!;
+      const node = first.allocation[0]!;
+      assert.deepEqual(first.allocation, [node, node, node]);
+      let step = 0;
+      for (let t = 0; t < 6; t += 2) {
+        step += 10;
+        for (const rank of [0, 1, 2]) await controller.rankSummary(job.id, summary(0, rank, 0.5, step));
+        await clock.advance(2000);
+      }
+      await clock.until(
+        async () => {
+          for (const rank of [0, 1])
+            await controller.rankSummary(job.id, summary(0, rank, 0, step, 0)).catch(() => undefined);
+          return (await store.listEvents(job.id)).some((e) => e.kind === 'rank-hung');
+        },
+        60_000,
+        2000,
+      );
+      const name = fake.nodes()[node]!.name;
+      const hung = (await store.listEvents(job.id)).find((e) => e.kind === 'rank-hung')!;
+      assert.match(hung.reason, new RegExp(`without node ${name} \\(drained`));
+      assert.deepEqual(
+        controller
+          .deviceMarks()
+          .map((m) => [m.node, m.device, m.kind])
+          .sort((a, b) => Number(a[1]) - Number(b[1])),
+        [0, 1, 2, 3].map((d) => [name, d, 'drained']),
+      );
+      const mark = (await store.listEvents(job.id)).find((e) => e.kind === 'device-marked')!;
+      assert.deepEqual([mark.data.node, mark.data.device], [name, null]);
+      await clock.until(
+        async () => (await store.getJob(job.id))!.launches === 2 && (await store.getJob(job.id))!.state === 'running',
+        60_000,
+      );
+      // Without the requeue, fifo keeps the job's allocation on the drained node.
+      assert.deepEqual((await store.getJob(job.id))!.allocation, [1 - node, 1 - node, 1 - node]);
+      assert.equal(controller.clearDeviceMarks(name).length, 4);
+    } finally {
+      await controller.stop();
+      await store.close();
+    }
+  });
 });

@@ -103,24 +103,25 @@ export function liveRoutes(s: LiveSources): Hono<ApiEnv> {
     const byId = new Map(jobs.map((j) => [j.id, j]));
     const visible = (j: JobRecord) => p.admin || j.user === p.user;
     const holders: ClusterResponse['holders'] = {};
+    const clusterDevice = (d: NodeView['devices'][number]): ClusterNode['devices'][number] => {
+      const job = d.job === null ? undefined : byId.get(d.job);
+      if (d.job === null)
+        return {
+          index: d.index,
+          kind: d.kind,
+          name: d.name,
+          use: d.busy ? ('other' as const) : ('free' as const),
+          job: null,
+        };
+      if (!job) return { index: d.index, kind: d.kind, name: d.name, use: 'foreign' as const, job: null };
+      if (!visible(job)) return { index: d.index, kind: d.kind, name: d.name, use: 'other' as const, job: null };
+      holders[job.id] = { name: job.name, user: job.user, state: job.state };
+      return { index: d.index, kind: d.kind, name: d.name, use: 'job' as const, job: job.id };
+    };
     const nodes: ClusterNode[] = views.map((n) => ({
       name: n.name,
       gpu_types: n.gpu_types,
-      devices: n.devices.map((d) => {
-        const job = d.job === null ? undefined : byId.get(d.job);
-        if (d.job === null)
-          return {
-            index: d.index,
-            kind: d.kind,
-            name: d.name,
-            use: d.busy ? ('other' as const) : ('free' as const),
-            job: null,
-          };
-        if (!job) return { index: d.index, kind: d.kind, name: d.name, use: 'foreign' as const, job: null };
-        if (!visible(job)) return { index: d.index, kind: d.kind, name: d.name, use: 'other' as const, job: null };
-        holders[job.id] = { name: job.name, user: job.user, state: job.state };
-        return { index: d.index, kind: d.kind, name: d.name, use: 'job' as const, job: job.id };
-      }),
+      devices: n.devices.map((d) => ({ ...clusterDevice(d), ...(d.mark ? { mark: d.mark } : {}) })),
     }));
     const timeline = await liveTimeline(s.store, jobs, nodes, visible, from_ms, now_ms);
     return c.json<ClusterResponse>({ now_ms, nodes, holders, timeline });

@@ -85,6 +85,8 @@ export interface ClusterDevice {
   use: DeviceUse;
   /** Holder, when visible to the caller. */
   job: string | null;
+  /** Its mark from the verdicts across ranks (slow: placed last; drained: not placed); absent when none. */
+  mark?: { kind: 'slow' | 'drained'; reason: string };
 }
 
 export interface ClusterNode {

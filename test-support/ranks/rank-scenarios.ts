@@ -1,16 +1,21 @@
 /**
- * Injected rank faults on a real `goodput up` (local backend, CPU slots, real torch with gloo):
- * one slow rank, one SIGSTOPped rank, or none; each measures how long the control plane takes to
+ * Injected rank faults on a real `goodput up` (local backend on CPU slots, or the Slurm test
+ * cluster; real torch with gloo): one slow rank, one hung rank (stopped, or blocked in a collective
+ * the others skipped; injected inside the job, so on any backend), or none; each measures how long the control plane takes to
  * name the rank (GET /v1/jobs/{id}/ranks, the job's events). Shared by bench/doctor-live.ts and
  * src/control/e2e-ranks.test.ts.
  */
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { GoodputClient, JobDetail } from '../../src/client/client.js';
+import type { EventView, GoodputClient, JobDetail } from '../../src/client/client.js';
 import { sleep, waitFor } from '../control/harness.js';
 
 export const RANK_FAULTS = join(import.meta.dirname, '..', '..', '..', 'test-support', 'ranks', 'rank_faults.py');
 
-export type SlowPhase = 'compute' | 'between' | 'data' | 'hog';
+export type SlowPhase = 'compute' | 'between' | 'data' | 'hog' | 'hog-process';
+
+/** How a rank hangs: it stops itself (SIGSTOP), or it waits in a collective the other ranks skipped. */
+export type HangKind = 'stop' | 'collective';
 
 export interface ScenarioResult {
   /** The rank the control plane named (null: none) and the one injected (null: healthy). */
@@ -23,6 +28,10 @@ export interface ScenarioResult {
   /** Hangs: seconds from the stop until the job ran a step past its checkpoint again; null: not seen. */
   resume_s: number | null;
   line: string;
+  /** Hangs: whether the resumed attempt holds none of what the `rank-hung` event drained; null: not resumed. */
+  avoided?: boolean | null;
+  /** Hangs: the job's events from the hang on, `kind +s`, for where the time went. */
+  timeline?: string;
 }
 
 async function submit(client: GoodputClient, python: string, replicas: number, args: string[]): Promise<JobDetail> {
@@ -82,47 +91,61 @@ export async function stragglerScenario(
   }
 }
 
-/** One rank stopped (SIGSTOP): the time to the `rank-hung` event and to the job's resumption. */
+/**
+ * One rank hangs (`kind`) 12 s into its steps, on the job's first attempt: the time from the hang
+ * (as the rank recorded it in its checkpoint directory, jobs/ID/checkpoint/fault-at under the
+ * server's `data_dir`) to the `rank-hung` event, and to the job running a step past its checkpoint
+ * again in a later attempt.
+ */
 export async function hangScenario(
   client: GoodputClient,
   python: string,
-  o: { replicas: number; rank: number; limit_s: number; resume_limit_s: number },
+  o: { replicas: number; rank: number; kind: HangKind; data_dir: string; limit_s: number; resume_limit_s: number },
 ): Promise<ScenarioResult> {
-  const job = await submit(client, python, o.replicas, []);
+  const args = ['--hang-rank', String(o.rank), '--hang-kind', o.kind, '--hang-after-s', '12'];
+  const job = await submit(client, python, o.replicas, args);
+  const fault = join(o.data_dir, 'jobs', job.id, 'checkpoint', 'fault-at');
   try {
     await steady(client, job.id, o.replicas, 180_000);
-    await sleep(3000);
-    const detail = await client.getJob(job.id);
-    const victim = detail.current_replicas.find((r) => r.rank === o.rank && r.exit_code === null)!;
-    const attempt = victim.attempt;
-    process.kill(-victim.pid, 'SIGSTOP');
-    const t0 = Date.now();
-    let named: number | null = null;
+    const t0 = await waitFor('the rank to hang', 60_000, async () =>
+      existsSync(fault) ? Number(readFileSync(fault, 'utf8').split(' ')[0]) * 1000 : undefined,
+    );
+    const attempt = Math.max(...(await client.getJob(job.id)).current_replicas.map((r) => r.attempt));
+    let hung: EventView | undefined;
     let time_s: number | null = null;
-    let line = '';
     while (Date.now() - t0 < o.limit_s * 1000) {
-      const hung = (await client.events(job.id)).find((e) => e.kind === 'rank-hung');
+      hung = (await client.events(job.id)).find((e) => e.kind === 'rank-hung');
       if (hung) {
-        named = Number(hung.data.rank);
         time_s = (Date.now() - t0) / 1000;
-        line = hung.reason;
         break;
       }
       await sleep(500);
     }
     let resume_s: number | null = null;
-    if (named !== null) {
+    let avoided: boolean | null = null;
+    if (hung) {
       const step = (await client.getJob(job.id)).step;
-      await waitFor('the job to resume', o.resume_limit_s * 1000, async () => {
+      const resumed = await waitFor('the job to resume', o.resume_limit_s * 1000, async () => {
         const j = await client.getJob(job.id);
         const again = j.state === 'running' && j.current_replicas.some((r) => r.attempt > attempt);
-        return again && j.step > step ? true : undefined;
-      }).then(
-        () => (resume_s = (Date.now() - t0) / 1000),
-        () => undefined,
-      );
+        return again && j.step > step ? j : undefined;
+      }).catch(() => undefined);
+      if (resumed) {
+        resume_s = (Date.now() - t0) / 1000;
+        // The drained device, or every device of the node where the backend drains whole nodes.
+        const marks = (await client.events(job.id)).filter((e) => e.kind === 'device-marked');
+        avoided = !resumed.current_replicas.some((r) =>
+          marks.some((m) => m.data.node === r.node && (m.data.device === null || m.data.device === r.device)),
+        );
+      }
     }
-    return { named, injected: o.rank, time_s, alarms: 0, resume_s, line };
+    const timeline = (await client.events(job.id))
+      .map((e) => ({ kind: e.kind, s: (Date.parse(e.at) - t0) / 1000 }))
+      .filter((e) => e.s >= 0)
+      .map((e) => `${e.kind} +${e.s.toFixed(1)}`)
+      .join(', ');
+    const named = hung ? Number(hung.data.rank) : null;
+    return { named, injected: o.rank, time_s, alarms: 0, resume_s, line: hung?.reason ?? '', avoided, timeline };
   } finally {
     await end(client, job.id);
     for (const n of await client.nodes()) await client.clearNode(n.name);

@@ -20,6 +20,10 @@ export function ClusterPage() {
   const devices = data.nodes.flatMap((n) => n.devices);
   const count = (use: string) => devices.filter((d) => d.use === use).length;
   const types = [...new Set(data.nodes.flatMap((n) => n.gpu_types))];
+  // Devices the verdicts across ranks marked: slow (placed last) or drained (not placed).
+  const marked = data.nodes.flatMap((n) =>
+    n.devices.flatMap((d) => (d.mark ? [{ node: n.name, index: d.index, kind: d.mark.kind }] : [])),
+  );
   // The timeline's order, so that a device, its band and its legend entry share one colour.
   const jobColor = jobColorMap(data.timeline.ids);
   return (
@@ -38,6 +42,11 @@ export function ClusterPage() {
         <span class="legend job">jobs {count('job')}</span>
         <span class="legend other">other users' jobs {count('other')}</span>
         <span class="legend foreign">foreign {count('foreign')}</span>
+        {marked.length > 0 && (
+          <span class="legend marked" id="marks">
+            marked {marked.map((m) => `${m.node}/${m.index} ${m.kind}`).join(', ')}
+          </span>
+        )}
       </div>
       <div class={`nodes ${devices.length > 64 ? 'compact' : devices.length <= 16 ? 'wide' : ''}`} id="cluster-grid">
         {data.nodes.map((n) => (
@@ -48,18 +57,24 @@ export function ClusterPage() {
             <div class="cells">
               {n.devices.map((d) => {
                 const holder = d.job ? data.holders[d.job] : undefined;
-                const title = `${n.name} ${d.kind}${d.index} ${d.name}: ${holder ? `${holder.name} (${d.job}, ${holder.user}, ${holder.state})` : d.use === 'other' ? "another user's job" : d.use}`;
+                const title =
+                  `${n.name} ${d.kind}${d.index} ${d.name}: ${holder ? `${holder.name} (${d.job}, ${holder.user}, ${holder.state})` : d.use === 'other' ? "another user's job" : d.use}` +
+                  (d.mark ? `; ${d.mark.kind}: ${d.mark.reason}` : '');
                 return (
                   <div
                     key={d.index}
-                    class={`cell ${d.use}`}
+                    class={`cell ${d.use}${d.mark ? ` mark-${d.mark.kind}` : ''}`}
                     title={title}
                     data-device={d.index}
+                    data-mark={d.mark?.kind ?? ''}
                     data-job={d.job ?? ''}
                     style={d.job ? { background: jobColor(d.job) } : undefined}
                     onClick={() => d.job && go(`/job/${d.job}`)}
                   >
-                    <span class="idx">{d.index}</span>
+                    <span class="idx">
+                      {d.index}
+                      {d.mark ? ` ${d.mark.kind}` : ''}
+                    </span>
                     {holder && <span class="holder">{holder.name}</span>}
                   </div>
                 );

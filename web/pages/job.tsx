@@ -8,6 +8,7 @@ import { Chart, type ChartSeries } from '../chart.js';
 import { fmtNumber, fmtTime } from '../format.js';
 import { usePoll } from '../poll.js';
 import { ErrorLine } from '../shell.js';
+import { RanksBox } from './ranks-box.js';
 
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
 const LOG_KEEP = 64 * 1024;
@@ -88,6 +89,7 @@ export function JobPage(p: { id: string; me: WhoAmI }) {
         <div class="muted">doctor (from this job's step breakdowns, updated as it runs)</div>
         <div>{doctorLine}</div>
       </div>
+      <RanksBox id={j.id} live={!TERMINAL.has(j.state)} />
       <Charts series={series.data} marks={decisionTimes(events.data ?? [])} plain={plain} />
       <div class="two">
         <section>

@@ -31,7 +31,24 @@ const STATES: Readonly<Record<string, string>> = {
 /** State (`T (stopped)`) and CPU seconds of a process from /proc, or undefined. */
 export function procFacts(pid: number): { state: string; cpu_s: number } | undefined {
   const stat = procStat(pid);
-  if (!stat) return undefined;
+  return stat ? factsOf(stat) : undefined;
+}
+
+/**
+ * State and CPU seconds from the text of a /proc/PID/stat (read on another node and copied, as
+ * the Slurm task wrapper does), or undefined when it is not one.
+ */
+export function procFactsOf(text: string): { state: string; cpu_s: number } | undefined {
+  const close = text.lastIndexOf(')');
+  if (close < 0) return undefined;
+  const stat = text
+    .slice(close + 2)
+    .trim()
+    .split(' ');
+  return stat.length > 12 && /^[A-Za-z]$/.test(stat[0] ?? '') ? factsOf(stat) : undefined;
+}
+
+function factsOf(stat: readonly string[]): { state: string; cpu_s: number } {
   const letter = stat[0] ?? '?';
   return { state: `${letter} (${STATES[letter] ?? 'other'})`, cpu_s: (Number(stat[11]) + Number(stat[12])) / 100 };
 }

@@ -59,6 +59,31 @@ export const SWEEP_MARKED = [
   'done',
 ].join('\n');
 
+/**
+ * The signal that asks every task of an attempt for its program's facts (`scancel --signal=23`,
+ * SIGURG, by number): like STOP_SIGNAL, every process of the step gets it and ignores it by
+ * default (a plain job's program too), and only the task wrapper acts on it (ASK_FACTS).
+ */
+export const ASK_SIGNAL = '23';
+
+/**
+ * Shell text of the task wrapper's ASK_SIGNAL trap, run on the rank's node (the server may run
+ * elsewhere and cannot read that node's /proc): copies /proc/PID/stat of the program's main
+ * process to `$p.facts` (state, CPU time), then, only when the server left a `$p.stacks` marker (an
+ * SDK job the hang verdict named), forwards SIGUSR1 to the program, which the SDK turns into a
+ * faulthandler dump of its Python stacks; a plain program never gets SIGUSR1 (its default action
+ * would end it). The wrapper is a shell waiting on its child, so it answers even when the program
+ * is stopped (SIGSTOP) or wedged, whose state then reads `T` or `D`. A `$p.kill` marker (a
+ * SIGKILL from the server, ask-facts.ts) makes it SIGKILL the program at once; the wrapper then
+ * records the exit as for any other end.
+ */
+export const ASK_FACTS = [
+  'ask() { [ -n "$c" ] || return 0',
+  '  cat "/proc/$c/stat" > "$p.facts.tmp" 2>/dev/null && mv -f "$p.facts.tmp" "$p.facts"',
+  '  [ -e "$p.kill" ] && kill -KILL "$c" 2>/dev/null',
+  '  [ -e "$p.stacks" ] && rm -f "$p.stacks" && kill -USR1 "$c" 2>/dev/null; return 0; }',
+].join('\n');
+
 /** Exit status of a rank whose node cannot enter the job's workdir (its program never started). */
 export const WORKDIR_EXIT = 1;
 
@@ -75,6 +100,7 @@ export const WORKDIR_EXIT = 1;
  * wrapper kills what is left of the rank (SWEEP_MARKED) before it records the exit; Slurm kills
  * what is left of the task once the wrapper exits. The TERM trap keeps the wrapper alive through a SIGTERM
  * Slurm itself sends (time limit, an operator's scancel) so it can record the program's code.
+ * An ASK_SIGNAL runs ASK_FACTS (the program's /proc facts, and its stacks when asked).
  */
 export const TASK_WRAPPER = [
   'run=$1 logs=$2 wd=$3; shift 3; c= stop=; trap : TERM INT HUP',
@@ -82,6 +108,8 @@ export const TASK_WRAPPER = [
   'idx=$SLURM_PROCID',
   PICK_RANK_ENV,
   'p=$run/attempt-$GOODPUT_ATTEMPT-rank-$RANK',
+  ASK_FACTS,
+  `trap ask ${ASK_SIGNAL}`,
   `exec >>"$logs/${replicaLogName('$RANK')}" 2>&1`,
   'echo "--- goodput: attempt $GOODPUT_ATTEMPT, rank $RANK/$WORLD_SIZE, node ' +
     '$SLURMD_NODENAME, GPU $CUDA_VISIBLE_DEVICES, Slurm job $SLURM_JOB_ID, $(date -u ' +

@@ -30,6 +30,7 @@ import {
 } from './exit-watch.js';
 import { launchedReplicas, sharesOf } from './launch-inputs.js';
 import { checkOwner, submitAs } from './run-as-owner.js';
+import { FactsAsk, readFacts } from './ask-facts.js';
 
 /** Options of the Slurm backend. */
 export interface SlurmBackendOptions {
@@ -256,6 +257,7 @@ export class SlurmBackend implements Backend {
   }
 
   signal(ref: ReplicaRef, signal: 'SIGTERM' | 'SIGKILL'): void {
+    const asked = signal === 'SIGKILL' ? this.ask.kill(ref) : Promise.resolve(); // the wrapper kills first
     const w = this.watched.get(ref.launch_id);
     if (!w || w.stop === signal || w.stop === 'SIGKILL') return; // one scancel per Slurm job, not per rank
     w.stop = signal;
@@ -263,19 +265,27 @@ export class SlurmBackend implements Backend {
     // Always signalled, never judged 'pending' from the last squeue: a job that started since
     // would get a plain scancel's SIGTERM on every process (its DataLoader workers too).
     const args = signal === 'SIGKILL' ? [ref.launch_id] : [`--signal=${STOP_SIGNAL}`, ref.launch_id];
-    this.slurm('scancel', args)
+    void asked
+      .then(() => this.slurm('scancel', args))
       // A job that was still pending has no process to signal: cancel it (nothing ran, nothing to save).
       .catch((error: unknown) =>
         /pending/i.test((error as Error).message) ? this.slurm('scancel', [ref.launch_id]) : Promise.reject(error),
       )
       .catch((error: unknown) => {
         const message = (error as Error).message;
-        if (/Invalid job id/i.test(message)) return; // already gone: nothing to stop
+        if (/Invalid job id|already complet/i.test(message)) return; // already gone: nothing to stop
         w.stop = undefined; // try again at the next request
         // E_SLURM's message starts with the command line; an unreachable slurmctld's does not.
         this.log(`slurm: ${message.startsWith('scancel ') ? message : `scancel ${args.join(' ')}: ${message}`}`);
       });
   }
+
+  readonly hangDrains = 'node'; // Slurm picks the GPUs within a node (`--gres` per node): backend.ts
+  private readonly ask = new FactsAsk((args) => this.slurm('scancel', args).catch((e: Error) => this.log(e.message)));
+  /** Stacks and facts through `scancel --signal=23` and the task wrapper (ask-facts.ts). */
+  readonly requestStacks = (ref: ReplicaRef): boolean => this.ask.stacks(ref);
+  readonly processFacts = readFacts;
+  readonly refreshFacts = (refs: readonly ReplicaRef[]): Promise<void> => this.ask.facts(refs);
 
   async abandon(job_id: string, _job_dir: string, attempt: number): Promise<void> {
     if (this.unavailable) throw new GoodputError('E_BACKEND_UNAVAILABLE', this.unavailable);

@@ -125,8 +125,18 @@ export class RankWatch {
     const last_line = logTail(culprit?.log_path, 1, 1024).trim();
     const proc = facts ? `; its process: state ${facts.state}, ${facts.cpu_s.toFixed(1)} CPU-s` : '';
     const stacksNote = stacks[String(v.rank)] ? '' : '; it wrote no stacks (stopped or not answering)';
-    const drained = v.device !== null ? this.health.hung(v.node, v.device, `${job_id}#${attempt}`, now_ms) : undefined;
-    const without = drained ? ` without device ${v.device} of node ${v.node} (drained)` : '';
+    const who = `${job_id}#${attempt}`;
+    const drained = v.device !== null ? this.health.hung(v.node, v.device, who, now_ms) : undefined;
+    // Where the cluster picks the GPUs within a node (Slurm), only the whole node keeps the hung one out.
+    const wholeNode = drained !== undefined && backend.hangDrains === 'node';
+    if (wholeNode)
+      for (const d of backend.nodes().find((n) => n.name === v.node)?.devices ?? [])
+        if (d.index !== v.device) this.health.hung(v.node, d.index, who, now_ms);
+    const without = !drained
+      ? ''
+      : wholeNode
+        ? ` without node ${v.node} (drained: the cluster picks the devices within a node)`
+        : ` without device ${v.device} of node ${v.node} (drained)`;
     const reason = `${v.line}${proc}${stacksNote}; killing its replicas and restarting from the checkpoint${without}`;
     await store.recordEvent(job_id, 'rank-hung', 'controller', reason, {
       rank: v.rank,
@@ -144,11 +154,17 @@ export class RankWatch {
         job_id,
         'device-marked',
         'controller',
-        `device ${v.device} of node ${v.node} drained: ${drained.reason} ` +
-          `('goodput nodes clear ${v.node}/${v.device}' to clear)`,
-        { node: v.node, device: v.device, kind: 'drained' },
+        wholeNode
+          ? `node ${v.node} drained (every device: the cluster, not Goodput, picks the devices within a ` +
+              `node): ${drained.reason} ('goodput nodes clear ${v.node}' to clear)`
+          : `device ${v.device} of node ${v.node} drained: ${drained.reason} ` +
+              `('goodput nodes clear ${v.node}/${v.device}' to clear)`,
+        { node: v.node, device: wholeNode ? null : v.device, kind: 'drained' },
       );
-    await store.stopJob(job_id, { allocation: job.allocation, devices: job.devices }, 'hung', 'controller', reason);
+    // A drained node: no target, so the job is requeued and placed afresh once its replicas are
+    // gone (a policy that keeps a job's allocation, fifo, would put it back on that node).
+    const next = wholeNode ? { allocation: [], devices: [] } : { allocation: job.allocation, devices: job.devices };
+    await store.stopJob(job_id, next, 'hung', 'controller', reason);
     // SIGKILL: a stopped (SIGSTOP) or wedged replica would never act on SIGTERM.
     for (const r of replicas) backend.signal(this.ctx.ref(r), 'SIGKILL');
     this.latest.delete(job_id);
