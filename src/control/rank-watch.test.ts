@@ -94,39 +94,24 @@ describe('verdicts across ranks in the controller', () => {
   });
 
   it('drains the whole node where the backend picks the devices within a node, and requeues the job off it', async () => {
-    const clock = new FakeClock(1_700_000_000_000);
-    const store = new SqliteStore(':memory:', { now_ms: () => clock.now_ms() });
-    const fake = new FakeBackend(new FakeCluster([fakeNode('n0', 4), fakeNode('n1', 4)], clock));
     // As the Slurm backend says of itself: Slurm, not Goodput, picks the GPUs within a node.
-    const backend = Object.assign(fake, { hangDrains: 'node' as const });
-    const controller = new Controller({
-      store,
-      backend,
-      policy: findPolicy('fifo')!.create({ seed: 0 }),
-      data_dir: mkdtempSync(join(root, 'data-')),
-      secret: 's',
-      api_url: 'http://127.0.0.1:1',
+    const plane = await fakePlane({
+      nodes: [fakeNode('n0', 4), fakeNode('n1', 4)],
+      policy: 'fifo',
       interval_s: 60,
       grace_s: 5,
-      clock,
+      hangDrains: 'node',
     });
-    await controller.start();
+    const { clock, store, controller, cluster } = plane;
     try {
-      const job = await controller.submit(
-        {
-          name: 'ranks',
-          command: [process.execPath, '-e', 'setTimeout(() => process.exit(0), 3_600_000);'],
-          workdir: root,
-          env: {},
-          min_replicas: 3,
-          max_replicas: 3,
-          max_restarts: 3,
-          preemptible: true,
-          priority: 0,
-        },
-        'u',
-        'u',
-      );
+      const job = await plane.submit({
+        name: 'ranks',
+        command: fakePlain(3600),
+        min_replicas: 3,
+        max_replicas: 3,
+        max_restarts: 3,
+        preemptible: true,
+      });
       await clock.until(async () => (await store.getJob(job.id))!.state === 'running', 10_000);
       const first = (await store.getJob(job.id))!;
       const node = first.allocation[0]!;
@@ -146,7 +131,7 @@ describe('verdicts across ranks in the controller', () => {
         60_000,
         2000,
       );
-      const name = fake.nodes()[node]!.name;
+      const name = cluster.nodes[node]!.name;
       const hung = (await store.listEvents(job.id)).find((e) => e.kind === 'rank-hung')!;
       assert.match(hung.reason, new RegExp(`without node ${name} \\(drained`));
       assert.deepEqual(
@@ -166,8 +151,7 @@ describe('verdicts across ranks in the controller', () => {
       assert.deepEqual((await store.getJob(job.id))!.allocation, [1 - node, 1 - node, 1 - node]);
       assert.equal(controller.clearDeviceMarks(name).length, 4);
     } finally {
-      await controller.stop();
-      await store.close();
+      await plane.close();
     }
   });
 });

@@ -175,6 +175,8 @@ export async function fakePlane(options: {
   params?: readonly string[];
   /** The shares in force (as `goodput up --shares`), asked every round. */
   shares?: () => SharesConfig;
+  /** As a backend that picks the devices within a node (Slurm): a hung rank drains its whole node. */
+  hangDrains?: 'node';
 }): Promise<FakePlane> {
   const root = mkdtempSync(join(tmpdir(), 'goodput-fake-plane-'));
   const clock = new FakeClock(1_700_000_000_000);
@@ -186,7 +188,7 @@ export async function fakePlane(options: {
   const policy = await createSharedPolicy(name, { seed: 0, params });
   const controller = new Controller({
     store,
-    backend: new FakeBackend(cluster),
+    backend: Object.assign(new FakeBackend(cluster), options.hangDrains ? { hangDrains: options.hangDrains } : {}),
     policy,
     data_dir: root,
     secret: 's',
