@@ -11,6 +11,7 @@ import { jobBatchPolicy } from '../job-batch.js';
 import { correctionInterval, type LogInterval } from '../../goodput/interval.js';
 import { applyOwnCostates } from './costates.js';
 import { approxBestGoodput, approxSpeedupFn, SCALE_GPUS } from './scale.js';
+import { sizeDistanceFn, type SizeDistance } from './unmeasured.js';
 import {
   blockedDirection,
   holdReason,
@@ -56,6 +57,17 @@ export interface RoundJob {
    * correction (no residuals known). A resize is valued at the lower end of its speedup (sizing.ts).
    */
   gain_interval?: LogInterval;
+  /**
+   * Log-distance of a replica count from the configurations the job's model measured (0 at a
+   * measured one; unmeasured.ts): widens `gain_interval` for sizes the job never ran.
+   */
+  distance?: (replicas: number) => number;
+  /**
+   * After a shrink measured since (hysteresis.ts blockedDirection allows growing again), the sizes
+   * above the current one it may grow back to: those its model measured. A growth back to a size
+   * never run is the reversal that a refit invites and a restart pays for (docs/policy.md).
+   */
+  grow_back_to?: ReadonlySet<number>;
 }
 
 /** Tunable knobs of the goodput policy. Defaults were chosen by measurement (docs/policy.md). */
@@ -239,14 +251,21 @@ const MIN_RESTART_BUDGET = 0.05;
  * Speedup functions by model object and batch policy, kept across rounds by the policy instance:
  * a model that was not refitted is the same object, and its speedups are pure functions of it.
  */
-export type SpeedupCache = WeakMap<GoodputModel, Map<string, { one_gpu: number; fn: SpeedupFn }>>;
+export type SpeedupCache = WeakMap<GoodputModel, Map<string, ModelSpeedup>>;
+
+/** A model's speedup under one batch policy, and the distance of each size from what it measured. */
+interface ModelSpeedup {
+  one_gpu: number;
+  fn: SpeedupFn;
+  distance: SizeDistance;
+}
 
 function modelSpeedup(
   model: GoodputModel,
   batch: BatchPolicy,
   cache: SpeedupCache | undefined,
   approx: boolean,
-): { one_gpu: number; fn: SpeedupFn } {
+): ModelSpeedup {
   const key = `${batch.fixed_batch_size ?? ''}/${batch.max_batch_size ?? ''}${approx ? '/~' : ''}`;
   let byBatch = cache?.get(model);
   let entry = byBatch?.get(key);
@@ -254,7 +273,7 @@ function modelSpeedup(
     // On a large cluster (scale.ts) the search over batch sizes is approximate.
     const one_gpu = approx ? approxBestGoodput(model, 1, 1, batch) : bestGoodput(model, 1, 1, batch);
     const fn = approx ? approxSpeedupFn(model, one_gpu, batch) : goodputSpeedupFn(model, one_gpu, batch);
-    entry = { one_gpu, fn: one_gpu > 0 ? fn : linearSpeedupFn(1) };
+    entry = { one_gpu, fn: one_gpu > 0 ? fn : linearSpeedupFn(1), distance: sizeDistanceFn(model, batch) };
     if (cache) {
       if (!byBatch) cache.set(model, (byBatch = new Map()));
       byBatch.set(key, entry);
@@ -344,6 +363,8 @@ function buildViews(
     const idle_restart_keep = hold_s / (hold_s + params.restart_delay_s + (job.progress_at_risk_s ?? 0));
     const restart_keep = budget * idle_restart_keep;
     const hold = current.length > 0 ? holdReason(job, snapshot.now_s, params, params.restart_delay_s) : undefined;
+    const shrankLast = current.length > 0 && job.last_resize?.grew === false && job.last_resize.measured_since;
+    const measuredSizes = shrankLast ? model?.correction?.shapes.map((s) => s.num_replicas) : undefined;
     return {
       ...(hold ? { hold } : {}),
       job,
@@ -363,7 +384,14 @@ function buildViews(
       // work is known, however short, and an SDK job that reports its length within seconds
       // preempted them only to be preempted back once it did.
       remaining_estimate: remaining_1gpu_s ?? (queue !== undefined ? queueEnd_gpu_s(queue, params) : service_gpu_s),
-      ...(model?.correction ? { gain_interval: correctionInterval(model.correction) } : {}),
+      ...(measuredSizes ? { grow_back_to: new Set(measuredSizes) } : {}),
+      ...(model?.correction && modelled
+        ? {
+            gain_interval: correctionInterval(model.correction),
+            // Past the largest size measured, unmeasured_gain_share already discounts the gain.
+            distance: (r: number) => (r > measured ? 0 : modelled.distance(Math.ceil(r / gpusPerNode), r)),
+          }
+        : {}),
     };
   });
 }
