@@ -7,6 +7,15 @@
 import { optimStepTime_s } from './throughput.js';
 import type { PerfParams, ProfilePoint, StepCorrection } from './types.js';
 
+/**
+ * Log spread added each side of an interval per unit of {@link measuredDistance} from the nearest
+ * measured configuration: the fit's residuals on its own points say nothing of its error where it
+ * measured nothing. Calibrated by `npm run bench:unmeasured-calibration` on the Pollux traces
+ * (ncf left out: it is the held-out job of bench:live-decisions): the 80th percentile over
+ * held-out configurations of the spread each one needs beyond the residuals, per unit of distance.
+ */
+export const UNMEASURED_SPREAD_PER_LOG = 0.27;
+
 /** An interval of log(measured / predicted). Invariant: lo <= hi. */
 export interface LogInterval {
   lo: number;
@@ -84,4 +93,43 @@ export function correctionInterval(correction: StepCorrection): LogInterval {
 export function gainInterval(ratio: number, interval: LogInterval): { gain: number; lo: number; hi: number } {
   const [lo, hi] = applyInterval(ratio, interval);
   return { gain: ratio, lo, hi };
+}
+
+/**
+ * How far a configuration is from what a correction measured: the smallest
+ * |ln(n / n')| + |ln(r / r')| + |ln(b / b')| over the measured (nodes n', replicas r', local batch
+ * b') of `correction`; 0 at a measured configuration, Infinity when nothing was measured. Pure.
+ */
+export function measuredDistance(
+  correction: StepCorrection,
+  num_nodes: number,
+  num_replicas: number,
+  local_bsz: number,
+): number {
+  let best = Infinity;
+  for (const s of correction.shapes) {
+    const shape = Math.abs(Math.log(num_nodes / s.num_nodes)) + Math.abs(Math.log(num_replicas / s.num_replicas));
+    if (shape >= best) continue;
+    for (const b of s.by_batch) best = Math.min(best, shape + Math.abs(Math.log(local_bsz / b.local_bsz)));
+  }
+  return best;
+}
+
+/**
+ * The 80% interval of a prediction `distance` ({@link measuredDistance}) away from the measured
+ * configurations: {@link correctionInterval} widened by {@link UNMEASURED_SPREAD_PER_LOG} x distance
+ * each side (the widening at most {@link MAX_UNMEASURED_SPREAD}). Equal to correctionInterval at a
+ * measured configuration. Pure.
+ */
+export function unmeasuredInterval(correction: StepCorrection, distance: number): LogInterval {
+  return widenBy(correctionInterval(correction), distance);
+}
+
+/** The largest widening for distance (log, each side): x0.5 to x2 on top of the residuals. */
+export const MAX_UNMEASURED_SPREAD = Math.LN2;
+
+/** `interval` widened each side by {@link UNMEASURED_SPREAD_PER_LOG} x `distance` (at most {@link MAX_UNMEASURED_SPREAD}). */
+export function widenBy(interval: LogInterval, distance: number): LogInterval {
+  const w = Math.min(UNMEASURED_SPREAD_PER_LOG * Math.max(0, distance), MAX_UNMEASURED_SPREAD);
+  return { lo: interval.lo - w, hi: interval.hi + w };
 }

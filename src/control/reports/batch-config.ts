@@ -2,7 +2,7 @@
 import type { JobConfig, LrRule, Measurement } from '../../core/wire.js';
 import { splitFixedBatch, type LocalBatch } from '../../goodput/batch-split.js';
 import { adascaleGain } from '../../goodput/efficiency.js';
-import { applyInterval, correctionInterval } from '../../goodput/interval.js';
+import { applyInterval, measuredDistance, unmeasuredInterval, type LogInterval } from '../../goodput/interval.js';
 import { fixedBatchChoice, goodputOf, optimizeBatch } from '../../goodput/optimize.js';
 import type { BatchLimits, GoodputModel } from '../../goodput/types.js';
 import type { GainClaim } from '../../policy/policy.js';
@@ -98,8 +98,8 @@ export function chooseConfig(
  * The predicted goodput gain of `to` over `from` at one placement, with its 80% interval, as a
  * batch decision uses it and its event states it (docs/policy.md): the model's ratio, capped at
  * what the throughput model can show for the change, then times the interval of the fit's
- * residuals (goodput/interval.ts; none without a measured correction). The cap: at a fixed
- * replica count and accumulation, samples/s grow at most as the batch and statistical efficiency
+ * residuals widened for batches not measured (goodput/interval.ts; none without a measured
+ * correction). The cap: at a fixed replica count and accumulation, samples/s grow at most as the batch and statistical efficiency
  * falls as it grows, so a change of the total batch by a factor rho gains at most rho, times
  * (a + 1)/(a' + 1) when it also cuts accumulation steps (fewer micro-steps' fixed costs). A
  * larger ratio is an artefact of corrections measured at a few batches (x5.34 for an 8% change
@@ -118,8 +118,33 @@ export function batchGain(
   const rho = Math.max(total(to) / total(from), total(from) / total(to));
   const cap = rho * Math.max(1, (from.accum_steps + 1) / (to.accum_steps + 1));
   const gain = g0 > 0 ? Math.min(g1 / g0, cap) : 0;
-  const [lo, hi] = applyInterval(gain, model.correction ? correctionInterval(model.correction) : { lo: 0, hi: 0 });
+  const [lo, hi] = applyInterval(gain, batchInterval(model, nodes, replicas, from, to));
   return { gain, lo, hi: Math.min(hi, Math.max(cap, gain)) };
+}
+
+/**
+ * The interval of a batch change's gain: the fit's residuals (none without a measured correction)
+ * widened by how far both batches are from the configurations the job measured
+ * (goodput/interval.ts measuredDistance): a batch it never ran at this placement is predicted
+ * less surely than one it did. A batch larger than any measured at this placement is exploration,
+ * as a size past the largest measured is for the policy: it asks BATCH_MIN_GAIN of the residuals'
+ * lower end and a gain that persists (batch-decisions.ts), not the widening, or a job would never
+ * leave the batch it started with.
+ */
+function batchInterval(
+  model: GoodputModel,
+  nodes: number,
+  replicas: number,
+  from: LocalBatch,
+  to: LocalBatch,
+): LogInterval {
+  const c = model.correction;
+  if (!c) return { lo: 0, hi: 0 };
+  const shape = c.shapes.find((s) => s.num_nodes === nodes && s.num_replicas === replicas);
+  const largest = shape ? Math.max(...shape.by_batch.map((b) => b.local_bsz)) : Infinity;
+  const d = (b: LocalBatch): number => (b.local_bsz > largest ? 0 : measuredDistance(c, nodes, replicas, b.local_bsz));
+  const distance = d(from) + d(to);
+  return unmeasuredInterval(c, Number.isFinite(distance) ? distance : 0);
 }
 
 export type { LrRule };

@@ -9,6 +9,7 @@ import { describe, it } from 'node:test';
 import { adascaleGain } from '../../goodput/efficiency.js';
 import { stepCorrection } from '../../goodput/step-correction.js';
 import { optimStepTime_s } from '../../goodput/throughput.js';
+import { MIN_FIT_SPREAD } from '../../goodput/interval.js';
 import type { ProfilePoint } from '../../goodput/types.js';
 import { modelOf } from '../loop/snapshot.js';
 import { BATCH_MIN_GAIN, batchGain, configFor } from './batch-config.js';
@@ -51,6 +52,23 @@ describe('batch decisions need a sure gain', () => {
     assert.ok(g.lo < 1 + BATCH_MIN_GAIN, `lower end ${g.lo}`);
     const kept = configFor(wide, measured(32, 1), undefined, from);
     assert.equal(kept.batch_size, 64, 'with a wide interval it keeps 64');
+  });
+
+  it('widens the interval of a batch the job never ran within what it measured, but not of one past the largest', () => {
+    // Measured at local 32 and 256 only, both as the fit predicts: the residuals are at the 3% floor.
+    const model = modelOf(digits({ correction: stepCorrection(perf, [point(32, 1), point(256, 1)]) }))!;
+    const from = { local_bsz: 256, accum_steps: 0 };
+    const measuredTo = batchGain(model, 1, 1, from, { local_bsz: 32, accum_steps: 0 });
+    assert.ok(
+      Math.abs(measuredTo.lo / measuredTo.gain - Math.exp(-MIN_FIT_SPREAD)) < 1e-9,
+      'a measured batch: residuals',
+    );
+    // 90 lies ln(90/32) ~ 1.03 from the nearest measured batch: its lower end is at least 0.2 further down.
+    const inside = batchGain(model, 1, 1, from, { local_bsz: 90, accum_steps: 0 });
+    assert.ok(inside.lo / inside.gain < Math.exp(-MIN_FIT_SPREAD - 0.2), JSON.stringify(inside));
+    // 1024 is past the largest measured (exploration): BATCH_MIN_GAIN on the residuals' lower end decides it.
+    const past = batchGain(model, 1, 1, from, { local_bsz: 1024, accum_steps: 0 });
+    assert.ok(Math.abs(past.lo / past.gain - Math.exp(-MIN_FIT_SPREAD)) < 1e-9, JSON.stringify(past));
   });
 
   it('does not reverse a batch change before a report measured at the batch it set', () => {

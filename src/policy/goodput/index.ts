@@ -26,6 +26,7 @@ import { allocateJobs, usageAfter } from './node-allocation.js';
 import { lagrangianBound, type SizedValues } from './scale.js';
 import { allocationValue, chooseReplicaCounts } from './sizing.js';
 import { candidateSteps } from './step-sizes.js';
+import { resizeInterval } from './unmeasured.js';
 
 /**
  * Goodput's own policy (docs/policy.md): every round, size jobs by their goodput speedup,
@@ -130,7 +131,8 @@ function insertSorted(sizes: number[], x: number): void {
 
 /**
  * The gain each resize between positive sizes was decided with: the speedup of the new size over
- * the current one as the round valued it, with its 80% interval (RoundJob.gain_interval).
+ * the current one as the round valued it, with its 80% interval (RoundJob.gain_interval, widened
+ * by the sizes' distance from what the job measured: unmeasured.ts).
  */
 function resizeGains(views: readonly RoundJob[], allocations: Record<string, Allocation>): Record<string, GainClaim> {
   const gains: Record<string, GainClaim> = {};
@@ -142,7 +144,10 @@ function resizeGains(views: readonly RoundJob[], allocations: Record<string, All
     // replica count, so the ratio lies between to/from and 1 (a correction may bend the curve past that).
     const ratio = view.speedup(to) / Math.max(view.speedup(from), 1e-12);
     const gain = Math.min(Math.max(ratio, Math.min(to / from, 1)), Math.max(to / from, 1));
-    const [lo, hi] = applyInterval(gain, view.gain_interval ?? { lo: 0, hi: 0 });
+    const [lo, hi] = applyInterval(
+      gain,
+      resizeInterval(view.gain_interval, view.distance, from, to) ?? { lo: 0, hi: 0 },
+    );
     gains[view.job.id] = { gain, lo, hi };
   }
   return gains;

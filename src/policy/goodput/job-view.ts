@@ -13,6 +13,7 @@ import { correctionInterval, type LogInterval } from '../../goodput/interval.js'
 import { applyOwnCostates } from './costates.js';
 import { ranksByEstimate } from './ranks.js';
 import { approxBestGoodput, approxSpeedupFn, SCALE_GPUS } from './scale.js';
+import { sizeDistanceFn, type SizeDistance } from './unmeasured.js';
 import {
   blockedDirection,
   holdReason,
@@ -64,6 +65,17 @@ export interface RoundJob {
    * correction (no residuals known). A resize is valued at the lower end of its speedup (sizing.ts).
    */
   gain_interval?: LogInterval;
+  /**
+   * Log-distance of a replica count from the configurations the job's model measured (0 at a
+   * measured one; unmeasured.ts): widens `gain_interval` for sizes the job never ran.
+   */
+  distance?: (replicas: number) => number;
+  /**
+   * After a shrink measured since (hysteresis.ts blockedDirection allows growing again), the sizes
+   * above the current one it may grow back to: those its model measured. A growth back to a size
+   * never run is the reversal that a refit invites and a restart pays for (docs/policy.md).
+   */
+  grow_back_to?: ReadonlySet<number>;
 }
 
 /** Tunable knobs of the goodput policy. Defaults were chosen by measurement (docs/policy.md). */
@@ -246,19 +258,26 @@ const MIN_RESTART_BUDGET = 0.05;
  * by the policy instance: jobs with equal models share one, and a model that was not refitted
  * keeps its; a speedup is a pure function of the model, so the memo never changes a decision.
  */
-export type SpeedupCache = ModelMemo<{ one_gpu: number; fn: SpeedupFn }>;
+export type SpeedupCache = ModelMemo<ModelSpeedup>;
+
+/** A model's speedup under one batch policy, and the distance of each size from what it measured. */
+interface ModelSpeedup {
+  one_gpu: number;
+  fn: SpeedupFn;
+  distance: SizeDistance;
+}
 
 function modelSpeedup(
   model: GoodputModel,
   batch: BatchPolicy,
   cache: SpeedupCache | undefined,
   approx: boolean,
-): { one_gpu: number; fn: SpeedupFn } {
-  const make = (): { one_gpu: number; fn: SpeedupFn } => {
+): ModelSpeedup {
+  const make = (): ModelSpeedup => {
     // On a large cluster (scale.ts) the search over batch sizes is approximate.
     const one_gpu = approx ? approxBestGoodput(model, 1, 1, batch) : bestGoodput(model, 1, 1, batch);
     const fn = approx ? approxSpeedupFn(model, one_gpu, batch) : goodputSpeedupFn(model, one_gpu, batch);
-    return { one_gpu, fn: one_gpu > 0 ? fn : linearSpeedupFn(1) };
+    return { one_gpu, fn: one_gpu > 0 ? fn : linearSpeedupFn(1), distance: sizeDistanceFn(model, batch) };
   };
   if (!cache) return make();
   return cache.get(model, `${batch.fixed_batch_size ?? ''}/${batch.max_batch_size ?? ''}${approx ? '/~' : ''}`, make);
@@ -345,6 +364,8 @@ function buildViews(
     const idle_restart_keep = hold_s / (hold_s + params.restart_delay_s + (job.progress_at_risk_s ?? 0));
     const restart_keep = budget * idle_restart_keep;
     const hold = current.length > 0 ? holdReason(job, snapshot.now_s, params, params.restart_delay_s) : undefined;
+    const shrankLast = current.length > 0 && job.last_resize?.grew === false && job.last_resize.measured_since;
+    const measuredSizes = shrankLast ? model?.correction?.shapes.map((s) => s.num_replicas) : undefined;
     return {
       ...(hold ? { hold } : {}),
       job,
@@ -364,7 +385,14 @@ function buildViews(
       // work is known, however short, and an SDK job that reports its length within seconds
       // preempted them only to be preempted back once it did.
       remaining_estimate: remaining_1gpu_s ?? (queue !== undefined ? queueEnd_gpu_s(queue, params) : service_gpu_s),
-      ...(model?.correction ? { gain_interval: correctionInterval(model.correction) } : {}),
+      ...(measuredSizes ? { grow_back_to: new Set(measuredSizes) } : {}),
+      ...(model?.correction && modelled
+        ? {
+            gain_interval: correctionInterval(model.correction),
+            // Past the largest size measured, unmeasured_gain_share already discounts the gain.
+            distance: (r: number) => (r > measured ? 0 : modelled.distance(Math.ceil(r / gpusPerNode), r)),
+          }
+        : {}),
     };
   });
 }

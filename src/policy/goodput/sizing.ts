@@ -1,5 +1,6 @@
 import type { RoundJob } from './job-view.js';
 import { candidateSteps } from './step-sizes.js';
+import { resizeInterval } from './unmeasured.js';
 
 /** One candidate growth step of a job: k more replicas for a value gain of `gain` per replica. */
 interface Step {
@@ -12,7 +13,8 @@ interface Step {
  * Value of running a job at r replicas this round: priority weight x speedup, discounted by the
  * restart delay when r differs from what the job runs at now (a change costs a checkpoint-restart).
  * A resize of a running job is valued at the lower end of its speedup's 80% interval
- * (RoundJob.gain_interval): the change happens only when the gain is sure to clear its cost.
+ * (RoundJob.gain_interval, widened for sizes not measured): the change happens only when the gain
+ * is sure to clear its cost.
  */
 export function allocationValue(view: RoundJob, replicas: number, idle = false): number {
   const memo = view.value_memo?.[idle ? 1 : 0];
@@ -26,14 +28,23 @@ function computeValue(view: RoundJob, replicas: number, idle: boolean): number {
   const keep =
     replicas === view.current_replicas
       ? 1
-      : (idle ? view.idle_restart_keep : view.restart_keep) * (view.current_replicas > 0 ? sureShare(view) : 1);
+      : (idle ? view.idle_restart_keep : view.restart_keep) *
+        (view.current_replicas > 0 ? sureShare(view, replicas) : 1);
   const speedup = replicas <= 0 ? 0 : view.speedup(replicas) * keep;
   return view.weight * utility(speedup + SPEEDUP_FLOOR, view.utility_power);
 }
 
-/** The lower end of a predicted speedup's 80% interval, as a share of the prediction (<= 1). */
-export function sureShare(view: RoundJob): number {
-  return view.gain_interval ? Math.exp(Math.min(0, view.gain_interval.lo)) : 1;
+/**
+ * The lower end of the 80% interval of the speedup predicted for resizing the job to `replicas`,
+ * as a share of the prediction (<= 1): its residual interval widened by how far the new size (and
+ * the one in force) is from what it measured (unmeasured.ts). Without `replicas`, the residuals alone.
+ */
+export function sureShare(view: RoundJob, replicas?: number): number {
+  const interval =
+    replicas === undefined
+      ? view.gain_interval
+      : resizeInterval(view.gain_interval, view.distance, view.current_replicas, replicas);
+  return interval ? Math.exp(Math.min(0, interval.lo)) : 1;
 }
 
 /** Keeps the utility of an idle job finite (as Pollux's +0.001). */
@@ -162,6 +173,7 @@ function bestStep(
   for (const k of candidateSteps(replicas, room, Math.min(view.max_replicas - replicas, free), lookahead)) {
     if (replicas > 0 && floor > 0 && (view.speedup(replicas + k) - view.speedup(replicas)) / k < floor) continue;
     const total = replicas + k;
+    if (view.grow_back_to && total > view.current_replicas && !view.grow_back_to.has(total)) continue;
     if (priced && !worthItsGpus(view, replicas, total, price)) continue;
     if (
       whole &&
