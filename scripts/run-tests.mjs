@@ -196,8 +196,9 @@ async function runNodeGroup(group, tests, prefix) {
 
 const pythonTests = 'python/tests';
 /**
- * Rough seconds of each pytest file on the reference machine (measured; a file not listed counts
- * as DEFAULT_PYTEST_S), to split the files into two shards of about equal time.
+ * Seconds of a pytest file on the reference machine where it is far from DEFAULT_PYTEST_S, to
+ * split the files into shards of about equal time (none measured yet: files count alike, the
+ * heaviest first to the lightest shard). Fill it from pytest's --durations when shards drift apart.
  */
 const PYTEST_S = {};
 const DEFAULT_PYTEST_S = 5;
@@ -221,7 +222,16 @@ async function runPytest(group, files, prefix) {
   const basetemp = mkdtempSync(join(tmpdir(), `goodput-${group}-`));
   console.error(`run-tests: ${group}, ${files.length} file(s)`);
   try {
-    const args = ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', `--basetemp=${join(basetemp, 't')}`, ...files];
+    const args = [
+      '-m',
+      'pytest',
+      '-q',
+      '--durations=10',
+      '-p',
+      'no:cacheprovider',
+      `--basetemp=${join(basetemp, 't')}`,
+      ...files,
+    ];
     return (await runPrefixed(group, python, args, {}, prefix)) === 0;
   } finally {
     rmSync(basetemp, { recursive: true, force: true });
