@@ -1,35 +1,47 @@
 #!/usr/bin/env node
-// Runs the compiled TypeScript tests (dist/**/*.test.js) tier by tier (scripts/test-tiers.mjs
-// places every test file in one), then the Python SDK's pytest suite with the heavy tier.
+// Runs the compiled TypeScript tests (dist/**/*.test.js) by tier (scripts/test-tiers.mjs places
+// every test file in one) and the Python SDK's pytest suite with the heavy tier.
 //
-//   node scripts/run-tests.mjs                   every tier, then pytest (what `npm test` runs)
+//   node scripts/run-tests.mjs                   every tier and pytest (what `npm test` runs), in lanes
 //   node scripts/run-tests.mjs --tier unit       one tier (unit | e2e | heavy; heavy includes pytest)
 //   node scripts/run-tests.mjs SUBSTRING...      the test files whose path contains a substring, each
-//                                                in its tier's way; no pytest
-//   --durations                                  also prints each tier's files by the time they took
+//                                                in its tier's way, one group after another; no pytest
+//   --plan                                       prints the lanes and their groups' files; runs nothing
+//   --durations                                  also prints each group's files by the time they took
 //                                                (scripts/test-durations.mjs), slowest first
 //
-// Files run in parallel within a tier (node --test --test-concurrency), as many at once as the
-// tier allows (CONCURRENCY; GOODPUT_TEST_CONCURRENCY_<TIER> overrides it). The heavy tier's Slurm
-// tests share one test cluster per shape (a pool this runner lends them and stops at the end:
-// src/backends/slurm/testing/slurm-cluster.ts, SLURM_POOL_ENV) instead of one per file. Exit code
-// is non-zero if any tier fails.
-import { spawnSync } from 'node:child_process';
+// The tests run in groups: unit, e2e, heavy-local (torch, chromium), heavy-slurm (the Slurm test
+// cluster) and pytest (two shards). Files run in parallel within a group (node --test
+// --test-concurrency), as many at once as CONCURRENCY allows (GOODPUT_TEST_CONCURRENCY_<GROUP>,
+// e.g. _HEAVY_SLURM, overrides it). Groups run in LANES: the groups of one lane one after another,
+// the lanes at the same time (GOODPUT_TEST_SERIAL=1 runs every group one after another instead).
+// The Slurm tests share one test cluster per shape (a pool this runner lends them and stops at
+// the end: src/backends/slurm/testing/slurm-cluster.ts, SLURM_POOL_ENV) instead of one per file.
+// Exit code is non-zero if any group fails.
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { classify, TIERS } from './test-tiers.mjs';
+import { createInterface } from 'node:readline';
+import { classify, startsSlurm, TIERS } from './test-tiers.mjs';
 
 /**
- * Files run at once per tier on this project's 2-core reference machine. unit: in-process and
+ * Files run at once per group on this project's 2-core reference machine. unit: in-process and
  * CPU-bound, one file per core. e2e: most of a file's time is waiting on scheduling rounds and
  * replica processes that sleep, but each file also starts a server and CLI processes and some
  * assert on seconds (a growth undone within 45 s, 20 s jobs ending in order); two at once keeps a
- * core for each file's bursts, more would turn CPU contention into flaky deadlines. heavy: torch
- * training, chromium and the one shared Slurm cluster (its GPUs are per test): one at a time.
+ * core for each file's bursts, more would turn CPU contention into flaky deadlines. heavy-local:
+ * torch training and chromium, one at a time. heavy-slurm: the pooled clusters are shared by
+ * shape and a file's `stop()` cancels every job on its cluster: one at a time.
  */
-const CONCURRENCY = { unit: 2, e2e: 2, heavy: 1 };
+const CONCURRENCY = { unit: 2, e2e: 2, 'heavy-local': 1, 'heavy-slurm': 1 };
+
+/**
+ * The full suite's lanes (groups of a lane run one after another, lanes at the same time; a
+ * lane's groups not selected are left out). Why these: docs/testing.md, "How the full suite runs".
+ */
+const LANES = [['unit', 'e2e', 'pytest-1'], ['heavy-slurm', 'pytest-2'], ['heavy-local']];
 
 function listCompiled(dir) {
   if (!existsSync(dir)) return [];
@@ -48,8 +60,9 @@ if (tierFlag >= 0 && !TIERS.includes(onlyTier)) {
   process.exit(2);
 }
 const durations = args.includes('--durations');
+const planOnly = args.includes('--plan');
 const filters = (tierFlag >= 0 ? args.filter((_, i) => i !== tierFlag && i !== tierFlag + 1) : args).filter(
-  (a) => a !== '--durations',
+  (a) => a !== '--durations' && a !== '--plan',
 );
 
 const { files, problems } = classify();
@@ -88,12 +101,23 @@ if (unbuilt.length > 0 && filters.length === 0) {
 }
 
 const tiers = onlyTier ? [onlyTier] : TIERS;
-const selected = (tier) =>
-  live.filter(
-    (t) => tierOfSource.get(sourceOf(t)) === tier && (filters.length === 0 || filters.some((f) => t.includes(f))),
+const slurmSource = new Map();
+const usesSlurm = (test) => {
+  if (!slurmSource.has(test)) slurmSource.set(test, startsSlurm(readFileSync(sourceOf(test), 'utf8')));
+  return slurmSource.get(test);
+};
+/** The compiled tests of a group (a tier, or heavy-local / heavy-slurm: the heavy tier split by Slurm). */
+const selected = (group) => {
+  const [tier, part] = group.split('-');
+  return live.filter(
+    (t) =>
+      tierOfSource.get(sourceOf(t)) === tier &&
+      (part === undefined || (part === 'slurm') === usesSlurm(t)) &&
+      (filters.length === 0 || filters.some((f) => t.includes(f))),
   );
-const concurrencyOf = (tier) =>
-  Number(process.env[`GOODPUT_TEST_CONCURRENCY_${tier.toUpperCase()}`] ?? CONCURRENCY[tier]);
+};
+const concurrencyOf = (group) =>
+  Number(process.env[`GOODPUT_TEST_CONCURRENCY_${group.toUpperCase().replace('-', '_')}`] ?? CONCURRENCY[group]);
 
 /**
  * A pool of Slurm test clusters for the tier's Slurm tests (one per shape, started by the first file
@@ -110,52 +134,156 @@ async function slurmPool(tests) {
     async stop() {
       const stopped = await slurm.stopSlurmPool(dir);
       rmSync(dir, { recursive: true, force: true });
-      console.error(`run-tests: stopped the ${stopped} Slurm test cluster(s) the heavy tier shared`);
+      console.error(`run-tests: stopped the ${stopped} Slurm test cluster(s) the Slurm tests shared`);
     },
   };
 }
 
-const timings = [];
-let failed = false;
-for (const tier of tiers) {
-  const tests = selected(tier);
-  if (tests.length === 0) continue;
-  const started = Date.now();
-  const slurm = tier === 'heavy' ? await slurmPool(tests) : undefined;
-  const concurrency = concurrencyOf(tier);
-  console.error(`run-tests: ${tier} tier, ${tests.length} file(s), ${concurrency} at a time`);
+/**
+ * Runs `command` with its output passed on line by line, each line prefixed with `[label]` when
+ * `prefix` (lanes run at the same time); resolves to its exit status.
+ */
+function runPrefixed(label, command, args, options, prefix) {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { ...options, stdio: prefix ? ['ignore', 'pipe', 'pipe'] : 'inherit' });
+    if (prefix) {
+      for (const [from, to] of [
+        [child.stdout, process.stdout],
+        [child.stderr, process.stderr],
+      ])
+        createInterface({ input: from }).on('line', (line) => to.write(`[${label}] ${line}\n`));
+    }
+    child.on('error', (error) => {
+      console.error(`run-tests: ${label}: ${error.message}`);
+      resolve(1);
+    });
+    child.on('close', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  });
+}
+
+/** Runs one group of compiled test files with node --test; resolves to whether it passed. */
+async function runNodeGroup(group, tests, prefix) {
+  const slurm = group === 'heavy-slurm' ? await slurmPool(tests) : undefined;
+  const concurrency = concurrencyOf(group);
+  console.error(`run-tests: ${group}, ${tests.length} file(s), ${concurrency} at a time`);
   try {
-    const report = durations ? join(mkdtempSync(join(tmpdir(), 'goodput-durations-')), `${tier}.tsv`) : undefined;
+    const report = durations ? join(mkdtempSync(join(tmpdir(), 'goodput-durations-')), `${group}.tsv`) : undefined;
     const reporters = report
       ? ['--test-reporter=spec', '--test-reporter-destination=stdout'].concat([
           '--test-reporter=./scripts/test-durations.mjs',
           `--test-reporter-destination=${report}`,
         ])
       : ['--test-reporter=spec'];
-    const node = spawnSync(process.execPath, ['--test', ...reporters, `--test-concurrency=${concurrency}`, ...tests], {
-      stdio: 'inherit',
-      env: { ...process.env, ...slurm?.env },
-    });
-    failed ||= node.status !== 0;
+    const status = await runPrefixed(
+      group,
+      process.execPath,
+      ['--test', ...reporters, `--test-concurrency=${concurrency}`, ...tests],
+      { env: { ...process.env, ...slurm?.env } },
+      prefix,
+    );
     if (report && existsSync(report)) {
       const rows = readFileSync(report, 'utf8').trim().split('\n').filter(Boolean);
       rows.sort((a, b) => Number(b.split('\t')[1]) - Number(a.split('\t')[1]));
-      console.error(`run-tests: ${tier} tier by file (tests s, wall s, tests, file), slowest first:`);
-      for (const row of rows) console.error(`  ${row.replace(`${process.cwd()}/`, '')}`);
+      const lines = rows.map((row) => `  ${row.replace(`${process.cwd()}/`, '')}`);
+      console.error(`run-tests: ${group} by file (tests s, wall s, tests, file), slowest first:\n${lines.join('\n')}`);
       rmSync(join(report, '..'), { recursive: true, force: true });
     }
+    return status === 0;
   } finally {
     await slurm?.stop();
   }
-  timings.push(`${tier} ${((Date.now() - started) / 1000).toFixed(0)} s (${tests.length} files)`);
 }
+
 const pythonTests = 'python/tests';
-if (filters.length === 0 && tiers.includes('heavy') && existsSync(pythonTests)) {
-  const started = Date.now();
-  const python = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
-  const py = spawnSync(python, ['-m', 'pytest', '-q', pythonTests], { stdio: 'inherit' });
-  failed ||= py.status !== 0;
-  timings.push(`pytest ${((Date.now() - started) / 1000).toFixed(0)} s`);
+/**
+ * Seconds of a pytest file on the reference machine where it is far from DEFAULT_PYTEST_S, to
+ * split the files into shards of about equal time (none measured yet: files count alike, the
+ * heaviest first to the lightest shard). Fill it from pytest's --durations when shards drift apart.
+ */
+const PYTEST_S = {};
+const DEFAULT_PYTEST_S = 5;
+function pytestShards(count) {
+  const files = readdirSync(pythonTests)
+    .filter((f) => /^test_.*\.py$/.test(f))
+    .sort();
+  const weight = (f) => PYTEST_S[f] ?? DEFAULT_PYTEST_S;
+  const shards = Array.from({ length: count }, () => ({ files: [], s: 0 }));
+  for (const f of [...files].sort((a, b) => weight(b) - weight(a) || a.localeCompare(b))) {
+    const lightest = shards.reduce((a, b) => (b.s < a.s ? b : a));
+    lightest.files.push(join(pythonTests, f));
+    lightest.s += weight(f);
+  }
+  return shards.map((s) => s.files.sort());
 }
-if (timings.length > 0) console.error(`run-tests: ${failed ? 'FAILED' : 'passed'}; ${timings.join(', ')}`);
+
+/** Runs one shard of the pytest suite, in a temp dir of its own; resolves to whether it passed. */
+async function runPytest(group, files, prefix) {
+  const python = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
+  const basetemp = mkdtempSync(join(tmpdir(), `goodput-${group}-`));
+  console.error(`run-tests: ${group}, ${files.length} file(s)`);
+  try {
+    const args = [
+      '-m',
+      'pytest',
+      '-q',
+      '--durations=10',
+      '-p',
+      'no:cacheprovider',
+      `--basetemp=${join(basetemp, 't')}`,
+      ...files,
+    ];
+    return (await runPrefixed(group, python, args, {}, prefix)) === 0;
+  } finally {
+    rmSync(basetemp, { recursive: true, force: true });
+  }
+}
+
+const withPytest = filters.length === 0 && tiers.includes('heavy') && existsSync(pythonTests);
+const shards = withPytest ? pytestShards(2) : [];
+const groups = new Map();
+for (const tier of tiers) {
+  for (const group of tier === 'heavy' ? ['heavy-local', 'heavy-slurm'] : [tier]) {
+    const tests = selected(group);
+    if (tests.length > 0)
+      groups.set(group, { run: (prefix) => runNodeGroup(group, tests, prefix), n: tests.length, files: tests });
+  }
+}
+shards.forEach((files, i) => {
+  if (files.length > 0)
+    groups.set(`pytest-${i + 1}`, { run: (prefix) => runPytest(`pytest-${i + 1}`, files, prefix), files });
+});
+
+const serial = filters.length > 0 || process.env.GOODPUT_TEST_SERIAL === '1';
+const lanes = (serial ? [[...groups.keys()]] : LANES.map((lane) => lane.filter((g) => groups.has(g)))).filter(
+  (lane) => lane.length > 0,
+);
+const prefix = lanes.length > 1;
+if (planOnly) {
+  lanes.forEach((lane, i) => {
+    console.log(`lane ${i + 1}:`);
+    for (const group of lane) console.log(`  ${group}: ${groups.get(group).files.join(' ')}`);
+  });
+  process.exit(0);
+}
+const timings = [];
+let failed = false;
+const startedAll = Date.now();
+await Promise.all(
+  lanes.map(async (lane) => {
+    for (const group of lane) {
+      const started = Date.now();
+      const passed = await groups.get(group).run(prefix);
+      failed ||= !passed;
+      const n = groups.get(group).n;
+      const s = ((Date.now() - started) / 1000).toFixed(0);
+      timings.push(`${group} ${s} s${n ? ` (${n} files)` : ''}${passed ? '' : ' FAILED'}`);
+      console.error(`run-tests: ${group} ${passed ? 'passed' : 'FAILED'} in ${s} s`);
+    }
+  }),
+);
+if (timings.length > 0) {
+  const lanesText = prefix ? `; ${lanes.map((l) => l.join(' > ')).join(' | ')} at the same time` : '';
+  const wall = ((Date.now() - startedAll) / 1000).toFixed(0);
+  console.error(`run-tests: ${failed ? 'FAILED' : 'passed'} in ${wall} s${lanesText}; ${timings.join(', ')}`);
+}
 process.exit(failed ? 1 : 0);

@@ -19,8 +19,11 @@ export const TIERS = ['unit', 'e2e', 'heavy'];
 /** Folders tsconfig.json compiles (its "include"): a test file anywhere else would never run. */
 export const COMPILED_ROOTS = ['src', 'test-support', 'bench'];
 
+/** Whether a test file's source starts a Slurm test cluster (pooled or its own). */
+export const startsSlurm = (text) => /\bstart(?:Own)?SlurmCluster\b/.test(text);
+
 const HEAVY_RULES = [
-  { why: 'starts a Slurm test cluster', test: (text) => /\bstartSlurmCluster\b/.test(text) },
+  { why: 'starts a Slurm test cluster', test: (text) => startsSlurm(text) },
   { why: 'drives chromium', test: (text) => /playwright-core|\bchromium\b/.test(text) },
   {
     why: 'runs torch (a Python with torch, or a script that imports it)',

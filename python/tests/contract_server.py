@@ -81,8 +81,11 @@ def validate_body(body: Any) -> Optional[str]:
 
 class ContractServer:
     def __init__(self, job_id: str = "job-1", token: str = "secret", delay_s: float = 0.0,
-                 policy: Optional[ConfigPolicy] = None, port: int = 0):
+                 policy: Optional[ConfigPolicy] = None, port: int = 0, hold: bool = False):
         self.job_id, self.token, self.delay_s = job_id, token, delay_s
+        # hold: every request waits, unanswered, until the server is closed (a control plane that
+        # hangs for as long as the test runs; no wall-clock figure for the test to race against).
+        self.hold, self.released, self.received = hold, threading.Event(), 0
         self.policy = policy or (lambda server, body: {"local_bsz": 32, "accum_steps": 0,
                                                        "batch_size": 64, "lr_scale": 1.0})
         self.bodies: List[Dict[str, Any]] = []
@@ -103,6 +106,10 @@ class ContractServer:
                 self.wfile.write(data)
 
             def do_POST(self) -> None:
+                with server.lock:
+                    server.received += 1
+                if server.hold:
+                    server.released.wait()
                 if server.delay_s:
                     time.sleep(server.delay_s)
                 length = int(self.headers.get("Content-Length", "0"))
@@ -142,6 +149,7 @@ class ContractServer:
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        self.released.set()
         self.httpd.shutdown()
         self.httpd.server_close()
 

@@ -165,6 +165,9 @@ describe('plain scripts under goodput up', { skip }, () => {
         '1000',
         '--epoch-sleep-s',
         '1',
+        // Not the script's default, snapshot.pt in the corpus: a tracked file the run would rewrite.
+        '--snapshot',
+        join(data_dir, 'twin-gang.pt'),
       ]);
       assert.equal(gang.status, 0, gang.stderr);
       assert.match(
@@ -188,6 +191,8 @@ describe('plain scripts under goodput up', { skip }, () => {
         '1000',
         '--epoch-sleep-s',
         '1',
+        '--snapshot',
+        join(data_dir, 'twin-elastic.pt'),
       ]);
       assert.equal(elastic.status, 0, elastic.stderr);
       assert.match(elastic.stderr, /warning: -n 5 is more than the cluster's 3 CPU slot\(s\); the job gets at most 3/);
