@@ -58,7 +58,10 @@ export async function startServerProcess(
   env?: Readonly<Record<string, string>>,
 ): Promise<ServerProcess> {
   const fd = openSync(join(data_dir, 'up.log'), 'a');
-  const child = spawn(process.execPath, [CLI, 'up', '--data-dir', data_dir, '--port', '0', ...args], {
+  // A test that restarts a server on its old --port would otherwise get the dashboard's fixed
+  // default (7879), which a server of a test running at the same time may hold.
+  const ports = ['--port', '0', '--dashboard-port', '0'];
+  const child = spawn(process.execPath, [CLI, 'up', '--data-dir', data_dir, ...ports, ...args], {
     detached: true,
     stdio: ['ignore', fd, fd],
     ...(env ? { env: { ...process.env, ...env } } : {}),

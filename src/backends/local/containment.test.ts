@@ -53,4 +53,20 @@ describe("containment of a replica's processes", () => {
     assert.ok(launched.length === 1 && existsSync(files[0]!));
     b.close();
   });
+
+  it("leaves alone another server's replica that carries the same job id and attempt", async () => {
+    // Two servers on one machine (two users, or a `goodput profile` run beside `goodput up`): job
+    // ids are unique per store only.
+    const [mine, theirs] = [new LocalBackend({ devices: cpuSlots(1) }), new LocalBackend({ devices: cpuSlots(1) })];
+    const sleeper = ['sh', '-c', 'exec sleep 300'];
+    const [a] = await mine.launch(launchRequestFixture(join(root, 'mine'), 'same', sleeper));
+    const [b] = await theirs.launch(launchRequestFixture(join(root, 'theirs'), 'same', sleeper));
+    escaped.push(a!.pid, b!.pid);
+    await mine.abandon('same', join(root, 'mine', 'same'), 0);
+    for (let i = 0; i < 40 && alive(a!.pid); i++) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(alive(a!.pid), false, 'its own replica is ended');
+    assert.equal(alive(b!.pid), true, "the other server's replica of the same id runs on");
+    mine.close();
+    theirs.close();
+  });
 });

@@ -179,7 +179,7 @@ export class LocalBackend implements Backend {
   probe(ref: ReplicaRef): 'alive' | number {
     if (isAlive(ref.pid, ref.proc_start)) return 'alive';
     killGroup(ref.pid, 'SIGKILL');
-    sweepMarked(ref.job_id, ref.attempt, ref.rank);
+    sweepMarked(ref.job_id, ref.attempt, ref.rank, ref.job_dir);
     return readExit(ref) ?? EXIT_LOST;
   }
 
@@ -244,7 +244,7 @@ export class LocalBackend implements Backend {
       const pid = readWrapperPids(join(run, name))?.shell;
       if (pid !== undefined && Number.isInteger(pid) && pid > 1) killGroup(pid, 'SIGKILL');
     }
-    sweepMarked(_job_id, attempt);
+    sweepMarked(_job_id, attempt, undefined, job_dir);
   }
 
   /** Replicas run here with the server's environment (replica-exec.ts; an owner's keeps its PATH too). */
@@ -261,7 +261,7 @@ export class LocalBackend implements Backend {
   private finish(ref: ReplicaRef, code: number | null, signal: NodeJS.Signals | null): void {
     // Children the replica left behind, in its group or not (containment.ts), must not outlive it.
     killGroup(ref.pid, 'SIGKILL');
-    sweepMarked(ref.job_id, ref.attempt, ref.rank);
+    sweepMarked(ref.job_id, ref.attempt, ref.rank, ref.job_dir);
     const recorded = readExit(ref);
     const exit_code = recorded ?? code ?? (signal ? 128 + signalNumber(signal) : EXIT_LOST);
     this.listener({ job_id: ref.job_id, attempt: ref.attempt, rank: ref.rank, exit_code });
@@ -272,7 +272,7 @@ export class LocalBackend implements Backend {
       if (isAlive(ref.pid, ref.proc_start)) continue;
       this.adopted.delete(k);
       killGroup(ref.pid, 'SIGKILL');
-      sweepMarked(ref.job_id, ref.attempt, ref.rank);
+      sweepMarked(ref.job_id, ref.attempt, ref.rank, ref.job_dir);
       this.listener({
         job_id: ref.job_id,
         attempt: ref.attempt,
