@@ -83,7 +83,9 @@ def test_slow_server_never_blocks_submit():
             if step % 100 == 0:
                 time.sleep(0.05)  # let the reporter thread try (and time out) meanwhile
         elapsed_s = time.perf_counter() - start_s
-        assert slowest_s < 0.01 and elapsed_s < 2.5, (slowest_s, elapsed_s)
+        # A submit that waited on the server would take the 0.5 s timeout; 0.1 s leaves room for
+        # a loaded machine (the suite runs this beside torch and Slurm tests).
+        assert slowest_s < 0.1 and elapsed_s < 2.5, (slowest_s, elapsed_s)
         assert wait_for(lambda: client.posts_failed >= 1, 5)
         assert client.latest_config is None  # keeps its last configuration
         server.delay_s = 0.0  # the control plane recovers: pending entries are delivered

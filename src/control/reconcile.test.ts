@@ -214,7 +214,9 @@ describe('reconciliation', () => {
 
   it("holds a cancelled job's device until its process is gone, then starts the next job at once", async () => {
     const store = new SqliteStore(':memory:');
-    const c = controller(store, join(dir, 'e'), undefined, 3);
+    // A grace period long enough that the wait is seen before the SIGKILL on a loaded machine
+    // (the suite runs this beside torch and Slurm tests).
+    const c = controller(store, join(dir, 'e'), undefined, 8);
     await c.start();
     // Ignores SIGTERM: only the SIGKILL after the grace period ends it.
     const stubborn = await c.submit(
@@ -237,11 +239,11 @@ describe('reconciliation', () => {
     await sleep(300); // let it install its SIGTERM handler
     const next = await c.submit({ ...spec, command: [process.execPath, '-e', 'process.exit(0)'] }, 'u', 'u');
     await c.cancel(stubborn.id, 'u');
-    const wait = await waitFor('the next job to wait for the device, saying why', 2_500, async () =>
+    const wait = await waitFor('the next job to wait for the device, saying why', 7_000, async () =>
       c.launchWaits.get(next.id),
     );
     assert.equal(wait, `device(s) local/0 still held by the exiting replicas of job ${stubborn.id}`);
-    const done = await waitFor('the next job to run once the device is free', 10_000, async () => {
+    const done = await waitFor('the next job to run once the device is free', 15_000, async () => {
       const j = await store.getJob(next.id);
       return j?.state === 'succeeded' ? j : undefined;
     });
