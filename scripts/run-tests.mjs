@@ -253,7 +253,11 @@ shards.forEach((files, i) => {
     groups.set(`pytest-${i + 1}`, { run: (prefix) => runPytest(`pytest-${i + 1}`, files, prefix), files });
 });
 
-const serial = filters.length > 0 || process.env.GOODPUT_TEST_SERIAL === '1';
+// Lanes are opt-in (GOODPUT_TEST_LANES=1): in three lane runs of the full suite on the 2-core
+// reference machine a different timing-bound test failed each time under the added load (fixed
+// ones: docs/testing.md), while the groups one after another have passed; a flaky suite costs more
+// than a slow one.
+const serial = filters.length > 0 || process.env.GOODPUT_TEST_SERIAL === '1' || process.env.GOODPUT_TEST_LANES !== '1';
 const lanes = (serial ? [[...groups.keys()]] : LANES.map((lane) => lane.filter((g) => groups.has(g)))).filter(
   (lane) => lane.length > 0,
 );
