@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fakeNode } from '../backends/fake-backend.js';
 import type { RankSummaryBody } from '../core/rank-wire.js';
-import { fakePlain, fakePlane } from '../../test-support/control/fake-plane.js';
+import { fakePlain, fakePlane, type FakePlane } from '../../test-support/control/fake-plane.js';
+import type { JobRecord } from '../store/types.js';
 
 const summary = (attempt: number, rank: number, compute_s: number, step: number, steps = 10): RankSummaryBody => ({
   attempt,
@@ -25,20 +26,39 @@ const summary = (attempt: number, rank: number, compute_s: number, step: number,
   },
 });
 
+/** A 3-rank plain job of an hour, submitted on `plane` and running. */
+async function runningRanksJob(plane: FakePlane): Promise<JobRecord> {
+  const job = await plane.submit({
+    name: 'ranks',
+    command: fakePlain(3600),
+    min_replicas: 3,
+    max_replicas: 3,
+    max_restarts: 3,
+    preemptible: true,
+  });
+  await plane.clock.until(async () => (await plane.store.getJob(job.id))!.state === 'running', 10_000);
+  return job;
+}
+
+/** Ranks 0 and 1 post heartbeats at `step` (no progress), rank 2 is silent, until a rank-hung event. */
+async function untilHung(plane: FakePlane, job_id: string, step: number): Promise<void> {
+  await plane.clock.until(
+    async () => {
+      for (const rank of [0, 1])
+        await plane.controller.rankSummary(job_id, summary(0, rank, 0, step, 0)).catch(() => undefined);
+      return (await plane.store.listEvents(job_id)).some((e) => e.kind === 'rank-hung');
+    },
+    60_000,
+    2000,
+  );
+}
+
 describe('verdicts across ranks in the controller', () => {
   it('names a straggler, then a hung rank, and restarts the job without its device', async () => {
     const plane = await fakePlane({ nodes: [fakeNode('n0', 4)], policy: 'fifo', interval_s: 60, grace_s: 5 });
     const { clock, store, controller } = plane;
     try {
-      const job = await plane.submit({
-        name: 'ranks',
-        command: fakePlain(3600),
-        min_replicas: 3,
-        max_replicas: 3,
-        max_restarts: 3,
-        preemptible: true,
-      });
-      await clock.until(async () => (await store.getJob(job.id))!.state === 'running', 10_000);
+      const job = await runningRanksJob(plane);
       const running = (await store.getJob(job.id))!;
       assert.deepEqual(running.devices, [0, 1, 2]);
       // 14 s of summaries every 2 s: rank 1 computes 150 ms more per step (10 steps per summary).
@@ -60,15 +80,7 @@ describe('verdicts across ranks in the controller', () => {
 
       // Rank 2 goes silent; ranks 0 and 1 keep posting heartbeats without progress.
       const stopped = clock.now_ms();
-      await clock.until(
-        async () => {
-          for (const rank of [0, 1])
-            await controller.rankSummary(job.id, summary(0, rank, 0, step, 0)).catch(() => undefined);
-          return (await store.listEvents(job.id)).some((e) => e.kind === 'rank-hung');
-        },
-        60_000,
-        2000,
-      );
+      await untilHung(plane, job.id, step);
       const hung = (await store.listEvents(job.id)).find((e) => e.kind === 'rank-hung')!;
       assert.ok(clock.now_ms() - stopped <= 60_000);
       assert.equal(hung.data.rank, 2);
@@ -104,15 +116,7 @@ describe('verdicts across ranks in the controller', () => {
     });
     const { clock, store, controller, cluster } = plane;
     try {
-      const job = await plane.submit({
-        name: 'ranks',
-        command: fakePlain(3600),
-        min_replicas: 3,
-        max_replicas: 3,
-        max_restarts: 3,
-        preemptible: true,
-      });
-      await clock.until(async () => (await store.getJob(job.id))!.state === 'running', 10_000);
+      const job = await runningRanksJob(plane);
       const first = (await store.getJob(job.id))!;
       const node = first.allocation[0]!;
       assert.deepEqual(first.allocation, [node, node, node]);
@@ -122,15 +126,7 @@ describe('verdicts across ranks in the controller', () => {
         for (const rank of [0, 1, 2]) await controller.rankSummary(job.id, summary(0, rank, 0.5, step));
         await clock.advance(2000);
       }
-      await clock.until(
-        async () => {
-          for (const rank of [0, 1])
-            await controller.rankSummary(job.id, summary(0, rank, 0, step, 0)).catch(() => undefined);
-          return (await store.listEvents(job.id)).some((e) => e.kind === 'rank-hung');
-        },
-        60_000,
-        2000,
-      );
+      await untilHung(plane, job.id, step);
       const name = cluster.nodes[node]!.name;
       const hung = (await store.listEvents(job.id)).find((e) => e.kind === 'rank-hung')!;
       assert.match(hung.reason, new RegExp(`without node ${name} \\(drained`));
