@@ -20,7 +20,7 @@ import type { Policy, PolicyDecision } from '../policy/policy.js';
 import { findPolicy } from '../policy/registry.js';
 import { jobSpecFixture } from '../store/job-fixture.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
-import type { JobSpec } from '../store/types.js';
+import type { JobRecord, JobSpec } from '../store/types.js';
 import { Controller } from './controller.js';
 import { waitFor } from '../../test-support/control/harness.js';
 
@@ -45,10 +45,20 @@ class HoldingBackend extends LocalBackend {
   held(): string | undefined {
     return this.hold;
   }
-  /** Set: the cluster accepts no new jobs (a drained partition). */
+  /** Set: the cluster accepts no new jobs (a drained partition); seen from the next refresh on, as on Slurm. */
   drained: string | undefined;
+  private drainedSeen: string | undefined;
+  /** Runs once, inside the next refresh after it read the cluster: an operator acting mid-round. */
+  midRefresh: (() => Promise<void>) | undefined;
+  override async refresh(): Promise<void> {
+    await super.refresh();
+    this.drainedSeen = this.drained;
+    const act = this.midRefresh;
+    this.midRefresh = undefined;
+    await act?.();
+  }
   launchRefusal(): string | undefined {
-    return this.drained;
+    return this.drainedSeen;
   }
   override async abandon(job_id: string, job_dir: string, attempt: number): Promise<void> {
     this.abandoned.push(`${job_id}/${attempt}`);
@@ -211,6 +221,42 @@ describe('launches the cluster holds', () => {
     assert.ok((await store.listEvents(a.id)).some((e) => e.kind === 'rescale'));
     await waitFor('the other job to run', 10_000, async () => (await store.getJob(other.id))?.state === 'running');
     for (const id of [a.id, other.id]) await c.cancel(id, 'u');
+    await c.stop();
+  });
+
+  it('a job submitted just after a drain is decided on with the drain seen, even mid-round', async () => {
+    // As optimus does: the first job shrinks to one slot once a second job is in the snapshot.
+    const policy: Policy = {
+      name: 'shrink-for-a-newcomer',
+      decide: (s) => ({
+        allocations: Object.fromEntries(s.jobs.map((j) => [j.id, s.jobs.length === 1 ? [0, 0] : [0]])),
+      }),
+    };
+    const { c, b, store } = await setup('drain-mid-round', 0.2, policy, 2);
+    const a = await c.submit({ ...spec(SLEEPER), min_replicas: 1, max_replicas: 2 }, 'u', 'u');
+    const running = await waitFor('a to run on 2 slots', 5000, async () => {
+      const j = await store.getJob(a.id);
+      return j?.state === 'running' && j.allocation.length === 2 ? j : undefined;
+    });
+    // The operator drains, then a user submits, while a round is between reading the cluster and
+    // reading the jobs: that round must not see the new job with the partition as it was before.
+    let other: JobRecord | undefined;
+    b.midRefresh = async () => {
+      b.drained = 'Slurm partition gpu is draining (State=DRAIN: it accepts no new jobs; running ones go on)';
+      other = await c.submit(spec(SLEEPER), 'u', 'u');
+    };
+    await waitFor('the kept event', 5000, async () =>
+      (await store.listEvents(a.id)).find((e) => e.kind === 'waiting' && e.reason.startsWith('kept on')),
+    );
+    const still = (await store.getJob(a.id))!;
+    assert.equal(still.state, 'running', 'not stopped while drained');
+    assert.equal(still.launches, running.launches, 'the same attempt runs');
+    assert.ok(
+      !(await store.listEvents(a.id)).some((e) => e.kind === 'rescale'),
+      'no rescale decided before the drain was seen',
+    );
+    b.drained = undefined;
+    for (const id of [a.id, other!.id]) await c.cancel(id, 'u');
     await c.stop();
   });
 

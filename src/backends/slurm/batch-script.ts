@@ -49,13 +49,18 @@ export const STOP_SIGNAL = '28';
  * only as far as its process tracking follows them: proctrack/pgid (a common default and the test
  * cluster's) loses a `setsid` child, and proctrack/linuxproc one re-parented to init; such a
  * child would otherwise outlive its job with the job's environment (and its GPU). One `grep` over
- * every process narrows to the job's; the wrapper itself is skipped.
+ * every process narrows to the job's; the wrapper itself is skipped. Two passes: a job cancel's
+ * SIGTERM reaches every process of the task's group, the sweep's own `grep`s too, and one that
+ * lands during a pass (the wrapper killed the program first, for a SIGKILL asked through
+ * ASK_FACTS) cuts its list short; Slurm sends that SIGTERM once, so the second pass reads it whole.
  */
 export const SWEEP_MARKED = [
-  'for f in $(grep -lzxF "GOODPUT_JOB_ID=$GOODPUT_JOB_ID" /proc/[0-9]*/environ 2>/dev/null); do',
-  '  q=${f#/proc/}; q=${q%/environ}',
-  '  [ "$q" != $$ ] && grep -qzxF "GOODPUT_ATTEMPT=$GOODPUT_ATTEMPT" "$f" 2>/dev/null && ' +
+  'for pass in 1 2; do',
+  '  for f in $(grep -lzxF "GOODPUT_JOB_ID=$GOODPUT_JOB_ID" /proc/[0-9]*/environ 2>/dev/null); do',
+  '    q=${f#/proc/}; q=${q%/environ}',
+  '    [ "$q" != $$ ] && grep -qzxF "GOODPUT_ATTEMPT=$GOODPUT_ATTEMPT" "$f" 2>/dev/null && ' +
     'grep -qzxF "RANK=$RANK" "$f" 2>/dev/null && kill -KILL "$q" 2>/dev/null',
+  '  done',
   'done',
 ].join('\n');
 

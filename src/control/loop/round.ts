@@ -100,12 +100,14 @@ export class Round {
     const { store, backend, policy } = this.ctx.config;
     const t0 = performance.now();
     const cpu0 = process.cpuUsage();
+    // Jobs first, then the cluster: a job submitted after an operator's drain is then decided on
+    // with the drain seen (drain-keep.ts), never with a partition state read before it.
+    const jobs = await store.listJobs({ states: ACTIVE_STATES });
     try {
       await backend.refresh();
     } catch (error) {
       this.ctx.log(`inventory: ${(error as Error).message}; using the last one`);
     }
-    const jobs = await store.listJobs({ states: ACTIVE_STATES });
     for (const p of nodeProblems(jobs, backend.nodes()))
       await this.ctx.noteOnce(p.job_id, p.key, 'node-unavailable', p.reason);
     if (jobs.length > 0) {
