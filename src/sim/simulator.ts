@@ -1,4 +1,4 @@
-import type { Allocation, ClusterSnapshot, NodeInfo, ShareUsage } from '../core/cluster.js';
+import type { Allocation, ClusterSnapshot, NodeInfo } from '../core/cluster.js';
 import { GoodputError } from '../core/errors.js';
 import type { Policy } from '../policy/policy.js';
 import { validateDecision } from '../policy/validate-decision.js';
@@ -7,7 +7,8 @@ import { SimProfileStore } from './profile-store.js';
 import { OracleCache, policyJob } from './policy-jobs.js';
 import { SimJob } from './sim-job.js';
 import type { Workload, WorkloadJob } from './workload.js';
-import { advanceUsage, DEFAULT_HALF_LIFE_S, teamOf, type SharesConfig } from '../policy/shares/index.js';
+import type { SharesConfig } from '../policy/shares/index.js';
+import { SimOwners } from './sim-owners.js';
 
 /** Cluster and clock settings of one simulation. Defaults are the artifact's. */
 export interface SimOptions {
@@ -180,12 +181,7 @@ export function simulate(workload: Workload, policyName: string, policy: Policy,
   let rounds = 0;
   let completed = 0;
   const stallLimit = lastArrival + 365 * 86400;
-  const owned = workload.jobs.some((w) => w.user !== undefined);
-  const teamOfJob = workload.jobs.map(
-    (w) => w.team ?? (w.user !== undefined ? teamOf(options.shares, w.user) : undefined),
-  );
-  const halfLife = options.shares?.half_life_s ?? DEFAULT_HALF_LIFE_S;
-  let usage: ShareUsage | undefined;
+  const owners = new SimOwners(workload.jobs, options.shares);
   while (completed < jobs.length) {
     const interfering = o.interference > 0 ? interferingNodes(allocations) : undefined;
     for (const job of jobs) {
@@ -217,24 +213,13 @@ export function simulate(workload: Workload, policyName: string, policy: Policy,
         const a = allocations.get(jobs[i]!.name);
         if (a) kept.set(jobs[i]!.name, a);
       }
-      if (owned) {
-        const holdings = active.flatMap((i) => {
-          const w = workload.jobs[i]!;
-          const held = kept.get(jobs[i]!.name)?.length ?? 0;
-          return held > 0 ? [{ user: w.user ?? '', team: teamOfJob[i] ?? '', devices: held }] : [];
-        });
-        usage = advanceUsage(usage, holdings, now, halfLife);
-      }
+      owners.charge(now, active, (i) => kept.get(jobs[i]!.name)?.length ?? 0);
       const snapshot: ClusterSnapshot = {
         now_s: now,
         nodes,
-        jobs: active.map((i) => {
-          const pj = policyJob(jobs[i]!, workload.jobs[i]!, mode, totalGpus, oracle);
-          const w = workload.jobs[i]!;
-          return w.user !== undefined ? { ...pj, owner: w.user, team: teamOfJob[i]! } : pj;
-        }),
+        jobs: active.map((i) => owners.decorate(i, policyJob(jobs[i]!, workload.jobs[i]!, mode, totalGpus, oracle))),
         allocations: Object.fromEntries(kept),
-        ...(owned ? { shares: { teams: options.shares?.teams ?? [], half_life_s: halfLife, usage } } : {}),
+        ...owners.snapshotShares(),
       };
       const decision = policy.decide(snapshot);
       const check = validateDecision(snapshot, decision.allocations);
@@ -279,7 +264,7 @@ export function simulate(workload: Workload, policyName: string, policy: Policy,
       restarts: j.restarts ?? 0,
       attained_gpu_s: j.attained_gpu_s,
       avg_active_jobs: activeRounds[i]! > 0 ? activeSum[i]! / activeRounds[i]! : 1,
-      ...(workload.jobs[i]!.user !== undefined ? { user: workload.jobs[i]!.user, team: teamOfJob[i] } : {}),
+      ...owners.outcome(i),
     })),
   };
 }

@@ -4,6 +4,7 @@ import { Random } from '../core/random.js';
 import { packagePath } from '../util/package-root.js';
 import { applicationNames, getApplication, type TraceApplication } from './application.js';
 import { numberCell, parseCsv } from './csv.js';
+import { ownerCells } from './sim-owners.js';
 
 /** One row of a workload file: a job submission with its tuned (gang, batch) configuration. */
 export interface WorkloadJob {
@@ -78,29 +79,9 @@ export function loadWorkload(file: string, tracesDir = defaultTracesDir()): Work
         `batch_size ${batch_size} cannot be split over ${num_replicas} GPUs (${appName} needs at least ${application.min_local_bsz} samples per GPU)`,
       );
     }
-    const owner = optionalCell(table.header, row.cells, 'user');
-    const team = optionalCell(table.header, row.cells, 'team');
-    if (team !== undefined && owner === undefined)
-      throw inputError(file, row.line, `column 'team' is set but 'user' is empty: a team charges a user's jobs`);
-    return {
-      name,
-      submit_s,
-      application,
-      num_replicas,
-      batch_size,
-      line: row.line,
-      ...(owner !== undefined ? { user: owner } : {}),
-      ...(team !== undefined ? { team } : {}),
-    };
+    return { name, submit_s, application, num_replicas, batch_size, line: row.line, ...ownerCells(file, table, row) };
   });
   return { file, jobs };
-}
-
-/** The cell of an optional column, undefined when the column is absent or the cell empty. */
-function optionalCell(header: readonly string[], cells: readonly string[], name: string): string | undefined {
-  const at = header.indexOf(name);
-  const text = at === -1 ? '' : (cells[at] ?? '').trim();
-  return text === '' ? undefined : text;
 }
 
 /**

@@ -4,6 +4,7 @@
  * sim/hetero/run-hetero.ts, one workload after another, progress on stderr.
  */
 import { usageError } from '../../core/errors.js';
+import type { SharesConfig } from '../../policy/shares/index.js';
 import { HETERO_POLICIES, runHeteroWorkload, type HeteroReport } from '../../sim/hetero/run-hetero.js';
 import { numberFlag } from '../command.js';
 import { renderTable, secs } from './sim-format.js';
@@ -23,6 +24,8 @@ export const heteroHelp = `  --cluster <spec>        a cluster of several GPU ty
                           scalability-<type>.csv, validation-<batch>.csv)`;
 
 interface HeteroValues {
+  /** `goodput sim --shares`, read: teams, weights and quotas per GPU type. */
+  shares?: SharesConfig | undefined;
   cluster?: string | undefined;
   traces?: string | undefined;
   workload?: string | undefined;
@@ -86,7 +89,13 @@ export async function runHeteroCommand(
     for (const file of files) {
       process.stderr.write(`${command} ${policy}: ${file} (${reports.length + 1}/${files.length})\n`);
       reports.push(
-        await runHeteroWorkload(file, { policy, cluster: values.cluster!, traces_dir: values.traces, seed }),
+        await runHeteroWorkload(file, {
+          policy,
+          cluster: values.cluster!,
+          traces_dir: values.traces,
+          seed,
+          ...(values.shares ? { shares: values.shares } : {}),
+        }),
       );
     }
     byPolicy.push({ policy, reports });

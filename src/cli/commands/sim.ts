@@ -37,7 +37,8 @@ Options:
   --shares <file>         teams, weights and quotas (docs/control-plane.md "Shares") for a
                           workload with a 'user' (and 'team') column; --json then reports per
                           user and team: average JCT, GPU-hours, GPU share, quota shortfall.
-                          The simulator's GPUs are of type 'default' (quota: {default: 8})
+                          The simulator's GPUs are of type 'default' (quota: {default: 8});
+                          with --cluster, quotas name the cluster's types (quota: {rtx: 8})
 ${heteroHelp}
 
 Columns: JCT = job completion time (p50/p99 over jobs); makespan = last completion; GPU-h = GPU
@@ -98,13 +99,14 @@ export const simCommand: CliCommand = {
       if (problem !== undefined)
         throw new GoodputError('E_OUTPUT', `sim: cannot write to --out ${values.out}: ${problem}; pass another --out`);
     }
-    if (values.cluster !== undefined) return runHeteroCommand('sim', values, [values.policy]);
+    const shares = values.shares !== undefined ? readSharesFile(values.shares) : undefined;
+    if (values.cluster !== undefined) return runHeteroCommand('sim', { ...values, shares }, [values.policy]);
     const policy_params = parsePolicyParams(requirePolicy(values.policy), values['policy-param'] ?? []);
     const settings = {
       ...clusterSettings('sim', values, values.policy),
       out_dir: values.out,
       policy_params,
-      ...(values.shares !== undefined ? { shares: readSharesFile(values.shares) } : {}),
+      ...(shares !== undefined ? { shares } : {}),
     };
     const files = workloadFiles('sim', values.workload);
     const bar = new ProgressBar(`sim ${values.policy}`, files.length);

@@ -14,7 +14,9 @@ import type { Policy } from '../../policy/policy.js';
 import { siaConfigs } from '../../policy/sia/sia.js';
 import { typeGroups } from '../../policy/typed.js';
 import { validateDecision } from '../../policy/validate-decision.js';
+import type { SharesConfig } from '../../policy/shares/index.js';
 import { numberCell, parseCsv } from '../csv.js';
+import { ownerCells, SimOwners, type JobOwner } from '../sim-owners.js';
 import type { JobOutcome } from '../simulator.js';
 import { HeteroJob } from './hetero-job.js';
 import { KeyProfiles } from './key-profiles.js';
@@ -66,15 +68,15 @@ export function clusterNodes(parts: readonly ClusterPart[]): NodeInfo[] {
   return nodes;
 }
 
-/** One row of a Sia workload. */
-export interface HeteroWorkloadJob {
+/** One row of a Sia workload (with its owner and team where the CSV has `user`/`team` columns). */
+export interface HeteroWorkloadJob extends JobOwner {
   name: string;
   submit_s: number;
   app: HeteroApplication;
   line: number;
 }
 
-/** Loads a workload CSV (name,time,application[,num_replicas,batch_size]) over `apps`. */
+/** Loads a workload CSV (name,time,application[,num_replicas,batch_size][,user,team]) over `apps`. */
 export function loadHeteroWorkload(file: string, apps: ReadonlyMap<string, HeteroApplication>): HeteroWorkloadJob[] {
   let text: string;
   try {
@@ -96,7 +98,8 @@ export function loadHeteroWorkload(file: string, apps: ReadonlyMap<string, Heter
         row.line,
         `application '${appName}' has no traces for every type of the cluster (known: ${[...apps.keys()].join(', ')})`,
       );
-    return { name, submit_s: numberCell(table, row, 'time', { integer: true, min: 0 }), app, line: row.line };
+    const submit_s = numberCell(table, row, 'time', { integer: true, min: 0 });
+    return { name, submit_s, app, line: row.line, ...ownerCells(file, table, row) };
   });
 }
 
@@ -112,6 +115,9 @@ export interface HeteroSimResult {
   final_types: string[];
 }
 
+/** The mixed-type simulator's round, as the Sia artifact's (s). */
+export const HETERO_INTERVAL_S = 60;
+
 /** Options of one mixed-cluster run. */
 export interface HeteroSimOptions {
   interval_s?: number;
@@ -124,6 +130,10 @@ export interface HeteroSimOptions {
   /** Stop after this many rounds (jobs left unfinished are reported with their JCT so far). */
   max_rounds?: number;
   onRound?: (now_s: number, completed: number, total: number) => void;
+  /** Teams, weights, quotas and half-life of a workload whose jobs name users (issue 48). */
+  shares?: SharesConfig;
+  /** Called with each round's snapshot and the policy's decision (the quota shortfall follows it). */
+  onDecision?: (snapshot: ClusterSnapshot, allocations: ReadonlyMap<string, Allocation>) => void;
 }
 
 /** Largest GPU count a job of `app` may use (ncf does not scale; 64 as in the artifact). */
@@ -144,7 +154,7 @@ export function simulateHetero(
   nodes: readonly NodeInfo[],
   options: HeteroSimOptions = {},
 ): HeteroSimResult {
-  const interval = options.interval_s ?? 60;
+  const interval = options.interval_s ?? HETERO_INTERVAL_S;
   const types = [...new Set(nodes.map(gpuTypeOf))];
   // Each type's configurations (a typed policy's), where a transferred model is fitted.
   const shapes = new Map(
@@ -178,6 +188,7 @@ export function simulateHetero(
   const lastArrival = Math.max(...jobs.map((j) => j.submit_s));
   const maxRounds = options.max_rounds ?? Infinity;
   const strictMoves = options.strict_moves === true;
+  const owners = new SimOwners(workload, options.shares);
   while (completed < jobs.length && rounds < maxRounds) {
     for (const job of jobs) {
       const was = job.completion_s;
@@ -186,12 +197,12 @@ export function simulateHetero(
     }
     now += interval;
     rounds++;
-    const active = jobs.filter((j) => j.submit_s <= now && j.completion_s === null);
-    for (let i = 0; i < jobs.length; i++) {
-      if (jobs[i]!.submit_s <= now && jobs[i]!.completion_s === null) {
-        activeSum[i]! += active.length;
-        activeRounds[i]! += 1;
-      }
+    const at: number[] = [];
+    for (let i = 0; i < jobs.length; i++) if (jobs[i]!.submit_s <= now && jobs[i]!.completion_s === null) at.push(i);
+    const active = at.map((i) => jobs[i]!);
+    for (const i of at) {
+      activeSum[i]! += active.length;
+      activeRounds[i]! += 1;
     }
     if (active.length > 0) {
       if (policy.transfers_models === true)
@@ -202,11 +213,13 @@ export function simulateHetero(
         );
       const kept: Record<string, Allocation> = {};
       for (const j of active) if (allocations[j.name]?.length) kept[j.name] = allocations[j.name]!;
+      owners.charge(now, at, (i) => kept[jobs[i]!.name]?.length ?? 0);
       const snapshot: ClusterSnapshot = {
         now_s: now,
         nodes,
-        jobs: active.map((j) => heteroPolicyJob(j, types)),
+        jobs: at.map((i) => owners.decorate(i, heteroPolicyJob(jobs[i]!, types))),
         allocations: kept,
+        ...owners.snapshotShares(),
       };
       const t0 = performance.now();
       const decision = policy.decide(snapshot).allocations;
@@ -233,6 +246,7 @@ export function simulateHetero(
         }
       }
       allocations = next;
+      if (options.onDecision) options.onDecision(snapshot, new Map(Object.entries(next)));
     }
     options.onRound?.(now, completed, jobs.length);
     if (now > lastArrival + 365 * 86400)
@@ -255,6 +269,7 @@ export function simulateHetero(
       restarts: j.restarts ?? 0,
       attained_gpu_s: j.attained_gpu_s,
       avg_active_jobs: activeRounds[i]! > 0 ? activeSum[i]! / activeRounds[i]! : 1,
+      ...owners.outcome(i),
     })),
   };
 }

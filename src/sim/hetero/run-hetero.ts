@@ -5,12 +5,14 @@
 import { performance } from 'node:perf_hooks';
 import { GoodputError } from '../../core/errors.js';
 import type { Policy } from '../../policy/policy.js';
-import { createPolicy } from '../../policy/registry.js';
+import { createPolicy, createSharedPolicy } from '../../policy/registry.js';
+import type { SharesConfig } from '../../policy/shares/index.js';
 import type { GoodputHeteroParams } from '../../policy/sia/goodput-hetero.js';
 import { percentile, summarize, type WorkloadMetrics } from '../metrics.js';
 import { workloadName } from '../run-workload.js';
+import { QuotaShortfall, sharesReport, type SharesReport } from '../shares-metrics.js';
 import { heteroFairness } from './hetero-fairness.js';
-import { clusterNodes, loadHeteroWorkload, parseClusterSpec, simulateHetero } from './hetero-sim.js';
+import { clusterNodes, HETERO_INTERVAL_S, loadHeteroWorkload, parseClusterSpec, simulateHetero } from './hetero-sim.js';
 import { loadHeteroApplications } from './typed-app.js';
 
 /** Policies that run on a mixed cluster. */
@@ -28,6 +30,8 @@ export interface HeteroRunSettings {
   fairness?: boolean;
   /** Knobs of the goodput policy that differ from its defaults (a variant, for benchmarks). */
   goodput_params?: Partial<GoodputHeteroParams>;
+  /** Teams, weights and quotas per type for a workload with a `user` column (issue 48). */
+  shares?: SharesConfig;
 }
 
 /** One workload's result (the JSON of `goodput sim --cluster`). */
@@ -45,6 +49,8 @@ export interface HeteroReport extends WorkloadMetrics {
   gpu_hours_per_job: number;
   /** Jobs per GPU type they finished on. */
   jobs: Record<string, number>;
+  /** Per user and team, for a workload whose jobs name users (as `goodput sim --json` on one type). */
+  shares?: SharesReport;
 }
 
 /**
@@ -56,9 +62,12 @@ export async function heteroPolicy(
   seed: number,
   goodput_params: Partial<GoodputHeteroParams> = {},
 ): Promise<Policy> {
-  if ((HETERO_POLICIES as readonly string[]).includes(name)) {
-    return createPolicy(name, { seed, mixed_params: goodput_params as Record<string, number> });
-  }
+  return createPolicy(heteroPolicyName(name), { seed, mixed_params: goodput_params as Record<string, number> });
+}
+
+/** `name` when it is one of HETERO_POLICIES; throws E_UNKNOWN_POLICY naming them otherwise. */
+function heteroPolicyName(name: string): string {
+  if ((HETERO_POLICIES as readonly string[]).includes(name)) return name;
   throw new GoodputError(
     'E_UNKNOWN_POLICY',
     `policy '${name}' does not run on a mixed cluster; valid: ${HETERO_POLICIES.join(', ')}`,
@@ -79,11 +88,21 @@ export async function runHeteroWorkload(
     parts.map((p) => p.type),
   );
   const workload = loadHeteroWorkload(file, apps);
-  const policy = await heteroPolicy(settings.policy, settings.seed, settings.goodput_params);
+  const owned = workload.some((w) => w.user !== undefined);
+  // Owned: the shares layer over the policy (a workload without users runs the policy bare).
+  const policy = owned
+    ? await createSharedPolicy(heteroPolicyName(settings.policy), {
+        seed: settings.seed,
+        mixed_params: (settings.goodput_params ?? {}) as Record<string, number>,
+      })
+    : await heteroPolicy(settings.policy, settings.seed, settings.goodput_params);
+  const shortfall = owned ? new QuotaShortfall(settings.shares, HETERO_INTERVAL_S) : undefined;
   const t0 = performance.now();
   const result = simulateHetero(workload, policy, nodes, {
     ...(onRound ? { onRound } : {}),
     strict_moves: settings.strict_moves === true,
+    ...(settings.shares ? { shares: settings.shares } : {}),
+    ...(shortfall ? { onDecision: (snapshot, allocations) => shortfall.observe(snapshot, allocations) } : {}),
   });
   const wall_ms = performance.now() - t0;
   const m = summarize({
@@ -108,5 +127,6 @@ export async function runHeteroWorkload(
     ftf_worst: ftf,
     gpu_hours_per_job: m.gpu_hours / m.num_jobs,
     jobs: jobsByType,
+    ...(owned ? { shares: sharesReport(result.jobs, shortfall) } : {}),
   };
 }
