@@ -12,6 +12,8 @@ import { heteroFlags, heteroHelp, runHeteroCommand } from './sim-hetero.js';
 import { meanMetrics, metricCells, metricHeader, metricLegend, renderTable, secs } from './sim-format.js';
 import { ProgressBar } from './sim-progress.js';
 import { readSharesFile } from '../../multiuser/shares-file.js';
+import { quotaTypeProblem } from '../../policy/shares/index.js';
+import { parseClusterSpec } from '../../sim/hetero/hetero-sim.js';
 
 const help = `Usage: goodput sim --policy <name> --workload <csv file | directory> [options]
 
@@ -100,6 +102,9 @@ export const simCommand: CliCommand = {
         throw new GoodputError('E_OUTPUT', `sim: cannot write to --out ${values.out}: ${problem}; pass another --out`);
     }
     const shares = values.shares !== undefined ? readSharesFile(values.shares) : undefined;
+    const types = values.cluster !== undefined ? parseClusterSpec(values.cluster).map((p) => p.type) : ['default'];
+    const problem = shares && quotaTypeProblem(shares, types);
+    if (problem) throw new GoodputError('E_SHARES', `sim: ${values.shares}: ${problem}`, 2);
     if (values.cluster !== undefined) return runHeteroCommand('sim', { ...values, shares }, [values.policy]);
     const policy_params = parsePolicyParams(requirePolicy(values.policy), values['policy-param'] ?? []);
     const settings = {

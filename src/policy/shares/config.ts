@@ -23,6 +23,18 @@ export const DEFAULT_HALF_LIFE_S = 7 * 86400;
 /** The shares of a cluster without a shares file: no teams (each user their own), default half-life. */
 export const NO_SHARES: SharesConfig = { teams: [], half_life_s: DEFAULT_HALF_LIFE_S };
 
+/**
+ * Why `shares` cannot apply to a cluster of GPU `types` (a quota naming a type the cluster lacks,
+ * which would guarantee nothing, silently), or undefined when every quota names one of them.
+ */
+export function quotaTypeProblem(shares: SharesConfig, types: readonly string[]): string | undefined {
+  for (const team of shares.teams)
+    for (const type of Object.keys(team.quota))
+      if (!types.includes(type))
+        return `team ${team.name}'s quota names GPU type '${type}', which the cluster does not have (its types: ${types.join(', ')}); name one of those`;
+  return undefined;
+}
+
 /** Team name of a user with no team in the file: the user's own name (their own team of weight 1). */
 export function teamOf(shares: SharesConfig | undefined, owner: string): string {
   for (const team of shares?.teams ?? []) if (team.members.includes(owner)) return team.name;

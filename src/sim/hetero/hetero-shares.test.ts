@@ -12,6 +12,8 @@ import { after, describe, it } from 'node:test';
 import { gpuTypeOf, type ClusterSnapshot } from '../../core/cluster.js';
 import type { Policy } from '../../policy/policy.js';
 import { createPolicy, createSharedPolicy } from '../../policy/registry.js';
+import { simCommand } from '../../cli/commands/sim.js';
+import type { GoodputError } from '../../core/errors.js';
 import { packagePath } from '../../util/package-root.js';
 import { clusterNodes, loadHeteroWorkload, parseClusterSpec, simulateHetero } from './hetero-sim.js';
 import { runHeteroWorkload } from './run-hetero.js';
@@ -87,5 +89,21 @@ describe('goodput sim --cluster with users and teams', { skip }, () => {
     assert.ok(Math.abs(s.users['alice']!.gpu_share + s.users['bob']!.gpu_share - 1) < 1e-9);
     const plain = await runHeteroWorkload(ownedWorkload(6, false), settings);
     assert.equal(plain.shares, undefined);
+  });
+
+  it('refuses, before simulating, a quota on a GPU type the simulated cluster does not have (E_SHARES)', async () => {
+    const file = join(dir, 'a100.yaml');
+    writeFileSync(file, 'teams:\n  nlp:\n    members: [bob]\n    quota: {a100: 4}\n');
+    const common = ['--policy', 'goodput', '--workload', ownedWorkload(6), '--shares', file];
+    const refused = (types: string) => (e: unknown) =>
+      (e as GoodputError).code === 'E_SHARES' &&
+      new RegExp(`quota names GPU type 'a100', which the cluster does not have \\(its types: ${types}\\)`).test(
+        (e as Error).message,
+      );
+    await assert.rejects(
+      simCommand.run([...common, '--cluster', CLUSTER, '--traces', join(dataDir!, 'traces')]),
+      refused('aws, rtx'),
+    );
+    await assert.rejects(simCommand.run(common), refused('default'));
   });
 });
