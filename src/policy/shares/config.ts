@@ -31,7 +31,10 @@ export function quotaTypeProblem(shares: SharesConfig, types: readonly string[])
   for (const team of shares.teams)
     for (const type of Object.keys(team.quota))
       if (!types.includes(type))
-        return `team ${team.name}'s quota names GPU type '${type}', which the cluster does not have (its types: ${types.join(', ')}); name one of those`;
+        return (
+          `team ${team.name}'s quota names GPU type '${type}', which the cluster does not have ` +
+          `(its types: ${types.join(', ')}); name one of those`
+        );
   return undefined;
 }
 
