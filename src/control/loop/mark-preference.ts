@@ -1,0 +1,46 @@
+/**
+ * The preference for unmarked nodes (control/ranks/device-health.ts, typed-nodes.ts) made explicit
+ * for placements that do not follow node order. Pure.
+ */
+import { gpuTypeOf, type NodeInfo } from '../../core/cluster.js';
+import { sameAllocation } from './device-binding.js';
+
+/**
+ * `decided` with each new placement on a marked node moved to an equal unmarked node (same GPU
+ * type, same usable devices) that no job holds or is given: the queue-based and goodput
+ * placements take the earlier of equal nodes, and the policy's nodes list the marked ones last,
+ * but a search that is symmetric between equal nodes (Pollux's genetic search) may still pick a
+ * marked one. A move is between equal, wholly free nodes, so it never changes what fits or what a
+ * job gets; it only touches replicas a job did not hold before (a running job never moves), and
+ * with no marked node it answers `decided` itself, so a cluster without marks is decided on as
+ * the policy decided.
+ *
+ * @param marked per policy node, whether devices of it are marked.
+ * @param held per job, its allocation on the policy's nodes now.
+ */
+export function avoidMarkedNodes(
+  nodes: readonly NodeInfo[],
+  marked: readonly boolean[],
+  held: Readonly<Record<string, readonly number[]>>,
+  decided: Readonly<Record<string, readonly number[]>>,
+): Readonly<Record<string, readonly number[]>> {
+  if (!marked.some((m) => m)) return decided;
+  const used = new Set([...Object.values(held), ...Object.values(decided)].flat());
+  const equal = (a: NodeInfo, b: NodeInfo) => gpuTypeOf(a) === gpuTypeOf(b) && a.gpus === b.gpus;
+  const out: Record<string, readonly number[]> = {};
+  for (const [id, allocation] of Object.entries(decided)) {
+    const before = held[id] ?? [];
+    let moved = allocation;
+    if (!sameAllocation(allocation, before)) {
+      for (const g of new Set(allocation)) {
+        if (!marked[g] || before.includes(g)) continue;
+        const h = nodes.findIndex((n, i) => !marked[i] && !used.has(i) && equal(n, nodes[g]!));
+        if (h < 0) continue;
+        used.add(h);
+        moved = moved.map((n) => (n === g ? h : n));
+      }
+    }
+    out[id] = moved;
+  }
+  return out;
+}
