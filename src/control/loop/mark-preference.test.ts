@@ -98,6 +98,15 @@ describe('avoidMarkedNodes', () => {
     assert.deepEqual(avoidMarkedNodes(nodes, [true, true, true, false, false], {}, { j: [2, 2] }), { j: [2, 2] });
   });
 
+  it('keeps a job on its own unmarked node when the decision moves it to an equal marked one', () => {
+    // `run` holds 2 devices of node 1; the decision grows it to 4 on the marked node 2.
+    const held = { run: [1, 1], old: [0, 0, 0, 0] };
+    assert.deepEqual(avoidMarkedNodes(nodes, marked, held, { run: [2, 2, 2, 2], old: [0, 0, 0, 0] }), {
+      run: [1, 1, 1, 1],
+      old: [0, 0, 0, 0],
+    });
+  });
+
   it("makes Pollux's choice between equal free nodes, random by seed, the unmarked node", async () => {
     const equal = [node(0, 4), node(1, 4)];
     const raw: number[] = [];
