@@ -11,9 +11,9 @@ import { sameAllocation } from './device-binding.js';
  * the queue-based and goodput placements take the earlier of equal nodes, and the policy's nodes
  * list the marked ones last, but a search that is symmetric between equal nodes (Pollux's genetic
  * search) may still pick a marked one. A move is between equal nodes free of other work, so it
- * never changes what fits or what another job gets; it only touches replicas a job did not hold
- * on that node (a running job is never moved onto another node by it), and with no marked node
- * it answers `decided` itself, so a cluster without marks is decided on as the policy decided.
+ * never changes what fits or what another job gets; it only redirects replicas the policy put on
+ * a marked node the job did not hold (a job the policy keeps in place is never moved by it), and
+ * with no marked node it answers `decided` itself, so a cluster without marks is decided on as the policy decided.
  *
  * @param marked per policy node, whether devices of it are marked.
  * @param held per job, its allocation on the policy's nodes now.
