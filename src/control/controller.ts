@@ -85,7 +85,7 @@ export class Controller {
       ...(network ? { network } : {}),
     });
     this.ctx = new ControllerContext(this.options, this.reports, () => this.requestRound());
-    this.roundPart = new Round(this.ctx, this.profiles);
+    this.roundPart = new Round(this.ctx, this.profiles, () => health.marks());
     this.supervisor = new Supervisor(this.ctx);
     this.rankWatch = new RankWatch(this.ctx, new RankBook(), health, options.rank_watch);
     this.supervisor.afterWatch = (live, now) => this.rankWatch.check(live, now);

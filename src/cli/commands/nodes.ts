@@ -22,7 +22,8 @@ export const nodesCommand: CliCommand = {
        goodput nodes clear NODE[/DEVICE] [--data-dir DIR | --server URL] [--token T]
 
 A device whose ranks hung is drained, one whose ranks straggled in several jobs is marked slow
-(placement takes it last); the node's line says so. 'clear' (admin) clears the marks of a node's
+(placement takes it last on its node, and the node after equal unmarked ones); the node's line
+says so. 'clear' (admin) clears the marks of a node's
 devices, or of one device.`,
   async run(argv) {
     if (argv[0] === 'clear') return clearMarks(argv.slice(1));

@@ -18,7 +18,15 @@ import { deviceUnit, resizeReason } from './insight.js';
 import { nodeProblems } from './node-problems.js';
 import type { ProfileBook } from '../reports/profile-book.js';
 import { buildSnapshot, holdsDevices, type LastResize } from './snapshot.js';
-import { isMixed, toGroups, toMachines, typedInventory, type TypedInventory } from './typed-nodes.js';
+import { avoidMarkedNodes } from './mark-preference.js';
+import {
+  isMixed,
+  toGroups,
+  toMachines,
+  typedInventory,
+  type MarkedDevice,
+  type TypedInventory,
+} from './typed-nodes.js';
 import { jobTypes, typedInputs } from './typed-snapshot.js';
 import { waitingReason } from './waiting-reason.js';
 
@@ -45,6 +53,8 @@ export class Round {
     private readonly ctx: ControllerContext,
     /** Absent when the policy does not use profiles (Policy.uses_profiles). */
     private readonly profiles: ProfileBook | undefined,
+    /** Devices the verdicts across ranks marked (control/ranks/device-health.ts): their nodes come last. */
+    private readonly marks: () => readonly MarkedDevice[] = () => [],
   ) {}
 
   /** Latest reason, per job, why the policy gave it fewer devices than it wanted. */
@@ -59,10 +69,10 @@ export class Round {
 
   /**
    * The nodes of this cluster as the policy sees them: per machine, one node for each GPU type on
-   * it (control/loop/typed-nodes.ts), with the devices Goodput may use.
+   * it (control/loop/typed-nodes.ts), with the devices Goodput may use, nodes with marked devices last.
    */
   nodes(): NodeInfo[] {
-    return typedInventory(this.ctx.config.backend.nodes()).nodes;
+    return typedInventory(this.ctx.config.backend.nodes(), this.marks()).nodes;
   }
 
   /**
@@ -112,7 +122,7 @@ export class Round {
       await this.ctx.noteOnce(p.job_id, p.key, 'node-unavailable', p.reason);
     if (jobs.length > 0) {
       const profiles = (await this.profiles?.forRound(jobs)) ?? new Map<string, StoredKeyProfile>();
-      const inv = typedInventory(backend.nodes());
+      const inv = typedInventory(backend.nodes(), this.marks());
       // Stored allocations name machines; the policy's name the typed groups on them.
       const grouped = jobs.map((j) =>
         j.allocation.length > 0 ? { ...j, allocation: toGroups(inv, j.allocation, j.devices) } : j,
@@ -128,6 +138,9 @@ export class Round {
       const t1 = performance.now();
       let decision = policy.decide(snapshot);
       const t2 = performance.now();
+      const marked = inv.groups.map((g) => g.marked > 0);
+      const held = Object.fromEntries(grouped.map((j) => [j.id, j.allocation]));
+      decision = { ...decision, allocations: avoidMarkedNodes(inv.nodes, marked, held, decision.allocations) };
       this.counters.last_snapshot_s = (t1 - t0) / 1000;
       this.counters.last_decide_s = (t2 - t1) / 1000;
       // A drained partition: no running job is stopped for a relaunch that would only wait.

@@ -18,6 +18,8 @@ export interface DeviceGroup {
   usable: number[];
   /** Every device index of the group. */
   all: number[];
+  /** How many of its devices are marked (slow or drained; `typedInventory`'s `marked`). */
+  marked: number;
 }
 
 /** The policy's nodes (`nodes[i]` is `groups[i]`). */
@@ -26,12 +28,26 @@ export interface TypedInventory {
   groups: DeviceGroup[];
 }
 
+/** A device marked by the verdicts across ranks (control/ranks/device-health.ts), by machine name. */
+export interface MarkedDevice {
+  node: string;
+  device: number;
+}
+
 /**
  * Groups each machine's devices by type in order of first appearance. Usable devices are the
  * first `usable` of the machine's list, as the rest of the control plane counts them. A machine
  * without devices is one empty group of type `cpu`.
+ *
+ * The policy's nodes come in the machines' order, except that a group holding `marked` devices
+ * (slow or drained) comes after the groups with fewer marked ones (stable: the machines' order
+ * within the same count). The placements prefer earlier nodes among equal ones, so a gang avoids
+ * a straggling node while an equal one is free, and still gets it when nothing else fits. With no
+ * marks the order is the machines' one, so a cluster without marks is decided on as before. A
+ * group's position may change between rounds; stored allocations name machines and are mapped
+ * each round (`toGroups`), so running jobs do not move.
  */
-export function typedInventory(machines: readonly BackendNode[]): TypedInventory {
+export function typedInventory(machines: readonly BackendNode[], marked: readonly MarkedDevice[] = []): TypedInventory {
   const groups: DeviceGroup[] = [];
   machines.forEach((m, node) => {
     const mine = new Map<string, DeviceGroup>();
@@ -39,13 +55,16 @@ export function typedInventory(machines: readonly BackendNode[]): TypedInventory
     for (const d of m.devices) {
       const type = deviceType(d);
       let g = mine.get(type);
-      if (!g) mine.set(type, (g = { node, type, usable: [], all: [] }));
+      if (!g) mine.set(type, (g = { node, type, usable: [], all: [], marked: 0 }));
       g.all.push(d.index);
       if (usable.has(d.index)) g.usable.push(d.index);
+      if (marked.some((k) => k.node === m.name && k.device === d.index)) g.marked += 1;
     }
-    if (mine.size === 0) mine.set('cpu', { node, type: 'cpu', usable: [], all: [] });
+    if (mine.size === 0) mine.set('cpu', { node, type: 'cpu', usable: [], all: [], marked: 0 });
     groups.push(...mine.values());
   });
+  // Array.prototype.sort is stable: equal counts keep the machines' order (all of it without marks).
+  if (marked.length > 0) groups.sort((a, b) => a.marked - b.marked);
   const nodes = groups.map((g, index): NodeInfo => {
     const machine = machines[g.node]!;
     const alone = groups.filter((o) => o.node === g.node).length === 1;

@@ -1,7 +1,8 @@
 /**
  * Devices whose ranks straggled or hung, fed back to placement: a device whose ranks straggled
  * in `slow_after` different jobs (or attempts) is marked `slow` and placed last on its node, so a
- * gang takes it only when no equal device is free; a device whose rank hung is `drained` at once
+ * gang takes it only when no equal device is free (and its node comes after equal unmarked nodes:
+ * control/loop/typed-nodes.ts, mark-preference.ts); a device whose rank hung is `drained` at once
  * (Goodput holds it no more) until an admin clears it (`goodput nodes clear NODE[/DEVICE]`).
  * In memory (a restart clears the marks; the events keep what happened). The inventory the
  * scheduler sees is the backend's, adjusted by `healthAdjusted` (pure).

@@ -100,8 +100,8 @@ export class RankWatch {
         job_id,
         `mark/${v.node}/${v.device}/slow`,
         'device-marked',
-        `device ${v.device} of node ${v.node} marked slow: ${mark.reason}; placement takes it last ` +
-          `('goodput nodes clear ${v.node}/${v.device}' to clear)`,
+        `device ${v.device} of node ${v.node} marked slow: ${mark.reason}; placement takes it last, ` +
+          `and its node after equal unmarked ones ('goodput nodes clear ${v.node}/${v.device}' to clear)`,
       );
   }
 
