@@ -20,7 +20,7 @@ import type { Policy, PolicyDecision } from '../policy/policy.js';
 import { findPolicy } from '../policy/registry.js';
 import { jobSpecFixture } from '../store/job-fixture.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
-import type { JobRecord, JobSpec } from '../store/types.js';
+import type { JobSpec } from '../store/types.js';
 import { Controller } from './controller.js';
 import { waitFor } from '../../test-support/control/harness.js';
 
@@ -233,31 +233,34 @@ describe('launches the cluster holds', () => {
       }),
     };
     const { c, b, store } = await setup('drain-mid-round', 0.2, policy, 2);
-    const a = await c.submit({ ...spec(SLEEPER), min_replicas: 1, max_replicas: 2 }, 'u', 'u');
-    const running = await waitFor('a to run on 2 slots', 5000, async () => {
-      const j = await store.getJob(a.id);
-      return j?.state === 'running' && j.allocation.length === 2 ? j : undefined;
-    });
-    // The operator drains, then a user submits, while a round is between reading the cluster and
-    // reading the jobs: that round must not see the new job with the partition as it was before.
-    let other: JobRecord | undefined;
-    b.midRefresh = async () => {
-      b.drained = 'Slurm partition gpu is draining (State=DRAIN: it accepts no new jobs; running ones go on)';
-      other = await c.submit(spec(SLEEPER), 'u', 'u');
-    };
-    await waitFor('the kept event', 5000, async () =>
-      (await store.listEvents(a.id)).find((e) => e.kind === 'waiting' && e.reason.startsWith('kept on')),
-    );
-    const still = (await store.getJob(a.id))!;
-    assert.equal(still.state, 'running', 'not stopped while drained');
-    assert.equal(still.launches, running.launches, 'the same attempt runs');
-    assert.ok(
-      !(await store.listEvents(a.id)).some((e) => e.kind === 'rescale'),
-      'no rescale decided before the drain was seen',
-    );
-    b.drained = undefined;
-    for (const id of [a.id, other!.id]) await c.cancel(id, 'u');
-    await c.stop();
+    try {
+      const a = await c.submit({ ...spec(SLEEPER), min_replicas: 1, max_replicas: 2 }, 'u', 'u');
+      const running = await waitFor('a to run on 2 slots', 5000, async () => {
+        const j = await store.getJob(a.id);
+        return j?.state === 'running' && j.allocation.length === 2 ? j : undefined;
+      });
+      // The operator drains, then a user submits, while a round is between reading the cluster and
+      // reading the jobs: that round must not see the new job with the partition as it was before.
+      b.midRefresh = async () => {
+        b.drained = 'Slurm partition gpu is draining (State=DRAIN: it accepts no new jobs; running ones go on)';
+        await c.submit(spec(SLEEPER), 'u', 'u');
+      };
+      await waitFor('the kept event', 5000, async () =>
+        (await store.listEvents(a.id)).find((e) => e.kind === 'waiting' && e.reason.startsWith('kept on')),
+      );
+      const still = (await store.getJob(a.id))!;
+      assert.equal(still.state, 'running', 'not stopped while drained');
+      assert.equal(still.launches, running.launches, 'the same attempt runs');
+      assert.ok(
+        !(await store.listEvents(a.id)).some((e) => e.kind === 'rescale'),
+        'no rescale decided before the drain was seen',
+      );
+    } finally {
+      // A failing run, too, leaves no sleeper behind.
+      b.drained = undefined;
+      for (const j of await store.listJobs()) await c.cancel(j.id, 'u').catch(() => undefined);
+      await c.stop();
+    }
   });
 
   it('a drain stops no running job for a preemption either; it is preempted once the cluster accepts jobs', async () => {
