@@ -11,6 +11,7 @@ import { Random } from '../src/core/random.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import type { JobSpec } from '../src/store/types.js';
 import { limitsFixture } from '../src/goodput/testing/perf-fixture.js';
+import { BENCH_PERF, benchStep } from './bench-job.js';
 
 export interface Fixture {
   store: SqliteStore;
@@ -30,7 +31,6 @@ const spec: JobSpec = {
   priority: 0,
 };
 const limits = limitsFixture();
-const perf = { alpha_c: 0.02, beta_c: 0.0008, alpha_n: 0.01, beta_n: 0.002, alpha_r: 0.005, beta_r: 0.001, gamma: 1.5 };
 
 /** `jobs` jobs on `num_nodes` x `gpus_per_node` GPUs, all held by running jobs at the end. */
 export async function buildFixture(
@@ -93,23 +93,17 @@ export async function buildFixture(
     );
     await store.addReports(
       reportBatch(id, 0, limits, [
-        {
+        benchStep({
           time_s: clock / 1000,
           step: 100,
           num_nodes: new Set(held.map(([n]) => n)).size,
           num_replicas: want,
-          local_bsz: 64,
-          accum_steps: 0,
-          step_time_s: 0.2,
-          sync_time_s: 0.03,
-          grad_sqr: 0.5,
-          grad_var: 1.5,
           samples: 6400,
           remaining_samples: 100_000,
-        },
+        }),
       ]),
     );
-    await store.saveRefit({ job_id: id, perf, correction: null });
+    await store.saveRefit({ job_id: id, perf: BENCH_PERF, correction: null });
     running.push({ id, held });
     for (const [n, g] of held) holder.set(`${n}:${g}`, id);
   }

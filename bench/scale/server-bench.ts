@@ -18,6 +18,7 @@ import { procCpu_s } from '../../src/backends/local/process-info.js';
 import { jobToken } from '../../src/control/tokens.js';
 import { launchBrowser, type Browser } from '../../src/dashboard/testing/browser.js';
 import { packagePath } from '../../src/util/package-root.js';
+import { benchStep } from '../bench-job.js';
 import { quantile, timedCall } from '../soak/server.js';
 import { writeServerStore, type ServerFixtureSize } from './server-fixture.js';
 
@@ -205,19 +206,13 @@ export async function runServerBench(o: ServerBenchOptions): Promise<ServerFigur
           const body = JSON.stringify({
             attempt: 0,
             reports: [
-              {
+              benchStep({
                 time_s: Date.now() / 1000,
                 step: 100 + step,
                 num_nodes: 2,
                 num_replicas: 8,
-                local_bsz: 64,
-                accum_steps: 0,
-                step_time_s: 0.2,
-                sync_time_s: 0.03,
-                grad_sqr: 0.5,
-                grad_var: 1.5,
                 samples: 6400 * step,
-              },
+              }),
             ],
           });
           const at = performance.now();

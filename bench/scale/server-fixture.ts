@@ -10,6 +10,7 @@ import { reportBatch } from '../../src/store/report-batch.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { JobSpec } from '../../src/store/types.js';
 import { limitsFixture } from '../../src/goodput/testing/perf-fixture.js';
+import { BENCH_PERF, benchStep } from '../bench-job.js';
 import { writeHistory } from '../soak/big-store.js';
 
 /** Sizes of the fixture. */
@@ -33,8 +34,6 @@ export interface SeededReplica {
 
 /** The program of every job: runs until stopped (the fake backend runs `node -e` programs). */
 export const IDLE_PROGRAM = 'setInterval(() => {}, 3600000)';
-
-const perf = { alpha_c: 0.02, beta_c: 0.0008, alpha_n: 0.01, beta_n: 0.002, alpha_r: 0.005, beta_r: 0.001, gamma: 1.5 };
 
 /** The name of node `n` of the fixture's cluster. */
 export function nodeName(n: number): string {
@@ -95,23 +94,17 @@ export async function writeServerStore(path: string, size: ServerFixtureSize): P
       held.forEach(([n], rank) => seeds.push({ job_id: id, attempt: 0, rank, node: nodeName(n) }));
       await store.addReports(
         reportBatch(id, 0, limits, [
-          {
+          benchStep({
             time_s: clock / 1000,
             step: 100,
             num_nodes: 2,
             num_replicas: held.length,
-            local_bsz: 64,
-            accum_steps: 0,
-            step_time_s: 0.2,
-            sync_time_s: 0.03,
-            grad_sqr: 0.5,
-            grad_var: 1.5,
             samples: 6400,
             remaining_samples: 1_000_000,
-          },
+          }),
         ]),
       );
-      await store.saveRefit({ job_id: id, perf, correction: null });
+      await store.saveRefit({ job_id: id, perf: BENCH_PERF, correction: null });
     }
   } finally {
     await store.close();

@@ -92,6 +92,20 @@ describe('the API contract is the API the server serves', () => {
     );
   });
 
+  it('every operation on a path with {id} declares the id path parameter', async () => {
+    const doc = (await api.call('GET', '/v1/openapi.json')).json as {
+      paths: Record<string, Record<string, { parameters?: { name: string; in: string }[] }>>;
+    };
+    const undeclared = Object.entries(doc.paths)
+      .filter(([path]) => path.includes('{id}'))
+      .flatMap(([path, methods]) =>
+        Object.entries(methods)
+          .filter(([, op]) => !op.parameters?.some((p) => p.in === 'path' && p.name === 'id'))
+          .map(([method]) => `${method.toUpperCase()} ${path}`),
+      );
+    assert.deepEqual(undeclared, []);
+  });
+
   it('the client reads real answers by the contract', async () => {
     assert.equal(healthSchema.safeParse(await client.health()).success, true);
     const job = await client.submit({

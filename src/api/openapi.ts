@@ -153,11 +153,13 @@ export function openApiDocument(version: string): Record<string, unknown> {
           summary:
             "One rank's summary of its recent steps (every rank of an SDK job, every 2 s; job token): " +
             'the live straggler and hang verdicts read them (docs/doctor.md)',
+          parameters: idParam,
           requestBody: json({ $ref: '#/components/schemas/RankSummary' }),
           responses: { 200: ok('{ok: true}'), ...errors },
         },
         get: {
           summary: "Each rank now, the straggler and hang verdicts, and the replicas' process facts",
+          parameters: idParam,
           responses: { 200: ok('{attempt, ranks, straggler, hang, processes}'), ...errors },
         },
       },

@@ -12,7 +12,7 @@ import { before, describe, it } from 'node:test';
 import type { JobDetail } from '../client/client.js';
 import { runCli, sleep, testServers, waitFor, type ServerProcess } from '../../test-support/control/harness.js';
 import { noPython, pythonWith } from '../../test-support/control/python.js';
-import { RANK_FAULTS } from '../../test-support/ranks/rank-scenarios.js';
+import { rankFaultsJob, untilRanksReport } from '../../test-support/ranks/rank-scenarios.js';
 
 const python = pythonWith(['torch']);
 const servers = testServers();
@@ -27,17 +27,9 @@ describe('verdicts across ranks (torch, gloo, 3 ranks)', { skip: python ? undefi
   it('names the slow rank, then the stopped one, and restarts without its device', { timeout: 300_000 }, async () => {
     const { client } = server;
     const cli = ['--data-dir', data_dir];
-    const submitted = await client.submit({
-      name: 'ranks',
-      command: [python!, RANK_FAULTS, '--slow-rank', '2', '--slow-ms', '150', '--slow-phase', 'compute'],
-      workdir: data_dir,
-      min_replicas: 2,
-      max_replicas: 3,
-    });
-    await waitFor('3 ranks to report steps', 180_000, async () => {
-      const v = await client.ranks(submitted.id);
-      return v.ranks.length === 3 && v.ranks.every((r) => r.step_s !== null) ? true : undefined;
-    });
+    const args = ['--slow-rank', '2', '--slow-ms', '150', '--slow-phase', 'compute'];
+    const submitted = await client.submit(rankFaultsJob('ranks', python!, data_dir, [2, 3], args));
+    await untilRanksReport(client, submitted.id, 3, 180_000);
     const steady = Date.now();
     const straggler = await waitFor(
       'the straggler verdict',

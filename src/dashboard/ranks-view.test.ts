@@ -10,39 +10,30 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
-import {
-  cleanup,
-  startServerProcess,
-  tempDataDir,
-  waitFor,
-  type ServerProcess,
-} from '../../test-support/control/harness.js';
+import { testServers, waitFor, type ServerProcess } from '../../test-support/control/harness.js';
 import { noPython, pythonWith } from '../../test-support/control/python.js';
-import { RANK_FAULTS } from '../../test-support/ranks/rank-scenarios.js';
+import { rankFaultsJob } from '../../test-support/ranks/rank-scenarios.js';
 import { dashboardFile } from './live.js';
 import { launchBrowser, screenshotDir, type Browser } from './testing/browser.js';
 
 const python = pythonWith(['torch']);
-const data_dir = tempDataDir('goodput-dashboard-ranks-');
-const servers: ServerProcess[] = [];
-let server: ServerProcess;
 let browser: Browser | undefined;
+after(async () => {
+  await browser?.close();
+});
+const servers = testServers('goodput-dashboard-ranks-');
+const { data_dir } = servers;
+let server: ServerProcess;
 let page: Page;
 let dashboard = '';
 const shots = screenshotDir();
-
-after(async () => {
-  await browser?.close();
-  cleanup(data_dir, servers);
-});
 
 describe(
   'verdicts across ranks on the dashboard (chromium)',
   { skip: python ? undefined : noPython(['torch']) },
   () => {
     before(async () => {
-      server = await startServerProcess(data_dir, ['--cpu-slots', '4', '--interval-s', '1', '--policy', 'fifo']);
-      servers.push(server);
+      server = await servers.start(['--cpu-slots', '4', '--interval-s', '1', '--policy', 'fifo']);
       dashboard = await waitFor(
         'dashboard.json',
         10_000,
@@ -63,13 +54,7 @@ describe(
         t.diagnostic(`screenshots in ${shots}`);
         const { client } = server;
         const args = ['--slow-rank', '2', '--slow-ms', '150', '--hang-rank', '1', '--hang-after-s', '30'];
-        const job = await client.submit({
-          name: 'ranks-view',
-          command: [python!, RANK_FAULTS, ...args],
-          workdir: data_dir,
-          min_replicas: 3,
-          max_replicas: 3,
-        });
+        const job = await client.submit(rankFaultsJob('ranks-view', python!, data_dir, 3, args));
         await waitFor(
           'the straggler verdict',
           240_000,

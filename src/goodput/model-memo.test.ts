@@ -1,20 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ModelMemo, modelKey } from './model-memo.js';
+import { CIFAR_PERF, limitsFixture } from './testing/perf-fixture.js';
 import type { GoodputModel } from './types.js';
 
 const model: GoodputModel = {
-  perf: {
-    alpha_c: 0.0032,
-    beta_c: 0.00078,
-    alpha_n: 0.0265,
-    beta_n: 0.0028,
-    alpha_r: 0.0114,
-    beta_r: 0.0004,
-    gamma: 1.16,
-  },
+  perf: CIFAR_PERF,
   grad: { sqr: 0.002, var: 0.05 },
-  limits: { init_batch_size: 128, max_batch_size: 4096, min_local_bsz: 32, max_local_bsz: 1024, accumulation: true },
+  limits: limitsFixture({ max_local_bsz: 1024 }),
 };
 
 describe('ModelMemo', () => {

@@ -17,6 +17,18 @@ export interface BatchPolicy {
 }
 
 /**
+ * A job's best predicted goodput at (num_nodes, num_replicas) with its batch chosen as `batch`
+ * says: {@link bestGoodput}, or a cheaper search that never answers above it
+ * (policy/goodput/scale.ts approxBestGoodput). 0 for no replicas.
+ */
+export type BestGoodputFn = (
+  model: GoodputModel,
+  num_nodes: number,
+  num_replicas: number,
+  batch?: BatchPolicy,
+) => number;
+
+/**
  * Best predicted goodput at (num_nodes, num_replicas): the §3.4 optimization, or the goodput of
  * the fixed-batch configuration when `batch.fixed_batch_size` is set. 0 for no replicas.
  */

@@ -10,31 +10,18 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 /* eslint-enable no-restricted-imports */
 import type { Allocation, ClusterSnapshot, NodeInfo, PolicyJob } from '../core/cluster.js';
+import { CIFAR_PERF, limitsFixture } from '../goodput/testing/perf-fixture.js';
 import type { GoodputModel } from '../goodput/types.js';
 import type { PolicyDecision, PolicyFactory } from './policy.js';
 import { validateDecision } from './validate-decision.js';
 
 const ROUND_S = 60;
 
-const limits: GoodputModel['limits'] = {
-  init_batch_size: 128,
-  max_batch_size: 4096,
-  min_local_bsz: 32,
-  max_local_bsz: 1024,
-  accumulation: true,
-};
+const limits: GoodputModel['limits'] = limitsFixture({ max_local_bsz: 1024 });
 
 /** A fitted-looking model (cifar10-like) so goodput-based policies exercise their models. */
 const model: GoodputModel = {
-  perf: {
-    alpha_c: 0.0032,
-    beta_c: 0.00078,
-    alpha_n: 0.0265,
-    beta_n: 0.0028,
-    alpha_r: 0.0114,
-    beta_r: 0.0004,
-    gamma: 1.16,
-  },
+  perf: CIFAR_PERF,
   grad: { sqr: 0.57, var: 1.45 },
   limits,
 };

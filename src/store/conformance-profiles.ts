@@ -2,10 +2,10 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { GoodputError } from '../core/errors.js';
+import { assertNewestReported } from './conformance-shared.js';
 import { reportBatch } from './report-batch.js';
 import type { Store } from './store.js';
 import type { JobSpec } from './types.js';
-import { measuredStepFixture } from '../goodput/testing/perf-fixture.js';
 
 const spec: JobSpec = {
   name: 'p',
@@ -147,23 +147,8 @@ export function profileConformance(fresh: () => Promise<Store>, tick: (ms: numbe
 
   it("keeps the model parameter count: a job's newest reported one, a profile's newest merged one", async () => {
     const s = await fresh();
-    assert.equal(
-      (await s.createJob({ id: 'j', name: 'j', user: 'u', spec }, 'u')).model_parameters,
-      null,
-      'unknown until reported',
-    );
-    const m = measuredStepFixture({ time_s: 1 });
-    let added = await s.addReports(reportBatch('j', 0, undefined, [{ ...m, step: 1 }]));
-    assert.equal(added.job.model_parameters, null, 'entries without it leave it unknown');
-    added = await s.addReports(
-      reportBatch('j', 0, undefined, [
-        { ...m, step: 2, model_parameters: 11_200_000 },
-        { ...m, step: 3 },
-        { ...m, step: 4, model_parameters: null },
-      ]),
-    );
-    assert.equal(added.job.model_parameters, 11_200_000, 'newest entry that has it');
-    assert.equal((await s.getJob('j'))!.model_parameters, 11_200_000, 'persisted');
+    const created = await s.createJob({ id: 'j', name: 'j', user: 'u', spec }, 'u');
+    await assertNewestReported(s, created, 'model_parameters', [11_200_000, undefined, null], 11_200_000);
 
     let p = await s.mergeKeyProfile({
       key: 'train',

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { conformanceSpec as spec, isCode } from './conformance-shared.js';
+import { assertNewestReported, conformanceSpec as spec, isCode } from './conformance-shared.js';
 import { reportBatch } from './report-batch.js';
 import type { ReportsAdded, Store } from './store.js';
 import { limitsFixture, measuredStepFixture } from '../goodput/testing/perf-fixture.js';
@@ -90,19 +90,8 @@ export function reportConformance(fresh: () => Promise<Store>): void {
   it('keeps the remaining samples of the newest report entry that has them', async () => {
     const s = await fresh();
     const created = await s.createJob({ id: 'j', name: 'j', user: 'u', spec }, 'u');
-    assert.equal(created.remaining_samples, null, 'unknown until reported');
+    await assertNewestReported(s, created, 'remaining_samples', [1000.5, 968, undefined], 968);
     const m = measuredStepFixture({ time_s: 1 });
-    let added = await s.addReports(reportBatch('j', 0, undefined, [{ ...m, step: 1 }]));
-    assert.equal(added.job.remaining_samples, null, 'entries without it leave it unknown');
-    added = await s.addReports(
-      reportBatch('j', 0, undefined, [
-        { ...m, step: 2, remaining_samples: 1000.5 },
-        { ...m, step: 3, remaining_samples: 968 },
-        { ...m, step: 4 },
-      ]),
-    );
-    assert.equal(added.job.remaining_samples, 968, 'newest entry that has it');
-    assert.equal((await s.getJob('j'))!.remaining_samples, 968, 'persisted');
     await s.addReports(reportBatch('j', 0, undefined, [{ ...m, step: 5, remaining_samples: null }]));
     assert.equal((await s.getJob('j'))!.remaining_samples, 968, 'null (unknown) keeps the last known value');
     await s.addReports(reportBatch('j', 0, undefined, [{ ...m, step: 6, remaining_samples: 0 }]));

@@ -41,6 +41,16 @@ export function tempDataDir(prefix = 'goodput-e2e-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
+/**
+ * A fresh temp directory named `prefix...`, removed by a node:test `after` registered where this
+ * is called (top level: after the file; in a describe block: after the block).
+ */
+export function testTempDir(prefix: string): string {
+  const dir = tempDataDir(prefix);
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
 /** Runs `body` on a fresh temp directory named `prefix...`, then removes the directory whatever happened. */
 export async function withTempDir<T>(prefix: string, body: (dir: string) => Promise<T>): Promise<T> {
   const dir = tempDataDir(prefix);

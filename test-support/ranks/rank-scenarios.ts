@@ -7,7 +7,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { EventView, GoodputClient, JobDetail } from '../../src/client/client.js';
+import type { EventView, GoodputClient, JobDetail, JobSpecInput } from '../../src/client/client.js';
 import { sleep, waitFor } from '../control/harness.js';
 
 export const RANK_FAULTS = join(import.meta.dirname, '..', '..', '..', 'test-support', 'ranks', 'rank_faults.py');
@@ -34,19 +34,34 @@ export interface ScenarioResult {
   timeline?: string;
 }
 
+/**
+ * The job of rank_faults.py run by `python` with `args` (which faults, on which rank) in
+ * `workdir`, on `replicas` ranks, or from `[min, max]` ranks as the policy gives.
+ */
+export function rankFaultsJob(
+  name: string,
+  python: string,
+  workdir: string,
+  replicas: number | readonly [number, number],
+  args: readonly string[],
+): JobSpecInput {
+  const [min_replicas, max_replicas] = typeof replicas === 'number' ? [replicas, replicas] : replicas;
+  return { name, command: [python, RANK_FAULTS, ...args], workdir, min_replicas, max_replicas };
+}
+
 async function submit(client: GoodputClient, python: string, replicas: number, args: string[]): Promise<JobDetail> {
-  const job = await client.submit({
-    name: `ranks-${Date.now()}`,
-    command: [python, RANK_FAULTS, ...args],
-    workdir: join(import.meta.dirname, '..', '..', '..'),
-    min_replicas: replicas,
-    max_replicas: replicas,
-  });
+  const workdir = join(import.meta.dirname, '..', '..', '..');
+  const job = await client.submit(rankFaultsJob(`ranks-${Date.now()}`, python, workdir, replicas, args));
   return client.getJob(job.id);
 }
 
-/** Waits until every rank reported steps; answers when (ms). */
-async function steady(client: GoodputClient, id: string, replicas: number, timeout_ms: number): Promise<number> {
+/** Waits until `replicas` ranks of job `id` each reported steps (GET /v1/jobs/{id}/ranks); answers when (ms). */
+export async function untilRanksReport(
+  client: GoodputClient,
+  id: string,
+  replicas: number,
+  timeout_ms: number,
+): Promise<number> {
   await waitFor(`${replicas} ranks of ${id} to report steps`, timeout_ms, async () => {
     const v = await client.ranks(id);
     return v.ranks.length === replicas && v.ranks.every((r) => r.step_s !== null) ? true : undefined;
@@ -71,7 +86,7 @@ export async function stragglerScenario(
   const args = ['--slow-rank', String(o.rank), '--slow-ms', String(o.slow_ms), '--slow-phase', o.phase];
   const job = await submit(client, python, o.replicas, args);
   try {
-    const t0 = await steady(client, job.id, o.replicas, 180_000);
+    const t0 = await untilRanksReport(client, job.id, o.replicas, 180_000);
     while (Date.now() - t0 < o.limit_s * 1000) {
       const v = await client.ranks(job.id);
       if (v.straggler)
@@ -106,7 +121,7 @@ export async function hangScenario(
   const job = await submit(client, python, o.replicas, args);
   const fault = join(o.data_dir, 'jobs', job.id, 'checkpoint', 'fault-at');
   try {
-    await steady(client, job.id, o.replicas, 180_000);
+    await untilRanksReport(client, job.id, o.replicas, 180_000);
     const t0 = await waitFor('the rank to hang', 60_000, async () =>
       existsSync(fault) ? Number(readFileSync(fault, 'utf8').split(' ')[0]) * 1000 : undefined,
     );
@@ -160,7 +175,7 @@ export async function healthyScenario(
 ): Promise<ScenarioResult> {
   const job = await submit(client, python, o.replicas, []);
   try {
-    const t0 = await steady(client, job.id, o.replicas, 180_000);
+    const t0 = await untilRanksReport(client, job.id, o.replicas, 180_000);
     let alarms = 0;
     let line = '';
     while (Date.now() - t0 < o.seconds * 1000) {

@@ -5,9 +5,10 @@
  * drive (a partition's state, waiting for every Slurm job to be gone).
  */
 import { after, before } from 'node:test';
-import type { SlurmCluster } from '../../src/backends/slurm/testing/slurm-cluster.js';
+import { slurmMissing, type SlurmCluster } from '../../src/backends/slurm/testing/slurm-cluster.js';
 import type { JobDetail } from '../../src/client/client.js';
 import { serverSet, waitFor, type TestServers } from '../control/harness.js';
+import { noPython, pythonWith } from '../control/python.js';
 
 /** A describe block's Slurm test cluster and the servers its tests run on it. */
 export interface SlurmSuite extends TestServers {
@@ -40,6 +41,21 @@ export function slurmSuite(start: () => Promise<SlurmCluster>, prefix = 'goodput
       return cluster;
     },
   };
+}
+
+/**
+ * The Python a Slurm test runs its jobs with (one that imports `modules`), and why the test is
+ * skipped (`skip` for describe/it): Slurm missing, else no such Python. No Python is looked for
+ * without Slurm.
+ */
+export function pythonOnSlurm(modules: readonly string[] = ['torch']): {
+  python: string | undefined;
+  skip: string | undefined;
+} {
+  const missing = slurmMissing();
+  if (missing !== undefined) return { python: undefined, skip: missing };
+  const python = pythonWith(modules);
+  return { python, skip: python ? undefined : noPython(modules) };
 }
 
 /** Sets the state of the cluster's partition (`scontrol update PartitionName=... State=...`). */

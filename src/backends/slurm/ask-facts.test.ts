@@ -4,25 +4,15 @@
  * of /proc/PID/stat read back as state and CPU time, and facts not asked again within 5 s.
  */
 import assert from 'node:assert/strict';
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  utimesSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
+import { testTempDir } from '../../../test-support/control/harness.js';
 import type { ReplicaRef } from '../backend.js';
 import { runFileBase } from '../run-files.js';
 import { FactsAsk, readFacts } from './ask-facts.js';
 
-const root = mkdtempSync(join(tmpdir(), 'goodput-ask-facts-'));
-after(() => rmSync(root, { recursive: true, force: true }));
+const root = testTempDir('goodput-ask-facts-');
 mkdirSync(join(root, 'run'));
 const ref = (rank: number, launch_id = '12'): ReplicaRef => ({
   job_id: 'j',

@@ -18,11 +18,10 @@ import {
   type ServerProcess,
 } from '../../../test-support/control/harness.js';
 import { packagePath } from '../../util/package-root.js';
-import { slurmMissing, startSlurmCluster, type SlurmCluster } from './testing/slurm-cluster.js';
-import { noPython, pythonWith } from '../../../test-support/control/python.js';
+import { startSlurmCluster, type SlurmCluster } from './testing/slurm-cluster.js';
+import { pythonOnSlurm } from '../../../test-support/slurm/slurm-suite.js';
 
-const python = slurmMissing() ? undefined : pythonWith(['torch']);
-const skip = slurmMissing() ?? (python ? undefined : noPython(['torch']));
+const { python, skip } = pythonOnSlurm(['torch']);
 const corpus = packagePath('test-support', 'corpus');
 
 describe('a plain DDP script on Slurm', { skip }, () => {

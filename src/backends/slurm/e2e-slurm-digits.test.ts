@@ -16,11 +16,10 @@ import {
   type ServerProcess,
 } from '../../../test-support/control/harness.js';
 import { packagePath } from '../../util/package-root.js';
-import { slurmMissing, startSlurmCluster, type SlurmCluster } from './testing/slurm-cluster.js';
-import { noPython, pythonWith } from '../../../test-support/control/python.js';
+import { startSlurmCluster, type SlurmCluster } from './testing/slurm-cluster.js';
+import { pythonOnSlurm } from '../../../test-support/slurm/slurm-suite.js';
 
-const python = slurmMissing() ? undefined : pythonWith(['torch', 'sklearn']);
-const skip = slurmMissing() ?? (python ? undefined : noPython(['torch', 'sklearn']));
+const { python, skip } = pythonOnSlurm(['torch', 'sklearn']);
 const EPOCHS = 300;
 /** Samples in the example's training split: 1797 digits minus the 20% (360) test split. */
 const TRAIN_SAMPLES = 1437;

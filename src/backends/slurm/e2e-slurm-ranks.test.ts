@@ -11,39 +11,21 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { JobDetail } from '../../client/client.js';
-import {
-  cleanup,
-  runCli,
-  sleep,
-  startServerProcess,
-  tempDataDir,
-  waitFor,
-  type ServerProcess,
-} from '../../../test-support/control/harness.js';
-import { noPython, pythonWith } from '../../../test-support/control/python.js';
-import { RANK_FAULTS } from '../../../test-support/ranks/rank-scenarios.js';
-import { slurmMissing, slurmUpArgs, startSlurmCluster, type SlurmCluster } from './testing/slurm-cluster.js';
+import { runCli, sleep, waitFor, type ServerProcess } from '../../../test-support/control/harness.js';
+import { rankFaultsJob, untilRanksReport } from '../../../test-support/ranks/rank-scenarios.js';
+import { pythonOnSlurm, slurmSuite } from '../../../test-support/slurm/slurm-suite.js';
+import { slurmUpArgs, startSlurmCluster } from './testing/slurm-cluster.js';
 
-const python = slurmMissing() ? undefined : pythonWith(['torch']);
-const skip = slurmMissing() ?? (python ? undefined : noPython(['torch']));
+const { python, skip } = pythonOnSlurm(['torch']);
 
 describe('a hung rank on Slurm (torch, gloo, 3 ranks)', { skip }, () => {
-  let cluster: SlurmCluster;
-  let data_dir: string;
+  const suite = slurmSuite(() => startSlurmCluster(), 'goodput-slurm-ranks-');
+  const { data_dir } = suite;
   let server: ServerProcess;
-  const servers: ServerProcess[] = [];
   before(async () => {
-    cluster = await startSlurmCluster();
-    process.env.SLURM_CONF = cluster.env.SLURM_CONF;
-    data_dir = tempDataDir('goodput-slurm-ranks-');
-    server = await startServerProcess(data_dir, slurmUpArgs('fifo'));
-    servers.push(server);
-  });
-  after(async () => {
-    cleanup(data_dir, servers);
-    await cluster?.stop();
+    server = await suite.start(slurmUpArgs('fifo'));
   });
 
   it('reads a plain job process facts on its node, and the ask leaves it running', { timeout: 120_000 }, async () => {
@@ -80,18 +62,10 @@ describe('a hung rank on Slurm (torch, gloo, 3 ranks)', { skip }, () => {
     async () => {
       const { client } = server;
       const cli = ['--data-dir', data_dir];
-      const submitted = await client.submit({
-        name: 'slurm-ranks',
-        command: [python!, RANK_FAULTS, '--hang-rank', '1', '--hang-kind', 'collective', '--hang-after-s', '15'],
-        workdir: data_dir,
-        min_replicas: 3,
-        max_replicas: 3,
-      });
+      const args = ['--hang-rank', '1', '--hang-kind', 'collective', '--hang-after-s', '15'];
+      const submitted = await client.submit(rankFaultsJob('slurm-ranks', python!, data_dir, 3, args));
       const fault = join(data_dir, 'jobs', submitted.id, 'checkpoint', 'fault-at');
-      await waitFor('3 ranks to report steps', 240_000, async () => {
-        const v = await client.ranks(submitted.id);
-        return v.ranks.length === 3 && v.ranks.every((r) => r.step_s !== null) ? true : undefined;
-      });
+      await untilRanksReport(client, submitted.id, 3, 240_000);
       // Before the hang: every replica's facts, read on its node by the task wrapper.
       const doctor = await runCli(['doctor', submitted.id, ...cli]);
       assert.match(

@@ -18,12 +18,11 @@ import {
   type ServerProcess,
 } from '../../../test-support/control/harness.js';
 import { packagePath } from '../../util/package-root.js';
-import { slurmMissing, startSlurmCluster, type SlurmCluster } from './testing/slurm-cluster.js';
-import { noPython, pythonWith } from '../../../test-support/control/python.js';
+import { startSlurmCluster, type SlurmCluster } from './testing/slurm-cluster.js';
+import { pythonOnSlurm } from '../../../test-support/slurm/slurm-suite.js';
 import { assertStopsKeptProgress } from '../../../test-support/control/sdk-corpus.js';
 
-const python = slurmMissing() ? undefined : pythonWith(['torch']);
-const skip = slurmMissing() ?? (python ? undefined : noPython(['torch']));
+const { python, skip } = pythonOnSlurm(['torch']);
 const CIFAR = packagePath('test-support', 'corpus', 'adaptdl_style_cifar.py');
 const PERSISTENT = packagePath('test-support', 'corpus', 'sdk_persistent_workers.py');
 

@@ -19,6 +19,20 @@ export const PERF_FIXTURE: PerfParams = {
   gamma: 1.5,
 };
 
+/**
+ * A fitted-looking model of a cifar10-like job (the fit src/goodput/speedup.test.ts uses, rounded), for
+ * tests that need realistic goodput-based decisions rather than a clear inter-node cost.
+ */
+export const CIFAR_PERF: PerfParams = {
+  alpha_c: 0.0032,
+  beta_c: 0.00078,
+  alpha_n: 0.0265,
+  beta_n: 0.0028,
+  alpha_r: 0.0114,
+  beta_r: 0.0004,
+  gamma: 1.16,
+};
+
 /** Where a configuration is measured and how far its times are off the model (`scale`, 1: exact). */
 export interface PerfPointAt {
   num_replicas: number;

@@ -7,7 +7,13 @@
  */
 import { splitBatch } from '../../goodput/batch-split.js';
 import { geomspace, goodputOf, NUM_BATCH_CANDIDATES } from '../../goodput/optimize.js';
-import { bestGoodput, memoizedSpeedupFn, type BatchPolicy, type SpeedupFn } from '../../goodput/speedup.js';
+import {
+  bestGoodput,
+  memoizedSpeedupFn,
+  type BatchPolicy,
+  type BestGoodputFn,
+  type SpeedupFn,
+} from '../../goodput/speedup.js';
 import type { GoodputModel } from '../../goodput/types.js';
 
 /** Clusters of at least this many GPUs use the approximate evaluations. */
@@ -26,12 +32,7 @@ const COARSE = 4;
  * golden section) missed the best by 3%; this one is within 0.5% on the tested models (the test
  * beside this file). Never above the exact value.
  */
-export function approxBestGoodput(
-  model: GoodputModel,
-  num_nodes: number,
-  num_replicas: number,
-  batch: BatchPolicy = {},
-): number {
+export const approxBestGoodput: BestGoodputFn = (model, num_nodes, num_replicas, batch = {}) => {
   if (num_replicas <= 0) return 0;
   if (batch.fixed_batch_size !== undefined) return bestGoodput(model, num_nodes, num_replicas, batch);
   const limits = model.limits;
@@ -69,7 +70,7 @@ export function approxBestGoodput(
   const hi = Math.min(last, bestIndex + COARSE - 1);
   for (let i = lo; i <= hi; i++) best = Math.max(best, at(i));
   return best;
-}
+};
 
 /** Scratch of approxBestGoodput (synchronous, so one is enough): goodput per candidate, NaN unknown. */
 const MEMO = new Float64Array(NUM_BATCH_CANDIDATES);

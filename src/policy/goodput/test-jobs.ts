@@ -1,22 +1,9 @@
 /** Builders of policy inputs for the goodput policy's tests (no test runner imports here). */
 import type { ClusterSnapshot, NodeInfo, PolicyJob } from '../../core/cluster.js';
+import { CIFAR_PERF, limitsFixture } from '../../goodput/testing/perf-fixture.js';
 
-export const limits: PolicyJob['limits'] = {
-  init_batch_size: 128,
-  max_batch_size: 4096,
-  min_local_bsz: 32,
-  max_local_bsz: 1024,
-  accumulation: true,
-};
-export const perf = {
-  alpha_c: 0.0032,
-  beta_c: 0.00078,
-  alpha_n: 0.0265,
-  beta_n: 0.0028,
-  alpha_r: 0.0114,
-  beta_r: 0.0004,
-  gamma: 1.16,
-};
+export const limits: PolicyJob['limits'] = limitsFixture({ max_local_bsz: 1024 });
+export const perf = CIFAR_PERF;
 
 /** `count` nodes of `gpus` GPUs each. */
 export function nodes(count: number, gpus = 4): NodeInfo[] {

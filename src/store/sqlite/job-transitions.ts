@@ -11,22 +11,56 @@ import type { StoreCore } from './store-core.js';
  */
 
 /**
- * The one way a job row changes state: checks that `op` may run in the job's state
+ * One asked-for change of one job row: the store, the job, and who asks and why (the event's
+ * actor and reason). Every Store job-state write takes one.
+ */
+export interface JobChange {
+  core: StoreCore;
+  id: string;
+  actor: string;
+  reason: string;
+}
+
+/**
+ * A lifecycle step: the operation checked against the job's state (lifecycle.ts), the state it
+ * leads to (null keeps the state) and the kind of event it writes.
+ */
+export interface Step {
+  op: Operation;
+  to: JobState | null;
+  kind: EventKind;
+}
+
+/** The steps whose target state and event are fixed (a stop, a requeue and a finish pick theirs per call). */
+const STEPS = {
+  assign: { op: 'assign', to: 'starting', kind: 'assigned' },
+  retarget: { op: 'retarget', to: null, kind: 'retargeted' },
+  launch: { op: 'launch', to: 'running', kind: 'launched' },
+  relaunch: { op: 'relaunch', to: 'starting', kind: 'relaunch' },
+} as const satisfies Record<string, Step>;
+
+/** The row columns a change of assigned devices writes. */
+function bindingColumns(binding: DeviceBinding): Record<string, string> {
+  return { allocation: JSON.stringify(binding.allocation), devices: JSON.stringify(binding.devices) };
+}
+
+/** The row columns of a job that holds no devices. */
+const NO_DEVICES = { allocation: '[]', devices: '[]' } as const;
+
+/**
+ * The one way a job row changes state: checks that `step.op` may run in the job's state
  * (lifecycle.ts), applies `patch` (column -> value), writes the event, all in one transaction.
- * `to = null` keeps the state. `patch` gets the time the event is recorded at, so a column set to
- * "now" and the event agree. Returns the job as committed.
+ * `patch` gets the time the event is recorded at, so a column set to "now" and the event agree.
+ * Returns the job as committed.
  */
 export function transition(
-  core: StoreCore,
-  id: string,
-  op: Operation,
-  to: JobState | null,
-  actor: string,
-  kind: EventKind,
-  reason: string,
+  change: JobChange,
+  step: Step,
   patch: (job: JobRecord, now: number) => Record<string, string | number | null>,
   data: Record<string, unknown> | ((job: JobRecord) => Record<string, unknown>) = {},
 ): JobRecord {
+  const { core, id, actor, reason } = change;
+  const { op, to, kind } = step;
   const now = core.now_ms();
   core.db
     .transaction(() => {
@@ -50,71 +84,21 @@ export function transition(
 }
 
 /** Store.assignJob. */
-export function assignJob(
-  core: StoreCore,
-  id: string,
-  binding: DeviceBinding,
-  not_before_ms: number,
-  actor: string,
-  reason: string,
-): JobRecord {
-  return transition(
-    core,
-    id,
-    'assign',
-    'starting',
-    actor,
-    'assigned',
-    reason,
-    () => ({
-      allocation: JSON.stringify(binding.allocation),
-      devices: JSON.stringify(binding.devices),
-      not_before_ms,
-    }),
-    { binding },
-  );
+export function assignJob(change: JobChange, binding: DeviceBinding, not_before_ms: number): JobRecord {
+  return transition(change, STEPS.assign, () => ({ ...bindingColumns(binding), not_before_ms }), { binding });
 }
 
 /** Store.retargetJob. */
-export function retargetJob(
-  core: StoreCore,
-  id: string,
-  binding: DeviceBinding,
-  actor: string,
-  reason: string,
-): JobRecord {
-  return transition(
-    core,
-    id,
-    'retarget',
-    null,
-    actor,
-    'retargeted',
-    reason,
-    () => ({
-      allocation: JSON.stringify(binding.allocation),
-      devices: JSON.stringify(binding.devices),
-    }),
-    { binding },
-  );
+export function retargetJob(change: JobChange, binding: DeviceBinding): JobRecord {
+  return transition(change, STEPS.retarget, () => bindingColumns(binding), { binding });
 }
 
 /** Store.launchJob: records the replicas of the new attempt with the state change. */
-export function launchJob(
-  core: StoreCore,
-  id: string,
-  replicas: readonly NewReplica[],
-  actor: string,
-  reason: string,
-): JobRecord {
+export function launchJob(change: JobChange, replicas: readonly NewReplica[]): JobRecord {
+  const { core, id } = change;
   return transition(
-    core,
-    id,
-    'launch',
-    'running',
-    actor,
-    'launched',
-    reason,
+    change,
+    STEPS.launch,
     (job, now) => {
       const insert = core.db.prepare(
         'INSERT OR REPLACE INTO replicas (job_id, attempt, rank, device, node, launch_id, pid, ' +
@@ -156,63 +140,39 @@ export function launchJob(
 
 /** Store.stopJob: banks the attempt's service and counts a failure unless it is a rescale. */
 export function stopJob(
-  core: StoreCore,
-  id: string,
+  change: JobChange,
   binding: DeviceBinding,
   kind: StopKind,
-  actor: string,
-  reason: string,
   detail: TransitionDetail,
 ): JobRecord {
   return transition(
-    core,
-    id,
-    'stop',
-    'rescaling',
-    actor,
-    STOP_EVENT[kind],
-    reason,
+    change,
+    { op: 'stop', to: 'rescaling', kind: STOP_EVENT[kind] },
     (job, now) => ({
       ...attemptEnd(job, now, detail),
-      allocation: JSON.stringify(binding.allocation),
-      devices: JSON.stringify(binding.devices),
+      ...bindingColumns(binding),
       stop_requested_at_ms: now,
       stop_kind: kind,
       failures: job.failures + (kind === 'rescale' ? 0 : 1),
-      ...(kind === 'hung' ? { health: reason } : {}),
+      ...(kind === 'hung' ? { health: change.reason } : {}),
     }),
     { binding, failure: kind !== 'rescale', ...attemptEndData(detail) },
   );
 }
 
 /** Store.relaunchJob. */
-export function relaunchJob(
-  core: StoreCore,
-  id: string,
-  not_before_ms: number,
-  actor: string,
-  reason: string,
-): JobRecord {
-  return transition(
-    core,
-    id,
-    'relaunch',
-    'starting',
-    actor,
-    'relaunch',
-    reason,
-    () => ({ not_before_ms, stop_requested_at_ms: null, stop_kind: null }),
-    { not_before_ms },
-  );
+export function relaunchJob(change: JobChange, not_before_ms: number): JobRecord {
+  return transition(change, STEPS.relaunch, () => ({ not_before_ms, stop_requested_at_ms: null, stop_kind: null }), {
+    not_before_ms,
+  });
 }
 
 /** Store.requeueJob: back to queued when it never launched, else preempted. */
-export function requeueJob(core: StoreCore, id: string, actor: string, reason: string): JobRecord {
-  const job = core.mustGet(id);
+export function requeueJob(change: JobChange): JobRecord {
+  const job = change.core.mustGet(change.id);
   const to: JobState = job.launches === 0 ? 'queued' : 'preempted';
-  return transition(core, id, 'requeue', to, actor, 'requeued', reason, () => ({
-    allocation: '[]',
-    devices: '[]',
+  return transition(change, { op: 'requeue', to, kind: 'requeued' }, () => ({
+    ...NO_DEVICES,
     stop_requested_at_ms: null,
     stop_kind: null,
   }));
@@ -220,25 +180,16 @@ export function requeueJob(core: StoreCore, id: string, actor: string, reason: s
 
 /** Store.finishJob: banks the attempt's service; a failure detail counts a failure. */
 export function finishJob(
-  core: StoreCore,
-  id: string,
+  change: JobChange,
   to: 'succeeded' | 'failed' | 'cancelled',
-  actor: string,
-  reason: string,
   detail: TransitionDetail,
 ): JobRecord {
   return transition(
-    core,
-    id,
-    'finish',
-    to,
-    actor,
-    to,
-    reason,
+    change,
+    { op: 'finish', to, kind: to },
     (job, now) => ({
       ...attemptEnd(job, now, detail),
-      allocation: '[]',
-      devices: '[]',
+      ...NO_DEVICES,
       finished_at_ms: now,
       stop_kind: null,
       ...(detail.failure ? { failures: job.failures + 1 } : {}),

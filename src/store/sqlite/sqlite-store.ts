@@ -199,6 +199,10 @@ export class SqliteStore implements Store {
     return usageByUser(this.db);
   }
 
+  /** A change of job `id` asked by `actor` for `reason`, for the job-state writes (job-transitions.ts). */
+  private change(id: string, actor: string, reason: string): transitions.JobChange {
+    return { core: this.core, id, actor, reason };
+  }
   async assignJob(
     id: string,
     binding: DeviceBinding,
@@ -206,13 +210,13 @@ export class SqliteStore implements Store {
     actor: string,
     reason: string,
   ): Promise<JobRecord> {
-    return transitions.assignJob(this.core, id, binding, not_before_ms, actor, reason);
+    return transitions.assignJob(this.change(id, actor, reason), binding, not_before_ms);
   }
   async retargetJob(id: string, binding: DeviceBinding, actor: string, reason: string): Promise<JobRecord> {
-    return transitions.retargetJob(this.core, id, binding, actor, reason);
+    return transitions.retargetJob(this.change(id, actor, reason), binding);
   }
   async launchJob(id: string, replicas: readonly NewReplica[], actor: string, reason: string): Promise<JobRecord> {
-    return transitions.launchJob(this.core, id, replicas, actor, reason);
+    return transitions.launchJob(this.change(id, actor, reason), replicas);
   }
   async stopJob(
     id: string,
@@ -222,13 +226,13 @@ export class SqliteStore implements Store {
     reason: string,
     detail: TransitionDetail = {},
   ): Promise<JobRecord> {
-    return transitions.stopJob(this.core, id, binding, kind, actor, reason, detail);
+    return transitions.stopJob(this.change(id, actor, reason), binding, kind, detail);
   }
   async relaunchJob(id: string, not_before_ms: number, actor: string, reason: string): Promise<JobRecord> {
-    return transitions.relaunchJob(this.core, id, not_before_ms, actor, reason);
+    return transitions.relaunchJob(this.change(id, actor, reason), not_before_ms);
   }
   async requeueJob(id: string, actor: string, reason: string): Promise<JobRecord> {
-    return transitions.requeueJob(this.core, id, actor, reason);
+    return transitions.requeueJob(this.change(id, actor, reason));
   }
   async finishJob(
     id: string,
@@ -237,7 +241,7 @@ export class SqliteStore implements Store {
     reason: string,
     detail: TransitionDetail = {},
   ): Promise<JobRecord> {
-    return transitions.finishJob(this.core, id, to, actor, reason, detail);
+    return transitions.finishJob(this.change(id, actor, reason), to, detail);
   }
 
   async listReplicas(job_id: string, attempt?: number): Promise<ReplicaRecord[]> {
