@@ -28,8 +28,8 @@ export interface StragglerOptions {
   readonly mad_k?: number;
   /**
    * Others needed for the MAD term; default 4. With fewer, the MAD is half the gap between two
-   * peers (or the middle of three gaps): a real healthy run of 3 ranks showed robust z up to 31
-   * while a busy-thread straggler showed 2 (docs/doctor.md); the floors and the persistence decide.
+   * peers (or the middle of three gaps): real healthy runs of 3 ranks showed robust z up to 155
+   * and busy-thread stragglers as low as 1.2 (docs/doctor.md); the floors and the persistence decide.
    */
   readonly mad_min_peers?: number;
   /** Excess must be at least this fraction of the others' median own work; default 0.25. */
