@@ -91,7 +91,7 @@ def main() -> None:
     parser.add_argument("--slow-ms", type=float, default=150.0)
     parser.add_argument("--slow-phase", default="compute",
                         choices=["compute", "between", "data", "hog", "hog-process"])
-    parser.add_argument("--cpu-ms", type=float, default=20.0, help="hog-process: CPU work of each step, when idle")
+    parser.add_argument("--cpu-ms", type=float, default=20.0, help="hog-process: CPU time of a step's work (ms)")
     parser.add_argument("--hogs", type=int, default=3, help="hog-process: busy processes beside the slow rank")
     parser.add_argument("--hang-rank", type=int, default=-1)
     parser.add_argument("--hang-kind", default="stop", choices=["stop", "collective"])
