@@ -91,7 +91,7 @@ def main() -> None:
     parser.add_argument("--slow-ms", type=float, default=150.0)
     parser.add_argument("--slow-phase", default="compute",
                         choices=["compute", "between", "data", "hog", "hog-process"])
-    parser.add_argument("--cpu-ms", type=float, default=20.0, help="hog-process: CPU work of each step, when idle")
+    parser.add_argument("--cpu-ms", type=float, default=20.0, help="hog-process: CPU time of a step's work (ms)")
     parser.add_argument("--hogs", type=int, default=3, help="hog-process: busy processes beside the slow rank")
     parser.add_argument("--hang-rank", type=int, default=-1)
     parser.add_argument("--hang-kind", default="stop", choices=["stop", "collective"])
@@ -108,14 +108,16 @@ def main() -> None:
     if slow and args.slow_phase == "hog":
         threading.Thread(target=hog, daemon=True).start()
     # hog-process: a fixed amount of real CPU work per step (a sleep would not feel the neighbour),
-    # timed before any hog starts and taken from rank 0, so every rank does the same work.
+    # timed before any hog starts and taken from rank 0, so every rank does the same work. Timed in
+    # this thread's CPU time (the work runs on one thread): wall time at start-up, while the other
+    # ranks import torch on the same cores, made the work per step vary 4x between jobs.
     cpu_iters = 0
     if args.slow_phase == "hog-process":
         a = torch.rand(128, 128)
-        t = time.perf_counter()
-        for _ in range(20):
+        t = time.thread_time()
+        for _ in range(200):
             a @ a
-        iters = torch.tensor([max(1.0, args.cpu_ms / 1000 / ((time.perf_counter() - t) / 20))])
+        iters = torch.tensor([max(1.0, args.cpu_ms / 1000 / ((time.thread_time() - t) / 200))])
         torch.distributed.broadcast(iters, 0)
         cpu_iters = int(iters.item())
         if slow:

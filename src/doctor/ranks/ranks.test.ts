@@ -87,6 +87,51 @@ describe('stragglerVerdict', () => {
     assert.equal(stragglerVerdict(slowLast, NOW), null);
   });
 
+  /** `ranks` with rank `who`'s own work scaled by `k` in the windows received in (from, to] before NOW (s). */
+  const slowIn = (ranks: RankState[], who: number, k: number, from_s: number, to_s: number): RankState[] =>
+    ranks.map((r, i) =>
+      i !== who
+        ? r
+        : {
+            ...r,
+            windows: r.windows.map((w) =>
+              w.received_ms > NOW - from_s * 1000 && w.received_ms <= NOW - to_s * 1000
+                ? { ...w, compute_s: w.compute_s * k, data_wait_s: w.data_wait_s * k, between_s: w.between_s * k }
+                : w,
+            ),
+          },
+    );
+
+  it('names a rank slow in 2 of the 3 buckets (one quiet bucket does not clear it), not in 1', () => {
+    const ranks = lockstep([{}, {}, {}], 20, NOW);
+    // 2x slower for the last 12 s but for the middle bucket (8-4 s ago): a neighbour's pause
+    const gap = slowIn(slowIn(ranks, 1, 2, 12, 8), 1, 2, 4, 0);
+    assert.equal(stragglerVerdict(gap, NOW)?.rank, 1);
+    assert.equal(stragglerVerdict(slowIn(ranks, 1, 2, 4, 0), NOW), null);
+  });
+
+  it('one big bucket does not name a rank: its excess over the window must pass the floors too', () => {
+    const ranks = lockstep([{}, {}, {}], 20, NOW);
+    // 33% slower in 2 buckets, itself in the third: 22% over the window, under the 25% floor
+    assert.equal(stragglerVerdict(slowIn(slowIn(ranks, 2, 1.33, 12, 8), 2, 1.33, 4, 0), NOW), null);
+  });
+
+  it('names no one when two ranks take turns being slow', () => {
+    const ranks = slowIn(slowIn(lockstep([{}, {}, {}], 20, NOW), 0, 2, 12, 4), 2, 2, 4, 0);
+    assert.equal(stragglerVerdict(ranks, NOW), null);
+  });
+
+  it("with 3 ranks the peers' gap does not veto: 40% slower while the two others differ by 12%", () => {
+    // A MAD of two values is half their gap: 5 x 1.4826 x 6% = 44% would hide the straggler.
+    const v = stragglerVerdict(lockstep([{ compute: 0.094 }, { compute: 0.106 }, { compute: 0.14 }], 20, NOW, 3), NOW);
+    assert.equal(v?.rank, 2);
+    // With 5 others the MAD term applies: a rank 45% above peers spread from 0.06 to 0.14 s is not named.
+    const spread = [0.06, 0.08, 0.1, 0.12, 0.14].map((compute) => ({ compute, noise: 0 }));
+    const six = lockstep([...spread, { compute: 0.145, noise: 0 }], 20, NOW);
+    assert.equal(stragglerVerdict(six, NOW), null);
+    assert.equal(stragglerVerdict(six, NOW, { mad_min_peers: 99 })?.rank, 5);
+  });
+
   it('needs steady reports: nothing before every rank reported in every bucket', () => {
     assert.equal(stragglerVerdict(lockstep([{}, { compute: 0.3 }], 6, NOW), NOW), null);
     assert.equal(stragglerVerdict(lockstep([{}, { compute: 0.3 }], 14, NOW), NOW)?.rank, 1);
@@ -103,6 +148,16 @@ describe('stragglerVerdict', () => {
         seed,
       );
       if (stragglerVerdict(ranks, NOW) !== null) alarms++;
+    }
+    assert.equal(alarms, 0);
+  });
+
+  it('no false alarm when one healthy rank is persistently 10% slower, with 15% noise (1000 seeds)', () => {
+    let alarms = 0;
+    for (let seed = 1; seed <= 1000; seed++) {
+      const n = 2 + (seed % 63);
+      const paces = Array.from({ length: n }, (_, i) => ({ noise: 0.15, compute: i === 0 ? 0.11 : 0.1 }));
+      if (stragglerVerdict(lockstep(paces, 20, NOW, seed), NOW) !== null) alarms++;
     }
     assert.equal(alarms, 0);
   });

@@ -5,9 +5,11 @@
  * step's pace. Pure.
  *
  * Robust by construction: per time bucket, the candidate's excess over the median of the other
- * ranks must pass max(k x 1.4826 x MAD of the others, a relative floor, an absolute floor), and the
- * same rank must be flagged in every one of the last `buckets` buckets, so one noisy bucket (a
- * checkpoint, a GC pause, a neighbour's burst) names no one.
+ * ranks must pass a relative floor, an absolute floor and, with at least `mad_min_peers` others,
+ * k x 1.4826 x MAD of the others; the same rank must be flagged in at least `need` of the last
+ * `buckets` buckets (no other rank in any), and its excess over the whole window must pass the
+ * floors too. One noisy bucket (a checkpoint, a GC pause, a neighbour's burst) names no one, and
+ * one quiet bucket does not clear a rank that is slow over the window.
  */
 import { mad, median, rankName, type RankState, type RankWindow } from './rank-state.js';
 
@@ -18,10 +20,18 @@ export type SlowPhase = 'data' | 'compute' | 'between';
 export interface StragglerOptions {
   /** Length of one bucket (s); default 4 (two summaries of a rank at its default 2 s interval). */
   readonly bucket_s?: number;
-  /** Consecutive buckets the same rank must be flagged in; default 3 (12 s). */
+  /** Buckets of the window the verdict reads; default 3 (12 s). */
   readonly buckets?: number;
+  /** Of these, buckets the same rank must be flagged in; default 2. */
+  readonly need?: number;
   /** Robust z: excess > k x 1.4826 x MAD of the others; default 5. */
   readonly mad_k?: number;
+  /**
+   * Others needed for the MAD term; default 4. With fewer, the MAD is half the gap between two
+   * peers (or the middle of three gaps): real healthy runs of 3 ranks showed robust z up to 155
+   * and busy-thread stragglers as low as 1.2 (docs/doctor.md); the floors and the persistence decide.
+   */
+  readonly mad_min_peers?: number;
   /** Excess must be at least this fraction of the others' median own work; default 0.25. */
   readonly rel_floor?: number;
   /** ... and at least this many seconds per step; default 0.005. */
@@ -69,17 +79,25 @@ const own = (s: Sums) => (s.data + s.compute + s.between) / s.steps;
 
 /** The rank flagged in one bucket, or undefined (no steady data, or nobody stands out). */
 function flagged(per: readonly Sums[], o: Required<StragglerOptions>): number | undefined {
-  if (per.length < 2 || per.some((s) => s.steps === 0)) return undefined;
+  if (per.length < 2) return undefined;
   const owns = per.map(own);
   let worst = 0;
   for (let i = 1; i < owns.length; i++) if (owns[i]! > owns[worst]!) worst = i;
   const others = owns.filter((_, i) => i !== worst);
   const m = median(others);
-  const threshold = Math.max(o.mad_k * 1.4826 * mad(others), o.rel_floor * m, o.abs_floor_s);
-  return owns[worst]! - m > threshold ? worst : undefined;
+  const spread = others.length >= o.mad_min_peers ? o.mad_k * 1.4826 * mad(others) : 0;
+  return owns[worst]! - m > Math.max(spread, o.rel_floor * m, o.abs_floor_s) ? worst : undefined;
 }
 
-const DEFAULTS: Required<StragglerOptions> = { bucket_s: 4, buckets: 3, mad_k: 5, rel_floor: 0.25, abs_floor_s: 0.005 };
+const DEFAULTS: Required<StragglerOptions> = {
+  bucket_s: 4,
+  buckets: 3,
+  need: 2,
+  mad_k: 5,
+  mad_min_peers: 4,
+  rel_floor: 0.25,
+  abs_floor_s: 0.005,
+};
 
 /**
  * The straggler among `ranks` at `now_ms`, or null: none, fewer than two ranks, or reports not
@@ -94,26 +112,32 @@ export function stragglerVerdict(
   if (ranks.length < 2) return null;
   const bucket_ms = o.bucket_s * 1000;
   let who: number | undefined;
+  let times = 0;
   for (let b = 0; b < o.buckets; b++) {
     const to = now_ms - b * bucket_ms;
-    const i = flagged(
-      ranks.map((r) => sums(r.windows, to - bucket_ms, to)),
-      o,
-    );
-    if (i === undefined || (who !== undefined && i !== who)) return null;
+    const per = ranks.map((r) => sums(r.windows, to - bucket_ms, to));
+    if (per.some((s) => s.steps === 0)) return null; // not steady: every rank steps in every bucket
+    const i = flagged(per, o);
+    if (i === undefined) continue;
+    if (who !== undefined && i !== who) return null; // two ranks take turns: no one stands out
     who = i;
+    times++;
   }
-  if (who === undefined) return null;
+  if (who === undefined || times < o.need) return null;
   const from = now_ms - o.buckets * bucket_ms;
   const all = ranks.map((r) => sums(r.windows, from, now_ms));
   const mine = all[who]!;
   const others = all.filter((_, i) => i !== who);
+  // Over the whole window too: the rank is the slowest and above the floors (not one big bucket).
+  const peers = median(others.map(own));
+  if (others.some((s) => own(s) >= own(mine)) || own(mine) - peers <= Math.max(o.rel_floor * peers, o.abs_floor_s))
+    return null;
   const per = (s: Sums, k: 'data' | 'compute' | 'between') => s[k] / s.steps;
   const excess = (k: 'data' | 'compute' | 'between') => per(mine, k) - median(others.map((s) => per(s, k)));
   const phases: SlowPhase[] = ['data', 'compute', 'between'];
   const phase = phases.reduce((a, b) => (excess(b) > excess(a) ? b : a));
   const own_step_s = own(mine);
-  const peers_own_step_s = median(others.map(own));
+  const peers_own_step_s = peers;
   // Every rank's step lasts as long as the slowest's (the others wait in sync): the job's step is
   // the median total; without the straggler it would be shorter by its excess.
   const job_step_s = median(all.map((s) => (s.data + s.compute + s.sync + s.between) / s.steps));
