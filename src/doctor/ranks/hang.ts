@@ -13,7 +13,7 @@
  * When every rank waits inside the same step (a collective all of them entered), no single rank
  * is to blame from the summaries: null, and the job-level hung timeout still applies.
  */
-import { median, rankName, stepTime_s, type RankState } from './rank-state.js';
+import { median, rankName, stepTime_s, type RankState, type RankVerdict } from './rank-state.js';
 
 /** Thresholds of the hang verdict (docs/doctor.md, "Live verdicts across ranks"). */
 export interface HangOptions {
@@ -43,11 +43,7 @@ export interface HangVerdict {
 const DEFAULTS: Required<HangOptions> = { stall_min_s: 20, stall_steps: 5, silent_s: 10 };
 
 /** The hung rank among `ranks` at `now_ms`, or null (progressing, or no single rank to blame). Pure. */
-export function hangVerdict(
-  ranks: readonly RankState[],
-  now_ms: number,
-  options: HangOptions = {},
-): HangVerdict | null {
+export const hangVerdict: RankVerdict<HangOptions, HangVerdict> = (ranks, now_ms, options = {}) => {
   const o = { ...DEFAULTS, ...options };
   if (ranks.length < 2 || ranks.some((r) => r.progress_ms === null)) return null;
   const last_progress_ms = Math.max(...ranks.map((r) => r.progress_ms!));
@@ -88,4 +84,4 @@ export function hangVerdict(
     `hung: ${rankName(r)} ${why}; no rank finished a step for ${stalled_s.toFixed(0)} s ` +
     `(limit ${limit_s.toFixed(0)} s); ${peers}`;
   return { rank: r.rank, node: r.node, device: r.device, evidence, stalled_s, peers, line };
-}
+};

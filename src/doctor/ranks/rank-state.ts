@@ -42,6 +42,17 @@ export interface RankState {
   readonly phase_s: number;
 }
 
+/**
+ * A live verdict over a job's ranks (hang.ts, straggler.ts): the rank it names among `ranks` at
+ * `now_ms`, or null when there is none (fewer than two ranks, reports not steady, nobody to
+ * blame). Options left out take the verdict's defaults. Pure.
+ */
+export type RankVerdict<Options, Verdict> = (
+  ranks: readonly RankState[],
+  now_ms: number,
+  options?: Options,
+) => Verdict | null;
+
 /** Median of a non-empty list (NaN for an empty one). */
 export function median(xs: readonly number[]): number {
   if (xs.length === 0) return NaN;

@@ -11,7 +11,7 @@
  * floors too. One noisy bucket (a checkpoint, a GC pause, a neighbour's burst) names no one, and
  * one quiet bucket does not clear a rank that is slow over the window.
  */
-import { mad, median, rankName, type RankState, type RankWindow } from './rank-state.js';
+import { mad, median, rankName, type RankVerdict, type RankWindow } from './rank-state.js';
 
 /** The phase of a step that makes a rank slow. */
 export type SlowPhase = 'data' | 'compute' | 'between';
@@ -103,11 +103,7 @@ const DEFAULTS: Required<StragglerOptions> = {
  * The straggler among `ranks` at `now_ms`, or null: none, fewer than two ranks, or reports not
  * steady yet (every rank must have finished steps in each of the last `buckets` buckets). Pure.
  */
-export function stragglerVerdict(
-  ranks: readonly RankState[],
-  now_ms: number,
-  options: StragglerOptions = {},
-): StragglerVerdict | null {
+export const stragglerVerdict: RankVerdict<StragglerOptions, StragglerVerdict> = (ranks, now_ms, options = {}) => {
   const o = { ...DEFAULTS, ...options };
   if (ranks.length < 2) return null;
   const bucket_ms = o.bucket_s * 1000;
@@ -168,6 +164,6 @@ export function stragglerVerdict(
     slowdown_pct,
     line,
   };
-}
+};
 
 const ms = (s: number) => (s * 1000).toFixed(s >= 0.1 ? 0 : 1);
