@@ -11,9 +11,8 @@
  * most, shortfall 0.
  *
  *   npm run bench:shares -- [--workloads 3,4] [--policy goodput] [--strength 1] [--json]
- * Tuning: the layer's knobs (--strength, the weight of decayed usage; the strict and growth claims
- * and reserve_starts of layer.ts) were chosen on workloads 1 and 2; the default report is workloads
- * 3 and 4, held out.
+ * Tuning: the layer's one knob, --strength (weight of decayed usage), was chosen on workloads 1
+ * and 2; the default report is workloads 3 and 4.
  */
 import { Random } from '../src/core/random.js';
 import { createSharedPolicy } from '../src/policy/registry.js';

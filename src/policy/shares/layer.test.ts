@@ -72,25 +72,6 @@ describe('shares layer', () => {
     assert.equal(d.notes!['y'], "shrank 4 -> 2 to return 2 cpu to team X's quota");
   });
 
-  it("grows a deprived user's job by shrinking borrowers, never by stopping their one-slot jobs", () => {
-    // Bob's elastic job runs on 1 of 8 slots (his share is 4); alice's 7 one-slot jobs hold the rest.
-    const b = job('bob-0', { owner: 'bob', team: 'bob', min_replicas: 1, max_replicas: 8, max_profiled_replicas: 4 });
-    const alice = alices(7);
-    const snap: ClusterSnapshot = {
-      now_s: 30,
-      nodes: slots(8),
-      jobs: [...alice, b],
-      allocations: { ...Object.fromEntries(alice.map((j) => [j.id, [0]])), 'bob-0': [0] },
-    };
-    const goodput = () => withShares(() => goodputPolicy.create({ seed: 0 }));
-    const d = goodput().decide(snap);
-    assert.equal(count(d, 'alice'), 7);
-    assert.equal(count(d, 'bob'), 1);
-    // A waiting job of bob's starts at once: that may stop one of alice's.
-    const waiting = { ...snap, jobs: [...snap.jobs, plain('bob-1', 'bob', 25)] };
-    assert.equal(count(goodput().decide(waiting), 'bob'), 2);
-  });
-
   it('lends what a user cannot use (work conserving)', () => {
     const snap = aliceHoldsAll([...alices(4), plain('bob-0', 'bob', 25)]);
     const d = fifo().decide(snap);

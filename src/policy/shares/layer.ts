@@ -29,8 +29,6 @@ import { fitToView } from './trim.js';
 export interface SharesKnobs {
   /** Exponent scale of the fair-share factor of past usage (entitle.ts); default 1. */
   usage_strength?: number;
-  /** Free devices start others' waiting jobs before they grow a deprived user's jobs; default true. */
-  reserve_starts?: boolean;
 }
 
 /** Devices a job can use now: its current size, or its minimum, at most twice its measured reach. */
@@ -61,7 +59,7 @@ export function withShares(make: () => Policy, knobs: SharesKnobs = {}): Policy 
     decide(snapshot: ClusterSnapshot): PolicyDecision {
       const owners = [...new Set(snapshot.jobs.map((j) => j.owner ?? ''))].sort();
       if (owners.length <= 1) return instance(owners[0] ?? '').decide(snapshot);
-      return shareRound(snapshot, owners, instance, strength, knobs.reserve_starts ?? true);
+      return shareRound(snapshot, owners, instance, strength);
     },
   };
 }
@@ -71,7 +69,6 @@ function shareRound(
   owners: readonly string[],
   instance: (user: string) => Policy,
   strength: number,
-  reserveStarts: boolean,
 ): PolicyDecision {
   const nodes = snapshot.nodes;
   const typeOf = nodes.map((n) => gpuTypeOf(n));
@@ -109,25 +106,6 @@ function shareRound(
     ]),
   );
   const reclaimed = new Map(owners.map((u) => [u, new Array<number>(nodes.length).fill(0)]));
-  // Devices of each user's preemptible jobs beyond their minimum (at least one), per node: what a
-  // shrink frees without stopping a job. Only these are reclaimed for a deprived user's growth.
-  const growth = new Map(
-    owners.map((u) => [u, grownBeyondMinimum(jobsOf.get(u)!, snapshot.allocations, nodes.length)]),
-  );
-  // Devices each team lacks of its guaranteed part (min(quota, demand)), per type: reclaimed at once.
-  const quotaShort = new Map<string, Map<string, number>>();
-  for (const [team, g] of ent.guaranteed) {
-    const held = (type: string) =>
-      owners.filter((u) => teamOfUser.get(u) === team).reduce((s, u) => s + byType(hold.get(u)!, type), 0);
-    quotaShort.set(team, new Map([...g].map(([type, q]) => [type, Math.max(0, q - held(type))])));
-  }
-  // Devices that would start each user's waiting jobs at their minimum (at least one each).
-  const waitingOf = (u: string) =>
-    jobsOf
-      .get(u)!
-      .filter((j) => !snapshot.allocations[j.id]?.length)
-      .reduce((s, j) => s + Math.max(1, j.min_replicas), 0);
-  const offered = new Map<string, number>();
   const why = new Map<string, Reclaim>();
   const allocations: Record<string, Allocation> = {};
   const rejections: Record<string, Rejection> = {};
@@ -160,63 +138,36 @@ function shareRound(
   for (const u of under) {
     const view = [...hold.get(u)!];
     const plan = new Array<number>(nodes.length).fill(0);
-    const short = quotaShort.get(teamOfUser.get(u)!)!;
     for (const [type, e] of ent.by_user.get(u)!) {
       let need = e - byType(hold.get(u)!, type);
-      if (need <= 0) continue;
-      // What may stop others' jobs: the team's missing quota, or a start of each waiting job at its
-      // minimum; the rest of the entitlement (growth) only shrinks others' elastic jobs.
-      let strict = Math.min(need, Math.max(waitingOf(u), short.get(type) ?? 0));
-      const takeStrict = (k: number) => {
-        strict = Math.max(0, strict - k);
-        short.set(type, Math.max(0, (short.get(type) ?? 0) - k));
-      };
       const order = nodes
         .map((_, i) => i)
         .filter((i) => typeOf[i] === type)
         .sort((a, b) => hold.get(u)![b]! - hold.get(u)![a]! || free[b]! - free[a]! || a - b);
-      // Free devices beyond the strict part go to growth only after every other user's waiting jobs
-      // could start at their minimum: starting a job is worth more than growing one.
-      const freeOfType = order.reduce((s, i) => s + free[i]!, 0);
-      const reserved = reserveStarts ? owners.reduce((s, v) => s + (v === u ? 0 : waitingOf(v)), 0) : 0;
-      let allowance = strict + Math.max(0, freeOfType - strict - reserved);
       for (const i of order) {
-        const k = Math.min(need, free[i]!, allowance);
+        const k = Math.min(need, free[i]!);
         view[i]! += k;
         need -= k;
-        allowance -= k;
-        takeStrict(k);
       }
-      // First what shrinks borrowers (growth), then, for the strict part only, what stops their jobs.
-      for (const shrinkOnly of [true, false])
-        for (const v of [...owners].sort((a, b) => ratio(b) - ratio(a) || (a < b ? -1 : 1))) {
-          for (const i of order) {
-            if (need <= 0 || v === u || (!shrinkOnly && strict <= 0)) break;
-            const movable = hold.get(v)![i]! - pinned.get(v)![i]! - reclaimed.get(v)![i]!;
-            const g = growth.get(v)!;
-            const k = Math.min(
-              need,
-              excess.get(v)!.get(type)!,
-              shrinkOnly ? Math.min(g[i]!, movable) : strict,
-              movable,
-            );
-            if (k <= 0) continue;
-            view[i]! += k;
-            plan[i]! += k;
-            need -= k;
-            takeStrict(k);
-            g[i] = Math.max(0, g[i]! - k);
-            excess.get(v)!.set(type, excess.get(v)!.get(type)! - k);
-            reclaimed.get(v)![i]! += k;
-          }
+      for (const v of [...owners].sort((a, b) => ratio(b) - ratio(a) || (a < b ? -1 : 1))) {
+        for (const i of order) {
+          if (need <= 0 || v === u) break;
+          const k = Math.min(
+            need,
+            excess.get(v)!.get(type)!,
+            hold.get(v)![i]! - pinned.get(v)![i]! - reclaimed.get(v)![i]!,
+          );
+          if (k <= 0) continue;
+          view[i]! += k;
+          plan[i]! += k;
+          need -= k;
+          excess.get(v)!.set(type, excess.get(v)!.get(type)! - k);
+          reclaimed.get(v)![i]! += k;
         }
+      }
     }
     const counts = decideFor(u, view);
     used.set(u, counts);
-    offered.set(
-      u,
-      view.reduce((s, x) => s + x, 0),
-    );
     // Take free devices first; give back what was planned for reclaim but not taken.
     for (let i = 0; i < nodes.length; i++) {
       const taken = Math.max(0, counts[i]! - hold.get(u)![i]!);
@@ -227,7 +178,6 @@ function shareRound(
         if (giveBack <= 0) break;
         const k = Math.min(giveBack, reclaimed.get(v)![i]!);
         reclaimed.get(v)![i]! -= k;
-        growth.get(v)![i]! += k;
         excess.get(v)!.set(typeOf[i]!, excess.get(v)!.get(typeOf[i]!)! + k);
         giveBack -= k;
       }
@@ -252,29 +202,12 @@ function shareRound(
     for (const u of under) {
       const counts = used.get(u)!;
       const view = counts.map((c, i) => c + free[i]!);
-      if (counts.reduce((s, c) => s + c, 0) < offered.get(u)!) continue;
+      const offered = counts.reduce((s, c) => s + c, 0);
+      if (offered < total(ent.by_user.get(u)!)) continue;
       const again = decideFor(u, view);
       for (let i = 0; i < nodes.length; i++) free[i] = view[i]! - again[i]!;
     }
   return explain(snapshot, allocations, rejections, ent, teamOfUser, why);
-}
-
-/**
- * Per node, the devices `jobs` (one user's) hold beyond the first max(1, min_replicas) entries of
- * each preemptible job's allocation: what shrinking them frees without stopping any (trim.ts
- * shrinks to the same minimum before it stops anything).
- */
-function grownBeyondMinimum(
-  jobs: readonly PolicyJob[],
-  allocations: Readonly<Record<string, Allocation>>,
-  nodes: number,
-): number[] {
-  const out = new Array<number>(nodes).fill(0);
-  for (const j of jobs) {
-    if (!j.preemptible) continue;
-    for (const n of (allocations[j.id] ?? []).slice(Math.max(1, j.min_replicas))) out[n]!++;
-  }
-  return out;
 }
 
 /** The merged decision with the layer's words: why borrowers shrank, why over-share jobs wait. */
