@@ -27,17 +27,20 @@ const CLUSTER = 'aws:1x4,rtx:1x8';
 const dir = mkdtempSync(join(tmpdir(), 'goodput-hetero-shares-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-/** The first `n` jobs of the philly workload, a second apart: alice owns all but the last, bob that one. */
-function ownedWorkload(n: number, columns = true): string {
+/**
+ * The first `n` jobs of the philly workload: alice's all but the last, a second apart from t=60;
+ * bob's the last, submitted at `bob_s` (by default right after hers).
+ */
+function ownedWorkload(n: number, columns = true, bob_s = 60 + n - 1): string {
   const lines = readFileSync(join(dataDir!, 'workloads', 'philly', 'workload-1.csv'), 'utf8')
     .trim()
     .split('\n');
   const rows = lines.slice(1, n + 1).map((l, i) => {
     const cells = l.split(',');
-    cells[1] = String(60 + i); // alice's flood, then bob's job, all within the first rounds
+    cells[1] = String(i < n - 1 ? 60 + i : bob_s);
     return columns ? `${cells.join(',')},${i < n - 1 ? 'alice,vision' : 'bob,nlp'}` : cells.join(',');
   });
-  const file = join(dir, `w${n}-${columns}.csv`);
+  const file = join(dir, `w${n}-${columns}-${bob_s}.csv`);
   writeFileSync(file, [`${lines[0]}${columns ? ',user,team' : ''}`, ...rows].join('\n') + '\n');
   return file;
 }
@@ -51,17 +54,22 @@ describe('goodput sim --cluster with users and teams', { skip }, () => {
   it('gives the policy owners, teams and decayed usage; the shares layer gives a team its quota on its type', async () => {
     const apps = loadHeteroApplications(join(dataDir!, 'traces'), ['aws', 'rtx']);
     const nodes = clusterNodes(parseClusterSpec(CLUSTER));
-    /** Runs 15 rounds; returns the last snapshot and how many rtx GPUs bob's job (the last) held at the end. */
-    const run = async (file: string, policy: Policy) => {
+    /**
+     * Runs `rounds` rounds (each decision checked by the simulator: no over-commit); returns the last
+     * snapshot and how many rtx GPUs bob's job (the last) held after each round it was in.
+     */
+    const run = async (file: string, policy: Policy, rounds = 15) => {
       let last: ClusterSnapshot | undefined;
-      let bob_rtx = 0;
-      const result = simulateHetero(loadHeteroWorkload(file, apps), policy, nodes, {
+      const bob_rtx: number[] = [];
+      const workload = loadHeteroWorkload(file, apps);
+      const bob_id = workload.at(-1)!.name;
+      const result = simulateHetero(workload, policy, nodes, {
         shares,
-        max_rounds: 15,
+        max_rounds: rounds,
         onDecision: (s, allocations) => {
           last = s;
-          const bob = s.jobs[s.jobs.length - 1]!.id;
-          bob_rtx = (allocations.get(bob) ?? []).filter((n) => gpuTypeOf(nodes[n]!) === 'rtx').length;
+          const bob = s.jobs.find((j) => j.id === bob_id);
+          if (bob) bob_rtx.push((allocations.get(bob.id) ?? []).filter((n) => gpuTypeOf(nodes[n]!) === 'rtx').length);
         },
       });
       return { result, last: last!, bob_rtx };
@@ -74,10 +82,19 @@ describe('goodput sim --cluster with users and teams', { skip }, () => {
       shared.result.jobs.map((j) => j.user),
       [...Array(5).fill('alice'), 'bob'],
     );
-    assert.equal(shared.bob_rtx, 4, "bob's team holds its quota of 4 rtx");
+    assert.equal(shared.bob_rtx.at(-1), 4, "bob's team holds its quota of 4 rtx");
     const blind = await run(ownedWorkload(6, false), await createPolicy('goodput', { seed: 0 }));
     assert.equal(blind.last.shares, undefined);
-    assert.ok(blind.bob_rtx < 4, `user-blind, the same job holds ${blind.bob_rtx} rtx`);
+    assert.ok(blind.bob_rtx.at(-1)! < 4, `user-blind, the same job holds ${blind.bob_rtx.at(-1)} rtx`);
+    // Bob comes once alice's jobs hold every rtx GPU: his quota type is reclaimed for him within 2
+    // rounds (a decision that over-commits a node fails the run: the simulator checks each one).
+    const late = await run(ownedWorkload(6, true, 600), await createSharedPolicy('goodput', { seed: 0 }), 12);
+    const lateBlind = await run(ownedWorkload(6, false, 600), await createPolicy('goodput', { seed: 0 }), 12);
+    assert.ok(late.bob_rtx.length >= 2 && lateBlind.bob_rtx.length >= 2);
+    assert.ok(
+      late.bob_rtx[1]! > lateBlind.bob_rtx[1]!,
+      `within 2 rounds: ${late.bob_rtx[1]} rtx with the quota, ${lateBlind.bob_rtx[1]} user-blind`,
+    );
   });
 
   it('reports per user and team; without users, no shares and the same result', async () => {
