@@ -55,24 +55,22 @@ export interface HeteroReport extends WorkloadMetrics {
 
 /**
  * A fresh registered policy of HETERO_POLICIES by name; `goodput_params` override the goodput
- * policy's defaults on several types.
+ * policy's defaults on several types; `shared`: under the shares layer (jobs that name users).
  */
 export async function heteroPolicy(
   name: string,
   seed: number,
   goodput_params: Partial<GoodputHeteroParams> = {},
+  shared = false,
 ): Promise<Policy> {
-  return createPolicy(heteroPolicyName(name), { seed, mixed_params: goodput_params as Record<string, number> });
-}
-
-/** `name` when it is one of HETERO_POLICIES; throws E_UNKNOWN_POLICY naming them otherwise. */
-function heteroPolicyName(name: string): string {
-  if ((HETERO_POLICIES as readonly string[]).includes(name)) return name;
-  throw new GoodputError(
-    'E_UNKNOWN_POLICY',
-    `policy '${name}' does not run on a mixed cluster; valid: ${HETERO_POLICIES.join(', ')}`,
-    2,
-  );
+  if (!(HETERO_POLICIES as readonly string[]).includes(name))
+    throw new GoodputError(
+      'E_UNKNOWN_POLICY',
+      `policy '${name}' does not run on a mixed cluster; valid: ${HETERO_POLICIES.join(', ')}`,
+      2,
+    );
+  const options = { seed, mixed_params: goodput_params as Record<string, number> };
+  return shared ? createSharedPolicy(name, options) : createPolicy(name, options);
 }
 
 /** Simulates `file` under `settings` and summarizes it. */
@@ -90,12 +88,7 @@ export async function runHeteroWorkload(
   const workload = loadHeteroWorkload(file, apps);
   const owned = workload.some((w) => w.user !== undefined);
   // Owned: the shares layer over the policy (a workload without users runs the policy bare).
-  const policy = owned
-    ? await createSharedPolicy(heteroPolicyName(settings.policy), {
-        seed: settings.seed,
-        mixed_params: (settings.goodput_params ?? {}) as Record<string, number>,
-      })
-    : await heteroPolicy(settings.policy, settings.seed, settings.goodput_params);
+  const policy = await heteroPolicy(settings.policy, settings.seed, settings.goodput_params, owned);
   const shortfall = owned ? new QuotaShortfall(settings.shares, HETERO_INTERVAL_S) : undefined;
   const t0 = performance.now();
   const result = simulateHetero(workload, policy, nodes, {
