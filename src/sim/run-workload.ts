@@ -5,6 +5,7 @@ import type { PolicyFactory, PolicyParamValue } from '../policy/policy.js';
 import { createSharedPolicy, findPolicy, policyNames } from '../policy/registry.js';
 import type { SharesConfig, SharesKnobs } from '../policy/shares/index.js';
 import { QuotaShortfall, sharesReport, type SharesReport } from './shares-metrics.js';
+import { namesUsers } from './sim-owners.js';
 import { FairShareEstimator } from './fairness.js';
 import { summarize, type WorkloadMetrics } from './metrics.js';
 import { resolveSimOptions, simulate, type RoundProgress, type SimOptions } from './simulator.js';
@@ -95,7 +96,7 @@ export async function runWorkload(
     ...(settings.shares ? { shares: settings.shares } : {}),
   };
   const resolved = resolveSimOptions(options);
-  const owned = workload.jobs.some((w) => w.user !== undefined);
+  const owned = namesUsers(workload.jobs);
   const shortfall = owned ? new QuotaShortfall(settings.shares, resolved.interval_s) : undefined;
   if (shortfall) options.onDecision = (snapshot, allocations) => shortfall.observe(snapshot, allocations);
   let fd: number | undefined;

@@ -32,6 +32,11 @@ export function ownerCells(file: string, table: CsvTable, row: CsvRow): JobOwner
   return { ...(user !== undefined ? { user } : {}), ...(team !== undefined ? { team } : {}) };
 }
 
+/** Whether any of `jobs` names a user: only then do the simulators run the shares layer. */
+export function namesUsers(jobs: readonly JobOwner[]): boolean {
+  return jobs.some((w) => w.user !== undefined);
+}
+
 /**
  * The owners of a workload's jobs (in workload order) and their decayed usage. A workload where no
  * job names a user is not `owned`: its snapshots carry no owners and no shares, so the shares
@@ -48,7 +53,7 @@ export class SimOwners {
     private readonly jobs: readonly JobOwner[],
     private readonly shares: SharesConfig | undefined,
   ) {
-    this.owned = jobs.some((w) => w.user !== undefined);
+    this.owned = namesUsers(jobs);
     this.teams = jobs.map((w) => w.team ?? (w.user !== undefined ? teamOf(shares, w.user) : undefined));
     this.half_life_s = shares?.half_life_s ?? DEFAULT_HALF_LIFE_S;
   }

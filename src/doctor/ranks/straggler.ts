@@ -86,7 +86,12 @@ function flagged(per: readonly Sums[], o: Required<StragglerOptions>): number | 
   const others = owns.filter((_, i) => i !== worst);
   const m = median(others);
   const spread = others.length >= o.mad_min_peers ? o.mad_k * 1.4826 * mad(others) : 0;
-  return owns[worst]! - m > Math.max(spread, o.rel_floor * m, o.abs_floor_s) ? worst : undefined;
+  return owns[worst]! - m > Math.max(spread, floor(m, o)) ? worst : undefined;
+}
+
+/** The least excess over the others' median own work `m` that counts: the relative and absolute floors. */
+function floor(m: number, o: Required<StragglerOptions>): number {
+  return Math.max(o.rel_floor * m, o.abs_floor_s);
 }
 
 const DEFAULTS: Required<StragglerOptions> = {
@@ -125,15 +130,14 @@ export const stragglerVerdict: RankVerdict<StragglerOptions, StragglerVerdict> =
   const mine = all[who]!;
   const others = all.filter((_, i) => i !== who);
   // Over the whole window too: the rank is the slowest and above the floors (not one big bucket).
-  const peers = median(others.map(own));
-  if (others.some((s) => own(s) >= own(mine)) || own(mine) - peers <= Math.max(o.rel_floor * peers, o.abs_floor_s))
+  const own_step_s = own(mine);
+  const peers_own_step_s = median(others.map(own));
+  if (others.some((s) => own(s) >= own_step_s) || own_step_s - peers_own_step_s <= floor(peers_own_step_s, o))
     return null;
   const per = (s: Sums, k: 'data' | 'compute' | 'between') => s[k] / s.steps;
   const excess = (k: 'data' | 'compute' | 'between') => per(mine, k) - median(others.map((s) => per(s, k)));
   const phases: SlowPhase[] = ['data', 'compute', 'between'];
   const phase = phases.reduce((a, b) => (excess(b) > excess(a) ? b : a));
-  const own_step_s = own(mine);
-  const peers_own_step_s = peers;
   // Every rank's step lasts as long as the slowest's (the others wait in sync): the job's step is
   // the median total; without the straggler it would be shorter by its excess.
   const job_step_s = median(all.map((s) => (s.data + s.compute + s.sync + s.between) / s.steps));

@@ -11,6 +11,7 @@ import type { GoodputHeteroParams } from '../../policy/sia/goodput-hetero.js';
 import { percentile, summarize, type WorkloadMetrics } from '../metrics.js';
 import { workloadName } from '../run-workload.js';
 import { QuotaShortfall, sharesReport, type SharesReport } from '../shares-metrics.js';
+import { namesUsers } from '../sim-owners.js';
 import { heteroFairness } from './hetero-fairness.js';
 import { clusterNodes, HETERO_INTERVAL_S, loadHeteroWorkload, parseClusterSpec, simulateHetero } from './hetero-sim.js';
 import { loadHeteroApplications } from './typed-app.js';
@@ -86,7 +87,7 @@ export async function runHeteroWorkload(
     parts.map((p) => p.type),
   );
   const workload = loadHeteroWorkload(file, apps);
-  const owned = workload.some((w) => w.user !== undefined);
+  const owned = namesUsers(workload);
   // Owned: the shares layer over the policy (a workload without users runs the policy bare).
   const policy = await heteroPolicy(settings.policy, settings.seed, settings.goodput_params, owned);
   const shortfall = owned ? new QuotaShortfall(settings.shares, HETERO_INTERVAL_S) : undefined;
