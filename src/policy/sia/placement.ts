@@ -58,16 +58,21 @@ export function placeSticky(
   nodeGpus: readonly number[],
   current: Readonly<Record<string, Allocation>>,
 ): Record<string, Allocation> {
-  const free = new Map(group.nodes.map((n) => [n, nodeGpus[n]!]));
+  // Free GPUs by node index; -1 for nodes of other types. Arrays, not maps, and scans, not
+  // sorts: at 16,384 GPUs this runs for thousands of jobs over hundreds of nodes (issue #49).
+  const free = new Int32Array(nodeGpus.length).fill(-1);
+  for (const n of group.nodes) free[n] = nodeGpus[n]!;
+  const need = new Int32Array(nodeGpus.length);
   const out: Record<string, Allocation> = {};
   const rest: { id: string; gpus: number }[] = [];
   for (const job of jobs) {
     const prev = current[job.id];
-    if (prev && prev.length === job.gpus && prev.every((n) => free.has(n))) {
-      const need = new Map<number, number>();
-      for (const n of prev) need.set(n, (need.get(n) ?? 0) + 1);
-      if ([...need].every(([n, k]) => free.get(n)! >= k)) {
-        for (const [n, k] of need) free.set(n, free.get(n)! - k);
+    if (prev && prev.length === job.gpus && prev.every((n) => free[n]! >= 0)) {
+      for (const n of prev) need[n]!++;
+      const fits = prev.every((n) => free[n]! >= need[n]!);
+      if (fits) for (const n of prev) free[n]!--;
+      for (const n of prev) need[n] = 0;
+      if (fits) {
         out[job.id] = prev;
         continue;
       }
@@ -81,26 +86,28 @@ export function placeSticky(
     if (left >= g) {
       for (const n of group.nodes) {
         if (left < g) break;
-        if (free.get(n) === g) {
-          free.set(n, 0);
+        if (free[n] === g) {
+          free[n] = 0;
           for (let k = 0; k < g; k++) placed.push(n);
           left -= g;
         }
       }
     }
     if (left > 0) {
-      const fit = group.nodes.filter((n) => free.get(n)! >= left).sort((a, b) => free.get(a)! - free.get(b)!)[0];
-      const order = fit !== undefined ? [fit] : [...group.nodes].sort((a, b) => free.get(b)! - free.get(a)!);
+      // Best fit: the node with the fewest free GPUs that holds the rest, first in group order.
+      let fit = -1;
+      for (const n of group.nodes) if (free[n]! >= left && (fit < 0 || free[n]! < free[fit]!)) fit = n;
+      const order = fit >= 0 ? [fit] : [...group.nodes].sort((a, b) => free[b]! - free[a]!);
       for (const n of order) {
-        const take = Math.min(left, free.get(n)!);
-        free.set(n, free.get(n)! - take);
+        const take = Math.min(left, free[n]!);
+        free[n]! -= take;
         for (let k = 0; k < take; k++) placed.push(n);
         left -= take;
         if (left === 0) break;
       }
     }
     if (left === 0) out[job.id] = placed;
-    else for (const n of placed) free.set(n, free.get(n)! + 1);
+    else for (const n of placed) free[n]!++;
   }
   return out;
 }

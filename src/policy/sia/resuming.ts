@@ -12,7 +12,7 @@ import { gpuTypeOf, type ClusterSnapshot } from '../../core/cluster.js';
 import type { PolicyDecision } from '../policy.js';
 import type { TypedJob } from '../typed.js';
 import { GoodputHetero } from './goodput-hetero.js';
-import type { SiaConfig } from './sia.js';
+import { ZERO_GAIN, type SiaConfig } from './sia.js';
 
 /** GoodputHetero whose change discount holds across restarts of the instance. */
 export class ResumingGoodputHetero extends GoodputHetero {
@@ -52,8 +52,9 @@ export class ResumingGoodputHetero extends GoodputHetero {
     if (!held) return row;
     this.undiscounted.set(job.id, row);
     const min = this.lastMinGoodput;
+    // A configuration not allowed (ZERO_GAIN) stays not allowed: no discount computed for it.
     return row.map((g, c) =>
-      configs[c]!.type === held.type && configs[c]!.gpus === held.gpus
+      g <= ZERO_GAIN || (configs[c]!.type === held.type && configs[c]!.gpus === held.gpus)
         ? g
         : g * this.changeFactor(job, g * min, this.now_s, configs[c]!.type !== held.type),
     );

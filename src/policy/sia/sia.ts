@@ -29,7 +29,7 @@ export interface SiaParams {
 export const SIA_DEFAULTS: SiaParams = { p: -0.5, lambda_n: 1.1, clip: 3000 };
 
 /** Goodput below this counts as "no allocation possible". */
-const ZERO_GAIN = 1e-4;
+export const ZERO_GAIN = 1e-4;
 
 /** Restart penalty (s) Sia assumes per application when discounting a change. */
 const RESTART_PENALTY: Readonly<Record<string, number>> = {
@@ -52,21 +52,32 @@ function restartPenalty(key: string): number {
 const COLUMN_BUDGET = 6000;
 
 function thinRow(costs: Map<number, number>, configs: readonly SiaConfig[], prev: number | undefined): void {
-  const byType = new Map<string, number[]>();
-  for (const c of costs.keys()) {
-    const list = byType.get(configs[c]!.type) ?? [];
-    list.push(c);
-    byType.set(configs[c]!.type, list);
+  // The keys ascend (set in configuration order) and configurations come type by type, GPUs
+  // ascending: each type's keys are one run, whose first has the fewest GPUs.
+  const keys = [...costs.keys()];
+  const keep = new Uint8Array(keys.length);
+  for (let i = 0; i < keys.length;) {
+    const type = configs[keys[i]!]!.type;
+    let j = i;
+    let best = i;
+    while (j < keys.length && configs[keys[j]!]!.type === type) {
+      if (costs.get(keys[j]!)! < costs.get(keys[best]!)!) best = j;
+      j++;
+    }
+    keep[best] = 1;
+    keep[i] = 1;
+    // The one with about half the best's GPUs: the largest at most half.
+    const halfGpus = configs[keys[best]!]!.gpus / 2;
+    for (let k = j - 1; k >= i; k--)
+      if (configs[keys[k]!]!.gpus <= halfGpus) {
+        keep[k] = 1;
+        break;
+      }
+    i = j;
   }
-  const keep = new Set<number>(prev !== undefined ? [prev] : []);
-  for (const list of byType.values()) {
-    const best = list.reduce((a, b) => (costs.get(b)! < costs.get(a)! ? b : a));
-    keep.add(best);
-    const half = list.filter((c) => configs[c]!.gpus <= configs[best]!.gpus / 2).pop();
-    if (half !== undefined) keep.add(half);
-    keep.add(list.reduce((a, b) => (configs[b]!.gpus < configs[a]!.gpus ? b : a)));
-  }
-  for (const c of [...costs.keys()]) if (!keep.has(c)) costs.delete(c);
+  keys.forEach((c, k) => {
+    if (!keep[k] && c !== prev) costs.delete(c);
+  });
 }
 
 /** One allocatable configuration: `gpus` GPUs on `nodes` nodes of `type`. */
@@ -93,18 +104,17 @@ export function siaConfigs(groups: readonly TypeGroup[]): SiaConfig[] {
 export type GoodputMemo = ModelMemo<Map<number, number>>;
 
 /**
- * Best goodput of `model` on (nodes, gpus), memoized per model content (a pure function of it);
- * on a large cluster (`approx`) by the approximate batch search of goodput/scale.ts.
+ * Best goodput on (nodes, gpus) of the model whose table (`byShape`, from the memo) this is; on a
+ * large cluster (`approx`) by the approximate batch search of goodput/scale.ts.
  */
 function goodputOn(
-  memo: GoodputMemo,
+  byShape: Map<number, number>,
   approx: boolean,
   model: GoodputModel,
   job: TypedJob,
   nodes: number,
   gpus: number,
 ): number {
-  const byShape = memo.get(model, approx ? '~' : '', () => new Map());
   const key = ((job.fixed_batch_size ?? 0) * 4096 + nodes) * 4096 + gpus;
   let g = byShape.get(key);
   if (g === undefined) {
@@ -183,6 +193,8 @@ export class SiaPolicy implements Policy {
     const sorted = gps.map((g) => g.weight).sort((a, b) => a - b);
     const median = sorted.length > 0 ? sorted[Math.floor(sorted.length / 2)]! : 1;
     const large = jobs.length * all.length > COLUMN_BUDGET;
+    const zeroTerm = Math.min(Math.round(Math.pow(ZERO_GAIN, this.params.p) * 100) / 100, this.params.clip);
+    const notAllowedCostsMore = zeroTerm >= this.params.lambda_n && this.perGpuCost >= 0;
     jobs.forEach((job, i) => {
       const gp = gps[i]!.gp;
       const weight = gps[i]!.weight / (median > 0 ? median : 1);
@@ -196,6 +208,10 @@ export class SiaPolicy implements Policy {
       for (let c = 0; c < configs.length; c++) {
         if (c === 0 || configs[c]!.type !== configs[c - 1]!.type || !large) bestOfType = Infinity;
         let g = gp[c]!;
+        // Not allowed (above the job's sizes): its cost is positive, it is never kept, and it
+        // lowers no bestOfType below 0, so it changes nothing. Most configurations of a large
+        // cluster are such.
+        if (g <= ZERO_GAIN && c !== prev && weight >= 0 && notAllowedCostsMore) continue;
         if (prev !== undefined && c !== prev)
           g *= this.changeFactor(job, g * gps[i]!.min, s.now_s, configs[c]!.type !== configs[prev]!.type);
         g = Math.max(g, ZERO_GAIN);
@@ -282,33 +298,60 @@ export class SiaPolicy implements Policy {
 
   /** Normalized goodput of `job` for every configuration (ZERO_GAIN where not allowed). */
   protected goodputRow(job: TypedJob, configs: readonly SiaConfig[], gpn: ReadonlyMap<string, number>): number[] {
+    // Per type (by position in gpn) rather than per configuration: thousands of rows a round.
     const types = [...gpn.keys()];
-    const cap =
-      job.max_replicas === 1
-        ? 1
-        : Math.max(
-            ...types.map((t) => Math.min(Math.max(2 * (job.per_type.max_profiled[t] ?? 0), 1), job.max_replicas)),
-          );
-    const models = new Map(types.map((t) => [t, job.per_type.model(t)]));
-    const source = types.find((t) => models.get(t) !== undefined);
-    const unmeasured = new Map(
-      types.map((t) => [t, source === undefined || models.get(t) ? undefined : this.unmeasuredModel(job, t)]),
-    );
-    const row = configs.map((c) => {
-      if (c.gpus > cap) return 0;
-      const own = models.get(c.type) ?? unmeasured.get(c.type);
-      if (own) return goodputOn(this.goodputs, this.approx, own, job, c.nodes, c.gpus);
-      if (source === undefined) return c.gpus === 1 ? this.unmodelledGoodput(job, c.type) : 0;
-      const src = models.get(source)!;
-      const ratio = job.per_type.one_gpu_samples_per_s[c.type]! / job.per_type.one_gpu_samples_per_s[source]!;
-      const nodes = Math.ceil(c.gpus / gpn.get(source)!);
-      return goodputOn(this.goodputs, this.approx, src, job, nodes, c.gpus) * ratio;
-    });
-    const positive = row.filter((g) => g > ZERO_GAIN);
-    const min = positive.length > 0 ? Math.min(...positive) : 1;
+    const typeOf = configTypes(configs, types);
+    let cap = job.max_replicas === 1 ? 1 : -Infinity;
+    if (job.max_replicas !== 1)
+      for (const t of types)
+        cap = Math.max(cap, Math.min(Math.max(2 * (job.per_type.max_profiled[t] ?? 0), 1), job.max_replicas));
+    const models = types.map((t) => job.per_type.model(t));
+    const source = models.findIndex((m) => m !== undefined);
+    // The model each type's configurations are valued by: its own, else a transferred one, else
+    // (with a source) the source's scaled by the one-GPU ratio, else none.
+    const valued = models.map((m, i) => m ?? (source < 0 ? undefined : this.unmeasuredModel(job, types[i]!)));
+    // Each model's table is looked up once per row (a lookup keys the model by its content).
+    const variant = this.approx ? '~' : '';
+    const tables: (Map<number, number> | undefined)[] = [];
+    const table = (i: number, m: GoodputModel): Map<number, number> =>
+      (tables[i] ??= this.goodputs.get(m, variant, () => new Map()));
+    const one = job.per_type.one_gpu_samples_per_s;
+    const row = new Array<number>(configs.length);
+    let min = Infinity;
+    for (let k = 0; k < configs.length; k++) {
+      const c = configs[k]!;
+      let g = 0;
+      if (c.gpus <= cap) {
+        const i = typeOf[k]!;
+        const own = valued[i];
+        if (own) g = goodputOn(table(i, own), this.approx, own, job, c.nodes, c.gpus);
+        else if (source < 0) g = c.gpus === 1 ? this.unmodelledGoodput(job, c.type) : 0;
+        else {
+          const src = models[source]!;
+          const ratio = one[c.type]! / one[types[source]!]!;
+          const nodes = Math.ceil(c.gpus / gpn.get(types[source]!)!);
+          g = goodputOn(table(source, src), this.approx, src, job, nodes, c.gpus) * ratio;
+        }
+      }
+      row[k] = g;
+      if (g > ZERO_GAIN && g < min) min = g;
+    }
+    if (min === Infinity) min = 1;
     this.lastMinGoodput = min;
-    return row.map((g) => (g > ZERO_GAIN ? g / min : ZERO_GAIN));
+    for (let k = 0; k < row.length; k++) row[k] = row[k]! > ZERO_GAIN ? row[k]! / min : ZERO_GAIN;
+    return row;
   }
+}
+
+/** Each configuration's type as a position in `types`, computed once per configuration list. */
+const typesOfConfigs = new WeakMap<readonly SiaConfig[], Int32Array>();
+function configTypes(configs: readonly SiaConfig[], types: readonly string[]): Int32Array {
+  let out = typesOfConfigs.get(configs);
+  if (!out) {
+    out = Int32Array.from(configs, (c) => types.indexOf(c.type));
+    typesOfConfigs.set(configs, out);
+  }
+  return out;
 }
 
 function configKey(c: SiaConfig): string {
