@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ModelMemo, modelKey } from './model-memo.js';
+import { ModelMemo, sameModelContent } from './model-memo.js';
 import { CIFAR_PERF, limitsFixture } from './testing/perf-fixture.js';
 import type { GoodputModel } from './types.js';
 
@@ -32,8 +32,18 @@ describe('ModelMemo', () => {
       correction: { compute: [{ local_bsz: 64, factor: 1.2 }], shapes: [] },
     };
     assert.equal(memo.get(corrected2, 'a', make), 7);
-    assert.notEqual(modelKey(corrected), modelKey(corrected2));
-    assert.equal(modelKey(corrected), modelKey(structuredClone(corrected)));
+    assert.ok(!sameModelContent(corrected, corrected2));
+    assert.ok(sameModelContent(corrected, structuredClone(corrected)));
+    // The same numbers laid out differently (a compute factor vs a shape) are different models.
+    const asShape: GoodputModel = {
+      ...model,
+      correction: { compute: [], shapes: [{ num_nodes: 64, num_replicas: 1.1, by_batch: [] }] },
+    };
+    assert.ok(!sameModelContent(corrected, asShape));
+    // A difference in the last bit of one number is a different model.
+    const nudged = { ...model, perf: { ...model.perf, gamma: model.perf.gamma * (1 + Number.EPSILON) } };
+    assert.notEqual(nudged.perf.gamma, model.perf.gamma);
+    assert.ok(!sameModelContent(model, nudged));
   });
 
   it('drops the models a round did not use once it holds more than its minimum size', () => {

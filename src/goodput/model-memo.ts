@@ -9,23 +9,65 @@
 import type { GoodputModel } from './types.js';
 
 /**
- * A string naming every field of `model` a prediction reads: two models of the same key predict
- * the same goodput everywhere. Numbers print exactly (String keeps every digit of a double).
+ * The numbers of `model` a prediction reads, as one array: two models with equal arrays (bit for
+ * bit) predict the same goodput everywhere. The correction's lengths are included, so that no
+ * two layouts collide. Numbers, not a printed string: printing doubles in decimal was most of a
+ * large cluster's first round (issue #49).
  */
-export function modelKey(model: GoodputModel): string {
+export function modelNumbers(model: GoodputModel): Float64Array {
   const p = model.perf;
   const l = model.limits;
-  const head =
-    `${p.alpha_c},${p.beta_c},${p.alpha_n},${p.beta_n},${p.alpha_r},${p.beta_r},${p.gamma}|` +
-    `${model.grad.sqr},${model.grad.var}|` +
-    `${l.init_batch_size},${l.max_batch_size},${l.min_local_bsz},${l.max_local_bsz},${l.accumulation ? 1 : 0}`;
+  const nums = [
+    p.alpha_c,
+    p.beta_c,
+    p.alpha_n,
+    p.beta_n,
+    p.alpha_r,
+    p.beta_r,
+    p.gamma,
+    model.grad.sqr,
+    model.grad.var,
+    l.init_batch_size,
+    l.max_batch_size,
+    l.min_local_bsz,
+    l.max_local_bsz,
+    l.accumulation ? 1 : 0,
+  ];
   const c = model.correction;
-  if (!c) return head;
-  const compute = c.compute.map((f) => `${f.local_bsz}:${f.factor}`).join(',');
-  const shapes = c.shapes
-    .map((s) => `${s.num_nodes}/${s.num_replicas}=` + s.by_batch.map((f) => `${f.local_bsz}:${f.factor}`).join(','))
-    .join(';');
-  return `${head}|${compute}|${shapes}`;
+  if (c) {
+    nums.push(c.compute.length);
+    for (const f of c.compute) nums.push(f.local_bsz, f.factor);
+    nums.push(c.shapes.length);
+    for (const s of c.shapes) {
+      nums.push(s.num_nodes, s.num_replicas, s.by_batch.length);
+      for (const f of s.by_batch) nums.push(f.local_bsz, f.factor);
+    }
+  }
+  return Float64Array.from(nums);
+}
+
+/** Whether two models have the same content (modelNumbers equal bit for bit). */
+export function sameModelContent(a: GoodputModel, b: GoodputModel): boolean {
+  return sameWords(new Uint32Array(modelNumbers(a).buffer), new Uint32Array(modelNumbers(b).buffer));
+}
+
+function sameWords(a: Uint32Array, b: Uint32Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** A 32-bit hash of the words (FNV-1a over words). */
+function hashWords(words: Uint32Array): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < words.length; i++) h = Math.imul(h ^ words[i]!, 0x01000193);
+  return h >>> 0;
+}
+
+/** The memo's entries for one model content. */
+interface Content<T> {
+  words: Uint32Array;
+  variants: Map<string, Entry<T>>;
 }
 
 /**
@@ -37,8 +79,9 @@ export function modelKey(model: GoodputModel): string {
 export class ModelMemo<T> {
   /** Per model object: its entries by variant (a model not refitted is keyed once). */
   private readonly byObject = new WeakMap<GoodputModel, Map<string, Entry<T>>>();
-  /** Per model content (modelKey): its entries by variant, shared by equal models. */
-  private readonly byContent = new Map<string, Map<string, Entry<T>>>();
+  /** Per hash of the model content (modelNumbers): the contents with that hash, shared by equal models. */
+  private readonly byContent = new Map<number, Content<T>[]>();
+  private contents = 0;
   private round = 0;
   private usedThisRound = 0;
 
@@ -48,9 +91,7 @@ export class ModelMemo<T> {
   get(model: GoodputModel, variant: string, make: () => T): T {
     let variants = this.byObject.get(model);
     if (!variants) {
-      const key = modelKey(model);
-      variants = this.byContent.get(key);
-      if (!variants) this.byContent.set(key, (variants = new Map()));
+      variants = this.contentOf(model);
       this.byObject.set(model, variants);
     }
     let entry = variants.get(variant);
@@ -64,13 +105,30 @@ export class ModelMemo<T> {
     return entry.value;
   }
 
+  private contentOf(model: GoodputModel): Map<string, Entry<T>> {
+    const words = new Uint32Array(modelNumbers(model).buffer);
+    const hash = hashWords(words);
+    let bucket = this.byContent.get(hash);
+    if (!bucket) this.byContent.set(hash, (bucket = []));
+    for (const c of bucket) if (sameWords(c.words, words)) return c.variants;
+    const variants = new Map<string, Entry<T>>();
+    bucket.push({ words, variants });
+    this.contents++;
+    return variants;
+  }
+
   /** Marks the end of a round: trims the models it did not use when the memo is large. */
   nextRound(): void {
-    if (this.byContent.size > Math.max(this.min_size, 2 * this.usedThisRound)) {
-      for (const [key, variants] of this.byContent) {
-        for (const [variant, entry] of variants) if (entry.round < this.round) variants.delete(variant);
-        // A model object still in use keeps its (now empty) map and refills it.
-        if (variants.size === 0) this.byContent.delete(key);
+    if (this.contents > Math.max(this.min_size, 2 * this.usedThisRound)) {
+      for (const [hash, bucket] of this.byContent) {
+        const kept = bucket.filter(({ variants }) => {
+          for (const [variant, entry] of variants) if (entry.round < this.round) variants.delete(variant);
+          // A model object still in use keeps its (now empty) map and refills it.
+          return variants.size > 0;
+        });
+        this.contents -= bucket.length - kept.length;
+        if (kept.length === 0) this.byContent.delete(hash);
+        else this.byContent.set(hash, kept);
       }
     }
     this.round++;
@@ -79,7 +137,7 @@ export class ModelMemo<T> {
 
   /** Models held (for tests). */
   get size(): number {
-    return this.byContent.size;
+    return this.contents;
   }
 }
 

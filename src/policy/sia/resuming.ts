@@ -53,11 +53,13 @@ export class ResumingGoodputHetero extends GoodputHetero {
     this.undiscounted.set(job.id, row);
     const min = this.lastMinGoodput;
     // A configuration not allowed (ZERO_GAIN) stays not allowed: no discount computed for it.
-    return row.map((g, c) =>
-      g <= ZERO_GAIN || (configs[c]!.type === held.type && configs[c]!.gpus === held.gpus)
-        ? g
-        : g * this.changeFactor(job, g * min, this.now_s, configs[c]!.type !== held.type),
-    );
+    const out = row.slice();
+    for (let c = 0; c < row.length; c++) {
+      const g = row[c]!;
+      if (g <= ZERO_GAIN || (configs[c]!.type === held.type && configs[c]!.gpus === held.gpus)) continue;
+      out[c] = g * this.changeFactor(job, g * min, this.now_s, configs[c]!.type !== held.type);
+    }
+    return out;
   }
 
   protected override jobWeight(job: TypedJob, normalized: readonly number[], configs: readonly SiaConfig[]): number {

@@ -302,9 +302,10 @@ export class SiaPolicy implements Policy {
     const types = [...gpn.keys()];
     const typeOf = configTypes(configs, types);
     let cap = job.max_replicas === 1 ? 1 : -Infinity;
-    if (job.max_replicas !== 1)
-      for (const t of types)
-        cap = Math.max(cap, Math.min(Math.max(2 * (job.per_type.max_profiled[t] ?? 0), 1), job.max_replicas));
+    if (job.max_replicas !== 1) {
+      const profiled = job.per_type.max_profiled;
+      for (const t of types) cap = Math.max(cap, Math.min(Math.max(2 * (profiled[t] ?? 0), 1), job.max_replicas));
+    }
     const models = types.map((t) => job.per_type.model(t));
     const source = models.findIndex((m) => m !== undefined);
     // The model each type's configurations are valued by: its own, else a transferred one, else
@@ -316,6 +317,9 @@ export class SiaPolicy implements Policy {
     const table = (i: number, m: GoodputModel): Map<number, number> =>
       (tables[i] ??= this.goodputs.get(m, variant, () => new Map()));
     const one = job.per_type.one_gpu_samples_per_s;
+    // Per type, the ratio of its one-GPU rate to the source's (the ratio rule).
+    const ratios = source < 0 ? [] : types.map((t) => one[t]! / one[types[source]!]!);
+    const sourceGpn = source < 0 ? 1 : gpn.get(types[source]!)!;
     const row = new Array<number>(configs.length);
     let min = Infinity;
     for (let k = 0; k < configs.length; k++) {
@@ -328,9 +332,8 @@ export class SiaPolicy implements Policy {
         else if (source < 0) g = c.gpus === 1 ? this.unmodelledGoodput(job, c.type) : 0;
         else {
           const src = models[source]!;
-          const ratio = one[c.type]! / one[types[source]!]!;
-          const nodes = Math.ceil(c.gpus / gpn.get(types[source]!)!);
-          g = goodputOn(table(source, src), this.approx, src, job, nodes, c.gpus) * ratio;
+          const nodes = Math.ceil(c.gpus / sourceGpn);
+          g = goodputOn(table(source, src), this.approx, src, job, nodes, c.gpus) * ratios[i]!;
         }
       }
       row[k] = g;
