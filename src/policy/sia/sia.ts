@@ -300,7 +300,7 @@ export class SiaPolicy implements Policy {
   protected goodputRow(job: TypedJob, configs: readonly SiaConfig[], gpn: ReadonlyMap<string, number>): number[] {
     // Per type (by position in gpn) rather than per configuration: thousands of rows a round.
     const types = [...gpn.keys()];
-    const typeOf = configTypes(configs, types);
+    const runs = typeRuns(configs, types);
     let cap = job.max_replicas === 1 ? 1 : -Infinity;
     if (job.max_replicas !== 1) {
       const profiled = job.per_type.max_profiled;
@@ -320,13 +320,14 @@ export class SiaPolicy implements Policy {
     // Per type, the ratio of its one-GPU rate to the source's (the ratio rule).
     const ratios = source < 0 ? [] : types.map((t) => one[t]! / one[types[source]!]!);
     const sourceGpn = source < 0 ? 1 : gpn.get(types[source]!)!;
-    const row = new Array<number>(configs.length);
+    // Only configurations within the cap are valued: each type's run of configurations ascends
+    // in GPUs, so they are a prefix of it (a few of the tens a large cluster offers).
+    const row = new Array<number>(configs.length).fill(0);
     let min = Infinity;
-    for (let k = 0; k < configs.length; k++) {
-      const c = configs[k]!;
-      let g = 0;
-      if (c.gpus <= cap) {
-        const i = typeOf[k]!;
+    for (let i = 0; i < types.length; i++) {
+      for (let k = runs[2 * i]!; k < runs[2 * i + 1]! && configs[k]!.gpus <= cap; k++) {
+        const c = configs[k]!;
+        let g: number;
         const own = valued[i];
         if (own) g = goodputOn(table(i, own), this.approx, own, job, c.nodes, c.gpus);
         else if (source < 0) g = c.gpus === 1 ? this.unmodelledGoodput(job, c.type) : 0;
@@ -335,9 +336,9 @@ export class SiaPolicy implements Policy {
           const nodes = Math.ceil(c.gpus / sourceGpn);
           g = goodputOn(table(source, src), this.approx, src, job, nodes, c.gpus) * ratios[i]!;
         }
+        row[k] = g;
+        if (g > ZERO_GAIN && g < min) min = g;
       }
-      row[k] = g;
-      if (g > ZERO_GAIN && g < min) min = g;
     }
     if (min === Infinity) min = 1;
     this.lastMinGoodput = min;
@@ -346,13 +347,23 @@ export class SiaPolicy implements Policy {
   }
 }
 
-/** Each configuration's type as a position in `types`, computed once per configuration list. */
-const typesOfConfigs = new WeakMap<readonly SiaConfig[], Int32Array>();
-function configTypes(configs: readonly SiaConfig[], types: readonly string[]): Int32Array {
-  let out = typesOfConfigs.get(configs);
+/**
+ * Each type's run of configurations in `configs` (siaConfigs makes one contiguous run per type,
+ * GPUs ascending): type i's are from runs[2i] to runs[2i + 1] - 1. Computed once per list.
+ */
+const runsOfConfigs = new WeakMap<readonly SiaConfig[], Int32Array>();
+function typeRuns(configs: readonly SiaConfig[], types: readonly string[]): Int32Array {
+  let out = runsOfConfigs.get(configs);
   if (!out) {
-    out = Int32Array.from(configs, (c) => types.indexOf(c.type));
-    typesOfConfigs.set(configs, out);
+    out = new Int32Array(2 * types.length);
+    types.forEach((t, i) => {
+      const first = configs.findIndex((c) => c.type === t);
+      let end = first < 0 ? 0 : first;
+      while (end < configs.length && configs[end]!.type === t) end++;
+      out![2 * i] = first < 0 ? 0 : first;
+      out![2 * i + 1] = end;
+    });
+    runsOfConfigs.set(configs, out);
   }
   return out;
 }
