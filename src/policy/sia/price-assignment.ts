@@ -20,6 +20,13 @@ export interface PricedAssignment {
   prices: Float64Array;
 }
 
+/** Flat columns of the rows: row r's columns are start[r] .. start[r + 1] - 1. */
+interface Columns {
+  start: Int32Array;
+  config: Int32Array;
+  cost: Float64Array;
+}
+
 /**
  * Polyak steps per round, and a greedy placement at the prices every PLACE_EVERY of them. 40 and
  * 10 before issue #49's speed work; 24 and 6 cost 40% fewer duals for the same objectives
@@ -27,13 +34,6 @@ export interface PricedAssignment {
  */
 const POLYAK_STEPS = 24;
 const PLACE_EVERY = 6;
-
-/** Flat columns of the rows: row r's columns are start[r] .. start[r + 1] - 1. */
-interface Columns {
-  start: Int32Array;
-  config: Int32Array;
-  cost: Float64Array;
-}
 
 function flatten(rows: readonly AssignmentRow[]): Columns {
   let n = 0;

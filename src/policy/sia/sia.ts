@@ -322,7 +322,8 @@ export class SiaPolicy implements Policy {
     const sourceGpn = source < 0 ? 1 : gpn.get(types[source]!)!;
     // Only configurations within the cap are valued: each type's run of configurations ascends
     // in GPUs, so they are a prefix of it (a few of the tens a large cluster offers).
-    const row = new Array<number>(configs.length).fill(0);
+    const row = new Array<number>(configs.length).fill(ZERO_GAIN);
+    const valuedAt: number[] = [];
     let min = Infinity;
     for (let i = 0; i < types.length; i++) {
       for (let k = runs[2 * i]!; k < runs[2 * i + 1]! && configs[k]!.gpus <= cap; k++) {
@@ -337,12 +338,13 @@ export class SiaPolicy implements Policy {
           g = goodputOn(table(source, src), this.approx, src, job, nodes, c.gpus) * ratios[i]!;
         }
         row[k] = g;
+        valuedAt.push(k);
         if (g > ZERO_GAIN && g < min) min = g;
       }
     }
     if (min === Infinity) min = 1;
     this.lastMinGoodput = min;
-    for (let k = 0; k < row.length; k++) row[k] = row[k]! > ZERO_GAIN ? row[k]! / min : ZERO_GAIN;
+    for (const k of valuedAt) row[k] = row[k]! > ZERO_GAIN ? row[k]! / min : ZERO_GAIN;
     return row;
   }
 }
