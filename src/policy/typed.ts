@@ -200,7 +200,7 @@ export class OpenNodes implements Policy {
       if (a.length > 0 && a.length >= (min.get(id) ?? 0)) allocations[id] = a.map((i) => open[i]!.index);
     }
     const out = keepPinned(snapshot, allocations);
-    const same = (a: Allocation | undefined, b: Allocation | undefined) => (a ?? []).join() === (b ?? []).join();
+    const same = (a: Allocation = [], b: Allocation = []) => a.length === b.length && a.every((n, i) => n === b[i]);
     const ids = new Set([...Object.keys(out), ...Object.keys(allocations)]);
     if ([...ids].some((id) => !same(out[id], allocations[id]))) this.policy = undefined;
     const rejections: Record<string, Rejection> = {};

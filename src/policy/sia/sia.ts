@@ -190,7 +190,7 @@ export class SiaPolicy implements Policy {
       return { gp, min: this.lastMinGoodput, weight: this.jobWeight(job, gp, configs, s.now_s) };
     });
     // Weights relative to the round's median, so that a per-GPU cost has one scale.
-    const sorted = gps.map((g) => g.weight).sort((a, b) => a - b);
+    const sorted = Float64Array.from(gps, (g) => g.weight).sort();
     const median = sorted.length > 0 ? sorted[Math.floor(sorted.length / 2)]! : 1;
     const large = jobs.length * all.length > COLUMN_BUDGET;
     const zeroTerm = Math.min(Math.round(Math.pow(ZERO_GAIN, this.params.p) * 100) / 100, this.params.clip);
