@@ -151,6 +151,44 @@ export function storeConformance(name: string, open: OpenStore): void {
       await s.close();
     });
 
+    it('lists the live replicas of given jobs or on given nodes, as listLiveReplicas orders them', async () => {
+      const s = await fresh();
+      // a on node n1 (2 ranks), b on n2, c on n1 then ended: its replica is not live.
+      for (const [id, node, ranks] of [
+        ['a', 'n1', 2],
+        ['b', 'n2', 1],
+        ['c', 'n1', 1],
+      ] as const) {
+        await s.createJob({ id, name: id, user: 'u', spec }, 'u');
+        const devices = Array.from({ length: ranks }, (_, k) => k);
+        await s.assignJob(id, { allocation: devices.map(() => 0), devices }, 0, 'scheduler', 'placed');
+        const replicas = devices.map((rank) => ({
+          rank,
+          device: rank,
+          node,
+          launch_id: '',
+          pid: 100 + rank,
+          proc_start: '1',
+          log_path: '/l',
+          started_at_ms: clock,
+        }));
+        await s.launchJob(id, replicas, 'backend', 'launched');
+      }
+      await s.recordReplicaExit({ job_id: 'c', attempt: 0, rank: 0, exit_code: 0 }, 'backend');
+      const ids = (rs: readonly { job_id: string; rank: number }[]) => rs.map((r) => `${r.job_id}/${r.rank}`);
+      assert.deepEqual(ids(await s.listLiveReplicasFor(['b'], [])), ['b/0']);
+      assert.deepEqual(ids(await s.listLiveReplicasFor([], ['n1'])), ['a/0', 'a/1'], 'c ended: not live');
+      assert.deepEqual(ids(await s.listLiveReplicasFor(['b'], ['n1'])), ['a/0', 'a/1', 'b/0']);
+      assert.deepEqual(ids(await s.listLiveReplicasFor(['a', 'c'], ['n9'])), ['a/0', 'a/1']);
+      assert.deepEqual(await s.listLiveReplicasFor([], []), []);
+      assert.deepEqual(
+        await s.listLiveReplicasFor(['a', 'b'], ['n1', 'n2']),
+        await s.listLiveReplicas(),
+        'everything asked for: the same rows as listLiveReplicas',
+      );
+      await s.close();
+    });
+
     it('refuses transitions from the wrong state and changes nothing', async () => {
       const s = await fresh();
       await s.createJob({ id: 'j', name: 'j', user: 'u', spec }, 'u');

@@ -270,6 +270,12 @@ export interface Store {
   /** Every replica without a recorded exit, over all jobs. */
   listLiveReplicas(): Promise<ReplicaRecord[]>;
   /**
+   * The replicas without a recorded exit that belong to one of `job_ids` or run on one of `nodes`
+   * (node names), in listLiveReplicas's order: what a launch needs without reading every live
+   * replica of a large cluster.
+   */
+  listLiveReplicasFor(job_ids: readonly string[], nodes: readonly string[]): Promise<ReplicaRecord[]>;
+  /**
    * Records a replica's exit code with event `replica-exited` (its reason ends with `detail`
    * when given). Idempotent: returns false and changes nothing if the exit was already recorded.
    */

@@ -18,8 +18,13 @@ export class KillDeadlines {
     return false;
   }
 
+  /** The jobs whose deadline has passed at `now_ms`: `due` needs their live replicas. */
+  dueJobs(now_ms: number): string[] {
+    return [...this.at_ms].filter(([, deadline_ms]) => now_ms >= deadline_ms).map(([id]) => id);
+  }
+
   /**
-   * The replicas of `live` due for SIGKILL at `now_ms`: those of every job past its deadline, at
+   * The replicas of `live` (at least every live replica of `dueJobs`) due for SIGKILL at `now_ms`: those of every job past its deadline, at
    * every call until none is left, so that a kill the backend could not deliver (slurmctld down)
    * is sent again instead of leaving the job running on its devices. A job past its deadline with
    * no live replica left is forgotten.
@@ -27,7 +32,7 @@ export class KillDeadlines {
   due(now_ms: number, live: readonly ReplicaRecord[]): ReplicaRecord[] {
     const out: ReplicaRecord[] = [];
     if (!this.anyDue(now_ms)) return out;
-    const due = new Set([...this.at_ms].filter(([, deadline_ms]) => now_ms >= deadline_ms).map(([id]) => id));
+    const due = new Set(this.dueJobs(now_ms));
     const byJob = replicasByJob(live.filter((r) => due.has(r.job_id)));
     for (const [job_id, deadline_ms] of this.at_ms) {
       if (now_ms < deadline_ms) continue;

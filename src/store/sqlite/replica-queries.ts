@@ -20,6 +20,24 @@ export function listLiveReplicas(core: StoreCore): ReplicaRecord[] {
   ).map(toReplica);
 }
 
+/** Store.listLiveReplicasFor: the live replicas of some jobs or on some nodes, in listLiveReplicas's order. */
+export function listLiveReplicasFor(
+  core: StoreCore,
+  job_ids: readonly string[],
+  nodes: readonly string[],
+): ReplicaRecord[] {
+  if (job_ids.length === 0 && nodes.length === 0) return [];
+  return (
+    core.db
+      .prepare(
+        `SELECT * FROM replicas WHERE exit_code IS NULL
+           AND (job_id IN (SELECT value FROM json_each(?)) OR node IN (SELECT value FROM json_each(?)))
+         ORDER BY job_id, attempt, rank`,
+      )
+      .all(JSON.stringify(job_ids), JSON.stringify(nodes)) as Row[]
+  ).map(toReplica);
+}
+
 /**
  * Store.recordReplicaExit: the first exit of a replica wins and writes a `replica-exited` event;
  * a second one changes nothing and returns false.

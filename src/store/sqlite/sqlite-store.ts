@@ -250,6 +250,9 @@ export class SqliteStore implements Store {
   async listLiveReplicas(): Promise<ReplicaRecord[]> {
     return replicaQueries.listLiveReplicas(this.core);
   }
+  async listLiveReplicasFor(job_ids: readonly string[], nodes: readonly string[]): Promise<ReplicaRecord[]> {
+    return replicaQueries.listLiveReplicasFor(this.core, job_ids, nodes);
+  }
   async recordReplicaExit(exit: ReplicaExit, actor: string): Promise<boolean> {
     return replicaQueries.recordReplicaExit(this.core, exit, actor);
   }
