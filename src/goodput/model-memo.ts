@@ -19,26 +19,89 @@ export function modelKey(model: GoodputModel): string {
     `${p.alpha_c},${p.beta_c},${p.alpha_n},${p.beta_n},${p.alpha_r},${p.beta_r},${p.gamma}|` +
     `${model.grad.sqr},${model.grad.var}|` +
     `${l.init_batch_size},${l.max_batch_size},${l.min_local_bsz},${l.max_local_bsz},${l.accumulation ? 1 : 0}`;
+  return model.correction ? `${head}|${correctionKey(model)}` : head;
+}
+
+/** Numbers of a model a prediction reads, besides its correction (modelKey's head, in order). */
+const HEAD_FIELDS = 14;
+
+/** Scratch of ModelMemo.get (synchronous, so one is enough): the head of the model looked up. */
+const HEAD = new Float64Array(HEAD_FIELDS);
+const HEAD_WORDS = new Int32Array(HEAD.buffer);
+
+/**
+ * Writes `model`'s head into HEAD (-0 as 0, as String prints it; NaN is NaN) and returns a hash
+ * of it. Numbers, not modelKey's string: printing 14 doubles per job was a tenth of the first
+ * round at 5,000 jobs (issue #49); two heads are equal when their numbers are (NaN equal to NaN).
+ */
+function readHead(model: GoodputModel): number {
+  const p = model.perf;
+  const l = model.limits;
+  HEAD[0] = p.alpha_c;
+  HEAD[1] = p.beta_c;
+  HEAD[2] = p.alpha_n;
+  HEAD[3] = p.beta_n;
+  HEAD[4] = p.alpha_r;
+  HEAD[5] = p.beta_r;
+  HEAD[6] = p.gamma;
+  HEAD[7] = model.grad.sqr;
+  HEAD[8] = model.grad.var;
+  HEAD[9] = l.init_batch_size;
+  HEAD[10] = l.max_batch_size;
+  HEAD[11] = l.min_local_bsz;
+  HEAD[12] = l.max_local_bsz;
+  HEAD[13] = l.accumulation ? 1 : 0;
+  let hash = 0x811c9dc5;
+  for (let k = 0; k < HEAD_FIELDS; k++) {
+    const x = HEAD[k]!;
+    if (x === 0) HEAD[k] = 0;
+    else if (x !== x) HEAD[k] = NaN;
+    hash = Math.imul(hash ^ HEAD_WORDS[2 * k]!, 0x01000193);
+    hash = Math.imul(hash ^ HEAD_WORDS[2 * k + 1]!, 0x01000193);
+  }
+  return hash;
+}
+
+function sameHead(head: Float64Array): boolean {
+  for (let k = 0; k < HEAD_FIELDS; k++) {
+    const a = head[k]!;
+    const b = HEAD[k]!;
+    if (a !== b && (a === a || b === b)) return false;
+  }
+  return true;
+}
+
+/** The part of modelKey past its head: the correction's factors ('' without one). */
+function correctionKey(model: GoodputModel): string {
   const c = model.correction;
-  if (!c) return head;
+  if (!c) return '';
   const compute = c.compute.map((f) => `${f.local_bsz}:${f.factor}`).join(',');
   const shapes = c.shapes
     .map((s) => `${s.num_nodes}/${s.num_replicas}=` + s.by_batch.map((f) => `${f.local_bsz}:${f.factor}`).join(','))
     .join(';');
-  return `${head}|${compute}|${shapes}`;
+  return `${compute}|${shapes}`;
+}
+
+/** The entries of one model content: equal heads and correction keys are one modelKey. */
+interface Content<T> {
+  head: Float64Array;
+  correction: string;
+  variants: Map<string, Entry<T>>;
 }
 
 /**
  * Values of type T per (model content, `variant` string), kept across rounds. Bounded: when it
  * holds more than `min_size` entries and more than twice as many as the round just ended used,
  * the entries that round did not use are dropped (models refitted away), so a long-running
- * server does not grow without end.
+ * server does not grow without end. Contents are told apart as modelKey would, by a hash of the
+ * numbers and then the numbers themselves (no string per model).
  */
 export class ModelMemo<T> {
   /** Per model object: its entries by variant (a model not refitted is keyed once). */
   private readonly byObject = new WeakMap<GoodputModel, Map<string, Entry<T>>>();
-  /** Per model content (modelKey): its entries by variant, shared by equal models. */
-  private readonly byContent = new Map<string, Map<string, Entry<T>>>();
+  /** Per hash of a model's head: the contents of that hash, shared by equal models. */
+  private readonly byContent = new Map<number, Content<T>[]>();
+  private contents = 0;
   private round = 0;
   private usedThisRound = 0;
 
@@ -48,9 +111,7 @@ export class ModelMemo<T> {
   get(model: GoodputModel, variant: string, make: () => T): T {
     let variants = this.byObject.get(model);
     if (!variants) {
-      const key = modelKey(model);
-      variants = this.byContent.get(key);
-      if (!variants) this.byContent.set(key, (variants = new Map()));
+      variants = this.content(model).variants;
       this.byObject.set(model, variants);
     }
     let entry = variants.get(variant);
@@ -64,13 +125,32 @@ export class ModelMemo<T> {
     return entry.value;
   }
 
+  private content(model: GoodputModel): Content<T> {
+    const hash = readHead(model);
+    const correction = correctionKey(model);
+    let bucket = this.byContent.get(hash);
+    if (!bucket) this.byContent.set(hash, (bucket = []));
+    for (const c of bucket) if (c.correction === correction && sameHead(c.head)) return c;
+    const c: Content<T> = { head: HEAD.slice(), correction, variants: new Map() };
+    bucket.push(c);
+    this.contents++;
+    return c;
+  }
+
   /** Marks the end of a round: trims the models it did not use when the memo is large. */
   nextRound(): void {
-    if (this.byContent.size > Math.max(this.min_size, 2 * this.usedThisRound)) {
-      for (const [key, variants] of this.byContent) {
-        for (const [variant, entry] of variants) if (entry.round < this.round) variants.delete(variant);
-        // A model object still in use keeps its (now empty) map and refills it.
-        if (variants.size === 0) this.byContent.delete(key);
+    if (this.contents > Math.max(this.min_size, 2 * this.usedThisRound)) {
+      for (const [hash, bucket] of this.byContent) {
+        for (let k = bucket.length - 1; k >= 0; k--) {
+          const variants = bucket[k]!.variants;
+          for (const [variant, entry] of variants) if (entry.round < this.round) variants.delete(variant);
+          // A model object still in use keeps its (now empty) map and refills it.
+          if (variants.size === 0) {
+            bucket.splice(k, 1);
+            this.contents--;
+          }
+        }
+        if (bucket.length === 0) this.byContent.delete(hash);
       }
     }
     this.round++;
@@ -79,7 +159,7 @@ export class ModelMemo<T> {
 
   /** Models held (for tests). */
   get size(): number {
-    return this.byContent.size;
+    return this.contents;
   }
 }
 

@@ -23,9 +23,9 @@ import {
   type SpeedupCache,
 } from './job-view.js';
 import { allocateJobs, usageAfter } from './node-allocation.js';
-import { lagrangianBound, type SizedValues } from './scale.js';
+import { BoundBuilder } from './scale.js';
 import { allocationValue, chooseReplicaCounts } from './sizing.js';
-import { candidateSteps } from './step-sizes.js';
+import { StepList } from './step-sizes.js';
 import { resizeInterval } from './unmeasured.js';
 
 /**
@@ -101,32 +101,43 @@ function sizingGap(
   gpusPerNode: number,
 ): DecisionDiagnostics {
   let objective = 0;
-  const sized: SizedValues[] = views.map((view) => {
+  const builder = new BoundBuilder(views.length * 4);
+  // Scratch reused for every job (5,000 jobs a round: no arrays per job).
+  const steps = new StepList();
+  let sizes = new Float64Array(64);
+  let values = new Float64Array(64);
+  for (const view of views) {
     const got = allocations[view.job.id]?.length ?? 0;
     objective += allocationValue(view, got);
     const most = Math.min(view.max_replicas, free);
     // Ascending sizes: 0, the steps from 0 (ascending) within the job's minimum, and got and
     // current inserted in place (no set or sort: this runs for every job of every round).
-    const sizes = [0];
-    const steps = candidateSteps(0, Math.min(gpusPerNode, most), most, gpusPerNode, 2);
-    for (const r of steps) if (r >= view.min_replicas) sizes.push(r);
-    insertSorted(sizes, got);
-    insertSorted(sizes, view.current_replicas);
-    const values = new Array<number>(sizes.length);
-    for (let k = 0; k < sizes.length; k++) values[k] = allocationValue(view, sizes[k]!);
-    return { sizes, values };
-  });
-  const bound = lagrangianBound(sized, free);
+    steps.fill(0, Math.min(gpusPerNode, most), most, gpusPerNode, 2);
+    if (sizes.length < steps.count + 3) {
+      sizes = new Float64Array(2 * (steps.count + 3));
+      values = new Float64Array(sizes.length);
+    }
+    let n = 0;
+    sizes[n++] = 0;
+    for (let k = 0; k < steps.count; k++) if (steps.steps[k]! >= view.min_replicas) sizes[n++] = steps.steps[k]!;
+    n = insertSorted(sizes, n, got);
+    n = insertSorted(sizes, n, view.current_replicas);
+    for (let k = 0; k < n; k++) values[k] = allocationValue(view, sizes[k]!);
+    builder.add(sizes, values, n);
+  }
+  const bound = builder.bound(free);
   const gap = Math.max(0, (bound - objective) / Math.max(Math.abs(bound), 1e-12));
   return { method: 'greedy', objective, bound, gap };
 }
 
-/** Inserts `x` into the ascending `sizes` unless it is there. */
-function insertSorted(sizes: number[], x: number): void {
-  let k = sizes.length;
+/** Inserts `x` into the ascending first `n` of `sizes` (room for one more) unless it is there; the new count. */
+function insertSorted(sizes: Float64Array, n: number, x: number): number {
+  let k = n;
   while (k > 0 && sizes[k - 1]! > x) k--;
-  if (k > 0 && sizes[k - 1] === x) return;
-  sizes.splice(k, 0, x);
+  if (k > 0 && sizes[k - 1] === x) return n;
+  sizes.copyWithin(k + 1, k, n);
+  sizes[k] = x;
+  return n + 1;
 }
 
 /**

@@ -41,11 +41,12 @@ export interface RoundJob {
   /** Relative priority weight (> 0): larger for jobs that have received little service. */
   weight: number;
   /**
-   * Memo of sizing.ts allocationValue by replica count (plain, then with the idle keep), filled
-   * lazily; absent: not memoized. Set empty by chooseReplicaCounts: valid while no field of the
-   * view changes (the policy's sizing and its gap, in one round).
+   * Memo of sizing.ts allocationValue by replica count from 0 to max_replicas (plain, then with
+   * the idle keep; NaN: not computed), filled lazily; absent: not memoized. Set by
+   * chooseReplicaCounts: valid while no field of the view changes (the policy's sizing and its
+   * gap, in one round).
    */
-  value_memo?: [number[], number[]];
+  value_memo?: Float64Array;
   /** Fraction of a change's benefit left after paying the restart delay (in (0, 1]). */
   restart_keep: number;
   /** The same without the restart budget: used only to hand out GPUs that would otherwise idle. */
@@ -366,8 +367,11 @@ function buildViews(
     const hold = current.length > 0 ? holdReason(job, snapshot.now_s, params, params.restart_delay_s) : undefined;
     const shrankLast = current.length > 0 && job.last_resize?.grew === false && job.last_resize.measured_since;
     const measuredSizes = shrankLast ? model?.correction?.shapes.map((s) => s.num_replicas) : undefined;
+    const corrected = model?.correction !== undefined && modelled !== undefined;
+    // Every view has every field (undefined where absent), in one order: one object shape, so the
+    // sizing's reads of views stay monomorphic (5,000 views a round; issue #49).
     return {
-      ...(hold ? { hold } : {}),
+      hold,
       job,
       order,
       current,
@@ -376,6 +380,7 @@ function buildViews(
       max_replicas,
       speedup,
       weight,
+      value_memo: undefined,
       restart_keep,
       idle_restart_keep,
       // Costates are marginal values of progress already: the allocation they ask for is linear.
@@ -385,14 +390,12 @@ function buildViews(
       // work is known, however short, and an SDK job that reports its length within seconds
       // preempted them only to be preempted back once it did.
       remaining_estimate: remaining_1gpu_s ?? (queue !== undefined ? queueEnd_gpu_s(queue, params) : service_gpu_s),
-      ...(measuredSizes ? { grow_back_to: new Set(measuredSizes) } : {}),
-      ...(model?.correction && modelled
-        ? {
-            gain_interval: correctionInterval(model.correction),
-            // Past the largest size measured, unmeasured_gain_share already discounts the gain.
-            distance: (r: number) => (r > measured ? 0 : modelled.distance(Math.ceil(r / gpusPerNode), r)),
-          }
-        : {}),
+      gain_interval: corrected ? correctionInterval(model.correction!) : undefined,
+      // Past the largest size measured, unmeasured_gain_share already discounts the gain.
+      distance: corrected
+        ? (r: number) => (r > measured ? 0 : modelled.distance(Math.ceil(r / gpusPerNode), r))
+        : undefined,
+      grow_back_to: measuredSizes ? new Set(measuredSizes) : undefined,
     };
   });
 }

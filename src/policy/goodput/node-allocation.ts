@@ -16,7 +16,7 @@ export function usageAfter(nodes: readonly NodeInfo[], fixed: Iterable<Allocatio
 }
 
 function occupy(usage: NodeUsage, allocation: Allocation): void {
-  const distributed = new Set(allocation).size > 1;
+  const distributed = spansNodes(allocation);
   for (const node of allocation) {
     usage.free[node] = (usage.free[node] as number) - 1;
     if (distributed) usage.hosts_distributed[node] = true;
@@ -126,8 +126,19 @@ function heapPop(heap: number[]): void {
   heap[i] = last;
 }
 
+/** Whether the allocation's replicas are on more than one node. */
+function spansNodes(allocation: Allocation): boolean {
+  for (let k = 1; k < allocation.length; k++) if (allocation[k] !== allocation[0]) return true;
+  return false;
+}
+
 function fits(usage: NodeUsage, allocation: Allocation): boolean {
   if (allocation.length === 0) return false;
+  if (!spansNodes(allocation)) {
+    // One node (most jobs): no count per node to make.
+    const free = usage.free[allocation[0]!];
+    return free !== undefined && free >= allocation.length;
+  }
   const need = new Map<number, number>();
   for (const node of allocation) need.set(node, (need.get(node) ?? 0) + 1);
   const distributed = need.size > 1;
@@ -142,21 +153,22 @@ function fits(usage: NodeUsage, allocation: Allocation): boolean {
 function placeOne(usage: NodeUsage, replicas: number, min_replicas: number, index: FreeIndex): Allocation {
   const single = index.bestFit(replicas);
   if (single !== undefined) return new Array<number>(replicas).fill(single);
-  const clean = usage.free
-    .map((free, node) => ({ free, node }))
-    .filter((n) => n.free > 0 && !usage.hosts_distributed[n.node])
-    .sort((a, b) => b.free - a.free || a.node - b.node);
+  // The clean nodes (free GPUs, no other multi-node job) by free GPUs descending, then node
+  // index: a scan per free count, not a sort of objects for every node (thousands, issue #49).
   const allocation: number[] = [];
-  for (const { free, node } of clean) {
-    const take = Math.min(free, replicas - allocation.length);
-    for (let k = 0; k < take; k++) allocation.push(node);
-    if (allocation.length === replicas) break;
+  let most = 0;
+  for (const f of usage.free) if (f > most) most = f;
+  for (let f = most; f > 0 && allocation.length < replicas; f--) {
+    for (let node = 0; node < usage.free.length && allocation.length < replicas; node++) {
+      if (usage.free[node] !== f || usage.hosts_distributed[node]) continue;
+      const take = Math.min(f, replicas - allocation.length);
+      for (let k = 0; k < take; k++) allocation.push(node);
+    }
   }
   allocation.sort((a, b) => a - b);
   if (allocation.length === replicas) return allocation;
   // Not enough clean capacity: shrink to the larger of the best single node and the clean nodes.
-  const largestSingle = Math.max(0, ...usage.free);
-  const shrunk = Math.max(largestSingle, allocation.length);
+  const shrunk = Math.max(most, allocation.length);
   if (shrunk < Math.max(1, min_replicas)) return [];
   return shrunk === allocation.length ? allocation : placeOne(usage, shrunk, min_replicas, index);
 }

@@ -95,16 +95,33 @@ export interface SizedValues {
  * fractionally. Exact; cost: the hulls plus a linear-time selection (`fill`).
  */
 export function lagrangianBound(jobs: readonly SizedValues[], gpus: number): number {
-  let base = 0;
-  const sizes: number[] = [];
-  const gains: number[] = [];
-  const hull: number[] = [];
-  for (const j of jobs) {
-    const xs = j.sizes;
-    const ys = j.values;
-    base += ys[0]!;
+  const builder = new BoundBuilder();
+  for (const j of jobs) builder.add(j.sizes, j.values, j.sizes.length);
+  return builder.bound(gpus);
+}
+
+/**
+ * lagrangianBound fed one job at a time, from arrays the caller may reuse: each job's hull
+ * segments go into growing typed arrays, so 5,000 jobs a round make no array per job (issue #49).
+ */
+export class BoundBuilder {
+  private base = 0;
+  private count = 0;
+  private sizes: Float64Array;
+  private gains: Float64Array;
+  private readonly hull: number[] = [];
+
+  constructor(capacity = 1024) {
+    this.sizes = new Float64Array(Math.max(16, capacity));
+    this.gains = new Float64Array(Math.max(16, capacity));
+  }
+
+  /** One job: its values `ys` at the ascending sizes `xs` (0 first), the first `n` of each. */
+  add(xs: ArrayLike<number>, ys: ArrayLike<number>, n: number): void {
+    const hull = this.hull;
+    this.base += ys[0]!;
     hull.length = 0;
-    for (let k = 0; k < xs.length; k++) {
+    for (let k = 0; k < n; k++) {
       while (hull.length >= 2) {
         const a = hull[hull.length - 2]!;
         const b = hull[hull.length - 1]!;
@@ -116,11 +133,25 @@ export function lagrangianBound(jobs: readonly SizedValues[], gpus: number): num
     for (let h = 1; h < hull.length; h++) {
       const gain = ys[hull[h]!]! - ys[hull[h - 1]!]!;
       if (gain <= 0) break;
-      sizes.push(xs[hull[h]!]! - xs[hull[h - 1]!]!);
-      gains.push(gain);
+      if (this.count === this.sizes.length) this.grow();
+      this.sizes[this.count] = xs[hull[h]!]! - xs[hull[h - 1]!]!;
+      this.gains[this.count++] = gain;
     }
   }
-  return base + fill(Float64Array.from(sizes), Float64Array.from(gains), gpus);
+
+  /** The bound for `gpus` GPUs over the jobs added (reorders the segments: call once). */
+  bound(gpus: number): number {
+    return this.base + fill(this.sizes.subarray(0, this.count), this.gains.subarray(0, this.count), gpus);
+  }
+
+  private grow(): void {
+    const sizes = new Float64Array(2 * this.sizes.length);
+    const gains = new Float64Array(2 * this.gains.length);
+    sizes.set(this.sizes);
+    gains.set(this.gains);
+    this.sizes = sizes;
+    this.gains = gains;
+  }
 }
 
 /**

@@ -1,13 +1,6 @@
 import type { RoundJob } from './job-view.js';
-import { candidateSteps } from './step-sizes.js';
+import { StepList } from './step-sizes.js';
 import { resizeInterval } from './unmeasured.js';
-
-/** One candidate growth step of a job: k more replicas for a value gain of `gain` per replica. */
-interface Step {
-  view: number;
-  replicas: number;
-  gain_per_replica: number;
-}
 
 /**
  * Value of running a job at r replicas this round: priority weight x speedup, discounted by the
@@ -17,11 +10,36 @@ interface Step {
  * is sure to clear its cost.
  */
 export function allocationValue(view: RoundJob, replicas: number, idle = false): number {
-  const memo = view.value_memo?.[idle ? 1 : 0];
+  const memo = view.value_memo;
   if (!memo) return computeValue(view, replicas, idle);
-  let value = memo[replicas];
-  if (value === undefined) memo[replicas] = value = computeValue(view, replicas, idle);
+  const sizes = memo.length >> 1;
+  if (replicas < 0 || replicas >= sizes) return computeValue(view, replicas, idle);
+  const k = idle ? sizes + replicas : replicas;
+  let value = memo[k]!;
+  if (Number.isNaN(value)) memo[k] = value = computeValue(view, replicas, idle);
   return value;
+}
+
+/** Most values memoized per round (8 bytes each); past it, views are valued without a memo. */
+const MEMO_VALUES = 1 << 22;
+
+/**
+ * Gives each view an empty value memo (RoundJob.value_memo): slices of one buffer, not two arrays
+ * per view that grow as sizes are asked (5,000 views a round, issue #49). Views past the buffer's
+ * size limit get none (their values are computed each time: the same values).
+ */
+function resetValueMemos(views: readonly RoundJob[]): void {
+  let total = 0;
+  for (const view of views) total += 2 * (Math.max(0, view.max_replicas) + 1);
+  const buffer = new Float64Array(Math.min(total, MEMO_VALUES)).fill(NaN);
+  let offset = 0;
+  for (const view of views) {
+    const size = 2 * (Math.max(0, view.max_replicas) + 1);
+    if (offset + size <= buffer.length) {
+      view.value_memo = buffer.subarray(offset, offset + size);
+      offset += size;
+    } else view.value_memo = undefined;
+  }
 }
 
 function computeValue(view: RoundJob, replicas: number, idle: boolean): number {
@@ -85,7 +103,7 @@ export function chooseReplicaCounts(
   const { min_marginal_speedup, whole_nodes, gpu_price } = { ...NO_RULES, ...rules };
   const counts = views.map(() => 0);
   // Values are memoized from here (the views no longer change; a test may change one between calls).
-  for (const view of views) view.value_memo = [[], []];
+  resetValueMemos(views);
   let free = free_gpus;
   // Only jobs with a minimum are served in priority order (40,000 jobs: sort only those).
   const withMinimum: number[] = [];
@@ -133,10 +151,7 @@ function grow(
   if (free <= 0) return free;
   // A job has at most one step in the heap at any time.
   const heap = new StepHeap(views.length);
-  const push = (i: number): void => {
-    const step = bestStep(views[i] as RoundJob, i, counts[i] as number, free, lookahead, pass);
-    if (step) heap.push(step);
-  };
+  const push = (i: number): void => bestStep(heap, views[i] as RoundJob, i, counts[i] as number, free, lookahead, pass);
   for (let i = 0; i < views.length; i++) {
     const view = views[i] as RoundJob;
     if (view.min_replicas === 0 || (counts[i] as number) > 0) push(i);
@@ -156,21 +171,30 @@ function grow(
   return free;
 }
 
+/** Scratch of bestStep's candidate steps (synchronous, so one is enough). */
+const STEPS = new StepList();
+
+/** Pushes the job's best growth step (most value gained per replica) onto `heap`, if one gains. */
 function bestStep(
+  heap: StepHeap,
   view: RoundJob,
   index: number,
   replicas: number,
   free: number,
   lookahead: number,
   pass: PassRules,
-): Step | undefined {
+): void {
   const { floor, whole, idle, price } = pass;
   const room = Math.min(view.max_replicas - replicas, free, Math.max(lookahead, view.current_replicas - replicas));
-  if (room <= 0) return undefined;
+  if (room <= 0) return;
   const base = allocationValue(view, replicas, idle);
   const priced = price > 0 && replicas > 0 && view.job.model?.correction !== undefined;
-  let best: Step | undefined;
-  for (const k of candidateSteps(replicas, room, Math.min(view.max_replicas - replicas, free), lookahead)) {
+  let bestGain = 0;
+  let bestReplicas = 0;
+  STEPS.fill(replicas, room, Math.min(view.max_replicas - replicas, free), lookahead);
+  const steps = STEPS.steps;
+  for (let s = 0; s < STEPS.count; s++) {
+    const k = steps[s]!;
     if (replicas > 0 && floor > 0 && (view.speedup(replicas + k) - view.speedup(replicas)) / k < floor) continue;
     const total = replicas + k;
     if (view.grow_back_to && total > view.current_replicas && !view.grow_back_to.has(total)) continue;
@@ -184,11 +208,12 @@ function bestStep(
     )
       continue;
     const gain = (allocationValue(view, replicas + k, idle) - base) / k;
-    if (gain > 1e-12 && (!best || gain > best.gain_per_replica + 1e-12)) {
-      best = { view: index, replicas: k, gain_per_replica: gain };
+    if (gain > 1e-12 && (bestReplicas === 0 || gain > bestGain + 1e-12)) {
+      bestGain = gain;
+      bestReplicas = k;
     }
   }
-  return best;
+  if (bestReplicas > 0) heap.push(bestGain, index, bestReplicas);
 }
 
 /**
@@ -232,15 +257,15 @@ class StepHeap {
     return this.replicas[0]!;
   }
 
-  push(step: Step): void {
+  push(gain: number, view: number, replicas: number): void {
     let i = this.size++;
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if (!this.before(step.gain_per_replica, step.view, parent)) break;
+      if (!this.before(gain, view, parent)) break;
       this.move(parent, i);
       i = parent;
     }
-    this.set(i, step.gain_per_replica, step.view, step.replicas);
+    this.set(i, gain, view, replicas);
   }
 
   pop(): void {
