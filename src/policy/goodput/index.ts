@@ -53,9 +53,13 @@ export class GoodputPolicy implements Policy {
 
   decide(snapshot: ClusterSnapshot): PolicyDecision {
     const allViews = buildRoundJobs(snapshot, this.params, this.speedups);
-    const isPinned = (v: RoundJob): boolean => v.current_replicas > 0 && (!v.job.preemptible || v.hold !== undefined);
-    const pinned = allViews.filter(isPinned);
-    const views = allViews.filter((v) => !isPinned(v));
+    // Jobs that keep what they hold (pinned) and the others, in one pass.
+    const pinned: RoundJob[] = [];
+    const views: RoundJob[] = [];
+    for (const v of allViews) {
+      if (v.current_replicas > 0 && (!v.job.preemptible || v.hold !== undefined)) pinned.push(v);
+      else views.push(v);
+    }
     const usage = usageAfter(
       snapshot.nodes,
       pinned.map((v) => v.current),
@@ -63,7 +67,9 @@ export class GoodputPolicy implements Policy {
     const free = usage.free.reduce((sum, f) => sum + Math.max(0, f), 0);
     const gpusPerNode = Math.max(1, ...snapshot.nodes.map((n) => n.gpus));
     const counts = chooseReplicaCounts(views, free, gpusPerNode, this.params);
-    const allocations: Record<string, Allocation> = allocateJobs(views, counts, usage);
+    // Replicas each view got (by index): read below instead of looking up job ids.
+    const got = new Int32Array(views.length);
+    const allocations: Record<string, Allocation> = allocateJobs(views, counts, usage, got);
     for (const view of pinned) allocations[view.job.id] = view.current;
     const rejections: PolicyDecision['rejections'] = {};
     const kept = pinned.reduce((sum, v) => sum + v.current_replicas, 0);
@@ -71,16 +77,16 @@ export class GoodputPolicy implements Policy {
       kept > 0
         ? `all GPUs are in use (${kept} held by jobs that are not stopped now: ${keptCauses(pinned)})`
         : 'all GPUs are used by jobs with higher priority (less remaining work or attained service)';
-    views.forEach((view) => {
-      if (!allocations[view.job.id]) {
-        rejections[view.job.id] =
-          view.max_replicas === 0
-            ? { code: 'NO_FEASIBLE_SIZE', message: 'the job cannot run on any replica count within its limits' }
-            : { code: 'WAITING_FOR_GPUS', message: busy };
-      }
-    });
-    const diagnostics = sizingGap(views, allocations, free, gpusPerNode);
-    const gains = resizeGains(views, allocations);
+    for (let i = 0; i < views.length; i++) {
+      if (got[i]! > 0) continue;
+      const view = views[i]!;
+      rejections[view.job.id] =
+        view.max_replicas === 0
+          ? { code: 'NO_FEASIBLE_SIZE', message: 'the job cannot run on any replica count within its limits' }
+          : { code: 'WAITING_FOR_GPUS', message: busy };
+    }
+    const diagnostics = sizingGap(views, got, free, gpusPerNode);
+    const gains = resizeGains(views, got);
     this.speedups.nextRound();
     return Object.keys(gains).length > 0
       ? { allocations, rejections, diagnostics, gains }
@@ -96,7 +102,7 @@ export class GoodputPolicy implements Policy {
  */
 function sizingGap(
   views: readonly RoundJob[],
-  allocations: Readonly<Record<string, Allocation>>,
+  placed: Int32Array,
   free: number,
   gpusPerNode: number,
 ): DecisionDiagnostics {
@@ -106,8 +112,9 @@ function sizingGap(
   const steps = new StepList();
   let sizes = new Float64Array(64);
   let values = new Float64Array(64);
-  for (const view of views) {
-    const got = allocations[view.job.id]?.length ?? 0;
+  for (let i = 0; i < views.length; i++) {
+    const view = views[i]!;
+    const got = placed[i]!;
     objective += allocationValue(view, got);
     const most = Math.min(view.max_replicas, free);
     // Ascending sizes: 0, the steps from 0 (ascending) within the job's minimum, and got and
@@ -145,10 +152,11 @@ function insertSorted(sizes: Float64Array, n: number, x: number): number {
  * the current one as the round valued it, with its 80% interval (RoundJob.gain_interval, widened
  * by the sizes' distance from what the job measured: unmeasured.ts).
  */
-function resizeGains(views: readonly RoundJob[], allocations: Record<string, Allocation>): Record<string, GainClaim> {
+function resizeGains(views: readonly RoundJob[], placed: Int32Array): Record<string, GainClaim> {
   const gains: Record<string, GainClaim> = {};
-  for (const view of views) {
-    const to = allocations[view.job.id]?.length ?? 0;
+  for (let i = 0; i < views.length; i++) {
+    const view = views[i]!;
+    const to = placed[i]!;
     const from = view.current_replicas;
     if (from === 0 || to === 0 || to === from || !view.job.model) continue;
     // No more than the model can show: a replica's share of the speedup never grows with the

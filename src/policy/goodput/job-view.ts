@@ -281,7 +281,14 @@ function modelSpeedup(
     return { one_gpu, fn: one_gpu > 0 ? fn : linearSpeedupFn(1), distance: sizeDistanceFn(model, batch) };
   };
   if (!cache) return make();
-  return cache.get(model, `${batch.fixed_batch_size ?? ''}/${batch.max_batch_size ?? ''}${approx ? '/~' : ''}`, make);
+  // Most jobs have no batch rule: their variant is a constant, not a string built per job.
+  const variant =
+    batch.fixed_batch_size === undefined && batch.max_batch_size === undefined
+      ? approx
+        ? '//~'
+        : '/'
+      : `${batch.fixed_batch_size ?? ''}/${batch.max_batch_size ?? ''}${approx ? '/~' : ''}`;
+  return cache.get(model, variant, make);
 }
 
 function buildViews(

@@ -29,25 +29,30 @@ function occupy(usage: NodeUsage, allocation: Allocation): void {
  * big holes for big jobs), else across the emptiest nodes that host no other multi-node job, so
  * distributed jobs never share a node's network link. A job that cannot be placed with its count
  * is shrunk to what fits, and gets nothing if that is below its min_replicas.
- * Mutates `usage`; returns allocations by job id (jobs with 0 replicas are absent).
+ * Mutates `usage`; returns allocations by job id (jobs with 0 replicas are absent). With `got`
+ * (indexed like `views`, zeros), also writes each job's replica count there: callers that walk
+ * the views again read it instead of looking up thousands of job ids.
  */
 export function allocateJobs(
   views: readonly RoundJob[],
   counts: readonly number[],
   usage: NodeUsage,
+  got?: Int32Array,
 ): Record<string, Allocation> {
   const result: Record<string, Allocation> = {};
   const toPlace: number[] = [];
-  views.forEach((view, i) => {
+  for (let i = 0; i < views.length; i++) {
+    const view = views[i]!;
     const count = counts[i] as number;
-    if (count <= 0) return;
+    if (count <= 0) continue;
     if (count === view.current_replicas && fits(usage, view.current)) {
       occupy(usage, view.current);
       result[view.job.id] = view.current;
+      if (got) got[i] = view.current.length;
     } else {
       toPlace.push(i);
     }
-  });
+  }
   toPlace.sort(
     (a, b) =>
       (counts[b] as number) - (counts[a] as number) ||
@@ -62,6 +67,7 @@ export function allocateJobs(
       occupy(usage, allocation);
       for (const node of new Set(allocation)) index.update(node);
       result[view.job.id] = allocation;
+      if (got) got[i] = allocation.length;
     }
   }
   return result;

@@ -154,7 +154,8 @@ function grow(
   const push = (i: number): void => bestStep(heap, views[i] as RoundJob, i, counts[i] as number, free, lookahead, pass);
   for (let i = 0; i < views.length; i++) {
     const view = views[i] as RoundJob;
-    if (view.min_replicas === 0 || (counts[i] as number) > 0) push(i);
+    if (view.min_replicas === 0 || (counts[i] as number) > 0)
+      bestStep(heap, view, i, counts[i] as number, free, lookahead, pass);
   }
   while (free > 0 && heap.size > 0) {
     const i = heap.topView();
@@ -188,6 +189,9 @@ function bestStep(
   const room = Math.min(view.max_replicas - replicas, free, Math.max(lookahead, view.current_replicas - replicas));
   if (room <= 0) return;
   const base = allocationValue(view, replicas, idle);
+  const memo = view.value_memo;
+  const memoSizes = memo ? memo.length >> 1 : 0;
+  const memoOffset = idle ? memoSizes : 0;
   const priced = price > 0 && replicas > 0 && view.job.model?.correction !== undefined;
   let bestGain = 0;
   let bestReplicas = 0;
@@ -207,7 +211,10 @@ function bestStep(
       total !== view.max_replicas
     )
       continue;
-    const gain = (allocationValue(view, replicas + k, idle) - base) / k;
+    // allocationValue, its memo read here (no call per candidate before the JIT compiles this).
+    let value = total < memoSizes ? memo![memoOffset + total]! : NaN;
+    if (Number.isNaN(value)) value = allocationValue(view, total, idle);
+    const gain = (value - base) / k;
     if (gain > 1e-12 && (bestReplicas === 0 || gain > bestGain + 1e-12)) {
       bestGain = gain;
       bestReplicas = k;

@@ -33,22 +33,19 @@ export class StepList {
 
   /** The steps candidateSteps returns for the same arguments, in the same order. */
   fill(replicas: number, room: number, far: number, node_gpus: number, spacing = 1.5): void {
-    this.count = 0;
-    for (let k = 1; k <= room; k++) this.add(k);
+    // Room for every step: `room` small ones, then far ones at least node_gpus apart (ceil).
+    const most = Math.max(0, room) + Math.ceil(Math.max(0, far) / node_gpus) + 2;
+    if (this.steps.length < most) this.steps = new Int32Array(2 * most);
+    // Written without a call per step: this runs before the JIT has compiled it (first round).
+    const steps = this.steps;
+    let count = 0;
+    for (let k = 1; k <= room; k++) steps[count++] = k;
     let total = Math.ceil((replicas + room + 1) / node_gpus) * node_gpus;
     while (total - replicas <= far) {
-      this.add(total - replicas);
+      steps[count++] = total - replicas;
       total = Math.max(total + node_gpus, Math.ceil((total * spacing) / node_gpus) * node_gpus);
     }
-    if (far > room && (this.count === 0 || this.steps[this.count - 1] !== far)) this.add(far);
-  }
-
-  private add(k: number): void {
-    if (this.count === this.steps.length) {
-      const grown = new Int32Array(2 * this.steps.length);
-      grown.set(this.steps);
-      this.steps = grown;
-    }
-    this.steps[this.count++] = k;
+    if (far > room && (count === 0 || steps[count - 1] !== far)) steps[count++] = far;
+    this.count = count;
   }
 }
