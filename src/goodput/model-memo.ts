@@ -109,20 +109,38 @@ export class ModelMemo<T> {
 
   /** The value for (`model`, `variant`), made by `make` the first time. */
   get(model: GoodputModel, variant: string, make: () => T): T {
+    let value = this.find(model, variant);
+    if (value === undefined) this.put(model, variant, (value = make()));
+    return value;
+  }
+
+  /**
+   * The value for (`model`, `variant`), or undefined when none was put (`get` without a closure,
+   * for callers that look up thousands of jobs a round). T must not include undefined.
+   */
+  find(model: GoodputModel, variant: string): T | undefined {
+    const entry = this.variantsOf(model).get(variant);
+    if (!entry) return undefined;
+    if (entry.round !== this.round) {
+      entry.round = this.round;
+      this.usedThisRound++;
+    }
+    return entry.value;
+  }
+
+  /** Sets the value for (`model`, `variant`) (after `find` found none). */
+  put(model: GoodputModel, variant: string, value: T): void {
+    this.variantsOf(model).set(variant, { value, round: this.round });
+    this.usedThisRound++;
+  }
+
+  private variantsOf(model: GoodputModel): Map<string, Entry<T>> {
     let variants = this.byObject.get(model);
     if (!variants) {
       variants = this.content(model).variants;
       this.byObject.set(model, variants);
     }
-    let entry = variants.get(variant);
-    if (!entry) {
-      variants.set(variant, (entry = { value: make(), round: this.round }));
-      this.usedThisRound++;
-    } else if (entry.round !== this.round) {
-      entry.round = this.round;
-      this.usedThisRound++;
-    }
-    return entry.value;
+    return variants;
   }
 
   private content(model: GoodputModel): Content<T> {

@@ -109,7 +109,8 @@ export class BoundBuilder {
   private count = 0;
   private sizes: Float64Array;
   private gains: Float64Array;
-  private readonly hull: number[] = [];
+  /** Indices of the hull's points (a typed array: `hull.length = 0` per job reallocated it). */
+  private hull = new Int32Array(64);
 
   constructor(capacity = 1024) {
     this.sizes = new Float64Array(Math.max(16, capacity));
@@ -118,19 +119,20 @@ export class BoundBuilder {
 
   /** One job: its values `ys` at the ascending sizes `xs` (0 first), the first `n` of each. */
   add(xs: ArrayLike<number>, ys: ArrayLike<number>, n: number): void {
+    if (this.hull.length < n) this.hull = new Int32Array(2 * n);
     const hull = this.hull;
+    let top = 0; // points on the hull: hull[0, top)
     this.base += ys[0]!;
-    hull.length = 0;
     for (let k = 0; k < n; k++) {
-      while (hull.length >= 2) {
-        const a = hull[hull.length - 2]!;
-        const b = hull[hull.length - 1]!;
-        if ((xs[b]! - xs[a]!) * (ys[k]! - ys[a]!) - (ys[b]! - ys[a]!) * (xs[k]! - xs[a]!) >= 0) hull.pop();
+      while (top >= 2) {
+        const a = hull[top - 2]!;
+        const b = hull[top - 1]!;
+        if ((xs[b]! - xs[a]!) * (ys[k]! - ys[a]!) - (ys[b]! - ys[a]!) * (xs[k]! - xs[a]!) >= 0) top--;
         else break;
       }
-      hull.push(k);
+      hull[top++] = k;
     }
-    for (let h = 1; h < hull.length; h++) {
+    for (let h = 1; h < top; h++) {
       const gain = ys[hull[h]!]! - ys[hull[h - 1]!]!;
       if (gain <= 0) break;
       if (this.count === this.sizes.length) this.grow();

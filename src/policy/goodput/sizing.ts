@@ -43,13 +43,18 @@ function resetValueMemos(views: readonly RoundJob[]): void {
 }
 
 function computeValue(view: RoundJob, replicas: number, idle: boolean): number {
+  // sureShare and utility written inline where they are trivial: this runs tens of thousands of
+  // times in a round, the first of them before the JIT has compiled it.
   const keep =
     replicas === view.current_replicas
       ? 1
       : (idle ? view.idle_restart_keep : view.restart_keep) *
-        (view.current_replicas > 0 ? sureShare(view, replicas) : 1);
-  const speedup = replicas <= 0 ? 0 : view.speedup(replicas) * keep;
-  return view.weight * utility(speedup + SPEEDUP_FLOOR, view.utility_power);
+        (view.current_replicas > 0 && view.gain_interval !== undefined ? sureShare(view, replicas) : 1);
+  const speedup = (replicas <= 0 ? 0 : view.speedup(replicas) * keep) + SPEEDUP_FLOOR;
+  const power = view.utility_power;
+  if (power === 0) return view.weight * speedup;
+  if (power === 1) return view.weight * Math.log(speedup);
+  return view.weight * (Math.pow(speedup, 1 - power) / (1 - power));
 }
 
 /**
@@ -67,12 +72,6 @@ export function sureShare(view: RoundJob, replicas?: number): number {
 
 /** Keeps the utility of an idle job finite (as Pollux's +0.001). */
 const SPEEDUP_FLOOR = 1e-3;
-
-function utility(speedup: number, power: number): number {
-  if (power === 0) return speedup;
-  if (power === 1) return Math.log(speedup);
-  return Math.pow(speedup, 1 - power) / (1 - power);
-}
 
 /** Rules of `chooseReplicaCounts` beyond the values (GoodputPolicyParams has their meaning). */
 export interface SizingRules {
