@@ -97,7 +97,7 @@ interface Content<T> {
  * numbers and then the numbers themselves (no string per model).
  */
 export class ModelMemo<T> {
-  /** Per model object: its entries by variant (a model not refitted is keyed once). */
+  /** Per corrected model object: its entries by variant (its correction's key is made once). */
   private readonly byObject = new WeakMap<GoodputModel, Map<string, Entry<T>>>();
   /** Per hash of a model's head: the contents of that hash, shared by equal models. */
   private readonly byContent = new Map<number, Content<T>[]>();
@@ -135,6 +135,10 @@ export class ModelMemo<T> {
   }
 
   private variantsOf(model: GoodputModel): Map<string, Entry<T>> {
+    // Without a correction the content is found from a hash of 14 numbers, about what the weak
+    // map costs, and a weak map entry per model object is garbage the collector must trace
+    // specially (5,000 new model objects a round when a store deserializes them).
+    if (!model.correction) return this.content(model).variants;
     let variants = this.byObject.get(model);
     if (!variants) {
       variants = this.content(model).variants;

@@ -332,18 +332,17 @@ function buildViews(
     const modelled = model ? modelSpeedup(model, jobBatchPolicy(job), cache, totalGpus >= SCALE_GPUS) : undefined;
     const oneGpu = modelled?.one_gpu ?? 0;
     // Without a model: linear (linearSpeedupFn(1), written inline: one call fewer per size).
+    // No memo per job: the model's function is memoized (per model content), and the sizing
+    // memoizes values by size; an array per job grown size by size was most of the round's garbage.
     const speedupFn = modelled?.fn;
-    const memo: number[] = [0];
     const measured = job.max_profiled_replicas;
+    const share = params.unmeasured_gain_share;
     const speedup = (replicas: number): number => {
-      let value = memo[replicas];
-      if (value === undefined) {
-        value = speedupFn ? speedupFn(Math.ceil(replicas / gpusPerNode), replicas) : replicas;
-        if (model && measured > 0 && replicas > measured) {
-          const atMeasured = speedup(measured);
-          if (value > atMeasured) value = atMeasured + params.unmeasured_gain_share * (value - atMeasured);
-        }
-        memo[replicas] = value;
+      if (replicas === 0) return 0;
+      let value = speedupFn ? speedupFn(Math.ceil(replicas / gpusPerNode), replicas) : replicas;
+      if (model && measured > 0 && replicas > measured) {
+        const atMeasured = speedupFn ? speedupFn(Math.ceil(measured / gpusPerNode), measured) : measured;
+        if (value > atMeasured) value = atMeasured + share * (value - atMeasured);
       }
       return value;
     };
