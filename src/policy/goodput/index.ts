@@ -56,7 +56,8 @@ export class GoodputPolicy implements Policy {
     // Jobs that keep what they hold (pinned) and the others, in one pass.
     const pinned: RoundJob[] = [];
     const views: RoundJob[] = [];
-    for (const v of allViews) {
+    for (let i = 0; i < allViews.length; i++) {
+      const v = allViews[i]!;
       if (v.current_replicas > 0 && (!v.job.preemptible || v.hold !== undefined)) pinned.push(v);
       else views.push(v);
     }
@@ -70,7 +71,7 @@ export class GoodputPolicy implements Policy {
     // Replicas each view got (by index): read below instead of looking up job ids.
     const got = new Int32Array(views.length);
     const allocations: Record<string, Allocation> = allocateJobs(views, counts, usage, got);
-    for (const view of pinned) allocations[view.job.id] = view.current;
+    for (let i = 0; i < pinned.length; i++) allocations[pinned[i]!.job.id] = pinned[i]!.current;
     const rejections: PolicyDecision['rejections'] = {};
     const kept = pinned.reduce((sum, v) => sum + v.current_replicas, 0);
     const busy =

@@ -17,7 +17,10 @@ export function usageAfter(nodes: readonly NodeInfo[], fixed: Iterable<Allocatio
 
 function occupy(usage: NodeUsage, allocation: Allocation): void {
   const distributed = spansNodes(allocation);
-  for (const node of allocation) {
+  // Indexed loops here and below: thousands of calls a round, the first ones before the JIT
+  // compiles them, where an iterator allocates a result per element.
+  for (let k = 0; k < allocation.length; k++) {
+    const node = allocation[k]!;
     usage.free[node] = (usage.free[node] as number) - 1;
     if (distributed) usage.hosts_distributed[node] = true;
   }
@@ -60,12 +63,15 @@ export function allocateJobs(
       a - b,
   );
   const index = new FreeIndex(usage.free);
-  for (const i of toPlace) {
+  for (let t = 0; t < toPlace.length; t++) {
+    const i = toPlace[t]!;
     const view = views[i] as RoundJob;
     const allocation = placeOne(usage, counts[i] as number, view.min_replicas, index);
     if (allocation.length > 0) {
       occupy(usage, allocation);
-      for (const node of new Set(allocation)) index.update(node);
+      // Each node once (the allocation is sorted: a node's replicas are adjacent).
+      for (let k = 0; k < allocation.length; k++)
+        if (k === 0 || allocation[k] !== allocation[k - 1]) index.update(allocation[k]!);
       result[view.job.id] = allocation;
       if (got) got[i] = allocation.length;
     }
@@ -163,7 +169,7 @@ function placeOne(usage: NodeUsage, replicas: number, min_replicas: number, inde
   // index: a scan per free count, not a sort of objects for every node (thousands, issue #49).
   const allocation: number[] = [];
   let most = 0;
-  for (const f of usage.free) if (f > most) most = f;
+  for (let node = 0; node < usage.free.length; node++) if (usage.free[node]! > most) most = usage.free[node]!;
   for (let f = most; f > 0 && allocation.length < replicas; f--) {
     for (let node = 0; node < usage.free.length && allocation.length < replicas; node++) {
       if (usage.free[node] !== f || usage.hosts_distributed[node]) continue;

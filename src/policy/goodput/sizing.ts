@@ -30,10 +30,11 @@ const MEMO_VALUES = 1 << 22;
  */
 function resetValueMemos(views: readonly RoundJob[]): void {
   let total = 0;
-  for (const view of views) total += 2 * (Math.max(0, view.max_replicas) + 1);
+  for (let i = 0; i < views.length; i++) total += 2 * (Math.max(0, views[i]!.max_replicas) + 1);
   const buffer = new Float64Array(Math.min(total, MEMO_VALUES)).fill(NaN);
   let offset = 0;
-  for (const view of views) {
+  for (let i = 0; i < views.length; i++) {
+    const view = views[i]!;
     const size = 2 * (Math.max(0, view.max_replicas) + 1);
     if (offset + size <= buffer.length) {
       view.value_memo = buffer.subarray(offset, offset + size);
