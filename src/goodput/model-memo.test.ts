@@ -36,6 +36,26 @@ describe('ModelMemo', () => {
     assert.equal(modelKey(corrected), modelKey(structuredClone(corrected)));
   });
 
+  it('tells contents apart as modelKey does: -0 is 0, NaN is NaN, a collision of sums is two contents', () => {
+    const memo = new ModelMemo<number>();
+    let made = 0;
+    const make = () => ++made;
+    const at = (perf: Partial<GoodputModel['perf']>): GoodputModel => ({ ...model, perf: { ...model.perf, ...perf } });
+    assert.equal(memo.get(at({ alpha_r: 0 }), 'a', make), 1);
+    assert.equal(memo.get(at({ alpha_r: -0 }), 'a', make), 1, 'modelKey prints -0 as 0');
+    assert.equal(modelKey(at({ alpha_r: 0 })), modelKey(at({ alpha_r: -0 })));
+    assert.equal(memo.get(at({ gamma: NaN }), 'a', make), 2);
+    assert.equal(memo.get(at({ gamma: NaN }), 'a', make), 2, 'NaN prints as NaN');
+    // alpha_c + 3 beta_c is the same sum for both: the numbers themselves decide.
+    const base = at({ alpha_c: 0.5, beta_c: 0.25 });
+    const other = at({ alpha_c: 0.5 + 3 * 0.125, beta_c: 0.125 });
+    assert.equal(memo.get(base, 'a', make), 3);
+    assert.equal(memo.get(other, 'a', make), 4);
+    assert.notEqual(modelKey(base), modelKey(other));
+    assert.equal(memo.get(structuredClone(base), 'a', make), 3);
+    assert.equal(memo.size, 4);
+  });
+
   it('drops the models a round did not use once it holds more than its minimum size', () => {
     const memo = new ModelMemo<number>(2);
     const variant = (gamma: number): GoodputModel => ({ ...model, perf: { ...model.perf, gamma } });

@@ -25,50 +25,80 @@ export function modelKey(model: GoodputModel): string {
 /** Numbers of a model a prediction reads, besides its correction (modelKey's head, in order). */
 const HEAD_FIELDS = 14;
 
-/** Scratch of ModelMemo.get (synchronous, so one is enough): the head of the model looked up. */
-const HEAD = new Float64Array(HEAD_FIELDS);
-const HEAD_WORDS = new Int32Array(HEAD.buffer);
-
 /**
- * Writes `model`'s head into HEAD (-0 as 0, as String prints it; NaN is NaN) and returns a hash
- * of it. Numbers, not modelKey's string: printing 14 doubles per job was a tenth of the first
- * round at 5,000 jobs (issue #49); two heads are equal when their numbers are (NaN equal to NaN).
+ * A number naming `model`'s head (the numbers modelKey prints first): a weighted sum of them, the
+ * key of a Map (which hashes it natively). Not a string: printing 14 doubles per job was a tenth
+ * of the first round at 5,000 jobs (issue #49); and a sum, not a loop over the numbers' bits:
+ * the first round runs this before the JIT has compiled it. Equal heads give equal keys (-0 and
+ * 0 alike, as Map keys and String treat them); unequal heads may too, so sameHead decides.
  */
-function readHead(model: GoodputModel): number {
+function headKey(model: GoodputModel): number {
   const p = model.perf;
   const l = model.limits;
-  HEAD[0] = p.alpha_c;
-  HEAD[1] = p.beta_c;
-  HEAD[2] = p.alpha_n;
-  HEAD[3] = p.beta_n;
-  HEAD[4] = p.alpha_r;
-  HEAD[5] = p.beta_r;
-  HEAD[6] = p.gamma;
-  HEAD[7] = model.grad.sqr;
-  HEAD[8] = model.grad.var;
-  HEAD[9] = l.init_batch_size;
-  HEAD[10] = l.max_batch_size;
-  HEAD[11] = l.min_local_bsz;
-  HEAD[12] = l.max_local_bsz;
-  HEAD[13] = l.accumulation ? 1 : 0;
-  let hash = 0x811c9dc5;
-  for (let k = 0; k < HEAD_FIELDS; k++) {
-    const x = HEAD[k]!;
-    if (x === 0) HEAD[k] = 0;
-    else if (x !== x) HEAD[k] = NaN;
-    hash = Math.imul(hash ^ HEAD_WORDS[2 * k]!, 0x01000193);
-    hash = Math.imul(hash ^ HEAD_WORDS[2 * k + 1]!, 0x01000193);
-  }
-  return hash;
+  return (
+    p.alpha_c +
+    3 * p.beta_c +
+    5 * p.alpha_n +
+    7 * p.beta_n +
+    11 * p.alpha_r +
+    13 * p.beta_r +
+    17 * p.gamma +
+    19 * model.grad.sqr +
+    23 * model.grad.var +
+    29 * l.init_batch_size +
+    31 * l.max_batch_size +
+    37 * l.min_local_bsz +
+    41 * l.max_local_bsz +
+    (l.accumulation ? 43 : 0)
+  );
 }
 
-function sameHead(head: Float64Array): boolean {
-  for (let k = 0; k < HEAD_FIELDS; k++) {
-    const a = head[k]!;
-    const b = HEAD[k]!;
-    if (a !== b && (a === a || b === b)) return false;
-  }
-  return true;
+/** `model`'s head, in modelKey's order (accumulation as 1 or 0). */
+function readHead(model: GoodputModel): Float64Array {
+  const p = model.perf;
+  const l = model.limits;
+  const head = new Float64Array(HEAD_FIELDS);
+  head[0] = p.alpha_c;
+  head[1] = p.beta_c;
+  head[2] = p.alpha_n;
+  head[3] = p.beta_n;
+  head[4] = p.alpha_r;
+  head[5] = p.beta_r;
+  head[6] = p.gamma;
+  head[7] = model.grad.sqr;
+  head[8] = model.grad.var;
+  head[9] = l.init_batch_size;
+  head[10] = l.max_batch_size;
+  head[11] = l.min_local_bsz;
+  head[12] = l.max_local_bsz;
+  head[13] = l.accumulation ? 1 : 0;
+  return head;
+}
+
+/** Whether `model`'s head equals `head` as modelKey would say: equal numbers, -0 as 0, NaN as NaN. */
+function sameHead(head: Float64Array, model: GoodputModel): boolean {
+  const p = model.perf;
+  const l = model.limits;
+  return (
+    same(head[0]!, p.alpha_c) &&
+    same(head[1]!, p.beta_c) &&
+    same(head[2]!, p.alpha_n) &&
+    same(head[3]!, p.beta_n) &&
+    same(head[4]!, p.alpha_r) &&
+    same(head[5]!, p.beta_r) &&
+    same(head[6]!, p.gamma) &&
+    same(head[7]!, model.grad.sqr) &&
+    same(head[8]!, model.grad.var) &&
+    same(head[9]!, l.init_batch_size) &&
+    same(head[10]!, l.max_batch_size) &&
+    same(head[11]!, l.min_local_bsz) &&
+    same(head[12]!, l.max_local_bsz) &&
+    head[13] === (l.accumulation ? 1 : 0)
+  );
+}
+
+function same(a: number, b: number): boolean {
+  return a === b || (a !== a && b !== b);
 }
 
 /** The part of modelKey past its head: the correction's factors ('' without one). */
@@ -93,13 +123,13 @@ interface Content<T> {
  * Values of type T per (model content, `variant` string), kept across rounds. Bounded: when it
  * holds more than `min_size` entries and more than twice as many as the round just ended used,
  * the entries that round did not use are dropped (models refitted away), so a long-running
- * server does not grow without end. Contents are told apart as modelKey would, by a hash of the
- * numbers and then the numbers themselves (no string per model).
+ * server does not grow without end. Contents are told apart as modelKey would, by a sum of the
+ * numbers (headKey) and then the numbers themselves (no string per model).
  */
 export class ModelMemo<T> {
   /** Per corrected model object: its entries by variant (its correction's key is made once). */
   private readonly byObject = new WeakMap<GoodputModel, Map<string, Entry<T>>>();
-  /** Per hash of a model's head: the contents of that hash, shared by equal models. */
+  /** Per headKey: the contents of that key, shared by equal models. */
   private readonly byContent = new Map<number, Content<T>[]>();
   private contents = 0;
   private round = 0;
@@ -135,7 +165,7 @@ export class ModelMemo<T> {
   }
 
   private variantsOf(model: GoodputModel): Map<string, Entry<T>> {
-    // Without a correction the content is found from a hash of 14 numbers, about what the weak
+    // Without a correction the content is found from a sum of 14 numbers, about what the weak
     // map costs, and a weak map entry per model object is garbage the collector must trace
     // specially (5,000 new model objects a round when a store deserializes them).
     if (!model.correction) return this.content(model).variants;
@@ -148,12 +178,15 @@ export class ModelMemo<T> {
   }
 
   private content(model: GoodputModel): Content<T> {
-    const hash = readHead(model);
+    const key = headKey(model);
     const correction = correctionKey(model);
-    let bucket = this.byContent.get(hash);
-    if (!bucket) this.byContent.set(hash, (bucket = []));
-    for (const c of bucket) if (c.correction === correction && sameHead(c.head)) return c;
-    const c: Content<T> = { head: HEAD.slice(), correction, variants: new Map() };
+    let bucket = this.byContent.get(key);
+    if (!bucket) this.byContent.set(key, (bucket = []));
+    for (let k = 0; k < bucket.length; k++) {
+      const c = bucket[k]!;
+      if (c.correction === correction && sameHead(c.head, model)) return c;
+    }
+    const c: Content<T> = { head: readHead(model), correction, variants: new Map() };
     bucket.push(c);
     this.contents++;
     return c;
