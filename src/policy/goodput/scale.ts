@@ -161,9 +161,13 @@ export class BoundBuilder {
  * steepest segments (gain per size) until the capacity is full. A quickselect on the slopes
  * (expected linear time; a sort of 50,000 segments with a comparator was the round's largest
  * cost at 5,000 jobs): pick a pivot slope, take every steeper segment when they fit and continue
- * among the flatter ones, else continue among the steeper. Reorders `sizes` and `gains`.
+ * among the flatter ones, else continue among the steeper. Reorders `sizes` and `gains`. The
+ * slopes are divided once, and the swaps written inline: the first round runs this loop over
+ * tens of thousands of segments before the JIT has compiled it.
  */
 function fill(sizes: Float64Array, gains: Float64Array, capacity: number): number {
+  const slopes = new Float64Array(sizes.length);
+  for (let k = 0; k < sizes.length; k++) slopes[k] = gains[k]! / sizes[k]!;
   let lo = 0;
   let hi = sizes.length; // undecided segments: [lo, hi)
   let left = capacity;
@@ -173,15 +177,28 @@ function fill(sizes: Float64Array, gains: Float64Array, capacity: number): numbe
     // Pivot: a pseudo-random undecided segment (deterministic).
     seed = (seed * 1103515245 + 12345) >>> 0;
     const p = lo + (seed % (hi - lo));
-    const pivot = gains[p]! / sizes[p]!;
+    const pivot = slopes[p]!;
     // Partition [lo, hi): steeper than the pivot first, then equal, then flatter.
     let a = lo;
     let b = hi;
     for (let k = lo; k < b;) {
-      const slope = gains[k]! / sizes[k]!;
-      if (slope > pivot) swap(sizes, gains, k++, a++);
-      else if (slope < pivot) swap(sizes, gains, k, --b);
-      else k++;
+      const slope = slopes[k]!;
+      // j: where segment k goes (a steeper one to the front, a flatter one to the back).
+      let j = k;
+      if (slope > pivot) j = a++;
+      else if (slope < pivot) j = --b;
+      if (j !== k) {
+        const s = sizes[k]!;
+        sizes[k] = sizes[j]!;
+        sizes[j] = s;
+        const g = gains[k]!;
+        gains[k] = gains[j]!;
+        gains[j] = g;
+        slopes[k] = slopes[j]!;
+        slopes[j] = slope;
+      }
+      // A flatter one swapped in an undecided segment at k: look at k again.
+      if (!(slope < pivot)) k++;
     }
     let steepSize = 0;
     let steepGain = 0;
@@ -204,13 +221,4 @@ function fill(sizes: Float64Array, gains: Float64Array, capacity: number): numbe
     lo = b;
   }
   return gain;
-}
-
-function swap(sizes: Float64Array, gains: Float64Array, i: number, j: number): void {
-  const s = sizes[i]!;
-  sizes[i] = sizes[j]!;
-  sizes[j] = s;
-  const g = gains[i]!;
-  gains[i] = gains[j]!;
-  gains[j] = g;
 }
