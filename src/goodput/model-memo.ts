@@ -75,30 +75,54 @@ function readHead(model: GoodputModel): Float64Array {
   return head;
 }
 
-/** Whether `model`'s head equals `head` as modelKey would say: equal numbers, -0 as 0, NaN as NaN. */
+/**
+ * Whether `model`'s head equals `head` as modelKey would say: equal numbers, -0 as 0, NaN as NaN.
+ * The comparison is written out per field, not called: thousands of jobs a round, the first
+ * before the JIT has compiled this.
+ */
 function sameHead(head: Float64Array, model: GoodputModel): boolean {
   const p = model.perf;
   const l = model.limits;
-  return (
-    same(head[0]!, p.alpha_c) &&
-    same(head[1]!, p.beta_c) &&
-    same(head[2]!, p.alpha_n) &&
-    same(head[3]!, p.beta_n) &&
-    same(head[4]!, p.alpha_r) &&
-    same(head[5]!, p.beta_r) &&
-    same(head[6]!, p.gamma) &&
-    same(head[7]!, model.grad.sqr) &&
-    same(head[8]!, model.grad.var) &&
-    same(head[9]!, l.init_batch_size) &&
-    same(head[10]!, l.max_batch_size) &&
-    same(head[11]!, l.min_local_bsz) &&
-    same(head[12]!, l.max_local_bsz) &&
-    head[13] === (l.accumulation ? 1 : 0)
-  );
-}
-
-function same(a: number, b: number): boolean {
-  return a === b || (a !== a && b !== b);
+  let a = head[0]!;
+  let b = p.alpha_c;
+  if (a !== b && (a === a || b === b)) return false;
+  a = head[1]!;
+  b = p.beta_c;
+  if (a !== b && (a === a || b === b)) return false;
+  a = head[2]!;
+  b = p.alpha_n;
+  if (a !== b && (a === a || b === b)) return false;
+  a = head[3]!;
+  b = p.beta_n;
+  if (a !== b && (a === a || b === b)) return false;
+  a = head[4]!;
+  b = p.alpha_r;
+  if (a !== b && (a === a || b === b)) return false;
+  a = head[5]!;
+  b = p.beta_r;
+  if (a !== b && (a === a || b === b)) return false;
+  a = head[6]!;
+  b = p.gamma;
+  if (a !== b && (a === a || b === b)) return false;
+  a = head[7]!;
+  b = model.grad.sqr;
+  if (a !== b && (a === a || b === b)) return false;
+  a = head[8]!;
+  b = model.grad.var;
+  if (a !== b && (a === a || b === b)) return false;
+  a = head[9]!;
+  b = l.init_batch_size;
+  if (a !== b && (a === a || b === b)) return false;
+  a = head[10]!;
+  b = l.max_batch_size;
+  if (a !== b && (a === a || b === b)) return false;
+  a = head[11]!;
+  b = l.min_local_bsz;
+  if (a !== b && (a === a || b === b)) return false;
+  a = head[12]!;
+  b = l.max_local_bsz;
+  if (a !== b && (a === a || b === b)) return false;
+  return head[13] === (l.accumulation ? 1 : 0);
 }
 
 /** The part of modelKey past its head: the correction's factors ('' without one). */
@@ -179,7 +203,7 @@ export class ModelMemo<T> {
 
   private content(model: GoodputModel): Content<T> {
     const key = headKey(model);
-    const correction = correctionKey(model);
+    const correction = model.correction ? correctionKey(model) : '';
     let bucket = this.byContent.get(key);
     if (!bucket) this.byContent.set(key, (bucket = []));
     for (let k = 0; k < bucket.length; k++) {

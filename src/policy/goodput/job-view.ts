@@ -270,21 +270,24 @@ interface ModelSpeedup {
 
 function modelSpeedup(
   model: GoodputModel,
-  batch: BatchPolicy,
+  job: PolicyJob,
   cache: SpeedupCache | undefined,
   approx: boolean,
 ): ModelSpeedup {
-  if (!cache) return makeModelSpeedup(model, batch, approx);
-  // Most jobs have no batch rule: their variant is a constant, not a string built per job.
+  if (!cache) return makeModelSpeedup(model, jobBatchPolicy(job), approx);
+  // The variant names jobBatchPolicy(job), made only on a miss. Most jobs have no batch rule:
+  // their variant is a constant, not a string built per job.
+  const fixed = job.fixed_batch_size;
+  const cap = fixed === undefined ? job.batch_size_cap : undefined;
   const variant =
-    batch.fixed_batch_size === undefined && batch.max_batch_size === undefined
+    fixed === undefined && cap === undefined
       ? approx
         ? '//~'
         : '/'
-      : `${batch.fixed_batch_size ?? ''}/${batch.max_batch_size ?? ''}${approx ? '/~' : ''}`;
+      : `${fixed ?? ''}/${cap ?? ''}${approx ? '/~' : ''}`;
   // Found without making a closure per job (a miss makes the value once per model).
   let value = cache.find(model, variant);
-  if (value === undefined) cache.put(model, variant, (value = makeModelSpeedup(model, batch, approx)));
+  if (value === undefined) cache.put(model, variant, (value = makeModelSpeedup(model, jobBatchPolicy(job), approx)));
   return value;
 }
 
@@ -329,7 +332,7 @@ function buildViews(
           : job.min_replicas;
     // Goodput on one GPU: the speedup's base and the rate of the remaining-work estimate.
     const model = job.model;
-    const modelled = model ? modelSpeedup(model, jobBatchPolicy(job), cache, totalGpus >= SCALE_GPUS) : undefined;
+    const modelled = model ? modelSpeedup(model, job, cache, totalGpus >= SCALE_GPUS) : undefined;
     const oneGpu = modelled?.one_gpu ?? 0;
     // Without a model: linear (linearSpeedupFn(1), written inline: one call fewer per size).
     // No memo per job: the model's function is memoized (per model content), and the sizing
