@@ -7,9 +7,12 @@
  */
 export function ranksByEstimate(views: readonly { remaining_estimate: number }[]): Uint32Array {
   const n = views.length;
-  const estimate = Float64Array.from(views, (v) => v.remaining_estimate);
-  // NaN would not order (a comparator sort leaves it anywhere): rank it as the smallest.
-  for (let k = 0; k < n; k++) if (Number.isNaN(estimate[k])) estimate[k] = -Infinity;
+  const estimate = new Float64Array(n);
+  for (let k = 0; k < n; k++) {
+    const e = views[k]!.remaining_estimate;
+    // NaN would not order (a comparator sort leaves it anywhere): rank it as the smallest.
+    estimate[k] = e === e ? e : -Infinity;
+  }
   const sorted = Float64Array.from(estimate).sort();
   const rank = new Uint32Array(n);
   // Views of equal estimate seen so far, walking from the last index (ties: later index first).
