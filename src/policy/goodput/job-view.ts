@@ -266,6 +266,29 @@ interface ModelSpeedup {
   one_gpu: number;
   fn: SpeedupFn;
   distance: SizeDistance;
+  /**
+   * fn(ceil(r / by_gpus), r) by replica count r (NaN: not yet asked), for nodes of `by_gpus` GPUs:
+   * an array read instead of fn's closure and map per size (tens of thousands a round, the first
+   * of them before the JIT has compiled this code; issue #49). Filled lazily; the same values.
+   */
+  by_replicas: Float64Array;
+  by_gpus: number;
+}
+
+/** The model's speedup at `replicas` packed on nodes of `gpusPerNode` GPUs: fn through by_replicas. */
+function speedupAt(m: ModelSpeedup, replicas: number, gpusPerNode: number): number {
+  let table = m.by_replicas;
+  if (m.by_gpus !== gpusPerNode || replicas >= table.length) {
+    const grown = new Float64Array(Math.max(64, 2 * table.length, replicas + 1)).fill(NaN);
+    if (m.by_gpus === gpusPerNode) grown.set(table);
+    m.by_replicas = table = grown;
+    m.by_gpus = gpusPerNode;
+  }
+  // undefined: not an index (a fractional count), asked of fn itself.
+  const known: number | undefined = table[replicas];
+  if (known === undefined) return m.fn(Math.ceil(replicas / gpusPerNode), replicas);
+  if (!Number.isNaN(known)) return known;
+  return (table[replicas] = m.fn(Math.ceil(replicas / gpusPerNode), replicas));
 }
 
 function modelSpeedup(
@@ -295,7 +318,13 @@ function makeModelSpeedup(model: GoodputModel, batch: BatchPolicy, approx: boole
   // On a large cluster (scale.ts) the search over batch sizes is approximate.
   const one_gpu = approx ? approxBestGoodput(model, 1, 1, batch) : bestGoodput(model, 1, 1, batch);
   const fn = approx ? approxSpeedupFn(model, one_gpu, batch) : goodputSpeedupFn(model, one_gpu, batch);
-  return { one_gpu, fn: one_gpu > 0 ? fn : linearSpeedupFn(1), distance: sizeDistanceFn(model, batch) };
+  return {
+    one_gpu,
+    fn: one_gpu > 0 ? fn : linearSpeedupFn(1),
+    distance: sizeDistanceFn(model, batch),
+    by_replicas: new Float64Array(0),
+    by_gpus: 0,
+  };
 }
 
 function buildViews(
@@ -334,17 +363,17 @@ function buildViews(
     const model = job.model;
     const modelled = model ? modelSpeedup(model, job, cache, totalGpus >= SCALE_GPUS) : undefined;
     const oneGpu = modelled?.one_gpu ?? 0;
-    // Without a model: linear (linearSpeedupFn(1), written inline: one call fewer per size).
-    // No memo per job: the model's function is memoized (per model content), and the sizing
-    // memoizes values by size; an array per job grown size by size was most of the round's garbage.
-    const speedupFn = modelled?.fn;
+    // Without a model: linear (linearSpeedupFn(1), written inline). No memo per job: the model's
+    // speedups are kept by size (speedupAt, per model content), and the sizing memoizes values by
+    // size; an array per job grown size by size was most of the round's garbage.
     const measured = job.max_profiled_replicas;
     const share = params.unmeasured_gain_share;
     const speedup = (replicas: number): number => {
       if (replicas === 0) return 0;
-      let value = speedupFn ? speedupFn(Math.ceil(replicas / gpusPerNode), replicas) : replicas;
-      if (model && measured > 0 && replicas > measured) {
-        const atMeasured = speedupFn ? speedupFn(Math.ceil(measured / gpusPerNode), measured) : measured;
+      if (!modelled) return replicas;
+      let value = speedupAt(modelled, replicas, gpusPerNode);
+      if (measured > 0 && replicas > measured) {
+        const atMeasured = speedupAt(modelled, measured, gpusPerNode);
         if (value > atMeasured) value = atMeasured + share * (value - atMeasured);
       }
       return value;
