@@ -1,19 +1,11 @@
 import type { Allocation, ClusterSnapshot, PolicyJob } from '../../core/cluster.js';
-import type { ModelMemo } from '../../goodput/model-memo.js';
-import type { GoodputModel } from '../../goodput/types.js';
-import {
-  bestGoodput,
-  goodputSpeedupFn,
-  linearSpeedupFn,
-  type BatchPolicy,
-  type SpeedupFn,
-} from '../../goodput/speedup.js';
-import { jobBatchPolicy } from '../job-batch.js';
 import { correctionInterval, type LogInterval } from '../../goodput/interval.js';
 import { applyOwnCostates } from './costates.js';
 import { ranksByEstimate } from './ranks.js';
-import { approxBestGoodput, approxSpeedupFn, SCALE_GPUS } from './scale.js';
-import { sizeDistanceFn, type SizeDistance } from './unmeasured.js';
+import { SCALE_GPUS } from './scale.js';
+import { modelSpeedup, viewDistance, viewSpeedup, type SpeedupCache, type SpeedupFields } from './view-speedup.js';
+
+export type { SpeedupCache } from './view-speedup.js';
 import {
   blockedDirection,
   holdReason,
@@ -254,79 +246,6 @@ const MIN_OBSERVED_HOLD_S = 60;
 /** Smallest restart budget share: keeps a job that has restarted a lot restartable. */
 const MIN_RESTART_BUDGET = 0.05;
 
-/**
- * Speedup functions by model content and batch policy (goodput/model-memo.ts), kept across rounds
- * by the policy instance: jobs with equal models share one, and a model that was not refitted
- * keeps its; a speedup is a pure function of the model, so the memo never changes a decision.
- */
-export type SpeedupCache = ModelMemo<ModelSpeedup>;
-
-/** A model's speedup under one batch policy, and the distance of each size from what it measured. */
-interface ModelSpeedup {
-  one_gpu: number;
-  fn: SpeedupFn;
-  distance: SizeDistance;
-  /**
-   * fn(ceil(r / by_gpus), r) by replica count r (NaN: not yet asked), for nodes of `by_gpus` GPUs:
-   * an array read instead of fn's closure and map per size (tens of thousands a round, the first
-   * of them before the JIT has compiled this code; issue #49). Filled lazily; the same values.
-   */
-  by_replicas: Float64Array;
-  by_gpus: number;
-}
-
-/** The model's speedup at `replicas` packed on nodes of `gpusPerNode` GPUs: fn through by_replicas. */
-function speedupAt(m: ModelSpeedup, replicas: number, gpusPerNode: number): number {
-  let table = m.by_replicas;
-  if (m.by_gpus !== gpusPerNode || replicas >= table.length) {
-    const grown = new Float64Array(Math.max(64, 2 * table.length, replicas + 1)).fill(NaN);
-    if (m.by_gpus === gpusPerNode) grown.set(table);
-    m.by_replicas = table = grown;
-    m.by_gpus = gpusPerNode;
-  }
-  // undefined: not an index (a fractional count), asked of fn itself.
-  const known: number | undefined = table[replicas];
-  if (known === undefined) return m.fn(Math.ceil(replicas / gpusPerNode), replicas);
-  if (!Number.isNaN(known)) return known;
-  return (table[replicas] = m.fn(Math.ceil(replicas / gpusPerNode), replicas));
-}
-
-function modelSpeedup(
-  model: GoodputModel,
-  job: PolicyJob,
-  cache: SpeedupCache | undefined,
-  approx: boolean,
-): ModelSpeedup {
-  if (!cache) return makeModelSpeedup(model, jobBatchPolicy(job), approx);
-  // The variant names jobBatchPolicy(job), made only on a miss. Most jobs have no batch rule:
-  // their variant is a constant, not a string built per job.
-  const fixed = job.fixed_batch_size;
-  const cap = fixed === undefined ? job.batch_size_cap : undefined;
-  const variant =
-    fixed === undefined && cap === undefined
-      ? approx
-        ? '//~'
-        : '/'
-      : `${fixed ?? ''}/${cap ?? ''}${approx ? '/~' : ''}`;
-  // Found without making a closure per job (a miss makes the value once per model).
-  let value = cache.find(model, variant);
-  if (value === undefined) cache.put(model, variant, (value = makeModelSpeedup(model, jobBatchPolicy(job), approx)));
-  return value;
-}
-
-function makeModelSpeedup(model: GoodputModel, batch: BatchPolicy, approx: boolean): ModelSpeedup {
-  // On a large cluster (scale.ts) the search over batch sizes is approximate.
-  const one_gpu = approx ? approxBestGoodput(model, 1, 1, batch) : bestGoodput(model, 1, 1, batch);
-  const fn = approx ? approxSpeedupFn(model, one_gpu, batch) : goodputSpeedupFn(model, one_gpu, batch);
-  return {
-    one_gpu,
-    fn: one_gpu > 0 ? fn : linearSpeedupFn(1),
-    distance: sizeDistanceFn(model, batch),
-    by_replicas: new Float64Array(0),
-    by_gpus: 0,
-  };
-}
-
 function buildViews(
   snapshot: ClusterSnapshot,
   params: GoodputPolicyParams,
@@ -367,16 +286,12 @@ function buildViews(
     // speedups are kept by size (speedupAt, per model content), and the sizing memoizes values by
     // size; an array per job grown size by size was most of the round's garbage.
     const measured = job.max_profiled_replicas;
-    const share = params.unmeasured_gain_share;
-    const speedup = (replicas: number): number => {
-      if (replicas === 0) return 0;
-      if (!modelled) return replicas;
-      let value = speedupAt(modelled, replicas, gpusPerNode);
-      if (measured > 0 && replicas > measured) {
-        const atMeasured = speedupAt(modelled, measured, gpusPerNode);
-        if (value > atMeasured) value = atMeasured + share * (value - atMeasured);
-      }
-      return value;
+    // The view's speedup reads these (viewSpeedup); at the job's current size, for its horizon:
+    const speedupFields: SpeedupFields = {
+      speedup_model: modelled,
+      speedup_measured: measured,
+      speedup_share: params.unmeasured_gain_share,
+      speedup_gpus: gpusPerNode,
     };
     const remaining_1gpu_s =
       params.use_remaining_work && oneGpu > 0 && job.remaining_samples !== undefined
@@ -389,7 +304,10 @@ function buildViews(
     const age_s = Math.max(0, snapshot.now_s - job.submitted_at_s);
     // Price a restart against the time the job has left: known from its remaining work, else
     // estimated from its age (jobs that have run long tend to run long).
-    const left_s = remaining_1gpu_s !== undefined ? remaining_1gpu_s / Math.max(1, speedup(current.length)) : age_s;
+    const left_s =
+      remaining_1gpu_s !== undefined
+        ? remaining_1gpu_s / Math.max(1, viewSpeedup.call(speedupFields, current.length))
+        : age_s;
     const horizon_s = Math.max(left_s, params.min_horizon_s);
     // How long a new allocation will last: at most the job's remaining time, and, once the job has
     // been reallocated, about as long as its allocations have lasted so far.
@@ -420,7 +338,11 @@ function buildViews(
       current_replicas: current.length,
       min_replicas,
       max_replicas,
-      speedup,
+      speedup: viewSpeedup,
+      speedup_model: modelled,
+      speedup_measured: measured,
+      speedup_share: params.unmeasured_gain_share,
+      speedup_gpus: gpusPerNode,
       weight,
       value_memo: undefined,
       restart_keep,
@@ -433,10 +355,7 @@ function buildViews(
       // preempted them only to be preempted back once it did.
       remaining_estimate: remaining_1gpu_s ?? (queue !== undefined ? queueEnd_gpu_s(queue, params) : service_gpu_s),
       gain_interval: corrected ? correctionInterval(model.correction!) : undefined,
-      // Past the largest size measured, unmeasured_gain_share already discounts the gain.
-      distance: corrected
-        ? (r: number) => (r > measured ? 0 : modelled.distance(Math.ceil(r / gpusPerNode), r))
-        : undefined,
+      distance: corrected ? viewDistance(modelled, measured, gpusPerNode) : undefined,
       grow_back_to: measuredSizes ? new Set(measuredSizes) : undefined,
     };
   });
