@@ -135,10 +135,11 @@ function sizingGap(
     n = insertSorted(sizes, n, view.current_replicas);
     // allocationValue, its memo (filled by the sizing) read here without a call per size.
     const memo = view.value_memo;
-    const memoSizes = memo ? memo.length >> 1 : 0;
+    const memoSizes = memo ? (view.value_sizes ?? 0) : 0;
+    const memoAt = view.value_at ?? 0;
     for (let k = 0; k < n; k++) {
       const r = sizes[k]!;
-      const value = r < memoSizes ? memo![r]! : NaN;
+      const value = r < memoSizes ? memo![memoAt + r]! : NaN;
       values[k] = Number.isNaN(value) ? allocationValue(view, r) : value;
     }
     builder.add(sizes, values, n);

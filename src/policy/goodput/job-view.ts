@@ -33,12 +33,17 @@ export interface RoundJob {
   /** Relative priority weight (> 0): larger for jobs that have received little service. */
   weight: number;
   /**
-   * Memo of sizing.ts allocationValue by replica count from 0 to max_replicas (plain, then with
-   * the idle keep; NaN: not computed), filled lazily; absent: not memoized. Set by
-   * chooseReplicaCounts: valid while no field of the view changes (the policy's sizing and its
-   * gap, in one round).
+   * Memo of sizing.ts allocationValue by replica count from 0 to value_sizes - 1: plain values at
+   * value_memo[value_at + r], with the idle keep at value_memo[value_at + value_sizes + r] (NaN:
+   * not computed), filled lazily; absent: not memoized. The buffer is shared by the round's views.
+   * Set by chooseReplicaCounts: valid while no field of the view changes (the policy's sizing and
+   * its gap, in one round).
    */
   value_memo?: Float64Array;
+  /** Where the view's memo starts in value_memo. */
+  value_at?: number;
+  /** Replica counts the memo holds (0 to value_sizes - 1). */
+  value_sizes?: number;
   /** Fraction of a change's benefit left after paying the restart delay (in (0, 1]). */
   restart_keep: number;
   /** The same without the restart budget: used only to hand out GPUs that would otherwise idle. */
@@ -345,6 +350,8 @@ function buildViews(
       speedup_gpus: gpusPerNode,
       weight,
       value_memo: undefined,
+      value_at: 0,
+      value_sizes: 0,
       restart_keep,
       idle_restart_keep,
       // Costates are marginal values of progress already: the allocation they ask for is linear.

@@ -12,9 +12,9 @@ import { resizeInterval } from './unmeasured.js';
 export function allocationValue(view: RoundJob, replicas: number, idle = false): number {
   const memo = view.value_memo;
   if (!memo) return computeValue(view, replicas, idle);
-  const sizes = memo.length >> 1;
+  const sizes = view.value_sizes ?? 0;
   if (replicas < 0 || replicas >= sizes) return computeValue(view, replicas, idle);
-  const k = idle ? sizes + replicas : replicas;
+  const k = (view.value_at ?? 0) + (idle ? sizes + replicas : replicas);
   let value = memo[k]!;
   if (Number.isNaN(value)) memo[k] = value = computeValue(view, replicas, idle);
   return value;
@@ -24,9 +24,10 @@ export function allocationValue(view: RoundJob, replicas: number, idle = false):
 const MEMO_VALUES = 1 << 22;
 
 /**
- * Gives each view an empty value memo (RoundJob.value_memo): slices of one buffer, not two arrays
- * per view that grow as sizes are asked (5,000 views a round, issue #49). Views past the buffer's
- * size limit get none (their values are computed each time: the same values).
+ * Gives each view an empty value memo (RoundJob.value_memo): its own part of one buffer, not two
+ * arrays per view that grow as sizes are asked, nor a typed-array view object each (5,000 views a
+ * round, issue #49). Views past the buffer's size limit get none (their values are computed each
+ * time: the same values).
  */
 function resetValueMemos(views: readonly RoundJob[]): void {
   let total = 0;
@@ -35,11 +36,17 @@ function resetValueMemos(views: readonly RoundJob[]): void {
   let offset = 0;
   for (let i = 0; i < views.length; i++) {
     const view = views[i]!;
-    const size = 2 * (Math.max(0, view.max_replicas) + 1);
-    if (offset + size <= buffer.length) {
-      view.value_memo = buffer.subarray(offset, offset + size);
-      offset += size;
-    } else view.value_memo = undefined;
+    const sizes = Math.max(0, view.max_replicas) + 1;
+    if (offset + 2 * sizes <= buffer.length) {
+      view.value_memo = buffer;
+      view.value_at = offset;
+      view.value_sizes = sizes;
+      offset += 2 * sizes;
+    } else {
+      view.value_memo = undefined;
+      view.value_at = 0;
+      view.value_sizes = 0;
+    }
   }
 }
 
@@ -101,7 +108,7 @@ export function chooseReplicaCounts(
   rules: Partial<SizingRules> = {},
 ): number[] {
   const { min_marginal_speedup, whole_nodes, gpu_price } = { ...NO_RULES, ...rules };
-  const counts = views.map(() => 0);
+  const counts = new Array<number>(views.length).fill(0);
   // Values are memoized from here (the views no longer change; a test may change one between calls).
   resetValueMemos(views);
   let free = free_gpus;
@@ -190,8 +197,8 @@ function bestStep(
   if (room <= 0) return;
   const base = allocationValue(view, replicas, idle);
   const memo = view.value_memo;
-  const memoSizes = memo ? memo.length >> 1 : 0;
-  const memoOffset = idle ? memoSizes : 0;
+  const memoSizes = memo ? (view.value_sizes ?? 0) : 0;
+  const memoOffset = (view.value_at ?? 0) + (idle ? memoSizes : 0);
   const priced = price > 0 && replicas > 0 && view.job.model?.correction !== undefined;
   let bestGain = 0;
   let bestReplicas = 0;
@@ -264,56 +271,56 @@ class StepHeap {
     return this.replicas[0]!;
   }
 
+  // push and pop compare and move slots inline: thousands of steps a round, the first ones
+  // before the JIT has compiled (and inlined) helpers. Order: gain descending, then view ascending.
   push(gain: number, view: number, replicas: number): void {
+    const gains = this.gain;
+    const views = this.view;
+    const counts = this.replicas;
     let i = this.size++;
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if (!this.before(gain, view, parent)) break;
-      this.move(parent, i);
+      const g = gains[parent]!;
+      if (!(gain > g || (gain === g && view < views[parent]!))) break;
+      gains[i] = g;
+      views[i] = views[parent]!;
+      counts[i] = counts[parent]!;
       i = parent;
     }
-    this.set(i, gain, view, replicas);
+    gains[i] = gain;
+    views[i] = view;
+    counts[i] = replicas;
   }
 
   pop(): void {
     const last = --this.size;
     if (last === 0) return;
-    const gain = this.gain[last]!;
-    const view = this.view[last]!;
-    const replicas = this.replicas[last]!;
+    const gains = this.gain;
+    const views = this.view;
+    const counts = this.replicas;
+    const gain = gains[last]!;
+    const view = views[last]!;
+    const replicas = counts[last]!;
     let i = 0;
     for (;;) {
       const left = 2 * i + 1;
       if (left >= last) break;
       const right = left + 1;
-      const child = right < last && this.precedes(right, left) ? right : left;
-      if (!this.before(this.gain[child]!, this.view[child]!, -1, gain, view)) break;
-      this.move(child, i);
+      let child = left;
+      if (right < last) {
+        const gr = gains[right]!;
+        const gl = gains[left]!;
+        if (gr > gl || (gr === gl && views[right]! < views[left]!)) child = right;
+      }
+      const g = gains[child]!;
+      if (!(g > gain || (g === gain && views[child]! < view))) break;
+      gains[i] = g;
+      views[i] = views[child]!;
+      counts[i] = counts[child]!;
       i = child;
     }
-    this.set(i, gain, view, replicas);
-  }
-
-  /** Whether (gain, view) comes before slot `slot` (or before (otherGain, otherView) when slot is -1). */
-  private before(gain: number, view: number, slot: number, otherGain = 0, otherView = 0): boolean {
-    const g = slot >= 0 ? this.gain[slot]! : otherGain;
-    const v = slot >= 0 ? this.view[slot]! : otherView;
-    return gain > g || (gain === g && view < v);
-  }
-
-  private precedes(a: number, b: number): boolean {
-    return this.before(this.gain[a]!, this.view[a]!, b);
-  }
-
-  private move(from: number, to: number): void {
-    this.gain[to] = this.gain[from]!;
-    this.view[to] = this.view[from]!;
-    this.replicas[to] = this.replicas[from]!;
-  }
-
-  private set(i: number, gain: number, view: number, replicas: number): void {
-    this.gain[i] = gain;
-    this.view[i] = view;
-    this.replicas[i] = replicas;
+    gains[i] = gain;
+    views[i] = view;
+    counts[i] = replicas;
   }
 }
