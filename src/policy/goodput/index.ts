@@ -140,7 +140,7 @@ function sizingGap(
     for (let k = 0; k < n; k++) {
       const r = sizes[k]!;
       const value = r < memoSizes ? memo![memoAt + r]! : NaN;
-      values[k] = Number.isNaN(value) ? allocationValue(view, r) : value;
+      values[k] = value !== value ? allocationValue(view, r) : value; // NaN: not memoized
     }
     builder.add(sizes, values, n);
   }

@@ -51,7 +51,7 @@ export const approxBestGoodput: BestGoodputFn = (model, num_nodes, num_replicas,
   const memo = MEMO.fill(NaN);
   const at = (i: number): number => {
     let g = memo[i]!;
-    if (Number.isNaN(g)) {
+    if (g !== g) {
       const split = splitBatch(limits, candidate(i), num_replicas);
       g =
         split.local_bsz >= limits.min_local_bsz && split.local_bsz <= limits.max_local_bsz

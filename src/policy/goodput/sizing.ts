@@ -16,7 +16,7 @@ export function allocationValue(view: RoundJob, replicas: number, idle = false):
   if (replicas < 0 || replicas >= sizes) return computeValue(view, replicas, idle);
   const k = (view.value_at ?? 0) + (idle ? sizes + replicas : replicas);
   let value = memo[k]!;
-  if (Number.isNaN(value)) memo[k] = value = computeValue(view, replicas, idle);
+  if (value !== value) memo[k] = value = computeValue(view, replicas, idle);
   return value;
 }
 
@@ -50,6 +50,7 @@ function resetValueMemos(views: readonly RoundJob[]): void {
   }
 }
 
+// NaN tests here are `x !== x`, not Number.isNaN: a call per value before the JIT compiles this.
 function computeValue(view: RoundJob, replicas: number, idle: boolean): number {
   // sureShare and utility written inline where they are trivial: this runs tens of thousands of
   // times in a round, the first of them before the JIT has compiled it.
@@ -220,7 +221,7 @@ function bestStep(
       continue;
     // allocationValue, its memo read here (no call per candidate before the JIT compiles this).
     let value = total < memoSizes ? memo![memoOffset + total]! : NaN;
-    if (Number.isNaN(value)) value = allocationValue(view, total, idle);
+    if (value !== value) value = allocationValue(view, total, idle);
     const gain = (value - base) / k;
     if (gain > 1e-12 && (bestReplicas === 0 || gain > bestGain + 1e-12)) {
       bestGain = gain;

@@ -51,7 +51,7 @@ function speedupAt(m: ModelSpeedup, replicas: number, gpusPerNode: number): numb
   // undefined: not an index (a fractional count), asked of fn itself.
   const known: number | undefined = table[replicas];
   if (known === undefined) return m.fn(Math.ceil(replicas / gpusPerNode), replicas);
-  if (!Number.isNaN(known)) return known;
+  if (known === known) return known; // not NaN: known
   return (table[replicas] = m.fn(Math.ceil(replicas / gpusPerNode), replicas));
 }
 
