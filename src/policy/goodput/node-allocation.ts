@@ -89,7 +89,7 @@ class FreeIndex {
   private readonly buckets: number[][] = [];
 
   constructor(private readonly free: readonly number[]) {
-    free.forEach((_, node) => this.update(node));
+    for (let node = 0; node < free.length; node++) this.update(node);
   }
 
   /** Records the node's current free count (call after it changes). */
@@ -98,6 +98,33 @@ class FreeIndex {
     if (f <= 0) return;
     while (this.buckets.length <= f) this.buckets.push([]);
     heapPush(this.buckets[f] as number[], node);
+  }
+
+  /** The largest free count of any node (0: no node has a free GPU). */
+  largestFree(): number {
+    for (let f = this.buckets.length - 1; f > 0; f--) {
+      const heap = this.buckets[f] as number[];
+      while (heap.length > 0 && this.free[heap[0] as number] !== f) heapPop(heap);
+      if (heap.length > 0) return f;
+    }
+    return 0;
+  }
+
+  /**
+   * The nodes with exactly `f` free GPUs, ascending: the bucket's entries sorted natively, stale
+   * and repeated ones dropped (a scan of every node per free count was, at 2,048 GPUs, a tenth of
+   * the first round: issue #49).
+   */
+  nodesWithFree(f: number): Int32Array {
+    const heap = this.buckets[f];
+    if (!heap || heap.length === 0) return new Int32Array(0);
+    const sorted = Int32Array.from(heap).sort();
+    let n = 0;
+    for (let k = 0; k < sorted.length; k++) {
+      const node = sorted[k]!;
+      if (this.free[node] === f && (n === 0 || sorted[n - 1] !== node)) sorted[n++] = node;
+    }
+    return sorted.subarray(0, n);
   }
 
   bestFit(replicas: number): number | undefined {
@@ -166,15 +193,16 @@ function placeOne(usage: NodeUsage, replicas: number, min_replicas: number, inde
   const single = index.bestFit(replicas);
   if (single !== undefined) return new Array<number>(replicas).fill(single);
   // The clean nodes (free GPUs, no other multi-node job) by free GPUs descending, then node
-  // index: a scan per free count, not a sort of objects for every node (thousands, issue #49).
+  // index: from the index's buckets, not a sort of objects for every node (thousands, issue #49).
   const allocation: number[] = [];
-  let most = 0;
-  for (let node = 0; node < usage.free.length; node++) if (usage.free[node]! > most) most = usage.free[node]!;
+  const most = index.largestFree();
   for (let f = most; f > 0 && allocation.length < replicas; f--) {
-    for (let node = 0; node < usage.free.length && allocation.length < replicas; node++) {
-      if (usage.free[node] !== f || usage.hosts_distributed[node]) continue;
+    const nodes = index.nodesWithFree(f);
+    for (let k = 0; k < nodes.length && allocation.length < replicas; k++) {
+      const node = nodes[k]!;
+      if (usage.hosts_distributed[node]) continue;
       const take = Math.min(f, replicas - allocation.length);
-      for (let k = 0; k < take; k++) allocation.push(node);
+      for (let j = 0; j < take; j++) allocation.push(node);
     }
   }
   allocation.sort((a, b) => a - b);
