@@ -26,31 +26,16 @@ export function modelKey(model: GoodputModel): string {
 const HEAD_FIELDS = 14;
 
 /**
- * A number naming `model`'s head (the numbers modelKey prints first): a weighted sum of them, the
- * key of a Map (which hashes it natively). Not a string: printing 14 doubles per job was a tenth
- * of the first round at 5,000 jobs (issue #49); and a sum, not a loop over the numbers' bits:
- * the first round runs this before the JIT has compiled it. Equal heads give equal keys (-0 and
- * 0 alike, as Map keys and String treat them); unequal heads may too, so sameHead decides.
+ * A number naming `model`'s head (the numbers modelKey prints first) coarsely: its compute
+ * parameter alpha_c plus its gradient noise sqr, the key of a Map (which hashes it natively).
+ * Not a string: printing 14 doubles per job was a tenth of the first round at 5,000 jobs (issue
+ * #49); and two numbers, not all 14: the first round runs this before the JIT has compiled it,
+ * where every number read is boxed. Equal heads give equal keys (-0 and 0 alike, as Map keys and
+ * String treat them); unequal heads may too (models of one application fitted at different
+ * epochs share alpha_c), so sameHead decides.
  */
 function headKey(model: GoodputModel): number {
-  const p = model.perf;
-  const l = model.limits;
-  return (
-    p.alpha_c +
-    3 * p.beta_c +
-    5 * p.alpha_n +
-    7 * p.beta_n +
-    11 * p.alpha_r +
-    13 * p.beta_r +
-    17 * p.gamma +
-    19 * model.grad.sqr +
-    23 * model.grad.var +
-    29 * l.init_batch_size +
-    31 * l.max_batch_size +
-    37 * l.min_local_bsz +
-    41 * l.max_local_bsz +
-    (l.accumulation ? 43 : 0)
-  );
+  return model.perf.alpha_c + model.grad.sqr;
 }
 
 /** `model`'s head, in modelKey's order (accumulation as 1 or 0). */
