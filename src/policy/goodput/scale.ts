@@ -111,6 +111,11 @@ export class BoundBuilder {
   private gains: Float64Array;
   /** Indices of the hull's points (a typed array: `hull.length = 0` per job reallocated it). */
   private hull = new Int32Array(64);
+  /** Slope of each job's first (steepest) segment, for `bound`'s cut. */
+  private firsts = new Float64Array(1024);
+  private firstCount = 0;
+  /** Whether some first segment is narrower than 1 (then `bound` does not cut). */
+  private narrowFirst = false;
 
   constructor(capacity = 1024) {
     this.sizes = new Float64Array(Math.max(16, capacity));
@@ -136,14 +141,48 @@ export class BoundBuilder {
       const gain = ys[hull[h]!]! - ys[hull[h - 1]!]!;
       if (gain <= 0) break;
       if (this.count === this.sizes.length) this.grow();
-      this.sizes[this.count] = xs[hull[h]!]! - xs[hull[h - 1]!]!;
+      const size = xs[hull[h]!]! - xs[hull[h - 1]!]!;
+      this.sizes[this.count] = size;
       this.gains[this.count++] = gain;
+      if (h === 1) {
+        if (this.firstCount === this.firsts.length) {
+          const firsts = new Float64Array(2 * this.firsts.length);
+          firsts.set(this.firsts);
+          this.firsts = firsts;
+        }
+        this.firsts[this.firstCount++] = gain / size;
+        if (!(size >= 1)) this.narrowFirst = true;
+      }
     }
   }
 
-  /** The bound for `gpus` GPUs over the jobs added (reorders the segments: call once). */
+  /**
+   * The bound for `gpus` GPUs over the jobs added (reorders the segments: call once). Segments
+   * flatter than the ceil(gpus)-th steepest first segment are left out before the selection: those
+   * first segments (one per job, each at least 1 wide) fill the GPUs by themselves, so the
+   * relaxation never reaches a flatter one. At 5,000 jobs that leaves a fifth of the segments for
+   * the selection, which the first round runs before the JIT has compiled it (issue #49). The
+   * bound is the same up to the order of its floating-point sum.
+   */
   bound(gpus: number): number {
-    return this.base + fill(this.sizes.subarray(0, this.count), this.gains.subarray(0, this.count), gpus);
+    let n = this.count;
+    const sizes = this.sizes;
+    const gains = this.gains;
+    const enough = Math.ceil(gpus);
+    if (!this.narrowFirst && enough >= 1 && this.firstCount > enough) {
+      const firsts = this.firsts.slice(0, this.firstCount).sort();
+      const cut = firsts[this.firstCount - enough]!;
+      let kept = 0;
+      for (let k = 0; k < n; k++) {
+        // Kept unless flatter than the cut (NaN slopes are kept, as the selection had them).
+        if (!(gains[k]! / sizes[k]! < cut)) {
+          sizes[kept] = sizes[k]!;
+          gains[kept++] = gains[k]!;
+        }
+      }
+      n = kept;
+    }
+    return this.base + fill(sizes.subarray(0, n), gains.subarray(0, n), gpus);
   }
 
   private grow(): void {
