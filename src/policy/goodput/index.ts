@@ -114,7 +114,7 @@ function sizingGap(
   const builder = new BoundBuilder(views.length * 4);
   // Scratch reused for every job (5,000 jobs a round: no arrays per job).
   const steps = new StepList();
-  let sizes = new Float64Array(64);
+  let sizes = new Int32Array(64); // integers: passed on as small integers, not boxed doubles
   let values = new Float64Array(64);
   for (let i = 0; i < views.length; i++) {
     const view = views[i]!;
@@ -125,7 +125,7 @@ function sizingGap(
     // current inserted in place (no set or sort: this runs for every job of every round).
     steps.fill(0, Math.min(gpusPerNode, most), most, gpusPerNode);
     if (sizes.length < steps.count + 3) {
-      sizes = new Float64Array(2 * (steps.count + 3));
+      sizes = new Int32Array(2 * (steps.count + 3));
       values = new Float64Array(sizes.length);
     }
     let n = 0;
@@ -150,7 +150,7 @@ function sizingGap(
 }
 
 /** Inserts `x` into the ascending first `n` of `sizes` (room for one more) unless it is there; the new count. */
-function insertSorted(sizes: Float64Array, n: number, x: number): number {
+function insertSorted(sizes: Int32Array, n: number, x: number): number {
   let k = n;
   while (k > 0 && sizes[k - 1]! > x) k--;
   if (k > 0 && sizes[k - 1] === x) return n;
