@@ -19,18 +19,38 @@ import type { GoodputModel } from '../../goodput/types.js';
 /** Clusters of at least this many GPUs use the approximate evaluations. */
 export const SCALE_GPUS = 512;
 
-/** geomspace's candidates by `minB/maxB` (bounded: cleared past 10,000 keys). */
-const CANDIDATES = new Map<string, Float64Array>();
+/** geomspace's candidates by minB, then maxB (bounded: cleared past 10,000 pairs). */
+const CANDIDATES = new Map<number, Map<number, Float64Array>>();
+let candidatePairs = 0;
 
 /** Stride of the coarse pass of approxBestGoodput. */
 const COARSE = 4;
+
+/** geomspace(minB, maxB, NUM_BATCH_CANDIDATES) (optimize.ts), shared by every job of the same limits. */
+function candidatesFor(minB: number, maxB: number): Float64Array {
+  // Keyed by the numbers, not a string made of them: thousands of calls in a first round.
+  let byMax = CANDIDATES.get(minB);
+  let candidates = byMax?.get(maxB);
+  if (!candidates) {
+    if (candidatePairs > 10_000) {
+      CANDIDATES.clear();
+      candidatePairs = 0;
+      byMax = undefined;
+    }
+    if (!byMax) CANDIDATES.set(minB, (byMax = new Map()));
+    byMax.set(maxB, (candidates = geomspace(minB, maxB, NUM_BATCH_CANDIDATES)));
+    candidatePairs++;
+  }
+  return candidates;
+}
 
 /**
  * Approximately the best goodput of `optimizeBatch` (same candidates, same splits): every 4th
  * candidate, then the 6 around the best of those: about 19 evaluations instead of 50. Goodput is
  * not unimodal in the batch (accumulation steps make it saw-toothed), so a narrower search (a
  * golden section) missed the best by 3%; this one is within 0.5% on the tested models (the test
- * beside this file). Never above the exact value.
+ * beside this file). Never above the exact value. No closure per call (the first round makes
+ * hundreds of these calls before the JIT has compiled them): candidates go through goodputAt.
  */
 export const approxBestGoodput: BestGoodputFn = (model, num_nodes, num_replicas, batch = {}) => {
   if (num_replicas <= 0) return 0;
@@ -39,38 +59,50 @@ export const approxBestGoodput: BestGoodputFn = (model, num_nodes, num_replicas,
   const B0 = limits.init_batch_size;
   const maxB = batch.max_batch_size === undefined ? limits.max_batch_size : Math.max(B0, batch.max_batch_size);
   const minB = Math.max(B0, limits.min_local_bsz * num_replicas);
-  // geomspace's candidates (optimize.ts), shared by every job of the same batch limits.
   const last = NUM_BATCH_CANDIDATES - 1;
-  const key = `${minB}/${maxB}`;
-  let candidates = CANDIDATES.get(key);
-  if (!candidates) {
-    if (CANDIDATES.size > 10_000) CANDIDATES.clear();
-    CANDIDATES.set(key, (candidates = geomspace(minB, maxB, NUM_BATCH_CANDIDATES)));
-  }
-  const candidate = (i: number): number => candidates[i]!;
-  const memo = MEMO.fill(NaN);
-  const at = (i: number): number => {
-    let g = memo[i]!;
-    if (g !== g) {
-      const split = splitBatch(limits, candidate(i), num_replicas);
-      g =
-        split.local_bsz >= limits.min_local_bsz && split.local_bsz <= limits.max_local_bsz
-          ? goodputOf(model, num_nodes, num_replicas, split.local_bsz, split.accum_steps)
-          : 0;
-      memo[i] = g;
-    }
-    return g;
-  };
+  const candidates = candidatesFor(minB, maxB);
+  MEMO.fill(NaN);
   // Every COARSE-th candidate, then the ones around the best of those.
   let bestIndex = 0;
-  for (let i = 0; i <= last; i += COARSE) if (at(i) > at(bestIndex)) bestIndex = i;
-  if (at(last) > at(bestIndex)) bestIndex = last;
-  let best = at(bestIndex);
+  for (let i = 0; i <= last; i += COARSE) {
+    if (
+      goodputAt(model, candidates, i, num_nodes, num_replicas) >
+      goodputAt(model, candidates, bestIndex, num_nodes, num_replicas)
+    )
+      bestIndex = i;
+  }
+  if (
+    goodputAt(model, candidates, last, num_nodes, num_replicas) >
+    goodputAt(model, candidates, bestIndex, num_nodes, num_replicas)
+  )
+    bestIndex = last;
+  let best = goodputAt(model, candidates, bestIndex, num_nodes, num_replicas);
   const lo = Math.max(0, bestIndex - COARSE + 1);
   const hi = Math.min(last, bestIndex + COARSE - 1);
-  for (let i = lo; i <= hi; i++) best = Math.max(best, at(i));
+  for (let i = lo; i <= hi; i++) best = Math.max(best, goodputAt(model, candidates, i, num_nodes, num_replicas));
   return best;
 };
+
+/** The goodput of candidate `i` of approxBestGoodput's current call, memoized in MEMO. */
+function goodputAt(
+  model: GoodputModel,
+  candidates: Float64Array,
+  i: number,
+  num_nodes: number,
+  num_replicas: number,
+): number {
+  let g = MEMO[i]!;
+  if (g !== g) {
+    const limits = model.limits;
+    const split = splitBatch(limits, candidates[i]!, num_replicas);
+    g =
+      split.local_bsz >= limits.min_local_bsz && split.local_bsz <= limits.max_local_bsz
+        ? goodputOf(model, num_nodes, num_replicas, split.local_bsz, split.accum_steps)
+        : 0;
+    MEMO[i] = g;
+  }
+  return g;
+}
 
 /** Scratch of approxBestGoodput (synchronous, so one is enough): goodput per candidate, NaN unknown. */
 const MEMO = new Float64Array(NUM_BATCH_CANDIDATES);
