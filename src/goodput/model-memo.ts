@@ -174,9 +174,9 @@ export class ModelMemo<T> {
   }
 
   private variantsOf(model: GoodputModel): Map<string, Entry<T>> {
-    // Without a correction the content is found from a sum of 14 numbers, about what the weak
-    // map costs, and a weak map entry per model object is garbage the collector must trace
-    // specially (5,000 new model objects a round when a store deserializes them).
+    // Without a correction the content is found from a key of two numbers and a comparison of 14,
+    // about what the weak map costs, and a weak map entry per model object is garbage the collector
+    // must trace specially (5,000 new model objects a round when a store deserializes them).
     if (!model.correction) return this.content(model).variants;
     let variants = this.byObject.get(model);
     if (!variants) {
