@@ -52,6 +52,8 @@ function resetValueMemos(views: readonly RoundJob[]): void {
 
 // NaN tests here are `x !== x`, not Number.isNaN: a call per value before the JIT compiles this.
 function computeValue(view: RoundJob, replicas: number, idle: boolean): number {
+  // Without replicas the speedup is the floor whatever the keep (every job's base value).
+  if (replicas <= 0) return view.weight * floorUtility(view.utility_power);
   // sureShare and utility written inline where they are trivial: this runs tens of thousands of
   // times in a round, the first of them before the JIT has compiled it.
   const keep =
@@ -59,7 +61,7 @@ function computeValue(view: RoundJob, replicas: number, idle: boolean): number {
       ? 1
       : (idle ? view.idle_restart_keep : view.restart_keep) *
         (view.current_replicas > 0 && view.gain_interval !== undefined ? sureShare(view, replicas) : 1);
-  const speedup = (replicas <= 0 ? 0 : view.speedup(replicas) * keep) + SPEEDUP_FLOOR;
+  const speedup = view.speedup(replicas) * keep + SPEEDUP_FLOOR;
   const power = view.utility_power;
   if (power === 0) return view.weight * speedup;
   if (power === 1) return view.weight * Math.log(speedup);
@@ -81,6 +83,23 @@ export function sureShare(view: RoundJob, replicas?: number): number {
 
 /** Keeps the utility of an idle job finite (as Pollux's +0.001). */
 const SPEEDUP_FLOOR = 1e-3;
+
+/** The utility of SPEEDUP_FLOOR for the last power asked (one power per policy: no pow per job). */
+let floorPower = NaN;
+let floorValue = NaN;
+
+function floorUtility(power: number): number {
+  if (power !== floorPower) {
+    floorPower = power;
+    floorValue =
+      power === 0
+        ? SPEEDUP_FLOOR
+        : power === 1
+          ? Math.log(SPEEDUP_FLOOR)
+          : Math.pow(SPEEDUP_FLOOR, 1 - power) / (1 - power);
+  }
+  return floorValue;
+}
 
 /** Rules of `chooseReplicaCounts` beyond the values (GoodputPolicyParams has their meaning). */
 export interface SizingRules {
