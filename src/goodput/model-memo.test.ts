@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ModelMemo, sameModelContent } from './model-memo.js';
+import { ModelMemo, modelKey } from './model-memo.js';
 import { CIFAR_PERF, limitsFixture } from './testing/perf-fixture.js';
 import type { GoodputModel } from './types.js';
 
@@ -32,18 +32,38 @@ describe('ModelMemo', () => {
       correction: { compute: [{ local_bsz: 64, factor: 1.2 }], shapes: [] },
     };
     assert.equal(memo.get(corrected2, 'a', make), 7);
-    assert.ok(!sameModelContent(corrected, corrected2));
-    assert.ok(sameModelContent(corrected, structuredClone(corrected)));
+    assert.notEqual(modelKey(corrected), modelKey(corrected2));
+    assert.equal(modelKey(corrected), modelKey(structuredClone(corrected)));
     // The same numbers laid out differently (a compute factor vs a shape) are different models.
     const asShape: GoodputModel = {
       ...model,
       correction: { compute: [], shapes: [{ num_nodes: 64, num_replicas: 1.1, by_batch: [] }] },
     };
-    assert.ok(!sameModelContent(corrected, asShape));
+    assert.equal(memo.get(asShape, 'a', make), 8);
     // A difference in the last bit of one number is a different model.
     const nudged = { ...model, perf: { ...model.perf, gamma: model.perf.gamma * (1 + Number.EPSILON) } };
     assert.notEqual(nudged.perf.gamma, model.perf.gamma);
-    assert.ok(!sameModelContent(model, nudged));
+    assert.equal(memo.get(nudged, 'a', make), 9);
+  });
+
+  it('tells contents apart as modelKey does: -0 is 0, NaN is NaN, a collision of sums is two contents', () => {
+    const memo = new ModelMemo<number>();
+    let made = 0;
+    const make = () => ++made;
+    const at = (perf: Partial<GoodputModel['perf']>): GoodputModel => ({ ...model, perf: { ...model.perf, ...perf } });
+    assert.equal(memo.get(at({ alpha_r: 0 }), 'a', make), 1);
+    assert.equal(memo.get(at({ alpha_r: -0 }), 'a', make), 1, 'modelKey prints -0 as 0');
+    assert.equal(modelKey(at({ alpha_r: 0 })), modelKey(at({ alpha_r: -0 })));
+    assert.equal(memo.get(at({ gamma: NaN }), 'a', make), 2);
+    assert.equal(memo.get(at({ gamma: NaN }), 'a', make), 2, 'NaN prints as NaN');
+    // The same key (alpha_c + grad.sqr) for both: the numbers themselves decide.
+    const base = at({ alpha_c: 0.5, beta_c: 0.25 });
+    const other = at({ alpha_c: 0.5, beta_c: 0.125 });
+    assert.equal(memo.get(base, 'a', make), 3);
+    assert.equal(memo.get(other, 'a', make), 4);
+    assert.notEqual(modelKey(base), modelKey(other));
+    assert.equal(memo.get(structuredClone(base), 'a', make), 3);
+    assert.equal(memo.size, 4);
   });
 
   it('drops the models a round did not use once it holds more than its minimum size', () => {

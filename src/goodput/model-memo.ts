@@ -9,64 +9,122 @@
 import type { GoodputModel } from './types.js';
 
 /**
- * The numbers of `model` a prediction reads, as one array: two models with equal arrays (bit for
- * bit) predict the same goodput everywhere. The correction's lengths are included, so that no
- * two layouts collide. Numbers, not a printed string: printing doubles in decimal was most of a
- * large cluster's first round (issue #49).
+ * A string naming every field of `model` a prediction reads: two models of the same key predict
+ * the same goodput everywhere. Numbers print exactly (String keeps every digit of a double).
  */
-export function modelNumbers(model: GoodputModel): Float64Array {
+export function modelKey(model: GoodputModel): string {
   const p = model.perf;
   const l = model.limits;
-  const nums = [
-    p.alpha_c,
-    p.beta_c,
-    p.alpha_n,
-    p.beta_n,
-    p.alpha_r,
-    p.beta_r,
-    p.gamma,
-    model.grad.sqr,
-    model.grad.var,
-    l.init_batch_size,
-    l.max_batch_size,
-    l.min_local_bsz,
-    l.max_local_bsz,
-    l.accumulation ? 1 : 0,
-  ];
+  const head =
+    `${p.alpha_c},${p.beta_c},${p.alpha_n},${p.beta_n},${p.alpha_r},${p.beta_r},${p.gamma}|` +
+    `${model.grad.sqr},${model.grad.var}|` +
+    `${l.init_batch_size},${l.max_batch_size},${l.min_local_bsz},${l.max_local_bsz},${l.accumulation ? 1 : 0}`;
+  return model.correction ? `${head}|${correctionKey(model)}` : head;
+}
+
+/** Numbers of a model a prediction reads, besides its correction (modelKey's head, in order). */
+const HEAD_FIELDS = 14;
+
+/**
+ * A number naming `model`'s head (the numbers modelKey prints first) coarsely: its compute
+ * parameter alpha_c plus its gradient noise sqr, the key of a Map (which hashes it natively).
+ * Not a string: printing 14 doubles per job was a tenth of the first round at 5,000 jobs (issue
+ * #49); and two numbers, not all 14: the first round runs this before the JIT has compiled it,
+ * where every number read is boxed. Equal heads give equal keys (-0 and 0 alike, as Map keys and
+ * String treat them); unequal heads may too (models of one application fitted at different
+ * epochs share alpha_c), so sameHead decides.
+ */
+function headKey(model: GoodputModel): number {
+  return model.perf.alpha_c + model.grad.sqr;
+}
+
+/** `model`'s head, in modelKey's order (accumulation as 1 or 0). */
+function readHead(model: GoodputModel): Float64Array {
+  const p = model.perf;
+  const l = model.limits;
+  const head = new Float64Array(HEAD_FIELDS);
+  head[0] = p.alpha_c;
+  head[1] = p.beta_c;
+  head[2] = p.alpha_n;
+  head[3] = p.beta_n;
+  head[4] = p.alpha_r;
+  head[5] = p.beta_r;
+  head[6] = p.gamma;
+  head[7] = model.grad.sqr;
+  head[8] = model.grad.var;
+  head[9] = l.init_batch_size;
+  head[10] = l.max_batch_size;
+  head[11] = l.min_local_bsz;
+  head[12] = l.max_local_bsz;
+  head[13] = l.accumulation ? 1 : 0;
+  return head;
+}
+
+/**
+ * Whether `model`'s head equals `head` as modelKey would say: equal numbers, -0 as 0, NaN as NaN.
+ * The comparison is written out per field, not called: thousands of jobs a round, the first
+ * before the JIT has compiled this.
+ */
+function sameHead(head: Float64Array, model: GoodputModel): boolean {
+  const p = model.perf;
+  const l = model.limits;
+  let a = head[0]!;
+  let b = p.alpha_c;
+  if (a !== b && (a === a || b === b)) return false;
+  a = head[1]!;
+  b = p.beta_c;
+  if (a !== b && (a === a || b === b)) return false;
+  a = head[2]!;
+  b = p.alpha_n;
+  if (a !== b && (a === a || b === b)) return false;
+  a = head[3]!;
+  b = p.beta_n;
+  if (a !== b && (a === a || b === b)) return false;
+  a = head[4]!;
+  b = p.alpha_r;
+  if (a !== b && (a === a || b === b)) return false;
+  a = head[5]!;
+  b = p.beta_r;
+  if (a !== b && (a === a || b === b)) return false;
+  a = head[6]!;
+  b = p.gamma;
+  if (a !== b && (a === a || b === b)) return false;
+  a = head[7]!;
+  b = model.grad.sqr;
+  if (a !== b && (a === a || b === b)) return false;
+  a = head[8]!;
+  b = model.grad.var;
+  if (a !== b && (a === a || b === b)) return false;
+  a = head[9]!;
+  b = l.init_batch_size;
+  if (a !== b && (a === a || b === b)) return false;
+  a = head[10]!;
+  b = l.max_batch_size;
+  if (a !== b && (a === a || b === b)) return false;
+  a = head[11]!;
+  b = l.min_local_bsz;
+  if (a !== b && (a === a || b === b)) return false;
+  a = head[12]!;
+  b = l.max_local_bsz;
+  if (a !== b && (a === a || b === b)) return false;
+  return head[13] === (l.accumulation ? 1 : 0);
+}
+
+/** The part of modelKey past its head: the correction's factors ('' without one). */
+function correctionKey(model: GoodputModel): string {
   const c = model.correction;
-  if (c) {
-    nums.push(c.compute.length);
-    for (const f of c.compute) nums.push(f.local_bsz, f.factor);
-    nums.push(c.shapes.length);
-    for (const s of c.shapes) {
-      nums.push(s.num_nodes, s.num_replicas, s.by_batch.length);
-      for (const f of s.by_batch) nums.push(f.local_bsz, f.factor);
-    }
-  }
-  return Float64Array.from(nums);
+  if (!c) return '';
+  const compute = c.compute.map((f) => `${f.local_bsz}:${f.factor}`).join(',');
+  const shapes = c.shapes
+    .map((s) => `${s.num_nodes}/${s.num_replicas}=` + s.by_batch.map((f) => `${f.local_bsz}:${f.factor}`).join(','))
+    .join(';');
+  return `${compute}|${shapes}`;
 }
 
-/** Whether two models have the same content (modelNumbers equal bit for bit). */
-export function sameModelContent(a: GoodputModel, b: GoodputModel): boolean {
-  return sameWords(new Uint32Array(modelNumbers(a).buffer), new Uint32Array(modelNumbers(b).buffer));
-}
-
-function sameWords(a: Uint32Array, b: Uint32Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
-/** A 32-bit hash of the words (FNV-1a over words). */
-function hashWords(words: Uint32Array): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < words.length; i++) h = Math.imul(h ^ words[i]!, 0x01000193);
-  return h >>> 0;
-}
-
-/** The memo's entries for one model content. */
+/** The entries of one model content: equal heads and correction keys are one modelKey. */
 interface Content<T> {
-  words: Uint32Array;
+  head: Float64Array;
+  correction: string;
   variants: Map<string, Entry<T>>;
 }
 
@@ -74,12 +132,13 @@ interface Content<T> {
  * Values of type T per (model content, `variant` string), kept across rounds. Bounded: when it
  * holds more than `min_size` entries and more than twice as many as the round just ended used,
  * the entries that round did not use are dropped (models refitted away), so a long-running
- * server does not grow without end.
+ * server does not grow without end. Contents are told apart as modelKey would, by a sum of the
+ * numbers (headKey) and then the numbers themselves (no string per model).
  */
 export class ModelMemo<T> {
-  /** Per model object: its entries by variant (a model not refitted is keyed once). */
+  /** Per corrected model object: its entries by variant (its correction's key is made once). */
   private readonly byObject = new WeakMap<GoodputModel, Map<string, Entry<T>>>();
-  /** Per hash of the model content (modelNumbers): the contents with that hash, shared by equal models. */
+  /** Per headKey: the contents of that key, shared by equal models. */
   private readonly byContent = new Map<number, Content<T>[]>();
   private contents = 0;
   private round = 0;
@@ -89,46 +148,73 @@ export class ModelMemo<T> {
 
   /** The value for (`model`, `variant`), made by `make` the first time. */
   get(model: GoodputModel, variant: string, make: () => T): T {
-    let variants = this.byObject.get(model);
-    if (!variants) {
-      variants = this.contentOf(model);
-      this.byObject.set(model, variants);
-    }
-    let entry = variants.get(variant);
-    if (!entry) {
-      variants.set(variant, (entry = { value: make(), round: this.round }));
-      this.usedThisRound++;
-    } else if (entry.round !== this.round) {
+    let value = this.find(model, variant);
+    if (value === undefined) this.put(model, variant, (value = make()));
+    return value;
+  }
+
+  /**
+   * The value for (`model`, `variant`), or undefined when none was put (`get` without a closure,
+   * for callers that look up thousands of jobs a round). T must not include undefined.
+   */
+  find(model: GoodputModel, variant: string): T | undefined {
+    const entry = this.variantsOf(model).get(variant);
+    if (!entry) return undefined;
+    if (entry.round !== this.round) {
       entry.round = this.round;
       this.usedThisRound++;
     }
     return entry.value;
   }
 
-  private contentOf(model: GoodputModel): Map<string, Entry<T>> {
-    const words = new Uint32Array(modelNumbers(model).buffer);
-    const hash = hashWords(words);
-    let bucket = this.byContent.get(hash);
-    if (!bucket) this.byContent.set(hash, (bucket = []));
-    for (const c of bucket) if (sameWords(c.words, words)) return c.variants;
-    const variants = new Map<string, Entry<T>>();
-    bucket.push({ words, variants });
-    this.contents++;
+  /** Sets the value for (`model`, `variant`) (after `find` found none). */
+  put(model: GoodputModel, variant: string, value: T): void {
+    this.variantsOf(model).set(variant, { value, round: this.round });
+    this.usedThisRound++;
+  }
+
+  private variantsOf(model: GoodputModel): Map<string, Entry<T>> {
+    // Without a correction the content is found from a key of two numbers and a comparison of 14,
+    // about what the weak map costs, and a weak map entry per model object is garbage the collector
+    // must trace specially (5,000 new model objects a round when a store deserializes them).
+    if (!model.correction) return this.content(model).variants;
+    let variants = this.byObject.get(model);
+    if (!variants) {
+      variants = this.content(model).variants;
+      this.byObject.set(model, variants);
+    }
     return variants;
+  }
+
+  private content(model: GoodputModel): Content<T> {
+    const key = headKey(model);
+    const correction = model.correction ? correctionKey(model) : '';
+    let bucket = this.byContent.get(key);
+    if (!bucket) this.byContent.set(key, (bucket = []));
+    for (let k = 0; k < bucket.length; k++) {
+      const c = bucket[k]!;
+      if (c.correction === correction && sameHead(c.head, model)) return c;
+    }
+    const c: Content<T> = { head: readHead(model), correction, variants: new Map() };
+    bucket.push(c);
+    this.contents++;
+    return c;
   }
 
   /** Marks the end of a round: trims the models it did not use when the memo is large. */
   nextRound(): void {
     if (this.contents > Math.max(this.min_size, 2 * this.usedThisRound)) {
       for (const [hash, bucket] of this.byContent) {
-        const kept = bucket.filter(({ variants }) => {
+        for (let k = bucket.length - 1; k >= 0; k--) {
+          const variants = bucket[k]!.variants;
           for (const [variant, entry] of variants) if (entry.round < this.round) variants.delete(variant);
           // A model object still in use keeps its (now empty) map and refills it.
-          return variants.size > 0;
-        });
-        this.contents -= bucket.length - kept.length;
-        if (kept.length === 0) this.byContent.delete(hash);
-        else this.byContent.set(hash, kept);
+          if (variants.size === 0) {
+            bucket.splice(k, 1);
+            this.contents--;
+          }
+        }
+        if (bucket.length === 0) this.byContent.delete(hash);
       }
     }
     this.round++;

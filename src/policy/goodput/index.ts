@@ -23,9 +23,9 @@ import {
   type SpeedupCache,
 } from './job-view.js';
 import { allocateJobs, usageAfter } from './node-allocation.js';
-import { lagrangianBound, type SizedValues } from './scale.js';
+import { BoundBuilder } from './scale.js';
 import { allocationValue, chooseReplicaCounts } from './sizing.js';
-import { candidateSteps } from './step-sizes.js';
+import { StepList } from './step-sizes.js';
 import { resizeInterval } from './unmeasured.js';
 
 /**
@@ -53,9 +53,14 @@ export class GoodputPolicy implements Policy {
 
   decide(snapshot: ClusterSnapshot): PolicyDecision {
     const allViews = buildRoundJobs(snapshot, this.params, this.speedups);
-    const isPinned = (v: RoundJob): boolean => v.current_replicas > 0 && (!v.job.preemptible || v.hold !== undefined);
-    const pinned = allViews.filter(isPinned);
-    const views = allViews.filter((v) => !isPinned(v));
+    // Jobs that keep what they hold (pinned) and the others, in one pass.
+    const pinned: RoundJob[] = [];
+    const views: RoundJob[] = [];
+    for (let i = 0; i < allViews.length; i++) {
+      const v = allViews[i]!;
+      if (v.current_replicas > 0 && (!v.job.preemptible || v.hold !== undefined)) pinned.push(v);
+      else views.push(v);
+    }
     const usage = usageAfter(
       snapshot.nodes,
       pinned.map((v) => v.current),
@@ -63,24 +68,26 @@ export class GoodputPolicy implements Policy {
     const free = usage.free.reduce((sum, f) => sum + Math.max(0, f), 0);
     const gpusPerNode = Math.max(1, ...snapshot.nodes.map((n) => n.gpus));
     const counts = chooseReplicaCounts(views, free, gpusPerNode, this.params);
-    const allocations: Record<string, Allocation> = allocateJobs(views, counts, usage);
-    for (const view of pinned) allocations[view.job.id] = view.current;
+    // Replicas each view got (by index): read below instead of looking up job ids.
+    const got = new Int32Array(views.length);
+    const allocations: Record<string, Allocation> = allocateJobs(views, counts, usage, got);
+    for (let i = 0; i < pinned.length; i++) allocations[pinned[i]!.job.id] = pinned[i]!.current;
     const rejections: PolicyDecision['rejections'] = {};
     const kept = pinned.reduce((sum, v) => sum + v.current_replicas, 0);
     const busy =
       kept > 0
         ? `all GPUs are in use (${kept} held by jobs that are not stopped now: ${keptCauses(pinned)})`
         : 'all GPUs are used by jobs with higher priority (less remaining work or attained service)';
-    views.forEach((view) => {
-      if (!allocations[view.job.id]) {
-        rejections[view.job.id] =
-          view.max_replicas === 0
-            ? { code: 'NO_FEASIBLE_SIZE', message: 'the job cannot run on any replica count within its limits' }
-            : { code: 'WAITING_FOR_GPUS', message: busy };
-      }
-    });
-    const diagnostics = sizingGap(views, allocations, free, gpusPerNode);
-    const gains = resizeGains(views, allocations);
+    for (let i = 0; i < views.length; i++) {
+      if (got[i]! > 0) continue;
+      const view = views[i]!;
+      rejections[view.job.id] =
+        view.max_replicas === 0
+          ? { code: 'NO_FEASIBLE_SIZE', message: 'the job cannot run on any replica count within its limits' }
+          : { code: 'WAITING_FOR_GPUS', message: busy };
+    }
+    const diagnostics = sizingGap(views, got, free, gpusPerNode);
+    const gains = resizeGains(views, got);
     this.speedups.nextRound();
     return Object.keys(gains).length > 0
       ? { allocations, rejections, diagnostics, gains }
@@ -91,42 +98,65 @@ export class GoodputPolicy implements Policy {
 /**
  * The round's objective (the sum of the movable jobs' values at the sizes they got) against the
  * Lagrangian bound of the sizing problem over the sizes the policy considers (each job's sizes up
- * to a node, then whole-node sizes spaced 2x up to its maximum, and its current and new size).
+ * to a node, then whole-node sizes spaced 1.5x up to its maximum, and its current and new size).
  * The gap counts everything the bound ignores: placement, the GPU price, whole-node rules, greed.
+ * The sizes are the sizing's own first candidates (sizing.ts bestStep from 0, same spacing), so
+ * their values are read from its memo, not computed again (issue #49: 2x spacing valued ~3 more
+ * sizes per large job, a fifth of the round's values).
  */
 function sizingGap(
   views: readonly RoundJob[],
-  allocations: Readonly<Record<string, Allocation>>,
+  placed: Int32Array,
   free: number,
   gpusPerNode: number,
 ): DecisionDiagnostics {
   let objective = 0;
-  const sized: SizedValues[] = views.map((view) => {
-    const got = allocations[view.job.id]?.length ?? 0;
+  const builder = new BoundBuilder(views.length * 4);
+  // Scratch reused for every job (5,000 jobs a round: no arrays per job).
+  const steps = new StepList();
+  let sizes = new Int32Array(64); // integers: passed on as small integers, not boxed doubles
+  let values = new Float64Array(64);
+  for (let i = 0; i < views.length; i++) {
+    const view = views[i]!;
+    const got = placed[i]!;
     objective += allocationValue(view, got);
     const most = Math.min(view.max_replicas, free);
     // Ascending sizes: 0, the steps from 0 (ascending) within the job's minimum, and got and
     // current inserted in place (no set or sort: this runs for every job of every round).
-    const sizes = [0];
-    const steps = candidateSteps(0, Math.min(gpusPerNode, most), most, gpusPerNode, 2);
-    for (const r of steps) if (r >= view.min_replicas) sizes.push(r);
-    insertSorted(sizes, got);
-    insertSorted(sizes, view.current_replicas);
-    const values = new Array<number>(sizes.length);
-    for (let k = 0; k < sizes.length; k++) values[k] = allocationValue(view, sizes[k]!);
-    return { sizes, values };
-  });
-  const bound = lagrangianBound(sized, free);
+    steps.fill(0, Math.min(gpusPerNode, most), most, gpusPerNode);
+    if (sizes.length < steps.count + 3) {
+      sizes = new Int32Array(2 * (steps.count + 3));
+      values = new Float64Array(sizes.length);
+    }
+    let n = 0;
+    sizes[n++] = 0;
+    for (let k = 0; k < steps.count; k++) if (steps.steps[k]! >= view.min_replicas) sizes[n++] = steps.steps[k]!;
+    n = insertSorted(sizes, n, got);
+    n = insertSorted(sizes, n, view.current_replicas);
+    // allocationValue, its memo (filled by the sizing) read here without a call per size.
+    const memo = view.value_memo;
+    const memoSizes = memo ? (view.value_sizes ?? 0) : 0;
+    const memoAt = view.value_at ?? 0;
+    for (let k = 0; k < n; k++) {
+      const r = sizes[k]!;
+      const value = r < memoSizes ? memo![memoAt + r]! : NaN;
+      values[k] = value !== value ? allocationValue(view, r) : value; // NaN: not memoized
+    }
+    builder.add(sizes, values, n);
+  }
+  const bound = builder.bound(free);
   const gap = Math.max(0, (bound - objective) / Math.max(Math.abs(bound), 1e-12));
   return { method: 'greedy', objective, bound, gap };
 }
 
-/** Inserts `x` into the ascending `sizes` unless it is there. */
-function insertSorted(sizes: number[], x: number): void {
-  let k = sizes.length;
+/** Inserts `x` into the ascending first `n` of `sizes` (room for one more) unless it is there; the new count. */
+function insertSorted(sizes: Int32Array, n: number, x: number): number {
+  let k = n;
   while (k > 0 && sizes[k - 1]! > x) k--;
-  if (k > 0 && sizes[k - 1] === x) return;
-  sizes.splice(k, 0, x);
+  if (k > 0 && sizes[k - 1] === x) return n;
+  sizes.copyWithin(k + 1, k, n);
+  sizes[k] = x;
+  return n + 1;
 }
 
 /**
@@ -134,10 +164,11 @@ function insertSorted(sizes: number[], x: number): void {
  * the current one as the round valued it, with its 80% interval (RoundJob.gain_interval, widened
  * by the sizes' distance from what the job measured: unmeasured.ts).
  */
-function resizeGains(views: readonly RoundJob[], allocations: Record<string, Allocation>): Record<string, GainClaim> {
+function resizeGains(views: readonly RoundJob[], placed: Int32Array): Record<string, GainClaim> {
   const gains: Record<string, GainClaim> = {};
-  for (const view of views) {
-    const to = allocations[view.job.id]?.length ?? 0;
+  for (let i = 0; i < views.length; i++) {
+    const view = views[i]!;
+    const to = placed[i]!;
     const from = view.current_replicas;
     if (from === 0 || to === 0 || to === from || !view.job.model) continue;
     // No more than the model can show: a replica's share of the speedup never grows with the

@@ -1,19 +1,11 @@
 import type { Allocation, ClusterSnapshot, PolicyJob } from '../../core/cluster.js';
-import type { ModelMemo } from '../../goodput/model-memo.js';
-import type { GoodputModel } from '../../goodput/types.js';
-import {
-  bestGoodput,
-  goodputSpeedupFn,
-  linearSpeedupFn,
-  type BatchPolicy,
-  type SpeedupFn,
-} from '../../goodput/speedup.js';
-import { jobBatchPolicy } from '../job-batch.js';
 import { correctionInterval, type LogInterval } from '../../goodput/interval.js';
 import { applyOwnCostates } from './costates.js';
 import { ranksByEstimate } from './ranks.js';
-import { approxBestGoodput, approxSpeedupFn, SCALE_GPUS } from './scale.js';
-import { sizeDistanceFn, type SizeDistance } from './unmeasured.js';
+import { SCALE_GPUS } from './scale.js';
+import { modelSpeedup, viewDistance, viewSpeedup, type SpeedupCache, type SpeedupFields } from './view-speedup.js';
+
+export type { SpeedupCache } from './view-speedup.js';
 import {
   blockedDirection,
   holdReason,
@@ -41,11 +33,17 @@ export interface RoundJob {
   /** Relative priority weight (> 0): larger for jobs that have received little service. */
   weight: number;
   /**
-   * Memo of sizing.ts allocationValue by replica count (plain, then with the idle keep), filled
-   * lazily; absent: not memoized. Set empty by chooseReplicaCounts: valid while no field of the
-   * view changes (the policy's sizing and its gap, in one round).
+   * Memo of sizing.ts allocationValue by replica count from 0 to value_sizes - 1: plain values at
+   * value_memo[value_at + r], with the idle keep at value_memo[value_at + value_sizes + r] (NaN:
+   * not computed), filled lazily; absent: not memoized. The buffer is shared by the round's views.
+   * Set by chooseReplicaCounts: valid while no field of the view changes (the policy's sizing and
+   * its gap, in one round).
    */
-  value_memo?: [number[], number[]];
+  value_memo?: Float64Array;
+  /** Where the view's memo starts in value_memo. */
+  value_at?: number;
+  /** Replica counts the memo holds (0 to value_sizes - 1). */
+  value_sizes?: number;
   /** Fraction of a change's benefit left after paying the restart delay (in (0, 1]). */
   restart_keep: number;
   /** The same without the restart budget: used only to hand out GPUs that would otherwise idle. */
@@ -253,36 +251,6 @@ const MIN_OBSERVED_HOLD_S = 60;
 /** Smallest restart budget share: keeps a job that has restarted a lot restartable. */
 const MIN_RESTART_BUDGET = 0.05;
 
-/**
- * Speedup functions by model content and batch policy (goodput/model-memo.ts), kept across rounds
- * by the policy instance: jobs with equal models share one, and a model that was not refitted
- * keeps its; a speedup is a pure function of the model, so the memo never changes a decision.
- */
-export type SpeedupCache = ModelMemo<ModelSpeedup>;
-
-/** A model's speedup under one batch policy, and the distance of each size from what it measured. */
-interface ModelSpeedup {
-  one_gpu: number;
-  fn: SpeedupFn;
-  distance: SizeDistance;
-}
-
-function modelSpeedup(
-  model: GoodputModel,
-  batch: BatchPolicy,
-  cache: SpeedupCache | undefined,
-  approx: boolean,
-): ModelSpeedup {
-  const make = (): ModelSpeedup => {
-    // On a large cluster (scale.ts) the search over batch sizes is approximate.
-    const one_gpu = approx ? approxBestGoodput(model, 1, 1, batch) : bestGoodput(model, 1, 1, batch);
-    const fn = approx ? approxSpeedupFn(model, one_gpu, batch) : goodputSpeedupFn(model, one_gpu, batch);
-    return { one_gpu, fn: one_gpu > 0 ? fn : linearSpeedupFn(1), distance: sizeDistanceFn(model, batch) };
-  };
-  if (!cache) return make();
-  return cache.get(model, `${batch.fixed_batch_size ?? ''}/${batch.max_batch_size ?? ''}${approx ? '/~' : ''}`, make);
-}
-
 function buildViews(
   snapshot: ClusterSnapshot,
   params: GoodputPolicyParams,
@@ -290,109 +258,127 @@ function buildViews(
   gpusPerNode: number,
   totalGpus: number,
 ): RoundJob[] {
-  return snapshot.jobs.map((job, order) => {
-    const current = snapshot.allocations[job.id] ?? [];
-    // Jobs of unknown length are ranked by attained service discretized into queues (hysteresis).
-    const queue = unknownLength(job)
-      ? serviceQueue(job, current.length === 0, snapshot.now_s, params, params.restart_delay_s)
+  // A loop calling buildView, not a map with a closure: the first round makes 5,000 views before
+  // the JIT has compiled this (issue #49).
+  const jobs = snapshot.jobs;
+  const views = new Array<RoundJob>(jobs.length);
+  for (let order = 0; order < jobs.length; order++)
+    views[order] = buildView(jobs[order]!, order, snapshot, params, cache, gpusPerNode, totalGpus);
+  return views;
+}
+
+function buildView(
+  job: PolicyJob,
+  order: number,
+  snapshot: ClusterSnapshot,
+  params: GoodputPolicyParams,
+  cache: SpeedupCache | undefined,
+  gpusPerNode: number,
+  totalGpus: number,
+): RoundJob {
+  const current = snapshot.allocations[job.id] ?? [];
+  // Jobs of unknown length are ranked by attained service discretized into queues (hysteresis).
+  const queue = unknownLength(job)
+    ? serviceQueue(job, current.length === 0, snapshot.now_s, params, params.restart_delay_s)
+    : undefined;
+  const service_gpu_s = queue !== undefined ? queueFloor_gpu_s(queue, params) : job.attained_service_gpu_s;
+  const limits = job.limits;
+  const batchCap = job.fixed_batch_size ?? Math.min(limits.max_batch_size, job.batch_size_cap ?? Infinity);
+  const byBatch = Math.max(1, Math.floor(batchCap / Math.max(1, limits.min_local_bsz)));
+  // Measured sizes include those of earlier jobs of the job's profile key (model_from_profile),
+  // so such a job starts at its efficient size and is discounted only beyond them.
+  const explore = Math.max(params.explore_factor * job.max_profiled_replicas, params.initial_replicas);
+  // Exploration never cuts below the job's minimum; a minimum above the hard limits is infeasible.
+  const hardMax = Math.min(job.max_replicas, byBatch, totalGpus);
+  let max_replicas = job.min_replicas > hardMax ? 0 : Math.max(job.min_replicas, Math.min(hardMax, explore));
+  // No reversal of the last resize before a measurement at its size (hysteresis.ts).
+  const blocked = current.length > 0 ? blockedDirection(job) : undefined;
+  if (blocked === 'grow' && max_replicas > 0) max_replicas = Math.max(job.min_replicas, current.length);
+  const min_replicas =
+    max_replicas === 0
+      ? 0
+      : blocked === 'shrink' && current.length <= max_replicas
+        ? Math.max(job.min_replicas, current.length)
+        : job.min_replicas;
+  // Goodput on one GPU: the speedup's base and the rate of the remaining-work estimate.
+  const model = job.model;
+  const modelled = model ? modelSpeedup(model, job, cache, totalGpus >= SCALE_GPUS) : undefined;
+  const oneGpu = modelled?.one_gpu ?? 0;
+  // Without a model: linear (linearSpeedupFn(1), written inline). No memo per job: the model's
+  // speedups are kept by size (speedupAt, per model content), and the sizing memoizes values by
+  // size; an array per job grown size by size was most of the round's garbage.
+  const measured = job.max_profiled_replicas;
+  // The view's speedup reads these (viewSpeedup); at the job's current size, for its horizon:
+  const speedupFields: SpeedupFields = {
+    speedup_model: modelled,
+    speedup_measured: measured,
+    speedup_share: params.unmeasured_gain_share,
+    speedup_gpus: gpusPerNode,
+  };
+  const remaining_1gpu_s =
+    params.use_remaining_work && oneGpu > 0 && job.remaining_samples !== undefined
+      ? job.remaining_samples / oneGpu
       : undefined;
-    const service_gpu_s = queue !== undefined ? queueFloor_gpu_s(queue, params) : job.attained_service_gpu_s;
-    const limits = job.limits;
-    const batchCap = job.fixed_batch_size ?? Math.min(limits.max_batch_size, job.batch_size_cap ?? Infinity);
-    const byBatch = Math.max(1, Math.floor(batchCap / Math.max(1, limits.min_local_bsz)));
-    // Measured sizes include those of earlier jobs of the job's profile key (model_from_profile),
-    // so such a job starts at its efficient size and is discounted only beyond them.
-    const explore = Math.max(params.explore_factor * job.max_profiled_replicas, params.initial_replicas);
-    // Exploration never cuts below the job's minimum; a minimum above the hard limits is infeasible.
-    const hardMax = Math.min(job.max_replicas, byBatch, totalGpus);
-    let max_replicas = job.min_replicas > hardMax ? 0 : Math.max(job.min_replicas, Math.min(hardMax, explore));
-    // No reversal of the last resize before a measurement at its size (hysteresis.ts).
-    const blocked = current.length > 0 ? blockedDirection(job) : undefined;
-    if (blocked === 'grow' && max_replicas > 0) max_replicas = Math.max(job.min_replicas, current.length);
-    const min_replicas =
-      max_replicas === 0
-        ? 0
-        : blocked === 'shrink' && current.length <= max_replicas
-          ? Math.max(job.min_replicas, current.length)
-          : job.min_replicas;
-    // Goodput on one GPU: the speedup's base and the rate of the remaining-work estimate.
-    const model = job.model;
-    const modelled = model ? modelSpeedup(model, jobBatchPolicy(job), cache, totalGpus >= SCALE_GPUS) : undefined;
-    const oneGpu = modelled?.one_gpu ?? 0;
-    const speedupFn = modelled?.fn ?? linearSpeedupFn(1);
-    const memo: number[] = [0];
-    const predicted = (replicas: number): number => speedupFn(Math.ceil(replicas / gpusPerNode), replicas);
-    const measured = job.max_profiled_replicas;
-    const speedup = (replicas: number): number => {
-      let value = memo[replicas];
-      if (value === undefined) {
-        value = predicted(replicas);
-        if (model && measured > 0 && replicas > measured) {
-          const atMeasured = speedup(measured);
-          if (value > atMeasured) value = atMeasured + params.unmeasured_gain_share * (value - atMeasured);
-        }
-        memo[replicas] = value;
-      }
-      return value;
-    };
-    const remaining_1gpu_s =
-      params.use_remaining_work && oneGpu > 0 && job.remaining_samples !== undefined
-        ? job.remaining_samples / oneGpu
-        : undefined;
-    const weight =
-      remaining_1gpu_s !== undefined
-        ? params.service_half_weight_gpu_s / Math.max(remaining_1gpu_s, 1)
-        : 1 / Math.pow(1 + service_gpu_s / params.service_half_weight_gpu_s, params.service_weight_power);
-    const age_s = Math.max(0, snapshot.now_s - job.submitted_at_s);
-    // Price a restart against the time the job has left: known from its remaining work, else
-    // estimated from its age (jobs that have run long tend to run long).
-    const left_s = remaining_1gpu_s !== undefined ? remaining_1gpu_s / Math.max(1, speedup(current.length)) : age_s;
-    const horizon_s = Math.max(left_s, params.min_horizon_s);
-    // How long a new allocation will last: at most the job's remaining time, and, once the job has
-    // been reallocated, about as long as its allocations have lasted so far.
-    const observed_hold_s =
-      params.hold_from_history && job.restarts > 0
-        ? Math.max(age_s / (job.restarts + 1), MIN_OBSERVED_HOLD_S)
-        : Infinity;
-    const hold_s = Math.min(horizon_s, Math.max(params.max_horizon_s, params.min_horizon_s), observed_hold_s);
-    const spent_s = params.restart_budget ? params.restart_delay_s * job.restarts : 0;
-    // Budget: the share of the job's remaining time not yet spent restarting (floored, so that a
-    // preempted job can always restart); delay: the restart's share of the allocation's hold time.
-    const budget = Math.max(horizon_s - spent_s, MIN_RESTART_BUDGET * horizon_s) / horizon_s;
-    // A stop loses the restart delay plus the progress since the job's last checkpoint (0 for
-    // jobs that checkpoint when stopped, as every simulated job does).
-    const idle_restart_keep = hold_s / (hold_s + params.restart_delay_s + (job.progress_at_risk_s ?? 0));
-    const restart_keep = budget * idle_restart_keep;
-    const hold = current.length > 0 ? holdReason(job, snapshot.now_s, params, params.restart_delay_s) : undefined;
-    const shrankLast = current.length > 0 && job.last_resize?.grew === false && job.last_resize.measured_since;
-    const measuredSizes = shrankLast ? model?.correction?.shapes.map((s) => s.num_replicas) : undefined;
-    return {
-      ...(hold ? { hold } : {}),
-      job,
-      order,
-      current,
-      current_replicas: current.length,
-      min_replicas,
-      max_replicas,
-      speedup,
-      weight,
-      restart_keep,
-      idle_restart_keep,
-      // Costates are marginal values of progress already: the allocation they ask for is linear.
-      utility_power: params.own_costates ? 0 : params.utility_power,
-      // A job of unknown length is ranked as if it ran at least to the end of its service queue:
-      // ranked by the queue's floor, a job just submitted (0) outranked every job whose remaining
-      // work is known, however short, and an SDK job that reports its length within seconds
-      // preempted them only to be preempted back once it did.
-      remaining_estimate: remaining_1gpu_s ?? (queue !== undefined ? queueEnd_gpu_s(queue, params) : service_gpu_s),
-      ...(measuredSizes ? { grow_back_to: new Set(measuredSizes) } : {}),
-      ...(model?.correction && modelled
-        ? {
-            gain_interval: correctionInterval(model.correction),
-            // Past the largest size measured, unmeasured_gain_share already discounts the gain.
-            distance: (r: number) => (r > measured ? 0 : modelled.distance(Math.ceil(r / gpusPerNode), r)),
-          }
-        : {}),
-    };
-  });
+  const weight =
+    remaining_1gpu_s !== undefined
+      ? params.service_half_weight_gpu_s / Math.max(remaining_1gpu_s, 1)
+      : 1 / Math.pow(1 + service_gpu_s / params.service_half_weight_gpu_s, params.service_weight_power);
+  const age_s = Math.max(0, snapshot.now_s - job.submitted_at_s);
+  // Price a restart against the time the job has left: known from its remaining work, else
+  // estimated from its age (jobs that have run long tend to run long).
+  const left_s =
+    remaining_1gpu_s !== undefined
+      ? remaining_1gpu_s / Math.max(1, viewSpeedup.call(speedupFields, current.length))
+      : age_s;
+  const horizon_s = Math.max(left_s, params.min_horizon_s);
+  // How long a new allocation will last: at most the job's remaining time, and, once the job has
+  // been reallocated, about as long as its allocations have lasted so far.
+  const observed_hold_s =
+    params.hold_from_history && job.restarts > 0 ? Math.max(age_s / (job.restarts + 1), MIN_OBSERVED_HOLD_S) : Infinity;
+  const hold_s = Math.min(horizon_s, Math.max(params.max_horizon_s, params.min_horizon_s), observed_hold_s);
+  const spent_s = params.restart_budget ? params.restart_delay_s * job.restarts : 0;
+  // Budget: the share of the job's remaining time not yet spent restarting (floored, so that a
+  // preempted job can always restart); delay: the restart's share of the allocation's hold time.
+  const budget = Math.max(horizon_s - spent_s, MIN_RESTART_BUDGET * horizon_s) / horizon_s;
+  // A stop loses the restart delay plus the progress since the job's last checkpoint (0 for
+  // jobs that checkpoint when stopped, as every simulated job does).
+  const idle_restart_keep = hold_s / (hold_s + params.restart_delay_s + (job.progress_at_risk_s ?? 0));
+  const restart_keep = budget * idle_restart_keep;
+  const hold = current.length > 0 ? holdReason(job, snapshot.now_s, params, params.restart_delay_s) : undefined;
+  const shrankLast = current.length > 0 && job.last_resize?.grew === false && job.last_resize.measured_since;
+  const measuredSizes = shrankLast ? model?.correction?.shapes.map((s) => s.num_replicas) : undefined;
+  const corrected = model?.correction !== undefined && modelled !== undefined;
+  // Every view has every field (undefined where absent), in one order: one object shape, so the
+  // sizing's reads of views stay monomorphic (5,000 views a round; issue #49).
+  const view: RoundJob & SpeedupFields = {
+    hold,
+    job,
+    order,
+    current,
+    current_replicas: current.length,
+    min_replicas,
+    max_replicas,
+    speedup: viewSpeedup,
+    speedup_model: modelled,
+    speedup_measured: measured,
+    speedup_share: params.unmeasured_gain_share,
+    speedup_gpus: gpusPerNode,
+    weight,
+    value_memo: undefined,
+    value_at: 0,
+    value_sizes: 0,
+    restart_keep,
+    idle_restart_keep,
+    // Costates are marginal values of progress already: the allocation they ask for is linear.
+    utility_power: params.own_costates ? 0 : params.utility_power,
+    // A job of unknown length is ranked as if it ran at least to the end of its service queue:
+    // ranked by the queue's floor, a job just submitted (0) outranked every job whose remaining
+    // work is known, however short, and an SDK job that reports its length within seconds
+    // preempted them only to be preempted back once it did.
+    remaining_estimate: remaining_1gpu_s ?? (queue !== undefined ? queueEnd_gpu_s(queue, params) : service_gpu_s),
+    gain_interval: corrected ? correctionInterval(model.correction!) : undefined,
+    distance: corrected ? viewDistance(modelled, measured, gpusPerNode) : undefined,
+    grow_back_to: measuredSizes ? new Set(measuredSizes) : undefined,
+  };
+  return view;
 }

@@ -16,8 +16,11 @@ export function usageAfter(nodes: readonly NodeInfo[], fixed: Iterable<Allocatio
 }
 
 function occupy(usage: NodeUsage, allocation: Allocation): void {
-  const distributed = new Set(allocation).size > 1;
-  for (const node of allocation) {
+  const distributed = spansNodes(allocation);
+  // Indexed loops here and below: thousands of calls a round, the first ones before the JIT
+  // compiles them, where an iterator allocates a result per element.
+  for (let k = 0; k < allocation.length; k++) {
+    const node = allocation[k]!;
     usage.free[node] = (usage.free[node] as number) - 1;
     if (distributed) usage.hosts_distributed[node] = true;
   }
@@ -29,25 +32,30 @@ function occupy(usage: NodeUsage, allocation: Allocation): void {
  * big holes for big jobs), else across the emptiest nodes that host no other multi-node job, so
  * distributed jobs never share a node's network link. A job that cannot be placed with its count
  * is shrunk to what fits, and gets nothing if that is below its min_replicas.
- * Mutates `usage`; returns allocations by job id (jobs with 0 replicas are absent).
+ * Mutates `usage`; returns allocations by job id (jobs with 0 replicas are absent). With `got`
+ * (indexed like `views`, zeros), also writes each job's replica count there: callers that walk
+ * the views again read it instead of looking up thousands of job ids.
  */
 export function allocateJobs(
   views: readonly RoundJob[],
   counts: readonly number[],
   usage: NodeUsage,
+  got?: Int32Array,
 ): Record<string, Allocation> {
   const result: Record<string, Allocation> = {};
   const toPlace: number[] = [];
-  views.forEach((view, i) => {
+  for (let i = 0; i < views.length; i++) {
+    const view = views[i]!;
     const count = counts[i] as number;
-    if (count <= 0) return;
+    if (count <= 0) continue;
     if (count === view.current_replicas && fits(usage, view.current)) {
       occupy(usage, view.current);
       result[view.job.id] = view.current;
+      if (got) got[i] = view.current.length;
     } else {
       toPlace.push(i);
     }
-  });
+  }
   toPlace.sort(
     (a, b) =>
       (counts[b] as number) - (counts[a] as number) ||
@@ -55,13 +63,17 @@ export function allocateJobs(
       a - b,
   );
   const index = new FreeIndex(usage.free);
-  for (const i of toPlace) {
+  for (let t = 0; t < toPlace.length; t++) {
+    const i = toPlace[t]!;
     const view = views[i] as RoundJob;
     const allocation = placeOne(usage, counts[i] as number, view.min_replicas, index);
     if (allocation.length > 0) {
       occupy(usage, allocation);
-      for (const node of new Set(allocation)) index.update(node);
+      // Each node once (the allocation is sorted: a node's replicas are adjacent).
+      for (let k = 0; k < allocation.length; k++)
+        if (k === 0 || allocation[k] !== allocation[k - 1]) index.update(allocation[k]!);
       result[view.job.id] = allocation;
+      if (got) got[i] = allocation.length;
     }
   }
   return result;
@@ -77,7 +89,7 @@ class FreeIndex {
   private readonly buckets: number[][] = [];
 
   constructor(private readonly free: readonly number[]) {
-    free.forEach((_, node) => this.update(node));
+    for (let node = 0; node < free.length; node++) this.update(node);
   }
 
   /** Records the node's current free count (call after it changes). */
@@ -86,6 +98,33 @@ class FreeIndex {
     if (f <= 0) return;
     while (this.buckets.length <= f) this.buckets.push([]);
     heapPush(this.buckets[f] as number[], node);
+  }
+
+  /** The largest free count of any node (0: no node has a free GPU). */
+  largestFree(): number {
+    for (let f = this.buckets.length - 1; f > 0; f--) {
+      const heap = this.buckets[f] as number[];
+      while (heap.length > 0 && this.free[heap[0] as number] !== f) heapPop(heap);
+      if (heap.length > 0) return f;
+    }
+    return 0;
+  }
+
+  /**
+   * The nodes with exactly `f` free GPUs, ascending: the bucket's entries sorted natively, stale
+   * and repeated ones dropped (a scan of every node per free count was, at 2,048 GPUs, a tenth of
+   * the first round: issue #49).
+   */
+  nodesWithFree(f: number): Int32Array {
+    const heap = this.buckets[f];
+    if (!heap || heap.length === 0) return new Int32Array(0);
+    const sorted = Int32Array.from(heap).sort();
+    let n = 0;
+    for (let k = 0; k < sorted.length; k++) {
+      const node = sorted[k]!;
+      if (this.free[node] === f && (n === 0 || sorted[n - 1] !== node)) sorted[n++] = node;
+    }
+    return sorted.subarray(0, n);
   }
 
   bestFit(replicas: number): number | undefined {
@@ -126,8 +165,19 @@ function heapPop(heap: number[]): void {
   heap[i] = last;
 }
 
+/** Whether the allocation's replicas are on more than one node. */
+function spansNodes(allocation: Allocation): boolean {
+  for (let k = 1; k < allocation.length; k++) if (allocation[k] !== allocation[0]) return true;
+  return false;
+}
+
 function fits(usage: NodeUsage, allocation: Allocation): boolean {
   if (allocation.length === 0) return false;
+  if (!spansNodes(allocation)) {
+    // One node (most jobs): no count per node to make.
+    const free = usage.free[allocation[0]!];
+    return free !== undefined && free >= allocation.length;
+  }
   const need = new Map<number, number>();
   for (const node of allocation) need.set(node, (need.get(node) ?? 0) + 1);
   const distributed = need.size > 1;
@@ -142,21 +192,23 @@ function fits(usage: NodeUsage, allocation: Allocation): boolean {
 function placeOne(usage: NodeUsage, replicas: number, min_replicas: number, index: FreeIndex): Allocation {
   const single = index.bestFit(replicas);
   if (single !== undefined) return new Array<number>(replicas).fill(single);
-  const clean = usage.free
-    .map((free, node) => ({ free, node }))
-    .filter((n) => n.free > 0 && !usage.hosts_distributed[n.node])
-    .sort((a, b) => b.free - a.free || a.node - b.node);
+  // The clean nodes (free GPUs, no other multi-node job) by free GPUs descending, then node
+  // index: from the index's buckets, not a sort of objects for every node (thousands, issue #49).
   const allocation: number[] = [];
-  for (const { free, node } of clean) {
-    const take = Math.min(free, replicas - allocation.length);
-    for (let k = 0; k < take; k++) allocation.push(node);
-    if (allocation.length === replicas) break;
+  const most = index.largestFree();
+  for (let f = most; f > 0 && allocation.length < replicas; f--) {
+    const nodes = index.nodesWithFree(f);
+    for (let k = 0; k < nodes.length && allocation.length < replicas; k++) {
+      const node = nodes[k]!;
+      if (usage.hosts_distributed[node]) continue;
+      const take = Math.min(f, replicas - allocation.length);
+      for (let j = 0; j < take; j++) allocation.push(node);
+    }
   }
   allocation.sort((a, b) => a - b);
   if (allocation.length === replicas) return allocation;
   // Not enough clean capacity: shrink to the larger of the best single node and the clean nodes.
-  const largestSingle = Math.max(0, ...usage.free);
-  const shrunk = Math.max(largestSingle, allocation.length);
+  const shrunk = Math.max(most, allocation.length);
   if (shrunk < Math.max(1, min_replicas)) return [];
   return shrunk === allocation.length ? allocation : placeOne(usage, shrunk, min_replicas, index);
 }

@@ -19,18 +19,38 @@ import type { GoodputModel } from '../../goodput/types.js';
 /** Clusters of at least this many GPUs use the approximate evaluations. */
 export const SCALE_GPUS = 512;
 
-/** geomspace's candidates by `minB/maxB` (bounded: cleared past 10,000 keys). */
-const CANDIDATES = new Map<string, Float64Array>();
+/** geomspace's candidates by minB, then maxB (bounded: cleared past 10,000 pairs). */
+const CANDIDATES = new Map<number, Map<number, Float64Array>>();
+let candidatePairs = 0;
 
 /** Stride of the coarse pass of approxBestGoodput. */
 const COARSE = 4;
+
+/** geomspace(minB, maxB, NUM_BATCH_CANDIDATES) (optimize.ts), shared by every job of the same limits. */
+function candidatesFor(minB: number, maxB: number): Float64Array {
+  // Keyed by the numbers, not a string made of them: thousands of calls in a first round.
+  let byMax = CANDIDATES.get(minB);
+  let candidates = byMax?.get(maxB);
+  if (!candidates) {
+    if (candidatePairs > 10_000) {
+      CANDIDATES.clear();
+      candidatePairs = 0;
+      byMax = undefined;
+    }
+    if (!byMax) CANDIDATES.set(minB, (byMax = new Map()));
+    byMax.set(maxB, (candidates = geomspace(minB, maxB, NUM_BATCH_CANDIDATES)));
+    candidatePairs++;
+  }
+  return candidates;
+}
 
 /**
  * Approximately the best goodput of `optimizeBatch` (same candidates, same splits): every 4th
  * candidate, then the 6 around the best of those: about 19 evaluations instead of 50. Goodput is
  * not unimodal in the batch (accumulation steps make it saw-toothed), so a narrower search (a
  * golden section) missed the best by 3%; this one is within 0.5% on the tested models (the test
- * beside this file). Never above the exact value.
+ * beside this file). Never above the exact value. No closure per call (the first round makes
+ * hundreds of these calls before the JIT has compiled them): candidates go through goodputAt.
  */
 export const approxBestGoodput: BestGoodputFn = (model, num_nodes, num_replicas, batch = {}) => {
   if (num_replicas <= 0) return 0;
@@ -39,38 +59,50 @@ export const approxBestGoodput: BestGoodputFn = (model, num_nodes, num_replicas,
   const B0 = limits.init_batch_size;
   const maxB = batch.max_batch_size === undefined ? limits.max_batch_size : Math.max(B0, batch.max_batch_size);
   const minB = Math.max(B0, limits.min_local_bsz * num_replicas);
-  // geomspace's candidates (optimize.ts), shared by every job of the same batch limits.
   const last = NUM_BATCH_CANDIDATES - 1;
-  const key = `${minB}/${maxB}`;
-  let candidates = CANDIDATES.get(key);
-  if (!candidates) {
-    if (CANDIDATES.size > 10_000) CANDIDATES.clear();
-    CANDIDATES.set(key, (candidates = geomspace(minB, maxB, NUM_BATCH_CANDIDATES)));
-  }
-  const candidate = (i: number): number => candidates[i]!;
-  const memo = MEMO.fill(NaN);
-  const at = (i: number): number => {
-    let g = memo[i]!;
-    if (Number.isNaN(g)) {
-      const split = splitBatch(limits, candidate(i), num_replicas);
-      g =
-        split.local_bsz >= limits.min_local_bsz && split.local_bsz <= limits.max_local_bsz
-          ? goodputOf(model, num_nodes, num_replicas, split.local_bsz, split.accum_steps)
-          : 0;
-      memo[i] = g;
-    }
-    return g;
-  };
+  const candidates = candidatesFor(minB, maxB);
+  MEMO.fill(NaN);
   // Every COARSE-th candidate, then the ones around the best of those.
   let bestIndex = 0;
-  for (let i = 0; i <= last; i += COARSE) if (at(i) > at(bestIndex)) bestIndex = i;
-  if (at(last) > at(bestIndex)) bestIndex = last;
-  let best = at(bestIndex);
+  for (let i = 0; i <= last; i += COARSE) {
+    if (
+      goodputAt(model, candidates, i, num_nodes, num_replicas) >
+      goodputAt(model, candidates, bestIndex, num_nodes, num_replicas)
+    )
+      bestIndex = i;
+  }
+  if (
+    goodputAt(model, candidates, last, num_nodes, num_replicas) >
+    goodputAt(model, candidates, bestIndex, num_nodes, num_replicas)
+  )
+    bestIndex = last;
+  let best = goodputAt(model, candidates, bestIndex, num_nodes, num_replicas);
   const lo = Math.max(0, bestIndex - COARSE + 1);
   const hi = Math.min(last, bestIndex + COARSE - 1);
-  for (let i = lo; i <= hi; i++) best = Math.max(best, at(i));
+  for (let i = lo; i <= hi; i++) best = Math.max(best, goodputAt(model, candidates, i, num_nodes, num_replicas));
   return best;
 };
+
+/** The goodput of candidate `i` of approxBestGoodput's current call, memoized in MEMO. */
+function goodputAt(
+  model: GoodputModel,
+  candidates: Float64Array,
+  i: number,
+  num_nodes: number,
+  num_replicas: number,
+): number {
+  let g = MEMO[i]!;
+  if (g !== g) {
+    const limits = model.limits;
+    const split = splitBatch(limits, candidates[i]!, num_replicas);
+    g =
+      split.local_bsz >= limits.min_local_bsz && split.local_bsz <= limits.max_local_bsz
+        ? goodputOf(model, num_nodes, num_replicas, split.local_bsz, split.accum_steps)
+        : 0;
+    MEMO[i] = g;
+  }
+  return g;
+}
 
 /** Scratch of approxBestGoodput (synchronous, so one is enough): goodput per candidate, NaN unknown. */
 const MEMO = new Float64Array(NUM_BATCH_CANDIDATES);
@@ -95,32 +127,104 @@ export interface SizedValues {
  * fractionally. Exact; cost: the hulls plus a linear-time selection (`fill`).
  */
 export function lagrangianBound(jobs: readonly SizedValues[], gpus: number): number {
-  let base = 0;
-  const sizes: number[] = [];
-  const gains: number[] = [];
-  const hull: number[] = [];
-  for (const j of jobs) {
-    const xs = j.sizes;
-    const ys = j.values;
-    base += ys[0]!;
-    hull.length = 0;
-    for (let k = 0; k < xs.length; k++) {
-      while (hull.length >= 2) {
-        const a = hull[hull.length - 2]!;
-        const b = hull[hull.length - 1]!;
-        if ((xs[b]! - xs[a]!) * (ys[k]! - ys[a]!) - (ys[b]! - ys[a]!) * (xs[k]! - xs[a]!) >= 0) hull.pop();
+  const builder = new BoundBuilder();
+  for (const j of jobs) builder.add(j.sizes, j.values, j.sizes.length);
+  return builder.bound(gpus);
+}
+
+/**
+ * lagrangianBound fed one job at a time, from arrays the caller may reuse: each job's hull
+ * segments go into growing typed arrays, so 5,000 jobs a round make no array per job (issue #49).
+ */
+export class BoundBuilder {
+  private base = 0;
+  private count = 0;
+  private sizes: Float64Array;
+  private gains: Float64Array;
+  /** Indices of the hull's points (a typed array: `hull.length = 0` per job reallocated it). */
+  private hull = new Int32Array(64);
+  /** Slope of each job's first (steepest) segment, for `bound`'s cut. */
+  private firsts = new Float64Array(1024);
+  private firstCount = 0;
+  /** Whether some first segment is narrower than 1 (then `bound` does not cut). */
+  private narrowFirst = false;
+
+  constructor(capacity = 1024) {
+    this.sizes = new Float64Array(Math.max(16, capacity));
+    this.gains = new Float64Array(Math.max(16, capacity));
+  }
+
+  /** One job: its values `ys` at the ascending sizes `xs` (0 first), the first `n` of each. */
+  add(xs: ArrayLike<number>, ys: ArrayLike<number>, n: number): void {
+    if (this.hull.length < n) this.hull = new Int32Array(2 * n);
+    const hull = this.hull;
+    let top = 0; // points on the hull: hull[0, top)
+    this.base += ys[0]!;
+    for (let k = 0; k < n; k++) {
+      while (top >= 2) {
+        const a = hull[top - 2]!;
+        const b = hull[top - 1]!;
+        if ((xs[b]! - xs[a]!) * (ys[k]! - ys[a]!) - (ys[b]! - ys[a]!) * (xs[k]! - xs[a]!) >= 0) top--;
         else break;
       }
-      hull.push(k);
+      hull[top++] = k;
     }
-    for (let h = 1; h < hull.length; h++) {
+    for (let h = 1; h < top; h++) {
       const gain = ys[hull[h]!]! - ys[hull[h - 1]!]!;
       if (gain <= 0) break;
-      sizes.push(xs[hull[h]!]! - xs[hull[h - 1]!]!);
-      gains.push(gain);
+      if (this.count === this.sizes.length) this.grow();
+      const size = xs[hull[h]!]! - xs[hull[h - 1]!]!;
+      this.sizes[this.count] = size;
+      this.gains[this.count++] = gain;
+      if (h === 1) {
+        if (this.firstCount === this.firsts.length) {
+          const firsts = new Float64Array(2 * this.firsts.length);
+          firsts.set(this.firsts);
+          this.firsts = firsts;
+        }
+        this.firsts[this.firstCount++] = gain / size;
+        if (!(size >= 1)) this.narrowFirst = true;
+      }
     }
   }
-  return base + fill(Float64Array.from(sizes), Float64Array.from(gains), gpus);
+
+  /**
+   * The bound for `gpus` GPUs over the jobs added (reorders the segments: call once). Segments
+   * flatter than the ceil(gpus)-th steepest first segment are left out before the selection: those
+   * first segments (one per job, each at least 1 wide) fill the GPUs by themselves, so the
+   * relaxation never reaches a flatter one. At 5,000 jobs that leaves a fifth of the segments for
+   * the selection, which the first round runs before the JIT has compiled it (issue #49). The
+   * bound is the same up to the order of its floating-point sum.
+   */
+  bound(gpus: number): number {
+    let n = this.count;
+    const sizes = this.sizes;
+    const gains = this.gains;
+    const enough = Math.ceil(gpus);
+    if (!this.narrowFirst && enough >= 1 && this.firstCount > enough) {
+      const firsts = this.firsts.slice(0, this.firstCount).sort();
+      const cut = firsts[this.firstCount - enough]!;
+      let kept = 0;
+      for (let k = 0; k < n; k++) {
+        // Kept unless flatter than the cut (NaN slopes are kept, as the selection had them).
+        if (!(gains[k]! / sizes[k]! < cut)) {
+          sizes[kept] = sizes[k]!;
+          gains[kept++] = gains[k]!;
+        }
+      }
+      n = kept;
+    }
+    return this.base + fill(sizes.subarray(0, n), gains.subarray(0, n), gpus);
+  }
+
+  private grow(): void {
+    const sizes = new Float64Array(2 * this.sizes.length);
+    const gains = new Float64Array(2 * this.gains.length);
+    sizes.set(this.sizes);
+    gains.set(this.gains);
+    this.sizes = sizes;
+    this.gains = gains;
+  }
 }
 
 /**
@@ -128,9 +232,13 @@ export function lagrangianBound(jobs: readonly SizedValues[], gpus: number): num
  * steepest segments (gain per size) until the capacity is full. A quickselect on the slopes
  * (expected linear time; a sort of 50,000 segments with a comparator was the round's largest
  * cost at 5,000 jobs): pick a pivot slope, take every steeper segment when they fit and continue
- * among the flatter ones, else continue among the steeper. Reorders `sizes` and `gains`.
+ * among the flatter ones, else continue among the steeper. Reorders `sizes` and `gains`. The
+ * slopes are divided once, and the swaps written inline: the first round runs this loop over
+ * tens of thousands of segments before the JIT has compiled it.
  */
 function fill(sizes: Float64Array, gains: Float64Array, capacity: number): number {
+  const slopes = new Float64Array(sizes.length);
+  for (let k = 0; k < sizes.length; k++) slopes[k] = gains[k]! / sizes[k]!;
   let lo = 0;
   let hi = sizes.length; // undecided segments: [lo, hi)
   let left = capacity;
@@ -140,15 +248,28 @@ function fill(sizes: Float64Array, gains: Float64Array, capacity: number): numbe
     // Pivot: a pseudo-random undecided segment (deterministic).
     seed = (seed * 1103515245 + 12345) >>> 0;
     const p = lo + (seed % (hi - lo));
-    const pivot = gains[p]! / sizes[p]!;
+    const pivot = slopes[p]!;
     // Partition [lo, hi): steeper than the pivot first, then equal, then flatter.
     let a = lo;
     let b = hi;
     for (let k = lo; k < b;) {
-      const slope = gains[k]! / sizes[k]!;
-      if (slope > pivot) swap(sizes, gains, k++, a++);
-      else if (slope < pivot) swap(sizes, gains, k, --b);
-      else k++;
+      const slope = slopes[k]!;
+      // j: where segment k goes (a steeper one to the front, a flatter one to the back).
+      let j = k;
+      if (slope > pivot) j = a++;
+      else if (slope < pivot) j = --b;
+      if (j !== k) {
+        const s = sizes[k]!;
+        sizes[k] = sizes[j]!;
+        sizes[j] = s;
+        const g = gains[k]!;
+        gains[k] = gains[j]!;
+        gains[j] = g;
+        slopes[k] = slopes[j]!;
+        slopes[j] = slope;
+      }
+      // A flatter one swapped in an undecided segment at k: look at k again.
+      if (!(slope < pivot)) k++;
     }
     let steepSize = 0;
     let steepGain = 0;
@@ -171,13 +292,4 @@ function fill(sizes: Float64Array, gains: Float64Array, capacity: number): numbe
     lo = b;
   }
   return gain;
-}
-
-function swap(sizes: Float64Array, gains: Float64Array, i: number, j: number): void {
-  const s = sizes[i]!;
-  sizes[i] = sizes[j]!;
-  sizes[j] = s;
-  const g = gains[i]!;
-  gains[i] = gains[j]!;
-  gains[j] = g;
 }

@@ -1,13 +1,6 @@
 import type { RoundJob } from './job-view.js';
-import { candidateSteps } from './step-sizes.js';
+import { StepList } from './step-sizes.js';
 import { resizeInterval } from './unmeasured.js';
-
-/** One candidate growth step of a job: k more replicas for a value gain of `gain` per replica. */
-interface Step {
-  view: number;
-  replicas: number;
-  gain_per_replica: number;
-}
 
 /**
  * Value of running a job at r replicas this round: priority weight x speedup, discounted by the
@@ -17,21 +10,62 @@ interface Step {
  * is sure to clear its cost.
  */
 export function allocationValue(view: RoundJob, replicas: number, idle = false): number {
-  const memo = view.value_memo?.[idle ? 1 : 0];
+  const memo = view.value_memo;
   if (!memo) return computeValue(view, replicas, idle);
-  let value = memo[replicas];
-  if (value === undefined) memo[replicas] = value = computeValue(view, replicas, idle);
+  const sizes = view.value_sizes ?? 0;
+  if (replicas < 0 || replicas >= sizes) return computeValue(view, replicas, idle);
+  const k = (view.value_at ?? 0) + (idle ? sizes + replicas : replicas);
+  let value = memo[k]!;
+  if (value !== value) memo[k] = value = computeValue(view, replicas, idle);
   return value;
 }
 
+/** Most values memoized per round (8 bytes each); past it, views are valued without a memo. */
+const MEMO_VALUES = 1 << 22;
+
+/**
+ * Gives each view an empty value memo (RoundJob.value_memo): its own part of one buffer, not two
+ * arrays per view that grow as sizes are asked, nor a typed-array view object each (5,000 views a
+ * round, issue #49). Views past the buffer's size limit get none (their values are computed each
+ * time: the same values).
+ */
+function resetValueMemos(views: readonly RoundJob[]): void {
+  let total = 0;
+  for (let i = 0; i < views.length; i++) total += 2 * (Math.max(0, views[i]!.max_replicas) + 1);
+  const buffer = new Float64Array(Math.min(total, MEMO_VALUES)).fill(NaN);
+  let offset = 0;
+  for (let i = 0; i < views.length; i++) {
+    const view = views[i]!;
+    const sizes = Math.max(0, view.max_replicas) + 1;
+    if (offset + 2 * sizes <= buffer.length) {
+      view.value_memo = buffer;
+      view.value_at = offset;
+      view.value_sizes = sizes;
+      offset += 2 * sizes;
+    } else {
+      view.value_memo = undefined;
+      view.value_at = 0;
+      view.value_sizes = 0;
+    }
+  }
+}
+
+// NaN tests here are `x !== x`, not Number.isNaN: a call per value before the JIT compiles this.
 function computeValue(view: RoundJob, replicas: number, idle: boolean): number {
+  // Without replicas the speedup is the floor whatever the keep (every job's base value).
+  if (replicas <= 0) return view.weight * floorUtility(view.utility_power);
+  // sureShare and utility written inline where they are trivial: this runs tens of thousands of
+  // times in a round, the first of them before the JIT has compiled it.
   const keep =
     replicas === view.current_replicas
       ? 1
       : (idle ? view.idle_restart_keep : view.restart_keep) *
-        (view.current_replicas > 0 ? sureShare(view, replicas) : 1);
-  const speedup = replicas <= 0 ? 0 : view.speedup(replicas) * keep;
-  return view.weight * utility(speedup + SPEEDUP_FLOOR, view.utility_power);
+        (view.current_replicas > 0 && view.gain_interval !== undefined ? sureShare(view, replicas) : 1);
+  const speedup = view.speedup(replicas) * keep + SPEEDUP_FLOOR;
+  const power = view.utility_power;
+  if (power === 0) return view.weight * speedup;
+  if (power === 1) return view.weight * Math.log(speedup);
+  return view.weight * (Math.pow(speedup, 1 - power) / (1 - power));
 }
 
 /**
@@ -50,10 +84,21 @@ export function sureShare(view: RoundJob, replicas?: number): number {
 /** Keeps the utility of an idle job finite (as Pollux's +0.001). */
 const SPEEDUP_FLOOR = 1e-3;
 
-function utility(speedup: number, power: number): number {
-  if (power === 0) return speedup;
-  if (power === 1) return Math.log(speedup);
-  return Math.pow(speedup, 1 - power) / (1 - power);
+/** The utility of SPEEDUP_FLOOR for the last power asked (one power per policy: no pow per job). */
+let floorPower = NaN;
+let floorValue = NaN;
+
+function floorUtility(power: number): number {
+  if (power !== floorPower) {
+    floorPower = power;
+    floorValue =
+      power === 0
+        ? SPEEDUP_FLOOR
+        : power === 1
+          ? Math.log(SPEEDUP_FLOOR)
+          : Math.pow(SPEEDUP_FLOOR, 1 - power) / (1 - power);
+  }
+  return floorValue;
 }
 
 /** Rules of `chooseReplicaCounts` beyond the values (GoodputPolicyParams has their meaning). */
@@ -83,9 +128,9 @@ export function chooseReplicaCounts(
   rules: Partial<SizingRules> = {},
 ): number[] {
   const { min_marginal_speedup, whole_nodes, gpu_price } = { ...NO_RULES, ...rules };
-  const counts = views.map(() => 0);
+  const counts = new Array<number>(views.length).fill(0);
   // Values are memoized from here (the views no longer change; a test may change one between calls).
-  for (const view of views) view.value_memo = [[], []];
+  resetValueMemos(views);
   let free = free_gpus;
   // Only jobs with a minimum are served in priority order (40,000 jobs: sort only those).
   const withMinimum: number[] = [];
@@ -133,13 +178,11 @@ function grow(
   if (free <= 0) return free;
   // A job has at most one step in the heap at any time.
   const heap = new StepHeap(views.length);
-  const push = (i: number): void => {
-    const step = bestStep(views[i] as RoundJob, i, counts[i] as number, free, lookahead, pass);
-    if (step) heap.push(step);
-  };
+  const push = (i: number): void => bestStep(heap, views[i] as RoundJob, i, counts[i] as number, free, lookahead, pass);
   for (let i = 0; i < views.length; i++) {
     const view = views[i] as RoundJob;
-    if (view.min_replicas === 0 || (counts[i] as number) > 0) push(i);
+    if (view.min_replicas === 0 || (counts[i] as number) > 0)
+      bestStep(heap, view, i, counts[i] as number, free, lookahead, pass);
   }
   while (free > 0 && heap.size > 0) {
     const i = heap.topView();
@@ -156,21 +199,33 @@ function grow(
   return free;
 }
 
+/** Scratch of bestStep's candidate steps (synchronous, so one is enough). */
+const STEPS = new StepList();
+
+/** Pushes the job's best growth step (most value gained per replica) onto `heap`, if one gains. */
 function bestStep(
+  heap: StepHeap,
   view: RoundJob,
   index: number,
   replicas: number,
   free: number,
   lookahead: number,
   pass: PassRules,
-): Step | undefined {
+): void {
   const { floor, whole, idle, price } = pass;
   const room = Math.min(view.max_replicas - replicas, free, Math.max(lookahead, view.current_replicas - replicas));
-  if (room <= 0) return undefined;
+  if (room <= 0) return;
   const base = allocationValue(view, replicas, idle);
+  const memo = view.value_memo;
+  const memoSizes = memo ? (view.value_sizes ?? 0) : 0;
+  const memoOffset = (view.value_at ?? 0) + (idle ? memoSizes : 0);
   const priced = price > 0 && replicas > 0 && view.job.model?.correction !== undefined;
-  let best: Step | undefined;
-  for (const k of candidateSteps(replicas, room, Math.min(view.max_replicas - replicas, free), lookahead)) {
+  let bestGain = 0;
+  let bestReplicas = 0;
+  STEPS.fill(replicas, room, Math.min(view.max_replicas - replicas, free), lookahead);
+  const steps = STEPS.steps;
+  for (let s = 0; s < STEPS.count; s++) {
+    const k = steps[s]!;
     if (replicas > 0 && floor > 0 && (view.speedup(replicas + k) - view.speedup(replicas)) / k < floor) continue;
     const total = replicas + k;
     if (view.grow_back_to && total > view.current_replicas && !view.grow_back_to.has(total)) continue;
@@ -183,12 +238,16 @@ function bestStep(
       total !== view.max_replicas
     )
       continue;
-    const gain = (allocationValue(view, replicas + k, idle) - base) / k;
-    if (gain > 1e-12 && (!best || gain > best.gain_per_replica + 1e-12)) {
-      best = { view: index, replicas: k, gain_per_replica: gain };
+    // allocationValue, its memo read here (no call per candidate before the JIT compiles this).
+    let value = total < memoSizes ? memo![memoOffset + total]! : NaN;
+    if (value !== value) value = allocationValue(view, total, idle);
+    const gain = (value - base) / k;
+    if (gain > 1e-12 && (bestReplicas === 0 || gain > bestGain + 1e-12)) {
+      bestGain = gain;
+      bestReplicas = k;
     }
   }
-  return best;
+  if (bestReplicas > 0) heap.push(bestGain, index, bestReplicas);
 }
 
 /**
@@ -232,56 +291,56 @@ class StepHeap {
     return this.replicas[0]!;
   }
 
-  push(step: Step): void {
+  // push and pop compare and move slots inline: thousands of steps a round, the first ones
+  // before the JIT has compiled (and inlined) helpers. Order: gain descending, then view ascending.
+  push(gain: number, view: number, replicas: number): void {
+    const gains = this.gain;
+    const views = this.view;
+    const counts = this.replicas;
     let i = this.size++;
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if (!this.before(step.gain_per_replica, step.view, parent)) break;
-      this.move(parent, i);
+      const g = gains[parent]!;
+      if (!(gain > g || (gain === g && view < views[parent]!))) break;
+      gains[i] = g;
+      views[i] = views[parent]!;
+      counts[i] = counts[parent]!;
       i = parent;
     }
-    this.set(i, step.gain_per_replica, step.view, step.replicas);
+    gains[i] = gain;
+    views[i] = view;
+    counts[i] = replicas;
   }
 
   pop(): void {
     const last = --this.size;
     if (last === 0) return;
-    const gain = this.gain[last]!;
-    const view = this.view[last]!;
-    const replicas = this.replicas[last]!;
+    const gains = this.gain;
+    const views = this.view;
+    const counts = this.replicas;
+    const gain = gains[last]!;
+    const view = views[last]!;
+    const replicas = counts[last]!;
     let i = 0;
     for (;;) {
       const left = 2 * i + 1;
       if (left >= last) break;
       const right = left + 1;
-      const child = right < last && this.precedes(right, left) ? right : left;
-      if (!this.before(this.gain[child]!, this.view[child]!, -1, gain, view)) break;
-      this.move(child, i);
+      let child = left;
+      if (right < last) {
+        const gr = gains[right]!;
+        const gl = gains[left]!;
+        if (gr > gl || (gr === gl && views[right]! < views[left]!)) child = right;
+      }
+      const g = gains[child]!;
+      if (!(g > gain || (g === gain && views[child]! < view))) break;
+      gains[i] = g;
+      views[i] = views[child]!;
+      counts[i] = counts[child]!;
       i = child;
     }
-    this.set(i, gain, view, replicas);
-  }
-
-  /** Whether (gain, view) comes before slot `slot` (or before (otherGain, otherView) when slot is -1). */
-  private before(gain: number, view: number, slot: number, otherGain = 0, otherView = 0): boolean {
-    const g = slot >= 0 ? this.gain[slot]! : otherGain;
-    const v = slot >= 0 ? this.view[slot]! : otherView;
-    return gain > g || (gain === g && view < v);
-  }
-
-  private precedes(a: number, b: number): boolean {
-    return this.before(this.gain[a]!, this.view[a]!, b);
-  }
-
-  private move(from: number, to: number): void {
-    this.gain[to] = this.gain[from]!;
-    this.view[to] = this.view[from]!;
-    this.replicas[to] = this.replicas[from]!;
-  }
-
-  private set(i: number, gain: number, view: number, replicas: number): void {
-    this.gain[i] = gain;
-    this.view[i] = view;
-    this.replicas[i] = replicas;
+    gains[i] = gain;
+    views[i] = view;
+    counts[i] = replicas;
   }
 }

@@ -1,0 +1,131 @@
+/**
+ * The speedups of the goodput policy's job views (job-view.ts): per model content, a job's best
+ * goodput at each size over its one-GPU goodput, kept across rounds (ModelMemo) and read by
+ * replica count; and a view's speedup and size distance read from its own fields (issue #49:
+ * no closure, context or memo per job). Pure.
+ */
+import type { PolicyJob } from '../../core/cluster.js';
+import type { ModelMemo } from '../../goodput/model-memo.js';
+import type { GoodputModel } from '../../goodput/types.js';
+import {
+  bestGoodput,
+  goodputSpeedupFn,
+  linearSpeedupFn,
+  type BatchPolicy,
+  type SpeedupFn,
+} from '../../goodput/speedup.js';
+import { jobBatchPolicy } from '../job-batch.js';
+import { approxBestGoodput, approxSpeedupFn } from './scale.js';
+import { sizeDistanceFn, type SizeDistance } from './unmeasured.js';
+
+/**
+ * Speedup functions by model content and batch policy (goodput/model-memo.ts), kept across rounds
+ * by the policy instance: jobs with equal models share one, and a model that was not refitted
+ * keeps its; a speedup is a pure function of the model, so the memo never changes a decision.
+ */
+export type SpeedupCache = ModelMemo<ModelSpeedup>;
+
+/** A model's speedup under one batch policy, and the distance of each size from what it measured. */
+export interface ModelSpeedup {
+  one_gpu: number;
+  fn: SpeedupFn;
+  distance: SizeDistance;
+  /**
+   * fn(ceil(r / by_gpus), r) by replica count r (NaN: not yet asked), for nodes of `by_gpus` GPUs:
+   * an array read instead of fn's closure and map per size (tens of thousands a round, the first
+   * of them before the JIT has compiled this code; issue #49). Filled lazily; the same values.
+   */
+  by_replicas: Float64Array;
+  by_gpus: number;
+}
+
+/** The model's speedup at `replicas` packed on nodes of `gpusPerNode` GPUs: fn through by_replicas. */
+function speedupAt(m: ModelSpeedup, replicas: number, gpusPerNode: number): number {
+  let table = m.by_replicas;
+  if (m.by_gpus !== gpusPerNode || replicas >= table.length) {
+    const grown = new Float64Array(Math.max(64, 2 * table.length, replicas + 1)).fill(NaN);
+    if (m.by_gpus === gpusPerNode) grown.set(table);
+    m.by_replicas = table = grown;
+    m.by_gpus = gpusPerNode;
+  }
+  // undefined: not an index (a fractional count), asked of fn itself.
+  const known: number | undefined = table[replicas];
+  if (known === undefined) return m.fn(Math.ceil(replicas / gpusPerNode), replicas);
+  if (known === known) return known; // not NaN: known
+  return (table[replicas] = m.fn(Math.ceil(replicas / gpusPerNode), replicas));
+}
+
+export function modelSpeedup(
+  model: GoodputModel,
+  job: PolicyJob,
+  cache: SpeedupCache | undefined,
+  approx: boolean,
+): ModelSpeedup {
+  if (!cache) return makeModelSpeedup(model, jobBatchPolicy(job), approx);
+  // The variant names jobBatchPolicy(job), made only on a miss. Most jobs have no batch rule:
+  // their variant is a constant, not a string built per job.
+  const fixed = job.fixed_batch_size;
+  const cap = fixed === undefined ? job.batch_size_cap : undefined;
+  const variant =
+    fixed === undefined && cap === undefined
+      ? approx
+        ? '//~'
+        : '/'
+      : `${fixed ?? ''}/${cap ?? ''}${approx ? '/~' : ''}`;
+  // Found without making a closure per job (a miss makes the value once per model).
+  let value = cache.find(model, variant);
+  if (value === undefined) cache.put(model, variant, (value = makeModelSpeedup(model, jobBatchPolicy(job), approx)));
+  return value;
+}
+
+function makeModelSpeedup(model: GoodputModel, batch: BatchPolicy, approx: boolean): ModelSpeedup {
+  // On a large cluster (scale.ts) the search over batch sizes is approximate.
+  const one_gpu = approx ? approxBestGoodput(model, 1, 1, batch) : bestGoodput(model, 1, 1, batch);
+  const fn = approx ? approxSpeedupFn(model, one_gpu, batch) : goodputSpeedupFn(model, one_gpu, batch);
+  return {
+    one_gpu,
+    fn: one_gpu > 0 ? fn : linearSpeedupFn(1),
+    distance: sizeDistanceFn(model, batch),
+    by_replicas: new Float64Array(0),
+    by_gpus: 0,
+  };
+}
+
+/**
+ * What a built view's speedup reads: own fields of the view (a copy of it keeps them), so that a
+ * view needs no closure and context of its own (5,000 views a round; issue #49).
+ */
+export interface SpeedupFields {
+  /** The job's model's speedups; undefined: linear. */
+  speedup_model: ModelSpeedup | undefined;
+  /** Largest replica count the job has run at (0: none). */
+  speedup_measured: number;
+  /** GoodputPolicyParams.unmeasured_gain_share. */
+  speedup_share: number;
+  /** GPUs per node (replicas are packed on as few nodes as possible). */
+  speedup_gpus: number;
+}
+
+/**
+ * RoundJob.speedup of a built view (called as its method): the model's speedup over one GPU, the
+ * gain past the largest size run discounted by unmeasured_gain_share; linear without a model.
+ */
+export function viewSpeedup(this: SpeedupFields, replicas: number): number {
+  if (replicas === 0) return 0;
+  const modelled = this.speedup_model;
+  if (!modelled) return replicas;
+  const gpus = this.speedup_gpus;
+  const measured = this.speedup_measured;
+  let value = speedupAt(modelled, replicas, gpus);
+  if (measured > 0 && replicas > measured) {
+    const atMeasured = speedupAt(modelled, measured, gpus);
+    if (value > atMeasured) value = atMeasured + this.speedup_share * (value - atMeasured);
+  }
+  return value;
+}
+
+/** RoundJob.distance of a job with a corrected model (a closure only for those jobs). */
+export function viewDistance(modelled: ModelSpeedup, measured: number, gpusPerNode: number): (r: number) => number {
+  // Past the largest size measured, unmeasured_gain_share already discounts the gain.
+  return (r: number) => (r > measured ? 0 : modelled.distance(Math.ceil(r / gpusPerNode), r));
+}
