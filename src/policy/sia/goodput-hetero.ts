@@ -111,9 +111,10 @@ export class GoodputHetero extends SiaPolicy {
 
   protected override jobWeight(job: TypedJob, normalized: readonly number[], _configs: readonly SiaConfig[]): number {
     const modelled = Object.keys(job.per_type.one_gpu_samples_per_s).some((t) => job.per_type.model(t) !== undefined);
-    const best = modelled
-      ? Math.max(...normalized) * this.lastMinGoodput
-      : Math.max(...Object.values(job.per_type.one_gpu_samples_per_s));
+    let most = -Infinity;
+    // A loop, not Math.max(...row): thousands of rows of tens of configurations a round.
+    for (let c = 0; c < normalized.length; c++) most = Math.max(most, normalized[c]!);
+    const best = modelled ? most * this.lastMinGoodput : Math.max(...Object.values(job.per_type.one_gpu_samples_per_s));
     // Remaining hours at the best goodput it could get now; unknown models count as one GPU.
     const hours = Math.max(job.per_type.remaining_samples / Math.max(best, 1e-9), 60) / 3600;
     return Math.pow(1 / hours, this.knobs.srpt_power);
