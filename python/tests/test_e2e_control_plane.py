@@ -42,8 +42,10 @@ def _cli(data_dir: str, port: int, *args: str, timeout_s: float = 60) -> str:
 
 
 def test_digits_is_rescaled_and_reaches_95_percent(tmp_path):
-    # Long enough (about a minute alone) that Pollux's restart penalty, age/(age + 30 s), lets a
-    # rescale pay off; a shorter job rightly stays where it started.
+    # Long enough that the rescale lands while it trains, with a wide margin: the goodput policy
+    # grows it 1 -> 3 about 2 s after its launch (exploring a size not measured yet, step 9 of
+    # epoch 0), and 200 epochs last about 17 s on 3 replicas here (more on 1). 800 epochs made
+    # this test 112 s in the suite; the accuracy passes 0.95 by epoch 16 either way.
     data_dir, port = str(tmp_path / "goodput"), free_port()
     # The server's output goes to a file (a pipe nobody reads could fill), shown on failure.
     server_log = tmp_path / "up.log"
@@ -62,7 +64,7 @@ def test_digits_is_rescaled_and_reaches_95_percent(tmp_path):
         time.sleep(0.5)
         submitted = json.loads(_cli(data_dir, port, "submit", "--name", "digits", "--max-replicas", "3",
                                     "--workdir", REPO_ROOT, "--json", "--", PYTHON, DIGITS,
-                                    "--epochs", "800", "--hidden", "512", "--threads", "1"))
+                                    "--epochs", "200", "--hidden", "512", "--threads", "1"))
         job_id = submitted["id"]
         deadline = time.monotonic() + 360
         while True:

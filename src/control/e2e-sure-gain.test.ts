@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { batchClaims, largestSmallChangeClaim, sizeChanges } from '../../bench/decision-events.js';
-import { testServers, trainerCommand, waitFor } from '../../test-support/control/harness.js';
+import { sleep, testServers, trainerCommand, waitFor } from '../../test-support/control/harness.js';
 import { noPython, pythonWith } from '../../test-support/control/python.js';
 import { packagePath } from '../util/package-root.js';
 
@@ -41,8 +41,20 @@ describe('no reversal without evidence, live', { skip }, () => {
         workdir: data_dir,
         max_replicas: 4,
       });
-      // A minute with the rival: every shrink of the grown job comes after a report at its new size.
-      await new Promise((r) => setTimeout(r, 60_000));
+      // Up to a minute with the rival: every shrink of the grown job comes after a report at its new
+      // size. The rule is decided once that report is in (a shrink before it breaks the rule, any
+      // later one keeps it) or a shrink came, and a batch-size event since the growth names the
+      // learning-rate rule: the window ends there instead of always after a minute.
+      const reportedAtNewSize = async () =>
+        (await client.reports(ncf.id, 10_000)).some(
+          (r) => r.received_at_ms > grown.at_ms && r.num_replicas === grown.to,
+        );
+      for (const until = Date.now() + 60_000; Date.now() < until; await sleep(500)) {
+        const seen = await events();
+        const shrunk = sizeChanges(seen).some((c) => c.at_ms > grown.at_ms && c.to > 0 && c.to < c.from);
+        const batched = batchClaims(seen).some((c) => c.at_ms > grown.at_ms);
+        if (batched && (shrunk || (await reportedAtNewSize()))) break;
+      }
       const all = await events();
       const reports = await client.reports(ncf.id, 10_000);
       const shrink = sizeChanges(all).find((c) => c.at_ms > grown.at_ms && c.to > 0 && c.to < c.from);

@@ -62,9 +62,13 @@ describe('outside-style SDK scripts with DataLoader workers, rescaled on Slurm',
         async () => (await client.nodes()).reduce((k, n) => k + n.usable, 0) === 2,
       );
       const workdir = packagePath();
+      // Epochs of 12000 images: the second job's arrival stops it by the end of its first epoch
+      // (at steps 145 and 172 of 480 in two measured runs); 3 more epochs are the margin for a slow
+      // stop under load (a quarter of this, 4 epochs of 3000, once ended before the shrink). 6
+      // epochs only trained 2 more after it grew back.
       const cifar = await client.submit({
         name: 'cifar',
-        command: [python!, CIFAR, '--epochs', '6', '--train-size', '12000'],
+        command: [python!, CIFAR, '--epochs', '4', '--train-size', '12000'],
         workdir,
         max_replicas: 2,
       });
