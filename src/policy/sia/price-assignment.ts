@@ -1,8 +1,9 @@
 /**
  * The assignment program of the typed policies (assignment.ts) solved by prices instead of an
  * integer program, for programs too large for HiGHS within a round (issue #49; as CvxCluster
- * does): a price per GPU type group is raised until each group's demand fits (coordinate
- * bisection on the Lagrangian dual of the linear relaxation), then jobs are placed greedily at
+ * does): a price per GPU type group is raised until each group's demand fits (all groups'
+ * prices bisected at once on the Lagrangian dual of the linear relaxation, then subgradient
+ * steps), then jobs are placed greedily at
  * those prices, most valuable first, and left-over GPUs go to the jobs still left out. The dual's
  * best value bounds the optimum from below, so every decision knows its gap. Pure.
  */
