@@ -4,7 +4,7 @@
  * throughput models, random attained service, ages, profiled sizes and remaining work, and random
  * packed initial allocations. Deterministic for a seed.
  */
-import type { Allocation, NodeInfo, PolicyJob } from '../src/core/cluster.js';
+import type { Allocation, ClusterSnapshot, NodeInfo, PolicyJob } from '../src/core/cluster.js';
 import { Random } from '../src/core/random.js';
 import { fitPerfParams } from '../src/goodput/fit.js';
 import type { GoodputModel, ProfilePoint } from '../src/goodput/types.js';
@@ -208,6 +208,15 @@ export function generateTyped(
     allocations: initialAllocations(nodes, jobs, random, (a, b) => typeOf(a) === typeOf(b)),
     now_s,
   };
+}
+
+/** The snapshot of `round` (60 s apart) of `cluster`, with `allocations` the last round's decision. */
+export function roundSnapshot(
+  cluster: GeneratedCluster,
+  round: number,
+  allocations: Record<string, Allocation>,
+): ClusterSnapshot {
+  return { now_s: cluster.now_s + round * 60, nodes: cluster.nodes, jobs: cluster.jobs, allocations };
 }
 
 /**

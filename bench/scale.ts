@@ -20,7 +20,7 @@
 import { existsSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import type { Allocation, ClusterSnapshot } from '../src/core/cluster.js';
+import type { Allocation } from '../src/core/cluster.js';
 import type { Policy } from '../src/policy/policy.js';
 import { createPolicy } from '../src/policy/registry.js';
 import { validateDecision } from '../src/policy/validate-decision.js';
@@ -29,7 +29,7 @@ import { percentile } from '../src/sim/metrics.js';
 import { benchArgs } from './bench-args.js';
 import { runServerBench, SERVER_TARGETS, type ServerFigures } from './scale/server-bench.js';
 import { runSimBench, type SimFigures } from './scale/sim-bench.js';
-import { feedBack, generateOneType, generateTyped, type GeneratedCluster } from './generated-cluster.js';
+import { feedBack, generateOneType, generateTyped, roundSnapshot, type GeneratedCluster } from './generated-cluster.js';
 
 const USAGE = `
 usage: npm run bench:scale -- [--quick] [--rounds 8] [--cases LIST] [--data DIR] [--json]
@@ -143,12 +143,7 @@ async function runCase(spec: CaseSpec): Promise<ScaleCase> {
   const gaps: number[] = [];
   const methods = new Set<string>();
   for (let round = 0; round < rounds; round++) {
-    const snapshot: ClusterSnapshot = {
-      now_s: cluster.now_s + round * 60,
-      nodes: cluster.nodes,
-      jobs: cluster.jobs,
-      allocations,
-    };
+    const snapshot = roundSnapshot(cluster, round, allocations);
     const start = performance.now();
     const cpu0 = process.cpuUsage();
     const decision = policy.decide(snapshot);

@@ -15,7 +15,7 @@ import type { Allocation } from '../../src/core/cluster.js';
 import { createPolicy } from '../../src/policy/registry.js';
 import { percentile } from '../../src/sim/metrics.js';
 import { benchArgs } from '../bench-args.js';
-import { feedBack, generateOneType } from '../generated-cluster.js';
+import { feedBack, generateOneType, roundSnapshot } from '../generated-cluster.js';
 
 const USAGE = `
 usage: node dist/bench/scale/first-round.js [--nodes 512] [--jobs 5000] [--rounds 2] [--runs 5] [--json]
@@ -65,12 +65,7 @@ async function child(): Promise<RoundTimes[]> {
     const main0 = mainThreadMs();
     const cpu0 = process.cpuUsage();
     const wall0 = performance.now();
-    const decision = policy.decide({
-      now_s: cluster.now_s + round * 60,
-      nodes: cluster.nodes,
-      jobs: cluster.jobs,
-      allocations,
-    });
+    const decision = policy.decide(roundSnapshot(cluster, round, allocations));
     const wall = performance.now() - wall0;
     const cpu = process.cpuUsage(cpu0);
     const main1 = mainThreadMs();

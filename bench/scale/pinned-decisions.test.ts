@@ -9,9 +9,9 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
-import type { Allocation, ClusterSnapshot } from '../../src/core/cluster.js';
+import type { Allocation } from '../../src/core/cluster.js';
 import { createPolicy } from '../../src/policy/registry.js';
-import { feedBack, generateOneType } from '../generated-cluster.js';
+import { feedBack, generateOneType, roundSnapshot } from '../generated-cluster.js';
 
 /** A digest of each round's decision: allocations, rejections and gains, by job id. */
 async function decisionDigests(nodes: number, jobs: number, rounds: number): Promise<string[]> {
@@ -20,12 +20,7 @@ async function decisionDigests(nodes: number, jobs: number, rounds: number): Pro
   let allocations: Record<string, Allocation> = cluster.allocations;
   const digests: string[] = [];
   for (let round = 0; round < rounds; round++) {
-    const snapshot: ClusterSnapshot = {
-      now_s: cluster.now_s + round * 60,
-      nodes: cluster.nodes,
-      jobs: cluster.jobs,
-      allocations,
-    };
+    const snapshot = roundSnapshot(cluster, round, allocations);
     const d = policy.decide(snapshot);
     const byId = <T>(r: Record<string, T>): [string, T][] =>
       Object.keys(r)

@@ -38,11 +38,10 @@ function headKey(model: GoodputModel): number {
   return model.perf.alpha_c + model.grad.sqr;
 }
 
-/** `model`'s head, in modelKey's order (accumulation as 1 or 0). */
-function readHead(model: GoodputModel): Float64Array {
+/** Writes `model`'s head into `head`, in modelKey's order (accumulation as 1 or 0). */
+function readHead(model: GoodputModel, head: Float64Array): void {
   const p = model.perf;
   const l = model.limits;
-  const head = new Float64Array(HEAD_FIELDS);
   head[0] = p.alpha_c;
   head[1] = p.beta_c;
   head[2] = p.alpha_n;
@@ -57,57 +56,22 @@ function readHead(model: GoodputModel): Float64Array {
   head[11] = l.min_local_bsz;
   head[12] = l.max_local_bsz;
   head[13] = l.accumulation ? 1 : 0;
-  return head;
 }
 
+/** The head being looked up (one buffer, not an array per lookup: thousands of jobs a round). */
+const lookedUp = new Float64Array(HEAD_FIELDS);
+
 /**
- * Whether `model`'s head equals `head` as modelKey would say: equal numbers, -0 as 0, NaN as NaN.
- * The comparison is written out per field, not called: thousands of jobs a round, the first
- * before the JIT has compiled this.
+ * Whether the head `lookedUp` holds equals `head` as modelKey would say: equal numbers, -0 as 0,
+ * NaN as NaN.
  */
-function sameHead(head: Float64Array, model: GoodputModel): boolean {
-  const p = model.perf;
-  const l = model.limits;
-  let a = head[0]!;
-  let b = p.alpha_c;
-  if (a !== b && (a === a || b === b)) return false;
-  a = head[1]!;
-  b = p.beta_c;
-  if (a !== b && (a === a || b === b)) return false;
-  a = head[2]!;
-  b = p.alpha_n;
-  if (a !== b && (a === a || b === b)) return false;
-  a = head[3]!;
-  b = p.beta_n;
-  if (a !== b && (a === a || b === b)) return false;
-  a = head[4]!;
-  b = p.alpha_r;
-  if (a !== b && (a === a || b === b)) return false;
-  a = head[5]!;
-  b = p.beta_r;
-  if (a !== b && (a === a || b === b)) return false;
-  a = head[6]!;
-  b = p.gamma;
-  if (a !== b && (a === a || b === b)) return false;
-  a = head[7]!;
-  b = model.grad.sqr;
-  if (a !== b && (a === a || b === b)) return false;
-  a = head[8]!;
-  b = model.grad.var;
-  if (a !== b && (a === a || b === b)) return false;
-  a = head[9]!;
-  b = l.init_batch_size;
-  if (a !== b && (a === a || b === b)) return false;
-  a = head[10]!;
-  b = l.max_batch_size;
-  if (a !== b && (a === a || b === b)) return false;
-  a = head[11]!;
-  b = l.min_local_bsz;
-  if (a !== b && (a === a || b === b)) return false;
-  a = head[12]!;
-  b = l.max_local_bsz;
-  if (a !== b && (a === a || b === b)) return false;
-  return head[13] === (l.accumulation ? 1 : 0);
+function sameHead(head: Float64Array): boolean {
+  for (let k = 0; k < HEAD_FIELDS; k++) {
+    const a = head[k]!;
+    const b = lookedUp[k]!;
+    if (a !== b && (a === a || b === b)) return false;
+  }
+  return true;
 }
 
 /** The part of modelKey past its head: the correction's factors ('' without one). */
@@ -191,11 +155,12 @@ export class ModelMemo<T> {
     const correction = model.correction ? correctionKey(model) : '';
     let bucket = this.byContent.get(key);
     if (!bucket) this.byContent.set(key, (bucket = []));
+    readHead(model, lookedUp);
     for (let k = 0; k < bucket.length; k++) {
       const c = bucket[k]!;
-      if (c.correction === correction && sameHead(c.head, model)) return c;
+      if (c.correction === correction && sameHead(c.head)) return c;
     }
-    const c: Content<T> = { head: readHead(model), correction, variants: new Map() };
+    const c: Content<T> = { head: lookedUp.slice(), correction, variants: new Map() };
     bucket.push(c);
     this.contents++;
     return c;

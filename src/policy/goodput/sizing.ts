@@ -291,25 +291,20 @@ class StepHeap {
     return this.replicas[0]!;
   }
 
-  // push and pop compare and move slots inline: thousands of steps a round, the first ones
-  // before the JIT has compiled (and inlined) helpers. Order: gain descending, then view ascending.
+  // push and pop compare slots inline: thousands of steps a round, the first ones before the JIT
+  // has compiled (and inlined) helpers. Order: gain descending, then view ascending.
   push(gain: number, view: number, replicas: number): void {
     const gains = this.gain;
     const views = this.view;
-    const counts = this.replicas;
     let i = this.size++;
     while (i > 0) {
       const parent = (i - 1) >> 1;
       const g = gains[parent]!;
       if (!(gain > g || (gain === g && view < views[parent]!))) break;
-      gains[i] = g;
-      views[i] = views[parent]!;
-      counts[i] = counts[parent]!;
+      this.put(i, g, views[parent]!, this.replicas[parent]!);
       i = parent;
     }
-    gains[i] = gain;
-    views[i] = view;
-    counts[i] = replicas;
+    this.put(i, gain, view, replicas);
   }
 
   pop(): void {
@@ -317,10 +312,9 @@ class StepHeap {
     if (last === 0) return;
     const gains = this.gain;
     const views = this.view;
-    const counts = this.replicas;
     const gain = gains[last]!;
     const view = views[last]!;
-    const replicas = counts[last]!;
+    const replicas = this.replicas[last]!;
     let i = 0;
     for (;;) {
       const left = 2 * i + 1;
@@ -334,13 +328,15 @@ class StepHeap {
       }
       const g = gains[child]!;
       if (!(g > gain || (g === gain && views[child]! < view))) break;
-      gains[i] = g;
-      views[i] = views[child]!;
-      counts[i] = counts[child]!;
+      this.put(i, g, views[child]!, this.replicas[child]!);
       i = child;
     }
-    gains[i] = gain;
-    views[i] = view;
-    counts[i] = replicas;
+    this.put(i, gain, view, replicas);
+  }
+
+  private put(i: number, gain: number, view: number, replicas: number): void {
+    this.gain[i] = gain;
+    this.view[i] = view;
+    this.replicas[i] = replicas;
   }
 }
