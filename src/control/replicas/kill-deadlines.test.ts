@@ -43,14 +43,14 @@ describe('KillDeadlines', () => {
     );
   });
 
-  it('anyDue says whether a deadline has passed (the launcher reads the live replicas only then or for a job to start or stop)', () => {
+  it('dueJobs names the jobs past their deadline (the launcher reads their live replicas), until forgotten', () => {
     const kills = new KillDeadlines();
-    assert.equal(kills.anyDue(0), false, 'no deadline');
+    assert.deepEqual(kills.dueJobs(0), [], 'no deadline');
     kills.set('a', 1000);
-    assert.equal(kills.anyDue(999), false);
-    assert.equal(kills.anyDue(1000), true);
+    assert.deepEqual(kills.dueJobs(999), []);
+    assert.deepEqual(kills.dueJobs(1000), ['a']);
     kills.due(1000, []);
-    assert.equal(kills.anyDue(2000), false, 'forgotten once no replica of it lives');
+    assert.deepEqual(kills.dueJobs(2000), [], 'forgotten once no replica of it lives');
   });
 });
 

@@ -12,30 +12,27 @@ export class KillDeadlines {
     this.at_ms.set(job_id, deadline_ms);
   }
 
-  /** Whether some job's deadline has passed at `now_ms` (`due` would look at the live replicas). */
-  anyDue(now_ms: number): boolean {
-    for (const deadline_ms of this.at_ms.values()) if (now_ms >= deadline_ms) return true;
-    return false;
-  }
-
-  /** The jobs whose deadline has passed at `now_ms`: `due` needs their live replicas. */
+  /**
+   * The jobs whose deadline has passed at `now_ms`, in the order they were set: `due` needs their
+   * live replicas.
+   */
   dueJobs(now_ms: number): string[] {
     return [...this.at_ms].filter(([, deadline_ms]) => now_ms >= deadline_ms).map(([id]) => id);
   }
 
   /**
-   * The replicas of `live` (at least every live replica of `dueJobs`) due for SIGKILL at `now_ms`: those of every job past its deadline, at
-   * every call until none is left, so that a kill the backend could not deliver (slurmctld down)
-   * is sent again instead of leaving the job running on its devices. A job past its deadline with
-   * no live replica left is forgotten.
+   * The replicas of `live` (at least every live replica of `dueJobs`) due for SIGKILL at `now_ms`:
+   * those of every job past its deadline, at every call until none is left, so that a kill the
+   * backend could not deliver (slurmctld down) is sent again instead of leaving the job running on
+   * its devices. A job past its deadline with no live replica left is forgotten.
    */
   due(now_ms: number, live: readonly ReplicaRecord[]): ReplicaRecord[] {
-    const out: ReplicaRecord[] = [];
-    if (!this.anyDue(now_ms)) return out;
-    const due = new Set(this.dueJobs(now_ms));
+    const ids = this.dueJobs(now_ms);
+    if (ids.length === 0) return [];
+    const due = new Set(ids);
     const byJob = replicasByJob(live.filter((r) => due.has(r.job_id)));
-    for (const [job_id, deadline_ms] of this.at_ms) {
-      if (now_ms < deadline_ms) continue;
+    const out: ReplicaRecord[] = [];
+    for (const job_id of ids) {
       const left = byJob.get(job_id) ?? [];
       if (left.length === 0) this.at_ms.delete(job_id);
       out.push(...left);
