@@ -11,19 +11,13 @@ export function candidateSteps(
   node_gpus: number,
   spacing = 1.5,
 ): number[] {
-  const steps: number[] = [];
-  for (let k = 1; k <= room; k++) steps.push(k);
-  let total = Math.ceil((replicas + room + 1) / node_gpus) * node_gpus;
-  while (total - replicas <= far) {
-    steps.push(total - replicas);
-    total = Math.max(total + node_gpus, Math.ceil((total * spacing) / node_gpus) * node_gpus);
-  }
-  if (far > room && steps[steps.length - 1] !== far) steps.push(far);
-  return steps;
+  const list = new StepList();
+  list.fill(replicas, room, far, node_gpus, spacing);
+  return Array.from(list.steps.subarray(0, list.count));
 }
 
 /**
- * candidateSteps into a reusable buffer: the sizing asks for the steps of every job several
+ * candidateSteps' steps in a reusable buffer: the sizing asks for the steps of every job several
  * times a round (tens of thousands of calls at 5,000 jobs, issue #49), and an array per call
  * was a tenth of the round with its garbage. `fill` writes `count` steps into `steps`.
  */
@@ -31,7 +25,7 @@ export class StepList {
   steps = new Int32Array(64);
   count = 0;
 
-  /** The steps candidateSteps returns for the same arguments, in the same order. */
+  /** Writes the steps of (replicas, room, far, node_gpus, spacing), as candidateSteps describes them. */
   fill(replicas: number, room: number, far: number, node_gpus: number, spacing = 1.5): void {
     // Room for every step: `room` small ones, then far ones at least node_gpus apart (ceil).
     const most = Math.max(0, room) + Math.ceil(Math.max(0, far) / node_gpus) + 2;
