@@ -172,16 +172,15 @@ export class BoundBuilder {
     for (let h = 1; h < top; h++) {
       const gain = ys[hull[h]!]! - ys[hull[h - 1]!]!;
       if (gain <= 0) break;
-      if (this.count === this.sizes.length) this.grow();
+      if (this.count === this.sizes.length) {
+        this.sizes = doubled(this.sizes);
+        this.gains = doubled(this.gains);
+      }
       const size = xs[hull[h]!]! - xs[hull[h - 1]!]!;
       this.sizes[this.count] = size;
       this.gains[this.count++] = gain;
       if (h === 1) {
-        if (this.firstCount === this.firsts.length) {
-          const firsts = new Float64Array(2 * this.firsts.length);
-          firsts.set(this.firsts);
-          this.firsts = firsts;
-        }
+        if (this.firstCount === this.firsts.length) this.firsts = doubled(this.firsts);
         this.firsts[this.firstCount++] = gain / size;
         if (!(size >= 1)) this.narrowFirst = true;
       }
@@ -216,15 +215,13 @@ export class BoundBuilder {
     }
     return this.base + fill(sizes.subarray(0, n), gains.subarray(0, n), gpus);
   }
+}
 
-  private grow(): void {
-    const sizes = new Float64Array(2 * this.sizes.length);
-    const gains = new Float64Array(2 * this.gains.length);
-    sizes.set(this.sizes);
-    gains.set(this.gains);
-    this.sizes = sizes;
-    this.gains = gains;
-  }
+/** A copy of `a` in an array twice as long. */
+function doubled(a: Float64Array): Float64Array<ArrayBuffer> {
+  const out = new Float64Array(2 * a.length);
+  out.set(a);
+  return out;
 }
 
 /**
