@@ -2,11 +2,9 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { usageError } from '../core/errors.js';
 import { didYouMean } from '../util/suggest.js';
 
-/** One `goodput <name>` subcommand. `run` returns the process exit status. */
+/** One `goodput <name>` subcommand (its summary is in commands.ts). `run` returns the process exit status. */
 export interface CliCommand {
   readonly name: string;
-  /** One line for `goodput --help`. */
-  readonly summary: string;
   /** Full text for `goodput <name> --help`. */
   readonly help: string;
   /** Its flags, where declared (shell completion also reads the flags its help lists). */

@@ -33,8 +33,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     console.log(version);
     return 0;
   }
-  const command = commands.find((c) => c.name === name);
-  if (!command) {
+  const entry = commands.find((c) => c.name === name);
+  if (!entry) {
     const hint = didYouMean(
       name,
       commands.map((c) => c.name),
@@ -42,6 +42,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     console.error(`goodput: error[E_USAGE]: unknown command '${name}'.${hint} Run 'goodput --help' for the list.`);
     return 2;
   }
+  const command = await entry.load();
   if (rest.includes('--help') || rest.includes('-h')) {
     const dashDash = rest.indexOf('--');
     const helpIndex = Math.max(rest.indexOf('--help'), rest.indexOf('-h'));

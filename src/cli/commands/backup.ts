@@ -18,7 +18,6 @@ function show(copy: StoreCopy, json: boolean | undefined, what: string): void {
 
 export const backupCommand: CliCommand = {
   name: 'backup',
-  summary: "Copy the server's store to a file (online: the server keeps serving)",
   help: `Usage: goodput backup <file | directory/> [--force] [--data-dir DIR] [--json]
 
 Writes a consistent copy of DIR/goodput.sqlite to <file> (mode 0600) through SQLite's backup
@@ -42,7 +41,6 @@ goodput-<time>.sqlite into it. An existing file is replaced only with --force. R
 
 export const restoreCommand: CliCommand = {
   name: 'restore',
-  summary: 'Replace the store with a backup (the server must be stopped)',
   help: `Usage: goodput restore <file> [--data-dir DIR] [--json]
 
 Checks <file> (a 'goodput backup'), then puts it in place of DIR/goodput.sqlite, removes the

@@ -4,7 +4,6 @@ import { parseFlags, type CliCommand } from '../command.js';
 
 export const cancelCommand: CliCommand = {
   name: 'cancel',
-  summary: 'Cancel a job (SIGTERM to its replicas, SIGKILL after the grace period)',
   help: `Usage: goodput cancel <job> [<job>...] [--json] [--data-dir DIR | --server URL] [--token T]
        goodput cancel [--user U] [--state S] [--name N] [--json] ...
 

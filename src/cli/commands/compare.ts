@@ -41,7 +41,6 @@ Example: goodput compare --workload data/pollux/workloads/workload-1.csv`;
 
 export const compareCommand: CliCommand = {
   name: 'compare',
-  summary: 'Compare scheduling policies on the same workload trace(s) in simulation',
   help,
   async run(argv) {
     const { values, positionals } = parseFlags('compare', argv, {

@@ -1,5 +1,6 @@
 import { usageError } from '../../core/errors.js';
 import { flagNames, parseFlags, type CliCommand } from '../command.js';
+import type { CommandEntry } from '../commands.js';
 import { completionScript, type CompletionCommand } from '../completion-script.js';
 import { didYouMean } from '../../util/suggest.js';
 
@@ -9,11 +10,12 @@ function flagsOf(c: CliCommand): string[] {
   return [...new Set([...(c.options ? flagNames(c.options) : []), ...listed, '--help'])].sort();
 }
 
-/** `goodput completion` needs the command list, which imports this module: it is handed in. */
-export function makeCompletionCommand(all: () => readonly CliCommand[]): CliCommand {
+/** `goodput completion` needs every command, loaded; the command list hands them in. */
+export function makeCompletionCommand(
+  all: () => Promise<readonly { entry: CommandEntry; command: CliCommand }[]>,
+): CliCommand {
   return {
     name: 'completion',
-    summary: 'Print a shell completion script (bash or zsh)',
     help: `Usage: goodput completion bash|zsh
 
 Prints a script that completes goodput's commands and flags (files after '--').
@@ -28,7 +30,11 @@ Prints a script that completes goodput's commands and flags (files after '--').
           `completion: expected 'bash' or 'zsh'.${shell === undefined ? '' : didYouMean(shell, ['bash', 'zsh'])} See 'goodput completion --help'.`,
         );
       }
-      const commands: CompletionCommand[] = all().map((c) => ({ name: c.name, summary: c.summary, flags: flagsOf(c) }));
+      const commands: CompletionCommand[] = (await all()).map(({ entry, command }) => ({
+        name: entry.name,
+        summary: entry.summary,
+        flags: flagsOf(command),
+      }));
       process.stdout.write(completionScript(shell, commands));
       return 0;
     },

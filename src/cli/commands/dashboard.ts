@@ -29,7 +29,6 @@ function dashboardUrl(data_dir: string): string {
 
 export const dashboardCommand: CliCommand = {
   name: 'dashboard',
-  summary: 'Print (or open) a login link to the web dashboard',
   help: `Usage: goodput dashboard [--open] [--url DASHBOARD_URL] [--json] [--data-dir DIR | --server URL] [--token T]
 
 Prints a link to the running server's dashboard that logs the browser in as you (the token

@@ -66,7 +66,6 @@ async function liveDoctor(
 /** `goodput doctor`: the thin shell around runDoctor (flags, output files, exit status). */
 export const doctorCommand: CliCommand = {
   name: 'doctor',
-  summary: 'Diagnose what limits a training run from traces, nvidia-smi, NCCL and Horovod logs',
   help: HELP,
   async run(argv) {
     const { values, positionals } = parseFlags('doctor', argv, {

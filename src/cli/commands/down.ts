@@ -28,7 +28,6 @@ function livePid(data_dir: string): number | undefined {
 
 export const downCommand: CliCommand = {
   name: 'down',
-  summary: "Stop the goodput server of a data directory (e.g. one started by 'goodput up --detach')",
   help: `Usage: goodput down [--data-dir DIR] [--timeout-s S]
 
 Sends SIGTERM to the server that owns DIR (default: $GOODPUT_DATA_DIR or ~/.goodput) and waits

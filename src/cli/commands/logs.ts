@@ -6,7 +6,6 @@ import { numberFlag, parseFlags, type CliCommand } from '../command.js';
 
 export const logsCommand: CliCommand = {
   name: 'logs',
-  summary: "Print a replica's log (-f to follow)",
   help: `Usage: goodput logs <job> [-f] [--replica N] [--data-dir DIR | --server URL] [--token T]
 
 Prints the log of replica N (default 0) over all attempts. -f follows it until the job ends,

@@ -10,7 +10,6 @@ const DEFAULT_LS_JOBS = 50;
 
 export const lsCommand: CliCommand = {
   name: 'ls',
-  summary: 'List jobs on the goodput server',
   help: `Usage: goodput ls [--state S] [--user U] [--name N] [--since T] [--limit N | --all] [--json]
                   [--data-dir DIR | --server URL] [--token T]
 

@@ -17,7 +17,6 @@ async function clearMarks(argv: readonly string[]): Promise<number> {
 
 export const nodesCommand: CliCommand = {
   name: 'nodes',
-  summary: 'List nodes and devices (with their GPU type) and the job holding each',
   help: `Usage: goodput nodes [--json] [--data-dir DIR | --server URL] [--token T]
        goodput nodes clear NODE[/DEVICE] [--data-dir DIR | --server URL] [--token T]
 

@@ -28,7 +28,6 @@ const flags = {
 export const planCommand: CliCommand = {
   name: 'plan',
   options: flags,
-  summary: 'Predict time, memory and cost of a profiled job on any GPU count and type',
   help: `Usage: goodput plan KEY|FILE [options]
 
 Reads the profile that 'goodput profile' stored (a profile key in the data directory, or a

@@ -35,7 +35,6 @@ const flags = {
 export const profileCommand: CliCommand = {
   name: 'profile',
   options: flags,
-  summary: "Measure a training script's scaling on the devices at hand, for goodput plan",
   help: `Usage: goodput profile [options] -- <command> [args...]
 
 Runs the SDK script for a bounded time on this machine's GPUs (or CPU slots), steering its batch

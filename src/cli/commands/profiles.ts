@@ -16,7 +16,6 @@ import { renderProfile, renderProfileList } from '../profile-render.js';
 
 export const profilesCommand: CliCommand = {
   name: 'profiles',
-  summary: 'List profile keys and what their jobs measured (the model a new job of the key starts from)',
   help: `Usage: goodput profiles [ls] [--json]
        goodput profiles show <key> [--json]
        goodput profiles rm <key> [--gpu-type TYPE] [--json]

@@ -37,7 +37,6 @@ const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 
 export const runCommand: CliCommand = {
   name: 'run',
   options: flags,
-  summary: 'Supervise one elastic job on this machine (no separate server)',
   help: `Usage: goodput run [options] -- <command> [args...]
 
 Runs the control plane in this process for one job: places it on this machine's GPUs

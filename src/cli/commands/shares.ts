@@ -17,7 +17,6 @@ const perType = (m: Record<string, number>) =>
 
 export const sharesCommand: CliCommand = {
   name: 'shares',
-  summary: "Each team's quota, use, borrowed and lent devices, fair-share factor and decayed usage",
   help: `Usage: goodput shares [--json] [--data-dir DIR | --server URL] [--token T]
 
 Teams come from the server's shares file (goodput up --shares FILE; docs/control-plane.md
@@ -58,7 +57,6 @@ const UNIT_S: Record<string, number> = { m: 60, h: 3600, d: 86400 };
 
 export const usageCommand: CliCommand = {
   name: 'usage',
-  summary: 'Device-hours per user, team and GPU type over a period',
   help: `Usage: goodput usage [--since 30d] [--json | --csv] [--data-dir DIR | --server URL] [--token T]
 
 Device-hours of every attempt's replicas since --since ago (m, h or d; default 30d), per user,

@@ -6,7 +6,6 @@ import { renderJob } from '../job-render.js';
 
 export const showCommand: CliCommand = {
   name: 'show',
-  summary: 'Show a job: state, batch, goodput and speedup, replicas, and recent events with their reasons',
   help: `Usage: goodput show <job> [--json] [--data-dir DIR | --server URL] [--token T]
 
 <job> is a job id or name. Shows the batch size (local x accumulation x replicas) and

@@ -79,7 +79,6 @@ export function formatSimReports(policy: string, reports: readonly WorkloadRepor
 
 export const simCommand: CliCommand = {
   name: 'sim',
-  summary: 'Simulate a scheduling policy on a workload trace and report job completion times',
   help,
   async run(argv) {
     const { values, positionals } = parseFlags('sim', argv, {

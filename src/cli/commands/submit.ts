@@ -158,7 +158,6 @@ const options = { ...connectionFlags, ...jobFlags, json: { type: 'boolean' } } a
 export const submitCommand: CliCommand = {
   name: 'submit',
   options,
-  summary: 'Submit a job to the goodput server',
   help: `Usage: goodput submit <spec.yaml|spec.json> [options] [-- <command> [args...]]
        goodput submit [options] -- <command> [args...]
 

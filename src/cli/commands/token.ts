@@ -24,7 +24,6 @@ export function parseDuration_s(text: string): number {
 
 export const tokenCommand: CliCommand = {
   name: 'token',
-  summary: 'Create, list and revoke API tokens',
   help: `Usage: goodput token create [--user U] [--unix-user ACCOUNT] [--slurm-account ACCT] [--expires-in 7d]
                             [--json]
        goodput token ls [--user U] [--json]

@@ -41,7 +41,6 @@ const flags = {
 
 export const upCommand: CliCommand = {
   name: 'up',
-  summary: 'Start the goodput server (control plane) on this machine',
   help: `Usage: goodput up [options]
 
   --data-dir DIR     store, logs and checkpoints (default: $GOODPUT_DATA_DIR or ~/.goodput)

@@ -6,7 +6,6 @@ import { numberFlag, parseFlags, PORT, type CliCommand } from '../command.js';
 
 export const viewCommand: CliCommand = {
   name: 'view',
-  summary: 'Open recorded simulations (goodput sim --out) in the web dashboard',
   help: `Usage: goodput view RUN.jsonl [MORE.jsonl ...] [options]
 
 Serves the dashboard's simulation viewer on recorded runs, side by side: allocation timeline

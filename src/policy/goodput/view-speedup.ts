@@ -43,8 +43,12 @@ export interface ModelSpeedup {
 function speedupAt(m: ModelSpeedup, replicas: number, gpusPerNode: number): number {
   let table = m.by_replicas;
   if (m.by_gpus !== gpusPerNode || replicas >= table.length) {
-    const grown = new Float64Array(Math.max(64, 2 * table.length, replicas + 1)).fill(NaN);
-    if (m.by_gpus === gpusPerNode) grown.set(table);
+    // Doubled only while it keeps its values: a table started anew for another node size (the
+    // shares layer's views change it round to round) is sized for what is asked, or it would
+    // double at every change.
+    const same = m.by_gpus === gpusPerNode;
+    const grown = new Float64Array(Math.max(64, same ? 2 * table.length : 0, replicas + 1)).fill(NaN);
+    if (same) grown.set(table);
     m.by_replicas = table = grown;
     m.by_gpus = gpusPerNode;
   }

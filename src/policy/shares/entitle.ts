@@ -148,24 +148,32 @@ export function entitle(
   const types = [...capacity.keys()].sort();
   const teamGets = new Map(teamNames.map((t) => [t, new Map<string, number>()]));
   const guaranteed = new Map(teamNames.map((t) => [t, new Map<string, number>()]));
+  // Quotas first, on every type, before any share: demand that a quota will take is kept for it
+  // (a quota larger than the type's capacity is split in proportion to the quotas).
+  const quotaLeft = new Map(teamLeft);
   for (const type of types) {
-    // Quotas first: each team's guaranteed devices, bounded by its demand (a quota larger than the
-    // type's capacity is split in proportion to the quotas).
     const quotaClaims = new Map(
       teamNames.map((t) => {
         const q = teamOf(t)?.quota[type] ?? 0;
-        return [t, { demand: Math.min(q, teamLeft.get(t)!), weight: Math.max(q, 1e-9) }];
+        return [t, { demand: Math.min(q, quotaLeft.get(t)!), weight: Math.max(q, 1e-9) }];
       }),
     );
-    const byQuota = waterFill(capacity.get(type)!, quotaClaims);
-    for (const [t, n] of byQuota) guaranteed.get(t)!.set(type, n);
-    const byShare = flooredShare(capacity.get(type)!, teamNames, teamLeft, weight, team_factor, byQuota);
+    for (const [t, n] of waterFill(capacity.get(type)!, quotaClaims)) {
+      guaranteed.get(t)!.set(type, n);
+      quotaLeft.set(t, quotaLeft.get(t)! - n);
+    }
+  }
+  types.forEach((type, k) => {
+    const later = (t: string) => types.slice(k + 1).reduce((s, x) => s + guaranteed.get(t)!.get(x)!, 0);
+    const demandHere = new Map(teamNames.map((t) => [t, Math.max(0, teamLeft.get(t)! - later(t))]));
+    const quotaHere = new Map(teamNames.map((t) => [t, guaranteed.get(t)!.get(type)!]));
+    const byShare = flooredShare(capacity.get(type)!, teamNames, demandHere, weight, team_factor, quotaHere);
     for (const t of teamNames) {
       const n = byShare.get(t) ?? 0;
       teamGets.get(t)!.set(type, n);
       teamLeft.set(t, teamLeft.get(t)! - n);
     }
-  }
+  });
   // Inside each team: its users by the same rule (equal weights times their own usage factor).
   const by_user = new Map<string, Map<string, number>>();
   const userLeft = new Map(users.map((u) => [u.user, u.demand]));

@@ -3,10 +3,10 @@ import { describe, it } from 'node:test';
 import type { ClusterSnapshot, NodeInfo, PolicyJob, TeamShare } from '../../core/cluster.js';
 import { fifoPolicy } from '../fifo.js';
 import { goodputPolicy } from '../goodput/index.js';
-import { job } from '../goodput/test-jobs.js';
+import { job, limits, perf } from '../goodput/test-jobs.js';
 import { validateDecision } from '../validate-decision.js';
 import { entitle, waterFill } from './entitle.js';
-import { withShares } from './layer.js';
+import { finishesWithin, withShares } from './layer.js';
 
 const slots = (n: number, type = 'cpu'): NodeInfo[] => [
   { index: 0, name: 'host', gpus: n, preemptible: false, gpu_type: type },
@@ -98,11 +98,92 @@ describe('shares layer', () => {
     assert.deepEqual([count(fifo().decide(reversed), 'alice'), count(fifo().decide(reversed), 'bob')], [3, 2]);
   });
 
+  it("takes a fair part only from jobs that will not end soon; a quota takes any borrower's devices", () => {
+    // alice-0 and alice-1 end within the default 30 minutes (remaining steps times step time);
+    // the other two do not declare their length.
+    const soon = { remaining_steps: 100, step_time_s_by_replicas: [1] };
+    const jobs = [
+      ...alices(4).map((j, i) => (i < 2 ? { ...j, ...soon } : j)),
+      plain('bob-0', 'bob', 25),
+      plain('bob-1', 'bob', 26),
+    ];
+    const d = fifo().decide(aliceHoldsAll(jobs));
+    assert.deepEqual(Object.keys(d.allocations).sort(), ['alice-0', 'alice-1', 'bob-0', 'bob-1']);
+    const quota = withShares(() => fifoPolicy.create({ seed: 0 }), { short_job_s: 1e9 }).decide({
+      ...aliceHoldsAll(jobs),
+      shares: { teams: [{ name: 'bob', members: ['bob'], weight: 1, quota: { cpu: 2 } }], half_life_s: 86400 },
+    });
+    assert.equal(count(quota, 'bob'), 2);
+    const none = withShares(() => fifoPolicy.create({ seed: 0 }), { short_job_s: 1e9 }).decide(
+      aliceHoldsAll(jobs.map((j) => ({ ...j, ...soon }))),
+    );
+    assert.equal(count(none, 'bob'), 0, 'every borrower ends soon: bob waits for them');
+  });
+
+  it("returns the inner policy's decision where it leaves nobody below a floor, and starts a waiting job where not", () => {
+    const jobs = [
+      job('a', { owner: 'ann', team: 'ann', max_profiled_replicas: 2 }),
+      job('b', { owner: 'ben', team: 'ben', max_profiled_replicas: 2 }),
+    ];
+    const at = (allocations: ClusterSnapshot['allocations']): ClusterSnapshot => ({
+      now_s: 3600,
+      nodes: slots(8, 'a100'),
+      jobs,
+      allocations,
+    });
+    const layered = (snap: ClusterSnapshot) => withShares(() => goodputPolicy.create({ seed: 3 })).decide(snap);
+    // Both on 2: goodput alone grows ann to 7 and shrinks ben to 1; ben's job still runs, so
+    // nobody is below a floor and the decision stands.
+    const running = at({ a: [0, 0], b: [0, 0] });
+    const direct = goodputPolicy.create({ seed: 3 }).decide(running).allocations;
+    assert.deepEqual([direct['a']!.length, direct['b']!.length], [7, 1]);
+    assert.deepEqual(layered(running).allocations, direct);
+    // Ann's 8 one-device jobs hold all 8: goodput alone leaves ben's new one waiting (a restart
+    // gains nothing); the layer starts it, his fair part, by stopping ann's most recent job.
+    const one = { max_replicas: 1, min_replicas: 1, max_profiled_replicas: 1 };
+    const anns = Array.from({ length: 8 }, (_, i) =>
+      job(`ann-${i}`, { owner: 'ann', team: 'ann', ...one, submitted_at_s: i }),
+    );
+    const full: ClusterSnapshot = {
+      ...at(Object.fromEntries(anns.map((j) => [j.id, [0]]))),
+      jobs: [...anns, job('ben-0', { owner: 'ben', team: 'ben', ...one, submitted_at_s: 100 })],
+    };
+    assert.equal(goodputPolicy.create({ seed: 3 }).decide(full).allocations['ben-0'], undefined);
+    const shared = layered(full);
+    assert.deepEqual([count(shared, 'ann'), count(shared, 'ben')], [7, 1]);
+    assert.deepEqual(shared.notes, { 'ann-7': "stopped (1 -> 0) to return 1 a100 to team ben's fair share" });
+  });
+
   it('never touches a non-preemptible job', () => {
     const snap = aliceHoldsAll([...alices(4, { preemptible: false }), plain('bob-0', 'bob', 25)]);
     const d = fifo().decide(snap);
     assert.equal(count(d, 'alice'), 4);
     assert.equal(count(d, 'bob'), 0);
+  });
+});
+
+describe('finishesWithin', () => {
+  it('reads remaining steps times the step time, else remaining samples over the goodput; unknown is long', () => {
+    assert.equal(
+      finishesWithin(job('s', { remaining_steps: 100, step_time_s_by_replicas: [2, 1] }), [0, 0], 100),
+      true,
+    );
+    assert.equal(finishesWithin(job('s', { remaining_steps: 100, step_time_s_by_replicas: [2, 1] }), [0], 100), false);
+    const model = { perf, grad: { sqr: 0.01, var: 1 }, limits };
+    const rate = (n: number) => {
+      let lo = 0;
+      let hi = 1e12;
+      // The smallest remaining sample count that does not finish within 60 s, found by bisection.
+      for (let k = 0; k < 80; k++) {
+        const mid = (lo + hi) / 2;
+        if (finishesWithin(job('m', { model, remaining_samples: mid }), Array(n).fill(0), 60)) lo = mid;
+        else hi = mid;
+      }
+      return lo / 60;
+    };
+    assert.ok(rate(1) > 0 && rate(4) > rate(1), `samples/s on 1 and 4: ${rate(1)}, ${rate(4)}`);
+    assert.equal(finishesWithin(job('plain'), [0, 0], 1e12), false);
+    assert.equal(finishesWithin(job('idle', { remaining_steps: 1, step_time_s_by_replicas: [1] }), [], 1e12), false);
   });
 });
 
@@ -140,6 +221,17 @@ describe('entitle', () => {
       Object.values(got).reduce((s: number, x) => s + (x ?? 0), 0),
       64,
     );
+  });
+
+  it("keeps a team's demand for its quota type: an earlier type's share does not use it up", () => {
+    const quota: TeamShare[] = [{ name: 'nlp', members: ['bob'], weight: 1, quota: { rtx: 4 } }];
+    const types = new Map([
+      ['aws', 4],
+      ['rtx', 8],
+    ]);
+    const ent = entitle(types, [{ user: 'bob', team: 'nlp', demand: 4 }, busy('alice', 'vision')], quota, undefined, 1);
+    assert.deepEqual(Object.fromEntries(ent.by_user.get('bob')!), { aws: 0, rtx: 4 });
+    assert.deepEqual(Object.fromEntries(ent.guaranteed.get('nlp')!), { aws: 0, rtx: 4 });
   });
 
   it('keeps a quota above the weighted share whole, the others share the rest by weight', () => {

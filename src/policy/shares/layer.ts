@@ -1,16 +1,19 @@
 /**
  * The shares layer (issue 48): a Policy that shares the cluster between people, then lets any
- * registered policy (the inner one, one instance per user) maximize goodput inside each user's
- * part. Each round:
+ * registered policy maximize goodput over everyone's jobs at once. Each round:
  * 1. every user's entitlement per GPU type (entitle.ts: quotas, then weighted fair share with
  *    decayed usage, then users inside their team);
- * 2. users below their entitlement, the most deprived first, decide on their own devices plus
- *    the free devices and, where those do not suffice, the devices of users above theirs (the
- *    borrowers; only what is actually taken is reclaimed);
- * 3. the other users decide on what they keep plus every device still free (work conserving:
- *    capacity a user cannot use goes to others); a borrower whose devices were reclaimed is
- *    trimmed first (trim.ts: elastic jobs shrink before anything is stopped);
- * 4. users of step 2 that used all they were offered get what is still free.
+ * 2. users below a floor now (floors.ts: their team's quota, their fair part), the most deprived
+ *    first, decide with their own policy instance on their devices plus the missing ones: free
+ *    devices, then devices of users above their entitlement (a non-preemptible job's never; for a
+ *    fair part, not a job's that ends within `short_job_s` either); a quota left unused by that
+ *    decision is filled (floors.ts topUp);
+ * 3. the one shared instance (the inner policy, as without users) decides every other job on what
+ *    is left; a user whose devices were taken is trimmed first (trim.ts: elastic jobs shrink
+ *    before anything is stopped);
+ * 4. users that decision left below a floor go through 2 and 3 again, once each at most;
+ * 5. users held to a floor that used all they were offered take what is still free.
+ * Where no floor binds, the decision is the inner policy's own (fairness costs no goodput then).
  * With at most one owner among the jobs it is an exact pass-through to the inner policy.
  * Deterministic: users in a stable order, ties by name.
  */
@@ -21,14 +24,42 @@ import {
   type ClusterSnapshot,
   type PolicyJob,
 } from '../../core/cluster.js';
+import { bestGoodput } from '../../goodput/speedup.js';
+import { jobBatchPolicy } from '../job-batch.js';
 import type { Policy, PolicyDecision, Rejection } from '../policy.js';
 import { entitle, type Entitlements } from './entitle.js';
+import { floorGaps, topUp } from './floors.js';
 import { fitToView } from './trim.js';
 
 /** Knobs of the layer. */
 export interface SharesKnobs {
   /** Exponent scale of the fair-share factor of past usage (entitle.ts); default 1. */
   usage_strength?: number;
+  /**
+   * A job predicted to finish within this many seconds on its devices (finishesWithin: where the
+   * job declares its length) keeps them against a user's fair part: they come back when it ends.
+   * A quota takes them anyway. Default DEFAULT_SHORT_JOB_S (chosen on bench:shares' tuning
+   * workloads among 0, 1800 and 3600 s).
+   */
+  short_job_s?: number;
+}
+
+/** Default of SharesKnobs.short_job_s. */
+export const DEFAULT_SHORT_JOB_S = 1800;
+
+/**
+ * Whether `job` on `allocation` will finish within `horizon_s`: its remaining steps times its step
+ * time there, else its remaining samples over its model's goodput there. False when it does not
+ * declare its length (a plain script) or holds nothing.
+ */
+export function finishesWithin(job: PolicyJob, allocation: Allocation, horizon_s: number): boolean {
+  if (allocation.length === 0) return false;
+  const times = job.step_time_s_by_replicas;
+  if (job.remaining_steps !== undefined && times !== undefined && times.length > 0)
+    return job.remaining_steps * times[Math.min(allocation.length, times.length) - 1]! <= horizon_s;
+  if (job.remaining_samples === undefined || !job.model) return false;
+  const rate = bestGoodput(job.model, new Set(allocation).size, allocation.length, jobBatchPolicy(job));
+  return rate > 0 && job.remaining_samples / rate <= horizon_s;
 }
 
 /** Devices a job can use now: its current size, or its minimum, at most twice its measured reach. */
@@ -43,12 +74,18 @@ interface Reclaim {
   quota: boolean;
 }
 
-/** The shares layer over `make()`'s policies (one per owner); see the module comment. */
+/**
+ * The shares layer over `make()`'s policies: the first one decides as without users (and passes
+ * a one-owner snapshot through), one more per user held to a floor; see the module comment.
+ */
 export function withShares(make: () => Policy, knobs: SharesKnobs = {}): Policy {
   const first = make();
   const inner = new Map<string, Policy>();
-  const instance = (user: string) => inner.get(user) ?? inner.set(user, inner.size === 0 ? first : make()).get(user)!;
-  const strength = knobs.usage_strength ?? 1;
+  const instance = (user: string) => inner.get(user) ?? inner.set(user, make()).get(user)!;
+  const all: Required<SharesKnobs> = {
+    usage_strength: knobs.usage_strength ?? 1,
+    short_job_s: knobs.short_job_s ?? DEFAULT_SHORT_JOB_S,
+  };
   return {
     name: first.name,
     ...(first.uses_profiles !== undefined ? { uses_profiles: first.uses_profiles } : {}),
@@ -58,8 +95,8 @@ export function withShares(make: () => Policy, knobs: SharesKnobs = {}): Policy 
     ...(first.transfers_models !== undefined ? { transfers_models: first.transfers_models } : {}),
     decide(snapshot: ClusterSnapshot): PolicyDecision {
       const owners = [...new Set(snapshot.jobs.map((j) => j.owner ?? ''))].sort();
-      if (owners.length <= 1) return instance(owners[0] ?? '').decide(snapshot);
-      return shareRound(snapshot, owners, instance, strength);
+      if (owners.length <= 1) return first.decide(snapshot);
+      return shareRound(snapshot, owners, instance, first, all);
     },
   };
 }
@@ -68,145 +105,183 @@ function shareRound(
   snapshot: ClusterSnapshot,
   owners: readonly string[],
   instance: (user: string) => Policy,
-  strength: number,
+  blind: Policy,
+  knobs: Required<SharesKnobs>,
 ): PolicyDecision {
   const nodes = snapshot.nodes;
   const typeOf = nodes.map((n) => gpuTypeOf(n));
   const jobsOf = new Map(owners.map((u) => [u, snapshot.jobs.filter((j) => (j.owner ?? '') === u)]));
   const teamOfUser = new Map(owners.map((u) => [u, jobsOf.get(u)![0]!.team ?? u]));
-  const hold = new Map(owners.map((u) => [u, new Array<number>(nodes.length).fill(0)]));
-  const pinned = new Map(owners.map((u) => [u, new Array<number>(nodes.length).fill(0)]));
-  for (const [u, jobs] of jobsOf)
-    for (const j of jobs)
-      for (const n of snapshot.allocations[j.id] ?? []) {
-        hold.get(u)![n]!++;
-        if (!j.preemptible) pinned.get(u)![n]!++;
-      }
+  const heldBefore = (j: PolicyJob) => snapshot.allocations[j.id]?.length ?? 0;
   const capacity = new Map<string, number>();
   nodes.forEach((n, i) => capacity.set(typeOf[i]!, (capacity.get(typeOf[i]!) ?? 0) + n.gpus));
   const demands = owners.map((u) => ({
     user: u,
     team: teamOfUser.get(u)!,
-    demand: jobsOf.get(u)!.reduce((s, j) => s + jobDemand(j, snapshot.allocations[j.id]?.length ?? 0), 0),
+    demand: jobsOf.get(u)!.reduce((s, j) => s + jobDemand(j, heldBefore(j)), 0),
   }));
-  const ent = entitle(capacity, demands, snapshot.shares?.teams ?? [], snapshot.shares?.usage, strength);
-  const byType = (per: readonly number[], type: string) => per.reduce((s, x, n) => s + (typeOf[n] === type ? x : 0), 0);
-  const total = (m: Map<string, number>) => [...m.values()].reduce((s, x) => s + x, 0);
-  const heldTotal = (u: string) => hold.get(u)!.reduce((s, x) => s + x, 0);
-  const ratio = (u: string) => heldTotal(u) / Math.max(total(ent.by_user.get(u)!), 1e-9);
-  const free = nodes.map((n, i) => Math.max(0, n.gpus - owners.reduce((s, u) => s + hold.get(u)![i]!, 0)));
-  const deficit = (u: string) =>
-    [...ent.by_user.get(u)!].reduce((s, [type, e]) => s + Math.max(0, e - byType(hold.get(u)!, type)), 0);
-  const under = owners.filter((u) => deficit(u) > 0).sort((a, b) => ratio(a) - ratio(b) || (a < b ? -1 : 1));
-  // Devices each user holds beyond its entitlement that others may take back, per type.
-  const excess = new Map(
+  const ent = entitle(capacity, demands, snapshot.shares?.teams ?? [], snapshot.shares?.usage, knobs.usage_strength);
+  const total = (m: ReadonlyMap<string, number>) => [...m.values()].reduce((s, x) => s + x, 0);
+  // A user's fair part: its entitlement, up to running every job at its minimum (floors.ts).
+  const fair = new Map(
     owners.map((u) => [
       u,
-      new Map([...ent.by_user.get(u)!].map(([type, e]) => [type, Math.max(0, byType(hold.get(u)!, type) - e)])),
+      Math.min(
+        total(ent.by_user.get(u)!),
+        jobsOf.get(u)!.reduce((s, j) => s + Math.max(1, j.min_replicas), 0),
+      ),
     ]),
   );
-  const reclaimed = new Map(owners.map((u) => [u, new Array<number>(nodes.length).fill(0)]));
-  const why = new Map<string, Reclaim>();
+  const before = new Map(owners.map((u) => [u, new Array<number>(nodes.length).fill(0)]));
+  for (const [u, jobs] of jobsOf)
+    for (const j of jobs) for (const n of snapshot.allocations[j.id] ?? []) before.get(u)![n]!++;
   const allocations: Record<string, Allocation> = {};
   const rejections: Record<string, Rejection> = {};
-  const used = new Map<string, number[]>();
-  const decideFor = (u: string, view: number[]): number[] => {
-    const jobs = jobsOf.get(u)!;
-    const current = fitToView(jobs, snapshot.allocations, view);
-    const sub: ClusterSnapshot = {
+  const decideOn = (policy: Policy, jobs: readonly PolicyJob[], view: readonly number[]) => {
+    const d = policy.decide({
       now_s: snapshot.now_s,
       nodes: nodes.map((n, i) => ({ ...n, gpus: view[i]! })),
       jobs,
-      allocations: current,
-    };
-    const d = instance(u).decide(sub);
-    const counts = new Array<number>(nodes.length).fill(0);
+      allocations: fitToView(jobs, snapshot.allocations, view),
+    });
     for (const j of jobs) {
       delete allocations[j.id];
       delete rejections[j.id];
       const a = d.allocations[j.id];
-      if (a && a.length > 0) {
-        allocations[j.id] = a;
-        for (const n of a) counts[n]!++;
-      }
+      if (a && a.length > 0) allocations[j.id] = a;
       const r = d.rejections?.[j.id];
       if (r) rejections[j.id] = r;
     }
-    return counts;
   };
-  // Step 2: the deprived take free devices, then what borrowers hold beyond their entitlement.
-  for (const u of under) {
-    const view = [...hold.get(u)!];
-    const plan = new Array<number>(nodes.length).fill(0);
-    for (const [type, e] of ent.by_user.get(u)!) {
-      let need = e - byType(hold.get(u)!, type);
-      const order = nodes
-        .map((_, i) => i)
-        .filter((i) => typeOf[i] === type)
-        .sort((a, b) => hold.get(u)![b]! - hold.get(u)![a]! || free[b]! - free[a]! || a - b);
-      for (const i of order) {
-        const k = Math.min(need, free[i]!);
-        view[i]! += k;
-        need -= k;
-      }
-      for (const v of [...owners].sort((a, b) => ratio(b) - ratio(a) || (a < b ? -1 : 1))) {
-        for (const i of order) {
-          if (need <= 0 || v === u) break;
-          const k = Math.min(
-            need,
-            excess.get(v)!.get(type)!,
-            hold.get(v)![i]! - pinned.get(v)![i]! - reclaimed.get(v)![i]!,
+  const countsOf = (u: string) => {
+    const c = new Array<number>(nodes.length).fill(0);
+    for (const j of jobsOf.get(u)!) for (const n of allocations[j.id] ?? []) c[n]!++;
+    return c;
+  };
+  const byType = (per: readonly number[], type: string) => per.reduce((s, x, n) => s + (typeOf[n] === type ? x : 0), 0);
+  const heldByType = (counts: ReadonlyMap<string, number[]>) =>
+    new Map(owners.map((u) => [u, new Map([...capacity.keys()].map((t) => [t, byType(counts.get(u)!, t)]))]));
+
+  // Floors first for users below them now; then goodput over every other job at once, as without
+  // users; then floors again for anyone that decision left short.
+  const floored = new Map<string, number[]>();
+  const offered = new Map<string, number>();
+  const why = new Map<string, Reclaim>();
+  for (let pass = 0; pass <= owners.length; pass++) {
+    const source = pass === 0 ? snapshot.allocations : allocations;
+    const counts =
+      pass === 0 ? new Map([...before].map(([u, c]) => [u, [...c]])) : new Map(owners.map((u) => [u, countsOf(u)]));
+    const open = owners.filter((u) => !floored.has(u));
+    const gaps = floorGaps(open, teamOfUser, heldByType(counts), ent, fair);
+    if (pass > 0 && gaps.length === 0) break;
+    const free = nodes.map((n, i) => n.gpus - owners.reduce((s, u) => s + counts.get(u)![i]!, 0));
+    // Devices of others above their entitlement of a type, which a user below its floor may take.
+    const over = new Map(
+      open.map((v) => [
+        v,
+        new Map([...capacity.keys()].map((t) => [t, byType(counts.get(v)!, t) - (ent.by_user.get(v)!.get(t) ?? 0)])),
+      ]),
+    );
+    // Devices a user below a floor may not take from their holder: a non-preemptible job's, and
+    // for a fair part (not a quota) a job's that will finish within `short_job_s` anyway.
+    const keep = (quota: boolean) =>
+      new Map(
+        open.map((v) => {
+          const c = new Array<number>(nodes.length).fill(0);
+          for (const j of jobsOf.get(v)!) {
+            const a = source[j.id] ?? [];
+            if (!j.preemptible || (!quota && finishesWithin(j, a, knobs.short_job_s))) for (const n of a) c[n]!++;
+          }
+          return [v, c];
+        }),
+      );
+    const kept = { quota: keep(true), fair: keep(false) };
+    for (const gap of gaps) {
+      const u = gap.user;
+      const view = counts.get(u)!;
+      for (const [type, more] of gap.more) {
+        let need = more;
+        const order = nodes
+          .map((_, i) => i)
+          .filter((i) => typeOf[i] === type)
+          .sort(
+            (a, b) => before.get(u)![b]! - before.get(u)![a]! || view[b]! - view[a]! || free[b]! - free[a]! || a - b,
           );
-          if (k <= 0) continue;
+        for (const i of order) {
+          const k = Math.min(need, free[i]!);
           view[i]! += k;
-          plan[i]! += k;
+          free[i]! -= k;
           need -= k;
-          excess.get(v)!.set(type, excess.get(v)!.get(type)! - k);
-          reclaimed.get(v)![i]! += k;
         }
+        const givers = open
+          .filter((v) => v !== u && !gaps.some((g) => g.user === v) && over.get(v)!.get(type)! > 0)
+          .sort((a, b) => over.get(b)!.get(type)! - over.get(a)!.get(type)! || (a < b ? -1 : 1));
+        for (const v of givers)
+          for (const i of order) {
+            const held = kept[gap.quota_types.has(type) ? 'quota' : 'fair'].get(v)![i]!;
+            const k = Math.min(need, over.get(v)!.get(type)!, counts.get(v)![i]! - held);
+            if (k <= 0) continue;
+            view[i]! += k;
+            counts.get(v)![i]! -= k;
+            over.get(v)!.set(type, over.get(v)!.get(type)! - k);
+            need -= k;
+            if (!why.has(v)) why.set(v, { team: teamOfUser.get(u)!, type, quota: gap.quota_types.has(type) });
+          }
       }
-    }
-    const counts = decideFor(u, view);
-    used.set(u, counts);
-    // Take free devices first; give back what was planned for reclaim but not taken.
-    for (let i = 0; i < nodes.length; i++) {
-      const taken = Math.max(0, counts[i]! - hold.get(u)![i]!);
-      const fromFree = Math.min(taken, free[i]!);
-      free[i]! += Math.max(0, hold.get(u)![i]! - counts[i]!) - fromFree;
-      let giveBack = plan[i]! - (taken - fromFree);
-      for (const v of owners) {
-        if (giveBack <= 0) break;
-        const k = Math.min(giveBack, reclaimed.get(v)![i]!);
-        reclaimed.get(v)![i]! -= k;
-        excess.get(v)!.set(typeOf[i]!, excess.get(v)!.get(typeOf[i]!)! + k);
-        giveBack -= k;
-      }
-      if (taken - fromFree > 0) {
+      decideOn(instance(u), jobsOf.get(u)!, view);
+      // A quota its policy left unused (it would not grow a job it could grow) is filled anyway.
+      for (const type of gap.quota_types) {
         const team = teamOfUser.get(u)!;
-        const q = ent.guaranteed.get(team)!.get(typeOf[i]!) ?? 0;
-        const quota = q > 0 && byType(hold.get(u)!, typeOf[i]!) < q;
-        for (const v of owners)
-          if (reclaimed.get(v)![i]! > 0 && !why.has(v)) why.set(v, { team, type: typeOf[i]!, quota });
+        const teamHeld = owners
+          .filter((v) => teamOfUser.get(v) === team)
+          .reduce((s, v) => s + byType(v === u ? countsOf(u) : counts.get(v)!, type), 0);
+        const want = (ent.guaranteed.get(team)!.get(type) ?? 0) - teamHeld;
+        const mine = countsOf(u);
+        const spare = view.map((x, i) => x - mine[i]!);
+        if (want > 0) topUp(jobsOf.get(u)!, allocations, spare, typeOf, type, want, (j) => jobDemand(j, heldBefore(j)));
       }
+      const used = countsOf(u);
+      floored.set(u, used);
+      offered.set(
+        u,
+        view.reduce((s, x) => s + x, 0),
+      );
+      for (let i = 0; i < nodes.length; i++) free[i]! += view[i]! - used[i]!;
     }
+    // The others share what the floors left, by goodput again.
+    const rest = snapshot.jobs.filter((j) => !floored.has(j.owner ?? ''));
+    if (rest.length > 0)
+      decideOn(
+        blind,
+        rest,
+        nodes.map((n, i) => n.gpus - [...floored.values()].reduce((s, c) => s + c[i]!, 0)),
+      );
   }
-  // Step 3: everyone else keeps what was not reclaimed, plus all that is free.
-  for (const u of owners.filter((x) => !under.includes(x)).sort((a, b) => ratio(a) - ratio(b) || (a < b ? -1 : 1))) {
-    const view = hold.get(u)!.map((h, i) => h - reclaimed.get(u)![i]! + free[i]!);
-    const counts = decideFor(u, view);
-    used.set(u, counts);
-    for (let i = 0; i < nodes.length; i++) free[i] = view[i]! - counts[i]!;
-  }
-  // Step 4: the deprived that used all they were offered take what is still free.
-  if (free.some((f) => f > 0))
-    for (const u of under) {
-      const counts = used.get(u)!;
-      const view = counts.map((c, i) => c + free[i]!);
-      const offered = counts.reduce((s, c) => s + c, 0);
-      if (offered < total(ent.by_user.get(u)!)) continue;
-      const again = decideFor(u, view);
-      for (let i = 0; i < nodes.length; i++) free[i] = view[i]! - again[i]!;
+  // Users held to a floor that used all they were offered take what is still free.
+  const final = owners.map(countsOf);
+  const left = nodes.map((n, i) => n.gpus - final.reduce((s, c) => s + c[i]!, 0));
+  for (const [u, used] of floored) {
+    if (!left.some((f) => f > 0)) break;
+    if (used.reduce((s, x) => s + x, 0) < offered.get(u)!) continue;
+    const kept = jobsOf.get(u)!.map((j) => [j.id, allocations[j.id], rejections[j.id]] as const);
+    decideOn(
+      instance(u),
+      jobsOf.get(u)!,
+      used.map((c, i) => c + left[i]!),
+    );
+    let again = countsOf(u);
+    // Offered more, its policy may still decide less than its floor gave it (a quota's top-up).
+    if (again.reduce((s, x) => s + x, 0) < used.reduce((s, x) => s + x, 0)) {
+      for (const [id, a, r] of kept) {
+        if (a) allocations[id] = a;
+        else delete allocations[id];
+        if (r) rejections[id] = r;
+        else delete rejections[id];
+      }
+      again = used;
     }
+    for (let i = 0; i < nodes.length; i++) left[i]! -= again[i]! - used[i]!;
+  }
   return explain(snapshot, allocations, rejections, ent, teamOfUser, why);
 }
 
