@@ -15,14 +15,13 @@
  * most; `teams`: shortfall 0 (its overall JCT is printed: the cost of reserving the quotas).
  *
  *   npm run bench:shares -- [--workloads 3,4] [--cases people,teams] [--policy goodput]
- *                           [--strength 1] [--short-job-s 1800] [--json]
- * Tuning: the layer's knobs, --strength (weight of decayed usage) and --short-job-s (a job that
- * ends within it keeps its devices against a fair part), were chosen on workloads 1 and 2; the
- * default report is workloads 3 and 4.
+ *                           [--strength 1] [--json]
+ * Tuning: the layer's knob, --strength (weight of decayed usage), and its floors were chosen on
+ * workloads 1 and 2; the default report is workloads 3 and 4.
  */
 import { Random } from '../src/core/random.js';
 import { createSharedPolicy } from '../src/policy/registry.js';
-import { DEFAULT_SHORT_JOB_S, type SharesConfig } from '../src/policy/shares/index.js';
+import type { SharesConfig } from '../src/policy/shares/index.js';
 import { getApplication } from '../src/sim/application.js';
 import { QuotaShortfall, sharesReport } from '../src/sim/shares-metrics.js';
 import { simulate, type SimOptions } from '../src/sim/simulator.js';
@@ -32,7 +31,7 @@ import { workloadFile } from './pollux-data.js';
 
 const USAGE = `
 usage: npm run bench:shares -- [--workloads 3,4] [--cases people,teams] [--policy goodput]
-                               [--strength 1] [--short-job-s 1800] [--json]
+                               [--strength 1] [--json]
 Shared 64-GPU cluster, 4 users + a 48-job sweep: sharing incentive per user, JCT vs user-blind,
 quota shortfall (issue 48).
 `;
@@ -40,12 +39,10 @@ const values = benchArgs(USAGE, {
   workloads: { type: 'string', default: '3,4' },
   policy: { type: 'string', default: 'goodput' },
   strength: { type: 'string', default: '1' },
-  'short-job-s': { type: 'string', default: String(DEFAULT_SHORT_JOB_S) },
   cases: { type: 'string', default: 'people,teams' },
   json: { type: 'boolean', default: false },
 });
 const strength = Number(values.strength);
-const short_job_s = Number(values['short-job-s']);
 const cases = values.cases.split(',');
 if (cases.some((c) => c !== 'people' && c !== 'teams')) {
   console.error(`bench:shares: --cases takes people and/or teams, not ${values.cases}`);
@@ -87,7 +84,7 @@ function sharedWorkload(k: number): Workload {
 }
 
 async function run(workload: Workload, options: SimOptions, shares?: SharesConfig) {
-  const policy = await createSharedPolicy(values.policy, { seed: 0 }, { usage_strength: strength, short_job_s });
+  const policy = await createSharedPolicy(values.policy, { seed: 0 }, { usage_strength: strength });
   const shortfall = new QuotaShortfall(shares, options.interval_s ?? 60);
   const result = simulate(workload, values.policy, policy, {
     ...options,
@@ -168,7 +165,7 @@ for (const k of values.workloads.split(',').map(Number)) {
     }
   }
 }
-if (values.json) console.log(JSON.stringify({ policy: values.policy, strength, short_job_s, workloads: report, pass }));
+if (values.json) console.log(JSON.stringify({ policy: values.policy, strength, workloads: report, pass }));
 else
   console.log(
     'acceptance (every ratio <= 1.00; people: avg JCT <= +5% vs user-blind; teams: quota shortfall 0): ' +

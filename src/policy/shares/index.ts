@@ -9,6 +9,6 @@ export {
   type SharesConfig,
 } from './config.js';
 export { entitle, fairShareFactors, waterFill, type Entitlements, type UserDemand } from './entitle.js';
-export { DEFAULT_SHORT_JOB_S, finishesWithin, jobDemand, withShares, type SharesKnobs } from './layer.js';
+export { jobDemand, withShares, type SharesKnobs } from './layer.js';
 export { advanceUsage, type Holding } from './usage.js';
 export { sharesView, type TeamView, type TypedHolding } from './view.js';

@@ -3,10 +3,10 @@ import { describe, it } from 'node:test';
 import type { ClusterSnapshot, NodeInfo, PolicyJob, TeamShare } from '../../core/cluster.js';
 import { fifoPolicy } from '../fifo.js';
 import { goodputPolicy } from '../goodput/index.js';
-import { job, limits, perf } from '../goodput/test-jobs.js';
+import { job } from '../goodput/test-jobs.js';
 import { validateDecision } from '../validate-decision.js';
 import { entitle, waterFill } from './entitle.js';
-import { finishesWithin, withShares } from './layer.js';
+import { withShares } from './layer.js';
 
 const slots = (n: number, type = 'cpu'): NodeInfo[] => [
   { index: 0, name: 'host', gpus: n, preemptible: false, gpu_type: type },
@@ -98,28 +98,6 @@ describe('shares layer', () => {
     assert.deepEqual([count(fifo().decide(reversed), 'alice'), count(fifo().decide(reversed), 'bob')], [3, 2]);
   });
 
-  it("takes a fair part only from jobs that will not end soon; a quota takes any borrower's devices", () => {
-    // alice-0 and alice-1 end within the default 30 minutes (remaining steps times step time);
-    // the other two do not declare their length.
-    const soon = { remaining_steps: 100, step_time_s_by_replicas: [1] };
-    const jobs = [
-      ...alices(4).map((j, i) => (i < 2 ? { ...j, ...soon } : j)),
-      plain('bob-0', 'bob', 25),
-      plain('bob-1', 'bob', 26),
-    ];
-    const d = fifo().decide(aliceHoldsAll(jobs));
-    assert.deepEqual(Object.keys(d.allocations).sort(), ['alice-0', 'alice-1', 'bob-0', 'bob-1']);
-    const quota = withShares(() => fifoPolicy.create({ seed: 0 }), { short_job_s: 1e9 }).decide({
-      ...aliceHoldsAll(jobs),
-      shares: { teams: [{ name: 'bob', members: ['bob'], weight: 1, quota: { cpu: 2 } }], half_life_s: 86400 },
-    });
-    assert.equal(count(quota, 'bob'), 2);
-    const none = withShares(() => fifoPolicy.create({ seed: 0 }), { short_job_s: 1e9 }).decide(
-      aliceHoldsAll(jobs.map((j) => ({ ...j, ...soon }))),
-    );
-    assert.equal(count(none, 'bob'), 0, 'every borrower ends soon: bob waits for them');
-  });
-
   it("returns the inner policy's decision where it leaves nobody below a floor, and starts a waiting job where not", () => {
     const jobs = [
       job('a', { owner: 'ann', team: 'ann', max_profiled_replicas: 2 }),
@@ -159,31 +137,6 @@ describe('shares layer', () => {
     const d = fifo().decide(snap);
     assert.equal(count(d, 'alice'), 4);
     assert.equal(count(d, 'bob'), 0);
-  });
-});
-
-describe('finishesWithin', () => {
-  it('reads remaining steps times the step time, else remaining samples over the goodput; unknown is long', () => {
-    assert.equal(
-      finishesWithin(job('s', { remaining_steps: 100, step_time_s_by_replicas: [2, 1] }), [0, 0], 100),
-      true,
-    );
-    assert.equal(finishesWithin(job('s', { remaining_steps: 100, step_time_s_by_replicas: [2, 1] }), [0], 100), false);
-    const model = { perf, grad: { sqr: 0.01, var: 1 }, limits };
-    const rate = (n: number) => {
-      let lo = 0;
-      let hi = 1e12;
-      // The smallest remaining sample count that does not finish within 60 s, found by bisection.
-      for (let k = 0; k < 80; k++) {
-        const mid = (lo + hi) / 2;
-        if (finishesWithin(job('m', { model, remaining_samples: mid }), Array(n).fill(0), 60)) lo = mid;
-        else hi = mid;
-      }
-      return lo / 60;
-    };
-    assert.ok(rate(1) > 0 && rate(4) > rate(1), `samples/s on 1 and 4: ${rate(1)}, ${rate(4)}`);
-    assert.equal(finishesWithin(job('plain'), [0, 0], 1e12), false);
-    assert.equal(finishesWithin(job('idle', { remaining_steps: 1, step_time_s_by_replicas: [1] }), [], 1e12), false);
   });
 });
 

@@ -5,9 +5,8 @@
  *    decayed usage, then users inside their team);
  * 2. users below a floor now (floors.ts: their team's quota, their fair part), the most deprived
  *    first, decide with their own policy instance on their devices plus the missing ones: free
- *    devices, then devices of users above their entitlement (a non-preemptible job's never; for a
- *    fair part, not a job's that ends within `short_job_s` either); a quota left unused by that
- *    decision is filled (floors.ts topUp);
+ *    devices, then devices of users above their entitlement (a non-preemptible job's never); a
+ *    quota left unused by that decision is filled (floors.ts topUp);
  * 3. the one shared instance (the inner policy, as without users) decides every other job on what
  *    is left; a user whose devices were taken is trimmed first (trim.ts: elastic jobs shrink
  *    before anything is stopped);
@@ -24,8 +23,6 @@ import {
   type ClusterSnapshot,
   type PolicyJob,
 } from '../../core/cluster.js';
-import { bestGoodput } from '../../goodput/speedup.js';
-import { jobBatchPolicy } from '../job-batch.js';
 import type { Policy, PolicyDecision, Rejection } from '../policy.js';
 import { entitle, type Entitlements } from './entitle.js';
 import { floorGaps, topUp } from './floors.js';
@@ -35,31 +32,6 @@ import { fitToView } from './trim.js';
 export interface SharesKnobs {
   /** Exponent scale of the fair-share factor of past usage (entitle.ts); default 1. */
   usage_strength?: number;
-  /**
-   * A job predicted to finish within this many seconds on its devices (finishesWithin: where the
-   * job declares its length) keeps them against a user's fair part: they come back when it ends.
-   * A quota takes them anyway. Default DEFAULT_SHORT_JOB_S (chosen on bench:shares' tuning
-   * workloads among 0, 1800 and 3600 s).
-   */
-  short_job_s?: number;
-}
-
-/** Default of SharesKnobs.short_job_s. */
-export const DEFAULT_SHORT_JOB_S = 1800;
-
-/**
- * Whether `job` on `allocation` will finish within `horizon_s`: its remaining steps times its step
- * time there, else its remaining samples over its model's goodput there. False when it does not
- * declare its length (a plain script) or holds nothing.
- */
-export function finishesWithin(job: PolicyJob, allocation: Allocation, horizon_s: number): boolean {
-  if (allocation.length === 0) return false;
-  const times = job.step_time_s_by_replicas;
-  if (job.remaining_steps !== undefined && times !== undefined && times.length > 0)
-    return job.remaining_steps * times[Math.min(allocation.length, times.length) - 1]! <= horizon_s;
-  if (job.remaining_samples === undefined || !job.model) return false;
-  const rate = bestGoodput(job.model, new Set(allocation).size, allocation.length, jobBatchPolicy(job));
-  return rate > 0 && job.remaining_samples / rate <= horizon_s;
 }
 
 /** Devices a job can use now: its current size, or its minimum, at most twice its measured reach. */
@@ -82,10 +54,7 @@ export function withShares(make: () => Policy, knobs: SharesKnobs = {}): Policy 
   const first = make();
   const inner = new Map<string, Policy>();
   const instance = (user: string) => inner.get(user) ?? inner.set(user, make()).get(user)!;
-  const all: Required<SharesKnobs> = {
-    usage_strength: knobs.usage_strength ?? 1,
-    short_job_s: knobs.short_job_s ?? DEFAULT_SHORT_JOB_S,
-  };
+  const strength = knobs.usage_strength ?? 1;
   return {
     name: first.name,
     ...(first.uses_profiles !== undefined ? { uses_profiles: first.uses_profiles } : {}),
@@ -96,7 +65,7 @@ export function withShares(make: () => Policy, knobs: SharesKnobs = {}): Policy 
     decide(snapshot: ClusterSnapshot): PolicyDecision {
       const owners = [...new Set(snapshot.jobs.map((j) => j.owner ?? ''))].sort();
       if (owners.length <= 1) return first.decide(snapshot);
-      return shareRound(snapshot, owners, instance, first, all);
+      return shareRound(snapshot, owners, instance, first, strength);
     },
   };
 }
@@ -106,7 +75,7 @@ function shareRound(
   owners: readonly string[],
   instance: (user: string) => Policy,
   blind: Policy,
-  knobs: Required<SharesKnobs>,
+  strength: number,
 ): PolicyDecision {
   const nodes = snapshot.nodes;
   const typeOf = nodes.map((n) => gpuTypeOf(n));
@@ -120,7 +89,7 @@ function shareRound(
     team: teamOfUser.get(u)!,
     demand: jobsOf.get(u)!.reduce((s, j) => s + jobDemand(j, heldBefore(j)), 0),
   }));
-  const ent = entitle(capacity, demands, snapshot.shares?.teams ?? [], snapshot.shares?.usage, knobs.usage_strength);
+  const ent = entitle(capacity, demands, snapshot.shares?.teams ?? [], snapshot.shares?.usage, strength);
   const total = (m: ReadonlyMap<string, number>) => [...m.values()].reduce((s, x) => s + x, 0);
   // A user's fair part: its entitlement, up to running every job at its minimum (floors.ts).
   const fair = new Map(
@@ -182,20 +151,14 @@ function shareRound(
         new Map([...capacity.keys()].map((t) => [t, byType(counts.get(v)!, t) - (ent.by_user.get(v)!.get(t) ?? 0)])),
       ]),
     );
-    // Devices a user below a floor may not take from their holder: a non-preemptible job's, and
-    // for a fair part (not a quota) a job's that will finish within `short_job_s` anyway.
-    const keep = (quota: boolean) =>
-      new Map(
-        open.map((v) => {
-          const c = new Array<number>(nodes.length).fill(0);
-          for (const j of jobsOf.get(v)!) {
-            const a = source[j.id] ?? [];
-            if (!j.preemptible || (!quota && finishesWithin(j, a, knobs.short_job_s))) for (const n of a) c[n]!++;
-          }
-          return [v, c];
-        }),
-      );
-    const kept = { quota: keep(true), fair: keep(false) };
+    // A non-preemptible job's devices are never taken.
+    const pinned = new Map(
+      open.map((v) => {
+        const c = new Array<number>(nodes.length).fill(0);
+        for (const j of jobsOf.get(v)!) if (!j.preemptible) for (const n of source[j.id] ?? []) c[n]!++;
+        return [v, c];
+      }),
+    );
     for (const gap of gaps) {
       const u = gap.user;
       const view = counts.get(u)!;
@@ -218,8 +181,7 @@ function shareRound(
           .sort((a, b) => over.get(b)!.get(type)! - over.get(a)!.get(type)! || (a < b ? -1 : 1));
         for (const v of givers)
           for (const i of order) {
-            const held = kept[gap.quota_types.has(type) ? 'quota' : 'fair'].get(v)![i]!;
-            const k = Math.min(need, over.get(v)!.get(type)!, counts.get(v)![i]! - held);
+            const k = Math.min(need, over.get(v)!.get(type)!, counts.get(v)![i]! - pinned.get(v)![i]!);
             if (k <= 0) continue;
             view[i]! += k;
             counts.get(v)![i]! -= k;
