@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ClusterSnapshot, NodeInfo, PolicyJob, TeamShare } from '../../core/cluster.js';
 import { fifoPolicy } from '../fifo.js';
+import type { Policy } from '../policy.js';
 import { goodputPolicy } from '../goodput/index.js';
 import { job } from '../goodput/test-jobs.js';
 import { validateDecision } from '../validate-decision.js';
@@ -130,6 +131,34 @@ describe('shares layer', () => {
     const shared = layered(full);
     assert.deepEqual([count(shared, 'ann'), count(shared, 'ben')], [7, 1]);
     assert.deepEqual(shared.notes, { 'ann-7': "stopped (1 -> 0) to return 1 a100 to team ben's fair share" });
+  });
+
+  it('names in the note only the devices the layer took, not a shrink the inner policy made itself', () => {
+    // An inner policy that always shrinks job a by one and starts waiting jobs on what is free.
+    const shrinker = (): Policy => ({
+      name: 'shrinker',
+      decide(snap) {
+        const allocations: Record<string, number[]> = {};
+        let free = snap.nodes[0]!.gpus;
+        for (const j of snap.jobs) {
+          const a = [...(snap.allocations[j.id] ?? [])];
+          if (j.id === 'a') a.pop();
+          if (a.length === 0 && free > 0) a.push(0);
+          free -= a.length;
+          if (a.length > 0) allocations[j.id] = a;
+        }
+        return { allocations };
+      },
+    });
+    const snap: ClusterSnapshot = {
+      now_s: 30,
+      nodes: slots(4),
+      jobs: [job('a', { owner: 'alice', team: 'alice', min_replicas: 1, max_replicas: 4 }), plain('b', 'bob', 25)],
+      allocations: { a: [0, 0, 0, 0] },
+    };
+    const d = withShares(shrinker).decide(snap);
+    assert.deepEqual(d.allocations, { a: [0, 0], b: [0] });
+    assert.equal(d.notes!['a'], "shrank 4 -> 2 to return 1 cpu to team bob's fair share");
   });
 
   it('never touches a non-preemptible job', () => {

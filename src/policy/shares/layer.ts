@@ -40,10 +40,13 @@ export function jobDemand(job: PolicyJob, held: number): number {
   return Math.max(held, job.min_replicas, reach);
 }
 
+/** Devices the layer took from one user this round, and for whom (the first taker names it). */
 interface Reclaim {
   team: string;
   type: string;
   quota: boolean;
+  /** How many: a shrink beyond them is the inner policy's own and gets no note. */
+  taken: number;
 }
 
 /**
@@ -187,7 +190,9 @@ function shareRound(
             counts.get(v)![i]! -= k;
             over.get(v)!.set(type, over.get(v)!.get(type)! - k);
             need -= k;
-            if (!why.has(v)) why.set(v, { team: teamOfUser.get(u)!, type, quota: gap.quota_types.has(type) });
+            const w = why.get(v) ?? { team: teamOfUser.get(u)!, type, quota: gap.quota_types.has(type), taken: 0 };
+            w.taken += k;
+            why.set(v, w);
           }
       }
       decideOn(instance(u), jobsOf.get(u)!, view);
@@ -257,6 +262,7 @@ function explain(
   why: ReadonlyMap<string, Reclaim>,
 ): PolicyDecision {
   const notes: Record<string, string> = {};
+  const untold = new Map([...why].map(([u, w]) => [u, w.taken]));
   const cluster = snapshot.nodes.reduce((s, n) => s + n.gpus, 0);
   const teamHeld = new Map<string, number>();
   const teamEnt = new Map<string, number>();
@@ -272,9 +278,10 @@ function explain(
     const before = snapshot.allocations[j.id]?.length ?? 0;
     const after = allocations[j.id]?.length ?? 0;
     const w = why.get(j.owner ?? '');
-    if (w && after < before) {
+    const n = Math.min(before - after, untold.get(j.owner ?? '') ?? 0);
+    if (w && n > 0) {
+      untold.set(j.owner ?? '', untold.get(j.owner ?? '')! - n);
       const verb = after === 0 ? `stopped (${before} -> 0)` : `shrank ${before} -> ${after}`;
-      const n = before - after;
       const what = w.type === DEFAULT_GPU_TYPE ? `GPU${n > 1 ? 's' : ''}` : w.type;
       notes[j.id] = `${verb} to return ${n} ${what} to team ${w.team}'s ${w.quota ? 'quota' : 'fair share'}`;
     }
