@@ -11,17 +11,18 @@
 //                                                (scripts/test-durations.mjs), slowest first
 //
 // The tests run in groups: unit, e2e, heavy-local (torch, chromium), heavy-slurm (the Slurm test
-// cluster) and pytest (two shards). Files run in parallel within a group (node --test
+// clusters, two shards) and pytest (two shards). Files run in parallel within a group (node --test
 // --test-concurrency), as many at once as CONCURRENCY allows (GOODPUT_TEST_CONCURRENCY_<GROUP>,
 // e.g. _HEAVY_SLURM, overrides it). Groups run in LANES: the groups of one lane one after another,
 // the lanes at the same time (GOODPUT_TEST_SERIAL=1 runs every group one after another instead).
-// The Slurm tests share one test cluster per shape (a pool this runner lends them and stops at
-// the end: src/backends/slurm/testing/slurm-cluster.ts, SLURM_POOL_ENV) instead of one per file.
+// The Slurm tests of a shard share one test cluster per shape (a pool this runner lends the shard
+// and stops at its end: src/backends/slurm/testing/slurm-cluster.ts, SLURM_POOL_ENV) instead of
+// one per file.
 // Exit code is non-zero if any group fails.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createInterface } from 'node:readline';
 import { classify, startsSlurm, TIERS } from './test-tiers.mjs';
@@ -32,17 +33,49 @@ import { classify, startsSlurm, TIERS } from './test-tiers.mjs';
  * replica processes that sleep, but each file also starts a server and CLI processes and some
  * assert on seconds (a growth undone within 45 s, 20 s jobs ending in order); two at once keeps a
  * core for each file's bursts, more would turn CPU contention into flaky deadlines. heavy-local:
- * torch training and chromium, one at a time. heavy-slurm: the pooled clusters are shared by
- * shape and a file's `stop()` cancels every job on its cluster: one at a time.
+ * torch training and chromium, one at a time. heavy-slurm: a shard's pooled clusters are shared by
+ * shape and a file's `stop()` cancels every job on its cluster: one at a time per shard.
  */
 const CONCURRENCY = { unit: 2, e2e: 2, 'heavy-local': 1, 'heavy-slurm': 1 };
 
 /**
- * The full suite's lanes (groups of a lane run one after another, lanes at the same time; a
- * lane's groups not selected are left out). heavy-slurm, the longest group, has a lane of its own;
- * pytest-2 follows heavy-local. Why these: docs/testing.md, "How the full suite runs".
+ * Groups split into shards that run at once, each shard its files one at a time (heavy-slurm: each
+ * shard has a pool of clusters of its own, so two shards never cancel each other's jobs; a shape
+ * both need starts twice, a few seconds).
  */
-const LANES = [['unit', 'e2e', 'pytest-1'], ['heavy-slurm'], ['heavy-local', 'pytest-2']];
+const SHARDS = { 'heavy-slurm': 2 };
+
+/**
+ * Seconds of the sharded groups' files in a full run on the reference machine (December 2026), to
+ * split a group into shards of about equal time: the heaviest first, each to the lighter shard. A
+ * file not listed counts DEFAULT_FILE_S.
+ */
+const FILE_S = {
+  'e2e-slurm-recovery': 115,
+  'e2e-slurm-sdk-corpus': 93,
+  'e2e-slurm-digits': 74,
+  'e2e-slurm-partition': 70,
+  'e2e-slurm-types': 69,
+  'e2e-slurm-ranks': 66,
+  'e2e-slurm-corpus': 50,
+  'slurm-conformance': 25,
+  'e2e-slurm-run-as-owner': 22,
+  'e2e-slurm-profile': 18,
+  'e2e-slurm-mixed-node': 16,
+  'slurm-outside-end': 15,
+  'e2e-slurm-containment': 7,
+  'e2e-slurm': 7,
+  'e2e-slurm-shared-dir': 1,
+};
+const DEFAULT_FILE_S = 30;
+
+/**
+ * The full suite's lanes (groups of a lane run one after another, lanes at the same time; a
+ * lane's groups not selected are left out). heavy-local (torch and chromium) has a lane of its own:
+ * split into two shards as well, the run took longer (both cores were already busy); each Slurm
+ * shard is followed by a pytest shard. Why these: docs/testing.md, "How the full suite runs".
+ */
+const LANES = [['unit', 'e2e'], ['heavy-local'], ['heavy-slurm-1', 'pytest-1'], ['heavy-slurm-2', 'pytest-2']];
 
 function listCompiled(dir) {
   if (!existsSync(dir)) return [];
@@ -117,8 +150,22 @@ const selected = (group) => {
       (filters.length === 0 || filters.some((f) => t.includes(f))),
   );
 };
-const concurrencyOf = (group) =>
-  Number(process.env[`GOODPUT_TEST_CONCURRENCY_${group.toUpperCase().replace('-', '_')}`] ?? CONCURRENCY[group]);
+/** A group's files at once: its base group's (heavy-slurm for heavy-slurm-1), or the environment's. */
+const concurrencyOf = (group) => {
+  const base = group.replace(/-\d+$/, '');
+  return Number(process.env[`GOODPUT_TEST_CONCURRENCY_${base.toUpperCase().replace('-', '_')}`] ?? CONCURRENCY[base]);
+};
+
+/** `items` in `count` shards of about equal weight: the heaviest first, each to the lightest shard so far. */
+function shardsOf(items, weight, count) {
+  const shards = Array.from({ length: count }, () => ({ items: [], w: 0 }));
+  for (const item of [...items].sort((a, b) => weight(b) - weight(a) || a.localeCompare(b))) {
+    const lightest = shards.reduce((a, b) => (b.w < a.w ? b : a));
+    lightest.items.push(item);
+    lightest.w += weight(item);
+  }
+  return shards.map((s) => s.items.sort());
+}
 
 /**
  * A pool of Slurm test clusters for the tier's Slurm tests (one per shape, started by the first file
@@ -164,7 +211,7 @@ function runPrefixed(label, command, args, options, prefix) {
 
 /** Runs one group of compiled test files with node --test; resolves to whether it passed. */
 async function runNodeGroup(group, tests, prefix) {
-  const slurm = group === 'heavy-slurm' ? await slurmPool(tests) : undefined;
+  const slurm = group.startsWith('heavy-slurm') ? await slurmPool(tests) : undefined;
   const concurrency = concurrencyOf(group);
   console.error(`run-tests: ${group}, ${tests.length} file(s), ${concurrency} at a time`);
   try {
@@ -204,17 +251,10 @@ const pythonTests = 'python/tests';
 const PYTEST_S = {};
 const DEFAULT_PYTEST_S = 5;
 function pytestShards(count) {
-  const files = readdirSync(pythonTests)
-    .filter((f) => /^test_.*\.py$/.test(f))
-    .sort();
-  const weight = (f) => PYTEST_S[f] ?? DEFAULT_PYTEST_S;
-  const shards = Array.from({ length: count }, () => ({ files: [], s: 0 }));
-  for (const f of [...files].sort((a, b) => weight(b) - weight(a) || a.localeCompare(b))) {
-    const lightest = shards.reduce((a, b) => (b.s < a.s ? b : a));
-    lightest.files.push(join(pythonTests, f));
-    lightest.s += weight(f);
-  }
-  return shards.map((s) => s.files.sort());
+  const files = readdirSync(pythonTests).filter((f) => /^test_.*\.py$/.test(f));
+  return shardsOf(files, (f) => PYTEST_S[f] ?? DEFAULT_PYTEST_S, count).map((shard) =>
+    shard.map((f) => join(pythonTests, f)),
+  );
 }
 
 /** Runs one shard of the pytest suite, in a temp dir of its own; resolves to whether it passed. */
@@ -242,23 +282,27 @@ async function runPytest(group, files, prefix) {
 const withPytest = filters.length === 0 && tiers.includes('heavy') && existsSync(pythonTests);
 const shards = withPytest ? pytestShards(2) : [];
 const groups = new Map();
-for (const tier of tiers) {
+const addNodeGroup = (group, tests) => {
+  if (tests.length > 0)
+    groups.set(group, { run: (prefix) => runNodeGroup(group, tests, prefix), n: tests.length, files: tests });
+};
+const fileWeight = (test) => FILE_S[basename(test, '.test.js')] ?? DEFAULT_FILE_S;
+for (const tier of tiers)
   for (const group of tier === 'heavy' ? ['heavy-local', 'heavy-slurm'] : [tier]) {
-    const tests = selected(group);
-    if (tests.length > 0)
-      groups.set(group, { run: (prefix) => runNodeGroup(group, tests, prefix), n: tests.length, files: tests });
+    if (!SHARDS[group]) addNodeGroup(group, selected(group));
+    else
+      shardsOf(selected(group), fileWeight, SHARDS[group]).forEach((tests, i) =>
+        addNodeGroup(`${group}-${i + 1}`, tests),
+      );
   }
-}
 shards.forEach((files, i) => {
   if (files.length > 0)
     groups.set(`pytest-${i + 1}`, { run: (prefix) => runPytest(`pytest-${i + 1}`, files, prefix), files });
 });
 
-// Lanes are opt-in (GOODPUT_TEST_LANES=1): in three lane runs of the full suite on the 2-core
-// reference machine a different timing-bound test failed each time under the added load (fixed
-// ones: docs/testing.md), while the groups one after another have passed; a flaky suite costs more
-// than a slow one.
-const serial = filters.length > 0 || process.env.GOODPUT_TEST_SERIAL === '1' || process.env.GOODPUT_TEST_LANES !== '1';
+// GOODPUT_TEST_SERIAL=1 runs the groups one after another (about twice as long): the way around a
+// test that fails only under the lanes' load while it is fixed (docs/testing.md).
+const serial = filters.length > 0 || process.env.GOODPUT_TEST_SERIAL === '1';
 const lanes = (serial ? [[...groups.keys()]] : LANES.map((lane) => lane.filter((g) => groups.has(g)))).filter(
   (lane) => lane.length > 0,
 );

@@ -6,7 +6,7 @@
  * is gone.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -17,7 +17,7 @@ import { findPolicy } from '../policy/registry.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { ReplicaExit } from '../backends/backend.js';
 import { Controller } from './controller.js';
-import { killOwnGroup, sleep, waitFor } from '../../test-support/control/harness.js';
+import { killOwnGroup, waitFor } from '../../test-support/control/harness.js';
 import { jobSpecFixture } from '../store/job-fixture.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'goodput-reconcile-'));
@@ -219,13 +219,15 @@ describe('reconciliation', () => {
     const c = controller(store, join(dir, 'e'), undefined, 8);
     await c.start();
     // Ignores SIGTERM: only the SIGKILL after the grace period ends it.
+    const armed = join(dir, 'stubborn-armed');
     const stubborn = await c.submit(
       {
         ...spec,
         command: [
           process.execPath,
           '-e',
-          "process.on('SIGTERM', () => {}); console.log('up'); setInterval(() => {}, 1000)",
+          "process.on('SIGTERM', () => {}); require('fs').writeFileSync(process.argv[1], 'up'); setInterval(() => {}, 1000)",
+          armed,
         ],
       },
       'u',
@@ -236,7 +238,9 @@ describe('reconciliation', () => {
       return live.length === 1 ? live : undefined;
     });
     pids.push(replica!.pid);
-    await sleep(300); // let it install its SIGTERM handler
+    // Cancelled before its SIGTERM handler is in, it would exit at once and free the device (seen
+    // under load with a fixed 300 ms wait): wait for the file it writes once the handler is in.
+    await waitFor('the stubborn job to ignore SIGTERM', 10_000, async () => existsSync(armed));
     const next = await c.submit({ ...spec, command: [process.execPath, '-e', 'process.exit(0)'] }, 'u', 'u');
     await c.cancel(stubborn.id, 'u');
     const wait = await waitFor('the next job to wait for the device, saying why', 7_000, async () =>

@@ -144,6 +144,25 @@ describe('LocalBackend', () => {
     );
   });
 
+  it("a closed backend leaves alone a later backend's relaunch of the same attempt when its own replica exits", async () => {
+    // A restarted server in the same process abandons the old launch and launches the attempt
+    // again; the old backend's exit handling swept that relaunch (found under load: exit 137).
+    const first = backend();
+    const req = request([node, '-e', 'setInterval(() => {}, 1000)']);
+    const [old] = await first.b.launch(req);
+    pids.push(old!.pid);
+    first.b.close();
+    const second = backend();
+    const [relaunch] = await second.b.launch(req);
+    pids.push(relaunch!.pid);
+    process.kill(-old!.pid, 'SIGKILL');
+    while (isAlive(old!.pid, old!.proc_start)) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 300)); // the old backend's exit handling has run
+    assert.ok(isAlive(relaunch!.pid, relaunch!.proc_start), 'the relaunch survives the old replica');
+    process.kill(-relaunch!.pid, 'SIGKILL');
+    assert.equal((await second.next()).exit_code, 137);
+  });
+
   it(
     'hears every replica that exits while launch still waits for its exec (exit 127 at once)',
     { timeout: 60_000 },

@@ -48,6 +48,7 @@ export class LocalBackend implements Backend {
   private readonly deviceList: readonly DeviceInfo[];
   private listener: (exit: ReplicaExit) => void = () => {};
   private readonly adopted = new Map<string, ReplicaRef>();
+  private closed = false;
   private readonly timer: NodeJS.Timeout;
   private readonly logCap: number;
 
@@ -252,13 +253,20 @@ export class LocalBackend implements Backend {
     return process.env.PATH;
   }
 
+  /**
+   * Stops acting on replicas: no more polls, and an exit of a replica this backend launched is no
+   * longer swept after. A later backend (a restarted server in the same process) owns them, and
+   * may relaunch the same attempt: a sweep by this one would kill that launch's processes.
+   */
   close(): void {
     clearInterval(this.timer);
     this.adopted.clear();
     this.listener = () => {};
+    this.closed = true;
   }
 
   private finish(ref: ReplicaRef, code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.closed) return;
     // Children the replica left behind, in its group or not (containment.ts), must not outlive it.
     killGroup(ref.pid, 'SIGKILL');
     sweepMarked(ref.job_id, ref.attempt, ref.rank, ref.job_dir);
