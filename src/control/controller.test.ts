@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { FakeBackend, FakeCluster, fakeNode } from '../backends/fake-backend.js';
+import type { Policy } from '../policy/policy.js';
 import { findPolicy } from '../policy/registry.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { JobSpec, JobState } from '../store/types.js';
@@ -19,11 +20,11 @@ const root = mkdtempSync(join(tmpdir(), 'goodput-controller-'));
 after(() => rmSync(root, { recursive: true, force: true }));
 
 /** A cluster of one node with two slots, its store and a started controller, all on one fake clock. */
-async function cluster(options: { grace_s?: number } = {}) {
+async function cluster(options: { grace_s?: number; policy?: Policy } = {}) {
   const clock = new FakeClock(1_700_000_000_000);
   const store = new SqliteStore(':memory:', { now_ms: () => clock.now_ms() });
   const backend = new FakeBackend(new FakeCluster([fakeNode('n0', 2)], clock));
-  const policy = findPolicy('fifo')!.create({ seed: 0 });
+  const policy = options.policy ?? findPolicy('fifo')!.create({ seed: 0 });
   const data_dir = mkdtempSync(join(root, 'data-'));
   const controller = new Controller({
     store,
@@ -61,6 +62,38 @@ const spec = (script: string, extra: Partial<JobSpec> = {}): JobSpec => ({
 });
 
 describe('Controller on the fake backend and clock', () => {
+  it('spaces rounds out after a heavy one (twice its time), and not after a light one', async () => {
+    const fifo = findPolicy('fifo')!.create({ seed: 0 });
+    let slow_ms = 0;
+    const policy: Policy = Object.assign(Object.create(fifo) as Policy, {
+      decide: (snapshot: Parameters<Policy['decide']>[0]) => {
+        const t = performance.now();
+        while (performance.now() - t < slow_ms); // a round of a large cluster, in real time
+        return fifo.decide(snapshot);
+      },
+    });
+    const c = await cluster({ policy });
+    const rounds = () => c.controller.stats.rounds_total;
+    await c.clock.until(() => rounds() >= 1, 1000, 10);
+    // Light rounds: the next one 20 ms after it is asked for, as before.
+    await c.controller.submit(spec('setTimeout(() => process.exit(0), 600_000);'), 'u', 'u');
+    await c.clock.advance(30);
+    assert.equal(rounds(), 2);
+    slow_ms = 300;
+    await c.controller.submit(spec('setTimeout(() => process.exit(0), 600_000);'), 'u', 'u');
+    await c.clock.advance(30);
+    assert.equal(rounds(), 3, 'the heavy round itself was asked for after a light one');
+    const took_s = c.controller.stats.last_round_s;
+    assert.ok(took_s >= 0.3, `the round took ${took_s} s`);
+    slow_ms = 0;
+    await c.controller.submit(spec('setTimeout(() => process.exit(0), 600_000);'), 'u', 'u');
+    await c.clock.advance(2 * took_s * 1000 - 50);
+    assert.equal(rounds(), 3, 'no round sooner than twice the heavy round time');
+    await c.clock.advance(100);
+    assert.equal(rounds(), 4);
+    await c.close();
+  });
+
   it('a ten-minute job runs to success in fake time: queued, starting, running, succeeded', async () => {
     const c = await cluster();
     const started = Date.now();

@@ -36,6 +36,9 @@ import { RankWatch, type RankVerdicts } from './ranks/rank-watch.js';
 
 export type { ControllerOptions, ControllerStats } from './controller-options.js';
 
+/** A round of this many seconds or more spaces out the next one (Controller.requestRound). */
+const HEAVY_ROUND_S = 0.25;
+
 /**
  * The control loop of one cluster, composed of its parts: scheduling rounds (loop/round.ts:
  * snapshot -> policy -> decisions), launches and kill deadlines (replicas/launcher.ts), and what
@@ -58,6 +61,7 @@ export class Controller {
   private readonly rankWatch: RankWatch;
   private chain: Promise<unknown> = Promise.resolve();
   private roundPending = false;
+  private pumpPending = false;
   private readonly timers: TimerId[] = [];
   private stopped = false;
   private started = false;
@@ -96,7 +100,7 @@ export class Controller {
         if (this.launcher.keepExit(exit)) return;
         await store.recordReplicaExit(exit, 'backend');
         await this.supervisor.settle(exit.job_id);
-        await this.pump();
+        this.pumpSoon();
       });
     });
   }
@@ -318,20 +322,42 @@ export class Controller {
     return cleared;
   }
 
-  /** Asks for a scheduling round soon (coalesces bursts of requests into one round). */
+  /**
+   * Asks for a scheduling round soon (coalesces bursts of requests into one round). After a round
+   * that took HEAVY_ROUND_S or more, the next one starts no sooner than twice its time after the
+   * request: at 16,384 GPUs a round takes about 0.4 s and jobs ending, starting and reporting asked
+   * for 1.5 rounds a second, so rounds held the event loop most of the time and reports waited
+   * seconds behind them (issue #49). Rounds of a small cluster take milliseconds: no change there.
+   */
   requestRound(): void {
     if (this.roundPending || this.stopped || !this.started) return;
     this.roundPending = true;
+    const last_s = this.roundPart.stats.last_round_s;
+    const delay_ms = last_s >= HEAVY_ROUND_S ? 2 * last_s * 1000 : 20;
     this.options.clock.setTimeout(() => {
       this.roundPending = false;
       void this.serial(async () => {
         if (!this.stopped) await this.roundPart.run(() => this.pump());
       });
-    }, 20);
+    }, delay_ms);
   }
 
   private pump(): Promise<void> {
     return this.stopped ? Promise.resolve() : this.launcher.pump();
+  }
+
+  /**
+   * One pump after the exits already queued are recorded, not one per exit: the 8 ranks of a
+   * stopped attempt exit together, and each pump reads the starting jobs' live replicas (at
+   * 16,384 GPUs, 40 pumps a second while jobs rescaled; issue #49).
+   */
+  private pumpSoon(): void {
+    if (this.pumpPending) return;
+    this.pumpPending = true;
+    void this.serial(() => {
+      this.pumpPending = false;
+      return this.pump();
+    });
   }
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {

@@ -180,6 +180,7 @@ export function storeConformance(name: string, open: OpenStore): void {
       assert.deepEqual(ids(await s.listLiveReplicasFor([], ['n1'])), ['a/0', 'a/1'], 'c ended: not live');
       assert.deepEqual(ids(await s.listLiveReplicasFor(['b'], ['n1'])), ['a/0', 'a/1', 'b/0']);
       assert.deepEqual(ids(await s.listLiveReplicasFor(['a', 'c'], ['n9'])), ['a/0', 'a/1']);
+      assert.deepEqual(ids(await s.listLiveReplicasFor(['a'], ['n1'])), ['a/0', 'a/1'], 'by job and by node: once');
       assert.deepEqual(await s.listLiveReplicasFor([], []), []);
       assert.deepEqual(
         await s.listLiveReplicasFor(['a', 'b'], ['n1', 'n2']),

@@ -133,7 +133,9 @@ export class Round {
       const per_type = new Map<string, JobTypes>();
       for (const input of await typedInputs(reads, jobs, grouped)) per_type.set(input.job.id, jobTypes(input, types));
       const sharing = await this.sharing(grouped);
-      for (const id of this.resizes.keys()) if (!jobs.some((j) => j.id === id)) this.resizes.delete(id);
+      // A set, not a scan of the jobs per resize: 3,000 jobs and as many resizes at 16,384 GPUs.
+      const active = new Set(jobs.map((j) => j.id));
+      for (const id of this.resizes.keys()) if (!active.has(id)) this.resizes.delete(id);
       const snapshot = buildSnapshot(inv.nodes, grouped, this.ctx.now(), profiles, per_type, sharing, this.resizes);
       const t1 = performance.now();
       let decision = policy.decide(snapshot);

@@ -49,6 +49,34 @@ describe('the pump', () => {
     await plane.close();
   });
 
+  it('pumps once for the exits of an attempt that end together, not once per rank', async () => {
+    const plane = await fakePlane({ policy: 'fifo', slots: 8, interval_s: 3600, grace_s: 10 });
+    const { clock, store } = plane;
+    const job = await plane.submit({
+      name: 'eight',
+      command: fakePlain(3600),
+      min_replicas: 8,
+      max_replicas: 8,
+      max_restarts: 0,
+      preemptible: true,
+      priority: 0,
+    });
+    await clock.until(async () => (await store.getJob(job.id))!.state === 'running', 10_000);
+    const listJobs = store.listJobs.bind(store);
+    let pumps = 0;
+    store.listJobs = (query) => {
+      if (query?.states?.join() === 'starting,rescaling') pumps++;
+      return listJobs(query);
+    };
+    // The cancel's SIGTERM ends the 8 ranks at once; besides their pump, at most one 250 ms tick
+    // and the round they ask for pump in these 200 ms (one pump per exit made it 9).
+    await plane.controller.cancel(job.id, 'u');
+    await clock.advance(200);
+    assert.deepEqual(await store.listLiveReplicas(), []);
+    assert.ok(pumps <= 3, `${pumps} pumps for 8 exits`);
+    await plane.close();
+  });
+
   it('while a job waits to start, reads the live replicas of the jobs and nodes concerned only', async () => {
     const { plane, reads } = await steadyPlane(1);
     const { clock, store } = plane;

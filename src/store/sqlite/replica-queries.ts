@@ -27,11 +27,17 @@ export function listLiveReplicasFor(
   nodes: readonly string[],
 ): ReplicaRecord[] {
   if (job_ids.length === 0 && nodes.length === 0) return [];
+  // Each list drives its own index lookups (CROSS JOIN fixes the order): with `IN (...) OR IN
+  // (...)` SQLite scanned every live replica (16,000 at 16,384 GPUs, on every tick of the pump
+  // while a job starts: 4.5 ms against 2 ms for 20 jobs and 20 nodes, 3.6 ms against 0.7 for 5 jobs).
   return (
     core.db
       .prepare(
-        `SELECT * FROM replicas WHERE exit_code IS NULL
-           AND (job_id IN (SELECT value FROM json_each(?)) OR node IN (SELECT value FROM json_each(?)))
+        `SELECT r.* FROM json_each(?) AS j CROSS JOIN replicas AS r ON r.job_id = j.value
+           WHERE r.exit_code IS NULL
+         UNION
+         SELECT r.* FROM json_each(?) AS n CROSS JOIN replicas AS r ON r.node = n.value
+           WHERE r.exit_code IS NULL
          ORDER BY job_id, attempt, rank`,
       )
       .all(JSON.stringify(job_ids), JSON.stringify(nodes)) as Row[]
