@@ -29,6 +29,7 @@ import {
 } from './typed-nodes.js';
 import { jobTypes, typedInputs } from './typed-snapshot.js';
 import { waitingReason } from './waiting-reason.js';
+import { Turns } from '../../util/turns.js';
 
 /** Seconds between saves of the decayed usage of teams and users. */
 const USAGE_SAVE_S = 60;
@@ -196,7 +197,9 @@ export class Round {
       unit,
       profiles,
     };
+    const turns = new Turns();
     for (const job of jobs) {
+      await turns.pause();
       const allocation = [...(allocations[job.id] ?? [])];
       // A job between attempts that holds a device no longer usable (drained after a hang,
       // control/ranks/device-health.ts) is rebound on the same nodes before it launches again.

@@ -28,6 +28,8 @@ export interface TypedInventory {
   groups: DeviceGroup[];
   /** By machine (DeviceGroup.node), the indices of its groups in `groups`, in order. */
   groupsOf: ReadonlyMap<number, readonly number[]>;
+  /** Whether the nodes hold more than one GPU type (isMixed; counted once, asked per job). */
+  mixed: boolean;
 }
 
 /** A device marked by the verdicts across ranks (control/ranks/device-health.ts), by machine name. */
@@ -86,7 +88,7 @@ export function typedInventory(machines: readonly BackendNode[], marked: readonl
       gpu_type: g.type,
     };
   });
-  return { nodes, groups, groupsOf };
+  return { nodes, groups, groupsOf, mixed: new Set(nodes.map(gpuTypeOf)).size > 1 };
 }
 
 /**
@@ -111,5 +113,5 @@ export function toMachines(inv: TypedInventory, allocation: Allocation): number[
 
 /** Whether the inventory holds more than one GPU type. */
 export function isMixed(inv: TypedInventory): boolean {
-  return new Set(inv.nodes.map(gpuTypeOf)).size > 1;
+  return inv.mixed;
 }

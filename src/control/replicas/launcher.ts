@@ -14,6 +14,7 @@ import { gpuTypeOf } from '../reports/profile-book.js';
 import type { Supervisor } from './supervisor.js';
 import { jobToken } from '../tokens.js';
 import { launchWait } from './launch-wait.js';
+import { Turns } from '../../util/turns.js';
 
 /** An attempt the backend launched whose processes do not run yet: recorded once they do. */
 interface Submitted {
@@ -110,8 +111,10 @@ export class Launcher {
       for (const id of map.keys()) if (!starting.has(id)) map.delete(id);
     this.dropStale(jobs);
     this.endDropped();
+    const turns = new Turns();
     for (const job of jobs) {
       if (job.state !== 'starting') continue;
+      await turns.pause();
       if (this.ending.has(job.id)) {
         this.waits.set(
           job.id,

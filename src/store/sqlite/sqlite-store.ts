@@ -48,6 +48,7 @@ import * as reportQueries from './report-queries.js';
 import { saveRefit, setProfileUse } from './profile-writes.js';
 import { storeCore, type StoreCore } from './store-core.js';
 import * as tokens from './tokens.js';
+import { cachePreparedStatements } from './statement-cache.js';
 
 /** Options of the SQLite store. */
 export interface SqliteStoreOptions {
@@ -111,6 +112,8 @@ export class SqliteStore implements Store {
     this.reportTx = this.db.transaction((batches: readonly ReportBatch[], now: number) =>
       batches.map((b) => addReportBatch(reports, b, now)),
     );
+    // After the statements kept above (some in pluck mode), so the cache never hands those out.
+    cachePreparedStatements(this.db);
   }
 
   async probe(write = false): Promise<void> {
