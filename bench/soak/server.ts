@@ -126,7 +126,8 @@ export function timedCall(
         }),
       );
     });
-    req.on('error', () => resolve({ status: 0, text: '', ms: performance.now() - t0 }));
+    // Status 0: no answer; the text says why (ECONNRESET, ...), for the bench's first failure line.
+    req.on('error', (error) => resolve({ status: 0, text: error.message, ms: performance.now() - t0 }));
     req.end(body);
   });
 }
