@@ -38,6 +38,16 @@ function request(command: string[], devices = [0]): LaunchRequest {
 const node = process.execPath;
 const python = pythonWith(['os']);
 
+/** A replica of `script` launched by a backend that is then closed (a server that went away), and a second backend. */
+async function launchedByClosed(script: string) {
+  const first = backend();
+  const req = request([node, '-e', script]);
+  const [r] = await first.b.launch(req);
+  pids.push(r!.pid);
+  first.b.close();
+  return { req, r, second: backend() };
+}
+
 describe('LocalBackend', () => {
   it('passes arguments literally (no shell) and sets the contract environment per rank', async () => {
     const { b, next } = backend();
@@ -126,12 +136,7 @@ describe('LocalBackend', () => {
   });
 
   it('adopts a replica started by another backend and reports its recorded exit code', async () => {
-    const first = backend();
-    const req = request([node, '-e', 'setTimeout(() => process.exit(5), 600)']);
-    const [r] = await first.b.launch(req);
-    pids.push(r!.pid);
-    first.b.close();
-    const second = backend();
+    const { req, r, second } = await launchedByClosed('setTimeout(() => process.exit(5), 600)');
     assert.equal(
       await second.b.adopt({ ...req, rank: 0, node: 'local', launch_id: '', pid: r!.pid, proc_start: r!.proc_start }),
       'alive',
@@ -147,12 +152,7 @@ describe('LocalBackend', () => {
   it("a closed backend leaves alone a later backend's relaunch of the same attempt when its own replica exits", async () => {
     // A restarted server in the same process abandons the old launch and launches the attempt
     // again; the old backend's exit handling swept that relaunch (found under load: exit 137).
-    const first = backend();
-    const req = request([node, '-e', 'setInterval(() => {}, 1000)']);
-    const [old] = await first.b.launch(req);
-    pids.push(old!.pid);
-    first.b.close();
-    const second = backend();
+    const { req, r: old, second } = await launchedByClosed('setInterval(() => {}, 1000)');
     const [relaunch] = await second.b.launch(req);
     pids.push(relaunch!.pid);
     process.kill(-old!.pid, 'SIGKILL');

@@ -8,20 +8,26 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fakePlain, fakePlane, type FakePlane } from '../../../test-support/control/fake-plane.js';
 
-/** A plane on 2 slots with one job running for an hour, and counters of the two replica reads. */
-async function steadyPlane(max_replicas: number): Promise<{ plane: FakePlane; reads: { all: number; some: number } }> {
-  const plane = await fakePlane({ policy: 'fifo', slots: 2, interval_s: 3600, grace_s: 10 });
-  const { clock, store } = plane;
+/** A fifo plane on `slots` slots with one job of `min`-`max` replicas running for an hour. */
+async function planeRunning(slots: number, name: string, min_replicas: number, max_replicas: number) {
+  const plane = await fakePlane({ policy: 'fifo', slots, interval_s: 3600, grace_s: 10 });
   const job = await plane.submit({
-    name: 'steady',
+    name,
     command: fakePlain(3600),
-    min_replicas: 1,
+    min_replicas,
     max_replicas,
     max_restarts: 0,
     preemptible: true,
     priority: 0,
   });
-  await clock.until(async () => (await store.getJob(job.id))!.state === 'running', 10_000);
+  await plane.clock.until(async () => (await plane.store.getJob(job.id))!.state === 'running', 10_000);
+  return { plane, job };
+}
+
+/** A plane on 2 slots with one job running for an hour, and counters of the two replica reads. */
+async function steadyPlane(max_replicas: number): Promise<{ plane: FakePlane; reads: { all: number; some: number } }> {
+  const { plane } = await planeRunning(2, 'steady', 1, max_replicas);
+  const { store } = plane;
   const reads = { all: 0, some: 0 };
   const readAll = store.listLiveReplicas.bind(store);
   const readSome = store.listLiveReplicasFor.bind(store);
@@ -50,18 +56,8 @@ describe('the pump', () => {
   });
 
   it('pumps once for the exits of an attempt that end together, not once per rank', async () => {
-    const plane = await fakePlane({ policy: 'fifo', slots: 8, interval_s: 3600, grace_s: 10 });
+    const { plane, job } = await planeRunning(8, 'eight', 8, 8);
     const { clock, store } = plane;
-    const job = await plane.submit({
-      name: 'eight',
-      command: fakePlain(3600),
-      min_replicas: 8,
-      max_replicas: 8,
-      max_restarts: 0,
-      preemptible: true,
-      priority: 0,
-    });
-    await clock.until(async () => (await store.getJob(job.id))!.state === 'running', 10_000);
     const listJobs = store.listJobs.bind(store);
     let pumps = 0;
     store.listJobs = (query) => {
