@@ -10,6 +10,16 @@ import type { PolicyParamValue } from '../src/policy/policy.js';
 type Options = NonNullable<ParseArgsConfig['options']>;
 
 /** The parsed flags of `options`; exits the process on `--help` (0) or a bad flag (2). */
+/** A `--name VALUE` flag with its default, for benchArgs. */
+export function textFlag<const D extends string>(value: D): { type: 'string'; default: D } {
+  return { type: 'string', default: value };
+}
+
+/** A `--name` switch, off unless given, for benchArgs. */
+export function switchFlag(): { type: 'boolean'; default: false } {
+  return { type: 'boolean', default: false };
+}
+
 export function benchArgs<const O extends Options>(
   usage: string,
   options: O,

@@ -26,7 +26,7 @@ import { getApplication } from '../src/sim/application.js';
 import { QuotaShortfall, sharesReport } from '../src/sim/shares-metrics.js';
 import { simulate, type SimOptions } from '../src/sim/simulator.js';
 import { defaultTracesDir, loadWorkload, type Workload, type WorkloadJob } from '../src/sim/workload.js';
-import { benchArgs } from './bench-args.js';
+import { benchArgs, switchFlag, textFlag } from './bench-args.js';
 import { workloadFile } from './pollux-data.js';
 
 const USAGE = `
@@ -36,11 +36,11 @@ Shared 64-GPU cluster, 4 users + a 48-job sweep: sharing incentive per user, JCT
 quota shortfall (issue 48).
 `;
 const values = benchArgs(USAGE, {
-  workloads: { type: 'string', default: '3,4' },
-  policy: { type: 'string', default: 'goodput' },
-  strength: { type: 'string', default: '1' },
-  cases: { type: 'string', default: 'people,teams' },
-  json: { type: 'boolean', default: false },
+  workloads: textFlag('3,4'),
+  policy: textFlag('goodput'),
+  strength: textFlag('1'),
+  cases: textFlag('people,teams'),
+  json: switchFlag(),
 });
 const strength = Number(values.strength);
 const cases = values.cases.split(',');

@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import type { Allocation } from '../../src/core/cluster.js';
 import { createPolicy } from '../../src/policy/registry.js';
 import { percentile } from '../../src/sim/metrics.js';
-import { benchArgs } from '../bench-args.js';
+import { benchArgs, switchFlag, textFlag } from '../bench-args.js';
 import { feedBack, generateOneType, roundSnapshot } from '../generated-cluster.js';
 
 const USAGE = `
@@ -24,12 +24,12 @@ main thread's CPU time, the process's CPU time and the wall time (ms); then the 
 minimum of each over the runs, for the first round and the later ones.
 `;
 const values = benchArgs(USAGE, {
-  nodes: { type: 'string', default: '512' },
-  jobs: { type: 'string', default: '5000' },
-  rounds: { type: 'string', default: '2' },
-  runs: { type: 'string', default: '5' },
-  json: { type: 'boolean', default: false },
-  child: { type: 'boolean', default: false },
+  nodes: textFlag('512'),
+  jobs: textFlag('5000'),
+  rounds: textFlag('2'),
+  runs: textFlag('5'),
+  json: switchFlag(),
+  child: switchFlag(),
 });
 const nodes = Number(values.nodes);
 const jobs = Number(values.jobs);
