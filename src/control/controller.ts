@@ -158,7 +158,7 @@ export class Controller {
     this.supervisor.startWatching();
     // Unref'd (systemClock): the HTTP server (or `goodput run`'s wait loop) keeps the process alive.
     this.timers.push(clock.setInterval(() => this.requestRound(), this.options.interval_s * 1000));
-    this.timers.push(clock.setInterval(() => void this.serial(() => this.pump()), this.options.tick_ms));
+    this.timers.push(clock.setInterval(() => this.pumpSoon(), this.options.tick_ms));
     this.requestRound();
   }
 
@@ -347,9 +347,10 @@ export class Controller {
   }
 
   /**
-   * One pump after the exits already queued are recorded, not one per exit: the 8 ranks of a
-   * stopped attempt exit together, and each pump reads the starting jobs' live replicas (at
-   * 16,384 GPUs, 40 pumps a second while jobs rescaled; issue #49).
+   * One pump after the work already queued, unless one is queued and not started yet: the 8 ranks
+   * of a stopped attempt exit together, and each pump reads the starting jobs' live replicas (at
+   * 16,384 GPUs, 40 pumps a second while jobs rescaled; issue #49); and a tick that comes while a
+   * long pump gives way (util/turns.ts) adds no second one behind it.
    */
   private pumpSoon(): void {
     if (this.pumpPending) return;
