@@ -18,6 +18,12 @@ after(() => cleanup(data_dir, servers));
 let server: ServerProcess;
 const dd = () => ['--data-dir', data_dir];
 
+/**
+ * A limit that catches a CLI or server that hangs, not a slow one: these tests take 1-3 s alone and
+ * one took over 30 s in the lanes of the full suite (10x, beside torch trainings and chromium).
+ */
+const CLI_TEST_LIMIT_MS = 120_000;
+
 describe('goodput CLI against a live server', () => {
   before(async () => {
     server = await startServerProcess(data_dir, [
@@ -33,7 +39,7 @@ describe('goodput CLI against a live server', () => {
     servers.push(server);
   });
 
-  it('runs spec arguments with shell metacharacters as literal arguments', { timeout: 30_000 }, async () => {
+  it('runs spec arguments with shell metacharacters as literal arguments', { timeout: CLI_TEST_LIMIT_MS }, async () => {
     const evil = ['$(touch pwned)', '; touch pwned2', '`touch pwned3`', '&& false', '|', '>', 'out.txt', '$HOME', '*'];
     const spec = join(data_dir, 'literal.yaml');
     writeFileSync(
@@ -67,64 +73,68 @@ describe('goodput CLI against a live server', () => {
     for (const f of ['pwned', 'pwned2', 'pwned3', 'out.txt']) assert.equal(existsSync(join(data_dir, f)), false, f);
   });
 
-  it('submits from flags, lists (table and --json), shows, follows logs and cancels', { timeout: 30_000 }, async () => {
-    const script =
-      "console.log('started'); process.on('SIGTERM', () => { console.log('bye'); process.exit(143); }); setInterval(() => {}, 1000)";
-    const sub = await runCli([
-      'submit',
-      '--name',
-      'sleeper',
-      '--max-replicas',
-      '1',
-      '--env',
-      'A=1',
-      ...dd(),
-      '--',
-      process.execPath,
-      '-e',
-      script,
-    ]);
-    assert.equal(sub.status, 0, sub.stderr);
-    const id = /submitted job ([0-9a-f]+) \(sleeper\)/.exec(sub.stdout)![1]!;
-    await waitFor('sleeper to run', 15_000, async () => (await server.client.getJob(id)).state === 'running');
-    const ls = await runCli(['ls', '--json', ...dd()]);
-    const jobs = JSON.parse(ls.stdout) as Record<string, unknown>[];
-    const mine = jobs.find((j) => j.id === id)!;
-    for (const k of ['id', 'name', 'state', 'replicas', 'restarts', 'submitted_at', 'finished_at'])
-      assert.ok(k in mine, k);
-    assert.equal(mine.state, 'running');
-    assert.equal(mine.replicas, 1);
-    assert.equal(mine.finished_at, null);
-    const table = await runCli(['ls', ...dd()]);
-    assert.match(table.stdout, /^ID\s+NAME\s+USER\s+STATE\s+REPLICAS\s+RESTARTS/);
-    assert.match(table.stdout, new RegExp(`^${id}\\s+sleeper\\s+admin\\s+running\\s+1\\s+0`, 'm'));
-    const show = await runCli(['show', 'sleeper', ...dd()]);
-    assert.match(show.stdout, /state\s+running/);
-    const follow = runCli(['logs', id, '-f', ...dd()]);
-    await waitFor('log output', 10_000, async () => (await server.client.logs(id, 0, 0)).text.includes('started'));
-    const nodes = await runCli(['nodes', '--json', ...dd()]);
-    assert.equal(
-      (JSON.parse(nodes.stdout) as { devices: { job: string | null }[] }[])[0]!.devices.filter((d) => d.job === id)
-        .length,
-      1,
-    );
-    const cancel = await runCli(['cancel', id, ...dd()]);
-    assert.equal(cancel.status, 0, cancel.stderr);
-    const followed = await follow;
-    assert.equal(followed.status, 0);
-    assert.match(followed.stdout, /started[\s\S]*bye/, 'logs -f streams until the job ends');
-    const detail = JSON.parse((await runCli(['show', id, '--json', ...dd()])).stdout) as {
-      state: string;
-      events: { kind: string }[];
-      current_replicas: { exit_code: number }[];
-    };
-    assert.equal(detail.state, 'cancelled');
-    await waitFor(
-      'the replica to exit',
-      10_000,
-      async () => (await server.client.getJob(id)).current_replicas[0]!.exit_code === 143,
-    );
-  });
+  it(
+    'submits from flags, lists (table and --json), shows, follows logs and cancels',
+    { timeout: CLI_TEST_LIMIT_MS },
+    async () => {
+      const script =
+        "console.log('started'); process.on('SIGTERM', () => { console.log('bye'); process.exit(143); }); setInterval(() => {}, 1000)";
+      const sub = await runCli([
+        'submit',
+        '--name',
+        'sleeper',
+        '--max-replicas',
+        '1',
+        '--env',
+        'A=1',
+        ...dd(),
+        '--',
+        process.execPath,
+        '-e',
+        script,
+      ]);
+      assert.equal(sub.status, 0, sub.stderr);
+      const id = /submitted job ([0-9a-f]+) \(sleeper\)/.exec(sub.stdout)![1]!;
+      await waitFor('sleeper to run', 15_000, async () => (await server.client.getJob(id)).state === 'running');
+      const ls = await runCli(['ls', '--json', ...dd()]);
+      const jobs = JSON.parse(ls.stdout) as Record<string, unknown>[];
+      const mine = jobs.find((j) => j.id === id)!;
+      for (const k of ['id', 'name', 'state', 'replicas', 'restarts', 'submitted_at', 'finished_at'])
+        assert.ok(k in mine, k);
+      assert.equal(mine.state, 'running');
+      assert.equal(mine.replicas, 1);
+      assert.equal(mine.finished_at, null);
+      const table = await runCli(['ls', ...dd()]);
+      assert.match(table.stdout, /^ID\s+NAME\s+USER\s+STATE\s+REPLICAS\s+RESTARTS/);
+      assert.match(table.stdout, new RegExp(`^${id}\\s+sleeper\\s+admin\\s+running\\s+1\\s+0`, 'm'));
+      const show = await runCli(['show', 'sleeper', ...dd()]);
+      assert.match(show.stdout, /state\s+running/);
+      const follow = runCli(['logs', id, '-f', ...dd()]);
+      await waitFor('log output', 10_000, async () => (await server.client.logs(id, 0, 0)).text.includes('started'));
+      const nodes = await runCli(['nodes', '--json', ...dd()]);
+      assert.equal(
+        (JSON.parse(nodes.stdout) as { devices: { job: string | null }[] }[])[0]!.devices.filter((d) => d.job === id)
+          .length,
+        1,
+      );
+      const cancel = await runCli(['cancel', id, ...dd()]);
+      assert.equal(cancel.status, 0, cancel.stderr);
+      const followed = await follow;
+      assert.equal(followed.status, 0);
+      assert.match(followed.stdout, /started[\s\S]*bye/, 'logs -f streams until the job ends');
+      const detail = JSON.parse((await runCli(['show', id, '--json', ...dd()])).stdout) as {
+        state: string;
+        events: { kind: string }[];
+        current_replicas: { exit_code: number }[];
+      };
+      assert.equal(detail.state, 'cancelled');
+      await waitFor(
+        'the replica to exit',
+        10_000,
+        async () => (await server.client.getJob(id)).current_replicas[0]!.exit_code === 143,
+      );
+    },
+  );
 
   it('refuses bad specs naming every bad field, without a stack trace', async () => {
     const spec = join(data_dir, 'bad.yaml');
@@ -187,7 +197,7 @@ describe('goodput CLI against a live server', () => {
 
   it(
     'cancels by filter in one call (--user, --state, --name; --json), another user only as admin',
-    { timeout: 30_000 },
+    { timeout: CLI_TEST_LIMIT_MS },
     async () => {
       const url = server.url;
       const carol = (await server.client.createToken('carol')).token;
