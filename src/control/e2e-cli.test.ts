@@ -20,7 +20,7 @@ const dd = () => ['--data-dir', data_dir];
 
 /**
  * A limit that catches a CLI or server that hangs, not a slow one: these tests take 1-3 s alone and
- * one took over 30 s in the lanes of the full suite (10x, beside torch trainings and chromium).
+ * one took over 30 s in the lanes of the full suite (10x, beside the heavy lanes).
  */
 const CLI_TEST_LIMIT_MS = 120_000;
 
