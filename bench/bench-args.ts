@@ -9,7 +9,6 @@ import type { PolicyParamValue } from '../src/policy/policy.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
-/** The parsed flags of `options`; exits the process on `--help` (0) or a bad flag (2). */
 /** A `--name VALUE` flag with its default, for benchArgs. */
 export function textFlag<const D extends string>(value: D): { type: 'string'; default: D } {
   return { type: 'string', default: value };
@@ -20,6 +19,7 @@ export function switchFlag(): { type: 'boolean'; default: false } {
   return { type: 'boolean', default: false };
 }
 
+/** The parsed flags of `options`; exits the process on `--help` (0) or a bad flag (2). */
 export function benchArgs<const O extends Options>(
   usage: string,
   options: O,
@@ -35,6 +35,14 @@ export function benchArgs<const O extends Options>(
     console.error(`error: ${(error as Error).message}\n\n${text}`);
     process.exit(2);
   }
+}
+
+/** `text` (the value of `--flag`) as a whole number >= 1; anything else prints one line naming the flag and exits 2. */
+export function positiveIntOrExit(text: string, flag: string): number {
+  const n = Number(text);
+  if (Number.isInteger(n) && n >= 1) return n;
+  console.error(`error: --${flag} must be a whole number >= 1, not '${text}'`);
+  process.exit(2);
 }
 
 /**

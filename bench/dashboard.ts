@@ -1,6 +1,7 @@
 /**
  * `npm run bench:dashboard`: time to first render of the jobs page with 5,000 jobs in the store
- * and of the cluster page with 512 GPUs (64 nodes x 8), in Debian's chromium against the real
+ * and of the cluster page with 512 GPUs (64 nodes x 8; --jobs, --nodes, --gpus-per-node change the
+ * size), in Debian's chromium against the real
  * dashboard server and SQLite store on loopback; beside each, the same page on a small cluster
  * (50 jobs, 8 GPUs) measured in the same run. Then the size of the shipped assets (dist/web).
  *
@@ -15,15 +16,20 @@ import { loadAssets } from '../src/dashboard/assets.js';
 import { startDashboard, type RunningDashboard } from '../src/dashboard/server.js';
 import { launchBrowser, screenshotDir, type Browser } from '../src/dashboard/testing/browser.js';
 import { buildFixture, type Fixture } from './dashboard-fixture.js';
-import { benchArgs } from './bench-args.js';
+import { benchArgs, positiveIntOrExit, textFlag } from './bench-args.js';
 
-benchArgs(
+const values = benchArgs(
   `
-usage: npm run bench:dashboard
-Time to first render of the dashboard's jobs page (5,000 jobs) and cluster page (512 GPUs) in Debian's chromium.
+usage: npm run bench:dashboard [-- --jobs N --nodes N --gpus-per-node N]
+Time to first render of the dashboard's jobs page (5,000 jobs) and cluster page (512 GPUs: 64 nodes
+x 8) in Debian's chromium; the flags change the large store's size.
 `,
-  {},
+  { jobs: textFlag('5000'), nodes: textFlag('64'), 'gpus-per-node': textFlag('8') },
 );
+const JOBS = positiveIntOrExit(values.jobs, 'jobs');
+const NODES = positiveIntOrExit(values.nodes, 'nodes');
+const GPUS_PER_NODE = positiveIntOrExit(values['gpus-per-node'], 'gpus-per-node');
+const GPUS = NODES * GPUS_PER_NODE;
 
 const TARGET_MS = 1000;
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
@@ -76,10 +82,10 @@ const clusterReady = (gpus: number) =>
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'goodput-bench-dashboard-'));
   const built = performance.now();
-  const big = await buildFixture(join(dir, 'big.sqlite'), 5000, 64, 8);
+  const big = await buildFixture(join(dir, 'big.sqlite'), JOBS, NODES, GPUS_PER_NODE);
   const small = await buildFixture(join(dir, 'small.sqlite'), 50, 1, 8);
   console.log(
-    `fixtures built in ${((performance.now() - built) / 1000).toFixed(1)} s: 5000 jobs on 512 GPUs, 50 jobs on 8 GPUs`,
+    `fixtures built in ${((performance.now() - built) / 1000).toFixed(1)} s: ${JOBS} jobs on ${GPUS} GPUs, 50 jobs on 8 GPUs`,
   );
   const servers = [await serve(big), await serve(small)];
   const browser = await launchBrowser();
@@ -88,14 +94,14 @@ async function main(): Promise<void> {
     await firstRender(browser, `${smallUrl}/#/jobs`, small.token, jobsReady); // warm the browser
     const jobsBig = await firstRender(browser, `${bigUrl}/#/jobs`, big.token, jobsReady);
     const jobsSmall = await firstRender(browser, `${smallUrl}/#/jobs`, small.token, jobsReady);
-    const clusterBig = await firstRender(browser, `${bigUrl}/#/cluster`, big.token, clusterReady(512));
+    const clusterBig = await firstRender(browser, `${bigUrl}/#/cluster`, big.token, clusterReady(GPUS));
     const clusterSmall = await firstRender(browser, `${smallUrl}/#/cluster`, small.token, clusterReady(8));
     const jobsApi = await endpoint_ms(`${bigUrl}/dash/jobs`, big.token);
     const clusterApi = await endpoint_ms(`${bigUrl}/dash/cluster?hours=3`, big.token);
     const line = (what: string, r: { median_ms: number; runs_ms: number[] }, base: { median_ms: number }) =>
       `${what}: ${r.median_ms} ms median of ${RUNS} (${r.runs_ms.join(', ')}) — target < ${TARGET_MS} ms ${r.median_ms < TARGET_MS ? 'MET' : 'MISSED'}; small cluster: ${base.median_ms} ms`;
-    console.log(line('jobs page, 5000 jobs, time to first render', jobsBig, jobsSmall));
-    console.log(line('cluster page, 512 GPUs, time to first render', clusterBig, clusterSmall));
+    console.log(line(`jobs page, ${JOBS} jobs, time to first render`, jobsBig, jobsSmall));
+    console.log(line(`cluster page, ${GPUS} GPUs, time to first render`, clusterBig, clusterSmall));
     console.log(
       `  of which server time (one request, warm): GET /dash/jobs ${jobsApi.toFixed(0)} ms, GET /dash/cluster ${clusterApi.toFixed(0)} ms`,
     );

@@ -252,7 +252,8 @@ function printServer(s: ServerFigures): void {
       `p99 of those during rounds ${s.report_p99_during_rounds_ms} ms\n` +
       `  goodput ls ${met(s.ls_first_page_ms, t.ls_ms)}, ls --state running ${s.ls_running_ms} ms, show ${s.show_ms} ms ` +
       `(API alone: ${s.api_ls_first_page_ms}, ${s.api_ls_running_ms}, ${s.api_show_ms} ms)\n` +
-      `  dashboard first render: jobs ${met(s.dashboard_jobs_ms, t.render_ms)}, cluster ${met(s.dashboard_cluster_ms, t.render_ms)}\n` +
+      `  dashboard first render: jobs ${met(s.dashboard_jobs_ms, t.render_ms)}, cluster ${met(s.dashboard_cluster_ms, t.render_ms)}` +
+      ` (their data arrived at ${s.dashboard_jobs_data_ms} and ${s.dashboard_cluster_data_ms} ms)\n` +
       `  server CPU ${s.server_cpu_s} s over ${s.load_wall_s} s of load; load average ${s.loadavg.join(' ')}`,
   );
 }

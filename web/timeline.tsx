@@ -1,6 +1,7 @@
 /**
- * An allocation timeline on a canvas: one row per device, each job a colored band over time.
- * Hovering names the job; clicking a visible job opens its page.
+ * An allocation timeline on a canvas: one row per device (beyond MAX_LINES devices, consecutive
+ * devices share a line), each job a colored band over time. Hovering names the job; clicking a
+ * visible job opens its page.
  */
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { Timeline } from '../src/dashboard/types.js';
@@ -16,6 +17,11 @@ export interface TimelineProps {
 }
 
 const AXIS_H = 18;
+/**
+ * Most lines drawn: beyond it, consecutive devices share a line (a 16,384-device cluster would
+ * otherwise need a canvas taller than chromium draws, 32,768 px at 2 px a row).
+ */
+const MAX_LINES = 1024;
 
 export function TimelineView(p: TimelineProps) {
   const canvas = useRef<HTMLCanvasElement>(null);
@@ -23,13 +29,16 @@ export function TimelineView(p: TimelineProps) {
   const [hover, setHover] = useState<{ x: number; y: number; text: string } | null>(null);
   const t = p.timeline;
   const LABEL_W = useMemo(() => 12 + 6.5 * t.rows.reduce((m, r) => Math.max(m, r.length), 4), [t.rows]);
-  const rowH = Math.max(2, Math.min(16, Math.floor((p.maxHeight ?? 520) / Math.max(1, t.rows.length))));
-  const height = t.rows.length * rowH + AXIS_H;
-  const byRow = useMemo(() => {
-    const rows: number[][] = t.rows.map(() => []);
-    for (let i = 0; i < t.row.length; i++) rows[t.row[i]!]?.push(i);
-    return rows;
-  }, [t]);
+  // Rows of a line: 1 up to MAX_LINES rows, then as many as keep the lines within it.
+  const perLine = Math.max(1, Math.ceil(t.rows.length / MAX_LINES));
+  const lines = Math.ceil(t.rows.length / perLine);
+  const rowH = Math.max(2, Math.min(16, Math.floor((p.maxHeight ?? 520) / Math.max(1, lines))));
+  const height = lines * rowH + AXIS_H;
+  const byLine = useMemo(() => {
+    const out: number[][] = Array.from({ length: lines }, () => []);
+    for (let i = 0; i < t.row.length; i++) out[Math.floor(t.row[i]! / perLine)]?.push(i);
+    return out;
+  }, [t, lines, perLine]);
 
   useEffect(() => {
     const el = canvas.current!;
@@ -53,21 +62,22 @@ export function TimelineView(p: TimelineProps) {
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
     g.clearRect(0, 0, width, height);
     g.fillStyle = '#f6f7f9';
-    g.fillRect(LABEL_W, 0, plotW, t.rows.length * rowH);
+    g.fillRect(LABEL_W, 0, plotW, lines * rowH);
     const color = jobColorMap(t.ids);
     const colors = t.labels.map((_label, j) => color(t.ids[j] ?? ''));
     for (let i = 0; i < t.row.length; i++) {
       const x0 = xOf(Math.max(t.start_ms[i]!, t.from_ms));
       const x1 = xOf(Math.min(t.end_ms[i]!, t.to_ms));
       g.fillStyle = colors[t.job[i]!]!;
-      g.fillRect(x0, t.row[i]! * rowH, Math.max(1, x1 - x0), Math.max(1, rowH - (rowH > 4 ? 1 : 0)));
+      const y0 = Math.floor(t.row[i]! / perLine) * rowH;
+      g.fillRect(x0, y0, Math.max(1, x1 - x0), Math.max(1, rowH - (rowH > 4 ? 1 : 0)));
     }
     g.fillStyle = '#333';
     g.font = '11px system-ui, sans-serif';
     g.textBaseline = 'middle';
     const every = Math.max(1, Math.ceil(12 / rowH));
-    for (let r = 0; r < t.rows.length; r += every) g.fillText(t.rows[r]!, 2, r * rowH + Math.max(rowH, 10) / 2);
-    const y = t.rows.length * rowH;
+    for (let l = 0; l < lines; l += every) g.fillText(t.rows[l * perLine]!, 2, l * rowH + Math.max(rowH, 10) / 2);
+    const y = lines * rowH;
     g.strokeStyle = '#999';
     g.beginPath();
     g.moveTo(LABEL_W, y + 0.5);
@@ -85,13 +95,13 @@ export function TimelineView(p: TimelineProps) {
       const x = xOf(ms);
       g.fillText(label, Math.min(Math.max(LABEL_W, x - 15), width - 52), y + 3);
     }
-  }, [t, width, height, rowH]);
+  }, [t, width, height, rowH, lines, perLine]);
 
   const bandAt = (x: number, y: number): number | undefined => {
-    const r = Math.floor(y / rowH);
-    if (r < 0 || r >= t.rows.length || x < LABEL_W) return undefined;
+    const l = Math.floor(y / rowH);
+    if (l < 0 || l >= lines || x < LABEL_W) return undefined;
     const ms = t.from_ms + ((x - LABEL_W) / plotW) * span;
-    return byRow[r]!.find((i) => t.start_ms[i]! <= ms && ms <= t.end_ms[i]!);
+    return byLine[l]!.find((i) => t.start_ms[i]! <= ms && ms <= t.end_ms[i]!);
   };
   const describe = (i: number) => {
     const j = t.job[i]!;
@@ -105,6 +115,7 @@ export function TimelineView(p: TimelineProps) {
         ref={canvas}
         data-bands={t.row.length}
         data-rows={t.rows.length}
+        data-lines={lines}
         onMouseMove={(e) => {
           const i = bandAt(e.offsetX, e.offsetY);
           setHover(i === undefined ? null : { x: e.offsetX, y: e.offsetY, text: describe(i) });

@@ -1,13 +1,20 @@
 /** Cluster page: nodes x devices with the job holding each, and the allocation timeline. */
 import { useState } from 'preact/hooks';
-import type { ClusterResponse } from '../../src/dashboard/types.js';
+import type { ClusterNode, ClusterResponse } from '../../src/dashboard/types.js';
 import { getJson } from '../api.js';
 import { jobColorMap } from '../../src/dashboard/colors.js';
 import { usePoll } from '../poll.js';
 import { TimelineView } from '../timeline.js';
 import { ErrorLine, go } from '../shell.js';
+import { compactGridHtml } from './compact-grid.js';
 
 const HOURS = [1, 3, 12, 24];
+
+/** The device cell an event happened in, if any. */
+function cellOf(target: EventTarget | null): HTMLElement | undefined {
+  const cell = target instanceof Element ? target.closest<HTMLElement>('.cell') : null;
+  return cell ?? undefined;
+}
 
 export function ClusterPage() {
   const [hours, setHours] = useState(3);
@@ -26,6 +33,22 @@ export function ClusterPage() {
   );
   // The timeline's order, so that a device, its band and its legend entry share one colour.
   const jobColor = jobColorMap(data.timeline.ids);
+  const compact = devices.length > 64;
+  const describe = (n: ClusterNode, d: ClusterNode['devices'][number]): string => {
+    const holder = d.job ? data.holders[d.job] : undefined;
+    const what = holder
+      ? `${holder.name} (${d.job}, ${holder.user}, ${holder.state})`
+      : d.use === 'other'
+        ? "another user's job"
+        : d.use;
+    return `${n.name} ${d.kind}${d.index} ${d.name}: ${what}${d.mark ? `; ${d.mark.kind}: ${d.mark.reason}` : ''}`;
+  };
+  const titleOf = (cell: HTMLElement): string => {
+    const [ni, di] = (cell.dataset.at ?? '').split(':').map(Number);
+    const n = data.nodes[ni!];
+    const d = n?.devices[di!];
+    return n && d ? describe(n, d) : '';
+  };
   return (
     <div class="page">
       <ErrorLine error={error} />
@@ -48,40 +71,54 @@ export function ClusterPage() {
           </span>
         )}
       </div>
-      <div class={`nodes ${devices.length > 64 ? 'compact' : devices.length <= 16 ? 'wide' : ''}`} id="cluster-grid">
-        {data.nodes.map((n) => (
-          <div class="node" key={n.name}>
-            <div class="node-name">
-              {n.name} <span class="muted node-types">{n.gpu_types.join(' + ')}</span>
-            </div>
-            <div class="cells">
-              {n.devices.map((d) => {
-                const holder = d.job ? data.holders[d.job] : undefined;
-                const title =
-                  `${n.name} ${d.kind}${d.index} ${d.name}: ${holder ? `${holder.name} (${d.job}, ${holder.user}, ${holder.state})` : d.use === 'other' ? "another user's job" : d.use}` +
-                  (d.mark ? `; ${d.mark.kind}: ${d.mark.reason}` : '');
-                return (
-                  <div
-                    key={d.index}
-                    class={`cell ${d.use}${d.mark ? ` mark-${d.mark.kind}` : ''}`}
-                    title={title}
-                    data-device={d.index}
-                    data-mark={d.mark?.kind ?? ''}
-                    data-job={d.job ?? ''}
-                    style={d.job ? { background: jobColor(d.job) } : undefined}
-                    onClick={() => d.job && go(`/job/${d.job}`)}
-                  >
-                    <span class="idx">
-                      {d.index}
-                      {d.mark ? ` ${d.mark.kind}` : ''}
-                    </span>
-                    {holder && <span class="holder">{holder.name}</span>}
-                  </div>
-                );
-              })}
-            </div>
-          </div>
-        ))}
+      <div
+        class={`nodes ${compact ? 'compact' : devices.length <= 16 ? 'wide' : ''}`}
+        id="cluster-grid"
+        // One listener for every cell: at thousands of devices, a handler and a title per cell
+        // cost more to create than the cells themselves; a compact cell's title is written when
+        // hovered.
+        onMouseOver={(e) => {
+          const cell = cellOf(e.target);
+          if (cell && compact) cell.title = titleOf(cell);
+        }}
+        onClick={(e) => {
+          const job = cellOf(e.target)?.dataset.job;
+          if (job) go(`/job/${job}`);
+        }}
+        {...(compact ? { dangerouslySetInnerHTML: { __html: compactGridHtml(data.nodes, jobColor) } } : {})}
+      >
+        {compact
+          ? null
+          : data.nodes.map((n, ni) => (
+              <div class="node" key={n.name}>
+                <div class="node-name">
+                  {n.name} <span class="muted node-types">{n.gpu_types.join(' + ')}</span>
+                </div>
+                <div class="cells">
+                  {n.devices.map((d, di) => {
+                    const holder = d.job ? data.holders[d.job] : undefined;
+                    return (
+                      <div
+                        key={d.index}
+                        class={`cell ${d.use}${d.mark ? ` mark-${d.mark.kind}` : ''}`}
+                        data-at={`${ni}:${di}`}
+                        data-device={d.index}
+                        data-mark={d.mark?.kind ?? ''}
+                        data-job={d.job ?? ''}
+                        title={describe(n, d)}
+                        style={d.job ? { background: jobColor(d.job) } : undefined}
+                      >
+                        <span class="idx">
+                          {d.index}
+                          {d.mark ? ` ${d.mark.kind}` : ''}
+                        </span>
+                        {holder && <span class="holder">{holder.name}</span>}
+                      </div>
+                    );
+                  })}
+                </div>
+              </div>
+            ))}
       </div>
       <h3>
         Allocation timeline, last{' '}
