@@ -2,8 +2,7 @@
 // Runs the compiled TypeScript tests (dist/**/*.test.js) by tier (scripts/test-tiers.mjs places
 // every test file in one) and the Python SDK's pytest suite with the heavy tier.
 //
-//   node scripts/run-tests.mjs                   every tier, pytest, lint and the structure checks (what
-//                                                `npm test` runs), in lanes
+//   node scripts/run-tests.mjs                   every tier and pytest (what `npm test` runs), in lanes
 //   node scripts/run-tests.mjs --tier unit       one tier (unit | e2e | heavy; heavy includes pytest)
 //   node scripts/run-tests.mjs SUBSTRING...      the test files whose path contains a substring, each
 //                                                in its tier's way, one group after another; no pytest
@@ -76,19 +75,7 @@ const DEFAULT_FILE_S = 30;
  * split into two shards as well, the run took longer (both cores were already busy); each Slurm
  * shard is followed by a pytest shard. Why these: docs/testing.md, "How the full suite runs".
  */
-const LANES = [
-  ['checks', 'unit', 'e2e'],
-  ['heavy-local'],
-  ['heavy-slurm-1', 'pytest-1'],
-  ['heavy-slurm-2', 'pytest-2'],
-];
-
-/**
- * The full run's static checks (the `checks` group, first in the lane that ends earliest): lint
- * and the structure checks beside the tests instead of before them, about 45 s of CPU in time the
- * lanes leave idle while they start.
- */
-const CHECKS = ['lint', 'check:cycles', 'check:tiers', 'check:package'];
+const LANES = [['unit', 'e2e'], ['heavy-local'], ['heavy-slurm-1', 'pytest-1'], ['heavy-slurm-2', 'pytest-2']];
 
 function listCompiled(dir) {
   if (!existsSync(dir)) return [];
@@ -292,18 +279,9 @@ async function runPytest(group, files, prefix) {
   }
 }
 
-/** Runs the npm scripts of CHECKS one after another; resolves to whether all passed. */
-async function runChecks(prefix) {
-  console.error(`run-tests: checks, ${CHECKS.join(', ')}`);
-  for (const script of CHECKS)
-    if ((await runPrefixed('checks', 'npm', ['run', '-s', script], {}, prefix)) !== 0) return false;
-  return true;
-}
-
 const withPytest = filters.length === 0 && tiers.includes('heavy') && existsSync(pythonTests);
 const shards = withPytest ? pytestShards(2) : [];
 const groups = new Map();
-if (filters.length === 0 && !onlyTier) groups.set('checks', { run: runChecks, files: CHECKS });
 const addNodeGroup = (group, tests) => {
   if (tests.length > 0)
     groups.set(group, { run: (prefix) => runNodeGroup(group, tests, prefix), n: tests.length, files: tests });

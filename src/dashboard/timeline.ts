@@ -4,7 +4,7 @@
  * a simulation's per-interval records become one band per stretch.
  */
 import type { Store } from '../store/store.js';
-import type { JobRecord } from '../store/types.js';
+import type { JobRecord, ReplicaRecord } from '../store/types.js';
 import type { ClusterNode, Timeline } from './types.js';
 
 export class TimelineBuilder {
@@ -81,14 +81,24 @@ export async function liveTimeline(
 ): Promise<Timeline> {
   const { rows, rowOf } = deviceRows(nodes);
   const builder = new TimelineBuilder(from_ms, now_ms, rows);
-  for (const job of jobs) {
-    if (job.started_at_ms === null || (job.finished_at_ms !== null && job.finished_at_ms < from_ms)) continue;
+  const drawn = jobs.filter(
+    (job) => job.started_at_ms !== null && (job.finished_at_ms === null || job.finished_at_ms >= from_ms),
+  );
+  // One read for every drawn job instead of one per job (2,000 running at 16,384 GPUs).
+  const replicasOf = new Map<string, ReplicaRecord[]>();
+  for (const r of await store.listReplicasSince(
+    drawn.map((job) => job.id),
+    from_ms,
+  )) {
+    const list = replicasOf.get(r.job_id);
+    if (list) list.push(r);
+    else replicasOf.set(r.job_id, [r]);
+  }
+  // Jobs in their given order: a job's colour is its place among the timeline's jobs.
+  for (const job of drawn) {
     const shown = visible(job);
-    const replicas = await store.listReplicas(job.id);
-    for (const r of replicas) {
+    for (const r of replicasOf.get(job.id) ?? []) {
       if (r.device === null) continue;
-      const end = r.exited_at_ms ?? now_ms;
-      if (end < from_ms) continue;
       const node = r.attempt === job.launches - 1 ? (job.allocation[r.rank] ?? 0) : 0;
       const row = rowOf(node, r.device);
       if (row === undefined) continue;
@@ -98,7 +108,7 @@ export async function liveTimeline(
         shown ? job.name : '',
         shown ? job.id : '',
         Math.max(r.started_at_ms, from_ms),
-        end,
+        r.exited_at_ms ?? now_ms,
       );
     }
   }

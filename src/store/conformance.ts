@@ -190,6 +190,53 @@ export function storeConformance(name: string, open: OpenStore): void {
       await s.close();
     });
 
+    it('lists the replicas of given jobs live at or after a time, every attempt', async () => {
+      const s = await fresh();
+      const replicas = (ranks: number) =>
+        Array.from({ length: ranks }, (_, rank) => ({
+          rank,
+          device: rank,
+          node: 'n1',
+          launch_id: '',
+          pid: 100 + rank,
+          proc_start: '1',
+          log_path: '/l',
+          started_at_ms: clock,
+        }));
+      const placement = (ranks: number) => ({
+        allocation: Array(ranks).fill(0),
+        devices: replicas(ranks).map((r) => r.device),
+      });
+      for (const id of ['a', 'b', 'c']) {
+        await s.createJob({ id, name: id, user: 'u', spec }, 'u');
+        await s.assignJob(id, placement(id === 'a' ? 2 : 1), 0, 'scheduler', 'placed');
+        await s.launchJob(id, replicas(id === 'a' ? 2 : 1), 'backend', 'launched');
+      }
+      // a's attempt 0 (2 ranks) exits at 1,000,100 and attempt 1 (1 rank) runs; b ends at 1,000,200; c runs.
+      clock = 1_000_100;
+      await s.stopJob('a', placement(1), 'rescale', 'scheduler', 'shrink to 1');
+      for (const rank of [0, 1])
+        await s.recordReplicaExit({ job_id: 'a', attempt: 0, rank, exit_code: 143 }, 'backend');
+      await s.relaunchJob('a', 0, 'controller', 'checkpointed');
+      await s.launchJob('a', replicas(1), 'backend', 'launched');
+      clock = 1_000_200;
+      await s.recordReplicaExit({ job_id: 'b', attempt: 0, rank: 0, exit_code: 0 }, 'backend');
+      const ids = (rs: readonly { job_id: string; attempt: number; rank: number }[]) =>
+        rs.map((r) => `${r.job_id}/${r.attempt}/${r.rank}`);
+      assert.deepEqual(ids(await s.listReplicasSince(['c', 'b', 'a'], 1_000_100)), [
+        'a/0/0',
+        'a/0/1',
+        'a/1/0',
+        'b/0/0',
+        'c/0/0',
+      ]);
+      assert.deepEqual(ids(await s.listReplicasSince(['a', 'b', 'c'], 1_000_101)), ['a/1/0', 'b/0/0', 'c/0/0']);
+      assert.deepEqual(ids(await s.listReplicasSince(['a', 'b'], 1_000_201)), ['a/1/0']);
+      assert.deepEqual(ids(await s.listReplicasSince(['b', 'nope'], 0)), ['b/0/0']);
+      assert.deepEqual(await s.listReplicasSince([], 0), []);
+      await s.close();
+    });
+
     it('refuses transitions from the wrong state and changes nothing', async () => {
       const s = await fresh();
       await s.createJob({ id: 'j', name: 'j', user: 'u', spec }, 'u');

@@ -276,6 +276,12 @@ export interface Store {
    */
   listLiveReplicasFor(job_ids: readonly string[], nodes: readonly string[]): Promise<ReplicaRecord[]>;
   /**
+   * The replicas of `job_ids` (every attempt) that were live at or after `since_ms`: no exit
+   * recorded, or one recorded at or after it; by job, attempt, rank. One read for what a timeline
+   * of a window draws, instead of one `listReplicas` per job.
+   */
+  listReplicasSince(job_ids: readonly string[], since_ms: number): Promise<ReplicaRecord[]>;
+  /**
    * Records a replica's exit code with event `replica-exited` (its reason ends with `detail`
    * when given). Idempotent: returns false and changes nothing if the exit was already recorded.
    */

@@ -44,6 +44,21 @@ export function listLiveReplicasFor(
   ).map(toReplica);
 }
 
+/** Store.listReplicasSince: the replicas of some jobs live at or after `since_ms`, by job, attempt, rank. */
+export function listReplicasSince(core: StoreCore, job_ids: readonly string[], since_ms: number): ReplicaRecord[] {
+  if (job_ids.length === 0) return [];
+  // One index lookup per job (the CROSS JOIN fixes the order, as in listLiveReplicasFor).
+  return (
+    core.db
+      .prepare(
+        `SELECT r.* FROM json_each(?) AS j CROSS JOIN replicas AS r ON r.job_id = j.value
+           WHERE r.exited_at_ms IS NULL OR r.exited_at_ms >= ?
+         ORDER BY r.job_id, r.attempt, r.rank`,
+      )
+      .all(JSON.stringify(job_ids), since_ms) as Row[]
+  ).map(toReplica);
+}
+
 /**
  * Store.recordReplicaExit: the first exit of a replica wins and writes a `replica-exited` event;
  * a second one changes nothing and returns false.

@@ -256,6 +256,10 @@ export class SqliteStore implements Store {
   async listLiveReplicasFor(job_ids: readonly string[], nodes: readonly string[]): Promise<ReplicaRecord[]> {
     return replicaQueries.listLiveReplicasFor(this.core, job_ids, nodes);
   }
+
+  async listReplicasSince(job_ids: readonly string[], since_ms: number): Promise<ReplicaRecord[]> {
+    return replicaQueries.listReplicasSince(this.core, job_ids, since_ms);
+  }
   async recordReplicaExit(exit: ReplicaExit, actor: string): Promise<boolean> {
     return replicaQueries.recordReplicaExit(this.core, exit, actor);
   }
