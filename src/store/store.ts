@@ -270,16 +270,11 @@ export interface Store {
   /** Every replica without a recorded exit, over all jobs. */
   listLiveReplicas(): Promise<ReplicaRecord[]>;
   /**
-   * The replicas without a recorded exit that belong to one of `job_ids` or run on one of `nodes`
-   * (node names), in listLiveReplicas's order: what a launch needs without reading every live
-   * replica of a large cluster.
+   * Live replicas of one of `job_ids` or on one of `nodes` (names), in listLiveReplicas's order:
+   * what a launch needs, without reading every live replica of a large cluster.
    */
   listLiveReplicasFor(job_ids: readonly string[], nodes: readonly string[]): Promise<ReplicaRecord[]>;
-  /**
-   * The replicas of `job_ids` (every attempt) that were live at or after `since_ms`: no exit
-   * recorded, or one recorded at or after it; by job, attempt, rank. One read for what a timeline
-   * of a window draws, instead of one `listReplicas` per job.
-   */
+  /** Replicas of `job_ids` (every attempt) with no exit, or one at or after `since_ms`; by job, attempt, rank. */
   listReplicasSince(job_ids: readonly string[], since_ms: number): Promise<ReplicaRecord[]>;
   /**
    * Records a replica's exit code with event `replica-exited` (its reason ends with `detail`
