@@ -1,6 +1,5 @@
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { Hono, type Context } from 'hono';
-import { deviceType } from '../backends/device-type.js';
 import type { RunAs } from '../backends/backend.js';
 import type { Controller } from '../control/controller.js';
 import { gpuTypeOf } from '../control/reports/profile-book.js';
@@ -10,7 +9,7 @@ import { batchDecisionInForce } from '../control/loop/insight.js';
 import { stopProtection } from '../control/loop/snapshot.js';
 import { GoodputError } from '../core/errors.js';
 import type { Store } from '../store/store.js';
-import { isTerminal, PLACED_STATES } from '../store/lifecycle.js';
+import { isTerminal } from '../store/lifecycle.js';
 import type { JobRecord } from '../store/types.js';
 import { limitBody } from './body-limit.js';
 import { registerBulkCancel } from './bulk-cancel.js';
@@ -27,17 +26,8 @@ import { registerProfileRoutes } from './profile-routes.js';
 import { registerShareRoutes } from './share-routes.js';
 import { registerRankRoutes } from './rank-routes.js';
 import { registerTokenRoutes } from './token-routes.js';
-import type { DeviceMark } from '../control/ranks/device-mark.js';
-import {
-  eventView,
-  iso,
-  jobView,
-  replicaView,
-  type DeviceView,
-  type JobDetail,
-  type NodeView,
-  type SubmittedJob,
-} from './views.js';
+import { nodeViews } from './node-views.js';
+import { eventView, iso, jobView, replicaView, type JobDetail, type SubmittedJob } from './views.js';
 
 /** What the API needs from the server. */
 export interface AppOptions {
@@ -260,45 +250,10 @@ export function createApp(o: AppOptions): Hono<ApiEnv> {
 
   registerRankRoutes(app, controller, findJob, o.now_ms ?? Date.now);
 
-  app.get('/v1/nodes', (c) => {
+  app.get('/v1/nodes', async (c) => {
     const principal = c.get('principal');
     requireUser(principal);
-    return Promise.all([store.listJobs({ states: PLACED_STATES }), store.listLiveReplicas()]).then(
-      async ([jobs, live]) => {
-        const inventory = controller.inventory();
-        const holder = new Map<string, string>();
-        for (const j of jobs)
-          j.devices.forEach((d, i) => holder.set(`${inventory[j.allocation[i]!]?.name}/${d}`, j.id));
-        // A device is held until the process on it is gone, even when its job has ended.
-        for (const r of live) if (r.device !== null) holder.set(`${r.node}/${r.device}`, r.job_id);
-        const owner = new Map(jobs.map((j) => [j.id, j.user]));
-        for (const id of new Set(holder.values()))
-          if (!owner.has(id)) owner.set(id, (await store.getJob(id))?.user ?? '');
-        // Other users' job ids are theirs to share: a non-admin sees only that a device is taken.
-        const shown = (id: string | undefined) =>
-          id !== undefined && mayAccess(principal, owner.get(id)!, id) ? id : null;
-        const marks = new Map(controller.deviceMarks().map((m) => [`${m.node}/${m.device}`, m]));
-        const nodes: NodeView[] = inventory.map((n) => ({
-          name: n.name,
-          usable: n.usable,
-          note: n.note,
-          gpu_types: [...new Set(n.devices.map(deviceType))],
-          devices: n.devices.map((d) => {
-            const id = holder.get(`${n.name}/${d.index}`);
-            return {
-              index: d.index,
-              kind: d.kind,
-              name: d.name,
-              type: deviceType(d),
-              job: shown(id),
-              busy: id !== undefined,
-              ...markOf(marks.get(`${n.name}/${d.index}`)),
-            };
-          }),
-        }));
-        return c.json(nodes);
-      },
-    );
+    return c.json(await nodeViews(store, controller, principal));
   });
 
   registerTokenRoutes(app, store, o.now_ms);
@@ -319,6 +274,3 @@ function readRange(path: string, start: number, end: number): Promise<string> {
 }
 
 /** A device's mark from the verdicts across ranks, as DeviceView carries it (nothing when unmarked). */
-function markOf(m: DeviceMark | undefined): Pick<DeviceView, 'mark'> {
-  return m ? { mark: { kind: m.kind, reason: m.reason } } : {};
-}

@@ -5,7 +5,7 @@
  * their jobs (admins all), exactly as under /v1.
  */
 import { Hono } from 'hono';
-import { authenticate, mayAccess, requireUser, type ApiEnv } from '../api/auth.js';
+import { authenticate, mayAccess, requireUser, type ApiEnv, type Principal } from '../api/auth.js';
 import { badRequest } from '../api/http-error.js';
 import { jobListQuery, readPage } from '../api/job-list.js';
 import type { NodeView } from '../api/views.js';
@@ -25,8 +25,8 @@ export interface LiveSources {
   store: Store;
   /** Server secret (job tokens are checked by HMAC, as in the API). */
   secret: string;
-  /** The devices and their holders, as `GET /v1/nodes` answers the caller (`authorization` header). */
-  nodes: (authorization: string) => Promise<NodeView[]>;
+  /** The devices and their holders, as `GET /v1/nodes` answers `principal` (api/node-views.ts). */
+  nodes: (principal: Principal) => Promise<NodeView[]>;
   /** The profile each job's model starts from (Controller.profilesFor); none when absent. */
   profiles?: (jobs: readonly JobRecord[]) => Promise<ReadonlyMap<string, StoredKeyProfile>>;
   /** The policy's latest refusal for a waiting job, if any. */
@@ -99,7 +99,7 @@ export function liveRoutes(s: LiveSources): Hono<ApiEnv> {
     // (never the whole history: the page polls every few seconds).
     const from_ms = now_ms - hours * HOUR_MS;
     const drawn = { states: DRAWN_STATES, ended_since_ms: from_ms };
-    const [views, jobs] = await Promise.all([s.nodes(c.req.header('authorization') ?? ''), s.store.listJobs(drawn)]);
+    const [views, jobs] = await Promise.all([s.nodes(principal), s.store.listJobs(drawn)]);
     const byId = new Map(jobs.map((j) => [j.id, j]));
     const visible = (j: JobRecord) => p.admin || j.user === p.user;
     const holders: ClusterResponse['holders'] = {};

@@ -1,12 +1,12 @@
 /**
  * The dashboard of a running control plane (`goodput up --dashboard-port N`): same process, same
- * store and tokens; /v1 is forwarded to the API server. Its URL is written to
+ * store and tokens; the node views are built in-process, other /v1 calls are forwarded to the API
+ * server. Its URL is written to
  * DIR/dashboard.json so scripts and tests find it when the port was chosen by the OS.
  */
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { NodeView } from '../api/views.js';
-import { GoodputError, toErrorCode } from '../core/errors.js';
+import { nodeViews, type NodeSource } from '../api/node-views.js';
 import type { Controller } from '../control/controller.js';
 import type { Store } from '../store/store.js';
 import { startDashboard, type RunningDashboard } from './server.js';
@@ -15,7 +15,7 @@ import { startDashboard, type RunningDashboard } from './server.js';
 export interface ServedControlPlane {
   url: string;
   store: Store;
-  controller: Pick<Controller, 'rejections' | 'profilesFor'>;
+  controller: Pick<Controller, 'rejections' | 'profilesFor'> & NodeSource;
 }
 
 /** Where a running server's dashboard URL is written, in its data directory. */
@@ -38,7 +38,7 @@ export async function startLiveDashboard(
       api_url: server.url,
       store: server.store,
       secret,
-      nodes: (authorization) => apiNodes(server.url, authorization),
+      nodes: (principal) => nodeViews(server.store, server.controller, principal),
       rejection: (id) => server.controller.rejections.get(id),
       profiles: (jobs) => server.controller.profilesFor(jobs),
       data_dir,
@@ -54,15 +54,4 @@ export async function startLiveDashboard(
       rmSync(file, { force: true });
     },
   };
-}
-
-/** `GET /v1/nodes` as the caller sees it. */
-async function apiNodes(api_url: string, authorization: string): Promise<NodeView[]> {
-  const res = await fetch(`${api_url}/v1/nodes`, { headers: { authorization } });
-  const body = (await res.json()) as NodeView[] | { error: { code: string; message: string } };
-  if (!res.ok || !Array.isArray(body)) {
-    const e = Array.isArray(body) ? { code: 'E_INTERNAL', message: `HTTP ${res.status}` } : body.error;
-    throw new GoodputError(toErrorCode(e.code, 'E_INTERNAL'), e.message);
-  }
-  return body;
 }

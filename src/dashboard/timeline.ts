@@ -4,7 +4,7 @@
  * a simulation's per-interval records become one band per stretch.
  */
 import type { Store } from '../store/store.js';
-import type { JobRecord, ReplicaRecord } from '../store/types.js';
+import type { JobRecord, ReplicaSpan } from '../store/types.js';
 import type { ClusterNode, Timeline } from './types.js';
 
 export class TimelineBuilder {
@@ -85,7 +85,7 @@ export async function liveTimeline(
     (job) => job.started_at_ms !== null && (job.finished_at_ms === null || job.finished_at_ms >= from_ms),
   );
   // One read for every drawn job instead of one per job (2,000 running at 16,384 GPUs).
-  const replicasOf = new Map<string, ReplicaRecord[]>();
+  const replicasOf = new Map<string, ReplicaSpan[]>();
   for (const r of await store.listReplicasSince(
     drawn.map((job) => job.id),
     from_ms,

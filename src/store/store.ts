@@ -21,6 +21,7 @@ import type {
   ProfileUse,
   ReplicaExit,
   ReplicaRecord,
+  ReplicaSpan,
   ReportRecord,
   StoredKeyProfile,
   TokenRecord,
@@ -274,8 +275,8 @@ export interface Store {
    * what a launch needs, without reading every live replica of a large cluster.
    */
   listLiveReplicasFor(job_ids: readonly string[], nodes: readonly string[]): Promise<ReplicaRecord[]>;
-  /** Replicas of `job_ids` (every attempt) with no exit, or one at or after `since_ms`; by job, attempt, rank. */
-  listReplicasSince(job_ids: readonly string[], since_ms: number): Promise<ReplicaRecord[]>;
+  /** Spans of the replicas of `job_ids` (every attempt) with no exit or one at or after `since_ms`; by job, attempt, rank. */
+  listReplicasSince(job_ids: readonly string[], since_ms: number): Promise<ReplicaSpan[]>;
   /**
    * Records a replica's exit code with event `replica-exited` (its reason ends with `detail`
    * when given). Idempotent: returns false and changes nothing if the exit was already recorded.

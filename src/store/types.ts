@@ -103,6 +103,12 @@ export interface StoredKeyProfile extends KeyProfile {
   updated_at_ms: number;
 }
 
+/** When a replica held its device: what a timeline draws (Store.listReplicasSince). */
+export type ReplicaSpan = Pick<
+  ReplicaRecord,
+  'job_id' | 'attempt' | 'rank' | 'device' | 'started_at_ms' | 'exited_at_ms'
+>;
+
 /** One replica process of one attempt. */
 export interface ReplicaRecord {
   job_id: string;

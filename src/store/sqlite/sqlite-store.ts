@@ -30,6 +30,7 @@ import type {
   ProfileUse,
   ReplicaExit,
   ReplicaRecord,
+  ReplicaSpan,
   ReportRecord,
   StoredKeyProfile,
   TokenRecord,
@@ -257,7 +258,7 @@ export class SqliteStore implements Store {
     return replicaQueries.listLiveReplicasFor(this.core, job_ids, nodes);
   }
 
-  async listReplicasSince(job_ids: readonly string[], since_ms: number): Promise<ReplicaRecord[]> {
+  async listReplicasSince(job_ids: readonly string[], since_ms: number): Promise<ReplicaSpan[]> {
     return replicaQueries.listReplicasSince(this.core, job_ids, since_ms);
   }
   async recordReplicaExit(exit: ReplicaExit, actor: string): Promise<boolean> {
