@@ -124,14 +124,25 @@ describe('batch-size decisions on live digits jobs', () => {
             `${id}: the change does not state a gain whose 80% interval clears x1.05 relative to the batch in force: ${e.reason}`,
           );
         }
-        const shown = await runCli(['show', id], { GOODPUT_DATA_DIR: data_dir });
-        assert.equal(shown.status, 0, shown.stderr);
-        const header =
-          /^batch\s+(\d+) = (\d+) local x (\d+) accumulation steps? x (\d+) replicas?; learning rate x([\d.]+) \(AdaScale\)$/m.exec(
-            shown.stdout,
-          );
-        assert.ok(header, shown.stdout);
-        const newest = batches.at(-1);
+        // `goodput show` takes a second or more under load, and a batch change may land while it
+        // runs: compare it with the newest event only when the events read just before and just
+        // after it agree on which that is (a race of the test, not a disagreement of show).
+        let header: RegExpExecArray | null = null;
+        let newest: (EventView & { data: BatchData }) | undefined;
+        for (let attempt = 0; attempt < 3; attempt++) {
+          const before = sinceLaunch(await server.client.events(id)).at(-1);
+          const shown = await runCli(['show', id], { GOODPUT_DATA_DIR: data_dir });
+          assert.equal(shown.status, 0, shown.stderr);
+          header =
+            /^batch\s+(\d+) = (\d+) local x (\d+) accumulation steps? x (\d+) replicas?; learning rate x([\d.]+) \(AdaScale\)$/m.exec(
+              shown.stdout,
+            );
+          assert.ok(header, shown.stdout);
+          newest = sinceLaunch(await server.client.events(id)).at(-1);
+          if (before?.id === newest?.id) break;
+          t.diagnostic(`${id}: a batch change landed while goodput show ran; reading again`);
+        }
+        assert.ok(header);
         if (newest) {
           // The batch-size decision in force is what the header shows, as its event states it.
           const to = newest.data.to;
