@@ -89,19 +89,18 @@ export function ClusterPage() {
       >
         {compact
           ? null
-          : data.nodes.map((n, ni) => (
+          : data.nodes.map((n) => (
               <div class="node" key={n.name}>
                 <div class="node-name">
                   {n.name} <span class="muted node-types">{n.gpu_types.join(' + ')}</span>
                 </div>
                 <div class="cells">
-                  {n.devices.map((d, di) => {
+                  {n.devices.map((d) => {
                     const holder = d.job ? data.holders[d.job] : undefined;
                     return (
                       <div
                         key={d.index}
                         class={`cell ${d.use}${d.mark ? ` mark-${d.mark.kind}` : ''}`}
-                        data-at={`${ni}:${di}`}
                         data-device={d.index}
                         data-mark={d.mark?.kind ?? ''}
                         data-job={d.job ?? ''}
