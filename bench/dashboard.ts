@@ -1,9 +1,9 @@
 /**
  * `npm run bench:dashboard`: time to first render of the jobs page with 5,000 jobs in the store
  * and of the cluster page with 512 GPUs (64 nodes x 8; --jobs, --nodes, --gpus-per-node change the
- * size), in Debian's chromium against the real
- * dashboard server and SQLite store on loopback; beside each, the same page on a small cluster
- * (50 jobs, 8 GPUs) measured in the same run. Then the size of the shipped assets (dist/web).
+ * size), in Debian's chromium against the real dashboard server and SQLite store on loopback;
+ * beside each, the same page on a small cluster (50 jobs, 8 GPUs) measured in the same run. Then
+ * the size of the shipped assets (dist/web).
  *
  * First render = from navigation start to the first table row (jobs) or to every device cell
  * and the drawn timeline (cluster), assets and data included; median of BENCH_RUNS (default 5)

@@ -8,15 +8,28 @@ import type { Controller } from '../control/controller.js';
 import type { DeviceMark } from '../control/ranks/device-mark.js';
 import { PLACED_STATES } from '../store/lifecycle.js';
 import type { Store } from '../store/store.js';
+import type { JobRecord } from '../store/types.js';
 import { mayAccess, type Principal } from './auth.js';
 import type { DeviceView, NodeView } from './views.js';
 
 /** The controller's part node views need. */
 export type NodeSource = Pick<Controller, 'inventory' | 'deviceMarks'>;
 
-/** The node views `principal` (a user) sees: other users' job ids are left out, not their use. */
-export async function nodeViews(store: Store, controller: NodeSource, principal: Principal): Promise<NodeView[]> {
-  const [jobs, live] = await Promise.all([store.listJobs({ states: PLACED_STATES }), store.listLiveReplicas()]);
+/**
+ * The node views `principal` (a user) sees: other users' job ids are left out, not their use.
+ * `placed`: the jobs in PLACED_STATES when the caller has read them already (the dashboard's
+ * cluster route reads them among the jobs it draws); read here when absent.
+ */
+export async function nodeViews(
+  store: Store,
+  controller: NodeSource,
+  principal: Principal,
+  placed?: readonly JobRecord[],
+): Promise<NodeView[]> {
+  const [jobs, live] = await Promise.all([
+    placed ?? store.listJobs({ states: PLACED_STATES }),
+    store.listLiveReplicas(),
+  ]);
   const inventory = controller.inventory();
   const holder = new Map<string, string>();
   for (const j of jobs) j.devices.forEach((d, i) => holder.set(`${inventory[j.allocation[i]!]?.name}/${d}`, j.id));

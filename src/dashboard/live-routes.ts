@@ -25,8 +25,11 @@ export interface LiveSources {
   store: Store;
   /** Server secret (job tokens are checked by HMAC, as in the API). */
   secret: string;
-  /** The devices and their holders, as `GET /v1/nodes` answers `principal` (api/node-views.ts). */
-  nodes: (principal: Principal) => Promise<NodeView[]>;
+  /**
+   * The devices and their holders, as `GET /v1/nodes` answers `principal` (api/node-views.ts);
+   * `placed`: the jobs in PLACED_STATES, already read by the caller.
+   */
+  nodes: (principal: Principal, placed: readonly JobRecord[]) => Promise<NodeView[]>;
   /** The profile each job's model starts from (Controller.profilesFor); none when absent. */
   profiles?: (jobs: readonly JobRecord[]) => Promise<ReadonlyMap<string, StoredKeyProfile>>;
   /** The policy's latest refusal for a waiting job, if any. */
@@ -99,7 +102,12 @@ export function liveRoutes(s: LiveSources): Hono<ApiEnv> {
     // (never the whole history: the page polls every few seconds).
     const from_ms = now_ms - hours * HOUR_MS;
     const drawn = { states: DRAWN_STATES, ended_since_ms: from_ms };
-    const [views, jobs] = await Promise.all([s.nodes(principal), s.store.listJobs(drawn)]);
+    const jobs = await s.store.listJobs(drawn);
+    // The placed jobs the node views need are among those drawn: one read for both.
+    const views = await s.nodes(
+      principal,
+      jobs.filter((j) => PLACED_STATES.includes(j.state)),
+    );
     const byId = new Map(jobs.map((j) => [j.id, j]));
     const visible = (j: JobRecord) => p.admin || j.user === p.user;
     const holders: ClusterResponse['holders'] = {};

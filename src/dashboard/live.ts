@@ -1,8 +1,8 @@
 /**
  * The dashboard of a running control plane (`goodput up --dashboard-port N`): same process, same
  * store and tokens; the node views are built in-process, other /v1 calls are forwarded to the API
- * server. Its URL is written to
- * DIR/dashboard.json so scripts and tests find it when the port was chosen by the OS.
+ * server. Its URL is written to DIR/dashboard.json so scripts and tests find it when the port was
+ * chosen by the OS.
  */
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -38,7 +38,7 @@ export async function startLiveDashboard(
       api_url: server.url,
       store: server.store,
       secret,
-      nodes: (principal) => nodeViews(server.store, server.controller, principal),
+      nodes: (principal, placed) => nodeViews(server.store, server.controller, principal, placed),
       rejection: (id) => server.controller.rejections.get(id),
       profiles: (jobs) => server.controller.profilesFor(jobs),
       data_dir,
