@@ -249,7 +249,7 @@ function printServer(s: ServerFigures): void {
       `  rounds: ${s.rounds}, first ${s.first_round_ms} ms, p50 ${s.round_p50_ms} ms, max ${met(s.round_max_ms, t.round_ms)}; ` +
       `CPU first ${s.first_round_cpu_ms}, p50 ${s.round_cpu_p50_ms}, max ${s.round_cpu_max_ms} ms; parts p50 (wall): snapshot ${s.round_parts_p50_ms.snapshot}, decide ${s.round_parts_p50_ms.decide}, apply ${s.round_parts_p50_ms.apply} ms\n` +
       `  reports: ${s.reports} (${s.report_errors} errors), p50 ${s.report_p50_ms} ms, p99 ${met(s.report_p99_ms, t.report_p99_ms)}; ` +
-      `p99 of those during rounds ${s.report_p99_during_rounds_ms} ms\n` +
+      `p99 of those during rounds ${s.report_p99_during_rounds_ms} ms; event loop blocks over 50 ms: ${s.event_loop_blocks_over_50ms}, longest ${s.event_loop_max_block_ms} ms\n` +
       `  goodput ls ${met(s.ls_first_page_ms, t.ls_ms)}, ls --state running ${s.ls_running_ms} ms, show ${s.show_ms} ms ` +
       `(API alone: ${s.api_ls_first_page_ms}, ${s.api_ls_running_ms}, ${s.api_show_ms} ms)\n` +
       `  dashboard first render: jobs ${met(s.dashboard_jobs_ms, t.render_ms)}, cluster ${met(s.dashboard_cluster_ms, t.render_ms)}` +

@@ -55,6 +55,9 @@ export interface ServerFigures {
   report_p99_ms: number;
   /** p99 of the reports sent while a round ran. */
   report_p99_during_rounds_ms: number;
+  /** The server's event loop during the report phase: blocks of over 50 ms, and the longest. */
+  event_loop_blocks_over_50ms: number;
+  event_loop_max_block_ms: number;
   /** Medians of 3: the CLI process's wall time, and the API call alone. */
   ls_first_page_ms: number;
   ls_running_ms: number;
@@ -180,6 +183,7 @@ export async function runServerBench(o: ServerBenchOptions): Promise<ServerFigur
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const rounds: RoundLine[] = [];
+    const blocks: { at: number; ms: number }[] = [];
     let onReady: (r: { url: string; dashboard_url: string; start_ms: number; start_cpu_ms: number }) => void = () => {};
     const ready = new Promise<{ url: string; dashboard_url: string; start_ms: number; start_cpu_ms: number }>(
       (r) => (onReady = r),
@@ -192,8 +196,10 @@ export async function runServerBench(o: ServerBenchOptions): Promise<ServerFigur
         ready?: { url: string; dashboard_url: string; start_ms: number; start_cpu_ms: number };
       } & {
         round?: Omit<RoundLine, 'at'>;
+        block?: { ms: number };
       };
       if (m.ready) onReady(m.ready);
+      if (m.block) blocks.push({ at: performance.now(), ms: m.block.ms });
       if (m.round) rounds.push({ ...m.round, at: performance.now() });
     });
     const info = await Promise.race([ready, exited]);
@@ -255,6 +261,7 @@ export async function runServerBench(o: ServerBenchOptions): Promise<ServerFigur
       }),
     );
     clearTimeout(deadlineTimer);
+    const loadBlocks = blocks.filter((b) => b.at >= loadStart).map((b) => b.ms);
     const load_wall_s = round1((performance.now() - loadStart) / 1000);
     const server_cpu_s = round1((procCpu_s(pid) ?? NaN) - cpu0);
     if (firstError) o.log(`server: first failed report: ${firstError}`);
@@ -344,6 +351,8 @@ export async function runServerBench(o: ServerBenchOptions): Promise<ServerFigur
           0.99,
         ),
       ),
+      event_loop_blocks_over_50ms: loadBlocks.length,
+      event_loop_max_block_ms: Math.max(0, ...loadBlocks),
       ...figuresCli,
       dashboard_jobs_ms: jobsPage.render_ms,
       dashboard_cluster_ms: clusterPage.render_ms,

@@ -81,6 +81,13 @@ setInterval(() => {
     }),
   );
 }, 10);
+// The event loop's blocks: a tick of 10 ms that comes over 50 ms late is a block a report waited behind.
+let tick_ms = performance.now();
+setInterval(() => {
+  const now = performance.now();
+  if (now - tick_ms > 60) console.log(JSON.stringify({ block: { ms: Math.round(now - tick_ms - 10) } }));
+  tick_ms = now;
+}, 10);
 process.once('SIGTERM', () => {
   void dashboard
     .close()

@@ -36,8 +36,8 @@ import { RankWatch, type RankVerdicts } from './ranks/rank-watch.js';
 
 export type { ControllerOptions, ControllerStats } from './controller-options.js';
 
-/** A round of this many seconds or more spaces out the next one (Controller.requestRound). */
-const HEAVY_ROUND_S = 0.25;
+/** A round of this many seconds or more spaces out the next one (Controller.requestRound); a small cluster's take a few ms. */
+const HEAVY_ROUND_S = 0.05;
 
 /**
  * The control loop of one cluster, composed of its parts: scheduling rounds (loop/round.ts:
@@ -325,9 +325,10 @@ export class Controller {
   /**
    * Asks for a scheduling round soon (coalesces bursts of requests into one round). After a round
    * that took HEAVY_ROUND_S or more, the next one starts no sooner than twice its time after the
-   * request: at 16,384 GPUs a round takes about 0.4 s and jobs ending, starting and reporting asked
-   * for 1.5 rounds a second, so rounds held the event loop most of the time and reports waited
-   * seconds behind them (issue #49). Rounds of a small cluster take milliseconds: no change there.
+   * request, so rounds take at most a third of the server's time: at 16,384 GPUs a round takes
+   * 150-400 ms, and jobs ending, starting and rescaling asked for rounds back to back, which held
+   * the CPU and made every report wait (issue #49). Rounds of a small cluster take milliseconds:
+   * no change there.
    */
   requestRound(): void {
     if (this.roundPending || this.stopped || !this.started) return;

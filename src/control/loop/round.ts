@@ -114,6 +114,10 @@ export class Round {
     // Jobs first, then the cluster: a job submitted after an operator's drain is then decided on
     // with the drain seen (drain-keep.ts), never with a partition state read before it.
     const jobs = await store.listJobs({ states: ACTIVE_STATES });
+    // A round at 16,384 GPUs is hundreds of ms of synchronous work: it gives way between its
+    // parts (and within its loops) so that reports are answered meanwhile (util/turns.ts).
+    const turns = new Turns();
+    await turns.pause();
     try {
       await backend.refresh();
     } catch (error) {
@@ -122,7 +126,8 @@ export class Round {
     for (const p of nodeProblems(jobs, backend.nodes()))
       await this.ctx.noteOnce(p.job_id, p.key, 'node-unavailable', p.reason);
     if (jobs.length > 0) {
-      const profiles = (await this.profiles?.forRound(jobs)) ?? new Map<string, StoredKeyProfile>();
+      const profiles = (await this.profiles?.forRound(jobs, turns)) ?? new Map<string, StoredKeyProfile>();
+      await turns.pause();
       const inv = typedInventory(backend.nodes(), this.marks());
       // Stored allocations name machines; the policy's name the typed groups on them.
       const grouped = jobs.map((j) =>
@@ -132,15 +137,20 @@ export class Round {
       const types = [...new Set(inv.nodes.map(nodeType))];
       const reads = { store, machines: backend.nodes(), types, profiles: this.profiles, own_profiles: profiles };
       const per_type = new Map<string, JobTypes>();
-      for (const input of await typedInputs(reads, jobs, grouped)) per_type.set(input.job.id, jobTypes(input, types));
+      for (const input of await typedInputs(reads, jobs, grouped, turns)) {
+        per_type.set(input.job.id, jobTypes(input, types));
+        await turns.pause();
+      }
       const sharing = await this.sharing(grouped);
       // A set, not a scan of the jobs per resize: 3,000 jobs and as many resizes at 16,384 GPUs.
       const active = new Set(jobs.map((j) => j.id));
       for (const id of this.resizes.keys()) if (!active.has(id)) this.resizes.delete(id);
       const snapshot = buildSnapshot(inv.nodes, grouped, this.ctx.now(), profiles, per_type, sharing, this.resizes);
+      await turns.pause();
       const t1 = performance.now();
       let decision = policy.decide(snapshot);
       const t2 = performance.now();
+      await turns.pause();
       const marked = inv.groups.map((g) => g.marked > 0);
       const held = Object.fromEntries(grouped.map((j) => [j.id, j.allocation]));
       decision = { ...decision, allocations: avoidMarkedNodes(inv.nodes, marked, held, decision.allocations) };
@@ -161,7 +171,8 @@ export class Round {
         unit,
       ))
         await this.ctx.noteOnce(w.job_id, w.key, 'waiting', w.reason);
-      await this.apply(grouped, decision.allocations, profiles, inv, decision.notes ?? {}, decision.gains ?? {});
+      await turns.pause();
+      await this.apply(grouped, decision.allocations, profiles, inv, decision.notes ?? {}, decision.gains ?? {}, turns);
       this.counters.last_apply_s = (performance.now() - t2) / 1000;
       await then();
     }
@@ -181,6 +192,7 @@ export class Round {
     inv: TypedInventory,
     notes: Readonly<Record<string, string>>,
     gains: Readonly<Record<string, GainClaim>>,
+    turns: Turns,
   ): Promise<void> {
     const { store, backend, policy } = this.ctx.config;
     const nodeDevices = inv.groups.map((g) => g.usable);
@@ -197,7 +209,6 @@ export class Round {
       unit,
       profiles,
     };
-    const turns = new Turns();
     for (const job of jobs) {
       await turns.pause();
       const allocation = [...(allocations[job.id] ?? [])];

@@ -11,6 +11,7 @@ import type { GoodputModel } from '../../goodput/types.js';
 import { buildJobTypes } from '../../model/job-types.js';
 import type { Store } from '../../store/store.js';
 import type { JobRecord, StoredKeyProfile } from '../../store/types.js';
+import type { Turns } from '../../util/turns.js';
 import { fromOthers, gpuTypeOf, type ProfileBook } from '../reports/profile-book.js';
 import { fitType, lastAttemptType } from '../reports/report-ingest.js';
 import { limitsOf, modelOf, stopProtection } from './snapshot.js';
@@ -91,6 +92,7 @@ export async function typedInputs(
   r: TypedReads,
   stored: readonly JobRecord[],
   grouped: readonly JobRecord[],
+  turns?: Turns,
 ): Promise<TypedJobInput[]> {
   const only = r.types.length === 1 ? r.types[0]! : undefined;
   const out: TypedJobInput[] = [];
@@ -103,6 +105,7 @@ export async function typedInputs(
       out.push({ job: grouped[i]!, own_type, profiles: own ? new Map([[only, own]]) : new Map(), own_profile: own });
       continue;
     }
+    await turns?.pause();
     const current = placed ?? (await lastAttemptType(r.store, job));
     const fit = job.perf !== null ? await fitType(r.store, job, current) : undefined;
     // Its own model is of the type its fit is of (where it measured), else the type it holds.

@@ -6,6 +6,7 @@
 import { hungReason, isTerminal, settle } from '../../store/lifecycle.js';
 import type { DeviceBinding, TransitionDetail } from '../../store/store.js';
 import type { ReplicaRecord } from '../../store/types.js';
+import { Turns } from '../../util/turns.js';
 import type { ControllerContext } from '../controller-context.js';
 import { failureHint } from './failure-hint.js';
 import { replicasByJob } from './kill-deadlines.js';
@@ -120,13 +121,17 @@ export class Supervisor {
   async watch(live: readonly ReplicaRecord[], now: number): Promise<void> {
     const { store, backend } = this.ctx.config;
     this.lastWatch_ms = now;
+    // 16,000 live replicas at 16,384 GPUs: the watch gives way so that reports are answered meanwhile.
+    const turns = new Turns();
     for (const r of live) {
+      await turns.pause();
       const status = backend.probe(this.ctx.ref(r));
       if (status === 'alive') continue;
       if (await store.recordReplicaExit({ ...r, exit_code: status }, 'reconciler')) await this.settle(r.job_id);
     }
     const liveOf = replicasByJob(live);
     for (const job of await store.listJobs({ states: ['running', 'rescaling'] })) {
+      await turns.pause();
       // An exit recorded but not acted on (a settle that failed on a full disk) is acted on now,
       // every watch until it succeeds: no job stays placed with no process.
       if (!(liveOf.get(job.id) ?? []).some((r) => r.attempt === job.launches - 1)) await this.settle(job.id);
@@ -146,7 +151,9 @@ export class Supervisor {
   async reconcile(): Promise<void> {
     const { store, backend } = this.ctx.config;
     const adopted: string[] = [];
+    const turns = new Turns();
     for (const r of await store.listLiveReplicas()) {
+      await turns.pause();
       const job = await store.getJob(r.job_id);
       const status = await backend.adopt(this.ctx.ref(r));
       if (status !== 'alive') {

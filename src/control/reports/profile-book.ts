@@ -24,6 +24,7 @@ import { progressOfWork } from '../../model/progress.js';
 import { isTerminal } from '../../store/lifecycle.js';
 import type { KeyProfileUpdate, Store } from '../../store/store.js';
 import type { JobRecord, StoredKeyProfile } from '../../store/types.js';
+import type { Turns } from '../../util/turns.js';
 
 export { deviceType } from '../../backends/device-type.js';
 
@@ -160,13 +161,14 @@ export class ProfileBook {
    * discarded, are absent); records `profile-used` the first time a job's model includes what
    * other jobs of its key measured.
    */
-  async forRound(jobs: readonly JobRecord[]): Promise<Map<string, StoredKeyProfile>> {
+  async forRound(jobs: readonly JobRecord[], turns?: Turns): Promise<Map<string, StoredKeyProfile>> {
     // A job that left the active set is never judged again: forget it, so the set stays bounded.
     const active = new Set(jobs.map((j) => j.id));
     for (const id of this.judged) if (!active.has(id)) this.judged.delete(id);
     for (const id of this.contributed.keys()) if (!active.has(id)) this.contributed.delete(id);
-    const out = await this.read(jobs, true);
+    const out = await this.read(jobs, true, turns);
     for (const job of jobs) {
+      await turns?.pause();
       const profile = out.get(job.id);
       if (!profile || job.profile_use !== null) continue;
       const key = profileKeyOf(job.spec);
@@ -196,10 +198,15 @@ export class ProfileBook {
   }
 
   /** One store read per (GPU type, key); `remember`: keep what was read as the newest (the round's path only). */
-  private async read(jobs: readonly JobRecord[], remember: boolean): Promise<Map<string, StoredKeyProfile>> {
+  private async read(
+    jobs: readonly JobRecord[],
+    remember: boolean,
+    turns?: Turns,
+  ): Promise<Map<string, StoredKeyProfile>> {
     const byKey = new Map<string, StoredKeyProfile | undefined>();
     const out = new Map<string, StoredKeyProfile>();
     for (const job of jobs) {
+      await turns?.pause();
       if (job.profile_use === 'discarded') continue;
       const key = this.storedKey(job);
       const gpu_type = gpuTypeOf(job, this.nodes());
