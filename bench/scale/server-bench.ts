@@ -43,12 +43,22 @@ export interface ServerFigures {
   first_round_ms: number;
   round_p50_ms: number;
   round_max_ms: number;
+  /**
+   * The longest round without the launches it led to: snapshot, decide and store, what the
+   * issue's "round end to end" names (the launches are the backend's work: a process, an sbatch).
+   */
+  round_max_without_launches_ms: number;
   /** The server process's CPU time over a round (the machine is shared: wall time waits for a core). */
   round_cpu_p50_ms: number;
   round_cpu_max_ms: number;
   first_round_cpu_ms: number;
   /** Medians over the rounds of their parts. */
   round_parts_p50_ms: { snapshot: number; decide: number; apply: number };
+  /**
+   * The first round's parts (wall, with the event loop's turns to other work inside them);
+   * `launch`: the rest of its time, the launches of the jobs it placed (the launcher's pump).
+   */
+  first_round_parts_ms: { snapshot: number; decide: number; apply: number; launch: number };
   reports: number;
   report_errors: number;
   report_p50_ms: number;
@@ -333,9 +343,11 @@ export async function runServerBench(o: ServerBenchOptions): Promise<ServerFigur
       first_round_ms: rounds[0]?.total_ms ?? NaN,
       round_p50_ms: median(totals),
       round_max_ms: Math.max(...totals),
+      round_max_without_launches_ms: round1(Math.max(...rounds.map((r) => r.snapshot_ms + r.decide_ms + r.apply_ms))),
       round_cpu_p50_ms: median(rounds.map((r) => r.cpu_ms)),
       round_cpu_max_ms: Math.max(...rounds.map((r) => r.cpu_ms)),
       first_round_cpu_ms: rounds[0]?.cpu_ms ?? NaN,
+      first_round_parts_ms: firstParts(rounds[0]),
       round_parts_p50_ms: {
         snapshot: median(rounds.map((r) => r.snapshot_ms)),
         decide: median(rounds.map((r) => r.decide_ms)),
@@ -370,4 +382,10 @@ export async function runServerBench(o: ServerBenchOptions): Promise<ServerFigur
     agent.destroy();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+function firstParts(r: RoundLine | undefined): ServerFigures['first_round_parts_ms'] {
+  if (!r) return { snapshot: NaN, decide: NaN, apply: NaN, launch: NaN };
+  const launch = round1(r.total_ms - r.snapshot_ms - r.decide_ms - r.apply_ms);
+  return { snapshot: r.snapshot_ms, decide: r.decide_ms, apply: r.apply_ms, launch };
 }

@@ -101,7 +101,7 @@ describe('Controller on the fake backend and clock', () => {
     const policy: Policy = Object.assign(Object.create(fifo) as Policy, {
       decide: (snapshot: Parameters<Policy['decide']>[0]) => {
         const t = performance.now();
-        while (performance.now() - t < 60); // past the round's 20 ms budget (util/turns.ts)
+        while (performance.now() - t < 60); // past the round's budget between turns (util/turns.ts)
         setImmediate(() => order.push('event loop'));
         return fifo.decide(snapshot);
       },

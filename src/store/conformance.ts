@@ -187,6 +187,16 @@ export function storeConformance(name: string, open: OpenStore): void {
         await s.listLiveReplicas(),
         'everything asked for: the same rows as listLiveReplicas',
       );
+      // A page at a time, after a replica (keyset): a/0 a/1 | b/0 (c's ended).
+      assert.deepEqual(ids(await s.listLiveReplicas({ limit: 2 })), ['a/0', 'a/1']);
+      assert.deepEqual(ids(await s.listLiveReplicas({ limit: 2, after: { job_id: 'a', attempt: 0, rank: 1 } })), [
+        'b/0',
+      ]);
+      assert.deepEqual(ids(await s.listLiveReplicas({ limit: 9, after: { job_id: 'a', attempt: 0, rank: 0 } })), [
+        'a/1',
+        'b/0',
+      ]);
+      assert.deepEqual(await s.listLiveReplicas({ limit: 9, after: { job_id: 'b', attempt: 0, rank: 0 } }), []);
       await s.close();
     });
 

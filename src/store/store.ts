@@ -16,6 +16,7 @@ import type {
   JobRecord,
   JobSpec,
   JobState,
+  LiveReplicaPage,
   Measurement,
   ProfileRow,
   ProfileUse,
@@ -265,11 +266,10 @@ export interface Store {
     reason: string,
     detail?: TransitionDetail,
   ): Promise<JobRecord>;
-
   /** Replicas of a job, of one attempt or all, by attempt then rank. */
   listReplicas(job_id: string, attempt?: number): Promise<ReplicaRecord[]>;
-  /** Every replica without a recorded exit, over all jobs. */
-  listLiveReplicas(): Promise<ReplicaRecord[]>;
+  /** Every replica without a recorded exit, by (job, attempt, rank); with `page`, one page of them. */
+  listLiveReplicas(page?: LiveReplicaPage): Promise<ReplicaRecord[]>;
   /**
    * Live replicas of one of `job_ids` or on one of `nodes` (names), in listLiveReplicas's order:
    * what a launch needs, without reading every live replica of a large cluster.

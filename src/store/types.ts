@@ -132,6 +132,17 @@ export interface ReplicaRecord {
   gpu_type?: string;
 }
 
+/**
+ * A page of `Store.listLiveReplicas` (keyset paging, so that a page costs the same wherever it
+ * starts): the live replicas after `after` in (job, attempt, rank) order (none: from the first),
+ * at most `limit`. A large cluster's 16,000 live replicas are read so, a page per turn of the
+ * event loop.
+ */
+export interface LiveReplicaPage {
+  after?: Pick<ReplicaRecord, 'job_id' | 'attempt' | 'rank'>;
+  limit: number;
+}
+
 /** One recorded transition or notable fact of a job: who, when, why. */
 export interface JobEvent {
   id: number;

@@ -30,6 +30,7 @@ import {
 import { jobTypes, typedInputs } from './typed-snapshot.js';
 import { waitingReason } from './waiting-reason.js';
 import { Turns } from '../../util/turns.js';
+import { jobsInTurns } from '../paged-reads.js';
 
 /** Seconds between saves of the decayed usage of teams and users. */
 const USAGE_SAVE_S = 60;
@@ -113,10 +114,10 @@ export class Round {
     const cpu0 = process.cpuUsage();
     // Jobs first, then the cluster: a job submitted after an operator's drain is then decided on
     // with the drain seen (drain-keep.ts), never with a partition state read before it.
-    const jobs = await store.listJobs({ states: ACTIVE_STATES });
     // A round at 16,384 GPUs is hundreds of ms of synchronous work: it gives way between its
-    // parts (and within its loops) so that reports are answered meanwhile (util/turns.ts).
+    // parts (and within its loops and reads) so that reports are answered meanwhile (util/turns.ts).
     const turns = new Turns();
+    const jobs = await jobsInTurns(store, ACTIVE_STATES, turns);
     await turns.pause();
     try {
       await backend.refresh();

@@ -15,6 +15,7 @@ import type { Supervisor } from './supervisor.js';
 import { jobToken } from '../tokens.js';
 import { launchWait } from './launch-wait.js';
 import { Turns } from '../../util/turns.js';
+import { liveReplicasInTurns } from '../paged-reads.js';
 
 /** An attempt the backend launched whose processes do not run yet: recorded once they do. */
 interface Submitted {
@@ -81,7 +82,7 @@ export class Launcher {
   async pump(): Promise<void> {
     const { store, backend, grace_s } = this.ctx.config;
     const now = this.ctx.now();
-    if (this.supervisor.watchDue(now)) await this.supervisor.watch(await store.listLiveReplicas(), now);
+    if (this.supervisor.watchDue(now)) await this.supervisor.watch(await liveReplicasInTurns(store, new Turns()), now);
     const jobs = await store.listJobs({ states: ['starting', 'rescaling'] });
     const names = backend.nodes().map((n) => n.name);
     // Only the live replicas this tick needs: those of the jobs starting or stopping and of the

@@ -7,6 +7,7 @@ import { hungReason, isTerminal, settle } from '../../store/lifecycle.js';
 import type { DeviceBinding, TransitionDetail } from '../../store/store.js';
 import type { ReplicaRecord } from '../../store/types.js';
 import { Turns } from '../../util/turns.js';
+import { jobsInTurns, liveReplicasInTurns } from '../paged-reads.js';
 import type { ControllerContext } from '../controller-context.js';
 import { failureHint } from './failure-hint.js';
 import { replicasByJob } from './kill-deadlines.js';
@@ -130,7 +131,7 @@ export class Supervisor {
       if (await store.recordReplicaExit({ ...r, exit_code: status }, 'reconciler')) await this.settle(r.job_id);
     }
     const liveOf = replicasByJob(live);
-    for (const job of await store.listJobs({ states: ['running', 'rescaling'] })) {
+    for (const job of await jobsInTurns(store, ['running', 'rescaling'], turns)) {
       await turns.pause();
       // An exit recorded but not acted on (a settle that failed on a full disk) is acted on now,
       // every watch until it succeeds: no job stays placed with no process.
@@ -152,7 +153,7 @@ export class Supervisor {
     const { store, backend } = this.ctx.config;
     const adopted: string[] = [];
     const turns = new Turns();
-    for (const r of await store.listLiveReplicas()) {
+    for (const r of await liveReplicasInTurns(store, turns)) {
       await turns.pause();
       const job = await store.getJob(r.job_id);
       const status = await backend.adopt(this.ctx.ref(r));

@@ -1,4 +1,4 @@
-import type { JobState, ReplicaExit, ReplicaRecord, ReplicaSpan } from '../types.js';
+import type { JobState, LiveReplicaPage, ReplicaExit, ReplicaRecord, ReplicaSpan } from '../types.js';
 import { toReplica, type Row } from './rows.js';
 import type { StoreCore } from './store-core.js';
 
@@ -13,11 +13,20 @@ export function listReplicas(core: StoreCore, job_id: string, attempt?: number):
   return (rows as Row[]).map(toReplica);
 }
 
-/** Store.listLiveReplicas: replicas with no exit recorded, in (job, attempt, rank) order. */
-export function listLiveReplicas(core: StoreCore): ReplicaRecord[] {
-  return (
-    core.db.prepare('SELECT * FROM replicas WHERE exit_code IS NULL ORDER BY job_id, attempt, rank').all() as Row[]
-  ).map(toReplica);
+/** Store.listLiveReplicas: replicas with no exit recorded, in (job, attempt, rank) order; a page of them. */
+export function listLiveReplicas(core: StoreCore, page?: LiveReplicaPage): ReplicaRecord[] {
+  if (!page) {
+    const all = 'SELECT * FROM replicas WHERE exit_code IS NULL ORDER BY job_id, attempt, rank';
+    return (core.db.prepare(all).all() as Row[]).map(toReplica);
+  }
+  const a = page.after;
+  const rows = core.db
+    .prepare(
+      `SELECT * FROM replicas WHERE exit_code IS NULL AND (job_id, attempt, rank) > (?, ?, ?)
+       ORDER BY job_id, attempt, rank LIMIT ?`,
+    )
+    .all(a?.job_id ?? '', a?.attempt ?? -1, a?.rank ?? -1, page.limit) as Row[];
+  return rows.map(toReplica);
 }
 
 /** Store.listLiveReplicasFor: the live replicas of some jobs or on some nodes, in listLiveReplicas's order. */

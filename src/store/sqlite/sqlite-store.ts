@@ -26,6 +26,7 @@ import type {
   JobEvent,
   JobRecord,
   JobState,
+  LiveReplicaPage,
   ProfileRow,
   ProfileUse,
   ReplicaExit,
@@ -251,8 +252,8 @@ export class SqliteStore implements Store {
   async listReplicas(job_id: string, attempt?: number): Promise<ReplicaRecord[]> {
     return replicaQueries.listReplicas(this.core, job_id, attempt);
   }
-  async listLiveReplicas(): Promise<ReplicaRecord[]> {
-    return replicaQueries.listLiveReplicas(this.core);
+  async listLiveReplicas(page?: LiveReplicaPage): Promise<ReplicaRecord[]> {
+    return replicaQueries.listLiveReplicas(this.core, page);
   }
   async listLiveReplicasFor(job_ids: readonly string[], nodes: readonly string[]): Promise<ReplicaRecord[]> {
     return replicaQueries.listLiveReplicasFor(this.core, job_ids, nodes);
