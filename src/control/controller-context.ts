@@ -10,6 +10,7 @@ import type { ReplicaRecord } from '../store/types.js';
 import type { ControllerConfig } from './controller-options.js';
 import { KillDeadlines } from './replicas/kill-deadlines.js';
 import type { ReportIngest } from './reports/report-ingest.js';
+import { Turns } from '../util/turns.js';
 
 export class ControllerContext {
   /** SIGKILL deadlines of replicas that were sent SIGTERM (ended jobs, stale attempts). */
@@ -26,6 +27,11 @@ export class ControllerContext {
 
   now(): number {
     return this.config.clock.now_ms();
+  }
+
+  /** Turns for a long loop of the controller, by its clock's budget (none on a FakeClock). */
+  turns(): Turns {
+    return new Turns(this.config.clock.turn_budget_ms ?? Infinity);
   }
 
   log(line: string): void {

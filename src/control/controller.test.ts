@@ -20,8 +20,8 @@ const root = mkdtempSync(join(tmpdir(), 'goodput-controller-'));
 after(() => rmSync(root, { recursive: true, force: true }));
 
 /** A cluster of one node with two slots, its store and a started controller, all on one fake clock. */
-async function cluster(options: { grace_s?: number; policy?: Policy } = {}) {
-  const clock = new FakeClock(1_700_000_000_000);
+async function cluster(options: { grace_s?: number; policy?: Policy; turn_budget_ms?: number } = {}) {
+  const clock = new FakeClock(1_700_000_000_000, options.turn_budget_ms);
   const store = new SqliteStore(':memory:', { now_ms: () => clock.now_ms() });
   const backend = new FakeBackend(new FakeCluster([fakeNode('n0', 2)], clock));
   const policy = options.policy ?? findPolicy('fifo')!.create({ seed: 0 });
@@ -95,28 +95,41 @@ describe('Controller on the fake backend and clock', () => {
     await c.close();
   });
 
-  it('a round gives way between a long decision and its store writes (reports are answered meanwhile)', async () => {
-    const fifo = findPolicy('fifo')!.create({ seed: 0 });
-    const order: string[] = [];
-    const policy: Policy = Object.assign(Object.create(fifo) as Policy, {
-      decide: (snapshot: Parameters<Policy['decide']>[0]) => {
-        const t = performance.now();
-        while (performance.now() - t < 60); // past the round's budget between turns (util/turns.ts)
-        setImmediate(() => order.push('event loop'));
-        return fifo.decide(snapshot);
-      },
+  for (const [title, turn_budget_ms, order_wanted] of [
+    [
+      "with the system clock's budget (5 ms), a round gives way between a long decision and its writes",
+      5,
+      ['event loop', 'assign'],
+    ],
+    [
+      'on a FakeClock (no budget), a round never gives way: fake time cannot move inside it',
+      undefined,
+      ['assign', 'event loop'],
+    ],
+  ] as const)
+    it(title, async () => {
+      const fifo = findPolicy('fifo')!.create({ seed: 0 });
+      const order: string[] = [];
+      const policy: Policy = Object.assign(Object.create(fifo) as Policy, {
+        decide: (snapshot: Parameters<Policy['decide']>[0]) => {
+          const t = performance.now();
+          while (performance.now() - t < 60); // past the round's budget between turns (util/turns.ts)
+          setImmediate(() => order.push('event loop'));
+          return fifo.decide(snapshot);
+        },
+      });
+      const c = await cluster({ policy, ...(turn_budget_ms ? { turn_budget_ms } : {}) });
+      const assign = c.store.assignJob.bind(c.store);
+      c.store.assignJob = (...args) => {
+        order.push('assign');
+        return assign(...args);
+      };
+      await c.controller.submit(spec('setTimeout(() => process.exit(0), 600_000);'), 'u', 'u');
+      await c.clock.until(() => order.includes('assign'), 1000, 10);
+      await c.clock.until(() => order.includes('event loop'), 1000, 10);
+      assert.deepEqual(order.slice(0, 2), order_wanted);
+      await c.close();
     });
-    const c = await cluster({ policy });
-    const assign = c.store.assignJob.bind(c.store);
-    c.store.assignJob = (...args) => {
-      order.push('assign');
-      return assign(...args);
-    };
-    await c.controller.submit(spec('setTimeout(() => process.exit(0), 600_000);'), 'u', 'u');
-    await c.clock.until(() => order.includes('assign'), 1000, 10);
-    assert.deepEqual(order.slice(0, 2), ['event loop', 'assign']);
-    await c.close();
-  });
 
   it('a ten-minute job runs to success in fake time: queued, starting, running, succeeded', async () => {
     const c = await cluster();

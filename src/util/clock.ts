@@ -13,11 +13,18 @@ export interface Clock {
   setInterval(callback: () => void, period_ms: number): TimerId;
   /** Cancels a timer of either kind; unknown or spent handles are ignored. */
   clear(timer: TimerId): void;
+  /**
+   * How long (wall ms) a long loop runs before it gives way to the event loop (util/turns.ts).
+   * Absent: it never does. A FakeClock's time moves only when a test moves it, so work done "now"
+   * takes no time; a turn inside a round would let the test move time in the middle of it.
+   */
+  readonly turn_budget_ms?: number;
 }
 
 /** The process's clock and timers; timers do not keep the process alive (unref). */
 export const systemClock: Clock = {
   now_ms: () => Date.now(),
+  turn_budget_ms: 5,
   setTimeout: (callback, delay_ms) => setTimeout(callback, delay_ms).unref(),
   setInterval: (callback, period_ms) => setInterval(callback, period_ms).unref(),
   clear: (timer) => clearTimeout(timer as ReturnType<typeof setTimeout>),
@@ -39,7 +46,11 @@ export class FakeClock implements Clock {
   private nextId = 1;
   private readonly timers = new Map<number, FakeTimer>();
 
-  constructor(start_ms = 0) {
+  /** `turn_budget_ms`: for a test of the turns themselves (Clock.turn_budget_ms). */
+  constructor(
+    start_ms = 0,
+    readonly turn_budget_ms?: number,
+  ) {
     this.time_ms = start_ms;
   }
 

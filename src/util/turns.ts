@@ -5,7 +5,8 @@
  * round at 16,384 GPUs assigns and launches thousands of jobs with synchronous store writes: the
  * first one held the event loop for 2.4 s and every report that arrived meanwhile waited for it
  * (issue #49). A loop shorter than the budget never gives way, so small clusters run as before.
- * The budget is 5 ms: a report needs several turns of the event loop (its request, its body, the
+ * The controller's budget is its clock's (5 ms on the system clock; none on a FakeClock, see
+ * util/clock.ts): a report needs several turns of the event loop (its request, its body, the
  * store's group commit, its answer), each of which may wait one budget behind a round; with 20 ms
  * the report p99 of bench:scale was 112 ms, with 5 ms 67-94 ms.
  */

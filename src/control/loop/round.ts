@@ -29,7 +29,7 @@ import {
 } from './typed-nodes.js';
 import { jobTypes, typedInputs } from './typed-snapshot.js';
 import { waitingReason } from './waiting-reason.js';
-import { Turns } from '../../util/turns.js';
+import type { Turns } from '../../util/turns.js';
 import { jobsInTurns } from '../paged-reads.js';
 
 /** Seconds between saves of the decayed usage of teams and users. */
@@ -116,7 +116,7 @@ export class Round {
     // with the drain seen (drain-keep.ts), never with a partition state read before it.
     // A round at 16,384 GPUs is hundreds of ms of synchronous work: it gives way between its
     // parts (and within its loops and reads) so that reports are answered meanwhile (util/turns.ts).
-    const turns = new Turns();
+    const turns = this.ctx.turns();
     const jobs = await jobsInTurns(store, ACTIVE_STATES, turns);
     await turns.pause();
     try {

@@ -14,7 +14,6 @@ import { gpuTypeOf } from '../reports/profile-book.js';
 import type { Supervisor } from './supervisor.js';
 import { jobToken } from '../tokens.js';
 import { launchWait } from './launch-wait.js';
-import { Turns } from '../../util/turns.js';
 import { liveReplicasInTurns } from '../paged-reads.js';
 
 /** An attempt the backend launched whose processes do not run yet: recorded once they do. */
@@ -82,7 +81,8 @@ export class Launcher {
   async pump(): Promise<void> {
     const { store, backend, grace_s } = this.ctx.config;
     const now = this.ctx.now();
-    if (this.supervisor.watchDue(now)) await this.supervisor.watch(await liveReplicasInTurns(store, new Turns()), now);
+    if (this.supervisor.watchDue(now))
+      await this.supervisor.watch(await liveReplicasInTurns(store, this.ctx.turns()), now);
     const jobs = await store.listJobs({ states: ['starting', 'rescaling'] });
     const names = backend.nodes().map((n) => n.name);
     // Only the live replicas this tick needs: those of the jobs starting or stopping and of the
@@ -112,7 +112,7 @@ export class Launcher {
       for (const id of map.keys()) if (!starting.has(id)) map.delete(id);
     this.dropStale(jobs);
     this.endDropped();
-    const turns = new Turns();
+    const turns = this.ctx.turns();
     for (const job of jobs) {
       if (job.state !== 'starting') continue;
       await turns.pause();

@@ -6,7 +6,6 @@
 import { hungReason, isTerminal, settle } from '../../store/lifecycle.js';
 import type { DeviceBinding, TransitionDetail } from '../../store/store.js';
 import type { ReplicaRecord } from '../../store/types.js';
-import { Turns } from '../../util/turns.js';
 import { jobsInTurns, liveReplicasInTurns } from '../paged-reads.js';
 import type { ControllerContext } from '../controller-context.js';
 import { failureHint } from './failure-hint.js';
@@ -123,7 +122,7 @@ export class Supervisor {
     const { store, backend } = this.ctx.config;
     this.lastWatch_ms = now;
     // 16,000 live replicas at 16,384 GPUs: the watch gives way so that reports are answered meanwhile.
-    const turns = new Turns();
+    const turns = this.ctx.turns();
     for (const r of live) {
       await turns.pause();
       const status = backend.probe(this.ctx.ref(r));
@@ -152,7 +151,7 @@ export class Supervisor {
   async reconcile(): Promise<void> {
     const { store, backend } = this.ctx.config;
     const adopted: string[] = [];
-    const turns = new Turns();
+    const turns = this.ctx.turns();
     for (const r of await liveReplicasInTurns(store, turns)) {
       await turns.pause();
       const job = await store.getJob(r.job_id);
