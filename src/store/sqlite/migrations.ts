@@ -244,6 +244,13 @@ export const MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX replicas_live_node ON replicas(node) WHERE exit_code IS NULL;
   `,
+  // 14 -> 15: the live replicas in (job, attempt, rank) order, a page at a time (the watch, issue
+  // #49): with an index on exit_code alone, every page read and sorted all 16,000 live replicas at
+  // 16,384 GPUs. The same rows as replicas_live, in key order, so it replaces it.
+  `
+  CREATE INDEX replicas_live_key ON replicas(job_id, attempt, rank) WHERE exit_code IS NULL;
+  DROP INDEX replicas_live;
+  `,
 ];
 
 /** Brings `db` to the newest schema version; refuses (E_STORE_VERSION) a database newer than this code. */
