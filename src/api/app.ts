@@ -272,5 +272,3 @@ function readRange(path: string, start: number, end: number): Promise<string> {
       .on('error', reject);
   });
 }
-
-/** A device's mark from the verdicts across ranks, as DeviceView carries it (nothing when unmarked). */

@@ -60,6 +60,7 @@ export async function nodeViews(
   }));
 }
 
+/** A device's mark from the verdicts across ranks, as DeviceView carries it (nothing when unmarked). */
 function markOf(m: DeviceMark | undefined): Pick<DeviceView, 'mark'> {
   return m ? { mark: { kind: m.kind, reason: m.reason } } : {};
 }

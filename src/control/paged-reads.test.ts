@@ -29,7 +29,7 @@ describe('paged reads', () => {
     const all = await store.listLiveReplicas();
     assert.deepEqual(ids(all), ['x/0', 'x/1', 'x/2', 'y/0', 'z/0']);
     let pauses = 0;
-    const counting = Object.assign(new Turns(), { pause: async () => void pauses++ });
+    const counting = Object.assign(new Turns(0), { pause: async () => void pauses++ });
     for (const page of [1, 2, 4, 5, 100]) {
       pauses = 0;
       assert.deepEqual(await liveReplicasInTurns(store, counting, page), all, `pages of ${page}`);

@@ -13,7 +13,7 @@
 export class Turns {
   private last_ms = performance.now();
 
-  constructor(private readonly budget_ms = 5) {}
+  constructor(private readonly budget_ms: number) {}
 
   async pause(): Promise<void> {
     if (performance.now() - this.last_ms < this.budget_ms) return;

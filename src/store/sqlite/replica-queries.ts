@@ -15,17 +15,14 @@ export function listReplicas(core: StoreCore, job_id: string, attempt?: number):
 
 /** Store.listLiveReplicas: replicas with no exit recorded, in (job, attempt, rank) order; a page of them. */
 export function listLiveReplicas(core: StoreCore, page?: LiveReplicaPage): ReplicaRecord[] {
-  if (!page) {
-    const all = 'SELECT * FROM replicas WHERE exit_code IS NULL ORDER BY job_id, attempt, rank';
-    return (core.db.prepare(all).all() as Row[]).map(toReplica);
-  }
-  const a = page.after;
+  // No page: after the least key ('' sorts first, attempts and ranks are >= 0) and no limit (-1).
+  const a = page?.after;
   const rows = core.db
     .prepare(
       `SELECT * FROM replicas WHERE exit_code IS NULL AND (job_id, attempt, rank) > (?, ?, ?)
        ORDER BY job_id, attempt, rank LIMIT ?`,
     )
-    .all(a?.job_id ?? '', a?.attempt ?? -1, a?.rank ?? -1, page.limit) as Row[];
+    .all(a?.job_id ?? '', a?.attempt ?? -1, a?.rank ?? -1, page?.limit ?? -1) as Row[];
   return rows.map(toReplica);
 }
 
