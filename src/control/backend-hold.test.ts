@@ -37,8 +37,11 @@ class HoldingBackend extends LocalBackend {
   refuse: string | undefined;
   launches = 0;
   abandoned: string[] = [];
+  /** Set: launches wait for it (an sbatch that takes its time). */
+  slow: Promise<void> | undefined;
   override async launch(req: LaunchRequest): Promise<LaunchedReplica[]> {
     this.launches++;
+    await this.slow;
     if (this.refuse) throw new GoodputError('E_LAUNCH_HELD', this.refuse);
     return super.launch(req);
   }
@@ -172,6 +175,14 @@ describe('launches the cluster holds', () => {
       `retried about once a round (0.5 s), not at every 50 ms tick: ${b.launches} tries`,
     );
     assert.match(c.launchWaits.get(job.id) ?? '', /Required partition not available .*retried each round/);
+    // While a retry is under way the job still shows why it waits (CI saw `show` print no reason).
+    let release = () => {};
+    b.slow = new Promise((r) => (release = r));
+    const tries = b.launches;
+    await waitFor('a retry to be under way', 5000, async () => b.launches > tries);
+    assert.match(c.launchWaits.get(job.id) ?? '', /Required partition not available/, 'shown during the retry');
+    b.slow = undefined;
+    release();
     b.refuse = undefined;
     await waitFor('the job to run', 5000, async () => (await store.getJob(job.id))?.state === 'running');
     await c.cancel(job.id, 'u');

@@ -44,6 +44,8 @@ export class Launcher {
   private readonly submitted = new Map<string, Submitted>();
   /** Not before (ms) another launch of a job the backend refused for the cluster's state: once a round. */
   private readonly retryAt = new Map<string, number>();
+  /** Jobs whose shown wait is the backend's refusal of their last launch (kept while it is retried). */
+  private readonly refused = new Set<string>();
   /**
    * Held attempts of jobs that no longer start on their placement, until the backend has ended
    * them (retried while it cannot be reached): the job is not launched again meanwhile, so an
@@ -108,7 +110,7 @@ export class Launcher {
     }
     for (const r of this.ctx.killAt.due(now, live)) backend.signal(this.ctx.ref(r), 'SIGKILL');
     const starting = new Set(jobs.filter((j) => j.state === 'starting').map((j) => j.id));
-    for (const map of [this.waits, this.holds, this.retryAt])
+    for (const map of [this.waits, this.holds, this.retryAt, this.refused])
       for (const id of map.keys()) if (!starting.has(id)) map.delete(id);
     this.dropStale(jobs);
     this.endDropped();
@@ -117,7 +119,7 @@ export class Launcher {
       if (job.state !== 'starting') continue;
       await turns.pause();
       if (this.ending.has(job.id)) {
-        this.waits.set(
+        this.wait(
           job.id,
           `ending attempt ${this.ending.get(job.id)!.attempt}, held by the cluster on its previous placement, before it launches again`,
         );
@@ -132,17 +134,26 @@ export class Launcher {
       const keys = job.devices.map((d, i) => `${names[job.allocation[i]!]}/${d}`);
       const held = [...new Set(keys.filter((k) => busy.has(k) && busy.get(k) !== job.id))];
       if (now < job.not_before_ms)
-        this.waits.set(job.id, `restart backoff until ${new Date(job.not_before_ms).toISOString()}`);
+        this.wait(job.id, `restart backoff until ${new Date(job.not_before_ms).toISOString()}`);
       else if (held.length > 0)
-        this.waits.set(
+        this.wait(
           job.id,
           `device(s) ${held.join(',')} still held by the exiting replicas of job ${busy.get(held[0]!)}`,
         );
       else if (!liveOf.has(job.id)) {
-        this.waits.delete(job.id);
+        // A refusal's reason stays shown while its retry runs (an sbatch can take seconds): the
+        // job is still waiting on the cluster until the retry says otherwise.
+        if (!this.refused.has(job.id)) this.waits.delete(job.id);
         await this.launch(job);
       }
     }
+  }
+
+  /** Shows why `job_id` is not running yet; `refusal`: the backend refused its last launch. */
+  private wait(job_id: string, reason: string, refusal = false): void {
+    this.waits.set(job_id, reason);
+    if (refusal) this.refused.add(job_id);
+    else this.refused.delete(job_id);
   }
 
   private async launch(job: JobRecord): Promise<void> {
@@ -180,7 +191,7 @@ export class Launcher {
       if (wait) {
         // Not the job's fault: it stays `starting` and the pump retries (a refusal for the
         // cluster's state once a round: each try is an sbatch).
-        this.waits.set(job.id, wait.reason);
+        this.wait(job.id, wait.reason, true);
         if (wait.key === 'held') {
           this.holds.set(job.id, wait.reason);
           this.retryAt.set(job.id, this.ctx.now() + this.ctx.config.interval_s * 1000);
@@ -196,6 +207,8 @@ export class Launcher {
     }
     for (const key of ['unavailable', 'disk-full', 'held']) this.ctx.forget(job.id, key);
     this.holds.delete(job.id);
+    this.waits.delete(job.id);
+    this.refused.delete(job.id);
     const held = launched[0] ? backend.held?.(launched[0].launch_id) : undefined;
     if (held !== undefined) {
       const submitted_ms = this.ctx.now();
@@ -239,7 +252,7 @@ export class Launcher {
     const { store, backend } = this.ctx.config;
     const reason = backend.held?.(s.replicas[0]!.launch_id);
     if (reason !== undefined) {
-      this.waits.set(job.id, reason);
+      this.wait(job.id, reason);
       this.holds.set(job.id, reason);
       if (!ORDINARY_HOLD.test(reason) || now - s.submitted_ms >= HOLD_EVENT_MS) {
         const key = `held:${reason}`;
