@@ -34,12 +34,14 @@ import { feedBack, generateOneType, generateTyped, roundSnapshot, type Generated
 const USAGE = `
 usage: npm run bench:scale -- [--quick] [--rounds 8] [--cases LIST] [--data DIR] [--json]
                               [--server-only | --skip-server] [--server-load-s 60] [--server-policy goodput]
+                              [--server-policy-thread auto]
 Decision time of the goodput policy at 2,048 GPUs / 5,000 jobs and 16,384 GPUs / 40,000 jobs,
 on one GPU type and on four (Sia's applications). --cases: one-2048,one-16384,four-2048,four-16384
 (default all); --quick: 64 GPUs and 200 jobs per case, 3 rounds.
 Then the server at that size: a server process on a store of 40,000 jobs (2,000 running on 16,384
 GPUs, reporting every 30 s): start, rounds end to end, report p99, goodput ls/show, dashboard pages
 (--quick: 2,000 jobs, 100 running on 1,024 GPUs, 20 s). --server-only: only the server part.
+--server-policy-thread on|off|auto: where its policy decides (goodput up --policy-thread).
 Then the simulator: a day of the Pollux workloads copied once per 64 GPUs on 16,384 GPUs (--sim-gpus),
 stopped after --sim-limit-s 600 (--quick: 256 GPUs, 60 s); --sim-only, --skip-sim, --sim-policy NAME.
 `;
@@ -53,6 +55,7 @@ const values = benchArgs(USAGE, {
   'skip-server': { type: 'boolean', default: false },
   'server-load-s': { type: 'string' },
   'server-policy': { type: 'string', default: 'goodput' },
+  'server-policy-thread': { type: 'string', default: 'auto' },
   'sim-only': { type: 'boolean', default: false },
   'skip-sim': { type: 'boolean', default: false },
   'sim-gpus': { type: 'string' },
@@ -212,6 +215,7 @@ if (!values['skip-server'] && !values['sim-only']) {
       ? { jobs: 2000, running: 100, queued: 100, nodes: 256, gpus_per_node: 4 }
       : { jobs: 40_000, running: 2000, queued: 1000, nodes: 4096, gpus_per_node: 4 }),
     policy: values['server-policy'],
+    policy_thread: values['server-policy-thread'],
     interval_s: 5,
     load_s: Number(values['server-load-s'] ?? (quick ? 20 : 60)),
     report_every_s: 30,
@@ -244,7 +248,7 @@ function printServer(s: ServerFigures): void {
   const t = SERVER_TARGETS;
   const met = (x: number, target: number) => `${x} ms (target <= ${target}: ${x <= target ? 'met' : 'NOT met'})`;
   console.log(
-    `server, ${s.jobs} jobs (${s.running} running, ${s.queued} queued), ${s.gpus} GPUs, policy ${s.policy}:\n` +
+    `server, ${s.jobs} jobs (${s.running} running, ${s.queued} queued), ${s.gpus} GPUs, policy ${s.policy} (thread: ${s.policy_thread}):\n` +
       `  start ${met(s.start_ms, t.start_ms)}, CPU ${s.start_cpu_ms} ms; ${s.start_process_ms} ms from spawning the process\n` +
       `  rounds: ${s.rounds}, first ${s.first_round_ms} ms, p50 ${s.round_p50_ms} ms, max ${s.round_max_ms} ms; ` +
       `without the launches they led to (snapshot, decide, store): max ${met(s.round_max_without_launches_ms, t.round_ms)}; ` +

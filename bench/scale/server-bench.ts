@@ -32,6 +32,8 @@ export interface ServerFigures {
   queued: number;
   gpus: number;
   policy: string;
+  /** --server-policy-thread: where the policy decided (on, off, auto: a thread from 1,024 devices). */
+  policy_thread: string;
   fixture_s: number;
   /** startServer() in the server process: store open and checks, reconcile, listen. */
   start_ms: number;
@@ -90,6 +92,8 @@ export interface ServerFigures {
 /** How the server part runs. */
 export interface ServerBenchOptions extends ServerFixtureSize {
   policy: string;
+  /** Where the server's policy decides: on, off or auto (ServerOptions.policy_thread). */
+  policy_thread: string;
   interval_s: number;
   /** Seconds of reports and rounds. */
   load_s: number;
@@ -189,7 +193,7 @@ export async function runServerBench(o: ServerBenchOptions): Promise<ServerFigur
     const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
     const spawned = performance.now();
     const args = [CHILD, data_dir, join(dir, 'seeds.json'), String(o.nodes), String(o.gpus_per_node)];
-    child = spawn(process.execPath, [...nodeArgs, ...args, o.policy, String(o.interval_s)], {
+    child = spawn(process.execPath, [...nodeArgs, ...args, o.policy, String(o.interval_s), o.policy_thread], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const rounds: RoundLine[] = [];
@@ -335,6 +339,7 @@ export async function runServerBench(o: ServerBenchOptions): Promise<ServerFigur
       queued: o.queued,
       gpus: o.nodes * o.gpus_per_node,
       policy: o.policy,
+      policy_thread: o.policy_thread,
       fixture_s,
       start_ms: round1(info.start_ms),
       start_cpu_ms: round1(info.start_cpu_ms),

@@ -4,18 +4,19 @@
  * live dashboard, on a FakeBackend of NODES x GPUS devices whose running replicas are those the
  * fixture wrote (read from SEEDS). Prints one JSON line per event on stdout: `{"ready": ...}` once
  * it serves (with the time its start took), then `{"round": ...}` after every scheduling round.
- * Usage: node server-child.js DATA_DIR SEEDS NODES GPUS POLICY INTERVAL_S
+ * Usage: node server-child.js DATA_DIR SEEDS NODES GPUS POLICY INTERVAL_S POLICY_THREAD
  */
 import { appendFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BackendNode } from '../../src/backends/backend.js';
 import { FakeBackend, FakeCluster } from '../../src/backends/fake-backend.js';
 import { startLiveDashboard } from '../../src/dashboard/live.js';
+import type { PolicyThreadMode } from '../../src/server/server-policy.js';
 import { startServer } from '../../src/server/server.js';
 import { systemClock } from '../../src/util/clock.js';
 import { nodeName, type SeededReplica } from './server-fixture.js';
 
-const [data_dir, seedsFile, nodesArg, gpusArg, policy, intervalArg] = process.argv.slice(2);
+const [data_dir, seedsFile, nodesArg, gpusArg, policy, intervalArg, policyThread] = process.argv.slice(2);
 const loaded_ms = performance.now();
 const nodes: BackendNode[] = Array.from({ length: Number(nodesArg) }, (_, n) => ({
   name: nodeName(n),
@@ -41,6 +42,7 @@ const server = await startServer({
   devices: [],
   backend: new FakeBackend(cluster),
   policy: policy!,
+  policy_thread: policyThread as PolicyThreadMode,
   interval_s: Number(intervalArg),
   grace_s: 2,
   log: (line) => appendFileSync(logFile, `${new Date().toISOString()} ${line}\n`),

@@ -60,12 +60,23 @@ describe('CLI conventions', () => {
     );
   });
 
-  it('refuses a port out of range and a server address that is not an http(s) URL as usage errors, naming their source', async () => {
+  it('refuses a port out of range, a --policy-thread that is not on/off/auto and a server address that is not an http(s) URL as usage errors, naming their source', async () => {
     const port = await runCli(['up', '--data-dir', join(root, 'never'), '--cpu-slots', '1', '--port', '99999']);
     assert.equal(port.status, 2, port.stderr);
     assert.match(port.stderr, /E_USAGE.*up: --port must be an integer from 0 to 65535, got '99999'/);
     const env = await runCli(['up', '--data-dir', join(root, 'never'), '--cpu-slots', '1'], { GOODPUT_PORT: 'abc' });
     assert.match(env.stderr, /up: GOODPUT_PORT must be an integer from 0 to 65535, got 'abc'/);
+    const thread = await runCli([
+      'up',
+      '--data-dir',
+      join(root, 'never'),
+      '--cpu-slots',
+      '1',
+      '--policy-thread',
+      'yes',
+    ]);
+    assert.equal(thread.status, 2, thread.stderr);
+    assert.match(thread.stderr, /E_USAGE.*up: --policy-thread: 'yes' is not on, off or auto/);
     const flag = await runCli(['ls', '--server', 'ftp://x']);
     assert.equal(flag.status, 2);
     assert.match(flag.stderr, /--server 'ftp:\/\/x' is not an http\(s\) URL/);

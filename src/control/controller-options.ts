@@ -2,6 +2,7 @@
 import type { Backend, RunAs } from '../backends/backend.js';
 import type { PortRange } from '../backends/contract-env.js';
 import type { Policy } from '../policy/policy.js';
+import type { PolicyThread } from './policy-thread/policy-thread.js';
 import type { SharesConfig } from '../policy/shares/index.js';
 import type { RankWatchOptions } from './ranks/rank-watch-options.js';
 import type { Store, UserJobLimits } from '../store/store.js';
@@ -14,7 +15,8 @@ import { systemClock, type Clock } from '../util/clock.js';
 export interface ControllerOptions {
   store: Store;
   backend: Backend;
-  policy: Policy;
+  /** The policy, deciding in this thread or in a worker thread of its own (policy/thread). */
+  policy: Policy | PolicyThread;
   data_dir: string;
   /** Secret that job tokens derive from. */
   secret: string;

@@ -2,7 +2,7 @@
  * End to end: a real server on 4 CPU slots, real trainer processes, real signals. Jobs arrive
  * one after another; the policy (optimus: it re-divides the slots at every arrival and
  * departure) rescales them by checkpoint-restart, and every job completes without losing
- * progress across attempts.
+ * progress across attempts. The policy decides in a worker thread (`--policy-thread on`).
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -39,8 +39,12 @@ describe('elastic rescaling on --cpu-slots 4', () => {
         '5',
         '--policy',
         'optimus',
+        // Rounds decided in a worker thread (as on a large cluster): the same rescales must follow.
+        '--policy-thread',
+        'on',
       ]);
       servers.push(server);
+      assert.match(readFileSync(join(data_dir, 'up.log'), 'utf8'), /policy optimus decides in a worker thread/);
       const { client } = server;
       const submit = (name: string) =>
         client.submit({

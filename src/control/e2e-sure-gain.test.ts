@@ -24,7 +24,17 @@ describe('no reversal without evidence, live', { skip }, () => {
     "keeps a grown NCF job at its size until it reports there; batch events name Adam's rule",
     { timeout: 300_000 },
     async () => {
-      const { client } = await servers.start(['--cpu-slots', '4', '--interval-s', '1', '--grace-s', '5']);
+      // Decided in a worker thread: the gains the resize events show come back with the decision.
+      const { client } = await servers.start([
+        '--cpu-slots',
+        '4',
+        '--interval-s',
+        '1',
+        '--grace-s',
+        '5',
+        '--policy-thread',
+        'on',
+      ]);
       const ncf = await client.submit({
         name: 'ncf',
         command: [python!, packagePath('bench', 'ncf_live.py'), '--epochs', '200'],

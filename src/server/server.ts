@@ -16,8 +16,8 @@ import { Controller } from '../control/controller.js';
 import { hashToken, newSecret, newToken } from '../control/tokens.js';
 import { GoodputError } from '../core/errors.js';
 import type { Policy } from '../policy/policy.js';
-import { parsePolicyParams } from '../policy/policy-params.js';
-import { createSharedPolicy, findPolicy, policyNames } from '../policy/registry.js';
+import { PolicyThread } from '../control/policy-thread/policy-thread.js';
+import { choosePolicy, makePolicy, type PolicyThreadMode } from './server-policy.js';
 import { SharesFile } from '../multiuser/shares-file.js';
 import { diskFullError, diskFullNote, isDiskFull } from '../datadir/disk-space.js';
 import { openCheckedStore } from '../datadir/open-store.js';
@@ -64,6 +64,8 @@ export interface ServerOptions {
   policy: string;
   /** NAME=VALUE overrides of the policy's knobs (`--policy-param`), validated at start. */
   policy_params?: readonly string[];
+  /** Where the policy decides (`--policy-thread`; server-policy.ts): default auto, by cluster size. */
+  policy_thread?: PolicyThreadMode;
   /** Shares file (`--shares`): teams, weights, quotas; re-read when it changes (issue 48). */
   shares_file?: string;
   interval_s: number;
@@ -121,18 +123,6 @@ function privateFile(path: string, make: () => string): string {
   writeFileSync(path, value + '\n', { mode: 0o600, flag: 'wx' });
   chmodSync(path, 0o600);
   return value;
-}
-
-/**
- * The registered policy called `name` with its knobs set by `param_assignments` (NAME=VALUE); an
- * unknown name is a usage error listing the valid ones, a bad knob an E_BAD_POLICY_PARAM error.
- */
-export async function choosePolicy(name: string, param_assignments: readonly string[] = []): Promise<Policy> {
-  const factory = findPolicy(name);
-  if (!factory)
-    throw new GoodputError('E_USAGE', `unknown policy '${name}'; registered: ${policyNames().join(', ')}`, 2);
-  // Under the shares layer: users share the cluster first (policy/shares; a pass-through for one user).
-  return createSharedPolicy(name, { seed: 0, params: parsePolicyParams(factory, param_assignments) });
 }
 
 /**
@@ -226,7 +216,7 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
 }
 
 async function start(o: ServerOptions): Promise<RunningServer> {
-  const policy = await choosePolicy(o.policy, o.policy_params);
+  const choice = choosePolicy(o.policy, o.policy_params);
   // Read before anything starts: a malformed shares file refuses the start (E_SHARES, line and fix).
   const shares = o.shares_file !== undefined ? new SharesFile(o.shares_file, o.log) : undefined;
   const multi_user = o.run_as_owner === true;
@@ -248,6 +238,7 @@ async function start(o: ServerOptions): Promise<RunningServer> {
   await rotateAdminToken(store, hashToken(adminToken));
   let controller: Controller | undefined;
   let server: ServerType | undefined;
+  let policy: Policy | PolicyThread | undefined;
   try {
     // The local backend caps each log as it is written (backends/local/log-writer.ts); the sweep below caps the others.
     const backend: Backend = o.backend
@@ -255,6 +246,9 @@ async function start(o: ServerOptions): Promise<RunningServer> {
       : o.slurm
         ? await slurmBackend(o.slurm, o.data_dir, o.log)
         : new LocalBackend({ devices: o.devices, log_limit_bytes: (o.retention ?? DEFAULT_RETENTION).log_limit_bytes });
+    const devices = backend.nodes().reduce((n, node) => n + node.devices.length, 0);
+    policy = await makePolicy(choice, devices, o.policy_thread);
+    if (policy instanceof PolicyThread) o.log(`policy ${policy.name} decides in a worker thread (${devices} devices)`);
     const apiUrl = { value: '' };
     controller = new Controller({
       store,
@@ -322,6 +316,7 @@ async function start(o: ServerOptions): Promise<RunningServer> {
     renameSync(files.server + '.tmp', files.server);
     const running = server;
     const ctl = controller;
+    const chosen = policy;
     const retention = o.retention ?? DEFAULT_RETENTION;
     const sweep = () =>
       void sweepRetention(join(o.data_dir, 'jobs'), store, retention, Date.now())
@@ -373,12 +368,13 @@ async function start(o: ServerOptions): Promise<RunningServer> {
       url: apiUrl.value,
       controller: ctl,
       store,
-      policy: policy.name,
+      policy: chosen.name,
       async close() {
         clearInterval(retentionTimer);
         clearInterval(jobRetentionTimer);
         clearInterval(reserveTimer);
         await ctl.stop();
+        if (chosen instanceof PolicyThread) await chosen.close();
         await new Promise<void>((resolve) => running.close(() => resolve()));
         await store.close();
         rmSync(files.lock, { force: true });
@@ -387,6 +383,7 @@ async function start(o: ServerOptions): Promise<RunningServer> {
     };
   } catch (error) {
     await controller?.stop();
+    if (policy instanceof PolicyThread) await policy.close();
     server?.close();
     await store.close();
     rmSync(files.lock, { force: true });

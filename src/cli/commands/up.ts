@@ -21,6 +21,7 @@ const flags = {
   'cpu-slots': { type: 'string' },
   policy: { type: 'string' },
   'policy-param': { type: 'string', multiple: true },
+  'policy-thread': { type: 'string' },
   shares: { type: 'string' },
   'interval-s': { type: 'string' },
   'grace-s': { type: 'string' },
@@ -56,6 +57,9 @@ export const upCommand: CliCommand = {
   --policy NAME      scheduling policy (default goodput)
   --policy-param K=V set a tunable knob of the policy (repeatable; goodput's knobs are listed
                      in docs/policy.md), e.g. --policy-param rank_exponent=3
+  --policy-thread M  where the policy decides: on (a worker thread of its own, so that API
+                     calls and reports are answered while a large cluster's round decides),
+                     off (the server's thread) or auto (default: a worker thread from 1,024 devices)
   --shares FILE      teams, weights and quotas per GPU type (YAML; docs/control-plane.md
                      "Shares"): the cluster is shared between people first, then the policy
                      maximizes goodput within each share; re-read when the file changes.
@@ -155,6 +159,9 @@ Without --run-as-owner the server is single-user: every job runs as the server's
       values['cpu-slots'] === undefined
         ? undefined
         : numberFlag('up', 'cpu-slots', values['cpu-slots'], 1, { integer: true, min: 1 });
+    const policy_thread = values['policy-thread'] ?? 'auto';
+    if (policy_thread !== 'on' && policy_thread !== 'off' && policy_thread !== 'auto')
+      throw usageError(`up: --policy-thread: '${policy_thread}' is not on, off or auto`);
     const selection = parseGpuSelection(values.gpus ?? 'auto');
     const slurm = slurmFlags('up', values);
     if (slurm && (values.gpus !== undefined || values['cpu-slots'] !== undefined))
@@ -172,6 +179,7 @@ Without --run-as-owner the server is single-user: every job runs as the server's
       ...(slurm ? { slurm } : {}),
       policy: values.policy ?? DEFAULT_POLICY,
       policy_params: values['policy-param'],
+      policy_thread,
       interval_s,
       grace_s,
       hung_timeout_s,

@@ -149,7 +149,8 @@ export class Round {
       const snapshot = buildSnapshot(inv.nodes, grouped, this.ctx.now(), profiles, per_type, sharing, this.resizes);
       await turns.pause();
       const t1 = performance.now();
-      let decision = policy.decide(snapshot);
+      // In a worker thread where the server put the policy in one (policy/thread): await either way.
+      let decision = await policy.decide(snapshot);
       const t2 = performance.now();
       await turns.pause();
       const marked = inv.groups.map((g) => g.marked > 0);

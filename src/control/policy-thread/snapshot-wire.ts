@@ -1,0 +1,94 @@
+/**
+ * A ClusterSnapshot as plain data, for a policy that decides in a worker thread (policy-thread.ts):
+ * a job's facts per GPU type (JobTypes) are functions, which a message cannot carry, so they go
+ * as records by type and are rebuilt on the other side. Pure.
+ */
+import type { ClusterSnapshot, JobTypes, PolicyJob } from '../../core/cluster.js';
+import type { BatchLimits, GoodputModel } from '../../goodput/types.js';
+import { buildJobTypes } from '../../model/job-types.js';
+
+/** JobTypes as records by type (every type of the snapshot's nodes). */
+export interface WireJobTypes {
+  types: readonly string[];
+  models: Readonly<Record<string, GoodputModel | null>>;
+  /** Absent: the driver keeps no transfers (JobTypes.transferred absent). */
+  transferred?: Readonly<Record<string, GoodputModel | null>>;
+  limits: Readonly<Record<string, BatchLimits>>;
+  max_profiled: Readonly<Record<string, number>>;
+  one_gpu_samples_per_s: Readonly<Record<string, number>>;
+  remaining_samples: number;
+  restart_s: number;
+  restarting: boolean;
+}
+
+/** A PolicyJob whose `per_type` is plain data. */
+export type WireJob = Omit<PolicyJob, 'per_type'> & { per_type?: WireJobTypes };
+
+/** A ClusterSnapshot that structured clone carries whole (no functions). */
+export type WireSnapshot = Omit<ClusterSnapshot, 'jobs'> & { jobs: readonly WireJob[] };
+
+/** The types a snapshot's nodes have (a JobTypes answers for each of them). */
+function snapshotTypes(snapshot: ClusterSnapshot): string[] {
+  return [...new Set(snapshot.nodes.map((n) => n.gpu_type ?? 'default'))];
+}
+
+function wireTypes(t: JobTypes, types: readonly string[]): WireJobTypes {
+  const models: Record<string, GoodputModel | null> = {};
+  const limits: Record<string, BatchLimits> = {};
+  for (const type of types) {
+    models[type] = t.model(type) ?? null;
+    limits[type] = t.limits(type);
+  }
+  let transferred: Record<string, GoodputModel | null> | undefined;
+  if (t.transferred) {
+    transferred = {};
+    for (const type of types) transferred[type] = models[type] ? null : (t.transferred(type) ?? null);
+  }
+  return {
+    types,
+    models,
+    ...(transferred ? { transferred } : {}),
+    limits,
+    max_profiled: t.max_profiled,
+    one_gpu_samples_per_s: t.one_gpu_samples_per_s,
+    remaining_samples: t.remaining_samples,
+    restart_s: t.restart_s,
+    restarting: t.restarting,
+  };
+}
+
+/**
+ * `snapshot` as plain data. Reads every job's model and limits on every type (and its transfer
+ * where it has no model there): what a policy may ask; each is a lookup or a formula.
+ */
+export function toWire(snapshot: ClusterSnapshot): WireSnapshot {
+  const types = snapshotTypes(snapshot);
+  return {
+    ...snapshot,
+    jobs: snapshot.jobs.map((j) => (j.per_type ? { ...j, per_type: wireTypes(j.per_type, types) } : (j as WireJob))),
+  };
+}
+
+/** The snapshot `toWire` was given, rebuilt from its plain data (a policy decides the same on both). */
+export function fromWire(wire: WireSnapshot): ClusterSnapshot {
+  return {
+    ...wire,
+    jobs: wire.jobs.map((j): PolicyJob => {
+      const w = j.per_type;
+      if (!w) return j as PolicyJob;
+      const per_type = buildJobTypes({
+        types: w.types,
+        own_type: undefined, // only read to derive the one-GPU rates, which come given
+        model: (t) => w.models[t] ?? undefined,
+        ...(w.transferred ? { transferred: (t: string) => w.transferred![t] ?? undefined } : {}),
+        limits: (t) => w.limits[t]!,
+        max_profiled: w.max_profiled,
+        one_gpu_samples_per_s: w.one_gpu_samples_per_s,
+        remaining_samples: w.remaining_samples,
+        restart_s: w.restart_s,
+        restarting: w.restarting,
+      });
+      return { ...j, per_type };
+    }),
+  };
+}
