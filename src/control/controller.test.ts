@@ -131,6 +131,31 @@ describe('Controller on the fake backend and clock', () => {
       await c.close();
     });
 
+  it('a burst of replica exits gives way to the event loop once its budget is spent (not one chain of microtasks)', async () => {
+    const c = await cluster({ turn_budget_ms: 1 });
+    const record = c.store.recordReplicaExit.bind(c.store);
+    let recorded = 0;
+    c.store.recordReplicaExit = (...args) => {
+      recorded++;
+      return record(...args);
+    };
+    // The 8 ranks of each of 100 stopped jobs, all at once (a large round's preemptions).
+    const EXITS = 800;
+    for (let k = 0; k < EXITS; k++)
+      c.backend.report({ job_id: `gone-${k >> 3}`, attempt: 0, rank: k & 7, exit_code: 143 });
+    const seen: number[] = [];
+    while (recorded < EXITS && seen.length < 10_000) {
+      await new Promise<void>((r) => setImmediate(r));
+      seen.push(recorded);
+    }
+    assert.equal(recorded, EXITS);
+    assert.ok(
+      seen.some((n) => n > 0 && n < EXITS),
+      `the event loop turned while the exits were recorded: ${seen.slice(0, 5).join(', ')}`,
+    );
+    await c.close();
+  });
+
   it('a ten-minute job runs to success in fake time: queued, starting, running, succeeded', async () => {
     const c = await cluster();
     const started = Date.now();

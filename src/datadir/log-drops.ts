@@ -10,21 +10,27 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readLogDrop } from '../backends/local/log-writer.js';
 import type { Store } from '../store/store.js';
+import type { Turns } from '../util/turns.js';
 
 /** Least time between two events of one replica's log while it keeps dropping. */
 export const LOG_DROP_EVENT_EVERY_MS = 10 * 60_000;
 
 const DROPPED = /^attempt-(\d+)-rank-(\d+)\.log-dropped$/;
 
-/** Records a `log-dropped` event for each replica log whose dropped total grew; returns how many. */
+/**
+ * Records a `log-dropped` event for each replica log whose dropped total grew; returns how many.
+ * `turns`: gives way between jobs, as sweepRetention does.
+ */
 export async function reportLogDrops(
   jobs_dir: string,
   store: Pick<Store, 'recordEvent'>,
   now_ms: number,
+  turns?: Turns,
 ): Promise<number> {
   if (!existsSync(jobs_dir)) return 0;
   let recorded = 0;
   for (const id of readdirSync(jobs_dir)) {
+    await turns?.pause();
     const run = join(jobs_dir, id, 'run');
     let names: string[];
     try {

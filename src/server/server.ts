@@ -24,6 +24,8 @@ import { openCheckedStore } from '../datadir/open-store.js';
 import { keepReserve, RESERVE_BYTES } from '../datadir/reserve.js';
 import { sweepRetention, type RetentionOptions } from '../datadir/retention.js';
 import { sweepEndedJobs } from '../datadir/job-retention.js';
+import { systemClock } from '../util/clock.js';
+import { Turns } from '../util/turns.js';
 import { listenPort, readReplicaUrl, reportedHost, writeReplicaUrl } from '../datadir/replica-url.js';
 import { reportLogDrops } from '../datadir/log-drops.js';
 import { secureDataDir } from '../datadir/secure.js';
@@ -41,6 +43,8 @@ export const DEFAULT_RETENTION: RetentionOptions = {
 
 /** How often retention runs. */
 const RETENTION_EVERY_MS = 30_000;
+/** A retention pass gives way to requests after this long (util/turns.ts; the controller's budget). */
+const SWEEP_TURN_MS = systemClock.turn_budget_ms!;
 
 /** The policy `goodput up` and `goodput run` use unless told otherwise. */
 export const DEFAULT_POLICY = 'goodput';
@@ -319,7 +323,7 @@ async function start(o: ServerOptions): Promise<RunningServer> {
     const chosen = policy;
     const retention = o.retention ?? DEFAULT_RETENTION;
     const sweep = () =>
-      void sweepRetention(join(o.data_dir, 'jobs'), store, retention, Date.now())
+      void sweepRetention(join(o.data_dir, 'jobs'), store, retention, Date.now(), new Turns(SWEEP_TURN_MS))
         .then(
           (d) => {
             if (d.logs_trimmed + d.checkpoints_removed > 0)
@@ -329,7 +333,7 @@ async function start(o: ServerOptions): Promise<RunningServer> {
           },
           (error: unknown) => o.log(`retention: ${(error as Error).message}`),
         )
-        .then(() => reportLogDrops(join(o.data_dir, 'jobs'), store, Date.now()))
+        .then(() => reportLogDrops(join(o.data_dir, 'jobs'), store, Date.now(), new Turns(SWEEP_TURN_MS)))
         .catch(() => {});
     const retentionTimer = setInterval(sweep, RETENTION_EVERY_MS).unref();
     sweep();

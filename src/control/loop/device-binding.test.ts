@@ -86,7 +86,7 @@ describe('assignDevices', () => {
 });
 
 describe('buildSnapshot', () => {
-  it('turns stored jobs into policy jobs with allocations in force and running service', () => {
+  it('turns stored jobs into policy jobs with allocations in force and running service', async () => {
     const running = job('a', 'running', [0, 1], {
       launches: 3,
       attained_service_gpu_s: 10,
@@ -96,7 +96,7 @@ describe('buildSnapshot', () => {
       perf: { alpha_c: 0.1, beta_c: 0.01, alpha_n: 1e-8, beta_n: 1e-8, alpha_r: 1e-8, beta_r: 1e-8, gamma: 1 },
     });
     const queued = job('b', 'queued', [], { spec: { ...running.spec, fixed_batch_size: 256, min_replicas: 1 } });
-    const s = buildSnapshot([{ index: 0, name: 'local', gpus: 4, preemptible: false }], [running, queued], 9000);
+    const s = await buildSnapshot([{ index: 0, name: 'local', gpus: 4, preemptible: false }], [running, queued], 9000);
     assert.equal(s.now_s, 9);
     assert.deepEqual(s.allocations, { a: [0, 0] });
     const [a, b] = s.jobs;

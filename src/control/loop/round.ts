@@ -146,7 +146,16 @@ export class Round {
       // A set, not a scan of the jobs per resize: 3,000 jobs and as many resizes at 16,384 GPUs.
       const active = new Set(jobs.map((j) => j.id));
       for (const id of this.resizes.keys()) if (!active.has(id)) this.resizes.delete(id);
-      const snapshot = buildSnapshot(inv.nodes, grouped, this.ctx.now(), profiles, per_type, sharing, this.resizes);
+      const snapshot = await buildSnapshot(
+        inv.nodes,
+        grouped,
+        this.ctx.now(),
+        profiles,
+        per_type,
+        sharing,
+        this.resizes,
+        turns,
+      );
       await turns.pause();
       const t1 = performance.now();
       // In a worker thread where the server put the policy in one (policy/thread): await either way.

@@ -47,8 +47,8 @@ describe('toPolicyJob', () => {
     assert.ok(!('remaining_samples' in pj), 'absent, not undefined-valued');
   });
 
-  it('carries it through buildSnapshot', () => {
-    const snapshot = buildSnapshot(
+  it('carries it through buildSnapshot', async () => {
+    const snapshot = await buildSnapshot(
       [{ index: 0, name: 'local', gpus: 4, preemptible: false }],
       [reported({ remaining_samples: 640 }), reported({ id: 'k' })],
       20_000,

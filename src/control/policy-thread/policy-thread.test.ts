@@ -81,6 +81,18 @@ describe('a policy deciding in a worker thread', () => {
     }
   });
 
+  it("carries a job's model once where its model on a type is the same (a structured copy keeps shared objects shared)", () => {
+    const s = snapshot(0);
+    const model = (t: string) => (t === 'a' ? structuredClone(s.jobs[1]!.model) : undefined);
+    const equal = { ...s.jobs[1]!, per_type: { ...s.jobs[1]!.per_type!, model } };
+    const wire = toWire({ ...s, jobs: [equal, s.jobs[2]!] });
+    assert.equal(wire.jobs[0]!.per_type!.models.a, wire.jobs[0]!.model, 'one object for both');
+    assert.equal(wire.jobs[0]!.per_type!.models.b, null);
+    assert.equal(wire.jobs[1]!.per_type!.models.a, null, 'a job without a model has none on any type');
+    const copy = structuredClone(wire);
+    assert.equal(copy.jobs[0]!.per_type!.models.a, copy.jobs[0]!.model);
+  });
+
   it('decides as the same policy does in this thread, round after round (its state lives in the worker)', async () => {
     const thread = await PolicyThread.start({ name: 'goodput', options: { seed: 0 } });
     threads.push(thread);

@@ -32,11 +32,16 @@ function snapshotTypes(snapshot: ClusterSnapshot): string[] {
   return [...new Set(snapshot.nodes.map((n) => n.gpu_type ?? 'default'))];
 }
 
-function wireTypes(t: JobTypes, types: readonly string[]): WireJobTypes {
+/**
+ * `t` as records by type. A type's model equal to the job's own (`own`: on one type, always) is
+ * given as that very object, which a structured copy then carries once, not twice.
+ */
+function wireTypes(t: JobTypes, types: readonly string[], own: GoodputModel | undefined): WireJobTypes {
   const models: Record<string, GoodputModel | null> = {};
   const limits: Record<string, BatchLimits> = {};
   for (const type of types) {
-    models[type] = t.model(type) ?? null;
+    const model = t.model(type);
+    models[type] = model === undefined ? null : own !== undefined && samePlain(model, own) ? own : model;
     limits[type] = t.limits(type);
   }
   let transferred: Record<string, GoodputModel | null> | undefined;
@@ -65,7 +70,9 @@ export function toWire(snapshot: ClusterSnapshot): WireSnapshot {
   const types = snapshotTypes(snapshot);
   return {
     ...snapshot,
-    jobs: snapshot.jobs.map((j) => (j.per_type ? { ...j, per_type: wireTypes(j.per_type, types) } : (j as WireJob))),
+    jobs: snapshot.jobs.map((j) =>
+      j.per_type ? { ...j, per_type: wireTypes(j.per_type, types, j.model) } : (j as WireJob),
+    ),
   };
 }
 
@@ -91,4 +98,16 @@ export function fromWire(wire: WireSnapshot): ClusterSnapshot {
       return { ...j, per_type };
     }),
   };
+}
+
+/** Whether two values of plain data (numbers, strings, booleans, arrays, objects) are equal. */
+function samePlain(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  for (const k of ka)
+    if (!samePlain((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
+  return true;
 }
