@@ -9,7 +9,6 @@ import { jobModel } from '../../model/job-fit.js';
 import { buildPolicyJob } from '../../model/policy-job.js';
 import { PLACED_STATES, serviceSince } from '../../store/lifecycle.js';
 import type { JobRecord, JobSpec, StoredKeyProfile } from '../../store/types.js';
-import type { Turns } from '../../util/turns.js';
 
 /**
  * Batch limits assumed before a job has reported its own: the fixed batch (or 32) as B0, no
@@ -159,7 +158,8 @@ export async function buildSnapshot(
   per_type?: ReadonlyMap<string, JobTypes>,
   sharing?: { config: SharesConfig; usage?: ShareUsage },
   resizes?: ReadonlyMap<string, LastResize>,
-  turns?: Turns,
+  // util/turns.ts's Turns, by its shape: the dashboard's bundle reads this module, not Node's timers.
+  turns?: { pause(): Promise<void> },
 ): Promise<ClusterSnapshot> {
   const allocations: Record<string, readonly number[]> = {};
   for (const job of jobs) if (holdsDevices(job)) allocations[job.id] = job.allocation;
