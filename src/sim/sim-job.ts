@@ -61,9 +61,7 @@ export class SimJob extends SteppedJob {
    * and the choice (an optimization over batch sizes) was two fifths of a day's simulation at
    * 16,384 GPUs (issue #49). Exact: the choice is a pure function of those inputs.
    */
-  private lastChoice:
-    | { fit: JobFit; sqr: number; var: number; n: number; r: number; choice: LocalBatch }
-    | undefined;
+  private lastChoice: { fit: JobFit; sqr: number; var: number; n: number; r: number; choice: LocalBatch } | undefined;
   private perfStale = false;
   private tputCache = new Map<number, StepSync>();
   private readonly link: ProfileLink | undefined;
