@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   correctionInterval,
+  logErrorInterval,
   MAX_UNMEASURED_SPREAD,
+  quantile,
   measuredDistance,
   unmeasuredInterval,
   UNMEASURED_SPREAD_PER_LOG,
@@ -45,5 +47,39 @@ describe('intervals where nothing was measured', () => {
     assert.ok(Math.abs(one.hi - base.hi - UNMEASURED_SPREAD_PER_LOG * Math.LN2) < 1e-12);
     const far = unmeasuredInterval(correction, 100);
     assert.ok(Math.abs(base.lo - far.lo - MAX_UNMEASURED_SPREAD) < 1e-12, 'capped');
+  });
+});
+
+describe('quantile and the correction interval', () => {
+  it('quantile is the interpolated order statistic, duplicates and negatives included', () => {
+    // A fixed pseudo-random set (LCG), checked against a comparator sort of its own.
+    let x = 12345;
+    const xs = Array.from({ length: 257 }, () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * 4 - 2);
+    xs.push(xs[3]!, xs[3]!, -0, 0);
+    const sorted = [...xs].sort((a, b) => a - b);
+    for (const q of [0, 0.1, 0.25, 0.5, 0.9, 1]) {
+      const pos = q * (sorted.length - 1);
+      const i = Math.floor(pos);
+      const want = sorted[i]! + (sorted[Math.min(i + 1, sorted.length - 1)]! - sorted[i]!) * (pos - i);
+      assert.equal(quantile(xs, q), want, `q = ${q}`);
+    }
+    assert.deepEqual([quantile([3, 1, 2], 0.5), quantile([], 0.5)], [2, NaN]);
+  });
+
+  it("a correction's interval is the same on every call (kept per correction object)", () => {
+    const wide: StepCorrection = {
+      compute: [],
+      shapes: [
+        {
+          num_nodes: 1,
+          num_replicas: 2,
+          by_batch: [0.8, 1, 1.1, 1.3].map((factor, k) => ({ local_bsz: 32 << k, factor })),
+        },
+      ],
+    };
+    const first = correctionInterval(wide);
+    assert.deepEqual(first, logErrorInterval([0.8, 1, 1.1, 1.3].map(Math.log)));
+    assert.deepEqual(correctionInterval(wide), first);
+    assert.deepEqual(correctionInterval(structuredClone(wide)), first, 'an equal correction, another object');
   });
 });

@@ -31,7 +31,9 @@ export const MIN_FIT_SPREAD = 0.03;
 /** The q-quantile (0 <= q <= 1) of `xs` by linear interpolation between order statistics; NaN when empty. */
 export function quantile(xs: readonly number[], q: number): number {
   if (xs.length === 0) return NaN;
-  const s = [...xs].sort((a, b) => a - b);
+  // A typed array sorts numerically without a comparator call per pair (a policy round asks
+  // this of every running job's correction: bench:scale's simulated day).
+  const s = Float64Array.from(xs).sort();
   const pos = Math.min(Math.max(q, 0), 1) * (s.length - 1);
   const i = Math.floor(pos);
   const a = s[i] as number;
@@ -81,9 +83,22 @@ export function fitResidualInterval(perf: PerfParams, points: readonly ProfilePo
  * configurations. At least {@link MIN_FIT_SPREAD}.
  */
 export function correctionInterval(correction: StepCorrection): LogInterval {
-  const logs = correction.shapes.flatMap((s) => s.by_batch.map((b) => Math.log(b.factor)));
-  return atLeast(logErrorInterval(logs) ?? { lo: 0, hi: 0 }, MIN_FIT_SPREAD);
+  let interval = intervalsByCorrection.get(correction);
+  if (!interval) {
+    const logs = correction.shapes.flatMap((s) => s.by_batch.map((b) => Math.log(b.factor)));
+    interval = atLeast(logErrorInterval(logs) ?? { lo: 0, hi: 0 }, MIN_FIT_SPREAD);
+    intervalsByCorrection.set(correction, interval);
+  }
+  return interval;
 }
+
+/**
+ * correctionInterval's results by correction object: a driver that keeps a job's fit between
+ * refits (the simulator) hands the policy the same correction every round, and its interval was
+ * half of the policy's per-job work in a simulated day at 16,384 GPUs (issue #49). Corrections
+ * are never changed once made (they are data), so the memo is exact.
+ */
+const intervalsByCorrection = new WeakMap<StepCorrection, LogInterval>();
 
 /**
  * The 80% interval of a predicted gain `ratio` = predicted(new) / value(in force), where the
