@@ -29,6 +29,32 @@ export function geomspace(start: number, stop: number, num: number): Float64Arra
   return out;
 }
 
+/** geomspace's candidates by minB, then maxB (bounded: cleared past 10,000 pairs). */
+const CANDIDATES = new Map<number, Map<number, Float64Array>>();
+let candidatePairs = 0;
+
+/**
+ * geomspace(minB, maxB, NUM_BATCH_CANDIDATES), kept by its bounds and shared (read-only) by every
+ * caller: the policy values thousands of jobs of a few limits a round, and a simulated day asks
+ * for the same few ranges millions of times (50 powers each time were a tenth of its jobs' batch
+ * choices; bench:scale). Keyed by the numbers, not a string made of them.
+ */
+export function batchCandidates(minB: number, maxB: number): Float64Array {
+  let byMax = CANDIDATES.get(minB);
+  let candidates = byMax?.get(maxB);
+  if (!candidates) {
+    if (candidatePairs > 10_000) {
+      CANDIDATES.clear();
+      candidatePairs = 0;
+      byMax = undefined;
+    }
+    if (!byMax) CANDIDATES.set(minB, (byMax = new Map()));
+    byMax.set(maxB, (candidates = geomspace(minB, maxB, NUM_BATCH_CANDIDATES)));
+    candidatePairs++;
+  }
+  return candidates;
+}
+
 /** Predicted goodput (B0-equivalent samples/s) of an explicit configuration. */
 export function goodputOf(
   model: GoodputModel,
@@ -65,7 +91,7 @@ export function optimizeBatch(
   const B0 = limits.init_batch_size;
   const maxB = max_batch_size === undefined ? limits.max_batch_size : Math.max(B0, max_batch_size);
   const minB = Math.max(B0, limits.min_local_bsz * num_replicas);
-  const candidates = geomspace(minB, maxB, NUM_BATCH_CANDIDATES);
+  const candidates = batchCandidates(minB, maxB);
   let best: BatchChoice = { goodput: 0, local_bsz: 0, accum_steps: 0 };
   let bestGoodput = -Infinity;
   for (let i = 0; i < candidates.length; i++) {

@@ -6,7 +6,7 @@
  * round reports how far its sizing is from the Lagrangian bound of the sizing problem. Pure.
  */
 import { splitBatch } from '../../goodput/batch-split.js';
-import { geomspace, goodputOf, NUM_BATCH_CANDIDATES } from '../../goodput/optimize.js';
+import { batchCandidates, goodputOf, NUM_BATCH_CANDIDATES } from '../../goodput/optimize.js';
 import {
   bestGoodput,
   memoizedSpeedupFn,
@@ -19,30 +19,8 @@ import type { GoodputModel } from '../../goodput/types.js';
 /** Clusters of at least this many GPUs use the approximate evaluations. */
 export const SCALE_GPUS = 512;
 
-/** geomspace's candidates by minB, then maxB (bounded: cleared past 10,000 pairs). */
-const CANDIDATES = new Map<number, Map<number, Float64Array>>();
-let candidatePairs = 0;
-
 /** Stride of the coarse pass of approxBestGoodput. */
 const COARSE = 4;
-
-/** geomspace(minB, maxB, NUM_BATCH_CANDIDATES) (optimize.ts), shared by every job of the same limits. */
-function candidatesFor(minB: number, maxB: number): Float64Array {
-  // Keyed by the numbers, not a string made of them: thousands of calls in a first round.
-  let byMax = CANDIDATES.get(minB);
-  let candidates = byMax?.get(maxB);
-  if (!candidates) {
-    if (candidatePairs > 10_000) {
-      CANDIDATES.clear();
-      candidatePairs = 0;
-      byMax = undefined;
-    }
-    if (!byMax) CANDIDATES.set(minB, (byMax = new Map()));
-    byMax.set(maxB, (candidates = geomspace(minB, maxB, NUM_BATCH_CANDIDATES)));
-    candidatePairs++;
-  }
-  return candidates;
-}
 
 /**
  * Approximately the best goodput of `optimizeBatch` (same candidates, same splits): every 4th
@@ -60,7 +38,7 @@ export const approxBestGoodput: BestGoodputFn = (model, num_nodes, num_replicas,
   const maxB = batch.max_batch_size === undefined ? limits.max_batch_size : Math.max(B0, batch.max_batch_size);
   const minB = Math.max(B0, limits.min_local_bsz * num_replicas);
   const last = NUM_BATCH_CANDIDATES - 1;
-  const candidates = candidatesFor(minB, maxB);
+  const candidates = batchCandidates(minB, maxB);
   MEMO.fill(NaN);
   // Every COARSE-th candidate, then the ones around the best of those.
   let bestIndex = 0;
