@@ -15,7 +15,7 @@ import { systemClock, type Clock } from '../util/clock.js';
 export interface ControllerOptions {
   store: Store;
   backend: Backend;
-  /** The policy, deciding in this thread or in a worker thread of its own (policy/thread). */
+  /** The policy, deciding in this thread or in a worker thread of its own (policy-thread/). */
   policy: Policy | PolicyThread;
   data_dir: string;
   /** Secret that job tokens derive from. */

@@ -1,6 +1,6 @@
 /**
  * The server's policy: the registered one the start names, with its knobs, deciding in the
- * server's thread or in a worker thread of its own (policy/thread) on a large cluster.
+ * server's thread or in a worker thread of its own (control/policy-thread) on a large cluster.
  */
 import { GoodputError } from '../core/errors.js';
 import type { Policy, PolicyOptions } from '../policy/policy.js';

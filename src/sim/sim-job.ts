@@ -300,11 +300,11 @@ export class SimJob extends SteppedJob {
     this.accum_steps = choice.accum_steps;
   }
 
-  /** The last choice, when the fit, the gradient statistics and the placement are those it was made on. */
+  /** The last choice, when the fit (just refreshed by model()), the gradient statistics and the placement are those it was made on. */
   private chosenBefore(r: number): LocalBatch | undefined {
     const last = this.lastChoice;
     const grad = this.grad;
-    if (!last || !grad || last.fit !== this.fitted || this.perfStale) return undefined;
+    if (!last || !grad || last.fit !== this.fitted) return undefined;
     const same = last.sqr === grad[0] && last.var === grad[1] && last.n === this.placement.length && last.r === r;
     return same ? last.choice : undefined;
   }

