@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { fixedBatchChoice, geomspace, optimizeBatch } from './optimize.js';
-import type { BatchLimits, GoodputModel, PerfParams } from './types.js';
+import { SPLIT_EPS, splitBatch } from './batch-split.js';
+import { fixedBatchChoice, geomspace, goodputOf, optimizeBatch } from './optimize.js';
+import { stepCorrection } from './step-correction.js';
+import type { BatchLimits, GoodputModel, PerfParams, ProfilePoint } from './types.js';
 
 const cifar10: BatchLimits = {
   init_batch_size: 128,
@@ -110,5 +112,59 @@ test('fixed-batch configurations match the pollux-spec §1.6 test vectors', () =
     const choice = fixedBatchChoice({ perf, grad: model.grad, limits: apps[app] as BatchLimits }, n, r, B);
     assert.deepEqual([choice.local_bsz, choice.accum_steps], [b, a], `${app} ${B} on ${r} replicas`);
     assert.ok(choice.goodput > 0);
+  }
+});
+
+test('optimizeBatch scores every candidate exactly as goodputOf does (step times reused across equal micro-batches)', () => {
+  // bert-like limits: most candidates split to the same few micro-batches with more accumulation.
+  const bert: BatchLimits = {
+    init_batch_size: 12,
+    max_batch_size: 384,
+    min_local_bsz: 4,
+    max_local_bsz: 12,
+    accumulation: true,
+  };
+  const point = (n: number, r: number, b: number, scale: number): ProfilePoint => ({
+    num_nodes: n,
+    num_replicas: r,
+    local_bsz: b,
+    accum_step_time_s: (perf.alpha_c + perf.beta_c * b) * scale,
+    optim_step_time_s: (perf.alpha_c + perf.beta_c * b) * scale * 1.7,
+  });
+  const correction = stepCorrection(perf, [point(1, 1, 4, 1.1), point(1, 2, 8, 0.9), point(2, 8, 12, 1.3)]);
+  for (const limits of [bert, cifar10]) {
+    for (const m of [
+      { ...model, limits },
+      { ...model, limits, correction },
+    ] as GoodputModel[]) {
+      for (const [n, r] of [
+        [1, 1],
+        [1, 2],
+        [2, 8],
+        [4, 16],
+      ] as const) {
+        for (const within_max of [false, true]) {
+          // The artifact's scan, term for term: every candidate by goodputOf, the first best kept.
+          const maxB = limits.max_batch_size;
+          let best = { goodput: 0, local_bsz: 0, accum_steps: 0 };
+          let bestGoodput = -Infinity;
+          for (const B of geomspace(Math.max(limits.init_batch_size, limits.min_local_bsz * r), maxB, 50)) {
+            const split = splitBatch(limits, B, r);
+            const bsz = within_max
+              ? Math.min(split.local_bsz, Math.floor(maxB / (r * (split.accum_steps + 1)) + SPLIT_EPS))
+              : split.local_bsz;
+            const g =
+              bsz >= limits.min_local_bsz && bsz <= limits.max_local_bsz
+                ? goodputOf(m, n, r, bsz, split.accum_steps)
+                : 0;
+            if (g > bestGoodput) {
+              bestGoodput = g;
+              best = { goodput: g, local_bsz: bsz, accum_steps: split.accum_steps };
+            }
+          }
+          assert.deepEqual(optimizeBatch(m, n, r, undefined, within_max), best, `${limits.max_local_bsz} ${n}/${r}`);
+        }
+      }
+    }
   }
 });

@@ -5,9 +5,9 @@
  */
 import { SPLIT_EPS, splitBatch, splitFixedBatch } from './batch-split.js';
 import { efficiency } from './efficiency.js';
-import { correctedThroughput } from './step-correction.js';
-import { throughput } from './throughput.js';
-import type { BatchChoice, GoodputModel } from './types.js';
+import { computeFactor, correctedThroughput, optimFactor } from './step-correction.js';
+import { accumStepTime_s, optimStepTime_s, throughput } from './throughput.js';
+import type { BatchChoice, GoodputModel, GradParams } from './types.js';
 
 /** Number of candidate total batch sizes, as in the artifact. */
 export const NUM_BATCH_CANDIDATES = 50;
@@ -71,6 +71,95 @@ export function goodputOf(
 }
 
 /**
+ * A placement's candidate configurations and their predicted throughputs: the part of
+ * {@link optimizeBatch} that does not read the gradient statistics. Entry i is candidate i's
+ * split (local_bsz, accum_steps) and samples/s; `in_limits[i]` is 0 where its micro-batch falls
+ * outside [min_local, max_local] (it scores 0, its samples/s unread). A job whose fit and
+ * placement stay while its statistics move (a simulated job re-picks its batch at every epoch)
+ * keeps its table.
+ */
+export interface BatchTable {
+  readonly local_bsz: Float64Array;
+  readonly accum_steps: Float64Array;
+  readonly samples_per_s: Float64Array;
+  readonly in_limits: Uint8Array;
+  readonly num_replicas: number;
+}
+
+/** {@link optimizeBatch}'s candidates and their throughputs under `model`'s fit (its gradient statistics unread). */
+export function batchTable(
+  model: GoodputModel,
+  num_nodes: number,
+  num_replicas: number,
+  max_batch_size?: number,
+  within_max = false,
+): BatchTable {
+  const limits = model.limits;
+  const B0 = limits.init_batch_size;
+  const maxB = max_batch_size === undefined ? limits.max_batch_size : Math.max(B0, max_batch_size);
+  const minB = Math.max(B0, limits.min_local_bsz * num_replicas);
+  const candidates = batchCandidates(minB, maxB);
+  const n = candidates.length;
+  const table = {
+    local_bsz: new Float64Array(n),
+    accum_steps: new Float64Array(n),
+    samples_per_s: new Float64Array(n),
+    in_limits: new Uint8Array(n),
+    num_replicas,
+  };
+  // Neighbouring candidates often split to the same micro-batch (more accumulation steps): its
+  // step times are then those just computed (what goodputOf computes, term for term).
+  let timedBsz = NaN;
+  let accum_s = 0;
+  let optim_s = 0;
+  for (let i = 0; i < n; i++) {
+    const split = splitBatch(limits, candidates[i] as number, num_replicas);
+    const accum = split.accum_steps;
+    const bsz = within_max
+      ? Math.min(split.local_bsz, Math.floor(maxB / (num_replicas * (accum + 1)) + SPLIT_EPS))
+      : split.local_bsz;
+    table.local_bsz[i] = bsz;
+    table.accum_steps[i] = accum;
+    if (bsz < limits.min_local_bsz || bsz > limits.max_local_bsz) continue;
+    if (bsz !== timedBsz) {
+      timedBsz = bsz;
+      accum_s = accumStepTime_s(model.perf, bsz);
+      optim_s = optimStepTime_s(model.perf, num_nodes, num_replicas, bsz);
+      if (model.correction) {
+        accum_s *= computeFactor(model.correction, bsz);
+        optim_s *= optimFactor(model.correction, num_nodes, num_replicas, bsz);
+      }
+    }
+    table.in_limits[i] = 1;
+    table.samples_per_s[i] = (num_replicas * bsz * (accum + 1)) / (accum * accum_s + optim_s);
+  }
+  return table;
+}
+
+/**
+ * The best entry of `table` under gradient statistics `grad` (goodput = samples/s x efficiency,
+ * as goodputOf); entries out of limits score 0; ties keep the first (smallest batch).
+ */
+export function bestInTable(table: BatchTable, grad: GradParams, init_batch_size: number): BatchChoice {
+  let best: BatchChoice = { goodput: 0, local_bsz: 0, accum_steps: 0 };
+  let bestGoodput = -Infinity;
+  const r = table.num_replicas;
+  for (let i = 0; i < table.local_bsz.length; i++) {
+    const bsz = table.local_bsz[i] as number;
+    const accum = table.accum_steps[i] as number;
+    const goodput =
+      table.in_limits[i] === 1
+        ? (table.samples_per_s[i] as number) * efficiency(grad, init_batch_size, r * bsz * (accum + 1))
+        : 0;
+    if (goodput > bestGoodput) {
+      bestGoodput = goodput;
+      best = { goodput, local_bsz: bsz, accum_steps: accum };
+    }
+  }
+  return best;
+}
+
+/**
  * Best (goodput, per-GPU batch, accumulation steps) for `num_replicas` replicas on `num_nodes`
  * nodes. Candidates run from max(B0, min_local_bsz * r) to the maximum total batch
  * (`max_batch_size` if given, clamped to >= B0, else `model.limits.max_batch_size`), each split
@@ -87,29 +176,8 @@ export function optimizeBatch(
   max_batch_size?: number,
   within_max = false,
 ): BatchChoice {
-  const limits = model.limits;
-  const B0 = limits.init_batch_size;
-  const maxB = max_batch_size === undefined ? limits.max_batch_size : Math.max(B0, max_batch_size);
-  const minB = Math.max(B0, limits.min_local_bsz * num_replicas);
-  const candidates = batchCandidates(minB, maxB);
-  let best: BatchChoice = { goodput: 0, local_bsz: 0, accum_steps: 0 };
-  let bestGoodput = -Infinity;
-  for (let i = 0; i < candidates.length; i++) {
-    const split = splitBatch(limits, candidates[i] as number, num_replicas);
-    const accum = split.accum_steps;
-    const bsz = within_max
-      ? Math.min(split.local_bsz, Math.floor(maxB / (num_replicas * (accum + 1)) + SPLIT_EPS))
-      : split.local_bsz;
-    let goodput = 0;
-    if (bsz >= limits.min_local_bsz && bsz <= limits.max_local_bsz) {
-      goodput = goodputOf(model, num_nodes, num_replicas, bsz, accum);
-    }
-    if (goodput > bestGoodput) {
-      bestGoodput = goodput;
-      best = { goodput, local_bsz: bsz, accum_steps: accum };
-    }
-  }
-  return best;
+  const table = batchTable(model, num_nodes, num_replicas, max_batch_size, within_max);
+  return bestInTable(table, model.grad, model.limits.init_batch_size);
 }
 
 /**

@@ -38,6 +38,11 @@ export interface JobFitInput {
   /** Whether the fit is corrected by its measurements (the policy keeps profiles). */
   corrected: boolean;
   fit: PerfFitter;
+  /**
+   * The fit-and-correct rule to use, when not {@link fitAndCorrect} over `fit` itself: one that
+   * returns what it would (the simulator's memo by points, sim/fit-memo.ts).
+   */
+  fitAndCorrect?: (points: readonly ProfilePoint[], corrected: boolean) => JobFit;
 }
 
 /** A job's fitted throughput model and its correction where measured (null: uncorrected). */
@@ -88,7 +93,10 @@ export function fitJob(input: JobFitInput): JobFit | undefined {
     const net = input.network();
     if (net) perf = predictPerfParams(own, net, input.model_parameters);
   }
-  if (!perf) return fitAndCorrect(points, input.fit, input.corrected);
+  if (!perf)
+    return input.fitAndCorrect
+      ? input.fitAndCorrect(points, input.corrected)
+      : fitAndCorrect(points, input.fit, input.corrected);
   return { perf, correction: input.corrected ? stepCorrection(perf, points) : null };
 }
 

@@ -39,6 +39,11 @@ export class TraceApplication {
   readonly max_batch_size: number;
   readonly min_local_bsz: number;
   readonly max_local_bsz: number;
+  /**
+   * Batch limits as the goodput model sees them (accumulation always allowed): one object per
+   * application, read every time a job re-picks its batch.
+   */
+  readonly limits: Readonly<BatchLimits>;
   readonly max_epochs: number;
   /**
    * Parameters of the model (what its gradient all-reduce moves), when known: reported by the
@@ -102,18 +107,14 @@ export class TraceApplication {
     this.max_batch_size = this.validated_batch_sizes[this.validated_batch_sizes.length - 1]!;
     this.min_local_bsz = minLocal;
     this.max_local_bsz = overrides.max_local_bsz ?? maxLocal;
-    this.max_epochs = overrides.max_epochs ?? Math.min(...this.validation.map((v) => v.progress.length));
-  }
-
-  /** Batch limits as the goodput model sees them (accumulation always allowed). */
-  get limits(): BatchLimits {
-    return {
+    this.limits = Object.freeze({
       init_batch_size: this.init_batch_size,
       max_batch_size: this.max_batch_size,
       min_local_bsz: this.min_local_bsz,
       max_local_bsz: this.max_local_bsz,
       accumulation: true,
-    };
+    });
+    this.max_epochs = overrides.max_epochs ?? Math.min(...this.validation.map((v) => v.progress.length));
   }
 
   /** Progress (B0-iterations) needed to complete the job: `progressAt(max_epochs)`. */

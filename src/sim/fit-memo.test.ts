@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fitPerfParams } from '../goodput/fit.js';
 import type { PerfParams, ProfilePoint } from '../goodput/types.js';
-import { memoizedFit } from './fit-memo.js';
+import { fitAndCorrect } from '../model/job-fit.js';
+import { memoizedFit, memoizedFitAndCorrect } from './fit-memo.js';
 
 const point = (num_nodes: number, num_replicas: number, local_bsz: number, t: number): ProfilePoint => ({
   num_nodes,
@@ -56,5 +57,31 @@ describe('memoizedFit', () => {
     fit([point(1, 1, 64, 1)]);
     assert.equal(calls.get(0), 1, 'kept: used recently');
     assert.equal(calls.get(1), 2, 'dropped, fitted again');
+  });
+});
+
+describe('memoizedFitAndCorrect', () => {
+  it('gives equal points (other objects) the very same fit and correction, which fitAndCorrect gives', () => {
+    let fits = 0;
+    const fit = memoizedFitAndCorrect((points) => {
+      fits++;
+      return fitPerfParams(points);
+    });
+    const a = [point(1, 1, 64, 0.1), point(1, 4, 64, 0.12), point(2, 8, 128, 0.3)];
+    const first = fit(a, true);
+    assert.deepEqual(first, fitAndCorrect(a, fitPerfParams, true));
+    assert.ok(first.correction !== null);
+    assert.equal(
+      fit(
+        a.map((p) => ({ ...p })),
+        true,
+      ),
+      first,
+      'the same object: a job keeps its batch choice',
+    );
+    assert.equal(fits, 1);
+    const plain = fit(a, false);
+    assert.equal(plain.correction, null, '`corrected` is part of the key');
+    assert.deepEqual(fit([a[1]!, a[0]!, a[2]!], true), fitAndCorrect([a[1]!, a[0]!, a[2]!], fitPerfParams, true));
   });
 });
