@@ -9,12 +9,12 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { serve, type ServerType } from '@hono/node-server';
 import { z } from 'zod';
-import { GoodputClient } from '../client/client.js';
+import { CHECKED_ROUTES, GoodputClient } from '../client/client.js';
 import { jobSpecSchema } from '../core/job-spec.js';
 import { reportBodySchema, tokenBodySchema } from '../core/wire.js';
 import { bulkCancelBodySchema } from './bulk-cancel-schema.js';
 import { API_ROUTES, routeRequest, type ApiRoute } from './contract.js';
-import { healthSchema, reportResponseSchema } from './response-schemas.js';
+import { healthSchema, reportResponseSchema, RESPONSE_SCHEMAS } from './response-schemas.js';
 import { inProcessApi } from './testing/in-process.js';
 
 /** Routes outside the JSON contract: the log text, the OpenAPI document itself, Prometheus text. */
@@ -125,5 +125,30 @@ describe('the API contract is the API the server serves', () => {
       method: 'DELETE',
       path: '/v1/profiles/a%20b?gpu_type=x',
     });
+  });
+
+  it('the client checks every route with a response schema, loading the schemas only for those', () => {
+    assert.deepEqual([...CHECKED_ROUTES].sort(), Object.keys(RESPONSE_SCHEMAS).sort());
+  });
+});
+
+describe("the client's response check", () => {
+  it('rejects an answer that does not match its route schema, with E_HTTP and the route', async () => {
+    const { createServer } = await import('node:http');
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ ok: 'yes', version: 1 }));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const bad = new GoodputClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, 'token');
+      await assert.rejects(bad.health(), (e: Error & { code?: string }) => {
+        assert.equal(e.code, 'E_HTTP');
+        assert.match(e.message, /GET \/v1\/health: the server's answer does not match the API contract/);
+        return true;
+      });
+    } finally {
+      server.close();
+    }
   });
 });

@@ -3,7 +3,7 @@ import type { EventView, JobDetail, JobSummary } from '../client/client.js';
 import type { RanksView } from '../api/rank-views.js';
 import { age, formatTable } from '../client/table.js';
 import type { BatchView, JobInsight } from '../control/loop/insight.js';
-import { LR_RULE_WORDS } from '../core/wire.js';
+import { LR_RULE_WORDS } from '../core/lr-rule.js';
 import { liveDoctorLine, type LiveReport } from '../doctor/live.js';
 import { terminalText } from '../util/printable.js';
 import { profileLine } from './profile-render.js';

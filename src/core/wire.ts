@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import type { BatchLimits } from '../goodput/types.js';
 import { DIST_BACKEND_RE } from './dist-backend.js';
+import { LR_RULES } from './lr-rule.js';
 
 /** Upper bounds no real training job reaches; a value past one is a bug or an attack. */
 export const REPORT_LIMITS = {
@@ -178,24 +179,9 @@ export const measurementSchema = z
 /** One measurement of the report endpoint (docs/contract.md). */
 export type Measurement = z.output<typeof measurementSchema>;
 
-/**
- * How a job's script scales its learning rate with the batch (the SDK's resolved scaling rule,
- * docs/sdk.md): AdaScale for SGD-like optimizers, its square root ('adamscale') for Adam and
- * AdamW; 'custom' for a callable.
- */
-export const lrRuleSchema = z.enum(['adascale', 'adamscale', 'linear', 'sqrt', 'none', 'custom']);
-/** See {@link lrRuleSchema}. */
-export type LrRule = z.infer<typeof lrRuleSchema>;
-
-/** The learning-rate rule in words, for events and `goodput show`. */
-export const LR_RULE_WORDS: Readonly<Record<LrRule, string>> = {
-  adascale: 'AdaScale',
-  adamscale: 'square root of AdaScale, for Adam',
-  linear: 'linear',
-  sqrt: 'square root',
-  none: 'not scaled',
-  custom: "the script's own rule, predicted here as AdaScale",
-};
+/** The learning-rate rules (core/lr-rule.ts) as a schema. */
+export const lrRuleSchema = z.enum(LR_RULES);
+export type { LrRule } from './lr-rule.js';
 
 /** Body of `POST /v1/jobs/{id}/reports` (docs/contract.md). */
 export const reportBodySchema = z.object({

@@ -8,7 +8,7 @@
 import type { LocalBatch } from '../../goodput/batch-split.js';
 import { efficiency } from '../../goodput/efficiency.js';
 import type { JobRecord, Measurement, StoredKeyProfile } from '../../store/types.js';
-import { LR_RULE_WORDS } from '../../core/wire.js';
+import { LR_RULE_WORDS } from '../../core/lr-rule.js';
 import { batchCapOf, batchConfig, batchGain, chooseConfig, type JobConfig, type LrRule } from './batch-config.js';
 import type { BatchView } from '../loop/insight.js';
 import { limitsOf, modelOf } from '../loop/snapshot.js';
