@@ -1,6 +1,6 @@
 import { fitPerfParams } from '../goodput/fit.js';
 import { batchTable, bestInTable, type BatchTable } from '../goodput/optimize.js';
-import type { BatchLimits, GoodputModel } from '../goodput/types.js';
+import type { BatchLimits, GoodputModel, PerfParams, StepCorrection } from '../goodput/types.js';
 import type { JobMode } from '../policy/policy.js';
 import { findPolicy } from '../policy/registry.js';
 import { memoizedFit, memoizedFitAndCorrect } from './fit-memo.js';
@@ -17,7 +17,8 @@ export function jobModeFor(policy: string): JobMode {
 }
 
 interface KeptTable {
-  correction: object | undefined;
+  correction: StepCorrection | undefined;
+  /** By identity: a simulated application's limits are one object (TraceApplication.limits). */
   limits: BatchLimits;
   num_nodes: number;
   num_replicas: number;
@@ -26,7 +27,7 @@ interface KeptTable {
 
 /** Tables kept per fit (a memoized fit serves every copy of a job: a few placements each). */
 const TABLES_PER_FIT = 8;
-const tables = new WeakMap<object, KeptTable[]>();
+const tables = new WeakMap<PerfParams, KeptTable[]>();
 
 /**
  * optimizeBatch's table for the model's fit and the placement, kept by the fit's objects (the
@@ -41,7 +42,7 @@ function tableFor(model: GoodputModel, num_nodes: number, num_replicas: number):
   for (const k of kept)
     if (
       k.correction === model.correction &&
-      sameLimits(k.limits, model.limits) &&
+      k.limits === model.limits &&
       k.num_nodes === num_nodes &&
       k.num_replicas === num_replicas
     )
@@ -50,18 +51,6 @@ function tableFor(model: GoodputModel, num_nodes: number, num_replicas: number):
   if (kept.length >= TABLES_PER_FIT) kept.shift();
   kept.push({ correction: model.correction, limits: model.limits, num_nodes, num_replicas, table });
   return table;
-}
-
-/** Equal limits (an application's are a new object per read). */
-function sameLimits(a: BatchLimits, b: BatchLimits): boolean {
-  return (
-    a === b ||
-    (a.init_batch_size === b.init_batch_size &&
-      a.max_batch_size === b.max_batch_size &&
-      a.min_local_bsz === b.min_local_bsz &&
-      a.max_local_bsz === b.max_local_bsz &&
-      a.accumulation === b.accumulation)
-  );
 }
 
 const memoFit = memoizedFit((points) => fitPerfParams(points));
