@@ -19,8 +19,10 @@ describe('goodput up --backend slurm: outages and outside actions (real slurmctl
   // 2 s rounds and 10 s of grace: the waits of these tests were sized for them.
   const upArgs = (...extra: string[]) => slurmUpArgs('optimus', extra, { interval_s: 2, grace_s: 10 });
   const up = async (...extra: string[]) => {
-    // Slurm jobs of the previous test may still be completing: the next server must find the cluster empty.
+    // Slurm jobs of the previous test may still be completing: the next server must find the
+    // cluster empty, and every node back (a failed test leaves the one it drained so).
     await untilNoSlurmJobs(suite.cluster);
+    await suite.cluster.resumeNodes();
     return suite.start(upArgs(...extra), { data_dir: suite.fresh() });
   };
   const ended = (client: GoodputClient, id: string, timeout_ms: number) =>

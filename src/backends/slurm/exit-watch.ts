@@ -40,6 +40,14 @@ export const EXIT_FILE_WAIT_MS = 3000;
  * own checkpointed stop. A rank killed on its node by hand is reported after this wait.
  */
 export const OUTSIDE_REASON_WAIT_MS = 5000;
+/**
+ * How long (ms) the hold above lasts at most while Slurm lists the job COMPLETING. An scancel'd
+ * job is listed COMPLETING, with no reason, until its last task is dead: a rank slow to leave on
+ * SIGTERM (a checkpoint under load) is killed only after KillWait (30 s by default), and the
+ * list says CANCELLED only then. Reported before, the operator's cancel read as the program's own
+ * checkpointed stop.
+ */
+export const COMPLETING_HOLD_MAX_MS = 120_000;
 /** Exit codes of a rank killed by SIGKILL (137) or SIGTERM (143). */
 export const SIGNAL_EXIT_CODES: ReadonlySet<number> = new Set([137, 143]);
 

@@ -5,7 +5,9 @@
  * not read as the program's own checkpointed stop, and reports them anyway once the wait is over.
  * The race is made deterministic here by killing one rank's program by hand: Slurm still lists
  * the job as running, exactly as in the window before it ends a job itself. The controller's
- * periodic `probe` must not record such an exit first either (it has no reason to give).
+ * periodic `probe` must not record such an exit first either (it has no reason to give). An
+ * scancel'd job is listed COMPLETING, without a reason, until its slowest rank is dead: the hold
+ * lasts while it is.
  */
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -48,11 +50,14 @@ describe('Slurm backend: a rank killed by a signal Goodput did not send', { skip
     }
   };
   /** Two ranks of `sleep 600` on the first node; resolves with the request and the Slurm job id once both run. */
-  const launchTwo = async (job_id: string): Promise<{ req: LaunchRequest; slurm_id: string }> => {
+  const launchTwo = async (
+    job_id: string,
+    command = ['sleep', '600'],
+  ): Promise<{ req: LaunchRequest; slurm_id: string }> => {
     const req: LaunchRequest = {
       job_id,
       attempt: 0,
-      command: ['sleep', '600'],
+      command,
       workdir: root,
       env: {},
       devices: [0, 1],
@@ -115,6 +120,35 @@ describe('Slurm backend: a rank killed by a signal Goodput did not send', { skip
         );
       }
       assert.equal(of('cancelled').find((e) => e.rank === 1)?.exit_code, 143);
+    },
+  );
+
+  it(
+    "an scancel whose slowest rank outlives the wait (it ignores SIGTERM until Slurm's SIGKILL) is still the reason given",
+    { timeout: 120_000 },
+    async () => {
+      // The test cluster's KillWait is 5 s: Slurm lists the job COMPLETING, with no reason, for
+      // about 7 s after the scancel, longer than the 5 s a signalled exit is held otherwise.
+      const { slurm_id } = await launchTwo('slow-rank', [
+        'bash',
+        '-c',
+        'if [ "$RANK" = 1 ]; then trap "" TERM; fi; exec sleep 600',
+      ]);
+      const cancelled_ms = Date.now();
+      await cluster.cmd('scancel', [slurm_id]);
+      await until('both exits', () => (of('slow-rank').length === 2 ? true : undefined));
+      const rank0 = of('slow-rank').find((e) => e.rank === 0)!;
+      assert.equal(rank0.exit_code, 143, 'rank 0 left on SIGTERM');
+      assert.ok(
+        rank0.at_ms - cancelled_ms >= 5000,
+        `rank 0 held until Slurm said why (${rank0.at_ms - cancelled_ms} ms)`,
+      );
+      for (const e of of('slow-rank'))
+        assert.match(
+          e.detail ?? '',
+          new RegExp(`Slurm job ${slurm_id} ended CANCELLED.*not requested by Goodput`),
+          `rank ${e.rank}: ${JSON.stringify(e)}`,
+        );
     },
   );
 

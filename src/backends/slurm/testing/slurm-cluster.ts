@@ -86,6 +86,8 @@ export interface SlurmCluster {
   stopController(): Promise<void>;
   /** Starts slurmctld again; resolves once every node has registered with it (jobs recovered from its state). */
   startController(): Promise<void>;
+  /** Resumes every node not idle (one a test drained or set down, and left so when it failed). */
+  resumeNodes(): Promise<void>;
   /** Cancels every job, stops the daemons and removes the directory. Idempotent. */
   stop(): Promise<void>;
 }
@@ -334,9 +336,17 @@ function clusterHandle(dir: string, nodes: string[], partition: string, own: boo
       // nodes' GRES and queues what it would reject.
       for (let i = 0; ; i++) {
         const lines = await states();
-        if (lines.filter((l) => / (idle|alloc|mix|comp)$/.test(l)).length === nodes.length) return;
+        // A drained node that registered is back too (`*` marks one that has not).
+        if (lines.filter((l) => / (idle|alloc|mix|comp|drain|drng)$/.test(l)).length === nodes.length) return;
         if (i > 240) throw new Error(`slurmctld did not come back; sinfo: ${lines.join('; ')}\n${log()}`);
         await sleep(250);
+      }
+    },
+    async resumeNodes() {
+      for (const line of await states()) {
+        const [node, state] = line.split(' ');
+        if (node && state !== 'idle')
+          await cmd('scontrol', ['update', `nodename=${node}`, 'state=resume']).catch(() => '');
       }
     },
     async stop() {
@@ -347,11 +357,7 @@ function clusterHandle(dir: string, nodes: string[], partition: string, own: boo
         if (!alive(controllerPid())) await handle.startController().catch(() => undefined);
         await cancelAll();
         // Shared: the next file gets every node idle (a test may have drained one).
-        for (const line of await states()) {
-          const [node, state] = line.split(' ');
-          if (node && state !== 'idle')
-            await cmd('scontrol', ['update', `nodename=${node}`, 'state=resume']).catch(() => '');
-        }
+        await handle.resumeNodes();
         return;
       }
       await cancelAll();
