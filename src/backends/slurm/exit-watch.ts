@@ -48,6 +48,11 @@ export const OUTSIDE_REASON_WAIT_MS = 5000;
  * checkpointed stop.
  */
 export const COMPLETING_HOLD_MAX_MS = 120_000;
+
+/** How long (ms) the signalled exits of a Slurm job listed as `entries` are held at most. */
+export function outsideReasonWait_ms(entries: readonly SlurmJob[]): number {
+  return entries.some((j) => j.state === 'COMPLETING') ? COMPLETING_HOLD_MAX_MS : OUTSIDE_REASON_WAIT_MS;
+}
 /** Exit codes of a rank killed by SIGKILL (137) or SIGTERM (143). */
 export const SIGNAL_EXIT_CODES: ReadonlySet<number> = new Set([137, 143]);
 

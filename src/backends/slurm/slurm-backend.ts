@@ -20,11 +20,10 @@ import { ACTIVE_JOB_STATES, buildInventory, parseSinfo, parseSqueue, type SlurmJ
 import { slurmRun, type SlurmRunOptions } from './slurm-cli.js';
 import { isStateRefusal, partitionRefusal, pendingWords, slurmSpecRefusal, slurmWords } from './slurm-states.js';
 import {
-  COMPLETING_HOLD_MAX_MS,
   EXIT_FILE_WAIT_MS,
   isActive,
-  OUTSIDE_REASON_WAIT_MS,
   outsideEnd,
+  outsideReasonWait_ms,
   SIGNAL_EXIT_CODES,
   started,
   type Watched,
@@ -383,9 +382,7 @@ export class SlurmBackend implements Backend {
           !ended &&
           [...(found.get(id)?.values() ?? [])].some((c) => SIGNAL_EXIT_CODES.has(c));
         if (signalled) w.signalled_at_ms ??= Date.now();
-        const held_ms = signalled ? Date.now() - w.signalled_at_ms! : Infinity;
-        const completing = entries.some((j) => j.state === 'COMPLETING'); // an scancel'd job, until its last rank dies
-        const holding = held_ms < (completing ? COMPLETING_HOLD_MAX_MS : OUTSIDE_REASON_WAIT_MS);
+        const holding = signalled && Date.now() - w.signalled_at_ms! < outsideReasonWait_ms(entries);
         for (const rank of [...w.ranks]) {
           let code = found.get(id)?.get(rank) ?? (late ? readExitFile(w.job_dir, w.attempt, rank) : undefined);
           if (code === undefined && late) code = w.stop && !started(w.job_dir, w.attempt, rank) ? 143 : EXIT_LOST;

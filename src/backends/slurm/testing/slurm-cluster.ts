@@ -332,22 +332,19 @@ function clusterHandle(dir: string, nodes: string[], partition: string, own: boo
     },
     async startController() {
       await run('/usr/sbin/slurmctld', ['-f', conf], { env: { ...process.env, ...env } });
-      // Until every node has registered again: before, sbatch cannot check a request against the
-      // nodes' GRES and queues what it would reject.
+      // Until every node has registered again (drained or not; `*` marks one that has not): before,
+      // sbatch cannot check a request against the nodes' GRES and queues what it would reject.
       for (let i = 0; ; i++) {
         const lines = await states();
-        // A drained node that registered is back too (`*` marks one that has not).
         if (lines.filter((l) => / (idle|alloc|mix|comp|drain|drng)$/.test(l)).length === nodes.length) return;
         if (i > 240) throw new Error(`slurmctld did not come back; sinfo: ${lines.join('; ')}\n${log()}`);
         await sleep(250);
       }
     },
     async resumeNodes() {
-      for (const line of await states()) {
-        const [node, state] = line.split(' ');
+      for (const [node, state] of (await states()).map((l) => l.split(' ')))
         if (node && state !== 'idle')
           await cmd('scontrol', ['update', `nodename=${node}`, 'state=resume']).catch(() => '');
-      }
     },
     async stop() {
       if (stopped) return;
@@ -356,8 +353,7 @@ function clusterHandle(dir: string, nodes: string[], partition: string, own: boo
         // A test that stopped the controller and failed before starting it again.
         if (!alive(controllerPid())) await handle.startController().catch(() => undefined);
         await cancelAll();
-        // Shared: the next file gets every node idle (a test may have drained one).
-        await handle.resumeNodes();
+        await handle.resumeNodes(); // shared: the next file gets every node idle
         return;
       }
       await cancelAll();
