@@ -6,7 +6,7 @@
 import { SPLIT_EPS, splitBatch, splitFixedBatch } from './batch-split.js';
 import { efficiency } from './efficiency.js';
 import { computeFactor, correctedThroughput, optimFactor } from './step-correction.js';
-import { accumStepTime_s, optimStepTime_s, throughput } from './throughput.js';
+import { accumStepTime_s, optimStepTime_s, samplesPerSecond, throughput } from './throughput.js';
 import type { BatchChoice, GoodputModel, GradParams } from './types.js';
 
 /** Number of candidate total batch sizes, as in the artifact. */
@@ -142,7 +142,7 @@ export function batchTable(
       }
     }
     table.in_limits[i] = 1;
-    table.samples_per_s[i] = (num_replicas * bsz * (accum + 1)) / (accum * accum_s + optim_s);
+    table.samples_per_s[i] = samplesPerSecond(num_replicas, bsz, accum, accum_s, optim_s);
   }
   return table;
 }

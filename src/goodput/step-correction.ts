@@ -7,7 +7,7 @@
  * the better prediction; the model only carries it to configurations not measured. Pure.
  */
 import { shapeKey } from './key-profile.js';
-import { accumStepTime_s, optimStepTime_s } from './throughput.js';
+import { accumStepTime_s, optimStepTime_s, samplesPerSecond } from './throughput.js';
 import type { BatchFactor, PerfParams, ProfilePoint, ShapeFactor, StepCorrection } from './types.js';
 
 /** Sums of log ratios per local batch. */
@@ -131,5 +131,5 @@ export function correctedThroughput(
   const optim_s =
     optimStepTime_s(perf, num_nodes, num_replicas, local_bsz) *
     optimFactor(correction, num_nodes, num_replicas, local_bsz);
-  return (num_replicas * local_bsz * (accum_steps + 1)) / (accum_steps * accum_s + optim_s);
+  return samplesPerSecond(num_replicas, local_bsz, accum_steps, accum_s, optim_s);
 }

@@ -51,6 +51,22 @@ export function stepTime_s(
   return accum_steps * accumStepTime_s(perf, local_bsz) + optimStepTime_s(perf, num_nodes, num_replicas, local_bsz);
 }
 
+/**
+ * Samples per second of optimizer steps of `accum_steps` extra micro-steps of `accum_s` each and a
+ * last one (with the synchronization) of `optim_s`: r * b * (a + 1) / (a * t_acc + t_opt). The one
+ * form of {@link throughput}, of the corrected one (step-correction.ts) and of the batch
+ * optimizer's table (optimize.ts, which reuses step times across candidates).
+ */
+export function samplesPerSecond(
+  num_replicas: number,
+  local_bsz: number,
+  accum_steps: number,
+  accum_s: number,
+  optim_s: number,
+): number {
+  return (num_replicas * local_bsz * (accum_steps + 1)) / (accum_steps * accum_s + optim_s);
+}
+
 /** Samples per second: r * b * (a + 1) / T(n, r, b, a). */
 export function throughput(
   perf: PerfParams,
@@ -59,6 +75,12 @@ export function throughput(
   local_bsz: number,
   accum_steps: number,
 ): number {
-  const batch = num_replicas * local_bsz * (accum_steps + 1);
-  return batch / stepTime_s(perf, num_nodes, num_replicas, local_bsz, accum_steps);
+  const accum_s = accumStepTime_s(perf, local_bsz);
+  return samplesPerSecond(
+    num_replicas,
+    local_bsz,
+    accum_steps,
+    accum_s,
+    optimStepTime_s(perf, num_nodes, num_replicas, local_bsz),
+  );
 }
