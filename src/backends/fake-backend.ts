@@ -42,6 +42,7 @@ interface FakeReplica {
 }
 
 const replicaKey = (job_id: string, attempt: number, rank: number): string => `${job_id}/${attempt}/${rank}`;
+const attemptKey = (job_id: string, attempt: number): string => `${job_id}/${attempt}`;
 
 /** The cluster a FakeBackend drives: nodes, running replicas, recorded exit codes (as a shared file system keeps them). */
 export class FakeCluster {
@@ -101,7 +102,7 @@ export class FakeCluster {
     const key = replicaKey(replica.job_id, replica.attempt, replica.rank);
     this.exits.delete(key);
     this.running.set(key, replica);
-    const attempt = `${replica.job_id}/${replica.attempt}`;
+    const attempt = attemptKey(replica.job_id, replica.attempt);
     let set = this.byAttempt.get(attempt);
     if (!set) this.byAttempt.set(attempt, (set = new Set()));
     set.add(replica);
@@ -109,7 +110,7 @@ export class FakeCluster {
 
   /** The running replicas of one attempt of a job. */
   attemptReplicas(job_id: string, attempt: number): FakeReplica[] {
-    return [...(this.byAttempt.get(`${job_id}/${attempt}`) ?? [])];
+    return [...(this.byAttempt.get(attemptKey(job_id, attempt)) ?? [])];
   }
 
   /** Ends a replica with `code`: records it and tells its watcher, once. */
@@ -117,7 +118,7 @@ export class FakeCluster {
     const key = replicaKey(replica.job_id, replica.attempt, replica.rank);
     if (!this.running.has(key)) return;
     this.running.delete(key);
-    const attempt = `${replica.job_id}/${replica.attempt}`;
+    const attempt = attemptKey(replica.job_id, replica.attempt);
     const set = this.byAttempt.get(attempt);
     set?.delete(replica);
     if (set?.size === 0) this.byAttempt.delete(attempt);
