@@ -151,16 +151,19 @@ const usesSlurm = (test) => {
   if (!slurmSource.has(test)) slurmSource.set(test, startsSlurm(readFileSync(sourceOf(test), 'utf8')));
   return slurmSource.get(test);
 };
-/** The compiled tests of a group (a tier, or heavy-local / heavy-slurm: the heavy tier split by Slurm). */
+/**
+ * The compiled tests of a group (a tier, or heavy-local / heavy-slurm: the heavy tier split by
+ * Slurm; `alone`: the ALONE files of the tiers run).
+ */
 const selected = (group) => {
   const [tier, part] = group.split('-');
-  return live.filter(
-    (t) =>
-      (group === 'alone' ? runsAlone(t) && tiers.includes(tierOfSource.get(sourceOf(t))) : !runsAlone(t)) &&
-      (group === 'alone' || tierOfSource.get(sourceOf(t)) === tier) &&
-      (part === undefined || (part === 'slurm') === usesSlurm(t)) &&
-      (filters.length === 0 || filters.some((f) => t.includes(f))),
-  );
+  const inGroup = (t) =>
+    group === 'alone'
+      ? runsAlone(t) && tiers.includes(tierOfSource.get(sourceOf(t)))
+      : !runsAlone(t) &&
+        tierOfSource.get(sourceOf(t)) === tier &&
+        (part === undefined || (part === 'slurm') === usesSlurm(t));
+  return live.filter((t) => inGroup(t) && (filters.length === 0 || filters.some((f) => t.includes(f))));
 };
 /** A group's files at once: its base group's (heavy-slurm for heavy-slurm-1), or the environment's. */
 const concurrencyOf = (group) => {
