@@ -100,6 +100,47 @@ describe('priceAssignment', () => {
     }
   });
 
+  it('where the prices leave the placement far from the bound, places by saving per GPU', () => {
+    // Placed at the prices this costs -2 against a bound of -4 (the 4-GPU columns, -2 per GPU,
+    // set the price; they do not fit). By saving per GPU, b and d take one GPU each: -3, the optimum.
+    const rows: AssignmentRow[] = [
+      {
+        id: 'a',
+        costs: new Map([
+          [0, -1],
+          [1, -2],
+        ]),
+      },
+      {
+        id: 'b',
+        costs: new Map([
+          [0, -1.5],
+          [2, -8],
+        ]),
+      },
+      { id: 'c', costs: new Map([[3, -1]]) },
+      {
+        id: 'd',
+        costs: new Map([
+          [0, -1.5],
+          [1, -1],
+          [2, -8],
+        ]),
+      },
+      {
+        id: 'e',
+        costs: new Map([
+          [2, -2],
+          [4, -2],
+        ]),
+      },
+    ];
+    const { objective, bound } = priceAssignment(rows, configs, [2, 0]);
+    assert.equal(bruteForce(rows, configs, [2, 0]), -3);
+    assert.equal(objective, -3);
+    assert.ok(bound <= -3);
+  });
+
   it('keeps a forced configuration', () => {
     const rows: AssignmentRow[] = [
       { id: 'a', costs: new Map([[0, -1]]), forced: 0 },
