@@ -192,17 +192,18 @@ for (const spec of only ? [] : specs) {
   const c = await runCase(spec);
   cases.push(c);
   if (!values.json) {
-    const target =
+    // The issue's target holds for the wall time and the CPU time alike.
+    const verdict = (ms: number): string =>
       c.target_p99_ms === null
         ? ''
-        : ` (target <= ${c.target_p99_ms} ms: ${c.p99_ms <= c.target_p99_ms ? 'met' : 'NOT met'})`;
+        : ` (target <= ${c.target_p99_ms} ms: ${ms <= c.target_p99_ms ? 'met' : 'NOT met'})`;
     const gap =
       c.gap_p50 === null
         ? 'no bound'
         : `gap p50 ${(c.gap_p50 * 100).toFixed(2)}% max ${((c.gap_max ?? 0) * 100).toFixed(2)}% (target p50 <= ${TARGET_GAP * 100}%: ${c.gap_p50 <= TARGET_GAP ? 'met' : 'NOT met'})`;
     console.log(
       `${c.types} type(s), ${c.gpus} GPUs, ${c.jobs} jobs, ${c.rounds} rounds: first round ${c.first_round_ms} ms ` +
-        `(CPU ${c.first_round_cpu_ms}), p99 ${c.p99_ms} ms${target}, CPU p99 ${c.p99_cpu_ms} ms, later p50 ` +
+        `(CPU ${c.first_round_cpu_ms}), p99 ${c.p99_ms} ms${verdict(c.p99_ms)}, CPU p99 ${c.p99_cpu_ms} ms${verdict(c.p99_cpu_ms)}, later p50 ` +
         `${c.later_p50_ms} ms (CPU ${c.later_p50_cpu_ms}); ${gap}; ${c.running_after} jobs running; ${c.methods.join('/') || '-'}; ` +
         `load average ${c.load_average.join(' -> ')}`,
     );
