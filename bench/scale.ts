@@ -260,8 +260,9 @@ function printServer(s: ServerFigures): void {
       `without the launches they led to (snapshot, decide, store): max ${met(s.round_max_without_launches_ms, t.round_ms)}; ` +
       `CPU first ${s.first_round_cpu_ms}, p50 ${s.round_cpu_p50_ms}, max ${s.round_cpu_max_ms} ms; parts p50 (wall): snapshot ${s.round_parts_p50_ms.snapshot}, decide ${s.round_parts_p50_ms.decide}, apply ${s.round_parts_p50_ms.apply} ms\n` +
       `  first round's parts: snapshot ${s.first_round_parts_ms.snapshot}, decide ${s.first_round_parts_ms.decide}, apply ${s.first_round_parts_ms.apply}, the launches it led to ${s.first_round_parts_ms.launch} ms\n` +
-      `  reports: ${s.reports} (${s.report_errors} errors), p50 ${s.report_p50_ms} ms, p99 ${met(s.report_p99_ms, t.report_p99_ms)}; ` +
-      `p99 of those during rounds ${s.report_p99_during_rounds_ms} ms; event loop blocks over 50 ms: ${s.event_loop_blocks_over_50ms}, longest ${s.event_loop_max_block_ms} ms\n` +
+      `  reports: ${s.reports} (${s.report_errors} errors), p50 ${s.report_p50_ms} ms, p99 ${s.report_p99_ms} ms; ` +
+      // The issue's target is for the reports during rounds (the ones a round may hold up).
+      `p99 of those during rounds ${met(s.report_p99_during_rounds_ms, t.report_p99_ms)}; event loop blocks over 50 ms: ${s.event_loop_blocks_over_50ms}, longest ${s.event_loop_max_block_ms} ms\n` +
       `  goodput ls ${met(s.ls_first_page_ms, t.ls_ms)}, ls --state running ${s.ls_running_ms} ms, show ${s.show_ms} ms ` +
       `(API alone: ${s.api_ls_first_page_ms}, ${s.api_ls_running_ms}, ${s.api_show_ms} ms)\n` +
       `  dashboard first render: jobs ${met(s.dashboard_jobs_ms, t.render_ms)}, cluster ${met(s.dashboard_cluster_ms, t.render_ms)}` +

@@ -78,6 +78,12 @@ describe('assignDevices', () => {
       reason: 'node 1 over-committed (3 > 2 GPUs)',
     });
   });
+  it('never hands one device to two replicas, even where a stored job names it twice', () => {
+    const a = job('a', 'running', [1, 1], { allocation: [0, 0] });
+    const got = assignDevices([a], { a: [0, 0] }, [[0, 1, 2]]);
+    assert.ok(got.ok);
+    assert.deepEqual(got.devices.get('a'), [1, 0]);
+  });
   it('compares allocations by value and order', () => {
     assert.equal(sameAllocation([0, 0], [0, 0]), true);
     assert.equal(sameAllocation([0, 1], [1, 0]), false);

@@ -37,40 +37,49 @@ export function assignDevices(
   );
   if (!check.ok) return check;
   const taken = nodeDevices.map(() => new Set<number>());
-  // Per job and node: the devices it keeps (first pass) and then gets (second pass).
-  const lists = new Map<string, Map<number, number[]>>();
+  // Per job: replicas per node (in order of first appearance), and the devices it keeps there
+  // (first pass) and then gets (second pass). One pass over each job's replicas and devices, not
+  // one per node: 3,000 jobs on 16,384 GPUs held the event loop for 20-50 ms a round (issue #49).
+  const lists = new Map<string, { need: Map<number, number>; perNode: Map<number, number[]> }>();
   for (const job of jobs) {
     const allocation = allocations[job.id] ?? [];
     if (allocation.length === 0) continue;
+    const need = new Map<number, number>();
+    for (const n of allocation) need.set(n, (need.get(n) ?? 0) + 1);
     const perNode = new Map<number, number[]>();
-    lists.set(job.id, perNode);
-    for (const n of new Set(allocation)) {
-      const need = allocation.filter((x) => x === n).length;
-      const valid = new Set(nodeDevices[n]);
-      const held = holdsDevices(job)
-        ? job.devices.filter((d, i) => job.allocation[i] === n && valid.has(d) && !taken[n]!.has(d))
-        : [];
-      const keep = held.slice(0, need);
-      for (const d of keep) taken[n]!.add(d);
-      perNode.set(n, keep);
+    for (const n of need.keys()) perNode.set(n, []);
+    lists.set(job.id, { need, perNode });
+    if (!holdsDevices(job)) continue;
+    for (let i = 0; i < job.devices.length; i++) {
+      const n = job.allocation[i]!;
+      const d = job.devices[i]!;
+      const keep = perNode.get(n);
+      if (keep === undefined || keep.length >= need.get(n)! || taken[n]!.has(d) || !nodeDevices[n]!.includes(d))
+        continue;
+      taken[n]!.add(d);
+      keep.push(d);
     }
   }
   const out = new Map<string, number[]>();
-  for (const [id, perNode] of lists) {
+  for (const [id, { need, perNode }] of lists) {
     for (const [n, list] of perNode) {
-      const need = allocations[id]!.filter((x) => x === n).length;
+      const want = need.get(n)!;
       for (const d of nodeDevices[n]!) {
-        if (list.length >= need) break;
+        if (list.length >= want) break;
         if (!taken[n]!.has(d)) {
           taken[n]!.add(d);
           list.push(d);
         }
       }
     }
-    const next = new Map([...perNode].map(([n, list]) => [n, [...list]]));
+    const used = new Map<number, number>(); // devices of each node handed out so far
     out.set(
       id,
-      allocations[id]!.map((n) => next.get(n)!.shift()!),
+      allocations[id]!.map((n) => {
+        const k = used.get(n) ?? 0;
+        used.set(n, k + 1);
+        return perNode.get(n)![k]!;
+      }),
     );
   }
   return { ok: true, devices: out };

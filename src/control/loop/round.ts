@@ -28,9 +28,10 @@ import {
   type TypedInventory,
 } from './typed-nodes.js';
 import { jobTypes, typedInputs } from './typed-snapshot.js';
-import { waitingReason } from './waiting-reason.js';
+import { waitingReasons } from './waiting-reason.js';
 import type { Turns } from '../../util/turns.js';
 import { jobsInTurns } from '../paged-reads.js';
+import { PolicyThread } from '../policy-thread/policy-thread.js';
 
 /** Seconds between saves of the decayed usage of teams and users. */
 const USAGE_SAVE_S = 60;
@@ -158,8 +159,11 @@ export class Round {
       );
       await turns.pause();
       const t1 = performance.now();
-      // In a worker thread where the server put the policy in one (control/policy-thread): await either way.
-      let decision = await policy.decide(snapshot);
+      // In a worker thread where the server put the policy in one (control/policy-thread), the
+      // snapshot sent in parts between turns; await either way.
+      let decision = await (policy instanceof PolicyThread
+        ? policy.decide(snapshot, () => turns.pause())
+        : policy.decide(snapshot));
       const t2 = performance.now();
       await turns.pause();
       const marked = inv.groups.map((g) => g.marked > 0);
@@ -172,8 +176,7 @@ export class Round {
       decision = { ...decision, allocations: await keepRunning(this.ctx, grouped, decision.allocations, usable) };
       this.latestRejections.clear();
       const one = deviceUnit(backend.nodes().flatMap((n) => n.devices));
-      for (const [id, r] of Object.entries(decision.rejections ?? {}))
-        this.latestRejections.set(id, waitingReason(r, jobs, one));
+      for (const [id, r] of waitingReasons(decision.rejections ?? {}, jobs, one)) this.latestRejections.set(id, r);
       const unit = `${one}(s)`;
       for (const w of gangWaits(
         jobs,

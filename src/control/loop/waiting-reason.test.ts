@@ -8,7 +8,12 @@ import { describe, it } from 'node:test';
 import { jobRecordFixture } from '../../store/job-fixture.js';
 import type { JobRecord } from '../../store/types.js';
 import { gangWaitReason } from './gang.js';
-import { waitingReason } from './waiting-reason.js';
+import type { Rejection } from '../../policy/policy.js';
+import { waitingReasons } from './waiting-reason.js';
+
+/** waitingReasons of one rejection. */
+const waitingReason = (r: Rejection, jobs: readonly JobRecord[], unit: string): Rejection =>
+  waitingReasons({ j: r }, jobs, unit).get('j')!;
 
 const busy = {
   code: 'WAITING_FOR_GPUS',
@@ -29,7 +34,7 @@ const plain = (id: string, n: number): JobRecord => {
 const pinned = (id: string, n: number): JobRecord =>
   jobRecordFixture({ id, allocation: Array(n).fill(0), spec: { ...spec, preemptible: false } });
 
-describe('waitingReason', () => {
+describe('waitingReasons', () => {
   it('names the one cause: plain scripts with no checkpoint, in CPU slots', () => {
     const got = waitingReason(busy, [plain('a', 2), plain('b', 2)], 'CPU slot');
     assert.equal(
@@ -49,6 +54,14 @@ describe('waitingReason', () => {
       waitingReason(busy, [pinned('a', 1), plain('b', 3)], 'CPU slot').message,
       /now: 1 CPU slot not preemptible \(submitted with preemptible: false\), 3 no checkpoint yet/,
     );
+  });
+  it('every rejection of a round, each with its own words, the jobs read once', () => {
+    const other = { code: 'NO_FEASIBLE_SIZE', message: 'no GPU count fits' };
+    const got = waitingReasons({ a: busy, b: other, c: busy }, [pinned('x', 4)], 'GPU');
+    assert.deepEqual([...got.keys()], ['a', 'b', 'c']);
+    assert.match(got.get('a')!.message, /now: not preemptible \(submitted with preemptible: false\)\)$/);
+    assert.equal(got.get('c')!.message, got.get('a')!.message);
+    assert.deepEqual(got.get('b'), other);
   });
   it('false friends: a reason without "not preemptible", a finished or waiting job, "GPU" inside another word', () => {
     const other = {

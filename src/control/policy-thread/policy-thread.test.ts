@@ -108,6 +108,35 @@ describe('a policy deciding in a worker thread', () => {
     }
   });
 
+  it("sends a large snapshot in parts with the caller's pause between them; decides called at once keep their order", async () => {
+    const thread = await PolicyThread.start({ name: 'goodput', options: { seed: 0 } });
+    threads.push(thread);
+    const inline = await createSharedPolicy('goodput', { seed: 0 });
+    const large = (
+      count: number,
+      now_s: number,
+      allocations: ClusterSnapshot['allocations'] = {},
+    ): ClusterSnapshot => ({
+      ...snapshot(now_s, allocations),
+      jobs: Array.from({ length: count }, (_, k) => job(k)),
+    });
+    // The first in three parts, the second in one: sent side by side, the second would end first.
+    const first = large(750, 0);
+    const firstExpected = inline.decide(first);
+    const second = large(250, 60, firstExpected.allocations);
+    const secondExpected = inline.decide(second);
+    let pauses = 0;
+    const pause = async (): Promise<void> => {
+      pauses += 1;
+      await new Promise<void>((done) => setImmediate(done));
+    };
+    // The second is asked for before the first is sent; it is decided after the first, on the state the first left.
+    const [a, b] = await Promise.all([thread.decide(first, pause), thread.decide(second, pause)]);
+    assert.deepEqual(a, firstExpected);
+    assert.deepEqual(b, secondExpected);
+    assert.equal(pauses, 2, 'two pauses between the three parts of the first, none in the second');
+  });
+
   it("refuses at start what the policy's creation refuses, with its code", async () => {
     await assert.rejects(
       PolicyThread.start({ name: 'no-such-policy', options: { seed: 0 } }),

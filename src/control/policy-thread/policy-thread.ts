@@ -6,6 +6,9 @@
  * it is sent, in order. Sending one is a structured copy of plain data (snapshot-wire.ts), made
  * synchronously here: 15-25 ms at that size (3,000 active jobs, 5 MB as JSON), so the thread pays
  * where decides are long, not in a round of a small cluster.
+ * A large snapshot goes in parts of WIRE_CHUNK jobs, the caller's `pause` between them: copied
+ * whole, 3,000 jobs held the server's event loop for 25-60 ms every round, and the reports that
+ * arrived meanwhile waited (bench:scale's report p99 during rounds was over 50 ms).
  * A worker that dies (a bug, out of memory) fails the decides under way; the next decide starts
  * a fresh one, as a server restart would.
  */
@@ -13,7 +16,10 @@ import { Worker } from 'node:worker_threads';
 import type { ClusterSnapshot } from '../../core/cluster.js';
 import { GoodputError, type ErrorCode } from '../../core/errors.js';
 import type { PolicyDecision, PolicyOptions } from '../../policy/policy.js';
-import { toWire, type WireSnapshot } from './snapshot-wire.js';
+import { snapshotTypes, toWireJobs, type WireJob, type WireSnapshot } from './snapshot-wire.js';
+
+/** Jobs per part of a snapshot sent to the worker: a few milliseconds of copying. */
+const WIRE_CHUNK = 250;
 
 /** What the worker makes its policy from (workerData): registry.ts `createSharedPolicy`'s arguments. */
 export interface PolicyThreadInit {
@@ -22,11 +28,14 @@ export interface PolicyThreadInit {
   options: Omit<PolicyOptions, 'solver'>;
 }
 
-/** A snapshot to decide; `id` pairs it with its reply. */
-export interface ThreadRequest {
-  id: number;
-  snapshot: WireSnapshot;
-}
+/**
+ * A part of a snapshot to decide, `id` pairing it with its reply: its head (all but the jobs),
+ * then its jobs in order, in one or more parts, then its end. The worker decides at the end.
+ */
+export type ThreadRequest =
+  | { id: number; head: Omit<WireSnapshot, 'jobs'> }
+  | { id: number; jobs: readonly WireJob[] }
+  | { id: number; end: true };
 
 /** The worker's messages: its policy's facts once made, then one decision or failure per request. */
 export type ThreadReply =
@@ -59,6 +68,8 @@ export class PolicyThread {
   private running: Running | undefined;
   private readonly pending = new Map<number, Pending>();
   private nextId = 0;
+  /** The snapshot being sent, if any: the next one is sent after it (decisions keep their order). */
+  private sending: Promise<void> = Promise.resolve();
   private closed = false;
   private facts: PolicyFacts;
 
@@ -85,17 +96,24 @@ export class PolicyThread {
     return this.facts.uses_network_model;
   }
 
-  /** The policy's decision on `snapshot`, decided in the worker. */
-  async decide(snapshot: ClusterSnapshot): Promise<PolicyDecision> {
+  /**
+   * The policy's decision on `snapshot`, decided in the worker. `pause` is awaited between the
+   * parts of a large snapshot (the controller's turns: other work runs meanwhile); by default
+   * the parts go at once.
+   */
+  async decide(snapshot: ClusterSnapshot, pause: () => Promise<void> = async () => {}): Promise<PolicyDecision> {
     if (this.closed) throw new GoodputError('E_INTERNAL', 'the policy thread is closed');
     if (!this.running) await this.launch();
     await this.running!.ready;
-    const request: ThreadRequest = { id: this.nextId++, snapshot: toWire(snapshot) };
-    const decided = new Promise<PolicyDecision>((resolve, reject) => this.pending.set(request.id, { resolve, reject }));
+    const id = this.nextId++;
+    const worker = this.running!.worker;
+    const decided = new Promise<PolicyDecision>((resolve, reject) => this.pending.set(id, { resolve, reject }));
+    const sent = this.sending.then(() => send(worker, id, snapshot, pause));
+    this.sending = sent.catch(() => undefined);
     try {
-      this.running!.worker.postMessage(request);
+      await sent;
     } catch (error) {
-      this.settle(request.id); // nothing to answer it: a snapshot that cannot be copied (a bug)
+      this.settle(id); // nothing to answer it: a snapshot that cannot be copied (a bug)
       throw error;
     }
     return decided;
@@ -149,6 +167,22 @@ export class PolicyThread {
     this.pending.delete(id);
     return p;
   }
+}
+
+/**
+ * Sends `snapshot` to `worker` as request `id`, in parts of WIRE_CHUNK jobs with `pause` between
+ * them. A worker that dies meanwhile has failed the request already (PolicyThread.listen); the
+ * parts left go nowhere.
+ */
+async function send(worker: Worker, id: number, snapshot: ClusterSnapshot, pause: () => Promise<void>): Promise<void> {
+  const { jobs, ...head } = snapshot;
+  const types = snapshotTypes(snapshot);
+  worker.postMessage({ id, head } satisfies ThreadRequest);
+  for (let k = 0; k < jobs.length; k += WIRE_CHUNK) {
+    if (k > 0) await pause();
+    worker.postMessage({ id, jobs: toWireJobs(jobs.slice(k, k + WIRE_CHUNK), types) } satisfies ThreadRequest);
+  }
+  worker.postMessage({ id, end: true } satisfies ThreadRequest);
 }
 
 function asError(f: { message: string; code?: string }): Error {

@@ -6,7 +6,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Policy } from '../../policy/policy.js';
 import { createSharedPolicy } from '../../policy/registry.js';
-import { fromWire } from './snapshot-wire.js';
+import { fromWire, type WireJob, type WireSnapshot } from './snapshot-wire.js';
 import type { PolicyThreadInit, ThreadReply, ThreadRequest } from './policy-thread.js';
 
 const init = workerData as PolicyThreadInit;
@@ -25,12 +25,22 @@ try {
   port.postMessage(failure(-1, error));
   process.exit(1);
 }
+// Snapshots being received, by request id: their head and their jobs so far.
+const receiving = new Map<number, { head: Omit<WireSnapshot, 'jobs'>; jobs: WireJob[] }>();
 port.on('message', (request: ThreadRequest) => {
-  try {
-    const decision = policy.decide(fromWire(request.snapshot));
-    port.postMessage({ decided: { id: request.id, decision } } satisfies ThreadReply);
-  } catch (error) {
-    port.postMessage(failure(request.id, error));
+  if ('head' in request) receiving.set(request.id, { head: request.head, jobs: [] });
+  else if ('jobs' in request) receiving.get(request.id)?.jobs.push(...request.jobs);
+  else {
+    const parts = receiving.get(request.id);
+    receiving.delete(request.id);
+    try {
+      // One port delivers in order, so a head always comes first; without one, say so (a bug).
+      if (!parts) throw new Error(`the policy thread got the end of snapshot ${request.id} without its head`);
+      const decision = policy.decide(fromWire({ ...parts.head, jobs: parts.jobs }));
+      port.postMessage({ decided: { id: request.id, decision } } satisfies ThreadReply);
+    } catch (error) {
+      port.postMessage(failure(request.id, error));
+    }
   }
 });
 

@@ -28,7 +28,7 @@ export type WireJob = Omit<PolicyJob, 'per_type'> & { per_type?: WireJobTypes };
 export type WireSnapshot = Omit<ClusterSnapshot, 'jobs'> & { jobs: readonly WireJob[] };
 
 /** The types a snapshot's nodes have (a JobTypes answers for each of them). */
-function snapshotTypes(snapshot: ClusterSnapshot): string[] {
+export function snapshotTypes(snapshot: ClusterSnapshot): string[] {
   return [...new Set(snapshot.nodes.map(gpuTypeOf))];
 }
 
@@ -67,13 +67,12 @@ function wireTypes(t: JobTypes, types: readonly string[], own: GoodputModel | un
  * where it has no model there): what a policy may ask; each is a lookup or a formula.
  */
 export function toWire(snapshot: ClusterSnapshot): WireSnapshot {
-  const types = snapshotTypes(snapshot);
-  return {
-    ...snapshot,
-    jobs: snapshot.jobs.map((j) =>
-      j.per_type ? { ...j, per_type: wireTypes(j.per_type, types, j.model) } : (j as WireJob),
-    ),
-  };
+  return { ...snapshot, jobs: toWireJobs(snapshot.jobs, snapshotTypes(snapshot)) };
+}
+
+/** Jobs of a snapshot whose nodes have `types` (snapshotTypes), as toWire gives them: a part of a snapshot sent in parts. */
+export function toWireJobs(jobs: readonly PolicyJob[], types: readonly string[]): WireJob[] {
+  return jobs.map((j) => (j.per_type ? { ...j, per_type: wireTypes(j.per_type, types, j.model) } : (j as WireJob)));
 }
 
 /** The snapshot `toWire` was given, rebuilt from its plain data (a policy decides the same on both). */
