@@ -137,6 +137,21 @@ describe('a policy deciding in a worker thread', () => {
     assert.equal(pauses, 2, 'two pauses between the three parts of the first, none in the second');
   });
 
+  it('a part that cannot be copied fails its decide only; the next snapshot is decided', async () => {
+    const thread = await PolicyThread.start({ name: 'fifo', options: { seed: 0 } });
+    threads.push(thread);
+    const inline = await createSharedPolicy('fifo', { seed: 0 });
+    const jobs = Array.from({ length: 600 }, (_, k) => job(k));
+    // A function in job 400 (the second part): structured copy refuses it.
+    const bad = { ...snapshot(0), jobs: jobs.map((j, k) => (k === 400 ? { ...j, note: () => 0 } : j)) };
+    await assert.rejects(
+      thread.decide(bad as ClusterSnapshot, async () => {}),
+      (e: unknown) => e instanceof Error && e.name === 'DataCloneError',
+    );
+    const good = { ...snapshot(0), jobs };
+    assert.deepEqual(await thread.decide(good, async () => {}), inline.decide(good));
+  });
+
   it("refuses at start what the policy's creation refuses, with its code", async () => {
     await assert.rejects(
       PolicyThread.start({ name: 'no-such-policy', options: { seed: 0 } }),

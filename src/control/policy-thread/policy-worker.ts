@@ -28,8 +28,12 @@ try {
 // Snapshots being received, by request id: their head and their jobs so far.
 const receiving = new Map<number, { head: Omit<WireSnapshot, 'jobs'>; jobs: WireJob[] }>();
 port.on('message', (request: ThreadRequest) => {
-  if ('head' in request) receiving.set(request.id, { head: request.head, jobs: [] });
-  else if ('jobs' in request) receiving.get(request.id)?.jobs.push(...request.jobs);
+  if ('head' in request) {
+    // Snapshots are sent one after another: one still unfinished when the next begins failed on
+    // its way (a part that could not be copied) and is never decided.
+    receiving.clear();
+    receiving.set(request.id, { head: request.head, jobs: [] });
+  } else if ('jobs' in request) receiving.get(request.id)?.jobs.push(...request.jobs);
   else {
     const parts = receiving.get(request.id);
     receiving.delete(request.id);
