@@ -4,11 +4,10 @@
  * 16,384 GPUs a decide takes 100-200 ms in the first rounds after a start and 20-25 ms later.
  * The policy lives in the worker between rounds (its memos and state) and decides the snapshots
  * it is sent, in order. Sending one is a structured copy of plain data (snapshot-wire.ts), made
- * synchronously here: 15-25 ms at that size (3,000 active jobs, 5 MB as JSON), so the thread pays
- * where decides are long, not in a round of a small cluster.
- * A large snapshot goes in parts of WIRE_CHUNK jobs, the caller's `pause` between them: copied
- * whole, 3,000 jobs held the server's event loop for 25-60 ms every round, and the reports that
- * arrived meanwhile waited (bench:scale's report p99 during rounds was over 50 ms).
+ * here: 25-60 ms at that size (3,000 active jobs, 5 MB as JSON), so the thread pays where decides
+ * are long, not in a round of a small cluster. A large snapshot goes in parts of WIRE_CHUNK jobs,
+ * the caller's `pause` between them: copied whole, it held the server's event loop, and the
+ * reports that arrived meanwhile waited (bench:scale's report p99 during rounds was over 50 ms).
  * A worker that dies (a bug, out of memory) fails the decides under way; the next decide starts
  * a fresh one, as a server restart would.
  */
