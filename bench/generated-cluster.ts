@@ -210,6 +210,36 @@ export function generateTyped(
   };
 }
 
+/**
+ * Makes every job's models its own (`cluster` is changed): each fitted model's compute cost per
+ * micro-step (alpha_c) scaled by 1 + 1e-6 x the job's position, on every type. The generators
+ * copy a few fitted models to every job, so a policy's memo by model content computes a few
+ * speedup tables; a cluster whose jobs have fitted themselves has one per job.
+ */
+export function distinctModels(cluster: GeneratedCluster): void {
+  cluster.jobs.forEach((job, k) => {
+    const own = (m: GoodputModel): GoodputModel => ({
+      ...m,
+      perf: { ...m.perf, alpha_c: m.perf.alpha_c * (1 + (k + 1) * 1e-6) },
+    });
+    const before = job.model;
+    const model = before && own(before);
+    if (model) job.model = model;
+    const types = job.per_type;
+    if (!types) return;
+    // The job's model stays one object with its model on the type it came from.
+    const byType = new Map<string, GoodputModel | undefined>();
+    const typed = (t: string): GoodputModel | undefined => {
+      if (!byType.has(t)) {
+        const m = types.model(t);
+        byType.set(t, m === undefined ? undefined : m === before ? model : own(m));
+      }
+      return byType.get(t);
+    };
+    job.per_type = { ...types, model: typed };
+  });
+}
+
 /** The snapshot of `round` (60 s apart) of `cluster`, with `allocations` the last round's decision. */
 export function roundSnapshot(
   cluster: GeneratedCluster,

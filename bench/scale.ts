@@ -8,7 +8,8 @@
  * the policy reports (PolicyDecision.diagnostics), with the targets of issue #49.
  * Flags: --quick (64 GPUs, 200 jobs, 3 rounds: a smoke run), --cases one-2048,one-16384,
  * four-2048,four-16384 (which to run), --data DIR (Sia data, default ../shared/data/sia or
- * ../../shared/data/sia), --json (one object: {"cases": [...], "server": {...}}).
+ * ../../shared/data/sia), --distinct-models (every job's models its own: generated-cluster.ts
+ * `distinctModels`), --json (one object: {"cases": [...], "server": {...}}).
  * The server part (bench/scale/server-bench.ts): a server process on a store of 40,000 jobs (2,000
  * running on 16,384 GPUs): start, rounds, report latency, `goodput ls`/`show`, dashboard pages;
  * --server-only runs only it, --skip-server leaves it out, --server-load-s S (default 60) and
@@ -29,15 +30,24 @@ import { percentile } from '../src/sim/metrics.js';
 import { benchArgs } from './bench-args.js';
 import { runServerBench, SERVER_TARGETS, type ServerFigures } from './scale/server-bench.js';
 import { runSimBench, type SimFigures } from './scale/sim-bench.js';
-import { feedBack, generateOneType, generateTyped, roundSnapshot, type GeneratedCluster } from './generated-cluster.js';
+import {
+  distinctModels,
+  feedBack,
+  generateOneType,
+  generateTyped,
+  roundSnapshot,
+  type GeneratedCluster,
+} from './generated-cluster.js';
 
 const USAGE = `
-usage: npm run bench:scale -- [--quick] [--rounds 8] [--cases LIST] [--data DIR] [--json]
+usage: npm run bench:scale -- [--quick] [--rounds 8] [--cases LIST] [--data DIR] [--distinct-models] [--json]
                               [--server-only | --skip-server] [--server-load-s 60] [--server-policy goodput]
                               [--server-policy-thread auto]
 Decision time of the goodput policy at 2,048 GPUs / 5,000 jobs and 16,384 GPUs / 40,000 jobs,
 on one GPU type and on four (Sia's applications). --cases: one-2048,one-16384,four-2048,four-16384
-(default all); --quick: 64 GPUs and 200 jobs per case, 3 rounds.
+(default all); --quick: 64 GPUs and 200 jobs per case, 3 rounds. --distinct-models: every job's
+models its own (the generators copy a few fitted models to every job; jobs that fit themselves
+each have one, and the policy computes a speedup table per model).
 Then the server at that size: a server process on a store of 40,000 jobs (2,000 running on 16,384
 GPUs, reporting every 30 s): start, rounds end to end, report p99, goodput ls/show, dashboard pages
 (--quick: 2,000 jobs, 100 running on 1,024 GPUs, 20 s). --server-only: only the server part.
@@ -61,6 +71,7 @@ const values = benchArgs(USAGE, {
   'sim-gpus': { type: 'string' },
   'sim-limit-s': { type: 'string' },
   'sim-policy': { type: 'string', default: 'goodput' },
+  'distinct-models': { type: 'boolean', default: false },
 });
 
 /** Targets of issue #49: p99 ms by (types, GPUs). */
@@ -131,8 +142,12 @@ function fourTypes(gpus: number): ClusterPart[] {
 }
 
 function generate(spec: CaseSpec): GeneratedCluster {
-  if (spec.types === 1) return generateOneType(spec.gpus / 4, 4, spec.jobs);
-  return generateTyped(fourTypes(spec.gpus), join(dataDir(), 'traces'), spec.jobs);
+  const cluster =
+    spec.types === 1
+      ? generateOneType(spec.gpus / 4, 4, spec.jobs)
+      : generateTyped(fourTypes(spec.gpus), join(dataDir(), 'traces'), spec.jobs);
+  if (values['distinct-models']) distinctModels(cluster);
+  return cluster;
 }
 
 async function runCase(spec: CaseSpec): Promise<ScaleCase> {
