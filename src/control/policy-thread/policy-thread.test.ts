@@ -152,6 +152,25 @@ describe('a policy deciding in a worker thread', () => {
     assert.deepEqual(await thread.decide(good, async () => {}), inline.decide(good));
   });
 
+  it('a worker that dies while a snapshot is sent fails that decide (no unhandled rejection); the next decide starts a fresh one', async () => {
+    const thread = await PolicyThread.start({ name: 'fifo', options: { seed: 0 } });
+    threads.push(thread);
+    const inline = await createSharedPolicy('fifo', { seed: 0 });
+    const large = { ...snapshot(0), jobs: Array.from({ length: 600 }, (_, k) => job(k)) };
+    const worker = (thread as unknown as { running: { worker: Worker } }).running.worker;
+    let killed = false;
+    const kill = async (): Promise<void> => {
+      if (killed) return;
+      killed = true;
+      const exited = once(worker, 'exit');
+      await worker.terminate();
+      await exited;
+      await new Promise<void>((done) => setImmediate(done)); // as the controller's turns give way
+    };
+    await assert.rejects(thread.decide(large, kill), /the policy thread exited/);
+    assert.deepEqual(await thread.decide(large), inline.decide(large));
+  });
+
   it("refuses at start what the policy's creation refuses, with its code", async () => {
     await assert.rejects(
       PolicyThread.start({ name: 'no-such-policy', options: { seed: 0 } }),

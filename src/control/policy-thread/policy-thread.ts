@@ -107,6 +107,9 @@ export class PolicyThread {
     const id = this.nextId++;
     const worker = this.running!.worker;
     const decided = new Promise<PolicyDecision>((resolve, reject) => this.pending.set(id, { resolve, reject }));
+    // A worker that dies while the parts are sent rejects this before the caller holds it: handled
+    // here (the caller still gets the rejection), not an unhandled rejection that ends the server.
+    decided.catch(() => undefined);
     const sent = this.sending.then(() => send(worker, id, snapshot, pause));
     this.sending = sent.catch(() => undefined);
     try {
