@@ -60,6 +60,20 @@ const snapshot = (now_s: number, allocations: ClusterSnapshot['allocations'] = {
   allocations,
 });
 
+/** `snapshot` with jobs 0 .. count - 1: more than one part of the snapshots sent to the worker. */
+const large = (count: number, now_s = 0, allocations: ClusterSnapshot['allocations'] = {}): ClusterSnapshot => ({
+  ...snapshot(now_s, allocations),
+  jobs: Array.from({ length: count }, (_, k) => job(k)),
+});
+
+/** Ends `thread`'s worker as a bug or out-of-memory would, once it has exited. */
+async function killWorker(thread: PolicyThread): Promise<void> {
+  const worker = (thread as unknown as { running: { worker: Worker } }).running.worker;
+  const exited = once(worker, 'exit');
+  await worker.terminate();
+  await exited;
+}
+
 describe('a policy deciding in a worker thread', () => {
   const threads: PolicyThread[] = [];
   after(async () => {
@@ -112,14 +126,6 @@ describe('a policy deciding in a worker thread', () => {
     const thread = await PolicyThread.start({ name: 'goodput', options: { seed: 0 } });
     threads.push(thread);
     const inline = await createSharedPolicy('goodput', { seed: 0 });
-    const large = (
-      count: number,
-      now_s: number,
-      allocations: ClusterSnapshot['allocations'] = {},
-    ): ClusterSnapshot => ({
-      ...snapshot(now_s, allocations),
-      jobs: Array.from({ length: count }, (_, k) => job(k)),
-    });
     // The first in three parts, the second in one: sent side by side, the second would end first.
     const first = large(750, 0);
     const firstExpected = inline.decide(first);
@@ -141,14 +147,13 @@ describe('a policy deciding in a worker thread', () => {
     const thread = await PolicyThread.start({ name: 'fifo', options: { seed: 0 } });
     threads.push(thread);
     const inline = await createSharedPolicy('fifo', { seed: 0 });
-    const jobs = Array.from({ length: 600 }, (_, k) => job(k));
+    const good = large(600);
     // A function in job 400 (the second part): structured copy refuses it.
-    const bad = { ...snapshot(0), jobs: jobs.map((j, k) => (k === 400 ? { ...j, note: () => 0 } : j)) };
+    const bad = { ...good, jobs: good.jobs.map((j, k) => (k === 400 ? { ...j, note: () => 0 } : j)) };
     await assert.rejects(
       thread.decide(bad as ClusterSnapshot, async () => {}),
       (e: unknown) => e instanceof Error && e.name === 'DataCloneError',
     );
-    const good = { ...snapshot(0), jobs };
     assert.deepEqual(await thread.decide(good, async () => {}), inline.decide(good));
   });
 
@@ -156,19 +161,16 @@ describe('a policy deciding in a worker thread', () => {
     const thread = await PolicyThread.start({ name: 'fifo', options: { seed: 0 } });
     threads.push(thread);
     const inline = await createSharedPolicy('fifo', { seed: 0 });
-    const large = { ...snapshot(0), jobs: Array.from({ length: 600 }, (_, k) => job(k)) };
-    const worker = (thread as unknown as { running: { worker: Worker } }).running.worker;
+    const s = large(600);
     let killed = false;
     const kill = async (): Promise<void> => {
       if (killed) return;
       killed = true;
-      const exited = once(worker, 'exit');
-      await worker.terminate();
-      await exited;
+      await killWorker(thread);
       await new Promise<void>((done) => setImmediate(done)); // as the controller's turns give way
     };
-    await assert.rejects(thread.decide(large, kill), /the policy thread exited/);
-    assert.deepEqual(await thread.decide(large), inline.decide(large));
+    await assert.rejects(thread.decide(s, kill), /the policy thread exited/);
+    assert.deepEqual(await thread.decide(s), inline.decide(s));
   });
 
   it("refuses at start what the policy's creation refuses, with its code", async () => {
@@ -187,10 +189,7 @@ describe('a policy deciding in a worker thread', () => {
     await assert.rejects(thread.decide({ ...s, nodes: undefined as unknown as NodeInfo[] }));
     assert.deepEqual(await thread.decide(s), first, 'still deciding after a failed decide');
     // The worker dies (as of a bug or out of memory): the thread hears of it, then starts afresh.
-    const worker = (thread as unknown as { running: { worker: Worker } }).running.worker;
-    const exited = once(worker, 'exit');
-    await worker.terminate();
-    await exited;
+    await killWorker(thread);
     assert.deepEqual(await thread.decide(s), first, 'a fresh worker after the death');
   });
 });
