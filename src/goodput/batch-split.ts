@@ -32,14 +32,27 @@ export function splitBatch(
   num_replicas: number,
   accumulateOnOne = false,
 ): LocalBatch {
-  const share = batch_size / num_replicas;
-  let accum = 0;
-  if (limits.accumulation) {
-    accum = Math.ceil(share / limits.max_local_bsz - SPLIT_EPS) - 1;
-    if (num_replicas === 1 && (accumulateOnOne || batch_size > limits.init_batch_size + SPLIT_EPS))
-      accum = Math.max(1, accum);
-  }
-  return { local_bsz: Math.ceil(share / (accum + 1) - SPLIT_EPS), accum_steps: accum };
+  const accum = splitAccumSteps(limits, batch_size, num_replicas, accumulateOnOne);
+  return { local_bsz: splitLocalBsz(batch_size, num_replicas, accum), accum_steps: accum };
+}
+
+/** {@link splitBatch}'s accum_steps alone (no object: the batch search calls it millions of times a round). */
+export function splitAccumSteps(
+  limits: BatchLimits,
+  batch_size: number,
+  num_replicas: number,
+  accumulateOnOne = false,
+): number {
+  if (!limits.accumulation) return 0;
+  const accum = Math.ceil(batch_size / num_replicas / limits.max_local_bsz - SPLIT_EPS) - 1;
+  return num_replicas === 1 && (accumulateOnOne || batch_size > limits.init_batch_size + SPLIT_EPS)
+    ? Math.max(1, accum)
+    : accum;
+}
+
+/** {@link splitBatch}'s local_bsz for `accum_steps` extra micro-steps. */
+export function splitLocalBsz(batch_size: number, num_replicas: number, accum_steps: number): number {
+  return Math.ceil(batch_size / num_replicas / (accum_steps + 1) - SPLIT_EPS);
 }
 
 /**

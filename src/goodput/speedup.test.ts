@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { fixedBatchChoice, optimizeBatch } from './optimize.js';
-import { bestGoodput, goodputSpeedupFn, linearSpeedupFn } from './speedup.js';
+import { bestGoodput, goodputSpeedupFn, linearSpeedupFn, oneGpuSpeedup, type BestGoodputFn } from './speedup.js';
 import type { GoodputModel } from './types.js';
 
 const model: GoodputModel = {
@@ -33,6 +33,21 @@ test('a given base goodput rebases the speedup (fair share)', () => {
   const speedup = goodputSpeedupFn(model, base);
   assert.equal(speedup(1, 16), 1);
   assert.ok(speedup(1, 1) < 1);
+});
+
+test('oneGpuSpeedup searches the one-GPU goodput once: speedup(1, 1) is known to be 1', () => {
+  const asked: string[] = [];
+  const counted: BestGoodputFn = (m, n, r, batch) => {
+    asked.push(`${n}/${r}`);
+    return bestGoodput(m, n, r, batch);
+  };
+  const { one_gpu, fn } = oneGpuSpeedup(model, {}, counted);
+  assert.equal(one_gpu, bestGoodput(model, 1, 1));
+  assert.equal(fn(1, 1), 1);
+  assert.deepEqual(asked, ['1/1']);
+  assert.equal(fn(1, 4), bestGoodput(model, 1, 4) / one_gpu);
+  assert.equal(fn(1, 4), goodputSpeedupFn(model)(1, 4));
+  assert.deepEqual(asked, ['1/1', '1/4']);
 });
 
 test('fixed batch and batch caps change the goodput used', () => {

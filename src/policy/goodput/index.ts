@@ -111,7 +111,7 @@ function sizingGap(
   gpusPerNode: number,
 ): DecisionDiagnostics {
   let objective = 0;
-  const builder = new BoundBuilder(views.length * 4);
+  const builder = new BoundBuilder(views.length * 4, views.length);
   // Scratch reused for every job (5,000 jobs a round: no arrays per job).
   const steps = new StepList();
   let sizes = new Int32Array(64); // integers: passed on as small integers, not boxed doubles

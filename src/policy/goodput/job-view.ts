@@ -35,7 +35,8 @@ export interface RoundJob {
   /**
    * Memo of sizing.ts allocationValue by replica count from 0 to value_sizes - 1: plain values at
    * value_memo[value_at + r], with the idle keep at value_memo[value_at + value_sizes + r] (NaN:
-   * not computed), filled lazily; absent: not memoized. The buffer is shared by the round's views.
+   * not computed), filled lazily; absent or NO_VALUE_MEMO (value_sizes 0): not memoized. The
+   * buffer is shared by the round's views.
    * Set by chooseReplicaCounts: valid while no field of the view changes (the policy's sizing and
    * its gap, in one round).
    */
@@ -75,6 +76,13 @@ export interface RoundJob {
    */
   grow_back_to?: ReadonlySet<number>;
 }
+
+/**
+ * RoundJob.value_memo of a view without a memo: a built view starts with it, not undefined, so
+ * that giving views their memos (sizing.ts) does not change the field's type while the JIT
+ * compiles buildView, which cancelled that compilation in the first round (issue #49).
+ */
+export const NO_VALUE_MEMO = new Float64Array(0);
 
 /** Tunable knobs of the goodput policy. Defaults were chosen by measurement (docs/policy.md). */
 export interface GoodputPolicyParams extends HysteresisParams {
@@ -364,7 +372,7 @@ function buildView(
     speedup_share: params.unmeasured_gain_share,
     speedup_gpus: gpusPerNode,
     weight,
-    value_memo: undefined,
+    value_memo: NO_VALUE_MEMO,
     value_at: 0,
     value_sizes: 0,
     restart_keep,

@@ -5,15 +5,9 @@
  * by a coarse-then-fine search over the 50 candidate batch sizes instead of trying all 50, and each
  * round reports how far its sizing is from the Lagrangian bound of the sizing problem. Pure.
  */
-import { splitBatch } from '../../goodput/batch-split.js';
+import { splitAccumSteps, splitLocalBsz } from '../../goodput/batch-split.js';
 import { batchCandidates, goodputOf, NUM_BATCH_CANDIDATES } from '../../goodput/optimize.js';
-import {
-  bestGoodput,
-  memoizedSpeedupFn,
-  type BatchPolicy,
-  type BestGoodputFn,
-  type SpeedupFn,
-} from '../../goodput/speedup.js';
+import { bestGoodput, type BestGoodputFn } from '../../goodput/speedup.js';
 import type { GoodputModel } from '../../goodput/types.js';
 
 /** Clusters of at least this many GPUs use the approximate evaluations. */
@@ -72,10 +66,12 @@ function goodputAt(
   let g = MEMO[i]!;
   if (g !== g) {
     const limits = model.limits;
-    const split = splitBatch(limits, candidates[i]!, num_replicas);
+    // splitBatch's two numbers without its object (millions of candidates in a first round).
+    const accum = splitAccumSteps(limits, candidates[i]!, num_replicas);
+    const local_bsz = splitLocalBsz(candidates[i]!, num_replicas, accum);
     g =
-      split.local_bsz >= limits.min_local_bsz && split.local_bsz <= limits.max_local_bsz
-        ? goodputOf(model, num_nodes, num_replicas, split.local_bsz, split.accum_steps)
+      local_bsz >= limits.min_local_bsz && local_bsz <= limits.max_local_bsz
+        ? goodputOf(model, num_nodes, num_replicas, local_bsz, accum)
         : 0;
     MEMO[i] = g;
   }
@@ -84,11 +80,6 @@ function goodputAt(
 
 /** Scratch of approxBestGoodput (synchronous, so one is enough): goodput per candidate, NaN unknown. */
 const MEMO = new Float64Array(NUM_BATCH_CANDIDATES);
-
-/** goodputSpeedupFn (goodput/speedup.ts) over approxBestGoodput, memoized likewise. */
-export function approxSpeedupFn(model: GoodputModel, base: number, batch: BatchPolicy): SpeedupFn {
-  return memoizedSpeedupFn((n, r) => approxBestGoodput(model, n, r, batch) / base);
-}
 
 /** One job of the sizing problem: its value at each size it may take (0 included). */
 export interface SizedValues {
@@ -122,14 +113,20 @@ export class BoundBuilder {
   /** Indices of the hull's points (a typed array: `hull.length = 0` per job reallocated it). */
   private hull = new Int32Array(64);
   /** Slope of each job's first (steepest) segment, for `bound`'s cut. */
-  private firsts = new Float64Array(1024);
+  private firsts: Float64Array;
   private firstCount = 0;
   /** Whether some first segment is narrower than 1 (then `bound` does not cut). */
   private narrowFirst = false;
 
-  constructor(capacity = 1024) {
+  /**
+   * `capacity`: segments expected, `jobs`: jobs expected. Sized for them, the arrays are not
+   * replaced while jobs are added (a first replacement changes the fields' kind, which cancelled
+   * the JIT's compilation of `add` in the first round; issue #49).
+   */
+  constructor(capacity = 1024, jobs = 1024) {
     this.sizes = new Float64Array(Math.max(16, capacity));
     this.gains = new Float64Array(Math.max(16, capacity));
+    this.firsts = new Float64Array(Math.max(16, jobs));
   }
 
   /** One job: its values `ys` at the ascending sizes `xs` (0 first), the first `n` of each. */

@@ -1,4 +1,4 @@
-import type { RoundJob } from './job-view.js';
+import { NO_VALUE_MEMO, type RoundJob } from './job-view.js';
 import { StepList } from './step-sizes.js';
 import { resizeInterval } from './unmeasured.js';
 
@@ -43,7 +43,7 @@ function resetValueMemos(views: readonly RoundJob[]): void {
       view.value_sizes = sizes;
       offset += 2 * sizes;
     } else {
-      view.value_memo = undefined;
+      view.value_memo = NO_VALUE_MEMO;
       view.value_at = 0;
       view.value_sizes = 0;
     }
@@ -147,12 +147,12 @@ export function chooseReplicaCounts(
   // that gains when the restart budget is ignored (a job that has restarted a lot is otherwise
   // left small next to idle GPUs). With whole_nodes, the first pass only builds multi-node sizes
   // from whole nodes (lookahead is the node size).
-  const passes: Omit<PassRules, 'price'>[] = [];
+  // Every pass's rules from one literal (one object shape for bestStep's reads).
+  const pass = (floor: number, whole: boolean, idle: boolean): PassRules => ({ floor, whole, idle, price: gpu_price });
   if (min_marginal_speedup > 0 || whole_nodes)
-    passes.push({ floor: min_marginal_speedup, whole: whole_nodes, idle: false });
-  passes.push({ floor: 0, whole: false, idle: false });
-  passes.push({ floor: 0, whole: false, idle: true });
-  for (const pass of passes) free = grow(views, counts, free, lookahead, { ...pass, price: gpu_price });
+    free = grow(views, counts, free, lookahead, pass(min_marginal_speedup, whole_nodes, false));
+  free = grow(views, counts, free, lookahead, pass(0, false, false));
+  grow(views, counts, free, lookahead, pass(0, false, true));
   return counts;
 }
 
@@ -178,7 +178,6 @@ function grow(
   if (free <= 0) return free;
   // A job has at most one step in the heap at any time.
   const heap = new StepHeap(views.length);
-  const push = (i: number): void => bestStep(heap, views[i] as RoundJob, i, counts[i] as number, free, lookahead, pass);
   for (let i = 0; i < views.length; i++) {
     const view = views[i] as RoundJob;
     if (view.min_replicas === 0 || (counts[i] as number) > 0)
@@ -188,13 +187,14 @@ function grow(
     const i = heap.topView();
     const replicas = heap.topReplicas();
     heap.pop();
-    if (replicas > free) {
-      push(i); // fewer GPUs are left than this step wanted: re-plan it with what is left
-      continue;
+    // Fewer GPUs left than this step wanted: re-plan it with what is left. Else take it, and plan
+    // the job's next step. (bestStep is called directly, not through a closure made per pass:
+    // a new closure each pass and round was a new call target for the compiled loop.)
+    if (replicas <= free) {
+      counts[i] = (counts[i] as number) + replicas;
+      free -= replicas;
     }
-    counts[i] = (counts[i] as number) + replicas;
-    free -= replicas;
-    push(i);
+    bestStep(heap, views[i] as RoundJob, i, counts[i] as number, free, lookahead, pass);
   }
   return free;
 }

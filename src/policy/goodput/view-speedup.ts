@@ -9,13 +9,13 @@ import type { ModelMemo } from '../../goodput/model-memo.js';
 import type { GoodputModel } from '../../goodput/types.js';
 import {
   bestGoodput,
-  goodputSpeedupFn,
   linearSpeedupFn,
+  oneGpuSpeedup,
   type BatchPolicy,
   type SpeedupFn,
 } from '../../goodput/speedup.js';
 import { jobBatchPolicy } from '../job-batch.js';
-import { approxBestGoodput, approxSpeedupFn } from './scale.js';
+import { approxBestGoodput } from './scale.js';
 import { sizeDistanceFn, type SizeDistance } from './unmeasured.js';
 
 /**
@@ -84,8 +84,7 @@ export function modelSpeedup(
 
 function makeModelSpeedup(model: GoodputModel, batch: BatchPolicy, approx: boolean): ModelSpeedup {
   // On a large cluster (scale.ts) the search over batch sizes is approximate.
-  const one_gpu = approx ? approxBestGoodput(model, 1, 1, batch) : bestGoodput(model, 1, 1, batch);
-  const fn = approx ? approxSpeedupFn(model, one_gpu, batch) : goodputSpeedupFn(model, one_gpu, batch);
+  const { one_gpu, fn } = oneGpuSpeedup(model, batch, approx ? approxBestGoodput : bestGoodput);
   return {
     one_gpu,
     fn: one_gpu > 0 ? fn : linearSpeedupFn(1),
