@@ -34,8 +34,9 @@ export function solveAssignment(
 ): Map<string, number> {
   const vars: { row: number; config: number; name: string; cost: number }[] = [];
   rows.forEach((r, i) => {
-    for (const [c, cost] of r.costs)
+    r.costs.forEach((cost, c) => {
       if (cost < 0 || c === r.forced) vars.push({ row: i, config: c, name: `x${i}_${c}`, cost });
+    });
   });
   const out = new Map<string, number>();
   if (vars.length === 0) return out;

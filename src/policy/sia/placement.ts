@@ -80,12 +80,15 @@ export function placeSticky(
     rest.push(job);
   }
   const g = group.gpus_per_node;
+  // Indexed loops over the nodes: a scan per job, the first ones before the JIT compiles this,
+  // where for...of allocates a result per node (issue #49).
+  const nodes = group.nodes;
   for (const job of rest.sort((a, b) => b.gpus - a.gpus)) {
     const placed: number[] = [];
     let left = job.gpus;
     if (left >= g) {
-      for (const n of group.nodes) {
-        if (left < g) break;
+      for (let i = 0; i < nodes.length && left >= g; i++) {
+        const n = nodes[i]!;
         if (free[n] === g) {
           free[n] = 0;
           for (let k = 0; k < g; k++) placed.push(n);
@@ -96,7 +99,10 @@ export function placeSticky(
     if (left > 0) {
       // Best fit: the node with the fewest free GPUs that holds the rest, first in group order.
       let fit = -1;
-      for (const n of group.nodes) if (free[n]! >= left && (fit < 0 || free[n]! < free[fit]!)) fit = n;
+      for (let i = 0; i < nodes.length; i++) {
+        const n = nodes[i]!;
+        if (free[n]! >= left && (fit < 0 || free[n]! < free[fit]!)) fit = n;
+      }
       const order = fit >= 0 ? [fit] : [...group.nodes].sort((a, b) => free[b]! - free[a]!);
       for (const n of order) {
         const take = Math.min(left, free[n]!);

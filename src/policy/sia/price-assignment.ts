@@ -45,21 +45,29 @@ const PLACE_EVERY = 6;
 const FALLBACK_GAP = 0.002;
 
 function flatten(rows: readonly AssignmentRow[]): Columns {
+  // Map.forEach, not for...of: no [key, value] array per column (tens of thousands a round).
   let n = 0;
-  for (const r of rows) for (const [c, cost] of r.costs) if (cost < 0 || c === r.forced) n++;
+  for (let i = 0; i < rows.length; i++) {
+    const forced = rows[i]!.forced;
+    rows[i]!.costs.forEach((x, c) => {
+      if (x < 0 || c === forced) n++;
+    });
+  }
   const start = new Int32Array(rows.length + 1);
   const config = new Int32Array(n);
   const cost = new Float64Array(n);
   let k = 0;
-  rows.forEach((r, i) => {
+  const add = (x: number, c: number): void => {
+    if (x < 0) {
+      config[k] = c;
+      cost[k++] = x;
+    }
+  };
+  for (let i = 0; i < rows.length; i++) {
     start[i] = k;
-    if (r.forced !== undefined) return; // forced rows are placed first, outside the prices
-    for (const [c, x] of r.costs)
-      if (x < 0) {
-        config[k] = c;
-        cost[k++] = x;
-      }
-  });
+    // Forced rows are placed first, outside the prices.
+    if (rows[i]!.forced === undefined) rows[i]!.costs.forEach(add);
+  }
   start[rows.length] = k;
   return { start, config: config.subarray(0, k), cost: cost.subarray(0, k) };
 }

@@ -54,7 +54,8 @@ const COLUMN_BUDGET = 6000;
 function thinRow(costs: Map<number, number>, configs: readonly SiaConfig[], prev: number | undefined): void {
   // The keys ascend (set in configuration order) and configurations come type by type, GPUs
   // ascending: each type's keys are one run, whose first has the fewest GPUs.
-  const keys = [...costs.keys()];
+  const keys: number[] = [];
+  costs.forEach((_, c) => keys.push(c)); // no [key, value] array per configuration
   const keep = new Uint8Array(keys.length);
   for (let i = 0; i < keys.length;) {
     const type = configs[keys[i]!]!.type;
@@ -238,13 +239,13 @@ export class SiaPolicy implements Policy {
     const diagnostics = assignmentGap(exact ? 'exact' : 'priced', rows, chosen, priced.bound);
     this.prevConfig = new Map();
     const perType = new Map<string, { id: string; gpus: number }[]>();
-    for (const [id, c] of chosen) {
+    chosen.forEach((c, id) => {
       this.prevConfig.set(id, configKey(configs[c]!));
       const cfg = configs[c]!;
       const list = perType.get(cfg.type) ?? [];
       list.push({ id, gpus: cfg.gpus });
       perType.set(cfg.type, list);
-    }
+    });
     const out: Record<string, Allocation> = {};
     const nodeGpus = s.nodes.map((n) => n.gpus);
     for (const g of groups) {
@@ -299,12 +300,13 @@ export class SiaPolicy implements Policy {
   /** Normalized goodput of `job` for every configuration (ZERO_GAIN where not allowed). */
   protected goodputRow(job: TypedJob, configs: readonly SiaConfig[], gpn: ReadonlyMap<string, number>): number[] {
     // Per type (by position in gpn) rather than per configuration: thousands of rows a round.
-    const types = [...gpn.keys()];
+    const types = typesOf(gpn);
     const runs = typeRuns(configs, types);
     let cap = job.max_replicas === 1 ? 1 : -Infinity;
     if (job.max_replicas !== 1) {
       const profiled = job.per_type.max_profiled;
-      for (const t of types) cap = Math.max(cap, Math.min(Math.max(2 * (profiled[t] ?? 0), 1), job.max_replicas));
+      for (let i = 0; i < types.length; i++)
+        cap = Math.max(cap, Math.min(Math.max(2 * (profiled[types[i]!] ?? 0), 1), job.max_replicas));
     }
     const models = types.map((t) => job.per_type.model(t));
     const source = models.findIndex((m) => m !== undefined);
@@ -344,7 +346,11 @@ export class SiaPolicy implements Policy {
     }
     if (min === Infinity) min = 1;
     this.lastMinGoodput = min;
-    for (const k of valuedAt) row[k] = row[k]! > ZERO_GAIN ? row[k]! / min : ZERO_GAIN;
+    // Indexed loops in this function: it runs per job, the first ones before the JIT compiles it.
+    for (let i = 0; i < valuedAt.length; i++) {
+      const k = valuedAt[i]!;
+      row[k] = row[k]! > ZERO_GAIN ? row[k]! / min : ZERO_GAIN;
+    }
     return row;
   }
 }
@@ -368,6 +374,14 @@ function typeRuns(configs: readonly SiaConfig[], types: readonly string[]): Int3
     runsOfConfigs.set(configs, out);
   }
   return out;
+}
+
+/** The types of a round's GPUs-per-node map, in its order: one array per map, not per job. */
+const typesOfMaps = new WeakMap<ReadonlyMap<string, number>, readonly string[]>();
+function typesOf(gpn: ReadonlyMap<string, number>): readonly string[] {
+  let types = typesOfMaps.get(gpn);
+  if (!types) typesOfMaps.set(gpn, (types = [...gpn.keys()]));
+  return types;
 }
 
 function configKey(c: SiaConfig): string {
