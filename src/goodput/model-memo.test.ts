@@ -85,4 +85,26 @@ describe('ModelMemo', () => {
       'a dropped model is made anew',
     );
   });
+
+  it('finds the models it keeps after their numbers outgrow its first buffer and are compacted', () => {
+    const memo = new ModelMemo<number>(10);
+    const variant = (gamma: number): GoodputModel => ({ ...model, perf: { ...model.perf, gamma } });
+    // 600 contents: past the 256 heads the memo starts with.
+    for (let g = 1; g <= 600; g++) memo.get(variant(g), 'a', () => g);
+    memo.nextRound();
+    for (let g = 3; g <= 600; g += 3) memo.get(variant(g), 'a', () => -g);
+    memo.nextRound();
+    assert.equal(memo.size, 200, 'the 400 not used in the second round are dropped');
+    for (let g = 3; g <= 600; g += 3)
+      assert.equal(
+        memo.get(variant(g), 'a', () => -g),
+        g,
+      );
+    assert.equal(
+      memo.get(variant(1), 'a', () => -1),
+      -1,
+      'a dropped model is made anew',
+    );
+    assert.equal(memo.size, 201);
+  });
 });

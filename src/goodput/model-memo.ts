@@ -62,12 +62,12 @@ function readHead(model: GoodputModel, head: Float64Array): void {
 const lookedUp = new Float64Array(HEAD_FIELDS);
 
 /**
- * Whether the head `lookedUp` holds equals `head` as modelKey would say: equal numbers, -0 as 0,
- * NaN as NaN.
+ * Whether the head `lookedUp` holds equals the one at `at` in `heads` as modelKey would say: equal
+ * numbers, -0 as 0, NaN as NaN.
  */
-function sameHead(head: Float64Array): boolean {
+function sameHead(heads: Float64Array, at: number): boolean {
   for (let k = 0; k < HEAD_FIELDS; k++) {
-    const a = head[k]!;
+    const a = heads[at + k]!;
     const b = lookedUp[k]!;
     if (a !== b && (a === a || b === b)) return false;
   }
@@ -99,7 +99,8 @@ const correctionKeys = new WeakMap<StepCorrection, string>();
 
 /** The entries of one model content: equal heads and correction keys are one modelKey. */
 interface Content<T> {
-  head: Float64Array;
+  /** Where its head starts in its memo's `heads`. */
+  head_at: number;
   correction: string;
   variants: Map<string, Entry<T>>;
 }
@@ -116,9 +117,19 @@ export class ModelMemo<T> {
   private readonly byObject = new WeakMap<GoodputModel, Map<string, Entry<T>>>();
   /** Per headKey: the contents of that key, shared by equal models. */
   private readonly byContent = new Map<number, Content<T>[]>();
+  /**
+   * The contents' heads, HEAD_FIELDS numbers each, in one buffer (compacted when contents are
+   * dropped): not an array per content, which with a model per job was a fifth of a first round's
+   * garbage (and 14 doubles are past V8's in-heap size for a typed array of their own; issue #49).
+   */
+  private heads = new Float64Array(HEAD_FIELDS * 256);
+  private headsUsed = 0;
   private contents = 0;
   private round = 0;
   private usedThisRound = 0;
+  /** The model `find` looked up last and its entries: `put` right after a miss reuses them. */
+  private lastModel: GoodputModel | undefined;
+  private lastVariants: Map<string, Entry<T>> | undefined;
 
   constructor(private readonly min_size = 4096) {}
 
@@ -134,7 +145,10 @@ export class ModelMemo<T> {
    * for callers that look up thousands of jobs a round). T must not include undefined.
    */
   find(model: GoodputModel, variant: string): T | undefined {
-    const entry = this.variantsOf(model).get(variant);
+    const variants = this.variantsOf(model);
+    this.lastModel = model;
+    this.lastVariants = variants;
+    const entry = variants.get(variant);
     if (!entry) return undefined;
     if (entry.round !== this.round) {
       entry.round = this.round;
@@ -145,7 +159,9 @@ export class ModelMemo<T> {
 
   /** Sets the value for (`model`, `variant`) (after `find` found none). */
   put(model: GoodputModel, variant: string, value: T): void {
-    this.variantsOf(model).set(variant, { value, round: this.round });
+    // After a miss of `find` for this model: its entries without a second lookup of its content.
+    const variants = model === this.lastModel ? this.lastVariants! : this.variantsOf(model);
+    variants.set(variant, { value, round: this.round });
     this.usedThisRound++;
   }
 
@@ -170,9 +186,16 @@ export class ModelMemo<T> {
     readHead(model, lookedUp);
     for (let k = 0; k < bucket.length; k++) {
       const c = bucket[k]!;
-      if (c.correction === correction && sameHead(c.head)) return c;
+      if (c.correction === correction && sameHead(this.heads, c.head_at)) return c;
     }
-    const c: Content<T> = { head: lookedUp.slice(), correction, variants: new Map() };
+    if (this.headsUsed + HEAD_FIELDS > this.heads.length) {
+      const grown = new Float64Array(2 * this.heads.length);
+      grown.set(this.heads);
+      this.heads = grown;
+    }
+    this.heads.set(lookedUp, this.headsUsed);
+    const c: Content<T> = { head_at: this.headsUsed, correction, variants: new Map() };
+    this.headsUsed += HEAD_FIELDS;
     bucket.push(c);
     this.contents++;
     return c;
@@ -193,9 +216,26 @@ export class ModelMemo<T> {
         }
         if (bucket.length === 0) this.byContent.delete(hash);
       }
+      this.compactHeads();
     }
     this.round++;
     this.usedThisRound = 0;
+    this.lastModel = undefined;
+    this.lastVariants = undefined;
+  }
+
+  /** Moves the heads of the contents still held to the front of a buffer sized for them. */
+  private compactHeads(): void {
+    const heads = new Float64Array(Math.max(HEAD_FIELDS * 256, 2 * HEAD_FIELDS * this.contents));
+    let used = 0;
+    for (const bucket of this.byContent.values())
+      for (const c of bucket) {
+        heads.set(this.heads.subarray(c.head_at, c.head_at + HEAD_FIELDS), used);
+        c.head_at = used;
+        used += HEAD_FIELDS;
+      }
+    this.heads = heads;
+    this.headsUsed = used;
   }
 
   /** Models held (for tests). */

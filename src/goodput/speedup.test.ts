@@ -35,7 +35,7 @@ test('a given base goodput rebases the speedup (fair share)', () => {
   assert.ok(speedup(1, 1) < 1);
 });
 
-test('oneGpuSpeedup searches the one-GPU goodput once: speedup(1, 1) is known to be 1', () => {
+test('oneGpuSpeedup searches the one-GPU goodput once (speedup(1, 1) is known to be 1) and memoizes nothing else', () => {
   const asked: string[] = [];
   const counted: BestGoodputFn = (m, n, r, batch) => {
     asked.push(`${n}/${r}`);
@@ -47,7 +47,8 @@ test('oneGpuSpeedup searches the one-GPU goodput once: speedup(1, 1) is known to
   assert.deepEqual(asked, ['1/1']);
   assert.equal(fn(1, 4), bestGoodput(model, 1, 4) / one_gpu);
   assert.equal(fn(1, 4), goodputSpeedupFn(model)(1, 4));
-  assert.deepEqual(asked, ['1/1', '1/4']);
+  assert.deepEqual(asked, ['1/1', '1/4', '1/4']);
+  assert.equal(fn(0, 0), 0);
 });
 
 test('fixed batch and batch caps change the goodput used', () => {

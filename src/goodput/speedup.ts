@@ -58,10 +58,10 @@ export function goodputSpeedupFn(model: GoodputModel, base_goodput?: number, bat
 
 /**
  * A model's best goodput on one GPU under `best` (bestGoodput, or a cheaper search that never
- * answers above it) and its speedup over it, memoized: speedup(1, 1) is one_gpu / one_gpu = 1,
- * known without a second search (a job's sizing asks for it; with a model per job, 40,000 jobs
- * made a tenth of a first round's searches twice; issue #49). Requires one_gpu > 0 for `fn` to
- * be meaningful; callers fall back to a linear speedup otherwise.
+ * answers above it) and its speedup over it, not memoized (for callers that keep the values
+ * themselves): speedup(1, 1) is one_gpu / one_gpu, known without a second search (with a model
+ * per job, 40,000 jobs made a tenth of a first round's searches twice; issue #49). `fn` is
+ * meaningful where one_gpu > 0; callers fall back to a linear speedup otherwise.
  */
 export function oneGpuSpeedup(
   model: GoodputModel,
@@ -69,28 +69,24 @@ export function oneGpuSpeedup(
   best: BestGoodputFn = bestGoodput,
 ): { one_gpu: number; fn: SpeedupFn } {
   const one_gpu = best(model, 1, 1, batch);
-  const fn = memoizedSpeedupFn((n, r) => best(model, n, r, batch) / one_gpu, one_gpu / one_gpu);
+  const fn = (num_nodes: number, num_replicas: number): number =>
+    num_replicas <= 0
+      ? 0
+      : num_nodes === 1 && num_replicas === 1
+        ? one_gpu / one_gpu
+        : best(model, num_nodes, num_replicas, batch) / one_gpu;
   return { one_gpu, fn };
 }
-
-/** Memo keys of memoizedSpeedupFn: nodes x NODES_KEY + replicas. */
-const NODES_KEY = 65536;
-const ONE_GPU_KEY = NODES_KEY + 1;
 
 /**
  * `speedup` memoized per (nodes, replicas), 0 for no replicas: the shape of every goodput-based
  * speedup function (one instance per model, as the memo never forgets).
  */
-export function memoizedSpeedupFn(
-  speedup: (num_nodes: number, num_replicas: number) => number,
-  oneGpu?: number,
-): SpeedupFn {
+export function memoizedSpeedupFn(speedup: (num_nodes: number, num_replicas: number) => number): SpeedupFn {
   const memo = new Map<number, number>();
-  // `oneGpu`: speedup(1, 1), where the caller knows it.
-  if (oneGpu !== undefined) memo.set(ONE_GPU_KEY, oneGpu);
   return (num_nodes: number, num_replicas: number): number => {
     if (num_replicas <= 0) return 0;
-    const key = num_nodes * NODES_KEY + num_replicas;
+    const key = num_nodes * 65536 + num_replicas;
     let value = memo.get(key);
     if (value === undefined) {
       value = speedup(num_nodes, num_replicas);

@@ -22,7 +22,7 @@ const COARSE = 4;
  * not unimodal in the batch (accumulation steps make it saw-toothed), so a narrower search (a
  * golden section) missed the best by 3%; this one is within 0.5% on the tested models (the test
  * beside this file). Never above the exact value. No closure per call (the first round makes
- * hundreds of these calls before the JIT has compiled them): candidates go through goodputAt.
+ * hundreds of these calls before the JIT has compiled them): candidates go through `evaluate`.
  */
 export const approxBestGoodput: BestGoodputFn = (model, num_nodes, num_replicas, batch = {}) => {
   if (num_replicas <= 0) return 0;
@@ -34,48 +34,50 @@ export const approxBestGoodput: BestGoodputFn = (model, num_nodes, num_replicas,
   const last = NUM_BATCH_CANDIDATES - 1;
   const candidates = batchCandidates(minB, maxB);
   MEMO.fill(NaN);
-  // Every COARSE-th candidate, then the ones around the best of those.
+  // Every COARSE-th candidate, then the ones around the best of those. Values are read from MEMO,
+  // which `evaluate` fills: a double returned by a call the JIT did not inline is boxed, and a
+  // first round with a model per job makes millions of these (issue #49).
+  evaluate(model, candidates, 0, num_nodes, num_replicas);
   let bestIndex = 0;
-  for (let i = 0; i <= last; i += COARSE) {
-    if (
-      goodputAt(model, candidates, i, num_nodes, num_replicas) >
-      goodputAt(model, candidates, bestIndex, num_nodes, num_replicas)
-    )
+  let best = MEMO[0]!;
+  for (let i = COARSE; i <= last; i += COARSE) {
+    evaluate(model, candidates, i, num_nodes, num_replicas);
+    if (MEMO[i]! > best) {
+      best = MEMO[i]!;
       bestIndex = i;
+    }
   }
-  if (
-    goodputAt(model, candidates, last, num_nodes, num_replicas) >
-    goodputAt(model, candidates, bestIndex, num_nodes, num_replicas)
-  )
+  evaluate(model, candidates, last, num_nodes, num_replicas);
+  if (MEMO[last]! > best) {
+    best = MEMO[last]!;
     bestIndex = last;
-  let best = goodputAt(model, candidates, bestIndex, num_nodes, num_replicas);
+  }
   const lo = Math.max(0, bestIndex - COARSE + 1);
   const hi = Math.min(last, bestIndex + COARSE - 1);
-  for (let i = lo; i <= hi; i++) best = Math.max(best, goodputAt(model, candidates, i, num_nodes, num_replicas));
+  for (let i = lo; i <= hi; i++) {
+    evaluate(model, candidates, i, num_nodes, num_replicas);
+    best = Math.max(best, MEMO[i]!);
+  }
   return best;
 };
 
-/** The goodput of candidate `i` of approxBestGoodput's current call, memoized in MEMO. */
-function goodputAt(
+/** Puts the goodput of candidate `i` of approxBestGoodput's current call in MEMO, unless it is there. */
+function evaluate(
   model: GoodputModel,
   candidates: Float64Array,
   i: number,
   num_nodes: number,
   num_replicas: number,
-): number {
-  let g = MEMO[i]!;
-  if (g !== g) {
-    const limits = model.limits;
-    // splitBatch's two numbers without its object (millions of candidates in a first round).
-    const accum = splitAccumSteps(limits, candidates[i]!, num_replicas);
-    const local_bsz = splitLocalBsz(candidates[i]!, num_replicas, accum);
-    g =
-      local_bsz >= limits.min_local_bsz && local_bsz <= limits.max_local_bsz
-        ? goodputOf(model, num_nodes, num_replicas, local_bsz, accum)
-        : 0;
-    MEMO[i] = g;
-  }
-  return g;
+): void {
+  if (MEMO[i] === MEMO[i]) return; // not NaN: known
+  const limits = model.limits;
+  // splitBatch's two numbers without its object (millions of candidates in a first round).
+  const accum = splitAccumSteps(limits, candidates[i]!, num_replicas);
+  const local_bsz = splitLocalBsz(candidates[i]!, num_replicas, accum);
+  MEMO[i] =
+    local_bsz >= limits.min_local_bsz && local_bsz <= limits.max_local_bsz
+      ? goodputOf(model, num_nodes, num_replicas, local_bsz, accum)
+      : 0;
 }
 
 /** Scratch of approxBestGoodput (synchronous, so one is enough): goodput per candidate, NaN unknown. */

@@ -28,35 +28,47 @@ export type SpeedupCache = ModelMemo<ModelSpeedup>;
 /** A model's speedup under one batch policy, and the distance of each size from what it measured. */
 export interface ModelSpeedup {
   one_gpu: number;
+  /** The speedup at (nodes, replicas), searched each time it is asked: speedupAt keeps it by size. */
   fn: SpeedupFn;
   distance: SizeDistance;
   /**
    * fn(ceil(r / by_gpus), r) by replica count r (NaN: not yet asked), for nodes of `by_gpus` GPUs:
    * an array read instead of fn's closure and map per size (tens of thousands a round, the first
-   * of them before the JIT has compiled this code; issue #49). Filled lazily; the same values.
+   * of them before the JIT has compiled this code; issue #49). Filled lazily; the same values. A
+   * plain array, not a Float64Array: one per model, and a typed array of this size gets a buffer
+   * outside V8's heap (where every job has its own model, their making was a tenth of a first round).
    */
-  by_replicas: Float64Array;
+  by_replicas: number[];
   by_gpus: number;
+  /**
+   * The tables of node sizes other than by_gpus asked before (the shares layer's views change it
+   * round to round): made only when a second node size is asked.
+   */
+  other_tables: Map<number, number[]> | undefined;
 }
 
 /** The model's speedup at `replicas` packed on nodes of `gpusPerNode` GPUs: fn through by_replicas. */
 function speedupAt(m: ModelSpeedup, replicas: number, gpusPerNode: number): number {
+  if (m.by_gpus !== gpusPerNode) useTableOf(m, gpusPerNode);
   let table = m.by_replicas;
-  if (m.by_gpus !== gpusPerNode || replicas >= table.length) {
-    // Doubled only while it keeps its values: a table started anew for another node size (the
-    // shares layer's views change it round to round) is sized for what is asked, or it would
-    // double at every change.
-    const same = m.by_gpus === gpusPerNode;
-    const grown = new Float64Array(Math.max(64, same ? 2 * table.length : 0, replicas + 1)).fill(NaN);
-    if (same) grown.set(table);
+  if (replicas >= table.length) {
+    // From 8: most jobs of a large round are asked a few sizes (those waiting for GPUs).
+    const grown = new Array<number>(Math.max(8, 2 * table.length, replicas + 1)).fill(NaN);
+    for (let k = 0; k < table.length; k++) grown[k] = table[k]!;
     m.by_replicas = table = grown;
-    m.by_gpus = gpusPerNode;
   }
   // undefined: not an index (a fractional count), asked of fn itself.
   const known: number | undefined = table[replicas];
   if (known === undefined) return m.fn(Math.ceil(replicas / gpusPerNode), replicas);
   if (known === known) return known; // not NaN: known
   return (table[replicas] = m.fn(Math.ceil(replicas / gpusPerNode), replicas));
+}
+
+/** Makes `gpus` the node size of m.by_replicas, keeping the table of the one before. */
+function useTableOf(m: ModelSpeedup, gpus: number): void {
+  if (m.by_gpus > 0) (m.other_tables ??= new Map()).set(m.by_gpus, m.by_replicas);
+  m.by_replicas = m.other_tables?.get(gpus) ?? [];
+  m.by_gpus = gpus;
 }
 
 export function modelSpeedup(
@@ -89,8 +101,9 @@ function makeModelSpeedup(model: GoodputModel, batch: BatchPolicy, approx: boole
     one_gpu,
     fn: one_gpu > 0 ? fn : linearSpeedupFn(1),
     distance: sizeDistanceFn(model, batch),
-    by_replicas: new Float64Array(0),
+    by_replicas: [],
     by_gpus: 0,
+    other_tables: undefined,
   };
 }
 

@@ -12,9 +12,12 @@ import { fixedBatchChoice, optimizeBatch } from '../../goodput/optimize.js';
 import { ModelMemo } from '../../goodput/model-memo.js';
 import type { GoodputModel } from '../../goodput/types.js';
 import type { DecisionDiagnostics, Policy, PolicyDecision, Rejection } from '../policy.js';
-import { allocationType, NO_CONFIGURATION, typedJobs, typeGroups, type TypeGroup, type TypedJob } from '../typed.js';
+import { allocationType, NO_CONFIGURATION, typedJobs, typeGroups, type TypedJob } from '../typed.js';
 import { approxBestGoodput, SCALE_GPUS } from '../goodput/scale.js';
 import { placeFast, placeSticky } from './placement.js';
+import { configKey, siaConfigs, typeRuns, typesOf, type SiaConfig } from './configs.js';
+
+export { siaConfigs, type SiaConfig } from './configs.js';
 import { solveAssignment, type AssignmentRow, type MilpSolver } from './assignment.js';
 import { priceAssignment } from './price-assignment.js';
 
@@ -79,26 +82,6 @@ function thinRow(costs: Map<number, number>, configs: readonly SiaConfig[], prev
   keys.forEach((c, k) => {
     if (!keep[k] && c !== prev) costs.delete(c);
   });
-}
-
-/** One allocatable configuration: `gpus` GPUs on `nodes` nodes of `type`. */
-export interface SiaConfig {
-  type: string;
-  nodes: number;
-  gpus: number;
-}
-
-/**
- * Sia's configuration set: on a type with g GPUs per node, 1, 2, 4, ... GPUs below g on one
- * node, then whole nodes (g, 2g, ...) up to the type's node count.
- */
-export function siaConfigs(groups: readonly TypeGroup[]): SiaConfig[] {
-  const out: SiaConfig[] = [];
-  for (const g of groups) {
-    for (let r = 1; r < g.gpus_per_node; r *= 2) out.push({ type: g.type, nodes: 1, gpus: r });
-    for (let n = 1; n <= g.nodes.length; n++) out.push({ type: g.type, nodes: n, gpus: n * g.gpus_per_node });
-  }
-  return out;
 }
 
 /** Goodputs by model content (goodput/model-memo.ts), then by (batch, nodes, GPUs) and search. */
@@ -353,39 +336,6 @@ export class SiaPolicy implements Policy {
     }
     return row;
   }
-}
-
-/**
- * Each type's run of configurations in `configs` (siaConfigs makes one contiguous run per type,
- * GPUs ascending): type i's are from runs[2i] to runs[2i + 1] - 1. Computed once per list.
- */
-const runsOfConfigs = new WeakMap<readonly SiaConfig[], Int32Array>();
-function typeRuns(configs: readonly SiaConfig[], types: readonly string[]): Int32Array {
-  let out = runsOfConfigs.get(configs);
-  if (!out) {
-    out = new Int32Array(2 * types.length);
-    types.forEach((t, i) => {
-      const first = configs.findIndex((c) => c.type === t);
-      let end = first < 0 ? 0 : first;
-      while (end < configs.length && configs[end]!.type === t) end++;
-      out![2 * i] = first < 0 ? 0 : first;
-      out![2 * i + 1] = end;
-    });
-    runsOfConfigs.set(configs, out);
-  }
-  return out;
-}
-
-/** The types of a round's GPUs-per-node map, in its order: one array per map, not per job. */
-const typesOfMaps = new WeakMap<ReadonlyMap<string, number>, readonly string[]>();
-function typesOf(gpn: ReadonlyMap<string, number>): readonly string[] {
-  let types = typesOfMaps.get(gpn);
-  if (!types) typesOfMaps.set(gpn, (types = [...gpn.keys()]));
-  return types;
-}
-
-function configKey(c: SiaConfig): string {
-  return `${c.type}/${c.gpus}`;
 }
 
 /**
