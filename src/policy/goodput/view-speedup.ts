@@ -33,7 +33,7 @@ export interface ModelSpeedup {
   distance: SizeDistance;
   /**
    * fn(ceil(r / by_gpus), r) by replica count r (NaN: not yet asked), for nodes of `by_gpus` GPUs:
-   * an array read instead of fn's closure and map per size (tens of thousands a round, the first
+   * an array read instead of a call of fn per size (tens of thousands a round, the first
    * of them before the JIT has compiled this code; issue #49). Filled lazily; the same values. A
    * plain array, not a Float64Array: one per model, and a typed array of this size gets a buffer
    * outside V8's heap (where every job has its own model, their making was a tenth of a first round).
