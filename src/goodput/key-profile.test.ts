@@ -1,6 +1,17 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { addToProfile, emptyProfile, gradAt, measuredError, MIN_JUDGED_STEP_S, modelPoints } from './key-profile.js';
+import {
+  addToProfile,
+  configKey,
+  emptyProfile,
+  gradAt,
+  inConfigOrder,
+  measuredError,
+  mergePoints,
+  MIN_JUDGED_STEP_S,
+  modelPoints,
+  newConfigs,
+} from './key-profile.js';
 import { PERF_FIXTURE, perfPoint } from './testing/perf-fixture.js';
 import { accumStepTime_s, optimStepTime_s } from './throughput.js';
 import type { PerfParams, ProfilePoint } from './types.js';
@@ -29,6 +40,40 @@ test('addToProfile keeps one point per configuration, the newest, and counts job
   assert.equal(again.jobs, 2, 'a report of a job already counted does not count it again');
   assert.equal(again.grad.find((g) => g.progress === 0.5)!.sqr, 9);
   assert.equal(p.grad.find((g) => g.progress === 0.5)!.sqr, 3, 'the input profile is unchanged');
+});
+
+test('mergePoints, modelPoints and newConfigs give what their rules by configuration key give', () => {
+  // The merge by keys it replaced (one pass over an ordered base now), on random profiles and reports.
+  const byKey = (base: readonly ProfilePoint[], added: readonly ProfilePoint[]): ProfilePoint[] => {
+    const byConfig = new Map<string, ProfilePoint>();
+    for (const p of [...base, ...added]) byConfig.set(configKey(p), p);
+    return inConfigOrder([...byConfig.values()]);
+  };
+  let seed = 7;
+  const random = (n: number): number => (seed = (seed * 1103515245 + 12345) % 2147483648) % n;
+  const point = (tag: number): ProfilePoint => ({
+    num_nodes: 1 + random(3),
+    num_replicas: 1 + random(4),
+    local_bsz: [32, 64, 64.5, 128][random(4)]!,
+    accum_step_time_s: tag,
+    optim_step_time_s: tag,
+  });
+  for (let trial = 0; trial < 300; trial++) {
+    const ordered = trial % 3 !== 0; // a profile's points, or (every third) any list: the slow path
+    const raw = Array.from({ length: random(12) }, (_, k) => point(k));
+    const base = ordered ? byKey([], raw) : raw;
+    const added = Array.from({ length: random(5) }, (_, k) => point(100 + k));
+    assert.deepEqual(mergePoints(base, added), byKey(base, added), `trial ${trial}`);
+    // modelPoints: the job's own points, and the profile's where it has none of its own.
+    const measured = new Set(added.map(configKey));
+    const profile = { ...emptyProfile('k', 't'), points: base };
+    const expected = inConfigOrder([...added, ...base.filter((p) => !measured.has(configKey(p)))]);
+    assert.deepEqual(modelPoints(added, profile), expected, `modelPoints, trial ${trial}`);
+    // newConfigs: the report's points at configurations the profile lacks, each once (the first).
+    const known = new Set(base.map(configKey));
+    const fresh = added.filter((p) => !known.has(configKey(p)) && (known.add(configKey(p)), true));
+    assert.deepEqual(newConfigs(base, added), fresh, `newConfigs, trial ${trial}`);
+  }
 });
 
 test('addToProfile keeps the latest reported parameter count', () => {

@@ -57,9 +57,7 @@ export function emptyProfile(key: string, gpu_type: string): KeyProfile {
  * job's points in its own order, so all fit them in this one (model/job-fit.ts `fitAndCorrect`).
  */
 export function inConfigOrder<P extends ProfilePoint>(points: P[]): P[] {
-  return points.sort(
-    (a, b) => a.num_nodes - b.num_nodes || a.num_replicas - b.num_replicas || a.local_bsz - b.local_bsz,
-  );
+  return points.sort(compareConfigs);
 }
 
 /**
@@ -67,10 +65,51 @@ export function inConfigOrder<P extends ProfilePoint>(points: P[]): P[] {
  * `added` one (the newer measurement). In configuration order (nodes, replicas, local batch).
  */
 export function mergePoints(base: readonly ProfilePoint[], added: readonly ProfilePoint[]): ProfilePoint[] {
+  // The same points in the same order as by configuration keys (below), in one pass over a base in
+  // configuration order with one point per configuration (what a profile holds), without a string
+  // per point: a simulated day at 16,384 GPUs merges a report into its key's profile millions of
+  // times (issue #49).
+  const newer = inConfigOrder([...added]); // stable: a configuration's points keep their order
+  if (!strictlyOrdered(base) || !finiteConfigs(newer)) return mergeByKey(base, added);
+  const out: ProfilePoint[] = [];
+  let i = 0;
+  for (let k = 0; k < newer.length; k++) {
+    const p = newer[k]!;
+    if (k + 1 < newer.length && compareConfigs(p, newer[k + 1]!) === 0) continue; // the later one wins
+    while (i < base.length && compareConfigs(base[i]!, p) < 0) out.push(base[i++]!);
+    if (i < base.length && compareConfigs(base[i]!, p) === 0) i++; // replaced by the newer measurement
+    out.push(p);
+  }
+  while (i < base.length) out.push(base[i++]!);
+  return out;
+}
+
+function mergeByKey(base: readonly ProfilePoint[], added: readonly ProfilePoint[]): ProfilePoint[] {
   const byConfig = new Map<string, ProfilePoint>();
   for (const p of base) byConfig.set(configKey(p), p);
   for (const p of added) byConfig.set(configKey(p), p);
   return inConfigOrder([...byConfig.values()]);
+}
+
+type Config = Pick<ProfilePoint, 'num_nodes' | 'num_replicas' | 'local_bsz'>;
+
+/** inConfigOrder's comparison. */
+function compareConfigs(a: Config, b: Config): number {
+  return a.num_nodes - b.num_nodes || a.num_replicas - b.num_replicas || a.local_bsz - b.local_bsz;
+}
+
+/** Whether every configuration is of finite numbers (where comparing them is comparing their keys). */
+function finiteConfigs(points: readonly Config[]): boolean {
+  for (const p of points)
+    if (!Number.isFinite(p.num_nodes) || !Number.isFinite(p.num_replicas) || !Number.isFinite(p.local_bsz))
+      return false;
+  return true;
+}
+
+/** Whether `points` ascend strictly in configuration order (one point per configuration), all finite. */
+function strictlyOrdered(points: readonly Config[]): boolean {
+  for (let i = 1; i < points.length; i++) if (!(compareConfigs(points[i - 1]!, points[i]!) < 0)) return false;
+  return finiteConfigs(points);
 }
 
 /** A reported progress as a profile keeps it: clamped to [0, 1]. */
@@ -117,9 +156,57 @@ const withParameters = (model_parameters: number | undefined): { model_parameter
  * has not measured itself (its own measurement of a configuration wins). In configuration order.
  */
 export function modelPoints(own: readonly ProfilePoint[], profile: KeyProfile | undefined): ProfilePoint[] {
-  if (!profile) return inConfigOrder([...own]);
-  const mine = new Set(own.map(configKey));
-  return inConfigOrder([...own, ...profile.points.filter((p) => !mine.has(configKey(p)))]);
+  const mine = inConfigOrder([...own]);
+  if (!profile) return mine;
+  const theirs = profile.points;
+  if (!strictlyOrdered(theirs) || !finiteConfigs(mine)) {
+    const measured = new Set(own.map(configKey));
+    return inConfigOrder([...own, ...theirs.filter((p) => !measured.has(configKey(p)))]);
+  }
+  // What the sort of both gives, by one merge of the ordered lists (no string per point: every
+  // refit of a simulated job reads its key's whole profile; issue #49).
+  const out: ProfilePoint[] = [];
+  let j = 0;
+  for (let i = 0; i < mine.length; i++) {
+    const p = mine[i]!;
+    while (j < theirs.length && compareConfigs(theirs[j]!, p) < 0) out.push(theirs[j++]!);
+    if (j < theirs.length && compareConfigs(theirs[j]!, p) === 0) j++; // measured by the job itself
+    out.push(p);
+  }
+  while (j < theirs.length) out.push(theirs[j++]!);
+  return out;
+}
+
+/**
+ * The points of `report` at configurations that `points` (a profile's) does not hold, each
+ * configuration once (its first point), in report order.
+ */
+export function newConfigs(points: readonly ProfilePoint[], report: readonly ProfilePoint[]): ProfilePoint[] {
+  const added: ProfilePoint[] = [];
+  if (!strictlyOrdered(points) || !finiteConfigs(report)) {
+    const known = new Set(points.map(configKey));
+    for (const p of report) {
+      const config = configKey(p);
+      if (known.has(config)) continue;
+      known.add(config);
+      added.push(p);
+    }
+    return added;
+  }
+  // A binary search of the ordered profile, not a string per point of it per report (issue #49).
+  for (const p of report) {
+    let lo = 0;
+    let hi = points.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (compareConfigs(points[mid]!, p) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo < points.length && compareConfigs(points[lo]!, p) === 0) continue;
+    if (added.some((a) => compareConfigs(a, p) === 0)) continue;
+    added.push(p);
+  }
+  return added;
 }
 
 /**

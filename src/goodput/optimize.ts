@@ -3,7 +3,7 @@
  * 50 geometrically spaced total batch sizes, split into (per-GPU batch, accumulation steps),
  * scored by goodput = throughput x efficiency; the first best wins.
  */
-import { SPLIT_EPS, splitBatch, splitFixedBatch } from './batch-split.js';
+import { SPLIT_EPS, splitAccumSteps, splitFixedBatch, splitLocalBsz } from './batch-split.js';
 import { efficiency } from './efficiency.js';
 import { computeFactor, correctedThroughput, optimFactor } from './step-correction.js';
 import { accumStepTime_s, optimStepTime_s, samplesPerSecond, throughput } from './throughput.js';
@@ -123,11 +123,12 @@ export function batchTable(
   let accum_s = 0;
   let optim_s = 0;
   for (let i = 0; i < n; i++) {
-    const split = splitBatch(limits, candidates[i] as number, num_replicas);
-    const accum = split.accum_steps;
+    // splitBatch's two numbers without its object.
+    const accum = splitAccumSteps(limits, candidates[i] as number, num_replicas);
+    const local_bsz = splitLocalBsz(candidates[i] as number, num_replicas, accum);
     const bsz = within_max
-      ? Math.min(split.local_bsz, Math.floor(maxB / (num_replicas * (accum + 1)) + SPLIT_EPS))
-      : split.local_bsz;
+      ? Math.min(local_bsz, Math.floor(maxB / (num_replicas * (accum + 1)) + SPLIT_EPS))
+      : local_bsz;
     table.local_bsz[i] = bsz;
     table.accum_steps[i] = accum;
     table.in_limits[i] = 0;
@@ -152,7 +153,8 @@ export function batchTable(
  * as goodputOf); entries out of limits score 0; ties keep the first (smallest batch).
  */
 export function bestInTable(table: BatchTable, grad: GradParams, init_batch_size: number): BatchChoice {
-  let best: BatchChoice = { goodput: 0, local_bsz: 0, accum_steps: 0 };
+  // The best entry's index, its choice made once at the end (a simulated day asks for millions).
+  let best = -1;
   let bestGoodput = -Infinity;
   const r = table.num_replicas;
   for (let i = 0; i < table.local_bsz.length; i++) {
@@ -164,10 +166,12 @@ export function bestInTable(table: BatchTable, grad: GradParams, init_batch_size
         : 0;
     if (goodput > bestGoodput) {
       bestGoodput = goodput;
-      best = { goodput, local_bsz: bsz, accum_steps: accum };
+      best = i;
     }
   }
-  return best;
+  return best < 0
+    ? { goodput: 0, local_bsz: 0, accum_steps: 0 }
+    : { goodput: bestGoodput, local_bsz: table.local_bsz[best]!, accum_steps: table.accum_steps[best]! };
 }
 
 /**

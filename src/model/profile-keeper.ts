@@ -5,7 +5,7 @@
  * goodput/key-profile.ts `addToProfile`). The drivers differ only in where the profiles live:
  * in memory for the simulators ({@link ProfileKeeper}), in SQLite for the control plane. Pure.
  */
-import { addToProfile, configKey, emptyProfile, type GradSample, type KeyProfile } from '../goodput/key-profile.js';
+import { addToProfile, emptyProfile, newConfigs, type GradSample, type KeyProfile } from '../goodput/key-profile.js';
 import type { ProfilePoint } from '../goodput/types.js';
 
 /** One job's new reports to a key's profile on one type. */
@@ -32,14 +32,7 @@ export interface KeptReport<P extends KeyProfile> {
  * beyond KeyProfile's are kept as they are.
  */
 export function keepReport<P extends KeyProfile>(before: P, report: ProfileReport): KeptReport<P> {
-  const known = new Set(before.points.map(configKey));
-  const added: ProfilePoint[] = [];
-  for (const p of report.points) {
-    const config = configKey(p);
-    if (known.has(config)) continue;
-    known.add(config);
-    added.push(p);
-  }
+  const added = newConfigs(before.points, report.points);
   const merged = addToProfile(before, report.points, report.grad, report.new_job, report.model_parameters);
   return { profile: { ...before, ...merged }, added };
 }

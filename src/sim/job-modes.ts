@@ -62,8 +62,7 @@ const memoFit = memoizedFit((points) => fitPerfParams(points));
 export const polluxHooks: AdaptiveHooks = {
   fit: memoFit,
   fitAndCorrect: memoizedFitAndCorrect(memoFit),
-  chooseBatch: (model, num_nodes, num_replicas) => {
-    const c = bestInTable(tableFor(model, num_nodes, num_replicas), model.grad, model.limits.init_batch_size);
-    return { local_bsz: c.local_bsz, accum_steps: c.accum_steps };
-  },
+  // The best entry is a LocalBatch already (its goodput is not read): no copy per choice.
+  chooseBatch: (model, num_nodes, num_replicas) =>
+    bestInTable(tableFor(model, num_nodes, num_replicas), model.grad, model.limits.init_batch_size),
 };
