@@ -71,13 +71,26 @@ export function mergePoints(base: readonly ProfilePoint[], added: readonly Profi
   // times (issue #49).
   const newer = inConfigOrder([...added]); // stable: a configuration's points keep their order
   if (!strictlyOrdered(base) || !finiteConfigs(newer)) return mergeByKey(base, added);
+  return mergeOrdered(base, newer, true);
+}
+
+/**
+ * `base` (strictly ascending in configuration order) and `newer` (ascending) merged in order,
+ * `newer`'s point where both hold a configuration; with `lastOnly`, only the last of `newer`'s
+ * points at a configuration, else all of them.
+ */
+function mergeOrdered(
+  base: readonly ProfilePoint[],
+  newer: readonly ProfilePoint[],
+  lastOnly: boolean,
+): ProfilePoint[] {
   const out: ProfilePoint[] = [];
   let i = 0;
   for (let k = 0; k < newer.length; k++) {
     const p = newer[k]!;
-    if (k + 1 < newer.length && compareConfigs(p, newer[k + 1]!) === 0) continue; // the later one wins
+    if (lastOnly && k + 1 < newer.length && compareConfigs(p, newer[k + 1]!) === 0) continue;
     while (i < base.length && compareConfigs(base[i]!, p) < 0) out.push(base[i++]!);
-    if (i < base.length && compareConfigs(base[i]!, p) === 0) i++; // replaced by the newer measurement
+    if (i < base.length && compareConfigs(base[i]!, p) === 0) i++; // replaced by `newer`'s point
     out.push(p);
   }
   while (i < base.length) out.push(base[i++]!);
@@ -165,16 +178,7 @@ export function modelPoints(own: readonly ProfilePoint[], profile: KeyProfile | 
   }
   // What the sort of both gives, by one merge of the ordered lists (no string per point: every
   // refit of a simulated job reads its key's whole profile; issue #49).
-  const out: ProfilePoint[] = [];
-  let j = 0;
-  for (let i = 0; i < mine.length; i++) {
-    const p = mine[i]!;
-    while (j < theirs.length && compareConfigs(theirs[j]!, p) < 0) out.push(theirs[j++]!);
-    if (j < theirs.length && compareConfigs(theirs[j]!, p) === 0) j++; // measured by the job itself
-    out.push(p);
-  }
-  while (j < theirs.length) out.push(theirs[j++]!);
-  return out;
+  return mergeOrdered(theirs, mine, false);
 }
 
 /**

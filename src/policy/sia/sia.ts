@@ -57,8 +57,7 @@ const COLUMN_BUDGET = 6000;
 function thinRow(costs: Map<number, number>, configs: readonly SiaConfig[], prev: number | undefined): void {
   // The keys ascend (set in configuration order) and configurations come type by type, GPUs
   // ascending: each type's keys are one run, whose first has the fewest GPUs.
-  const keys: number[] = [];
-  costs.forEach((_, c) => keys.push(c)); // no [key, value] array per configuration
+  const keys = [...costs.keys()];
   const keep = new Uint8Array(keys.length);
   for (let i = 0; i < keys.length;) {
     const type = configs[keys[i]!]!.type;
