@@ -262,3 +262,30 @@ export function feedBack(jobs: PolicyJob[], allocations: Readonly<Record<string,
     if (replicas > job.max_profiled_replicas) job.max_profiled_replicas = replicas;
   }
 }
+
+/** Four types, a quarter of the GPUs each: aws 4-GPU nodes, rtx/dgx/dgx-ext 8-GPU nodes. */
+export function fourTypes(gpus: number): ClusterPart[] {
+  const quarter = gpus / 4;
+  return [
+    { type: 'aws', nodes: quarter / 4, gpus_per_node: 4 },
+    { type: 'rtx', nodes: quarter / 8, gpus_per_node: 8 },
+    { type: 'dgx', nodes: quarter / 8, gpus_per_node: 8 },
+    { type: 'dgx-ext', nodes: quarter / 8, gpus_per_node: 8 },
+  ];
+}
+
+/**
+ * A case of bench:scale: `gpus` GPUs of one type (4-GPU nodes) or of four (fourTypes, Sia's
+ * applications from `tracesDir`), `jobs` jobs, every job's models its own with `distinct`.
+ */
+export function generateCase(
+  types: 1 | 4,
+  gpus: number,
+  jobs: number,
+  tracesDir: string,
+  distinct = false,
+): GeneratedCluster {
+  const cluster = types === 1 ? generateOneType(gpus / 4, 4, jobs) : generateTyped(fourTypes(gpus), tracesDir, jobs);
+  if (distinct) distinctModels(cluster);
+  return cluster;
+}

@@ -25,19 +25,11 @@ import type { Allocation } from '../src/core/cluster.js';
 import type { Policy } from '../src/policy/policy.js';
 import { createPolicy } from '../src/policy/registry.js';
 import { validateDecision } from '../src/policy/validate-decision.js';
-import type { ClusterPart } from '../src/sim/hetero/hetero-sim.js';
 import { percentile } from '../src/sim/metrics.js';
 import { benchArgs } from './bench-args.js';
 import { runServerBench, SERVER_TARGETS, type ServerFigures } from './scale/server-bench.js';
 import { runSimBench, type SimFigures } from './scale/sim-bench.js';
-import {
-  distinctModels,
-  feedBack,
-  generateOneType,
-  generateTyped,
-  roundSnapshot,
-  type GeneratedCluster,
-} from './generated-cluster.js';
+import { feedBack, generateCase, roundSnapshot, type GeneratedCluster } from './generated-cluster.js';
 
 const USAGE = `
 usage: npm run bench:scale -- [--quick] [--rounds 8] [--cases LIST] [--data DIR] [--distinct-models] [--json]
@@ -130,24 +122,14 @@ function dataDir(): string {
   return dir;
 }
 
-/** Four types, a quarter of the GPUs each: aws 4-GPU nodes, rtx/dgx/dgx-ext 8-GPU nodes. */
-function fourTypes(gpus: number): ClusterPart[] {
-  const quarter = gpus / 4;
-  return [
-    { type: 'aws', nodes: quarter / 4, gpus_per_node: 4 },
-    { type: 'rtx', nodes: quarter / 8, gpus_per_node: 8 },
-    { type: 'dgx', nodes: quarter / 8, gpus_per_node: 8 },
-    { type: 'dgx-ext', nodes: quarter / 8, gpus_per_node: 8 },
-  ];
-}
-
 function generate(spec: CaseSpec): GeneratedCluster {
-  const cluster =
-    spec.types === 1
-      ? generateOneType(spec.gpus / 4, 4, spec.jobs)
-      : generateTyped(fourTypes(spec.gpus), join(dataDir(), 'traces'), spec.jobs);
-  if (values['distinct-models']) distinctModels(cluster);
-  return cluster;
+  return generateCase(
+    spec.types,
+    spec.gpus,
+    spec.jobs,
+    spec.types === 1 ? '' : join(dataDir(), 'traces'),
+    values['distinct-models'],
+  );
 }
 
 async function runCase(spec: CaseSpec): Promise<ScaleCase> {

@@ -5,9 +5,11 @@
  * directly at the efficient size its key's profile predicts, while a job of an unknown key
  * starts at 1. A job of the key that measures far from the profile discards it at its first reports.
  * With the policy's `profiles=false` a job of the known key starts at 1 and teaches the profile nothing;
- * `goodput profiles rm` forgets the key's profile.
+ * `goodput profiles rm` forgets the key's profile. A restart reads back the policy's saved memos.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { EventView, GoodputClient } from '../client/client.js';
 import {
@@ -177,6 +179,8 @@ describe('profiles: a second job of a known key starts at its efficient size', (
         ]),
       ]);
       servers.push(off);
+      // The policy's memos, saved when the first server stopped, are read back (issue #49).
+      assert.match(readFileSync(join(data_dir, 'up.log'), 'utf8'), /policy memos: \d+ kB saved 0 min ago, read back/);
       const known = (await off.client.profile('synthetic-trainer'))[0]!;
       const plain = await submit('plain', [], ['--app', 'cifar10', '--report-every-s', '0.5']);
       const start = await firstLaunch(off.client, plain);

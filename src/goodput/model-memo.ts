@@ -8,6 +8,17 @@
  */
 import type { GoodputModel, StepCorrection } from './types.js';
 
+/** A memo's saved entries, as (modelKey, variant, numbers): what a MemoKeeper saves. */
+export type SavedEntries = () => Iterable<[string, string, readonly number[]]>;
+
+/** Where memos are saved and seeded from (memo-bank.ts MemoBank). */
+export interface MemoKeeper {
+  /** Adds a memo whose entries `entries` lists under `kind`. */
+  add(kind: string, entries: SavedEntries): void;
+  /** The saved numbers of (`model`, `variant`) under `kind`, once; undefined where none. */
+  take(kind: string, model: GoodputModel, variant: string): number[] | undefined;
+}
+
 /**
  * A string naming every field of `model` a prediction reads: two models of the same key predict
  * the same goodput everywhere. Numbers print exactly (String keeps every digit of a double).
@@ -56,6 +67,15 @@ function readHead(model: GoodputModel, head: Float64Array): void {
   head[11] = l.min_local_bsz;
   head[12] = l.max_local_bsz;
   head[13] = l.accumulation ? 1 : 0;
+}
+
+/** The head at `at` of `heads` as modelKey prints it (the same string for the same numbers). */
+function printedHead(heads: Float64Array, at: number): string {
+  const h = (k: number): number => heads[at + k]!;
+  return (
+    `${h(0)},${h(1)},${h(2)},${h(3)},${h(4)},${h(5)},${h(6)}|${h(7)},${h(8)}|` +
+    `${h(9)},${h(10)},${h(11)},${h(12)},${h(13)}`
+  );
 }
 
 /** The head being looked up (one buffer, not an array per lookup: thousands of jobs a round). */
@@ -131,7 +151,37 @@ export class ModelMemo<T> {
   private lastModel: GoodputModel | undefined;
   private lastVariants: Map<string, Entry<T>> | undefined;
 
+  /** The bank this memo is saved to and seeded from (memo-bank.ts), and what it saves there as. */
+  private bank: MemoKeeper | undefined;
+  private kind = '';
+
   constructor(private readonly min_size = 4096) {}
+
+  /**
+   * Saves this memo's entries to `bank` under `kind`, `save` giving each value's numbers (undefined:
+   * not saved), and makes `seed` read the bank's seeds of that kind.
+   */
+  keepIn(bank: MemoKeeper, kind: string, save: (value: T) => readonly number[] | undefined): void {
+    this.bank = bank;
+    this.kind = kind;
+    bank.add(kind, () => this.saved(save));
+  }
+
+  /** The saved numbers of (`model`, `variant`) from the bank (once), for a value not in the memo. */
+  seed(model: GoodputModel, variant: string): number[] | undefined {
+    return this.bank?.take(this.kind, model, variant);
+  }
+
+  private *saved(save: (value: T) => readonly number[] | undefined): Iterable<[string, string, readonly number[]]> {
+    for (const bucket of this.byContent.values())
+      for (const c of bucket) {
+        const key = printedHead(this.heads, c.head_at) + (c.correction === '' ? '' : `|${c.correction}`);
+        for (const [variant, entry] of c.variants) {
+          const numbers = save(entry.value);
+          if (numbers !== undefined) yield [key, variant, numbers];
+        }
+      }
+  }
 
   /** The value for (`model`, `variant`), made by `make` the first time. */
   get(model: GoodputModel, variant: string, make: () => T): T {

@@ -61,14 +61,15 @@ export function goodputSpeedupFn(model: GoodputModel, base_goodput?: number, bat
  * answers above it) and its speedup over it, not memoized (for callers that keep the values
  * themselves): speedup(1, 1) is one_gpu / one_gpu, known without a second search (with a model
  * per job, 40,000 jobs made a tenth of a first round's searches twice; issue #49). `fn` is
- * meaningful where one_gpu > 0; callers fall back to a linear speedup otherwise.
+ * meaningful where one_gpu > 0; callers fall back to a linear speedup otherwise. `one_gpu`, where
+ * given, is that best goodput known already (a saved memo: memo-bank.ts), not searched again.
  */
 export function oneGpuSpeedup(
   model: GoodputModel,
   batch: BatchPolicy,
   best: BestGoodputFn = bestGoodput,
+  one_gpu = best(model, 1, 1, batch),
 ): { one_gpu: number; fn: SpeedupFn } {
-  const one_gpu = best(model, 1, 1, batch);
   const fn = (num_nodes: number, num_replicas: number): number =>
     num_replicas <= 0
       ? 0

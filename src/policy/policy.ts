@@ -1,4 +1,5 @@
 import type { Allocation, ClusterSnapshot } from '../core/cluster.js';
+import type { MemoBank } from '../goodput/memo-bank.js';
 import type { MilpSolver } from './sia/assignment.js';
 
 /**
@@ -114,6 +115,11 @@ export interface PolicyOptions {
   solver?: MilpSolver;
   /** Knobs of the goodput policy on several GPU types that differ from its defaults (sia/goodput-hetero.ts). */
   mixed_params?: Readonly<Record<string, number>>;
+  /**
+   * Where the policy saves its memos of pure values and finds those saved before a restart
+   * (goodput/memo-bank.ts); every instance made with one bank shares it. Absent: not saved.
+   */
+  memo_bank?: MemoBank;
 }
 
 /**

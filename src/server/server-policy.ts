@@ -3,6 +3,7 @@
  * server's thread or in a worker thread of its own (control/policy-thread) on a large cluster.
  */
 import { GoodputError } from '../core/errors.js';
+import { MemoBank, memoJson, parsedOrUndefined } from '../goodput/memo-bank.js';
 import type { Policy, PolicyOptions } from '../policy/policy.js';
 import { parsePolicyParams } from '../policy/policy-params.js';
 import { createSharedPolicy, findPolicy, policyNames } from '../policy/registry.js';
@@ -21,7 +22,7 @@ export const POLICY_THREAD_FROM_DEVICES = 1024;
 /** A policy checked at start: the registered name and its validated knobs. */
 export interface PolicyChoice {
   name: string;
-  options: Omit<PolicyOptions, 'solver'>;
+  options: Omit<PolicyOptions, 'solver' | 'memo_bank'>;
 }
 
 /**
@@ -36,16 +37,31 @@ export function choosePolicy(name: string, param_assignments: readonly string[] 
   return { name, options: { seed: 0, params: parsePolicyParams(factory, param_assignments) } };
 }
 
+/** The server's policy and how to save its memos (JSON of goodput/memo-bank.ts MemoSnapshot; undefined: none). */
+export interface ServerPolicy {
+  policy: Policy | PolicyThread;
+  saveMemo(): Promise<string | undefined>;
+}
+
 /**
  * The chosen policy under the shares layer (users share the cluster first: policy/shares, a
  * pass-through for one user), in a worker thread when `mode` says so (`auto`: from
- * POLICY_THREAD_FROM_DEVICES devices).
+ * POLICY_THREAD_FROM_DEVICES devices), its memos starting from `memo` (saved before; see
+ * server/policy-memo.ts).
  */
 export async function makePolicy(
   choice: PolicyChoice,
   devices: number,
   mode: PolicyThreadMode = 'auto',
-): Promise<Policy | PolicyThread> {
+  memo?: string,
+): Promise<ServerPolicy> {
   const threaded = mode === 'on' || (mode === 'auto' && devices >= POLICY_THREAD_FROM_DEVICES);
-  return threaded ? PolicyThread.start(choice) : createSharedPolicy(choice.name, choice.options);
+  if (threaded) {
+    const thread = await PolicyThread.start(memo === undefined ? choice : { ...choice, memo });
+    return { policy: thread, saveMemo: () => thread.saveMemo() };
+  }
+  const bank = new MemoBank();
+  if (memo !== undefined) bank.restore(parsedOrUndefined(memo));
+  const policy = await createSharedPolicy(choice.name, { ...choice.options, memo_bank: bank });
+  return { policy, saveMemo: async () => memoJson(bank) };
 }

@@ -18,6 +18,7 @@ import { GoodputError } from '../core/errors.js';
 import type { Policy } from '../policy/policy.js';
 import { PolicyThread } from '../control/policy-thread/policy-thread.js';
 import { choosePolicy, makePolicy, type PolicyThreadMode } from './server-policy.js';
+import { loadPolicyMemo, PolicyMemoSaver } from './policy-memo.js';
 import { SharesFile } from '../multiuser/shares-file.js';
 import { diskFullError, diskFullNote, isDiskFull } from '../datadir/disk-space.js';
 import { openCheckedStore } from '../datadir/open-store.js';
@@ -251,7 +252,8 @@ async function start(o: ServerOptions): Promise<RunningServer> {
         ? await slurmBackend(o.slurm, o.data_dir, o.log)
         : new LocalBackend({ devices: o.devices, log_limit_bytes: (o.retention ?? DEFAULT_RETENTION).log_limit_bytes });
     const devices = backend.nodes().reduce((n, node) => n + node.devices.length, 0);
-    policy = await makePolicy(choice, devices, o.policy_thread);
+    const made = await makePolicy(choice, devices, o.policy_thread, await loadPolicyMemo(store, o.log));
+    policy = made.policy;
     if (policy instanceof PolicyThread) o.log(`policy ${policy.name} decides in a worker thread (${devices} devices)`);
     const apiUrl = { value: '' };
     controller = new Controller({
@@ -321,6 +323,7 @@ async function start(o: ServerOptions): Promise<RunningServer> {
     const running = server;
     const ctl = controller;
     const chosen = policy;
+    const memoSaver = new PolicyMemoSaver(store, made.saveMemo, o.log).start();
     const retention = o.retention ?? DEFAULT_RETENTION;
     const sweep = () =>
       void sweepRetention(join(o.data_dir, 'jobs'), store, retention, Date.now(), new Turns(SWEEP_TURN_MS))
@@ -378,6 +381,7 @@ async function start(o: ServerOptions): Promise<RunningServer> {
         clearInterval(jobRetentionTimer);
         clearInterval(reserveTimer);
         await ctl.stop();
+        await memoSaver.stop();
         if (chosen instanceof PolicyThread) await chosen.close();
         await new Promise<void>((resolve) => running.close(() => resolve()));
         await store.close();

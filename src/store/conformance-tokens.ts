@@ -1,4 +1,4 @@
-/** The part of the Store conformance suite about API tokens and Unix accounts; run by `storeConformance`. */
+/** The part of the Store conformance suite about API tokens, Unix accounts and the policy memo; run by `storeConformance`. */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import type { Store } from './store.js';
@@ -51,6 +51,19 @@ export function tokenConformance(fresh: () => Promise<Store>): void {
     assert.equal(await s.setSlurmAccount('bob', 'proj1'), true);
     await s.setUnixUser('bob', 'bob2');
     assert.equal(await s.getSlurmAccount('bob'), 'proj1', 'a new Unix account keeps the Slurm account');
+    await s.close();
+  });
+
+  it('keeps the policy memo: none before the first put, then the last one put, bytes exact', async () => {
+    const s = await fresh();
+    assert.equal(await s.getPolicyMemo(), undefined);
+    const first = new Uint8Array([0, 1, 2, 255]);
+    await s.putPolicyMemo({ saved_ms: 10, body: first });
+    const big = new Uint8Array(3 << 20).map((_, i) => (i * 7) & 255);
+    await s.putPolicyMemo({ saved_ms: 20, body: big.subarray(5) });
+    const got = await s.getPolicyMemo();
+    assert.equal(got?.saved_ms, 20);
+    assert.deepEqual(Buffer.from(got!.body), Buffer.from(big.subarray(5)));
     await s.close();
   });
 }

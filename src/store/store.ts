@@ -27,9 +27,12 @@ import type {
   StoredKeyProfile,
   TokenRecord,
   DeviceTime,
+  CancelledJob,
+  UserUsage,
+  PolicyMemoRecord,
 } from './types.js';
 
-export type { DeviceTime };
+export type { DeviceTime, CancelledJob, UserUsage, PolicyMemoRecord };
 
 /** Input of `createJob`. */
 export interface NewJob {
@@ -87,23 +90,6 @@ export interface CancelQuery {
   user?: string;
   name?: string;
   states?: readonly JobState[];
-}
-
-/** A job `cancelJobs` cancelled, with the state it was in. */
-export interface CancelledJob {
-  id: string;
-  user: string;
-  name: string;
-  from: JobState;
-}
-
-/** Recorded GPU time of one user's jobs: those in the store and those retention removed. */
-export interface UserUsage {
-  user: string;
-  /** Jobs ever submitted (stored and removed). */
-  jobs: number;
-  /** Device-seconds of ended attempts (JobRecord.attained_service_gpu_s summed). */
-  gpu_s: number;
 }
 
 /** Filter and position of `listJobsPage`. */
@@ -383,6 +369,10 @@ export interface Store {
   getShareUsage(): Promise<ShareUsage | undefined>;
   /** Replaces the decayed usage (once per scheduling round). */
   putShareUsage(usage: ShareUsage): Promise<void>;
+  /** The policy's saved memos (opaque bytes: server/policy-memo.ts), or undefined before any were saved. */
+  getPolicyMemo(): Promise<PolicyMemoRecord | undefined>;
+  /** Replaces the policy's saved memos. */
+  putPolicyMemo(memo: PolicyMemoRecord): Promise<void>;
   /**
    * Device-seconds of the replicas of every attempt between `since_ms` and `now_ms`, by owner and
    * GPU type (`goodput usage`); attempts of jobs removed by retention are not counted.

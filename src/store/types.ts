@@ -205,3 +205,26 @@ export interface ReplicaExit {
   /** What the backend learnt about the end beyond the code (e.g. "Slurm job 12 ended NODE_FAIL (NodeDown), not requested by Goodput"). */
   detail?: string;
 }
+
+/** The policy's memos as saved (Store.putPolicyMemo): when, and the bytes. */
+export interface PolicyMemoRecord {
+  saved_ms: number;
+  body: Uint8Array;
+}
+
+/** A job `cancelJobs` cancelled, with the state it was in. */
+export interface CancelledJob {
+  id: string;
+  user: string;
+  name: string;
+  from: JobState;
+}
+
+/** Recorded GPU time of one user's jobs: those in the store and those retention removed. */
+export interface UserUsage {
+  user: string;
+  /** Jobs ever submitted (stored and removed). */
+  jobs: number;
+  /** Device-seconds of ended attempts (JobRecord.attained_service_gpu_s summed). */
+  gpu_s: number;
+}

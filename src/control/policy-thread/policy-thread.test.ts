@@ -173,6 +173,23 @@ describe('a policy deciding in a worker thread', () => {
     assert.deepEqual(await thread.decide(s), inline.decide(s));
   });
 
+  it('saves its memos after the decides asked before; a thread started from them decides as it did', async () => {
+    const thread = await PolicyThread.start({ name: 'goodput', options: { seed: 0 } });
+    threads.push(thread);
+    assert.equal(await thread.saveMemo(), undefined, 'nothing decided yet: nothing to save');
+    const s = snapshot(0);
+    const decided = thread.decide(s); // not awaited: the save is answered after it
+    const json = await thread.saveMemo();
+    const expected = await decided;
+    const saved = JSON.parse(json!) as { kinds: Record<string, unknown[]> };
+    assert.ok(saved.kinds['typed-goodputs']!.length > 0, 'the goodputs of the decide asked before');
+    const restarted = await PolicyThread.start({ name: 'goodput', options: { seed: 0 }, memo: json! });
+    threads.push(restarted);
+    assert.deepEqual(await restarted.decide(s), expected);
+    await killWorker(restarted);
+    assert.equal(await restarted.saveMemo(), undefined, 'no worker running: nothing to save');
+  });
+
   it("refuses at start what the policy's creation refuses, with its code", async () => {
     await assert.rejects(
       PolicyThread.start({ name: 'no-such-policy', options: { seed: 0 } }),

@@ -24,7 +24,9 @@ const WIRE_CHUNK = 250;
 export interface PolicyThreadInit {
   name: string;
   /** Without a solver: the worker loads its own where the policy uses one. */
-  options: Omit<PolicyOptions, 'solver'>;
+  options: Omit<PolicyOptions, 'solver' | 'memo_bank'>;
+  /** Memos saved before (JSON of goodput/memo-bank.ts MemoSnapshot): the worker's bank starts from them. */
+  memo?: string;
 }
 
 /**
@@ -34,13 +36,15 @@ export interface PolicyThreadInit {
 export type ThreadRequest =
   | { id: number; head: Omit<WireSnapshot, 'jobs'> }
   | { id: number; jobs: readonly WireJob[] }
-  | { id: number; end: true };
+  | { id: number; end: true }
+  | { id: number; save_memo: true };
 
 /** The worker's messages: its policy's facts once made, then one decision or failure per request. */
 export type ThreadReply =
   | { ready: PolicyFacts }
   | { decided: { id: number; decision: PolicyDecision } }
-  | { failed: { id: number; message: string; code?: string } };
+  | { failed: { id: number; message: string; code?: string } }
+  | { memo: { id: number; json: string | null } };
 
 interface Pending {
   resolve(decision: PolicyDecision): void;
@@ -66,6 +70,8 @@ export interface PolicyFacts {
 export class PolicyThread {
   private running: Running | undefined;
   private readonly pending = new Map<number, Pending>();
+  /** Memo saves asked of the worker, by request id. */
+  private readonly memoPending = new Map<number, (json: string | undefined) => void>();
   private nextId = 0;
   /** The snapshot being sent, if any: the next one is sent after it (decisions keep their order). */
   private sending: Promise<void> = Promise.resolve();
@@ -121,6 +127,24 @@ export class PolicyThread {
     return decided;
   }
 
+  /**
+   * The policy's memos as JSON (goodput/memo-bank.ts MemoSnapshot), made in the worker after the
+   * decides asked before; undefined where it holds none, no worker runs or it dies meanwhile.
+   */
+  async saveMemo(): Promise<string | undefined> {
+    const running = this.running;
+    if (this.closed || !running) return undefined;
+    await running.ready;
+    const id = this.nextId++;
+    const saved = new Promise<string | undefined>((resolve) => this.memoPending.set(id, resolve));
+    const sent = this.sending.then(() => running.worker.postMessage({ id, save_memo: true } satisfies ThreadRequest));
+    this.sending = sent.catch(() => undefined);
+    return sent.then(
+      () => saved,
+      () => undefined,
+    );
+  }
+
   /** Ends the worker; decides under way fail. */
   async close(): Promise<void> {
     this.closed = true;
@@ -152,6 +176,7 @@ export class PolicyThread {
     worker.on('message', (m: ThreadReply) => {
       if ('decided' in m) this.settle(m.decided.id)?.resolve(m.decided.decision);
       else if ('failed' in m && m.failed.id >= 0) this.settle(m.failed.id)?.reject(asError(m.failed));
+      else if ('memo' in m) this.settleMemo(m.memo.id, m.memo.json ?? undefined);
     });
     const died = (error: Error) => {
       if (this.running?.worker === worker) this.running = undefined;
@@ -159,9 +184,15 @@ export class PolicyThread {
         this.pending.delete(id);
         p.reject(error);
       }
+      for (const id of this.memoPending.keys()) this.settleMemo(id, undefined);
     };
     worker.on('error', died);
     worker.on('exit', (code) => died(new GoodputError('E_INTERNAL', `the policy thread exited (${code})`)));
+  }
+
+  private settleMemo(id: number, json: string | undefined): void {
+    this.memoPending.get(id)?.(json);
+    this.memoPending.delete(id);
   }
 
   private settle(id: number): Pending | undefined {

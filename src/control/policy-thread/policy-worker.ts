@@ -1,9 +1,10 @@
 /**
  * The worker thread of a PolicyThread (policy-thread.ts): it makes the policy once, as the server
  * would (registry.ts `createSharedPolicy`), and decides every snapshot it is sent, in order, so
- * the policy's memos and state live here between rounds.
+ * the policy's memos and state live here between rounds; it saves the memos when asked.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { MemoBank, memoJson, parsedOrUndefined } from '../../goodput/memo-bank.js';
 import type { Policy } from '../../policy/policy.js';
 import { createSharedPolicy } from '../../policy/registry.js';
 import { fromWire, type WireJob, type WireSnapshot } from './snapshot-wire.js';
@@ -12,8 +13,11 @@ import type { PolicyThreadInit, ThreadReply, ThreadRequest } from './policy-thre
 const init = workerData as PolicyThreadInit;
 const port = parentPort!;
 let policy: Policy;
+// The policy's memos, saved on request and seeded from those saved before (goodput/memo-bank.ts).
+const bank = new MemoBank();
+if (init.memo !== undefined) bank.restore(parsedOrUndefined(init.memo));
 try {
-  policy = await createSharedPolicy(init.name, init.options);
+  policy = await createSharedPolicy(init.name, { ...init.options, memo_bank: bank });
   port.postMessage({
     ready: {
       name: policy.name,
@@ -34,6 +38,8 @@ port.on('message', (request: ThreadRequest) => {
     receiving.clear();
     receiving.set(request.id, { head: request.head, jobs: [] });
   } else if ('jobs' in request) receiving.get(request.id)?.jobs.push(...request.jobs);
+  else if ('save_memo' in request)
+    port.postMessage({ memo: { id: request.id, json: memoJson(bank) ?? null } } satisfies ThreadReply);
   else {
     const parts = receiving.get(request.id);
     receiving.delete(request.id);

@@ -10,11 +10,13 @@ import type {
   PolicyParamValue,
 } from '../policy.js';
 import { applyInterval } from '../../goodput/interval.js';
+import type { MemoBank } from '../../goodput/memo-bank.js';
 import { ModelMemo } from '../../goodput/model-memo.js';
 import { GOODPUT_HETERO_DEFAULTS } from '../sia/goodput-hetero.js';
 import { ResumingGoodputHetero } from '../sia/resuming.js';
-import type { GoodputMemo } from '../sia/sia.js';
+import { GOODPUTS_MEMO_KIND, savedGoodputs, type GoodputMemo } from '../sia/sia.js';
 import { OpenNodes } from '../typed.js';
+import { SPEEDUP_MEMO_KIND, savedSpeedup } from './view-speedup.js';
 import {
   buildRoundJobs,
   defaultGoodputPolicyParams,
@@ -49,6 +51,11 @@ export class GoodputPolicy implements Policy {
     this.params = { ...defaultGoodputPolicyParams, ...params };
     this.uses_profiles = this.params.profiles;
     this.uses_network_model = this.params.network_model;
+  }
+
+  /** Saves its speedup memo to `bank` and seeds it from there (memo-bank.ts; never changes a decision). */
+  keepMemosIn(bank: MemoBank): void {
+    this.speedups.keepIn(bank, SPEEDUP_MEMO_KIND, savedSpeedup);
   }
 
   decide(snapshot: ClusterSnapshot): PolicyDecision {
@@ -236,6 +243,10 @@ export function createGoodputPolicy(options: PolicyOptions): Policy {
   const knobs = { ...GOODPUT_HETERO_DEFAULTS, ...options.mixed_params };
   // One goodput memo for every instance OpenNodes makes (a new one whenever the open nodes change).
   const goodputs: GoodputMemo = new ModelMemo();
+  if (options.memo_bank) {
+    oneType.keepMemosIn(options.memo_bank);
+    goodputs.keepIn(options.memo_bank, GOODPUTS_MEMO_KIND, savedGoodputs);
+  }
   const typed = () =>
     new OpenNodes(() => new ResumingGoodputHetero(requireSolver(options.solver, 'goodput'), knobs, goodputs));
   const flags = { corrects_profiles: knobs.correct_profiles === 1, transfers_models: knobs.transfer_types === 1 };

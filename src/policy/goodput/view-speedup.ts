@@ -77,7 +77,7 @@ export function modelSpeedup(
   cache: SpeedupCache | undefined,
   approx: boolean,
 ): ModelSpeedup {
-  if (!cache) return makeModelSpeedup(model, jobBatchPolicy(job), approx);
+  if (!cache) return makeModelSpeedup(model, jobBatchPolicy(job), approx, undefined);
   // The variant names jobBatchPolicy(job), made only on a miss. Most jobs have no batch rule:
   // their variant is a constant, not a string built per job.
   const fixed = job.fixed_batch_size;
@@ -90,21 +90,47 @@ export function modelSpeedup(
       : `${fixed ?? ''}/${cap ?? ''}${approx ? '/~' : ''}`;
   // Found without making a closure per job (a miss makes the value once per model).
   let value = cache.find(model, variant);
-  if (value === undefined) cache.put(model, variant, (value = makeModelSpeedup(model, jobBatchPolicy(job), approx)));
+  if (value === undefined) {
+    value = makeModelSpeedup(model, jobBatchPolicy(job), approx, cache.seed(model, variant));
+    cache.put(model, variant, value);
+  }
   return value;
 }
 
-function makeModelSpeedup(model: GoodputModel, batch: BatchPolicy, approx: boolean): ModelSpeedup {
+/** What a memo bank saves of `m` (memo-bank.ts): one_gpu, by_gpus, then by_replicas. */
+export function savedSpeedup(m: ModelSpeedup): readonly number[] {
+  return [m.one_gpu, m.by_gpus, ...m.by_replicas];
+}
+
+/** The memo kind of the speedups in a memo bank. */
+export const SPEEDUP_MEMO_KIND = 'goodput-speedup';
+
+function makeModelSpeedup(
+  model: GoodputModel,
+  batch: BatchPolicy,
+  approx: boolean,
+  seed: readonly number[] | undefined,
+): ModelSpeedup {
+  // A seed is savedSpeedup's numbers of an equal model: its one-GPU goodput and table, not searched again.
+  const seeded = seed !== undefined && seed.length >= 2 && seed[1]! >= 0;
   // On a large cluster (scale.ts) the search over batch sizes is approximate.
-  const { one_gpu, fn } = oneGpuSpeedup(model, batch, approx ? approxBestGoodput : bestGoodput);
+  const best = approx ? approxBestGoodput : bestGoodput;
+  const { one_gpu, fn } = seeded ? oneGpuSpeedup(model, batch, best, seed[0]!) : oneGpuSpeedup(model, batch, best);
   return {
     one_gpu,
     fn: one_gpu > 0 ? fn : linearSpeedupFn(1),
     distance: sizeDistanceFn(model, batch),
-    by_replicas: [],
-    by_gpus: 0,
+    by_replicas: seeded ? tableFrom(seed) : [],
+    by_gpus: seeded ? seed[1]! : 0,
     other_tables: undefined,
   };
+}
+
+/** A seed's table, made as speedupAt grows tables (one kind of array for V8: unknown is NaN). */
+function tableFrom(seed: readonly number[]): number[] {
+  const table = new Array<number>(Math.max(8, seed.length - 2)).fill(NaN);
+  for (let k = 2; k < seed.length; k++) table[k - 2] = seed[k]!;
+  return table;
 }
 
 /**

@@ -86,6 +86,23 @@ function thinRow(costs: Map<number, number>, configs: readonly SiaConfig[], prev
 /** Goodputs by model content (goodput/model-memo.ts), then by (batch, nodes, GPUs) and search. */
 export type GoodputMemo = ModelMemo<Map<number, number>>;
 
+/** The memo kind of a GoodputMemo's tables in a memo bank (goodput/memo-bank.ts). */
+export const GOODPUTS_MEMO_KIND = 'typed-goodputs';
+
+/** What a memo bank saves of a GoodputMemo table: its (key, goodput) pairs in a row. */
+export function savedGoodputs(table: Map<number, number>): readonly number[] {
+  const out: number[] = [];
+  table.forEach((g, key) => out.push(key, g));
+  return out;
+}
+
+/** A GoodputMemo table from savedGoodputs' numbers (empty without them). */
+function goodputTable(seed: readonly number[] | undefined): Map<number, number> {
+  const table = new Map<number, number>();
+  if (seed) for (let k = 0; k + 1 < seed.length; k += 2) table.set(seed[k]!, seed[k + 1]!);
+  return table;
+}
+
 /**
  * Best goodput on (nodes, gpus) of the model whose table (`byShape`, from the memo) this is; on a
  * large cluster (`approx`) by the approximate batch search of goodput/scale.ts.
@@ -299,7 +316,7 @@ export class SiaPolicy implements Policy {
     const variant = this.approx ? '~' : '';
     const tables: (Map<number, number> | undefined)[] = [];
     const table = (i: number, m: GoodputModel): Map<number, number> =>
-      (tables[i] ??= this.goodputs.get(m, variant, () => new Map()));
+      (tables[i] ??= this.goodputs.get(m, variant, () => goodputTable(this.goodputs.seed(m, variant))));
     const one = job.per_type.one_gpu_samples_per_s;
     // Per type, the ratio of its one-GPU rate to the source's (the ratio rule).
     const ratios = source < 0 ? [] : types.map((t) => one[t]! / one[types[source]!]!);

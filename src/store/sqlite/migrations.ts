@@ -251,6 +251,14 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX replicas_live_key ON replicas(job_id, attempt, rank) WHERE exit_code IS NULL;
   DROP INDEX replicas_live;
   `,
+  // 15 -> 16: the policy's memos saved across a restart (issue #49; goodput/memo-bank.ts), one row.
+  `
+  CREATE TABLE policy_memo (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    saved_ms INTEGER NOT NULL,
+    body BLOB NOT NULL
+  );
+  `,
 ];
 
 /** Brings `db` to the newest schema version; refuses (E_STORE_VERSION) a database newer than this code. */

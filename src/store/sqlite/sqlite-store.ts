@@ -2,7 +2,7 @@ import type { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { GoodputError } from '../../core/errors.js';
 import type { ShareUsage } from '../../core/cluster.js';
-import type { DeviceTime } from '../store.js';
+import type { DeviceTime, PolicyMemoRecord } from '../store.js';
 import type { PerfParams } from '../../goodput/types.js';
 import type { EventKind, StopKind } from '../lifecycle.js';
 import type {
@@ -345,6 +345,12 @@ export class SqliteStore implements Store {
   }
   async putShareUsage(usage: ShareUsage): Promise<void> {
     tokens.putShareUsage(this.db, usage);
+  }
+  async getPolicyMemo(): Promise<PolicyMemoRecord | undefined> {
+    return tokens.getPolicyMemo(this.db);
+  }
+  async putPolicyMemo(memo: PolicyMemoRecord): Promise<void> {
+    tokens.putPolicyMemo(this.db, memo);
   }
   async deviceTimeSince(since_ms: number, now_ms: number): Promise<DeviceTime[]> {
     return tokens.deviceTimeSince(this.db, since_ms, now_ms);

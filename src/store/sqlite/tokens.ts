@@ -1,6 +1,7 @@
-/** Tokens and users' Unix accounts in SQLite (SqliteStore's token methods; see Store). */
+/** Tokens, users' Unix accounts, share usage and the policy's saved memos in SQLite (SqliteStore's methods for them; see Store). */
 import type Database from 'better-sqlite3';
 import type { ShareUsage } from '../../core/cluster.js';
+import type { PolicyMemoRecord } from '../store.js';
 import type { TokenRecord } from '../types.js';
 import { toToken, type Row } from './rows.js';
 
@@ -105,4 +106,19 @@ export function deviceTimeSince(
         GROUP BY j.user, r.gpu_type ORDER BY j.user, r.gpu_type`,
     )
     .all(now_ms, now_ms, since_ms, now_ms, since_ms) as { user: string; gpu_type: string; device_s: number }[];
+}
+
+/** The policy's saved memos, or undefined before any were saved. */
+export function getPolicyMemo(db: Database.Database): PolicyMemoRecord | undefined {
+  const row = db.prepare('SELECT saved_ms, body FROM policy_memo WHERE id = 1').get() as
+    { saved_ms: number; body: Buffer } | undefined;
+  return row ? { saved_ms: row.saved_ms, body: new Uint8Array(row.body) } : undefined;
+}
+
+/** Replaces the policy's saved memos. */
+export function putPolicyMemo(db: Database.Database, memo: PolicyMemoRecord): void {
+  db.prepare('INSERT OR REPLACE INTO policy_memo (id, saved_ms, body) VALUES (1, ?, ?)').run(
+    Math.round(memo.saved_ms),
+    Buffer.from(memo.body.buffer, memo.body.byteOffset, memo.body.byteLength),
+  );
 }

@@ -1,0 +1,101 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { MEMO_FORMAT, MemoBank, memoJson, parsedOrUndefined } from './memo-bank.js';
+import { ModelMemo, modelKey } from './model-memo.js';
+import { CIFAR_PERF, limitsFixture } from './testing/perf-fixture.js';
+import type { GoodputModel } from './types.js';
+
+const model = (alpha_c: number, extra: Partial<GoodputModel> = {}): GoodputModel => ({
+  perf: { ...CIFAR_PERF, alpha_c },
+  grad: { sqr: 0.05, var: 2 },
+  limits: limitsFixture({ max_local_bsz: 1024 }),
+  ...extra,
+});
+
+const corrected = model(0.03, {
+  correction: {
+    compute: [{ local_bsz: 64, factor: 1.25 }],
+    shapes: [{ num_nodes: 2, num_replicas: 8, by_batch: [{ local_bsz: 32, factor: 0.9 }] }],
+  },
+});
+const odd = model(-0, { grad: { sqr: NaN, var: 1e-300 }, limits: { ...limitsFixture({}), accumulation: true } });
+
+describe('memo bank: memos saved and seeded across a restart', () => {
+  it("saves each memo's entries under the model's modelKey, its variant and its numbers (non-finite as null)", () => {
+    const bank = new MemoBank();
+    const memo = new ModelMemo<number[]>();
+    memo.keepIn(bank, 'k', (v) => v);
+    memo.get(model(0.02), 'v1', () => [1, NaN, 3]);
+    memo.get(corrected, '//~', () => [4]);
+    memo.get(odd, 'v1', () => [Infinity]);
+    const saved = bank.save();
+    assert.equal(saved.format, MEMO_FORMAT);
+    assert.deepEqual(
+      saved.kinds['k']!.map(([key, variant, numbers]) => [key, variant, numbers]).sort(),
+      [
+        [modelKey(model(0.02)), 'v1', [1, null, 3]],
+        [modelKey(corrected), '//~', [4]],
+        [modelKey(odd), 'v1', [null]],
+      ].sort(),
+    );
+  });
+
+  it('gives a restored seed once, to an equal model of the same kind and variant; through JSON null is NaN again', () => {
+    const first = new MemoBank();
+    const memo = new ModelMemo<number[]>();
+    memo.keepIn(first, 'k', (v) => v);
+    memo.get(corrected, 'v', () => [1, NaN]);
+    const bank = new MemoBank();
+    assert.equal(bank.restore(parsedOrUndefined(JSON.stringify(first.save()))), 1);
+    const later = new ModelMemo<number[]>();
+    later.keepIn(bank, 'k', (v) => v);
+    assert.equal(later.seed(corrected, 'other'), undefined, 'another variant');
+    assert.equal(bank.take('other-kind', corrected, 'v'), undefined, 'another kind');
+    assert.equal(later.seed(model(0.03), 'v'), undefined, 'the same numbers without the correction');
+    const copy = structuredClone(corrected); // another object, the same content
+    assert.deepEqual(later.seed(copy, 'v'), [1, NaN]);
+    assert.equal(bank.seeds_left, 0);
+    assert.equal(later.seed(copy, 'v'), undefined, 'once');
+  });
+
+  it('saves the seeds not used yet with the memos (a second restart keeps them)', () => {
+    const bank = new MemoBank();
+    bank.restore({ format: MEMO_FORMAT, kinds: { k: [[modelKey(model(0.5)), 'v', [7]]] } });
+    const memo = new ModelMemo<number[]>();
+    memo.keepIn(bank, 'k', (v) => v);
+    memo.get(model(0.6), 'v', () => [8]);
+    assert.deepEqual(
+      bank
+        .save()
+        .kinds['k']!.map((e) => e[2])
+        .sort(),
+      [[7], [8]],
+    );
+  });
+
+  it('restores nothing from what is not a snapshot of this format (a cache: computed again)', () => {
+    const bank = new MemoBank();
+    const good = { format: MEMO_FORMAT, kinds: { k: [['key', 'v', [1, null]]] } };
+    assert.equal(bank.restore(good), 1);
+    for (const bad of [
+      undefined,
+      parsedOrUndefined('{not json'),
+      { ...good, format: 99 },
+      { format: MEMO_FORMAT, kinds: { k: [['key', 'v', ['1']]] } },
+      { format: MEMO_FORMAT, kinds: { k: [['key', 'a\nb', [1]]] } },
+      { format: MEMO_FORMAT, kinds: { k: [['key', 'v']] } },
+      { format: MEMO_FORMAT, kinds: null },
+    ])
+      assert.equal(bank.restore(bad), 0, JSON.stringify(bad));
+    assert.equal(bank.seeds_left, 0, 'a bad snapshot drops the seeds held before');
+  });
+
+  it('memoJson: undefined while no memo holds anything', () => {
+    const bank = new MemoBank();
+    const memo = new ModelMemo<number[]>();
+    memo.keepIn(bank, 'k', (v) => v);
+    assert.equal(memoJson(bank), undefined);
+    memo.get(model(0.1), 'v', () => [1]);
+    assert.equal(JSON.parse(memoJson(bank)!).kinds.k.length, 1);
+  });
+});
