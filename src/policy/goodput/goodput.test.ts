@@ -181,6 +181,7 @@ test('decisions are deterministic', () => {
 test('whole-node sizing: multi-node sizes are built from whole nodes before leftovers are spread', () => {
   const view = (id: string, order: number, max_replicas: number, speedup: (r: number) => number): RoundJob => ({
     job: job(id),
+    model_corrected: false,
     order,
     current: [],
     current_replicas: 0,
@@ -219,8 +220,10 @@ test('min_weight_share floors every weight at that share of the mean weight', ()
 });
 
 function bareView(id: string, fields: Partial<RoundJob>): RoundJob {
+  const j = fields.job ?? job(id);
   return {
-    job: job(id),
+    job: j,
+    model_corrected: j.model?.correction !== undefined,
     order: 0,
     current: [],
     current_replicas: 0,
@@ -260,7 +263,11 @@ test('gpu_price: a running job with a corrected model does not grow onto the fla
   assert.deepEqual(chooseReplicaCounts([running], 16, 4), [16]);
   assert.deepEqual(chooseReplicaCounts([running], 16, 4, { gpu_price: 0.003 }), [12]);
   assert.deepEqual(chooseReplicaCounts([running], 16, 4, { gpu_price: 0.004 }), [8]);
-  const plainFit = { ...running, job: job('f', { model: { ...corrected, correction: undefined } }) };
+  const plainFit = {
+    ...running,
+    job: job('f', { model: { ...corrected, correction: undefined } }),
+    model_corrected: false,
+  };
   assert.deepEqual(chooseReplicaCounts([plainFit], 16, 4, { gpu_price: 0.004 }), [16]);
   // A job that is not running may always start.
   assert.deepEqual(

@@ -64,6 +64,8 @@ export interface RoundJob {
    * correction (no residuals known). A resize is valued at the lower end of its speedup (sizing.ts).
    */
   gain_interval?: LogInterval;
+  /** job.model has a measured correction (always job.model?.correction !== undefined): the GPU price applies to its resizes (sizing.ts). */
+  model_corrected: boolean;
   /**
    * Log-distance of a replica count from the configurations the job's model measured (0 at a
    * measured one; unmeasured.ts): widens `gain_interval` for sizes the job never ran.
@@ -385,6 +387,7 @@ function buildView(
     // preempted them only to be preempted back once it did.
     remaining_estimate: remaining_1gpu_s ?? (queue !== undefined ? queueEnd_gpu_s(queue, params) : service_gpu_s),
     gain_interval: corrected ? correctionInterval(model.correction!) : undefined,
+    model_corrected: model?.correction !== undefined,
     distance: corrected ? viewDistance(modelled, measured, gpusPerNode) : undefined,
     grow_back_to: measuredSizes ? new Set(measuredSizes) : undefined,
   };

@@ -11,12 +11,17 @@ import { resizeInterval } from './unmeasured.js';
  */
 export function allocationValue(view: RoundJob, replicas: number, idle = false): number {
   const memo = view.value_memo;
-  if (!memo) return computeValue(view, replicas, idle);
   const sizes = view.value_sizes ?? 0;
-  if (replicas < 0 || replicas >= sizes) return computeValue(view, replicas, idle);
-  const k = (view.value_at ?? 0) + (idle ? sizes + replicas : replicas);
-  let value = memo[k]!;
-  if (value !== value) memo[k] = value = computeValue(view, replicas, idle);
+  let k = -1;
+  if (memo && replicas >= 0 && replicas < sizes) {
+    k = (view.value_at ?? 0) + (idle ? sizes + replicas : replicas);
+    const known = memo[k]!;
+    if (known === known) return known; // not NaN: memoized
+  }
+  // One call of computeValue for a miss and for a size past the memo: a second call site, first
+  // reached after V8 had compiled this function, made it compile again (issue #49).
+  const value = computeValue(view, replicas, idle);
+  if (k >= 0) memo![k] = value;
   return value;
 }
 
@@ -219,7 +224,9 @@ function bestStep(
   const memo = view.value_memo;
   const memoSizes = memo ? (view.value_sizes ?? 0) : 0;
   const memoOffset = (view.value_at ?? 0) + (idle ? memoSizes : 0);
-  const priced = price > 0 && replicas > 0 && view.job.model?.correction !== undefined;
+  // The view's field read first: every call reads it, so the compiled code has seen it (read
+  // last, behind replicas > 0, the first passes never reached it and V8 recompiled on it).
+  const priced = view.model_corrected && price > 0 && replicas > 0;
   let bestGain = 0;
   let bestReplicas = 0;
   STEPS.fill(replicas, room, Math.min(view.max_replicas - replicas, free), lookahead);

@@ -113,22 +113,7 @@ export function priceAssignment(
     colGpus[k] = gpus[cols.config[k]!]!;
   }
   const dual = (): number => {
-    demand.fill(0);
-    let value = 0;
-    const { start, cost } = cols;
-    for (let r = 0; r < rows.length; r++) {
-      let best = 0;
-      let pick = -1;
-      for (let k = start[r]!, end = start[r + 1]!; k < end; k++) {
-        const reduced = cost[k]! + price[colGroup[k]!]! * colGpus[k]!;
-        if (reduced < best) {
-          best = reduced;
-          pick = k;
-        }
-      }
-      value += best;
-      if (pick >= 0) demand[colGroup[pick]!]! += colGpus[pick]!;
-    }
+    let value = rowsDual(cols, rows.length, price, colGroup, colGpus, demand);
     for (let g = 0; g < groups; g++) value -= price[g]! * cap[g]!;
     return value;
   };
@@ -175,41 +160,18 @@ export function priceAssignment(
   // takes its best configuration at the prices that still fits; then, with the left-over GPUs,
   // the rows still out take their cheapest configuration that fits.
   const place = (): { picks: Int32Array; cost: number } => {
-    const room = [...cap];
+    const room = Float64Array.from(cap);
     const picks = new Int32Array(rows.length).fill(-1);
-    const best = new Float64Array(rows.length);
-    for (let r = 0; r < rows.length; r++) {
-      let b = 0;
-      for (let k = cols.start[r]!, end = cols.start[r + 1]!; k < end; k++)
-        b = Math.min(b, cols.cost[k]! + price[colGroup[k]!]! * colGpus[k]!);
-      best[r] = b;
-    }
+    const best = bestReduced(cols, rows.length, price, colGroup, colGpus);
     const out: number[] = [];
     for (let r = 0; r < rows.length; r++) if (best[r]! < 0) out.push(r);
     const order = sortedIndices(out.map((r) => best[r]!));
     for (let i = 0; i < order.length; i++) order[i] = out[order[i]!]!;
+    const use: Use = { cols, group, gpus, price, room, picks };
     let cost = 0;
-    const take = (r: number, priced: boolean): void => {
-      let pick = -1;
-      let pickCost = 0;
-      let raw = 0;
-      for (let k = cols.start[r]!; k < cols.start[r + 1]!; k++) {
-        const c = cols.config[k]!;
-        if (gpus[c]! > room[group[c]!]!) continue;
-        const x = cols.cost[k]! + (priced ? price[group[c]!]! * gpus[c]! : 0);
-        if (x < pickCost) {
-          pickCost = x;
-          pick = c;
-          raw = cols.cost[k]!;
-        }
-      }
-      if (pick < 0) return;
-      room[group[pick]!]! -= gpus[pick]!;
-      picks[r] = pick;
-      cost += raw;
-    };
-    for (const r of order) take(r, true);
-    for (let r = 0; r < rows.length; r++) if (picks[r] === -1 && cols.start[r + 1]! > cols.start[r]!) take(r, false);
+    for (let i = 0; i < order.length; i++) cost += take(use, order[i]!, true);
+    for (let r = 0; r < rows.length; r++)
+      if (picks[r] === -1 && cols.start[r + 1]! > cols.start[r]!) cost += take(use, r, false);
     return { picks, cost };
   };
   let placed = place();
@@ -265,6 +227,92 @@ export function priceAssignment(
   }
   objective += placed.cost;
   return { chosen, objective, bound: bound + forcedCost, prices: bestPrice };
+}
+
+/**
+ * The dual's rows at `price`: the sum of each row's best reduced cost (or 0), and each group's
+ * demand (written to `demand`). A function of its own, not a loop inside priceAssignment's
+ * closures: V8 compiled that loop on the stack while the first call ran (5,000 rows) and threw
+ * the code away at each call's end, whose comparisons had not run yet (issue #49).
+ */
+function rowsDual(
+  cols: Columns,
+  rowCount: number,
+  price: Float64Array,
+  colGroup: Int32Array,
+  colGpus: Float64Array,
+  demand: Float64Array,
+): number {
+  demand.fill(0);
+  let value = 0;
+  const { start, cost } = cols;
+  for (let r = 0; r < rowCount; r++) {
+    let best = 0;
+    let pick = -1;
+    for (let k = start[r]!, end = start[r + 1]!; k < end; k++) {
+      const reduced = cost[k]! + price[colGroup[k]!]! * colGpus[k]!;
+      if (reduced < best) {
+        best = reduced;
+        pick = k;
+      }
+    }
+    value += best;
+    if (pick >= 0) demand[colGroup[pick]!]! += colGpus[pick]!;
+  }
+  return value;
+}
+
+/** Each row's best reduced cost at `price` (0 where none is negative). */
+function bestReduced(
+  cols: Columns,
+  rowCount: number,
+  price: Float64Array,
+  colGroup: Int32Array,
+  colGpus: Float64Array,
+): Float64Array {
+  const best = new Float64Array(rowCount);
+  for (let r = 0; r < rowCount; r++) {
+    let b = 0;
+    for (let k = cols.start[r]!, end = cols.start[r + 1]!; k < end; k++)
+      b = Math.min(b, cols.cost[k]! + price[colGroup[k]!]! * colGpus[k]!);
+    best[r] = b;
+  }
+  return best;
+}
+
+/** What a greedy placement reads and changes: the columns, each configuration's group and GPUs, the prices, the room left and the picks. */
+interface Use {
+  cols: Columns;
+  group: Int32Array;
+  gpus: Float64Array;
+  price: Float64Array;
+  room: Float64Array;
+  picks: Int32Array;
+}
+
+/**
+ * Row `r` takes its cheapest configuration that fits (at the prices where `priced`); returns its
+ * cost (0 where none fits or none saves anything).
+ */
+function take(u: Use, r: number, priced: boolean): number {
+  const { cols, group, gpus, price, room } = u;
+  let pick = -1;
+  let pickCost = 0;
+  let raw = 0;
+  for (let k = cols.start[r]!; k < cols.start[r + 1]!; k++) {
+    const c = cols.config[k]!;
+    if (gpus[c]! > room[group[c]!]!) continue;
+    const x = cols.cost[k]! + (priced ? price[group[c]!]! * gpus[c]! : 0);
+    if (x < pickCost) {
+      pickCost = x;
+      pick = c;
+      raw = cols.cost[k]!;
+    }
+  }
+  if (pick < 0) return 0;
+  room[group[pick]!]! -= gpus[pick]!;
+  u.picks[r] = pick;
+  return raw;
 }
 
 /**

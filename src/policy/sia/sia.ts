@@ -296,6 +296,14 @@ export class SiaPolicy implements Policy {
     return 0;
   }
 
+  /** The goodput table of `model` (memo, else its seed, else empty). */
+  private tableOf(model: GoodputModel, variant: string): Map<number, number> {
+    let table = this.goodputs.find(model, variant);
+    if (table === undefined)
+      this.goodputs.put(model, variant, (table = goodputTable(this.goodputs.seed(model, variant))));
+    return table;
+  }
+
   /** Normalized goodput of `job` for every configuration (ZERO_GAIN where not allowed). */
   protected goodputRow(job: TypedJob, configs: readonly SiaConfig[], gpn: ReadonlyMap<string, number>): number[] {
     // Per type (by position in gpn) rather than per configuration: thousands of rows a round.
@@ -307,19 +315,28 @@ export class SiaPolicy implements Policy {
       for (let i = 0; i < types.length; i++)
         cap = Math.max(cap, Math.min(Math.max(2 * (profiled[types[i]!] ?? 0), 1), job.max_replicas));
     }
-    const models = types.map((t) => job.per_type.model(t));
-    const source = models.findIndex((m) => m !== undefined);
+    // Arrays of one kind made by loops, no closures: the compiled code of this function (it runs
+    // per job, with the goodput search inlined) was thrown away on a "wrong map" and compiled
+    // again two or three times in a first round at 2,048 GPUs, tens of ms of compiling each.
+    const n = types.length;
+    const models = new Array<GoodputModel | undefined>(n);
+    let source = -1;
+    for (let i = 0; i < n; i++) {
+      models[i] = job.per_type.model(types[i]!);
+      if (source < 0 && models[i] !== undefined) source = i;
+    }
     // The model each type's configurations are valued by: its own, else a transferred one, else
     // (with a source) the source's scaled by the one-GPU ratio, else none.
-    const valued = models.map((m, i) => m ?? (source < 0 ? undefined : this.unmeasuredModel(job, types[i]!)));
+    const valued = new Array<GoodputModel | undefined>(n);
+    for (let i = 0; i < n; i++)
+      valued[i] = models[i] ?? (source < 0 ? undefined : this.unmeasuredModel(job, types[i]!));
     // Each model's table is looked up once per row (a lookup keys the model by its content).
     const variant = this.approx ? '~' : '';
-    const tables: (Map<number, number> | undefined)[] = [];
-    const table = (i: number, m: GoodputModel): Map<number, number> =>
-      (tables[i] ??= this.goodputs.get(m, variant, () => goodputTable(this.goodputs.seed(m, variant))));
+    const tables = new Array<Map<number, number> | undefined>(n);
     const one = job.per_type.one_gpu_samples_per_s;
     // Per type, the ratio of its one-GPU rate to the source's (the ratio rule).
-    const ratios = source < 0 ? [] : types.map((t) => one[t]! / one[types[source]!]!);
+    const ratios = new Float64Array(n);
+    if (source >= 0) for (let i = 0; i < n; i++) ratios[i] = one[types[i]!]! / one[types[source]!]!;
     const sourceGpn = source < 0 ? 1 : gpn.get(types[source]!)!;
     // Only configurations within the cap are valued: each type's run of configurations ascends
     // in GPUs, so they are a prefix of it (a few of the tens a large cluster offers).
@@ -331,12 +348,13 @@ export class SiaPolicy implements Policy {
         const c = configs[k]!;
         let g: number;
         const own = valued[i];
-        if (own) g = goodputOn(table(i, own), this.approx, own, job, c.nodes, c.gpus);
+        if (own) g = goodputOn((tables[i] ??= this.tableOf(own, variant)), this.approx, own, job, c.nodes, c.gpus);
         else if (source < 0) g = c.gpus === 1 ? this.unmodelledGoodput(job, c.type) : 0;
         else {
           const src = models[source]!;
           const nodes = Math.ceil(c.gpus / sourceGpn);
-          g = goodputOn(table(source, src), this.approx, src, job, nodes, c.gpus) * ratios[i]!;
+          const t = (tables[source] ??= this.tableOf(src, variant));
+          g = goodputOn(t, this.approx, src, job, nodes, c.gpus) * ratios[i]!;
         }
         row[k] = g;
         valuedAt.push(k);
