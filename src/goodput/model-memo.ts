@@ -13,8 +13,8 @@ export type SavedEntries = () => Iterable<[string, string, readonly number[]]>;
 
 /** Where memos are saved and seeded from (memo-bank.ts MemoBank). */
 export interface MemoKeeper {
-  /** Adds a memo whose entries `entries` lists under `kind`. */
-  add(kind: string, entries: SavedEntries): void;
+  /** Adds a memo whose entries `entries` lists under `kind`; `fingerprint`: the kind's values for fixed models. */
+  add(kind: string, entries: SavedEntries, fingerprint: () => readonly number[]): void;
   /** The saved numbers of (`model`, `variant`) under `kind`, once; undefined where none. */
   take(kind: string, model: GoodputModel, variant: string): number[] | undefined;
 }
@@ -159,12 +159,19 @@ export class ModelMemo<T> {
 
   /**
    * Saves this memo's entries to `bank` under `kind`, `save` giving each value's numbers (undefined:
-   * not saved), and makes `seed` read the bank's seeds of that kind.
+   * not saved), and makes `seed` read the bank's seeds of that kind. `fingerprint`: the numbers
+   * the code behind the memo's values gives for fixed models (seeds saved by code that gives other
+   * numbers are not used: memo-bank.ts).
    */
-  keepIn(bank: MemoKeeper, kind: string, save: (value: T) => readonly number[] | undefined): void {
+  keepIn(
+    bank: MemoKeeper,
+    kind: string,
+    save: (value: T) => readonly number[] | undefined,
+    fingerprint: () => readonly number[],
+  ): void {
     this.bank = bank;
     this.kind = kind;
-    bank.add(kind, () => this.saved(save));
+    bank.add(kind, () => this.saved(save), fingerprint);
   }
 
   /** The saved numbers of (`model`, `variant`) from the bank (once), for a value not in the memo. */

@@ -14,9 +14,9 @@ import type { MemoBank } from '../../goodput/memo-bank.js';
 import { ModelMemo } from '../../goodput/model-memo.js';
 import { GOODPUT_HETERO_DEFAULTS } from '../sia/goodput-hetero.js';
 import { ResumingGoodputHetero } from '../sia/resuming.js';
-import { GOODPUTS_MEMO_KIND, savedGoodputs, type GoodputMemo } from '../sia/sia.js';
+import { GOODPUTS_MEMO_KIND, goodputsFingerprint, savedGoodputs, type GoodputMemo } from '../sia/goodput-memo.js';
 import { OpenNodes } from '../typed.js';
-import { SPEEDUP_MEMO_KIND, savedSpeedup } from './view-speedup.js';
+import { SPEEDUP_MEMO_KIND, savedSpeedup, speedupFingerprint } from './view-speedup.js';
 import {
   buildRoundJobs,
   defaultGoodputPolicyParams,
@@ -55,7 +55,7 @@ export class GoodputPolicy implements Policy {
 
   /** Saves its speedup memo to `bank` and seeds it from there (memo-bank.ts; never changes a decision). */
   keepMemosIn(bank: MemoBank): void {
-    this.speedups.keepIn(bank, SPEEDUP_MEMO_KIND, savedSpeedup);
+    this.speedups.keepIn(bank, SPEEDUP_MEMO_KIND, savedSpeedup, speedupFingerprint);
   }
 
   decide(snapshot: ClusterSnapshot): PolicyDecision {
@@ -245,7 +245,7 @@ export function createGoodputPolicy(options: PolicyOptions): Policy {
   const goodputs: GoodputMemo = new ModelMemo();
   if (options.memo_bank) {
     oneType.keepMemosIn(options.memo_bank);
-    goodputs.keepIn(options.memo_bank, GOODPUTS_MEMO_KIND, savedGoodputs);
+    goodputs.keepIn(options.memo_bank, GOODPUTS_MEMO_KIND, savedGoodputs, goodputsFingerprint);
   }
   const typed = () =>
     new OpenNodes(() => new ResumingGoodputHetero(requireSolver(options.solver, 'goodput'), knobs, goodputs));

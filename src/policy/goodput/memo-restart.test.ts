@@ -8,7 +8,7 @@ import { buildJobTypes } from '../../model/job-types.js';
 import type { Policy } from '../policy.js';
 import { createPolicy } from '../registry.js';
 import { job, limits, perf, snapshot } from './test-jobs.js';
-import { modelSpeedup, SPEEDUP_MEMO_KIND, type ModelSpeedup } from './view-speedup.js';
+import { modelSpeedup, SPEEDUP_MEMO_KIND, speedupFingerprint, type ModelSpeedup } from './view-speedup.js';
 
 /** A model of its own per job (as jobs that fitted their measurements have). */
 const model = (k: number): GoodputModel => ({
@@ -88,13 +88,28 @@ describe('the goodput policy after a restart with its saved memos', () => {
     const j = job('j', { model: m });
     const bank = new MemoBank();
     // Made-up numbers: a search would never give them.
-    bank.restore({ format: MEMO_FORMAT, kinds: { [SPEEDUP_MEMO_KIND]: [[modelKey(m), '/', [123, 4, null, 1, 1.5]]] } });
+    bank.restore({
+      format: MEMO_FORMAT,
+      kinds: { [SPEEDUP_MEMO_KIND]: [[modelKey(m), '/', [123, 4, null, 1, 1.5]]] },
+      fingerprints: { [SPEEDUP_MEMO_KIND]: speedupFingerprint() },
+    });
     const memo = new ModelMemo<ModelSpeedup>();
-    memo.keepIn(bank, SPEEDUP_MEMO_KIND, () => undefined);
+    memo.keepIn(bank, SPEEDUP_MEMO_KIND, () => undefined, speedupFingerprint);
     const s = modelSpeedup(m, j, memo, false);
     assert.equal(s.one_gpu, 123);
     assert.equal(s.by_gpus, 4);
     assert.deepEqual(s.by_replicas.slice(0, 3), [NaN, 1, 1.5]);
     assert.equal(modelSpeedup(m, j, memo, false), s, 'kept in the memo');
+  });
+
+  it('the fingerprints are finite numbers of the code, the same each time, and tell the reference models apart', async () => {
+    const { goodputsFingerprint } = await import('../sia/goodput-memo.js');
+    for (const print of [speedupFingerprint, goodputsFingerprint]) {
+      const a = print();
+      assert.ok(a.length >= 24 && a.every((x) => Number.isFinite(x)), JSON.stringify(a));
+      assert.deepEqual(print(), a);
+      const half = a.length / 2;
+      assert.notDeepEqual(a.slice(0, half), a.slice(half), 'the corrected reference model gives other numbers');
+    }
   });
 });

@@ -5,6 +5,7 @@
  * no closure, context or memo per job). Pure.
  */
 import type { PolicyJob } from '../../core/cluster.js';
+import { REFERENCE_MODELS } from '../../goodput/memo-bank.js';
 import type { ModelMemo } from '../../goodput/model-memo.js';
 import type { GoodputModel } from '../../goodput/types.js';
 import {
@@ -104,6 +105,18 @@ export function savedSpeedup(m: ModelSpeedup): readonly number[] {
 
 /** The memo kind of the speedups in a memo bank. */
 export const SPEEDUP_MEMO_KIND = 'goodput-speedup';
+
+/** The speedups' fingerprint (memo-bank.ts): what this code computes for the reference models. */
+export function speedupFingerprint(): number[] {
+  const out: number[] = [];
+  for (const model of REFERENCE_MODELS)
+    for (const batch of [{}, { fixed_batch_size: 256 }, { max_batch_size: 1024 }])
+      for (const approx of [false, true]) {
+        const m = makeModelSpeedup(model, batch, approx, undefined);
+        out.push(m.one_gpu, m.fn(1, 2), m.fn(1, 4), m.fn(2, 8), m.fn(4, 16), m.distance(2, 8));
+      }
+  return out;
+}
 
 function makeModelSpeedup(
   model: GoodputModel,

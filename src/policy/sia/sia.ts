@@ -8,18 +8,20 @@
  * by Pollux's re-allocation factor. Pure: the solver is injected.
  */
 import type { Allocation, ClusterSnapshot } from '../../core/cluster.js';
-import { fixedBatchChoice, optimizeBatch } from '../../goodput/optimize.js';
 import { ModelMemo } from '../../goodput/model-memo.js';
 import type { GoodputModel } from '../../goodput/types.js';
 import type { DecisionDiagnostics, Policy, PolicyDecision, Rejection } from '../policy.js';
 import { allocationType, NO_CONFIGURATION, typedJobs, typeGroups, type TypedJob } from '../typed.js';
-import { approxBestGoodput, SCALE_GPUS } from '../goodput/scale.js';
+import { SCALE_GPUS } from '../goodput/scale.js';
+import { goodputOn, goodputTable, type GoodputMemo } from './goodput-memo.js';
 import { placeFast, placeSticky } from './placement.js';
 import { configKey, siaConfigs, typeRuns, typesOf, type SiaConfig } from './configs.js';
 
 export { siaConfigs, type SiaConfig } from './configs.js';
 import { solveAssignment, type AssignmentRow, type MilpSolver } from './assignment.js';
 import { priceAssignment } from './price-assignment.js';
+
+export type { GoodputMemo } from './goodput-memo.js';
 
 /** Sia's knobs (artifact defaults). */
 export interface SiaParams {
@@ -81,49 +83,6 @@ function thinRow(costs: Map<number, number>, configs: readonly SiaConfig[], prev
   keys.forEach((c, k) => {
     if (!keep[k] && c !== prev) costs.delete(c);
   });
-}
-
-/** Goodputs by model content (goodput/model-memo.ts), then by (batch, nodes, GPUs) and search. */
-export type GoodputMemo = ModelMemo<Map<number, number>>;
-
-/** The memo kind of a GoodputMemo's tables in a memo bank (goodput/memo-bank.ts). */
-export const GOODPUTS_MEMO_KIND = 'typed-goodputs';
-
-/** What a memo bank saves of a GoodputMemo table: its (key, goodput) pairs in a row. */
-export function savedGoodputs(table: Map<number, number>): readonly number[] {
-  const out: number[] = [];
-  table.forEach((g, key) => out.push(key, g));
-  return out;
-}
-
-/** A GoodputMemo table from savedGoodputs' numbers (empty without them). */
-function goodputTable(seed: readonly number[] | undefined): Map<number, number> {
-  const table = new Map<number, number>();
-  if (seed) for (let k = 0; k + 1 < seed.length; k += 2) table.set(seed[k]!, seed[k + 1]!);
-  return table;
-}
-
-/**
- * Best goodput on (nodes, gpus) of the model whose table (`byShape`, from the memo) this is; on a
- * large cluster (`approx`) by the approximate batch search of goodput/scale.ts.
- */
-function goodputOn(
-  byShape: Map<number, number>,
-  approx: boolean,
-  model: GoodputModel,
-  job: TypedJob,
-  nodes: number,
-  gpus: number,
-): number {
-  const key = ((job.fixed_batch_size ?? 0) * 4096 + nodes) * 4096 + gpus;
-  let g = byShape.get(key);
-  if (g === undefined) {
-    if (job.fixed_batch_size !== undefined) g = fixedBatchChoice(model, nodes, gpus, job.fixed_batch_size).goodput;
-    else if (approx) g = approxBestGoodput(model, nodes, gpus, { max_batch_size: model.limits.max_batch_size });
-    else g = optimizeBatch(model, nodes, gpus, model.limits.max_batch_size).goodput;
-    byShape.set(key, g);
-  }
-  return g;
 }
 
 /** Programs with more columns than this (after thinning) are solved by prices (price-assignment.ts), not HiGHS. */
@@ -348,13 +307,21 @@ export class SiaPolicy implements Policy {
         const c = configs[k]!;
         let g: number;
         const own = valued[i];
-        if (own) g = goodputOn((tables[i] ??= this.tableOf(own, variant)), this.approx, own, job, c.nodes, c.gpus);
+        if (own)
+          g = goodputOn(
+            (tables[i] ??= this.tableOf(own, variant)),
+            this.approx,
+            own,
+            job.fixed_batch_size,
+            c.nodes,
+            c.gpus,
+          );
         else if (source < 0) g = c.gpus === 1 ? this.unmodelledGoodput(job, c.type) : 0;
         else {
           const src = models[source]!;
           const nodes = Math.ceil(c.gpus / sourceGpn);
           const t = (tables[source] ??= this.tableOf(src, variant));
-          g = goodputOn(t, this.approx, src, job, nodes, c.gpus) * ratios[i]!;
+          g = goodputOn(t, this.approx, src, job.fixed_batch_size, nodes, c.gpus) * ratios[i]!;
         }
         row[k] = g;
         valuedAt.push(k);
