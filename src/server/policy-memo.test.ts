@@ -22,6 +22,7 @@ describe("the server's policy memos in its store", () => {
         return memo.json;
       },
       (l) => log.push(l),
+      () => undefined,
       20,
     ).start();
     await new Promise((done) => setTimeout(done, 70));
@@ -59,6 +60,30 @@ describe("the server's policy memos in its store", () => {
     );
     await saver.save();
     assert.deepEqual(log, ['policy memos: not saved (worker gone); a restart computes them again']);
+    await store.close();
+  });
+
+  it("skips a save while the store's disk is nearly full (said once), saves again when there is room", async () => {
+    const store = new SqliteStore(join(dir, 'd.db'), { background_checkpoint_ms: 0 });
+    const log: string[] = [];
+    let free = 1 << 20;
+    const saver = new PolicyMemoSaver(
+      store,
+      async () => 'x'.repeat(1000),
+      (l) => log.push(l),
+      () => free,
+    );
+    await saver.save();
+    await saver.save();
+    assert.equal(await store.getPolicyMemo(), undefined);
+    assert.equal(log.length, 1, log.join('\n'));
+    assert.match(
+      log[0]!,
+      /^policy memos: not saved \(1\.0 MiB free on the store's disk, they take 0\.0 MiB\); a restart computes them again$/,
+    );
+    free = 1 << 30;
+    await saver.save();
+    assert.ok(await store.getPolicyMemo());
     await store.close();
   });
 });

@@ -6,6 +6,7 @@
  */
 import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
+import { MIN_FREE_BYTES } from '../datadir/disk-space.js';
 import type { Store } from '../store/store.js';
 
 /** How often a running server saves the policy's memos (a kill -9 loses at most this much of them). */
@@ -31,15 +32,22 @@ export async function loadPolicyMemo(store: Store, log: (line: string) => void):
   }
 }
 
-/** Saves the policy's memos to the store every `every_ms` and once more at `stop`. */
+/**
+ * Saves the policy's memos to the store every `every_ms` and once more at `stop`; not while the
+ * disk of the store (`free_bytes`) has less than MIN_FREE_BYTES beside four times the memos' size:
+ * a cache must not take the space the store needs to record exits and state changes.
+ */
 export class PolicyMemoSaver {
   private timer: NodeJS.Timeout | undefined;
   private saving: Promise<void> = Promise.resolve();
+  /** A save was skipped for space (said once until a save succeeds). */
+  private skipped = false;
 
   constructor(
     private readonly store: Store,
     private readonly memo: () => Promise<string | undefined>,
     private readonly log: (line: string) => void,
+    private readonly free_bytes: () => number | undefined = () => undefined,
     private readonly every_ms = MEMO_SAVE_EVERY_MS,
   ) {}
 
@@ -66,7 +74,18 @@ export class PolicyMemoSaver {
       const json = await this.memo();
       if (json === undefined) return;
       const body = await gzipAsync(Buffer.from(json, 'utf8'));
+      const free = this.free_bytes();
+      if (free !== undefined && free < MIN_FREE_BYTES + 4 * body.byteLength) {
+        if (!this.skipped)
+          this.log(
+            `policy memos: not saved (${(free / 2 ** 20).toFixed(1)} MiB free on the store's disk, ` +
+              `they take ${(body.byteLength / 2 ** 20).toFixed(1)} MiB); a restart computes them again`,
+          );
+        this.skipped = true;
+        return;
+      }
       await this.store.putPolicyMemo({ saved_ms: Date.now(), body });
+      this.skipped = false;
     } catch (error) {
       this.log(`policy memos: not saved (${(error as Error).message}); a restart computes them again`);
     }

@@ -20,7 +20,7 @@ import { PolicyThread } from '../control/policy-thread/policy-thread.js';
 import { choosePolicy, makePolicy, type PolicyThreadMode } from './server-policy.js';
 import { loadPolicyMemo, PolicyMemoSaver } from './policy-memo.js';
 import { SharesFile } from '../multiuser/shares-file.js';
-import { diskFullError, diskFullNote, isDiskFull } from '../datadir/disk-space.js';
+import { diskFullError, diskFullNote, freeBytes, isDiskFull } from '../datadir/disk-space.js';
 import { openCheckedStore } from '../datadir/open-store.js';
 import { keepReserve, RESERVE_BYTES } from '../datadir/reserve.js';
 import { sweepRetention, type RetentionOptions } from '../datadir/retention.js';
@@ -323,7 +323,7 @@ async function start(o: ServerOptions): Promise<RunningServer> {
     const running = server;
     const ctl = controller;
     const chosen = policy;
-    const memoSaver = new PolicyMemoSaver(store, made.saveMemo, o.log).start();
+    const memoSaver = new PolicyMemoSaver(store, made.saveMemo, o.log, () => freeBytes(o.data_dir)).start();
     const retention = o.retention ?? DEFAULT_RETENTION;
     const sweep = () =>
       void sweepRetention(join(o.data_dir, 'jobs'), store, retention, Date.now(), new Turns(SWEEP_TURN_MS))
