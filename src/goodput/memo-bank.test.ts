@@ -62,7 +62,32 @@ describe('memo bank: memos saved and seeded across a restart', () => {
     assert.equal(later.seed(copy, 'v'), undefined, 'once');
   });
 
-  it('saves the seeds not used yet with the memos (a second restart keeps them)', () => {
+  it("drops at a save the seeds a kind's memos asked around but never took (models gone since the restart)", () => {
+    const bank = new MemoBank();
+    const gone = model(0.7);
+    bank.restore({
+      format: MEMO_FORMAT,
+      kinds: {
+        k: [
+          [modelKey(model(0.5)), 'v', [7]],
+          [modelKey(gone), 'v', [9]],
+        ],
+      },
+      fingerprints: { k: [1, null, 2] },
+    });
+    const memo = new ModelMemo<number[]>();
+    memo.keepIn(bank, 'k', (v) => v, print);
+    memo.get(model(0.5), 'v', () => memo.seed(model(0.5), 'v') ?? [0]);
+    assert.equal(bank.seeds_left, 1);
+    assert.deepEqual(
+      bank.save().kinds['k'],
+      [[modelKey(model(0.5)), 'v', [7]]],
+      "the memo's entry, not the unused seed",
+    );
+    assert.equal(bank.seeds_left, 0);
+  });
+
+  it('saves the seeds of a kind no memo asked yet with the memos (a restart before any round keeps them)', () => {
     const bank = new MemoBank();
     bank.restore({
       format: MEMO_FORMAT,

@@ -71,6 +71,8 @@ export class MemoBank implements MemoKeeper {
   private readonly savedPrints = new Map<string, number[]>();
   /** Kinds whose seeds were checked against this code's fingerprint (the stale ones dropped). */
   private readonly checked = new Set<string>();
+  /** Kinds a memo asked seeds of: their seeds still unused at a save are of models no longer asked. */
+  private readonly asked = new Set<string>();
   private seedsLeft = 0;
 
   /**
@@ -96,6 +98,7 @@ export class MemoBank implements MemoKeeper {
     if (this.seedsLeft === 0) return undefined;
     const ofKind = this.freshSeeds(kind);
     if (!ofKind) return undefined;
+    this.asked.add(kind);
     const id = `${modelKey(model)}\n${variant}`;
     const seed = ofKind.get(id);
     if (seed !== undefined) {
@@ -105,8 +108,17 @@ export class MemoBank implements MemoKeeper {
     return seed;
   }
 
-  /** Every added memo's entries (one per kind, model and variant), with the seeds not used yet. */
+  /**
+   * Every added memo's entries (one per kind, model and variant), with the seeds not used yet of
+   * kinds no memo has asked for (a restart before any round keeps them). The seeds left of a kind
+   * that was asked for are dropped here: their models were not asked in the rounds since the
+   * restart (finished jobs, refitted models), so restarts do not carry them on without end.
+   */
   save(): MemoSnapshot {
+    for (const kind of this.asked) {
+      this.seedsLeft -= this.seeds.get(kind)?.size ?? 0;
+      this.seeds.delete(kind);
+    }
     const byKind = new Map<string, Map<string, [string, string, (number | null)[]]>>();
     const ofKind = (kind: string) => {
       let m = byKind.get(kind);
@@ -142,6 +154,7 @@ export class MemoBank implements MemoKeeper {
     this.seeds.clear();
     this.savedPrints.clear();
     this.checked.clear();
+    this.asked.clear();
     this.seedsLeft = 0;
     if (!isSnapshot(snapshot)) return 0;
     for (const [kind, entries] of Object.entries(snapshot.kinds)) {
