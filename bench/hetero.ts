@@ -4,7 +4,6 @@
  * policy's decision time at 64 and 2,048 GPUs. Run:
  *   npm run bench:hetero -- [--data DIR] [--sets philly,saturn] [--workloads 1-8] [--policies goodput,sia,pollux] [--json]
  */
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { percentile } from '../src/sim/metrics.js';
 import {
@@ -18,6 +17,7 @@ import { heteroPolicy, runHeteroWorkload, type HeteroReport } from '../src/sim/h
 import { loadHeteroApplications } from '../src/sim/hetero/typed-app.js';
 import { GOODPUT_HETERO_DEFAULTS, type GoodputHeteroParams } from '../src/policy/sia/goodput-hetero.js';
 import { benchArgs } from './bench-args.js';
+import { siaDataDir } from './scale/cases.js';
 
 const USAGE = `
 usage: npm run bench:hetero -- [--data DIR] [--sets philly,saturn] [--workloads LIST]
@@ -69,12 +69,7 @@ function numbers(spec: string, max: number): number[] {
   return out;
 }
 
-// The shared data sits beside the checkout (../shared) or beside its worktree folder (../../shared).
-const dataDir = values.data ?? (existsSync('../shared/data/sia') ? '../shared/data/sia' : '../../shared/data/sia');
-if (!existsSync(join(dataDir, 'traces'))) {
-  console.error(`error: ${dataDir}/traces: no such directory (give the Sia data directory with --data)`);
-  process.exit(2);
-}
+const dataDir = siaDataDir(values.data);
 const traces = join(dataDir, 'traces');
 const goodputParams: Partial<GoodputHeteroParams> = {};
 for (const a of values['goodput-param']) {

@@ -18,7 +18,6 @@
  * copied once per 64 GPUs, on 16,384 GPUs, stopped after --sim-limit-s (default 600); --sim-only
  * runs only it, --skip-sim leaves it out, --sim-policy NAME (default goodput), --sim-gpus N.
  */
-import { existsSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import type { Allocation } from '../src/core/cluster.js';
@@ -28,6 +27,7 @@ import { validateDecision } from '../src/policy/validate-decision.js';
 import { percentile } from '../src/sim/metrics.js';
 import { benchArgs } from './bench-args.js';
 import { runServerBench, SERVER_TARGETS, type ServerFigures } from './scale/server-bench.js';
+import { scaleCase, siaDataDir } from './scale/cases.js';
 import { runSimBench, type SimFigures } from './scale/sim-bench.js';
 import { feedBack, generateCase, roundSnapshot, type GeneratedCluster } from './generated-cluster.js';
 
@@ -104,30 +104,16 @@ const quick = values.quick;
 const rounds = Number(values.rounds ?? (quick ? 3 : 8));
 const names = [...new Set(values.cases.split(',').map((n) => (quick ? n.replace(/-\d+$/, '-64') : n)))];
 const specs: CaseSpec[] = names.map((name) => {
-  const m = /^(one|four)-(\d+)$/.exec(name.trim());
-  if (!m) {
-    console.error(`error: --cases: '${name}' is not one-N or four-N (e.g. one-2048)`);
-    process.exit(2);
-  }
-  const gpus = quick ? 64 : Number(m[2]);
-  return { name, types: m[1] === 'one' ? 1 : 4, gpus, jobs: quick ? 200 : Math.round((gpus * 5000) / 2048) };
+  const c = scaleCase(name);
+  return { name, types: c.types, gpus: c.gpus, jobs: quick ? 200 : c.jobs };
 });
-
-function dataDir(): string {
-  const dir = values.data ?? (existsSync('../shared/data/sia') ? '../shared/data/sia' : '../../shared/data/sia');
-  if (!existsSync(join(dir, 'traces'))) {
-    console.error(`error: ${dir}/traces: no such directory (give the Sia data directory with --data)`);
-    process.exit(2);
-  }
-  return dir;
-}
 
 function generate(spec: CaseSpec): GeneratedCluster {
   return generateCase(
     spec.types,
     spec.gpus,
     spec.jobs,
-    spec.types === 1 ? '' : join(dataDir(), 'traces'),
+    spec.types === 1 ? '' : join(siaDataDir(values.data), 'traces'),
     values['distinct-models'],
   );
 }

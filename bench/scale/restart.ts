@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +18,7 @@ import { createPolicy } from '../../src/policy/registry.js';
 import { percentile } from '../../src/sim/metrics.js';
 import { benchArgs, switchFlag, textFlag } from '../bench-args.js';
 import { feedBack, generateCase, roundSnapshot } from '../generated-cluster.js';
+import { scaleCase, siaDataDir } from './cases.js';
 
 const USAGE = `
 usage: node dist/bench/scale/restart.js [--cases one-2048,one-16384,four-2048,four-16384]
@@ -46,33 +47,14 @@ interface Child {
   digest: string;
 }
 
-function tracesDir(): string {
-  const dir = values.data ?? (existsSync('../shared/data/sia') ? '../shared/data/sia' : '../../shared/data/sia');
-  if (!existsSync(join(dir, 'traces'))) {
-    console.error(`error: ${dir}/traces: no such directory (give the Sia data directory with --data)`);
-    process.exit(2);
-  }
-  return join(dir, 'traces');
-}
-
-function parseCase(name: string): { types: 1 | 4; gpus: number; jobs: number } {
-  const m = /^(one|four)-(\d+)$/.exec(name.trim());
-  if (!m) {
-    console.error(`error: --cases: '${name}' is not one-N or four-N (e.g. one-2048)`);
-    process.exit(2);
-  }
-  const gpus = Number(m[2]);
-  return { types: m[1] === 'one' ? 1 : 4, gpus, jobs: Math.round((gpus * 5000) / 2048) };
-}
-
 /** A child: `save` decides 3 rounds and writes the memo to --memo; `cold`/`restored` decide the first round. */
 async function child(mode: string, name: string): Promise<Child> {
-  const spec = parseCase(name);
+  const spec = scaleCase(name);
   const cluster = generateCase(
     spec.types,
     spec.gpus,
     spec.jobs,
-    spec.types === 1 ? '' : tracesDir(),
+    spec.types === 1 ? '' : join(siaDataDir(values.data), 'traces'),
     values['distinct-models'],
   );
   const bank = new MemoBank();
@@ -139,7 +121,7 @@ else {
   const cases = [];
   try {
     for (const name of values.cases.split(',')) {
-      const spec = parseCase(name);
+      const spec = scaleCase(name);
       const memo = join(dir, 'memo.json');
       const saved = run('save', name, memo);
       const cold: Child[] = [];
