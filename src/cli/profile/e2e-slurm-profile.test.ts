@@ -53,7 +53,16 @@ describe('goodput profile --backend slurm (real slurmctld and slurmd)', { skip }
     mkdirSync(envDir);
     const out = join(dir, 'p.json');
     // Another user's job holds 3 of gp1's 4 GPUs: the sweep goes to gp2, the node with the most free.
-    const hold = ['--parsable', '--nodelist=gp1', '--gres=gpu:3', '--ntasks=1', '--wrap', 'sleep 300'];
+    const hold = [
+      '--parsable',
+      '--nodelist=gp1',
+      '--gres=gpu:3',
+      '--ntasks=1',
+      '-o',
+      '/dev/null',
+      '--wrap',
+      'sleep 300',
+    ];
     const foreign = (await cluster.cmd('sbatch', hold)).trim();
     await waitFor('it to run', 30_000, async () => (await squeue('-j', foreign, '-o', '%T')) === 'RUNNING');
     const args = ['--backend', 'slurm', '--partition', cluster.partition, '--gpus', '2', '--data-dir', data_dir];
@@ -113,7 +122,16 @@ describe('goodput profile --backend slurm (real slurmctld and slurmd)', { skip }
     assert.equal(down.status, 1, down.stderr);
     assert.match(down.stderr, /error\[E_BACKEND_UNAVAILABLE\]: .*slurmctld.*'sinfo' works here/);
     // Other jobs hold every GPU of both nodes: nothing to profile on now, and each node says why.
-    const hold = ['--parsable', '--nodes=2', '--ntasks-per-node=1', '--gres=gpu:4', '--wrap', 'sleep 300'];
+    const hold = [
+      '--parsable',
+      '--nodes=2',
+      '--ntasks-per-node=1',
+      '--gres=gpu:4',
+      '-o',
+      '/dev/null',
+      '--wrap',
+      'sleep 300',
+    ];
     const foreign = (await cluster.cmd('sbatch', hold)).trim();
     await waitFor('it to run', 30_000, async () => (await squeue('-j', foreign, '-o', '%T')) === 'RUNNING');
     const full = await cli([...args, '--', ...SCRIPT], cluster.env);
