@@ -9,13 +9,13 @@
  * Main-thread CPU is read from Linux's /proc/self/task/<pid>/schedstat (null elsewhere).
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Allocation } from '../../src/core/cluster.js';
 import { createPolicy } from '../../src/policy/registry.js';
 import { percentile } from '../../src/sim/metrics.js';
 import { benchArgs, switchFlag, textFlag } from '../bench-args.js';
 import { feedBack, generateOneType, roundSnapshot } from '../generated-cluster.js';
+import { mainThreadCpuMs } from './main-thread.js';
 
 const USAGE = `
 usage: node dist/bench/scale/first-round.js [--nodes 512] [--jobs 5000] [--rounds 2] [--runs 5] [--json]
@@ -50,25 +50,19 @@ for (const [name, n] of [
 /** One round's times (ms): main thread CPU (null off Linux), process CPU, wall. */
 type RoundTimes = [number | null, number, number];
 
-const schedstat = `/proc/self/task/${process.pid}/schedstat`;
-function mainThreadMs(): number | null {
-  if (!existsSync(schedstat)) return null;
-  return Number(readFileSync(schedstat, 'utf8').split(' ')[0]) / 1e6;
-}
-
 async function child(): Promise<RoundTimes[]> {
   const cluster = generateOneType(nodes, 4, jobs);
   const policy = await createPolicy('goodput', { seed: 1 });
   let allocations: Record<string, Allocation> = cluster.allocations;
   const times: RoundTimes[] = [];
   for (let round = 0; round < rounds; round++) {
-    const main0 = mainThreadMs();
+    const main0 = mainThreadCpuMs();
     const cpu0 = process.cpuUsage();
     const wall0 = performance.now();
     const decision = policy.decide(roundSnapshot(cluster, round, allocations));
     const wall = performance.now() - wall0;
     const cpu = process.cpuUsage(cpu0);
-    const main1 = mainThreadMs();
+    const main1 = mainThreadCpuMs();
     times.push([main0 === null || main1 === null ? null : main1 - main0, (cpu.user + cpu.system) / 1000, wall]);
     allocations = decision.allocations;
     feedBack(cluster.jobs, allocations);
