@@ -32,13 +32,14 @@ export function freeBytes(dir: string): number | undefined {
   }
 }
 
-const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+/** `bytes` in MiB with one decimal, as the disk notes print it (`1.5 MiB`). */
+export const mibText = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 
 /** Why the data directory counts as full now, or undefined when it has room (or the space is unknown). */
 export function diskFullNote(dir: string, min_free_bytes = MIN_FREE_BYTES): string | undefined {
   const free = freeBytes(dir);
   if (free === undefined || free >= min_free_bytes) return undefined;
-  return `the disk of the data directory ${dir} is full (${mib(free)} free, less than ${mib(min_free_bytes)})`;
+  return `the disk of the data directory ${dir} is full (${mibText(free)} free, less than ${mibText(min_free_bytes)})`;
 }
 
 /** E_DISK_FULL for a write that found no space under `dir` (what to do included). */
@@ -48,7 +49,7 @@ export function diskFullError(dir: string, cause: unknown): GoodputError {
   return new GoodputError(
     'E_DISK_FULL',
     `the disk of the data directory ${dir} is full` +
-      `${free !== undefined ? ` (${mib(free)} free)` : ''}: ${detail}; free space there (old ` +
+      `${free !== undefined ? ` (${mibText(free)} free)` : ''}: ${detail}; free space there (old ` +
       `logs and checkpoints are under ${dir}/jobs) and try again`,
   );
 }

@@ -240,6 +240,13 @@ export function parsedOrUndefined(text: string): unknown {
   }
 }
 
+/** A bank seeded from `json` (memoJson's text, saved before); without seeds where it is undefined or unreadable. */
+export function restoredBank(json: string | undefined): MemoBank {
+  const bank = new MemoBank();
+  if (json !== undefined) bank.restore(parsedOrUndefined(json));
+  return bank;
+}
+
 /** `bank`'s memos as JSON text, or undefined where it holds none (nothing worth saving). */
 export function memoJson(bank: MemoBank): string | undefined {
   const snapshot = bank.save();

@@ -24,13 +24,9 @@ export interface MemoKeeper {
  * the same goodput everywhere. Numbers print exactly (String keeps every digit of a double).
  */
 export function modelKey(model: GoodputModel): string {
-  const p = model.perf;
-  const l = model.limits;
-  const head =
-    `${p.alpha_c},${p.beta_c},${p.alpha_n},${p.beta_n},${p.alpha_r},${p.beta_r},${p.gamma}|` +
-    `${model.grad.sqr},${model.grad.var}|` +
-    `${l.init_batch_size},${l.max_batch_size},${l.min_local_bsz},${l.max_local_bsz},${l.accumulation ? 1 : 0}`;
-  return model.correction ? `${head}|${correctionKey(model)}` : head;
+  const head = new Float64Array(HEAD_FIELDS);
+  readHead(model, head);
+  return contentKey(head, 0, correctionKey(model));
 }
 
 /** Numbers of a model a prediction reads, besides its correction (modelKey's head, in order). */
@@ -69,13 +65,16 @@ function readHead(model: GoodputModel, head: Float64Array): void {
   head[13] = l.accumulation ? 1 : 0;
 }
 
-/** The head at `at` of `heads` as modelKey prints it (the same string for the same numbers). */
-function printedHead(heads: Float64Array, at: number): string {
+/**
+ * The modelKey of a content: its head at `at` of `heads`, printed, then its correction key ('':
+ * none). The one printer of both modelKey and the keys a memo saves (`ModelMemo.saved`).
+ */
+function contentKey(heads: Float64Array, at: number, correction: string): string {
   const h = (k: number): number => heads[at + k]!;
-  return (
+  const head =
     `${h(0)},${h(1)},${h(2)},${h(3)},${h(4)},${h(5)},${h(6)}|${h(7)},${h(8)}|` +
-    `${h(9)},${h(10)},${h(11)},${h(12)},${h(13)}`
-  );
+    `${h(9)},${h(10)},${h(11)},${h(12)},${h(13)}`;
+  return correction === '' ? head : `${head}|${correction}`;
 }
 
 /** The head being looked up (one buffer, not an array per lookup: thousands of jobs a round). */
@@ -182,7 +181,7 @@ export class ModelMemo<T> {
   private *saved(save: (value: T) => readonly number[] | undefined): Iterable<[string, string, readonly number[]]> {
     for (const bucket of this.byContent.values())
       for (const c of bucket) {
-        const key = printedHead(this.heads, c.head_at) + (c.correction === '' ? '' : `|${c.correction}`);
+        const key = contentKey(this.heads, c.head_at, c.correction);
         for (const [variant, entry] of c.variants) {
           const numbers = save(entry.value);
           if (numbers !== undefined) yield [key, variant, numbers];

@@ -6,7 +6,7 @@
  */
 import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
-import { MIN_FREE_BYTES } from '../datadir/disk-space.js';
+import { MIN_FREE_BYTES, mibText } from '../datadir/disk-space.js';
 import type { Store } from '../store/store.js';
 
 /** How often a running server saves the policy's memos (a kill -9 loses at most this much of them). */
@@ -78,8 +78,8 @@ export class PolicyMemoSaver {
       if (free !== undefined && free < MIN_FREE_BYTES + 4 * body.byteLength) {
         if (!this.skipped)
           this.log(
-            `policy memos: not saved (${(free / 2 ** 20).toFixed(1)} MiB free on the store's disk, ` +
-              `they take ${(body.byteLength / 2 ** 20).toFixed(1)} MiB); a restart computes them again`,
+            `policy memos: not saved (${mibText(free)} free on the store's disk, ` +
+              `they take ${mibText(body.byteLength)}); a restart computes them again`,
           );
         this.skipped = true;
         return;

@@ -3,7 +3,7 @@
  * server's thread or in a worker thread of its own (control/policy-thread) on a large cluster.
  */
 import { GoodputError } from '../core/errors.js';
-import { MemoBank, memoJson, parsedOrUndefined } from '../goodput/memo-bank.js';
+import { memoJson, restoredBank } from '../goodput/memo-bank.js';
 import type { Policy, PolicyOptions } from '../policy/policy.js';
 import { parsePolicyParams } from '../policy/policy-params.js';
 import { createSharedPolicy, findPolicy, policyNames } from '../policy/registry.js';
@@ -60,8 +60,7 @@ export async function makePolicy(
     const thread = await PolicyThread.start(memo === undefined ? choice : { ...choice, memo });
     return { policy: thread, saveMemo: () => thread.saveMemo() };
   }
-  const bank = new MemoBank();
-  if (memo !== undefined) bank.restore(parsedOrUndefined(memo));
+  const bank = restoredBank(memo);
   const policy = await createSharedPolicy(choice.name, { ...choice.options, memo_bank: bank });
   return { policy, saveMemo: async () => memoJson(bank) };
 }

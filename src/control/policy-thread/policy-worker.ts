@@ -4,7 +4,7 @@
  * the policy's memos and state live here between rounds; it saves the memos when asked.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { MemoBank, memoJson, parsedOrUndefined } from '../../goodput/memo-bank.js';
+import { memoJson, restoredBank } from '../../goodput/memo-bank.js';
 import type { Policy } from '../../policy/policy.js';
 import { createSharedPolicy } from '../../policy/registry.js';
 import { fromWire, type WireJob, type WireSnapshot } from './snapshot-wire.js';
@@ -14,8 +14,7 @@ const init = workerData as PolicyThreadInit;
 const port = parentPort!;
 let policy: Policy;
 // The policy's memos, saved on request and seeded from those saved before (goodput/memo-bank.ts).
-const bank = new MemoBank();
-if (init.memo !== undefined) bank.restore(parsedOrUndefined(init.memo));
+const bank = restoredBank(init.memo);
 try {
   policy = await createSharedPolicy(init.name, { ...init.options, memo_bank: bank });
   port.postMessage({

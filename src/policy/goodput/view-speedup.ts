@@ -128,7 +128,7 @@ function makeModelSpeedup(
   const seeded = seed !== undefined && seed.length >= 2 && seed[1]! >= 0;
   // On a large cluster (scale.ts) the search over batch sizes is approximate.
   const best = approx ? approxBestGoodput : bestGoodput;
-  const { one_gpu, fn } = seeded ? oneGpuSpeedup(model, batch, best, seed[0]!) : oneGpuSpeedup(model, batch, best);
+  const { one_gpu, fn } = oneGpuSpeedup(model, batch, best, seeded ? seed[0]! : undefined);
   return {
     one_gpu,
     fn: one_gpu > 0 ? fn : linearSpeedupFn(1),
