@@ -4,8 +4,9 @@
  * and four types (Sia's applications and types aws/rtx/dgx/dgx-ext, a quarter of the GPUs each),
  * at 2,048 GPUs / 5,000 jobs and 16,384 GPUs / 40,000 jobs. Per case: 8 rounds (--rounds) from
  * random initial allocations, each decision fed back; prints the first round's wall time, p99
- * wall and CPU time over the rounds (and the main thread's part of the CPU time), and the median gap of the decision's objective to the bound
- * the policy reports (PolicyDecision.diagnostics), with the targets of issue #49.
+ * wall and CPU time over the rounds (and the main thread's part of the CPU time), and the median
+ * gap of the decision's objective to the bound the policy reports (PolicyDecision.diagnostics),
+ * with the targets of issue #49.
  * Flags: --quick (64 GPUs, 200 jobs, 3 rounds: a smoke run), --cases one-2048,one-16384,
  * four-2048,four-16384 (which to run), --data DIR (Sia data, default ../shared/data/sia or
  * ../../shared/data/sia), --distinct-models (every job's models its own: generated-cluster.ts
@@ -19,7 +20,6 @@
  * runs only it, --skip-sim leaves it out, --sim-policy NAME (default goodput), --sim-gpus N.
  */
 import { loadavg } from 'node:os';
-import { join } from 'node:path';
 import type { Allocation } from '../src/core/cluster.js';
 import type { Policy } from '../src/policy/policy.js';
 import { createPolicy } from '../src/policy/registry.js';
@@ -27,7 +27,7 @@ import { validateDecision } from '../src/policy/validate-decision.js';
 import { percentile } from '../src/sim/metrics.js';
 import { benchArgs } from './bench-args.js';
 import { runServerBench, SERVER_TARGETS, type ServerFigures } from './scale/server-bench.js';
-import { scaleCase, siaDataDir } from './scale/cases.js';
+import { caseTracesDir, scaleCase } from './scale/cases.js';
 import { mainThreadCpuMs } from './scale/main-thread.js';
 import { runSimBench, type SimFigures } from './scale/sim-bench.js';
 import { feedBack, generateCase, roundSnapshot, type GeneratedCluster } from './generated-cluster.js';
@@ -120,7 +120,7 @@ function generate(spec: CaseSpec): GeneratedCluster {
     spec.types,
     spec.gpus,
     spec.jobs,
-    spec.types === 1 ? '' : join(siaDataDir(values.data), 'traces'),
+    caseTracesDir(spec.types, values.data),
     values['distinct-models'],
   );
 }

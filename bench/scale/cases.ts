@@ -18,6 +18,11 @@ export function siaDataDir(given: string | undefined): string {
   return dir;
 }
 
+/** The traces a case of `types` GPU types is generated from: Sia's (`data`, as siaDataDir) for four, none ('') for one. */
+export function caseTracesDir(types: 1 | 4, data: string | undefined): string {
+  return types === 1 ? '' : join(siaDataDir(data), 'traces');
+}
+
 /** A case of bench:scale: one GPU type or four, its GPUs, and 5,000 jobs per 2,048 GPUs. */
 export interface ScaleCase {
   types: 1 | 4;

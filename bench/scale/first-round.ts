@@ -19,9 +19,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Allocation } from '../../src/core/cluster.js';
 import type { createPolicy as CreatePolicy } from '../../src/policy/registry.js';
 import { percentile } from '../../src/sim/metrics.js';
-import { benchArgs, switchFlag, textFlag } from '../bench-args.js';
+import { benchArgs, positiveIntOrExit, switchFlag, textFlag } from '../bench-args.js';
 import { feedBack, generateCase, roundSnapshot } from '../generated-cluster.js';
-import { siaDataDir } from './cases.js';
+import { caseTracesDir } from './cases.js';
 import { mainThreadCpuMs } from './main-thread.js';
 
 const USAGE = `
@@ -45,21 +45,13 @@ const values = benchArgs(USAGE, {
   child: switchFlag(),
   root: textFlag(''),
 });
-const nodes = Number(values.nodes);
-const jobs = Number(values.jobs);
-const rounds = Number(values.rounds);
-const runs = Number(values.runs);
+const nodes = positiveIntOrExit(values.nodes, 'nodes');
+const jobs = positiveIntOrExit(values.jobs, 'jobs');
+const rounds = positiveIntOrExit(values.rounds, 'rounds');
+const runs = positiveIntOrExit(values.runs, 'runs');
 function fail(message: string): never {
   console.error(`error: ${message}`);
   process.exit(2);
-}
-for (const [name, n] of [
-  ['--nodes', nodes],
-  ['--jobs', jobs],
-  ['--rounds', rounds],
-  ['--runs', runs],
-] as const) {
-  if (!Number.isInteger(n) || n < 1) fail(`${name} must be a positive integer (got ${String(n)})`);
 }
 const types: 1 | 4 =
   values.types === '1' ? 1 : values.types === '4' ? 4 : fail(`--types must be 1 or 4 (got ${values.types})`);
@@ -96,7 +88,7 @@ async function child(root: string, tracesDir: string): Promise<RoundTimes[]> {
   return times;
 }
 
-const tracesDir = types === 4 ? join(siaDataDir(values.data || undefined), 'traces') : '';
+const tracesDir = caseTracesDir(types, values.data || undefined);
 if (values.child) {
   console.log(JSON.stringify(await child(values.root, tracesDir)));
 } else {

@@ -16,9 +16,9 @@ import type { Allocation } from '../../src/core/cluster.js';
 import { MemoBank, memoJson, parsedOrUndefined } from '../../src/goodput/memo-bank.js';
 import { createPolicy } from '../../src/policy/registry.js';
 import { percentile } from '../../src/sim/metrics.js';
-import { benchArgs, switchFlag, textFlag } from '../bench-args.js';
+import { benchArgs, positiveIntOrExit, switchFlag, textFlag } from '../bench-args.js';
 import { feedBack, generateCase, roundSnapshot } from '../generated-cluster.js';
-import { scaleCase, siaDataDir } from './cases.js';
+import { caseTracesDir, scaleCase } from './cases.js';
 
 const USAGE = `
 usage: node dist/bench/scale/restart.js [--cases one-2048,one-16384,four-2048,four-16384]
@@ -54,7 +54,7 @@ async function child(mode: string, name: string): Promise<Child> {
     spec.types,
     spec.gpus,
     spec.jobs,
-    spec.types === 1 ? '' : join(siaDataDir(values.data), 'traces'),
+    caseTracesDir(spec.types, values.data),
     values['distinct-models'],
   );
   const bank = new MemoBank();
@@ -112,11 +112,7 @@ const median = (xs: number[]): number => r1(percentile(xs, 50));
 
 if (values.child) console.log(JSON.stringify(await child(values.child, values.cases)));
 else {
-  const runs = Number(values.runs);
-  if (!Number.isInteger(runs) || runs < 1) {
-    console.error(`error: --runs must be a positive integer (got ${values.runs})`);
-    process.exit(2);
-  }
+  const runs = positiveIntOrExit(values.runs, 'runs');
   const dir = mkdtempSync(join(tmpdir(), 'goodput-restart-'));
   const cases = [];
   try {
