@@ -51,6 +51,15 @@ describe('bench/scale/first-round.js', () => {
     }
   });
 
+  it("gives node's flags to the measured processes", () => {
+    const args = ['--nodes', '8', '--jobs', '20', '--runs', '1', '--rounds', '1', '--json'];
+    const r = spawnSync(process.execPath, ['--no-turbo-inlining', script, ...args], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    assert.deepEqual((JSON.parse(r.stdout) as { node_flags: string[] }).node_flags, ['--no-turbo-inlining']);
+    const plain = JSON.parse(run(...args).stdout) as { node_flags: string[] };
+    assert.deepEqual(plain.node_flags, []);
+  });
+
   it('refuses a directory that is not a built checkout, and bad flags, with exit code 2', () => {
     const notBuilt = run('--builds', '/nonexistent-build');
     assert.equal(notBuilt.status, 2);

@@ -10,6 +10,8 @@
  * the build before under the same load.
  * Flags: --types 1|4, --nodes 512 (x 4 GPUs), --jobs 5000, --rounds 2, --runs 5 (processes per
  * build), --builds DIR,... (default: this build), --data DIR (Sia's, for --types 4), --json.
+ * Node's own flags given to this script (e.g. a V8 flag whose effect is measured) are given to
+ * every measured process too, and printed (`node_flags`).
  * Main-thread CPU is read from Linux's /proc/self/task/<pid>/schedstat (null elsewhere).
  */
 import { spawnSync } from 'node:child_process';
@@ -31,7 +33,8 @@ The goodput policy's decide() on one GPU type or four (bench:scale's cases, --no
 fresh process per run: per round the main thread's CPU time, the process's CPU time and the wall
 time (ms); then the median and the minimum of each over the runs, for the first round and the later
 ones. --builds: roots of built checkouts (npx tsc run there) whose policies are compared, their
-processes alternating (default: this one).
+processes alternating (default: this one). Node's flags given to this script (node FLAG
+first-round.js ...) are given to the measured processes too.
 `;
 const values = benchArgs(USAGE, {
   types: textFlag('1'),
@@ -90,7 +93,7 @@ async function child(root: string, tracesDir: string): Promise<RoundTimes[]> {
 
 const tracesDir = caseTracesDir(types, values.data || undefined);
 if (values.child) {
-  console.log(JSON.stringify(await child(values.root, tracesDir)));
+  console.log(JSON.stringify({ node_flags: process.execArgv, rounds: await child(values.root, tracesDir) }));
 } else {
   const builds = values.builds === '' ? [thisRoot] : values.builds.split(',').map((b) => resolve(b));
   for (const root of builds)
@@ -98,16 +101,20 @@ if (values.child) {
       fail(`${root}: not a built checkout (no ${registryOf(root)}; run npx tsc there)`);
   const script = fileURLToPath(import.meta.url);
   const all = builds.map((): RoundTimes[][] => []);
+  /** The flags the measured processes ran with, as they report them. */
+  let childFlags: string[] = [];
   for (let run = 0; run < runs; run++) {
     builds.forEach((root, b) => {
       const args = [script, '--child', '--root', root, '--types', `${types}`, '--nodes', `${nodes}`];
       args.push('--jobs', `${jobs}`, '--rounds', `${rounds}`, ...(values.data ? ['--data', values.data] : []));
-      const result = spawnSync(process.execPath, args, { encoding: 'utf8' });
+      const result = spawnSync(process.execPath, [...process.execArgv, ...args], { encoding: 'utf8' });
       if (result.status !== 0) {
         console.error(`error: run ${run + 1} of ${root} failed: ${result.stderr.trim().split('\n').pop() ?? ''}`);
         process.exit(1);
       }
-      all[b]!.push(JSON.parse(result.stdout) as RoundTimes[]);
+      const out = JSON.parse(result.stdout) as { node_flags: string[]; rounds: RoundTimes[] };
+      childFlags = out.node_flags;
+      all[b]!.push(out.rounds);
     });
   }
   const summary = (runsOfBuild: RoundTimes[][], pick: (r: RoundTimes[]) => RoundTimes[]) => {
@@ -126,7 +133,7 @@ if (values.child) {
     later: summary(all[b]!, (r) => r.slice(1)),
     all: all[b]!,
   }));
-  const head = { types, nodes, gpus: nodes * 4, jobs, runs, rounds };
+  const head = { types, nodes, gpus: nodes * 4, jobs, runs, rounds, node_flags: childFlags };
   // The first build's figures also at the top level (this script's output before --builds).
   if (values.json) console.log(JSON.stringify({ ...head, ...results[0]!, builds: results }));
   else {
@@ -134,7 +141,10 @@ if (values.child) {
       (['main_cpu_ms', 'cpu_ms', 'wall_ms'] as const)
         .map((k) => `${k.replace('_ms', '')} p50 ${s[k]?.p50 ?? '-'} min ${s[k]?.min ?? '-'} ms`)
         .join(', ');
-    console.log(`${types} type(s), ${nodes * 4} GPUs, ${jobs} jobs, ${runs} processes x ${rounds} rounds per build`);
+    const flags = childFlags.length > 0 ? `, node ${childFlags.join(' ')}` : '';
+    console.log(
+      `${types} type(s), ${nodes * 4} GPUs, ${jobs} jobs, ${runs} processes x ${rounds} rounds per build${flags}`,
+    );
     for (const r of results) {
       if (builds.length > 1) console.log(`${r.root}:`);
       console.log(`  first round: ${line(r.first)}`);
