@@ -189,10 +189,13 @@ export class ModelMemo<T> {
       }
   }
 
-  /** The value for (`model`, `variant`), made by `make` the first time. */
-  get(model: GoodputModel, variant: string, make: () => T): T {
+  /**
+   * The value for (`model`, `variant`), made by `make` the first time, from the bank's seed of it
+   * where there is one (`seed`; undefined: none).
+   */
+  get(model: GoodputModel, variant: string, make: (seed: number[] | undefined) => T): T {
     let value = this.find(model, variant);
-    if (value === undefined) this.put(model, variant, (value = make()));
+    if (value === undefined) this.put(model, variant, (value = make(this.seed(model, variant))));
     return value;
   }
 

@@ -255,14 +255,6 @@ export class SiaPolicy implements Policy {
     return 0;
   }
 
-  /** The goodput table of `model` (memo, else its seed, else empty). */
-  private tableOf(model: GoodputModel, variant: string): Map<number, number> {
-    let table = this.goodputs.find(model, variant);
-    if (table === undefined)
-      this.goodputs.put(model, variant, (table = goodputTable(this.goodputs.seed(model, variant))));
-    return table;
-  }
-
   /** Normalized goodput of `job` for every configuration (ZERO_GAIN where not allowed). */
   protected goodputRow(job: TypedJob, configs: readonly SiaConfig[], gpn: ReadonlyMap<string, number>): number[] {
     // Per type (by position in gpn) rather than per configuration: thousands of rows a round.
@@ -309,7 +301,7 @@ export class SiaPolicy implements Policy {
         const own = valued[i];
         if (own)
           g = goodputOn(
-            (tables[i] ??= this.tableOf(own, variant)),
+            (tables[i] ??= this.goodputs.get(own, variant, goodputTable)),
             this.approx,
             own,
             job.fixed_batch_size,
@@ -320,7 +312,7 @@ export class SiaPolicy implements Policy {
         else {
           const src = models[source]!;
           const nodes = Math.ceil(c.gpus / sourceGpn);
-          const t = (tables[source] ??= this.tableOf(src, variant));
+          const t = (tables[source] ??= this.goodputs.get(src, variant, goodputTable));
           g = goodputOn(t, this.approx, src, job.fixed_batch_size, nodes, c.gpus) * ratios[i]!;
         }
         row[k] = g;
