@@ -22,6 +22,8 @@ const REFERENCE_LIMITS = {
   max_local_bsz: 512,
   accumulation: true,
 };
+// The numbers of testing/perf-fixture.ts CIFAR_PERF, written here: a fingerprint must not move
+// when a test fixture is retuned (every saved memo would be dropped), nor production import testing/.
 const REFERENCE_PERF = {
   alpha_c: 0.0032,
   beta_c: 0.00078,
