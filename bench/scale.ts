@@ -18,6 +18,7 @@
  * The simulator part (bench/scale/sim-bench.ts): a day of the Philly-derived Pollux workloads,
  * copied once per 64 GPUs, on 16,384 GPUs, stopped after --sim-limit-s (default 600); --sim-only
  * runs only it, --skip-sim leaves it out, --sim-policy NAME (default goodput), --sim-gpus N.
+ * Progress lines go to stderr with --json, so that stdout holds only the JSON object.
  */
 import { loadavg } from 'node:os';
 import type { Allocation } from '../src/core/cluster.js';
@@ -47,6 +48,8 @@ GPUs, reporting every 30 s): start, rounds end to end, report p99, goodput ls/sh
 --server-policy-thread on|off|auto: where its policy decides (goodput up --policy-thread).
 Then the simulator: a day of the Pollux workloads copied once per 64 GPUs on 16,384 GPUs (--sim-gpus),
 stopped after --sim-limit-s 600 (--quick: 256 GPUs, 60 s); --sim-only, --skip-sim, --sim-policy NAME.
+Progress (each case, the server's steps, the simulation every 30 s) goes to stdout with the figures,
+to stderr with --json.
 `;
 const values = benchArgs(USAGE, {
   quick: { type: 'boolean', default: false },
@@ -187,12 +190,25 @@ function round1(x: number): number {
   return Math.round(x * 10) / 10;
 }
 
+/**
+ * A line of progress: on stdout with the text figures, on stderr with --json (stdout holds only
+ * the JSON object), so that a run of many minutes is never silent.
+ */
+function progress(line: string): void {
+  if (values.json) console.error(line);
+  else console.log(line);
+}
+
 const cases: ScaleCase[] = [];
 const only = values['server-only'] || values['sim-only'];
 for (const spec of only ? [] : specs) {
   const c = await runCase(spec);
   cases.push(c);
-  if (!values.json) {
+  if (values.json)
+    progress(
+      `${spec.name}: first round ${c.first_round_ms} ms (CPU ${c.first_round_cpu_ms}), p99 ${c.p99_ms} ms (CPU ${c.p99_cpu_ms})`,
+    );
+  else {
     // The issue's target holds for the wall time and the CPU time alike.
     const verdict = (ms: number): string =>
       c.target_p99_ms === null
@@ -222,9 +238,7 @@ if (!values['skip-server'] && !values['sim-only']) {
     interval_s: 5,
     load_s: Number(values['server-load-s'] ?? (quick ? 20 : 60)),
     report_every_s: 30,
-    log: (line) => {
-      if (!values.json) console.log(line);
-    },
+    log: progress,
   });
   if (!values.json) printServer(server);
 }
@@ -235,6 +249,7 @@ if (!values['skip-sim'] && !values['server-only']) {
     hours: 24,
     policy: values['sim-policy'],
     limit_s: Number(values['sim-limit-s'] ?? (quick ? 60 : 600)),
+    log: progress,
   });
   if (!values.json) {
     const day =

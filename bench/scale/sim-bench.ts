@@ -66,9 +66,22 @@ export function scaledDay(copies: number, hours: number): Workload {
 
 class Stop extends Error {}
 
-/** Simulates a day on `gpus` GPUs (4 per node) under `policyName`, stopping after `limit_s` of wall time. */
-export function runSimBench(o: { gpus: number; hours: number; policy: string; limit_s: number }): SimFigures {
+/**
+ * Simulates a day on `gpus` GPUs (4 per node) under `policyName`, stopping after `limit_s` of
+ * wall time; `log` gets a line at the start and one every `progress_every_s` of wall time
+ * (default 30) while it runs.
+ */
+export function runSimBench(o: {
+  gpus: number;
+  hours: number;
+  policy: string;
+  limit_s: number;
+  log?: (line: string) => void;
+  progress_every_s?: number;
+}): SimFigures {
+  const progress_every_ms = (o.progress_every_s ?? 30) * 1000;
   const workload = scaledDay(Math.max(1, Math.round(o.gpus / BASE_GPUS)), o.hours);
+  o.log?.(`sim: ${workload.jobs.length} jobs on ${o.gpus} GPUs, policy ${o.policy}, stopped after ${o.limit_s} s`);
   const inner = findPolicy(o.policy)!.create({ seed: 1 });
   let decide_ms = 0;
   let decide_max_ms = 0;
@@ -90,6 +103,7 @@ export function runSimBench(o: { gpus: number; hours: number; policy: string; li
   let finished = true;
   let day_wall_s: number | null = null;
   let day_completed: number | null = null;
+  let logged_ms = start;
   try {
     const result = simulate(workload, o.policy, timed, {
       nodes: o.gpus / 4,
@@ -102,7 +116,15 @@ export function runSimBench(o: { gpus: number; hours: number; policy: string; li
           day_wall_s = Math.round((performance.now() - start) / 100) / 10;
           day_completed = completed;
         }
-        if (performance.now() - start > o.limit_s * 1000) throw new Stop();
+        const wall_ms = performance.now();
+        if (o.log && wall_ms - logged_ms >= progress_every_ms) {
+          logged_ms = wall_ms;
+          o.log(
+            `sim: ${Math.round((wall_ms - start) / 1000)} s wall, ${(now_s / 3600).toFixed(1)} of ${o.hours} simulated hours, ` +
+              `${completed} of ${workload.jobs.length} jobs completed`,
+          );
+        }
+        if (wall_ms - start > o.limit_s * 1000) throw new Stop();
       },
     });
     avg_jct_s = Math.round(result.jobs.reduce((s, j) => s + j.jct_s, 0) / result.jobs.length);
