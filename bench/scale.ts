@@ -48,8 +48,8 @@ GPUs, reporting every 30 s): start, rounds end to end, report p99, goodput ls/sh
 --server-policy-thread on|off|auto: where its policy decides (goodput up --policy-thread).
 Then the simulator: a day of the Pollux workloads copied once per 64 GPUs on 16,384 GPUs (--sim-gpus),
 stopped after --sim-limit-s 600 (--quick: 256 GPUs, 60 s); --sim-only, --skip-sim, --sim-policy NAME.
-Progress (each case, the server's steps, the simulation every 30 s) goes to stdout with the figures,
-to stderr with --json.
+Progress (each case, the server's steps) goes to stdout with the figures, to stderr with --json;
+the simulation's progress bar (a line every 30 s where stderr is not a terminal) to stderr.
 `;
 const values = benchArgs(USAGE, {
   quick: { type: 'boolean', default: false },
@@ -249,7 +249,7 @@ if (!values['skip-sim'] && !values['server-only']) {
     hours: 24,
     policy: values['sim-policy'],
     limit_s: Number(values['sim-limit-s'] ?? (quick ? 60 : 600)),
-    log: progress,
+    progress: process.stderr,
   });
   if (!values.json) {
     const day =

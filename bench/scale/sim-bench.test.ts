@@ -18,19 +18,20 @@ describe('scaledDay', () => {
 });
 
 describe('runSimBench', () => {
-  it('says what it simulates, then how far it has got while it runs', () => {
+  it("shows how far it has got on the CLI's progress bar, a line per round when every 0 s", () => {
     const lines: string[] = [];
+    const sink = { isTTY: false, write: (text: string) => lines.push(text) };
     const figures = runSimBench({
       gpus: 64,
       hours: 1,
       policy: 'fifo',
       limit_s: 60,
-      log: (l) => lines.push(l),
+      progress: sink,
       progress_every_s: 0,
     });
-    assert.match(lines[0]!, /^sim: \d+ jobs on 64 GPUs, policy fifo, stopped after 60 s$/);
-    const rounds = lines.slice(1);
-    assert.equal(rounds.length, figures.rounds, 'a line per round when every 0 s');
-    assert.match(rounds.at(-1)!, /^sim: \d+ s wall, [\d.]+ of 1 simulated hours, \d+ of \d+ jobs completed$/);
+    const rounds = lines.slice(0, -1);
+    assert.equal(rounds.length, figures.rounds);
+    assert.match(rounds[0]!, /^sim, \d+ jobs on 64 GPUs: \d+% \(t=\d+ min, \d+\/\d+ jobs\) after \d+ s\n$/);
+    assert.match(lines.at(-1)!, /^sim, \d+ jobs on 64 GPUs: done after \d+ s\n$/);
   });
 });

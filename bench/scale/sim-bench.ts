@@ -9,6 +9,7 @@
  * jobs submitted late in the day still run past it), wall and CPU time, rounds, jobs and the time
  * in the policy's decide().
  */
+import { ProgressBar, type ProgressSink } from '../../src/cli/commands/sim-progress.js';
 import { findPolicy } from '../../src/policy/registry.js';
 import type { Policy } from '../../src/policy/policy.js';
 import { simulate } from '../../src/sim/simulator.js';
@@ -68,20 +69,27 @@ class Stop extends Error {}
 
 /**
  * Simulates a day on `gpus` GPUs (4 per node) under `policyName`, stopping after `limit_s` of
- * wall time; `log` gets a line at the start and one every `progress_every_s` of wall time
- * (default 30) while it runs.
+ * wall time. With `progress` (stderr in bench:scale), the CLI's progress bar shows how far it has
+ * got: a bar on a terminal, else a line every `progress_every_s` (default 30) of wall time.
  */
 export function runSimBench(o: {
   gpus: number;
   hours: number;
   policy: string;
   limit_s: number;
-  log?: (line: string) => void;
+  progress?: ProgressSink;
   progress_every_s?: number;
 }): SimFigures {
-  const progress_every_ms = (o.progress_every_s ?? 30) * 1000;
   const workload = scaledDay(Math.max(1, Math.round(o.gpus / BASE_GPUS)), o.hours);
-  o.log?.(`sim: ${workload.jobs.length} jobs on ${o.gpus} GPUs, policy ${o.policy}, stopped after ${o.limit_s} s`);
+  const bar =
+    o.progress &&
+    new ProgressBar(
+      `sim, ${workload.jobs.length} jobs on ${o.gpus} GPUs`,
+      1,
+      o.progress,
+      Date.now,
+      (o.progress_every_s ?? 30) * 1000,
+    );
   const inner = findPolicy(o.policy)!.create({ seed: 1 });
   let decide_ms = 0;
   let decide_max_ms = 0;
@@ -103,7 +111,6 @@ export function runSimBench(o: {
   let finished = true;
   let day_wall_s: number | null = null;
   let day_completed: number | null = null;
-  let logged_ms = start;
   try {
     const result = simulate(workload, o.policy, timed, {
       nodes: o.gpus / 4,
@@ -116,21 +123,16 @@ export function runSimBench(o: {
           day_wall_s = Math.round((performance.now() - start) / 100) / 10;
           day_completed = completed;
         }
-        const wall_ms = performance.now();
-        if (o.log && wall_ms - logged_ms >= progress_every_ms) {
-          logged_ms = wall_ms;
-          o.log(
-            `sim: ${Math.round((wall_ms - start) / 1000)} s wall, ${(now_s / 3600).toFixed(1)} of ${o.hours} simulated hours, ` +
-              `${completed} of ${workload.jobs.length} jobs completed`,
-          );
-        }
-        if (wall_ms - start > o.limit_s * 1000) throw new Stop();
+        bar?.update({ index: 0, ...p, done: false });
+        if (performance.now() - start > o.limit_s * 1000) throw new Stop();
       },
     });
     avg_jct_s = Math.round(result.jobs.reduce((s, j) => s + j.jct_s, 0) / result.jobs.length);
   } catch (error) {
     if (!(error instanceof Stop)) throw error;
     finished = false;
+  } finally {
+    bar?.finish();
   }
   const cpu = process.cpuUsage(cpu0);
   return {
