@@ -9,8 +9,16 @@ import type { Store } from '../store/store.js';
 import type { JobRecord, JobState, ReplicaRecord } from '../store/types.js';
 import type { Turns } from '../util/turns.js';
 
-/** Rows per page: a few milliseconds of reading. */
+/** Replica rows per page: a few milliseconds of reading. */
 const PAGE = 1000;
+
+/**
+ * Job rows per page: a job row carries JSON (its spec, model, allocation) parsed as it is read,
+ * so 1,000 of them took 15-30 ms, several times the turn budget, and the reports behind them
+ * waited that long (the round's read of the active jobs, the watch's of the running ones).
+ * 250 take 4-5 ms, and the whole read costs the same (a keyset range per page).
+ */
+const JOB_PAGE = 250;
 
 /** Store.listLiveReplicas() in its order, in pages of `page`, pausing on `turns` between them. */
 export async function liveReplicasInTurns(store: Store, turns: Turns, page = PAGE): Promise<ReplicaRecord[]> {
@@ -29,7 +37,7 @@ export async function jobsInTurns(
   store: Store,
   states: readonly JobState[],
   turns: Turns,
-  page = PAGE,
+  page = JOB_PAGE,
 ): Promise<JobRecord[]> {
   const out: JobRecord[] = [];
   let cursor: string | undefined;
