@@ -14,7 +14,7 @@ import { startLiveDashboard } from '../../src/dashboard/live.js';
 import type { PolicyThreadMode } from '../../src/server/server-policy.js';
 import { startServer } from '../../src/server/server.js';
 import { systemClock } from '../../src/util/clock.js';
-import { nodeName, type SeededReplica } from './server-fixture.js';
+import { nodeName, type SeededReplica } from './seeded-cluster.js';
 
 const [data_dir, seedsFile, nodesArg, gpusArg, policy, intervalArg, policyThread] = process.argv.slice(2);
 const loaded_ms = performance.now();

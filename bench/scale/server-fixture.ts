@@ -12,6 +12,7 @@ import type { JobSpec } from '../../src/store/types.js';
 import { limitsFixture } from '../../src/goodput/testing/perf-fixture.js';
 import { BENCH_PERF, benchStep } from '../bench-job.js';
 import { writeHistory } from '../soak/big-store.js';
+import { nodeName, type SeededReplica } from './seeded-cluster.js';
 
 /** Sizes of the fixture. */
 export interface ServerFixtureSize {
@@ -24,21 +25,8 @@ export interface ServerFixtureSize {
   gpus_per_node: number;
 }
 
-/** A replica the backend runs, as bench/scale/server-child.ts seeds it. */
-export interface SeededReplica {
-  job_id: string;
-  attempt: number;
-  rank: number;
-  node: string;
-}
-
 /** The program of every job: runs until stopped (the fake backend runs `node -e` programs). */
 export const IDLE_PROGRAM = 'setInterval(() => {}, 3600000)';
-
-/** The name of node `n` of the fixture's cluster. */
-export function nodeName(n: number): string {
-  return `node-${String(n).padStart(5, '0')}`;
-}
 
 /** Writes the store at `path`; returns the running replicas. */
 export async function writeServerStore(path: string, size: ServerFixtureSize): Promise<SeededReplica[]> {
