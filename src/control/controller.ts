@@ -38,7 +38,7 @@ import { RankWatch, type RankVerdicts } from './ranks/rank-watch.js';
 export type { ControllerOptions, ControllerStats } from './controller-options.js';
 
 /** A round of this many seconds or more spaces out the next one (Controller.requestRound); a small cluster's take a few ms. */
-const HEAVY_ROUND_S = 0.05;
+export const HEAVY_ROUND_S = 0.05;
 
 /**
  * The control loop of one cluster, composed of its parts: scheduling rounds (loop/round.ts:
