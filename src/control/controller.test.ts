@@ -14,7 +14,7 @@ import { findPolicy } from '../policy/registry.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { JobSpec, JobState } from '../store/types.js';
 import { FakeClock } from '../util/clock.js';
-import { Controller, HEAVY_ROUND_S } from './controller.js';
+import { Controller, roundSpacing_ms } from './controller.js';
 
 const root = mkdtempSync(join(tmpdir(), 'goodput-controller-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -81,13 +81,10 @@ describe('Controller on the fake backend and clock', () => {
     const c = await cluster({ policy });
     const rounds = () => c.controller.stats.rounds_total;
     // Light rounds: the next one 20 ms after it is asked for, as before. A round's time is real
-    // time: on a loaded machine (the suite's lanes) a light round can itself take HEAVY_ROUND_S
-    // and space the next one out, so fake time moves past that spacing (it ran out at 30 ms, and
-    // the round asked for never came).
-    const pastSpacing_ms = () => {
-      const last_s = c.controller.stats.last_round_s;
-      return last_s >= HEAVY_ROUND_S ? 2 * last_s * 1000 + 10 : 30;
-    };
+    // time: on a loaded machine (the suite's lanes) a light round can itself be heavy and space
+    // the next one out, so fake time moves past the spacing the last round asks for (a fixed 30
+    // ms ran out, and the round asked for never came).
+    const pastSpacing_ms = () => roundSpacing_ms(c.controller.stats.last_round_s) + 10;
     await c.clock.until(() => rounds() >= 1, 1000, 10);
     await c.controller.submit(spec('setTimeout(() => process.exit(0), 600_000);'), 'u', 'u');
     await c.clock.advance(pastSpacing_ms());

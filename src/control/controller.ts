@@ -38,7 +38,15 @@ import { RankWatch, type RankVerdicts } from './ranks/rank-watch.js';
 export type { ControllerOptions, ControllerStats } from './controller-options.js';
 
 /** A round of this many seconds or more spaces out the next one (Controller.requestRound); a small cluster's take a few ms. */
-export const HEAVY_ROUND_S = 0.05;
+const HEAVY_ROUND_S = 0.05;
+
+/**
+ * How long after it is asked for the next round starts, given the last round's real time: twice
+ * that time after a heavy round (HEAVY_ROUND_S or more), else 20 ms (Controller.requestRound).
+ */
+export function roundSpacing_ms(last_round_s: number): number {
+  return last_round_s >= HEAVY_ROUND_S ? 2 * last_round_s * 1000 : 20;
+}
 
 /**
  * The control loop of one cluster, composed of its parts: scheduling rounds (loop/round.ts:
@@ -337,14 +345,12 @@ export class Controller {
   requestRound(): void {
     if (this.roundPending || this.stopped || !this.started) return;
     this.roundPending = true;
-    const last_s = this.roundPart.stats.last_round_s;
-    const delay_ms = last_s >= HEAVY_ROUND_S ? 2 * last_s * 1000 : 20;
     this.options.clock.setTimeout(() => {
       this.roundPending = false;
       void this.serial(async () => {
         if (!this.stopped) await this.roundPart.run(() => this.pump());
       });
-    }, delay_ms);
+    }, roundSpacing_ms(this.roundPart.stats.last_round_s));
   }
 
   private pump(): Promise<void> {
